@@ -1,0 +1,32 @@
+# Two commands a newcomer needs: `make demo` and `make test`.
+# Both create/refresh the local virtual environment (.venv) from pyproject.toml when needed.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+DEMO_OP ?= workspace/silu
+
+.PHONY: venv test lint demo clean bench
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+
+test: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(PY) -m pytest -n 2
+
+demo: $(STAMP)
+	$(PY) -m orchestrator demo $(DEMO_OP)
+
+bench: $(STAMP)
+	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) .pytest_cache

@@ -1,0 +1,1 @@
+"""The command line: one module per subcommand, assembled by :mod:`orchestrator.cli.main`."""

@@ -1,0 +1,70 @@
+"""Assemble the subcommands of ``python -m orchestrator``.
+
+Each subcommand lives in its own module exposing ``register(subparsers)``; this file only wires them.
+Exit codes: 0 success, 1 a failing result (invalid op dir, failing verdict, blocked run), 2 misuse,
+3 a capability that is not built yet.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+
+# subcommand name -> module under orchestrator.cli
+SUBCOMMANDS: dict[str, str] = {
+    "run": "run",
+    "resume": "resume",
+    "approve": "decide",
+    "reject": "decide",
+    "status": "status",
+    "audit": "audit",
+    "prune": "prune",
+    "replay": "replay",
+    "demo": "demo",
+    "intake": "intake",
+    "verify": "verify",
+    "lint": "lint",
+}
+
+EXIT_OK = 0
+EXIT_FAIL = 1
+EXIT_USAGE = 2
+EXIT_NOT_BUILT = 3
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m orchestrator",
+        description="PTO Forge: develop PyPTO operator kernels module by module, verified on a CPU emulator.",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    seen: set[str] = set()
+    for module_name in SUBCOMMANDS.values():
+        if module_name in seen:
+            continue
+        seen.add(module_name)
+        module = importlib.import_module(f"orchestrator.cli.{module_name}")
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

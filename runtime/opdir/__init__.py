@@ -1,0 +1,1 @@
+"""The operator-directory contract (being built)."""

@@ -1,0 +1,38 @@
+"""The command line answers --help everywhere and reports unbuilt capabilities clearly."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from orchestrator.cli.main import SUBCOMMANDS, build_parser
+
+
+def test_every_subcommand_is_registered() -> None:
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    assert set(SUBCOMMANDS) <= set(sub.choices)
+
+
+@pytest.mark.parametrize("command", sorted(set(SUBCOMMANDS) - {"verify", "lint"}))
+def test_help_for_each_subcommand(command: str) -> None:
+    proc = subprocess.run([sys.executable, "-m", "orchestrator", command, "--help"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "usage:" in proc.stdout
+
+
+def test_top_level_help() -> None:
+    proc = subprocess.run([sys.executable, "-m", "orchestrator", "--help"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0
+    for command in SUBCOMMANDS:
+        assert command in proc.stdout
+
+
+def test_unknown_command_is_misuse() -> None:
+    proc = subprocess.run([sys.executable, "-m", "orchestrator", "frobnicate"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
