@@ -1,11 +1,121 @@
-"""`python -m orchestrator intake op_dir`: parse and check an operator directory, write nothing."""
+"""`python -m orchestrator intake op_dir`: parse and check an operator directory, write nothing.
+
+Prints the parsed contract, the verification cases, the golden inventory and module markers, the
+complexity decision and what golden.py produced (shapes only) -- or the list of problems, with exit code 1.
+``--json`` prints the :class:`runtime.opdir.IntakeReport` as JSON instead.
+"""
 
 from __future__ import annotations
 
-from orchestrator.cli._common import not_built
+import argparse
+
+from rich.markup import escape
+from rich.table import Table
+
+from orchestrator.cli._common import console, err_console
+from runtime.opdir import IntakeReport, intake
+
+EXIT_OK = 0
+EXIT_PROBLEMS = 1
 
 
 def register(sub) -> None:
-    p = sub.add_parser("intake", help="check an operator directory and print its contract (writes nothing)")
-    p.add_argument("op_dir", help="operator directory")
-    p.set_defaults(func=not_built("'intake'", "the foundation issue"))
+    p = sub.add_parser("intake", help="check an operator directory and print its contract (writes nothing)",
+                       description="Check SPEC.md and golden.py of an operator directory; print the contract, "
+                                   "cases, inventory and complexity decision, or the problems (exit 1).")
+    p.add_argument("op_dir", help="operator directory (holds SPEC.md and golden.py)")
+    p.add_argument("--json", action="store_true", help="print the intake report as JSON")
+    p.add_argument("--no-golden", action="store_true", help="do not execute golden.py (static checks only)")
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds per case for golden.py (default 60)")
+    p.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    report = intake(args.op_dir, timeout=args.timeout, run_golden=not args.no_golden)
+    if args.json:
+        console.print_json(report.model_dump_json())
+        return EXIT_OK if report.ok else EXIT_PROBLEMS
+    if report.spec is not None:
+        render(report)
+    for note in report.notes:
+        console.print(f"[yellow]note:[/] {escape(note)}", soft_wrap=True)
+    if report.problems:
+        _render_problems(report)
+        return EXIT_PROBLEMS
+    console.print(f"[green]intake ok:[/] {escape(report.op_dir)} is a valid operator directory (nothing was written).",
+                  soft_wrap=True)
+    return EXIT_OK
+
+
+def _render_problems(report: IntakeReport) -> None:
+    n = len(report.problems)
+    err_console.print(f"[red]intake failed:[/] {escape(report.op_dir)}: {n} problem{'s' if n != 1 else ''}",
+                      soft_wrap=True)
+    for p in report.problems:
+        where = p.file if p.line is None else f"{p.file}:{p.line}"
+        field = f" [bold]{escape(p.field)}[/]:" if p.field else ""
+        err_console.print(f"  {escape(where)}:{field} {escape(p.message)}", highlight=False, soft_wrap=True)
+
+
+def render(report: IntakeReport) -> None:
+    """Rich tables for a (possibly partial) intake report."""
+    spec = report.spec
+    assert spec is not None
+    t = Table(title=f"contract: {spec.op_name}", show_header=True)
+    for col in ("io", "name", "shape", "dtype", "range", "distribution"):
+        t.add_column(col)
+    for io, group in (("in", spec.inputs), ("out", spec.outputs)):
+        for ts in group:
+            rng = "" if ts.range is None else f"[{ts.range[0]:g}, {ts.range[1]:g}]"
+            t.add_row(io, ts.name, "[" + ", ".join(str(d) for d in ts.shape) + "]", ts.dtype, rng,
+                      ts.distribution if io == "in" else "")
+    console.print(t)
+    tol = ", ".join(f"{k}: atol={v.atol:g} rtol={v.rtol:g}" for k, v in spec.tolerance.items())
+    console.print(f"dynamic axes: {', '.join(spec.dynamic_axes) or '-'}   dtypes: {', '.join(spec.supported_dtypes)}"
+                  f"   seeds: {spec.seeds}   tolerance: {tol}", highlight=False, soft_wrap=True)
+    if spec.attrs:
+        console.print("attributes: " + ", ".join(f"{k}={v!r}" for k, v in spec.attrs.items()), highlight=False, soft_wrap=True)
+    if report.has_make_inputs:
+        console.print("inputs: from golden.py make_inputs(case, rng)")
+
+    ct = Table(title=f"cases ({len(report.cases)})")
+    for col in ("#", "name", "dims", "dtype", "seed", "band", "tail"):
+        ct.add_column(col)
+    for i, c in enumerate(report.cases, 1):
+        ct.add_row(str(i), c.name, ", ".join(f"{k}={v}" for k, v in c.dims.items()), c.dtype, str(c.seed), c.band,
+                   "yes" if c.tail else "")
+    console.print(ct)
+
+    it = Table(title="golden function inventory")
+    for col in ("#", "operation", "shape transformation", "module", "line"):
+        it.add_column(col)
+    for r in report.inventory:
+        it.add_row(str(r.index), r.operation, r.shape, "-" if r.module is None else f"M{r.module}", str(r.line))
+    console.print(it)
+    if report.markers:
+        console.print("module markers: " + "; ".join(f"M{m.module} {m.role} (line {m.line})" for m in report.markers),
+                      highlight=False, soft_wrap=True)
+
+    c = report.complexity
+    if c is not None:
+        xt = Table(title="complexity decision (workflow.md §4.3)")
+        xt.add_column("signal")
+        xt.add_column("value", justify="right")
+        for label, value in (
+            ("effective lines (L = lines/30)", f"{c.effective_lines}  (L={c.line_signal:.2f})"),
+            ("matmuls", str(c.matmul_count)),
+            ("cross-tile reductions", str(c.cross_tile_reduce_count)),
+            ("O = (matmuls + reductions)/3", f"{c.op_signal:.2f}"),
+            ("state groups (S)", str(c.state_groups)),
+            ("total complexity", f"{c.total_complexity:.2f}"),
+            ("module_count", str(c.module_count)),
+            ("level", c.level),
+        ):
+            xt.add_row(label, value)
+        console.print(xt)
+    if report.golden:
+        g = report.golden[0]
+        console.print(f"golden ran on {len(report.golden)} case(s); first case {g.case}: outputs "
+                      + ", ".join(f"{k} {v}" for k, v in g.outputs.items())
+                      + "; intermediates " + (", ".join(f"{k} {v}" for k, v in g.intermediates.items()) or "-"),
+                      highlight=False, soft_wrap=True)

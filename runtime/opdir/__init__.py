@@ -1,1 +1,46 @@
-"""The operator-directory contract (being built)."""
+"""The operator-directory contract: SPEC.md + golden.py -> spec, cases, inputs, golden runs, complexity.
+
+Public surface (docs/INTERFACES.md "runtime.opdir")::
+
+    op = load_op_dir("workspace/silu")          # raises OpDirError(.problems)
+    op.spec, op.cases(), op.make_inputs(case), op.inventory(), op.module_markers()
+    run_golden(op, case) -> GoldenRun           # golden.py in its own process, intermediates captured
+    complexity(op) -> Complexity                # module_count and L0/L1 from golden.py
+    intake(op_dir) -> IntakeReport              # everything checked, nothing written
+"""
+
+from runtime.opdir._cases import BANDS, TAIL_MULTIPLE, Case
+from runtime.opdir._complexity import Complexity, complexity, complexity_from_signals
+from runtime.opdir._golden_runner import GoldenRun, run_golden, run_golden_cases
+from runtime.opdir._intake import GoldenSummary, IntakeReport, intake
+from runtime.opdir._inventory import InventoryRow, ModuleMarker
+from runtime.opdir._opdir import OpDir, load_op_dir
+from runtime.opdir._problems import GoldenError, OpDirError, Problem
+from runtime.opdir._spec import CASE_DTYPE, Spec, TensorSpec, Tolerance, parse_spec_text
+
+__all__ = [
+    "BANDS",
+    "CASE_DTYPE",
+    "TAIL_MULTIPLE",
+    "Case",
+    "Complexity",
+    "GoldenError",
+    "GoldenRun",
+    "GoldenSummary",
+    "IntakeReport",
+    "InventoryRow",
+    "ModuleMarker",
+    "OpDir",
+    "OpDirError",
+    "Problem",
+    "Spec",
+    "TensorSpec",
+    "Tolerance",
+    "complexity",
+    "complexity_from_signals",
+    "intake",
+    "load_op_dir",
+    "parse_spec_text",
+    "run_golden",
+    "run_golden_cases",
+]

@@ -1,0 +1,80 @@
+"""The verification case list built from SPEC.md: P0 shapes x supported dtypes x seeds, plus a tail case.
+
+Rules (docs/readme/opdir.md repeats them for users):
+- one case per (P0 shape, supported dtype, seed), in that nesting order;
+- the value band rotates over (shape, seed): band index = (shape_index * len(seeds) + seed_index) % 4, so
+  two P0 shapes with three seeds cover all four bands, and every dtype sees the same values per seed;
+- when no P0 shape has a dynamic-axis size that is not a multiple of :data:`TAIL_MULTIPLE`, one tail case is
+  derived from the first P0 shape by adding 13 to every dynamic axis (first dtype, first seed, band normal);
+- ``tail=True`` on every case where some dynamic axis is not a multiple of :data:`TAIL_MULTIPLE`.
+Typical count: 2 shapes x 1-2 dtypes x 3 seeds = 6-12 cases (+1 derived tail case).
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from runtime.opdir._spec import Spec
+
+__all__ = ["BANDS", "TAIL_MULTIPLE", "Case", "build_cases", "case_name"]
+
+BANDS: tuple[str, ...] = ("normal", "small", "large", "offset")
+"""Value bands: normal = the declared distribution over the range; small = magnitudes ~1% of the range near
+0 (or the range end nearest 0); large = the top quarter of magnitudes; offset = a non-zero-mean slice of the
+range (its upper or lower 40%)."""
+
+TAIL_MULTIPLE = 16
+"""A dynamic-axis size that is not a multiple of this leaves a partial tile (16 rows covers fp32/bf16 tiles)."""
+
+_TAIL_PAD = 13
+
+
+class Case(BaseModel):
+    """One verification case. Example name: ``B77_D256-fp32-s1-large``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    dims: dict[str, int]
+    dtype: str
+    seed: int
+    band: str
+    tail: bool = False
+
+
+def _dims_label(spec: Spec, dims: dict[str, int]) -> str:
+    order = spec.named_dims()
+    return "_".join(f"{d}{dims[d]}" for d in order) or "static"
+
+
+def case_name(spec: Spec, dims: dict[str, int], dtype: str, seed: int, band: str) -> str:
+    """Stable, readable name, e.g. ``B77_D256-fp32-s1-large``."""
+    return f"{_dims_label(spec, dims)}-{dtype}-s{seed}-{band}"
+
+
+def _has_tail(spec: Spec, dims: dict[str, int]) -> bool:
+    return any(dims.get(a, 0) % TAIL_MULTIPLE != 0 for a in spec.dynamic_axes)
+
+
+def build_cases(spec: Spec) -> list[Case]:
+    """The full, ordered case list for a validated spec (see the module docstring for the rules)."""
+    shapes = [dict(s) for s in spec.p0_shapes] or [{}]
+    cases: list[Case] = []
+    names: set[str] = set()
+
+    def add(dims: dict[str, int], dtype: str, seed: int, band: str) -> None:
+        name = case_name(spec, dims, dtype, seed, band)
+        if name not in names:
+            names.add(name)
+            cases.append(Case(name=name, dims=dims, dtype=dtype, seed=seed, band=band, tail=_has_tail(spec, dims)))
+
+    for si, dims in enumerate(shapes):
+        for dtype in spec.supported_dtypes:
+            for ki, seed in enumerate(spec.seeds):
+                add(dims, dtype, seed, BANDS[(si * len(spec.seeds) + ki) % len(BANDS)])
+    if spec.dynamic_axes and not any(_has_tail(spec, d) for d in shapes):
+        dims = dict(shapes[0])
+        for a in spec.dynamic_axes:
+            dims[a] = dims[a] + _TAIL_PAD
+        add(dims, spec.supported_dtypes[0], spec.seeds[0], BANDS[0])
+    return cases

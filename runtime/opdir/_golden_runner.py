@@ -1,0 +1,173 @@
+"""Running golden.py in its own process and bringing back inputs, outputs and named intermediates.
+
+The golden is the user's reference code: it runs in a fresh ``sys.executable`` process (never in the
+caller's interpreter), in a temporary working directory, with bytecode writing off, single-threaded BLAS
+and ``PYTHONHASHSEED=0``, under a wall-clock timeout that kills the whole process group. Arrays cross the
+boundary as .npz files (:mod:`runtime.opdir._arrays_io`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from runtime.opdir._arrays_io import load_arrays, save_arrays
+from runtime.opdir._cases import Case
+from runtime.opdir._problems import GoldenError, OpDirError, Problem
+
+if TYPE_CHECKING:
+    from runtime.opdir._opdir import OpDir
+
+__all__ = ["GoldenRun", "run_golden", "run_golden_cases"]
+
+log = logging.getLogger(__name__)
+
+_CHILD = Path(__file__).with_name("_golden_child.py")
+
+
+class GoldenRun(BaseModel):
+    """What one golden run produced for one case.
+
+    ``outputs`` is keyed by the SPEC output names in order (``output_names``); ``intermediates`` holds every
+    array-valued local of ``golden(...)`` at return (module boundary tensors are looked up here by name).
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    case: str
+    inputs: list[np.ndarray]
+    outputs: dict[str, np.ndarray]
+    intermediates: dict[str, np.ndarray]
+    output_names: list[str]
+    duration_s: float
+    """Time spent inside ``golden(...)`` itself (not process start-up)."""
+
+
+def _child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.update({
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONHASHSEED": "0",
+        "OMP_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+    })
+    return env
+
+
+def run_golden_cases(op: OpDir, cases: list[Case], *, timeout: float = 60.0) -> dict[str, GoldenRun]:
+    """Run golden.py on several cases in ONE child process (saves the start-up cost per case).
+
+    Args:
+        op: the loaded operator directory.
+        cases: cases from ``op.cases()``.
+        timeout: wall-clock seconds per case; the batch gets ``timeout * len(cases)``.
+
+    Returns:
+        case name -> :class:`GoldenRun`, in the order of ``cases``.
+
+    Raises:
+        GoldenError: syntax error, missing function, exception inside golden (with golden's line),
+            bad output structure, make_inputs failure, timeout, or a crashed interpreter.
+    """
+    if not cases:
+        return {}
+    spec = op.spec
+    in_names = [t.name for t in spec.inputs]
+    out_names = [t.name for t in spec.outputs]
+    file = op.golden_path.name
+    with tempfile.TemporaryDirectory(prefix="forge-golden-") as tmp:
+        work = Path(tmp)
+        given: dict[str, list[np.ndarray]] = {}
+        if not op.has_make_inputs:
+            for c in cases:
+                try:
+                    given[c.name] = op.make_inputs(c)
+                except OpDirError as exc:
+                    raise GoldenError("inputs", exc.problems) from None
+                save_arrays(work / f"{c.name}.in.npz", dict(zip(in_names, given[c.name])))
+        request = {
+            "golden": str(op.golden_path.resolve()),
+            "cases": [c.model_dump() for c in cases],
+            "make_inputs": op.has_make_inputs,
+            "n_inputs": len(in_names),
+            "input_names": in_names,
+            "output_names": out_names,
+            "attrs": _jsonable(spec.attrs),
+        }
+        (work / "request.json").write_text(json.dumps(request), encoding="utf-8")
+        budget = timeout * len(cases)
+        start = time.monotonic()
+        proc = subprocess.Popen([sys.executable, str(_CHILD), str(work)], cwd=work, env=_child_env(),
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True)
+        try:
+            _, stderr = proc.communicate(timeout=budget)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            raise GoldenError("timeout", [Problem(
+                file=file, field="golden",
+                message=f"golden.py did not finish within {budget:g} s "
+                        f"({len(cases)} case(s) x {timeout:g} s); is there an endless loop?")]) from None
+        log.debug("golden child finished in %.2fs (rc=%s)", time.monotonic() - start, proc.returncode)
+        result_path = work / "result.json"
+        if not result_path.exists():
+            tail = stderr.decode("utf-8", "replace").strip().splitlines()[-5:]
+            raise GoldenError("crash", [Problem(
+                file=file, field="golden",
+                message=f"the golden process died (exit code {proc.returncode}) before reporting"
+                        + (": " + " | ".join(tail) if tail else ""))])
+        reply = json.loads(result_path.read_text(encoding="utf-8"))
+        if not reply["ok"]:
+            raise GoldenError(reply["kind"], [Problem(file=file, line=reply.get("line"), field="golden",
+                                                      message=reply["message"])],
+                              traceback=reply.get("traceback", ""))
+        runs: dict[str, GoldenRun] = {}
+        for c, done in zip(cases, reply["cases"]):
+            inputs = given[c.name] if c.name in given else list(load_arrays(work / f"{c.name}.in.npz").values())
+            runs[c.name] = GoldenRun(
+                case=c.name,
+                inputs=inputs,
+                outputs=load_arrays(work / f"{c.name}.out.npz"),
+                intermediates=load_arrays(work / f"{c.name}.mid.npz"),
+                output_names=out_names,
+                duration_s=float(done["duration_s"]),
+            )
+        return runs
+
+
+def run_golden(op: OpDir, case: Case, *, timeout: float = 60.0) -> GoldenRun:
+    """Run golden.py on one case in its own process (see :func:`run_golden_cases` for errors)."""
+    return run_golden_cases(op, [case], timeout=timeout)[case.name]
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+    proc.communicate()
+
+
+def _jsonable(value: object) -> object:
+    """SPEC attrs as JSON (YAML scalars, lists and dicts are already JSON-like; anything else as text)."""
+    try:
+        json.dumps(value)
+        return value
+    except TypeError:
+        if isinstance(value, dict):
+            return {str(k): _jsonable(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [_jsonable(v) for v in value]
+        return str(value)

@@ -1,0 +1,139 @@
+"""Deterministic input generation from SPEC.md (the numpy path; golden.py's ``make_inputs`` overrides it).
+
+Same case -> identical bytes: input ``i`` of a case is drawn from ``np.random.default_rng([seed, i])``, in
+float64, then rounded to fp32 and to the target dtype; values are clipped to the largest interval of
+*representable* values inside the declared range first, so rounding can never leave the range (and bf16 /
+fp16 / fp8 values are exactly representable by construction). Integers are uniform over the integer points
+of the range (bands do not apply); bools are fair coin flips.
+"""
+
+from __future__ import annotations
+
+import math
+
+import ml_dtypes
+import numpy as np
+
+from runtime.dtypes import is_float, is_integer, name_of, to_numpy
+from runtime.opdir._cases import Case
+from runtime.opdir._problems import OpDirError, Problem
+from runtime.opdir._spec import Spec, TensorSpec
+
+__all__ = ["DEFAULT_FLOAT_RANGE", "DEFAULT_INT_RANGE", "generate_input", "generate_inputs", "input_rng"]
+
+DEFAULT_FLOAT_RANGE = (-1.0, 1.0)
+DEFAULT_INT_RANGE = (0.0, 16.0)
+
+
+def input_rng(case: Case, index: int) -> np.random.Generator:
+    """The generator for input ``index`` of ``case``."""
+    return np.random.default_rng([case.seed, index])
+
+
+def _step(value: float, dtype: np.dtype, up: bool) -> float:
+    """The neighbour of a representable ``value`` in ``dtype`` (one ulp up or down)."""
+    if value == 0.0:
+        tiny = np.zeros(1, dtype=dtype).view(f"u{dtype.itemsize}")
+        tiny[0] = 1
+        mag = float(tiny.view(dtype)[0])
+        return mag if up else -mag
+    arr = np.array([value], dtype=np.float64).astype(dtype)
+    bits = arr.view(f"u{dtype.itemsize}")
+    if (value > 0) == up:
+        bits[0] += 1
+    else:
+        bits[0] -= 1
+    return float(arr.astype(np.float64)[0])
+
+
+def _representable_bounds(lo: float, hi: float, dtype: np.dtype) -> tuple[float, float]:
+    """Smallest representable value >= lo and largest <= hi (values as float64)."""
+    if dtype == np.float64:
+        return lo, hi
+    top = float(ml_dtypes.finfo(dtype).max)
+    lo, hi = max(lo, -top), min(hi, top)
+    if lo > hi:
+        raise ValueError(f"no {name_of(dtype)} value lies in the range (its largest finite value is {top:g})")
+
+    def cast(v: float) -> float:
+        return float(np.array([v], dtype=np.float64).astype(np.float32).astype(dtype).astype(np.float64)[0])
+
+    rlo, rhi = cast(lo), cast(hi)
+    if rlo < lo:
+        rlo = _step(rlo, dtype, up=True)
+    if rhi > hi:
+        rhi = _step(rhi, dtype, up=False)
+    if not rlo <= rhi:
+        raise ValueError(f"no {name_of(dtype)} value lies in the range [{lo:g}, {hi:g}]")
+    return rlo, rhi
+
+
+def _float_values(t: TensorSpec, band: str, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+    lo, hi = t.range or DEFAULT_FLOAT_RANGE
+    width = hi - lo
+    n = math.prod(shape)
+    if band in ("normal", "small"):
+        if t.distribution == "normal":
+            base = np.clip(rng.normal((lo + hi) / 2, width / 6, n), lo, hi)
+        else:
+            base = rng.uniform(lo, hi, n)
+        if band == "small":
+            centre = min(max(0.0, lo), hi)
+            base = centre + (base - centre) * 1e-2
+        return base.reshape(shape)
+    if band == "large":
+        top = max(abs(lo), abs(hi))
+        segments = [(max(lo, 0.75 * top), min(hi, top)), (max(lo, -top), min(hi, -0.75 * top))]
+        segments = [(a, b) for a, b in segments if b >= a]
+        total = sum(b - a for a, b in segments)
+        u = rng.uniform(0.0, total, n)
+        a0, b0 = segments[0]
+        out = a0 + u
+        if len(segments) > 1:
+            a1 = segments[1][0]
+            out = np.where(u <= b0 - a0, out, a1 + (u - (b0 - a0)))
+        return out.reshape(shape)
+    if band == "offset":
+        a, b = (lo + 0.6 * width, hi) if abs(hi) >= abs(lo) else (lo, lo + 0.4 * width)
+        return rng.uniform(a, b, n).reshape(shape)
+    raise ValueError(f"unknown value band {band!r}")
+
+
+def generate_input(t: TensorSpec, case: Case, index: int) -> np.ndarray:
+    """Input ``index`` (declared as ``t``) for ``case``."""
+    shape = t.concrete_shape(case.dims)
+    name = t.concrete_dtype(case.dtype)
+    dtype = to_numpy(name)
+    rng = input_rng(case, index)
+    if name == "bool":
+        return rng.random(shape) < 0.5
+    if is_integer(name):
+        lo, hi = t.range or DEFAULT_INT_RANGE
+        info = np.iinfo(dtype)
+        ilo, ihi = max(math.ceil(lo), int(info.min)), min(math.floor(hi), int(info.max))
+        if ilo > ihi:
+            raise ValueError(f"no {name} value lies in the range [{lo:g}, {hi:g}]")
+        return rng.integers(ilo, ihi, size=shape, endpoint=True, dtype=np.int64).astype(dtype)
+    assert is_float(name)
+    lo, hi = t.range or DEFAULT_FLOAT_RANGE
+    rlo, rhi = _representable_bounds(lo, hi, dtype)
+    values = np.clip(_float_values(t, case.band, shape, rng), rlo, rhi)
+    if dtype == np.float64:
+        return values.astype(np.float64)
+    return values.astype(np.float32).astype(dtype)
+
+
+def generate_inputs(spec: Spec, case: Case) -> list[np.ndarray]:
+    """Every input of ``spec`` for ``case``, in SPEC order.
+
+    Raises:
+        OpDirError: an input's range holds no value of the case dtype (e.g. [1e5, 2e5] for fp16).
+    """
+    out = []
+    for i, t in enumerate(spec.inputs):
+        try:
+            out.append(generate_input(t, case, i))
+        except ValueError as exc:
+            raise OpDirError([Problem(file="SPEC.md", field=f"inputs.{t.name}.range",
+                                      message=f"case {case.name}: {exc}")]) from None
+    return out

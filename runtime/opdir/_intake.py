@@ -1,0 +1,193 @@
+"""Intake: everything that can be checked about an operator directory before any agent runs.
+
+``intake(op_dir)`` loads SPEC.md and golden.py, builds the cases, parses the inventory and the module
+markers, computes the complexity decision, runs golden.py on every case (one child process) and checks its
+outputs: shapes and dtypes as declared, no NaN, and not degenerate -- a golden whose output is constant,
+all zero, or identical for two different seeds would let a kernel that ignores its inputs pass, so such a
+SPEC is rejected. It never raises for user mistakes and never writes into the op directory.
+"""
+
+from __future__ import annotations
+
+import ast
+import logging
+import math
+from pathlib import Path
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from runtime.dtypes import is_float, name_of
+from runtime.opdir._cases import Case
+from runtime.opdir._complexity import Complexity, complexity
+from runtime.opdir._golden_runner import GoldenRun, run_golden_cases
+from runtime.opdir._inventory import InventoryRow, ModuleMarker
+from runtime.opdir._opdir import GOLDEN_FILE, OpDir, load_op_dir
+from runtime.opdir._problems import GoldenError, OpDirError, Problem
+from runtime.opdir._spec import Spec
+
+__all__ = ["GoldenSummary", "IntakeReport", "check_golden_runs", "intake"]
+
+log = logging.getLogger(__name__)
+
+
+class GoldenSummary(BaseModel):
+    """Shapes and dtypes golden.py produced for one case (never values)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    case: str
+    outputs: dict[str, str]
+    """output name -> ``dtype[shape]``, e.g. ``fp32[64, 256]``."""
+    intermediates: dict[str, str]
+    duration_s: float
+
+
+class IntakeReport(BaseModel):
+    """Everything ``python -m orchestrator intake`` prints. ``ok`` iff ``problems`` is empty."""
+
+    op_dir: str
+    ok: bool
+    spec: Spec | None = None
+    cases: list[Case] = Field(default_factory=list)
+    inventory: list[InventoryRow] = Field(default_factory=list)
+    markers: list[ModuleMarker] = Field(default_factory=list)
+    complexity: Complexity | None = None
+    golden: list[GoldenSummary] = Field(default_factory=list)
+    has_make_inputs: bool = False
+    problems: list[Problem] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    """Non-fatal remarks (many cases, very large shapes, no dynamic axis to test tails on)."""
+
+
+def _describe(arr: np.ndarray) -> str:
+    try:
+        dt = name_of(arr.dtype)
+    except ValueError:
+        dt = str(arr.dtype)
+    return f"{dt}{list(arr.shape)}"
+
+
+def _probe_pair(cases: list[Case]) -> tuple[Case, Case] | None:
+    """Two cases with the same shape and dtype but different seeds (for the input-dependence check)."""
+    first = cases[0]
+    for other in cases[1:]:
+        if other.dims == first.dims and other.dtype == first.dtype and other.seed != first.seed:
+            return first, other
+    return None
+
+
+def check_golden_runs(op: OpDir, runs: dict[str, GoldenRun], cases: list[Case]) -> list[Problem]:
+    """Shape/dtype/NaN checks per case plus the degenerate-golden checks on two seeds."""
+    spec = op.spec
+    problems: list[Problem] = []
+    line = next((n.lineno for n in op.golden_tree.body if isinstance(n, ast.FunctionDef) and n.name == "golden"), None)
+
+    def add(field: str, message: str) -> None:
+        problems.append(Problem(file=GOLDEN_FILE, line=line, field=field, message=message))
+
+    for c in cases:
+        run = runs[c.name]
+        for t, arr in zip(spec.inputs, run.inputs):
+            want = (t.concrete_dtype(c.dtype), t.concrete_shape(c.dims))
+            if (_safe_name(arr), tuple(arr.shape)) != want:
+                add(f"inputs.{t.name}", f"case {c.name}: make_inputs produced {_describe(arr)}, SPEC.md declares "
+                                        f"{want[0]}{list(want[1])}")
+        for t in spec.outputs:
+            arr = run.outputs[t.name]
+            want = (t.concrete_dtype(c.dtype), t.concrete_shape(c.dims))
+            if (_safe_name(arr), tuple(arr.shape)) != want:
+                add(f"outputs.{t.name}", f"case {c.name}: golden returned {_describe(arr)}, SPEC.md declares "
+                                         f"{want[0]}{list(want[1])}")
+            elif is_float(want[0]) and np.isnan(arr.astype(np.float32)).any():
+                add(f"outputs.{t.name}", f"case {c.name}: golden output contains NaN (inputs outside the "
+                                         "function's domain? narrow the input range in SPEC.md)")
+    if problems:
+        return problems
+    first = runs[cases[0].name]
+    for name, arr in first.outputs.items():
+        flat = arr.astype(np.float64) if arr.dtype.kind != "b" else arr.astype(np.int8)
+        if flat.size and not np.any(flat):
+            add(f"outputs.{name}", f"golden output is all zeros for case {cases[0].name}; a kernel writing zeros "
+                                   "would pass -- choose inputs or ranges that give a non-trivial result")
+        elif flat.size > 1 and np.all(flat == flat.reshape(-1)[0]):
+            add(f"outputs.{name}", f"golden output is constant ({flat.reshape(-1)[0]:g} everywhere) for case "
+                                   f"{cases[0].name}; a kernel returning that constant would pass")
+    pair = _probe_pair(cases)
+    if pair is not None and not problems:
+        a, b = runs[pair[0].name], runs[pair[1].name]
+        inputs_differ = any(x.tobytes() != y.tobytes() for x, y in zip(a.inputs, b.inputs))
+        for name in a.output_names:
+            if inputs_differ and a.outputs[name].tobytes() == b.outputs[name].tobytes():
+                add(f"outputs.{name}", f"golden output is identical for seeds {pair[0].seed} and {pair[1].seed} "
+                                       f"(cases {pair[0].name}, {pair[1].name}): it does not depend on the inputs")
+    return problems
+
+
+def _safe_name(arr: np.ndarray) -> str:
+    try:
+        return name_of(arr.dtype)
+    except ValueError:
+        return str(arr.dtype)
+
+
+MANY_CASES = 24
+"""More cases than this makes every verification slow; intake says so."""
+LARGE_TENSOR = 1 << 22
+"""Elements above which one tensor of a case is called large (the CPU emulator runs every case)."""
+
+
+def _notes(spec: Spec, cases: list[Case]) -> list[str]:
+    notes = []
+    if len(cases) > MANY_CASES:
+        notes.append(f"{len(cases)} cases (P0 shapes x dtypes x seeds): every verification runs all of them; "
+                     f"consider fewer P0 shapes or seeds (about 12 is typical)")
+    if not spec.dynamic_axes:
+        notes.append("no dynamic_axes: no tail case is derived; make sure a P0 shape has sizes that are not "
+                     "multiples of the tile")
+    for c in cases:
+        biggest = max((math.prod(t.concrete_shape(c.dims)) for t in [*spec.inputs, *spec.outputs]), default=0)
+        if biggest > LARGE_TENSOR:
+            notes.append(f"case {c.name} has a tensor of {biggest:,} elements; verification on the CPU emulator "
+                         "will be slow")
+            break
+    return notes
+
+
+def intake(op_dir: str | Path, *, timeout: float = 60.0, run_golden: bool = True) -> IntakeReport:
+    """Check an operator directory completely; never raises for user mistakes, never writes.
+
+    Args:
+        op_dir: the operator directory.
+        timeout: seconds per case for the golden run.
+        run_golden: False skips executing golden.py (static checks only).
+    """
+    report = IntakeReport(op_dir=str(op_dir), ok=False)
+    try:
+        op = load_op_dir(op_dir)
+    except OpDirError as exc:
+        report.problems = exc.problems
+        return report
+    report.spec = op.spec
+    report.has_make_inputs = op.has_make_inputs
+    report.cases = op.cases()
+    report.inventory = op.inventory()
+    report.markers = op.module_markers()
+    report.problems = op.static_problems()
+    report.complexity = complexity(op)
+    report.notes = _notes(op.spec, report.cases)
+    if run_golden:
+        try:
+            runs = run_golden_cases(op, report.cases, timeout=timeout)
+        except GoldenError as exc:
+            report.problems.extend(exc.problems)
+        else:
+            report.golden = [
+                GoldenSummary(case=name, outputs={k: _describe(v) for k, v in run.outputs.items()},
+                              intermediates={k: _describe(v) for k, v in run.intermediates.items()},
+                              duration_s=round(run.duration_s, 6))
+                for name, run in runs.items()
+            ]
+            report.problems.extend(check_golden_runs(op, runs, report.cases))
+    report.ok = not report.problems
+    return report

@@ -1,0 +1,55 @@
+"""Problems found in an operator directory, and the one exception that carries them.
+
+Every user mistake in SPEC.md or golden.py becomes a :class:`Problem` naming the file, the line and the
+field in plain words, so the CLI can print a list instead of a traceback and agents can read it as data.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+__all__ = ["GoldenError", "OpDirError", "Problem"]
+
+
+class Problem(BaseModel):
+    """One thing wrong with an operator directory.
+
+    Example:
+        ``Problem(file="SPEC.md", line=7, field="inputs[0].dtype", message="unknown dtype 'fp33' ...")``
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    file: str
+    """File name relative to the op directory (``SPEC.md``, ``golden.py``) or the directory itself."""
+    line: int | None = None
+    """1-based line in ``file`` when known."""
+    field: str = ""
+    """Dotted path of the offending field (``inputs[0].shape``) or a short topic (``golden``)."""
+    message: str
+    """Plain-words explanation, with what was expected."""
+
+    def __str__(self) -> str:
+        where = self.file if self.line is None else f"{self.file}:{self.line}"
+        return f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+
+
+class OpDirError(Exception):
+    """An operator directory violates the contract; ``problems`` lists every issue found."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = list(problems)
+        super().__init__("\n".join(str(p) for p in self.problems) or "invalid operator directory")
+
+
+class GoldenError(OpDirError):
+    """golden.py could not be loaded or run on a case.
+
+    ``kind`` is one of ``inputs`` (SPEC range impossible for a dtype), ``syntax``, ``import``, ``missing_function``, ``make_inputs``, ``exception``,
+    ``bad_output``, ``timeout``, ``crash``.
+    """
+
+    def __init__(self, kind: str, problems: list[Problem], *, traceback: str = "") -> None:
+        super().__init__(problems)
+        self.kind = kind
+        self.traceback = traceback

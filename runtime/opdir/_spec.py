@@ -1,0 +1,387 @@
+"""The SPEC.md front matter: a pydantic model plus a parser that reports errors by file and line.
+
+SPEC.md starts with a YAML block between ``---`` lines. We parse it twice from the same text: once with
+``yaml.compose`` to learn the line of every key and list item, once into plain data for pydantic. A
+validation error is then mapped back to the line the user has to edit, and phrased in plain words.
+Unknown top-level keys are op attributes (``eps: 1.0e-6``) and land in ``Spec.attrs``.
+"""
+
+from __future__ import annotations
+
+import keyword
+import logging
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
+
+from runtime.dtypes import CANONICAL, DTypeError, canonical_name
+from runtime.opdir._problems import OpDirError, Problem
+
+__all__ = ["CASE_DTYPE", "Spec", "TensorSpec", "Tolerance", "load_spec", "parse_spec_text"]
+
+log = logging.getLogger(__name__)
+
+CASE_DTYPE = "T"
+"""A tensor dtype of ``T`` binds to the dtype of the case (one of ``supported_dtypes``)."""
+
+MIN_SEEDS = 3
+"""Verification runs every case on at least this many seeds (spec/verification.md step 3)."""
+
+_Path = tuple[str | int, ...]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _dim(value: Any) -> int | str:
+    """One shape entry: a positive int or a dim name that is a Python identifier."""
+    if isinstance(value, bool):
+        raise ValueError(f"a shape entry must be a positive integer or a dim name, not {value!r}")
+    if isinstance(value, int):
+        if value < 1:
+            raise ValueError(f"a fixed size must be >= 1, got {value}")
+        return value
+    if isinstance(value, str) and value.isidentifier() and not keyword.iskeyword(value):
+        return value
+    raise ValueError(f"a shape entry must be a positive integer or a dim name like B, got {value!r}")
+
+
+def _value_range(value: Any) -> tuple[float, float] | None:
+    if value is None:
+        return None
+    ok = (
+        isinstance(value, (list, tuple))
+        and len(value) == 2
+        and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+    )
+    if not ok:
+        raise ValueError(f"range must be a list of two numbers [low, high], got {value!r}")
+    lo, hi = float(value[0]), float(value[1])
+    if not lo < hi:
+        raise ValueError(f"range low must be smaller than high, got [{value[0]}, {value[1]}]")
+    return lo, hi
+
+
+def _dtype_name(value: Any, *, allow_case: bool) -> str:
+    if allow_case and value == CASE_DTYPE:
+        return CASE_DTYPE
+    try:
+        return canonical_name(str(value))
+    except DTypeError:
+        extra = f"'{CASE_DTYPE}' (the case dtype) or " if allow_case else ""
+        raise ValueError(
+            f"unknown dtype {value!r}; use {extra}one of: {', '.join(sorted(CANONICAL))}"
+        ) from None
+
+
+Dim = Annotated[int | str, BeforeValidator(_dim)]
+
+
+class Tolerance(_Model):
+    """Comparison tolerance for one case dtype: pass iff ``|a - b| <= atol + rtol * |b|``."""
+
+    atol: float = Field(ge=0)
+    rtol: float = Field(ge=0)
+
+
+class TensorSpec(_Model):
+    """One input or output tensor.
+
+    Example: ``TensorSpec(name="x", shape=["B", "D"], dtype="T", range=(-4.0, 4.0))``.
+    """
+
+    name: str
+    shape: list[Dim]
+    """Sizes: fixed ints or named dims bound by each entry of ``p0_shapes``."""
+    dtype: str
+    """A concrete dtype (``int32``) or ``T`` = the case dtype."""
+    range: Annotated[tuple[float, float] | None, BeforeValidator(_value_range)] = None
+    """Inclusive value range for generated inputs; default [-1, 1] for floats, [0, 16] for integers."""
+    distribution: Literal["uniform", "normal"] = "uniform"
+    """Base distribution inside ``range`` (normal: centred, sigma = half-width / 3, clipped)."""
+
+    @field_validator("name")
+    @classmethod
+    def _name_is_identifier(cls, v: str) -> str:
+        if not v.isidentifier() or keyword.iskeyword(v):
+            raise ValueError(f"a tensor name must be a Python identifier, got {v!r}")
+        return v
+
+    @field_validator("dtype", mode="before")
+    @classmethod
+    def _dtype(cls, v: Any) -> str:
+        return _dtype_name(v, allow_case=True)
+
+    def dims(self) -> list[str]:
+        """Named dims of this tensor, in order."""
+        return [d for d in self.shape if isinstance(d, str)]
+
+    def concrete_shape(self, dims: dict[str, int]) -> tuple[int, ...]:
+        """The shape with every named dim bound from ``dims``."""
+        return tuple(d if isinstance(d, int) else int(dims[d]) for d in self.shape)
+
+    def concrete_dtype(self, case_dtype: str) -> str:
+        """The dtype name for a case whose dtype is ``case_dtype``."""
+        return case_dtype if self.dtype == CASE_DTYPE else self.dtype
+
+
+class Spec(_Model):
+    """SPEC.md front matter.
+
+    Example::
+
+        op_name: silu
+        inputs:  [{name: x, shape: [B, D], dtype: T, range: [-8.0, 8.0]}]
+        outputs: [{name: y, shape: [B, D], dtype: T}]
+        dynamic_axes: [B]
+        p0_shapes: [{B: 64, D: 256}, {B: 77, D: 256}]
+        supported_dtypes: [fp32]
+        tolerance: {fp32: {atol: 1.0e-5, rtol: 1.0e-5}}
+    """
+
+    op_name: str
+    inputs: list[TensorSpec] = Field(min_length=1)
+    outputs: list[TensorSpec] = Field(min_length=1)
+    p0_shapes: list[dict[str, int]] = Field(default_factory=list)
+    dynamic_axes: list[str] = Field(default_factory=list)
+    supported_dtypes: list[str] = Field(min_length=1)
+    tolerance: dict[str, Tolerance]
+    seeds: list[int] = Field(default_factory=lambda: [0, 1, 2], min_length=1)
+    schema_version: int | str | None = None
+    attrs: dict[str, Any] = Field(default_factory=dict)
+    """Every other top-level key: op attributes, passed to golden() as keywords it accepts."""
+
+    @field_validator("op_name")
+    @classmethod
+    def _op_name(cls, v: str) -> str:
+        if not v.isidentifier():
+            raise ValueError(f"op_name must be a Python identifier (it names files), got {v!r}")
+        return v
+
+    @field_validator("p0_shapes", mode="before")
+    @classmethod
+    def _p0_shapes(cls, v: Any) -> Any:
+        if isinstance(v, list):
+            for item in v:
+                if not isinstance(item, dict):
+                    raise ValueError(f"each P0 shape must be a mapping binding the named dims, e.g. {{B: 64, D: 256}}; "
+                                     f"got {item!r}")
+        return v
+
+    @field_validator("supported_dtypes", mode="before")
+    @classmethod
+    def _dtypes(cls, v: Any) -> Any:
+        if isinstance(v, list):
+            return [_dtype_name(x, allow_case=False) for x in v]
+        return v
+
+    @field_validator("tolerance", mode="before")
+    @classmethod
+    def _tolerance_keys(cls, v: Any) -> Any:
+        if isinstance(v, dict):
+            return {_dtype_name(k, allow_case=False): t for k, t in v.items()}
+        return v
+
+    def named_dims(self) -> list[str]:
+        """Every named dim used by an input or output, first use first."""
+        seen: dict[str, None] = {}
+        for t in [*self.inputs, *self.outputs]:
+            for d in t.dims():
+                seen.setdefault(d, None)
+        return list(seen)
+
+    def tensor(self, name: str) -> TensorSpec:
+        for t in [*self.inputs, *self.outputs]:
+            if t.name == name:
+                return t
+        raise KeyError(name)
+
+
+_KNOWN_KEYS = frozenset(Spec.model_fields) - {"attrs"}
+_ALLOWED: dict[str, list[str]] = {
+    "tensor": list(TensorSpec.model_fields),
+    "tolerance": list(Tolerance.model_fields),
+}
+
+
+# ------------------------------------------------------------------------------------------ parsing
+
+
+def _front_matter(text: str, file: str) -> tuple[str, int]:
+    """Return the YAML text and the file line number of its first line."""
+    lines = text.lstrip("\ufeff").splitlines()
+    if not lines or lines[0].strip() != "---":
+        raise OpDirError([Problem(file=file, line=1, field="front matter",
+                                  message="SPEC.md must start with a YAML front matter block: a line '---', "
+                                          "the YAML keys, then a closing line '---'")])
+    for i in range(1, len(lines)):
+        if lines[i].strip() in ("---", "..."):
+            return "\n".join(lines[1:i]) + "\n", 2
+    raise OpDirError([Problem(file=file, line=1, field="front matter",
+                              message="the YAML front matter block opened on line 1 is never closed by a '---' line")])
+
+
+def _line_map(node: yaml.Node, offset: int, file: str) -> tuple[dict[_Path, int], list[Problem]]:
+    """Map every key path and list item path to its 1-based file line; report duplicate keys."""
+    lines: dict[_Path, int] = {}
+    problems: list[Problem] = []
+
+    def walk(n: yaml.Node, path: _Path) -> None:
+        if isinstance(n, yaml.MappingNode):
+            seen: set[str] = set()
+            for k, v in n.value:
+                key = k.value if isinstance(k, yaml.ScalarNode) else str(k.value)
+                line = k.start_mark.line + offset
+                if key in seen:
+                    problems.append(Problem(file=file, line=line, field=_field(path + (key,)),
+                                            message=f"key '{key}' appears twice in the same block"))
+                seen.add(key)
+                lines[path + (key,)] = line
+                walk(v, path + (key,))
+        elif isinstance(n, yaml.SequenceNode):
+            for i, item in enumerate(n.value):
+                lines[path + (i,)] = item.start_mark.line + offset
+                walk(item, path + (i,))
+
+    lines[()] = node.start_mark.line + offset
+    walk(node, ())
+    return lines, problems
+
+
+def _field(path: _Path) -> str:
+    out = ""
+    for p in path:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out
+
+
+def _line_for(lines: dict[_Path, int], path: _Path) -> int | None:
+    for n in range(len(path), -1, -1):
+        if path[:n] in lines:
+            return lines[path[:n]]
+    return None
+
+
+def _phrase(err: dict[str, Any], path: _Path) -> tuple[_Path, str]:
+    """Plain-words message for one pydantic error; may shorten the path (missing key -> its parent)."""
+    kind = err["type"]
+    if kind == "missing":
+        return path[:-1], f"required key '{path[-1]}' is missing"
+    if kind == "extra_forbidden":
+        parent = path[:-1]
+        group = "tolerance" if parent[:1] == ("tolerance",) else "tensor"
+        return path, f"unknown key '{path[-1]}'; allowed keys here: {', '.join(_ALLOWED[group])}"
+    if kind == "value_error":
+        return path, str(err["ctx"]["error"])
+    if kind == "too_short":
+        return path, "must not be empty"
+    if kind == "literal_error":
+        return path, f"must be one of {err['ctx']['expected']}, got {err['input']!r}"
+    msg = err["msg"]
+    msg = msg[0].lower() + msg[1:]
+    return path, f"{msg} (got {err['input']!r})"
+
+
+def _loc_path(loc: tuple[Any, ...]) -> _Path:
+    # pydantic appends '[key]' for dict-key errors; the YAML line of the key itself is what we want
+    return tuple(p for p in loc if p != "[key]")
+
+
+def parse_spec_text(text: str, file: str = "SPEC.md") -> Spec:
+    """Parse SPEC.md text into a :class:`Spec`.
+
+    Raises:
+        OpDirError: every problem found, each with file, line and field.
+    """
+    yaml_text, offset = _front_matter(text, file)
+    try:
+        node = yaml.compose(yaml_text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(yaml_text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + offset if mark is not None else None
+        reason = getattr(exc, "problem", None) or str(exc)
+        raise OpDirError([Problem(file=file, line=line, field="front matter",
+                                  message=f"YAML syntax error: {reason}")]) from None
+    if not isinstance(data, dict) or node is None:
+        raise OpDirError([Problem(file=file, line=offset, field="front matter",
+                                  message="the front matter must be a YAML mapping of keys (op_name: ..., inputs: ...)")])
+    lines, problems = _line_map(node, offset, file)
+
+    known = {k: v for k, v in data.items() if k in _KNOWN_KEYS}
+    attrs = {str(k): v for k, v in data.items() if k not in _KNOWN_KEYS}
+    spec: Spec | None = None
+    try:
+        spec = Spec.model_validate({**known, "attrs": attrs})
+    except ValidationError as exc:
+        for err in exc.errors():
+            path, message = _phrase(err, _loc_path(err["loc"]))
+            problems.append(Problem(file=file, line=_line_for(lines, path), field=_field(path) or "front matter",
+                                    message=message))
+    if spec is not None:
+        problems.extend(_cross_checks(spec, lines, file))
+    if problems:
+        raise OpDirError(sorted(problems, key=lambda p: (p.line or 0, p.field)))
+    assert spec is not None
+    return spec
+
+
+def _cross_checks(spec: Spec, lines: dict[_Path, int], file: str) -> list[Problem]:
+    """Rules that involve more than one field (names, dims bound by every P0 shape, tolerances)."""
+    out: list[Problem] = []
+
+    def add(path: _Path, message: str) -> None:
+        out.append(Problem(file=file, line=_line_for(lines, path), field=_field(path), message=message))
+
+    seen: dict[str, str] = {}
+    for group in ("inputs", "outputs"):
+        for i, t in enumerate(getattr(spec, group)):
+            if t.name in seen:
+                add((group, i, "name"), f"tensor name '{t.name}' is already used in {seen[t.name]}")
+            seen.setdefault(t.name, group)
+            if group == "inputs" and t.dtype == "bool" and t.range is not None:
+                add((group, i, "range"), "a bool input takes no range")
+    named = spec.named_dims()
+    if named and not spec.p0_shapes:
+        add(("p0_shapes",), f"required when shapes use named dims ({', '.join(named)}): "
+                            "give at least one entry binding every named dim, e.g. "
+                            + "{" + ", ".join(f"{d}: 64" for d in named) + "}")
+    for i, shape in enumerate(spec.p0_shapes):
+        missing = [d for d in named if d not in shape]
+        if missing:
+            add(("p0_shapes", i), f"does not bind the named dim(s) {', '.join(missing)}; every P0 shape must bind "
+                                  f"all of: {', '.join(named)}")
+        for d, v in shape.items():
+            if d not in named:
+                add(("p0_shapes", i, d), f"'{d}' is not a dim of any input or output "
+                                         f"(named dims: {', '.join(named) or 'none'})")
+            elif v < 1:
+                add(("p0_shapes", i, d), f"dim sizes must be >= 1, got {v}")
+    for i, axis in enumerate(spec.dynamic_axes):
+        if axis not in named:
+            add(("dynamic_axes", i), f"'{axis}' is not a named dim of any input or output "
+                                     f"(named dims: {', '.join(named) or 'none'})")
+    for i, dt in enumerate(spec.supported_dtypes):
+        if dt not in spec.tolerance:
+            add(("supported_dtypes", i), f"dtype '{dt}' has no entry in tolerance; add "
+                                         f"tolerance: {{{dt}: {{atol: ..., rtol: ...}}}}")
+    if len(set(spec.seeds)) != len(spec.seeds) or any(s < 0 for s in spec.seeds):
+        add(("seeds",), f"seeds must be distinct non-negative integers, got {spec.seeds}")
+    elif len(spec.seeds) < MIN_SEEDS:
+        add(("seeds",), f"give at least {MIN_SEEDS} seeds (every case runs on each; the value bands rotate over "
+                        f"them), got {spec.seeds}; or leave seeds out for the default [0, 1, 2]")
+    return out
+
+
+def load_spec(path: Path) -> Spec:
+    """Read and parse a SPEC.md file (see :func:`parse_spec_text`)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise OpDirError([Problem(file=path.name, message=f"cannot read: {exc.strerror or exc}")]) from None
+    except UnicodeDecodeError:
+        raise OpDirError([Problem(file=path.name, message="is not UTF-8 text")]) from None
+    return parse_spec_text(text, path.name)
