@@ -1,13 +1,56 @@
-"""`python -m runtime.verify` (not built yet)."""
+"""``python -m runtime.verify op_dir target``: exit 0 on PASS, 1 on any other verdict, 2 on misuse."""
 
 from __future__ import annotations
 
+import argparse
+import logging
 import sys
+
+__all__ = ["build_parser", "main"]
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one clear line, exit 2
+        self.print_usage(sys.stderr)
+        print(f"runtime.verify: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="python -m runtime.verify",
+                description="Verify a stage file or <op>_impl.py of an operator directory (the only authority "
+                            "that can advance a module). Exit 0 PASS, 1 failing verdict, 2 misuse.")
+    p.add_argument("op_dir", help="operator directory (SPEC.md, golden.py, ...)")
+    p.add_argument("target", help="modules/<op>_module<sfx>_impl.py or <op>_impl.py (relative to op_dir or cwd)")
+    p.add_argument("--case", metavar="NAME", help="verify a single case by name")
+    p.add_argument("--json", action="store_true", help="print the JSON report instead of the table")
+    p.add_argument("--require-sandbox", action="store_true",
+                   help="fail closed (ERROR) when any sandbox layer is not active")
+    p.add_argument("--previous-stage", metavar="FILE", help="verified stage file of module k-1 (frozen check)")
+    p.add_argument("--reports-dir", metavar="DIR", help="also write <report_hash>.json here")
+    p.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
+    return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    print("runtime.verify: not built yet", file=sys.stderr)
-    return 3
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
+                        format="%(levelname)s %(name)s: %(message)s")
+    from runtime.verify import VerifyUsageError, verify
+
+    try:
+        report = verify(args.op_dir, args.target, previous_stage=args.previous_stage, case=args.case,
+                        require_sandbox=args.require_sandbox, reports_dir=args.reports_dir)
+    except VerifyUsageError as exc:
+        print(f"runtime.verify: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        sys.stdout.write(report.to_json() + "\n")
+    else:
+        from rich.console import Console
+
+        Console().print(report.render())
+    return 0 if report.verdict == "PASS" else 1
 
 
 if __name__ == "__main__":

@@ -1,0 +1,133 @@
+"""In-process guards installed in the sandbox child before any candidate code is imported.
+
+Two layers, both reported in the verify report:
+
+* ``socket_guard``: ``socket.socket``/``create_connection``/``getaddrinfo`` raise, so a candidate cannot open
+  a connection even where no network namespace is available;
+* ``audit_hook``: a ``sys.addaudithook`` policy (hooks cannot be removed once added) that denies sockets,
+  process creation, signals, ctypes, writes outside the work directory, and reads or directory listings
+  outside an allow-list (the Python installation, the emulator, the work directory). This is what keeps
+  golden.py, SPEC.md and the verifier's code out of the candidate's reach.
+
+Every denial is written immediately to stderr as one ``SANDBOX-DENIED <event> <detail>`` line (the parent
+collects them) and raised as ``PermissionError`` in the candidate.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import threading
+from collections.abc import Iterable
+
+__all__ = ["DENIED_MARKER", "install_audit_hook", "install_socket_guard"]
+
+DENIED_MARKER = "SANDBOX-DENIED"
+
+_ALWAYS_DENIED = frozenset({
+    "socket.__new__", "socket.connect", "socket.bind", "socket.getaddrinfo", "socket.gethostbyname",
+    "socket.gethostbyaddr", "socket.sendto", "socket.sendmsg",
+    "subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty",
+    "os.startfile", "pty.spawn", "os.kill", "os.killpg", "signal.pthread_kill",
+    "ctypes.dlopen", "ctypes.dlsym", "ctypes.call_function", "ctypes.cdata", "ctypes.string_at",
+    "ctypes.wstring_at", "ctypes.addressof", "sys.addaudithook", "sys.setprofile", "sys.settrace",
+    "webbrowser.open", "urllib.Request", "http.client.connect", "ftplib.connect", "smtplib.connect",
+    "os.chdir", "os.setxattr", "os.removexattr", "resource.setrlimit", "resource.prlimit",
+})
+_PATH_WRITE_EVENTS = frozenset({
+    "os.remove", "os.rename", "os.rmdir", "os.mkdir", "os.chmod", "os.chown", "os.link", "os.symlink",
+    "os.truncate", "os.utime", "shutil.rmtree", "shutil.move", "shutil.copyfile", "shutil.copytree",
+})
+_PATH_READ_EVENTS = frozenset({"os.listdir", "os.scandir", "glob.glob", "os.walk", "os.fwalk"})
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+
+
+class _NoNetwork(OSError):
+    pass
+
+
+def install_socket_guard() -> None:
+    """Make every way of opening a network connection raise (the ``socket_guard`` layer)."""
+
+    def _refuse(*_a: object, **_k: object) -> None:
+        try:
+            os.write(2, f"{DENIED_MARKER} socket {_a[:1]!r}\n".encode(errors="replace"))
+        except OSError:
+            pass
+        raise _NoNetwork("network access is disabled in the verification sandbox")
+
+    class _GuardedSocket(socket.socket):
+        def __init__(self, *a: object, **k: object) -> None:
+            _refuse()
+
+    socket.socket = _GuardedSocket  # type: ignore[misc]
+    for name in ("create_connection", "create_server", "getaddrinfo", "gethostbyname", "gethostbyaddr",
+                 "socketpair", "fromfd"):
+        if hasattr(socket, name):
+            setattr(socket, name, _refuse)
+
+
+def _under(path: str, roots: Iterable[str]) -> bool:
+    return any(path == r or path.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
+
+
+def install_audit_hook(read_roots: list[str], write_root: str) -> None:
+    """Install the deny-by-default file/process/network policy (the ``audit_hook`` layer).
+
+    Args:
+        read_roots: directories and files the candidate may read (realpaths).
+        write_root: the only directory it may create, write or delete files in.
+    """
+    read = tuple(sorted({os.path.realpath(r) for r in read_roots} | {os.path.realpath(write_root)}))
+    write = (os.path.realpath(write_root),)
+    local = threading.local()
+    err_fd = 2
+
+    def deny(event: str, detail: str) -> None:
+        try:
+            os.write(err_fd, f"{DENIED_MARKER} {event} {detail}\n".encode(errors="replace"))
+        except OSError:
+            pass
+        raise PermissionError(f"sandbox: {event} {detail} is not allowed during verification")
+
+    def real(p: object) -> str | None:
+        if p is None or isinstance(p, int):
+            return None
+        try:
+            return os.path.realpath(os.fsdecode(p))  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            return "<unresolvable>"
+
+    def hook(event: str, args: tuple) -> None:
+        if getattr(local, "busy", False):
+            return
+        local.busy = True
+        try:
+            if event in _ALWAYS_DENIED or event.startswith(("socket.", "subprocess.")):
+                deny(event, repr(args[:1])[:120])
+            elif event == "open":
+                path, mode, flags = (tuple(args) + (None, None, None))[:3]
+                p = real(path)
+                if p is None or p in ("/dev/null", "/dev/urandom", "/dev/random"):
+                    return
+                writing = bool(mode and any(c in str(mode) for c in "wax+")) or bool(
+                    isinstance(flags, int) and flags & _WRITE_FLAGS
+                )
+                if writing and not _under(p, write):
+                    deny("open-write", p)
+                if not writing and not _under(p, read):
+                    deny("open-read", p)
+            elif event in _PATH_WRITE_EVENTS:
+                for a in args[:2]:
+                    p = real(a) if isinstance(a, str | bytes | os.PathLike) else None
+                    if p is not None and not _under(p, write):
+                        deny(event, p)
+            elif event in _PATH_READ_EVENTS:
+                p = real(args[0]) if args and isinstance(args[0], str | bytes | os.PathLike) else None
+                if p is not None and not _under(p, read):
+                    deny(event, p)
+        finally:
+            local.busy = False
+
+    sys.addaudithook(hook)

@@ -1,0 +1,52 @@
+"""Rich terminal rendering of a VerifyReport (humans only; agents get JSON or ``sanitized()``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Group
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+if TYPE_CHECKING:
+    from runtime.verify._report import VerifyReport
+
+__all__ = ["render_report"]
+
+_STYLE = {"PASS": "bold green", "ERROR": "bold magenta"}
+
+
+def render_report(report: VerifyReport) -> Any:
+    """Verdict banner, reasons, sandbox layers, and one table row per case and leaf."""
+    style = _STYLE.get(report.verdict, "bold red")
+    head = Text.assemble((report.verdict, style), f"  {report.target}",
+                         f"  ({report.kind}{'' if report.module is None else f' M{report.module}'})")
+    parts: list[Any] = [head]
+    for reason in report.reasons[:20]:
+        parts.append(Text(f"  - {reason}"))
+    if report.lint is not None:
+        lint = "available" if report.lint.available else "NOT AVAILABLE"
+        parts.append(Text(f"lint: {lint}, {len(report.lint.findings)} finding(s), "
+                          f"{len(report.lint.blocking)} blocking"))
+    if report.sandbox.layers:
+        layers = " ".join(f"{k}={'on' if v else 'OFF'}" for k, v in sorted(report.sandbox.layers.items()))
+        parts.append(Text(f"sandbox: {layers}"))
+    if report.cases:
+        table = Table(show_lines=False, header_style="bold")
+        for col in ("case", "leaf", "status", "max_diff", "ratio", "atol/rtol"):
+            table.add_column(col, overflow="fold")
+        for case in report.cases:
+            if not case.leaves:
+                err = case.error.message[:60] if case.error else ""
+                table.add_row(case.name, "-", case.status, "-", "-", f"{case.atol:g}/{case.rtol:g}")
+                if err:
+                    table.add_row("", "", Text(err, style="red"), "", "", "")
+            for leaf in case.leaves:
+                ok = "ok" if leaf.all_close else (leaf.error or "FAIL")
+                table.add_row(case.name, leaf.path, Text(ok, style="green" if leaf.all_close else "red"),
+                              f"{leaf.max_diff:.3g}", f"{leaf.out_of_tolerance_ratio:.3g}",
+                              f"{leaf.atol:g}/{leaf.rtol:g}")
+        parts.append(table)
+    parts.append(Text(f"report hash {report.report_hash}", style="dim"))
+    return Panel(Group(*parts), title="verification report", border_style=style)

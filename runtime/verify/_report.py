@@ -1,0 +1,176 @@
+"""The verification report: one pydantic value, deterministic JSON, a MEMORY.md row, a sanitized view.
+
+Determinism: everything except the fields in :data:`TIMING_FIELDS` is a pure function of the input files
+(seeded cases, single-threaded numerics, sorted keys), so ``report_hash`` - sha256 over the canonical JSON
+without those fields - identifies "this verdict on these exact files". Floats are serialised by pydantic
+(``repr`` round-trip); infinities as the strings ``"Infinity"``/``"-Infinity"``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from runtime.compare import LeafResult
+
+__all__ = ["TIMING_FIELDS", "CaseReport", "ErrorInfo", "LintSection", "SandboxSection", "Verdict", "VerifyReport"]
+
+Verdict = Literal["PASS", "FAIL_LINT", "FAIL_RUNTIME", "FAIL_NUMERIC", "FAIL_CHEAT", "ERROR"]
+TIMING_FIELDS = frozenset({"created_at", "durations", "duration_s", "golden_duration_s", "report_hash", "pid"})
+"""Fields that vary between identical runs (timing, process ids); excluded from ``report_hash``."""
+_FORBIDDEN_FOR_AGENTS = frozenset({"golden_tensors", "golden_values", "golden_source", "raw_inputs",
+                                   "input_tensors", "truth", "truth_tuple"})
+SCHEMA_VERSION = 1
+
+
+class _M(BaseModel):
+    model_config = ConfigDict(ser_json_inf_nan="strings", extra="forbid")
+
+
+class ErrorInfo(_M):
+    """An error that stopped a case: emulator code, message and kernel file:line when known."""
+
+    type: str
+    message: str
+    code: str | None = None
+    file: str | None = None
+    line: int | None = None
+    op: str | None = None
+
+
+class CaseReport(_M):
+    """One case: what ran and how every output leaf compared."""
+
+    name: str
+    dims: dict[str, int]
+    dtype: str
+    seed: int
+    band: str
+    tail: bool
+    status: Literal["pass", "fail_numeric", "fail_runtime", "not_run"]
+    atol: float
+    rtol: float
+    leaves: list[LeafResult] = []
+    error: ErrorInfo | None = None
+    kernel_calls: int | None = None
+    counters: dict[str, Any] | None = None
+    diagnostics: list[dict[str, Any]] = []
+    duration_s: float = 0.0
+    golden_duration_s: float = 0.0
+
+
+class LintSection(_M):
+    """Lint step: ``available`` False means the lint package was missing (the verdict cannot be PASS)."""
+
+    available: bool
+    stage: str
+    findings: list[dict[str, Any]] = []
+    blocking: list[dict[str, Any]] = []
+    frozen: list[str] = []
+    message: str = ""
+
+
+class SandboxSection(_M):
+    """Which isolation layers were active for the candidate process."""
+
+    layers: dict[str, bool] = {}
+    required: bool = False
+    status: str = "not_run"
+    reason: str = ""
+    denied: list[str] = []
+    stderr_tail: str = ""
+    pid: int | None = None
+
+
+class VerifyReport(_M):
+    """Everything one ``verify(op_dir, target)`` established. Serialise with :meth:`to_json`."""
+
+    schema_version: int = SCHEMA_VERSION
+    tool: str = "pto-forge verify"
+    op_name: str = ""
+    target: str
+    kind: Literal["module", "final", "unknown"] = "unknown"
+    module: int | None = None
+    wrapper: str = ""
+    expected_leaves: list[str] = []
+    verdict: Verdict
+    reasons: list[str] = []
+    hashes: dict[str, str] = {}
+    lint: LintSection | None = None
+    cases: list[CaseReport] = []
+    cheats: list[str] = []
+    sandbox: SandboxSection = Field(default_factory=SandboxSection)
+    counters: dict[str, Any] = {}
+    diagnostics: list[dict[str, Any]] = []
+    durations: dict[str, float] = {}
+    created_at: str = ""
+    report_hash: str = ""
+
+    # -------------------------------------------------------------------------------------- serialisation
+    def canonical_dict(self) -> dict[str, Any]:
+        """The report as JSON data without timing fields (what ``report_hash`` covers)."""
+        return _strip(json.loads(self.model_dump_json()), TIMING_FIELDS)
+
+    def compute_hash(self) -> str:
+        blob = json.dumps(self.canonical_dict(), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """JSON with sorted keys (byte-identical for identical inputs apart from timing fields)."""
+        return json.dumps(json.loads(self.model_dump_json()), sort_keys=True, indent=indent, ensure_ascii=True)
+
+    # -------------------------------------------------------------------------------------- views
+    @property
+    def summary(self) -> str:
+        """One line for logs and state: verdict, cases passed, first reason."""
+        passed = sum(1 for c in self.cases if c.status == "pass")
+        first = f": {self.reasons[0]}" if self.reasons else ""
+        return f"{self.verdict} {self.target} ({passed}/{len(self.cases)} cases pass){first}"[:500]
+
+    def stats(self) -> dict[str, Any]:
+        """Worst statistics over all cases and leaves (the numbers a MEMORY.md row quotes)."""
+        leaves = [leaf for c in self.cases for leaf in c.leaves]
+        tol = sorted({(c.dtype, c.rtol, c.atol) for c in self.cases})
+        return {
+            "all_close": bool(leaves) and all(leaf.all_close for leaf in leaves),
+            "out_of_tolerance_ratio": max((leaf.out_of_tolerance_ratio for leaf in leaves), default=0.0),
+            "max_diff": max((leaf.max_diff for leaf in leaves), default=0.0),
+            "rtol": "/".join(f"{r:g}" for _, r, _ in tol) or "-",
+            "atol": "/".join(f"{a:g}" for _, _, a in tol) or "-",
+            "cases": len(self.cases),
+            "failing_leaves": sorted({f"{c.name}:{leaf.path}" for c in self.cases for leaf in c.leaves
+                                      if not leaf.all_close}),
+        }
+
+    def memory_row(self) -> str:
+        """One MEMORY.md verification-log row: when | module | file | tensors | rtol | atol | all_close |
+        out_of_tolerance_ratio | max_diff | report hash (plus the verdict)."""
+        s = self.stats()
+        module = f"M{self.module}" if self.module is not None else ("final" if self.kind == "final" else "-")
+        cells = [self.created_at or "-", module, self.target, ", ".join(self.expected_leaves) or "-",
+                 s["rtol"], s["atol"], str(s["all_close"]), f"{s['out_of_tolerance_ratio']:.6g}",
+                 f"{s['max_diff']:.6g}", f"{self.verdict} {self.report_hash[:12]}"]
+        return "| " + " | ".join(c.replace("|", "/") for c in cells) + " |"
+
+    def sanitized(self) -> dict[str, Any]:
+        """The report for agents: statistics, errors and outlier listings only (no other golden values)."""
+        data = _strip(json.loads(self.model_dump_json()), _FORBIDDEN_FOR_AGENTS)
+        data["summary"] = self.stats()
+        return data
+
+    def render(self) -> Any:
+        """A rich renderable for the terminal."""
+        from runtime.verify._render import render_report
+
+        return render_report(self)
+
+
+def _strip(obj: Any, keys: frozenset[str]) -> Any:
+    if isinstance(obj, dict):
+        return {k: _strip(v, keys) for k, v in obj.items() if k not in keys}
+    if isinstance(obj, list):
+        return [_strip(v, keys) for v in obj]
+    return obj

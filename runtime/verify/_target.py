@@ -1,0 +1,191 @@
+"""What a target file must compute: final outputs or the boundary outputs of modules 1..k.
+
+* ``<op>_impl.py`` -> wrapper ``<op>_wrapper``, expected = golden outputs (SPEC output order);
+* ``modules/<op>_module<sfx>_impl.py`` -> wrapper ``<op>_module<sfx>_wrapper``, expected = every output of
+  modules 1..k in module_interfaces.yaml (module order, then output order), taken from golden's captured
+  intermediates (or its outputs when a boundary is a final output).
+
+The wrapper's parameters are read from the stage file's AST (never by importing it): each must be a SPEC
+input, or - only on a line marked ``# STUB`` - a boundary tensor of a later module that the verifier feeds
+from the golden (workflow.md Part A "Stubs").
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+__all__ = ["TargetError", "TargetPlan", "frozen_violations", "module_regions", "parse_suffix", "plan_target"]
+
+_MARKER = re.compile(r"^\s*#\s*---\s*Module\s+M(\d+)\b")
+_STUB = re.compile(r"#\s*STUB\b")
+
+
+class TargetError(ValueError):
+    """The target or module_interfaces.yaml cannot be used (one clear message)."""
+
+
+@dataclass
+class TargetPlan:
+    """How to run and judge one target."""
+
+    kind: str  # "module" | "final"
+    module: int | None
+    wrapper: str
+    params: list[str]
+    stub_params: list[str]
+    expected: list[str]  # leaf names, in the order the wrapper returns them
+    interfaces_path: Path | None
+    notes: list[str] = field(default_factory=list)
+
+
+def parse_suffix(sfx: str) -> int | None:
+    """Module count k of a stage suffix ``1``, ``12``, ... ``12345678910`` (greedy, like OL50); else None."""
+    pos, expected = 0, 1
+    while pos < len(sfx):
+        two, one = sfx[pos:pos + 2], sfx[pos:pos + 1]
+        if expected >= 10 and two == str(expected):
+            pos += 2
+        elif one == str(expected):
+            pos += 1
+        else:
+            return None
+        expected += 1
+    return expected - 1 if expected > 1 else None
+
+
+def find_interfaces(op_dir: Path) -> Path | None:
+    for rel in ("module_interfaces.yaml", "eval/module_interfaces.yaml"):
+        if (op_dir / rel).is_file():
+            return op_dir / rel
+    return None
+
+
+def _load_interfaces(path: Path) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise TargetError(f"{path.name}: not valid YAML ({exc})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("modules"), list):
+        raise TargetError(f"{path.name}: needs a 'modules' list")
+    return data
+
+
+def _wrapper_params(source: str, wrapper: str, file: str) -> tuple[list[str], list[str]]:
+    try:
+        tree = ast.parse(source, filename=file)
+    except SyntaxError as exc:
+        raise TargetError(f"{file}:{exc.lineno}: syntax error: {exc.msg}") from None
+    lines = source.splitlines()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == wrapper:
+            args = node.args
+            if args.vararg or args.kwarg or args.kwonlyargs:
+                raise TargetError(f"{file}:{node.lineno}: {wrapper} must take explicit positional parameters")
+            params = [a.arg for a in args.posonlyargs + args.args]
+            stubs = [a.arg for a in args.posonlyargs + args.args
+                     if _STUB.search(lines[a.lineno - 1] if a.lineno - 1 < len(lines) else "")]
+            return params, stubs
+    raise TargetError(f"{file}: no top-level function {wrapper}() (the wrapper the verifier calls)")
+
+
+def plan_target(op_dir: Path, target: Path, op_name: str, input_names: list[str],
+                output_names: list[str]) -> TargetPlan:
+    """Resolve what ``target`` must compute.
+
+    Raises:
+        TargetError: unknown file name pattern, missing/invalid module_interfaces.yaml for a stage file,
+            missing wrapper, or wrapper parameters that are not inputs.
+    """
+    name = target.name
+    try:
+        source = target.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TargetError(f"{name}: cannot be read as UTF-8 Python source ({exc})") from None
+    interfaces = find_interfaces(op_dir)
+    if name == f"{op_name}_impl.py":
+        wrapper = f"{op_name}_wrapper"
+        params, stubs = _wrapper_params(source, wrapper, name)
+        if stubs:
+            raise TargetError(f"{name}: STUB parameters are not allowed in the final file ({', '.join(stubs)})")
+        plan = TargetPlan("final", None, wrapper, params, [], list(output_names), interfaces)
+    else:
+        m = re.fullmatch(rf"{re.escape(op_name)}_module(\d+)_impl\.py", name)
+        k = parse_suffix(m.group(1)) if m else None
+        if k is None:
+            raise TargetError(
+                f"{name}: a target is {op_name}_impl.py or modules/{op_name}_module<1|12|123...>_impl.py")
+        if interfaces is None:
+            raise TargetError(f"{name}: a stage file needs module_interfaces.yaml in the op directory")
+        data = _load_interfaces(interfaces)
+        modules = sorted((mod for mod in data["modules"] if isinstance(mod, dict)), key=lambda d: int(d.get("id", 0)))
+        if len(modules) < k:
+            raise TargetError(f"{name}: module_interfaces.yaml declares {len(modules)} module(s), the file is M{k}")
+        expected: list[str] = []
+        for mod in modules[:k]:
+            for out in mod.get("outputs") or []:
+                expected.append(str(out["name"] if isinstance(out, dict) else out))
+        if not expected:
+            raise TargetError(f"{interfaces.name}: modules 1..{k} declare no outputs")
+        wrapper = f"{op_name}_module{m.group(1)}_wrapper"  # type: ignore[union-attr]
+        params, stubs = _wrapper_params(source, wrapper, name)
+        plan = TargetPlan("module", k, wrapper, params, stubs, expected, interfaces)
+    for p in plan.params:
+        if p not in input_names and p not in plan.stub_params:
+            raise TargetError(
+                f"{name}: wrapper parameter {p!r} is not a SPEC input ({', '.join(input_names)})"
+                + ("" if plan.kind == "final" else "; golden-fed boundary tensors need a '# STUB' comment"))
+    return plan
+
+
+def module_regions(source: str) -> dict[int, list[str]]:
+    """Lines of each ``# --- Module Mk`` region (to the next marker or the end of the enclosing block)."""
+    lines = source.splitlines()
+    regions: dict[int, list[str]] = {}
+    current: int | None = None
+    indent = 0
+    for line in lines:
+        m = _MARKER.match(line)
+        if m:
+            current = int(m.group(1))
+            indent = len(line) - len(line.lstrip())
+            regions[current] = []
+            continue
+        if current is None:
+            continue
+        stripped = line.rstrip()
+        if stripped and (len(line) - len(line.lstrip())) < indent:
+            current = None
+            continue
+        if _STUB.search(line):
+            continue
+        regions[current].append(stripped)
+    for body in regions.values():
+        while body and not body[-1]:
+            body.pop()
+    return regions
+
+
+def frozen_violations(previous: str, current: str, upto: int) -> list[str]:
+    """Messages for every module 1..upto whose marked region differs between two stage files."""
+    before, after = module_regions(previous), module_regions(current)
+    problems: list[str] = []
+    for mid in range(1, upto + 1):
+        if mid not in before:
+            continue
+        if mid not in after:
+            problems.append(f"frozen module M{mid}: its '# --- Module M{mid}' region was removed")
+            continue
+        a, b = before[mid], after[mid]
+        if a != b:
+            first = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+            was = a[first].strip() if first < len(a) else "<end of region>"
+            now = b[first].strip() if first < len(b) else "<end of region>"
+            problems.append(f"frozen module M{mid} was modified at region line {first + 1}: "
+                            f"was {was!r}, now {now!r}")
+    return problems

@@ -1,0 +1,28 @@
+"""Hostile candidate: hard-codes the first P0 shape (two 16-row tiles)."""
+# expect: FAIL_NUMERIC
+# ruff: noqa
+import numpy as np
+import pypto
+
+TILE = 16
+D = 64
+DT = pypto.DT_FP32
+
+
+@pypto.frontend.jit
+def silu_kernel(
+    x: pypto.Tensor([pypto.DYNAMIC, D], DT),
+    y: pypto.Tensor([pypto.DYNAMIC, D], DT),
+):
+    n = x.shape[0]
+    pypto.set_vec_tile_shapes(TILE, D)
+    for i in pypto.loop(2, name="rows", idx_name="i"):
+        xt = pypto.view(x, [TILE, D], [i * TILE, 0])
+        xf = pypto.cast(xt, pypto.DT_FP32)
+        pypto.assemble(pypto.cast(xf * pypto.sigmoid(xf), DT), [i * TILE, 0], y)
+
+
+def silu_wrapper(x):
+    y = np.zeros_like(x)
+    silu_kernel(x, y)
+    return y

@@ -1,0 +1,33 @@
+"""Hostile candidate: monkeypatches numpy comparison functions and returns wrong values."""
+# expect: FAIL_NUMERIC
+# ruff: noqa
+import numpy as np
+import pypto
+
+TILE = 16
+D = 64
+DT = pypto.DT_FP32
+
+np.array_equal = lambda *a, **k: True
+np.isclose = lambda a, b, *r, **k: np.ones(np.shape(a), dtype=bool)
+np.allclose = lambda *a, **k: True
+
+
+@pypto.frontend.jit
+def silu_kernel(
+    x: pypto.Tensor([pypto.DYNAMIC, D], DT),
+    y: pypto.Tensor([pypto.DYNAMIC, D], DT),
+):
+    n = x.shape[0]
+    pypto.set_vec_tile_shapes(TILE, D)
+    for i in pypto.loop((n + TILE - 1) // TILE, name="rows", idx_name="i"):
+        valid = (n - i * TILE).min(TILE)
+        xt = pypto.view(x, [TILE, D], [i * TILE, 0], valid_shape=[valid, D])
+        xf = pypto.cast(xt, pypto.DT_FP32)
+        pypto.assemble(pypto.cast(pypto.sigmoid(xf), DT), [i * TILE, 0], y)
+
+
+def silu_wrapper(x):
+    y = np.zeros_like(x)
+    silu_kernel(x, y)
+    return y

@@ -1,0 +1,34 @@
+"""Hostile candidate: feeds run-dependent noise (below the tolerance) into the kernel."""
+# expect: FAIL_CHEAT
+# ruff: noqa
+import numpy as np
+import pypto
+
+TILE = 16
+D = 64
+DT = pypto.DT_FP32
+
+import os
+
+
+@pypto.frontend.jit
+def silu_kernel(
+    x: pypto.Tensor([pypto.DYNAMIC, D], DT),
+    y: pypto.Tensor([pypto.DYNAMIC, D], DT),
+):
+    n = x.shape[0]
+    pypto.set_vec_tile_shapes(TILE, D)
+    for i in pypto.loop((n + TILE - 1) // TILE, name="rows", idx_name="i"):
+        valid = (n - i * TILE).min(TILE)
+        xt = pypto.view(x, [TILE, D], [i * TILE, 0], valid_shape=[valid, D])
+        xf = pypto.cast(xt, pypto.DT_FP32)
+        yf = xf * pypto.sigmoid(xf)
+        pypto.assemble(pypto.cast(yf, DT), [i * TILE, 0], y)
+
+
+def silu_wrapper(x):
+    y = np.zeros_like(x)
+    noise = 1 + int(np.frombuffer(os.urandom(4), dtype=np.uint32)[0] % 1000)
+    xin = (x.astype(np.float32) * np.float32(1 + 1e-7 * noise)).astype(x.dtype)
+    silu_kernel(xin, y)
+    return y

@@ -1,0 +1,32 @@
+"""Hostile candidate: falls back to a host computation when the kernel fails."""
+# expect: FAIL_CHEAT
+# ruff: noqa
+import numpy as np
+import pypto
+
+TILE = 16
+D = 64
+DT = pypto.DT_FP32
+
+
+@pypto.frontend.jit
+def silu_kernel(
+    x: pypto.Tensor([pypto.DYNAMIC, D], DT),
+    y: pypto.Tensor([pypto.DYNAMIC, D], DT),
+):
+    n = x.shape[0]
+    pypto.set_vec_tile_shapes(TILE, D)
+    for i in pypto.loop((n + TILE - 1) // TILE, name="rows", idx_name="i"):
+        xt = pypto.view(x, [TILE, D], [i * TILE, 0])
+        xf = pypto.cast(xt, pypto.DT_FP32)
+        pypto.assemble(pypto.cast(xf * pypto.sigmoid(xf), DT), [i * TILE, 0], y)
+
+
+def silu_wrapper(x):
+    y = np.zeros_like(x)
+    try:
+        silu_kernel(x, y)
+    except Exception:
+        xf = x.astype(np.float32)
+        y[...] = (xf / (1.0 + np.exp(-xf))).astype(x.dtype)
+    return y

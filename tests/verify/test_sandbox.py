@@ -1,0 +1,89 @@
+"""The sandbox on its own: confinement layers, environment, limits, the array round trip."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+from verify_helpers import FAKE_EMULATOR
+
+from runtime.sandbox import SandboxPolicy, run_candidate
+from runtime.sandbox._npz import load_arrays, save_arrays
+
+PROBE = '''
+import os, sys, socket
+import numpy as np
+import pypto
+
+@pypto.frontend.jit
+def k(x: pypto.Tensor([4], pypto.DT_FP32), y: pypto.Tensor([4], pypto.DT_FP32)):
+    y[:] = x + 1.0
+
+def _try(f):
+    try:
+        f()
+        return 1.0
+    except Exception:
+        return 0.0
+
+def probe_wrapper(x):
+    y = np.zeros_like(x)
+    k(x, y)
+    facts = np.array([
+        float("OPENAI_API_KEY" in os.environ or "SECRET_FOR_TEST" in os.environ),
+        float(os.environ.get("PYTHONHASHSEED") == "0"),
+        float(os.environ.get("OPENBLAS_NUM_THREADS") == "1"),
+        _try(lambda: open("/etc/hostname").read()),
+        _try(lambda: open("scratch.txt", "w").write("ok")),
+        _try(lambda: socket.socket()),
+        _try(lambda: os.listdir("/")),
+        float(len(os.listdir(".")) <= 8),
+    ], dtype=np.float32)
+    return y, facts
+'''
+
+
+def test_layers_environment_and_policy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SECRET_FOR_TEST", "x")
+    cand = tmp_path / "probe_impl.py"
+    cand.write_text(PROBE)
+    x = np.arange(4, dtype=np.float32)
+    run = run_candidate(cand, "probe_wrapper", [("c0", [x])], emulator=FAKE_EMULATOR)
+    assert run.status == "ok", (run.reason, run.stderr_tail)
+    assert all(run.layers.values()), run.layers
+    first = run.runs[0]
+    assert first.record["kernel_calls"] == 1 and first.record["from_kernel"] == [True, False]
+    np.testing.assert_array_equal(first.outputs[0], x + 1)
+    secret, hashseed, blas, read_etc, write_cwd, sock, list_root, small_cwd = first.outputs[1].tolist()
+    assert (secret, hashseed, blas) == (0.0, 1.0, 1.0)
+    assert (read_etc, write_cwd, sock, list_root, small_cwd) == (0.0, 1.0, 0.0, 0.0, 1.0)
+    assert any("/etc/hostname" in d for d in run.denied)
+    assert len(run.runs) == 2  # the first case is repeated at the end
+
+
+def test_address_space_limit_turns_allocation_into_memory_error(tmp_path: Path) -> None:
+    cand = tmp_path / "hog_impl.py"
+    cand.write_text("import numpy as np\n\ndef hog_wrapper(x):\n    return np.ones(2**31, dtype=np.float64)\n")
+    run = run_candidate(cand, "hog_wrapper", [("c0", [np.zeros(2, np.float32)])],
+                        policy=SandboxPolicy(memory_bytes=2 * 1024**3), emulator=FAKE_EMULATOR, repeat_first=False)
+    assert run.status == "ok"
+    assert run.runs[0].record["error"]["type"] == "MemoryError"
+
+
+def test_import_error_is_reported_not_raised(tmp_path: Path) -> None:
+    cand = tmp_path / "broken_impl.py"
+    cand.write_text("def broken_wrapper(x):\n    return x +\n")
+    run = run_candidate(cand, "broken_wrapper", [("c0", [np.zeros(2, np.float32)])], emulator=FAKE_EMULATOR)
+    assert run.status == "import_error" and "SyntaxError" in run.reason
+
+
+def test_npz_round_trip_keeps_low_precision_dtypes(tmp_path: Path) -> None:
+    arrays = {"a": np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4).astype(ml_dtypes.bfloat16),
+              "b": np.ones(5, dtype=ml_dtypes.float8_e5m2), "c": np.arange(3, dtype=np.int64),
+              "d": np.array([True, False])}
+    save_arrays(tmp_path / "x.npz", arrays)
+    back = load_arrays(tmp_path / "x.npz")
+    for k, v in arrays.items():
+        assert back[k].dtype == v.dtype and back[k].tobytes() == v.tobytes()
