@@ -36,3 +36,11 @@ def test_unknown_command_is_misuse() -> None:
     proc = subprocess.run([sys.executable, "-m", "orchestrator", "frobnicate"],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
+
+
+@pytest.mark.parametrize(("command", "module"), [("verify", "runtime.verify"), ("lint", "runtime.lint")])
+def test_pass_through_commands_show_the_runtime_help(command: str, module: str) -> None:
+    proc = subprocess.run([sys.executable, "-m", "orchestrator", command, "--help"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert f"usage: python -m {module}" in proc.stdout

@@ -52,7 +52,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# subcommands that are the same command as a runtime CLI: their arguments pass through untouched
+PASS_THROUGH: dict[str, str] = {"verify": "runtime.verify.__main__", "lint": "runtime.lint.__main__"}
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in PASS_THROUGH:
+        module = importlib.import_module(PASS_THROUGH[argv[0]])
+        return int(module.main(argv[1:]) or 0)
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(

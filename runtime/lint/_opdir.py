@@ -1,0 +1,196 @@
+"""Read-only view of an operator directory for the cross-file rules.
+
+The lint reads SPEC.md / DESIGN.md front matter, module_interfaces.yaml and MEMORY.md itself (plain YAML
+and text, no execution) instead of going through ``runtime.opdir``: it must keep working on half-written or
+invalid directories, where a loader would refuse, and it must never run golden.py.
+"""
+
+from __future__ import annotations
+
+import ast
+import logging
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+__all__ = ["OpContext", "StageName", "front_matter", "parse_stage_name"]
+
+log = logging.getLogger(__name__)
+
+_STAGE_RE = re.compile(r"^(?P<op>.+?)_module(?P<sfx>\w*?)_impl\.py$")
+
+
+def front_matter(text: str) -> tuple[dict[str, Any] | None, str, int]:
+    """Split ``---`` YAML front matter from a markdown text.
+
+    Returns:
+        (mapping or None when absent/invalid, error message or "", line number of the body start).
+    """
+    lines = text.splitlines()
+    if not lines or lines[0].strip() != "---":
+        return None, "no `---` front matter block at the top", 0
+    for i in range(1, len(lines)):
+        if lines[i].strip() in ("---", "..."):
+            block = "\n".join(lines[1:i])
+            try:
+                data = yaml.safe_load(block) if block.strip() else {}
+            except yaml.YAMLError as exc:
+                return None, f"front matter is not valid YAML: {str(exc).splitlines()[0]}", i + 1
+            if not isinstance(data, dict):
+                return None, "front matter is not a YAML mapping", i + 1
+            return data, "", i + 1
+    return None, "front matter block is not closed by `---`", 0
+
+
+@dataclass(frozen=True)
+class StageName:
+    """What a kernel file name says: ``final`` (``<op>_impl.py``) or ``stage`` with the module numbers."""
+
+    kind: str  # "stage" | "final" | "other"
+    op: str = ""
+    suffix: str = ""
+    modules: tuple[int, ...] = ()
+    error: str = ""
+
+
+def parse_stage_name(filename: str, op_name: str | None = None) -> StageName:
+    """Interpret ``modules/<op>_module<sfx>_impl.py`` (sfx = 1, 12, 123 ...) or ``<op>_impl.py``."""
+    name = Path(filename).name
+    m = _STAGE_RE.match(name)
+    if m:
+        sfx = m.group("sfx")
+        expected = "".join(str(i) for i in range(1, len(sfx) + 1))
+        if not sfx.isdigit() or sfx != expected:
+            return StageName("stage", m.group("op"), sfx, (), f"suffix {sfx!r} is not 1, 12, 123, ...")
+        return StageName("stage", m.group("op"), sfx, tuple(range(1, len(sfx) + 1)))
+    if name.endswith("_impl.py"):
+        op = name[: -len("_impl.py")]
+        if op_name is None or op == op_name:
+            return StageName("final", op)
+    return StageName("other")
+
+
+@dataclass
+class OpContext:
+    """Lazily loaded files of one operator directory."""
+
+    root: Path
+    problems: list[str] = field(default_factory=list)
+
+    def _read(self, rel: str) -> str | None:
+        path = self.root / rel
+        try:
+            return path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    @cached_property
+    def spec(self) -> dict[str, Any]:
+        text = self._read("SPEC.md")
+        if text is None:
+            return {}
+        data, _err, _ = front_matter(text)
+        return data or {}
+
+    @cached_property
+    def design_text(self) -> str | None:
+        return self._read("DESIGN.md")
+
+    @cached_property
+    def design(self) -> dict[str, Any]:
+        if self.design_text is None:
+            return {}
+        data, _err, _ = front_matter(self.design_text)
+        return data or {}
+
+    @cached_property
+    def interfaces(self) -> dict[str, Any] | None:
+        text = self._read("module_interfaces.yaml")
+        if text is None:
+            return None
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError:
+            return None
+        return data if isinstance(data, dict) else None
+
+    @cached_property
+    def memory_text(self) -> str | None:
+        return self._read("MEMORY.md")
+
+    @cached_property
+    def op_name(self) -> str | None:
+        for value in (self.spec.get("op_name"), (self.interfaces or {}).get("op"), self.design.get("op_name")):
+            if isinstance(value, str) and value:
+                return value
+        return None
+
+    @cached_property
+    def golden_signature(self) -> tuple[list[str], int] | None:
+        """(parameter names, number of required parameters) of ``golden(...)`` in golden.py, by AST."""
+        text = self._read("golden.py")
+        if text is None:
+            return None
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError):
+            return None
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef) and node.name == "golden":
+                args = node.args
+                names = [a.arg for a in args.posonlyargs + args.args]
+                return names, len(names) - len(args.defaults)
+        return None
+
+    def primary_inputs(self) -> list[str] | None:
+        """Primary input names in module_interfaces.yaml order (SPEC inputs as fallback)."""
+        data = self.interfaces
+        items = data.get("primary_inputs") if data else None
+        if not isinstance(items, list):
+            items = self.spec.get("inputs")
+        if not isinstance(items, list):
+            return None
+        names = [str(i.get("name")) for i in items if isinstance(i, dict) and i.get("name")]
+        return names or None
+
+    def primary_inputs_used(self, modules: tuple[int, ...]) -> list[str] | None:
+        """Primary inputs that modules ``modules`` read (``source: primary``), in primary_inputs order."""
+        names = self.primary_inputs()
+        if names is None or self.interfaces is None:
+            return None
+        used = {str(i.get("name")) for m in self.modules() if m.get("id") in modules
+                for i in (m.get("inputs") or []) if isinstance(i, dict) and i.get("source") == "primary"}
+        return [n for n in names if n in used]
+
+    def modules(self) -> list[dict[str, Any]]:
+        data = self.interfaces or {}
+        mods = data.get("modules")
+        return [m for m in mods if isinstance(m, dict)] if isinstance(mods, list) else []
+
+    def outputs_for(self, modules: tuple[int, ...] | None) -> list[str] | None:
+        """Declared outputs: boundary outputs of modules 1..k (stage file) or final outputs (None = final)."""
+        if modules is None:
+            data = self.interfaces or {}
+            finals = data.get("final_outputs")
+            if isinstance(finals, list):
+                return [str(f.get("name")) for f in finals if isinstance(f, dict) and f.get("name")]
+            outs = self.spec.get("outputs")
+            if isinstance(outs, list):
+                return [str(o.get("name")) for o in outs if isinstance(o, dict) and o.get("name")]
+            return None
+        if self.interfaces is None:
+            return None
+        wanted = set(modules)
+        names: list[str] = []
+        for mod in self.modules():
+            if mod.get("id") in wanted and isinstance(mod.get("outputs"), list):
+                names += [str(o.get("name")) for o in mod["outputs"] if isinstance(o, dict) and o.get("name")]
+        return names
+
+    def dynamic_axes(self) -> list[Any]:
+        axes = self.design.get("dynamic_axes")
+        return list(axes) if isinstance(axes, list) else []

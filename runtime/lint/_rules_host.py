@@ -1,0 +1,206 @@
+"""Host-side rules: the wrapper calls the kernel once, allocates outputs itself, and computes nothing.
+
+Everything numeric must happen inside the one JIT graph; a wrapper that loops over tiles, computes with
+numpy/torch or hands the kernel a pre-filled buffer makes the emulator verify the host code instead of the
+kernel. (Upstream OL62 only restricts torch; since PTO Forge kernels receive numpy arrays, numpy math on the
+host is restricted the same way.)
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+
+from runtime.lint._registry import Hit, LintContext, check
+from runtime.lint._source import _HOST_HELPERS, ParsedFile
+from runtime.lint._util import at, kernel_pf
+
+_ALLOC = {"pypto.zeros", "pypto.ones", "pypto.full", "pypto.empty", "pypto.zeros_like", "pypto.ones_like",
+          "pypto.full_like", "pypto.empty_like"}
+_OUT_NAME = re.compile(r"^(out|output|out_\w+|\w+_out)$")
+_TORCH_OK = set("""empty empty_like zeros zeros_like ones ones_like full full_like tensor as_tensor from_numpy
+device manual_seed Generator set_default_dtype get_default_dtype is_tensor numel no_grad reshape permute transpose
+flatten squeeze unsqueeze cat stack randn rand randint randperm normal empty_strided dtype Tensor Size cuda npu
+float16 float32 float64 bfloat16 half float double int8 int16 int32 int64 uint8 bool float8_e4m3fn
+float8_e5m2""".split())
+_NUMPY_OK = set("""empty empty_like zeros zeros_like ones ones_like full full_like array asarray ascontiguousarray
+arange reshape transpose swapaxes moveaxis expand_dims squeeze concatenate stack broadcast_to copy dtype frombuffer
+result_type iinfo finfo can_cast issubdtype ndim shape size isscalar float16 float32 float64 int8 int16 int32
+int64 uint8 uint16 uint32 uint64 bool_ random ndarray newaxis inf nan pi integer floating generic""".split())
+_MATH_METHODS = set("""matmul mm bmm exp exp2 log log2 log10 log1p sum mean softmax log_softmax add sub mul div
+true_divide sqrt rsqrt pow max min amax amin sigmoid tanh relu gelu silu dot einsum cumsum cumprod prod var std
+norm clip clamp abs neg negative square sin cos erf argmax argmin sort topk round floor ceil reciprocal addmm
+baddbmm outer inner tensordot""".split())
+
+
+def _jit_calls(pf: ParsedFile, fn: ast.AST) -> list[ast.Call]:
+    """Calls of the JIT kernel in ``fn``: by its name or through a factory-made alias."""
+    names = pf.kernel_names_in(fn)
+    return [c for c in pf.calls_in.get(fn, []) if isinstance(c.func, ast.Name) and c.func.id in names]
+
+
+@check("OL16")
+def ol16_no_golden_import(ctx: LintContext) -> Iterator[Hit]:
+    pf = kernel_pf(ctx)
+    for node in pf.by_type.get(ast.Import, []):
+        for alias in node.names:  # type: ignore[attr-defined]
+            last = alias.name.split(".")[-1]
+            if last == "golden" or last.endswith("_golden"):
+                yield at(node, f"kernel imports the golden (`import {alias.name}`)")
+    for node in pf.by_type.get(ast.ImportFrom, []):
+        mod = node.module or ""  # type: ignore[attr-defined]
+        names = [a.name for a in node.names]  # type: ignore[attr-defined]
+        if any(x == "golden" or x.endswith("_golden") for x in [mod.split(".")[-1], *names]):
+            yield at(node, f"kernel imports the golden (`from {mod or '.'} import {', '.join(names)}`)")
+
+
+@check("OL45")
+def ol45_jit_called_once(ctx: LintContext) -> Iterator[Hit]:
+    pf = kernel_pf(ctx)
+    if not pf.jit_fns:
+        return
+    jit = pf.jit_names()
+    for wrapper in pf.wrappers():
+        host = [f for f in pf.reachable_from([wrapper]) if f.name not in jit]
+        calls = [c for f in host for c in _jit_calls(pf, f)]
+        for loop in [n for f in host for n in pf.nodes_in(f, (ast.For, ast.While))]:
+            inner = [c for c in calls if loop.lineno <= c.lineno <= (loop.end_lineno or loop.lineno)]
+            if inner:
+                yield at(inner[0], f"JIT kernel called inside a host loop in `{wrapper.name}`; loop over tiles "
+                         "with `pypto.loop` inside the kernel")
+        if not calls and wrapper.name.endswith("_wrapper"):
+            yield at(wrapper, f"`{wrapper.name}` never calls the JIT kernel")
+        elif len(calls) > 1:
+            yield at(calls[1], f"`{wrapper.name}` calls the JIT kernel {len(calls)} times; call it exactly once")
+
+
+def _module_assign(pf: ParsedFile, name: str) -> ast.AST | None:
+    for stmt in pf.tree.body:
+        if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
+            return stmt.value
+    return None
+
+
+def _local_assign(pf: ParsedFile, fn: ast.FunctionDef, name: str) -> ast.AST | None:
+    for node in pf.nodes_in(fn, ast.Assign):
+        if any(isinstance(t, ast.Name) and t.id == name for t in node.targets):  # type: ignore[attr-defined]
+            return node.value  # type: ignore[attr-defined]
+    return None
+
+
+@check("OL58")
+def ol58_host_allocation(ctx: LintContext) -> Iterator[Hit]:
+    pf = kernel_pf(ctx)
+    for wrapper in pf.wrappers():
+        for call in pf.calls_in.get(wrapper, []):
+            if pf.name(call.func) in _ALLOC:
+                yield at(call, f"`{pf.name(call.func)}` in wrapper `{wrapper.name}`; pypto creation ops "
+                         "only work inside the JIT graph")
+        params = {a.arg for a in wrapper.args.posonlyargs + wrapper.args.args + wrapper.args.kwonlyargs}
+        for call in _jit_calls(pf, wrapper):
+            outputs = _written_positions(pf, call)
+            for pos, arg in enumerate([*call.args, *(k.value for k in call.keywords)]):
+                if not isinstance(arg, ast.Name) or arg.id in params:
+                    continue
+                value, module_level, name = None, False, arg.id
+                for _hop in range(6):  # follow `a = b` aliases, locals first, then module level
+                    value = _local_assign(pf, wrapper, name)
+                    if value is None:
+                        value, module_level = _module_assign(pf, name), True
+                    if not isinstance(value, ast.Name) or value.id in params:
+                        break
+                    name = value.id
+                if value is None:
+                    if _OUT_NAME.match(arg.id):
+                        yield at(arg, f"output `{arg.id}` is not allocated in `{wrapper.name}`")
+                elif isinstance(value, ast.Call) and pf.name(value.func) in _ALLOC:
+                    yield at(arg, f"`{arg.id}` passed to the kernel comes from `{pf.name(value.func)}`")
+                elif module_level and isinstance(value, ast.Call) and (pos in outputs or _OUT_NAME.match(arg.id)):
+                    yield at(arg, f"`{arg.id}` is a module-level buffer shared by every call; allocate it in "
+                             f"`{wrapper.name}`")
+
+
+def _written_positions(pf: ParsedFile, call: ast.Call) -> set[int]:
+    """Positions of the kernel's parameters that the kernel writes (its outputs), for a call of the kernel."""
+    from runtime.lint._rules_writeback import written_params  # local: avoid an import cycle at load time
+
+    jit = {fn.name: fn for fn in pf.jit_fns}
+    fn = jit.get(call.func.id) if isinstance(call.func, ast.Name) else None
+    if fn is None and len(pf.jit_fns) == 1:
+        fn = pf.jit_fns[0]  # a factory alias of the one kernel
+    if fn is None:
+        return set()
+    names = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+    written = written_params(pf, fn)
+    return {i for i, n in enumerate(names) if n in written}
+
+
+def _host_scope(pf: ParsedFile, node: ast.AST, host_names: set[str]) -> tuple[bool, ast.FunctionDef | None]:
+    """(is production host code, enclosing top-level host function or None at module level)."""
+    top = pf.enclosing_fn.get(node)
+    while top is not None and pf.enclosing_fn.get(top) is not None:
+        top = pf.enclosing_fn.get(top)
+    if top is None:
+        return not pf.in_main_block(node), None
+    name = getattr(top, "name", "")
+    return name in host_names and name not in _HOST_HELPERS, top  # type: ignore[return-value]
+
+
+_ARITH = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.MatMult)
+
+
+def _array_ref(node: ast.AST, params: set[str]) -> str | None:
+    """Name of a host-function parameter used as an array (not through ``.shape``/``.dtype``...) in ``node``."""
+    if isinstance(node, ast.Name) and node.id in params:
+        return node.id
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in params:
+        return node.value.id
+    return None
+
+
+@check("OL62")
+def ol62_no_host_math(ctx: LintContext) -> Iterator[Hit]:
+    pf = kernel_pf(ctx)
+    host_names = {f.name for f in pf.host_functions()}
+    for node in pf.by_type.get(ast.Attribute, []):
+        if isinstance(pf.parents.get(node), ast.Attribute) or not _host_scope(pf, node, host_names)[0]:
+            continue
+        name = pf.name(node)
+        parts = name.split(".")
+        if "functional" in parts or (len(parts) > 1 and parts[0] == "F" and "F" not in pf.aliases):
+            yield at(node, f"`{name}` computes on the host")
+        elif parts[0] == "torch" and len(parts) >= 2 and parts[1] not in _TORCH_OK:
+            yield at(node, f"`{name}` computes on the host; only allocation/layout torch functions are allowed")
+        elif parts[0] == "numpy" and len(parts) >= 2 and parts[1] not in _NUMPY_OK:
+            yield at(node, f"`{name}` computes on the host; only allocation/layout numpy functions are allowed")
+    for call in pf.by_type.get(ast.Call, []):
+        f = call.func  # type: ignore[attr-defined]
+        if (isinstance(f, ast.Attribute) and f.attr in _MATH_METHODS
+                and pf.name(f).split(".")[0] not in ("torch", "numpy", "math", "pypto")
+                and _host_scope(pf, call, host_names)[0]):
+            yield at(call, f"`.{f.attr}(...)` computes on the host")
+    for kind in (ast.BinOp, ast.UnaryOp, ast.AugAssign, ast.Assign):
+        for node in pf.by_type.get(kind, []):
+            ok, top = _host_scope(pf, node, host_names)
+            if not ok:
+                continue
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+                yield at(node, "`@` (matmul) computes on the host")
+                continue
+            if top is None:
+                continue
+            params = {a.arg for a in top.args.posonlyargs + top.args.args + top.args.kwonlyargs}
+            if isinstance(node, ast.BinOp) and isinstance(node.op, _ARITH):
+                ref = _array_ref(node.left, params) or _array_ref(node.right, params)
+                if ref:
+                    yield at(node, f"arithmetic on input `{ref}` in host code; compute inside the kernel")
+            elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and _array_ref(node.operand, params):
+                yield at(node, f"arithmetic on input `{_array_ref(node.operand, params)}` in host code")
+            elif isinstance(node, ast.AugAssign) and isinstance(node.target, (ast.Name, ast.Subscript)):
+                yield at(node, "in-place arithmetic on an array in host code; compute inside the kernel")
+            elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Subscript) for t in node.targets):
+                refs = [n.id for n in ast.walk(node.value) if isinstance(n, ast.Name) and n.id in params
+                        and not isinstance(pf.parents.get(n), ast.Attribute)]
+                if refs:
+                    yield at(node, f"host code writes data derived from input `{refs[0]}` into an array")

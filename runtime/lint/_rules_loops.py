@@ -1,0 +1,89 @@
+"""Loop rules: ``unroll_list`` placement and size, redundant ``pypto.loop(1)``.
+
+``unroll_list`` asks the compiler for one specialised body per factor; several factors multiply compile time
+and are only allowed on the innermost loop. These checks also run on DESIGN.md pseudocode (see
+``_rules_design``), so the designer cannot prescribe what the implementer may not write.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from runtime.lint._registry import Hit, LintContext, check
+from runtime.lint._source import ParsedFile, dotted, literal_int
+from runtime.lint._util import at, kernel_pf
+
+__all__ = ["multi_value_unrolls"]
+
+_LOOPS = {"pypto.loop", "pypto.loop_unroll"}
+
+
+def _unroll_kw(call: ast.Call) -> ast.AST | None:
+    return next((k.value for k in call.keywords if k.arg == "unroll_list"), None)
+
+
+def multi_value_unrolls(tree: ast.AST, resolve=lambda name: name) -> Iterator[tuple[ast.Call, int]]:
+    """``pypto.loop(..., unroll_list=[a, b, ...])`` calls with >= 2 literal values, with the count."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and resolve(dotted(node.func)) == "pypto.loop":
+            lst = _unroll_kw(node)
+            if isinstance(lst, (ast.List, ast.Tuple)):
+                n = sum(1 for e in lst.elts if literal_int(e) is not None)
+                if n >= 2:
+                    yield node, n
+
+
+@check("OL56")
+def ol56_single_unroll(ctx: LintContext) -> Iterator[Hit]:
+    pf = kernel_pf(ctx)
+    for call in pf.by_type.get(ast.Call, []):
+        if pf.name(call.func) == "pypto.loop":  # type: ignore[attr-defined]
+            lst = _unroll_kw(call)  # type: ignore[arg-type]
+            if isinstance(lst, (ast.List, ast.Tuple)):
+                n = sum(1 for e in lst.elts if literal_int(e) is not None)
+                if n >= 2:
+                    yield at(call, f"`unroll_list` with {n} values; use a single value (default `[1]`)")
+
+
+def _loop_call(pf: ParsedFile, node: ast.AST) -> ast.Call | None:
+    if isinstance(node, ast.For) and isinstance(node.iter, ast.Call) and pf.name(node.iter.func) in _LOOPS:
+        return node.iter
+    return None
+
+
+@check("OL49")
+def ol49_unroll_innermost(ctx: LintContext) -> Iterator[Hit]:
+    pf = kernel_pf(ctx)
+    loops = [n for n in pf.by_type.get(ast.For, []) if _loop_call(pf, n) is not None]
+    for node in loops:
+        call = _loop_call(pf, node)
+        if call is None or _unroll_kw(call) is None:
+            continue
+        end = node.end_lineno or node.lineno  # type: ignore[attr-defined]
+        inner = [m for m in loops if m is not node and node.lineno < m.lineno <= end and _encloses(pf, node, m)]
+        if inner:
+            first = min(inner, key=lambda m: m.lineno)
+            yield at(call, f"`unroll_list` on an outer loop (inner `pypto.loop` at line {first.lineno}); "
+                     "only the innermost loop may be unrolled")
+
+
+def _encloses(pf: ParsedFile, outer: ast.AST, node: ast.AST) -> bool:
+    cur = pf.parents.get(node)
+    while cur is not None:
+        if cur is outer:
+            return True
+        cur = pf.parents.get(cur)
+    return False
+
+
+@check("OL46")
+def ol46_redundant_loop1(ctx: LintContext) -> Iterator[Hit]:
+    pf = kernel_pf(ctx)
+    fns = {fn.name: fn for fn in pf.jit_fns}
+    fns.update({n: f for n, f in pf.functions.items() if n.endswith("_impl")})
+    for fn in fns.values():
+        loops = [c for c in pf.calls_in.get(fn, []) if pf.name(c.func) == "pypto.loop"]
+        ones = [c for c in loops if len(c.args) == 1 and literal_int(c.args[0]) == 1]
+        if ones and len(ones) < len(loops):
+            yield at(ones[0], f"redundant `pypto.loop(1)` in `{fn.name}` next to a real loop")

@@ -1,0 +1,175 @@
+"""Tiling rules: tile shapes must be set, and set from compile-time constants.
+
+Tiles are read at trace time; a tile computed from a runtime value (a dynamic dim, a loop index) either
+fails with "Not concrete value" or silently bakes in the first shape seen. Cube tiles must satisfy
+``0 < L0 <= L1`` and ``L1 % L0 == 0`` (FC4000 otherwise).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from runtime.lint._registry import Hit, LintContext, check
+from runtime.lint._source import ParsedFile, literal_int
+from runtime.lint._util import at, kernel_pf
+
+_TILE_SETTERS = {"pypto.set_vec_tile_shapes", "pypto.set_cube_tile_shapes"}
+
+
+def _setter_calls(pf: ParsedFile, fn: ast.AST) -> list[ast.Call]:
+    return [c for c in pf.calls_in.get(fn, []) if pf.name(c.func) in _TILE_SETTERS]
+
+
+@check("OL04")
+def ol04_tiles_set(ctx: LintContext) -> Iterator[Hit]:
+    pf = kernel_pf(ctx)
+    for fn in pf.jit_fns:
+        if not any(_setter_calls(pf, f) for f in pf.reachable_from([fn])):
+            yield at(fn, f"JIT function `{fn.name}` never calls `pypto.set_vec_tile_shapes` / "
+                     "`pypto.set_cube_tile_shapes` (F21004 'tile shape not set')")
+
+
+@check("OL47")
+def ol47_tiles_per_stage(ctx: LintContext) -> Iterator[Hit]:
+    pf = kernel_pf(ctx)
+    for name, fn in pf.functions.items():
+        if not name.endswith("_impl"):
+            continue
+        top_setter = any(isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
+                         and pf.name(s.value.func) in _TILE_SETTERS for s in fn.body)
+        stages = [c for c in pf.calls_in.get(fn, []) if isinstance(c.func, ast.Name) and c.func.id.startswith("pypto_")]
+        if top_setter and len(stages) >= 2:
+            yield at(fn, f"`{name}` sets tiles once for {len(stages)} `pypto_*` stages; set them per stage")
+
+
+class _Static(int):
+    """An int known to be fixed at trace time whose value the lint does not know (e.g. a loop_unroll factor)."""
+
+
+STATIC = _Static(1)
+
+
+class _Resolver:
+    """Resolve a tile argument to an int using literals, module constants and earlier local assignments.
+
+    Names bound by ``for i, factor in pypto.loop_unroll(...)`` (the factor) and by ``for t in range(...)`` are
+    Python ints at trace time, hence compile-time constants: they resolve to ``STATIC``.
+    """
+
+    def __init__(self, pf: ParsedFile, fn: ast.FunctionDef | None) -> None:
+        self.pf = pf
+        self.fn = fn
+        self.static_names: set[str] = set()
+        for node in pf.nodes_in(fn, ast.For) if fn is not None else []:
+            it, target = node.iter, node.target  # type: ignore[attr-defined]
+            name = pf.name(it.func) if isinstance(it, ast.Call) else ""
+            if name == "pypto.loop_unroll" and isinstance(target, ast.Tuple) and len(target.elts) == 2:
+                if isinstance(target.elts[1], ast.Name):
+                    self.static_names.add(target.elts[1].id)
+            elif name == "range" and isinstance(target, ast.Name):
+                self.static_names.add(target.id)
+
+    def _assigned(self, name: str, before: int) -> ast.AST | None:
+        found: ast.AST | None = None
+        for stmt in self.pf.tree.body:
+            found = self._match(stmt, name) or found
+        if self.fn is not None:
+            best = -1
+            for node in self.pf.nodes_in(self.fn, ast.Assign):
+                if node.lineno < before and node.lineno > best:
+                    val = self._match(node, name)  # type: ignore[arg-type]
+                    if val is not None:
+                        found, best = val, node.lineno
+        return found
+
+    @staticmethod
+    def _match(stmt: ast.AST, name: str) -> ast.AST | None:
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == name:
+            return stmt.value
+        if not isinstance(stmt, ast.Assign):
+            return None
+        for t in stmt.targets:
+            if isinstance(t, ast.Name) and t.id == name:
+                return stmt.value
+            if isinstance(t, (ast.Tuple, ast.List)) and isinstance(stmt.value, (ast.Tuple, ast.List)):
+                for elt, val in zip(t.elts, stmt.value.elts, strict=False):
+                    if isinstance(elt, ast.Name) and elt.id == name:
+                        return val
+        return None
+
+    def value(self, node: ast.AST | None, before: int, depth: int = 0) -> int | list | None:
+        if node is None or depth > 10:
+            return None
+        lit = literal_int(node)
+        if lit is not None:
+            return lit
+        if isinstance(node, ast.Name):
+            if node.id in self.static_names:
+                return STATIC
+            return self.value(self._assigned(node.id, before), before, depth + 1)
+        if isinstance(node, (ast.List, ast.Tuple)):
+            vals = [self.value(e, before, depth + 1) for e in node.elts]
+            return None if any(v is None for v in vals) else vals
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)):
+            a, b = self.value(node.left, before, depth + 1), self.value(node.right, before, depth + 1)
+            if isinstance(a, _Static) or isinstance(b, _Static):
+                return STATIC if isinstance(a, int) and isinstance(b, int) else None
+            if isinstance(a, int) and isinstance(b, int):
+                if isinstance(node.op, ast.Add):
+                    return a + b
+                if isinstance(node.op, ast.Sub):
+                    return a - b
+                if isinstance(node.op, ast.Mult):
+                    return a * b
+                return a // b if b else None
+        return None
+
+
+def _vec_args(call: ast.Call, res: _Resolver) -> Iterator[tuple[ast.AST, int | list | None]]:
+    for arg in call.args:
+        if isinstance(arg, ast.Starred):
+            val = res.value(arg.value, call.lineno)
+            if isinstance(val, list):
+                for v in val:
+                    yield arg, v
+            else:
+                yield arg, None
+        elif isinstance(arg, (ast.List, ast.Tuple)):
+            for elt in arg.elts:
+                yield elt, res.value(elt, call.lineno)
+        else:
+            yield arg, res.value(arg, call.lineno)
+
+
+@check("OL48")
+def ol48_static_tiles(ctx: LintContext) -> Iterator[Hit]:
+    pf = kernel_pf(ctx)
+    for fn in pf.graph_functions():
+        res = _Resolver(pf, fn)
+        for call in _setter_calls(pf, fn):
+            name = pf.name(call.func).split(".")[-1]
+            if name == "set_vec_tile_shapes":
+                for node, val in _vec_args(call, res):
+                    if not isinstance(val, int):
+                        yield at(node, f"tile size `{ast.unparse(node)}` is not a compile-time int constant")
+                    elif val <= 0 and not isinstance(val, _Static):
+                        yield at(node, f"tile size {val} must be positive")
+                continue
+            args = dict(zip(("m", "k", "n"), call.args, strict=False))
+            args.update({k.arg: k.value for k in call.keywords if k.arg in ("m", "k", "n")})
+            for axis in ("m", "k", "n"):
+                node = args.get(axis)
+                if node is None:
+                    yield at(call, f"`set_cube_tile_shapes` is missing `{axis}`")
+                    continue
+                val = res.value(node, call.lineno)
+                sizes = (2, 3) if axis == "k" else (2,)
+                if not isinstance(val, list) or not all(isinstance(v, int) for v in val):
+                    yield at(node, f"cube tile `{axis}={ast.unparse(node)}` is not a list of compile-time ints")
+                elif len(val) not in sizes:
+                    yield at(node, f"cube tile `{axis}` must have {' or '.join(map(str, sizes))} elements")
+                elif any(isinstance(v, _Static) for v in val):
+                    continue
+                elif val[0] <= 0 or any(v < val[0] or v % val[0] for v in val[1:]):
+                    yield at(node, f"cube tile `{axis}={val}` needs 0 < L0 <= L1 and L1 % L0 == 0")
