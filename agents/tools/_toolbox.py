@@ -1,0 +1,262 @@
+"""Read-only tools the roles may call in their bounded tool loop.
+
+- ``read_skill(section)`` — a skill section (``patterns#online-softmax``) or a file overview (``patterns``),
+  limited to the role's allowed files and its cap on distinct files per dispatch.
+- ``lookup_api(name)`` — whether ``pypto.<name>`` exists in the emulator and what the skills say about it.
+- ``lint_draft(source)`` — lint findings for a draft stage file (``runtime.lint``).
+- ``smoke_run(source)`` — run the draft on one small case in a subprocess with the emulator: diagnostics and
+  output shapes/dtypes only, never golden values.
+
+Tools never raise: a failure is returned as text starting with ``error:`` so the model can react.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import importlib.util
+import inspect
+import json
+import logging
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agents.skills import ROLE_SKILLS, SkillError, SkillLibrary
+
+__all__ = ["ROLE_TOOLS", "ToolBox", "ToolSpec"]
+
+log = logging.getLogger(__name__)
+
+MAX_TOOL_RESULT_CHARS = 6000
+SMOKE_TIMEOUT_S = 60.0
+SMOKE_MEMORY_BYTES = 4 * 1024**3
+
+ROLE_TOOLS: dict[str, tuple[str, ...]] = {
+    "designer": ("read_skill", "lookup_api"),
+    "implementer": ("read_skill", "lookup_api", "lint_draft", "smoke_run"),
+    "verifier": ("read_skill", "lookup_api"),
+    "debugger": ("read_skill", "lookup_api", "lint_draft", "smoke_run"),
+}
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "function",
+                "function": {"name": self.name, "description": self.description, "parameters": self.parameters}}
+
+
+_SPECS = {
+    "read_skill": ToolSpec(
+        "read_skill",
+        "Read one skill section by id (e.g. 'patterns#online-softmax') or a file overview by name "
+        "(e.g. 'patterns'). Only the skill files listed in your instructions are readable.",
+        {"type": "object", "properties": {"section": {"type": "string"}}, "required": ["section"],
+         "additionalProperties": False},
+    ),
+    "lookup_api": ToolSpec(
+        "lookup_api",
+        "Check whether pypto.<name> exists in the emulated PyPTO API and show what the API notes say about it.",
+        {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"],
+         "additionalProperties": False},
+    ),
+    "lint_draft": ToolSpec(
+        "lint_draft",
+        "Lint a draft of your stage file (full Python source). Returns the findings that are not PASS.",
+        {"type": "object", "properties": {"source": {"type": "string"}}, "required": ["source"],
+         "additionalProperties": False},
+    ),
+    "smoke_run": ToolSpec(
+        "smoke_run",
+        "Run a draft of your stage file on one small case in the CPU emulator. Returns emulator diagnostics "
+        "and output shapes/dtypes only (no reference values: correctness is judged by the verifier).",
+        {"type": "object", "properties": {"source": {"type": "string"}}, "required": ["source"],
+         "additionalProperties": False},
+    ),
+}
+
+
+def _clip(text: str, limit: int = MAX_TOOL_RESULT_CHARS) -> str:
+    return text if len(text) <= limit else text[:limit] + f"\n[... {len(text) - limit} more chars cut]"
+
+
+@dataclass
+class ToolBox:
+    """The tools of one role for one dispatch (the skill-file cap is counted per ToolBox)."""
+
+    role: str
+    skills: SkillLibrary
+    op_dir: Path | None = None
+    target_file: str | None = None
+    wrapper_name: str | None = None
+    lint_stage: str = "module"
+    previous_stage: str | None = None
+    """Path (relative to op_dir) of the verified previous stage file, for the frozen-module lint rules."""
+    opened: list[str] = field(default_factory=list)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return ROLE_TOOLS[self.role]
+
+    def schemas(self) -> list[dict[str, Any]]:
+        return [_SPECS[n].schema() for n in self.names]
+
+    def run(self, name: str, arguments: dict[str, Any]) -> str:
+        if name not in self.names:
+            return f"error: unknown tool {name!r}; your tools are: {', '.join(self.names)}"
+        handlers: dict[str, Callable[..., str]] = {
+            "read_skill": self.read_skill, "lookup_api": self.lookup_api,
+            "lint_draft": self.lint_draft, "smoke_run": self.smoke_run,
+        }
+        params = _SPECS[name].parameters
+        missing = [p for p in params.get("required", []) if not isinstance(arguments.get(p), str)]
+        if missing:
+            return f"error: {name} needs string argument(s) {missing}"
+        try:
+            return _clip(handlers[name](**{k: arguments[k] for k in params["properties"] if k in arguments}))
+        except Exception as exc:  # a tool must never take the agent down
+            log.exception("tool %s failed", name)
+            return f"error: {name} failed: {type(exc).__name__}: {exc}"
+
+    # ------------------------------------------------------------------------------------------ read_skill
+
+    def read_skill(self, section: str) -> str:
+        policy = ROLE_SKILLS[self.role]
+        topic = section.partition("#")[0].strip()
+        if topic not in policy.allowed:
+            return f"error: the {self.role} may read only: {', '.join(policy.allowed)}"
+        if topic not in self.opened:
+            if len(self.opened) >= policy.cap:
+                return (f"error: skill cap reached ({policy.cap} files per dispatch); already opened: "
+                        f"{', '.join(self.opened)}")
+            self.opened.append(topic)
+        try:
+            return self.skills.get(section.strip()).text
+        except SkillError as exc:
+            return f"error: {exc}"
+
+    # ------------------------------------------------------------------------------------------ lookup_api
+
+    def lookup_api(self, name: str) -> str:
+        bare = name.strip().removeprefix("pypto.")
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", bare):
+            return "error: give a plain API name such as 'view' or 'frontend.jit'"
+        surface = _api_surface()
+        lines = [f"pypto.{bare}"]
+        if surface is None:
+            lines.append("emulator: not available in this build (answer from the API notes only)")
+        elif bare in surface or bare.split(".")[0] in surface:
+            lines.append("emulator: implemented")
+        else:
+            close = difflib.get_close_matches(bare, sorted(surface), n=5, cutoff=0.6)
+            lines.append("emulator: NOT in the API surface — do not use it"
+                         + (f"; close names: {', '.join('pypto.' + c for c in close)}" if close else ""))
+        notes = _api_notes(self.skills, bare)
+        lines.append(notes or "API notes: nothing specific; see skill pypto-api.")
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------------------------------------ lint_draft
+
+    def lint_draft(self, source: str) -> str:
+        try:
+            lint = importlib.import_module("runtime.lint")
+        except ImportError:
+            return "error: lint is not available in this build"
+        fn = getattr(lint, "lint_source", None)
+        if fn is None:
+            return "error: runtime.lint.lint_source is not available in this build"
+        kwargs: dict[str, Any] = {}
+        sig = inspect.signature(fn)
+        filename = self.target_file or "draft_impl.py"
+        previous = None
+        if self.op_dir is not None and self.previous_stage and (Path(self.op_dir) / self.previous_stage).is_file():
+            previous = Path(self.op_dir) / self.previous_stage
+        op_dir = self.op_dir if self.op_dir is not None and Path(self.op_dir).is_dir() else None
+        for name, value in (("stage", self.lint_stage), ("op_dir", op_dir), ("filename", filename),
+                            ("previous_stage", previous)):
+            if name in sig.parameters and value is not None:
+                kwargs[name] = value
+        findings = fn(source, **kwargs)
+        rows = []
+        for f in findings:
+            data = f.model_dump(mode="json") if hasattr(f, "model_dump") else dict(getattr(f, "__dict__", {}))
+            if data.get("status") in ("PASS", "SKIP"):
+                continue
+            rows.append({k: data.get(k) for k in ("rule_id", "severity", "status", "line", "message", "fix")})
+        if not rows:
+            return "lint: no findings (all rules PASS)"
+        return "lint findings:\n" + "\n".join(json.dumps(r, ensure_ascii=False) for r in rows)
+
+    # ------------------------------------------------------------------------------------------- smoke_run
+
+    def smoke_run(self, source: str) -> str:
+        if self.op_dir is None:
+            return "error: smoke_run needs the operator directory"
+        if importlib.util.find_spec("runtime.emulator") is None:
+            return "error: the emulator is not available in this build"
+        with tempfile.TemporaryDirectory(prefix="forge-smoke-") as tmp:
+            name = Path(self.target_file or "draft_impl.py").name
+            draft = Path(tmp) / name
+            draft.write_text(source, encoding="utf-8")
+            env = {k: v for k, v in os.environ.items() if not re.search(r"KEY|TOKEN|SECRET|PASSWORD", k, re.I)}
+            repo = str(Path(__file__).resolve().parents[2])
+            env["PYTHONPATH"] = repo + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+            cmd = [sys.executable, "-m", "agents.tools._smoke", "--op-dir", str(Path(self.op_dir).resolve()),
+                   "--file", str(draft), "--wrapper", self.wrapper_name or ""]
+            try:
+                proc = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True,
+                                      timeout=SMOKE_TIMEOUT_S, check=False, preexec_fn=_limit_child)
+            except subprocess.TimeoutExpired:
+                return f"smoke_run: TIMEOUT after {SMOKE_TIMEOUT_S:.0f}s (infinite loop or task explosion?)"
+            # the temp path is random: show the target file name so results (and traces) are deterministic
+            stdout = proc.stdout.replace(str(draft), name).replace(tmp, ".")
+        lines = [ln for ln in stdout.splitlines() if ln.startswith("{")]
+        if lines:
+            return "smoke_run result:\n" + lines[-1]
+        return f"smoke_run: the runner failed (exit {proc.returncode}): {_clip(proc.stderr, 1500)}"
+
+
+def _limit_child() -> None:  # pragma: no cover - runs in the child before exec
+    """Model-written code runs here: cap its memory and CPU time (crash/timeout containment, not isolation)."""
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (SMOKE_MEMORY_BYTES, SMOKE_MEMORY_BYTES))
+        resource.setrlimit(resource.RLIMIT_CPU, (int(SMOKE_TIMEOUT_S), int(SMOKE_TIMEOUT_S) + 5))
+    except (ImportError, ValueError, OSError):
+        pass
+
+
+def _api_surface() -> frozenset[str] | None:
+    try:
+        emu = importlib.import_module("runtime.emulator")
+    except ImportError:
+        return None
+    surface = getattr(emu, "API_SURFACE", None)
+    return frozenset(surface) if surface else None
+
+
+def _api_notes(skills: SkillLibrary, name: str) -> str:
+    """Lines of skills/pypto-api.md that mention ``pypto.<name>`` or ``<name>(``, with their section ids."""
+    try:
+        sections = skills.sections("pypto-api")
+    except SkillError:
+        return ""
+    pattern = re.compile(rf"(pypto\.{re.escape(name)}\b|`{re.escape(name)}[(`])")
+    hits = []
+    for s in sections:
+        for line in s.text.splitlines():
+            if pattern.search(line):
+                hits.append(f"[{s.id}] {line.strip()}")
+    return "API notes:\n" + "\n".join(hits[:15]) if hits else ""
