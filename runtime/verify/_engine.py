@@ -252,7 +252,8 @@ def verify(
     # -- step 2: lint + frozen modules
     t = time.perf_counter()
     report.lint = _run_lint(settings, tgt, plan.kind, op_path, prev)
-    if prev is not None:
+    already_reported = any(b.get("rule_id") == "PF05" for b in report.lint.blocking)
+    if prev is not None and not already_reported:  # lint PF05 reports the same regions when lint ran
         upto = (plan.module - 1) if plan.module is not None else 10_000
         report.lint.frozen = frozen_violations(prev.read_text(encoding="utf-8"), tgt.read_text(encoding="utf-8"),
                                                upto)

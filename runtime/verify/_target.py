@@ -22,7 +22,6 @@ import yaml
 
 __all__ = ["TargetError", "TargetPlan", "frozen_violations", "module_regions", "parse_suffix", "plan_target"]
 
-_MARKER = re.compile(r"^\s*#\s*---\s*Module\s+M(\d+)\b")
 _STUB = re.compile(r"#\s*STUB\b")
 
 
@@ -144,31 +143,14 @@ def plan_target(op_dir: Path, target: Path, op_name: str, input_names: list[str]
 
 
 def module_regions(source: str) -> dict[int, list[str]]:
-    """Lines of each ``# --- Module Mk`` region (to the next marker or the end of the enclosing block)."""
-    lines = source.splitlines()
-    regions: dict[int, list[str]] = {}
-    current: int | None = None
-    indent = 0
-    for line in lines:
-        m = _MARKER.match(line)
-        if m:
-            current = int(m.group(1))
-            indent = len(line) - len(line.lstrip())
-            regions[current] = []
-            continue
-        if current is None:
-            continue
-        stripped = line.rstrip()
-        if stripped and (len(line) - len(line.lstrip())) < indent:
-            current = None
-            continue
-        if _STUB.search(line):
-            continue
-        regions[current].append(stripped)
-    for body in regions.values():
-        while body and not body[-1]:
-            body.pop()
-    return regions
+    """Lines of each ``# --- Module Mk`` region, as lint rule PF05 defines a region (one definition for both).
+
+    A region runs to the next module marker, an ``# --- end ...`` marker or the end of the enclosing block;
+    ``# STUB`` lines and trailing blank lines are not part of it; trailing whitespace is ignored.
+    """
+    from runtime.lint import module_regions as lint_regions
+
+    return {num: [text for _, text in body] for num, (_, body) in lint_regions(source.splitlines()).items()}
 
 
 def frozen_violations(previous: str, current: str, upto: int) -> list[str]:
