@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from rich.console import Console
+from rich.markup import escape
 
 console = Console()
 err_console = Console(stderr=True)
@@ -23,6 +24,32 @@ def not_built(what: str, issue: str):
 
 def fail(message: str, code: int = 1) -> int:
     """Print one clear error line and return the exit code (never a traceback for user mistakes)."""
-    err_console.print(f"[red]error:[/] {message}")
+    err_console.print(f"[red]error:[/] {escape(message)}")
     sys.stderr.flush()
     return code
+
+
+def print_result(result, op_dir: str) -> int:
+    """Summary table plus what to do next; exit 0 delivered/waiting, 1 aborted/interrupted."""
+    from orchestrator.progress import summary_table
+
+    console.print(summary_table(result))
+    if result.status == "waiting" and result.gate is not None:
+        g = result.gate
+        if result.message:
+            console.print(escape(result.message))
+        console.print(f"[yellow]waiting at gate '{g.gate}'[/]: {escape(g.title)}")
+        if g.gate == "blocked":
+            console.print(f"  decide with `python -m orchestrator approve {op_dir} --choice "
+                          "hint|raise_budget|rollback|abort [--note ...]`, then `resume`")
+        else:
+            console.print(f"  decide with `python -m orchestrator approve {op_dir}` or "
+                          f"`python -m orchestrator reject {op_dir} --note \"...\"`, then "
+                          f"`python -m orchestrator resume {op_dir}`")
+        return 0
+    if result.status == "delivered":
+        console.print(f"[green]delivered[/] {result.final.get('file')} + README.md "
+                      f"(final report {str(result.final.get('report_hash'))[:12]})")
+        return 0
+    console.print(f"[red]{result.status}[/] {escape(result.message)}")
+    return 1

@@ -1,14 +1,50 @@
-"""`python -m orchestrator approve|reject`: record a human decision at a gate."""
+"""`python -m orchestrator approve|reject op_dir`: record a human decision at the gate a run waits at."""
 
 from __future__ import annotations
 
-from orchestrator.cli._common import not_built
+import argparse
+
+from orchestrator.cli._common import console, fail
 
 
 def register(sub) -> None:
-    for name in ("approve", "reject"):
-        p = sub.add_parser(name, help=f"{name} the gate a run is waiting at (not built yet)")
-        p.add_argument("op_dir", help="operator directory")
-        p.add_argument("--gate", help="gate name (design, module, final, blocked)")
-        p.add_argument("--note", help="a note for the agents (required for reject)")
-        p.set_defaults(func=not_built(f"'{name}'", "the orchestrator issue"))
+    p = sub.add_parser("approve", help="approve the gate the run waits at (blocked gate: --choice)")
+    p.add_argument("op_dir", help="operator directory")
+    p.add_argument("--gate", choices=["design", "module", "final", "blocked"], help="expected gate (checked)")
+    p.add_argument("--note", default="", help="a note for the agents")
+    p.add_argument("--choice", choices=["hint", "raise_budget", "rollback", "abort"],
+                   help="at the blocked gate: hint (needs --note), raise_budget, rollback to design, abort")
+    p.add_argument("--budget", type=int, default=None, help="extra attempts for --choice raise_budget")
+    p.set_defaults(func=_approve)
+    r = sub.add_parser("reject", help="reject the gate the run waits at, with a note for the agents")
+    r.add_argument("op_dir", help="operator directory")
+    r.add_argument("--gate", choices=["design", "module", "final", "blocked"], help="expected gate (checked)")
+    r.add_argument("--note", default="", help="why (required; the agents read it)")
+    r.set_defaults(func=_reject)
+
+
+def _approve(args: argparse.Namespace) -> int:
+    from orchestrator import api
+    from orchestrator.errors import ForgeError
+
+    try:
+        req = api.approve(args.op_dir, gate=args.gate, note=args.note, choice=args.choice, budget=args.budget)
+    except ForgeError as exc:
+        return fail(exc.message, exc.code)
+    what = args.choice or "approval"
+    console.print(f"recorded {what} at gate '{req.gate}'; continue with "
+                  f"`python -m orchestrator resume {args.op_dir}`")
+    return 0
+
+
+def _reject(args: argparse.Namespace) -> int:
+    from orchestrator import api
+    from orchestrator.errors import ForgeError
+
+    try:
+        req = api.reject(args.op_dir, gate=args.gate, note=args.note)
+    except ForgeError as exc:
+        return fail(exc.message, exc.code)
+    console.print(f"recorded rejection at gate '{req.gate}'; continue with "
+                  f"`python -m orchestrator resume {args.op_dir}`")
+    return 0

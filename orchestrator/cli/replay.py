@@ -1,11 +1,35 @@
-"""`python -m orchestrator replay`."""
+"""`python -m orchestrator replay op_dir --trace DIR`: run again with a recorded trace's decisions."""
 
 from __future__ import annotations
 
-from orchestrator.cli._common import not_built
+import argparse
+import logging
+
+from orchestrator.cli._common import console, fail, print_result
 
 
 def register(sub) -> None:
-    p = sub.add_parser("replay", help="replay (not built yet)")
-    p.add_argument("op_dir", nargs="?", help="operator directory")
-    p.set_defaults(func=not_built("'replay'", "the orchestrator issue"))
+    p = sub.add_parser("replay", help="run op_dir again, taking gate decisions (and model calls) from a trace")
+    p.add_argument("op_dir", help="operator directory")
+    p.add_argument("--trace", required=True, help="recorded trace directory (e.g. <op_dir>/traces/default)")
+    p.add_argument("--agents", default=None, help="scripted:<script.yaml> (default: the configured agents)")
+    p.add_argument("--budget", type=int, default=10, help="attempts per module (as in the recorded run)")
+    p.add_argument("--no-module-gate", action="store_true", help="the recorded run had no module gate")
+    p.set_defaults(func=_replay)
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from orchestrator import api
+    from orchestrator.errors import ForgeError
+    from orchestrator.progress import Progress
+
+    try:
+        result = api.replay(args.op_dir, args.trace, agents_spec=args.agents, budget=args.budget,
+                            module_gate=not args.no_module_gate, on_update=Progress(console))
+    except ForgeError as exc:
+        return fail(exc.message, exc.code)
+    except Exception as exc:  # infrastructure failure: the checkpoint keeps the run resumable
+        logging.getLogger(__name__).debug("run failed", exc_info=True)
+        return fail(f"internal error: {type(exc).__name__}: {exc} (rerun with -v for details; the run can be "
+                    f"continued with `python -m orchestrator resume {args.op_dir}`)")
+    return print_result(result, args.op_dir)

@@ -1,11 +1,41 @@
-"""`python -m orchestrator status`."""
+"""`python -m orchestrator status op_dir`: modules, attempts, verdicts, costs, where the run waits."""
 
 from __future__ import annotations
 
-from orchestrator.cli._common import not_built
+import argparse
+
+from rich.markup import escape
+
+from orchestrator.cli._common import console, fail
 
 
 def register(sub) -> None:
-    p = sub.add_parser("status", help="status (not built yet)")
-    p.add_argument("op_dir", nargs="?", help="operator directory")
-    p.set_defaults(func=not_built("'status'", "the orchestrator issue"))
+    p = sub.add_parser("status", help="show the latest run of op_dir")
+    p.add_argument("op_dir", help="operator directory")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=_status)
+
+
+def _status(args: argparse.Namespace) -> int:
+    from orchestrator import api
+    from orchestrator.errors import ForgeError
+    from orchestrator.progress import summary_table
+
+    try:
+        result = api.status(args.op_dir)
+    except ForgeError as exc:
+        return fail(exc.message, exc.code)
+    if args.json:
+        print(result.model_dump_json(indent=2))
+        return 0
+    console.print(summary_table(result))
+    console.print(f"phase: {result.phase}   last node: {result.node}")
+    calls = ", ".join(f"{k} {v}" for k, v in sorted(result.agent_calls.items())) or "none"
+    cost = f"${result.cost_usd:.4f}" if result.cost_usd is not None else "n/a (no priced model calls)"
+    console.print(f"agent calls: {calls}   model cost: {cost}")
+    if result.gate:
+        console.print(f"[yellow]waiting at gate '{result.gate.gate}'[/]: {escape(result.gate.title)} "
+                      f"(choices: {', '.join(result.gate.choices)})")
+    if result.message:
+        console.print(escape(result.message))
+    return 0

@@ -1,0 +1,71 @@
+"""Choose the agents of a run: ``scripted:<script.yaml>`` or the model-backed roles.
+
+The lead wires replay/live agents here; the orchestrator only calls :func:`build_agents` (or
+:func:`agents_from_spec` for the ``--agents`` option).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agents.contracts import AgentSet, TraceSink
+from orchestrator.errors import ForgeError
+
+
+def _config(op_dir: Path, options: dict | None):
+    try:
+        from agents.config import load_config
+    except ImportError as exc:
+        raise ForgeError("no model configured: the agents package has no configuration layer; use "
+                         "--agents scripted:<script.yaml> for a scripted run") from exc
+    try:
+        config = load_config(op_dir, overrides=dict(options or {}))
+    except Exception as exc:  # ConfigError names the file and key
+        raise ForgeError(f"model configuration: {exc}") from exc
+    missing = [role for role, model in config.models.items() if not model]
+    if missing:
+        raise ForgeError("no model configured for " + ", ".join(missing) + ": set FORGE_MODEL (or "
+                         "FORGE_MODEL_<ROLE>) or a forge.toml [models] table, or run with "
+                         "--agents scripted:<script.yaml>")
+    return config
+
+
+def preflight(spec: str, op_dir: Path, options: dict | None = None) -> None:
+    """Fail before anything is written when the agents cannot be built (missing script, no model)."""
+    if spec.startswith("scripted:"):
+        from orchestrator.scripted import ScriptedAgents
+
+        ScriptedAgents(spec[len("scripted:"):])
+    elif spec in ("factory", "", "default"):
+        _config(op_dir, options)
+    elif spec != "injected":
+        raise ForgeError(f"unknown --agents value {spec!r}: use scripted:<script.yaml> or leave it out")
+
+
+def build_agents(op_dir: Path, trace: TraceSink, options: dict | None = None) -> AgentSet:
+    """The model-backed AgentSet (``agents.roles.LLMAgents``), or a clear "no model configured" error.
+
+    ``options`` are CLI-style overrides (``model``, ``model_<role>``, ``base_url``); without a model for
+    every role (from options, ``FORGE_MODEL*`` or forge.toml) the run stops before anything is written.
+    """
+    config = _config(op_dir, options)
+    try:
+        from agents.roles import LLMAgents
+    except ImportError as exc:
+        raise ForgeError("no model configured: the agents.roles package is not available; use "
+                         "--agents scripted:<script.yaml> for a scripted run") from exc
+    try:
+        return LLMAgents(config, trace, op_dir=op_dir)  # type: ignore[arg-type]
+    except Exception as exc:
+        raise ForgeError(f"no model configured: {exc}") from exc
+
+
+def agents_from_spec(spec: str, op_dir: Path, trace: TraceSink, options: dict | None = None) -> AgentSet:
+    """``scripted:<path>`` -> ScriptedAgents; ``factory`` -> :func:`build_agents`."""
+    if spec.startswith("scripted:"):
+        from orchestrator.scripted import ScriptedAgents
+
+        return ScriptedAgents(spec[len("scripted:"):])
+    if spec in ("factory", "", "default"):
+        return build_agents(op_dir, trace, options)
+    raise ForgeError(f"unknown --agents value {spec!r}: use scripted:<script.yaml> or leave it out")

@@ -1,0 +1,247 @@
+"""Author a shipped trace: play a hand-written script through the real agent roles, in record mode.
+
+Why: the workspace operators must replay offline on a fresh machine, and their traces must exercise the
+real path - prompts rendered by ``agents.roles``, answers parsed and checked by the roles, tool calls, the
+recorder, gates, the live verification tool. Hand-editing events.jsonl would test nothing. Instead a
+maintainer writes the *answers* (DESIGN.md, stage files per attempt, debugger patch proposals, audit rows,
+gate decisions) in ``<op>/authoring/script.yaml``, and this module plays them as the "model" of a normal
+recorded run: a :class:`~agents.llm.ScriptedProvider` answers each request with the JSON the role expects
+for the dispatch the orchestrator is making right now. The resulting trace is copied to
+``<op>/traces/<name>/``; its manifest says it was authored, not recorded from a live model.
+
+Script keys (paths relative to the script): ``producer``, ``design`` (one entry per design attempt),
+``implement`` (module id -> file per attempt), ``debug`` (module id -> [{attempt, diagnosis, proposals}]),
+``audit`` (module id or ``final`` -> [{index, pypto_call, line}]), ``decisions`` (gate decisions in order).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from agents.contracts import (
+    AuditContext,
+    AuditResult,
+    DebugContext,
+    DebugResult,
+    DesignContext,
+    DesignResult,
+    ImplementContext,
+    ImplementResult,
+)
+from orchestrator.errors import ForgeError
+from orchestrator.gates import GateDecision, GateRequest
+from orchestrator.logical_clock import LogicalClock
+
+__all__ = ["AUTHOR_BASE_URL", "AUTHOR_MODEL", "AuthoredTrace", "author_trace"]
+
+AUTHOR_MODEL = "workspace-author"
+"""The model name an authored trace records for every role (no real model answered)."""
+AUTHOR_BASE_URL = "scripted://workspace-author"
+AUTHOR_ORIGIN = "2026-01-01T00:00:00+00:00"
+"""Logical start time of authored runs (replays reproduce it from the manifest)."""
+OP_INPUT_FILES = ("SPEC.md", "golden.py")
+
+
+@dataclass
+class AuthoredTrace:
+    """Where the trace went and what the authored run did."""
+
+    op_dir: Path
+    trace_dir: Path
+    status: str
+    llm_calls: int
+    tool_calls: int
+    decisions: int
+
+
+def _pick(entries: list[Any], attempt: int) -> Any:
+    return entries[min(max(attempt, 1), len(entries)) - 1]
+
+
+@dataclass
+class _Answers:
+    """The model's side of the script: the responses for the dispatch being made right now."""
+
+    script: dict[str, Any]
+    base: Path
+    pending: list[Any] = field(default_factory=list)
+    decisions: list[dict[str, Any]] = field(default_factory=list)
+    used_decisions: int = 0
+    tool_calls: int = 0
+
+    def read(self, rel: str) -> str:
+        path = (self.base / rel).resolve()
+        if not path.is_file():
+            raise ForgeError(f"authoring script {self.base / 'script.yaml'}: file not found: {rel}")
+        return path.read_text(encoding="utf-8")
+
+    # -- what the roles will answer -------------------------------------------------------------------
+
+    def steer(self, role: str, answer: dict[str, Any], *, tool: tuple[str, dict[str, str]] | None = None) -> None:
+        from agents.llm import text_response, tool_response
+
+        if self.pending:
+            raise ForgeError(f"authoring: {len(self.pending)} scripted response(s) were never requested "
+                             f"before the {role} dispatch")
+        if tool is not None:
+            self.tool_calls += 1
+            self.pending.append(tool_response(tool[0], json.dumps(tool[1]), call_id=f"call_{self.tool_calls}"))
+        self.pending.append(text_response(json.dumps(answer, ensure_ascii=False)))
+
+    def __call__(self, request: Any) -> Any:
+        if not self.pending:
+            raise ForgeError("authoring: the roles asked the model more often than the script answers "
+                             "(an answer was rejected by a role's checks? run the tests in tests/workspace)")
+        return self.pending.pop(0)
+
+    def design(self, ctx: DesignContext) -> None:
+        entry = _pick(list(self.script["design"]), ctx.attempt)
+        answer = {"design_md": self.read(entry["design_md"]),
+                  "module_interfaces_yaml": self.read(entry["module_interfaces_yaml"]),
+                  "rationale": entry.get("rationale")}
+        tool = ("read_skill", {"section": "design-template"}) if ctx.attempt == 1 else None
+        self.steer("designer", answer, tool=tool)
+
+    def implement(self, ctx: ImplementContext) -> None:
+        files = self.script["implement"].get(ctx.module) or self.script["implement"].get(str(ctx.module))
+        if not files:
+            raise ForgeError(f"authoring: no implement entry for module {ctx.module}")
+        entry = _pick(list(files), ctx.attempt)
+        rel = entry["file"] if isinstance(entry, dict) else entry
+        content = self.read(rel)
+        # a fix attempt lints its draft first, as a careful implementer would
+        tool = ("lint_draft", {"source": content}) if ctx.attempt > 1 else None
+        self.steer("implementer", {"path": ctx.target_file, "content": content, "notes": ""}, tool=tool)
+
+    def audit(self, ctx: AuditContext, final: bool) -> None:
+        table = self.script.get("audit") or {}
+        key: Any = "final" if final and "final" in table else ctx.module
+        rows = table.get(key) or table.get(str(key)) or []
+        in_scope = set(ctx.rows_in_scope)
+        answer_rows = [{"index": r["index"], "status": "✅", "pypto_call": r["pypto_call"], "line": r["line"]}
+                       for r in rows if r["index"] in in_scope]
+        covered = {r["index"] for r in answer_rows}
+        missing = sorted(in_scope - covered)
+        answer_rows += [{"index": i, "status": "❌", "pypto_call": "", "line": None} for i in missing]
+        verdict = "block" if missing else "ok"
+        summary = (f"{len(covered)}/{len(in_scope)} inventory rows in scope implemented in {ctx.target_file}"
+                   + (f"; rows {missing} are missing" if missing else "; each row's pypto call checked at its line"))
+        self.steer("verifier", {"rows": sorted(answer_rows, key=lambda r: r["index"]), "verdict": verdict,
+                                "summary": summary})
+
+    def debug(self, ctx: DebugContext) -> None:
+        entries = (self.script.get("debug") or {}).get(ctx.module) or \
+            (self.script.get("debug") or {}).get(str(ctx.module)) or []
+        match = [e for e in entries if int(e.get("attempt", 0)) == ctx.attempt]
+        if not match:
+            raise ForgeError(f"authoring: no debug answer for module {ctx.module} attempt {ctx.attempt}")
+        entry = match[0]
+        self.steer("debugger", {"diagnosis": entry["diagnosis"], "proposals": entry["proposals"]})
+
+    # -- what the human decides ------------------------------------------------------------------------
+
+    def decide(self, req: GateRequest) -> GateDecision:
+        if self.used_decisions >= len(self.decisions):
+            raise ForgeError(f"authoring: the run reached gate {req.gate!r} but the script has no decision left")
+        entry = self.decisions[self.used_decisions]
+        if entry.get("gate") != req.gate:
+            raise ForgeError(f"authoring: the run reached gate {req.gate!r} (module {req.module}) but the next "
+                             f"scripted decision is for gate {entry.get('gate')!r}")
+        self.used_decisions += 1
+        return GateDecision(decision=entry["decision"], note=str(entry.get("note") or ""))
+
+
+class _SteeredAgents:
+    """The real LLM roles, with the scripted model told which dispatch comes next."""
+
+    def __init__(self, inner: Any, answers: _Answers, op_name: str) -> None:
+        self.inner, self.answers, self.op_name = inner, answers, op_name
+
+    def design(self, ctx: DesignContext) -> DesignResult:
+        self.answers.design(ctx)
+        return self.inner.design(ctx)
+
+    def implement(self, ctx: ImplementContext) -> ImplementResult:
+        self.answers.implement(ctx)
+        return self.inner.implement(ctx)
+
+    def audit(self, ctx: AuditContext) -> AuditResult:
+        self.answers.audit(ctx, final=ctx.target_file == f"{self.op_name}_impl.py")
+        return self.inner.audit(ctx)
+
+    def debug(self, ctx: DebugContext) -> DebugResult:
+        self.answers.debug(ctx)
+        return self.inner.debug(ctx)
+
+
+def load_script(path: Path) -> dict[str, Any]:
+    try:
+        script = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise ForgeError(f"cannot read authoring script {path}: {exc}") from None
+    if not isinstance(script, dict) or not script.get("design") or not script.get("implement"):
+        raise ForgeError(f"authoring script {path}: needs at least 'design' and 'implement' entries")
+    return script
+
+
+def author_trace(op_dir: Path | str, *, script: Path | str | None = None, name: str = "default") -> AuthoredTrace:
+    """Play ``<op>/authoring/script.yaml`` in record mode and ship the trace to ``<op>/traces/<name>/``.
+
+    The run happens in a scratch copy of the op dir (SPEC.md + golden.py only), so the op dir itself only
+    gains the trace. Raises ForgeError when the run does not end delivered or the script is out of step.
+    """
+    from agents.llm import ScriptedProvider
+    from agents.roles import LLMAgents
+    from agents.trace import Trace
+    from orchestrator import api
+    from orchestrator.paths import trace_dir
+
+    root = Path(op_dir).resolve()
+    script_path = Path(script).resolve() if script else root / "authoring" / "script.yaml"
+    data = load_script(script_path)
+    answers = _Answers(script=data, base=script_path.parent, decisions=list(data.get("decisions") or []))
+    with tempfile.TemporaryDirectory(prefix="forge-author-") as tmp:
+        work = Path(tmp) / root.name
+        work.mkdir()
+        for fname in OP_INPUT_FILES:
+            shutil.copy2(root / fname, work / fname)
+        clock = LogicalClock.parse(AUTHOR_ORIGIN)
+        run_id = f"authored-{root.name}"
+        trace = Trace(trace_dir(work, run_id), run_id=run_id, mode="record", op_dir=work)
+        config = {"model": AUTHOR_MODEL, "base_url": AUTHOR_BASE_URL}
+        inner = LLMAgents(config, trace, op_dir=work, provider_factory=lambda: ScriptedProvider(answers),
+                          base_url=AUTHOR_BASE_URL)
+        agents = _SteeredAgents(inner, answers, op_name=_op_name(work))
+        trace.update_manifest(producer=str(data.get("producer") or "authored for the workspace"),
+                              authored=True, clock_origin=AUTHOR_ORIGIN)
+        result = api.run(work, agents=agents, approve="prompt", prompt=answers.decide, trace=trace,
+                         clock=clock, run_id=run_id)
+        trace.close()
+        if result.status != "delivered":
+            raise ForgeError(f"authored run of {root.name} ended {result.status!r} at {result.node!r}, "
+                             "not delivered: the script is out of step with the pipeline")
+        if answers.used_decisions != len(answers.decisions):
+            raise ForgeError(f"authoring: {len(answers.decisions) - answers.used_decisions} scripted decision(s) "
+                             "were never asked for")
+        out = root / "traces" / name
+        if out.exists():
+            shutil.rmtree(out)
+        shutil.copytree(trace_dir(work, run_id), out)
+    events = [json.loads(line) for line in (out / "events.jsonl").read_text(encoding="utf-8").splitlines() if line]
+    return AuthoredTrace(op_dir=root, trace_dir=out, status=result.status,
+                         llm_calls=sum(e.get("kind") == "llm_call" for e in events),
+                         tool_calls=sum(e.get("kind") == "tool_call" for e in events),
+                         decisions=answers.used_decisions)
+
+
+def _op_name(op_dir: Path) -> str:
+    from runtime.opdir import load_op_dir
+
+    return load_op_dir(op_dir).spec.op_name

@@ -1,0 +1,39 @@
+"""cleanup: final stage file -> ``<op>_impl.py`` (L1, mechanical); L0 already wrote it and only gets README."""
+
+from __future__ import annotations
+
+import yaml
+from langgraph.runtime import Runtime
+
+from orchestrator.cleanup import cleanup_source, render_readme
+from orchestrator.nodes._common import dev, node, op_path, read_text, services
+from orchestrator.paths import final_file, sha256_file, stage_suffix
+from orchestrator.state import ForgeState
+
+
+@node("cleanup")
+def cleanup(state: ForgeState, runtime: Runtime) -> dict:
+    svc = services(runtime)
+    root = op_path(state)
+    op = state["op_name"]
+    mods = state["modules"]
+    last = mods[-1]
+    if state.get("level") == "L0":
+        readme = render_readme(op, state.get("spec", {}), level="L0", module_count=1, verdict="PASS",
+                               report_hash=str(last.get("report_hash") or ""))
+        (root / "README.md").write_text(readme, encoding="utf-8")
+        final = {"verdict": "PASS", "report_hash": last.get("report_hash"), "impl_sha256": last.get("verified_sha256"),
+                 "file": final_file(op)}
+        return {"phase": "final", "final": final,
+                "dev_log": [dev(svc, "cleanup", "L0: README.md from SPEC.md", "written", "final gate")]}
+    try:
+        interfaces = yaml.safe_load(read_text(root / "module_interfaces.yaml")) or {}
+    except yaml.YAMLError:
+        interfaces = {}
+    text = cleanup_source(read_text(root / last["stage_file"]), op, stage_suffix(len(mods)),
+                          stage_file=last["stage_file"], report_hash=str(last.get("report_hash") or ""),
+                          interfaces=interfaces if isinstance(interfaces, dict) else {})
+    (root / final_file(op)).write_text(text, encoding="utf-8")
+    return {"phase": "cleanup", "final": {"file": final_file(op), "impl_sha256": sha256_file(root / final_file(op))},
+            "dev_log": [dev(svc, "cleanup", f"{last['stage_file']} -> {final_file(op)}",
+                            "wrapper renamed, STUB lines removed", "final verification")]}

@@ -1,0 +1,160 @@
+"""The four gate nodes: ``gate_design``, ``gate_module``, ``gate_final``, ``gate_blocked``.
+
+LangGraph re-executes a node from its start when the run resumes, so nothing with side effects happens
+before :func:`interrupt` here: the decision is first looked up in a recorded trace (replay), then taken
+from the approval mode (``auto``), else asked with ``interrupt()``. Effects (trace event, state update)
+come after. Malformed decisions are denied (:func:`orchestrator.gates.parse_decision`).
+"""
+
+from __future__ import annotations
+
+from langgraph.runtime import Runtime
+from langgraph.types import interrupt
+
+from orchestrator.gates import DEFAULT_RAISE, GateDecision, GateRequest, parse_decision
+from orchestrator.nodes._common import dev, node, services
+from orchestrator.services import Services
+from orchestrator.state import ForgeState, replace_module
+
+
+def decide(state: ForgeState, svc: Services, request: GateRequest) -> tuple[GateDecision, dict]:
+    """The decision at a gate plus the state update that counts it (replay > auto > interrupt)."""
+    key = f"{request.gate}:{request.module}"
+    occurrence = int(state.get("gate_counts", {}).get(key, 0))
+    recorded = svc.trace.recorded_decision(request.gate, request.module, occurrence)
+    if recorded is not None:
+        decision, source = parse_decision(recorded, request.gate), "replay"
+    elif svc.approve == "auto" and not svc.answer_pending:
+        choice = "abort" if request.gate == "blocked" else "approve"
+        decision, source = GateDecision(decision=choice, note="auto"), "auto"
+    else:
+        raw = interrupt(request.model_dump())
+        svc.answer_pending = False
+        decision, source = parse_decision(raw, request.gate), "human"
+    svc.trace.emit("resume", node=f"gate_{request.gate}", module=request.module, gate=request.gate,
+                   decision=decision.encoded(), note=decision.note, source=source)
+    counts = dict(state.get("gate_counts", {}))
+    counts[key] = occurrence + 1
+    return decision, {"gate_counts": counts,
+                      "gate": {"gate": request.gate, "module": request.module, "decision": decision.encoded(),
+                               "note": decision.note, "source": source}}
+
+
+@node("gate_design")
+def gate_design(state: ForgeState, runtime: Runtime) -> dict:
+    svc = services(runtime)
+    d = state.get("design", {})
+    details = [f"module_count = {state.get('module_count')} ({state.get('level')}); computed "
+               f"{state.get('complexity', {}).get('module_count')}"]
+    if d.get("rationale"):
+        details.append(f"designer rationale: {d['rationale']}")
+    details += [f"M{m['id']}: {m.get('name')} -> {', '.join(m.get('outputs', []))}" for m in state.get("modules", [])]
+    req = GateRequest(gate="design", title="Approve the design (DESIGN.md + module_interfaces.yaml)?",
+                      details=details)
+    decision, update = decide(state, svc, req)
+    d = dict(d)
+    if decision.decision == "approve":
+        d["status"] = "approved"
+        update["dev_log"] = [dev(svc, "gate_design", "design gate", "approved", "plan stages")]
+    else:
+        d["status"] = "rejected"
+        d["notes"] = list(d.get("notes", [])) + [decision.note or "rejected without a note"]
+        update["rejected"] = [{"approach": f"design attempt {d.get('attempts', 0)}",
+                               "evidence": f"rejected at the design gate: {decision.note}", "when": svc.stamp()}]
+        update["dev_log"] = [dev(svc, "gate_design", "design gate", f"rejected: {decision.note}", "redesign")]
+    update["design"] = d
+    return update
+
+
+@node("gate_module")
+def gate_module(state: ForgeState, runtime: Runtime) -> dict:
+    svc = services(runtime)
+    k = int(state["active"])
+    m = state["modules"][k - 1]
+    n = len(state["modules"])
+    if svc.module_gate:
+        req = GateRequest(gate="module", module=k, title=f"Accept verified module M{k} ({m.get('stage_file')})?",
+                          details=[f"report {str(m.get('report_hash'))[:16]}", f"attempts {m.get('attempts')}",
+                                   f"audit: {m.get('audit')}"])
+        decision, update = decide(state, svc, req)
+    else:
+        decision, update = GateDecision(decision="approve", note="module gate disabled"), {}
+    if decision.decision == "approve":
+        if k < n:
+            update.update(active=k + 1, phase="construction")
+            nxt = f"implement M{k + 1}"
+        else:
+            update.update(phase="cleanup")
+            nxt = "cleanup"
+        update["dev_log"] = [dev(svc, "gate_module", f"module gate M{k}", "approved", nxt)]
+        return update
+    note = decision.note or "rejected without a note"
+    update["modules"] = replace_module(state, k, status="in_progress", audit=None,
+                                       feedback=list(m.get("feedback", [])) + [f"human at module gate: {note}"])
+    update["rejected"] = [{"approach": f"M{k} as in {m.get('stage_file')} (report {str(m.get('report_hash'))[:12]})",
+                           "evidence": f"rejected at the module gate: {note}", "when": svc.stamp()}]
+    update["dev_log"] = [dev(svc, "gate_module", f"module gate M{k}", f"rejected: {note}", f"re-implement M{k}")]
+    return update
+
+
+@node("gate_final")
+def gate_final(state: ForgeState, runtime: Runtime) -> dict:
+    svc = services(runtime)
+    f = state.get("final", {})
+    req = GateRequest(gate="final", title=f"Deliver {state['op_name']}_impl.py and README.md?",
+                      details=[f"final verdict {f.get('verdict')}", f"report {str(f.get('report_hash'))[:16]}"])
+    decision, update = decide(state, svc, req)
+    if decision.decision == "approve":
+        update.update(outcome="delivered", phase="final")
+        update["dev_log"] = [dev(svc, "gate_final", "final gate", "approved", "report")]
+        return update
+    k = len(state["modules"])
+    m = state["modules"][k - 1]
+    note = decision.note or "rejected without a note"
+    update.update(active=k, phase="construction")
+    update["modules"] = replace_module(state, k, status="in_progress", audit=None,
+                                       feedback=list(m.get("feedback", [])) + [f"human at final gate: {note}"])
+    update["dev_log"] = [dev(svc, "gate_final", "final gate", f"rejected: {note}", f"re-implement M{k}")]
+    return update
+
+
+@node("gate_blocked")
+def gate_blocked(state: ForgeState, runtime: Runtime) -> dict:
+    svc = services(runtime)
+    b = state.get("blocked") or {}
+    module = b.get("module")
+    req = GateRequest(gate="blocked", module=module, title=f"Blocked: {b.get('reason')}",
+                      details=["hint: add a note for the implementer/designer and retry",
+                               f"raise_budget: allow N more attempts (default {DEFAULT_RAISE})",
+                               "rollback: go back to the design stage", "abort: stop the run"],
+                      choices=["hint", "raise_budget", "rollback", "abort"])
+    decision, update = decide(state, svc, req)
+    update["blocked"] = None
+    note = decision.note
+    if decision.decision == "abort":
+        update.update(outcome="aborted")
+        update["dev_log"] = [dev(svc, "gate_blocked", "blocked gate", f"abort {note}".strip(), "report")]
+        return update
+    if decision.decision == "rollback" or module is None:
+        d = dict(state.get("design", {}))
+        d["notes"] = list(d.get("notes", [])) + ([note] if note else [])
+        d["budget"] = int(d.get("attempts", 0)) + (decision.budget or DEFAULT_RAISE)
+        d["status"] = "rolled_back"
+        d["existing"] = False
+        update.update(design=d, phase="design", active=0, modules=[])
+        if module is not None:
+            update["rejected"] = [{"approach": "design before rollback", "evidence": str(b.get("reason")),
+                                   "when": svc.stamp()}]
+        update["dev_log"] = [dev(svc, "gate_blocked", "blocked gate", f"{decision.decision}: back to design",
+                                 "design")]
+        return update
+    k = int(module)
+    m = state["modules"][k - 1]
+    extra = decision.budget or DEFAULT_RAISE
+    feedback = list(m.get("feedback", [])) + ([f"human hint: {note}"] if note else [])
+    update["modules"] = replace_module(state, k, budget=int(m.get("attempts", 0)) + extra, lint_streak=0,
+                                       lint_key=None, feedback=feedback, status="in_progress")
+    update.update(active=k, phase="construction")
+    update["dev_log"] = [dev(svc, "gate_blocked", f"blocked gate M{k}", f"{decision.encoded()} {note}".strip(),
+                             f"re-implement M{k} with {extra} more attempt(s)")]
+    return update

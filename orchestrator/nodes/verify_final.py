@@ -1,0 +1,45 @@
+"""verify_final: the cleaned ``<op>_impl.py`` against the golden outputs on all cases."""
+
+from __future__ import annotations
+
+from langgraph.runtime import Runtime
+
+from orchestrator.cleanup import render_readme
+from orchestrator.nodes._common import dev, node, op_path, services
+from orchestrator.nodes.verify import disk_matches, run_verifier
+from orchestrator.paths import final_file, sha256_file
+from orchestrator.state import ForgeState
+
+
+@node("verify_final")
+def verify_final(state: ForgeState, runtime: Runtime) -> dict:
+    svc = services(runtime)
+    root = op_path(state)
+    op = state["op_name"]
+    target = final_file(op)
+    outcome = run_verifier(svc, root, state.get("run_id", "run"), target, None)
+    verdict = outcome.verdict
+    if verdict == "PASS" and (why := disk_matches(outcome, root, target)):
+        verdict = "ERROR"
+        outcome = outcome.model_copy(update={"verdict": "ERROR", "summary": f"PASS not accepted: {why}",
+                                             "memory_row": ""})
+    svc.trace.emit("verify", node="verify_final", hashes=outcome.hashes, verdict=verdict,
+                   report_hash=outcome.report_hash, target=target)
+    final = dict(state.get("final", {}))
+    final.update(verdict=verdict, report_hash=outcome.report_hash, impl_sha256=sha256_file(root / target))
+    update: dict = {"final": final, "last_verdict": verdict, "last_report": outcome.report_path,
+                    "verify_log": [{"when": svc.stamp(), "module": "final", "file": target, "verdict": verdict,
+                                    "row": outcome.memory_row or outcome.summary,
+                                    "report_hash": outcome.report_hash}]}
+    if verdict == "PASS":
+        readme = render_readme(op, state.get("spec", {}), level=state.get("level", "L1"),
+                               module_count=len(state["modules"]), verdict=verdict, report_hash=outcome.report_hash)
+        (root / "README.md").write_text(readme, encoding="utf-8")
+        update.update(phase="final", blocked=None)
+        update["dev_log"] = [dev(svc, "verify_final", f"verify {target}", f"PASS report {outcome.report_hash[:12]}",
+                                 "final gate")]
+        return update
+    n = len(state["modules"])
+    update.update(active=n, blocked={"module": n, "reason": f"final verification {verdict}: {outcome.summary}"})
+    update["dev_log"] = [dev(svc, "verify_final", f"verify {target}", verdict, "blocked gate")]
+    return update

@@ -1,0 +1,87 @@
+"""The orchestrator's view of an operator directory, read through ``runtime.opdir``.
+
+Why a bridge: the graph needs only a few facts (op name, complexity decision, golden inventory, module
+markers) as plain checkpoint-safe data, and must give one clear message for a bad directory.
+``runtime.opdir`` is the authority for all of them.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, Field
+
+from orchestrator.errors import ForgeError
+from runtime.opdir import GoldenError, OpDirError, load_op_dir
+from runtime.opdir import complexity as _complexity
+
+log = logging.getLogger(__name__)
+
+
+class OpInfo(BaseModel):
+    """Facts about an op dir that the graph keeps (small, serialisable)."""
+
+    root: str
+    op_name: str
+    complexity: dict = Field(default_factory=dict)
+    inventory: list[dict] = Field(default_factory=list)
+    markers: list[dict] = Field(default_factory=list)
+    spec_front: dict = Field(default_factory=dict)
+
+
+def _problems_text(exc: Exception) -> str:
+    problems = getattr(exc, "problems", None) or []
+    lines = []
+    for p in problems[:8]:
+        where = ":".join(str(x) for x in (getattr(p, "file", ""), getattr(p, "line", "")) if x)
+        lines.append(f"  {where} {getattr(p, 'field', '') or ''} {getattr(p, 'message', p)}".rstrip())
+    head = str(getattr(exc, "message", None) or exc).splitlines()[0] if str(exc) else "invalid op dir"
+    return head + ("\n" + "\n".join(lines) if lines else "")
+
+
+def front_matter(text: str) -> dict:
+    """YAML front matter of a markdown file (``---`` fenced at the top), or {}."""
+    if not text.startswith("---"):
+        return {}
+    end = text.find("\n---", 3)
+    if end < 0:
+        return {}
+    data = yaml.safe_load(text[3:end]) or {}
+    return data if isinstance(data, dict) else {}
+
+
+def load(op_dir: Path) -> OpInfo:
+    """Validate an op dir and collect the facts the graph needs.
+
+    Raises:
+        ForgeError: the directory is missing or its SPEC.md / golden.py are invalid (one clear message).
+    """
+    op_dir = Path(op_dir)
+    if not op_dir.is_dir():
+        raise ForgeError(f"operator directory not found: {op_dir}")
+    try:
+        op = load_op_dir(op_dir)
+    except (OpDirError, GoldenError) as exc:  # OpDirError carries .problems
+        raise ForgeError(f"invalid operator directory {op_dir}: {_problems_text(exc)}") from exc
+    cx = _complexity(op)
+    cx_dict = cx.model_dump() if hasattr(cx, "model_dump") else dict(vars(cx))
+    inventory = [r.model_dump() if hasattr(r, "model_dump") else dict(vars(r)) for r in op.inventory()]
+    markers = [m.model_dump() if hasattr(m, "model_dump") else dict(vars(m)) for m in op.module_markers()]
+    spec_text = (op_dir / "SPEC.md").read_text(encoding="utf-8")
+    return OpInfo(root=str(op_dir), op_name=op.spec.op_name, complexity=_plain(cx_dict),
+                  inventory=_plain(inventory), markers=_plain(markers), spec_front=front_matter(spec_text))
+
+
+def _plain(obj):
+    """Reduce to JSON-like plain data (checkpoint-safe)."""
+    if isinstance(obj, dict):
+        return {str(k): _plain(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_plain(v) for v in obj]
+    if isinstance(obj, str | int | float | bool) or obj is None:
+        return obj
+    if hasattr(obj, "model_dump"):
+        return _plain(obj.model_dump())
+    return str(obj)

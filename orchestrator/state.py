@@ -1,0 +1,97 @@
+"""The graph state: plain, serialisable data only (paths, sha256 hashes, verdict summaries).
+
+Why a TypedDict of plain dicts: every value is checkpointed by LangGraph's SQLite saver after each node,
+so it must round-trip through its serializer without allowlists, and it must stay small — file contents
+never live here, only their path and hash. Services (agents, verifier, trace sink, clock) are injected
+through the LangGraph runtime context (:mod:`orchestrator.services`), never stored here.
+
+Append-only logs use the ``operator.add`` reducer so nodes return only the new rows.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Literal, TypedDict
+
+ModuleStatus = Literal["pending", "in_progress", "verified", "blocked"]
+Phase = Literal["intake", "design", "construction", "cleanup", "final", "done", "aborted"]
+
+
+class ModuleRecord(TypedDict, total=False):
+    """One semantic module of the decomposition (L0: exactly one, target ``<op>_impl.py``)."""
+
+    id: int
+    name: str
+    status: ModuleStatus
+    attempts: int
+    """Implementer dispatches for this module so far (each counts against ``budget``)."""
+    budget: int
+    stage_file: str
+    """Relative path of the file the implementer writes for this module."""
+    wrapper: str
+    file_sha256: str | None
+    """Hash of the stage file as last written by the implementer."""
+    verified_sha256: str | None
+    """Hash of the stage file at the PASS report that verified it (set only by the verify node)."""
+    report_hash: str | None
+    verdict: str | None
+    lint_key: str | None
+    """Identity of the last blocking lint finding set (for the 5-in-a-row circuit breaker)."""
+    lint_streak: int
+    feedback: list[str]
+    audit: str | None
+    commit: str | None
+    outputs: list[str]
+    written: bool
+    """True when the implementer wrote the stage file in its latest dispatch."""
+
+
+class ForgeState(TypedDict, total=False):
+    """Everything the orchestrator knows about one run."""
+
+    op_dir: str
+    op_name: str
+    run_id: str
+    phase: Phase
+    node: str
+    """The last node that ran (for status and MEMORY.md)."""
+    level: Literal["L0", "L1"]
+    module_count: int
+    complexity: dict
+    inventory: list[dict]
+    coverage: dict[str, dict]
+    """Inventory row index (as str) -> {status, pypto_call, line} from the last accepted audit."""
+    spec: dict
+    """SPEC.md front matter (small; used for README and MEMORY.md)."""
+    design: dict
+    """{attempts, status, notes, problems, skipped, design_sha256, yaml_sha256, commit}."""
+    modules: list[ModuleRecord]
+    active: int
+    """1-based index of the active module; 0 before construction."""
+    last_verdict: str | None
+    last_report: str | None
+    blocked: dict | None
+    """Set while routing to the blocked gate: {module, reason}."""
+    gate: dict | None
+    """The last gate decision: {gate, module, decision, note}."""
+    gate_counts: dict[str, int]
+    final: dict
+    outcome: str | None
+    """``delivered`` | ``aborted`` | None while running."""
+    verify_log: Annotated[list[dict], operator.add]
+    lint_log: Annotated[list[dict], operator.add]
+    dev_log: Annotated[list[dict], operator.add]
+    rejected: Annotated[list[dict], operator.add]
+    agent_calls: Annotated[list[dict], operator.add]
+
+
+def module_by_id(state: ForgeState, k: int) -> ModuleRecord:
+    """The record of module ``k`` (1-based)."""
+    return state["modules"][k - 1]
+
+
+def replace_module(state: ForgeState, k: int, **changes: object) -> list[ModuleRecord]:
+    """A new module list with module ``k`` updated (state values are never mutated in place)."""
+    mods = [dict(m) for m in state.get("modules", [])]
+    mods[k - 1].update(changes)
+    return mods  # type: ignore[return-value]
