@@ -1,0 +1,174 @@
+"""The automatic method: map recorded kernel values to golden tensors and name the first diverging op.
+
+How it decides (no kernel edits needed):
+
+1. **Regions.** Every recorded value gets tile offsets in the index space of the tensors it derives from:
+   a view of a kernel argument at ``[i*T, 0]`` starts the chain, elementwise ops inherit offsets per axis
+   from the operand of the same extent, reductions reset the reduced axis, matmul takes rows from ``a`` and
+   columns from ``b``, transpose swaps. A write (assemble/move) is at its own offsets in its target.
+2. **Status.** A value *matches* when it equals, within the case tolerance, the slice of some golden tensor
+   at its offsets (the golden of the same name first; compute ops may only match golden tensors later in
+   golden data-flow order than their operands, so ``acc + 0`` cannot "match" its own input). A final write
+   into a kernel argument mapped to a golden tensor is checked against it (*mismatch* when it departs);
+   NaN inside the valid box is *nan*; anything else has no golden counterpart (*unknown*).
+3. **Narrowing.** The first bad value in execution order is where the divergence is *observed*. Walking
+   its operands back through unknown values (kernel-only ops, and reads of written-back state resolved to
+   the writes that produced it) gives the *window* of ops that could have caused it. The culprit is, in
+   order of evidence strength: the op where NaN first appears; a view/write whose tile offsets are
+   inconsistent with its partner (the written values equal the golden at the *read* position) and break
+   the tiling grid; for output elements nobody wrote, the view whose ``valid_shape`` cut them off; else
+   the earliest op of the window.
+
+Where it cannot map a value (reshape, unknown ops, missing data-flow links) it lists it as unmapped.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import numpy as np
+
+from runtime.bisect._analyzer import BAD, CONST, Analyzer, AutoResult, Golden
+from runtime.bisect._records import Rec
+from runtime.bisect._rules import coverage_gap, geometry, missing_cast, rebound_after_loop, stale_state
+
+__all__ = ["AutoResult", "Golden", "analyze", "approximate_links", "name_from_source"]
+
+
+def name_from_source(recs: list[Rec], stage_file: str, source: str) -> None:
+    """Name records after the variable their statement assigns (``var = vs * c`` -> the last op is ``var``).
+
+    The emulator's tensor names are used when it records them; otherwise the kernel source (parsed, never
+    run) supplies them: within one statement and iteration, the last op's result is what the name binds.
+    """
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return
+    stmt_of: dict[int, tuple[int, str]] = {}
+    for node in ast.walk(tree):
+        target = None
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            target = node.targets[0].id
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            target = node.target.id
+        if target is not None:
+            for ln in range(node.lineno, (node.end_lineno or node.lineno) + 1):
+                stmt_of[ln] = (node.lineno, target)
+    base = stage_file.rsplit("/", 1)[-1]
+    last: dict[tuple, Rec] = {}
+    for r in recs:
+        if r.name is not None or r.line is None or r.is_write or (r.file and r.file.rsplit("/", 1)[-1] != base):
+            continue
+        st = stmt_of.get(r.line)
+        if st is not None:
+            last[(st, tuple(sorted(r.iteration.items())), r.seq)] = r
+    groups: dict[tuple, Rec] = {}
+    for (st, it, _seq), r in sorted(last.items(), key=lambda kv: kv[1].seq):
+        prev = groups.get((st, it))
+        if prev is not None and r.seq - prev.seq > 8:
+            prev.name = st[1]
+        groups[(st, it)] = r
+    for (st, _it), r in groups.items():
+        r.name = st[1]
+
+
+def approximate_links(recs: list[Rec]) -> None:
+    """Give records without data-flow links a program-order chain (each op reads the op before it).
+
+    Emulators that do not yet record operand links (NEEDS_FROM_EMULATOR.md) still get region inference and
+    a window for straight-line kernels. Also cuts the written tile out of write records that carry the
+    whole target tensor: its extent is the valid shape of the value written (the op just before).
+    """
+    prev: Rec | None = None
+    if any(r.inputs for r in recs):
+        return
+    for r in recs:
+        if r.op == "view" or r.op in CONST:
+            r.inputs = []
+        elif prev is not None:
+            r.inputs = [{"kind": "record", "seq": prev.seq}]
+        else:
+            r.inputs = []
+        if r.is_write and prev is not None and r.value is not None and r.offsets is not None \
+                and prev.value is not None and prev.valid_shape is not None:
+            v = np.asarray(r.value)
+            ext = list(prev.valid_shape)
+            if v.ndim == len(ext) == len(r.offsets) and list(v.shape) != list(np.asarray(prev.value).shape):
+                box = tuple(slice(o, o + n) for o, n in zip(r.offsets, ext, strict=True))
+                tile = v[box]
+                if list(tile.shape) == ext:
+                    r.value, r.shape, r.valid_shape = tile.copy(), list(np.asarray(prev.value).shape), ext
+        if not r.is_write:
+            prev = r
+
+
+def analyze(recs: list[Rec], golden: Golden, kernel_args: list[dict], outputs: dict[str, np.ndarray],
+            source: str | None = None) -> AutoResult:
+    """Run the automatic method on one recorded run.
+
+    Args:
+        outputs: golden name -> what the wrapper returned.
+        source: the kernel source text (parsed, never run) for loop lines and statement names.
+    """
+    linked = any(r.inputs for r in recs)
+    approximate_links(recs)
+    an = Analyzer(recs, golden, kernel_args)
+    an.source = source
+    an.linked = linked
+    an.map_params()
+    an.classify()
+    evidence: list[str] = []
+    bad = [r for r in recs if an.status.get(r.seq) in BAD]
+    observed = bad[0] if bad else None
+    coverage, cov_culprit, cov_notes = coverage_gap(an, outputs)
+    culprit: Rec | None = None
+    window: list[Rec] = []
+    if observed is None:
+        if cov_culprit is not None:
+            evidence.extend(cov_notes)
+            return AutoResult(an.status, an.matched, an.offs, an.param_map, None, cov_culprit, [], evidence,
+                              an.unmapped, coverage)
+        return AutoResult(an.status, an.matched, an.offs, an.param_map, None, None, [], evidence, an.unmapped,
+                          coverage)
+    if not an.linked:
+        evidence.append("the emulator records no data-flow links: data flow approximated by program order")
+    window = an.window(observed)
+    # 1. NaN origin
+    origin = an.nan_origin(window)
+    if origin is not None:
+        culprit = origin
+        unread = an.uninitialized_reads(origin)
+        if unread:
+            evidence.append(f"NaN first appears at {origin.where()}: it reads {', '.join(sorted(unread))} "
+                            "before anything was written there (uninitialized state)")
+        else:
+            evidence.append(f"NaN first appears at {origin.where()} although its operands hold no NaN "
+                            "(poison outside valid_shape or uninitialized memory)")
+    # 2. state re-bound inside a loop instead of written back
+    if culprit is None:
+        culprit = rebound_after_loop(an, window, evidence)
+    if culprit is None:
+        culprit = stale_state(an, window, evidence)
+    # 3. an operand used without the cast the kernel applies to it elsewhere
+    if culprit is None:
+        culprit = missing_cast(an, observed, evidence)
+    # 4. geometry
+    if culprit is None:
+        culprit = geometry(an, observed, window, evidence)
+    # 5. coverage (elements nobody wrote)
+    if culprit is None and cov_culprit is not None and observed.is_write:
+        culprit = cov_culprit
+        evidence.extend(cov_notes)
+    # 6. the window
+    if culprit is None:
+        compute = [r for r in window if not r.is_write]
+        culprit = compute[0] if compute else observed
+        if len(window) > 1:
+            evidence.append(f"{observed.where()} is the first value that departs from the golden; the ops "
+                            f"before it back to the last matching values have no golden counterpart; the "
+                            f"earliest of them is named (lines {sorted({r.line for r in window if r.line})})")
+        else:
+            evidence.append(f"{observed.where()} departs from the golden while all its operands match")
+    return AutoResult(an.status, an.matched, an.offs, an.param_map, observed, culprit, window, evidence,
+                      an.unmapped, coverage)

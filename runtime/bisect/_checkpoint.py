@@ -1,0 +1,118 @@
+"""The checkpoint method: kernel parameters named like golden intermediates are compared with them.
+
+The upstream workflow (spec/workflow.md Part B §10.2-10.3) has a person add inspection tensors and bisect
+over many device runs. Here the kernel declares a tensor parameter named like a golden intermediate (its
+wrapper allocates it, any contents: the tool fills it with NaN poison before the kernel call), writes its
+value there, and one run compares every checkpoint. Per-iteration results and the drift-onset iteration
+come from the recorded writes into the checkpoint (what was written in iteration k, compared at the
+offsets it was written to), so running accumulators are judged per iteration, not only at the end.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import numpy as np
+
+from runtime.bisect._auto import Golden
+from runtime.bisect._records import Rec
+from runtime.bisect.report import CheckpointResult, IterationResult, stats_of
+
+__all__ = ["checkpoint_names", "compare_checkpoints"]
+
+
+def _is_jit(dec: ast.expr) -> bool:
+    node = dec.func if isinstance(dec, ast.Call) else dec
+    text = ast.unparse(node)
+    return text.endswith("jit")
+
+
+def checkpoint_names(stage_file: Path, intermediates: list[str], wrapper: str | None = None) -> list[str]:
+    """Parameters of the stage file's jit kernels that are named like a golden intermediate (file order).
+
+    Positional parameters of ``wrapper`` are inputs (e.g. golden-fed STUB boundary tensors), never
+    checkpoints. Parsing only (the candidate is untrusted and is never imported here).
+    """
+    try:
+        tree = ast.parse(Path(stage_file).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return []
+    wanted = set(intermediates)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.name == wrapper:
+            wanted -= {a.arg for a in node.args.posonlyargs + node.args.args}
+    out: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and any(_is_jit(d) for d in node.decorator_list):
+            for a in node.args.args + node.args.kwonlyargs:
+                if a.arg in wanted and a.arg not in out:
+                    out.append(a.arg)
+    return out
+
+
+def _poison_mask(arr: np.ndarray) -> np.ndarray:
+    if arr.dtype.kind in "iu":
+        sentinel = np.iinfo(arr.dtype).min if arr.dtype.kind == "i" else np.iinfo(arr.dtype).max
+        return arr == sentinel
+    return np.isnan(arr.astype(np.float64))
+
+
+def compare_checkpoints(captured: dict[str, np.ndarray], golden: Golden, records: list[Rec],
+                        names: list[str]) -> list[CheckpointResult]:
+    """One result per checkpoint, in golden data-flow order."""
+    out: list[CheckpointResult] = []
+    by_seq = {r.seq: r for r in records}
+
+    def tile_shape(w: Rec, written: tuple[int, ...]) -> list[int]:
+        """The tile the write came from (its source op's output), not just the written extent."""
+        for ref in w.inputs or []:
+            src = by_seq.get(int(ref.get("seq", -1))) if ref.get("kind") == "record" else None
+            if src is not None and src.value is not None:
+                return list(np.asarray(src.value).shape)
+        return list(w.shape or written)
+
+    for name in sorted(names, key=lambda n: golden.order.get(n, 1 << 30)):
+        g = golden.f64.get(name)
+        arr = captured.get(name)
+        if g is None or arr is None:
+            out.append(CheckpointResult(name=name, status="not_written", not_written=-1))
+            continue
+        if arr.shape != g.shape:
+            out.append(CheckpointResult(name=name, status="shape_mismatch"))
+            continue
+        unwritten = int(_poison_mask(arr).sum())
+        a = arr.astype(np.float64)
+        st = stats_of(a, g, golden.atol, golden.rtol)
+        per_iter: list[IterationResult] = []
+        onset = None
+        for w in records:
+            if w.target != name or not w.is_write or w.offsets is None:
+                continue
+            box = w.box()
+            if box is None:
+                continue
+            b = box.astype(np.float64)
+            sl = g[tuple(slice(o, o + n) for o, n in zip(w.offsets, b.shape, strict=False))]
+            if sl.shape != b.shape:
+                ok, mx = False, None
+            else:
+                s = stats_of(b, sl, golden.atol, golden.rtol)
+                ok, mx = s.out_of_tolerance == 0, s.max_abs_diff
+            tile = tile_shape(w, b.shape)
+            if len(tile) == g.ndim and all(o + t <= n for o, t, n in zip(w.offsets, tile, g.shape, strict=True)) \
+                    and any(v < t for v, t in zip(b.shape, tile, strict=True)):
+                ok = False  # the whole tile lies inside the tensor but only part of it was written
+            per_iter.append(IterationResult(iteration=dict(w.iteration), offsets=list(w.offsets), all_close=ok,
+                                            max_abs_diff=mx, nan_count=int(np.isnan(b).sum())))
+            if not ok and onset is None:
+                onset = dict(w.iteration)
+        first_bad = None
+        if st.out_of_tolerance:
+            with np.errstate(all="ignore"):
+                bad = ~(np.abs(a - g) <= golden.atol + golden.rtol * np.abs(g))
+            first_bad = [int(i[0]) for i in np.nonzero(bad)]
+        status = "match" if st.out_of_tolerance == 0 else ("not_written" if unwritten == a.size else "mismatch")
+        out.append(CheckpointResult(name=name, status=status, stats=st, not_written=unwritten,
+                                    per_iteration=per_iter[:256], drift_onset=onset, first_bad_index=first_bad))
+    return out

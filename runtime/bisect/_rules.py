@@ -1,0 +1,278 @@
+"""Culprit rules of the automatic method, in order of evidence strength (see ``_auto``).
+
+Each rule looks at the first departing value, its window of unanchored ancestors and the kernel source
+(parsed, never run), and either names a culprit op (appending its reason to ``evidence``) or returns None.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import numpy as np
+
+from runtime.bisect._analyzer import GOOD, Analyzer, close_all, region_slice
+from runtime.bisect._records import Rec
+
+__all__ = ["coverage_gap", "geometry", "missing_cast", "rebound_after_loop", "stale_state"]
+
+
+def _driving_loop(source: str | None, write: Rec, axis: int) -> Rec | None:
+    """The ``for ... in pypto.loop(...)`` enclosing ``write`` whose index appears in its offsets on ``axis``."""
+    if not source or write.line is None:
+        return None
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    offs_names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node, "lineno", None) == write.line:
+            for arg in node.args:
+                if isinstance(arg, ast.List | ast.Tuple) and len(arg.elts) > axis:
+                    offs_names |= {n.id for n in ast.walk(arg.elts[axis]) if isinstance(n, ast.Name)}
+        elif isinstance(node, ast.Assign) and node.lineno == write.line:
+            for t in node.targets:
+                if isinstance(t, ast.Subscript):
+                    elts = t.slice.elts if isinstance(t.slice, ast.Tuple) else [t.slice]
+                    if len(elts) > axis:
+                        offs_names |= {n.id for n in ast.walk(elts[axis]) if isinstance(n, ast.Name)}
+    best: ast.For | None = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.For) and node.lineno <= write.line <= (node.end_lineno or node.lineno) \
+                and isinstance(node.target, ast.Name) and node.target.id in offs_names \
+                and (best is None or node.lineno > best.lineno):
+            best = node
+    if best is None:
+        return None
+    return Rec(seq=-1, node=None, op="loop", file=write.file, line=best.lineno, iteration={})
+
+
+def coverage_gap(an: Analyzer, outputs: dict[str, np.ndarray]) -> tuple[dict[str, int], Rec | None, list[str]]:
+    """Output elements that no write covered but should hold golden data; blame the cut-off view."""
+    counts: dict[str, int] = {}
+    culprit: Rec | None = None
+    notes: list[str] = []
+    for tgt, ws in sorted(an.writes.items()):
+        gname = an.param_map.get(tgt)
+        if gname is None or gname not in outputs:
+            continue
+        g = an.g.f64[gname]
+        cover = np.zeros(g.shape, dtype=bool)
+        for w in ws:
+            if w.offsets is None or w.valid_shape is None or len(w.offsets) != g.ndim:
+                continue
+            cover[tuple(slice(max(0, o), max(0, o + n)) for o, n in zip(w.offsets, w.valid_shape, strict=True))] = True
+        got = np.asarray(outputs[gname], dtype=np.float64)
+        if got.shape != g.shape:
+            continue
+        with np.errstate(all="ignore"):
+            wrong = ~(np.abs(got - g) <= an.g.atol + an.g.rtol * np.abs(g))
+        gap = wrong & ~cover
+        n_gap = int(gap.sum())
+        if not n_gap:
+            continue
+        counts[gname] = n_gap
+        first = tuple(int(i[0]) for i in np.nonzero(gap))
+        notes.append(f"{n_gap} element(s) of output {gname!r} were never written (first at index {list(first)})")
+        def tile(w: Rec) -> list[int] | None:
+            src = an.operand_recs(w)
+            if src and src[0].value is not None:
+                return list(np.asarray(src[0].value).shape)
+            return w.shape
+
+        for w in ws:
+            t = tile(w)
+            if w.offsets is None or t is None or len(t) != g.ndim:
+                continue
+            if all(o <= p < o + s for o, p, s in zip(w.offsets, first, t, strict=True)):
+                views = [v for v in an.lineage_views(w) if v.valid_shape and v.shape
+                         and any(vs < s for vs, s in zip(v.valid_shape, v.shape, strict=True))]
+                culprit = views[0] if views else w
+                notes.append(f"the tile written at {w.where()} has valid_shape {w.valid_shape} of tile "
+                             f"{t}; it was cut at {culprit.where()}")
+                break
+        if culprit is None and ws:
+            culprit = ws[-1]
+            notes.append("no write's tile covers these elements (loop trip count or offsets too small?)")
+            axis = next((a for a in range(g.ndim) if all(
+                w.offsets is None or tile(w) is None or len(tile(w) or []) != g.ndim
+                or first[a] >= w.offsets[a] + (tile(w) or [0] * g.ndim)[a] for w in ws)), None)
+            loop = _driving_loop(an.source, culprit, axis) if axis is not None else None
+            if loop is not None:
+                notes.append(f"the writes at line {culprit.line} advance along axis {axis} with the loop at line "
+                             f"{loop.line}, which stops before reaching index {first[axis]}")
+                culprit = loop
+        break
+    return counts, culprit, notes
+
+
+def geometry(an: Analyzer, observed: Rec, window: list[Rec], evidence: list[str]) -> Rec | None:
+    """Tile offsets that disagree between reads and writes (or between operands)."""
+    shifted = False
+    if observed.is_write and observed.target:
+        src = an.operand_recs(observed)
+        lin = an.offs.get(src[0].seq) if src else None
+        gname = an.param_map.get(observed.target)
+        box = observed.box()
+        if lin is not None and gname is not None and box is not None and tuple(lin) != tuple(observed.offsets or ()):
+            sl = region_slice(an.g.f64[gname], tuple(lin), box.shape)
+            if sl is not None and close_all(box.astype(np.float64), sl, an.g.atol, an.g.rtol):
+                shifted = True
+                evidence.append(f"the values written at offsets {observed.offsets} ({observed.where()}) equal the "
+                                f"golden {gname!r} at offsets {list(lin)}: read and write tiles disagree")
+    conflict = [r for r in window if r.seq in an.conflicts]
+    if conflict:
+        evidence.append(f"operands of {conflict[0].where()} come from tiles at different offsets on axis "
+                        f"{an.conflicts[conflict[0].seq]}")
+    if not shifted and not conflict:
+        return None
+    views = an.lineage_views(conflict[0] if conflict and not shifted else observed)
+    for v in views:
+        axes = an.irregular_axes(v)
+        if axes:
+            evidence.append(f"the view at {v.where()} (offsets {v.offsets}) breaks the tiling grid on axis {axes}")
+            return v
+    if observed.is_write and an.irregular_axes(observed):
+        evidence.append(f"the write at {observed.where()} (offsets {observed.offsets}) breaks the tiling grid")
+        return observed
+    return views[0] if views else observed
+
+
+def rebound_after_loop(an: Analyzer, window: list[Rec], evidence: list[str]) -> Rec | None:
+    """A value made inside a loop and read after it: only the last iteration survives (stale re-binding)."""
+    for c in window:
+        for p in an.operand_recs(c):
+            inner = [k for k in p.iteration if k not in c.iteration]
+            if inner and an.status.get(p.seq) not in GOOD:
+                evidence.append(f"{c.where()} reads the value computed inside loop {inner[0]} at {p.where()}; "
+                                "after the loop only the last iteration's value exists (a name re-bound inside "
+                                "pypto.loop is not loop-carried: write the state back with t[:] = ... instead)")
+                return p
+    return None
+
+
+_LOW = frozenset({"bf16", "fp16", "fp8e4m3", "fp8e5m2"})
+
+
+def _ancestors(an: Analyzer, r: Rec, limit: int = 2000) -> list[Rec]:
+    seen: dict[int, Rec] = {}
+    stack = [r]
+    while stack and len(seen) < limit:
+        cur = stack.pop()
+        for p in an.parents(cur):
+            if p.seq not in seen:
+                seen[p.seq] = p
+                stack.append(p)
+    return sorted(seen.values(), key=lambda x: x.seq)
+
+
+def missing_cast(an: Analyzer, observed: Rec, evidence: list[str]) -> Rec | None:
+    """An op consuming a low-precision value that the kernel casts up for its other uses."""
+    anc = [*_ancestors(an, observed), observed]
+    casts: dict[int, Rec] = {}
+    for x in an.recs:
+        if x.op == "cast" and x.dtype not in _LOW:
+            for p in an.operand_recs(x):
+                if p.dtype in _LOW:
+                    casts.setdefault(p.seq, x)
+    for r in anc:
+        if r.op == "cast":
+            continue
+        for p in an.operand_recs(r):
+            if p.dtype in _LOW and p.seq in casts:
+                q = casts[p.seq]
+                evidence.append(f"{r.where()} uses the {p.dtype} value from {p.where()} directly, while the "
+                                f"kernel casts that value to {q.dtype} at {q.where()} for its other uses "
+                                "(missing cast?)")
+                return r
+    return None
+
+
+def stale_state(an: Analyzer, window: list[Rec], evidence: list[str]) -> Rec | None:
+    """Loop-carried state that stopped being written back: a read in iteration k sees the write of k-2 or older.
+
+    The usual cause is ``state = new`` (a Python re-binding, not loop-carried on the device) where
+    ``state[:] = new`` was meant; the kernel source is searched for that re-binding inside the loop.
+    """
+    for r in window:
+        reads: list[tuple[str, Rec]] = []
+        for ref in r.inputs or []:
+            if ref.get("kind") == "tensor":
+                nm = str(ref.get("name"))
+                ws = an.resolve_tensor(nm, r.seq) if an.param_map.get(nm) not in an.inputs else []
+                if ws:
+                    reads.append((nm, ws[-1]))
+            elif ref.get("kind") == "record":
+                p = an.by_seq.get(int(ref.get("seq", -1)))
+                if p is not None and p.is_write and p.target:
+                    reads.append((p.target, p))
+        for nm, w in reads:
+            loops = [k for k in r.iteration if k in w.iteration and r.iteration[k] - w.iteration[k] >= 2]
+            if not loops:
+                continue
+            msg = (f"{r.where()} reads {nm!r}, last written at {w.where()}: the loop-carried state stopped "
+                   f"being written back after iteration {w.iteration[loops[0]]} of loop {loops[0]}")
+            line = None
+            if an.source:
+                try:
+                    tree = ast.parse(an.source)
+                except (SyntaxError, ValueError):
+                    tree = None
+                for node in ast.walk(tree) if tree is not None else []:
+                    if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == nm
+                                                            for t in node.targets) \
+                            and w.line is not None and node.lineno > w.line - 50 and node.lineno != w.line:
+                        if line is None or abs(node.lineno - (r.line or 0)) < abs(line - (r.line or 0)):
+                            line = node.lineno
+            if line is not None:
+                evidence.append(msg + f"; line {line} re-binds the name {nm!r} instead of writing the tensor "
+                                f"back ({nm}[:] = ...)")
+                return Rec(seq=-1, node=None, op="rebind", file=r.file, line=line, iteration=dict(r.iteration))
+            evidence.append(msg)
+            return r
+    return None
+
+
+def static_missing_cast(source: str | None, error_line: int | None) -> int | None:
+    """For a dtype-mismatch error raised before any op ran: the statement that uses a value the kernel
+    casts elsewhere, un-cast, and feeds the failing line (kernel source parsed, never run).
+
+    Example: ``xf = cast(xt, FP32)`` exists, ``s = sum(xt)`` uses ``xt`` directly, and ``d = xf - s/D`` fails
+    with "operand dtypes differ": the answer is the line of ``s = sum(xt)``.
+    """
+    if not source or error_line is None:
+        return None
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    assigns: list[tuple[int, str, set[str], bool]] = []  # line, target, names read, is a cast
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            is_cast = isinstance(node.value, ast.Call) and ast.unparse(node.value.func).endswith("cast")
+            if is_cast and node.value.args:  # type: ignore[attr-defined]
+                reads = {n.id for n in ast.walk(node.value.args[0]) if isinstance(n, ast.Name)}  # type: ignore[attr-defined]
+            else:
+                reads = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)
+                         and not (isinstance(n.ctx, ast.Load) and n.id == "pypto")}
+            assigns.append((node.lineno, node.targets[0].id, reads, is_cast))
+    assigns.sort()
+    cast_sources = {n for _l, _t, reads, is_cast in assigns if is_cast for n in reads}
+    failing = next((a for a in assigns if a[0] == error_line), None)
+    if failing is None:
+        return None
+    # ancestors of the failing statement, by name, latest definition before each use
+    frontier, seen, suspects = set(failing[2]), set(), []
+    while frontier:
+        name = frontier.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        defs = [a for a in assigns if a[1] == name and a[0] < error_line]
+        if not defs:
+            continue
+        line, _t, reads, is_cast = defs[-1]
+        if not is_cast and reads & cast_sources:
+            suspects.append(line)
+        frontier |= reads
+    return min(suspects) if suspects else None
