@@ -156,8 +156,12 @@ class VerifyReport(_M):
         return "| " + " | ".join(c.replace("|", "/") for c in cells) + " |"
 
     def sanitized(self) -> dict[str, Any]:
-        """The report for agents: statistics, errors and outlier listings only (no other golden values)."""
-        data = _strip(json.loads(self.model_dump_json()), _FORBIDDEN_FOR_AGENTS)
+        """The report for agents: statistics, errors and outlier listings only (no other golden values).
+
+        Timing fields are dropped too: they vary between identical runs, and whatever an agent is shown must be
+        a pure function of the files, or a recorded run could not be replayed.
+        """
+        data = _strip(json.loads(self.model_dump_json()), _FORBIDDEN_FOR_AGENTS | TIMING_FIELDS)
         data["summary"] = self.stats()
         return data
 

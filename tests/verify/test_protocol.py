@@ -179,6 +179,8 @@ def test_memory_row_sanitized_and_render(tmp_path: Path) -> None:
     text = json.dumps(san)
     for forbidden in ("golden_values", "raw_inputs", "input_tensors"):
         assert forbidden not in text
+    for timing in ("created_at", "durations", "duration_s", "pid"):  # agents must see a pure function of the files
+        assert f'"{timing}"' not in text
     leaf = san["cases"][0]["leaves"][1]
     assert len(leaf["outliers"]) == 20 and leaf["out_of_tolerance_count"] > 20
     from rich.console import Console
