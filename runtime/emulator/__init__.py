@@ -1,1 +1,38 @@
-"""runtime.emulator (being built)."""
+"""runtime.emulator — the PyPTO kernel API on the CPU, with real numbers and the real constraints.
+
+``install()`` makes ``import pypto`` resolve to the emulator; a ``@pypto.frontend.jit`` kernel called with
+numpy arrays (or torch CPU tensors) is traced once per control path into a graph of tile ops and the graph
+is executed per loop iteration, writing results into the argument arrays in place. Results, cost counters
+and diagnostics land in the current `session` (a ContextVar; kernels called outside one get a fresh
+implicit session).
+
+Example::
+
+    import runtime.emulator as emu
+    emu.install()
+    import pypto
+    with emu.session(options=emu.Options(record=True)) as s:
+        kernel(x, out)
+    s.counters.ops, s.diagnostics, s.records
+"""
+
+from runtime.emulator._errors import Diagnostic, EmulatorError, EmulatorUnsupported
+from runtime.emulator._module import API_SURFACE, install
+from runtime.emulator._registry import OPS, UNSUPPORTED
+from runtime.emulator._session import CostCounters, OpRecord, Options, Session, current_session, session
+
+__all__ = [
+    "API_SURFACE",
+    "OPS",
+    "UNSUPPORTED",
+    "CostCounters",
+    "Diagnostic",
+    "EmulatorError",
+    "EmulatorUnsupported",
+    "OpRecord",
+    "Options",
+    "Session",
+    "current_session",
+    "install",
+    "session",
+]

@@ -1,0 +1,198 @@
+"""PyPTO enums (DataType and friends) with the integer values observed in pypto 0.2.0.
+
+DataType maps onto the project's one dtype table (`runtime.dtypes`): ``numpy_dtype(DT_BF16)`` is the
+ml_dtypes bfloat16, so "bf16" means the same bytes in the emulator, the verifier and the goldens.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import numpy as np
+
+from runtime import dtypes as _dt
+
+__all__ = [
+    "AtomicType", "CachePolicy", "CastMode", "CompStage", "DataType", "OpType", "OutType",
+    "PrecisionType", "ReLuType", "ReduceMode", "RunMode", "SaturationMode", "ScatterMode", "StatusType",
+    "TileOpFormat", "TopKAlgo", "TransMode", "bytes_of", "dtype_from_numpy", "numpy_dtype",
+]
+
+
+class DataType(enum.IntEnum):
+    DT_INT4 = 0
+    DT_INT8 = 1
+    DT_INT16 = 2
+    DT_INT32 = 3
+    DT_INT64 = 4
+    DT_FP8 = 5
+    DT_FP16 = 6
+    DT_FP32 = 7
+    DT_BF16 = 8
+    DT_HF4 = 9
+    DT_HF8 = 10
+    DT_UINT8 = 11
+    DT_UINT16 = 12
+    DT_UINT32 = 13
+    DT_UINT64 = 14
+    DT_BOOL = 15
+    DT_DOUBLE = 16
+    DT_FP8E5M2 = 17
+    DT_FP8E4M3 = 18
+    DT_FP8E8M0 = 19
+    DT_FP4_E2M1X2 = 20
+    DT_FP4_E1M2X2 = 21
+    DT_BOTTOM = 22
+
+    def __repr__(self) -> str:
+        return f"DataType.{self.name}"
+
+    __str__ = __repr__
+
+
+_TO_NAME: dict[DataType, str] = {
+    DataType.DT_INT8: "int8", DataType.DT_INT16: "int16", DataType.DT_INT32: "int32",
+    DataType.DT_INT64: "int64", DataType.DT_FP16: "fp16", DataType.DT_FP32: "fp32",
+    DataType.DT_BF16: "bf16", DataType.DT_UINT8: "uint8", DataType.DT_UINT16: "uint16",
+    DataType.DT_UINT32: "uint32", DataType.DT_UINT64: "uint64", DataType.DT_BOOL: "bool",
+    DataType.DT_DOUBLE: "fp64", DataType.DT_FP8E5M2: "fp8e5m2", DataType.DT_FP8E4M3: "fp8e4m3",
+    DataType.DT_HF8: "uint8", DataType.DT_FP8: "uint8",
+}
+_FROM_NAME: dict[str, DataType] = {
+    "int8": DataType.DT_INT8, "int16": DataType.DT_INT16, "int32": DataType.DT_INT32,
+    "int64": DataType.DT_INT64, "fp16": DataType.DT_FP16, "fp32": DataType.DT_FP32,
+    "bf16": DataType.DT_BF16, "uint8": DataType.DT_UINT8, "uint16": DataType.DT_UINT16,
+    "uint32": DataType.DT_UINT32, "uint64": DataType.DT_UINT64, "bool": DataType.DT_BOOL,
+    "fp64": DataType.DT_DOUBLE, "fp8e5m2": DataType.DT_FP8E5M2, "fp8e4m3": DataType.DT_FP8E4M3,
+}
+_BYTES = {DataType.DT_INT4: 1, DataType.DT_FP8: 1, DataType.DT_HF4: 1, DataType.DT_HF8: 1,
+          DataType.DT_FP8E8M0: 1, DataType.DT_FP4_E2M1X2: 1, DataType.DT_FP4_E1M2X2: 1}
+
+FLOAT_TYPES = frozenset({DataType.DT_FP16, DataType.DT_FP32, DataType.DT_BF16, DataType.DT_DOUBLE,
+                         DataType.DT_FP8E5M2, DataType.DT_FP8E4M3})
+INT_TYPES = frozenset({DataType.DT_INT8, DataType.DT_INT16, DataType.DT_INT32, DataType.DT_INT64,
+                       DataType.DT_UINT8, DataType.DT_UINT16, DataType.DT_UINT32, DataType.DT_UINT64})
+
+
+def numpy_dtype(dt: DataType) -> np.dtype:
+    """Storage numpy dtype of a DataType (ml_dtypes for bf16/fp8)."""
+    try:
+        return _dt.to_numpy(_TO_NAME[DataType(dt)])
+    except KeyError:
+        raise ValueError(f"Data type {DataType(dt).name} is not supported by the emulator") from None
+
+
+def dtype_name(dt: DataType) -> str:
+    return _TO_NAME.get(DataType(dt), DataType(dt).name)
+
+
+def dtype_from_numpy(dt: np.dtype) -> DataType:
+    """DataType of a numpy dtype (raises ValueError for dtypes PyPTO does not take)."""
+    try:
+        return _FROM_NAME[_dt.name_of(np.dtype(dt))]
+    except Exception:
+        raise ValueError(f"Input dtype is not supported. Got {np.dtype(dt)}") from None
+
+
+def bytes_of(dt: DataType) -> int:
+    """Bytes per element (``pypto.bytes_of``); DT_BOTTOM raises ValueError."""
+    dt = DataType(dt)
+    if dt == DataType.DT_BOTTOM:
+        raise ValueError("DT_BOTTOM has no size")
+    if dt in _BYTES:
+        return _BYTES[dt]
+    return numpy_dtype(dt).itemsize
+
+
+class TileOpFormat(enum.IntEnum):
+    TILEOP_ND = 0
+    TILEOP_NZ = 1
+
+
+class CastMode(enum.IntEnum):
+    CAST_NONE = 0
+    CAST_RINT = 1
+    CAST_ROUND = 2
+    CAST_FLOOR = 3
+    CAST_CEIL = 4
+    CAST_TRUNC = 5
+    CAST_ODD = 6
+
+
+class SaturationMode(enum.IntEnum):
+    ON = 0
+    OFF = 1
+
+
+class OpType(enum.IntEnum):
+    EQ = 0
+    NE = 1
+    LT = 2
+    LE = 3
+    GT = 4
+    GE = 5
+
+
+class OutType(enum.IntEnum):
+    BOOL = 0
+    BIT = 1
+
+
+class ReLuType(enum.IntEnum):
+    NO_RELU = 0
+    RELU = 1
+
+
+class TransMode(enum.IntEnum):
+    CAST_NONE = 0
+    CAST_RINT = 1
+    CAST_ROUND = 2
+
+
+class ScatterMode(enum.IntEnum):
+    NONE = 0
+    ADD = 1
+    MULTIPLY = 2
+
+
+class ReduceMode(enum.IntEnum):
+    ATOMIC_ADD = 0
+
+
+class AtomicType(enum.IntEnum):
+    SET = 0
+    ADD = 1
+
+
+class CachePolicy(enum.IntEnum):
+    NONE_CACHEABLE = 0
+
+
+class StatusType(enum.Enum):
+    DYN = "DYN"
+    DYNAMIC = "DYNAMIC"
+    STATIC = "STATIC"
+
+
+class RunMode(enum.IntEnum):
+    NPU = 0
+    SIM = 1
+
+
+class CompStage(enum.IntEnum):
+    ALL_COMPLETE = 0
+    TENSOR_GRAPH = 1
+    TILE_GRAPH = 2
+    EXECUTE_GRAPH = 3
+    CODEGEN_INSTRUCTION = 4
+    CODEGEN_BINARY = 5
+
+
+class PrecisionType(enum.IntEnum):
+    HIGH_PRECISION = 0
+    INTRINSIC = 1
+
+
+class TopKAlgo(enum.IntEnum):
+    MERGE_SORT = 0
+    RADIX_SELECT = 1

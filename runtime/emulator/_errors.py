@@ -1,0 +1,103 @@
+"""Errors and diagnostics of the emulator.
+
+Every problem a kernel can have ends up as one `EmulatorError` carrying the toolchain's error code, the
+message text the real toolchain prints (where one exists), and the kernel file/line of the offending
+statement. The class is picklable because errors cross the sandbox boundary.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel
+
+__all__ = ["Diagnostic", "EmulatorError", "EmulatorUnsupported", "PY_CODES"]
+
+# HEAD error_code.h mapping of Python exception kinds (spec §7.1)
+PY_CODES: dict[str, str] = {
+    "TypeError": "F00001",
+    "ValueError": "F00002",
+    "RuntimeError": "F00003",
+    "NameError": "F00004",
+    "NotImplementedError": "F00005",
+    "KeyError": "F00006",
+    "IndexError": "F00008",
+}
+
+
+class Diagnostic(BaseModel):
+    """One finding of a run: an error that stopped it or a warning about legal-but-suspicious code."""
+
+    severity: Literal["error", "warning"]
+    code: str
+    message: str
+    file: str | None = None
+    line: int | None = None
+    op: str | None = None
+
+
+class EmulatorError(Exception):
+    """A kernel error, with the toolchain's code and the kernel line.
+
+    Attributes:
+        code: toolchain error code (``F21004``, ``FC0000`` ...), ``F0000x`` for frontend errors of a Python
+            kind, or ``EMU_*`` for checks the real toolchain does not make but the device punishes.
+        message: the message text.
+        file, line: kernel source location of the statement that triggered it (None when unknown).
+        op: the PyPTO op name involved, if any.
+        kind: the Python exception type the real toolchain raises (``ValueError`` ...), or ``RuntimeError``.
+    """
+
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        *,
+        file: str | None = None,
+        line: int | None = None,
+        op: str | None = None,
+        kind: str = "RuntimeError",
+    ) -> None:
+        self.code = code
+        self.message = message
+        self.file = file
+        self.line = line
+        self.op = op
+        self.kind = kind
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        where = ""
+        if self.file is not None:
+            where = f" [{self.file}:{self.line}]" if self.line is not None else f" [{self.file}]"
+        op = f" (op {self.op})" if self.op else ""
+        return f"{self.code}: {self.kind}: {self.message}{op}{where}"
+
+    def locate(self, file: str | None, line: int | None) -> EmulatorError:
+        """Attach a source location if none is known yet (returns self)."""
+        if self.file is None and file is not None:
+            self.file, self.line = file, line
+            self.args = (self._render(),)
+        return self
+
+    def __reduce__(self):  # picklable across process boundaries
+        return (_rebuild, (type(self), self.code, self.message, self.file, self.line, self.op, self.kind))
+
+    def to_diagnostic(self) -> Diagnostic:
+        """The error as an ``error`` Diagnostic."""
+        return Diagnostic(
+            severity="error", code=self.code, message=self.message, file=self.file, line=self.line, op=self.op
+        )
+
+
+class EmulatorUnsupported(EmulatorError):
+    """A public PyPTO op the emulator does not implement (the message names the op and the reason)."""
+
+
+def _rebuild(cls, code, message, file, line, op, kind):
+    return cls(code, message, file=file, line=line, op=op, kind=kind)
+
+
+def py_error(kind: str, message: str, **kw) -> EmulatorError:
+    """An error of a Python kind (TypeError, ValueError ...) with its HEAD ``F0000x`` code."""
+    return EmulatorError(PY_CODES.get(kind, "F0FFFF"), message, kind=kind, **kw)

@@ -1,0 +1,398 @@
+"""The frontend: `@pypto.frontend.jit`, `@pypto.frontend.function` and the kernel-body interpreter.
+
+Like the real parser, the kernel body is not run as Python: it is parsed (ast) and interpreted statement by
+statement over a name environment (globals, closure, captured locals, non-tensor arguments). Expressions are
+evaluated with Python ``eval`` (so a comprehension cannot see kernel locals, as on the device). ``for`` over
+``pypto.loop`` traces a loop region once per control path (the name environment is restored for each
+path), ``for`` over ``range``/lists unrolls at trace time, and ``if`` on a SymbolicScalar records a runtime
+branch. Unsupported statements and signature mistakes raise the real parser's messages with the kernel
+file and line.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from runtime.emulator._enums import DataType, RunMode, StatusType, dtype_from_numpy, dtype_name
+from runtime.emulator._errors import EmulatorError, py_error
+from runtime.emulator._graph import Env, Region, run_region
+from runtime.emulator._interp import _INTERP, _Interp, _names_of, _ordinal, _Parsed
+from runtime.emulator._ops_core import new_param
+from runtime.emulator._session import Session, active_session
+from runtime.emulator._symbolic import SymbolicScalar
+from runtime.emulator._tensor import Tensor, _BracketAnnotation
+from runtime.emulator._trace import Tracer
+
+__all__ = ["FunctionMarker", "JitFunction", "function", "jit"]
+
+# ---------------------------------------------------------------------------------------------------
+# argument conversion
+
+
+def _is_torch(x: Any) -> bool:
+    return type(x).__module__.split(".")[0] == "torch" and hasattr(x, "detach")
+
+
+def to_numpy_view(x: Any, pname: str) -> np.ndarray:
+    """A numpy array sharing memory with the argument (numpy as is; torch CPU tensors through .numpy())."""
+    if isinstance(x, np.ndarray):
+        if not x.flags.c_contiguous:
+            raise py_error("RuntimeError", "not all tensors are contiguous")
+        if x.ndim == 0:
+            return x.reshape(1)  # a 0-d tensor becomes shape [1] (a view: writes still reach x)
+        return x
+    if _is_torch(x):
+        import torch  # lazy: torch is optional
+
+        if x.device.type != "cpu":
+            raise py_error("RuntimeError", f"tensor argument '{pname}' is on {x.device}; the emulator needs CPU "
+                           "tensors")
+        if not x.is_contiguous():
+            raise py_error("RuntimeError", "not all tensors are contiguous")
+        t = x.detach()
+        if t.dim() == 0:
+            t = t.reshape(1)
+        if t.dtype == torch.bfloat16:
+            import ml_dtypes
+
+            return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+        try:
+            return t.numpy()
+        except TypeError as exc:
+            raise py_error("ValueError", f"Input torch.dtype is not supported. Got {t.dtype}") from exc
+    raise py_error("RuntimeError", f"argument for tensor parameter '{pname}' must be a numpy array or a torch "
+                   f"CPU tensor, got {type(x).__name__}")
+
+
+# ---------------------------------------------------------------------------------------------------
+# jit
+
+
+_RUNTIME_KEYS = {"run_mode", "device_sched_mode", "stitch_function_max_num", "stitch_function_inner_memory",
+                 "stitch_function_outcast_memory", "stitch_function_num_initial", "stitch_function_num_step",
+                 "stitch_cfgcache_size", "stitch_function_size", "triple_stream_sched", "valid_shape_optimize",
+                 "ready_on_host_tensors"}
+_RUNTIME_KEYS_HEAD = {"max_workspace_kb", "device_sched_parallelism", "launch_sched_aicpu_num",
+                      "launch_early_mode"}
+
+
+def check_runtime_options(opts: dict[str, Any] | None, compat: str) -> None:
+    for k, v in (opts or {}).items():
+        known = _RUNTIME_KEYS | (_RUNTIME_KEYS_HEAD if compat == "head" else set())
+        if k not in known:
+            raise py_error("IndexError", f"map::at (unknown runtime option '{k}' in pypto 0.2.0)")
+        if k == "run_mode" and (isinstance(v, bool) or v not in (RunMode.NPU, RunMode.SIM, 0, 1)):
+            raise py_error("RuntimeError", "Invalid run mode, run mode must be RunMode.NPU or RunMode.SIM.")
+
+
+class JitFunction:
+    """A ``@pypto.frontend.jit`` kernel: calling it traces the body and runs the graph on numpy arrays."""
+
+    def __init__(self, func: Callable, options: dict[str, Any], captured: dict[str, Any]) -> None:
+        if not inspect.isfunction(func):
+            raise py_error("TypeError", "jit decorator can only be used on functions")
+        self.func = func
+        self.options = options
+        self.captured = captured
+        self.__name__ = func.__name__
+        self.__doc__ = func.__doc__
+        self.__wrapped__ = func
+        self._parsed: _Parsed | None = None
+        self.last_graph: Region | None = None
+
+    def _parse(self) -> _Parsed:
+        if self._parsed is None:
+            p = _Parsed(self.func, "jit")
+            p.check_body()
+            p.split_params()
+            self._parsed = p
+        return self._parsed
+
+    def __call__(self, *args: Any, **kwargs: Any) -> None:
+        from runtime.emulator._trace import current_tracer, user_location
+
+        if current_tracer() is not None:
+            f, ln = user_location()
+            raise py_error("RuntimeError", f"function nested is not allowed (jit kernel '{self.__name__}' called "
+                           "while another kernel is being traced; use @pypto.frontend.function for helpers)",
+                           file=f, line=ln)
+        with active_session() as s:
+            try:
+                self._call(s, args, kwargs)
+            except EmulatorError as e:
+                s.diagnostics.append(e.to_diagnostic())
+                raise
+        return None
+
+    # -- the call ---------------------------------------------------------------------------------------
+    def _call(self, s: Session, args: tuple, kwargs: dict[str, Any]) -> None:
+        region, env_sym, params = self._trace(s, args, kwargs)
+        s.kernel_args.append({"kernel": self.__name__, "args": [
+            {"name": t.name, "shape": list(arr.shape), "dtype": dtype_name(t.dtype)} for t, arr in params]})
+        env = Env(s)
+        env.sym.update(env_sym)
+        for t, arr in params:
+            env.buf[t.key] = (arr, arr.shape)
+        old = np.seterr(all="ignore")  # restored below; ops that need errors check values explicitly
+        try:
+            run_region(region, env)
+        finally:
+            np.seterr(**old)
+            env.flush()
+
+    def trace(self, *args: Any, **kwargs: Any) -> Region:
+        """Trace the body for these arguments without executing it (returns the graph; for tools/benchmarks)."""
+        with active_session() as s:
+            return self._trace(s, args, kwargs)[0]
+
+    def _trace(self, s: Session, args: tuple, kwargs: dict[str, Any]) -> tuple[Region, dict, list]:
+        p = self._parse()
+        tparams, others = p.split_params()
+        check_runtime_options(self.options.get("runtime_options"), s.options.compat)
+        n = len(tparams)
+        if len(args) < n:
+            raise py_error("RuntimeError", f"Expected at least {n} tensor argument(s), got {len(args)}.",
+                           file=p.file, line=p.fdef.lineno)
+        arrays = [to_numpy_view(a, name) for a, (name, _) in zip(args[:n], tparams, strict=True)]
+        values = self._bind_others(p, others, args[n:], kwargs)
+        tr = Tracer(s, p.name, p.file)
+        with tr:
+            for group in ("pass_options", "host_options", "codegen_options", "verify_options", "debug_options"):
+                tr.scopes[-1][group.split("_")[0]].update(self.options.get(group) or {})
+            tr.scopes[-1]["runtime"].update(self.options.get("runtime_options") or {})
+            env_sym: dict[Any, int] = {}
+            ns: dict[str, Any] = {}
+            for i, ((name, ann), arr) in enumerate(zip(tparams, arrays, strict=True)):
+                ns[name] = self._bind_tensor(tr, p, i, name, ann, arr, env_sym)
+            ns.update(values)
+            interp = _Interp(tr, p, _names_of(self.func, self.captured))
+            region = Region()
+            snapshot = dict(ns)
+            first = True
+            for _ctx in tr.trace_paths(region, scope=True):
+                if not first:
+                    ns.clear()
+                    ns.update(snapshot)
+                first = False
+                interp.exec_block(p.fdef.body, ns)
+            self._whole_graph_checks(tr)
+        self.last_graph = region
+        params = [(snapshot[name], arr) for (name, _), arr in zip(tparams, arrays, strict=True)]
+        return region, env_sym, params
+
+    def _bind_others(self, p: _Parsed, others: list[inspect.Parameter], rest: tuple,
+                     kwargs: dict[str, Any]) -> dict[str, Any]:
+        names = [o.name for o in others]
+        if len(rest) > len(others):
+            raise py_error("RuntimeError", f"Too many positional arguments: kernel '{p.name}' takes {len(others)} "
+                           f"non-tensor parameter(s) after the tensors", file=p.file, line=p.fdef.lineno)
+        unknown = [k for k in kwargs if k not in names]
+        if unknown:
+            raise py_error("RuntimeError", f"Unknown keyword argument(s): {unknown} Valid non-tensor parameters: "
+                           f"{names}", file=p.file, line=p.fdef.lineno)
+        values: dict[str, Any] = {}
+        for i, o in enumerate(others):
+            if i < len(rest):
+                v = rest[i]
+            elif o.name in kwargs:
+                v = kwargs[o.name]
+            elif o.default is not inspect.Parameter.empty:
+                v = o.default
+            else:
+                raise py_error("RuntimeError", f"Missing required non-tensor argument '{o.name}'.", file=p.file,
+                               line=p.fdef.lineno)
+            if isinstance(v, np.ndarray) or _is_torch(v):
+                hint = ""
+                ann = p.func.__annotations__.get(o.name)
+                if isinstance(ann, str):
+                    hint = " (its annotation is a string: `from __future__ import annotations` hides pypto.Tensor " \
+                           "annotations from the parser)"
+                raise py_error("RuntimeError", f"Non-tensor parameter '{o.name}' must not be a torch.Tensor / "
+                               f"array{hint}", file=p.file, line=p.fdef.lineno)
+            values[o.name] = v
+        return values
+
+    def _bind_tensor(self, tr: Tracer, p: _Parsed, i: int, name: str, ann: Any, arr: np.ndarray,
+                     env_sym: dict[Any, int]) -> Tensor:
+        ord_ = _ordinal(i)
+        try:
+            dt_actual = dtype_from_numpy(arr.dtype)
+        except ValueError as e:
+            raise py_error("ValueError", f"Input dtype is not supported. Got {arr.dtype} ({ord_} input "
+                           f"'{name}')", file=p.file, line=p.fdef.lineno) from e
+        if isinstance(ann, _BracketAnnotation):
+            shape_ann, dt_ann, fmt = ann.shape, ann.dtype, ann.format
+            if dt_ann == "FORCE_FP32":
+                dt_ann = dt_actual if tr.options.compat == "head" else DataType.DT_FP32
+        else:
+            shape_ann, dt_ann, fmt = ann._shape, ann._dtype, ann._format
+            if not ann._dtype_given:
+                dt_ann = dt_actual
+        if dt_ann is None:
+            dt_ann = dt_actual
+        if DataType(dt_ann) != dt_actual:
+            raise py_error("ValueError", f"The dtype of {ord_} input tensor {dtype_name(dt_actual)} "
+                           f"({arr.dtype}) does not match the dtype of input tensor definition "
+                           f"{DataType(dt_ann)!r} (parameter '{name}'; the device would reinterpret the bytes)",
+                           file=p.file, line=p.fdef.lineno)
+        shape: list[Any] = []
+        if not shape_ann:
+            shape = list(arr.shape)
+        else:
+            ann_list = list(shape_ann)
+            if any(d is Ellipsis for d in ann_list):
+                k = next(j for j, d in enumerate(ann_list) if d is Ellipsis)
+                ann_list = ann_list[:k] + [StatusType.STATIC] * (arr.ndim - k)
+            if len(ann_list) != arr.ndim:
+                raise py_error("ValueError", f"The number of dimensions of {ord_} input tensor {arr.ndim} does not "
+                               f"match the number of dimensions of input tensor definition {len(ann_list)} "
+                               f"(parameter '{name}')", file=p.file, line=p.fdef.lineno)
+            for ax, (d, real) in enumerate(zip(ann_list, arr.shape, strict=True)):
+                if isinstance(d, StatusType):
+                    if d == StatusType.STATIC:
+                        shape.append(int(real))
+                    else:
+                        sname = f"RUNTIME_GetInputShapeDim(ARG_{name},{ax})"
+                        shape.append(SymbolicScalar(sname))
+                        env_sym[sname] = int(real)
+                elif isinstance(d, SymbolicScalar):
+                    if d.is_concrete():
+                        if d.concrete() != real:
+                            raise self._shape_err(p, ord_, name, arr, shape_ann)
+                        shape.append(int(real))
+                    else:
+                        env_sym.setdefault(d._name, int(real))
+                        shape.append(d)
+                elif isinstance(d, int):
+                    if d != real:
+                        raise self._shape_err(p, ord_, name, arr, shape_ann)
+                    shape.append(int(d))
+                else:
+                    raise py_error("ValueError", f"Invalid value type {d!r} in the shape of parameter '{name}'",
+                                   file=p.file, line=p.fdef.lineno)
+        return new_param(tr, shape, DataType(dt_ann), name, fmt, i)
+
+    @staticmethod
+    def _shape_err(p: _Parsed, ord_: str, name: str, arr: np.ndarray, ann: Any) -> EmulatorError:
+        return py_error("ValueError", f"The shape of {ord_} input tensor {list(arr.shape)} does not match the shape "
+                        f"of input tensor definition {list(ann)} (parameter '{name}')", file=p.file,
+                        line=p.fdef.lineno)
+
+    @staticmethod
+    def _whole_graph_checks(tr: Tracer) -> None:
+        for t, o, f, ln in tr.inplace_reshapes:
+            if t._written or o._written:
+                tr.session.warn("EMU_RESHAPE_INPLACE", f"reshape(..., inplace=True) on kernel output '{t.name}': "
+                                "gym reports silent NaN on the device when an inplace reshape is a final output",
+                                file=f, line=ln, op="reshape")
+        for t in tr.tensors:
+            if t.kind == "local" and t._read is not None and not t._written:
+                f, ln, opn = t._read
+                raise EmulatorError("FFFFFF", f"Run pass failed. ({opn.upper()}: Tensor '{t.name or t.key}' is "
+                                    "missing Alloc - a local pypto.tensor is read but never written; write it with "
+                                    "t[:] = ..., t.move(...) or assemble first)", file=f, line=ln, op=opn)
+
+
+def jit(func: Callable | None = None, *, host_options: Any = None, codegen_options: Any = None,
+        pass_options: Any = None, runtime_options: Any = None, verify_options: Any = None,
+        debug_options: Any = None, infer_controlflow_shape: Any = None, use_cache: bool = True,
+        new_ir: Any = None) -> Any:
+    """``@pypto.frontend.jit`` bare or with options (all options are accepted and recorded)."""
+    opts = {"host_options": host_options, "codegen_options": codegen_options, "pass_options": pass_options,
+            "runtime_options": runtime_options, "verify_options": verify_options, "debug_options": debug_options,
+            "infer_controlflow_shape": infer_controlflow_shape, "use_cache": use_cache, "new_ir": new_ir}
+    frame = sys._getframe(1)
+    caller_file = frame.f_code.co_filename
+    captured = dict(frame.f_locals) if frame.f_locals is not frame.f_globals else {}
+    del frame
+
+    def deco(f: Callable) -> JitFunction:
+        code = getattr(f, "__code__", None)
+        # capture the defining frame's locals only (not those of a wrapper that forwards to jit)
+        local_names = captured if code is not None and code.co_filename == caller_file else {}
+        return JitFunction(f, opts, local_names)
+
+    if func is None:
+        return deco
+    return deco(func)
+
+
+# ---------------------------------------------------------------------------------------------------
+# frontend.function
+
+
+class FunctionMarker:
+    """A ``@pypto.frontend.function`` helper: inlined into the caller's frame (no scope of its own)."""
+
+    def __init__(self, func: Callable) -> None:
+        if not inspect.isfunction(func):
+            raise py_error("TypeError", "function decorator can only be used on functions")
+        self.func = func
+        self.__name__ = func.__name__
+        self._parsed: _Parsed | None = None
+
+    def __call__(self, *args: Any, **kwargs: Any) -> None:
+        interp = _INTERP.get()
+        if interp is None:
+            raise py_error("RuntimeError", f"frontend.function '{self.__name__}' can only be called from a "
+                           "@pypto.frontend.jit kernel body")
+        if kwargs:
+            raise py_error("NotImplementedError", "Keyword arguments in nested function calls are not supported "
+                           "yet.")
+        if self._parsed is None:
+            p = _Parsed(self.func, "function")
+            p.check_body()
+            self._parsed = p
+        p = self._parsed
+        tparams, others = p.split_params()
+        names = [n for n, _ in tparams] + [o.name for o in others]
+        if len(args) != len(names):
+            raise py_error("ValueError", f"Function {p.name} expects {len(names)} arguments, but got {len(args)}")
+        ns = interp.ns
+        for i, ((pname, ann), a) in enumerate(zip(tparams, args[: len(tparams)], strict=True)):
+            _check_nested_arg(p.name, i, pname, ann, a)
+        for o, v in zip(others, args[len(tparams):], strict=True):
+            ann = p.func.__annotations__.get(o.name)
+            if ann in (int, bool) and not isinstance(v, ann | SymbolicScalar):
+                raise py_error("ValueError", f"In nested function '{p.name}': parameter '{o.name}' expects "
+                               f"{ann.__name__}, got {type(v).__name__}")
+        for n, v in zip(names, args, strict=True):
+            ns[n] = v
+        sub = _Interp(interp.tr, p, _names_of(self.func, {}))
+        sub.exec_block(p.fdef.body, ns)
+        return None
+
+
+def _check_nested_arg(fname: str, i: int, pname: str, ann: Any, a: Any) -> None:
+    ord_ = _ordinal(i)
+    if not isinstance(a, Tensor):
+        raise py_error("ValueError", f"In nested function '{fname}': {ord_} parameter '{pname}' expects a Tensor, "
+                       f"got {type(a).__name__}")
+    if isinstance(ann, Tensor):
+        shp = ann._shape
+        if shp:
+            if len(shp) != a.dim:
+                raise py_error("ValueError", f"In nested function '{fname}': The number of dimensions of {ord_} "
+                               f"parameter '{pname}' ({a.dim}) does not match the definition ({len(shp)})")
+            for d, r in zip(shp, a.shape, strict=True):
+                if isinstance(d, int) and isinstance(r, int) and d != r:
+                    raise py_error("ValueError", f"In nested function '{fname}': The shape of {ord_} parameter "
+                                   f"'{pname}' {a.shape} does not match the definition {shp}")
+        if ann._dtype_given and ann._dtype != a.dtype:
+            raise py_error("ValueError", f"In nested function '{fname}': The dtype of {ord_} parameter '{pname}' "
+                           f"{a.dtype!r} does not match the definition {ann._dtype!r}")
+
+
+def function(func: Callable) -> FunctionMarker:
+    """``@pypto.frontend.function``: an inlined kernel helper."""
+    return FunctionMarker(func)
+
+
+def dynamic(name: str) -> SymbolicScalar:
+    """``pypto.frontend.dynamic(name)``: a named dynamic dimension."""
+    return SymbolicScalar(name)

@@ -1,0 +1,463 @@
+"""The kernel-body interpreter (the PTO parser's statement subset) and the loop iterables.
+
+Statements are interpreted one by one over a name dict; expressions are evaluated with Python ``eval`` over
+the kernel's globals/closure and that dict (so a comprehension cannot see kernel locals, as with the real
+parser). ``for`` over ``pypto.loop`` traces the loop once per control path, restoring the names before
+each path; ``for`` over range/list/tuple unrolls at trace time; ``if`` on a SymbolicScalar records a
+runtime branch.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextvars
+import inspect
+import logging
+import operator
+import textwrap
+import types
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from runtime.emulator._errors import EmulatorError, py_error
+from runtime.emulator._symbolic import SymbolicScalar, sym_max, sym_min
+from runtime.emulator._tensor import Tensor
+from runtime.emulator._trace import RecordIfBranch, Tracer, loop_unroll_iter
+
+__all__ = ["cond", "loop", "loop_unroll"]
+
+
+log = logging.getLogger(__name__)
+
+_UNSUPPORTED_MSG = "{} is not supported by the PTO parser yet. Please check the documentation for supported " \
+                   "Python features."
+_RETURN_MSG = "Return statements are not allowed. Use an out parameter and out.move(...) to write results instead."
+_RET_ANN_MSG = "Return annotation is not allowed. Use an out parameter and out.move(...) inside the kernel instead."
+_SUPPORTED = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.For, ast.If, ast.Delete, ast.Assert,
+              ast.Pass, ast.FunctionDef)
+_INTERP: contextvars.ContextVar[_Interp | None] = contextvars.ContextVar("pypto_emulator_interp", default=None)
+
+_BINOPS: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow, ast.LShift: operator.lshift,
+    ast.RShift: operator.rshift, ast.BitAnd: operator.and_, ast.BitOr: operator.or_, ast.BitXor: operator.xor,
+    ast.MatMult: operator.matmul,
+}
+_ORD = ["1st", "2nd", "3rd"]
+
+
+def _ordinal(i: int) -> str:
+    return _ORD[i] if i < 3 else f"{i + 1}th"
+
+
+class _KeyGrabber:
+    def __getitem__(self, key: Any) -> Any:
+        return key
+
+
+_GRAB = _KeyGrabber()
+
+
+# ---------------------------------------------------------------------------------------------------
+# parsing
+
+
+class _Parsed:
+    """The parsed source of a kernel/helper function."""
+
+    def __init__(self, func: Callable, kind: str) -> None:
+        self.func = func
+        self.name = func.__name__
+        try:
+            lines, start = inspect.getsourcelines(func)
+            self.file = inspect.getsourcefile(func) or func.__code__.co_filename
+        except (OSError, TypeError) as exc:
+            raise py_error("RuntimeError", f"cannot read the source of {kind} '{func.__name__}': {exc}") from None
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+        ast.increment_lineno(tree, start - 1)
+        fdefs = [n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+        if not fdefs:
+            raise py_error("TypeError", f"{kind} decorator can only be used on functions")
+        self.fdef: ast.FunctionDef = fdefs[0]  # type: ignore[assignment]
+        self.kind = kind
+        self.codes: dict[Any, Any] = {}
+
+    def err(self, kind: str, msg: str, node: ast.AST | None = None) -> EmulatorError:
+        return py_error(kind, msg, file=self.file, line=getattr(node, "lineno", self.fdef.lineno))
+
+    def check_body(self) -> None:
+        """Reject statements the PTO parser does not support (anywhere in the body)."""
+        for stmt in self.fdef.body:
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.Return):
+                    raise self.err("ValueError", _RETURN_MSG, node)
+                if isinstance(node, ast.stmt) and not isinstance(node, _SUPPORTED):
+                    raise self.err("NotImplementedError", _UNSUPPORTED_MSG.format(type(node).__name__), node)
+                if isinstance(node, ast.For) and node.orelse:
+                    raise self.err("NotImplementedError", "For-else clauses are not supported. Please remove the "
+                                   "else branch.", node)
+                if isinstance(node, ast.FunctionDef) and node.returns is not None:
+                    raise self.err("ValueError", "Return annotation is not allowed in nested functions. Use an "
+                                   "out parameter instead.", node)
+
+    def split_params(self) -> tuple[list[tuple[str, Any]], list[inspect.Parameter]]:
+        """(tensor params with annotation objects, non-tensor params) with the signature rules of §1.2."""
+        fd = self.fdef
+        a = fd.args
+        if a.vararg is not None:
+            raise self.err("NotImplementedError", "Variable-length arguments (*args) are not supported in kernel "
+                           "signatures.", fd)
+        if a.kwarg is not None:
+            raise self.err("NotImplementedError", "Variable keyword arguments (**kwargs) are not supported in "
+                           "kernel signatures.", fd)
+        if a.kwonlyargs:
+            raise self.err("NotImplementedError", "Keyword-only arguments are not supported in kernel "
+                           "signatures.", fd)
+        if a.posonlyargs:
+            raise self.err("NotImplementedError", "Positional-only arguments are not supported in kernel "
+                           "signatures.", fd)
+        if fd.returns is not None:
+            msg = _RET_ANN_MSG if self.kind == "jit" else \
+                "Return annotation is not allowed in nested functions. Use an out parameter instead."
+            raise self.err("ValueError", msg, fd)
+        sig = inspect.signature(self.func)
+        anns = getattr(self.func, "__annotations__", {})
+        tensors: list[tuple[str, Any]] = []
+        others: list[inspect.Parameter] = []
+        for p in sig.parameters.values():
+            ann = anns.get(p.name)
+            if ann is not None and not isinstance(ann, str) and hasattr(ann, "to_tensor"):
+                if others:
+                    raise self.err("ValueError", "Non-tensor parameters must come after all tensor parameters. "
+                                   f"Found tensor parameter '{p.name}' after non-tensor parameter(s).", fd)
+                if p.default is not inspect.Parameter.empty:
+                    raise self.err("ValueError", "Default values are only allowed for non-tensor parameters. "
+                                   f"Parameter '{p.name}' is a tensor.", fd)
+                tensors.append((p.name, ann))
+            else:
+                others.append(p)
+        return tensors, others
+
+
+def _names_of(func: Callable, captured: dict[str, Any]) -> dict[str, Any]:
+    g = dict(func.__globals__)
+    g.update(captured)
+    if func.__closure__:
+        for name, cell in zip(func.__code__.co_freevars, func.__closure__, strict=False):
+            try:
+                g[name] = cell.cell_contents
+            except ValueError:
+                pass
+    return g
+
+
+# ---------------------------------------------------------------------------------------------------
+# statement interpreter
+
+
+class _Interp:
+    """Executes a kernel/helper body at trace time over a name dict ``ns``."""
+
+    def __init__(self, tracer: Tracer, parsed: _Parsed, globals_: dict[str, Any]) -> None:
+        self.tr = tracer
+        self.p = parsed
+        self.g = globals_
+        self.g["__pto_key__"] = _GRAB
+        if tracer.options.compat == "head":
+            self.g["min"] = _head_min
+            self.g["max"] = _head_max
+        self.line = parsed.fdef.lineno
+        self.loop_outer: list[dict[str, Any]] = []
+
+    # evaluation -------------------------------------------------------------------------------------
+    def _code(self, node: ast.expr) -> Any:
+        c = self.p.codes.get(id(node))
+        if c is None:
+            expr = ast.Expression(node)
+            ast.fix_missing_locations(expr)
+            c = compile(expr, self.p.file, "eval")
+            self.p.codes[id(node)] = c
+        return c
+
+    def eval(self, node: ast.expr, ns: dict[str, Any]) -> Any:
+        try:
+            return eval(self._code(node), self.g, ns)  # noqa: S307 - the kernel body is the input
+        except EmulatorError as e:
+            raise e.locate(self.p.file, getattr(node, "lineno", self.line))  # noqa: B904 - same error, located
+        except Exception as e:  # any Python error inside an expression, with the expression span
+            raise py_error(type(e).__name__, str(e), file=self.p.file,
+                           line=getattr(node, "lineno", self.line)) from e
+
+    def _key(self, sub: ast.Subscript, ns: dict[str, Any]) -> Any:
+        node = ast.Subscript(value=ast.Name(id="__pto_key__", ctx=ast.Load()), slice=sub.slice, ctx=ast.Load())
+        ast.copy_location(node, sub)
+        return self.eval(node, ns)
+
+    def err(self, kind: str, msg: str, node: ast.AST) -> EmulatorError:
+        return py_error(kind, msg, file=self.p.file, line=getattr(node, "lineno", self.line))
+
+    # statements -------------------------------------------------------------------------------------
+    def exec_block(self, stmts: list[ast.stmt], ns: dict[str, Any]) -> None:
+        self.ns = ns
+        token = _INTERP.set(self)
+        try:
+            for s in stmts:
+                self.exec_stmt(s, ns)
+        finally:
+            _INTERP.reset(token)
+
+    def exec_stmt(self, s: ast.stmt, ns: dict[str, Any]) -> None:
+        self.line = s.lineno
+        t = type(s)
+        if t is ast.Expr:
+            if self.loop_outer and isinstance(s.value, ast.Call):
+                self._side_effect_check(s.value, ns)
+            self.eval(s.value, ns)
+        elif t is ast.Assign:
+            v = self.eval(s.value, ns)
+            if self.loop_outer:
+                self._stale_check(s.targets, s.value, ns)
+            for tgt in s.targets:
+                self.assign(tgt, v, ns)
+        elif t is ast.AugAssign:
+            if self.loop_outer:
+                self._stale_check([s.target], None, ns)
+                if isinstance(s.target, ast.Name) and isinstance(ns.get(s.target.id), int | float | list):
+                    self.tr.warn("EMU_SIDE_EFFECT", f"Python value `{s.target.id}` is mutated inside pypto.loop: "
+                                 "this runs once per traced control path, not once per iteration")
+            self.aug_assign(s, ns)
+        elif t is ast.AnnAssign:
+            if s.value is not None:
+                self.assign(s.target, self.eval(s.value, ns), ns)
+        elif t is ast.For:
+            self.exec_for(s, ns)
+        elif t is ast.If:
+            self.exec_if(s, ns)
+        elif t is ast.Pass:
+            pass
+        elif t is ast.Delete:
+            for tgt in s.targets:
+                if not isinstance(tgt, ast.Name):
+                    raise self.err("TypeError", f"Delete target must be a name, but got {type(tgt).__name__}.", s)
+                ns.pop(tgt.id, None)
+        elif t is ast.Assert:
+            ok = self.eval(s.test, ns)
+            try:
+                passed = bool(ok)
+            except Exception as e:
+                raise self.err(type(e).__name__, str(e), s) from e
+            if not passed:
+                msg = self.eval(s.msg, ns) if s.msg is not None else ""
+                raise self.err("AssertionError", str(msg), s)
+        elif t is ast.FunctionDef:
+            mod = ast.Module(body=[s], type_ignores=[])
+            exec(compile(mod, self.p.file, "exec"), self.g, ns)  # noqa: S102 - nested helper definition
+        else:
+            raise self.err("NotImplementedError", _UNSUPPORTED_MSG.format(t.__name__), s)
+
+    def _side_effect_check(self, call: ast.Call, ns: dict[str, Any]) -> None:
+        try:
+            fn = self.eval(call.func, ns)
+        except EmulatorError:
+            return
+        if isinstance(fn, types.BuiltinFunctionType | types.BuiltinMethodType | types.MethodWrapperType):
+            self.tr.warn("EMU_SIDE_EFFECT", f"Python side effect `{ast.unparse(call)}` inside pypto.loop runs once "
+                         "per traced control path at trace time, not once per iteration")
+
+    def _stale_check(self, targets: list[ast.expr], value: ast.expr | None, ns: dict[str, Any]) -> None:
+        """Warn on `x = f(x)` inside pypto.loop for a tensor bound before the loop (not loop-carried)."""
+        outer = self.loop_outer[-1]
+        read = None
+        if value is not None:
+            read = self.p.codes.get(("names", id(value)))
+            if read is None:
+                read = self.p.codes[("names", id(value))] = {n.id for n in ast.walk(value)
+                                                              if isinstance(n, ast.Name)}
+        for tgt in targets:
+            if not isinstance(tgt, ast.Name) or tgt.id not in outer:
+                continue
+            if read is not None and tgt.id not in read:
+                continue
+            if ns.get(tgt.id) is outer[tgt.id]:
+                self.tr.warn("EMU_STALE_REBIND", f"`{tgt.id} = f({tgt.id})` inside pypto.loop re-binds a tensor "
+                             "defined before the loop: the re-binding is NOT loop-carried (every iteration reads "
+                             f"the pre-loop value; after the loop `{tgt.id}` holds the last iteration only). "
+                             f"Use `{tgt.id}[:] = ...` / assemble on a tensor for loop-carried state")
+
+    def assign(self, tgt: ast.expr, v: Any, ns: dict[str, Any]) -> None:
+        if isinstance(tgt, ast.Name):
+            if isinstance(v, Tensor) and (v.kind == "op" or v.kind == "local" and not v.name):
+                v.name = tgt.id
+            ns[tgt.id] = v
+        elif isinstance(tgt, ast.Tuple | ast.List):
+            try:
+                vals = list(v)
+            except Exception as e:
+                raise self.err("TypeError", f"cannot unpack {type(v).__name__}: {e}", tgt) from e
+            if len(vals) != len(tgt.elts):
+                raise self.err("ValueError", f"Cannot unpack {len(vals)} values into {len(tgt.elts)} targets.", tgt)
+            for t, x in zip(tgt.elts, vals, strict=True):
+                self.assign(t, x, ns)
+        elif isinstance(tgt, ast.Subscript):
+            obj = self.eval(tgt.value, ns)
+            key = self._key(tgt, ns)
+            try:
+                obj[key] = v
+            except EmulatorError as e:
+                raise e.locate(self.p.file, tgt.lineno)  # noqa: B904 - same error, located
+            except Exception as e:
+                raise self.err(type(e).__name__, str(e), tgt) from e
+        else:
+            raise self.err("TypeError", "Assignment target must be a name, tuple, or subscript, but got "
+                           f"{type(tgt).__name__}.", tgt)
+
+    def aug_assign(self, s: ast.AugAssign, ns: dict[str, Any]) -> None:
+        fn = _BINOPS[type(s.op)]
+        rhs = self.eval(s.value, ns)
+        tgt = s.target
+        try:
+            if isinstance(tgt, ast.Name):
+                if tgt.id not in ns and tgt.id not in self.g:
+                    raise self.err("NameError", f"name '{tgt.id}' is not defined", s)
+                cur = ns[tgt.id] if tgt.id in ns else self.g[tgt.id]
+                ns[tgt.id] = fn(cur, rhs)
+            elif isinstance(tgt, ast.Subscript):
+                obj = self.eval(tgt.value, ns)
+                key = self._key(tgt, ns)
+                obj[key] = fn(obj[key], rhs)
+            else:
+                raise self.err("TypeError", "Assignment target must be a name, tuple, or subscript, but got "
+                               f"{type(tgt).__name__}.", s)
+        except EmulatorError as e:
+            raise e.locate(self.p.file, s.lineno)  # noqa: B904 - same error, located
+        except Exception as e:
+            raise self.err(type(e).__name__, str(e), s) from e
+
+    def exec_for(self, s: ast.For, ns: dict[str, Any]) -> None:
+        it = self.eval(s.iter, ns)
+        if isinstance(it, _Loop | _LoopUnroll):
+            snapshot = dict(ns)
+            self.loop_outer.append({k: v for k, v in ns.items() if isinstance(v, Tensor)})
+            try:
+                self._run_traced_loop(s, it, ns, snapshot)
+            finally:
+                self.loop_outer.pop()
+            return
+        self._run_unrolled(s, it, ns)
+
+    def _run_traced_loop(self, s: ast.For, it: Any, ns: dict[str, Any], snapshot: dict[str, Any]) -> None:
+        """Trace a pypto.loop body once per control path, restoring the names before each path."""
+        first = True
+        gen = iter(it)
+        while True:
+            try:
+                v = next(gen)
+            except StopIteration:
+                break
+            except EmulatorError as e:
+                raise e.locate(self.p.file, s.lineno)  # noqa: B904 - same error, located
+            if not first:
+                ns.clear()
+                ns.update(snapshot)
+            first = False
+            try:
+                self.assign(s.target, v, ns)
+                self.exec_block(s.body, ns)
+            except BaseException:
+                gen.close()
+                raise
+
+    def _run_unrolled(self, s: ast.For, it: Any, ns: dict[str, Any]) -> None:
+        if isinstance(it, list | tuple):
+            if not it:
+                raise self.err("ValueError", "Empty list/tuple cannot be used as loop iterator.", s)
+            seq = it
+        elif isinstance(it, range):
+            seq = it
+        elif hasattr(it, "__iter__") and not isinstance(it, Tensor | str | dict):
+            seq = it
+        else:
+            raise self.err("TypeError", "Loop iterator must be range  Iterator, or list/tuple, but got "
+                           f"{type(it).__name__}.", s)
+        for v in seq:
+            self.assign(s.target, v, ns)
+            self.exec_block(s.body, ns)
+
+    def exec_if(self, s: ast.If, ns: dict[str, Any]) -> None:
+        test = self.eval(s.test, ns)
+        if isinstance(test, bool | np.bool_):
+            taken = bool(test)
+        elif isinstance(test, SymbolicScalar):
+            taken = bool(test.concrete()) if test.is_concrete() else self.tr.decide(test)
+        else:
+            raise self.err("TypeError", "Test condition must be a symbolic scalar or boolean, but got "
+                           f"{type(test).__name__}.", s)
+        self.exec_block(s.body if taken else s.orelse, ns)
+
+
+def _head_min(*args: Any, **kw: Any) -> Any:
+    if len(args) == 2 and not kw:
+        return sym_min(*args)
+    return min(*args, **kw)
+
+
+def _head_max(*args: Any, **kw: Any) -> Any:
+    if len(args) == 2 and not kw:
+        return sym_max(*args)
+    return max(*args, **kw)
+
+
+# ---------------------------------------------------------------------------------------------------
+# loops as iterables (the interpreter restores names per path; native code just iterates)
+
+
+class _Loop:
+    def __init__(self, args: tuple, kw: dict[str, Any]) -> None:
+        from runtime.emulator._trace import _loop_args, require_tracer
+
+        self.tr = require_tracer("loop")
+        unknown = set(kw) - {"name", "idx_name", "unroll_list", "submit_before_loop", "parallel"}
+        if unknown:
+            raise self.tr.pyerror("TypeError", f"loop() got unexpected keyword argument(s) {sorted(unknown)}",
+                                  op="loop")
+        self.args = _loop_args(args, self.tr)
+        self.kw = kw
+
+    def __iter__(self):
+        s, e, st = self.args
+        return self.tr.loop_iter(s, e, st, self.kw.get("name"), self.kw.get("idx_name"),
+                                 unroll_list=self.kw.get("unroll_list"))
+
+
+class _LoopUnroll:
+    def __init__(self, args: tuple, kw: dict[str, Any]) -> None:
+        from runtime.emulator._trace import require_tracer
+
+        self.tr = require_tracer("loop_unroll")
+        self.args = args
+        self.kw = kw
+
+    def __iter__(self):
+        return loop_unroll_iter(self.tr, self.args, self.kw.get("name"), self.kw.get("idx_name"),
+                                self.kw.get("unroll_list"))
+
+
+def loop(*args: Any, **kw: Any) -> _Loop:
+    """``pypto.loop(stop)`` / ``(start, stop[, step])``: a traced device loop yielding a SymbolicScalar index."""
+    return _Loop(args, kw)
+
+
+def loop_unroll(*args: Any, **kw: Any) -> _LoopUnroll:
+    """``pypto.loop_unroll(..., unroll_list=[...])``: yields ``(idx, factor)`` with the 0.2.0 algorithm."""
+    return _LoopUnroll(args, kw)
+
+
+def cond(scalar: Any, file: Any = None, lineno: Any = None) -> RecordIfBranch:
+    """Explicit runtime branch for natively executed code: ``if pypto.cond(expr):``."""
+    if (file is None) != (lineno is None):
+        raise py_error("ValueError", "file and lineno must be provided together or omitted")
+    return RecordIfBranch(scalar)
+
+

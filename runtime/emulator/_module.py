@@ -1,0 +1,137 @@
+"""Assembly of the emulated `pypto` module (and its submodules) from the pieces of this package."""
+
+from __future__ import annotations
+
+import sys
+import types
+from typing import Any
+
+from runtime.emulator import _enums, _options
+from runtime.emulator import _ops_core as _core  # noqa: F401 - registers ops
+from runtime.emulator import _ops_create as _create  # noqa: F401 - registers ops
+from runtime.emulator import _ops_index as _index  # noqa: F401 - registers ops
+from runtime.emulator import _ops_math as _math  # noqa: F401 - registers ops
+from runtime.emulator import _ops_matmul as _mm  # noqa: F401 - registers ops
+from runtime.emulator import _ops_reduce as _reduce  # noqa: F401 - registers ops
+from runtime.emulator._errors import EmulatorError
+from runtime.emulator._frontend import dynamic, function, jit
+from runtime.emulator._interp import cond, loop, loop_unroll
+from runtime.emulator._methods import install_methods
+from runtime.emulator._registry import OPS, UNSUPPORTED, unsupported_stub
+from runtime.emulator._scalar import Element
+from runtime.emulator._session import current_session
+from runtime.emulator._symbolic import SymbolicScalar, sym_max, sym_min
+from runtime.emulator._tensor import Tensor
+from runtime.emulator._trace import loop_flag
+
+__all__ = ["API_SURFACE", "build_modules", "install"]
+
+_SUBMODULES = ("frontend", "experimental", "platform", "operator")
+
+
+def is_loop_begin(i: Any) -> SymbolicScalar:
+    """1 in the first iteration of the loop that yielded ``i`` (must be the loop index itself)."""
+    return loop_flag(i, "begin")
+
+
+def is_loop_end(i: Any) -> SymbolicScalar:
+    """1 in the last iteration of the loop that yielded ``i``."""
+    return loop_flag(i, "end")
+
+
+def ceildiv(a: Any, b: Any) -> Any:
+    """(a + b - 1) // b for ints and SymbolicScalars."""
+    return (a + b - 1) // b
+
+
+def _platform_getattr(name: str) -> Any:
+    if name == "npuarch":
+        s = current_session()
+        return s.options.npuarch if s is not None else "DAV_2201"
+    raise AttributeError(f"module 'pypto.platform' has no attribute '{name}'")
+
+
+def _module_getattr(name: str) -> Any:
+    raise AttributeError(f"module 'pypto' (emulator) has no attribute '{name}'")
+
+
+def build_modules() -> dict[str, types.ModuleType]:
+    install_methods()
+    root = types.ModuleType("pypto", "PyPTO API emulated on the CPU (PTO Forge runtime.emulator)")
+    ns: dict[str, Any] = {
+        "__version__": "0.2.0+emulator",
+        "Tensor": Tensor, "tensor": Tensor, "Element": Element, "SymbolicScalar": SymbolicScalar,
+        "DYNAMIC": _enums.StatusType.DYNAMIC, "DYN": _enums.StatusType.DYN, "STATIC": _enums.StatusType.STATIC,
+        "bytes_of": _enums.bytes_of,
+        "loop": loop, "loop_unroll": loop_unroll, "cond": cond, "is_loop_begin": is_loop_begin,
+        "is_loop_end": is_loop_end, "min": sym_min, "max": sym_max, "ceildiv": ceildiv,
+        "jit": jit, "EmulatorError": EmulatorError,
+    }
+    for enum_name in ("DataType", "TileOpFormat", "CastMode", "SaturationMode", "OpType", "OutType", "ReLuType",
+                      "TransMode", "ScatterMode", "ReduceMode", "AtomicType", "CachePolicy", "StatusType",
+                      "RunMode", "CompStage", "PrecisionType", "TopKAlgo"):
+        ns[enum_name] = getattr(_enums, enum_name)
+    for m in _enums.DataType:
+        ns[m.name] = m
+    for name in ("set_vec_tile_shapes", "get_vec_tile_shapes", "set_cube_tile_shapes", "get_cube_tile_shapes",
+                 "set_pass_options", "get_pass_options", "set_host_options", "get_host_options",
+                 "set_codegen_options", "get_codegen_options", "set_runtime_options", "get_runtime_options",
+                 "set_verify_options", "get_verify_options", "set_debug_options", "get_debug_options",
+                 "set_options", "options", "reset_options", "get_current_scope", "get_options_tree",
+                 "set_global_config", "get_global_config", "set_semantic_label", "set_matrix_size",
+                 "set_conv_tile_shapes", "get_conv_tile_shapes", "set_print_options", "set_verify_golden_data",
+                 "pass_verify_print", "CubeTile"):
+        ns[name] = getattr(_options, name)
+    for name, spec in OPS.items():
+        ns[name] = spec.impl
+    for name in UNSUPPORTED:
+        if name not in ns:
+            ns[name] = unsupported_stub(name)
+    root.__dict__.update(ns)
+    root.__getattr__ = _module_getattr  # type: ignore[attr-defined]
+    root.__path__ = []  # a package, so `import pypto.frontend` works
+
+    frontend = types.ModuleType("pypto.frontend")
+    frontend.__dict__.update({"jit": jit, "function": function, "dynamic": dynamic})
+    experimental = types.ModuleType("pypto.experimental")
+    experimental.__dict__.update({
+        "set_operation_options": _options.set_operation_options,
+        "get_operation_options": _options.get_operation_options,
+        "gather_in_ub": ns["gather_in_ub"], "gather_in_l1": ns["gather_in_l1"], "conv": ns["conv"],
+        "transposed_batchmatmul": unsupported_stub_named("transposed_batchmatmul"),
+    })
+    platform = types.ModuleType("pypto.platform")
+    platform.__getattr__ = _platform_getattr  # type: ignore[attr-defined]
+    operator = types.ModuleType("pypto.operator")
+    operator.__dict__.update({"sin": OPS["sin"].impl, "cos": OPS["cos"].impl})
+    mods = {"pypto": root, "pypto.frontend": frontend, "pypto.experimental": experimental,
+            "pypto.platform": platform, "pypto.operator": operator}
+    for sub in _SUBMODULES:
+        setattr(root, sub, mods[f"pypto.{sub}"])
+    return mods
+
+
+def unsupported_stub_named(name: str) -> Any:
+    UNSUPPORTED.setdefault(name, "experimental op not emulated")
+    return unsupported_stub(name)
+
+
+_MODULES: dict[str, types.ModuleType] = build_modules()
+
+
+def _surface() -> frozenset[str]:
+    names = {n for n in _MODULES["pypto"].__dict__ if not n.startswith("_")}
+    for sub in _SUBMODULES:
+        names |= {f"{sub}.{n}" for n in _MODULES[f"pypto.{sub}"].__dict__ if not n.startswith("_")}
+    names.add("platform.npuarch")
+    return frozenset(names)
+
+
+API_SURFACE: frozenset[str] = _surface()
+
+
+def install() -> types.ModuleType:
+    """Make ``import pypto`` (and its submodules) resolve to the emulator in this process (idempotent)."""
+    for name, mod in _MODULES.items():
+        sys.modules[name] = mod
+    return _MODULES["pypto"]

@@ -1,0 +1,600 @@
+"""Core ops: tensor creation, view / assemble / move, reshape family, indexing lowering.
+
+These ops define the data-movement semantics the rest builds on (spec §2.3, §4): views are windows with a
+valid shape, assemble/move write only the valid box, local tensors start poisoned, and the checks that the
+device punishes but the 0.2.0 SIM accepts (out-of-bounds windows, size mismatches) raise with the kernel
+line.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from runtime.emulator._enums import DataType, bytes_of, numpy_dtype
+from runtime.emulator._registry import op
+from runtime.emulator._symbolic import SymbolicScalar, evaluate, is_symbolic
+from runtime.emulator._tensor import Tensor
+from runtime.emulator._trace import Tracer, current_scope, require_tracer
+
+__all__ = ["POISON_BITS", "assemble", "check_tile", "is_poison", "new_out", "poison_array", "reader"]
+
+POISON_BITS = 0x7FE5A000  # NaN payload marking padding / uninitialized memory (survives bf16/fp16 casts)
+_POISON_F32 = np.array([POISON_BITS], dtype=np.uint32).view(np.float32)[0]
+
+
+def is_float_np(dt: np.dtype) -> bool:
+    return dt.kind == "f" or dt.name in ("bfloat16", "float8_e4m3fn", "float8_e5m2")
+
+
+def poison_array(shape: tuple[int, ...], dt: np.dtype) -> np.ndarray:
+    """Uninitialized memory: NaN with the poison payload for floats, the minimum value for integers."""
+    if is_float_np(dt):
+        return np.full(shape, _POISON_F32, dtype=np.float32).astype(dt)
+    if dt == np.bool_:
+        return np.zeros(shape, dtype=dt)
+    return np.full(shape, np.iinfo(dt).min, dtype=dt)
+
+
+def is_poison(arr: np.ndarray) -> int:
+    """Number of elements carrying the poison payload."""
+    if not is_float_np(arr.dtype) or arr.size == 0:
+        return 0
+    with np.errstate(invalid="ignore"):
+        if not np.isnan(arr.max()):
+            return 0
+    nan = np.isnan(arr)
+    if not nan.any():
+        return 0
+    bits = arr[nan].astype(np.float32).view(np.uint32)
+    return int(np.count_nonzero((bits & 0x7FFF0000) == (POISON_BITS & 0x7FFF0000)))
+
+
+# ---------------------------------------------------------------------------------------------------
+# tensor creation helpers
+
+
+def _stamp(tr: Tracer, t: Tensor, kind: str, producer: str | None) -> Tensor:
+    t.key = tr.next_key()
+    t.kind = kind
+    t.producer = producer
+    t._loops = tuple(id(lp) for lp in tr.loop_stack)
+    t._closed = tr.closed_loops
+    tr.tensors.append(t)
+    return t
+
+
+def new_out(tr: Tracer, shape: list, dtype: DataType, producer: str, valid: Any = None) -> Tensor:
+    """Output tensor of a recorded op."""
+    tr._binding = True
+    try:
+        t = Tensor(shape, dtype, "")
+    finally:
+        tr._binding = False
+    t.valid_shape = valid
+    return _stamp(tr, t, "op", producer)
+
+
+def new_param(tr: Tracer, shape: list, dtype: DataType, name: str, fmt: Any, index: int) -> Tensor:
+    tr._binding = True
+    try:
+        t = Tensor(shape, dtype, name, fmt)
+    finally:
+        tr._binding = False
+    t.param_index = index
+    return _stamp(tr, t, "param", None)
+
+
+def register_local(tr: Tracer, t: Tensor) -> None:
+    """``pypto.tensor(shape, dtype, name)`` inside a kernel: local tensor, no producer, starts poisoned."""
+    for d in t._shape:
+        if not isinstance(d, int | SymbolicScalar) or isinstance(d, bool):
+            raise tr.pyerror("TypeError", f"tensor shape entries must be int or SymbolicScalar, got {d!r}")
+    _stamp(tr, t, "local", None)
+
+
+def reader(tr: Tracer, t: Any, opname: str) -> Tensor:
+    """Validate a tensor operand at trace time (consumed-by-move rule, §0.6.1)."""
+    if not isinstance(t, Tensor) or t.key < 0:
+        raise tr.pyerror("TypeError", f"{opname}: expected a pypto.Tensor operand, got {type(t).__name__}",
+                         op=opname)
+    if t._consumed:
+        raise tr.error("F21004", f"op [{opname.upper()}]tile shape not set (Empty tensor: '{t.name or 'tensor'}'"
+                       " was consumed by an earlier whole-tensor move `dst[:] = t` / `dst.move(t)`; make the "
+                       "move the last use of the tensor)", op=opname)
+    if t.kind == "op" and len(t._loops) > len(tr.loop_stack) and not t._loop_read_warned:
+        cur = tuple(id(lp) for lp in tr.loop_stack)
+        if t._loops[: len(cur)] == cur:
+            t._loop_read_warned = True
+            tr.warn("EMU_LOOP_LOCAL_READ", f"'{t.name or t.producer}' was computed inside a pypto.loop that has "
+                    "ended: after the loop it holds the LAST iteration's value only (nothing is accumulated)",
+                    op=opname)
+    if t.kind == "local" and t._read is None:
+        f, ln = tr.where()
+        t._read = (f, ln, opname)
+    return t
+
+
+def check_tile(tr: Tracer, opname: str, out_rank: int, *, dtype: DataType | None = None,
+               align_error: bool = False) -> int:
+    """Vector-tile checks of a recorded vector op; returns the tile element count."""
+    tile = current_scope()["vec_tile"]
+    if not tile:
+        raise tr.error("F21004", f"op [{opname.upper()}]tile shape not set (call pypto.set_vec_tile_shapes "
+                       "before this op; tiles set inside a loop do not survive the loop)", op=opname)
+    if len(tile) < out_rank:
+        raise tr.error("FFFFFF", f"Run pass failed. (ExpandFunction failed: Tile shape size {len(tile)} is not "
+                       f"matched the output shape size {out_rank}.)", op=opname)
+    if len(tile) > out_rank:
+        tr.warn("EMU_TILE_RANK", f"vec tile {tile} has more dims than the op output (rank {out_rank}); 0.2.0 "
+                "accepted it, but set a tile with the output's rank", op=opname)
+    used = tile[len(tile) - out_rank:] if out_rank else tile[-1:]
+    if dtype is not None and out_rank > 0:
+        nbytes = used[-1] * bytes_of(dtype)
+        if nbytes % 32:
+            if align_error:
+                raise tr.error("FC1001", "Reduce op: the tileShape of last axis need to 32Byte align! "
+                               f"(FwkOp tile shape's last dim is not aligned. Last dim bytes: {nbytes}, "
+                               "BLOCK_SIZE: 32)", op=opname)
+            tr.warn("EMU_TILE_ALIGN", f"vec tile last axis {used[-1]} x {bytes_of(dtype)} B = {nbytes} B is "
+                    "not 32-byte aligned (accepted by 0.2.0 SIM, rejected by older docs / gym rules)", op=opname)
+    return int(math.prod(used)) if used else 1
+
+
+def static_shape(shape: list) -> list[int] | None:
+    out = []
+    for d in shape:
+        if isinstance(d, SymbolicScalar):
+            if d._value is None:
+                return None
+            out.append(d._value)
+        else:
+            out.append(int(d))
+    return out
+
+
+def eval_shape(shape: list, env: Any) -> tuple[int, ...]:
+    return tuple(evaluate(d, env) for d in shape)
+
+
+def _int_list(tr: Tracer, vals: Any, what: str, opname: str, *, allow_sym: bool) -> list:
+    if isinstance(vals, int | SymbolicScalar):
+        vals = [vals]
+    try:
+        vals = list(vals)
+    except TypeError:
+        raise tr.pyerror("TypeError", f"{opname}: {what} must be a list, got {type(vals).__name__}",
+                         op=opname) from None
+    out = []
+    for v in vals:
+        if isinstance(v, bool) or not isinstance(v, int | SymbolicScalar) and not hasattr(v, "__index__"):
+            raise tr.pyerror("TypeError", f"{opname}: {what} entries must be ints, got {v!r}", op=opname)
+        if isinstance(v, SymbolicScalar):
+            if v._value is not None:
+                v = v._value
+            elif not allow_sym:
+                raise tr.pyerror("TypeError", _VIEW_SIG_ERR, op=opname)
+        else:
+            v = int(v)
+        out.append(v)
+    return out
+
+
+_VIEW_SIG_ERR = ("View(): incompatible function arguments. The following argument types are supported: "
+                 "1. (operand, shapes: Sequence[SupportsInt], offsets: Sequence) ... 2. (..., new_valid_shapes, "
+                 "new_offsets) ... 3. (operand, dstDataType) -- view shapes must be Python ints (use "
+                 "valid_shape=[...] for runtime extents)")
+
+
+# ---------------------------------------------------------------------------------------------------
+# view
+
+
+@op("view")
+def view(input: Tensor, shape: Any = None, offsets: Any = None, *, valid_shape: Any = None,
+         dtype: Any = None) -> Tensor:
+    """Read-only window input[o:o+s] with an optional valid_shape; shape must be Python ints."""
+    tr = require_tracer("view")
+    src = reader(tr, input, "view")
+    if dtype is not None and shape is None:
+        return _view_dtype(tr, src, DataType(dtype))
+    shp = _int_list(tr, shape if shape is not None else src.shape, "shape", "view", allow_sym=False)
+    offs = _int_list(tr, offsets if offsets is not None else [0] * src.dim, "offsets", "view", allow_sym=True)
+    if len(shp) != src.dim or len(offs) != src.dim:
+        raise tr.pyerror("ValueError", f"view: shape {shp} and offsets rank must equal the input rank {src.dim}",
+                         op="view")
+    vs = None
+    if valid_shape is not None:
+        vs = _int_list(tr, valid_shape, "valid_shape", "view", allow_sym=True)
+        if len(vs) != src.dim:
+            raise tr.pyerror("ValueError", "view: valid_shape rank must equal the input rank", op="view")
+        for a, b in zip(vs, shp, strict=True):
+            if isinstance(a, int) and a > b:
+                raise tr.error("EMU_VIEW_VALID", f"view: valid_shape {vs} exceeds the view shape {shp}", op="view")
+    sstat = static_shape(src.shape)
+    if sstat is not None:
+        for d, (o, _s, e) in enumerate(zip(offs, shp, sstat, strict=True)):
+            if isinstance(o, int) and (o < 0 or o >= e and e > 0):
+                raise tr.error("EMU_VIEW_OOB", f"view: offset {o} on axis {d} is outside the tensor extent {e}",
+                               op="view")
+    out = new_out(tr, shp, src.dtype, "view", valid=vs)
+    oob = tr.options.out_of_bounds
+    key, okey = src.key, out.key
+    shp_t = tuple(shp)
+    name = src.name
+
+    def run(env: Any) -> None:
+        arr, valid = env.get(key)
+        o = [evaluate(x, env) for x in offs]
+        want = [evaluate(x, env) for x in vs] if vs is not None else shp_t
+        ext = arr.shape
+        sl = []
+        clipped = False
+        vout = []
+        for d in range(len(shp_t)):
+            od = o[d]
+            if od < 0 or od >= ext[d]:
+                raise env.error("EMU_VIEW_OOB", f"view of '{name}': offset {od} on axis {d} is outside the "
+                                f"tensor extent {ext[d]}")
+            if want[d] > shp_t[d]:
+                raise env.error("EMU_VIEW_VALID", f"view of '{name}': valid extent {want[d]} > view shape "
+                                f"{shp_t[d]} on axis {d}")
+            if od + want[d] > ext[d]:
+                if oob == "raise":
+                    raise env.error("EMU_VIEW_OOB", f"view of '{name}': window [{od}, {od + want[d]}) on axis "
+                                    f"{d} runs past the tensor extent {ext[d]}; pass valid_shape= for the tail "
+                                    "(values beyond the extent are undefined on the device)")
+                env.session.warn("EMU_VIEW_CLIP", f"view of '{name}' clipped on axis {d}", file=env.node.file,
+                                 line=env.node.line, op="view")
+            end = min(od + shp_t[d], ext[d])
+            if end - od < shp_t[d]:
+                clipped = True
+            sl.append(slice(od, end))
+            vout.append(max(0, min(want[d], valid[d] - od, ext[d] - od)))
+        part = arr[tuple(sl)]
+        if clipped:
+            res = poison_array(shp_t, arr.dtype)
+            res[tuple(slice(0, n) for n in part.shape)] = part
+        elif input_mutable(src):
+            res = part.copy()
+        else:
+            res = part
+        env.buf[okey] = (res, tuple(vout))
+        if env.record:
+            env.geom = {"offsets": o}
+        if src.kind == "param":
+            env.bytes_in += res.nbytes
+
+    tr.emit("view", run, out, kind="move", ins=(key,),
+            info={"kind": "view", "offs": offs, "shape": shp_t, "vs": vs, "src": key, "okey": okey,
+                  "param": src.kind == "param"})
+    return out
+
+
+def input_mutable(t: Tensor) -> bool:
+    """Storage that can change after a read (so reads must copy): locals, and anything the graph writes
+    (read-only kernel arguments are shared, not copied)."""
+    return t.kind == "local" or t._written
+
+
+def _view_dtype(tr: Tracer, src: Tensor, dt: DataType) -> Tensor:
+    sh = static_shape(src.shape)
+    if sh is None:
+        raise tr.pyerror("TypeError", "view(dtype=...) needs a static shape", op="view")
+    b0, b1 = bytes_of(src.dtype), bytes_of(dt)
+    last = sh[-1] * b0 // b1
+    shp = sh[:-1] + [last]
+    out = new_out(tr, shp, dt, "view")
+    key, okey, ndt = src.key, out.key, numpy_dtype(dt)
+
+    def run(env: Any) -> None:
+        arr, _ = env.get(key)
+        res = np.ascontiguousarray(arr).view(ndt).copy()
+        env.put(okey, res)
+
+    tr.emit("view", run, out, kind="move")
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# assemble / move
+
+
+def _mark_written(t: Tensor) -> None:
+    t._written = True
+
+
+def _check_cross_region_move(tr: Tracer, src: Tensor, dst: Tensor) -> None:
+    if src.kind not in ("op", "local"):
+        return
+    cur = tuple(id(lp) for lp in tr.loop_stack)
+    if tr.closed_loops > src._closed and src._loops[: len(cur)] == cur:
+        raise tr.error("EMU_MOVE_REGION", f"whole-tensor move into '{dst.name or 'tensor'}' after a pypto.loop "
+                       f"from a tensor produced in another region ('{src.name or src.producer}') writes NOTHING "
+                       "on the device (observed in the 0.2.0 oracle); compute the value in this region, e.g. "
+                       "`dst[:] = t * 1.0`, or assemble inside the loop", op="move")
+
+
+@op("move", notes="whole-tensor overwrite of self (valid region), consumes the source")
+def move(self: Tensor, other: Any) -> None:
+    tr = require_tracer("move")
+    if not isinstance(other, Tensor):
+        raise tr.pyerror("TypeError", f"'{type(other).__name__}' type cannot be moved to Tensor", op="move")
+    src = reader(tr, other, "move")
+    dst = self
+    if dst.key < 0:
+        raise tr.pyerror("TypeError", "move: destination is not a kernel tensor", op="move")
+    if src is dst:
+        return
+    a, b = static_shape(src.shape), static_shape(dst.shape)
+    if a is not None and b is not None and a != b:
+        raise tr.error("EMU_MOVE_SHAPE", f"`{dst.name or 'out'}[:] = ...` / move: source shape {a} != destination "
+                       f"shape {b} (0.2.0 SIM silently writes only the overlap; use assemble with offsets)",
+                       op="move")
+    if len(src.shape) != len(dst.shape):
+        raise tr.error("EMU_MOVE_SHAPE", f"move: source rank {len(src.shape)} != destination rank "
+                       f"{len(dst.shape)}", op="move")
+    if src.dtype != dst.dtype:
+        raise tr.error("EMU_MOVE_DTYPE", f"move: source dtype {src.dtype.name} != destination dtype "
+                       f"{dst.dtype.name} (insert pypto.cast)", op="move")
+    _check_cross_region_move(tr, src, dst)
+    if src.kind != "param":
+        src._consumed = True
+    dst._written = True
+    skey, dkey = src.key, dst.key
+    dshape = dst.shape
+    is_param = dst.kind == "param"
+    owned = dst.kind in ("param", "local")
+    dname = dst.name
+    check = tr.options.check_poison
+
+    def run(env: Any) -> None:
+        arr, valid = env.get(skey)
+        cur = env.buf.get(dkey)
+        box = tuple(slice(0, v) for v in valid)
+        if cur is None:
+            full = eval_shape(dshape, env)
+            if tuple(valid) == tuple(full) and arr.shape == full:
+                env.buf[dkey] = (arr.copy(), full)
+                env.elements += arr.size
+                if env.record:
+                    env.geom = {"offsets": [0] * len(full), "value": arr, "valid": full}
+                return
+            cur = (poison_array(full, arr.dtype), full)
+            env.buf[dkey] = cur
+        darr = cur[0]
+        if not owned:  # op outputs may share memory with a read-only argument: copy before writing
+            darr = darr.copy()
+            env.buf[dkey] = (darr, cur[1])
+        if arr.shape != darr.shape and any(v > e for v, e in zip(valid, darr.shape, strict=False)):
+            raise env.error("EMU_MOVE_SHAPE", f"move into '{dname}': source valid {list(valid)} exceeds "
+                            f"destination shape {list(darr.shape)}")
+        part = arr[box]
+        if is_param:
+            if check:
+                _check_poison(env, part, dname)
+            env.bytes_out += part.nbytes
+        darr[box] = part
+        env.elements += part.size
+        if env.record:
+            env.geom = {"offsets": [0] * len(valid), "value": part, "valid": part.shape}
+
+    tr.emit("move", run, dst, kind="move", gm_write=is_param, target=dname, ins=(skey,))
+
+
+def _check_poison(env: Any, part: np.ndarray, dname: str) -> None:
+    n = is_poison(part)
+    if n:
+        raise env.error("EMU_POISON", f"write-back into '{dname}' carries {n} poisoned element(s): data from "
+                        "outside a valid_shape (padding) or from uninitialized memory reached an output")
+
+
+@op("assemble", notes="write the valid region of src into dst at offsets")
+def assemble(input: Any, offsets: Any = None, dst: Any = None, parallel: bool = False) -> None:
+    tr = require_tracer("assemble")
+    if isinstance(input, list):
+        target = offsets if dst is None else dst
+        for s, o in input:
+            assemble(s, o, target)
+        return None
+    src = reader(tr, input, "assemble")
+    if not isinstance(dst, Tensor) or dst.key < 0:
+        raise tr.pyerror("TypeError", "assemble: destination must be a pypto.Tensor", op="assemble")
+    offs = _int_list(tr, offsets, "offsets", "assemble", allow_sym=True)
+    if len(offs) != dst.dim or src.dim != dst.dim:
+        raise tr.pyerror("ValueError", f"assemble: rank mismatch (src {src.dim}, offsets {len(offs)}, dst "
+                         f"{dst.dim})", op="assemble")
+    if dst.kind == "op" and dst.producer not in ("view",):
+        raise tr.error("F21005", "mix assemble and common operation for same output (tensor "
+                       f"'{dst.name or dst.producer}' is produced by pypto.{dst.producer} and then partly "
+                       "assembled; use pypto.tensor(...) + an explicit first write)", op="assemble")
+    a, b = static_shape(src.shape), static_shape(dst.shape)
+    if a is not None and b is not None:
+        for d in range(len(a)):
+            if a[d] > b[d]:
+                raise tr.error("EMU_ASSEMBLE_SIZE", f"assemble: source shape {a} is larger than destination "
+                               f"shape {b} on axis {d}", op="assemble")
+            o = offs[d]
+            if isinstance(o, int) and (o < 0 or o + a[d] > b[d]) and src.valid_shape is None:
+                raise tr.error("EMU_ASSEMBLE_OOB", f"assemble: region offset {o} + size {a[d]} on axis {d} is "
+                               f"outside the destination extent {b[d]}", op="assemble")
+    dst._written = True
+    skey, dkey = src.key, dst.key
+    is_param = dst.kind == "param"
+    owned = dst.kind in ("param", "local")
+    dshape = dst.shape
+    dname = dst.name
+    check = tr.options.check_poison
+
+    def run(env: Any) -> None:
+        arr, valid = env.get(skey)
+        o = [evaluate(x, env) for x in offs]
+        cur = env.buf.get(dkey)
+        if cur is None:
+            full = eval_shape(dshape, env)
+            cur = (poison_array(full, numpy_dtype(dst.dtype)), full)
+            env.buf[dkey] = cur
+        darr = cur[0]
+        if not owned:  # op outputs may share memory with a read-only argument: copy before writing
+            darr = darr.copy()
+            env.buf[dkey] = (darr, cur[1])
+        ext = darr.shape
+        sl = []
+        for d in range(len(o)):
+            if o[d] < 0 or o[d] + valid[d] > ext[d]:
+                raise env.error("EMU_ASSEMBLE_OOB", f"assemble into '{dname}': region [{o[d]}, {o[d] + valid[d]}) "
+                                f"on axis {d} is outside the destination extent {ext[d]} (the device/oracle "
+                                "rejects this: ASSEMBLEOpError)")
+            sl.append(slice(o[d], o[d] + valid[d]))
+        part = arr[tuple(slice(0, v) for v in valid)]
+        if is_param:
+            if check:
+                _check_poison(env, part, dname)
+            env.bytes_out += part.nbytes
+        if part.dtype != darr.dtype:
+            raise env.error("EMU_ASSEMBLE_DTYPE", f"assemble into '{dname}': dtype {part.dtype} != {darr.dtype}")
+        if parallel:
+            _check_parallel_overlap(env, node_id, darr.shape, tuple(sl), dname)
+        darr[tuple(sl)] = part
+        env.elements += part.size
+        if env.record:
+            env.geom = {"offsets": o, "value": part, "valid": part.shape}
+
+    node_id = object()
+    if src.dtype != dst.dtype:
+        raise tr.error("EMU_ASSEMBLE_DTYPE", f"assemble: source dtype {src.dtype.name} != destination dtype "
+                       f"{dst.dtype.name}", op="assemble")
+    tr.emit("assemble", run, dst, kind="move", gm_write=is_param, target=dname, ins=(skey,),
+            info={"kind": "assemble", "offs": offs, "src": skey, "dst": dkey, "param": is_param, "check": check,
+                  "name": dname, "dshape": dshape, "ddtype": numpy_dtype(dst.dtype), "owned": owned,
+                  "parallel": bool(parallel)})
+    return None
+
+
+def _check_parallel_overlap(env: Any, node_id: object, shape: tuple, region: tuple, dname: str) -> None:
+    """``assemble(..., parallel=True)`` promises non-overlapping writes: verify it (warning)."""
+    masks = env.parallel_masks
+    mask = masks.get(node_id)
+    if mask is None or mask.shape != shape:
+        mask = masks[node_id] = np.zeros(shape, dtype=bool)
+    if mask[region].any():
+        n = env.node
+        env.session.warn("EMU_PARALLEL_OVERLAP", f"assemble(..., parallel=True) into '{dname}' writes a region "
+                         "an earlier iteration already wrote: the parallel promise is false (write order "
+                         "becomes undefined on the device)", file=n.file if n else None,
+                         line=n.line if n else None, op="assemble")
+    mask[region] = True
+
+
+# ---------------------------------------------------------------------------------------------------
+# reshape family
+
+
+@op("reshape")
+def reshape(input: Tensor, shape: Any, *, valid_shape: Any = None, inplace: bool = False,
+            _internal: bool = False) -> Tensor:
+    """Row-major reinterpretation with the same element count (one -1 allowed for static shapes)."""
+    tr = require_tracer("reshape")
+    src = reader(tr, input, "reshape")
+    shp = _int_list(tr, shape, "shape", "reshape", allow_sym=True)
+    sst = static_shape(src.shape)
+    if shp.count(-1) > 1:
+        raise tr.pyerror("ValueError", "reshape: only one -1 allowed", op="reshape")
+    if -1 in shp:
+        if sst is None or any(is_symbolic(d) for d in shp):
+            raise tr.pyerror("ValueError", "reshape: -1 needs static shapes", op="reshape")
+        known = math.prod(d for d in shp if d != -1)
+        shp[shp.index(-1)] = math.prod(sst) // max(known, 1)
+    nst = static_shape(shp)
+    if sst is not None and nst is not None and math.prod(sst) != math.prod(nst):
+        raise tr.pyerror("ValueError", f"reshape: element count of {sst} != {nst}", op="reshape")
+    if not inplace:
+        check_tile(tr, "reshape", len(shp))
+    elif src.kind == "param" and not _internal:
+        f, ln = tr.where()
+        reshaped_param = (src, f, ln)
+    vs = _int_list(tr, valid_shape, "valid_shape", "reshape", allow_sym=True) if valid_shape is not None else None
+    out = new_out(tr, shp, src.dtype, "reshape", valid=vs)
+    if inplace and src.kind == "param" and not _internal:
+        tr.inplace_reshapes.append((src, out, reshaped_param[1], reshaped_param[2]))
+    key, okey = src.key, out.key
+
+    def run(env: Any) -> None:
+        arr, valid = env.get(key)
+        full = eval_shape(shp, env)
+        res = arr.reshape(full)
+        if input_mutable(src):
+            res = res.copy()
+        if vs is not None:
+            v = tuple(evaluate(x, env) for x in vs)
+        elif tuple(valid) == arr.shape:
+            v = full
+        else:
+            v = _reshape_valid(arr.shape, valid, full)
+        env.buf[okey] = (res, v)
+
+    def brun(env: Any, b: Any) -> None:
+        arr = env.buf[key][0]
+        full = eval_shape(shp, env)
+        lead = arr.shape[: arr.ndim - src.dim]
+        env.buf[okey] = (arr.reshape(lead + full), None)
+
+    tr.emit("reshape", run, out, kind="meta", brun=brun if vs is None else None, ins=(key,),
+            attrs={"shape": [d if isinstance(d, int) else repr(d) for d in shp]})
+    return out
+
+
+def _reshape_valid(old: tuple, valid: tuple, new: tuple) -> tuple:
+    """Valid shape through a reshape when the valid region is a row-major prefix, else full (padding flows)."""
+    first = next((d for d in range(len(old)) if valid[d] != old[d]), None)
+    if first is None:
+        return new
+    if any(old[d] != 1 for d in range(first)) or any(valid[d] != old[d] for d in range(first + 1, len(old))):
+        return new
+    n_valid = valid[first] * math.prod(old[first + 1:])
+    for j in range(len(new) - 1, -1, -1):
+        inner = math.prod(new[j + 1:])
+        if n_valid % inner == 0 and n_valid // inner <= new[j] and all(new[k] == 1 for k in range(j)):
+            return tuple(new[:j]) + (n_valid // inner,) + tuple(new[j + 1:])
+    return new
+
+
+@op("unsqueeze")
+def unsqueeze(input: Tensor, dim: int) -> Tensor:
+    """Insert a size-1 axis (dim in [-rank-1, rank])."""
+    tr = require_tracer("unsqueeze")
+    src = reader(tr, input, "unsqueeze")
+    r = src.dim
+    if not -r - 1 <= dim <= r:
+        raise tr.pyerror("IndexError", f"unsqueeze: dim {dim} out of range [{-r - 1}, {r}]", op="unsqueeze")
+    d = dim if dim >= 0 else dim + r + 1
+    shp = src.shape[:d] + [1] + src.shape[d:]
+    out = new_out(tr, shp, src.dtype, "unsqueeze")
+    key, okey = src.key, out.key
+
+    def run(env: Any) -> None:
+        arr, valid = env.get(key)
+        res = np.expand_dims(arr, d)
+        env.buf[okey] = (res.copy() if input_mutable(src) else res, tuple(valid[:d]) + (1,) + tuple(valid[d:]))
+
+    tr.emit("unsqueeze", run, out, kind="meta", ins=(key,), attrs={"dim": d})
+    return out
+
+
+@op("clone")
+def clone(input: Tensor) -> Tensor:
+    """Copy with the same shape and dtype."""
+    tr = require_tracer("clone")
+    src = reader(tr, input, "clone")
+    te = check_tile(tr, "clone", src.dim)
+    out = new_out(tr, src.shape, src.dtype, "clone", valid=src.valid_shape)
+    key, okey = src.key, out.key
+
+    def run(env: Any) -> None:
+        arr, valid = env.get(key)
+        env.buf[okey] = (arr.copy(), valid)
+
+    tr.emit("clone", run, out, tile_elems=te, ins=(key,))
+    return out

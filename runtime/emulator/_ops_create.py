@@ -1,0 +1,119 @@
+"""Creation ops: full / zeros / ones / arange (fill ops need a vector tile like every vector op)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from runtime.emulator._enums import DataType, numpy_dtype
+from runtime.emulator._ops_core import (
+    _int_list,
+    check_tile,
+    eval_shape,
+    is_float_np,
+    new_out,
+)
+from runtime.emulator._registry import op
+from runtime.emulator._symbolic import SymbolicScalar, evaluate
+from runtime.emulator._tensor import Tensor
+from runtime.emulator._trace import Tracer, require_tracer
+
+__all__ = ["arange", "full", "ones", "zeros"]
+
+
+# ---------------------------------------------------------------------------------------------------
+# creation
+
+
+def _size_args(size: tuple) -> list:
+    if len(size) == 1 and isinstance(size[0], list | tuple):
+        return list(size[0])
+    return list(size)
+
+
+def _fill(tr: Tracer, opname: str, shp: list, value: Any, dt: DataType, vs: Any = None) -> Tensor:
+    te = check_tile(tr, opname, len(shp))
+    if not 1 <= len(shp) <= 5:
+        raise tr.pyerror("ValueError", f"{opname}: 1-4 dims supported, got {len(shp)}", op=opname)
+    out = new_out(tr, shp, dt, opname, valid=vs)
+    okey, ndt = out.key, numpy_dtype(dt)
+
+    def run(env: Any) -> None:
+        full = eval_shape(shp, env)
+        v = value.evaluate(env) if isinstance(value, SymbolicScalar) else value
+        arr = np.full(full, v, dtype=np.float32 if is_float_np(ndt) else ndt).astype(ndt, copy=False)
+        valid = tuple(evaluate(x, env) for x in vs) if vs is not None else full
+        env.buf[okey] = (arr, valid)
+
+    tr.emit(opname, run, out, tile_elems=te)
+    return out
+
+
+@op("full", method=False)
+def full(size: Any, fill_value: Any, dtype: Any = None, *, valid_shape: Any = None) -> Tensor:
+    """Tensor filled with a scalar (int/float/Element/SymbolicScalar)."""
+    tr = require_tracer("full")
+    from runtime.emulator._scalar import Element
+
+    shp = _int_list(tr, size, "size", "full", allow_sym=True)
+    v = fill_value
+    if isinstance(v, Element):
+        dt = DataType(dtype) if dtype is not None else v.dtype
+        v = v.value
+    elif isinstance(v, SymbolicScalar):
+        dt = DataType(dtype) if dtype is not None else DataType.DT_INT32
+        if dt != DataType.DT_INT32:
+            raise tr.pyerror("ValueError", "full: a SymbolicScalar fill value needs dtype DT_INT32", op="full")
+    else:
+        default = DataType.DT_FP32 if isinstance(v, float) else DataType.DT_INT32
+        dt = DataType(dtype) if dtype is not None else default
+    vs = _int_list(tr, valid_shape, "valid_shape", "full", allow_sym=True) if valid_shape is not None else None
+    return _fill(tr, "full", shp, v, dt, vs)
+
+
+@op("zeros", method=False)
+def zeros(*size: Any, dtype: Any = None) -> Tensor:
+    """Zero-filled tensor (dtype keyword-only, default FP32)."""
+    tr = require_tracer("zeros")
+    shp = _int_list(tr, _size_args(size), "size", "zeros", allow_sym=True)
+    return _fill(tr, "zeros", shp, 0, DataType(dtype) if dtype is not None else DataType.DT_FP32)
+
+
+@op("ones", method=False)
+def ones(*size: Any, dtype: Any = None) -> Tensor:
+    """One-filled tensor (dtype keyword-only, default FP32)."""
+    tr = require_tracer("ones")
+    shp = _int_list(tr, _size_args(size), "size", "ones", allow_sym=True)
+    return _fill(tr, "ones", shp, 1, DataType(dtype) if dtype is not None else DataType.DT_FP32)
+
+
+@op("arange", method=False)
+def arange(*args: Any, dtype: Any = None) -> Tensor:
+    """arange(end) / (start, end) / (start, end, step)."""
+    tr = require_tracer("arange")
+    if len(args) == 1:
+        start, end, step = 0, args[0], 1
+    elif len(args) == 2:
+        start, end, step = args[0], args[1], 1
+    elif len(args) == 3:
+        start, end, step = args
+    else:
+        raise tr.pyerror("TypeError", "arange takes 1 to 3 arguments", op="arange")
+    if step == 0 or abs(step) <= 1e-8 or (end - start) / step <= 0:
+        raise tr.pyerror("ValueError", "arange: step must be non-zero and (end-start)/step > 0", op="arange")
+    n = math.ceil((end - start) / step)
+    isf = any(isinstance(a, float) for a in (start, end, step))
+    dt = DataType(dtype) if dtype is not None else (DataType.DT_FP32 if isf else DataType.DT_INT32)
+    te = check_tile(tr, "arange", 1)
+    out = new_out(tr, [n], dt, "arange")
+    okey, ndt = out.key, numpy_dtype(dt)
+
+    def run(env: Any) -> None:
+        env.put(okey, (start + step * np.arange(n, dtype=np.float64)).astype(ndt))
+
+    tr.emit("arange", run, out, tile_elems=te)
+    return out
+
+

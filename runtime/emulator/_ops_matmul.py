@@ -1,0 +1,199 @@
+"""Matmul: cube-tile checks (FC4000), dtype table, valid M/N/K, FP32 (INT32) accumulation, one rounding."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from runtime.emulator._enums import DataType, ReLuType, numpy_dtype
+from runtime.emulator._numerics import compute
+from runtime.emulator._ops_core import check_tile, new_out, poison_array, reader, static_shape
+from runtime.emulator._registry import op
+from runtime.emulator._symbolic import SymbolicScalar
+from runtime.emulator._tensor import Tensor
+from runtime.emulator._trace import Tracer, current_scope, require_tracer
+
+__all__ = ["check_cube_tiles", "matmul"]
+
+_FP8 = {DataType.DT_FP8E4M3, DataType.DT_FP8E5M2, DataType.DT_HF8, DataType.DT_FP8}
+_OUT = {
+    DataType.DT_FP16: {DataType.DT_FP16, DataType.DT_FP32},
+    DataType.DT_BF16: {DataType.DT_BF16, DataType.DT_FP32},
+    DataType.DT_FP32: {DataType.DT_FP32},
+    DataType.DT_INT8: {DataType.DT_INT32},
+}
+
+
+def check_cube_tiles(tr: Tracer, opname: str = "matmul") -> tuple:
+    ct = current_scope()["cube_tile"]
+    if ct is None:
+        raise tr.error("FC4000", "Invalid tile values: kL0=0, kL1a=0, kL1b=0, mL0=0, mL1=0, nL0=0, nL1=0, func "
+                       "CheckCubeTiling (call pypto.set_cube_tile_shapes before matmul)", op=opname)
+    m, k, n = ct[0], ct[1], ct[2]
+    kk = list(k) if len(k) == 3 else [k[0], k[1], k[1]]
+    vals = {"kL0": kk[0], "kL1a": kk[1], "kL1b": kk[2], "mL0": m[0], "mL1": m[1], "nL0": n[0], "nL1": n[1]}
+    if any(v <= 0 for v in vals.values()):
+        raise tr.error("FC4000", "Invalid tile values: " + ", ".join(f"{a}={b}" for a, b in vals.items()),
+                       op=opname)
+    for l0, l1, a, b in ((kk[0], kk[1], "kL0", "kL1a"), (kk[0], kk[2], "kL0", "kL1b"), (m[0], m[1], "mL0", "mL1"),
+                         (n[0], n[1], "nL0", "nL1")):
+        if not (l0 <= l1 and l1 % l0 == 0):
+            raise tr.error("FC4000", f"Invalid L1/L0 relation: {a}={l0}, {b}={l1}, require {a} <= {b} && "
+                           f"{b} % {a} == 0", op=opname)
+    return ct
+
+
+def _c16(v: int) -> int:
+    return -(-v // 16) * 16
+
+
+def _cube_capacity(tr: Tracer, ct: tuple, in_dt: DataType, out_dt: DataType) -> None:
+    """Doc capacity rules of §6.2 (L0A/L0B/L0C/L1 on A2/A3) as warnings."""
+    from runtime.emulator._enums import bytes_of
+
+    m, k, n = ct[0], ct[1], ct[2]
+    sa = bytes_of(in_dt)
+    ml0, nl0, kl0 = m[0], n[0], k[0]
+    kl1 = max(k[1:])
+    checks = [(_c16(ml0) * _c16(kl0) * sa, 64 * 1024, "L0A"), (_c16(nl0) * _c16(kl0) * sa, 64 * 1024, "L0B"),
+              (_c16(ml0) * _c16(nl0) * 4, 128 * 1024, "L0C"),
+              (_c16(m[1]) * _c16(kl1) * sa + _c16(n[1]) * _c16(kl1) * sa, 512 * 1024, "L1")]
+    for used, cap, buf in checks:
+        if used > cap:
+            tr.warn("EMU_CUBE_CAPACITY", f"cube tiles need {used} B of {buf} (capacity {cap} B on A2/A3)",
+                    op="matmul")
+
+
+@op("matmul")
+def matmul(input: Any, mat2: Any, out_dtype: Any, *, a_trans: bool = False, b_trans: bool = False,
+           c_matrix_nz: bool = False, extend_params: Any = None) -> Tensor:
+    """input @ mat2 with FP32 (INT32 for INT8) accumulation, rounded once to out_dtype."""
+    tr = require_tracer("matmul")
+    A = reader(tr, input, "matmul")
+    B = reader(tr, mat2, "matmul")
+    if not isinstance(out_dtype, DataType):
+        raise tr.pyerror("TypeError", f"Argument 'out_dtype' must be of type DataType, got "
+                         f"{type(out_dtype).__name__}", op="matmul")
+    if c_matrix_nz:
+        raise tr.pyerror("ValueError", "Output tensor do not support NZ currently.", op="matmul")
+    if A.dim != B.dim or A.dim not in (2, 3, 4):
+        raise tr.pyerror("RuntimeError", f"Tensor dimension mismatch. Expect input_dim == mat2_dim and both in "
+                         f"[2, 3, 4], got {A.dim} and {B.dim}", op="matmul")
+    if A.dtype != B.dtype and not (A.dtype in _FP8 and B.dtype in _FP8):
+        raise tr.pyerror("ValueError", "Non-FP8 inputs require identical dtypes.", op="matmul")
+    if A.dtype == DataType.DT_FP32 and (A.format != 0 or B.format != 0):
+        raise tr.pyerror("ValueError", "Input tensor with DT_FP32 must use ND format.", op="matmul")
+    allowed = _OUT.get(A.dtype, {DataType.DT_FP16, DataType.DT_BF16, DataType.DT_FP32})
+    if out_dtype not in allowed:
+        raise tr.error("FC3002", f"matmul: {A.dtype.name} x {B.dtype.name} -> {out_dtype.name} is not supported "
+                       f"(allowed: {', '.join(sorted(d.name for d in allowed))})", op="matmul")
+    ct = check_cube_tiles(tr)
+    _cube_capacity(tr, ct, A.dtype, out_dtype)
+    sa, sb = A.shape, B.shape
+    for t, nm in ((A, "input"), (B, "mat2")):
+        last = t.shape[-1]
+        if isinstance(last, int) and last > 65535:
+            raise tr.error("FC3000", f"matmul: ND {nm} inner axis {last} > 65535", op="matmul")
+    M, Ka = (sa[-1], sa[-2]) if a_trans else (sa[-2], sa[-1])
+    Kb, N = (sb[-1], sb[-2]) if b_trans else (sb[-2], sb[-1])
+    ka, kb = (x._value if isinstance(x, SymbolicScalar) else x for x in (Ka, Kb))
+    if ka is not None and kb is not None and ka != kb:
+        raise tr.pyerror("RuntimeError", f"K-dimension mismatch: input K={ka}, mat2 K={kb}", op="matmul")
+    batch = []
+    for a, b in zip(sa[:-2], sb[:-2], strict=True):
+        if isinstance(a, int) and a == 1:
+            batch.append(b)
+        elif isinstance(b, int) and b == 1:
+            batch.append(a)
+        elif isinstance(a, int) and isinstance(b, int) and a != b:
+            raise tr.pyerror("RuntimeError", f"matmul batch dims {sa[:-2]} and {sb[:-2]} do not broadcast",
+                             op="matmul")
+        else:
+            batch.append(a)
+    if A.dim > 2:
+        check_tile(tr, "matmul", A.dim)
+    oshape = batch + [M, N]
+    bias_key = scale = None
+    relu = False
+    if extend_params:
+        if A.dim != 2:
+            raise tr.pyerror("ValueError", "matmul: extend_params only for 2-D operands", op="matmul")
+        bt = extend_params.get("bias_tensor")
+        if bt is not None:
+            bias_key = reader(tr, bt, "matmul").key
+        scale = extend_params.get("scale")
+        st = extend_params.get("scale_tensor")
+        if st is not None:
+            scale = reader(tr, st, "matmul").key
+            scale = ("tensor", scale)
+        relu = extend_params.get("relu_type", ReLuType.NO_RELU) == ReLuType.RELU
+    ct = current_scope()["cube_tile"]
+    tile_elems = ct[0][0] * ct[2][0]
+    out = new_out(tr, oshape, out_dtype, "matmul")
+    akey, bkey, okey = A.key, B.key, out.key
+    ond = numpy_dtype(out_dtype)
+    is_int = A.dtype == DataType.DT_INT8
+    sst = static_shape(sa), static_shape(sb)
+    del sst
+
+    def run(env: Any) -> None:
+        a, va = env.get(akey)
+        b, vb = env.get(bkey)
+        if va != a.shape:
+            a = a[tuple(slice(0, n) for n in va)]
+        if vb != b.shape:
+            b = b[tuple(slice(0, n) for n in vb)]
+        if a_trans:
+            a = np.swapaxes(a, -1, -2)
+        if b_trans:
+            b = np.swapaxes(b, -1, -2)
+        if a.shape[-1] != b.shape[-2]:
+            raise env.error("F00003", f"K-dimension valid shape mismatch: input K={a.shape[-1]}, mat2 "
+                            f"K={b.shape[-2]}", kind="RuntimeError")
+        if is_int:
+            r = np.matmul(a.astype(np.int32), b.astype(np.int32))
+        else:
+            r = np.matmul(compute(a).astype(np.float32, copy=False), compute(b).astype(np.float32, copy=False))
+        if bias_key is not None:
+            bias, _ = env.get(bias_key)
+            r = r + compute(bias).astype(r.dtype)
+        if relu:
+            r = np.maximum(r, 0)
+        if scale is not None:
+            if isinstance(scale, tuple):
+                s, _ = env.get(scale[1])
+                r = r * s.astype(np.float64)
+            else:
+                r = r * np.float32(scale)
+        env.flops += 2 * int(math.prod(r.shape)) * int(a.shape[-1])
+        full = tuple(int(x) for x in np.broadcast_shapes(a.shape[:-2], b.shape[:-2])) + (
+            int(np.asarray(env.buf[akey][0]).shape[-2 if not a_trans else -1]),
+            int(np.asarray(env.buf[bkey][0]).shape[-1 if not b_trans else -2]))
+        r = r.astype(ond)
+        if r.shape != full:
+            res = poison_array(full, ond)
+            res[tuple(slice(0, n) for n in r.shape)] = r
+            env.buf[okey] = (res, r.shape)
+        else:
+            env.buf[okey] = (r, full)
+
+    def brun(env: Any, bctx: Any) -> None:
+        a = env.buf[akey][0]
+        b = env.buf[bkey][0]
+        if a_trans:
+            a = np.swapaxes(a, -1, -2)
+        if b_trans:
+            b = np.swapaxes(b, -1, -2)
+        if is_int:
+            r = np.matmul(a.astype(np.int32), b.astype(np.int32))
+        else:
+            r = np.matmul(compute(a).astype(np.float32, copy=False), compute(b).astype(np.float32, copy=False))
+        env.flops += 2 * int(math.prod(r.shape)) * int(a.shape[-1])
+        env.buf[okey] = (r.astype(ond, copy=False), None)
+
+    plain = bias_key is None and scale is None and not relu
+    tr.emit("matmul", run, out, kind="cube", tile_elems=tile_elems, brun=brun if plain else None,
+            ins=(akey, bkey), attrs={"a_trans": bool(a_trans), "b_trans": bool(b_trans), "out_dtype": out_dtype.name})
+    return out

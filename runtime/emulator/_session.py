@@ -1,0 +1,183 @@
+"""Sessions: the explicit, ContextVar-held context a kernel runs in.
+
+A session owns everything a run produces (cost counters, diagnostics, op records) and the options that
+shape it. Nothing lives in module globals: a kernel called outside ``with session(...)`` gets a fresh
+implicit session, so two kernels in one process (or two tests) never see each other's state.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from runtime.emulator._errors import Diagnostic
+
+__all__ = ["CostCounters", "OpRecord", "Options", "Session", "current_session", "session"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Options:
+    """How the emulator runs a kernel. Defaults are the strict ones.
+
+    Attributes:
+        record: keep every traced op output per loop iteration in ``Session.records`` (for bisection).
+        record_limit: stop recording after this many records (protects memory); 0 = unlimited.
+        out_of_bounds: ``"raise"`` (default) reports a view/assemble window leaving its tensor as an error;
+            ``"clip"`` clips views like the 0.2.0 CPU oracle does (valid extent shrinks) and only warns.
+        compat: ``"0.2.0"`` (default) enforces the behaviour of the runnable wheel (single-axis broadcast,
+            builtin ``min/max`` on symbols fail); ``"head"`` follows the repo HEAD (multi-axis broadcast warns,
+            builtin 2-arg ``min/max`` on symbols map to ``pypto.min/max``).
+        npuarch: value of ``pypto.platform.npuarch`` (``DAV_2201`` = A2/A3, ``DAV_3510`` = Ascend 950).
+        check_poison: check every write-back into a kernel argument for the NaN poison that marks padding
+            outside ``valid_shape`` and uninitialized memory.
+    """
+
+    record: bool = False
+    record_limit: int = 200_000
+    out_of_bounds: Literal["raise", "clip"] = "raise"
+    compat: Literal["0.2.0", "head"] = "0.2.0"
+    npuarch: str = "DAV_2201"
+    check_poison: bool = True
+
+
+class CostCounters(BaseModel):
+    """Work done by the runs of a session (a cost estimate, not a timing)."""
+
+    ops: dict[str, int] = Field(default_factory=dict)
+    """executed op count by op name"""
+    tiles: int = 0
+    """vector/cube tiles processed (ceil of output elements / tile elements, per executed op)"""
+    elements: int = 0
+    """output elements produced"""
+    bytes_in: int = 0
+    """bytes read from kernel arguments (views of GM tensors)"""
+    bytes_out: int = 0
+    """bytes written to kernel arguments (assemble / move into GM tensors)"""
+    matmul_flops: int = 0
+    """2*M*N*K per matmul (times batch)"""
+    loop_trips: dict[str, int] = Field(default_factory=dict)
+    """iterations executed per loop name"""
+    runs: int = 0
+    """kernel calls"""
+    batched_iterations: int = 0
+    """loop iterations executed through the batched fast path (the others ran one by one)"""
+
+
+class OpRecord(BaseModel):
+    """One traced op output in one loop iteration (kept when ``Options(record=True)``).
+
+    ``Session.records`` is in execution order and ``seq`` equals the list index.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    seq: int = 0
+    """global execution order inside the session"""
+    node: int | None = None
+    """id of the traced op (same for every iteration of that op; distinct per op on one line)"""
+    op: str
+    file: str | None
+    line: int | None
+    iteration: dict[str, int]
+    """loop name -> index value, outermost first"""
+    value: Any = None
+    """copy of the output array (numpy)"""
+    dtype: str | None = None
+    offsets: list[int] | None = None
+    shape: list[int] | None = None
+    valid_shape: list[int] | None = None
+    target: str | None = None
+    """for assemble/move: name of the destination tensor"""
+    name: str | None = None
+    """name of the output tensor (the kernel variable it is bound to)"""
+    source: str | None = None
+    """for view: name of the viewed tensor when it is a kernel argument or a local pypto.tensor"""
+    inputs: list[dict] = Field(default_factory=list)
+    """tensor operands in call order: {"kind": "record", "seq": n} (produced by a recorded op) or
+    {"kind": "tensor", "name": ...} (a kernel argument / local read before any recorded write)"""
+    attrs: dict = Field(default_factory=dict)
+    """op parameters that change meaning (dim/keepdim, a_trans/b_trans, dtype, shape ...)"""
+
+
+class Session:
+    """Results and options of the kernel runs made inside one ``with session(...)`` block."""
+
+    def __init__(self, options: Options | None = None) -> None:
+        self.options = options or Options()
+        self.counters = CostCounters()
+        self.diagnostics: list[Diagnostic] = []
+        self.records: list[OpRecord] = []
+        self.kernel_args: list[dict] = []
+        """per kernel call: {"kernel": name, "args": [{"name", "shape", "dtype"}, ...]} in signature order"""
+        self._warned: set[tuple] = set()
+
+    def warn(self, code: str, message: str, *, file: str | None = None, line: int | None = None,
+             op: str | None = None) -> None:
+        """Add a warning diagnostic (deduplicated per code/location/message)."""
+        key = (code, file, line, message)
+        if key in self._warned:
+            return
+        self._warned.add(key)
+        log.debug("emulator warning %s at %s:%s: %s", code, file, line, message)
+        self.diagnostics.append(
+            Diagnostic(severity="warning", code=code, message=message, file=file, line=line, op=op)
+        )
+
+    def add_record(self, rec: OpRecord) -> None:
+        lim = self.options.record_limit
+        if lim and len(self.records) >= lim:
+            return
+        if isinstance(rec.value, np.ndarray):
+            rec.value = rec.value.copy()
+        rec.seq = len(self.records)
+        self.records.append(rec)
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity == "warning"]
+
+
+_CURRENT: contextvars.ContextVar[Session | None] = contextvars.ContextVar("pypto_emulator_session", default=None)
+
+
+def current_session() -> Session | None:
+    """The explicit session in effect, or None."""
+    return _CURRENT.get()
+
+
+@contextlib.contextmanager
+def session(options: Options | None = None) -> Iterator[Session]:
+    """Enter an explicit emulator session; kernels called inside report into it."""
+    s = Session(options)
+    token = _CURRENT.set(s)
+    try:
+        yield s
+    finally:
+        _CURRENT.reset(token)
+
+
+@contextlib.contextmanager
+def active_session() -> Iterator[Session]:
+    """The explicit session, or a fresh implicit one for the duration of one kernel call."""
+    s = _CURRENT.get()
+    if s is not None:
+        yield s
+        return
+    s = Session()
+    token = _CURRENT.set(s)
+    try:
+        yield s
+    finally:
+        _CURRENT.reset(token)

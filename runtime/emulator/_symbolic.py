@@ -1,0 +1,323 @@
+"""SymbolicScalar: lazily evaluated integer expressions over loop indices, dynamic dims and tensor reads.
+
+At trace time a loop index or a dynamic dim has no value; the kernel builds expressions from it (offsets,
+valid extents, loop bounds). The executor evaluates them per iteration with Python ints. The trace-time
+restrictions of the real class are kept: ``int()``/``bool()`` of a non-concrete value raise
+``ValueError("Not concrete value")``, ``range()``/indexing raise TypeError (no ``__index__``), a float
+operand raises AttributeError, and the object is unhashable (spec §2.4).
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["SymbolicScalar", "as_sym", "evaluate", "is_symbolic", "sym_max", "sym_min"]
+
+
+def _floordiv(a: int, b: int) -> int:
+    return a // b
+
+
+_BIN: dict[str, Callable[[int, int], int]] = {
+    "+": operator.add,
+    "-": operator.sub,
+    "*": operator.mul,
+    "/": _floordiv,
+    "%": operator.mod,
+    "==": lambda a, b: int(a == b),
+    "!=": lambda a, b: int(a != b),
+    "<": lambda a, b: int(a < b),
+    "<=": lambda a, b: int(a <= b),
+    ">": lambda a, b: int(a > b),
+    ">=": lambda a, b: int(a >= b),
+    "&": lambda a, b: int(bool(a) and bool(b)),
+    "|": lambda a, b: int(bool(a) or bool(b)),
+    "min": min,
+    "max": max,
+}
+
+
+class SymbolicScalar:
+    """An integer expression; concrete when every leaf has a value (then folded to an immediate)."""
+
+    __slots__ = ("_kind", "_a", "_b", "_op", "_value", "_name", "_loop", "_fn", "_c")
+    __hash__ = None  # type: ignore[assignment]  # unhashable like the real class
+
+    def __init__(self, *args: Any) -> None:
+        self._a = self._b = self._op = self._loop = self._fn = self._c = None
+        self._value: int | None = None
+        self._name: str | None = None
+        if len(args) == 1 and isinstance(args[0], SymbolicScalar):
+            o = args[0]
+            for s in SymbolicScalar.__slots__:
+                setattr(self, s, getattr(o, s))
+            return
+        if len(args) == 1 and isinstance(args[0], int) and not isinstance(args[0], bool):
+            self._kind, self._value = "imm", int(args[0])
+        elif len(args) == 1 and isinstance(args[0], bool):
+            self._kind, self._value = "imm", int(args[0])
+        elif len(args) == 1 and isinstance(args[0], str):
+            self._kind, self._name = "sym", args[0]
+        elif len(args) == 2 and isinstance(args[0], str) and isinstance(args[1], int):
+            self._kind, self._name, self._value = "sym", args[0], int(args[1])
+        else:
+            raise ValueError("Invalid arguments")
+
+    # -- construction helpers -------------------------------------------------------------------------
+    @classmethod
+    def _make(cls, kind: str, *, a=None, b=None, op=None, name=None, loop=None, fn=None) -> SymbolicScalar:
+        s = cls.__new__(cls)
+        s._kind, s._a, s._b, s._op, s._name, s._loop, s._fn = kind, a, b, op, name, loop, fn
+        s._value = None
+        s._c = None
+        return s
+
+    @classmethod
+    def runtime(cls, name: str, fn: Callable[[Any], int]) -> SymbolicScalar:
+        """A leaf whose value is computed by ``fn(env)`` at run time (tensor reads, loop flags)."""
+        return cls._make("rt", name=name, fn=fn)
+
+    @classmethod
+    def loop_index(cls, name: str, loop: Any) -> SymbolicScalar:
+        return cls._make("idx", name=name, loop=loop)
+
+    # -- queries ---------------------------------------------------------------------------------------
+    def is_concrete(self) -> bool:
+        return self._value is not None
+
+    def is_immediate(self) -> bool:
+        return self._kind == "imm"
+
+    def is_symbol(self) -> bool:
+        return self._kind in ("sym", "idx", "rt")
+
+    def is_expression(self) -> bool:
+        return self._kind in ("bin", "un")
+
+    def concrete(self) -> int:
+        if self._value is None:
+            raise ValueError("Not concrete value")
+        return self._value
+
+    def as_variable(self) -> SymbolicScalar:
+        """Marks an expression as a runtime variable on the device; no numeric effect."""
+        return self
+
+    @property
+    def loop(self) -> Any:
+        return self._loop
+
+    # -- conversions (trace-time restrictions) ---------------------------------------------------------
+    def __int__(self) -> int:
+        return self.concrete()
+
+    def __bool__(self) -> bool:
+        return bool(self.concrete())
+
+    def __float__(self) -> float:
+        raise TypeError("float() argument must be a string or a real number, not 'SymbolicScalar'")
+
+    # -- arithmetic ------------------------------------------------------------------------------------
+    def _bin(self, op: str, other: Any, reverse: bool = False) -> SymbolicScalar:
+        o = as_sym(other)
+        a, b = (o, self) if reverse else (self, o)
+        if a._value is not None and b._value is not None:
+            return SymbolicScalar(_BIN[op](a._value, b._value))
+        return SymbolicScalar._make("bin", a=a, b=b, op=op)
+
+    def __add__(self, o): return self._bin("+", o)
+    def __radd__(self, o): return self._bin("+", o, True)
+    def __sub__(self, o): return self._bin("-", o)
+    def __rsub__(self, o): return self._bin("-", o, True)
+    def __mul__(self, o): return self._bin("*", o)
+    def __rmul__(self, o): return self._bin("*", o, True)
+    def __floordiv__(self, o): return self._bin("/", o)
+    def __rfloordiv__(self, o): return self._bin("/", o, True)
+    def __truediv__(self, o): return self._bin("/", o)
+    def __rtruediv__(self, o): return self._bin("/", o, True)
+    def __mod__(self, o): return self._bin("%", o)
+    def __rmod__(self, o): return self._bin("%", o, True)
+    def __eq__(self, o):  # type: ignore[override]
+        if not isinstance(o, int | float | SymbolicScalar):
+            return NotImplemented
+        return self._bin("==", o)
+
+    def __ne__(self, o):  # type: ignore[override]
+        if not isinstance(o, int | float | SymbolicScalar):
+            return NotImplemented
+        return self._bin("!=", o)
+
+    def __lt__(self, o): return self._bin("<", o)
+    def __le__(self, o): return self._bin("<=", o)
+    def __gt__(self, o): return self._bin(">", o)
+    def __ge__(self, o): return self._bin(">=", o)
+    def __and__(self, o): return self._bin("&", o)
+    def __rand__(self, o): return self._bin("&", o, True)
+    def __or__(self, o): return self._bin("|", o)
+    def __ror__(self, o): return self._bin("|", o, True)
+
+    def __neg__(self) -> SymbolicScalar:
+        return self._bin("-", 0, True)
+
+    def __pos__(self) -> SymbolicScalar:
+        return self
+
+    def __invert__(self) -> SymbolicScalar:
+        return self._bin("==", 0)
+
+    def min(self, other: Any) -> SymbolicScalar:
+        return self._bin("min", other)
+
+    def max(self, other: Any) -> SymbolicScalar:
+        return self._bin("max", other)
+
+    # -- evaluation ------------------------------------------------------------------------------------
+    def evaluate(self, env: Any) -> int:
+        """Value under a run-time environment (``env.sym`` maps symbol names / loops to ints)."""
+        if self._value is not None:
+            return self._value
+        c = self._c
+        if c is None:
+            c = self._c = _compile(self)
+        try:
+            return c(env)
+        except KeyError:
+            return self._evaluate_slow(env)
+
+    def _evaluate_slow(self, env: Any) -> int:
+        if self._value is not None:
+            return self._value
+        k = self._kind
+        if k == "bin":
+            return _BIN[self._op](self._a._evaluate_slow(env), self._b._evaluate_slow(env))
+        if k == "sym":
+            try:
+                return env.sym[self._name]
+            except KeyError:
+                raise ValueError(f"symbol {self._name} has no value at run time") from None
+        if k == "idx":
+            return env.sym[id(self._loop)]
+        if k == "rt":
+            return int(self._fn(env))
+        raise ValueError(f"cannot evaluate {self!r}")
+
+    def __repr__(self) -> str:
+        k = self._kind
+        if k == "imm":
+            return str(self._value)
+        if k in ("sym", "idx", "rt"):
+            return str(self._name)
+        if self._op in ("min", "max"):
+            return f"RUNTIME_{self._op.capitalize()}({self._a!r}, {self._b!r})"
+        if self._op == "==" and isinstance(self._b, SymbolicScalar) and self._b._value == 0 and k == "un":
+            return f"!{self._a!r}"
+        return f"({self._a!r}{self._op}{self._b!r})"
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        return format(repr(self), spec)
+
+
+_PY = {"+": "({a} + {b})", "-": "({a} - {b})", "*": "({a} * {b})", "/": "({a} // {b})", "%": "({a} % {b})",
+       "==": "int({a} == {b})", "!=": "int({a} != {b})", "<": "int({a} < {b})", "<=": "int({a} <= {b})",
+       ">": "int({a} > {b})", ">=": "int({a} >= {b})", "&": "int(bool({a}) and bool({b}))",
+       "|": "int(bool({a}) or bool({b}))", "min": "min({a}, {b})", "max": "max({a}, {b})"}
+
+
+_PY_VEC = dict(_PY)
+_PY_VEC.update({
+    "==": "_i({a} == {b})", "!=": "_i({a} != {b})", "<": "_i({a} < {b})", "<=": "_i({a} <= {b})",
+    ">": "_i({a} > {b})", ">=": "_i({a} >= {b})", "&": "_i(_land({a}, {b}))", "|": "_i(_lor({a}, {b}))",
+    "min": "_min({a}, {b})", "max": "_max({a}, {b})",
+})
+
+
+def evaluate_vector(s: Any, env: Any) -> Any:
+    """Value for a whole vector of loop-index values in ``env.sym`` (numpy ints); raises ValueError for
+    runtime leaves (tensor reads, loop flags) that cannot be vectorised."""
+    if not isinstance(s, SymbolicScalar):
+        return int(s)
+    if s._value is not None:
+        return s._value
+    return _compile(s, vector=True)(env)
+
+
+def _compile(s: SymbolicScalar, vector: bool = False) -> Callable[[Any], int]:
+    """One Python function evaluating the whole expression (fast per-iteration evaluation)."""
+    import numpy as np
+
+    consts: dict[str, Any] = {}
+    table = _PY_VEC if vector else _PY
+
+    def src(x: SymbolicScalar) -> str:
+        if x._value is not None:
+            return str(int(x._value))
+        k = x._kind
+        if k == "sym":
+            name = f"k{len(consts)}"
+            consts[name] = x._name
+            return f"S[{name}]"
+        if k == "idx":
+            name = f"k{len(consts)}"
+            consts[name] = id(x._loop)
+            return f"S[{name}]"
+        if k == "rt":
+            if vector:
+                raise ValueError("runtime leaf cannot be vectorised")
+            name = f"f{len(consts)}"
+            consts[name] = x._fn
+            return f"int({name}(env))"
+        return table[x._op].format(a=src(x._a), b=src(x._b))
+
+    body = src(s)
+    code = f"def _f(env):\n    S = env.sym\n    return {body}\n"
+    ns: dict[str, Any] = dict(consts)
+    if vector:
+        ns.update({"_i": lambda a: np.asarray(a).astype(np.int64), "_land": np.logical_and,
+                   "_lor": np.logical_or, "_min": np.minimum, "_max": np.maximum})
+    exec(code, ns)  # noqa: S102 - generated from the expression tree only
+    return ns["_f"]
+
+
+def as_sym(x: Any) -> SymbolicScalar:
+    if isinstance(x, SymbolicScalar):
+        return x
+    if isinstance(x, bool | int):
+        return SymbolicScalar(int(x))
+    if hasattr(x, "__index__") and not isinstance(x, float):
+        return SymbolicScalar(int(x.__index__()))
+    raise AttributeError(f"'{type(x).__name__}' object has no attribute '_base'")
+
+
+def is_symbolic(x: Any) -> bool:
+    """True for a SymbolicScalar without a concrete value."""
+    return isinstance(x, SymbolicScalar) and not x.is_concrete()
+
+
+def evaluate(x: Any, env: Any) -> int:
+    """Int value of an int or SymbolicScalar at run time."""
+    if isinstance(x, SymbolicScalar):
+        return x.evaluate(env)
+    return int(x)
+
+
+def static_int(x: Any) -> int | None:
+    """The int value when known at trace time, else None."""
+    if isinstance(x, SymbolicScalar):
+        return x._value
+    return int(x)
+
+
+def sym_min(a: Any, b: Any) -> Any:
+    if not isinstance(a, SymbolicScalar) and not isinstance(b, SymbolicScalar):
+        return min(a, b)
+    return as_sym(a).min(b)
+
+
+def sym_max(a: Any, b: Any) -> Any:
+    if not isinstance(a, SymbolicScalar) and not isinstance(b, SymbolicScalar):
+        return max(a, b)
+    return as_sym(a).max(b)

@@ -1,0 +1,125 @@
+"""The batched fast path gives bit-identical results and counters to the per-iteration interpreter."""
+
+import numpy as np
+import pytest
+
+import runtime.emulator as emu
+
+pypto = emu.install()
+F32 = np.float32
+T, C = 8, 32
+
+
+@pypto.frontend.jit
+def ew(x: pypto.Tensor([pypto.DYNAMIC, C], pypto.DT_FP32), out: pypto.Tensor([pypto.DYNAMIC, C], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(T, C)
+    n = x.shape[0]
+    for i in pypto.loop(pypto.ceildiv(n, T)):
+        v = (n - i * T).min(T)
+        a = pypto.view(x, [T, C], [i * T, 0], valid_shape=[v, C])
+        ms = pypto.sum(a * a, -1, keepdim=True)
+        pypto.assemble(pypto.exp(a) / (ms + 1.0), [i * T, 0], out)
+
+
+@pypto.frontend.jit
+def mm(a: pypto.Tensor([64, 32], pypto.DT_FP32), b: pypto.Tensor([32, 64], pypto.DT_FP32),
+       c: pypto.Tensor([64, 64], pypto.DT_FP32)):
+    pypto.set_cube_tile_shapes([16, 16], [32, 32], [16, 16])
+    pypto.set_vec_tile_shapes(16, 16)
+    for i in pypto.loop(4):
+        at = pypto.view(a, [16, 32], [i * 16, 0])
+        for j in pypto.loop(4):
+            bt = pypto.view(b, [32, 16], [0, j * 16])
+            pypto.assemble(pypto.matmul(at, bt, pypto.DT_FP32) * 2.0, [i * 16, j * 16], c)
+
+
+@pypto.frontend.jit
+def carried(x: pypto.Tensor([64, C], pypto.DT_FP32), out: pypto.Tensor([T, C], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(T, C)
+    for i in pypto.loop(8):
+        out[:] = out + pypto.view(x, [T, C], [i * T, 0])
+
+
+def _run(kernel, args, record):
+    args = [a.copy() for a in args]
+    with emu.session(emu.Options(record=record)) as s:
+        kernel(*args)
+    return args, s.counters
+
+
+@pytest.mark.parametrize("rows", [64, 61, 3])
+def test_batched_elementwise_matches_per_iteration_bitwise(rows):
+    x = np.random.default_rng(rows).standard_normal((rows, C)).astype(F32)
+    fast, cf = _run(ew, [x, np.zeros_like(x)], record=False)
+    slow, cs = _run(ew, [x, np.zeros_like(x)], record=True)  # recording disables batching
+    assert fast[1].tobytes() == slow[1].tobytes()
+    assert cs.batched_iterations == 0
+    expect_batched = (rows // T) if rows // T >= 4 else 0
+    assert cf.batched_iterations == expect_batched
+    assert cf.model_dump(exclude={"batched_iterations"}) == cs.model_dump(exclude={"batched_iterations"})
+
+
+def test_batched_nested_matmul_matches():
+    r = np.random.default_rng(1)
+    a, b = r.standard_normal((64, 32)).astype(F32), r.standard_normal((32, 64)).astype(F32)
+    fast, cf = _run(mm, [a, b, np.zeros((64, 64), F32)], record=False)
+    slow, cs = _run(mm, [a, b, np.zeros((64, 64), F32)], record=True)
+    assert fast[2].tobytes() == slow[2].tobytes()
+    np.testing.assert_allclose(fast[2], 2 * a @ b, rtol=1e-5, atol=1e-4)
+    assert cf.batched_iterations == 16 and cf.matmul_flops == cs.matmul_flops
+
+
+def test_loop_carried_state_is_never_batched():
+    x = np.random.default_rng(2).standard_normal((64, C)).astype(F32)
+    fast, cf = _run(carried, [x, np.zeros((T, C), F32)], record=False)
+    assert cf.batched_iterations == 0
+    np.testing.assert_allclose(fast[1], x.reshape(8, T, C).sum(0), rtol=1e-5)
+
+
+def test_errors_inside_a_batch_are_reported_per_iteration():
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([64, C], pypto.DT_FP32), out: pypto.Tensor([40, C], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(T, C)
+        for i in pypto.loop(8):
+            pypto.assemble(pypto.view(x, [T, C], [i * T, 0]) + 1.0, [i * T, 0], out)
+
+    with pytest.raises(emu.EmulatorError) as info:
+        k(np.zeros((64, C), F32), np.zeros((40, C), F32))
+    assert info.value.code == "EMU_ASSEMBLE_OOB" and "loop_1=5" in info.value.message
+
+
+@pypto.frontend.jit
+def into_local(x: pypto.Tensor([64, C], pypto.DT_FP32), out: pypto.Tensor([64, C], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(T, C)
+    t = pypto.tensor([64, C], pypto.DT_FP32, "t")
+    for i in pypto.loop(8):
+        pypto.assemble(pypto.view(x, [T, C], [i * T, 0]) + 1.0, [i * T, 0], t)
+    pypto.set_vec_tile_shapes(64, C)
+    out[:] = t * 2.0
+
+
+def test_batched_assemble_into_a_fresh_local():
+    x = np.random.default_rng(3).standard_normal((64, C)).astype(F32)
+    fast, cf = _run(into_local, [x, np.zeros_like(x)], record=False)
+    slow, cs = _run(into_local, [x, np.zeros_like(x)], record=True)
+    assert fast[1].tobytes() == slow[1].tobytes()
+    np.testing.assert_array_equal(fast[1], (x + 1) * 2)
+    assert cf.batched_iterations == 8
+    assert cf.model_dump(exclude={"batched_iterations"}) == cs.model_dump(exclude={"batched_iterations"})
+
+
+@pypto.frontend.jit
+def poisoned(x: pypto.Tensor([64, C], pypto.DT_FP32), out: pypto.Tensor([64, C], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(T, C)
+    t = pypto.tensor([64, C], pypto.DT_FP32, "t")
+    pypto.assemble(pypto.view(x, [32, C], [0, 0]), [0, 0], t)  # rows 32.. stay uninitialized
+    for i in pypto.loop(8):
+        pypto.assemble(pypto.view(t, [T, C], [i * T, 0]) * 1.0, [i * T, 0], out)
+
+
+def test_batch_fallback_keeps_counters_exact_and_reports_the_first_bad_iteration():
+    with emu.session() as s, pytest.raises(emu.EmulatorError) as info:
+        poisoned(np.zeros((64, C), F32), np.zeros((64, C), F32))
+    assert info.value.code == "EMU_POISON" and "loop_1=4" in info.value.message
+    assert s.counters.batched_iterations == 0
+    assert s.counters.ops["assemble"] == 1 + 4  # no double counting from the abandoned batch
