@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
-DEMO_OP ?= workspace/silu
+DEMO_OP ?= workspace/sdpa
 
 .PHONY: venv test lint demo clean bench
 

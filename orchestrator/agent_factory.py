@@ -42,22 +42,31 @@ def preflight(spec: str, op_dir: Path, options: dict | None = None) -> None:
         raise ForgeError(f"unknown --agents value {spec!r}: use scripted:<script.yaml> or leave it out")
 
 
-def build_agents(op_dir: Path, trace: TraceSink, options: dict | None = None) -> AgentSet:
-    """The model-backed AgentSet (``agents.roles.LLMAgents``), or a clear "no model configured" error.
+def model_configured(op_dir: Path, options: dict | None = None) -> bool:
+    """Whether every role has a model (options, ``FORGE_MODEL*`` or forge.toml)."""
+    try:
+        _config(op_dir, options)
+    except ForgeError:
+        return False
+    return True
 
-    ``options`` are CLI-style overrides (``model``, ``model_<role>``, ``base_url``); without a model for
-    every role (from options, ``FORGE_MODEL*`` or forge.toml) the run stops before anything is written.
+
+def build_agents(op_dir: Path, trace: TraceSink, options: dict | None = None, *, mode: str | None = None) -> AgentSet:
+    """The model-backed AgentSet (``agents.build_agents``), or a clear "no model configured" error.
+
+    ``options`` are CLI-style overrides (``model``, ``model_<role>``, ``base_url``). In ``replay`` mode the
+    models come from the recorded manifest and no model needs to be configured; otherwise a role without a
+    model stops the run before anything is written.
     """
-    config = _config(op_dir, options)
+    from agents import build_agents as _build
+    from agents.config import ConfigError
+
+    if mode != "replay":
+        _config(op_dir, options)
     try:
-        from agents.roles import LLMAgents
-    except ImportError as exc:
-        raise ForgeError("no model configured: the agents.roles package is not available; use "
-                         "--agents scripted:<script.yaml> for a scripted run") from exc
-    try:
-        return LLMAgents(config, trace, op_dir=op_dir)  # type: ignore[arg-type]
-    except Exception as exc:
-        raise ForgeError(f"no model configured: {exc}") from exc
+        return _build(op_dir, trace=trace, mode=mode, overrides=dict(options or {}))  # type: ignore[arg-type]
+    except ConfigError as exc:
+        raise ForgeError(f"model configuration: {exc}") from exc
 
 
 def agents_from_spec(spec: str, op_dir: Path, trace: TraceSink, options: dict | None = None) -> AgentSet:

@@ -20,12 +20,13 @@ from pydantic import BaseModel, Field
 
 from agents.contracts import AgentSet, TraceSink
 from orchestrator import opdir_bridge
-from orchestrator.agent_factory import agents_from_spec, preflight
+from orchestrator.agent_factory import agents_from_spec, build_agents, model_configured, preflight
 from orchestrator.errors import ForgeError
 from orchestrator.gates import GateDecision, GateRequest, parse_decision
 from orchestrator.gitaudit import AuditResult
 from orchestrator.gitaudit import audit as _audit
 from orchestrator.graph import compile_graph
+from orchestrator.logical_clock import LogicalClock
 from orchestrator.paths import checkpoint_db, list_runs, run_dir, trace_dir
 from orchestrator.runs import (
     RunLock,
@@ -74,11 +75,15 @@ class RunResult(BaseModel):
     timers: dict[str, float] = Field(default_factory=dict)
     transitions: int = 0
     message: str = ""
+    divergences: list[str] = Field(default_factory=list)
+    """On replay: live verdicts that differ from the recorded ones (each also an ``error`` trace event)."""
 
 
 def _make_trace(op_dir: Path, run_id: str, clock: Callable[[], _dt.datetime]) -> TraceSink:
     from agents.trace import Trace
 
+    if isinstance(clock, LogicalClock):  # event timestamps stay wall-clock; the run's own times are logical
+        return Trace(trace_dir(op_dir, run_id), run_id=run_id, mode="record", op_dir=op_dir)
     return Trace(trace_dir(op_dir, run_id), run_id=run_id, mode="record", op_dir=op_dir,
                  clock=lambda: clock().isoformat(timespec="milliseconds"))
 
@@ -198,11 +203,82 @@ def _services(op_dir: Path, run_id: str, meta: RunMeta, *, agents: AgentSet | No
                     module_gate=meta.module_gate, budget=meta.budget)
 
 
+DEFAULT_TRACE = Path("traces") / "default"
+"""The shipped trace that ``run`` replays when no model is configured."""
+PRODUCED = ("DESIGN.md", "module_interfaces.yaml", "MEMORY.md", "README.md", "modules")
+
+
+def describe_agents(op_dir: Path | str, model_options: dict | None = None) -> tuple[str, str]:
+    """Which agents a plain ``run`` would use: ``("model", ...)``, ``("replay", ...)`` or ``("none", why)``."""
+    root = Path(op_dir).resolve()
+    if model_configured(root, model_options):
+        return "model", "agents: the configured model (every call recorded in the run's trace)"
+    if (root / DEFAULT_TRACE / "manifest.json").is_file():
+        return "replay", (f"no model configured: replaying {DEFAULT_TRACE} (recorded agent answers and human "
+                          "decisions; the verification tool runs live)")
+    return "none", ("no model configured and no shipped trace in traces/default: set FORGE_MODEL (or forge.toml "
+                    "[models]) and OPENAI_BASE_URL/OPENAI_API_KEY, or use --agents scripted:<script.yaml>")
+
+
+def _produced_artifacts(root: Path) -> list[Path]:
+    names = list(PRODUCED)
+    try:
+        names.append(f"{opdir_bridge.load(root).op_name}_impl.py")
+    except ForgeError:
+        pass
+    return [root / n for n in names if (root / n).exists()]
+
+
+def _clear_previous_artifacts(root: Path, fresh: bool) -> None:
+    found = _produced_artifacts(root)
+    if not found:
+        return
+    listed = ", ".join(p.name for p in found)
+    if not fresh:
+        raise ForgeError(f"{root} holds artifacts of an earlier run ({listed}); a replay starts from SPEC.md + "
+                         "golden.py: pass --fresh to move them to .forge/previous/ first")
+    dest = root / ".forge" / "previous" / utc_now().strftime("%Y%m%dT%H%M%S%f")
+    dest.mkdir(parents=True)
+    for p in found:
+        p.rename(dest / p.name)
+    log.info("moved %s to %s", listed, dest)
+
+
+def _recorded_clock(source: Path) -> LogicalClock:
+    """The recording's logical clock (``clock_origin`` in its manifest)."""
+    try:
+        manifest = json.loads((Path(source) / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ForgeError(f"cannot replay {source}: unreadable manifest.json ({exc})") from None
+    origin = manifest.get("clock_origin")
+    if not origin:  # e.g. a scripted run's trace: only its decisions replay, times do not matter
+        log.warning("%s has no clock_origin: the replay reads the wall clock (model calls that saw times in "
+                    "MEMORY.md will not match)", source)
+        return LogicalClock(utc_now())
+    return LogicalClock.parse(origin)
+
+
+def _new_id(clock: Callable[[], _dt.datetime]) -> str:
+    """A run id; never from a logical clock (a reading there would shift every later time of the run)."""
+    return new_run_id(utc_now() if isinstance(clock, LogicalClock) else clock())
+
+
+def _note_clock(trace: TraceSink | None, clock: Callable[[], _dt.datetime]) -> None:
+    update = getattr(trace, "update_manifest", None)
+    if isinstance(clock, LogicalClock) and callable(update) and getattr(trace, "mode", "record") != "replay":
+        update(clock_origin=clock.origin.isoformat())
+
+
 def run(op_dir: Path | str, *, agents: AgentSet | None = None, agents_spec: str | None = None,
         approve: ApproveMode = "prompt", verifier: VerifierFn | None = None, trace: TraceSink | None = None,
         clock: Callable[[], _dt.datetime] = utc_now, budget: int = 10, module_gate: bool = True,
-        run_id: str | None = None, prompt: PromptFn | None = None, on_update: UpdateFn | None = None) -> RunResult:
+        run_id: str | None = None, prompt: PromptFn | None = None, on_update: UpdateFn | None = None,
+        model_options: dict | None = None, fresh: bool = False) -> RunResult:
     """Start a new run on ``op_dir``.
+
+    Agents: ``agents`` (injected), ``agents_spec`` (``scripted:<script.yaml>``), else the configured model
+    (``model_options``, ``FORGE_MODEL*``, forge.toml), recorded into the run's trace; with no model configured
+    and a shipped trace in ``<op_dir>/traces/default``, the run replays it (see :func:`replay`).
 
     Raises:
         ForgeError: invalid op dir, a run already in progress, unknown agents, no model configured.
@@ -211,7 +287,16 @@ def run(op_dir: Path | str, *, agents: AgentSet | None = None, agents_spec: str 
     opdir_bridge.load(root)  # one clear message before anything is written
     if approve not in ("prompt", "auto", "stop"):
         raise ForgeError(f"unknown approval mode {approve!r}: use prompt, auto or stop")
-    rid = run_id or new_run_id(clock())
+    if agents is None and not agents_spec:
+        kind, why = describe_agents(root, model_options)
+        if kind == "replay":  # no model configured: the op dir's shipped trace plays the agents
+            return replay(root, root / DEFAULT_TRACE, verifier=verifier, run_id=run_id, module_gate=module_gate,
+                          budget=budget, fresh=fresh, on_update=on_update)
+        if kind == "none":
+            raise ForgeError(why)
+        if clock is utc_now:  # a recorded model run reads logical time so that its trace replays exactly
+            clock = LogicalClock(utc_now())
+    rid = run_id or _new_id(clock)
     if rid in list_runs(root) and (run_dir(root, rid) / "run.json").exists():
         raise ForgeError(f"run {rid} already exists in {root}")
     spec = agents_spec or ("injected" if agents is not None else "factory")
@@ -223,6 +308,10 @@ def run(op_dir: Path | str, *, agents: AgentSet | None = None, agents_spec: str 
         preflight(spec, root)
     with RunLock(root, rid):
         run_dir(root, rid).mkdir(parents=True, exist_ok=True)
+        if agents is None and spec == "factory":
+            trace = trace or _make_trace(root, rid, clock)
+            agents = build_agents(root, trace, model_options)
+        _note_clock(trace, clock)
         svc = _services(root, rid, meta, agents=agents, verifier=verifier, trace=trace, clock=clock, approve=approve)
         write_meta(root, meta)
         from orchestrator.gitaudit import AuditRepo
@@ -234,8 +323,13 @@ def run(op_dir: Path | str, *, agents: AgentSet | None = None, agents_spec: str 
 def replay(op_dir: Path | str, source: Path | str, *, agents: AgentSet | None = None,
            agents_spec: str | None = None, verifier: VerifierFn | None = None,
            clock: Callable[[], _dt.datetime] = utc_now, run_id: str | None = None, module_gate: bool = True,
-           budget: int = 10, on_update: UpdateFn | None = None) -> RunResult:
+           budget: int = 10, on_update: UpdateFn | None = None, fresh: bool = False) -> RunResult:
     """Run again with the human decisions (and, for model agents, the model calls) of a recorded trace.
+
+    A replay starts from SPEC.md + golden.py: artifacts of an earlier run in the op dir would change the
+    path (an existing valid design skips the design stage), so they make the replay refuse to start unless
+    ``fresh`` moves them to ``.forge/previous/`` (nothing is deleted). Time is the recording's logical clock,
+    so a replay rebuilds the recorded MEMORY.md, prompts and audit history byte for byte.
 
     Gate decisions come from ``trace.recorded_decision``; a gate the recording never decided stops the run
     there (approval mode ``stop``). The verification tool runs live, as in any run.
@@ -246,14 +340,34 @@ def replay(op_dir: Path | str, source: Path | str, *, agents: AgentSet | None = 
     opdir_bridge.load(root)
     if not Path(source).is_dir():
         raise ForgeError(f"recorded trace not found: {source}")
-    rid = run_id or new_run_id(clock())
+    _clear_previous_artifacts(root, fresh)
+    if clock is utc_now:
+        clock = _recorded_clock(Path(source))
+    rid = run_id or _new_id(clock)
     try:
-        trace = Trace(trace_dir(root, rid), run_id=rid, mode="replay", source=source, op_dir=root,
-                      clock=lambda: clock().isoformat(timespec="milliseconds"))
+        trace = Trace(trace_dir(root, rid), run_id=rid, mode="replay", source=source, op_dir=root)
     except TraceError as exc:
         raise ForgeError(f"cannot replay {source}: {exc}") from exc
-    return run(root, agents=agents, agents_spec=agents_spec, approve="stop", verifier=verifier, trace=trace,
-               clock=clock, run_id=rid, module_gate=module_gate, budget=budget, on_update=on_update)
+    if agents is None and not agents_spec:
+        agents = build_agents(root, trace, None, mode="replay")
+    result = run(root, agents=agents, agents_spec=agents_spec, approve="stop", verifier=verifier, trace=trace,
+                 clock=clock, run_id=rid, module_gate=module_gate, budget=budget, on_update=on_update)
+    return result.model_copy(update={"message": (result.message + " " if result.message else "")
+                                     + f"(replayed {source}; verification ran live)",
+                                     "divergences": _divergences(root, rid)})
+
+
+def _divergences(root: Path, rid: str) -> list[str]:
+    path = trace_dir(root, rid) / "events.jsonl"
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines() if path.is_file() else []:
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if event.get("kind") == "error" and event.get("divergence"):
+            out.append(str(event.get("message")))
+    return out
 
 
 def resume(op_dir: Path | str, *, agents: AgentSet | None = None, verifier: VerifierFn | None = None,

@@ -34,6 +34,11 @@ def print_result(result, op_dir: str) -> int:
     from orchestrator.progress import summary_table
 
     console.print(summary_table(result))
+    for divergence in getattr(result, "divergences", []):
+        console.print(f"[red]divergence:[/] {escape(divergence)}")
+    if getattr(result, "divergences", []):
+        console.print("[red]the replay diverged from its recording[/] (the live verdicts above decided the run)")
+        return 1
     if result.status == "waiting" and result.gate is not None:
         g = result.gate
         if result.message:
@@ -50,6 +55,8 @@ def print_result(result, op_dir: str) -> int:
     if result.status == "delivered":
         console.print(f"[green]delivered[/] {result.final.get('file')} + README.md "
                       f"(final report {str(result.final.get('report_hash'))[:12]})")
+        if result.message:
+            console.print(escape(result.message))
         return 0
     console.print(f"[red]{result.status}[/] {escape(result.message)}")
     return 1

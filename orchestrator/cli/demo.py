@@ -1,11 +1,65 @@
-"""`python -m orchestrator demo`."""
+"""`python -m orchestrator demo [op_dir]`: replay a workspace operator end to end in a scratch copy.
+
+The copy (``build/demo/<op>``, made afresh each time from SPEC.md, golden.py and traces/) keeps the
+workspace clean and makes two demos produce identical artifacts. Needs no model and no network: the
+shipped trace answers for the agents, the verification tool runs live.
+"""
 
 from __future__ import annotations
 
-from orchestrator.cli._common import not_built
+import argparse
+import shutil
+from pathlib import Path
+
+from rich.markup import escape
+
+from orchestrator.cli._common import console, fail, print_result
+
+DEFAULT_OP = "workspace/sdpa"
+COPIED = ("SPEC.md", "golden.py", "traces")
 
 
 def register(sub) -> None:
-    p = sub.add_parser("demo", help="demo (not built yet)")
-    p.add_argument("op_dir", nargs="?", help="operator directory")
-    p.set_defaults(func=not_built("'demo'", "the orchestrator issue"))
+    p = sub.add_parser("demo", help="replay a workspace operator end to end, offline, in build/demo/<op>")
+    p.add_argument("op_dir", nargs="?", default=DEFAULT_OP, help=f"operator directory (default {DEFAULT_OP})")
+    p.add_argument("--out", default="build/demo", help="where the scratch copy goes (default build/demo)")
+    p.set_defaults(func=_demo)
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from orchestrator import api
+    from orchestrator.errors import ForgeError
+    from orchestrator.progress import Progress
+
+    src = Path(args.op_dir)
+    if not (src / "SPEC.md").is_file() or not (src / api.DEFAULT_TRACE / "manifest.json").is_file():
+        return fail(f"{src} is not a workspace operator with a shipped trace "
+                    f"(needs SPEC.md, golden.py and {api.DEFAULT_TRACE}/)")
+    dest = Path(args.out) / src.resolve().name
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    for name in COPIED:
+        item = src / name
+        if item.is_dir():
+            shutil.copytree(item, dest / name)
+        elif item.is_file():
+            shutil.copy2(item, dest / name)
+    console.print(f"[bold]PTO Forge demo[/]: {src} -> {dest} (replaying {api.DEFAULT_TRACE}: recorded agent "
+                  "answers and human decisions; the verification tool runs live)")
+    try:
+        result = api.replay(dest, dest / api.DEFAULT_TRACE, on_update=Progress(console))
+        code = print_result(result, str(dest))
+        audit = api.audit(dest)
+    except ForgeError as exc:
+        return fail(exc.message, exc.code)
+    console.print(f"audit: {'OK' if audit.ok else 'FAILED'} ({audit.checked} check(s))")
+    impl = dest / f"{result.final.get('file') or ''}"
+    console.print("\n[bold]results[/]")
+    for label, path in (("kernel", impl), ("README", dest / "README.md"), ("MEMORY", dest / "MEMORY.md"),
+                        ("design", dest / "DESIGN.md"), ("stage files", dest / "modules"),
+                        ("verify reports + trace", dest / ".forge")):
+        if path.exists():
+            console.print(f"  {label:<24} {escape(str(path))}")
+    console.print(f"  {'audit history':<24} git --git-dir {escape(str(dest / '.forge' / 'git'))} log")
+    return code if audit.ok else 1

@@ -23,6 +23,7 @@ SUBCOMMANDS: dict[str, str] = {
     "prune": "prune",
     "replay": "replay",
     "demo": "demo",
+    "author": "author",
     "intake": "intake",
     "verify": "verify",
     "lint": "lint",

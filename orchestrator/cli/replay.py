@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+from pathlib import Path
 
 from orchestrator.cli._common import console, fail, print_result
 
@@ -11,7 +12,9 @@ from orchestrator.cli._common import console, fail, print_result
 def register(sub) -> None:
     p = sub.add_parser("replay", help="run op_dir again, taking gate decisions (and model calls) from a trace")
     p.add_argument("op_dir", help="operator directory")
-    p.add_argument("--trace", required=True, help="recorded trace directory (e.g. <op_dir>/traces/default)")
+    p.add_argument("--trace", default=None,
+                   help="recorded trace directory (default: <op_dir>/traces/default)")
+    p.add_argument("--fresh", action="store_true", help="move an earlier run's artifacts to .forge/previous/")
     p.add_argument("--agents", default=None, help="scripted:<script.yaml> (default: the configured agents)")
     p.add_argument("--budget", type=int, default=10, help="attempts per module (as in the recorded run)")
     p.add_argument("--no-module-gate", action="store_true", help="the recorded run had no module gate")
@@ -24,8 +27,10 @@ def _replay(args: argparse.Namespace) -> int:
     from orchestrator.progress import Progress
 
     try:
-        result = api.replay(args.op_dir, args.trace, agents_spec=args.agents, budget=args.budget,
-                            module_gate=not args.no_module_gate, on_update=Progress(console))
+        source = args.trace or str(Path(args.op_dir) / api.DEFAULT_TRACE)
+        console.print(f"replaying {source}: recorded agent answers and human decisions, verification live")
+        result = api.replay(args.op_dir, source, agents_spec=args.agents, budget=args.budget,
+                            module_gate=not args.no_module_gate, on_update=Progress(console), fresh=args.fresh)
     except ForgeError as exc:
         return fail(exc.message, exc.code)
     except Exception as exc:  # infrastructure failure: the checkpoint keeps the run resumable

@@ -17,6 +17,10 @@ def register(sub) -> None:
                    help="scripted:<script.yaml> for deterministic scripted agents (default: configured model)")
     p.add_argument("--budget", type=int, default=10, help="attempts per module before the blocked gate")
     p.add_argument("--no-module-gate", action="store_true", help="do not stop at the gate after each module")
+    p.add_argument("--model", default=None, help="model for every role (default: FORGE_MODEL or forge.toml)")
+    p.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (default: OPENAI_BASE_URL)")
+    p.add_argument("--fresh", action="store_true",
+                   help="when replaying a shipped trace: move an earlier run's artifacts to .forge/previous/")
     p.set_defaults(func=_run)
 
 
@@ -27,10 +31,14 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.budget < 1:
         return fail("--budget must be at least 1", 2)
+    options = {k: v for k, v in (("model", args.model), ("base_url", args.base_url)) if v}
     try:
+        if not args.agents:
+            kind, why = api.describe_agents(args.op_dir, options)
+            console.print(f"[bold]{why}[/]" if kind == "replay" else why)
         result = api.run(args.op_dir, agents_spec=args.agents, approve=args.approve, budget=args.budget,
                          module_gate=not args.no_module_gate, prompt=ask(console),
-                         on_update=Progress(console))
+                         on_update=Progress(console), model_options=options, fresh=args.fresh)
     except ForgeError as exc:
         return fail(exc.message, exc.code)
     except Exception as exc:  # infrastructure failure: the checkpoint keeps the run resumable

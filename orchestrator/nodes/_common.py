@@ -99,3 +99,28 @@ def read_text(path: Path) -> str:
         return path.read_text(encoding="utf-8")
     except (FileNotFoundError, UnicodeDecodeError):
         return ""
+
+
+def report_divergence(svc: Services, node: str, module: int | None, attempt: int | None, target: str,
+                      verdict: str) -> str | None:
+    """On replay: compare a live verdict with the recorded one for the same node/module/attempt.
+
+    The verification tool always runs live; a verdict that differs from the recording (a changed emulator,
+    lint or verifier) is a divergence: emitted as an ``error`` event with ``divergence: true`` and returned.
+    """
+    recorded = getattr(svc.trace, "recorded", None)
+    if not callable(recorded):
+        return None
+    match: dict[str, Any] = {"node": node, "attempt": attempt}
+    if module is not None:
+        match["module"] = module
+    events = recorded("verify", **match)
+    if not events or events[0].get("verdict") == verdict:
+        return None
+    was = events[0].get("verdict")
+    where = f"M{module} attempt {attempt}" if module is not None else "final"
+    message = f"replay divergence at {node} {where} ({target}): recorded verdict {was}, live verdict {verdict}"
+    log.warning(message)
+    svc.trace.emit("error", node=node, module=module, attempt=attempt, message=message, divergence=True,
+                   recorded_verdict=was, live_verdict=verdict)
+    return message

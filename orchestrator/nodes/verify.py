@@ -11,7 +11,16 @@ from pathlib import Path
 from langgraph.runtime import Runtime
 
 from orchestrator.frozen import frozen_violations
-from orchestrator.nodes._common import commit, dev, node, op_path, read_text, services, timed
+from orchestrator.nodes._common import (
+    commit,
+    dev,
+    node,
+    op_path,
+    read_text,
+    report_divergence,
+    services,
+    timed,
+)
 from orchestrator.nodes.implement import budget_block
 from orchestrator.paths import reports_dir, sha256_file
 from orchestrator.services import Services, VerifyOutcome
@@ -61,6 +70,7 @@ def verify(state: ForgeState, runtime: Runtime) -> dict:
         verdict = "ERROR"
         outcome = outcome.model_copy(update={"verdict": "ERROR", "summary": f"PASS not accepted: {mismatch}",
                                              "memory_row": ""})
+    report_divergence(svc, "verify", k, m.get("attempts"), target, verdict)
     seq = svc.trace.emit("verify", node="verify", module=k, attempt=m.get("attempts"), hashes=outcome.hashes,
                          verdict=verdict, report_hash=outcome.report_hash, target=target)
     update: dict = {"last_verdict": verdict, "last_report": outcome.report_path, "phase": "construction"}

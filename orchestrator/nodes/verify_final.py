@@ -5,7 +5,7 @@ from __future__ import annotations
 from langgraph.runtime import Runtime
 
 from orchestrator.cleanup import render_readme
-from orchestrator.nodes._common import dev, node, op_path, services
+from orchestrator.nodes._common import dev, node, op_path, report_divergence, services
 from orchestrator.nodes.verify import disk_matches, run_verifier
 from orchestrator.paths import final_file, sha256_file
 from orchestrator.state import ForgeState
@@ -23,6 +23,7 @@ def verify_final(state: ForgeState, runtime: Runtime) -> dict:
         verdict = "ERROR"
         outcome = outcome.model_copy(update={"verdict": "ERROR", "summary": f"PASS not accepted: {why}",
                                              "memory_row": ""})
+    report_divergence(svc, "verify_final", None, None, target, verdict)
     svc.trace.emit("verify", node="verify_final", hashes=outcome.hashes, verdict=verdict,
                    report_hash=outcome.report_hash, target=target)
     final = dict(state.get("final", {}))

@@ -181,7 +181,8 @@ def test_script_is_complete_and_consistent(op: str) -> None:
     assert len(design_decisions) == len(s["design"]), "one design-gate decision per design attempt"
     assert design_decisions[-1]["decision"] == "approve"
     assert all(d["decision"] == "reject" and d.get("note") for d in design_decisions[:-1])
-    assert [m for g, m in gates if g == "module"] == list(range(1, n + 1))
+    # the module gate follows each verified module of a multi-module op; a single-module op goes to the final gate
+    assert [m for g, m in gates if g == "module"] == (list(range(1, n + 1)) if n > 1 else [])
 
 
 def test_the_set_shows_agents_failing_and_recovering() -> None:
