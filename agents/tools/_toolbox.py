@@ -42,7 +42,7 @@ ROLE_TOOLS: dict[str, tuple[str, ...]] = {
     "designer": ("read_skill", "lookup_api"),
     "implementer": ("read_skill", "lookup_api", "lint_draft", "smoke_run"),
     "verifier": ("read_skill", "lookup_api"),
-    "debugger": ("read_skill", "lookup_api", "lint_draft", "smoke_run"),
+    "debugger": ("read_skill", "lookup_api", "lint_draft", "smoke_run", "bisect"),
 }
 
 
@@ -84,6 +84,14 @@ _SPECS = {
         {"type": "object", "properties": {"source": {"type": "string"}}, "required": ["source"],
          "additionalProperties": False},
     ),
+    "bisect": ToolSpec(
+        "bisect",
+        "Localize where the failing file first departs from the golden on one verification case (default: the "
+        "first case that diverges): source line, op, loop iteration, tile offsets and statistics. Read-only; "
+        "reports carry no reference values beyond outlier listings.",
+        {"type": "object", "properties": {"case": {"type": "string"}}, "required": [],
+         "additionalProperties": False},
+    ),
 }
 
 
@@ -117,7 +125,7 @@ class ToolBox:
             return f"error: unknown tool {name!r}; your tools are: {', '.join(self.names)}"
         handlers: dict[str, Callable[..., str]] = {
             "read_skill": self.read_skill, "lookup_api": self.lookup_api,
-            "lint_draft": self.lint_draft, "smoke_run": self.smoke_run,
+            "lint_draft": self.lint_draft, "smoke_run": self.smoke_run, "bisect": self.bisect,
         }
         params = _SPECS[name].parameters
         missing = [p for p in params.get("required", []) if not isinstance(arguments.get(p), str)]
@@ -225,6 +233,20 @@ class ToolBox:
         if lines:
             return "smoke_run result:\n" + lines[-1]
         return f"smoke_run: the runner failed (exit {proc.returncode}): {_clip(proc.stderr, 1500)}"
+
+
+    # ---------------------------------------------------------------------------------------------- bisect
+
+    def bisect(self, case: str = "") -> str:
+        """runtime.bisect on the failing file (the candidate runs in the verifier's sandbox, as in verify)."""
+        if self.op_dir is None or not self.target_file:
+            return "error: bisect needs the operator directory and the failing file"
+        if importlib.util.find_spec("runtime.bisect") is None:
+            return "error: runtime.bisect is not available in this build"
+        from runtime.bisect import bisect as run_bisect
+
+        report = run_bisect(self.op_dir, self.target_file, case=case or None)
+        return "bisect result:\n" + json.dumps(report.to_agent_context(), sort_keys=True, default=str)
 
 
 def _limit_child() -> None:  # pragma: no cover - runs in the child before exec

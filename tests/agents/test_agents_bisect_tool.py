@@ -1,0 +1,43 @@
+"""The debugger's read-only `bisect` tool runs runtime.bisect on the failing file (issue 9)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import yaml
+
+from agents.skills import SkillLibrary
+from agents.tools import ROLE_TOOLS, ToolBox
+
+ROOT = Path(__file__).resolve().parents[2]
+OP = ROOT / "workspace" / "rms_norm"
+
+
+def test_only_the_debugger_gets_the_bisect_tool() -> None:
+    assert "bisect" in ROLE_TOOLS["debugger"]
+    assert all("bisect" not in tools for role, tools in ROLE_TOOLS.items() if role != "debugger")
+
+
+def test_bisect_tool_names_the_line_the_debugger_patch_changes(tmp_path: Path) -> None:
+    op_dir = tmp_path / "rms_norm"
+    op_dir.mkdir()
+    for name in ("SPEC.md", "golden.py"):
+        shutil.copy2(OP / name, op_dir / name)
+    shutil.copy2(OP / "authoring" / "attempts" / "m1_a1.py", op_dir / "rms_norm_impl.py")  # tail rows never written
+    before = {p.name: p.read_bytes() for p in op_dir.iterdir()}
+    box = ToolBox("debugger", SkillLibrary(), op_dir=op_dir, target_file="rms_norm_impl.py")
+    out = box.run("bisect", {})
+    assert out.startswith("bisect result:\n"), out
+    report = json.loads(out.split("\n", 1)[1])
+    patch = yaml.safe_load((OP / "authoring" / "script.yaml").read_text())["debug"][1][0]["proposals"][0]
+    assert report["status"] == "DIVERGENCE_FOUND"
+    assert report["first_divergence"]["line"] == patch["line_start"]  # the loop whose trip count is too small
+    assert any("never written" in e for e in report["evidence"])
+    assert {p.name: p.read_bytes() for p in op_dir.iterdir()} == before  # read-only
+
+
+def test_bisect_tool_without_an_op_dir_is_a_clean_error() -> None:
+    out = ToolBox("debugger", SkillLibrary(), target_file="x_impl.py").run("bisect", {})
+    assert out.startswith("error: bisect needs the operator directory")
