@@ -60,3 +60,21 @@ def print_result(result, op_dir: str) -> int:
         return 0
     console.print(f"[red]{result.status}[/] {escape(result.message)}")
     return 1
+
+
+def drive(op_dir: str, start) -> int:
+    """Run ``start()`` (an api call returning a RunResult) and print its result; the one error policy of
+    run/replay/resume: a user mistake is one line, an infrastructure failure says how to continue."""
+    import logging
+
+    from orchestrator.errors import ForgeError
+
+    try:
+        result = start()
+    except ForgeError as exc:
+        return fail(exc.message, exc.code)
+    except Exception as exc:  # infrastructure failure: the checkpoint keeps the run resumable
+        logging.getLogger(__name__).debug("run failed", exc_info=True)
+        return fail(f"internal error: {type(exc).__name__}: {exc} (rerun with -v for details; the run can be "
+                    f"continued with `python -m orchestrator resume {op_dir}`)")
+    return print_result(result, op_dir)

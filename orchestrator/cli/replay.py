@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import logging
 from pathlib import Path
 
-from orchestrator.cli._common import console, fail, print_result
+from orchestrator.cli._common import console, drive
 
 
 def register(sub) -> None:
@@ -23,18 +22,10 @@ def register(sub) -> None:
 
 def _replay(args: argparse.Namespace) -> int:
     from orchestrator import api
-    from orchestrator.errors import ForgeError
     from orchestrator.progress import Progress
 
-    try:
-        source = args.trace or str(Path(args.op_dir) / api.DEFAULT_TRACE)
-        console.print(f"replaying {source}: recorded agent answers and human decisions, verification live")
-        result = api.replay(args.op_dir, source, agents_spec=args.agents, budget=args.budget,
-                            module_gate=not args.no_module_gate, on_update=Progress(console), fresh=args.fresh)
-    except ForgeError as exc:
-        return fail(exc.message, exc.code)
-    except Exception as exc:  # infrastructure failure: the checkpoint keeps the run resumable
-        logging.getLogger(__name__).debug("run failed", exc_info=True)
-        return fail(f"internal error: {type(exc).__name__}: {exc} (rerun with -v for details; the run can be "
-                    f"continued with `python -m orchestrator resume {args.op_dir}`)")
-    return print_result(result, args.op_dir)
+    source = args.trace or str(Path(args.op_dir) / api.DEFAULT_TRACE)
+    console.print(f"replaying {source}: recorded agent answers and human decisions, verification live")
+    return drive(args.op_dir, lambda: api.replay(
+        args.op_dir, source, agents_spec=args.agents, budget=args.budget, module_gate=not args.no_module_gate,
+        on_update=Progress(console), fresh=args.fresh))

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import logging
 
-from orchestrator.cli._common import console, fail, print_result
+from orchestrator.cli._common import console, drive
 
 
 def register(sub) -> None:
@@ -19,16 +18,7 @@ def register(sub) -> None:
 
 def _resume(args: argparse.Namespace) -> int:
     from orchestrator import api
-    from orchestrator.errors import ForgeError
     from orchestrator.progress import Progress, ask
 
-    try:
-        result = api.resume(args.op_dir, approve=args.approve, run_id=args.run_id, prompt=ask(console),
-                            on_update=Progress(console))
-    except ForgeError as exc:
-        return fail(exc.message, exc.code)
-    except Exception as exc:  # infrastructure failure: the checkpoint keeps the run resumable
-        logging.getLogger(__name__).debug("run failed", exc_info=True)
-        return fail(f"internal error: {type(exc).__name__}: {exc} (rerun with -v for details; the run can be "
-                    f"continued with `python -m orchestrator resume {args.op_dir}`)")
-    return print_result(result, args.op_dir)
+    return drive(args.op_dir, lambda: api.resume(args.op_dir, approve=args.approve, run_id=args.run_id,
+                                                 prompt=ask(console), on_update=Progress(console)))

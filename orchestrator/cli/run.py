@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import logging
 
-from orchestrator.cli._common import console, fail, print_result
+from orchestrator.cli._common import console, drive, fail
 
 
 def register(sub) -> None:
@@ -26,23 +25,15 @@ def register(sub) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from orchestrator import api
-    from orchestrator.errors import ForgeError
     from orchestrator.progress import Progress, ask
 
     if args.budget < 1:
         return fail("--budget must be at least 1", 2)
     options = {k: v for k, v in (("model", args.model), ("base_url", args.base_url)) if v}
-    try:
-        if not args.agents:
-            kind, why = api.describe_agents(args.op_dir, options)
-            console.print(f"[bold]{why}[/]" if kind == "replay" else why)
-        result = api.run(args.op_dir, agents_spec=args.agents, approve=args.approve, budget=args.budget,
-                         module_gate=not args.no_module_gate, prompt=ask(console),
-                         on_update=Progress(console), model_options=options, fresh=args.fresh)
-    except ForgeError as exc:
-        return fail(exc.message, exc.code)
-    except Exception as exc:  # infrastructure failure: the checkpoint keeps the run resumable
-        logging.getLogger(__name__).debug("run failed", exc_info=True)
-        return fail(f"internal error: {type(exc).__name__}: {exc} (rerun with -v for details; the run can be "
-                    f"continued with `python -m orchestrator resume {args.op_dir}`)")
-    return print_result(result, args.op_dir)
+    if not args.agents:
+        kind, why = api.describe_agents(args.op_dir, options)
+        console.print(f"[bold]{why}[/]" if kind == "replay" else why)
+    return drive(args.op_dir, lambda: api.run(
+        args.op_dir, agents_spec=args.agents, approve=args.approve, budget=args.budget,
+        module_gate=not args.no_module_gate, prompt=ask(console), on_update=Progress(console),
+        model_options=options, fresh=args.fresh))
