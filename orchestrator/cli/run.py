@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+
+from rich.markup import escape
 
 from orchestrator.cli._common import console, drive, fail
 
@@ -30,9 +33,10 @@ def _run(args: argparse.Namespace) -> int:
     if args.budget < 1:
         return fail("--budget must be at least 1", 2)
     options = {k: v for k, v in (("model", args.model), ("base_url", args.base_url)) if v}
-    if not args.agents:
+    if not args.agents and (Path(args.op_dir) / "SPEC.md").is_file():  # else api.run says what is wrong
         kind, why = api.describe_agents(args.op_dir, options)
-        console.print(f"[bold]{why}[/]" if kind == "replay" else why)
+        if kind == "replay":
+            console.print(f"[bold]{escape(why)}[/]")
     return drive(args.op_dir, lambda: api.run(
         args.op_dir, agents_spec=args.agents, approve=args.approve, budget=args.budget,
         module_gate=not args.no_module_gate, prompt=ask(console), on_update=Progress(console),
