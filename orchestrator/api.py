@@ -194,7 +194,7 @@ def _services(op_dir: Path, run_id: str, meta: RunMeta, *, agents: AgentSet | No
               trace: TraceSink | None, clock: Callable[[], _dt.datetime], approve: ApproveMode) -> Services:
     trace = trace or _make_trace(op_dir, run_id, clock)
     if agents is None:
-        agents = agents_from_spec(meta.agents, op_dir, trace)
+        agents = agents_from_spec(meta.agents, op_dir, trace, meta.model_options)
     if verifier is None:
         if meta.verifier != "runtime":
             raise ForgeError(f"run {run_id} used an injected verifier; pass it again to resume")
@@ -203,6 +203,8 @@ def _services(op_dir: Path, run_id: str, meta: RunMeta, *, agents: AgentSet | No
                     module_gate=meta.module_gate, budget=meta.budget)
 
 
+CLOCK_FILE = "clock.json"
+"""Where a recorded run keeps its logical clock's reading count (so a resume continues it)."""
 DEFAULT_TRACE = Path("traces") / "default"
 """The shipped trace that ``run`` replays when no model is configured."""
 PRODUCED = ("DESIGN.md", "module_interfaces.yaml", "MEMORY.md", "README.md", "modules")
@@ -294,23 +296,27 @@ def run(op_dir: Path | str, *, agents: AgentSet | None = None, agents_spec: str 
                           budget=budget, fresh=fresh, on_update=on_update)
         if kind == "none":
             raise ForgeError(why)
-        if clock is utc_now:  # a recorded model run reads logical time so that its trace replays exactly
-            clock = LogicalClock(utc_now())
     rid = run_id or _new_id(clock)
     if rid in list_runs(root) and (run_dir(root, rid) / "run.json").exists():
         raise ForgeError(f"run {rid} already exists in {root}")
     spec = agents_spec or ("injected" if agents is not None else "factory")
     if spec.startswith("scripted:"):
         spec = "scripted:" + str(Path(spec[len("scripted:"):]).resolve())
+    options = {k: str(v) for k, v in (model_options or {}).items() if k in ("model", "base_url") and v}
+    if agents is None and spec == "factory" and clock is utc_now:
+        # a recorded model run reads logical time, so that its trace replays exactly (also across a resume)
+        clock = LogicalClock(utc_now(), state_file=run_dir(root, rid) / CLOCK_FILE)
     meta = RunMeta(run_id=rid, agents=spec, approve=approve, budget=budget, module_gate=module_gate,
-                   verifier="injected" if verifier is not None else "runtime", created=clock().isoformat())
+                   verifier="injected" if verifier is not None else "runtime", model_options=options,
+                   clock_origin=clock.origin.isoformat() if isinstance(clock, LogicalClock) else None,
+                   created=clock().isoformat())
     if agents is None:
-        preflight(spec, root)
+        preflight(spec, root, options)
     with RunLock(root, rid):
         run_dir(root, rid).mkdir(parents=True, exist_ok=True)
         if agents is None and spec == "factory":
             trace = trace or _make_trace(root, rid, clock)
-            agents = build_agents(root, trace, model_options)
+            agents = build_agents(root, trace, options)
         _note_clock(trace, clock)
         svc = _services(root, rid, meta, agents=agents, verifier=verifier, trace=trace, clock=clock, approve=approve)
         write_meta(root, meta)
@@ -388,6 +394,8 @@ def resume(op_dir: Path | str, *, agents: AgentSet | None = None, verifier: Veri
         raise ForgeError(f"nothing to resume: {exc.message}") from exc
     meta = read_meta(root, rid)
     mode = approve or meta.approve  # type: ignore[assignment]
+    if meta.clock_origin and clock is utc_now:  # continue the run's logical clock where it stopped
+        clock = LogicalClock.resume(meta.clock_origin, run_dir(root, rid) / CLOCK_FILE)
     with RunLock(root, rid):
         snap_values, nxt, interrupts = _snapshot(root, rid)
         if not nxt and not interrupts:

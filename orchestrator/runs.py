@@ -12,7 +12,7 @@ import secrets
 from datetime import datetime
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from orchestrator.errors import ForgeError
 from orchestrator.paths import FORGE_DIR, LOCK_FILE, list_runs, run_dir
@@ -29,6 +29,10 @@ class RunMeta(BaseModel):
     module_gate: bool = True
     verifier: str = "runtime"
     """``runtime`` (runtime.verify) or ``injected`` (tests; must be passed again on resume)."""
+    model_options: dict[str, str] = Field(default_factory=dict)
+    """CLI model choices (``model``, ``base_url``; never keys) so ``resume`` rebuilds the same agents."""
+    clock_origin: str | None = None
+    """Start of the run's logical clock (recorded model runs); ``resume`` continues it."""
     created: str = ""
 
 
