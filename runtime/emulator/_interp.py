@@ -94,7 +94,7 @@ class _Parsed:
                 if isinstance(node, ast.Return):
                     raise self.err("ValueError", _RETURN_MSG, node)
                 if isinstance(node, ast.stmt) and not isinstance(node, _SUPPORTED):
-                    raise self.err("NotImplementedError", _UNSUPPORTED_MSG.format(type(node).__name__), node)
+                    raise self.err("ParserError", _UNSUPPORTED_MSG.format(type(node).__name__), node)
                 if isinstance(node, ast.For) and node.orelse:
                     raise self.err("NotImplementedError", "For-else clauses are not supported. Please remove the "
                                    "else branch.", node)
@@ -255,7 +255,7 @@ class _Interp:
             mod = ast.Module(body=[s], type_ignores=[])
             exec(compile(mod, self.p.file, "exec"), self.g, ns)  # noqa: S102 - nested helper definition
         else:
-            raise self.err("NotImplementedError", _UNSUPPORTED_MSG.format(t.__name__), s)
+            raise self.err("ParserError", _UNSUPPORTED_MSG.format(t.__name__), s)
 
     def _side_effect_check(self, call: ast.Call, ns: dict[str, Any]) -> None:
         try:
