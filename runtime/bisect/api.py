@@ -138,7 +138,13 @@ def _golden_run(op: Any, case: Any, timeout: float, cache: dict | None) -> Any:
     key = (hashlib.sha256((root / "golden.py").read_bytes() + (root / "SPEC.md").read_bytes()).hexdigest(),
            case.name)
     if key not in cache:
-        cache[key] = run_golden(op, case, timeout=timeout)
+        run = run_golden(op, case, timeout=timeout)
+        # the cache is shared (across calls, and across threads in callers that run bisects concurrently):
+        # freeze its arrays so an in-place change anywhere raises instead of corrupting another bisect
+        for arr in [*run.inputs, *run.outputs.values(), *run.intermediates.values()]:
+            if isinstance(arr, np.ndarray):
+                arr.flags.writeable = False
+        cache[key] = run
     return cache[key]
 
 

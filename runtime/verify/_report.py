@@ -16,11 +16,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from runtime.compare import LeafResult
 
-__all__ = ["TIMING_FIELDS", "CaseReport", "ErrorInfo", "LintSection", "SandboxSection", "Verdict", "VerifyReport"]
+__all__ = ["TIMING_FIELDS", "TOOL_HASH_KEYS", "CaseReport", "ErrorInfo", "LintSection", "SandboxSection", "Verdict", "VerifyReport"]
 
 Verdict = Literal["PASS", "FAIL_LINT", "FAIL_RUNTIME", "FAIL_NUMERIC", "FAIL_CHEAT", "ERROR"]
 TIMING_FIELDS = frozenset({"created_at", "durations", "duration_s", "golden_duration_s", "report_hash", "pid"})
 """Fields that vary between identical runs (timing, process ids); excluded from ``report_hash``."""
+TOOL_HASH_KEYS = frozenset({"verifier", "emulator", "lint"})
+"""Entries of ``hashes`` that identify the tools, not the inputs; recorded, but not part of ``report_hash``."""
 _FORBIDDEN_FOR_AGENTS = frozenset({"golden_tensors", "golden_values", "golden_source", "raw_inputs",
                                    "input_tensors", "truth", "truth_tuple"})
 SCHEMA_VERSION = 1
@@ -111,8 +113,17 @@ class VerifyReport(_M):
 
     # -------------------------------------------------------------------------------------- serialisation
     def canonical_dict(self) -> dict[str, Any]:
-        """The report as JSON data without timing fields (what ``report_hash`` covers)."""
-        return _strip(json.loads(self.model_dump_json()), TIMING_FIELDS)
+        """The report as JSON data without timing fields (what ``report_hash`` covers).
+
+        The identity is "these input files gave these results": the source hashes of the tools (verifier,
+        emulator, lint) and the sandbox layers stay in the report for audit but are not part of it. Agents
+        see report hashes (MEMORY.md), so a tool edit that changes no result must not change them, or every
+        recorded run would stop replaying; a tool edit that changes a result changes the hash through it.
+        """
+        data = _strip(json.loads(self.model_dump_json()), TIMING_FIELDS)
+        data.pop("sandbox", None)
+        data["hashes"] = {k: v for k, v in data.get("hashes", {}).items() if k not in TOOL_HASH_KEYS}
+        return data
 
     def compute_hash(self) -> str:
         blob = json.dumps(self.canonical_dict(), sort_keys=True, separators=(",", ":"), ensure_ascii=True)

@@ -18,7 +18,7 @@ def test_real_emulator_records_and_corpus(tmp_path: Path, golden_cache: dict) ->
     assert "record" in emu.Options.__dataclass_fields__
     variants = VARIANTS + REAL_ONLY_VARIANTS
     jobs = [(v, *materialize(v, tmp_path)) for v in variants]
-    with ThreadPoolExecutor(max_workers=4) as pool:
+    with ThreadPoolExecutor(max_workers=2) as pool:  # the suite itself already runs on both cores
         reports = list(pool.map(lambda j: bisect(j[1], j[2], golden_cache=golden_cache), jobs))
     hits = {v.id for (v, _o, _s, line), r in zip(jobs, reports, strict=True)
             if r.first_divergence is not None and r.first_divergence.line == line}
@@ -26,7 +26,9 @@ def test_real_emulator_records_and_corpus(tmp_path: Path, golden_cache: dict) ->
     main_hits = len(hits & {v.id for v in VARIANTS})
     print(f"\nreal emulator: {main_hits}/{len(VARIANTS)} corpus + "
           f"{len(hits) - main_hits}/{len(REAL_ONLY_VARIANTS)} flash-attention bugged lines named; misses: {misses}")
-    assert all(r.recording or r.status == "RUNTIME_ERROR" for r in reports)
+    not_recorded = [(v.id, r.status, r.summary) for (v, *_), r in zip(jobs, reports, strict=True)
+                    if not (r.recording or r.status == "RUNTIME_ERROR")]
+    assert not not_recorded, not_recorded
     assert main_hits >= MIN_HITS, misses
     assert len(hits) - main_hits >= len(REAL_ONLY_VARIANTS) - 1, misses
 

@@ -231,3 +231,17 @@ def test_cli_exit_codes(tmp_path: Path) -> None:
     assert data["verdict"] != "PASS" and out.returncode == 1
     bad_case = _cli(str(FIXTURES / "silu"), "silu_impl.py", "--case", "no-such-case")
     assert bad_case.returncode == 2 and "Traceback" not in bad_case.stderr
+
+
+def test_report_identity_covers_inputs_and_results_not_tool_versions(tmp_path: Path) -> None:
+    """A tool edit that changes no result keeps report_hash (recorded runs keep replaying); inputs change it."""
+    op = make_op(tmp_path, "silu")
+    report = verify(op, op / "silu_impl.py", settings=settings())
+    assert {"verifier", "emulator", "lint"} <= set(report.hashes)  # still recorded for audit
+    other_tools = report.model_copy(update={"hashes": {**report.hashes, "verifier": "0" * 64, "emulator": "1" * 64},
+                                            "sandbox": report.sandbox.model_copy(update={"layers": {}})})
+    assert other_tools.compute_hash() == report.report_hash
+    other_input = report.model_copy(update={"hashes": {**report.hashes, "silu_impl.py": "2" * 64}})
+    assert other_input.compute_hash() != report.report_hash
+    other_result = report.model_copy(update={"verdict": "FAIL_NUMERIC"})
+    assert other_result.compute_hash() != report.report_hash
