@@ -41,13 +41,30 @@ def sanitize(value: Any) -> Any:
     return value
 
 
+SIGNIFICANT_DIGITS = 4
+"""Floats shown to the debugger are rounded to this many significant digits. The statistics come from float32
+kernels whose last bits can differ between CPUs (SIMD code paths), and a prompt must be identical on every
+machine for a recorded run to replay there; four digits are what a diagnosis needs anyway."""
+
+
+def rounded(value: Any, digits: int = SIGNIFICANT_DIGITS) -> Any:
+    """``value`` with every float rounded to ``digits`` significant digits (recursively)."""
+    if isinstance(value, float):
+        return value if value != value or value in (float("inf"), float("-inf")) else float(f"{value:.{digits}g}")
+    if isinstance(value, dict):
+        return {k: rounded(v, digits) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [rounded(v, digits) for v in value]
+    return value
+
+
 def _user_message(ctx: DebugContext) -> str:
     parts = [
         Part("Task", f"Diagnose the failure of `{ctx.failing_file}` (operator `{ctx.op_name}`, module {ctx.module}, "
                      f"attempt {ctx.attempt}) and propose a patch to that file only.", 10),
-        Part("Verification report (sanitized)", json.dumps(sanitize(ctx.report), indent=1, sort_keys=True,
+        Part("Verification report (sanitized)", json.dumps(rounded(sanitize(ctx.report)), indent=1, sort_keys=True,
                                                            default=str), 9, "json"),
-        Part("First-divergence (bisect) report", json.dumps(sanitize(ctx.bisect), indent=1, sort_keys=True,
+        Part("First-divergence (bisect) report", json.dumps(rounded(sanitize(ctx.bisect)), indent=1, sort_keys=True,
                                                             default=str) if ctx.bisect else "", 8, "json"),
         Part(f"{ctx.failing_file} (with line numbers)", numbered(ctx.source), 9),
         Part("MEMORY.md", ctx.memory_md, 2, "markdown"),

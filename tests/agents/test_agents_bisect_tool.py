@@ -41,3 +41,20 @@ def test_bisect_tool_names_the_line_the_debugger_patch_changes(tmp_path: Path) -
 def test_bisect_tool_without_an_op_dir_is_a_clean_error() -> None:
     out = ToolBox("debugger", SkillLibrary(), target_file="x_impl.py").run("bisect", {})
     assert out.startswith("error: bisect needs the operator directory")
+
+
+def test_debugger_prompt_shows_floats_to_four_significant_digits() -> None:
+    """Prompts must be identical on every machine for a recorded run to replay there (float32 last bits vary)."""
+    import re
+
+    from agents.contracts import DebugContext
+    from agents.roles.debugger import _user_message, rounded
+
+    assert rounded({"a": [0.9048941135406494, 1.5e-07, 3], "b": float("nan")})["a"] == [0.9049, 1.5e-07, 3]
+    ctx = DebugContext(op_dir=".", op_name="x", module=1, failing_file="x_impl.py", source="pass\n",
+                       report={"verdict": "FAIL_NUMERIC", "max_diff": 0.9048941135406494,
+                               "outliers": [{"actual": 0.9875656962394714, "expected": 0.08267156034708023}]},
+                       bisect={"stats": {"max_abs": 15.581380245830102}})
+    text = _user_message(ctx)
+    assert "0.9049" in text and "0.9876" in text and "15.58" in text
+    assert not re.findall(r"\d\.\d{5,}", text)
