@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import statistics
 import tempfile
 import time
@@ -30,11 +29,7 @@ def one(op: str) -> dict[str, float]:
     from orchestrator import api
 
     with tempfile.TemporaryDirectory(prefix="forge-bench-") as tmp:
-        op_dir = Path(tmp) / op
-        op_dir.mkdir()
-        for name in ("SPEC.md", "golden.py"):
-            shutil.copy2(ROOT / "workspace" / op / name, op_dir / name)
-        shutil.copytree(ROOT / "workspace" / op / "traces", op_dir / "traces")
+        op_dir = api.copy_op_inputs(ROOT / "workspace" / op, Path(tmp) / op)
         start = time.perf_counter()
         result = api.run(op_dir)
         wall = time.perf_counter() - start

@@ -9,7 +9,6 @@ Target (issue 4): <= 2 s per op at P0 shapes on the 2-core development machine.
 from __future__ import annotations
 
 import argparse
-import shutil
 import statistics
 import sys
 import tempfile
@@ -27,11 +26,7 @@ def _replayed(op_dir: Path) -> Path:
     """A scratch copy of ``op_dir`` with its kernel delivered by replaying traces/default."""
     from orchestrator import api
 
-    scratch = Path(tempfile.mkdtemp(prefix="forge-bench-")) / op_dir.name
-    scratch.mkdir()
-    for name in ("SPEC.md", "golden.py"):
-        shutil.copy2(op_dir / name, scratch / name)
-    shutil.copytree(op_dir / "traces", scratch / "traces")
+    scratch = api.copy_op_inputs(op_dir, Path(tempfile.mkdtemp(prefix="forge-bench-")) / op_dir.name)
     result = api.run(scratch)
     if result.status != "delivered":
         raise SystemExit(f"{op_dir.name}: replay ended {result.status}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import logging
+import shutil
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -116,20 +117,22 @@ def _result(op_dir: Path, run_id: str, values: dict, gate: GateRequest | None, s
                      transitions=transitions)
 
 
-def _trace_cost(op_dir: Path, run_id: str) -> float | None:
+def _trace_events(op_dir: Path, run_id: str) -> list[dict]:
+    """The events of a run's trace (unreadable lines skipped; no trace: none)."""
     path = trace_dir(op_dir, run_id) / "events.jsonl"
-    if not path.is_file():
-        return None
-    total, seen = 0.0, False
-    for line in path.read_text(encoding="utf-8").splitlines():
+    events = []
+    for line in path.read_text(encoding="utf-8").splitlines() if path.is_file() else []:
         try:
-            e = json.loads(line)
+            events.append(json.loads(line))
         except ValueError:
             continue
-        if e.get("kind") == "llm_call" and e.get("cost_usd") is not None:
-            total += float(e["cost_usd"])
-            seen = True
-    return total if seen else None
+    return events
+
+
+def _trace_cost(op_dir: Path, run_id: str) -> float | None:
+    costs = [float(e["cost_usd"]) for e in _trace_events(op_dir, run_id)
+             if e.get("kind") == "llm_call" and e.get("cost_usd") is not None]
+    return sum(costs) if costs else None
 
 
 def _drive(op_dir: Path, run_id: str, svc: Services, first_input: object, *, prompt: PromptFn | None,
@@ -208,6 +211,24 @@ CLOCK_FILE = "clock.json"
 DEFAULT_TRACE = Path("traces") / "default"
 """The shipped trace that ``run`` replays when no model is configured."""
 PRODUCED = ("DESIGN.md", "module_interfaces.yaml", "MEMORY.md", "README.md", "modules")
+
+
+OP_INPUTS = ("SPEC.md", "golden.py")
+"""What the user writes; a fresh run (and every replay) starts from these alone."""
+
+
+def copy_op_inputs(src: Path | str, dest: Path | str, *, traces: bool = True) -> Path:
+    """Make ``dest`` a fresh op dir holding ``src``'s inputs (and its shipped ``traces/`` unless told not to).
+
+    ``dest`` must not exist yet; nothing produced by an earlier run is copied.
+    """
+    src, dest = Path(src), Path(dest)
+    dest.mkdir(parents=True)
+    for name in OP_INPUTS:
+        shutil.copy2(src / name, dest / name)
+    if traces and (src / "traces").is_dir():
+        shutil.copytree(src / "traces", dest / "traces")
+    return dest
 
 
 def describe_agents(op_dir: Path | str, model_options: dict | None = None) -> tuple[str, str]:
@@ -364,16 +385,8 @@ def replay(op_dir: Path | str, source: Path | str, *, agents: AgentSet | None = 
 
 
 def _divergences(root: Path, rid: str) -> list[str]:
-    path = trace_dir(root, rid) / "events.jsonl"
-    out = []
-    for line in path.read_text(encoding="utf-8").splitlines() if path.is_file() else []:
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if event.get("kind") == "error" and event.get("divergence"):
-            out.append(str(event.get("message")))
-    return out
+    return [str(e.get("message")) for e in _trace_events(root, rid)
+            if e.get("kind") == "error" and e.get("divergence")]
 
 
 def resume(op_dir: Path | str, *, agents: AgentSet | None = None, verifier: VerifierFn | None = None,

@@ -38,6 +38,7 @@ from agents.contracts import (
 from orchestrator.errors import ForgeError
 from orchestrator.gates import GateDecision, GateRequest
 from orchestrator.logical_clock import LogicalClock
+from orchestrator.scripted import pick_attempt
 
 __all__ = ["AUTHOR_BASE_URL", "AUTHOR_MODEL", "AuthoredTrace", "author_trace"]
 
@@ -46,7 +47,6 @@ AUTHOR_MODEL = "workspace-author"
 AUTHOR_BASE_URL = "scripted://workspace-author"
 AUTHOR_ORIGIN = "2026-01-01T00:00:00+00:00"
 """Logical start time of authored runs (replays reproduce it from the manifest)."""
-OP_INPUT_FILES = ("SPEC.md", "golden.py")
 
 
 @dataclass
@@ -59,10 +59,6 @@ class AuthoredTrace:
     llm_calls: int
     tool_calls: int
     decisions: int
-
-
-def _pick(entries: list[Any], attempt: int) -> Any:
-    return entries[min(max(attempt, 1), len(entries)) - 1]
 
 
 @dataclass
@@ -102,7 +98,7 @@ class _Answers:
         return self.pending.pop(0)
 
     def design(self, ctx: DesignContext) -> None:
-        entry = _pick(list(self.script["design"]), ctx.attempt)
+        entry = pick_attempt(list(self.script["design"]), ctx.attempt)
         answer = {"design_md": self.read(entry["design_md"]),
                   "module_interfaces_yaml": self.read(entry["module_interfaces_yaml"]),
                   "rationale": entry.get("rationale")}
@@ -113,7 +109,7 @@ class _Answers:
         files = self.script["implement"].get(ctx.module) or self.script["implement"].get(str(ctx.module))
         if not files:
             raise ForgeError(f"authoring: no implement entry for module {ctx.module}")
-        entry = _pick(list(files), ctx.attempt)
+        entry = pick_attempt(list(files), ctx.attempt)
         rel = entry["file"] if isinstance(entry, dict) else entry
         content = self.read(rel)
         # a fix attempt lints its draft first, as a careful implementer would
@@ -208,10 +204,7 @@ def author_trace(op_dir: Path | str, *, script: Path | str | None = None, name: 
     data = load_script(script_path)
     answers = _Answers(script=data, base=script_path.parent, decisions=list(data.get("decisions") or []))
     with tempfile.TemporaryDirectory(prefix="forge-author-") as tmp:
-        work = Path(tmp) / root.name
-        work.mkdir()
-        for fname in OP_INPUT_FILES:
-            shutil.copy2(root / fname, work / fname)
+        work = api.copy_op_inputs(root, Path(tmp) / root.name, traces=False)
         clock = LogicalClock.parse(AUTHOR_ORIGIN)
         run_id = f"authored-{root.name}"
         trace = Trace(trace_dir(work, run_id), run_id=run_id, mode="record", op_dir=work)

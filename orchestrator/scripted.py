@@ -69,7 +69,8 @@ def compute_lines(source: str) -> list[tuple[int, str]]:
     return out
 
 
-def _pick(entries: list, attempt: int):
+def pick_attempt(entries: list, attempt: int):
+    """Entry ``attempt`` (1-based) of a per-attempt list; the last entry repeats for later attempts."""
     return entries[min(max(attempt, 1), len(entries)) - 1]
 
 
@@ -101,7 +102,7 @@ class ScriptedAgents:
         entries = self.script.get("design") or []
         if not entries:
             raise AgentError("designer", "the script has no design entries")
-        e = _pick(entries, ctx.attempt)
+        e = pick_attempt(entries, ctx.attempt)
         return DesignResult(design_md=self._read(e["design_md"]),
                             module_interfaces_yaml=self._read(e["module_interfaces_yaml"]),
                             rationale=e.get("rationale"))
@@ -113,7 +114,7 @@ class ScriptedAgents:
         entries = table.get(ctx.module) or table.get(str(ctx.module))
         if not entries:
             raise AgentError("implementer", f"the script has no files for module {ctx.module}")
-        e = _pick(entries, ctx.attempt)
+        e = pick_attempt(entries, ctx.attempt)
         if isinstance(e, str):
             e = {"file": e}
         if e.get("error"):

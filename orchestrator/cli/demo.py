@@ -16,7 +16,6 @@ from rich.markup import escape
 from orchestrator.cli._common import console, fail, print_result
 
 DEFAULT_OP = "workspace/sdpa"
-COPIED = ("SPEC.md", "golden.py", "traces")
 
 
 def register(sub) -> None:
@@ -38,13 +37,7 @@ def _demo(args: argparse.Namespace) -> int:
     dest = Path(args.out) / src.resolve().name
     if dest.exists():
         shutil.rmtree(dest)
-    dest.mkdir(parents=True)
-    for name in COPIED:
-        item = src / name
-        if item.is_dir():
-            shutil.copytree(item, dest / name)
-        elif item.is_file():
-            shutil.copy2(item, dest / name)
+    api.copy_op_inputs(src, dest)
     console.print(f"[bold]PTO Forge demo[/]: {src} -> {dest} (replaying {api.DEFAULT_TRACE}: recorded agent "
                   "answers and human decisions; the verification tool runs live)")
     try:
