@@ -29,6 +29,7 @@ import ast
 import numpy as np
 
 from runtime.bisect._analyzer import BAD, CONST, Analyzer, AutoResult, Golden
+from runtime.bisect._parse import parse_source
 from runtime.bisect._records import Rec
 from runtime.bisect._rules import coverage_gap, geometry, missing_cast, rebound_after_loop, stale_state
 
@@ -42,7 +43,7 @@ def name_from_source(recs: list[Rec], stage_file: str, source: str) -> None:
     run) supplies them: within one statement and iteration, the last op's result is what the name binds.
     """
     try:
-        tree = ast.parse(source)
+        tree = parse_source(source)
     except (SyntaxError, ValueError):
         return
     stmt_of: dict[int, tuple[int, str]] = {}

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from runtime.bisect._auto import Golden
+from runtime.bisect._parse import parse_source
 from runtime.bisect._records import Rec
 from runtime.bisect.report import CheckpointResult, IterationResult, stats_of
 
@@ -35,7 +36,7 @@ def checkpoint_names(stage_file: Path, intermediates: list[str], wrapper: str | 
     checkpoints. Parsing only (the candidate is untrusted and is never imported here).
     """
     try:
-        tree = ast.parse(Path(stage_file).read_text(encoding="utf-8"))
+        tree = parse_source(Path(stage_file).read_text(encoding="utf-8"))
     except (OSError, SyntaxError, ValueError):
         return []
     wanted = set(intermediates)

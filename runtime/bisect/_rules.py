@@ -11,6 +11,7 @@ import ast
 import numpy as np
 
 from runtime.bisect._analyzer import GOOD, Analyzer, close_all, region_slice
+from runtime.bisect._parse import parse_source
 from runtime.bisect._records import Rec
 
 __all__ = ["coverage_gap", "geometry", "missing_cast", "rebound_after_loop", "stale_state"]
@@ -21,7 +22,7 @@ def _driving_loop(source: str | None, write: Rec, axis: int) -> Rec | None:
     if not source or write.line is None:
         return None
     try:
-        tree = ast.parse(source)
+        tree = parse_source(source)
     except (SyntaxError, ValueError):
         return None
     offs_names: set[str] = set()
@@ -215,7 +216,7 @@ def stale_state(an: Analyzer, window: list[Rec], evidence: list[str]) -> Rec | N
             line = None
             if an.source:
                 try:
-                    tree = ast.parse(an.source)
+                    tree = parse_source(an.source)
                 except (SyntaxError, ValueError):
                     tree = None
                 for node in ast.walk(tree) if tree is not None else []:
@@ -243,7 +244,7 @@ def static_missing_cast(source: str | None, error_line: int | None) -> int | Non
     if not source or error_line is None:
         return None
     try:
-        tree = ast.parse(source)
+        tree = parse_source(source)
     except (SyntaxError, ValueError):
         return None
     assigns: list[tuple[int, str, set[str], bool]] = []  # line, target, names read, is a cast
