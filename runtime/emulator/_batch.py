@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from runtime.emulator._buffers import Env, eval_shape, is_poison, poison_array
 from runtime.emulator._errors import EmulatorError
-from runtime.emulator._graph import Env, LoopNode, OpNode
-from runtime.emulator._symbolic import SymbolicScalar, evaluate_vector
-from runtime.emulator._tensor import _linear
+from runtime.emulator._ir import LoopNode, OpNode
+from runtime.emulator._symbolic import SymbolicScalar, evaluate_vector, linear_form
 
 __all__ = ["run_batched"]
 
@@ -58,7 +58,7 @@ def _coef(expr: Any, loop: Any) -> int | None:
     """Coefficient of the loop index in an affine offset, or None if not affine in it."""
     if not _depends_on(expr, loop):
         return 0
-    lf = _linear(expr)
+    lf = linear_form(expr)
     if lf is None:
         return None
     coef = 0
@@ -165,6 +165,80 @@ def _account(env: Env, it: OpNode, k: int) -> None:
         env.tiles += k * max(1, math.ceil(per / it.tile_elems))
 
 
+@dataclass
+class _Batch:
+    """State of one batched run: which storage keys carry the leading iteration axis."""
+
+    plan: BatchPlan
+    env: Env
+    step: int
+    kcount: int
+    batched: set[int] = field(default_factory=set)
+
+
+def _run_view(b: _Batch, it: OpNode) -> None:
+    """A view: a strided window per iteration of its source (or of the batched source)."""
+    env, info = b.env, it.info
+    assert info is not None
+    geo = b.plan.geo[id(it)]
+    arr = env.buf[info["src"]][0]
+    o0 = [o.evaluate(env) if isinstance(o, SymbolicScalar) else int(o) for o in geo.offs]
+    if info["src"] in b.batched:
+        res = arr[(slice(None),) + tuple(slice(o, o + s) for o, s in zip(o0, info["shape"], strict=True))]
+        b.batched.add(info["okey"])
+    elif any(geo.coef):
+        res = _strided(arr, o0, geo.coef, b.step, b.kcount, info["shape"])
+        b.batched.add(info["okey"])
+    else:
+        res = arr[tuple(slice(o, o + s) for o, s in zip(o0, info["shape"], strict=True))]
+    env.buf[info["okey"]] = (res, None)
+    if info["param"]:
+        env.bytes_in += res.nbytes if info["okey"] in b.batched else res.nbytes * b.kcount
+
+
+def _run_assemble(b: _Batch, it: OpNode) -> None:
+    """An assemble: every iteration's window written at once; anything unusual falls back (EMU_BATCH)."""
+    env, info = b.env, it.info
+    assert info is not None
+    geo = b.plan.geo[id(it)]
+    src = env.buf[info["src"]][0]
+    cur = env.buf.get(info["dst"])
+    if cur is None:  # first write of a local: allocate it poisoned, like the interpreter does
+        full = eval_shape(info["dshape"], env)
+        cur = env.buf[info["dst"]] = (poison_array(full, info["ddtype"]), full)
+    dst = cur[0]
+    o0 = [o.evaluate(env) if isinstance(o, SymbolicScalar) else int(o) for o in geo.offs]
+    shape = src.shape[1:] if info["src"] in b.batched else src.shape
+    if not any(abs(c * b.step) >= s for c, s in zip(geo.coef, shape, strict=True)):
+        raise EmulatorError("EMU_BATCH", "overlapping assemble windows (fall back)")
+    last = [o + c * b.step * (b.kcount - 1) for o, c in zip(o0, geo.coef, strict=True)]
+    for d in range(len(shape)):
+        lo, hi = min(o0[d], last[d]), max(o0[d], last[d]) + shape[d]
+        if lo < 0 or hi > dst.shape[d]:
+            raise EmulatorError("EMU_BATCH", "assemble out of bounds (fall back)")
+    if info["param"] and info["check"] and is_poison(src):
+        raise EmulatorError("EMU_BATCH", "poison (fall back for the precise error)")
+    if src.dtype != dst.dtype:
+        raise EmulatorError("EMU_BATCH", "dtype mismatch (fall back)")
+    view = _strided(dst, o0, geo.coef, b.step, b.kcount, shape)
+    view[...] = src
+    env.elements += view.size
+    if info["param"]:
+        env.bytes_out += view.nbytes
+
+
+def _run_op(b: _Batch, it: OpNode) -> None:
+    """Any other op runs its own batched implementation (``brun``, registered by the op when it records)."""
+    assert it.brun is not None  # _analyse admits only ops that have one
+    it.brun(b.env, None)
+    if any(k in b.batched for k in it.ins) and it.out_key is not None:
+        b.batched.add(it.out_key)
+
+
+# geometry kinds whose batching the planner owns; every other op brings its own `brun`
+_RULES = {"view": _run_view, "assemble": _run_assemble}
+
+
 def run_batched(node: LoopNode, env: Env, rng: range) -> int:
     """Execute a leading run of iterations in one batch; returns how many were done (0 = none)."""
     plan = node.plan
@@ -182,64 +256,13 @@ def run_batched(node: LoopNode, env: Env, rng: range) -> int:
     if kcount < _MIN_BATCH:
         return 0
     env.sym[key] = rng[0]
-    batched: set[int] = set()
-    step = rng.step
     saved = (dict(env.ops), env.tiles, env.elements, env.bytes_in, env.bytes_out, env.flops)
+    batch = _Batch(plan, env, rng.step, kcount)
     try:
         for it in plan.items:
             env.node = it
-            info = it.info
-            kind = info["kind"] if info else None
-            if kind == "view":
-                geo = plan.geo[id(it)]
-                arr = env.buf[info["src"]][0]
-                o0 = [o.evaluate(env) if isinstance(o, SymbolicScalar) else int(o) for o in geo.offs]
-                if info["src"] in batched:
-                    res = arr[(slice(None),) + tuple(slice(o, o + s) for o, s in zip(o0, info["shape"], strict=True))]
-                    batched.add(info["okey"])
-                elif any(geo.coef):
-                    res = _strided(arr, o0, geo.coef, step, kcount, info["shape"])
-                    batched.add(info["okey"])
-                else:
-                    res = arr[tuple(slice(o, o + s) for o, s in zip(o0, info["shape"], strict=True))]
-                env.buf[info["okey"]] = (res, None)
-                if info["param"]:
-                    env.bytes_in += res.nbytes if info["okey"] in batched else res.nbytes * kcount
-            elif kind == "assemble":
-                geo = plan.geo[id(it)]
-                src = env.buf[info["src"]][0]
-                cur = env.buf.get(info["dst"])
-                if cur is None:  # first write of a local: allocate it poisoned, like the interpreter does
-                    from runtime.emulator._ops_core import eval_shape, poison_array
-
-                    full = eval_shape(info["dshape"], env)
-                    cur = env.buf[info["dst"]] = (poison_array(full, info["ddtype"]), full)
-                dst = cur[0]
-                o0 = [o.evaluate(env) if isinstance(o, SymbolicScalar) else int(o) for o in geo.offs]
-                shape = src.shape[1:] if info["src"] in batched else src.shape
-                if not any(abs(c * step) >= s for c, s in zip(geo.coef, shape, strict=True)):
-                    raise EmulatorError("EMU_BATCH", "overlapping assemble windows (fall back)")
-                last = [o + c * step * (kcount - 1) for o, c in zip(o0, geo.coef, strict=True)]
-                for d in range(len(shape)):
-                    lo, hi = min(o0[d], last[d]), max(o0[d], last[d]) + shape[d]
-                    if lo < 0 or hi > dst.shape[d]:
-                        raise EmulatorError("EMU_BATCH", "assemble out of bounds (fall back)")
-                if info["param"] and info["check"]:
-                    from runtime.emulator._ops_core import is_poison
-
-                    if is_poison(src):
-                        raise EmulatorError("EMU_BATCH", "poison (fall back for the precise error)")
-                if src.dtype != dst.dtype:
-                    raise EmulatorError("EMU_BATCH", "dtype mismatch (fall back)")
-                view = _strided(dst, o0, geo.coef, step, kcount, shape)
-                view[...] = src
-                env.elements += view.size
-                if info["param"]:
-                    env.bytes_out += view.nbytes
-            else:
-                it.brun(env, None)  # type: ignore[misc]
-                if any(k in batched for k in it.ins) and it.out_key is not None:
-                    batched.add(it.out_key)
+            kind = it.info["kind"] if it.info else None
+            _RULES.get(kind, _run_op)(batch, it)
             _account(env, it, kcount)
     except EmulatorError:
         # fall back to the per-iteration interpreter (it owns the precise errors); the batch wrote nothing
@@ -252,7 +275,7 @@ def run_batched(node: LoopNode, env: Env, rng: range) -> int:
             v = env.buf.get(k)
             if v is None:
                 continue
-            arr = v[0][-1] if k in batched else v[0]
+            arr = v[0][-1] if k in batch.batched else v[0]
             arr = np.array(arr, copy=True)
             env.buf[k] = (arr, arr.shape)
     return kcount

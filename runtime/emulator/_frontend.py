@@ -18,15 +18,19 @@ from typing import Any
 
 import numpy as np
 
-from runtime.emulator._enums import DataType, RunMode, StatusType, dtype_from_numpy, dtype_name
+from runtime.emulator._buffers import Env
+from runtime.emulator._enums import DataType, StatusType, dtype_from_numpy, dtype_name
 from runtime.emulator._errors import EmulatorError, py_error
-from runtime.emulator._graph import Env, Region, run_region
-from runtime.emulator._interp import _INTERP, _Interp, _names_of, _ordinal, _Parsed
+from runtime.emulator._executor import run_region
+from runtime.emulator._ir import Region
+from runtime.emulator._location import user_location
 from runtime.emulator._ops_core import new_param
+from runtime.emulator._options import check_runtime_options
 from runtime.emulator._session import Session, active_session
 from runtime.emulator._symbolic import SymbolicScalar
 from runtime.emulator._tensor import Tensor, _BracketAnnotation
-from runtime.emulator._trace import Tracer
+from runtime.emulator._trace import Tracer, current_tracer
+from runtime.emulator._trace_interp import _INTERP, _Interp, _names_of, _ordinal, _Parsed
 
 __all__ = ["FunctionMarker", "JitFunction", "function", "jit"]
 
@@ -73,23 +77,6 @@ def to_numpy_view(x: Any, pname: str) -> np.ndarray:
 # jit
 
 
-_RUNTIME_KEYS = {"run_mode", "device_sched_mode", "stitch_function_max_num", "stitch_function_inner_memory",
-                 "stitch_function_outcast_memory", "stitch_function_num_initial", "stitch_function_num_step",
-                 "stitch_cfgcache_size", "stitch_function_size", "triple_stream_sched", "valid_shape_optimize",
-                 "ready_on_host_tensors"}
-_RUNTIME_KEYS_HEAD = {"max_workspace_kb", "device_sched_parallelism", "launch_sched_aicpu_num",
-                      "launch_early_mode"}
-
-
-def check_runtime_options(opts: dict[str, Any] | None, compat: str) -> None:
-    for k, v in (opts or {}).items():
-        known = _RUNTIME_KEYS | (_RUNTIME_KEYS_HEAD if compat == "head" else set())
-        if k not in known:
-            raise py_error("IndexError", f"map::at (unknown runtime option '{k}' in pypto 0.2.0)")
-        if k == "run_mode" and (isinstance(v, bool) or v not in (RunMode.NPU, RunMode.SIM, 0, 1)):
-            raise py_error("RuntimeError", "Invalid run mode, run mode must be RunMode.NPU or RunMode.SIM.")
-
-
 class JitFunction:
     """A ``@pypto.frontend.jit`` kernel: calling it traces the body and runs the graph on numpy arrays."""
 
@@ -114,8 +101,6 @@ class JitFunction:
         return self._parsed
 
     def __call__(self, *args: Any, **kwargs: Any) -> None:
-        from runtime.emulator._trace import current_tracer, user_location
-
         if current_tracer() is not None:
             f, ln = user_location()
             raise py_error("RuntimeError", f"function nested is not allowed (jit kernel '{self.__name__}' called "

@@ -7,18 +7,11 @@ from typing import Any
 
 import numpy as np
 
+from runtime.emulator._buffers import eval_shape, poison_array
 from runtime.emulator._enums import DataType
-from runtime.emulator._ops_core import (
-    assemble,
-    eval_shape,
-    move,
-    poison_array,
-    reader,
-    reshape,
-    view,
-)
-from runtime.emulator._symbolic import SymbolicScalar, evaluate
-from runtime.emulator._tensor import Tensor, simplify_int
+from runtime.emulator._ops_core import assemble, move, reader, reshape, view
+from runtime.emulator._symbolic import SymbolicScalar, evaluate, simplify_int
+from runtime.emulator._tensor import Tensor
 from runtime.emulator._trace import Tracer, require_tracer
 
 __all__ = ["tensor_getitem", "tensor_setitem"]

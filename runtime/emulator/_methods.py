@@ -1,9 +1,15 @@
-"""Tensor methods and Python operators, wired to the registered ops (spec §2.2)."""
+"""Tensor methods, Python operators and indexing, wired to the registered ops (spec §2.2).
+
+The one place that installs behaviour on `Tensor`: `_tensor` defines the handle without importing any op
+module (the ops import `_tensor`), and `install_methods` (run when `_module` builds the `pypto` namespace)
+attaches every op method, operator and ``t[...]`` / ``t[...] = v`` here.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from runtime.emulator import _indexing
 from runtime.emulator import _ops_core as core
 from runtime.emulator import _ops_create as _create
 from runtime.emulator import _ops_math as m
@@ -81,4 +87,6 @@ def install_methods() -> None:
     T.__eq__ = lambda a, b: m.eq(a, b)
     T.__ne__ = lambda a, b: m.ne(a, b)
     T.__matmul__ = _matmul_op
+    T.__getitem__ = _indexing.tensor_getitem
+    T.__setitem__ = _indexing.tensor_setitem
     T.__hash__ = None

@@ -15,7 +15,6 @@ from runtime.emulator import _ops_matmul as _mm  # noqa: F401 - registers ops
 from runtime.emulator import _ops_reduce as _reduce  # noqa: F401 - registers ops
 from runtime.emulator._errors import EmulatorError
 from runtime.emulator._frontend import dynamic, function, jit
-from runtime.emulator._interp import cond, loop, loop_unroll
 from runtime.emulator._methods import install_methods
 from runtime.emulator._registry import OPS, UNSUPPORTED, unsupported_stub
 from runtime.emulator._scalar import Element
@@ -23,6 +22,7 @@ from runtime.emulator._session import current_session
 from runtime.emulator._symbolic import SymbolicScalar, sym_max, sym_min
 from runtime.emulator._tensor import Tensor
 from runtime.emulator._trace import loop_flag
+from runtime.emulator._trace_interp import cond, loop, loop_unroll
 
 __all__ = ["API_SURFACE", "build_modules", "install"]
 

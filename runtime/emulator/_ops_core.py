@@ -13,57 +13,17 @@ from typing import Any
 
 import numpy as np
 
+from runtime.emulator._buffers import eval_shape, is_poison, poison_array
 from runtime.emulator._enums import DataType, bytes_of, numpy_dtype
 from runtime.emulator._registry import op
 from runtime.emulator._symbolic import SymbolicScalar, evaluate, is_symbolic
 from runtime.emulator._tensor import Tensor
 from runtime.emulator._trace import Tracer, current_scope, require_tracer
 
-__all__ = ["POISON_BITS", "assemble", "check_tile", "is_poison", "new_out", "poison_array", "reader"]
-
-POISON_BITS = 0x7FE5A000  # NaN payload marking padding / uninitialized memory (survives bf16/fp16 casts)
-_POISON_F32 = np.array([POISON_BITS], dtype=np.uint32).view(np.float32)[0]
-
-
-def is_float_np(dt: np.dtype) -> bool:
-    return dt.kind == "f" or dt.name in ("bfloat16", "float8_e4m3fn", "float8_e5m2")
-
-
-def poison_array(shape: tuple[int, ...], dt: np.dtype) -> np.ndarray:
-    """Uninitialized memory: NaN with the poison payload for floats, the minimum value for integers."""
-    if is_float_np(dt):
-        return np.full(shape, _POISON_F32, dtype=np.float32).astype(dt)
-    if dt == np.bool_:
-        return np.zeros(shape, dtype=dt)
-    return np.full(shape, np.iinfo(dt).min, dtype=dt)
-
-
-def is_poison(arr: np.ndarray) -> int:
-    """Number of elements carrying the poison payload."""
-    if not is_float_np(arr.dtype) or arr.size == 0:
-        return 0
-    with np.errstate(invalid="ignore"):
-        if not np.isnan(arr.max()):
-            return 0
-    nan = np.isnan(arr)
-    if not nan.any():
-        return 0
-    bits = arr[nan].astype(np.float32).view(np.uint32)
-    return int(np.count_nonzero((bits & 0x7FFF0000) == (POISON_BITS & 0x7FFF0000)))
-
+__all__ = ["assemble", "check_tile", "new_out", "reader"]
 
 # ---------------------------------------------------------------------------------------------------
 # tensor creation helpers
-
-
-def _stamp(tr: Tracer, t: Tensor, kind: str, producer: str | None) -> Tensor:
-    t.key = tr.next_key()
-    t.kind = kind
-    t.producer = producer
-    t._loops = tuple(id(lp) for lp in tr.loop_stack)
-    t._closed = tr.closed_loops
-    tr.tensors.append(t)
-    return t
 
 
 def new_out(tr: Tracer, shape: list, dtype: DataType, producer: str, valid: Any = None) -> Tensor:
@@ -74,7 +34,7 @@ def new_out(tr: Tracer, shape: list, dtype: DataType, producer: str, valid: Any 
     finally:
         tr._binding = False
     t.valid_shape = valid
-    return _stamp(tr, t, "op", producer)
+    return tr.stamp(t, "op", producer)
 
 
 def new_param(tr: Tracer, shape: list, dtype: DataType, name: str, fmt: Any, index: int) -> Tensor:
@@ -84,15 +44,7 @@ def new_param(tr: Tracer, shape: list, dtype: DataType, name: str, fmt: Any, ind
     finally:
         tr._binding = False
     t.param_index = index
-    return _stamp(tr, t, "param", None)
-
-
-def register_local(tr: Tracer, t: Tensor) -> None:
-    """``pypto.tensor(shape, dtype, name)`` inside a kernel: local tensor, no producer, starts poisoned."""
-    for d in t._shape:
-        if not isinstance(d, int | SymbolicScalar) or isinstance(d, bool):
-            raise tr.pyerror("TypeError", f"tensor shape entries must be int or SymbolicScalar, got {d!r}")
-    _stamp(tr, t, "local", None)
+    return tr.stamp(t, "param", None)
 
 
 def reader(tr: Tracer, t: Any, opname: str) -> Tensor:
@@ -153,10 +105,6 @@ def static_shape(shape: list) -> list[int] | None:
         else:
             out.append(int(d))
     return out
-
-
-def eval_shape(shape: list, env: Any) -> tuple[int, ...]:
-    return tuple(evaluate(d, env) for d in shape)
 
 
 def _int_list(tr: Tracer, vals: Any, what: str, opname: str, *, allow_sym: bool) -> list:

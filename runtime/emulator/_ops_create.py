@@ -7,15 +7,11 @@ from typing import Any
 
 import numpy as np
 
+from runtime.emulator._buffers import eval_shape, is_float_np
 from runtime.emulator._enums import DataType, numpy_dtype
-from runtime.emulator._ops_core import (
-    _int_list,
-    check_tile,
-    eval_shape,
-    is_float_np,
-    new_out,
-)
+from runtime.emulator._ops_core import _int_list, check_tile, new_out
 from runtime.emulator._registry import op
+from runtime.emulator._scalar import Element
 from runtime.emulator._symbolic import SymbolicScalar, evaluate
 from runtime.emulator._tensor import Tensor
 from runtime.emulator._trace import Tracer, require_tracer
@@ -55,8 +51,6 @@ def _fill(tr: Tracer, opname: str, shp: list, value: Any, dt: DataType, vs: Any 
 def full(size: Any, fill_value: Any, dtype: Any = None, *, valid_shape: Any = None) -> Tensor:
     """Tensor filled with a scalar (int/float/Element/SymbolicScalar)."""
     tr = require_tracer("full")
-    from runtime.emulator._scalar import Element
-
     shp = _int_list(tr, size, "size", "full", allow_sym=True)
     v = fill_value
     if isinstance(v, Element):

@@ -7,13 +7,14 @@ from typing import Any
 
 import numpy as np
 
+from runtime.emulator._buffers import poison_array
 from runtime.emulator._enums import DataType
 from runtime.emulator._numerics import compute
-from runtime.emulator._ops_core import check_tile, new_out, poison_array, reader, static_shape
+from runtime.emulator._ops_core import check_tile, clone, new_out, reader, static_shape
 from runtime.emulator._registry import op
 from runtime.emulator._symbolic import SymbolicScalar, evaluate
 from runtime.emulator._tensor import Tensor
-from runtime.emulator._trace import Tracer, require_tracer
+from runtime.emulator._trace import Tracer, current_scope, require_tracer
 
 __all__ = ["simple_op"]
 
@@ -274,8 +275,6 @@ def scatter_update(input: Any, dim: int, index: Any, src: Any) -> Tensor:
         raise tr.error("FC0001", "scatter_update: index must be INT32/INT64", op="scatter_update")
     if A.dim not in (2, 4):
         raise tr.error("FC0002", "scatter_update: input must be 2-D or 4-D", op="scatter_update")
-    from runtime.emulator._trace import current_scope
-
     tile = current_scope()["vec_tile"]
     rows = static_shape(S.shape)
     if A.dim == 2 and tile and rows is not None and len(tile) >= 2:
@@ -347,8 +346,6 @@ def _scatter(opname: str, input: Any, dim: int, index: Any, src: Any, reduce: An
     fn = _scatter_fn(ax, reduce, scalar)
     if inplace:
         return _inplace(tr, opname, A, others, fn)
-    from runtime.emulator._ops_core import clone
-
     c = clone(A)
     c._written = True
     return _inplace(tr, opname, c, others, fn)
@@ -385,8 +382,6 @@ def _index_add(opname: str, input: Any, dim: int, index: Any, source: Any, alpha
 
     if inplace:
         return _inplace(tr, opname, A, [Ix, S], fn)
-    from runtime.emulator._ops_core import clone
-
     c = clone(A)
     return _inplace(tr, opname, c, [Ix, S], fn)
 

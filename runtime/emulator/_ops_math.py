@@ -17,6 +17,7 @@ import numpy as np
 from runtime.emulator._enums import FLOAT_TYPES, INT_TYPES, CastMode, DataType, SaturationMode, numpy_dtype
 from runtime.emulator._numerics import cast_array, compute
 from runtime.emulator._ops_core import check_tile, new_out, reader
+from runtime.emulator._ops_core import reshape as _reshape
 from runtime.emulator._registry import op
 from runtime.emulator._scalar import Element
 from runtime.emulator._symbolic import SymbolicScalar
@@ -378,8 +379,6 @@ def prelu(input: Any, weight: Any) -> Tensor:
     tr = require_tracer("prelu")
     A = reader(tr, input, "prelu")
     W = reader(tr, weight, "prelu")
-    from runtime.emulator._ops_core import reshape as _reshape
-
     shape = [1] * A.dim
     if A.dim > 1:
         shape[1] = W.shape[0]

@@ -7,9 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from runtime.emulator._enums import DataType, ReLuType, numpy_dtype
+from runtime.emulator._buffers import poison_array
+from runtime.emulator._enums import DataType, ReLuType, bytes_of, numpy_dtype
 from runtime.emulator._numerics import compute
-from runtime.emulator._ops_core import check_tile, new_out, poison_array, reader, static_shape
+from runtime.emulator._ops_core import check_tile, new_out, reader, static_shape
 from runtime.emulator._registry import op
 from runtime.emulator._symbolic import SymbolicScalar
 from runtime.emulator._tensor import Tensor
@@ -51,8 +52,6 @@ def _c16(v: int) -> int:
 
 def _cube_capacity(tr: Tracer, ct: tuple, in_dt: DataType, out_dt: DataType) -> None:
     """Doc capacity rules of §6.2 (L0A/L0B/L0C/L1 on A2/A3) as warnings."""
-    from runtime.emulator._enums import bytes_of
-
     m, k, n = ct[0], ct[1], ct[2]
     sa = bytes_of(in_dt)
     ml0, nl0, kl0 = m[0], n[0], k[0]

@@ -11,6 +11,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from runtime.emulator._enums import RunMode
 from runtime.emulator._errors import py_error
 from runtime.emulator._symbolic import SymbolicScalar
 from runtime.emulator._trace import current_scope, current_tracer, new_scope, root_scopes
@@ -60,13 +61,28 @@ def get_cube_tile_shapes() -> tuple:
     return ct if ct is not None else ([0, 0], [0, 0, 0], [0, 0], False)
 
 
+_RUNTIME_KEYS = {"run_mode", "device_sched_mode", "stitch_function_max_num", "stitch_function_inner_memory",
+                 "stitch_function_outcast_memory", "stitch_function_num_initial", "stitch_function_num_step",
+                 "stitch_cfgcache_size", "stitch_function_size", "triple_stream_sched", "valid_shape_optimize",
+                 "ready_on_host_tensors"}
+_RUNTIME_KEYS_HEAD = {"max_workspace_kb", "device_sched_parallelism", "launch_sched_aicpu_num",
+                      "launch_early_mode"}
+
+
+def check_runtime_options(opts: dict[str, Any] | None, compat: str) -> None:
+    for k, v in (opts or {}).items():
+        known = _RUNTIME_KEYS | (_RUNTIME_KEYS_HEAD if compat == "head" else set())
+        if k not in known:
+            raise py_error("IndexError", f"map::at (unknown runtime option '{k}' in pypto 0.2.0)")
+        if k == "run_mode" and (isinstance(v, bool) or v not in (RunMode.NPU, RunMode.SIM, 0, 1)):
+            raise py_error("RuntimeError", "Invalid run mode, run mode must be RunMode.NPU or RunMode.SIM.")
+
+
 def _setter(group: str) -> Callable[..., None]:
     def set_group(*args: Any, **kw: Any) -> None:
         if args and isinstance(args[0], dict):
             kw = {**args[0], **kw}
         if group == "runtime":
-            from runtime.emulator._frontend import check_runtime_options
-
             tr = current_tracer()
             check_runtime_options(kw, tr.options.compat if tr else "0.2.0")
         current_scope()[group].update(kw)

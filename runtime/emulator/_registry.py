@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from runtime.emulator._errors import EmulatorUnsupported
+from runtime.emulator._location import user_location
 
 __all__ = ["OPS", "UNSUPPORTED", "OpSpec", "op", "unsupported_stub"]
 
@@ -63,8 +64,6 @@ def unsupported_stub(name: str) -> Callable[..., Any]:
     """A callable that raises EmulatorUnsupported naming the op and the reason."""
 
     def stub(*_a: Any, **_k: Any) -> Any:
-        from runtime.emulator._trace import user_location
-
         f, ln = user_location()
         raise EmulatorUnsupported("EMU_UNSUPPORTED", f"pypto.{name} is not supported by the emulator: "
                                   f"{UNSUPPORTED[name]}", file=f, line=ln, op=name)

@@ -13,7 +13,9 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["SymbolicScalar", "as_sym", "evaluate", "is_symbolic", "sym_max", "sym_min"]
+import numpy as np
+
+__all__ = ["SymbolicScalar", "as_sym", "evaluate", "is_symbolic", "linear_form", "simplify_int", "sym_max", "sym_min"]
 
 
 def _floordiv(a: int, b: int) -> int:
@@ -247,8 +249,6 @@ def evaluate_vector(s: Any, env: Any) -> Any:
 
 def _compile(s: SymbolicScalar, vector: bool = False) -> Callable[[Any], int]:
     """One Python function evaluating the whole expression (fast per-iteration evaluation)."""
-    import numpy as np
-
     consts: dict[str, Any] = {}
     table = _PY_VEC if vector else _PY
 
@@ -321,3 +321,45 @@ def sym_max(a: Any, b: Any) -> Any:
     if not isinstance(a, SymbolicScalar) and not isinstance(b, SymbolicScalar):
         return max(a, b)
     return as_sym(a).max(b)
+
+
+def linear_form(x: Any) -> tuple[dict[str, tuple[Any, int]], int] | None:
+    """Linear form {atom_repr: (atom, coeff)}, const of an int/SymbolicScalar, or None if not linear."""
+    if isinstance(x, int):
+        return {}, int(x)
+    if not isinstance(x, SymbolicScalar):
+        return None
+    if x._value is not None:
+        return {}, x._value
+    if x._kind == "bin" and x._op in ("+", "-"):
+        a, b = linear_form(x._a), linear_form(x._b)
+        if a is None or b is None:
+            return None
+        sign = 1 if x._op == "+" else -1
+        terms = dict(a[0])
+        for k, (atom, c) in b[0].items():
+            prev = terms.get(k, (atom, 0))[1]
+            terms[k] = (atom, prev + sign * c)
+        return terms, a[1] + sign * b[1]
+    if x._kind == "bin" and x._op == "*":
+        a, b = linear_form(x._a), linear_form(x._b)
+        if a is None or b is None:
+            return None
+        if not a[0]:
+            a, b = b, a
+        if b[0]:
+            return {repr(x): (x, 1)}, 0
+        k = b[1]
+        return {n: (atom, c * k) for n, (atom, c) in a[0].items()}, a[1] * k
+    return {repr(x): (x, 1)}, 0
+
+
+def simplify_int(x: Any) -> Any:
+    """Simplify a linear SymbolicScalar expression; returns an int when the symbols cancel."""
+    lf = linear_form(x)
+    if lf is None:
+        return x
+    terms, const = lf
+    if all(c == 0 for _, c in terms.values()):
+        return const
+    return x

@@ -2,7 +2,8 @@
 
 A Tensor holds no data: it names a storage key that the executor fills with a numpy array and a valid
 shape at run time. Its shape comes from the trace (ints, or SymbolicScalars for dynamic dims). Python
-operators and methods record graph ops through the op registry; indexing lowers to view / reshape /
+operators and methods record graph ops through the op registry (installed on the class by `_methods`, the
+one place that wires methods to ops); indexing lowers to view / reshape /
 assemble / move exactly like the real ``tensor.py`` (spec §2.3).
 """
 
@@ -12,51 +13,11 @@ from typing import Any
 
 from runtime.emulator._enums import DataType, StatusType, TileOpFormat
 from runtime.emulator._errors import py_error
+from runtime.emulator._location import user_location
 from runtime.emulator._symbolic import SymbolicScalar
+from runtime.emulator._trace import current_tracer
 
-__all__ = ["Tensor", "simplify_int"]
-
-
-def _linear(x: Any) -> tuple[dict[str, tuple[Any, int]], int] | None:
-    """Linear form {atom_repr: (atom, coeff)}, const of an int/SymbolicScalar, or None if not linear."""
-    if isinstance(x, int):
-        return {}, int(x)
-    if not isinstance(x, SymbolicScalar):
-        return None
-    if x._value is not None:
-        return {}, x._value
-    if x._kind == "bin" and x._op in ("+", "-"):
-        a, b = _linear(x._a), _linear(x._b)
-        if a is None or b is None:
-            return None
-        sign = 1 if x._op == "+" else -1
-        terms = dict(a[0])
-        for k, (atom, c) in b[0].items():
-            prev = terms.get(k, (atom, 0))[1]
-            terms[k] = (atom, prev + sign * c)
-        return terms, a[1] + sign * b[1]
-    if x._kind == "bin" and x._op == "*":
-        a, b = _linear(x._a), _linear(x._b)
-        if a is None or b is None:
-            return None
-        if not a[0]:
-            a, b = b, a
-        if b[0]:
-            return {repr(x): (x, 1)}, 0
-        k = b[1]
-        return {n: (atom, c * k) for n, (atom, c) in a[0].items()}, a[1] * k
-    return {repr(x): (x, 1)}, 0
-
-
-def simplify_int(x: Any) -> Any:
-    """Simplify a linear SymbolicScalar expression; returns an int when the symbols cancel."""
-    lf = _linear(x)
-    if lf is None:
-        return x
-    terms, const = lf
-    if all(c == 0 for _, c in terms.values()):
-        return const
-    return x
+__all__ = ["Tensor"]
 
 
 class Tensor:
@@ -68,8 +29,6 @@ class Tensor:
 
     def __init__(self, shape: Any = None, dtype: Any = None, name: str = "", format: Any = None,
                  data_ptr: Any = None, device: Any = None, ori_shape: Any = None) -> None:
-        from runtime.emulator._trace import current_tracer
-
         self._shape = list(shape) if shape is not None else []
         self._dtype = DataType(dtype) if dtype is not None else DataType.DT_FP32
         self._name = name
@@ -87,17 +46,13 @@ class Tensor:
         self._dtype_given = dtype is not None or bool(shape)
         self.key = -1
         if isinstance(shape, tuple) and any(isinstance(d, StatusType) for d in shape):
-            from runtime.emulator._trace import user_location
-
             f, ln = user_location()
             raise py_error("ValueError", "Invalid value type (use a list, not a tuple, for DYNAMIC/STATIC dims)",
                            file=f, line=ln)
         tr = current_tracer()
         if tr is not None and getattr(tr, "_binding", False) is False:
             # `pypto.tensor(...)` inside a kernel: a local tensor without producer
-            from runtime.emulator._ops_core import register_local
-
-            register_local(tr, self)
+            tr.register_local(self)
 
     # annotation protocol (parameter detection, §1.2) -------------------------------------------------
     def to_tensor(self) -> Tensor:
@@ -150,16 +105,7 @@ class Tensor:
     def __iter__(self):
         raise py_error("TypeError", "'Tensor' object is not iterable")
 
-    # indexing ------------------------------------------------------------------------------------------
-    def __getitem__(self, key: Any) -> Any:
-        from runtime.emulator import _indexing
-
-        return _indexing.tensor_getitem(self, key)
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        from runtime.emulator import _indexing
-
-        _indexing.tensor_setitem(self, key, value)
+    # indexing (`t[...]`, `t[...] = v`), operators and op methods are installed by `_methods`
 
 
 class _BracketAnnotation:

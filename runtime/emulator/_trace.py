@@ -10,19 +10,17 @@ re-trace of the enclosing region.
 from __future__ import annotations
 
 import contextvars
-import os
-import sys
 from collections.abc import Iterator
 from typing import Any
 
 from runtime.emulator._errors import EmulatorError, py_error
-from runtime.emulator._graph import Guard, LoopNode, OpNode, Path, Region
+from runtime.emulator._ir import Guard, LoopNode, OpNode, Path, Region
+from runtime.emulator._location import user_location
 from runtime.emulator._session import Session
 from runtime.emulator._symbolic import SymbolicScalar, as_sym, is_symbolic
 
 __all__ = ["LoopInfo", "Tracer", "current_tracer", "require_tracer", "user_location"]
 
-_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 _TRACER: contextvars.ContextVar[Tracer | None] = contextvars.ContextVar("pypto_emulator_tracer", default=None)
 
 # option scope used outside kernels (pypto.options(...) / setters called at module level)
@@ -57,21 +55,6 @@ def current_scope() -> dict:
 
 def current_tracer() -> Tracer | None:
     return _TRACER.get()
-
-
-def user_location() -> tuple[str | None, int | None]:
-    """File and line of the innermost frame outside the emulator package (the kernel statement)."""
-    f = sys._getframe(1)
-    while f is not None:
-        code = f.f_code
-        fn = code.co_filename
-        if code.co_name == "exec_stmt" and fn.endswith("_interp.py"):
-            interp = f.f_locals.get("self")
-            return interp.p.file, interp.line
-        if not fn.startswith(_PKG_DIR) and not fn.startswith("<frozen"):
-            return fn, f.f_lineno
-        f = f.f_back
-    return None, None
 
 
 def require_tracer(op: str) -> Tracer:
@@ -162,6 +145,24 @@ class Tracer:
     def pyerror(self, kind: str, message: str, op: str | None = None) -> EmulatorError:
         f, ln = user_location()
         return py_error(kind, message, file=f, line=ln, op=op)
+
+    # tensors -----------------------------------------------------------------------------------------
+    def stamp(self, t: Any, kind: str, producer: str | None) -> Any:
+        """Give a new Tensor its storage key and loop context, and remember it for whole-graph checks."""
+        t.key = self.next_key()
+        t.kind = kind
+        t.producer = producer
+        t._loops = tuple(id(lp) for lp in self.loop_stack)
+        t._closed = self.closed_loops
+        self.tensors.append(t)
+        return t
+
+    def register_local(self, t: Any) -> None:
+        """``pypto.tensor(shape, dtype, name)`` inside a kernel: local tensor, no producer, starts poisoned."""
+        for d in t._shape:
+            if not isinstance(d, int | SymbolicScalar) or isinstance(d, bool):
+                raise self.pyerror("TypeError", f"tensor shape entries must be int or SymbolicScalar, got {d!r}")
+        self.stamp(t, "local", None)
 
     # graph emission ----------------------------------------------------------------------------------
     @property

@@ -24,7 +24,7 @@ import numpy as np
 from runtime.emulator._errors import EmulatorError, py_error
 from runtime.emulator._symbolic import SymbolicScalar, sym_max, sym_min
 from runtime.emulator._tensor import Tensor
-from runtime.emulator._trace import RecordIfBranch, Tracer, loop_unroll_iter
+from runtime.emulator._trace import RecordIfBranch, Tracer, _loop_args, loop_unroll_iter, require_tracer
 
 __all__ = ["cond", "loop", "loop_unroll"]
 
@@ -415,8 +415,6 @@ def _head_max(*args: Any, **kw: Any) -> Any:
 
 class _Loop:
     def __init__(self, args: tuple, kw: dict[str, Any]) -> None:
-        from runtime.emulator._trace import _loop_args, require_tracer
-
         self.tr = require_tracer("loop")
         unknown = set(kw) - {"name", "idx_name", "unroll_list", "submit_before_loop", "parallel"}
         if unknown:
@@ -433,8 +431,6 @@ class _Loop:
 
 class _LoopUnroll:
     def __init__(self, args: tuple, kw: dict[str, Any]) -> None:
-        from runtime.emulator._trace import require_tracer
-
         self.tr = require_tracer("loop_unroll")
         self.args = args
         self.kw = kw
