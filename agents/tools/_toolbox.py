@@ -18,7 +18,6 @@ import importlib.util
 import inspect
 import json
 import logging
-import os
 import re
 import subprocess
 import sys
@@ -217,9 +216,12 @@ class ToolBox:
             name = Path(self.target_file or "draft_impl.py").name
             draft = Path(tmp) / name
             draft.write_text(source, encoding="utf-8")
-            env = {k: v for k, v in os.environ.items() if not re.search(r"KEY|TOKEN|SECRET|PASSWORD", k, re.I)}
-            repo = str(Path(__file__).resolve().parents[2])
-            env["PYTHONPATH"] = repo + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+            # the verifier's allow-list (same numerics as golden and candidate, no secrets); the runner module
+            # lives in this repository, hence PYTHONPATH
+            from runtime.sandbox.env_policy import child_env
+
+            env = child_env(tmp)
+            env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
             cmd = [sys.executable, "-m", "agents.tools._smoke", "--op-dir", str(Path(self.op_dir).resolve()),
                    "--file", str(draft), "--wrapper", self.wrapper_name or ""]
             try:

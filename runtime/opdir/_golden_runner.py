@@ -1,8 +1,9 @@
 """Running golden.py in its own process and bringing back inputs, outputs and named intermediates.
 
 The golden is the user's reference code: it runs in a fresh ``sys.executable`` process (never in the
-caller's interpreter), in a temporary working directory, with bytecode writing off, single-threaded BLAS
-and ``PYTHONHASHSEED=0``, under a wall-clock timeout that kills the whole process group. Arrays cross the
+caller's interpreter), in a temporary working directory, with the same environment allow-list as the
+candidate (:func:`runtime.sandbox.env_policy.child_env`: single-threaded BLAS, ``PYTHONHASHSEED=0``, the
+same BLAS core type, no secrets), under a wall-clock timeout that kills the whole process group. Arrays cross the
 boundary as .npz files (:mod:`runtime.opdir._arrays_io`).
 """
 
@@ -25,6 +26,7 @@ from pydantic import BaseModel, ConfigDict
 from runtime.opdir._arrays_io import load_arrays, save_arrays
 from runtime.opdir._cases import Case
 from runtime.opdir._problems import GoldenError, OpDirError, Problem
+from runtime.sandbox.env_policy import child_env
 
 if TYPE_CHECKING:
     from runtime.opdir._opdir import OpDir
@@ -52,18 +54,6 @@ class GoldenRun(BaseModel):
     output_names: list[str]
     duration_s: float
     """Time spent inside ``golden(...)`` itself (not process start-up)."""
-
-
-def _child_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env.update({
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONHASHSEED": "0",
-        "OMP_NUM_THREADS": "1",
-        "OPENBLAS_NUM_THREADS": "1",
-        "MKL_NUM_THREADS": "1",
-    })
-    return env
 
 
 def run_golden_cases(op: OpDir, cases: list[Case], *, timeout: float = 60.0) -> dict[str, GoldenRun]:
@@ -109,7 +99,7 @@ def run_golden_cases(op: OpDir, cases: list[Case], *, timeout: float = 60.0) -> 
         (work / "request.json").write_text(json.dumps(request), encoding="utf-8")
         budget = timeout * len(cases)
         start = time.monotonic()
-        proc = subprocess.Popen([sys.executable, str(_CHILD), str(work)], cwd=work, env=_child_env(),
+        proc = subprocess.Popen([sys.executable, str(_CHILD), str(work)], cwd=work, env=child_env(work),
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 start_new_session=True)
         try:

@@ -4,7 +4,7 @@ Isolation level, named honestly: this is a *sandboxed subprocess*, not a contain
 
 ``process_group``  new session; the whole group is SIGKILLed on wall timeout and after every run
 ``rlimits``        address space, CPU seconds, open files, file size, no core dumps
-``env_allowlist``  the child sees a fixed environment (single-threaded BLAS, ``PYTHONHASHSEED=0``)
+``env_allowlist``  the child sees a fixed environment, the same as the golden's (``env_policy.child_env``)
 ``tempdir``        a fresh private working directory holding only the candidate copy and its inputs
 ``net_namespace``  an empty network namespace (unprivileged user + net namespace) when the kernel allows it
 ``socket_guard``   socket functions raise inside the child (installed before the candidate is imported)
@@ -38,6 +38,7 @@ from pydantic import BaseModel, ConfigDict
 
 from runtime.sandbox._guard import DENIED_MARKER
 from runtime.sandbox._npz import load_arrays, save_arrays
+from runtime.sandbox.env_policy import child_env
 
 __all__ = ["LAYERS", "CandidateRun", "RunOutput", "SandboxError", "SandboxPolicy", "run_candidate"]
 
@@ -137,24 +138,6 @@ def _preexec(policy: SandboxPolicy, uid: int, gid: int) -> Any:
                     pass
 
     return setup
-
-
-def _env(work: str) -> dict[str, str]:
-    env = {
-        "PATH": "/usr/bin:/bin",
-        "LANG": "C.UTF-8",
-        "LC_ALL": "C.UTF-8",
-        "HOME": work,
-        "TMPDIR": work,
-        "PYTHONHASHSEED": "0",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONNOUSERSITE": "1",
-        "PTO_FORGE_SANDBOX": "1",
-    }
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
-                "NUMEXPR_NUM_THREADS", "BLIS_NUM_THREADS"):
-        env[var] = "1"
-    return env
 
 
 def _read_roots(emulator: str) -> list[str]:
@@ -288,7 +271,7 @@ def _run(candidate: Path, wrapper: str, cases: list[tuple[str, list[np.ndarray]]
         try:
             proc = subprocess.Popen(
                 [sys.executable, "-s", "-B", str(_RUNNER), "request.json"],
-                cwd=work, env=_env(str(work)), stdin=subprocess.DEVNULL, stdout=out_fh, stderr=err_fh,
+                cwd=work, env=child_env(work), stdin=subprocess.DEVNULL, stdout=out_fh, stderr=err_fh,
                 start_new_session=True, pass_fds=(wfd,), close_fds=True,
                 preexec_fn=_preexec(policy, os.getuid(), os.getgid()),
             )

@@ -173,6 +173,10 @@ class VerifyReport(_M):
         a pure function of the files, or a recorded run could not be replayed.
         """
         data = _strip(json.loads(self.model_dump_json()), _FORBIDDEN_FOR_AGENTS | TIMING_FIELDS)
+        # host facts (sandbox layers, stderr noise) and tool source hashes say nothing about the candidate and
+        # differ between machines and tool versions: audit-only, never in a model request
+        data.pop("sandbox", None)
+        data["hashes"] = {k: v for k, v in data.get("hashes", {}).items() if k not in TOOL_HASH_KEYS}
         data["summary"] = self.stats()
         return data
 
