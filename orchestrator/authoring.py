@@ -10,7 +10,8 @@ for the dispatch the orchestrator is making right now. The resulting trace is co
 ``<op>/traces/<name>/``; its manifest says it was authored, not recorded from a live model.
 
 Script keys (paths relative to the script): ``producer``, ``design`` (one entry per design attempt),
-``implement`` (module id -> file per attempt), ``debug`` (module id -> [{attempt, diagnosis, proposals}]),
+``implement`` (module id -> file per attempt), ``debug`` (module id -> [{attempt, diagnosis, proposals, tool?}];
+``tool: {name, args}`` is one read-only tool call the debugger makes before answering, e.g. ``bisect``),
 ``audit`` (module id or ``final`` -> [{index, pypto_call, line}]), ``decisions`` (gate decisions in order).
 """
 
@@ -139,7 +140,10 @@ class _Answers:
         if not match:
             raise ForgeError(f"authoring: no debug answer for module {ctx.module} attempt {ctx.attempt}")
         entry = match[0]
-        self.steer("debugger", {"diagnosis": entry["diagnosis"], "proposals": entry["proposals"]})
+        # an entry may name one read-only tool the debugger calls first (e.g. bisect with checkpoints)
+        spec = entry.get("tool")
+        tool = (str(spec["name"]), {str(k): str(v) for k, v in (spec.get("args") or {}).items()}) if spec else None
+        self.steer("debugger", {"diagnosis": entry["diagnosis"], "proposals": entry["proposals"]}, tool=tool)
 
     # -- what the human decides ------------------------------------------------------------------------
 

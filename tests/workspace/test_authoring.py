@@ -28,7 +28,7 @@ from runtime.verify import VerifyReport, verify
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKSPACE = ROOT / "workspace"
-OPS = ("silu", "rms_norm", "sdpa", "swiglu_mlp")
+OPS = ("silu", "rms_norm", "sdpa", "swiglu_mlp", "layer_norm_backward")
 VERDICTS = {"PASS", "FAIL_LINT", "FAIL_RUNTIME", "FAIL_NUMERIC", "FAIL_CHEAT", "ERROR"}
 _QUOTED = re.compile(r'"([^"]+)"')
 
@@ -399,3 +399,54 @@ def test_scripted_agents_answer_from_the_script(op: str) -> None:
             result = agents.implement(ctx)
             assert result.path == target(op, k)
             assert result.content == attempt_source(op, k, a)
+
+
+# ----------------------------------------------------------------------------------- debugger tool calls
+
+
+def bisect_tool_params() -> list[tuple[str, int, int]]:
+    return [(op, m, a) for op, m, a in debug_params() if (debug_entry(op, m, a).get("tool") or {}).get("name") == "bisect"]
+
+
+@pytest.mark.parametrize("op,module,attempt", bisect_tool_params())
+def test_debugger_bisect_shows_what_the_evidence_cites(op: str, module: int, attempt: int, tmp_path: Path) -> None:
+    """A scripted ``bisect`` call is only honest if the checkpoints really say what the evidence cites.
+
+    Evidence cites bisect results as ``'<checkpoint>' status '<status>'`` and ``first_checkpoint '<name>'``;
+    the first divergence must be the line the patch changes.
+    """
+    from runtime.bisect import bisect
+
+    entry = debug_entry(op, module, attempt)
+    root = make_op_dir(tmp_path, op)
+    if module > 1:
+        place(root, target(op, module - 1), good_source(op, module - 1))
+    stage = place(root, target(op, module), attempt_source(op, module, attempt))
+    report = bisect(root, stage, case=entry["tool"]["args"].get("case"))
+    ctx = report.to_agent_context()
+    assert report.status == "DIVERGENCE_FOUND" and report.method == "auto+checkpoint", report.summary
+    statuses = {c["name"]: c["status"] for c in ctx["checkpoints"]}
+    for p in entry["proposals"]:
+        cited = re.findall(r"'(\w+)' status '(\w+)'", p["evidence"])
+        assert cited, "the evidence cites checkpoint results"
+        for name, status in cited:
+            assert statuses.get(name) == status, (name, statuses)
+        first = re.search(r"first_checkpoint '(\w+)'", p["evidence"])
+        assert first and ctx["first_checkpoint"] == first.group(1)
+        assert report.first_divergence is not None
+        assert p["line_start"] <= report.first_divergence.line <= p["line_end"]
+
+
+def test_a_shipped_trace_localises_with_checkpoint_tensors() -> None:
+    """Issue 17: the debugger localises a module-3 failure with checkpoint tensors, recorded in the trace."""
+    found = []
+    for op in OPS:
+        trace = WORKSPACE / op / "traces" / "default"
+        for line in (trace / "events.jsonl").read_text(encoding="utf-8").splitlines():
+            e = json.loads(line)
+            if e.get("kind") == "tool_call" and e.get("agent") == "debugger" and e.get("tool") == "bisect":
+                result = (trace / "blobs" / e["result_ref"]).read_text(encoding="utf-8")
+                payload = json.loads(result.split("\n", 1)[1])
+                if payload.get("method") == "auto+checkpoint" and payload.get("first_checkpoint"):
+                    found.append((op, e["module"], payload["first_checkpoint"]))
+    assert ("layer_norm_backward", 3, "mean_gx") in found, found
