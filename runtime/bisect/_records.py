@@ -120,7 +120,7 @@ def encode_record(raw: Any, index: int) -> dict:
         "file": _get(raw, "file"),
         "line": _get(raw, "line"),
         "iteration": {str(k): int(v) for k, v in it.items()},
-        "name": _get(raw, "name"),
+        "name": _get(raw, "name") or None,  # an unnamed op output is None, never ''
         "value": encode_array(_get(raw, "value")),
         "dtype": _dtype(_get(raw, "dtype")),
         "offsets": _ints(_get(raw, "offsets")),
@@ -139,7 +139,7 @@ def decode_records(items: list[dict]) -> list[Rec]:
     for d in items:
         out.append(Rec(
             seq=int(d["seq"]), node=d.get("node"), op=str(d.get("op", "?")), file=d.get("file"),
-            line=d.get("line"), iteration=dict(d.get("iteration") or {}), name=d.get("name"),
+            line=d.get("line"), iteration=dict(d.get("iteration") or {}), name=d.get("name") or None,
             value=decode_array(d.get("value")), dtype=d.get("dtype"), offsets=d.get("offsets"),
             shape=d.get("shape"), valid_shape=d.get("valid_shape"), source=d.get("source"),
             target=d.get("target"), inputs=d.get("inputs"), attrs=dict(d.get("attrs") or {}),

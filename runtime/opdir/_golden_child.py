@@ -5,8 +5,9 @@ directory and bytecode writing disabled (nothing is ever written next to golden.
 ``request.json`` (+ ``inputs.npz``), writes ``result.json`` and, on success, one ``<case>.out.npz``,
 ``<case>.mid.npz`` and (when ``make_inputs`` was used) ``<case>.in.npz`` per case.
 
-Intermediates are captured without the golden's cooperation: a ``sys.setprofile`` hook watches for the
-``return`` event of the outermost ``golden`` frame and snapshots its locals; array-valued ones are kept.
+Intermediates are captured without the golden's cooperation: a ``sys.settrace`` hook traces the outermost
+``golden`` frame only (its callees get no line events), notes the order in which its locals are first bound and
+snapshots them at its ``return`` event; array-valued ones are kept, in binding order (data-flow order).
 """
 
 from __future__ import annotations
@@ -173,29 +174,40 @@ def _run_case(module: types.ModuleType, golden_file: str, req: dict, case: dict,
               if k in params and k not in positional
               and params[k].kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)}
     captured: dict[str, Any] = {}
+    bound: dict[str, int] = {}
+    """local name -> rank of its first binding: frame locals list names read inside a generator expression
+    or lambda (cell variables) after all others, so their order is not the order the golden computed them"""
     state: dict[str, Any] = {"frame": None}
 
-    def profile(frame: types.FrameType, event: str, arg: Any) -> None:
+    def local_trace(frame: types.FrameType, event: str, arg: Any) -> Any:
+        if event in ("line", "return"):
+            for name in frame.f_locals:
+                bound.setdefault(name, len(bound))
+        if event == "return":
+            captured.update(frame.f_locals)
+        return local_trace
+
+    def global_trace(frame: types.FrameType, event: str, arg: Any) -> Any:
         if event == "call" and state["frame"] is None and target is not None and frame.f_code is target:
             state["frame"] = frame
-        elif event == "return" and frame is state["frame"]:
-            captured.update(frame.f_locals)
+            return local_trace
+        return None  # no line events anywhere else: the golden's callees run at full speed
 
     args = [a.copy() for a in inputs]
     start = time.perf_counter()
-    sys.setprofile(profile)
+    sys.settrace(global_trace)
     try:
         result = golden(*args, **kwargs)
     except BaseException as exc:  # noqa: BLE001
-        sys.setprofile(None)
+        sys.settrace(None)
         line, tb = _golden_line(exc, golden_file)
         raise _Failure("exception", f"golden raised {_describe(exc)}", line, tb) from None
     finally:
-        sys.setprofile(None)
+        sys.settrace(None)
     duration = time.perf_counter() - start
     outputs = _outputs(result, req["output_names"])
     mids: dict[str, np.ndarray] = {}
-    for name, value in captured.items():
+    for name, value in sorted(captured.items(), key=lambda kv: bound.get(kv[0], len(bound))):
         arr = _to_numpy(value)
         if arr is not None and _storable(arr):
             mids[name] = arr

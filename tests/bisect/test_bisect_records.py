@@ -93,3 +93,10 @@ def test_static_missing_cast_follows_the_failing_line_back() -> None:
     assert static_missing_cast(src, 6) == 4
     assert static_missing_cast(src, 3) is None  # nothing upstream uses an un-cast value
     assert static_missing_cast(src.replace("pypto.sum(xt", "pypto.sum(xf"), 6) is None
+
+
+def test_unnamed_op_output_is_none_not_empty_string() -> None:
+    (rec,) = decode_records([encode_record({"op": "exp", "iteration": {}, "name": ""}, 0)])
+    assert rec.name is None
+    (old,) = decode_records([{"seq": 0, "op": "exp", "name": ""}])  # a record encoded by an older shim
+    assert old.name is None
