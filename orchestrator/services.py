@@ -83,6 +83,9 @@ class Services:
     answer_pending: bool = False
     """Set by the driver when it resumes a gate with a human decision: the waiting gate must take it from
     ``interrupt()`` even when the approval mode is now ``auto``."""
+    toolchain_python: str | None = None
+    """Interpreter with the real pypto for the second opinion (None: ``$PTO_FORGE_PYPTO_PYTHON`` or this one
+    when it has pypto; unavailable otherwise). See :mod:`orchestrator.second_opinion`."""
     timers: dict[str, float] = field(default_factory=dict)
     """Seconds spent inside agents and the verifier (for the overhead benchmark)."""
 

@@ -8,6 +8,7 @@ from langgraph.runtime import Runtime
 from orchestrator.cleanup import cleanup_source, render_readme
 from orchestrator.nodes._common import dev, node, op_path, read_text, services
 from orchestrator.paths import final_file, sha256_file, stage_suffix
+from orchestrator.second_opinion import attach as attach_second_opinion
 from orchestrator.state import ForgeState
 
 
@@ -21,9 +22,10 @@ def cleanup(state: ForgeState, runtime: Runtime) -> dict:
     if state.get("level") == "L0":
         readme = render_readme(op, state.get("spec", {}), level="L0", module_count=1, verdict="PASS",
                                report_hash=str(last.get("report_hash") or ""))
-        (root / "README.md").write_text(readme, encoding="utf-8")
         final = {"verdict": "PASS", "report_hash": last.get("report_hash"), "impl_sha256": last.get("verified_sha256"),
                  "file": final_file(op)}
+        readme = attach_second_opinion(svc, dict(state), root, final_file(op), final, readme)  # real compiler
+        (root / "README.md").write_text(readme, encoding="utf-8")
         return {"phase": "final", "final": final,
                 "dev_log": [dev(svc, "cleanup", "L0: README.md from SPEC.md", "written", "final gate")]}
     try:

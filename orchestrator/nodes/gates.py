@@ -13,6 +13,7 @@ from langgraph.types import interrupt
 
 from orchestrator.gates import DEFAULT_RAISE, GateDecision, GateRequest, parse_decision
 from orchestrator.nodes._common import dev, node, services
+from orchestrator.second_opinion import from_state as second_opinion_from_state
 from orchestrator.services import Services
 from orchestrator.state import ForgeState, replace_module
 
@@ -101,8 +102,11 @@ def gate_module(state: ForgeState, runtime: Runtime) -> dict:
 def gate_final(state: ForgeState, runtime: Runtime) -> dict:
     svc = services(runtime)
     f = state.get("final", {})
-    req = GateRequest(gate="final", title=f"Deliver {state['op_name']}_impl.py and README.md?",
-                      details=[f"final verdict {f.get('verdict')}", f"report {str(f.get('report_hash'))[:16]}"])
+    details = [f"final verdict {f.get('verdict')}", f"report {str(f.get('report_hash'))[:16]}"]
+    opinion = second_opinion_from_state(dict(state))
+    if opinion is not None:
+        details += opinion.gate_lines()
+    req = GateRequest(gate="final", title=f"Deliver {state['op_name']}_impl.py and README.md?", details=details)
     decision, update = decide(state, svc, req)
     if decision.decision == "approve":
         update.update(outcome="delivered", phase="final")

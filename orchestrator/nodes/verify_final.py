@@ -8,6 +8,7 @@ from orchestrator.cleanup import render_readme
 from orchestrator.nodes._common import dev, node, op_path, report_divergence, services
 from orchestrator.nodes.verify import disk_matches, run_verifier
 from orchestrator.paths import final_file, sha256_file
+from orchestrator.second_opinion import attach as attach_second_opinion
 from orchestrator.state import ForgeState
 
 
@@ -35,6 +36,7 @@ def verify_final(state: ForgeState, runtime: Runtime) -> dict:
     if verdict == "PASS":
         readme = render_readme(op, state.get("spec", {}), level=state.get("level", "L1"),
                                module_count=len(state["modules"]), verdict=verdict, report_hash=outcome.report_hash)
+        readme = attach_second_opinion(svc, dict(state), root, target, final, readme)  # real compiler, if any
         (root / "README.md").write_text(readme, encoding="utf-8")
         update.update(phase="final", blocked=None)
         update["dev_log"] = [dev(svc, "verify_final", f"verify {target}", f"PASS report {outcome.report_hash[:12]}",
