@@ -1,58 +1,33 @@
-"""Frozen module regions: ``# --- Module Mk: <role> ---`` blocks of verified modules must not change.
+"""Pointers for a frozen-module finding: where the verified region is, so the implementer can restore it.
 
-Why in the orchestrator too: the verifier is the authority (it fails a stage that edits a frozen
-region), but the verify node also checks before calling it so that a violation is named precisely in the
-feedback (module and first differing line) and costs no emulation.
+Why only pointers: whether a frozen region changed is decided by lint PF05 inside the verifier (the one
+definition of a region is `runtime.markers`); the verifier's FAIL_LINT report is the verdict. The
+orchestrator adds what the report cannot know: which verified stage file holds the region to copy back.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
-_MARKER = re.compile(r"^(\s*)#\s*---\s*Module\s+M(\d+)\s*:.*---\s*$")
+from orchestrator.services import LintItem
+from runtime.markers import module_regions
+
+__all__ = ["frozen_pointers"]
+
+_FROZEN = re.compile(r"\bfrozen module M(\d+)\b")
 
 
-def module_regions(source: str) -> dict[int, list[str]]:
-    """Module id -> lines of its marked region (marker line through the line before the next marker or dedent)."""
-    lines = source.splitlines()
-    regions: dict[int, list[str]] = {}
-    i = 0
-    while i < len(lines):
-        m = _MARKER.match(lines[i])
-        if not m:
-            i += 1
+def frozen_pointers(findings: Iterable[LintItem], previous_source: str, previous_file: str) -> list[str]:
+    """One feedback line per module named by a PF05 finding: its region's lines in the verified stage file."""
+    regions = module_regions(previous_source.splitlines())
+    out: list[str] = []
+    for mid in sorted({int(m.group(1)) for f in findings if f.rule_id == "PF05"
+                       for m in [_FROZEN.search(f.message)] if m}):
+        region = regions.get(mid)
+        if region is None:
             continue
-        indent, mid = len(m.group(1)), int(m.group(2))
-        body = [lines[i].rstrip()]
-        j = i + 1
-        while j < len(lines):
-            line = lines[j]
-            if _MARKER.match(line):
-                break
-            if line.strip() and len(line) - len(line.lstrip()) < indent:
-                break
-            body.append(line.rstrip())
-            j += 1
-        while body and not body[-1].strip():
-            body.pop()
-        regions[mid] = body
-        i = j
-    return regions
-
-
-def frozen_violations(previous: str, current: str, frozen: list[int]) -> list[str]:
-    """Messages for every frozen module whose region differs (ignoring trailing whitespace)."""
-    before, after = module_regions(previous), module_regions(current)
-    out = []
-    for mid in frozen:
-        if mid not in before:
-            continue
-        if mid not in after:
-            out.append(f"frozen module M{mid}: its '# --- Module M{mid}' region was removed")
-            continue
-        if before[mid] != after[mid]:
-            diff_at = next((n for n, (a, b) in enumerate(zip(before[mid], after[mid])) if a != b),
-                           min(len(before[mid]), len(after[mid])))
-            out.append(f"frozen module M{mid} was modified (region line {diff_at + 1}); verified modules "
-                       "must stay identical unless the run rolls back to them")
+        last = region.body[-1][0] if region.body else region.marker_line
+        out.append(f"M{mid} is verified and frozen: keep its region exactly as in {previous_file} lines "
+                   f"{region.marker_line}-{last} (its marker through its last line; only `# STUB` lines may change)")
     return out

@@ -1,7 +1,9 @@
 """verify(k): the ONLY node that can mark a module verified — from a PASS report whose hashes match disk.
 
-Also runs the orchestrator-side frozen-module pre-check, keeps the lint circuit breaker (the same
-blocking findings N times in a row escalate) and commits every verified stage to the audit repository.
+The verdict is always the verifier's (``runtime.verify``): a frozen-module edit arrives as its FAIL_LINT
+(lint PF05); this node only adds a pointer to the verified region to the feedback. It also keeps the lint
+circuit breaker (the same blocking findings N times in a row escalate) and commits every verified stage to
+the audit repository.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from pathlib import Path
 
 from langgraph.runtime import Runtime
 
-from orchestrator.frozen import frozen_violations
+from orchestrator.frozen import frozen_pointers
 from orchestrator.nodes._common import (
     commit,
     dev,
@@ -57,13 +59,7 @@ def verify(state: ForgeState, runtime: Runtime) -> dict:
     m = dict(state["modules"][k - 1])
     target = m["stage_file"]
     prev = state["modules"][k - 2]["stage_file"] if k > 1 else None
-    frozen = [x["id"] for x in state["modules"][: k - 1] if x.get("status") == "verified"]
-    violations = frozen_violations(read_text(root / prev), read_text(root / target), frozen) if prev else []
-    if violations:
-        outcome = VerifyOutcome(verdict="FAIL_CHEAT", target=target, hashes={}, report_hash="",
-                                summary="; ".join(violations))
-    else:
-        outcome = run_verifier(svc, root, state.get("run_id", "run"), target, prev)
+    outcome = run_verifier(svc, root, state.get("run_id", "run"), target, prev)
     verdict = outcome.verdict
     mismatch = disk_matches(outcome, root, target) if verdict == "PASS" else None
     if mismatch:
@@ -99,6 +95,8 @@ def verify(state: ForgeState, runtime: Runtime) -> dict:
         m["lint_key"] = key
         rules = ", ".join(f"{f.rule_id} line {f.line}: {f.message}" for f in outcome.lint_blocking) or outcome.summary
         feedback.append(f"attempt {m['attempts']} FAIL_LINT: {rules}")
+        if prev:
+            feedback += frozen_pointers(outcome.lint_blocking, read_text(root / prev), prev)
         update["lint_log"] = [{"when": svc.stamp(), "module": f"M{k}", "file": target, "rules": key,
                                "resolution": f"streak {m['lint_streak']}/{svc.lint_streak_limit}"}]
     else:

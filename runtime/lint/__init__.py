@@ -13,7 +13,6 @@ or ``python -m runtime.lint PATH... [--stage S] [--op-dir D] [--previous-stage F
 from runtime.lint._engine import blocking, lint_paths, lint_source
 from runtime.lint._model import Finding, LintUsageError, RuleInfo, Severity, Stage, Status
 from runtime.lint._render import render_json, render_skill, render_text
-from runtime.lint._rules_frozen import module_regions
 from runtime.lint._table import RULES
 
 __all__ = [
@@ -27,7 +26,6 @@ __all__ = [
     "blocking",
     "lint_paths",
     "lint_source",
-    "module_regions",
     "render_json",
     "render_skill",
     "render_text",

@@ -14,8 +14,8 @@ from collections.abc import Iterator
 
 from runtime.lint._opdir import OpContext, parse_stage_name
 from runtime.lint._registry import Hit, LintContext, Skip, check
-from runtime.lint._source import STUB_RE
 from runtime.lint._util import at, has_dynamic, is_tensor_annotation, jit_params, kernel_pf
+from runtime.markers import STUB_RE
 
 __all__ = ["design_code_blocks"]
 

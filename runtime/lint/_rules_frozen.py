@@ -4,7 +4,8 @@ A verified module's code is the evidence behind its verification; if a later sta
 PASS no longer describes the code. The region of module Mj runs from its ``# --- Module Mj: <role> ---``
 marker to the next module marker, an ``# --- end of modules ---`` line, or the end of the enclosing block
 (first line indented less than the marker), compared ignoring trailing whitespace, trailing blank lines and
-``# STUB`` lines. The marker's role text is not part of the region.
+``# STUB`` lines. The marker's role text is not part of the region. The definition lives in
+`runtime.markers` (shared with the verifier, the op-dir intake and the orchestrator).
 """
 
 from __future__ import annotations
@@ -13,38 +14,10 @@ from collections.abc import Iterator
 
 from runtime.lint._opdir import parse_stage_name
 from runtime.lint._registry import Hit, LintContext, Skip, check
-from runtime.lint._source import END_RE, MARKER_RE, STUB_RE
 from runtime.lint._util import kernel_pf
+from runtime.markers import STUB_RE, module_regions
 
-__all__ = ["module_regions"]
-
-
-def module_regions(lines: list[str]) -> dict[int, tuple[int, list[tuple[int, str]]]]:
-    """Module number -> (marker line, [(line number, text without trailing whitespace)]) of its region.
-
-    A region starts after its marker and ends before the next module marker, an ``# --- end ...`` marker
-    (e.g. ``# --- end of modules ---``) or the first code line indented less than the marker. ``# STUB`` lines
-    (golden-fed stand-ins that cleanup deletes) and trailing blank lines are not part of it.
-    """
-    markers = []
-    for i, text in enumerate(lines, start=1):
-        m = MARKER_RE.match(text)
-        if m:
-            markers.append((int(m.group("num")), i, len(m.group("indent"))))
-    out: dict[int, tuple[int, list[tuple[int, str]]]] = {}
-    for j, (num, line, indent) in enumerate(markers):
-        nxt = markers[j + 1][1] if j + 1 < len(markers) else len(lines) + 1
-        body: list[tuple[int, str]] = []
-        for k in range(line + 1, nxt):
-            text = lines[k - 1]
-            if END_RE.match(text) or (text.strip() and len(text) - len(text.lstrip()) < indent):
-                break
-            if not STUB_RE.search(text):
-                body.append((k, text.rstrip()))
-        while body and not body[-1][1].strip():
-            body.pop()
-        out.setdefault(num, (line, body))
-    return out
+__all__: list[str] = []
 
 
 @check("PF05")
@@ -66,8 +39,8 @@ def pf05_frozen_modules(ctx: LintContext) -> Iterator[Hit]:
         if j not in now:
             yield Hit(f"frozen module M{j} (verified in {ctx.previous_stage.name}) has no marker here", 1, 1)
             continue
-        start, new = now[j]
-        old = before[j][1]
+        start, new = now[j].marker_line, now[j].body
+        old = before[j].body
         for (_la, a), (lb, b) in zip(old, new, strict=False):
             if a != b:
                 yield Hit(f"frozen module M{j} changed at line {lb}: was `{a.strip()}`, now `{b.strip()}`", lb, 1)

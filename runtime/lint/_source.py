@@ -12,12 +12,11 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from runtime.markers import markers
+
 __all__ = ["ParsedFile", "dotted", "is_pypto_call", "literal_int", "parse_file"]
 
 _WRAPPER_RE = re.compile(r"(^host_wrapper$|_wrapper$|^launch_|^run_)")
-MARKER_RE = re.compile(r"^(?P<indent>\s*)#\s*---\s*Module\s+M(?P<num>\d+)\s*:?\s*(?P<role>.*?)\s*-*\s*$")
-STUB_RE = re.compile(r"#\s*STUB\b")
-END_RE = re.compile(r"^\s*#\s*---\s*end\b", re.IGNORECASE)
 
 
 def dotted(node: ast.AST | None) -> str:
@@ -215,12 +214,7 @@ class ParsedFile:
 
     def module_markers(self) -> list[tuple[int, int, str, int]]:
         """``(module, line, role, indent)`` for every ``# --- Module Mk: role ---`` comment line."""
-        out = []
-        for i, text in enumerate(self.lines, start=1):
-            m = MARKER_RE.match(text)
-            if m:
-                out.append((int(m.group("num")), i, m.group("role").strip(), len(m.group("indent"))))
-        return out
+        return [(m.module, m.line, m.role, m.indent) for m in markers(self.lines)]
 
 
 _HOST_HELPERS = {"main", "_validate", "_make_inputs", "make_inputs", "_self_test", "_demo", "_test"}

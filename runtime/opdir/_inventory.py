@@ -1,6 +1,7 @@
 """The *Golden function inventory* header table and the ``# --- Module Mk: role ---`` markers of golden.py.
 
-Both are plain comments, so they are read as text (regex), never by executing golden.py.
+Both are plain comments, so they are read as text, never by executing golden.py. What a module marker is
+comes from `runtime.markers` (the one definition lint, the verifier and the orchestrator use too).
 
 Assignment rule for inventory rows (documented in docs/readme/opdir.md):
 1. If the table has a ``Module`` column, its value decides (``M2``, ``2``; empty or ``-`` = unassigned).
@@ -16,6 +17,8 @@ import re
 
 from pydantic import BaseModel, ConfigDict
 
+from runtime.markers import looks_like_marker
+from runtime.markers import markers as find_markers
 from runtime.opdir._problems import Problem
 
 __all__ = ["InventoryRow", "ModuleMarker", "parse_inventory", "parse_module_markers"]
@@ -23,8 +26,6 @@ __all__ = ["InventoryRow", "ModuleMarker", "parse_inventory", "parse_module_mark
 _HEADER = re.compile(r"^\s*#\s*golden\s+function\s+inventory\b", re.IGNORECASE)
 _ROW = re.compile(r"^\s*#\s*\|(.*)\|\s*$")
 _RULE = re.compile(r"^[\s|:\-]+$")
-_MARKER = re.compile(r"^\s*#\s*-{3,}\s*Module\s+M?(\d+)\s*:\s*(.*?)\s*-{3,}\s*$", re.IGNORECASE)
-_MARKER_LOOSE = re.compile(r"^\s*#\s*-{2,}\s*Module\b", re.IGNORECASE)
 _MODULE_VALUE = re.compile(r"^M?(\d+)$", re.IGNORECASE)
 
 
@@ -53,21 +54,17 @@ class ModuleMarker(_Model):
 
 def parse_module_markers(source: str, file: str = "golden.py") -> tuple[list[ModuleMarker], list[Problem]]:
     """Every module marker in ``source`` with its line; problems for malformed, duplicate or gapped numbering."""
-    markers: list[ModuleMarker] = []
-    problems: list[Problem] = []
-    for no, text in enumerate(source.splitlines(), 1):
-        m = _MARKER.match(text)
-        if m:
-            markers.append(ModuleMarker(module=int(m.group(1)), role=m.group(2), line=no))
-        elif _MARKER_LOOSE.match(text):
-            problems.append(Problem(file=file, line=no, field="module marker",
-                                    message="malformed module marker; write it as '# --- Module M1: <role> ---'"))
-    numbers = [m.module for m in markers]
+    lines = source.splitlines()
+    found = [ModuleMarker(module=m.module, role=m.role, line=m.line) for m in find_markers(lines)]
+    problems = [Problem(file=file, line=no, field="module marker",
+                        message="malformed module marker; write it as '# --- Module M1: <role> ---'")
+                for no, text in enumerate(lines, 1) if looks_like_marker(text)]
+    numbers = [m.module for m in found]
     if numbers and sorted(set(numbers)) != list(range(1, max(numbers) + 1)):
-        problems.append(Problem(file=file, line=markers[0].line, field="module marker",
+        problems.append(Problem(file=file, line=found[0].line, field="module marker",
                                 message=f"module markers must number M1, M2, ... without gaps, found "
                                         f"{', '.join(f'M{n}' for n in numbers)}"))
-    return markers, problems
+    return found, problems
 
 
 def _cells(text: str) -> list[str]:
@@ -91,11 +88,11 @@ def parse_inventory(source: str, file: str = "golden.py") -> tuple[list[Inventor
     saw_table_marker = False
     for i in range(start + 1, len(lines)):
         text = lines[i]
-        marker = _MARKER.match(text)
+        marker = find_markers([text])
         if marker:
             if header is None:
                 break
-            current = int(marker.group(1))
+            current = marker[0].module
             saw_table_marker = True
             continue
         if _ROW.match(text):

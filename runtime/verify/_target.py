@@ -20,9 +20,11 @@ from typing import Any
 
 import yaml
 
+from runtime.markers import STUB_RE
+from runtime.markers import module_regions as _regions
+
 __all__ = ["TargetError", "TargetPlan", "frozen_violations", "module_regions", "parse_suffix", "plan_target"]
 
-_STUB = re.compile(r"#\s*STUB\b")
 
 
 class TargetError(ValueError):
@@ -88,7 +90,7 @@ def _wrapper_params(source: str, wrapper: str, file: str) -> tuple[list[str], li
                 raise TargetError(f"{file}:{node.lineno}: {wrapper} must take explicit positional parameters")
             params = [a.arg for a in args.posonlyargs + args.args]
             stubs = [a.arg for a in args.posonlyargs + args.args
-                     if _STUB.search(lines[a.lineno - 1] if a.lineno - 1 < len(lines) else "")]
+                     if STUB_RE.search(lines[a.lineno - 1] if a.lineno - 1 < len(lines) else "")]
             return params, stubs
     raise TargetError(f"{file}: no top-level function {wrapper}() (the wrapper the verifier calls)")
 
@@ -143,14 +145,12 @@ def plan_target(op_dir: Path, target: Path, op_name: str, input_names: list[str]
 
 
 def module_regions(source: str) -> dict[int, list[str]]:
-    """Lines of each ``# --- Module Mk`` region, as lint rule PF05 defines a region (one definition for both).
+    """Lines of each ``# --- Module Mk`` region (`runtime.markers`, the definition lint rule PF05 uses too).
 
     A region runs to the next module marker, an ``# --- end ...`` marker or the end of the enclosing block;
     ``# STUB`` lines and trailing blank lines are not part of it; trailing whitespace is ignored.
     """
-    from runtime.lint import module_regions as lint_regions
-
-    return {num: [text for _, text in body] for num, (_, body) in lint_regions(source.splitlines()).items()}
+    return {num: region.texts for num, region in _regions(source.splitlines()).items()}
 
 
 def frozen_violations(previous: str, current: str, upto: int) -> list[str]:

@@ -190,18 +190,28 @@ def test_design_rejected_at_gate_then_redesign(op_copy, script, verifier, clock)
     assert sum(1 for t in git_trailers(op) if t.get("forge-kind") == "design") == 1  # only the approved one
 
 
-def test_frozen_module_violation_is_caught(op_copy, script, verifier, clock):
-    # the verify node's own pre-check catches it before any verifier runs (runtime.verify's PF05 would too)
+def test_frozen_module_violation_is_caught(op_copy, script, real_verifier, clock):
+    # the verifier decides (lint PF05 -> FAIL_LINT); the verify node only adds where the verified region is
     op = op_copy("sqrecip")
     s = script("sqrecip", implement={1: ["m1.py"], 2: ["m12_frozen.py", "m12.py"], 3: ["m123.py"]})
-    result, agents = _run(op, s, verifier, clock)
+    agents = ScriptedAgents(s)
+    feedback: list[str] = []
+    implement = agents.implement
+
+    def spy(ctx):
+        feedback.extend(ctx.feedback)
+        return implement(ctx)
+
+    agents.implement = spy  # type: ignore[method-assign]
+    result = api.run(op, agents=agents, approve="auto", verifier=real_verifier, clock=clock, run_id="t1")
     assert result.status == "delivered"
     assert result.modules[1].attempts == 2
-    # the violation never reached the verifier: the verify node's pre-check named it
-    assert [c[0] for c in verifier.calls].count("modules/sqrecip_module12_impl.py") == 1
+    assert [c[0] for c in real_verifier.calls].count("modules/sqrecip_module12_impl.py") == 2
     memory = (op / "MEMORY.md").read_text()
-    assert "| M2 | modules/sqrecip_module12_impl.py | - | - | - | False | - | - | FAIL_CHEAT -: frozen module M1 was " \
-           "modified" in memory
+    assert "FAIL_LINT" in memory and "PF05" in memory
+    assert any("PF05" in f and "frozen module M1" in f for f in feedback), feedback
+    assert any("M1 is verified and frozen: keep its region exactly as in modules/sqrecip_module1_impl.py" in f
+               for f in feedback), feedback
 
 
 def test_existing_valid_design_skips_design_stage(op_copy, script, verifier, clock):

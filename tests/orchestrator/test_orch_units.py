@@ -11,10 +11,11 @@ from orch_support import AGENTS, FIX
 from orchestrator import routing
 from orchestrator.cleanup import cleanup_source
 from orchestrator.design_check import check_design
-from orchestrator.frozen import frozen_violations, module_regions
 from orchestrator.gates import parse_decision
 from orchestrator.graph import GATE_NODES, NODES, compile_graph
 from orchestrator.paths import stage_file, stage_suffix
+from runtime.markers import module_regions
+from runtime.verify._target import frozen_violations
 
 
 def test_decisions_default_deny():
@@ -67,13 +68,14 @@ def test_stage_names():
 
 
 def test_frozen_regions():
+    """The fixture stage files, read with the one region definition (runtime.markers) and the verifier's check."""
     m12 = (AGENTS / "sqrecip" / "m12.py").read_text()
-    regions = module_regions(m12)
-    assert set(regions) == {1, 2} and regions[1][1].strip() == "sqt = xt * xt  # [TILE, D]"
+    regions = module_regions(m12.splitlines())
+    assert set(regions) == {1, 2} and regions[1].texts[0].strip() == "sqt = xt * xt  # [TILE, D]"
     m123 = (AGENTS / "sqrecip" / "m123.py").read_text()
-    assert frozen_violations(m12, m123, [1, 2]) == []
-    assert frozen_violations(m12, m123.replace("sqt * 0.5", "sqt * 0.25"), [1, 2])[0].startswith("frozen module M2")
-    assert frozen_violations(m12, m123.replace("# --- Module M1: square ---", "# square"), [1])[0].endswith(
+    assert frozen_violations(m12, m123, 2) == []
+    assert frozen_violations(m12, m123.replace("sqt * 0.5", "sqt * 0.25"), 2)[0].startswith("frozen module M2")
+    assert frozen_violations(m12, m123.replace("# --- Module M1: square ---", "# square"), 1)[0].endswith(
         "region was removed")
 
 
