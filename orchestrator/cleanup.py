@@ -10,23 +10,9 @@ from __future__ import annotations
 import ast
 import re
 
+from runtime.interfaces import ModuleInterfaces
+
 _STUB = re.compile(r"^\s*#\s*STUB\b.*$")
-
-
-def final_output_indices(interfaces: dict) -> list[int] | None:
-    """Positions of the final outputs among the boundary outputs of modules 1..N (the last stage's return)."""
-    flat: list[tuple[int, str]] = []
-    for mod in interfaces.get("modules") or []:
-        for out in mod.get("outputs") or []:
-            flat.append((int(mod.get("id", 0)), str(out.get("name"))))
-    picks = []
-    for fo in interfaces.get("final_outputs") or []:
-        m = re.fullmatch(r"module_(\d+)", str(fo.get("source", "")))
-        key = (int(m.group(1)) if m else -1, str(fo.get("name")))
-        if key not in flat:
-            return None
-        picks.append(flat.index(key))
-    return picks or None
 
 
 def select_returns(source: str, wrapper: str, indices: list[int], count: int) -> str:
@@ -58,12 +44,12 @@ def select_returns(source: str, wrapper: str, indices: list[int], count: int) ->
 
 
 def cleanup_source(source: str, op_name: str, suffix: str, *, stage_file: str, report_hash: str,
-                   interfaces: dict | None = None) -> str:
+                   interfaces: ModuleInterfaces | None = None) -> str:
     """The final kernel text from the last verified stage file."""
     body = source.replace(f"{op_name}_module{suffix}_wrapper", f"{op_name}_wrapper")
-    if interfaces:
-        indices = final_output_indices(interfaces)
-        count = sum(len(m.get("outputs") or []) for m in interfaces.get("modules") or [])
+    if interfaces is not None:
+        indices = interfaces.final_output_indices()
+        count = len(interfaces.boundary_outputs(len(interfaces.modules)))
         if indices is not None and count > len(indices):
             body = select_returns(body, f"{op_name}_wrapper", indices, count)
     kept = [line for line in body.splitlines() if not _STUB.match(line)]

@@ -3,8 +3,8 @@
 Why here and not in an agent: the design is frozen once approved and every later stage file is checked
 against module_interfaces.yaml, so its shape must be proven by code. This module checks what the
 orchestrator relies on (yaml schema and sources, module count vs DESIGN.md and the complexity decision,
-boundary names present in golden.py) and adds the blocking findings of ``runtime.lint`` stage "design"
-when that package is available.
+boundary names present in golden.py) and adds the blocking findings of ``runtime.lint`` stage "design".
+The yaml itself is read by `runtime.interfaces` (the one model of it, shared with lint and the verifier).
 """
 
 from __future__ import annotations
@@ -13,13 +13,14 @@ import logging
 import re
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel, Field
+
+from runtime.interfaces import parse_interfaces
+from runtime.lint import blocking, lint_paths
 
 log = logging.getLogger(__name__)
 
 _DECISION = re.compile(r"module_count\s*[:=]\s*(\d+)")
-_REQUIRED = ("schema_version", "op", "primary_inputs", "modules", "final_outputs")
 
 
 class DesignFacts(BaseModel):
@@ -48,50 +49,14 @@ def check_design(op_dir: Path, *, computed_module_count: int | None, rationale: 
         problems.append("module_interfaces.yaml is missing")
     if problems:
         return DesignCheck(ok=False, problems=problems)
-    try:
-        data = yaml.safe_load(ymlp.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        return DesignCheck(ok=False, problems=[f"module_interfaces.yaml is not valid YAML: {exc}"])
-    if not isinstance(data, dict):
-        return DesignCheck(ok=False, problems=["module_interfaces.yaml must be a mapping"])
-    for key in _REQUIRED:
-        if key not in data:
-            problems.append(f"module_interfaces.yaml: missing top-level key '{key}'")
-    if problems:
+    # SPEC agreement of the yaml is lint PF06's finding (below), so it is not asked for twice here
+    model, problems = parse_interfaces(ymlp.read_text(encoding="utf-8"))
+    if model is None:
         return DesignCheck(ok=False, problems=problems)
-    prim = [str(p.get("name")) for p in data.get("primary_inputs") or [] if isinstance(p, dict)]
-    modules = data.get("modules") or []
-    if not isinstance(modules, list) or not modules:
-        return DesignCheck(ok=False, problems=["module_interfaces.yaml: 'modules' must be a non-empty list"])
-    produced: dict[int, list[str]] = {}
-    facts_mods: list[dict] = []
-    for pos, mod in enumerate(modules, start=1):
-        if not isinstance(mod, dict):
-            problems.append(f"modules[{pos}] must be a mapping")
-            continue
-        mid = mod.get("id")
-        if mid != pos:
-            problems.append(f"modules[{pos}]: id must be {pos} (ids contiguous from 1), got {mid!r}")
-        for inp in mod.get("inputs") or []:
-            src = str(inp.get("source", ""))
-            name = str(inp.get("name", ""))
-            if src == "primary":
-                if name not in prim:
-                    problems.append(f"module {pos}: input '{name}' is not a primary input")
-            else:
-                m = re.fullmatch(r"module_(\d+)", src)
-                if not m or int(m.group(1)) >= pos or name not in produced.get(int(m.group(1)), []):
-                    problems.append(f"module {pos}: input '{name}' has invalid source '{src}'")
-        outs = [str(o.get("name")) for o in mod.get("outputs") or [] if isinstance(o, dict)]
-        if not outs:
-            problems.append(f"module {pos}: declares no outputs")
-        produced[pos] = outs
-        facts_mods.append({"id": pos, "name": str(mod.get("name", f"M{pos}")), "outputs": outs})
-    n = len(modules)
-    for fo in data.get("final_outputs") or []:
-        m = re.fullmatch(r"module_(\d+)", str(fo.get("source", "")))
-        if not m or int(m.group(1)) > n or str(fo.get("name")) not in produced.get(int(m.group(1)), []):
-            problems.append(f"final output '{fo.get('name')}' has invalid source '{fo.get('source')}'")
+    n = len(model.modules)
+    prim = model.primary_names
+    facts_mods = [{"id": m.id, "name": m.name or f"M{m.id}", "outputs": [o.name for o in m.outputs]}
+                  for m in model.modules]
     text = design.read_text(encoding="utf-8")
     decl = _DECISION.search(text)
     if not decl:
@@ -112,10 +77,6 @@ def check_design(op_dir: Path, *, computed_module_count: int | None, rationale: 
 
 
 def _lint_design(op_dir: Path) -> list[str]:
-    try:
-        from runtime.lint import blocking, lint_paths  # type: ignore[attr-defined]
-    except ImportError:
-        return []
     try:
         findings = lint_paths([op_dir / "DESIGN.md", op_dir / "module_interfaces.yaml"], stage="design",
                               op_dir=op_dir)

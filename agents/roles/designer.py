@@ -11,18 +11,17 @@ from __future__ import annotations
 import json
 import re
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.contracts import DesignContext, DesignResult
 from agents.roles._base import AnswerError, RoleCall, RoleEnv, run_role
 from agents.roles._budget import Part, assemble
 from agents.tools import ToolBox
+from runtime.interfaces import parse_interfaces
 
 __all__ = ["DesignAnswer", "design"]
 
 USER_BUDGET_CHARS = 60_000
-_REQUIRED_KEYS = ("schema_version", "op", "primary_inputs", "modules", "final_outputs")
 _DECISION = re.compile(r"module_count\s*[=:]\s*(\d+)")
 
 
@@ -50,21 +49,10 @@ def _user_message(ctx: DesignContext) -> str:
 
 
 def check_design(answer: DesignAnswer, ctx: DesignContext) -> DesignResult:
-    try:
-        doc = yaml.safe_load(answer.module_interfaces_yaml)
-    except yaml.YAMLError as exc:
-        raise AnswerError(f"module_interfaces_yaml is not valid YAML: {exc}") from None
-    if not isinstance(doc, dict):
-        raise AnswerError("module_interfaces_yaml must be a YAML mapping with keys " + ", ".join(_REQUIRED_KEYS))
-    missing = [k for k in _REQUIRED_KEYS if k not in doc]
-    if missing:
-        raise AnswerError(f"module_interfaces_yaml lacks required key(s) {missing}")
-    modules = doc.get("modules")
-    if not isinstance(modules, list) or not modules:
-        raise AnswerError("module_interfaces_yaml: `modules` must be a non-empty list")
-    ids = [m.get("id") if isinstance(m, dict) else None for m in modules]
-    if ids != list(range(1, len(modules) + 1)):
-        raise AnswerError(f"module ids must be 1..{len(modules)} in order, got {ids}")
+    model, problems = parse_interfaces(answer.module_interfaces_yaml)  # the one model (runtime.interfaces)
+    if model is None:
+        raise AnswerError("; ".join(problems))
+    modules = model.modules
     if not answer.design_md.strip():
         raise AnswerError("design_md is empty")
     decision = _DECISION.search(answer.design_md)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import yaml
 from langgraph.runtime import Runtime
 
 from orchestrator.cleanup import cleanup_source, render_readme
@@ -10,6 +9,7 @@ from orchestrator.nodes._common import dev, node, op_path, read_text, services
 from orchestrator.paths import final_file, sha256_file, stage_suffix
 from orchestrator.second_opinion import attach as attach_second_opinion
 from orchestrator.state import ForgeState
+from runtime.interfaces import parse_interfaces
 
 
 @node("cleanup")
@@ -28,13 +28,10 @@ def cleanup(state: ForgeState, runtime: Runtime) -> dict:
         (root / "README.md").write_text(readme, encoding="utf-8")
         return {"phase": "final", "final": final,
                 "dev_log": [dev(svc, "cleanup", "L0: README.md from SPEC.md", "written", "final gate")]}
-    try:
-        interfaces = yaml.safe_load(read_text(root / "module_interfaces.yaml")) or {}
-    except yaml.YAMLError:
-        interfaces = {}
+    interfaces, _ = parse_interfaces(read_text(root / "module_interfaces.yaml"))  # approved, so valid
     text = cleanup_source(read_text(root / last["stage_file"]), op, stage_suffix(len(mods)),
                           stage_file=last["stage_file"], report_hash=str(last.get("report_hash") or ""),
-                          interfaces=interfaces if isinstance(interfaces, dict) else {})
+                          interfaces=interfaces)
     (root / final_file(op)).write_text(text, encoding="utf-8")
     return {"phase": "cleanup", "final": {"file": final_file(op), "impl_sha256": sha256_file(root / final_file(op))},
             "dev_log": [dev(svc, "cleanup", f"{last['stage_file']} -> {final_file(op)}",

@@ -1,8 +1,9 @@
 """Read-only view of an operator directory for the cross-file rules.
 
-The lint reads SPEC.md / DESIGN.md front matter, module_interfaces.yaml and MEMORY.md itself (plain YAML
-and text, no execution) instead of going through ``runtime.opdir``: it must keep working on half-written or
-invalid directories, where a loader would refuse, and it must never run golden.py.
+The lint reads SPEC.md / DESIGN.md front matter and MEMORY.md itself (plain YAML and text, no execution)
+instead of going through ``runtime.opdir``: it must keep working on half-written or invalid directories,
+where a loader would refuse, and it must never run golden.py. module_interfaces.yaml is read with the one
+model of it (`runtime.interfaces`); an invalid file is PF06's finding and counts as absent elsewhere.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from runtime.interfaces import ModuleInterfaces, parse_interfaces
 
 __all__ = ["OpContext", "StageName", "front_matter", "parse_stage_name"]
 
@@ -108,15 +111,10 @@ class OpContext:
         return data or {}
 
     @cached_property
-    def interfaces(self) -> dict[str, Any] | None:
+    def interfaces(self) -> ModuleInterfaces | None:
+        """The op's module_interfaces.yaml when it is valid (PF06 reports an invalid one)."""
         text = self._read("module_interfaces.yaml")
-        if text is None:
-            return None
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError:
-            return None
-        return data if isinstance(data, dict) else None
+        return None if text is None else parse_interfaces(text)[0]
 
     @cached_property
     def memory_text(self) -> str | None:
@@ -124,7 +122,8 @@ class OpContext:
 
     @cached_property
     def op_name(self) -> str | None:
-        for value in (self.spec.get("op_name"), (self.interfaces or {}).get("op"), self.design.get("op_name")):
+        for value in (self.spec.get("op_name"), self.interfaces.op if self.interfaces else None,
+                      self.design.get("op_name")):
             if isinstance(value, str) and value:
                 return value
         return None
@@ -148,10 +147,9 @@ class OpContext:
 
     def primary_inputs(self) -> list[str] | None:
         """Primary input names in module_interfaces.yaml order (SPEC inputs as fallback)."""
-        data = self.interfaces
-        items = data.get("primary_inputs") if data else None
-        if not isinstance(items, list):
-            items = self.spec.get("inputs")
+        if self.interfaces is not None:
+            return self.interfaces.primary_names
+        items = self.spec.get("inputs")
         if not isinstance(items, list):
             return None
         names = [str(i.get("name")) for i in items if isinstance(i, dict) and i.get("name")]
@@ -162,34 +160,21 @@ class OpContext:
         names = self.primary_inputs()
         if names is None or self.interfaces is None:
             return None
-        used = {str(i.get("name")) for m in self.modules() if m.get("id") in modules
-                for i in (m.get("inputs") or []) if isinstance(i, dict) and i.get("source") == "primary"}
+        used = {i.name for m in self.interfaces.modules if m.id in modules for i in m.inputs if i.source == "primary"}
         return [n for n in names if n in used]
-
-    def modules(self) -> list[dict[str, Any]]:
-        data = self.interfaces or {}
-        mods = data.get("modules")
-        return [m for m in mods if isinstance(m, dict)] if isinstance(mods, list) else []
 
     def outputs_for(self, modules: tuple[int, ...] | None) -> list[str] | None:
         """Declared outputs: boundary outputs of modules 1..k (stage file) or final outputs (None = final)."""
         if modules is None:
-            data = self.interfaces or {}
-            finals = data.get("final_outputs")
-            if isinstance(finals, list):
-                return [str(f.get("name")) for f in finals if isinstance(f, dict) and f.get("name")]
+            if self.interfaces is not None:
+                return [f.name for f in self.interfaces.final_outputs]
             outs = self.spec.get("outputs")
             if isinstance(outs, list):
                 return [str(o.get("name")) for o in outs if isinstance(o, dict) and o.get("name")]
             return None
         if self.interfaces is None:
             return None
-        wanted = set(modules)
-        names: list[str] = []
-        for mod in self.modules():
-            if mod.get("id") in wanted and isinstance(mod.get("outputs"), list):
-                names += [str(o.get("name")) for o in mod["outputs"] if isinstance(o, dict) and o.get("name")]
-        return names
+        return [o.name for m in self.interfaces.modules if m.id in modules for o in m.outputs]
 
     def dynamic_axes(self) -> list[Any]:
         axes = self.design.get("dynamic_axes")

@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from runtime.dtypes import DTypeError, canonical_name
+from runtime.interfaces import validate_interfaces
 from runtime.lint._opdir import front_matter
 from runtime.lint._registry import Hit, LintContext, check
 from runtime.lint._rules_api import unknown_api_names
@@ -23,7 +23,7 @@ from runtime.lint._rules_loops import multi_value_unrolls
 from runtime.lint._source import dotted
 from runtime.lint._util import at, kernel_pf
 
-__all__ = ["REQUIRED_SECTIONS", "validate_interfaces"]
+__all__ = ["REQUIRED_SECTIONS"]
 
 REQUIRED_SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Computation graph / API mapping", ("computation graph", "compute graph", "api mapping")),
@@ -34,7 +34,6 @@ REQUIRED_SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
 _HEADING = re.compile(r"^#{1,6}\s+(.*)$")
 _API_RE = re.compile(r"\bpypto\.([A-Za-z_]\w*)(?:\.([A-Za-z_]\w*))?")
 _UNROLL_RE = re.compile(r"pypto\.loop\([^)]*unroll_list\s*=\s*\[([^\]]*)\]")
-_MODULE_SRC = re.compile(r"^module_(\d+)$")
 
 
 def _headings(text: str) -> list[str]:
@@ -142,131 +141,6 @@ def _line_index(text: str) -> dict[tuple, int]:
             for i, v in enumerate(node.value):
                 todo.append((path + (i,), v))
     return out
-
-
-def _shape_dim_ok(dim: Any) -> bool:
-    if isinstance(dim, int) and not isinstance(dim, bool):
-        return True
-    if not isinstance(dim, str):
-        return False
-    try:
-        tree = ast.parse(dim, mode="eval")
-    except SyntaxError:
-        return False
-    allowed = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Name, ast.Load, ast.Add, ast.Sub, ast.Mult,
-               ast.FloorDiv, ast.UAdd, ast.USub)
-    return all(isinstance(n, allowed) or (isinstance(n, ast.Constant) and isinstance(n.value, int))
-               for n in ast.walk(tree))
-
-
-def _dtype_ok(dt: Any) -> bool:
-    if dt == "T":
-        return True
-    try:
-        canonical_name(str(dt))
-    except DTypeError:
-        return False
-    return True
-
-
-def validate_interfaces(data: Any, spec: dict[str, Any] | None = None) -> list[tuple[tuple, str]]:
-    """Schema + upstream validate_yaml rules 1-6 (+ ids contiguous, SPEC agreement). (path, message) list."""
-    if not isinstance(data, dict):
-        return [((), "module_interfaces.yaml is not a YAML mapping")]
-    errs: list[tuple[tuple, str]] = []
-    for key in ("op", "primary_inputs", "modules", "final_outputs"):
-        if key not in data:
-            errs.append(((), f"missing top-level key `{key}`"))
-    prim = data.get("primary_inputs")
-    prim_names: list[str] = []
-    if not isinstance(prim, list) or not prim:
-        errs.append((("primary_inputs",), "`primary_inputs` must be a non-empty list"))
-    else:
-        for i, p in enumerate(prim):
-            if not isinstance(p, dict) or not isinstance(p.get("name"), str):
-                errs.append((("primary_inputs", i), "primary input needs a `name`"))
-                continue
-            prim_names.append(p["name"])
-            if "dtype" in p and not _dtype_ok(p["dtype"]):
-                errs.append((("primary_inputs", i), f"unknown dtype {p['dtype']!r}"))
-        if len(set(prim_names)) != len(prim_names):
-            errs.append((("primary_inputs",), "duplicate primary input names"))
-    if spec and isinstance(spec.get("inputs"), list):
-        spec_names = [s.get("name") for s in spec["inputs"] if isinstance(s, dict)]
-        if prim_names and spec_names and prim_names != spec_names:
-            errs.append((("primary_inputs",), f"primary inputs {prim_names} != SPEC.md inputs {spec_names}"))
-    if spec and spec.get("op_name") and data.get("op") and data["op"] != spec["op_name"]:
-        errs.append((("op",), f"op {data['op']!r} != SPEC.md op_name {spec['op_name']!r}"))
-    mods = data.get("modules")
-    produced: dict[int, set[str]] = {}
-    if not isinstance(mods, list) or not mods:
-        errs.append((("modules",), "`modules` must be a non-empty list"))
-        mods = []
-    for i, mod in enumerate(mods):
-        path = ("modules", i)
-        if not isinstance(mod, dict):
-            errs.append((path, "module entry must be a mapping"))
-            continue
-        mid = mod.get("id")
-        if mid != i + 1:
-            errs.append(((*path, "id"), f"module ids must be 1, 2, 3 ... in order; got {mid!r} at position {i + 1}"))
-        mid = mid if isinstance(mid, int) else i + 1
-        outs = mod.get("outputs")
-        if not isinstance(outs, list) or not outs:
-            errs.append((path, f"module {mid} needs a non-empty `outputs` list"))
-            outs = []
-        names: set[str] = set()
-        for j, o in enumerate(outs):
-            opath = (*path, "outputs", j)
-            if not isinstance(o, dict) or not isinstance(o.get("name"), str):
-                errs.append((opath, "output needs a `name`"))
-                continue
-            if o["name"] in names:
-                errs.append((opath, f"duplicate output `{o['name']}` in module {mid}"))
-            names.add(o["name"])
-            shape = o.get("shape")
-            if not isinstance(shape, list) or not all(_shape_dim_ok(d) for d in shape):
-                errs.append((opath, f"output `{o['name']}` shape {shape!r}: dims must be ints, names or "
-                                    "`+ - * //` expressions"))
-            if not _dtype_ok(o.get("dtype")):
-                errs.append((opath, f"output `{o['name']}` dtype {o.get('dtype')!r} is not a known dtype"))
-        inputs = mod.get("inputs")
-        if not isinstance(inputs, list):
-            errs.append((path, f"module {mid} needs an `inputs` list"))
-            inputs = []
-        for j, inp in enumerate(inputs):
-            ipath = (*path, "inputs", j)
-            if not isinstance(inp, dict):
-                errs.append((ipath, "input entry must be a mapping with name and source"))
-                continue
-            name, src = inp.get("name"), str(inp.get("source", ""))
-            if src == "primary":
-                if name not in prim_names:
-                    errs.append((ipath, f"input `{name}` has source primary but is not a primary input"))
-                continue
-            m = _MODULE_SRC.match(src)
-            if m is None:
-                errs.append((ipath, f"input `{name}` source {src!r} must be `primary` or `module_<j>`"))
-            elif int(m.group(1)) >= mid:
-                errs.append((ipath, f"input `{name}` comes from module {m.group(1)}, not an earlier module"))
-            elif name not in produced.get(int(m.group(1)), set()):
-                errs.append((ipath, f"input `{name}` is not an output of module {m.group(1)}"))
-        produced[mid] = names
-    finals = data.get("final_outputs")
-    if not isinstance(finals, list) or not finals:
-        errs.append((("final_outputs",), "`final_outputs` must be a non-empty list"))
-        finals = []
-    for j, f in enumerate(finals):
-        fpath = ("final_outputs", j)
-        if not isinstance(f, dict):
-            errs.append((fpath, "final output must be a mapping with name and source"))
-            continue
-        m = _MODULE_SRC.match(str(f.get("source", "")))
-        if m is None or int(m.group(1)) not in produced:
-            errs.append((fpath, f"final output `{f.get('name')}` source {f.get('source')!r} is not a module"))
-        elif f.get("name") not in produced[int(m.group(1))]:
-            errs.append((fpath, f"final output `{f.get('name')}` is not produced by module {m.group(1)}"))
-    return errs
 
 
 @check("PF06", "interfaces")

@@ -16,10 +16,8 @@ import ast
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-import yaml
-
+from runtime.interfaces import InterfacesError, find_interfaces, load_interfaces
 from runtime.markers import STUB_RE
 from runtime.markers import module_regions as _regions
 
@@ -58,23 +56,6 @@ def parse_suffix(sfx: str) -> int | None:
             return None
         expected += 1
     return expected - 1 if expected > 1 else None
-
-
-def find_interfaces(op_dir: Path) -> Path | None:
-    for rel in ("module_interfaces.yaml", "eval/module_interfaces.yaml"):
-        if (op_dir / rel).is_file():
-            return op_dir / rel
-    return None
-
-
-def _load_interfaces(path: Path) -> dict[str, Any]:
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise TargetError(f"{path.name}: not valid YAML ({exc})") from None
-    if not isinstance(data, dict) or not isinstance(data.get("modules"), list):
-        raise TargetError(f"{path.name}: needs a 'modules' list")
-    return data
 
 
 def _wrapper_params(source: str, wrapper: str, file: str) -> tuple[list[str], list[str]]:
@@ -123,14 +104,13 @@ def plan_target(op_dir: Path, target: Path, op_name: str, input_names: list[str]
                 f"{name}: a target is {op_name}_impl.py or modules/{op_name}_module<1|12|123...>_impl.py")
         if interfaces is None:
             raise TargetError(f"{name}: a stage file needs module_interfaces.yaml in the op directory")
-        data = _load_interfaces(interfaces)
-        modules = sorted((mod for mod in data["modules"] if isinstance(mod, dict)), key=lambda d: int(d.get("id", 0)))
-        if len(modules) < k:
-            raise TargetError(f"{name}: module_interfaces.yaml declares {len(modules)} module(s), the file is M{k}")
-        expected: list[str] = []
-        for mod in modules[:k]:
-            for out in mod.get("outputs") or []:
-                expected.append(str(out["name"] if isinstance(out, dict) else out))
+        try:
+            model = load_interfaces(interfaces)
+        except InterfacesError as exc:
+            raise TargetError(str(exc)) from None
+        if len(model.modules) < k:
+            raise TargetError(f"{name}: module_interfaces.yaml declares {len(model.modules)} module(s), the file is M{k}")
+        expected = model.boundary_outputs(k)
         if not expected:
             raise TargetError(f"{interfaces.name}: modules 1..{k} declare no outputs")
         wrapper = f"{op_name}_module{m.group(1)}_wrapper"  # type: ignore[union-attr]

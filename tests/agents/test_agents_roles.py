@@ -155,7 +155,8 @@ def _design_ctx(module_count: int = 1) -> DesignContext:
 
 
 def test_designer_end_to_end_with_repair(tmp_path: Path) -> None:
-    two = YAML.replace("final_outputs:", "  - id: 2\n    name: extra\n    inputs: []\n    outputs: []\n"
+    two = YAML.replace("final_outputs:", "  - id: 2\n    name: extra\n    inputs: [{name: y, source: module_1}]\n"
+                                         "    outputs: [{name: z, shape: [B, 64], dtype: float32}]\n"
                                          "final_outputs:")
     script = [
         json.dumps({"design_md": DESIGN, "module_interfaces_yaml": "a: [b"}),

@@ -14,6 +14,7 @@ from orchestrator.design_check import check_design
 from orchestrator.gates import parse_decision
 from orchestrator.graph import GATE_NODES, NODES, compile_graph
 from orchestrator.paths import stage_file, stage_suffix
+from runtime.interfaces import load_interfaces
 from runtime.markers import module_regions
 from runtime.verify._target import frozen_violations
 
@@ -118,10 +119,8 @@ def test_langgraph_json_points_at_a_graph():
 
 
 def test_cleanup_returns_only_final_outputs():
-    import yaml
-
     src = (AGENTS / "sqrecip" / "m123.py").read_text()
-    interfaces = yaml.safe_load((AGENTS / "sqrecip" / "module_interfaces.yaml").read_text())
+    interfaces = load_interfaces(AGENTS / "sqrecip" / "module_interfaces.yaml")
     out = cleanup_source(src, "sqrecip", "123", stage_file="modules/sqrecip_module123_impl.py",
                          report_hash="0" * 64, interfaces=interfaces)
     assert "    return y\n" in out and "return sq, t, y" not in out

@@ -301,11 +301,12 @@ def _region(source: str, module: int) -> list[str]:
 @pytest.mark.parametrize("op", [op for op in OPS if module_count(op) > 1])
 def test_cleanup_of_last_stage_passes_as_final_kernel(op: str, tmp_path: Path) -> None:
     from orchestrator.cleanup import cleanup_source
+    from runtime.interfaces import ModuleInterfaces
 
     n = module_count(op)
     sfx = "".join(str(i) for i in range(1, n + 1))
     final = cleanup_source(good_source(op, n), op, sfx, stage_file=target(op, n), report_hash="0" * 64,
-                           interfaces=interfaces(op))
+                           interfaces=ModuleInterfaces.model_validate(interfaces(op)))
     root = make_op_dir(tmp_path, op)
     report = verify(root, place(root, f"{op}_impl.py", final))
     assert report.verdict == "PASS", report.reasons
