@@ -241,7 +241,7 @@ def test_invalid_existing_design_goes_to_designer(op_copy, script, verifier, clo
     result, agents = _run(op, s, verifier, clock)
     assert result.status == "delivered"
     assert [c for c in agents.calls if c[0] == "design"] == [("design", 0, 1)]
-    assert "invalid source 'module_9'" in (op / "MEMORY.md").read_text()
+    assert "input `sq` comes from module 9, not an earlier module" in (op / "MEMORY.md").read_text()
 
 
 def test_malformed_decision_is_denied(op_copy, script, verifier, clock):
