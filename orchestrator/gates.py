@@ -2,6 +2,13 @@
 
 Why default deny: a missing or malformed decision must never advance the work, so anything that does not
 parse into a known decision becomes ``reject`` (``abort`` at the blocked gate).
+
+Why gate instances: a decision is for one opening of one gate, never "whatever gate the run waits at next".
+Every opening carries a sequence number (``seq``, 1-based, counted over the whole run), so a decision
+recorded for ``design#1`` can never approve the redesign waiting at ``design#2`` (:class:`GateId`).
+
+Why a strict answer parser: at the terminal prompt a typo must never be taken as a decision;
+:func:`interpret_answer` accepts only the listed words (and their short forms) and anything else re-asks.
 """
 
 from __future__ import annotations
@@ -19,6 +26,20 @@ BLOCKED_CHOICES = ("hint", "raise_budget", "rollback", "abort")
 DEFAULT_RAISE = 5
 
 
+class GateId(BaseModel):
+    """One opening of one gate in one run: what a recorded decision is bound to."""
+
+    run_id: str
+    gate: GateName
+    module: int | None = None
+    seq: int
+    """1-based count of gate openings in the run (a redesign's design gate has a higher seq)."""
+
+    def label(self) -> str:
+        mod = f" M{self.module}" if self.module else ""
+        return f"{self.gate}{mod} #{self.seq}"
+
+
 class GateRequest(BaseModel):
     """What a gate shows the human (and what ``status`` prints while a run waits)."""
 
@@ -27,6 +48,11 @@ class GateRequest(BaseModel):
     title: str
     details: list[str] = Field(default_factory=list)
     choices: list[str] = Field(default_factory=lambda: ["approve", "reject"])
+    seq: int = 0
+    """Which opening of a gate this is (see :class:`GateId`); 0 only in requests from before gate ids."""
+
+    def gate_id(self, run_id: str) -> GateId:
+        return GateId(run_id=run_id, gate=self.gate, module=self.module, seq=self.seq)
 
 
 class GateDecision(BaseModel):
@@ -40,6 +66,16 @@ class GateDecision(BaseModel):
         if self.decision == "raise_budget":
             return f"raise_budget:{self.budget or DEFAULT_RAISE}"
         return self.decision
+
+
+class RecordedDecision(BaseModel):
+    """A decision written by ``approve``/``reject`` for the gate instance ``for_gate`` (consumed once)."""
+
+    decision: str
+    note: str = ""
+    for_gate: GateId
+    recorded: str = ""
+    """When it was recorded (wall clock, for ``status``; never shown to agents)."""
 
 
 def parse_decision(raw: object, gate: str) -> GateDecision:
@@ -70,3 +106,28 @@ def parse_decision(raw: object, gate: str) -> GateDecision:
     if decision.decision == "hint" and not decision.note.strip():
         return GateDecision(decision=deny, note="a hint needs a note: denied")
     return decision
+
+
+APPROVAL_ANSWERS: dict[str, str] = {"a": "approve", "approve": "approve", "r": "reject", "reject": "reject"}
+"""What the prompt accepts at the design, module and final gates (any letter case)."""
+BLOCKED_ANSWERS: dict[str, str] = {
+    "1": "hint", "h": "hint", "hint": "hint",
+    "2": "raise_budget", "b": "raise_budget", "raise": "raise_budget", "raise_budget": "raise_budget",
+    "3": "rollback", "rollback": "rollback",
+    "4": "abort", "abort": "abort",
+}
+"""What the prompt accepts at the blocked gate (any letter case); ``r`` is not accepted there on purpose,
+since at the other gates it means reject."""
+
+
+def interpret_answer(text: str, gate: str) -> str | None:
+    """The decision a typed answer names, or None when it names none (the prompt then asks again)."""
+    table = BLOCKED_ANSWERS if gate == "blocked" else APPROVAL_ANSWERS
+    return table.get(text.strip().lower())
+
+
+def answer_hint(gate: str) -> str:
+    """The one-line list of accepted answers shown at the prompt."""
+    if gate == "blocked":
+        return "[1] hint  [2] raise_budget  [3] rollback  [4] abort"
+    return "a = approve, r = reject"

@@ -2,6 +2,10 @@
 
 Why files: ``approve``/``reject`` run in a different process than the waiting run, and a killed run must
 be resumable; the only shared medium is the op dir's ``.forge/`` folder.
+
+Decisions are bound to a gate instance (:class:`orchestrator.gates.GateId`) and consumed once: the driver
+claims ``decision.json`` by renaming it before reading, so two processes can never both apply it, and a
+decision whose gate instance is not the one waiting is discarded with a message, never applied.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from orchestrator.errors import ForgeError
+from orchestrator.gates import GateId, GateRequest, RecordedDecision
 from orchestrator.paths import FORGE_DIR, LOCK_FILE, list_runs, run_dir
 
 
@@ -34,6 +39,9 @@ class RunMeta(BaseModel):
     clock_origin: str | None = None
     """Start of the run's logical clock (recorded model runs); ``resume`` continues it."""
     created: str = ""
+    user_files: dict[str, str] = Field(default_factory=dict)
+    """sha256 of the design files (DESIGN.md, module_interfaces.yaml) the user had put in the op dir when
+    the run started: a later run tells the user's design from one an earlier run wrote."""
 
 
 def new_run_id(now: datetime) -> str:
@@ -118,3 +126,77 @@ def pending_path(op_dir: Path, run_id: str) -> Path:
 
 def decision_path(op_dir: Path, run_id: str) -> Path:
     return run_dir(op_dir, run_id) / "decision.json"
+
+
+def stopped_path(op_dir: Path, run_id: str) -> Path:
+    """Why a run stopped on a failure that is not the candidate's (golden.py, the op dir, the machine)."""
+    return run_dir(op_dir, run_id) / "stopped.json"
+
+
+def write_json_atomic(path: Path, data: object) -> None:
+    """Write JSON so that a reader never sees half a file (temp file + rename)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def read_pending(op_dir: Path, run_id: str) -> dict | None:
+    """The pending-gate record (``request`` + ``holder``) of a waiting run, or None."""
+    try:
+        return json.loads(pending_path(op_dir, run_id).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def write_pending(op_dir: Path, run_id: str, req: GateRequest, *, interactive: bool) -> None:
+    """Mark the gate as open; ``interactive`` means this process is asking a human at a terminal now."""
+    write_json_atomic(pending_path(op_dir, run_id), {
+        "request": req.model_dump(), "gate_id": req.gate_id(run_id).model_dump(),
+        "holder": {"pid": os.getpid(), "interactive": interactive}})
+
+
+def read_decision(op_dir: Path, run_id: str) -> RecordedDecision | None:
+    """The decision recorded for the run, if any (not consumed)."""
+    path = decision_path(op_dir, run_id)
+    try:
+        return RecordedDecision.model_validate_json(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def record_decision(op_dir: Path, run_id: str, decision: RecordedDecision) -> None:
+    """Write ``decision.json``; refuses when a decision for the same gate instance is already waiting."""
+    existing = read_decision(op_dir, run_id)
+    if existing is not None and existing.for_gate == decision.for_gate:
+        raise ForgeError(f"a decision ({existing.decision}) is already recorded for gate "
+                         f"{existing.for_gate.label()} of run {run_id}; `python -m orchestrator resume "
+                         f"{op_dir}` applies it (a decision is taken once)")
+    write_json_atomic(decision_path(op_dir, run_id), decision.model_dump())
+
+
+def take_decision(op_dir: Path, run_id: str, gate: GateId) -> tuple[dict | None, str]:
+    """Consume the recorded decision for ``gate``: ``(raw decision, "")`` or ``(None, why not)``.
+
+    The file is claimed by an atomic rename first, so it is applied at most once even if two processes
+    race. A decision bound to another gate instance (the gate it was given for has closed) or to no gate
+    at all is discarded and the reason returned; nothing is applied.
+    """
+    path = decision_path(op_dir, run_id)
+    claimed = path.with_name(f"decision.taken-{os.getpid()}.json")
+    try:
+        os.rename(path, claimed)
+    except FileNotFoundError:
+        return None, ""
+    try:
+        text = claimed.read_text(encoding="utf-8")
+    finally:
+        claimed.unlink(missing_ok=True)
+    try:
+        rec = RecordedDecision.model_validate_json(text)
+    except ValueError:
+        return None, (f"ignored {path.name}: it names no gate instance (record decisions with "
+                      "`python -m orchestrator approve|reject`)")
+    if rec.for_gate != gate:
+        return None, (f"ignored a decision ({rec.decision}) recorded for gate {rec.for_gate.label()}: that gate "
+                      f"has closed; the run now waits at gate {gate.label()}")
+    return {"decision": rec.decision, "note": rec.note}, ""

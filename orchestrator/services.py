@@ -49,6 +49,8 @@ class VerifyOutcome(BaseModel):
     memory_row: str = ""
     """One MEMORY.md verification-log row (markdown, without the leading 'when' cell)."""
     lint_blocking: list[LintItem] = Field(default_factory=list)
+    reasons: list[str] = Field(default_factory=list)
+    """The report's reasons (what failed, in the verifier's words)."""
     sanitized: dict = Field(default_factory=dict)
     """Report view safe for agents (no golden values beyond outlier listings)."""
 

@@ -78,6 +78,8 @@ class ForgeState(TypedDict, total=False):
     final: dict
     outcome: str | None
     """``delivered`` | ``aborted`` | None while running."""
+    stop_reason: str | None
+    """Why an aborted run ended (shown to the human only; never rendered into MEMORY.md)."""
     verify_log: Annotated[list[dict], operator.add]
     lint_log: Annotated[list[dict], operator.add]
     dev_log: Annotated[list[dict], operator.add]

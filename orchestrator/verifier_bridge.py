@@ -56,6 +56,7 @@ def outcome_from_report(report: object, op_dir: Path, target: str, reports_dir: 
     return VerifyOutcome(verdict=str(report.verdict), target=target, hashes=dict(report.hashes),
                          report_hash=report_hash, report_path=str(path.relative_to(op_dir)),
                          summary=summary, memory_row=row, lint_blocking=_findings(report),
+                         reasons=[str(r) for r in getattr(report, "reasons", []) or []],
                          sanitized=_jsonable(sanitized))
 
 
@@ -84,3 +85,40 @@ def hash_for(hashes: dict[str, str], rel: str, op_dir: Path) -> str | None:
         if key.replace("\\", "/").endswith("/" + rel) or key.endswith(rel):
             return value
     return None
+
+
+# Reason prefixes of runtime.verify's ERROR reports whose cause is not the candidate (pinned by
+# tests/orchestrator/test_orch_stops.py against the real verifier, so a change of wording fails a test).
+_NOT_THE_CANDIDATE: tuple[tuple[str, str], ...] = (
+    ("golden.py failed", "golden"),
+    ("golden run failed", "golden"),
+    ("operator directory invalid", "op_dir"),
+    ("opdir package not available", "tool"),
+    ("require_sandbox", "machine"),
+    ("sandbox:", "machine"),
+    ("lint did not run", "tool"),
+    ("lint package", "tool"),
+    ("verifier could not run", "tool"),
+    ("emulator", "tool"),
+    ("boundary tensor", "design"),
+)
+
+
+def error_cause(outcome: VerifyOutcome) -> str:
+    """Whose failure an outcome is: ``candidate`` (the debugger's business) or ``golden`` | ``op_dir`` |
+    ``machine`` | ``tool`` (stop the run: never the debugger's) | ``design`` (the interfaces name a tensor
+    golden.py does not have: the blocked gate, where the human can roll back to design).
+
+    Only an ERROR verdict can be anything but ``candidate``: FAIL_* verdicts are the candidate's by definition.
+    """
+    if outcome.verdict != "ERROR":
+        return "candidate"
+    texts = list(outcome.reasons) or [outcome.summary]
+    for text in texts:
+        body = text.split(": ", 1)[1] if text.startswith("ERROR ") and ": " in text else text
+        for prefix, cause in _NOT_THE_CANDIDATE:
+            if body.startswith(prefix):
+                return cause
+    if not outcome.reasons and not outcome.report_hash:  # the verifier itself never produced a report
+        return "tool"
+    return "candidate"

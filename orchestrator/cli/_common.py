@@ -8,7 +8,20 @@ import sys
 from rich.console import Console
 from rich.markup import escape
 
-console = Console()
+
+class _Console(Console):
+    """rich's Console, except that a closed stdout (``run ... | head``) raises BrokenPipeError instead of
+    rich's SystemExit(1), so that :func:`drive` can end the run cleanly and say so on stderr."""
+
+    def on_broken_pipe(self) -> None:
+        import os
+
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        raise BrokenPipeError("stdout closed")
+
+
+console = _Console()
 err_console = Console(stderr=True)
 
 
@@ -24,13 +37,13 @@ def not_built(what: str, issue: str):
 
 def fail(message: str, code: int = 1) -> int:
     """Print one clear error line and return the exit code (never a traceback for user mistakes)."""
-    err_console.print(f"[red]error:[/] {escape(message)}")
+    err_console.print(f"[red]error:[/] {escape(message)}", soft_wrap=True, highlight=False)
     sys.stderr.flush()
     return code
 
 
 def print_result(result, op_dir: str) -> int:
-    """Summary table plus what to do next; exit 0 delivered/waiting, 1 aborted/interrupted."""
+    """Summary table plus what to do next; exit 0 delivered/waiting, 1 aborted/stopped/interrupted."""
     from orchestrator.progress import summary_table
 
     console.print(summary_table(result))
@@ -43,7 +56,9 @@ def print_result(result, op_dir: str) -> int:
         g = result.gate
         if result.message:
             console.print(escape(result.message))
-        console.print(f"[yellow]waiting at gate '{g.gate}'[/]: {escape(g.title)}")
+        label = f" #{g.seq}" if g.seq else ""
+        console.print(f"[yellow]waiting at gate '{g.gate}'{label}[/]: {escape(g.title)}")
+        console.print(f"  see what it shows with `python -m orchestrator show {op_dir} --gate`")
         if g.gate == "blocked":
             console.print(f"  decide with `python -m orchestrator approve {op_dir} --choice "
                           "hint|raise_budget|rollback|abort [--note ...]`, then `resume`")
@@ -58,23 +73,74 @@ def print_result(result, op_dir: str) -> int:
         if result.message:
             console.print(escape(result.message))
         return 0
-    console.print(f"[red]{result.status}[/] {escape(result.message)}")
+    if result.status == "stopped":
+        console.print(f"[red]stopped[/]: {escape(result.cause)}")
+        console.print(f"  this is not the kernel's failure, so no agent was asked to fix it; fix the cause, then "
+                      f"`python -m orchestrator resume {op_dir}`")
+        if result.message:
+            console.print(escape(result.message))
+        return 1
+    cause = getattr(result, "cause", "")
+    console.print(f"[red]{result.status}[/]" + (f": {escape(cause)}" if cause else "")
+                  + (f" {escape(result.message)}" if result.message else ""))
     return 1
 
 
-def drive(op_dir: str, start) -> int:
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM/SIGHUP, handled like Ctrl-C: unwind, clean up, leave the run resumable."""
+
+
+def _on_signal(signum, frame) -> None:  # noqa: ARG001 - signal handler signature
+    raise _Terminated(signum)
+
+
+def drive(op_dir: str, start, progress=None) -> int:
     """Run ``start()`` (an api call returning a RunResult) and print its result; the one error policy of
-    run/replay/resume: a user mistake is one line, an infrastructure failure says how to continue."""
+    run/replay/resume: a user mistake is one line, an infrastructure failure says how to continue, and
+    Ctrl-C, SIGTERM or a closed output pipe end the run cleanly (no child process or temp dir left) and
+    resumably."""
     import logging
+    import os
+    import signal
 
     from orchestrator.errors import ForgeError
 
+    saved = {}
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        try:
+            saved[sig] = signal.signal(sig, _on_signal)
+        except (ValueError, OSError):  # not the main thread
+            pass
     try:
         result = start()
     except ForgeError as exc:
         return fail(exc.message, exc.code)
+    except (KeyboardInterrupt, BrokenPipeError) as exc:
+        if progress is not None:
+            progress.stop()
+        if isinstance(exc, BrokenPipeError):  # stdout is gone (`run ... | head`): say it on stderr only
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            why, code = "the output pipe was closed (SIGPIPE)", 141
+        elif isinstance(exc, _Terminated):
+            why, code = f"signal {signal.Signals(exc.args[0]).name}", 128 + int(exc.args[0])
+        else:
+            why, code = "Ctrl-C", 130
+        return fail(f"run stopped ({why}); nothing is lost: continue it with "
+                    f"`python -m orchestrator resume {op_dir}`", code)
+    except PermissionError as exc:
+        return fail(f"cannot write in {op_dir}: {exc.strerror or exc} ({exc.filename}); a run needs a writable "
+                    "operator directory")
     except Exception as exc:  # infrastructure failure: the checkpoint keeps the run resumable
         logging.getLogger(__name__).debug("run failed", exc_info=True)
         return fail(f"internal error: {type(exc).__name__}: {exc} (rerun with -v for details; the run can be "
                     f"continued with `python -m orchestrator resume {op_dir}`)")
-    return print_result(result, op_dir)
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
+    try:
+        return print_result(result, op_dir)
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141

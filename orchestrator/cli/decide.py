@@ -32,7 +32,7 @@ def _approve(args: argparse.Namespace) -> int:
     except ForgeError as exc:
         return fail(exc.message, exc.code)
     what = args.choice or "approval"
-    console.print(f"recorded {what} at gate '{req.gate}'; continue with "
+    console.print(f"recorded {what} for gate {req.gate} #{req.seq} (applied once, to that gate only); continue with "
                   f"`python -m orchestrator resume {args.op_dir}`")
     return 0
 
@@ -45,6 +45,6 @@ def _reject(args: argparse.Namespace) -> int:
         req = api.reject(args.op_dir, gate=args.gate, note=args.note)
     except ForgeError as exc:
         return fail(exc.message, exc.code)
-    console.print(f"recorded rejection at gate '{req.gate}'; continue with "
+    console.print(f"recorded rejection for gate {req.gate} #{req.seq} (applied once, to that gate only); continue with "
                   f"`python -m orchestrator resume {args.op_dir}`")
     return 0

@@ -41,7 +41,8 @@ def _demo(args: argparse.Namespace) -> int:
     console.print(f"[bold]PTO Forge demo[/]: {src} -> {dest} (replaying {api.DEFAULT_TRACE}: recorded agent "
                   "answers and human decisions; the verification tool runs live)")
     try:
-        result = api.replay(dest, dest / api.DEFAULT_TRACE, on_update=Progress(console))
+        progress = Progress(console)
+        result = api.replay(dest, dest / api.DEFAULT_TRACE, on_update=progress, on_start=progress.start)
         code = print_result(result, str(dest))
         audit = api.audit(dest)
     except ForgeError as exc:

@@ -19,6 +19,7 @@ SUBCOMMANDS: dict[str, str] = {
     "approve": "decide",
     "reject": "decide",
     "status": "status",
+    "show": "show",
     "audit": "audit",
     "prune": "prune",
     "replay": "replay",

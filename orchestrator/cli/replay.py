@@ -26,6 +26,7 @@ def _replay(args: argparse.Namespace) -> int:
 
     source = args.trace or str(Path(args.op_dir) / api.DEFAULT_TRACE)
     console.print(f"replaying {source}: recorded agent answers and human decisions, verification live")
+    progress = Progress(console)
     return drive(args.op_dir, lambda: api.replay(
         args.op_dir, source, agents_spec=args.agents, budget=args.budget, module_gate=not args.no_module_gate,
-        on_update=Progress(console), fresh=args.fresh))
+        on_update=progress, on_start=progress.start, fresh=args.fresh), progress)

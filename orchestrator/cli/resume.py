@@ -20,5 +20,7 @@ def _resume(args: argparse.Namespace) -> int:
     from orchestrator import api
     from orchestrator.progress import Progress, ask
 
+    progress = Progress(console)
     return drive(args.op_dir, lambda: api.resume(args.op_dir, approve=args.approve, run_id=args.run_id,
-                                                 prompt=ask(console), on_update=Progress(console)))
+                                                 prompt=ask(console, args.op_dir, progress), on_update=progress,
+                                                 on_start=progress.start), progress)

@@ -22,7 +22,8 @@ def register(sub) -> None:
     p.add_argument("--model", default=None, help="model for every role (default: FORGE_MODEL or forge.toml)")
     p.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (default: OPENAI_BASE_URL)")
     p.add_argument("--fresh", action="store_true",
-                   help="when replaying a shipped trace: move an earlier run's artifacts to .forge/previous/")
+                   help="move an earlier run's artifacts (kernel, stage files, a design it wrote, MEMORY.md, "
+                        "README.md) to .forge/previous/ first; a design you provided stays")
     p.set_defaults(func=_run)
 
 
@@ -37,7 +38,8 @@ def _run(args: argparse.Namespace) -> int:
         kind, why = api.describe_agents(args.op_dir, options)
         if kind == "replay":
             console.print(f"[bold]{escape(why)}[/]")
+    progress = Progress(console)
     return drive(args.op_dir, lambda: api.run(
         args.op_dir, agents_spec=args.agents, approve=args.approve, budget=args.budget,
-        module_gate=not args.no_module_gate, prompt=ask(console), on_update=Progress(console),
-        model_options=options, fresh=args.fresh))
+        module_gate=not args.no_module_gate, prompt=ask(console, args.op_dir, progress), on_update=progress,
+        on_start=progress.start, model_options=options, fresh=args.fresh), progress)

@@ -34,8 +34,15 @@ def _status(args: argparse.Namespace) -> int:
     cost = f"${result.cost_usd:.4f}" if result.cost_usd is not None else "n/a (no priced model calls)"
     console.print(f"agent calls: {calls}   model cost: {cost}")
     if result.gate:
-        console.print(f"[yellow]waiting at gate '{result.gate.gate}'[/]: {escape(result.gate.title)} "
-                      f"(choices: {', '.join(result.gate.choices)})")
+        console.print(f"[yellow]waiting at gate '{result.gate.gate}' #{result.gate.seq}[/]: "
+                      f"{escape(result.gate.title)} (choices: {', '.join(result.gate.choices)})")
+    pend = result.pending_decision
+    if pend is not None:
+        console.print(f"pending decision: [bold]{escape(pend.decision)}[/] for gate {escape(pend.for_gate.label())}"
+                      + (f" (note: {escape(pend.note)})" if pend.note else "")
+                      + f"; `python -m orchestrator resume {escape(args.op_dir)}` applies it")
+    if result.cause:
+        console.print(f"[red]{result.status}[/]: {escape(result.cause)}")
     if result.message:
         console.print(escape(result.message))
     return 0

@@ -124,3 +124,17 @@ def report_divergence(svc: Services, node: str, module: int | None, attempt: int
     svc.trace.emit("error", node=node, module=module, attempt=attempt, message=message, divergence=True,
                    recorded_verdict=was, live_verdict=verdict)
     return message
+
+
+def last_report_reasons(state: ForgeState) -> list[str]:
+    """Reasons of the last stored verify report (for the human: stop reasons and gate screens)."""
+    import json
+
+    rel = state.get("last_report")
+    if not rel or "op_dir" not in state:
+        return []
+    try:
+        data = json.loads((op_path(state) / rel).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    return [str(r) for r in data.get("reasons", [])] if isinstance(data, dict) else []

@@ -22,6 +22,8 @@ def decide(state: ForgeState, svc: Services, request: GateRequest) -> tuple[Gate
     """The decision at a gate plus the state update that counts it (replay > auto > interrupt)."""
     key = f"{request.gate}:{request.module}"
     occurrence = int(state.get("gate_counts", {}).get(key, 0))
+    # the gate instance: every opening in the run gets the next number (a redesign's gate is a new one)
+    request = request.model_copy(update={"seq": sum(int(v) for v in state.get("gate_counts", {}).values()) + 1})
     recorded = svc.trace.recorded_decision(request.gate, request.module, occurrence)
     if recorded is not None:
         decision, source = parse_decision(recorded, request.gate), "replay"
@@ -122,6 +124,17 @@ def gate_final(state: ForgeState, runtime: Runtime) -> dict:
     return update
 
 
+def stop_reason(state: ForgeState, blocked: dict, decision: GateDecision) -> str:
+    """Why an aborted run ended: the blocked reason plus the first reasons of the last report."""
+    from orchestrator.nodes._common import last_report_reasons
+
+    reason = str(blocked.get("reason") or "blocked")
+    extra = [r for r in last_report_reasons(state)[:2] if r not in reason]
+    who = "approval mode auto aborts at the blocked gate" if decision.note == "auto" else (
+        f"aborted at the blocked gate{': ' + decision.note if decision.note else ''}")
+    return "; ".join([reason, *extra, who])
+
+
 @node("gate_blocked")
 def gate_blocked(state: ForgeState, runtime: Runtime) -> dict:
     svc = services(runtime)
@@ -136,7 +149,8 @@ def gate_blocked(state: ForgeState, runtime: Runtime) -> dict:
     update["blocked"] = None
     note = decision.note
     if decision.decision == "abort":
-        update.update(outcome="aborted")
+        # for the human only (RunResult.cause, status, report); MEMORY.md and the agents never see it
+        update.update(outcome="aborted", stop_reason=stop_reason(state, b, decision))
         update["dev_log"] = [dev(svc, "gate_blocked", "blocked gate", f"abort {note}".strip(), "report")]
         return update
     if decision.decision == "rollback" or module is None:

@@ -27,7 +27,7 @@ from orchestrator.nodes.implement import budget_block
 from orchestrator.paths import reports_dir, sha256_file
 from orchestrator.services import Services, VerifyOutcome
 from orchestrator.state import ForgeState, replace_module
-from orchestrator.verifier_bridge import hash_for
+from orchestrator.verifier_bridge import error_cause, hash_for
 
 
 def run_verifier(svc: Services, root: Path, run_id: str, target: str, prev: str | None) -> VerifyOutcome:
@@ -38,6 +38,24 @@ def run_verifier(svc: Services, root: Path, run_id: str, target: str, prev: str 
     except Exception as exc:  # the verifier is the authority: if it cannot run, nothing passes
         return VerifyOutcome(verdict="ERROR", target=target, hashes={}, report_hash="",
                              summary=f"verifier could not run: {type(exc).__name__}: {exc}")
+
+
+STOP_CAUSES = {"golden": "golden.py", "op_dir": "the operator directory", "machine": "this machine",
+               "tool": "the verification tool"}
+
+
+def stop_if_not_candidates(outcome: VerifyOutcome, target: str) -> None:
+    """Raise :class:`RunStopped` when an ERROR is golden.py's, the op dir's or the machine's (never debugged).
+
+    Raised before the node changes anything: the run stays resumable at this verification.
+    """
+    from orchestrator.driver import RunStopped
+    from orchestrator.verifier_bridge import error_cause
+
+    cause = error_cause(outcome)
+    if cause in STOP_CAUSES:
+        why = "; ".join(outcome.reasons[:3]) or outcome.summary
+        raise RunStopped(cause, f"verifying {target} failed because of {STOP_CAUSES[cause]}, not the kernel: {why}")
 
 
 def disk_matches(outcome: VerifyOutcome, root: Path, target: str) -> str | None:
@@ -60,6 +78,7 @@ def verify(state: ForgeState, runtime: Runtime) -> dict:
     target = m["stage_file"]
     prev = state["modules"][k - 2]["stage_file"] if k > 1 else None
     outcome = run_verifier(svc, root, state.get("run_id", "run"), target, prev)
+    stop_if_not_candidates(outcome, target)
     verdict = outcome.verdict
     mismatch = disk_matches(outcome, root, target) if verdict == "PASS" else None
     if mismatch:
@@ -104,6 +123,9 @@ def verify(state: ForgeState, runtime: Runtime) -> dict:
         feedback.append(f"attempt {m['attempts']} {verdict}: {outcome.summary or 'see report'}")
     m.update(status="in_progress", feedback=feedback)
     blocked = budget_block(m, k, verdict)
+    if blocked is None and verdict == "ERROR" and error_cause(outcome) == "design":
+        blocked = {"module": k, "reason": f"M{k}: the design does not fit golden.py ({outcome.summary}); "
+                                          "roll back to design or give a hint"}
     if blocked is None and int(m.get("lint_streak", 0)) >= svc.lint_streak_limit:
         blocked = {"module": k, "reason": f"M{k}: the same blocking lint finding {m['lint_streak']} times in a row "
                                           f"({m['lint_key']})"}

@@ -6,7 +6,7 @@ from langgraph.runtime import Runtime
 
 from orchestrator.cleanup import render_readme
 from orchestrator.nodes._common import dev, node, op_path, report_divergence, services
-from orchestrator.nodes.verify import disk_matches, run_verifier
+from orchestrator.nodes.verify import disk_matches, run_verifier, stop_if_not_candidates
 from orchestrator.paths import final_file, sha256_file
 from orchestrator.second_opinion import attach as attach_second_opinion
 from orchestrator.state import ForgeState
@@ -19,6 +19,7 @@ def verify_final(state: ForgeState, runtime: Runtime) -> dict:
     op = state["op_name"]
     target = final_file(op)
     outcome = run_verifier(svc, root, state.get("run_id", "run"), target, None)
+    stop_if_not_candidates(outcome, target)
     verdict = outcome.verdict
     if verdict == "PASS" and (why := disk_matches(outcome, root, target)):
         verdict = "ERROR"

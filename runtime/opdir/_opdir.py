@@ -165,7 +165,20 @@ def load_op_dir(path: str | Path) -> OpDir:
         else:
             tree, golden_problems = _check_golden(source, spec)
             problems.extend(golden_problems)
+    if spec is not None and not problems:
+        problems.extend(_size_problems(spec))
     if problems:
         raise OpDirError(problems)
     assert spec is not None and tree is not None
     return OpDir(root, spec, source, tree)
+
+
+def _size_problems(spec: Spec) -> list[Problem]:
+    """Cases too large for this machine's memory: an op-dir problem, found before anything is allocated."""
+    from runtime.opdir._memory import memory_problems
+
+    try:
+        cases = build_cases(spec)
+    except Exception:  # noqa: BLE001 - case problems are reported where the cases are built
+        return []
+    return memory_problems(spec, cases)

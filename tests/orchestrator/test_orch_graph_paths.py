@@ -6,9 +6,11 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from orch_helpers import events, git_subjects, git_trailers
 
 from orchestrator import api
+from orchestrator.errors import ForgeError
 from orchestrator.scripted import ScriptedAgents
 
 
@@ -250,11 +252,39 @@ def test_malformed_decision_is_denied(op_copy, script, verifier, clock):
     agents = ScriptedAgents(s)
     r = api.run(op, agents=agents, approve="stop", verifier=verifier, clock=clock, run_id="t1")
     assert r.gate.gate == "design"
-    (op / ".forge" / "run-t1" / "decision.json").write_text('{"decision": "yes please"}')
+    bound = {"run_id": "t1", "gate": "design", "module": None, "seq": r.gate.seq}
+    (op / ".forge" / "run-t1" / "decision.json").write_text(
+        json.dumps({"decision": "yes please", "for_gate": bound}))
     r = api.resume(op, agents=agents, verifier=verifier, clock=clock)
     assert r.status == "waiting" and r.gate.gate == "design"  # denied -> redesign -> back at the gate
+    assert r.gate.seq == 2  # the redesign's gate is a new gate instance
     resumed = [e for e in events(op, "t1") if e["kind"] == "resume"]
     assert resumed[0]["decision"] == "reject" and "denied" in resumed[0]["note"]
+
+
+def test_decision_naming_no_gate_or_a_closed_gate_is_never_applied(op_copy, script, verifier, clock):
+    op = op_copy("affine")
+    s = script("affine", implement={1: ["impl.py"]})
+    agents = ScriptedAgents(s)
+    r = api.run(op, agents=agents, approve="stop", verifier=verifier, clock=clock, run_id="t1")
+    assert (r.gate.gate, r.gate.seq) == ("design", 1)
+    (op / ".forge" / "run-t1" / "decision.json").write_text('{"decision": "approve"}')  # bound to nothing
+    r = api.resume(op, agents=agents, verifier=verifier, clock=clock)
+    assert r.status == "waiting" and r.gate.seq == 1 and "names no gate instance" in r.message
+    assert not (op / ".forge" / "run-t1" / "decision.json").exists()  # discarded, not kept for a later gate
+    api.reject(op, note="split it")  # recorded for design #1
+    r = api.resume(op, agents=agents, verifier=verifier, clock=clock)
+    assert (r.gate.gate, r.gate.seq) == ("design", 2)
+    stale = {"decision": "approve", "note": "", "for_gate": {"run_id": "t1", "gate": "design", "seq": 1}}
+    (op / ".forge" / "run-t1" / "decision.json").write_text(json.dumps(stale))  # e.g. a late second terminal
+    r = api.resume(op, agents=agents, verifier=verifier, clock=clock)
+    assert r.status == "waiting" and r.gate.seq == 2 and "has closed" in r.message
+    assert [e["decision"] for e in events(op, "t1") if e["kind"] == "resume"] == ["reject"]
+    api.approve(op)
+    with pytest.raises(ForgeError, match="already recorded"):  # consumed once: no second decision queued
+        api.approve(op)
+    st = api.status(op)
+    assert st.pending_decision is not None and st.pending_decision.for_gate.seq == 2
 
 
 def test_prompt_mode_asks_at_every_gate(op_copy, script, verifier, clock):

@@ -142,21 +142,62 @@ def test_shipped_scripts_load_and_name_existing_files():
 
 
 def test_interactive_prompt(monkeypatch):
+    """Only the listed answers are decisions; typos re-ask; reject needs a note; abort needs a yes."""
     from rich.console import Console
 
     from orchestrator.gates import GateRequest
     from orchestrator.progress import ask
 
-    console = Console(file=open("/dev/null", "w"))  # noqa: SIM115
+    out = open("/dev/null", "w")  # noqa: SIM115
+    console = Console(file=out)
     req = GateRequest(gate="design", title="ok?")
-    answers = iter(["approve"])
-    monkeypatch.setattr(console, "input", lambda *_a, **_k: next(answers))
+    blocked = GateRequest(gate="blocked", module=2, title="Blocked", choices=["hint", "raise_budget", "rollback",
+                                                                               "abort"])
+
+    def answering(*answers):
+        it = iter(answers)
+        monkeypatch.setattr(console, "input", lambda *_a, **_k: next(it))
+        return it
+
+    answering("approve")
     assert ask(console)(req).decision == "approve"
-    answers = iter(["maybe", "looks odd"])
-    assert ask(console)(req).decision == "reject"  # garbage is denied
+    for word in ("A", "a", "Approve", " APPROVE "):
+        answering(word)
+        assert ask(console)(req).decision == "approve"
+    rest = answering("?", "y", "yes", "maybe", "Approve")  # the issue's typos: each re-asks, none rejects
+    assert ask(console)(req).decision == "approve"
+    assert list(rest) == []
+    answering("R", "", "   ", "the loop is wrong")  # a reject needs a note; blank notes are asked again
+    d = ask(console)(req)
+    assert (d.decision, d.note) == ("reject", "the loop is wrong")
+    rest = answering("hitn", "r", "a", "abort", "no", "hint", "use a 16-row tile")
+    d = ask(console)(blocked)  # typo, reject/approve are no answers here, abort not confirmed -> choose again
+    assert (d.decision, d.note) == ("hint", "use a 16-row tile")
+    assert list(rest) == []
+    answering("4", "YES", "")
+    assert ask(console)(blocked).decision == "abort"
+    answering("raise_budget", "", "")
+    d = ask(console)(blocked)
+    assert (d.decision, d.budget, d.encoded()) == ("raise_budget", 5, "raise_budget:5")
+    answering("b", "zero", "0", "3", "")
+    assert ask(console)(blocked).budget == 3
+    answering("3", "")
+    assert ask(console)(blocked).decision == "rollback"
 
     def eof(*_a, **_k):
         raise EOFError
 
     monkeypatch.setattr(console, "input", eof)
     assert ask(console)(req) is None  # no terminal: the run stays waiting at the gate
+    answering("r")
+    it = iter(["r"])
+
+    def then_eof(*_a, **_k):
+        try:
+            return next(it)
+        except StopIteration:
+            raise EOFError from None
+
+    monkeypatch.setattr(console, "input", then_eof)
+    assert ask(console)(req) is None  # the terminal went away while asking for the note: nothing decided
+    out.close()

@@ -1,0 +1,62 @@
+"""Reading and pruning a run's LangGraph checkpoints (``.forge/run-<id>/checkpoints.sqlite``).
+
+Reads go through LangGraph's API (``graph.get_state``). Pruning is the one place with SQL on the saver's
+tables: ``SqliteSaver.prune`` exists in langgraph-checkpoint-sqlite but raises NotImplementedError
+(checked against 1.x), so we delete old rows ourselves, only of the root namespace and keeping the newest.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from langgraph.checkpoint.sqlite import SqliteSaver
+from pydantic import BaseModel
+
+from orchestrator.graph import compile_graph
+from orchestrator.paths import checkpoint_db, list_runs
+
+
+def snapshot(root: Path, rid: str) -> tuple[dict, tuple, list]:
+    """``(state values, next nodes, interrupt payloads)`` of a run's latest checkpoint (empty when none)."""
+    db = checkpoint_db(root, rid)
+    if not db.is_file():
+        return {}, (), []
+    with SqliteSaver.from_conn_string(str(db)) as saver:
+        graph = compile_graph(saver)
+        snap = graph.get_state({"configurable": {"thread_id": rid}})
+        return dict(snap.values), tuple(snap.next), [i.value for i in snap.interrupts]
+
+
+class PruneResult(BaseModel):
+    runs: int
+    deleted: int
+    kept: int
+
+
+def prune(root: Path, keep: int) -> PruneResult:
+    """Keep only the last ``keep`` checkpoints per thread in every run's checkpoints.sqlite."""
+    deleted = kept = runs = 0
+    for rid in list_runs(root):
+        db = checkpoint_db(root, rid)
+        if not db.is_file():
+            continue
+        runs += 1
+        con = sqlite3.connect(str(db))
+        try:
+            threads = [r[0] for r in con.execute("SELECT DISTINCT thread_id FROM checkpoints")]
+            for tid in threads:
+                ids = [r[0] for r in con.execute(
+                    "SELECT checkpoint_id FROM checkpoints WHERE thread_id=? AND checkpoint_ns='' "
+                    "ORDER BY checkpoint_id DESC", (tid,))]
+                drop = ids[keep:]
+                kept += len(ids) - len(drop)
+                for cid in drop:
+                    con.execute("DELETE FROM checkpoints WHERE thread_id=? AND checkpoint_id=?", (tid, cid))
+                    con.execute("DELETE FROM writes WHERE thread_id=? AND checkpoint_id=?", (tid, cid))
+                deleted += len(drop)
+            con.commit()
+            con.execute("VACUUM")
+        finally:
+            con.close()
+    return PruneResult(runs=runs, deleted=deleted, kept=kept)

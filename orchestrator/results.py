@@ -1,0 +1,111 @@
+"""Where a run stands, read back from its checkpoint and its trace (no graph execution here).
+
+:class:`RunResult` is what ``run``/``resume``/``status`` return; the trace queries (cost, divergences,
+verified transitions) read the run's ``events.jsonl`` through one function, :func:`trace_events`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from orchestrator.gates import GateRequest, RecordedDecision
+from orchestrator.paths import list_runs, trace_dir
+
+
+class ModuleSummary(BaseModel):
+    id: int
+    name: str
+    status: str
+    attempts: int
+    budget: int
+    verdict: str | None = None
+    report_hash: str | None = None
+    stage_file: str = ""
+
+
+class RunResult(BaseModel):
+    """Where a run stands after ``run``/``resume`` returns (or what ``status`` reports)."""
+
+    run_id: str
+    status: str
+    """``delivered`` | ``aborted`` | ``waiting`` (at a gate) | ``interrupted`` (killed or signalled,
+    resumable) | ``stopped`` (a failure that is not the candidate's: golden.py, the op dir, the machine;
+    fix it, then resume) | ``running`` (another process drives it now)."""
+    phase: str | None = None
+    node: str | None = None
+    gate: GateRequest | None = None
+    modules: list[ModuleSummary] = Field(default_factory=list)
+    final: dict = Field(default_factory=dict)
+    agent_calls: dict[str, int] = Field(default_factory=dict)
+    cost_usd: float | None = None
+    timers: dict[str, float] = Field(default_factory=dict)
+    transitions: int = 0
+    message: str = ""
+    divergences: list[str] = Field(default_factory=list)
+    """On replay: live verdicts that differ from the recorded ones (each also an ``error`` trace event)."""
+    pending_decision: RecordedDecision | None = None
+    """A decision recorded with ``approve``/``reject`` that the next ``resume`` applies."""
+    cause: str = ""
+    """Why the run ended without delivering (aborted: the blocked gate's reason; stopped: the failure)."""
+
+
+def build_result(op_dir: Path, run_id: str, values: dict, gate: GateRequest | None, timers: dict | None = None,
+                 transitions: int = 0, interrupted: bool = False) -> RunResult:
+    outcome = values.get("outcome")
+    if gate is not None:
+        status = "waiting"
+    elif outcome in ("delivered", "aborted") and values.get("phase") in ("done", "aborted"):
+        status = outcome
+    else:
+        status = "interrupted" if interrupted else "running"
+    calls: dict[str, int] = {}
+    for c in values.get("agent_calls", []):
+        calls[c.get("role", "?")] = calls.get(c.get("role", "?"), 0) + 1
+    mods = [ModuleSummary(id=m["id"], name=m.get("name", ""), status=m.get("status", "?"),
+                          attempts=m.get("attempts", 0), budget=m.get("budget", 0), verdict=m.get("verdict"),
+                          report_hash=m.get("report_hash"), stage_file=m.get("stage_file", ""))
+            for m in values.get("modules", [])]
+    cause = str(values.get("stop_reason") or "") if status == "aborted" else ""
+    return RunResult(run_id=run_id, status=status, phase=values.get("phase"), node=values.get("node"), gate=gate,
+                     modules=mods, final=values.get("final", {}), agent_calls=calls,
+                     cost_usd=trace_cost(op_dir, run_id), timers=dict(timers or {}), transitions=transitions,
+                     cause=cause)
+
+
+def trace_events(op_dir: Path, run_id: str) -> list[dict]:
+    """The events of a run's trace, in order (unreadable lines, e.g. a torn last line after a kill, skipped)."""
+    path = trace_dir(op_dir, run_id) / "events.jsonl"
+    events = []
+    for line in path.read_text(encoding="utf-8").splitlines() if path.is_file() else []:
+        try:
+            events.append(json.loads(line))
+        except ValueError:
+            continue
+    return events
+
+
+def trace_cost(op_dir: Path, run_id: str) -> float | None:
+    costs = [float(e["cost_usd"]) for e in trace_events(op_dir, run_id)
+             if e.get("kind") == "llm_call" and e.get("cost_usd") is not None]
+    return sum(costs) if costs else None
+
+
+def divergences(op_dir: Path, run_id: str) -> list[str]:
+    return [str(e.get("message")) for e in trace_events(op_dir, run_id)
+            if e.get("kind") == "error" and e.get("divergence")]
+
+
+def verified_transitions(root: Path) -> list[tuple[str, int, str]]:
+    """(run id, module, report hash) of every transition to "verified" recorded in the run traces."""
+    out = []
+    for rid in list_runs(root):
+        events = trace_events(root, rid)
+        by_seq = {e.get("seq"): e for e in events}
+        for e in events:
+            if e.get("kind") == "state_transition" and e.get("to") == "verified":
+                just = by_seq.get(e.get("justified_by"), {})
+                out.append((rid, int(e.get("module") or 0), str(just.get("report_hash") or "")))
+    return out
