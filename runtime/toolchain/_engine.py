@@ -124,8 +124,10 @@ def _map_error(entry: dict[str, Any], log_text: str, kernel_name: str, source: s
         reason = next((m for m in plog if not m.startswith("Run pass")), first)
         return CompileError(stage="pass", code=code, type=str(err.get("type", "")), message=reason,
                             file=kernel_name, line=line, line_exact=False, detail=plog[:12])
-    if entry.get("report") == "" and entry.get("output_dirs") and not err.get("node_line"):
+    if re.search(r"simulat|CostModel", message, re.I):
         stage = "cost_model"
+    elif entry.get("output_dirs") and not err.get("node_line"):
+        stage = "compile"  # raised after tracing, while the graph was being compiled (no pass-manager failure)
     else:
         stage = "frontend"
     line, exact = None, True

@@ -71,7 +71,8 @@ def _sig3(value: int) -> int:
 class CompileError(BaseModel):
     """Why the real toolchain rejected the kernel, mapped to a kernel line where possible.
 
-    ``stage``: ``frontend`` (parser / graph construction, raised while tracing), ``pass`` (the pass pipeline;
+    ``stage``: ``frontend`` (parser / graph construction, raised while tracing), ``compile`` (a check raised
+    after tracing while the graph is compiled, e.g. a tile missing for an inserted copy), ``pass`` (the pass pipeline;
     the reason is read from the plog file), ``cost_model`` (simulation), ``wrapper`` (host code around the
     kernel failed under the real ``pypto``), ``crash`` (the process died), ``timeout``.
     ``line_exact`` is False when the line was inferred (e.g. from the op named in a plog message).
@@ -79,7 +80,7 @@ class CompileError(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    stage: Literal["frontend", "pass", "cost_model", "wrapper", "crash", "timeout"]
+    stage: Literal["frontend", "compile", "pass", "cost_model", "wrapper", "crash", "timeout"]
     code: str | None = None
     type: str = ""
     message: str = ""
