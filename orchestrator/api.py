@@ -88,7 +88,8 @@ def _services(op_dir: Path, run_id: str, meta: RunMeta, *, agents: AgentSet | No
             raise ForgeError(f"run {run_id} used an injected verifier; pass it again to resume")
         verifier = _default_verifier()
     return Services(agents=agents, verifier=verifier, trace=trace, clock=clock, approve=approve,
-                    module_gate=meta.module_gate, budget=meta.budget)
+                    module_gate=meta.module_gate, budget=meta.budget, perf=meta.perf, perf_budget=meta.perf_budget,
+                    toolchain_python=meta.toolchain_python)
 
 
 def copy_op_inputs(src: Path | str, dest: Path | str, *, traces: bool = True) -> Path:
@@ -212,8 +213,9 @@ def run(op_dir: Path | str, *, agents: AgentSet | None = None, agents_spec: str 
         clock: Callable[[], _dt.datetime] = utc_now, budget: int = 10, module_gate: bool = True,
         run_id: str | None = None, prompt: PromptFn | None = None, on_update: UpdateFn | None = None,
         on_start: StartFn | None = None, model_options: dict | None = None, fresh: bool = False,
-        check_intake: bool = True) -> RunResult:
-    """Start a new run on ``op_dir``.
+        check_intake: bool = True, perf: bool = False, perf_budget: int = 3,
+        toolchain_python: str | None = None) -> RunResult:
+    """Start a new run on ``op_dir`` (``perf``: performance stage after the final gate, docs/performance.md).
 
     Agents: ``agents`` (injected), ``agents_spec`` (``scripted:<script.yaml>``), else the configured model
     (``model_options``, ``FORGE_MODEL*``, forge.toml), recorded into the run's trace; with no model configured
@@ -255,7 +257,8 @@ def run(op_dir: Path | str, *, agents: AgentSet | None = None, agents_spec: str 
     meta = RunMeta(run_id=rid, agents=spec, approve=approve, budget=budget, module_gate=module_gate,
                    verifier="injected" if verifier is not None else "runtime", model_options=options,
                    clock_origin=clock.origin.isoformat() if isinstance(clock, LogicalClock) else None,
-                   created=clock().isoformat(), user_files=_design_hashes(root))
+                   created=clock().isoformat(), user_files=_design_hashes(root), perf=perf, perf_budget=perf_budget,
+                   toolchain_python=toolchain_python)
     if agents is None:
         preflight(spec, root, options)
     with RunLock(root, rid):

@@ -39,7 +39,7 @@ from agents.contracts import (
 from orchestrator.errors import ForgeError
 from orchestrator.gates import GateDecision, GateRequest
 from orchestrator.logical_clock import LogicalClock
-from orchestrator.scripted import pick_attempt
+from orchestrator.scripted import is_perf_dispatch, pick_attempt
 
 __all__ = ["AUTHOR_BASE_URL", "AUTHOR_MODEL", "AuthoredTrace", "author_trace"]
 
@@ -108,6 +108,8 @@ class _Answers:
 
     def implement(self, ctx: ImplementContext) -> None:
         files = self.script["implement"].get(ctx.module) or self.script["implement"].get(str(ctx.module))
+        if is_perf_dispatch(ctx):  # performance stage: one variant file per perf dispatch
+            files = self.script.get("perf")
         if not files:
             raise ForgeError(f"authoring: no implement entry for module {ctx.module}")
         entry = pick_attempt(list(files), ctx.attempt)
@@ -219,7 +221,8 @@ def author_trace(op_dir: Path | str, *, script: Path | str | None = None, name: 
         trace.update_manifest(producer=str(data.get("producer") or "authored for the workspace"),
                               authored=True, clock_origin=AUTHOR_ORIGIN)
         result = api.run(work, agents=agents, approve="prompt", prompt=answers.decide, trace=trace,
-                         clock=clock, run_id=run_id)
+                         clock=clock, run_id=run_id, perf=bool(data.get("perf")),
+                         perf_budget=len(data.get("perf") or []) or 3)
         trace.close()
         if result.status != "delivered":
             raise ForgeError(f"authored run of {root.name} ended {result.status!r} at {result.node!r}, "

@@ -17,8 +17,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-GateName = Literal["design", "module", "final", "blocked"]
-GATES: tuple[str, ...] = ("design", "module", "final", "blocked")
+GateName = Literal["design", "module", "final", "blocked", "perf_start", "perf_deliver"]
+GATES: tuple[str, ...] = ("design", "module", "final", "blocked", "perf_start", "perf_deliver")
 
 BLOCKED_CHOICES = ("hint", "raise_budget", "rollback", "abort")
 """Choices at the blocked gate: add a hint and retry, raise the attempt budget, roll back to design, abort."""

@@ -18,6 +18,13 @@ from orchestrator.nodes.design_check import design_check
 from orchestrator.nodes.gates import gate_blocked, gate_design, gate_final, gate_module
 from orchestrator.nodes.implement import implement
 from orchestrator.nodes.intake import intake
+from orchestrator.nodes.perf import after_perf, perf
+from orchestrator.nodes.perf_gates import (
+    after_gate_perf_deliver,
+    after_gate_perf_start,
+    gate_perf_deliver,
+    gate_perf_start,
+)
 from orchestrator.nodes.plan_stages import plan_stages
 from orchestrator.nodes.report import report
 from orchestrator.nodes.verify import verify
@@ -30,6 +37,7 @@ NODES = {
     "plan_stages": plan_stages, "implement": implement, "verify": verify, "debug": debug, "audit": audit,
     "gate_module": gate_module, "cleanup": cleanup, "verify_final": verify_final, "gate_final": gate_final,
     "gate_blocked": gate_blocked, "report": report,
+    "gate_perf_start": gate_perf_start, "perf": perf, "gate_perf_deliver": gate_perf_deliver,
 }
 
 _BRANCHES = {
@@ -43,11 +51,14 @@ _BRANCHES = {
     "gate_module": (routing.after_gate_module, ["implement", "cleanup"]),
     "cleanup": (routing.after_cleanup, ["verify_final", "gate_final"]),
     "verify_final": (routing.after_verify_final, ["gate_final", "gate_blocked"]),
-    "gate_final": (routing.after_gate_final, ["report", "implement"]),
+    "gate_final": (routing.after_gate_final, ["report", "implement", "gate_perf_start"]),
+    "gate_perf_start": (after_gate_perf_start, ["perf", "report"]),
+    "perf": (after_perf, ["perf", "gate_perf_deliver"]),
+    "gate_perf_deliver": (after_gate_perf_deliver, ["report"]),
     "gate_blocked": (routing.after_gate_blocked, ["design", "implement", "report"]),
 }
 
-GATE_NODES = ("gate_design", "gate_module", "gate_final", "gate_blocked")
+GATE_NODES = ("gate_design", "gate_module", "gate_final", "gate_blocked", "gate_perf_start", "gate_perf_deliver")
 
 
 def build_graph() -> StateGraph:

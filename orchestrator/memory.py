@@ -137,6 +137,16 @@ def render_memory(state: ForgeState) -> str:
     lines += _table(VERIFY_HEADER, [verify_cells(r) for r in state.get("verify_log", [])], "_no verification yet_")
     lines.append("")
 
+    perf = state.get("perf") or {}
+    if perf.get("baseline"):
+        from orchestrator.perf import PerfSummary  # the perf stage's table, rounded as agents see it
+
+        summary = PerfSummary.model_validate(perf)
+        lines += ["## Performance stage", "", f"status: {summary.status}; scored by {summary.unit()}; "
+                  f"budget {summary.budget} variant(s)", ""]
+        lines += summary.table(rounded=True)
+        lines.append("")
+
     lines += ["## Per-module lint history", ""]
     lines += _table(["When", "Module", "File", "Blocking rules", "Resolution"],
                     [[r.get("when"), r.get("module"), r.get("file"), r.get("rules"), r.get("resolution", "")]

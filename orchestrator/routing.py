@@ -75,7 +75,10 @@ def after_verify_final(state: ForgeState) -> str:
 
 
 def after_gate_final(state: ForgeState) -> str:
-    return "report" if state.get("outcome") == "delivered" else "implement"
+    if state.get("outcome") != "delivered":
+        return "implement"
+    perf = state.get("perf") or {}
+    return "gate_perf_start" if perf.get("requested") and perf.get("status", "pending") == "pending" else "report"
 
 
 def after_gate_blocked(state: ForgeState) -> str:

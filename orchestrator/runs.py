@@ -32,6 +32,10 @@ class RunMeta(BaseModel):
     approve: str
     budget: int = 10
     module_gate: bool = True
+    perf: bool = False
+    """Run the performance stage after the final gate (``--perf``)."""
+    perf_budget: int = 3
+    toolchain_python: str | None = None
     verifier: str = "runtime"
     """``runtime`` (runtime.verify) or ``injected`` (tests; must be passed again on resume)."""
     model_options: dict[str, str] = Field(default_factory=dict)

@@ -69,6 +69,13 @@ def compute_lines(source: str) -> list[tuple[int, str]]:
     return out
 
 
+def is_perf_dispatch(ctx: ImplementContext) -> bool:
+    """True for an implementer dispatch of the performance stage (its feedback starts with the perf marker)."""
+    from orchestrator.perf import PERF_MARKER
+
+    return bool(ctx.feedback) and ctx.feedback[-1].startswith(PERF_MARKER)
+
+
 def pick_attempt(entries: list, attempt: int):
     """Entry ``attempt`` (1-based) of a per-attempt list; the last entry repeats for later attempts."""
     return entries[min(max(attempt, 1), len(entries)) - 1]
@@ -112,6 +119,10 @@ class ScriptedAgents:
         self._maybe_pause(ctx.module, ctx.attempt)
         table = self.script.get("implement") or {}
         entries = table.get(ctx.module) or table.get(str(ctx.module))
+        if is_perf_dispatch(ctx):  # performance stage: `perf: [variant files]` (orchestrator.perf)
+            entries = self.script.get("perf") or []
+            if not entries:
+                raise AgentError("implementer", "the script has no perf variants")
         if not entries:
             raise AgentError("implementer", f"the script has no files for module {ctx.module}")
         e = pick_attempt(entries, ctx.attempt)

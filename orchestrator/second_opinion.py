@@ -8,9 +8,10 @@ mode (``runtime.toolchain``) when an interpreter with it is configured. The answ
   gate, written as a probe candidate into the run directory (``fidelity/``), never a silent pass;
 * the **cost-model figures** (cycles, utilisation, per-pipe usage) for the final gate, README and report.
 
-Replay: the result is stored in the trace as a ``verify`` event with ``node="toolchain"``. A replay takes
-it from the trace (no pypto needed, deterministic); a strict replay whose trace has none does not run the
-toolchain at all, so traces recorded without it replay unchanged.
+Replay: the result is stored in the trace as a ``verify`` event with ``node="toolchain"`` and ``verdict``
+null (it is not a verdict). A replay takes it from the trace (no pypto needed, deterministic) and emits it
+again; a strict replay whose trace has none does not run the toolchain at all, so traces recorded without
+it replay unchanged.
 """
 
 from __future__ import annotations
@@ -119,7 +120,9 @@ def toolchain_result(svc: Services, root: Path, target: str, *, node: str = TRAC
     recorded = getattr(svc.trace, "recorded", None)
     if callable(recorded):
         events = recorded("verify", node=node, target=target, target_sha256=sha)
-        if events:
+        if events:  # re-emitted so the replay's trace is as complete as the recording
+            svc.trace.emit("verify", node=node, target=target, target_sha256=sha, verdict=None,
+                           toolchain=events[0]["toolchain"])
             return ToolchainResult.model_validate(events[0]["toolchain"]), "replay"
     if getattr(svc.trace, "mode", "live") == "replay":
         return None, "none"
@@ -131,8 +134,8 @@ def toolchain_result(svc: Services, root: Path, target: str, *, node: str = TRAC
         return None, "none"
     if res.status == "unavailable":
         return None, "none"
-    svc.trace.emit("verify", node=node, target=target, target_sha256=sha,
-                   toolchain=res.model_dump(mode="json", exclude=_EXCLUDE))
+    svc.trace.emit("verify", node=node, target=target, target_sha256=sha, verdict=None,  # a second opinion,
+                   toolchain=res.model_dump(mode="json", exclude=_EXCLUDE))           # never a verdict
     return res, "live"
 
 
@@ -158,7 +161,7 @@ def _write_probe(root: Path, run_id: str, target: str, res: ToolchainResult) -> 
         shutil.copyfile(root / target, dest / Path(target).name)
         (dest / f"{Path(target).stem}.real.json").write_text(json.dumps(
             {"kernel": Path(target).name, "emulator": "PASS", "real": res.model_dump(mode="json", exclude=_EXCLUDE),
-             "how_to_use": "add as a probe in tests/toolchain/probes with this expectation; the emulator should "
+             "how_to_use": "add as a probe in tests/toolchain/fixtures/probes with this expectation; the emulator should "
                            "reject it the same way"}, indent=2) + "\n", encoding="utf-8")
     except OSError as exc:
         log.warning("could not write the fidelity probe candidate: %s", exc)

@@ -85,6 +85,10 @@ class Services:
     answer_pending: bool = False
     """Set by the driver when it resumes a gate with a human decision: the waiting gate must take it from
     ``interrupt()`` even when the approval mode is now ``auto``."""
+    perf: bool = False
+    """Run the performance stage after the final gate (``--perf``; orchestrator.perf)."""
+    perf_budget: int = 3
+    """Variants the implementer may propose in the performance stage."""
     toolchain_python: str | None = None
     """Interpreter with the real pypto for the second opinion (None: ``$PTO_FORGE_PYPTO_PYTHON`` or this one
     when it has pypto; unavailable otherwise). See :mod:`orchestrator.second_opinion`."""

@@ -76,6 +76,8 @@ class ForgeState(TypedDict, total=False):
     """The last gate decision: {gate, module, decision, note}."""
     gate_counts: dict[str, int]
     final: dict
+    perf: dict | None
+    """The optional performance stage (``--perf``): ``orchestrator.perf.PerfSummary`` as a dict."""
     outcome: str | None
     """``delivered`` | ``aborted`` | None while running."""
     stop_reason: str | None

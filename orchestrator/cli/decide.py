@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 
 from orchestrator.cli._common import console, fail
+from orchestrator.gates import GATES
 
 
 def register(sub) -> None:
     p = sub.add_parser("approve", help="approve the gate the run waits at (blocked gate: --choice)")
     p.add_argument("op_dir", help="operator directory")
-    p.add_argument("--gate", choices=["design", "module", "final", "blocked"], help="expected gate (checked)")
+    p.add_argument("--gate", choices=list(GATES), help="expected gate (checked)")
     p.add_argument("--note", default="", help="a note for the agents")
     p.add_argument("--choice", choices=["hint", "raise_budget", "rollback", "abort"],
                    help="at the blocked gate: hint (needs --note), raise_budget, rollback to design, abort")
@@ -18,7 +19,7 @@ def register(sub) -> None:
     p.set_defaults(func=_approve)
     r = sub.add_parser("reject", help="reject the gate the run waits at, with a note for the agents")
     r.add_argument("op_dir", help="operator directory")
-    r.add_argument("--gate", choices=["design", "module", "final", "blocked"], help="expected gate (checked)")
+    r.add_argument("--gate", choices=list(GATES), help="expected gate (checked)")
     r.add_argument("--note", default="", help="why (required; the agents read it)")
     r.set_defaults(func=_reject)
 

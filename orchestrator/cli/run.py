@@ -24,6 +24,13 @@ def register(sub) -> None:
     p.add_argument("--fresh", action="store_true",
                    help="move an earlier run's artifacts (kernel, stage files, a design it wrote, MEMORY.md, "
                         "README.md) to .forge/previous/ first; a design you provided stays")
+    p.add_argument("--perf", action="store_true",
+                   help="after the final gate: performance stage (verified variants scored by the cost model; "
+                        "docs/performance.md)")
+    p.add_argument("--perf-budget", type=int, default=3, metavar="N", help="variants in the performance stage")
+    p.add_argument("--pypto-python", default=None, metavar="PYTHON",
+                   help="interpreter with the real pypto for the second opinion and the cost model "
+                        "(default: $PTO_FORGE_PYPTO_PYTHON; docs/toolchain.md)")
     p.set_defaults(func=_run)
 
 
@@ -33,6 +40,8 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.budget < 1:
         return fail("--budget must be at least 1", 2)
+    if args.perf_budget < 1:
+        return fail("--perf-budget must be at least 1", 2)
     options = {k: v for k, v in (("model", args.model), ("base_url", args.base_url)) if v}
     if not args.agents and (Path(args.op_dir) / "SPEC.md").is_file():  # else api.run says what is wrong
         kind, why = api.describe_agents(args.op_dir, options)
@@ -42,4 +51,5 @@ def _run(args: argparse.Namespace) -> int:
     return drive(args.op_dir, lambda: api.run(
         args.op_dir, agents_spec=args.agents, approve=args.approve, budget=args.budget,
         module_gate=not args.no_module_gate, prompt=ask(console, args.op_dir, progress), on_update=progress,
-        on_start=progress.start, model_options=options, fresh=args.fresh), progress)
+        on_start=progress.start, model_options=options, fresh=args.fresh, perf=args.perf,
+        perf_budget=args.perf_budget, toolchain_python=args.pypto_python), progress)

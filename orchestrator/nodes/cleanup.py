@@ -7,6 +7,7 @@ from langgraph.runtime import Runtime
 from orchestrator.cleanup import cleanup_source, render_readme
 from orchestrator.nodes._common import dev, node, op_path, read_text, services
 from orchestrator.paths import final_file, sha256_file, stage_suffix
+from orchestrator.perf import request_update as perf_request_update
 from orchestrator.second_opinion import attach as attach_second_opinion
 from orchestrator.state import ForgeState
 from runtime.interfaces import parse_interfaces
@@ -26,7 +27,7 @@ def cleanup(state: ForgeState, runtime: Runtime) -> dict:
                  "file": final_file(op)}
         readme = attach_second_opinion(svc, dict(state), root, final_file(op), final, readme)  # real compiler
         (root / "README.md").write_text(readme, encoding="utf-8")
-        return {"phase": "final", "final": final,
+        return {"phase": "final", "final": final, **perf_request_update(svc),
                 "dev_log": [dev(svc, "cleanup", "L0: README.md from SPEC.md", "written", "final gate")]}
     interfaces, _ = parse_interfaces(read_text(root / "module_interfaces.yaml"))  # approved, so valid
     text = cleanup_source(read_text(root / last["stage_file"]), op, stage_suffix(len(mods)),

@@ -8,6 +8,7 @@ from orchestrator.cleanup import render_readme
 from orchestrator.nodes._common import dev, node, op_path, report_divergence, services
 from orchestrator.nodes.verify import disk_matches, run_verifier, stop_if_not_candidates
 from orchestrator.paths import final_file, sha256_file
+from orchestrator.perf import request_update as perf_request_update
 from orchestrator.second_opinion import attach as attach_second_opinion
 from orchestrator.state import ForgeState
 
@@ -39,7 +40,7 @@ def verify_final(state: ForgeState, runtime: Runtime) -> dict:
                                module_count=len(state["modules"]), verdict=verdict, report_hash=outcome.report_hash)
         readme = attach_second_opinion(svc, dict(state), root, target, final, readme)  # real compiler, if any
         (root / "README.md").write_text(readme, encoding="utf-8")
-        update.update(phase="final", blocked=None)
+        update.update(phase="final", blocked=None, **perf_request_update(svc))
         update["dev_log"] = [dev(svc, "verify_final", f"verify {target}", f"PASS report {outcome.report_hash[:12]}",
                                  "final gate")]
         return update

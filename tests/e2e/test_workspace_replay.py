@@ -23,7 +23,7 @@ from runtime.verify import verify
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKSPACE = ROOT / "workspace"
-OPS = ["silu", "rms_norm", "sdpa", "swiglu_mlp", "layer_norm_backward"]
+OPS = ["silu", "rms_norm", "sdpa", "swiglu_mlp", "layer_norm_backward", "quick_gelu"]
 ARTIFACTS = ("DESIGN.md", "module_interfaces.yaml", "MEMORY.md", "README.md")
 
 
@@ -157,3 +157,25 @@ def test_manifest_says_how_the_trace_was_produced(op: str) -> None:
                                                                              "verifier", "debugger"}
     blob = json.dumps(manifest).lower()
     assert "api_key" not in blob and "authorization" not in blob
+
+
+def test_perf_stage_replays_offline_and_delivers_a_faster_verified_kernel(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """quick_gelu's trace runs the perf stage (issue 18): the cost figures come from the trace, no pypto needed."""
+    import runtime.toolchain._engine as engine
+
+    monkeypatch.setattr(engine, "find_pypto_python", lambda explicit=None: None)  # as on a machine without it
+    op_dir = fresh_copy("quick_gelu", tmp_path)
+    result = api.run(op_dir)
+    assert result.status == "delivered" and result.divergences == []
+    state = api.status(op_dir)
+    perf = state.final["perf"]
+    assert perf["scorer"] == "cost_model" and perf["delivered"] == 2
+    assert perf["delivered_score"] < perf["baseline"]  # fewer simulated cycles than the first verified kernel
+    assert (perf["baseline"], perf["delivered_score"]) == (20568, 15806)  # as recorded by pypto 0.2.0
+    assert "TILE = 8" in (op_dir / "quick_gelu_impl.py").read_text(encoding="utf-8")
+    assert verify(op_dir, op_dir / "quick_gelu_impl.py").verdict == "PASS"
+    readme = (op_dir / "README.md").read_text(encoding="utf-8")
+    assert "## Performance stage" in readme and "v2 (best)" in readme
+    memory = (op_dir / "MEMORY.md").read_text(encoding="utf-8")
+    assert "| v2 (best) | PASS | 15800 | 7900 |" in memory  # agents' view: 3 significant digits

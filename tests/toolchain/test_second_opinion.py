@@ -78,7 +78,8 @@ def test_replay_takes_the_recorded_answer_offline(op: Path, monkeypatch: pytest.
     svc = FakeServices(FakeTrace("replay", [event]))
     res, source = so.toolchain_result(svc, op, "silu_impl.py")  # type: ignore[arg-type]
     assert source == "replay" and res is not None and res.cost is not None and res.cost.total_cycles == 7103
-    assert svc.trace.emitted == []
+    assert [(k, f["node"], f["verdict"], f["toolchain"]) for k, f in svc.trace.emitted] == \
+        [("verify", "toolchain", None, event["toolchain"])]  # re-emitted as recorded
 
 
 def test_strict_replay_without_a_recorded_answer_does_not_run_it(op: Path, monkeypatch: pytest.MonkeyPatch) -> None:
