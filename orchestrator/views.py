@@ -242,6 +242,34 @@ def final_view(op_dir: Path, run_id: str, values: dict) -> GateView:
     view.cases = case_rows(report)
     view.counters = {k: v for k, v in ((report or {}).get("counters") or {}).items()
                      if isinstance(v, int | float) and not isinstance(v, bool)}
+    from orchestrator.second_opinion import from_state as second_opinion  # real compiler, when it ran
+
+    opinion = second_opinion(values)
+    if opinion is not None:
+        view.facts.append(("real compiler", opinion.summary))
+        if opinion.fidelity_finding:
+            view.facts.append(("FIDELITY FINDING", opinion.fidelity_finding))
+            view.facts.append(("probe candidate", str(opinion.probe_candidate)))
+        for s in opinion.shapes:
+            if s.get("total_cycles") is not None:
+                view.facts.append((f"cycles {s['case']}", f"{s['total_cycles']} (utilisation "
+                                                          f"{s.get('utilization_percent')}%)"))
+    return view
+
+
+def perf_view(values: dict, gate: str) -> GateView:
+    """The perf stage's gates: baseline before, the table of verified variants after (orchestrator.perf)."""
+    from orchestrator.perf import PerfSummary
+
+    p = PerfSummary.model_validate(values.get("perf") or {})
+    view = GateView(gate=gate, title="performance stage")
+    view.facts = [("scored by", p.unit()), ("budget", f"{p.budget} variant(s)")]
+    for r in p.rows():
+        name = "baseline" if r.variant == 0 else f"v{r.variant}"
+        score = r.score(p.scorer)
+        view.facts.append((name + (" (best)" if r.variant == p.best and gate == "perf_deliver" else ""),
+                           f"{r.verdict or 'PASS'}" + ("" if score is None else f", {score:g} {p.unit()}")
+                           + (f" - {r.note}" if r.note else "")))
     return view
 
 
@@ -275,4 +303,6 @@ def gate_view(op_dir: Path, run_id: str, values: dict, gate: str, module: int | 
         return module_view(op_dir, run_id, values, int(module or values.get("active") or 1))
     if gate == "final":
         return final_view(op_dir, run_id, values)
+    if gate in ("perf_start", "perf_deliver"):
+        return perf_view(values, gate)
     return blocked_view(op_dir, run_id, values)
