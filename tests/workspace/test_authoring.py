@@ -28,7 +28,7 @@ from runtime.verify import VerifyReport, verify
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKSPACE = ROOT / "workspace"
-OPS = ("silu", "rms_norm", "sdpa", "swiglu_mlp", "layer_norm_backward")
+OPS = ("silu", "rms_norm", "sdpa", "swiglu_mlp", "layer_norm_backward", "flash_attention")
 VERDICTS = {"PASS", "FAIL_LINT", "FAIL_RUNTIME", "FAIL_NUMERIC", "FAIL_CHEAT", "ERROR"}
 _QUOTED = re.compile(r'"([^"]+)"')
 
@@ -451,3 +451,15 @@ def test_a_shipped_trace_localises_with_checkpoint_tensors() -> None:
                 if payload.get("method") == "auto+checkpoint" and payload.get("first_checkpoint"):
                     found.append((op, e["module"], payload["first_checkpoint"]))
     assert ("layer_norm_backward", 3, "mean_gx") in found, found
+
+
+def test_flash_attention_rebinding_is_caught_numerically_and_fixed_with_the_device_idiom(reports: Reports) -> None:
+    """Issue 17: Python re-binding of the running state inside pypto.loop fails on numbers, not on lint."""
+    bad = reports.get("flash_attention", 1, 1)
+    assert bad.verdict == "FAIL_NUMERIC" and not bad.lint.blocking
+    assert all(c.status == "fail_numeric" for c in bad.cases)
+    codes = {d["code"] for c in bad.cases for d in c.diagnostics}
+    assert "EMU_STALE_REBIND" in codes
+    fixed = attempt_source("flash_attention", 1, 2)
+    assert "pypto.is_loop_begin(j)" in fixed and "acc[:] = " in fixed and "l_run[:] = " in fixed
+    assert "acc = pypto.add" in attempt_source("flash_attention", 1, 1)
