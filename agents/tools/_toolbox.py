@@ -272,7 +272,7 @@ def _api_surface() -> frozenset[str] | None:
 
 
 def _api_notes(skills: SkillLibrary, name: str) -> str:
-    """Lines of skills/pypto-api.md that mention ``pypto.<name>`` or ``<name>(``, with their section ids."""
+    """Lines of agents/skills/pypto-api.md that mention ``pypto.<name>`` or ``<name>(``, with their section ids."""
     try:
         sections = skills.sections("pypto-api")
     except SkillError:

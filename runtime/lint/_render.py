@@ -66,11 +66,11 @@ def render_text(findings: list[Finding], *, sources: dict[str, str] | None = Non
 
 
 def render_skill() -> str:
-    """The text of ``skills/lint-rules.md`` (a test checks the committed file equals this)."""
+    """The text of ``agents/skills/lint-rules.md`` (a test checks the committed file equals this)."""
     lines = [
         "# Lint rules (generated from runtime/lint/_table.py — do not edit by hand)",
         "",
-        "Regenerate: `python -m runtime.lint --list-rules > skills/lint-rules.md`.",
+        "Regenerate: `python -m runtime.lint --list-rules > agents/skills/lint-rules.md`.",
         "Run: `python -m runtime.lint <file-or-op-dir> [--stage design|module|final] [--op-dir D] "
         "[--previous-stage F] [--json]`.",
         "S0 and S1 findings with status FAIL block the gate (exit status 2); S2 warns, S3 informs.",

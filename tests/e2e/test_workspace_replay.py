@@ -99,7 +99,7 @@ def test_two_replays_give_identical_artifacts_and_history(tmp_path: Path) -> Non
 def test_a_changed_prompt_makes_the_replay_diverge_with_a_readable_diff(tmp_path: Path) -> None:
     op_dir = fresh_copy("silu", tmp_path)
     prompts = tmp_path / "prompts"
-    shutil.copytree(ROOT / "prompts", prompts)
+    shutil.copytree(ROOT / "agents" / "prompts", prompts, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
     text = (prompts / "designer.md").read_text(encoding="utf-8")
     (prompts / "designer.md").write_text(text.replace("DESIGN.md", "DESIGN.MD", 1), encoding="utf-8")  # one byte
     source = op_dir / "traces" / "default"

@@ -1,4 +1,7 @@
-"""Prompt templates: ``prompts/<role>.md``, versioned files whose sha256 goes into every trace record.
+"""Prompt templates: ``agents/prompts/<role>.md``, versioned files whose sha256 goes into every trace record.
+
+The templates are package data of this package (found with ``importlib.resources``), so an installed wheel
+has them wherever it is installed.
 
 Templates use ``{{name}}`` placeholders; rendering with a missing or unused value is an error, so a template
 and its caller cannot drift apart silently.
@@ -8,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
 from agents.trace import sha256_text
@@ -22,7 +26,11 @@ class PromptError(ValueError):
 
 
 def default_prompts_dir() -> Path:
-    return Path(__file__).resolve().parents[1] / "prompts"
+    """The directory of the shipped templates (this package's data files)."""
+    root = resources.files(__name__)
+    if not isinstance(root, Path):  # a zipped install: the templates would need extracting first
+        raise PromptError(f"{__name__} must be installed as files (found {root!r})")
+    return root
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """The skills library: what agents may read, split into small addressable sections.
 
-A skill file is ``skills/<topic>.md``; every ``## `` heading starts a section whose id is
+A skill file is ``agents/skills/<topic>.md`` (package data of this package, found with
+``importlib.resources`` so an installed wheel has the skills); every ``## `` heading starts a section whose id is
 ``<topic>#<slug>`` (slug = lowercase heading, non-alphanumerics collapsed to ``-``; an explicit
 ``{#id}`` at the end of the heading wins). Roles get a few sections injected into their prompt and may
 read more through the ``read_skill`` tool, limited to the files their role allows and to a cap on how many
@@ -12,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cached_property
+from importlib import resources
 from pathlib import Path
 
 from agents.trace import sha256_text
@@ -27,7 +29,11 @@ class SkillError(LookupError):
 
 
 def default_skills_dir() -> Path:
-    return Path(__file__).resolve().parents[1] / "skills"
+    """The directory of the shipped skill files (this package's data files)."""
+    root = resources.files(__name__)
+    if not isinstance(root, Path):  # a zipped install: the skills would need extracting first
+        raise SkillError(f"{__name__} must be installed as files (found {root!r})")
+    return root
 
 
 def _headings(text: str) -> list[re.Match[str]]:
@@ -89,7 +95,7 @@ ROLE_SKILLS: dict[str, RoleSkills] = {
 
 
 class SkillLibrary:
-    """Read-only access to ``skills/``.
+    """Read-only access to the skill files (``agents/skills/*.md``).
 
     Example::
 
