@@ -40,6 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agents.contracts import RoleName
 from agents.llm import Price, PriceTable, RetryPolicy
+from agents.trace import Trace
 
 __all__ = ["ROLES", "AgentsConfig", "ConfigError", "LLMSettings", "load_config", "resolve_for_trace"]
 
@@ -188,7 +189,7 @@ def load_config(
         raise ConfigError(f"{where}: {exc}") from None
 
 
-def resolve_for_trace(config: AgentsConfig, trace: Any) -> tuple[AgentsConfig, str]:
+def resolve_for_trace(config: AgentsConfig, trace: Trace | None) -> tuple[AgentsConfig, str]:
     """Fill what replay needs from the recorded manifest; refuse to call a model that is not configured.
 
     In ``replay`` / ``replay-or-record`` the recorded model of each role and the recorded base URL win over the
@@ -202,8 +203,8 @@ def resolve_for_trace(config: AgentsConfig, trace: Any) -> tuple[AgentsConfig, s
         ConfigError: a role has no model in a mode that may call the model.
     """
     base_url = config.base_url
-    source = getattr(trace, "source", None)
-    mode = getattr(trace, "mode", "record")
+    source = trace.source if trace is not None else None
+    mode = trace.mode if trace is not None else "record"
     if source is not None and mode in ("replay", "replay-or-record"):
         recorded = source.manifest
         models = {r: recorded.models.get(r) or config.models.get(r) for r in ROLES}

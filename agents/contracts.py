@@ -12,7 +12,7 @@ directory, always with forward slashes.
 
 from __future__ import annotations
 
-from typing import Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -211,8 +211,12 @@ class AgentSet(Protocol):
 class TraceSink(Protocol):
     """Where the orchestrator writes its events (one events.jsonl per run, shared with the LLM recorder).
 
-    Implemented by ``agents.trace``; see ``../shared/spec/traces.md`` for event kinds and fields.
+    Implemented by ``agents.trace.Trace``; see ``../shared/spec/traces.md`` for event kinds and fields. Every
+    member a caller uses is declared here, so callers call them and never probe with ``getattr``.
     """
+
+    mode: str
+    """``record`` | ``replay`` | ``replay-or-record`` (``agents.trace.TRACE_MODES``)."""
 
     def emit(self, kind: str, **fields: object) -> int:
         """Append one event (common fields ``node, agent, module, attempt`` among ``fields``); return its seq."""
@@ -222,4 +226,16 @@ class TraceSink(Protocol):
         """In replay: the human decision recorded at this gate (``{"decision": ..., "note": ...}``), else None."""
         ...
 
+    def recorded(self, kind: str, **match: Any) -> list[dict[str, Any]]:
+        """In replay: the source trace's events of ``kind`` whose fields equal ``match``; else []."""
+        ...
+
+    def update_manifest(self, **fields: Any) -> None:
+        """Set manifest fields (models, prompt hashes, clock origin, ...)."""
+        ...
+
     def flush(self) -> None: ...
+
+    def close(self) -> None:
+        """Flush and close the events file (idempotent)."""
+        ...

@@ -355,9 +355,7 @@ def resume(op_dir: Path | str, *, agents: AgentSet | None = None, verifier: Veri
                 decision = prompt(req)
             if decision is None:
                 write_pending(root, rid, req, interactive=False)
-                close = getattr(svc.trace, "close", None)
-                if callable(close):
-                    close()
+                svc.trace.close()
                 hint = (f"still waiting at gate '{req.gate}' ({req.gate_id(rid).label()}): record a decision with "
                         f"`python -m orchestrator approve {op_dir}` or `reject ... --note`")
                 return build_result(root, rid, snap_values, req).model_copy(update={

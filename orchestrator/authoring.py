@@ -36,6 +36,7 @@ from agents.contracts import (
     ImplementContext,
     ImplementResult,
 )
+from agents.trace import TraceReader
 from orchestrator.errors import ForgeError
 from orchestrator.gates import GateDecision, GateRequest
 from orchestrator.logical_clock import LogicalClock
@@ -234,10 +235,10 @@ def author_trace(op_dir: Path | str, *, script: Path | str | None = None, name: 
         if out.exists():
             shutil.rmtree(out)
         shutil.copytree(trace_dir(work, run_id), out)
-    events = [json.loads(line) for line in (out / "events.jsonl").read_text(encoding="utf-8").splitlines() if line]
+    events = TraceReader(out).events
     return AuthoredTrace(op_dir=root, trace_dir=out, status=result.status,
-                         llm_calls=sum(e.get("kind") == "llm_call" for e in events),
-                         tool_calls=sum(e.get("kind") == "tool_call" for e in events),
+                         llm_calls=sum(e.kind == "llm_call" for e in events),
+                         tool_calls=sum(e.kind == "tool_call" for e in events),
                          decisions=answers.used_decisions)
 
 

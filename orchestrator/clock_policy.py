@@ -47,9 +47,8 @@ def new_id(clock: Callable[[], _dt.datetime]) -> str:
 
 def note_clock(trace: TraceSink | None, clock: Callable[[], _dt.datetime]) -> None:
     """Record a logical clock's origin in the trace manifest (so a replay reads the same times)."""
-    update = getattr(trace, "update_manifest", None)
-    if isinstance(clock, LogicalClock) and callable(update) and getattr(trace, "mode", "record") != "replay":
-        update(clock_origin=clock.origin.isoformat())
+    if trace is not None and isinstance(clock, LogicalClock) and trace.mode != "replay":
+        trace.update_manifest(clock_origin=clock.origin.isoformat())
 
 
 def make_trace(op_dir: Path, run_id: str, clock: Callable[[], _dt.datetime]) -> TraceSink:

@@ -67,9 +67,7 @@ def drive(op_dir: Path, run_id: str, svc: Services, first_input: object, *, prom
     finally:
         if not clean:
             reap_children()
-        close = getattr(svc.trace, "close", None)
-        if callable(close):
-            close()
+        svc.trace.close()
         tempfile.tempdir = saved_tempdir
         if saved_env is None:
             os.environ.pop("TMPDIR", None)

@@ -168,8 +168,7 @@ def request(svc: Any) -> dict[str, Any] | None:
     """
     wanted = bool(getattr(svc, "perf", False))
     if not wanted:
-        recorded = getattr(svc.trace, "recorded_decision", None)
-        wanted = callable(recorded) and recorded("perf_start", None, 0) is not None
+        wanted = svc.trace.recorded_decision("perf_start", None, 0) is not None
     if not wanted:
         return None
     return PerfSummary(requested=True, budget=int(getattr(svc, "perf_budget", 3) or 3)).model_dump(mode="json")

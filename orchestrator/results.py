@@ -6,11 +6,11 @@ verified transitions) read the run's ``events.jsonl`` through one function, :fun
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from agents.trace import read_events
 from orchestrator.gates import GateRequest, RecordedDecision
 from orchestrator.paths import list_runs, trace_dir
 
@@ -77,14 +77,8 @@ def build_result(op_dir: Path, run_id: str, values: dict, gate: GateRequest | No
 
 def trace_events(op_dir: Path, run_id: str) -> list[dict]:
     """The events of a run's trace, in order (unreadable lines, e.g. a torn last line after a kill, skipped)."""
-    path = trace_dir(op_dir, run_id) / "events.jsonl"
-    events = []
-    for line in path.read_text(encoding="utf-8").splitlines() if path.is_file() else []:
-        try:
-            events.append(json.loads(line))
-        except ValueError:
-            continue
-    return events
+    events, _ = read_events(trace_dir(op_dir, run_id) / "events.jsonl", torn_ok=True)
+    return [e.model_dump(mode="json") for e in events]
 
 
 def trace_cost(op_dir: Path, run_id: str) -> float | None:

@@ -117,14 +117,12 @@ def toolchain_result(svc: Services, root: Path, target: str, *, node: str = TRAC
     whose trace holds no answer for this file). A live answer is emitted as a trace event.
     """
     sha = sha256_file(root / target)
-    recorded = getattr(svc.trace, "recorded", None)
-    if callable(recorded):
-        events = recorded("verify", node=node, target=target, target_sha256=sha)
-        if events:  # re-emitted so the replay's trace is as complete as the recording
-            svc.trace.emit("verify", node=node, target=target, target_sha256=sha, verdict=None,
-                           toolchain=events[0]["toolchain"])
-            return ToolchainResult.model_validate(events[0]["toolchain"]), "replay"
-    if getattr(svc.trace, "mode", "live") == "replay":
+    events = svc.trace.recorded("verify", node=node, target=target, target_sha256=sha)
+    if events:  # re-emitted so the replay's trace is as complete as the recording
+        svc.trace.emit("verify", node=node, target=target, target_sha256=sha, verdict=None,
+                       toolchain=events[0]["toolchain"])
+        return ToolchainResult.model_validate(events[0]["toolchain"]), "replay"
+    if svc.trace.mode == "replay":
         return None, "none"
     python = getattr(svc, "toolchain_python", None)
     try:

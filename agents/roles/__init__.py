@@ -74,10 +74,9 @@ class LLMAgents:
             op_dir=Path(op_dir) if op_dir is not None else None,
         )
 
-        update = getattr(trace, "update_manifest", None)
-        if callable(update):
-            update(models=dict(config.models), base_url=normalize_base_url(self.env.base_url),
-                   prompt_hashes=self.prompt_hashes, skills_hash=self.env.skills.digest, roles=self.role_specs())
+        trace.update_manifest(models=dict(config.models), base_url=normalize_base_url(self.env.base_url),
+                              prompt_hashes=self.prompt_hashes, skills_hash=self.env.skills.digest,
+                              roles=self.role_specs())
 
     def _get_provider(self) -> ChatProvider:
         if self._provider is None:

@@ -27,6 +27,7 @@ from agents.trace._store import (
     TraceReader,
     find_trace_dir,
     hash_op_dir,
+    read_events,
     validate_trace,
 )
 from agents.trace._trace import Trace, comparable_events
@@ -50,6 +51,7 @@ __all__ = [
     "find_trace_dir",
     "hash_op_dir",
     "normalize_base_url",
+    "read_events",
     "request_key",
     "sha256_text",
     "validate_trace",

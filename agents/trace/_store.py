@@ -26,6 +26,7 @@ __all__ = [
     "find_trace_dir",
     "hash_op_dir",
     "package_versions",
+    "read_events",
     "utc_now",
     "validate_trace",
 ]
@@ -94,6 +95,29 @@ def find_trace_dir(path: Path | str) -> Path:
     raise TraceError(f"no trace at {p}: expected {p / 'manifest.json'} (or {p / 'trace' / 'manifest.json'})")
 
 
+def read_events(path: Path, *, torn_ok: bool = False) -> tuple[list[Any], list[str]]:
+    """The one parser of ``events.jsonl``: (typed events, problems as ``events.jsonl:<line>: <loc>: <msg>``).
+
+    A missing file has no events. With ``torn_ok`` an unparsable line is skipped silently (a run that crashed
+    mid-write leaves a torn last line; status and audit readers still want the rest).
+    """
+    events: list[Any] = []
+    problems: list[str] = []
+    lines = path.read_text("utf-8").splitlines() if path.is_file() else []
+    for lineno, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            events.append(EventAdapter.validate_json(line))
+        except ValidationError as exc:
+            if torn_ok:
+                continue
+            first = exc.errors()[0]
+            loc = ".".join(str(x) for x in first.get("loc", ()))
+            problems.append(f"events.jsonl:{lineno}: {loc}: {first.get('msg')}")
+    return events, problems
+
+
 class TraceReader:
     """A recorded trace, loaded and validated, indexed for replay.
 
@@ -114,19 +138,7 @@ class TraceReader:
                 f"{self.dir}: trace format version {self.manifest.format_version} is not supported "
                 f"(this PTO Forge reads version {FORMAT_VERSION})"
             )
-        self.events: list[Any] = []
-        problems: list[str] = []
-        events_path = self.dir / "events.jsonl"
-        lines = events_path.read_text("utf-8").splitlines() if events_path.is_file() else []
-        for lineno, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                self.events.append(EventAdapter.validate_json(line))
-            except ValidationError as exc:
-                first = exc.errors()[0]
-                loc = ".".join(str(x) for x in first.get("loc", ()))
-                problems.append(f"events.jsonl:{lineno}: {loc}: {first.get('msg')}")
+        self.events, problems = read_events(self.dir / "events.jsonl")
         if problems:
             raise TraceError(f"{self.dir}: invalid trace:\n  " + "\n  ".join(problems[:20]))
         self.llm_calls: list[LLMCallEvent] = [e for e in self.events if isinstance(e, LLMCallEvent)]

@@ -40,6 +40,7 @@ from agents.trace._store import (
     TraceMode,
     TraceReader,
     hash_op_dir,
+    read_events,
     utc_now,
 )
 
@@ -147,16 +148,10 @@ class Trace:
         """Continue an existing trace (a resumed run): seq and occurrence counters pick up where they were."""
         assert self.dir is not None
         path = self.dir / "events.jsonl"
-        if not path.is_file():
-            return
-        for lineno, line in enumerate(path.read_text("utf-8").splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                event = EventAdapter.validate_json(line)
-            except ValidationError as exc:
-                raise TraceError(f"{path}:{lineno}: cannot continue a corrupted trace: {exc.errors()[0]['msg']}") \
-                    from None
+        events, problems = read_events(path)
+        if problems:
+            raise TraceError(f"{path.parent}/{problems[0]}: cannot continue a corrupted trace")
+        for event in events:
             self.events.append(event)
             self._seq = max(self._seq, event.seq)
             if isinstance(event, LLMCallEvent):

@@ -108,13 +108,10 @@ def report_divergence(svc: Services, node: str, module: int | None, attempt: int
     The verification tool always runs live; a verdict that differs from the recording (a changed emulator,
     lint or verifier) is a divergence: emitted as an ``error`` event with ``divergence: true`` and returned.
     """
-    recorded = getattr(svc.trace, "recorded", None)
-    if not callable(recorded):
-        return None
     match: dict[str, Any] = {"node": node, "attempt": attempt}
     if module is not None:
         match["module"] = module
-    events = recorded("verify", **match)
+    events = svc.trace.recorded("verify", **match)
     if not events or events[0].get("verdict") == verdict:
         return None
     was = events[0].get("verdict")

@@ -72,6 +72,10 @@ class _LintVerifier:
 
 
 class _Sink:
+    """A live (non-replay) TraceSink that keeps events in memory."""
+
+    mode = "record"
+
     def __init__(self) -> None:
         self.events: list[tuple[str, dict]] = []
 
@@ -82,7 +86,16 @@ class _Sink:
     def recorded_decision(self, gate: str, module: int | None, occurrence: int) -> dict | None:
         return None
 
+    def recorded(self, kind: str, **match: object) -> list[dict]:
+        return []
+
+    def update_manifest(self, **fields: object) -> None:
+        return None
+
     def flush(self) -> None:
+        return None
+
+    def close(self) -> None:
         return None
 
 
