@@ -1,23 +1,21 @@
 """Choose the agents of a run: ``scripted:<script.yaml>`` or the model-backed roles.
 
-The lead wires replay/live agents here; the orchestrator only calls :func:`build_agents` (or
-:func:`agents_from_spec` for the ``--agents`` option).
+The model-backed roles come from ``agents.build_agents`` (the one builder); :func:`model_agents` only checks
+the configuration first and turns its problems into one-line `ForgeError` messages. :func:`agents_from_spec`
+handles the ``--agents`` option.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from agents.contracts import AgentSet, TraceSink
+from agents import Trace, build_agents
+from agents.config import AgentsConfig, ConfigError, load_config
+from agents.contracts import AgentSet
 from orchestrator.errors import ForgeError
 
 
-def _config(op_dir: Path, options: dict | None):
-    try:
-        from agents.config import load_config
-    except ImportError as exc:
-        raise ForgeError("no model configured: the agents package has no configuration layer; use "
-                         "--agents scripted:<script.yaml> for a scripted run") from exc
+def _config(op_dir: Path, options: dict | None) -> AgentsConfig:
     try:
         config = load_config(op_dir, overrides=dict(options or {}))
     except Exception as exc:  # ConfigError names the file and key
@@ -51,30 +49,27 @@ def model_configured(op_dir: Path, options: dict | None = None) -> bool:
     return True
 
 
-def build_agents(op_dir: Path, trace: TraceSink, options: dict | None = None, *, mode: str | None = None) -> AgentSet:
+def model_agents(op_dir: Path, trace: Trace, options: dict | None = None, *, mode: str | None = None) -> AgentSet:
     """The model-backed AgentSet (``agents.build_agents``), or a clear "no model configured" error.
 
     ``options`` are CLI-style overrides (``model``, ``model_<role>``, ``base_url``). In ``replay`` mode the
     models come from the recorded manifest and no model needs to be configured; otherwise a role without a
     model stops the run before anything is written.
     """
-    from agents import build_agents as _build
-    from agents.config import ConfigError
-
     if mode != "replay":
         _config(op_dir, options)
     try:
-        return _build(op_dir, trace=trace, mode=mode, overrides=dict(options or {}))  # type: ignore[arg-type]
+        return build_agents(op_dir, trace=trace, mode=mode, overrides=dict(options or {}))  # type: ignore[arg-type]
     except ConfigError as exc:
         raise ForgeError(f"model configuration: {exc}") from exc
 
 
-def agents_from_spec(spec: str, op_dir: Path, trace: TraceSink, options: dict | None = None) -> AgentSet:
-    """``scripted:<path>`` -> ScriptedAgents; ``factory`` -> :func:`build_agents`."""
+def agents_from_spec(spec: str, op_dir: Path, trace: Trace, options: dict | None = None) -> AgentSet:
+    """``scripted:<path>`` -> ScriptedAgents; ``factory`` -> :func:`model_agents`."""
     if spec.startswith("scripted:"):
         from orchestrator.scripted import ScriptedAgents
 
         return ScriptedAgents(spec[len("scripted:"):])
     if spec in ("factory", "", "default"):
-        return build_agents(op_dir, trace, options)
+        return model_agents(op_dir, trace, options)
     raise ForgeError(f"unknown --agents value {spec!r}: use scripted:<script.yaml> or leave it out")

@@ -24,7 +24,7 @@ from langgraph.types import Command
 
 from agents.contracts import AgentSet, TraceSink
 from orchestrator import opdir_bridge
-from orchestrator.agent_factory import agents_from_spec, build_agents, model_configured, preflight
+from orchestrator.agent_factory import agents_from_spec, model_agents, model_configured, preflight
 from orchestrator.checkpoints import PruneResult, snapshot
 from orchestrator.checkpoints import prune as _prune
 from orchestrator.clock_policy import CLOCK_FILE, make_trace, new_id, note_clock, recorded_clock
@@ -265,7 +265,7 @@ def run(op_dir: Path | str, *, agents: AgentSet | None = None, agents_spec: str 
         run_dir(root, rid).mkdir(parents=True, exist_ok=True)
         if agents is None and spec == "factory":
             trace = trace or make_trace(root, rid, clock)
-            agents = build_agents(root, trace, options)
+            agents = model_agents(root, trace, options)
         note_clock(trace, clock)
         svc = _services(root, rid, meta, agents=agents, verifier=verifier, trace=trace, clock=clock, approve=approve)
         write_meta(root, meta)
@@ -307,7 +307,7 @@ def replay(op_dir: Path | str, source: Path | str, *, agents: AgentSet | None = 
     except TraceError as exc:
         raise ForgeError(f"cannot replay {source}: {exc}") from exc
     if agents is None and not agents_spec:
-        agents = build_agents(root, trace, None, mode="replay")
+        agents = model_agents(root, trace, None, mode="replay")
     result = run(root, agents=agents, agents_spec=agents_spec, approve="stop", verifier=verifier, trace=trace,
                  clock=clock, run_id=rid, module_gate=module_gate, budget=budget, on_update=on_update,
                  on_start=on_start, check_intake=False)

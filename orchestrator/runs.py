@@ -28,7 +28,7 @@ class RunMeta(BaseModel):
 
     run_id: str
     agents: str
-    """``scripted:<abs script path>`` or ``factory`` (orchestrator.agent_factory.build_agents)."""
+    """``scripted:<abs script path>`` or ``factory`` (orchestrator.agent_factory.model_agents)."""
     approve: str
     budget: int = 10
     module_gate: bool = True

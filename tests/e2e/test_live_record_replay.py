@@ -93,17 +93,17 @@ def test_recorded_http_run_replays_offline_with_identical_artifacts(tmp_path: Pa
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     script = yaml.safe_load((OP / "authoring" / "script.yaml").read_text(encoding="utf-8"))
     answers = authoring_mod._Answers(script=script, base=OP / "authoring", decisions=list(script["decisions"]))
-    real_build = api.build_agents
+    real_build = api.model_agents
 
     def steered_build(root, trace, options, mode=None):  # the one seam: tell the server what comes next
         return authoring_mod._SteeredAgents(real_build(root, trace, options, mode=mode), answers, "silu")
 
     live_dir = op_copy(tmp_path / "live" / "silu")
     with Endpoint(answers) as endpoint:
-        monkeypatch.setattr(api, "build_agents", steered_build)
+        monkeypatch.setattr(api, "model_agents", steered_build)
         live = api.run(live_dir, approve="prompt", prompt=answers.decide,
                        model_options={"model": "local-model", "base_url": endpoint.url})
-        monkeypatch.setattr(api, "build_agents", real_build)
+        monkeypatch.setattr(api, "model_agents", real_build)
     assert live.status == "delivered", live
     assert len(endpoint.requests) == 6 and all(a == f"Bearer {SECRET}" for a in endpoint.auth)
     assert {r["model"] for r in endpoint.requests} == {"local-model"}
@@ -132,13 +132,13 @@ def test_a_run_stopped_at_every_gate_and_resumed_still_replays_exactly(tmp_path:
 
     script = yaml.safe_load((OP / "authoring" / "script.yaml").read_text(encoding="utf-8"))
     answers = authoring_mod._Answers(script=script, base=OP / "authoring", decisions=[])
-    real_build = agent_factory.build_agents
+    real_build = agent_factory.model_agents
 
     def steered_build(root, trace, options, mode=None):
         return authoring_mod._SteeredAgents(real_build(root, trace, options, mode=mode), answers, "silu")
 
-    monkeypatch.setattr(api, "build_agents", steered_build)
-    monkeypatch.setattr(agent_factory, "build_agents", steered_build)  # what resume uses
+    monkeypatch.setattr(api, "model_agents", steered_build)
+    monkeypatch.setattr(agent_factory, "model_agents", steered_build)  # what resume uses
     live_dir = op_copy(tmp_path / "live" / "silu")
     gates = []
     with Endpoint(answers) as endpoint:
@@ -147,7 +147,7 @@ def test_a_run_stopped_at_every_gate_and_resumed_still_replays_exactly(tmp_path:
             gates.append(result.gate.gate)
             api.approve(live_dir)
             result = api.resume(live_dir)
-    monkeypatch.setattr(api, "build_agents", real_build)
+    monkeypatch.setattr(api, "model_agents", real_build)
     assert result.status == "delivered" and gates == ["design", "final"]
 
     shipped = op_copy(tmp_path / "shipped" / "silu")
