@@ -31,7 +31,7 @@ from orchestrator.clock_policy import CLOCK_FILE, make_trace, new_id, note_clock
 from orchestrator.driver import PromptFn, RunStopped, StartFn, UpdateFn, drive
 from orchestrator.errors import ForgeError
 from orchestrator.gates import GateDecision, GateRequest, RecordedDecision, parse_decision
-from orchestrator.gitaudit import AuditResult
+from orchestrator.gitaudit import HistoryAudit
 from orchestrator.gitaudit import audit as _audit
 from orchestrator.logical_clock import LogicalClock
 from orchestrator.paths import list_runs, run_dir, sha256_file
@@ -467,7 +467,7 @@ def read_json(path: Path) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
-def audit(op_dir: Path | str) -> AuditResult:
+def audit(op_dir: Path | str) -> HistoryAudit:
     """Check every verified transition in the op dir's audit history against its stored PASS report."""
     root = Path(op_dir).resolve()
     if not root.is_dir():

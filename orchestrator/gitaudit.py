@@ -123,16 +123,20 @@ class AuditRepo:
         return self._git.execute(["git", *args])
 
 
-class AuditProblem(BaseModel):
+class HistoryProblem(BaseModel):
+    """One audit-history finding: a commit whose verification evidence does not hold."""
+
     commit: str
     subject: str
     message: str
 
 
-class AuditResult(BaseModel):
+class HistoryAudit(BaseModel):
+    """Result of the git-history audit (not the agents' golden-coverage audit, `agents.contracts.AuditResult`)."""
+
     ok: bool
     checked: int
-    problems: list[AuditProblem] = Field(default_factory=list)
+    problems: list[HistoryProblem] = Field(default_factory=list)
 
 
 def _find_report(op_dir: Path, report_hash: str) -> Path | None:
@@ -141,7 +145,7 @@ def _find_report(op_dir: Path, report_hash: str) -> Path | None:
     return None
 
 
-def audit(op_dir: Path, transitions: list[tuple[str, int, str]] | None = None) -> AuditResult:
+def audit(op_dir: Path, transitions: list[tuple[str, int, str]] | None = None) -> HistoryAudit:
     """Prove every verified transition is committed and every verified commit is backed by its PASS report.
 
     Args:
@@ -150,14 +154,14 @@ def audit(op_dir: Path, transitions: list[tuple[str, int, str]] | None = None) -
             each must have a verify commit carrying that report hash.
     """
     repo = AuditRepo(op_dir)
-    problems: list[AuditProblem] = []
+    problems: list[HistoryProblem] = []
     checked = 0
     committed = {(c.trailers.get("forge-module"), c.trailers.get("forge-report-hash"))
                  for c in repo.log() if c.trailers.get("forge-kind") == "verify"}
     for run_id, module, report_hash in transitions or []:
         checked += 1
         if (str(module), report_hash) not in committed:
-            problems.append(AuditProblem(commit="(none)", subject=f"run {run_id}: M{module} verified",
+            problems.append(HistoryProblem(commit="(none)", subject=f"run {run_id}: M{module} verified",
                                          message=f"no verify commit carries report {report_hash[:16]}"))
     for c in repo.log():
         kind = c.trailers.get("forge-kind")
@@ -166,7 +170,7 @@ def audit(op_dir: Path, transitions: list[tuple[str, int, str]] | None = None) -
         checked += 1
 
         def bad(msg: str, _c: CommitInfo = c) -> None:
-            problems.append(AuditProblem(commit=_c.sha, subject=_c.subject, message=msg))
+            problems.append(HistoryProblem(commit=_c.sha, subject=_c.subject, message=msg))
 
         if kind == "design":
             for path, key in (("DESIGN.md", "forge-design-sha256"), ("module_interfaces.yaml", "forge-yaml-sha256")):
@@ -210,4 +214,4 @@ def audit(op_dir: Path, transitions: list[tuple[str, int, str]] | None = None) -
                 blob = repo.blob(c.sha, path)
                 if blob is not None and sha256_bytes(blob) != h:
                     bad(f"{path} in the commit differs from the one the report verified against")
-    return AuditResult(ok=not problems, checked=checked, problems=problems)
+    return HistoryAudit(ok=not problems, checked=checked, problems=problems)

@@ -18,6 +18,9 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+import runtime.emulator as emu
+from runtime.opdir import load_op_dir
+
 
 def _describe(value: Any) -> list[dict[str, Any]]:
     if isinstance(value, tuple | list):
@@ -38,11 +41,6 @@ def _error_location(exc: BaseException, draft: Path) -> dict[str, Any]:
 
 
 def smoke(op_dir: Path, draft: Path, wrapper_name: str) -> dict[str, Any]:
-    try:
-        import runtime.emulator as emu
-        from runtime.opdir import load_op_dir
-    except ImportError as exc:
-        return {"status": "error", "error": f"emulator or op-dir loader not available: {exc}"}
     op = load_op_dir(op_dir)
     cases = op.cases()
     if not cases:

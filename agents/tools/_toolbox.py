@@ -15,7 +15,6 @@ from __future__ import annotations
 import difflib
 import importlib
 import importlib.util
-import inspect
 import json
 import logging
 import re
@@ -28,6 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from agents.skills import ROLE_SKILLS, SkillError, SkillLibrary
+from runtime.bisect import bisect as run_bisect
+from runtime.emulator import API_SURFACE
+from runtime.lint import lint_source
 
 __all__ = ["ROLE_TOOLS", "ToolBox", "ToolSpec"]
 
@@ -159,11 +161,9 @@ class ToolBox:
         bare = name.strip().removeprefix("pypto.")
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", bare):
             return "error: give a plain API name such as 'view' or 'frontend.jit'"
-        surface = _api_surface()
+        surface = API_SURFACE
         lines = [f"pypto.{bare}"]
-        if surface is None:
-            lines.append("emulator: not available in this build (answer from the API notes only)")
-        elif bare in surface or bare.split(".")[0] in surface:
+        if bare in surface or bare.split(".")[0] in surface:
             lines.append("emulator: implemented")
         else:
             close = difflib.get_close_matches(bare, sorted(surface), n=5, cutoff=0.6)
@@ -176,28 +176,16 @@ class ToolBox:
     # ------------------------------------------------------------------------------------------ lint_draft
 
     def lint_draft(self, source: str) -> str:
-        try:
-            lint = importlib.import_module("runtime.lint")
-        except ImportError:
-            return "error: lint is not available in this build"
-        fn = getattr(lint, "lint_source", None)
-        if fn is None:
-            return "error: runtime.lint.lint_source is not available in this build"
-        kwargs: dict[str, Any] = {}
-        sig = inspect.signature(fn)
         filename = self.target_file or "draft_impl.py"
         previous = None
         if self.op_dir is not None and self.previous_stage and (Path(self.op_dir) / self.previous_stage).is_file():
             previous = Path(self.op_dir) / self.previous_stage
         op_dir = self.op_dir if self.op_dir is not None and Path(self.op_dir).is_dir() else None
-        for name, value in (("stage", self.lint_stage), ("op_dir", op_dir), ("filename", filename),
-                            ("previous_stage", previous)):
-            if name in sig.parameters and value is not None:
-                kwargs[name] = value
-        findings = fn(source, **kwargs)
+        findings = lint_source(source, filename, stage=self.lint_stage or "module", op_dir=op_dir,
+                               previous_stage=previous)
         rows = []
         for f in findings:
-            data = f.model_dump(mode="json") if hasattr(f, "model_dump") else dict(getattr(f, "__dict__", {}))
+            data = f.model_dump(mode="json")
             if data.get("status") in ("PASS", "SKIP"):
                 continue
             rows.append({k: data.get(k) for k in ("rule_id", "severity", "status", "line", "message", "fix")})
@@ -243,10 +231,6 @@ class ToolBox:
         """runtime.bisect on the failing file (the candidate runs in the verifier's sandbox, as in verify)."""
         if self.op_dir is None or not self.target_file:
             return "error: bisect needs the operator directory and the failing file"
-        if importlib.util.find_spec("runtime.bisect") is None:
-            return "error: runtime.bisect is not available in this build"
-        from runtime.bisect import bisect as run_bisect
-
         report = run_bisect(self.op_dir, self.target_file, case=case or None)
         return "bisect result:\n" + json.dumps(report.to_agent_context(), sort_keys=True, default=str)
 
@@ -260,15 +244,6 @@ def _limit_child() -> None:  # pragma: no cover - runs in the child before exec
         resource.setrlimit(resource.RLIMIT_CPU, (int(SMOKE_TIMEOUT_S), int(SMOKE_TIMEOUT_S) + 5))
     except (ImportError, ValueError, OSError):
         pass
-
-
-def _api_surface() -> frozenset[str] | None:
-    try:
-        emu = importlib.import_module("runtime.emulator")
-    except ImportError:
-        return None
-    surface = getattr(emu, "API_SURFACE", None)
-    return frozenset(surface) if surface else None
 
 
 def _api_notes(skills: SkillLibrary, name: str) -> str:

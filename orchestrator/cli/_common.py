@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 from rich.console import Console
@@ -23,16 +22,6 @@ class _Console(Console):
 
 console = _Console()
 err_console = Console(stderr=True)
-
-
-def not_built(what: str, issue: str):
-    """A handler for a subcommand whose capability is not built yet: says so and exits with code 3."""
-
-    def handler(args: argparse.Namespace) -> int:
-        err_console.print(f"[yellow]not built yet:[/] {what} (tracked in {issue}).")
-        return 3
-
-    return handler
 
 
 def fail(message: str, code: int = 1) -> int:

@@ -33,7 +33,6 @@ SUBCOMMANDS: dict[str, str] = {
 EXIT_OK = 0
 EXIT_FAIL = 1
 EXIT_USAGE = 2
-EXIT_NOT_BUILT = 3
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -77,7 +77,7 @@ def name_from_source(recs: list[Rec], stage_file: str, source: str) -> None:
 def approximate_links(recs: list[Rec]) -> None:
     """Give records without data-flow links a program-order chain (each op reads the op before it).
 
-    Emulators that do not yet record operand links (NEEDS_FROM_EMULATOR.md) still get region inference and
+    Emulators that do not yet record operand links (``OpRecord.inputs``) still get region inference and
     a window for straight-line kernels. Also cuts the written tile out of write records that carry the
     whole target tensor: its extent is the valid shape of the value written (the op just before).
     """

@@ -1,7 +1,7 @@
 """One normalized view of the emulator's op records, whatever fields the emulator version provides.
 
 Why: bisection must work with the records the emulator has today and get better as it adds fields
-(``NEEDS_FROM_EMULATOR.md``). Everything downstream reads :class:`Rec`; only this module knows the raw shape.
+(the fields of ``runtime.emulator.OpRecord``, the one definition of a record). Everything downstream reads :class:`Rec`; only this module knows the raw shape.
 Records cross the sandbox boundary as JSON (values base64-encoded), see :func:`encode_record`.
 """
 

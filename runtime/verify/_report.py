@@ -1,6 +1,6 @@
 """The verification report: one pydantic value, deterministic JSON, a MEMORY.md row, a sanitized view.
 
-Determinism: everything except the fields in :data:`TIMING_FIELDS` is a pure function of the input files
+Determinism: everything except the fields in :data:`VOLATILE_FIELDS` is a pure function of the input files
 (seeded cases, single-threaded numerics, sorted keys), so ``report_hash`` - sha256 over the canonical JSON
 without those fields - identifies "this verdict on these exact files". Floats are serialised by pydantic
 (``repr`` round-trip); infinities as the strings ``"Infinity"``/``"-Infinity"``.
@@ -16,10 +16,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from runtime.compare import LeafResult
 
-__all__ = ["TIMING_FIELDS", "TOOL_HASH_KEYS", "CaseReport", "ErrorInfo", "LintSection", "SandboxSection", "Verdict", "VerifyReport"]
+__all__ = ["VOLATILE_FIELDS", "TOOL_HASH_KEYS", "CaseReport", "ErrorInfo", "LintSection", "SandboxSection", "Verdict", "VerifyReport"]
 
 Verdict = Literal["PASS", "FAIL_LINT", "FAIL_RUNTIME", "FAIL_NUMERIC", "FAIL_CHEAT", "ERROR"]
-TIMING_FIELDS = frozenset({"created_at", "durations", "duration_s", "golden_duration_s", "report_hash", "pid"})
+# fields that differ between two runs of the same inputs: clocks, durations, process ids (and the hash itself)
+VOLATILE_FIELDS = frozenset({"created_at", "durations", "duration_s", "golden_duration_s", "report_hash", "pid"})
 """Fields that vary between identical runs (timing, process ids); excluded from ``report_hash``."""
 TOOL_HASH_KEYS = frozenset({"verifier", "emulator", "lint"})
 """Entries of ``hashes`` that identify the tools, not the inputs; recorded, but not part of ``report_hash``."""
@@ -113,14 +114,14 @@ class VerifyReport(_M):
 
     # -------------------------------------------------------------------------------------- serialisation
     def canonical_dict(self) -> dict[str, Any]:
-        """The report as JSON data without timing fields (what ``report_hash`` covers).
+        """The report as JSON data without volatile fields (what ``report_hash`` covers).
 
         The identity is "these input files gave these results": the source hashes of the tools (verifier,
         emulator, lint) and the sandbox layers stay in the report for audit but are not part of it. Agents
         see report hashes (MEMORY.md), so a tool edit that changes no result must not change them, or every
         recorded run would stop replaying; a tool edit that changes a result changes the hash through it.
         """
-        data = _strip(json.loads(self.model_dump_json()), TIMING_FIELDS)
+        data = _strip(json.loads(self.model_dump_json()), VOLATILE_FIELDS)
         data.pop("sandbox", None)
         data["hashes"] = {k: v for k, v in data.get("hashes", {}).items() if k not in TOOL_HASH_KEYS}
         return data
@@ -130,7 +131,7 @@ class VerifyReport(_M):
         return hashlib.sha256(blob.encode()).hexdigest()
 
     def to_json(self, indent: int | None = 2) -> str:
-        """JSON with sorted keys (byte-identical for identical inputs apart from timing fields)."""
+        """JSON with sorted keys (byte-identical for identical inputs apart from volatile fields)."""
         return json.dumps(json.loads(self.model_dump_json()), sort_keys=True, indent=indent, ensure_ascii=True)
 
     # -------------------------------------------------------------------------------------- views
@@ -172,7 +173,7 @@ class VerifyReport(_M):
         Timing fields are dropped too: they vary between identical runs, and whatever an agent is shown must be
         a pure function of the files, or a recorded run could not be replayed.
         """
-        data = _strip(json.loads(self.model_dump_json()), _FORBIDDEN_FOR_AGENTS | TIMING_FIELDS)
+        data = _strip(json.loads(self.model_dump_json()), _FORBIDDEN_FOR_AGENTS | VOLATILE_FIELDS)
         # host facts (sandbox layers, stderr noise) and tool source hashes say nothing about the candidate and
         # differ between machines and tool versions: audit-only, never in a model request
         data.pop("sandbox", None)

@@ -2,8 +2,8 @@
 
 Why it exists: runtime.bisect must be testable while the real emulator is still being built. This module
 offers the same entry points (``install()``, ``session(options=Options(record=True))``, ``s.records``) for the
-PyPTO subset the bisect corpus uses, and records exactly the fields listed in
-``runtime/bisect/NEEDS_FROM_EMULATOR.md``. It follows the device execution model of spec/pypto-api.md §0.1:
+PyPTO subset the bisect corpus uses, and records the fields of
+``runtime.emulator.OpRecord``. It follows the device execution model of spec/pypto-api.md §0.1:
 the kernel body is traced once into a list of steps, then the steps are executed for every loop iteration,
 so Python re-binding inside ``pypto.loop`` is *not* loop-carried (the corpus has a bug of that kind).
 

@@ -12,7 +12,7 @@ from verify_helpers import FIXTURES, KERNELS, make_op, settings
 
 from runtime.lint import lint_paths
 from runtime.verify import VerifyReport, VerifySettings, VerifyUsageError, verify
-from runtime.verify._report import TIMING_FIELDS
+from runtime.verify._report import VOLATILE_FIELDS
 from runtime.verify._target import frozen_violations, parse_suffix
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -140,7 +140,7 @@ def test_report_is_deterministic_and_round_trips(tmp_path: Path) -> None:
 
     def strip(obj):
         if isinstance(obj, dict):
-            return {k: strip(v) for k, v in obj.items() if k not in TIMING_FIELDS}
+            return {k: strip(v) for k, v in obj.items() if k not in VOLATILE_FIELDS}
         if isinstance(obj, list):
             return [strip(v) for v in obj]
         return obj
