@@ -70,3 +70,27 @@ def test_frontend_error_gets_its_exact_line(tmp_path: Path, pypto_python: str) -
     assert "View()" in res.error.message
 
 
+
+
+def test_emulator_pass_and_real_reject_is_a_fidelity_finding_in_a_run(tmp_path: Path, pypto_python: str) -> None:
+    """A [64, 512] fp32 tile PASSes the emulator but overflows the real unified buffer: never a silent pass."""
+    from orchestrator import api
+
+    op = tmp_path / "quick_gelu"
+    op.mkdir()
+    for name in ("SPEC.md", "golden.py"):
+        shutil.copy2(ROOT / "workspace" / "quick_gelu" / name, op / name)
+    auth = tmp_path / "authoring"
+    shutil.copytree(ROOT / "workspace" / "quick_gelu" / "authoring", auth)
+    kernel = auth / "attempts" / "m1_a1.py"
+    kernel.write_text(kernel.read_text().replace("TILE = 32", "TILE = 64"))
+    result = api.run(op, agents_spec=f"scripted:{auth / 'script.yaml'}", approve="auto",
+                     toolchain_python=pypto_python)
+    assert result.status == "delivered"  # the verdict stays the verifier's: the human decides at the gate
+    opinion = result.final["toolchain"]
+    assert opinion["status"] == "rejected" and opinion["error"]["stage"] == "pass"
+    assert "exceeds MEM_UB size" in opinion["error"]["message"]
+    assert "real compiler rejects" in opinion["fidelity_finding"]
+    probe = op / opinion["probe_candidate"]
+    assert probe.is_file() and probe.with_name("quick_gelu_impl.real.json").is_file()
+    assert "fidelity finding" in (op / "README.md").read_text(encoding="utf-8")

@@ -116,3 +116,24 @@ def test_unavailable_toolchain_leaves_no_trace(op: Path, monkeypatch: pytest.Mon
     svc = FakeServices(FakeTrace("record"))
     assert so.second_opinion(svc, {}, op, "silu_impl.py") is None  # type: ignore[arg-type]
     assert svc.trace.emitted == []
+
+
+def test_final_gate_screen_and_perf_screen_show_the_figures(op: Path) -> None:
+    from orchestrator.perf import PerfRow, PerfSummary
+    from orchestrator.views import gate_view
+
+    opinion = so.SecondOpinion(status="rejected", summary="real pypto 0.2.0 SIM: REJECTED", error=REJECTED.error,
+                               fidelity_finding="the emulator PASSes x but the real compiler rejects it",
+                               probe_candidate=".forge/run-r1/fidelity/silu_impl.py")
+    values = {"op_name": "silu", "final": {"verdict": "PASS", "toolchain": opinion.model_dump(mode="json")}}
+    facts = dict(gate_view(op, "r1", values, "final", None, 0).facts)
+    assert facts["FIDELITY FINDING"].startswith("the emulator PASSes")
+    assert facts["probe candidate"] == ".forge/run-r1/fidelity/silu_impl.py"
+    perf = PerfSummary(requested=True, budget=2, scorer="cost_model", best=1,
+                       baseline=PerfRow(variant=0, verdict="PASS", cycles=20568),
+                       variants=[PerfRow(variant=1, verdict="PASS", cycles=15806),
+                                 PerfRow(variant=2, verdict="FAIL_NUMERIC", note="1/10 out of tolerance")])
+    view = gate_view(op, "r1", {"perf": perf.model_dump(mode="json")}, "perf_deliver", None, 0)
+    facts = dict(view.facts)
+    assert facts["v1 (best)"] == "PASS, 15806 cycles" and facts["baseline"] == "PASS, 20568 cycles"
+    assert facts["v2"].startswith("FAIL_NUMERIC")
