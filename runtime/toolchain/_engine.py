@@ -34,6 +34,10 @@ log = logging.getLogger(__name__)
 ENV_VAR = "PTO_FORGE_PYPTO_PYTHON"
 """Environment variable naming the interpreter of a venv with the real pypto (+ torch, sympy)."""
 
+OFF_VAR = "PTO_FORGE_TOOLCHAIN"
+"""``PTO_FORGE_TOOLCHAIN=off`` disables every implicit use (an explicit ``python=`` still works); the test
+suite sets it outside tests/toolchain so that installing the extra does not slow every scripted run."""
+
 _CHILD = Path(__file__).with_name("_child.py")
 _REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -45,10 +49,14 @@ class ToolchainUsageError(ValueError):
 def find_pypto_python(explicit: str | None = None) -> str | None:
     """The interpreter that has the real ``pypto``: ``explicit`` > ``$PTO_FORGE_PYPTO_PYTHON`` > this one.
 
+    ``$PTO_FORGE_TOOLCHAIN=off`` turns the implicit choices off.
+
     The current interpreter counts only when ``pypto`` is importable here without the emulator installed
     (``importlib.util.find_spec`` does not import it). Returns None when none is configured: the second
     opinion is then *unavailable*, never an error.
     """
+    if explicit is None and os.environ.get(OFF_VAR, "").lower() in ("off", "0", "no"):
+        return None
     for candidate in (explicit, os.environ.get(ENV_VAR)):
         if candidate:
             path = shutil.which(candidate) or candidate

@@ -125,3 +125,13 @@ def test_usage_errors_are_one_line(tmp_path: Path) -> None:
         compile_kernel(tmp_path / "nope", "x.py")
     with pytest.raises(ToolchainUsageError, match="not an executable"):
         find_pypto_python(str(tmp_path / "no-python"))
+
+
+def test_toolchain_off_disables_implicit_choices_only(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import sys
+
+    monkeypatch.setenv("PTO_FORGE_PYPTO_PYTHON", sys.executable)
+    assert find_pypto_python() == sys.executable
+    monkeypatch.setenv("PTO_FORGE_TOOLCHAIN", "off")
+    assert find_pypto_python() is None
+    assert find_pypto_python(sys.executable) == sys.executable  # an explicit interpreter still counts
