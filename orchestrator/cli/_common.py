@@ -59,6 +59,8 @@ def print_result(result, op_dir: str) -> int:
     if result.status == "delivered":
         console.print(f"[green]delivered[/] {result.final.get('file')} + README.md "
                       f"(final report {str(result.final.get('report_hash'))[:12]})")
+        for line in _toolchain_lines(result.final):
+            console.print(line)
         if result.message:
             console.print(escape(result.message))
         return 0
@@ -73,6 +75,25 @@ def print_result(result, op_dir: str) -> int:
     console.print(f"[red]{result.status}[/]" + (f": {escape(cause)}" if cause else "")
                   + (f" {escape(result.message)}" if result.message else ""))
     return 1
+
+
+def _toolchain_lines(final: dict) -> list[str]:
+    """The real compiler's answer and the perf stage's outcome, when the run has them (docs/toolchain.md)."""
+    out = []
+    opinion = final.get("toolchain") or {}
+    perf = final.get("perf") or {}
+    if opinion.get("summary"):
+        on = " (on the first verified kernel)" if perf.get("delivered") else ""
+        out.append(escape(f"second opinion{on}: {opinion['summary']}"))
+    if opinion.get("fidelity_finding"):
+        out.append(f"[red]FIDELITY FINDING[/]: {escape(opinion['fidelity_finding'])} "
+                   f"(probe candidate {escape(str(opinion.get('probe_candidate')))})")
+    if perf.get("baseline") is not None and perf.get("delivered_score") is not None:
+        unit = "cycles" if perf.get("scorer") == "cost_model" else "eu (emulator estimate)"
+        which = "the verified kernel" if not perf.get("delivered") else f"variant v{perf['delivered']}"
+        out.append(escape(f"performance stage: delivered {which}: {perf.get('delivered_score'):g} vs "
+                          f"{perf.get('baseline'):g} {unit} for the first verified kernel"))
+    return out
 
 
 class _Terminated(KeyboardInterrupt):
