@@ -262,6 +262,10 @@ def perf_view(values: dict, gate: str) -> GateView:
     from orchestrator.perf import PerfSummary
 
     p = PerfSummary.model_validate(values.get("perf") or {})
+    if p.baseline is None and values.get("op_dir"):  # at the start gate: the baseline as the gate scores it
+        from orchestrator.nodes.perf_gates import baseline_row
+
+        p.baseline, p.scorer = baseline_row(values)  # type: ignore[assignment]
     view = GateView(gate=gate, title="performance stage")
     view.facts = [("scored by", p.unit()), ("budget", f"{p.budget} variant(s)")]
     for r in p.rows():

@@ -21,10 +21,10 @@ from orchestrator.perf import PerfRow, PerfSummary, emulator_estimate, from_stat
 from orchestrator.second_opinion import from_state as opinion_from_state
 from orchestrator.state import ForgeState
 
-__all__ = ["after_gate_perf_deliver", "after_gate_perf_start", "gate_perf_deliver", "gate_perf_start"]
+__all__ = ["after_gate_perf_deliver", "after_gate_perf_start", "baseline_row", "gate_perf_deliver", "gate_perf_start"]
 
 
-def _baseline(state: dict) -> tuple[PerfRow, str]:
+def baseline_row(state: dict) -> tuple[PerfRow, str]:
     """The kernel that passed the final verification, scored from what the run already knows (no side effect)."""
     f = state.get("final") or {}
     row = PerfRow(variant=0, verdict=str(f.get("verdict") or "PASS"), report_hash=f.get("report_hash"),
@@ -45,7 +45,7 @@ def _baseline(state: dict) -> tuple[PerfRow, str]:
 def gate_perf_start(state: ForgeState, runtime: Runtime) -> dict:
     svc = services(runtime)
     p = from_state(dict(state)) or PerfSummary(requested=True)
-    base, scorer = _baseline(dict(state))
+    base, scorer = baseline_row(dict(state))
     figure = f"{base.cycles} cycles (cost model, sum over shapes)" if scorer == "cost_model" \
         else f"{base.estimate} eu (emulator estimate: no real toolchain here)"
     req = GateRequest(gate="perf_start", title=f"Run the performance stage on {final_file(state['op_name'])}?",
