@@ -4,7 +4,7 @@
   limited to the role's allowed files and its cap on distinct files per dispatch.
 - ``lookup_api(name)`` — whether ``pypto.<name>`` exists in the emulator and what the skills say about it.
 - ``lint_draft(source)`` — lint findings for a draft stage file (``runtime.lint``).
-- ``smoke_run(source)`` — run the draft on one small case in a subprocess with the emulator: diagnostics and
+- ``smoke_run(source)`` — run the draft on small cases in the OS sandbox with the emulator: diagnostics and
   output shapes/dtypes only, never golden values.
 
 Tools never raise: a failure is returned as text starting with ``error:`` so the model can react.
@@ -18,8 +18,6 @@ import importlib.util
 import json
 import logging
 import re
-import subprocess
-import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -200,30 +198,20 @@ class ToolBox:
             return "error: smoke_run needs the operator directory"
         if importlib.util.find_spec("runtime.emulator") is None:
             return "error: the emulator is not available in this build"
+        from agents.tools._smoke import smoke
+
+        # the draft runs only inside the verifier's OS sandbox (runtime.sandbox.run_candidate); this temp folder
+        # just holds the source the sandbox reads, under the target's file name (results name it, not the path)
         with tempfile.TemporaryDirectory(prefix="forge-smoke-") as tmp:
             name = Path(self.target_file or "draft_impl.py").name
             draft = Path(tmp) / name
             draft.write_text(source, encoding="utf-8")
-            # the verifier's allow-list (same numerics as golden and candidate, no secrets); the runner module
-            # lives in this repository, hence PYTHONPATH
-            from runtime.sandbox.env_policy import child_env
-
-            env = child_env(tmp)
-            env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
-            cmd = [sys.executable, "-m", "agents.tools._smoke", "--op-dir", str(Path(self.op_dir).resolve()),
-                   "--file", str(draft), "--wrapper", self.wrapper_name or ""]
             try:
-                proc = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True,
-                                      timeout=SMOKE_TIMEOUT_S, check=False, preexec_fn=_limit_child)
-            except subprocess.TimeoutExpired:
-                return f"smoke_run: TIMEOUT after {SMOKE_TIMEOUT_S:.0f}s (infinite loop or task explosion?)"
-            # the temp path is random: show the target file name so results (and traces) are deterministic
-            stdout = proc.stdout.replace(str(draft), name).replace(tmp, ".")
-        lines = [ln for ln in stdout.splitlines() if ln.startswith("{")]
-        if lines:
-            return "smoke_run result:\n" + lines[-1]
-        return f"smoke_run: the runner failed (exit {proc.returncode}): {_clip(proc.stderr, 1500)}"
-
+                report = smoke(Path(self.op_dir), draft, self.wrapper_name or "", timeout=SMOKE_TIMEOUT_S)
+            except Exception as exc:  # noqa: BLE001 - the op dir is the orchestrator's; report, never crash a role
+                report = {"status": "error", "error": f"smoke runner: {type(exc).__name__}: {str(exc)[:800]}"}
+        text = json.dumps(report, default=str).replace(tmp, ".")
+        return "smoke_run result:\n" + text
 
     # ---------------------------------------------------------------------------------------------- bisect
 
@@ -235,15 +223,6 @@ class ToolBox:
         return "bisect result:\n" + json.dumps(report.to_agent_context(), sort_keys=True, default=str)
 
 
-def _limit_child() -> None:  # pragma: no cover - runs in the child before exec
-    """Model-written code runs here: cap its memory and CPU time (crash/timeout containment, not isolation)."""
-    try:
-        import resource
-
-        resource.setrlimit(resource.RLIMIT_AS, (SMOKE_MEMORY_BYTES, SMOKE_MEMORY_BYTES))
-        resource.setrlimit(resource.RLIMIT_CPU, (int(SMOKE_TIMEOUT_S), int(SMOKE_TIMEOUT_S) + 5))
-    except (ImportError, ValueError, OSError):
-        pass
 
 
 def _api_notes(skills: SkillLibrary, name: str) -> str:

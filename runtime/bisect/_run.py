@@ -79,7 +79,8 @@ def run_recorded(stage_file: Path, wrapper: str, inputs: list[np.ndarray], *, ca
              "max_value_bytes": max_value_bytes}))
         policy = SandboxPolicy(wall_timeout_s=timeout, cpu_timeout_s=int(timeout) + 5)
         run = run_candidate(Path(stage_file), wrapper, [(case, list(inputs))], policy=policy,
-                            emulator=str(shim_dir / "bisect_emulator.py"), repeat_first=False)
+                            emulator=str(shim_dir / "bisect_emulator.py"), repeat_first=False,
+                            visible=(emu,) if emu.endswith(".py") else ())
     finally:
         shutil.rmtree(shim_dir, ignore_errors=True)
     out = RecordedRun(status=run.status, reason=run.reason, layers=dict(run.layers),

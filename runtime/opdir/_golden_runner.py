@@ -1,21 +1,18 @@
 """Running golden.py in its own process and bringing back inputs, outputs and named intermediates.
 
 The golden is the user's reference code: it runs in a fresh ``sys.executable`` process (never in the
-caller's interpreter), in a temporary working directory, with the same environment allow-list as the
-candidate (:func:`runtime.sandbox.env_policy.child_env`: single-threaded BLAS, ``PYTHONHASHSEED=0``, the
-same BLAS core type, no secrets), under a wall-clock timeout that kills the whole process group. Arrays cross the
-boundary as .npz files (:mod:`runtime.opdir._arrays_io`).
+caller's interpreter) started by the project's one subprocess runner with its *trusted* profile
+(:func:`runtime.sandbox.run_process`): a private temporary working directory (removed even when the parent is
+interrupted), the same environment allow-list as the candidate (no API keys), bytecode writing off, own process
+group killed on timeout, CPU/memory limits, and it dies with its parent. Arrays cross the boundary as .npz files
+(:mod:`runtime.opdir._arrays_io`).
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import os
-import signal
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,7 +23,7 @@ from pydantic import BaseModel, ConfigDict
 from runtime.opdir._arrays_io import load_arrays, save_arrays
 from runtime.opdir._cases import Case
 from runtime.opdir._problems import GoldenError, OpDirError, Problem
-from runtime.sandbox.env_policy import child_env
+from runtime.sandbox._proc import Limits, private_dir, run_process
 
 if TYPE_CHECKING:
     from runtime.opdir._opdir import OpDir
@@ -56,6 +53,12 @@ class GoldenRun(BaseModel):
     """Time spent inside ``golden(...)`` itself (not process start-up)."""
 
 
+def _limits(budget: float) -> Limits:
+    """The golden is trusted, but a runaway golden must not take the machine: memory and CPU are bounded."""
+    return Limits(wall_s=budget, cpu_s=int(budget) + 30, memory_bytes=8 * 1024**3, max_open_files=1024,
+                  max_file_bytes=None, max_processes=None)
+
+
 def run_golden_cases(op: OpDir, cases: list[Case], *, timeout: float = 60.0) -> dict[str, GoldenRun]:
     """Run golden.py on several cases in ONE child process (saves the start-up cost per case).
 
@@ -77,8 +80,7 @@ def run_golden_cases(op: OpDir, cases: list[Case], *, timeout: float = 60.0) -> 
     in_names = [t.name for t in spec.inputs]
     out_names = [t.name for t in spec.outputs]
     file = op.golden_path.name
-    with tempfile.TemporaryDirectory(prefix="forge-golden-") as tmp:
-        work = Path(tmp)
+    with private_dir("forge-golden-") as work:
         given: dict[str, list[np.ndarray]] = {}
         if not op.has_make_inputs:
             for c in cases:
@@ -99,13 +101,10 @@ def run_golden_cases(op: OpDir, cases: list[Case], *, timeout: float = 60.0) -> 
         (work / "request.json").write_text(json.dumps(request), encoding="utf-8")
         budget = timeout * len(cases)
         start = time.monotonic()
-        proc = subprocess.Popen([sys.executable, str(_CHILD), str(work)], cwd=work, env=child_env(work),
-                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                start_new_session=True)
-        try:
-            _, stderr = proc.communicate(timeout=budget)
-        except subprocess.TimeoutExpired:
-            _kill_group(proc)
+        proc = run_process([sys.executable, str(_CHILD), str(work)], work=work, limits=_limits(budget),
+                           profile="trusted")
+        stderr = proc.stderr
+        if proc.timed_out:
             raise GoldenError("timeout", [Problem(
                 file=file, field="golden",
                 message=f"golden.py did not finish within {budget:g} s "
@@ -140,14 +139,6 @@ def run_golden_cases(op: OpDir, cases: list[Case], *, timeout: float = 60.0) -> 
 def run_golden(op: OpDir, case: Case, *, timeout: float = 60.0) -> GoldenRun:
     """Run golden.py on one case in its own process (see :func:`run_golden_cases` for errors)."""
     return run_golden_cases(op, [case], timeout=timeout)[case.name]
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        proc.kill()
-    proc.communicate()
 
 
 def _jsonable(value: object) -> object:

@@ -1,34 +1,31 @@
-"""Parent side of the sandbox: start the runner in a confined child, enforce limits, collect arrays.
+"""Parent side of the candidate sandbox: start the runner confined, feed it, collect its results.
 
-Isolation level, named honestly: this is a *sandboxed subprocess*, not a container. Layers (each reported):
+The isolation is the operating system's (:mod:`runtime.sandbox._proc`): Bubblewrap namespaces and a seccomp filter
+where the machine has them (``bwrap+seccomp`` / ``bwrap``), a plain limited child otherwise (``process-only``,
+reported as such; ``require_sandbox`` refuses it). Layers reported in :attr:`CandidateRun.layers`:
 
-``process_group``  new session; the whole group is SIGKILLed on wall timeout and after every run
-``rlimits``        address space, CPU seconds, open files, file size, no core dumps
-``env_allowlist``  the child sees a fixed environment, the same as the golden's (``env_policy.child_env``)
-``tempdir``        a fresh private working directory holding only the candidate copy and its inputs
-``net_namespace``  an empty network namespace (unprivileged user + net namespace) when the kernel allows it
-``socket_guard``   socket functions raise inside the child (installed before the candidate is imported)
-``audit_hook``     a deny-by-default file/process/network policy inside the child (see ``_guard``)
+``bwrap``          fresh user/PID/network/IPC/UTS namespaces; only the interpreter, installed packages and the
+                   emulator are visible (read-only); a private tmpfs work dir; dies with its parent
+``seccomp``        process creation, ptrace, mounts, namespaces and non-local sockets refused by the kernel
+``process_group``  own session; the whole group (and with Bubblewrap its PID namespace) is killed at the end
+``rlimits``        address space, CPU seconds, open files, file size, processes, no core dumps
+``env_allowlist``  :func:`runtime.sandbox.env_policy.child_env`, the same as the golden's: nothing says "sandbox"
+``socket_guard``   socket functions raise inside the child (early, explainable warning)
+``audit_hook``     an in-process file/process policy that names what the candidate tried (early warning only)
 
-The file system is not virtualised: the audit hook is what keeps golden.py, SPEC.md and the verifier's code
-out of reach. Golden outputs and tolerances never enter the child at all.
+Results the child cannot rewrite after the fact: the request (inputs, candidate source) goes in over stdin and
+nothing of it stays on disk; results come back as frames on a pipe (:mod:`runtime.sandbox._wire`) that the parent
+parses only after the whole sandbox is dead (EOF on the pipe: no writer left). Golden outputs and tolerances
+never enter the child at all.
 """
 
 from __future__ import annotations
 
-import ctypes
-import importlib.util
 import json
 import logging
 import os
-import resource
-import shutil
 import signal
-import site
-import subprocess
 import sys
-import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -37,18 +34,17 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from runtime.sandbox._guard import DENIED_MARKER
-from runtime.sandbox._npz import load_arrays, save_arrays
-from runtime.sandbox.env_policy import child_env
+from runtime.sandbox._npz import dumps_arrays, loads_arrays
+from runtime.sandbox._proc import Isolation, Limits, isolation_level, private_dir, run_process
+from runtime.sandbox._wire import WireError, frame, parse
 
 __all__ = ["LAYERS", "CandidateRun", "RunOutput", "SandboxError", "SandboxPolicy", "run_candidate"]
 
 log = logging.getLogger(__name__)
 
-LAYERS = ("process_group", "rlimits", "env_allowlist", "tempdir", "net_namespace", "socket_guard", "audit_hook")
+LAYERS = ("bwrap", "seccomp", "process_group", "rlimits", "env_allowlist", "socket_guard", "audit_hook")
 _RUNNER = Path(__file__).with_name("_runner.py")
 _REPO_ROOT = Path(__file__).resolve().parents[2]
-_CLONE_NEWUSER = 0x10000000
-_CLONE_NEWNET = 0x40000000
 
 
 class SandboxError(RuntimeError):
@@ -63,8 +59,11 @@ class SandboxPolicy(BaseModel):
         cpu_timeout_s: CPU-seconds budget (RLIMIT_CPU; SIGXCPU then SIGKILL).
         memory_bytes: address-space limit (RLIMIT_AS); a 50 GB allocation fails with MemoryError.
         max_open_files, max_file_bytes: RLIMIT_NOFILE / RLIMIT_FSIZE.
-        net_namespace: try to enter an empty network namespace.
+        max_processes: RLIMIT_NPROC.
+        isolation: ``auto`` (the best this machine offers) or a weaker level forced on purpose
+            (``process-only`` / ``bwrap``: tests of the fallback paths).
         output_cap_bytes: how much of the child's stdout/stderr is kept.
+        result_cap_bytes: how much the child may send back (outputs included); more is a failed run.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -74,8 +73,15 @@ class SandboxPolicy(BaseModel):
     memory_bytes: int = 4 * 1024**3
     max_open_files: int = 256
     max_file_bytes: int = 512 * 1024**2
-    net_namespace: bool = True
+    max_processes: int = 256
+    isolation: Literal["auto", "bwrap+seccomp", "bwrap", "process-only"] = "auto"
     output_cap_bytes: int = 16 * 1024
+    result_cap_bytes: int = 1024**3
+
+    def limits(self) -> Limits:
+        return Limits(wall_s=self.wall_timeout_s, cpu_s=self.cpu_timeout_s, memory_bytes=self.memory_bytes,
+                      max_open_files=self.max_open_files, max_file_bytes=self.max_file_bytes,
+                      max_processes=self.max_processes)
 
 
 @dataclass
@@ -94,9 +100,14 @@ class CandidateRun(BaseModel):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    status: Literal["ok", "timeout", "killed", "crashed", "import_error", "sandbox_error"]
+    status: Literal["ok", "timeout", "killed", "crashed", "import_error", "sandbox_error", "refused"]
     reason: str = ""
+    isolation: Isolation = "process-only"
+    isolation_note: str = ""
+    """Why the isolation is weaker than ``bwrap+seccomp`` (one line), or ""."""
     layers: dict[str, bool] = {}
+    protocol_violation: str = ""
+    """The result channel held something the runner does not write (forged or torn results)."""
     returncode: int | None = None
     pid: int | None = None
     duration_s: float = 0.0
@@ -106,78 +117,36 @@ class CandidateRun(BaseModel):
     runs: list[Any] = []
 
 
-_LIBC: Any = None
+def _emulator_files(emulator: str) -> tuple[str, list[str]]:
+    """The emulator as the child names it, and the host paths it needs to read.
 
-
-def _libc() -> Any:
-    global _LIBC
-    if _LIBC is None:
-        try:
-            _LIBC = ctypes.CDLL(None, use_errno=True)
-        except OSError:
-            _LIBC = False
-    return _LIBC
-
-
-def _preexec(policy: SandboxPolicy, uid: int, gid: int) -> Any:
-    libc = _libc() if policy.net_namespace and sys.platform.startswith("linux") else False
-
-    def setup() -> None:
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        resource.setrlimit(resource.RLIMIT_AS, (policy.memory_bytes, policy.memory_bytes))
-        resource.setrlimit(resource.RLIMIT_CPU, (policy.cpu_timeout_s, policy.cpu_timeout_s + 1))
-        resource.setrlimit(resource.RLIMIT_NOFILE, (policy.max_open_files, policy.max_open_files))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (policy.max_file_bytes, policy.max_file_bytes))
-        if libc and libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNET) == 0:
-            for path, text in (("/proc/self/setgroups", "deny"), ("/proc/self/uid_map", f"{uid} {uid} 1"),
-                               ("/proc/self/gid_map", f"{gid} {gid} 1")):
-                try:
-                    with open(path, "w") as fh:
-                        fh.write(text)
-                except OSError:
-                    pass
-
-    return setup
-
-
-def _read_roots(emulator: str) -> list[str]:
-    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, *site.getsitepackages()}
-    runtime_dir = _REPO_ROOT / "runtime"
-    roots |= {str(runtime_dir / "__init__.py"), str(runtime_dir / "dtypes.py"), str(runtime_dir / "sandbox")}
+    A ``.py`` emulator is visible alone, plus its siblings that share its name prefix (``bisect_emulator.py``
+    brings ``bisect_*``): never its whole folder, which may hold an operator directory.
+    """
     if emulator.endswith(".py"):
-        roots.add(str(Path(emulator).resolve().parent))
-    else:
-        spec = importlib.util.find_spec(emulator.split(".")[0])
-        found = importlib.util.find_spec(emulator) if spec is not None else None
-        if found is not None and found.origin:
-            origin = Path(found.origin)
-            roots.add(str(origin.parent if origin.name == "__init__.py" else origin))
-    return sorted(os.path.realpath(r) for r in roots)
+        path = Path(emulator).resolve()
+        prefix = path.name.split("_", 1)[0] + "_"
+        files = [str(path)] + sorted(str(p) for p in path.parent.glob(prefix + "*") if p != path)
+        return str(path), files
+    import importlib.util
+
+    found = importlib.util.find_spec(emulator)
+    paths: list[str] = []
+    if found is not None and found.origin:
+        origin = Path(found.origin)
+        paths.append(str(origin.parent if origin.name == "__init__.py" else origin))
+    return emulator, paths
 
 
-def _net_ns() -> str:
-    try:
-        return os.readlink("/proc/self/ns/net")
-    except OSError:
-        return ""
+def _read_roots(emulator_paths: list[str]) -> list[str]:
+    """What the child may read: the interpreter, installed packages, the runner's own modules, the emulator."""
+    import site
 
-
-def _kill_group(pgid: int) -> None:
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _tail(path: Path, cap: int) -> str:
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            size = fh.tell()
-            fh.seek(max(0, size - cap))
-            return fh.read().decode(errors="replace")
-    except OSError:
-        return ""
+    runtime_dir = _REPO_ROOT / "runtime"
+    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, *site.getsitepackages(),
+             str(runtime_dir / "__init__.py"), str(runtime_dir / "dtypes.py"), str(runtime_dir / "sandbox"),
+             *emulator_paths}
+    return sorted(os.path.realpath(r) for r in roots if os.path.exists(r))
 
 
 def _scrub(text: str, work: Path) -> str:
@@ -185,19 +154,17 @@ def _scrub(text: str, work: Path) -> str:
     return text.replace(str(work) + os.sep, "").replace(os.path.realpath(work) + os.sep, "")
 
 
-def _denials(path: Path, limit: int = 50) -> list[str]:
-    out: list[str] = []
+def _signal_reason(sig: int, policy: SandboxPolicy) -> str:
+    if sig == signal.SIGXCPU:
+        return f"CPU time limit of {policy.cpu_timeout_s} s exceeded (SIGXCPU)"
+    if sig == signal.SIGKILL:
+        return "killed by SIGKILL (CPU hard limit or memory)"
+    if sig == signal.SIGXFSZ:
+        return "file size limit exceeded (SIGXFSZ)"
     try:
-        with open(path, "rb") as fh:
-            for raw in fh:
-                line = raw.decode(errors="replace").strip()
-                if line.startswith(DENIED_MARKER):
-                    out.append(line[len(DENIED_MARKER):].strip())
-                    if len(out) >= limit:
-                        break
-    except OSError:
-        pass
-    return out
+        return f"terminated by signal {signal.Signals(sig).name}"
+    except ValueError:
+        return f"terminated by signal {sig}"
 
 
 def run_candidate(
@@ -208,147 +175,138 @@ def run_candidate(
     policy: SandboxPolicy | None = None,
     emulator: str = "runtime.emulator",
     repeat_first: bool = True,
+    visible: tuple[str | Path, ...] = (),
 ) -> CandidateRun:
     """Run ``wrapper`` of the stage file ``candidate`` once per case (inputs copied), confined.
 
     Args:
-        candidate: the stage file; it is copied into the fresh work directory (the child never sees the op
-            directory).
+        candidate: the stage file; its source is sent to the child (the child never sees the op directory).
         wrapper: name of the wrapper function to call.
         cases: ``(case name, input arrays)`` in call order.
         policy: limits; defaults to :class:`SandboxPolicy()`.
         emulator: module name (or path of a ``.py`` file) providing ``install()``, ``session()`` and
             ``EmulatorError``; installed as ``pypto`` in the child.
         repeat_first: call the first case once more at the end (determinism / caching check).
+        visible: further host files/directories the emulator needs to read (e.g. the real emulator a ``.py``
+            adapter loads); they are bound read-only and allowed by the audit hook. Never an operator directory.
 
     Returns:
         A :class:`CandidateRun`; ``runs`` holds one :class:`RunOutput` per wrapper call when the child
-        finished. Timeouts, limit kills and crashes are statuses, never exceptions.
+        finished. Timeouts, limit kills, crashes and forged results are statuses, never exceptions.
 
     Raises:
-        SandboxError: the work directory or the child process could not be set up.
+        SandboxError: the candidate cannot be read or the child process could not be started.
     """
     policy = policy or SandboxPolicy()
-    work = Path(tempfile.mkdtemp(prefix="pto-verify-"))
-    os.chmod(work, 0o700)
-    logs = Path(tempfile.mkdtemp(prefix="pto-verify-logs-"))
     try:
-        return _run(candidate, wrapper, cases, policy, emulator, repeat_first, work, logs)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-        shutil.rmtree(logs, ignore_errors=True)
-
-
-def _run(candidate: Path, wrapper: str, cases: list[tuple[str, list[np.ndarray]]], policy: SandboxPolicy,
-         emulator: str, repeat_first: bool, work: Path, logs: Path) -> CandidateRun:
-    target = work / Path(candidate).name
-    try:
-        shutil.copyfile(candidate, target)
+        source = Path(candidate).read_bytes()
     except OSError as exc:
-        raise SandboxError(f"cannot copy {candidate} into the sandbox: {exc}") from None
-    case_entries = []
-    for i, (name, arrays) in enumerate(cases):
-        fname = f"in_{i:03d}.npz"
-        save_arrays(work / fname, {f"in_{j}": a for j, a in enumerate(arrays)})
-        case_entries.append({"name": name, "inputs": fname})
-    rfd, wfd = os.pipe()
-    request = {
-        "repo_root": str(_REPO_ROOT),
-        "emulator": str(Path(emulator).resolve()) if emulator.endswith(".py") else emulator,
-        "candidate": target.name,
-        "wrapper": wrapper,
-        "cases": case_entries,
-        "repeat_first": repeat_first,
-        "parent_netns": _net_ns(),
-        "read_roots": _read_roots(emulator),
-        "trusted_fd": wfd,
-        "result": "result.json",
-    }
-    (work / "request.json").write_text(json.dumps(request))
-    out_path, err_path = logs / "stdout.txt", logs / "stderr.txt"
-    started = time.perf_counter()
-    with open(out_path, "wb") as out_fh, open(err_path, "wb") as err_fh:
+        raise SandboxError(f"cannot read {candidate}: {exc}") from None
+    level, note = isolation_level(policy.isolation)
+    emu_name, emu_paths = _emulator_files(emulator)
+    emu_paths += [str(Path(v).resolve()) for v in visible]
+    arrays = {f"c{i}_in{j}": a for i, (_, arrs) in enumerate(cases) for j, a in enumerate(arrs)}
+    with private_dir("pto-verify-") as work:
+        request = {
+            "repo_root": str(_REPO_ROOT),
+            "emulator": emu_name,
+            "candidate": Path(candidate).name,
+            "wrapper": wrapper,
+            "cases": [{"name": name, "n_inputs": len(arrs)} for name, arrs in cases],
+            "repeat_first": repeat_first,
+            "read_roots": _read_roots(emu_paths),
+        }
+        stdin = (frame(b"REQ ", json.dumps(request).encode()) + frame(b"SRC ", source)
+                 + frame(b"INPT", dumps_arrays(arrays)))
+        runtime_dir = _REPO_ROOT / "runtime"
+        visible = [str(runtime_dir / "__init__.py"), str(runtime_dir / "dtypes.py"), str(runtime_dir / "sandbox"),
+                   str(runtime_dir / "emulator"), *emu_paths]
         try:
-            proc = subprocess.Popen(
-                [sys.executable, "-s", "-B", str(_RUNNER), "request.json"],
-                cwd=work, env=child_env(work), stdin=subprocess.DEVNULL, stdout=out_fh, stderr=err_fh,
-                start_new_session=True, pass_fds=(wfd,), close_fds=True,
-                preexec_fn=_preexec(policy, os.getuid(), os.getgid()),
-            )
+            res = run_process([sys.executable, "-s", "-B", str(_RUNNER), "{channel_fd}"], work=work,
+                              limits=policy.limits(), profile="untrusted", isolation=level, stdin=stdin,
+                              read_only=visible, channel=True, channel_cap=policy.result_cap_bytes,
+                              output_cap=policy.output_cap_bytes, denial_marker=DENIED_MARKER.encode())
         except OSError as exc:
-            os.close(rfd)
-            os.close(wfd)
             raise SandboxError(f"cannot start the sandbox process: {exc}") from None
-        os.close(wfd)
-        timed_out = False
-        try:
-            proc.wait(timeout=policy.wall_timeout_s)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            _kill_group(proc.pid)
-            proc.wait()
-        finally:
-            _kill_group(proc.pid)
-    duration = time.perf_counter() - started
-    with os.fdopen(rfd, "rb") as fh:
-        trusted = fh.read(65536).decode(errors="replace").strip()
-    layers = {"process_group": True, "rlimits": True, "env_allowlist": True, "tempdir": True,
-              "net_namespace": False, "socket_guard": False, "audit_hook": False}
-    if trusted:
-        try:
-            reported = json.loads(trusted.splitlines()[0])["layers"]
-            for key in ("net_namespace", "socket_guard", "audit_hook"):
-                layers[key] = bool(reported.get(key, False))
-            layers["process_group"] = bool(reported.get("process_group", False))
-            layers["rlimits"] = bool(reported.get("rlimits", False))
-        except (ValueError, KeyError, TypeError, IndexError):
-            pass
-    run = CandidateRun(
-        status="ok", layers=layers, returncode=proc.returncode, duration_s=duration,
-        denied=[_scrub(d, work) for d in _denials(err_path)],
-        stderr_tail=_scrub(_tail(err_path, policy.output_cap_bytes), work), pid=proc.pid,
-    )
-    if timed_out:
-        run.status, run.reason = "timeout", f"wall-clock timeout after {policy.wall_timeout_s:g} s; process group killed"
-        return run
-    rc = proc.returncode
-    if rc is not None and rc < 0:
-        sig = -rc
-        run.status = "killed"
-        if sig == signal.SIGXCPU:
-            run.reason = f"CPU time limit of {policy.cpu_timeout_s} s exceeded (SIGXCPU)"
-        elif sig == signal.SIGKILL:
-            run.reason = "killed by SIGKILL (CPU hard limit or memory)"
-        else:
-            run.reason = f"terminated by signal {signal.Signals(sig).name}"
-        return run
-    if not trusted:
-        run.status, run.reason = "sandbox_error", "the sandbox runner failed before the candidate was loaded"
-        return run
-    result_file = work / "result.json"
+        return _collect(res, policy, level, note, work)
+
+
+def _collect(res: Any, policy: SandboxPolicy, level: Isolation, note: str, work: Path) -> CandidateRun:
+    layers = {"bwrap": level.startswith("bwrap"), "seccomp": level == "bwrap+seccomp" or False,
+              "process_group": True, "rlimits": True, "env_allowlist": True, "socket_guard": False,
+              "audit_hook": False}
+    run = CandidateRun(status="ok", isolation=level, isolation_note=note, layers=layers,
+                       returncode=res.returncode, duration_s=res.duration_s, pid=res.pid,
+                       denied=[_scrub(d, work) for d in res.denials],
+                       stderr_tail=_scrub(res.stderr.decode(errors="replace"), work))
     try:
-        record = json.loads(result_file.read_text())
-    except (OSError, ValueError):
-        run.status = "crashed"
-        run.reason = f"the candidate process exited with code {rc} without a result" + (
-            " (MemoryError)" if "MemoryError" in run.stderr_tail else "")
+        frames = parse(res.channel)
+    except WireError as exc:
+        frames = []
+        if not res.timed_out and (res.returncode or 0) >= 0:
+            run.protocol_violation = f"the result channel was written outside the runner's protocol ({exc})"
+    kinds = [k for k, _ in frames]
+    if b"DONE" in kinds and kinds.index(b"DONE") != len(kinds) - 1:
+        run.protocol_violation = "the result channel was written after the runner finished"
+    if not res.channel_eof:
+        run.protocol_violation = run.protocol_violation or "a process kept the result channel open after the run"
+    if res.channel_overflow:
+        run.status, run.reason = "killed", f"the candidate sent more than {policy.result_cap_bytes} bytes of results"
         return run
-    if record.get("import_error"):
-        run.status, run.import_error = "import_error", record["import_error"]
-        run.reason = f"importing the stage file failed: {record['import_error'].get('type')}: " \
-                     f"{record['import_error'].get('message', '')[:300]}"
+    for kind, payload in frames:
+        if kind == b"LAYR":
+            try:
+                reported = json.loads(payload)
+                run.layers["socket_guard"] = bool(reported.get("socket_guard"))
+                run.layers["audit_hook"] = bool(reported.get("audit_hook"))
+                run.layers["rlimits"] = bool(reported.get("rlimits"))
+            except (ValueError, AttributeError):
+                run.protocol_violation = run.protocol_violation or "unreadable layer report"
+            break
+    if res.timed_out:
+        run.status, run.reason = "timeout", f"wall-clock timeout after {policy.wall_timeout_s:g} s; sandbox killed"
+        return run
+    rc = res.returncode
+    if level.startswith("bwrap") and rc is not None and 128 < rc < 128 + 65:
+        rc = 128 - rc  # Bubblewrap reports a child killed by signal N as exit code 128 + N
+    if rc is not None and rc < 0:
+        run.status, run.reason = "killed", _signal_reason(-rc, policy)
+        return run
+    if b"LAYR" not in kinds:
+        run.status, run.reason = "sandbox_error", "the sandbox runner failed before the candidate was loaded"
+        if rc:
+            run.reason += f" (exit code {rc}: {run.stderr_tail.strip().splitlines()[-1:] or ''})"
+        return run
+    if b"IMPE" in kinds:
+        record = json.loads(dict(frames)[b"IMPE"])
+        run.status, run.import_error = "import_error", record.get("import_error") or {}
+        run.reason = f"importing the stage file failed: {run.import_error.get('type')}: " \
+                     f"{str(run.import_error.get('message', ''))[:300]}"
         return run
     runs: list[RunOutput] = []
-    for entry in record.get("cases", []):
-        try:
-            arrays = load_arrays(work / Path(str(entry.get("file", ""))).name)
-        except (OSError, ValueError) as exc:
-            run.status, run.reason = "crashed", f"unreadable output file for case {entry.get('case')}: {exc}"
-            return run
-        n_out = int(entry.get("n_outputs", 0) or 0)
-        outs = [arrays.get(f"out_{i}") for i in range(n_out)]
-        args = [arrays[k] for k in sorted((k for k in arrays if k.startswith("arg_")), key=lambda s: int(s[4:]))]
-        runs.append(RunOutput(case=str(entry.get("case")), run=int(entry.get("run", 0)), record=entry,
-                              outputs=outs, args_after=args))
+    pending: dict[str, Any] | None = None
+    for kind, payload in frames:
+        if kind == b"CASE":
+            try:
+                pending = json.loads(payload)
+            except ValueError:
+                run.protocol_violation = run.protocol_violation or "unreadable case record"
+                pending = None
+        elif kind == b"ARRS" and pending is not None:
+            try:
+                arrays = loads_arrays(payload)
+            except ValueError as exc:
+                run.status, run.reason = "crashed", f"unreadable outputs for case {pending.get('case')}: {exc}"
+                return run
+            n_out = int(pending.get("n_outputs", 0) or 0)
+            outs = [arrays.get(f"out_{i}") for i in range(n_out)]
+            args = [arrays[k] for k in sorted((k for k in arrays if k.startswith("arg_")), key=lambda s: int(s[4:]))]
+            runs.append(RunOutput(case=str(pending.get("case")), run=int(pending.get("run", 0)), record=pending,
+                                  outputs=outs, args_after=args))
+            pending = None
     run.runs = runs
+    if b"DONE" not in kinds:
+        run.status = "crashed"
+        run.reason = f"the candidate process exited with code {rc} before finishing" + (
+            " (MemoryError)" if "MemoryError" in run.stderr_tail else "")
     return run

@@ -1,15 +1,18 @@
 """Child-side entry point of the sandbox: run a candidate wrapper on prepared inputs.
 
-Run as ``python -s -B _runner.py request.json`` inside a fresh work directory by ``runtime.sandbox``. Order
-matters and is the security argument:
+Run as ``python -s -B _runner.py CHANNEL_FD`` by ``runtime.sandbox`` (inside Bubblewrap when available), in a
+private working directory. Order matters and is the security argument:
 
-1. read the request and every input file (nothing untrusted has run yet);
-2. import numpy and the emulator, ``install()`` it as ``pypto`` and wrap ``pypto.frontend.jit`` so every
-   kernel call is counted and its array arguments are remembered (output provenance);
-3. install the socket guard and the audit hook (file/process/network policy);
-4. report the active layers on the trusted channel (fd given in the request) and close it;
-5. only then import the candidate and call its wrapper once per case with fresh copies of the inputs,
-   writing outputs, post-call inputs and a per-case record to the work directory.
+1. read the whole request from stdin (JSON, the candidate's source, all input arrays): nothing untrusted has run
+   yet, and nothing of the request stays on disk where the candidate could read or rewrite it;
+2. import numpy and the emulator, ``install()`` it as ``pypto`` and wrap ``pypto.frontend.jit`` so every kernel
+   call is counted, the wrapper's inputs are checked at kernel entry, and every array argument is snapshotted
+   at kernel return (output provenance: an output must equal what the kernel left in it);
+3. report the in-process layers on the result channel, then install the socket guard and the audit hook;
+4. only then import the candidate and call its wrapper once per case with fresh copies of the inputs, sending
+   outputs, post-call inputs and a per-case record as frames on the result channel;
+5. end with a ``DONE`` frame and ``os._exit`` (no candidate thread outlives the runner; anything written to the
+   channel after ``DONE`` is a protocol violation the parent reports).
 
 The child never receives golden outputs, tolerances or SPEC.md; comparison happens in the parent.
 """
@@ -28,13 +31,6 @@ from pathlib import Path
 from typing import Any
 
 
-def _net_namespace() -> str:
-    try:
-        return os.readlink("/proc/self/ns/net")
-    except OSError:
-        return ""
-
-
 def _load_emulator(spec: str) -> Any:
     if spec.endswith(".py"):
         mod_spec = importlib.util.spec_from_file_location("_pto_forge_emulator", spec)
@@ -47,17 +43,20 @@ def _load_emulator(spec: str) -> Any:
 
 
 class _KernelLog:
-    """Counts jit-kernel calls and remembers their array arguments for the current case."""
+    """Per case: kernel calls, their array arguments, snapshots of those at kernel return, and whether the
+    wrapper's inputs still held their given bytes when the kernel was entered."""
 
     def __init__(self) -> None:
+        self.reset([], [])
+
+    def reset(self, inputs: list[Any], given: list[bytes]) -> None:
         self.calls = 0
         self.args: list[Any] = []
+        self.snapshots: list[Any] = []
         self.errors: list[dict[str, Any]] = []
-
-    def reset(self) -> None:
-        self.calls = 0
-        self.args = []
-        self.errors = []
+        self.inputs = inputs
+        self.given = given
+        self.inputs_changed: list[int] = []
 
 
 def _wrap_jit(pypto: Any, klog: _KernelLog, np: Any) -> None:
@@ -74,12 +73,18 @@ def _wrap_jit(pypto: Any, klog: _KernelLog, np: Any) -> None:
         @functools.wraps(func)
         def call(*args: Any, **kwargs: Any) -> Any:
             klog.calls += 1
-            klog.args.extend(a for a in list(args) + list(kwargs.values()) if isinstance(a, np.ndarray))
+            arrays = [a for a in list(args) + list(kwargs.values()) if isinstance(a, np.ndarray)]
+            klog.args.extend(arrays)
+            for i, (a, b) in enumerate(zip(klog.inputs, klog.given, strict=False)):
+                if i not in klog.inputs_changed and a.tobytes() != b:
+                    klog.inputs_changed.append(i)
             try:
-                return kernel(*args, **kwargs)
+                result = kernel(*args, **kwargs)
             except BaseException as exc:
                 klog.errors.append(_describe_error(exc))
                 raise
+            klog.snapshots.extend(a.copy() for a in arrays)
+            return result
 
         call.__wrapped_kernel__ = kernel  # type: ignore[attr-defined]
         return call
@@ -146,19 +151,48 @@ def _dump(obj: Any) -> Any:
     return data
 
 
+def _send(fd: int, kind: bytes, payload: bytes) -> None:
+    from runtime.sandbox._wire import frame
+
+    data = memoryview(frame(kind, payload))
+    while data:
+        data = data[os.write(fd, data):]
+
+
+def _read_request() -> tuple[dict[str, Any], bytes, bytes]:
+    from runtime.sandbox._wire import parse
+
+    raw = sys.stdin.buffer.read()
+    frames = dict(parse(raw))
+    return json.loads(frames[b"REQ "]), frames[b"SRC "], frames[b"INPT"]
+
+
+def _provenance(np: Any, leaf: Any, klog: _KernelLog) -> tuple[bool, bool]:
+    """(written by the kernel, changed by the host after the kernel returned) for one output leaf."""
+    from_kernel = any(_derived_from(np, leaf, snap) for snap in klog.snapshots)
+    shared = [i for i, a in enumerate(klog.args) if np.shares_memory(leaf, a)]
+    after = bool(shared) and not from_kernel
+    return from_kernel, after
+
+
 def main(argv: list[str]) -> int:  # noqa: C901 - one linear protocol, kept in one place on purpose
-    request = json.loads(Path(argv[1]).read_text())
-    sys.path[:] = [p for p in sys.path if os.path.realpath(p) != os.path.dirname(os.path.realpath(__file__))]
+    fd = int(argv[1])
+    request, source, blob = _read_request()
+    here = os.path.dirname(os.path.realpath(__file__))
+    sys.path[:] = [p for p in sys.path if os.path.realpath(p) != here]
     sys.path.insert(0, request["repo_root"])
     sys.dont_write_bytecode = True
 
     import numpy as np
 
     from runtime.sandbox._guard import install_audit_hook, install_socket_guard
-    from runtime.sandbox._npz import load_arrays, save_arrays
+    from runtime.sandbox._npz import dumps_arrays, loads_arrays
 
+    Path(request["candidate"]).write_bytes(source)
     cases = request["cases"]
-    inputs = {c["name"]: load_arrays(c["inputs"]) for c in cases}
+    arrays_in = loads_arrays(blob)
+    inputs = {c["name"]: [arrays_in[f"c{i}_in{j}"] for j in range(int(c["n_inputs"]))] for i, c in enumerate(cases)}
+    del arrays_in, blob, source
 
     emu = _load_emulator(request["emulator"])
     emu.install()
@@ -168,8 +202,7 @@ def main(argv: list[str]) -> int:  # noqa: C901 - one linear protocol, kept in o
     session_factory = getattr(emu, "session", None)
     emulator_error = getattr(emu, "EmulatorError", None)
 
-    layers = {"process_group": os.getsid(0) == os.getpid(), "tempdir": True, "env_allowlist": True}
-    layers["net_namespace"] = bool(_net_namespace()) and _net_namespace() != request.get("parent_netns")
+    layers = {"process_group": os.getsid(0) == os.getpid() or os.getpid() <= 2, "env_allowlist": True}
     try:
         import resource
 
@@ -181,12 +214,9 @@ def main(argv: list[str]) -> int:  # noqa: C901 - one linear protocol, kept in o
     layers["socket_guard"] = True
     install_audit_hook(request["read_roots"], os.getcwd())
     layers["audit_hook"] = True
-    fd = int(request["trusted_fd"])
-    os.write(fd, (json.dumps({"layers": layers, "pid": os.getpid()}) + "\n").encode())
-    os.close(fd)
+    _send(fd, b"LAYR", json.dumps(layers).encode())
 
-    record: dict[str, Any] = {"import_error": None, "cases": []}
-    result_path = Path(request["result"])
+    record: dict[str, Any] = {"import_error": None}
     try:
         spec = importlib.util.spec_from_file_location("candidate_under_test", request["candidate"])
         assert spec is not None and spec.loader is not None
@@ -198,15 +228,15 @@ def main(argv: list[str]) -> int:  # noqa: C901 - one linear protocol, kept in o
             raise AttributeError(f"the stage file defines no callable {request['wrapper']!r}")
     except BaseException as exc:  # noqa: BLE001 - untrusted code: report, never crash
         record["import_error"] = _describe_error(exc)
-        result_path.write_text(json.dumps(record))
-        return 0
+        _send(fd, b"IMPE", json.dumps(record, default=str).encode())
+        _finish(fd)
 
     plan = [c["name"] for c in cases]
     if request.get("repeat_first") and plan:
         plan.append(plan[0])
     for run_index, name in enumerate(plan):
-        fresh = [inputs[name][f"in_{i}"].copy() for i in range(len(inputs[name]))]
-        klog.reset()
+        fresh = [a.copy() for a in inputs[name]]
+        klog.reset(fresh, [a.tobytes() for a in inputs[name]])
         entry: dict[str, Any] = {"case": name, "run": run_index, "error": None, "kernel_errors": []}
         t0 = time.perf_counter()
         try:
@@ -224,25 +254,40 @@ def main(argv: list[str]) -> int:  # noqa: C901 - one linear protocol, kept in o
         entry["duration_s"] = time.perf_counter() - t0
         entry["kernel_calls"] = klog.calls
         entry["kernel_errors"] = klog.errors
+        entry["inputs_changed_before_kernel"] = list(klog.inputs_changed)
         arrays: dict[str, Any] = {f"arg_{i}": a for i, a in enumerate(fresh)}
         if out is not None and entry["error"] is None:
             leaves = list(out) if isinstance(out, tuple | list) else [out]
             entry["n_outputs"] = len(leaves)
             entry["from_kernel"] = []
+            entry["written_after_kernel"] = []
             entry["output_kinds"] = []
             for i, leaf in enumerate(leaves):
-                if not isinstance(leaf, np.ndarray):
+                if not isinstance(leaf, np.ndarray) or type(leaf) is not np.ndarray:
                     entry["output_kinds"].append(type(leaf).__name__)
                     entry["from_kernel"].append(False)
+                    entry["written_after_kernel"].append(False)
                     continue
                 entry["output_kinds"].append("ndarray")
                 arrays[f"out_{i}"] = leaf
-                entry["from_kernel"].append(any(_derived_from(np, leaf, a) for a in klog.args))
-        entry["file"] = f"run_{run_index:03d}.npz"
-        save_arrays(entry["file"], arrays)
-        record["cases"].append(entry)
-    result_path.write_text(json.dumps(record, default=str))
+                from_kernel, after = _provenance(np, leaf, klog)
+                entry["from_kernel"].append(from_kernel)
+                entry["written_after_kernel"].append(after)
+        _send(fd, b"CASE", json.dumps(entry, default=str).encode())
+        _send(fd, b"ARRS", dumps_arrays(arrays))
+    _finish(fd)
     return 0
+
+
+def _finish(fd: int) -> None:
+    """Last act of the runner: ``DONE``, flush, and end the process at once (threads included)."""
+    _send(fd, b"DONE", b"")
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001, S110 - the candidate may have replaced or closed them
+            pass
+    os._exit(0)
 
 
 if __name__ == "__main__":

@@ -77,8 +77,13 @@ class LintSection(_M):
 
 
 class SandboxSection(_M):
-    """Which isolation layers were active for the candidate process."""
+    """How the candidate was isolated (not part of ``report_hash``: the same files give the same report identity
+    whatever the machine offered; agents never see this section's host facts)."""
 
+    isolation: str = "not_run"
+    """``bwrap+seccomp`` | ``bwrap`` | ``process-only`` (docs/verification.md)."""
+    isolation_note: str = ""
+    """Why the isolation is weaker than ``bwrap+seccomp``, in one line ("" when it is not)."""
     layers: dict[str, bool] = {}
     required: bool = False
     status: str = "not_run"

@@ -152,15 +152,29 @@ def test_lint_draft_runs_the_real_lint() -> None:
     assert out.startswith("lint findings:") and "os" in out
 
 
-def test_smoke_reports_shapes_and_diagnostics_never_values(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    import contextlib
+_FAKE_EMU = """
+import contextlib
+import sys
+import types
 
+class EmulatorError(Exception):
+    pass
+
+class _Session:
+    diagnostics = []
+    counters = None
+
+def install():
+    sys.modules["pypto"] = types.ModuleType("pypto")
+
+def session():
+    return contextlib.nullcontext(_Session())
+"""
+
+
+def test_smoke_reports_shapes_and_diagnostics_never_values(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     import numpy as np
 
-    class Session:
-        diagnostics: list = []
-
-    fake_emu = types.SimpleNamespace(install=lambda: None, session=lambda: contextlib.nullcontext(Session()))
     case = types.SimpleNamespace(name="tail", dims={"B": 3}, dtype="fp32")
     big = types.SimpleNamespace(name="big", dims={"B": 64}, dtype="fp32")
     half = types.SimpleNamespace(name="half", dims={"B": 5}, dtype="fp16")
@@ -169,26 +183,49 @@ def test_smoke_reports_shapes_and_diagnostics_never_values(monkeypatch: pytest.M
         cases=lambda: [big, case, half],
         make_inputs=lambda c: [np.full((c.dims["B"], 4), 7.25, dtype=dtypes[c.dtype])],
         spec=types.SimpleNamespace(inputs=[types.SimpleNamespace(name="x")]))
-    monkeypatch.setattr(smoke_mod, "emu", fake_emu)
     monkeypatch.setattr(smoke_mod, "load_op_dir", lambda p: op)
+    emu_dir = tmp_path / "emu"
+    emu_dir.mkdir()
+    (emu_dir / "smokeemu_fake.py").write_text(_FAKE_EMU)
+    emu = str(emu_dir / "smokeemu_fake.py")
     draft = tmp_path / "silu_impl.py"
     draft.write_text("def silu_wrapper(x):\n    return x * 2, x[:1]\n")
-    report = smoke(tmp_path, draft, "silu_wrapper")
-    assert report["status"] == "ok" and [r["case"] for r in report["runs"]] == ["tail", "half"]
+    report = smoke(tmp_path, draft, "silu_wrapper", emulator=emu)
+    assert report["status"] == "ok" and [r["case"] for r in report["runs"]] == ["tail", "half"], report
     assert report["runs"][0]["outputs"] == [{"shape": [3, 4], "dtype": "float32"},
                                             {"shape": [1, 4], "dtype": "float32"}]
     assert report["runs"][1]["outputs"][0] == {"shape": [5, 4], "dtype": "float16"}
     assert "14.5" not in json.dumps(report) and "7.25" not in json.dumps(report)
     draft.write_text("def silu_wrapper(x):\n    raise ValueError('boom at tile')\n")
-    bad = smoke(tmp_path, draft, "silu_wrapper")
+    bad = smoke(tmp_path, draft, "silu_wrapper", emulator=emu)
     run = bad["runs"][0]
     assert bad["status"] == "error" and "boom" in run["error"] and run["where"]["line"] == 2
     draft.write_text("def other_wrapper(y):\n    return y\n")
-    assert "other_wrapper" in smoke(tmp_path, draft, "silu_wrapper")["error"]
+    assert "other_wrapper" in smoke(tmp_path, draft, "silu_wrapper", emulator=emu)["error"]
     draft.write_text("def only_wrapper(x):\n    return x\n")
-    assert smoke(tmp_path, draft, "")["status"] == "ok"  # no name given: the file's only wrapper
-    draft.write_text("import nonexistent_module_xyz\n")
-    assert "import of the draft failed" in smoke(tmp_path, draft, "w")["error"]
+    assert smoke(tmp_path, draft, "", emulator=emu)["status"] == "ok"  # no name given: the file's only wrapper
+    draft.write_text("import nonexistent_module_xyz\ndef w(x):\n    return x\n")
+    assert "import of the draft failed" in smoke(tmp_path, draft, "w", emulator=emu)["error"]
+
+
+def test_smoke_run_executes_the_draft_only_in_the_sandbox(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A draft that tries to read the op dir's golden.py from smoke_run is refused (it runs in the OS sandbox)."""
+    import numpy as np
+
+    (tmp_path / "golden.py").write_text("SECRET = 42\n")
+    op = types.SimpleNamespace(
+        cases=lambda: [types.SimpleNamespace(name="c", dims={"B": 2}, dtype="fp32")],
+        make_inputs=lambda c: [np.ones((2, 2), np.float32)],
+        spec=types.SimpleNamespace(inputs=[types.SimpleNamespace(name="x")]))
+    monkeypatch.setattr(smoke_mod, "load_op_dir", lambda p: op)
+    emu_dir = tmp_path / "emu"
+    emu_dir.mkdir()
+    (emu_dir / "smokeemu_fake.py").write_text(_FAKE_EMU)
+    draft = tmp_path / "silu_impl.py"
+    draft.write_text(f"def silu_wrapper(x):\n    return open({str(tmp_path / 'golden.py')!r}).read()\n")
+    report = smoke(tmp_path, draft, "silu_wrapper", emulator=str(emu_dir / "smokeemu_fake.py"))
+    assert report["status"] == "error" and "42" not in json.dumps(report)
+    assert "PermissionError" in report["runs"][0]["error"] or "FileNotFoundError" in report["runs"][0]["error"]
 
 
 def test_smoke_run_tool_runs_in_a_subprocess(tmp_path: Path) -> None:

@@ -123,12 +123,15 @@ def test_require_sandbox_fails_closed(tmp_path: Path) -> None:
     from runtime.sandbox import SandboxPolicy
 
     op = make_op(tmp_path, "silu")
-    no_netns = VerifySettings(emulator=settings().emulator, lint=settings().lint,
-                              sandbox=SandboxPolicy(net_namespace=False))
-    relaxed = verify(op, op / "silu_impl.py", settings=no_netns)
-    assert relaxed.verdict == "PASS" and relaxed.sandbox.layers["net_namespace"] is False
-    strict = verify(op, op / "silu_impl.py", settings=no_netns, require_sandbox=True)
-    assert strict.verdict == "ERROR" and "net_namespace" in strict.reasons[0]
+    weak = VerifySettings(emulator=settings().emulator, lint=settings().lint,
+                          sandbox=SandboxPolicy(isolation="process-only"))
+    relaxed = verify(op, op / "silu_impl.py", settings=weak)
+    assert relaxed.verdict == "PASS" and relaxed.sandbox.isolation == "process-only"
+    assert relaxed.sandbox.layers["bwrap"] is False and relaxed.sandbox.isolation_note
+    strict = verify(op, op / "silu_impl.py", settings=weak, require_sandbox=True)
+    assert strict.verdict == "ERROR" and "require_sandbox" in strict.reasons[0]
+    assert strict.cases == [] and strict.sandbox.status == "refused"  # refused before anything ran
+    assert strict.report_hash != relaxed.report_hash
 
 
 def test_report_is_deterministic_and_round_trips(tmp_path: Path) -> None:

@@ -1,0 +1,268 @@
+"""The anti-gaming checks of verify, one small named function each.
+
+Every check reads what the run established (:class:`Evidence`) and returns the cheats it found as sentences that
+name the case and the output or input concerned; any cheat makes the verdict ``FAIL_CHEAT``. Each docstring
+names the hostile candidate(s) in ``tests/verify/hostile`` or ``tests/redteam`` that motivate it, so that a check
+is never removed without its test failing.
+
+What the checks rely on, and why it holds: outputs and post-call inputs come from the sandbox's result channel,
+parsed by the parent after the whole sandbox is dead (a process still running cannot change them); the inputs
+given to the child are the parent's own arrays; the "snapshot at kernel return" is taken by the runner before
+control returns to the wrapper. A candidate that subverts the Python runtime of its own process can still lie
+about *how* it computed an output (docs/verification.md, "limits"); lint is the static line against that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from runtime.sandbox import CandidateRun, RunOutput
+
+__all__ = ["ANTI_GAMING_CHECKS", "Evidence", "run_checks"]
+
+
+@dataclass
+class Evidence:
+    """What one verification run established, as the checks see it."""
+
+    run: CandidateRun
+    case_names: list[str]
+    given: dict[str, list[np.ndarray]]
+    """case -> the input arrays the parent sent (in wrapper parameter order)."""
+    expected: dict[str, list[np.ndarray]]
+    """case -> the golden leaves."""
+    params: list[str]
+    leaves: list[str]
+    files: dict[str, Path] = field(default_factory=dict)
+    file_hashes: dict[str, str] = field(default_factory=dict)
+    hash_file: Callable[[Path], str] | None = None
+
+    def primary(self) -> list[tuple[str, RunOutput]]:
+        """(case name, its first run) for every case that produced a result without raising."""
+        runs = list(self.run.runs)[: len(self.case_names)]
+        return [(name, r) for name, r in zip(self.case_names, runs, strict=False) if not r.record.get("error")]
+
+    def leaf(self, j: int) -> str:
+        return f"output[{j}] ({self.leaves[j]})" if j < len(self.leaves) else f"output[{j}]"
+
+
+def _same_bytes(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
+
+
+def _equal_values(a: np.ndarray, b: np.ndarray) -> bool:
+    if a.shape != b.shape:
+        return False
+    try:
+        return bool(np.array_equal(a.astype(np.float64), b.astype(np.float64), equal_nan=True))
+    except (TypeError, ValueError):
+        return False
+
+
+def _is_constant(a: np.ndarray) -> bool:
+    if a.size < 2:
+        return False
+    flat = a.reshape(-1).astype(np.float64)
+    return bool(np.all(flat == flat[0]) or np.all(np.isnan(flat)))
+
+
+# ------------------------------------------------------------------------------------------------ the checks
+
+
+def sandbox_denials(ev: Evidence) -> list[str]:
+    """The candidate tried something the sandbox refused (file outside its view, process, socket, signal).
+
+    Hostile: ``read_golden_from_disk``, ``spawn_process``, ``network_exfiltration``, redteam ``proc_parent_cmdline``,
+    ``signal_parent``, ``write_site_packages``.
+    """
+    if not ev.run.denied:
+        return []
+    return ["the sandbox denied: " + "; ".join(sorted(set(ev.run.denied))[:10])]
+
+
+def result_channel_intact(ev: Evidence) -> list[str]:
+    """The result channel holds exactly the runner's frames: nothing after ``DONE``, no torn or foreign frames.
+
+    Redteam: ``forge_results_thread`` (a thread that keeps writing results after the wrapper returned),
+    ``forge_channel_bytes``.
+    """
+    return [ev.run.protocol_violation] if ev.run.protocol_violation else []
+
+
+def kernel_called_once(ev: Evidence) -> list[str]:
+    """The wrapper calls its jit kernel exactly once per call.
+
+    Hostile: ``kernel_called_twice``, ``no_kernel_call``, ``bypass_counting_jit``.
+    """
+    out = []
+    for name, r in ev.primary():
+        calls = int(r.record.get("kernel_calls", 0))
+        counted = (r.record.get("counters") or {}).get("runs")  # the emulator session's own count, if kept
+        if calls != 1 or (isinstance(counted, int) and counted != 1):
+            shown = calls if calls != 1 else counted
+            out.append(f"case {name}: the wrapper called the jit kernel {shown} time(s); exactly once per call is "
+                       f"required")
+    return out
+
+
+def kernel_errors_not_swallowed(ev: Evidence) -> list[str]:
+    """A kernel that raised cannot be hidden by a wrapper that catches the error and returns something else.
+
+    Hostile: ``try_except_fallback``.
+    """
+    out = []
+    for name, r in ev.primary():
+        if r.record.get("kernel_errors"):
+            err = r.record["kernel_errors"][0]
+            out.append(f"case {name}: the kernel raised {err.get('type')} ({str(err.get('message'))[:160]}) but the "
+                       f"wrapper swallowed it and returned outputs")
+    return out
+
+
+def inputs_unmodified(ev: Evidence) -> list[str]:
+    """The inputs hold their given bytes after the call (the parent compares with its own copies).
+
+    Hostile: ``modify_inputs``.
+    """
+    out = []
+    for name, r in ev.primary():
+        for j, (before, after) in enumerate(zip(ev.given[name], r.args_after, strict=False)):
+            if not _same_bytes(before, after):
+                out.append(f"case {name}: the wrapper modified its input {ev.params[j]!r}")
+    return out
+
+
+def inputs_intact_at_kernel_entry(ev: Evidence) -> list[str]:
+    """The inputs still hold their given bytes when the kernel starts (no host pre-computation restored later).
+
+    Redteam: ``prescale_input_then_restore``.
+    """
+    out = []
+    for name, r in ev.primary():
+        for j in r.record.get("inputs_changed_before_kernel") or []:
+            if isinstance(j, int) and j < len(ev.params):
+                out.append(f"case {name}: the wrapper changed input {ev.params[j]!r} before the kernel call")
+    return out
+
+
+def outputs_from_kernel(ev: Evidence) -> list[str]:
+    """Every output equals (a view, reshape, cast or leading block of) what a kernel argument held at kernel return.
+
+    Hostile: ``numpy_in_wrapper``; redteam ``host_copy_result``, ``torch_in_wrapper``.
+    """
+    out = []
+    for name, r in ev.primary():
+        flags = r.record.get("from_kernel") or []
+        after = r.record.get("written_after_kernel") or []
+        for j, ok in enumerate(flags):
+            if j < len(r.outputs) and r.outputs[j] is not None and not ok and not (j < len(after) and after[j]):
+                out.append(f"case {name}: {ev.leaf(j)} was not written by the jit kernel (computed on the host in the "
+                           f"wrapper)")
+    return out
+
+
+def no_host_write_after_kernel(ev: Evidence) -> list[str]:
+    """An output buffer the kernel wrote was changed by host code after the kernel returned (snapshot differs).
+
+    Redteam: ``alias_write_after_kernel``, ``copy_write_after_kernel``, ``helper_validate_fixup``, ``main_fixup``.
+    """
+    out = []
+    for name, r in ev.primary():
+        for j, after in enumerate(r.record.get("written_after_kernel") or []):
+            if after:
+                out.append(f"case {name}: {ev.leaf(j)} was written on the host after the kernel call")
+    return out
+
+
+def output_not_input_copy(ev: Evidence) -> list[str]:
+    """An output equal to an input (when the golden's is not) is a pass-through, not a computation.
+
+    Hostile: ``return_input``.
+    """
+    out = []
+    for name, r in ev.primary():
+        for j, (a, b) in enumerate(zip(r.outputs, ev.expected[name], strict=False)):
+            if a is None:
+                continue
+            for k, inp in enumerate(ev.given[name]):
+                if _equal_values(a, inp) and not _equal_values(b, inp):
+                    out.append(f"case {name}: {ev.leaf(j)} is a copy of input {ev.params[k]!r}")
+    return out
+
+
+def output_not_constant(ev: Evidence) -> list[str]:
+    """A constant output where the golden is not constant.
+
+    Hostile: ``return_zeros``, ``kernel_writes_constant``.
+    """
+    out = []
+    for name, r in ev.primary():
+        for j, (a, b) in enumerate(zip(r.outputs, ev.expected[name], strict=False)):
+            if a is not None and _is_constant(a) and not _is_constant(b):
+                out.append(f"case {name}: {ev.leaf(j)} is constant but the golden is not")
+    return out
+
+
+def deterministic_repeat(ev: Evidence) -> list[str]:
+    """The first case, run again at the end, gives the same bytes (no state kept across calls, no randomness).
+
+    Hostile: ``cache_outputs``, ``nondeterministic``.
+    """
+    runs = list(ev.run.runs)
+    n = len(ev.case_names)
+    if len(runs) != n + 1 or not runs or runs[0].record.get("error"):
+        return []
+    first, again = runs[0], runs[-1]
+    if again.record.get("error") or len(again.outputs) != len(first.outputs) or not all(
+        a is not None and b is not None and _same_bytes(a, b) for a, b in zip(first.outputs, again.outputs,
+                                                                               strict=True)
+    ):
+        return [f"case {ev.case_names[0]} run twice gave different outputs (non-deterministic or state kept across "
+                f"calls)"]
+    return []
+
+
+def input_files_unchanged(ev: Evidence) -> list[str]:
+    """SPEC.md, golden.py, the stage files are byte-identical after the run (nothing loosened a tolerance).
+
+    Hostile: ``loosen_tolerance``.
+    """
+    if ev.hash_file is None:
+        return []
+    out = []
+    for k, path in ev.files.items():
+        now = ev.hash_file(path) if path.is_file() else "missing"
+        if now != ev.file_hashes.get(k):
+            out.append(f"{k} changed while the candidate ran")
+    return out
+
+
+ANTI_GAMING_CHECKS: tuple[Callable[[Evidence], list[str]], ...] = (
+    sandbox_denials, result_channel_intact, kernel_called_once, kernel_errors_not_swallowed, inputs_unmodified,
+    inputs_intact_at_kernel_entry, no_host_write_after_kernel, outputs_from_kernel, output_not_input_copy,
+    output_not_constant, deterministic_repeat, input_files_unchanged,
+)
+"""Run in this order; all of them always run (a report lists every cheat found, not only the first)."""
+
+
+def run_checks(ev: Evidence) -> list[str]:
+    """All cheats found by :data:`ANTI_GAMING_CHECKS`, in check order, duplicates dropped."""
+    found: list[str] = []
+    for check in ANTI_GAMING_CHECKS:
+        found.extend(check(ev))
+    return list(dict.fromkeys(found))
+
+
+def names() -> list[str]:
+    """The check names (documentation and tests)."""
+    return [c.__name__ for c in ANTI_GAMING_CHECKS]
+
+
+def describe(check: Callable[..., Any]) -> str:
+    """First docstring line of a check."""
+    return (check.__doc__ or "").strip().splitlines()[0]
