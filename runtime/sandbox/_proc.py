@@ -239,7 +239,8 @@ def _bwrap_base_args(ro: list[str], work: str) -> list[str]:
         if path.startswith(("/usr/", "/bin/", "/lib/", "/lib64/")) and not os.path.islink(path.split("/")[1]):
             continue  # already visible
         args += ["--ro-bind", path, path]
-    args += ["--dir", work, "--chdir", work, "--setenv", "TMPDIR", work]
+    # bwrap always exports PWD (a plain child has none); the runner drops it before any candidate code runs
+    args += ["--dir", work, "--chdir", work]
     return args
 
 

@@ -177,6 +177,7 @@ def _provenance(np: Any, leaf: Any, klog: _KernelLog) -> tuple[bool, bool]:
 
 def main(argv: list[str]) -> int:  # noqa: C901 - one linear protocol, kept in one place on purpose
     fd = int(argv[1])
+    os.environ.pop("PWD", None)  # Bubblewrap exports it; a plain child has none: the environment is the allow-list
     request, source, blob = _read_request()
     here = os.path.dirname(os.path.realpath(__file__))
     sys.path[:] = [p for p in sys.path if os.path.realpath(p) != here]
