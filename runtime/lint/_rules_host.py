@@ -136,15 +136,99 @@ def _written_positions(pf: ParsedFile, call: ast.Call) -> set[int]:
     return {i for i, n in enumerate(names) if n in written}
 
 
+def referenced_from_wrappers(pf: ParsedFile) -> set[str]:
+    """Module-level functions the wrappers can reach by *any* reference: a call, an alias (``f = _validate``),
+    an argument (``apply(_fixup)``), or module-level code outside ``if __name__ == "__main__"``.
+
+    Why by reference and not by name: a host-math exemption keyed on names (``main``, ``_validate``) let a wrapper
+    fix up its outputs in a helper so named; whatever the wrapper reaches is production host code.
+    """
+    key = "wrapper_reach"
+    if key in pf._memo:
+        return pf._memo[key]
+    names = {fn.name for fn in pf.wrappers()}
+    for stmt in pf.tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or pf.in_main_block(stmt):
+            continue
+        if isinstance(stmt, ast.If) and "__main__" in ast.unparse(stmt.test):
+            continue
+        names |= {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and n.id in pf.functions}
+    todo = list(names)
+    while todo:
+        fn = pf.functions.get(todo.pop())
+        if fn is None:
+            continue
+        for n in pf.nodes_in(fn, ast.Name):
+            if n.id in pf.functions and n.id not in names:  # type: ignore[attr-defined]
+                names.add(n.id)  # type: ignore[attr-defined]
+                todo.append(n.id)  # type: ignore[attr-defined]
+    pf._memo[key] = names
+    return names
+
+
 def _host_scope(pf: ParsedFile, node: ast.AST, host_names: set[str]) -> tuple[bool, ast.FunctionDef | None]:
-    """(is production host code, enclosing top-level host function or None at module level)."""
+    """(is production host code, enclosing top-level host function or None at module level).
+
+    A self-test helper (``main``, ``_test`` ...) is exempt only while no wrapper reaches it.
+    """
     top = pf.enclosing_fn.get(node)
     while top is not None and pf.enclosing_fn.get(top) is not None:
         top = pf.enclosing_fn.get(top)
     if top is None:
         return not pf.in_main_block(node), None
     name = getattr(top, "name", "")
-    return name in host_names and name not in _HOST_HELPERS, top  # type: ignore[return-value]
+    exempt = name in _HOST_HELPERS and name not in referenced_from_wrappers(pf)
+    return name in host_names and not exempt, top  # type: ignore[return-value]
+
+
+_COPY_METHODS = {"copy", "view", "reshape", "astype", "ravel", "flatten", "transpose", "swapaxes", "squeeze",
+                 "contiguous", "clone", "numpy", "cpu", "detach", "to", "permute", "unsqueeze", "expand_dims"}
+_COPY_FUNCS = {"numpy.array", "numpy.asarray", "numpy.ascontiguousarray", "numpy.copy", "numpy.reshape",
+               "numpy.transpose", "numpy.squeeze", "numpy.expand_dims", "numpy.asanyarray", "torch.as_tensor",
+               "torch.from_numpy", "torch.tensor"}
+
+
+def _copy_of(pf: ParsedFile, node: ast.AST, names: set[str]) -> bool:
+    """``node`` is one of ``names``, or a view, slice, copy or layout change of one (no computation)."""
+    while True:
+        if isinstance(node, ast.Name):
+            return node.id in names
+        if isinstance(node, (ast.Subscript, ast.Starred)):
+            node = node.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _COPY_METHODS:
+            node = node.func.value
+        elif isinstance(node, ast.Call) and pf.name(node.func) in _COPY_FUNCS and node.args:
+            node = node.args[0]
+        else:
+            return False
+
+
+def aliases_of(pf: ParsedFile, fn: ast.AST, names: set[str]) -> set[str]:
+    """``names`` plus every local bound to an alias, view or copy of one of them (``z = y``, ``x2 = x.copy()``,
+    ``a, b = x, y``), to a fixpoint: a copy of a parameter is treated as the parameter."""
+    key = ("aliases", id(fn), frozenset(names))
+    if key in pf._memo:
+        return pf._memo[key]
+    out = set(names)
+    assigns = pf.nodes_in(fn, (ast.Assign, ast.AnnAssign, ast.NamedExpr))
+    for _ in range(8):
+        before = len(out)
+        for node in assigns:
+            value = getattr(node, "value", None)
+            if value is None:
+                continue
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
+            for t in targets:
+                if isinstance(t, ast.Name) and _copy_of(pf, value, out):
+                    out.add(t.id)
+                elif isinstance(t, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)):
+                    for tt, vv in zip(t.elts, value.elts, strict=False):
+                        if isinstance(tt, ast.Name) and _copy_of(pf, vv, out):
+                            out.add(tt.id)
+        if len(out) == before:
+            break
+    pf._memo[key] = out
+    return out
 
 
 _ARITH = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.MatMult)
@@ -191,6 +275,7 @@ def ol62_no_host_math(ctx: LintContext) -> Iterator[Hit]:
             if top is None:
                 continue
             params = {a.arg for a in top.args.posonlyargs + top.args.args + top.args.kwonlyargs}
+            params = aliases_of(pf, top, params)
             if isinstance(node, ast.BinOp) and isinstance(node.op, _ARITH):
                 ref = _array_ref(node.left, params) or _array_ref(node.right, params)
                 if ref:

@@ -30,7 +30,20 @@ _ENV = ("os.environ", "os.getenv", "os.environb", "posix.environ")
 
 
 _SMUGGLED = {"os", "sys", "subprocess", "builtins", "importlib", "ctypes", "socket", "shutil", "pickle",
-             "inspect", "io", "pathlib", "posix", "nt"}
+             "inspect", "io", "pathlib", "posix", "nt", "_posixsubprocess", "gc", "ctypeslib", "f2py", "distutils",
+             "marshal", "multiprocessing", "threading", "_thread", "signal", "runpy", "pkgutil", "zipimport",
+             "tempfile", "mmap", "resource", "pty", "fcntl", "modules", "environ", "environb", "getenv", "putenv",
+             "_getframe", "_current_frames", "settrace", "setprofile", "addaudithook", "__builtins__"}
+"""Attribute names that reach a banned module or facility from *any* object (``dataclasses.sys``,
+``typing.sys.modules``, ``m = dataclasses; m.sys``, ``np.ctypeslib``): no kernel needs an attribute so named."""
+_BANNED_ATTRS = {"ctypes", "tofile", "dump", "dumps"}
+"""ndarray/tensor attributes that write files or expose raw memory (``a.ctypes.data``, ``a.tofile(...)``)."""
+_FILE_IO = {"numpy.load", "numpy.save", "numpy.savez", "numpy.savez_compressed", "numpy.fromfile", "numpy.memmap",
+            "numpy.loadtxt", "numpy.savetxt", "numpy.genfromtxt", "numpy.fromregex", "numpy.DataSource",
+            "numpy.lib", "numpy.testing", "torch.load", "torch.save", "torch.hub", "torch.from_file", "torch.utils",
+            "torch.package", "torch.ops", "torch.compile", "torch.jit", "torch.classes", "torch._C",
+            "typing.get_type_hints"}
+"""Allowed modules' entry points to files, pickles, code generation or native extensions."""
 
 
 def _banned_name(full: str) -> str | None:
@@ -38,9 +51,15 @@ def _banned_name(full: str) -> str | None:
     root = parts[0]
     if root in _BANNED_MODULES:
         return root
-    smuggled = next((p for p in parts[1:] if p in _SMUGGLED), None) if root in ALLOWED_IMPORTS else None
-    if smuggled:  # e.g. ``np.os.system``: a banned module reached through an allowed one
+    smuggled = next((p for p in parts[1:] if p in _SMUGGLED), None)
+    if smuggled:  # e.g. ``np.os.system``, ``m.sys``: a banned module reached through any object
         return smuggled
+    raw = next((p for p in parts[1:] if p in _BANNED_ATTRS), None)
+    if raw:
+        return raw
+    for io_name in _FILE_IO:
+        if full == io_name or full.startswith(io_name + "."):
+            return io_name
     if full in _BANNED_EXACT or full.startswith(_BANNED_PREFIX):
         return full
     for exact in _BANNED_EXACT:
@@ -171,6 +190,8 @@ def pf03_no_try_around_jit(ctx: LintContext) -> Iterator[Hit]:
 
 def _env_read(node: ast.AST, pf: ParsedFile, tainted: set[str]) -> bool:
     for n in ast.walk(node):
+        if isinstance(n, ast.Attribute) and n.attr in ("environ", "environb", "getenv"):
+            return True  # whatever the chain before it (``sys.modules["os"].environ``)
         if isinstance(n, (ast.Attribute, ast.Name)):
             full = pf.name(n)
             if (full.startswith(_ENV) or full.endswith((".environ", ".getenv", ".environb"))
@@ -204,3 +225,110 @@ def pf04_no_env_branch(ctx: LintContext) -> Iterator[Hit]:
                            for s in (b if isinstance(b, list) else [b]) for n in ast.walk(s))
             if has_call:
                 yield at(node, "branch on an environment variable selects the code path")
+
+
+_WRITE_METHODS = {"fill", "put", "itemset", "setfield", "resize", "sort", "partition", "byteswap", "copy_",
+                  "fill_", "zero_", "add_", "sub_", "mul_", "div_", "clamp_", "index_put_", "masked_fill_",
+                  "scatter_", "__setitem__", "__iadd__", "__imul__"}
+_WRITE_FUNCS = {"numpy.copyto", "numpy.put", "numpy.place", "numpy.putmask", "numpy.fill_diagonal",
+                "numpy.put_along_axis", "torch.Tensor.copy_"}
+
+
+def _writes(pf: ParsedFile, fn: ast.AST, buffers: set[str], after: int) -> Iterator[tuple[ast.AST, str, str]]:
+    """Writes into ``buffers`` (and their aliases) inside ``fn`` at or after line ``after``: (node, buffer, how)."""
+    from runtime.lint._rules_host import _copy_of, aliases_of
+
+    names = aliases_of(pf, fn, buffers)
+
+    def base(t: ast.AST) -> str | None:
+        while isinstance(t, (ast.Subscript, ast.Attribute, ast.Starred)):
+            t = t.value
+        return t.id if isinstance(t, ast.Name) and t.id in names else None
+
+    for node in pf.nodes_in(fn, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Call)):
+        if getattr(node, "lineno", 0) < after:
+            continue
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                b = base(t) if isinstance(t, ast.Subscript) or (isinstance(node, ast.AugAssign) and
+                                                                isinstance(t, ast.Name)) else None
+                if b:
+                    yield node, b, "assigns into {buf}"
+            continue
+        call: ast.Call = node  # type: ignore[assignment]
+        f = call.func
+        if isinstance(f, ast.Attribute) and f.attr in _WRITE_METHODS and base(f.value):
+            yield call, base(f.value) or "", f"calls `.{f.attr}(...)` on {{buf}}"
+        elif pf.name(f) in _WRITE_FUNCS and call.args and _copy_of(pf, call.args[0], names):
+            yield call, base(call.args[0]) or "", f"passes {{buf}} to `{pf.name(f)}`"
+        for kw in call.keywords:
+            if kw.arg == "out" and kw.value is not None and (_copy_of(pf, kw.value, names) or
+                                                             any(_copy_of(pf, e, names) for e in getattr(kw.value, "elts", []))):
+                yield call, base(kw.value) or "out", "writes {buf} through `out=`"
+
+
+def _callee(pf: ParsedFile, scope: ast.AST, call: ast.Call) -> ast.FunctionDef | None:
+    """The module-level function ``call`` calls: by name, or through a local alias (``f = _fix; f(y)``)."""
+    if not isinstance(call.func, ast.Name):
+        return None
+    name = call.func.id
+    for _ in range(4):
+        if name in pf.functions:
+            return pf.functions[name]
+        bound = [v for _line, v in pf.assignments(scope).get(name, []) if isinstance(v, ast.Name)]
+        if not bound:
+            return None
+        name = bound[-1].id
+    return None
+
+
+def _helper_writes(pf: ParsedFile, scope: ast.AST, call: ast.Call, names: set[str], depth: int = 0) -> str | None:
+    """If ``call`` hands a buffer to a module-level helper that writes the matching parameter, say how."""
+    from runtime.lint._rules_host import _copy_of
+
+    if depth > 3:
+        return None
+    helper = _callee(pf, scope, call)
+    if helper is None or helper.name in pf.jit_names():
+        return None
+    params = [a.arg for a in helper.args.posonlyargs + helper.args.args]
+    passed = {params[i] for i, a in enumerate(call.args) if i < len(params) and _copy_of(pf, a, names)}
+    passed |= {kw.arg for kw in call.keywords if kw.arg and _copy_of(pf, kw.value, names)}
+    if not passed:
+        return None
+    for _node, buf, how in _writes(pf, helper, passed, 0):
+        return f"`{helper.name}` {how.format(buf=f'`{buf}`')}"
+    for inner in pf.calls_in.get(helper, []):
+        found = _helper_writes(pf, inner, passed, depth + 1)
+        if found:
+            return f"`{helper.name}` -> {found}"
+    return None
+
+
+@check("PF10")
+def pf10_no_host_write_after_kernel(ctx: LintContext) -> Iterator[Hit]:
+    """A wrapper that edits the kernel's buffers after the call returns host-computed outputs under the kernel's
+    name (class 1 of the red-team corpus: through ``z = y``, a copy, or a helper named ``_validate``/``main``)."""
+    from runtime.lint._rules_host import _jit_calls, aliases_of
+
+    pf = kernel_pf(ctx)
+    if not pf.jit_fns:
+        return
+    for wrapper in pf.wrappers():
+        calls = _jit_calls(pf, wrapper)
+        if not calls:
+            continue
+        first = min(c.lineno for c in calls)
+        end = max(c.end_lineno or c.lineno for c in calls)
+        buffers = {a.id for c in calls for a in [*c.args, *(k.value for k in c.keywords)] if isinstance(a, ast.Name)}
+        for node, buf, how in _writes(pf, wrapper, buffers, end + 1):
+            yield at(node, f"`{wrapper.name}` {how.format(buf=f'kernel buffer `{buf}`')} after the kernel call "
+                     f"(line {first}); the outputs must be what the kernel wrote")
+        names = aliases_of(pf, wrapper, buffers)
+        for call in pf.calls_in.get(wrapper, []):
+            if call.lineno <= end or call in calls:
+                continue
+            found = _helper_writes(pf, wrapper, call, names)
+            if found:
+                yield at(call, f"after the kernel call (line {first}), {found}: host code rewrites a kernel output")

@@ -122,6 +122,9 @@ _APPLICABLE: list[tuple[str, str, tuple[str, ...], str, str, str, str]] = [
      "spec/workflow.md Part B §3.3, §4"),
     ("PF08", "S1", ("final",), "rules_frozen", "the final `<op>_impl.py` has no `# STUB:` lines",
      "remove golden-fed stub inputs; the final kernel computes every module itself", _PA),
+    ("PF10", "S0", _M, "rules_security", "no host write into a kernel buffer after the kernel call (through aliases, "
+     "copies, views or helper functions too)",
+     "return what the kernel wrote; any post-processing belongs inside the JIT kernel", _LR),
     ("PF09", "S1", ("module",), "rules_frozen", "a stage file marks modules 1..k with `# --- Module Mk: <role> ---` in order",
      "add one marker comment per module inside the kernel, in module order", _PA),
 ]

@@ -216,7 +216,13 @@ CASES: dict[str, list[Case]] = {
              Case("getattr on module", sub(BASE, "    y = np.empty_like(x)\n", "    y = getattr(np, 'empty_like')(x)\n"),
                   sub(BASE, "    y = np.empty_like(x)\n", "    y = getattr(x, 'copy')()\n")),
              Case("globals", sub(BASE, "    return y\n", "    globals()['silu_kernel'] = None\n    return y\n"), BASE),
-             Case("dunder", sub(BASE, "    return y\n", "    return y.__class__.__subclasses__()\n"), BASE)],
+             Case("dunder", sub(BASE, "    return y\n", "    return y.__class__.__subclasses__()\n"), BASE),
+             Case("module reached through an allowed module", sub(BASE, "import numpy as np\n", "import dataclasses\n\nimport numpy as np\n").replace(
+                 "    return y\n", "    env = dataclasses.sys.modules['os'].environ\n    return y\n"), BASE),
+             Case("module object held in a variable", sub(BASE, "import numpy as np\n", "import typing\n\nimport numpy as np\n").replace(
+                 "    return y\n", "    m = typing\n    s = m.sys\n    return y\n"), BASE),
+             Case("raw memory of an array", sub(BASE, "    return y\n", "    p = y.ctypes.data\n    return y\n"), BASE),
+             Case("numpy file io", sub(BASE, "    return y\n", "    g = np.load('golden.npz')\n    return y\n"), BASE)],
     "PF03": [Case("swallow kernel error", sub(BASE, WRAPPER_CALL, "    try:\n        silu_kernel(x, y)\n    except Exception:\n        y[:] = 0\n"),
                   sub(BASE, WRAPPER_CALL, "    try:\n        silu_kernel(x, y)\n    finally:\n        pass\n")),
              Case("swallow factory kernel error", sub(MULTI, "    kern(x, y)\n", "    try:\n        kern(x, y)\n    except RuntimeError:\n        pass\n"),
@@ -225,6 +231,12 @@ CASES: dict[str, list[Case]] = {
                   WRAPPER_CALL, "    if os.environ.get('PTO_VERIFY'):\n        silu_kernel(x, y)\n    else:\n        y[:] = 0\n"),
                   sub(BASE, "import numpy as np\n", "import os\n\nimport numpy as np\n").replace(
                       WRAPPER_CALL, "    if x.shape[0] > 0:\n        silu_kernel(x, y)\n    else:\n        y[:] = 0\n"))],
+    "PF10": [Case("alias written after the kernel", sub(BASE, "    return y\n", "    z = y\n    z[:] = 0.5\n    return y\n"),
+                  sub(BASE, "    return y\n", "    z = y\n    return z\n")),
+             Case("helper named _validate fixes the output", sub(BASE, "    return y\n", "    _validate(y)\n    return y\n")
+                  + "\n\ndef _validate(o):\n    o.fill(0.0)\n",
+                  sub(BASE, "    return y\n", "    _validate(y)\n    return y\n") + "\n\ndef _validate(o):\n    assert o.shape[0] > 0\n"),
+             Case("out= after the kernel", sub(BASE, "    return y\n", "    np.copyto(y, x)\n    return y\n"), BASE)],
     "PF05": [Case("frozen module edited", STAGE12.replace(M1_LINE, "        mx = pypto.amax(xt, 1, keepdim=True)  # [ROWS, 1]\n"),
                   STAGE12.replace(M1_LINE, M1_LINE.rstrip("\n") + "   \n"), filename=STAGE_FILE, stage="module", op_dir=SOFTMAX,
                   previous_stage=SOFTMAX / "modules" / "softmax_rows_module1_impl.py")],
