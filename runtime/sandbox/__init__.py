@@ -5,18 +5,30 @@ available, see ``_proc``), sends it the request over stdin and reads back only f
 from a pipe, after the whole sandbox is dead. Nothing the child reports can change a verdict on its own: the parent
 compares against golden tensors the child never saw. ``run_process`` is the same runner for trusted children
 (the golden), with the same environment allow-list (``env_policy``).
+
+The names are loaded lazily: the sandboxed runner imports ``runtime.sandbox._guard`` and must not drag
+``subprocess`` (and with it ``_posixsubprocess``) into the candidate's process.
 """
 
-from runtime.sandbox._exec import LAYERS, CandidateRun, RunOutput, SandboxError, SandboxPolicy, run_candidate
-from runtime.sandbox._proc import (
-           ISOLATION_LEVELS,
-           Isolation,
-           Limits,
-           ProcResult,
-           isolation_level,
-           private_dir,
-           run_process,
-)
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __all__ = ["ISOLATION_LEVELS", "LAYERS", "CandidateRun", "Isolation", "Limits", "ProcResult", "RunOutput",
            "SandboxError", "SandboxPolicy", "isolation_level", "private_dir", "run_candidate", "run_process"]
+
+_WHERE = {"LAYERS": "_exec", "CandidateRun": "_exec", "RunOutput": "_exec", "SandboxError": "_exec",
+          "SandboxPolicy": "_exec", "run_candidate": "_exec", "ISOLATION_LEVELS": "_proc", "Isolation": "_proc",
+          "Limits": "_proc", "ProcResult": "_proc", "isolation_level": "_proc", "private_dir": "_proc",
+          "run_process": "_proc"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        return getattr(importlib.import_module(f"runtime.sandbox.{_WHERE[name]}"), name)
+    raise AttributeError(f"module 'runtime.sandbox' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

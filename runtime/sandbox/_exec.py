@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict
 from runtime.sandbox._guard import DENIED_MARKER
 from runtime.sandbox._npz import dumps_arrays, loads_arrays
 from runtime.sandbox._proc import Isolation, Limits, isolation_level, private_dir, run_process
-from runtime.sandbox._wire import WireError, frame, parse
+from runtime.sandbox._wire import frame, parse_prefix
 
 __all__ = ["LAYERS", "CandidateRun", "RunOutput", "SandboxError", "SandboxPolicy", "run_candidate"]
 
@@ -239,12 +239,12 @@ def _collect(res: Any, policy: SandboxPolicy, level: Isolation, note: str, work:
                        returncode=res.returncode, duration_s=res.duration_s, pid=res.pid,
                        denied=[_scrub(d, work) for d in res.denials],
                        stderr_tail=_scrub(res.stderr.decode(errors="replace"), work))
-    try:
-        frames = parse(res.channel)
-    except WireError as exc:
-        frames = []
-        if not res.timed_out and (res.returncode or 0) >= 0:
-            run.protocol_violation = f"the result channel was written outside the runner's protocol ({exc})"
+    frames, wire_error = parse_prefix(res.channel)
+    if wire_error and not res.timed_out and not res.channel_overflow and (res.returncode or 0) >= 0:
+        run.protocol_violation = f"the result channel was written outside the runner's protocol ({wire_error})"
+    known = {b"LAYR", b"CASE", b"ARRS", b"IMPE", b"DONE"}
+    if any(k not in known for k, _ in frames):
+        run.protocol_violation = run.protocol_violation or "the result channel holds frames the runner never writes"
     kinds = [k for k, _ in frames]
     if b"DONE" in kinds and kinds.index(b"DONE") != len(kinds) - 1:
         run.protocol_violation = "the result channel was written after the runner finished"
@@ -279,6 +279,7 @@ def _collect(res: Any, policy: SandboxPolicy, level: Isolation, note: str, work:
         return run
     if b"IMPE" in kinds:
         record = json.loads(dict(frames)[b"IMPE"])
+        run.denied += [_scrub(str(d), work) for d in record.get("denied") or [] if _scrub(str(d), work) not in run.denied]
         run.status, run.import_error = "import_error", record.get("import_error") or {}
         run.reason = f"importing the stage file failed: {run.import_error.get('type')}: " \
                      f"{str(run.import_error.get('message', ''))[:300]}"
@@ -305,6 +306,11 @@ def _collect(res: Any, policy: SandboxPolicy, level: Isolation, note: str, work:
                                   outputs=outs, args_after=args))
             pending = None
     run.runs = runs
+    for r in runs:  # denials the runner recorded in-process (a closed or truncated stderr cannot erase them)
+        for d in r.record.get("denied") or []:
+            d = _scrub(str(d), work)
+            if d not in run.denied:
+                run.denied.append(d)
     if b"DONE" not in kinds:
         run.status = "crashed"
         run.reason = f"the candidate process exited with code {rc} before finishing" + (

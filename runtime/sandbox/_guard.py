@@ -34,7 +34,14 @@ _ALWAYS_DENIED = frozenset({
     "ctypes.wstring_at", "ctypes.addressof", "sys.addaudithook", "sys.setprofile", "sys.settrace",
     "webbrowser.open", "urllib.Request", "http.client.connect", "ftplib.connect", "smtplib.connect",
     "os.chdir", "os.setxattr", "os.removexattr", "resource.setrlimit", "resource.prlimit",
+    # the hook's own state must stay out of reach (class 3 of the red-team corpus: find it with gc, switch it off)
+    "gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys._current_frames",
 })
+_DENIED_IMPORTS = frozenset({"_posixsubprocess", "subprocess", "multiprocessing", "gc", "pty", "_socket", "socket",
+                             "ctypes", "_ctypes", "mmap", "resource", "signal", "_signal"})
+"""Modules whose first import is refused (only the first import of a module raises an audit event; those the
+runner or numpy already loaded are covered by the OS layer instead): ``_posixsubprocess.fork_exec`` starts
+processes without an audit event."""
 _PATH_WRITE_EVENTS = frozenset({
     "os.remove", "os.rename", "os.rmdir", "os.mkdir", "os.chmod", "os.chown", "os.link", "os.symlink",
     "os.truncate", "os.utime", "shutil.rmtree", "shutil.move", "shutil.copyfile", "shutil.copytree",
@@ -72,23 +79,35 @@ def _under(path: str, roots: Iterable[str]) -> bool:
     return any(path == r or path.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
 
 
-def install_audit_hook(read_roots: list[str], write_root: str) -> None:
+def install_audit_hook(read_roots: list[str], write_root: str, record: list[str] | None = None) -> None:
     """Install the deny-by-default file/process/network policy (the ``audit_hook`` layer).
 
     Args:
         read_roots: directories and files the candidate may read (realpaths).
         write_root: the only directory it may create, write or delete files in.
+        record: denials are also appended here (the runner sends them with each case record), so closing or
+            truncating stderr does not erase them.
     """
     read = tuple(sorted({os.path.realpath(r) for r in read_roots} | {os.path.realpath(write_root)}))
     write = (os.path.realpath(write_root),)
-    local = threading.local()
-    err_fd = 2
+    busy: dict[int, bool] = {}  # re-entrancy guard per thread; a closure cell, not a discoverable object
+    try:  # a private copy of stderr: closing fd 2 does not silence the log
+        import fcntl
+
+        err_fd = fcntl.fcntl(2, fcntl.F_DUPFD_CLOEXEC, 512)
+    except (ImportError, OSError):
+        err_fd = 2
 
     def deny(event: str, detail: str) -> None:
-        try:
-            os.write(err_fd, f"{DENIED_MARKER} {event} {detail}\n".encode(errors="replace"))
-        except OSError:
-            pass
+        line = f"{event} {detail}"
+        if record is not None and len(record) < 200:
+            record.append(line[:300])
+        for fd in {err_fd, 2}:
+            try:
+                os.write(fd, f"{DENIED_MARKER} {line}\n".encode(errors="replace"))
+                break
+            except OSError:
+                continue
         raise PermissionError(f"sandbox: {event} {detail} is not allowed during verification")
 
     def real(p: object) -> str | None:
@@ -100,12 +119,17 @@ def install_audit_hook(read_roots: list[str], write_root: str) -> None:
             return "<unresolvable>"
 
     def hook(event: str, args: tuple) -> None:
-        if getattr(local, "busy", False):
+        me = threading.get_ident()
+        if busy.get(me):
             return
-        local.busy = True
+        busy[me] = True
         try:
             if event in _ALWAYS_DENIED or event.startswith(("socket.", "subprocess.")):
                 deny(event, repr(args[:1])[:120])
+            elif event == "import" and args and args[0] in _DENIED_IMPORTS:
+                deny("import", str(args[0]))
+            elif event == "os.truncate" and args and isinstance(args[0], int) and args[0] <= 2:
+                deny(event, f"fd {args[0]}")
             elif event == "open":
                 path, mode, flags = (tuple(args) + (None, None, None))[:3]
                 p = real(path)
@@ -128,6 +152,6 @@ def install_audit_hook(read_roots: list[str], write_root: str) -> None:
                 if p is not None and not _under(p, read):
                     deny(event, p)
         finally:
-            local.busy = False
+            busy[me] = False
 
     sys.addaudithook(hook)

@@ -213,7 +213,8 @@ def main(argv: list[str]) -> int:  # noqa: C901 - one linear protocol, kept in o
         layers["rlimits"] = False
     install_socket_guard()
     layers["socket_guard"] = True
-    install_audit_hook(request["read_roots"], os.getcwd())
+    denied: list[str] = []
+    install_audit_hook(request["read_roots"], os.getcwd(), denied)
     layers["audit_hook"] = True
     _send(fd, b"LAYR", json.dumps(layers).encode())
 
@@ -229,6 +230,7 @@ def main(argv: list[str]) -> int:  # noqa: C901 - one linear protocol, kept in o
             raise AttributeError(f"the stage file defines no callable {request['wrapper']!r}")
     except BaseException as exc:  # noqa: BLE001 - untrusted code: report, never crash
         record["import_error"] = _describe_error(exc)
+        record["denied"] = list(denied)
         _send(fd, b"IMPE", json.dumps(record, default=str).encode())
         _finish(fd)
 
@@ -256,6 +258,7 @@ def main(argv: list[str]) -> int:  # noqa: C901 - one linear protocol, kept in o
         entry["kernel_calls"] = klog.calls
         entry["kernel_errors"] = klog.errors
         entry["inputs_changed_before_kernel"] = list(klog.inputs_changed)
+        entry["denied"] = list(denied)
         arrays: dict[str, Any] = {f"arg_{i}": a for i, a in enumerate(fresh)}
         if out is not None and entry["error"] is None:
             leaves = list(out) if isinstance(out, tuple | list) else [out]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import struct
 
-__all__ = ["MAGIC", "WireError", "frame", "parse"]
+__all__ = ["MAGIC", "WireError", "frame", "parse", "parse_prefix"]
 
 MAGIC = b"PTOR"
 _HEAD = struct.Struct("<4s4sQ")
@@ -33,18 +33,26 @@ def parse(data: bytes) -> list[tuple[bytes, bytes]]:
     Raises:
         WireError: a torn or foreign frame (the message says where).
     """
+    frames, error = parse_prefix(data)
+    if error:
+        raise WireError(error)
+    return frames
+
+
+def parse_prefix(data: bytes) -> tuple[list[tuple[bytes, bytes]], str]:
+    """The well-formed frames at the start of ``data``, and what is wrong after them ("" when nothing)."""
     out: list[tuple[bytes, bytes]] = []
     pos = 0
     view = memoryview(data)
     while pos < len(data):
         if len(data) - pos < _HEAD.size:
-            raise WireError(f"torn frame header at byte {pos}")
+            return out, f"torn frame header at byte {pos}"
         magic, kind, size = _HEAD.unpack_from(view, pos)
         if magic != MAGIC:
-            raise WireError(f"foreign bytes at byte {pos}")
+            return out, f"foreign bytes at byte {pos}"
+        if len(data) - pos - _HEAD.size < size:
+            return out, f"torn {bytes(kind)!r} frame at byte {pos}"
         pos += _HEAD.size
-        if len(data) - pos < size:
-            raise WireError(f"torn {kind!r} frame at byte {pos}")
         out.append((bytes(kind), bytes(view[pos:pos + size])))
         pos += size
-    return out
+    return out, ""

@@ -25,7 +25,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--case", metavar="NAME", help="verify a single case by name")
     p.add_argument("--json", action="store_true", help="print the JSON report instead of the table")
     p.add_argument("--require-sandbox", action="store_true",
-                   help="fail closed (ERROR) when any sandbox layer is not active")
+                   help="refuse (ERROR, nothing runs) when the OS sandbox (bubblewrap) is not available and only "
+                        "process-only isolation could be used")
     p.add_argument("--previous-stage", metavar="FILE", help="verified stage file of module k-1 (frozen check)")
     p.add_argument("--reports-dir", metavar="DIR", help="also write <report_hash>.json here")
     p.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
@@ -44,6 +45,9 @@ def main(argv: list[str] | None = None) -> int:
     except VerifyUsageError as exc:
         print(f"runtime.verify: {exc}", file=sys.stderr)
         return 2
+    if report.sandbox.isolation == "process-only":  # the one line that says the OS sandbox was not used
+        print(f"runtime.verify: candidate isolation is process-only ({report.sandbox.isolation_note}); "
+              f"--require-sandbox refuses this", file=sys.stderr)
     if args.json:
         sys.stdout.write(report.to_json() + "\n")
     else:

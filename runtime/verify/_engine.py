@@ -301,7 +301,7 @@ def _step_isolation(r: _Run) -> None:
     r.report.sandbox.isolation = level
     r.report.sandbox.isolation_note = note
     if level == "process-only":
-        log.warning("verify: candidate isolation is process-only (%s)", note)
+        log.info("verify: candidate isolation is process-only (%s)", note)
         if r.require_sandbox:
             r.report.sandbox.status = "refused"
             raise r.fail(f"require_sandbox: the OS sandbox is not available ({note}); refusing to run the candidate "

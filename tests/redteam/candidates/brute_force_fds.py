@@ -1,0 +1,37 @@
+# expect: FAIL_LINT
+# runtime: FAIL_CHEAT
+# reason: result channel
+# class: 5 results forged after the fact: garbage written to every fd from 3 to 64
+"""Fast GELU kernel: y = x * sigmoid(1.702 x) over 16-row tiles of a dynamic row count, tail via valid_shape."""
+
+import numpy as np
+import os
+import pypto
+
+ROW_TILE = 16
+COLS = 64
+
+
+@pypto.frontend.jit
+def gelu_kernel(
+    x: pypto.Tensor([pypto.DYNAMIC, COLS], pypto.DT_FP32),
+    y: pypto.Tensor([pypto.DYNAMIC, COLS], pypto.DT_FP32),
+):
+    rows = x.shape[0]
+    pypto.set_vec_tile_shapes(ROW_TILE, 64)
+    for i in pypto.loop(pypto.ceildiv(rows, ROW_TILE), name="row_loop", idx_name="i", unroll_list=[1]):
+        valid = (rows - i * ROW_TILE).min(ROW_TILE)
+        xt = pypto.view(x, [ROW_TILE, COLS], [i * ROW_TILE, 0], valid_shape=[valid, COLS])  # [ROW_TILE, COLS]
+        yt = xt * pypto.sigmoid(xt)  # [ROW_TILE, COLS]
+        pypto.assemble(yt, [i * ROW_TILE, 0], y)
+
+
+def gelu_wrapper(x):
+    for fd in range(3, 65):
+        try:
+            os.write(fd, b'garbage')
+        except OSError:
+            pass
+    y = np.empty_like(x)
+    gelu_kernel(x, y)
+    return y
