@@ -13,8 +13,6 @@ Tools never raise: a failure is returned as text starting with ``error:`` so the
 from __future__ import annotations
 
 import difflib
-import importlib
-import importlib.util
 import json
 import logging
 import re
@@ -196,8 +194,6 @@ class ToolBox:
     def smoke_run(self, source: str) -> str:
         if self.op_dir is None:
             return "error: smoke_run needs the operator directory"
-        if importlib.util.find_spec("runtime.emulator") is None:
-            return "error: the emulator is not available in this build"
         from agents.tools._smoke import smoke
 
         # the draft runs only inside the verifier's OS sandbox (runtime.sandbox.run_candidate); this temp folder
