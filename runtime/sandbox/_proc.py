@@ -216,11 +216,38 @@ def _ro_roots(extra: Sequence[str]) -> list[str]:
     user_site = site.getusersitepackages() if site.ENABLE_USER_SITE else None
     if user_site and os.path.isdir(user_site):
         roots.add(user_site)
+    roots |= _pth_dirs([r for r in roots if r.endswith(("site-packages", "dist-packages"))])
     roots |= set(extra)
     out: list[str] = []
     for r in sorted({os.path.realpath(r) for r in roots if r and os.path.exists(r)}):
         if not any(r.startswith(o.rstrip("/") + "/") for o in out):
             out.append(r)
+    return out
+
+
+def _pth_dirs(site_dirs: list[str]) -> set[str]:
+    """Directories that ``.pth`` files of the site directories add to ``sys.path`` (packages installed elsewhere),
+    except the project checkout itself, which holds operator directories and golden files."""
+    repo = os.path.realpath(Path(__file__).resolve().parents[2])
+    out: set[str] = set()
+    for sd in site_dirs:
+        try:
+            pth_files = [p for p in os.listdir(sd) if p.endswith(".pth")]
+        except OSError:
+            continue
+        for name in pth_files:
+            try:
+                lines = Path(sd, name).read_text(encoding="utf-8", errors="replace").splitlines()
+            except OSError:
+                continue
+            for line in lines:
+                line = line.strip()
+                if not line or line.startswith(("#", "import ", "import\t")):
+                    continue
+                path = os.path.realpath(os.path.join(sd, line))
+                if os.path.isdir(path) and not (repo == path or repo.startswith(path.rstrip("/") + "/")
+                                                or path.startswith(repo + "/")):
+                    out.add(path)
     return out
 
 
