@@ -1,0 +1,45 @@
+"""Loaded by ``site`` in Python processes started by a script that runs under ``python -m runtime.emulator``.
+
+The runner puts this folder first on the children's ``PYTHONPATH`` and the options in
+``PTO_FORGE_EMULATOR_CHILD``, so ``subprocess.run([sys.executable, __file__, ...])`` in a gym test runs its
+child under the emulator too (``import pypto`` is the emulator, ``torch_npu`` the stand-in, same options).
+A ``sitecustomize`` that this one shadows (e.g. the distribution's) is still executed afterwards.
+"""
+
+import json
+import os
+import sys
+
+
+def _chain_shadowed() -> None:
+    here = os.path.dirname(os.path.abspath(__file__))
+    for entry in sys.path:
+        if os.path.abspath(entry or os.curdir) == here:
+            continue
+        candidate = os.path.join(entry or os.curdir, "sitecustomize.py")
+        if os.path.isfile(candidate):
+            with open(candidate, encoding="utf-8") as fh:
+                code = compile(fh.read(), candidate, "exec")
+            exec(code, {"__name__": "sitecustomize", "__file__": candidate})
+            return
+
+
+_SESSION = None
+
+
+def _setup() -> None:
+    raw = os.environ.get("PTO_FORGE_EMULATOR_CHILD")
+    if not raw:
+        return
+    config = json.loads(raw)
+    from runtime.emulator import session
+    from runtime.emulator.__main__ import options_from, setup
+
+    setup(config)
+    global _SESSION
+    _SESSION = session(options=options_from(config))  # kept referenced: collecting it would exit the session
+    _SESSION.__enter__()  # the child's whole life is one session
+
+
+_setup()
+_chain_shadowed()
