@@ -28,18 +28,24 @@ def _target_names(target: ast.AST) -> Iterator[ast.Name]:
 
 @check("OL02")
 def ol02_param_rebound(ctx: LintContext) -> Iterator[Hit]:
+    from runtime.lint._rules_writeback import written_params  # local: _rules_writeback imports this family
+
     pf = kernel_pf(ctx)
     for fn in pf.jit_fns:
         params = {p.arg for p in jit_params(fn)}
+        outputs = written_params(pf, fn)
         for node in pf.nodes_in(fn, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             if pf.enclosing_fn.get(node) is not fn:
                 continue
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
             for t in targets:
                 for name in _target_names(t):
-                    if name.id in params:
+                    if name.id in params and name.id in outputs:
                         yield at(name, f"JIT parameter `{name.id}` is re-bound; this writes nothing to the "
                                  f"output (use `{name.id}[:] = ...` or `pypto.assemble(..., {name.id})`)")
+                    elif name.id in params:
+                        yield at(name, f"input `{name.id}` of `{fn.name}` is re-bound; later uses read the new "
+                                 f"value, not the kernel argument (give the new value its own name)")
 
 
 @check("OL03")

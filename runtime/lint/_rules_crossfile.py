@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 from runtime.lint._opdir import OpContext, parse_stage_name
 from runtime.lint._registry import Hit, LintContext, Skip, check
-from runtime.lint._util import at, has_dynamic, is_tensor_annotation, jit_params, kernel_pf
+from runtime.lint._util import at, dynamic_names, has_dynamic, is_tensor_annotation, jit_params, kernel_pf
 from runtime.markers import STUB_RE
 
 __all__ = ["design_code_blocks"]
@@ -63,7 +63,7 @@ def ol31_dynamic_marked(ctx: LintContext) -> Iterator[Hit]:
         return
     for fn in pf.jit_fns:
         anns = [p.annotation for p in jit_params(fn) if is_tensor_annotation(p.annotation, pf)]
-        if not any(has_dynamic(a) for a in anns if a is not None):
+        if not any(has_dynamic(a, dynamic_names(pf)) for a in anns if a is not None):
             yield at(fn, f"DESIGN.md declares dynamic axes {axes} but no annotation of `{fn.name}` uses "
                      "`pypto.DYNAMIC`")
 

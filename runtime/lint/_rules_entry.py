@@ -13,6 +13,7 @@ from runtime.lint._registry import Hit, LintContext, check
 from runtime.lint._source import dotted
 from runtime.lint._util import (
     at,
+    dynamic_names,
     has_dynamic,
     infer_dtype,
     is_tensor_annotation,
@@ -36,9 +37,11 @@ def ol01_single_literal_jit(ctx: LintContext) -> Iterator[Hit]:
         aliased = [fn.name for fn in pf.jit_fns]
         extra = f" (found aliased jit on {', '.join(aliased)})" if aliased else ""
         yield Hit(f"no function decorated with the literal `@pypto.frontend.jit`{extra}", 1, 1)
-    for fn in literal[1:]:
-        yield at(fn, f"second JIT kernel `{fn.name}`: a file has exactly one `@pypto.frontend.jit` function "
-                 f"(first: `{literal[0].name}`)")
+    if literal:  # several kernels (one per dtype or path, behind one dispatcher) are fine; aliases are not
+        for fn in pf.jit_fns:
+            if fn not in literal:
+                yield at(fn, f"JIT kernel `{fn.name}` is decorated through an alias; use the literal "
+                         "`@pypto.frontend.jit`")
 
 
 @check("OL07")
@@ -148,6 +151,6 @@ def ol29_dynamic_axis(ctx: LintContext) -> Iterator[Hit]:
         return  # SPEC declares every axis static
     for fn in pf.jit_fns:
         anns = [p.annotation for p in jit_params(fn) if is_tensor_annotation(p.annotation, pf)]
-        if anns and not any(has_dynamic(a) for a in anns if a is not None):
+        if anns and not any(has_dynamic(a, dynamic_names(pf)) for a in anns if a is not None):
             yield at(fn, f"no tensor annotation of `{fn.name}` marks an axis `pypto.DYNAMIC`")
 

@@ -37,7 +37,9 @@ baddbmm outer inner tensordot""".split())
 def _jit_calls(pf: ParsedFile, fn: ast.AST) -> list[ast.Call]:
     """Calls of the JIT kernel in ``fn``: by its name or through a factory-made alias."""
     names = pf.kernel_names_in(fn)
-    return [c for c in pf.calls_in.get(fn, []) if isinstance(c.func, ast.Name) and c.func.id in names]
+    return [c for c in pf.calls_in.get(fn, [])
+            if (isinstance(c.func, ast.Name) and c.func.id in names)
+            or (isinstance(c.func, ast.Subscript) and isinstance(c.func.value, ast.Name) and c.func.value.id in names)]
 
 
 @check("OL16")
@@ -243,9 +245,57 @@ def _array_ref(node: ast.AST, params: set[str]) -> str | None:
     return None
 
 
+_SCALAR_ANN = {"int", "float", "bool", "str"}
+_LAYOUT_METHODS = {"reshape", "view", "transpose", "permute", "contiguous", "flatten", "squeeze", "unsqueeze",
+                   "swapaxes", "copy", "clone", "cpu", "numpy"}
+
+
+def _array_params(fn: ast.FunctionDef, attrs: set[str]) -> set[str]:
+    """Parameters of a host function that hold arrays: not SPEC attributes, not annotated or defaulted as scalars."""
+    a = fn.args
+    pos = a.posonlyargs + a.args
+    defaults = dict(zip([p.arg for p in pos][len(pos) - len(a.defaults):], a.defaults, strict=True))
+    defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None})
+    out: set[str] = set()
+    for p in pos + a.kwonlyargs:
+        ann = ast.unparse(p.annotation) if p.annotation is not None else ""
+        default = defaults.get(p.arg)
+        scalar_default = isinstance(default, ast.Constant) or (
+            isinstance(default, ast.UnaryOp) and isinstance(default.operand, ast.Constant))
+        if p.arg in attrs or ann in _SCALAR_ANN or scalar_default:
+            continue
+        out.add(p.arg)
+    return out
+
+
+def _pure_copy(node: ast.AST, params: set[str]) -> bool:
+    """``x``, ``x[...]`` or a layout method chain of an input (``x.reshape(...)``): data moved, nothing computed."""
+    while True:
+        if isinstance(node, ast.Name):
+            return node.id in params
+        if isinstance(node, ast.Subscript):
+            node = node.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _LAYOUT_METHODS:
+            node = node.func.value
+        else:
+            return False
+
+
+def _spec_attrs(ctx: LintContext) -> set[str]:
+    spec = ctx.op.spec if ctx.op is not None else {}
+    known = {"op_name", "inputs", "outputs", "p0_shapes", "dynamic_axes", "supported_dtypes", "tolerance", "seeds",
+             "schema_version"}
+    names = {str(k) for k in spec if k not in known} if isinstance(spec, dict) else set()
+    typed = spec.get("attributes") if isinstance(spec, dict) else None
+    if isinstance(typed, dict):
+        names |= {str(k) for k in typed}
+    return names
+
+
 @check("OL62")
 def ol62_no_host_math(ctx: LintContext) -> Iterator[Hit]:
     pf = kernel_pf(ctx)
+    attrs = _spec_attrs(ctx)
     host_names = {f.name for f in pf.host_functions()}
     for node in pf.by_type.get(ast.Attribute, []):
         if isinstance(pf.parents.get(node), ast.Attribute) or not _host_scope(pf, node, host_names)[0]:
@@ -274,7 +324,7 @@ def ol62_no_host_math(ctx: LintContext) -> Iterator[Hit]:
                 continue
             if top is None:
                 continue
-            params = {a.arg for a in top.args.posonlyargs + top.args.args + top.args.kwonlyargs}
+            params = _array_params(top, attrs)
             params = aliases_of(pf, top, params)
             if isinstance(node, ast.BinOp) and isinstance(node.op, _ARITH):
                 ref = _array_ref(node.left, params) or _array_ref(node.right, params)
@@ -285,6 +335,9 @@ def ol62_no_host_math(ctx: LintContext) -> Iterator[Hit]:
             elif isinstance(node, ast.AugAssign) and isinstance(node.target, (ast.Name, ast.Subscript)):
                 yield at(node, "in-place arithmetic on an array in host code; compute inside the kernel")
             elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Subscript) for t in node.targets):
+                first_call = min((c.lineno for c in _jit_calls(pf, top)), default=None)
+                if _pure_copy(node.value, params) and first_call is not None and node.lineno < first_call:
+                    continue  # padding an input into a kernel buffer (same as np.concatenate): layout, not math
                 refs = [n.id for n in ast.walk(node.value) if isinstance(n, ast.Name) and n.id in params
                         and not isinstance(pf.parents.get(n), ast.Attribute)]
                 if refs:

@@ -23,15 +23,26 @@ def _unroll_kw(call: ast.Call) -> ast.AST | None:
     return next((k.value for k in call.keywords if k.arg == "unroll_list"), None)
 
 
+def _list_values(tree: ast.AST, lst: ast.AST | None) -> int:
+    """Number of int values of an ``unroll_list`` argument: a literal list, or a name bound to one at module level
+    or anywhere in the file (the lint resolves the variable the same way as the literal)."""
+    if isinstance(lst, ast.Name):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == lst.id for t in node.targets):
+                lst = node.value
+                break
+    if isinstance(lst, (ast.List, ast.Tuple)):
+        return sum(1 for e in lst.elts if literal_int(e) is not None)
+    return 0
+
+
 def multi_value_unrolls(tree: ast.AST, resolve=lambda name: name) -> Iterator[tuple[ast.Call, int]]:
-    """``pypto.loop(..., unroll_list=[a, b, ...])`` calls with >= 2 literal values, with the count."""
+    """``pypto.loop(..., unroll_list=...)`` calls with >= 2 int values (literal or through a name), with the count."""
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and resolve(dotted(node.func)) == "pypto.loop":
-            lst = _unroll_kw(node)
-            if isinstance(lst, (ast.List, ast.Tuple)):
-                n = sum(1 for e in lst.elts if literal_int(e) is not None)
-                if n >= 2:
-                    yield node, n
+            n = _list_values(tree, _unroll_kw(node))
+            if n >= 2:
+                yield node, n
 
 
 @check("OL56")
@@ -39,11 +50,10 @@ def ol56_single_unroll(ctx: LintContext) -> Iterator[Hit]:
     pf = kernel_pf(ctx)
     for call in pf.by_type.get(ast.Call, []):
         if pf.name(call.func) == "pypto.loop":  # type: ignore[attr-defined]
-            lst = _unroll_kw(call)  # type: ignore[arg-type]
-            if isinstance(lst, (ast.List, ast.Tuple)):
-                n = sum(1 for e in lst.elts if literal_int(e) is not None)
-                if n >= 2:
-                    yield at(call, f"`unroll_list` with {n} values; use a single value (default `[1]`)")
+            n = _list_values(pf.tree, _unroll_kw(call))  # type: ignore[arg-type]
+            if n >= 2:
+                yield at(call, f"`unroll_list` with {n} values compiles {n} loop bodies (legal PyPTO; the "
+                         "workflow asks for a single value, default `[1]`)")
 
 
 def _loop_call(pf: ParsedFile, node: ast.AST) -> ast.Call | None:

@@ -70,6 +70,35 @@ class _Resolver:
             elif name == "range" and isinstance(target, ast.Name):
                 self.static_names.add(target.id)
 
+    def _config_names(self) -> set[str]:
+        names = {s.name for s in self.pf.tree.body if isinstance(s, ast.ClassDef)}
+        for stmt in self.pf.tree.body:
+            if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call) \
+                    and not self.pf.name(stmt.value.func).startswith("pypto."):
+                names |= {t.id for t in stmt.targets if isinstance(t, ast.Name)}
+        if self.fn is not None:
+            for p in self.fn.args.posonlyargs + self.fn.args.args + self.fn.args.kwonlyargs:
+                ann = p.annotation
+                if ann is None or not self.pf.name(ann.func if isinstance(ann, ast.Call) else ann).startswith("pypto."):
+                    names.add(p.arg)
+        return names
+
+    def _static_dim(self, node: ast.Subscript, before: int, depth: int) -> int | list | None:
+        """``x.shape[k]`` of a tensor parameter whose annotation gives axis k as a compile-time int."""
+        base, idx = node.value, literal_int(node.slice)
+        if idx is None or not (isinstance(base, ast.Attribute) and base.attr == "shape"
+                               and isinstance(base.value, ast.Name)) or self.fn is None:
+            return None
+        param = next((p for p in self.fn.args.posonlyargs + self.fn.args.args if p.arg == base.value.id), None)
+        ann = param.annotation if param is not None else None
+        if not (isinstance(ann, ast.Call) and ann.args and isinstance(ann.args[0], (ast.List, ast.Tuple))):
+            return None
+        dims = ann.args[0].elts
+        if not -len(dims) <= idx < len(dims):
+            return None
+        val = self.value(dims[idx], before, depth + 1)
+        return val if isinstance(val, int) else None
+
     def _assigned(self, name: str, before: int) -> ast.AST | None:
         found: ast.AST | None = None
         for stmt in self.pf.tree.body:
@@ -108,6 +137,14 @@ class _Resolver:
             if node.id in self.static_names:
                 return STATIC
             return self.value(self._assigned(node.id, before), before, depth + 1)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.attr != "shape":
+            # a field of a config object: a module-level instance/class or a non-tensor kernel parameter holds
+            # Python values fixed at trace time (gym: `pypto.set_vec_tile_shapes(cfg.tile_rows, ...)`)
+            if node.value.id in self._config_names():
+                return STATIC
+            return None
+        if isinstance(node, ast.Subscript):
+            return self._static_dim(node, before, depth)
         if isinstance(node, (ast.List, ast.Tuple)):
             vals = [self.value(e, before, depth + 1) for e in node.elts]
             return None if any(v is None for v in vals) else vals

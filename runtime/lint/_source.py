@@ -127,11 +127,15 @@ class ParsedFile:
         factories = {name for name, f in self.functions.items()
                      if any(self.enclosing_fn.get(j) is not None and self._within(j, f) for j in self.jit_fns)}
         holders = set(factories)
-        for stmt in self.tree.body:  # module-level tables of kernels: _KERNELS = {..: _make_kernel(..)}
-            if isinstance(stmt, ast.Assign) and any(isinstance(n, ast.Name) and n.id in factories
+        tables_all: set[str] = set()
+        for stmt in self.tree.body:  # module-level tables of kernels: _KERNELS = {..: _make_kernel(..)} or
+            # {torch.float32: silu_fp32_kernel, ...} (gym: one jit kernel per dtype behind a dispatcher)
+            if isinstance(stmt, ast.Assign) and any(isinstance(n, ast.Name) and n.id in factories | jit
                                                     for n in ast.walk(stmt.value)):
-                holders |= {t.id for t in stmt.targets if isinstance(t, ast.Name)}
-        names = set(jit)
+                tables = {t.id for t in stmt.targets if isinstance(t, ast.Name)}
+                holders |= tables
+                tables_all.update(tables)
+        names = set(jit) | tables_all  # a table is called through a subscript: _KERNELS[x.dtype](x, y)
         for node in self.nodes_in(fn, ast.Assign):
             if any(isinstance(n, ast.Name) and n.id in holders for n in ast.walk(node.value)):  # type: ignore[attr-defined]
                 names |= {t.id for t in node.targets if isinstance(t, ast.Name)}  # type: ignore[attr-defined]

@@ -21,8 +21,9 @@ _LR = "spec/lint-rules.md"
 
 # id, severity, stages, family, title, fix, doc
 _APPLICABLE: list[tuple[str, str, tuple[str, ...], str, str, str, str]] = [
-    ("OL01", "S0", _M, "rules_entry", "exactly one function decorated with the literal `@pypto.frontend.jit`",
-     "keep one `@pypto.frontend.jit` kernel per file; no aliases such as `jit` or `pt.frontend.jit`", _WF),
+    ("OL01", "S0", _M, "rules_entry", "JIT kernels are decorated with the literal `@pypto.frontend.jit` (one or "
+     "several per file, behind one wrapper)",
+     "decorate every kernel with `@pypto.frontend.jit`; no aliases such as `jit` or `pt.frontend.jit`", _WF),
     ("OL02", "S1", _M, "rules_body", "a JIT parameter is never re-bound (`param = ...`, `param += ...`)",
      "write outputs with `param[:] = ...`, `param.move(...)` or `pypto.assemble(...)`", _WF),
     ("OL03", "S1", _M, "rules_body", "no `return` inside a JIT function (nested defs included)",
@@ -90,7 +91,7 @@ _APPLICABLE: list[tuple[str, str, tuple[str, ...], str, str, str, str]] = [
      "implement the missing golden operations and mark each row ✅ with the pypto call and line", _WF),
     ("OL55", "S0", _ALL, "rules_api", "every `pypto.<name>` exists in the PyPTO API",
      "use an existing API name (e.g. `zeros/ones/full` instead of `empty`)", f"{_WF}; spec/pypto-api.md"),
-    ("OL56", "S0", _ALL, "rules_loops", "`unroll_list` holds a single value",
+    ("OL56", "S2", _ALL, "rules_loops", "`unroll_list` holds a single value",
      "use one unroll factor, e.g. `unroll_list=[1]`", _WF),
     ("OL57", "S0", _M, "rules_body", "JIT-graph code loops only with `pypto.loop`/`loop_unroll`/`range`",
      "replace `while`, other `for` iterators and comprehensions over pypto calls by `pypto.loop` or `range`", _WF),

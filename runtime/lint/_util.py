@@ -37,8 +37,21 @@ def is_tensor_annotation(ann: ast.AST | None, pf: ParsedFile) -> bool:
     return pf.name(node) in ("pypto.Tensor", "pypto.tensor")
 
 
-def has_dynamic(ann: ast.AST) -> bool:
-    return bool(_DYN_RE.search(ast.unparse(ann)))
+def dynamic_names(pf: ParsedFile) -> set[str]:
+    """Module-level names bound to a symbolic dim: ``B = pypto.frontend.dynamic("B")`` (or ``pypto.DYNAMIC``)."""
+    names: set[str] = set()
+    for stmt in pf.tree.body:
+        if isinstance(stmt, ast.Assign) and has_dynamic(stmt.value):
+            names |= {t.id for t in stmt.targets if isinstance(t, ast.Name)}
+    return names
+
+
+def has_dynamic(ann: ast.AST, names: set[str] | frozenset[str] = frozenset()) -> bool:
+    """The annotation marks an axis dynamic: ``pypto.DYNAMIC``/``DYN``, ``pypto.frontend.dynamic(...)``, or a
+    name in ``names`` (see :func:`dynamic_names`)."""
+    if _DYN_RE.search(ast.unparse(ann)):
+        return True
+    return bool(names) and any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(ann))
 
 
 def annotation_dtype(ann: ast.AST | None, pf: ParsedFile) -> str | None:

@@ -88,7 +88,9 @@ M1_LINE = "        mx = pypto.amax(xt, -1, keepdim=True)  # [ROWS, 1]\n"
 CASES: dict[str, list[Case]] = {
     "OL01": [
         Case("aliased jit", sub(BASE, "@pypto.frontend.jit", "@jit").replace("ROW_TILE = 16", "jit = pypto.frontend.jit\nROW_TILE = 16"), BASE),
-        Case("two kernels", BASE + "\n\n@pypto.frontend.jit\ndef other(a: pypto.Tensor([8], pypto.DT_FP32)):\n    pass\n", BASE),
+        Case("second kernel aliased", BASE.replace("ROW_TILE = 16", "jit = pypto.frontend.jit\nROW_TILE = 16")
+             + "\n\n@jit\ndef other(a: pypto.Tensor([8], pypto.DT_FP32)):\n    pass\n",
+             BASE + "\n\n@pypto.frontend.jit\ndef other(a: pypto.Tensor([8], pypto.DT_FP32)):\n    pass\n"),
     ],
     "OL02": [Case("param rebound", sub(BASE, ASSEMBLE, "y = yt"),
                   sub(BASE, ASSEMBLE, "y[i * ROW_TILE:(i + 1) * ROW_TILE, :] = yt"))],
@@ -170,9 +172,13 @@ CASES: dict[str, list[Case]] = {
     "OL55": [Case("unknown api", sub(BASE, "pypto.sigmoid(xt)", "pypto.silu(xt)"), BASE),
              Case("unknown api in DESIGN", DESIGN.replace("pypto.sigmoid(xt)", "pypto.empty_like(xt)"), DESIGN,
                   filename="DESIGN.md", stage="design")],
-    "OL56": [Case("multi unroll", sub(BASE, "unroll_list=[1]", "unroll_list=[4, 2, 1]"), BASE),
+    "OL56": [Case("multi unroll", sub(BASE, "unroll_list=[1]", "unroll_list=[4, 2, 1]"), BASE, status="WARN"),
+             Case("multi unroll through a name", sub(BASE, "unroll_list=[1]", "unroll_list=UNROLL")
+                  .replace("ROW_TILE = 16", "UNROLL = [4, 2, 1]\nROW_TILE = 16"),
+                  sub(BASE, "unroll_list=[1]", "unroll_list=UNROLL").replace("ROW_TILE = 16", "UNROLL = [1]\nROW_TILE = 16"),
+                  status="WARN"),
              Case("multi unroll in DESIGN", DESIGN.replace("unroll_list=[1]", "unroll_list=[4, 2, 1]"), DESIGN,
-                  filename="DESIGN.md", stage="design")],
+                  filename="DESIGN.md", stage="design", status="WARN")],
     "OL57": [Case("for over list", sub(BASE, "        yt = xt * pypto.sigmoid(xt)  # [ROW_TILE, COLS]\n",
                   "        yt = xt\n        for _rep in [0, 1]:\n            yt = yt * pypto.sigmoid(xt)\n"),
                   sub(BASE, "        yt = xt * pypto.sigmoid(xt)  # [ROW_TILE, COLS]\n",
