@@ -26,6 +26,7 @@ import types
 from typing import Any
 
 from runtime.emulator import EmulatorError, Options, install, session
+from runtime.emulator._torch_npu import install_finder
 
 _PKG = os.path.dirname(os.path.abspath(__file__))
 _REPO = os.path.dirname(os.path.dirname(_PKG))
@@ -111,8 +112,6 @@ def setup(config: dict[str, Any]) -> None:
     """Install the emulator as ``pypto`` (and the torch_npu stand-in) in this process."""
     install()
     if config.get("torch_npu", True):
-        from runtime.emulator._torch_npu import install_finder
-
         install_finder()
 
 
