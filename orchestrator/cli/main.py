@@ -28,6 +28,7 @@ SUBCOMMANDS: dict[str, str] = {
     "intake": "intake",
     "verify": "verify",
     "lint": "lint",
+    "import": "gym_import",
 }
 
 EXIT_OK = 0

@@ -14,7 +14,15 @@ from collections.abc import Iterator
 
 from runtime.lint._opdir import OpContext, parse_stage_name
 from runtime.lint._registry import Hit, LintContext, Skip, check
-from runtime.lint._util import at, dynamic_names, has_dynamic, is_tensor_annotation, jit_params, kernel_pf
+from runtime.lint._util import (
+    at,
+    dynamic_names,
+    has_dynamic,
+    is_tensor_annotation,
+    jit_params,
+    kernel_pf,
+    spec_attrs,
+)
 from runtime.markers import STUB_RE
 
 __all__ = ["design_code_blocks"]
@@ -107,7 +115,12 @@ def ol50_wrapper_abi(ctx: LintContext) -> Iterator[Hit]:
     a = fn.args
     if a.vararg or a.kwarg:
         yield at(fn, f"`{wrapper_name}` takes *args/**kwargs; list the primary inputs explicitly")
-    params = [p for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]]
+    attrs = spec_attrs(ctx)  # SPEC attributes come as keywords; defaulted extras are not passed (verify)
+    positional = [*a.posonlyargs, *a.args]
+    defaulted = {p.arg for p in positional[len(positional) - len(a.defaults):]} if a.defaults else set()
+    defaulted |= {p.arg for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None}
+    params = [p for p in [*a.posonlyargs, *a.args, *a.kwonlyargs] if p.arg not in attrs
+              and not (p.arg in defaulted and p.arg not in (expected or []))]
     stubs = [p for p in params if STUB_RE.search(pf.line_text(p.lineno))]
     real = [p.arg for p in params if p not in stubs]
     accepted = [expected]

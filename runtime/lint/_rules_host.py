@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 from runtime.lint._registry import Hit, LintContext, check
 from runtime.lint._source import _HOST_HELPERS, ParsedFile
-from runtime.lint._util import at, kernel_pf
+from runtime.lint._util import at, kernel_pf, spec_attrs
 
 _ALLOC = {"pypto.zeros", "pypto.ones", "pypto.full", "pypto.empty", "pypto.zeros_like", "pypto.ones_like",
           "pypto.full_like", "pypto.empty_like"}
@@ -281,21 +281,10 @@ def _pure_copy(node: ast.AST, params: set[str]) -> bool:
             return False
 
 
-def _spec_attrs(ctx: LintContext) -> set[str]:
-    spec = ctx.op.spec if ctx.op is not None else {}
-    known = {"op_name", "inputs", "outputs", "p0_shapes", "dynamic_axes", "supported_dtypes", "tolerance", "seeds",
-             "schema_version"}
-    names = {str(k) for k in spec if k not in known} if isinstance(spec, dict) else set()
-    typed = spec.get("attributes") if isinstance(spec, dict) else None
-    if isinstance(typed, dict):
-        names |= {str(k) for k in typed}
-    return names
-
-
 @check("OL62")
 def ol62_no_host_math(ctx: LintContext) -> Iterator[Hit]:
     pf = kernel_pf(ctx)
-    attrs = _spec_attrs(ctx)
+    attrs = spec_attrs(ctx)
     host_names = {f.name for f in pf.host_functions()}
     for node in pf.by_type.get(ast.Attribute, []):
         if isinstance(pf.parents.get(node), ast.Attribute) or not _host_scope(pf, node, host_names)[0]:

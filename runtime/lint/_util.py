@@ -112,3 +112,19 @@ def infer_dtype(expr: ast.AST, fn: ast.FunctionDef, pf: ParsedFile, before: int,
         pf._memo[key] = result
         return result
     return None
+
+
+_SPEC_KEYS = {"op_name", "inputs", "outputs", "p0_shapes", "dynamic_axes", "supported_dtypes", "tolerance", "seeds",
+              "schema_version", "attributes"}
+
+
+def spec_attrs(ctx) -> set[str]:
+    """Names of the op's SPEC attributes (plain extra keys and typed ``attributes``): scalars, never arrays."""
+    spec = ctx.op.spec if getattr(ctx, "op", None) is not None else {}
+    if not isinstance(spec, dict):
+        return set()
+    names = {str(k) for k in spec if k not in _SPEC_KEYS}
+    typed = spec.get("attributes")
+    if isinstance(typed, dict):
+        names |= {str(k) for k in typed}
+    return names

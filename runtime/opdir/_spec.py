@@ -102,6 +102,9 @@ class TensorSpec(_Model):
     """Inclusive value range for generated inputs; default [-1, 1] for floats, [0, 16] for integers."""
     distribution: Literal["uniform", "normal"] = "uniform"
     """Base distribution inside ``range`` (normal: centred, sigma = half-width / 3, clipped)."""
+    constant: bool = False
+    """Outputs only: the golden may legitimately be constant (softmax over a length-1 axis); intake does not
+    refuse it and the verifier does not call a constant candidate output a cheat when the golden is too."""
 
     @field_validator("name")
     @classmethod
@@ -128,6 +131,26 @@ class TensorSpec(_Model):
         return case_dtype if self.dtype == CASE_DTYPE else self.dtype
 
 
+_ATTR_TYPES = {"float": (int, float), "int": (int,), "bool": (bool,), "str": (str,), "list": (list,)}
+
+
+class AttrSpec(_Model):
+    """A typed op attribute (``attributes: {eps: {type: float, value: 1.0e-6}}``): passed to golden() and, as a
+    keyword argument, to a wrapper that names it as a parameter."""
+
+    type: Literal["float", "int", "bool", "str", "list"]
+    value: Any
+
+    @field_validator("value")
+    @classmethod
+    def _typed(cls, v: Any, info: Any) -> Any:
+        kind = info.data.get("type")
+        ok = _ATTR_TYPES.get(kind, ())
+        if kind in ("float", "int") and isinstance(v, bool) or not isinstance(v, ok):
+            raise ValueError(f"value {v!r} is not of type {kind}")
+        return float(v) if kind == "float" else v
+
+
 class Spec(_Model):
     """SPEC.md front matter.
 
@@ -151,8 +174,11 @@ class Spec(_Model):
     tolerance: dict[str, Tolerance]
     seeds: list[int] = Field(default_factory=lambda: [0, 1, 2], min_length=1)
     schema_version: int | str | None = None
+    attributes: dict[str, AttrSpec] = Field(default_factory=dict)
+    """Typed op attributes; their values are merged into ``attrs``."""
     attrs: dict[str, Any] = Field(default_factory=dict)
-    """Every other top-level key: op attributes, passed to golden() as keywords it accepts."""
+    """Every other top-level key plus the typed ``attributes``: op attributes, passed to golden() as keywords it
+    accepts and to the wrapper as keywords it names."""
 
     @field_validator("op_name")
     @classmethod
@@ -204,6 +230,7 @@ _KNOWN_KEYS = frozenset(Spec.model_fields) - {"attrs"}
 _ALLOWED: dict[str, list[str]] = {
     "tensor": list(TensorSpec.model_fields),
     "tolerance": list(Tolerance.model_fields),
+    "attributes": list(AttrSpec.model_fields),
 }
 
 
@@ -272,7 +299,7 @@ def _phrase(err: dict[str, Any], path: _Path) -> tuple[_Path, str]:
         return path[:-1], f"required key '{path[-1]}' is missing"
     if kind == "extra_forbidden":
         parent = path[:-1]
-        group = "tolerance" if parent[:1] == ("tolerance",) else "tensor"
+        group = parent[0] if parent[:1] in (("tolerance",), ("attributes",)) else "tensor"
         return path, f"unknown key '{path[-1]}'; allowed keys here: {', '.join(_ALLOWED[group])}"
     if kind == "value_error":
         return path, str(err["ctx"]["error"])
@@ -313,6 +340,15 @@ def parse_spec_text(text: str, file: str = "SPEC.md") -> Spec:
 
     known = {k: v for k, v in data.items() if k in _KNOWN_KEYS}
     attrs = {str(k): v for k, v in data.items() if k not in _KNOWN_KEYS}
+    problems += _gym_forms(known, lines, file)
+    typed = known.get("attributes")
+    if isinstance(typed, dict):
+        for k, v in typed.items():
+            if str(k) in attrs:
+                problems.append(Problem(file=file, line=lines.get(("attributes", k)), field=f"attributes.{k}",
+                                        message=f"attribute '{k}' is also a plain key; keep one"))
+            elif isinstance(v, dict) and "value" in v:
+                attrs[str(k)] = v["value"]
     spec: Spec | None = None
     try:
         spec = Spec.model_validate({**known, "attrs": attrs})
@@ -327,6 +363,53 @@ def parse_spec_text(text: str, file: str = "SPEC.md") -> Spec:
         raise OpDirError(sorted(problems, key=lambda p: (p.line or 0, p.field)))
     assert spec is not None
     return spec
+
+
+def _gym_forms(known: dict[str, Any], lines: dict[_Path, int], file: str) -> list[Problem]:
+    """Accept the gym's SPEC forms in place (issue #16): one ``tolerance: {atol, rtol}`` for every supported
+    dtype, and ``p0_shapes`` as shapes (``[[64, 256], [77, 256]]`` = the first input's shape per case, or one
+    list of shapes per input per case, or ``{tensor: shape}``) bound against the named dims of the inputs."""
+    problems: list[Problem] = []
+    tol = known.get("tolerance")
+    if isinstance(tol, dict) and set(tol) == {"atol", "rtol"} and isinstance(known.get("supported_dtypes"), list):
+        known["tolerance"] = {str(d): dict(tol) for d in known["supported_dtypes"]}
+    shapes, inputs = known.get("p0_shapes"), known.get("inputs")
+    if not (isinstance(shapes, list) and isinstance(inputs, list)) or all(isinstance(s, dict) and not any(
+            isinstance(v, list) for v in s.values()) for s in shapes):
+        return problems
+    decl = {str(t.get("name")): t.get("shape") for t in inputs if isinstance(t, dict)}
+    order = [str(t.get("name")) for t in inputs if isinstance(t, dict)]
+    out: list[Any] = []
+    for i, entry in enumerate(shapes):
+        if isinstance(entry, dict) and all(isinstance(v, list) for v in entry.values()):
+            per = {str(k): v for k, v in entry.items()}
+        elif isinstance(entry, list) and entry and all(isinstance(v, int) for v in entry):
+            per = {order[0]: entry} if order else {}
+        elif isinstance(entry, list) and all(isinstance(v, list) for v in entry):
+            per = dict(zip(order, entry, strict=False))
+        else:
+            out.append(entry)
+            continue
+        dims: dict[str, int] = {}
+        for name, shape in per.items():
+            want = decl.get(name)
+            if not isinstance(want, list) or len(want) != len(shape):
+                problems.append(Problem(file=file, line=_line_for(lines, ("p0_shapes", i)), field=f"p0_shapes[{i}]",
+                                        message=f"shape {shape} does not match the rank of input '{name}' {want}"))
+                continue
+            for d, v in zip(want, shape, strict=True):
+                if isinstance(d, str):
+                    if dims.setdefault(d, v) != v:
+                        problems.append(Problem(file=file, line=_line_for(lines, ("p0_shapes", i)),
+                                                field=f"p0_shapes[{i}]",
+                                                message=f"dim '{d}' is bound to {dims[d]} and {v} in the same case"))
+                elif d != v:
+                    problems.append(Problem(file=file, line=_line_for(lines, ("p0_shapes", i)),
+                                            field=f"p0_shapes[{i}]",
+                                            message=f"input '{name}' has fixed size {d} where this case gives {v}"))
+        out.append(dims)
+    known["p0_shapes"] = out
+    return problems
 
 
 def _cross_checks(spec: Spec, lines: dict[_Path, int], file: str) -> list[Problem]:

@@ -145,7 +145,7 @@ def _read_roots(emulator_paths: list[str]) -> list[str]:
     runtime_dir = _REPO_ROOT / "runtime"
     roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, *site.getsitepackages(),
              str(runtime_dir / "__init__.py"), str(runtime_dir / "dtypes.py"), str(runtime_dir / "sandbox"),
-             *emulator_paths}
+             str(runtime_dir / "verify" / "_calling.py"), *emulator_paths}
     return sorted(os.path.realpath(r) for r in roots if os.path.exists(r))
 
 
@@ -176,6 +176,7 @@ def run_candidate(
     emulator: str = "runtime.emulator",
     repeat_first: bool = True,
     visible: tuple[str | Path, ...] = (),
+    calling: dict | None = None,
 ) -> CandidateRun:
     """Run ``wrapper`` of the stage file ``candidate`` once per case (inputs copied), confined.
 
@@ -214,13 +215,14 @@ def run_candidate(
             "wrapper": wrapper,
             "cases": [{"name": name, "n_inputs": len(arrs)} for name, arrs in cases],
             "repeat_first": repeat_first,
+            "calling": calling or {},  # runtime.verify._calling: SPEC attributes by keyword, torch or numpy
             "read_roots": _read_roots(emu_paths),
         }
         stdin = (frame(b"REQ ", json.dumps(request).encode()) + frame(b"SRC ", source)
                  + frame(b"INPT", dumps_arrays(arrays)))
         runtime_dir = _REPO_ROOT / "runtime"
         visible = [str(runtime_dir / "__init__.py"), str(runtime_dir / "dtypes.py"), str(runtime_dir / "sandbox"),
-                   str(runtime_dir / "emulator"), *emu_paths]
+                   str(runtime_dir / "emulator"), str(runtime_dir / "verify" / "_calling.py"), *emu_paths]
         try:
             res = run_process([sys.executable, "-s", "-B", str(_RUNNER), "{channel_fd}"], work=work,
                               limits=policy.limits(), profile="untrusted", isolation=level, stdin=stdin,

@@ -59,7 +59,18 @@ class _KernelLog:
         self.inputs_changed: list[int] = []
 
 
-def _wrap_jit(pypto: Any, klog: _KernelLog, np: Any) -> None:
+def _load_calling(repo_root: str) -> Any:
+    """runtime/verify/_calling.py by path (importing runtime.verify would pull in the whole verifier)."""
+    path = Path(repo_root) / "runtime" / "verify" / "_calling.py"
+    spec = importlib.util.spec_from_file_location("_pto_forge_calling", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["_pto_forge_calling"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _wrap_jit(pypto: Any, klog: _KernelLog, np: Any, as_array: Any = None) -> None:
     frontend = getattr(pypto, "frontend", None)
     original = getattr(frontend, "jit", None) if frontend is not None else None
     if original is None:
@@ -73,7 +84,9 @@ def _wrap_jit(pypto: Any, klog: _KernelLog, np: Any) -> None:
         @functools.wraps(func)
         def call(*args: Any, **kwargs: Any) -> Any:
             klog.calls += 1
-            arrays = [a for a in list(args) + list(kwargs.values()) if isinstance(a, np.ndarray)]
+            # torch tensors are remembered as numpy views of their memory (provenance of the outputs)
+            views = [as_array(a) if as_array is not None else a for a in list(args) + list(kwargs.values())]
+            arrays = [a for a in views if isinstance(a, np.ndarray)]
             klog.args.extend(arrays)
             for i, (a, b) in enumerate(zip(klog.inputs, klog.given, strict=False)):
                 if i not in klog.inputs_changed and a.tobytes() != b:
@@ -195,11 +208,16 @@ def main(argv: list[str]) -> int:  # noqa: C901 - one linear protocol, kept in o
     inputs = {c["name"]: [arrays_in[f"c{i}_in{j}"] for j in range(int(c["n_inputs"]))] for i, c in enumerate(cases)}
     del arrays_in, blob, source
 
+    calling_mod = _load_calling(request["repo_root"])
+    calling = request.get("calling") or {}
+    if calling.get("torch"):  # trusted pre-import: the candidate's `import torch` then finds it loaded
+        import torch  # noqa: F401
+
     emu = _load_emulator(request["emulator"])
     emu.install()
     pypto = importlib.import_module("pypto")
     klog = _KernelLog()
-    _wrap_jit(pypto, klog, np)
+    _wrap_jit(pypto, klog, np, calling_mod.array_view)
     session_factory = getattr(emu, "session", None)
     emulator_error = getattr(emu, "EmulatorError", None)
 
@@ -245,11 +263,11 @@ def main(argv: list[str]) -> int:  # noqa: C901 - one linear protocol, kept in o
         try:
             if session_factory is not None:
                 with session_factory() as sess:
-                    out = wrapper(*fresh)
+                    out = calling_mod.call_wrapper(wrapper, fresh, calling)
                 entry["counters"] = _dump(getattr(sess, "counters", None))
                 entry["diagnostics"] = [_dump(d) for d in getattr(sess, "diagnostics", [])]
             else:
-                out = wrapper(*fresh)
+                out = calling_mod.call_wrapper(wrapper, fresh, calling)
         except BaseException as exc:  # noqa: BLE001 - untrusted code
             entry["error"] = _describe_error(exc)
             entry["error"]["emulator_error"] = bool(emulator_error and isinstance(exc, emulator_error))
@@ -261,7 +279,7 @@ def main(argv: list[str]) -> int:  # noqa: C901 - one linear protocol, kept in o
         entry["denied"] = list(denied)
         arrays: dict[str, Any] = {f"arg_{i}": a for i, a in enumerate(fresh)}
         if out is not None and entry["error"] is None:
-            leaves = list(out) if isinstance(out, tuple | list) else [out]
+            leaves = calling_mod.output_leaves(out)
             entry["n_outputs"] = len(leaves)
             entry["from_kernel"] = []
             entry["written_after_kernel"] = []

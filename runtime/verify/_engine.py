@@ -263,7 +263,7 @@ def _step_hashes(r: _Run) -> None:
     input_names = [t.name for t in r.spec.inputs]
     output_names = [t.name for t in r.spec.outputs]
     try:
-        r.plan = plan_target(r.op_path, r.target, r.spec.op_name, input_names, output_names)
+        r.plan = plan_target(r.op_path, r.target, r.spec.op_name, input_names, output_names, dict(r.spec.attrs))
         plan_error = ""
     except TargetError as exc:
         r.plan, plan_error = None, str(exc)
@@ -338,6 +338,7 @@ def _step_execute(r: _Run) -> None:
     def candidate_job() -> None:
         try:
             r.run = run_candidate(r.target, plan.wrapper, r.candidate_inputs, policy=settings.sandbox,
+                                  calling={"kwargs": {k: r.spec.attrs[k] for k in plan.attrs}, "torch": plan.torch_io},
                                   emulator=settings.emulator, repeat_first=True)
         except SandboxError as exc:
             box["sandbox"] = f"sandbox: {exc}"

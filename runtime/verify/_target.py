@@ -16,10 +16,12 @@ import ast
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from runtime.interfaces import InterfacesError, find_interfaces, load_interfaces
 from runtime.markers import STUB_RE
 from runtime.markers import module_regions as _regions
+from runtime.verify._calling import imports_torch
 
 __all__ = ["TargetError", "TargetPlan", "frozen_violations", "module_regions", "parse_suffix", "plan_target"]
 
@@ -41,6 +43,10 @@ class TargetPlan:
     expected: list[str]  # leaf names, in the order the wrapper returns them
     interfaces_path: Path | None
     notes: list[str] = field(default_factory=list)
+    attrs: list[str] = field(default_factory=list)
+    """SPEC attributes the wrapper names as parameters: passed as keyword arguments with the SPEC values."""
+    torch_io: bool = False
+    """The file imports torch: the wrapper gets torch CPU tensors and may return them (see ``_calling``)."""
 
 
 def parse_suffix(sfx: str) -> int | None:
@@ -58,26 +64,54 @@ def parse_suffix(sfx: str) -> int | None:
     return expected - 1 if expected > 1 else None
 
 
-def _wrapper_params(source: str, wrapper: str, file: str) -> tuple[list[str], list[str]]:
+def _wrapper_params(source: str, wrapper: str, file: str,
+                    attrs: dict[str, Any] | None = None) -> tuple[list[str], list[str], list[str]]:
+    """(tensor parameters in order, STUB parameters, SPEC-attribute parameters) of the wrapper.
+
+    Tensor parameters come first and positionally; after them, a parameter named like a SPEC attribute gets
+    that attribute as a keyword argument, and any other parameter needs a default (it is not passed).
+    """
     try:
         tree = ast.parse(source, filename=file)
     except SyntaxError as exc:
         raise TargetError(f"{file}:{exc.lineno}: syntax error: {exc.msg}") from None
     lines = source.splitlines()
+    attrs = attrs or {}
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and node.name == wrapper:
             args = node.args
-            if args.vararg or args.kwarg or args.kwonlyargs:
-                raise TargetError(f"{file}:{node.lineno}: {wrapper} must take explicit positional parameters")
-            params = [a.arg for a in args.posonlyargs + args.args]
-            stubs = [a.arg for a in args.posonlyargs + args.args
-                     if STUB_RE.search(lines[a.lineno - 1] if a.lineno - 1 < len(lines) else "")]
-            return params, stubs
+            if args.vararg or args.kwarg:
+                raise TargetError(f"{file}:{node.lineno}: {wrapper} must take explicit parameters (no *args/**kwargs)")
+            positional = args.posonlyargs + args.args
+            n_default = len(args.defaults)
+            has_default = {a.arg for a in positional[len(positional) - n_default:]} if n_default else set()
+            has_default |= {a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None}
+            params: list[str] = []
+            keyword: list[str] = []
+            for a in positional:
+                if a.arg in attrs:
+                    keyword.append(a.arg)
+                elif a.arg in has_default:
+                    continue
+                elif keyword:
+                    raise TargetError(f"{file}:{node.lineno}: {wrapper}: tensor parameter {a.arg!r} comes after a "
+                                      "SPEC attribute; put the tensor inputs first")
+                else:
+                    params.append(a.arg)
+            for a in args.kwonlyargs:
+                if a.arg in attrs:
+                    keyword.append(a.arg)
+                elif a.arg not in has_default:
+                    raise TargetError(f"{file}:{node.lineno}: {wrapper}: keyword-only parameter {a.arg!r} is not a "
+                                      "SPEC attribute and has no default")
+            stubs = [a.arg for a in positional if a.arg in params
+                     and STUB_RE.search(lines[a.lineno - 1] if a.lineno - 1 < len(lines) else "")]
+            return params, stubs, keyword
     raise TargetError(f"{file}: no top-level function {wrapper}() (the wrapper the verifier calls)")
 
 
 def plan_target(op_dir: Path, target: Path, op_name: str, input_names: list[str],
-                output_names: list[str]) -> TargetPlan:
+                output_names: list[str], attrs: dict[str, Any] | None = None) -> TargetPlan:
     """Resolve what ``target`` must compute.
 
     Raises:
@@ -92,10 +126,10 @@ def plan_target(op_dir: Path, target: Path, op_name: str, input_names: list[str]
     interfaces = find_interfaces(op_dir)
     if name == f"{op_name}_impl.py":
         wrapper = f"{op_name}_wrapper"
-        params, stubs = _wrapper_params(source, wrapper, name)
+        params, stubs, keyword = _wrapper_params(source, wrapper, name, attrs)
         if stubs:
             raise TargetError(f"{name}: STUB parameters are not allowed in the final file ({', '.join(stubs)})")
-        plan = TargetPlan("final", None, wrapper, params, [], list(output_names), interfaces)
+        plan = TargetPlan("final", None, wrapper, params, [], list(output_names), interfaces, attrs=keyword)
     else:
         m = re.fullmatch(rf"{re.escape(op_name)}_module(\d+)_impl\.py", name)
         k = parse_suffix(m.group(1)) if m else None
@@ -114,13 +148,14 @@ def plan_target(op_dir: Path, target: Path, op_name: str, input_names: list[str]
         if not expected:
             raise TargetError(f"{interfaces.name}: modules 1..{k} declare no outputs")
         wrapper = f"{op_name}_module{m.group(1)}_wrapper"  # type: ignore[union-attr]
-        params, stubs = _wrapper_params(source, wrapper, name)
-        plan = TargetPlan("module", k, wrapper, params, stubs, expected, interfaces)
+        params, stubs, keyword = _wrapper_params(source, wrapper, name, attrs)
+        plan = TargetPlan("module", k, wrapper, params, stubs, expected, interfaces, attrs=keyword)
     for p in plan.params:
         if p not in input_names and p not in plan.stub_params:
             raise TargetError(
                 f"{name}: wrapper parameter {p!r} is not a SPEC input ({', '.join(input_names)})"
                 + ("" if plan.kind == "final" else "; golden-fed boundary tensors need a '# STUB' comment"))
+    plan.torch_io = imports_torch(source)
     return plan
 
 

@@ -168,8 +168,11 @@ def test_problem_str_is_one_line() -> None:
     assert "\n" not in str(p)
 
 
-def test_p0_shapes_must_be_mappings() -> None:
-    p = only(BASE_SPEC.replace("p0_shapes: [{B: 16, D: 32}, {B: 21, D: 32}]", "p0_shapes: [[16, 32]]"))
+def test_p0_shapes_must_be_mappings_or_gym_shape_lists() -> None:
+    # the gym's form (a shape per case, bound against the first input's named dims) is accepted (issue #16)
+    spec = parse_spec_text(BASE_SPEC.replace("p0_shapes: [{B: 16, D: 32}, {B: 21, D: 32}]", "p0_shapes: [[16, 32]]"))
+    assert spec.p0_shapes == [{"B": 16, "D": 32}]
+    p = only(BASE_SPEC.replace("p0_shapes: [{B: 16, D: 32}, {B: 21, D: 32}]", "p0_shapes: [16, 32]"))
     assert p.field == "p0_shapes" and p.line == 9
     assert "each P0 shape must be a mapping binding the named dims" in p.message
 

@@ -1,0 +1,43 @@
+"""`python -m orchestrator import <gym op folder | test_<op>.py> <new op dir>`: bring a gym operator in.
+
+Writes SPEC.md (PTO Forge format), golden.py (the gym's torch golden + an adapter), ``<op>_impl.py`` (the
+gym impl + ``<op>_wrapper``) and IMPORT.md, and prints line by line what it could not map. Never overwrites
+existing files unless ``--force``. See docs/gym.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.markup import escape
+
+from orchestrator.cli._common import console, fail
+
+
+def register(sub) -> None:
+    p = sub.add_parser("import", help="import a PyPTO gym operator into a new operator directory",
+                       description="Read a gym operator (SPEC.md, <op>_golden.py, test_<op>.py, <op>_impl.py) and "
+                                   "write a PTO Forge operator directory; report what could not be mapped.")
+    p.add_argument("source", help="gym operator folder, or its test_<op>.py")
+    p.add_argument("dest", help="operator directory to create")
+    p.add_argument("--force", action="store_true", help="replace files that already exist in DEST")
+    p.add_argument("--timeout", type=float, default=300.0, help="seconds for running the gym golden (default 300)")
+    p.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from orchestrator.gym import GymImportError, import_gym_op
+
+    try:
+        report = import_gym_op(args.source, args.dest, force=args.force, timeout=args.timeout)
+    except GymImportError as exc:
+        return fail(str(exc))
+    for line in report.unmapped:
+        console.print(f"[yellow]not mapped:[/] {escape(line)}", soft_wrap=True)
+    for line in report.notes:
+        console.print(f"[dim]note:[/] {escape(line)}", soft_wrap=True)
+    console.print(f"[green]imported[/] {escape(report.op_name)} into {escape(str(args.dest))}: "
+                  f"{', '.join(report.written)}", soft_wrap=True)
+    console.print(f"next: python -m orchestrator intake {escape(str(args.dest))}; python -m orchestrator verify "
+                  f"{escape(str(args.dest))} {escape(str(args.dest))}/{escape(report.op_name)}_impl.py", soft_wrap=True)
+    return 0

@@ -1,0 +1,87 @@
+"""`python -m orchestrator import`: gym operators become PTO Forge op dirs whose impl verifies PASS unedited.
+
+Needs torch (gym goldens are torch, and the imported wrappers take torch tensors); without it the import
+refuses with one line, which is tested too.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from orchestrator.gym import GymImportError, import_gym_op
+from runtime.opdir import load_op_dir
+from runtime.verify import verify
+
+CORPUS = Path(__file__).parent / "corpus_data"
+HAS_TORCH = importlib.util.find_spec("torch") is not None
+needs_torch = pytest.mark.skipif(not HAS_TORCH, reason="gym goldens are torch; torch is not installed "
+                                 "(pip install torch==2.13.0, a CPU build)")
+
+
+@needs_torch
+@pytest.mark.parametrize("op", ["softmax", "rms_norm", "adamw", "silu"])
+def test_corpus_op_imports_and_its_impl_verifies_pass(op: str, tmp_path: Path) -> None:
+    dest = tmp_path / op
+    report = import_gym_op(CORPUS / op, dest)
+    assert sorted(report.written) == sorted(["SPEC.md", "golden.py", f"{op}_impl.py", "IMPORT.md"])
+    assert report.unmapped == []  # the corpus is written to map completely
+    spec = load_op_dir(dest).spec
+    assert spec.op_name == op
+    result = verify(dest, dest / f"{op}_impl.py")
+    assert result.verdict == "PASS", result.reasons
+
+
+@needs_torch
+def test_attributes_and_outputs_are_mapped_with_types(tmp_path: Path) -> None:
+    import_gym_op(CORPUS / "adamw", tmp_path / "a")
+    spec = load_op_dir(tmp_path / "a").spec
+    assert [t.name for t in spec.outputs] == ["p", "m", "v"]  # from the golden's `return p, m, v`
+    assert spec.attributes["step"].type == "int" and spec.attrs["step"] == 3
+    assert spec.attributes["lr"].type == "float" and spec.attrs["lr"] == pytest.approx(1e-3)
+    assert spec.dynamic_axes and all(t.shape[0] == spec.dynamic_axes[0] for t in spec.inputs)
+    assert spec.tolerance["fp32"].atol == pytest.approx(1e-5)
+    wrapper = (tmp_path / "a" / "adamw_impl.py").read_text()
+    assert "def adamw_wrapper(param, grad, exp_avg, exp_avg_sq, lr=0.001" in wrapper
+
+
+@needs_torch
+def test_import_from_the_test_file_and_per_dtype_kernels(tmp_path: Path) -> None:
+    import_gym_op(CORPUS / "silu" / "test_silu.py", tmp_path / "s")
+    spec = load_op_dir(tmp_path / "s").spec
+    assert spec.supported_dtypes == ["fp32", "bf16"] and spec.inputs[0].dtype == "T"
+
+
+@needs_torch
+def test_never_overwrites_and_reports_what_it_cannot_map(tmp_path: Path) -> None:
+    src = tmp_path / "gym" / "softmax"
+    shutil.copytree(CORPUS / "softmax", src)
+    (src / "test_cases.json").write_text("[]")
+    text = (src / "SPEC.md").read_text().replace("tolerance: {atol: 0.0078125, rtol: 0.0078125}",
+                                                "tolerance: {mare_matrix: 0.01}")
+    (src / "SPEC.md").write_text(text)
+    dest = tmp_path / "out"
+    report = import_gym_op(src, dest)
+    assert any("custom metrics" in u for u in report.unmapped)
+    assert any("test_cases.json" in u for u in report.unmapped)
+    assert "Not mapped" in (dest / "IMPORT.md").read_text()
+    before = (dest / "SPEC.md").read_text()
+    with pytest.raises(GymImportError, match="never overwrites"):
+        import_gym_op(src, dest)
+    assert (dest / "SPEC.md").read_text() == before
+    import_gym_op(src, dest, force=True)
+
+
+def test_cli_gives_one_line_for_a_folder_that_is_not_a_gym_op(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "PTO_FORGE_EMULATOR_CHILD"}
+    proc = subprocess.run([sys.executable, "-m", "orchestrator", "import", str(tmp_path), str(tmp_path / "o")],
+                          capture_output=True, text=True, timeout=120, check=False, env=env)
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr and "error:" in proc.stderr
+    assert not (tmp_path / "o").exists()
