@@ -28,7 +28,8 @@ from runtime.verify import VerifyReport, verify
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKSPACE = ROOT / "workspace"
-OPS = ("silu", "rms_norm", "sdpa", "swiglu_mlp", "layer_norm_backward", "flash_attention")
+OPS = ("silu", "rms_norm", "sdpa", "swiglu_mlp", "layer_norm_backward", "flash_attention",
+       "layer_norm")
 VERDICTS = {"PASS", "FAIL_LINT", "FAIL_RUNTIME", "FAIL_NUMERIC", "FAIL_CHEAT", "ERROR"}
 _QUOTED = re.compile(r'"([^"]+)"')
 
@@ -463,3 +464,15 @@ def test_flash_attention_rebinding_is_caught_numerically_and_fixed_with_the_devi
     fixed = attempt_source("flash_attention", 1, 2)
     assert "pypto.is_loop_begin(j)" in fixed and "acc[:] = " in fixed and "l_run[:] = " in fixed
     assert "acc = pypto.add" in attempt_source("flash_attention", 1, 1)
+
+
+def test_layer_norm_fp16_attempt_fails_on_the_large_band_only(reports: Reports) -> None:
+    """Issue 17: computing in fp16 (no precision route) fails the tolerance on the `large` band only."""
+    bad = reports.get("layer_norm", 1, 1)
+    assert bad.verdict == "FAIL_NUMERIC"
+    failing = {c.band for c in bad.cases if c.status != "pass"}
+    assert failing == {"large"}, failing
+    assert {c.band for c in bad.cases} >= {"normal", "small", "large", "offset"}
+    assert {c.dtype for c in bad.cases} == {"fp16"}
+    good = attempt_source("layer_norm", 1, 2)
+    assert "pypto.cast(xt, pypto.DT_FP32)" in good and "pypto.cast(yf, pypto.DT_FP16)" in good
