@@ -24,7 +24,7 @@ from runtime.verify import verify
 ROOT = Path(__file__).resolve().parents[2]
 WORKSPACE = ROOT / "workspace"
 OPS = ["silu", "rms_norm", "sdpa", "swiglu_mlp", "layer_norm_backward", "quick_gelu",
-       "flash_attention", "layer_norm"]
+       "flash_attention", "layer_norm", "moe_topk_gating"]
 ARTIFACTS = ("DESIGN.md", "module_interfaces.yaml", "MEMORY.md", "README.md")
 
 

@@ -29,7 +29,7 @@ from runtime.verify import VerifyReport, verify
 ROOT = Path(__file__).resolve().parents[2]
 WORKSPACE = ROOT / "workspace"
 OPS = ("silu", "rms_norm", "sdpa", "swiglu_mlp", "layer_norm_backward", "flash_attention",
-       "layer_norm")
+       "layer_norm", "moe_topk_gating")
 VERDICTS = {"PASS", "FAIL_LINT", "FAIL_RUNTIME", "FAIL_NUMERIC", "FAIL_CHEAT", "ERROR"}
 _QUOTED = re.compile(r'"([^"]+)"')
 
@@ -476,3 +476,15 @@ def test_layer_norm_fp16_attempt_fails_on_the_large_band_only(reports: Reports) 
     assert {c.dtype for c in bad.cases} == {"fp16"}
     good = attempt_source("layer_norm", 1, 2)
     assert "pypto.cast(xt, pypto.DT_FP32)" in good and "pypto.cast(yf, pypto.DT_FP16)" in good
+
+
+def test_moe_gating_returns_two_dtypes_and_the_index_bug_shows_on_ids_only(reports: Reports) -> None:
+    """Issue 17: fp32 weights + int32 ids; a chunk-local index (view offset not added) breaks ids, not weights."""
+    bad = reports.get("moe_topk_gating", 1, 1)
+    assert bad.verdict == "FAIL_NUMERIC"
+    for case in bad.cases:
+        weights, ids = case.leaves
+        assert weights.all_close and weights.actual_dtype == "fp32"
+        assert not ids.all_close and ids.actual_dtype == "int32" and ids.max_diff == 96.0  # chunk 3 = 3 * 32
+    good = reports.get("moe_topk_gating", 1, 2)
+    assert good.verdict == "PASS" and all(c.leaves[1].actual_dtype == "int32" for c in good.cases)
