@@ -310,3 +310,29 @@ def gate_view(op_dir: Path, run_id: str, values: dict, gate: str, module: int | 
     if gate in ("perf_start", "perf_deliver"):
         return perf_view(values, gate)
     return blocked_view(op_dir, run_id, values)
+
+
+# ------------------------------------------------------------------------------- kept for the run report
+
+def attempts_dir(op_dir: Path, run_id: str) -> Path:
+    """Copies of every verified file per attempt and the bisect findings (for the HTML run report only)."""
+    return run_dir(op_dir, run_id) / "attempts"
+
+
+def keep_attempt(op_dir: Path, run_id: str, module: int | str, attempt: int | None, target: str) -> None:
+    """Keep the file as it was verified at this attempt (stage files are overwritten by the next attempt)."""
+    src = op_dir / target
+    if not src.is_file():
+        return
+    dest = attempts_dir(op_dir, run_id) / f"M{module}" / f"attempt{int(attempt or 0):02d}-{Path(target).name}"
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(src, dest)
+
+
+def keep_bisect(op_dir: Path, run_id: str, module: int, attempt: int | None, findings: dict | None) -> None:
+    """Keep runtime.bisect's first-divergence findings given to the debugger at this attempt."""
+    if not findings:
+        return
+    dest = attempts_dir(op_dir, run_id) / f"M{module}" / f"attempt{int(attempt or 0):02d}-bisect.json"
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_text(json.dumps(findings, indent=2, default=str), encoding="utf-8")

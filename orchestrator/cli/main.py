@@ -20,6 +20,7 @@ SUBCOMMANDS: dict[str, str] = {
     "reject": "decide",
     "status": "status",
     "show": "show",
+    "report": "report",
     "audit": "audit",
     "prune": "prune",
     "replay": "replay",

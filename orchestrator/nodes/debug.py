@@ -13,6 +13,7 @@ from langgraph.runtime import Runtime
 from agents.contracts import AgentError, DebugContext
 from orchestrator.nodes._common import dev, node, op_path, read_text, services, timed
 from orchestrator.state import ForgeState, replace_module
+from orchestrator.views import keep_bisect
 
 log = logging.getLogger(__name__)
 
@@ -53,9 +54,11 @@ def debug(state: ForgeState, runtime: Runtime) -> dict:
     root = op_path(state)
     k = int(state["active"])
     m = state["modules"][k - 1]
+    found = first_divergence(svc, root, m["stage_file"], state.get("last_verdict"))
+    keep_bisect(root, state.get("run_id", "run"), k, m.get("attempts"), found)  # for the run report only
     ctx = DebugContext(op_dir=str(root), op_name=state["op_name"], module=k, failing_file=m["stage_file"],
                        source=read_text(root / m["stage_file"]), report=_sanitized_report(state),
-                       bisect=first_divergence(svc, root, m["stage_file"], state.get("last_verdict")),
+                       bisect=found,
                        memory_md=read_text(root / "MEMORY.md"), attempt=int(m.get("attempts", 1)))
     try:
         result = timed(svc, "agents", svc.agents.debug, ctx)

@@ -28,6 +28,7 @@ from orchestrator.paths import reports_dir, sha256_file
 from orchestrator.services import Services, VerifyOutcome
 from orchestrator.state import ForgeState, replace_module
 from orchestrator.verifier_bridge import error_cause, hash_for
+from orchestrator.views import keep_attempt
 
 
 def run_verifier(svc: Services, root: Path, run_id: str, target: str, prev: str | None) -> VerifyOutcome:
@@ -79,6 +80,7 @@ def verify(state: ForgeState, runtime: Runtime) -> dict:
     prev = state["modules"][k - 2]["stage_file"] if k > 1 else None
     outcome = run_verifier(svc, root, state.get("run_id", "run"), target, prev)
     stop_if_not_candidates(outcome, target)
+    keep_attempt(root, state.get("run_id", "run"), k, m.get("attempts"), target)
     verdict = outcome.verdict
     mismatch = disk_matches(outcome, root, target) if verdict == "PASS" else None
     if mismatch:

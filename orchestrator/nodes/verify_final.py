@@ -21,6 +21,9 @@ def verify_final(state: ForgeState, runtime: Runtime) -> dict:
     target = final_file(op)
     outcome = run_verifier(svc, root, state.get("run_id", "run"), target, None)
     stop_if_not_candidates(outcome, target)
+    from orchestrator.views import keep_attempt
+
+    keep_attempt(root, state.get("run_id", "run"), "final", len(state.get("verify_log", [])), target)
     verdict = outcome.verdict
     if verdict == "PASS" and (why := disk_matches(outcome, root, target)):
         verdict = "ERROR"
