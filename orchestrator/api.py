@@ -509,5 +509,8 @@ def gate_view(op_dir: Path | str, req: GateRequest | None = None, *, run_id: str
         req = GateRequest.model_validate(interrupts[0])
     view = _view(root, rid, values, req.gate, req.module, req.seq)
     view.title = req.title
+    view.seq = req.seq
     view.choices = list(req.choices)
+    if req.gate == "final":
+        view.notes = [d for d in req.details if not d.startswith(("final verdict", "report "))]
     return view

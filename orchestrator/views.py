@@ -41,6 +41,7 @@ class GateView(BaseModel):
 
     gate: str
     module: int | None = None
+    seq: int = 0
     title: str = ""
     facts: list[tuple[str, str]] = Field(default_factory=list)
     decomposition: list[dict[str, str]] = Field(default_factory=list)
@@ -53,8 +54,11 @@ class GateView(BaseModel):
     code_diff_label: str = ""
     diagnosis: str = ""
     coverage: list[dict[str, str]] = Field(default_factory=list)
+    coverage_note: str = ""
     cause: list[str] = Field(default_factory=list)
     counters: dict[str, Any] = Field(default_factory=dict)
+    notes: list[str] = Field(default_factory=list)
+    """Further lines the gate itself carries (e.g. the real toolchain's second opinion at the final gate)."""
     choices: list[str] = Field(default_factory=list)
 
 
@@ -176,8 +180,8 @@ def design_view(op_dir: Path, run_id: str, values: dict, seq: int) -> GateView:
             "description": str(m.get("description", "")),
             "golden rows": ", ".join(rows) or "-"})
         ins = ", ".join(f"{i.get('name')}<-{i.get('source')}" for i in m.get("inputs", []) if isinstance(i, dict))
-        outs = ", ".join(f"{o.get('name')} {o.get('dtype', '')}{o.get('shape', '')}" for o in m.get("outputs", [])
-                         if isinstance(o, dict))
+        outs = ", ".join(f"{o.get('name')} {o.get('dtype', '')}[{', '.join(str(d) for d in o.get('shape') or [])}]"
+                         for o in m.get("outputs", []) if isinstance(o, dict))
         view.interfaces.append({"module": f"M{m.get('id')}", "inputs": ins, "outputs": outs})
     if not view.decomposition:
         view.decomposition = [{"module": f"M{m['id']}", "name": str(m.get("name")), "description": "",
@@ -219,14 +223,20 @@ def module_view(op_dir: Path, run_id: str, values: dict, k: int) -> GateView:
         view.code_diff = unified("", new, "/dev/null", str(m.get("stage_file")))
         view.code_diff_label = f"new file {m.get('stage_file')}"
     view.diagnosis = _latest_diagnosis(m)
+    from orchestrator.nodes.audit import rows_in_scope  # the audit's own definition of the rows it checks
+
     cov = values.get("coverage", {})
+    scope = set(rows_in_scope(values, k))  # type: ignore[arg-type]
     for r in values.get("inventory", []):
-        if r.get("module") not in (k, None) or (r.get("module") is None and len(mods) > 1):
+        if int(r.get("index", 0)) not in scope:
             continue
         c = cov.get(str(r.get("index")), {})
         view.coverage.append({"#": str(r.get("index")), "operation": str(r.get("operation")),
                               "status": str(c.get("status", "-")), "pypto call": str(c.get("pypto_call", "")),
                               "line": str(c.get("line", ""))})
+    if not view.coverage:
+        view.coverage_note = (f"golden coverage audit: no inventory row is in scope for M{k} yet (rows without a "
+                              "module marker are audited with the last module)")
     return view
 
 

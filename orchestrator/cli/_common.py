@@ -148,6 +148,8 @@ def drive(op_dir: str, start, progress=None) -> int:
     finally:
         for sig, handler in saved.items():
             signal.signal(sig, handler)
+        if progress is not None:
+            progress.stop()
     try:
         return print_result(result, op_dir)
     except BrokenPipeError:

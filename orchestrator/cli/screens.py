@@ -58,7 +58,8 @@ def gate_renderables(view: GateView, req: GateRequest | None = None) -> list:
     """The sections of a gate screen, in reading order (empty sections are left out)."""
     out: list = []
     head = req.title if req else view.title
-    label = f" #{req.seq}" if req and req.seq else ""
+    seq = req.seq if req else view.seq
+    label = f" #{seq}" if seq else ""
     out.append(Text.from_markup(f"\n[bold yellow]gate {view.gate}{label}[/]"
                                 + (f" (module {view.module})" if view.module else "") + f": {escape(head)}"))
     if view.facts:
@@ -87,6 +88,8 @@ def gate_renderables(view: GateView, req: GateRequest | None = None) -> list:
         out.append(Panel(escape(view.diagnosis), title="debugger's diagnosis", title_align="left"))
     if view.coverage:
         out.append(_dict_table(view.coverage, "golden coverage audit"))
+    elif view.coverage_note:
+        out.append(Text(view.coverage_note, style="dim"))
     if view.counters:
         c = Table(title="cost counters (emulator, all cases)", title_justify="left", show_edge=False)
         c.add_column("counter")
@@ -94,6 +97,8 @@ def gate_renderables(view: GateView, req: GateRequest | None = None) -> list:
         for k, v in sorted(view.counters.items()):
             c.add_row(escape(k), f"{v:,}" if isinstance(v, int) else f"{v:,.4g}")
         out.append(c)
+    if view.notes:
+        out.append(Panel("\n".join(escape(n) for n in view.notes), title="more", title_align="left"))
     if req is not None:
         if req.gate == "blocked":
             out.append(Text("choices: hint (a note for the agents, retry) · raise_budget (N more attempts) · "

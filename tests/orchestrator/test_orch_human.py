@@ -459,3 +459,35 @@ def test_show_renders_a_stored_report(op_copy, script, cli):
     shown = cli("show", str(op), failing.stem[:10])
     assert shown.returncode == 0 and "FAIL_NUMERIC" in shown.stdout and "out of tolerance" in shown.stdout
     assert cli("show", str(op), "zzzz").returncode == 1
+
+
+def test_gate_screens_show_what_a_reviewer_needs(op_copy, script, cli):
+    """Finding 6: design gate = decomposition, interfaces, rationale, diff against the rejected design; blocked
+    gate = the actual cause; module gate = case table, code diff, diagnosis, coverage audit rows."""
+    op = op_copy("sqrecip")
+    s = script("sqrecip", implement={1: ["m1_numeric.py", "m1_numeric.py", "m1.py"], 2: ["m12.py"], 3: ["m123.py"]},
+               design=[("DESIGN_v1.md", "module_interfaces.yaml"), ("DESIGN.md", "module_interfaces.yaml")])
+    assert cli("run", str(op), "--approve", "stop", "--budget", "2", "--agents", f"scripted:{s}").returncode == 0
+    design = cli("show", str(op), "--gate").stdout
+    for part in ("gate design #1", "decomposition", "interfaces (module_interfaces.yaml)", "sq float32[B, D]",
+                 "rationale (DESIGN.md)", "module_count = 3"):
+        assert part in design, part
+    assert "diff against" not in design  # nothing was rejected yet
+    assert cli("reject", str(op), "--note", "retitle it").returncode == 0
+    assert cli("resume", str(op)).returncode == 0
+    redesign = cli("show", str(op), "--gate").stdout
+    assert "gate design #2" in redesign and "diff against the design shown at gate #1" in redesign
+    assert "-# sqrecip design (first draft)" in redesign and "+# sqrecip design" in redesign
+    assert cli("approve", str(op)).returncode == 0
+    assert cli("resume", str(op), verifier="real").returncode == 0
+    blocked = cli("show", str(op), "--gate").stdout
+    assert "gate blocked #3" in blocked and "attempt budget 2 exhausted (FAIL_NUMERIC)" in blocked
+    assert "cause (last verify report)" in blocked and "out of tolerance, max_diff" in blocked
+    assert "scripted diagnosis" in blocked  # the debugger's diagnosis of the failed attempt
+    assert cli("approve", str(op), "--choice", "hint", "--note", "square it").returncode == 0
+    assert cli("resume", str(op), verifier="real").returncode == 0
+    module = cli("show", str(op), "--gate").stdout
+    for part in ("gate module #4", "(module 1)", "B21_D32-fp32-s0-offset", "max diff", "out-of-tol",
+                 "code: new file modules/sqrecip_module1_impl.py", "+        sqt = xt * xt",
+                 "debugger's diagnosis", "golden coverage audit"):
+        assert part in module, part
