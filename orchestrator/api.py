@@ -511,6 +511,4 @@ def gate_view(op_dir: Path | str, req: GateRequest | None = None, *, run_id: str
     view.title = req.title
     view.seq = req.seq
     view.choices = list(req.choices)
-    if req.gate == "final":
-        view.notes = [d for d in req.details if not d.startswith(("final verdict", "report "))]
     return view
