@@ -302,10 +302,13 @@ def replay(op_dir: Path | str, source: Path | str, *, agents: AgentSet | None = 
     if clock is utc_now:
         clock = recorded_clock(Path(source))
     rid = run_id or new_id(clock)
+    if isinstance(clock, LogicalClock):  # persisted, so a replay stopped at a gate resumes at the right time
+        clock = LogicalClock(clock.origin, state_file=run_dir(root, rid) / CLOCK_FILE)
     try:
         trace = Trace(run_dir(root, rid) / "trace", run_id=rid, mode="replay", source=source, op_dir=root)
     except TraceError as exc:
         raise ForgeError(f"cannot replay {source}: {exc}") from exc
+    trace.update_manifest(replay_of=str(Path(source).resolve()))  # lets `resume` continue a stopped replay
     if agents is None and not agents_spec:
         agents = model_agents(root, trace, None, mode="replay")
     result = run(root, agents=agents, agents_spec=agents_spec, approve="stop", verifier=verifier, trace=trace,
@@ -314,6 +317,27 @@ def replay(op_dir: Path | str, source: Path | str, *, agents: AgentSet | None = 
     return result.model_copy(update={"message": (result.message + " " if result.message else "")
                                      + f"(replayed {source}; verification ran live)",
                                      "divergences": divergences(root, rid)})
+
+
+def _replay_agents(root: Path, rid: str) -> tuple[AgentSet, TraceSink]:
+    """Agents for resuming a replay that stopped at a gate: the same recorded trace, strict replay again."""
+    import json
+
+    from agents.trace import Trace, TraceError
+
+    tdir = run_dir(root, rid) / "trace"
+    try:
+        source = json.loads((tdir / "manifest.json").read_text(encoding="utf-8")).get("replay_of")
+    except (OSError, ValueError):
+        source = None
+    if not source or not Path(source).is_dir():
+        raise ForgeError(f"run {rid} used agents given in code, which resume cannot rebuild: start it again with "
+                         f"`python -m orchestrator run {root} --fresh`")
+    try:
+        trace = Trace(tdir, run_id=rid, mode="replay", source=source, op_dir=root)
+    except TraceError as exc:
+        raise ForgeError(f"cannot resume the replay of {source}: {exc}") from exc
+    return model_agents(root, trace, None, mode="replay"), trace
 
 
 def resume(op_dir: Path | str, *, agents: AgentSet | None = None, verifier: VerifierFn | None = None,
@@ -336,6 +360,8 @@ def resume(op_dir: Path | str, *, agents: AgentSet | None = None, verifier: Veri
     mode = approve or meta.approve  # type: ignore[assignment]
     if meta.clock_origin and clock is utc_now:  # continue the run's logical clock where it stopped
         clock = LogicalClock.resume(meta.clock_origin, run_dir(root, rid) / CLOCK_FILE)
+    if agents is None and trace is None and meta.agents == "injected":
+        agents, trace = _replay_agents(root, rid)
     with RunLock(root, rid):
         snap_values, nxt, interrupts = snapshot(root, rid)
         if not nxt and not interrupts:

@@ -61,6 +61,8 @@ class AuthoredTrace:
     llm_calls: int
     tool_calls: int
     decisions: int
+    portability: list[str] = field(default_factory=list)
+    """One line per simulated machine the trace was replayed on before shipping (empty: not checked)."""
 
 
 @dataclass
@@ -194,11 +196,15 @@ def load_script(path: Path) -> dict[str, Any]:
     return script
 
 
-def author_trace(op_dir: Path | str, *, script: Path | str | None = None, name: str = "default") -> AuthoredTrace:
+def author_trace(op_dir: Path | str, *, script: Path | str | None = None, name: str = "default",
+                 check: bool = True, on_check: Any = None) -> AuthoredTrace:
     """Play ``<op>/authoring/script.yaml`` in record mode and ship the trace to ``<op>/traces/<name>/``.
 
     The run happens in a scratch copy of the op dir (SPEC.md + golden.py only), so the op dir itself only
-    gains the trace. Raises ForgeError when the run does not end delivered or the script is out of step.
+    gains the trace. The manifest records the delivered artifacts' sha256 (``artifacts``). With ``check``,
+    the trace ships only after it replayed byte-identically on simulated other machines
+    (:func:`orchestrator.portability.check_trace`: ulp noise, no user namespaces, another BLAS core type).
+    Raises ForgeError when the run does not end delivered, the script is out of step, or the check fails.
     """
     from agents.llm import ScriptedProvider
     from agents.roles import LLMAgents
@@ -224,6 +230,10 @@ def author_trace(op_dir: Path | str, *, script: Path | str | None = None, name: 
         result = api.run(work, agents=agents, approve="prompt", prompt=answers.decide, trace=trace,
                          clock=clock, run_id=run_id, perf=bool(data.get("perf")),
                          perf_budget=len(data.get("perf") or []) or 3)
+        if result.status == "delivered":
+            from orchestrator.portability import artifact_digests
+
+            trace.update_manifest(artifacts=artifact_digests(work))
         trace.close()
         if result.status != "delivered":
             raise ForgeError(f"authored run of {root.name} ended {result.status!r} at {result.node!r}, "
@@ -231,6 +241,14 @@ def author_trace(op_dir: Path | str, *, script: Path | str | None = None, name: 
         if answers.used_decisions != len(answers.decisions):
             raise ForgeError(f"authoring: {len(answers.decisions) - answers.used_decisions} scripted decision(s) "
                              "were never asked for")
+        report = None
+        if check:
+            from orchestrator.portability import check_trace
+
+            report = check_trace(root, trace_dir(work, run_id), on_result=on_check)
+            if not report.ok:
+                raise ForgeError(f"{root.name}: the authored trace does not replay byte-identically on other "
+                                 "machines, so it was not shipped:\n" + "\n".join(report.lines()))
         out = root / "traces" / name
         if out.exists():
             shutil.rmtree(out)
@@ -239,7 +257,8 @@ def author_trace(op_dir: Path | str, *, script: Path | str | None = None, name: 
     return AuthoredTrace(op_dir=root, trace_dir=out, status=result.status,
                          llm_calls=sum(e.kind == "llm_call" for e in events),
                          tool_calls=sum(e.kind == "tool_call" for e in events),
-                         decisions=answers.used_decisions)
+                         decisions=answers.used_decisions,
+                         portability=report.lines() if report is not None else [])
 
 
 def _op_name(op_dir: Path) -> str:

@@ -24,8 +24,8 @@ def _table(header: list[str], rows: list[list[object]], empty: str) -> list[str]
     return out
 
 
-VERIFY_HEADER = ["When", "Module", "Staged file", "Tensors", "rtol", "atol", "all_close", "out_of_tolerance_ratio",
-                 "max_diff", "Verdict / report hash"]
+VERIFY_HEADER = ["When", "Module", "Staged file", "Tensors", "rtol", "atol", "all_close", "out_of_tolerance",
+                 "max_diff", "Verdict / evidence"]
 
 
 def verify_cells(entry: dict) -> list[object]:
@@ -37,7 +37,7 @@ def verify_cells(entry: dict) -> list[object]:
             # the run's clock, not the report's wall-clock creation time: MEMORY.md is part of every prompt,
             # so it must be reproducible for replay (orchestrator/logical_clock.py)
             return [entry.get("when") or cells[0], *cells[1:]]
-    verdict = f"{entry.get('verdict')} {str(entry.get('report_hash') or '-')[:12]}"
+    verdict = f"{entry.get('verdict')} {str(entry.get('evidence') or '-')[:12]}"
     return [entry.get("when"), entry.get("module"), entry.get("file"), "-", "-", "-",
             str(entry.get("verdict") == "PASS"), "-", "-", f"{verdict}: {row}" if row else verdict]
 
@@ -86,7 +86,7 @@ def render_memory(state: ForgeState) -> str:
     if verified:
         lines.append("modules_pypto_verified:")
         for m in verified:
-            lines.append(f"  - {{id: M{m['id']}, evidence: report {str(m.get('report_hash') or '')[:16]}, "
+            lines.append(f"  - {{id: M{m['id']}, evidence: {str(m.get('evidence') or '')[:16]}, "
                          f"detailed_tensor_compare_ok: true}}")
     else:
         lines.append("modules_pypto_verified: []")

@@ -79,6 +79,8 @@ class PerfRow(BaseModel):
     sha256: str | None = None
     verdict: str = ""
     report_hash: str | None = None
+    evidence: str | None = None
+    """Agent-visible identity of the variant's report (inputs + outcome; never the report hash)."""
     cycles: int | None = None
     """cost model: total cycles summed over the compiled shapes"""
     first_cycles: int | None = None

@@ -43,6 +43,9 @@ class VerifyOutcome(BaseModel):
     hashes: dict[str, str]
     """sha256 of every input file as the verifier saw it (keys as the verifier names them)."""
     report_hash: str
+    """Exact identity of the stored report (audit only: commits, trace events, report file names)."""
+    evidence: str = ""
+    """What agents may see as the report's identity: input hashes + outcome, no measurement."""
     report_path: str | None = None
     """Relative path (to the op dir) of the stored report JSON."""
     summary: str = ""
@@ -52,7 +55,8 @@ class VerifyOutcome(BaseModel):
     reasons: list[str] = Field(default_factory=list)
     """The report's reasons (what failed, in the verifier's words)."""
     sanitized: dict = Field(default_factory=dict)
-    """Report view safe for agents (no golden values beyond outlier listings)."""
+    """The report's agent-visible view (``VerifyReport.sanitized``): no golden values beyond a few worst
+    elements, no host facts, measurements coarse enough to be the same on every machine."""
 
 
 class VerifierFn(Protocol):

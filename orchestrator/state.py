@@ -11,7 +11,7 @@ Append-only logs use the ``operator.add`` reducer so nodes return only the new r
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Literal, TypedDict
+from typing import Annotated, Literal, NotRequired, TypedDict
 
 ModuleStatus = Literal["pending", "in_progress", "verified", "blocked"]
 Phase = Literal["intake", "design", "construction", "cleanup", "final", "done", "aborted"]
@@ -34,6 +34,8 @@ class ModuleRecord(TypedDict, total=False):
     verified_sha256: str | None
     """Hash of the stage file at the PASS report that verified it (set only by the verify node)."""
     report_hash: str | None
+    evidence: NotRequired[str | None]
+    """Agent-visible identity of the last report (inputs + outcome; see ``VerifyOutcome.evidence``)."""
     verdict: str | None
     lint_key: str | None
     """Identity of the last blocking lint finding set (for the 5-in-a-row circuit breaker)."""

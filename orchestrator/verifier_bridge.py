@@ -54,7 +54,8 @@ def outcome_from_report(report: object, op_dir: Path, target: str, reports_dir: 
         sanitized = {"verdict": str(report.verdict)}
     summary = str(getattr(report, "summary", "") or "")
     return VerifyOutcome(verdict=str(report.verdict), target=target, hashes=dict(report.hashes),
-                         report_hash=report_hash, report_path=str(path.relative_to(op_dir)),
+                         report_hash=report_hash, evidence=str(getattr(report, "evidence", "") or ""),
+                         report_path=str(path.relative_to(op_dir)),
                          summary=summary, memory_row=row, lint_blocking=_findings(report),
                          reasons=[str(r) for r in getattr(report, "reasons", []) or []],
                          sanitized=_jsonable(sanitized))

@@ -123,7 +123,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--op-dir", required=True)
     parser.add_argument("--file", required=True)
     parser.add_argument("--wrapper", default="")
+    parser.add_argument("--ulp-noise", type=int, default=None, help=argparse.SUPPRESS)  # runtime.testmodes
     args = parser.parse_args(argv)
+    if args.ulp_noise is not None:
+        from runtime import testmodes
+
+        testmodes.activate_in_child(args.ulp_noise)
     try:
         report = smoke(Path(args.op_dir), Path(args.file), args.wrapper)
     except Exception as exc:  # the JSON line is the only contract with the parent

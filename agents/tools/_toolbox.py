@@ -32,6 +32,8 @@ __all__ = ["ROLE_TOOLS", "ToolBox", "ToolSpec"]
 log = logging.getLogger(__name__)
 
 MAX_TOOL_RESULT_CHARS = 6000
+"""Tool-result budget; enforced in lines (``MAX_TOOL_RESULT_CHARS // 40``), see :func:`_clip`."""
+MAX_LINE_CHARS = 2000
 SMOKE_TIMEOUT_S = 60.0
 SMOKE_MEMORY_BYTES = 4 * 1024**3
 
@@ -93,7 +95,18 @@ _SPECS = {
 
 
 def _clip(text: str, limit: int = MAX_TOOL_RESULT_CHARS) -> str:
-    return text if len(text) <= limit else text[:limit] + f"\n[... {len(text) - limit} more chars cut]"
+    """Bound a tool result by its structure (lines), never by the exact character count of its text.
+
+    Tool results go into model requests; a cut at character ``limit`` would move with every digit of a
+    measurement before it and make the recorded request machine-specific (ARCHITECTURE §0.2). Over-long
+    single lines are cut at a fixed column, which a digit change before it cannot amplify.
+    """
+    max_lines = max(1, limit // 40)
+    lines = [ln if len(ln) <= MAX_LINE_CHARS else ln[:MAX_LINE_CHARS] + " [... rest of line cut]"
+             for ln in text.splitlines()]
+    if len(lines) <= max_lines:
+        return text if all(len(ln) <= MAX_LINE_CHARS for ln in text.splitlines()) else "\n".join(lines)
+    return "\n".join(lines[:max_lines]) + f"\n[... {len(lines) - max_lines} more lines cut]"
 
 
 @dataclass
@@ -216,7 +229,7 @@ class ToolBox:
         if self.op_dir is None or not self.target_file:
             return "error: bisect needs the operator directory and the failing file"
         report = run_bisect(self.op_dir, self.target_file, case=case or None)
-        return "bisect result:\n" + json.dumps(report.to_agent_context(), sort_keys=True, default=str)
+        return "bisect result:\n" + json.dumps(report.to_agent_context(), sort_keys=True, indent=1, default=str)
 
 
 

@@ -52,6 +52,20 @@ def _first_difference(new: list[tuple[str, Any]], old: list[tuple[str, Any]]) ->
     return None
 
 
+def _numerics_note(reader: TraceReader) -> list[str]:
+    """Lines naming how this machine's float numerics differ from the recording machine's (empty: same)."""
+    recorded = getattr(reader.manifest, "numerics", None) or {}
+    try:
+        from runtime.fingerprint import fingerprint_diff
+    except ImportError:
+        return []
+    diff = fingerprint_diff(recorded)
+    if not diff:
+        return []
+    return ["  numerics differ from the recording machine (float32 last bits may differ; agent-visible text "
+            "must not depend on them - see docs/replay.md):", *("    " + d for d in diff)]
+
+
 def explain_miss(
     canonical: dict[str, Any],
     key: str,
@@ -61,8 +75,17 @@ def explain_miss(
     agent: str | None,
     module: int | None,
     attempt: int | None,
+    position: int | None = None,
     top: int = 3,
 ) -> ReplayMissError:
+    """Explain why ``canonical`` has no recorded answer.
+
+    Candidates are ranked by identity first - same agent, same module, same attempt, then the recorded call
+    closest to this call's ``position`` (how many model calls the run made before it) - and only then by how
+    many request fields match. Ranking by matching fields alone picks the wrong call whenever one changed
+    number makes attempt 2's request differ from its recording while attempt 1's shares more boilerplate
+    (then the diff shows dozens of unrelated lines instead of the one changed value).
+    """
     who = f"agent={agent or '?'} module={module if module is not None else '?'} attempt={attempt or '?'}"
     lines = [f"replay miss: no recorded model call matches this request ({who})",
              f"  request key {key[:16]}…, occurrence {occurrence}, model {canonical.get('model')!r}",
@@ -85,18 +108,20 @@ def explain_miss(
         old_map = dict(old_fields)
         matches = sum(1 for path, value in new_fields if old_map.get(path, _MISSING) == value)
         total = len({p for p, _ in new_fields} | set(old_map))
-        same_agent = int(event.agent == agent and event.module == module)
-        candidates.append((matches, same_agent, -index, (event, total), old_fields))
+        rank = (int(event.agent == agent), int(event.agent == agent and event.module == module),
+                int(event.agent == agent and event.module == module and event.attempt == attempt),
+                -abs(index - position) if position is not None else 0, matches, -index)
+        candidates.append((matches, rank, (event, total), old_fields))
     if not candidates:
         lines.append("  the trace holds no replayable model calls (was it recorded in live mode?)")
         return ReplayMissError("\n".join(lines), agent=agent, module=module, attempt=attempt)
-    candidates.sort(key=lambda c: (c[0], c[1], c[2]), reverse=True)
-    lines.append("  nearest recorded requests (fields matching):")
-    for matches, _, _, (event, total), _ in candidates[:top]:
+    candidates.sort(key=lambda c: c[1], reverse=True)
+    lines.append("  nearest recorded requests (same agent, module, attempt, position first; fields matching):")
+    for matches, _, (event, total), _ in candidates[:top]:
         lines.append(f"    seq {event.seq}: {matches}/{total} fields — agent={event.agent} module={event.module} "
                      f"attempt={event.attempt} occurrence={event.occurrence}")
-    best_event = candidates[0][3][0]
-    diff = _first_difference(new_fields, candidates[0][4])
+    best_event = candidates[0][2][0]
+    diff = _first_difference(new_fields, candidates[0][3])
     field = None
     if diff is not None:
         field, old_value, new_value = diff
@@ -109,4 +134,5 @@ def explain_miss(
         if len(body) > 60:
             body = body[:60] + [f"... ({len(body) - 60} more diff lines)"]
         lines.extend("    " + line for line in body)
+    lines.extend(_numerics_note(reader))
     return ReplayMissError("\n".join(lines), field=field, agent=agent, module=module, attempt=attempt)

@@ -66,6 +66,15 @@ def hash_op_dir(op_dir: Path | str | None) -> str | None:
     return sha256_text("\n".join(parts)) if parts else None
 
 
+def numerics_now() -> dict[str, Any]:
+    """This machine's numerics fingerprint (``runtime.fingerprint``), recorded in every new manifest."""
+    try:
+        from runtime.fingerprint import numerics_fingerprint
+    except ImportError:  # agents without the runtime package: nothing to record
+        return {}
+    return numerics_fingerprint()
+
+
 class Manifest(BaseModel):
     """What a run was made of: enough to tell whether a replay can reproduce it."""
 
@@ -84,6 +93,9 @@ class Manifest(BaseModel):
     verifier_hash: str | None = None
     seeds: list[int] = Field(default_factory=list)
     sandbox_layers: list[str] = Field(default_factory=list)
+    numerics: dict[str, Any] = Field(default_factory=dict)
+    """What decides the last bits of float32 results on the recording machine (BLAS build and core type,
+    numpy SIMD dispatch, CPU): a replay miss prints the fields that differ on the replaying machine."""
 
 
 def find_trace_dir(path: Path | str) -> Path:

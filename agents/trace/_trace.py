@@ -40,6 +40,7 @@ from agents.trace._store import (
     TraceMode,
     TraceReader,
     hash_op_dir,
+    numerics_now,
     read_events,
     utc_now,
 )
@@ -136,11 +137,13 @@ class Trace:
                 self.manifest = Manifest.model_validate_json(manifest_path.read_text("utf-8"))
                 self._restore()
             else:
-                self.manifest = Manifest(run_id=run_id, record_mode=mode, op_dir_hash=hash_op_dir(op_dir))
+                self.manifest = Manifest(run_id=run_id, record_mode=mode, op_dir_hash=hash_op_dir(op_dir),
+                                     numerics=numerics_now())
                 self._write_manifest()
             self._file = open(self.dir / "events.jsonl", "a", encoding="utf-8")  # noqa: SIM115
         else:
-            self.manifest = Manifest(run_id=run_id, record_mode=mode, op_dir_hash=hash_op_dir(op_dir))
+            self.manifest = Manifest(run_id=run_id, record_mode=mode, op_dir_hash=hash_op_dir(op_dir),
+                                     numerics=numerics_now())
 
     # ------------------------------------------------------------------------------------------- lifecycle
 
@@ -296,8 +299,9 @@ class Trace:
             if recorded is not None and (recorded.response_ref is not None or recorded.error):
                 return self._replay_hit(recorded, canonical, common)
             if self.mode == "replay":
+                position = sum(1 for e in self.events if getattr(e, "kind", None) == "llm_call")
                 miss = explain_miss(canonical, key, occurrence, self.source, agent=agent, module=module,
-                                    attempt=attempt)
+                                    attempt=attempt, position=position)
                 self.emit("error", node=node, agent=agent, module=module, attempt=attempt,
                           message=miss.report.splitlines()[0], field=miss.field,
                           report_ref=self.put_blob(miss.report))

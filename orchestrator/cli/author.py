@@ -16,6 +16,8 @@ def register(sub) -> None:
     p.add_argument("op_dir", help="operator directory with authoring/script.yaml")
     p.add_argument("--script", default=None, help="script file (default <op_dir>/authoring/script.yaml)")
     p.add_argument("--name", default="default", help="trace name under <op_dir>/traces/ (default 'default')")
+    p.add_argument("--no-check", action="store_true",
+                   help="ship without the portability check (replays under simulated other machines)")
     p.set_defaults(func=_author)
 
 
@@ -24,7 +26,9 @@ def _author(args: argparse.Namespace) -> int:
     from orchestrator.errors import ForgeError
 
     try:
-        result = author_trace(args.op_dir, script=args.script, name=args.name)
+        result = author_trace(args.op_dir, script=args.script, name=args.name, check=not args.no_check,
+                              on_check=lambda r: console.print(f"  portability: {'ok' if r.ok else 'FAIL'} "
+                                                               f"{r.variant.name} ({r.seconds:.0f} s)"))
     except ForgeError as exc:
         return fail(exc.message, exc.code)
     console.print(f"recorded {result.trace_dir}: run {result.status}, {result.llm_calls} model call(s), "

@@ -68,7 +68,7 @@ def audit(state: ForgeState, runtime: Runtime) -> dict:
                   "module": r.get("module")} for r in state.get("inventory", [])]
     ctx = AuditContext(op_dir=str(root), op_name=state["op_name"], module=k, target_file=m["stage_file"],
                        source=source, inventory=inventory, rows_in_scope=scope,
-                       verify_summary={"verdict": m.get("verdict"), "report_hash": m.get("report_hash"),
+                       verify_summary={"verdict": m.get("verdict"), "evidence": m.get("evidence"),
                                        "attempt": m.get("attempts")})
     try:
         result = timed(svc, "agents", svc.agents.audit, ctx)

@@ -22,8 +22,9 @@ def cleanup(state: ForgeState, runtime: Runtime) -> dict:
     last = mods[-1]
     if state.get("level") == "L0":
         readme = render_readme(op, state.get("spec", {}), level="L0", module_count=1, verdict="PASS",
-                               report_hash=str(last.get("report_hash") or ""))
-        final = {"verdict": "PASS", "report_hash": last.get("report_hash"), "impl_sha256": last.get("verified_sha256"),
+                               evidence=str(last.get("evidence") or ""))
+        final = {"verdict": "PASS", "report_hash": last.get("report_hash"), "evidence": last.get("evidence"),
+                 "impl_sha256": last.get("verified_sha256"),
                  "file": final_file(op)}
         readme = attach_second_opinion(svc, dict(state), root, final_file(op), final, readme)  # real compiler
         (root / "README.md").write_text(readme, encoding="utf-8")
@@ -31,7 +32,7 @@ def cleanup(state: ForgeState, runtime: Runtime) -> dict:
                 "dev_log": [dev(svc, "cleanup", "L0: README.md from SPEC.md", "written", "final gate")]}
     interfaces, _ = parse_interfaces(read_text(root / "module_interfaces.yaml"))  # approved, so valid
     text = cleanup_source(read_text(root / last["stage_file"]), op, stage_suffix(len(mods)),
-                          stage_file=last["stage_file"], report_hash=str(last.get("report_hash") or ""),
+                          stage_file=last["stage_file"], evidence=str(last.get("evidence") or ""),
                           interfaces=interfaces)
     (root / final_file(op)).write_text(text, encoding="utf-8")
     return {"phase": "cleanup", "final": {"file": final_file(op), "impl_sha256": sha256_file(root / final_file(op))},

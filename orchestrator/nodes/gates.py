@@ -94,7 +94,7 @@ def gate_module(state: ForgeState, runtime: Runtime) -> dict:
     note = decision.note or "rejected without a note"
     update["modules"] = replace_module(state, k, status="in_progress", audit=None,
                                        feedback=list(m.get("feedback", [])) + [f"human at module gate: {note}"])
-    update["rejected"] = [{"approach": f"M{k} as in {m.get('stage_file')} (report {str(m.get('report_hash'))[:12]})",
+    update["rejected"] = [{"approach": f"M{k} as in {m.get('stage_file')} (evidence {str(m.get('evidence'))[:12]})",
                            "evidence": f"rejected at the module gate: {note}", "when": svc.stamp()}]
     update["dev_log"] = [dev(svc, "gate_module", f"module gate M{k}", f"rejected: {note}", f"re-implement M{k}")]
     return update

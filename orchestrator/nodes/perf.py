@@ -119,13 +119,14 @@ def perf(state: ForgeState, runtime: Runtime) -> dict:
         report_divergence(svc, "perf", None, k, target, verdict)
         svc.trace.emit("verify", node="perf", attempt=k, hashes=outcome.hashes, verdict=verdict,
                        report_hash=outcome.report_hash, target=target)
-        row.verdict, row.report_hash = verdict, outcome.report_hash or None
+        row.verdict, row.report_hash, row.evidence = verdict, outcome.report_hash or None, outcome.evidence or None
         if verdict == "PASS":
             score_variant(svc, root, run_id, target, row, p.scorer)
         else:
             row.note = (outcome.summary or "")[:200]
         update["verify_log"] = [{"when": svc.stamp(), "module": f"perf v{k}", "file": target, "verdict": verdict,
-                                 "row": outcome.memory_row or outcome.summary, "report_hash": outcome.report_hash}]
+                                 "row": outcome.memory_row or outcome.summary, "report_hash": outcome.report_hash,
+                                 "evidence": outcome.evidence}]
     p.variants = [*p.variants, row]
     p.status = "running"
     p.best = _best(p)

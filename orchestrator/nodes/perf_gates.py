@@ -28,7 +28,7 @@ def baseline_row(state: dict) -> tuple[PerfRow, str]:
     """The kernel that passed the final verification, scored from what the run already knows (no side effect)."""
     f = state.get("final") or {}
     row = PerfRow(variant=0, verdict=str(f.get("verdict") or "PASS"), report_hash=f.get("report_hash"),
-                  sha256=f.get("impl_sha256"))
+                  evidence=f.get("evidence"), sha256=f.get("impl_sha256"))
     row.estimate = emulator_estimate(report_counters(op_path(state), state.get("run_id", "run"), row.report_hash))
     opinion = opinion_from_state(state)
     if opinion is not None and opinion.status == "accepted" and opinion.shapes:
@@ -90,7 +90,7 @@ def gate_perf_deliver(state: ForgeState, runtime: Runtime) -> dict:
     update["perf"] = p.model_dump(mode="json")
     final = dict(state.get("final") or {})
     if chosen is not None and delivered != 0:
-        final.update(report_hash=chosen.report_hash, impl_sha256=sha256_file(root / target), verdict="PASS")
+        final.update(report_hash=chosen.report_hash, evidence=chosen.evidence, impl_sha256=sha256_file(root / target), verdict="PASS")
     final["perf"] = {"delivered": delivered, "scorer": p.scorer,
                      "baseline": p.baseline.score(p.scorer) if p.baseline else None,
                      "delivered_score": chosen.score(p.scorer) if chosen else None}
@@ -98,7 +98,7 @@ def gate_perf_deliver(state: ForgeState, runtime: Runtime) -> dict:
     merged_state = {**dict(state), "final": final, "perf": update["perf"]}
     readme = render_readme(op, state.get("spec", {}), level=state.get("level", "L1"),
                            module_count=len(state.get("modules", [])) or 1, verdict="PASS",
-                           report_hash=str(final.get("report_hash") or ""))
+                           evidence=str(final.get("evidence") or ""))
     opinion = opinion_from_state(merged_state)
     if opinion is not None and delivered == 0 and opinion.markdown():
         readme = readme.rstrip("\n") + "\n\n" + opinion.markdown()

@@ -92,15 +92,16 @@ def verify(state: ForgeState, runtime: Runtime) -> dict:
                          verdict=verdict, report_hash=outcome.report_hash, target=target)
     update: dict = {"last_verdict": verdict, "last_report": outcome.report_path, "phase": "construction"}
     update["verify_log"] = [{"when": svc.stamp(), "module": f"M{k}", "file": target, "verdict": verdict,
-                             "row": outcome.memory_row or outcome.summary, "report_hash": outcome.report_hash}]
-    m.update(verdict=verdict, report_hash=outcome.report_hash or None, written=False)
+                             "row": outcome.memory_row or outcome.summary, "report_hash": outcome.report_hash,
+                             "evidence": outcome.evidence}]
+    m.update(verdict=verdict, report_hash=outcome.report_hash or None, evidence=outcome.evidence or None, written=False)
     if verdict == "PASS":
         m.update(status="verified", verified_sha256=sha256_file(root / target), lint_streak=0, lint_key=None,
                  audit=None)
         update["modules"] = replace_module(state, k, **m)
         update["blocked"] = None
         update["dev_log"] = [dev(svc, "verify", f"verify M{k} attempt {m['attempts']}",
-                                 f"PASS report {outcome.report_hash[:12]}", "golden-coverage audit")]
+                                 f"PASS evidence {outcome.evidence[:12]}", "golden-coverage audit")]
         svc.trace.emit("state_transition", node="verify", module=k, **{"from": "in_progress", "to": "verified"},
                        justified_by=seq)
         sha = commit(state, update, f"verify: M{k} PASS {target} report {outcome.report_hash[:16]}", {

@@ -33,18 +33,19 @@ def verify_final(state: ForgeState, runtime: Runtime) -> dict:
     svc.trace.emit("verify", node="verify_final", hashes=outcome.hashes, verdict=verdict,
                    report_hash=outcome.report_hash, target=target)
     final = dict(state.get("final", {}))
-    final.update(verdict=verdict, report_hash=outcome.report_hash, impl_sha256=sha256_file(root / target))
+    final.update(verdict=verdict, report_hash=outcome.report_hash, evidence=outcome.evidence,
+                 impl_sha256=sha256_file(root / target))
     update: dict = {"final": final, "last_verdict": verdict, "last_report": outcome.report_path,
                     "verify_log": [{"when": svc.stamp(), "module": "final", "file": target, "verdict": verdict,
                                     "row": outcome.memory_row or outcome.summary,
-                                    "report_hash": outcome.report_hash}]}
+                                    "report_hash": outcome.report_hash, "evidence": outcome.evidence}]}
     if verdict == "PASS":
         readme = render_readme(op, state.get("spec", {}), level=state.get("level", "L1"),
-                               module_count=len(state["modules"]), verdict=verdict, report_hash=outcome.report_hash)
+                               module_count=len(state["modules"]), verdict=verdict, evidence=outcome.evidence)
         readme = attach_second_opinion(svc, dict(state), root, target, final, readme)  # real compiler, if any
         (root / "README.md").write_text(readme, encoding="utf-8")
         update.update(phase="final", blocked=None, **perf_request_update(svc))
-        update["dev_log"] = [dev(svc, "verify_final", f"verify {target}", f"PASS report {outcome.report_hash[:12]}",
+        update["dev_log"] = [dev(svc, "verify_final", f"verify {target}", f"PASS evidence {outcome.evidence[:12]}",
                                  "final gate")]
         return update
     n = len(state["modules"])

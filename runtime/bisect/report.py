@@ -15,6 +15,8 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from runtime.agent_view import coarse, coarse_share, coarse_tree
+
 __all__ = [
     "REPORT_VERSION",
     "BisectReport",
@@ -200,7 +202,11 @@ class BisectReport(_Model):
         return hashlib.sha256(canon.encode()).hexdigest()
 
     def to_agent_context(self) -> dict[str, Any]:
-        """Compact dict for ``DebugContext.bisect``: culprit, evidence, window, failing outputs."""
+        """Compact dict for ``DebugContext.bisect``: culprit, evidence, window, failing outputs.
+
+        Agent-visible, so every measurement goes through :mod:`runtime.agent_view` (``coarse``,
+        ``coarse_share``): a model request must be identical on every machine (ARCHITECTURE §0.2).
+        """
 
         def op(f: OpFinding | None) -> dict[str, Any] | None:
             if f is None:
@@ -211,11 +217,12 @@ class BisectReport(_Model):
                 d["valid_shape"] = f.valid_shape
             if f.golden:
                 d["golden"] = f.golden
-            if f.stats is not None:
-                d["max_abs_diff"] = f.stats.max_abs_diff
-                d["out_of_tolerance"] = f"{f.stats.out_of_tolerance}/{f.stats.elements}"
+            if f.stats is not None and f.status != "match":  # a match carries no numbers (they are noise)
+                # agent-visible: coarse (runtime.agent_view), so CPU last-bit differences cannot move it
+                d["max_abs_diff"] = coarse(float(f.stats.max_abs_diff))
+                d["out_of_tolerance"] = coarse_share(f.stats.out_of_tolerance / max(1, f.stats.elements))
                 d["nan_count"] = f.stats.nan_count
-                d["outliers"] = [o.model_dump() for o in f.stats.outliers[:3]]
+                d["outliers"] = coarse_tree([o.model_dump() for o in f.stats.outliers[:3]])
             return d
 
         return {
@@ -231,7 +238,8 @@ class BisectReport(_Model):
             "failing_outputs": [o.name for o in self.outputs if not o.all_close],
             "first_checkpoint": self.first_checkpoint,
             "checkpoints": [{"name": c.name, "status": c.status, "drift_onset": c.drift_onset,
-                             "max_abs_diff": c.stats.max_abs_diff if c.stats else None,
+                             "max_abs_diff": coarse(float(c.stats.max_abs_diff))
+                             if c.stats and c.status != "match" else None,
                              "not_written": c.not_written} for c in self.checkpoints],
             "unmapped": [u.model_dump() for u in self.unmapped[:10]],
             "runtime_error": self.runtime_error,

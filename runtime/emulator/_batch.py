@@ -263,6 +263,7 @@ def run_batched(node: LoopNode, env: Env, rng: range) -> int:
             env.node = it
             kind = it.info["kind"] if it.info else None
             _RULES.get(kind, _run_op)(batch, it)
+            env.perturb_result(it)
             _account(env, it, kcount)
     except EmulatorError:
         # fall back to the per-iteration interpreter (it owns the precise errors); the batch wrote nothing

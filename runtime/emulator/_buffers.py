@@ -14,6 +14,8 @@ import numpy as np
 from runtime.emulator._errors import EmulatorError
 from runtime.emulator._session import Session
 from runtime.emulator._symbolic import evaluate
+from runtime.testmodes import NOISY_OPS
+from runtime.testmodes import active as _noise_injector
 
 __all__ = ["POISON_BITS", "Env", "RunningNode", "eval_shape", "is_float_np", "is_poison", "poison_array"]
 
@@ -98,6 +100,25 @@ class Env:
 
     def put(self, key: int, arr: np.ndarray, valid: tuple[int, ...] | None = None) -> None:
         self.buf[key] = (arr, arr.shape if valid is None else valid)
+
+    def perturb_result(self, node: Any) -> None:
+        """Test mode only (``runtime.testmodes``): move a freshly computed float result by a few ulps.
+
+        Only ops in ``NOISY_OPS`` (results that differ between CPUs); a result sharing memory with an operand
+        is a view and is left alone. Without an installed injector - always, outside the replay-portability tests - this returns at
+        once.
+        """
+        inj = _noise_injector()
+        if inj is None or node.out_key is None or node.name not in NOISY_OPS:
+            return
+        v = self.buf.get(node.out_key)
+        if v is None:
+            return
+        for k in node.ins:
+            src = self.buf.get(k) if k != node.out_key else None
+            if src is not None and np.shares_memory(v[0], src[0]):
+                return
+        self.buf[node.out_key] = (inj.perturb(v[0]), v[1])
 
     def error(self, code: str, message: str, kind: str = "RuntimeError") -> EmulatorError:
         n = self.node

@@ -85,6 +85,7 @@ def _run_region(region: Region, env: Env) -> None:
         if t is OpNode:
             env.node = it
             it.run(env)
+            env.perturb_result(it)
             _account(env, it)
         elif t is Guard:
             val = it.cond.evaluate(env) if hasattr(it.cond, "evaluate") else it.cond

@@ -211,6 +211,9 @@ def _run_case(module: types.ModuleType, golden_file: str, req: dict, case: dict,
         arr = _to_numpy(value)
         if arr is not None and _storable(arr):
             mids[name] = arr
+    if _NOISE is not None:  # test mode: the golden's float results as another CPU would give them
+        outputs = {k: _NOISE.perturb(v) for k, v in outputs.items()}
+        mids = {k: v if k in req["input_names"] else _NOISE.perturb(v) for k, v in mids.items()}
     save_arrays(workdir / f"{case['name']}.out.npz", outputs)
     save_arrays(workdir / f"{case['name']}.mid.npz", mids)
     return {"name": case["name"], "duration_s": duration}
@@ -233,5 +236,13 @@ def main(workdir: Path) -> int:
     return 0
 
 
+_NOISE: Any = None
+
+
 if __name__ == "__main__":
+    from runtime import testmodes
+
+    _NOISE = testmodes.activate_in_child(testmodes.take_seed(sys.argv))
+    if _NOISE is not None:
+        _NOISE.wrap_numpy(np)
     sys.exit(main(Path(sys.argv[1])))

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from runtime import testmodes
 from runtime.opdir._arrays_io import load_arrays, save_arrays
 from runtime.opdir._cases import Case
 from runtime.opdir._problems import GoldenError, OpDirError, Problem
@@ -101,7 +102,7 @@ def run_golden_cases(op: OpDir, cases: list[Case], *, timeout: float = 60.0) -> 
         (work / "request.json").write_text(json.dumps(request), encoding="utf-8")
         budget = timeout * len(cases)
         start = time.monotonic()
-        proc = run_process([sys.executable, str(_CHILD), str(work)], work=work, limits=_limits(budget),
+        proc = run_process([sys.executable, str(_CHILD), str(work), *testmodes.child_args()], work=work, limits=_limits(budget),
                            profile="trusted")
         stderr = proc.stderr
         if proc.timed_out:

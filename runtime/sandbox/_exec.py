@@ -33,6 +33,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from runtime import testmodes
 from runtime.sandbox._guard import DENIED_MARKER
 from runtime.sandbox._npz import dumps_arrays, loads_arrays
 from runtime.sandbox._proc import Isolation, Limits, isolation_level, private_dir, run_process
@@ -203,7 +204,8 @@ def run_candidate(
         source = Path(candidate).read_bytes()
     except OSError as exc:
         raise SandboxError(f"cannot read {candidate}: {exc}") from None
-    level, note = isolation_level(policy.isolation)
+    # test mode (runtime.testmodes): a host without unprivileged user namespaces cannot run bwrap
+    level, note = isolation_level("process-only" if testmodes.no_userns() else policy.isolation)
     emu_name, emu_paths = _emulator_files(emulator)
     emu_paths += [str(Path(v).resolve()) for v in visible]
     arrays = {f"c{i}_in{j}": a for i, (_, arrs) in enumerate(cases) for j, a in enumerate(arrs)}
@@ -222,9 +224,11 @@ def run_candidate(
                  + frame(b"INPT", dumps_arrays(arrays)))
         runtime_dir = _REPO_ROOT / "runtime"
         visible = [str(runtime_dir / "__init__.py"), str(runtime_dir / "dtypes.py"), str(runtime_dir / "sandbox"),
-                   str(runtime_dir / "emulator"), str(runtime_dir / "verify" / "_calling.py"), *emu_paths]
+                   str(runtime_dir / "emulator"), str(runtime_dir / "verify" / "_calling.py"),
+                   str(runtime_dir / "testmodes.py"), *emu_paths]
         try:
-            res = run_process([sys.executable, "-s", "-B", str(_RUNNER), "{channel_fd}"], work=work,
+            res = run_process([sys.executable, "-s", "-B", str(_RUNNER), "{channel_fd}", *testmodes.child_args()],
+                              work=work,
                               limits=policy.limits(), profile="untrusted", isolation=level, stdin=stdin,
                               read_only=visible, channel=True, channel_cap=policy.result_cap_bytes,
                               output_cap=policy.output_cap_bytes, denial_marker=DENIED_MARKER.encode())

@@ -199,6 +199,10 @@ def main(argv: list[str]) -> int:  # noqa: C901 - one linear protocol, kept in o
 
     import numpy as np
 
+    from runtime import testmodes
+
+    noise = testmodes.activate_in_child(testmodes.take_seed(sys.argv))  # test mode only; argv is cleaned
+
     from runtime.sandbox._guard import install_audit_hook, install_socket_guard
     from runtime.sandbox._npz import dumps_arrays, loads_arrays
 
@@ -291,7 +295,7 @@ def main(argv: list[str]) -> int:  # noqa: C901 - one linear protocol, kept in o
                     entry["written_after_kernel"].append(False)
                     continue
                 entry["output_kinds"].append("ndarray")
-                arrays[f"out_{i}"] = leaf
+                arrays[f"out_{i}"] = noise.perturb(leaf) if noise is not None else leaf
                 from_kernel, after = _provenance(np, leaf, klog)
                 entry["from_kernel"].append(from_kernel)
                 entry["written_after_kernel"].append(after)

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from runtime.agent_view import coarse, coarse_share
 from runtime.compare import LeafResult, compare_outputs
 from runtime.sandbox import (
     CandidateRun,
@@ -128,6 +129,7 @@ def _now() -> str:
 def _finish(report: VerifyReport, t0: float, reports_dir: Path | None) -> VerifyReport:
     report.durations["total_s"] = round(time.perf_counter() - t0, 4)
     report.created_at = _now()
+    report.evidence = report.compute_evidence()
     report.report_hash = report.compute_hash()
     if reports_dir is not None:
         reports_dir = Path(reports_dir)
@@ -488,8 +490,10 @@ def _compare_case(report: VerifyReport, cr: CaseReport, r: RunOutput, golden: li
         if not leaf.all_close:
             j = leaf.path[len("output["):-1] if leaf.path.startswith("output[") else ""
             label = plan.expected[int(j)] if j.isdigit() and int(j) < len(plan.expected) else leaf.path
-            detail = leaf.error or (f"{leaf.out_of_tolerance_count}/{leaf.total_elements} out of tolerance, "
-                                    f"max_diff {leaf.max_diff:.4g}")
+            # reasons reach agents (feedback, MEMORY.md): coarse, so CPU last-bit differences cannot move
+            # them; the exact counts are in the leaf for the audit
+            detail = leaf.error or (f"{coarse_share(leaf.out_of_tolerance_ratio)} of {leaf.total_elements} "
+                                    f"elements out of tolerance, max_diff {coarse(leaf.max_diff)}")
             report.reasons.append(f"case {cr.name}: leaf {leaf.path} ({label}): {detail}")
 
 

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from runtime.agent_view import coarse, coarse_share, coarse_tree, evidence_id, leaf_view
 from runtime.compare import LeafResult
 
 __all__ = ["VOLATILE_FIELDS", "TOOL_HASH_KEYS", "CaseReport", "ErrorInfo", "LintSection", "SandboxSection", "Verdict", "VerifyReport"]
@@ -116,6 +117,8 @@ class VerifyReport(_M):
     durations: dict[str, float] = {}
     created_at: str = ""
     report_hash: str = ""
+    evidence: str = ""
+    """Agent-visible identity: input hashes + outcomes, no measurement (:meth:`compute_evidence`)."""
 
     # -------------------------------------------------------------------------------------- serialisation
     def canonical_dict(self) -> dict[str, Any]:
@@ -128,8 +131,27 @@ class VerifyReport(_M):
         """
         data = _strip(json.loads(self.model_dump_json()), VOLATILE_FIELDS)
         data.pop("sandbox", None)
+        data.pop("evidence", None)  # derived from the rest
         data["hashes"] = {k: v for k, v in data.get("hashes", {}).items() if k not in TOOL_HASH_KEYS}
         return data
+
+    def outcome(self) -> dict[str, Any]:
+        """What happened, without any measurement: verdict, per-case status, per-leaf pass/fail, error kinds."""
+        return {
+            "target": self.target, "kind": self.kind, "module": self.module, "verdict": self.verdict,
+            "cases": [{"name": c.name, "status": c.status,
+                       "leaves": [[leaf.path, leaf.all_close] for leaf in c.leaves],
+                       "error": [c.error.type, c.error.code, c.error.line] if c.error else None} for c in self.cases],
+        }
+
+    def compute_evidence(self) -> str:
+        """The identity agents see (MEMORY.md, dev log, cleanup header): input files + outcome, never numbers.
+
+        ``report_hash`` covers full-precision statistics, whose last bits differ between CPUs; shown to an
+        agent it would make every recorded run machine-specific (ARCHITECTURE §0.2). It stays for the audit.
+        """
+        inputs = {k: v for k, v in self.hashes.items() if k not in TOOL_HASH_KEYS}
+        return evidence_id(inputs, self.outcome())
 
     def compute_hash(self) -> str:
         blob = json.dumps(self.canonical_dict(), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
@@ -164,27 +186,45 @@ class VerifyReport(_M):
 
     def memory_row(self) -> str:
         """One MEMORY.md verification-log row: when | module | file | tensors | rtol | atol | all_close |
-        out_of_tolerance_ratio | max_diff | report hash (plus the verdict)."""
+        out_of_tolerance share | max_diff | verdict and evidence id.
+
+        Agents read MEMORY.md, so the row holds only what is stable across machines (ARCHITECTURE §0.2): a
+        pass shows no numbers, a failure a coarse share and two significant digits, and the identity is the
+        evidence id (inputs + outcome), not the report hash.
+        """
         s = self.stats()
         module = f"M{self.module}" if self.module is not None else ("final" if self.kind == "final" else "-")
+        passed = bool(s["all_close"])
+        share = coarse_share(float(s["out_of_tolerance_ratio"])) if self.cases and not passed else "-"
+        max_diff = f"{coarse(float(s['max_diff']))}" if self.cases and not passed else "-"
         cells = [self.created_at or "-", module, self.target, ", ".join(self.expected_leaves) or "-",
-                 s["rtol"], s["atol"], str(s["all_close"]), f"{s['out_of_tolerance_ratio']:.6g}",
-                 f"{s['max_diff']:.6g}", f"{self.verdict} {self.report_hash[:12]}"]
+                 s["rtol"], s["atol"], str(s["all_close"]), share, max_diff,
+                 f"{self.verdict} {(self.evidence or self.compute_evidence())[:12]}"]
         return "| " + " | ".join(c.replace("|", "/") for c in cells) + " |"
 
     def sanitized(self) -> dict[str, Any]:
-        """The report for agents: statistics, errors and outlier listings only (no other golden values).
+        """THE agent-visible view of this report (debugger, feedback): a function of inputs and outcomes.
 
-        Timing fields are dropped too: they vary between identical runs, and whatever an agent is shown must be
-        a pure function of the files, or a recorded run could not be replayed.
+        No golden values beyond a few worst elements of a failing leaf; no timing, no host facts (sandbox
+        layers, stderr), no tool source hashes, no report hash; measurements coarsened by
+        :mod:`runtime.agent_view` (passing leaves carry no numbers). The exact report stays on disk for the
+        audit. Whatever is here must be identical on every machine, or a recorded run could not replay there.
         """
         data = _strip(json.loads(self.model_dump_json()), _FORBIDDEN_FOR_AGENTS | VOLATILE_FIELDS)
-        # host facts (sandbox layers, stderr noise) and tool source hashes say nothing about the candidate and
-        # differ between machines and tool versions: audit-only, never in a model request
-        data.pop("sandbox", None)
+        for key in ("sandbox", "evidence", "schema_version", "tool"):
+            data.pop(key, None)
         data["hashes"] = {k: v for k, v in data.get("hashes", {}).items() if k not in TOOL_HASH_KEYS}
-        data["summary"] = self.stats()
-        return data
+        for case in data.get("cases", []):
+            case["leaves"] = [leaf_view(leaf) for leaf in case.get("leaves", [])]
+        data["evidence"] = self.evidence or self.compute_evidence()
+        s = self.stats()
+        passed = bool(s["all_close"])
+        data["summary"] = {"all_close": passed, "cases": s["cases"], "rtol": s["rtol"], "atol": s["atol"],
+                           "failing_leaves": s["failing_leaves"]}
+        if self.cases and not passed:
+            data["summary"]["out_of_tolerance"] = coarse_share(float(s["out_of_tolerance_ratio"]))
+            data["summary"]["max_diff"] = coarse(float(s["max_diff"]))
+        return coarse_tree(data)
 
     def render(self) -> Any:
         """A rich renderable for the terminal."""

@@ -70,8 +70,20 @@ def test_budget_trims_low_priority_first_and_lists_contents() -> None:
     text = assemble([Part("Task", "do it", 10), Part("Big", "a" * 5000, 1), Part("Spec", "s" * 1000, 8)],
                     max_chars=3000)
     assert text.startswith("This message contains: Task")
-    assert "s" * 1000 in text and "chars omitted for the token budget" in text
+    assert "s" * 1000 in text and "omitted for the token budget" in text
     assert len(text) <= 3300
+
+
+def test_budget_cut_and_header_do_not_move_with_the_digits_of_a_measurement() -> None:
+    """A number printed with more digits on another CPU must not change what is kept or the header."""
+    def message(number: str) -> str:
+        report = "\n".join(f"row {i}: max_diff {number if i == 3 else '0.5'} ok" for i in range(400))
+        return assemble([Part("Task", "do it", 10), Part("Report", report, 1), Part("Code", "x = 1\n" * 50, 9)],
+                        max_chars=3000)
+
+    a, b = message("3e-05"), message("3.0034567e-05")
+    assert a.replace("3e-05", "N") == b.replace("3.0034567e-05", "N")
+    assert "(" in a.splitlines()[0] and "tok)" not in a.splitlines()[0]  # line counts, not character sizes
 
 
 def test_implementer_call_stays_within_12k_tokens_on_large_inputs() -> None:

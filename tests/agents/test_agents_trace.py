@@ -169,6 +169,45 @@ def test_nearest_requests_are_ranked(tmp_path: Path) -> None:
     assert all(int(r.split(":")[1].split("/")[0]) >= 0 for r in ranked)
 
 
+def test_a_miss_is_explained_against_the_same_agent_module_and_attempt(tmp_path: Path) -> None:
+    """Issue 12: attempt 2's request differs from its recording only in one number; attempt 1's request shares
+    more boilerplate text. The diff must be taken against attempt 2 (one changed line), not attempt 1."""
+    boiler = "\n".join(f"rule {i}: keep the tile shapes aligned" for i in range(40))
+    first = _req(boiler + "\nattempt 1: draft A\nreport: max_diff 0.5")
+    second = _req("feedback: attempt 1 failed\n" + "\n".join(boiler.splitlines()[:20])
+                  + "\nattempt 2: draft B\nreport: max_diff 3.1e-05")
+    provider = ScriptedProvider(["A", "B"])
+    with Trace(tmp_path / "rec", run_id="rec", mode="record") as trace:
+        for attempt, req in ((1, first), (2, second)):
+            trace.call_model(req, lambda: provider, base_url="http://h/v1", agent="implementer", module=1,
+                             attempt=attempt)
+    drifted = _req(second.messages[1]["content"].replace("3.1e-05", "3.2e-05"))
+    assert sum(a == b for a, b in zip(drifted.messages[1]["content"].splitlines(),
+                                      first.messages[1]["content"].splitlines(), strict=False)) < 40
+    with Trace(tmp_path / "rep", run_id="rep", mode="replay", source=tmp_path / "rec") as trace:
+        trace.call_model(first, _never, base_url="http://h/v1", agent="implementer", module=1, attempt=1)
+        with pytest.raises(ReplayMissError) as info:
+            trace.call_model(drifted, _never, base_url="http://h/v1", agent="implementer", module=1, attempt=2)
+    text = str(info.value)
+    ranked = [ln.strip() for ln in text.splitlines() if ln.strip().startswith("seq ")]
+    assert "attempt=2" in ranked[0], text
+    diff = [ln.strip() for ln in text.splitlines() if ln.strip()[:1] in "+-" and not ln.strip().startswith(("---", "+++"))]
+    assert diff == ["-report: max_diff 3.1e-05", "+report: max_diff 3.2e-05"], text
+
+
+def test_a_miss_names_numerics_that_differ_from_the_recording_machine(tmp_path: Path) -> None:
+    _record(tmp_path / "rec", ["A"], [_req("x")])
+    manifest = json.loads((tmp_path / "rec" / "manifest.json").read_text())
+    assert manifest["numerics"]["blas_core"] and manifest["numerics"]["cpu"]
+    manifest["numerics"]["blas_core"] = "SomeOtherCore"
+    (tmp_path / "rec" / "manifest.json").write_text(json.dumps(manifest))
+    with Trace(tmp_path / "rep", run_id="rep", mode="replay", source=tmp_path / "rec") as trace:
+        with pytest.raises(ReplayMissError) as info:
+            trace.call_model(_req("y"), _never, base_url="http://h/v1", agent="implementer", module=1, attempt=1)
+    assert "numerics differ from the recording machine" in str(info.value)
+    assert "blas_core: 'SomeOtherCore' ->" in str(info.value)
+
+
 def test_replay_or_record_uses_hits_and_records_misses(tmp_path: Path) -> None:
     _record(tmp_path / "rec", ["A"], [_req("a")])
     provider = ScriptedProvider(["NEW"])

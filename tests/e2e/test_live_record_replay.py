@@ -125,6 +125,13 @@ def test_recorded_http_run_replays_offline_with_identical_artifacts(tmp_path: Pa
     for name in ("silu_impl.py", "README.md", "MEMORY.md", "DESIGN.md", "module_interfaces.yaml"):
         assert (shipped / name).read_bytes() == (live_dir / name).read_bytes(), name
 
+    # and on simulated other machines (ulp noise, no user namespaces, another BLAS core): the same bytes
+    from orchestrator.portability import DEFAULT_VARIANTS, artifact_digests, check_trace
+
+    report = check_trace(shipped, shipped / "traces" / "default", expected=artifact_digests(live_dir),
+                         variants=DEFAULT_VARIANTS)
+    assert report.ok, "\n".join(report.lines())
+
 
 def test_a_run_stopped_at_every_gate_and_resumed_still_replays_exactly(tmp_path: Path, env: None,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:

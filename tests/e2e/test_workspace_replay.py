@@ -75,6 +75,11 @@ def test_run_without_a_model_replays_and_delivers(op: str, tmp_path: Path) -> No
     assert live_verdicts == [(e.get("module"), e.get("attempt"), e["verdict"]) for e in recorded
                              if e["kind"] == "verify"]
     assert sum(e["kind"] == "llm_call" for e in replay_events) == sum(e["kind"] == "llm_call" for e in recorded)
+    # the delivered bytes are the authored run's bytes (manifest digests; docs/replay.md)
+    from orchestrator.portability import artifact_digests
+
+    manifest = json.loads((op_dir / "traces" / "default" / "manifest.json").read_text(encoding="utf-8"))
+    assert artifact_digests(op_dir) == manifest["artifacts"]
 
 
 def test_two_replays_give_identical_artifacts_and_history(tmp_path: Path) -> None:

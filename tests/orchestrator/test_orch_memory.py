@@ -16,7 +16,8 @@ def sample_state() -> dict:
     def mod(k, name, out, status, attempts, verdict, rh):
         return {"id": k, "name": name, "outputs": [out], "status": status, "attempts": attempts, "budget": 10,
                 "stage_file": f"modules/sqrecip_module{''.join(str(i) for i in range(1, k + 1))}_impl.py",
-                "verdict": verdict, "report_hash": rh, "verified_sha256": ("ab" * 32) if status == "verified" else None,
+                "verdict": verdict, "report_hash": rh, "evidence": rh and rh[::-1].replace("1", "e"),
+                "verified_sha256": ("ab" * 32) if status == "verified" else None,
                 "file_sha256": "cd" * 32}
 
     return {
@@ -33,10 +34,10 @@ def sample_state() -> dict:
             {"when": W, "module": "M1", "file": "modules/sqrecip_module1_impl.py", "verdict": "FAIL_LINT",
              "row": "PF01 import of os", "report_hash": "0" * 64},
             {"when": W, "module": "M1", "file": "modules/sqrecip_module1_impl.py", "verdict": "PASS",
-             "row": f"| {W} | M1 | modules/sqrecip_module1_impl.py | sq | 1e-05 | 1e-05 | True | 0 | 0 | PASS 111111111111 |",
+             "row": f"| {W} | M1 | modules/sqrecip_module1_impl.py | sq | 1e-05 | 1e-05 | True | - | - | PASS eeeeeeeeeeee |",
              "report_hash": "1" * 64},
             {"when": W, "module": "M2", "file": "modules/sqrecip_module12_impl.py", "verdict": "FAIL_NUMERIC",
-             "row": "", "report_hash": "2" * 64}],
+             "row": "", "report_hash": "2" * 64, "evidence": "f" * 64}],
         "lint_log": [{"when": W, "module": "M1", "file": "modules/sqrecip_module1_impl.py",
                       "rules": "PF01@sqrecip_module1_impl.py:3", "resolution": "streak 1/5"}],
         "dev_log": [{"when": W, "node": "verify", "action": "verify M2 attempt 1", "result": "FAIL_NUMERIC",

@@ -176,7 +176,9 @@ def test_memory_row_sanitized_and_render(tmp_path: Path) -> None:
     row = report.memory_row()
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert len(cells) == 10 and cells[1] == "final" and cells[2] == "silu2_impl.py" and cells[3] == "y, s"
-    assert cells[6] == "False" and report.report_hash[:12] in cells[9]
+    # agents see the evidence id (inputs + outcome), never the report hash (covers full-precision statistics)
+    assert cells[6] == "False" and report.evidence[:12] in cells[9] and report.report_hash[:12] not in row
+    assert cells[7].startswith(("under", "over", "all")) and len(cells[8]) <= 9  # coarse share, 3 digits
     san = report.sanitized()
     assert san["verdict"] == "FAIL_NUMERIC" and "summary" in san
     text = json.dumps(san)
@@ -184,8 +186,14 @@ def test_memory_row_sanitized_and_render(tmp_path: Path) -> None:
         assert forbidden not in text
     for timing in ("created_at", "durations", "duration_s", "pid"):  # agents must see a pure function of the files
         assert f'"{timing}"' not in text
-    leaf = san["cases"][0]["leaves"][1]
-    assert len(leaf["outliers"]) == 20 and leaf["out_of_tolerance_count"] > 20
+    for host in ("sandbox", "stderr_tail", "report_hash", '"verifier"', '"emulator"'):  # host facts, tool hashes
+        assert host not in text
+    passing, failing = san["cases"][0]["leaves"]
+    assert passing == {"path": "output[0]", "status": "pass"}  # a passing leaf carries no numbers
+    assert failing["status"] == "fail" and len(failing["worst"]) == 3
+    assert "out_of_tolerance_count" not in failing and failing["out_of_tolerance"].startswith(("under", "over"))
+    exact = report.cases[0].leaves[1]
+    assert len(exact.outliers) == 20 and exact.out_of_tolerance_count > 20  # the exact report keeps everything
     from rich.console import Console
 
     console = Console(record=True, width=140)
