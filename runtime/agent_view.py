@@ -101,7 +101,9 @@ def leaf_view(leaf: Any) -> dict[str, Any]:
     return view
 
 
-def _float(x: Any) -> float:
+def _float(x: Any) -> Any:
+    if x is None:
+        return None
     if isinstance(x, str):  # JSON spelling of non-finite floats
         return float({"Infinity": "inf", "-Infinity": "-inf"}.get(x, x))
     return float(x)

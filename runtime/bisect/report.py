@@ -219,7 +219,7 @@ class BisectReport(_Model):
                 d["golden"] = f.golden
             if f.stats is not None and f.status != "match":  # a match carries no numbers (they are noise)
                 # agent-visible: coarse (runtime.agent_view), so CPU last-bit differences cannot move it
-                d["max_abs_diff"] = coarse(float(f.stats.max_abs_diff))
+                d["max_abs_diff"] = coarse(_num(f.stats.max_abs_diff))
                 d["out_of_tolerance"] = coarse_share(f.stats.out_of_tolerance / max(1, f.stats.elements))
                 d["nan_count"] = f.stats.nan_count
                 d["outliers"] = coarse_tree([o.model_dump() for o in f.stats.outliers[:3]])
@@ -238,9 +238,14 @@ class BisectReport(_Model):
             "failing_outputs": [o.name for o in self.outputs if not o.all_close],
             "first_checkpoint": self.first_checkpoint,
             "checkpoints": [{"name": c.name, "status": c.status, "drift_onset": c.drift_onset,
-                             "max_abs_diff": coarse(float(c.stats.max_abs_diff))
+                             "max_abs_diff": coarse(_num(c.stats.max_abs_diff))
                              if c.stats and c.status != "match" else None,
                              "not_written": c.not_written} for c in self.checkpoints],
             "unmapped": [u.model_dump() for u in self.unmapped[:10]],
             "runtime_error": self.runtime_error,
         }
+
+
+def _num(value: Any) -> Any:
+    """A statistic as float for :func:`coarse` (None, e.g. when nothing was comparable, stays None)."""
+    return float(value) if isinstance(value, int | float) else value
