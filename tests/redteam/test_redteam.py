@@ -66,7 +66,7 @@ def _leaked_processes() -> list[str]:
             cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        if "PTO_REDTEAM_LEAK" in cmd and "pytest" not in cmd:
+        if "PTO_REDTEAM_LEAK" in cmd and int(pid) != os.getpid():
             found.append(f"{pid}: {cmd[:120]}")
     return found
 

@@ -1,0 +1,70 @@
+"""Runner-level cleanup: when the process that runs verify is interrupted (SIGTERM, SIGINT) or killed, the sandbox
+and its temporary directories do not outlive it. (Ctrl-C at the orchestrator level is tested with the CLI.)"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+DRIVER = """
+import sys
+from pathlib import Path
+import numpy as np
+from runtime.sandbox import SandboxPolicy, run_candidate
+cand = Path(sys.argv[1])
+cand.write_text("import time\\n\\ndef spin_wrapper(x):\\n    while True:\\n        time.sleep(0.01)\\n")
+print("started", flush=True)
+run_candidate(cand, "spin_wrapper", [("c", [np.zeros(2, np.float32)])], emulator=sys.argv[2],
+              policy=SandboxPolicy(wall_timeout_s=60.0, cpu_timeout_s=60), repeat_first=False)
+"""
+
+
+def _ours(marker: str) -> list[int]:
+    pids = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                cmd = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+            except OSError:
+                continue
+            if marker in cmd and int(pid) != os.getpid():
+                pids.append(int(pid))
+    return pids
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL], ids=lambda s: s.name)
+def test_interrupting_the_parent_leaves_no_sandbox_and_no_temp_dir(sig: signal.Signals, tmp_path: Path) -> None:
+    tmp = tmp_path / "tmpdir"
+    tmp.mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp), "PYTHONPATH": str(REPO)}
+    parent = subprocess.Popen([sys.executable, "-c", DRIVER, str(tmp_path / "spin_impl.py"),
+                               str(REPO / "tests" / "verify" / "fake_emulator.py")], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        assert parent.stdout is not None and parent.stdout.readline().strip() == b"started"
+        deadline = time.monotonic() + 30
+        while not any(p != parent.pid for p in _ours(str(tmp))) and time.monotonic() < deadline:
+            time.sleep(0.1)  # the sandbox's command line names its work dir, which is under our TMPDIR
+        assert any(p != parent.pid for p in _ours(str(tmp))), "the sandbox never started"
+        time.sleep(0.5)
+        parent.send_signal(sig)
+        parent.wait(timeout=20)
+        deadline = time.monotonic() + 10
+        while _ours(str(tmp)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _ours(str(tmp)) == [], "a sandbox process outlived its parent"
+        if sig != signal.SIGKILL:  # SIGKILL cannot be handled: the sandbox dies with its parent, the dir stays
+            assert list(tmp.iterdir()) == [], "temporary directories left behind"
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+        for pid in _ours(str(tmp)):
+            os.kill(pid, signal.SIGKILL)
