@@ -41,6 +41,7 @@ from orchestrator.errors import ForgeError
 from orchestrator.gates import GateDecision, GateRequest
 from orchestrator.logical_clock import LogicalClock
 from orchestrator.scripted import is_perf_dispatch, pick_attempt
+from orchestrator.second_opinion import known_answers as known_toolchain_answers
 
 __all__ = ["AUTHOR_BASE_URL", "AUTHOR_MODEL", "AuthoredTrace", "author_trace"]
 
@@ -227,9 +228,13 @@ def author_trace(op_dir: Path | str, *, script: Path | str | None = None, name: 
         agents = _SteeredAgents(inner, answers, op_name=_op_name(work))
         trace.update_manifest(producer=str(data.get("producer") or "authored for the workspace"),
                               authored=True, clock_origin=AUTHOR_ORIGIN)
-        result = api.run(work, agents=agents, approve="prompt", prompt=answers.decide, trace=trace,
-                         clock=clock, run_id=run_id, perf=bool(data.get("perf")),
-                         perf_budget=len(data.get("perf") or []) or 3)
+        previous = root / "traces" / name / "events.jsonl"
+        earlier = [json.loads(ln) for ln in previous.read_text(encoding="utf-8").splitlines() if ln.strip()] \
+            if previous.is_file() else []
+        with known_toolchain_answers(earlier):  # real-compiler answers of the shipped trace, for unchanged files
+            result = api.run(work, agents=agents, approve="prompt", prompt=answers.decide, trace=trace,
+                             clock=clock, run_id=run_id, perf=bool(data.get("perf")),
+                             perf_budget=len(data.get("perf") or []) or 3)
         if result.status == "delivered":
             from orchestrator.portability import artifact_digests
 

@@ -137,3 +137,17 @@ def test_final_gate_screen_and_perf_screen_show_the_figures(op: Path) -> None:
     facts = dict(view.facts)
     assert facts["v1 (best)"] == "PASS, 15806 cycles" and facts["baseline"] == "PASS, 20568 cycles"
     assert facts["v2"].startswith("FAIL_NUMERIC")
+
+
+def test_known_answers_serve_identical_files_when_re_authoring(op: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(so, "compile_kernel", _no_compile)
+    sha = so.sha256_file(op / "silu_impl.py")
+    earlier = [{"kind": "verify", "node": "toolchain", "target_sha256": sha,
+                "toolchain": ACCEPTED.model_dump(mode="json", exclude=so._EXCLUDE)}]
+    svc = FakeServices(FakeTrace("record"))
+    with so.known_answers(earlier) as n:
+        assert n == 1
+        res, source = so.toolchain_result(svc, op, "silu_impl.py")  # type: ignore[arg-type]
+    assert res is not None and res.cost is not None and res.cost.total_cycles == 7103 and source == "replay"
+    assert svc.trace.emitted[0][1]["toolchain"] == earlier[0]["toolchain"]
+    assert so._KNOWN == {}  # nothing leaks past the block
