@@ -17,9 +17,12 @@ venv: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 
+# mypy: the files listed under [tool.mypy] in pyproject.toml (the consolidated contracts; see docs/architecture.md)
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 	$(PY) -m pytest -n 2
 
 demo: $(STAMP)

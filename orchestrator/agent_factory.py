@@ -12,6 +12,7 @@ from pathlib import Path
 from agents import Trace, build_agents
 from agents.config import AgentsConfig, ConfigError, load_config
 from agents.contracts import AgentSet
+from agents.trace import TraceMode
 from orchestrator.errors import ForgeError
 
 
@@ -49,7 +50,8 @@ def model_configured(op_dir: Path, options: dict | None = None) -> bool:
     return True
 
 
-def model_agents(op_dir: Path, trace: Trace, options: dict | None = None, *, mode: str | None = None) -> AgentSet:
+def model_agents(op_dir: Path, trace: Trace, options: dict | None = None, *,
+                 mode: TraceMode | None = None) -> AgentSet:
     """The model-backed AgentSet (``agents.build_agents``), or a clear "no model configured" error.
 
     ``options`` are CLI-style overrides (``model``, ``model_<role>``, ``base_url``). In ``replay`` mode the
@@ -59,7 +61,7 @@ def model_agents(op_dir: Path, trace: Trace, options: dict | None = None, *, mod
     if mode != "replay":
         _config(op_dir, options)
     try:
-        return build_agents(op_dir, trace=trace, mode=mode, overrides=dict(options or {}))  # type: ignore[arg-type]
+        return build_agents(op_dir, trace=trace, mode=mode, overrides=dict(options or {}))
     except ConfigError as exc:
         raise ForgeError(f"model configuration: {exc}") from exc
 

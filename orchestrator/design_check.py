@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import re
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -55,7 +56,7 @@ def check_design(op_dir: Path, *, computed_module_count: int | None, rationale: 
         return DesignCheck(ok=False, problems=problems)
     n = len(model.modules)
     prim = model.primary_names
-    facts_mods = [{"id": m.id, "name": m.name or f"M{m.id}", "outputs": [o.name for o in m.outputs]}
+    facts_mods: list[dict[str, Any]] = [{"id": m.id, "name": m.name or f"M{m.id}", "outputs": [o.name for o in m.outputs]}
                   for m in model.modules]
     text = design.read_text(encoding="utf-8")
     decl = _DECISION.search(text)

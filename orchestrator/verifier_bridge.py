@@ -6,71 +6,47 @@ Why: the graph keeps a small summary in state and the full report on disk under
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
+from typing import Any
 
 from orchestrator.services import LintItem, VerifyOutcome
+from runtime.verify import VerifyReport, verify
 
 log = logging.getLogger(__name__)
 
 
-def _findings(report: object) -> list[LintItem]:
-    """Blocking lint findings of a report (``report.lint.blocking``; S0/S1 FAIL items of a plain list)."""
-    section = getattr(report, "lint", None)
-    if section is None:
-        return []
-    if isinstance(section, dict):
-        found = section.get("blocking", section.get("findings", []))
-    elif isinstance(section, list):
-        found = section
-    else:
-        found = getattr(section, "blocking", None) or []
+def _findings(report: VerifyReport) -> list[LintItem]:
+    """Blocking lint findings of a report (S0/S1 FAIL items of ``report.lint.blocking``)."""
     items: list[LintItem] = []
-    for f in found or []:
-        def get(k: str, _f: object = f) -> object:
-            return _f.get(k) if isinstance(_f, dict) else getattr(_f, k, None)
-
-        if str(get("status") or "FAIL") != "FAIL" or str(get("severity") or "S1") not in ("S0", "S1"):
+    for f in report.lint.blocking if report.lint is not None else []:
+        if str(f.get("status") or "FAIL") != "FAIL" or str(f.get("severity") or "S1") not in ("S0", "S1"):
             continue
-        line = get("line")
-        items.append(LintItem(rule_id=str(get("rule_id") or "?"), file=str(get("file") or ""),
-                              line=int(line) if isinstance(line, int) else None, message=str(get("message") or "")))
+        line = f.get("line")
+        items.append(LintItem(rule_id=str(f.get("rule_id") or "?"), file=str(f.get("file") or ""),
+                              line=line if isinstance(line, int) else None, message=str(f.get("message") or "")))
     return items
 
 
-def outcome_from_report(report: object, op_dir: Path, target: str, reports_dir: Path) -> VerifyOutcome:
+def outcome_from_report(report: VerifyReport, op_dir: Path, target: str, reports_dir: Path) -> VerifyOutcome:
     """Store the report as ``<reports_dir>/<report_hash>.json`` and summarise it."""
     reports_dir.mkdir(parents=True, exist_ok=True)
-    report_hash = str(report.report_hash)
-    path = reports_dir / f"{report_hash}.json"
+    path = reports_dir / f"{report.report_hash}.json"
     path.write_text(report.to_json(), encoding="utf-8")
-    try:
-        row = str(report.memory_row())
-    except Exception:  # the row is informative only
-        row = ""
-    try:
-        sanitized = dict(report.sanitized())
-    except Exception:
-        sanitized = {"verdict": str(report.verdict)}
-    summary = str(getattr(report, "summary", "") or "")
     return VerifyOutcome(verdict=str(report.verdict), target=target, hashes=dict(report.hashes),
-                         report_hash=report_hash, evidence=str(getattr(report, "evidence", "") or ""),
+                         report_hash=report.report_hash, evidence=report.evidence,
                          report_path=str(path.relative_to(op_dir)),
-                         summary=summary, memory_row=row, lint_blocking=_findings(report),
-                         reasons=[str(r) for r in getattr(report, "reasons", []) or []],
-                         sanitized=_jsonable(sanitized))
+                         summary=report.summary, memory_row=report.memory_row(), lint_blocking=_findings(report),
+                         reasons=list(report.reasons), sanitized=_jsonable(report.sanitized()))
 
 
-def _jsonable(obj):
-    import json
-
+def _jsonable(obj: Any) -> Any:
     return json.loads(json.dumps(obj, default=str))
 
 
 def real_verifier(op_dir: Path, target: str, *, previous_stage: str | None, reports_dir: Path) -> VerifyOutcome:
     """The production verifier function: ``runtime.verify.verify`` on the op dir."""
-    from runtime.verify import verify  # type: ignore[attr-defined]
-
     prev = op_dir / previous_stage if previous_stage else None
     report = verify(op_dir, op_dir / target, previous_stage=prev, reports_dir=reports_dir)
     return outcome_from_report(report, op_dir, target, reports_dir)

@@ -95,7 +95,7 @@ def _analyse(node: LoopNode) -> BatchPlan | bool:
                 return False
             written.add(info["dst"])
             reads.add(info["src"])
-            plan.geo[id(it)] = _Geo(info["offs"], coef)  # type: ignore[arg-type]
+            plan.geo[id(it)] = _Geo(info["offs"], [c for c in coef if c is not None])  # none is None here
             continue
         if kind == "view":
             coef = [_coef(o, loop) for o in info["offs"]]
@@ -103,7 +103,7 @@ def _analyse(node: LoopNode) -> BatchPlan | bool:
                 return False
             if info["src"] in produced and any(coef):
                 return False
-            plan.geo[id(it)] = _Geo(info["offs"], coef)  # type: ignore[arg-type]
+            plan.geo[id(it)] = _Geo(info["offs"], [c for c in coef if c is not None])  # none is None here
         for k in it.ins:
             reads.add(k)
         if it.out_key is not None:
@@ -262,7 +262,7 @@ def run_batched(node: LoopNode, env: Env, rng: range) -> int:
         for it in plan.items:
             env.node = it
             kind = it.info["kind"] if it.info else None
-            _RULES.get(kind, _run_op)(batch, it)
+            _RULES.get(kind or "", _run_op)(batch, it)
             env.perturb_result(it)
             _account(env, it, kcount)
     except EmulatorError:

@@ -69,7 +69,8 @@ class Env:
 
     def __init__(self, session: Session) -> None:
         self.session = session
-        self.buf: dict[int, tuple[np.ndarray, tuple[int, ...]]] = {}
+        self.buf: dict[int, tuple[np.ndarray, Any]] = {}
+        """storage key -> (array, valid shape); the valid shape is None for a batched buffer (`_batch`)"""
         self.sym: dict[Any, int] = {}
         self.loop_range: dict[int, tuple[int, int, int]] = {}
         self.iter_stack: list[tuple[str, Any]] = []

@@ -117,6 +117,7 @@ def run_loop(node: LoopNode, env: Env) -> None:
     trips = 0
     try:
         body = node.body
+        assert body is not None  # set when the loop was traced
         rng = range(start, stop, step)
         if len(rng) >= 4 and not env.record:
             done = run_batched(node, env, rng)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+from types import FrameType
 
 __all__ = ["PKG_DIR", "user_location"]
 
@@ -19,12 +20,12 @@ _INTERP_FILE = os.path.join(PKG_DIR, "_trace_interp.py")
 
 def user_location() -> tuple[str | None, int | None]:
     """File and line of the innermost frame outside the emulator package (the kernel statement)."""
-    f = sys._getframe(1)
+    f: FrameType | None = sys._getframe(1)
     while f is not None:
         code = f.f_code
         fn = code.co_filename
-        if code.co_name == "exec_stmt" and fn == _INTERP_FILE:
-            interp = f.f_locals.get("self")
+        interp = f.f_locals.get("self") if code.co_name == "exec_stmt" and fn == _INTERP_FILE else None
+        if interp is not None:
             return interp.p.file, interp.line
         if not fn.startswith(PKG_DIR) and not fn.startswith("<frozen"):
             return fn, f.f_lineno

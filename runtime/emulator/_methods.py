@@ -12,7 +12,6 @@ from typing import Any
 from runtime.emulator import _indexing
 from runtime.emulator import _ops_core as core
 from runtime.emulator import _ops_create as _create
-from runtime.emulator import _ops_math as m
 from runtime.emulator import _ops_reduce as _reduce  # noqa: F401 - registers reductions before install
 from runtime.emulator._enums import DataType
 from runtime.emulator._errors import py_error
@@ -40,6 +39,7 @@ def _matmul_op(a: Tensor, b: Any) -> Tensor:
     if not isinstance(b, Tensor):
         return NotImplemented
     dt = b.dtype
+    out: DataType
     if dt in (DataType.DT_FP16, DataType.DT_BF16, DataType.DT_FP32):
         out = dt
     elif dt == DataType.DT_INT8:
@@ -54,39 +54,43 @@ def install_methods() -> None:
     for name, spec in OPS.items():
         if spec.method and name not in _SPECIAL and not hasattr(T, name):
             setattr(T, name, _method(name))
-    T.move = lambda self, other: core.move(self, other)
-    T.assemble = lambda self, input, offsets: core.assemble(input, offsets, self)
-    T.view = lambda self, shape=None, offsets=None, *, valid_shape=None, dtype=None: core.view(
-        self, shape, offsets, valid_shape=valid_shape, dtype=dtype)
-    T.reshape = lambda self, shape, *, valid_shape=None, inplace=False: core.reshape(
-        self, shape, valid_shape=valid_shape, inplace=inplace)
-    T.matmul = lambda self, mat2, out_dtype, **kw: matmul(self, mat2, out_dtype, **kw)
-    T.fill_ = lambda self, value: core.move(self, _create.full(self.shape, value, self.dtype))
-    T.triu_ = lambda self, diagonal=0: core.move(self, OPS["triu"].impl(self, diagonal))
-    T.tril_ = lambda self, diagonal=0: core.move(self, OPS["tril"].impl(self, diagonal))
-    T.set_cache_policy = lambda self, *a, **k: None
-    T.get_cache_policy = lambda self, *a, **k: None
-    T.__add__ = lambda a, b: m.add(a, b)
-    T.__radd__ = lambda a, b: m.add(a, b)
-    T.__sub__ = lambda a, b: m.sub(a, b)
-    T.__rsub__ = lambda a, b: m.neg(m.sub(a, b))
-    T.__mul__ = lambda a, b: m.mul(a, b)
-    T.__rmul__ = lambda a, b: m.mul(a, b)
-    T.__truediv__ = lambda a, b: m.div(a, b)
-    T.__rtruediv__ = lambda a, b: m.mul(m.reciprocal(a), b)
-    T.__floordiv__ = lambda a, b: m.floor(m.div(a, b))
-    T.__mod__ = lambda a, b: m.remainder(a, b)
-    T.__pow__ = lambda a, b: m.pow(a, b)
-    T.__neg__ = lambda a: m.neg(a)
-    T.__pos__ = lambda a: a
-    T.__abs__ = lambda a: m.abs(a)
-    T.__lt__ = lambda a, b: m.lt(a, b)
-    T.__le__ = lambda a, b: m.le(a, b)
-    T.__gt__ = lambda a, b: m.gt(a, b)
-    T.__ge__ = lambda a, b: m.ge(a, b)
-    T.__eq__ = lambda a, b: m.eq(a, b)
-    T.__ne__ = lambda a, b: m.ne(a, b)
-    T.__matmul__ = _matmul_op
-    T.__getitem__ = _indexing.tensor_getitem
-    T.__setitem__ = _indexing.tensor_setitem
-    T.__hash__ = None
+    table: dict[str, Any] = {
+        "move": lambda self, other: core.move(self, other),
+        "assemble": lambda self, input, offsets: core.assemble(input, offsets, self),
+        "view": lambda self, shape=None, offsets=None, *, valid_shape=None, dtype=None: core.view(
+                self, shape, offsets, valid_shape=valid_shape, dtype=dtype),
+        "reshape": lambda self, shape, *, valid_shape=None, inplace=False: core.reshape(
+                self, shape, valid_shape=valid_shape, inplace=inplace),
+        "matmul": lambda self, mat2, out_dtype, **kw: matmul(self, mat2, out_dtype, **kw),
+        "fill_": lambda self, value: core.move(self, _create.full(self.shape, value, self.dtype)),
+        "triu_": lambda self, diagonal=0: core.move(self, OPS["triu"].impl(self, diagonal)),
+        "tril_": lambda self, diagonal=0: core.move(self, OPS["tril"].impl(self, diagonal)),
+        "set_cache_policy": lambda self, *a, **k: None,
+        "get_cache_policy": lambda self, *a, **k: None,
+        "__add__": lambda a, b: OPS["add"].impl(a, b),
+        "__radd__": lambda a, b: OPS["add"].impl(a, b),
+        "__sub__": lambda a, b: OPS["sub"].impl(a, b),
+        "__rsub__": lambda a, b: OPS["neg"].impl(OPS["sub"].impl(a, b)),
+        "__mul__": lambda a, b: OPS["mul"].impl(a, b),
+        "__rmul__": lambda a, b: OPS["mul"].impl(a, b),
+        "__truediv__": lambda a, b: OPS["div"].impl(a, b),
+        "__rtruediv__": lambda a, b: OPS["mul"].impl(OPS["reciprocal"].impl(a), b),
+        "__floordiv__": lambda a, b: OPS["floor"].impl(OPS["div"].impl(a, b)),
+        "__mod__": lambda a, b: OPS["remainder"].impl(a, b),
+        "__pow__": lambda a, b: OPS["pow"].impl(a, b),
+        "__neg__": lambda a: OPS["neg"].impl(a),
+        "__pos__": lambda a: a,
+        "__abs__": lambda a: OPS["abs"].impl(a),
+        "__lt__": lambda a, b: OPS["lt"].impl(a, b),
+        "__le__": lambda a, b: OPS["le"].impl(a, b),
+        "__gt__": lambda a, b: OPS["gt"].impl(a, b),
+        "__ge__": lambda a, b: OPS["ge"].impl(a, b),
+        "__eq__": lambda a, b: OPS["eq"].impl(a, b),
+        "__ne__": lambda a, b: OPS["ne"].impl(a, b),
+        "__matmul__": _matmul_op,
+        "__getitem__": _indexing.tensor_getitem,
+        "__setitem__": _indexing.tensor_setitem,
+        "__hash__": None,  # comparisons build tensors, like the real class
+    }
+    for name, value in table.items():
+        setattr(T, name, value)

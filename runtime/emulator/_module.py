@@ -88,7 +88,7 @@ def build_modules() -> dict[str, types.ModuleType]:
         if name not in ns:
             ns[name] = unsupported_stub(name)
     root.__dict__.update(ns)
-    root.__getattr__ = _module_getattr  # type: ignore[attr-defined]
+    root.__dict__["__getattr__"] = _module_getattr  # module-level __getattr__ (PEP 562)
     root.__path__ = []  # a package, so `import pypto.frontend` works
 
     frontend = types.ModuleType("pypto.frontend")
@@ -101,7 +101,7 @@ def build_modules() -> dict[str, types.ModuleType]:
         "transposed_batchmatmul": unsupported_stub_named("transposed_batchmatmul"),
     })
     platform = types.ModuleType("pypto.platform")
-    platform.__getattr__ = _platform_getattr  # type: ignore[attr-defined]
+    platform.__dict__["__getattr__"] = _platform_getattr
     operator = types.ModuleType("pypto.operator")
     operator.__dict__.update({"sin": OPS["sin"].impl, "cos": OPS["cos"].impl})
     mods = {"pypto": root, "pypto.frontend": frontend, "pypto.experimental": experimental,

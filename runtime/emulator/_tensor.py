@@ -50,7 +50,7 @@ class Tensor:
             raise py_error("ValueError", "Invalid value type (use a list, not a tuple, for DYNAMIC/STATIC dims)",
                            file=f, line=ln)
         tr = current_tracer()
-        if tr is not None and getattr(tr, "_binding", False) is False:
+        if tr is not None and not tr._binding:
             # `pypto.tensor(...)` inside a kernel: a local tensor without producer
             tr.register_local(self)
 

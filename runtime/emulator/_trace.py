@@ -107,6 +107,8 @@ class Tracer:
         self.idx_names: list[str] = []
         self.inplace_reshapes: list[tuple] = []
         self.node_count = 0
+        self._binding = False
+        """True while an op creates its output Tensor (so the constructor does not register a local)."""
         self._token: contextvars.Token | None = None
 
     # context ---------------------------------------------------------------------------------------

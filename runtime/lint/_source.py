@@ -137,8 +137,9 @@ class ParsedFile:
                 tables_all.update(tables)
         names = set(jit) | tables_all  # a table is called through a subscript: _KERNELS[x.dtype](x, y)
         for node in self.nodes_in(fn, ast.Assign):
-            if any(isinstance(n, ast.Name) and n.id in holders for n in ast.walk(node.value)):  # type: ignore[attr-defined]
-                names |= {t.id for t in node.targets if isinstance(t, ast.Name)}  # type: ignore[attr-defined]
+            assert isinstance(node, ast.Assign)
+            if any(isinstance(n, ast.Name) and n.id in holders for n in ast.walk(node.value)):
+                names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
         self._memo[key] = names
         return names
 
@@ -201,9 +202,10 @@ class ParsedFile:
         if hit is None:
             hit = {}
             for node in self.nodes_in(fn, ast.Assign):
-                for t in node.targets:  # type: ignore[attr-defined]
+                assert isinstance(node, ast.Assign)
+                for t in node.targets:
                     if isinstance(t, ast.Name):
-                        hit.setdefault(t.id, []).append((node.lineno, node.value))  # type: ignore[attr-defined]
+                        hit.setdefault(t.id, []).append((node.lineno, node.value))
             self._memo[key] = hit
         return hit
 
@@ -245,7 +247,7 @@ def parse_file(path: str, source: str) -> ParsedFile:
             fn_nodes[f].append(node)
         if chain and type(node) is ast.Call:
             for f in chain:
-                calls_in[f].append(node)  # type: ignore[arg-type]
+                calls_in[f].append(node)
         if isinstance(node, fn_types):
             chains[node] = (*chain, node)
             inner: ast.AST | None = node
@@ -265,19 +267,22 @@ def parse_file(path: str, source: str) -> ParsedFile:
     for stmt in tree.body:
         if isinstance(stmt, ast.FunctionDef):
             pf.functions[stmt.name] = stmt
-    for node in pf.by_type.get(ast.Import, []):
-        for alias in node.names:  # type: ignore[attr-defined]
+    for imp in pf.by_type.get(ast.Import, []):
+        assert isinstance(imp, ast.Import)  # by_type is keyed by node class
+        for alias in imp.names:
             if alias.asname:
                 pf.aliases[alias.asname] = alias.name
-    for node in pf.by_type.get(ast.ImportFrom, []):
-        if node.module and node.level == 0:  # type: ignore[attr-defined]
-            for alias in node.names:  # type: ignore[attr-defined]
-                pf.aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"  # type: ignore[attr-defined]
-    for node in pf.by_type.get(ast.FunctionDef, []):
-        for dec in node.decorator_list:  # type: ignore[attr-defined]
+    for imf in pf.by_type.get(ast.ImportFrom, []):
+        assert isinstance(imf, ast.ImportFrom)
+        if imf.module and imf.level == 0:
+            for alias in imf.names:
+                pf.aliases[alias.asname or alias.name] = f"{imf.module}.{alias.name}"
+    for fdef in pf.by_type.get(ast.FunctionDef, []):
+        assert isinstance(fdef, ast.FunctionDef)
+        for dec in fdef.decorator_list:
             name = pf.name(dec)
             if name.split(".")[-1] == "jit":
-                pf.jit_fns.append(node)  # type: ignore[arg-type]
+                pf.jit_fns.append(fdef)
                 break
     pf.jit_fns.sort(key=lambda f: f.lineno)
     return pf

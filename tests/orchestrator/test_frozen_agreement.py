@@ -104,14 +104,14 @@ def _run_node(tmp_path: Path, cur: str) -> tuple[dict, _LintVerifier]:
     (tmp_path / "modules" / "op_module1_impl.py").write_text(PREV, encoding="utf-8")
     (tmp_path / "modules" / "op_module12_impl.py").write_text(cur, encoding="utf-8")
     verifier = _LintVerifier()
-    svc = Services(agents=None, verifier=verifier, trace=_Sink(),  # type: ignore[arg-type]
+    svc = Services(agents=None, verifier=verifier, trace=_Sink(),
                    clock=lambda: _dt.datetime(2026, 1, 1, tzinfo=_dt.UTC))
     state = {"op_dir": str(tmp_path), "run_id": "t", "active": 2, "modules": [
         {"id": 1, "status": "verified", "stage_file": "modules/op_module1_impl.py", "attempts": 1},
         {"id": 2, "status": "in_progress", "stage_file": "modules/op_module12_impl.py", "attempts": 1,
          "feedback": []},
     ]}
-    update = verify_node(state, SimpleNamespace(context=svc))  # type: ignore[arg-type]
+    update = verify_node(state, SimpleNamespace(context=svc))
     return update, verifier
 
 
