@@ -16,6 +16,7 @@ from agents.contracts import ImplementContext, ImplementResult
 from agents.roles._base import AnswerError, RoleCall, RoleEnv, run_role
 from agents.roles._budget import Part, assemble
 from agents.tools import ToolBox
+from runtime.markers import markers
 
 __all__ = ["ImplementAnswer", "check_implementation", "implement", "user_message"]
 
@@ -83,8 +84,7 @@ def check_implementation(answer: ImplementAnswer, ctx: ImplementContext) -> Impl
     if "pypto.frontend.jit" not in content:
         raise AnswerError("the file must contain exactly one kernel decorated with `@pypto.frontend.jit`")
     if ctx.level == "L1":
-        marker = re.compile(rf"#\s*---\s*Module\s+M{ctx.module}\b")
-        if not marker.search(content):
+        if ctx.module not in {m.module for m in markers(content.splitlines())}:  # runtime.markers' definition
             raise AnswerError(f"stage files mark module code with `# --- Module M{ctx.module}: <role> ---`; "
                               f"the marker for M{ctx.module} is missing")
     if not content.endswith("\n"):
