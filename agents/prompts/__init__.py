@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
+from agents._data import data_dir
 from agents.trace import sha256_text
 
 __all__ = ["PromptError", "PromptTemplate", "default_prompts_dir", "load_prompt"]
@@ -27,10 +27,7 @@ class PromptError(ValueError):
 
 def default_prompts_dir() -> Path:
     """The directory of the shipped templates (this package's data files)."""
-    root = resources.files(__name__)
-    if not isinstance(root, Path):  # a zipped install: the templates would need extracting first
-        raise PromptError(f"{__name__} must be installed as files (found {root!r})")
-    return root
+    return data_dir(__name__)
 
 
 @dataclass(frozen=True)

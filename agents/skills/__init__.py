@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cached_property
-from importlib import resources
 from pathlib import Path
 
+from agents._data import data_dir
 from agents.trace import sha256_text
 
 __all__ = ["ROLE_SKILLS", "RoleSkills", "Section", "SkillError", "SkillLibrary", "default_skills_dir"]
@@ -30,10 +30,7 @@ class SkillError(LookupError):
 
 def default_skills_dir() -> Path:
     """The directory of the shipped skill files (this package's data files)."""
-    root = resources.files(__name__)
-    if not isinstance(root, Path):  # a zipped install: the skills would need extracting first
-        raise SkillError(f"{__name__} must be installed as files (found {root!r})")
-    return root
+    return data_dir(__name__)
 
 
 def _headings(text: str) -> list[re.Match[str]]:
