@@ -156,7 +156,7 @@ class NpuFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             mod = build_module()
         else:
             mod = types.ModuleType(spec.name)
-        mod.__path__ = []  # type: ignore[attr-defined]
+        mod.__path__ = []
         return mod
 
     def exec_module(self, module: types.ModuleType) -> None:
