@@ -97,7 +97,7 @@ def explain_miss(
         return ReplayMissError("\n".join(lines), field=None, agent=agent, module=module, attempt=attempt)
 
     new_fields = flatten_request(canonical)
-    candidates: list[tuple[int, int, int, Any, list[tuple[str, Any]]]] = []
+    candidates: list[tuple[int, tuple[int, ...], tuple[Any, int], list[tuple[str, Any]]]] = []
     for index, event in enumerate(reader.llm_calls):
         if event.request_ref is None:
             continue
