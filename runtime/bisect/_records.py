@@ -7,13 +7,13 @@ Records cross the sandbox boundary as JSON (values base64-encoded), see :func:`e
 
 from __future__ import annotations
 
-import base64
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from runtime.dtypes import DTypeError, canonical_name, name_of, to_numpy
+from runtime.arrays import decode_array, encode_array  # the one array format (JSON form)
+from runtime.dtypes import DTypeError, canonical_name
 
 __all__ = ["WRITE_OPS", "Rec", "decode_array", "decode_records", "encode_array", "encode_record"]
 
@@ -59,26 +59,6 @@ class Rec:
     def where(self) -> str:
         it = ", ".join(f"{k}={v}" for k, v in self.iteration.items())
         return f"line {self.line} ({self.op}{', ' + it if it else ''})"
-
-
-def encode_array(a: Any) -> dict | None:
-    """JSON-safe form of an array (bf16/fp8 travel as their raw bytes)."""
-    if a is None:
-        return None
-    arr = np.ascontiguousarray(np.asarray(a))
-    try:
-        dt = name_of(arr.dtype)
-    except DTypeError:
-        arr = arr.astype(np.float32)
-        dt = "fp32"
-    return {"dtype": dt, "shape": list(arr.shape), "b64": base64.b64encode(arr.tobytes()).decode("ascii")}
-
-
-def decode_array(d: dict | None) -> np.ndarray | None:
-    if not d:
-        return None
-    raw = base64.b64decode(d["b64"])
-    return np.frombuffer(raw, dtype=to_numpy(d["dtype"])).reshape(d["shape"]).copy()
 
 
 def _get(obj: Any, key: str, default: Any = None) -> Any:

@@ -26,24 +26,10 @@ _ROOT = Path(__file__).resolve().parents[2]
 if str(_ROOT) not in sys.path:
     sys.path.insert(0, str(_ROOT))
 
-import importlib.util  # noqa: E402
-
 import numpy as np  # noqa: E402
 
+from runtime.arrays import load_arrays, save_arrays  # noqa: E402 - numpy + runtime.dtypes only (no pydantic)
 from runtime.dtypes import DTypeError, name_of  # noqa: E402
-
-
-def _arrays_io() -> types.ModuleType:
-    """Load _arrays_io.py by path: importing ``runtime.opdir`` would pull pydantic/yaml into every golden run."""
-    spec = importlib.util.spec_from_file_location("_forge_arrays_io", Path(__file__).with_name("_arrays_io.py"))
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-_io = _arrays_io()
-load_arrays, save_arrays = _io.load_arrays, _io.save_arrays
 
 
 class _Failure(Exception):

@@ -5,7 +5,7 @@ caller's interpreter) started by the project's one subprocess runner with its *t
 (:func:`runtime.sandbox.run_process`): a private temporary working directory (removed even when the parent is
 interrupted), the same environment allow-list as the candidate (no API keys), bytecode writing off, own process
 group killed on timeout, CPU/memory limits, and it dies with its parent. Arrays cross the boundary as .npz files
-(:mod:`runtime.opdir._arrays_io`).
+(:mod:`runtime.arrays`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from runtime import testmodes
-from runtime.opdir._arrays_io import load_arrays, save_arrays
+from runtime.arrays import load_arrays, save_arrays
 from runtime.opdir._cases import Case
 from runtime.opdir._problems import GoldenError, OpDirError, Problem
 from runtime.sandbox._proc import Limits, private_dir, run_process

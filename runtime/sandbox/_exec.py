@@ -34,8 +34,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from runtime import testmodes
+from runtime.arrays import dumps_arrays, loads_arrays
 from runtime.sandbox._guard import DENIED_MARKER
-from runtime.sandbox._npz import dumps_arrays, loads_arrays
 from runtime.sandbox._proc import Isolation, Limits, isolation_level, private_dir, run_process
 from runtime.sandbox._wire import frame, parse_prefix
 
@@ -145,7 +145,8 @@ def _read_roots(emulator_paths: list[str]) -> list[str]:
 
     runtime_dir = _REPO_ROOT / "runtime"
     roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, *site.getsitepackages(),
-             str(runtime_dir / "__init__.py"), str(runtime_dir / "dtypes.py"), str(runtime_dir / "sandbox"),
+             str(runtime_dir / "__init__.py"), str(runtime_dir / "dtypes.py"), str(runtime_dir / "arrays.py"),
+             str(runtime_dir / "sandbox"),
              str(runtime_dir / "verify" / "_calling.py"), *emulator_paths}
     return sorted(os.path.realpath(r) for r in roots if os.path.exists(r))
 
@@ -223,7 +224,8 @@ def run_candidate(
         stdin = (frame(b"REQ ", json.dumps(request).encode()) + frame(b"SRC ", source)
                  + frame(b"INPT", dumps_arrays(arrays)))
         runtime_dir = _REPO_ROOT / "runtime"
-        visible = [str(runtime_dir / "__init__.py"), str(runtime_dir / "dtypes.py"), str(runtime_dir / "sandbox"),
+        visible = [str(runtime_dir / "__init__.py"), str(runtime_dir / "dtypes.py"), str(runtime_dir / "arrays.py"),
+             str(runtime_dir / "sandbox"),
                    str(runtime_dir / "emulator"), str(runtime_dir / "verify" / "_calling.py"),
                    str(runtime_dir / "testmodes.py"), *emu_paths]
         try:

@@ -203,8 +203,8 @@ def main(argv: list[str]) -> int:  # noqa: C901 - one linear protocol, kept in o
 
     noise = testmodes.activate_in_child(testmodes.take_seed(sys.argv))  # test mode only; argv is cleaned
 
+    from runtime.arrays import dumps_arrays, loads_arrays
     from runtime.sandbox._guard import install_audit_hook, install_socket_guard
-    from runtime.sandbox._npz import dumps_arrays, loads_arrays
 
     Path(request["candidate"]).write_bytes(source)
     cases = request["cases"]

@@ -1,7 +1,7 @@
 """Child side of the second opinion: run a kernel file under the REAL pypto (SIM mode) and report raw facts.
 
 Run as ``<pypto-python> -s -B _child.py request.json`` in a private work directory (cwd and $HOME), by
-``runtime.toolchain``. It imports nothing of PTO Forge except ``runtime.sandbox._npz`` (array files) and
+``runtime.toolchain``. It imports nothing of PTO Forge except ``runtime.arrays`` (array files; numpy + ml_dtypes only) and
 stays dependency-light on purpose: the interpreter is the user's pypto environment, not the project's venv.
 
 What it does, in order:
@@ -125,25 +125,6 @@ def _install(pypto: Any, torch: Any, np: Any, counter: list[int]) -> None:
     frontend.jit = jit
 
 
-def load_arrays(path: str) -> dict[str, Any]:
-    """Read an array file of ``runtime.sandbox._npz.save_arrays`` (dtype names restored; no pickle).
-
-    Re-implemented here because importing ``runtime.sandbox`` pulls in pydantic, which the user's pypto
-    environment need not have; ``runtime.dtypes`` needs only numpy and ml_dtypes.
-    """
-    import numpy as np
-
-    from runtime.dtypes import to_numpy
-
-    with np.load(path, allow_pickle=False) as data:
-        names = json.loads(data["__dtypes__"].tobytes().decode())
-        out = {}
-        for key, dt_name in names.items():
-            raw, dt = data[key], to_numpy(dt_name)
-            out[key] = raw.view(dt) if raw.dtype != dt else raw
-    return out
-
-
 def _load(path: str, name: str) -> Any:
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
@@ -221,6 +202,8 @@ def main(argv: list[str]) -> int:  # noqa: C901 - one linear protocol
             result["candidate_error"]["log"] = "import_candidate.log"
             result_path.write_text(json.dumps(result))
             return 0
+        from runtime.arrays import load_arrays  # after repo_root is on sys.path; numpy + ml_dtypes only
+
         for i, case in enumerate(request["cases"]):
             arrays = load_arrays(case["inputs"])
             args = [arrays[f"in_{j}"] for j in range(len(arrays))]

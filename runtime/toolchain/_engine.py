@@ -260,7 +260,7 @@ def compile_kernel(
                          f"(pip install -e '.[toolchain]')")
         return result
     result.python = exe
-    from runtime.sandbox._npz import save_arrays
+    from runtime.arrays import save_arrays
 
     input_names = [t.name for t in spec.inputs]
     work = Path(tempfile.mkdtemp(prefix="pto-toolchain-"))

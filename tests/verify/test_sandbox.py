@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from verify_helpers import FAKE_EMULATOR
 
+from runtime.arrays import load_arrays, save_arrays
 from runtime.sandbox import SandboxPolicy, run_candidate
-from runtime.sandbox._npz import load_arrays, save_arrays
 
 PROBE = '''
 import os, sys, socket

@@ -1,0 +1,124 @@
+"""Arrays on disk and across process boundaries: the one format of the project (``.npz`` + dtype names).
+
+Why one module at the bottom of ``runtime``: the golden child, the sandbox runner and its parent, the
+second-opinion child and bisection all move arrays between processes, and bf16/fp8 do not survive
+``np.savez`` by themselves (they become opaque void records). Every array is therefore stored as a view
+with a standard numpy storage dtype, and a JSON entry ``__dtypes__`` keeps each key's canonical dtype name
+(:mod:`runtime.dtypes`) in order. Loading never unpickles (``allow_pickle=False``): some writers are untrusted.
+
+Bisection records travel as JSON; :func:`encode_array` / :func:`decode_array` are the same convention for
+one array inside a JSON document (canonical dtype name, shape, raw bytes in base64).
+
+This module imports only numpy and :mod:`runtime.dtypes` (ml_dtypes), so light children (the golden runner,
+the user's pypto interpreter, the sandbox) can import it without pydantic or yaml.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import zipfile
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import numpy as np
+
+from runtime.dtypes import DTypeError, name_of, to_numpy
+
+__all__ = ["decode_array", "dumps_arrays", "encode_array", "load_arrays", "loads_arrays", "save_arrays"]
+
+_DTYPES = "__dtypes__"
+_STORAGE = {1: np.uint8, 2: np.uint16}
+_ML_DTYPES = frozenset({"bf16", "fp8e4m3", "fp8e5m2"})
+_UNREADABLE = (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile)
+
+
+def _contiguous(a: Any) -> np.ndarray:
+    """C-contiguous, shape kept (``np.ascontiguousarray`` would turn a 0-d array into shape ``(1,)``)."""
+    arr = np.asarray(a)
+    return arr if arr.flags.c_contiguous else arr.copy(order="C")
+
+
+def _storage_view(arr: np.ndarray) -> np.ndarray:
+    arr = _contiguous(arr)
+    if name_of(arr.dtype) in _ML_DTYPES:
+        return arr.view(_STORAGE[arr.dtype.itemsize])
+    return arr
+
+
+def _write(fh: BinaryIO, arrays: dict[str, np.ndarray]) -> None:
+    names = {k: name_of(np.asarray(v).dtype) for k, v in arrays.items()}
+    payload = {k: _storage_view(np.asarray(v)) for k, v in arrays.items()}
+    payload[_DTYPES] = np.frombuffer(json.dumps(names).encode(), dtype=np.uint8)
+    np.savez(fh, **payload)
+
+
+def save_arrays(path: str | Path, arrays: dict[str, np.ndarray]) -> None:
+    """Write named arrays (any dtype of ``runtime.dtypes``, key order kept) to one ``.npz`` file."""
+    with open(path, "wb") as fh:
+        _write(fh, arrays)
+
+
+def dumps_arrays(arrays: dict[str, np.ndarray]) -> bytes:
+    """:func:`save_arrays` into bytes (arrays cross the sandbox boundary over pipes)."""
+    buf = io.BytesIO()
+    _write(buf, arrays)
+    return buf.getvalue()
+
+
+def load_arrays(path: str | Path | BinaryIO) -> dict[str, np.ndarray]:
+    """Read arrays written by :func:`save_arrays`, restoring their dtypes and key order.
+
+    Raises:
+        ValueError: the file is missing, truncated, or not an array file of this format.
+    """
+    where = getattr(path, "name", None) if not isinstance(path, str | Path) else Path(path).name
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            if _DTYPES not in data.files:
+                raise ValueError("no dtype table (not written by save_arrays)")
+            names = json.loads(data[_DTYPES].tobytes().decode())
+            out: dict[str, np.ndarray] = {}
+            for key, dt_name in names.items():
+                raw, dt = data[key], to_numpy(dt_name)
+                out[key] = raw.view(dt) if raw.dtype != dt else raw
+            return out
+    except _UNREADABLE as exc:
+        raise ValueError(f"cannot read arrays from {where or 'the payload'}: {exc}") from None
+
+
+def loads_arrays(data: bytes) -> dict[str, np.ndarray]:
+    """:func:`load_arrays` from bytes (never unpickles).
+
+    Raises:
+        ValueError: the bytes are not an array file of this format.
+    """
+    try:
+        return load_arrays(io.BytesIO(data))
+    except Exception as exc:  # noqa: BLE001 - zipfile/numpy raise many types for foreign bytes
+        raise ValueError(f"not an array payload: {exc}") from None
+
+
+def encode_array(a: Any) -> dict[str, Any] | None:
+    """JSON-safe form of one array: canonical dtype name, shape, raw bytes in base64 (bf16/fp8 included).
+
+    An array of a dtype outside :mod:`runtime.dtypes` is widened to fp32 (bisection only compares values).
+    """
+    if a is None:
+        return None
+    arr = _contiguous(a)
+    try:
+        dt = name_of(arr.dtype)
+    except DTypeError:
+        arr = arr.astype(np.float32)
+        dt = "fp32"
+    return {"dtype": dt, "shape": list(arr.shape), "b64": base64.b64encode(arr.tobytes()).decode("ascii")}
+
+
+def decode_array(d: dict[str, Any] | None) -> np.ndarray | None:
+    """The array of :func:`encode_array` (a fresh, writable copy), or None for None/empty."""
+    if not d:
+        return None
+    raw = base64.b64decode(d["b64"])
+    return np.frombuffer(raw, dtype=to_numpy(d["dtype"])).reshape(d["shape"]).copy()

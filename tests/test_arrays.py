@@ -1,0 +1,81 @@
+"""The one array format (runtime.arrays): every process boundary and every array file of the project uses it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from runtime.arrays import decode_array, dumps_arrays, encode_array, load_arrays, loads_arrays, save_arrays
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _sample() -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(0)
+    return {"z_last": rng.standard_normal((3, 4)).astype(ml_dtypes.bfloat16),
+            "a_first": np.ones(5, dtype=ml_dtypes.float8_e4m3fn),
+            "strided": np.arange(12, dtype=np.float32).reshape(3, 4)[:, ::2],  # not C-contiguous
+            "scalar": np.array(2.5, dtype=np.float16), "flags": np.array([True, False])}
+
+
+def _same(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> None:
+    assert list(a) == list(b)  # key order is data-flow order for golden intermediates
+    for k in a:
+        assert b[k].dtype == a[k].dtype and b[k].shape == a[k].shape
+        assert np.ascontiguousarray(b[k]).tobytes() == np.ascontiguousarray(a[k]).tobytes()
+
+
+def test_file_and_bytes_round_trip_keep_dtypes_shapes_and_order(tmp_path: Path) -> None:
+    arrays = _sample()
+    save_arrays(tmp_path / "x.npz", arrays)
+    _same(arrays, load_arrays(tmp_path / "x.npz"))
+    _same(arrays, loads_arrays(dumps_arrays(arrays)))
+
+
+def test_json_form_round_trips_and_keeps_the_b64_field_bisect_budgets_on() -> None:
+    for v in _sample().values():
+        enc = encode_array(v)
+        assert enc is not None and set(enc) == {"dtype", "shape", "b64"}
+        back = decode_array(json.loads(json.dumps(enc)))
+        assert back is not None and back.dtype == v.dtype and back.tobytes() == np.ascontiguousarray(v).tobytes()
+        assert back.flags.writeable
+    assert encode_array(None) is None and decode_array(None) is None
+
+
+@pytest.mark.parametrize("payload", [b"", b"not a zip", b"PK\x03\x04 torn"])
+def test_foreign_bytes_are_a_value_error_never_a_crash(payload: bytes) -> None:
+    with pytest.raises(ValueError):
+        loads_arrays(payload)
+
+
+def test_a_plain_npz_without_the_dtype_table_and_a_missing_file_are_refused(tmp_path: Path) -> None:
+    np.savez(tmp_path / "plain.npz", a=np.zeros(2))
+    with pytest.raises(ValueError, match="dtype table"):
+        load_arrays(tmp_path / "plain.npz")
+    with pytest.raises(ValueError, match="missing.npz"):
+        load_arrays(tmp_path / "missing.npz")
+
+
+def test_the_owner_imports_no_pydantic_or_yaml() -> None:
+    """The golden child, the sandbox runner and the user's pypto interpreter import it: numpy + ml_dtypes only."""
+    code = ("import sys; import runtime.arrays; "
+            "print(sorted(m for m in ('pydantic', 'yaml', 'agents', 'orchestrator') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_no_other_module_writes_or_reads_npz_itself() -> None:
+    """One definition: np.savez / np.load on array files appear only in runtime/arrays.py."""
+    offenders = []
+    for pkg in ("runtime", "agents", "orchestrator"):
+        for path in (REPO / pkg).rglob("*.py"):
+            text = path.read_text(encoding="utf-8")
+            if ("np.savez" in text or "np.load(" in text) and path.name != "arrays.py":
+                offenders.append(str(path.relative_to(REPO)))
+    assert offenders == []
