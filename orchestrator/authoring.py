@@ -36,7 +36,7 @@ from agents.contracts import (
     ImplementContext,
     ImplementResult,
 )
-from agents.trace import TraceReader
+from agents.trace import TraceReader, read_events
 from orchestrator.errors import ForgeError
 from orchestrator.gates import GateDecision, GateRequest
 from orchestrator.logical_clock import LogicalClock
@@ -229,8 +229,7 @@ def author_trace(op_dir: Path | str, *, script: Path | str | None = None, name: 
         trace.update_manifest(producer=str(data.get("producer") or "authored for the workspace"),
                               authored=True, clock_origin=AUTHOR_ORIGIN)
         previous = root / "traces" / name / "events.jsonl"
-        earlier = [json.loads(ln) for ln in previous.read_text(encoding="utf-8").splitlines() if ln.strip()] \
-            if previous.is_file() else []
+        earlier = [e.model_dump(mode="json") for e in read_events(previous, torn_ok=True)[0]]  # the one parser
         with known_toolchain_answers(earlier):  # real-compiler answers of the shipped trace, for unchanged files
             result = api.run(work, agents=agents, approve="prompt", prompt=answers.decide, trace=trace,
                              clock=clock, run_id=run_id, perf=bool(data.get("perf")),

@@ -49,7 +49,7 @@ def _storage_view(arr: np.ndarray) -> np.ndarray:
 
 def _write(fh: BinaryIO, arrays: dict[str, np.ndarray]) -> None:
     names = {k: name_of(np.asarray(v).dtype) for k, v in arrays.items()}
-    payload = {k: _storage_view(np.asarray(v)) for k, v in arrays.items()}
+    payload: dict[str, Any] = {k: _storage_view(np.asarray(v)) for k, v in arrays.items()}
     payload[_DTYPES] = np.frombuffer(json.dumps(names).encode(), dtype=np.uint8)
     np.savez(fh, **payload)
 
