@@ -5,13 +5,13 @@ Why separate: routing is code, never model prose; each function is unit-testable
 
 from __future__ import annotations
 
-from orchestrator.state import ForgeState
+from orchestrator.state import ForgeState, ModuleRecord
 
 
-def _active(state: ForgeState) -> dict:
+def _active(state: ForgeState) -> ModuleRecord:
     k = int(state.get("active", 0))
     mods = state.get("modules", [])
-    return mods[k - 1] if 1 <= k <= len(mods) else {}
+    return mods[k - 1] if 1 <= k <= len(mods) else ModuleRecord()
 
 
 def after_intake(state: ForgeState) -> str:

@@ -28,6 +28,7 @@ from pydantic import BaseModel
 
 from orchestrator.paths import run_dir, sha256_file
 from orchestrator.services import Services
+from orchestrator.state import FinalState
 from runtime.toolchain import CompileError, CostFigures, ToolchainResult, ToolchainUsageError, compile_kernel
 
 __all__ = ["TRACE_NODE", "SecondOpinion", "attach", "from_state", "second_opinion", "toolchain_result"]
@@ -199,7 +200,7 @@ def from_state(state: dict[str, Any]) -> SecondOpinion | None:
     return SecondOpinion.model_validate(raw) if raw else None
 
 
-def attach(svc: Services, state: dict[str, Any], root: Path, target: str, final: dict[str, Any], readme: str) -> str:
+def attach(svc: Services, state: dict[str, Any], root: Path, target: str, final: FinalState, readme: str) -> str:
     """Run the second opinion on the delivered file; store it in ``final`` and return the README with its section.
 
     Called where a final PASS is established (``verify_final`` on L1, ``cleanup`` on L0).

@@ -9,7 +9,7 @@ from orchestrator.nodes._common import dev, node, op_path, read_text, services
 from orchestrator.paths import final_file, sha256_file, stage_suffix
 from orchestrator.perf import request_update as perf_request_update
 from orchestrator.second_opinion import attach as attach_second_opinion
-from orchestrator.state import ForgeState
+from orchestrator.state import FinalState, ForgeState
 from runtime.interfaces import parse_interfaces
 
 
@@ -23,9 +23,8 @@ def cleanup(state: ForgeState, runtime: Runtime) -> dict:
     if state.get("level") == "L0":
         readme = render_readme(op, state.get("spec", {}), level="L0", module_count=1, verdict="PASS",
                                evidence=str(last.get("evidence") or ""))
-        final = {"verdict": "PASS", "report_hash": last.get("report_hash"), "evidence": last.get("evidence"),
-                 "impl_sha256": last.get("verified_sha256"),
-                 "file": final_file(op)}
+        final = FinalState(verdict="PASS", report_hash=last.get("report_hash"), evidence=last.get("evidence"),
+                           impl_sha256=last.get("verified_sha256"), file=final_file(op))
         readme = attach_second_opinion(svc, dict(state), root, final_file(op), final, readme)  # real compiler
         (root / "README.md").write_text(readme, encoding="utf-8")
         return {"phase": "final", "final": final, **perf_request_update(svc),
@@ -35,6 +34,6 @@ def cleanup(state: ForgeState, runtime: Runtime) -> dict:
                           stage_file=last["stage_file"], evidence=str(last.get("evidence") or ""),
                           interfaces=interfaces)
     (root / final_file(op)).write_text(text, encoding="utf-8")
-    return {"phase": "cleanup", "final": {"file": final_file(op), "impl_sha256": sha256_file(root / final_file(op))},
+    return {"phase": "cleanup", "final": FinalState(file=final_file(op), impl_sha256=sha256_file(root / final_file(op))),
             "dev_log": [dev(svc, "cleanup", f"{last['stage_file']} -> {final_file(op)}",
                             "wrapper renamed, STUB lines removed", "final verification")]}

@@ -6,14 +6,14 @@ from langgraph.runtime import Runtime
 
 from agents.contracts import AgentError, DesignContext
 from orchestrator.nodes._common import dev, node, op_path, read_text, services, timed
-from orchestrator.state import ForgeState
+from orchestrator.state import DesignState, ForgeState
 
 
 @node("design")
 def design(state: ForgeState, runtime: Runtime) -> dict:
     svc = services(runtime)
     root = op_path(state)
-    d = dict(state.get("design", {}))
+    d = DesignState(**state.get("design", {}))
     d["attempts"] = int(d.get("attempts", 0)) + 1
     ctx = DesignContext(op_dir=str(root), op_name=state["op_name"], spec_md=read_text(root / "SPEC.md"),
                         golden_py=read_text(root / "golden.py"), complexity=state.get("complexity", {}),

@@ -7,7 +7,7 @@ from langgraph.runtime import Runtime
 from orchestrator.design_check import check_design
 from orchestrator.nodes._common import dev, node, op_path, services
 from orchestrator.paths import final_file, final_wrapper, sha256_file, stage_file, stage_wrapper
-from orchestrator.state import ForgeState, ModuleRecord
+from orchestrator.state import DesignState, ForgeState, ModuleRecord
 
 
 def plan_modules(op_name: str, facts_modules: list[dict], budget: int) -> list[ModuleRecord]:
@@ -28,15 +28,15 @@ def plan_modules(op_name: str, facts_modules: list[dict], budget: int) -> list[M
 def design_check(state: ForgeState, runtime: Runtime) -> dict:
     svc = services(runtime)
     root = op_path(state)
-    d = dict(state.get("design", {}))
+    d = DesignState(**state.get("design", {}))
     computed = state.get("complexity", {}).get("module_count")
     result = check_design(root, computed_module_count=int(computed) if computed else None,
                           rationale=d.get("rationale"))
     update: dict = {"phase": "design", "blocked": None}
     if result.ok and result.facts is not None:
         n = result.facts.module_count
-        d.update(status="checked", problems=[], design_sha256=sha256_file(root / "DESIGN.md"),
-                 yaml_sha256=sha256_file(root / "module_interfaces.yaml"))
+        d.update(DesignState(status="checked", problems=[], design_sha256=sha256_file(root / "DESIGN.md"),
+                             yaml_sha256=sha256_file(root / "module_interfaces.yaml")))
         if d.get("existing") and int(d.get("attempts", 0)) == 0:
             d["skipped"] = True
             d["status"] = "approved"
@@ -45,7 +45,7 @@ def design_check(state: ForgeState, runtime: Runtime) -> dict:
         update["dev_log"] = [dev(svc, "design_check", "design check", f"PASS: {n} module(s)",
                                  "plan stages (design given by the user)" if d.get("skipped") else "design gate")]
         return update
-    d.update(status="failed", problems=result.problems)
+    d.update(DesignState(status="failed", problems=result.problems))
     if d.get("existing") and int(d.get("attempts", 0)) == 0:
         d["existing"] = False  # the user's design failed: the designer takes over, seeing the problems
     elif int(d.get("attempts", 0)) >= int(d.get("budget", 3)):

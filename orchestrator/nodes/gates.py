@@ -15,7 +15,7 @@ from orchestrator.gates import DEFAULT_RAISE, GateDecision, GateRequest, parse_d
 from orchestrator.nodes._common import dev, node, services
 from orchestrator.second_opinion import from_state as second_opinion_from_state
 from orchestrator.services import Services
-from orchestrator.state import ForgeState, replace_module
+from orchestrator.state import DesignState, ForgeState, GateRecord, replace_module
 
 
 def decide(state: ForgeState, svc: Services, request: GateRequest) -> tuple[GateDecision, dict]:
@@ -28,8 +28,8 @@ def decide(state: ForgeState, svc: Services, request: GateRequest) -> tuple[Gate
     if recorded is not None:
         decision, source = parse_decision(recorded, request.gate), "replay"
     elif svc.approve == "auto" and not svc.answer_pending:
-        choice = "abort" if request.gate == "blocked" else "approve"
-        decision, source = GateDecision(decision=choice, note="auto"), "auto"
+        decision = GateDecision(decision="abort" if request.gate == "blocked" else "approve", note="auto")
+        source = "auto"
     else:
         raw = interrupt(request.model_dump())
         svc.answer_pending = False
@@ -39,8 +39,8 @@ def decide(state: ForgeState, svc: Services, request: GateRequest) -> tuple[Gate
     counts = dict(state.get("gate_counts", {}))
     counts[key] = occurrence + 1
     return decision, {"gate_counts": counts,
-                      "gate": {"gate": request.gate, "module": request.module, "decision": decision.encoded(),
-                               "note": decision.note, "source": source}}
+                      "gate": GateRecord(gate=request.gate, module=request.module, decision=decision.encoded(),
+                                         note=decision.note, source=source)}
 
 
 @node("gate_design")
@@ -55,7 +55,7 @@ def gate_design(state: ForgeState, runtime: Runtime) -> dict:
     req = GateRequest(gate="design", title="Approve the design (DESIGN.md + module_interfaces.yaml)?",
                       details=details)
     decision, update = decide(state, svc, req)
-    d = dict(d)
+    d = DesignState(**d)
     if decision.decision == "approve":
         d["status"] = "approved"
         update["dev_log"] = [dev(svc, "gate_design", "design gate", "approved", "plan stages")]
@@ -154,7 +154,7 @@ def gate_blocked(state: ForgeState, runtime: Runtime) -> dict:
         update["dev_log"] = [dev(svc, "gate_blocked", "blocked gate", f"abort {note}".strip(), "report")]
         return update
     if decision.decision == "rollback" or module is None:
-        d = dict(state.get("design", {}))
+        d = DesignState(**state.get("design", {}))
         d["notes"] = list(d.get("notes", [])) + ([note] if note else [])
         d["budget"] = int(d.get("attempts", 0)) + (decision.budget or DEFAULT_RAISE)
         d["status"] = "rolled_back"

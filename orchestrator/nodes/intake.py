@@ -6,7 +6,7 @@ from langgraph.runtime import Runtime
 
 from orchestrator import opdir_bridge
 from orchestrator.nodes._common import dev, node, op_path, services
-from orchestrator.state import ForgeState
+from orchestrator.state import DesignState, FinalState, ForgeState
 
 
 @node("intake")
@@ -30,10 +30,10 @@ def intake(state: ForgeState, runtime: Runtime) -> dict:
         "active": 0,
         "gate_counts": {},
         "blocked": None,
-        "final": {},
+        "final": FinalState(),
         "outcome": None,
-        "design": {"attempts": 0, "status": "pending", "existing": existing, "notes": [], "problems": [],
-                   "budget": svc.design_budget, "skipped": False},
+        "design": DesignState(attempts=0, status="pending", existing=existing, notes=[], problems=[],
+                              budget=svc.design_budget, skipped=False),
         "dev_log": [dev(svc, "intake", "op dir accepted",
                         f"complexity {cx.get('total_complexity', '?')} -> module_count {cx.get('module_count')}",
                         "check the existing design" if existing else "design")],

@@ -19,7 +19,7 @@ from orchestrator.nodes.perf import perf_dir
 from orchestrator.paths import final_file, sha256_file
 from orchestrator.perf import PerfRow, PerfSummary, emulator_estimate, from_state, report_counters, round3
 from orchestrator.second_opinion import from_state as opinion_from_state
-from orchestrator.state import ForgeState
+from orchestrator.state import FinalState, ForgeState
 
 __all__ = ["after_gate_perf_deliver", "after_gate_perf_start", "baseline_row", "gate_perf_deliver", "gate_perf_start"]
 
@@ -88,9 +88,10 @@ def gate_perf_deliver(state: ForgeState, runtime: Runtime) -> dict:
         shutil.copyfile(pdir / f"v{delivered}.py", root / target)
     p.delivered, p.status = delivered, "done"
     update["perf"] = p.model_dump(mode="json")
-    final = dict(state.get("final") or {})
+    final = FinalState(**(state.get("final") or {}))
     if chosen is not None and delivered != 0:
-        final.update(report_hash=chosen.report_hash, evidence=chosen.evidence, impl_sha256=sha256_file(root / target), verdict="PASS")
+        final.update(FinalState(report_hash=chosen.report_hash, evidence=chosen.evidence,
+                                impl_sha256=sha256_file(root / target), verdict="PASS"))
     final["perf"] = {"delivered": delivered, "scorer": p.scorer,
                      "baseline": p.baseline.score(p.scorer) if p.baseline else None,
                      "delivered_score": chosen.score(p.scorer) if chosen else None}

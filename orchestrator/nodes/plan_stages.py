@@ -5,13 +5,13 @@ from __future__ import annotations
 from langgraph.runtime import Runtime
 
 from orchestrator.nodes._common import commit, dev, node, services
-from orchestrator.state import ForgeState
+from orchestrator.state import DesignState, ForgeState
 
 
 @node("plan_stages")
 def plan_stages(state: ForgeState, runtime: Runtime) -> dict:
     svc = services(runtime)
-    d = dict(state.get("design", {}))
+    d = DesignState(**state.get("design", {}))
     mods = state.get("modules", [])
     first = next((m["id"] for m in mods if m.get("status") != "verified"), 1)
     update: dict = {"phase": "construction", "active": first,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from langgraph.runtime import Runtime
 
 from orchestrator.nodes._common import commit, dev, node, services
-from orchestrator.state import ForgeState
+from orchestrator.state import FinalState, ForgeState
 
 
 @node("report")
@@ -14,7 +14,7 @@ def report(state: ForgeState, runtime: Runtime) -> dict:
     outcome = state.get("outcome") or "aborted"
     update: dict = {"phase": "done" if outcome == "delivered" else "aborted", "outcome": outcome}
     if outcome == "delivered":
-        f = dict(state.get("final", {}))
+        f = FinalState(**state.get("final", {}))
         update["dev_log"] = [dev(svc, "report", "delivery", f"{f.get('file')} + README.md delivered", "none")]
         sha = commit(state, update, f"final: {state['op_name']} delivered, PASS report {str(f.get('report_hash'))[:16]}",
                      {"forge-kind": "final", "forge-file": str(f.get("file")), "forge-verdict": str(f.get("verdict")),

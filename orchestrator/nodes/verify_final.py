@@ -10,7 +10,7 @@ from orchestrator.nodes.verify import disk_matches, run_verifier, stop_if_not_ca
 from orchestrator.paths import final_file, sha256_file
 from orchestrator.perf import request_update as perf_request_update
 from orchestrator.second_opinion import attach as attach_second_opinion
-from orchestrator.state import ForgeState
+from orchestrator.state import FinalState, ForgeState
 
 
 @node("verify_final")
@@ -32,9 +32,9 @@ def verify_final(state: ForgeState, runtime: Runtime) -> dict:
     report_divergence(svc, "verify_final", None, None, target, verdict)
     svc.trace.emit("verify", node="verify_final", hashes=outcome.hashes, verdict=verdict,
                    report_hash=outcome.report_hash, target=target)
-    final = dict(state.get("final", {}))
-    final.update(verdict=verdict, report_hash=outcome.report_hash, evidence=outcome.evidence,
-                 impl_sha256=sha256_file(root / target))
+    final = FinalState(**state.get("final", {}))
+    final.update(FinalState(verdict=verdict, report_hash=outcome.report_hash, evidence=outcome.evidence,
+                            impl_sha256=sha256_file(root / target)))
     update: dict = {"final": final, "last_verdict": verdict, "last_report": outcome.report_path,
                     "verify_log": [{"when": svc.stamp(), "module": "final", "file": target, "verdict": verdict,
                                     "row": outcome.memory_row or outcome.summary,
