@@ -78,7 +78,7 @@ def _score(corpus: str, v: object, mat: object, tmp: Path, cache: dict, check_ve
     row.t_bisect = time.perf_counter() - t0
     row.status, row.case, row.summary = rep.status, rep.case, rep.summary
     f = rep.first_divergence
-    row.named = f.line if f is not None else None
+    row.named = (f.call_site or f.line) if f is not None else None  # an op in a helper: the calling line
     if f is not None and f.status in ("match", "input", "const"):
         row.false_claim = True
     suspects = getattr(rep, "suspects", None) or rep.candidates

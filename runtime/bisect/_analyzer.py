@@ -8,6 +8,7 @@ const / input). The rules that pick a culprit live in ``_rules``; ``_auto.analyz
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -15,7 +16,7 @@ import numpy as np
 from runtime.bisect._records import Rec
 from runtime.dtypes import DTypeError, name_of
 
-__all__ = ["BAD", "CONST", "GOOD", "Analyzer", "AutoResult", "Golden", "close_all", "region_slice"]
+__all__ = ["BAD", "CONST", "GOOD", "Analyzer", "AutoResult", "Golden", "candidate_regions", "close_all", "region_slice"]
 
 log = logging.getLogger(__name__)
 
@@ -23,7 +24,7 @@ _TRANSPARENT = frozenset({"view", "cast", "move", "assemble", "transpose", "resh
 _REDUCE = frozenset({"sum", "amax", "amin", "prod", "mean", "var"})
 CONST = frozenset({"full", "zeros", "ones", "arange"})
 GOOD = frozenset({"match", "const", "input"})
-BAD = frozenset({"mismatch", "nan"})
+BAD = frozenset({"mismatch", "nan", "misplaced"})
 
 
 @dataclass
@@ -38,6 +39,46 @@ class Golden:
     def __post_init__(self) -> None:
         self.order = {n: i for i, n in enumerate(self.arrays)}
         self.f64 = {n: np.asarray(a, dtype=np.float64) for n, a in self.arrays.items()}
+        self._shaped: dict[tuple[str, int], np.ndarray | None] = {}
+
+    def is_input_copy(self, name: str) -> bool:
+        """True when golden ``name`` holds an input's values rearranged (``q.reshape(...)``, a transpose):
+        kernel views of that input stand for it, so no kernel op is ever compared with it."""
+        if not hasattr(self, "_copies"):
+            self._copies: dict[str, bool] = {}
+        if name not in self._copies:
+            a = self.f64[name]
+            same = False
+            for n, k in self.kinds.items():
+                b = self.f64[n]
+                if k == "input" and b.size == a.size and a.size:
+                    probe = slice(0, min(a.size, 4096))
+                    if np.array_equal(np.sort(a.ravel())[probe], np.sort(b.ravel())[probe]):
+                        same = True
+                        break
+            self._copies[name] = same
+        return self._copies[name]
+
+    def shaped(self, name: str, ndim: int) -> np.ndarray | None:
+        """Golden ``name`` in a kernel tile's rank: as is, with unit axes dropped or added, or with its leading
+        axes merged (a golden ``[heads, G, S]`` read by a kernel that keeps heads and groups on one row axis)."""
+        key = (name, ndim)
+        if key not in self._shaped:
+            g = self.f64[name]
+            out: np.ndarray | None = None
+            if g.ndim == ndim:
+                out = g
+            elif g.ndim > ndim >= 1:
+                sq = [n for n in g.shape if n != 1]
+                if len(sq) == ndim:
+                    out = g.reshape(sq)
+                else:
+                    lead = int(np.prod(g.shape[: g.ndim - ndim + 1]))
+                    out = g.reshape((lead, *g.shape[g.ndim - ndim + 1:]))
+            elif g.ndim < ndim:
+                out = g.reshape((1,) * (ndim - g.ndim) + g.shape)
+            self._shaped[key] = out
+        return self._shaped[key]
 
 
 @dataclass
@@ -53,6 +94,12 @@ class AutoResult:
     unmapped: list[tuple[Rec, str]]
     coverage: dict[str, int] = field(default_factory=dict)
     """target golden name -> number of mismatching elements no write ever covered."""
+    suspects: list = field(default_factory=list)
+    """``_claims.Suspect`` list when no culprit could be shown (ranked by the evidence)."""
+    call_sites: dict[int, int] = field(default_factory=dict)
+    """op seq -> kernel line that called the helper function the op was recorded in."""
+    expected: dict[int, tuple[str, tuple[int, ...]]] = field(default_factory=dict)
+    """op seq -> golden tensor and region a departing value was compared with."""
 
 
 def _dname(a: np.ndarray) -> str:
@@ -66,7 +113,42 @@ def close_all(a: np.ndarray, b: np.ndarray, atol: float, rtol: float) -> bool:
     if a.shape != b.shape:
         return False
     with np.errstate(all="ignore"):
+        if a.size > 64:  # most candidates fail on their first elements: check those before the whole tile
+            fa, fb = a.flat[:64], b.flat[:64]
+            if not np.all(np.abs(fa - fb) <= atol + rtol * np.abs(fb)):
+                return False
         return bool(np.all(np.abs(a - b) <= atol + rtol * np.abs(b)))
+
+
+def candidate_regions(offs: tuple[int, ...], ext: tuple[int, ...], shape: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """Where a tile may sit in a golden tensor: the region its provenance implies first, then nearby ones.
+
+    A view of an intermediate keeps the intermediate's column offsets (``gates[:, H:2H]`` sits at column ``H``
+    of the fused projection but at column 0 of the golden ``forget_gate``); a tile copied into a local buffer
+    restarts at offset 0. So, per axis: the implied offset, the offset modulo the golden extent, and 0.
+    """
+    if len(offs) != len(shape):
+        return []
+    per_axis: list[list[int]] = []
+    for o, e, n in zip(offs, ext, shape, strict=True):
+        cands = []
+        for c in (o, o % n if n else 0, 0):
+            if 0 <= c and c + e <= n and c not in cands:
+                cands.append(c)
+        if not cands:
+            return []
+        per_axis.append(cands)
+    out: list[tuple[int, ...]] = [tuple(c[0] for c in per_axis)]
+    for a, cands in enumerate(per_axis):  # one axis moved at a time, then all axes at their last candidate
+        for c in cands[1:]:
+            alt = list(out[0])
+            alt[a] = c
+            if tuple(alt) not in out:
+                out.append(tuple(alt))
+    last = tuple(c[-1] for c in per_axis)
+    if last not in out:
+        out.append(last)
+    return out
 
 
 def region_slice(g: np.ndarray, offs: tuple[int, ...], ext: tuple[int, ...]) -> np.ndarray | None:
@@ -95,6 +177,12 @@ class Analyzer:
         self.matched: dict[int, tuple[str, tuple[int, ...]]] = {}
         self.offs: dict[int, tuple[int, ...] | None] = {}
         self.conflicts: dict[int, list[int]] = {}
+        self.minority: dict[int, list[tuple[int, Rec]]] = {}
+        """op seq -> (axis, operand) whose tile offset on that axis disagrees with the other operands' majority"""
+        self.expected: dict[int, tuple[str, tuple[int, ...]]] = {}
+        """op seq -> the golden tensor and region it was compared with when it mismatched"""
+        self.paired: dict[int, str] = {}
+        """node -> golden tensor paired with it by data-flow position (no value matched either)"""
         self.unmapped: list[tuple[Rec, str]] = []
         self.param_map: dict[str, str] = {}
         self.inputs = {n for n, k in golden.kinds.items() if k == "input"}
@@ -103,11 +191,16 @@ class Analyzer:
 
     # ------------------------------------------------------------------------------- kernel arguments
 
+    @staticmethod
+    def _fits(arg: tuple[int, ...], golden: tuple[int, ...]) -> bool:
+        """A kernel argument holds a golden tensor: same shape, or padded to whole tiles on some axes."""
+        return len(arg) == len(golden) and all(a >= n for a, n in zip(arg, golden, strict=True))
+
     def map_params(self) -> None:
         """Kernel tensor names -> golden names: by name, by view contents (inputs), by writes (outputs)."""
         names = set(self.arg_shapes) | {r.source for r in self.recs if r.source} | set(self.writes)
         for n in sorted(names):
-            if n in self.g.arrays and (n not in self.arg_shapes or self.arg_shapes[n] == self.g.arrays[n].shape):
+            if n in self.g.arrays and (n not in self.arg_shapes or self._fits(self.arg_shapes[n], self.g.arrays[n].shape)):
                 self.param_map[n] = n
         votes: dict[str, dict[str, int]] = {}
         for r in self.recs:
@@ -125,16 +218,16 @@ class Analyzer:
         for src, v in sorted(votes.items()):
             self.param_map[src] = max(sorted(v), key=lambda k: v[k])
         taken = set(self.param_map.values())
+        scored: list[tuple[float, str, str]] = []
         for tgt in sorted(self.writes):
             if tgt in self.param_map or (self.arg_shapes and tgt not in self.arg_shapes):
                 continue
-            best, best_score = None, -1.0
             for gname, garr in self.g.f64.items():
                 if gname in self.inputs or gname in taken:
                     continue
                 shp = self.arg_shapes.get(tgt)
-                if shp and tuple(shp) != garr.shape:
-                    continue
+                if shp and (len(shp) != garr.ndim or any(a < n for a, n in zip(shp, garr.shape, strict=True))):
+                    continue  # (an argument larger than the golden is an output padded to whole tiles)
                 ws = self.writes[tgt]
                 fits = ok = 0
                 for w in ws:
@@ -148,12 +241,15 @@ class Analyzer:
                     ok += close_all(box.astype(np.float64), sl, self.g.atol, self.g.rtol)
                 if fits == 0:
                     continue
-                score = ok / len(ws) + (0.5 if self.g.kinds[gname] == "output" else 0.0)
-                if score > best_score:
-                    best, best_score = gname, score
-            if best is not None:
-                self.param_map[tgt] = best
-                taken.add(best)
+                # evidence first (tiles that match), then outputs over intermediates, then a shared name prefix
+                # (`p_out` -> `p_new`), so a wrong output tile does not steal another output's golden
+                prefix = len(os.path.commonprefix([tgt, gname]))
+                score = ok / len(ws) + (0.5 if self.g.kinds[gname] == "output" else 0.0) + 0.01 * min(prefix, 9)
+                scored.append((score, tgt, gname))
+        for _score, tgt, gname in sorted(scored, key=lambda t: (-t[0], t[1], t[2])):
+            if tgt not in self.param_map and gname not in taken:
+                self.param_map[tgt] = gname
+                taken.add(gname)
 
     # ------------------------------------------------------------------------------- regions
 
@@ -191,6 +287,13 @@ class Analyzer:
     def region(self, r: Rec) -> tuple[int, ...] | None:
         value = r.value
         nd = np.asarray(value).ndim if value is not None else (len(r.shape) if r.shape else 0)
+        if r.is_write and r.target and self.arg_shapes and r.target not in self.arg_shapes \
+                and not any(r.offsets or ()):
+            # a whole-tile copy into a local buffer (``q_tile[:] = view(q, ..., [h * G, 0])``): the value keeps its
+            # provenance; the buffer's own offsets restart at 0 in every iteration and say nothing about it
+            src = self.operand_recs(r)
+            if src:  # (a constant fill has no place: None, so it does not outvote real operands later)
+                return self.offs.get(src[0].seq)
         if r.is_write or r.op == "view":
             if r.op == "view" and not r.source and self.operand_recs(r):
                 ops = self.operand_recs(r)
@@ -202,13 +305,17 @@ class Analyzer:
         if r.op in CONST:
             return None
         shapes: list[tuple[tuple[int, ...], tuple[int, ...] | None]] = []
+        owners: list[Rec | None] = []
         for ref in r.inputs or []:
             if ref.get("kind") == "record":
                 p = self.by_seq.get(int(ref.get("seq", -1)))
-                if p is not None and p.value is not None:
-                    shapes.append((np.asarray(p.value).shape, self.offs.get(p.seq)))
+                if p is not None and (p.value is not None or p.shape):
+                    shapes.append((tuple(np.asarray(p.value).shape) if p.value is not None else tuple(p.shape or ()),
+                                   self.offs.get(p.seq)))
+                    owners.append(p)
             elif ref.get("kind") == "tensor":
                 shapes.append(self._tensor_operand(str(ref.get("name")), r.seq))
+                owners.append(None)
         if value is None:
             return None
         oshape = np.asarray(value).shape
@@ -240,23 +347,43 @@ class Analyzer:
             return None
         out: list[int] = []
         for a, n in enumerate(oshape):
-            pick = None
-            seen = set()
-            for shp, o in shapes:
+            votes: dict[int, list[Rec | None]] = {}
+            for (shp, o), owner in zip(shapes, owners, strict=True):
                 if o is None or len(shp) != len(oshape):
                     continue
                 if shp[a] == n and (n > 1 or all(s[0][a] == 1 for s in shapes if len(s[0]) == len(oshape))):
-                    seen.add(o[a])
-                    if pick is None:
-                        pick = o[a]
-            if len(seen) > 1:
+                    votes.setdefault(o[a], []).append(owner)
+            pick = None
+            if votes:
+                # the offset most operands agree on (ties: the first operand's); the others are the minority
+                pick = max(votes, key=lambda k: (len(votes[k]), -min(i for i, (_, o) in enumerate(shapes)
+                                                                    if o is not None and len(o) > a and o[a] == k)))
+            if len(votes) > 1:
                 self.conflicts.setdefault(r.seq, []).append(a)
+                for k, owners_k in votes.items():
+                    if k != pick and len(owners_k) < len(votes[pick]):  # type: ignore[index]
+                        self.minority.setdefault(r.seq, []).extend((a, w) for w in owners_k if w is not None)
             out.append(pick if pick is not None else 0)
         if not shapes or all(o is None for _, o in shapes):
             return None
         return tuple(out)
 
     # ------------------------------------------------------------------------------- status
+
+    def match_region(self, b: np.ndarray, gname: str, offs: tuple[int, ...] | None) -> tuple[int, ...] | None:
+        """The region of golden ``gname`` (in :meth:`Golden.shaped` coordinates) that ``b`` equals, or None."""
+        garr = self.g.shaped(gname, b.ndim)
+        if garr is None:
+            return None
+        if offs is None:
+            regions = [(0,) * b.ndim] if garr.shape == b.shape else []
+        else:
+            regions = candidate_regions(tuple(offs), b.shape, garr.shape)
+        for reg in regions:
+            sl = region_slice(garr, reg, b.shape)
+            if sl is not None and close_all(b, sl, self.g.atol, self.g.rtol):
+                return reg
+        return None
 
     def _operand_order(self, r: Rec) -> int:
         best = -1
@@ -324,16 +451,12 @@ class Analyzer:
             o = self.g.order[gname]
             if gname != r.name and (o < floor or (strict and o == floor)):
                 continue
-            garr = self.g.f64[gname]
-            if offs is not None:
-                sl = region_slice(garr, offs, b.shape)
-            else:
-                sl = garr if garr.shape == b.shape else None
-            if sl is not None and close_all(b, sl, self.g.atol, self.g.rtol):
-                self.matched[r.seq] = (gname, offs if offs is not None else (0,) * b.ndim)
+            reg = self.match_region(b, gname, offs)
+            if reg is not None:
+                self.matched[r.seq] = (gname, reg)
                 return "match"
-        if r.name in self.g.f64 and offs is not None and region_slice(self.g.f64[r.name], offs, b.shape) is not None:
-            return "mismatch"
+        # a kernel name equal to a golden name is no evidence by itself (an online softmax's block-local `p` is
+        # not the golden's `p`): such ops are compared by name only through _claims.pair_orphans
         if offs is None and r.op not in CONST:
             self.unmapped.append((r, "no tile offsets could be inferred (no data-flow link or reshape)"))
         return "unknown"

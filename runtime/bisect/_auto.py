@@ -28,7 +28,17 @@ import ast
 
 import numpy as np
 
-from runtime.bisect._analyzer import BAD, CONST, Analyzer, AutoResult, Golden
+from runtime.bisect._analyzer import BAD, CONST, GOOD, Analyzer, AutoResult, Golden
+from runtime.bisect._claims import (
+    Suspect,
+    call_sites,
+    departs_within_statement,
+    line_claim,
+    pair_orphans,
+    rank_suspects,
+    strict_culprit,
+    wrong_shape,
+)
 from runtime.bisect._parse import parse_source
 from runtime.bisect._records import Rec
 from runtime.bisect._rules import coverage_gap, geometry, missing_cast, rebound_after_loop, stale_state
@@ -105,12 +115,13 @@ def approximate_links(recs: list[Rec]) -> None:
 
 
 def analyze(recs: list[Rec], golden: Golden, kernel_args: list[dict], outputs: dict[str, np.ndarray],
-            source: str | None = None) -> AutoResult:
+            source: str | None = None, stage_name: str = "") -> AutoResult:
     """Run the automatic method on one recorded run.
 
     Args:
         outputs: golden name -> what the wrapper returned.
         source: the kernel source text (parsed, never run) for loop lines and statement names.
+        stage_name: the stage file's name (records made in its plain helper functions get their call site).
     """
     linked = any(r.inputs for r in recs)
     approximate_links(recs)
@@ -120,18 +131,25 @@ def analyze(recs: list[Rec], golden: Golden, kernel_args: list[dict], outputs: d
     an.map_params()
     an.classify()
     evidence: list[str] = []
+    wrong_shape(an, evidence)
+    departs_within_statement(an, evidence)
+    pair_orphans(an, evidence)
+    sites = call_sites(source, stage_name, recs) if stage_name else {}
     bad = [r for r in recs if an.status.get(r.seq) in BAD]
     observed = bad[0] if bad else None
     coverage, cov_culprit, cov_notes = coverage_gap(an, outputs)
     culprit: Rec | None = None
     window: list[Rec] = []
+
+    def result(obs: Rec | None, cul: Rec | None, win: list[Rec], suspects: list[Suspect] | None = None) -> AutoResult:
+        return AutoResult(an.status, an.matched, an.offs, an.param_map, obs, cul, win, evidence, an.unmapped,
+                          coverage, suspects or [], sites, an.expected)
+
     if observed is None:
         if cov_culprit is not None:
             evidence.extend(cov_notes)
-            return AutoResult(an.status, an.matched, an.offs, an.param_map, None, cov_culprit, [], evidence,
-                              an.unmapped, coverage)
-        return AutoResult(an.status, an.matched, an.offs, an.param_map, None, None, [], evidence, an.unmapped,
-                          coverage)
+            return result(None, cov_culprit, [])
+        return result(None, None, [])
     if not an.linked:
         evidence.append("the emulator records no data-flow links: data flow approximated by program order")
     window = an.window(observed)
@@ -154,22 +172,27 @@ def analyze(recs: list[Rec], golden: Golden, kernel_args: list[dict], outputs: d
     # 3. an operand used without the cast the kernel applies to it elsewhere
     if culprit is None:
         culprit = missing_cast(an, observed, evidence)
-    # 4. geometry
+    # 4. geometry: a write whose values equal the golden at the read offsets, or a view breaking the tile grid
     if culprit is None:
         culprit = geometry(an, observed, window, evidence)
     # 5. coverage (elements nobody wrote)
     if culprit is None and cov_culprit is not None and observed.is_write:
         culprit = cov_culprit
         evidence.extend(cov_notes)
-    # 6. the window
+    # 6. the first departing value whose operands all match (or the misplaced view feeding it)
     if culprit is None:
-        compute = [r for r in window if not r.is_write]
-        culprit = compute[0] if compute else observed
-        if len(window) > 1:
-            evidence.append(f"{observed.where()} is the first value that departs from the golden; the ops "
-                            f"before it back to the last matching values have no golden counterpart; the "
-                            f"earliest of them is named (lines {sorted({r.line for r in window if r.line})})")
-        else:
-            evidence.append(f"{observed.where()} departs from the golden while all its operands match")
-    return AutoResult(an.status, an.matched, an.offs, an.param_map, observed, culprit, window, evidence,
-                      an.unmapped, coverage)
+        culprit = strict_culprit(an, bad, evidence)
+    # 7. everything between the last matching values and the departure is on one line
+    if culprit is None:
+        culprit = line_claim(an, observed, window, evidence)
+    # never name an op whose own value matches the golden
+    if culprit is not None and culprit.seq >= 0 and an.status.get(culprit.seq) in GOOD:
+        evidence.append(f"(the op at {culprit.where()} was considered but its own value matches the golden: "
+                        "not named)")
+        culprit = None
+    if culprit is None:
+        suspects = rank_suspects(an, observed, window)
+        evidence.append(f"{observed.where()} is the first value that departs from the golden; no op before it can "
+                        "be shown to be the cause (its inputs match and its output does not): see the suspects")
+        return result(observed, None, window, suspects)
+    return result(observed, culprit, window)

@@ -7,6 +7,7 @@ Each rule looks at the first departing value, its window of unanchored ancestors
 from __future__ import annotations
 
 import ast
+import re
 
 import numpy as np
 
@@ -89,6 +90,8 @@ def coverage_gap(an: Analyzer, outputs: dict[str, np.ndarray]) -> tuple[dict[str
                 views = [v for v in an.lineage_views(w) if v.valid_shape and v.shape
                          and any(vs < s for vs, s in zip(v.valid_shape, v.shape, strict=True))]
                 culprit = views[0] if views else w
+                if views:
+                    an.status[views[0].seq] = "misplaced"
                 notes.append(f"the tile written at {w.where()} has valid_shape {w.valid_shape} of tile "
                              f"{t}; it was cut at {culprit.where()}")
                 break
@@ -122,33 +125,63 @@ def geometry(an: Analyzer, observed: Rec, window: list[Rec], evidence: list[str]
                 evidence.append(f"the values written at offsets {observed.offsets} ({observed.where()}) equal the "
                                 f"golden {gname!r} at offsets {list(lin)}: read and write tiles disagree")
     conflict = [r for r in window if r.seq in an.conflicts]
+    notes = []
     if conflict:
-        evidence.append(f"operands of {conflict[0].where()} come from tiles at different offsets on axis "
-                        f"{an.conflicts[conflict[0].seq]}")
+        notes.append(f"operands of {conflict[0].where()} come from tiles at different offsets on axis "
+                     f"{an.conflicts[conflict[0].seq]}")
     if not shifted and not conflict:
+        # a view feeding the departure whose offsets over the iterations break its tile grid (a step that is
+        # not a multiple of the tile, an overlap): the only geometric anomaly upstream
+        odd = {}
+        for v in an.lineage_views(observed):
+            if v.source and an.irregular_axes(v):
+                odd.setdefault(v.node, v)
+        if len(odd) == 1:
+            v = next(iter(odd.values()))
+            evidence.append(f"the view at {v.where()} (offsets {v.offsets}) feeds the first departing value and its "
+                            f"offsets over the iterations break the tiling grid on axis {an.irregular_axes(v)}")
+            an.status[v.seq] = "misplaced"
+            return v
         return None
     views = an.lineage_views(conflict[0] if conflict and not shifted else observed)
     for v in views:
         axes = an.irregular_axes(v)
         if axes:
+            evidence.extend(notes)
             evidence.append(f"the view at {v.where()} (offsets {v.offsets}) breaks the tiling grid on axis {axes}")
+            an.status[v.seq] = "misplaced"
             return v
     if observed.is_write and an.irregular_axes(observed):
+        evidence.extend(notes)
         evidence.append(f"the write at {observed.where()} (offsets {observed.offsets}) breaks the tiling grid")
         return observed
-    return views[0] if views else observed
+    if not shifted:
+        return None  # operands disagree but no view breaks the grid: left to the evidence rules (_claims)
+    evidence.extend(notes)
+    return observed
 
 
 def rebound_after_loop(an: Analyzer, window: list[Rec], evidence: list[str]) -> Rec | None:
     """A value made inside a loop and read after it: only the last iteration survives (stale re-binding)."""
+    lines = (an.source or "").splitlines()
     for c in window:
         for p in an.operand_recs(c):
             inner = [k for k in p.iteration if k not in c.iteration]
-            if inner and an.status.get(p.seq) not in GOOD:
-                evidence.append(f"{c.where()} reads the value computed inside loop {inner[0]} at {p.where()}; "
-                                "after the loop only the last iteration's value exists (a name re-bound inside "
-                                "pypto.loop is not loop-carried: write the state back with t[:] = ... instead)")
-                return p
+            if not inner or an.status.get(p.seq) in GOOD or p.is_write:
+                continue  # (reading a tensor written back inside the loop is how state is carried: fine)
+            text = lines[p.line - 1] if p.line and 0 < p.line <= len(lines) else ""
+            m = re.match(r"\s*(\w+)\s*=(?!=)(.*)", text)
+            if m and not re.search(rf"\b{re.escape(m.group(1))}\b", m.group(2)):
+                # the value is not an accumulator (`cmax = amax(xt)` does not read `cmax`): the reader after
+                # the loop picked up a loop-local value, so the reading line is the suspect, not the loop
+                evidence.append(f"{c.where()} reads {m.group(1)!r}, computed inside loop {inner[0]} at "
+                                f"{p.where()}: after the loop it holds only the last iteration's value, which "
+                                "this line was not meant to use")
+                return c
+            evidence.append(f"{c.where()} reads the value computed inside loop {inner[0]} at {p.where()}; "
+                            "after the loop only the last iteration's value exists (a name re-bound inside "
+                            "pypto.loop is not loop-carried: write the state back with t[:] = ... instead)")
+            return p
     return None
 
 

@@ -41,6 +41,8 @@ class RecordedRun:
     recording: bool = False
     truncated: bool = False
     """Record values beyond the size budget were dropped (only their metadata came back)."""
+    sampled: int = 0
+    """Op executions whose values were left out by sampling (metadata kept)."""
     checkpoints: dict[str, np.ndarray] = field(default_factory=dict)
     kernel_args: list[dict] = field(default_factory=list)
     diagnostics: list[dict] = field(default_factory=list)
@@ -50,7 +52,7 @@ class RecordedRun:
 
 def run_recorded(stage_file: Path, wrapper: str, inputs: list[np.ndarray], *, case: str = "case",
                  emulator: str = DEFAULT_EMULATOR, record: bool = True, checkpoints: list[str] | None = None,
-                 timeout: float = 120.0, max_value_bytes: int = 256 * 1024**2) -> RecordedRun:
+                 timeout: float = 120.0, max_value_bytes: int = 64 * 1024**2) -> RecordedRun:
     """Call ``wrapper`` of ``stage_file`` once on ``inputs`` in the sandbox, recording every op.
 
     Args:
@@ -61,7 +63,7 @@ def run_recorded(stage_file: Path, wrapper: str, inputs: list[np.ndarray], *, ca
         record: ask the emulator for op records.
         checkpoints: kernel parameter names to poison before and capture after each kernel call.
         timeout: wall-clock budget.
-        max_value_bytes: size budget of the recorded values (base64); later values are dropped.
+        max_value_bytes: size budget of the recorded values (base64) after sampling (``_shim._Stream``).
 
     Raises:
         runtime.sandbox.SandboxError: the sandbox could not be set up.
@@ -96,6 +98,7 @@ def run_recorded(stage_file: Path, wrapper: str, inputs: list[np.ndarray], *, ca
     payload = (rec.get("counters") or {}).get("bisect") or {}
     out.recording = bool(payload.get("recording"))
     out.truncated = bool(payload.get("truncated"))
+    out.sampled = int(payload.get("sampled") or 0)
     out.records = decode_records(payload.get("records") or [])
     out.checkpoints = {k: a for k, v in (payload.get("checkpoints") or {}).items()
                        if (a := decode_array(v)) is not None}

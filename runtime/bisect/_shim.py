@@ -145,30 +145,96 @@ def install() -> None:
     _wrap_jit(importlib.import_module("pypto"))
 
 
+class _Stream:
+    """Encodes each op record as the emulator makes it, so the sandbox never holds every tile at once.
+
+    Why: keeping every value of a large kernel (2M parameters x 20 ops x every tile) exhausted the sandbox's
+    memory, and a hard size cap silently dropped the latest ops. Instead, once ``full_bytes`` are recorded,
+    each traced op keeps the values of its first ``keep_first`` executions, of every execution whose index is
+    a power of two, and of its last execution (a tail tile is usually last); the others keep their metadata
+    (offsets, shape, links) only.
+    A byte budget on top keeps the reply bounded; what it drops is counted and reported.
+    """
+
+    def __init__(self, sess: Any) -> None:
+        self.sess = sess
+        self.items: list[dict] = []
+        self.count: dict[Any, int] = {}
+        self.last: dict[Any, tuple[int, Any]] = {}
+        self.budget = int(_CONFIG.get("max_value_bytes", 64 * 1024**2))
+        self.keep_first = int(_CONFIG.get("keep_first", 4))
+        self.full = int(_CONFIG.get("full_bytes", 16 * 1024**2))
+        """bytes recorded in full before sampling starts (small kernels are recorded whole)"""
+        self.sampled = 0
+        self.dropped = 0
+
+    def add(self, rec: Any) -> None:
+        seq = len(self.sess.records)
+        self.sess.records.append(None)  # the emulator numbers records by this length: keep it counting
+        n = self.count.get(rec.node, 0)
+        self.count[rec.node] = n + 1
+        value = getattr(rec, "value", None)
+        keep = self.full > 0 or n < self.keep_first or (n & (n - 1)) == 0
+        try:
+            rec.value = None
+            d = encode_record(rec, seq)
+        finally:
+            rec.value = value
+        if keep and value is not None:
+            self._attach(d, value)
+        elif value is not None:
+            prev = self.last.get(rec.node)
+            if prev is not None:
+                self.sampled += 1
+            self.last[rec.node] = (len(self.items), np.array(value, copy=True))
+        self.items.append(d)
+
+    def _attach(self, d: dict, value: Any) -> None:
+        enc = encode_array(value)
+        if enc is not None and len(enc["b64"]) <= self.budget:
+            self.budget -= len(enc["b64"])
+            self.full -= len(enc["b64"])
+            d["value"] = enc
+        else:
+            self.dropped += 1
+
+    def finish(self) -> list[dict]:
+        for idx, value in self.last.values():  # the last execution of every op keeps its value
+            self._attach(self.items[idx], value)
+        self.last.clear()
+        return self.items
+
+
 class _Dump:
     """Stands in for ``session.counters``: the runner serializes it with ``model_dump``."""
 
-    def __init__(self, sess: Any, recording: bool) -> None:
+    def __init__(self, sess: Any, recording: bool, stream: _Stream | None = None) -> None:
         self._sess = sess
         self._recording = recording
+        self._stream = stream
+        self._dropped = False
 
     def model_dump(self, mode: str = "json") -> dict:
         counters = getattr(self._sess, "counters", None)
-        records = list(getattr(self._sess, "records", []) or []) if self._recording else []
         kargs = getattr(self._sess, "kernel_args", None)
-        budget = int(_CONFIG.get("max_value_bytes", 256 * 1024**2))
-        encoded = []
-        for i, r in enumerate(records):
-            d = encode_record(r, i)
-            if d.get("value") is not None:
-                budget -= len(d["value"]["b64"])
-                if budget < 0:
-                    d["value"] = None  # keep the metadata; the parent reports these ops as unmapped
-            encoded.append(d)
+        if self._stream is not None:
+            encoded = self._stream.finish() if self._recording else []
+        else:  # an emulator that appends to ``records`` itself: encode them now, within the budget
+            encoded, budget = [], int(_CONFIG.get("max_value_bytes", 64 * 1024**2))
+            for i, r in enumerate(getattr(self._sess, "records", []) or [] if self._recording else []):
+                d = encode_record(r, i)
+                if d.get("value") is not None:
+                    budget -= len(d["value"]["b64"])
+                    if budget < 0:
+                        d["value"] = None  # metadata kept; the parent reports these ops as unmapped
+                encoded.append(d)
+            self._dropped = budget < 0
         return {
             "bisect": {
                 "recording": self._recording,
-                "truncated": budget < 0,
+                "truncated": bool(self._stream.dropped) if self._stream else self._dropped,
+                "sampled": self._stream.sampled if self._stream else 0,
+                "dropped": self._stream.dropped if self._stream else 0,
                 "records": encoded,
                 "checkpoints": {k: encode_array(v) for k, v in sorted(_CAPTURED.items())},
                 "kernel_error": dict(_KERNEL_ERROR) or None,
@@ -179,9 +245,9 @@ class _Dump:
 
 
 class _Proxy:
-    def __init__(self, sess: Any, recording: bool) -> None:
+    def __init__(self, sess: Any, recording: bool, stream: _Stream | None) -> None:
         self._sess = sess
-        self.counters = _Dump(sess, recording)
+        self.counters = _Dump(sess, recording, stream)
 
     @property
     def diagnostics(self) -> list:
@@ -203,4 +269,8 @@ def session(options: Any = None) -> Any:
     _KERNEL_ARGS.clear()
     _KERNEL_ERROR.clear()
     with _REAL.session(options=opts) as sess:
-        yield _Proxy(sess, recording)
+        stream = None
+        if recording and hasattr(sess, "add_record") and hasattr(sess, "records"):
+            stream = _Stream(sess)
+            sess.add_record = stream.add
+        yield _Proxy(sess, recording, stream)

@@ -23,9 +23,9 @@ from runtime.bisect._checkpoint import checkpoint_names, compare_checkpoints
 from runtime.bisect._records import Rec
 from runtime.bisect._rules import static_missing_cast
 from runtime.bisect._run import DEFAULT_EMULATOR, RecordedRun, run_recorded
-from runtime.bisect.report import BisectReport, OpFinding, OutputResult, UnmappedOp, stats_of
+from runtime.bisect.report import BisectReport, OpFinding, OutputResult, Suspect, UnmappedOp, stats_of
 
-__all__ = ["BisectError", "bisect", "wrapper_name"]
+__all__ = ["BisectError", "bisect", "order_cases", "wrapper_name"]
 
 log = logging.getLogger(__name__)
 _MAX_AUTO_CASES = 6
@@ -63,11 +63,14 @@ def _golden(op: Any, grun: Any, case: Any) -> Golden:
     kinds: dict[str, str] = {}
     for t, a in zip(op.spec.inputs, grun.inputs, strict=False):
         arrays[t.name], kinds[t.name] = np.asarray(a), "input"
-    for n, a in grun.intermediates.items():
-        if n not in arrays and n not in grun.outputs and isinstance(a, np.ndarray) and a.dtype.kind in "fiub":
+    for n, a in grun.intermediates.items():  # binding order = golden data-flow order
+        if n in grun.outputs and n not in arrays:  # an output computed early (AdamW's m_new) keeps its place
+            arrays[n], kinds[n] = np.asarray(grun.outputs[n]), "output"
+        elif n not in arrays and isinstance(a, np.ndarray) and a.dtype.kind in "fiub":
             arrays[n], kinds[n] = a, "intermediate"
     for n, a in grun.outputs.items():
-        arrays[n], kinds[n] = np.asarray(a), "output"
+        if n not in arrays:
+            arrays[n], kinds[n] = np.asarray(a), "output"
     tol = op.spec.tolerance.get(case.dtype) or next(iter(op.spec.tolerance.values()))
     return Golden(arrays, kinds, float(tol.atol), float(tol.rtol))
 
@@ -77,8 +80,11 @@ def _finding(r: Rec | None, res: AutoResult, golden: Golden, lines: list[str]) -
         return None
     status = res.status.get(r.seq, "unknown")
     gname, region = None, None
-    if r.seq in res.matched:
+    if r.seq in res.matched and not (status in ("mismatch", "nan", "misplaced") and r.seq in res.expected):
         gname, reg = res.matched[r.seq]
+        region = list(reg)
+    elif r.seq in res.expected:
+        gname, reg = res.expected[r.seq]
         region = list(reg)
     elif r.is_write and r.target in res.param_map:
         gname = res.param_map[r.target]
@@ -90,8 +96,8 @@ def _finding(r: Rec | None, res: AutoResult, golden: Golden, lines: list[str]) -
     st = None
     box = r.box()
     if box is not None and gname is not None and region is not None:
-        g = golden.f64[gname]
-        if g.ndim == box.ndim == len(region):
+        g = golden.shaped(gname, box.ndim)
+        if g is not None and g.ndim == box.ndim == len(region):
             sl = g[tuple(slice(o, o + n) for o, n in zip(region, box.shape, strict=True))]
             if sl.shape == box.shape:
                 st = stats_of(box, sl, golden.atol, golden.rtol, offset=region)
@@ -99,7 +105,12 @@ def _finding(r: Rec | None, res: AutoResult, golden: Golden, lines: list[str]) -
     off = res.offsets.get(r.seq)
     return OpFinding(file=Path(r.file).name if r.file else None, line=r.line, code=code, op=r.op, name=r.name,
                      iteration=dict(r.iteration), offsets=list(off) if off is not None else r.offsets,
-                     valid_shape=r.valid_shape, status=status, golden=gname, golden_region=region, stats=st)
+                     valid_shape=r.valid_shape, status=status, golden=gname, golden_region=region, stats=st,
+                     call_site=res.call_sites.get(r.seq))
+
+
+def _code(lines: list[str], line: int | None) -> str:
+    return lines[line - 1].strip() if line and 0 < line <= len(lines) else ""
 
 
 def _output_results(out_names: list[str], run: RecordedRun, golden: Golden) -> tuple[list[OutputResult], dict]:
@@ -149,7 +160,7 @@ def _golden_run(op: Any, case: Any, timeout: float, cache: dict | None) -> Any:
 
 
 def _one_case(op: Any, stage: Path, case: Any, *, emulator: str, timeout: float, lines: list[str],
-              started: float, golden_cache: dict | None = None) -> BisectReport:
+              started: float, golden_cache: dict | None = None, case_reason: str = "") -> BisectReport:
     grun = _golden_run(op, case, timeout, golden_cache)
     golden = _golden(op, grun, case)
     out_names = _expected_names(op, stage, list(grun.output_names))
@@ -167,6 +178,7 @@ def _one_case(op: Any, stage: Path, case: Any, *, emulator: str, timeout: float,
         run = RecordedRun(status="sandbox_error", reason=str(exc))
     method = "auto+checkpoint" if cps else "auto"
     base: dict[str, Any] = dict(op_name=op.spec.op_name, stage_file=stage.name, case=case.name, method=method,
+                                case_reason=case_reason,
                                 records=len(run.records), recording=run.recording, emulator=emulator,
                                 isolation=sorted(k for k, v in run.layers.items() if v))
     if run.status not in ("ok", "error"):
@@ -177,7 +189,7 @@ def _one_case(op: Any, stage: Path, case: Any, *, emulator: str, timeout: float,
     try:
         if not any(r.name for r in run.records):
             name_from_source(run.records, stage.name, "\n".join(lines))
-        res = analyze(run.records, golden, run.kernel_args, got, source="\n".join(lines))
+        res = analyze(run.records, golden, run.kernel_args, got, source="\n".join(lines), stage_name=stage.name)
         cp_results = compare_checkpoints(run.checkpoints, golden, run.records, cps) if cps else []
     except Exception as exc:  # noqa: BLE001 - records of an unusual kernel must not crash the debugger's tool
         log.exception("bisect analysis failed")
@@ -188,13 +200,19 @@ def _one_case(op: Any, stage: Path, case: Any, *, emulator: str, timeout: float,
     culprit = _finding(res.culprit, res, golden, lines)
     observed = _finding(res.observed, res, golden, lines)
     window = [f for r in res.window if (f := _finding(r, res, golden, lines)) is not None][:20]
+    suspects = [Suspect(rank=x.rank, line=x.rec.line, code=_code(lines, x.rec.line), op=x.rec.op,
+                        iteration=dict(x.rec.iteration), call_site=res.call_sites.get(x.rec.seq),
+                        status=res.status.get(x.rec.seq, "unknown"), reason=x.reason) for x in res.suspects]
     unmapped = [UnmappedOp(line=r.line, op=r.op, reason=why) for r, why in res.unmapped]
     dedup: dict[tuple, UnmappedOp] = {}
     for u in unmapped:
         dedup.setdefault((u.line, u.op, u.reason), u)
     evidence = list(res.evidence)
     if run.truncated:
-        evidence.append("the recording exceeded its size budget: values of the latest ops were dropped")
+        evidence.append("the recording exceeded its size budget: some values were dropped (metadata kept)")
+    if run.sampled:
+        evidence.append("large run: values were kept for each op's first executions, every power-of-two "
+                        "execution and its last; the others were compared by their geometry only")
     if not run.recording and run.status == "ok":
         evidence.append("the emulator did not record ops (no record mode): only outputs and checkpoints compared")
     if cps and first_cp:
@@ -230,17 +248,39 @@ def _one_case(op: Any, stage: Path, case: Any, *, emulator: str, timeout: float,
         culprit = None
     elif culprit is not None:
         status = "DIVERGENCE_FOUND"
-        summary = (f"first divergence at line {culprit.line} ({culprit.op}"
+        site = f", called from line {culprit.call_site}" if culprit.call_site is not None else ""
+        summary = (f"divergence at line {culprit.line} ({culprit.op}{site}"
                    + (f", iteration {culprit.iteration}" if culprit.iteration else "") + f"): {culprit.code}")
-    elif first_cp:
-        status, summary = "DIVERGENCE_FOUND", f"first diverging checkpoint: {first_cp}"
     else:
         status = "NOT_LOCALIZED"
-        summary = "outputs differ from the golden but no recorded op could be mapped to the divergence"
+        where = f"first departing value at line {observed.line} ({observed.op})" if observed is not None else \
+            "no recorded op could be mapped to the divergence"
+        summary = f"not localized: {where}"
+        if suspects:
+            summary += f"; {len(suspects)} suspect line(s), first line {suspects[0].line}"
+        if first_cp:
+            summary += f"; first diverging checkpoint: {first_cp}"
     return BisectReport(**base, status=status, summary=summary, first_divergence=culprit, observed_at=observed,
-                        candidates=window, evidence=evidence, outputs=outputs, checkpoints=cp_results,
+                        candidates=window, suspects=suspects if culprit is None else [],
+                        evidence=evidence, outputs=outputs, checkpoints=cp_results,
                         first_checkpoint=first_cp, unmapped=list(dedup.values())[:50], runtime_error=err,
                         duration_s=time.perf_counter() - started)
+
+
+def order_cases(cases: list[Any]) -> list[Any]:
+    """The order bisect tries cases in when none is given: one per (shape, dtype) first, cases without a tail
+    before cases with one (a tail case may be padded by the wrapper, so the kernel's tensors no longer line
+    up with the golden's), smallest first; then the other seeds and value bands in the same order."""
+    def size(c: Any) -> int:
+        return int(np.prod([int(v) for v in c.dims.values()])) if c.dims else 0
+
+    seen: set[tuple] = set()
+    first, rest = [], []
+    for c in sorted(cases, key=lambda c: (bool(c.tail), size(c))):
+        key = (tuple(sorted(c.dims.items())), c.dtype)
+        (rest if key in seen else first).append(c)
+        seen.add(key)
+    return first + rest
 
 
 def bisect(op_dir: str | Path, stage_file: str | Path, *, case: str | None = None,
@@ -251,9 +291,9 @@ def bisect(op_dir: str | Path, stage_file: str | Path, *, case: str | None = Non
     Args:
         op_dir: the operator directory (SPEC.md + golden.py).
         stage_file: ``<op>_impl.py`` or ``modules/<op>_module<sfx>_impl.py`` (relative to ``op_dir`` or absolute).
-        case: a case name from the verification case list (pass the failing case of the verify report);
-            default: try up to six cases (each shape and dtype, tail shapes first, then other seeds and
-            value bands) until one diverges.
+        case: a case name from the verification case list; default: try up to six cases in the order of
+            :func:`order_cases` (without a tail first, smallest first) until one diverges; the report's
+            ``case_reason`` says which and why.
         emulator: emulator module (tests pass a stand-in ``.py`` path).
         timeout: wall-clock budget per candidate run and per golden run.
         golden_cache: a dict the caller keeps to reuse golden runs across calls (keyed by the sha256 of
@@ -282,25 +322,28 @@ def bisect(op_dir: str | Path, stage_file: str | Path, *, case: str | None = Non
         cases = op.cases(case=case)
     except OpDirError as exc:
         raise BisectError(str(exc)) from None
-    if case is None:  # one case per (shape, dtype), tail shapes first; then other seeds/bands
-        seen: set[tuple] = set()
-        first, rest = [], []
-        for c in sorted(cases, key=lambda c: (not c.tail,)):
-            key = (tuple(sorted(c.dims.items())), c.dtype)
-            (rest if key in seen else first).append(c)
-            seen.add(key)
-        cases = (first + rest)[:_MAX_AUTO_CASES]
+    if case is None:
+        cases = order_cases(cases)[:_MAX_AUTO_CASES]
     report: BisectReport | None = None
+    clean: list[str] = []
     for c in cases:
+        if case is not None:
+            why = f"case {c.name} as asked"
+        else:
+            kind = "with a tail" if c.tail else "without a tail (its tensors line up with the golden's tile by tile)"
+            why = (f"case {c.name}: the smallest {kind}" if not clean else
+                   f"case {c.name} ({'with' if c.tail else 'without'} a tail): the first that diverges; "
+                   f"{', '.join(clean)} match the golden")
         try:
             rep = _one_case(op, stage, c, emulator=emulator, timeout=timeout, lines=lines, started=started,
-                            golden_cache=golden_cache)
+                            golden_cache=golden_cache, case_reason=why)
         except GoldenError as exc:
             raise BisectError(f"golden.py failed for case {c.name}: {exc}") from None
         if report is None or rep.status != "NO_DIVERGENCE":
             report = rep
         if rep.status != "NO_DIVERGENCE":
             break
+        clean.append(c.name)
     assert report is not None
     report.duration_s = time.perf_counter() - started
     return report

@@ -26,6 +26,7 @@ __all__ = [
     "Outlier",
     "OutputResult",
     "Stats",
+    "Suspect",
     "UnmappedOp",
     "stats_of",
 ]
@@ -117,6 +118,22 @@ class OpFinding(_Model):
     """The golden tensor this value was compared with (by name, write target or shape and position)."""
     golden_region: list[int] | None = None
     stats: Stats | None = None
+    call_site: int | None = None
+    """For an op recorded inside a plain helper function: the kernel line that called the helper (in this
+    iteration), so two passes sharing the helper's code text are told apart."""
+
+
+class Suspect(_Model):
+    """A line that may hold the bug when none can be shown to (ranked by the evidence, 1 = first)."""
+
+    rank: int
+    line: int | None
+    code: str = ""
+    op: str
+    iteration: dict[str, int] = Field(default_factory=dict)
+    call_site: int | None = None
+    status: str = "unknown"
+    reason: str
 
 
 class UnmappedOp(_Model):
@@ -178,6 +195,10 @@ class BisectReport(_Model):
     """The first op whose value departs from a golden tensor (equals the culprit unless noted)."""
     candidates: list[OpFinding] = Field(default_factory=list)
     """Ops between the last value that matched the golden and ``observed_at`` (no golden counterpart)."""
+    suspects: list[Suspect] = Field(default_factory=list)
+    """When no culprit can be shown: the lines that may hold the bug, ranked by the evidence, with reasons."""
+    case_reason: str = ""
+    """Why this case was chosen (failing, without tail or padding, smallest first)."""
     evidence: list[str] = Field(default_factory=list)
     """Why the culprit was chosen (geometry, NaN origin, coverage, window), in plain words."""
     outputs: list[OutputResult] = Field(default_factory=list)
@@ -213,6 +234,8 @@ class BisectReport(_Model):
                 return None
             d: dict[str, Any] = {"line": f.line, "code": f.code, "op": f.op, "iteration": f.iteration,
                                  "offsets": f.offsets, "status": f.status}
+            if f.call_site is not None:
+                d["call_site"] = f.call_site
             if f.valid_shape is not None:
                 d["valid_shape"] = f.valid_shape
             if f.golden:
@@ -233,6 +256,9 @@ class BisectReport(_Model):
             "summary": self.summary,
             "first_divergence": op(self.first_divergence),
             "observed_at": op(self.observed_at),
+            "case_reason": self.case_reason,
+            "suspects": [{"rank": x.rank, "line": x.line, "code": x.code, "reason": x.reason}
+                         | ({"call_site": x.call_site} if x.call_site is not None else {}) for x in self.suspects],
             "candidate_lines": sorted({c.line for c in self.candidates if c.line is not None}),
             "evidence": self.evidence,
             "failing_outputs": [o.name for o in self.outputs if not o.all_close],

@@ -4,7 +4,7 @@ import numpy as np
 import pypto
 
 T = 16
-I = 32
+I = 32  # noqa: E741 - the gym names the input size I
 H = 32
 G4 = 4 * H
 

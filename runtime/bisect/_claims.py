@@ -1,0 +1,490 @@
+"""What the evidence lets bisect claim: a culprit only when its inputs match and its output does not.
+
+``Analyzer`` gives every recorded value a status (match / mismatch / nan / unknown / input / const). This
+module turns those statuses into a claim:
+
+* :func:`pair_orphans` - a golden intermediate that no kernel value matches, and exactly one kernel op whose
+  operands all match and whose value fits the orphan's place in the golden data flow (after its operands'
+  golden tensors, before its consumers'): the op is compared with that golden tensor (a ``mismatch`` now
+  has a reference, stated in the evidence).
+* :func:`strict_culprit` - the first departing value whose operands all match the golden (an input view
+  counts only when it holds the slice its consumer's other operands imply), or the view that breaks that.
+* :func:`line_claim` - the ops between the last matching values and the first departing one all sit on one
+  source line: the line is the culprit although the op within it is not known.
+* :func:`rank_suspects` - otherwise: the lines that could hold the bug, ranked by how directly they feed
+  the first departing value, each with its reason. The report then says "not localized".
+* :func:`call_sites` - ops recorded inside a plain helper function get the kernel line that called the helper
+  in their iteration (two passes calling one helper are told apart).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+import numpy as np
+
+from runtime.bisect._analyzer import GOOD, Analyzer, candidate_regions
+from runtime.bisect._parse import parse_source
+from runtime.bisect._records import Rec
+
+__all__ = ["Suspect", "call_sites", "departs_within_statement", "line_claim", "pair_orphans", "rank_suspects",
+           "strict_culprit", "wrong_shape"]
+
+_TRANSPARENT = frozenset({"view", "cast", "move", "assemble", "transpose", "reshape", "clone", "read", "setitem"})
+
+
+@dataclass
+class Suspect:
+    rec: Rec
+    reason: str
+    rank: int
+
+
+def _children(an: Analyzer) -> dict[int, list[Rec]]:
+    kids: dict[int, list[Rec]] = {}
+    for r in an.recs:
+        for p in an.operand_recs(r):
+            kids.setdefault(p.seq, []).append(r)
+    return kids
+
+
+def _anchor_order(an: Analyzer, r: Rec) -> int | None:
+    """Golden data-flow position of the value ``r`` was compared with (matched, expected, or write target)."""
+    if r.seq in an.matched:
+        return an.g.order[an.matched[r.seq][0]]
+    if r.seq in an.expected:
+        return an.g.order[an.expected[r.seq][0]]
+    if r.is_write and r.target and r.target in an.param_map:
+        return an.g.order[an.param_map[r.target]]
+    return None
+
+
+def _tensor_good(an: Analyzer, name: str, before: int) -> bool:
+    """A tensor read by name: a kernel input, a written tensor whose last write matches, or the second output
+    of a multi-output op (``x_even, x_odd = deinterleave(x)``: never written, produced with the first)."""
+    if an.param_map.get(name) in an.inputs:
+        return True
+    ws = an.resolve_tensor(name, before)
+    if ws:
+        return an.status.get(ws[-1].seq) in GOOD
+    return name not in an.arg_shapes and name not in an.writes and (name in an.g.arrays)
+
+
+def _operands_good(an: Analyzer, r: Rec) -> bool:
+    ops = an.operand_recs(r)
+    tensors = [ref for ref in r.inputs or [] if ref.get("kind") == "tensor"]
+    if not ops and not tensors:
+        return False
+    if any(an.status.get(p.seq) not in GOOD for p in ops):
+        return False
+    return all(_tensor_good(an, str(ref.get("name")), r.seq) for ref in tensors)
+
+
+def _statement_inputs_good(an: Analyzer, r: Rec) -> bool:
+    """The values ``r``'s statement reads from other lines all match (ops inside the statement do not count)."""
+    stack, seen, leaves = [r], {r.seq}, 0
+    while stack:
+        cur = stack.pop()
+        if cur is not r and cur.line == r.line and an.status.get(cur.seq) == "unknown":
+            pass
+        elif cur is not r:
+            leaves += 1
+            if an.status.get(cur.seq) not in GOOD:
+                return False
+            continue
+        for ref in cur.inputs or []:
+            if ref.get("kind") == "tensor":
+                if not _tensor_good(an, str(ref.get("name")), cur.seq):
+                    return False
+                leaves += 1
+        for p in an.operand_recs(cur):
+            if p.seq not in seen:
+                seen.add(p.seq)
+                stack.append(p)
+    return leaves > 0
+
+
+def pair_orphans(an: Analyzer, evidence: list[str]) -> None:
+    """Compare unmatched kernel ops with the one golden intermediate their data-flow position leaves them."""
+    used = {g for g, _ in an.matched.values()} | set(an.param_map.values()) | {g for g, _ in an.expected.values()}
+    orphans = [n for n, k in an.g.kinds.items() if k == "intermediate" and n not in used
+               and not an.g.is_input_copy(n)]
+    if not orphans:
+        return
+    kids = _children(an)
+    nodes: dict[int, list[Rec]] = {}
+    for r in an.recs:
+        # candidates: values a statement binds to a name (not the inner ops of an expression), computed, or
+        # a view of an intermediate named like the orphan (``up = view(gu, ...)``)
+        if r.node is None or r.is_write or not r.name:
+            continue
+        if r.op in _TRANSPARENT and not (r.op == "view" and not r.source and r.name in orphans):
+            continue
+        if r.value is not None and all(p.value is not None for p in an.operand_recs(r)):
+            nodes.setdefault(r.node, []).append(r)  # (ops left unrecorded by sampling prove nothing)
+    cand: dict[str, list[int]] = {}
+    for node, rs in nodes.items():
+        if any(an.status.get(r.seq) not in ("unknown", "match") or
+               (an.status.get(r.seq) == "match" and r.op != "view") for r in rs):
+            continue
+        regions = [an.offs.get(r.seq) for r in rs]
+        if len(set(regions)) * 2 <= len(regions):
+            continue  # executions mostly land on a shared golden slice: per-chunk partial values, not the tensor
+        rs = [r for r in rs if _statement_inputs_good(an, r)]  # the executions whose inputs match
+        nodes[node] = rs
+        first = next((r for r in rs if r.box() is not None and an.offs.get(r.seq) is not None), None)
+        if first is None:
+            continue
+        floor = max(an._operand_order(r) for r in rs)
+        ceiling = len(an.g.order)
+        frontier, seen = [r for r in rs], set()
+        running = False
+        for _depth in range(6):  # consumers, through values without a golden counterpart
+            nxt = []
+            for r in frontier:
+                for c in kids.get(r.seq, []):
+                    if c.seq in seen:
+                        continue
+                    seen.add(c.seq)
+                    if c.is_write and c.target and an.arg_shapes and c.target not in an.arg_shapes:
+                        running = True  # feeds state kept in a local tensor: a partial value (online softmax)
+                    o = _anchor_order(an, c)
+                    if o is not None:
+                        ceiling = min(ceiling, o)
+                    elif an.status.get(c.seq) == "unknown":
+                        nxt.append(c)
+            frontier = nxt
+        if running and not _proportional_orphan(an, rs, orphans):
+            continue  # (unless its values are a constant multiple of an orphan: a wrong scale constant)
+        box = first.box()
+        assert box is not None
+        named = [g for g in orphans if any(r.name == g for r in rs)]
+        if rs[0].op == "view" and not named:
+            continue
+        for g in named or orphans:
+            o = an.g.order[g]
+            garr = an.g.shaped(g, box.ndim)
+            if floor < o < ceiling and garr is not None and \
+                    candidate_regions(tuple(an.offs[first.seq] or ()), box.shape, garr.shape):
+                cand.setdefault(g, []).append(node)
+    taken: set[int] = set()
+    for g, ns in sorted(cand.items(), key=lambda kv: an.g.order[kv[0]]):
+        ns = [n for n in ns if n not in taken]
+        if not ns:
+            continue
+        pick = ns[0] if len(ns) == 1 else _most_correlated(an, g, [nodes[n] for n in ns])
+        if pick is None:
+            continue
+        node = pick if isinstance(pick, int) else pick[0].node
+        taken.add(node)  # type: ignore[arg-type]
+        rs = nodes[node]  # type: ignore[index]
+        for r in rs:
+            box = r.box()
+            offs = an.offs.get(r.seq)
+            if box is None or offs is None:
+                continue
+            b = box.astype(np.float64)
+            reg = an.match_region(b, g, offs)
+            if reg is not None:
+                an.status[r.seq] = "match"
+                an.matched[r.seq] = (g, reg)
+                continue
+            garr = an.g.shaped(g, b.ndim)
+            regs = candidate_regions(tuple(offs), b.shape, garr.shape) if garr is not None else []
+            if regs:
+                an.status[r.seq] = "nan" if np.isnan(b).any() else ("misplaced" if r.op == "view" else "mismatch")
+                an.expected[r.seq] = (g, regs[0])
+        an.paired[node] = g  # type: ignore[index]
+        how = "the only one" if len(ns) == 1 else "of the ops that fit, the one whose values follow it most closely"
+        evidence.append(f"golden {g!r} matches no kernel value; the op at line {rs[0].line} ({rs[0].op}) is {how} "
+                        f"whose operands match and whose place in the data flow fits it, so it is compared "
+                        f"with {g!r}")
+
+
+def _proportional_orphan(an: Analyzer, rs: list[Rec], orphans: list[str]) -> bool:
+    """The node's values are ``k`` times an orphan golden tensor at their region (``k`` != 1, one ``k`` for every
+    element): a wrong scale constant. That holds for a value feeding running state too, so it may be paired."""
+    r = next((x for x in rs if x.box() is not None and an.offs.get(x.seq) is not None), None)
+    if r is None:
+        return False
+    b = r.box().astype(np.float64)  # type: ignore[union-attr]
+    for g in orphans:
+        garr = an.g.shaped(g, b.ndim)
+        regs = candidate_regions(tuple(an.offs[r.seq] or ()), b.shape, garr.shape) if garr is not None else []
+        for reg in regs[:1]:
+            sl = garr[tuple(slice(o, o + e) for o, e in zip(reg, b.shape, strict=True))]  # type: ignore[index]
+            big = np.abs(sl) > 1e-6
+            if big.sum() < max(2, b.size // 2):
+                continue
+            k = float(np.median(b[big] / sl[big]))
+            if abs(k - 1.0) > 1e-3 and np.allclose(b, k * sl, rtol=10 * an.g.rtol, atol=10 * an.g.atol):
+                return True
+    return False
+
+
+def _most_correlated(an: Analyzer, g: str, groups: list[list[Rec]]) -> list[Rec] | None:
+    """The candidate whose values correlate clearly best with golden ``g`` (a wrong activation or constant keeps
+    the values' order; an unrelated value does not), or None when no candidate stands out."""
+    scores = []
+    for rs in groups:
+        r = next((x for x in rs if x.box() is not None and an.offs.get(x.seq) is not None), None)
+        score = 0.0
+        if r is not None:
+            b = r.box().astype(np.float64)  # type: ignore[union-attr]
+            garr = an.g.shaped(g, b.ndim)
+            regs = candidate_regions(tuple(an.offs[r.seq] or ()), b.shape, garr.shape) if garr is not None else []
+            if regs and b.size > 2:
+                sl = garr[tuple(slice(o, o + e) for o, e in zip(regs[0], b.shape, strict=True))]  # type: ignore[index]
+                with np.errstate(all="ignore"):
+                    c = np.corrcoef(b.ravel(), sl.ravel())[0, 1]
+                score = abs(float(c)) if np.isfinite(c) else 0.0
+        scores.append(score)
+    order = sorted(range(len(groups)), key=lambda i: -scores[i])
+    best = order[0]
+    second = scores[order[1]] if len(order) > 1 else 0.0
+    if scores[best] >= 0.5 and scores[best] - second >= 0.2:
+        return groups[best]
+    return None
+
+
+def _view_of(an: Analyzer, w: Rec) -> Rec | None:
+    cur = w
+    for _ in range(4):  # through casts and copies to the view itself
+        if cur.op == "view":
+            return cur
+        ops = an.operand_recs(cur)
+        if cur.op not in _TRANSPARENT or len(ops) != 1:
+            return None
+        cur = ops[0]
+    return None
+
+
+def _axis_values(an: Analyzer, r: Rec, axis: int) -> set[int]:
+    """Tile offsets on ``axis`` that the op of ``r`` takes over all its iterations."""
+    out = set()
+    for x in an.recs:
+        if x.node == r.node and x.node is not None:
+            o = an.offs.get(x.seq)
+            if o is not None and len(o) > axis:
+                out.add(o[axis])
+    return out
+
+
+def _misplaced_view(an: Analyzer, r: Rec) -> tuple[Rec, int] | None:
+    """An input view feeding ``r`` from a tile offset its sibling operands disagree with.
+
+    With two operands that disagree, the one whose offset on that axis never moves while the other's follows
+    the loop is the odd one (``weight[:, 0:64]`` read for every column chunk ``k``)."""
+    for axis in an.conflicts.get(r.seq, []):
+        if any(a == axis for a, _ in an.minority.get(r.seq, [])):
+            continue
+        ops = an.operand_recs(r)
+        varying = [p for p in ops if len(_axis_values(an, p, axis)) > 1]
+        fixed = [p for p in ops if len(_axis_values(an, p, axis)) == 1]
+        if varying and len(fixed) == 1:
+            v = _view_of(an, fixed[0])
+            if v is not None and v.source:
+                an.minority.setdefault(r.seq, []).append((axis, fixed[0]))
+    for axis, w in an.minority.get(r.seq, []):
+        cur = w
+        for _ in range(4):  # through casts and copies to the view itself
+            if cur.op == "view":
+                return cur, axis
+            ops = an.operand_recs(cur)
+            if cur.op not in _TRANSPARENT or len(ops) != 1:
+                break
+            cur = ops[0]
+    return None
+
+
+def strict_culprit(an: Analyzer, bad: list[Rec], evidence: list[str]) -> Rec | None:
+    """The first departing value whose inputs all match (or the misplaced view that feeds it)."""
+    for r in bad:
+        mis = _misplaced_view(an, r)
+        if mis is not None:
+            v, axis = mis
+            evidence.append(f"{r.where()} departs from the golden; its operands come from tiles at different offsets "
+                            f"on axis {axis}, and the view at {v.where()} (offsets {v.offsets}) is the one that "
+                            "disagrees with the others")
+            an.status[v.seq] = "misplaced"
+            return v
+        if _operands_good(an, r):
+            ref = an.expected.get(r.seq) or (an.param_map.get(r.target or ""), None)
+            what = f" (compared with golden {ref[0]!r})" if ref[0] else ""
+            evidence.append(f"{r.where()} departs from the golden{what} while every operand it reads matches")
+            return r
+    return None
+
+
+def line_claim(an: Analyzer, observed: Rec, window: list[Rec], evidence: list[str]) -> Rec | None:
+    """All ops between the last matching values and the first departing one are on one line: name the line."""
+    if observed.is_write and an.irregular_axes(observed) == []:
+        # a write at regular offsets moves its source unchanged: the departure is its source's
+        src = [p for p in an.operand_recs(observed) if p.seq in {w.seq for w in window}]
+        if len(src) == 1:
+            observed = src[0]
+            window = [w for w in window if w.seq != src[0].seq and w.seq != observed.seq and not w.is_write] or []
+            window = [w for w in an.window(observed) if w.seq != observed.seq]
+    for r in sorted([observed, *window], key=lambda x: x.seq):
+        mis = _misplaced_view(an, r)
+        if mis is not None:
+            v, axis = mis
+            evidence.append(f"the value first departs at {observed.where()}; {r.where()} combines tiles from "
+                            f"different offsets on axis {axis}, and the view at {v.where()} (offsets {v.offsets}) "
+                            "stays put while the other operand follows the loop")
+            an.status[v.seq] = "misplaced"
+            return v
+    lines = {(r.file, r.line) for r in window} | {(observed.file, observed.line)}
+    if len(lines) != 1 or observed.line is None:
+        return None
+    ancestors_good = all(_operands_good(an, r) or any(p.seq in {w.seq for w in window} for p in an.operand_recs(r))
+                         for r in window)
+    if not ancestors_good:
+        return None
+    evidence.append(f"the value first departs at {observed.where()}; every op between the last matching values and "
+                    f"it is on line {observed.line}, whose inputs match: the bug is on that line")
+    return observed
+
+
+def rank_suspects(an: Analyzer, observed: Rec, window: list[Rec]) -> list[Suspect]:
+    """Lines that may hold the bug, nearest to the first departing value in the data flow first."""
+    dist: dict[int, int] = {observed.seq: 0}
+    frontier = [observed]
+    in_window = {r.seq for r in window}
+    depth = 0
+    while frontier and depth < 50:
+        depth += 1
+        nxt = []
+        for r in frontier:
+            for p in an.parents(r):
+                if p.seq in dist or (p.seq not in in_window and an.status.get(p.seq) in GOOD):
+                    continue
+                dist[p.seq] = depth
+                nxt.append(p)
+        frontier = nxt
+    best: dict[tuple, tuple[int, Rec]] = {}
+    for seq, d in dist.items():
+        r = an.by_seq[seq]
+        key = (r.file, r.line)
+        if r.line is None:
+            continue
+        if key not in best or d < best[key][0]:
+            best[key] = (d, r)
+    out: list[Suspect] = []
+    for d, r in sorted(best.values(), key=lambda t: (t[0], t[1].seq)):
+        if d == 0:
+            why = "the first value that departs from the golden is computed here"
+        elif d == 1:
+            why = "feeds the first departing value directly; its own value has no golden counterpart to check"
+        else:
+            why = f"{d} ops upstream of the first departing value, through values without a golden counterpart"
+        out.append(Suspect(r, why, len(out) + 1))
+    return out[:12]
+
+
+def call_sites(source: str | None, stage_name: str, recs: list[Rec]) -> dict[int, int]:
+    """seq -> kernel line that called the plain helper function in which the op was recorded.
+
+    The helper is told apart per call by the loops around each call: the call whose enclosing
+    ``pypto.loop(..., name=...)`` names are all among the record's iteration keys (the innermost such call).
+    """
+    if not source:
+        return {}
+    try:
+        tree = parse_source(source)
+    except (SyntaxError, ValueError):
+        return {}
+    helpers: dict[str, tuple[int, int]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and not any(ast.unparse(d).endswith("jit") for d in node.decorator_list):
+            helpers[node.name] = (node.lineno, node.end_lineno or node.lineno)
+    if not helpers:
+        return {}
+    calls: list[tuple[str, int, list[str]]] = []
+
+    def visit(node: ast.AST, loops: list[str]) -> None:
+        for child in ast.iter_child_nodes(node):
+            inner = loops
+            if isinstance(child, ast.For) and isinstance(child.iter, ast.Call):
+                name = next((kw.value.value for kw in child.iter.keywords
+                             if kw.arg == "name" and isinstance(kw.value, ast.Constant)), None)
+                if name is not None:
+                    inner = [*loops, str(name)]
+            if isinstance(child, ast.Call) and isinstance(child.func, ast.Name) and child.func.id in helpers:
+                calls.append((child.func.id, child.lineno, list(loops)))
+            visit(child, inner)
+
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name not in helpers:
+            visit(node, [])
+    base = stage_name.rsplit("/", 1)[-1]
+    out: dict[int, int] = {}
+    for r in recs:
+        if r.line is None or (r.file and r.file.rsplit("/", 1)[-1] != base):
+            continue
+        for h, (lo, hi) in helpers.items():
+            if lo <= r.line <= hi:
+                sites = [(ln, loops) for name, ln, loops in calls if name == h and set(loops) <= set(r.iteration)]
+                if sites:
+                    out[r.seq] = max(sites, key=lambda s: (len(s[1]), s[0]))[0]
+                break
+    return out
+
+
+def wrong_shape(an: Analyzer, evidence: list[str]) -> None:
+    """A value named like a golden intermediate whose tile cannot be a slice of it (``ss`` of shape
+    ``[1, D]`` where the golden ``ss`` is ``[B, 1]``: a reduction over the wrong axis), computed from inputs
+    that match: it departs, whatever its values."""
+    for r in an.recs:
+        if not r.name or r.name not in an.g.arrays or an.g.kinds.get(r.name) != "intermediate" or r.is_write:
+            continue
+        if an.status.get(r.seq) != "unknown" or r.value is None or an.offs.get(r.seq) is None:
+            continue
+        box = r.box()
+        garr = an.g.shaped(r.name, box.ndim) if box is not None else None
+        if box is None or garr is None or candidate_regions(tuple(an.offs[r.seq] or ()), box.shape, garr.shape):
+            continue
+        tile_ok = all(b <= g for b, g in zip(box.shape, garr.shape, strict=True))
+        if tile_ok or not _statement_inputs_good(an, r):
+            continue
+        an.status[r.seq] = "mismatch"
+        an.expected[r.seq] = (r.name, tuple(an.offs[r.seq] or ()))
+        evidence.append(f"{r.where()} makes {r.name!r} with tile shape {list(box.shape)}, which cannot be a slice "
+                        f"of the golden {r.name!r} of shape {list(an.g.arrays[r.name].shape)} (wrong axis?)")
+        return
+
+
+def departs_within_statement(an: Analyzer, evidence: list[str]) -> None:
+    """``sq = xf * xf * 0.5``: an op inside the statement equals golden ``sq``, the value bound to ``sq`` does not.
+    The statement departs from the golden of its own name (value evidence: the inner value matched)."""
+    for r in an.recs:
+        if not r.name or r.name not in an.g.arrays or an.status.get(r.seq) != "unknown" or r.box() is None:
+            continue
+        inner = [p for p in _statement_ops(an, r) if an.matched.get(p.seq, ("",))[0] == r.name]
+        if not inner:
+            continue
+        offs = an.offs.get(r.seq)
+        box = r.box()
+        garr = an.g.shaped(r.name, box.ndim) if box is not None else None
+        regs = candidate_regions(tuple(offs), box.shape, garr.shape) if offs is not None and garr is not None \
+            and box is not None else []
+        if not regs:
+            continue
+        an.status[r.seq] = "mismatch"
+        an.expected[r.seq] = (r.name, regs[0])
+        evidence.append(f"on line {r.line} an inner value equals golden {r.name!r} but the value bound to "
+                        f"{r.name!r} ({r.where()}) does not")
+        return
+
+
+def _statement_ops(an: Analyzer, r: Rec) -> list[Rec]:
+    out, stack, seen = [], [r], {r.seq}
+    while stack:
+        cur = stack.pop()
+        for p in an.operand_recs(cur):
+            if p.seq not in seen and p.line == r.line and p.iteration == r.iteration:
+                seen.add(p.seq)
+                out.append(p)
+                stack.append(p)
+    return out
