@@ -22,7 +22,7 @@ from runtime.bisect._auto import AutoResult, Golden, analyze, name_from_source
 from runtime.bisect._checkpoint import checkpoint_names, compare_checkpoints
 from runtime.bisect._records import Rec
 from runtime.bisect._rules import static_missing_cast
-from runtime.bisect._run import DEFAULT_EMULATOR, RecordedRun, run_recorded
+from runtime.bisect._run import DEFAULT_EMULATOR, RecordedRun, run_recorded, run_recorded_cases
 from runtime.bisect.report import BisectReport, OpFinding, OutputResult, Suspect, UnmappedOp, stats_of
 
 __all__ = ["BisectError", "bisect", "order_cases", "wrapper_name"]
@@ -159,23 +159,45 @@ def _golden_run(op: Any, case: Any, timeout: float, cache: dict | None) -> Any:
     return cache[key]
 
 
+def _checkpoints_for(op: Any, stage: Path, golden: Golden) -> list[str]:
+    inter = [n for n, k in golden.kinds.items() if k == "intermediate"]
+    return checkpoint_names(stage, inter, wrapper_name(stage))
+
+
+def _record_together(op: Any, stage: Path, cases: list[Any], *, emulator: str, timeout: float,
+                     golden_cache: dict | None) -> dict[str, RecordedRun]:
+    """Record several cases in one sandbox process (see ``run_recorded_cases``)."""
+    from runtime.sandbox import SandboxError
+
+    gruns = [_golden_run(op, c, timeout, golden_cache) for c in cases]
+    cps = _checkpoints_for(op, stage, _golden(op, gruns[0], cases[0]))
+    try:
+        runs = run_recorded_cases(stage, wrapper_name(stage), [(c.name, list(g.inputs)) for c, g in
+                                                              zip(cases, gruns, strict=True)],
+                                  emulator=emulator, record=True, checkpoints=cps, timeout=timeout)
+    except SandboxError as exc:
+        runs = [RecordedRun(status="sandbox_error", reason=str(exc)) for _ in cases]
+    return {c.name: r for c, r in zip(cases, runs, strict=True)}
+
+
 def _one_case(op: Any, stage: Path, case: Any, *, emulator: str, timeout: float, lines: list[str],
-              started: float, golden_cache: dict | None = None, case_reason: str = "") -> BisectReport:
+              started: float, golden_cache: dict | None = None, case_reason: str = "",
+              run: RecordedRun | None = None) -> BisectReport:
     grun = _golden_run(op, case, timeout, golden_cache)
     golden = _golden(op, grun, case)
     out_names = _expected_names(op, stage, list(grun.output_names))
     missing = [n for n in out_names if n not in golden.arrays]
     if missing:
         raise BisectError(f"golden.py produces no tensor named {', '.join(missing)} (needed by {stage.name})")
-    inter = [n for n, k in golden.kinds.items() if k == "intermediate"]
-    cps = checkpoint_names(stage, inter, wrapper_name(stage))
+    cps = _checkpoints_for(op, stage, golden)
     from runtime.sandbox import SandboxError
 
-    try:
-        run = run_recorded(stage, wrapper_name(stage), list(grun.inputs), case=case.name, emulator=emulator,
-                           record=True, checkpoints=cps, timeout=timeout)
-    except SandboxError as exc:
-        run = RecordedRun(status="sandbox_error", reason=str(exc))
+    if run is None:
+        try:
+            run = run_recorded(stage, wrapper_name(stage), list(grun.inputs), case=case.name, emulator=emulator,
+                               record=True, checkpoints=cps, timeout=timeout)
+        except SandboxError as exc:
+            run = RecordedRun(status="sandbox_error", reason=str(exc))
     method = "auto+checkpoint" if cps else "auto"
     base: dict[str, Any] = dict(op_name=op.spec.op_name, stage_file=stage.name, case=case.name, method=method,
                                 case_reason=case_reason,
@@ -305,6 +327,8 @@ def bisect(op_dir: str | Path, stage_file: str | Path, *, case: str | None = Non
     from runtime.opdir import GoldenError, OpDirError, load_op_dir
 
     started = time.perf_counter()
+    if golden_cache is None:
+        golden_cache = {}  # within this call at least: the batched first cases and their reports share runs
     try:
         op = load_op_dir(op_dir)
     except OpDirError as exc:
@@ -326,6 +350,13 @@ def bisect(op_dir: str | Path, stage_file: str | Path, *, case: str | None = Non
         cases = order_cases(cases)[:_MAX_AUTO_CASES]
     report: BisectReport | None = None
     clean: list[str] = []
+    pre: dict[str, RecordedRun] = {}
+    if case is None and len(cases) > 1:  # the two likeliest cases in one sandbox process
+        try:
+            pre = _record_together(op, stage, cases[:2], emulator=emulator, timeout=timeout,
+                                   golden_cache=golden_cache)
+        except GoldenError as exc:
+            raise BisectError(f"golden.py failed: {exc}") from None
     for c in cases:
         if case is not None:
             why = f"case {c.name} as asked"
@@ -336,7 +367,7 @@ def bisect(op_dir: str | Path, stage_file: str | Path, *, case: str | None = Non
                    f"{', '.join(clean)} match the golden")
         try:
             rep = _one_case(op, stage, c, emulator=emulator, timeout=timeout, lines=lines, started=started,
-                            golden_cache=golden_cache, case_reason=why)
+                            golden_cache=golden_cache, case_reason=why, run=pre.get(c.name))
         except GoldenError as exc:
             raise BisectError(f"golden.py failed for case {c.name}: {exc}") from None
         if report is None or rep.status != "NO_DIVERGENCE":
