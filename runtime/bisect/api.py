@@ -159,6 +159,15 @@ def _golden_run(op: Any, case: Any, timeout: float, cache: dict | None) -> Any:
     return cache[key]
 
 
+_BATCH_BYTES = 4 * 1024**2
+"""Inputs up to this size: the first two cases are recorded in one sandbox process. Larger kernels spend
+their time emulating, so a second case would cost more than the process start it saves."""
+
+
+def _input_bytes(op: Any, case: Any, timeout: float, cache: dict | None) -> int:
+    return sum(int(np.asarray(a).nbytes) for a in _golden_run(op, case, timeout, cache).inputs)
+
+
 def _checkpoints_for(op: Any, stage: Path, golden: Golden) -> list[str]:
     inter = [n for n, k in golden.kinds.items() if k == "intermediate"]
     return checkpoint_names(stage, inter, wrapper_name(stage))
@@ -351,7 +360,8 @@ def bisect(op_dir: str | Path, stage_file: str | Path, *, case: str | None = Non
     report: BisectReport | None = None
     clean: list[str] = []
     pre: dict[str, RecordedRun] = {}
-    if case is None and len(cases) > 1:  # the two likeliest cases in one sandbox process
+    if case is None and len(cases) > 1 and _input_bytes(op, cases[0], timeout, golden_cache) <= _BATCH_BYTES:
+        # the two likeliest cases in one sandbox process (small kernels: the process start dominates)
         try:
             pre = _record_together(op, stage, cases[:2], emulator=emulator, timeout=timeout,
                                    golden_cache=golden_cache)
