@@ -36,6 +36,7 @@ from runtime.bisect._claims import (
     line_claim,
     pair_orphans,
     rank_suspects,
+    sibling_view,
     strict_culprit,
     wrong_shape,
 )
@@ -185,6 +186,9 @@ def analyze(recs: list[Rec], golden: Golden, kernel_args: list[dict], outputs: d
     # 7. everything between the last matching values and the departure is on one line
     if culprit is None:
         culprit = line_claim(an, observed, window, evidence)
+    # 8. two views of same-shaped inputs that disagree where the values depart
+    if culprit is None:
+        culprit = sibling_view(an, observed, window, evidence)
     # never name an op whose own value matches the golden
     if culprit is not None and culprit.seq >= 0 and an.status.get(culprit.seq) in GOOD:
         evidence.append(f"(the op at {culprit.where()} was considered but its own value matches the golden: "

@@ -29,7 +29,7 @@ from runtime.bisect._parse import parse_source
 from runtime.bisect._records import Rec
 
 __all__ = ["Suspect", "call_sites", "departs_within_statement", "line_claim", "pair_orphans", "rank_suspects",
-           "strict_culprit", "wrong_shape"]
+           "sibling_view", "strict_culprit", "wrong_shape"]
 
 _TRANSPARENT = frozenset({"view", "cast", "move", "assemble", "transpose", "reshape", "clone", "read", "setitem"})
 
@@ -488,3 +488,35 @@ def _statement_ops(an: Analyzer, r: Rec) -> list[Rec]:
                 out.append(p)
                 stack.append(p)
     return out
+
+
+def sibling_view(an: Analyzer, observed: Rec, window: list[Rec], evidence: list[str]) -> Rec | None:
+    """Last resort before "not localized": two views of same-shaped inputs read in one iteration (``k`` and ``v``
+    blocks) that disagree on an axis exactly where the departure shows: the one whose offset on that axis never
+    moves while its sibling's follows the loop is the misplaced one (``k`` read at head 0 for every head)."""
+    feeding: dict[int, Rec] = {}
+    for r in [observed, *window]:
+        for p in an.operand_recs(r):
+            v = _view_of(an, p)
+            if v is not None and v.source and an.param_map.get(v.source) in an.inputs:
+                feeding[v.seq] = v
+    views = [x for x in an.recs if x.op == "view" and x.source and an.param_map.get(x.source) in an.inputs]
+    odd: dict[int, tuple[Rec, Rec, int]] = {}
+    for v in feeding.values():
+        vs = an.g.arrays[an.param_map[v.source]].shape  # type: ignore[index]
+        for w in views:
+            if w.node == v.node or w.iteration != v.iteration or w.source == v.source or w.shape != v.shape:
+                continue
+            if an.g.arrays[an.param_map[w.source]].shape != vs or not v.offsets or not w.offsets:  # type: ignore[index]
+                continue
+            for a, (ov, ow) in enumerate(zip(v.offsets, w.offsets, strict=False)):
+                if ov != ow and len(_axis_values(an, v, a)) == 1 and len(_axis_values(an, w, a)) > 1:
+                    odd.setdefault(v.node, (v, w, a))  # type: ignore[arg-type]
+    if len(odd) != 1:
+        return None
+    v, w, a = next(iter(odd.values()))
+    evidence.append(f"{v.where()} reads {v.source!r} at offsets {v.offsets} while {w.where()} reads {w.source!r} "
+                    f"(same shape) at {w.offsets}: on axis {a} the first never moves, the second follows the loop, "
+                    "and the values depart where they disagree")
+    an.status[v.seq] = "misplaced"
+    return v
