@@ -34,10 +34,12 @@ from runtime.bisect._claims import (
     call_sites,
     departs_within_statement,
     line_claim,
+    lineage,
     pair_orphans,
     rank_suspects,
     sibling_view,
     strict_culprit,
+    wrong_input,
     wrong_shape,
 )
 from runtime.bisect._parse import parse_source
@@ -115,6 +117,21 @@ def approximate_links(recs: list[Rec]) -> None:
             prev = r
 
 
+def _departed_upstream(an: Analyzer, r: Rec) -> bool:
+    """A value ``r`` is computed from departs from the golden: it mismatches itself, or a write that copies it
+    unchanged into a kernel output mismatches (``v_new`` is wrong where ``v_out`` receives it)."""
+    up = lineage(an, r) - {r.seq}
+    if any(an.status.get(s) in ("mismatch", "misplaced") for s in up):
+        return True
+    for w in an.recs:
+        if w.is_write and an.status.get(w.seq) == "mismatch" and w.target in an.param_map:
+            src = an.operand_recs(w)
+            if len(src) == 1 and src[0].seq in up and src[0].value is not None and w.value is not None \
+                    and np.asarray(src[0].value).shape == np.asarray(w.value).shape:
+                return True
+    return False
+
+
 def analyze(recs: list[Rec], golden: Golden, kernel_args: list[dict], outputs: dict[str, np.ndarray],
             source: str | None = None, stage_name: str = "") -> AutoResult:
     """Run the automatic method on one recorded run.
@@ -156,6 +173,11 @@ def analyze(recs: list[Rec], golden: Golden, kernel_args: list[dict], outputs: d
     window = an.window(observed)
     # 1. NaN origin
     origin = an.nan_origin(window)
+    if origin is not None and _departed_upstream(an, origin):
+        # NaN from values that already depart (sqrt of a wrong, negative value): a consequence, not the cause
+        evidence.append(f"NaN first appears at {origin.where()}, but a value it is computed from already departs "
+                        "from the golden: the NaN is a consequence, not the cause")
+        origin = None
     if origin is not None:
         culprit = origin
         unread = an.uninitialized_reads(origin)
@@ -180,13 +202,16 @@ def analyze(recs: list[Rec], golden: Golden, kernel_args: list[dict], outputs: d
     if culprit is None and cov_culprit is not None and observed.is_write:
         culprit = cov_culprit
         evidence.extend(cov_notes)
-    # 6. the first departing value whose operands all match (or the misplaced view feeding it)
+    # 6. a read of the wrong input (an input nothing reads; another read twice, one copy feeding the departure)
+    if culprit is None:
+        culprit = wrong_input(an, bad, evidence)
+    # 7. the first departing value whose operands all match (or the misplaced view feeding it)
     if culprit is None:
         culprit = strict_culprit(an, bad, evidence)
-    # 7. everything between the last matching values and the departure is on one line
+    # 8. everything between the last matching values and the departure is on one line
     if culprit is None:
         culprit = line_claim(an, observed, window, evidence)
-    # 8. two views of same-shaped inputs that disagree where the values depart
+    # 9. two views of same-shaped inputs that disagree where the values depart
     if culprit is None:
         culprit = sibling_view(an, observed, window, evidence)
     # never name an op whose own value matches the golden

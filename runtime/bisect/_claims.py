@@ -9,6 +9,9 @@ module turns those statuses into a claim:
   has a reference, stated in the evidence).
 * :func:`strict_culprit` - the first departing value whose operands all match the golden (an input view
   counts only when it holds the slice its consumer's other operands imply), or the view that breaks that.
+* :func:`wrong_input` - a kernel input that nothing reads, while another input of its shape is read twice at
+  the same offsets in one iteration and only one of the two reads feeds the departure: that read is the one
+  that should have taken the unread input (``v = view(exp_avg, ...)`` where ``exp_avg_sq`` was meant).
 * :func:`line_claim` - the ops between the last matching values and the first departing one all sit on one
   source line: the line is the culprit although the op within it is not known.
 * :func:`rank_suspects` - otherwise: the lines that could hold the bug, ranked by how directly they feed
@@ -24,12 +27,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runtime.bisect._analyzer import GOOD, Analyzer, candidate_regions
+from runtime.bisect._analyzer import GOOD, Analyzer, candidate_regions, close_all, region_slice
 from runtime.bisect._parse import parse_source
 from runtime.bisect._records import Rec
 
 __all__ = ["Suspect", "call_sites", "departs_within_statement", "line_claim", "pair_orphans", "rank_suspects",
-           "sibling_view", "strict_culprit", "wrong_shape"]
+           "lineage", "sibling_view", "strict_culprit", "wrong_input", "wrong_shape"]
 
 _TRANSPARENT = frozenset({"view", "cast", "move", "assemble", "transpose", "reshape", "clone", "read", "setitem"})
 
@@ -520,3 +523,84 @@ def sibling_view(an: Analyzer, observed: Rec, window: list[Rec], evidence: list[
                     "and the values depart where they disagree")
     an.status[v.seq] = "misplaced"
     return v
+
+
+def lineage(an: Analyzer, r: Rec, limit: int = 400) -> set[int]:
+    """Seqs of every value ``r`` is computed from (its data-flow ancestors, ``r`` included)."""
+    seen, stack = {r.seq}, [r]
+    while stack and len(seen) < limit:
+        for p in an.operand_recs(stack.pop()):
+            if p.seq not in seen:
+                seen.add(p.seq)
+                stack.append(p)
+    return seen
+
+
+def _feeds_match(an: Analyzer, kids: dict[int, list[Rec]], r: Rec, limit: int = 200) -> bool:
+    """Some value computed from ``r`` (downstream in the data flow) matches the golden."""
+    seen, stack = {r.seq}, [r]
+    while stack and len(seen) < limit:
+        for c in kids.get(stack.pop().seq, []):
+            if c.seq in seen:
+                continue
+            if an.status.get(c.seq) == "match":
+                return True
+            seen.add(c.seq)
+            stack.append(c)
+    return False
+
+
+def wrong_input(an: Analyzer, bad: list[Rec], evidence: list[str]) -> Rec | None:
+    """A view that reads input ``P`` where the kernel's unread input ``Q`` was meant.
+
+    Why this is evidence and not a guess: every tensor argument the golden takes is read by a correct kernel,
+    so an input the kernel never touches is itself a fault; and an input read twice at the same offsets in one
+    iteration is redundant. When exactly one of the two duplicate reads feeds the first departing value (the
+    other's consumers match the golden) and that read's tile differs from the unread input's golden slice at
+    the same offsets, it is the read that took the wrong tensor. Nothing fires on kernels that read every input.
+    """
+    if not bad or not an.arg_shapes:
+        return None
+    read = {r.source for r in an.recs if r.source}
+    for r in an.recs:
+        read.update(str(ref.get("name")) for ref in r.inputs or [] if ref.get("kind") == "tensor")
+    unread = [n for n in sorted(an.arg_shapes) if n not in read and n not in an.writes
+              and an.param_map.get(n, n) in an.inputs and an.param_map.get(n, n) in an.g.arrays]
+    if len(unread) != 1:
+        return None
+    q = unread[0]
+    qg = an.g.f64[an.param_map.get(q, q)]
+    views: dict[tuple, list[Rec]] = {}
+    for x in an.recs:
+        if x.op == "view" and x.source and x.source != q and x.offsets is not None \
+                and an.arg_shapes.get(x.source) == an.arg_shapes[q]:
+            views.setdefault((x.source, tuple(sorted(x.iteration.items())), tuple(x.offsets), tuple(x.shape or ())),
+                             []).append(x)
+    dup = {k: v for k, v in views.items() if len({x.node for x in v}) == 2}
+    if not dup:
+        return None
+    observed = bad[0]
+    feeding = lineage(an, observed)
+    kids: dict[int, list[Rec]] | None = None
+    for (src, _it, offs, _shape), pair in sorted(dup.items(), key=lambda kv: min(x.seq for x in kv[1])):
+        hit = [x for x in pair if x.seq in feeding]
+        if len(hit) != 1:
+            continue
+        w = hit[0]
+        other = next(x for x in pair if x is not w)
+        if kids is None:
+            kids = _children(an)
+        if not _feeds_match(an, kids, other):
+            continue  # the sibling read feeds nothing that is shown right either
+        box = w.box()
+        sl = region_slice(qg, offs, box.shape) if box is not None else None
+        if sl is None or close_all(box.astype(np.float64), sl, an.g.atol, an.g.rtol):
+            continue
+        evidence.append(f"input {q!r} is never read by the kernel, while {src!r} is read twice at offsets "
+                        f"{list(offs)} in one iteration ({other.where()} and {w.where()}); the read at line "
+                        f"{w.line} feeds the first departing value ({observed.where()}) and holds {src!r}, not "
+                        f"{q!r}: it reads the wrong tensor")
+        an.status[w.seq] = "misplaced"
+        an.expected[w.seq] = (an.param_map.get(q, q), offs)
+        return w
+    return None

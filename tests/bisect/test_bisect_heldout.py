@@ -89,3 +89,16 @@ def test_large_kernel_is_sampled_not_capped(tmp_path: Path, golden_cache: dict) 
     rep = bisect(op_dir, stage, golden_cache=golden_cache)
     assert rep.first_divergence is not None and rep.first_divergence.line == line, rep.summary
     assert any("large run" in e for e in rep.evidence), rep.evidence
+
+
+def test_read_of_the_wrong_input_is_named_not_its_consumer(tmp_path: Path, golden_cache: dict) -> None:
+    """``v = view(exp_avg, ...)`` where ``exp_avg_sq`` was meant: the consumer's inputs "match" (a real input at
+    the right offsets), but exp_avg_sq is never read and exp_avg is read twice: the duplicate read is named."""
+    bug = next(b for b in BUGS if b.id == "adamw_v_view")
+    op_dir, stage, line = materialize(bug, tmp_path)
+    spec = op_dir / "SPEC.md"
+    spec.write_text(spec.read_text().replace("{R: 2048, C: 1024}", "{R: 320, C: 1024}"))
+    rep = bisect(op_dir, stage, golden_cache=golden_cache)
+    f = rep.first_divergence
+    assert f is not None and f.line == line and f.status == "misplaced", rep.summary
+    assert any("'exp_avg_sq' is never read" in e for e in rep.evidence), rep.evidence
