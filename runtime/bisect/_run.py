@@ -70,7 +70,7 @@ def run_recorded_cases(stage_file: Path, wrapper: str, cases: list[tuple[str, li
         stage_file: the candidate stage file (copied into the sandbox work folder).
         wrapper: wrapper function name.
         cases: (case name, primary inputs in wrapper order) pairs (inputs are copied).
-        emulator: emulator module name or ``.py`` path (tests pass a stand-in).
+        emulator: emulator module name or ``.py`` path (default: ``runtime.emulator``).
         record: ask the emulator for op records.
         checkpoints: kernel parameter names to poison before and capture after each kernel call.
         timeout: wall-clock budget.

@@ -5,7 +5,7 @@ verifier's sandbox, reused, not a second one). That runner accepts an emulator g
 provides ``install()``, ``session()`` and ``EmulatorError``. This file is copied into a private temp folder
 next to ``bisect_shim.json`` and then:
 
-* loads the real emulator (or a stand-in in tests) *before* the sandbox guards go up;
+* loads the emulator (``runtime.emulator``, or the module named by ``--emulator``) *before* the sandbox guards go up;
 * opens every session with ``Options(record=True)`` when the emulator supports it;
 * wraps ``pypto.frontend.jit`` so kernel parameters named like golden intermediates (checkpoints) are
   poisoned with NaN before the call and copied after it;

@@ -325,7 +325,7 @@ def bisect(op_dir: str | Path, stage_file: str | Path, *, case: str | None = Non
         case: a case name from the verification case list; default: try up to six cases in the order of
             :func:`order_cases` (without a tail first, smallest first) until one diverges; the report's
             ``case_reason`` says which and why.
-        emulator: emulator module (tests pass a stand-in ``.py`` path).
+        emulator: emulator module (default: ``runtime.emulator``; a ``.py`` path loads another).
         timeout: wall-clock budget per candidate run and per golden run.
         golden_cache: a dict the caller keeps to reuse golden runs across calls (keyed by the sha256 of
             golden.py + SPEC.md and the case name); None runs golden.py every time.

@@ -1,19 +1,8 @@
-"""Shared fixtures of the bisect tests: the stand-in emulator path and a golden-run cache."""
+"""Shared fixtures of the bisect tests: a golden-run cache (every test runs the real runtime.emulator)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-
-HERE = Path(__file__).resolve().parent
-STANDIN = str(HERE / "standin_emulator.py")
-
-
-@pytest.fixture(scope="session")
-def standin() -> str:
-    """Emulator spec for runtime.bisect: the trace-then-replay stand-in that records data-flow links."""
-    return STANDIN
 
 
 @pytest.fixture(scope="session")

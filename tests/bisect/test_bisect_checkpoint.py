@@ -29,14 +29,6 @@ def test_wrapper_inputs_are_never_checkpoints(tmp_path: Path) -> None:
     assert checkpoint_names(stage, ["ms", "inv"], "op_module2_wrapper") == ["inv"]
 
 
-def test_first_diverging_checkpoint(tmp_path: Path, standin: str, golden_cache: dict) -> None:
-    jobs = [(v, *materialize(v, tmp_path)) for v in CHECKPOINT_VARIANTS]
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        reports = list(pool.map(lambda j: bisect(j[1], j[2], emulator=standin, golden_cache=golden_cache), jobs))
-    for (variant, _op_dir, _stage, line), report in zip(jobs, reports, strict=True):
-        _check(variant, line, report)
-
-
 def test_first_diverging_checkpoint_on_the_real_emulator(tmp_path: Path, golden_cache: dict) -> None:
     jobs = [(v, *materialize(v, tmp_path)) for v in CHECKPOINT_VARIANTS]
     with ThreadPoolExecutor(max_workers=4) as pool:

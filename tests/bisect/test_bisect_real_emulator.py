@@ -11,7 +11,7 @@ import runtime.emulator as emu
 from runtime.bisect import bisect
 from runtime.opdir import load_op_dir
 
-MIN_HITS = 16
+MIN_HITS = 24
 
 
 def test_real_emulator_records_and_corpus(tmp_path: Path, golden_cache: dict) -> None:

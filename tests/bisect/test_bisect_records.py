@@ -57,7 +57,7 @@ def test_program_order_fallback_localizes_a_straight_line_bug() -> None:
     assert any("program order" in e for e in res.evidence)
 
 
-def test_sandboxed_recording_round_trip_and_size_budget(standin: str) -> None:
+def test_sandboxed_recording_round_trip_and_size_budget() -> None:
     from bisect_corpus import CORPUS
 
     from runtime.bisect._run import run_recorded
@@ -67,12 +67,12 @@ def test_sandboxed_recording_round_trip_and_size_budget(standin: str) -> None:
     case = op.cases()[0]
     inputs = run_golden(op, case).inputs
     stage = CORPUS / "rms_norm" / "rms_norm_impl.py"
-    full = run_recorded(stage, "rms_norm_wrapper", inputs, emulator=standin)
+    full = run_recorded(stage, "rms_norm_wrapper", inputs)
     assert full.status == "ok" and full.recording and not full.truncated
     assert full.layers.get("audit_hook") and full.layers.get("process_group")
     assert all(r.value is not None for r in full.records)
     assert {r.op for r in full.records} >= {"view", "cast", "mul", "sum", "rsqrt", "assemble"}
-    small = run_recorded(stage, "rms_norm_wrapper", inputs, emulator=standin, max_value_bytes=20_000)
+    small = run_recorded(stage, "rms_norm_wrapper", inputs, max_value_bytes=20_000)
     assert small.truncated and len(small.records) == len(full.records)
     assert any(r.value is None for r in small.records) and small.records[0].value is not None
     np.testing.assert_array_equal(small.outputs[0], full.outputs[0])

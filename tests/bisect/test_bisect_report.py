@@ -24,16 +24,15 @@ def bugged(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, int]:
 
 
 @pytest.fixture(scope="module")
-def bugged_report(bugged: tuple[Path, Path, int], standin: str) -> BisectReport:
+def bugged_report(bugged: tuple[Path, Path, int]) -> BisectReport:
     op_dir, stage, _ = bugged
-    return bisect(op_dir, stage, emulator=standin)
+    return bisect(op_dir, stage)
 
 
-def test_report_is_deterministic(bugged: tuple[Path, Path, int], bugged_report: BisectReport,
-                                 standin: str) -> None:
+def test_report_is_deterministic(bugged: tuple[Path, Path, int], bugged_report: BisectReport) -> None:
     op_dir, stage, _ = bugged
     a = bugged_report
-    b = bisect(op_dir, stage, emulator=standin)
+    b = bisect(op_dir, stage)
     assert a.to_json() == b.to_json()
     assert a.report_hash == b.report_hash
     assert "duration_s" not in json.loads(a.to_json())
@@ -95,20 +94,20 @@ def test_wrapper_name() -> None:
     assert wrapper_name(Path("silu_impl.py")) == "silu_wrapper"
 
 
-def test_user_mistakes_are_one_clear_error(tmp_path: Path, standin: str) -> None:
+def test_user_mistakes_are_one_clear_error(tmp_path: Path) -> None:
     with pytest.raises(BisectError, match="invalid op directory"):
-        bisect(tmp_path, "x_impl.py", emulator=standin)
+        bisect(tmp_path, "x_impl.py")
     with pytest.raises(BisectError, match="stage file not found"):
-        bisect(CORPUS / "rms_norm", "nope_impl.py", emulator=standin)
+        bisect(CORPUS / "rms_norm", "nope_impl.py")
     with pytest.raises(BisectError, match="no case named"):
-        bisect(CORPUS / "rms_norm", "rms_norm_impl.py", case="B1-fp64", emulator=standin)
+        bisect(CORPUS / "rms_norm", "rms_norm_impl.py", case="B1-fp64")
 
 
-def test_import_error_of_candidate_is_reported(tmp_path: Path, standin: str) -> None:
+def test_import_error_of_candidate_is_reported(tmp_path: Path) -> None:
     v = next(v for v in VARIANTS if v.id == "rms_const_mean")
     op_dir, stage, _ = materialize(v, tmp_path)
     stage.write_text("raise RuntimeError('boom at import')\n")
-    report = bisect(op_dir, stage, emulator=standin)
+    report = bisect(op_dir, stage)
     assert report.status == "RUNTIME_ERROR"
     assert "boom at import" in report.summary
 
@@ -118,12 +117,12 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
                           text=True, timeout=120)
 
 
-def test_cli_text_json_and_exit_codes(bugged: tuple[Path, Path, int], standin: str) -> None:
+def test_cli_text_json_and_exit_codes(bugged: tuple[Path, Path, int]) -> None:
     op_dir, stage, line = bugged
-    r = _cli(str(op_dir), str(stage), "--emulator", standin)
+    r = _cli(str(op_dir), str(stage))
     assert r.returncode == 1, r.stderr
     assert f"culprit: line {line}" in r.stdout
-    r = _cli(str(op_dir), str(stage), "--json", "--emulator", standin)
+    r = _cli(str(op_dir), str(stage), "--json")
     assert json.loads(r.stdout)["first_divergence"]["line"] == line
     r = _cli(str(op_dir / "missing"), "x.py")
     assert r.returncode == 2 and r.stderr.startswith("error:") and "Traceback" not in r.stderr

@@ -1,6 +1,6 @@
 """Flash attention with an online softmax over a dynamic key length (from tests/emulator/corpus/attention.py).
 
-Runtime branches on is_loop_begin/is_loop_end: the bisect stand-in cannot run it, the real emulator can.
+Runtime branches on is_loop_begin/is_loop_end: kept apart from the main variants (REAL_ONLY_VARIANTS) for that history.
 """
 
 import numpy as np
