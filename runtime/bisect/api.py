@@ -145,23 +145,42 @@ def _golden_run(op: Any, case: Any, timeout: float, cache: dict | None) -> Any:
 
     if cache is None:
         return run_golden(op, case, timeout=timeout)
-    root = Path(op.root)
-    key = (hashlib.sha256((root / "golden.py").read_bytes() + (root / "SPEC.md").read_bytes()).hexdigest(),
-           case.name)
+    key = _golden_key(op, case)
     if key not in cache:
-        run = run_golden(op, case, timeout=timeout)
-        # the cache is shared (across calls, and across threads in callers that run bisects concurrently):
-        # freeze its arrays so an in-place change anywhere raises instead of corrupting another bisect
-        for arr in [*run.inputs, *run.outputs.values(), *run.intermediates.values()]:
-            if isinstance(arr, np.ndarray):
-                arr.flags.writeable = False
-        cache[key] = run
+        cache[key] = _frozen(run_golden(op, case, timeout=timeout))
     return cache[key]
+
+
+def _golden_key(op: Any, case: Any) -> tuple[str, str]:
+    root = Path(op.root)
+    return (hashlib.sha256((root / "golden.py").read_bytes() + (root / "SPEC.md").read_bytes()).hexdigest(),
+            case.name)
+
+
+def _frozen(run: Any) -> Any:
+    """The cache is shared (across calls, and across threads in callers that run bisects concurrently): its
+    arrays are frozen so an in-place change anywhere raises instead of corrupting another bisect."""
+    for arr in [*run.inputs, *run.outputs.values(), *run.intermediates.values()]:
+        if isinstance(arr, np.ndarray):
+            arr.flags.writeable = False
+    return run
 
 
 _BATCH_BYTES = 4 * 1024**2
 """Inputs up to this size: the first two cases are recorded in one sandbox process. Larger kernels spend
 their time emulating, so a second case would cost more than the process start it saves."""
+
+
+def _prefetch_goldens(op: Any, cases: list[Any], timeout: float, cache: dict) -> None:
+    """Golden runs of ``cases`` not yet cached, in one golden process (one process start, not one per case)."""
+    from runtime.opdir import run_golden_cases
+
+    todo = [c for c in cases if _golden_key(op, c) not in cache]
+    if len(todo) < 2:
+        return
+    runs = run_golden_cases(op, todo, timeout=timeout)
+    for c in todo:
+        cache[_golden_key(op, c)] = _frozen(runs[c.name])
 
 
 def _input_bytes(op: Any, case: Any, timeout: float, cache: dict | None) -> int:
@@ -361,9 +380,16 @@ def bisect(op_dir: str | Path, stage_file: str | Path, *, case: str | None = Non
     clean: list[str] = []
     pre: dict[str, RecordedRun] = {}
     if case is None and len(cases) > 1 and _input_bytes(op, cases[0], timeout, golden_cache) <= _BATCH_BYTES:
-        # the two likeliest cases in one sandbox process (small kernels: the process start dominates)
+        # the likeliest cases in one sandbox process (small kernels: the process start dominates): the first
+        # two, and the first tail case when it is not among them (a tail-only bug then costs no third process)
+        batch = cases[:2]
+        tail = next((c for c in cases if c.tail), None)
+        if tail is not None and tail not in batch and _input_bytes(op, cases[0], timeout, golden_cache) \
+                <= _BATCH_BYTES // 4:
+            batch.append(tail)
         try:
-            pre = _record_together(op, stage, cases[:2], emulator=emulator, timeout=timeout,
+            _prefetch_goldens(op, batch, timeout, golden_cache)
+            pre = _record_together(op, stage, batch, emulator=emulator, timeout=timeout,
                                    golden_cache=golden_cache)
         except GoldenError as exc:
             raise BisectError(f"golden.py failed: {exc}") from None
