@@ -74,10 +74,9 @@ def options_from(config: dict[str, Any]) -> Options:
                           "out_of_bounds": config.get("out_of_bounds", "raise"),
                           "npuarch": config.get("npuarch", "DAV_2201")}
     poison = config.get("poison_check", "final")
-    if "poison_check" in Options.__dataclass_fields__:
+    kw["check_poison"] = poison != "off"
+    if poison != "off":
         kw["poison_check"] = poison
-    else:  # before the per-iteration/final split existed: a bool
-        kw["check_poison"] = poison != "off"
     return Options(**kw)
 
 

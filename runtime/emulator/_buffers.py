@@ -87,6 +87,10 @@ class Env:
         self.batched = 0
         self.last_rec: dict[int, int] = {}
         self.parallel_masks: dict[object, np.ndarray] = {}
+        self.poison_first: dict[str, Any] = {}
+        """kernel argument name -> EMU_POISON error of its first poisoned write-back (final-mode poison check)"""
+        self.param_keys: frozenset[int] = frozenset()
+        """storage keys of the kernel arguments (whole-argument reads count as bytes in)"""
 
     # buffer access -------------------------------------------------------------------------------------
     def get(self, key: int) -> tuple[np.ndarray, tuple[int, ...]]:

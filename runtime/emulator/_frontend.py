@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime.emulator._buffers import Env
+from runtime.emulator._buffers import Env, is_poison
 from runtime.emulator._enums import DataType, StatusType, dtype_from_numpy, dtype_name
 from runtime.emulator._errors import EmulatorError, py_error
 from runtime.emulator._executor import run_region
@@ -123,12 +123,31 @@ class JitFunction:
         env.sym.update(env_sym)
         for t, arr in params:
             env.buf[t.key] = (arr, arr.shape)
+        env.param_keys = frozenset(t.key for t, _ in params)
         old = np.seterr(all="ignore")  # restored below; ops that need errors check values explicitly
         try:
             run_region(region, env)
         finally:
             np.seterr(**old)
             env.flush()
+        if s.options.check_poison and s.options.poison_check == "final":
+            self._final_poison_check(params, env)
+
+    def _final_poison_check(self, params: list, env: Env) -> None:
+        """Poison (padding or uninitialized data) left in a written kernel argument after the whole run: the
+        error of its first poisoned write-back (location, iteration), as the per-iteration check reports it."""
+        p = self._parse()
+        for t, arr in params:
+            if not t._written:
+                continue
+            n = is_poison(arr)
+            if n:
+                first = env.poison_first.get(t.name)
+                if first is not None:
+                    raise first
+                raise EmulatorError("EMU_POISON", f"kernel argument '{t.name}' holds {n} poisoned element(s) after "
+                                    "the run: data from outside a valid_shape (padding) or from uninitialized "
+                                    "memory reached an output", file=p.file, line=p.fdef.lineno)
 
     def trace(self, *args: Any, **kwargs: Any) -> Region:
         """Trace the body for these arguments without executing it (returns the graph; for tools/benchmarks)."""

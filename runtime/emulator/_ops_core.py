@@ -277,6 +277,14 @@ def move(self: Tensor, other: Any) -> None:
     if src is dst:
         return
     a, b = static_shape(src.shape), static_shape(dst.shape)
+    if a is not None and b is not None and len(a) != len(b) and math.prod(a) == math.prod(b):
+        # same element count, different rank ([1] <- [1, 1]): the real 0.2.0 accepts it (fidelity probe f01);
+        # the data is the same row-major sequence
+        if src.valid_shape is not None and static_shape(src.valid_shape) != a:
+            raise tr.error("EMU_MOVE_SHAPE", f"`{dst.name or 'out'}[:] = ...`: a rank-changing move needs the whole "
+                           f"source valid (source valid {src.valid_shape}, shape {a})", op="move")
+        src = reshape(src, list(b), inplace=True, _internal=True)
+        a = b
     if a is not None and b is not None and a != b:
         raise tr.error("EMU_MOVE_SHAPE", f"`{dst.name or 'out'}[:] = ...` / move: source shape {a} != destination "
                        f"shape {b} (0.2.0 SIM silently writes only the overlap; use assemble with offsets)",
@@ -333,10 +341,15 @@ def move(self: Tensor, other: Any) -> None:
 
 
 def _check_poison(env: Any, part: np.ndarray, dname: str) -> None:
+    """Poison written into a kernel argument: an error now (``poison_check="iteration"``), or remembered with
+    its location and iteration and raised only if the argument still holds poison after the run ("final")."""
     n = is_poison(part)
     if n:
-        raise env.error("EMU_POISON", f"write-back into '{dname}' carries {n} poisoned element(s): data from "
+        err = env.error("EMU_POISON", f"write-back into '{dname}' carries {n} poisoned element(s): data from "
                         "outside a valid_shape (padding) or from uninitialized memory reached an output")
+        if env.session.options.poison_check == "iteration":
+            raise err
+        env.poison_first.setdefault(dname, err)
 
 
 @op("assemble", notes="write the valid region of src into dst at offsets")
@@ -448,13 +461,19 @@ def reshape(input: Tensor, shape: Any, *, valid_shape: Any = None, inplace: bool
     src = reader(tr, input, "reshape")
     shp = _int_list(tr, shape, "shape", "reshape", allow_sym=True)
     sst = static_shape(src.shape)
-    if shp.count(-1) > 1:
+    symbolic = [d for d in shp if isinstance(d, SymbolicScalar)]
+    if symbolic and tr.options.compat == "0.2.0":
+        raise tr.pyerror("TypeError", "Reshape(): incompatible function arguments: dstShape must be Python ints in "
+                         "pypto 0.2.0 (pass runtime extents as valid_shape=[...]; --compat head accepts "
+                         "SymbolicScalar dims)", op="reshape")
+    minus = sum(1 for d in shp if isinstance(d, int) and d == -1)  # never compare a symbol (Not concrete value)
+    if minus > 1:
         raise tr.pyerror("ValueError", "reshape: only one -1 allowed", op="reshape")
-    if -1 in shp:
+    if minus:
         if sst is None or any(is_symbolic(d) for d in shp):
             raise tr.pyerror("ValueError", "reshape: -1 needs static shapes", op="reshape")
         known = math.prod(d for d in shp if d != -1)
-        shp[shp.index(-1)] = math.prod(sst) // max(known, 1)
+        shp[next(i for i, d in enumerate(shp) if isinstance(d, int) and d == -1)] = math.prod(sst) // max(known, 1)
     nst = static_shape(shp)
     if sst is not None and nst is not None and math.prod(sst) != math.prod(nst):
         raise tr.pyerror("ValueError", f"reshape: element count of {sst} != {nst}", op="reshape")

@@ -120,13 +120,17 @@ def binary(opname: str, a: Any, b: Any, fn: Callable, *, out_dtype: DataType | N
         if B.dtype != dt:
             raise tr.error("FC0001", f"{opname}: operand dtypes differ ({dt.name} vs {B.dtype.name}); no implicit "
                            "promotion on the device - insert pypto.cast", op=opname)
-        shape = broadcast_shape(tr, opname, [A.shape, B.shape])
+        # a lower-rank operand broadcasts numpy-style (leading size-1 axes): the real 0.2.0 accepts [2, 8] + [8]
+        # (fidelity probe f04); the single-expanded-axis rule still applies to the padded shapes
+        pad_a, pad_b = max(0, B.dim - A.dim), max(0, A.dim - B.dim)
+        shape = broadcast_shape(tr, opname, [[1] * pad_a + list(A.shape), [1] * pad_b + list(B.shape)])
         bkey = B.key
         bval = None
     else:
         bval = _scalar_operand(tr, opname, b, dt)
         shape = A.shape
         bkey = None
+        pad_a = pad_b = 0
     if dtypes is not None and dt not in dtypes and warn_dtypes:
         tr.warn("EMU_DTYPE", f"{opname} on {dt.name} is outside the documented dtypes "
                 f"({', '.join(sorted(d.name for d in dtypes))})", op=opname)
@@ -138,8 +142,12 @@ def binary(opname: str, a: Any, b: Any, fn: Callable, *, out_dtype: DataType | N
 
     def run(env: Any) -> None:
         xa, va = env.get(akey)
+        if pad_a:
+            xa, va = xa.reshape((1,) * pad_a + xa.shape), (1,) * pad_a + tuple(va)
         if bkey is not None:
             xb, vb = env.get(bkey)
+            if pad_b:
+                xb, vb = xb.reshape((1,) * pad_b + xb.shape), (1,) * pad_b + tuple(vb)
             try:
                 r = fn(compute(xa), compute(xb))
             except ValueError as exc:
@@ -160,7 +168,8 @@ def binary(opname: str, a: Any, b: Any, fn: Callable, *, out_dtype: DataType | N
         r = fn(compute(xa), compute(env.buf[bkey][0]) if bkey is not None else bval)
         env.buf[okey] = (r.astype(ond, copy=False), None)
 
-    tr.emit(opname, run, out, tile_elems=te, brun=brun, ins=(akey,) if bkey is None else (akey, bkey))
+    tr.emit(opname, run, out, tile_elems=te, brun=None if pad_a or pad_b else brun,
+            ins=(akey,) if bkey is None else (akey, bkey))
     return out
 
 

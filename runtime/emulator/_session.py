@@ -47,6 +47,9 @@ class Options:
     compat: Literal["0.2.0", "head"] = "0.2.0"
     npuarch: str = "DAV_2201"
     check_poison: bool = True
+    poison_check: Literal["final", "iteration"] = "iteration"
+    """When ``check_poison``: check the kernel arguments' final contents (default: a kernel whose output is
+    transiently poisoned but finally correct passes, as on the device), or every write-back in every iteration."""
 
 
 class CostCounters(BaseModel):
