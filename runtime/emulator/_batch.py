@@ -153,6 +153,7 @@ def _strided(arr: np.ndarray, o0: list[int], coef: list[int], step: int, k: int,
 
 def _account(env: Env, it: OpNode, k: int) -> None:
     env.ops[it.name] = env.ops.get(it.name, 0) + k
+    env.count_param_reads(it, k)
     if it.out_key is None or it.name in ("assemble", "move", "setitem"):
         return
     v = env.buf.get(it.out_key)

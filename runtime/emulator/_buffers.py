@@ -92,6 +92,20 @@ class Env:
         self.param_keys: frozenset[int] = frozenset()
         """storage keys of the kernel arguments (whole-argument reads count as bytes in)"""
 
+    def count_param_reads(self, node: Any, times: int = 1) -> None:
+        """Bytes in for an op that reads a kernel argument whole (``pypto.add(x, y)`` on parameters, no view).
+
+        A view counts its own window; meta ops (reshape, unsqueeze) move no data; the target of an in-place
+        write into an argument (scatter) is written, not read. ``times`` is the batched iteration count."""
+        if not self.param_keys or node.name == "view" or node.kind == "meta":
+            return
+        ins = node.ins[1:] if node.gm_write and node.name not in ("move", "assemble") else node.ins
+        for k in ins:
+            if k in self.param_keys:
+                v = self.buf.get(k)
+                if v is not None:
+                    self.bytes_in += v[0].nbytes * times
+
     # buffer access -------------------------------------------------------------------------------------
     def get(self, key: int) -> tuple[np.ndarray, tuple[int, ...]]:
         try:

@@ -21,11 +21,9 @@ __all__ = ["run_loop", "run_region"]
 _WRITES = frozenset({"assemble", "move", "setitem"})
 
 
-_VIEWS = frozenset({"view", "assemble", "move"})  # these count their own GM traffic
-
-
 def _account(env: Env, node: OpNode) -> None:
     env.ops[node.name] = env.ops.get(node.name, 0) + 1
+    env.count_param_reads(node)
     if node.out_key is None:
         return
     v = env.buf.get(node.out_key)

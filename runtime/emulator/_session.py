@@ -37,8 +37,13 @@ class Options:
             builtin ``min/max`` on symbols fail); ``"head"`` follows the repo HEAD (multi-axis broadcast warns,
             builtin 2-arg ``min/max`` on symbols map to ``pypto.min/max``).
         npuarch: value of ``pypto.platform.npuarch`` (``DAV_2201`` = A2/A3, ``DAV_3510`` = Ascend 950).
-        check_poison: check every write-back into a kernel argument for the NaN poison that marks padding
-            outside ``valid_shape`` and uninitialized memory.
+        check_poison: check kernel arguments for the NaN poison that marks padding outside ``valid_shape`` and
+            uninitialized memory.
+        poison_check: when ``check_poison``, ``"final"`` (default) checks the kernel arguments' contents after the
+            whole run: a kernel whose output is transiently poisoned in some iteration but finally correct passes,
+            as it does on the device (the error, if any, still names the first poisoned write-back, its line and
+            iteration). ``"iteration"`` rejects every poisoned write-back in every iteration (stricter than the
+            device; useful to find where poison first reaches an output).
     """
 
     record: bool = False
@@ -47,9 +52,7 @@ class Options:
     compat: Literal["0.2.0", "head"] = "0.2.0"
     npuarch: str = "DAV_2201"
     check_poison: bool = True
-    poison_check: Literal["final", "iteration"] = "iteration"
-    """When ``check_poison``: check the kernel arguments' final contents (default: a kernel whose output is
-    transiently poisoned but finally correct passes, as on the device), or every write-back in every iteration."""
+    poison_check: Literal["final", "iteration"] = "final"
 
 
 class CostCounters(BaseModel):

@@ -1,0 +1,40 @@
+"""The issue's case: a binary op between [2, 2] and [2] (numpy-style broadcast of the lower rank)."""
+import numpy as np
+
+try:
+    import torch
+    def mk(*s, dtype=None):
+        return torch.rand(*s, dtype=dtype or torch.float32)
+    def zk(*s, dtype=None):
+        return torch.zeros(*s, dtype=dtype or torch.float32)
+    F16 = torch.float16
+except ImportError:  # the emulator also takes numpy arrays (CI may run without torch)
+    def mk(*s, dtype=None):
+        return np.random.default_rng(0).random(s).astype(dtype or np.float32)
+    def zk(*s, dtype=None):
+        return np.zeros(s, dtype or np.float32)
+    F16 = np.float16
+import pypto
+
+
+def N(t):
+    return t.numpy() if hasattr(t, "numpy") else t
+
+
+@pypto.frontend.jit
+def k(a: pypto.Tensor([2, 2], pypto.DT_FP32), b: pypto.Tensor([2], pypto.DT_FP32), out: pypto.Tensor([2, 2], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(2, 2)
+    out[:] = pypto.mul(a, b)
+
+
+def run():
+    a, b, o = mk(2, 2), mk(2), zk(2, 2)
+    k(a, b, o)
+    print("VALUE", float(abs(N(o) - (N(a) * N(b))).max()))
+
+try:
+    run()
+    print("RESULT ok")
+except Exception as e:
+    print("RESULT", type(e).__name__, str(e)[:300].replace("\n", " | "))
+
