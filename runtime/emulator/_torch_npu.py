@@ -138,8 +138,9 @@ def build_module() -> types.ModuleType:
     import torch
 
     patch_torch(torch)
+    npu = vars(torch)["npu"]  # set by patch_torch (torch has no static `npu` attribute for mypy)
     mod = types.ModuleType("torch_npu", "PTO Forge stand-in for torch_npu: NPU devices map to the CPU")
-    mod.__dict__.update({"npu": torch.npu, "__version__": "0.0+pto-forge-emulator", "_pto_forge_stand_in": True})
+    mod.__dict__.update({"npu": npu, "__version__": "0.0+pto-forge-emulator", "_pto_forge_stand_in": True})
     return mod
 
 
