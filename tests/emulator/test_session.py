@@ -41,7 +41,7 @@ def test_cost_counters():
     assert c.ops == {"view": 4, "matmul": 4, "add": 4, "assemble": 4}
     assert c.loop_trips == {"loop_1": 4}
     assert c.matmul_flops == 2 * 64 * 16 * 32
-    assert c.bytes_in == x.nbytes  # the views of the argument x
+    assert c.bytes_in == x.nbytes + 4 * w.nbytes  # the views of x, and w read whole by the matmul per iteration
     assert c.bytes_out == out.nbytes
     assert c.tiles == 4 * 1 + 4 * 1  # one 16x16 cube tile per matmul, one vec tile per add
     assert c.runs == 1

@@ -54,6 +54,9 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     _run([sys.executable, "-m", "venv", str(venv)], cwd=work)
     py = venv / "bin" / "python"
     _run([str(py), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)], cwd=work)
+    # the venv's bundled setuptools (65.x on 3.11) would shadow the test environment's: with torch installed
+    # there (gym tests), `pip check` then reports torch's setuptools>=77 requirement, which is not the wheel's
+    _run([str(py), "-m", "pip", "uninstall", "-q", "-y", "setuptools"], cwd=work)
     purelib = _run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd=work).stdout.strip()
     Path(purelib, "_test_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")
     return venv
