@@ -79,13 +79,21 @@ class _Gym:
 # ------------------------------------------------------------------------------------------------ reading
 
 
-def _front_matter(text: str) -> tuple[dict[str, Any], str]:
+def _front_matter(text: str, path: Path | None = None) -> tuple[dict[str, Any], str]:
+    """The gym SPEC's YAML front matter and its prose. Broken YAML is the user's to fix: one line naming the
+    SPEC.md line (the front matter starts on line 2), never a parser traceback."""
     lines = text.splitlines()
     if not lines or lines[0].strip() != "---":
         return {}, text
     for i in range(1, len(lines)):
         if lines[i].strip() in ("---", "..."):
-            data = yaml.safe_load("\n".join(lines[1:i])) or {}
+            try:
+                data = yaml.safe_load("\n".join(lines[1:i])) or {}
+            except yaml.YAMLError as exc:
+                mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+                where = f"{path or 'SPEC.md'}" + (f":{mark.line + 2}" if mark is not None else "")
+                problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+                raise GymImportError(f"{where}: the SPEC front matter is not valid YAML ({problem})") from None
             return (data if isinstance(data, dict) else {}), "\n".join(lines[i + 1:])
     return {}, text
 
@@ -95,13 +103,19 @@ def _locate(source: Path) -> _Gym:
         raise GymImportError(f"{source} does not exist (give a gym op folder or its test_<op>.py)")
     test: Path | None = None
     if source.is_file():
-        if not (source.name.startswith("test_") and source.suffix == ".py"):
+        if source.name.startswith("test_") and source.suffix == ".py":
+            folder, test = source.parent, source
+        elif source.name == "SPEC.md" or source.name.endswith(("_impl.py", "_golden.py")):
+            folder = source.parent  # another file of the op folder: the folder is meant
+        else:
             raise GymImportError(f"{source.name}: give a gym op folder or its test file test_<op>.py")
-        folder, test = source.parent, source
     else:
         folder = source
     spec_path = next((p for p in (folder / "SPEC.md", folder / "docs" / "SPEC.md") if p.is_file()), None)
-    spec, prose = _front_matter(spec_path.read_text(encoding="utf-8")) if spec_path else ({}, "")
+    try:
+        spec, prose = _front_matter(spec_path.read_text(encoding="utf-8"), spec_path) if spec_path else ({}, "")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise GymImportError(f"{spec_path}: cannot read it ({exc})") from None
     goldens = sorted(folder.glob("*_golden.py")) or sorted(folder.glob("golden.py"))
     op = str(spec.get("op_name") or "")
     if not op and test is not None:
@@ -478,6 +492,10 @@ def import_gym_op(source: str | Path, dest: str | Path, *, force: bool = False, 
     """
     gym = _locate(Path(source).resolve())
     dest = Path(dest)
+    if dest.exists() and not dest.is_dir():
+        raise GymImportError(f"{dest} is a file; give the operator directory to create")
+    if dest.resolve() == gym.folder:
+        raise GymImportError(f"{dest} is the gym folder itself; give a new operator directory")
     report = ImportReport(op_name=gym.op)
     targets = {"SPEC.md": dest / "SPEC.md", "golden.py": dest / "golden.py", "IMPORT.md": dest / "IMPORT.md"}
     if gym.impl is not None:
@@ -505,10 +523,13 @@ def import_gym_op(source: str | Path, dest: str | Path, *, force: bool = False, 
     for extra in sorted(gym.folder.glob("test_cases.json")):
         report.unmapped.append(f"{extra.name}: per-case settings are not imported (the cases come from _make_inputs)")
     files["IMPORT.md"] = _import_md(gym, report)
-    dest.mkdir(parents=True, exist_ok=True)
-    for name, text in files.items():
-        (dest / name).write_text(text, encoding="utf-8")
-        report.written.append(name)
+    try:
+        dest.mkdir(parents=True, exist_ok=True)
+        for name, text in files.items():
+            (dest / name).write_text(text, encoding="utf-8")
+            report.written.append(name)
+    except OSError as exc:
+        raise GymImportError(f"{dest}: cannot write the operator directory ({exc.strerror or exc})") from None
     if existing:
         report.notes.append(f"replaced (--force): {', '.join(existing)}")
     return report

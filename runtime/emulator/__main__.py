@@ -134,6 +134,11 @@ def _run_main(script: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     ns = _parser().parse_args(sys.argv[1:] if argv is None else argv)
     script = ns.script
+    if os.path.isdir(script):
+        tests = sorted(n for n in os.listdir(script) if n.startswith("test_") and n.endswith(".py"))
+        hint = f" (e.g. {os.path.join(script, tests[0])})" if tests else ""
+        print(f"runtime.emulator: {script} is a directory; give the script to run{hint}", file=sys.stderr)
+        return 2
     if not os.path.isfile(script):
         print(f"runtime.emulator: no such script: {script}", file=sys.stderr)
         return 2

@@ -26,7 +26,7 @@ needs_torch = pytest.mark.skipif(not HAS_TORCH, reason="gym goldens are torch; t
 
 
 @needs_torch
-@pytest.mark.parametrize("op", ["softmax", "rms_norm", "adamw", "silu"])
+@pytest.mark.parametrize("op", ["softmax", "rms_norm", "adamw", "silu", "bias_leaky"])
 def test_corpus_op_imports_and_its_impl_verifies_pass(op: str, tmp_path: Path) -> None:
     dest = tmp_path / op
     report = import_gym_op(CORPUS / op, dest)
@@ -85,3 +85,51 @@ def test_cli_gives_one_line_for_a_folder_that_is_not_a_gym_op(tmp_path: Path) ->
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr and "error:" in proc.stderr
     assert not (tmp_path / "o").exists()
+
+
+def _cli_import(*args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "PTO_FORGE_EMULATOR_CHILD"}
+    return subprocess.run([sys.executable, "-m", "orchestrator", "import", *args], capture_output=True, text=True,
+                          timeout=120, check=False, env=env)
+
+
+def test_broken_spec_yaml_is_one_line_at_the_spec_line(tmp_path: Path) -> None:
+    """User trial: a missing `}` in the gym SPEC front matter gave a 40-line yaml traceback."""
+    src = tmp_path / "bias_leaky"
+    shutil.copytree(CORPUS / "bias_leaky", src)
+    text = (src / "SPEC.md").read_text().replace("rtol: 0.0078125}", "rtol: 0.0078125")
+    (src / "SPEC.md").write_text(text)
+    proc = _cli_import(str(src), str(tmp_path / "o"))
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr
+    assert f"{src / 'SPEC.md'}:8: the SPEC front matter is not valid YAML" in proc.stderr, proc.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_typo_in_the_source_path_is_one_line(tmp_path: Path) -> None:
+    proc = _cli_import(str(CORPUS / "bias_leak"), str(tmp_path / "o"))
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().count("\n") == 0 and "does not exist" in proc.stderr
+
+
+def test_dest_that_is_a_file_or_the_gym_folder_is_refused(tmp_path: Path) -> None:
+    """User trial: a file as the destination died in mkdir with a traceback; the gym folder itself as the
+    destination would have been written into (and, with --force, its SPEC.md replaced)."""
+    src = tmp_path / "bias_leaky"
+    shutil.copytree(CORPUS / "bias_leaky", src)
+    proc = _cli_import(str(src), str(src / "SPEC.md"))
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr and "is a file" in proc.stderr
+    with pytest.raises(GymImportError, match="the gym folder itself"):
+        import_gym_op(src, src, force=True)
+    assert (src / "SPEC.md").read_text() == (CORPUS / "bias_leaky" / "SPEC.md").read_text()
+
+
+def test_another_file_of_the_op_folder_names_the_folder(tmp_path: Path) -> None:
+    """User trial: pointing at the impl (or SPEC.md) instead of the folder was refused; it now means the folder
+    (here the folder lacks a golden, so the error is about the folder's content, not the file given)."""
+    src = tmp_path / "bias_leaky"
+    shutil.copytree(CORPUS / "bias_leaky", src)
+    (src / "bias_leaky_golden.py").unlink()
+    for given in ("bias_leaky_impl.py", "SPEC.md"):
+        with pytest.raises(GymImportError, match="no <op>_golden.py"):
+            import_gym_op(src / given, tmp_path / "o")

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 CORPUS = Path(__file__).parent / "corpus_data"
-OPS = ("softmax", "rms_norm", "adamw", "silu")
+OPS = ("softmax", "rms_norm", "adamw", "silu", "bias_leaky")
 HAS_TORCH = importlib.util.find_spec("torch") is not None
 needs_torch = pytest.mark.skipif(not HAS_TORCH, reason="the gym scripts build torch tensors; torch is not installed "
                                  "(pip install torch==2.13.0, a CPU build)")
@@ -135,6 +135,15 @@ def test_missing_script_is_a_usage_error(tmp_path: Path) -> None:
     proc = _run(["nope.py"], cwd=tmp_path)
     assert proc.returncode == 2
     assert "no such script" in proc.stderr
+
+
+def test_a_directory_is_a_usage_error_naming_its_test_script(tmp_path: Path) -> None:
+    """User trial: `python -m runtime.emulator <op folder>` said "no such script" for a folder that exists."""
+    (tmp_path / "op").mkdir()
+    (tmp_path / "op" / "test_op.py").write_text("print('hi')\n")
+    proc = _run(["op"], cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "op is a directory; give the script to run (e.g. op/test_op.py)" in proc.stderr, proc.stderr
 
 
 def test_install_alone_does_not_provide_torch_npu() -> None:
