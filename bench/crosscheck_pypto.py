@@ -52,7 +52,7 @@ def main() -> int:
     parser.add_argument("--pypto-python", required=True, help="python of a venv with pypto==0.2.0, sympy, torch")
     parser.add_argument("--probes", default=str(ROOT / "bench" / "crosscheck_probes"))
     args = parser.parse_args()
-    probes = sorted(Path(args.probes).glob("*.py"))
+    probes = sorted(Path(args.probes).resolve().glob("*.py"))  # the probes run in a temporary cwd
     print(f"{'probe':34} {'real pypto 0.2.0 SIM':>22} {'emulator':>22}  match")
     agree = 0
     for probe in probes:

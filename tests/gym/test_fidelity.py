@@ -221,3 +221,18 @@ def test_verifier_still_rejects_poison_left_in_the_final_output(tmp_path: Path) 
     report = verify(d, d / "rows2_impl.py")
     assert report.verdict != "PASS"
     assert "EMU_POISON" in report.model_dump_json(), report.reasons
+
+
+def test_crosscheck_takes_a_relative_probes_folder(tmp_path: Path) -> None:
+    """Surprise: `bench/crosscheck_pypto.py --probes tests/gym/fidelity_probes` (the documented command) ran every
+    probe as a path relative to its temporary working directory, so nothing ran ("can't open file")."""
+    probes = tmp_path / "probes"
+    probes.mkdir()
+    (probes / "p.py").write_text('print("RESULT ok")\n')
+    root = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PTO_FORGE_EMULATOR_CHILD")}
+    # this interpreter stands in for the real wheel's: the probe imports nothing
+    proc = subprocess.run([sys.executable, str(root / "bench" / "crosscheck_pypto.py"), "--pypto-python",
+                           sys.executable, "--probes", "probes"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120, check=False, env=env)
+    assert "1/1 probes agree" in proc.stdout, proc.stdout + proc.stderr
