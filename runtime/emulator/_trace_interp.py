@@ -195,8 +195,15 @@ class _Interp:
                            line=getattr(node, "lineno", self.line)) from e
 
     def _key(self, sub: ast.Subscript, ns: dict[str, Any]) -> Any:
-        node = ast.Subscript(value=ast.Name(id="__pto_key__", ctx=ast.Load()), slice=sub.slice, ctx=ast.Load())
-        ast.copy_location(node, sub)
+        # The synthetic node is kept (keyed by the source node, which the parsed tree keeps alive): compiled
+        # code is cached by id(node), and a throw-away node's id is reused by the next one, which then ran
+        # the cached code of another subscript (`mx[:]` evaluated as `scores[r:r + 1, ...]`) - at random,
+        # depending on the allocator, so on the machine.
+        node = self.p.codes.get(("key", id(sub)))
+        if node is None:
+            node = ast.Subscript(value=ast.Name(id="__pto_key__", ctx=ast.Load()), slice=sub.slice, ctx=ast.Load())
+            ast.copy_location(node, sub)
+            self.p.codes[("key", id(sub))] = node
         return self.eval(node, ns)
 
     def err(self, kind: str, msg: str, node: ast.AST) -> EmulatorError:

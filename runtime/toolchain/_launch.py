@@ -66,9 +66,21 @@ def bwrap_works() -> bool:
     return proc.returncode == 0
 
 
-def _bwrap_args(work: Path) -> list[str]:
-    return ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
-            "--bind", str(work), str(work), "--chdir", str(work), "--unshare-all", "--die-with-parent"]
+def _bwrap_args(work: Path, visible: tuple[str, ...] = ()) -> list[str]:
+    """``visible``: paths that must stay readable although they live under /tmp, which the child gets as a
+    fresh tmpfs (a toolchain venv or a checkout in /tmp would otherwise vanish: "execvp ... No such file")."""
+    args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    for path in sorted(set(visible)):
+        if path.startswith("/tmp/") and os.path.exists(path):
+            args += ["--ro-bind", path, path]
+    return [*args, "--bind", str(work), str(work), "--chdir", str(work), "--unshare-all", "--die-with-parent"]
+
+
+def _visible_paths(python: str, script: Path) -> tuple[str, ...]:
+    """The interpreter's venv (``bin/python`` -> its root, unresolved: a venv's python is a symlink out of
+    it) and the checkout that holds the child script."""
+    venv = os.path.dirname(os.path.dirname(os.path.abspath(python)))
+    return (venv, os.path.realpath(venv), str(Path(script).resolve().parents[2]))
 
 
 def _env(work: Path) -> dict[str, str]:
@@ -113,7 +125,7 @@ def run_child(python: str, script: Path, request: Path, work: Path, limits: Limi
     bw = bwrap_works() if use_bwrap is None else use_bwrap
     cmd = [python, "-s", "-B", str(script), str(request)]
     if bw:
-        cmd = [shutil.which("bwrap") or "bwrap", *_bwrap_args(work), *cmd]
+        cmd = [shutil.which("bwrap") or "bwrap", *_bwrap_args(work, _visible_paths(python, script)), *cmd]
     err_path = work / "child.stderr"
     started = time.perf_counter()
     with open(work / "child.stdout", "wb") as out_fh, open(err_path, "wb") as err_fh:
