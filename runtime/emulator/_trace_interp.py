@@ -177,12 +177,12 @@ class _Interp:
 
     # evaluation -------------------------------------------------------------------------------------
     def _code(self, node: ast.expr) -> Any:
-        c = self.p.codes.get(id(node))
+        c = self.p.codes.get(node)
         if c is None:
             expr = ast.Expression(node)
             ast.fix_missing_locations(expr)
             c = compile(expr, self.p.file, "eval")
-            self.p.codes[id(node)] = c
+            self.p.codes[node] = c
         return c
 
     def eval(self, node: ast.expr, ns: dict[str, Any]) -> Any:
@@ -195,15 +195,14 @@ class _Interp:
                            line=getattr(node, "lineno", self.line)) from e
 
     def _key(self, sub: ast.Subscript, ns: dict[str, Any]) -> Any:
-        # The synthetic node is kept (keyed by the source node, which the parsed tree keeps alive): compiled
-        # code is cached by id(node), and a throw-away node's id is reused by the next one, which then ran
-        # the cached code of another subscript (`mx[:]` evaluated as `scores[r:r + 1, ...]`) - at random,
-        # depending on the allocator, so on the machine.
-        node = self.p.codes.get(("key", id(sub)))
+        # One synthetic node per source subscript, kept in the cache: a fresh node per call would be compiled
+        # again every time (the cache holds nodes, not ids, so a freed node's reused id can no longer run
+        # another subscript's code: `mx[:]` once ran as `scores[r:r + 1, ...]`, depending on the allocator).
+        node = self.p.codes.get(("key", sub))
         if node is None:
             node = ast.Subscript(value=ast.Name(id="__pto_key__", ctx=ast.Load()), slice=sub.slice, ctx=ast.Load())
             ast.copy_location(node, sub)
-            self.p.codes[("key", id(sub))] = node
+            self.p.codes[("key", sub)] = node
         return self.eval(node, ns)
 
     def err(self, kind: str, msg: str, node: ast.AST) -> EmulatorError:
@@ -282,9 +281,9 @@ class _Interp:
         outer = self.loop_outer[-1]
         read = None
         if value is not None:
-            read = self.p.codes.get(("names", id(value)))
+            read = self.p.codes.get(("names", value))
             if read is None:
-                read = self.p.codes[("names", id(value))] = {n.id for n in ast.walk(value)
+                read = self.p.codes[("names", value)] = {n.id for n in ast.walk(value)
                                                               if isinstance(n, ast.Name)}
         for tgt in targets:
             if not isinstance(tgt, ast.Name) or tgt.id not in outer:
