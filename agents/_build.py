@@ -13,6 +13,7 @@ from agents.contracts import AgentSet
 from agents.llm import ChatProvider
 from agents.roles import LLMAgents
 from agents.trace import Trace, TraceMode
+from runtime.yamlio import load_yaml
 
 __all__ = ["build_agents"]
 
@@ -56,7 +57,7 @@ def _spec_seeds(op_dir: Path) -> list[int]:
         text = path.read_text(encoding="utf-8")
         if not text.startswith("---"):
             return []
-        front = yaml.safe_load(text.split("---", 2)[1]) or {}
+        front = load_yaml(text.split("---", 2)[1]) or {}
         seeds = front.get("seeds") if isinstance(front, dict) else None
         return [int(s) for s in seeds] if isinstance(seeds, list) else []
     except (OSError, yaml.YAMLError, ValueError, TypeError, IndexError):

@@ -41,6 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from agents.contracts import RoleName
 from agents.llm import Price, PriceTable, RetryPolicy
 from agents.trace import Trace
+from runtime.yamlio import load_yaml
 
 __all__ = ["ROLES", "AgentsConfig", "ConfigError", "LLMSettings", "load_config", "resolve_for_trace"]
 
@@ -105,7 +106,7 @@ class AgentsConfig(BaseModel):
 def _read_file(path: Path) -> dict[str, Any]:
     try:
         text = path.read_text(encoding="utf-8")
-        data = tomllib.loads(text) if path.suffix == ".toml" else yaml.safe_load(text)
+        data = tomllib.loads(text) if path.suffix == ".toml" else load_yaml(text)
     except (tomllib.TOMLDecodeError, yaml.YAMLError) as exc:
         raise ConfigError(f"{path}: cannot parse: {exc}") from None
     if data is None:

@@ -42,6 +42,7 @@ from orchestrator.gates import GateDecision, GateRequest
 from orchestrator.logical_clock import LogicalClock
 from orchestrator.scripted import is_perf_dispatch, pick_attempt
 from orchestrator.second_opinion import known_answers as known_toolchain_answers
+from runtime.yamlio import load_yaml
 
 __all__ = ["AUTHOR_BASE_URL", "AUTHOR_MODEL", "AuthoredTrace", "author_trace"]
 
@@ -189,7 +190,7 @@ class _SteeredAgents:
 
 def load_script(path: Path) -> dict[str, Any]:
     try:
-        script = yaml.safe_load(path.read_text(encoding="utf-8"))
+        script = load_yaml(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
         raise ForgeError(f"cannot read authoring script {path}: {exc}") from None
     if not isinstance(script, dict) or not script.get("design") or not script.get("implement"):

@@ -10,12 +10,12 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel, Field
 
 from orchestrator.errors import ForgeError
 from runtime.opdir import GoldenError, OpDirError, load_op_dir
 from runtime.opdir import complexity as _complexity
+from runtime.yamlio import load_yaml
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +48,7 @@ def front_matter(text: str) -> dict:
     end = text.find("\n---", 3)
     if end < 0:
         return {}
-    data = yaml.safe_load(text[3:end]) or {}
+    data = load_yaml(text[3:end]) or {}
     return data if isinstance(data, dict) else {}
 
 

@@ -41,6 +41,7 @@ from agents.contracts import (
     PatchProposal,
 )
 from orchestrator.errors import ForgeError
+from runtime.yamlio import load_yaml
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +90,7 @@ class ScriptedAgents:
         if not self.path.is_file():
             raise ForgeError(f"agent script not found: {script_path}")
         try:
-            data = yaml.safe_load(self.path.read_text(encoding="utf-8")) or {}
+            data = load_yaml(self.path.read_text(encoding="utf-8")) or {}
         except yaml.YAMLError as exc:
             raise ForgeError(f"agent script {script_path} is not valid YAML: {exc}") from exc
         if not isinstance(data, dict):

@@ -18,6 +18,7 @@ import yaml
 from pydantic import BaseModel, Field
 
 from orchestrator.paths import final_file, reports_dir, run_dir
+from runtime.yamlio import load_yaml
 
 MAX_DIFF_LINES = 80
 """Diff lines shown in a terminal screen (the HTML report shows whole diffs)."""
@@ -167,7 +168,7 @@ def design_view(op_dir: Path, run_id: str, values: dict, seq: int) -> GateView:
                   ("computed by the formula", str(cx.get("module_count"))),
                   ("design attempt", str(d.get("attempts")))]
     try:
-        mi = yaml.safe_load(_read(op_dir / "module_interfaces.yaml")) or {}
+        mi = load_yaml(_read(op_dir / "module_interfaces.yaml")) or {}
     except yaml.YAMLError:
         mi = {}
     inventory = values.get("inventory", [])

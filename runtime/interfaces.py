@@ -17,6 +17,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from runtime.dtypes import DTypeError, canonical_name
+from runtime.yamlio import load_yaml
 
 __all__ = ["FILE_NAME", "FinalOutput", "InterfacesError", "ModuleInput", "ModuleInterface", "ModuleInterfaces",
            "TensorDecl", "find_interfaces", "load_interfaces", "parse_interfaces", "validate_interfaces"]
@@ -96,7 +97,7 @@ class ModuleInterfaces(_Model):
 def parse_interfaces(text: str, spec: dict[str, Any] | None = None) -> tuple[ModuleInterfaces | None, list[str]]:
     """(the model, []) for a valid file; (None, ["path: problem", ...]) otherwise. Never raises."""
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
     except yaml.YAMLError as exc:
         return None, [f"{FILE_NAME} is not valid YAML: {str(exc).splitlines()[0]}"]
     problems = [f"{FILE_NAME}{_where(path)}: {msg}" for path, msg in validate_interfaces(data, spec)]

@@ -37,6 +37,7 @@ from typing import Any
 import yaml
 
 from runtime.dtypes import DTypeError, canonical_name
+from runtime.yamlio import load_yaml
 
 __all__ = ["GymImportError", "ImportReport", "import_gym_op"]
 
@@ -88,7 +89,7 @@ def _front_matter(text: str, path: Path | None = None) -> tuple[dict[str, Any], 
     for i in range(1, len(lines)):
         if lines[i].strip() in ("---", "..."):
             try:
-                data = yaml.safe_load("\n".join(lines[1:i])) or {}
+                data = load_yaml("\n".join(lines[1:i])) or {}
             except yaml.YAMLError as exc:
                 mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
                 where = f"{path or 'SPEC.md'}" + (f":{mark.line + 2}" if mark is not None else "")

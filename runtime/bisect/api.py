@@ -24,6 +24,7 @@ from runtime.bisect._records import Rec
 from runtime.bisect._rules import static_missing_cast
 from runtime.bisect._run import DEFAULT_EMULATOR, RecordedRun, run_recorded, run_recorded_cases
 from runtime.bisect.report import BisectReport, OpFinding, OutputResult, Suspect, UnmappedOp, stats_of
+from runtime.yamlio import load_yaml
 
 __all__ = ["BisectError", "bisect", "order_cases", "wrapper_name"]
 
@@ -47,7 +48,7 @@ def _expected_names(op: Any, stage: Path, output_names: list[str]) -> list[str]:
         return list(output_names)
     path = op.root / "module_interfaces.yaml"
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = load_yaml(path.read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as exc:
         raise BisectError(f"{stage.name} is a stage file but {path} cannot be read: {exc}") from None
     k = int(m.group(1)[-1])

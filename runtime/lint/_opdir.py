@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from runtime.interfaces import ModuleInterfaces, parse_interfaces
+from runtime.yamlio import load_yaml
 
 __all__ = ["OpContext", "StageName", "front_matter", "parse_stage_name"]
 
@@ -40,7 +41,7 @@ def front_matter(text: str) -> tuple[dict[str, Any] | None, str, int]:
         if lines[i].strip() in ("---", "..."):
             block = "\n".join(lines[1:i])
             try:
-                data = yaml.safe_load(block) if block.strip() else {}
+                data = load_yaml(block) if block.strip() else {}
             except yaml.YAMLError as exc:
                 return None, f"front matter is not valid YAML: {str(exc).splitlines()[0]}", i + 1
             if not isinstance(data, dict):

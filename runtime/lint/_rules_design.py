@@ -22,6 +22,7 @@ from runtime.lint._rules_crossfile import design_code_blocks
 from runtime.lint._rules_loops import multi_value_unrolls
 from runtime.lint._source import dotted
 from runtime.lint._util import at, kernel_pf
+from runtime.yamlio import load_yaml
 
 __all__ = ["REQUIRED_SECTIONS"]
 
@@ -146,7 +147,7 @@ def _line_index(text: str) -> dict[tuple, int]:
 @check("PF06", "interfaces")
 def pf06_interfaces(ctx: LintContext) -> Iterator[Hit]:
     try:
-        data = yaml.safe_load(ctx.source)
+        data = load_yaml(ctx.source)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         yield Hit(f"not valid YAML: {str(exc).splitlines()[0]}", (mark.line + 1) if mark else 0)

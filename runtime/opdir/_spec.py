@@ -18,6 +18,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 
 from runtime.dtypes import CANONICAL, DTypeError, canonical_name
 from runtime.opdir._problems import OpDirError, Problem
+from runtime.yamlio import load_yaml
 
 __all__ = ["CASE_DTYPE", "Spec", "TensorSpec", "Tolerance", "load_spec", "parse_spec_text"]
 
@@ -326,7 +327,7 @@ def parse_spec_text(text: str, file: str = "SPEC.md") -> Spec:
     yaml_text, offset = _front_matter(text, file)
     try:
         node = yaml.compose(yaml_text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(yaml_text)
+        data = load_yaml(yaml_text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + offset if mark is not None else None
