@@ -11,7 +11,8 @@ Layers (reported in ``ToolchainResult.layers``):
                    is on PATH and works; otherwise the remaining layers still apply.
 ``process_group``  new session; the whole group is SIGKILLed on timeout and after the run
 ``rlimits``        address space, CPU seconds, file size, no core dumps
-``env_allowlist``  a fixed environment (HOME = work dir, single-threaded BLAS, logs redirected into work)
+``env_allowlist``  the sandbox's environment allow-list (HOME = work dir, single-threaded BLAS) plus the
+                   compiler's PATH and plog directory
 
 This mirrors ``runtime.sandbox`` (whose runner is specific to the emulator: it installs the emulator as
 ``pypto`` and an audit hook that would deny the toolchain's own compiler subprocesses). The kernel code run
@@ -29,6 +30,8 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from runtime.sandbox.env_policy import child_env
 
 __all__ = ["ChildRun", "Limits", "bwrap_works", "run_child"]
 
@@ -84,21 +87,13 @@ def _visible_paths(python: str, script: Path) -> tuple[str, ...]:
 
 
 def _env(work: Path) -> dict[str, str]:
-    env = {
-        "PATH": "/usr/local/bin:/usr/bin:/bin",
-        "LANG": "C.UTF-8",
-        "LC_ALL": "C.UTF-8",
-        "HOME": str(work),
-        "TMPDIR": str(work),
-        "PYTHONHASHSEED": "0",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONNOUSERSITE": "1",
-        "ASCEND_PROCESS_LOG_PATH": str(work / "plog"),
-        "ASCEND_GLOBAL_LOG_LEVEL": "3",
-        "PTO_FORGE_SANDBOX": "1",
-    }
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS"):
-        env[var] = "1"
+    """The sandbox's one allow-list (:func:`runtime.sandbox.env_policy.child_env`: fixed base, HOME = TMPDIR =
+    work, single-threaded BLAS, the numerics pass-through) plus what the vendor compiler needs: its host-build
+    tools on PATH and its plog files inside the work dir, where the error mapper reads them."""
+    env = child_env(work)
+    env["PATH"] = "/usr/local/bin:" + env["PATH"]
+    env["ASCEND_PROCESS_LOG_PATH"] = str(work / "plog")
+    env["ASCEND_GLOBAL_LOG_LEVEL"] = "3"
     return env
 
 

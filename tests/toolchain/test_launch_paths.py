@@ -47,3 +47,18 @@ def test_a_venv_in_tmp_runs_inside_the_child_sandbox(tmp_path: Path) -> None:
         assert out.stdout.strip() == str(venv)
     finally:
         shutil.rmtree(venv, ignore_errors=True)
+
+
+def test_the_compiler_child_gets_the_sandbox_allow_list_plus_its_own_tools(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """One environment policy (issue 15): the toolchain child's env is ``child_env`` plus PATH and plog only."""
+    from runtime.sandbox.env_policy import child_env
+    from runtime.toolchain._launch import _env
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
+    monkeypatch.setenv("OPENBLAS_CORETYPE", "Haswell")
+    env, base = _env(tmp_path), child_env(tmp_path)
+    assert {k: v for k, v in env.items() if k in base and k != "PATH"} == {k: v for k, v in base.items() if k != "PATH"}
+    assert set(env) - set(base) == {"ASCEND_PROCESS_LOG_PATH", "ASCEND_GLOBAL_LOG_LEVEL"}
+    assert env["PATH"].endswith(base["PATH"]) and env["OPENBLAS_CORETYPE"] == "Haswell"
+    assert "sk-secret" not in str(env) and env["ASCEND_PROCESS_LOG_PATH"].startswith(str(tmp_path))
