@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -48,3 +49,31 @@ def verifier():
 def real_verifier():
     """runtime.verify.verify, with its calls recorded."""
     return make_verifier("real")
+
+
+@pytest.fixture
+def cli(monkeypatch, capsys):
+    """The CLI in-process (``main(argv)``; child processes cost seconds each on this machine), 200 columns wide."""
+    from orch_support import make_verifier
+
+    import orchestrator.api as api
+    from orchestrator.cli import _common
+    from orchestrator.cli.main import main
+
+    monkeypatch.setenv("COLUMNS", "200")
+    # the module-level consoles keep the environment mapping they were built with: built while os.environ was
+    # swapped (reproduced by importing the CLI under mock.patch.object(os, "environ", ...)), they ignore COLUMNS
+    # and render 80 wide; the screens then wrap and ellipsize what these tests read (3 failures, order-dependent,
+    # seen once the torch tests changed how tests were spread over the xdist workers)
+    for con in (_common.console, _common.err_console):
+        monkeypatch.setattr(con, "_width", 200)
+
+    def call(*args: str, verifier: str = "double") -> subprocess.CompletedProcess:
+        monkeypatch.setattr(api, "_default_verifier", lambda: make_verifier(verifier))
+        capsys.readouterr()
+        code = main(list(args))
+        out = capsys.readouterr()
+        return subprocess.CompletedProcess(list(args), code, out.out, out.err)
+
+    return call
+

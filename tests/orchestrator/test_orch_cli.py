@@ -8,7 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from orch_helpers import git_trailers
 
 from orchestrator.gitaudit import AuditRepo
@@ -22,26 +21,6 @@ def subprocess_cli(*args: str, driver: bool = True, verifier: str = "double") ->
     cmd = [sys.executable, str(DRIVER)] if driver else [sys.executable, "-m", "orchestrator"]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200", "FORGE_TEST_VERIFIER": verifier}
     return subprocess.run([*cmd, *args], capture_output=True, text=True, timeout=120, env=env, cwd=ROOT)
-
-
-@pytest.fixture
-def cli(monkeypatch, capsys):
-    """The CLI in-process (``main(argv)``; child processes cost seconds each on this machine)."""
-    from orch_support import make_verifier
-
-    import orchestrator.api as api
-    from orchestrator.cli.main import main
-
-    monkeypatch.setenv("COLUMNS", "200")
-
-    def call(*args: str, verifier: str = "double") -> subprocess.CompletedProcess:
-        monkeypatch.setattr(api, "_default_verifier", lambda: make_verifier(verifier))
-        capsys.readouterr()
-        code = main(list(args))
-        out = capsys.readouterr()
-        return subprocess.CompletedProcess(list(args), code, out.out, out.err)
-
-    return call
 
 
 def test_stop_mode_run_exits_at_gate_then_approve_and_resume(op_copy, script, cli):

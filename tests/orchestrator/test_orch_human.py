@@ -37,26 +37,6 @@ def cli_proc(*args: str, verifier: str = "double", tmp: Path | None = None, time
                           env=_env(tmp, verifier), cwd=ROOT)
 
 
-@pytest.fixture
-def cli(monkeypatch, capsys):
-    """The CLI in-process (child processes cost seconds each on this machine)."""
-    from orch_support import make_verifier
-
-    import orchestrator.api as api
-    from orchestrator.cli.main import main
-
-    monkeypatch.setenv("COLUMNS", "200")
-
-    def call(*args: str, verifier: str = "double") -> subprocess.CompletedProcess:
-        monkeypatch.setattr(api, "_default_verifier", lambda: make_verifier(verifier))
-        capsys.readouterr()
-        code = main(list(args))
-        out = capsys.readouterr()
-        return subprocess.CompletedProcess(list(args), code, out.out, out.err)
-
-    return call
-
-
 class Terminal:
     """A CLI process whose stdin/stdout is a pipe or a pseudo-terminal; ``expect`` waits for text."""
 
