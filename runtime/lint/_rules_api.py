@@ -72,17 +72,17 @@ def unknown_api_names(names: list[str]) -> list[tuple[int, str]]:
 def _pypto_attr_chains(pf: ParsedFile) -> list[tuple[ast.Attribute, str]]:
     """Outermost ``pypto.x.y`` attribute chains (aliases resolved), each once."""
     chains = []
-    for node in pf.by_type.get(ast.Attribute, []):
+    for node in pf.nodes(ast.Attribute):
         parent = pf.parents.get(node)
         if isinstance(parent, ast.Attribute):
             continue  # only the outermost attribute of a chain
         full = pf.name(node)
-        if full.startswith("pypto.") and not isinstance(node.value, ast.Call):  # type: ignore[attr-defined]
+        if full.startswith("pypto.") and not isinstance(node.value, ast.Call):
             inner: ast.AST = node
             while isinstance(inner, ast.Attribute):
                 inner = inner.value
             if isinstance(inner, ast.Name):
-                chains.append((node, full))  # type: ignore[arg-type]
+                chains.append((node, full))
     return chains
 
 
@@ -111,17 +111,17 @@ def _view_lists(pf: ParsedFile, call: ast.Call) -> tuple[ast.AST | None, ast.AST
 @check("OL52")
 def ol52_view_rank(ctx: LintContext) -> Iterator[Hit]:
     pf = kernel_pf(ctx)
-    for call in pf.by_type.get(ast.Call, []):
-        got = _view_lists(pf, call)  # type: ignore[arg-type]
+    for call in pf.nodes(ast.Call):
+        got = _view_lists(pf, call)
         if got is None:
             continue
         shape, offsets, valid = (n if isinstance(n, (ast.List, ast.Tuple)) else None for n in got)
         if shape is None:
             continue
-        if offsets is not None and len(offsets.elts) != len(shape.elts):  # type: ignore[attr-defined]
-            yield at(call, f"view shape has {len(shape.elts)} axes but offsets has {len(offsets.elts)}")  # type: ignore[attr-defined]
-        if valid is not None and valid.elts and len(valid.elts) != len(shape.elts):  # type: ignore[attr-defined]
-            yield at(call, f"view shape has {len(shape.elts)} axes but valid_shape has {len(valid.elts)}")  # type: ignore[attr-defined]
+        if offsets is not None and len(offsets.elts) != len(shape.elts):
+            yield at(call, f"view shape has {len(shape.elts)} axes but offsets has {len(offsets.elts)}")
+        if valid is not None and valid.elts and len(valid.elts) != len(shape.elts):
+            yield at(call, f"view shape has {len(shape.elts)} axes but valid_shape has {len(valid.elts)}")
 
 
 def _short_dt(name: str | None) -> str | None:
@@ -149,7 +149,7 @@ def ol61_code_checks(ctx: LintContext) -> Iterator[Hit]:
                                  "write `dtype=...`")
             elif short == "cast" and len(args) >= 2:
                 dst = _short_dt(pf.name(args[1]).split(".")[-1])
-                src = _short_dt(infer_dtype(args[0], fn, pf, call.lineno))  # type: ignore[arg-type]
+                src = _short_dt(infer_dtype(args[0], fn, pf, call.lineno))  # type: ignore[attr-defined]
                 if src and dst and src != dst and dst not in LEGAL_CASTS.get(src, set()):
                     yield at(call, f"no direct cast {src} -> {dst} on A2/A3; cast in two steps "
                              "(e.g. via FP32 or FP16)")

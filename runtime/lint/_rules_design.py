@@ -103,19 +103,19 @@ def ol56_design_blocks(ctx: LintContext) -> Iterator[Hit]:
 @check("OL15", "golden")
 def ol15_golden_pure(ctx: LintContext) -> Iterator[Hit]:
     pf = kernel_pf(ctx)
-    for node in pf.by_type.get(ast.Import, []):
-        for alias in node.names:  # type: ignore[attr-defined]
+    for node in pf.nodes(ast.Import):
+        for alias in node.names:
             if alias.name.split(".")[0] == "pypto":
                 yield at(node, "golden.py imports pypto; the golden must not depend on the kernel API")
-    for node in pf.by_type.get(ast.ImportFrom, []):
-        if (node.module or "").split(".")[0] == "pypto":  # type: ignore[attr-defined]
+    for node in pf.nodes(ast.ImportFrom):
+        if (node.module or "").split(".")[0] == "pypto":
             yield at(node, "golden.py imports from pypto; the golden must not depend on the kernel API")
-    for node in pf.by_type.get(ast.Attribute, []):
-        if node.attr == "T" and isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
+    for node in pf.nodes(ast.Attribute):
+        if node.attr == "T" and isinstance(node.ctx, ast.Load):
             yield at(node, f"`{ast.unparse(node)}` reverses all axes; transpose with explicit axes", status="WARN")
-    for call in pf.by_type.get(ast.Call, []):
-        f = call.func  # type: ignore[attr-defined]
-        if isinstance(f, ast.Attribute) and f.attr == "t" and not call.args and not call.keywords:  # type: ignore[attr-defined]
+    for call in pf.nodes(ast.Call):
+        f = call.func
+        if isinstance(f, ast.Attribute) and f.attr == "t" and not call.args and not call.keywords:
             yield at(call, f"`{dotted(f)}()` transposes implicitly; use explicit axes", status="WARN")
 
 

@@ -32,7 +32,7 @@ def _literal_jit(dec: ast.AST) -> bool:
 @check("OL01")
 def ol01_single_literal_jit(ctx: LintContext) -> Iterator[Hit]:
     pf = kernel_pf(ctx)
-    literal = [fn for fn in pf.by_type.get(ast.FunctionDef, []) if any(_literal_jit(d) for d in fn.decorator_list)]
+    literal = [fn for fn in pf.nodes(ast.FunctionDef) if any(_literal_jit(d) for d in fn.decorator_list)]
     if not literal:
         aliased = [fn.name for fn in pf.jit_fns]
         extra = f" (found aliased jit on {', '.join(aliased)})" if aliased else ""
@@ -48,15 +48,15 @@ def ol01_single_literal_jit(ctx: LintContext) -> Iterator[Hit]:
 def ol07_plain_import(ctx: LintContext) -> Iterator[Hit]:
     pf = kernel_pf(ctx)
     plain = False
-    for node in pf.by_type.get(ast.Import, []):
-        for alias in node.names:  # type: ignore[attr-defined]
+    for node in pf.nodes(ast.Import):
+        for alias in node.names:
             if alias.name == "pypto" and alias.asname is None:
                 plain = plain or pf.parents.get(node) is pf.tree
             elif alias.name == "pypto" or alias.name.startswith("pypto."):
                 yield at(node, f"`import {alias.name}{' as ' + alias.asname if alias.asname else ''}`: "
                          "import pypto only as `import pypto`")
-    for node in pf.by_type.get(ast.ImportFrom, []):
-        mod = node.module or ""  # type: ignore[attr-defined]
+    for node in pf.nodes(ast.ImportFrom):
+        mod = node.module or ""
         if mod == "pypto" or mod.startswith("pypto."):
             yield at(node, f"`from {mod} import ...`: spell the names as `pypto.<name>` after `import pypto`")
     if not plain:
@@ -102,7 +102,7 @@ def ol25_explicit_shape(ctx: LintContext) -> Iterator[Hit]:
                              "FP32); give an explicit shape and dtype")
                 continue
             if not isinstance(ann, ast.Call):
-                yield at(p, f"`{p.arg}: {ast.unparse(ann)}` has no explicit shape")
+                yield at(p, f"`{p.arg}: {ast.unparse(ann)}` has no explicit shape")  # type: ignore[arg-type]
                 continue
             shape = ann.args[0] if ann.args else next((k.value for k in ann.keywords if k.arg == "shape"), None)
             if shape is None or (isinstance(shape, (ast.List, ast.Tuple)) and not shape.elts):
@@ -139,7 +139,7 @@ def ol28_fp32_only_ops(ctx: LintContext) -> Iterator[Hit]:
                 arg = call.func.value  # type: ignore[attr-defined]
             else:
                 continue
-            dt = infer_dtype(arg, fn, pf, call.lineno)
+            dt = infer_dtype(arg, fn, pf, call.lineno)  # type: ignore[attr-defined]
             if dt is not None and dt != "DT_FP32":
                 yield at(call, f"`{short}` is FP32-only but its input is {dt}; cast to pypto.DT_FP32 first")
 

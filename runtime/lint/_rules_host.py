@@ -45,14 +45,14 @@ def _jit_calls(pf: ParsedFile, fn: ast.AST) -> list[ast.Call]:
 @check("OL16")
 def ol16_no_golden_import(ctx: LintContext) -> Iterator[Hit]:
     pf = kernel_pf(ctx)
-    for node in pf.by_type.get(ast.Import, []):
-        for alias in node.names:  # type: ignore[attr-defined]
+    for node in pf.nodes(ast.Import):
+        for alias in node.names:
             last = alias.name.split(".")[-1]
             if last == "golden" or last.endswith("_golden"):
                 yield at(node, f"kernel imports the golden (`import {alias.name}`)")
-    for node in pf.by_type.get(ast.ImportFrom, []):
-        mod = node.module or ""  # type: ignore[attr-defined]
-        names = [a.name for a in node.names]  # type: ignore[attr-defined]
+    for node in pf.nodes(ast.ImportFrom):
+        mod = node.module or ""
+        names = [a.name for a in node.names]
         if any(x == "golden" or x.endswith("_golden") for x in [mod.split(".")[-1], *names]):
             yield at(node, f"kernel imports the golden (`from {mod or '.'} import {', '.join(names)}`)")
 
@@ -67,7 +67,7 @@ def ol45_jit_called_once(ctx: LintContext) -> Iterator[Hit]:
         host = [f for f in pf.reachable_from([wrapper]) if f.name not in jit]
         calls = [c for f in host for c in _jit_calls(pf, f)]
         for loop in [n for f in host for n in pf.nodes_in(f, (ast.For, ast.While))]:
-            inner = [c for c in calls if loop.lineno <= c.lineno <= (loop.end_lineno or loop.lineno)]
+            inner = [c for c in calls if loop.lineno <= c.lineno <= (loop.end_lineno or loop.lineno)]  # type: ignore[attr-defined]
             if inner:
                 yield at(inner[0], f"JIT kernel called inside a host loop in `{wrapper.name}`; loop over tiles "
                          "with `pypto.loop` inside the kernel")
@@ -286,7 +286,7 @@ def ol62_no_host_math(ctx: LintContext) -> Iterator[Hit]:
     pf = kernel_pf(ctx)
     attrs = spec_attrs(ctx)
     host_names = {f.name for f in pf.host_functions()}
-    for node in pf.by_type.get(ast.Attribute, []):
+    for node in pf.nodes(ast.Attribute):
         if isinstance(pf.parents.get(node), ast.Attribute) or not _host_scope(pf, node, host_names)[0]:
             continue
         name = pf.name(node)
@@ -297,8 +297,8 @@ def ol62_no_host_math(ctx: LintContext) -> Iterator[Hit]:
             yield at(node, f"`{name}` computes on the host; only allocation/layout torch functions are allowed")
         elif parts[0] == "numpy" and len(parts) >= 2 and parts[1] not in _NUMPY_OK:
             yield at(node, f"`{name}` computes on the host; only allocation/layout numpy functions are allowed")
-    for call in pf.by_type.get(ast.Call, []):
-        f = call.func  # type: ignore[attr-defined]
+    for call in pf.nodes(ast.Call):
+        f = call.func
         if (isinstance(f, ast.Attribute) and f.attr in _MATH_METHODS
                 and pf.name(f).split(".")[0] not in ("torch", "numpy", "math", "pypto")
                 and _host_scope(pf, call, host_names)[0]):

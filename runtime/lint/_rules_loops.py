@@ -48,9 +48,9 @@ def multi_value_unrolls(tree: ast.AST, resolve=lambda name: name) -> Iterator[tu
 @check("OL56")
 def ol56_single_unroll(ctx: LintContext) -> Iterator[Hit]:
     pf = kernel_pf(ctx)
-    for call in pf.by_type.get(ast.Call, []):
-        if pf.name(call.func) == "pypto.loop":  # type: ignore[attr-defined]
-            n = _list_values(pf.tree, _unroll_kw(call))  # type: ignore[arg-type]
+    for call in pf.nodes(ast.Call):
+        if pf.name(call.func) == "pypto.loop":
+            n = _list_values(pf.tree, _unroll_kw(call))
             if n >= 2:
                 yield at(call, f"`unroll_list` with {n} values compiles {n} loop bodies (legal PyPTO; the "
                          "workflow asks for a single value, default `[1]`)")
@@ -65,12 +65,12 @@ def _loop_call(pf: ParsedFile, node: ast.AST) -> ast.Call | None:
 @check("OL49")
 def ol49_unroll_innermost(ctx: LintContext) -> Iterator[Hit]:
     pf = kernel_pf(ctx)
-    loops = [n for n in pf.by_type.get(ast.For, []) if _loop_call(pf, n) is not None]
+    loops = [n for n in pf.nodes(ast.For) if _loop_call(pf, n) is not None]
     for node in loops:
         call = _loop_call(pf, node)
         if call is None or _unroll_kw(call) is None:
             continue
-        end = node.end_lineno or node.lineno  # type: ignore[attr-defined]
+        end = node.end_lineno or node.lineno
         inner = [m for m in loops if m is not node and node.lineno < m.lineno <= end and _encloses(pf, node, m)]
         if inner:
             first = min(inner, key=lambda m: m.lineno)

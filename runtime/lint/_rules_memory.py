@@ -25,7 +25,7 @@ def inventory_rows(text: str) -> list[tuple[int, dict[str, str], list[str]]]:
     start = next((i for i, t in enumerate(lines) if _HEAD.match(t.strip())), None)
     if start is None:
         return []
-    rows = []
+    rows = []  # type: ignore[var-annotated]
     header: list[str] | None = None
     for i in range(start + 1, len(lines)):
         t = lines[i].strip()

@@ -71,13 +71,13 @@ def _banned_name(full: str) -> str | None:
 @check("PF01")
 def pf01_import_allow_list(ctx: LintContext) -> Iterator[Hit]:
     pf = kernel_pf(ctx)
-    for node in pf.by_type.get(ast.Import, []):
-        for alias in node.names:  # type: ignore[attr-defined]
+    for node in pf.nodes(ast.Import):
+        for alias in node.names:
             if alias.name.split(".")[0] not in ALLOWED_IMPORTS:
                 yield at(node, f"import of `{alias.name}` in a kernel file (allowed: {', '.join(ALLOWED_IMPORTS)})")
-    for node in pf.by_type.get(ast.ImportFrom, []):
-        mod = node.module or ""  # type: ignore[attr-defined]
-        if node.level:  # type: ignore[attr-defined]
+    for node in pf.nodes(ast.ImportFrom):
+        mod = node.module or ""
+        if node.level:
             yield at(node, "relative import in a kernel file")
         elif mod == "__future__":
             yield at(node, "`from __future__ import ...` in a kernel file (string annotations hide "
@@ -88,11 +88,11 @@ def pf01_import_allow_list(ctx: LintContext) -> Iterator[Hit]:
 
 def _module_roots(pf: ParsedFile) -> set[str]:
     roots = set()
-    for node in pf.by_type.get(ast.Import, []):
-        for alias in node.names:  # type: ignore[attr-defined]
+    for node in pf.nodes(ast.Import):
+        for alias in node.names:
             roots.add(alias.asname or alias.name.split(".")[0])
-    for node in pf.by_type.get(ast.ImportFrom, []):
-        for alias in node.names:  # type: ignore[attr-defined]
+    for node in pf.nodes(ast.ImportFrom):
+        for alias in node.names:
             roots.add(alias.asname or alias.name)
     return roots | {"builtins", "__builtins__"}
 
@@ -101,33 +101,33 @@ def _module_roots(pf: ParsedFile) -> set[str]:
 def pf02_banned_calls(ctx: LintContext) -> Iterator[Hit]:
     pf = kernel_pf(ctx)
     shadowed = set(pf.functions)
-    for call in pf.by_type.get(ast.Call, []):
-        f = call.func  # type: ignore[attr-defined]
+    for call in pf.nodes(ast.Call):
+        f = call.func
         if isinstance(f, ast.Name) and f.id in _BANNED_BUILTINS and f.id not in shadowed and f.id not in pf.aliases:
             yield at(call, f"`{f.id}(...)` is not allowed in a kernel file")
             continue
         if isinstance(f, ast.Name) and f.id in ("getattr", "setattr", "delattr", "hasattr"):
-            args = call.args  # type: ignore[attr-defined]
+            args = call.args
             attr = args[1] if len(args) > 1 else None
             if not (isinstance(attr, ast.Constant) and isinstance(attr.value, str)) or attr.value.startswith("__"):
                 yield at(call, f"`{f.id}` with a computed or dunder attribute name is not allowed")
             elif args and dotted(args[0]).split(".")[0] in _module_roots(pf):
                 yield at(call, f"`{f.id}` on module `{dotted(args[0])}`; use plain attribute access")
-    for node in pf.by_type.get(ast.Attribute, []):
+    for node in pf.nodes(ast.Attribute):
         if isinstance(pf.parents.get(node), ast.Attribute):
             continue
         full = pf.name(node)
         bad = _banned_name(full) if full else None
         if bad:
             yield at(node, f"`{full}` is not allowed in a kernel file")
-        attr = node.attr  # type: ignore[attr-defined]
+        attr = node.attr
         if attr.startswith("__") and attr.endswith("__") and attr not in _SAFE_DUNDERS:
             yield at(node, f"dunder attribute `.{attr}` (introspection) is not allowed in a kernel file")
-    for node in pf.by_type.get(ast.Name, []):
-        if node.id in ("__builtins__", "__loader__", "__spec__"):  # type: ignore[attr-defined]
-            yield at(node, f"`{node.id}` is not allowed in a kernel file")  # type: ignore[attr-defined]
-        elif isinstance(node.ctx, ast.Load) and pf.aliases.get(node.id, "") and _banned_name(pf.aliases[node.id]):  # type: ignore[attr-defined]
-            yield at(node, f"`{node.id}` (= `{pf.aliases[node.id]}`) is not allowed in a kernel file")  # type: ignore[attr-defined]
+    for node in pf.nodes(ast.Name):
+        if node.id in ("__builtins__", "__loader__", "__spec__"):
+            yield at(node, f"`{node.id}` is not allowed in a kernel file")
+        elif isinstance(node.ctx, ast.Load) and pf.aliases.get(node.id, "") and _banned_name(pf.aliases[node.id]):
+            yield at(node, f"`{node.id}` (= `{pf.aliases[node.id]}`) is not allowed in a kernel file")
     roots = _module_roots(pf)
     for kind in (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete):
         for node in pf.by_type.get(kind, []):
@@ -180,10 +180,10 @@ def pf03_no_try_around_jit(ctx: LintContext) -> Iterator[Hit]:
             if swallows and call is not None:
                 yield at(node, f"try/except around the kernel call `{call.func.id}(...)` (line {call.lineno}); "  # type: ignore[attr-defined]
                          "a failing kernel must fail verification")
-    for node in pf.by_type.get(ast.With, []):
-        suppress = any("suppress" in pf.name(item.context_expr) for item in node.items)  # type: ignore[attr-defined]
+    for node in pf.nodes(ast.With):
+        suppress = any("suppress" in pf.name(item.context_expr) for item in node.items)
         scope = pf.enclosing_fn.get(node)
-        call = _calls_any(node.body, targets | (pf.kernel_names_in(scope) if scope is not None else set()))  # type: ignore[attr-defined]
+        call = _calls_any(node.body, targets | (pf.kernel_names_in(scope) if scope is not None else set()))
         if suppress and call is not None:
             yield at(node, "`suppress(...)` around the kernel call")
 
@@ -206,13 +206,13 @@ def pf04_no_env_branch(ctx: LintContext) -> Iterator[Hit]:
     if "environ" not in ctx.source and "getenv" not in ctx.source:
         return  # every route to the environment spells one of these (obfuscated access is PF01/PF02's)
     tainted: set[str] = set()
-    assigns = pf.by_type.get(ast.Assign, []) + pf.by_type.get(ast.AnnAssign, [])
+    assigns = pf.nodes(ast.Assign) + pf.nodes(ast.AnnAssign)
     for _ in range(4):
         before = len(tainted)
         for node in assigns:
-            value = node.value  # type: ignore[attr-defined]
+            value = node.value
             if value is not None and _env_read(value, pf, tainted):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 tainted |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
         if len(tainted) == before:
             break
@@ -300,7 +300,7 @@ def _helper_writes(pf: ParsedFile, scope: ast.AST, call: ast.Call, names: set[st
     for _node, buf, how in _writes(pf, helper, passed, 0):
         return f"`{helper.name}` {how.format(buf=f'`{buf}`')}"
     for inner in pf.calls_in.get(helper, []):
-        found = _helper_writes(pf, inner, passed, depth + 1)
+        found = _helper_writes(pf, inner, passed, depth + 1)  # type: ignore[arg-type]
         if found:
             return f"`{helper.name}` -> {found}"
     return None

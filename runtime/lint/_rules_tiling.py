@@ -106,10 +106,10 @@ class _Resolver:
         if self.fn is not None:
             best = -1
             for node in self.pf.nodes_in(self.fn, ast.Assign):
-                if node.lineno < before and node.lineno > best:
-                    val = self._match(node, name)  # type: ignore[arg-type]
+                if node.lineno < before and node.lineno > best:  # type: ignore[attr-defined]
+                    val = self._match(node, name)
                     if val is not None:
-                        found, best = val, node.lineno
+                        found, best = val, node.lineno  # type: ignore[attr-defined]
         return found
 
     @staticmethod

@@ -128,7 +128,7 @@ def ol51_writeback(ctx: LintContext) -> Iterator[Hit]:
             if target in params:
                 by_param.setdefault(target, []).append((src, node))
         for target, items in by_param.items():
-            if all(src is not None and triv.trivial(src, node.lineno) for src, node in items):
+            if all(src is not None and triv.trivial(src, node.lineno) for src, node in items):  # type: ignore[attr-defined]
                 yield at(items[0][1], f"output `{target}` is only written from a trivial source (an input, a view "
                          "of one, or zeros/full); compute it with pypto ops")
         if ctx.op is None:

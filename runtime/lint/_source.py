@@ -11,6 +11,7 @@ import ast
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import TypeVar, cast
 
 from runtime.markers import markers
 
@@ -57,6 +58,9 @@ def is_pypto_call(node: ast.AST, name: str | None = None, *, pf: ParsedFile) -> 
     return name is None or full == f"pypto.{name}"
 
 
+_N = TypeVar("_N", bound=ast.AST)
+
+
 @dataclass
 class ParsedFile:
     """One parsed Python file plus the indices the rules share."""
@@ -82,6 +86,10 @@ class ParsedFile:
     _names: dict[int, str] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ queries
+    def nodes(self, kind: type[_N]) -> list[_N]:
+        """Every node of one AST class, typed as that class (``by_type`` cannot say so; rules need no casts)."""
+        return cast("list[_N]", self.by_type.get(kind, []))
+
     def resolve(self, name: str) -> str:
         """Replace an import alias at the head of a dotted name (``pt.view`` -> ``pypto.view``)."""
         if not name:

@@ -31,15 +31,18 @@ from pathlib import Path
 from typing import Any
 
 
+def _load_path(name: str, path: str | Path) -> Any:
+    """Import one file under ``name`` without importing the package around it."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def _load_emulator(spec: str) -> Any:
-    if spec.endswith(".py"):
-        mod_spec = importlib.util.spec_from_file_location("_pto_forge_emulator", spec)
-        assert mod_spec is not None and mod_spec.loader is not None
-        mod = importlib.util.module_from_spec(mod_spec)
-        sys.modules["_pto_forge_emulator"] = mod
-        mod_spec.loader.exec_module(mod)
-        return mod
-    return importlib.import_module(spec)
+    return _load_path("_pto_forge_emulator", spec) if spec.endswith(".py") else importlib.import_module(spec)
 
 
 class _KernelLog:
@@ -61,13 +64,7 @@ class _KernelLog:
 
 def _load_calling(repo_root: str) -> Any:
     """runtime/verify/_calling.py by path (importing runtime.verify would pull in the whole verifier)."""
-    path = Path(repo_root) / "runtime" / "verify" / "_calling.py"
-    spec = importlib.util.spec_from_file_location("_pto_forge_calling", path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["_pto_forge_calling"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return _load_path("_pto_forge_calling", Path(repo_root) / "runtime" / "verify" / "_calling.py")
 
 
 def _wrap_jit(pypto: Any, klog: _KernelLog, np: Any, as_array: Any = None) -> None:

@@ -92,12 +92,12 @@ def test_the_kernel_cannot_see_the_test_mode(tmp_path: Path, monkeypatch: pytest
     """The seed reaches the child as a runner argument that is removed before user code runs."""
     from runtime.sandbox import run_candidate
 
-    fake = str(ROOT / "tests" / "verify" / "fake_emulator.py")
+    emulator = "runtime.emulator"
     cand = tmp_path / "probe_impl.py"
     cand.write_text(CANDIDATE)
     x = np.linspace(0.5, 2.0, 64, dtype=np.float32)
     monkeypatch.setenv(testmodes.NOISE_ENV, "7")  # the parent's variable: filtered by the allow-list
-    run = run_candidate(cand, "probe_wrapper", [("c0", [x])], emulator=fake, repeat_first=False)
+    run = run_candidate(cand, "probe_wrapper", [("c0", [x])], emulator=emulator, repeat_first=False)
     assert run.status == "ok", (run.reason, run.stderr_tail)
     out, seen = run.runs[0].outputs
     child = json.loads(seen.tobytes())

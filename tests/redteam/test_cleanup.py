@@ -46,7 +46,7 @@ def test_interrupting_the_parent_leaves_no_sandbox_and_no_temp_dir(sig: signal.S
     tmp.mkdir()
     env = {**os.environ, "TMPDIR": str(tmp), "PYTHONPATH": str(REPO)}
     parent = subprocess.Popen([sys.executable, "-c", DRIVER, str(tmp_path / "spin_impl.py"),
-                               str(REPO / "tests" / "verify" / "fake_emulator.py")], env=env,
+                               "runtime.emulator"], env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     try:
         assert parent.stdout is not None and parent.stdout.readline().strip() == b"started"

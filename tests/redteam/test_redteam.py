@@ -160,7 +160,7 @@ def test_golden_is_out_of_sight_even_without_the_audit_hook(tmp_path: Path, priv
         "             os.getppid() == 0 or os.getpid() < 10]\n"
         "    return np.array(facts, dtype=np.float32)\n")
     run = run_candidate(probe, "probe_wrapper", [("c", [np.zeros(2, np.float32)])],
-                        emulator=str(HERE.parent / "verify" / "fake_emulator.py"), repeat_first=False)
+                        emulator="runtime.emulator", repeat_first=False)
     assert run.status == "ok", (run.reason, run.stderr_tail)
     golden_visible, tmp_visible, own_pid_namespace = run.runs[0].outputs[0].tolist()
     assert (golden_visible, tmp_visible, own_pid_namespace) == (0.0, 0.0, 1.0)

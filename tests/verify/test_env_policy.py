@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from verify_helpers import FAKE_EMULATOR
+from verify_helpers import EMULATOR
 
 from runtime.opdir import GoldenError, load_op_dir, run_golden
 from runtime.sandbox import run_candidate
@@ -68,7 +68,7 @@ def _golden_env(tmp_path: Path) -> dict[str, str]:
 def _candidate_env(tmp_path: Path) -> dict[str, str]:
     cand = tmp_path / "envprobe_impl.py"
     cand.write_text(CANDIDATE)
-    run = run_candidate(cand, "envprobe_wrapper", [("c0", [np.zeros(4, np.float32)])], emulator=FAKE_EMULATOR,
+    run = run_candidate(cand, "envprobe_wrapper", [("c0", [np.zeros(4, np.float32)])], emulator=EMULATOR,
                         repeat_first=False)
     assert run.status == "ok", (run.reason, run.stderr_tail)
     return json.loads(run.runs[0].outputs[0].tobytes())

@@ -10,10 +10,9 @@ import os
 from pathlib import Path
 
 import pytest
-from verify_helpers import FAKE_EMULATOR, HOSTILE, header, make_op
+from verify_helpers import EMULATOR, HOSTILE, header, make_op
 from verify_helpers import settings as _settings
 
-import runtime.emulator as _emu
 from runtime.verify import verify
 
 
@@ -21,8 +20,6 @@ def settings(**kw):
     return _settings(emulator=EMULATOR, **kw)
 
 FILES = sorted(HOSTILE.glob("*.py"))
-# the production emulator when it is importable with its full interface, else the interface stand-in
-EMULATOR = "runtime.emulator" if all(hasattr(_emu, n) for n in ("install", "session")) else FAKE_EMULATOR
 SLOW = {"infinite_loop"}
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 import pytest
-from verify_helpers import FAKE_EMULATOR
+from verify_helpers import EMULATOR
 
 from runtime.arrays import load_arrays, save_arrays
 from runtime.sandbox import SandboxPolicy, run_candidate
@@ -18,8 +18,10 @@ import numpy as np
 import pypto
 
 @pypto.frontend.jit
-def k(x: pypto.Tensor([4], pypto.DT_FP32), y: pypto.Tensor([4], pypto.DT_FP32)):
-    y[:] = x + 1.0
+def k(x: pypto.Tensor([2, 8], pypto.DT_FP32), y: pypto.Tensor([2, 8], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(2, 8)
+    for i in pypto.loop(1, name="one", idx_name="i"):
+        pypto.assemble(pypto.view(x, [2, 8], [0, 0]) + 1.0, [0, 0], y)
 
 def _try(f):
     try:
@@ -49,8 +51,8 @@ def test_layers_environment_and_policy(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.setenv("SECRET_FOR_TEST", "x")
     cand = tmp_path / "probe_impl.py"
     cand.write_text(PROBE)
-    x = np.arange(4, dtype=np.float32)
-    run = run_candidate(cand, "probe_wrapper", [("c0", [x])], emulator=FAKE_EMULATOR)
+    x = np.arange(16, dtype=np.float32).reshape(2, 8)
+    run = run_candidate(cand, "probe_wrapper", [("c0", [x])], emulator=EMULATOR)
     assert run.status == "ok", (run.reason, run.stderr_tail)
     assert all(run.layers.values()), run.layers
     first = run.runs[0]
@@ -67,7 +69,7 @@ def test_address_space_limit_turns_allocation_into_memory_error(tmp_path: Path) 
     cand = tmp_path / "hog_impl.py"
     cand.write_text("import numpy as np\n\ndef hog_wrapper(x):\n    return np.ones(2**31, dtype=np.float64)\n")
     run = run_candidate(cand, "hog_wrapper", [("c0", [np.zeros(2, np.float32)])],
-                        policy=SandboxPolicy(memory_bytes=2 * 1024**3), emulator=FAKE_EMULATOR, repeat_first=False)
+                        policy=SandboxPolicy(memory_bytes=2 * 1024**3), emulator=EMULATOR, repeat_first=False)
     assert run.status == "ok"
     assert run.runs[0].record["error"]["type"] == "MemoryError"
 
@@ -75,7 +77,7 @@ def test_address_space_limit_turns_allocation_into_memory_error(tmp_path: Path) 
 def test_import_error_is_reported_not_raised(tmp_path: Path) -> None:
     cand = tmp_path / "broken_impl.py"
     cand.write_text("def broken_wrapper(x):\n    return x +\n")
-    run = run_candidate(cand, "broken_wrapper", [("c0", [np.zeros(2, np.float32)])], emulator=FAKE_EMULATOR)
+    run = run_candidate(cand, "broken_wrapper", [("c0", [np.zeros(2, np.float32)])], emulator=EMULATOR)
     assert run.status == "import_error" and "SyntaxError" in run.reason
 
 
