@@ -9,6 +9,7 @@ restarting the child after every failure that poisons its process.
 from __future__ import annotations
 
 import ast
+import importlib.machinery
 import importlib.util
 import json
 import logging
@@ -64,17 +65,22 @@ def find_pypto_python(explicit: str | None = None) -> str | None:
                 raise ToolchainUsageError(f"pypto interpreter {candidate} is not an executable file")
             return path
     try:
-        loaded = sys.modules.get("pypto")
-        origin = getattr(loaded, "__file__", None) if loaded is not None else None
-        if loaded is None:
-            spec = importlib.util.find_spec("pypto")
-            origin = spec.origin if spec is not None else None
-        if origin and not Path(origin).resolve().is_relative_to(_REPO_ROOT / "runtime") \
-                and importlib.util.find_spec("torch") is not None:
+        if _real_pypto_on_path() and importlib.util.find_spec("torch") is not None:
             return sys.executable
     except (ImportError, ValueError):
         return None
     return None
+
+
+def _real_pypto_on_path() -> bool:
+    """Is the vendor's ``pypto`` installed for this interpreter? Searched on ``sys.path`` itself: once the
+    emulator has been loaded as ``pypto`` in this process (a gym script, a test), ``sys.modules`` and
+    ``find_spec`` name the emulator and hid an installed toolchain (CI's toolchain tests skipped that way)."""
+    for entry in sys.path:
+        spec = importlib.machinery.PathFinder.find_spec("pypto", [entry or os.getcwd()])
+        if spec is not None and spec.origin and not Path(spec.origin).resolve().is_relative_to(_REPO_ROOT / "runtime"):
+            return True
+    return False
 
 
 # ---------------------------------------------------------------------------------------------- mapping

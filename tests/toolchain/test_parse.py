@@ -135,3 +135,27 @@ def test_toolchain_off_disables_implicit_choices_only(monkeypatch: pytest.Monkey
     monkeypatch.setenv("PTO_FORGE_TOOLCHAIN", "off")
     assert find_pypto_python() is None
     assert find_pypto_python(sys.executable) == sys.executable  # an explicit interpreter still counts
+
+
+def test_an_installed_toolchain_is_found_after_the_emulator_was_loaded_as_pypto(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Found in CI: with the extra installed in .venv, tests/toolchain skipped, because an earlier test in the
+    same process had loaded the emulator as ``pypto`` and the lookup asked ``sys.modules``."""
+    import sys
+    import types
+
+    import runtime.emulator
+
+    monkeypatch.delenv("PTO_FORGE_PYPTO_PYTHON", raising=False)
+    monkeypatch.delenv("PTO_FORGE_TOOLCHAIN", raising=False)
+    site = tmp_path / "site"
+    for pkg in ("pypto", "torch"):
+        (site / pkg).mkdir(parents=True)
+        (site / pkg / "__init__.py").write_text("")
+    emulated = types.ModuleType("pypto")
+    emulated.__file__ = runtime.emulator.__file__
+    monkeypatch.setitem(sys.modules, "pypto", emulated)
+    monkeypatch.setattr(sys, "path", [str(site), *sys.path])
+    assert find_pypto_python() == sys.executable
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "empty")])  # only the emulator: no second opinion
+    assert find_pypto_python() is None
