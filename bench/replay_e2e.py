@@ -22,7 +22,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-OPS = ["silu", "rms_norm", "sdpa", "swiglu_mlp"]
+OPS = sorted(p.parents[2].name for p in (ROOT / "workspace").glob("*/traces/default/manifest.json"))
+"""Every workspace op that ships a trace (the first four of issue 8 and those added since)."""
 
 
 def one(op: str) -> dict[str, float]:
@@ -47,13 +48,13 @@ def main() -> None:
     args = parser.parse_args()
     for var in ("FORGE_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY"):
         os.environ.pop(var, None)
-    print(f"{'op':<12} {'wall s':>8} {'verify s':>9} {'replay I/O s':>13} {'orchestr. s':>12} "
+    print(f"{'op':<20} {'wall s':>8} {'verify s':>9} {'replay I/O s':>13} {'orchestr. s':>12} "
           f"{'transitions':>12} {'ms/transition':>14}")
     for op in OPS:
         runs = [one(op) for _ in range(args.repeat)]
         med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
         per = 1000 * med["orchestration"] / max(med["transitions"], 1)
-        print(f"{op:<12} {med['wall']:8.2f} {med['verification']:9.2f} {med['replay_io']:13.3f} "
+        print(f"{op:<20} {med['wall']:8.2f} {med['verification']:9.2f} {med['replay_io']:13.3f} "
               f"{med['orchestration']:12.2f} {int(med['transitions']):12d} {per:14.1f}")
     print(f"(median of {args.repeat} run(s); load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
 
