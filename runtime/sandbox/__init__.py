@@ -4,7 +4,8 @@
 available, see ``_proc``), sends it the request over stdin and reads back only framed arrays and per-call records
 from a pipe, after the whole sandbox is dead. Nothing the child reports can change a verdict on its own: the parent
 compares against golden tensors the child never saw. ``run_process`` is the same runner for trusted children
-(the golden), with the same environment allow-list (``env_policy``).
+(the golden) and for the vendor compiler (``runtime.toolchain``), with the same environment allow-list
+(``env_policy``).
 
 The names are loaded lazily: the sandboxed runner imports ``runtime.sandbox._guard`` and must not drag
 ``subprocess`` (and with it ``_posixsubprocess``) into the candidate's process.

@@ -39,7 +39,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -251,7 +251,7 @@ def _pth_dirs(site_dirs: list[str]) -> set[str]:
     return out
 
 
-def _bwrap_base_args(ro: list[str], work: str) -> list[str]:
+def _bwrap_base_args(ro: list[str], work: str, *, share_work: bool = False) -> list[str]:
     args = ["--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session", "--hostname", "localhost",
             "--proc", "/proc", "--dev", "/dev", "--size", str(512 * 1024**2), "--tmpfs", "/tmp"]
     for top in ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
@@ -267,8 +267,8 @@ def _bwrap_base_args(ro: list[str], work: str) -> list[str]:
             continue  # already visible
         args += ["--ro-bind", path, path]
     # bwrap always exports PWD (a plain child has none); the runner drops it before any candidate code runs
-    args += ["--dir", work, "--chdir", work]
-    return args
+    args += ["--bind", work, work] if share_work else ["--dir", work]
+    return [*args, "--chdir", work]
 
 
 def _libc() -> ctypes.CDLL | None:
@@ -364,8 +364,9 @@ def run_process(
     *,
     work: Path,
     limits: Limits,
-    profile: Literal["trusted", "untrusted"],
+    profile: Literal["trusted", "untrusted", "vendor"],
     isolation: Isolation = "process-only",
+    env_extra: Mapping[str, str] | None = None,
     stdin: bytes = b"",
     read_only: Sequence[str] = (),
     channel: bool = False,
@@ -379,8 +380,11 @@ def run_process(
         argv: the command (``argv[0]`` an absolute path, normally ``sys.executable``).
         work: the child's working directory (must exist; inside Bubblewrap a private tmpfs at the same path).
         limits: resource limits.
-        profile: ``trusted`` (golden) never gets Bubblewrap; ``untrusted`` gets ``isolation``.
-        isolation: the level to use for ``untrusted`` (from :func:`isolation_level`).
+        profile: ``trusted`` (golden) never gets Bubblewrap; ``untrusted`` gets ``isolation``; ``vendor`` (the
+            real pypto compiler, which spawns its own compiler processes and writes its reports as files) gets
+            Bubblewrap when ``isolation`` has it but never seccomp, and shares ``work`` with the parent.
+        isolation: the level to use for ``untrusted`` and ``vendor`` (from :func:`isolation_level`).
+        env_extra: variables added to the one allow-list (:func:`child_env`); only ``vendor`` may add any.
         stdin: bytes fed to the child's stdin (the request), then closed.
         read_only: extra host paths the untrusted child may read (bound read-only at the same path).
         channel: hand the child a result pipe (its fd number replaces ``{channel_fd}`` in ``argv``); its bytes
@@ -396,8 +400,12 @@ def run_process(
         OSError: the child could not be started.
     """
     _install_handlers()
-    level: Isolation = isolation if profile == "untrusted" else "process-only"
-    env = child_env(work)
+    level: Isolation = isolation if profile != "trusted" else "process-only"
+    if profile == "vendor" and level == "bwrap+seccomp":
+        level = "bwrap"
+    if env_extra and profile != "vendor":
+        raise ValueError("only the vendor profile adds to the environment allow-list")
+    env = {**child_env(work), **(env_extra or {})}
     cmd = list(argv)
     pass_fds: list[int] = []
     seccomp_prog: bytes | None = None
@@ -406,7 +414,7 @@ def run_process(
         exe = bwrap_path()
         if exe is None:
             raise OSError("bwrap disappeared")
-        bargs = [exe, *_bwrap_base_args(_ro_roots(read_only), str(work))]
+        bargs = [exe, *_bwrap_base_args(_ro_roots(read_only), str(work), share_work=profile == "vendor")]
         if level == "bwrap+seccomp":
             from runtime.sandbox._seccomp import seccomp_program
 
