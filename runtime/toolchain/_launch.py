@@ -13,7 +13,6 @@ code run here never sees golden outputs or tolerances, and nothing it reports is
 
 from __future__ import annotations
 
-import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,9 +43,8 @@ class ChildRun:
     layers: dict[str, bool]
 
 
-@functools.cache
 def bwrap_works() -> bool:
-    """True when bubblewrap is installed and can create the namespaces on this machine (probed once)."""
+    """True when bubblewrap can create the namespaces on this machine (the sandbox's probe, cached there)."""
     return isolation_level("bwrap")[0] == "bwrap"
 
 
@@ -60,18 +58,11 @@ def _visible_paths(python: str, script: Path) -> tuple[str, ...]:
     return (venv, os.path.realpath(venv), base, str(Path(script).resolve().parents[2]))
 
 
-def _env(work: Path) -> dict[str, str]:
-    """The sandbox's one allow-list (:func:`runtime.sandbox.env_policy.child_env`: fixed base, HOME = TMPDIR =
-    work, single-threaded BLAS, the numerics pass-through) plus what the vendor compiler needs: its host-build
-    tools on PATH and its plog files inside the work dir, where the error mapper reads them."""
-    env = child_env(work)
-    env.update(_env_extra(work, env))
-    return env
-
-
-def _env_extra(work: Path, base: dict[str, str] | None = None) -> dict[str, str]:
-    path = (base or child_env(work))["PATH"]
-    return {"PATH": "/usr/local/bin:" + path, "ASCEND_PROCESS_LOG_PATH": str(work / "plog"),
+def _env_extra(work: Path) -> dict[str, str]:
+    """What the vendor compiler needs beyond the sandbox's one allow-list (:func:`child_env`, which
+    ``run_process`` builds): its host-build tools on PATH and its plog files inside the work dir, where the
+    error mapper reads them."""
+    return {"PATH": "/usr/local/bin:" + child_env(work)["PATH"], "ASCEND_PROCESS_LOG_PATH": str(work / "plog"),
             "ASCEND_GLOBAL_LOG_LEVEL": "3"}
 
 
@@ -86,8 +77,6 @@ def run_child(python: str, script: Path, request: Path, work: Path, limits: Limi
         limits=ProcLimits(wall_s=limits.wall_timeout_s, cpu_s=limits.cpu_timeout_s,
                           memory_bytes=limits.memory_bytes, max_file_bytes=limits.max_file_bytes,
                           max_open_files=None, max_processes=None))
-    (work / "child.stdout").write_bytes(proc.stdout)
-    (work / "child.stderr").write_bytes(proc.stderr)
     tail = proc.stderr[-4000:].decode(errors="replace")
     layers = {"bwrap": proc.isolation == "bwrap", "process_group": True, "rlimits": True, "env_allowlist": True,
               "tempdir": True}
