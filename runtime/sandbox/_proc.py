@@ -378,7 +378,8 @@ def run_process(
 
     Args:
         argv: the command (``argv[0]`` an absolute path, normally ``sys.executable``).
-        work: the child's working directory (must exist; inside Bubblewrap a private tmpfs at the same path).
+        work: the child's working directory (must exist; inside Bubblewrap a private tmpfs at the same path,
+            except for ``vendor``, whose work dir is the parent's, bound read-write).
         limits: resource limits.
         profile: ``trusted`` (golden) never gets Bubblewrap; ``untrusted`` gets ``isolation``; ``vendor`` (the
             real pypto compiler, which spawns its own compiler processes and writes its reports as files) gets
@@ -386,7 +387,7 @@ def run_process(
         isolation: the level to use for ``untrusted`` and ``vendor`` (from :func:`isolation_level`).
         env_extra: variables added to the one allow-list (:func:`child_env`); only ``vendor`` may add any.
         stdin: bytes fed to the child's stdin (the request), then closed.
-        read_only: extra host paths the untrusted child may read (bound read-only at the same path).
+        read_only: extra host paths a Bubblewrap child may read (bound read-only at the same path).
         channel: hand the child a result pipe (its fd number replaces ``{channel_fd}`` in ``argv``); its bytes
             come back in ``ProcResult.channel``.
         channel_cap: bytes of the channel kept.
