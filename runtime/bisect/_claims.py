@@ -327,7 +327,6 @@ def line_claim(an: Analyzer, observed: Rec, window: list[Rec], evidence: list[st
         src = [p for p in an.operand_recs(observed) if p.seq in {w.seq for w in window}]
         if len(src) == 1:
             observed = src[0]
-            window = [w for w in window if w.seq != src[0].seq and w.seq != observed.seq and not w.is_write] or []
             window = [w for w in an.window(observed) if w.seq != observed.seq]
     for r in sorted([observed, *window], key=lambda x: x.seq):
         mis = _misplaced_view(an, r)
