@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from orchestrator.portability import replay_digests  # noqa: E402
+from orchestrator.adapters.portability import replay_digests  # noqa: E402
 from runtime.agent_view import coarse_share, leaf_view  # noqa: E402
 
 

@@ -25,7 +25,7 @@ sys.path.insert(0, str(TESTS))
 from orch_support import FIX, fixed_clock, make_verifier, write_script  # noqa: E402
 
 from orchestrator import api  # noqa: E402
-from orchestrator.scripted import ScriptedAgents  # noqa: E402
+from orchestrator.adapters.scripted import ScriptedAgents  # noqa: E402
 
 
 def one_run(verifier_kind: str) -> dict:

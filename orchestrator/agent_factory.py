@@ -13,6 +13,7 @@ from agents import Trace, build_agents
 from agents.config import AgentsConfig, ConfigError, load_config
 from agents.contracts import AgentSet
 from agents.trace import TraceMode
+from orchestrator.adapters.scripted import ScriptedAgents
 from orchestrator.errors import ForgeError
 
 
@@ -32,8 +33,6 @@ def _config(op_dir: Path, options: dict | None) -> AgentsConfig:
 def preflight(spec: str, op_dir: Path, options: dict | None = None) -> None:
     """Fail before anything is written when the agents cannot be built (missing script, no model)."""
     if spec.startswith("scripted:"):
-        from orchestrator.scripted import ScriptedAgents
-
         ScriptedAgents(spec[len("scripted:"):])
     elif spec in ("factory", "", "default"):
         _config(op_dir, options)
@@ -69,8 +68,6 @@ def model_agents(op_dir: Path, trace: Trace, options: dict | None = None, *,
 def agents_from_spec(spec: str, op_dir: Path, trace: Trace, options: dict | None = None) -> AgentSet:
     """``scripted:<path>`` -> ScriptedAgents; ``factory`` -> :func:`model_agents`."""
     if spec.startswith("scripted:"):
-        from orchestrator.scripted import ScriptedAgents
-
         return ScriptedAgents(spec[len("scripted:"):])
     if spec in ("factory", "", "default"):
         return model_agents(op_dir, trace, options)

@@ -5,10 +5,11 @@
 proves the git history, ``prune`` bounds checkpoint growth, ``show`` / ``report`` render stored results.
 Every user mistake raises :class:`ForgeError`.
 
-This module is the facade; the parts live beside it: :mod:`orchestrator.driver` (streams the graph, gates,
-stops, signals), :mod:`orchestrator.checkpoints` (LangGraph checkpoint reads, pruning),
-:mod:`orchestrator.results` (RunResult, trace queries), :mod:`orchestrator.clock_policy` (which clock a run
-reads), :mod:`orchestrator.runs` (run files: meta, lock, pending gate, decisions).
+This module is the facade over the layers (docs/architecture.md): :mod:`orchestrator.core.driver` (streams
+the graph, gates, stops, signals), :mod:`orchestrator.core.snapshot` (a run's state from its checkpoints),
+:mod:`orchestrator.core.clock_policy` (which clock a run reads), :mod:`orchestrator.store.results` (RunResult,
+status, trace queries), :mod:`orchestrator.store.runs` (run files: meta, lock, pending gate, decisions),
+:mod:`orchestrator.store.checkpoints` (pruning).
 """
 
 from __future__ import annotations
@@ -23,35 +24,40 @@ from pathlib import Path
 from langgraph.types import Command
 
 from agents.contracts import AgentSet, TraceSink
-from orchestrator import opdir_bridge
 from orchestrator.agent_factory import agents_from_spec, model_agents, model_configured, preflight
-from orchestrator.checkpoints import PruneResult, snapshot
-from orchestrator.checkpoints import prune as _prune
-from orchestrator.clock_policy import CLOCK_FILE, make_trace, new_id, note_clock, recorded_clock
-from orchestrator.driver import PromptFn, RunStopped, StartFn, UpdateFn, drive
-from orchestrator.errors import ForgeError
+from orchestrator.core import opdir_bridge
+from orchestrator.core.clock_policy import CLOCK_FILE, make_trace, new_id, note_clock, recorded_clock
+from orchestrator.core.driver import PromptFn, StartFn, UpdateFn, drive
+from orchestrator.core.logical_clock import LogicalClock
+from orchestrator.core.services import ApproveMode, Services, VerifierFn, utc_now
+from orchestrator.core.snapshot import snapshot
+from orchestrator.errors import ForgeError, RunStopped
 from orchestrator.gates import GateDecision, GateRequest, RecordedDecision, parse_decision
-from orchestrator.gitaudit import HistoryAudit
-from orchestrator.gitaudit import audit as _audit
-from orchestrator.logical_clock import LogicalClock
-from orchestrator.paths import list_runs, run_dir, sha256_file
-from orchestrator.results import ModuleSummary, RunResult, build_result, divergences, verified_transitions
-from orchestrator.runs import (
+from orchestrator.store.checkpoints import PruneResult
+from orchestrator.store.checkpoints import prune as _prune
+from orchestrator.store.gitaudit import HistoryAudit
+from orchestrator.store.gitaudit import audit as _audit
+from orchestrator.store.paths import list_runs, run_dir, sha256_file
+from orchestrator.store.results import (
+    ModuleSummary,
+    RunResult,
+    build_result,
+    divergences,
+    run_status,
+    verified_transitions,
+)
+from orchestrator.store.runs import (
     RunLock,
     RunMeta,
     latest_run,
     lock_holder,
     pending_path,
-    read_decision,
     read_meta,
-    read_pending,
     record_decision,
-    stopped_path,
     take_decision,
     write_meta,
     write_pending,
 )
-from orchestrator.services import ApproveMode, Services, VerifierFn, utc_now
 
 __all__ = [
     "DEFAULT_TRACE", "ModuleSummary", "PromptFn", "PruneResult", "RunResult", "RunStopped", "StartFn", "UpdateFn",
@@ -73,7 +79,7 @@ INTAKE_TIMEOUT_S = 30.0
 
 
 def _default_verifier() -> VerifierFn:
-    from orchestrator.verifier_bridge import real_verifier
+    from orchestrator.core.verifier_bridge import real_verifier
 
     return real_verifier
 
@@ -269,7 +275,7 @@ def run(op_dir: Path | str, *, agents: AgentSet | None = None, agents_spec: str 
         note_clock(trace, clock)
         svc = _services(root, rid, meta, agents=agents, verifier=verifier, trace=trace, clock=clock, approve=approve)
         write_meta(root, meta)
-        from orchestrator.gitaudit import AuditRepo
+        from orchestrator.store.gitaudit import AuditRepo
 
         AuditRepo(root).ensure()
         return drive(root, rid, svc, {"op_dir": str(root), "run_id": rid}, prompt=prompt, on_update=on_update,
@@ -459,38 +465,7 @@ def status(op_dir: Path | str, *, run_id: str | None = None) -> RunResult:
     if not root.is_dir():
         raise ForgeError(f"operator directory not found: {op_dir}")
     rid = run_id or latest_run(root)
-    values, nxt, interrupts = snapshot(root, rid)
-    gate = GateRequest.model_validate(interrupts[0]) if interrupts else None
-    res = build_result(root, rid, values, gate, interrupted=bool(nxt) and not interrupts)
-    res.pending_decision = read_decision(root, rid)
-    holder = lock_holder(root)
-    live = bool(holder and holder.get("run_id") == rid)
-    stopped = read_json(stopped_path(root, rid))
-    if gate is not None:
-        pend = read_pending(root, rid) or {}
-        asking = live and (pend.get("holder") or {}).get("interactive")
-        res.message = (f"gate {gate.gate_id(rid).label()} is open at an interactive prompt (pid {holder['pid']}); "
-                       "answer it there" if asking and holder else "")
-    elif res.status == "interrupted" and live and holder:
-        res.status = "running"
-        res.message = f"run {rid} is in progress (pid {holder.get('pid')})"
-    elif res.status == "interrupted" and stopped:
-        res.status = "stopped"
-        res.cause = str(stopped.get("message"))
-        res.message = f"fix the cause, then continue with `python -m orchestrator resume {op_dir}`"
-    elif res.status == "interrupted":
-        res.message = f"run {rid} stopped before {', '.join(nxt)}; continue it with `python -m orchestrator resume`"
-    return res
-
-
-def read_json(path: Path) -> dict | None:
-    import json
-
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
+    return run_status(root, rid, *snapshot(root, rid), shown_as=str(op_dir))
 
 
 def audit(op_dir: Path | str) -> HistoryAudit:
@@ -511,30 +486,3 @@ def prune(op_dir: Path | str, *, keep: int = 20) -> PruneResult:
     if not root.is_dir():
         raise ForgeError(f"operator directory not found: {op_dir}")
     return _prune(root, keep)
-
-
-_snapshot = snapshot  # older name (tests, benches)
-
-
-def gate_view(op_dir: Path | str, req: GateRequest | None = None, *, run_id: str | None = None):
-    """What the gate a run waits at shows a reviewer (:class:`orchestrator.views.GateView`).
-
-    Raises:
-        ForgeError: no run, or the run waits at no gate and ``req`` is not given.
-    """
-    from orchestrator.views import gate_view as _view
-
-    root = Path(op_dir).resolve()
-    holder = lock_holder(root)
-    rid = run_id or (holder.get("run_id") if holder and int(holder.get("pid", 0)) == os.getpid() else None) \
-        or latest_run(root)
-    values, _, interrupts = snapshot(root, rid)
-    if req is None:
-        if not interrupts:
-            raise ForgeError(f"run {rid} is not waiting at a gate")
-        req = GateRequest.model_validate(interrupts[0])
-    view = _view(root, rid, values, req.gate, req.module, req.seq)
-    view.title = req.title
-    view.seq = req.seq
-    view.choices = list(req.choices)
-    return view

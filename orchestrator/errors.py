@@ -1,4 +1,8 @@
-"""User-facing errors of the orchestrator: one clear message, never a traceback."""
+"""Exceptions of the orchestrator (a leaf: imports nothing of the project, so every layer can raise them).
+
+:class:`ForgeError` is a user mistake or an unusable situation: one clear message, never a traceback.
+:class:`RunStopped` is a failure that is not the candidate's: it stops a run, resumable once fixed.
+"""
 
 from __future__ import annotations
 
@@ -10,3 +14,15 @@ class ForgeError(RuntimeError):
         super().__init__(message)
         self.message = message
         self.code = code
+
+
+class RunStopped(ForgeError):
+    """A failure that is not the candidate's stops the run at once (ARCHITECTURE §0.5).
+
+    Raised by a node before it changes anything, so the checkpoint stays before that node and ``resume``
+    runs it again once the cause is fixed. ``cause`` is ``golden`` | ``op_dir`` | ``machine`` | ``tool``.
+    """
+
+    def __init__(self, cause: str, message: str) -> None:
+        super().__init__(message)
+        self.cause = cause

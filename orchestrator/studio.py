@@ -6,6 +6,6 @@ runtime context (agents, verifier, trace, clock), which ``orchestrator.api`` sup
 
 from __future__ import annotations
 
-from orchestrator.graph import compile_graph
+from orchestrator.core.graph import compile_graph
 
 graph = compile_graph()

@@ -235,7 +235,7 @@ class ToolBox:
 
 
 def _api_notes(skills: SkillLibrary, name: str) -> str:
-    """Lines of agents/skills/pypto-api.md that mention ``pypto.<name>`` or ``<name>(``, with their section ids."""
+    """Lines of skills/pypto-api.md that mention ``pypto.<name>`` or ``<name>(``, with their section ids."""
     try:
         sections = skills.sections("pypto-api")
     except SkillError:

@@ -33,7 +33,7 @@ def fail(message: str, code: int = 1) -> int:
 
 def print_result(result, op_dir: str) -> int:
     """Summary table plus what to do next; exit 0 delivered/waiting, 1 aborted/stopped/interrupted."""
-    from orchestrator.progress import summary_table
+    from orchestrator.ui.progress import summary_table
 
     console.print(summary_table(result))
     for divergence in getattr(result, "divergences", []):

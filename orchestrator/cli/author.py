@@ -22,7 +22,7 @@ def register(sub) -> None:
 
 
 def _author(args: argparse.Namespace) -> int:
-    from orchestrator.authoring import author_trace
+    from orchestrator.adapters.authoring import author_trace
     from orchestrator.errors import ForgeError
 
     try:

@@ -28,7 +28,7 @@ def register(sub) -> None:
 def _demo(args: argparse.Namespace) -> int:
     from orchestrator import api
     from orchestrator.errors import ForgeError
-    from orchestrator.progress import Progress
+    from orchestrator.ui.progress import Progress
 
     src = Path(args.op_dir)
     if not (src / "SPEC.md").is_file() or not (src / api.DEFAULT_TRACE / "manifest.json").is_file():

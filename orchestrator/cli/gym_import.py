@@ -26,7 +26,7 @@ def register(sub) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from orchestrator.gym import GymImportError, import_gym_op
+    from orchestrator.adapters.gym import GymImportError, import_gym_op
 
     try:
         report = import_gym_op(args.source, args.dest, force=args.force, timeout=args.timeout)

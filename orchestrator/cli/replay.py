@@ -22,7 +22,7 @@ def register(sub) -> None:
 
 def _replay(args: argparse.Namespace) -> int:
     from orchestrator import api
-    from orchestrator.progress import Progress
+    from orchestrator.ui.progress import Progress
 
     source = args.trace or str(Path(args.op_dir) / api.DEFAULT_TRACE)
     console.print(f"replaying {source}: recorded agent answers and human decisions, verification live")

@@ -19,7 +19,7 @@ def register(sub) -> None:
 
 def _report(args: argparse.Namespace) -> int:
     from orchestrator.errors import ForgeError
-    from orchestrator.run_report import build_report
+    from orchestrator.ui.run_report import build_report
 
     try:
         result = build_report(args.op_dir, run_id=args.run_id, out=args.out)

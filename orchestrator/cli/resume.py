@@ -18,7 +18,7 @@ def register(sub) -> None:
 
 def _resume(args: argparse.Namespace) -> int:
     from orchestrator import api
-    from orchestrator.progress import Progress, ask
+    from orchestrator.ui.progress import Progress, ask
 
     progress = Progress(console)
     return drive(args.op_dir, lambda: api.resume(args.op_dir, approve=args.approve, run_id=args.run_id,

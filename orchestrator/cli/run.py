@@ -36,7 +36,7 @@ def register(sub) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from orchestrator import api
-    from orchestrator.progress import Progress, ask
+    from orchestrator.ui.progress import Progress, ask
 
     if args.budget < 1:
         return fail("--budget must be at least 1", 2)

@@ -45,10 +45,10 @@ def _show(args: argparse.Namespace) -> int:
 
     try:
         if args.gate:
-            from orchestrator import api
-            from orchestrator.cli.screens import print_gate
+            from orchestrator.ui.screens import print_gate
+            from orchestrator.ui.views import gate_view_for
 
-            print_gate(console, api.gate_view(args.op_dir))
+            print_gate(console, gate_view_for(args.op_dir))
             return 0
         path = find_report(Path(args.op_dir), args.report)
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -59,7 +59,7 @@ def _show(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(data, indent=2))
         return 0
-    from orchestrator.cli.screens import report_renderable
+    from orchestrator.ui.screens import report_renderable
 
     console.print(f"[dim]{path}[/]", highlight=False, soft_wrap=True)
     console.print(report_renderable(data))

@@ -19,7 +19,7 @@ def register(sub) -> None:
 def _status(args: argparse.Namespace) -> int:
     from orchestrator import api
     from orchestrator.errors import ForgeError
-    from orchestrator.progress import summary_table
+    from orchestrator.ui.progress import summary_table
 
     try:
         result = api.status(args.op_dir)

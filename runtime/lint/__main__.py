@@ -29,7 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--previous-stage", help="verified stage file of module k-1 (frozen-module check PF05)")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     p.add_argument("--all", action="store_true", help="also list PASS and SKIP results")
-    p.add_argument("--list-rules", action="store_true", help="print the rule table (agents/skills/lint-rules.md)")
+    p.add_argument("--list-rules", action="store_true", help="print the rule table (skills/lint-rules.md)")
     return p
 
 

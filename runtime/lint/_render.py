@@ -66,7 +66,7 @@ def render_text(findings: list[Finding], *, sources: dict[str, str] | None = Non
 
 
 def render_skill() -> str:
-    """The text of ``agents/skills/lint-rules.md`` (a test checks the committed file equals this)."""
+    """The text of ``skills/lint-rules.md`` (a test checks the committed file equals this)."""
     lines = [
         "# Lint rules (generated from runtime/lint/_table.py — do not edit by hand)",
         "",

@@ -1,7 +1,7 @@
 """The one rule table: every rule's id, severity, stages, title, fix hint and source.
 
 Everything that describes a rule lives here and nowhere else: the checks look up their severity and fix
-hint here, the CLI and the JSON output copy the title from here, and ``agents/skills/lint-rules.md`` (what the
+hint here, the CLI and the JSON output copy the title from here, and ``skills/lint-rules.md`` (what the
 agents read) is generated from this table, so agents and lint cannot disagree. Upstream rules that do not
 apply to PTO Forge stay in the table with ``applies=False`` and the reason, so nothing is dropped silently.
 Rule ids are never reused.

@@ -15,7 +15,7 @@ import logging
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
@@ -24,10 +24,24 @@ from runtime import testmodes
 from runtime.arrays import load_arrays, save_arrays
 from runtime.opdir._cases import Case
 from runtime.opdir._problems import GoldenError, OpDirError, Problem
+from runtime.opdir._spec import Spec
 from runtime.sandbox._proc import Limits, private_dir, run_process
 
-if TYPE_CHECKING:
-    from runtime.opdir._opdir import OpDir
+
+class GoldenSource(Protocol):
+    """What a golden run needs of an op dir (``runtime.opdir.OpDir`` is one; a Protocol keeps this module
+    below ``_opdir``, which calls it: no import cycle)."""
+
+    @property
+    def spec(self) -> Spec: ...
+
+    @property
+    def golden_path(self) -> Path: ...
+
+    @property
+    def has_make_inputs(self) -> bool: ...
+
+    def make_inputs(self, case: Case) -> list[np.ndarray]: ...
 
 __all__ = ["GoldenRun", "run_golden", "run_golden_cases"]
 
@@ -60,7 +74,7 @@ def _limits(budget: float) -> Limits:
                   max_file_bytes=None, max_processes=None)
 
 
-def run_golden_cases(op: OpDir, cases: list[Case], *, timeout: float = 60.0) -> dict[str, GoldenRun]:
+def run_golden_cases(op: GoldenSource, cases: list[Case], *, timeout: float = 60.0) -> dict[str, GoldenRun]:
     """Run golden.py on several cases in ONE child process (saves the start-up cost per case).
 
     Args:
@@ -137,7 +151,7 @@ def run_golden_cases(op: OpDir, cases: list[Case], *, timeout: float = 60.0) -> 
         return runs
 
 
-def run_golden(op: OpDir, case: Case, *, timeout: float = 60.0) -> GoldenRun:
+def run_golden(op: GoldenSource, case: Case, *, timeout: float = 60.0) -> GoldenRun:
     """Run golden.py on one case in its own process (see :func:`run_golden_cases` for errors)."""
     return run_golden_cases(op, [case], timeout=timeout)[case.name]
 

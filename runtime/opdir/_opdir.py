@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from runtime.opdir._cases import Case, build_cases
+from runtime.opdir._golden_runner import run_golden
 from runtime.opdir._inputs import generate_inputs
 from runtime.opdir._inventory import InventoryRow, ModuleMarker, parse_inventory, parse_module_markers
 from runtime.opdir._problems import OpDirError, Problem
@@ -79,8 +80,6 @@ class OpDir:
         (the same arrays ``run_golden`` uses); otherwise they are generated from SPEC.md in this process.
         """
         if self.has_make_inputs:
-            from runtime.opdir._golden_runner import run_golden
-
             return run_golden(self, case).inputs
         return generate_inputs(self.spec, case)
 

@@ -53,7 +53,9 @@ def main(argv: list[str] | None = None) -> int:
     else:
         from rich.console import Console
 
-        Console().print(report.render())
+        from runtime.verify._render import render_report
+
+        Console().print(render_report(report))
     return 0 if report.verdict == "PASS" else 1
 
 

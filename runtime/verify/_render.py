@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rich.console import Group
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-if TYPE_CHECKING:
-    from runtime.verify._report import VerifyReport
+from runtime.verify._report import VerifyReport
 
 __all__ = ["render_report"]
 

@@ -226,12 +226,6 @@ class VerifyReport(_M):
             data["summary"]["max_diff"] = coarse(float(s["max_diff"]))
         return coarse_tree(data)
 
-    def render(self) -> Any:
-        """A rich renderable for the terminal."""
-        from runtime.verify._render import render_report
-
-        return render_report(self)
-
 
 def _strip(obj: Any, keys: frozenset[str]) -> Any:
     if isinstance(obj, dict):

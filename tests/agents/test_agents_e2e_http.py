@@ -27,7 +27,7 @@ def _op_dir(tmp_path: Path, base_url: str | None = None) -> Path:
 
 @pytest.fixture(autouse=True)
 def _frozen_skills(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A private copy of agents/skills/: a colleague regenerating agents/skills/lint-rules.md mid-test must not change prompts."""
+    """A private copy of skills/: a colleague regenerating skills/lint-rules.md mid-test must not change prompts."""
     import shutil
 
     import agents.skills
@@ -90,7 +90,7 @@ def test_changed_prompt_template_breaks_replay_with_readable_diff(tmp_path: Path
             build_agents(op, trace=trace).implement(_impl_ctx())
     prompts = tmp_path / "prompts"
     prompts.mkdir()
-    root = Path(__file__).resolve().parents[2] / "agents" / "prompts"
+    root = Path(__file__).resolve().parents[2] / "prompts"
     for role in ("designer", "verifier", "debugger"):
         (prompts / f"{role}.md").write_text((root / f"{role}.md").read_text())
     changed = (root / "implementer.md").read_text().replace("exactly ONE file", "exactly one file, carefully")

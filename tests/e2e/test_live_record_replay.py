@@ -19,8 +19,8 @@ import pytest
 import yaml
 
 from orchestrator import api
-from orchestrator import authoring as authoring_mod
-from orchestrator.paths import trace_dir
+from orchestrator.adapters import authoring as authoring_mod
+from orchestrator.store.paths import trace_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 OP = ROOT / "workspace" / "silu"
@@ -126,7 +126,7 @@ def test_recorded_http_run_replays_offline_with_identical_artifacts(tmp_path: Pa
         assert (shipped / name).read_bytes() == (live_dir / name).read_bytes(), name
 
     # and on simulated other machines (ulp noise, no user namespaces, another BLAS core): the same bytes
-    from orchestrator.portability import DEFAULT_VARIANTS, artifact_digests, check_trace
+    from orchestrator.adapters.portability import DEFAULT_VARIANTS, artifact_digests, check_trace
 
     report = check_trace(shipped, shipped / "traces" / "default", expected=artifact_digests(live_dir),
                          variants=DEFAULT_VARIANTS)

@@ -1,7 +1,7 @@
 """Every shipped trace replays byte-identically on "other machines" simulated on this one (issue 12).
 
 Another machine computes float32 results that differ in their last bits (BLAS kernels, SIMD ufuncs,
-reductions) and may refuse user namespaces. ``orchestrator.portability`` replays a trace under seeded ulp
+reductions) and may refuse user namespaces. ``orchestrator.adapters.portability`` replays a trace under seeded ulp
 noise (emulator ops, golden numpy calls and outputs, candidate outputs), without user namespaces, and in a
 subprocess with another ``OPENBLAS_CORETYPE``; every delivered artifact must equal the authored run's bytes
 (recorded in the manifest). On the code before issue 12 this failed for every workspace op (a replay miss
@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from orchestrator.portability import DEFAULT_VARIANTS, Variant, check_trace
+from orchestrator.adapters.portability import DEFAULT_VARIANTS, Variant, check_trace
 from runtime import testmodes
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -109,7 +109,7 @@ def test_the_kernel_cannot_see_the_test_mode(tmp_path: Path, monkeypatch: pytest
 def test_a_replay_stopped_at_a_gate_resumes_to_the_same_bytes(tmp_path: Path) -> None:
     """A shipped trace without the final decision stops there; approve + resume continues the strict replay."""
     from orchestrator import api
-    from orchestrator.portability import artifact_digests
+    from orchestrator.adapters.portability import artifact_digests
 
     op_dir = api.copy_op_inputs(ROOT / "workspace" / "silu", tmp_path / "silu")
     events = op_dir / "traces" / "default" / "events.jsonl"

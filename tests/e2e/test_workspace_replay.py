@@ -18,7 +18,7 @@ from agents.roles import LLMAgents
 from agents.trace import ReplayMissError, Trace
 from orchestrator import api
 from orchestrator.errors import ForgeError
-from orchestrator.paths import trace_dir
+from orchestrator.store.paths import trace_dir
 from runtime.verify import verify
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -76,7 +76,7 @@ def test_run_without_a_model_replays_and_delivers(op: str, tmp_path: Path) -> No
                              if e["kind"] == "verify"]
     assert sum(e["kind"] == "llm_call" for e in replay_events) == sum(e["kind"] == "llm_call" for e in recorded)
     # the delivered bytes are the authored run's bytes (manifest digests; docs/replay.md)
-    from orchestrator.portability import artifact_digests
+    from orchestrator.adapters.portability import artifact_digests
 
     manifest = json.loads((op_dir / "traces" / "default" / "manifest.json").read_text(encoding="utf-8"))
     assert artifact_digests(op_dir) == manifest["artifacts"]
@@ -104,7 +104,7 @@ def test_two_replays_give_identical_artifacts_and_history(tmp_path: Path) -> Non
 def test_a_changed_prompt_makes_the_replay_diverge_with_a_readable_diff(tmp_path: Path) -> None:
     op_dir = fresh_copy("silu", tmp_path)
     prompts = tmp_path / "prompts"
-    shutil.copytree(ROOT / "agents" / "prompts", prompts, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    shutil.copytree(ROOT / "prompts", prompts, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
     text = (prompts / "designer.md").read_text(encoding="utf-8")
     (prompts / "designer.md").write_text(text.replace("DESIGN.md", "DESIGN.MD", 1), encoding="utf-8")  # one byte
     source = op_dir / "traces" / "default"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.gym import GymImportError, import_gym_op
+from orchestrator.adapters.gym import GymImportError, import_gym_op
 from runtime.opdir import load_op_dir
 from runtime.verify import verify
 

@@ -77,7 +77,7 @@ def test_misuse_is_one_clear_line_and_exit_2(argv: list[str], needle: str, capsy
 
 def test_list_rules_prints_the_skills_page(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--list-rules"]) == 0
-    assert capsys.readouterr().out == (ROOT / "agents" / "skills" / "lint-rules.md").read_text(encoding="utf-8")
+    assert capsys.readouterr().out == (ROOT / "skills" / "lint-rules.md").read_text(encoding="utf-8")
 
 
 def test_module_entry_point(tmp_path: Path) -> None:

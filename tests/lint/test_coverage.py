@@ -44,7 +44,7 @@ def test_not_applicable_rules_say_why_and_upstream_catalogue_is_complete() -> No
 
 
 def test_skills_page_is_generated_from_the_table() -> None:
-    page = (ROOT / "agents" / "skills" / "lint-rules.md").read_text(encoding="utf-8")
-    assert page == render_skill(), "agents/skills/lint-rules.md is stale: python -m runtime.lint --list-rules > agents/skills/lint-rules.md"
+    page = (ROOT / "skills" / "lint-rules.md").read_text(encoding="utf-8")
+    assert page == render_skill(), "skills/lint-rules.md is stale: python -m runtime.lint --list-rules > skills/lint-rules.md"
     for rid in RULES:
         assert f"| {rid} |" in page

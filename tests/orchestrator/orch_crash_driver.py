@@ -10,7 +10,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from orch_support import fixed_clock, make_verifier  # noqa: E402
 
 from orchestrator import api  # noqa: E402
-from orchestrator.scripted import ScriptedAgents  # noqa: E402
+from orchestrator.adapters.scripted import ScriptedAgents  # noqa: E402
 
 if __name__ == "__main__":
     op_dir, script, run_id = sys.argv[1:4]

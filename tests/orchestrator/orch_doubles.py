@@ -12,7 +12,7 @@ import json
 import re
 from pathlib import Path
 
-from orchestrator.services import LintItem, VerifyOutcome
+from orchestrator.core.services import LintItem, VerifyOutcome
 
 
 def _sha(p: Path) -> str | None:

@@ -6,7 +6,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from orchestrator.gitaudit import AuditRepo
+from orchestrator.store.gitaudit import AuditRepo
 
 
 def git_subjects(op_dir: Path) -> list[str]:

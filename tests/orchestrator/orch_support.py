@@ -42,6 +42,6 @@ def make_verifier(kind: str | None = None):
     kind = kind or os.environ.get("FORGE_TEST_VERIFIER", "real")
     if kind == "double":
         return FakeVerifier()
-    from orchestrator.verifier_bridge import real_verifier
+    from orchestrator.core.verifier_bridge import real_verifier
 
     return Recording(real_verifier)

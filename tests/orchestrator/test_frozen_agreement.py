@@ -12,9 +12,9 @@ import datetime as _dt
 from pathlib import Path
 from types import SimpleNamespace
 
-from orchestrator.nodes.verify import verify as verify_node
-from orchestrator.paths import sha256_file
-from orchestrator.services import LintItem, Services, VerifyOutcome
+from orchestrator.core.nodes.verify import verify as verify_node
+from orchestrator.core.services import LintItem, Services, VerifyOutcome
+from orchestrator.store.paths import sha256_file
 from runtime.lint import blocking, lint_source
 
 PREV = """\

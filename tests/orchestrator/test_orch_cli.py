@@ -10,7 +10,7 @@ from pathlib import Path
 
 from orch_helpers import git_trailers
 
-from orchestrator.gitaudit import AuditRepo
+from orchestrator.store.gitaudit import AuditRepo
 
 DRIVER = Path(__file__).parent / "orch_cli_driver.py"
 ROOT = Path(__file__).resolve().parents[2]

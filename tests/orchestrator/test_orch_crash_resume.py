@@ -15,7 +15,7 @@ from orch_helpers import git_trailers
 from orch_support import fixed_clock, make_verifier
 
 from orchestrator import api
-from orchestrator.scripted import ScriptedAgents
+from orchestrator.adapters.scripted import ScriptedAgents
 
 DRIVER = Path(__file__).parent / "orch_crash_driver.py"
 ROOT = Path(__file__).resolve().parents[2]

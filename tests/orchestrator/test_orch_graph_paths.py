@@ -10,8 +10,8 @@ import pytest
 from orch_helpers import events, git_subjects, git_trailers
 
 from orchestrator import api
+from orchestrator.adapters.scripted import ScriptedAgents
 from orchestrator.errors import ForgeError
-from orchestrator.scripted import ScriptedAgents
 
 
 def _run(op, script, verifier, clock, **kw):

@@ -258,7 +258,7 @@ def test_golden_failure_during_verify_stops_the_run_and_never_reaches_the_debugg
     from orch_support import make_verifier
 
     from orchestrator import api
-    from orchestrator.scripted import ScriptedAgents
+    from orchestrator.adapters.scripted import ScriptedAgents
 
     op = op_copy("affine")
     s = script("affine", implement={1: ["impl.py"]})

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from orchestrator import api
-from orchestrator.memory import render_memory
-from orchestrator.scripted import ScriptedAgents
+from orchestrator.adapters.scripted import ScriptedAgents
+from orchestrator.core.memory import render_memory
+from orchestrator.core.snapshot import snapshot
 
 GOLDEN = Path(__file__).parent / "golden" / "MEMORY_sqrecip.md"
 W = "2026-01-02 03:04:05"
@@ -68,7 +69,7 @@ def test_run_writes_memory_equal_to_rendered_final_state(op_copy, script, real_v
     op = op_copy("affine")
     s = script("affine", implement={1: ["impl.py"]})
     api.run(op, agents=ScriptedAgents(s), approve="auto", verifier=verifier, clock=clock, run_id="t1")
-    values, _, _ = api._snapshot(op.resolve(), "t1")
+    values, _, _ = snapshot(op.resolve(), "t1")
     assert (op / "MEMORY.md").read_text(encoding="utf-8") == render_memory(values)
     memory_events = [line for line in (op / ".forge/run-t1/trace/events.jsonl").read_text().splitlines()
                      if '"memory_write"' in line]

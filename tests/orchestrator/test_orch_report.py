@@ -23,7 +23,7 @@ def failed_then_passed(tmp_path_factory):
     from orch_support import FIX, make_verifier, write_script
 
     from orchestrator import api
-    from orchestrator.scripted import ScriptedAgents
+    from orchestrator.adapters.scripted import ScriptedAgents
 
     tmp = tmp_path_factory.mktemp("report")
     op = tmp / "affine"
@@ -35,7 +35,7 @@ def failed_then_passed(tmp_path_factory):
 
 
 def test_report_is_one_self_contained_file_with_every_section(failed_then_passed):
-    from orchestrator.run_report import build_report
+    from orchestrator.ui.run_report import build_report
 
     pytest.importorskip("matplotlib", reason="plots need matplotlib (a dependency: pip install -e .[dev])")
     res = build_report(failed_then_passed)
@@ -59,7 +59,7 @@ def test_report_renders_in_headless_chromium(failed_then_passed, tmp_path):
     pytest.importorskip("PIL", reason="Pillow (a matplotlib dependency) reads the screenshot")
     from PIL import Image, ImageStat
 
-    from orchestrator.run_report import build_report
+    from orchestrator.ui.run_report import build_report
 
     res = build_report(failed_then_passed, out=tmp_path / "report.html")
 

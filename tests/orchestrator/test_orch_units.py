@@ -8,12 +8,12 @@ from pathlib import Path
 
 from orch_support import AGENTS, FIX
 
-from orchestrator import routing
-from orchestrator.cleanup import cleanup_source
-from orchestrator.design_check import check_design
+from orchestrator.core import routing
+from orchestrator.core.cleanup import cleanup_source
+from orchestrator.core.design_check import check_design
+from orchestrator.core.graph import GATE_NODES, NODES, compile_graph
 from orchestrator.gates import parse_decision
-from orchestrator.graph import GATE_NODES, NODES, compile_graph
-from orchestrator.paths import stage_file, stage_suffix
+from orchestrator.store.paths import stage_file, stage_suffix
 from runtime.interfaces import load_interfaces
 from runtime.markers import module_regions
 from runtime.verify._target import frozen_violations
@@ -130,7 +130,7 @@ def test_cleanup_returns_only_final_outputs():
 def test_shipped_scripts_load_and_name_existing_files():
     import yaml
 
-    from orchestrator.scripted import ScriptedAgents
+    from orchestrator.adapters.scripted import ScriptedAgents
 
     for op in ("sqrecip", "affine"):
         path = AGENTS / op / "script.yaml"
@@ -146,7 +146,7 @@ def test_interactive_prompt(monkeypatch):
     from rich.console import Console
 
     from orchestrator.gates import GateRequest
-    from orchestrator.progress import ask
+    from orchestrator.ui.progress import ask
 
     out = open("/dev/null", "w")  # noqa: SIM115
     console = Console(file=out)

@@ -16,10 +16,10 @@ from typing import Any, Literal, get_args, get_origin, get_type_hints
 import pytest
 
 from orchestrator import api
-from orchestrator.checkpoints import snapshot
-from orchestrator.runs import latest_run
-from orchestrator.scripted import ScriptedAgents
-from orchestrator.state import DesignState, FinalState, ForgeState
+from orchestrator.adapters.scripted import ScriptedAgents
+from orchestrator.core.snapshot import snapshot
+from orchestrator.core.state import DesignState, FinalState, ForgeState
+from orchestrator.store.runs import latest_run
 
 
 def conforms(value: Any, hint: Any, where: str = "") -> list[str]:

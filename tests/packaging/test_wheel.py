@@ -45,7 +45,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     src.mkdir()
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, src / name)
-    for pkg in ("agents", "orchestrator", "runtime"):
+    for pkg in ("agents", "orchestrator", "runtime", "prompts", "skills"):
         shutil.copytree(ROOT / pkg, src / pkg, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(work / "dist"),
           str(src)], cwd=work)
@@ -71,6 +71,22 @@ def test_packages_and_data_come_from_the_installed_wheel(installed: Path, tmp_pa
     assert out[1].startswith(str(installed)) and (Path(out[1]) / "implementer.md").is_file(), out
     assert int(out[2]) >= 10
     _run([str(installed / "bin" / "python"), "-m", "pip", "check"], cwd=tmp_path)
+
+
+def test_the_wheel_holds_every_package_of_the_tree(installed: Path, tmp_path: Path) -> None:
+    """Every package folder of the checkout (``tree_packages``) is importable from the installed wheel."""
+    from test_package_list import tree_packages
+
+    wanted = sorted(tree_packages())
+    code = ("import importlib, json, sys; names = json.loads(sys.argv[1]); "
+            "print(json.dumps({n: importlib.import_module(n).__file__ for n in names}))")
+    import json
+
+    out = _run([str(installed / "bin" / "python"), "-c", code, json.dumps(wanted)], cwd=tmp_path).stdout
+    files = json.loads(out)
+    assert sorted(files) == wanted
+    outside = {n: f for n, f in files.items() if not str(f).startswith(str(installed))}
+    assert not outside, f"imported from outside the wheel: {outside}"
 
 
 def test_console_script_runs_the_demo_outside_the_checkout(installed: Path, tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from orchestrator import api
-from orchestrator.perf import PerfSummary, emulator_estimate, round3
+from orchestrator.core.perf import PerfSummary, emulator_estimate, round3
 from runtime.verify import verify
 
 ROOT = Path(__file__).resolve().parents[2]

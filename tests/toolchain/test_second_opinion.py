@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-import orchestrator.second_opinion as so
+import orchestrator.core.second_opinion as so
 from runtime.toolchain import CompileError, CostFigures, ShapeResult, ToolchainResult
 
 
@@ -119,8 +119,8 @@ def test_unavailable_toolchain_leaves_no_trace(op: Path, monkeypatch: pytest.Mon
 
 
 def test_final_gate_screen_and_perf_screen_show_the_figures(op: Path) -> None:
-    from orchestrator.perf import PerfRow, PerfSummary
-    from orchestrator.views import gate_view
+    from orchestrator.core.perf import PerfRow, PerfSummary
+    from orchestrator.ui.views import gate_view
 
     opinion = so.SecondOpinion(status="rejected", summary="real pypto 0.2.0 SIM: REJECTED", error=REJECTED.error,
                                fidelity_finding="the emulator PASSes x but the real compiler rejects it",

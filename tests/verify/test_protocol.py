@@ -196,8 +196,10 @@ def test_memory_row_sanitized_and_render(tmp_path: Path) -> None:
     assert len(exact.outliers) == 20 and exact.out_of_tolerance_count > 20  # the exact report keeps everything
     from rich.console import Console
 
+    from runtime.verify._render import render_report
+
     console = Console(record=True, width=140)
-    console.print(report.render())
+    console.print(render_report(report))
     assert "FAIL_NUMERIC" in console.export_text()
 
 

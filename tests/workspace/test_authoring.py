@@ -301,7 +301,7 @@ def _region(source: str, module: int) -> list[str]:
 
 @pytest.mark.parametrize("op", [op for op in OPS if module_count(op) > 1])
 def test_cleanup_of_last_stage_passes_as_final_kernel(op: str, tmp_path: Path) -> None:
-    from orchestrator.cleanup import cleanup_source
+    from orchestrator.core.cleanup import cleanup_source
     from runtime.interfaces import ModuleInterfaces
 
     n = module_count(op)
@@ -381,7 +381,7 @@ def test_audit_rows_point_at_the_implementing_calls(op: str) -> None:
 def test_scripted_agents_answer_from_the_script(op: str) -> None:
     """The standard keys are consumable by today's ScriptedAgents (the extensions are ignored by it)."""
     from agents.contracts import DesignContext, ImplementContext
-    from orchestrator.scripted import ScriptedAgents
+    from orchestrator.adapters.scripted import ScriptedAgents
 
     agents = ScriptedAgents(authoring(op) / "script.yaml")
     for i, entry in enumerate(script(op)["design"], start=1):

@@ -1,0 +1,179 @@
+"""The gate driver: stream the graph until it finishes, waits at a gate, stops, or is interrupted.
+
+Decisions at a gate come from ``decision.json`` (recorded by ``approve``/``reject`` for that exact gate
+instance, consumed once) or from the interactive prompt. A failure that is not the candidate's
+(:class:`RunStopped`: golden.py, the op dir, the machine) ends the drive with its cause and leaves the
+run resumable at the node that failed. Whatever ends the drive (a result, an exception, Ctrl-C, SIGTERM,
+a closed pipe) the run's private temp dir is removed and no child process is left running.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import signal
+import tempfile
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.types import Command
+
+from orchestrator.core.graph import compile_graph
+from orchestrator.core.services import Services
+from orchestrator.errors import RunStopped
+from orchestrator.gates import GateDecision, GateRequest, parse_decision
+from orchestrator.store.artifacts import snapshot_design
+from orchestrator.store.paths import checkpoint_db
+from orchestrator.store.results import RunResult, build_result
+from orchestrator.store.runs import (
+    pending_path,
+    stopped_path,
+    take_decision,
+    write_json_atomic,
+    write_pending,
+)
+
+log = logging.getLogger(__name__)
+
+PromptFn = Callable[[GateRequest], GateDecision | None]
+"""Asks a human at a gate; None leaves the run waiting there (e.g. no terminal)."""
+UpdateFn = Callable[[dict], None]
+"""Called with the state after every node."""
+StartFn = Callable[[str, dict], None]
+"""Called with a node's name and its input state when the node starts (live progress)."""
+
+
+def drive(op_dir: Path, run_id: str, svc: Services, first_input: object, *, prompt: PromptFn | None,
+          on_update: UpdateFn | None, on_start: StartFn | None = None, notices: list[str] | None = None) -> RunResult:
+    """Drive the run; always closes the trace, removes the run's temp dir and leaves no child running."""
+    saved_tempdir, saved_env = tempfile.tempdir, os.environ.get("TMPDIR")
+    private_tmp = tempfile.mkdtemp(prefix=f"forge-run-{run_id}-")
+    tempfile.tempdir = private_tmp  # golden runs, sandboxes and bisects make their temp dirs in here
+    os.environ["TMPDIR"] = private_tmp
+    clean = False
+    try:
+        result = _drive_graph(op_dir, run_id, svc, first_input, prompt=prompt, on_update=on_update,
+                              on_start=on_start, notices=list(notices or []))
+        clean = True
+        return result
+    finally:
+        if not clean:
+            reap_children()
+        svc.trace.close()
+        tempfile.tempdir = saved_tempdir
+        if saved_env is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = saved_env
+        _join_helpers()
+        shutil.rmtree(private_tmp, ignore_errors=True)
+
+
+def _drive_graph(op_dir: Path, run_id: str, svc: Services, first_input: object, *, prompt: PromptFn | None,
+                 on_update: UpdateFn | None, on_start: StartFn | None, notices: list[str]) -> RunResult:
+    transitions = 0
+    stopped_path(op_dir, run_id).unlink(missing_ok=True)
+    with SqliteSaver.from_conn_string(str(checkpoint_db(op_dir, run_id))) as saver:
+        graph = compile_graph(saver)
+        config = {"configurable": {"thread_id": run_id}, "recursion_limit": 100_000}
+        inp = first_input
+        while True:
+            try:
+                for mode, chunk in graph.stream(inp, config, context=svc, stream_mode=["values", "tasks"],
+                                                durability="sync"):
+                    if mode == "tasks":
+                        if on_start is not None and "input" in chunk and isinstance(chunk.get("input"), dict):
+                            on_start(str(chunk.get("name")), chunk["input"])
+                        continue
+                    transitions += 1 if chunk.get("node") else 0  # the initial input is not a transition
+                    if on_update is not None:
+                        on_update(chunk)
+            except RunStopped as exc:
+                svc.trace.emit("error", node="stopped", message=exc.message, cause=exc.cause)
+                svc.trace.flush()
+                write_json_atomic(stopped_path(op_dir, run_id), {"cause": exc.cause, "message": exc.message})
+                values = dict(graph.get_state(config).values)
+                res = build_result(op_dir, run_id, values, None, svc.timers, transitions, interrupted=True)
+                return res.model_copy(update={"status": "stopped", "cause": exc.message,
+                                              "message": _join(notices)})
+            snap = graph.get_state(config)
+            values = dict(snap.values)
+            if not snap.interrupts:
+                svc.trace.flush()
+                pending_path(op_dir, run_id).unlink(missing_ok=True)
+                return build_result(op_dir, run_id, values, None, svc.timers, transitions).model_copy(
+                    update={"message": _join(notices)})
+            req = GateRequest.model_validate(snap.interrupts[0].value)
+            gid = req.gate_id(run_id)
+            pending = pending_path(op_dir, run_id)
+            if req.gate == "design":
+                snapshot_design(op_dir, run_id, req.seq)
+            if not pending.exists():
+                svc.trace.emit("interrupt", node=f"gate_{req.gate}", module=req.module, gate=req.gate,
+                               payload={"title": req.title, "choices": req.choices})
+            svc.trace.flush()
+            raw, why = take_decision(op_dir, run_id, gid)
+            if why:
+                notices.append(why)
+            decision = parse_decision(raw, req.gate) if raw is not None else None
+            if decision is None and svc.approve == "prompt" and prompt is not None:
+                write_pending(op_dir, run_id, req, interactive=True)
+                decision = prompt(req)
+            if decision is None:
+                write_pending(op_dir, run_id, req, interactive=False)
+                return build_result(op_dir, run_id, values, req, svc.timers, transitions).model_copy(
+                    update={"message": _join(notices)})
+            pending.unlink(missing_ok=True)
+            svc.answer_pending = True
+            inp = Command(resume=decision.model_dump())
+
+
+def _join(notices: list[str]) -> str:
+    return "; ".join(dict.fromkeys(notices))
+
+
+def reap_children() -> list[int]:
+    """Kill every child process of this process still alive (with its process group when it leads one).
+
+    The safety net behind each subprocess runner's own cleanup: a child started in its own session (the
+    golden run, the sandbox) does not get the terminal's Ctrl-C, so an interrupted run must end it itself.
+    """
+    me = os.getpid()
+    killed = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:  # no procfs: nothing we can enumerate
+        return killed
+    for name in entries:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", encoding="utf-8") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2:].split()
+        if len(fields) < 2 or int(fields[1]) != me or fields[0] == "Z":
+            continue
+        pid = int(name)
+        try:
+            if os.getpgid(pid) == pid:
+                os.killpg(pid, signal.SIGKILL)
+            else:
+                os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+        except (ProcessLookupError, PermissionError):
+            continue
+    if killed:
+        log.info("stopped %d child process(es) left by the interrupted run: %s", len(killed), killed)
+    return killed
+
+
+def _join_helpers(timeout: float = 3.0) -> None:
+    """Give helper threads (the golden run beside the candidate) a moment to clean up after their child died."""
+    for t in threading.enumerate():
+        if t is not threading.current_thread() and t.name == "golden" and t.is_alive():
+            t.join(timeout)

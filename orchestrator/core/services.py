@@ -1,0 +1,104 @@
+"""Services injected into the graph through the LangGraph runtime context.
+
+Why: checkpoints must stay small and plain, and a node must be testable with doubles. So the agents, the
+verification function, the trace sink and the clock travel in :class:`Services` (the graph's
+``context_schema``), never in state. A verifier is any :class:`VerifierFn`; the default adapts
+``runtime.verify.verify`` (see :mod:`orchestrator.core.verifier_bridge`).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agents.contracts import AgentSet, TraceSink
+
+ApproveMode = Literal["prompt", "auto", "stop"]
+
+VERDICTS = ("PASS", "FAIL_LINT", "FAIL_RUNTIME", "FAIL_NUMERIC", "FAIL_CHEAT", "ERROR")
+
+
+class LintItem(BaseModel):
+    """One blocking lint finding as the orchestrator needs it (feedback + circuit breaker)."""
+
+    model_config = ConfigDict(frozen=True)
+    rule_id: str
+    file: str = ""
+    line: int | None = None
+    message: str = ""
+
+
+class VerifyOutcome(BaseModel):
+    """What the graph keeps from one verification report (the report itself stays on disk)."""
+
+    model_config = ConfigDict(frozen=True)
+    verdict: str
+    target: str
+    """Relative path of the verified file."""
+    hashes: dict[str, str]
+    """sha256 of every input file as the verifier saw it (keys as the verifier names them)."""
+    report_hash: str
+    """Exact identity of the stored report (audit only: commits, trace events, report file names)."""
+    evidence: str = ""
+    """What agents may see as the report's identity: input hashes + outcome, no measurement."""
+    report_path: str | None = None
+    """Relative path (to the op dir) of the stored report JSON."""
+    summary: str = ""
+    memory_row: str = ""
+    """One MEMORY.md verification-log row (markdown, without the leading 'when' cell)."""
+    lint_blocking: list[LintItem] = Field(default_factory=list)
+    reasons: list[str] = Field(default_factory=list)
+    """The report's reasons (what failed, in the verifier's words)."""
+    sanitized: dict = Field(default_factory=dict)
+    """The report's agent-visible view (``VerifyReport.sanitized``): no golden values beyond a few worst
+    elements, no host facts, measurements coarse enough to be the same on every machine."""
+
+
+class VerifierFn(Protocol):
+    """``verify(op_dir, target, previous_stage=..., reports_dir=...) -> VerifyOutcome``."""
+
+    def __call__(self, op_dir: Path, target: str, *, previous_stage: str | None,
+                 reports_dir: Path) -> VerifyOutcome: ...
+
+
+def utc_now() -> _dt.datetime:
+    return _dt.datetime.now(_dt.UTC)
+
+
+@dataclass
+class Services:
+    """The run-scoped services every node receives as ``runtime.context``."""
+
+    agents: AgentSet
+    verifier: VerifierFn
+    trace: TraceSink
+    clock: Callable[[], _dt.datetime] = utc_now
+    approve: ApproveMode = "prompt"
+    module_gate: bool = True
+    """Stop at the module gate after every verified module (auto mode approves it)."""
+    budget: int = 10
+    lint_streak_limit: int = 5
+    design_budget: int = 3
+    bisect: bool = True
+    """Give the debugger runtime.bisect's first-divergence report on numeric failures."""
+    answer_pending: bool = False
+    """Set by the driver when it resumes a gate with a human decision: the waiting gate must take it from
+    ``interrupt()`` even when the approval mode is now ``auto``."""
+    perf: bool = False
+    """Run the performance stage after the final gate (``--perf``; orchestrator.core.perf)."""
+    perf_budget: int = 3
+    """Variants the implementer may propose in the performance stage."""
+    toolchain_python: str | None = None
+    """Interpreter with the real pypto for the second opinion (None: ``$PTO_FORGE_PYPTO_PYTHON`` or this one
+    when it has pypto; unavailable otherwise). See :mod:`orchestrator.core.second_opinion`."""
+    timers: dict[str, float] = field(default_factory=dict)
+    """Seconds spent inside agents and the verifier (for the overhead benchmark)."""
+
+    def stamp(self) -> str:
+        """The clock as an ISO string (UTC, seconds) for logs and MEMORY.md."""
+        return self.clock().strftime("%Y-%m-%d %H:%M:%S")

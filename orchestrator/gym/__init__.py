@@ -1,5 +1,0 @@
-"""Bringing PyPTO gym operators into PTO Forge: ``python -m orchestrator import`` (see docs/gym.md)."""
-
-from orchestrator.gym._importer import GymImportError, ImportReport, import_gym_op
-
-__all__ = ["GymImportError", "ImportReport", "import_gym_op"]

@@ -1,0 +1,216 @@
+"""The op dir's own audit history: a git dir at ``<op_dir>/.forge/git`` with the op dir as work tree.
+
+Why a separate git dir: an op dir often lives inside another repository (``workspace/`` in ours); a
+``.git`` there would turn it into a nested repo, so the history sits under ``.forge/`` (excluded from
+itself) and never touches the enclosing repository. Each commit carries machine-readable trailers
+(``forge-kind``, ``forge-module``, ``forge-file``, ``forge-verdict``, ``forge-report-hash``) so
+:func:`audit` can prove every verified transition against the stored PASS report.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import logging
+from pathlib import Path
+
+import git
+from pydantic import BaseModel, Field
+
+from orchestrator.store.paths import FORGE_DIR, GIT_DIR, sha256_bytes
+from orchestrator.store.reports import hash_for
+
+log = logging.getLogger(__name__)
+
+_IDENTITY = {
+    "GIT_AUTHOR_NAME": "PTO Forge",
+    "GIT_AUTHOR_EMAIL": "forge@localhost",
+    "GIT_COMMITTER_NAME": "PTO Forge",
+    "GIT_COMMITTER_EMAIL": "forge@localhost",
+}
+
+
+class CommitInfo(BaseModel):
+    sha: str
+    subject: str
+    trailers: dict[str, str] = Field(default_factory=dict)
+
+
+class AuditRepo:
+    """Thin wrapper over ``git`` with ``GIT_DIR``/``GIT_WORK_TREE`` pinned to the op dir."""
+
+    def __init__(self, op_dir: Path) -> None:
+        self.op_dir = Path(op_dir).resolve()
+        self.git_dir = self.op_dir / GIT_DIR
+        self._git = git.Git(str(self.op_dir))
+        self._git.update_environment(GIT_DIR=str(self.git_dir), GIT_WORK_TREE=str(self.op_dir),
+                                     GIT_CONFIG_NOSYSTEM="1", **_IDENTITY)
+
+    @property
+    def exists(self) -> bool:
+        return (self.git_dir / "HEAD").is_file()
+
+    def ensure(self) -> None:
+        """Create the audit repository once (idempotent)."""
+        if self.exists:
+            return
+        self.git_dir.parent.mkdir(parents=True, exist_ok=True)
+        self._git.init("-q")
+        self._git.config("core.worktree", str(self.op_dir))
+        exclude = self.git_dir / "info" / "exclude"
+        exclude.parent.mkdir(parents=True, exist_ok=True)
+        exclude.write_text(f"{FORGE_DIR}/\n__pycache__/\n*.pyc\n", encoding="utf-8")
+
+    def head(self) -> CommitInfo | None:
+        commits = self.log(limit=1)
+        return commits[0] if commits else None
+
+    def commit(self, subject: str, trailers: dict[str, str], when: _dt.datetime | None = None) -> str:
+        """Commit the whole work tree; idempotent when HEAD already carries the same trailers.
+
+        ``when`` (the run's clock) dates the commit, so a replayed run rebuilds the same history.
+        """
+        self.ensure()
+        head = self.head()
+        if head is not None and head.trailers == {k: str(v) for k, v in trailers.items()}:
+            return head.sha
+        self._git.add("-A")
+        body = "\n".join(f"{k}: {v}" for k, v in trailers.items())
+        env = {}
+        if when is not None:
+            stamp = when.strftime("%Y-%m-%dT%H:%M:%S%z") or when.isoformat()
+            env = {"GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp}
+        self._git.commit("-q", "--allow-empty", "-m", f"{subject}\n\n{body}", env=env)
+        return self._git.rev_parse("HEAD").strip()
+
+    def log(self, limit: int | None = None) -> list[CommitInfo]:
+        """Commits newest first with parsed trailers."""
+        if not self.exists:
+            return []
+        args = ["--format=%H%x00%B%x1e"]
+        if limit:
+            args.append(f"-{limit}")
+        try:
+            out = self._git.log(*args)
+        except git.GitCommandError:  # no commits yet
+            return []
+        commits = []
+        for chunk in out.split("\x1e"):
+            chunk = chunk.strip("\n")
+            if not chunk:
+                continue
+            sha, _, msg = chunk.partition("\x00")
+            lines = msg.strip().splitlines()
+            trailers = {}
+            for line in lines[1:]:
+                key, sep, value = line.partition(": ")
+                if sep and key.startswith("forge-"):
+                    trailers[key] = value.strip()
+            commits.append(CommitInfo(sha=sha.strip(), subject=lines[0] if lines else "", trailers=trailers))
+        return commits
+
+    def blob(self, sha: str, path: str) -> bytes | None:
+        try:
+            return self._git.cat_file("blob", f"{sha}:{path}", stdout_as_string=False,
+                                      strip_newline_in_stdout=False)
+        except git.GitCommandError:
+            return None
+
+    def files(self, sha: str) -> list[str]:
+        return [p for p in self._git.ls_tree("-r", "--name-only", sha).splitlines() if p]
+
+    def raw(self, *args: str) -> str:
+        """Run any git command against the audit repo (tests use it to tamper)."""
+        return self._git.execute(["git", *args])
+
+
+class HistoryProblem(BaseModel):
+    """One audit-history finding: a commit whose verification evidence does not hold."""
+
+    commit: str
+    subject: str
+    message: str
+
+
+class HistoryAudit(BaseModel):
+    """Result of the git-history audit (not the agents' golden-coverage audit, `agents.contracts.AuditResult`)."""
+
+    ok: bool
+    checked: int
+    problems: list[HistoryProblem] = Field(default_factory=list)
+
+
+def _find_report(op_dir: Path, report_hash: str) -> Path | None:
+    for p in sorted((op_dir / FORGE_DIR).glob(f"run-*/reports/{report_hash}.json")):
+        return p
+    return None
+
+
+def audit(op_dir: Path, transitions: list[tuple[str, int, str]] | None = None) -> HistoryAudit:
+    """Prove every verified transition is committed and every verified commit is backed by its PASS report.
+
+    Args:
+        op_dir: the operator directory.
+        transitions: (run id, module, report hash) of every "verified" state transition in the run traces;
+            each must have a verify commit carrying that report hash.
+    """
+    repo = AuditRepo(op_dir)
+    problems: list[HistoryProblem] = []
+    checked = 0
+    committed = {(c.trailers.get("forge-module"), c.trailers.get("forge-report-hash"))
+                 for c in repo.log() if c.trailers.get("forge-kind") == "verify"}
+    for run_id, module, report_hash in transitions or []:
+        checked += 1
+        if (str(module), report_hash) not in committed:
+            problems.append(HistoryProblem(commit="(none)", subject=f"run {run_id}: M{module} verified",
+                                         message=f"no verify commit carries report {report_hash[:16]}"))
+    for c in repo.log():
+        kind = c.trailers.get("forge-kind")
+        if kind not in ("verify", "final", "design"):
+            continue
+        checked += 1
+
+        def bad(msg: str, _c: CommitInfo = c) -> None:
+            problems.append(HistoryProblem(commit=_c.sha, subject=_c.subject, message=msg))
+
+        if kind == "design":
+            for path, key in (("DESIGN.md", "forge-design-sha256"), ("module_interfaces.yaml", "forge-yaml-sha256")):
+                data = repo.blob(c.sha, path)
+                if data is None or sha256_bytes(data) != c.trailers.get(key):
+                    bad(f"{path} in the commit does not match the approved design hash")
+            continue
+        rh = c.trailers.get("forge-report-hash", "")
+        target = c.trailers.get("forge-file", "")
+        if c.trailers.get("forge-verdict") != "PASS":
+            bad(f"verified transition without a PASS verdict ({c.trailers.get('forge-verdict')})")
+            continue
+        rpath = _find_report(repo.op_dir, rh) if rh else None
+        if rpath is None:
+            bad(f"no stored report with hash {rh or '(none)'}")
+            continue
+        try:
+            report = json.loads(rpath.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            bad(f"report {rpath.name} is unreadable: {exc}")
+            continue
+        if report.get("verdict") != "PASS":
+            bad(f"report {rh[:12]} has verdict {report.get('verdict')}, not PASS")
+        if report.get("report_hash") not in (None, rh):
+            bad(f"report file {rpath.name} claims hash {report.get('report_hash')}")
+        hashes: dict = report.get("hashes") or {}
+        data = repo.blob(c.sha, target)
+        expected = hash_for(hashes, target, repo.op_dir)
+        if data is None:
+            bad(f"{target} is not in the commit")
+        elif expected is None:
+            bad(f"report {rh[:12]} has no hash for {target}")
+        elif sha256_bytes(data) != expected:
+            bad(f"{target} in the commit differs from the file the PASS report verified")
+        tree = set(repo.files(c.sha))
+        for path in ("SPEC.md", "golden.py", "module_interfaces.yaml"):
+            h = hash_for(hashes, path, repo.op_dir) if path in tree else None
+            if h is not None:
+                blob = repo.blob(c.sha, path)
+                if blob is not None and sha256_bytes(blob) != h:
+                    bad(f"{path} in the commit differs from the one the report verified against")
+    return HistoryAudit(ok=not problems, checked=checked, problems=problems)

@@ -1,0 +1,138 @@
+"""Where a run stands, read back from its checkpoint and its trace (no graph execution here).
+
+:class:`RunResult` is what ``run``/``resume``/``status`` return; the trace queries (cost, divergences,
+verified transitions) read the run's ``events.jsonl`` through one function, :func:`trace_events`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from agents.trace import read_events
+from orchestrator.gates import GateRequest, RecordedDecision
+from orchestrator.store.paths import list_runs, trace_dir
+from orchestrator.store.runs import lock_holder, read_decision, read_json, read_pending, stopped_path
+
+
+class ModuleSummary(BaseModel):
+    id: int
+    name: str
+    status: str
+    attempts: int
+    budget: int
+    verdict: str | None = None
+    report_hash: str | None = None
+    stage_file: str = ""
+
+
+class RunResult(BaseModel):
+    """Where a run stands after ``run``/``resume`` returns (or what ``status`` reports)."""
+
+    run_id: str
+    status: str
+    """``delivered`` | ``aborted`` | ``waiting`` (at a gate) | ``interrupted`` (killed or signalled,
+    resumable) | ``stopped`` (a failure that is not the candidate's: golden.py, the op dir, the machine;
+    fix it, then resume) | ``running`` (another process drives it now)."""
+    phase: str | None = None
+    node: str | None = None
+    gate: GateRequest | None = None
+    modules: list[ModuleSummary] = Field(default_factory=list)
+    final: dict = Field(default_factory=dict)
+    agent_calls: dict[str, int] = Field(default_factory=dict)
+    cost_usd: float | None = None
+    timers: dict[str, float] = Field(default_factory=dict)
+    transitions: int = 0
+    message: str = ""
+    divergences: list[str] = Field(default_factory=list)
+    """On replay: live verdicts that differ from the recorded ones (each also an ``error`` trace event)."""
+    pending_decision: RecordedDecision | None = None
+    """A decision recorded with ``approve``/``reject`` that the next ``resume`` applies."""
+    cause: str = ""
+    """Why the run ended without delivering (aborted: the blocked gate's reason; stopped: the failure)."""
+
+
+def build_result(op_dir: Path, run_id: str, values: dict, gate: GateRequest | None, timers: dict | None = None,
+                 transitions: int = 0, interrupted: bool = False) -> RunResult:
+    outcome = values.get("outcome")
+    if gate is not None:
+        status = "waiting"
+    elif outcome in ("delivered", "aborted") and values.get("phase") in ("done", "aborted"):
+        status = outcome
+    else:
+        status = "interrupted" if interrupted else "running"
+    calls: dict[str, int] = {}
+    for c in values.get("agent_calls", []):
+        calls[c.get("role", "?")] = calls.get(c.get("role", "?"), 0) + 1
+    mods = [ModuleSummary(id=m["id"], name=m.get("name", ""), status=m.get("status", "?"),
+                          attempts=m.get("attempts", 0), budget=m.get("budget", 0), verdict=m.get("verdict"),
+                          report_hash=m.get("report_hash"), stage_file=m.get("stage_file", ""))
+            for m in values.get("modules", [])]
+    cause = str(values.get("stop_reason") or "") if status == "aborted" else ""
+    return RunResult(run_id=run_id, status=status, phase=values.get("phase"), node=values.get("node"), gate=gate,
+                     modules=mods, final=values.get("final", {}), agent_calls=calls,
+                     cost_usd=trace_cost(op_dir, run_id), timers=dict(timers or {}), transitions=transitions,
+                     cause=cause)
+
+
+def run_status(op_dir: Path, rid: str, values: dict, nxt: tuple, interrupts: list, *,
+               shown_as: str | None = None) -> RunResult:
+    """Where a stored run stands (``status``), from its checkpoint snapshot and its run files.
+
+    ``values, nxt, interrupts`` are the run's latest checkpoint (``orchestrator.core.snapshot``); the run
+    files say whether a live process drives it (the lock), why it stopped (``stopped.json``), whether a
+    terminal is asking at its gate (``pending_gate.json``) and which decision waits (``decision.json``).
+    """
+    where = shown_as or str(op_dir)
+    gate = GateRequest.model_validate(interrupts[0]) if interrupts else None
+    res = build_result(op_dir, rid, values, gate, interrupted=bool(nxt) and not interrupts)
+    res.pending_decision = read_decision(op_dir, rid)
+    holder = lock_holder(op_dir)
+    live = bool(holder and holder.get("run_id") == rid)
+    stopped = read_json(stopped_path(op_dir, rid))
+    if gate is not None:
+        pend = read_pending(op_dir, rid) or {}
+        asking = live and (pend.get("holder") or {}).get("interactive")
+        res.message = (f"gate {gate.gate_id(rid).label()} is open at an interactive prompt (pid {holder['pid']}); "
+                       "answer it there" if asking and holder else "")
+    elif res.status == "interrupted" and live and holder:
+        res.status = "running"
+        res.message = f"run {rid} is in progress (pid {holder.get('pid')})"
+    elif res.status == "interrupted" and stopped:
+        res.status = "stopped"
+        res.cause = str(stopped.get("message"))
+        res.message = f"fix the cause, then continue with `python -m orchestrator resume {where}`"
+    elif res.status == "interrupted":
+        res.message = f"run {rid} stopped before {', '.join(nxt)}; continue it with `python -m orchestrator resume`"
+    return res
+
+
+def trace_events(op_dir: Path, run_id: str) -> list[dict]:
+    """The events of a run's trace, in order (unreadable lines, e.g. a torn last line after a kill, skipped)."""
+    events, _ = read_events(trace_dir(op_dir, run_id) / "events.jsonl", torn_ok=True)
+    return [e.model_dump(mode="json") for e in events]
+
+
+def trace_cost(op_dir: Path, run_id: str) -> float | None:
+    costs = [float(e["cost_usd"]) for e in trace_events(op_dir, run_id)
+             if e.get("kind") == "llm_call" and e.get("cost_usd") is not None]
+    return sum(costs) if costs else None
+
+
+def divergences(op_dir: Path, run_id: str) -> list[str]:
+    return [str(e.get("message")) for e in trace_events(op_dir, run_id)
+            if e.get("kind") == "error" and e.get("divergence")]
+
+
+def verified_transitions(root: Path) -> list[tuple[str, int, str]]:
+    """(run id, module, report hash) of every transition to "verified" recorded in the run traces."""
+    out = []
+    for rid in list_runs(root):
+        events = trace_events(root, rid)
+        by_seq = {e.get("seq"): e for e in events}
+        for e in events:
+            if e.get("kind") == "state_transition" and e.get("to") == "verified":
+                just = by_seq.get(e.get("justified_by"), {})
+                out.append((rid, int(e.get("module") or 0), str(just.get("report_hash") or "")))
+    return out

@@ -1,0 +1,215 @@
+"""Run bookkeeping on disk: run ids, ``run.json`` metadata, the pid lock, pending gates and decisions.
+
+Why files: ``approve``/``reject`` run in a different process than the waiting run, and a killed run must
+be resumable; the only shared medium is the op dir's ``.forge/`` folder.
+
+Decisions are bound to a gate instance (:class:`orchestrator.gates.GateId`) and consumed once: the driver
+claims ``decision.json`` by renaming it before reading, so two processes can never both apply it, and a
+decision whose gate instance is not the one waiting is discarded with a message, never applied.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from datetime import datetime
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from orchestrator.errors import ForgeError
+from orchestrator.gates import GateId, GateRequest, RecordedDecision
+from orchestrator.store.paths import FORGE_DIR, LOCK_FILE, list_runs, run_dir
+
+
+class RunMeta(BaseModel):
+    """What ``resume`` needs to rebuild the services of a run."""
+
+    run_id: str
+    agents: str
+    """``scripted:<abs script path>`` or ``factory`` (orchestrator.agent_factory.model_agents)."""
+    approve: str
+    budget: int = 10
+    module_gate: bool = True
+    perf: bool = False
+    """Run the performance stage after the final gate (``--perf``)."""
+    perf_budget: int = 3
+    toolchain_python: str | None = None
+    verifier: str = "runtime"
+    """``runtime`` (runtime.verify) or ``injected`` (tests; must be passed again on resume)."""
+    model_options: dict[str, str] = Field(default_factory=dict)
+    """CLI model choices (``model``, ``base_url``; never keys) so ``resume`` rebuilds the same agents."""
+    clock_origin: str | None = None
+    """Start of the run's logical clock (recorded model runs); ``resume`` continues it."""
+    created: str = ""
+    user_files: dict[str, str] = Field(default_factory=dict)
+    """sha256 of the design files (DESIGN.md, module_interfaces.yaml) the user had put in the op dir when
+    the run started: a later run tells the user's design from one an earlier run wrote."""
+
+
+def new_run_id(now: datetime) -> str:
+    return now.strftime("%Y%m%dT%H%M%S") + "-" + secrets.token_hex(2)
+
+
+def write_meta(op_dir: Path, meta: RunMeta) -> None:
+    d = run_dir(op_dir, meta.run_id)
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "run.json").write_text(meta.model_dump_json(indent=2) + "\n", encoding="utf-8")
+
+
+def read_meta(op_dir: Path, run_id: str) -> RunMeta:
+    path = run_dir(op_dir, run_id) / "run.json"
+    try:
+        return RunMeta.model_validate_json(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ForgeError(f"run {run_id} has no readable run.json ({path}): {exc}") from exc
+
+
+def latest_run(op_dir: Path) -> str:
+    runs = [r for r in list_runs(op_dir) if (run_dir(op_dir, r) / "run.json").is_file()]
+    if not runs:
+        raise ForgeError(f"no run found under {op_dir / FORGE_DIR}")
+    return runs[-1]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class RunLock:
+    """``.forge/lock`` holding the pid of the process driving a run; stale locks (dead pid) are taken over."""
+
+    def __init__(self, op_dir: Path, run_id: str) -> None:
+        self.path = Path(op_dir) / LOCK_FILE
+        self.run_id = run_id
+
+    def __enter__(self) -> RunLock:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.path.exists():
+            try:
+                held = json.loads(self.path.read_text(encoding="utf-8"))
+                pid = int(held.get("pid", 0))
+            except (ValueError, OSError):
+                pid = 0
+            if pid and pid != os.getpid() and _alive(pid):
+                raise ForgeError(f"a run is already in progress in {self.path.parent.parent} "
+                                 f"(run {held.get('run_id')}, pid {pid}); wait for it or stop it first")
+        self.path.write_text(json.dumps({"pid": os.getpid(), "run_id": self.run_id}) + "\n", encoding="utf-8")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            held = json.loads(self.path.read_text(encoding="utf-8"))
+            if int(held.get("pid", 0)) == os.getpid():
+                self.path.unlink()
+        except (OSError, ValueError):
+            pass
+
+
+def lock_holder(op_dir: Path) -> dict | None:
+    """The lock's content when a live process holds it, else None."""
+    path = Path(op_dir) / LOCK_FILE
+    try:
+        held = json.loads(path.read_text(encoding="utf-8"))
+        pid = int(held.get("pid", 0))
+    except (OSError, ValueError):
+        return None
+    return held if pid and _alive(pid) else None
+
+
+def pending_path(op_dir: Path, run_id: str) -> Path:
+    return run_dir(op_dir, run_id) / "pending_gate.json"
+
+
+def decision_path(op_dir: Path, run_id: str) -> Path:
+    return run_dir(op_dir, run_id) / "decision.json"
+
+
+def stopped_path(op_dir: Path, run_id: str) -> Path:
+    """Why a run stopped on a failure that is not the candidate's (golden.py, the op dir, the machine)."""
+    return run_dir(op_dir, run_id) / "stopped.json"
+
+
+def write_json_atomic(path: Path, data: object) -> None:
+    """Write JSON so that a reader never sees half a file (temp file + rename)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def read_json(path: Path) -> dict | None:
+    """A JSON object file, or None when it is missing, unreadable or not an object."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def read_pending(op_dir: Path, run_id: str) -> dict | None:
+    """The pending-gate record (``request`` + ``holder``) of a waiting run, or None."""
+    try:
+        return json.loads(pending_path(op_dir, run_id).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def write_pending(op_dir: Path, run_id: str, req: GateRequest, *, interactive: bool) -> None:
+    """Mark the gate as open; ``interactive`` means this process is asking a human at a terminal now."""
+    write_json_atomic(pending_path(op_dir, run_id), {
+        "request": req.model_dump(), "gate_id": req.gate_id(run_id).model_dump(),
+        "holder": {"pid": os.getpid(), "interactive": interactive}})
+
+
+def read_decision(op_dir: Path, run_id: str) -> RecordedDecision | None:
+    """The decision recorded for the run, if any (not consumed)."""
+    path = decision_path(op_dir, run_id)
+    try:
+        return RecordedDecision.model_validate_json(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def record_decision(op_dir: Path, run_id: str, decision: RecordedDecision) -> None:
+    """Write ``decision.json``; refuses when a decision for the same gate instance is already waiting."""
+    existing = read_decision(op_dir, run_id)
+    if existing is not None and existing.for_gate == decision.for_gate:
+        raise ForgeError(f"a decision ({existing.decision}) is already recorded for gate "
+                         f"{existing.for_gate.label()} of run {run_id}; `python -m orchestrator resume "
+                         f"{op_dir}` applies it (a decision is taken once)")
+    write_json_atomic(decision_path(op_dir, run_id), decision.model_dump())
+
+
+def take_decision(op_dir: Path, run_id: str, gate: GateId) -> tuple[dict | None, str]:
+    """Consume the recorded decision for ``gate``: ``(raw decision, "")`` or ``(None, why not)``.
+
+    The file is claimed by an atomic rename first, so it is applied at most once even if two processes
+    race. A decision bound to another gate instance (the gate it was given for has closed) or to no gate
+    at all is discarded and the reason returned; nothing is applied.
+    """
+    path = decision_path(op_dir, run_id)
+    claimed = path.with_name(f"decision.taken-{os.getpid()}.json")
+    try:
+        os.rename(path, claimed)
+    except FileNotFoundError:
+        return None, ""
+    try:
+        text = claimed.read_text(encoding="utf-8")
+    finally:
+        claimed.unlink(missing_ok=True)
+    try:
+        rec = RecordedDecision.model_validate_json(text)
+    except ValueError:
+        return None, (f"ignored {path.name}: it names no gate instance (record decisions with "
+                      "`python -m orchestrator approve|reject`)")
+    if rec.for_gate != gate:
+        return None, (f"ignored a decision ({rec.decision}) recorded for gate {rec.for_gate.label()}: that gate "
+                      f"has closed; the run now waits at gate {gate.label()}")
+    return {"decision": rec.decision, "note": rec.note}, ""

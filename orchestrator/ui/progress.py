@@ -1,0 +1,214 @@
+"""Console output for runs: live progress while a step runs, the result table, the gate prompt.
+
+On a terminal the current step is a rich status line (spinner, step, module k/N, attempt, elapsed time)
+that is replaced by a one-line record when the step ends; elsewhere (a pipe, a log file, CI) each step
+is one plain line when it starts, and verifications add their verdict when they end.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from rich.console import Console
+from rich.markup import escape
+from rich.status import Status
+from rich.table import Table
+from rich.text import Text
+
+from orchestrator.gates import DEFAULT_RAISE, GateDecision, GateRequest, answer_hint, interpret_answer
+from orchestrator.store.results import RunResult
+from orchestrator.ui.screens import print_gate
+from orchestrator.ui.views import gate_view_for
+
+log = logging.getLogger(__name__)
+
+STEP_LABELS = {
+    "intake": "intake: checking SPEC.md and running golden.py on every case",
+    "design": "designer writes DESIGN.md + module_interfaces.yaml",
+    "design_check": "checking the design",
+    "plan_stages": "planning the stage files",
+    "implement": "implementer writes",
+    "verify": "verifying",
+    "debug": "debugger diagnoses",
+    "audit": "golden-coverage audit",
+    "cleanup": "cleanup writes the final kernel",
+    "verify_final": "verifying the final kernel on all cases",
+    "report": "writing README.md",
+}
+
+
+def step_text(name: str, values: dict) -> str:
+    """What is running now, e.g. ``implement  M2/3  attempt 4/10``."""
+    parts = [name]
+    mods = values.get("modules", []) or []
+    k = int(values.get("active", 0) or 0)
+    if name.startswith("gate_"):
+        return name
+    if mods and 1 <= k <= len(mods) and name in ("implement", "verify", "debug", "audit"):
+        m = mods[k - 1]
+        attempt = int(m.get("attempts", 0)) + (1 if name == "implement" else 0)
+        parts += [f"M{k}/{len(mods)} {m.get('name', '')}".rstrip(), f"attempt {attempt}/{m.get('budget', 0)}"]
+    label = STEP_LABELS.get(name)
+    if label and name not in ("implement", "verify"):
+        parts.append(f"({label})")
+    return "  ".join(parts)
+
+
+class _Elapsed:
+    """A status text whose elapsed time is recomputed at every refresh."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.t0 = time.monotonic()
+
+    def __rich__(self) -> Text:
+        return Text.from_markup(f"[bold]{escape(self.text)}[/]  [dim]{time.monotonic() - self.t0:5.1f} s[/]")
+
+
+class Progress:
+    """``start(name, state)`` when a step starts, ``progress(state)`` after it; ``stop()`` before a prompt."""
+
+    def __init__(self, console: Console, *, live: bool | None = None) -> None:
+        self.console = console
+        self.live = console.is_terminal if live is None else live
+        self._status: Status | None = None
+        self._current: _Elapsed | None = None
+        self._name = ""
+
+    def start(self, name: str, values: dict) -> None:
+        text = step_text(name, values)
+        self._name = name
+        self._current = _Elapsed(text)
+        if not self.live:
+            self.console.print(f"-> {escape(text)}", highlight=False, soft_wrap=True)
+            return
+        if self._status is None:
+            self._status = Status(self._current, console=self.console, spinner="dots")
+            self._status.start()
+        else:
+            self._status.update(self._current)
+
+    def __call__(self, values: dict) -> None:
+        node = values.get("node")
+        if not node or self._current is None or node != self._name:
+            return
+        if node.startswith("gate_"):  # the gate's screen is the record of a gate
+            self._current = None
+            return
+        took = time.monotonic() - self._current.t0
+        verdict = values.get("last_verdict") if node in ("verify", "verify_final") else None
+        tail = ""
+        if verdict:
+            color = "green" if verdict == "PASS" else "red"
+            tail = f"  verdict [{color}]{escape(str(verdict))}[/]"
+        if self.live:
+            self.console.print(f"[dim]done[/] {escape(self._current.text)}  [dim]{took:.1f} s[/]{tail}",
+                               highlight=False, soft_wrap=True)
+        elif tail:
+            self.console.print(f"   {escape(node)}{tail} ({took:.1f} s)", highlight=False, soft_wrap=True)
+        self._current = None
+
+    def stop(self) -> None:
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+
+
+def summary_table(result: RunResult) -> Table:
+    table = Table(title=f"run {result.run_id}: {result.status}")
+    for col in ("module", "name", "status", "attempts", "verdict", "report"):
+        table.add_column(col)
+    for m in result.modules:
+        table.add_row(f"M{m.id}", m.name, m.status, f"{m.attempts}/{m.budget}", m.verdict or "-",
+                      (m.report_hash or "-")[:12])
+    if result.final.get("verdict"):
+        table.add_row("final", str(result.final.get("file", "")), "", "", str(result.final.get("verdict")),
+                      str(result.final.get("report_hash") or "-")[:12])
+    return table
+
+
+class _Closed(Exception):
+    """The terminal went away (EOF) while asking."""
+
+
+def ask(console: Console, op_dir: str | None = None, progress: Progress | None = None):
+    """The interactive gate prompt for ``--approve prompt``.
+
+    Shows the gate's screen, then accepts only: ``a``/``approve``, ``r``/``reject`` (any case) at the
+    design/module/final gates, and ``1``-``4``/``hint``/``raise_budget``/``rollback``/``abort`` at the blocked
+    gate. Anything else is answered with the list of valid answers and asked again. A reject and a hint ask
+    for a note (required), raise_budget asks for N (default shown), abort asks for confirmation. End of input
+    (no terminal) leaves the run waiting at the gate, like ``--approve stop``.
+    """
+
+    def read(label: str) -> str:
+        try:
+            return console.input(label)
+        except EOFError:
+            raise _Closed from None
+
+    def note(required: bool, what: str) -> str:
+        while True:
+            text = read(f"{what} > ").strip()
+            if text or not required:
+                return text
+            console.print("[yellow]a note is required here (the agents read it)[/]")
+
+    def prompt(req: GateRequest) -> GateDecision | None:
+        if progress is not None:
+            progress.stop()
+        _show(console, op_dir, req)
+        try:
+            while True:
+                raw = read(f"[bold]decision[/] ({answer_hint(req.gate)}) > ")
+                choice = interpret_answer(raw, req.gate)
+                if choice is None:
+                    console.print(f"[yellow]{escape(repr(raw.strip()))} is not an answer at this gate[/]; "
+                                  f"type one of: {answer_hint(req.gate)}")
+                    continue
+                if choice == "approve":
+                    return GateDecision(decision="approve")
+                if choice == "reject":
+                    return GateDecision(decision="reject", note=note(True, "why reject? (note for the agents)"))
+                if choice == "hint":
+                    return GateDecision(decision="hint", note=note(True, "hint for the agents"))
+                if choice == "raise_budget":
+                    n = _ask_int(read, console, f"how many more attempts? [{DEFAULT_RAISE}] > ", DEFAULT_RAISE)
+                    return GateDecision(decision="raise_budget", budget=n,
+                                        note=note(False, "note for the agents (optional, Enter for none)"))
+                if choice == "rollback":
+                    return GateDecision(decision="rollback",
+                                        note=note(False, "note for the designer (optional, Enter for none)"))
+                confirm = read("abort the run? it ends without a kernel (yes/no) > ").strip().lower()
+                if confirm in ("y", "yes"):
+                    return GateDecision(decision="abort", note=note(False, "why (optional, Enter for none)"))
+                console.print("not aborted; choose again")
+        except _Closed:  # nobody to ask: leave the run waiting, like --approve stop
+            return None
+
+    return prompt
+
+
+def _ask_int(read, console: Console, label: str, default: int) -> int:
+    while True:
+        text = read(label).strip()
+        if not text:
+            return default
+        if text.isdigit() and int(text) >= 1:
+            return int(text)
+        console.print("[yellow]a whole number of attempts, at least 1[/]")
+
+
+def _show(console: Console, op_dir: str | None, req: GateRequest) -> None:
+    """The gate's screen; falls back to the request's own lines if the run's files cannot be read."""
+    if op_dir is not None:
+        try:
+            print_gate(console, gate_view_for(op_dir, req), req)
+            return
+        except Exception:  # noqa: BLE001 - a screen must never cost the decision; show the short form
+            log.debug("gate screen failed", exc_info=True)
+    console.print(f"\n[bold yellow]gate {req.gate}[/]" + (f" (module {req.module})" if req.module else "")
+                  + f": {escape(req.title)}")
+    for d in req.details:
+        console.print(f"  {escape(d)}")

@@ -1,0 +1,304 @@
+"""What a reviewer needs at each gate, as plain data read from the op dir, the run's state and its reports.
+
+Shown to humans only (terminal screens, ``show``, the HTML report); nothing here ever reaches a model
+request. Built from files the run already keeps: stage files, stored verify reports, module_interfaces.yaml,
+DESIGN.md, and the design snapshots the driver takes when a design gate opens (for the diff against the
+design the human rejected).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, Field
+
+from orchestrator.core.nodes.audit import rows_in_scope
+from orchestrator.core.nodes.perf_gates import baseline_row
+from orchestrator.core.perf import PerfSummary
+from orchestrator.core.second_opinion import from_state as second_opinion
+from orchestrator.core.snapshot import snapshot
+from orchestrator.errors import ForgeError
+from orchestrator.gates import GateRequest
+from orchestrator.store.artifacts import previous_design
+from orchestrator.store.paths import final_file
+from orchestrator.store.reports import load_report, read_report
+from orchestrator.store.runs import latest_run, lock_holder
+from runtime.yamlio import load_yaml
+
+MAX_DIFF_LINES = 80
+"""Diff lines shown in a terminal screen (the HTML report shows whole diffs)."""
+
+
+class CaseRow(BaseModel):
+    case: str
+    dims: str
+    dtype: str
+    seed: int | None = None
+    status: str
+    max_diff: float | None = None
+    oot_ratio: float | None = None
+    """Out-of-tolerance ratio (worst leaf)."""
+    passed: bool
+    error: str = ""
+
+
+class GateView(BaseModel):
+    """Everything a gate screen shows; every section may be empty."""
+
+    gate: str
+    module: int | None = None
+    seq: int = 0
+    title: str = ""
+    facts: list[tuple[str, str]] = Field(default_factory=list)
+    decomposition: list[dict[str, str]] = Field(default_factory=list)
+    interfaces: list[dict[str, str]] = Field(default_factory=list)
+    rationale: str = ""
+    design_diff: list[str] = Field(default_factory=list)
+    design_diff_against: str = ""
+    cases: list[CaseRow] = Field(default_factory=list)
+    code_diff: list[str] = Field(default_factory=list)
+    code_diff_label: str = ""
+    diagnosis: str = ""
+    coverage: list[dict[str, str]] = Field(default_factory=list)
+    coverage_note: str = ""
+    cause: list[str] = Field(default_factory=list)
+    counters: dict[str, Any] = Field(default_factory=dict)
+    notes: list[str] = Field(default_factory=list)
+    """Further lines the gate itself carries (e.g. the real toolchain's second opinion at the final gate)."""
+    choices: list[str] = Field(default_factory=list)
+
+
+def _num(x: Any) -> float | None:
+    if isinstance(x, int | float):
+        return float(x)
+    if x in ("Infinity", "inf"):
+        return float("inf")
+    if x in ("-Infinity",):
+        return float("-inf")
+    if x == "NaN":
+        return float("nan")
+    return None
+
+
+def case_rows(report: dict | None) -> list[CaseRow]:
+    """One row per case of a report: worst leaf's max diff and out-of-tolerance ratio, pass or not."""
+    rows = []
+    for c in (report or {}).get("cases", []):
+        leaves = c.get("leaves", [])
+        diffs = [d for d in (_num(leaf.get("max_diff")) for leaf in leaves) if d is not None]
+        ratios = [r for r in (_num(leaf.get("out_of_tolerance_ratio")) for leaf in leaves) if r is not None]
+        err = c.get("error") or {}
+        rows.append(CaseRow(case=str(c.get("name")), dims=", ".join(f"{k}={v}" for k, v in (c.get("dims") or {}).items()),
+                            dtype=str(c.get("dtype", "")), seed=c.get("seed"), status=str(c.get("status")),
+                            max_diff=max(diffs) if diffs else None, oot_ratio=max(ratios) if ratios else None,
+                            passed=c.get("status") == "pass",
+                            error=(f"{err.get('type', '')}: {err.get('message', '')}"[:160] if err else "")))
+    return rows
+
+
+def unified(old: str, new: str, a: str, b: str) -> list[str]:
+    return list(difflib.unified_diff(old.splitlines(), new.splitlines(), a, b, lineterm="", n=2))
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+# --------------------------------------------------------------------------------------------------- views
+
+def rationale_excerpt(design_md: str, limit: int = 14) -> str:
+    """The decision and rationale paragraphs of DESIGN.md (the ``Decomposition`` section), else its start."""
+    lines = design_md.splitlines()
+    start = next((i for i, ln in enumerate(lines) if ln.lstrip("#").strip().lower().startswith("decomposition")
+                  and ln.startswith("#")), None)
+    if start is None:
+        body = [ln for ln in lines if ln.strip() and not ln.startswith("---")][:limit]
+        return "\n".join(body)
+    out = []
+    for ln in lines[start + 1:]:
+        if ln.startswith("## "):
+            break
+        if ln.startswith("|"):
+            continue
+        out.append(ln)
+    text = "\n".join(out).strip()
+    return "\n".join(text.splitlines()[:limit])
+
+
+def design_view(op_dir: Path, run_id: str, values: dict, seq: int) -> GateView:
+    view = GateView(gate="design")
+    d = values.get("design", {})
+    cx = values.get("complexity", {})
+    view.facts = [("module_count", f"{values.get('module_count')} ({values.get('level')})"),
+                  ("computed by the formula", str(cx.get("module_count"))),
+                  ("design attempt", str(d.get("attempts")))]
+    try:
+        mi = load_yaml(_read(op_dir / "module_interfaces.yaml")) or {}
+    except yaml.YAMLError:
+        mi = {}
+    inventory = values.get("inventory", [])
+    for m in mi.get("modules", []) if isinstance(mi, dict) else []:
+        if not isinstance(m, dict):
+            continue
+        rows = [str(r.get("index")) for r in inventory if r.get("module") == m.get("id")]
+        view.decomposition.append({
+            "module": f"M{m.get('id')}", "name": str(m.get("name", "")),
+            "description": str(m.get("description", "")),
+            "golden rows": ", ".join(rows) or "-"})
+        ins = ", ".join(f"{i.get('name')}<-{i.get('source')}" for i in m.get("inputs", []) if isinstance(i, dict))
+        outs = ", ".join(f"{o.get('name')} {o.get('dtype', '')}[{', '.join(str(d) for d in o.get('shape') or [])}]"
+                         for o in m.get("outputs", []) if isinstance(o, dict))
+        view.interfaces.append({"module": f"M{m.get('id')}", "inputs": ins, "outputs": outs})
+    if not view.decomposition:
+        view.decomposition = [{"module": f"M{m['id']}", "name": str(m.get("name")), "description": "",
+                               "golden rows": "-"} for m in values.get("modules", [])]
+    design_md = _read(op_dir / "DESIGN.md")
+    view.rationale = rationale_excerpt(design_md)
+    if d.get("rationale") and d["rationale"] not in view.rationale:
+        view.rationale = f"{d['rationale']}\n\n{view.rationale}".strip()
+    prev = previous_design(op_dir, run_id, seq)
+    if prev is not None:
+        view.design_diff_against = f"the design shown at gate #{int(prev.name[:3])}"
+        for name in ("DESIGN.md", "module_interfaces.yaml"):
+            view.design_diff += unified(_read(prev / name), _read(op_dir / name), f"rejected/{name}", f"now/{name}")
+    return view
+
+
+def _latest_diagnosis(module: dict) -> str:
+    for note in reversed(module.get("feedback", [])):
+        if str(note).startswith("debugger: "):
+            return str(note)[len("debugger: "):]
+    return ""
+
+
+def module_view(op_dir: Path, run_id: str, values: dict, k: int) -> GateView:
+    mods = values.get("modules", [])
+    m = mods[k - 1] if 1 <= k <= len(mods) else {}
+    view = GateView(gate="module", module=k)
+    report = load_report(op_dir, run_id, m.get("report_hash"))
+    view.facts = [("stage file", str(m.get("stage_file"))), ("verdict", str(m.get("verdict"))),
+                  ("attempts", f"{m.get('attempts')}/{m.get('budget')}"),
+                  ("report", str(m.get("report_hash") or "-")[:16]), ("audit", str(m.get("audit")))]
+    view.cases = case_rows(report)
+    new = _read(op_dir / str(m.get("stage_file", "")))
+    prev_file = mods[k - 2].get("stage_file") if k > 1 else None
+    if prev_file:
+        view.code_diff = unified(_read(op_dir / prev_file), new, prev_file, str(m.get("stage_file")))
+        view.code_diff_label = f"{prev_file} -> {m.get('stage_file')}"
+    else:
+        view.code_diff = unified("", new, "/dev/null", str(m.get("stage_file")))
+        view.code_diff_label = f"new file {m.get('stage_file')}"
+    view.diagnosis = _latest_diagnosis(m)
+    cov = values.get("coverage", {})
+    scope = set(rows_in_scope(values, k))  # type: ignore[arg-type]
+    for r in values.get("inventory", []):
+        if int(r.get("index", 0)) not in scope:
+            continue
+        c = cov.get(str(r.get("index")), {})
+        view.coverage.append({"#": str(r.get("index")), "operation": str(r.get("operation")),
+                              "status": str(c.get("status", "-")), "pypto call": str(c.get("pypto_call", "")),
+                              "line": str(c.get("line", ""))})
+    if not view.coverage:
+        view.coverage_note = (f"golden coverage audit: no inventory row is in scope for M{k} yet (rows without a "
+                              "module marker are audited with the last module)")
+    return view
+
+
+def final_view(op_dir: Path, run_id: str, values: dict) -> GateView:
+    f = values.get("final", {})
+    view = GateView(gate="final")
+    report = load_report(op_dir, run_id, f.get("report_hash"))
+    kernel = _read(op_dir / final_file(str(values.get("op_name", ""))))
+    view.facts = [("kernel", final_file(str(values.get("op_name", "")))),
+                  ("size", f"{len(kernel.splitlines())} lines, {len(kernel.encode())} bytes"),
+                  ("final verdict", str(f.get("verdict"))), ("report", str(f.get("report_hash") or "-")[:16]),
+                  ("modules", str(len(values.get("modules", []))))]
+    view.cases = case_rows(report)
+    view.counters = {k: v for k, v in ((report or {}).get("counters") or {}).items()
+                     if isinstance(v, int | float) and not isinstance(v, bool)}
+    opinion = second_opinion(values)
+    if opinion is not None:
+        view.facts.append(("real compiler", opinion.summary))
+        if opinion.fidelity_finding:
+            view.facts.append(("FIDELITY FINDING", opinion.fidelity_finding))
+            view.facts.append(("probe candidate", str(opinion.probe_candidate)))
+        for s in opinion.shapes:
+            if s.get("total_cycles") is not None:
+                view.facts.append((f"cycles {s['case']}", f"{s['total_cycles']} (utilisation "
+                                                          f"{s.get('utilization_percent')}%)"))
+    return view
+
+
+def perf_view(values: dict, gate: str) -> GateView:
+    """The perf stage's gates: baseline before, the table of verified variants after (orchestrator.core.perf)."""
+    p = PerfSummary.model_validate(values.get("perf") or {})
+    if p.baseline is None and values.get("op_dir"):  # at the start gate: the baseline as the gate scores it
+        p.baseline, p.scorer = baseline_row(values)  # type: ignore[assignment]
+    view = GateView(gate=gate, title="performance stage")
+    view.facts = [("scored by", p.unit()), ("budget", f"{p.budget} variant(s)")]
+    for r in p.rows():
+        name = "baseline" if r.variant == 0 else f"v{r.variant}"
+        score = r.score(p.scorer)
+        view.facts.append((name + (" (best)" if r.variant == p.best and gate == "perf_deliver" else ""),
+                           f"{r.verdict or 'PASS'}" + ("" if score is None else f", {score:g} {p.unit()}")
+                           + (f" - {r.note}" if r.note else "")))
+    return view
+
+
+def blocked_view(op_dir: Path, run_id: str, values: dict) -> GateView:
+    b = values.get("blocked") or {}
+    view = GateView(gate="blocked", module=b.get("module"))
+    view.facts = [("reason", str(b.get("reason"))), ("last verdict", str(values.get("last_verdict")))]
+    rel = values.get("last_report")
+    report = read_report(op_dir / rel) if rel else None
+    view.cause = [str(r) for r in (report or {}).get("reasons", [])[:6]]
+    k = b.get("module")
+    mods = values.get("modules", [])
+    if isinstance(k, int) and 1 <= k <= len(mods):
+        view.diagnosis = _latest_diagnosis(mods[k - 1])
+        if not view.cause:
+            view.cause = [str(x) for x in mods[k - 1].get("feedback", [])[-3:]]
+    view.cases = case_rows(report)
+    return view
+
+
+def gate_view(op_dir: Path, run_id: str, values: dict, gate: str, module: int | None, seq: int) -> GateView:
+    """The view of a gate from the run's state at that gate."""
+    if gate == "design":
+        return design_view(op_dir, run_id, values, seq)
+    if gate == "module":
+        return module_view(op_dir, run_id, values, int(module or values.get("active") or 1))
+    if gate == "final":
+        return final_view(op_dir, run_id, values)
+    if gate in ("perf_start", "perf_deliver"):
+        return perf_view(values, gate)
+    return blocked_view(op_dir, run_id, values)
+
+
+def gate_view_for(op_dir: Path | str, req: GateRequest | None = None, *, run_id: str | None = None) -> GateView:
+    """What the gate a run waits at shows a reviewer, read from the run's files.
+
+    Raises:
+        ForgeError: no run, or the run waits at no gate and ``req`` is not given.
+    """
+    root = Path(op_dir).resolve()
+    holder = lock_holder(root)
+    rid = run_id or (holder.get("run_id") if holder and int(holder.get("pid", 0)) == os.getpid() else None) \
+        or latest_run(root)
+    values, _, interrupts = snapshot(root, rid)
+    if req is None:
+        if not interrupts:
+            raise ForgeError(f"run {rid} is not waiting at a gate")
+        req = GateRequest.model_validate(interrupts[0])
+    view = gate_view(root, rid, values, req.gate, req.module, req.seq)
+    view.title = req.title
+    view.seq = req.seq
+    view.choices = list(req.choices)
+    return view
