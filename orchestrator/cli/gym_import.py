@@ -15,10 +15,12 @@ from orchestrator.cli._common import console, fail
 
 
 def register(sub) -> None:
-    p = sub.add_parser("import", help="import a PyPTO gym operator into a new operator directory",
-                       description="Read a gym operator (SPEC.md, <op>_golden.py, test_<op>.py, <op>_impl.py) and "
-                                   "write a PTO Forge operator directory; report what could not be mapped.")
-    p.add_argument("source", help="gym operator folder, or its test_<op>.py")
+    p = sub.add_parser("import", help="import a PyPTO gym operator or a KernelBench task file into a new operator "
+                                      "directory",
+                       description="Read a gym operator (SPEC.md, <op>_golden.py, test_<op>.py, <op>_impl.py) or a "
+                                   "KernelBench-format task file (class Model, get_inputs) and write a PTO Forge "
+                                   "operator directory; report what could not be mapped.")
+    p.add_argument("source", help="gym operator folder, or its test_<op>.py, or a KernelBench task .py")
     p.add_argument("dest", help="operator directory to create")
     p.add_argument("--force", action="store_true", help="replace files that already exist in DEST")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds for running the gym golden (default 300)")
@@ -26,6 +28,12 @@ def register(sub) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from orchestrator.adapters.kernelbench import is_task_file
+
+    if is_task_file(args.source):  # a KernelBench-format task file (class Model + get_inputs): docs/kernelbench.md
+        from orchestrator.cli.task_import import run_task_import
+
+        return run_task_import(args)
     from orchestrator.adapters.gym import GymImportError, import_gym_op
 
     try:

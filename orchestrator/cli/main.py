@@ -30,6 +30,7 @@ SUBCOMMANDS: dict[str, str] = {
     "verify": "verify",
     "lint": "lint",
     "import": "gym_import",
+    "campaign": "campaign",
 }
 
 EXIT_OK = 0

@@ -1,0 +1,570 @@
+"""``python -m orchestrator import TASK.py DEST``: a KernelBench-format task file as a PTO Forge op dir.
+
+A task file defines a torch ``Model`` (``__init__(*get_init_inputs())``, ``forward(*get_inputs())``) and,
+in the gym's benchmark, the hints ``FORMULA`` (index notation) and ``DYNAMIC_AXIS`` (which index letters are
+dynamic). The import writes:
+
+* ``SPEC.md``: the ``forward`` inputs with their dtypes from ``get_inputs()``, then the model's parameters
+  (``nn.Parameter`` s are inputs of the kernel: a kernel cannot know weights drawn inside the golden), dim
+  names from ``FORMULA``, ``dynamic_axes`` from ``DYNAMIC_AXIS``; P0 cases that shrink the dynamic axes to
+  at most 64 (KernelBench sizes are GPU timing sizes; the emulator verifies every case on the CPU) plus a tail
+  case (+13) that is not a multiple of 16; value ranges from ``get_inputs()``'s own samples; tolerances from one
+  per-dtype table (:data:`TOLERANCE`);
+* ``golden.py``: the task file unchanged, then ``golden(...)``, which runs ``Model.forward`` on torch CPU
+  with the op dir's inputs and parameters (``torch.func.functional_call``), in training mode as KernelBench
+  runs it; the inventory header lists the torch calls ``forward`` made, each with its PyPTO route;
+* ``IMPORT.md``: what was inferred and what could not be mapped.
+
+The task file is third-party code: it runs only in :mod:`._probe` children started by
+:func:`runtime.sandbox.run_process` (allow-listed environment), and the written op dir must pass
+``intake`` (its golden run on every case) before anything is written to ``DEST``. A task that cannot be
+imported is one line saying why (:class:`TaskImportError`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, Field
+
+from orchestrator.adapters.kernelbench._formula import formula_outputs, formula_tensors, match_params
+from orchestrator.adapters.kernelbench._ops import classify
+
+__all__ = ["TOLERANCE", "TaskImport", "TaskImportError", "import_task", "is_task_file", "task_op_name"]
+
+_PROBE = Path(__file__).with_name("_probe.py")
+_TORCH_DTYPES = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "float64": "fp64", "int8": "int8",
+                 "int16": "int16", "int32": "int32", "int64": "int64", "uint8": "uint8", "bool": "bool"}
+TOLERANCE = {"fp32": {"atol": 1e-4, "rtol": 1e-4}, "fp64": {"atol": 1e-6, "rtol": 1e-6},
+             "fp16": {"atol": 1e-2, "rtol": 1e-2}, "bf16": {"atol": 1e-2, "rtol": 1e-2}}
+"""Per-dtype tolerance (KernelBench's habit of one table per precision: fp32 1e-4, half types 1e-2)."""
+MAX_DYNAMIC = 64
+"""Largest size a dynamic axis gets in the P0 cases (the task's own size when smaller)."""
+MAX_ELEMENTS = 1 << 20
+"""The first P0 case keeps every input at or under this many elements where halving dynamic axes can."""
+MAX_FIXED_ELEMENTS = 1 << 24
+"""A task whose sizes cannot be shrunk (no dynamic axis) is refused above this many elements in one input."""
+TAIL = 13
+"""Added to a dynamic axis for the tail case (a partial 16-row tile)."""
+
+
+class TaskImportError(ValueError):
+    """The task cannot be imported (one line saying why; nothing was written)."""
+
+
+class TaskImport(BaseModel):
+    """What an import wrote and inferred (also in IMPORT.md)."""
+
+    task: str
+    """The task file's name."""
+    level: str = ""
+    """Its folder (``level1``, ``pto_case``): the benchmark level it belongs to."""
+    op_name: str
+    written: list[str] = Field(default_factory=list)
+    dynamic_axes: list[str] = Field(default_factory=list)
+    p0_shapes: list[dict[str, int]] = Field(default_factory=list)
+    cases: int = 0
+    """Verification cases of the written op dir (intake's count)."""
+    unmapped: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+
+
+def is_task_file(path: str | Path) -> bool:
+    """A ``.py`` file that defines ``class Model`` and ``get_inputs`` (read as text, never executed)."""
+    p = Path(path)
+    if not p.is_file() or p.suffix != ".py":
+        return False
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    return bool(re.search(r"^class Model\b", text, re.M)) and bool(re.search(r"^def get_inputs\b", text, re.M))
+
+
+def task_op_name(path: str | Path) -> str:
+    """``30_Gemm_GroupNorm_Hardtanh.py`` -> ``gemm_groupnorm_hardtanh`` (a Python identifier)."""
+    stem = re.sub(r"^\d+_", "", Path(path).stem)
+    name = re.sub(r"[^0-9a-zA-Z]+", "_", stem).strip("_").lower() or "task"
+    return name if not name[0].isdigit() else f"op_{name}"
+
+
+# ------------------------------------------------------------------------------------------------ probing
+
+
+def _probe(request: dict[str, Any], timeout: float) -> dict[str, Any]:
+    """Run the probe child (the task's code) through the project's one subprocess runner."""
+    from runtime.sandbox import Limits, private_dir, run_process
+
+    with private_dir("forge-task-") as work:
+        limits = Limits(wall_s=timeout, cpu_s=int(timeout) + 30, memory_bytes=16 * 1024**3, max_open_files=1024,
+                        max_file_bytes=None, max_processes=None)
+        proc = run_process([sys.executable, "-s", "-B", str(_PROBE), "{channel_fd}"], work=work, limits=limits,
+                           profile="trusted", stdin=json.dumps(request).encode(), channel=True,
+                           channel_cap=64 << 20)
+    if proc.timed_out:
+        raise TaskImportError(f"running the task took longer than {timeout:g} s")
+    try:
+        answer = json.loads(proc.channel.decode("utf-8"))
+    except ValueError:
+        tail = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["(no output)"]
+        if "No module named 'torch'" in proc.stderr.decode("utf-8", "replace"):
+            tail = ["torch is not installed (task files are torch; pip install torch==2.13.0 for a CPU build)"]
+        raise TaskImportError(f"the task process died (exit code {proc.returncode}): {tail[0][:300]}") from None
+    if not answer.get("ok"):
+        raise TaskImportError(f"the task fails when run: {answer.get('error')}")
+    return answer
+
+
+# ------------------------------------------------------------------------------------------------ mapping
+
+
+def _dtype(name: str) -> str:
+    if name not in _TORCH_DTYPES:
+        raise TaskImportError(f"torch dtype {name} has no PTO Forge equivalent")
+    return _TORCH_DTYPES[name]
+
+
+def _sig(x: float, up: bool) -> float:
+    """``x`` rounded outward to 3 significant digits (a readable range that still contains the samples)."""
+    if x == 0 or not math.isfinite(x):
+        return 0.0
+    e = math.floor(math.log10(abs(x))) - 2
+    q = 10.0 ** e
+    return float(f"{(math.ceil(x / q) if up else math.floor(x / q)) * q:.6g}")
+
+
+def _value_spec(label: str, d: dict[str, Any], report: TaskImport) -> dict[str, Any]:
+    """dtype / range / distribution of one input from its sample statistics (never its values)."""
+    if d["dtype"] == "bool":
+        return {"dtype": "bool"}
+    if d.get("finite") is False:
+        raise TaskImportError(f"{label}: get_inputs() gives it inf or nan values, which generated inputs cannot "
+                              "reproduce")
+    if d.get("integer"):
+        if d.get("sorted"):
+            raise TaskImportError(f"{label}: a sorted integer vector (offsets or lengths, e.g. cu_seqlens): random "
+                                  "values in a range cannot express it (it needs a hand-written make_inputs)")
+        ilo, ihi = int(d["min"]), int(d["max"])
+        if ihi <= ilo:
+            report.notes.append(f"{label}: constant {ilo} in get_inputs(); drawn from [{ilo}, {ilo + 1}]")
+            ihi = ilo + 1
+        return {"dtype": _dtype(d["dtype"]), "range": [ilo, ihi]}
+    distinct = d.get("distinct")
+    if distinct is not None and sorted(distinct) == [0.0, 1.0]:
+        report.notes.append(f"{label}: only the values 0 and 1 in get_inputs() (a mask); declared bool, golden() "
+                            f"hands the model {d['dtype']}")
+        return {"dtype": "bool", "torch_dtype": d["dtype"]}
+    mean, std = float(d.get("mean", 0.0)), float(d.get("std", 0.0))
+    lo, hi = float(d.get("min", -1.0)), float(d.get("max", 1.0))
+    if std == 0 or hi <= lo:
+        c = float(lo)
+        lo, hi = (c - 0.5, c + 0.5) if c == 0 else (min(0.5 * c, 1.5 * c), max(0.5 * c, 1.5 * c))
+        report.notes.append(f"{label}: constant {c:g} in the task; drawn from [{lo:g}, {hi:g}] so that a kernel "
+                            "that ignores it fails")
+        return {"dtype": _dtype(d["dtype"]), "range": [lo, hi]}
+    if d.get("within_1sd", 0.0) > 0.64:  # bell-shaped (randn): the same mean and sigma, clipped at 3 sigma
+        return {"dtype": _dtype(d["dtype"]), "range": [_sig(mean - 3 * std, False), _sig(mean + 3 * std, True)],
+                "distribution": "normal"}
+    return {"dtype": _dtype(d["dtype"]), "range": [_sig(lo, False), _sig(hi, True)]}
+
+
+def _ident(name: str, taken: set[str]) -> str:
+    out = re.sub(r"\W", "_", name).strip("_") or "p"
+    if out[0].isdigit() or out in taken:
+        out = f"p_{out}"
+    while out in taken:
+        out += "_"
+    taken.add(out)
+    return out
+
+
+class _Plan(BaseModel):
+    """The SPEC being built: tensors with per-axis dim names and sizes."""
+
+    inputs: list[dict[str, Any]] = Field(default_factory=list)
+    """name, source (forward | param), param (dotted), shape (list of int | dim name), value spec."""
+    dims: dict[str, int] = Field(default_factory=dict)
+    dynamic: list[str] = Field(default_factory=list)
+
+
+def _plan_inputs(desc: dict[str, Any], report: TaskImport) -> _Plan:
+    params = [p for p in desc["forward_params"] if p["kind"] in ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD")]
+    values = desc["inputs"]
+    if any(p["kind"] == "VAR_POSITIONAL" for p in desc["forward_params"]):
+        names = [f"in{i}" for i in range(len(values))]
+    else:
+        if len(params) < len(values):
+            raise TaskImportError(f"get_inputs() returns {len(values)} values, forward takes {len(params)}")
+        names = [p["name"] for p in params[: len(values)]]
+    for n, v in zip(names, values):
+        if v["kind"] != "tensor":
+            raise TaskImportError(f"get_inputs() argument {n!r} is a {v.get('type')} ({v.get('repr', v.get('value'))}); "
+                                  "only tensors can be kernel inputs")
+    for d in desc["dropout"]:
+        raise TaskImportError(f"module {d['module']} is dropout with p={d['p']:g} in training mode: the output is "
+                              "random, so no golden can be compared")
+    plan = _Plan()
+    formula = desc.get("formula") or ""
+    tensors = formula_tensors(formula)
+    axes = match_params(names, [len(v["shape"]) for v in values], tensors)
+    dyn_hint = [a.upper() for a in desc.get("dynamic_axis", [])]
+    for n, v in zip(names, values):  # no name match: the one same-rank formula tensor with the most dynamic indices
+        if n in axes or not dyn_hint:
+            continue
+        scored = sorted(((sum(1 for i in idx if i in dyn_hint), name, idx) for name, lists in tensors.items()
+                         for idx in lists if len(idx) == len(v["shape"])), key=lambda x: -x[0])
+        if scored and scored[0][0] > 0 and (len(scored) == 1 or scored[1][0] < scored[0][0]):
+            axes[n] = scored[0][2]
+            report.unmapped.append(f"input {n}: no FORMULA tensor of that name; its axes are read from "
+                                   f"{scored[0][1]}[{', '.join(i or '?' for i in scored[0][2])}] (same rank, most "
+                                   "dynamic indices)")
+    taken: set[str] = set()
+    for n, v in zip(names, values):
+        idx = axes.get(n, [None] * len(v["shape"]))
+        shape: list[int | str] = []
+        for ax, size in enumerate(v["shape"]):
+            dim = idx[ax]
+            if dim is not None and not dim.isidentifier():
+                dim = None
+            if dim is not None and plan.dims.setdefault(dim, size) != size:
+                report.unmapped.append(f"FORMULA: index {dim} is {plan.dims[dim]} on one tensor and {size} on axis "
+                                       f"{ax} of {n}; that axis keeps the fixed size")
+                dim = None
+            shape.append(dim if dim is not None else size)
+        plan.inputs.append({"name": _ident(n, taken), "source": "forward", "shape": shape or [1], "desc": v,
+                            "scalar": not shape})
+    if formula and len(axes) < len(names):
+        missing = [n for n in names if n not in axes]
+        report.unmapped.append(f"FORMULA names no tensor for input(s) {', '.join(missing)}; their axes are fixed sizes")
+    plan.dynamic = [d for d in dict.fromkeys(dyn_hint) if d in plan.dims]
+    lost = [d for d in dict.fromkeys(dyn_hint) if d not in plan.dims]
+    if not plan.dynamic and len(lost) == 1 and plan.inputs and isinstance(plan.inputs[0]["shape"][0], int):
+        # KernelBench's convention: the one dynamic axis is the leading (batch / token) axis
+        lead = plan.inputs[0]["shape"][0]
+        for t in plan.inputs:
+            if t["shape"] and t["shape"][0] == lead and not t.get("scalar"):
+                t["shape"][0] = lost[0]
+        plan.dims[lost[0]] = int(lead)
+        plan.dynamic = lost
+        report.unmapped.append(f"DYNAMIC_AXIS {lost[0]}: no input axis carries it in FORMULA; taken as the leading "
+                               f"axis (size {lead}) of {', '.join(t['name'] for t in plan.inputs if t['shape'] and t['shape'][0] == lost[0])} "
+                               "(KernelBench's convention), checked by running the model resized")
+        lost = []
+    if lost:
+        report.unmapped.append(f"DYNAMIC_AXIS {', '.join(lost)}: no input axis carries that index in FORMULA; not "
+                               "dynamic in the op dir")
+    if not desc.get("dynamic_axis"):
+        report.unmapped.append("no DYNAMIC_AXIS hint: the op dir has no dynamic axis and no tail case")
+    for p in desc["parameters"]:
+        plan.inputs.append({"name": _ident(p["name"], taken), "source": "param", "param": p["name"],
+                            "shape": list(p["shape"]) or [1], "desc": p, "scalar": not p["shape"]})
+    if any(t["scalar"] for t in plan.inputs):
+        report.notes.append("0-d tensor(s) " + ", ".join(t["name"] for t in plan.inputs if t["scalar"]) + " are "
+                            "declared with shape [1]; golden() hands the model 0-d tensors")
+    return plan
+
+
+def _p0(plan: _Plan) -> list[dict[str, int]]:
+    """P0 cases: each dynamic dim at min(size, 64), halved (largest first, not below 8) while an input holds more
+    than :data:`MAX_ELEMENTS` (inputs without a dynamic dim do not count); then a tail case with + 13 (+2 per further dim, never a multiple of 16)."""
+    if not plan.dims:
+        return []
+    if not plan.dynamic:
+        return [dict(plan.dims)]
+    first, tail = dict(plan.dims), dict(plan.dims)
+    for d in plan.dynamic:
+        first[d] = min(plan.dims[d], MAX_DYNAMIC)
+
+    def largest() -> int:
+        return max((math.prod(_concrete(t["shape"], first)) for t in plan.inputs
+                    if any(d in plan.dynamic for d in t["shape"])), default=0)
+
+    while largest() > MAX_ELEMENTS:
+        shrinkable = [d for d in plan.dynamic if first[d] > 8]
+        if not shrinkable:
+            break
+        d = max(shrinkable, key=lambda n: first[n])
+        first[d] = max(8, first[d] // 2)
+    for j, d in enumerate(plan.dynamic):
+        t = first[d] + TAIL + 2 * j
+        tail[d] = t + 1 if t % 16 == 0 else t
+    return [first, tail]
+
+
+def _concrete(shape: list[int | str], dims: dict[str, int]) -> list[int]:
+    return [s if isinstance(s, int) else dims[s] for s in shape]
+
+
+def _trace_request(task: Path, plan: _Plan, p0: list[dict[str, int]]) -> dict[str, Any]:
+    cases = []
+    for dims in p0 or [{}]:
+        ins = []
+        for t in plan.inputs:
+            if t["source"] != "forward":
+                continue
+            d = dict(t["desc"])
+            d["shape"] = [] if t["scalar"] else _concrete(t["shape"], dims)
+            d["normal"] = d.get("within_1sd", 0.0) > 0.64
+            ins.append(d)
+        cases.append({"inputs": ins})
+    return {"mode": "trace", "task": str(task), "cases": cases}
+
+
+def _output_shapes(outs: list[list[dict[str, Any]]], plan: _Plan, p0: list[dict[str, int]]) -> list[list[int | str]]:
+    """Name an output axis after the dynamic dim whose sizes over the cases it follows, else keep the size."""
+    vectors = {tuple(c[d] for c in p0): d for d in plan.dynamic} if p0 else {}
+    shapes = []
+    for j, first in enumerate(outs[0]):
+        shape: list[int | str] = []
+        for ax in range(len(first["shape"])):
+            vec = tuple(case[j]["shape"][ax] for case in outs)
+            shape.append(vectors.get(vec, vec[0]) if len(set(vec)) > 1 else vec[0])
+        shapes.append(shape)
+    return shapes
+
+
+def _inventory(calls: list[dict[str, Any]], report: TaskImport) -> list[tuple[str, str]]:
+    rows: list[tuple[str, str]] = []
+    counts: dict[tuple[str, str], int] = {}
+    problems: list[str] = []
+    for c in calls:
+        kind, route = classify(c["op"])
+        if kind == "plumbing":
+            continue
+        if kind == "none":
+            problems.append(f"forward calls torch {c['op']}: {route}")
+            continue
+        if kind == "unknown":
+            problems.append(f"forward calls torch {c['op']}, for which the importer knows no PyPTO route")
+            continue
+        if c["op"] == "dropout":
+            if c.get("p", 0.0) > 0 and c.get("training", True):
+                problems.append(f"forward calls dropout with p={c['p']:g} in training mode: the output is random")
+            continue
+        shapes = ",".join("[" + ",".join(map(str, s)) + "]" for s in c["in"]) or "scalar"
+        outs = ",".join("[" + ",".join(map(str, s)) + "]" for s in c["out"]) or "scalar"
+        key = (f"{c['op']} (PyPTO: {route})", f"{shapes} -> {outs}")
+        if key not in counts:
+            rows.append(key)
+        counts[key] = counts.get(key, 0) + 1
+    if problems:
+        raise TaskImportError("; ".join(dict.fromkeys(problems)))
+    return [(op + (f" x{counts[(op, sh)]}" if counts[(op, sh)] > 1 else ""), sh) for op, sh in rows]
+
+
+# ------------------------------------------------------------------------------------------------ writing
+
+
+def _flow(value: Any) -> str:
+    return yaml.safe_dump(value, default_flow_style=True, width=10_000, sort_keys=False).strip().removesuffix("...").strip()
+
+
+def _spec_text(task: Path, report: TaskImport, spec: dict[str, Any], desc: dict[str, Any]) -> str:
+    out = ["---"]
+    for key, value in spec.items():
+        if key in ("inputs", "outputs", "p0_shapes"):
+            out.append(f"{key}:")
+            out += ["  - " + _flow(v) for v in value]
+        elif key == "tolerance":
+            out.append(f"{key}:")
+            out += [f"  {k}: {_flow(v)}" for k, v in value.items()]
+        else:
+            out.append(f"{key}: {_flow(value)}")
+    out.append("---")
+    shapes = ", ".join(f"{d.get('dtype')}{d.get('shape')}" for d in desc["inputs"])
+    init = ", ".join(json.dumps(v.get("value")) if v["kind"] == "scalar" else v.get("repr", "?") for v in desc["init"])
+    prose = [
+        "",
+        f"# {report.op_name} (KernelBench task `{report.level + '/' if report.level else ''}{task.name}`)",
+        "",
+        "Imported by `python -m orchestrator import`; golden.py runs the task's `Model.forward` unchanged.",
+        "",
+        f"- FORMULA: `{desc.get('formula') or '(none)'}`",
+        f"- DYNAMIC_AXIS: `{desc.get('dynamic_axis') or []}`",
+        f"- get_inputs() shapes in the task: {shapes}",
+        f"- Model(*get_init_inputs()) with get_init_inputs() = [{init}]",
+        "- The model's parameters are inputs here (after the forward arguments), so that a kernel can read them.",
+        f"- P0 cases shrink the dynamic axes to at most {MAX_DYNAMIC} and add a tail case; see IMPORT.md.",
+    ]
+    return "\n".join(out) + "\n" + "\n".join(prose) + "\n"
+
+
+def _golden_text(task: Path, source: str, plan: _Plan, rows: list[tuple[str, str]], n_forward: int) -> str:
+    digest = hashlib.sha256(source.encode()).hexdigest()[:12]
+    head = ["# Golden function inventory", "# | # | Golden operation | Shape transformation |",
+            "# |---|------------------|----------------------|"]
+    head += [f"# | {i} | {op.replace('|', '/')} | {sh} |" for i, (op, sh) in enumerate(rows, 1)]
+    head += [f"# Imported by `python -m orchestrator import` from the KernelBench task {task.name} (sha256 {digest}):",
+             "# the task file follows unchanged; golden() at the end runs its Model.forward on torch CPU (training",
+             "# mode, as KernelBench runs it) with the op dir's inputs and the model's parameters as inputs.", "", ""]
+    fwd = [t for t in plan.inputs if t["source"] == "forward"]
+    prm = [t for t in plan.inputs if t["source"] == "param"]
+    casts = {t["name"]: t["value"]["torch_dtype"] for t in plan.inputs if t["value"].get("torch_dtype")}
+    def conv(t: dict[str, Any]) -> str:
+        text = f"_pto_forge_tensor({t['name']}, {casts.get(t['name'])!r})"
+        return text + ".reshape(())" if t["scalar"] else text
+
+    args = ", ".join(conv(t) for t in fwd)
+    params = ", ".join(f"{t['param']!r}: {conv(t)}" for t in prm)
+    adapter = f'''
+
+# --- PTO Forge adapter (written by `python -m orchestrator import`) ---
+_pto_forge_model = None
+
+
+def _pto_forge_tensor(a, dtype=None):
+    import numpy
+    import torch
+    if a.dtype.name == "bfloat16":
+        t = torch.from_numpy(numpy.ascontiguousarray(a).view(numpy.int16).copy()).view(torch.bfloat16)
+    else:
+        t = torch.from_numpy(numpy.ascontiguousarray(a).copy())
+    return t.to(getattr(torch, dtype)) if dtype else t
+
+
+def _pto_forge_module():
+    global _pto_forge_model
+    if _pto_forge_model is None:
+        import torch
+        torch.manual_seed(0)
+        _pto_forge_model = Model(*get_init_inputs())
+    return _pto_forge_model
+
+
+def golden({", ".join(t["name"] for t in plan.inputs)}):
+    import torch
+    from torch.func import functional_call
+    model = _pto_forge_module()
+    with torch.no_grad():
+        out = functional_call(model, {{{params}}}, ({args}{"," if len(fwd) == 1 else ""}))
+    return out
+'''
+    return "\n".join(head) + source.rstrip() + "\n" + adapter
+
+
+def _import_md(task: Path, report: TaskImport) -> str:
+    lines = [f"# Imported KernelBench task: {report.op_name}", "", f"Source: `{report.level}/{task.name}`.", "",
+             "## Not mapped", ""]
+    lines += [f"- {u}" for u in report.unmapped] or ["- nothing"]
+    lines += ["", "## Notes", ""] + [f"- {n}" for n in report.notes]
+    return "\n".join(lines) + "\n"
+
+
+def import_task(task: str | Path, dest: str | Path, *, force: bool = False, timeout: float = 300.0,
+                intake_timeout: float = 120.0) -> TaskImport:
+    """Import a KernelBench-format task file into a new op dir (see the module docstring).
+
+    Raises:
+        TaskImportError: the task cannot be imported (why, in one line), or ``dest`` holds files that would be
+            overwritten (without ``force``). Nothing is written then.
+    """
+    from runtime.opdir import intake
+    from runtime.sandbox import private_dir
+
+    task = Path(task).resolve()
+    dest = Path(dest)
+    if not is_task_file(task):
+        raise TaskImportError(f"{task}: not a KernelBench task file (class Model and get_inputs())")
+    if dest.exists() and not dest.is_dir():
+        raise TaskImportError(f"{dest} is a file; give the operator directory to create")
+    names = ("SPEC.md", "golden.py", "IMPORT.md")
+    existing = [n for n in names if (dest / n).exists()]
+    if existing and not force:
+        raise TaskImportError(f"{dest} already holds {', '.join(existing)}; import never overwrites (use --force)")
+    report = TaskImport(task=task.name, level=task.parent.name, op_name=task_op_name(task))
+    source = task.read_text(encoding="utf-8")
+    desc = _probe({"mode": "describe", "task": str(task)}, timeout)
+    plan = _plan_inputs(desc, report)
+    for t in plan.inputs:
+        t["value"] = _value_spec(f"{'parameter ' + t['param'] if t['source'] == 'param' else 'input ' + t['name']}",
+                                 t["desc"], report)
+    p0 = _p0(plan)
+    try:
+        traced = _probe(_trace_request(task, plan, p0), timeout)
+    except TaskImportError as exc:
+        if not plan.dynamic:
+            raise
+        report.unmapped.append(f"the model did not run with the dynamic axes resized ({exc}); the op dir keeps "
+                               "get_inputs()' sizes and has no tail case")
+        plan.dynamic = []
+        p0 = _p0(plan)
+        traced = _probe(_trace_request(task, plan, p0), timeout)
+    biggest = max((math.prod(_concrete(t["shape"], p0[0] if p0 else {})) for t in plan.inputs), default=0)
+    if not plan.dynamic and biggest > MAX_FIXED_ELEMENTS:
+        raise TaskImportError(f"no dynamic axis could be tied to an input, and get_inputs()' sizes ({biggest:,} "
+                              "elements in one input) are too large to verify every case on the CPU emulator")
+    outs = [c["outputs"] for c in traced["cases"]]
+    for j, o in enumerate(outs[0]):
+        if o["kind"] != "tensor":
+            raise TaskImportError(f"forward returns a {o.get('type')} as output {j}; only tensors can be compared")
+    rows = _inventory(traced["cases"][0]["calls"], report)
+    out_shapes = _output_shapes(outs, plan, p0)
+    fwd_in = [t for t in plan.inputs if t["source"] == "forward"]
+    float_dtypes = [t["value"]["dtype"] for t in plan.inputs if t["value"]["dtype"] in TOLERANCE]
+    primary = float_dtypes[0] if float_dtypes else "fp32"
+    lhs = formula_outputs(desc.get("formula") or "")
+    taken = {t["name"] for t in plan.inputs}
+    out_names = [n for n in lhs if n not in taken] if len(outs[0]) > 1 else []
+    if len(out_names) != len(outs[0]):
+        out_names = ["out"] if len(outs[0]) == 1 else [f"out{j}" for j in range(len(outs[0]))]
+    out_names = [_ident(n, taken) for n in out_names]
+    inputs = []
+    for t in plan.inputs:
+        v = t["value"]
+        entry: dict[str, Any] = {"name": t["name"], "shape": t["shape"],
+                                 "dtype": "T" if v["dtype"] == primary else v["dtype"]}
+        if "range" in v:
+            entry["range"] = v["range"]
+        if v.get("distribution"):
+            entry["distribution"] = v["distribution"]
+        inputs.append(entry)
+    outputs = []
+    for name, shape, o in zip(out_names, out_shapes, outs[0]):
+        dt = _dtype(o["dtype"])
+        outputs.append({"name": name, "shape": shape, "dtype": "T" if dt == primary else dt})
+    spec: dict[str, Any] = {"op_name": report.op_name, "inputs": inputs, "outputs": outputs}
+    spec["dynamic_axes"] = plan.dynamic
+    if p0:
+        spec["p0_shapes"] = p0
+    spec["supported_dtypes"] = [primary]
+    spec["tolerance"] = {primary: TOLERANCE.get(primary, TOLERANCE["fp32"])}
+    spec["seeds"] = [0, 1, 2]
+    report.dynamic_axes, report.p0_shapes = list(plan.dynamic), p0
+    if len(fwd_in) < len(plan.inputs):
+        report.notes.append(f"{len(plan.inputs) - len(fwd_in)} model parameter(s) are inputs after the forward "
+                            "arguments: " + ", ".join(t["name"] for t in plan.inputs if t["source"] == "param"))
+    files = {"SPEC.md": _spec_text(task, report, spec, desc),
+             "golden.py": _golden_text(task, source, plan, rows, len(fwd_in))}
+    with private_dir("forge-task-opdir-") as tmp:
+        for name, text in files.items():
+            (tmp / name).write_text(text, encoding="utf-8")
+        try:
+            checked = intake(tmp, timeout=intake_timeout)
+        except Exception as exc:  # noqa: BLE001 - intake itself failed on the written op dir: say so, write nothing
+            raise TaskImportError(f"intake failed on the written op dir: {type(exc).__name__}: "
+                                  f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
+        if not checked.ok:
+            first = str(checked.problems[0]) if checked.problems else "intake failed"
+            raise TaskImportError(f"the written op dir fails intake: {first}")
+        report.cases = len(checked.cases)
+        report.notes += [f"intake: {n}" for n in checked.notes]
+        files["IMPORT.md"] = _import_md(task, report)
+        try:
+            dest.mkdir(parents=True, exist_ok=True)
+            for name, text in files.items():
+                (dest / name).write_text(text, encoding="utf-8")
+                report.written.append(name)
+        except OSError as exc:
+            raise TaskImportError(f"{dest}: cannot write the operator directory ({exc.strerror or exc})") from None
+    if existing:
+        report.notes.append(f"replaced (--force): {', '.join(existing)}")
+    shutil.rmtree(dest / "__pycache__", ignore_errors=True)
+    return report

@@ -1,0 +1,116 @@
+"""Which torch calls of a task's ``forward`` a PyPTO kernel can express, and how.
+
+The import records every torch function ``Model.forward`` calls (a ``TorchFunctionMode`` in the probe child)
+and looks each up here. A call with a route is fine (the route is what a designer would use: a PyPTO op or a
+short composition of PyPTO ops that the emulator implements, see ``runtime.emulator.OPS``); a call listed in
+:data:`NO_EQUIVALENT` makes the task not importable, with that reason; a call in neither table is reported as
+unknown (the import still fails: it cannot tell whether PyPTO can express it). Shape and dtype plumbing
+(``view``, ``size``, ``float``, ``contiguous`` ...) needs no kernel op.
+"""
+
+from __future__ import annotations
+
+__all__ = ["NO_EQUIVALENT", "PLUMBING", "ROUTES", "classify"]
+
+PLUMBING = frozenset({
+    "size", "dim", "shape", "T", "mT", "dtype", "device", "is_contiguous", "contiguous", "numel", "__len__",
+    "float", "to", "bfloat16", "half", "type", "detach", "clone", "item", "__getitem__", "__setitem__",
+    "__bool__", "__index__", "__int__", "__float__", "__iter__", "__format__", "unbind", "ndim", "requires_grad",
+    "data", "_version", "is_floating_point", "element_size", "cpu", "tolist",
+})
+"""Calls that move, re-type or inspect tensors without computing (free in a kernel, or a cast/view)."""
+
+ROUTES: dict[str, str] = {
+    # matmul family
+    "matmul": "pypto.matmul", "__matmul__": "pypto.matmul", "mm": "pypto.matmul", "bmm": "pypto.matmul (3-D)",
+    "linear": "pypto.matmul(b_trans=True) + add", "addmm": "pypto.matmul + add", "baddbmm": "pypto.matmul + add",
+    # elementwise arithmetic
+    "add": "pypto.add", "__add__": "pypto.add", "__radd__": "pypto.add", "__iadd__": "pypto.add",
+    "sub": "pypto.sub", "__sub__": "pypto.sub", "__rsub__": "pypto.sub", "__isub__": "pypto.sub",
+    "mul": "pypto.mul", "__mul__": "pypto.mul", "__rmul__": "pypto.mul", "__imul__": "pypto.mul",
+    "div": "pypto.div", "__truediv__": "pypto.div", "__rtruediv__": "pypto.div", "__itruediv__": "pypto.div",
+    "__floordiv__": "pypto.floor_div", "__mod__": "pypto.remainder", "remainder": "pypto.remainder",
+    "pow": "pypto.pow", "__pow__": "pypto.pow", "__rpow__": "pypto.pow", "square": "pypto.mul",
+    "neg": "pypto.neg", "__neg__": "pypto.neg", "abs": "pypto.abs", "reciprocal": "pypto.reciprocal",
+    "maximum": "pypto.maximum", "minimum": "pypto.minimum", "clamp": "pypto.clip", "clip": "pypto.clip",
+    "clamp_min": "pypto.maximum", "clamp_max": "pypto.minimum", "min": "pypto.amin / pypto.minimum",
+    "max": "pypto.amax / pypto.maximum",
+    # unary math and activations
+    "exp": "pypto.exp", "log": "pypto.log", "log1p": "pypto.log1p", "sqrt": "pypto.sqrt", "rsqrt": "pypto.rsqrt",
+    "tanh": "pypto.tanh", "sigmoid": "pypto.sigmoid", "erf": "pypto.erf", "sin": "pypto.sin", "cos": "pypto.cos",
+    "relu": "pypto.relu", "hardtanh": "pypto.clip", "gelu": "erf/tanh composition (pypto.erf, pypto.tanh)",
+    "silu": "x * pypto.sigmoid(x)", "mish": "x * tanh(log1p(exp(x)))", "softplus": "pypto.log1p(pypto.exp(x))",
+    "leaky_relu": "pypto.lrelu", "elu": "pypto.where + pypto.expm1", "selu": "pypto.where + pypto.expm1",
+    "sign": "pypto.sign", "floor": "pypto.floor", "ceil": "pypto.ceil", "round": "pypto.round",
+    # comparison and selection
+    "where": "pypto.where", "masked_fill": "pypto.where", "eq": "pypto.eq", "__eq__": "pypto.eq",
+    "ne": "pypto.ne", "__ne__": "pypto.ne", "lt": "pypto.lt", "__lt__": "pypto.lt", "le": "pypto.le",
+    "__le__": "pypto.le", "gt": "pypto.gt", "__gt__": "pypto.gt", "ge": "pypto.ge", "__ge__": "pypto.ge",
+    "__invert__": "pypto.logical_not", "logical_not": "pypto.logical_not", "bool": "pypto.ne(x, 0)",
+    # reductions, scans, sorting
+    "sum": "pypto.sum", "mean": "pypto.sum / n", "amax": "pypto.amax", "amin": "pypto.amin", "prod": "pypto.prod",
+    "var": "pypto.var", "std": "pypto.sqrt(pypto.var)", "argmax": "pypto.argmax", "argmin": "pypto.argmin",
+    "cumsum": "pypto.cumsum", "cumprod": "pypto.cumprod", "topk": "pypto.topk", "sort": "pypto.sort",
+    "argsort": "pypto.argsort", "logsumexp": "amax, exp, sum, log",
+    # composites
+    "softmax": "pypto.softmax", "log_softmax": "amax, sub, exp, sum, log", "rms_norm": "pypto.rms_norm",
+    "layer_norm": "sum/var composition", "group_norm": "reshape + sum/var composition",
+    "batch_norm": "sum/var composition over the batch", "instance_norm": "sum/var composition",
+    "normalize": "sum, sqrt, div", "mse_loss": "sub, mul, sum / n", "l1_loss": "sub, abs, sum / n",
+    "cross_entropy": "log_softmax composition + gather + sum / n", "nll_loss": "gather + sum / n",
+    "kl_div": "log, sub, mul, sum", "smooth_l1_loss": "sub, abs, where, sum", "huber_loss": "sub, abs, where, sum",
+    "cosine_similarity": "mul, sum, sqrt, div", "scaled_dot_product_attention": "matmul, softmax, matmul",
+    # data movement
+    "view": "pypto.reshape", "reshape": "pypto.reshape", "flatten": "pypto.reshape", "unsqueeze": "pypto.unsqueeze",
+    "squeeze": "pypto.reshape", "transpose": "pypto.transpose", "permute": "pypto.permute", "t": "pypto.transpose",
+    "expand": "pypto.expand_clone", "expand_as": "pypto.expand_clone", "repeat": "pypto.expand_clone",
+    "repeat_interleave": "pypto.expand_clone + pypto.reshape", "cat": "pypto.concat", "concat": "pypto.concat",
+    "stack": "pypto.concat + reshape", "split": "pypto.view", "chunk": "pypto.view", "narrow": "pypto.view",
+    "select": "pypto.view", "swapaxes": "pypto.transpose", "pad": "pypto.pad (right/bottom, constant)",
+    "tril": "pypto.tril", "triu": "pypto.triu", "gather": "pypto.gather", "index_select": "pypto.index_select",
+    "scatter": "pypto.scatter", "scatter_": "pypto.scatter_", "scatter_add": "pypto.scatter(reduce='add')",
+    "index_add": "pypto.index_add", "index_put_": "pypto.index_put_", "one_hot": "pypto.one_hot",
+    "zeros_like": "pypto.zeros", "ones_like": "pypto.ones", "full_like": "pypto.full", "zeros": "pypto.zeros",
+    "ones": "pypto.ones", "full": "pypto.full", "arange": "pypto.arange", "new_zeros": "pypto.zeros",
+    "dropout": "identity (p = 0 or eval mode)",
+}
+"""torch function name -> the PyPTO route a kernel can take (documentation for the designer)."""
+
+NO_EQUIVALENT: dict[str, str] = {
+    "conv1d": "convolution: pypto.conv is experimental and not emulated, so no verdict is possible",
+    "conv2d": "convolution: pypto.conv is experimental and not emulated, so no verdict is possible",
+    "conv3d": "convolution: pypto.conv is experimental and not emulated, so no verdict is possible",
+    "conv_transpose1d": "transposed convolution: no PyPTO op",
+    "conv_transpose2d": "transposed convolution: no PyPTO op",
+    "conv_transpose3d": "transposed convolution: no PyPTO op",
+    "max_pool1d": "pooling windows: no PyPTO op", "max_pool2d": "pooling windows: no PyPTO op",
+    "max_pool3d": "pooling windows: no PyPTO op", "avg_pool1d": "pooling windows: no PyPTO op",
+    "avg_pool2d": "pooling windows: no PyPTO op", "avg_pool3d": "pooling windows: no PyPTO op",
+    "adaptive_avg_pool2d": "pooling windows: no PyPTO op", "adaptive_max_pool2d": "pooling windows: no PyPTO op",
+    "interpolate": "resampling: no PyPTO op", "grid_sample": "resampling: no PyPTO op",
+    "fft_fft": "FFT: no PyPTO op", "fft_rfft": "FFT: no PyPTO op",
+    "lstm": "recurrent cell with its own weights layout: no PyPTO op", "gru": "recurrent cell: no PyPTO op",
+    "embedding": "embedding lookup: index_select is the route, but an nn.Embedding table is not imported",
+    "multinomial": "random sampling: a golden must be deterministic", "rand": "random values inside forward",
+    "randn": "random values inside forward", "rand_like": "random values inside forward",
+    "randn_like": "random values inside forward", "bernoulli": "random values inside forward",
+    "einsum": "einsum strings: no PyPTO op (rewrite as matmul first)",
+    "linalg_solve": "linear solve: no PyPTO op", "cholesky": "factorisation: no PyPTO op",
+    "det": "determinant: no PyPTO op", "inverse": "matrix inverse: no PyPTO op",
+    "unique": "data-dependent output size: no PyPTO op", "nonzero": "data-dependent output size: no PyPTO op",
+    "masked_select": "data-dependent output size: no PyPTO op",
+}
+"""torch function name -> why no PyPTO kernel (verified on the emulator) can stand in for it."""
+
+
+def classify(op: str) -> tuple[str, str]:
+    """(``plumbing`` | ``route`` | ``none`` | ``unknown``, route or reason)."""
+    if op in PLUMBING or (op.startswith("_") and op not in ROUTES):
+        return "plumbing", ""
+    if op in ROUTES:
+        return "route", ROUTES[op]
+    if op.endswith("_") and op[:-1] in ROUTES:  # in-place form (add_, mul_: also batch_norm's buffer updates)
+        return "route", ROUTES[op[:-1]] + " (in place)"
+    if op in NO_EQUIVALENT:
+        return "none", NO_EQUIVALENT[op]
+    return "unknown", ""

@@ -1,0 +1,189 @@
+"""Small campaigns end to end: scripted agents and a shipped trace, in-process and on an embedded Ray; a task that
+fails intake; a worker killed mid-run; Ctrl-C and kill -9 of the driver, then a resume that reruns nothing."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from orchestrator.adapters.campaign import CampaignConfig, LocalExecutor, RayExecutor, run_campaign, summarize
+from orchestrator.adapters.campaign._reaper import descendants
+
+REPO = Path(__file__).resolve().parents[2]
+SQRECIP = REPO / "tests" / "orchestrator" / "fixtures" / "ops" / "sqrecip"
+SCRIPT = REPO / "tests" / "orchestrator" / "fixtures" / "agents" / "sqrecip" / "script.yaml"
+needs_ray = pytest.mark.skipif(importlib.util.find_spec("ray") is None,
+                               reason="campaigns run on Ray: pip install -e '.[campaign]'")
+pytestmark = pytest.mark.slow
+
+
+def _suite(tmp_path: Path, *, broken: bool = True, silu: bool = False) -> Path:
+    lines = ["tasks:", f"  - path: {SQRECIP}", f"    agents: scripted:{SCRIPT}"]
+    if broken:
+        bad = tmp_path / "ops" / "broken"
+        bad.mkdir(parents=True)
+        shutil.copy(REPO / "workspace" / "silu" / "SPEC.md", bad / "SPEC.md")
+        (bad / "golden.py").write_text((REPO / "workspace" / "silu" / "golden.py").read_text()
+                                       .replace("def golden(x):", "def golden(x):\n    raise ValueError('broken golden')"))
+        lines.append(f"  - {bad}")
+    if silu:
+        lines.append(f"  - {REPO / 'workspace' / 'silu'}")
+    suite = tmp_path / "suite.yaml"
+    suite.write_text("\n".join(lines) + "\n")
+    return suite
+
+
+def _finals(out: Path) -> dict[tuple[str, int], dict]:
+    finals: dict[tuple[str, int], dict] = {}
+    for line in (out / "results.jsonl").read_text().splitlines():
+        r = json.loads(line)
+        if r["status"] in ("solved", "failed"):
+            assert (r["task"], r["sample"]) not in finals, f"sample {r['task']} s{r['sample']} finished twice"
+            finals[(r["task"], r["sample"])] = r
+    return finals
+
+
+def test_local_campaign_records_solved_and_intake_failures_and_reruns_nothing(tmp_path: Path) -> None:
+    suite, out = _suite(tmp_path), tmp_path / "camp"
+    run_campaign(suite, out, CampaignConfig(suite=str(suite), samples=1), LocalExecutor)
+    finals = _finals(out)
+    assert finals[("ops/sqrecip", 0)]["status"] == "solved"
+    assert finals[("ops/sqrecip", 0)]["attempts"] >= 2  # its M1 fails numerically first (scripted)
+    bad = finals[("ops/broken", 0)]
+    assert (bad["status"], bad["category"]) == ("failed", "intake") and "broken golden" in bad["message"]
+    assert not (out / "runs" / "ops" / "broken").exists()  # nothing ran for it
+    assert (out / "runs" / "ops" / "sqrecip" / "s0" / "sqrecip_impl.py").is_file()
+    before = (out / "results.jsonl").read_text()
+    run_campaign(suite, out, CampaignConfig(suite=str(suite), samples=1), LocalExecutor)
+    assert (out / "results.jsonl").read_text() == before  # everything was final: nothing ran again
+    s = summarize(out)
+    assert s.overall.pass_at[1] == pytest.approx(0.5) and s.categories["intake"] == 1
+
+
+@needs_ray
+def test_embedded_ray_campaign_with_k2_and_no_process_left(tmp_path: Path) -> None:
+    suite, out = _suite(tmp_path, silu=True), tmp_path / "camp"
+    before = set(descendants(os.getpid()))
+    run_campaign(suite, out, CampaignConfig(suite=str(suite), samples=2),
+                 lambda: RayExecutor(workers=2), workers=2)
+    assert set(descendants(os.getpid())) <= before  # Ray, its agents and the watcher are gone
+    finals = _finals(out)
+    assert len(finals) == 6
+    assert {k: r["status"] for k, r in finals.items()} == {
+        ("ops/sqrecip", 0): "solved", ("ops/sqrecip", 1): "solved", ("ops/broken", 0): "failed",
+        ("ops/broken", 1): "failed", ("workspace/silu", 0): "solved", ("workspace/silu", 1): "solved"}
+    assert finals[("workspace/silu", 0)]["model_calls"] > 0  # the shipped trace answered as the model
+    assert len({r["worker"] for r in finals.values() if r["status"] == "solved"}) >= 1
+    s = summarize(out)
+    assert s.overall.pass_at[1] == pytest.approx(2 / 3) and s.overall.pass_at[2] == pytest.approx(2 / 3)
+
+
+def _start(suite: Path, out: Path, *extra: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "orchestrator", "campaign", "run", str(suite), "--out", str(out),
+                             *extra], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait(cond, timeout: float, proc: subprocess.Popen[str] | None = None) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return
+        if proc is not None and proc.poll() is not None:
+            raise AssertionError(f"the campaign ended early ({proc.returncode}): {proc.communicate()[1][-2000:]}")
+        time.sleep(0.1)
+    raise AssertionError("timed out")
+
+
+def _alive(pids: dict[int, int]) -> list[int]:
+    from orchestrator.adapters.campaign._reaper import _same
+
+    return [p for p, s in pids.items() if _same(p, s)]
+
+
+@needs_ray
+def test_worker_killed_mid_run_is_retried_from_its_checkpoint(tmp_path: Path) -> None:
+    suite, out = _suite(tmp_path, broken=False), tmp_path / "camp"
+    proc = _start(suite, out, "--samples", "1", "--workers", "1")
+    lock = out / "runs" / "ops" / "sqrecip" / "s0" / ".forge" / "lock"
+
+    def running() -> bool:
+        return lock.is_file() and any((out / "runs" / "ops" / "sqrecip" / "s0" / ".forge").glob("run-*/checkpoints.sqlite"))
+
+    try:
+        _wait(running, 240, proc)
+        worker = int(json.loads(lock.read_text())["pid"])
+        assert worker != proc.pid
+        os.kill(worker, signal.SIGKILL)
+        _, err = proc.communicate(timeout=600)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    lines = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+    assert [r["status"] for r in lines] == ["infra", "solved"]
+    assert "Worker" in lines[0]["message"] or "died" in lines[0]["message"]
+    assert lines[1]["resumed"] is True
+    runs = list((out / "runs" / "ops" / "sqrecip" / "s0" / ".forge").glob("run-*"))
+    assert len(runs) == 1  # continued the same run, did not start another
+    assert summarize(out).infra_retries == 1
+
+
+@needs_ray
+def test_ctrl_c_and_kill_9_of_the_driver_then_resume(tmp_path: Path) -> None:
+    suite, out = _suite(tmp_path, broken=False, silu=True), tmp_path / "camp"
+    args = ("--samples", "2", "--workers", "1")
+    results = out / "results.jsonl"
+
+    def first_final() -> bool:
+        return results.is_file() and any(json.loads(x)["status"] in ("solved", "failed")
+                                         for x in results.read_text().splitlines())
+
+    # 1. Ctrl-C after the first sample finished: clean stop, nothing left running, exit 130
+    proc = _start(suite, out, *args)
+    try:
+        _wait(first_final, 300, proc)
+        tree = descendants(proc.pid)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "campaign stopped" in err and "Traceback" not in err
+    _wait(lambda: not _alive(tree), 30)
+    kept = results.read_text()
+    done_first = {(json.loads(x)["task"], json.loads(x)["sample"]) for x in kept.splitlines()
+                  if json.loads(x)["status"] in ("solved", "failed")}
+    # 2. kill -9 of the driver while a sample runs: the watcher takes the embedded cluster down with it
+    proc = _start(suite, out, *args)
+    try:
+        _wait(lambda: any(p.is_file() for p in (out / "runs").glob("*/*/s*/.forge/lock")), 300, proc)
+        time.sleep(1.0)
+        tree = descendants(proc.pid)
+        assert tree, "the driver has no Ray processes"
+        proc.kill()
+        proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    _wait(lambda: not _alive(tree), 30)
+    assert results.read_text().startswith(kept)  # finished samples untouched
+    # 3. the same command continues and finishes; no finished sample ran again
+    proc = _start(suite, out, *args)
+    stdout, err = proc.communicate(timeout=900)
+    assert proc.returncode == 0, err
+    finals = _finals(out)
+    assert set(finals) == {("ops/sqrecip", 0), ("ops/sqrecip", 1), ("workspace/silu", 0), ("workspace/silu", 1)}
+    assert all(r["status"] == "solved" for r in finals.values())
+    for task, k in done_first:
+        assert len(list((out / "runs" / task / f"s{k}" / ".forge").glob("run-*"))) == 1
+    assert "report:" in stdout and (out / "report.html").is_file()
