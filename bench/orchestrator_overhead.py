@@ -35,8 +35,9 @@ def one_run(verifier_kind: str) -> dict:
         shutil.copytree(FIX / "ops" / "sqrecip", op)
         script = write_script(tmp / "script.yaml", "sqrecip", implement={1: ["m1.py"], 2: ["m12.py"], 3: ["m123.py"]})
         t0 = time.perf_counter()
-        result = api.run(op, agents=ScriptedAgents(script), approve="auto", verifier=make_verifier(verifier_kind),
-                         clock=fixed_clock, run_id="bench")
+        result = api.run(op, api.RunOptions(approve="auto", run_id="bench"),
+                         inject=api.Injected(agents=ScriptedAgents(script),
+                                             verifier=make_verifier(verifier_kind), clock=fixed_clock))
         wall = time.perf_counter() - t0
         assert result.status == "delivered", result.status
         inside = result.timers.get("agents", 0.0) + result.timers.get("verifier", 0.0)

@@ -1,91 +1,133 @@
-"""The orchestrator's library API; the CLI (``orchestrator/cli``) is a thin layer over it.
+"""The orchestrator's library API: a small typed facade; the CLI (``orchestrator/cli``) is a thin layer over it.
 
-``run`` starts a run, ``resume`` continues the latest one (after a crash, a stop or at a gate), ``approve``
-/ ``reject`` record a human decision for the gate instance a run waits at, ``status`` summarises, ``audit``
-proves the git history, ``prune`` bounds checkpoint growth, ``show`` / ``report`` render stored results.
+``run`` starts a run, ``replay`` runs again from a recorded trace, ``resume`` continues the latest run (after
+a crash, a stop or at a gate), ``approve`` / ``reject`` record a human decision for the gate instance a run
+waits at, ``status`` summarises, ``audit`` proves the git history, ``prune`` bounds checkpoint growth.
 Every user mistake raises :class:`ForgeError`.
 
-This module is the facade over the layers (docs/architecture.md): :mod:`orchestrator.core.driver` (streams
-the graph, gates, stops, signals), :mod:`orchestrator.core.snapshot` (a run's state from its checkpoints),
-:mod:`orchestrator.core.clock_policy` (which clock a run reads), :mod:`orchestrator.store.results` (RunResult,
-status, trace queries), :mod:`orchestrator.store.runs` (run files: meta, lock, pending gate, decisions),
-:mod:`orchestrator.store.checkpoints` (pruning).
+A run is configured by one frozen :class:`RunOptions` (what ``run.json`` records); what a program or a test
+injects instead of the defaults (agents, verifier, trace, clock) is :class:`Injected`, and the callbacks of
+a user interface (gate prompt, progress) are :class:`Hooks`. The layers behind this facade are in
+docs/architecture.md: :mod:`orchestrator.core.driver` (streams the graph, answers gates, stops, signals),
+:mod:`orchestrator.core.snapshot` (a run's state), :mod:`orchestrator.store.results` (RunResult, status),
+:mod:`orchestrator.store.runs` (meta, lock, pending gate, decisions), :mod:`orchestrator.store.artifacts`.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import logging
 import os
-import shutil
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
-from langgraph.types import Command
+from pydantic import BaseModel, ConfigDict, Field
 
 from agents.contracts import AgentSet, TraceSink
+from agents.trace import Trace, TraceError
 from orchestrator.agent_factory import agents_from_spec, model_agents, model_configured, preflight
 from orchestrator.core import opdir_bridge
 from orchestrator.core.clock_policy import CLOCK_FILE, make_trace, new_id, note_clock, recorded_clock
 from orchestrator.core.driver import PromptFn, StartFn, UpdateFn, drive
 from orchestrator.core.logical_clock import LogicalClock
-from orchestrator.core.services import ApproveMode, Services, VerifierFn, utc_now
+from orchestrator.core.services import ApproveMode, RunConfig, Services, VerifierFn, utc_now
 from orchestrator.core.snapshot import snapshot
+from orchestrator.core.verifier_bridge import real_verifier
 from orchestrator.errors import ForgeError, RunStopped
-from orchestrator.gates import GateDecision, GateRequest, RecordedDecision, parse_decision
+from orchestrator.gates import GateDecision, GateRequest, RecordedDecision
+from orchestrator.store.artifacts import clear_previous_artifacts, copy_op_inputs, design_hashes
 from orchestrator.store.checkpoints import PruneResult
 from orchestrator.store.checkpoints import prune as _prune
-from orchestrator.store.gitaudit import HistoryAudit
+from orchestrator.store.gitaudit import AuditRepo, HistoryAudit
 from orchestrator.store.gitaudit import audit as _audit
-from orchestrator.store.paths import list_runs, run_dir, sha256_file
-from orchestrator.store.results import (
-    ModuleSummary,
-    RunResult,
-    build_result,
-    divergences,
-    run_status,
-    verified_transitions,
-)
+from orchestrator.store.paths import list_runs, run_dir, trace_dir
+from orchestrator.store.results import ModuleSummary, RunResult, divergences, run_status, verified_transitions
 from orchestrator.store.runs import (
     RunLock,
     RunMeta,
     latest_run,
     lock_holder,
-    pending_path,
     read_meta,
     record_decision,
-    take_decision,
     write_meta,
-    write_pending,
 )
 
 __all__ = [
-    "DEFAULT_TRACE", "ModuleSummary", "PromptFn", "PruneResult", "RunResult", "RunStopped", "StartFn", "UpdateFn",
-    "approve", "audit", "copy_op_inputs", "describe_agents", "prune", "reject", "replay", "resume", "run",
-    "status", "verified_transitions",
+    "DEFAULT_TRACE", "Hooks", "Injected", "ModuleSummary", "PromptFn", "PruneResult", "RunOptions", "RunResult",
+    "RunStopped", "StartFn", "UpdateFn", "approve", "audit", "check_op_dir", "copy_op_inputs", "describe_agents",
+    "prune", "reject", "replay", "resume", "run", "status", "verified_transitions",
 ]
 
 log = logging.getLogger(__name__)
 
 DEFAULT_TRACE = Path("traces") / "default"
 """The shipped trace that ``run`` replays when no model is configured."""
-PRODUCED = ("DESIGN.md", "module_interfaces.yaml", "MEMORY.md", "README.md", "modules")
-DESIGN_FILES = ("DESIGN.md", "module_interfaces.yaml")
-"""Design files a user may provide (a valid design skips the design stage); a run may also write them."""
-OP_INPUTS = ("SPEC.md", "golden.py")
-"""What the user writes; a fresh run (and every replay) starts from these alone."""
 INTAKE_TIMEOUT_S = 30.0
 """Seconds per case the golden run may take at ``run`` intake (an endless loop is reported, not waited on)."""
 
 
-def _default_verifier() -> VerifierFn:
-    from orchestrator.core.verifier_bridge import real_verifier
+class RunOptions(BaseModel):
+    """How to run: everything a run is configured with, recorded in its ``run.json`` (frozen)."""
 
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    approve: ApproveMode = "prompt"
+    """Who answers a gate: ``prompt`` (the terminal, through :attr:`Hooks.prompt`), ``auto`` (approve; abort
+    at the blocked gate), ``stop`` (nobody: the run waits there for ``approve``/``reject`` + ``resume``).
+    A replay answers from its recording and stops at a gate the recording never decided."""
+    agents: str | None = None
+    """``scripted:<script.yaml>``; None: the configured model, or (none configured) the op dir's shipped trace."""
+    model_options: dict[str, str] = Field(default_factory=dict)
+    """CLI model choices (``model``, ``base_url``; never keys)."""
+    budget: int = Field(10, ge=1)
+    """Attempts per module before the blocked gate."""
+    module_gate: bool = True
+    """Stop at the module gate after every verified module."""
+    perf: bool = False
+    """Run the performance stage after the final gate (docs/performance.md)."""
+    perf_budget: int = Field(3, ge=1)
+    toolchain_python: str | None = None
+    """Interpreter with the real pypto for the second opinion and the cost model."""
+    fresh: bool = False
+    """Move an earlier run's artifacts to ``.forge/previous/`` first (else such an op dir is refused)."""
+    run_id: str | None = None
+    """The new run's id (default: time + random suffix)."""
+
+
+@dataclass(frozen=True)
+class Hooks:
+    """Callbacks of a user interface (all optional)."""
+
+    prompt: PromptFn | None = None
+    """Asks a human at a gate (approval mode ``prompt``); None leaves the run waiting there."""
+    on_update: UpdateFn | None = None
+    """Called with the state after every node."""
+    on_start: StartFn | None = None
+    """Called when a step starts (live progress)."""
+
+
+@dataclass(frozen=True)
+class Injected:
+    """What a program or a test puts in place of the defaults; never recorded in ``run.json``.
+
+    A run with injected agents or verifier resumes only when they are injected again.
+    """
+
+    agents: AgentSet | None = None
+    verifier: VerifierFn | None = None
+    trace: TraceSink | None = None
+    clock: Callable[[], _dt.datetime] | None = None
+
+
+def _default_verifier() -> VerifierFn:
+    """The verifier of runs that inject none (the CLI tests replace this seam with a double)."""
     return real_verifier
 
 
-def _services(op_dir: Path, run_id: str, meta: RunMeta, *, agents: AgentSet | None, verifier: VerifierFn | None,
-              trace: TraceSink | None, clock: Callable[[], _dt.datetime], approve: ApproveMode) -> Services:
+def _services(op_dir: Path, run_id: str, meta: RunMeta, approve: str, *, agents: AgentSet | None,
+              verifier: VerifierFn | None, trace: TraceSink | None, clock: Callable[[], _dt.datetime]) -> Services:
     trace = trace or make_trace(op_dir, run_id, clock)
     if agents is None:
         agents = agents_from_spec(meta.agents, op_dir, trace, meta.model_options)
@@ -93,23 +135,11 @@ def _services(op_dir: Path, run_id: str, meta: RunMeta, *, agents: AgentSet | No
         if meta.verifier != "runtime":
             raise ForgeError(f"run {run_id} used an injected verifier; pass it again to resume")
         verifier = _default_verifier()
-    return Services(agents=agents, verifier=verifier, trace=trace, clock=clock, approve=approve,
-                    module_gate=meta.module_gate, budget=meta.budget, perf=meta.perf, perf_budget=meta.perf_budget,
-                    toolchain_python=meta.toolchain_python)
-
-
-def copy_op_inputs(src: Path | str, dest: Path | str, *, traces: bool = True) -> Path:
-    """Make ``dest`` a fresh op dir holding ``src``'s inputs (and its shipped ``traces/`` unless told not to).
-
-    ``dest`` must not exist yet; nothing produced by an earlier run is copied.
-    """
-    src, dest = Path(src), Path(dest)
-    dest.mkdir(parents=True)
-    for name in OP_INPUTS:
-        shutil.copy2(src / name, dest / name)
-    if traces and (src / "traces").is_dir():
-        shutil.copytree(src / "traces", dest / "traces")
-    return dest
+    if approve not in ("prompt", "auto", "stop"):
+        raise ForgeError(f"unknown approval mode {approve!r}: use prompt, auto or stop")
+    config = RunConfig(approve=approve, module_gate=meta.module_gate, budget=meta.budget,  # type: ignore[arg-type]
+                       perf=meta.perf, perf_budget=meta.perf_budget, toolchain_python=meta.toolchain_python)
+    return Services(agents=agents, verifier=verifier, trace=trace, clock=clock, config=config)
 
 
 def describe_agents(op_dir: Path | str, model_options: dict | None = None) -> tuple[str, str]:
@@ -126,14 +156,14 @@ def describe_agents(op_dir: Path | str, model_options: dict | None = None) -> tu
 
 # ------------------------------------------------------------------------------------------ before a run
 
-def check_op_dir(root: Path, *, on_start: StartFn | None = None) -> None:
+def check_op_dir(root: Path, *, on_start: StartFn | None = None) -> str:
     """Refuse what ``intake`` refuses, before any agent runs and before anything is written.
 
-    Raises:
+    Returns the op name. Raises:
         ForgeError: missing or read-only dir, invalid SPEC.md / golden.py, a golden that raises, loops,
             returns the wrong shape or NaN, or cases too large for this machine (intake's messages).
     """
-    opdir_bridge.load(root)
+    op_name = opdir_bridge.load(root).op_name
     if not os.access(root, os.W_OK) or not _writable(root):
         raise ForgeError(f"operator directory {root} is read-only: a run writes its artifacts and .forge/ there; "
                          "copy it to a writable place")
@@ -151,6 +181,7 @@ def check_op_dir(root: Path, *, on_start: StartFn | None = None) -> None:
             if len(report.problems) > 8 else ""
         raise ForgeError(f"intake refused {root} ({len(report.problems)} problem(s)); nothing was run:\n"
                          + "\n".join(lines) + more)
+    return op_name
 
 
 def _writable(root: Path) -> bool:
@@ -164,174 +195,134 @@ def _writable(root: Path) -> bool:
         return False
 
 
-def _design_hashes(root: Path) -> dict[str, str]:
-    return {n: h for n in DESIGN_FILES if (h := sha256_file(root / n)) is not None}
-
-
-def _user_design_hashes(root: Path) -> set[str]:
-    """Hashes of design files that earlier runs found in the op dir before they started (the user's)."""
-    found: set[str] = set()
-    for rid in list_runs(root):
-        try:
-            found |= set(read_meta(root, rid).user_files.values())
-        except ForgeError:
-            continue
-    return found
-
-
-def _produced_artifacts(root: Path, *, keep_user_design: bool) -> list[Path]:
-    """Files an earlier run produced. With ``keep_user_design``, design files the user provided are not
-    among them: the first run recorded their hashes as the user's (``RunMeta.user_files``); a design file
-    in an op dir that has had runs is the user's only if its hash is one of those."""
-    names = list(PRODUCED)
-    try:
-        names.append(f"{opdir_bridge.load(root).op_name}_impl.py")
-    except ForgeError:
-        pass
-    found = [root / n for n in names if (root / n).exists()]
-    if keep_user_design:
-        had_runs = bool(list_runs(root))
-        users = _user_design_hashes(root)
-        found = [p for p in found if not (p.name in DESIGN_FILES and (not had_runs or sha256_file(p) in users))]
-    return found
-
-
-def _clear_previous_artifacts(root: Path, fresh: bool, *, keep_user_design: bool = False,
-                              what: str = "a replay starts from SPEC.md + golden.py") -> None:
-    found = _produced_artifacts(root, keep_user_design=keep_user_design)
-    if not found:
-        return
-    listed = ", ".join(p.name for p in found)
-    if not fresh:
-        raise ForgeError(f"{root} holds artifacts of an earlier run ({listed}); {what}: pass --fresh to move "
-                         "them to .forge/previous/ first")
-    dest = root / ".forge" / "previous" / utc_now().strftime("%Y%m%dT%H%M%S%f")
-    dest.mkdir(parents=True)
-    for p in found:
-        p.rename(dest / p.name)
-    log.info("moved %s to %s", listed, dest)
-
-
 # ------------------------------------------------------------------------------------------------- runs
 
-def run(op_dir: Path | str, *, agents: AgentSet | None = None, agents_spec: str | None = None,
-        approve: ApproveMode = "prompt", verifier: VerifierFn | None = None, trace: TraceSink | None = None,
-        clock: Callable[[], _dt.datetime] = utc_now, budget: int = 10, module_gate: bool = True,
-        run_id: str | None = None, prompt: PromptFn | None = None, on_update: UpdateFn | None = None,
-        on_start: StartFn | None = None, model_options: dict | None = None, fresh: bool = False,
-        check_intake: bool = True, perf: bool = False, perf_budget: int = 3,
-        toolchain_python: str | None = None) -> RunResult:
-    """Start a new run on ``op_dir`` (``perf``: performance stage after the final gate, docs/performance.md).
+def run(op_dir: Path | str, options: RunOptions | None = None, *, hooks: Hooks | None = None,
+        inject: Injected | None = None) -> RunResult:
+    """Start a new run on ``op_dir`` (``options.perf``: performance stage after the final gate).
 
-    Agents: ``agents`` (injected), ``agents_spec`` (``scripted:<script.yaml>``), else the configured model
-    (``model_options``, ``FORGE_MODEL*``, forge.toml), recorded into the run's trace; with no model configured
-    and a shipped trace in ``<op_dir>/traces/default``, the run replays it (see :func:`replay`).
+    Agents: injected, ``options.agents`` (``scripted:<script.yaml>``), else the configured model
+    (``options.model_options``, ``FORGE_MODEL*``, forge.toml), recorded into the run's trace; with no model
+    configured and a shipped trace in ``<op_dir>/traces/default``, the run replays it (:func:`replay`, with
+    the same options).
 
-    Before anything is written the op dir goes through intake (:func:`check_op_dir`; ``check_intake=False``
-    only when the caller has just done it), and an op dir holding an earlier run's artifacts (a delivered
-    kernel, a design an earlier run wrote) is refused unless ``fresh`` moves them to ``.forge/previous/``; a
-    design the user provided stays and is used.
+    Before anything is written the op dir goes through intake (:func:`check_op_dir`); then, holding the run
+    lock, an op dir with an earlier run's artifacts (a delivered kernel, a design an earlier run wrote) is
+    refused unless ``options.fresh`` moves them to ``.forge/previous/``; a design the user provided stays.
 
     Raises:
         ForgeError: invalid op dir, a run already in progress, unknown agents, no model configured.
     """
+    options, hooks, inject = options or RunOptions(), hooks or Hooks(), inject or Injected()
     root = Path(op_dir).resolve()
-    if approve not in ("prompt", "auto", "stop"):
-        raise ForgeError(f"unknown approval mode {approve!r}: use prompt, auto or stop")
-    if agents is None and not agents_spec:
+    if inject.agents is None and not options.agents:
         opdir_bridge.load(root)
-        kind, why = describe_agents(root, model_options)
+        kind, why = describe_agents(root, options.model_options)
         if kind == "replay":  # no model configured: the op dir's shipped trace plays the agents
-            return replay(root, root / DEFAULT_TRACE, verifier=verifier, run_id=run_id, module_gate=module_gate,
-                          budget=budget, fresh=fresh, on_update=on_update, on_start=on_start)
+            return replay(root, root / DEFAULT_TRACE, options, hooks=hooks, inject=inject)
         if kind == "none":
             raise ForgeError(why)
-    if check_intake:
-        check_op_dir(root, on_start=on_start)
-        _clear_previous_artifacts(root, fresh, keep_user_design=True,
-                                  what="a new run starts from SPEC.md + golden.py (and a design you provide)")
-    rid = run_id or new_id(clock)
-    if rid in list_runs(root) and (run_dir(root, rid) / "run.json").exists():
-        raise ForgeError(f"run {rid} already exists in {root}")
-    spec = agents_spec or ("injected" if agents is not None else "factory")
-    if spec.startswith("scripted:"):
-        spec = "scripted:" + str(Path(spec[len("scripted:"):]).resolve())
-    options = {k: str(v) for k, v in (model_options or {}).items() if k in ("model", "base_url") and v}
-    if agents is None and spec == "factory" and clock is utc_now:
+    op_name = check_op_dir(root, on_start=hooks.on_start)
+    clock = inject.clock or utc_now
+    rid = options.run_id or new_id(clock)
+    factory = inject.agents is None and not options.agents
+    if factory and inject.clock is None:
         # a recorded model run reads logical time, so that its trace replays exactly (also across a resume)
         clock = LogicalClock(utc_now(), state_file=run_dir(root, rid) / CLOCK_FILE)
-    meta = RunMeta(run_id=rid, agents=spec, approve=approve, budget=budget, module_gate=module_gate,
-                   verifier="injected" if verifier is not None else "runtime", model_options=options,
-                   clock_origin=clock.origin.isoformat() if isinstance(clock, LogicalClock) else None,
-                   created=clock().isoformat(), user_files=_design_hashes(root), perf=perf, perf_budget=perf_budget,
-                   toolchain_python=toolchain_python)
-    if agents is None:
-        preflight(spec, root, options)
-    with RunLock(root, rid):
-        run_dir(root, rid).mkdir(parents=True, exist_ok=True)
-        if agents is None and spec == "factory":
-            trace = trace or make_trace(root, rid, clock)
-            agents = model_agents(root, trace, options)
-        note_clock(trace, clock)
-        svc = _services(root, rid, meta, agents=agents, verifier=verifier, trace=trace, clock=clock, approve=approve)
-        write_meta(root, meta)
-        from orchestrator.store.gitaudit import AuditRepo
 
-        AuditRepo(root).ensure()
-        return drive(root, rid, svc, {"op_dir": str(root), "run_id": rid}, prompt=prompt, on_update=on_update,
-                     on_start=on_start)
+    def parts() -> tuple[AgentSet | None, TraceSink | None]:
+        if not factory:
+            return inject.agents, inject.trace
+        trace = inject.trace or make_trace(root, rid, clock)
+        return model_agents(root, trace, _model_options(options)), trace
+
+    spec = options.agents or ("factory" if factory else "injected")
+    return _start(root, rid, op_name, spec, options, hooks, inject, clock, parts, keep_user_design=True,
+                  what="a new run starts from SPEC.md + golden.py (and a design you provide)")
 
 
-def replay(op_dir: Path | str, source: Path | str, *, agents: AgentSet | None = None,
-           agents_spec: str | None = None, verifier: VerifierFn | None = None,
-           clock: Callable[[], _dt.datetime] = utc_now, run_id: str | None = None, module_gate: bool = True,
-           budget: int = 10, on_update: UpdateFn | None = None, on_start: StartFn | None = None,
-           fresh: bool = False) -> RunResult:
+def replay(op_dir: Path | str, source: Path | str, options: RunOptions | None = None, *,
+           hooks: Hooks | None = None, inject: Injected | None = None) -> RunResult:
     """Run again with the human decisions (and, for model agents, the model calls) of a recorded trace.
 
     A replay starts from SPEC.md + golden.py: artifacts of an earlier run in the op dir would change the
     path (an existing valid design skips the design stage), so they make the replay refuse to start unless
-    ``fresh`` moves them to ``.forge/previous/`` (nothing is deleted). Time is the recording's logical clock,
-    so a replay rebuilds the recorded MEMORY.md, prompts and audit history byte for byte.
+    ``options.fresh`` moves them to ``.forge/previous/`` (nothing is deleted). Time is the recording's
+    logical clock, so a replay rebuilds the recorded MEMORY.md, prompts and audit history byte for byte.
 
-    Gate decisions come from ``trace.recorded_decision``; a gate the recording never decided stops the run
-    there (approval mode ``stop``). The verification tool runs live, as in any run.
+    Gate decisions come from the recording; a gate the recording never decided stops the run there
+    (approval mode ``stop``, whatever ``options.approve`` says). The verification tool runs live.
     """
-    from agents.trace import Trace, TraceError
-
+    options, hooks, inject = options or RunOptions(), hooks or Hooks(), inject or Injected()
     root = Path(op_dir).resolve()
-    if not Path(source).is_dir():
+    source = Path(source)
+    if not source.is_dir():
         opdir_bridge.load(root)
         raise ForgeError(f"recorded trace not found: {source}")
-    check_op_dir(root, on_start=on_start)
-    _clear_previous_artifacts(root, fresh)
-    if clock is utc_now:
-        clock = recorded_clock(Path(source))
-    rid = run_id or new_id(clock)
+    op_name = check_op_dir(root, on_start=hooks.on_start)
+    clock = inject.clock or recorded_clock(source)
+    rid = options.run_id or new_id(clock)
     if isinstance(clock, LogicalClock):  # persisted, so a replay stopped at a gate resumes at the right time
         clock = LogicalClock(clock.origin, state_file=run_dir(root, rid) / CLOCK_FILE)
-    try:
-        trace = Trace(run_dir(root, rid) / "trace", run_id=rid, mode="replay", source=source, op_dir=root)
-    except TraceError as exc:
-        raise ForgeError(f"cannot replay {source}: {exc}") from exc
-    trace.update_manifest(replay_of=str(Path(source).resolve()))  # lets `resume` continue a stopped replay
-    if agents is None and not agents_spec:
-        agents = model_agents(root, trace, None, mode="replay")
-    result = run(root, agents=agents, agents_spec=agents_spec, approve="stop", verifier=verifier, trace=trace,
-                 clock=clock, run_id=rid, module_gate=module_gate, budget=budget, on_update=on_update,
-                 on_start=on_start, check_intake=False)
+
+    def parts() -> tuple[AgentSet | None, TraceSink | None]:
+        try:
+            trace = Trace(trace_dir(root, rid), run_id=rid, mode="replay", source=source, op_dir=root)
+        except TraceError as exc:
+            raise ForgeError(f"cannot replay {source}: {exc}") from exc
+        trace.update_manifest(replay_of=str(source.resolve()))  # lets `resume` continue a stopped replay
+        agents = inject.agents
+        if agents is None and not options.agents:
+            agents = model_agents(root, trace, None, mode="replay")
+        return agents, trace
+
+    # agents built here from the recording count as injected: `resume` rebuilds them from the manifest
+    result = _start(root, rid, op_name, options.agents or "injected", options.model_copy(update={"approve": "stop"}),
+                    hooks, inject, clock, parts, keep_user_design=False,
+                    what="a replay starts from SPEC.md + golden.py")
     return result.model_copy(update={"message": (result.message + " " if result.message else "")
                                      + f"(replayed {source}; verification ran live)",
                                      "divergences": divergences(root, rid)})
 
 
+def _model_options(options: RunOptions) -> dict[str, str]:
+    return {k: str(v) for k, v in options.model_options.items() if k in ("model", "base_url") and v}
+
+
+def _start(root: Path, rid: str, op_name: str, spec: str, options: RunOptions, hooks: Hooks, inject: Injected,
+           clock: Callable[[], _dt.datetime], parts: Callable[[], tuple[AgentSet | None, TraceSink | None]], *,
+           keep_user_design: bool, what: str) -> RunResult:
+    """What ``run`` and ``replay`` share: the run lock first, then (holding it) the artifact check, run.json,
+    the agents and trace (``parts``), the audit repository, and the drive."""
+    if rid in list_runs(root) and (run_dir(root, rid) / "run.json").exists():
+        raise ForgeError(f"run {rid} already exists in {root}")
+    if spec.startswith("scripted:"):
+        spec = "scripted:" + str(Path(spec[len("scripted:"):]).resolve())
+    model_opts = _model_options(options)
+    if inject.agents is None:
+        preflight(spec, root, model_opts)
+    with RunLock(root, rid):
+        clear_previous_artifacts(root, op_name, options.fresh, keep_user_design=keep_user_design, what=what)
+        meta = RunMeta(run_id=rid, agents=spec, approve=options.approve, budget=options.budget,
+                       module_gate=options.module_gate, verifier="injected" if inject.verifier else "runtime",
+                       model_options=model_opts,
+                       clock_origin=clock.origin.isoformat() if isinstance(clock, LogicalClock) else None,
+                       created=clock().isoformat(), user_files=design_hashes(root), perf=options.perf,
+                       perf_budget=options.perf_budget, toolchain_python=options.toolchain_python)
+        run_dir(root, rid).mkdir(parents=True, exist_ok=True)
+        agents, trace = parts()
+        note_clock(trace, clock)
+        svc = _services(root, rid, meta, options.approve, agents=agents, verifier=inject.verifier, trace=trace,
+                        clock=clock)
+        write_meta(root, meta)
+        AuditRepo(root).ensure()
+        return drive(root, rid, svc, {"op_dir": str(root), "run_id": rid}, prompt=hooks.prompt,
+                     on_update=hooks.on_update, on_start=hooks.on_start)
+
+
 def _replay_agents(root: Path, rid: str) -> tuple[AgentSet, TraceSink]:
     """Agents for resuming a replay that stopped at a gate: the same recorded trace, strict replay again."""
-    import json
-
-    from agents.trace import Trace, TraceError
-
-    tdir = run_dir(root, rid) / "trace"
+    tdir = trace_dir(root, rid)
     try:
         source = json.loads((tdir / "manifest.json").read_text(encoding="utf-8")).get("replay_of")
     except (OSError, ValueError):
@@ -346,15 +337,17 @@ def _replay_agents(root: Path, rid: str) -> tuple[AgentSet, TraceSink]:
     return model_agents(root, trace, None, mode="replay"), trace
 
 
-def resume(op_dir: Path | str, *, agents: AgentSet | None = None, verifier: VerifierFn | None = None,
-           trace: TraceSink | None = None, clock: Callable[[], _dt.datetime] = utc_now,
-           approve: ApproveMode | None = None, run_id: str | None = None, prompt: PromptFn | None = None,
-           on_update: UpdateFn | None = None, on_start: StartFn | None = None) -> RunResult:
-    """Continue the latest run (or ``run_id``) from its last checkpoint.
+def resume(op_dir: Path | str, *, run_id: str | None = None, approve: ApproveMode | None = None,
+           hooks: Hooks | None = None, inject: Injected | None = None) -> RunResult:
+    """Continue the latest run (or ``run_id``) from its last checkpoint; ``approve`` overrides its mode.
+
+    A run waiting at a gate takes the decision recorded with ``approve``/``reject``, or the mode's answer
+    (:func:`orchestrator.core.driver.answer_gate`), else stays waiting.
 
     Raises:
         ForgeError: nothing to resume (no run, or the run already finished), run in progress.
     """
+    hooks, inject = hooks or Hooks(), inject or Injected()
     root = Path(op_dir).resolve()
     if not root.is_dir():
         raise ForgeError(f"operator directory not found: {op_dir}")
@@ -363,40 +356,21 @@ def resume(op_dir: Path | str, *, agents: AgentSet | None = None, verifier: Veri
     except ForgeError as exc:
         raise ForgeError(f"nothing to resume: {exc.message}") from exc
     meta = read_meta(root, rid)
-    mode = approve or meta.approve  # type: ignore[assignment]
-    if meta.clock_origin and clock is utc_now:  # continue the run's logical clock where it stopped
+    clock = inject.clock or utc_now
+    if meta.clock_origin and inject.clock is None:  # continue the run's logical clock where it stopped
         clock = LogicalClock.resume(meta.clock_origin, run_dir(root, rid) / CLOCK_FILE)
+    agents, trace = inject.agents, inject.trace
     if agents is None and trace is None and meta.agents == "injected":
         agents, trace = _replay_agents(root, rid)
     with RunLock(root, rid):
-        snap_values, nxt, interrupts = snapshot(root, rid)
-        if not nxt and not interrupts:
-            if snap_values.get("outcome"):
-                raise ForgeError(f"nothing to resume: run {rid} already finished ({snap_values.get('outcome')})")
-        svc = _services(root, rid, meta, agents=agents, verifier=verifier, trace=trace, clock=clock,
-                        approve=mode)  # type: ignore[arg-type]
-        if not snap_values:  # killed before the first checkpoint: start over under the same id
-            return drive(root, rid, svc, {"op_dir": str(root), "run_id": rid}, prompt=prompt, on_update=on_update,
-                         on_start=on_start)
-        if interrupts:
-            req = GateRequest.model_validate(interrupts[0])
-            raw, why = take_decision(root, rid, req.gate_id(rid))
-            decision = parse_decision(raw, req.gate) if raw is not None else None
-            if decision is None and mode == "prompt" and prompt is not None:
-                write_pending(root, rid, req, interactive=True)
-                decision = prompt(req)
-            if decision is None:
-                write_pending(root, rid, req, interactive=False)
-                svc.trace.close()
-                hint = (f"still waiting at gate '{req.gate}' ({req.gate_id(rid).label()}): record a decision with "
-                        f"`python -m orchestrator approve {op_dir}` or `reject ... --note`")
-                return build_result(root, rid, snap_values, req).model_copy(update={
-                    "message": f"{why}; {hint}" if why else hint})
-            pending_path(root, rid).unlink(missing_ok=True)
-            svc.answer_pending = True
-            return drive(root, rid, svc, Command(resume=decision.model_dump()), prompt=prompt, on_update=on_update,
-                         on_start=on_start)
-        return drive(root, rid, svc, None, prompt=prompt, on_update=on_update, on_start=on_start)
+        values, nxt, interrupts = snapshot(root, rid)
+        if not nxt and not interrupts and values.get("outcome"):
+            raise ForgeError(f"nothing to resume: run {rid} already finished ({values.get('outcome')})")
+        svc = _services(root, rid, meta, approve or meta.approve, agents=agents, verifier=inject.verifier,
+                        trace=trace, clock=clock)
+        first = None if values else {"op_dir": str(root), "run_id": rid}  # killed before the first checkpoint
+        return drive(root, rid, svc, first, prompt=hooks.prompt, on_update=hooks.on_update,
+                     on_start=hooks.on_start, shown_as=str(op_dir))
 
 
 # -------------------------------------------------------------------------------------------- decisions

@@ -108,6 +108,20 @@ def parse_decision(raw: object, gate: str) -> GateDecision:
     return decision
 
 
+AnswerSource = Literal["human", "auto"]
+
+
+def resume_value(decision: GateDecision, source: AnswerSource) -> dict:
+    """What the driver resumes a waiting gate with: the decision and who gave it."""
+    return {**decision.model_dump(), "source": source}
+
+
+def answer_source(raw: object) -> str:
+    """Who answered (``human`` | ``auto``) from a resume value; anything else counts as a human answer."""
+    source = raw.get("source") if isinstance(raw, dict) else None
+    return source if source in ("human", "auto") else "human"
+
+
 APPROVAL_ANSWERS: dict[str, str] = {"a": "approve", "approve": "approve", "r": "reject", "reject": "reject"}
 """What the prompt accepts at the design, module and final gates (any letter case)."""
 BLOCKED_ANSWERS: dict[str, str] = {

@@ -232,9 +232,11 @@ def author_trace(op_dir: Path | str, *, script: Path | str | None = None, name: 
         previous = root / "traces" / name / "events.jsonl"
         earlier = [e.model_dump(mode="json") for e in read_events(previous, torn_ok=True)[0]]  # the one parser
         with known_toolchain_answers(earlier):  # real-compiler answers of the shipped trace, for unchanged files
-            result = api.run(work, agents=agents, approve="prompt", prompt=answers.decide, trace=trace,
-                             clock=clock, run_id=run_id, perf=bool(data.get("perf")),
-                             perf_budget=len(data.get("perf") or []) or 3)
+            result = api.run(work,
+                             api.RunOptions(approve="prompt", run_id=run_id, perf=bool(data.get("perf")),
+                                            perf_budget=len(data.get("perf") or []) or 3),
+                             hooks=api.Hooks(prompt=answers.decide),
+                             inject=api.Injected(agents=agents, trace=trace, clock=clock))
         if result.status == "delivered":
             from orchestrator.adapters.portability import artifact_digests
 

@@ -99,7 +99,7 @@ def replay_digests(op_dir: Path, trace: Path, work: Path, *, seed: int | None = 
     copy = api.copy_op_inputs(op_dir, work, traces=False)
     with ulp_noise(seed, without_userns=no_userns):
         try:
-            result = api.replay(copy, trace, run_id="portability")
+            result = api.replay(copy, trace, api.RunOptions(run_id="portability"))
         except ReplayMissError as exc:
             raise ForgeError(f"replay miss: {str(exc).splitlines()[0]}\n{exc}") from None
     if result.status != "delivered" or result.divergences:

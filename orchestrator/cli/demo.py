@@ -42,7 +42,8 @@ def _demo(args: argparse.Namespace) -> int:
                   "answers and human decisions; the verification tool runs live)")
     try:
         progress = Progress(console)
-        result = api.replay(dest, dest / api.DEFAULT_TRACE, on_update=progress, on_start=progress.start)
+        result = api.replay(dest, dest / api.DEFAULT_TRACE,
+                            hooks=api.Hooks(on_update=progress, on_start=progress.start))
         code = print_result(result, str(dest))
         audit = api.audit(dest)
     except ForgeError as exc:

@@ -27,6 +27,7 @@ def _replay(args: argparse.Namespace) -> int:
     source = args.trace or str(Path(args.op_dir) / api.DEFAULT_TRACE)
     console.print(f"replaying {source}: recorded agent answers and human decisions, verification live")
     progress = Progress(console)
-    return drive(args.op_dir, lambda: api.replay(
-        args.op_dir, source, agents_spec=args.agents, budget=args.budget, module_gate=not args.no_module_gate,
-        on_update=progress, on_start=progress.start, fresh=args.fresh), progress)
+    options = api.RunOptions(agents=args.agents, budget=args.budget, module_gate=not args.no_module_gate,
+                             fresh=args.fresh)
+    hooks = api.Hooks(on_update=progress, on_start=progress.start)
+    return drive(args.op_dir, lambda: api.replay(args.op_dir, source, options, hooks=hooks), progress)

@@ -21,6 +21,6 @@ def _resume(args: argparse.Namespace) -> int:
     from orchestrator.ui.progress import Progress, ask
 
     progress = Progress(console)
-    return drive(args.op_dir, lambda: api.resume(args.op_dir, approve=args.approve, run_id=args.run_id,
-                                                 prompt=ask(console, args.op_dir, progress), on_update=progress,
-                                                 on_start=progress.start), progress)
+    hooks = api.Hooks(prompt=ask(console, args.op_dir, progress), on_update=progress, on_start=progress.start)
+    return drive(args.op_dir, lambda: api.resume(args.op_dir, approve=args.approve, run_id=args.run_id, hooks=hooks),
+                 progress)

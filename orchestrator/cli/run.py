@@ -42,14 +42,17 @@ def _run(args: argparse.Namespace) -> int:
         return fail("--budget must be at least 1", 2)
     if args.perf_budget < 1:
         return fail("--perf-budget must be at least 1", 2)
-    options = {k: v for k, v in (("model", args.model), ("base_url", args.base_url)) if v}
+    models = {k: v for k, v in (("model", args.model), ("base_url", args.base_url)) if v}
     if not args.agents and (Path(args.op_dir) / "SPEC.md").is_file():  # else api.run says what is wrong
-        kind, why = api.describe_agents(args.op_dir, options)
+        kind, why = api.describe_agents(args.op_dir, models)
         if kind == "replay":
             console.print(f"[bold]{escape(why)}[/]")
     progress = Progress(console)
-    return drive(args.op_dir, lambda: api.run(
-        args.op_dir, agents_spec=args.agents, approve=args.approve, budget=args.budget,
-        module_gate=not args.no_module_gate, prompt=ask(console, args.op_dir, progress), on_update=progress,
-        on_start=progress.start, model_options=options, fresh=args.fresh, perf=args.perf,
-        perf_budget=args.perf_budget, toolchain_python=args.pypto_python), progress)
+    try:
+        options = api.RunOptions(agents=args.agents, approve=args.approve, budget=args.budget,
+                                 module_gate=not args.no_module_gate, model_options=models, fresh=args.fresh,
+                                 perf=args.perf, perf_budget=args.perf_budget, toolchain_python=args.pypto_python)
+    except ValueError as exc:
+        return fail(f"invalid option: {exc}", 2)
+    hooks = api.Hooks(prompt=ask(console, args.op_dir, progress), on_update=progress, on_start=progress.start)
+    return drive(args.op_dir, lambda: api.run(args.op_dir, options, hooks=hooks), progress)

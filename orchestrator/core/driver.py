@@ -1,7 +1,8 @@
 """The gate driver: stream the graph until it finishes, waits at a gate, stops, or is interrupted.
 
-Decisions at a gate come from ``decision.json`` (recorded by ``approve``/``reject`` for that exact gate
-instance, consumed once) or from the interactive prompt. A failure that is not the candidate's
+A gate the recording did not decide is answered in one place, :func:`answer_gate`: ``decision.json``
+(recorded by ``approve``/``reject`` for that exact gate instance, consumed once), the approval mode
+``auto``, or the interactive prompt; else the run waits there (``run``, ``resume`` and replays alike). A failure that is not the candidate's
 (:class:`RunStopped`: golden.py, the op dir, the machine) ends the drive with its cause and leaves the
 run resumable at the node that failed. Whatever ends the drive (a result, an exception, Ctrl-C, SIGTERM,
 a closed pipe) the run's private temp dir is removed and no child process is left running.
@@ -22,9 +23,9 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 
 from orchestrator.core.graph import compile_graph
-from orchestrator.core.services import Services
+from orchestrator.core.services import ApproveMode, Services
 from orchestrator.errors import RunStopped
-from orchestrator.gates import GateDecision, GateRequest, parse_decision
+from orchestrator.gates import AnswerSource, GateDecision, GateRequest, parse_decision, resume_value
 from orchestrator.store.artifacts import snapshot_design
 from orchestrator.store.paths import checkpoint_db
 from orchestrator.store.results import RunResult, build_result
@@ -47,7 +48,8 @@ StartFn = Callable[[str, dict], None]
 
 
 def drive(op_dir: Path, run_id: str, svc: Services, first_input: object, *, prompt: PromptFn | None,
-          on_update: UpdateFn | None, on_start: StartFn | None = None, notices: list[str] | None = None) -> RunResult:
+          on_update: UpdateFn | None, on_start: StartFn | None = None, notices: list[str] | None = None,
+          shown_as: str | None = None) -> RunResult:
     """Drive the run; always closes the trace, removes the run's temp dir and leaves no child running."""
     saved_tempdir, saved_env = tempfile.tempdir, os.environ.get("TMPDIR")
     private_tmp = tempfile.mkdtemp(prefix=f"forge-run-{run_id}-")
@@ -56,7 +58,7 @@ def drive(op_dir: Path, run_id: str, svc: Services, first_input: object, *, prom
     clean = False
     try:
         result = _drive_graph(op_dir, run_id, svc, first_input, prompt=prompt, on_update=on_update,
-                              on_start=on_start, notices=list(notices or []))
+                              on_start=on_start, notices=list(notices or []), shown_as=shown_as or str(op_dir))
         clean = True
         return result
     finally:
@@ -72,42 +74,65 @@ def drive(op_dir: Path, run_id: str, svc: Services, first_input: object, *, prom
         shutil.rmtree(private_tmp, ignore_errors=True)
 
 
+def answer_gate(op_dir: Path, run_id: str, req: GateRequest, approve: ApproveMode,
+                prompt: PromptFn | None) -> tuple[GateDecision | None, AnswerSource, str]:
+    """Who answers a gate the recording did not decide: ``(decision or None, source, notice)``.
+
+    In order: a decision recorded for this gate instance with ``approve``/``reject`` (consumed once), the
+    approval mode ``auto`` (approve; abort at the blocked gate), the terminal prompt (mode ``prompt``).
+    None leaves the run waiting at the gate. The notice says why a recorded decision was not applied.
+    """
+    raw, why = take_decision(op_dir, run_id, req.gate_id(run_id))
+    if raw is not None:
+        return parse_decision(raw, req.gate), "human", why
+    if approve == "auto":
+        return GateDecision(decision="abort" if req.gate == "blocked" else "approve", note="auto"), "auto", why
+    if approve == "prompt" and prompt is not None:
+        write_pending(op_dir, run_id, req, interactive=True)
+        decision = prompt(req)
+        if decision is not None:
+            return decision, "human", why
+    return None, "human", why
+
+
 def _drive_graph(op_dir: Path, run_id: str, svc: Services, first_input: object, *, prompt: PromptFn | None,
-                 on_update: UpdateFn | None, on_start: StartFn | None, notices: list[str]) -> RunResult:
+                 on_update: UpdateFn | None, on_start: StartFn | None, notices: list[str], shown_as: str) -> RunResult:
     transitions = 0
     stopped_path(op_dir, run_id).unlink(missing_ok=True)
     with SqliteSaver.from_conn_string(str(checkpoint_db(op_dir, run_id))) as saver:
         graph = compile_graph(saver)
         config = {"configurable": {"thread_id": run_id}, "recursion_limit": 100_000}
         inp = first_input
+        # resuming a run that waits at a gate: answer that gate first (nothing to stream until then)
+        at_gate = first_input is None and bool(graph.get_state(config).interrupts)
+        resumed_at_gate = at_gate
         while True:
-            try:
-                for mode, chunk in graph.stream(inp, config, context=svc, stream_mode=["values", "tasks"],
-                                                durability="sync"):
-                    if mode == "tasks":
-                        if on_start is not None and "input" in chunk and isinstance(chunk.get("input"), dict):
-                            on_start(str(chunk.get("name")), chunk["input"])
-                        continue
-                    transitions += 1 if chunk.get("node") else 0  # the initial input is not a transition
-                    if on_update is not None:
-                        on_update(chunk)
-            except RunStopped as exc:
-                svc.trace.emit("error", node="stopped", message=exc.message, cause=exc.cause)
-                svc.trace.flush()
-                write_json_atomic(stopped_path(op_dir, run_id), {"cause": exc.cause, "message": exc.message})
-                values = dict(graph.get_state(config).values)
-                res = build_result(op_dir, run_id, values, None, svc.timers, transitions, interrupted=True)
-                return res.model_copy(update={"status": "stopped", "cause": exc.message,
-                                              "message": _join(notices)})
+            if not at_gate:
+                try:
+                    for mode, chunk in graph.stream(inp, config, context=svc, stream_mode=["values", "tasks"],
+                                                    durability="sync"):
+                        if mode == "tasks":
+                            if on_start is not None and "input" in chunk and isinstance(chunk.get("input"), dict):
+                                on_start(str(chunk.get("name")), chunk["input"])
+                            continue
+                        transitions += 1 if chunk.get("node") else 0  # the initial input is not a transition
+                        if on_update is not None:
+                            on_update(chunk)
+                except RunStopped as exc:
+                    svc.trace.emit("error", node="stopped", message=exc.message, cause=exc.cause)
+                    svc.trace.flush()
+                    write_json_atomic(stopped_path(op_dir, run_id), {"cause": exc.cause, "message": exc.message})
+                    values = dict(graph.get_state(config).values)
+                    return build_result(op_dir, run_id, values, None, svc.timers, transitions, stopped=exc.message,
+                                        message=_join(notices))
+            at_gate = False
             snap = graph.get_state(config)
             values = dict(snap.values)
             if not snap.interrupts:
                 svc.trace.flush()
                 pending_path(op_dir, run_id).unlink(missing_ok=True)
-                return build_result(op_dir, run_id, values, None, svc.timers, transitions).model_copy(
-                    update={"message": _join(notices)})
+                return build_result(op_dir, run_id, values, None, svc.timers, transitions, message=_join(notices))
             req = GateRequest.model_validate(snap.interrupts[0].value)
-            gid = req.gate_id(run_id)
             pending = pending_path(op_dir, run_id)
             if req.gate == "design":
                 snapshot_design(op_dir, run_id, req.seq)
@@ -115,20 +140,18 @@ def _drive_graph(op_dir: Path, run_id: str, svc: Services, first_input: object, 
                 svc.trace.emit("interrupt", node=f"gate_{req.gate}", module=req.module, gate=req.gate,
                                payload={"title": req.title, "choices": req.choices})
             svc.trace.flush()
-            raw, why = take_decision(op_dir, run_id, gid)
+            decision, source, why = answer_gate(op_dir, run_id, req, svc.config.approve, prompt)
             if why:
                 notices.append(why)
-            decision = parse_decision(raw, req.gate) if raw is not None else None
-            if decision is None and svc.approve == "prompt" and prompt is not None:
-                write_pending(op_dir, run_id, req, interactive=True)
-                decision = prompt(req)
             if decision is None:
                 write_pending(op_dir, run_id, req, interactive=False)
-                return build_result(op_dir, run_id, values, req, svc.timers, transitions).model_copy(
-                    update={"message": _join(notices)})
+                if resumed_at_gate:
+                    notices.append(f"still waiting at gate '{req.gate}' ({req.gate_id(run_id).label()}): record a "
+                                   f"decision with `python -m orchestrator approve {shown_as}` or `reject ... --note`")
+                return build_result(op_dir, run_id, values, req, svc.timers, transitions, message=_join(notices))
             pending.unlink(missing_ok=True)
-            svc.answer_pending = True
-            inp = Command(resume=decision.model_dump())
+            resumed_at_gate = False
+            inp = Command(resume=resume_value(decision, source))
 
 
 def _join(notices: list[str]) -> str:

@@ -29,6 +29,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from orchestrator.core.services import Services
 from orchestrator.store.paths import reports_dir
 
 __all__ = ["PERF_MARKER", "PerfRow", "PerfSummary", "emulator_estimate", "from_state", "report_counters", "request",
@@ -163,20 +164,20 @@ def _s(v: Any) -> str:
     return str(v)
 
 
-def request(svc: Any) -> dict[str, Any] | None:
+def request(svc: Services) -> dict[str, Any] | None:
     """The perf request to store in state at the final PASS (None when ``--perf`` was not given).
 
     A replay follows its recording: the stage runs when the recorded trace decided its start gate.
     """
-    wanted = bool(getattr(svc, "perf", False))
+    wanted = svc.config.perf
     if not wanted:
         wanted = svc.trace.recorded_decision("perf_start", None, 0) is not None
     if not wanted:
         return None
-    return PerfSummary(requested=True, budget=int(getattr(svc, "perf_budget", 3) or 3)).model_dump(mode="json")
+    return PerfSummary(requested=True, budget=svc.config.perf_budget).model_dump(mode="json")
 
 
-def request_update(svc: Any) -> dict[str, Any]:
+def request_update(svc: Services) -> dict[str, Any]:
     """``{"perf": request}`` for a node's state update when the stage is requested, else ``{}``."""
     req = request(svc)
     return {"perf": req} if req is not None else {}

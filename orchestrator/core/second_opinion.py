@@ -151,7 +151,7 @@ def toolchain_result(svc: Services, root: Path, target: str, *, node: str = TRAC
     if sha in _KNOWN:  # an identical file answered in an earlier recording (re-authoring without pypto)
         svc.trace.emit("verify", node=node, target=target, target_sha256=sha, verdict=None, toolchain=_KNOWN[sha])
         return ToolchainResult.model_validate(_KNOWN[sha]), "replay"
-    python = getattr(svc, "toolchain_python", None)
+    python = svc.config.toolchain_python
     try:
         res = compile_kernel(root, root / target, python=python, max_shapes=max_shapes)
     except ToolchainUsageError as exc:

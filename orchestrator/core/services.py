@@ -70,25 +70,20 @@ def utc_now() -> _dt.datetime:
     return _dt.datetime.now(_dt.UTC)
 
 
-@dataclass
-class Services:
-    """The run-scoped services every node receives as ``runtime.context``."""
+@dataclass(frozen=True)
+class RunConfig:
+    """How one run is set up (from ``run.json``; the same on resume). Read by nodes, never changed."""
 
-    agents: AgentSet
-    verifier: VerifierFn
-    trace: TraceSink
-    clock: Callable[[], _dt.datetime] = utc_now
     approve: ApproveMode = "prompt"
+    """Who answers a gate the recording did not decide: a terminal prompt, ``auto``, or nobody (``stop``)."""
     module_gate: bool = True
     """Stop at the module gate after every verified module (auto mode approves it)."""
     budget: int = 10
+    """Attempts per module before the blocked gate."""
     lint_streak_limit: int = 5
     design_budget: int = 3
     bisect: bool = True
     """Give the debugger runtime.bisect's first-divergence report on numeric failures."""
-    answer_pending: bool = False
-    """Set by the driver when it resumes a gate with a human decision: the waiting gate must take it from
-    ``interrupt()`` even when the approval mode is now ``auto``."""
     perf: bool = False
     """Run the performance stage after the final gate (``--perf``; orchestrator.core.perf)."""
     perf_budget: int = 3
@@ -96,8 +91,20 @@ class Services:
     toolchain_python: str | None = None
     """Interpreter with the real pypto for the second opinion (None: ``$PTO_FORGE_PYPTO_PYTHON`` or this one
     when it has pypto; unavailable otherwise). See :mod:`orchestrator.core.second_opinion`."""
+
+
+@dataclass(frozen=True)
+class Services:
+    """The run-scoped services every node receives as ``runtime.context``: what is injected (agents,
+    verifier, trace, clock), the run's configuration, and one piece of bookkeeping (``timers``)."""
+
+    agents: AgentSet
+    verifier: VerifierFn
+    trace: TraceSink
+    clock: Callable[[], _dt.datetime] = utc_now
+    config: RunConfig = field(default_factory=RunConfig)
     timers: dict[str, float] = field(default_factory=dict)
-    """Seconds spent inside agents and the verifier (for the overhead benchmark)."""
+    """Seconds spent inside agents and the verifier (for the overhead benchmark); filled in place."""
 
     def stamp(self) -> str:
         """The clock as an ISO string (UTC, seconds) for logs and MEMORY.md."""

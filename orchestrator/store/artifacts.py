@@ -7,11 +7,85 @@ gate, the HTML report's attempt diffs and bisect findings). Nothing here reaches
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
+import logging
 import shutil
 from pathlib import Path
 
-from orchestrator.store.paths import run_dir
+from orchestrator.errors import ForgeError
+from orchestrator.store.paths import FORGE_DIR, list_runs, run_dir, sha256_file
+from orchestrator.store.runs import read_meta
+
+log = logging.getLogger(__name__)
+
+OP_INPUTS = ("SPEC.md", "golden.py")
+"""What the user writes; a fresh run (and every replay) starts from these alone."""
+PRODUCED = ("DESIGN.md", "module_interfaces.yaml", "MEMORY.md", "README.md", "modules")
+"""What a run writes into the op dir besides the delivered ``<op>_impl.py``."""
+DESIGN_FILES = ("DESIGN.md", "module_interfaces.yaml")
+"""Design files a user may provide (a valid design skips the design stage); a run may also write them."""
+
+
+def copy_op_inputs(src: Path | str, dest: Path | str, *, traces: bool = True) -> Path:
+    """Make ``dest`` a fresh op dir holding ``src``'s inputs (and its shipped ``traces/`` unless told not to).
+
+    ``dest`` must not exist yet; nothing produced by an earlier run is copied.
+    """
+    src, dest = Path(src), Path(dest)
+    dest.mkdir(parents=True)
+    for name in OP_INPUTS:
+        shutil.copy2(src / name, dest / name)
+    if traces and (src / "traces").is_dir():
+        shutil.copytree(src / "traces", dest / "traces")
+    return dest
+
+
+def design_hashes(root: Path) -> dict[str, str]:
+    """sha256 of the design files in the op dir now (recorded as the user's when a run starts)."""
+    return {n: h for n in DESIGN_FILES if (h := sha256_file(root / n)) is not None}
+
+
+def _user_design_hashes(root: Path) -> set[str]:
+    """Hashes of design files that earlier runs found in the op dir before they started (the user's)."""
+    found: set[str] = set()
+    for rid in list_runs(root):
+        try:
+            found |= set(read_meta(root, rid).user_files.values())
+        except ForgeError:
+            continue
+    return found
+
+
+def produced_artifacts(root: Path, op_name: str | None, *, keep_user_design: bool) -> list[Path]:
+    """Files an earlier run produced. With ``keep_user_design``, design files the user provided are not
+    among them: the first run recorded their hashes as the user's (``RunMeta.user_files``); a design file
+    in an op dir that has had runs is the user's only if its hash is one of those."""
+    names = list(PRODUCED) + ([f"{op_name}_impl.py"] if op_name else [])
+    found = [root / n for n in names if (root / n).exists()]
+    if keep_user_design:
+        had_runs = bool(list_runs(root))
+        users = _user_design_hashes(root)
+        found = [p for p in found if not (p.name in DESIGN_FILES and (not had_runs or sha256_file(p) in users))]
+    return found
+
+
+def clear_previous_artifacts(root: Path, op_name: str | None, fresh: bool, *, keep_user_design: bool,
+                             what: str) -> None:
+    """Refuse an op dir holding an earlier run's artifacts, or with ``fresh`` move them to
+    ``.forge/previous/<time>/`` (nothing is deleted). Call it holding the run lock."""
+    found = produced_artifacts(root, op_name, keep_user_design=keep_user_design)
+    if not found:
+        return
+    listed = ", ".join(p.name for p in found)
+    if not fresh:
+        raise ForgeError(f"{root} holds artifacts of an earlier run ({listed}); {what}: pass --fresh to move "
+                         "them to .forge/previous/ first")
+    dest = root / FORGE_DIR / "previous" / _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%S%f")
+    dest.mkdir(parents=True)
+    for p in found:
+        p.rename(dest / p.name)
+    log.info("moved %s to %s", listed, dest)
 
 
 def snapshot_dir(op_dir: Path, run_id: str) -> Path:

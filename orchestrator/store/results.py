@@ -53,15 +53,27 @@ class RunResult(BaseModel):
     """Why the run ended without delivering (aborted: the blocked gate's reason; stopped: the failure)."""
 
 
-def build_result(op_dir: Path, run_id: str, values: dict, gate: GateRequest | None, timers: dict | None = None,
-                 transitions: int = 0, interrupted: bool = False) -> RunResult:
-    outcome = values.get("outcome")
+def run_state(values: dict, gate: GateRequest | None, *, interrupted: bool = False,
+              stopped: str | None = None) -> str:
+    """The status of a run from its checkpoint values: the one definition (see :class:`RunResult`).
+
+    ``gate``: the gate it waits at; ``interrupted``: the checkpoint has nodes left to run (a kill, a signal);
+    ``stopped``: why a failure that is not the candidate's stopped it (``stopped.json``).
+    """
     if gate is not None:
-        status = "waiting"
-    elif outcome in ("delivered", "aborted") and values.get("phase") in ("done", "aborted"):
-        status = outcome
-    else:
-        status = "interrupted" if interrupted else "running"
+        return "waiting"
+    if values.get("outcome") in ("delivered", "aborted") and values.get("phase") in ("done", "aborted"):
+        return str(values["outcome"])
+    if stopped:
+        return "stopped"
+    return "interrupted" if interrupted else "running"
+
+
+def build_result(op_dir: Path, run_id: str, values: dict, gate: GateRequest | None, timers: dict | None = None,
+                 transitions: int = 0, interrupted: bool = False, *, stopped: str | None = None,
+                 message: str = "") -> RunResult:
+    """A :class:`RunResult` from checkpoint values (status by :func:`run_state`)."""
+    status = run_state(values, gate, interrupted=interrupted, stopped=stopped)
     calls: dict[str, int] = {}
     for c in values.get("agent_calls", []):
         calls[c.get("role", "?")] = calls.get(c.get("role", "?"), 0) + 1
@@ -69,11 +81,12 @@ def build_result(op_dir: Path, run_id: str, values: dict, gate: GateRequest | No
                           attempts=m.get("attempts", 0), budget=m.get("budget", 0), verdict=m.get("verdict"),
                           report_hash=m.get("report_hash"), stage_file=m.get("stage_file", ""))
             for m in values.get("modules", [])]
-    cause = str(values.get("stop_reason") or "") if status == "aborted" else ""
+    cause = str(values.get("stop_reason") or "") if status == "aborted" else (stopped or "" if status == "stopped"
+                                                                                else "")
     return RunResult(run_id=run_id, status=status, phase=values.get("phase"), node=values.get("node"), gate=gate,
                      modules=mods, final=values.get("final", {}), agent_calls=calls,
                      cost_usd=trace_cost(op_dir, run_id), timers=dict(timers or {}), transitions=transitions,
-                     cause=cause)
+                     cause=cause, message=message)
 
 
 def run_status(op_dir: Path, rid: str, values: dict, nxt: tuple, interrupts: list, *,
@@ -86,22 +99,21 @@ def run_status(op_dir: Path, rid: str, values: dict, nxt: tuple, interrupts: lis
     """
     where = shown_as or str(op_dir)
     gate = GateRequest.model_validate(interrupts[0]) if interrupts else None
-    res = build_result(op_dir, rid, values, gate, interrupted=bool(nxt) and not interrupts)
-    res.pending_decision = read_decision(op_dir, rid)
     holder = lock_holder(op_dir)
     live = bool(holder and holder.get("run_id") == rid)
     stopped = read_json(stopped_path(op_dir, rid))
+    interrupted = bool(nxt) and not interrupts
+    res = build_result(op_dir, rid, values, gate, interrupted=interrupted and not live,
+                       stopped=str(stopped.get("message")) if stopped and interrupted and not live else None)
+    res.pending_decision = read_decision(op_dir, rid)
     if gate is not None:
         pend = read_pending(op_dir, rid) or {}
         asking = live and (pend.get("holder") or {}).get("interactive")
         res.message = (f"gate {gate.gate_id(rid).label()} is open at an interactive prompt (pid {holder['pid']}); "
                        "answer it there" if asking and holder else "")
-    elif res.status == "interrupted" and live and holder:
-        res.status = "running"
+    elif res.status == "running" and live and holder:
         res.message = f"run {rid} is in progress (pid {holder.get('pid')})"
-    elif res.status == "interrupted" and stopped:
-        res.status = "stopped"
-        res.cause = str(stopped.get("message"))
+    elif res.status == "stopped":
         res.message = f"fix the cause, then continue with `python -m orchestrator resume {where}`"
     elif res.status == "interrupted":
         res.message = f"run {rid} stopped before {', '.join(nxt)}; continue it with `python -m orchestrator resume`"

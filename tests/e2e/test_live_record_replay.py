@@ -101,8 +101,10 @@ def test_recorded_http_run_replays_offline_with_identical_artifacts(tmp_path: Pa
     live_dir = op_copy(tmp_path / "live" / "silu")
     with Endpoint(answers) as endpoint:
         monkeypatch.setattr(api, "model_agents", steered_build)
-        live = api.run(live_dir, approve="prompt", prompt=answers.decide,
-                       model_options={"model": "local-model", "base_url": endpoint.url})
+        live = api.run(live_dir,
+                       api.RunOptions(approve="prompt",
+                                      model_options={"model": "local-model", "base_url": endpoint.url}),
+                       hooks=api.Hooks(prompt=answers.decide))
         monkeypatch.setattr(api, "model_agents", real_build)
     assert live.status == "delivered", live
     assert len(endpoint.requests) == 6 and all(a == f"Bearer {SECRET}" for a in endpoint.auth)
@@ -149,7 +151,9 @@ def test_a_run_stopped_at_every_gate_and_resumed_still_replays_exactly(tmp_path:
     live_dir = op_copy(tmp_path / "live" / "silu")
     gates = []
     with Endpoint(answers) as endpoint:
-        result = api.run(live_dir, approve="stop", model_options={"model": "local-model", "base_url": endpoint.url})
+        result = api.run(live_dir,
+                         api.RunOptions(approve="stop",
+                                        model_options={"model": "local-model", "base_url": endpoint.url}))
         while result.status == "waiting":  # each call is what a separate `approve` + `resume` process does
             gates.append(result.gate.gate)
             api.approve(live_dir)

@@ -111,7 +111,7 @@ def test_a_changed_prompt_makes_the_replay_diverge_with_a_readable_diff(tmp_path
     trace = Trace(trace_dir(op_dir, "changed"), run_id="changed", mode="replay", source=source, op_dir=op_dir)
     agents = LLMAgents({}, trace, op_dir=op_dir, prompts_dir=prompts)
     with pytest.raises(ReplayMissError) as info:
-        api.replay(op_dir, source, agents=agents, run_id="changed")
+        api.replay(op_dir, source, api.RunOptions(run_id="changed"), inject=api.Injected(agents=agents))
     message = str(info.value)
     assert "agent=designer" in message
     assert "messages[0].content" in message  # the field that differs is named
@@ -125,7 +125,7 @@ def test_replay_refuses_an_op_dir_with_artifacts_of_an_earlier_run(tmp_path: Pat
     with pytest.raises(ForgeError, match=r"artifacts of an earlier run \(DESIGN.md\).*--fresh"):
         api.run(op_dir)
     assert (op_dir / "DESIGN.md").read_text(encoding="utf-8") == "left over\n"  # nothing touched
-    result = api.run(op_dir, fresh=True)
+    result = api.run(op_dir, api.RunOptions(fresh=True))
     assert result.status == "delivered"
     moved = list((op_dir / ".forge" / "previous").glob("*/DESIGN.md"))
     assert [p.read_text(encoding="utf-8") for p in moved] == ["left over\n"]  # kept, not deleted

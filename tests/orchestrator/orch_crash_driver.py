@@ -14,5 +14,5 @@ from orchestrator.adapters.scripted import ScriptedAgents  # noqa: E402
 
 if __name__ == "__main__":
     op_dir, script, run_id = sys.argv[1:4]
-    api.run(op_dir, agents=ScriptedAgents(script), approve="auto", verifier=make_verifier(), clock=fixed_clock,
-            run_id=run_id)
+    api.run(op_dir, api.RunOptions(approve="auto", run_id=run_id),
+            inject=api.Injected(agents=ScriptedAgents(script), verifier=make_verifier(), clock=fixed_clock))

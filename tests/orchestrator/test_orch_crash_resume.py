@@ -54,8 +54,9 @@ def test_sigkill_mid_module_loop_then_resume(op_copy, script, tmp_path):
     # the uninterrupted reference run
     ref = op_copy("sqrecip")
     ref_script = script("sqrecip", name="ref.yaml", implement=files)
-    ref_result = api.run(ref, agents=ScriptedAgents(ref_script), approve="auto", verifier=make_verifier("real"),
-                         clock=fixed_clock, run_id="r1")
+    ref_result = api.run(ref, api.RunOptions(approve="auto", run_id="r1"),
+                         inject=api.Injected(agents=ScriptedAgents(ref_script),
+                                             verifier=make_verifier("real"), clock=fixed_clock))
     assert ref_result.status == "delivered"
 
     # the same run in a child process that pauses inside implement(M2) and is killed there
@@ -83,7 +84,8 @@ def test_sigkill_mid_module_loop_then_resume(op_copy, script, tmp_path):
     assert [t.get("forge-module") for t in git_trailers(op) if t.get("forge-kind") == "verify"] == ["1"]
 
     agents = ScriptedAgents(crash_script)
-    result = api.resume(op, agents=agents, verifier=make_verifier("real"), clock=fixed_clock)
+    result = api.resume(op,
+                        inject=api.Injected(agents=agents, verifier=make_verifier("real"), clock=fixed_clock))
     assert result.status == "delivered"
     # verified work is not redone: after the resume only M2 and M3 were implemented
     assert [c[1] for c in agents.calls if c[0] == "implement"] == [2, 3]

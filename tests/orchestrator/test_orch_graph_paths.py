@@ -16,8 +16,8 @@ from orchestrator.errors import ForgeError
 
 def _run(op, script, verifier, clock, **kw):
     agents = ScriptedAgents(script)
-    result = api.run(op, agents=agents, approve=kw.pop("approve", "auto"), verifier=verifier, clock=clock,
-                     run_id=kw.pop("run_id", "t1"), **kw)
+    options = api.RunOptions(approve=kw.pop("approve", "auto"), run_id=kw.pop("run_id", "t1"), **kw)
+    result = api.run(op, options, inject=api.Injected(agents=agents, verifier=verifier, clock=clock))
     return result, agents
 
 
@@ -103,7 +103,8 @@ def test_numeric_failure_debug_then_fix(op_copy, script, real_verifier, clock):
             return super().debug(ctx)
 
     agents = Recording(s)
-    result = api.run(op, agents=agents, approve="auto", verifier=verifier, clock=clock, run_id="t1")
+    result = api.run(op, api.RunOptions(approve="auto", run_id="t1"),
+                     inject=api.Injected(agents=agents, verifier=verifier, clock=clock))
     assert contexts[0].report["verdict"] == "FAIL_NUMERIC"
     assert "golden_values" not in json.dumps(contexts[0].report)  # the debugger sees the sanitized report
     assert contexts[0].bisect is not None  # and runtime.bisect's first-divergence report
@@ -144,18 +145,18 @@ def test_blocked_gate_raise_budget_then_pass(op_copy, script, verifier, clock):
     s = script("sqrecip", implement={1: ["m1_numeric.py", "m1_numeric.py", "m1.py"], 2: ["m12.py"],
                                      3: ["m123.py"]})
     agents = ScriptedAgents(s)
-    r = api.run(op, agents=agents, approve="stop", verifier=verifier, clock=clock, run_id="t1", budget=2,
-                module_gate=False)
+    r = api.run(op, api.RunOptions(approve="stop", run_id="t1", budget=2, module_gate=False),
+                inject=api.Injected(agents=agents, verifier=verifier, clock=clock))
     assert r.status == "waiting" and r.gate.gate == "design"
     api.approve(op)
-    r = api.resume(op, agents=agents, verifier=verifier, clock=clock)
+    r = api.resume(op, inject=api.Injected(agents=agents, verifier=verifier, clock=clock))
     assert r.status == "waiting" and r.gate.gate == "blocked" and r.gate.module == 1
     api.approve(op, choice="raise_budget", budget=1)
-    r = api.resume(op, agents=agents, verifier=verifier, clock=clock)
+    r = api.resume(op, inject=api.Injected(agents=agents, verifier=verifier, clock=clock))
     assert r.status == "waiting" and r.gate.gate == "final"
     assert r.modules[0].attempts == 3 and r.modules[0].budget == 3
     api.approve(op, gate="final")
-    r = api.resume(op, agents=agents, verifier=verifier, clock=clock)
+    r = api.resume(op, inject=api.Injected(agents=agents, verifier=verifier, clock=clock))
     assert r.status == "delivered"
     decisions = [(e["gate"], e["decision"]) for e in events(op, "t1") if e["kind"] == "resume"]
     assert decisions == [("design", "approve"), ("blocked", "raise_budget:1"), ("final", "approve")]
@@ -173,20 +174,21 @@ def test_design_rejected_at_gate_then_redesign(op_copy, script, verifier, clock)
             return super().design(ctx)
 
     agents = Recording(s)
-    r = api.run(op, agents=agents, approve="stop", verifier=verifier, clock=clock, run_id="t1", module_gate=False)
+    r = api.run(op, api.RunOptions(approve="stop", run_id="t1", module_gate=False),
+                inject=api.Injected(agents=agents, verifier=verifier, clock=clock))
     assert r.status == "waiting" and r.gate.gate == "design"
     assert "(first draft)" in (op / "DESIGN.md").read_text()
     api.reject(op, note="split the affine step out of the reciprocal")
-    r = api.resume(op, agents=agents, verifier=verifier, clock=clock)
+    r = api.resume(op, inject=api.Injected(agents=agents, verifier=verifier, clock=clock))
     assert r.status == "waiting" and r.gate.gate == "design"
     assert [c.attempt for c in seen] == [1, 2]
     assert seen[1].rejection_notes == ["split the affine step out of the reciprocal"]
     assert "(first draft)" not in (op / "DESIGN.md").read_text()
     api.approve(op)
-    r = api.resume(op, agents=agents, verifier=verifier, clock=clock)
+    r = api.resume(op, inject=api.Injected(agents=agents, verifier=verifier, clock=clock))
     assert r.gate.gate == "final"
     api.approve(op)
-    assert api.resume(op, agents=agents, verifier=verifier, clock=clock).status == "delivered"
+    assert api.resume(op, inject=api.Injected(agents=agents, verifier=verifier, clock=clock)).status == "delivered"
     memory = (op / "MEMORY.md").read_text()
     assert "rejected at the design gate: split the affine step out of the reciprocal" in memory
     assert sum(1 for t in git_trailers(op) if t.get("forge-kind") == "design") == 1  # only the approved one
@@ -205,7 +207,8 @@ def test_frozen_module_violation_is_caught(op_copy, script, real_verifier, clock
         return implement(ctx)
 
     agents.implement = spy  # type: ignore[method-assign]
-    result = api.run(op, agents=agents, approve="auto", verifier=real_verifier, clock=clock, run_id="t1")
+    result = api.run(op, api.RunOptions(approve="auto", run_id="t1"),
+                     inject=api.Injected(agents=agents, verifier=real_verifier, clock=clock))
     assert result.status == "delivered"
     assert result.modules[1].attempts == 2
     assert [c[0] for c in real_verifier.calls].count("modules/sqrecip_module12_impl.py") == 2
@@ -250,12 +253,13 @@ def test_malformed_decision_is_denied(op_copy, script, verifier, clock):
     op = op_copy("affine")
     s = script("affine", implement={1: ["impl.py"]})
     agents = ScriptedAgents(s)
-    r = api.run(op, agents=agents, approve="stop", verifier=verifier, clock=clock, run_id="t1")
+    r = api.run(op, api.RunOptions(approve="stop", run_id="t1"),
+                inject=api.Injected(agents=agents, verifier=verifier, clock=clock))
     assert r.gate.gate == "design"
     bound = {"run_id": "t1", "gate": "design", "module": None, "seq": r.gate.seq}
     (op / ".forge" / "run-t1" / "decision.json").write_text(
         json.dumps({"decision": "yes please", "for_gate": bound}))
-    r = api.resume(op, agents=agents, verifier=verifier, clock=clock)
+    r = api.resume(op, inject=api.Injected(agents=agents, verifier=verifier, clock=clock))
     assert r.status == "waiting" and r.gate.gate == "design"  # denied -> redesign -> back at the gate
     assert r.gate.seq == 2  # the redesign's gate is a new gate instance
     resumed = [e for e in events(op, "t1") if e["kind"] == "resume"]
@@ -266,18 +270,19 @@ def test_decision_naming_no_gate_or_a_closed_gate_is_never_applied(op_copy, scri
     op = op_copy("affine")
     s = script("affine", implement={1: ["impl.py"]})
     agents = ScriptedAgents(s)
-    r = api.run(op, agents=agents, approve="stop", verifier=verifier, clock=clock, run_id="t1")
+    r = api.run(op, api.RunOptions(approve="stop", run_id="t1"),
+                inject=api.Injected(agents=agents, verifier=verifier, clock=clock))
     assert (r.gate.gate, r.gate.seq) == ("design", 1)
     (op / ".forge" / "run-t1" / "decision.json").write_text('{"decision": "approve"}')  # bound to nothing
-    r = api.resume(op, agents=agents, verifier=verifier, clock=clock)
+    r = api.resume(op, inject=api.Injected(agents=agents, verifier=verifier, clock=clock))
     assert r.status == "waiting" and r.gate.seq == 1 and "names no gate instance" in r.message
     assert not (op / ".forge" / "run-t1" / "decision.json").exists()  # discarded, not kept for a later gate
     api.reject(op, note="split it")  # recorded for design #1
-    r = api.resume(op, agents=agents, verifier=verifier, clock=clock)
+    r = api.resume(op, inject=api.Injected(agents=agents, verifier=verifier, clock=clock))
     assert (r.gate.gate, r.gate.seq) == ("design", 2)
     stale = {"decision": "approve", "note": "", "for_gate": {"run_id": "t1", "gate": "design", "seq": 1}}
     (op / ".forge" / "run-t1" / "decision.json").write_text(json.dumps(stale))  # e.g. a late second terminal
-    r = api.resume(op, agents=agents, verifier=verifier, clock=clock)
+    r = api.resume(op, inject=api.Injected(agents=agents, verifier=verifier, clock=clock))
     assert r.status == "waiting" and r.gate.seq == 2 and "has closed" in r.message
     assert [e["decision"] for e in events(op, "t1") if e["kind"] == "resume"] == ["reject"]
     api.approve(op)
@@ -298,8 +303,8 @@ def test_prompt_mode_asks_at_every_gate(op_copy, script, verifier, clock):
         asked.append((req.gate, req.module))
         return GateDecision(decision="approve")
 
-    r = api.run(op, agents=ScriptedAgents(s), approve="prompt", verifier=verifier, clock=clock, run_id="t1",
-                prompt=prompt)
+    r = api.run(op, api.RunOptions(approve="prompt", run_id="t1"), hooks=api.Hooks(prompt=prompt),
+                inject=api.Injected(agents=ScriptedAgents(s), verifier=verifier, clock=clock))
     assert r.status == "delivered"
     assert asked == [("design", None), ("module", 1), ("module", 2), ("module", 3), ("final", None)]
     interrupts = [e["gate"] for e in events(op, "t1") if e["kind"] == "interrupt"]
@@ -313,13 +318,14 @@ def test_replay_takes_decisions_from_the_recorded_trace(op_copy, script, verifie
     s = script("sqrecip", design=[("DESIGN_v1.md", "module_interfaces.yaml"), ("DESIGN.md", "module_interfaces.yaml")],
                implement={1: ["m1.py"], 2: ["m12.py"], 3: ["m123.py"]})
     agents = ScriptedAgents(s)
-    api.run(op, agents=agents, approve="stop", verifier=verifier, clock=clock, run_id="rec", module_gate=False)
+    api.run(op, api.RunOptions(approve="stop", run_id="rec", module_gate=False),
+            inject=api.Injected(agents=agents, verifier=verifier, clock=clock))
     api.reject(op, note="not this one")
-    api.resume(op, agents=agents, verifier=verifier, clock=clock)
+    api.resume(op, inject=api.Injected(agents=agents, verifier=verifier, clock=clock))
     api.approve(op)
-    api.resume(op, agents=agents, verifier=verifier, clock=clock)
+    api.resume(op, inject=api.Injected(agents=agents, verifier=verifier, clock=clock))
     api.approve(op)
-    assert api.resume(op, agents=agents, verifier=verifier, clock=clock).status == "delivered"
+    assert api.resume(op, inject=api.Injected(agents=agents, verifier=verifier, clock=clock)).status == "delivered"
     recorded = tmp_path / "recorded-trace"
     shutil.copytree(op / ".forge" / "run-rec" / "trace", recorded)
 
@@ -332,8 +338,8 @@ def test_replay_takes_decisions_from_the_recorded_trace(op_copy, script, verifie
             designs.append(ctx.rejection_notes)
             return super().design(ctx)
 
-    r = api.replay(fresh, recorded, agents=Recording(s), verifier=verifier, clock=clock, run_id="rep",
-                   module_gate=False)
+    r = api.replay(fresh, recorded, api.RunOptions(run_id="rep", module_gate=False),
+                   inject=api.Injected(agents=Recording(s), verifier=verifier, clock=clock))
     assert r.status == "delivered"  # no human needed: every gate decision came from the recording
     assert designs == [[], ["not this one"]]
     replayed = [(e["gate"], e["decision"], e["source"]) for e in events(fresh, "rep") if e["kind"] == "resume"]
@@ -362,12 +368,13 @@ def test_blocked_gate_rollback_returns_to_design_with_the_note(op_copy, script, 
             return super().design(ctx)
 
     agents = Recording(s)
-    r = api.run(op, agents=agents, approve="stop", verifier=verifier, clock=clock, run_id="t1", budget=1)
+    r = api.run(op, api.RunOptions(approve="stop", run_id="t1", budget=1),
+                inject=api.Injected(agents=agents, verifier=verifier, clock=clock))
     api.approve(op, gate="design")
-    r = api.resume(op, agents=agents, verifier=verifier, clock=clock)
+    r = api.resume(op, inject=api.Injected(agents=agents, verifier=verifier, clock=clock))
     assert r.gate.gate == "blocked" and r.gate.choices == ["hint", "raise_budget", "rollback", "abort"]
     api.approve(op, choice="rollback", note="square and affine belong together")
-    r = api.resume(op, agents=agents, verifier=verifier, clock=clock)
+    r = api.resume(op, inject=api.Injected(agents=agents, verifier=verifier, clock=clock))
     assert r.status == "waiting" and r.gate.gate == "design"
     assert [(m.status, m.attempts) for m in r.modules] == [("pending", 0)] * 3  # a fresh module plan
     assert notes == [[], ["square and affine belong together"]]
@@ -387,12 +394,13 @@ def test_module_gate_rejection_reimplements_the_module(op_copy, script, verifier
             return super().implement(ctx)
 
     agents = Recording(s)
-    api.run(op, agents=agents, approve="stop", verifier=verifier, clock=clock, run_id="t1")
+    api.run(op, api.RunOptions(approve="stop", run_id="t1"),
+            inject=api.Injected(agents=agents, verifier=verifier, clock=clock))
     api.approve(op, gate="design")
-    r = api.resume(op, agents=agents, verifier=verifier, clock=clock)
+    r = api.resume(op, inject=api.Injected(agents=agents, verifier=verifier, clock=clock))
     assert (r.gate.gate, r.gate.module) == ("module", 1)
     api.reject(op, gate="module", note="name the tile loop 'rows_tiles'")
-    r = api.resume(op, agents=agents, verifier=verifier, clock=clock, approve="auto")
+    r = api.resume(op, approve="auto", inject=api.Injected(agents=agents, verifier=verifier, clock=clock))
     assert r.status == "delivered"
     assert feedback[1] == (1, 2, ["human at module gate: name the tile loop 'rows_tiles'"])
     # the re-implemented M1 is byte-identical, so its PASS report is too: the audit history holds it once

@@ -264,19 +264,20 @@ def test_golden_failure_during_verify_stops_the_run_and_never_reaches_the_debugg
     s = script("affine", implement={1: ["impl.py"]})
     agents = ScriptedAgents(s)
     verifier = make_verifier("real")
-    r = api.run(op, agents=agents, approve="stop", verifier=verifier, run_id="t1")
+    r = api.run(op, api.RunOptions(approve="stop", run_id="t1"),
+                inject=api.Injected(agents=agents, verifier=verifier))
     assert r.gate.gate == "design"
     good = (op / "golden.py").read_text()
     (op / "golden.py").write_text(good.replace("    return y", "    raise RuntimeError('golden broke')"))
     api.approve(op)
-    r = api.resume(op, agents=agents, verifier=verifier, approve="auto")
+    r = api.resume(op, approve="auto", inject=api.Injected(agents=agents, verifier=verifier))
     assert r.status == "stopped" and "golden.py" in r.cause and "golden broke" in r.cause
     assert not [c for c in agents.calls if c[0] == "debug"]  # never sent to the debugger
     assert r.modules[0].verdict is None  # no verdict recorded against the kernel
     st = api.status(op)
     assert st.status == "stopped" and "golden broke" in st.cause
     (op / "golden.py").write_text(good)
-    r = api.resume(op, agents=agents, verifier=verifier, approve="auto")
+    r = api.resume(op, approve="auto", inject=api.Injected(agents=agents, verifier=verifier))
     assert r.status == "delivered"
     assert [m.attempts for m in r.modules] == [1]  # the stop cost no attempt
 

@@ -68,7 +68,8 @@ def test_run_writes_memory_equal_to_rendered_final_state(op_copy, script, real_v
     verifier = real_verifier
     op = op_copy("affine")
     s = script("affine", implement={1: ["impl.py"]})
-    api.run(op, agents=ScriptedAgents(s), approve="auto", verifier=verifier, clock=clock, run_id="t1")
+    api.run(op, api.RunOptions(approve="auto", run_id="t1"),
+            inject=api.Injected(agents=ScriptedAgents(s), verifier=verifier, clock=clock))
     values, _, _ = snapshot(op.resolve(), "t1")
     assert (op / "MEMORY.md").read_text(encoding="utf-8") == render_memory(values)
     memory_events = [line for line in (op / ".forge/run-t1/trace/events.jsonl").read_text().splitlines()

@@ -29,7 +29,8 @@ def failed_then_passed(tmp_path_factory):
     op = tmp / "affine"
     shutil.copytree(FIX / "ops" / "affine", op)
     s = write_script(tmp / "s.yaml", "affine", implement={1: ["impl_numeric.py", "impl.py"]})
-    r = api.run(op, agents=ScriptedAgents(s), approve="auto", verifier=make_verifier("real"), run_id="r1")
+    r = api.run(op, api.RunOptions(approve="auto", run_id="r1"),
+                inject=api.Injected(agents=ScriptedAgents(s), verifier=make_verifier("real")))
     assert r.status == "delivered"
     return op
 

@@ -77,7 +77,8 @@ def test_sub_states_conform_at_every_gate_across_stop_and_resume(op_copy, script
     s = script("sqrecip", implement={1: ["m1.py"], 2: ["m12.py"], 3: ["m123.py"]},
                design=[("DESIGN_v1.md", "module_interfaces.yaml"), ("DESIGN.md", "module_interfaces.yaml")])
     seen: dict[str, int] = {}
-    r = api.run(op, agents=ScriptedAgents(s), approve="stop", verifier=verifier, clock=clock, run_id="t1")
+    r = api.run(op, api.RunOptions(approve="stop", run_id="t1"),
+                inject=api.Injected(agents=ScriptedAgents(s), verifier=verifier, clock=clock))
     gates = []
     while r.status == "waiting":
         assert r.gate is not None
@@ -88,7 +89,7 @@ def test_sub_states_conform_at_every_gate_across_stop_and_resume(op_copy, script
         else:
             api.approve(op)
         # a new ScriptedAgents each time: the run continues from the checkpoint alone, as a new process would
-        r = api.resume(op, agents=ScriptedAgents(s), verifier=verifier, clock=clock)
+        r = api.resume(op, inject=api.Injected(agents=ScriptedAgents(s), verifier=verifier, clock=clock))
     assert r.status == "delivered", r
     assert gates[:2] == ["design", "design"] and gates[-1] == "final" and "module" in gates
     values = _check(op, seen)

@@ -46,8 +46,9 @@ def test_perf_stage_falls_back_to_the_estimate_and_skips_failing_variants(
     script = yaml.safe_load((authoring / "script.yaml").read_text())
     script["perf"] = ["attempts/perf_wrong.py", "attempts/perf_v2.py"]
     (authoring / "script.yaml").write_text(yaml.safe_dump(script))
-    result = api.run(op_dir, agents_spec=f"scripted:{authoring / 'script.yaml'}", approve="auto", perf=True,
-                     perf_budget=2)
+    result = api.run(op_dir,
+                     api.RunOptions(agents=f"scripted:{authoring / 'script.yaml'}", approve="auto", perf=True,
+                                    perf_budget=2))
     assert result.status == "delivered", result
     perf = result.final["perf"]
     assert perf["scorer"] == "emulator_estimate"

@@ -84,8 +84,9 @@ def test_emulator_pass_and_real_reject_is_a_fidelity_finding_in_a_run(tmp_path: 
     shutil.copytree(ROOT / "workspace" / "quick_gelu" / "authoring", auth)
     kernel = auth / "attempts" / "m1_a1.py"
     kernel.write_text(kernel.read_text().replace("TILE = 32", "TILE = 64"))
-    result = api.run(op, agents_spec=f"scripted:{auth / 'script.yaml'}", approve="auto",
-                     toolchain_python=pypto_python)
+    result = api.run(op,
+                     api.RunOptions(agents=f"scripted:{auth / 'script.yaml'}", approve="auto",
+                                    toolchain_python=pypto_python))
     assert result.status == "delivered"  # the verdict stays the verifier's: the human decides at the gate
     opinion = result.final["toolchain"]
     assert opinion["status"] == "rejected" and opinion["error"]["stage"] == "pass"

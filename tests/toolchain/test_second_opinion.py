@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 import orchestrator.core.second_opinion as so
+from orchestrator.core.services import RunConfig
 from runtime.toolchain import CompileError, CostFigures, ShapeResult, ToolchainResult
 
 
@@ -31,7 +32,7 @@ class FakeTrace:
 class FakeServices:
     def __init__(self, trace: FakeTrace) -> None:
         self.trace = trace
-        self.toolchain_python = None
+        self.config = RunConfig()
 
 
 ACCEPTED = ToolchainResult(

@@ -35,7 +35,7 @@ def _sanitized_report(state: ForgeState) -> dict:
 
 def first_divergence(svc, root, stage_file: str, verdict: str | None) -> dict | None:
     """runtime.bisect's sanitized first-divergence report for a numeric failure (None when unavailable)."""
-    if verdict != "FAIL_NUMERIC" or not svc.bisect:
+    if verdict != "FAIL_NUMERIC" or not svc.config.bisect:
         return None
     try:
         from runtime.bisect import bisect

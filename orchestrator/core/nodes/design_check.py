@@ -41,7 +41,7 @@ def design_check(state: ForgeState, runtime: Runtime) -> dict:
             d["skipped"] = True
             d["status"] = "approved"
         update.update(design=d, module_count=n, level="L0" if n == 1 else "L1",
-                      modules=plan_modules(state["op_name"], result.facts.modules, svc.budget))
+                      modules=plan_modules(state["op_name"], result.facts.modules, svc.config.budget))
         update["dev_log"] = [dev(svc, "design_check", "design check", f"PASS: {n} module(s)",
                                  "plan stages (design given by the user)" if d.get("skipped") else "design gate")]
         return update

@@ -1,8 +1,8 @@
 """The four gate nodes: ``gate_design``, ``gate_module``, ``gate_final``, ``gate_blocked``.
 
 LangGraph re-executes a node from its start when the run resumes, so nothing with side effects happens
-before :func:`interrupt` here: the decision is first looked up in a recorded trace (replay), then taken
-from the approval mode (``auto``), else asked with ``interrupt()``. Effects (trace event, state update)
+before :func:`interrupt` here: the decision is first looked up in a recorded trace (replay), else asked
+with ``interrupt()`` (the driver answers: a recorded decision, ``auto``, or the prompt). Effects (trace event, state update)
 come after. Malformed decisions are denied (:func:`orchestrator.gates.parse_decision`).
 """
 
@@ -15,12 +15,17 @@ from orchestrator.core.nodes._common import dev, node, op_path, services
 from orchestrator.core.second_opinion import from_state as second_opinion_from_state
 from orchestrator.core.services import Services
 from orchestrator.core.state import DesignState, ForgeState, GateRecord, replace_module
-from orchestrator.gates import DEFAULT_RAISE, GateDecision, GateRequest, parse_decision
+from orchestrator.gates import DEFAULT_RAISE, GateDecision, GateRequest, answer_source, parse_decision
 from orchestrator.store.reports import report_reasons
 
 
 def decide(state: ForgeState, svc: Services, request: GateRequest) -> tuple[GateDecision, dict]:
-    """The decision at a gate plus the state update that counts it (replay > auto > interrupt)."""
+    """The decision at a gate plus the state update that counts it.
+
+    A replay takes the recorded decision; otherwise the gate asks with ``interrupt()`` and the driver's
+    :func:`orchestrator.core.driver.answer_gate` answers (a recorded ``approve``/``reject``, the approval
+    mode ``auto``, or the terminal prompt) - the one place that knows how a gate is answered.
+    """
     key = f"{request.gate}:{request.module}"
     occurrence = int(state.get("gate_counts", {}).get(key, 0))
     # the gate instance: every opening in the run gets the next number (a redesign's gate is a new one)
@@ -28,13 +33,9 @@ def decide(state: ForgeState, svc: Services, request: GateRequest) -> tuple[Gate
     recorded = svc.trace.recorded_decision(request.gate, request.module, occurrence)
     if recorded is not None:
         decision, source = parse_decision(recorded, request.gate), "replay"
-    elif svc.approve == "auto" and not svc.answer_pending:
-        decision = GateDecision(decision="abort" if request.gate == "blocked" else "approve", note="auto")
-        source = "auto"
     else:
         raw = interrupt(request.model_dump())
-        svc.answer_pending = False
-        decision, source = parse_decision(raw, request.gate), "human"
+        decision, source = parse_decision(raw, request.gate), answer_source(raw)
     svc.trace.emit("resume", node=f"gate_{request.gate}", module=request.module, gate=request.gate,
                    decision=decision.encoded(), note=decision.note, source=source)
     counts = dict(state.get("gate_counts", {}))
@@ -76,7 +77,7 @@ def gate_module(state: ForgeState, runtime: Runtime) -> dict:
     k = int(state["active"])
     m = state["modules"][k - 1]
     n = len(state["modules"])
-    if svc.module_gate:
+    if svc.config.module_gate:
         req = GateRequest(gate="module", module=k, title=f"Accept verified module M{k} ({m.get('stage_file')})?",
                           details=[f"report {str(m.get('report_hash'))[:16]}", f"attempts {m.get('attempts')}",
                                    f"audit: {m.get('audit')}"])

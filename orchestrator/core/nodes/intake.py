@@ -33,7 +33,7 @@ def intake(state: ForgeState, runtime: Runtime) -> dict:
         "final": FinalState(),
         "outcome": None,
         "design": DesignState(attempts=0, status="pending", existing=existing, notes=[], problems=[],
-                              budget=svc.design_budget, skipped=False),
+                              budget=svc.config.design_budget, skipped=False),
         "dev_log": [dev(svc, "intake", "op dir accepted",
                         f"complexity {cx.get('total_complexity', '?')} -> module_count {cx.get('module_count')}",
                         "check the existing design" if existing else "design")],

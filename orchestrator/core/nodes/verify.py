@@ -119,7 +119,7 @@ def verify(state: ForgeState, runtime: Runtime) -> dict:
         if prev:
             feedback += frozen_pointers(outcome.lint_blocking, read_text(root / prev), prev)
         update["lint_log"] = [{"when": svc.stamp(), "module": f"M{k}", "file": target, "rules": key,
-                               "resolution": f"streak {m['lint_streak']}/{svc.lint_streak_limit}"}]
+                               "resolution": f"streak {m['lint_streak']}/{svc.config.lint_streak_limit}"}]
     else:
         m["lint_streak"], m["lint_key"] = 0, None
         feedback.append(f"attempt {m['attempts']} {verdict}: {outcome.summary or 'see report'}")
@@ -128,7 +128,7 @@ def verify(state: ForgeState, runtime: Runtime) -> dict:
     if blocked is None and verdict == "ERROR" and error_cause(outcome) == "design":
         blocked = {"module": k, "reason": f"M{k}: the design does not fit golden.py ({outcome.summary}); "
                                           "roll back to design or give a hint"}
-    if blocked is None and int(m.get("lint_streak", 0)) >= svc.lint_streak_limit:
+    if blocked is None and int(m.get("lint_streak", 0)) >= svc.config.lint_streak_limit:
         blocked = {"module": k, "reason": f"M{k}: the same blocking lint finding {m['lint_streak']} times in a row "
                                           f"({m['lint_key']})"}
     update["modules"] = replace_module(state, k, **m)
