@@ -81,13 +81,13 @@ class RunOptions(BaseModel):
     """``scripted:<script.yaml>``; None: the configured model, or (none configured) the op dir's shipped trace."""
     model_options: dict[str, str] = Field(default_factory=dict)
     """CLI model choices (``model``, ``base_url``; never keys)."""
-    budget: int = Field(10, ge=1)
+    budget: int = Field(default=10, ge=1)
     """Attempts per module before the blocked gate."""
     module_gate: bool = True
     """Stop at the module gate after every verified module."""
     perf: bool = False
     """Run the performance stage after the final gate (docs/performance.md)."""
-    perf_budget: int = Field(3, ge=1)
+    perf_budget: int = Field(default=3, ge=1)
     toolchain_python: str | None = None
     """Interpreter with the real pypto for the second opinion and the cost model."""
     fresh: bool = False

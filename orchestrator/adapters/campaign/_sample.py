@@ -209,8 +209,10 @@ def run_sample(spec_data: dict[str, Any]) -> dict[str, Any]:
                 if kind == "none":
                     return SampleResult(**base, status="failed", category="no_agent", message=why,
                                         wall_s=round(time.monotonic() - start, 3)).model_dump()
-            result = api.run(op_dir, agents_spec=agents, approve=spec.gates, budget=spec.task.budget or spec.budget,
-                             module_gate=spec.module_gate, model_options=spec.model_options, perf=spec.perf)
+            result = api.run(op_dir, api.RunOptions(agents=agents, approve=spec.gates,
+                                                    budget=spec.task.budget or spec.budget,
+                                                    module_gate=spec.module_gate, model_options=spec.model_options,
+                                                    perf=spec.perf))
     except ForgeError as exc:
         bad = "intake" if "intake" in exc.message.split("\n")[0] else "no_agent"
         return SampleResult(**base, status="failed", category=bad, message=exc.message.splitlines()[0],
