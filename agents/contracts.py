@@ -46,11 +46,23 @@ class AgentError(RuntimeError):
     The orchestrator counts this as a failed attempt of the current module; it never crashes the run.
     """
 
-    def __init__(self, role: str, message: str, *, attempts: int = 1) -> None:
+    def __init__(self, role: str, message: str, *, attempts: int = 1, stop: bool = False,
+                 model_calls: int | None = None) -> None:
         super().__init__(f"{role}: {message}")
         self.role = role
         self.message = message
         self.attempts = attempts
+        self.stop = stop
+        """Trying again cannot help (the same failure repeated, or the prompt cannot fit): the orchestrator
+        stops the module's attempt loop at the blocked gate with this reason instead of using its budget."""
+        self.model_calls = model_calls
+        """Model calls this dispatch made (None: not a model-backed agent)."""
+
+    @property
+    def reason(self) -> str:
+        """The failure in one line (for progress lines, status, the report's error column and MEMORY.md)."""
+        line = " ".join(self.message.split())
+        return line if len(line) <= 300 else line[:297] + "..."
 
 
 # ---------------------------------------------------------------------------------------------- designer

@@ -78,6 +78,7 @@ class OpenAIProvider:
         retry: RetryPolicy | None = None,
         sleep: Sleep = DEFAULT_SLEEP,
         prices: PriceTable | None = None,
+        endpoint_label: str | None = None,
     ) -> None:
         import openai  # imported here so that replay never even loads the HTTP stack
 
@@ -86,6 +87,8 @@ class OpenAIProvider:
             base_url=base_url, api_key=api_key or "not-needed", timeout=timeout_s, max_retries=0
         )
         self.base_url = str(self._client.base_url)
+        self.endpoint = endpoint_label or _endpoint(self.base_url)
+        """How error messages name the endpoint (scheme, host, port and path: never credentials)."""
         self._retry = retry or RetryPolicy()
         self._sleep = sleep
         self._prices = prices or PriceTable()
@@ -110,27 +113,25 @@ class OpenAIProvider:
                 status = getattr(exc, "status_code", None)
                 transient = isinstance(exc, oa.APIConnectionError) or is_retryable_status(status)
                 if not transient or retries >= self._retry.max_retries:
-                    what = f"HTTP {status}" if status is not None else type(exc).__name__
-                    raise LLMError(
-                        f"model call to {self.base_url} failed ({what}) after {retries} retries: "
-                        f"{_short(str(exc))}",
-                        status=status,
-                        retries=retries,
-                    ) from exc
+                    raise LLMError(_failure(exc, status, self.endpoint, retries), status=status,
+                                   retries=retries, endpoint=self.endpoint) from exc
                 wait = self._retry.delay(retries, _retry_after(exc))
                 log.warning("model call failed (%s); retry %d in %.1fs", status or type(exc).__name__,
                             retries + 1, wait)
                 self._sleep(wait)
                 retries += 1
             except (oa.OpenAIError, ValueError) as exc:  # e.g. a 200 whose body is not JSON / not a completion
-                raise LLMError(f"endpoint answered something unusable: {_short(str(exc))}",
-                               retries=retries) from exc
+                raise LLMError(f"{self.endpoint} answered something that is not a chat completion: "
+                               f"{_short(str(exc))}", retries=retries, endpoint=self.endpoint) from exc
         latency = time.monotonic() - start
         if not hasattr(completion, "model_dump"):
-            raise LLMError(f"endpoint answered something unusable: {_short(repr(completion))}",
-                           retries=retries)
+            raise LLMError(f"{self.endpoint} answered something that is not a chat completion: "
+                           f"{_short(repr(completion))}", retries=retries, endpoint=self.endpoint)
         raw = completion.model_dump(mode="json", exclude_none=True)
-        response = parse_completion(raw)
+        try:
+            response = parse_completion(raw)
+        except LLMError as exc:
+            raise LLMError(f"{self.endpoint}: {exc}", retries=retries, endpoint=self.endpoint) from None
         return CallOutcome(
             response=response,
             latency_s=latency,
@@ -138,6 +139,28 @@ class OpenAIProvider:
             cost_usd=self._prices.cost(request.model, response.usage),
             raw=raw,
         )
+
+
+def _endpoint(base_url: str) -> str:
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(base_url)
+    host = (parts.hostname or "") + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
+
+
+def _failure(exc: Exception, status: int | None, endpoint: str, retries: int) -> str:
+    """One line: what failed, where, after how many retries, and what the endpoint said."""
+    tries = f"after {retries} {'retry' if retries == 1 else 'retries'}"
+    if status is None:
+        return f"no answer from {endpoint} {tries}: {_short(str(exc)) or type(exc).__name__}"
+    response = getattr(exc, "response", None)
+    body = ""
+    try:
+        body = response.text if response is not None else ""
+    except Exception:  # a streamed/closed body: fall back to the SDK's message
+        body = ""
+    return f"HTTP {status} from {endpoint} {tries}: {_short(body or str(exc), 200) or '(empty body)'}"
 
 
 def _short(text: str, limit: int = 300) -> str:

@@ -15,12 +15,18 @@ __all__ = ["CallOutcome", "ChatRequest", "ChatResponse", "LLMError", "ToolCall",
 
 
 class LLMError(RuntimeError):
-    """A model call failed for good (after retries), or the endpoint answered something unusable."""
+    """A model call failed for good (after retries), or the endpoint answered something unusable.
 
-    def __init__(self, message: str, *, status: int | None = None, retries: int = 0) -> None:
+    The message says what happened in one line, e.g.
+    ``HTTP 500 from http://127.0.0.1:8000/v1 after 4 retries: {"error": "try later"}``.
+    """
+
+    def __init__(self, message: str, *, status: int | None = None, retries: int = 0,
+                 endpoint: str | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.retries = retries
+        self.endpoint = endpoint
 
 
 class ToolCall(BaseModel):

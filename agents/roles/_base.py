@@ -1,27 +1,32 @@
 """The loop every role shares: prompt -> bounded tool rounds -> JSON answer -> validation -> repair.
 
-A role supplies its answer model (what the model must return), a user message built from its context,
-and a ``check`` that turns a parsed answer into the contract result or raises :class:`AnswerError` with a
-message the model can act on. Malformed answers go back to the model up to ``max_repairs`` times; after
-that the role raises :class:`agents.contracts.AgentError` (the orchestrator counts a failed attempt).
-Every model call and tool call goes through the :class:`agents.trace.Trace` (record/replay).
+A role supplies its answer model (what the model must return), the sections of its user message, and a
+``check`` that turns a parsed answer into the contract result or raises :class:`AnswerError` with a message
+the model can act on. The answer is found in what models really write (:mod:`agents.roles._answer`: prose
+around a fence, several objects, a tool call written as text, a truncated answer). Malformed answers go back
+to the model up to ``max_repairs`` times; the same problem twice in a row (or a byte-identical answer) stops
+at once with ``AgentError(stop=True)``, since asking again cannot help. Prompts are fitted into the model's
+context when it is known (:mod:`agents.roles._fit`). Every model call and tool call goes through the
+:class:`agents.trace.Trace` (record/replay).
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from agents.config import AgentsConfig
 from agents.contracts import AgentError
-from agents.llm import ChatProvider, ChatRequest
+from agents.llm import ChatProvider, ChatRequest, ChatResponse
 from agents.prompts import PromptTemplate
+from agents.roles._answer import AnswerError, pick, text_tool_call
+from agents.roles._budget import Part, assemble
+from agents.roles._fit import Fit, compact, est_tokens, fit_dispatch, messages_tokens
 from agents.skills import ROLE_SKILLS, SkillLibrary
 from agents.tools import ToolBox
 from agents.trace import Trace
@@ -36,8 +41,8 @@ R = TypeVar("R")
 NODE_OF_ROLE = {"designer": "design", "implementer": "implement", "verifier": "audit", "debugger": "debug"}
 
 
-class AnswerError(ValueError):
-    """The model's answer is unusable; the message is sent back to the model verbatim."""
+def _no_context(model: str) -> int | None:  # noqa: ARG001 - the signature of RoleEnv.context_for
+    return None
 
 
 @dataclass
@@ -51,6 +56,8 @@ class RoleEnv:
     prompts: dict[str, PromptTemplate]
     base_url: str
     op_dir: Any = None
+    context_for: Callable[[str], int | None] = field(default=_no_context)
+    """Context window (tokens) of a model, or None when unknown (then prompts are not fitted)."""
 
 
 @dataclass
@@ -59,37 +66,23 @@ class RoleCall(Generic[A, R]):
 
     role: str
     answer_model: type[A]
-    user_message: str
+    parts: list[Part]
+    """Sections of the user message (assembled under ``budget_chars``, or fitted into the context)."""
+    budget_chars: int
     check: Callable[[A], R]
     module: int | None
     attempt: int
     toolbox: ToolBox
 
-
-_FENCE = re.compile(r"^```[a-zA-Z]*\s*\n(.*)\n```\s*$", re.DOTALL)
+    @property
+    def user_message(self) -> str:
+        """The user message under the role's own budget (what an unfitted dispatch sends)."""
+        return assemble(self.parts, max_chars=self.budget_chars)
 
 
 def parse_json_answer(text: str | None, model: type[A]) -> A:
-    """Parse the model's final text as the answer object; errors are phrased for the model."""
-    if text is None or not text.strip():
-        raise AnswerError("the answer was empty; reply with one JSON object")
-    body = text.strip()
-    fenced = _FENCE.match(body)
-    if fenced:
-        body = fenced.group(1).strip()
-    try:
-        data = json.loads(body)
-    except json.JSONDecodeError as exc:
-        raise AnswerError(f"the answer is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
-                          "reply with exactly one JSON object and nothing else") from None
-    if not isinstance(data, dict):
-        raise AnswerError("the answer must be a JSON object, not " + type(data).__name__)
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(x) for x in e['loc']) or '(root)'}: {e['msg']}" for e in exc.errors()[:8])
-        raise AnswerError(f"the JSON object does not match the required shape: {problems}") from None
+    """The first JSON object in ``text`` that validates as ``model``; errors are phrased for the model."""
+    return pick(text, model, lambda answer: answer)
 
 
 def _response_format(role: str, model: type[BaseModel], mode: str) -> dict[str, Any] | None:
@@ -101,17 +94,22 @@ def _response_format(role: str, model: type[BaseModel], mode: str) -> dict[str, 
     return None
 
 
-def system_prompt(env: RoleEnv, role: str, toolbox: ToolBox, answer_model: type[BaseModel]) -> str:
-    """The role's template, rendered with its injected skills and its skill menu."""
+def system_prompt(env: RoleEnv, role: str, toolbox: ToolBox, answer_model: type[BaseModel],
+                  inject: list[str] | None = None, full_menu: bool = True) -> str:
+    """The role's template, rendered with its injected skills and its skill menu.
+
+    ``inject`` (default: the role's whole list) and ``full_menu`` (False: topic names only) are what prompt
+    fitting shrinks.
+    """
     policy = ROLE_SKILLS[role]
     injected = []
-    for section_id in policy.inject:
+    for section_id in policy.inject if inject is None else inject:
         try:
             injected.append(env.skills.get(section_id).text)
         except LookupError:
             log.warning("skill section %s missing; prompt rendered without it", section_id)
     readable = [t for t in policy.allowed]
-    menu = env.skills.menu(readable)
+    menu = env.skills.menu(readable) if full_menu else "- " + ", ".join(readable) + " (read_skill shows a topic's sections)"
     text = env.prompts[role].render(
         skills=("\n".join(injected)).strip() or "(none)",
         skills_menu=menu or "(none)",
@@ -124,60 +122,112 @@ def system_prompt(env: RoleEnv, role: str, toolbox: ToolBox, answer_model: type[
     return text
 
 
+def _signature(response: ChatResponse) -> str:
+    return json.dumps([response.text, [[c.name, c.arguments] for c in response.tool_calls]], ensure_ascii=False)
+
+
 def run_role(env: RoleEnv, call: RoleCall[A, R]) -> R:
     """Drive one dispatch to a checked result, or raise AgentError."""
     cfg = env.config.llm
     model = env.config.model_for(call.role)
     if not model:
         raise AgentError(call.role, "no model configured for this role (set FORGE_MODEL or [models] in forge.toml)")
-    messages: list[dict[str, Any]] = [
-        {"role": "system", "content": system_prompt(env, call.role, call.toolbox, call.answer_model)},
-        {"role": "user", "content": call.user_message},
-    ]
+    params = env.config.sampling_params()
+    tools = call.toolbox.schemas() if call.toolbox.names else None
+    context = env.context_for(model)
+    fit: Fit | None = None
+    if context is None:
+        system = system_prompt(env, call.role, call.toolbox, call.answer_model)
+        user = call.user_message
+    else:
+        tools_tokens = est_tokens(json.dumps(tools, ensure_ascii=False)) if tools and cfg.max_tool_rounds else 0
+        system, user, fit = fit_dispatch(
+            role=call.role, model=model, context=context, max_tokens=params.get("max_tokens"),
+            tools_tokens=tools_tokens, inject=list(ROLE_SKILLS[call.role].inject),
+            render_system=lambda inject, full_menu: system_prompt(env, call.role, call.toolbox, call.answer_model,
+                                                                  inject, full_menu),
+            parts=call.parts, budget_chars=call.budget_chars)
+        params["max_tokens"] = fit.answer_tokens
+    messages: list[dict[str, Any]] = [{"role": "system", "content": system}, {"role": "user", "content": user}]
     response_format = _response_format(call.role, call.answer_model, cfg.structured_output)
-    tool_rounds = 0
-    repairs = 0
+    tool_rounds = repairs = calls = 0
+    last_key: str | None = None
+    last_answer: str | None = None
     node = NODE_OF_ROLE.get(call.role)
     prompt_hash = env.prompts[call.role].sha256
     while True:
         offer_tools = tool_rounds < cfg.max_tool_rounds and bool(call.toolbox.names)
+        fit_record = None
+        if fit is not None:
+            tools_tokens = est_tokens(json.dumps(tools, ensure_ascii=False)) if offer_tools and tools else 0
+            available = fit.context - fit.answer_tokens - tools_tokens
+            messages, notes = compact(messages, available)
+            fit_record = {**fit.record(), "prompt_tokens": messages_tokens(messages) + tools_tokens,
+                          "dropped": fit.dropped + notes}
+            if messages_tokens(messages) > available:
+                raise AgentError(call.role, f"the conversation no longer fits the context of {model} "
+                                            f"({fit.context} tokens) even with its earlier turns omitted",
+                                 attempts=repairs, stop=True, model_calls=calls)
         request = ChatRequest(
             model=model,
             messages=messages,
-            tools=call.toolbox.schemas() if offer_tools else None,
+            tools=tools if offer_tools else None,
             tool_choice="auto" if offer_tools else None,
             response_format=response_format,
-            params=env.config.sampling_params(),
+            params=params,
         )
         response = env.trace.call_model(request, env.provider, base_url=env.base_url, agent=call.role,
                                         module=call.module, attempt=call.attempt, node=node,
-                                        prompt_hash=prompt_hash)
+                                        prompt_hash=prompt_hash, fit=fit_record)
+        calls += 1
+        truncated = response.finish_reason == "length"
+        problem: AnswerError
+        if response.tool_calls and offer_tools:
+            tool_rounds += 1
+            messages = [*messages, {
+                "role": "assistant", "content": response.text,
+                "tool_calls": [{"id": c.id, "type": "function",
+                                "function": {"name": c.name, "arguments": c.arguments}}
+                               for c in response.tool_calls]}]
+            for c in response.tool_calls:
+                result = _run_tool(env, call, c.name, c.arguments, node)
+                messages.append({"role": "tool", "tool_call_id": c.id, "content": result})
+            continue
         if response.tool_calls:
-            if not offer_tools:
-                problem = (f"tool budget exhausted ({cfg.max_tool_rounds} rounds); "
-                           "answer now with the JSON object, without calling tools")
-            else:
-                tool_rounds += 1
-                messages = [*messages, {
-                    "role": "assistant", "content": response.text,
-                    "tool_calls": [{"id": c.id, "type": "function",
-                                    "function": {"name": c.name, "arguments": c.arguments}}
-                                   for c in response.tool_calls]}]
-                for c in response.tool_calls:
-                    result = _run_tool(env, call, c.name, c.arguments, node)
-                    messages.append({"role": "tool", "tool_call_id": c.id, "content": result})
-                continue
+            problem = AnswerError(f"tool budget exhausted ({cfg.max_tool_rounds} rounds); answer now with the JSON "
+                                  "object, without calling tools", key="tool budget exhausted")
         else:
             try:
-                answer = parse_json_answer(response.text, call.answer_model)
-                return call.check(answer)
+                return pick(response.text, call.answer_model, call.check, truncated=truncated,
+                            max_tokens=params.get("max_tokens"))
             except AnswerError as exc:
-                problem = str(exc)
+                problem = exc
+            written = None if truncated else text_tool_call(response.text, call.toolbox.names)
+            if written is not None and offer_tools:
+                tool_rounds += 1
+                result = _run_tool(env, call, written.name, json.dumps(written.arguments), node)
+                messages = [*messages, {"role": "assistant", "content": response.text or ""},
+                            {"role": "user", "content": f"Result of {written.name}:\n{result}\n\n(Next time call "
+                                                        "tools through the tool-calling interface, not as text.)"}]
+                continue
+            if written is not None:
+                problem = AnswerError(f"you wrote a call of {written.name} as text, but no tools are available now; "
+                                      "answer with the JSON object", key="tool call written as text")
         repairs += 1
+        signature = _signature(response)
+        repeated = None
+        if signature == last_answer:
+            repeated = "the model sent a byte-identical answer twice in a row"
+        elif problem.key == last_key:
+            repeated = "the same problem twice in a row"
+        last_answer, last_key = signature, problem.key
         log.info("%s answer rejected (%d/%d): %s", call.role, repairs, cfg.max_repairs, problem)
+        if repeated is not None:
+            raise AgentError(call.role, f"{repeated} ({repairs} tries): {problem}", attempts=repairs, stop=True,
+                             model_calls=calls)
         if repairs > cfg.max_repairs:
             raise AgentError(call.role, f"no valid answer after {repairs} tries; last problem: {problem}",
-                             attempts=repairs)
+                             attempts=repairs, model_calls=calls)
         messages = [*messages,
                     {"role": "assistant", "content": response.text or ""},
                     {"role": "user", "content": f"Your answer was rejected: {problem}\n"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Part", "approx_tokens", "assemble", "size"]
+__all__ = ["Part", "approx_tokens", "assemble", "assemble_noted", "floor_chars", "size"]
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 
@@ -41,7 +41,8 @@ class Part:
 
 def _prefix(line: str, budget: int) -> str:
     """The longest prefix of ``line`` whose :func:`size` is at most ``budget`` (numbers kept whole)."""
-    out, used, pos = [], 0, 0
+    out: list[str] = []
+    used = pos = 0
     for m in _NUMBER.finditer(line):
         chunk = line[pos:m.start()]
         if used + len(chunk) > budget:
@@ -89,17 +90,32 @@ def _render(part: Part) -> str:
 
 def assemble(parts: list[Part], *, max_chars: int) -> str:
     """Render parts under one budget (measured by :func:`size`), trimming low-priority parts first."""
+    return assemble_noted(parts, max_chars=max_chars)[0]
+
+
+def assemble_noted(parts: list[Part], *, max_chars: int) -> tuple[str, list[str]]:
+    """:func:`assemble`, plus one note per part it shortened (``"MEMORY.md: shortened from 80 to 12 lines"``)."""
     parts = [Part(p.title, p.text, p.priority, p.fence) for p in parts if p.text is not None and p.text != ""]
     overhead = sum(len(p.title) + 40 for p in parts) + 200
     total = sum(size(p.text) for p in parts) + overhead
+    notes: list[str] = []
     for part in sorted(parts, key=lambda p: p.priority):
         if total <= max_chars or part.priority >= 10:
             continue
         excess = total - max_chars
         keep = max(0, size(part.text) - excess - 80)  # room for the marker
         new = _cut(part.text, keep)
+        if new != part.text:
+            notes.append(f"{part.title}: shortened from {len(part.text.splitlines())} to "
+                         f"{len(new.splitlines())} lines")
         total -= size(part.text) - size(new)
         part.text = new
     header = "This message contains: " + "; ".join(
         f"{p.title} ({len(p.text.splitlines())} lines)" for p in parts) + "\n\n"
-    return header + "\n".join(_render(p) for p in parts)
+    return header + "\n".join(_render(p) for p in parts), notes
+
+
+def floor_chars(parts: list[Part], priority: int = 10) -> int:
+    """The budget (in :func:`size` units) a message needs to keep every part of at least ``priority`` whole."""
+    kept = [p for p in parts if p.text and p.priority >= priority]
+    return sum(size(p.text) for p in kept) + sum(len(p.title) + 40 for p in parts if p.text) + 200

@@ -58,7 +58,7 @@ def rounded(value: Any, digits: int = SIGNIFICANT_DIGITS) -> Any:
     return value
 
 
-def _user_message(ctx: DebugContext) -> str:
+def _parts(ctx: DebugContext) -> list[Part]:
     parts = [
         Part("Task", f"Diagnose the failure of `{ctx.failing_file}` (operator `{ctx.op_name}`, module {ctx.module}, "
                      f"attempt {ctx.attempt}) and propose a patch to that file only.", 10),
@@ -69,7 +69,12 @@ def _user_message(ctx: DebugContext) -> str:
         Part(f"{ctx.failing_file} (with line numbers)", numbered(ctx.source), 9),
         Part("MEMORY.md", ctx.memory_md, 2, "markdown"),
     ]
-    return assemble(parts, max_chars=USER_BUDGET_CHARS)
+    return parts
+
+
+def _user_message(ctx: DebugContext) -> str:
+    """The user message under the role's own budget (what a dispatch sends when the context is unknown)."""
+    return assemble(_parts(ctx), max_chars=USER_BUDGET_CHARS)
 
 
 def _squash(text: str) -> list[str]:
@@ -98,6 +103,6 @@ def check_debug(answer: DebugAnswer, ctx: DebugContext) -> DebugResult:
 
 def debug(env: RoleEnv, ctx: DebugContext) -> DebugResult:
     toolbox = ToolBox("debugger", env.skills, op_dir=env.op_dir, target_file=ctx.failing_file)
-    return run_role(env, RoleCall(role="debugger", answer_model=DebugAnswer, user_message=_user_message(ctx),
-                                  check=lambda a: check_debug(a, ctx), module=ctx.module, attempt=ctx.attempt,
-                                  toolbox=toolbox))
+    return run_role(env, RoleCall(role="debugger", answer_model=DebugAnswer, parts=_parts(ctx),
+                                  budget_chars=USER_BUDGET_CHARS, check=lambda a: check_debug(a, ctx),
+                                  module=ctx.module, attempt=ctx.attempt, toolbox=toolbox))

@@ -34,7 +34,7 @@ class DesignAnswer(BaseModel):
                                   description="Required when module_count differs from the computed one.")
 
 
-def _user_message(ctx: DesignContext) -> str:
+def _parts(ctx: DesignContext) -> list[Part]:
     parts = [
         Part("Task", f"Design operator `{ctx.op_name}` (design attempt {ctx.attempt}).", 10),
         Part("Computed complexity decision", json.dumps(ctx.complexity, indent=1, sort_keys=True), 10, "json"),
@@ -45,7 +45,12 @@ def _user_message(ctx: DesignContext) -> str:
         Part("golden.py", ctx.golden_py, 8, "python"),
         Part("MEMORY.md", ctx.memory_md, 2, "markdown"),
     ]
-    return assemble(parts, max_chars=USER_BUDGET_CHARS)
+    return parts
+
+
+def _user_message(ctx: DesignContext) -> str:
+    """The user message under the role's own budget (what a dispatch sends when the context is unknown)."""
+    return assemble(_parts(ctx), max_chars=USER_BUDGET_CHARS)
 
 
 def check_design(answer: DesignAnswer, ctx: DesignContext) -> DesignResult:
@@ -72,6 +77,6 @@ def check_design(answer: DesignAnswer, ctx: DesignContext) -> DesignResult:
 
 def design(env: RoleEnv, ctx: DesignContext) -> DesignResult:
     toolbox = ToolBox("designer", env.skills, op_dir=env.op_dir, lint_stage="design")
-    return run_role(env, RoleCall(role="designer", answer_model=DesignAnswer, user_message=_user_message(ctx),
-                                  check=lambda a: check_design(a, ctx), module=None, attempt=ctx.attempt,
-                                  toolbox=toolbox))
+    return run_role(env, RoleCall(role="designer", answer_model=DesignAnswer, parts=_parts(ctx),
+                                  budget_chars=USER_BUDGET_CHARS, check=lambda a: check_design(a, ctx),
+                                  module=None, attempt=ctx.attempt, toolbox=toolbox))

@@ -38,7 +38,7 @@ def _norm(path: str) -> str:
     return path.strip().replace("\\", "/").removeprefix("./")
 
 
-def user_message(ctx: ImplementContext) -> str:
+def _parts(ctx: ImplementContext) -> list[Part]:
     task = (f"Write `{ctx.target_file}` for operator `{ctx.op_name}`: module {ctx.module} of {ctx.module_count} "
             f"(level {ctx.level}), attempt {ctx.attempt}. Required wrapper: `{ctx.wrapper_name}`.")
     if ctx.previous_stage_file:
@@ -61,7 +61,12 @@ def user_message(ctx: ImplementContext) -> str:
         Part("golden.py", ctx.golden_py, 5, "python"),
         Part("MEMORY.md", ctx.memory_md, 1, "markdown"),
     ]
-    return assemble(parts, max_chars=USER_BUDGET_CHARS)
+    return parts
+
+
+def user_message(ctx: ImplementContext) -> str:
+    """The user message under the role's own budget (what a dispatch sends when the context is unknown)."""
+    return assemble(_parts(ctx), max_chars=USER_BUDGET_CHARS)
 
 
 def check_implementation(answer: ImplementAnswer, ctx: ImplementContext) -> ImplementResult:
@@ -96,6 +101,6 @@ def implement(env: RoleEnv, ctx: ImplementContext) -> ImplementResult:
     toolbox = ToolBox("implementer", env.skills, op_dir=env.op_dir, target_file=ctx.target_file,
                       wrapper_name=ctx.wrapper_name, lint_stage="final" if ctx.level == "L0" else "module",
                       previous_stage=ctx.previous_stage_file)
-    return run_role(env, RoleCall(role="implementer", answer_model=ImplementAnswer,
-                                  user_message=user_message(ctx), check=lambda a: check_implementation(a, ctx),
+    return run_role(env, RoleCall(role="implementer", answer_model=ImplementAnswer, parts=_parts(ctx),
+                                  budget_chars=USER_BUDGET_CHARS, check=lambda a: check_implementation(a, ctx),
                                   module=ctx.module, attempt=ctx.attempt, toolbox=toolbox))

@@ -45,7 +45,7 @@ def numbered(source: str) -> str:
     return "\n".join(f"{i:4d}| {line}" for i, line in enumerate(source.splitlines(), 1))
 
 
-def _user_message(ctx: AuditContext) -> str:
+def _parts(ctx: AuditContext) -> list[Part]:
     inventory = "\n".join(
         f"| {r.get('index')} | {r.get('operation')} | {r.get('shape')} | M{r.get('module')} |"
         + (" IN SCOPE" if r.get("index") in ctx.rows_in_scope else "")
@@ -58,7 +58,12 @@ def _user_message(ctx: AuditContext) -> str:
         Part("Verification summary (PASS report, sanitized)", json.dumps(ctx.verify_summary, indent=1,
                                                                         sort_keys=True, default=str), 4, "json"),
     ]
-    return assemble(parts, max_chars=USER_BUDGET_CHARS)
+    return parts
+
+
+def _user_message(ctx: AuditContext) -> str:
+    """The user message under the role's own budget (what a dispatch sends when the context is unknown)."""
+    return assemble(_parts(ctx), max_chars=USER_BUDGET_CHARS)
 
 
 def _call_name(pypto_call: str) -> str:
@@ -68,7 +73,7 @@ def _call_name(pypto_call: str) -> str:
 
 def check_audit(answer: AuditAnswer, ctx: AuditContext) -> AuditResult:
     lines = ctx.source.splitlines()
-    known = {r.get("index") for r in ctx.inventory}
+    known = {int(r["index"]) for r in ctx.inventory if r.get("index") is not None}
     by_index: dict[int, AuditAnswerRow] = {}
     for row in answer.rows:
         if row.index not in known:
@@ -100,6 +105,6 @@ def check_audit(answer: AuditAnswer, ctx: AuditContext) -> AuditResult:
 
 def audit(env: RoleEnv, ctx: AuditContext) -> AuditResult:
     toolbox = ToolBox("verifier", env.skills, op_dir=env.op_dir, target_file=ctx.target_file)
-    return run_role(env, RoleCall(role="verifier", answer_model=AuditAnswer, user_message=_user_message(ctx),
-                                  check=lambda a: check_audit(a, ctx), module=ctx.module, attempt=1,
-                                  toolbox=toolbox))
+    return run_role(env, RoleCall(role="verifier", answer_model=AuditAnswer, parts=_parts(ctx),
+                                  budget_chars=USER_BUDGET_CHARS, check=lambda a: check_audit(a, ctx),
+                                  module=ctx.module, attempt=1, toolbox=toolbox))

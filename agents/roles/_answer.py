@@ -1,0 +1,192 @@
+"""Find the answer in what a model really writes.
+
+Real models rarely send exactly one JSON object. They put a sentence before it, wrap it in a Markdown
+fence, send two objects (a draft and the final one), stop in the middle at the token limit, or write a tool
+call as text instead of using the tool-calling interface. :func:`candidates` lists every JSON object in an
+answer, in order (the whole text, then fenced blocks, then bare objects found by scanning); the role takes
+the first one that validates and passes its checks (:func:`pick`). :func:`text_tool_call` recognises a tool
+call written as text. Every problem is an :class:`AnswerError` whose message is sent back to the model and
+whose :attr:`AnswerError.key` says whether two failures are "the same" (positions inside a broken JSON text
+do not make two failures different).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+__all__ = ["AnswerError", "TextToolCall", "candidates", "pick", "text_tool_call"]
+
+A = TypeVar("A", bound=BaseModel)
+R = TypeVar("R")
+
+MAX_CANDIDATES = 16
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)(?:\n[ \t]*```|\Z)", re.DOTALL)
+_TOOL_TAG = re.compile(r"<(tool_call|function_call|tool)>\s*(.*?)\s*</\1>", re.DOTALL)
+
+
+class AnswerError(ValueError):
+    """The model's answer is unusable; the message is sent back to the model verbatim.
+
+    ``key`` identifies the kind of failure: two failures with the same key in a row are a repeated failure.
+    """
+
+    def __init__(self, message: str, *, key: str | None = None) -> None:
+        super().__init__(message)
+        self.key = key or message
+
+
+@dataclass(frozen=True)
+class TextToolCall:
+    """A tool call the model wrote into its text (``{"name": ..., "arguments": {...}}``)."""
+
+    name: str
+    arguments: dict[str, Any]
+
+
+def _objects(text: str, errors: list[str]) -> Iterable[dict[str, Any]]:
+    """Every top-level JSON object in ``text`` by scanning for ``{`` (nested objects are not listed twice).
+
+    The syntax error at the first ``{`` that starts no object is appended to ``errors``.
+    """
+    decoder = json.JSONDecoder()
+    pos = text.find("{")
+    while pos != -1:
+        try:
+            value, end = decoder.raw_decode(text, pos)
+        except ValueError as exc:
+            if not errors:
+                errors.append(_syntax(exc))
+            pos = text.find("{", pos + 1)
+            continue
+        if isinstance(value, dict):
+            yield value
+        pos = text.find("{", end)
+
+
+def candidates(text: str) -> tuple[list[dict[str, Any]], str | None]:
+    """JSON objects in ``text`` in the order a reader would try them, and the first JSON syntax error seen.
+
+    Order: the whole text (when it is one object), each fenced block (when it is one object), then every
+    top-level object found by scanning the text. Duplicates are listed once.
+    """
+    found: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    syntax: str | None = None
+
+    def add(value: Any) -> None:
+        if isinstance(value, dict):
+            key = json.dumps(value, sort_keys=True, ensure_ascii=False)
+            if key not in seen and len(found) < MAX_CANDIDATES:
+                seen.add(key)
+                found.append(value)
+
+    body = text.strip()
+    try:
+        add(json.loads(body))
+    except ValueError as exc:
+        if body.startswith("{"):
+            syntax = _syntax(exc)
+    for match in _FENCE.finditer(text):
+        block = match.group(2).strip()
+        if not block.startswith(("{", "[")):
+            continue
+        try:
+            add(json.loads(block))
+        except ValueError as exc:
+            syntax = syntax or _syntax(exc)
+    scan_errors: list[str] = []
+    for value in _objects(text, scan_errors):
+        add(value)
+    return found, syntax or (scan_errors[0] if scan_errors else None)
+
+
+def _syntax(exc: ValueError) -> str:
+    if isinstance(exc, json.JSONDecodeError):
+        return f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+    return str(exc)
+
+
+def _shape_problem(exc: ValidationError) -> str:
+    return "; ".join(f"{'.'.join(str(x) for x in e['loc']) or '(root)'}: {e['msg']}" for e in exc.errors()[:8])
+
+
+def pick(text: str | None, model: type[A], check: Callable[[A], R], *, truncated: bool = False,
+         max_tokens: int | None = None) -> R:
+    """The checked result of the first JSON object in ``text`` that validates as ``model`` and passes ``check``.
+
+    Raises:
+        AnswerError: nothing usable; the message says why (for the best candidate: the first one that had the
+            right shape, else the first object, else the syntax error), and says so when the answer was cut
+            off at the token limit.
+    """
+    if text is None or not text.strip():
+        if truncated:
+            raise _truncated(max_tokens)
+        raise AnswerError("the answer was empty; reply with one JSON object")
+    objects, syntax = candidates(text)
+    shape_error: AnswerError | None = None
+    check_error: AnswerError | None = None
+    for obj in objects:
+        try:
+            answer = model.model_validate(obj)
+        except ValidationError as exc:
+            if shape_error is None:
+                problem = _shape_problem(exc)
+                shape_error = AnswerError(f"the JSON object does not match the required shape: {problem}")
+            continue
+        try:
+            return check(answer)
+        except AnswerError as exc:
+            check_error = check_error or exc
+    if truncated:
+        raise _truncated(max_tokens)
+    if check_error is not None:
+        raise check_error
+    if shape_error is not None:
+        raise shape_error
+    if syntax is not None:
+        raise AnswerError(f"the answer is not valid JSON ({syntax}); reply with exactly one JSON object and "
+                          "nothing else", key=f"the answer is not valid JSON ({syntax.split(' at line ')[0]})")
+    raise AnswerError("the answer contains no JSON object; reply with exactly one JSON object and nothing else")
+
+
+def _truncated(max_tokens: int | None) -> AnswerError:
+    limit = f" ({max_tokens} tokens)" if max_tokens else ""
+    return AnswerError(
+        f"the answer was cut off at the token limit{limit} before the JSON object was complete; reply with a "
+        "shorter answer: the complete JSON object only, no text around it, short notes, no comments that are "
+        "not needed", key="the answer was cut off at the token limit")
+
+
+def text_tool_call(text: str | None, tool_names: Iterable[str]) -> TextToolCall | None:
+    """A call of one of ``tool_names`` written as text, e.g. ``<tool_call>{"name": "read_skill", "arguments":
+    {"section": "patterns"}}</tool_call>`` or the bare object; None when there is none."""
+    if not text:
+        return None
+    names = set(tool_names)
+    tagged = [m.group(2) for m in _TOOL_TAG.finditer(text)]
+    pool: list[dict[str, Any]] = []
+    for chunk in tagged:
+        pool.extend(candidates(chunk)[0])
+    pool.extend(candidates(text)[0])
+    for obj in pool:
+        function = obj.get("function")
+        inner: dict[str, Any] = function if isinstance(function, dict) else obj  # OpenAI's own shape
+        name = inner.get("name") or inner.get("tool")
+        if not isinstance(name, str) or name not in names:
+            continue
+        args: Any = inner.get("arguments", inner.get("parameters", inner.get("args")))
+        if isinstance(args, str):
+            try:
+                args = json.loads(args)
+            except ValueError:
+                continue
+        if isinstance(args, dict):
+            return TextToolCall(name=name, arguments=args)
+    return None
