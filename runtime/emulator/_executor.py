@@ -1,134 +1,143 @@
-"""The executor: runs the traced graph (`_ir`) on numpy buffers (`_buffers.Env`).
+"""The kernel executor seam: where a traced kernel's program is executed, and the in-process default.
 
-The executor walks a region path, and when a guard evaluates the other way it switches to the path that
-took the other branch at that guard and continues right after it. Loops of four or more iterations are
-first offered to the batch executor (`_batch`), which runs a leading run of independent iterations at once
-and returns how many it did; the rest run here one by one. (Trace time, where the kernel body's Python is
-interpreted, is `_trace_interp` + `_trace`; nothing there runs on data.)
+`JitFunction.__call__` traces the kernel, lowers it to a `device.KernelProgram` and hands it to the current
+*kernel executor* - a callable ``(program, args, options) -> ExecResult``. By default that is
+`run_in_process` (the device executor in this process). The verifier's sandbox installs one that sends the
+encoded program to a separate device process (`use` / `set_default`), so kernel execution never happens
+where the candidate's code runs. Bisection records every op output in process: the record hook (`_record`)
+turns each executed op into an `OpRecord` of the session.
 """
 
 from __future__ import annotations
 
-from runtime.emulator._batch import run_batched
-from runtime.emulator._buffers import Env
-from runtime.emulator._errors import EmulatorError
-from runtime.emulator._ir import Guard, LoopNode, OpNode, Region
-from runtime.emulator._session import OpRecord
+import contextlib
+import contextvars
+import os
+from collections.abc import Callable, Iterator
+from typing import Any
 
-__all__ = ["run_loop", "run_region"]
+import numpy as np
 
+from runtime.emulator._session import OpRecord, Session
+from runtime.emulator.device import ExecOptions, ExecResult, KernelProgram, decode, encode, execute
+
+__all__ = ["KernelExecutor", "RoundTripMismatch", "current", "exec_options", "run_checked", "run_in_process",
+           "set_default", "use"]
+
+KernelExecutor = Callable[[KernelProgram, list[np.ndarray], ExecOptions], ExecResult]
+
+ROUNDTRIP_ENV = "PTO_FORGE_EMU_ROUNDTRIP"
+"""``1``: the in-process executor runs ``decode(encode(program))``; ``check``: it runs `run_checked` (every
+kernel call directly and through the codec, compared). For tests, benchmarks and debugging."""
+
+
+class RoundTripMismatch(AssertionError):
+    """A kernel call gave different results directly and through the program codec (a codec bug)."""
 
 _WRITES = frozenset({"assemble", "move", "setitem"})
 
 
-def _account(env: Env, node: OpNode) -> None:
-    env.ops[node.name] = env.ops.get(node.name, 0) + 1
-    env.count_param_reads(node)
-    if node.out_key is None:
-        return
-    v = env.buf.get(node.out_key)
-    if v is None:
-        return
-    if node.name not in _WRITES:  # writers count the elements they write themselves
-        n = v[0].size
-        env.elements += n
-        te = node.tile_elems
-        if te:
-            env.tiles += (n + te - 1) // te if n else 1
-    if env.record:
-        _record(env, node, v)
-    env.geom = None
+def run_in_process(program: KernelProgram, args: list[np.ndarray], options: ExecOptions) -> ExecResult:
+    """Execute ``program`` here (the default executor)."""
+    mode = os.environ.get(ROUNDTRIP_ENV)
+    if mode == "check":
+        return run_checked(program, args, options)
+    if mode == "1":
+        program = decode(encode(program))
+    return execute(program, args, options)
 
 
-def _record(env: Env, node: OpNode, v: tuple) -> None:
+def run_checked(program: KernelProgram, args: list[np.ndarray], options: ExecOptions) -> ExecResult:
+    """Execute ``program`` twice - directly on copies of ``args`` and as ``decode(encode(program))`` on ``args``
+    - and raise `RoundTripMismatch` unless bytes, error, warnings, counters and written arguments agree."""
+    blob = encode(program)
+    decoded = decode(blob)
+    if encode(decoded) != blob:
+        raise RoundTripMismatch(f"kernel {program.kernel}: encode(decode(bytes)) differs from the bytes")
+    copies = [a.copy() for a in args]
+    direct = execute(program, copies, options)
+    coded = execute(decoded, args, options)
+    diffs = [f"argument {i}" for i, (a, b) in enumerate(zip(args, copies, strict=True)) if a.tobytes() != b.tobytes()]
+    diffs += [f for f in ("error", "warnings", "counters", "written") if getattr(coded, f) != getattr(direct, f)]
+    if diffs:
+        raise RoundTripMismatch(f"kernel {program.kernel}: {', '.join(diffs)} differ through the program codec")
+    return coded
+
+
+_DEFAULT: list[KernelExecutor] = [run_in_process]
+_CURRENT: contextvars.ContextVar[KernelExecutor | None] = contextvars.ContextVar("pypto_kernel_executor",
+                                                                                  default=None)
+
+
+def current() -> KernelExecutor:
+    """The kernel executor in effect (a `use` block's, else the process default)."""
+    ex = _CURRENT.get()
+    return ex if ex is not None else _DEFAULT[0]
+
+
+def set_default(executor: KernelExecutor | None) -> None:
+    """Make ``executor`` the process-wide default (None restores `run_in_process`)."""
+    _DEFAULT[0] = executor if executor is not None else run_in_process
+
+
+@contextlib.contextmanager
+def use(executor: KernelExecutor) -> Iterator[None]:
+    """Run the kernels called inside the block with ``executor``."""
+    token = _CURRENT.set(executor)
+    try:
+        yield
+    finally:
+        _CURRENT.reset(token)
+
+
+def exec_options(session: Session) -> ExecOptions:
+    """Device options for a kernel call in ``session`` (recording wires the op-record hook)."""
+    o = session.options
+    hook = None
+    if o.record:
+        def hook(env: Any, node: Any, v: tuple) -> None:
+            _record(session, env, node, v)
+    return ExecOptions(out_of_bounds=o.out_of_bounds, check_poison=o.check_poison, poison_check=o.poison_check,
+                       record=o.record, on_record=hook)
+
+
+def _record(s: Session, env: Any, node: Any, v: tuple) -> None:
+    op = node.op
     g = env.geom or {}
     val = g.get("value", v[0])
     valid = g.get("valid", v[1])
     inputs = []
-    for k in node.ins:
+    for k in op.ins:
         if k in env.last_rec:
             inputs.append({"kind": "record", "seq": env.last_rec[k]})
         else:
-            inputs.append({"kind": "tensor", "name": (node.names or {}).get(k)})
-    s = env.session
+            inputs.append({"kind": "tensor", "name": (op.names or {}).get(k)})
     seq = len(s.records)
     s.add_record(OpRecord(
-        seq=seq, node=node.nid, op=node.name, file=node.file, line=node.line, iteration=env.iteration(),
+        seq=seq, node=op.nid, op=op.name, file=op.file, line=op.line, iteration=env.iteration(),
         value=val, dtype=str(val.dtype), offsets=g.get("offsets"), shape=list(val.shape),
-        valid_shape=[int(x) for x in valid], target=node.target,
-        name=node.out.name if node.out is not None and node.name not in _WRITES else None,
-        source=node.source, inputs=inputs, attrs=dict(node.attrs or {}),
+        valid_shape=[int(x) for x in valid], target=op.target,
+        name=op.out_name if op.name not in _WRITES else None,
+        source=op.source, inputs=inputs, attrs=dict(op.attrs or {}),
     ))
-    if node.out_key is not None:
-        env.last_rec[node.out_key] = seq
+    if op.out_key is not None:
+        env.last_rec[op.out_key] = seq
 
 
-def run_region(region: Region, env: Env) -> None:
-    """Execute one region (one iteration of a loop body, or the kernel body)."""
-    if not region.paths:
-        return
-    try:
-        _run_region(region, env)
-    except EmulatorError:
-        raise
-    except Exception as exc:  # an op failed on concrete values: one clear error at the kernel line
-        raise env.error("EMU_RUNTIME", f"{type(exc).__name__}: {exc}") from exc
-
-
-def _run_region(region: Region, env: Env) -> None:
-    path = region.paths[0]
-    items = path.items
-    n = len(items)
-    i = 0
-    while i < n:
-        it = items[i]
-        t = type(it)
-        if t is OpNode:
-            env.node = it
-            it.run(env)
-            env.perturb_result(it)
-            _account(env, it)
-        elif t is Guard:
-            val = it.cond.evaluate(env) if hasattr(it.cond, "evaluate") else it.cond
-            if bool(val) != it.taken:
-                path = region.lookup[path.decisions[: it.index] + (not it.taken,)]
-                items = path.items
-                n = len(items)
-                i = path.guard_pos[it.index]
-        else:
-            run_loop(it, env)
-        i += 1
-
-
-def run_loop(node: LoopNode, env: Env) -> None:
-    try:
-        start = node.start.evaluate(env) if hasattr(node.start, "evaluate") else int(node.start)
-        stop = node.stop.evaluate(env) if hasattr(node.stop, "evaluate") else int(node.stop)
-        step = node.step.evaluate(env) if hasattr(node.step, "evaluate") else int(node.step)
-    except EmulatorError:
-        raise
-    except Exception as exc:  # bad runtime bound
-        raise EmulatorError("EMU_LOOP", f"loop {node.name}: cannot evaluate bounds: {exc}",
-                            file=node.file, line=node.line) from exc
-    if step == 0:
-        raise EmulatorError("EMU_LOOP", f"loop {node.name}: step is 0", file=node.file, line=node.line)
-    key = id(node.loop)
-    env.loop_range[key] = (start, stop, step)
-    env.iter_stack.append((node.name, node.loop))
-    trips = 0
-    try:
-        body = node.body
-        assert body is not None  # set when the loop was traced
-        rng = range(start, stop, step)
-        if len(rng) >= 4 and not env.record:
-            done = run_batched(node, env, rng)
-            trips += done
-            env.batched += done
-            rng = rng[done:]
-        for v in rng:
-            env.sym[key] = v
-            trips += 1
-            run_region(body, env)
-    finally:
-        env.iter_stack.pop()
-        env.trips[node.name] = env.trips.get(node.name, 0) + trips
+def apply_result(session: Session, res: ExecResult) -> None:
+    """Add a run's warnings and counters to the session (the caller raises ``res.error``)."""
+    for w in res.warnings:
+        session.warn(w.code, w.message, file=w.file, line=w.line, op=w.op)
+    c = session.counters
+    k = res.counters
+    for name, n in k["ops"].items():
+        c.ops[name] = c.ops.get(name, 0) + n
+    for name, n in k["loop_trips"].items():
+        c.loop_trips[name] = c.loop_trips.get(name, 0) + n
+    c.tiles += k["tiles"]
+    c.elements += k["elements"]
+    c.bytes_in += k["bytes_in"]
+    c.bytes_out += k["bytes_out"]
+    c.matmul_flops += k["matmul_flops"]
+    c.batched_iterations += k["batched_iterations"]
+    c.runs += 1

@@ -18,12 +18,12 @@ from typing import Any
 
 import numpy as np
 
-from runtime.emulator._buffers import Env, is_poison
+from runtime.emulator import _executor
 from runtime.emulator._enums import DataType, StatusType, dtype_from_numpy, dtype_name
 from runtime.emulator._errors import EmulatorError, py_error
-from runtime.emulator._executor import run_region
 from runtime.emulator._ir import Region
 from runtime.emulator._location import user_location
+from runtime.emulator._lower import lower
 from runtime.emulator._ops_core import new_param
 from runtime.emulator._options import check_runtime_options
 from runtime.emulator._session import Session, active_session
@@ -31,6 +31,7 @@ from runtime.emulator._symbolic import SymbolicScalar
 from runtime.emulator._tensor import Tensor, _BracketAnnotation
 from runtime.emulator._trace import Tracer, current_tracer
 from runtime.emulator._trace_interp import _INTERP, _Interp, _names_of, _ordinal, _Parsed
+from runtime.emulator.device import KernelProgram
 
 __all__ = ["FunctionMarker", "JitFunction", "function", "jit"]
 
@@ -91,6 +92,7 @@ class JitFunction:
         self.__wrapped__ = func
         self._parsed: _Parsed | None = None
         self.last_graph: Region | None = None
+        self.last_program: KernelProgram | None = None
 
     def _parse(self) -> _Parsed:
         if self._parsed is None:
@@ -116,45 +118,32 @@ class JitFunction:
 
     # -- the call ---------------------------------------------------------------------------------------
     def _call(self, s: Session, args: tuple, kwargs: dict[str, Any]) -> None:
-        region, env_sym, params = self._trace(s, args, kwargs)
+        program, arrays = self._program(s, args, kwargs)
+        res = _executor.current()(program, arrays, _executor.exec_options(s))
+        _executor.apply_result(s, res)
+        res.raise_error()
+
+    def _program(self, s: Session, args: tuple, kwargs: dict[str, Any]) -> tuple[KernelProgram, list[np.ndarray]]:
+        """Trace the body for these arguments and lower it to the program the device executes."""
+        region, symbols, params, n_keys = self._trace(s, args, kwargs)
         s.kernel_args.append({"kernel": self.__name__, "args": [
             {"name": t.name, "shape": list(arr.shape), "dtype": dtype_name(t.dtype)} for t, arr in params]})
-        env = Env(s)
-        env.sym.update(env_sym)
-        for t, arr in params:
-            env.buf[t.key] = (arr, arr.shape)
-        env.param_keys = frozenset(t.key for t, _ in params)
-        old = np.seterr(all="ignore")  # restored below; ops that need errors check values explicitly
-        try:
-            run_region(region, env)
-        finally:
-            np.seterr(**old)
-            env.flush()
-        if s.options.check_poison and s.options.poison_check == "final":
-            self._final_poison_check(params, env)
-
-    def _final_poison_check(self, params: list, env: Env) -> None:
-        """Poison (padding or uninitialized data) left in a written kernel argument after the whole run: the
-        error of its first poisoned write-back (location, iteration), as the per-iteration check reports it."""
         p = self._parse()
-        for t, arr in params:
-            if not t._written:
-                continue
-            n = is_poison(arr)
-            if n:
-                first = env.poison_first.get(t.name)
-                if first is not None:
-                    raise first
-                raise EmulatorError("EMU_POISON", f"kernel argument '{t.name}' holds {n} poisoned element(s) after "
-                                    "the run: data from outside a valid_shape (padding) or from uninitialized "
-                                    "memory reached an output", file=p.file, line=p.fdef.lineno)
+        program = lower(p.name, p.file, p.fdef.lineno, region, params, symbols, n_keys)
+        self.last_program = program
+        return program, [arr for _, arr in params]
 
     def trace(self, *args: Any, **kwargs: Any) -> Region:
         """Trace the body for these arguments without executing it (returns the graph; for tools/benchmarks)."""
         with active_session() as s:
             return self._trace(s, args, kwargs)[0]
 
-    def _trace(self, s: Session, args: tuple, kwargs: dict[str, Any]) -> tuple[Region, dict, list]:
+    def program(self, *args: Any, **kwargs: Any) -> KernelProgram:
+        """Trace the body for these arguments and return the program the device would execute (no run)."""
+        with active_session() as s:
+            return self._program(s, args, kwargs)[0]
+
+    def _trace(self, s: Session, args: tuple, kwargs: dict[str, Any]) -> tuple[Region, list, list, int]:
         p = self._parse()
         tparams, others = p.split_params()
         check_runtime_options(self.options.get("runtime_options"), s.options.compat)
@@ -169,10 +158,10 @@ class JitFunction:
             for group in ("pass_options", "host_options", "codegen_options", "verify_options", "debug_options"):
                 tr.scopes[-1][group.split("_")[0]].update(self.options.get(group) or {})
             tr.scopes[-1]["runtime"].update(self.options.get("runtime_options") or {})
-            env_sym: dict[Any, int] = {}
+            symbols: list[tuple[str, int, int, bool]] = []
             ns: dict[str, Any] = {}
             for i, ((name, ann), arr) in enumerate(zip(tparams, arrays, strict=True)):
-                ns[name] = self._bind_tensor(tr, p, i, name, ann, arr, env_sym)
+                ns[name] = self._bind_tensor(tr, p, i, name, ann, arr, symbols)
             ns.update(values)
             interp = _Interp(tr, p, _names_of(self.func, self.captured))
             region = Region()
@@ -187,7 +176,7 @@ class JitFunction:
             self._whole_graph_checks(tr)
         self.last_graph = region
         params = [(snapshot[name], arr) for (name, _), arr in zip(tparams, arrays, strict=True)]
-        return region, env_sym, params
+        return region, symbols, params, tr.counter
 
     def _bind_others(self, p: _Parsed, others: list[inspect.Parameter], rest: tuple,
                      kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -222,7 +211,7 @@ class JitFunction:
         return values
 
     def _bind_tensor(self, tr: Tracer, p: _Parsed, i: int, name: str, ann: Any, arr: np.ndarray,
-                     env_sym: dict[Any, int]) -> Tensor:
+                     symbols: list[tuple[str, int, int, bool]]) -> Tensor:
         ord_ = _ordinal(i)
         try:
             dt_actual = dtype_from_numpy(arr.dtype)
@@ -263,14 +252,14 @@ class JitFunction:
                     else:
                         sname = f"RUNTIME_GetInputShapeDim(ARG_{name},{ax})"
                         shape.append(SymbolicScalar(sname))
-                        env_sym[sname] = int(real)
+                        symbols.append((sname, i, ax, False))  # the device reads the extent off the argument
                 elif isinstance(d, SymbolicScalar):
                     if d.is_concrete():
                         if d.concrete() != real:
                             raise self._shape_err(p, ord_, name, arr, shape_ann)
                         shape.append(int(real))
                     else:
-                        env_sym.setdefault(d._name, int(real))
+                        symbols.append((str(d._name), i, ax, True))  # the first binding of a named dim wins
                         shape.append(d)
                 elif isinstance(d, int):
                     if d != real:

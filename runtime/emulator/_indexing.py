@@ -5,12 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
-from runtime.emulator._buffers import eval_shape, poison_array
 from runtime.emulator._enums import DataType
 from runtime.emulator._ops_core import assemble, move, reader, reshape, view
-from runtime.emulator._symbolic import SymbolicScalar, evaluate, simplify_int
+from runtime.emulator._symbolic import SymbolicScalar, simplify_int
 from runtime.emulator._tensor import Tensor
 from runtime.emulator._trace import Tracer, require_tracer
 
@@ -135,19 +132,8 @@ def _read_scalar(tr: Tracer, t: Tensor, keys: list) -> SymbolicScalar:
     reader(tr, t, "getitem")
     if t.dtype != DataType.DT_INT32:
         raise tr.pyerror("AssertionError", "tensor dtype must be DT_INT32.")
-    key = t.key
     name = t.name
-
-    def fn(env: Any) -> int:
-        arr, _ = env.get(key)
-        idx = tuple(evaluate(k, env) for k in keys)
-        try:
-            return int(arr[idx])
-        except IndexError:
-            raise env.error("EMU_READ_OOB", f"scalar read {name}{list(idx)} outside shape {list(arr.shape)}") \
-                from None
-
-    return SymbolicScalar.runtime(f"{name or 'tensor'}{keys}", fn)
+    return SymbolicScalar.runtime(f"{name or 'tensor'}{keys}", ("read", t.key, list(keys), name))
 
 
 def _write_scalar(tr: Tracer, t: Tensor, keys: list, value: Any) -> None:
@@ -156,17 +142,5 @@ def _write_scalar(tr: Tracer, t: Tensor, keys: list, value: Any) -> None:
     if not isinstance(value, int | SymbolicScalar):
         raise tr.pyerror("TypeError", "scalar write needs an int or SymbolicScalar value")
     t._written = True
-    key = t.key
-    shape = t.shape
-
-    def run(env: Any) -> None:
-        cur = env.buf.get(key)
-        if cur is None:
-            full = eval_shape(shape, env)
-            cur = (poison_array(full, np.dtype(np.int32)), full)
-            env.buf[key] = cur
-        idx = tuple(evaluate(k, env) for k in keys)
-        cur[0][idx] = evaluate(value, env)
-        env.elements += 1
-
-    tr.emit("setitem", run, None, kind="move", gm_write=t.kind == "param", target=t.name)
+    tr.emit("setitem", "setitem", {"dst": t.key, "shape": t.shape, "index": list(keys), "value": value}, None,
+            kind="move", gm_write=t.kind == "param", target=t.name, writes=(t.key,))

@@ -1,11 +1,11 @@
-"""The traced graph (the emulator's IR): op nodes, guards, loop nodes, paths and regions.
+"""The traced graph (trace-side IR): op nodes, guards, loop nodes, paths and regions.
 
-A kernel body is traced once per control path into items: op nodes (closures over tensor storage keys and
-SymbolicScalar parameters), guards (a recorded runtime ``if``), and loop nodes whose body is a `Region`.
-A region holds one item list per control path; paths share their prefix up to the guard where they
-diverge, and storage keys are assigned by creation order so the tensors created at the same position in
-two paths share storage. Pure data: the tracer (`_trace`) builds it, the executor (`_executor`) and the
-batch executor (`_batch`) run it, so this module imports none of them.
+A kernel body is traced once per control path into items: op nodes (a device op kind with its parameters,
+which may still hold SymbolicScalars and `Late` values), guards (a recorded runtime ``if``), and loop nodes
+whose body is a `Region`. A region holds one item list per control path; paths share their prefix up to the
+guard where they diverge, and storage keys are assigned by creation order so the tensors created at the same
+position in two paths share storage. The tracer (`_trace`) builds it; `_lower` turns it into the plain-data
+`device.KernelProgram` that the device executor runs - nothing here is ever executed.
 """
 
 from __future__ import annotations
@@ -14,16 +14,25 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from runtime.emulator._buffers import Env
+__all__ = ["Guard", "Late", "LoopNode", "OpNode", "Path", "Region"]
 
-__all__ = ["Guard", "LoopNode", "OpNode", "Path", "Region"]
+
+class Late:
+    """A parameter value known only when the whole kernel is traced (e.g. whether a tensor is written later)."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn: Callable[[], Any]) -> None:
+        self.fn = fn
+
 
 @dataclass(slots=True, eq=False)
 class OpNode:
-    """One recorded op: ``run(env)`` reads input buffers and stores its output buffer."""
+    """One recorded op: device kind ``impl`` with ``params`` (see `device._kreg` for each kind's schema)."""
 
     name: str
-    run: Callable[[Env], None]
+    impl: str
+    params: dict[str, Any]
     out_key: int | None
     file: str | None
     line: int | None
@@ -31,12 +40,14 @@ class OpNode:
     kind: str = "vector"  # vector | cube | move | meta
     gm_write: bool = False
     target: str | None = None
-    brun: Callable[[Env, Any], None] | None = None
-    """batched implementation (a leading iteration axis), None when the op cannot be batched"""
     ins: tuple = ()
-    """storage keys read"""
-    info: dict | None = None
-    """view/assemble geometry for the batch planner: offs, shape, vs, src/dst key"""
+    """storage keys read (counters and records)"""
+    outs: tuple = ()
+    """storage keys produced"""
+    types: tuple = ()
+    """(DataType, rank) of each output"""
+    writes: tuple = ()
+    """storage keys written in place"""
     nid: int = 0
     """traced-op id (stable within one trace)"""
     out: Any = None
@@ -66,28 +77,19 @@ class LoopNode:
     body: Region | None = None
     file: str | None = None
     line: int | None = None
-    plan: Any = None
-    """batch plan cache: None = not analysed, False = not batchable, else a BatchPlan"""
 
 
 @dataclass(slots=True, eq=False)
 class Path:
     decisions: tuple[bool, ...]
     items: list = field(default_factory=list)
-    guard_pos: dict[int, int] = field(default_factory=dict)
 
 
 @dataclass(slots=True, eq=False)
 class Region:
     paths: list[Path] = field(default_factory=list)
-    lookup: dict[tuple[bool, ...], Path] = field(default_factory=dict)
 
     def add(self, p: Path) -> None:
-        for i, it in enumerate(p.items):
-            if type(it) is Guard:
-                p.guard_pos[it.index] = i
-        for g in range(len(p.decisions)):
-            self.lookup.setdefault(p.decisions[: g + 1], p)
         self.paths.append(p)
 
     def count_ops(self) -> int:

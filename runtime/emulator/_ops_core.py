@@ -11,12 +11,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
-
-from runtime.emulator._buffers import eval_shape, is_poison, poison_array
 from runtime.emulator._enums import DataType, bytes_of, numpy_dtype
+from runtime.emulator._ir import Late
 from runtime.emulator._registry import op
-from runtime.emulator._symbolic import SymbolicScalar, evaluate, is_symbolic
+from runtime.emulator._symbolic import SymbolicScalar, is_symbolic
 from runtime.emulator._tensor import Tensor
 from runtime.emulator._trace import Tracer, current_scope, require_tracer
 
@@ -168,56 +166,9 @@ def view(input: Tensor, shape: Any = None, offsets: Any = None, *, valid_shape: 
                 raise tr.error("EMU_VIEW_OOB", f"view: offset {o} on axis {d} is outside the tensor extent {e}",
                                op="view")
     out = new_out(tr, shp, src.dtype, "view", valid=vs)
-    oob = tr.options.out_of_bounds
-    key, okey = src.key, out.key
-    shp_t = tuple(shp)
-    name = src.name
-
-    def run(env: Any) -> None:
-        arr, valid = env.get(key)
-        o = [evaluate(x, env) for x in offs]
-        want = [evaluate(x, env) for x in vs] if vs is not None else shp_t
-        ext = arr.shape
-        sl = []
-        clipped = False
-        vout = []
-        for d in range(len(shp_t)):
-            od = o[d]
-            if od < 0 or od >= ext[d]:
-                raise env.error("EMU_VIEW_OOB", f"view of '{name}': offset {od} on axis {d} is outside the "
-                                f"tensor extent {ext[d]}")
-            if want[d] > shp_t[d]:
-                raise env.error("EMU_VIEW_VALID", f"view of '{name}': valid extent {want[d]} > view shape "
-                                f"{shp_t[d]} on axis {d}")
-            if od + want[d] > ext[d]:
-                if oob == "raise":
-                    raise env.error("EMU_VIEW_OOB", f"view of '{name}': window [{od}, {od + want[d]}) on axis "
-                                    f"{d} runs past the tensor extent {ext[d]}; pass valid_shape= for the tail "
-                                    "(values beyond the extent are undefined on the device)")
-                env.session.warn("EMU_VIEW_CLIP", f"view of '{name}' clipped on axis {d}", file=env.node.file,
-                                 line=env.node.line, op="view")
-            end = min(od + shp_t[d], ext[d])
-            if end - od < shp_t[d]:
-                clipped = True
-            sl.append(slice(od, end))
-            vout.append(max(0, min(want[d], valid[d] - od, ext[d] - od)))
-        part = arr[tuple(sl)]
-        if clipped:
-            res = poison_array(shp_t, arr.dtype)
-            res[tuple(slice(0, n) for n in part.shape)] = part
-        elif input_mutable(src):
-            res = part.copy()
-        else:
-            res = part
-        env.buf[okey] = (res, tuple(vout))
-        if env.record:
-            env.geom = {"offsets": o}
-        if src.kind == "param":
-            env.bytes_in += res.nbytes
-
-    tr.emit("view", run, out, kind="move", ins=(key,),
-            info={"kind": "view", "offs": offs, "shape": shp_t, "vs": vs, "src": key, "okey": okey,
-                  "param": src.kind == "param"})
+    tr.emit("view", "view", {"src": src.key, "out": out.key, "offs": offs, "shape": list(shp), "vs": vs,
+                             "name": src.name, "param": src.kind == "param", "copy": Late(lambda: input_mutable(src))},
+            out, kind="move", ins=(src.key,), outs=(out,))
     return out
 
 
@@ -235,14 +186,8 @@ def _view_dtype(tr: Tracer, src: Tensor, dt: DataType) -> Tensor:
     last = sh[-1] * b0 // b1
     shp = sh[:-1] + [last]
     out = new_out(tr, shp, dt, "view")
-    key, okey, ndt = src.key, out.key, numpy_dtype(dt)
-
-    def run(env: Any) -> None:
-        arr, _ = env.get(key)
-        res = np.ascontiguousarray(arr).view(ndt).copy()
-        env.put(okey, res)
-
-    tr.emit("view", run, out, kind="move")
+    tr.emit("view", "view_dtype", {"src": src.key, "out": out.key, "dtype": numpy_dtype(dt).name}, out, kind="move",
+            outs=(out,))
     return out
 
 
@@ -299,57 +244,10 @@ def move(self: Tensor, other: Any) -> None:
     if src.kind != "param":
         src._consumed = True
     dst._written = True
-    skey, dkey = src.key, dst.key
-    dshape = dst.shape
     is_param = dst.kind == "param"
-    owned = dst.kind in ("param", "local")
-    dname = dst.name
-    check = tr.options.check_poison
-
-    def run(env: Any) -> None:
-        arr, valid = env.get(skey)
-        cur = env.buf.get(dkey)
-        box = tuple(slice(0, v) for v in valid)
-        if cur is None:
-            full = eval_shape(dshape, env)
-            if tuple(valid) == tuple(full) and arr.shape == full:
-                env.buf[dkey] = (arr.copy(), full)
-                env.elements += arr.size
-                if env.record:
-                    env.geom = {"offsets": [0] * len(full), "value": arr, "valid": full}
-                return
-            cur = (poison_array(full, arr.dtype), full)
-            env.buf[dkey] = cur
-        darr = cur[0]
-        if not owned:  # op outputs may share memory with a read-only argument: copy before writing
-            darr = darr.copy()
-            env.buf[dkey] = (darr, cur[1])
-        if arr.shape != darr.shape and any(v > e for v, e in zip(valid, darr.shape, strict=False)):
-            raise env.error("EMU_MOVE_SHAPE", f"move into '{dname}': source valid {list(valid)} exceeds "
-                            f"destination shape {list(darr.shape)}")
-        part = arr[box]
-        if is_param:
-            if check:
-                _check_poison(env, part, dname)
-            env.bytes_out += part.nbytes
-        darr[box] = part
-        env.elements += part.size
-        if env.record:
-            env.geom = {"offsets": [0] * len(valid), "value": part, "valid": part.shape}
-
-    tr.emit("move", run, dst, kind="move", gm_write=is_param, target=dname, ins=(skey,))
-
-
-def _check_poison(env: Any, part: np.ndarray, dname: str) -> None:
-    """Poison written into a kernel argument: an error now (``poison_check="iteration"``), or remembered with
-    its location and iteration and raised only if the argument still holds poison after the run ("final")."""
-    n = is_poison(part)
-    if n:
-        err = env.error("EMU_POISON", f"write-back into '{dname}' carries {n} poisoned element(s): data from "
-                        "outside a valid_shape (padding) or from uninitialized memory reached an output")
-        if env.session.options.poison_check == "iteration":
-            raise err
-        env.poison_first.setdefault(dname, err)
+    tr.emit("move", "move", {"src": src.key, "dst": dst.key, "dshape": dst.shape, "param": is_param,
+                             "owned": dst.kind in ("param", "local"), "name": dst.name},
+            dst, kind="move", gm_write=is_param, target=dst.name, ins=(src.key,), writes=(dst.key,))
 
 
 @op("assemble", notes="write the valid region of src into dst at offsets")
@@ -382,71 +280,16 @@ def assemble(input: Any, offsets: Any = None, dst: Any = None, parallel: bool = 
                 raise tr.error("EMU_ASSEMBLE_OOB", f"assemble: region offset {o} + size {a[d]} on axis {d} is "
                                f"outside the destination extent {b[d]}", op="assemble")
     dst._written = True
-    skey, dkey = src.key, dst.key
     is_param = dst.kind == "param"
-    owned = dst.kind in ("param", "local")
-    dshape = dst.shape
-    dname = dst.name
-    check = tr.options.check_poison
-
-    def run(env: Any) -> None:
-        arr, valid = env.get(skey)
-        o = [evaluate(x, env) for x in offs]
-        cur = env.buf.get(dkey)
-        if cur is None:
-            full = eval_shape(dshape, env)
-            cur = (poison_array(full, numpy_dtype(dst.dtype)), full)
-            env.buf[dkey] = cur
-        darr = cur[0]
-        if not owned:  # op outputs may share memory with a read-only argument: copy before writing
-            darr = darr.copy()
-            env.buf[dkey] = (darr, cur[1])
-        ext = darr.shape
-        sl = []
-        for d in range(len(o)):
-            if o[d] < 0 or o[d] + valid[d] > ext[d]:
-                raise env.error("EMU_ASSEMBLE_OOB", f"assemble into '{dname}': region [{o[d]}, {o[d] + valid[d]}) "
-                                f"on axis {d} is outside the destination extent {ext[d]} (the device/oracle "
-                                "rejects this: ASSEMBLEOpError)")
-            sl.append(slice(o[d], o[d] + valid[d]))
-        part = arr[tuple(slice(0, v) for v in valid)]
-        if is_param:
-            if check:
-                _check_poison(env, part, dname)
-            env.bytes_out += part.nbytes
-        if part.dtype != darr.dtype:
-            raise env.error("EMU_ASSEMBLE_DTYPE", f"assemble into '{dname}': dtype {part.dtype} != {darr.dtype}")
-        if parallel:
-            _check_parallel_overlap(env, node_id, darr.shape, tuple(sl), dname)
-        darr[tuple(sl)] = part
-        env.elements += part.size
-        if env.record:
-            env.geom = {"offsets": o, "value": part, "valid": part.shape}
-
-    node_id = object()
     if src.dtype != dst.dtype:
         raise tr.error("EMU_ASSEMBLE_DTYPE", f"assemble: source dtype {src.dtype.name} != destination dtype "
                        f"{dst.dtype.name}", op="assemble")
-    tr.emit("assemble", run, dst, kind="move", gm_write=is_param, target=dname, ins=(skey,),
-            info={"kind": "assemble", "offs": offs, "src": skey, "dst": dkey, "param": is_param, "check": check,
-                  "name": dname, "dshape": dshape, "ddtype": numpy_dtype(dst.dtype), "owned": owned,
-                  "parallel": bool(parallel)})
+    tr.emit("assemble", "assemble", {"src": src.key, "dst": dst.key, "offs": offs, "dshape": dst.shape,
+                                     "ddtype": numpy_dtype(dst.dtype).name, "param": is_param,
+                                     "owned": dst.kind in ("param", "local"), "name": dst.name,
+                                     "parallel": bool(parallel)},
+            dst, kind="move", gm_write=is_param, target=dst.name, ins=(src.key,), writes=(dst.key,))
     return None
-
-
-def _check_parallel_overlap(env: Any, node_id: object, shape: tuple, region: tuple, dname: str) -> None:
-    """``assemble(..., parallel=True)`` promises non-overlapping writes: verify it (warning)."""
-    masks = env.parallel_masks
-    mask = masks.get(node_id)
-    if mask is None or mask.shape != shape:
-        mask = masks[node_id] = np.zeros(shape, dtype=bool)
-    if mask[region].any():
-        n = env.node
-        env.session.warn("EMU_PARALLEL_OVERLAP", f"assemble(..., parallel=True) into '{dname}' writes a region "
-                         "an earlier iteration already wrote: the parallel promise is false (write order "
-                         "becomes undefined on the device)", file=n.file if n else None,
-                         line=n.line if n else None, op="assemble")
-    mask[region] = True
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -486,46 +329,11 @@ def reshape(input: Tensor, shape: Any, *, valid_shape: Any = None, inplace: bool
     out = new_out(tr, shp, src.dtype, "reshape", valid=vs)
     if inplace and src.kind == "param" and not _internal:
         tr.inplace_reshapes.append((src, out, reshaped_param[1], reshaped_param[2]))
-    key, okey = src.key, out.key
-
-    def run(env: Any) -> None:
-        arr, valid = env.get(key)
-        full = eval_shape(shp, env)
-        res = arr.reshape(full)
-        if input_mutable(src):
-            res = res.copy()
-        if vs is not None:
-            v = tuple(evaluate(x, env) for x in vs)
-        elif tuple(valid) == arr.shape:
-            v = full
-        else:
-            v = _reshape_valid(arr.shape, valid, full)
-        env.buf[okey] = (res, v)
-
-    def brun(env: Any, b: Any) -> None:
-        arr = env.buf[key][0]
-        full = eval_shape(shp, env)
-        lead = arr.shape[: arr.ndim - src.dim]
-        env.buf[okey] = (arr.reshape(lead + full), None)
-
-    tr.emit("reshape", run, out, kind="meta", brun=brun if vs is None else None, ins=(key,),
+    tr.emit("reshape", "reshape", {"src": src.key, "out": out.key, "shape": shp, "vs": vs,
+                                   "copy": Late(lambda: input_mutable(src)), "rank": src.dim},
+            out, kind="meta", ins=(src.key,), outs=(out,),
             attrs={"shape": [d if isinstance(d, int) else repr(d) for d in shp]})
     return out
-
-
-def _reshape_valid(old: tuple, valid: tuple, new: tuple) -> tuple:
-    """Valid shape through a reshape when the valid region is a row-major prefix, else full (padding flows)."""
-    first = next((d for d in range(len(old)) if valid[d] != old[d]), None)
-    if first is None:
-        return new
-    if any(old[d] != 1 for d in range(first)) or any(valid[d] != old[d] for d in range(first + 1, len(old))):
-        return new
-    n_valid = valid[first] * math.prod(old[first + 1:])
-    for j in range(len(new) - 1, -1, -1):
-        inner = math.prod(new[j + 1:])
-        if n_valid % inner == 0 and n_valid // inner <= new[j] and all(new[k] == 1 for k in range(j)):
-            return tuple(new[:j]) + (n_valid // inner,) + tuple(new[j + 1:])
-    return new
 
 
 @op("unsqueeze")
@@ -539,14 +347,9 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
     d = dim if dim >= 0 else dim + r + 1
     shp = src.shape[:d] + [1] + src.shape[d:]
     out = new_out(tr, shp, src.dtype, "unsqueeze")
-    key, okey = src.key, out.key
-
-    def run(env: Any) -> None:
-        arr, valid = env.get(key)
-        res = np.expand_dims(arr, d)
-        env.buf[okey] = (res.copy() if input_mutable(src) else res, tuple(valid[:d]) + (1,) + tuple(valid[d:]))
-
-    tr.emit("unsqueeze", run, out, kind="meta", ins=(key,), attrs={"dim": d})
+    tr.emit("unsqueeze", "unsqueeze", {"src": src.key, "out": out.key, "dim": d,
+                                       "copy": Late(lambda: input_mutable(src))},
+            out, kind="meta", ins=(src.key,), outs=(out,), attrs={"dim": d})
     return out
 
 
@@ -557,11 +360,5 @@ def clone(input: Tensor) -> Tensor:
     src = reader(tr, input, "clone")
     te = check_tile(tr, "clone", src.dim)
     out = new_out(tr, src.shape, src.dtype, "clone", valid=src.valid_shape)
-    key, okey = src.key, out.key
-
-    def run(env: Any) -> None:
-        arr, valid = env.get(key)
-        env.buf[okey] = (arr.copy(), valid)
-
-    tr.emit("clone", run, out, tile_elems=te, ins=(key,))
+    tr.emit("clone", "clone", {"src": src.key, "out": out.key}, out, tile_elems=te, ins=(src.key,), outs=(out,))
     return out

@@ -5,14 +5,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
-
-from runtime.emulator._buffers import eval_shape, is_float_np
 from runtime.emulator._enums import DataType, numpy_dtype
 from runtime.emulator._ops_core import _int_list, check_tile, new_out
 from runtime.emulator._registry import op
 from runtime.emulator._scalar import Element
-from runtime.emulator._symbolic import SymbolicScalar, evaluate
+from runtime.emulator._symbolic import SymbolicScalar
 from runtime.emulator._tensor import Tensor
 from runtime.emulator._trace import Tracer, require_tracer
 
@@ -34,16 +31,10 @@ def _fill(tr: Tracer, opname: str, shp: list, value: Any, dt: DataType, vs: Any 
     if not 1 <= len(shp) <= 5:
         raise tr.pyerror("ValueError", f"{opname}: 1-4 dims supported, got {len(shp)}", op=opname)
     out = new_out(tr, shp, dt, opname, valid=vs)
-    okey, ndt = out.key, numpy_dtype(dt)
-
-    def run(env: Any) -> None:
-        full = eval_shape(shp, env)
-        v = value.evaluate(env) if isinstance(value, SymbolicScalar) else value
-        arr = np.full(full, v, dtype=np.float32 if is_float_np(ndt) else ndt).astype(ndt, copy=False)
-        valid = tuple(evaluate(x, env) for x in vs) if vs is not None else full
-        env.buf[okey] = (arr, valid)
-
-    tr.emit(opname, run, out, tile_elems=te)
+    sym = isinstance(value, SymbolicScalar)
+    tr.emit(opname, "fill", {"out": out.key, "shape": shp, "value": 0 if sym else value,
+                             "value_expr": value if sym else None, "odt": numpy_dtype(dt).name, "vs": vs},
+            out, tile_elems=te, outs=(out,))
     return out
 
 
@@ -102,12 +93,8 @@ def arange(*args: Any, dtype: Any = None) -> Tensor:
     dt = DataType(dtype) if dtype is not None else (DataType.DT_FP32 if isf else DataType.DT_INT32)
     te = check_tile(tr, "arange", 1)
     out = new_out(tr, [n], dt, "arange")
-    okey, ndt = out.key, numpy_dtype(dt)
-
-    def run(env: Any) -> None:
-        env.put(okey, (start + step * np.arange(n, dtype=np.float64)).astype(ndt))
-
-    tr.emit("arange", run, out, tile_elems=te)
+    tr.emit("arange", "arange", {"out": out.key, "n": n, "start": start, "step": step, "odt": numpy_dtype(dt).name},
+            out, tile_elems=te, outs=(out,))
     return out
 
 

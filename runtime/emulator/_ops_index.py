@@ -1,18 +1,15 @@
-"""Transform and indexing ops: transpose, concat, expand_clone, gather family, scatter family, topk/sort."""
+"""Transform and indexing ops: transpose, concat, expand_clone, gather family, scatter family, topk/sort.
+
+Trace side only (checks, output shapes); the device implementations are in `device._k_index`."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
-from runtime.emulator._buffers import poison_array
 from runtime.emulator._enums import DataType
-from runtime.emulator._numerics import compute
 from runtime.emulator._ops_core import check_tile, clone, new_out, reader, static_shape
 from runtime.emulator._registry import op
-from runtime.emulator._symbolic import SymbolicScalar, evaluate
+from runtime.emulator._symbolic import SymbolicScalar
 from runtime.emulator._tensor import Tensor
 from runtime.emulator._trace import Tracer, current_scope, require_tracer
 
@@ -21,39 +18,21 @@ __all__ = ["simple_op"]
 _IDX = (DataType.DT_INT32, DataType.DT_INT64)
 
 
-def simple_op(tr: Tracer, opname: str, ins: list[Tensor], shapes: list[list], dtypes: list[DataType],
-              fn: Callable[..., Any], *, tile_rank: int | None = None, align_error: bool = False,
-              tile: bool = True, attrs: dict | None = None) -> list[Tensor]:
-    """Record an op with tensor inputs and 1+ outputs; ``fn(env, *(arr, valid)) -> [(arr, valid), ...]``."""
+def simple_op(tr: Tracer, opname: str, impl: str, params: dict[str, Any], ins: list[Tensor], shapes: list[list],
+              dtypes: list[DataType], *, out_params: tuple[str, ...] = ("out",), tile_rank: int | None = None,
+              align_error: bool = False, tile: bool = True, attrs: dict | None = None) -> list[Tensor]:
+    """Record an op with tensor inputs and 1+ outputs (device kind ``impl``; the output keys are filled into
+    ``params`` under ``out_params``)."""
     te = 0
     if tile:
         te = check_tile(tr, opname, tile_rank if tile_rank is not None else len(shapes[0]),
                         dtype=ins[0].dtype if ins else None, align_error=align_error)
     outs = [new_out(tr, s, d, opname) for s, d in zip(shapes, dtypes, strict=True)]
-    keys = [t.key for t in ins]
-    okeys = [o.key for o in outs]
-
-    def run(env: Any) -> None:
-        res = fn(env, *[env.get(k) for k in keys])
-        for k, (arr, valid) in zip(okeys, res, strict=True):
-            env.buf[k] = (arr, tuple(valid))
-
-    tr.emit(opname, run, outs[0], tile_elems=te, ins=tuple(keys), attrs=attrs)
+    for name, o in zip(out_params, outs, strict=True):
+        params[name] = o.key
+    tr.emit(opname, impl, params, outs[0], tile_elems=te, ins=tuple(t.key for t in ins),
+            outs=tuple(outs), attrs=attrs)
     return outs
-
-
-def _full_valid(arr: np.ndarray, valid: tuple) -> np.ndarray:
-    if tuple(valid) == arr.shape:
-        return arr
-    return arr[tuple(slice(0, v) for v in valid)]
-
-
-def _pad_to(arr: np.ndarray, shape: tuple) -> tuple[np.ndarray, tuple]:
-    if arr.shape == tuple(shape):
-        return arr, arr.shape
-    res = poison_array(tuple(shape), arr.dtype)
-    res[tuple(slice(0, n) for n in arr.shape)] = arr
-    return res, arr.shape
 
 
 _T4 = {(0, 2), (1, 3), (2, 3), (1, 2)}
@@ -74,13 +53,8 @@ def transpose(input: Any, dim0: int, dim1: int) -> Tensor:
     shp2 = list(shp)
     shp2[d0], shp2[d1] = shp[d1], shp[d0]
 
-    def fn(env: Any, a: tuple) -> list:
-        arr, v = a
-        vv = list(v)
-        vv[d0], vv[d1] = v[d1], v[d0]
-        return [(np.ascontiguousarray(np.swapaxes(arr, d0, d1)), vv)]
-
-    return simple_op(tr, "transpose", [A], [shp2], [A.dtype], fn, align_error=noop,
+    return simple_op(tr, "transpose", "transpose", {"src": A.key, "d0": d0, "d1": d1}, [A], [shp2], [A.dtype],
+                     align_error=noop,
                      attrs={"dim0": int(dim0), "dim1": int(dim1)})[0]
 
 
@@ -92,11 +66,7 @@ def permute(input: Any, dims: Any) -> Tensor:
     dims = [d % A.dim for d in dims]
     shp = [A.shape[d] for d in dims]
 
-    def fn(env: Any, a: tuple) -> list:
-        arr, v = a
-        return [(np.ascontiguousarray(np.transpose(arr, dims)), [v[d] for d in dims])]
-
-    return simple_op(tr, "permute", [A], [shp], [A.dtype], fn)[0]
+    return simple_op(tr, "permute", "permute", {"src": A.key, "dims": dims}, [A], [shp], [A.dtype])[0]
 
 
 @op("concat", method=False)
@@ -121,24 +91,8 @@ def concat(tensors: Any, dim: int = 0) -> Tensor:
     shp = list(ts[0].shape)
     shp[ax] = total if not isinstance(total, SymbolicScalar) or total._value is None else total._value
 
-    def fn(env: Any, *vals: tuple) -> list:
-        parts = []
-        for i, (arr, v) in enumerate(vals):
-            if v[ax] != arr.shape[ax]:
-                raise env.error("EMU_CONCAT_VALID", f"concat: input {i} is not fully valid along dim {ax} "
-                                f"(valid {v[ax]} of {arr.shape[ax]}); padding would land inside the result")
-            parts.append(arr)
-        try:
-            res = np.concatenate(parts, axis=ax)
-        except ValueError as exc:
-            raise env.error("FC0000", f"concat: {exc}") from None
-        vv = list(res.shape)
-        for d in range(r):
-            if d != ax:
-                vv[d] = min(v[d] for _, v in vals)
-        return [(res, vv)]
-
-    return simple_op(tr, "concat", ts, [shp], [ts[0].dtype], fn)[0]
+    return simple_op(tr, "concat", "concat", {"srcs": [t.key for t in ts], "ax": ax, "rank": r}, ts, [shp],
+                     [ts[0].dtype])[0]
 
 
 @op("expand_clone")
@@ -149,26 +103,8 @@ def expand_clone(input: Any, shape: Any, *, valid_shape: Any = None) -> Tensor:
     shp = list(shape)
     vs = list(valid_shape) if valid_shape is not None else None
 
-    def fn(env: Any, a: tuple) -> list:
-        arr, v = a
-        full = tuple(evaluate(s, env) for s in shp)
-        try:
-            res = np.broadcast_to(arr, full).copy()
-        except ValueError:
-            raise env.error("FC0000", f"expand_clone: {list(arr.shape)} cannot expand to {list(full)}") from None
-        if vs is not None:
-            vv = [evaluate(x, env) for x in vs]
-        else:
-            vv = [f if arr.shape[d] == 1 else v[d] for d, f in enumerate(full)]
-        return [(res, vv)]
-
-    return simple_op(tr, "expand_clone", [A], [shp], [A.dtype], fn)[0]
-
-
-def _check_index(env: Any, idx: np.ndarray, n: int, opname: str) -> None:
-    if idx.size and (idx.min() < -n or idx.max() >= n):
-        raise env.error("EMU_INDEX_OOB", f"{opname}: index value out of range [0, {n}) "
-                        f"(min {int(idx.min())}, max {int(idx.max())})")
+    return simple_op(tr, "expand_clone", "expand_clone", {"src": A.key, "shape": shp, "vs": vs}, [A], [shp],
+                     [A.dtype])[0]
 
 
 @op("index_select")
@@ -182,15 +118,8 @@ def index_select(input: Any, dim: int, index: Any) -> Tensor:
     ax = dim % A.dim
     shp = A.shape[:ax] + Ix.shape + A.shape[ax + 1:]
 
-    def fn(env: Any, a: tuple, i: tuple) -> list:
-        arr, v = a
-        idx = _full_valid(*i)
-        _check_index(env, idx, v[ax], "index_select")
-        res = np.take(arr, idx.astype(np.int64), axis=ax)
-        vv = list(v[:ax]) + list(idx.shape) + list(v[ax + 1:])
-        return [(res, vv)]
-
-    return simple_op(tr, "index_select", [A, Ix], [shp], [A.dtype], fn)[0]
+    return simple_op(tr, "index_select", "index_select", {"src": A.key, "index": Ix.key, "ax": ax}, [A, Ix], [shp],
+                     [A.dtype])[0]
 
 
 @op("gather")
@@ -203,14 +132,8 @@ def gather(input: Any, dim: int, index: Any) -> Tensor:
         raise tr.error("FC0001", "gather: index must be INT32/INT64 with the input's rank", op="gather")
     ax = dim % A.dim
 
-    def fn(env: Any, a: tuple, i: tuple) -> list:
-        arr, v = a
-        idx = i[0].astype(np.int64)
-        _check_index(env, idx, v[ax], "gather")
-        src = arr[tuple(slice(0, idx.shape[d]) if d != ax else slice(None) for d in range(arr.ndim))]
-        return [(np.take_along_axis(src, idx, axis=ax), i[1])]
-
-    return simple_op(tr, "gather", [A, Ix], [Ix.shape], [A.dtype], fn)[0]
+    return simple_op(tr, "gather", "gather", {"src": A.key, "index": Ix.key, "ax": ax}, [A, Ix], [Ix.shape],
+                     [A.dtype])[0]
 
 
 _GM = {1: (0, 2), 2: (1, 2), 3: (0, 4), 4: (1, 4), 5: (2, 4), 6: (3, 4), 7: (0, 1)}
@@ -229,37 +152,23 @@ def gathermask(input: Any, pattern_mode: int) -> Tensor:
         raise tr.error("FC0000", f"gathermask: last dim {last} must be divisible by {s}", op="gathermask")
     shp = A.shape[:-1] + [last // s if isinstance(last, int) else last / s]
 
-    def fn(env: Any, a: tuple) -> list:
-        arr, v = a
-        return [(np.ascontiguousarray(arr[..., k::s]), list(v[:-1]) + [(v[-1] - k + s - 1) // s])]
-
-    return simple_op(tr, "gathermask", [A], [shp], [A.dtype], fn)[0]
+    return simple_op(tr, "gathermask", "gathermask", {"src": A.key, "k": k, "s": s}, [A], [shp], [A.dtype])[0]
 
 
-def _inplace(tr: Tracer, opname: str, target: Tensor, others: list[Tensor], fn: Callable[..., None],
+def _inplace(tr: Tracer, opname: str, target: Tensor, others: list[Tensor], fn: str, fparams: dict[str, Any],
              *, returns: bool = True) -> Tensor | None:
-    """Record an op that mutates ``target``'s storage in place; optionally returns a copy as a new tensor."""
+    """Record an op that mutates ``target``'s storage in place (device kind ``inplace``, function ``fn``);
+    optionally returns a copy as a new tensor."""
     te = check_tile(tr, opname, target.dim)
     target._written = True
-    tkey = target.key
-    keys = [t.key for t in others]
     out = new_out(tr, target.shape, target.dtype, opname) if returns else None
-    okey = out.key if out is not None else None
     is_param = target.kind == "param"
-
-    owned = target.kind in ("param", "local")
-
-    def run(env: Any) -> None:
-        cur = env.get(tkey)
-        if not owned:  # op outputs may share memory with a read-only argument: copy before mutating
-            cur = env.buf[tkey] = (cur[0].copy(), cur[1])
-        fn(env, cur[0], cur[1], *[env.get(k) for k in keys])
-        if is_param:
-            env.bytes_out += cur[0].nbytes
-        if okey is not None:
-            env.buf[okey] = (cur[0].copy(), cur[1])
-
-    tr.emit(opname, run, out, tile_elems=te, gm_write=is_param, target=target.name, ins=(tkey, *keys))
+    params = {"target": target.key, "others": [t.key for t in others], "out": out.key if out is not None else None,
+              "fn": fn, "ax": 0, "reduce": None, "scalar": None, "alpha": None, "accumulate": False,
+              "opname": opname, "param": is_param, "owned": target.kind in ("param", "local")}
+    params.update(fparams)
+    tr.emit(opname, "inplace", params, out, tile_elems=te, gm_write=is_param, target=target.name,
+            ins=(target.key, *[t.key for t in others]), outs=() if out is None else (out,), writes=(target.key,))
     return out
 
 
@@ -283,53 +192,7 @@ def scatter_update(input: Any, dim: int, index: Any, src: Any) -> Tensor:
             tr.warn("EMU_SCATTER_TILE", f"scatter_update: tile rows {tr_rows} vs {sr} source rows (neither divides "
                     "the other) failed in the 0.2.0 oracle with FC1000 'tileshape 0 is invalid'", op="scatter_update")
 
-    def fn(env: Any, arr: np.ndarray, v: tuple, i: tuple, s: tuple) -> None:
-        idx = _full_valid(*i).astype(np.int64)
-        sv = s[0]
-        if arr.ndim == 4:
-            bs = arr.shape[1]
-            flat = idx.reshape(-1)
-            _check_index(env, flat, arr.shape[0] * bs, "scatter_update")
-            rows = sv.reshape(-1, sv.shape[-2], sv.shape[-1]) if sv.ndim == 4 else sv.reshape(flat.size, 1, -1)
-            if rows.shape[0] != flat.size:
-                raise env.error("EMU_SCATTER_SHAPE", f"scatter_update: {flat.size} indices but src has "
-                                f"{rows.shape[0]} rows")
-            arr[flat // bs, flat % bs] = rows
-        else:
-            flat = idx.reshape(-1)
-            _check_index(env, flat, arr.shape[0], "scatter_update")
-            rows = sv.reshape(-1, arr.shape[1])
-            if rows.shape[0] < flat.size:
-                raise env.error("EMU_SCATTER_SHAPE", f"scatter_update: {flat.size} indices but src has "
-                                f"{rows.shape[0]} rows")
-            arr[flat] = rows[: flat.size]
-
-    return _inplace(tr, "scatter_update", A, [Ix, S], fn)
-
-
-def _scatter_fn(ax: int, reduce: Any, scalar: Any) -> Callable[..., None]:
-    def fn(env: Any, arr: np.ndarray, v: tuple, i: tuple, *s: tuple) -> None:
-        idx = i[0].astype(np.int64)
-        _check_index(env, idx, arr.shape[ax], "scatter")
-        grids = list(np.indices(idx.shape, sparse=True))
-        grids[ax] = idx
-        val = s[0][0][tuple(slice(0, n) for n in idx.shape)] if s else np.full(idx.shape, scalar)
-        val = val.astype(arr.dtype)
-        if reduce is None:
-            arr[tuple(grids)] = val
-        elif reduce == "add":
-            tmp = compute(arr).astype(np.float32) if arr.dtype.kind == "V" or arr.dtype.itemsize < 4 else arr
-            np.add.at(tmp, tuple(grids), compute(val))
-            arr[...] = tmp.astype(arr.dtype)
-        elif reduce == "multiply":
-            tmp = compute(arr).astype(np.float32) if arr.dtype.itemsize < 4 else arr
-            np.multiply.at(tmp, tuple(grids), compute(val))
-            arr[...] = tmp.astype(arr.dtype)
-        else:
-            raise env.error("F00002", f"scatter: reduce must be None, 'add' or 'multiply', got {reduce!r}",
-                            kind="ValueError")
-
-    return fn
+    return _inplace(tr, "scatter_update", A, [Ix, S], "scatter_update", {})
 
 
 def _scatter(opname: str, input: Any, dim: int, index: Any, src: Any, reduce: Any, inplace: bool) -> Any:
@@ -343,12 +206,12 @@ def _scatter(opname: str, input: Any, dim: int, index: Any, src: Any, reduce: An
         others.append(reader(tr, src, opname))
     else:
         scalar = src
-    fn = _scatter_fn(ax, reduce, scalar)
+    fp = {"ax": ax, "reduce": reduce, "scalar": scalar}
     if inplace:
-        return _inplace(tr, opname, A, others, fn)
+        return _inplace(tr, opname, A, others, "scatter", fp)
     c = clone(A)
     c._written = True
-    return _inplace(tr, opname, c, others, fn)
+    return _inplace(tr, opname, c, others, "scatter", fp)
 
 
 @op("scatter")
@@ -370,20 +233,11 @@ def _index_add(opname: str, input: Any, dim: int, index: Any, source: Any, alpha
     S = reader(tr, source, opname)
     ax = dim % A.dim
 
-    def fn(env: Any, arr: np.ndarray, v: tuple, i: tuple, s: tuple) -> None:
-        idx = i[0].astype(np.int64).reshape(-1)
-        _check_index(env, idx, arr.shape[ax], opname)
-        tmp = compute(arr).astype(np.float32) if arr.dtype.kind != "i" else arr.copy()
-        src_v = compute(s[0]) * alpha
-        sl = [slice(None)] * arr.ndim
-        sl[ax] = idx
-        np.add.at(tmp, tuple(sl), src_v)
-        arr[...] = tmp.astype(arr.dtype)
-
+    fp = {"ax": ax, "alpha": alpha}
     if inplace:
-        return _inplace(tr, opname, A, [Ix, S], fn)
+        return _inplace(tr, opname, A, [Ix, S], "index_add", fp)
     c = clone(A)
-    return _inplace(tr, opname, c, [Ix, S], fn)
+    return _inplace(tr, opname, c, [Ix, S], "index_add", fp)
 
 
 @op("index_add")
@@ -405,21 +259,7 @@ def index_put_(input: Any, indices: Any, values: Any, accumulate: bool = False) 
     A = reader(tr, input, "index_put_")
     idx_ts = [reader(tr, t, "index_put_") for t in indices]
     V = reader(tr, values, "index_put_")
-    n = len(idx_ts)
-
-    def fn(env: Any, arr: np.ndarray, v: tuple, *rest: tuple) -> None:
-        idx = tuple(r[0].astype(np.int64) for r in rest[:n])
-        val = rest[n][0]
-        for d, ix in enumerate(idx):
-            _check_index(env, ix, arr.shape[d], "index_put_")
-        if accumulate:
-            tmp = compute(arr).astype(np.float32) if arr.dtype.kind != "i" else arr.copy()
-            np.add.at(tmp, idx, compute(val))
-            arr[...] = tmp.astype(arr.dtype)
-        else:
-            arr[idx] = val
-
-    _inplace(tr, "index_put_", A, idx_ts + [V], fn, returns=False)
+    _inplace(tr, "index_put_", A, idx_ts + [V], "index_put", {"accumulate": bool(accumulate)}, returns=False)
     return None
 
 
@@ -428,24 +268,11 @@ def _sort_common(tr: Tracer, opname: str, A: Tensor, k: int | None, largest: boo
     kk = k if k is not None else last
     shp = A.shape[:-1] + [kk]
 
-    def fn(env: Any, a: tuple) -> list:
-        arr, v = a
-        n = v[-1]
-        x = compute(arr[..., :n])
-        order = np.argsort(-x if largest else x, axis=-1, kind="stable")[..., :kk]
-        vals = np.take_along_axis(arr[..., :n], order, axis=-1)
-        vv = list(v[:-1]) + [min(kk, n)]
-        order = order.astype(np.int32)
-        if vals.shape[-1] < kk:
-            full = tuple(vals.shape[:-1]) + (kk,)
-            vals = _pad_to(vals, full)[0]
-            order = _pad_to(order, full)[0]
-        return [(vals, vv), (order, vv)]
-
     if A.dtype == DataType.DT_FP32 and (last if isinstance(last, int) else 0) * 4 >= 22 * 1024:
         tr.warn("EMU_TOPK_SIZE", "topk MERGE_SORT needs tile[-1]*4 < 22 KB", op=opname)
-    vals, idx = simple_op(tr, opname, [A], [shp, shp], [A.dtype, DataType.DT_INT32],
-                          fn, align_error=True)
+    vals, idx = simple_op(tr, opname, "sort", {"src": A.key, "kk": None if isinstance(kk, SymbolicScalar) else kk,
+                                               "largest": bool(largest)},
+                          [A], [shp, shp], [A.dtype, DataType.DT_INT32], out_params=("vals", "idx"), align_error=True)
     return vals, idx
 
 
@@ -484,13 +311,8 @@ def _tri(opname: str, input: Any, diagonal: Any, lower: bool) -> Tensor:
     tr = require_tracer(opname)
     A = reader(tr, input, opname)
 
-    def fn(env: Any, a: tuple) -> list:
-        arr, v = a
-        d = evaluate(diagonal, env)
-        f = np.tril if lower else np.triu
-        return [(f(arr, d), v)]
-
-    return simple_op(tr, opname, [A], [A.shape], [A.dtype], fn)[0]
+    return simple_op(tr, opname, "tri", {"src": A.key, "diagonal": diagonal, "lower": lower}, [A], [A.shape],
+                     [A.dtype])[0]
 
 
 @op("tril")
@@ -523,12 +345,8 @@ def pad(input: Any, pad: Any, mode: str = "constant", value: float = 0.0) -> Ten
         widths[ax] = (0, int(p[i + 1]))
     shp = [s + w[1] for s, w in zip(A.shape, widths, strict=True)]
 
-    def fn(env: Any, a: tuple) -> list:
-        arr, v = a
-        res = np.pad(arr, widths, mode="constant", constant_values=value)
-        return [(res, res.shape)]
-
-    return simple_op(tr, "pad", [A], [shp], [A.dtype], fn)[0]
+    return simple_op(tr, "pad", "pad", {"src": A.key, "widths": [w[1] for w in widths], "value": value}, [A], [shp],
+                     [A.dtype])[0]
 
 
 @op("fillpad")
@@ -537,14 +355,7 @@ def fillpad(input: Any, mode: str = "constant", value: float = 0.0) -> Tensor:
     tr = require_tracer("fillpad")
     A = reader(tr, input, "fillpad")
 
-    def fn(env: Any, a: tuple) -> list:
-        arr, v = a
-        res = np.full(arr.shape, value, dtype=np.float32).astype(arr.dtype)
-        box = tuple(slice(0, n) for n in v)
-        res[box] = arr[box]
-        return [(res, res.shape)]
-
-    return simple_op(tr, "fillpad", [A], [A.shape], [A.dtype], fn)[0]
+    return simple_op(tr, "fillpad", "fillpad", {"src": A.key, "value": value}, [A], [A.shape], [A.dtype])[0]
 
 
 @op("one_hot")
@@ -553,12 +364,8 @@ def one_hot(input: Any, num_classes: int) -> Tensor:
     tr = require_tracer("one_hot")
     A = reader(tr, input, "one_hot")
 
-    def fn(env: Any, a: tuple) -> list:
-        arr, v = a
-        res = (arr[..., None] == np.arange(num_classes)).astype(arr.dtype)
-        return [(res, list(v) + [num_classes])]
-
-    return simple_op(tr, "one_hot", [A], [A.shape + [num_classes]], [A.dtype], fn)[0]
+    return simple_op(tr, "one_hot", "one_hot", {"src": A.key, "num_classes": num_classes}, [A],
+                     [A.shape + [num_classes]], [A.dtype])[0]
 
 
 @op("deinterleave", method=False)
@@ -569,12 +376,8 @@ def deinterleave(x: Any, y: Any = None) -> tuple[Tensor, Tensor]:
     last = A.shape[-1]
     shp = A.shape[:-1] + [last // 2 if isinstance(last, int) else last / 2]
 
-    def fn(env: Any, a: tuple) -> list:
-        arr, v = a
-        return [(np.ascontiguousarray(arr[..., 0::2]), list(v[:-1]) + [(v[-1] + 1) // 2]),
-                (np.ascontiguousarray(arr[..., 1::2]), list(v[:-1]) + [v[-1] // 2])]
-
-    a, b = simple_op(tr, "deinterleave", [A], [shp, shp], [A.dtype, A.dtype], fn)
+    a, b = simple_op(tr, "deinterleave", "deinterleave", {"src": A.key}, [A], [shp, shp], [A.dtype, A.dtype],
+                     out_params=("even", "odd"))
     return a, b
 
 
@@ -587,8 +390,4 @@ def interleave(x: Any, y: Any) -> Tensor:
     last = A.shape[-1]
     shp = A.shape[:-1] + [last * 2]
 
-    def fn(env: Any, a: tuple, b: tuple) -> list:
-        res = np.stack([a[0], b[0]], axis=-1).reshape(a[0].shape[:-1] + (-1,))
-        return [(res, list(a[1][:-1]) + [2 * min(a[1][-1], b[1][-1])])]
-
-    return simple_op(tr, "interleave", [A, B], [shp], [A.dtype], fn)[0]
+    return simple_op(tr, "interleave", "interleave", {"a": A.key, "b": B.key}, [A, B], [shp], [A.dtype])[0]

@@ -15,7 +15,6 @@ from typing import Any
 import numpy as np
 
 from runtime.emulator._enums import FLOAT_TYPES, INT_TYPES, CastMode, DataType, SaturationMode, numpy_dtype
-from runtime.emulator._numerics import cast_array, compute
 from runtime.emulator._ops_core import check_tile, new_out, reader
 from runtime.emulator._ops_core import reshape as _reshape
 from runtime.emulator._registry import op
@@ -71,16 +70,6 @@ def broadcast_shape(tr: Tracer, opname: str, shapes: list[list]) -> list:
     return out
 
 
-def _valid_of(shape_out: tuple, operands: list[tuple[np.ndarray, tuple]]) -> tuple:
-    v = list(shape_out)
-    for arr, valid in operands:
-        for d, n in enumerate(arr.shape):
-            if n != 1 or shape_out[d] == 1:
-                if valid[d] < v[d]:
-                    v[d] = valid[d]
-    return tuple(v)
-
-
 def _scalar_operand(tr: Tracer, opname: str, x: Any, dt: DataType) -> Any:
     """Python scalar / Element -> value in the tensor's dtype (0.2.0 converts to an Element of that dtype)."""
     if isinstance(x, float) and dt != DataType.DT_FP32 and opname in ("maximum", "minimum", "clip"):
@@ -109,9 +98,10 @@ def _scalar_operand(tr: Tracer, opname: str, x: Any, dt: DataType) -> Any:
         np.float32 if dt in FLOAT_TYPES and dt != DataType.DT_DOUBLE else nd)
 
 
-def binary(opname: str, a: Any, b: Any, fn: Callable, *, out_dtype: DataType | None = None,
-           dtypes: frozenset | None = None, warn_dtypes: bool = True) -> Tensor:
-    """Record an elementwise binary op (tensor op tensor|scalar)."""
+def binary(opname: str, a: Any, b: Any, fn: str, *, out_dtype: DataType | None = None,
+           dtypes: frozenset | None = None, warn_dtypes: bool = True, alpha: Any = None) -> Tensor:
+    """Record an elementwise binary op (tensor op tensor|scalar); ``fn`` names the device function
+    (`device._k_math.BINARY`), ``alpha`` scales the second operand."""
     tr = require_tracer(opname)
     A = reader(tr, a, opname)
     dt = A.dtype
@@ -137,45 +127,15 @@ def binary(opname: str, a: Any, b: Any, fn: Callable, *, out_dtype: DataType | N
     odt = out_dtype if out_dtype is not None else dt
     te = check_tile(tr, opname, len(shape), dtype=odt)
     out = new_out(tr, shape, odt, opname)
-    akey, okey, ond = A.key, out.key, numpy_dtype(odt)
-    shape_t = shape
-
-    def run(env: Any) -> None:
-        xa, va = env.get(akey)
-        if pad_a:
-            xa, va = xa.reshape((1,) * pad_a + xa.shape), (1,) * pad_a + tuple(va)
-        if bkey is not None:
-            xb, vb = env.get(bkey)
-            if pad_b:
-                xb, vb = xb.reshape((1,) * pad_b + xb.shape), (1,) * pad_b + tuple(vb)
-            try:
-                r = fn(compute(xa), compute(xb))
-            except ValueError as exc:
-                raise env.error("FC0000", f"shape not support binary operation ({list(xa.shape)} vs "
-                                f"{list(xb.shape)}): {exc}") from None
-            valid = _valid_of(r.shape, [(xa, va), (xb, vb)])
-        else:
-            r = fn(compute(xa), bval)
-            valid = va
-        if r.dtype != ond:
-            r = r.astype(ond)
-        env.buf[okey] = (r, valid)
-
-    del shape_t
-
-    def brun(env: Any, b: Any) -> None:
-        xa = env.buf[akey][0]
-        r = fn(compute(xa), compute(env.buf[bkey][0]) if bkey is not None else bval)
-        env.buf[okey] = (r.astype(ond, copy=False), None)
-
-    tr.emit(opname, run, out, tile_elems=te, brun=None if pad_a or pad_b else brun,
-            ins=(akey,) if bkey is None else (akey, bkey))
+    tr.emit(opname, "binary", {"a": A.key, "b": bkey, "out": out.key, "fn": fn, "alpha": alpha, "scalar": bval,
+                               "pad_a": pad_a, "pad_b": pad_b, "odt": numpy_dtype(odt).name},
+            out, tile_elems=te, ins=(A.key,) if bkey is None else (A.key, bkey), outs=(out,))
     return out
 
 
-def unary(opname: str, a: Any, fn: Callable, *, dtypes: frozenset | None = None,
-          out_dtype: DataType | None = None, compute_float: bool = False) -> Tensor:
-    """Record an elementwise unary op."""
+def unary(opname: str, a: Any, fn: str, *, dtypes: frozenset | None = None,
+          out_dtype: DataType | None = None, compute_float: bool = False, arg: Any = None) -> Tensor:
+    """Record an elementwise unary op (``fn`` names the device function, `device._k_math.UNARY`)."""
     tr = require_tracer(opname)
     A = reader(tr, a, opname)
     dt = A.dtype
@@ -188,27 +148,8 @@ def unary(opname: str, a: Any, fn: Callable, *, dtypes: frozenset | None = None,
         tr.warn("EMU_SIGMOID_VALID", "sigmoid on a tile with a smaller valid_shape failed in the 0.2.0 oracle (its "
                 "internal constant is built at full tile shape); use x / (1 + exp(-x))", op=opname)
     out = new_out(tr, A.shape, odt, opname, valid=A.valid_shape)
-    akey, okey, ond = A.key, out.key, numpy_dtype(odt)
-
-    def run(env: Any) -> None:
-        xa, va = env.get(akey)
-        x = compute(xa)
-        if compute_float and x.dtype.kind in "iub":
-            x = x.astype(np.float32)
-        r = fn(x)
-        if r.dtype != ond:
-            r = r.astype(ond)
-        env.buf[okey] = (r, va)
-
-    def brun(env: Any, b: Any) -> None:
-        x = compute(env.buf[akey][0])
-        if compute_float and x.dtype.kind in "iub":
-            x = x.astype(np.float32)
-        with np.errstate(all="ignore"):
-            r = fn(x)
-        env.buf[okey] = (r.astype(ond, copy=False), None)
-
-    tr.emit(opname, run, out, tile_elems=te, brun=brun, ins=(akey,))
+    tr.emit(opname, "unary", {"a": A.key, "out": out.key, "fn": fn, "arg": arg, "compute_float": compute_float,
+                              "odt": numpy_dtype(odt).name}, out, tile_elems=te, ins=(A.key,), outs=(out,))
     return out
 
 
@@ -219,34 +160,22 @@ INTS = frozenset(INT_TYPES)
 
 # ---- binary arithmetic --------------------------------------------------------------------------------
 
-def _alpha(fn: Callable, alpha: Any) -> Callable:
-    if alpha == 1:
-        return fn
-    return lambda x, y: fn(x, y * alpha)
-
-
 @op("add")
 def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     """input + alpha*other."""
-    return binary("add", input, other, _alpha(np.add, alpha), dtypes=FI)
+    return binary("add", input, other, "add", dtypes=FI, alpha=None if alpha == 1 else alpha)
 
 
 @op("sub")
 def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     """input - alpha*other."""
-    return binary("sub", input, other, _alpha(np.subtract, alpha), dtypes=FI)
+    return binary("sub", input, other, "sub", dtypes=FI, alpha=None if alpha == 1 else alpha)
 
 
 @op("mul")
 def mul(input: Any, other: Any) -> Tensor:
     """Elementwise product."""
-    return binary("mul", input, other, np.multiply, dtypes=FI)
-
-
-def _div(x: np.ndarray, y: Any) -> np.ndarray:
-    if x.dtype.kind in "iu":
-        return np.divide(x.astype(np.float32), np.asarray(y).astype(np.float32))
-    return np.divide(x, y)
+    return binary("mul", input, other, "mul", dtypes=FI)
 
 
 @op("div")
@@ -254,31 +183,31 @@ def div(input: Any, other: Any, precision_type: Any = None) -> Tensor:
     """Division; integer inputs give an FP32 result (the oracle rejects INT32 div)."""
     dt = input.dtype if isinstance(input, Tensor) else None
     odt = DataType.DT_FP32 if dt in INT_TYPES else None
-    return binary("div", input, other, _div, out_dtype=odt, dtypes=FI)
+    return binary("div", input, other, "div", out_dtype=odt, dtypes=FI)
 
 
 @op("floor_div")
 def floor_div(input: Any, other: Any) -> Tensor:
     """floor(input / other)."""
-    return binary("floor_div", input, other, lambda x, y: np.floor_divide(x, y), dtypes=FI)
+    return binary("floor_div", input, other, "floor_div", dtypes=FI)
 
 
 @op("remainder")
 def remainder(input: Any, other: Any, precision_type: Any = None) -> Tensor:
     """Python-style modulo (sign of the divisor)."""
-    return binary("remainder", input, other, np.mod, dtypes=FI)
+    return binary("remainder", input, other, "remainder", dtypes=FI)
 
 
 @op("fmod")
 def fmod(input: Any, other: Any, precision_type: Any = None) -> Tensor:
     """C-style remainder (sign of the dividend)."""
-    return binary("fmod", input, other, np.fmod, dtypes=F)
+    return binary("fmod", input, other, "fmod", dtypes=F)
 
 
 @op("pow")
 def pow(input: Any, other: Any, precision_type: Any = None) -> Tensor:  # noqa: A001
     """input ** other (float)."""
-    return binary("pow", input, other, np.power, dtypes=F)
+    return binary("pow", input, other, "pow", dtypes=F)
 
 
 @op("maximum")
@@ -286,7 +215,7 @@ def maximum(input: Any, other: Any) -> Tensor:
     """Elementwise max (NaN propagates, like the vector unit's max)."""
     if not isinstance(input, Tensor) and isinstance(other, Tensor):
         input, other = other, input
-    return binary("maximum", input, other, np.maximum, dtypes=FI)
+    return binary("maximum", input, other, "maximum", dtypes=FI)
 
 
 @op("minimum")
@@ -294,79 +223,79 @@ def minimum(input: Any, other: Any) -> Tensor:
     """Elementwise min."""
     if not isinstance(input, Tensor) and isinstance(other, Tensor):
         input, other = other, input
-    return binary("minimum", input, other, np.minimum, dtypes=FI)
+    return binary("minimum", input, other, "minimum", dtypes=FI)
 
 
 @op("hypot")
 def hypot(input: Any, other: Any) -> Tensor:
     """sqrt(x^2 + y^2)."""
-    return binary("hypot", input, other, np.hypot, dtypes=F)
+    return binary("hypot", input, other, "hypot", dtypes=F)
 
 
 @op("copysign")
 def copysign(input: Any, other: Any) -> Tensor:
     """|x| with the sign of y."""
-    return binary("copysign", input, other, np.copysign, dtypes=F)
+    return binary("copysign", input, other, "copysign", dtypes=F)
 
 
 @op("atan2")
 def atan2(input: Any, other: Any) -> Tensor:
     """atan2(y=input, x=other)."""
-    return binary("atan2", input, other, np.arctan2, dtypes=F)
+    return binary("atan2", input, other, "atan2", dtypes=F)
 
 
 @op("gcd")
 def gcd(input: Any, other: Any) -> Tensor:
     """Greatest common divisor (ints)."""
-    return binary("gcd", input, other, np.gcd, dtypes=INTS)
+    return binary("gcd", input, other, "gcd", dtypes=INTS)
 
 
 @op("bitwise_and")
 def bitwise_and(input: Any, other: Any) -> Tensor:
     """Bitwise and (ints)."""
-    return binary("bitwise_and", input, other, np.bitwise_and, dtypes=INTS)
+    return binary("bitwise_and", input, other, "bitwise_and", dtypes=INTS)
 
 
 @op("bitwise_or")
 def bitwise_or(input: Any, other: Any) -> Tensor:
     """Bitwise or (ints)."""
-    return binary("bitwise_or", input, other, np.bitwise_or, dtypes=INTS)
+    return binary("bitwise_or", input, other, "bitwise_or", dtypes=INTS)
 
 
 @op("bitwise_xor")
 def bitwise_xor(input: Any, other: Any) -> Tensor:
     """Bitwise xor (ints)."""
-    return binary("bitwise_xor", input, other, np.bitwise_xor, dtypes=INTS)
+    return binary("bitwise_xor", input, other, "bitwise_xor", dtypes=INTS)
 
 
 @op("bitwise_left_shift")
 def bitwise_left_shift(input: Any, other: Any) -> Tensor:
     """Left shift (ints)."""
-    return binary("bitwise_left_shift", input, other, np.left_shift, dtypes=INTS)
+    return binary("bitwise_left_shift", input, other, "left_shift", dtypes=INTS)
 
 
 @op("bitwise_right_shift")
 def bitwise_right_shift(input: Any, other: Any) -> Tensor:
     """Arithmetic right shift for signed ints (numpy >> semantics)."""
-    return binary("bitwise_right_shift", input, other, np.right_shift, dtypes=INTS)
+    return binary("bitwise_right_shift", input, other, "right_shift", dtypes=INTS)
 
 
 @op("bitwise_not")
 def bitwise_not(input: Any) -> Tensor:
     """Bitwise not (ints)."""
-    return unary("bitwise_not", input, np.invert, dtypes=INTS)
+    return unary("bitwise_not", input, "bitwise_not", dtypes=INTS)
 
 
 @op("logical_and")
 def logical_and(input: Any, other: Any) -> Tensor:
     """Logical and -> BOOL."""
-    return binary("logical_and", input, other, np.logical_and, out_dtype=_BOOL)
+    return binary("logical_and", input, other, "logical_and", out_dtype=_BOOL)
 
 
 @op("logical_not")
 def logical_not(input: Any) -> Tensor:
     """Logical not -> BOOL."""
-    return unary("logical_not", input, np.logical_not, out_dtype=_BOOL)
+    return unary("logical_not", input, "logical_not", out_dtype=_BOOL)
 
 
 @op("clip")
@@ -374,11 +303,11 @@ def clip(input: Any, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
     """Clamp to [min, max] (either may be None)."""
     t = input
     if min is not None:
-        t = binary("clip", t, min, np.maximum, dtypes=FI)
+        t = binary("clip", t, min, "maximum", dtypes=FI)
     if max is not None:
-        t = binary("clip", t, max, np.minimum, dtypes=FI)
+        t = binary("clip", t, max, "minimum", dtypes=FI)
     if min is None and max is None:
-        t = unary("clip", t, lambda x: x)
+        t = unary("clip", t, "identity")
     return t
 
 
@@ -394,114 +323,100 @@ def prelu(input: Any, weight: Any) -> Tensor:
     else:
         shape[0] = W.shape[0]
     w = _reshape(W, shape, inplace=True)
-    return binary("prelu", A, w, lambda x, y: np.where(x > 0, x, x * y), dtypes=F)
+    return binary("prelu", A, w, "prelu", dtypes=F)
 
 
 @op("lrelu")
 def lrelu(input: Any, negative_slope: float = 0.01) -> Tensor:
     """Leaky ReLU (negative_slope >= 0)."""
-    s = np.float32(negative_slope)
-    return unary("lrelu", input, lambda x: np.where(x > 0, x, x * s), dtypes=F)
+    return unary("lrelu", input, "lrelu", dtypes=F, arg=np.float32(negative_slope))
 
 
 # ---- unary math ---------------------------------------------------------------------------------------
 
-def _rsqrt(x: np.ndarray) -> np.ndarray:
-    return 1.0 / np.sqrt(x)
-
-
-def _round(decimals: int) -> Callable:
-    if decimals == 0:
-        return np.rint
-    return lambda x: np.round(x, decimals)
-
-
-_erf_v = np.vectorize(math.erf, otypes=[np.float64])
-_erfc_v = np.vectorize(math.erfc, otypes=[np.float64])
-
-_UNARY: dict[str, tuple[Callable, frozenset | None, bool]] = {
-    "abs": (np.abs, F | {DataType.DT_INT32, DataType.DT_INT16}, False),
-    "neg": (np.negative, FI, False),
-    "exp": (np.exp, F, True),
-    "exp2": (np.exp2, F, True),
-    "expm1": (np.expm1, FI, True),
-    "log": (np.log, F, True),
-    "log1p": (np.log1p, F, True),
-    "log2": (np.log2, F, True),
-    "log10": (np.log10, F, True),
-    "sqrt": (np.sqrt, F, True),
-    "rsqrt": (_rsqrt, F, True),
-    "reciprocal": (np.reciprocal, F, True),
-    "sign": (np.sign, FI, False),
-    "relu": (lambda x: np.maximum(x, 0), FI, False),
-    "sigmoid": (lambda x: 1.0 / (1.0 + np.exp(-x)), frozenset({DataType.DT_FP32}), True),
-    "ceil": (np.ceil, FI, False),
-    "floor": (np.floor, FI, False),
-    "trunc": (np.trunc, FI, False),
-    "cbrt": (np.cbrt, F, True),
-    "sin": (np.sin, F, True),
-    "cos": (np.cos, F, True),
-    "tan": (np.tan, F, True),
-    "tanh": (np.tanh, F, True),
-    "sinh": (np.sinh, F, True),
-    "cosh": (np.cosh, F, True),
-    "asin": (np.arcsin, F, True),
-    "acos": (np.arccos, F, True),
-    "atan": (np.arctan, F, True),
-    "asinh": (np.arcsinh, F, True),
-    "acosh": (np.arccosh, F, True),
-    "atanh": (np.arctanh, F, True),
-    "erf": (lambda x: _erf_v(x).astype(np.float32), F, True),
-    "erfc": (lambda x: _erfc_v(x).astype(np.float32), F, True),
+_UNARY: dict[str, tuple[frozenset | None, bool]] = {
+    "abs": (F | {DataType.DT_INT32, DataType.DT_INT16}, False),
+    "neg": (FI, False),
+    "exp": (F, True),
+    "exp2": (F, True),
+    "expm1": (FI, True),
+    "log": (F, True),
+    "log1p": (F, True),
+    "log2": (F, True),
+    "log10": (F, True),
+    "sqrt": (F, True),
+    "rsqrt": (F, True),
+    "reciprocal": (F, True),
+    "sign": (FI, False),
+    "relu": (FI, False),
+    "sigmoid": (frozenset({DataType.DT_FP32}), True),
+    "ceil": (FI, False),
+    "floor": (FI, False),
+    "trunc": (FI, False),
+    "cbrt": (F, True),
+    "sin": (F, True),
+    "cos": (F, True),
+    "tan": (F, True),
+    "tanh": (F, True),
+    "sinh": (F, True),
+    "cosh": (F, True),
+    "asin": (F, True),
+    "acos": (F, True),
+    "atan": (F, True),
+    "asinh": (F, True),
+    "acosh": (F, True),
+    "atanh": (F, True),
+    "erf": (F, True),
+    "erfc": (F, True),
 }
 
 
-def _make_unary(name: str, fn: Callable, dts: frozenset | None, cf: bool) -> Callable:
+def _make_unary(name: str, dts: frozenset | None, cf: bool) -> Callable:
     def f(input: Any, precision_type: Any = None) -> Tensor:
-        return unary(name, input, fn, dtypes=dts, compute_float=cf)
+        return unary(name, input, name, dtypes=dts, compute_float=cf)
 
     f.__name__ = name
     f.__doc__ = f"Elementwise {name}."
     return f
 
 
-for _n, (_fn, _dts, _cf) in _UNARY.items():
-    globals()[_n] = op(_n)(_make_unary(_n, _fn, _dts, _cf))
+for _n, (_dts, _cf) in _UNARY.items():
+    globals()[_n] = op(_n)(_make_unary(_n, _dts, _cf))
 
 
 @op("round")
 def round(input: Any, decimals: int = 0) -> Tensor:  # noqa: A001
     """Round half to even (torch semantics)."""
-    return unary("round", input, _round(decimals), dtypes=FI)
+    return unary("round", input, "rint" if decimals == 0 else "round", dtypes=FI,
+                 arg=None if decimals == 0 else decimals)
 
 
 @op("signbit")
 def signbit(input: Any) -> Tensor:
     """Sign bit -> BOOL."""
-    return unary("signbit", input, np.signbit, out_dtype=_BOOL)
+    return unary("signbit", input, "signbit", out_dtype=_BOOL)
 
 
 @op("isfinite")
 def isfinite(input: Any) -> Tensor:
     """Finite test -> BOOL."""
-    return unary("isfinite", input, np.isfinite, out_dtype=_BOOL)
+    return unary("isfinite", input, "isfinite", out_dtype=_BOOL)
 
 
 @op("isnan")
 def isnan(input: Any) -> Tensor:
     """NaN test -> BOOL."""
-    return unary("isnan", input, np.isnan, out_dtype=_BOOL)
+    return unary("isnan", input, "isnan", out_dtype=_BOOL)
 
 
 # ---- comparisons / selection -------------------------------------------------------------------------
 
-_CMP = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
-        "ge": np.greater_equal}
+_CMP = ("eq", "ne", "lt", "le", "gt", "ge")
 
 
-def _make_cmp(name: str, fn: Callable) -> Callable:
+def _make_cmp(name: str) -> Callable:
     def f(input: Any, other: Any) -> Tensor:
-        return binary(name, input, other, fn, out_dtype=_BOOL,
+        return binary(name, input, other, name, out_dtype=_BOOL,
                       dtypes=frozenset({DataType.DT_FP16, DataType.DT_FP32}))
 
     f.__name__ = name
@@ -509,14 +424,14 @@ def _make_cmp(name: str, fn: Callable) -> Callable:
     return f
 
 
-for _n, _fn in _CMP.items():
-    globals()[_n] = op(_n)(_make_cmp(_n, _fn))
+for _n in _CMP:
+    globals()[_n] = op(_n)(_make_cmp(_n))
 
 
 @op("greater")
 def greater(input: Any, other: Any) -> Tensor:
     """Alias of gt."""
-    return binary("greater", input, other, np.greater, out_dtype=_BOOL)
+    return binary("greater", input, other, "gt", out_dtype=_BOOL)
 
 
 @op("where")
@@ -548,29 +463,9 @@ def where(condition: Any, input: Any, other: Any) -> Tensor:
     (ik, iv), (ok_, ov) = operand(input), operand(other)
     te = check_tile(tr, "where", len(shape), dtype=dt)
     out = new_out(tr, shape, dt, "where")
-    ckey, okey, ond = C.key, out.key, numpy_dtype(dt)
-
-    def run(env: Any) -> None:
-        c, vc = env.get(ckey)
-        ops = [(c, vc)]
-        a = iv
-        if ik is not None:
-            a, va = env.get(ik)
-            ops.append((a, va))
-        b = ov
-        if ok_ is not None:
-            b, vb = env.get(ok_)
-            ops.append((b, vb))
-        r = np.where(c, a, b).astype(ond, copy=False)
-        env.buf[okey] = (r, _valid_of(r.shape, ops))
-
-    def brun(env: Any, bctx: Any) -> None:
-        c = env.buf[ckey][0]
-        a = env.buf[ik][0] if ik is not None else iv
-        b = env.buf[ok_][0] if ok_ is not None else ov
-        env.buf[okey] = (np.where(c, a, b).astype(ond, copy=False), None)
-
-    tr.emit("where", run, out, tile_elems=te, brun=brun, ins=tuple(k for k in (ckey, ik, ok_) if k is not None))
+    tr.emit("where", "where", {"c": C.key, "i": ik, "o": ok_, "iv": iv, "ov": ov, "out": out.key,
+                               "odt": numpy_dtype(dt).name},
+            out, tile_elems=te, ins=tuple(k for k in (C.key, ik, ok_) if k is not None), outs=(out,))
     return out
 
 
@@ -608,15 +503,8 @@ def cast(input: Any, dtype: Any, mode: Any = CastMode.CAST_NONE, satmode: Any = 
     m, s = CastMode(mode), SaturationMode(satmode)
     te = check_tile(tr, "cast", A.dim, dtype=dst)
     out = new_out(tr, A.shape, dst, "cast", valid=A.valid_shape)
-    akey, okey = A.key, out.key
-
-    def run(env: Any) -> None:
-        x, v = env.get(akey)
-        env.buf[okey] = (cast_array(x, src, dst, m, s), v)
-
-    def brun(env: Any, b: Any) -> None:
-        env.buf[okey] = (cast_array(env.buf[akey][0], src, dst, m, s), None)
-
-    tr.emit("cast", run, out, tile_elems=te, brun=brun, ins=(akey,),
+    tr.emit("cast", "cast", {"a": A.key, "out": out.key, "src": src.name, "dst": dst.name, "mode": m.name,
+                             "satmode": s.name},
+            out, tile_elems=te, ins=(A.key,), outs=(out,),
             attrs={"dtype": dst.name, "mode": m.name, "satmode": s.name})
     return out

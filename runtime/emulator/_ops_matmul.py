@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-import numpy as np
-
-from runtime.emulator._buffers import poison_array
 from runtime.emulator._enums import DataType, ReLuType, bytes_of, numpy_dtype
-from runtime.emulator._numerics import compute
-from runtime.emulator._ops_core import new_out, reader, static_shape
+from runtime.emulator._ops_core import new_out, reader
 from runtime.emulator._registry import op
 from runtime.emulator._symbolic import SymbolicScalar
 from runtime.emulator._tensor import Tensor
@@ -113,7 +108,7 @@ def matmul(input: Any, mat2: Any, out_dtype: Any, *, a_trans: bool = False, b_tr
             batch.append(a)
     # a batched matmul needs cube tiles only: the real 0.2.0 compiles it without vec tiles (fidelity probe f05)
     oshape = batch + [M, N]
-    bias_key = scale = None
+    bias_key = scale = scale_key = None
     relu = False
     if extend_params:
         if A.dim != 2:
@@ -124,74 +119,16 @@ def matmul(input: Any, mat2: Any, out_dtype: Any, *, a_trans: bool = False, b_tr
         scale = extend_params.get("scale")
         st = extend_params.get("scale_tensor")
         if st is not None:
-            scale = reader(tr, st, "matmul").key
-            scale = ("tensor", scale)
+            scale_key = reader(tr, st, "matmul").key
+            scale = None
         relu = extend_params.get("relu_type", ReLuType.NO_RELU) == ReLuType.RELU
     ct = current_scope()["cube_tile"]
     tile_elems = ct[0][0] * ct[2][0]
     out = new_out(tr, oshape, out_dtype, "matmul")
-    akey, bkey, okey = A.key, B.key, out.key
-    ond = numpy_dtype(out_dtype)
-    is_int = A.dtype == DataType.DT_INT8
-    sst = static_shape(sa), static_shape(sb)
-    del sst
-
-    def run(env: Any) -> None:
-        a, va = env.get(akey)
-        b, vb = env.get(bkey)
-        if va != a.shape:
-            a = a[tuple(slice(0, n) for n in va)]
-        if vb != b.shape:
-            b = b[tuple(slice(0, n) for n in vb)]
-        if a_trans:
-            a = np.swapaxes(a, -1, -2)
-        if b_trans:
-            b = np.swapaxes(b, -1, -2)
-        if a.shape[-1] != b.shape[-2]:
-            raise env.error("F00003", f"K-dimension valid shape mismatch: input K={a.shape[-1]}, mat2 "
-                            f"K={b.shape[-2]}", kind="RuntimeError")
-        if is_int:
-            r = np.matmul(a.astype(np.int32), b.astype(np.int32))
-        else:
-            r = np.matmul(compute(a).astype(np.float32, copy=False), compute(b).astype(np.float32, copy=False))
-        if bias_key is not None:
-            bias, _ = env.get(bias_key)
-            r = r + compute(bias).astype(r.dtype)
-        if relu:
-            r = np.maximum(r, 0)
-        if scale is not None:
-            if isinstance(scale, tuple):
-                s, _ = env.get(scale[1])
-                r = r * s.astype(np.float64)
-            else:
-                r = r * np.float32(scale)
-        env.flops += 2 * int(math.prod(r.shape)) * int(a.shape[-1])
-        full = tuple(int(x) for x in np.broadcast_shapes(a.shape[:-2], b.shape[:-2])) + (
-            int(np.asarray(env.buf[akey][0]).shape[-2 if not a_trans else -1]),
-            int(np.asarray(env.buf[bkey][0]).shape[-1 if not b_trans else -2]))
-        r = r.astype(ond)
-        if r.shape != full:
-            res = poison_array(full, ond)
-            res[tuple(slice(0, n) for n in r.shape)] = r
-            env.buf[okey] = (res, r.shape)
-        else:
-            env.buf[okey] = (r, full)
-
-    def brun(env: Any, bctx: Any) -> None:
-        a = env.buf[akey][0]
-        b = env.buf[bkey][0]
-        if a_trans:
-            a = np.swapaxes(a, -1, -2)
-        if b_trans:
-            b = np.swapaxes(b, -1, -2)
-        if is_int:
-            r = np.matmul(a.astype(np.int32), b.astype(np.int32))
-        else:
-            r = np.matmul(compute(a).astype(np.float32, copy=False), compute(b).astype(np.float32, copy=False))
-        env.flops += 2 * int(math.prod(r.shape)) * int(a.shape[-1])
-        env.buf[okey] = (r.astype(ond, copy=False), None)
-
-    plain = bias_key is None and scale is None and not relu
-    tr.emit("matmul", run, out, kind="cube", tile_elems=tile_elems, brun=brun if plain else None,
-            ins=(akey, bkey), attrs={"a_trans": bool(a_trans), "b_trans": bool(b_trans), "out_dtype": out_dtype.name})
+    tr.emit("matmul", "matmul", {"a": A.key, "b": B.key, "out": out.key, "a_trans": bool(a_trans),
+                                 "b_trans": bool(b_trans), "is_int": A.dtype == DataType.DT_INT8, "bias": bias_key,
+                                 "relu": relu, "scale": scale, "scale_key": scale_key,
+                                 "odt": numpy_dtype(out_dtype).name},
+            out, kind="cube", tile_elems=tile_elems, ins=(A.key, B.key), outs=(out,),
+            attrs={"a_trans": bool(a_trans), "b_trans": bool(b_trans), "out_dtype": out_dtype.name})
     return out

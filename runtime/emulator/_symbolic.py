@@ -1,7 +1,8 @@
 """SymbolicScalar: lazily evaluated integer expressions over loop indices, dynamic dims and tensor reads.
 
 At trace time a loop index or a dynamic dim has no value; the kernel builds expressions from it (offsets,
-valid extents, loop bounds). The executor evaluates them per iteration with Python ints. The trace-time
+valid extents, loop bounds). `_lower` turns them into program expressions (plain tuples) that the device
+executor evaluates per iteration with Python ints. The trace-time
 restrictions of the real class are kept: ``int()``/``bool()`` of a non-concrete value raise
 ``ValueError("Not concrete value")``, ``range()``/indexing raise TypeError (no ``__index__``), a float
 operand raises AttributeError, and the object is unhashable (spec §2.4).
@@ -13,9 +14,7 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
-__all__ = ["SymbolicScalar", "as_sym", "evaluate", "is_symbolic", "linear_form", "simplify_int", "sym_max", "sym_min"]
+__all__ = ["SymbolicScalar", "as_sym", "is_symbolic", "linear_form", "simplify_int", "sym_max", "sym_min"]
 
 
 def _floordiv(a: int, b: int) -> int:
@@ -44,11 +43,11 @@ _BIN: dict[str, Callable[[int, int], int]] = {
 class SymbolicScalar:
     """An integer expression; concrete when every leaf has a value (then folded to an immediate)."""
 
-    __slots__ = ("_kind", "_a", "_b", "_op", "_value", "_name", "_loop", "_fn", "_c")
+    __slots__ = ("_kind", "_a", "_b", "_op", "_value", "_name", "_loop", "_fn")
     __hash__ = None  # type: ignore[assignment]  # unhashable like the real class
 
     def __init__(self, *args: Any) -> None:
-        self._a = self._b = self._op = self._loop = self._fn = self._c = None
+        self._a = self._b = self._op = self._loop = self._fn = None
         self._value: int | None = None
         self._name: str | None = None
         if len(args) == 1 and isinstance(args[0], SymbolicScalar):
@@ -73,13 +72,14 @@ class SymbolicScalar:
         s = cls.__new__(cls)
         s._kind, s._a, s._b, s._op, s._name, s._loop, s._fn = kind, a, b, op, name, loop, fn
         s._value = None
-        s._c = None
         return s
 
     @classmethod
-    def runtime(cls, name: str, fn: Callable[[Any], int]) -> SymbolicScalar:
-        """A leaf whose value is computed by ``fn(env)`` at run time (tensor reads, loop flags)."""
-        return cls._make("rt", name=name, fn=fn)
+    def runtime(cls, name: str, spec: tuple) -> SymbolicScalar:
+        """A leaf whose value exists only at run time, described as data: ``("read", key, index, tensor_name)``
+        (an INT32 element of a tensor) or ``("flag", "begin" | "end", loop_info)`` (`_lower` turns it into a
+        program expression)."""
+        return cls._make("rt", name=name, fn=spec)
 
     @classmethod
     def loop_index(cls, name: str, loop: Any) -> SymbolicScalar:
@@ -175,36 +175,6 @@ class SymbolicScalar:
     def max(self, other: Any) -> SymbolicScalar:
         return self._bin("max", other)
 
-    # -- evaluation ------------------------------------------------------------------------------------
-    def evaluate(self, env: Any) -> int:
-        """Value under a run-time environment (``env.sym`` maps symbol names / loops to ints)."""
-        if self._value is not None:
-            return self._value
-        c = self._c
-        if c is None:
-            c = self._c = _compile(self)
-        try:
-            return c(env)
-        except KeyError:
-            return self._evaluate_slow(env)
-
-    def _evaluate_slow(self, env: Any) -> int:
-        if self._value is not None:
-            return self._value
-        k = self._kind
-        if k == "bin":
-            return _BIN[self._op](self._a._evaluate_slow(env), self._b._evaluate_slow(env))
-        if k == "sym":
-            try:
-                return env.sym[self._name]
-            except KeyError:
-                raise ValueError(f"symbol {self._name} has no value at run time") from None
-        if k == "idx":
-            return env.sym[id(self._loop)]
-        if k == "rt":
-            return int(self._fn(env))
-        raise ValueError(f"cannot evaluate {self!r}")
-
     def __repr__(self) -> str:
         k = self._kind
         if k == "imm":
@@ -223,65 +193,6 @@ class SymbolicScalar:
         return format(repr(self), spec)
 
 
-_PY = {"+": "({a} + {b})", "-": "({a} - {b})", "*": "({a} * {b})", "/": "({a} // {b})", "%": "({a} % {b})",
-       "==": "int({a} == {b})", "!=": "int({a} != {b})", "<": "int({a} < {b})", "<=": "int({a} <= {b})",
-       ">": "int({a} > {b})", ">=": "int({a} >= {b})", "&": "int(bool({a}) and bool({b}))",
-       "|": "int(bool({a}) or bool({b}))", "min": "min({a}, {b})", "max": "max({a}, {b})"}
-
-
-_PY_VEC = dict(_PY)
-_PY_VEC.update({
-    "==": "_i({a} == {b})", "!=": "_i({a} != {b})", "<": "_i({a} < {b})", "<=": "_i({a} <= {b})",
-    ">": "_i({a} > {b})", ">=": "_i({a} >= {b})", "&": "_i(_land({a}, {b}))", "|": "_i(_lor({a}, {b}))",
-    "min": "_min({a}, {b})", "max": "_max({a}, {b})",
-})
-
-
-def evaluate_vector(s: Any, env: Any) -> Any:
-    """Value for a whole vector of loop-index values in ``env.sym`` (numpy ints); raises ValueError for
-    runtime leaves (tensor reads, loop flags) that cannot be vectorised."""
-    if not isinstance(s, SymbolicScalar):
-        return int(s)
-    if s._value is not None:
-        return s._value
-    return _compile(s, vector=True)(env)
-
-
-def _compile(s: SymbolicScalar, vector: bool = False) -> Callable[[Any], int]:
-    """One Python function evaluating the whole expression (fast per-iteration evaluation)."""
-    consts: dict[str, Any] = {}
-    table = _PY_VEC if vector else _PY
-
-    def src(x: SymbolicScalar) -> str:
-        if x._value is not None:
-            return str(int(x._value))
-        k = x._kind
-        if k == "sym":
-            name = f"k{len(consts)}"
-            consts[name] = x._name
-            return f"S[{name}]"
-        if k == "idx":
-            name = f"k{len(consts)}"
-            consts[name] = id(x._loop)
-            return f"S[{name}]"
-        if k == "rt":
-            if vector:
-                raise ValueError("runtime leaf cannot be vectorised")
-            name = f"f{len(consts)}"
-            consts[name] = x._fn
-            return f"int({name}(env))"
-        return table[x._op].format(a=src(x._a), b=src(x._b))
-
-    body = src(s)
-    code = f"def _f(env):\n    S = env.sym\n    return {body}\n"
-    ns: dict[str, Any] = dict(consts)
-    if vector:
-        ns.update({"_i": lambda a: np.asarray(a).astype(np.int64), "_land": np.logical_and,
-                   "_lor": np.logical_or, "_min": np.minimum, "_max": np.maximum})
-    exec(code, ns)  # noqa: S102 - generated from the expression tree only
-    return ns["_f"]
-
-
 def as_sym(x: Any) -> SymbolicScalar:
     if isinstance(x, SymbolicScalar):
         return x
@@ -295,13 +206,6 @@ def as_sym(x: Any) -> SymbolicScalar:
 def is_symbolic(x: Any) -> bool:
     """True for a SymbolicScalar without a concrete value."""
     return isinstance(x, SymbolicScalar) and not x.is_concrete()
-
-
-def evaluate(x: Any, env: Any) -> int:
-    """Int value of an int or SymbolicScalar at run time."""
-    if isinstance(x, SymbolicScalar):
-        return x.evaluate(env)
-    return int(x)
 
 
 def static_int(x: Any) -> int | None:

@@ -171,9 +171,11 @@ class Tracer:
     def items(self) -> list:
         return self.path_stack[-1].path.items
 
-    def emit(self, name: str, run: Any, out: Any = None, *, kind: str = "vector", tile_elems: int = 0,
-             gm_write: bool = False, target: str | None = None, brun: Any = None, ins: tuple = (),
-             info: dict | None = None, attrs: dict | None = None) -> OpNode:
+    def emit(self, name: str, impl: str, params: dict[str, Any], out: Any = None, *, kind: str = "vector",
+             tile_elems: int = 0, gm_write: bool = False, target: str | None = None, ins: tuple = (),
+             outs: tuple = (), writes: tuple = (), attrs: dict | None = None) -> OpNode:
+        """Record an op: device kind ``impl`` with ``params`` (its schema: `device._kreg.KINDS`); ``outs`` are the
+        output Tensors (their keys and dtype/rank go into the program)."""
         f, ln = user_location()
         self.node_count += 1
         ins = tuple(ins)
@@ -182,12 +184,14 @@ class Tracer:
         if self.options.record:
             by_key = self.names_by_key()
             names = {k: by_key.get(k) for k in ins}
-            if info is not None and info.get("kind") == "view":
-                source = by_key.get(info["src"]) if self.kind_by_key().get(info["src"]) in ("param", "local") \
-                    else None
-        node = OpNode(name=name, run=run, out_key=None if out is None else out.key, file=f, line=ln,
-                      tile_elems=tile_elems, kind=kind, gm_write=gm_write, target=target, brun=brun,
-                      ins=ins, info=info, nid=self.node_count, out=out, attrs=attrs, names=names, source=source)
+            if impl == "view":
+                src = params["src"]
+                source = by_key.get(src) if self.kind_by_key().get(src) in ("param", "local") else None
+        node = OpNode(name=name, impl=impl, params=params, out_key=None if out is None else out.key, file=f,
+                      line=ln, tile_elems=tile_elems, kind=kind, gm_write=gm_write, target=target, ins=ins,
+                      outs=tuple(t.key for t in outs), types=tuple((t.dtype, t.dim) for t in outs),
+                      writes=tuple(writes), nid=self.node_count, out=out, attrs=attrs,
+                      names=names, source=source)
         self.items.append(node)
         return node
 
@@ -297,17 +301,7 @@ def loop_flag(i: Any, which: str) -> SymbolicScalar:
         if tr is not None:
             raise tr.pyerror("ValueError", "not loop index", op=f"is_loop_{which}")
         raise py_error("ValueError", "not loop index", op=f"is_loop_{which}")
-    key = id(i.loop)
-
-    def begin(env: Any) -> int:
-        return int(env.sym[key] == env.loop_range[key][0])
-
-    def end(env: Any) -> int:
-        s0, s1, st = env.loop_range[key]
-        v = env.sym[key]
-        return int(v + st >= s1) if st > 0 else int(v + st <= s1)
-
-    return SymbolicScalar.runtime(f"is_loop_{which}({i!r})", begin if which == "begin" else end)
+    return SymbolicScalar.runtime(f"is_loop_{which}({i!r})", ("flag", which, i.loop))
 
 
 def loop_unroll_iter(tr: Tracer, args: tuple, name: str | None, idx_name: str | None,

@@ -12,16 +12,18 @@ per-iteration execution: each op computes the same elementwise/axis-wise numpy f
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from runtime.emulator._buffers import Env, eval_shape, is_poison, poison_array
+from runtime.emulator._buffers import is_poison
 from runtime.emulator._errors import EmulatorError
-from runtime.emulator._ir import LoopNode, OpNode
-from runtime.emulator._symbolic import SymbolicScalar, evaluate_vector, linear_form
+from runtime.emulator.device._expr import compile_expr, compile_vector, loop_coef
+from runtime.emulator.device._kreg import np_dtype
+from runtime.emulator.device._prepare import XOp
 
 __all__ = ["run_batched"]
 
@@ -30,80 +32,56 @@ _MIN_BATCH = 4
 
 @dataclass
 class _Geo:
-    offs: list  # offset expressions (int | SymbolicScalar)
+    offs: list  # offset expressions
     coef: list[int]  # d offset / d loop index, per axis
+    fns: list[Callable[[Any], Any]] = field(default_factory=list)
+    """compiled scalar evaluators of ``offs``"""
 
 
 @dataclass
 class BatchPlan:
-    items: list[OpNode]
+    items: list[Any]
     produced: set[int]
     invariant_reads: set[int]
     geo: dict[int, _Geo] = field(default_factory=dict)  # id(node) -> geometry
 
 
-def _depends_on(x: Any, loop: Any) -> bool:
-    if not isinstance(x, SymbolicScalar) or x._value is not None:
-        return False
-    if x._kind == "idx":
-        return x._loop is loop
-    if x._kind == "rt":
-        return True  # opaque (tensor reads, loop flags): treat as dependent
-    if x._kind == "bin":
-        return _depends_on(x._a, loop) or _depends_on(x._b, loop)
-    return False
-
-
-def _coef(expr: Any, loop: Any) -> int | None:
-    """Coefficient of the loop index in an affine offset, or None if not affine in it."""
-    if not _depends_on(expr, loop):
-        return 0
-    lf = linear_form(expr)
-    if lf is None:
-        return None
-    coef = 0
-    for atom, c in lf[0].values():
-        if isinstance(atom, SymbolicScalar) and atom._kind == "idx" and atom._loop is loop:
-            coef += c
-        elif _depends_on(atom, loop):
-            return None
-    return coef
-
-
-def _analyse(node: LoopNode) -> BatchPlan | bool:
+def _analyse(node: Any) -> BatchPlan | bool:
     body = node.body
     if body is None or len(body.paths) != 1:
         return False
     items = body.paths[0].items
-    if not items or any(type(it) is not OpNode for it in items):
+    if not items or any(type(it) is not XOp for it in items):
         return False
     produced: set[int] = set()
     reads: set[int] = set()
     written: set[int] = set()
     plan = BatchPlan(items=list(items), produced=produced, invariant_reads=set())
-    loop = node.loop
+    lid = node.lid
     for it in items:
-        info = it.info
-        kind = info["kind"] if info else None
+        kind = it.kind if it.kind in ("view", "assemble") else None
+        p = it.params
         if kind is None and it.brun is None:
             return False
         if kind == "assemble":
-            if info["src"] not in produced or not info.get("owned") or info.get("parallel"):
+            if p["src"] not in produced or not p["owned"] or p["parallel"]:
                 return False
-            coef = [_coef(o, loop) for o in info["offs"]]
+            coef = [loop_coef(o, lid) for o in p["offs"]]
             if any(c is None for c in coef):
                 return False
-            written.add(info["dst"])
-            reads.add(info["src"])
-            plan.geo[id(it)] = _Geo(info["offs"], [c for c in coef if c is not None])  # none is None here
+            written.add(p["dst"])
+            reads.add(p["src"])
+            plan.geo[id(it)] = _Geo(p["offs"], [c for c in coef if c is not None],
+                                    [compile_expr(o) for o in p["offs"]])
             continue
         if kind == "view":
-            coef = [_coef(o, loop) for o in info["offs"]]
+            coef = [loop_coef(o, lid) for o in p["offs"]]
             if any(c is None for c in coef):
                 return False
-            if info["src"] in produced and any(coef):
+            if p["src"] in produced and any(coef):
                 return False
-            plan.geo[id(it)] = _Geo(info["offs"], [c for c in coef if c is not None])  # none is None here
+            plan.geo[id(it)] = _Geo(p["offs"], [c for c in coef if c is not None],
+                                    [compile_expr(o) for o in p["offs"]])
         for k in it.ins:
             reads.add(k)
         if it.out_key is not None:
@@ -119,7 +97,7 @@ class _VecEnv:
         self.sym = sym
 
 
-def _views_full(plan: BatchPlan, env: Env, key: int, rng: range) -> int:
+def _views_full(plan: BatchPlan, env: Any, key: int, rng: range) -> int:
     """Number of leading iterations whose views are fully valid and inside their source (vectorised)."""
     n = len(rng)
     idx = np.arange(rng.start, rng.start + rng.step * n, rng.step, dtype=np.int64)
@@ -127,18 +105,18 @@ def _views_full(plan: BatchPlan, env: Env, key: int, rng: range) -> int:
     venv.sym[key] = idx
     ok = np.ones(n, dtype=bool)
     for it in plan.items:
-        info = it.info
-        if not info or info["kind"] != "view":
+        if it.kind != "view":
             continue
-        shp = info["shape"]
+        p = it.params
+        shp = p["shape"]
         try:
-            if info["src"] not in plan.produced:
-                arr = env.buf[info["src"]][0]
+            if p["src"] not in plan.produced:
+                arr = env.buf[p["src"]][0]
                 for d, o in enumerate(plan.geo[id(it)].offs):
-                    ov = evaluate_vector(o, venv)
+                    ov = compile_vector(o)(venv)
                     ok &= (ov >= 0) & (ov + shp[d] <= arr.shape[d])
-            for d, v in enumerate(info["vs"] or []):
-                ok &= evaluate_vector(v, venv) == shp[d]
+            for d, v in enumerate(p["vs"] or []):
+                ok &= compile_vector(v)(venv) == shp[d]
         except (ValueError, TypeError, KeyError):
             return 0
     bad = np.flatnonzero(~ok)
@@ -151,7 +129,7 @@ def _strided(arr: np.ndarray, o0: list[int], coef: list[int], step: int, k: int,
     return as_strided(base, shape=(k, *shape), strides=(lead, *arr.strides), writeable=True)
 
 
-def _account(env: Env, it: OpNode, k: int) -> None:
+def _account(env: Any, it: Any, k: int) -> None:
     env.ops[it.name] = env.ops.get(it.name, 0) + k
     env.count_param_reads(it, k)
     if it.out_key is None or it.name in ("assemble", "move", "setitem"):
@@ -171,45 +149,43 @@ class _Batch:
     """State of one batched run: which storage keys carry the leading iteration axis."""
 
     plan: BatchPlan
-    env: Env
+    env: Any
     step: int
     kcount: int
     batched: set[int] = field(default_factory=set)
 
 
-def _run_view(b: _Batch, it: OpNode) -> None:
+def _run_view(b: _Batch, it: Any) -> None:
     """A view: a strided window per iteration of its source (or of the batched source)."""
-    env, info = b.env, it.info
-    assert info is not None
+    env, p = b.env, it.params
     geo = b.plan.geo[id(it)]
-    arr = env.buf[info["src"]][0]
-    o0 = [o.evaluate(env) if isinstance(o, SymbolicScalar) else int(o) for o in geo.offs]
-    if info["src"] in b.batched:
-        res = arr[(slice(None),) + tuple(slice(o, o + s) for o, s in zip(o0, info["shape"], strict=True))]
-        b.batched.add(info["okey"])
+    arr = env.buf[p["src"]][0]
+    o0 = [f(env) for f in geo.fns]
+    if p["src"] in b.batched:
+        res = arr[(slice(None),) + tuple(slice(o, o + s) for o, s in zip(o0, p["shape"], strict=True))]
+        b.batched.add(p["out"])
     elif any(geo.coef):
-        res = _strided(arr, o0, geo.coef, b.step, b.kcount, info["shape"])
-        b.batched.add(info["okey"])
+        res = _strided(arr, o0, geo.coef, b.step, b.kcount, tuple(p["shape"]))
+        b.batched.add(p["out"])
     else:
-        res = arr[tuple(slice(o, o + s) for o, s in zip(o0, info["shape"], strict=True))]
-    env.buf[info["okey"]] = (res, None)
-    if info["param"]:
-        env.bytes_in += res.nbytes if info["okey"] in b.batched else res.nbytes * b.kcount
+        res = arr[tuple(slice(o, o + s) for o, s in zip(o0, p["shape"], strict=True))]
+    env.buf[p["out"]] = (res, None)
+    if p["param"]:
+        env.bytes_in += res.nbytes if p["out"] in b.batched else res.nbytes * b.kcount
 
 
-def _run_assemble(b: _Batch, it: OpNode) -> None:
+def _run_assemble(b: _Batch, it: Any) -> None:
     """An assemble: every iteration's window written at once; anything unusual falls back (EMU_BATCH)."""
-    env, info = b.env, it.info
-    assert info is not None
+    env, p = b.env, it.params
     geo = b.plan.geo[id(it)]
-    src = env.buf[info["src"]][0]
-    cur = env.buf.get(info["dst"])
+    src = env.buf[p["src"]][0]
+    cur = env.buf.get(p["dst"])
     if cur is None:  # first write of a local: allocate it poisoned, like the interpreter does
-        full = eval_shape(info["dshape"], env)
-        cur = env.buf[info["dst"]] = (poison_array(full, info["ddtype"]), full)
+        full = tuple(compile_expr(d)(env) for d in p["dshape"])
+        cur = env.buf[p["dst"]] = (env.poison(full, np_dtype(p["ddtype"])), full)
     dst = cur[0]
-    o0 = [o.evaluate(env) if isinstance(o, SymbolicScalar) else int(o) for o in geo.offs]
-    shape = src.shape[1:] if info["src"] in b.batched else src.shape
+    o0 = [f(env) for f in geo.fns]
+    shape = src.shape[1:] if p["src"] in b.batched else src.shape
     if not any(abs(c * b.step) >= s for c, s in zip(geo.coef, shape, strict=True)):
         raise EmulatorError("EMU_BATCH", "overlapping assemble windows (fall back)")
     last = [o + c * b.step * (b.kcount - 1) for o, c in zip(o0, geo.coef, strict=True)]
@@ -217,21 +193,28 @@ def _run_assemble(b: _Batch, it: OpNode) -> None:
         lo, hi = min(o0[d], last[d]), max(o0[d], last[d]) + shape[d]
         if lo < 0 or hi > dst.shape[d]:
             raise EmulatorError("EMU_BATCH", "assemble out of bounds (fall back)")
-    if info["param"] and info["check"] and is_poison(src):
+    if p["param"] and env.options.check_poison and is_poison(src):
         raise EmulatorError("EMU_BATCH", "poison (fall back for the precise error)")
     if src.dtype != dst.dtype:
         raise EmulatorError("EMU_BATCH", "dtype mismatch (fall back)")
     view = _strided(dst, o0, geo.coef, b.step, b.kcount, shape)
     view[...] = src
+    if env.masks is not None and p["dst"] in env.param_keys:
+        env.wrote(p["dst"], None, None)
+        m = env.masks.get(p["dst"])
+        if m is None:
+            m = env.masks[p["dst"]] = np.zeros(dst.shape, dtype=bool)
+        _strided(m, o0, geo.coef, b.step, b.kcount, shape)[...] = True
+    else:
+        env.wrote(p["dst"])
     env.elements += view.size
-    if info["param"]:
+    if p["param"]:
         env.bytes_out += view.nbytes
 
 
-def _run_op(b: _Batch, it: OpNode) -> None:
-    """Any other op runs its own batched implementation (``brun``, registered by the op when it records)."""
-    assert it.brun is not None  # _analyse admits only ops that have one
-    it.brun(b.env, None)
+def _run_op(b: _Batch, it: Any) -> None:
+    """Any other op runs its own batched implementation (``brun``, built by its kind)."""
+    it.brun(b.env)
     if any(k in b.batched for k in it.ins) and it.out_key is not None:
         b.batched.add(it.out_key)
 
@@ -240,7 +223,7 @@ def _run_op(b: _Batch, it: OpNode) -> None:
 _RULES = {"view": _run_view, "assemble": _run_assemble}
 
 
-def run_batched(node: LoopNode, env: Env, rng: range) -> int:
+def run_batched(node: Any, env: Any, rng: range) -> int:
     """Execute a leading run of iterations in one batch; returns how many were done (0 = none)."""
     plan = node.plan
     if plan is None:
@@ -252,18 +235,19 @@ def run_batched(node: LoopNode, env: Env, rng: range) -> int:
         v = env.buf.get(k)
         if v is None or tuple(v[1]) != v[0].shape:
             return 0
-    key = id(node.loop)
+    key = node.lid
     kcount = _views_full(plan, env, key, rng)
     if kcount < _MIN_BATCH:
         return 0
     env.sym[key] = rng[0]
     saved = (dict(env.ops), env.tiles, env.elements, env.bytes_in, env.bytes_out, env.flops)
     batch = _Batch(plan, env, rng.step, kcount)
+    if env.max_steps is not None:
+        env.step(kcount * (len(plan.items) + 1))
     try:
         for it in plan.items:
             env.node = it
-            kind = it.info["kind"] if it.info else None
-            _RULES.get(kind or "", _run_op)(batch, it)
+            _RULES.get(it.kind, _run_op)(batch, it)
             env.perturb_result(it)
             _account(env, it, kcount)
     except EmulatorError:

@@ -1,0 +1,167 @@
+"""The run-time state of one kernel call on the device: buffers by storage key, symbol values, counters.
+
+Every op implementation reads and writes buffers through `Env`; errors it raises carry the kernel line of
+the op being run and the loop iteration (``env.error``); warnings are collected (deduplicated) for the result.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from runtime.emulator._buffers import poison_array
+from runtime.emulator._errors import EmulatorError
+from runtime.emulator.device._types import ExecOptions, ExecWarning
+from runtime.testmodes import NOISY_OPS
+from runtime.testmodes import active as _noise_injector
+
+__all__ = ["Env"]
+
+
+class Env:
+    """Run-time state of one kernel call."""
+
+    def __init__(self, options: ExecOptions) -> None:
+        self.options = options
+        self.buf: dict[int, tuple[np.ndarray, Any]] = {}
+        """storage key -> (array, valid shape); the valid shape is None for a batched buffer (`_batch`)"""
+        self.sym: dict[Any, Any] = {}
+        """symbol name -> value, loop id -> current index"""
+        self.loop_range: dict[int, tuple[int, int, int]] = {}
+        self.iter_stack: list[tuple[str, int]] = []
+        self.node: Any = None
+        """the op being run (`_prepare.XOp`): errors carry its kernel line"""
+        self.geom: dict | None = None
+        self.record = options.record
+        self.on_record = options.on_record
+        self.ops: dict[str, int] = {}
+        self.tiles = 0
+        self.elements = 0
+        self.bytes_in = 0
+        self.bytes_out = 0
+        self.flops = 0
+        self.trips: dict[str, int] = {}
+        self.batched = 0
+        self.steps = 0
+        lim = options.limits
+        self.max_steps = lim.max_steps
+        self.max_alloc = lim.max_alloc_bytes
+        self.last_rec: dict[int, int] = {}
+        self.parallel_masks: dict[object, np.ndarray] = {}
+        self.poison_first: dict[str, Any] = {}
+        """kernel argument name -> EMU_POISON error of its first poisoned write-back (final-mode poison check)"""
+        self.param_keys: frozenset[int] = frozenset()
+        """storage keys of the kernel arguments (whole-argument reads count as bytes in)"""
+        self.written: set[int] = set()
+        """storage keys of kernel arguments written at run time"""
+        self.masks: dict[int, np.ndarray] | None = {} if options.track_writes else None
+        self.warnings: list[ExecWarning] = []
+        self._warned: set[tuple] = set()
+
+    # writes into kernel arguments ---------------------------------------------------------------------
+    def wrote(self, key: int, region: Any = None, arr: np.ndarray | None = None) -> None:
+        """Note a write into storage ``key`` (``region``: the index written; None = all of it)."""
+        if key not in self.param_keys:
+            return
+        self.written.add(key)
+        if self.masks is not None and arr is not None:
+            m = self.masks.get(key)
+            if m is None:
+                m = self.masks[key] = np.zeros(arr.shape, dtype=bool)
+            if region is None:
+                m[...] = True
+            else:
+                m[region] = True
+
+    def count_param_reads(self, node: Any, times: int = 1) -> None:
+        """Bytes in for an op that reads a kernel argument whole (``pypto.add(x, y)`` on parameters, no view).
+
+        A view counts its own window; meta ops (reshape, unsqueeze) move no data; the target of an in-place
+        write into an argument (scatter) is written, not read. ``times`` is the batched iteration count."""
+        if not self.param_keys or node.name == "view" or node.cls == "meta":
+            return
+        ins = node.ins[1:] if node.gm_write and node.name not in ("move", "assemble") else node.ins
+        for k in ins:
+            if k in self.param_keys:
+                v = self.buf.get(k)
+                if v is not None:
+                    self.bytes_in += v[0].nbytes * times
+
+    # buffer access -------------------------------------------------------------------------------------
+    def get(self, key: int) -> tuple[np.ndarray, tuple[int, ...]]:
+        try:
+            return self.buf[key]
+        except KeyError:
+            raise self.error(
+                "EMU_UNINIT",
+                "read of a tensor that has no data yet at run time (local tensor read before any write "
+                "in this iteration order)",
+            ) from None
+
+    def put(self, key: int, arr: np.ndarray, valid: tuple[int, ...] | None = None) -> None:
+        self.buf[key] = (arr, arr.shape if valid is None else valid)
+
+    def check_alloc(self, shape: Any, itemsize: int) -> None:
+        """Refuse an allocation above ``Limits.max_alloc_bytes`` (a hostile program must not exhaust memory)."""
+        if self.max_alloc is not None:
+            n = math.prod(int(d) for d in shape) * itemsize
+            if n > self.max_alloc:
+                raise self.error("EMU_LIMIT", f"the kernel allocates {n} bytes at once (limit {self.max_alloc})")
+
+    def poison(self, shape: Any, dt: np.dtype) -> np.ndarray:
+        """Uninitialized memory (`_buffers.poison_array`) within the allocation limit."""
+        if self.max_alloc is not None:
+            self.check_alloc(shape, np.dtype(dt).itemsize)
+        return poison_array(shape, dt)
+
+    def step(self, n: int = 1) -> None:
+        """Count executed ops / loop iterations against ``Limits.max_steps``."""
+        self.steps += n
+        if self.max_steps is not None and self.steps > self.max_steps:
+            raise self.error("EMU_LIMIT", f"the kernel ran more than {self.max_steps} ops and loop iterations")
+
+    def perturb_result(self, node: Any) -> None:
+        """Test mode only (``runtime.testmodes``): move a freshly computed float result by a few ulps.
+
+        Only ops in ``NOISY_OPS`` (results that differ between CPUs); a result sharing memory with an operand
+        is a view and is left alone. Without an installed injector - always, outside the replay-portability
+        tests - this returns at once.
+        """
+        inj = _noise_injector()
+        if inj is None or node.out_key is None or node.name not in NOISY_OPS:
+            return
+        v = self.buf.get(node.out_key)
+        if v is None:
+            return
+        for k in node.ins:
+            src = self.buf.get(k) if k != node.out_key else None
+            if src is not None and np.shares_memory(v[0], src[0]):
+                return
+        self.buf[node.out_key] = (inj.perturb(v[0]), v[1])
+
+    # diagnostics ---------------------------------------------------------------------------------------
+    def error(self, code: str, message: str, kind: str = "RuntimeError") -> EmulatorError:
+        n = self.node
+        it = ", ".join(f"{k}={self.sym.get(lid, '?')}" for k, lid in self.iter_stack)
+        if it:
+            message = f"{message} (iteration {it})"
+        return EmulatorError(code, message, file=n.file if n else None, line=n.line if n else None,
+                             op=n.name if n else None, kind=kind)
+
+    def warn(self, code: str, message: str, *, file: str | None = None, line: int | None = None,
+             op: str | None = None) -> None:
+        key = (code, file, line, message)
+        if key in self._warned:
+            return
+        self._warned.add(key)
+        self.warnings.append(ExecWarning(code=code, message=message, file=file, line=line, op=op))
+
+    def iteration(self) -> dict[str, int]:
+        return {k: self.sym.get(lid, -1) for k, lid in self.iter_stack}
+
+    def counters(self) -> dict[str, Any]:
+        return {"ops": dict(self.ops), "tiles": self.tiles, "elements": self.elements, "bytes_in": self.bytes_in,
+                "bytes_out": self.bytes_out, "matmul_flops": self.flops, "loop_trips": dict(self.trips),
+                "batched_iterations": self.batched}

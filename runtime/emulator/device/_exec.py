@@ -1,0 +1,196 @@
+"""The device executor: runs a prepared program on the caller's argument arrays.
+
+The executor walks a region path, and when a guard evaluates the other way it switches to the path that
+took the other branch at that guard and continues right after it. Loops of four or more iterations are
+first offered to the batch executor (`_batch`), which runs a leading run of independent iterations at once
+and returns how many it did; the rest run here one by one. Any exception an op raises on concrete values
+becomes one ``EMU_RUNTIME`` error at the op's kernel line.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from runtime.emulator._buffers import is_poison
+from runtime.emulator._errors import EmulatorError
+from runtime.emulator.device._batch import run_batched
+from runtime.emulator.device._env import Env
+from runtime.emulator.device._kreg import DTYPES
+from runtime.emulator.device._prepare import XGuard, XLoop, XOp, XRegion, prepare
+from runtime.emulator.device._program import KernelProgram
+from runtime.emulator.device._types import ExecError, ExecOptions, ExecResult, ProgramError
+
+__all__ = ["execute", "run_loop", "run_region"]
+
+_WRITES = frozenset({"assemble", "move", "setitem"})
+
+
+def _account(env: Env, node: XOp) -> None:
+    env.ops[node.name] = env.ops.get(node.name, 0) + 1
+    env.count_param_reads(node)
+    if node.out_key is None:
+        return
+    v = env.buf.get(node.out_key)
+    if v is None:
+        return
+    if node.name not in _WRITES:  # writers count the elements they write themselves
+        n = v[0].size
+        env.elements += n
+        te = node.tile_elems
+        if te:
+            env.tiles += (n + te - 1) // te if n else 1
+    if env.record and env.on_record is not None:
+        env.on_record(env, node, v)
+    env.geom = None
+
+
+def run_region(region: XRegion, env: Env) -> None:
+    """Execute one region (one iteration of a loop body, or the kernel body)."""
+    if not region.paths:
+        return
+    try:
+        _run_region(region, env)
+    except EmulatorError:
+        raise
+    except Exception as exc:  # an op failed on concrete values: one clear error at the kernel line
+        raise env.error("EMU_RUNTIME", f"{type(exc).__name__}: {exc}") from exc
+
+
+def _run_region(region: XRegion, env: Env) -> None:
+    path = region.paths[0]
+    items = path.items
+    n = len(items)
+    i = 0
+    limited = env.max_steps is not None
+    while i < n:
+        it = items[i]
+        t = type(it)
+        if t is XOp:
+            env.node = it
+            if limited:
+                env.step()
+            it.run(env)
+            env.perturb_result(it)
+            _account(env, it)
+        elif t is XGuard:
+            val = it.cond(env)
+            if bool(val) != it.taken:
+                path = region.lookup[path.decisions[: it.index] + (not it.taken,)]
+                items = path.items
+                n = len(items)
+                i = path.guard_pos[it.index]
+        else:
+            run_loop(it, env)
+        i += 1
+
+
+def run_loop(node: XLoop, env: Env) -> None:
+    try:
+        start = node.start(env)
+        stop = node.stop(env)
+        step = node.step(env)
+    except EmulatorError:
+        raise
+    except Exception as exc:  # bad runtime bound
+        raise EmulatorError("EMU_LOOP", f"loop {node.name}: cannot evaluate bounds: {exc}",
+                            file=node.file, line=node.line) from exc
+    if step == 0:
+        raise EmulatorError("EMU_LOOP", f"loop {node.name}: step is 0", file=node.file, line=node.line)
+    key = node.lid
+    env.loop_range[key] = (start, stop, step)
+    env.iter_stack.append((node.name, key))
+    trips = 0
+    limited = env.max_steps is not None
+    try:
+        body = node.body
+        rng = range(start, stop, step)
+        if env.max_steps is not None and env.steps + len(rng) > env.max_steps:  # refuse a runaway loop early
+            raise env.error("EMU_LIMIT", f"loop {node.name} runs {len(rng)} iterations, more than the kernel's "
+                            f"budget of {env.max_steps} ops and loop iterations")
+        if len(rng) >= 4 and not env.record:
+            done = run_batched(node, env, rng)
+            trips += done
+            env.batched += done
+            rng = rng[done:]
+        for v in rng:
+            env.sym[key] = v
+            trips += 1
+            if limited:
+                env.step()
+            run_region(body, env)
+    finally:
+        env.iter_stack.pop()
+        env.trips[node.name] = env.trips.get(node.name, 0) + trips
+
+
+def _bind_args(program: KernelProgram, args: list[Any], env: Env) -> None:
+    params = program.params
+    if len(args) != len(params):
+        raise ProgramError(f"the kernel takes {len(params)} tensor argument(s), got {len(args)}")
+    for i, (p, arr) in enumerate(zip(params, args, strict=True)):
+        if not isinstance(arr, np.ndarray):
+            raise ProgramError(f"argument {i} ('{p.name}') is not a numpy array")
+        if arr.dtype != DTYPES.get(p.dtype):
+            raise ProgramError(f"argument {i} ('{p.name}') has dtype {arr.dtype}, the program says {p.dtype}")
+        if arr.ndim != len(p.shape) or any(s is not None and s != a for s, a in zip(p.shape, arr.shape, strict=True)):
+            raise ProgramError(f"argument {i} ('{p.name}') has shape {list(arr.shape)}, the program says "
+                               f"{list(p.shape)}")
+        if not arr.flags.c_contiguous:
+            raise ProgramError(f"argument {i} ('{p.name}') is not C-contiguous")
+    for sb in program.symbols:
+        val = int(args[sb.param].shape[sb.axis])
+        if sb.first_wins:
+            env.sym.setdefault(sb.name, val)
+        else:
+            env.sym[sb.name] = val
+    for p, arr in zip(params, args, strict=True):
+        env.buf[p.key] = (arr, arr.shape)
+    env.param_keys = frozenset(p.key for p in params)
+
+
+def _final_poison_check(program: KernelProgram, args: list[np.ndarray], env: Env) -> None:
+    """Poison (padding or uninitialized data) left in a written kernel argument after the whole run: the
+    error of its first poisoned write-back (location, iteration), as the per-iteration check reports it."""
+    for p, arr in zip(program.params, args, strict=True):
+        if not (p.written or p.key in env.written):
+            continue
+        n = is_poison(arr)
+        if n:
+            first = env.poison_first.get(p.name)
+            if first is not None:
+                raise first
+            raise EmulatorError("EMU_POISON", f"kernel argument '{p.name}' holds {n} poisoned element(s) after "
+                                "the run: data from outside a valid_shape (padding) or from uninitialized "
+                                "memory reached an output", file=program.file, line=program.line)
+
+
+def execute(program: KernelProgram, args: list[Any], options: ExecOptions | None = None, *,
+            prepared: XRegion | None = None) -> ExecResult:
+    """Run ``program`` on ``args`` (one numpy array per tensor parameter, written in place).
+
+    Kernel errors are returned in ``ExecResult.error`` (never raised); a program or argument list the device
+    refuses raises `ProgramError`.
+    """
+    options = options or ExecOptions()
+    env = Env(options)
+    _bind_args(program, args, env)
+    body = prepared if prepared is not None else prepare(program)
+    error: ExecError | None = None
+    old = np.seterr(all="ignore")  # restored below; ops that need errors check values explicitly
+    try:
+        run_region(body, env)
+        if options.check_poison and options.poison_check == "final":
+            _final_poison_check(program, args, env)
+    except EmulatorError as exc:
+        error = ExecError.of(exc)
+    finally:
+        np.seterr(**old)
+    keys = {p.key: i for i, p in enumerate(program.params)}
+    written = sorted(keys[k] for k in env.written)
+    masks = None
+    if env.masks is not None:
+        masks = {keys[k]: m for k, m in env.masks.items()}
+    return ExecResult(error=error, warnings=env.warnings, counters=env.counters(), written=written,
+                      write_masks=masks)

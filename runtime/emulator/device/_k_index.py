@@ -1,0 +1,389 @@
+"""Device implementations of the transform and indexing ops: transpose, permute, concat, expand_clone, the
+gather family, the in-place scatter family, sort/topk, tril/triu, pad, fillpad, one_hot, (de)interleave.
+
+Most are "simple" ops: read their operands (array, valid shape), produce one or more outputs. The in-place
+ones mutate their target's storage (copying first when the target may share memory with a read-only argument).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from runtime.emulator._numerics import compute
+from runtime.emulator.device._kreg import kind
+
+__all__ = ["check_index"]
+
+
+def _simple(ins: list[int], outs: list[int], fn: Callable[..., list]) -> Callable[[Any], None]:
+    def run(env: Any) -> None:
+        res = fn(env, *[env.get(k) for k in ins])
+        for k, (arr, valid) in zip(outs, res, strict=True):
+            env.buf[k] = (arr, tuple(valid))
+
+    return run
+
+
+def _full_valid(arr: np.ndarray, valid: tuple) -> np.ndarray:
+    if tuple(valid) == arr.shape:
+        return arr
+    return arr[tuple(slice(0, v) for v in valid)]
+
+
+def _pad_to(env: Any, arr: np.ndarray, shape: tuple) -> tuple[np.ndarray, tuple]:
+    if arr.shape == tuple(shape):
+        return arr, arr.shape
+    res = env.poison(tuple(shape), arr.dtype)
+    res[tuple(slice(0, n) for n in arr.shape)] = arr
+    return res, arr.shape
+
+
+def check_index(env: Any, idx: np.ndarray, n: int, opname: str) -> None:
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        raise env.error("EMU_INDEX_OOB", f"{opname}: index value out of range [0, {n}) "
+                        f"(min {int(idx.min())}, max {int(idx.max())})")
+
+
+@kind("transpose", {"src": "key", "out": "key", "d0": "int", "d1": "int"}, reads=("src",))
+def build_transpose(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
+    d0, d1 = p["d0"], p["d1"]
+
+    def fn(env: Any, a: tuple) -> list:
+        arr, v = a
+        vv = list(v)
+        vv[d0], vv[d1] = v[d1], v[d0]
+        return [(np.ascontiguousarray(np.swapaxes(arr, d0, d1)), vv)]
+
+    return _simple([p["src"]], [p["out"]], fn), None
+
+
+@kind("permute", {"src": "key", "out": "key", "dims": "ints"}, reads=("src",))
+def build_permute(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
+    dims = list(p["dims"])
+
+    def fn(env: Any, a: tuple) -> list:
+        arr, v = a
+        return [(np.ascontiguousarray(np.transpose(arr, dims)), [v[d] for d in dims])]
+
+    return _simple([p["src"]], [p["out"]], fn), None
+
+
+@kind("concat", {"srcs": "keys", "out": "key", "ax": "int", "rank": "int"}, reads=("srcs",))
+def build_concat(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
+    ax, r = p["ax"], p["rank"]
+
+    def fn(env: Any, *vals: tuple) -> list:
+        parts = []
+        for i, (arr, v) in enumerate(vals):
+            if v[ax] != arr.shape[ax]:
+                raise env.error("EMU_CONCAT_VALID", f"concat: input {i} is not fully valid along dim {ax} "
+                                f"(valid {v[ax]} of {arr.shape[ax]}); padding would land inside the result")
+            parts.append(arr)
+        if env.max_alloc is not None:
+            env.check_alloc((sum(a.size for a in parts),), max((a.dtype.itemsize for a in parts), default=1))
+        try:
+            res = np.concatenate(parts, axis=ax)
+        except ValueError as exc:
+            raise env.error("FC0000", f"concat: {exc}") from None
+        vv = list(res.shape)
+        for d in range(r):
+            if d != ax:
+                vv[d] = min(v[d] for _, v in vals)
+        return [(res, vv)]
+
+    return _simple(list(p["srcs"]), [p["out"]], fn), None
+
+
+@kind("expand_clone", {"src": "key", "out": "key", "shape": "exprs", "vs": "exprs?"}, reads=("src",))
+def build_expand_clone(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
+    shp = cx.exprs(p["shape"])
+    vs = cx.exprs(p["vs"]) if p["vs"] is not None else None
+
+    def fn(env: Any, a: tuple) -> list:
+        arr, v = a
+        full = tuple(f(env) for f in shp)
+        if env.max_alloc is not None:
+            env.check_alloc(full, arr.dtype.itemsize)
+        try:
+            res = np.broadcast_to(arr, full).copy()
+        except ValueError:
+            raise env.error("FC0000", f"expand_clone: {list(arr.shape)} cannot expand to {list(full)}") from None
+        if vs is not None:
+            vv = [f(env) for f in vs]
+        else:
+            vv = [f if arr.shape[d] == 1 else v[d] for d, f in enumerate(full)]
+        return [(res, vv)]
+
+    return _simple([p["src"]], [p["out"]], fn), None
+
+
+@kind("index_select", {"src": "key", "index": "key", "out": "key", "ax": "int"}, reads=("src", "index"))
+def build_index_select(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
+    ax = p["ax"]
+
+    def fn(env: Any, a: tuple, i: tuple) -> list:
+        arr, v = a
+        idx = _full_valid(*i)
+        check_index(env, idx, v[ax], "index_select")
+        if env.max_alloc is not None:
+            env.check_alloc(arr.shape[:ax] + idx.shape + arr.shape[ax + 1:], arr.dtype.itemsize)
+        res = np.take(arr, idx.astype(np.int64), axis=ax)
+        vv = list(v[:ax]) + list(idx.shape) + list(v[ax + 1:])
+        return [(res, vv)]
+
+    return _simple([p["src"], p["index"]], [p["out"]], fn), None
+
+
+@kind("gather", {"src": "key", "index": "key", "out": "key", "ax": "int"}, reads=("src", "index"))
+def build_gather(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
+    ax = p["ax"]
+
+    def fn(env: Any, a: tuple, i: tuple) -> list:
+        arr, v = a
+        idx = i[0].astype(np.int64)
+        check_index(env, idx, v[ax], "gather")
+        src = arr[tuple(slice(0, idx.shape[d]) if d != ax else slice(None) for d in range(arr.ndim))]
+        return [(np.take_along_axis(src, idx, axis=ax), i[1])]
+
+    return _simple([p["src"], p["index"]], [p["out"]], fn), None
+
+
+@kind("gathermask", {"src": "key", "out": "key", "k": "int", "s": "int"},
+      check=lambda p: None if 0 <= p["k"] < p["s"] <= 4 else "gathermask pattern out of range", reads=("src",))
+def build_gathermask(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
+    k, s = p["k"], p["s"]
+
+    def fn(env: Any, a: tuple) -> list:
+        arr, v = a
+        return [(np.ascontiguousarray(arr[..., k::s]), list(v[:-1]) + [(v[-1] - k + s - 1) // s])]
+
+    return _simple([p["src"]], [p["out"]], fn), None
+
+
+# ---- in-place ops -------------------------------------------------------------------------------------
+
+def _scatter_update(env: Any, arr: np.ndarray, v: tuple, i: tuple, s: tuple) -> None:
+    idx = _full_valid(*i).astype(np.int64)
+    sv = s[0]
+    if arr.ndim == 4:
+        bs = arr.shape[1]
+        flat = idx.reshape(-1)
+        check_index(env, flat, arr.shape[0] * bs, "scatter_update")
+        rows = sv.reshape(-1, sv.shape[-2], sv.shape[-1]) if sv.ndim == 4 else sv.reshape(flat.size, 1, -1)
+        if rows.shape[0] != flat.size:
+            raise env.error("EMU_SCATTER_SHAPE", f"scatter_update: {flat.size} indices but src has "
+                            f"{rows.shape[0]} rows")
+        arr[flat // bs, flat % bs] = rows
+    else:
+        flat = idx.reshape(-1)
+        check_index(env, flat, arr.shape[0], "scatter_update")
+        rows = sv.reshape(-1, arr.shape[1])
+        if rows.shape[0] < flat.size:
+            raise env.error("EMU_SCATTER_SHAPE", f"scatter_update: {flat.size} indices but src has "
+                            f"{rows.shape[0]} rows")
+        arr[flat] = rows[: flat.size]
+
+
+def _scatter_fn(ax: int, reduce: Any, scalar: Any) -> Callable[..., None]:
+    def fn(env: Any, arr: np.ndarray, v: tuple, i: tuple, *s: tuple) -> None:
+        idx = i[0].astype(np.int64)
+        check_index(env, idx, arr.shape[ax], "scatter")
+        grids = list(np.indices(idx.shape, sparse=True))
+        grids[ax] = idx
+        val = s[0][0][tuple(slice(0, n) for n in idx.shape)] if s else np.full(idx.shape, scalar)
+        val = val.astype(arr.dtype)
+        if reduce is None:
+            arr[tuple(grids)] = val
+        elif reduce == "add":
+            tmp = compute(arr).astype(np.float32) if arr.dtype.kind == "V" or arr.dtype.itemsize < 4 else arr
+            np.add.at(tmp, tuple(grids), compute(val))
+            arr[...] = tmp.astype(arr.dtype)
+        elif reduce == "multiply":
+            tmp = compute(arr).astype(np.float32) if arr.dtype.itemsize < 4 else arr
+            np.multiply.at(tmp, tuple(grids), compute(val))
+            arr[...] = tmp.astype(arr.dtype)
+        else:
+            raise env.error("F00002", f"scatter: reduce must be None, 'add' or 'multiply', got {reduce!r}",
+                            kind="ValueError")
+
+    return fn
+
+
+def _index_add_fn(ax: int, alpha: Any, opname: str) -> Callable[..., None]:
+    def fn(env: Any, arr: np.ndarray, v: tuple, i: tuple, s: tuple) -> None:
+        idx = i[0].astype(np.int64).reshape(-1)
+        check_index(env, idx, arr.shape[ax], opname)
+        tmp = compute(arr).astype(np.float32) if arr.dtype.kind != "i" else arr.copy()
+        src_v = compute(s[0]) * alpha
+        sl: list[Any] = [slice(None)] * arr.ndim
+        sl[ax] = idx
+        np.add.at(tmp, tuple(sl), src_v)
+        arr[...] = tmp.astype(arr.dtype)
+
+    return fn
+
+
+def _index_put_fn(n: int, accumulate: bool) -> Callable[..., None]:
+    def fn(env: Any, arr: np.ndarray, v: tuple, *rest: tuple) -> None:
+        idx = tuple(r[0].astype(np.int64) for r in rest[:n])
+        val = rest[n][0]
+        for d, ix in enumerate(idx):
+            check_index(env, ix, arr.shape[d], "index_put_")
+        if accumulate:
+            tmp = compute(arr).astype(np.float32) if arr.dtype.kind != "i" else arr.copy()
+            np.add.at(tmp, idx, compute(val))
+            arr[...] = tmp.astype(arr.dtype)
+        else:
+            arr[idx] = val
+
+    return fn
+
+
+def _check_inplace(p: dict[str, Any]) -> str | None:
+    f, n = p["fn"], len(p["others"])
+    if f == "scatter_update" and n != 2 or f == "index_add" and n != 2:
+        return f"{f} needs index and source"
+    if f == "scatter" and n not in (1, 2):
+        return "scatter needs an index and an optional source"
+    if f == "index_put" and n < 1:
+        return "index_put needs values"
+    if f not in ("scatter_update", "scatter", "index_add", "index_put"):
+        return f"unknown in-place function {f!r}"
+    return None
+
+
+@kind("inplace", {"target": "key", "others": "keys", "out": "key?", "fn": "str", "ax": "int", "reduce": "str?",
+                  "scalar": "num?", "alpha": "num?", "accumulate": "bool", "opname": "str", "param": "bool",
+                  "owned": "bool"},
+      check=_check_inplace, reads=("others",), writes=("target",))
+def build_inplace(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
+    f = p["fn"]
+    fn: Callable[..., None]
+    if f == "scatter_update":
+        fn = _scatter_update
+    elif f == "scatter":
+        fn = _scatter_fn(p["ax"], p["reduce"], p["scalar"])
+    elif f == "index_add":
+        fn = _index_add_fn(p["ax"], p["alpha"], p["opname"])
+    else:
+        fn = _index_put_fn(len(p["others"]) - 1, p["accumulate"])
+    tkey, keys, okey, is_param, owned = p["target"], list(p["others"]), p["out"], p["param"], p["owned"]
+
+    def run(env: Any) -> None:
+        cur = env.get(tkey)
+        if not owned:  # op outputs may share memory with a read-only argument: copy before mutating
+            cur = env.buf[tkey] = (cur[0].copy(), cur[1])
+        fn(env, cur[0], cur[1], *[env.get(k) for k in keys])
+        env.wrote(tkey, None, cur[0])
+        if is_param:
+            env.bytes_out += cur[0].nbytes
+        if okey is not None:
+            env.buf[okey] = (cur[0].copy(), cur[1])
+
+    return run, None
+
+
+# ---- sort / misc --------------------------------------------------------------------------------------
+
+@kind("sort", {"src": "key", "vals": "key", "idx": "key", "kk": "int?", "largest": "bool"}, reads=("src",),
+      produces=("vals", "idx"))
+def build_sort(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
+    largest, kk = p["largest"], p["kk"]
+
+    def fn(env: Any, a: tuple) -> list:
+        arr, v = a
+        if kk is None:  # a dynamic last axis: the slice below needs an int (as in the traced closure)
+            raise TypeError("slice indices must be integers or None or have an __index__ method")
+        n = v[-1]
+        x = compute(arr[..., :n])
+        order = np.argsort(-x if largest else x, axis=-1, kind="stable")[..., :kk]
+        vals = np.take_along_axis(arr[..., :n], order, axis=-1)
+        vv = list(v[:-1]) + [min(kk, n)]
+        order = order.astype(np.int32)
+        if vals.shape[-1] < kk:
+            full = tuple(vals.shape[:-1]) + (kk,)
+            vals = _pad_to(env, vals, full)[0]
+            order = _pad_to(env, order, full)[0]
+        return [(vals, vv), (order, vv)]
+
+    return _simple([p["src"]], [p["vals"], p["idx"]], fn), None
+
+
+@kind("tri", {"src": "key", "out": "key", "diagonal": "expr", "lower": "bool"}, reads=("src",))
+def build_tri(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
+    diag = cx.expr(p["diagonal"])
+    f = np.tril if p["lower"] else np.triu
+
+    def fn(env: Any, a: tuple) -> list:
+        arr, v = a
+        return [(f(arr, diag(env)), v)]
+
+    return _simple([p["src"]], [p["out"]], fn), None
+
+
+@kind("pad", {"src": "key", "out": "key", "widths": "ints", "value": "num"},
+      check=lambda p: None if all(0 <= w <= 1 << 20 for w in p["widths"]) else "pad width out of range",
+      reads=("src",))
+def build_pad(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
+    widths = [(0, int(w)) for w in p["widths"]]
+    value = p["value"]
+
+    def fn(env: Any, a: tuple) -> list:
+        arr, v = a
+        if env.max_alloc is not None:
+            env.check_alloc(tuple(s + w[1] for s, w in zip(arr.shape, widths, strict=False)), arr.dtype.itemsize)
+        res = np.pad(arr, widths, mode="constant", constant_values=value)
+        return [(res, res.shape)]
+
+    return _simple([p["src"]], [p["out"]], fn), None
+
+
+@kind("fillpad", {"src": "key", "out": "key", "value": "num"}, reads=("src",))
+def build_fillpad(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
+    value = p["value"]
+
+    def fn(env: Any, a: tuple) -> list:
+        arr, v = a
+        res = np.full(arr.shape, value, dtype=np.float32).astype(arr.dtype)
+        box = tuple(slice(0, n) for n in v)
+        res[box] = arr[box]
+        return [(res, res.shape)]
+
+    return _simple([p["src"]], [p["out"]], fn), None
+
+
+@kind("one_hot", {"src": "key", "out": "key", "num_classes": "int"},
+      check=lambda p: None if 0 <= p["num_classes"] <= 1 << 20 else "num_classes out of range", reads=("src",))
+def build_one_hot(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
+    num_classes = p["num_classes"]
+
+    def fn(env: Any, a: tuple) -> list:
+        arr, v = a
+        if env.max_alloc is not None:
+            env.check_alloc(arr.shape + (num_classes,), arr.dtype.itemsize)
+        res = (arr[..., None] == np.arange(num_classes)).astype(arr.dtype)
+        return [(res, list(v) + [num_classes])]
+
+    return _simple([p["src"]], [p["out"]], fn), None
+
+
+@kind("deinterleave", {"src": "key", "even": "key", "odd": "key"}, reads=("src",), produces=("even", "odd"))
+def build_deinterleave(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
+    def fn(env: Any, a: tuple) -> list:
+        arr, v = a
+        return [(np.ascontiguousarray(arr[..., 0::2]), list(v[:-1]) + [(v[-1] + 1) // 2]),
+                (np.ascontiguousarray(arr[..., 1::2]), list(v[:-1]) + [v[-1] // 2])]
+
+    return _simple([p["src"]], [p["even"], p["odd"]], fn), None
+
+
+@kind("interleave", {"a": "key", "b": "key", "out": "key"}, reads=("a", "b"))
+def build_interleave(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
+    def fn(env: Any, a: tuple, b: tuple) -> list:
+        res = np.stack([a[0], b[0]], axis=-1).reshape(a[0].shape[:-1] + (-1,))
+        return [(res, list(a[1][:-1]) + [2 * min(a[1][-1], b[1][-1])])]
+
+    return _simple([p["a"], p["b"]], [p["out"]], fn), None

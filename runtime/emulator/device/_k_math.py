@@ -1,0 +1,496 @@
+"""Device implementations of the arithmetic ops: elementwise, selection, cast, reductions, scans, composites,
+matmul and the creation ops.
+
+16-bit floats are computed in float32 and rounded once per op to the output dtype (`_numerics.compute`);
+valid shapes propagate (elementwise results keep the common valid box, reductions use only the valid extent
+of the reduced axis). The numpy function of an op is chosen by name from the closed tables below, never
+taken from the program.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from runtime.emulator._buffers import is_float_np
+from runtime.emulator._enums import CastMode, DataType, SaturationMode
+from runtime.emulator._numerics import cast_array, compute
+from runtime.emulator.device._kreg import kind, np_dtype
+
+__all__ = ["BINARY", "REDUCE", "UNARY"]
+
+
+def _div(x: np.ndarray, y: Any) -> np.ndarray:
+    if x.dtype.kind in "iu":
+        return np.divide(x.astype(np.float32), np.asarray(y).astype(np.float32))
+    return np.divide(x, y)
+
+
+BINARY: dict[str, Callable[[Any, Any], Any]] = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": _div,
+    "floor_div": lambda x, y: np.floor_divide(x, y), "remainder": np.mod, "fmod": np.fmod, "pow": np.power,
+    "maximum": np.maximum, "minimum": np.minimum, "hypot": np.hypot, "copysign": np.copysign,
+    "atan2": np.arctan2, "gcd": np.gcd, "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or,
+    "bitwise_xor": np.bitwise_xor, "left_shift": np.left_shift, "right_shift": np.right_shift,
+    "logical_and": np.logical_and, "prelu": lambda x, y: np.where(x > 0, x, x * y),
+    "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
+    "ge": np.greater_equal, "exp_dif": lambda x, y: np.exp(x - y),
+}
+"""binary op functions by name (``fn`` parameter of kind ``binary``)"""
+
+
+def _rsqrt(x: np.ndarray) -> np.ndarray:
+    return 1.0 / np.sqrt(x)
+
+
+_erf_v = np.vectorize(math.erf, otypes=[np.float64])
+_erfc_v = np.vectorize(math.erfc, otypes=[np.float64])
+
+UNARY: dict[str, Callable[[Any], Any]] = {
+    "abs": np.abs, "neg": np.negative, "exp": np.exp, "exp2": np.exp2, "expm1": np.expm1, "log": np.log,
+    "log1p": np.log1p, "log2": np.log2, "log10": np.log10, "sqrt": np.sqrt, "rsqrt": _rsqrt,
+    "reciprocal": np.reciprocal, "sign": np.sign, "relu": lambda x: np.maximum(x, 0),
+    "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)), "ceil": np.ceil, "floor": np.floor, "trunc": np.trunc,
+    "cbrt": np.cbrt, "sin": np.sin, "cos": np.cos, "tan": np.tan, "tanh": np.tanh, "sinh": np.sinh,
+    "cosh": np.cosh, "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan, "asinh": np.arcsinh,
+    "acosh": np.arccosh, "atanh": np.arctanh, "erf": lambda x: _erf_v(x).astype(np.float32),
+    "erfc": lambda x: _erfc_v(x).astype(np.float32), "bitwise_not": np.invert, "logical_not": np.logical_not,
+    "identity": lambda x: x, "signbit": np.signbit, "isfinite": np.isfinite, "isnan": np.isnan, "rint": np.rint,
+}
+"""unary op functions by name (``fn`` of kind ``unary``; ``lrelu`` and ``round`` take a parameter)"""
+
+
+def _unary_fn(p: dict[str, Any]) -> Callable[[Any], Any]:
+    fn = p["fn"]
+    if fn == "lrelu":
+        s = p["arg"]
+        return lambda x: np.where(x > 0, x, x * s)
+    if fn == "round":
+        decimals = p["arg"]
+        return lambda x: np.round(x, decimals)
+    return UNARY[fn]
+
+
+def valid_of(shape_out: tuple, operands: list[tuple[np.ndarray, tuple]]) -> tuple:
+    v = list(shape_out)
+    for arr, valid in operands:
+        for d, n in enumerate(arr.shape):
+            if n != 1 or shape_out[d] == 1:
+                if valid[d] < v[d]:
+                    v[d] = valid[d]
+    return tuple(v)
+
+
+def _check_binary(p: dict[str, Any]) -> str | None:
+    if p["fn"] not in BINARY:
+        return f"unknown binary function {p['fn']!r}"
+    if (p["b"] is None) == (p["scalar"] is None):
+        return "binary needs exactly one of b and scalar"
+    if not 0 <= p["pad_a"] <= 8 or not 0 <= p["pad_b"] <= 8:
+        return "binary padding out of range"
+    return None
+
+
+@kind("binary", {"a": "key", "b": "key?", "out": "key", "fn": "str", "alpha": "num?", "scalar": "const?",
+                 "pad_a": "int", "pad_b": "int", "odt": "dtype"}, check=_check_binary, reads=("a", "b"))
+def build_binary(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
+    fn = BINARY[p["fn"]]
+    alpha = p["alpha"]
+    if alpha is not None:
+        base = fn
+
+        def fn(x: Any, y: Any) -> Any:
+            return base(x, y * alpha)
+
+    akey, bkey, okey, ond = p["a"], p["b"], p["out"], np_dtype(p["odt"])
+    bval, pad_a, pad_b = p["scalar"], p["pad_a"], p["pad_b"]
+
+    def run(env: Any) -> None:
+        xa, va = env.get(akey)
+        if pad_a:
+            xa, va = xa.reshape((1,) * pad_a + xa.shape), (1,) * pad_a + tuple(va)
+        if bkey is not None:
+            xb, vb = env.get(bkey)
+            if pad_b:
+                xb, vb = xb.reshape((1,) * pad_b + xb.shape), (1,) * pad_b + tuple(vb)
+            if env.max_alloc is not None and xa.shape != xb.shape:
+                try:
+                    env.check_alloc(np.broadcast_shapes(xa.shape, xb.shape), max(ond.itemsize, 4))
+                except ValueError:
+                    pass  # numpy reports the shape mismatch below
+            try:
+                r = fn(compute(xa), compute(xb))
+            except ValueError as exc:
+                raise env.error("FC0000", f"shape not support binary operation ({list(xa.shape)} vs "
+                                f"{list(xb.shape)}): {exc}") from None
+            valid = valid_of(r.shape, [(xa, va), (xb, vb)])
+        else:
+            r = fn(compute(xa), bval)
+            valid = va
+        if r.dtype != ond:
+            r = r.astype(ond)
+        env.buf[okey] = (r, valid)
+
+    def brun(env: Any) -> None:
+        xa = env.buf[akey][0]
+        r = fn(compute(xa), compute(env.buf[bkey][0]) if bkey is not None else bval)
+        env.buf[okey] = (r.astype(ond, copy=False), None)
+
+    return run, None if pad_a or pad_b else brun
+
+
+def _check_unary(p: dict[str, Any]) -> str | None:
+    if p["fn"] not in UNARY and p["fn"] not in ("lrelu", "round"):
+        return f"unknown unary function {p['fn']!r}"
+    if p["fn"] == "round" and not (isinstance(p["arg"], int) and not isinstance(p["arg"], bool)
+                                   and -64 <= p["arg"] <= 64):
+        return "round needs an int number of decimals"
+    if p["fn"] == "lrelu" and p["arg"] is None:
+        return "lrelu needs a slope"
+    return None
+
+
+@kind("unary", {"a": "key", "out": "key", "fn": "str", "arg": "num?", "compute_float": "bool", "odt": "dtype"},
+      check=_check_unary, reads=("a",))
+def build_unary(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
+    fn = _unary_fn(p)
+    akey, okey, ond, cf = p["a"], p["out"], np_dtype(p["odt"]), p["compute_float"]
+
+    def run(env: Any) -> None:
+        xa, va = env.get(akey)
+        x = compute(xa)
+        if cf and x.dtype.kind in "iub":
+            x = x.astype(np.float32)
+        r = fn(x)
+        if r.dtype != ond:
+            r = r.astype(ond)
+        env.buf[okey] = (r, va)
+
+    def brun(env: Any) -> None:
+        x = compute(env.buf[akey][0])
+        if cf and x.dtype.kind in "iub":
+            x = x.astype(np.float32)
+        with np.errstate(all="ignore"):
+            r = fn(x)
+        env.buf[okey] = (r.astype(ond, copy=False), None)
+
+    return run, brun
+
+
+def _check_where(p: dict[str, Any]) -> str | None:
+    if (p["i"] is None) == (p["iv"] is None) or (p["o"] is None) == (p["ov"] is None):
+        return "where needs a tensor or a scalar for each of input and other"
+    return None
+
+
+@kind("where", {"c": "key", "i": "key?", "o": "key?", "iv": "const?", "ov": "const?", "out": "key", "odt": "dtype"},
+      check=_check_where, reads=("c", "i", "o"))
+def build_where(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
+    ckey, ik, ok_, iv, ov, okey, ond = p["c"], p["i"], p["o"], p["iv"], p["ov"], p["out"], np_dtype(p["odt"])
+
+    def run(env: Any) -> None:
+        c, vc = env.get(ckey)
+        ops = [(c, vc)]
+        a = iv
+        if ik is not None:
+            a, va = env.get(ik)
+            ops.append((a, va))
+        b = ov
+        if ok_ is not None:
+            b, vb = env.get(ok_)
+            ops.append((b, vb))
+        if env.max_alloc is not None:
+            shapes = [np.shape(x) for x in (c, a, b)]
+            try:
+                env.check_alloc(np.broadcast_shapes(*shapes), ond.itemsize)
+            except ValueError:
+                pass
+        r = np.where(c, a, b).astype(ond, copy=False)
+        env.buf[okey] = (r, valid_of(r.shape, ops))
+
+    def brun(env: Any) -> None:
+        c = env.buf[ckey][0]
+        a = env.buf[ik][0] if ik is not None else iv
+        b = env.buf[ok_][0] if ok_ is not None else ov
+        env.buf[okey] = (np.where(c, a, b).astype(ond, copy=False), None)
+
+    return run, brun
+
+
+@kind("cast", {"a": "key", "out": "key", "src": "dt", "dst": "dt", "mode": "enum:" + "|".join(m.name for m in CastMode),
+               "satmode": "enum:" + "|".join(m.name for m in SaturationMode)}, reads=("a",))
+def build_cast(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
+    akey, okey = p["a"], p["out"]
+    src, dst = DataType[p["src"]], DataType[p["dst"]]
+    m, s = CastMode[p["mode"]], SaturationMode[p["satmode"]]
+
+    def run(env: Any) -> None:
+        x, v = env.get(akey)
+        env.buf[okey] = (cast_array(x, src, dst, m, s), v)
+
+    def brun(env: Any) -> None:
+        env.buf[okey] = (cast_array(env.buf[akey][0], src, dst, m, s), None)
+
+    return run, brun
+
+
+# ---- reductions ---------------------------------------------------------------------------------------
+
+def _sum(x: np.ndarray, ax: int) -> Any:
+    if x.dtype.kind in "iu":
+        return np.sum(x, axis=ax, dtype=x.dtype)
+    return np.sum(x, axis=ax, dtype=np.float32)
+
+
+REDUCE: dict[str, Callable[[np.ndarray, int], Any]] = {
+    "sum": _sum, "amax": lambda x, ax: np.max(x, axis=ax), "amin": lambda x, ax: np.min(x, axis=ax),
+    "prod": lambda x, ax: np.prod(x, axis=ax), "argmax": lambda x, ax: np.argmax(x, axis=ax),
+    "argmin": lambda x, ax: np.argmin(x, axis=ax),
+}
+_BATCH_REDUCE = frozenset({"sum", "amax", "amin", "prod"})
+
+
+def _check_axis(p: dict[str, Any]) -> str | None:
+    if "fn" in p and p["fn"] not in REDUCE:
+        return f"unknown reduction {p['fn']!r}"
+    if not 0 <= p["ax"] < p["rank"]:
+        return "axis out of range"
+    return None
+
+
+@kind("reduce", {"a": "key", "out": "key", "fn": "str", "ax": "int", "rank": "int", "keepdim": "bool",
+                 "odt": "dtype"}, check=_check_axis, reads=("a",))
+def build_reduce(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
+    fn = REDUCE[p["fn"]]
+    akey, okey, ond, ax, keepdim, rank = p["a"], p["out"], np_dtype(p["odt"]), p["ax"], p["keepdim"], p["rank"]
+
+    def run(env: Any) -> None:
+        x, v = env.get(akey)
+        n = v[ax]
+        if n < x.shape[ax]:
+            x = x[(slice(None),) * ax + (slice(0, n),)]
+        r = fn(compute(x), ax)
+        r = np.asarray(r)
+        if keepdim:
+            r = np.expand_dims(r, ax)
+            vv = tuple(v[:ax]) + (1,) + tuple(v[ax + 1:])
+        else:
+            vv = tuple(v[:ax]) + tuple(v[ax + 1:])
+        if r.ndim == 0:
+            r = r.reshape(1)
+            vv = (1,)
+        env.buf[okey] = (r.astype(ond, copy=False), vv)
+
+    axn = ax - rank
+
+    def brun(env: Any) -> None:
+        x = env.buf[akey][0]
+        batched = x.ndim > rank
+        with np.errstate(all="ignore"):
+            r = np.asarray(fn(compute(x), axn))
+        if keepdim:
+            r = np.expand_dims(r, axn)
+        elif rank == 1:
+            r = r.reshape(r.shape + (1,)) if batched else r.reshape(1)
+        env.buf[okey] = (r.astype(ond, copy=False), None)
+
+    return run, brun if p["fn"] in _BATCH_REDUCE else None
+
+
+@kind("var", {"a": "key", "out": "key", "axes": "ints", "correction": "num", "keepdim": "bool", "odt": "dtype"},
+      reads=("a",))
+def build_var(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
+    akey, okey, ond = p["a"], p["out"], np_dtype(p["odt"])
+    axes, correction, keepdim = tuple(p["axes"]), p["correction"], p["keepdim"]
+
+    def run(env: Any) -> None:
+        x, v = env.get(akey)
+        x = compute(x)[tuple(slice(0, n) for n in v)].astype(np.float32)
+        r = np.var(x, axis=axes, ddof=correction, keepdims=keepdim)
+        r = np.asarray(r).reshape([1] if r.ndim == 0 else r.shape).astype(ond)
+        env.put(okey, r)
+
+    return run, None
+
+
+@kind("cumsum", {"a": "key", "out": "key", "ax": "int", "odt": "dtype"}, reads=("a",))
+def build_cumsum(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
+    akey, okey, ond, ax = p["a"], p["out"], np_dtype(p["odt"]), p["ax"]
+
+    def run(env: Any) -> None:
+        x, v = env.get(akey)
+        c = compute(x)
+        r = np.cumsum(c, axis=ax, dtype=np.float32 if c.dtype.kind == "f" else c.dtype)
+        env.buf[okey] = (r.astype(ond, copy=False), v)
+
+    return run, None
+
+
+@kind("cumprod", {"a": "key", "out": "key", "ax": "int", "odt": "dtype"}, reads=("a",))
+def build_cumprod(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
+    akey, okey, ond, ax = p["a"], p["out"], np_dtype(p["odt"]), p["ax"]
+
+    def run(env: Any) -> None:
+        x, v = env.get(akey)
+        env.buf[okey] = (np.cumprod(compute(x), axis=ax).astype(ond, copy=False), v)
+
+    return run, None
+
+
+@kind("softmax", {"a": "key", "out": "key", "ax": "int", "rank": "int", "odt": "dtype"}, check=_check_axis,
+      reads=("a",))
+def build_softmax(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
+    akey, okey, ond, ax, rank = p["a"], p["out"], np_dtype(p["odt"]), p["ax"], p["rank"]
+
+    def run(env: Any) -> None:
+        x, v = env.get(akey)
+        c = compute(x).astype(np.float32, copy=True)
+        n = v[ax]
+        sl = (slice(None),) * ax + (slice(0, n),)
+        part = c[sl]
+        m = np.max(part, axis=ax, keepdims=True)
+        e = np.exp(part - m)
+        s = np.sum(e, axis=ax, keepdims=True, dtype=np.float32)
+        c[sl] = e / s
+        env.buf[okey] = (c.astype(ond, copy=False), v)
+
+    axn = ax - rank
+
+    def brun(env: Any) -> None:
+        c = compute(env.buf[akey][0]).astype(np.float32, copy=False)
+        m = np.max(c, axis=axn, keepdims=True)
+        e = np.exp(c - m)
+        r = e / np.sum(e, axis=axn, keepdims=True, dtype=np.float32)
+        env.buf[okey] = (r.astype(ond, copy=False), None)
+
+    return run, brun
+
+
+@kind("rms_norm", {"a": "key", "g": "key?", "out": "key", "eps": "num", "odt": "dtype"}, reads=("a", "g"))
+def build_rms_norm(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
+    akey, gkey, okey, ond, eps = p["a"], p["g"], p["out"], np_dtype(p["odt"]), p["eps"]
+
+    def run(env: Any) -> None:
+        x, v = env.get(akey)
+        xf = compute(x).astype(np.float32)
+        n = v[-1]
+        ms = np.mean(np.square(xf[..., :n]), axis=-1, keepdims=True, dtype=np.float32)
+        r = xf / np.sqrt(ms + eps)
+        if gkey is not None:
+            g, _ = env.get(gkey)
+            r = r * compute(g).astype(np.float32)
+        env.buf[okey] = (r.astype(ond), v)
+
+    return run, None
+
+
+# ---- matmul -------------------------------------------------------------------------------------------
+
+@kind("matmul", {"a": "key", "b": "key", "out": "key", "a_trans": "bool", "b_trans": "bool", "is_int": "bool",
+                 "bias": "key?", "relu": "bool", "scale": "num?", "scale_key": "key?", "odt": "dtype"},
+      reads=("a", "b", "bias", "scale_key"))
+def build_matmul(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
+    akey, bkey, okey, ond = p["a"], p["b"], p["out"], np_dtype(p["odt"])
+    a_trans, b_trans, is_int = p["a_trans"], p["b_trans"], p["is_int"]
+    bias_key, relu, scale, scale_key = p["bias"], p["relu"], p["scale"], p["scale_key"]
+
+    def run(env: Any) -> None:
+        a, va = env.get(akey)
+        b, vb = env.get(bkey)
+        if va != a.shape:
+            a = a[tuple(slice(0, n) for n in va)]
+        if vb != b.shape:
+            b = b[tuple(slice(0, n) for n in vb)]
+        if a_trans:
+            a = np.swapaxes(a, -1, -2)
+        if b_trans:
+            b = np.swapaxes(b, -1, -2)
+        if a.shape[-1] != b.shape[-2]:
+            raise env.error("F00003", f"K-dimension valid shape mismatch: input K={a.shape[-1]}, mat2 "
+                            f"K={b.shape[-2]}", kind="RuntimeError")
+        if env.max_alloc is not None:
+            try:
+                env.check_alloc(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1]), 4)
+            except ValueError:
+                pass
+        if is_int:
+            r = np.matmul(a.astype(np.int32), b.astype(np.int32))
+        else:
+            r = np.matmul(compute(a).astype(np.float32, copy=False), compute(b).astype(np.float32, copy=False))
+        if bias_key is not None:
+            bias, _ = env.get(bias_key)
+            r = r + compute(bias).astype(r.dtype)
+        if relu:
+            r = np.maximum(r, 0)
+        if scale_key is not None:
+            s, _ = env.get(scale_key)
+            r = r * s.astype(np.float64)
+        elif scale is not None:
+            r = r * np.float32(scale)
+        env.flops += 2 * int(math.prod(r.shape)) * int(a.shape[-1])
+        full = tuple(int(x) for x in np.broadcast_shapes(a.shape[:-2], b.shape[:-2])) + (
+            int(np.asarray(env.buf[akey][0]).shape[-2 if not a_trans else -1]),
+            int(np.asarray(env.buf[bkey][0]).shape[-1 if not b_trans else -2]))
+        r = r.astype(ond)
+        if r.shape != full:
+            res = env.poison(full, ond)
+            res[tuple(slice(0, n) for n in r.shape)] = r
+            env.buf[okey] = (res, r.shape)
+        else:
+            env.buf[okey] = (r, full)
+
+    def brun(env: Any) -> None:
+        a = env.buf[akey][0]
+        b = env.buf[bkey][0]
+        if a_trans:
+            a = np.swapaxes(a, -1, -2)
+        if b_trans:
+            b = np.swapaxes(b, -1, -2)
+        if is_int:
+            r = np.matmul(a.astype(np.int32), b.astype(np.int32))
+        else:
+            r = np.matmul(compute(a).astype(np.float32, copy=False), compute(b).astype(np.float32, copy=False))
+        env.flops += 2 * int(math.prod(r.shape)) * int(a.shape[-1])
+        env.buf[okey] = (r.astype(ond, copy=False), None)
+
+    plain = bias_key is None and scale is None and scale_key is None and not relu
+    return run, brun if plain else None
+
+
+# ---- creation -----------------------------------------------------------------------------------------
+
+@kind("fill", {"out": "key", "shape": "exprs", "value": "num", "value_expr": "expr?", "odt": "dtype",
+               "vs": "exprs?"})
+def build_fill(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
+    okey, ndt = p["out"], np_dtype(p["odt"])
+    shp = cx.exprs(p["shape"])
+    value, vexpr = p["value"], p["value_expr"]
+    vfn = cx.expr(vexpr) if vexpr is not None else None
+    vs = cx.exprs(p["vs"]) if p["vs"] is not None else None
+    fdt = np.float32 if is_float_np(ndt) else ndt
+
+    def run(env: Any) -> None:
+        full = tuple(f(env) for f in shp)
+        if env.max_alloc is not None:
+            env.check_alloc(full, max(4, ndt.itemsize))
+        v = vfn(env) if vfn is not None else value
+        arr = np.full(full, v, dtype=fdt).astype(ndt, copy=False)
+        valid = tuple(f(env) for f in vs) if vs is not None else full
+        env.buf[okey] = (arr, valid)
+
+    return run, None
+
+
+@kind("arange", {"out": "key", "n": "int", "start": "num", "step": "num", "odt": "dtype"})
+def build_arange(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
+    okey, n, start, step, ndt = p["out"], p["n"], p["start"], p["step"], np_dtype(p["odt"])
+
+    def run(env: Any) -> None:
+        if env.max_alloc is not None:
+            env.check_alloc((n,), 8)
+        env.put(okey, (start + step * np.arange(n, dtype=np.float64)).astype(ndt))
+
+    return run, None
