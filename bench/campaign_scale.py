@@ -53,6 +53,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--samples", type=int, default=4)
     ap.add_argument("--op", default=str(REPO / "workspace" / "silu"))
     args = ap.parse_args(argv)
+    import importlib.util
+
+    if importlib.util.find_spec("ray") is None:
+        print("skipped: Ray is not installed (pip install -e '.[campaign]')")
+        return 0
     op = Path(args.op).resolve()
     results = {}
     for mode, workers in (("sequential", 1), ("ray", 1), ("ray", 2)):
