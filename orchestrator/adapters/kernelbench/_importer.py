@@ -246,7 +246,9 @@ def _plan_inputs(desc: dict[str, Any], report: TaskImport) -> _Plan:
         report.unmapped.append(f"FORMULA names no tensor for input(s) {', '.join(missing)}; their axes are fixed sizes")
     plan.dynamic = [d for d in dict.fromkeys(dyn_hint) if d in plan.dims]
     lost = [d for d in dict.fromkeys(dyn_hint) if d not in plan.dims]
-    if not plan.dynamic and len(lost) == 1 and plan.inputs and isinstance(plan.inputs[0]["shape"][0], int):
+    leads = {t["shape"][0] for t in plan.inputs if t["source"] == "forward" and not t.get("scalar")}
+    if not plan.dynamic and len(lost) == 1 and len(leads) == 1 and isinstance(plan.inputs[0]["shape"][0], int):
+        # only when every forward input has the same leading size (else which one is dynamic is a guess)
         # KernelBench's convention: the one dynamic axis is the leading (batch / token) axis
         lead = plan.inputs[0]["shape"][0]
         for t in plan.inputs:
