@@ -170,8 +170,10 @@ def _value_spec(label: str, d: dict[str, Any], report: TaskImport) -> dict[str, 
         report.notes.append(f"{label}: constant {c:g} in the task; drawn from [{lo:g}, {hi:g}] so that a kernel "
                             "that ignores it fails")
         return {"dtype": _dtype(d["dtype"]), "range": [lo, hi]}
-    if d.get("within_1sd", 0.0) > 0.64:  # bell-shaped (randn): the same mean and sigma, clipped at 3 sigma
-        return {"dtype": _dtype(d["dtype"]), "range": [_sig(mean - 3 * std, False), _sig(mean + 3 * std, True)],
+    if d.get("within_1sd", 0.0) > 0.64:  # bell-shaped (randn): the same mean and sigma, clipped at 3 sigma and
+        # never past the samples' own extremes (|randn| * 1e-6 stays non-negative: AdamW's v goes into a sqrt)
+        return {"dtype": _dtype(d["dtype"]), "range": [_sig(max(mean - 3 * std, lo), False),
+                                                        _sig(min(mean + 3 * std, hi), True)],
                 "distribution": "normal"}
     return {"dtype": _dtype(d["dtype"]), "range": [_sig(lo, False), _sig(hi, True)]}
 
