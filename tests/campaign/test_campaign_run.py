@@ -187,3 +187,28 @@ def test_ctrl_c_and_kill_9_of_the_driver_then_resume(tmp_path: Path) -> None:
     for task, k in done_first:
         assert len(list((out / "runs" / task / f"s{k}" / ".forge").glob("run-*"))) == 1
     assert "report:" in stdout and (out / "report.html").is_file()
+
+
+def test_stop_and_collect_parks_runs_at_their_gates_until_a_decision(tmp_path: Path) -> None:
+    from orchestrator import api
+
+    suite, out = _suite(tmp_path, broken=False), tmp_path / "camp"
+    config = CampaignConfig(suite=str(suite), samples=1, gates="stop")
+    op = out / "runs" / "ops" / "sqrecip" / "s0"
+    run_campaign(suite, out, config, LocalExecutor)
+    s = summarize(out)
+    assert [(p.task, p.gate) for p in s.parked] == [("ops/sqrecip", "design")] and s.finished == 0
+    run_campaign(suite, out, config, LocalExecutor)  # no decision yet: still parked, nothing new recorded
+    assert sum(1 for x in (out / "results.jsonl").read_text().splitlines() if '"parked"' in x) == 1
+    gates = ["design"]
+    for _ in range(6):  # approve whatever it waits at, re-run, until it delivers
+        api.approve(op)
+        run_campaign(suite, out, config, LocalExecutor)
+        s = summarize(out)
+        if s.finished:
+            break
+        gates.append(s.parked[0].gate or "")
+    assert s.solved == 1 and not s.parked
+    assert gates[0] == "design" and gates[-1] == "final"
+    final = _finals(out)[("ops/sqrecip", 0)]
+    assert final["resumed"] is True and len(list((op / ".forge").glob("run-*"))) == 1
