@@ -212,3 +212,23 @@ def test_stop_and_collect_parks_runs_at_their_gates_until_a_decision(tmp_path: P
     assert gates[0] == "design" and gates[-1] == "final"
     final = _finals(out)[("ops/sqrecip", 0)]
     assert final["resumed"] is True and len(list((op / ".forge").glob("run-*"))) == 1
+
+
+def test_a_model_endpoint_that_is_down_is_an_infrastructure_failure_retried_apart(tmp_path: Path,
+                                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    with socket.socket() as s:  # a port on this machine that nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(f"tasks:\n  - {REPO / 'workspace' / 'silu'}\n")
+    out = tmp_path / "camp"
+    config = CampaignConfig(suite=str(suite), samples=1, model="m", base_url=f"http://127.0.0.1:{port}/v1", retries=1)
+    run_campaign(suite, out, config, LocalExecutor)
+    lines = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+    assert [r["status"] for r in lines] == ["infra", "infra", "failed"]
+    assert "Connection" in lines[0]["message"] and lines[-1]["category"] == "infra"
+    s = summarize(out)
+    assert s.infra_retries == 2 and s.categories["infra"] == 1 and s.categories["no_agent"] == 0
