@@ -80,7 +80,6 @@ def _task(tmp_path: Path, name: str, body: str, inputs: str, init: str = "[]") -
      "    def forward(self, x):\n        return self.c(x)", "[torch.randn(2, 3, 8, 8)]", "[]", "conv2d: convolution"),
     ("    def forward(self, x, offsets):\n        return x[offsets[1]:]", "[torch.randn(32, 16), torch.arange(0, 32, 8)]",
      "[]", "sorted integer vector"),
-    ("    def forward(self, x):\n        return x.tolist()", "[torch.randn(32, 16)]", "[]", "only tensors can be compared"),
     ("    def forward(self, x):\n        raise RuntimeError('broken task')", "[torch.randn(32, 16)]", "[]",
      "RuntimeError: broken task"),
 ])
@@ -92,39 +91,26 @@ def test_tasks_that_cannot_be_imported_say_why_and_write_nothing(tmp_path: Path,
     assert not (tmp_path / "dest").exists()
 
 
-def test_the_task_runs_in_a_child_with_the_allow_listed_environment(tmp_path: Path) -> None:
+def test_cli_import_runs_the_task_only_in_children_and_refuses_in_one_line(tmp_path: Path) -> None:
     marker = tmp_path / "seen.jsonl"
-    task = _task(tmp_path, "probe.py",
-                 "    def forward(self, x):\n        return torch.relu(x)",
-                 "[torch.randn(32, 16)]")
-    task.write_text(f"import json, os\nwith open({str(marker)!r}, 'a') as fh:\n"
-                    "    fh.write(json.dumps({'pid': os.getpid(), 'key': os.environ.get('OPENAI_API_KEY')}) + '\\n')\n"
-                    + task.read_text(encoding="utf-8"), encoding="utf-8")
-    env_key = os.environ.get("OPENAI_API_KEY")
-    os.environ["OPENAI_API_KEY"] = "sk-secret-for-the-test"
-    try:
-        import_task(task, tmp_path / "dest")
-    finally:
-        if env_key is None:
-            os.environ.pop("OPENAI_API_KEY", None)
-        else:
-            os.environ["OPENAI_API_KEY"] = env_key
-    seen = [json.loads(line) for line in marker.read_text().splitlines()]
-    assert len(seen) >= 3  # describe, trace, and intake's golden run
-    assert all(s["pid"] != os.getpid() for s in seen)
-    assert all(s["key"] is None for s in seen)
-
-
-def test_cli_import_of_a_task_and_its_one_line_refusal(tmp_path: Path) -> None:
     good = _task(tmp_path, "12_Scale.py", "    def forward(self, x):\n        return x * 2.0", "[torch.randn(40, 32)]")
+    good.write_text(f"import json, os\nwith open({str(marker)!r}, 'a') as fh:\n"
+                    "    fh.write(json.dumps({'pid': os.getpid(), 'key': os.environ.get('OPENAI_API_KEY')}) + '\\n')\n"
+                    + good.read_text(encoding="utf-8"), encoding="utf-8")
     bad = _task(tmp_path, "13_Drop.py", "    def __init__(self):\n        super().__init__()\n"
                 "        self.d = nn.Dropout(0.2)\n    def forward(self, x):\n        return self.d(x)",
                 "[torch.randn(40, 32)]")
     cmd = [sys.executable, "-m", "orchestrator", "import"]
-    ok = subprocess.run([*cmd, str(good), str(tmp_path / "scale")], capture_output=True, text=True, cwd=REPO,
-                        timeout=600, check=False)
-    assert ok.returncode == 0, ok.stderr
-    assert "imported scale" in ok.stdout and "B=40" in ok.stdout and "B=53" in ok.stdout
+    env = {**os.environ, "OPENAI_API_KEY": "sk-secret-for-the-test"}
+    ok = subprocess.Popen([*cmd, str(good), str(tmp_path / "scale")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True, cwd=REPO, env=env)
+    out, err = ok.communicate(timeout=600)
+    assert ok.returncode == 0, err
+    assert "imported scale" in out and "B=40" in out and "B=53" in out
+    seen = [json.loads(line) for line in marker.read_text().splitlines()]
+    assert len(seen) >= 3  # describe, trace, and intake's golden run: each its own process
+    assert all(s["pid"] != ok.pid for s in seen)  # never the CLI process
+    assert all(s["key"] is None for s in seen)  # the allow-listed environment: no API key
     no = subprocess.run([*cmd, str(bad), str(tmp_path / "drop")], capture_output=True, text=True, cwd=REPO,
                         timeout=600, check=False)
     assert no.returncode == 1

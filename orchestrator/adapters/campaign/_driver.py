@@ -212,6 +212,7 @@ def _drive(out: Path, tasks: list[Task], config: CampaignConfig, ledger: Ledger,
 def _prepared(prep: Prepared, task: Task, config: CampaignConfig, ledger: Ledger,
               states: dict[tuple[str, int], SampleState], queue: list[_Pending], sources: dict[str, str],
               state: CampaignProgress) -> None:
+    fresh: list[_Pending] = []
     for k in range(config.samples):
         st = states.get((task.id, k))
         if st is not None and st.final is not None:
@@ -222,7 +223,8 @@ def _prepared(prep: Prepared, task: Task, config: CampaignConfig, ledger: Ledger
             _record(res, ledger, states, state, None)
             continue
         sources[task.id] = prep.op_dir
-        queue.append(_Pending("sample", task, k))
+        fresh.append(_Pending("sample", task, k))
+    queue[0:0] = fresh  # a prepared task's samples go first: results (and the ETA) come early
 
 
 def _record(res: SampleResult, ledger: Ledger, states: dict[tuple[str, int], SampleState], state: CampaignProgress,
