@@ -268,7 +268,7 @@ def _failed_work(p: _Pending, exc: WorkFailed, elapsed: float, config: CampaignC
                                op_dir=f"runs/{p.task.id}/s{p.sample}"))
     st.infra += 1
     if st.infra <= config.retries:
-        queue.append(_Pending("sample", p.task, p.sample))
+        queue.insert(0, _Pending("sample", p.task, p.sample))  # continue it next, from its checkpoint
         return
     _record(SampleResult(task=p.task.id, sample=p.sample, level=p.task.level, status="failed", category="infra",
                          message=f"{st.infra} infrastructure failures; last: {exc.message}",
