@@ -190,6 +190,14 @@ def test_arguments_must_match_the_program() -> None:
             execute(program, args)
 
 
+def test_a_program_the_builders_cannot_take_is_a_program_error() -> None:
+    x = np.ones((20, 32), F32)
+    program = tiled.program(x, np.zeros_like(x))
+    program.body.paths[0].items[0].body.paths[0].items[0].params["offs"] = None  # not decoded: never validated
+    with pytest.raises(ProgramError, match="cannot prepare"):
+        execute(program, [x, np.zeros_like(x)])
+
+
 # ---- the validator refuses what the tracer never makes -----------------------------------------------------
 
 def _split(blob: bytes) -> tuple[dict, bytes]:

@@ -175,8 +175,13 @@ def execute(program: KernelProgram, args: list[Any], options: ExecOptions | None
     """
     options = options or ExecOptions()
     env = Env(options)
-    _bind_args(program, args, env)
-    body = prepared if prepared is not None else prepare(program)
+    try:
+        _bind_args(program, args, env)
+        body = prepared if prepared is not None else prepare(program)
+    except ProgramError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a program the builders cannot take is refused, whatever broke
+        raise ProgramError(f"the device cannot prepare this program: {type(exc).__name__}: {exc}") from None
     error: ExecError | None = None
     old = np.seterr(all="ignore")  # restored below; ops that need errors check values explicitly
     try:
