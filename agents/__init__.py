@@ -5,7 +5,7 @@
 events through :class:`agents.trace.Trace`.
 """
 
-from agents._build import build_agents
+from agents._build import build_agents, local_model_line, local_model_problem
 from agents.config import AgentsConfig, ConfigError, load_config
 from agents.contracts import AgentError, AgentSet
 from agents.trace import ReplayMissError, Trace, TraceError
@@ -19,5 +19,7 @@ __all__ = [
     "Trace",
     "TraceError",
     "build_agents",
+    "local_model_line",
+    "local_model_problem",
     "load_config",
 ]

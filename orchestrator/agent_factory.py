@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agents import Trace, build_agents
+from agents import Trace, build_agents, local_model_problem
 from agents.config import AgentsConfig, ConfigError, load_config
 from agents.contracts import AgentSet
+from agents.roles import LLMAgents
 from agents.trace import TraceMode
 from orchestrator.adapters.scripted import ScriptedAgents
 from orchestrator.errors import ForgeError
@@ -27,7 +28,32 @@ def _config(op_dir: Path, options: dict | None) -> AgentsConfig:
         raise ForgeError("no model configured for " + ", ".join(missing) + ": set FORGE_MODEL (or "
                          "FORGE_MODEL_<ROLE>) or a forge.toml [models] table, or run with "
                          "--agents scripted:<script.yaml>")
+    problem = local_model_problem(op_dir, options) if config.uses_local else None
+    if problem:
+        raise ForgeError(f"model configuration: the local model cannot run here: {problem}")
     return config
+
+
+def uses_local_model(op_dir: Path, options: dict | None = None) -> bool:
+    """Whether the configured model is the embedded local one (model name ``local``)."""
+    try:
+        return load_config(op_dir, overrides=dict(options or {})).uses_local
+    except ConfigError:
+        return False
+
+
+def endpoint_configured(op_dir: Path, options: dict | None = None) -> bool:
+    """Whether an endpoint is configured (``--base-url``, ``OPENAI_BASE_URL``, forge.toml ``[llm] base_url``)."""
+    try:
+        return load_config(op_dir, overrides=dict(options or {})).llm.base_url is not None
+    except ConfigError:
+        return True  # a broken config is reported by the run, not papered over with the local model
+
+
+def close_agents(agents: AgentSet | None) -> None:
+    """Stop what model-backed agents started (the local model server); other agent sets start nothing."""
+    if isinstance(agents, LLMAgents):
+        agents.close()
 
 
 def preflight(spec: str, op_dir: Path, options: dict | None = None) -> None:

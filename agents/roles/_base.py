@@ -180,6 +180,7 @@ def run_role(env: RoleEnv, call: RoleCall[A, R]) -> R:
                                         module=call.module, attempt=call.attempt, node=node,
                                         prompt_hash=prompt_hash, fit=fit_record)
         calls += 1
+        call_seq = env.trace.last_seq
         truncated = response.finish_reason == "length"
         problem: AnswerError
         if response.tool_calls and offer_tools:
@@ -222,6 +223,8 @@ def run_role(env: RoleEnv, call: RoleCall[A, R]) -> R:
             repeated = "the same problem twice in a row"
         last_answer, last_key = signature, problem.key
         log.info("%s answer rejected (%d/%d): %s", call.role, repairs, cfg.max_repairs, problem)
+        env.trace.emit("error", node=node, agent=call.role, module=call.module, attempt=call.attempt,
+                       message=f"answer rejected: {problem}", rejected_call=call_seq)
         if repeated is not None:
             raise AgentError(call.role, f"{repeated} ({repairs} tries): {problem}", attempts=repairs, stop=True,
                              model_calls=calls)

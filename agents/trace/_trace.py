@@ -250,6 +250,11 @@ class Trace:
             self.events.append(event)
             return seq
 
+    @property
+    def last_seq(self) -> int:
+        """The seq of the last event written (0 before the first)."""
+        return self._seq
+
     # --------------------------------------------------------------------------------------------- replay
 
     def recorded_decision(self, gate: str, module: int | None, occurrence: int) -> dict | None:

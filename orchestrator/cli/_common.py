@@ -113,6 +113,7 @@ def drive(op_dir: str, start, progress=None) -> int:
     import os
     import signal
 
+    from agents.llm import LLMError
     from orchestrator.errors import ForgeError
 
     saved = {}
@@ -138,6 +139,9 @@ def drive(op_dir: str, start, progress=None) -> int:
             why, code = "Ctrl-C", 130
         return fail(f"run stopped ({why}); nothing is lost: continue it with "
                     f"`python -m orchestrator resume {op_dir}`", code)
+    except LLMError as exc:  # the endpoint failed for good: say what happened, not "internal error"
+        return fail(f"model call failed: {exc}; nothing is lost: fix the endpoint, then continue with "
+                    f"`python -m orchestrator resume {op_dir}`")
     except PermissionError as exc:
         return fail(f"cannot write in {op_dir}: {exc.strerror or exc} ({exc.filename}); a run needs a writable "
                     "operator directory")

@@ -45,7 +45,7 @@ def _run(args: argparse.Namespace) -> int:
     models = {k: v for k, v in (("model", args.model), ("base_url", args.base_url)) if v}
     if not args.agents and (Path(args.op_dir) / "SPEC.md").is_file():  # else api.run says what is wrong
         kind, why = api.describe_agents(args.op_dir, models)
-        if kind == "replay":
+        if kind in ("replay", "local") or (kind == "model" and "local model" in why):
             console.print(f"[bold]{escape(why)}[/]")
     progress = Progress(console)
     try:

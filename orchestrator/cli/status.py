@@ -19,7 +19,7 @@ def register(sub) -> None:
 def _status(args: argparse.Namespace) -> int:
     from orchestrator import api
     from orchestrator.errors import ForgeError
-    from orchestrator.ui.progress import summary_table
+    from orchestrator.ui.progress import attempt_lines, calls_line, summary_table
 
     try:
         result = api.status(args.op_dir)
@@ -30,9 +30,13 @@ def _status(args: argparse.Namespace) -> int:
         return 0
     console.print(summary_table(result))
     console.print(f"phase: {result.phase}   last node: {result.node}")
-    calls = ", ".join(f"{k} {v}" for k, v in sorted(result.agent_calls.items())) or "none"
     cost = f"${result.cost_usd:.4f}" if result.cost_usd is not None else "n/a (no priced model calls)"
-    console.print(f"agent calls: {calls}   model cost: {cost}")
+    console.print(f"agent dispatches: {escape(calls_line(result))}   model cost: {cost}")
+    failed = attempt_lines(result)
+    if failed:
+        console.print("failed attempts:")
+        for line in failed:
+            console.print(f"  {escape(line)}", highlight=False)
     if result.gate:
         console.print(f"[yellow]waiting at gate '{result.gate.gate}' #{result.gate.seq}[/]: "
                       f"{escape(result.gate.title)} (choices: {', '.join(result.gate.choices)})")

@@ -156,6 +156,10 @@ class ForgeState(TypedDict, total=False):
     dev_log: Annotated[list[dict], operator.add]
     rejected: Annotated[list[dict], operator.add]
     agent_calls: Annotated[list[dict], operator.add]
+    """One entry per dispatch of a role (``{role, module, attempt}``), whether it answered or failed."""
+    attempt_log: Annotated[list[dict], operator.add]
+    """One entry per finished module attempt: ``{module, attempt, verdict, reason, model_calls}`` (``verdict``
+    AGENT_ERROR when the implementer gave no usable file; ``reason`` one line; never rendered into MEMORY.md)."""
 
 
 def module_by_id(state: ForgeState, k: int) -> ModuleRecord:

@@ -25,6 +25,8 @@ class ModuleSummary(BaseModel):
     verdict: str | None = None
     report_hash: str | None = None
     stage_file: str = ""
+    last_failure: str | None = None
+    """The reason the module's last failed attempt gave, in one line (its attempt log has every one)."""
 
 
 class RunResult(BaseModel):
@@ -41,6 +43,11 @@ class RunResult(BaseModel):
     modules: list[ModuleSummary] = Field(default_factory=list)
     final: dict = Field(default_factory=dict)
     agent_calls: dict[str, int] = Field(default_factory=dict)
+    """Dispatches per role (each a designer/implementer/verifier/debugger task, answered or failed)."""
+    model_calls: dict[str, int] = Field(default_factory=dict)
+    """Model calls per role (:func:`model_calls`: one ``llm_call`` trace event each)."""
+    attempts: list[dict] = Field(default_factory=list)
+    """Every finished module attempt: ``{module, attempt, verdict, reason, model_calls}`` (the attempt log)."""
     cost_usd: float | None = None
     timers: dict[str, float] = Field(default_factory=dict)
     transitions: int = 0
@@ -77,14 +84,18 @@ def build_result(op_dir: Path, run_id: str, values: dict, gate: GateRequest | No
     calls: dict[str, int] = {}
     for c in values.get("agent_calls", []):
         calls[c.get("role", "?")] = calls.get(c.get("role", "?"), 0) + 1
+    log = list(values.get("attempt_log", []))
+    failures = {r.get("module"): r.get("reason") for r in log if r.get("verdict") != "PASS" and r.get("reason")}
     mods = [ModuleSummary(id=m["id"], name=m.get("name", ""), status=m.get("status", "?"),
                           attempts=m.get("attempts", 0), budget=m.get("budget", 0), verdict=m.get("verdict"),
-                          report_hash=m.get("report_hash"), stage_file=m.get("stage_file", ""))
+                          report_hash=m.get("report_hash"), stage_file=m.get("stage_file", ""),
+                          last_failure=failures.get(m["id"]))
             for m in values.get("modules", [])]
     cause = str(values.get("stop_reason") or "") if status == "aborted" else (stopped or "" if status == "stopped"
                                                                                 else "")
     return RunResult(run_id=run_id, status=status, phase=values.get("phase"), node=values.get("node"), gate=gate,
                      modules=mods, final=values.get("final", {}), agent_calls=calls,
+                     model_calls=model_calls_by_role(op_dir, run_id), attempts=log,
                      cost_usd=trace_cost(op_dir, run_id), timers=dict(timers or {}), transitions=transitions,
                      cause=cause, message=message)
 
@@ -124,6 +135,24 @@ def trace_events(op_dir: Path, run_id: str) -> list[dict]:
     """The events of a run's trace, in order (unreadable lines, e.g. a torn last line after a kill, skipped)."""
     events, _ = read_events(trace_dir(op_dir, run_id) / "events.jsonl", torn_ok=True)
     return [e.model_dump(mode="json") for e in events]
+
+
+def model_calls(op_dir: Path, run_id: str, agent: str | None = None, module: int | None = None,
+                attempt: int | None = None) -> int:
+    """How many model calls the run made (of ``agent``, ``module``, ``attempt`` when given): the one definition
+    that status, the run report, the progress lines and the attempt log share. A model call is one ``llm_call``
+    trace event: one request answered (or failed for good); the HTTP retries of a call are its ``retries``."""
+    return sum(1 for e in trace_events(op_dir, run_id) if e.get("kind") == "llm_call"
+               and (agent is None or e.get("agent") == agent) and (module is None or e.get("module") == module)
+               and (attempt is None or e.get("attempt") == attempt))
+
+
+def model_calls_by_role(op_dir: Path, run_id: str) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for e in trace_events(op_dir, run_id):
+        if e.get("kind") == "llm_call":
+            out[str(e.get("agent"))] = out.get(str(e.get("agent")), 0) + 1
+    return out
 
 
 def trace_cost(op_dir: Path, run_id: str) -> float | None:

@@ -55,6 +55,32 @@ def step_text(name: str, values: dict) -> str:
     return "  ".join(parts)
 
 
+def attempt_failure(node: str, values: dict) -> str | None:
+    """Why the attempt that ``node`` just finished failed (one line, from the attempt log), else None."""
+    if node not in ("implement", "verify", "design"):
+        return None
+    if node == "design":
+        d = values.get("design") or {}
+        return (d.get("problems") or [None])[0] if d.get("status") == "agent_error" else None
+    log = values.get("attempt_log") or []
+    k = int(values.get("active", 0) or 0)
+    mods = values.get("modules") or []
+    if not log or not 1 <= k <= len(mods):
+        return None
+    last = log[-1]
+    if last.get("module") != k or last.get("attempt") != mods[k - 1].get("attempts") or last.get("verdict") == "PASS":
+        return None
+    if node == "implement" and last.get("verdict") != "AGENT_ERROR":
+        return None
+    calls = last.get("model_calls")
+    after = f" after {calls} model call{'s' if calls != 1 else ''}" if calls else ""
+    reason = str(last.get("reason") or "")
+    if node == "verify":  # the verdict is already on the line
+        reason = reason.split(": ", 1)[1] if reason.startswith(f"{last.get('verdict')}: ") else reason
+        return reason or None
+    return f"failed{after}: {reason}"
+
+
 class _Elapsed:
     """A status text whose elapsed time is recomputed at every refresh."""
 
@@ -102,6 +128,9 @@ class Progress:
         if verdict:
             color = "green" if verdict == "PASS" else "red"
             tail = f"  verdict [{color}]{escape(str(verdict))}[/]"
+        failed = attempt_failure(node, values)
+        if failed:
+            tail += f"  [red]{escape(failed)}[/]"
         if self.live:
             self.console.print(f"[dim]done[/] {escape(self._current.text)}  [dim]{took:.1f} s[/]{tail}",
                                highlight=False, soft_wrap=True)
@@ -117,15 +146,42 @@ class Progress:
 
 def summary_table(result: RunResult) -> Table:
     table = Table(title=f"run {result.run_id}: {result.status}")
-    for col in ("module", "name", "status", "attempts", "verdict", "report"):
-        table.add_column(col)
+    for col in ("module", "name", "status", "attempts", "verdict", "report", "last failure"):
+        table.add_column(col, overflow="fold")
     for m in result.modules:
         table.add_row(f"M{m.id}", m.name, m.status, f"{m.attempts}/{m.budget}", m.verdict or "-",
-                      (m.report_hash or "-")[:12])
+                      (m.report_hash or "-")[:12], escape(m.last_failure or "-"))
     if result.final.get("verdict"):
         table.add_row("final", str(result.final.get("file", "")), "", "", str(result.final.get("verdict")),
-                      str(result.final.get("report_hash") or "-")[:12])
+                      str(result.final.get("report_hash") or "-")[:12], "")
     return table
+
+
+def calls_line(result: RunResult) -> str:
+    """Dispatches and model calls per role, e.g. ``implementer 10 (28 model calls)`` (the one definition:
+    a dispatch is one task given to a role; a model call is one ``llm_call`` trace event)."""
+    roles = sorted(set(result.agent_calls) | set(result.model_calls))
+    parts = []
+    for role in roles:
+        calls = result.model_calls.get(role, 0)
+        parts.append(f"{role} {result.agent_calls.get(role, 0)}" + (f" ({calls} model call{'s' if calls != 1 else ''})"
+                                                                     if calls else ""))
+    return ", ".join(parts) or "none"
+
+
+def attempt_lines(result: RunResult) -> list[str]:
+    """One line per failed attempt: ``M1 attempt 3 AGENT_ERROR (2 model calls): <reason>``."""
+    out = []
+    for r in result.attempts:
+        if r.get("verdict") == "PASS":
+            continue
+        calls = r.get("model_calls")
+        n = f" ({calls} model call{'s' if calls != 1 else ''})" if calls else ""
+        reason = str(r.get("reason") or "")
+        if reason.startswith(f"{r.get('verdict')}: "):
+            reason = reason[len(str(r.get("verdict"))) + 2:]
+        out.append(f"M{r.get('module')} attempt {r.get('attempt')} {r.get('verdict')}{n}: {reason}")
+    return out
 
 
 class _Closed(Exception):

@@ -32,6 +32,7 @@ from orchestrator.store.paths import run_dir
 from orchestrator.store.reports import load_report
 from orchestrator.store.results import run_status, trace_events
 from orchestrator.store.runs import latest_run, read_meta
+from orchestrator.ui.progress import calls_line
 from orchestrator.ui.views import case_rows
 
 log = logging.getLogger(__name__)
@@ -265,6 +266,7 @@ def build_report(op_dir: Path | str, *, run_id: str | None = None, out: Path | s
                  f"{_e(_dt.datetime.now(_dt.UTC).isoformat(timespec='seconds'))}</p>")
     parts.append('<div class="cards">' + "".join(f'<div class="card">{_e(k)}<b>{_e(v)}</b></div>' for k, v in cards)
                  + "</div>")
+    parts.append(f'<p class="note">dispatches per role (model calls): {_e(calls_line(st))}</p>')
     if st.cause:
         parts.append(f'<p><b>cause:</b> {_e(st.cause)}</p>')
     if st.message:
@@ -324,6 +326,12 @@ def build_report(op_dir: Path | str, *, run_id: str | None = None, out: Path | s
         series[f"M{k} {m.get('name', '')}"] = pts
         sec = [f"<h3>M{k}: {_e(m.get('name', ''))} <small>({_e(m.get('status'))}, {m.get('attempts')}/"
                f"{m.get('budget')} attempts, {_e(m.get('stage_file'))})</small></h3>"]
+        tried = [r for r in values.get("attempt_log", []) if r.get("module") == k]
+        if tried:
+            sec.append("<h4>attempts</h4>" + _table(
+                ["attempt", "outcome", "model calls", "error"],
+                [[_e(r.get("attempt")), _verdict(r.get("verdict")), _e(r.get("model_calls") or 0),
+                  _e(r.get("reason") or "")] for r in tried], {0, 2}))
         sec.append(_table(["#", "when", "file", "verdict", "max diff", "out-of-tol", "report", "first reason"],
                           arows, {0, 4, 5}) if arows else '<p class="note">not verified yet</p>')
         kept = sorted((attempts_dir(root, rid) / f"M{k}").glob("attempt*.py"))
@@ -379,13 +387,16 @@ def build_report(op_dir: Path | str, *, run_id: str | None = None, out: Path | s
     # -- model calls
     parts.append('<h2 id="calls">Model calls</h2>')
     crow = []
+    rejected = {e.get("rejected_call"): str(e.get("message") or "") for e in events
+                if e.get("kind") == "error" and e.get("rejected_call")}
     for e in llm:
         u = e.get("usage") or {}
         crow.append([_e(e.get("seq")), _e(e.get("agent")), f"M{e['module']}" if e.get("module") else "-",
                      _e(e.get("attempt") or "-"), _e(e.get("model")), f"{int(u.get('prompt_tokens', 0) or 0):,}",
                      f"{int(u.get('completion_tokens', 0) or 0):,}",
                      f"${float(e['cost_usd']):.4f}" if e.get("cost_usd") is not None else "-",
-                     f"{float(e.get('latency_s') or 0):.1f} s", _e(e.get("cache")), _e(e.get("error") or "")])
+                     f"{float(e.get('latency_s') or 0):.1f} s", _e(e.get("cache")),
+                     _e(e.get("error") or rejected.get(e.get("seq")) or "")])
     if crow:
         crow.append(["", "<b>total</b>", "", "", "", f"<b>{tokens_in:,}</b>", f"<b>{tokens_out:,}</b>",
                      f"<b>${sum(costs):.4f}</b>" if costs else "-", "", "", ""])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -43,10 +44,12 @@ def error(status: int, message: str = "try later", headers: dict[str, str] | Non
 
 
 class FakeOpenAIServer:
-    """Serves POST /v1/chat/completions from a script (list of :class:`Reply`, consumed in order)."""
+    """Serves POST /v1/chat/completions from a script: a list of :class:`Reply` (consumed in order) or a
+    function of the request body."""
 
-    def __init__(self, script: list[Reply]) -> None:
-        self.script = list(script)
+    def __init__(self, script: list[Reply] | Callable[[dict[str, Any]], Reply]) -> None:
+        self.answer = script if callable(script) else None
+        self.script = [] if callable(script) else list(script)
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         server = self
@@ -60,7 +63,10 @@ class FakeOpenAIServer:
                     server.requests.append(json.loads(raw))
                 except ValueError:
                     server.requests.append({"_raw": raw.decode("utf-8", "replace")})
-                reply = server.script.pop(0) if server.script else error(500, "script exhausted")
+                if server.answer is not None:
+                    reply = server.answer(server.requests[-1])
+                else:
+                    reply = server.script.pop(0) if server.script else error(500, "script exhausted")
                 data = reply.body.encode("utf-8")
                 self.send_response(reply.status)
                 self.send_header("content-type", "application/json")

@@ -19,7 +19,7 @@ from orchestrator.store.gitaudit import AuditRepo
 
 log = logging.getLogger(__name__)
 
-_APPEND = ("verify_log", "lint_log", "dev_log", "rejected", "agent_calls")
+_APPEND = ("verify_log", "lint_log", "dev_log", "rejected", "agent_calls", "attempt_log")
 
 
 def services(runtime: Runtime | None) -> Services:

@@ -76,7 +76,7 @@ def audit(state: ForgeState, runtime: Runtime) -> dict:
         if result.verdict == "block":
             problems.insert(0, f"verifier audit blocked: {result.summary}")
     except AgentError as exc:
-        result, problems = None, [f"audit failed: {exc.message}"]
+        result, problems = None, [f"audit failed: {exc.reason}"]
     update: dict = {"agent_calls": [{"role": "verifier", "module": k, "attempt": m.get("attempts")}]}
     if not problems and result is not None:
         cov = dict(state.get("coverage", {}))

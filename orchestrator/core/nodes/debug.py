@@ -63,7 +63,8 @@ def debug(state: ForgeState, runtime: Runtime) -> dict:
     try:
         result = timed(svc, "agents", svc.agents.debug, ctx)
     except AgentError as exc:
-        return {"dev_log": [dev(svc, "debug", f"debug M{k}", f"debugger failed: {exc.message}", "re-implement")]}
+        return {"agent_calls": [{"role": "debugger", "module": k, "attempt": m.get("attempts")}],
+                "dev_log": [dev(svc, "debug", f"debug M{k}", f"debugger failed: {exc.reason}", "re-implement")]}
     notes = [f"debugger: {result.diagnosis}"]
     for p in result.proposals:
         notes.append(f"patch {p.file}:{p.line_start}-{p.line_end}: replace {p.current_snippet!r} with "

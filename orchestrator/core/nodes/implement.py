@@ -8,12 +8,28 @@ from agents.contracts import AgentError, ImplementContext
 from orchestrator.core.nodes._common import dev, node, op_path, read_text, services, timed
 from orchestrator.core.state import ForgeState, replace_module
 from orchestrator.store.paths import sha256_file
+from orchestrator.store.results import model_calls
 
 
 def budget_block(m: dict, k: int, reason: str) -> dict | None:
     """The ``blocked`` marker when module ``k`` has used its attempt budget."""
     if int(m.get("attempts", 0)) >= int(m.get("budget", 10)):
         return {"module": k, "reason": f"M{k}: attempt budget {m.get('budget')} exhausted ({reason})"}
+    return None
+
+
+def repeat_block(m: dict, k: int, reason: str, *, stop: bool) -> dict | None:
+    """The ``blocked`` marker when trying again cannot help, instead of spending the rest of the budget.
+
+    ``stop``: the agent said so (the same problem or a byte-identical answer twice in a row within the
+    attempt, or a prompt that cannot fit the model's context). Otherwise: the previous attempt of this module
+    ended with exactly the same failure.
+    """
+    n = int(m.get("attempts", 0))
+    if stop:
+        return {"module": k, "reason": f"M{k}: attempt {n} stopped early, trying again cannot help: {reason}"}
+    if n > 1 and m.get("last_failure") == reason:
+        return {"module": k, "reason": f"M{k}: attempts {n - 1} and {n} failed the same way: {reason}"}
     return None
 
 
@@ -37,20 +53,26 @@ def implement(state: ForgeState, runtime: Runtime) -> dict:
         current_source=read_text(root / target) or None, feedback=list(m.get("feedback", [])),
         attempt=m["attempts"])
     problem = None
+    stop = False
     try:
         result = timed(svc, "agents", svc.agents.implement, ctx)
         if result.path.replace("\\", "/") != target:
             problem = f"contract violation: implementer returned {result.path!r}, may only write {target!r}"
     except AgentError as exc:
-        problem = f"implementer failed: {exc.message}"
+        problem, stop = f"implementer failed: {exc.reason}", exc.stop
     update: dict = {"phase": "construction", "agent_calls": [{"role": "implementer", "module": k,
                                                               "attempt": m["attempts"]}]}
     if problem is not None:
+        blocked = repeat_block(m, k, problem, stop=stop) or budget_block(m, k, problem)
         m.update(written=False, verdict="AGENT_ERROR", feedback=list(m.get("feedback", [])) + [problem],
-                 status="in_progress")
+                 status="in_progress", last_failure=problem)
         update["modules"] = replace_module(state, k, **m)
-        update["blocked"] = budget_block(m, k, problem)
-        update["dev_log"] = [dev(svc, "implement", f"M{k} attempt {m['attempts']}", problem, "retry")]
+        update["blocked"] = blocked
+        update["attempt_log"] = [{"module": k, "attempt": m["attempts"], "verdict": "AGENT_ERROR", "reason": problem,
+                                  "model_calls": model_calls(root, state.get("run_id", "run"), "implementer", k,
+                                                              m["attempts"])}]
+        update["dev_log"] = [dev(svc, "implement", f"M{k} attempt {m['attempts']}", problem,
+                                 "blocked gate" if blocked else "retry")]
         svc.trace.emit("error", node="implement", module=k, attempt=m["attempts"], message=problem)
         return update
     path = root / target

@@ -106,7 +106,7 @@ def perf(state: ForgeState, runtime: Runtime) -> dict:
         if result.path.replace("\\", "/") != target:
             raise AgentError("implementer", f"returned {result.path!r}, may only write {target!r}")
     except AgentError as exc:
-        row.verdict, row.note = "AGENT_ERROR", exc.message[:200]
+        row.verdict, row.note = "AGENT_ERROR", exc.reason[:200]
         svc.trace.emit("error", node="perf", attempt=k, message=row.note)
     else:
         (pdir / f"v{k}.py").write_text(result.content, encoding="utf-8")

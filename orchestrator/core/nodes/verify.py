@@ -31,6 +31,7 @@ from orchestrator.errors import RunStopped
 from orchestrator.store.artifacts import keep_attempt
 from orchestrator.store.paths import reports_dir, sha256_file
 from orchestrator.store.reports import hash_for
+from orchestrator.store.results import model_calls
 
 
 def run_verifier(svc: Services, root: Path, run_id: str, target: str, prev: str | None) -> VerifyOutcome:
@@ -94,7 +95,10 @@ def verify(state: ForgeState, runtime: Runtime) -> dict:
                              "row": outcome.memory_row or outcome.summary, "report_hash": outcome.report_hash,
                              "evidence": outcome.evidence}]
     m.update(verdict=verdict, report_hash=outcome.report_hash or None, evidence=outcome.evidence or None, written=False)
+    entry = {"module": k, "attempt": m.get("attempts"), "verdict": verdict, "reason": "",
+             "model_calls": model_calls(root, state.get("run_id", "run"), "implementer", k, m.get("attempts"))}
     if verdict == "PASS":
+        update["attempt_log"] = [entry]
         m.update(status="verified", verified_sha256=sha256_file(root / target), lint_streak=0, lint_key=None,
                  audit=None)
         update["modules"] = replace_module(state, k, **m)
@@ -116,6 +120,7 @@ def verify(state: ForgeState, runtime: Runtime) -> dict:
         m["lint_key"] = key
         rules = ", ".join(f"{f.rule_id} line {f.line}: {f.message}" for f in outcome.lint_blocking) or outcome.summary
         feedback.append(f"attempt {m['attempts']} FAIL_LINT: {rules}")
+        reason = f"FAIL_LINT: {rules}"
         if prev:
             feedback += frozen_pointers(outcome.lint_blocking, read_text(root / prev), prev)
         update["lint_log"] = [{"when": svc.stamp(), "module": f"M{k}", "file": target, "rules": key,
@@ -123,7 +128,10 @@ def verify(state: ForgeState, runtime: Runtime) -> dict:
     else:
         m["lint_streak"], m["lint_key"] = 0, None
         feedback.append(f"attempt {m['attempts']} {verdict}: {outcome.summary or 'see report'}")
-    m.update(status="in_progress", feedback=feedback)
+        reason = f"{verdict}: {outcome.summary or 'see report'}"
+    reason = " ".join(reason.split())
+    update["attempt_log"] = [{**entry, "reason": reason if len(reason) <= 300 else reason[:297] + "..."}]
+    m.update(status="in_progress", feedback=feedback, last_failure=update["attempt_log"][0]["reason"])
     blocked = budget_block(m, k, verdict)
     if blocked is None and verdict == "ERROR" and error_cause(outcome) == "design":
         blocked = {"module": k, "reason": f"M{k}: the design does not fit golden.py ({outcome.summary}); "
