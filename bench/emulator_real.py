@@ -1,0 +1,362 @@
+"""The emulator on real workloads: every gym operator as its user runs it, and every workspace op, against the golden.
+
+    python bench/emulator_real.py [op ...] [--no-gym] [--no-workspace] [--no-profile] [--json FILE]
+
+**Gym** (``$FORGE_SHARED/gym`` or ``<repo>/../shared/gym``): each operator runs exactly as ``runs.tsv`` says
+(``cd ops/<dir> && TILE_FWK_DEVICE_ID=0 PYTHONPATH=<op>/src python -m runtime.emulator <command>``), with one
+BLAS/OpenMP thread (a fair, stable comparison on a shared machine) and ``bench/emulator_real_hook`` on the
+``PYTHONPATH`` (a ``sitecustomize`` that times every kernel call and every call of the vendor's golden - the
+function, or lines of a function, named in ``GOLDEN`` below - and measures the peak memory of each kernel call;
+see that file). A second run with a cProfile of the kernel executions gives the breakdown.
+
+**Workspace**: each op's kernel is the one its shipped trace delivers (replayed offline into a scratch copy);
+its wrapper and ``golden.py`` run on every SPEC case in this process.
+
+Columns: ``emu s`` = CPU seconds inside kernel calls (tracing + lowering + execution), ``golden s`` = CPU
+seconds inside the golden on the same inputs, ``x`` = their ratio; ``trace``/``lower``/``exec`` split the
+emulator's time; the breakdown columns are shares of the execution time in a second run sampled by py-spy
+with native frames (optional: ``pip install py-spy``): ``interp`` = the executor's own Python per op and per
+tile (the interpreter's C code included), ``numpy`` = numpy/BLAS code, ``copy`` = copies, fills and
+allocation, ``dtype`` = conversions to float32 and rounding to bf16/fp16, ``checks`` = poison, bounds and
+index checks (everything under those functions); ``peak/args`` = the largest (kernel arguments + memory the call added at its peak) / kernel
+arguments over the op's kernel calls, ``args MB`` = that call's argument bytes. CPU time, not wall time: the
+machine is shared. Not a test: numbers depend on the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+HOOK = Path(__file__).resolve().parent / "emulator_real_hook"
+THREADS = {v: "1" for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+
+GOLDEN: dict[str, list[dict[str, Any]]] = {
+    "attn_softmax": [{"func": "attn_softmax_golden"}],
+    "gqa_decode_attn": [{"func": "gqa_decode_attn_golden"}],
+    "rms_norm": [{"func": "RMSNorm_golden"}],
+    "sum_lstm": [{"func": "sum_lstm_golden"}],
+    # the golden is inline: test_swiglu_precision's "Torch baseline" lines
+    "swiglu_mlp": [{"func": "test_swiglu_precision", "lines": [146, 153]}],
+    "apply_adam_w_v2": [{"func": "apply_adam_w_v2_golden"}],
+    "mhc_sinkhorn": [{"func": "mhc_sinkhorn_golden"}],
+    "interleave_rope": [{"func": "interleave_rope_golden"}],
+    "gather_pa_kv_cache": [{"func": "gather_pa_kv_cache_golden"}],
+    # gen_golden also runs in golden-only self-tests without a kernel: count the kernel test's calls only
+    "quant_batch_matmul": [{"func": "gen_golden", "caller": "test_quant_batch_matmul"}],
+    "llada2_gate_select": [{"func": "reference_amax"}],
+    "gated_delta_rule": [{"func": "chunk_gated_delta_rule_golden"}],
+    "flash_attention_score_grad": [{"func": "flash_attention_score_grad_golden"}],
+    "sigmoid": [{"func": "Sigmoid_golden"}],
+    # inline: the two torch.sum lines of run_bn_reduce_case
+    "bn_training_reduce": [{"func": "run_bn_reduce_case", "lines": [136, 137]}],
+}
+"""Where each vendor test computes its reference (verbatim files: line numbers are those of SOURCES.md's commit)"""
+
+CATS = ("interpretation", "numpy kernels", "copies/alloc", "dtype conversion", "checks")
+_CHECK_FUNCS = {"is_poison", "check_poison", "check_index", "_check_parallel_overlap", "_final_poison_check",
+                "_views_full", "check_alloc"}
+_DTYPE_FUNCS = {"compute", "cast_array", "narrow_float", "_step", "_round_int"}
+_COPY_FUNCS = {"poison_array", "poison", "full", "copy", "ascontiguousarray", "concatenate"}
+
+
+def classify(frames: list[str]) -> str | None:
+    """The breakdown category of one py-spy sample (a stack, root first); None outside kernel calls."""
+    names = [f.split(" (")[0].rsplit(".", 1)[-1] for f in frames]  # py-spy qualifies names (Class.method)
+    if "timed_call" not in names:
+        return None
+    names = names[names.index("timed_call"):]
+    frames = frames[len(frames) - len(names):]
+    if "timed_lower" in names:
+        return "lowering"
+    if "timed_program" in names:
+        return "tracing"
+    if any(n in _CHECK_FUNCS for n in names):
+        return "checks"
+    if any(n in _DTYPE_FUNCS for n in names):
+        return "dtype conversion"
+    leaf, leaf_name = frames[-1], names[-1]
+    where = leaf[leaf.rfind("(") + 1:].rstrip(")")
+    if ".py:" in where or "libpython" in where:
+        py = [n for f, n in zip(frames, names, strict=True) if ".py:" in f]
+        return "copies/alloc" if py and py[-1] in _COPY_FUNCS else "interpretation"
+    low = leaf_name.lower()
+    if "ml_dtypes" in where or "cast" in low or "half" in low or "bfloat" in low:
+        return "dtype conversion"
+    if "libc" in where or "kernel" in where or any(w in low for w in ("assign", "copy", "strided_to", "contig_to",
+                                                                       "memmove", "memcpy", "memset", "fill")):
+        return "copies/alloc"
+    return "numpy kernels"
+
+
+def pyspy_breakdown(raw: Path) -> dict[str, float]:
+    """Sample counts per category from py-spy's raw output (``frame;frame;... count`` per line)."""
+    cats: dict[str, float] = {}
+    for line in raw.read_text(encoding="utf-8", errors="replace").splitlines():
+        stack, _, n = line.rpartition(" ")
+        if not stack or not n.isdigit():
+            continue
+        c = classify(stack.split(";"))
+        if c is not None:
+            cats[c] = cats.get(c, 0.0) + int(n)
+    return cats
+
+
+def pyspy() -> str | None:
+    """The py-spy binary (optional: ``pip install py-spy``; without it the breakdown columns stay empty)."""
+    import shutil
+
+    cand = Path(sys.executable).parent / "py-spy"
+    return str(cand) if cand.exists() else shutil.which("py-spy")
+
+
+def shared() -> Path:
+    return Path(os.environ.get("FORGE_SHARED") or ROOT.parent / "shared")
+
+
+# ---- gym ------------------------------------------------------------------------------------------------
+
+def gym_rows(gym: Path) -> list[tuple[str, str, str, str]]:
+    rows = []
+    for line in (gym / "runs.tsv").read_text(encoding="utf-8").splitlines():
+        if line and not line.startswith("#"):
+            name, folder, command, signal = line.split("\t")[:4]
+            rows.append((name, folder, command, signal.strip()))
+    return rows
+
+
+def run_gym(gym: Path, name: str, folder: str, command: str, signal: str, *, profile: bool, timeout: float,
+            extra: list[str]) -> dict[str, Any]:
+    """One measured run of a gym operator; returns the records and the vendor's verdict."""
+    with tempfile.TemporaryDirectory(prefix="emureal-") as tmp:
+        out = Path(tmp) / "records.jsonl"
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PTO_FORGE_EMULATOR_CHILD")}
+        env.update(THREADS, TILE_FWK_DEVICE_ID="0", FORGE_EMUREAL_OUT=str(out),
+                   FORGE_EMUREAL_GOLDEN=json.dumps(GOLDEN.get(name, [])),
+                   PYTHONPATH=os.pathsep.join([str(gym / "ops" / name / "src"), str(HOOK)]))
+        cmd = [sys.executable, "-m", "runtime.emulator", "--quiet", *extra, *command.split()]
+        raw = Path(tmp) / "pyspy.txt"
+        spy = pyspy()
+        if profile and spy:
+            cmd = [spy, "record", "--native", "--subprocesses", "-r", "200", "-f", "raw", "-o", str(raw), "--", *cmd]
+        t = time.perf_counter()
+        try:
+            r = subprocess.run(cmd, cwd=gym / "ops" / folder, env=env, capture_output=True, text=True,
+                               timeout=timeout, check=False)
+            text, rc = r.stdout + r.stderr, r.returncode
+        except subprocess.TimeoutExpired:
+            text, rc = "timeout", -1
+        wall = time.perf_counter() - t
+        recs = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()] if out.exists() else []
+        if profile and raw.exists():
+            recs.append({"type": "profile", "categories": pyspy_breakdown(raw)})
+    kernels = [r for r in recs if r["type"] == "kernel"]
+    passed = rc == 0 and bool(kernels) and (signal == "rc0" or re.search(signal, text) is not None)
+    last = (text.strip().splitlines() or [""])[-1][:100]
+    return {"op": name, "rc": rc, "passed": passed, "wall": wall, "records": recs, "last_line": last}
+
+
+def summarise(run: dict[str, Any], prof: dict[str, Any] | None) -> dict[str, Any]:
+    recs = run["records"]
+    kernels = [r for r in recs if r["type"] == "kernel"]
+    golden = [r for r in recs if r["type"] == "golden"]
+    procs = [r for r in recs if r["type"] == "process"]
+    s: dict[str, Any] = {"op": run["op"], "passed": run["passed"], "rc": run["rc"], "last_line": run["last_line"],
+                         "kernel_calls": len(kernels), "golden_calls": len(golden), "wall_s": run["wall"]}
+    s["emu_cpu"] = sum(k["cpu"] for k in kernels)
+    s["trace_cpu"] = sum(k.get("program_cpu", 0.0) - k.get("lower_cpu", 0.0) for k in kernels)
+    s["lower_cpu"] = sum(k.get("lower_cpu", 0.0) for k in kernels)
+    s["exec_cpu"] = sum(k.get("exec_cpu", 0.0) for k in kernels)
+    s["golden_cpu"] = sum(g["cpu"] for g in golden)
+    s["ratio"] = s["emu_cpu"] / s["golden_cpu"] if s["golden_cpu"] > 0 and kernels else None
+    s["maxrss_mb"] = max((p["maxrss_kb"] for p in procs), default=0) / 1024
+    worst = None
+    for k in kernels:
+        args = k.get("args_bytes") or 0
+        if not args or not k.get("hwm_kb"):
+            continue
+        extra = max(0, k["hwm_kb"] - k["rss_before_kb"]) * 1024
+        r = (args + extra) / args
+        if worst is None or args > worst[1] or (args == worst[1] and r > worst[0]):
+            worst = (r, args)  # the largest call (by its own tensors) is the one the target is about
+    s["peak_ratio"], s["args_mb"] = (worst[0], worst[1] / 2**20) if worst else (None, 0.0)
+    s["peak_ratio_max"] = max(((k["hwm_kb"] - k["rss_before_kb"]) * 1024 + k["args_bytes"]) / k["args_bytes"]
+                              for k in kernels if k.get("args_bytes") and k.get("hwm_kb")) if worst else None
+    if prof is not None:
+        cats: dict[str, float] = {}
+        for r in prof["records"]:
+            if r["type"] == "profile":
+                for c, v in r["categories"].items():
+                    cats[c] = cats.get(c, 0.0) + v
+        tot = sum(v for c, v in cats.items() if c not in ("tracing", "lowering")) or 1.0
+        s["breakdown"] = {c: cats.get(c, 0.0) / tot for c in CATS}
+    return s
+
+
+# ---- workspace ------------------------------------------------------------------------------------------
+
+def workspace_ops() -> list[str]:
+    return sorted(p.parents[2].name for p in (ROOT / "workspace").glob("*/traces/default/manifest.json"))
+
+
+def run_workspace(op: str, repeat: int) -> dict[str, Any]:
+    """Replay the op's trace into a scratch copy, then time wrapper vs golden on every SPEC case (best of N)."""
+    import importlib.util
+
+    import numpy as np
+
+    import runtime.emulator as emu
+    from orchestrator import api
+    from runtime.opdir import load_op_dir
+    from runtime.verify._calling import call_wrapper, imports_torch
+
+    with tempfile.TemporaryDirectory(prefix="emureal-ws-") as tmp:
+        scratch = api.copy_op_inputs(ROOT / "workspace" / op, Path(tmp) / op)
+        result = api.run(scratch)
+        if result.status != "delivered":
+            return {"op": op, "passed": False, "last_line": f"replay ended {result.status}"}
+        impl = next(scratch.glob("*_impl.py"))
+        emu.install()
+        o = load_op_dir(scratch)
+        name = o.spec.op_name
+        sys.path.insert(0, str(impl.parent))
+        try:
+            spec = importlib.util.spec_from_file_location(f"emureal_{op}", impl)
+            assert spec is not None and spec.loader is not None
+            mod = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(mod)
+            gspec = importlib.util.spec_from_file_location(f"emureal_golden_{op}", scratch / "golden.py")
+            assert gspec is not None and gspec.loader is not None
+            gmod = importlib.util.module_from_spec(gspec)
+            gspec.loader.exec_module(gmod)
+        finally:
+            sys.path.remove(str(impl.parent))
+        import inspect
+
+        wrapper = getattr(mod, f"{name}_wrapper", None) or getattr(mod, name)
+        kw = {k: v for k, v in o.spec.attrs.items() if k in inspect.signature(wrapper).parameters}
+        gkw = {k: v for k, v in o.spec.attrs.items() if k in inspect.signature(gmod.golden).parameters}
+        torch_io = imports_torch(impl.read_text(encoding="utf-8"))
+        emu_t = gold_t = 0.0
+        cases = o.cases()
+        args_mb = 0.0
+        for case in cases:
+            inputs = [np.asarray(a) for a in o.make_inputs(case)]
+            args_mb = max(args_mb, sum(a.nbytes for a in inputs) / 2**20)
+            best_e = best_g = float("inf")
+            for _ in range(repeat):
+                t = time.process_time()
+                with emu.session():
+                    call_wrapper(wrapper, [a.copy() for a in inputs], {"kwargs": kw, "torch": torch_io})
+                best_e = min(best_e, time.process_time() - t)
+                copies = [a.copy() for a in inputs]
+                t = time.process_time()
+                gmod.golden(*copies, **gkw)
+                best_g = min(best_g, time.process_time() - t)
+            emu_t += best_e
+            gold_t += best_g
+    return {"op": op, "passed": True, "cases": len(cases), "emu_cpu": emu_t, "golden_cpu": gold_t,
+            "ratio": emu_t / gold_t if gold_t else None, "args_mb": args_mb, "last_line": ""}
+
+
+# ---- report ---------------------------------------------------------------------------------------------
+
+def _f(x: float | None, fmt: str = ".2f") -> str:
+    return "-" if x is None else format(x, fmt)
+
+
+def print_gym(rows: list[dict[str, Any]]) -> None:
+    print(f"{'gym operator':<27} {'vendor':>6} {'calls':>5} {'emu s':>7} {'golden s':>8} {'x':>7} "
+          f"{'trace':>6} {'lower':>6} {'exec':>7} {'interp':>6} {'numpy':>6} {'copy':>6} {'dtype':>6} "
+          f"{'checks':>6} {'peak/args':>9} {'args MB':>8} {'rss MB':>7}")
+    for s in rows:
+        b = s.get("breakdown") or {}
+        print(f"{s['op']:<27} {'PASS' if s['passed'] else 'fail':>6} {s['kernel_calls']:>5} "
+              f"{_f(s['emu_cpu']):>7} {_f(s['golden_cpu'], '.3f'):>8} {_f(s['ratio'], '.1f'):>7} "
+              f"{_f(s['trace_cpu']):>6} {_f(s['lower_cpu']):>6} {_f(s['exec_cpu']):>7} "
+              + " ".join(f"{_f(100 * b[c] if c in b else None, '.0f') + '%':>6}" for c in CATS)
+              + f" {_f(s['peak_ratio'], '.2f'):>9} {s['args_mb']:>8.1f} {s['maxrss_mb']:>7.0f}")
+        if not s["passed"]:
+            print(f"{'':<27} -> rc {s['rc']}: {s['last_line']}")
+    _medians([s for s in rows if s["passed"] and s["ratio"] is not None], "gym")
+
+
+def print_ws(rows: list[dict[str, Any]]) -> None:
+    print(f"\n{'workspace op':<22} {'cases':>5} {'emu s':>7} {'golden s':>8} {'x':>8} {'args MB':>8}")
+    for s in rows:
+        if not s["passed"]:
+            print(f"{s['op']:<22} not measured: {s['last_line']}")
+            continue
+        print(f"{s['op']:<22} {s['cases']:>5} {s['emu_cpu']:>7.3f} {s['golden_cpu']:>8.4f} {_f(s['ratio'], '.1f'):>8} "
+              f"{s['args_mb']:>8.2f}")
+    _medians([s for s in rows if s["passed"] and s.get("ratio") is not None], "workspace")
+
+
+def _medians(ok: list[dict[str, Any]], what: str) -> None:
+    if ok:
+        r = [s["ratio"] for s in ok]
+        worst = max(ok, key=lambda s: s["ratio"])
+        print(f"{what}: {len(ok)} measured, median emulator/golden {statistics.median(r):.1f}x, worst "
+              f"{worst['ratio']:.1f}x ({worst['op']})")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("ops", nargs="*", help="only these operators (gym or workspace names)")
+    ap.add_argument("--no-gym", action="store_true")
+    ap.add_argument("--no-workspace", action="store_true")
+    ap.add_argument("--no-profile", action="store_true",
+                    help="skip the second run under py-spy (the breakdown; needs `pip install py-spy`)")
+    ap.add_argument("--timeout", type=float, default=1800)
+    ap.add_argument("--repeat", type=int, default=3, help="workspace: best of N per case")
+    ap.add_argument("--emulator-arg", action="append", default=[],
+                    help="extra option for python -m runtime.emulator (e.g. --emulator-arg=--compat=head)")
+    ap.add_argument("--json", type=Path, help="also write the rows as JSON")
+    a = ap.parse_args()
+    for k, v in THREADS.items():
+        os.environ.setdefault(k, v)
+    out: dict[str, Any] = {"load": os.getloadavg()[0], "cpus": os.cpu_count()}
+    gym = shared() / "gym"
+    if not a.no_gym:
+        if not (gym / "runs.tsv").is_file():
+            print(f"emulator_real: no gym corpus at {gym} (set FORGE_SHARED); gym part skipped")
+        else:
+            rows = []
+            for name, folder, command, signal in gym_rows(gym):
+                if a.ops and name not in a.ops:
+                    continue
+                run = run_gym(gym, name, folder, command, signal, profile=False, timeout=a.timeout,
+                              extra=a.emulator_arg)
+                prof = None
+                if not a.no_profile and run["passed"] and pyspy():
+                    prof = run_gym(gym, name, folder, command, signal, profile=True, timeout=a.timeout,
+                                   extra=a.emulator_arg)
+                rows.append(summarise(run, prof))
+                print(f"  measured {name}: {'PASS' if run['passed'] else 'fail'} in {run['wall']:.0f} s",
+                      file=sys.stderr, flush=True)
+            out["gym"] = rows
+            print_gym(rows)
+    if not a.no_workspace:
+        for var in ("FORGE_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY"):
+            os.environ.pop(var, None)
+        ws = [run_workspace(op, a.repeat) for op in workspace_ops() if not a.ops or op in a.ops]
+        out["workspace"] = ws
+        print_ws(ws)
+    print(f"(CPU seconds, 1 BLAS thread; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
+    if a.json:
+        a.json.write_text(json.dumps(out, indent=1), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
