@@ -102,6 +102,8 @@ class _Lowering:
         if t == "str":
             return str(v)
         if t == "dtype":
+            if type(v) is str and v in DTYPES:
+                return v
             name = np.dtype(v).name
             if name not in DTYPES:
                 raise self._bad(f"{what}: dtype {name} is not supported")

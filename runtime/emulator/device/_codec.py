@@ -186,11 +186,11 @@ def encode(program: KernelProgram) -> bytes:
 
 
 def _no_dupes(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    for k, v in pairs:
-        if k in d:
-            raise ProgramError(f"duplicate JSON key {k!r}")
-        d[k] = v
+    d = dict(pairs)
+    if len(d) != len(pairs):
+        seen: set[str] = set()
+        dup = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+        raise ProgramError(f"duplicate JSON key {dup!r}")
     return d
 
 
