@@ -75,6 +75,39 @@ def test_corpus_case_round_trips_bit_identically(module: str, case_name: str, co
     assert dual.calls == len(case.calls)
 
 
+def _other_values(a: Any) -> Any:
+    """Same shape and dtype, different bytes (a fresh seeded draw)."""
+    if not isinstance(a, np.ndarray):
+        return a
+    rng = np.random.default_rng(a.size + 7)
+    if a.dtype.kind in "iub":
+        return rng.integers(0, 2, size=a.shape).astype(a.dtype)
+    return rng.standard_normal(a.shape).astype(a.dtype)
+
+
+@pytest.mark.parametrize(("module", "case_name"), CASES, ids=[f"{m}::{c}" for m, c in CASES])
+def test_program_bytes_do_not_depend_on_input_values(module: str, case_name: str, corpus_module: Any) -> None:
+    """Two traces with the same shapes and other values encode to the same bytes (the verifier compares them
+    to catch host-computed values smuggled into a kernel's constants)."""
+    case = getattr(corpus_module(module), case_name)()
+    for call in case.calls:
+        seen: list[list[bytes]] = []
+        for args in (call.args, [_other_values(x) for x in call.args]):
+            blobs: list[bytes] = []
+
+            def capture(program: Any, arrays: list[np.ndarray], options: ExecOptions, blobs: list = blobs) -> Any:
+                blobs.append(encode(program))
+                return execute(program, arrays, options)
+
+            with _executor.use(capture), emu.session():
+                try:
+                    call.kernel(*[a.copy() if isinstance(a, np.ndarray) else a for a in args], **call.kwargs)
+                except emu.EmulatorError:
+                    pass  # other values may make a kernel fail at run time; its program is what counts
+            seen.append(blobs)
+        assert seen[0] and seen[0] == seen[1]
+
+
 # ---- kernels used by the tests below ---------------------------------------------------------------------
 
 @pypto.frontend.jit
@@ -153,6 +186,27 @@ def test_an_executor_sees_the_program_and_its_result_reaches_the_session() -> No
     assert len(seen) == 1 and seen[0].kernel == "tiled"
     assert np.array_equal(y, np.full_like(x, 33.0))
     assert s.counters.runs == 1 and s.counters.ops["assemble"] == 3 and s.counters.loop_trips == {"loop_1": 3}
+
+
+@pypto.frontend.jit
+def reads_hidden(x: pypto.Tensor([16, 16], pypto.DT_FP32), bias: pypto.Tensor([1, 16], pypto.DT_FP32),
+                 w: pypto.Tensor([16, 16], pypto.DT_FP32), y: pypto.Tensor([16, 16], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(16, 16)
+    pypto.set_cube_tile_shapes([16, 16], [16, 16], [16, 16])
+    y[:] = pypto.matmul(x, w, pypto.DT_FP32, extend_params={"bias_tensor": bias})
+
+
+def test_keys_read_names_reads_that_ins_omits() -> None:
+    """``ins`` feeds counters and records (unchanged); `keys_read` is the full list (matmul bias here)."""
+    from runtime.emulator.device import keys_read, program_reads
+
+    x = np.ones((16, 16), F32)
+    program = reads_hidden.program(x, np.ones((1, 16), F32), x, np.zeros_like(x))
+    mm = next(it for it in program.body.paths[0].items if it.kind == "matmul")
+    bias_key = program.params[1].key
+    assert bias_key not in mm.ins and bias_key in keys_read(mm)
+    assert {p.key for p in program.params[:3]} <= program_reads(program)
+    assert program.params[3].key not in program_reads(program)  # y is only written
 
 
 def test_written_arguments_and_write_masks() -> None:

@@ -32,7 +32,7 @@ from runtime.emulator.device._types import (
     Limits,
     ProgramError,
 )
-from runtime.emulator.device._validate import validate
+from runtime.emulator.device._validate import keys_read, program_reads, validate
 
 __all__ = [
     "BIN_OPS",
@@ -56,6 +56,8 @@ __all__ = [
     "decode",
     "encode",
     "execute",
+    "keys_read",
     "prepare",
+    "program_reads",
     "validate",
 ]

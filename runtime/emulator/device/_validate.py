@@ -24,7 +24,7 @@ from runtime.emulator.device._kreg import KINDS
 from runtime.emulator.device._program import Guard, KernelProgram, Loop, Op, Region
 from runtime.emulator.device._types import Limits, ProgramError
 
-__all__ = ["validate"]
+__all__ = ["keys_read", "program_reads", "validate"]
 
 Type = tuple[str, int]  # (numpy dtype name or "?", rank)
 
@@ -65,6 +65,45 @@ def _exprs_of(op: Op) -> list[Any]:
         elif t.rstrip("?") == "exprs":
             out.extend(v)
     return out
+
+
+def keys_read(op: Op) -> set[int]:
+    """Every storage key whose bytes ``op`` may read: its kind's input parameters, the destination of an
+    in-place update or of a write into a (non-owned) op output, and the tensors its expressions read.
+
+    Use this, not ``op.ins``: ``ins`` is the list the cost counters and op records see, and it omits some reads
+    (a ``view_dtype`` source; a matmul's bias and scale tensors) to keep those numbers unchanged."""
+    spec = KINDS[op.kind]
+    p = op.params
+    out = set(_keys(p, spec.reads))
+    if op.kind == "inplace" or op.kind in ("move", "assemble") and not p["owned"]:
+        out.update(_keys(p, spec.writes))
+    acc: list[int] = []
+    seen: set[int] = set()
+    for e in _exprs_of(op):
+        _expr_reads(e, acc, seen)
+    out.update(acc)
+    return out
+
+
+def program_reads(program: KernelProgram) -> set[int]:
+    """Every storage key the program may read anywhere (ops, guard conditions, loop bounds)."""
+    out: set[int] = set()
+    acc: list[int] = []
+    seen: set[int] = set()
+    stack = [program.body]
+    while stack:
+        for path in stack.pop().paths:
+            for it in path.items:
+                if isinstance(it, Op):
+                    out |= keys_read(it)
+                elif isinstance(it, Guard):
+                    _expr_reads(it.cond, acc, seen)
+                else:
+                    for e in (it.start, it.stop, it.step):
+                        _expr_reads(e, acc, seen)
+                    stack.append(it.body)
+    return out | set(acc)
 
 
 class _Checker:
