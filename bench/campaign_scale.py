@@ -6,8 +6,8 @@ per run compared with the same runs one after another in one process.
 The suite is one workspace op replayed from its shipped trace (deterministic, no model), ``--samples`` times.
 Three fresh campaigns run it: ``--sequential`` (no Ray: the baseline), an embedded Ray with 1 worker, and with 2.
 For each: wall seconds, runs per minute, mean worker seconds per run (``wall_s`` of the records), and for the
-Ray ones the overhead per run = (campaign wall x workers - sum of run seconds) / runs, which includes Ray's
-start-up and shutdown (reported apart). Needs Ray (``pip install -e '.[campaign]'``).
+Ray ones the scheduling overhead per run = ((campaign wall - Ray start-up) x workers - sum of run seconds) / runs
+(Ray's start-up is reported apart; a busy machine also inflates the run seconds of 2 workers). Needs Ray (``pip install -e '.[campaign]'``).
 """
 
 from __future__ import annotations
@@ -65,11 +65,11 @@ def main(argv: list[str] | None = None) -> int:
         r = _campaign(op, args.samples, mode, workers)
         results[name] = r
         per_run = r["run_s"] / max(1, r["runs"])
-        overhead = (r["wall_s"] * workers - r["run_s"]) / max(1, r["runs"])
+        overhead = ((r["wall_s"] - r["startup_s"]) * workers - r["run_s"]) / max(1, r["runs"])
         print(f"{name:11s} {r['runs']} runs ({r['solved']} solved) in {r['wall_s']:.1f} s = "
               f"{60 * r['runs'] / r['wall_s']:.2f} runs/min; {per_run:.1f} s per run inside the worker; "
-              f"start-up {r['startup_s']:.1f} s; overhead per run (wall x workers - run time) {overhead:.1f} s",
-              flush=True)
+              f"start-up {r['startup_s']:.1f} s; scheduling overhead per run ((wall - start-up) x workers - run "
+              f"time) / runs = {overhead:.1f} s", flush=True)
     base = results["sequential"]["wall_s"]
     for name in ("ray x1", "ray x2"):
         print(f"{name}: {base / results[name]['wall_s']:.2f}x the sequential throughput")

@@ -81,3 +81,14 @@ def test_suite_mistakes_are_one_line(tmp_path: Path, text: str, message: str) ->
 def test_empty_folder_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ForgeError, match="no op dir"):
         load_suite(tmp_path)
+
+
+def test_a_task_needing_a_resource_the_cluster_lacks_is_refused_in_one_line() -> None:
+    from orchestrator.adapters.campaign._driver import _check_resources
+    from orchestrator.adapters.campaign._suite import Task
+
+    npu = Task(id="x", source="/x", kind="opdir", level="l", resources={"CPU": 1, "NPU": 1})
+    _check_resources([npu], {"CPU": 2.0, "NPU": 8.0})
+    with pytest.raises(ForgeError, match=r"task x needs NPU: 1, the cluster has 0 \(point --address at a cluster "
+                                         r"with NPU hosts\)"):
+        _check_resources([npu], {"CPU": 2.0})

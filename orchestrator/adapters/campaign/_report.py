@@ -215,7 +215,7 @@ def write_html(summary: CampaignSummary, path: str | Path) -> Path:
                          ("model calls per solved sample", _num(s.calls_per_solved)),
                          ("tokens per solved task", _num(s.tokens_per_solved_task, "{:.0f}")),
                          ("$ per solved task", _num(s.cost_per_solved_task, "{:.4f}")),
-                         ("wall time (worker seconds)", f"{s.wall_s:.1f}")):
+                         ("wall time (worker seconds of the samples; preparing tasks not included)", f"{s.wall_s:.1f}")):
         out.append(f"<tr><th class='l'>{e(label)}</th><td>{e(value)}</td></tr>")
     out.append("</table><h2>Failure categories</h2><table>")
     top = max(s.categories.values(), default=0) or 1
