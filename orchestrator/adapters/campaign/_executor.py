@@ -122,7 +122,8 @@ def _quiet_ray_env() -> None:
 
 
 class RayExecutor(Executor):
-    """Ray tasks; an embedded cluster (``address=None``) or the cluster at ``address``.
+    """Ray tasks; an embedded cluster (``address=None``), the cluster at ``address``, or the one this process is
+    already connected to (then it is left running on :meth:`close`).
 
     Raises:
         ForgeError: Ray is not installed, or the cluster cannot be reached.
@@ -136,7 +137,9 @@ class RayExecutor(Executor):
                              "(or: pip install 'ray>=2.9')", code=2) from None
         self.ray = ray
         self.parallelism = workers
-        self.embedded = address is None
+        self.attached = ray.is_initialized()
+        """This process is already connected to Ray (a notebook, a test session): use that cluster, leave it up."""
+        self.embedded = address is None and not self.attached
         self._reaper: subprocess.Popen[bytes] | None = None
         self._temp: str | None = None
         self._ray_procs: dict[int, int] = {}
@@ -144,7 +147,9 @@ class RayExecutor(Executor):
         _quiet_ray_env()
         before = self._before = descendants(os.getpid())
         try:
-            if self.embedded:
+            if self.attached:
+                pass
+            elif self.embedded:
                 self._reaper = subprocess.Popen([sys.executable, "-s", "-B", str(_REAPER), str(os.getpid())],
                                                 start_new_session=True, stdin=subprocess.DEVNULL,
                                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -203,7 +208,7 @@ class RayExecutor(Executor):
 
     def close(self) -> None:
         """Shut Ray down; on an embedded cluster also stop every process it started and the watcher."""
-        if self.ray.is_initialized():
+        if self.ray.is_initialized() and not self.attached:
             if self.embedded:
                 self._ray_procs.update({p: s for p, s in descendants(os.getpid()).items()
                                         if p not in self._before and (self._reaper is None or p != self._reaper.pid)})
