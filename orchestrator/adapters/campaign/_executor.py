@@ -116,9 +116,11 @@ class LocalExecutor(Executor):
 
 
 def _quiet_ray_env() -> None:
-    """No usage-stats upload attempts (no network here), no token file in the user's home for a local cluster."""
+    """No usage-stats upload attempts (no network here); Ray's notice that a new local cluster uses token
+    authentication (its secure default, kept) is not shown on the user's terminal."""
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     os.environ.setdefault("RAY_DEDUP_LOGS", "0")
+    logging.getLogger("ray._private.authentication.authentication_token_setup").setLevel(logging.ERROR)
 
 
 class RayExecutor(Executor):
