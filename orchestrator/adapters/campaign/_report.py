@@ -33,6 +33,8 @@ class TaskRow(BaseModel):
     parked: int = 0
     infra: int = 0
     wall_s: float = 0.0
+    reason: str = ""
+    """The message of a failed sample (why the task failed, e.g. why it cannot be imported)."""
 
 
 class LevelRow(BaseModel):
@@ -136,6 +138,7 @@ def summarize(directory: str | Path) -> CampaignSummary:
                 cat = st.final.category or "runtime"
                 categories[cat] = categories.get(cat, 0) + 1
                 row.categories[cat] = row.categories.get(cat, 0) + 1
+                row.reason = row.reason or st.final.message
         elif st.parked is not None:
             parked.append(st.parked)
             row.parked += 1
@@ -162,7 +165,7 @@ def summarize(directory: str | Path) -> CampaignSummary:
         summary.tokens_per_solved_task = tokens / solved_tasks
         summary.cost_per_solved_task = sum(costs) / solved_tasks if costs else None
     summary.cycles = [CycleRow(task=r.task, sample=r.sample, first=r.cycles_first, final=r.cycles_final or r.cycles_first)
-                      for r in solved_results if r.cycles_first is not None]
+                      for r in sorted(solved_results, key=lambda x: (x.task, x.sample)) if r.cycles_first is not None]
     if solved_results and not summary.cycles:
         summary.cycles_note = ("no cost-model cycles: the real toolchain did not run (not installed, or no "
                                "--pypto-python; docs/toolchain.md)")
@@ -172,12 +175,18 @@ def summarize(directory: str | Path) -> CampaignSummary:
 # ------------------------------------------------------------------------------------------------ HTML
 
 _CSS = """
-body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1200px}
+body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1500px}
 h1{font-size:1.5em}h2{font-size:1.15em;margin-top:1.6em;border-bottom:1px solid #ddd}
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.25em .6em;text-align:right}
 th{background:#f3f3f3}td.l,th.l{text-align:left}.ok{color:#1a7f37}.bad{color:#b42318}.dim{color:#777}
+td.why{font-size:.8em;color:#666;min-width:28em}
 .bar{display:inline-block;height:.9em;background:#b42318;vertical-align:middle}code{background:#f5f5f5;padding:0 .2em}
 """
+
+
+def _short(text: str, limit: int = 90) -> str:
+    """A failure message cut for a table cell (the whole text is the cell's tooltip)."""
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def _pct(v: float | None) -> str:
@@ -245,13 +254,14 @@ def write_html(summary: CampaignSummary, path: str | Path) -> Path:
         out.append("</table>")
     out.append("<h2>Tasks</h2><table><tr><th class='l'>task</th><th class='l'>level</th><th>n</th><th>c</th>"
                + "".join(f"<th>pass@{k}</th>" for k in ks) + "<th class='l'>failures</th><th>parked</th><th>infra</th>"
-               "<th>wall s</th></tr>")
+               "<th>wall s</th><th class='l'>why a sample failed</th></tr>")
     for r in s.rows:
-        fails = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in r.categories.items())
+        fails = ", ".join(f"{k.replace('_', '&nbsp;')}&nbsp;{v}" for k, v in r.categories.items())
         cls = "ok" if r.c else ("bad" if r.n else "dim")
         out.append(f"<tr><td class='l {cls}'>{e(r.task)}</td><td class='l'>{e(r.level)}</td><td>{r.n}</td>"
                    f"<td>{r.c}</td>" + "".join(f"<td>{_pct(r.pass_at.get(k))}</td>" for k in ks)
-                   + f"<td class='l'>{e(fails)}</td><td>{r.parked}</td><td>{r.infra}</td><td>{r.wall_s:.1f}</td></tr>")
+                   + f"<td class='l'>{fails}</td><td>{r.parked}</td><td>{r.infra}</td><td>{r.wall_s:.1f}</td>"
+                   f"<td class='l why' title='{e(r.reason)}'>{e(_short(r.reason))}</td></tr>")
     out.append("</table></body></html>\n")
     target = Path(path)
     target.write_text("\n".join(out), encoding="utf-8")
