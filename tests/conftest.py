@@ -24,3 +24,16 @@ def _no_implicit_real_toolchain(request: pytest.FixtureRequest, monkeypatch: pyt
     every scripted run with it). Recorded toolchain answers in traces are still replayed."""
     if _TOOLCHAIN_TESTS not in Path(str(request.node.path)).parents:
         monkeypatch.setenv("PTO_FORGE_TOOLCHAIN", "off")
+
+
+@pytest.fixture(autouse=True)
+def _deterministic_unseen_seed(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``runtime.verify`` without ``unseen_seed`` draws a fresh random seed per run (production); tests stay
+    deterministic: the seed a test gets is a function of its node id. A test that wants a fresh draw calls
+    ``runtime.opdir._unseen._fresh_seed``."""
+    import zlib
+
+    from runtime.opdir import _unseen
+
+    seed = zlib.crc32(request.node.nodeid.encode())
+    monkeypatch.setattr(_unseen, "draw_seed", lambda: seed)

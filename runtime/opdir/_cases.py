@@ -40,6 +40,8 @@ class Case(BaseModel):
     seed: int
     band: str
     tail: bool = False
+    unseen: bool = False
+    """Drawn per verification run from the unseen-case seed (:mod:`runtime.opdir._unseen`), not from SPEC.md."""
 
 
 def _dims_label(spec: Spec, dims: dict[str, int]) -> str:

@@ -106,7 +106,7 @@ def run_golden_cases(op: GoldenSource, cases: list[Case], *, timeout: float = 60
                 save_arrays(work / f"{c.name}.in.npz", dict(zip(in_names, given[c.name])))
         request = {
             "golden": str(op.golden_path.resolve()),
-            "cases": [c.model_dump() for c in cases],
+            "cases": [c.model_dump(exclude={"unseen"}) for c in cases],
             "make_inputs": op.has_make_inputs,
             "n_inputs": len(in_names),
             "input_names": in_names,

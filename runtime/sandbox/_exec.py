@@ -179,6 +179,7 @@ def run_candidate(
     repeat_first: bool = True,
     visible: tuple[str | Path, ...] = (),
     calling: dict | None = None,
+    plan: list[str] | None = None,
 ) -> CandidateRun:
     """Run ``wrapper`` of the stage file ``candidate`` once per case (inputs copied), confined.
 
@@ -190,6 +191,8 @@ def run_candidate(
         emulator: module name (or path of a ``.py`` file) providing ``install()``, ``session()`` and
             ``EmulatorError``; installed as ``pypto`` in the child.
         repeat_first: call the first case once more at the end (determinism / caching check).
+        plan: the case names in call order, repeats allowed (verify's seeded call pattern); overrides the
+            ``cases`` order and ``repeat_first``. Every name must be one of ``cases``.
         visible: further host files/directories the emulator needs to read (e.g. the real emulator a ``.py``
             adapter loads); they are bound read-only and allowed by the audit hook. Never an operator directory.
 
@@ -201,6 +204,12 @@ def run_candidate(
         SandboxError: the candidate cannot be read or the child process could not be started.
     """
     policy = policy or SandboxPolicy()
+    names = [name for name, _ in cases]
+    if plan is None:
+        plan = names + names[:1] if repeat_first else list(names)
+    unknown = sorted(set(plan) - set(names))
+    if unknown:
+        raise SandboxError(f"the call plan names cases that were not given: {unknown[:3]}")
     try:
         source = Path(candidate).read_bytes()
     except OSError as exc:
@@ -217,7 +226,7 @@ def run_candidate(
             "candidate": Path(candidate).name,
             "wrapper": wrapper,
             "cases": [{"name": name, "n_inputs": len(arrs)} for name, arrs in cases],
-            "repeat_first": repeat_first,
+            "plan": plan,
             "calling": calling or {},  # runtime.verify._calling: SPEC attributes by keyword, torch or numpy
             "read_roots": _read_roots(emu_paths),
         }

@@ -253,9 +253,7 @@ def main(argv: list[str]) -> int:  # noqa: C901 - one linear protocol, kept in o
         _send(fd, b"IMPE", json.dumps(record, default=str).encode())
         _finish(fd)
 
-    plan = [c["name"] for c in cases]
-    if request.get("repeat_first") and plan:
-        plan.append(plan[0])
+    plan = [name for name in request["plan"] if name in inputs]
     for run_index, name in enumerate(plan):
         fresh = [a.copy() for a in inputs[name]]
         klog.reset(fresh, [a.tobytes() for a in inputs[name]])

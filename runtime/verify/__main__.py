@@ -16,6 +16,16 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
+def _seed(text: str) -> int:
+    try:
+        value = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if not 0 <= value < 1 << 63:
+        raise argparse.ArgumentTypeError(f"must be in [0, 2**63), got {value}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="python -m runtime.verify",
                 description="Verify a stage file or <op>_impl.py of an operator directory (the only authority "
@@ -29,6 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "process-only isolation could be used")
     p.add_argument("--previous-stage", metavar="FILE", help="verified stage file of module k-1 (frozen check)")
     p.add_argument("--reports-dir", metavar="DIR", help="also write <report_hash>.json here")
+    p.add_argument("--unseen-seed", metavar="N", type=_seed,
+                   help="seed of the unseen cases and call order (default: a fresh one, printed in the report); "
+                        "give the report's seed to verify on the same cases again")
     p.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
     return p
 
@@ -41,7 +54,8 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         report = verify(args.op_dir, args.target, previous_stage=args.previous_stage, case=args.case,
-                        require_sandbox=args.require_sandbox, reports_dir=args.reports_dir)
+                        require_sandbox=args.require_sandbox, reports_dir=args.reports_dir,
+                        unseen_seed=args.unseen_seed)
     except VerifyUsageError as exc:
         print(f"runtime.verify: {exc}", file=sys.stderr)
         return 2

@@ -39,13 +39,18 @@ class Evidence:
     params: list[str]
     leaves: list[str]
     files: dict[str, Path] = field(default_factory=dict)
+    unseen: frozenset[str] = frozenset()
+    """Names of the unseen cases (drawn per run; see ``runtime.opdir._unseen``)."""
     file_hashes: dict[str, str] = field(default_factory=dict)
     hash_file: Callable[[Path], str] | None = None
 
     def primary(self) -> list[tuple[str, RunOutput]]:
-        """(case name, its first run) for every case that produced a result without raising."""
-        runs = list(self.run.runs)[: len(self.case_names)]
-        return [(name, r) for name, r in zip(self.case_names, runs, strict=False) if not r.record.get("error")]
+        """(case name, its first run) for every case that produced a result without raising, in case order."""
+        first: dict[str, RunOutput] = {}
+        for r in self.run.runs:
+            first.setdefault(r.case, r)
+        return [(name, first[name]) for name in self.case_names
+                if name in first and not first[name].record.get("error")]
 
     def leaf(self, j: int) -> str:
         return f"output[{j}] ({self.leaves[j]})" if j < len(self.leaves) else f"output[{j}]"
@@ -196,12 +201,18 @@ def output_not_input_copy(ev: Evidence) -> list[str]:
 
 
 def output_not_constant(ev: Evidence) -> list[str]:
-    """A constant output where the golden is not constant.
+    """A constant output where the golden is not constant, on a SPEC case.
+
+    Not on unseen cases: there a kernel with a tail bug that writes nothing for a 1-row input leaves its zeroed
+    output constant, and that is a numeric failure, not a cheat (a "return zeros" cheat is constant on the
+    SPEC's cases too).
 
     Hostile: ``return_zeros``, ``kernel_writes_constant``.
     """
     out = []
     for name, r in ev.primary():
+        if name in ev.unseen:
+            continue
         for j, (a, b) in enumerate(zip(r.outputs, ev.expected[name], strict=False)):
             if a is not None and _is_constant(a) and not _is_constant(b):
                 out.append(f"case {name}: {ev.leaf(j)} is constant but the golden is not")
@@ -209,22 +220,27 @@ def output_not_constant(ev: Evidence) -> list[str]:
 
 
 def deterministic_repeat(ev: Evidence) -> list[str]:
-    """The first case, run again at the end, gives the same bytes (no state kept across calls, no randomness).
+    """A case called again later in the (seeded) call order gives the same bytes (no state kept across calls, no
+    randomness).
 
     Hostile: ``cache_outputs``, ``nondeterministic``.
     """
-    runs = list(ev.run.runs)
-    n = len(ev.case_names)
-    if len(runs) != n + 1 or not runs or runs[0].record.get("error"):
-        return []
-    first, again = runs[0], runs[-1]
-    if again.record.get("error") or len(again.outputs) != len(first.outputs) or not all(
-        a is not None and b is not None and _same_bytes(a, b) for a, b in zip(first.outputs, again.outputs,
-                                                                               strict=True)
-    ):
-        return [f"case {ev.case_names[0]} run twice gave different outputs (non-deterministic or state kept across "
-                f"calls)"]
-    return []
+    first: dict[str, RunOutput] = {}
+    out: list[str] = []
+    for again in ev.run.runs:
+        if again.case not in first:
+            first[again.case] = again
+            continue
+        one = first[again.case]
+        if one.record.get("error"):
+            continue
+        if again.record.get("error") or len(again.outputs) != len(one.outputs) or not all(
+            a is not None and b is not None and _same_bytes(a, b) for a, b in zip(one.outputs, again.outputs,
+                                                                                   strict=True)
+        ):
+            out.append(f"case {again.case} run twice gave different outputs (non-deterministic or state kept "
+                       f"across calls)")
+    return list(dict.fromkeys(out))
 
 
 def input_files_unchanged(ev: Evidence) -> list[str]:

@@ -199,6 +199,7 @@ class _Run:
     goldens: dict[str, Any] = field(default_factory=dict)
     expected: dict[str, list[np.ndarray]] = field(default_factory=dict)
     candidate_inputs: list[tuple[str, list[np.ndarray]]] = field(default_factory=list)
+    call_plan: list[str] = field(default_factory=list)
     run: CandidateRun | None = None
 
     def fail(self, reason: str, verdict: str = "ERROR") -> _Stop:
@@ -249,15 +250,22 @@ def _step_load(r: _Run) -> None:
 
 
 def _step_cases(r: _Run, case: str | None) -> None:
-    """The cases of SPEC.md (an unknown ``--case`` is a usage error whatever the target holds)."""
+    """The cases of SPEC.md (an unknown ``--case`` is a usage error whatever the target holds), then the unseen
+    cases drawn from the run's seed (:mod:`runtime.opdir._unseen`) and the seeded call order."""
     from runtime.opdir import OpDirError
+    from runtime.opdir._unseen import call_plan, unseen_cases
 
     try:
-        r.cases = r.op.cases(case=case) if case is not None else r.op.cases()
+        spec_cases = r.op.cases(case=case) if case is not None else r.op.cases()
     except (OpDirError, KeyError, ValueError) as exc:
         raise VerifyUsageError(f"--case {case}: {exc}") from None
-    if not r.cases:
+    if not spec_cases:
         raise VerifyUsageError(f"no verification case{' named ' + case if case else ''} in {r.op_path / 'SPEC.md'}")
+    seed = r.report.unseen_seed
+    assert seed is not None
+    r.cases = list(spec_cases) + unseen_cases(r.spec, list(spec_cases), seed)
+    # the report lists SPEC cases first; the wrapper is called in a seeded order with seeded repeats
+    r.call_plan = call_plan([c.name for c in r.cases], seed, repeats=2)
 
 
 def _step_hashes(r: _Run) -> None:
@@ -341,7 +349,7 @@ def _step_execute(r: _Run) -> None:
         try:
             r.run = run_candidate(r.target, plan.wrapper, r.candidate_inputs, policy=settings.sandbox,
                                   calling={"kwargs": {k: r.spec.attrs[k] for k in plan.attrs}, "torch": plan.torch_io},
-                                  emulator=settings.emulator, repeat_first=True)
+                                  emulator=settings.emulator, plan=r.call_plan or None)
         except SandboxError as exc:
             box["sandbox"] = f"sandbox: {exc}"
 
@@ -416,22 +424,24 @@ def _step_compare(r: _Run) -> None:
         rep.reasons.append(f"sandbox: {run.reason}")
     counters: dict[str, Any] = {}
     diags: dict[tuple, dict[str, Any]] = {}
-    primary = runs[: len(r.cases)]
-    for i, c in enumerate(r.cases):
+    primary: dict[str, RunOutput] = {}
+    for one in runs:
+        primary.setdefault(one.case, one)
+    for c in r.cases:
         tol = r.spec.tolerance.get(c.dtype)
         atol, rtol = (tol.atol, tol.rtol) if tol is not None else (1e-3, 1e-3)
         cr = CaseReport(name=c.name, dims=dict(c.dims), dtype=c.dtype, seed=c.seed, band=c.band, tail=c.tail,
-                        status="not_run", atol=atol, rtol=rtol,
+                        unseen=c.unseen, status="not_run", atol=atol, rtol=rtol,
                         golden_duration_s=round(float(r.goldens[c.name].duration_s), 4))
         rep.cases.append(cr)
-        if i >= len(primary):
+        if c.name not in primary:
             if run.status == "ok":
                 rep.reasons.append(f"case {c.name}: no result from the sandbox")
             if run.status == "import_error":
                 cr.status = "fail_runtime"
                 cr.error = _error_info(run.import_error)
             continue
-        rec = primary[i].record
+        rec = primary[c.name].record
         cr.duration_s = round(float(rec.get("duration_s", 0.0)), 4)
         cr.kernel_calls = int(rec.get("kernel_calls", 0))
         cr.counters = rec.get("counters")
@@ -447,7 +457,7 @@ def _step_compare(r: _Run) -> None:
             rep.reasons.append(f"case {c.name}: {cr.error.type if cr.error else 'error'}{code}{where}: "
                                f"{(cr.error.message if cr.error else '')[:300]}")
             continue
-        _compare_case(rep, cr, primary[i], r.expected[c.name], r.plan, r.settings)
+        _compare_case(rep, cr, primary[c.name], r.expected[c.name], r.plan, r.settings)
     rep.counters = counters
     rep.diagnostics = [diags[k] for k in sorted(diags, key=lambda t: tuple(str(x) for x in t))]
     for cr in rep.cases:  # the child names the candidate by its file name; report it by its op-dir path
@@ -502,6 +512,7 @@ def _step_anti_gaming(r: _Run) -> None:
     assert r.run is not None and r.plan is not None
     ev = Evidence(run=r.run, case_names=[c.name for c in r.cases], given=dict(r.candidate_inputs),
                   expected=r.expected, params=list(r.plan.params), leaves=list(r.plan.expected), files=r.files,
+                  unseen=frozenset(c.name for c in r.cases if c.unseen),
                   file_hashes=r.report.hashes, hash_file=_sha256)
     r.report.cheats.extend(run_checks(ev))
 
@@ -515,11 +526,15 @@ def verify(
     require_sandbox: bool = False,
     reports_dir: str | Path | None = None,
     settings: VerifySettings | None = None,
+    unseen_seed: int | None = None,
 ) -> VerifyReport:
     """Verify ``target`` (a stage file or ``<op>_impl.py``) of the operator directory ``op_dir``.
 
     Args:
         require_sandbox: refuse (ERROR, nothing runs) when this machine offers only ``process-only`` isolation.
+        unseen_seed: seed of the unseen cases and of the call order (``runtime.opdir._unseen``); None draws a
+            fresh one (recorded in the report). A pipeline run passes the seed it keeps in its state, so that a
+            replay verifies on the same cases.
 
     Returns:
         The :class:`VerifyReport`; every failure of the candidate or of the infrastructure is a verdict.
@@ -532,8 +547,14 @@ def verify(
     settings = settings or VerifySettings()
     op_path, tgt, prev = _step_paths(op_dir, target, previous_stage)
     rel_target = _rel(tgt, op_path)
-    r = _Run(report=VerifyReport(target=rel_target, verdict="ERROR"), settings=settings, op_path=op_path,
-             target=tgt, previous=prev, rel_target=rel_target, require_sandbox=require_sandbox)
+    if unseen_seed is None:
+        from runtime.opdir._unseen import draw_seed
+
+        unseen_seed = draw_seed()
+    if isinstance(unseen_seed, bool) or not isinstance(unseen_seed, int) or not 0 <= unseen_seed < 1 << 63:
+        raise VerifyUsageError(f"unseen seed must be an integer in [0, 2**63), got {unseen_seed!r}")
+    r = _Run(report=VerifyReport(target=rel_target, verdict="ERROR", unseen_seed=unseen_seed), settings=settings,
+             op_path=op_path, target=tgt, previous=prev, rel_target=rel_target, require_sandbox=require_sandbox)
     r.report.sandbox.required = require_sandbox
     try:
         _step_load(r)

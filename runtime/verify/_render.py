@@ -31,6 +31,10 @@ def render_report(report: VerifyReport) -> Any:
     if report.sandbox.layers:
         layers = " ".join(f"{k}={'on' if v else 'OFF'}" for k, v in sorted(report.sandbox.layers.items()))
         parts.append(Text(f"sandbox: {layers}"))
+    unseen = [c for c in report.cases if c.unseen]
+    if unseen:
+        parts.append(Text(f"unseen cases: {len(unseen)} (seed {report.unseen_seed}; verify again on them with "
+                          f"--unseen-seed {report.unseen_seed})"))
     if report.cases:
         table = Table(show_lines=False, header_style="bold")
         for col in ("case", "leaf", "status", "max_diff", "ratio", "atol/rtol"):

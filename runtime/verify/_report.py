@@ -54,6 +54,8 @@ class CaseReport(_M):
     seed: int
     band: str
     tail: bool
+    unseen: bool = False
+    """A case the author could not see (drawn from the run's unseen seed; agents see its shape, not its seed)."""
     status: Literal["pass", "fail_numeric", "fail_runtime", "not_run"]
     atol: float
     rtol: float
@@ -107,6 +109,8 @@ class VerifyReport(_M):
     expected_leaves: list[str] = []
     verdict: Verdict
     reasons: list[str] = []
+    unseen_seed: int | None = None
+    """Seed of the unseen cases and of the call order (part of the report's identity, never shown to agents)."""
     hashes: dict[str, str] = {}
     lint: LintSection | None = None
     cases: list[CaseReport] = []
@@ -211,11 +215,13 @@ class VerifyReport(_M):
         audit. Whatever is here must be identical on every machine, or a recorded run could not replay there.
         """
         data = _strip(json.loads(self.model_dump_json()), _FORBIDDEN_FOR_AGENTS | VOLATILE_FIELDS)
-        for key in ("sandbox", "evidence", "schema_version", "tool"):
+        for key in ("sandbox", "evidence", "schema_version", "tool", "unseen_seed"):
             data.pop(key, None)
         data["hashes"] = {k: v for k, v in data.get("hashes", {}).items() if k not in TOOL_HASH_KEYS}
         for case in data.get("cases", []):
             case["leaves"] = [leaf_view(leaf) for leaf in case.get("leaves", [])]
+            if case.get("unseen"):  # its seed would tell the run's unseen seed; agents see shape and outcome
+                case.pop("seed", None)
         data["evidence"] = self.evidence or self.compute_evidence()
         s = self.stats()
         passed = bool(s["all_close"])

@@ -1,5 +1,5 @@
 """Hostile candidate: only writes the first tile."""
-# expect: FAIL_NUMERIC
+# expect: FAIL_RUNTIME
 # ruff: noqa
 import numpy as np
 import pypto

@@ -1,5 +1,5 @@
 """Hostile candidate: hard-codes the first P0 shape (two 16-row tiles)."""
-# expect: FAIL_NUMERIC
+# expect: FAIL_RUNTIME
 # ruff: noqa
 import numpy as np
 import pypto

@@ -1,0 +1,170 @@
+"""Unseen cases: shapes, seeds and a call pattern the author of a kernel could not see (issue #24, item 4).
+
+Why: the SPEC's cases are public. A kernel whose tile count is ``(n + 3) // 16`` is exact for ``n = 64`` and
+``n = 77`` and drops rows for ``n = 70``; a kernel can fingerprint six public inputs; a kernel can change after
+the N-th call. So every verification also runs cases drawn from a per-run seed that nobody saw in advance.
+
+What :func:`unseen_cases` draws (``rng = default_rng([seed, 0x7e5])``), from the SPEC alone:
+
+- per dynamic axis, four sizes with different tails against :data:`~runtime.opdir._cases.TAIL_MULTIPLE` (16):
+  a **small** one (1..8), **one less than a tile multiple** (16k - 1 near the SPEC's sizes), an **odd** one
+  between the SPEC's smallest and largest size, and one **larger** than the SPEC's largest (with a tail); sizes
+  already in the SPEC for that axis are skipped. The other dims come from a P0 shape (rotating);
+- a **fresh-seed rerun** of every P0 shape, and every shape+dtype that has only one case in the run gets a
+  second one with another seed: the verifier compares what the kernel sent to the device across calls of the
+  same shape (a program that depends on input values is smuggling), which needs two calls per shape;
+- dtypes and value bands rotate; seeds are drawn (>= 2**20, never a SPEC seed).
+
+Bounds (stated in docs/verification.md): at most :data:`MAX_UNSEEN` unseen wrapper calls; each unseen case holds
+at most ``max(1.25 x the largest SPEC case, ...)`` bytes of inputs + outputs and never more than
+:data:`CASE_BYTES_CAP` unless a SPEC case is itself larger (then it is no larger than the smallest SPEC case);
+an axis size is halved (keeping its tail) until the case fits. So unseen cases add at most 16 calls and no
+more memory per call than the SPEC already needs.
+
+The call order (SPEC and unseen cases interleaved, plus repeats) is :func:`call_plan`'s: also drawn from the
+seed, so the number and order of wrapper calls differ between verifications.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from runtime.opdir._cases import BANDS, TAIL_MULTIPLE, Case, _dims_label, _has_tail
+from runtime.opdir._memory import case_bytes
+from runtime.opdir._spec import Spec
+
+__all__ = ["CASE_BYTES_CAP", "MAX_UNSEEN", "UNSEEN_PREFIX", "call_plan", "draw_seed", "unseen_cases"]
+
+MAX_UNSEEN = 16
+"""Most unseen wrapper calls in one verification (same-shape reruns included)."""
+CASE_BYTES_CAP = 64 * 1024**2
+"""Inputs + outputs of one unseen case stay under this unless the SPEC's own cases are bigger."""
+UNSEEN_PREFIX = "unseen"
+"""Unseen case names start with it: ``unseen3-B70_D64-fp32`` (no seed: the seed is never shown to agents)."""
+_SEED_BASE = 1 << 20
+_STREAM = 0x7E5
+
+
+def _fresh_seed() -> int:
+    import secrets
+
+    return secrets.randbits(63)
+
+
+def draw_seed() -> int:
+    """A fresh unseen-case seed (63 random bits), for a verification run that was not given one.
+
+    (The test suite replaces this function by a per-test constant so that tests stay deterministic.)
+    """
+    return _fresh_seed()
+
+
+def _axis_sizes(spec: Spec, axis: str, rng: np.random.Generator) -> list[int]:
+    """Four sizes for ``axis`` whose tails differ (small, 16k-1, odd, larger), none of the SPEC's own sizes."""
+    t = TAIL_MULTIPLE
+    seen = sorted({int(s[axis]) for s in spec.p0_shapes if axis in s}) or [t]
+    lo, hi = seen[0], seen[-1]
+    small = int(rng.integers(1, t // 2 + 1))
+    k = int(rng.integers(max(1, lo // t), max(2, hi // t + 2)))
+    tile_minus_one = max(1, k * t - 1)
+    odd = int(rng.integers(max(1, lo // 2), max(lo // 2 + 2, hi + 1))) | 1
+    if odd % t == 0:
+        odd += 2
+    larger = hi + int(rng.integers(1, max(2, hi // 2))) + t
+    if larger % t == 0:
+        larger += int(rng.integers(1, t))
+    out: list[int] = []
+    for size in (small, tile_minus_one, odd, larger):
+        if size not in seen and size not in out:
+            out.append(size)
+    return out
+
+
+def _fit(spec: Spec, dims: dict[str, int], axis: str, dtype: str, cap: int) -> dict[str, int] | None:
+    """``dims`` with ``axis`` halved (its tail kept) until the case holds at most ``cap`` bytes; None if never."""
+    t = TAIL_MULTIPLE
+    size = dims[axis]
+    while True:
+        trial = {**dims, axis: size}
+        probe = Case(name="probe", dims=trial, dtype=dtype, seed=0, band=BANDS[0])
+        if case_bytes(spec, probe) <= cap:
+            return trial
+        if size <= 1:
+            return None
+        size = max(1, (size // t // 2) * t + size % t) if size > t else max(1, size // 2)
+
+
+def _cap(spec: Spec, spec_cases: list[Case]) -> int:
+    sizes = [case_bytes(spec, c) for c in spec_cases] or [0]
+    if max(sizes) <= CASE_BYTES_CAP:
+        return max(CASE_BYTES_CAP // 16, int(max(sizes) * 1.25)) if max(sizes) else CASE_BYTES_CAP
+    return max(min(sizes), 1)
+
+
+def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int) -> list[Case]:
+    """The unseen cases of one verification (deterministic in ``seed``; see the module docstring)."""
+    rng = np.random.default_rng([int(seed) & ((1 << 63) - 1), _STREAM])
+    shapes = [dict(s) for s in spec.p0_shapes] or [{}]
+    dtypes = list(spec.supported_dtypes)
+    cap = _cap(spec, spec_cases)
+    used_seeds = {c.seed for c in spec_cases}
+    out: list[Case] = []
+
+    def new_seed() -> int:
+        while True:
+            s = int(rng.integers(_SEED_BASE, 1 << 62))
+            if s not in used_seeds:
+                used_seeds.add(s)
+                return s
+
+    def add(dims: dict[str, int], dtype: str) -> None:
+        if len(out) >= MAX_UNSEEN:
+            return
+        band = BANDS[len(out) % len(BANDS)]
+        name = f"{UNSEEN_PREFIX}{len(out) + 1}-{_dims_label(spec, dims)}-{dtype}"
+        out.append(Case(name=name, dims=dims, dtype=dtype, seed=new_seed(), band=band,
+                        tail=_has_tail(spec, dims), unseen=True))
+
+    planned: list[tuple[dict[str, int], str]] = []
+    for a_i, axis in enumerate(spec.dynamic_axes):
+        for s_i, size in enumerate(_axis_sizes(spec, axis, rng)):
+            base = shapes[(a_i + s_i) % len(shapes)]
+            dtype = dtypes[(a_i + s_i) % len(dtypes)]
+            dims = _fit(spec, {**base, axis: size}, axis, dtype, cap)
+            if dims is not None and (dims, dtype) not in planned:
+                planned.append((dims, dtype))
+    # two calls per new shape and dtype: the same-shape comparison needs a second value set
+    for dims, dtype in planned[: MAX_UNSEEN // 2 - 1]:
+        add(dims, dtype)
+        add(dims, dtype)
+    for s_i, base in enumerate(shapes[:2]):  # fresh seeds on the SPEC's own shapes (they have 3 seeds already)
+        add(dict(base), dtypes[s_i % len(dtypes)])
+    groups: dict[tuple, int] = {}
+    for c in [*spec_cases, *out]:
+        key = (tuple(sorted(c.dims.items())), c.dtype)
+        groups[key] = groups.get(key, 0) + 1
+    for c in spec_cases:
+        key = (tuple(sorted(c.dims.items())), c.dtype)
+        if groups.get(key) == 1:
+            groups[key] = 2
+            add(dict(c.dims), c.dtype)
+    return out
+
+
+def call_plan(names: list[str], seed: int, *, repeats: int = 1) -> list[str]:
+    """The order of wrapper calls: every case once, shuffled by ``seed``, plus ``repeats`` extra calls of
+    cases that already ran (the determinism / state-across-calls check), at seeded positions.
+
+    The first entry of ``names`` is always among the repeated ones (the report's ``deterministic_repeat``
+    check compares its two runs).
+    """
+    if not names:
+        return []
+    rng = np.random.default_rng([int(seed) & ((1 << 63) - 1), _STREAM + 1])
+    order = [names[i] for i in rng.permutation(len(names))]
+    extra = [names[0]] + [names[int(i)] for i in rng.integers(0, len(names), max(0, repeats - 1))]
+    for name in extra:
+        first = order.index(name)
+        pos = int(rng.integers(first + 1, len(order) + 1))
+        order.insert(pos, name)
+    return order

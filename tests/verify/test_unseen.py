@@ -1,0 +1,90 @@
+"""Unseen cases (issue #24 item 4): drawn per run, bounded, and they catch what the SPEC's shapes cannot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from verify_helpers import KERNELS, make_op, settings
+
+from runtime.opdir import TAIL_MULTIPLE, load_op_dir
+from runtime.opdir._memory import case_bytes
+from runtime.opdir._unseen import CASE_BYTES_CAP, MAX_UNSEEN, call_plan, unseen_cases
+from runtime.verify import verify
+
+_SPEC_64_77 = ("  - {B: 32, D: 64}\n  - {B: 37, D: 64}     # 5-row tail for a 16-row tile\n",
+               "  - {B: 64, D: 64}\n  - {B: 77, D: 64}\n")
+
+
+def _op_64_77(tmp_path: Path, kernel: str) -> Path:
+    op = make_op(tmp_path, "silu", {"silu_impl.py": (KERNELS / kernel).read_text()})
+    spec = (op / "SPEC.md").read_text()
+    assert _SPEC_64_77[0] in spec
+    (op / "SPEC.md").write_text(spec.replace(*_SPEC_64_77))
+    return op
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 12345, 2**62 + 7])
+def test_tail_bug_is_exact_on_the_spec_and_rejected_on_an_unseen_case(tmp_path: Path, seed: int) -> None:
+    op = _op_64_77(tmp_path, "tail_bug_plus3.py")
+    report = verify(op, op / "silu_impl.py", settings=settings(), unseen_seed=seed)
+    assert report.verdict == "FAIL_NUMERIC", (report.verdict, report.reasons[:3])
+    spec_cases = [c for c in report.cases if not c.unseen]
+    assert spec_cases and all(c.status == "pass" for c in spec_cases)  # 64 and 77 tile exactly
+    failing = [c for c in report.cases if c.status != "pass"]
+    assert failing and all(c.unseen for c in failing)
+    assert all((c.dims["B"] + 3) // 16 < -(-c.dims["B"] // 16) for c in failing)  # exactly the dropped-tail sizes
+    assert any(r.startswith(f"case {failing[0].name}:") for r in report.reasons)
+
+
+def test_unseen_cases_are_drawn_per_seed_recorded_and_hidden_from_agents(tmp_path: Path) -> None:
+    op = make_op(tmp_path, "silu")
+    a = verify(op, op / "silu_impl.py", settings=settings(), unseen_seed=11)
+    b = verify(op, op / "silu_impl.py", settings=settings(), unseen_seed=11)
+    c = verify(op, op / "silu_impl.py", settings=settings(), unseen_seed=12)
+    assert a.verdict == b.verdict == c.verdict == "PASS"
+    assert a.report_hash == b.report_hash and a.unseen_seed == 11
+    assert [x.name for x in a.cases] != [x.name for x in c.cases]  # another seed, other cases
+    assert a.report_hash != c.report_hash
+    view = a.sanitized()
+    assert "unseen_seed" not in view and "11" not in str([x.get("seed") for x in view["cases"] if x["unseen"]])
+    assert all("seed" not in x for x in view["cases"] if x["unseen"])
+    assert all("seed" in x for x in view["cases"] if not x["unseen"])
+    from runtime.opdir import _unseen
+
+    assert _unseen._fresh_seed() != _unseen._fresh_seed()  # runtime.verify alone: a fresh seed per run
+
+
+def test_generator_tails_bounds_and_pairs() -> None:
+    op = load_op_dir(Path(__file__).parent / "fixtures" / "silu")
+    spec_cases = op.cases()
+    spec_sizes = {c.dims["B"] for c in spec_cases}
+    largest = max(case_bytes(op.spec, c) for c in spec_cases)
+    tails: set[int] = set()
+    for seed in range(40):
+        unseen = unseen_cases(op.spec, spec_cases, seed)
+        assert unseen == unseen_cases(op.spec, spec_cases, seed)  # deterministic in the seed
+        assert 0 < len(unseen) <= MAX_UNSEEN
+        assert all(c.unseen and c.name.startswith("unseen") and str(c.seed) not in c.name for c in unseen)
+        assert not {c.seed for c in unseen} & {c.seed for c in spec_cases}
+        new = [c for c in unseen if c.dims["B"] not in spec_sizes]
+        assert any(c.dims["B"] <= TAIL_MULTIPLE // 2 for c in new)  # a small size
+        assert any(c.dims["B"] % TAIL_MULTIPLE == TAIL_MULTIPLE - 1 for c in new)  # one less than a tile
+        assert any(c.dims["B"] > max(spec_sizes) for c in new)  # larger than the SPEC's
+        for c in unseen:
+            assert case_bytes(op.spec, c) <= max(CASE_BYTES_CAP // 16, int(largest * 1.25))
+        groups: dict[tuple, set[int]] = {}
+        for c in [*spec_cases, *unseen]:
+            groups.setdefault((c.dims["B"], c.dtype), set()).add(c.seed)
+        assert all(len(s) >= 2 for s in groups.values())  # every shape runs on two value sets at least
+        tails |= {c.dims["B"] % TAIL_MULTIPLE for c in new}
+    assert len(tails) >= 12  # tails vary between runs
+
+
+def test_call_plan_order_and_count_vary_with_the_seed() -> None:
+    names = [f"c{i}" for i in range(8)]
+    plans = {tuple(call_plan(names, s, repeats=2)) for s in range(20)}
+    assert len(plans) > 10
+    for plan in plans:
+        assert sorted(set(plan)) == sorted(names) and len(plan) == len(names) + 2
+        assert plan.count("c0") >= 2 and plan.index("c0") < len(plan) - 1
