@@ -6,9 +6,13 @@ weird input fails closed: the rule reports FAIL ("could not be checked") rather 
 
 from __future__ import annotations
 
+import ctypes
 import logging
-from collections.abc import Iterable, Sequence
+import re
+import threading
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from runtime.lint import (  # noqa: F401  (import registers the checks)
     _rules_api,
@@ -31,12 +35,76 @@ from runtime.lint._registry import CHECKS, FileKind, Hit, LintContext, Skip
 from runtime.lint._source import parse_file
 from runtime.lint._table import RULES
 
-__all__ = ["classify", "infer_stage", "lint_paths", "lint_source"]
+__all__ = ["BUDGET_S", "LintTimeout", "classify", "encoding_problem", "infer_stage", "lint_paths", "lint_source"]
 
 log = logging.getLogger(__name__)
 
 MAX_BYTES = 4_000_000
+BUDGET_S = 30.0
+"""Wall-clock seconds one file may take to lint; past it the file gets a PF00 FAIL ("did not finish")."""
 _DEFAULT_STATUS = {"S0": "FAIL", "S1": "FAIL", "S2": "WARN", "S3": "INFO"}
+_COOKIE = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+"""PEP 263: the coding declaration Python honours on line 1 or 2 of a source file."""
+_UTF8 = {"utf-8", "utf8", "utf_8", "u8", "utf", "cp65001", "utf-8-sig"}
+_T = TypeVar("_T")
+
+
+class LintTimeout(BaseException):  # noqa: N818 - BaseException: no `except Exception` in a rule can swallow it
+    """Raised inside the lint worker thread when the time budget is spent."""
+
+
+def _with_budget(fn: Callable[[], _T], budget_s: float) -> tuple[bool, _T | None]:
+    """Run ``fn`` in a worker thread; past ``budget_s`` stop it with an asynchronous :class:`LintTimeout`.
+
+    Why a thread and not a subprocess: importing the lint package costs about a second per process, which
+    verify would pay on every run. The rules are Python code, so an asynchronous exception (raised at the next
+    bytecode boundary) stops any of them; ``ast.parse`` is C but bounded by :data:`MAX_BYTES`.
+    Returns ``(finished, result)``.
+    """
+    box: dict[str, object] = {}
+
+    def work() -> None:
+        try:
+            box["result"] = fn()
+        except LintTimeout:
+            box["timeout"] = True
+        except BaseException as exc:  # noqa: BLE001 - handed back to the caller's thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=work, name="lint", daemon=True)
+    worker.start()
+    worker.join(budget_s)
+    while worker.is_alive():
+        tid = worker.ident
+        if tid is not None:
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(tid), ctypes.py_object(LintTimeout))
+        worker.join(0.05)
+    if "error" in box:
+        raise box["error"]  # type: ignore[misc]
+    if "result" not in box:
+        return False, None
+    return True, box["result"]  # type: ignore[return-value]
+
+
+def encoding_problem(source: str) -> str:
+    """Why Python would not run ``source`` as the UTF-8 text lint reads ("" when it would).
+
+    A coding declaration other than UTF-8 makes Python decode the same bytes into other text (the candidate
+    shows lint an honest kernel and runs hidden code); the sandbox runner compiles the UTF-8 text and ignores
+    cookies, but lint refuses them anyway so that what is reviewed is what any Python would run.
+    """
+    text = source[1:] if source.startswith("\ufeff") else source
+    for line in text.splitlines()[:2]:
+        m = _COOKIE.match(line)
+        if m:
+            enc = m.group(1).lower().replace("_", "-")
+            if enc not in _UTF8 and enc.replace("-", "_") not in _UTF8:
+                return f"coding declaration `{m.group(1)}`: kernel files must be UTF-8 (Python would decode this " \
+                       f"file into other text than lint reads)"
+            break
+        if line.strip() and not line.lstrip().startswith("#"):
+            break  # a cookie counts only on line 1, or line 2 after a comment line
+    return ""
 
 
 def classify(filename: str) -> FileKind:
@@ -108,7 +176,7 @@ def _run_checks(ctx: LintContext, include_passes: bool) -> list[Finding]:
 
 def lint_source(source: str, filename: str, *, stage: str = "module", op_dir: Path | str | None = None,
                 previous_stage: Path | str | None = None, kind: FileKind | None = None,
-                include_passes: bool = False) -> list[Finding]:
+                include_passes: bool = False, budget_s: float = BUDGET_S) -> list[Finding]:
     """Lint one file's text. ``filename`` decides the file kind (kernel, golden, DESIGN.md ...) and is shown
     in findings; nothing is read from it. Cross-file rules read ``op_dir`` when given.
 
@@ -131,13 +199,28 @@ def lint_source(source: str, filename: str, *, stage: str = "module", op_dir: Pa
     if len(source) > MAX_BYTES:
         return [_finding("PF00", Hit(f"file too large to lint ({len(source)} bytes > {MAX_BYTES})"), filename)]
     if kind in ("kernel", "golden"):
-        try:
-            ctx.pf = parse_file(filename, source)
-        except SyntaxError as exc:
-            return [_finding("PF00", Hit(f"syntax error: {exc.msg}", exc.lineno or 0, exc.offset or 0), filename)]
-        except (ValueError, RecursionError, MemoryError) as exc:
-            return [_finding("PF00", Hit(f"cannot parse: {type(exc).__name__}: {exc}"), filename)]
-    return _dedupe(_run_checks(ctx, include_passes))
+        bad = encoding_problem(source)
+        if bad:
+            return [_finding("PF00", Hit(bad, 1), filename)]
+        if source.startswith("\ufeff"):  # Python drops a UTF-8 byte-order mark before parsing; so does lint
+            source = source[1:]
+            ctx.source = source
+
+    def run() -> list[Finding]:
+        if kind in ("kernel", "golden"):
+            try:
+                ctx.pf = parse_file(filename, source)
+            except SyntaxError as exc:
+                return [_finding("PF00", Hit(f"syntax error: {exc.msg}", exc.lineno or 0, exc.offset or 0), filename)]
+            except (ValueError, RecursionError, MemoryError) as exc:
+                return [_finding("PF00", Hit(f"cannot parse: {type(exc).__name__}: {exc}"), filename)]
+        return _dedupe(_run_checks(ctx, include_passes))
+
+    finished, found = _with_budget(run, budget_s)
+    if not finished or found is None:
+        return [_finding("PF00", Hit(f"lint did not finish within its time budget of {budget_s:g} s; simplify the "
+                                     f"file (a kernel file is small)"), filename)]
+    return found
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:
@@ -225,7 +308,12 @@ def lint_paths(paths: Sequence[Path | str] | Path | str, *, stage: str = "module
         for file in files:
             file_stage = infer_stage(str(file)) if auto_stage else stage
             try:
-                source = file.read_bytes().decode("utf-8")
+                raw = file.read_bytes()
+                if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+                    findings.append(_finding("PF00", Hit("UTF-16/32 byte-order mark: kernel files must be UTF-8"),
+                                             str(file)))
+                    continue
+                source = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
                 findings.append(_finding("PF00", Hit(f"not UTF-8 text: {exc.reason} at byte {exc.start}"), str(file)))
                 continue

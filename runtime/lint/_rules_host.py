@@ -66,15 +66,28 @@ def ol45_jit_called_once(ctx: LintContext) -> Iterator[Hit]:
     for wrapper in pf.wrappers():
         host = [f for f in pf.reachable_from([wrapper]) if f.name not in jit]
         calls = [c for f in host for c in _jit_calls(pf, f)]
-        for loop in [n for f in host for n in pf.nodes_in(f, (ast.For, ast.While))]:
-            inner = [c for c in calls if loop.lineno <= c.lineno <= (loop.end_lineno or loop.lineno)]  # type: ignore[attr-defined]
-            if inner:
-                yield at(inner[0], f"JIT kernel called inside a host loop in `{wrapper.name}`; loop over tiles "
+        flagged: set[int] = set()
+        for c in calls:  # the loops around a call, found by walking up from it (one pass, not loops x calls)
+            loop = _enclosing_loop(pf, c)
+            if loop is not None and id(loop) not in flagged:
+                flagged.add(id(loop))
+                yield at(c, f"JIT kernel called inside a host loop in `{wrapper.name}`; loop over tiles "
                          "with `pypto.loop` inside the kernel")
         if not calls and wrapper.name.endswith("_wrapper"):
             yield at(wrapper, f"`{wrapper.name}` never calls the JIT kernel")
         elif len(calls) > 1:
             yield at(calls[1], f"`{wrapper.name}` calls the JIT kernel {len(calls)} times; call it exactly once")
+
+
+def _enclosing_loop(pf: ParsedFile, node: ast.AST) -> ast.AST | None:
+    """The outermost ``for``/``while`` around ``node`` inside its function (None when there is none)."""
+    found = None
+    cur = pf.parents.get(node)
+    while cur is not None and not isinstance(cur, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        if isinstance(cur, (ast.For, ast.While, ast.AsyncFor)):
+            found = cur
+        cur = pf.parents.get(cur)
+    return found
 
 
 def _module_assign(pf: ParsedFile, name: str) -> ast.AST | None:
@@ -169,18 +182,40 @@ def referenced_from_wrappers(pf: ParsedFile) -> set[str]:
 
 
 def _host_scope(pf: ParsedFile, node: ast.AST, host_names: set[str]) -> tuple[bool, ast.FunctionDef | None]:
-    """(is production host code, enclosing top-level host function or None at module level).
+    """(is production host code, enclosing top-level function or None at module level).
 
-    A self-test helper (``main``, ``_test`` ...) is exempt only while no wrapper reaches it.
+    Host code is everything outside the JIT graph: wrappers and their helpers, but also module-level code,
+    module-level lambdas, class bodies and methods (a fix-up in a lambda or a method is host math as much as one
+    in a function). A self-test helper (``main``, ``_test`` ...) is exempt only while no wrapper reaches it;
+    ``if __name__ == "__main__":`` blocks are not production code.
     """
     top = pf.enclosing_fn.get(node)
     while top is not None and pf.enclosing_fn.get(top) is not None:
         top = pf.enclosing_fn.get(top)
     if top is None:
         return not pf.in_main_block(node), None
+    graph = pf._memo.get("graph_ids")
+    if graph is None:
+        graph = pf._memo["graph_ids"] = {id(f) for f in pf.graph_functions()}
     name = getattr(top, "name", "")
+    if id(top) in graph:
+        return False, top  # type: ignore[return-value]
     exempt = name in _HOST_HELPERS and name not in referenced_from_wrappers(pf)
-    return name in host_names and not exempt, top  # type: ignore[return-value]
+    if pf.functions.get(name) is top:
+        return name in host_names and not exempt, top
+    # a method (the class is at module level) or a nested def outside the graph: host unless in __main__
+    return not pf.in_main_block(top) and not exempt, top  # type: ignore[return-value]
+
+
+def _function_scopes(pf: ParsedFile, node: ast.AST) -> list[ast.AST]:
+    """The functions and lambdas around ``node``, innermost first."""
+    out: list[ast.AST] = []
+    cur = pf.parents.get(node)
+    while cur is not None:
+        if isinstance(cur, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            out.append(cur)
+        cur = pf.parents.get(cur)
+    return out
 
 
 _COPY_METHODS = {"copy", "view", "reshape", "astype", "ravel", "flatten", "transpose", "swapaxes", "squeeze",
@@ -311,10 +346,14 @@ def ol62_no_host_math(ctx: LintContext) -> Iterator[Hit]:
             if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
                 yield at(node, "`@` (matmul) computes on the host")
                 continue
-            if top is None:
-                continue
-            params = _array_params(top, attrs)
-            params = aliases_of(pf, top, params)
+            scopes = _function_scopes(pf, node)
+            if not scopes:
+                continue  # module-level statements have no array parameters (constants like TILE = 16 * 4)
+            params: set[str] = set()
+            for scope in scopes:  # a lambda's or an inner def's parameters are arrays as much as the wrapper's
+                params |= _array_params(scope, attrs)  # type: ignore[arg-type]
+            params = aliases_of(pf, scopes[-1], params)
+            top = top if top is not None else scopes[-1]
             if isinstance(node, ast.BinOp) and isinstance(node.op, _ARITH):
                 ref = _array_ref(node.left, params) or _array_ref(node.right, params)
                 if ref:

@@ -97,16 +97,70 @@ def _module_roots(pf: ParsedFile) -> set[str]:
     return roots | {"builtins", "__builtins__"}
 
 
+_REFLECTION = ("getattr", "setattr", "delattr", "hasattr")
+_INDIRECT = {"functools.partial", "functools.partialmethod", "functools.reduce", "functools.singledispatch",
+             "functools.wraps", "functools.update_wrapper", "functools.cache", "functools.lru_cache",
+             "functools.cached_property"}
+"""Allowed-module functions that call what they are given: a banned builtin handed to one of them is still
+called (``functools.partial(setattr, np)``); any banned name used as a value is already refused below."""
+
+
+def _is_parameter(pf: ParsedFile, node: ast.Name) -> bool:
+    """``node`` names a parameter of a function or lambda around it (the only shadowing lint accepts: binding
+    a banned builtin's name in any other way is itself refused, so ``eval = eval`` cannot hide one)."""
+    cur = pf.parents.get(node)
+    while cur is not None:
+        if isinstance(cur, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            a = cur.args
+            params = [*a.posonlyargs, *a.args, *a.kwonlyargs, *(p for p in (a.vararg, a.kwarg) if p is not None)]
+            if any(p.arg == node.id for p in params):
+                return True
+        cur = pf.parents.get(cur)
+    return False
+
+
+def _rebinds(pf: ParsedFile, names: set[str] | frozenset[str]) -> Iterator[tuple[ast.AST, str]]:
+    """Bindings of ``names`` other than parameters: assignments, defs, classes, imports, loop/with targets."""
+    for node in pf.nodes(ast.Name):
+        if isinstance(node.ctx, (ast.Store, ast.Del)) and node.id in names:
+            yield node, node.id
+    for kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+        for d in pf.by_type.get(kind, []):
+            if d.name in names:  # type: ignore[attr-defined]
+                yield d, d.name  # type: ignore[attr-defined]
+    for kind in (ast.Import, ast.ImportFrom):
+        for imp in pf.by_type.get(kind, []):
+            for alias in imp.names:  # type: ignore[attr-defined]
+                bound = alias.asname or alias.name.split(".")[0]
+                if bound in names:
+                    yield imp, bound
+
+
 @check("PF02")
 def pf02_banned_calls(ctx: LintContext) -> Iterator[Hit]:
     pf = kernel_pf(ctx)
-    shadowed = set(pf.functions)
+    calls_by_func = {id(c.func): c for c in pf.nodes(ast.Call)}
+    for bound, name in _rebinds(pf, _BANNED_BUILTINS | set(_REFLECTION)):
+        yield at(bound, f"binding the name `{name}` (a banned builtin) is not allowed in a kernel file")
+    for node in pf.nodes(ast.Name):  # a banned builtin used in any way: called, passed, aliased, stored
+        if not isinstance(node.ctx, ast.Load) or (node.id in _BANNED_BUILTINS | set(_REFLECTION)
+                                                  and _is_parameter(pf, node)):
+            continue
+        called = id(node) in calls_by_func
+        if node.id in _BANNED_BUILTINS:
+            yield at(node, f"`{node.id}(...)` is not allowed in a kernel file" if called else
+                     f"`{node.id}` used as a value (aliased or passed on) is not allowed in a kernel file")
+        elif node.id in _REFLECTION and not called:
+            yield at(node, f"`{node.id}` used as a value (aliased or passed on) is not allowed; use plain attribute "
+                     f"access")
     for call in pf.nodes(ast.Call):
         f = call.func
-        if isinstance(f, ast.Name) and f.id in _BANNED_BUILTINS and f.id not in shadowed and f.id not in pf.aliases:
-            yield at(call, f"`{f.id}(...)` is not allowed in a kernel file")
-            continue
-        if isinstance(f, ast.Name) and f.id in ("getattr", "setattr", "delattr", "hasattr"):
+        if pf.name(f) in _INDIRECT:
+            for arg in [*call.args, *(k.value for k in call.keywords)]:
+                name = pf.name(arg)
+                if name in _REFLECTION or name in _BANNED_BUILTINS or (name and _banned_name(name)):
+                    yield at(call, f"`{pf.name(f)}({name}, ...)` calls a banned function indirectly")
+        if isinstance(f, ast.Name) and f.id in _REFLECTION:
             args = call.args
             attr = args[1] if len(args) > 1 else None
             if not (isinstance(attr, ast.Constant) and isinstance(attr.value, str)) or attr.value.startswith("__"):

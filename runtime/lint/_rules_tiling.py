@@ -60,6 +60,12 @@ class _Resolver:
     def __init__(self, pf: ParsedFile, fn: ast.FunctionDef | None) -> None:
         self.pf = pf
         self.fn = fn
+        self._memo: dict[tuple[int, int], int | list | None] = {}
+        """(node id, line) -> value: every node is resolved once per line, so chains of names stay linear
+        (``a = b + b; b = c + c; ...`` was exponential in the chain length)."""
+        self._assigned_memo: dict[tuple[str, int], ast.AST | None] = {}
+        self._configs: set[str] | None = None
+        self._bindings: tuple[dict[str, ast.AST], dict[str, list[tuple[int, ast.AST]]]] | None = None
         self.static_names: set[str] = set()
         for node in pf.nodes_in(fn, ast.For) if fn is not None else []:
             it, target = node.iter, node.target  # type: ignore[attr-defined]
@@ -71,6 +77,11 @@ class _Resolver:
                 self.static_names.add(target.id)
 
     def _config_names(self) -> set[str]:
+        if self._configs is None:
+            self._configs = self._compute_config_names()
+        return self._configs
+
+    def _compute_config_names(self) -> set[str]:
         names = {s.name for s in self.pf.tree.body if isinstance(s, ast.ClassDef)}
         for stmt in self.pf.tree.body:
             if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call) \
@@ -100,17 +111,53 @@ class _Resolver:
         return val if isinstance(val, int) else None
 
     def _assigned(self, name: str, before: int) -> ast.AST | None:
-        found: ast.AST | None = None
-        for stmt in self.pf.tree.body:
-            found = self._match(stmt, name) or found
-        if self.fn is not None:
-            best = -1
-            for node in self.pf.nodes_in(self.fn, ast.Assign):
-                if node.lineno < before and node.lineno > best:  # type: ignore[attr-defined]
-                    val = self._match(node, name)
-                    if val is not None:
-                        found, best = val, node.lineno  # type: ignore[attr-defined]
+        key = (name, before)
+        if key not in self._assigned_memo:
+            self._assigned_memo[key] = self._find_assigned(name, before)
+        return self._assigned_memo[key]
+
+    def _index(self) -> tuple[dict[str, ast.AST], dict[str, list[tuple[int, ast.AST]]]]:
+        """Module-level bindings (the last one wins) and the function's ``(line, value)`` bindings per name,
+        built in one pass (a scan per lookup made long files quadratic)."""
+        if self._bindings is None:
+            module: dict[str, ast.AST] = {}
+            for stmt in self.pf.tree.body:
+                for name, val in self._bound(stmt):
+                    module[name] = val
+            local: dict[str, list[tuple[int, ast.AST]]] = {}
+            for node in self.pf.nodes_in(self.fn, ast.Assign) if self.fn is not None else []:
+                for name, val in self._bound(node):
+                    local.setdefault(name, []).append((node.lineno, val))  # type: ignore[attr-defined]
+            self._bindings = (module, local)
+        return self._bindings
+
+    def _find_assigned(self, name: str, before: int) -> ast.AST | None:
+        module, local = self._index()
+        found: ast.AST | None = module.get(name)
+        best = -1
+        for line, val in local.get(name, ()):
+            if best < line < before:
+                found, best = val, line
         return found
+
+    @classmethod
+    def _bound(cls, stmt: ast.AST) -> list[tuple[str, ast.AST]]:
+        """``(name, value)`` for every name ``stmt`` binds the way :meth:`_match` reads it."""
+        names: list[str] = []
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+            names.append(stmt.target.id)
+        elif isinstance(stmt, ast.Assign):
+            for t in stmt.targets:
+                if isinstance(t, ast.Name):
+                    names.append(t.id)
+                elif isinstance(t, (ast.Tuple, ast.List)):
+                    names += [e.id for e in t.elts if isinstance(e, ast.Name)]
+        out = []
+        for name in dict.fromkeys(names):
+            val = cls._match(stmt, name)
+            if val is not None:
+                out.append((name, val))
+        return out
 
     @staticmethod
     def _match(stmt: ast.AST, name: str) -> ast.AST | None:
@@ -130,6 +177,14 @@ class _Resolver:
     def value(self, node: ast.AST | None, before: int, depth: int = 0) -> int | list | None:
         if node is None or depth > 10:
             return None
+        key = (id(node), before)
+        if key in self._memo:
+            return self._memo[key]
+        self._memo[key] = None  # a cycle (``a = a + 1``) resolves to "not a constant"
+        self._memo[key] = out = self._value(node, before, depth)
+        return out
+
+    def _value(self, node: ast.AST, before: int, depth: int) -> int | list | None:
         lit = literal_int(node)
         if lit is not None:
             return lit

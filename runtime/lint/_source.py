@@ -131,6 +131,20 @@ class ParsedFile:
         key = ("kernel_names", id(fn))
         if key in self._memo:
             return self._memo[key]
+        holders, names = self._kernel_holders()
+        names = set(names)
+        for node in self.nodes_in(fn, ast.Assign):
+            assert isinstance(node, ast.Assign)
+            if any(isinstance(n, ast.Name) and n.id in holders for n in ast.walk(node.value)):
+                names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        self._memo[key] = names
+        return names
+
+    def _kernel_holders(self) -> tuple[set[str], set[str]]:
+        """(names that hold kernels or kernel factories, names that are kernels or kernel tables), computed once
+        per file (it does not depend on the function asking: per function it made many-function files quadratic)."""
+        if "kernel_holders" in self._memo:
+            return self._memo["kernel_holders"]
         jit = self.jit_names()
         factories = {name for name, f in self.functions.items()
                      if any(self.enclosing_fn.get(j) is not None and self._within(j, f) for j in self.jit_fns)}
@@ -143,13 +157,8 @@ class ParsedFile:
                 tables = {t.id for t in stmt.targets if isinstance(t, ast.Name)}
                 holders |= tables
                 tables_all.update(tables)
-        names = set(jit) | tables_all  # a table is called through a subscript: _KERNELS[x.dtype](x, y)
-        for node in self.nodes_in(fn, ast.Assign):
-            assert isinstance(node, ast.Assign)
-            if any(isinstance(n, ast.Name) and n.id in holders for n in ast.walk(node.value)):
-                names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
-        self._memo[key] = names
-        return names
+        self._memo["kernel_holders"] = (holders, set(jit) | tables_all)  # a table is called through a
+        return self._memo["kernel_holders"]  # subscript: _KERNELS[x.dtype](x, y)
 
     def _within(self, node: ast.AST, fn: ast.AST) -> bool:
         cur = self.enclosing_fn.get(node)
