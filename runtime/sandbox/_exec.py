@@ -36,7 +36,15 @@ from pydantic import BaseModel, ConfigDict
 from runtime import testmodes
 from runtime.arrays import dumps_arrays, loads_arrays
 from runtime.sandbox._guard import DENIED_MARKER
-from runtime.sandbox._proc import Isolation, Limits, isolation_level, private_dir, run_process
+from runtime.sandbox._proc import (
+    Isolation,
+    Limits,
+    ProcResult,
+    isolation_level,
+    private_dir,
+    run_process,
+    start_process,
+)
 from runtime.sandbox._wire import frame, parse_prefix
 
 __all__ = ["LAYERS", "CandidateRun", "RunOutput", "SandboxError", "SandboxPolicy", "run_candidate"]
@@ -45,6 +53,7 @@ log = logging.getLogger(__name__)
 
 LAYERS = ("bwrap", "seccomp", "process_group", "rlimits", "env_allowlist", "socket_guard", "audit_hook")
 _RUNNER = Path(__file__).with_name("_runner.py")
+_DEVICE = Path(__file__).with_name("_device.py")
 _REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -108,7 +117,10 @@ class CandidateRun(BaseModel):
     """Why the isolation is weaker than ``bwrap+seccomp`` (one line), or ""."""
     layers: dict[str, bool] = {}
     protocol_violation: str = ""
-    """The result channel held something the runner does not write (forged or torn results)."""
+    """The result channel held something the runner does not write (forged or torn results), or the candidate's
+    process broke the device protocol."""
+    device_error: str = ""
+    """The device process itself failed (infrastructure: verdict ERROR), or ""."""
     returncode: int | None = None
     pid: int | None = None
     duration_s: float = 0.0
@@ -180,6 +192,7 @@ def run_candidate(
     visible: tuple[str | Path, ...] = (),
     calling: dict | None = None,
     plan: list[str] | None = None,
+    device: bool = False,
 ) -> CandidateRun:
     """Run ``wrapper`` of the stage file ``candidate`` once per case (inputs copied), confined.
 
@@ -193,6 +206,10 @@ def run_candidate(
         repeat_first: call the first case once more at the end (determinism / caching check).
         plan: the case names in call order, repeats allowed (verify's seeded call pattern); overrides the
             ``cases`` order and ``repeat_first``. Every name must be one of ``cases``.
+        device: execute the kernels in a separate trusted device process (:mod:`runtime.sandbox._device`):
+            inputs go through sealed shared memory, outputs and the record of what each kernel wrote come from
+            the device, never from the candidate's process. What verify uses; bisect and smoke runs execute
+            in-process (they decide no verdict).
         visible: further host files/directories the emulator needs to read (e.g. the real emulator a ``.py``
             adapter loads); they are bound read-only and allowed by the audit hook. Never an operator directory.
 
@@ -218,6 +235,9 @@ def run_candidate(
     level, note = isolation_level("process-only" if testmodes.no_userns() else policy.isolation)
     emu_name, emu_paths = _emulator_files(emulator)
     emu_paths += [str(Path(v).resolve()) for v in visible]
+    if device:
+        return _run_with_device(source, Path(candidate).name, wrapper, cases, plan, policy, level, note, emu_name,
+                                emu_paths, calling)
     arrays = {f"c{i}_in{j}": a for i, (_, arrs) in enumerate(cases) for j, a in enumerate(arrs)}
     with private_dir("pto-verify-") as work:
         request = {
@@ -245,10 +265,32 @@ def run_candidate(
                               output_cap=policy.output_cap_bytes, denial_marker=DENIED_MARKER.encode())
         except OSError as exc:
             raise SandboxError(f"cannot start the sandbox process: {exc}") from None
-        return _collect(res, policy, level, note, work)
+        return _collect(res, policy, level, note, work, plan=plan)
 
 
-def _collect(res: Any, policy: SandboxPolicy, level: Isolation, note: str, work: Path) -> CandidateRun:
+_RECORD_CAP = 4 << 20
+"""Largest case record (JSON) the parent parses from the candidate's channel."""
+
+
+def _json_dict(payload: bytes, what: str) -> dict[str, Any]:
+    if len(payload) > _RECORD_CAP:
+        raise ValueError(f"{what} of {len(payload)} bytes")
+    data = json.loads(payload)
+    if not isinstance(data, dict):
+        raise ValueError(f"{what} is not an object")
+    return data
+
+
+def _collect(res: Any, policy: SandboxPolicy, level: Isolation, note: str, work: Path, *,
+             plan: list[str] | None = None, device: bool = False) -> CandidateRun:
+    """What the child said, read as the runner's grammar and nothing else.
+
+    ``LAYR`` first, then either ``IMPE`` or one ``CASE`` (+ ``ARRS`` unless ``device``) per planned call in the
+    plan's order (case name and run index checked), then ``DONE`` last. Anything else - a foreign or torn
+    frame, an unknown kind, a frame out of order, a record that is not the JSON object the runner writes, an
+    array blob that does not parse, a call the plan does not have - is a protocol violation (FAIL_CHEAT); it
+    never raises.
+    """
     layers = {"bwrap": level.startswith("bwrap"), "seccomp": level == "bwrap+seccomp" or False,
               "process_group": True, "rlimits": True, "env_allowlist": True, "socket_guard": False,
               "audit_hook": False}
@@ -256,30 +298,34 @@ def _collect(res: Any, policy: SandboxPolicy, level: Isolation, note: str, work:
                        returncode=res.returncode, duration_s=res.duration_s, pid=res.pid,
                        denied=[_scrub(d, work) for d in res.denials],
                        stderr_tail=_scrub(res.stderr.decode(errors="replace"), work))
+
+    def violate(why: str) -> None:
+        run.protocol_violation = run.protocol_violation or why
+
     frames, wire_error = parse_prefix(res.channel)
     if wire_error and not res.timed_out and not res.channel_overflow and (res.returncode or 0) >= 0:
-        run.protocol_violation = f"the result channel was written outside the runner's protocol ({wire_error})"
-    known = {b"LAYR", b"CASE", b"ARRS", b"IMPE", b"DONE"}
+        violate(f"the result channel was written outside the runner's protocol ({wire_error})")
+    known = {b"LAYR", b"CASE", b"IMPE", b"DONE"} | (set() if device else {b"ARRS"})
     if any(k not in known for k, _ in frames):
-        run.protocol_violation = run.protocol_violation or "the result channel holds frames the runner never writes"
+        violate("the result channel holds frames the runner never writes")
     kinds = [k for k, _ in frames]
-    if b"DONE" in kinds and kinds.index(b"DONE") != len(kinds) - 1:
-        run.protocol_violation = "the result channel was written after the runner finished"
+    if b"DONE" in kinds and (kinds.index(b"DONE") != len(kinds) - 1):
+        violate("the result channel was written after the runner finished")
+    if kinds and kinds[0] != b"LAYR" or kinds.count(b"LAYR") > 1 or kinds.count(b"IMPE") > 1:
+        violate("the result channel's frames are out of the runner's order")
     if not res.channel_eof:
-        run.protocol_violation = run.protocol_violation or "a process kept the result channel open after the run"
+        violate("a process kept the result channel open after the run")
     if res.channel_overflow:
         run.status, run.reason = "killed", f"the candidate sent more than {policy.result_cap_bytes} bytes of results"
         return run
-    for kind, payload in frames:
-        if kind == b"LAYR":
-            try:
-                reported = json.loads(payload)
-                run.layers["socket_guard"] = bool(reported.get("socket_guard"))
-                run.layers["audit_hook"] = bool(reported.get("audit_hook"))
-                run.layers["rlimits"] = bool(reported.get("rlimits"))
-            except (ValueError, AttributeError):
-                run.protocol_violation = run.protocol_violation or "unreadable layer report"
-            break
+    if kinds[:1] == [b"LAYR"]:
+        try:
+            reported = _json_dict(frames[0][1], "layer report")
+            run.layers["socket_guard"] = bool(reported.get("socket_guard"))
+            run.layers["audit_hook"] = bool(reported.get("audit_hook"))
+            run.layers["rlimits"] = bool(reported.get("rlimits"))
+        except (ValueError, UnicodeDecodeError):
+            violate("unreadable layer report")
     if res.timed_out:
         run.status, run.reason = "timeout", f"wall-clock timeout after {policy.wall_timeout_s:g} s; sandbox killed"
         return run
@@ -295,33 +341,59 @@ def _collect(res: Any, policy: SandboxPolicy, level: Isolation, note: str, work:
             run.reason += f" (exit code {rc}: {run.stderr_tail.strip().splitlines()[-1:] or ''})"
         return run
     if b"IMPE" in kinds:
-        record = json.loads(dict(frames)[b"IMPE"])
+        try:
+            record = _json_dict(dict(frames)[b"IMPE"], "import record")
+            error = record.get("import_error")
+            if not isinstance(error, dict):
+                raise ValueError("no error")
+        except (ValueError, UnicodeDecodeError):
+            violate("unreadable import record")
+            record, error = {}, {"type": "Error", "message": "unreadable"}
         run.denied += [_scrub(str(d), work) for d in record.get("denied") or [] if _scrub(str(d), work) not in run.denied]
-        run.status, run.import_error = "import_error", record.get("import_error") or {}
-        run.reason = f"importing the stage file failed: {run.import_error.get('type')}: " \
-                     f"{str(run.import_error.get('message', ''))[:300]}"
+        run.status, run.import_error = "import_error", error
+        run.reason = f"importing the stage file failed: {error.get('type')}: {str(error.get('message', ''))[:300]}"
         return run
     runs: list[RunOutput] = []
     pending: dict[str, Any] | None = None
     for kind, payload in frames:
+        if kind not in (b"CASE", b"ARRS"):
+            continue
         if kind == b"CASE":
+            if pending is not None and not device:
+                violate("a case record without its arrays")
+                break
             try:
-                pending = json.loads(payload)
-            except ValueError:
-                run.protocol_violation = run.protocol_violation or "unreadable case record"
+                pending = _json_dict(payload, "case record")
+                index = len(runs)
+                if plan is not None and (index >= len(plan) or pending.get("case") != plan[index]
+                                         or pending.get("run") != index):
+                    raise ValueError("a call the verifier did not make, or out of its order")
+                if not isinstance(pending.get("case"), str) or not isinstance(pending.get("run"), int):
+                    raise ValueError("no case name or run index")
+            except (ValueError, UnicodeDecodeError) as exc:
+                violate(f"unreadable or unexpected case record ({str(exc)[:120]})")
+                break
+            if device:
+                runs.append(RunOutput(case=pending["case"], run=pending["run"], record=pending))
                 pending = None
-        elif kind == b"ARRS" and pending is not None:
-            try:
-                arrays = loads_arrays(payload)
-            except ValueError as exc:
-                run.status, run.reason = "crashed", f"unreadable outputs for case {pending.get('case')}: {exc}"
-                return run
+            continue
+        if pending is None:
+            violate("arrays without a case record")
+            break
+        try:
+            arrays = loads_arrays(payload)
             n_out = int(pending.get("n_outputs", 0) or 0)
+            if not 0 <= n_out <= 4096:
+                raise ValueError("output count")
             outs = [arrays.get(f"out_{i}") for i in range(n_out)]
-            args = [arrays[k] for k in sorted((k for k in arrays if k.startswith("arg_")), key=lambda s: int(s[4:]))]
-            runs.append(RunOutput(case=str(pending.get("case")), run=int(pending.get("run", 0)), record=pending,
-                                  outputs=outs, args_after=args))
-            pending = None
+            args = [arrays[k] for k in sorted((k for k in arrays if k.startswith("arg_")),
+                                              key=lambda s: int(s[4:]) if s[4:].isdigit() else -1)]
+        except (ValueError, TypeError, KeyError, OSError) as exc:
+            violate(f"unreadable outputs for case {str(pending.get('case'))[:80]} ({str(exc)[:120]})")
+            break
+        runs.append(RunOutput(case=pending["case"], run=pending["run"], record=pending, outputs=outs,
+                              args_after=args))
+        pending = None
     run.runs = runs
     for r in runs:  # denials the runner recorded in-process (a closed or truncated stderr cannot erase them)
         for d in r.record.get("denied") or []:
@@ -333,3 +405,143 @@ def _collect(res: Any, policy: SandboxPolicy, level: Isolation, note: str, work:
         run.reason = f"the candidate process exited with code {rc} before finishing" + (
             " (MemoryError)" if "MemoryError" in run.stderr_tail else "")
     return run
+
+
+# ------------------------------------------------------------------------------------------ device mode
+
+
+def _visible(emu_paths: list[str]) -> list[str]:
+    runtime_dir = _REPO_ROOT / "runtime"
+    return [str(runtime_dir / "__init__.py"), str(runtime_dir / "dtypes.py"), str(runtime_dir / "arrays.py"),
+            str(runtime_dir / "sandbox"), str(runtime_dir / "emulator"), str(runtime_dir / "verify" / "_calling.py"),
+            str(runtime_dir / "testmodes.py"), *emu_paths]
+
+
+def _run_with_device(source: bytes, candidate_name: str, wrapper: str, cases: list[tuple[str, list[np.ndarray]]],
+                     plan: list[str], policy: SandboxPolicy, level: Isolation, note: str, emu_name: str,
+                     emu_paths: list[str], calling: dict | None) -> CandidateRun:
+    """The three-process run: this parent, the sandboxed candidate child and the trusted device.
+
+    The parent seals every case input into one memfd (:mod:`runtime.sandbox._shm`) that both children map, and
+    connects child and device with two pipes; the device's result channel comes back here. The verdict's
+    output bytes are the device's.
+    """
+    from runtime.sandbox._shm import SealedArrays
+
+    arrays = {f"c{i}_in{j}": a for i, (_, arrs) in enumerate(cases) for j, a in enumerate(arrs)}
+    groups = {name: [f"c{i}_in{j}" for j in range(len(arrs))] for i, (name, arrs) in enumerate(cases)}
+    case_bytes = max((sum(a.nbytes for a in arrs) for _, arrs in cases), default=0)
+    budget = 4 * case_bytes + (256 << 20)
+    """what one wrapper call may make the device allocate (kernel arguments + intermediates of one call)"""
+    fds: list[int] = []
+    try:
+        shared = SealedArrays.create(arrays, groups)
+        fds.append(shared.fd)
+        req_r, req_w = os.pipe()
+        resp_r, resp_w = os.pipe()
+        fds += [req_r, req_w, resp_r, resp_w]
+    except OSError as exc:
+        for fd in fds:
+            os.close(fd)
+        raise SandboxError(f"cannot set up shared memory for the device: {exc}") from None
+    shm = {"fd": shared.fd, "size": shared.size, "slots": shared.table(), "cases": groups,
+           "regions": shared.regions}
+    with private_dir("pto-verify-") as work, private_dir("pto-device-") as dwork:
+        dev_request = {"repo_root": str(_REPO_ROOT), "inputs_fd": shared.fd, "inputs_size": shared.size,
+                       "slots": shared.table(), "cases": groups, "plan": plan, "budget_bytes": budget,
+                       "limits": {"max_alloc_bytes": budget}}
+        request = {
+            "repo_root": str(_REPO_ROOT), "emulator": emu_name, "candidate": candidate_name, "wrapper": wrapper,
+            "cases": [{"name": name, "n_inputs": len(arrs)} for name, arrs in cases], "plan": plan,
+            "calling": calling or {}, "read_roots": _read_roots(emu_paths), "shm": shm,
+            "device": {"req_fd": req_w, "resp_fd": resp_r},
+        }
+        stdin = frame(b"REQ ", json.dumps(request).encode()) + frame(b"SRC ", source)
+        # the child may need memory for one case's inputs (mapped), its outputs and copies on top of its limit
+        child_limits = policy.limits()
+        if child_limits.memory_bytes is not None:
+            child_limits = Limits(**{**child_limits.__dict__, "memory_bytes": child_limits.memory_bytes + 4 * case_bytes})
+        dev_limits = Limits(wall_s=policy.wall_timeout_s + 60.0, cpu_s=policy.cpu_timeout_s + 60,
+                            memory_bytes=max(4 << 30, 2 * shared.size + 2 * budget + (2 << 30)),
+                            max_open_files=64, max_file_bytes=0, max_processes=None)
+        try:
+            dev = start_process([sys.executable, "-s", "-B", str(_DEVICE), str(req_r), str(resp_w), "{channel_fd}",
+                                 *testmodes.child_args()],
+                                work=dwork, limits=dev_limits, profile="trusted", stdin=json.dumps(dev_request).encode(),
+                                channel=True, channel_cap=1 << 62, pass_fds=[shared.fd, req_r, resp_w])
+        except OSError as exc:
+            for fd in fds:
+                os.close(fd)
+            raise SandboxError(f"cannot start the device process: {exc}") from None
+        try:
+            child = start_process([sys.executable, "-s", "-B", str(_RUNNER), "{channel_fd}", *testmodes.child_args()],
+                                  work=work, limits=child_limits, profile="untrusted", isolation=level, stdin=stdin,
+                                  read_only=_visible(emu_paths), channel=True, channel_cap=policy.result_cap_bytes,
+                                  output_cap=policy.output_cap_bytes, denial_marker=DENIED_MARKER.encode(),
+                                  pass_fds=[shared.fd, req_w, resp_r])
+        except OSError as exc:
+            dev.kill()
+            dev.wait(timeout=5.0)
+            for fd in fds:
+                os.close(fd)
+            raise SandboxError(f"cannot start the sandbox process: {exc}") from None
+        for fd in fds:  # the children hold their ends now; the device sees EOF when the candidate is gone
+            os.close(fd)
+        res = child.wait()
+        dres = dev.wait(timeout=30.0)
+        run = _collect(res, policy, level, note, work, plan=plan, device=True)
+        _merge_device(run, dres)
+        return run
+
+
+def _merge_device(run: CandidateRun, dres: ProcResult) -> None:
+    """Put the device's record and output bytes into ``run`` (the child's own records stay for what only it can
+    say: errors raised in the wrapper, output kinds, diagnostics of tracing)."""
+    from runtime.dtypes import to_numpy
+    from runtime.sandbox._channel import ChannelError, unpack
+
+    frames, wire_error = parse_prefix(dres.channel)
+    by_run: dict[int, tuple[dict[str, Any], list[Any]]] = {}
+    done: dict[str, Any] | None = None
+    failure = ""
+    for kind, payload in frames:
+        try:
+            head, blobs = unpack(bytearray(payload))
+        except ChannelError as exc:
+            failure = f"unreadable device record ({exc})"
+            break
+        if kind == b"CASE":
+            by_run[int(head.get("run", -1))] = (head, blobs)
+        elif kind == b"DONE":
+            done = head
+        elif kind == b"FAIL":
+            failure = str(head.get("error", "device failure"))
+    if wire_error and not failure:
+        failure = f"torn device record ({wire_error})"
+    if done is None and not failure and run.status == "ok":
+        rc = dres.returncode
+        failure = "the device process ended before finishing" + (f" (exit code {rc})" if rc else "") + (
+            " (timeout)" if dres.timed_out else "")
+        tail = dres.stderr.decode(errors="replace").strip().splitlines()[-3:]
+        if tail:
+            failure += ": " + " | ".join(tail)
+    if failure:
+        run.device_error = failure[:2000]
+    if done is not None and done.get("violation"):
+        run.protocol_violation = run.protocol_violation or \
+            f"the candidate's process broke the device protocol: {done['violation']}"
+    for r in run.runs:
+        got = by_run.get(r.run)
+        if got is None:
+            r.record["device"] = None
+            continue
+        head, blobs = got
+        r.record["device"] = {k: v for k, v in head.items() if k != "blobs"}
+        outs: list[np.ndarray | None] = []
+        for entry in head.get("outputs") or []:
+            if entry.get("ok"):
+                raw = blobs[int(entry["blob"])]
+                outs.append(np.frombuffer(raw, dtype=to_numpy(entry["dtype"])).reshape(entry["shape"]))
+            else:
+                outs.append(None)
+        r.outputs = outs

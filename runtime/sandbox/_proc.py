@@ -46,8 +46,8 @@ from typing import Literal
 
 from runtime.sandbox.env_policy import child_env
 
-__all__ = ["ISOLATION_LEVELS", "Isolation", "Limits", "ProcResult", "isolation_level", "private_dir",
-           "run_process"]
+__all__ = ["ISOLATION_LEVELS", "Isolation", "Limits", "ProcResult", "Running", "isolation_level", "private_dir",
+           "run_process", "start_process"]
 
 log = logging.getLogger(__name__)
 
@@ -373,6 +373,7 @@ def run_process(
     channel_cap: int = 1 << 30,
     output_cap: int = 64 * 1024,
     denial_marker: bytes = b"",
+    pass_fds: Sequence[int] = (),
 ) -> ProcResult:
     """Run ``argv`` as a confined child in ``work`` and wait until it (and everything it started) is gone.
 
@@ -393,12 +394,98 @@ def run_process(
         channel_cap: bytes of the channel kept.
         output_cap: bytes of stdout (head) and stderr (tail) kept.
         denial_marker: stderr lines starting with it are collected as they stream (``ProcResult.denials``).
+        pass_fds: further open fds the child inherits under the same numbers (shared memory, the pipes between
+            the candidate and the device); the caller closes its copies when the child has started.
 
     Returns:
         The :class:`ProcResult`; the result channel is complete only when ``channel_eof`` (no writer left).
 
     Raises:
         OSError: the child could not be started.
+    """
+    return start_process(argv, work=work, limits=limits, profile=profile, isolation=isolation,
+                         env_extra=env_extra, stdin=stdin, read_only=read_only, channel=channel,
+                         channel_cap=channel_cap, output_cap=output_cap, denial_marker=denial_marker,
+                         pass_fds=pass_fds).wait()
+
+
+class Running:
+    """A child started by :func:`start_process`; :meth:`wait` ends it (wall limit) and collects what it said."""
+
+    def __init__(self, proc: subprocess.Popen, level: Isolation, limits: Limits, started: float,
+                 readers: list[_Reader], ch_reader: _Reader | None, feeder: threading.Thread) -> None:
+        self.proc, self.level, self.limits, self.started = proc, level, limits, started
+        self.readers, self.ch_reader, self.feeder = readers, ch_reader, feeder
+        self.result: ProcResult | None = None
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def poll(self) -> int | None:
+        return self.proc.poll()
+
+    def kill(self) -> None:
+        """Kill the child's whole process group now (the sandbox with it)."""
+        _kill_group(self.proc.pid)
+
+    def wait(self, timeout: float | None = None) -> ProcResult:
+        """Wait for the child until its wall limit (or ``timeout`` when given), kill its group, collect.
+
+        Idempotent: a second call returns the first result.
+        """
+        if self.result is not None:
+            return self.result
+        proc = self.proc
+        remaining = self.limits.wall_s - (time.perf_counter() - self.started) if timeout is None else timeout
+        timed_out = False
+        try:
+            try:
+                proc.wait(timeout=max(0.0, remaining))
+            except subprocess.TimeoutExpired:
+                timed_out = True
+        finally:
+            _kill_group(proc.pid)  # the child's whole group; Bubblewrap then takes its PID namespace down with it
+            proc.wait()
+            with _LOCK:
+                _LIVE_GROUPS.discard(proc.pid)
+        # the sandbox is dead once every writer of the pipes is gone (EOF); a process-only grandchild that escaped
+        # the group may still hold them: give it a moment, then stop listening
+        ch_reader = self.ch_reader
+        for r in [*self.readers, *([ch_reader] if ch_reader else [])]:
+            r.join(timeout=5.0)
+        self.feeder.join(timeout=1.0)
+        self.result = ProcResult(
+            returncode=proc.returncode, timed_out=timed_out, duration_s=time.perf_counter() - self.started,
+            isolation=self.level, stdout=bytes(self.readers[0].data), stderr=bytes(self.readers[1].data),
+            channel=bytes(ch_reader.data) if ch_reader else b"",
+            channel_overflow=bool(ch_reader and ch_reader.overflow),
+            channel_eof=bool(ch_reader.eof) if ch_reader else True, denials=list(self.readers[1].marked),
+            pid=proc.pid,
+        )
+        return self.result
+
+
+def start_process(
+    argv: Sequence[str],
+    *,
+    work: Path,
+    limits: Limits,
+    profile: Literal["trusted", "untrusted", "vendor"],
+    isolation: Isolation = "process-only",
+    env_extra: Mapping[str, str] | None = None,
+    stdin: bytes = b"",
+    read_only: Sequence[str] = (),
+    channel: bool = False,
+    channel_cap: int = 1 << 30,
+    output_cap: int = 64 * 1024,
+    denial_marker: bytes = b"",
+    pass_fds: Sequence[int] = (),
+) -> Running:
+    """Start ``argv`` like :func:`run_process` (same arguments) and return at once; :meth:`Running.wait` ends it.
+
+    Why: a verification runs two children at the same time (the candidate and the device), each waiting for
+    the other.
     """
     _install_handlers()
     level: Isolation = isolation if profile != "trusted" else "process-only"
@@ -408,7 +495,7 @@ def run_process(
         raise ValueError("only the vendor profile adds to the environment allow-list")
     env = {**child_env(work), **(env_extra or {})}
     cmd = list(argv)
-    pass_fds: list[int] = []
+    inherit: list[int] = list(pass_fds)
     seccomp_prog: bytes | None = None
     close_after: list[int] = []
     if level.startswith("bwrap"):
@@ -425,7 +512,7 @@ def run_process(
             srd, swr = os.pipe()
             os.write(swr, bpf)
             os.close(swr)
-            pass_fds.append(srd)
+            inherit.append(srd)
             close_after.append(srd)
             bargs += ["--seccomp", str(srd)]
         cmd = [*bargs, "--", *cmd]
@@ -436,7 +523,7 @@ def run_process(
     ch_rd = ch_wr = -1
     if channel:
         ch_rd, ch_wr = os.pipe()
-        pass_fds.append(ch_wr)
+        inherit.append(ch_wr)
         cmd = [a.replace("{channel_fd}", str(ch_wr)) for a in cmd]
     out_rd, out_wr = os.pipe()
     err_rd, err_wr = os.pipe()
@@ -445,7 +532,7 @@ def run_process(
     try:
         proc = subprocess.Popen(
             cmd, cwd=work, env=env, stdin=in_rd, stdout=out_wr, stderr=err_wr, start_new_session=True,
-            pass_fds=tuple(pass_fds), close_fds=True, preexec_fn=_preexec(limits, seccomp_prog),
+            pass_fds=tuple(inherit), close_fds=True, preexec_fn=_preexec(limits, seccomp_prog),
         )
     except OSError:
         for fd in (out_rd, out_wr, err_rd, err_wr, in_rd, in_wr, ch_rd, ch_wr, *close_after):
@@ -464,28 +551,7 @@ def run_process(
         r.start()
     feeder = threading.Thread(target=_feed, args=(in_wr, stdin), daemon=True)
     feeder.start()
-    timed_out = False
-    try:
-        try:
-            proc.wait(timeout=limits.wall_s)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-    finally:
-        _kill_group(proc.pid)  # the child's whole group; Bubblewrap then takes its PID namespace down with it
-        proc.wait()
-        with _LOCK:
-            _LIVE_GROUPS.discard(proc.pid)
-    # the sandbox is dead once every writer of the pipes is gone (EOF); a process-only grandchild that escaped the
-    # group may still hold them: give it a moment, then stop listening
-    for r in [*readers, *([ch_reader] if ch_reader else [])]:
-        r.join(timeout=5.0)
-    feeder.join(timeout=1.0)
-    return ProcResult(
-        returncode=proc.returncode, timed_out=timed_out, duration_s=time.perf_counter() - started, isolation=level,
-        stdout=bytes(readers[0].data), stderr=bytes(readers[1].data),
-        channel=bytes(ch_reader.data) if ch_reader else b"", channel_overflow=bool(ch_reader and ch_reader.overflow),
-        channel_eof=bool(ch_reader.eof) if ch_reader else True, denials=list(readers[1].marked), pid=proc.pid,
-    )
+    return Running(proc, level, limits, started, readers, ch_reader, feeder)
 
 
 def _feed(fd: int, data: bytes) -> None:

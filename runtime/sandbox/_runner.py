@@ -188,7 +188,142 @@ def _read_request() -> tuple[dict[str, Any], bytes, bytes]:
 
     raw = sys.stdin.buffer.read()
     frames = dict(parse(raw))
-    return json.loads(frames[b"REQ "]), frames[b"SRC "], frames[b"INPT"]
+    return json.loads(frames[b"REQ "]), frames[b"SRC "], frames.get(b"INPT", b"")
+
+
+class _SharedInputs:
+    """The case inputs from the sealed shared memory: every call maps its case's region copy-on-write, so the
+    wrapper gets fresh, writable arrays that cost nothing until written (and cannot reach anyone else's)."""
+
+    def __init__(self, spec: dict[str, Any]) -> None:
+        from runtime.sandbox import _shm
+
+        self.fd, self.size = int(spec["fd"]), int(spec["size"])
+        self.slots = _shm.slots_from_json(spec["slots"], self.size)
+        self.cases: dict[str, list[str]] = {k: list(v) for k, v in spec["cases"].items()}
+        self.regions: dict[str, list[int]] = {k: list(v) for k, v in spec["regions"].items()}
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.cases
+
+    def fresh(self, name: str) -> list[Any]:
+        import mmap
+
+        import numpy as np
+
+        from runtime.dtypes import to_numpy
+
+        start, length = self.regions[name]
+        mm = mmap.mmap(self.fd, length, access=mmap.ACCESS_COPY, offset=start) if length else mmap.mmap(-1, 1)
+        out = []
+        for key in self.cases[name]:
+            slot = self.slots[key]
+            out.append(np.ndarray(slot.shape, dtype=to_numpy(slot.dtype), buffer=mm, offset=slot.offset - start))
+        return out
+
+
+def _program_reads(program: Any) -> set[int]:
+    """Storage keys a kernel program reads (op inputs and run-time element reads in expressions)."""
+    keys: set[int] = set()
+
+    def expr(e: Any) -> None:
+        stack = [e]
+        while stack:
+            x = stack.pop()
+            if isinstance(x, tuple) and x:
+                if x[0] == "read" and len(x) > 1 and isinstance(x[1], int):
+                    keys.add(x[1])
+                stack.extend(y for y in x[1:] if isinstance(y, tuple))
+                for y in x[1:]:
+                    if isinstance(y, tuple | list):
+                        stack.extend(z for z in y if isinstance(z, tuple))
+
+    regions = [program.body]
+    while regions:
+        region = regions.pop()
+        for path in region.paths:
+            for item in path.items:
+                name = type(item).__name__
+                if name == "Op":
+                    keys.update(int(k) for k in item.ins)
+                    for v in (item.params or {}).values():
+                        expr(v)
+                elif name == "Guard":
+                    expr(item.cond)
+                elif name == "Loop":
+                    expr(item.start)
+                    expr(item.stop)
+                    expr(item.step)
+                    regions.append(item.body)
+    return keys
+
+
+class _Remote:
+    """The kernel executor the runner installs in device mode: every traced kernel goes to the device (the
+    protocol of :mod:`runtime.sandbox._device`), and the bytes it wrote come back into the caller's arrays."""
+
+    def __init__(self, req_fd: int, resp_fd: int) -> None:
+        from runtime.sandbox._channel import FrameReader
+        from runtime.sandbox._finder import Provenance
+
+        self.req_fd = req_fd
+        self.reader = FrameReader(resp_fd)
+        self.prov = Provenance()
+
+    def _ask(self, kind: bytes, head: dict[str, Any], blobs: list[Any] = ()) -> tuple[dict[str, Any], list[Any]]:  # type: ignore[assignment]
+        from runtime.emulator import EmulatorError
+        from runtime.sandbox._channel import ChannelError, pack, send, unpack
+
+        try:
+            send(self.req_fd, kind, pack(head, list(blobs)))
+            frame = self.reader.read({b"RESP": 1 << 40})
+        except (OSError, ChannelError):
+            frame = None
+        if frame is None:
+            raise EmulatorError("EMU_RUNTIME", "the kernel could not be launched")
+        return unpack(frame[1])
+
+    def begin(self, case: str, run: int, inputs: list[Any]) -> None:
+        self.prov.reset(inputs)
+        self._ask(b"CALL", {"case": case, "run": run})
+
+    def end(self, outputs: list[dict[str, Any]] | None) -> None:
+        try:
+            self._ask(b"END ", {"outputs": outputs or [], "raised": outputs is None})
+        except Exception:  # noqa: BLE001, S110 - the device tells the parent what it saw; nothing to add here
+            pass
+
+    def __call__(self, program: Any, args: list[Any], options: Any = None) -> Any:
+        import numpy as np
+
+        from runtime.dtypes import name_of
+        from runtime.emulator import EmulatorError
+        from runtime.emulator.device import ExecError, ExecResult, ExecWarning, encode
+        from runtime.sandbox._finder import digest
+
+        blob = encode(program)
+        reads = _program_reads(program)
+        arrays = [np.asarray(a) for a in args]
+        write_only = [p.key not in reads for p in program.params]
+        head = {"descs": [self.prov.describe(a, write_only=w) for a, w in zip(arrays, write_only, strict=True)],
+                "digests": [digest(a) for a in arrays], "shapes": [list(a.shape) for a in arrays],
+                "dtypes": [name_of(a.dtype) for a in arrays], "write_only": write_only}
+        resp, blobs = self._ask(b"KERN", head, [blob])
+        if not resp.get("ok"):
+            raise EmulatorError("EMU_RUNTIME", "the kernel could not be launched")
+        back = resp.get("back") or []
+        for idx, raw in zip(back, blobs, strict=True):
+            dst = arrays[idx]
+            src = np.frombuffer(raw, dtype=dst.dtype).reshape(dst.shape)
+            if dst.flags.writeable:
+                np.copyto(dst, src)
+        first = int(resp.get("first_id", 0))
+        for i, a in enumerate(arrays):
+            self.prov.register(first + i, a)
+        err = resp.get("error")
+        return ExecResult(error=ExecError(**err) if err else None,
+                          warnings=[ExecWarning(**w) for w in resp.get("warnings") or []],
+                          counters=dict(resp.get("counters") or {}), written=list(resp.get("written") or []))
 
 
 def _provenance(np: Any, leaf: Any, klog: _KernelLog) -> tuple[bool, bool]:
@@ -219,9 +354,13 @@ def main(argv: list[str]) -> int:  # noqa: C901 - one linear protocol, kept in o
 
     Path(request["candidate"]).write_bytes(source)
     cases = request["cases"]
-    arrays_in = loads_arrays(blob)
-    inputs = {c["name"]: [arrays_in[f"c{i}_in{j}"] for j in range(int(c["n_inputs"]))] for i, c in enumerate(cases)}
-    del arrays_in, blob, source
+    shared = _SharedInputs(request["shm"]) if request.get("shm") else None
+    if shared is None:
+        arrays_in = loads_arrays(blob)
+        inputs = {c["name"]: [arrays_in[f"c{i}_in{j}"] for j in range(int(c["n_inputs"]))]
+                  for i, c in enumerate(cases)}
+        del arrays_in
+    del blob, source
 
     calling_mod = _load_calling(request["repo_root"])
     calling = request.get("calling") or {}
@@ -232,7 +371,14 @@ def main(argv: list[str]) -> int:  # noqa: C901 - one linear protocol, kept in o
     emu.install()
     pypto = importlib.import_module("pypto")
     klog = _KernelLog()
-    _wrap_jit(pypto, klog, np, calling_mod.array_view)
+    remote: _Remote | None = None
+    if request.get("device"):  # kernels execute in the device process; the executor seam sends them there
+        from runtime.emulator import kernel_executor
+
+        remote = _Remote(int(request["device"]["req_fd"]), int(request["device"]["resp_fd"]))
+        kernel_executor.set_default(remote)
+    else:
+        _wrap_jit(pypto, klog, np, calling_mod.array_view)
     session_factory = getattr(emu, "session", None)
     emulator_error = getattr(emu, "EmulatorError", None)
 
@@ -268,11 +414,22 @@ def main(argv: list[str]) -> int:  # noqa: C901 - one linear protocol, kept in o
         _send(fd, b"IMPE", json.dumps(record, default=str).encode())
         _finish(fd)
 
-    plan = [name for name in request["plan"] if name in inputs]
+    plan = [name for name in request["plan"] if (name in shared if shared is not None else name in inputs)]
     for run_index, name in enumerate(plan):
-        fresh = [a.copy() for a in inputs[name]]
-        klog.reset(fresh, [a.tobytes() for a in inputs[name]])
+        if shared is not None:
+            fresh = shared.fresh(name)
+        else:
+            fresh = [a.copy() for a in inputs[name]]
+            klog.reset(fresh, [a.tobytes() for a in inputs[name]])
         entry: dict[str, Any] = {"case": name, "run": run_index, "error": None, "kernel_errors": []}
+        if remote is not None:
+            try:
+                remote.begin(name, run_index, fresh)
+            except Exception as exc:  # noqa: BLE001 - the device refused or is gone: the parent hears it from it
+                entry["error"] = _describe_error(exc)
+                entry["denied"] = list(denied)
+                _send(fd, b"CASE", json.dumps(entry, default=str).encode())
+                continue
         t0 = time.perf_counter()
         try:
             if session_factory is not None:
@@ -287,6 +444,10 @@ def main(argv: list[str]) -> int:  # noqa: C901 - one linear protocol, kept in o
             entry["error"]["emulator_error"] = bool(emulator_error and isinstance(exc, emulator_error))
             out = None
         entry["duration_s"] = time.perf_counter() - t0
+        if remote is not None:
+            _device_outcome(entry, out, fresh, remote, calling_mod, np, denied)
+            _send(fd, b"CASE", json.dumps(entry, default=str).encode())
+            continue
         entry["kernel_calls"] = klog.calls
         entry["kernel_errors"] = klog.errors
         entry["inputs_changed_before_kernel"] = list(klog.inputs_changed)
@@ -313,6 +474,32 @@ def main(argv: list[str]) -> int:  # noqa: C901 - one linear protocol, kept in o
         _send(fd, b"ARRS", dumps_arrays(arrays))
     _finish(fd)
     return 0
+
+
+def _device_outcome(entry: dict[str, Any], out: Any, fresh: list[Any], remote: _Remote, calling_mod: Any, np: Any,
+                    denied: list[str]) -> None:
+    """Device mode: describe every output leaf to the device (which sends the parent the bytes), and record
+    what only this process can say (leaf kinds, the inputs' digests after the call)."""
+    from runtime.sandbox._finder import digest
+
+    entry["denied"] = list(denied)
+    entry["inputs_after"] = [digest(a) for a in fresh]
+    if out is None or entry["error"] is not None:
+        remote.end(None)
+        return
+    leaves = calling_mod.output_leaves(out)
+    entry["n_outputs"] = len(leaves)
+    entry["output_kinds"] = []
+    described = []
+    for leaf in leaves:
+        if not isinstance(leaf, np.ndarray) or type(leaf) is not np.ndarray:
+            entry["output_kinds"].append(type(leaf).__name__)
+            described.append({"kind": type(leaf).__name__})
+            continue
+        entry["output_kinds"].append("ndarray")
+        described.append({"kind": "ndarray", "desc": remote.prov.describe(leaf, output=True),
+                          "digest": digest(leaf)})
+    remote.end(described)
 
 
 def _finish(fd: int) -> None:

@@ -1,4 +1,5 @@
-"""``python -m runtime.verify op_dir target``: exit 0 on PASS, 1 on any other verdict, 2 on misuse."""
+"""``python -m runtime.verify op_dir target``: exit 0 on PASS, 1 on any other verdict (ERROR included), 2 on
+misuse, 3 when not even an ERROR report could be made (e.g. the reports directory cannot be written)."""
 
 from __future__ import annotations
 
@@ -59,6 +60,9 @@ def main(argv: list[str] | None = None) -> int:
     except VerifyUsageError as exc:
         print(f"runtime.verify: {exc}", file=sys.stderr)
         return 2
+    except Exception as exc:  # noqa: BLE001 - e.g. the reports dir cannot be written: one line, never a traceback
+        print(f"runtime.verify: ERROR: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 3
     if report.sandbox.isolation == "process-only":  # the one line that says the OS sandbox was not used
         print(f"runtime.verify: candidate isolation is process-only ({report.sandbox.isolation_note}); "
               f"--require-sandbox refuses this", file=sys.stderr)

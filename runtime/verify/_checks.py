@@ -41,6 +41,10 @@ class Evidence:
     files: dict[str, Path] = field(default_factory=dict)
     unseen: frozenset[str] = frozenset()
     """Names of the unseen cases (drawn per run; see ``runtime.opdir._unseen``)."""
+    shapes: dict[str, tuple] = field(default_factory=dict)
+    """case -> (dims, dtype): calls with equal keys ran the same shapes on other input values."""
+    device: bool = False
+    """Kernels executed in the device process: the device's record decides (``record["device"]``)."""
     file_hashes: dict[str, str] = field(default_factory=dict)
     hash_file: Callable[[Path], str] | None = None
 
@@ -76,6 +80,17 @@ def _is_constant(a: np.ndarray) -> bool:
     return bool(np.all(flat == flat[0]) or np.all(np.isnan(flat)))
 
 
+def _dev(r: RunOutput) -> dict[str, Any]:
+    return r.record.get("device") or {}
+
+
+def _digest(a: np.ndarray) -> int:
+    import zlib
+
+    c = np.ascontiguousarray(a)
+    return zlib.crc32(c.reshape(-1).view(np.uint8).data) if c.size else 0
+
+
 # ------------------------------------------------------------------------------------------------ the checks
 
 
@@ -99,6 +114,68 @@ def result_channel_intact(ev: Evidence) -> list[str]:
     return [ev.run.protocol_violation] if ev.run.protocol_violation else []
 
 
+def device_record_complete(ev: Evidence) -> list[str]:
+    """Every wrapper call that returned told the device about it: the device's record exists, and it has as many
+    outputs as the wrapper returned (device mode).
+
+    Redteam: ``device_skip_end_frame``, ``device_extra_outputs``.
+    """
+    if not ev.device:
+        return []
+    out = []
+    for name, r in ev.primary():
+        dev = r.record.get("device")
+        if dev is None:
+            out.append(f"case {name}: the wrapper call never reached the device (its kernels did not run there)")
+        elif dev.get("incomplete") or dev.get("raised"):
+            out.append(f"case {name}: the wrapper returned but the device saw the call fail or never end")
+        elif len(dev.get("outputs") or []) != int(r.record.get("n_outputs", 0) or 0):
+            out.append(f"case {name}: the wrapper returned {r.record.get('n_outputs')} output(s) but described "
+                       f"{len(dev.get('outputs') or [])} to the device")
+    return out
+
+
+def device_cheats(ev: Evidence) -> list[str]:
+    """What the device refused while executing: a kernel argument that is host data (not an input, a buffer a
+    kernel wrote, a constant, or a layout/cast/padding of one), or whose bytes differ from what the device
+    derives from the inputs (computed or changed on the host before the kernel).
+
+    Redteam: ``host_result_as_extra_arg``, ``host_result_through_identity_kernel``, ``prescale_input_then_restore``.
+    """
+    out = []
+    for run in ev.run.runs:
+        for cheat in _dev(run).get("cheats") or []:
+            out.append(f"case {run.case}: {cheat}")
+    return list(dict.fromkeys(out))
+
+
+def same_program_for_same_shapes(ev: Evidence) -> list[str]:
+    """Calls with the same shapes and other input values send the device the same kernel programs and argument
+    descriptions: constants, scalar arguments and buffer choices are functions of shapes, never of input values
+    (a value computed on the host and baked into ``pypto.full`` or a scalar argument would otherwise pass).
+
+    Redteam: ``smuggle_answer_in_full_constant``, ``smuggle_scalar_argument``, ``fingerprint_public_inputs``.
+    """
+    if not ev.device:
+        return []
+    seen: dict[tuple, tuple[str, list[Any]]] = {}
+    out = []
+    for run in ev.run.runs:
+        dev = run.record.get("device")
+        if dev is None or run.record.get("error") or dev.get("raised") or run.case not in ev.shapes:
+            continue
+        key = ev.shapes[run.case]
+        sig = list(dev.get("signature") or [])
+        if key not in seen:
+            seen[key] = (run.case, sig)
+        elif seen[key][1] != sig:
+            first = seen[key][0]
+            out.append(f"case {run.case}: the kernel program or its arguments differ from those of case {first} "
+                       f"(same shapes, other input values): the kernel depends on input values computed on the "
+                       f"host (constants or scalar arguments)")
+    return list(dict.fromkeys(out))
+
+
 def kernel_called_once(ev: Evidence) -> list[str]:
     """The wrapper calls its jit kernel exactly once per call.
 
@@ -106,6 +183,12 @@ def kernel_called_once(ev: Evidence) -> list[str]:
     """
     out = []
     for name, r in ev.primary():
+        if ev.device:
+            calls = int(_dev(r).get("kernel_calls", 0) or 0)
+            if calls != 1:
+                out.append(f"case {name}: the wrapper called the jit kernel {calls} time(s); exactly once per call is "
+                           f"required")
+            continue
         calls = int(r.record.get("kernel_calls", 0))
         counted = (r.record.get("counters") or {}).get("runs")  # the emulator session's own count, if kept
         if calls != 1 or (isinstance(counted, int) and counted != 1):
@@ -122,10 +205,12 @@ def kernel_errors_not_swallowed(ev: Evidence) -> list[str]:
     """
     out = []
     for name, r in ev.primary():
-        if r.record.get("kernel_errors"):
-            err = r.record["kernel_errors"][0]
-            out.append(f"case {name}: the kernel raised {err.get('type')} ({str(err.get('message'))[:160]}) but the "
-                       f"wrapper swallowed it and returned outputs")
+        errors = [k["error"] for k in _dev(r).get("kernels") or [] if k.get("error")] if ev.device else \
+            r.record.get("kernel_errors")
+        if errors:
+            err = errors[0]
+            out.append(f"case {name}: the kernel raised {err.get('code') or err.get('type')} "
+                       f"({str(err.get('message'))[:160]}) but the wrapper swallowed it and returned outputs")
     return out
 
 
@@ -136,6 +221,13 @@ def inputs_unmodified(ev: Evidence) -> list[str]:
     """
     out = []
     for name, r in ev.primary():
+        if ev.device:  # the child's digests of its inputs after the call (an early warning: the device computes
+            # on its own copies, so a changed input can no longer change a result)
+            after_digests = r.record.get("inputs_after") or []
+            for j, (before, got) in enumerate(zip(ev.given[name], after_digests, strict=False)):
+                if _digest(before) != got:
+                    out.append(f"case {name}: the wrapper modified its input {ev.params[j]!r}")
+            continue
         for j, (before, after) in enumerate(zip(ev.given[name], r.args_after, strict=False)):
             if not _same_bytes(before, after):
                 out.append(f"case {name}: the wrapper modified its input {ev.params[j]!r}")
@@ -162,6 +254,11 @@ def outputs_from_kernel(ev: Evidence) -> list[str]:
     """
     out = []
     for name, r in ev.primary():
+        if ev.device:
+            for j, entry in enumerate(_dev(r).get("outputs") or []):
+                if entry.get("kind") == "ndarray" and not entry.get("ok"):
+                    out.append(f"case {name}: {ev.leaf(j)} is {entry.get('problem') or 'not a kernel output'}")
+            continue
         flags = r.record.get("from_kernel") or []
         after = r.record.get("written_after_kernel") or []
         for j, ok in enumerate(flags):
@@ -259,7 +356,8 @@ def input_files_unchanged(ev: Evidence) -> list[str]:
 
 
 ANTI_GAMING_CHECKS: tuple[Callable[[Evidence], list[str]], ...] = (
-    sandbox_denials, result_channel_intact, kernel_called_once, kernel_errors_not_swallowed, inputs_unmodified,
+    sandbox_denials, result_channel_intact, device_record_complete, device_cheats, same_program_for_same_shapes,
+    kernel_called_once, kernel_errors_not_swallowed, inputs_unmodified,
     inputs_intact_at_kernel_entry, no_host_write_after_kernel, outputs_from_kernel, output_not_input_copy,
     output_not_constant, deterministic_repeat, input_files_unchanged,
 )

@@ -68,6 +68,8 @@ class VerifySettings:
     emulator: str = "runtime.emulator"
     lint: Callable[..., list[Any]] | None = None
     max_outliers: int = 20
+    device: bool = True
+    """Execute kernels in the device process (the production setting; only ``runtime.emulator`` has one)."""
 
 
 # ---------------------------------------------------------------------------------------------- helpers
@@ -349,7 +351,8 @@ def _step_execute(r: _Run) -> None:
         try:
             r.run = run_candidate(r.target, plan.wrapper, r.candidate_inputs, policy=settings.sandbox,
                                   calling={"kwargs": {k: r.spec.attrs[k] for k in plan.attrs}, "torch": plan.torch_io},
-                                  emulator=settings.emulator, plan=r.call_plan or None)
+                                  emulator=settings.emulator, plan=r.call_plan or None,
+                                  device=settings.device and settings.emulator == "runtime.emulator")
         except SandboxError as exc:
             box["sandbox"] = f"sandbox: {exc}"
 
@@ -409,6 +412,8 @@ def _step_execute(r: _Run) -> None:
     rep.sandbox = SandboxSection(layers=run.layers, required=r.require_sandbox, status=run.status,
                                  reason=run.reason, denied=run.denied, stderr_tail=_clean_tail(run), pid=run.pid,
                                  isolation=run.isolation, isolation_note=run.isolation_note)
+    if run.device_error:  # the device failed on its own (infrastructure): no verdict can rest on it
+        raise r.fail(f"verifier could not run: the device process failed: {run.device_error[:500]}")
 
 
 def _step_compare(r: _Run) -> None:
@@ -443,7 +448,8 @@ def _step_compare(r: _Run) -> None:
             continue
         rec = primary[c.name].record
         cr.duration_s = round(float(rec.get("duration_s", 0.0)), 4)
-        cr.kernel_calls = int(rec.get("kernel_calls", 0))
+        dev = rec.get("device")
+        cr.kernel_calls = int((dev or {}).get("kernel_calls", 0) if "device" in rec else rec.get("kernel_calls", 0))
         cr.counters = rec.get("counters")
         cr.diagnostics = list(rec.get("diagnostics") or [])
         _merge_counters(counters, cr.counters or {})
@@ -511,6 +517,8 @@ def _step_anti_gaming(r: _Run) -> None:
     """Run every named anti-gaming check (``_checks.ANTI_GAMING_CHECKS``); each finding is a cheat."""
     assert r.run is not None and r.plan is not None
     ev = Evidence(run=r.run, case_names=[c.name for c in r.cases], given=dict(r.candidate_inputs),
+                  device=any("device" in one.record for one in r.run.runs),
+                  shapes={c.name: (tuple(sorted(c.dims.items())), c.dtype) for c in r.cases},
                   expected=r.expected, params=list(r.plan.params), leaves=list(r.plan.expected), files=r.files,
                   unseen=frozenset(c.name for c in r.cases if c.unseen),
                   file_hashes=r.report.hashes, hash_file=_sha256)
@@ -568,6 +576,12 @@ def verify(
         _step_verdict(r.report)
     except _Stop:
         pass
+    except VerifyUsageError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the authority never crashes: an internal error is an ERROR report
+        log.exception("verify %s: internal error", rel_target)
+        r.report.verdict = "ERROR"
+        r.report.reasons.append(f"verifier could not run: internal error {type(exc).__name__}: {str(exc)[:300]}")
     return _finish(r.report, t0, reports_dir)
 
 

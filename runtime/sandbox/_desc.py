@@ -1,0 +1,221 @@
+"""Buffer descriptors: how the device builds a kernel argument (or resolves an output) from trusted data only.
+
+The candidate's process never hands the device numbers to compute with. For every kernel argument it sends a
+*descriptor* - a small expression over things the device already holds - and the device evaluates it on its own
+copies (:func:`build`). The grammar (JSON lists; ``dtype`` is a :mod:`runtime.dtypes` name):
+
+``["in", i]``                                   wrapper input ``i`` of the current call (the sealed inputs)
+``["buf", k]``                                  device buffer ``k`` of the current call (a kernel argument the
+                                                device built earlier in this call; its bytes are what the kernel
+                                                left there)
+``["view", src, offset, shape, strides, dtype]``  a strided view of ``src``'s bytes (reshape, slice, transpose,
+                                                permute, broadcast, dtype reinterpretation); offset and strides in
+                                                bytes, non-negative, bounds-checked
+``["copy", src]``                               a fresh contiguous copy (``.contiguous()``, ``.copy()``)
+``["cast", src, dtype]``                        ``src.astype(dtype)``
+``["pad", src, [[before, after], ...], value]``   ``np.pad`` with a constant (``value``: hex bytes of one element)
+``["const", shape, dtype, value]``              a constant-filled allocation
+``["uninit", shape, dtype]``                    an uninitialised allocation (NaN for floats, 0 otherwise: the
+                                                candidate's garbage is never used)
+
+Anything else, too deep, too large or out of bounds is a :class:`DescError` (one line; the verifier reports it
+as FAIL_CHEAT naming the argument). ``cast``/``pad``/``const`` are allowed for kernel *inputs* (the wrapper may
+lay out and pad its inputs); an *output* must be a view (or copy) of a buffer some kernel wrote
+(:func:`kernel_written`).
+
+Only numpy, ml_dtypes and :mod:`runtime.dtypes`: loaded by the device and by the sandboxed runner.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from runtime.dtypes import DTypeError, to_numpy
+
+__all__ = ["MAX_DEPTH", "MAX_RANK", "Built", "DescError", "build", "kernel_written", "signature"]
+
+MAX_DEPTH = 8
+MAX_RANK = 8
+_KINDS = frozenset({"in", "buf", "view", "copy", "cast", "pad", "const", "uninit"})
+
+
+class DescError(ValueError):
+    """A descriptor the device refuses (malformed, out of bounds, over budget). ``str()`` is one line."""
+
+
+@dataclass
+class Built:
+    """The result of :func:`build`."""
+
+    array: np.ndarray
+    root: int | None
+    """The device buffer whose memory ``array`` is a writable view of (``buf`` through ``view`` nodes only),
+    or None when ``array`` is new memory or a read-only view of the inputs."""
+    inputs_only: bool
+    """Built from wrapper inputs and constants only (no device buffer involved)."""
+    host_layout: bool
+    """Contains ``cast``/``pad``/``const``/``uninit``: fine for a kernel input, never for an output."""
+
+
+def _dtype(name: Any) -> np.dtype:
+    if not isinstance(name, str):
+        raise DescError(f"dtype must be a name, got {type(name).__name__}")
+    try:
+        return to_numpy(name)
+    except DTypeError:
+        raise DescError(f"unknown dtype {name[:20]!r}") from None
+
+
+def _shape(value: Any, what: str = "shape") -> tuple[int, ...]:
+    if not isinstance(value, list) or len(value) > MAX_RANK:
+        raise DescError(f"{what} must be a list of at most {MAX_RANK} sizes")
+    if not all(isinstance(d, int) and not isinstance(d, bool) and 0 <= d < 1 << 40 for d in value):
+        raise DescError(f"{what} has a size that is not a non-negative int")
+    return tuple(value)
+
+
+def _value(hexed: Any, dtype: np.dtype) -> np.ndarray:
+    if not isinstance(hexed, str) or len(hexed) != 2 * dtype.itemsize:
+        raise DescError("constant value must be the hex bytes of one element")
+    try:
+        raw = bytes.fromhex(hexed)
+    except ValueError:
+        raise DescError("constant value is not hex") from None
+    return np.frombuffer(raw, dtype=dtype)
+
+
+def _count(shape: tuple[int, ...]) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def build(desc: Any, inputs: list[np.ndarray], buffers: list[np.ndarray], roots: list[int],
+          budget_bytes: int) -> Built:
+    """Evaluate ``desc`` on trusted data.
+
+    Args:
+        desc: the descriptor (decoded JSON).
+        inputs: the wrapper inputs of the current call (read-only views of the sealed memory).
+        buffers: device buffers of the current call, by id.
+        roots: ``roots[k]`` is the root buffer id whose memory ``buffers[k]`` views (``k`` itself for a root).
+        budget_bytes: most bytes any node may allocate.
+
+    Raises:
+        DescError: anything the grammar does not allow.
+    """
+    return _build(desc, inputs, buffers, roots, budget_bytes, 0)
+
+
+def _build(desc: Any, inputs: list[np.ndarray], buffers: list[np.ndarray], roots: list[int], budget: int,
+           depth: int) -> Built:
+    if depth > MAX_DEPTH:
+        raise DescError(f"descriptor nested deeper than {MAX_DEPTH}")
+    if not isinstance(desc, list) or not desc or desc[0] not in _KINDS:
+        raise DescError(f"unknown descriptor {str(desc)[:40]}")
+    kind, args = desc[0], desc[1:]
+
+    def sub(i: int) -> Built:
+        return _build(args[i], inputs, buffers, roots, budget, depth + 1)
+
+    def nargs(n: int) -> None:
+        if len(args) != n:
+            raise DescError(f"`{kind}` takes {n} argument(s)")
+
+    if kind in ("in", "buf"):
+        nargs(1)
+        idx = args[0]
+        pool = inputs if kind == "in" else buffers
+        if not isinstance(idx, int) or isinstance(idx, bool) or not 0 <= idx < len(pool):
+            raise DescError(f"no {'wrapper input' if kind == 'in' else 'device buffer'} {str(idx)[:20]}")
+        if kind == "in":
+            return Built(pool[idx], None, True, False)
+        return Built(pool[idx], roots[idx], False, False)
+    if kind == "view":
+        nargs(5)
+        src = sub(0)
+        offset, shape, strides, dt = args[1], _shape(args[2]), _shape(args[3], "strides"), _dtype(args[4])
+        if len(strides) != len(shape) or not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
+            raise DescError("view needs a non-negative offset and one stride per axis")
+        base = src.array
+        if not base.flags.c_contiguous:
+            base = np.ascontiguousarray(base)
+            src = Built(base, None, src.inputs_only, src.host_layout)
+        nbytes = base.nbytes
+        if _count(shape):
+            last = offset + sum((d - 1) * s for d, s in zip(shape, strides, strict=True)) + dt.itemsize
+            if last > nbytes:
+                raise DescError(f"view reaches byte {last} of a {nbytes}-byte buffer")
+        if not _count(shape):
+            arr = np.zeros(shape, dt)
+        else:
+            try:  # numpy checks the bounds again; the memory stays base's (a view: writes reach the buffer)
+                arr = np.ndarray(shape, dtype=dt, buffer=base, offset=offset, strides=strides)
+            except (ValueError, TypeError) as exc:
+                raise DescError(f"view not expressible: {str(exc)[:80]}") from None
+        if arr.shape != shape:
+            raise DescError("view shape does not match")
+        return Built(arr, src.root, src.inputs_only, src.host_layout)
+    if kind == "copy":
+        nargs(1)
+        src = sub(0)
+        if src.array.nbytes > budget:
+            raise DescError("copy over the device budget")
+        return Built(np.ascontiguousarray(src.array).copy(), None, src.inputs_only, src.host_layout)
+    if kind == "cast":
+        nargs(2)
+        src, dt = sub(0), _dtype(args[1])
+        if src.array.size * dt.itemsize > budget:
+            raise DescError("cast over the device budget")
+        return Built(src.array.astype(dt), None, src.inputs_only, True)
+    if kind == "pad":
+        nargs(3)
+        src = sub(0)
+        widths = args[1]
+        if not (isinstance(widths, list) and len(widths) == src.array.ndim and all(
+                isinstance(w, list) and len(w) == 2 and all(isinstance(v, int) and not isinstance(v, bool)
+                                                            and 0 <= v < 1 << 40 for v in w) for w in widths)):
+            raise DescError("pad needs [before, after] per axis")
+        shape = tuple(d + a + b for d, (a, b) in zip(src.array.shape, widths, strict=True))
+        if _count(shape) * src.array.dtype.itemsize > budget:
+            raise DescError("pad over the device budget")
+        value = _value(args[2], src.array.dtype)
+        out = np.full(shape, value[0], dtype=src.array.dtype)
+        out[tuple(slice(a, a + d) for d, (a, _b) in zip(src.array.shape, widths, strict=True))] = src.array
+        return Built(out, None, src.inputs_only, True)
+    if kind == "const":
+        nargs(3)
+        shape, dt = _shape(args[0]), _dtype(args[1])
+        if _count(shape) * dt.itemsize > budget:
+            raise DescError("constant over the device budget")
+        return Built(np.full(shape, _value(args[2], dt)[0], dtype=dt), None, True, True)
+    nargs(2)  # uninit
+    shape, dt = _shape(args[0]), _dtype(args[1])
+    if _count(shape) * dt.itemsize > budget:
+        raise DescError("allocation over the device budget")
+    fill = np.nan if dt.kind == "f" or dt.name in ("bfloat16", "float8_e4m3fn", "float8_e5m2") else 0
+    return Built(np.full(shape, fill, dtype=dt), None, True, True)
+
+
+def kernel_written(desc: Any, written_roots: set[int], roots: list[int]) -> bool:
+    """``desc`` resolves, through ``view``/``copy`` nodes only, to a buffer whose memory a kernel wrote in this
+    call (the only thing an output may be). Call after :func:`build` accepted ``desc``."""
+    node = desc
+    while isinstance(node, list) and node and node[0] in ("view", "copy"):
+        node = node[1]
+    return (isinstance(node, list) and len(node) == 2 and node[0] == "buf" and isinstance(node[1], int)
+            and 0 <= node[1] < len(roots) and roots[node[1]] in written_roots)
+
+
+def signature(desc: Any, write_only: bool) -> Any:
+    """``desc`` as compared across calls of the same shape: a write-only argument's zero fill and uninitialised
+    allocation are the same thing (``np.empty`` may hand back zeroed pages or old bytes); anything else must be
+    identical (a constant is a channel for host-computed values)."""
+    if write_only and isinstance(desc, list) and desc and desc[0] in ("const", "uninit"):
+        if desc[0] == "uninit" or (len(desc) == 4 and isinstance(desc[3], str) and set(desc[3]) <= {"0"}):
+            return ["blank", desc[1], desc[2]]
+    return desc

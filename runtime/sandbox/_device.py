@@ -1,0 +1,332 @@
+"""The device: a trusted process that executes the candidate's kernels on its own copies of the data.
+
+Run as ``python -s -B _device.py REQ_FD RESP_FD OUT_FD`` by :mod:`runtime.sandbox._exec`, with the request (JSON)
+on stdin. It never imports or runs candidate code, torch, the emulator's tracer or frontend: only numpy,
+ml_dtypes, :mod:`runtime.emulator.device` (the program codec, validator and executor) and this package's
+leaf modules. ``tests/sandbox/test_device_imports.py`` holds it to that.
+
+What it does (docs/verification.md, "Where the verdict comes from"):
+
+* maps the sealed case inputs (:mod:`runtime.sandbox._shm`) read-only: the only inputs it ever computes with;
+* serves the candidate child's requests on ``REQ_FD``/``RESP_FD``, strictly in the verifier's call plan:
+  ``CALL`` (a wrapper call begins: case and run index must be the plan's next), ``KERN`` (a kernel call: the
+  encoded program, one descriptor + digest per argument), ``END`` (the wrapper returned: one descriptor + digest
+  per output leaf);
+* per kernel call: decodes and validates the program, builds every argument from trusted data
+  (:func:`runtime.sandbox._desc.build`), compares with the digest of the bytes the child holds (a mismatch is a
+  host-computed input), executes, records which buffers the kernel wrote, and sends the written bytes back so
+  the child's host code can continue;
+* per wrapper call: resolves each output to (a view of) a buffer a kernel wrote in that call, and sends the
+  parent, on ``OUT_FD``, the record and the output bytes - the only output bytes the verdict uses.
+
+Anything the child sends outside the protocol ends the service with a recorded violation; the child then
+blocks or fails, and the verifier reports FAIL_CHEAT. Nothing the child sends can crash the device: every
+error becomes a record.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import time
+import zlib
+from pathlib import Path
+from typing import Any
+
+_CAPS_HEAD = 16 << 20
+"""Largest JSON head (descriptors of one call) the device reads."""
+
+
+def _digest(arr: Any) -> int:
+    import numpy as np
+
+    a = np.ascontiguousarray(arr)
+    return zlib.crc32(a.reshape(-1).view(np.uint8).data) if a.size else 0
+
+
+def _raw(arr: Any) -> memoryview:
+    import numpy as np
+
+    a = np.ascontiguousarray(arr)
+    return a.reshape(-1).view(np.uint8).data if a.size else memoryview(b"")
+
+
+class Violation(Exception):  # noqa: N818 - the child broke the protocol: recorded, then service ends
+    """The candidate's process did something the protocol does not allow."""
+
+
+class Device:
+    """The device's state for one verification run (see the module docstring)."""
+
+    def __init__(self, request: dict[str, Any], req_fd: int, resp_fd: int, out_fd: int) -> None:
+        import numpy as np
+
+        from runtime.sandbox import _shm
+        from runtime.sandbox._channel import FrameReader
+
+        self.np = np
+        self.req = FrameReader(req_fd)
+        self.resp_fd, self.out_fd = resp_fd, out_fd
+        fd, size = int(request["inputs_fd"]), int(request["inputs_size"])
+        if not _shm.is_sealed(fd):
+            raise RuntimeError("the inputs memory is not sealed")
+        self.mem = _shm.map_readonly(fd, size)
+        slots = _shm.slots_from_json(request["slots"], size)
+        self.cases: dict[str, list[Any]] = {
+            name: [_shm.slot_view(self.mem, slots[s]) for s in names] for name, names in request["cases"].items()}
+        self.plan: list[str] = list(request["plan"])
+        self.budget = int(request["budget_bytes"])
+        self.max_program = int(request.get("max_program_bytes", 64 << 20))
+        self.exec_opts = dict(request.get("exec") or {})
+        self.run_index = -1
+        self.open = False
+        self.violation = ""
+
+    # ------------------------------------------------------------------------------------------ parent side
+    def emit(self, kind: bytes, head: dict[str, Any], blobs: list[memoryview] = ()) -> None:  # type: ignore[assignment]
+        from runtime.sandbox._channel import pack, send
+
+        send(self.out_fd, kind, pack(head, list(blobs)))
+
+    # ------------------------------------------------------------------------------------------ child side
+    def reply(self, head: dict[str, Any], blobs: list[memoryview] = ()) -> None:  # type: ignore[assignment]
+        from runtime.sandbox._channel import pack, send
+
+        try:
+            send(self.resp_fd, b"RESP", pack(head, list(blobs)))
+        except OSError:
+            pass  # the child is gone; its end of the story is the parent's to tell
+
+    def serve(self) -> None:
+        from runtime.sandbox._channel import ChannelError, unpack
+
+        caps = {b"CALL": 1 << 16, b"KERN": _CAPS_HEAD + self.max_program + 4096, b"END ": _CAPS_HEAD}
+        try:
+            while True:
+                frame = self.req.read(caps)
+                if frame is None:
+                    break
+                kind, payload = frame
+                head, blobs = unpack(payload)
+                if kind == b"CALL":
+                    self.on_call(head)
+                elif kind == b"KERN":
+                    self.on_kernel(head, blobs)
+                else:
+                    self.on_end(head)
+        except (ChannelError, Violation) as exc:
+            self.violation = str(exc)[:500]
+            self.reply({"ok": False, "violation": True})
+        except OSError as exc:
+            self.violation = f"the device could not read the candidate's requests ({exc.strerror})"
+        if self.open and not self.violation:
+            self.finish_call(incomplete=True)
+        self.emit(b"DONE", {"violation": self.violation, "calls": self.run_index + 1})
+
+    # ------------------------------------------------------------------------------------------ one wrapper call
+    def on_call(self, head: dict[str, Any]) -> None:
+        if self.open:
+            raise Violation("a wrapper call began before the previous one ended")
+        self.run_index += 1
+        if self.run_index >= len(self.plan):
+            raise Violation(f"more wrapper calls than the verifier made ({len(self.plan)})")
+        expected = self.plan[self.run_index]
+        if head.get("case") != expected or head.get("run") != self.run_index:
+            raise Violation(f"wrapper call {self.run_index} names case {str(head.get('case'))[:80]!r}; the verifier "
+                            f"called {expected!r}")
+        self.open = True
+        self.inputs = self.cases[expected]
+        self.buffers: list[Any] = []
+        self.roots: list[int] = []
+        self.written_roots: set[int] = set()
+        self.allocated = 0
+        self.kernels: list[dict[str, Any]] = []
+        self.cheats: list[str] = []
+        self.signature: list[str] = []
+        self.t0 = time.perf_counter()
+        self.reply({"ok": True})
+
+    def on_kernel(self, head: dict[str, Any], blobs: list[memoryview]) -> None:
+        np = self.np
+        from runtime.emulator.device import ExecOptions, ProgramError, decode, execute
+        from runtime.sandbox._desc import DescError, build, signature
+
+        if not self.open:
+            raise Violation("a kernel call outside a wrapper call")
+        n_call = len(self.kernels)
+        if n_call >= 64:
+            raise Violation("more than 64 kernel calls in one wrapper call")
+        if len(blobs) != 1 or len(blobs[0]) > self.max_program:
+            raise Violation("a kernel call must carry exactly one program")
+        blob = bytes(blobs[0])
+        try:
+            program = decode(blob)
+        except ProgramError as exc:
+            raise Violation(f"kernel call {n_call + 1}: the device refused the kernel program: {exc}") from None
+        params = list(program.params)
+        descs, digests, shapes, dtypes = head.get("descs"), head.get("digests"), head.get("shapes"), head.get("dtypes")
+        n = len(params)
+        if not (isinstance(descs, list) and isinstance(digests, list) and isinstance(shapes, list)
+                and isinstance(dtypes, list) and len(descs) == len(digests) == len(shapes) == len(dtypes) == n):
+            raise Violation(f"kernel call {n_call + 1}: one descriptor, digest, shape and dtype per parameter "
+                            f"({n}) expected")
+        write_only = head.get("write_only")
+        if not (isinstance(write_only, list) and len(write_only) == n):
+            raise Violation(f"kernel call {n_call + 1}: write_only flags missing")
+        kernel = getattr(program, "kernel", "kernel")
+        args: list[Any] = []
+        built_roots: list[int | None] = []
+        fresh_uninit: list[int] = []
+        sig: list[Any] = []
+        for i, (p, desc) in enumerate(zip(params, descs, strict=True)):
+            label = f"argument {p.name!r} of kernel {kernel!r} (kernel call {n_call + 1})"
+            if desc == ["host"]:
+                self.cheats.append(f"{label} is host data: not a wrapper input, a buffer a kernel wrote, a "
+                                   f"constant, or a layout/cast/padding of one")
+                self.reply({"ok": False, "cheat": True})
+                return
+            try:
+                b = build(desc, self.inputs, self.buffers, self.roots, self.budget - self.allocated)
+            except DescError as exc:
+                raise Violation(f"{label}: {exc}") from None
+            arr = b.array
+            from runtime.dtypes import name_of
+
+            if list(arr.shape) != shapes[i] or name_of(arr.dtype) != dtypes[i]:
+                raise Violation(f"{label}: the descriptor builds {name_of(arr.dtype)}{list(arr.shape)} but the "
+                                f"candidate passed {dtypes[i]}{shapes[i]}")
+            wo = bool(write_only[i])
+            uninit = isinstance(desc, list) and desc[:1] == ["uninit"]
+            if not uninit and _digest(arr) != digests[i]:
+                self.cheats.append(f"{label} holds bytes the device cannot derive from the inputs (computed or "
+                                   f"changed on the host)")
+                self.reply({"ok": False, "cheat": True})
+                return
+            if not arr.flags.c_contiguous or (not arr.flags.writeable and getattr(p, "written", True)):
+                arr = np.ascontiguousarray(arr).copy()
+                b.root = None
+            if b.root is None:
+                self.allocated += arr.nbytes
+                if self.allocated > self.budget:
+                    raise Violation(f"{label}: the wrapper call allocated more than {self.budget} bytes on the device")
+            if uninit:
+                fresh_uninit.append(i)
+            args.append(arr)
+            built_roots.append(b.root)
+            sig.append(signature(desc, wo))
+        opts = ExecOptions(**self.exec_opts)
+        res = execute(program, args, opts)
+        first = len(self.buffers)
+        for i, arr in enumerate(args):
+            self.buffers.append(arr)
+            root = built_roots[i]
+            self.roots.append(first + i if root is None else root)
+        written = sorted(set(int(w) for w in res.written))
+        for w in written:
+            self.written_roots.add(self.roots[first + w])
+        error = None
+        if res.error is not None:
+            e = res.error
+            error = {k: getattr(e, k, None) for k in ("code", "message", "file", "line", "op", "kind")}
+        self.kernels.append({"kernel": kernel, "error": error, "written": written,
+                             "counters": dict(res.counters or {}),
+                             "warnings": [{k: getattr(w, k, None) for k in ("code", "message", "file", "line", "op")}
+                                          for w in (res.warnings or [])]})
+        self.signature.append(hashlib.sha256(blob + json.dumps(sig, sort_keys=True).encode()).hexdigest())
+        back = sorted(set(written) | set(fresh_uninit))
+        self.reply({"ok": True, "first_id": first, "error": error, "back": back,
+                    "counters": dict(res.counters or {}),
+                    "warnings": self.kernels[-1]["warnings"], "written": written},
+                   [_raw(args[i]) for i in back])
+
+    def on_end(self, head: dict[str, Any]) -> None:
+        if not self.open:
+            raise Violation("a wrapper call ended that never began")
+        self.finish_call(head)
+        self.reply({"ok": True})
+
+    def finish_call(self, head: dict[str, Any] | None = None, *, incomplete: bool = False) -> None:
+        from runtime.sandbox._desc import DescError, build, kernel_written
+
+        self.open = False
+        outputs: list[dict[str, Any]] = []
+        blobs: list[memoryview] = []
+        leaves = (head or {}).get("outputs")
+        raised = bool((head or {}).get("raised"))
+        if not incomplete and not raised:
+            if not isinstance(leaves, list) or len(leaves) > 256:
+                raise Violation("the wrapper's outputs are not described")
+            for j, leaf in enumerate(leaves):
+                if not isinstance(leaf, dict):
+                    raise Violation(f"output {j} is not described")
+                entry: dict[str, Any] = {"kind": str(leaf.get("kind"))[:40]}
+                desc = leaf.get("desc")
+                if entry["kind"] != "ndarray":
+                    outputs.append(entry)
+                    continue
+                if desc == ["host"] or not isinstance(desc, list):
+                    entry["problem"] = "not written by a kernel (computed on the host)"
+                    outputs.append(entry)
+                    continue
+                try:
+                    b = build(desc, self.inputs, self.buffers, self.roots, self.budget)
+                except DescError as exc:
+                    entry["problem"] = f"its description was refused by the device ({exc})"
+                    outputs.append(entry)
+                    continue
+                if b.host_layout or not kernel_written(desc, self.written_roots, self.roots):
+                    entry["problem"] = ("a copy of a wrapper input, not a kernel output" if b.inputs_only else
+                                        "not a view of a buffer a kernel wrote in this call (computed on the host)")
+                    outputs.append(entry)
+                    continue
+                if _digest(b.array) != leaf.get("digest"):
+                    entry["problem"] = "changed on the host after the kernel wrote it"
+                    outputs.append(entry)
+                    continue
+                from runtime.dtypes import name_of
+
+                entry.update(ok=True, dtype=name_of(b.array.dtype), shape=list(b.array.shape), blob=len(blobs))
+                blobs.append(_raw(b.array))
+                outputs.append(entry)
+        counters: dict[str, Any] = {}
+        for k in self.kernels:
+            for key, val in (k["counters"] or {}).items():
+                if isinstance(val, int | float) and not isinstance(val, bool):
+                    counters[key] = counters.get(key, 0) + val
+        self.emit(b"CASE", {
+            "case": self.plan[self.run_index], "run": self.run_index, "incomplete": incomplete, "raised": raised,
+            "kernel_calls": len(self.kernels), "kernels": self.kernels, "cheats": self.cheats,
+            "outputs": outputs, "signature": self.signature, "counters": counters,
+            "duration_s": round(time.perf_counter() - self.t0, 6)}, blobs)
+        self.buffers, self.roots, self.written_roots = [], [], set()
+
+
+def main(argv: list[str]) -> int:
+    req_fd, resp_fd, out_fd = (int(a) for a in argv[1:4])
+    request = json.loads(sys.stdin.buffer.read())
+    here = os.path.dirname(os.path.realpath(__file__))
+    sys.path[:] = [p for p in sys.path if os.path.realpath(p) != here]
+    sys.path.insert(0, request["repo_root"])
+    sys.dont_write_bytecode = True
+    dev = Device(request, req_fd, resp_fd, out_fd)
+    try:
+        dev.serve()
+    except BaseException as exc:  # noqa: BLE001 - the device's own failure: reported, the parent says ERROR
+        import traceback
+
+        from runtime.sandbox._channel import pack, send
+
+        try:
+            send(out_fd, b"FAIL", pack({"error": f"{type(exc).__name__}: {exc}"[:2000],
+                                        "trace": traceback.format_exc()[-4000:]}))
+        except OSError:
+            pass
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    sys.exit(main(sys.argv))

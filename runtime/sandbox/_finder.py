@@ -1,0 +1,201 @@
+"""Child side of the device protocol: name where a kernel argument's (or an output's) bytes come from.
+
+Runs in the candidate's process, so it can be lied to - that is fine: whatever it claims, the device rebuilds
+the bytes from its own trusted copies (:mod:`runtime.sandbox._desc`) and compares digests. This module only has
+to find the *honest* explanation for honest wrappers, cheaply:
+
+1. **by memory**: the argument lies inside the memory of a wrapper input or of an array the device wrote back
+   in this call (numpy byte bounds; torch tensors reach the executor as numpy views of their storage), so it
+   is a strided view of it (reshape, slice, transpose, broadcast, dtype reinterpretation); the latest
+   registration wins (it holds the freshest bytes);
+2. **by content**, for copies the wrapper made: a constant fill; an exact copy, an axis permutation
+   (``.T.contiguous()``) or a leading block of a known array; a dtype cast of one; a zero (or constant) padding
+   of one (``np.pad``, a bigger zero buffer with the input copied into its corner);
+3. a write-only argument (the kernel never reads it) with none of these is an uninitialised allocation
+   (``np.empty``: its garbage is never used);
+4. anything else is ``["host"]``: host-computed data, which the device refuses (FAIL_CHEAT).
+"""
+
+from __future__ import annotations
+
+import itertools
+import zlib
+from typing import Any
+
+import numpy as np
+from numpy.lib.array_utils import byte_bounds
+
+from runtime.dtypes import DTypeError, name_of
+
+__all__ = ["Provenance", "digest"]
+
+_MAX_PERM_RANK = 4
+
+
+def digest(arr: np.ndarray) -> int:
+    """crc32 of the C-contiguous bytes (what the device compares; a checksum, not a secret)."""
+    a = np.ascontiguousarray(arr)
+    return zlib.crc32(a.reshape(-1).view(np.uint8).data) if a.size else 0
+
+
+def _dt(arr: np.ndarray) -> str | None:
+    try:
+        return name_of(arr.dtype)
+    except DTypeError:
+        return None
+
+
+def _bounds(arr: np.ndarray) -> tuple[int, int]:
+    lo, hi = byte_bounds(arr)
+    return int(lo), int(hi)
+
+
+def _cstrides(shape: tuple[int, ...], itemsize: int) -> list[int]:
+    out, acc = [], itemsize
+    for d in reversed(shape):
+        out.append(acc)
+        acc *= max(d, 1)
+    return list(reversed(out))
+
+
+def _const_value(arr: np.ndarray) -> str | None:
+    """Hex bytes of the one value every element holds (bitwise), or None."""
+    if arr.size == 0:
+        return None
+    flat = np.ascontiguousarray(arr).reshape(-1)
+    width = flat.dtype.itemsize
+    ints = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}.get(width)
+    if ints is None:
+        return None
+    bits = flat.view(ints)
+    if not np.all(bits == bits[0]):
+        return None
+    return flat[:1].view(np.uint8).tobytes().hex()
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    return np.ascontiguousarray(a).reshape(-1).view(np.uint8).tobytes() == \
+        np.ascontiguousarray(b).reshape(-1).view(np.uint8).tobytes()
+
+
+class Provenance:
+    """The known arrays of the current wrapper call (inputs first, then device buffers as they come back)."""
+
+    def __init__(self) -> None:
+        self.known: list[tuple[list[Any], np.ndarray]] = []
+
+    def reset(self, inputs: list[np.ndarray]) -> None:
+        self.known = [(["in", i], a) for i, a in enumerate(inputs) if isinstance(a, np.ndarray)]
+
+    def register(self, buffer_id: int, arr: np.ndarray) -> None:
+        self.known.append((["buf", buffer_id], arr))
+
+    # ------------------------------------------------------------------------------------------ by memory
+    def _by_memory(self, arr: np.ndarray) -> list[Any] | None:
+        dt = _dt(arr)
+        if dt is None or arr.size == 0 or any(s < 0 for s in arr.strides):
+            return None
+        lo, hi = _bounds(arr)
+        ptr = arr.__array_interface__["data"][0]
+        for ref, known in reversed(self.known):
+            if known.size == 0 or not known.flags.c_contiguous:
+                continue
+            klo, khi = _bounds(known)
+            if klo <= lo and hi <= khi:
+                offset = ptr - klo
+                if (offset == 0 and arr.shape == known.shape and arr.dtype == known.dtype
+                        and arr.flags.c_contiguous):
+                    return ref
+                return ["view", ref, offset, list(arr.shape), list(arr.strides), dt]
+        return None
+
+    # ------------------------------------------------------------------------------------------ by content
+    def _copies(self, arr: np.ndarray) -> list[Any] | None:
+        dt = _dt(arr)
+        if dt is None:
+            return None
+        for ref, known in reversed(self.known):
+            kdt = _dt(known)
+            if kdt is None or known.size == 0:
+                continue
+            if known.size == arr.size and known.dtype == arr.dtype:
+                if _same(known.reshape(arr.shape), arr):
+                    return ["copy", ["view", ref, 0, list(arr.shape), _cstrides(arr.shape, arr.itemsize), dt]]
+                if 2 <= known.ndim <= _MAX_PERM_RANK:
+                    for perm in itertools.permutations(range(known.ndim)):
+                        if perm == tuple(range(known.ndim)):
+                            continue
+                        moved = known.transpose(perm)
+                        if moved.shape == arr.shape and _same(moved, arr):
+                            return ["copy", ["view", ref, 0, list(moved.shape), list(moved.strides), kdt]]
+            if known.ndim == arr.ndim and known.dtype == arr.dtype and known.shape != arr.shape and all(
+                    a <= k for a, k in zip(arr.shape, known.shape, strict=True)):
+                block = known[tuple(slice(0, d) for d in arr.shape)]
+                if _same(block, arr):
+                    return ["copy", ["view", ref, 0, list(block.shape), list(block.strides), kdt]]
+            if known.size == arr.size and known.dtype != arr.dtype:
+                try:
+                    cast = known.reshape(arr.shape).astype(arr.dtype)
+                except (TypeError, ValueError):
+                    continue
+                if _same(cast, arr):
+                    src = ref if known.shape == arr.shape else \
+                        ["view", ref, 0, list(arr.shape), _cstrides(arr.shape, known.itemsize), kdt]
+                    return ["cast", src, dt]
+        return None
+
+    def _padding(self, arr: np.ndarray) -> list[Any] | None:
+        dt = _dt(arr)
+        if dt is None or arr.size == 0:
+            return None
+        for ref, known in reversed(self.known):
+            if known.ndim != arr.ndim or known.size == 0 or known.shape == arr.shape or not all(
+                    k <= a for k, a in zip(known.shape, arr.shape, strict=True)):
+                continue
+            corner = arr[tuple(slice(0, k) for k in known.shape)]
+            src: list[Any] = ref
+            if known.dtype != arr.dtype:
+                try:
+                    if not _same(known.astype(arr.dtype), corner):
+                        continue
+                except (TypeError, ValueError):
+                    continue
+                src = ["cast", ref, dt]
+            elif not _same(known, corner):
+                continue
+            rest = np.ones(arr.shape, dtype=bool)
+            rest[tuple(slice(0, k) for k in known.shape)] = False
+            tail = arr[rest]
+            value = _const_value(tail) if tail.size else np.zeros(1, arr.dtype).view(np.uint8).tobytes().hex()
+            if value is None:
+                continue
+            widths = [[0, a - k] for k, a in zip(known.shape, arr.shape, strict=True)]
+            return ["pad", src, widths, value]
+        return None
+
+    # ------------------------------------------------------------------------------------------ entry point
+    def describe(self, arr: Any, *, write_only: bool = False, output: bool = False) -> list[Any]:
+        """The descriptor of ``arr`` (see the module docstring); ``output`` skips what no output may be."""
+        if not isinstance(arr, np.ndarray):
+            return ["host"]
+        found = self._by_memory(arr)
+        if found is not None:
+            return found
+        dt = _dt(arr)
+        if dt is None:
+            return ["host"]
+        if output:
+            return self._copies(arr) or ["host"]
+        if write_only:
+            value = _const_value(arr)
+            if value is not None and set(value) <= {"0"}:
+                return ["const", list(arr.shape), dt, value]
+            return ["uninit", list(arr.shape), dt]
+        value = _const_value(arr)
+        if value is not None:
+            return ["const", list(arr.shape), dt, value]
+        if arr.size == 0:
+            return ["uninit", list(arr.shape), dt]
+        return self._copies(arr) or self._padding(arr) or ["host"]
