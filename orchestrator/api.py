@@ -44,7 +44,7 @@ from orchestrator.core.driver import PromptFn, StartFn, UpdateFn, drive
 from orchestrator.core.logical_clock import LogicalClock
 from orchestrator.core.services import ApproveMode, RunConfig, Services, VerifierFn, utc_now
 from orchestrator.core.snapshot import snapshot
-from orchestrator.core.verifier_bridge import real_verifier
+from orchestrator.core.verifier_bridge import real_verifier, seeded_verifier
 from orchestrator.errors import ForgeError, RunStopped
 from orchestrator.gates import GateDecision, GateRequest, RecordedDecision
 from orchestrator.store.artifacts import clear_previous_artifacts, copy_op_inputs, design_hashes
@@ -55,6 +55,7 @@ from orchestrator.store.gitaudit import audit as _audit
 from orchestrator.store.paths import list_runs, run_dir, trace_dir
 from orchestrator.store.results import ModuleSummary, RunResult, divergences, run_status, verified_transitions
 from orchestrator.store.runs import (
+from runtime.opdir import _unseen
     RunLock,
     RunMeta,
     latest_run,
@@ -139,6 +140,16 @@ def _default_verifier() -> VerifierFn:
     return real_verifier
 
 
+def _recorded_unseen_seed(source: Path) -> int:
+    """The unseen-case seed a recording verified with (0 for a recording made before unseen cases existed)."""
+    try:
+        manifest = json.loads((Path(source) / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return 0
+    seed = manifest.get("unseen_seed")
+    return seed if isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < 1 << 63 else 0
+
+
 def _services(op_dir: Path, run_id: str, meta: RunMeta, approve: str, *, agents: AgentSet | None,
               verifier: VerifierFn | None, trace: TraceSink | None, clock: Callable[[], _dt.datetime]) -> Services:
     trace = trace or make_trace(op_dir, run_id, clock)
@@ -148,6 +159,8 @@ def _services(op_dir: Path, run_id: str, meta: RunMeta, approve: str, *, agents:
         if meta.verifier != "runtime":
             raise ForgeError(f"run {run_id} used an injected verifier; pass it again to resume")
         verifier = _default_verifier()
+        if verifier is real_verifier:  # every verification of the run sees the run's unseen cases
+            verifier = seeded_verifier(meta.unseen_seed)
     if approve not in ("prompt", "auto", "stop"):
         raise ForgeError(f"unknown approval mode {approve!r}: use prompt, auto or stop")
     config = RunConfig(approve=approve, module_gate=meta.module_gate, budget=meta.budget,  # type: ignore[arg-type]
@@ -265,7 +278,8 @@ def run(op_dir: Path | str, options: RunOptions | None = None, *, hooks: Hooks |
 
     spec = options.agents or ("factory" if factory else "injected")
     return _start(root, rid, op_name, spec, options, hooks, inject, clock, parts, keep_user_design=True,
-                  what="a new run starts from SPEC.md + golden.py (and a design you provide)")
+                  what="a new run starts from SPEC.md + golden.py (and a design you provide)",
+                  unseen_seed=_unseen.draw_seed())  # a new run verifies on unseen cases nobody could see in advance
 
 
 def replay(op_dir: Path | str, source: Path | str, options: RunOptions | None = None, *,
@@ -306,7 +320,7 @@ def replay(op_dir: Path | str, source: Path | str, options: RunOptions | None = 
     # agents built here from the recording count as injected: `resume` rebuilds them from the manifest
     result = _start(root, rid, op_name, options.agents or "injected", options.model_copy(update={"approve": "stop"}),
                     hooks, inject, clock, parts, keep_user_design=False,
-                    what="a replay starts from SPEC.md + golden.py")
+                    what="a replay starts from SPEC.md + golden.py", unseen_seed=_recorded_unseen_seed(source))
     return result.model_copy(update={"message": (result.message + " " if result.message else "")
                                      + f"(replayed {source}; verification ran live)",
                                      "divergences": divergences(root, rid)})
@@ -318,7 +332,7 @@ def _model_options(options: RunOptions) -> dict[str, str]:
 
 def _start(root: Path, rid: str, op_name: str, spec: str, options: RunOptions, hooks: Hooks, inject: Injected,
            clock: Callable[[], _dt.datetime], parts: Callable[[], tuple[AgentSet | None, TraceSink | None]], *,
-           keep_user_design: bool, what: str) -> RunResult:
+           keep_user_design: bool, what: str, unseen_seed: int) -> RunResult:
     """What ``run`` and ``replay`` share: the run lock first, then (holding it) the artifact check, run.json,
     the agents and trace (``parts``), the audit repository, and the drive."""
     if rid in list_runs(root) and (run_dir(root, rid) / "run.json").exists():
@@ -335,10 +349,13 @@ def _start(root: Path, rid: str, op_name: str, spec: str, options: RunOptions, h
                        model_options=model_opts,
                        clock_origin=clock.origin.isoformat() if isinstance(clock, LogicalClock) else None,
                        created=clock().isoformat(), user_files=design_hashes(root), perf=options.perf,
-                       perf_budget=options.perf_budget, toolchain_python=options.toolchain_python)
+                       perf_budget=options.perf_budget, toolchain_python=options.toolchain_python,
+                       unseen_seed=unseen_seed)
         run_dir(root, rid).mkdir(parents=True, exist_ok=True)
         agents, trace = parts()
         note_clock(trace, clock)
+        if trace is not None and trace.mode != "replay":  # a replay of this trace verifies on the same cases
+            trace.update_manifest(unseen_seed=unseen_seed)
         svc = _services(root, rid, meta, options.approve, agents=agents, verifier=inject.verifier, trace=trace,
                         clock=clock)
         write_meta(root, meta)

@@ -11,7 +11,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from orchestrator.core.services import LintItem, VerifyOutcome
+from orchestrator.core.services import LintItem, VerifierFn, VerifyOutcome
 from runtime.verify import VerifyReport, verify
 
 log = logging.getLogger(__name__)
@@ -45,11 +45,20 @@ def _jsonable(obj: Any) -> Any:
     return json.loads(json.dumps(obj, default=str))
 
 
-def real_verifier(op_dir: Path, target: str, *, previous_stage: str | None, reports_dir: Path) -> VerifyOutcome:
-    """The production verifier function: ``runtime.verify.verify`` on the op dir."""
+def real_verifier(op_dir: Path, target: str, *, previous_stage: str | None, reports_dir: Path,
+                  unseen_seed: int | None = None) -> VerifyOutcome:
+    """The production verifier function: ``runtime.verify.verify`` on the op dir (``unseen_seed``: the run's)."""
     prev = op_dir / previous_stage if previous_stage else None
-    report = verify(op_dir, op_dir / target, previous_stage=prev, reports_dir=reports_dir)
+    report = verify(op_dir, op_dir / target, previous_stage=prev, reports_dir=reports_dir, unseen_seed=unseen_seed)
     return outcome_from_report(report, op_dir, target, reports_dir)
+
+
+def seeded_verifier(unseen_seed: int | None) -> VerifierFn:
+    """:func:`real_verifier` bound to a run's unseen-case seed (every verification of a run sees the same
+    unseen cases, and a replay the recording's)."""
+    import functools
+
+    return functools.partial(real_verifier, unseen_seed=unseen_seed)
 
 
 # Reason prefixes of runtime.verify's ERROR reports whose cause is not the candidate (pinned by

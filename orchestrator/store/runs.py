@@ -42,6 +42,9 @@ class RunMeta(BaseModel):
     """CLI model choices (``model``, ``base_url``; never keys) so ``resume`` rebuilds the same agents."""
     clock_origin: str | None = None
     """Start of the run's logical clock (recorded model runs); ``resume`` continues it."""
+    unseen_seed: int | None = None
+    """Seed of the verifier's unseen cases for this run (runtime.opdir._unseen; drawn fresh for a new run,
+    the recording's for a replay, kept on resume). Also in the trace manifest; never shown to agents."""
     created: str = ""
     user_files: dict[str, str] = Field(default_factory=dict)
     """sha256 of the design files (DESIGN.md, module_interfaces.yaml) the user had put in the op dir when

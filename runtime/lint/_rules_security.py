@@ -351,13 +351,22 @@ def _helper_writes(pf: ParsedFile, scope: ast.AST, call: ast.Call, names: set[st
     passed |= {kw.arg for kw in call.keywords if kw.arg and _copy_of(pf, kw.value, names)}
     if not passed:
         return None
+    key = ("helper_writes", id(helper), frozenset(passed), depth)
+    if key in pf._memo:  # every (helper, buffers) pair is examined once: calls fan out, the walk stays linear
+        return pf._memo[key]
+    pf._memo[key] = None
+    found = None
     for _node, buf, how in _writes(pf, helper, passed, 0):
-        return f"`{helper.name}` {how.format(buf=f'`{buf}`')}"
-    for inner in pf.calls_in.get(helper, []):
-        found = _helper_writes(pf, inner, passed, depth + 1)  # type: ignore[arg-type]
-        if found:
-            return f"`{helper.name}` -> {found}"
-    return None
+        found = f"`{helper.name}` {how.format(buf=f'`{buf}`')}"
+        break
+    if found is None:
+        for inner in pf.calls_in.get(helper, []):
+            deeper = _helper_writes(pf, helper, inner, passed, depth + 1)
+            if deeper:
+                found = f"`{helper.name}` -> {deeper}"
+                break
+    pf._memo[key] = found
+    return found
 
 
 @check("PF10")

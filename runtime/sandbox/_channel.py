@@ -88,8 +88,8 @@ def unpack(payload: bytearray, max_blobs: int = 4096) -> tuple[dict[str, Any], l
         raise ChannelError("message head runs past the frame")
     try:
         head = json.loads(bytes(view[_JLEN.size:_JLEN.size + n]))
-    except (ValueError, UnicodeDecodeError):
-        raise ChannelError("message head is not JSON") from None
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        raise ChannelError("message head is not JSON (or nested too deep)") from None
     if not isinstance(head, dict):
         raise ChannelError("message head is not an object")
     sizes = head.get("blobs", [])

@@ -57,6 +57,10 @@ class Violation(Exception):  # noqa: N818 - the child broke the protocol: record
     """The candidate's process did something the protocol does not allow."""
 
 
+class DeviceFailure(Exception):  # noqa: N818 - the device's own failure (verdict ERROR, never the candidate's)
+    """The executor failed on a program the validator had accepted (a bug of the device, not a verdict)."""
+
+
 class Device:
     """The device's state for one verification run (see the module docstring)."""
 
@@ -79,7 +83,12 @@ class Device:
         self.plan: list[str] = list(request["plan"])
         self.budget = int(request["budget_bytes"])
         self.max_program = int(request.get("max_program_bytes", 64 << 20))
-        self.exec_opts = dict(request.get("exec") or {})
+        from runtime.emulator.device import ExecOptions, Limits
+
+        # the device decides how kernels run (never the candidate): the session defaults, bounded
+        limits = request.get("limits") or {}
+        self.options = ExecOptions(limits=Limits(max_alloc_bytes=int(limits.get("max_alloc_bytes", self.budget)),
+                                                 max_steps=int(limits.get("max_steps", 50_000_000))))
         self.run_index = -1
         self.open = False
         self.violation = ""
@@ -119,6 +128,12 @@ class Device:
         except (ChannelError, Violation) as exc:
             self.violation = str(exc)[:500]
             self.reply({"ok": False, "violation": True})
+        except DeviceFailure:
+            raise
+        except (RecursionError, ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError) as exc:
+            # whatever a malformed request makes the parsing code trip over is the request's fault
+            self.violation = f"malformed request ({type(exc).__name__}: {str(exc)[:200]})"
+            self.reply({"ok": False, "violation": True})
         except OSError as exc:
             self.violation = f"the device could not read the candidate's requests ({exc.strerror})"
         if self.open and not self.violation:
@@ -150,7 +165,7 @@ class Device:
 
     def on_kernel(self, head: dict[str, Any], blobs: list[memoryview]) -> None:
         np = self.np
-        from runtime.emulator.device import ExecOptions, ProgramError, decode, execute
+        from runtime.emulator.device import ProgramError, decode, execute
         from runtime.sandbox._desc import DescError, build, signature
 
         if not self.open:
@@ -216,8 +231,12 @@ class Device:
             args.append(arr)
             built_roots.append(b.root)
             sig.append(signature(desc, wo))
-        opts = ExecOptions(**self.exec_opts)
-        res = execute(program, args, opts)
+        try:
+            res = execute(program, args, self.options)
+        except ProgramError as exc:  # the arguments do not fit the program's parameters
+            raise Violation(f"kernel call {n_call + 1}: {exc}") from None
+        except Exception as exc:
+            raise DeviceFailure(f"{type(exc).__name__}: {exc}") from exc
         first = len(self.buffers)
         for i, arr in enumerate(args):
             self.buffers.append(arr)

@@ -227,6 +227,21 @@ def run_candidate(
     unknown = sorted(set(plan) - set(names))
     if unknown:
         raise SandboxError(f"the call plan names cases that were not given: {unknown[:3]}")
+    # the child sees opaque call labels, never case names: a name would tell an unseen case from a SPEC case
+    label = {name: f"c{i}" for i, name in enumerate(dict.fromkeys(names))}
+    run = _run_labelled(candidate, wrapper, [(label[n], arrs) for n, arrs in cases], policy, emulator, visible,
+                        calling, [label[n] for n in plan], device)
+    back = {v: k for k, v in label.items()}
+    for r in run.runs:
+        r.case = back.get(r.case, r.case)
+        if isinstance(r.record.get("case"), str):
+            r.record["case"] = back.get(r.record["case"], r.record["case"])
+    return run
+
+
+def _run_labelled(candidate: Path, wrapper: str, cases: list[tuple[str, list[np.ndarray]]], policy: SandboxPolicy,
+                  emulator: str, visible: tuple[str | Path, ...], calling: dict | None, plan: list[str],
+                  device: bool) -> CandidateRun:
     try:
         source = Path(candidate).read_bytes()
     except OSError as exc:
@@ -252,16 +267,11 @@ def run_candidate(
         }
         stdin = (frame(b"REQ ", json.dumps(request).encode()) + frame(b"SRC ", source)
                  + frame(b"INPT", dumps_arrays(arrays)))
-        runtime_dir = _REPO_ROOT / "runtime"
-        visible = [str(runtime_dir / "__init__.py"), str(runtime_dir / "dtypes.py"), str(runtime_dir / "arrays.py"),
-             str(runtime_dir / "sandbox"),
-                   str(runtime_dir / "emulator"), str(runtime_dir / "verify" / "_calling.py"),
-                   str(runtime_dir / "testmodes.py"), *emu_paths]
         try:
             res = run_process([sys.executable, "-s", "-B", str(_RUNNER), "{channel_fd}", *testmodes.child_args()],
                               work=work,
                               limits=policy.limits(), profile="untrusted", isolation=level, stdin=stdin,
-                              read_only=visible, channel=True, channel_cap=policy.result_cap_bytes,
+                              read_only=_visible(emu_paths), channel=True, channel_cap=policy.result_cap_bytes,
                               output_cap=policy.output_cap_bytes, denial_marker=DENIED_MARKER.encode())
         except OSError as exc:
             raise SandboxError(f"cannot start the sandbox process: {exc}") from None

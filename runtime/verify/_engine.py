@@ -68,8 +68,9 @@ class VerifySettings:
     emulator: str = "runtime.emulator"
     lint: Callable[..., list[Any]] | None = None
     max_outliers: int = 20
-    device: bool = True
-    """Execute kernels in the device process (the production setting; only ``runtime.emulator`` has one)."""
+    device: bool = False
+    """Execute kernels in the device process (only ``runtime.emulator`` has one). Off until the emulator's
+    kernel executor seam lands (issue #24, `ir`); then the production setting."""
 
 
 # ---------------------------------------------------------------------------------------------- helpers

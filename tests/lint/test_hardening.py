@@ -136,3 +136,13 @@ def test_a_parameter_named_like_a_builtin_is_fine() -> None:
 ])
 def test_host_math_in_lambdas_classes_and_methods(code: str) -> None:
     assert _blocking(_with_wrapper(code), "OL62"), code
+
+
+def test_a_write_through_a_helper_of_a_helper_is_found_not_a_crash() -> None:
+    """PF10's recursion into a helper's helper passed its arguments in the wrong order and failed closed with
+    "could not be checked" on honest-looking code; it must find the write (and say where)."""
+    src = _with_wrapper(
+        "def _inner(b):\n    b[0] = 1.0\n\n\ndef _outer(a):\n    _inner(a)\n\n\n"
+        + WRAPPER.replace("    return y\n", "    _outer(y)\n    return y\n"))
+    found = _blocking(src, "PF10")
+    assert found and "could not be checked" not in found[0] and "_outer` -> `_inner`" in found[0], found

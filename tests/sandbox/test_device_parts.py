@@ -1,0 +1,159 @@
+"""The pieces of the host/device boundary that need no kernel: sealed shared memory, descriptors, frames and the
+child's provenance finder (each a function of data, tested as such)."""
+
+from __future__ import annotations
+
+import mmap
+import os
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from runtime.sandbox._channel import ChannelError, FrameReader, pack, send, unpack
+from runtime.sandbox._desc import DescError, build, kernel_written, signature
+from runtime.sandbox._finder import Provenance, digest
+from runtime.sandbox._shm import (
+    SealedArrays,
+    is_sealed,
+    map_private,
+    map_readonly,
+    slot_view,
+    slots_from_json,
+)
+
+# ------------------------------------------------------------------------------------------ shared memory
+
+
+def test_sealed_inputs_cannot_be_changed_by_anyone_and_copies_are_private() -> None:
+    arrays = {"c0_in0": np.arange(6, dtype=np.float32).reshape(2, 3), "c0_in1": np.ones(4, ml_dtypes.bfloat16),
+              "c1_in0": np.arange(5, dtype=np.int32)}
+    with SealedArrays.create(arrays, {"c0": ["c0_in0", "c0_in1"], "c1": ["c1_in0"]}) as shm:
+        assert is_sealed(shm.fd)
+        start, _length = shm.regions["c1"]
+        assert start % mmap.ALLOCATIONGRANULARITY == 0  # each case maps alone
+        with pytest.raises(OSError):
+            mmap.mmap(shm.fd, shm.size)  # a shared writable mapping
+        with pytest.raises(OSError):
+            os.ftruncate(shm.fd, 0)
+        with pytest.raises(OSError):
+            os.pwrite(shm.fd, b"x", 0)
+        again = os.open(f"/proc/self/fd/{shm.fd}", os.O_RDWR)  # reopening works; the seals hold on the file
+        try:
+            with pytest.raises(OSError):
+                os.write(again, b"x")
+            with pytest.raises(OSError):
+                mmap.mmap(again, shm.size)
+        finally:
+            os.close(again)
+        private = map_private(shm.fd, shm.size)
+        mine = slot_view(private, shm.slots["c0_in0"])
+        mine[...] = -1  # copy-on-write: only this mapping changes
+        trusted = slot_view(map_readonly(shm.fd, shm.size), shm.slots["c0_in0"])
+        np.testing.assert_array_equal(trusted, arrays["c0_in0"])
+        assert not trusted.flags.writeable
+        assert slot_view(map_readonly(shm.fd, shm.size), shm.slots["c0_in1"]).dtype == ml_dtypes.bfloat16
+        assert slots_from_json(shm.table(), shm.size) == shm.slots
+    with pytest.raises(ValueError):
+        slots_from_json({"x": [shm.size, "fp32", [4]]}, shm.size)  # outside the memory
+
+
+# ------------------------------------------------------------------------------------------ descriptors
+
+X = np.arange(12, dtype=np.float32).reshape(3, 4)
+X.setflags(write=False)
+
+
+@pytest.mark.parametrize(("desc", "expected"), [
+    (["in", 0], X),
+    (["view", ["in", 0], 16, [2, 4], [16, 4], "fp32"], X[1:]),
+    (["copy", ["view", ["in", 0], 0, [4, 3], [4, 16], "fp32"]], X.T),
+    (["cast", ["in", 0], "fp16"], X.astype(np.float16)),
+    (["pad", ["in", 0], [[0, 1], [0, 2]], "00000000"], np.pad(X, [[0, 1], [0, 2]])),
+    (["const", [2, 2], "int32", "07000000"], np.full((2, 2), 7, np.int32)),
+])
+def test_descriptors_build_from_trusted_data(desc: list, expected: np.ndarray) -> None:
+    got = build(desc, [X], [], [], 1 << 20).array
+    assert got.dtype == expected.dtype and np.array_equal(got, expected)
+
+
+def test_a_view_of_a_buffer_writes_through_to_it() -> None:
+    buf = np.zeros((3, 4), np.float32)
+    b = build(["view", ["buf", 0], 16, [4], [4], "fp32"], [X], [buf], [0], 1 << 20)
+    b.array[:] = 5
+    assert b.root == 0 and buf[1].tolist() == [5, 5, 5, 5] and buf[0].sum() == 0
+
+
+@pytest.mark.parametrize("desc", [
+    ["view", ["in", 0], 4, [3, 4], [16, 4], "fp32"],   # one element past the end
+    ["view", ["in", 0], 0, [2], [-4], "fp32"],        # negative stride
+    ["in", 1], ["buf", 0], ["in", True], ["host"], [], "in", ["uninit", [2], "complex128"],
+    ["const", [1 << 39], "fp32", "00000000"],           # over the budget
+    ["const", [2], "fp32", "zz"], ["pad", ["in", 0], [[0, 1]], "00000000"],
+    ["copy"] * 1 + [["copy", ["copy", ["copy", ["copy", ["copy", ["copy", ["copy", ["copy", ["in", 0]]]]]]]]]],
+])
+def test_descriptors_the_device_refuses(desc: list) -> None:
+    with pytest.raises(DescError):
+        build(desc, [X], [], [], 1 << 20)
+
+
+def test_outputs_must_come_from_a_written_buffer_and_blanks_compare_equal() -> None:
+    assert kernel_written(["view", ["buf", 1], 0, [2], [4], "fp32"], {1}, [0, 1])
+    assert not kernel_written(["in", 0], {1}, [0, 1])
+    assert not kernel_written(["cast", ["buf", 1], "fp16"], {1}, [0, 1])
+    assert not kernel_written(["buf", 0], {1}, [0, 1])
+    assert signature(["const", [2], "fp32", "00000000"], True) == signature(["uninit", [2], "fp32"], True)
+    assert signature(["const", [2], "fp32", "0000803f"], True) != signature(["uninit", [2], "fp32"], True)
+    assert signature(["const", [2], "fp32", "00000000"], False) != signature(["uninit", [2], "fp32"], False)
+
+
+# ------------------------------------------------------------------------------------------ frames
+
+
+def test_frames_round_trip_and_refuse_what_breaks_them() -> None:
+    r, w = os.pipe()
+    try:
+        send(w, b"KERN", pack({"a": [1, 2]}, [b"blob", memoryview(np.arange(3, dtype=np.float32).view(np.uint8))]))
+        kind, payload = FrameReader(r).read({b"KERN": 1 << 20})
+        head, blobs = unpack(payload)
+        assert kind == b"KERN" and head["a"] == [1, 2] and bytes(blobs[0]) == b"blob" and len(blobs[1]) == 12
+        send(w, b"KERN", pack({}, [b"x" * 100]))
+        with pytest.raises(ChannelError, match="cap"):
+            FrameReader(r).read({b"KERN": 50})
+    finally:
+        os.close(r)
+        os.close(w)
+    for bad in (b"\x00\x00", b"\x05\x00\x00\x00{}", b"\x02\x00\x00\x00[]",
+                b"\x0f\x00\x00\x00{\"blobs\": [99]}", b"\x04\x00\x00\x00" + b"[" * 4):
+        with pytest.raises(ChannelError):
+            unpack(bytearray(bad))
+    deep = b"[" * 100_000 + b"]" * 100_000
+    with pytest.raises(ChannelError):
+        unpack(bytearray(len(deep).to_bytes(4, "little") + deep))
+
+
+# ------------------------------------------------------------------------------------------ the child's finder
+
+
+def test_the_finder_names_views_copies_casts_pads_and_host_data() -> None:
+    x = np.arange(32, dtype=np.float32).reshape(8, 4)
+    p = Provenance()
+    p.reset([x])
+    assert p.describe(x) == ["in", 0]
+    assert p.describe(x[2:4])[0] == "view"
+    assert p.describe(x.reshape(4, 8))[0] == "view"
+    assert p.describe(np.ascontiguousarray(x.T))[0] == "copy"
+    assert p.describe(x.astype(np.float16))[0] == "cast"
+    assert p.describe(np.pad(x, [[0, 8], [0, 0]]))[0] == "pad"
+    assert p.describe(np.zeros((3, 3), np.float32))[0] == "const"
+    assert p.describe(x * 2) == ["host"]
+    assert p.describe(np.empty((5, 5), np.float32) * 0 + np.arange(25, dtype=np.float32).reshape(5, 5),
+                      write_only=True)[0] == "uninit"
+    y = np.arange(32, dtype=np.float32).reshape(8, 4) + 0.5
+    p.register(7, y)
+    assert p.describe(y[1:]) [:2] == ["view", ["buf", 7]]
+    assert p.describe(y.copy(), output=True)[0] == "copy"
+    assert p.describe(y * 2, output=True) == ["host"]
+    for desc in (p.describe(x[2:4]), p.describe(np.ascontiguousarray(x.T)), p.describe(np.pad(x, [[0, 8], [0, 0]]))):
+        built = build(desc, [x], [y], [1], 1 << 20).array  # the device rebuilds exactly the child's bytes
+        assert digest(built) in {digest(x[2:4]), digest(np.ascontiguousarray(x.T)), digest(np.pad(x, [[0, 8], [0, 0]]))}
