@@ -55,7 +55,6 @@ from orchestrator.store.gitaudit import audit as _audit
 from orchestrator.store.paths import list_runs, run_dir, trace_dir
 from orchestrator.store.results import ModuleSummary, RunResult, divergences, run_status, verified_transitions
 from orchestrator.store.runs import (
-from runtime.opdir import _unseen
     RunLock,
     RunMeta,
     latest_run,
@@ -64,6 +63,7 @@ from runtime.opdir import _unseen
     record_decision,
     write_meta,
 )
+from runtime.opdir import _unseen
 
 __all__ = [
     "DEFAULT_TRACE", "Hooks", "Injected", "ModuleSummary", "PromptFn", "PruneResult", "RunOptions", "RunResult",
