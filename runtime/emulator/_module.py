@@ -13,7 +13,6 @@ from runtime.emulator import _ops_index as _index  # noqa: F401 - registers ops
 from runtime.emulator import _ops_math as _math  # noqa: F401 - registers ops
 from runtime.emulator import _ops_matmul as _mm  # noqa: F401 - registers ops
 from runtime.emulator import _ops_reduce as _reduce  # noqa: F401 - registers ops
-from runtime.emulator._errors import EmulatorError
 from runtime.emulator._frontend import dynamic, function, jit
 from runtime.emulator._methods import install_methods
 from runtime.emulator._registry import OPS, UNSUPPORTED, unsupported_stub
@@ -52,20 +51,22 @@ def _platform_getattr(name: str) -> Any:
 
 
 def _module_getattr(name: str) -> Any:
-    raise AttributeError(f"module 'pypto' (emulator) has no attribute '{name}'")
+    raise AttributeError(f"module 'pypto' has no attribute '{name}'")
 
 
 def build_modules() -> dict[str, types.ModuleType]:
     install_methods()
-    root = types.ModuleType("pypto", "PyPTO API emulated on the CPU (PTO Forge runtime.emulator)")
+    # what a kernel sees of `pypto` names no emulator (issue #24): the real toolchain's version, no emulator-only
+    # names (EmulatorError stays importable from runtime.emulator; the agent sees it in reports, not the kernel)
+    root = types.ModuleType("pypto")
     ns: dict[str, Any] = {
-        "__version__": "0.2.0+emulator",
+        "__version__": "0.2.0",
         "Tensor": Tensor, "tensor": Tensor, "Element": Element, "SymbolicScalar": SymbolicScalar,
         "DYNAMIC": _enums.StatusType.DYNAMIC, "DYN": _enums.StatusType.DYN, "STATIC": _enums.StatusType.STATIC,
         "bytes_of": _enums.bytes_of,
         "loop": loop, "loop_unroll": loop_unroll, "cond": cond, "is_loop_begin": is_loop_begin,
         "is_loop_end": is_loop_end, "min": sym_min, "max": sym_max, "ceildiv": ceildiv,
-        "jit": jit, "EmulatorError": EmulatorError,
+        "jit": jit,
     }
     for enum_name in ("DataType", "TileOpFormat", "CastMode", "SaturationMode", "OpType", "OutType", "ReLuType",
                       "TransMode", "ScatterMode", "ReduceMode", "AtomicType", "CachePolicy", "StatusType",

@@ -89,6 +89,7 @@ class Device:
         limits = request.get("limits") or {}
         self.options = ExecOptions(limits=Limits(max_alloc_bytes=int(limits.get("max_alloc_bytes", self.budget)),
                                                  max_steps=int(limits.get("max_steps", 50_000_000))))
+        self.noise: Any = None
         self.run_index = -1
         self.open = False
         self.violation = ""
@@ -306,8 +307,9 @@ class Device:
                     continue
                 from runtime.dtypes import name_of
 
-                entry.update(ok=True, dtype=name_of(b.array.dtype), shape=list(b.array.shape), blob=len(blobs))
-                blobs.append(_raw(b.array))
+                out = self.noise.perturb(b.array) if self.noise is not None else b.array
+                entry.update(ok=True, dtype=name_of(out.dtype), shape=list(out.shape), blob=len(blobs))
+                blobs.append(_raw(out))
                 outputs.append(entry)
         counters: dict[str, Any] = {}
         for k in self.kernels:
@@ -329,7 +331,12 @@ def main(argv: list[str]) -> int:
     sys.path[:] = [p for p in sys.path if os.path.realpath(p) != here]
     sys.path.insert(0, request["repo_root"])
     sys.dont_write_bytecode = True
+    from runtime import testmodes
+
+    # test mode only (simulated other machines): the device's ops and the outputs it hands over get ulp noise
+    noise = testmodes.activate_in_child(testmodes.take_seed(argv))
     dev = Device(request, req_fd, resp_fd, out_fd)
+    dev.noise = noise
     try:
         dev.serve()
     except BaseException as exc:  # noqa: BLE001 - the device's own failure: reported, the parent says ERROR

@@ -263,6 +263,7 @@ class _Remote:
     protocol of :mod:`runtime.sandbox._device`), and the bytes it wrote come back into the caller's arrays."""
 
     def __init__(self, req_fd: int, resp_fd: int) -> None:
+        from runtime.emulator import device  # noqa: F401 - loaded before the audit hook, like everything we use
         from runtime.sandbox._channel import FrameReader
         from runtime.sandbox._finder import Provenance
 
