@@ -278,12 +278,8 @@ def _run_labelled(candidate: Path, wrapper: str, cases: list[tuple[str, list[np.
         return _collect(res, policy, level, note, work, plan=plan)
 
 
-_RECORD_CAP = 4 << 20
-"""Largest case record (JSON) the parent parses from the candidate's channel."""
-
-
-def _json_dict(payload: bytes, what: str) -> dict[str, Any]:
-    if len(payload) > _RECORD_CAP:
+def _json_dict(payload: bytes, what: str, cap: int = 1 << 30) -> dict[str, Any]:
+    if len(payload) > cap:
         raise ValueError(f"{what} of {len(payload)} bytes")
     data = json.loads(payload)
     if not isinstance(data, dict):
@@ -373,7 +369,7 @@ def _collect(res: Any, policy: SandboxPolicy, level: Isolation, note: str, work:
                 violate("a case record without its arrays")
                 break
             try:
-                pending = _json_dict(payload, "case record")
+                pending = _json_dict(payload, "case record", policy.result_cap_bytes)
                 index = len(runs)
                 if plan is not None and (index >= len(plan) or pending.get("case") != plan[index]
                                          or pending.get("run") != index):

@@ -400,8 +400,8 @@ def main(argv: list[str]) -> int:  # noqa: C901 - one linear protocol, kept in o
 
     record: dict[str, Any] = {"import_error": None}
     try:
-        path = request["candidate"]  # as the import system named it before: the bare file name in the work dir
-        code = compile_candidate(Path(path).read_bytes(), path)
+        path = os.path.abspath(request["candidate"])  # absolute, as the import system named it: tracebacks
+        code = compile_candidate(Path(path).read_bytes(), path)  # are mapped back to the file by it
         module = types.ModuleType("candidate_under_test")
         module.__file__ = path
         sys.modules["candidate_under_test"] = module

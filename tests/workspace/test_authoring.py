@@ -458,7 +458,7 @@ def test_flash_attention_rebinding_is_caught_numerically_and_fixed_with_the_devi
     """Issue 17: Python re-binding of the running state inside pypto.loop fails on numbers, not on lint."""
     bad = reports.get("flash_attention", 1, 1)
     assert bad.verdict == "FAIL_NUMERIC" and not bad.lint.blocking
-    assert all(c.status == "fail_numeric" for c in bad.cases)
+    assert all(c.status == "fail_numeric" for c in bad.cases if not c.unseen)  # an unseen L <= 32 is one tile
     codes = {d["code"] for c in bad.cases for d in c.diagnostics}
     assert "EMU_STALE_REBIND" in codes
     fixed = attempt_source("flash_attention", 1, 2)
