@@ -8,7 +8,8 @@ It starts llama.cpp's server once (as a run does) and reports:
 
 - load: seconds from start to listening;
 - generation and prompt tokens/s (llama.cpp's own timings) on a short plain request;
-- tokenizer: real prompt tokens (the server's ``/tokenize``) against the fitting estimate, per role;
+- prompt sizes per role as shipped (the first request of every role in every workspace trace, recorded with no
+  context limit) in real SmolLM2 tokens (the server's ``/tokenize``) against the 8k context;
 - per role: one dispatch of the role on ``workspace/silu`` (real contexts: SPEC, golden, the authored design,
   attempt files), fitted into the context, no tools, no repairs: seconds, prompt and completion tokens, what the
   fit dropped;
@@ -85,13 +86,41 @@ def _tokenize(url: str, text: str) -> int:
         return len(json.loads(response.read())["tokens"])
 
 
+def _shipped_prompt_sizes(url: str, context: int) -> None:
+    """Real tokens of the unfitted prompts in the shipped traces, per role (what a model without fitting gets)."""
+    from agents.trace import TraceReader
+
+    sizes: dict[str, list[tuple[int, int]]] = {}
+    for trace_dir in sorted(ROOT.glob("workspace/*/traces/default")):
+        reader = TraceReader(trace_dir)
+        seen: set[str] = set()
+        for call in reader.llm_calls:
+            if call.agent in seen or call.request_ref is None:
+                continue
+            seen.add(str(call.agent))
+            request = json.loads(reader.blob(call.request_ref))
+            text = "\n".join(m.get("content") or "" for m in request["messages"])
+            tools = json.dumps(request.get("tools") or [])
+            sizes.setdefault(str(call.agent), []).append((_tokenize(url, text) + _tokenize(url, tools), len(text)))
+    print(f"\nshipped prompts (first request per role and workspace op, unfitted) vs a {context}-token context:")
+    print(f"{'role':<12}{'ops':>4}{'min tok':>9}{'max tok':>9}{'chars/tok':>10}  over the context minus a quarter")
+    for role, rows in sorted(sizes.items()):
+        toks = [t for t, _ in rows]
+        ratio = sum(c for _, c in rows) / max(sum(toks), 1)
+        over = sum(1 for t in toks if t > context - context // 4)
+        print(f"{role:<12}{len(rows):>4}{min(toks):>9}{max(toks):>9}{ratio:>10.2f}  {over} of {len(rows)}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--context", type=int, default=8192)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--roles", default="designer,implementer,verifier,debugger")
     ap.add_argument("--no-attempt", action="store_true", help="skip the implementer attempt with repairs")
+    ap.add_argument("--max-tokens", type=int, default=256,
+                    help="answer limit per call (a 135M model under a JSON grammar writes until the limit)")
     args = ap.parse_args()
+    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[attr-defined]
     problem = server_available()
     model = embedded_model_file() if problem is None else None
     if problem or model is None:
@@ -114,6 +143,7 @@ def main() -> int:
             print(f"plain request: {out.response.usage.completion_tokens} tokens in {out.latency_s:.1f} s; "
                   f"generation {timings.get('predicted_per_second', 0):.1f} tok/s, "
                   f"prompt {timings.get('prompt_per_second', 0):.1f} tok/s")
+            _shipped_prompt_sizes(server.url, args.context)
         finally:
             server.stop()
 
@@ -122,8 +152,8 @@ def main() -> int:
         for name in ("SPEC.md", "golden.py"):
             (op / name).write_text((OP / name).read_text())
         (op / "forge.toml").write_text(f'[models]\ndefault = "local"\n[llm]\nseed = 0\nmax_tool_rounds = 0\n'
-                                       f'max_repairs = 0\n[local]\nthreads = {args.threads}\n'
-                                       f'context = {args.context}\n')
+                                       f'max_repairs = 0\nmax_tokens = {args.max_tokens}\n[local]\n'
+                                       f'threads = {args.threads}\ncontext = {args.context}\n')
         contexts = _contexts()
         trace = Trace(Path(tmp) / "run" / "trace", run_id="bench", mode="record", op_dir=op)
         agents = build_agents(op, trace=trace)

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from agents.llm._openai import OpenAIProvider
+from agents.llm._retry import RetryPolicy
 from agents.llm._types import CallOutcome, ChatRequest, LLMError
 
 __all__ = [
@@ -304,8 +305,10 @@ class LocalProvider:
                 raise LLMError(str(exc), endpoint=LOCAL_ENDPOINT) from exc
             assert self.server.url is not None
             host = self.server.url.split("//", 1)[-1]
+            # no retries: with one slot, a retried request after a timeout only queues behind the first one
+            kwargs = {**self._kwargs, "retry": RetryPolicy(max_retries=0)}
             self._client = OpenAIProvider(base_url=self.server.url + "/v1", api_key=None, timeout_s=self._timeout_s,
-                                          endpoint_label=f"the local model server ({host})", **self._kwargs)
+                                          endpoint_label=f"the local model server ({host})", **kwargs)
         return self._client
 
     def complete(self, request: ChatRequest) -> CallOutcome:

@@ -20,9 +20,10 @@ in the trace (``llm_call.fit``). A model with no known context is not fitted at 
 character budgets apply, as before).
 
 Tokens are estimated, not counted: ``size(text) / CHARS_PER_TOKEN`` where :func:`agents.roles._budget.size`
-ignores numeric literals (so a measured number's digits never move a cut: prompts stay portable).
-``CHARS_PER_TOKEN = 2.5`` is conservative: the SmolLM2 tokenizer gave 2.8-2.9 characters per token on the
-recorded prompts of every role (``bench/local_model.py``); GPT tokenizers give about 4.
+ignores numeric literals, plus ``NUMBER_TOKENS`` per numeric literal (so a measured number's digits never move
+a cut: prompts stay portable). On the shipped prompts the SmolLM2 tokenizer gave 2.5-2.8 characters per token
+(numbers included; the debugger's number-heavy reports are the lowest, ``bench/local_model.py``); GPT
+tokenizers give about 4.
 """
 
 from __future__ import annotations
@@ -33,11 +34,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agents.contracts import AgentError
-from agents.roles._budget import Part, assemble_noted, floor_chars, size
+from agents.roles._budget import _NUMBER, Part, assemble_noted, floor_chars, size
 
 __all__ = ["CHARS_PER_TOKEN", "Fit", "PromptTooLargeError", "answer_tokens", "compact", "est_tokens"]
 
 CHARS_PER_TOKEN = 2.5
+NUMBER_TOKENS = 4
 MESSAGE_OVERHEAD_TOKENS = 8
 """Chat-template tokens around each message (role markers, separators)."""
 ANSWER_SHARE = 4
@@ -48,7 +50,9 @@ CONVERSATION_SHARE = 8
 
 
 def est_tokens(text: str) -> int:
-    return math.ceil(size(text) / CHARS_PER_TOKEN)
+    """Estimated tokens: the text without numbers at CHARS_PER_TOKEN, plus NUMBER_TOKENS per numeric literal
+    (tokenizers split digits; counting literals, not digits, keeps the estimate the same on every machine)."""
+    return math.ceil(size(text) / CHARS_PER_TOKEN) + NUMBER_TOKENS * len(_NUMBER.findall(text))
 
 
 def messages_tokens(messages: list[dict[str, Any]]) -> int:
@@ -112,15 +116,35 @@ def fit_dispatch(
     full_menu = True
     steps: list[str] = []
 
-    def attempt(floor: int) -> tuple[str, str, list[str]] | None:
+    def attempt(floor: int, *, last: bool = False) -> tuple[str, str, list[str]] | None:
         system = render_system(kept, full_menu)
         room = int((available - est_tokens(system)) * CHARS_PER_TOKEN)
-        if room < floor:
-            return None
-        user, notes = assemble_noted(parts, max_chars=min(budget_chars, room))
-        if est_tokens(system) + est_tokens(user) > available:
-            return None
-        return system, user, notes
+        budget = min(budget_chars, room)
+        if budget < floor:
+            if not last:
+                return None
+            budget = floor  # the smallest message: priority-10 sections whole, the rest cut to markers
+
+        def fits(chars: int) -> tuple[str, list[str]] | None:
+            user, notes = assemble_noted(parts, max_chars=chars)
+            return (user, notes) if est_tokens(system) + est_tokens(user) <= available else None
+
+        # numbers (headers, markers, the text's own) cost tokens that size() does not count: the largest budget
+        # that fits, by bisection (deterministic: the same inputs give the same cut)
+        best = fits(budget)
+        if best is None:
+            lo, hi = floor, budget
+            best = fits(lo)
+            if best is None:
+                return None
+            while hi - lo > 64:
+                mid = (lo + hi) // 2
+                found = fits(mid)
+                if found is not None:
+                    lo, best = mid, found
+                else:
+                    hi = mid
+        return system, best[0], best[1]
 
     result = attempt(essential)
     if result is None:
@@ -131,11 +155,12 @@ def fit_dispatch(
         steps.append(f"skill section {kept.pop()}")
         result = attempt(essential)
     if result is None:
-        result = attempt(minimum)
+        result = attempt(minimum, last=True)
     if result is None:
         system = render_system([], False)
-        need = (est_tokens(system) + math.ceil(minimum / CHARS_PER_TOKEN) + fit.answer_tokens + tools_tokens
-                + reserve + 2 * MESSAGE_OVERHEAD_TOKENS)
+        smallest, _ = assemble_noted(parts, max_chars=minimum)
+        need = (est_tokens(system) + est_tokens(smallest) + fit.answer_tokens + tools_tokens + reserve
+                + 2 * MESSAGE_OVERHEAD_TOKENS)
         raise PromptTooLargeError(
             role, f"the smallest {role} prompt needs about {need} tokens (template, task, tools, a "
                   f"{fit.answer_tokens}-token answer and {reserve} for the repair rounds) but {model} has a context "
@@ -170,11 +195,12 @@ def compact(messages: list[dict[str, Any]], available: int) -> tuple[list[dict[s
         notes.append(f"conversation: message {i} ({out[i].get('role')}) omitted")
     last = out[-1] if len(out) > 2 else None
     if last is not None and last.get("role") == "tool" and messages_tokens(out) > available:
-        room = int((available - messages_tokens(out[:-1]) - MESSAGE_OVERHEAD_TOKENS - 20) * CHARS_PER_TOKEN)
+        room = available - messages_tokens(out[:-1]) - MESSAGE_OVERHEAD_TOKENS - 30  # 30: the marker line
         lines = (last.get("content") or "").splitlines()
         kept: list[str] = []
         for line in lines:
-            if size("\n".join([*kept, line])) > room:
+            room -= est_tokens(line) + 1
+            if room < 0:
                 break
             kept.append(line)
         last["content"] = "\n".join([*kept, f"[... {len(lines) - len(kept)} more lines omitted to fit the context]"])

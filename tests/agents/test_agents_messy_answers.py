@@ -137,7 +137,7 @@ def test_too_small_a_context_refuses_before_calling(tmp_path: Path) -> None:
 def test_a_large_tool_result_is_shortened_to_fit(tmp_path: Path) -> None:
     script = [completion(tool_calls=[("read_skill", json.dumps({"section": "pypto-api"}))]),
               completion(json.dumps(GOOD))]
-    result, requests, trace = _run(tmp_path, script, toml='[context]\n"fake-model" = 2800\n',
+    result, requests, trace = _run(tmp_path, script, toml='[context]\n"fake-model" = 3400\n',
                                    spec_md="SPEC line\n" * 400)  # the first prompt takes all it may
     assert not isinstance(result, Exception)
     tool_message = requests[1]["messages"][-1]

@@ -4,8 +4,8 @@ A 135M model cannot write a PyPTO kernel: these tests check that the whole disci
 live run records a trace and ends at a gate a human can decide on with the real cause; its replay sends the
 same requests byte for byte without the model; ``kill -9`` and Ctrl-C during a model call leave no server
 process and a run that resumes. They skip with the reason where the extra or the weights are missing (CI
-installs both, ``.ci/run``). To stay within a few minutes on a shared 2-core machine they use a 2048-token
-context (prompts are fitted into it), no tool rounds and one repair.
+installs both, ``.ci/run``). To stay within a few minutes on a shared 2-core machine they use a 3072-token
+context (prompts are fitted into it), 256-token answers, no tool rounds and one repair.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from orchestrator import api
 
 ROOT = Path(__file__).resolve().parents[2]
 SILU = ROOT / "workspace" / "silu"
-CONFIG = "[llm]\nseed = 0\nmax_tool_rounds = 0\nmax_repairs = 1\n[local]\ncontext = 2048\n"
+CONFIG = "[llm]\nseed = 0\nmax_tool_rounds = 0\nmax_repairs = 1\nmax_tokens = 256\n[local]\ncontext = 3072\n"
 
 
 def _missing() -> str | None:
@@ -86,10 +86,10 @@ def test_a_live_run_ends_at_the_blocked_gate_with_the_real_cause_and_replays_ide
     model = embedded_model_file()
     assert model is not None
     assert trace.manifest.models["designer"] == model.model_id
-    assert trace.manifest.base_url == "local://llama.cpp" and trace.manifest.context_tokens == {model.model_id: 2048}
+    assert trace.manifest.base_url == "local://llama.cpp" and trace.manifest.context_tokens == {model.model_id: 3072}
     calls = trace.llm_calls
-    assert calls and all(c.fit and c.fit["context"] == 2048 for c in calls)
-    assert all((c.usage or {}).get("prompt_tokens", 0) + 512 <= 2048 for c in calls)  # the fit held for real
+    assert calls and all(c.fit and c.fit["context"] == 3072 for c in calls)
+    assert all((c.usage or {}).get("prompt_tokens", 0) + 256 <= 3072 for c in calls)  # the fit held for real
     assert (run / "local-model.log").is_file()
     for f in (run / "trace").rglob("*"):
         if f.is_file():
