@@ -5,8 +5,9 @@
 
 A capture holds, per kernel call, the encoded program, the arguments before and after the run and the result
 (error, warnings, counters, written arguments) of the executor that ran then. This replays each call with
-today's executor and prints its CPU time against the captured one, and ``identical`` only when every
-argument's bytes, the error, the warnings and the counters are the same. No torch and no vendor script is
+today's executor and prints its CPU time against the captured one, the peak memory of the call (arguments +
+what the executor added at its peak, over the arguments), and ``identical`` only when every
+argument's bytes, the error, the warnings and the counters (but ``batched_iterations``) are the same. No torch and no vendor script is
 needed: this is how a change of the executor is measured and checked on the real gym kernels.
 """
 
@@ -38,6 +39,28 @@ def load_args(d: Path, meta: dict, which: str) -> list[np.ndarray]:
     return out
 
 
+def _rss() -> int:
+    with open("/proc/self/statm", encoding="ascii") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _hwm() -> int:
+    with open("/proc/self/status", encoding="ascii") as fh:
+        for line in fh:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def _reset_hwm() -> bool:
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as fh:
+            fh.write("5")
+        return True
+    except OSError:
+        return False
+
+
 def replay(d: Path, repeat: int) -> dict:
     meta = json.loads((d / "meta.json").read_text(encoding="utf-8"))
     program = decode((d / "program.bin").read_bytes())
@@ -45,18 +68,29 @@ def replay(d: Path, repeat: int) -> dict:
     opts = ExecOptions(**meta["options"])
     best = float("inf")
     res = args = None
+    peak = 0
     for _ in range(repeat):
         args = load_args(d, meta, "in")
+        rss = _rss()
+        reset = _reset_hwm()
         t = time.process_time()
         res = execute(program, args, opts)
         best = min(best, time.process_time() - t)
+        if reset:
+            peak = max(peak, _hwm() - rss)
     assert res is not None and args is not None
     got = {"error": None if res.error is None else [res.error.code, res.error.message, res.error.line],
            "warnings": [[w.code, w.message, w.line] for w in res.warnings],
            "counters": json.loads(json.dumps(res.counters, default=str)), "written": res.written}
     diffs = [f"arg{i}" for i, (a, b) in enumerate(zip(args, want, strict=True)) if a.tobytes() != b.tobytes()]
-    diffs += [k for k in ("error", "warnings", "counters", "written") if got[k] != meta["result"][k]]
+    want_res = dict(meta["result"])
+    # how many iterations ran batched is the executor's own business: every other counter must match
+    want_res["counters"] = {k: v for k, v in want_res["counters"].items() if k != "batched_iterations"}
+    got["counters"] = {k: v for k, v in got["counters"].items() if k != "batched_iterations"}
+    diffs += [k for k in ("error", "warnings", "counters", "written") if got[k] != want_res[k]]
+    nbytes = sum(a.nbytes for a in want)
     return {"name": d.name, "before": meta["exec_cpu"], "now": best, "diffs": diffs,
+            "peak": (nbytes + peak) / nbytes if nbytes and peak >= 0 else None,
             "mb": sum(a.nbytes for a in want) / 2**20, "error": got["error"]}
 
 
@@ -69,7 +103,7 @@ def main() -> int:
     dirs = sorted(p for p in a.capture.rglob("meta.json"))
     bad = 0
     tb = tn = 0.0
-    print(f"{'kernel call':<60} {'MB':>7} {'before s':>9} {'now s':>8} {'speed-up':>8}  result")
+    print(f"{'kernel call':<60} {'MB':>7} {'before s':>9} {'now s':>8} {'speed-up':>8} {'peak/args':>9}  result")
     for m in dirs:
         d = m.parent
         if a.filter not in str(d):
@@ -82,7 +116,7 @@ def main() -> int:
             bad += 1
         err = f" (kernel error {r['error'][0]})" if r["error"] else ""
         print(f"{str(d.relative_to(a.capture))[:60]:<60} {r['mb']:>7.1f} {r['before']:>9.3f} {r['now']:>8.3f} "
-              f"{r['before'] / max(r['now'], 1e-9):>7.1f}x  {ok}{err}", flush=True)
+              f"{r['before'] / max(r['now'], 1e-9):>7.1f}x {r['peak'] or 0:>9.2f}  {ok}{err}", flush=True)
     print(f"total: before {tb:.2f} s, now {tn:.2f} s ({tb / max(tn, 1e-9):.1f}x); {bad} different")
     return 1 if bad else 0
 

@@ -74,12 +74,30 @@ INT_TYPES = frozenset({DataType.DT_INT8, DataType.DT_INT16, DataType.DT_INT32, D
                        DataType.DT_UINT8, DataType.DT_UINT16, DataType.DT_UINT32, DataType.DT_UINT64})
 
 
+_NUMPY: dict[int, tuple[np.dtype, str]] = {}
+"""DataType value -> (numpy dtype, its name): tracing asks for these per op, and ``np.dtype.name`` is computed
+in Python by numpy 2 (about 10 us a call)"""
+
+
+def _numpy_entry(dt: DataType) -> tuple[np.dtype, str]:
+    hit = _NUMPY.get(dt)
+    if hit is None:
+        try:
+            nd = _dt.to_numpy(_TO_NAME[DataType(dt)])
+        except KeyError:
+            raise ValueError(f"Data type {DataType(dt).name} is not supported by the emulator") from None
+        hit = _NUMPY[int(dt)] = (nd, nd.name)
+    return hit
+
+
 def numpy_dtype(dt: DataType) -> np.dtype:
     """Storage numpy dtype of a DataType (ml_dtypes for bf16/fp8)."""
-    try:
-        return _dt.to_numpy(_TO_NAME[DataType(dt)])
-    except KeyError:
-        raise ValueError(f"Data type {DataType(dt).name} is not supported by the emulator") from None
+    return _numpy_entry(dt)[0]
+
+
+def numpy_dtype_name(dt: DataType) -> str:
+    """``numpy_dtype(dt).name``, cached."""
+    return _numpy_entry(dt)[1]
 
 
 def dtype_name(dt: DataType) -> str:

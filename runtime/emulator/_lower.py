@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime.emulator._enums import numpy_dtype
+from runtime.emulator._enums import numpy_dtype_name
 from runtime.emulator._errors import py_error
 from runtime.emulator._ir import Guard, Late, LoopNode, OpNode, Region
 from runtime.emulator._symbolic import SymbolicScalar
@@ -83,46 +83,13 @@ class _Lowering:
 
     # parameters --------------------------------------------------------------------------------------
     def param(self, t: str, v: Any, what: str) -> Any:
-        if isinstance(v, Late):
-            v = v.fn()
-        if t.endswith("?"):
-            if v is None:
-                return None
-            t = t[:-1]
-        if t in ("key", "int"):
-            return self.as_int(v, what)
-        if t in ("keys", "ints"):
-            return [self.as_int(x, what) for x in v]
-        if t == "expr":
-            return self.expr(v)
-        if t == "exprs":
-            return [self.expr(x) for x in v]
-        if t == "bool":
-            return bool(v)
-        if t == "str":
-            return str(v)
-        if t == "dtype":
-            if type(v) is str and v in DTYPES:
-                return v
-            name = np.dtype(v).name
-            if name not in DTYPES:
-                raise self._bad(f"{what}: dtype {name} is not supported")
-            return name
-        if t == "dt" or t.startswith("enum:"):
-            return str(v)
-        if t == "num":
-            return _number(v, what, self)
-        if t == "const":
-            if isinstance(v, np.ndarray | np.generic):
-                return v
-            raise self._bad(f"{what}: expected a numpy constant, got {type(v).__name__}")
-        raise self._bad(f"{what}: unknown parameter type {t}")
+        return _converter(t)(self, v, what)
 
     # graph -------------------------------------------------------------------------------------------
     def op(self, n: OpNode) -> prog.Op:
         self.node = n
-        spec = KINDS[n.impl]
-        params = {name: self.param(t, n.params.get(name), f"{n.name}.{name}") for name, t in spec.schema.items()}
+        get = n.params.get
+        params = {name: conv(self, get(name), f"{n.name}.{name}") for name, conv in _schema(n.impl)}
         return prog.Op(kind=n.impl, name=n.name, params=params, ins=tuple(int(k) for k in n.ins),
                        outs=tuple(int(k) for k in n.outs), writes=tuple(int(k) for k in n.writes),
                        out_key=n.out_key, cls=n.kind, tile_elems=int(n.tile_elems), gm_write=bool(n.gm_write),
@@ -152,13 +119,123 @@ class _Lowering:
         return out
 
 
+# ---- parameter conversion: one small function per schema type, chosen once per op kind -----------------
+
+Conv = Any
+
+
+def _as_int(lw: _Lowering, v: Any, what: str) -> int:
+    if isinstance(v, Late):
+        v = v.fn()
+    return v if type(v) is int else lw.as_int(v, what)
+
+
+def _as_ints(lw: _Lowering, v: Any, what: str) -> list[int]:
+    if isinstance(v, Late):
+        v = v.fn()
+    return [x if type(x) is int else lw.as_int(x, what) for x in v]
+
+
+def _as_expr(lw: _Lowering, v: Any, what: str) -> Any:
+    if isinstance(v, Late):
+        v = v.fn()
+    return v if type(v) is int else lw.expr(v)
+
+
+def _as_exprs(lw: _Lowering, v: Any, what: str) -> list[Any]:
+    if isinstance(v, Late):
+        v = v.fn()
+    return [x if type(x) is int else lw.expr(x) for x in v]
+
+
+def _as_bool(lw: _Lowering, v: Any, what: str) -> bool:
+    return bool(v.fn() if isinstance(v, Late) else v)
+
+
+def _as_str(lw: _Lowering, v: Any, what: str) -> str:
+    return str(v.fn() if isinstance(v, Late) else v)
+
+
+def _as_dtype(lw: _Lowering, v: Any, what: str) -> str:
+    if isinstance(v, Late):
+        v = v.fn()
+    name = v if type(v) is str and v in DTYPES else _np_name(v)
+    if name not in DTYPES:
+        raise lw._bad(f"{what}: dtype {name} is not supported")
+    return name
+
+
+def _as_num(lw: _Lowering, v: Any, what: str) -> Any:
+    return _number(v.fn() if isinstance(v, Late) else v, what, lw)
+
+
+def _as_const(lw: _Lowering, v: Any, what: str) -> Any:
+    if isinstance(v, Late):
+        v = v.fn()
+    if isinstance(v, np.ndarray | np.generic):
+        return v
+    raise lw._bad(f"{what}: expected a numpy constant, got {type(v).__name__}")
+
+
+_BASE: dict[str, Conv] = {"key": _as_int, "int": _as_int, "keys": _as_ints, "ints": _as_ints, "expr": _as_expr,
+                          "exprs": _as_exprs, "bool": _as_bool, "str": _as_str, "dtype": _as_dtype,
+                          "dt": _as_str, "num": _as_num, "const": _as_const}
+_CONV: dict[str, Conv] = {}
+
+
+def _converter(t: str) -> Conv:
+    """The conversion of a parameter declared ``t`` in a kind's schema (a trailing ``?`` allows None)."""
+    conv = _CONV.get(t)
+    if conv is None:
+        base = t[:-1] if t.endswith("?") else t
+        fn = _BASE.get(base) or (_as_str if base.startswith("enum:") else None)
+        if fn is None:
+            def bad(lw: _Lowering, v: Any, what: str, base: str = base) -> Any:
+                raise lw._bad(f"{what}: unknown parameter type {base}")
+            fn = bad
+        if t.endswith("?"):
+            inner = fn
+
+            def optional(lw: _Lowering, v: Any, what: str) -> Any:
+                if isinstance(v, Late):
+                    v = v.fn()
+                return None if v is None else inner(lw, v, what)
+            conv = optional
+        else:
+            conv = fn
+        _CONV[t] = conv
+    return conv
+
+
+_SCHEMAS: dict[str, list[tuple[str, Conv]]] = {}
+
+
+def _schema(kind: str) -> list[tuple[str, Conv]]:
+    sc = _SCHEMAS.get(kind)
+    if sc is None:
+        sc = _SCHEMAS[kind] = [(name, _converter(t)) for name, t in KINDS[kind].schema.items()]
+    return sc
+
+
 def _dtype_name(dt: Any) -> str:
     """numpy dtype name of a DataType, "?" when it has no numpy storage type (run-time ops on it fail)."""
     try:
-        name = numpy_dtype(dt).name
+        name = numpy_dtype_name(dt)
     except ValueError:
         return "?"
     return name if name in DTYPES else "?"
+
+
+_NP_NAMES: dict[Any, str] = {}
+
+
+def _np_name(v: Any) -> str:
+    """``np.dtype(v).name``, cached per dtype (numpy 2 computes ``.name`` in Python, ~10 us a call)."""
+    dt = np.dtype(v)
+    name = _NP_NAMES.get(dt)
+    if name is None:
+        name = _NP_NAMES[dt] = dt.name
+    return name
 
 
 def _number(v: Any, what: str, lw: _Lowering) -> Any:
@@ -174,7 +251,7 @@ def lower(kernel: str, file: str | None, line: int | None, region: Region, param
     """The program of one traced kernel call (``params``: (Tensor, argument array) in call order)."""
     lw = _Lowering()
     body = lw.region(region)
-    ps = [prog.Param(name=t.name, key=int(t.key), dtype=arr.dtype.name,
+    ps = [prog.Param(name=t.name, key=int(t.key), dtype=_np_name(arr.dtype),
                      shape=tuple(d if isinstance(d, int) else None for d in t.shape), written=bool(t._written))
           for t, arr in params]
     syms = [prog.SymBind(name=n, param=i, axis=ax, first_wins=fw) for n, i, ax, fw in symbols]

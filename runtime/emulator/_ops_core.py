@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from runtime.emulator._enums import DataType, bytes_of, numpy_dtype
+from runtime.emulator._enums import DataType, bytes_of, numpy_dtype_name
 from runtime.emulator._ir import Late
 from runtime.emulator._registry import op
 from runtime.emulator._symbolic import SymbolicScalar, is_symbolic
@@ -186,7 +186,7 @@ def _view_dtype(tr: Tracer, src: Tensor, dt: DataType) -> Tensor:
     last = sh[-1] * b0 // b1
     shp = sh[:-1] + [last]
     out = new_out(tr, shp, dt, "view")
-    tr.emit("view", "view_dtype", {"src": src.key, "out": out.key, "dtype": numpy_dtype(dt).name}, out, kind="move",
+    tr.emit("view", "view_dtype", {"src": src.key, "out": out.key, "dtype": numpy_dtype_name(dt)}, out, kind="move",
             outs=(out,))
     return out
 
@@ -285,7 +285,7 @@ def assemble(input: Any, offsets: Any = None, dst: Any = None, parallel: bool = 
         raise tr.error("EMU_ASSEMBLE_DTYPE", f"assemble: source dtype {src.dtype.name} != destination dtype "
                        f"{dst.dtype.name}", op="assemble")
     tr.emit("assemble", "assemble", {"src": src.key, "dst": dst.key, "offs": offs, "dshape": dst.shape,
-                                     "ddtype": numpy_dtype(dst.dtype).name, "param": is_param,
+                                     "ddtype": numpy_dtype_name(dst.dtype), "param": is_param,
                                      "owned": dst.kind in ("param", "local"), "name": dst.name,
                                      "parallel": bool(parallel)},
             dst, kind="move", gm_write=is_param, target=dst.name, ins=(src.key,), writes=(dst.key,))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from runtime.emulator._enums import DataType, numpy_dtype
+from runtime.emulator._enums import DataType, numpy_dtype_name
 from runtime.emulator._ops_core import _int_list, check_tile, new_out
 from runtime.emulator._registry import op
 from runtime.emulator._scalar import Element
@@ -33,7 +33,7 @@ def _fill(tr: Tracer, opname: str, shp: list, value: Any, dt: DataType, vs: Any 
     out = new_out(tr, shp, dt, opname, valid=vs)
     sym = isinstance(value, SymbolicScalar)
     tr.emit(opname, "fill", {"out": out.key, "shape": shp, "value": 0 if sym else value,
-                             "value_expr": value if sym else None, "odt": numpy_dtype(dt).name, "vs": vs},
+                             "value_expr": value if sym else None, "odt": numpy_dtype_name(dt), "vs": vs},
             out, tile_elems=te, outs=(out,))
     return out
 
@@ -93,7 +93,7 @@ def arange(*args: Any, dtype: Any = None) -> Tensor:
     dt = DataType(dtype) if dtype is not None else (DataType.DT_FP32 if isf else DataType.DT_INT32)
     te = check_tile(tr, "arange", 1)
     out = new_out(tr, [n], dt, "arange")
-    tr.emit("arange", "arange", {"out": out.key, "n": n, "start": start, "step": step, "odt": numpy_dtype(dt).name},
+    tr.emit("arange", "arange", {"out": out.key, "n": n, "start": start, "step": step, "odt": numpy_dtype_name(dt)},
             out, tile_elems=te, outs=(out,))
     return out
 

@@ -14,7 +14,15 @@ from typing import Any
 
 import numpy as np
 
-from runtime.emulator._enums import FLOAT_TYPES, INT_TYPES, CastMode, DataType, SaturationMode, numpy_dtype
+from runtime.emulator._enums import (
+    FLOAT_TYPES,
+    INT_TYPES,
+    CastMode,
+    DataType,
+    SaturationMode,
+    numpy_dtype,
+    numpy_dtype_name,
+)
 from runtime.emulator._ops_core import check_tile, new_out, reader
 from runtime.emulator._ops_core import reshape as _reshape
 from runtime.emulator._registry import op
@@ -128,7 +136,7 @@ def binary(opname: str, a: Any, b: Any, fn: str, *, out_dtype: DataType | None =
     te = check_tile(tr, opname, len(shape), dtype=odt)
     out = new_out(tr, shape, odt, opname)
     tr.emit(opname, "binary", {"a": A.key, "b": bkey, "out": out.key, "fn": fn, "alpha": alpha, "scalar": bval,
-                               "pad_a": pad_a, "pad_b": pad_b, "odt": numpy_dtype(odt).name},
+                               "pad_a": pad_a, "pad_b": pad_b, "odt": numpy_dtype_name(odt)},
             out, tile_elems=te, ins=(A.key,) if bkey is None else (A.key, bkey), outs=(out,))
     return out
 
@@ -149,7 +157,7 @@ def unary(opname: str, a: Any, fn: str, *, dtypes: frozenset | None = None,
                 "internal constant is built at full tile shape); use x / (1 + exp(-x))", op=opname)
     out = new_out(tr, A.shape, odt, opname, valid=A.valid_shape)
     tr.emit(opname, "unary", {"a": A.key, "out": out.key, "fn": fn, "arg": arg, "compute_float": compute_float,
-                              "odt": numpy_dtype(odt).name}, out, tile_elems=te, ins=(A.key,), outs=(out,))
+                              "odt": numpy_dtype_name(odt)}, out, tile_elems=te, ins=(A.key,), outs=(out,))
     return out
 
 
@@ -464,7 +472,7 @@ def where(condition: Any, input: Any, other: Any) -> Tensor:
     te = check_tile(tr, "where", len(shape), dtype=dt)
     out = new_out(tr, shape, dt, "where")
     tr.emit("where", "where", {"c": C.key, "i": ik, "o": ok_, "iv": iv, "ov": ov, "out": out.key,
-                               "odt": numpy_dtype(dt).name},
+                               "odt": numpy_dtype_name(dt)},
             out, tile_elems=te, ins=tuple(k for k in (C.key, ik, ok_) if k is not None), outs=(out,))
     return out
 

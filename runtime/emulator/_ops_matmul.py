@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from runtime.emulator._enums import DataType, ReLuType, bytes_of, numpy_dtype
+from runtime.emulator._enums import DataType, ReLuType, bytes_of, numpy_dtype_name
 from runtime.emulator._ops_core import new_out, reader
 from runtime.emulator._registry import op
 from runtime.emulator._symbolic import SymbolicScalar
@@ -128,7 +128,7 @@ def matmul(input: Any, mat2: Any, out_dtype: Any, *, a_trans: bool = False, b_tr
     tr.emit("matmul", "matmul", {"a": A.key, "b": B.key, "out": out.key, "a_trans": bool(a_trans),
                                  "b_trans": bool(b_trans), "is_int": A.dtype == DataType.DT_INT8, "bias": bias_key,
                                  "relu": relu, "scale": scale, "scale_key": scale_key,
-                                 "odt": numpy_dtype(out_dtype).name},
+                                 "odt": numpy_dtype_name(out_dtype)},
             out, kind="cube", tile_elems=tile_elems, ins=(A.key, B.key), outs=(out,),
             attrs={"a_trans": bool(a_trans), "b_trans": bool(b_trans), "out_dtype": out_dtype.name})
     return out

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime.emulator._enums import FLOAT_TYPES, DataType, numpy_dtype
+from runtime.emulator._enums import FLOAT_TYPES, DataType, numpy_dtype_name
 from runtime.emulator._ops_core import check_tile, new_out, reader
 from runtime.emulator._ops_math import FI, F, binary
 from runtime.emulator._registry import op
@@ -50,7 +50,7 @@ def _reduce(opname: str, input: Any, dim: Any, keepdim: bool, fn: str, dtypes: f
     odt = out_dtype if out_dtype is not None else A.dtype
     out = new_out(tr, oshape, odt, opname)
     tr.emit(opname, "reduce", {"a": A.key, "out": out.key, "fn": fn, "ax": ax, "rank": A.dim,
-                               "keepdim": bool(keepdim), "odt": numpy_dtype(odt).name},
+                               "keepdim": bool(keepdim), "odt": numpy_dtype_name(odt)},
             out, tile_elems=te, ins=(A.key,), outs=(out,), attrs={"dim": ax, "keepdim": bool(keepdim)})
     return out
 
@@ -116,7 +116,7 @@ def var(input: Any, dim: Any = None, *, correction: int = 1, keepdim: bool = Fal
         [s for d, s in enumerate(A.shape) if d not in axes] or [1]
     out = new_out(tr, oshape, A.dtype, "var")
     tr.emit("var", "var", {"a": A.key, "out": out.key, "axes": axes, "correction": correction, "keepdim": bool(keepdim),
-                           "odt": numpy_dtype(A.dtype).name},
+                           "odt": numpy_dtype_name(A.dtype)},
             out, tile_elems=te, ins=(A.key,), outs=(out,), attrs={"dim": axes, "keepdim": bool(keepdim)})
     return out
 
@@ -129,7 +129,7 @@ def cumsum(input: Any, dim: int = -1) -> Tensor:
     ax = _axis(tr, "cumsum", dim, A.dim)
     te = check_tile(tr, "cumsum", A.dim, dtype=A.dtype)
     out = new_out(tr, A.shape, A.dtype, "cumsum")
-    tr.emit("cumsum", "cumsum", {"a": A.key, "out": out.key, "ax": ax, "odt": numpy_dtype(A.dtype).name},
+    tr.emit("cumsum", "cumsum", {"a": A.key, "out": out.key, "ax": ax, "odt": numpy_dtype_name(A.dtype)},
             out, tile_elems=te, ins=(A.key,), outs=(out,), attrs={"dim": ax})
     return out
 
@@ -142,7 +142,7 @@ def cumprod(input: Any, dim: int = -1) -> Tensor:
     ax = _axis(tr, "cumprod", dim, A.dim)
     te = check_tile(tr, "cumprod", A.dim, dtype=A.dtype)
     out = new_out(tr, A.shape, A.dtype, "cumprod")
-    tr.emit("cumprod", "cumprod", {"a": A.key, "out": out.key, "ax": ax, "odt": numpy_dtype(A.dtype).name},
+    tr.emit("cumprod", "cumprod", {"a": A.key, "out": out.key, "ax": ax, "odt": numpy_dtype_name(A.dtype)},
             out, tile_elems=te, ins=(A.key,), outs=(out,), attrs={"dim": ax})
     return out
 
@@ -159,7 +159,7 @@ def softmax(input: Any, dim: int = -1) -> Tensor:
     ax = _axis(tr, "softmax", dim, A.dim)
     te = check_tile(tr, "softmax", A.dim, dtype=A.dtype, align_error=True)
     out = new_out(tr, A.shape, A.dtype, "softmax")
-    tr.emit("softmax", "softmax", {"a": A.key, "out": out.key, "ax": ax, "rank": A.dim, "odt": numpy_dtype(A.dtype).name},
+    tr.emit("softmax", "softmax", {"a": A.key, "out": out.key, "ax": ax, "rank": A.dim, "odt": numpy_dtype_name(A.dtype)},
             out, tile_elems=te, ins=(A.key,), outs=(out,), attrs={"dim": ax})
     return out
 
@@ -174,7 +174,7 @@ def rms_norm(input: Any, gamma: Any = None, epsilon: float = 1e-6) -> Tensor:
     out = new_out(tr, A.shape, A.dtype, "rms_norm")
     gkey = G.key if G is not None else None
     tr.emit("rms_norm", "rms_norm", {"a": A.key, "g": gkey, "out": out.key, "eps": np.float32(epsilon),
-                                     "odt": numpy_dtype(A.dtype).name},
+                                     "odt": numpy_dtype_name(A.dtype)},
             out, tile_elems=te, ins=(A.key,) if gkey is None else (A.key, gkey), outs=(out,),
             attrs={"epsilon": float(epsilon)})
     return out

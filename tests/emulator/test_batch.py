@@ -125,3 +125,31 @@ def test_batch_fallback_keeps_counters_exact_and_reports_the_first_bad_iteration
     # no double counting from the abandoned batch: the per-iteration run does all 8 (poison is checked on the
     # final contents, then reported at its first write-back, iteration 4)
     assert s.counters.ops["assemble"] == 1 + 8
+
+
+@pypto.frontend.jit
+def padded(x: pypto.Tensor([pypto.DYNAMIC, C], pypto.DT_FP32), out: pypto.Tensor([pypto.DYNAMIC, C], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(T, C)
+    n = x.shape[0]
+    for i in pypto.loop(pypto.ceildiv(n, T)):
+        v = (n - i * T).min(T)
+        a = pypto.view(x, [T, C], [i * T, 0], valid_shape=[v, C])
+        pypto.assemble(pypto.fillpad(a * 2.0, "constant", 0.5), [i * T, 0], out)
+
+
+@pytest.mark.parametrize("rows", [64, 61])
+def test_batched_fillpad_matches_per_iteration(rows):
+    """fillpad runs batched on full tiles; a tail tile (valid rows < 8) runs per iteration - and here makes the
+    assemble leave the output, the same error both ways."""
+    x = np.random.default_rng(rows).standard_normal((rows, C)).astype(F32)
+    got = []
+    for record in (False, True):
+        out = np.zeros_like(x)
+        try:
+            with emu.session(emu.Options(record=record)) as s:
+                padded(x, out)
+            got.append((out.tobytes(), s.counters.model_dump(exclude={"batched_iterations"}), None))
+        except emu.EmulatorError as e:
+            got.append((None, None, (e.code, e.message)))
+    assert got[0] == got[1]
+    assert (got[0][2] is None) == (rows % T == 0)

@@ -26,6 +26,11 @@ STEPS = [
     "t = pypto.softmax(t, -1)",
     "t = pypto.reshape(pypto.reshape(t, [16, 16], inplace=True), [8, 32], inplace=True)",
     "t = pypto.matmul(t, w, pypto.DT_FP32)",
+    "t = pypto.tril(t, 1) + pypto.triu(t * 0.5, 2)",
+    "t = pypto.transpose(pypto.transpose(t, 0, 1) * 2.0, 0, 1)",
+    "t = pypto.permute(pypto.permute(t, [1, 0]) + 1.0, [1, 0])",
+    "t = pypto.gathermask(t, 7) - 0.25",
+    "t = t + pypto.sum(t, 0)",
 ]
 
 TEMPLATE = '''

@@ -21,8 +21,8 @@ from numpy.lib.stride_tricks import as_strided
 
 from runtime.emulator._buffers import is_poison
 from runtime.emulator._errors import EmulatorError
-from runtime.emulator.device._expr import compile_expr, compile_vector, loop_coef
-from runtime.emulator.device._kreg import np_dtype
+from runtime.emulator.device._expr import compile_expr, compile_vector, depends_on, loop_coef
+from runtime.emulator.device._kreg import KINDS, np_dtype
 from runtime.emulator.device._prepare import XOp
 
 __all__ = ["run_batched"]
@@ -63,6 +63,8 @@ def _analyse(node: Any) -> BatchPlan | bool:
         p = it.params
         if kind is None and it.brun is None:
             return False
+        if kind is None and _index_dependent(it, lid):
+            return False  # a batched op evaluates its expressions once, at the first iteration
         if kind == "assemble":
             if p["src"] not in produced or not p["owned"] or p["parallel"]:
                 return False
@@ -90,6 +92,20 @@ def _analyse(node: Any) -> BatchPlan | bool:
         return False
     plan.invariant_reads = reads - produced
     return plan
+
+
+def _index_dependent(it: Any, lid: int) -> bool:
+    """Whether an op's expression parameters (shapes, diagonals, fill values ...) change with loop ``lid``."""
+    for name, t in KINDS[it.kind].schema.items():
+        v = it.params.get(name)
+        if v is None:
+            continue
+        base = t.rstrip("?")
+        if base == "expr" and depends_on(v, lid):
+            return True
+        if base == "exprs" and any(depends_on(x, lid) for x in v):
+            return True
+    return False
 
 
 class _VecEnv:
@@ -248,8 +264,11 @@ def run_batched(node: Any, env: Any, rng: range) -> int:
         for it in plan.items:
             env.node = it
             _RULES.get(it.kind, _run_op)(batch, it)
-            env.perturb_result(it)
+            if env.noisy:
+                env.perturb_result(it)
             _account(env, it, kcount)
+            for k in it.free:
+                env.buf.pop(k, None)
     except EmulatorError:
         # fall back to the per-iteration interpreter (it owns the precise errors); the batch wrote nothing
         # that the sequential run will not write again identically, so only the counters are restored

@@ -59,6 +59,8 @@ class Env:
         self.masks: dict[int, np.ndarray] | None = {} if options.track_writes else None
         self.warnings: list[ExecWarning] = []
         self._warned: set[tuple] = set()
+        self.noisy = _noise_injector() is not None
+        """a test-mode noise injector is active (`perturb_result`); looked up once per call"""
 
     # writes into kernel arguments ---------------------------------------------------------------------
     def wrote(self, key: int, region: Any = None, arr: np.ndarray | None = None) -> None:

@@ -64,6 +64,8 @@ def _run_region(region: XRegion, env: Env) -> None:
     n = len(items)
     i = 0
     limited = env.max_steps is not None
+    noisy = env.noisy
+    buf = env.buf
     while i < n:
         it = items[i]
         t = type(it)
@@ -72,8 +74,12 @@ def _run_region(region: XRegion, env: Env) -> None:
             if limited:
                 env.step()
             it.run(env)
-            env.perturb_result(it)
+            if noisy:
+                env.perturb_result(it)
             _account(env, it)
+            if it.free:
+                for k in it.free:
+                    buf.pop(k, None)
         elif t is XGuard:
             val = it.cond(env)
             if bool(val) != it.taken:
@@ -83,6 +89,9 @@ def _run_region(region: XRegion, env: Env) -> None:
                 i = path.guard_pos[it.index]
         else:
             run_loop(it, env)
+            if it.free:
+                for k in it.free:
+                    buf.pop(k, None)
         i += 1
 
 

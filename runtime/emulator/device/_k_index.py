@@ -41,6 +41,12 @@ def _pad_to(env: Any, arr: np.ndarray, shape: tuple) -> tuple[np.ndarray, tuple]
     return res, arr.shape
 
 
+def _out_rank(op: Any) -> int | None:
+    """Rank of the op's first output (``Op.types``), None when the program does not say."""
+    types = getattr(op, "types", None)
+    return int(types[0][1]) if types else None
+
+
 def check_index(env: Any, idx: np.ndarray, n: int, opname: str) -> None:
     if idx.size and (idx.min() < -n or idx.max() >= n):
         raise env.error("EMU_INDEX_OOB", f"{opname}: index value out of range [0, {n}) "
@@ -48,8 +54,9 @@ def check_index(env: Any, idx: np.ndarray, n: int, opname: str) -> None:
 
 
 @kind("transpose", {"src": "key", "out": "key", "d0": "int", "d1": "int"}, reads=("src",))
-def build_transpose(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
+def build_transpose(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
     d0, d1 = p["d0"], p["d1"]
+    skey, okey, rank = p["src"], p["out"], _out_rank(op)
 
     def fn(env: Any, a: tuple) -> list:
         arr, v = a
@@ -57,18 +64,31 @@ def build_transpose(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
         vv[d0], vv[d1] = v[d1], v[d0]
         return [(np.ascontiguousarray(np.swapaxes(arr, d0, d1)), vv)]
 
-    return _simple([p["src"]], [p["out"]], fn), None
+    def brun(env: Any) -> None:
+        arr = env.buf[skey][0]
+        lead = arr.ndim - rank
+        env.buf[okey] = (np.ascontiguousarray(np.swapaxes(arr, lead + d0, lead + d1)), None)
+
+    return _simple([p["src"]], [p["out"]], fn), brun if rank is not None and d0 >= 0 and d1 >= 0 else None
 
 
 @kind("permute", {"src": "key", "out": "key", "dims": "ints"}, reads=("src",))
-def build_permute(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
+def build_permute(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
     dims = list(p["dims"])
+    skey, okey, rank = p["src"], p["out"], _out_rank(op)
 
     def fn(env: Any, a: tuple) -> list:
         arr, v = a
         return [(np.ascontiguousarray(np.transpose(arr, dims)), [v[d] for d in dims])]
 
-    return _simple([p["src"]], [p["out"]], fn), None
+    def brun(env: Any) -> None:
+        arr = env.buf[skey][0]
+        lead = arr.ndim - len(dims)
+        env.buf[okey] = (np.ascontiguousarray(np.transpose(arr, list(range(lead)) + [lead + d for d in dims])),
+                         None)
+
+    ok = rank == len(dims) and sorted(dims) == list(range(len(dims)))
+    return _simple([p["src"]], [p["out"]], fn), brun if ok else None
 
 
 @kind("concat", {"srcs": "keys", "out": "key", "ax": "int", "rank": "int"}, reads=("srcs",))
@@ -153,14 +173,18 @@ def build_gather(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
 
 @kind("gathermask", {"src": "key", "out": "key", "k": "int", "s": "int"},
       check=lambda p: None if 0 <= p["k"] < p["s"] <= 4 else "gathermask pattern out of range", reads=("src",))
-def build_gathermask(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
+def build_gathermask(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
     k, s = p["k"], p["s"]
+    skey, okey = p["src"], p["out"]
 
     def fn(env: Any, a: tuple) -> list:
         arr, v = a
         return [(np.ascontiguousarray(arr[..., k::s]), list(v[:-1]) + [(v[-1] - k + s - 1) // s])]
 
-    return _simple([p["src"]], [p["out"]], fn), None
+    def brun(env: Any) -> None:  # the last axis: the same with leading iteration axes
+        env.buf[okey] = (np.ascontiguousarray(env.buf[skey][0][..., k::s]), None)
+
+    return _simple([p["src"]], [p["out"]], fn), brun
 
 
 # ---- in-place ops -------------------------------------------------------------------------------------
@@ -313,15 +337,19 @@ def build_sort(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
 
 
 @kind("tri", {"src": "key", "out": "key", "diagonal": "expr", "lower": "bool"}, reads=("src",))
-def build_tri(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
+def build_tri(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
     diag = cx.expr(p["diagonal"])
     f = np.tril if p["lower"] else np.triu
+    skey, okey, rank = p["src"], p["out"], _out_rank(op)
 
     def fn(env: Any, a: tuple) -> list:
         arr, v = a
         return [(f(arr, diag(env)), v)]
 
-    return _simple([p["src"]], [p["out"]], fn), None
+    def brun(env: Any) -> None:  # numpy's tril/triu work on the last two axes whatever leads them
+        env.buf[okey] = (f(env.buf[skey][0], diag(env)), None)
+
+    return _simple([p["src"]], [p["out"]], fn), brun if rank is not None and rank >= 2 else None
 
 
 @kind("pad", {"src": "key", "out": "key", "widths": "ints", "value": "num"},
@@ -342,8 +370,12 @@ def build_pad(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
 
 
 @kind("fillpad", {"src": "key", "out": "key", "value": "num"}, reads=("src",))
-def build_fillpad(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
+def build_fillpad(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
     value = p["value"]
+    skey, okey = p["src"], p["out"]
+
+    def brun(env: Any) -> None:  # a batch holds fully valid tiles only: no padding to fill
+        env.buf[okey] = (env.buf[skey][0].copy(), None)
 
     def fn(env: Any, a: tuple) -> list:
         arr, v = a
@@ -352,7 +384,7 @@ def build_fillpad(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
         res[box] = arr[box]
         return [(res, res.shape)]
 
-    return _simple([p["src"]], [p["out"]], fn), None
+    return _simple([p["src"]], [p["out"]], fn), brun
 
 
 @kind("one_hot", {"src": "key", "out": "key", "num_classes": "int"},

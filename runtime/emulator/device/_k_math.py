@@ -139,7 +139,29 @@ def build_binary(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
         r = fn(compute(xa), compute(env.buf[bkey][0]) if bkey is not None else bval)
         env.buf[okey] = (r.astype(ond, copy=False), None)
 
-    return run, None if pad_a or pad_b else brun
+    rank = int(op.types[0][1]) if getattr(op, "types", None) else None
+
+    def _lead_pad(x: np.ndarray, pad: int) -> np.ndarray:
+        """Rank padding after the leading iteration axes (numpy would pad in front of them)."""
+        lead = x.ndim - (rank - pad)  # type: ignore[operator]
+        return x.reshape(x.shape[:lead] + (1,) * pad + x.shape[lead:])
+
+    def brun_pad(env: Any) -> None:
+        xa = env.buf[akey][0]
+        if pad_a:
+            xa = _lead_pad(xa, pad_a)
+        if bkey is not None:
+            xb = env.buf[bkey][0]
+            if pad_b:
+                xb = _lead_pad(xb, pad_b)
+            r = fn(compute(xa), compute(xb))
+        else:
+            r = fn(compute(xa), bval)
+        env.buf[okey] = (r.astype(ond, copy=False), None)
+
+    if not (pad_a or pad_b):
+        return run, brun
+    return run, brun_pad if rank is not None else None
 
 
 def _check_unary(p: dict[str, Any]) -> str | None:
