@@ -9,7 +9,12 @@ configured). The split:
                   (and re-read blobs) - no model is called;
   - orchestration: everything else (graph steps, SQLite checkpoints, MEMORY.md, git audit commits, bisect
                   for the debugger's context).
-Not a test: numbers depend on the machine. Issue 8's target: a fresh clone's `make demo` under 60 s.
+With ``--split``, the orchestration share is broken down by wrapping the parts that cost (wall ms per node
+transition, summed over the run): the intake's golden run (``check_op_dir``), checkpoint writes and reads
+(LangGraph's SqliteSaver, durability "sync"), MEMORY.md rendering and writing, the audit repository's git
+commands (each subprocess counted), trace events and flushes (fsync), and compiling the graph.
+Not a test: numbers depend on the machine. Issue 8's target: a fresh clone's `make demo` under 60 s; issue 31's:
+orchestration <= 20 ms per node transition.
 """
 
 from __future__ import annotations
@@ -26,8 +31,59 @@ OPS = sorted(p.parents[2].name for p in (ROOT / "workspace").glob("*/traces/defa
 """Every workspace op that ships a trace (the first four of issue 8 and those added since)."""
 
 
+SPLIT: dict[str, float] = {}
+
+
+def _wrap(modname: str, attr: str, label: str) -> None:
+    import functools
+    import importlib
+
+    obj = importlib.import_module(modname)
+    *path, name = attr.split(".")
+    for p in path:
+        obj = getattr(obj, p)
+    orig = getattr(obj, name)
+
+    @functools.wraps(orig)
+    def timed(*a, **k):  # noqa: ANN002, ANN003, ANN202
+        t = time.perf_counter()
+        try:
+            return orig(*a, **k)
+        finally:
+            SPLIT[label] = SPLIT.get(label, 0.0) + time.perf_counter() - t
+
+    setattr(obj, name, timed)
+
+
+def install_split() -> None:
+    """Time the parts of the orchestration (``--split``)."""
+    import git.cmd
+
+    _wrap("orchestrator.api", "check_op_dir", "intake: golden run + checks")
+    for m in ("put", "put_writes", "get_tuple", "setup"):
+        _wrap("langgraph.checkpoint.sqlite", f"SqliteSaver.{m}", f"checkpoint {m}")
+    _wrap("orchestrator.core.nodes._common", "write_memory", "MEMORY.md render+write")
+    _wrap("agents.trace._trace", "Trace.emit", "trace emit")
+    _wrap("agents.trace._trace", "Trace.flush", "trace flush (fsync)")
+    _wrap("orchestrator.core.driver", "compile_graph", "graph compile")
+    orig = git.cmd.Git.execute
+
+    def execute(self, command, *a, **k):  # noqa: ANN001, ANN002, ANN003, ANN202
+        t = time.perf_counter()
+        try:
+            return orig(self, command, *a, **k)
+        finally:
+            label = f"git {command[1] if isinstance(command, list) and len(command) > 1 else '?'}"
+            SPLIT[label] = SPLIT.get(label, 0.0) + time.perf_counter() - t
+            SPLIT["#" + label] = SPLIT.get("#" + label, 0) + 1
+
+    git.cmd.Git.execute = execute
+
+
 def one(op: str) -> dict[str, float]:
     from orchestrator import api
+
+    SPLIT.clear()
 
     with tempfile.TemporaryDirectory(prefix="forge-bench-") as tmp:
         op_dir = api.copy_op_inputs(ROOT / "workspace" / op, Path(tmp) / op)
@@ -39,23 +95,35 @@ def one(op: str) -> dict[str, float]:
     verification = result.timers.get("verifier", 0.0)
     replay_io = result.timers.get("agents", 0.0)
     return {"wall": wall, "verification": verification, "replay_io": replay_io,
-            "orchestration": wall - verification - replay_io, "transitions": float(result.transitions)}
+            "orchestration": wall - verification - replay_io, "transitions": float(result.transitions),
+            **{f"split:{k}": v for k, v in SPLIT.items()}}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--split", action="store_true", help="break the orchestration share down by part")
+    parser.add_argument("ops", nargs="*", help="only these workspace ops")
     args = parser.parse_args()
+    if args.split:
+        install_split()
     for var in ("FORGE_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY"):
         os.environ.pop(var, None)
     print(f"{'op':<20} {'wall s':>8} {'verify s':>9} {'replay I/O s':>13} {'orchestr. s':>12} "
           f"{'transitions':>12} {'ms/transition':>14}")
     for op in OPS:
+        if args.ops and op not in args.ops:
+            continue
         runs = [one(op) for _ in range(args.repeat)]
-        med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
-        per = 1000 * med["orchestration"] / max(med["transitions"], 1)
+        med = {k: statistics.median(r.get(k, 0.0) for r in runs) for k in runs[0]}
+        n = max(med["transitions"], 1)
+        per = 1000 * med["orchestration"] / n
         print(f"{op:<20} {med['wall']:8.2f} {med['verification']:9.2f} {med['replay_io']:13.3f} "
               f"{med['orchestration']:12.2f} {int(med['transitions']):12d} {per:14.1f}")
+        for k, v in sorted(((k[6:], v) for k, v in med.items() if k.startswith("split:") and "#" not in k),
+                           key=lambda kv: -kv[1]):
+            calls = med.get(f"split:#{k}")
+            print(f"    {k:<30} {1000 * v / n:7.1f} ms/transition" + (f" ({int(calls)} calls)" if calls else ""))
     print(f"(median of {args.repeat} run(s); load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
 
 

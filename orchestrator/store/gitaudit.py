@@ -15,6 +15,7 @@ import logging
 from pathlib import Path
 
 import git
+from git.refs.symbolic import SymbolicReference
 from pydantic import BaseModel, Field
 
 from orchestrator.store.paths import FORGE_DIR, GIT_DIR, sha256_bytes
@@ -28,6 +29,12 @@ _IDENTITY = {
     "GIT_COMMITTER_NAME": "PTO Forge",
     "GIT_COMMITTER_EMAIL": "forge@localhost",
 }
+
+
+_REPOS: dict[str, git.Repo] = {}
+"""git dir -> a GitPython Repo used only to read refs (pure Python)"""
+_LAST: dict[str, tuple[str, dict[str, str]]] = {}
+"""git dir -> (id, forge trailers) of the commit this process made last there"""
 
 
 class CommitInfo(BaseModel):
@@ -65,15 +72,34 @@ class AuditRepo:
         commits = self.log(limit=1)
         return commits[0] if commits else None
 
+    def head_sha(self) -> str | None:
+        """HEAD's commit id read from the ref files (no git process), None before the first commit."""
+        repo = _REPOS.get(str(self.git_dir))
+        if repo is None:
+            repo = _REPOS[str(self.git_dir)] = git.Repo(str(self.git_dir))
+        try:
+            return SymbolicReference.dereference_recursive(repo, "HEAD")
+        except ValueError:  # no commit yet
+            return None
+
     def commit(self, subject: str, trailers: dict[str, str], when: _dt.datetime | None = None) -> str:
         """Commit the whole work tree; idempotent when HEAD already carries the same trailers.
 
-        ``when`` (the run's clock) dates the commit, so a replayed run rebuilds the same history.
+        ``when`` (the run's clock) dates the commit, so a replayed run rebuilds the same history. Two git
+        processes per commit (add, commit): HEAD's id comes from the ref files, and its trailers from what this
+        process committed last when HEAD is still that commit (else from ``git log``, e.g. on resume).
         """
         self.ensure()
-        head = self.head()
-        if head is not None and head.trailers == {k: str(v) for k, v in trailers.items()}:
-            return head.sha
+        want = {k: str(v) for k, v in trailers.items()}
+        sha = self.head_sha()
+        known = _LAST.get(str(self.git_dir))
+        if sha is not None:
+            head_trailers = known[1] if known is not None and known[0] == sha else None
+            if head_trailers is None:
+                head = self.head()
+                head_trailers = head.trailers if head is not None else None
+            if head_trailers == want:
+                return sha
         self._git.add("-A")
         body = "\n".join(f"{k}: {v}" for k, v in trailers.items())
         env = {}
@@ -81,7 +107,10 @@ class AuditRepo:
             stamp = when.strftime("%Y-%m-%dT%H:%M:%S%z") or when.isoformat()
             env = {"GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp}
         self._git.commit("-q", "--allow-empty", "-m", f"{subject}\n\n{body}", env=env)
-        return self._git.rev_parse("HEAD").strip()
+        new = self.head_sha() or self._git.rev_parse("HEAD").strip()
+        # what `log` would parse back from this message (forge-* trailers, stripped values)
+        _LAST[str(self.git_dir)] = (new, {k: v.strip() for k, v in want.items() if k.startswith("forge-")})
+        return new
 
     def log(self, limit: int | None = None) -> list[CommitInfo]:
         """Commits newest first with parsed trailers."""
