@@ -6,7 +6,8 @@ The real wheel is never a dependency: point ``--pypto-python`` at the interprete
 environment with ``pip install pypto==0.2.0 sympy torch`` (spec/pypto-api.md §0.3). Each probe in
 ``bench/crosscheck_probes/`` is an unmodified PyPTO script that prints one ``RESULT ...`` line; it runs once
 under the real toolchain (SIM compiles and runs a cost model, no numbers, so only the outcome is compared)
-and once under ``python -m runtime.emulator``. The outcome compared is: ``ok``, the toolchain error code
+and once under ``python -m runtime.emulator --compat 0.2.0`` (the wheel's semantics; the default target is
+HEAD, whose differences tests/gym/test_fidelity.py lists). The outcome compared is: ``ok``, the toolchain error code
 (``F21004``, ``FC0000`` ...) when the real toolchain gives one, else the Python exception type.
 The emulator's interpreter needs torch too (the probes pass torch tensors, as real scripts do).
 """
@@ -58,7 +59,7 @@ def main() -> int:
     for probe in probes:
         with tempfile.TemporaryDirectory(prefix="xcheck-") as tmp:  # SIM writes output/ and ~/.pypto here
             real = outcome(run([args.pypto_python, str(probe)], Path(tmp)))
-            emu = outcome(run([sys.executable, "-m", "runtime.emulator", str(probe)], Path(tmp)))
+            emu = outcome(run([sys.executable, "-m", "runtime.emulator", "--compat", "0.2.0", str(probe)], Path(tmp)))
         same = real == emu
         agree += same
         show = lambda o: o[0] if o[0] == "ok" else f"{o[0]}:{o[1]}"  # noqa: E731

@@ -30,7 +30,7 @@ __all__ = ["decode_array", "dumps_arrays", "encode_array", "load_arrays", "loads
 
 _DTYPES = "__dtypes__"
 _STORAGE = {1: np.uint8, 2: np.uint16}
-_ML_DTYPES = frozenset({"bf16", "fp8e4m3", "fp8e5m2"})
+_ML_DTYPES = frozenset({"bf16", "fp8e4m3", "fp8e5m2", "fp8e8m0"})
 _UNREADABLE = (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile)
 
 

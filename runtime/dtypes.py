@@ -35,6 +35,7 @@ CANONICAL: dict[str, np.dtype] = {
     "fp64": np.dtype(np.float64),
     "fp8e4m3": np.dtype(ml_dtypes.float8_e4m3fn),
     "fp8e5m2": np.dtype(ml_dtypes.float8_e5m2),
+    "fp8e8m0": np.dtype(ml_dtypes.float8_e8m0fnu),
     "int8": np.dtype(np.int8),
     "int16": np.dtype(np.int16),
     "int32": np.dtype(np.int32),
@@ -60,6 +61,8 @@ _ALIASES: dict[str, str] = {
     "fp8_e4m3": "fp8e4m3",
     "float8_e5m2": "fp8e5m2",
     "fp8_e5m2": "fp8e5m2",
+    "float8_e8m0fnu": "fp8e8m0",
+    "fp8_e8m0": "fp8e8m0",
     "int": "int32",
     "bool_": "bool",
 }

@@ -1,56 +1,66 @@
-"""``python -m runtime.emulator [options] script.py [args]``: run an unmodified PyPTO script on the emulator.
+"""``python -m runtime.emulator [options] script.py | -m module | -c command [args]``: ``python`` on a device host.
 
-RunMode.SIM and RunMode.NPU both run on the emulator. The script runs as plain ``python script.py`` would
-run it (``__file__`` absolute, ``__name__ == "__main__"``, its folder first on ``sys.path``), plus:
+RunMode.SIM and RunMode.NPU both run on the emulator. What follows the options runs as plain ``python`` would
+run it: a script (``__file__`` absolute, ``__name__ == "__main__"``, its folder first on ``sys.path``, argv as
+typed), ``-m module`` (pytest included: argv[0] is the module's file, the working directory first on
+``sys.path``) or ``-c command`` (argv[0] ``-c``). On top of that, as on a machine with the real toolchain
+(``_device_host``):
 
-* ``import pypto`` is the emulator; ``import torch_npu`` is a stand-in that maps ``npu``/``npu:N`` to the CPU
+* ``import pypto`` is the emulator, following ``--compat`` (default ``head``, what gym code is written for),
+  with the real module's import side effects (torch loaded first, logging configured at DEBUG);
+* ``import torch`` loads a ``torch_npu`` stand-in that maps ``npu``/``npu:N``/device ``N`` to the CPU
   (see ``_torch_npu``);
 * child Python processes the script starts (``subprocess.run([sys.executable, ...])``, ``python3 ...``) run
-  under the emulator too, with the same options (a ``sitecustomize`` on their ``PYTHONPATH``);
+  under the emulator too, with the same options (a ``sitecustomize`` on their ``PYTHONPATH``) and the
+  ``PYTHONPATH`` the script gave them (an empty entry still means the working directory);
 * errors are one line at the user's own source line (the kernel line for kernel errors, the innermost frame
   of the script's code for anything else), never a location inside torch, numpy or the emulator.
 
-Exit codes: 0 ok, 1 kernel error, 2 usage error, 3 the script raised another exception (or exited non-zero).
+Exit codes: 0 ok, 1 kernel error, 2 usage error, 3 the script raised another exception (or exited non-zero:
+then its own status).
 """
 
 from __future__ import annotations
 
 import argparse
 import builtins
-import json
+import logging
 import os
+import runpy
 import sys
 import sysconfig
 import traceback
 import types
 from typing import Any
 
-from runtime.emulator import EmulatorError, Options, install, session
-from runtime.emulator._torch_npu import install_finder
+from runtime.emulator._device_host import CHILD_ENV, export_child_env, install_device_host
+from runtime.emulator._errors import EmulatorError
+from runtime.emulator._session import Options, session
+from runtime.targets import DEFAULT_TARGET, TARGETS
+
+__all__ = ["CHILD_ENV", "main", "options_from", "setup"]
 
 _PKG = os.path.dirname(os.path.abspath(__file__))
-_REPO = os.path.dirname(os.path.dirname(_PKG))
-_CHILD_DIR = os.path.join(_PKG, "_child")
-CHILD_ENV = "PTO_FORGE_EMULATOR_CHILD"
-"""Environment variable carrying the options (JSON) to child Python processes of the script."""
-
 _LIBRARY_DIRS = tuple(
     os.path.realpath(p) + os.sep
     for p in {sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")} | {_PKG}
     if p
 )
+_VALUED = {"--compat", "--out-of-bounds", "--poison-check", "--npuarch"}
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m runtime.emulator",
-        description="Run an unmodified PyPTO script (and the Python processes it starts) on the CPU emulator. "
-                    "The switches below choose how strict the emulator is; the defaults are the strict ones "
-                    "(docs/emulator-fidelity.md says what each reproduces of the real toolchain).",
+        usage="python -m runtime.emulator [options] (script.py | -m module | -c command) [args ...]",
+        description="Run an unmodified PyPTO script, module (e.g. -m pytest) or command, and the Python processes "
+                    "it starts, on the CPU emulator, as `python` runs it on a device host. The switches below "
+                    "choose the toolchain version and how strict the emulator is (docs/emulator-fidelity.md).",
     )
-    p.add_argument("--compat", choices=("0.2.0", "head"), default="0.2.0",
-                   help="API behaviour to follow: the pypto 0.2.0 wheel (default) or the repository HEAD "
-                        "(multi-axis broadcast, builtin min/max on symbols, HEAD-only runtime options)")
+    p.add_argument("--compat", choices=TARGETS, default=DEFAULT_TARGET,
+                   help=f"PyPTO version whose semantics to follow (default {DEFAULT_TARGET}, what gym code is "
+                        "written for): head = symbolic reshape dims, multi-axis broadcast, builtin min/max on "
+                        "symbols, HEAD-only runtime options; 0.2.0 = the runnable wheel, which rejects them")
     p.add_argument("--out-of-bounds", choices=("raise", "clip"), default="raise",
                    help="a view/assemble window leaving its tensor: raise EMU_VIEW_OOB (default) or clip it "
                         "like the 0.2.0 CPU oracle and warn")
@@ -58,19 +68,46 @@ def _parser() -> argparse.ArgumentParser:
                    help="NaN-poison check of uninitialized/padding data written to kernel arguments: on the "
                         "final argument contents (default), on every write-back in every loop iteration "
                         "(strictest), or off")
-    p.add_argument("--npuarch", default="DAV_2201", help="value of pypto.platform.npuarch (default DAV_2201 = A2/A3)")
+    p.add_argument("--npuarch", default="DAV_2201", help="value of pypto.platform.npuarch (default DAV_2201 = A2/A3; "
+                   "torch.npu.get_soc_version() follows it)")
     p.add_argument("--record", action="store_true", help="keep every traced op output per iteration (bisection)")
     p.add_argument("--no-torch-npu", action="store_true",
                    help="do not provide the torch_npu stand-in (a real torch_npu, if installed, is used)")
     p.add_argument("--quiet", action="store_true", help="no warning lines and no cost summary on stderr")
-    p.add_argument("script", help="the Python script to run")
-    p.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
+    p.add_argument("-m", dest="module", metavar="module", help="run a library module as a script (python -m)")
+    p.add_argument("-c", dest="command", metavar="command", help="run a program passed as a string (python -c)")
+    p.add_argument("script", nargs="?", help="the Python script to run, then its arguments")
     return p
+
+
+def _split(argv: list[str]) -> tuple[list[str], tuple[str, str] | None, list[str]]:
+    """(emulator options, ("script"|"-m"|"-c", what) or None, the target's arguments): what follows the first
+    script / ``-m module`` / ``-c command`` belongs to it, as with ``python``."""
+    opts: list[str] = []
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a in ("-m", "-c"):
+            if i + 1 >= len(argv):
+                return opts + [a], None, []
+            return opts, (a, argv[i + 1]), argv[i + 2:]
+        if a.startswith(("-m", "-c")) and not a.startswith("--"):  # -mpytest, -cprint(1)
+            return opts, (a[:2], a[2:]), argv[i + 1:]
+        if a == "--":
+            return (opts, ("script", argv[i + 1]), argv[i + 2:]) if i + 1 < len(argv) else (opts, None, [])
+        if not a.startswith("-") or a == "-":
+            return opts, ("script", a), argv[i + 1:]
+        opts.append(a)
+        if a in _VALUED and i + 1 < len(argv):
+            opts.append(argv[i + 1])
+            i += 1
+        i += 1
+    return opts, None, []
 
 
 def options_from(config: dict[str, Any]) -> Options:
     """The emulator Options for a CLI/child configuration (keys as produced by :func:`_config`)."""
-    kw: dict[str, Any] = {"compat": config.get("compat", "0.2.0"), "record": bool(config.get("record", False)),
+    kw: dict[str, Any] = {"compat": config.get("compat", DEFAULT_TARGET), "record": bool(config.get("record", False)),
                           "out_of_bounds": config.get("out_of_bounds", "raise"),
                           "npuarch": config.get("npuarch", "DAV_2201")}
     poison = config.get("poison_check", "final")
@@ -100,28 +137,26 @@ def user_frame(tb: Any) -> tuple[str, int] | None:
     return frames[-1].filename, frames[-1].lineno or 0
 
 
-def _child_env(config: dict[str, Any]) -> None:
-    """Child Python processes inherit this environment: they load the emulator through ``_child/sitecustomize``."""
-    os.environ[CHILD_ENV] = json.dumps(config)
-    parts = [_CHILD_DIR, _REPO] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(parts))
-
-
 def setup(config: dict[str, Any]) -> None:
-    """Install the emulator as ``pypto`` (and the torch_npu stand-in) in this process."""
-    install()
-    if config.get("torch_npu", True):
-        install_finder()
+    """Make this process a device host: ``pypto`` is the emulator (with the real module's import side effects),
+    and unless disabled, ``torch`` loads the torch_npu stand-in."""
+    logging.getLogger("runtime").setLevel(logging.INFO)  # `import pypto` sets DEBUG on the root logger
+    install_device_host(torch_npu=config.get("torch_npu", True))
 
 
-def _run_main(script: str) -> None:
-    """Execute ``script`` as ``__main__`` the way ``python script.py`` does (``runpy.run_path`` would rewrite
-    ``sys.argv[0]``; plain python leaves it as typed and makes only ``__file__`` absolute)."""
-    with open(script, "rb") as fh:
-        code = compile(fh.read(), script, "exec", dont_inherit=True)  # not our __future__ flags
+def _fresh_main(filename: str) -> types.ModuleType:
     main_mod = types.ModuleType("__main__")
-    main_mod.__dict__.update({"__file__": script, "__builtins__": builtins, "__cached__": None,
+    main_mod.__dict__.update({"__file__": filename, "__builtins__": builtins, "__cached__": None,
                               "__loader__": None, "__spec__": None, "__package__": None})
+    if filename == "<string>":
+        del main_mod.__dict__["__file__"]
+    return main_mod
+
+
+def _exec_main(code: Any, filename: str) -> None:
+    """Execute ``code`` as ``__main__`` the way ``python script.py`` / ``python -c`` do (``runpy.run_path`` would
+    rewrite ``sys.argv[0]``; plain python leaves it as typed and makes only ``__file__`` absolute)."""
+    main_mod = _fresh_main(filename)
     saved = sys.modules.get("__main__")
     sys.modules["__main__"] = main_mod
     try:
@@ -131,28 +166,55 @@ def _run_main(script: str) -> None:
             sys.modules["__main__"] = saved
 
 
+def _run(kind: str, what: str, args: list[str]) -> None:
+    """Run the target with ``sys.argv``/``sys.path[0]`` as python sets them (``what``: an absolute script path)."""
+    if kind == "script":
+        with open(what, "rb") as fh:
+            code = compile(fh.read(), what, "exec", dont_inherit=True)  # not our __future__ flags
+        sys.argv = [sys.argv[0], *args]  # argv[0] as typed (set by main)
+        sys.path.insert(0, os.path.dirname(what))
+        _exec_main(code, what)
+    elif kind == "-c":
+        sys.argv = ["-c", *args]
+        sys.path.insert(0, "")
+        _exec_main(compile(what, "<string>", "exec", dont_inherit=True), "<string>")
+    else:
+        sys.argv = [what, *args]  # runpy sets argv[0] to the module's file, as python -m does
+        sys.path.insert(0, os.getcwd())
+        runpy.run_module(what, run_name="__main__", alter_sys=True)
+
+
+def _usage_error(message: str) -> int:
+    print(f"runtime.emulator: {message}", file=sys.stderr)
+    return 2
+
+
 def main(argv: list[str] | None = None) -> int:
-    ns = _parser().parse_args(sys.argv[1:] if argv is None else argv)
-    script = ns.script
-    if os.path.isdir(script):
-        tests = sorted(n for n in os.listdir(script) if n.startswith("test_") and n.endswith(".py"))
-        hint = f" (e.g. {os.path.join(script, tests[0])})" if tests else ""
-        print(f"runtime.emulator: {script} is a directory; give the script to run{hint}", file=sys.stderr)
-        return 2
-    if not os.path.isfile(script):
-        print(f"runtime.emulator: no such script: {script}", file=sys.stderr)
-        return 2
-    script = os.path.abspath(script)
+    raw = sys.argv[1:] if argv is None else argv
+    opts, target, args = _split(raw)
+    parser = _parser()
+    ns = parser.parse_args(opts)  # a trailing -m/-c without its value stays in opts: argparse reports it
+    if target is None:
+        return _usage_error("give the script to run, -m module or -c command (see --help)")
+    kind, what = target
+    if kind == "script":
+        if os.path.isdir(what):
+            tests = sorted(n for n in os.listdir(what) if n.startswith("test_") and n.endswith(".py"))
+            hint = f" (e.g. {os.path.join(what, tests[0])})" if tests else ""
+            return _usage_error(f"{what} is a directory; give the script to run{hint}")
+        if not os.path.isfile(what):
+            return _usage_error(f"no such script: {what}")
+    elif not what:
+        return _usage_error(f"{kind} needs a value")
     config = _config(ns)
     setup(config)
-    _child_env(config)
+    export_child_env(config, os.environ.get("PYTHONPATH") or None)
     old_argv, old_path0 = sys.argv, list(sys.path)
-    sys.argv = [ns.script, *ns.args]
-    sys.path.insert(0, os.path.dirname(script))
+    sys.argv = [what]
     rc = 0
     with session(options=options_from(config)) as s:
         try:
-            _run_main(script)
+            _run(kind, os.path.abspath(what) if kind == "script" else what, args)
         except EmulatorError as e:
             if e.file is None:
                 loc = user_frame(e.__traceback__)

@@ -56,7 +56,7 @@ _TO_NAME: dict[DataType, str] = {
     DataType.DT_BF16: "bf16", DataType.DT_UINT8: "uint8", DataType.DT_UINT16: "uint16",
     DataType.DT_UINT32: "uint32", DataType.DT_UINT64: "uint64", DataType.DT_BOOL: "bool",
     DataType.DT_DOUBLE: "fp64", DataType.DT_FP8E5M2: "fp8e5m2", DataType.DT_FP8E4M3: "fp8e4m3",
-    DataType.DT_HF8: "uint8", DataType.DT_FP8: "uint8",
+    DataType.DT_HF8: "uint8", DataType.DT_FP8: "uint8", DataType.DT_FP8E8M0: "fp8e8m0",
 }
 _FROM_NAME: dict[str, DataType] = {
     "int8": DataType.DT_INT8, "int16": DataType.DT_INT16, "int32": DataType.DT_INT32,
@@ -64,12 +64,13 @@ _FROM_NAME: dict[str, DataType] = {
     "bf16": DataType.DT_BF16, "uint8": DataType.DT_UINT8, "uint16": DataType.DT_UINT16,
     "uint32": DataType.DT_UINT32, "uint64": DataType.DT_UINT64, "bool": DataType.DT_BOOL,
     "fp64": DataType.DT_DOUBLE, "fp8e5m2": DataType.DT_FP8E5M2, "fp8e4m3": DataType.DT_FP8E4M3,
+    "fp8e8m0": DataType.DT_FP8E8M0,
 }
 _BYTES = {DataType.DT_INT4: 1, DataType.DT_FP8: 1, DataType.DT_HF4: 1, DataType.DT_HF8: 1,
-          DataType.DT_FP8E8M0: 1, DataType.DT_FP4_E2M1X2: 1, DataType.DT_FP4_E1M2X2: 1}
+          DataType.DT_FP4_E2M1X2: 1, DataType.DT_FP4_E1M2X2: 1}
 
 FLOAT_TYPES = frozenset({DataType.DT_FP16, DataType.DT_FP32, DataType.DT_BF16, DataType.DT_DOUBLE,
-                         DataType.DT_FP8E5M2, DataType.DT_FP8E4M3})
+                         DataType.DT_FP8E5M2, DataType.DT_FP8E4M3, DataType.DT_FP8E8M0})
 INT_TYPES = frozenset({DataType.DT_INT8, DataType.DT_INT16, DataType.DT_INT32, DataType.DT_INT64,
                        DataType.DT_UINT8, DataType.DT_UINT16, DataType.DT_UINT32, DataType.DT_UINT64})
 

@@ -43,6 +43,11 @@ def _is_torch(x: Any) -> bool:
     return type(x).__module__.split(".")[0] == "torch" and hasattr(x, "detach")
 
 
+# torch dtypes the real toolchain takes (pypto 0.2.0 converter) that numpy has no dtype for -> ml_dtypes type
+_ML_VIEWS = {"torch.bfloat16": "bfloat16", "torch.float8_e4m3fn": "float8_e4m3fn", "torch.float8_e5m2": "float8_e5m2",
+             "torch.float8_e8m0fnu": "float8_e8m0fnu"}
+
+
 def to_numpy_view(x: Any, pname: str) -> np.ndarray:
     """A numpy array sharing memory with the argument (numpy as is; torch CPU tensors through .numpy())."""
     if isinstance(x, np.ndarray):
@@ -62,10 +67,14 @@ def to_numpy_view(x: Any, pname: str) -> np.ndarray:
         t = x.detach()
         if t.dim() == 0:
             t = t.reshape(1)
-        if t.dtype == torch.bfloat16:
+        if str(t.dtype).startswith("torch.float4_"):
+            raise py_error("NotImplementedError", f"{t.dtype} (DT_FP4_E2M1X2 / DT_FP4_E1M2X2, two values per byte) is "
+                           f"accepted by the real toolchain but not emulated (argument '{pname}')")
+        ml = _ML_VIEWS.get(str(t.dtype))
+        if ml is not None:  # no numpy dtype in torch: share the bytes, reinterpret them as the ml_dtypes type
             import ml_dtypes
 
-            return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+            return t.view(torch.uint8 if t.element_size() == 1 else torch.int16).numpy().view(getattr(ml_dtypes, ml))
         try:
             return t.numpy()
         except TypeError as exc:

@@ -20,10 +20,11 @@ from runtime.emulator._scalar import Element
 from runtime.emulator._session import current_session
 from runtime.emulator._symbolic import SymbolicScalar, sym_max, sym_min
 from runtime.emulator._tensor import Tensor
-from runtime.emulator._trace import loop_flag
+from runtime.emulator._trace import current_tracer, loop_flag
 from runtime.emulator._trace_interp import cond, loop, loop_unroll
+from runtime.targets import DEFAULT_TARGET
 
-__all__ = ["API_SURFACE", "build_modules", "install"]
+__all__ = ["API_SURFACE", "MODULES", "build_modules", "install"]
 
 _SUBMODULES = ("frontend", "experimental", "platform", "operator")
 
@@ -50,8 +51,42 @@ def _platform_getattr(name: str) -> Any:
     raise AttributeError(f"module 'pypto.platform' has no attribute '{name}'")
 
 
+# Names of this module that the real pypto 0.2.0 wheel does not have (dir() of the installed wheel against
+# API_SURFACE; tests/gym/test_targets.py keeps the list honest). They are HEAD API: under compat 0.2.0 they
+# raise AttributeError as the wheel does; under head (the default) they resolve.
+HEAD_ONLY: frozenset[str] = frozenset({
+    "PrecisionType", "TopKAlgo", "acos", "acosh", "argmax", "argmin", "asin", "asinh", "atan", "atan2", "atanh",
+    "atomic_add", "cosh", "cumprod", "deinterleave", "dequantize", "erf", "erfc", "floor_div", "gather_in_l1",
+    "gather_in_ub", "get_runtime_options", "interleave", "isnan", "jit", "move", "online_softmax",
+    "online_softmax_update", "permute", "quant_mx", "quantize", "set_runtime_options", "sinh", "sort", "tan",
+    "tanh",
+})
+_HEAD_NS: dict[str, Any] = {}
+
+
+def _target() -> str:
+    """The target of the kernel being traced, else of the session, else the default."""
+    tr = current_tracer()
+    if tr is not None:
+        return tr.options.compat
+    s = current_session()
+    return s.options.compat if s is not None else DEFAULT_TARGET
+
+
 def _module_getattr(name: str) -> Any:
+    if name in _HEAD_NS:
+        if _target() == "head":
+            return _HEAD_NS[name]
+        raise AttributeError(f"module 'pypto' has no attribute '{name}' (pypto 0.2.0 has no such name; it is HEAD "
+                             "API: target head, e.g. --compat head)")
     raise AttributeError(f"module 'pypto' has no attribute '{name}'")
+
+
+def _module_dir() -> list[str]:
+    names = set(_MODULES["pypto"].__dict__)
+    if _target() == "head":
+        names |= set(_HEAD_NS)
+    return sorted(names)
 
 
 def build_modules() -> dict[str, types.ModuleType]:
@@ -88,8 +123,11 @@ def build_modules() -> dict[str, types.ModuleType]:
     for name in UNSUPPORTED:
         if name not in ns:
             ns[name] = unsupported_stub(name)
+    for name in HEAD_ONLY & set(ns):
+        _HEAD_NS[name] = ns.pop(name)
     root.__dict__.update(ns)
     root.__dict__["__getattr__"] = _module_getattr  # module-level __getattr__ (PEP 562)
+    root.__dict__["__dir__"] = _module_dir
     root.__path__ = []  # a package, so `import pypto.frontend` works
 
     frontend = types.ModuleType("pypto.frontend")
@@ -98,7 +136,7 @@ def build_modules() -> dict[str, types.ModuleType]:
     experimental.__dict__.update({
         "set_operation_options": _options.set_operation_options,
         "get_operation_options": _options.get_operation_options,
-        "gather_in_ub": ns["gather_in_ub"], "gather_in_l1": ns["gather_in_l1"], "conv": ns["conv"],
+        "gather_in_ub": _HEAD_NS["gather_in_ub"], "gather_in_l1": _HEAD_NS["gather_in_l1"], "conv": ns["conv"],
         "transposed_batchmatmul": unsupported_stub_named("transposed_batchmatmul"),
     })
     platform = types.ModuleType("pypto.platform")
@@ -118,10 +156,12 @@ def unsupported_stub_named(name: str) -> Any:
 
 
 _MODULES: dict[str, types.ModuleType] = build_modules()
+MODULES = _MODULES
+"""The emulated ``pypto`` and its submodules by module name (one set per process)."""
 
 
 def _surface() -> frozenset[str]:
-    names = {n for n in _MODULES["pypto"].__dict__ if not n.startswith("_")}
+    names = {n for n in _MODULES["pypto"].__dict__ if not n.startswith("_")} | set(_HEAD_NS)
     for sub in _SUBMODULES:
         names |= {f"{sub}.{n}" for n in _MODULES[f"pypto.{sub}"].__dict__ if not n.startswith("_")}
     names.add("platform.npuarch")

@@ -16,7 +16,7 @@ __all__ = ["cast_array", "compute", "narrow_float"]
 
 _F32 = np.dtype(np.float32)
 _LOW = {np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16), np.dtype(ml_dtypes.float8_e4m3fn),
-        np.dtype(ml_dtypes.float8_e5m2)}
+        np.dtype(ml_dtypes.float8_e5m2), np.dtype(ml_dtypes.float8_e8m0fnu)}
 
 
 def compute(arr: np.ndarray) -> np.ndarray:

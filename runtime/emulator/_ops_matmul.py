@@ -14,6 +14,8 @@ from runtime.emulator._trace import Tracer, current_scope, require_tracer
 __all__ = ["check_cube_tiles", "matmul"]
 
 _FP8 = {DataType.DT_FP8E4M3, DataType.DT_FP8E5M2, DataType.DT_HF8, DataType.DT_FP8}
+_OUT_ANY = {DataType.DT_FP32, DataType.DT_FP16, DataType.DT_BF16, DataType.DT_INT32}
+_OUT_HEAD = {DataType.DT_INT8}
 _OUT = {
     DataType.DT_FP16: {DataType.DT_FP16, DataType.DT_FP32},
     DataType.DT_BF16: {DataType.DT_BF16, DataType.DT_FP32},
@@ -79,7 +81,16 @@ def matmul(input: Any, mat2: Any, out_dtype: Any, *, a_trans: bool = False, b_tr
         raise tr.pyerror("ValueError", "Non-FP8 inputs require identical dtypes.", op="matmul")
     if A.dtype == DataType.DT_FP32 and (A.format != 0 or B.format != 0):
         raise tr.pyerror("ValueError", "Input tensor with DT_FP32 must use ND format.", op="matmul")
-    allowed = _OUT.get(A.dtype, {DataType.DT_FP16, DataType.DT_BF16, DataType.DT_FP32})
+    if out_dtype not in _OUT_ANY and not (tr.options.compat == "head" and out_dtype in _OUT_HEAD):
+        # the real 0.2.0 checks the output dtype first (probe t03); HEAD adds INT8 (fixpipe quantisation)
+        raise tr.error("FC3002", "Unsupported output data type. Only DT_FP32, DT_FP16, DT_BF16, DT_INT32 are "
+                       f"supported. (matmul {A.dtype.name} x {B.dtype.name} -> {out_dtype.name})", op="matmul")
+    if A.dtype in _FP8 and tr.options.npuarch != "DAV_3510":
+        raise tr.error("FC3000", "When operand1 data type is DT_FP8E5M2/E4M3 or FP4_E2M1X2/E1M2X2, only DAV_3510 "
+                       f"architecture is supported. (npuarch is {tr.options.npuarch}; the FP8 cube exists on the "
+                       "Ascend 950: run with --npuarch DAV_3510)", op="matmul")
+    allowed = _OUT.get(A.dtype, {DataType.DT_FP16, DataType.DT_BF16, DataType.DT_FP32} | (
+        {DataType.DT_INT8} if tr.options.compat == "head" else set()))
     if out_dtype not in allowed:
         raise tr.error("FC3002", f"matmul: {A.dtype.name} x {B.dtype.name} -> {out_dtype.name} is not supported "
                        f"(allowed: {', '.join(sorted(d.name for d in allowed))})", op="matmul")

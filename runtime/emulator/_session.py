@@ -18,6 +18,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from runtime.emulator._errors import Diagnostic
+from runtime.targets import DEFAULT_TARGET, Target
 
 __all__ = ["CostCounters", "OpRecord", "Options", "Session", "current_session", "session"]
 
@@ -33,9 +34,10 @@ class Options:
         record_limit: stop recording after this many records (protects memory); 0 = unlimited.
         out_of_bounds: ``"raise"`` (default) reports a view/assemble window leaving its tensor as an error;
             ``"clip"`` clips views like the 0.2.0 CPU oracle does (valid extent shrinks) and only warns.
-        compat: ``"0.2.0"`` (default) enforces the behaviour of the runnable wheel (single-axis broadcast,
-            builtin ``min/max`` on symbols fail); ``"head"`` follows the repo HEAD (multi-axis broadcast warns,
-            builtin 2-arg ``min/max`` on symbols map to ``pypto.min/max``).
+        compat: the PyPTO version whose semantics the run follows (``runtime.targets``): ``"head"`` (default,
+            what user code is written for: symbolic reshape dims, multi-axis broadcast with a warning, builtin
+            2-arg ``min/max`` on symbols, HEAD-only runtime options) or ``"0.2.0"`` (the runnable wheel, which
+            rejects those). The differences are listed with a probe each in docs/emulator-fidelity.md.
         npuarch: value of ``pypto.platform.npuarch`` (``DAV_2201`` = A2/A3, ``DAV_3510`` = Ascend 950).
         check_poison: check kernel arguments for the NaN poison that marks padding outside ``valid_shape`` and
             uninitialized memory.
@@ -49,7 +51,7 @@ class Options:
     record: bool = False
     record_limit: int = 200_000
     out_of_bounds: Literal["raise", "clip"] = "raise"
-    compat: Literal["0.2.0", "head"] = "0.2.0"
+    compat: Target = DEFAULT_TARGET
     npuarch: str = "DAV_2201"
     check_poison: bool = True
     poison_check: Literal["final", "iteration"] = "final"

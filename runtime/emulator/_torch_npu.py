@@ -1,13 +1,20 @@
 """A ``torch_npu`` stand-in for running NPU test scripts on the CPU (only under ``python -m runtime.emulator``).
 
 Gym test scripts ``import torch_npu``, call ``torch.npu.set_device/synchronize`` and build tensors on
-``"npu:N"``. On this machine there is no NPU, so the stand-in maps every NPU device to the CPU:
+``"npu:N"`` or on ``device=0``. On this machine there is no NPU, so the stand-in maps every NPU device to the
+CPU:
 
 * ``import torch_npu`` gives this module's ``build_module()`` result and patches ``torch`` (once per process);
-* device arguments ``"npu"``, ``"npu:N"`` and ``torch.device("npu:N")`` given to tensor factories and to
-  ``Tensor.to`` mean the CPU; ``Tensor.npu()`` returns the tensor itself;
-* ``torch.npu.*`` device calls (``set_device``, ``synchronize``, ``current_device``, ``empty_cache`` ...) are
-  no-ops that return what a one-device machine would.
+  ``import torch`` loads it by itself, as torch >= 2.5 auto-loads the real one through its device-backend
+  entry point (:func:`install_autoload`; ``TORCH_DEVICE_BACKEND_AUTOLOAD=0`` turns that off, as in torch);
+* device arguments ``"npu"``, ``"npu:N"``, ``torch.device("npu:N")`` and a bare index ``N`` (which means the
+  NPU on a device host) given to tensor factories and to ``Tensor.to`` mean the CPU; ``Tensor.npu()``
+  returns the tensor itself;
+* ``torch.npu.*`` device calls (``set_device``, ``synchronize``, ``current_device``, ``empty_cache``,
+  ``config.allow_internal_format``, ``get_soc_version`` ...) return what a one-device machine would;
+  ``get_soc_version`` follows ``--npuarch`` (A2/A3: 220 = Ascend910B1, DAV_3510: 260 = Ascend950);
+* the ``torch_npu`` ops the gym calls outside kernels (``npu_rms_norm``, ``npu_format_cast``,
+  ``get_npu_format``, ``Format``) compute on the CPU; formats are bookkeeping only (data stays ND).
 
 It is never installed by ``runtime.emulator.install()`` (the verifier's sandbox does not need it): only the
 script runner registers it, so a real ``torch_npu`` is never shadowed in a library process.
@@ -15,16 +22,22 @@ script runner registers it, so a real ``torch_npu`` is never shadowed in a libra
 
 from __future__ import annotations
 
+import contextlib
+import enum
 import functools
 import importlib.abc
 import importlib.machinery
 import logging
+import os
 import sys
+import time
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["NpuFinder", "build_module", "install_finder", "map_device"]
+from runtime.emulator._session import current_session
+
+__all__ = ["NpuFinder", "build_module", "install_autoload", "install_finder", "map_device"]
 
 log = logging.getLogger(__name__)
 
@@ -34,16 +47,44 @@ _FACTORIES = (
     "randint_like", "empty_strided", "normal", "tril_indices", "triu_indices",
 )
 _PATCHED = "_pto_forge_npu_patched"
+_FORMAT_ATTR = "_pto_forge_npu_format"
+
+# torch_npu's SocVersion numbers for the architectures ``--npuarch`` names (the gym's conftest tells the
+# Ascend 950 by 260 and treats everything else as the 910 family)
+_SOC_VERSION = {"DAV_2201": 220, "DAV_3510": 260}
+_SOC_NAME = {220: "Ascend910B1", 260: "Ascend950"}
+
+
+class Format(enum.IntEnum):
+    """ACL storage formats (``torch_npu.Format``); the stand-in keeps data ND whatever the format says."""
+
+    UNDEFINED = -1
+    NCHW = 0
+    NHWC = 1
+    ND = 2
+    NC1HWC0 = 3
+    FRACTAL_Z = 4
+    NC1HWC0_C04 = 12
+    HWCN = 16
+    NDHWC = 27
+    FRACTAL_NZ = 29
+    NCDHW = 30
+    NDC1HWC0 = 32
+    FRACTAL_Z_3D = 33
 
 
 def _is_npu(dev: Any) -> bool:
+    if isinstance(dev, bool):
+        return False
+    if isinstance(dev, int):  # a bare index means the NPU on a device host (torch_npu is the accelerator)
+        return True
     if isinstance(dev, str):
         return dev == "npu" or dev.startswith("npu:")
     return type(dev).__name__ == "device" and getattr(dev, "type", None) == "npu"
 
 
 def map_device(dev: Any) -> Any:
-    """``"npu"``, ``"npu:N"`` or an npu ``torch.device`` -> ``"cpu"``; anything else unchanged."""
+    """``"npu"``, ``"npu:N"``, an npu ``torch.device`` or a bare index ``N`` -> ``"cpu"``; anything else unchanged."""
     return "cpu" if _is_npu(dev) else dev
 
 
@@ -68,6 +109,12 @@ def _wrap_to(fn: Callable) -> Callable:
     return to
 
 
+def soc_version() -> int:
+    """The SocVersion number of the architecture the emulator runs as (``--npuarch``)."""
+    s = current_session()
+    return _SOC_VERSION.get(s.options.npuarch if s is not None else "DAV_2201", 220)
+
+
 def _npu_namespace(torch: Any) -> types.ModuleType:
     state = {"device": 0}
 
@@ -76,6 +123,8 @@ def _npu_namespace(torch: Any) -> types.ModuleType:
             state["device"] = device
         elif isinstance(device, str) and ":" in device:
             state["device"] = int(device.rsplit(":", 1)[1])
+        elif getattr(device, "index", None) is not None:
+            state["device"] = int(device.index)
 
     def noop(*_a: Any, **_k: Any) -> None:
         return None
@@ -90,18 +139,94 @@ def _npu_namespace(torch: Any) -> types.ModuleType:
         def wait_stream(self, *_a: Any) -> None:
             return None
 
+        def wait_event(self, *_a: Any) -> None:
+            return None
+
+        def query(self) -> bool:
+            return True
+
+    class _Event:
+        """Host-clock timing event (``elapsed_time`` in milliseconds, like the device's)."""
+
+        def __init__(self, *_a: Any, **_k: Any) -> None:
+            self._t: float | None = None
+
+        def record(self, *_a: Any) -> None:
+            self._t = time.perf_counter()
+
+        def synchronize(self) -> None:
+            return None
+
+        def wait(self, *_a: Any) -> None:
+            return None
+
+        def query(self) -> bool:
+            return True
+
+        def elapsed_time(self, end: _Event) -> float:
+            if self._t is None or end._t is None:
+                raise RuntimeError("Both events must be recorded before calculating elapsed time.")
+            return (end._t - self._t) * 1000.0
+
+    @contextlib.contextmanager
+    def _context(*_a: Any, **_k: Any) -> Iterator[None]:
+        yield
+
     def manual_seed(seed: Any) -> None:  # npu tensors are CPU tensors: seed the CPU generator
         torch.default_generator.manual_seed(int(seed))
+
+    def get_device_name(*_a: Any) -> str:
+        return _SOC_NAME.get(soc_version(), "Ascend910B1")
+
+    config = types.ModuleType("torch_npu.npu.config", "torch_npu.npu.config of the stand-in (flags are recorded)")
+    config.__dict__.update(allow_internal_format=False)
 
     mod = types.ModuleType("torch.npu", "torch.npu of the PTO Forge torch_npu stand-in (device calls are no-ops)")
     mod.__dict__.update(
         set_device=set_device, synchronize=noop, current_device=lambda: state["device"],
         device_count=lambda: 1, is_available=lambda: True, empty_cache=noop, manual_seed=manual_seed,
-        manual_seed_all=manual_seed, set_compile_mode=noop, current_stream=lambda *_a: _Stream(),
-        Stream=_Stream, reset_peak_memory_stats=noop, max_memory_allocated=lambda *_a: 0,
-        memory_allocated=lambda *_a: 0, _is_in_bad_fork=lambda: False, is_initialized=lambda: True,
+        manual_seed_all=manual_seed, seed=noop, seed_all=noop, set_compile_mode=noop,
+        current_stream=lambda *_a: _Stream(), default_stream=lambda *_a: _Stream(), Stream=_Stream, Event=_Event,
+        stream=_context, device=_context, reset_peak_memory_stats=noop, reset_max_memory_allocated=noop,
+        max_memory_allocated=lambda *_a: 0, memory_allocated=lambda *_a: 0, memory_reserved=lambda *_a: 0,
+        max_memory_reserved=lambda *_a: 0, mem_get_info=lambda *_a: (0, 0), _is_in_bad_fork=lambda: False,
+        is_initialized=lambda: True, init=noop, get_soc_version=soc_version, get_device_name=get_device_name,
+        config=config, Format=Format,
     )
     return mod
+
+
+def npu_format_cast(tensor: Any, acl_format: Any, *_a: Any, **_k: Any) -> Any:
+    """``torch_npu.npu_format_cast``: the same data (a view), tagged with the format ``get_npu_format`` reports."""
+    fmt = int(acl_format)
+    if fmt == get_npu_format(tensor):
+        return tensor
+    out = tensor.view(tensor.shape)
+    setattr(out, _FORMAT_ATTR, fmt)
+    return out
+
+
+def npu_format_cast_(tensor: Any, acl_format: Any) -> Any:
+    """In-place ``npu_format_cast_(format or tensor)``: tags the tensor itself."""
+    setattr(tensor, _FORMAT_ATTR, get_npu_format(acl_format) if hasattr(acl_format, "shape") else int(acl_format))
+    return tensor
+
+
+def get_npu_format(tensor: Any) -> int:
+    """``torch_npu.get_npu_format``: ND (2) unless ``npu_format_cast`` tagged the tensor."""
+    return int(getattr(tensor, _FORMAT_ATTR, Format.ND))
+
+
+def npu_rms_norm(x: Any, gamma: Any, epsilon: float = 1e-6) -> tuple[Any, Any]:
+    """``torch_npu.npu_rms_norm(x, gamma, epsilon)`` -> ``(y, rstd)``: FP32 math, ``y`` in x's dtype, ``rstd`` FP32
+    reduced over gamma's trailing dims (kept as size 1), as the CANN operator documents."""
+    import torch  # the stand-in exists only where torch does
+
+    dims = tuple(range(x.dim() - gamma.dim(), x.dim()))
+    xf = x.float()
+    rstd = torch.rsqrt(xf.pow(2).mean(dim=dims, keepdim=True) + epsilon)
+    y = (xf * rstd * gamma.float()).to(x.dtype)
+    return y, rstd
 
 
 def patch_torch(torch: Any) -> None:
@@ -140,12 +265,14 @@ def build_module() -> types.ModuleType:
     patch_torch(torch)
     npu = vars(torch)["npu"]  # set by patch_torch (torch has no static `npu` attribute for mypy)
     mod = types.ModuleType("torch_npu", "PTO Forge stand-in for torch_npu: NPU devices map to the CPU")
-    mod.__dict__.update({"npu": npu, "__version__": "0.0+pto-forge-emulator", "_pto_forge_stand_in": True})
+    mod.__dict__.update({"npu": npu, "__version__": "0.0+pto-forge-emulator", "_pto_forge_stand_in": True,
+                         "Format": Format, "npu_format_cast": npu_format_cast, "npu_format_cast_": npu_format_cast_,
+                         "get_npu_format": get_npu_format, "npu_rms_norm": npu_rms_norm})
     return mod
 
 
 class NpuFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Provides ``torch_npu`` (and ``torch_npu.*`` as empty packages) when the script imports it."""
+    """Provides ``torch_npu`` (``torch_npu.npu`` is ``torch.npu``; other ``torch_npu.*`` are empty packages)."""
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
         if fullname == "torch_npu" or fullname.startswith("torch_npu."):
@@ -155,6 +282,10 @@ class NpuFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
         if spec.name == "torch_npu":
             mod = build_module()
+        elif spec.name == "torch_npu.npu":
+            return vars(sys.modules["torch"])["npu"]  # the parent import patched torch
+        elif spec.name == "torch_npu.npu.config":
+            return vars(sys.modules["torch"])["npu"].config
         else:
             mod = types.ModuleType(spec.name)
         mod.__path__ = []
@@ -164,7 +295,55 @@ class NpuFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return None
 
 
+class _AfterTorch(importlib.abc.Loader):
+    """Wraps torch's own loader: once ``torch`` has executed, load ``torch_npu`` the way torch's device-backend
+    autoload does on a device host, then hand the module its real loader back."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType | None:
+        return self.inner.create_module(spec)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        try:
+            self.inner.exec_module(module)
+        finally:
+            module.__loader__ = self.inner
+            if module.__spec__ is not None:
+                module.__spec__.loader = self.inner
+        __import__("torch_npu")
+
+
+class TorchAutoload(importlib.abc.MetaPathFinder):
+    """Finds ``torch`` through the other finders and loads the stand-in right after it (once)."""
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname != "torch":
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(fullname, path, target)
+            if spec is not None:
+                if spec.loader is not None:
+                    spec.loader = _AfterTorch(spec.loader)
+                return spec
+        return None
+
+
 def install_finder() -> None:
     """Register the stand-in ahead of any real ``torch_npu`` (idempotent)."""
     if not any(isinstance(f, NpuFinder) for f in sys.meta_path):
         sys.meta_path.insert(0, NpuFinder())
+
+
+def install_autoload() -> None:
+    """Make ``import torch`` load the stand-in too (idempotent; off when ``TORCH_DEVICE_BACKEND_AUTOLOAD=0``)."""
+    if os.environ.get("TORCH_DEVICE_BACKEND_AUTOLOAD", "1") == "0":
+        return
+    if "torch" in sys.modules:
+        __import__("torch_npu")
+        return
+    if not any(isinstance(f, TorchAutoload) for f in sys.meta_path):
+        sys.meta_path.insert(0, TorchAutoload())

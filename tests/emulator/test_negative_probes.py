@@ -37,6 +37,14 @@ PY_KIND_CODES = {
 }
 
 
+@pytest.fixture
+def emu_session(emu: Any) -> Any:
+    """These probes reproduce what the real pypto 0.2.0 wheel did: run them with its semantics (the default
+    target is HEAD, which accepts some of them; tests/gym/test_targets.py covers both targets)."""
+    with emu.session(emu.Options(compat="0.2.0")) as s:
+        yield s
+
+
 def line_of(tag: str) -> int:
     """Line number of the kernel line marked ``# <<tag``."""
     needle = "# <<" + tag

@@ -151,3 +151,143 @@ def test_install_alone_does_not_provide_torch_npu() -> None:
             "print(importlib.util.find_spec('torch_npu') is None)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == "True"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# issue #25: the runner behaves like `python` on a device host
+
+
+def test_dash_m_runs_a_module_like_python(tmp_path: Path) -> None:
+    (tmp_path / "mod_under_test.py").write_text(textwrap.dedent("""
+        import os, sys
+        print("ARGV0", sys.argv[0] == os.path.abspath("mod_under_test.py"), "ARGS", sys.argv[1:])
+        print("PATH0", sys.path[0] == os.getcwd(), "NAME", __name__)
+    """))
+    proc = _run(["-m", "mod_under_test", "x", "-y"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "ARGV0 True ARGS ['x', '-y']" in proc.stdout and "PATH0 True NAME __main__" in proc.stdout
+
+
+def test_dash_m_pytest_runs_a_pytest_only_test_under_the_emulator(tmp_path: Path) -> None:
+    (tmp_path / "test_k.py").write_text(textwrap.dedent("""
+        import numpy as np
+        import pypto
+
+        @pypto.frontend.jit
+        def k(x: pypto.Tensor([4, 16], pypto.DT_FP32), y: pypto.Tensor([4, 16], pypto.DT_FP32)):
+            pypto.set_vec_tile_shapes(4, 16)
+            y[:] = pypto.add(x, 1.0)
+
+        def test_k():
+            x = np.ones((4, 16), np.float32)
+            y = np.zeros_like(x)
+            k(x, y)
+            assert pypto.__version__.endswith("+emulator") and (y == 2).all()
+    """))
+    proc = _run(["-m", "pytest", "-q", "-p", "no:cacheprovider", "test_k.py"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "1 passed" in proc.stdout
+
+
+def test_dash_c_runs_a_command_like_python(tmp_path: Path) -> None:
+    proc = _run(["--compat", "0.2.0", "-c", "import sys, pypto; print(sys.argv, repr(sys.path[0]), hasattr(pypto, 'tanh'))",
+                 "a"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "['-c', 'a'] '' False" in proc.stdout  # tanh is HEAD API: absent under the 0.2.0 target
+
+
+def test_dash_m_without_a_value_is_a_usage_error(tmp_path: Path) -> None:
+    proc = _run(["-m"], cwd=tmp_path)
+    assert proc.returncode == 2 and "argument -m: expected one argument" in proc.stderr
+
+
+CHILD_PATH_SCRIPT = """
+import os, subprocess, sys
+here = os.path.dirname(os.path.abspath(__file__))
+env = os.environ.copy()
+env["PYTHONPATH"] = here + os.pathsep + env.get("PYTHONPATH", "")  # the gym's per-case re-exec
+r = subprocess.run([sys.executable, os.path.join(here, "child.py")], env=env, cwd=os.path.join(here, "work"),
+                   capture_output=True, text=True)
+print("CHILD", r.returncode, r.stdout.strip() or r.stderr.strip().splitlines()[-1])
+"""
+
+
+@pytest.mark.parametrize("user_path", [None, "elsewhere"])
+def test_child_python_path_means_what_it_means_to_python(tmp_path: Path, user_path: str | None) -> None:
+    """A child's PYTHONPATH of ``test_dir + ":" + os.environ.get("PYTHONPATH", "")`` ends in an empty entry (the
+    working directory) when the user set none: the runner's own folders on the variable must not change that."""
+    (tmp_path / "s.py").write_text(CHILD_PATH_SCRIPT)
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "in_cwd.py").write_text("X = 42\n")
+    (tmp_path / "child.py").write_text("import in_cwd\nprint('IMPORTED', in_cwd.X)\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PTO_FORGE_EMULATOR_CHILD")}
+    if user_path:
+        env["PYTHONPATH"] = str(tmp_path / user_path)
+    plain = subprocess.run([sys.executable, "s.py"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                           timeout=120, check=False)
+    emulated = subprocess.run([sys.executable, "-m", "runtime.emulator", "s.py"], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=180, check=False)
+    want = "CHILD 0 IMPORTED 42" if user_path is None else "CHILD 1 ModuleNotFoundError"
+    assert want in plain.stdout, plain.stdout + plain.stderr
+    assert want in emulated.stdout, emulated.stdout + emulated.stderr
+
+
+def test_import_pypto_configures_logging_like_the_real_module(tmp_path: Path) -> None:
+    """pypto 0.2.0 calls logging.basicConfig(level=DEBUG) at import: a PASS line logged at INFO shows."""
+    _script(tmp_path, """
+        import logging
+        import pypto
+        logging.getLogger(__name__).info("[PRECISION_PASS]")
+    """)
+    proc = _run(["s.py"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "INFO:__main__:[PRECISION_PASS]" in proc.stderr
+
+
+@needs_torch
+def test_torch_loads_the_stand_in_by_itself(tmp_path: Path) -> None:
+    """On a device host torch auto-loads torch_npu: 'npu:0' and device=0 work without importing it."""
+    _script(tmp_path, """
+        import torch
+        a = torch.ones(2, 3, device="npu:0")
+        b = torch.zeros(2, 3, device=0)
+        c = torch.randn(2, 3).to(0)
+        torch.npu.set_device(0)
+        print("DEV", a.device, b.device, c.device, torch.npu.current_device(), "torch_npu" in __import__("sys").modules)
+    """)
+    proc = _run(["s.py"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "DEV cpu cpu cpu 0 True" in proc.stdout
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PTO_FORGE_EMULATOR_CHILD")}
+    env["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"  # torch's own switch turns the autoload off
+    off = subprocess.run([sys.executable, "-m", "runtime.emulator", "s.py"], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=180, check=False)
+    assert off.returncode == 3, off.stdout + off.stderr
+
+
+@needs_torch
+def test_stand_in_covers_the_torch_npu_calls_of_the_gym(tmp_path: Path) -> None:
+    _script(tmp_path, """
+        import torch, torch_npu
+        torch_npu.npu.config.allow_internal_format = True
+        print("SOC", torch_npu.npu.get_soc_version(), torch.npu.get_soc_version())
+        x = torch.randn(4, 64)
+        g = torch.randn(64)
+        y, rstd = torch_npu.npu_rms_norm(x, g, epsilon=1e-6)
+        ref = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * g
+        print("RMS", bool(torch.allclose(y, ref, atol=1e-5)), tuple(rstd.shape))
+        nz = torch_npu.npu_format_cast(x, 29)
+        print("FMT", torch_npu.get_npu_format(x), torch_npu.get_npu_format(nz), int(torch_npu.Format.FRACTAL_NZ),
+              bool(torch.equal(nz, x)))
+        torch.npu.synchronize()
+    """)
+    proc = _run(["--npuarch", "DAV_3510", "s.py"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "SOC 260 260" in proc.stdout  # Ascend 950; DAV_2201 (the default) reports 220 (Ascend910B1)
+    assert "RMS True (4, 1)" in proc.stdout and "FMT 2 29 29 True" in proc.stdout
+
+
+def test_help_names_head_as_the_default_target() -> None:
+    proc = subprocess.run([sys.executable, "-m", "runtime.emulator", "--help"], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert "default head" in proc.stdout and "-m module" in proc.stdout and "-c command" in proc.stdout

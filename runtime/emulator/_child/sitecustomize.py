@@ -1,9 +1,11 @@
 """Loaded by ``site`` in Python processes started by a script that runs under ``python -m runtime.emulator``.
 
-The runner puts this folder first on the children's ``PYTHONPATH`` and the options in
+The runner puts this folder first on the children's ``PYTHONPATH`` and its configuration in
 ``PTO_FORGE_EMULATOR_CHILD``, so ``subprocess.run([sys.executable, __file__, ...])`` in a gym test runs its
 child under the emulator too (``import pypto`` is the emulator, ``torch_npu`` the stand-in, same options).
-A ``sitecustomize`` that this one shadows (e.g. the distribution's) is still executed afterwards.
+``sys.path`` is then rebuilt from the ``PYTHONPATH`` the script meant to give the child (the runner's folders
+replaced by the user's value: an empty entry is the working directory again), and a ``sitecustomize`` that
+this one shadows (e.g. the distribution's) is still executed afterwards.
 """
 
 import json
@@ -34,7 +36,9 @@ def _setup() -> None:
     config = json.loads(raw)
     from runtime.emulator import session
     from runtime.emulator.__main__ import options_from, setup
+    from runtime.emulator._device_host import restore_user_path
 
+    restore_user_path(config)
     setup(config)
     global _SESSION
     _SESSION = session(options=options_from(config))  # kept referenced: collecting it would exit the session

@@ -418,6 +418,7 @@ def build_matmul(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
     akey, bkey, okey, ond = p["a"], p["b"], p["out"], np_dtype(p["odt"])
     a_trans, b_trans, is_int = p["a_trans"], p["b_trans"], p["is_int"]
     bias_key, relu, scale, scale_key = p["bias"], p["relu"], p["scale"], p["scale_key"]
+    quant = not is_int and np.issubdtype(ond, np.integer)  # float accumulator -> INT8 (HEAD fixpipe quantisation)
 
     def run(env: Any) -> None:
         a, va = env.get(akey)
@@ -456,6 +457,9 @@ def build_matmul(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
         full = tuple(int(x) for x in np.broadcast_shapes(a.shape[:-2], b.shape[:-2])) + (
             int(np.asarray(env.buf[akey][0]).shape[-2 if not a_trans else -1]),
             int(np.asarray(env.buf[bkey][0]).shape[-1 if not b_trans else -2]))
+        if quant:  # round to nearest even, saturate
+            info = np.iinfo(ond)
+            r = np.clip(np.rint(r), info.min, info.max)
         r = r.astype(ond)
         if r.shape != full:
             res = env.poison(full, ond)
@@ -478,7 +482,7 @@ def build_matmul(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
         env.flops += 2 * int(math.prod(r.shape)) * int(a.shape[-1])
         env.buf[okey] = (r.astype(ond, copy=False), None)
 
-    plain = bias_key is None and scale is None and scale_key is None and not relu
+    plain = bias_key is None and scale is None and scale_key is None and not relu and not quant
     return run, brun if plain else None
 
 

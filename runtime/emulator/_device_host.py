@@ -1,0 +1,135 @@
+"""What a Python process on a device host has besides the PyPTO API, reproduced for ``python -m runtime.emulator``.
+
+A gym script is written for a machine where the real ``pypto`` and ``torch_npu`` are installed. Three habits
+of such a machine matter to unmodified scripts, so the script runner (and every Python process it starts)
+reproduces them:
+
+* ``import pypto`` has side effects: the real module imports torch first and configures logging
+  (``logging.basicConfig(level=logging.DEBUG)`` in pypto 0.2.0's ``_controller``), so a test that reports
+  ``[PRECISION_PASS]`` through ``logging.info`` prints it. :class:`PyptoFinder` serves the emulator's modules
+  through the import system so that the first ``import pypto`` runs the same side effects.
+* ``import torch`` loads ``torch_npu`` by itself (torch's device-backend autoload); see ``_torch_npu``.
+* child processes inherit the user's ``PYTHONPATH`` semantics. The runner must put its own folders on the
+  children's ``PYTHONPATH`` (that is how they load the emulator), yet a script that builds a child's path as
+  ``test_dir + ":" + os.environ.get("PYTHONPATH", "")`` relies on the empty entry (= the working directory)
+  it gets when the variable was unset. :func:`export_child_env` records what the user had and what the
+  runner added; :func:`restore_user_path`, run first in each child, rebuilds ``sys.path`` as plain Python
+  would have built it from the user's value, then puts the runner's folders after everything else.
+
+``runtime.emulator.install()`` (what the verifier's sandbox uses) does none of this: it only makes
+``import pypto`` resolve to the emulator.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import json
+import logging
+import os
+import sys
+import types
+from typing import Any
+
+from runtime.emulator._module import MODULES
+from runtime.emulator._torch_npu import install_autoload, install_finder
+
+__all__ = ["CHILD_ENV", "PyptoFinder", "export_child_env", "install_device_host", "restore_user_path"]
+
+CHILD_ENV = "PTO_FORGE_EMULATOR_CHILD"
+"""Environment variable carrying the runner's configuration (JSON) to the Python processes a script starts."""
+
+_PKG = os.path.dirname(os.path.abspath(__file__))
+CHILD_DIR = os.path.join(_PKG, "_child")
+REPO = os.path.dirname(os.path.dirname(_PKG))
+
+
+def _import_side_effects() -> None:
+    """What the real ``import pypto`` does besides defining the API (pypto 0.2.0 ``__init__`` and ``_controller``)."""
+    try:
+        import torch  # noqa: F401 - the real module loads torch first (and with it torch_npu on a device host)
+    except ImportError:
+        pass
+    logging.basicConfig(level=logging.DEBUG)
+
+
+class PyptoFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """``import pypto`` (and its submodules) -> the emulator's modules, with the real module's import side effects."""
+
+    def __init__(self) -> None:
+        self._imported = False
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname in MODULES:
+            return importlib.machinery.ModuleSpec(fullname, self, is_package=fullname == "pypto")
+        return None
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        return MODULES[spec.name]
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        if module.__name__ == "pypto" and not self._imported:
+            self._imported = True
+            _import_side_effects()
+
+
+def install_device_host(*, torch_npu: bool = True) -> None:
+    """Serve ``pypto`` through :class:`PyptoFinder` and, unless ``torch_npu`` is False, provide the torch_npu
+    stand-in and its autoload (idempotent)."""
+    for name in MODULES:  # a plain install() may have put them there: the import must go through the finder
+        if sys.modules.get(name) is MODULES[name]:
+            del sys.modules[name]
+    if not any(isinstance(f, PyptoFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, PyptoFinder())
+    if torch_npu:
+        install_finder()
+        install_autoload()
+
+
+# ------------------------------------------------------------------------------------------ child processes
+
+
+def _entries(value: str, cwd: str) -> list[str]:
+    """The ``sys.path`` entries Python makes of a ``PYTHONPATH`` value (an empty entry is the working directory)."""
+    return [os.path.abspath(e) if e else cwd for e in value.split(os.pathsep)] if value else []
+
+
+def export_child_env(config: dict[str, Any], user: str | None) -> None:
+    """Put the runner's folders and ``config`` in this process's environment for the Python processes it starts.
+
+    ``user`` is the ``PYTHONPATH`` the user gave (None: unset); the children get it back through
+    :func:`restore_user_path`.
+    """
+    inject = [CHILD_DIR, REPO]
+    value = os.pathsep.join(inject) + (os.pathsep + user if user else "")
+    os.environ["PYTHONPATH"] = value
+    os.environ[CHILD_ENV] = json.dumps({**config, "pythonpath": {"user": user, "env": value, "inject": inject}})
+
+
+def restore_user_path(config: dict[str, Any]) -> None:
+    """In a child: rebuild ``sys.path`` from the ``PYTHONPATH`` the script meant to give it, then re-export.
+
+    The script composed the child's variable from what it saw (the runner's folders + the user's value); the
+    runner's part is replaced by the user's value (``"t:" + runner`` with the user's unset becomes ``"t:"``,
+    whose empty entry is the working directory, as it would have been without the runner).
+    """
+    pp = config.get("pythonpath") or {}
+    inject = [str(p) for p in pp.get("inject") or []]
+    actual = os.environ.get("PYTHONPATH", "")
+    ours, user = str(pp.get("env") or ""), pp.get("user") or ""
+    if ours and ours in actual:
+        meant = actual.replace(ours, user, 1)
+    else:  # the script rebuilt the variable itself: drop the runner's folders, keep the rest
+        meant = os.pathsep.join(e for e in actual.split(os.pathsep) if e not in inject)
+    cwd = os.getcwd()
+    have, want = _entries(actual, cwd), _entries(meant, cwd)
+    for i in range(len(sys.path)):
+        if have and sys.path[i:i + len(have)] == have:
+            sys.path[i:i + len(have)] = want
+            break
+    else:
+        sys.path[:] = [p for p in sys.path if p not in inject]
+        sys.path[1:1] = [w for w in want if w not in sys.path]
+    if inject and inject[-1] not in sys.path:
+        sys.path.append(inject[-1])  # the repository (runtime.*) stays importable, after everything else
+    export_child_env({k: v for k, v in config.items() if k != "pythonpath"}, meant or None)

@@ -1,0 +1,43 @@
+"""pypto.reshape (not inplace) to rank 3 of a computed tensor while a rank-2 vec tile is set (the gym's llada2 pattern)."""
+import numpy as np
+
+try:
+    import torch
+    def mk(*s, dtype=None):
+        return torch.rand(*s, dtype=dtype or torch.float32)
+    def zk(*s, dtype=None):
+        return torch.zeros(*s, dtype=dtype or torch.float32)
+    F16 = torch.float16
+except ImportError:  # the emulator also takes numpy arrays (CI may run without torch)
+    def mk(*s, dtype=None):
+        return np.random.default_rng(0).random(s).astype(dtype or np.float32)
+    def zk(*s, dtype=None):
+        return np.zeros(s, dtype or np.float32)
+    F16 = np.float16
+import pypto
+
+
+def N(t):
+    return t.numpy() if hasattr(t, "numpy") else t
+
+
+@pypto.frontend.jit
+def k(a: pypto.Tensor([4, 256], pypto.DT_FP32), out: pypto.Tensor([4, 8], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(1, 256)
+    s = pypto.add(a, 1.0)
+    r = pypto.reshape(s, [4, 8, 32])
+    pypto.set_vec_tile_shapes(1, 8, 32)
+    out[:] = pypto.amax(r, -1, False)
+
+
+def run():
+    a, o = mk(4, 256), zk(4, 8)
+    k(a, o)
+    print("VALUE", float(abs(N(o) - (N(a) + 1.0).reshape(4, 8, 32).max(-1)).max()))
+
+
+try:
+    run()
+    print("RESULT ok")
+except Exception as e:
+    print("RESULT", type(e).__name__, str(e)[:300].replace("\n", " | "))
