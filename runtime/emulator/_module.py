@@ -17,12 +17,11 @@ from runtime.emulator._frontend import dynamic, function, jit
 from runtime.emulator._methods import install_methods
 from runtime.emulator._registry import OPS, UNSUPPORTED, unsupported_stub
 from runtime.emulator._scalar import Element
-from runtime.emulator._session import current_session
+from runtime.emulator._session import DEFAULT_COMPAT, current_session
 from runtime.emulator._symbolic import SymbolicScalar, sym_max, sym_min
 from runtime.emulator._tensor import Tensor
 from runtime.emulator._trace import current_tracer, loop_flag
 from runtime.emulator._trace_interp import cond, loop, loop_unroll
-from runtime.targets import DEFAULT_TARGET
 
 __all__ = ["API_SURFACE", "MODULES", "build_modules", "install"]
 
@@ -70,7 +69,7 @@ def _target() -> str:
     if tr is not None:
         return tr.options.compat
     s = current_session()
-    return s.options.compat if s is not None else DEFAULT_TARGET
+    return s.options.compat if s is not None else DEFAULT_COMPAT
 
 
 def _module_getattr(name: str) -> Any:

@@ -13,10 +13,9 @@ from typing import Any
 
 from runtime.emulator._enums import RunMode
 from runtime.emulator._errors import py_error
-from runtime.emulator._session import current_session
+from runtime.emulator._session import DEFAULT_COMPAT, current_session
 from runtime.emulator._symbolic import SymbolicScalar
 from runtime.emulator._trace import current_scope, current_tracer, new_scope, root_scopes
-from runtime.targets import DEFAULT_TARGET
 
 __all__ = ["options", "set_cube_tile_shapes", "set_vec_tile_shapes"]
 
@@ -87,7 +86,7 @@ def _setter(group: str) -> Callable[..., None]:
         if group == "runtime":
             tr = current_tracer()
             s = current_session()
-            check_runtime_options(kw, tr.options.compat if tr else (s.options.compat if s else DEFAULT_TARGET))
+            check_runtime_options(kw, tr.options.compat if tr else (s.options.compat if s else DEFAULT_COMPAT))
         current_scope()[group].update(kw)
 
     set_group.__name__ = f"set_{group}_options"

@@ -18,9 +18,14 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from runtime.emulator._errors import Diagnostic
-from runtime.targets import DEFAULT_TARGET, Target
 
-__all__ = ["CostCounters", "OpRecord", "Options", "Session", "current_session", "session"]
+__all__ = ["DEFAULT_COMPAT", "Compat", "CostCounters", "OpRecord", "Options", "Session", "current_session", "session"]
+
+Compat = Literal["head", "0.2.0"]
+"""The PyPTO versions the emulator can follow (``runtime.targets`` resolves which one an op dir wants; kept
+here as well so that the emulator, which the sandbox loads on its own, imports nothing outside its package
+but ``runtime.dtypes``; tests/gym/test_targets.py checks the two agree)."""
+DEFAULT_COMPAT: Compat = "head"
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +56,7 @@ class Options:
     record: bool = False
     record_limit: int = 200_000
     out_of_bounds: Literal["raise", "clip"] = "raise"
-    compat: Target = DEFAULT_TARGET
+    compat: Compat = DEFAULT_COMPAT
     npuarch: str = "DAV_2201"
     check_poison: bool = True
     poison_check: Literal["final", "iteration"] = "final"

@@ -23,7 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="python -m runtime.lint",
                 description="Lint PyPTO kernel stage files, final kernels and design documents (OLxx/PFxx rules).")
     p.add_argument("paths", nargs="*", help="files, or op directories (= the files of --stage inside them)")
-    p.add_argument("--stage", default="auto", choices=["auto", "design", "module", "final"],
+    p.add_argument("--stage", default="auto", choices=["auto", "design", "module", "final", "performance"],
                    help="gate to lint for; auto (default) picks per file from its name")
     p.add_argument("--op-dir", help="operator directory for cross-file rules (default: inferred)")
     p.add_argument("--previous-stage", help="verified stage file of module k-1 (frozen-module check PF05)")

@@ -148,8 +148,9 @@ def _run_checks(ctx: LintContext, include_passes: bool) -> list[Finding]:
     findings: list[Finding] = []
     by_rule: dict[str, list[Finding]] = {}
     ran: set[str] = set()
+    rules_stage = "final" if ctx.stage == "performance" else ctx.stage  # a perf variant is a final kernel
     for chk in CHECKS:
-        if ctx.kind not in chk.kinds or ctx.stage not in RULES[chk.rule_id].stages:
+        if ctx.kind not in chk.kinds or rules_stage not in RULES[chk.rule_id].stages:
             continue
         ran.add(chk.rule_id)
         try:
@@ -251,7 +252,7 @@ def _expand_dir(root: Path, stage: str) -> list[Path]:
         if not files:
             raise LintUsageError(f"{root}: no modules/<op>_module<sfx>_impl.py stage files to lint")
         return files
-    name = f"{op.op_name}_impl.py" if op.op_name else None
+    name = f"{op.op_name}_impl.py" if op.op_name else None  # final and performance: the op's kernel file
     if name and (root / name).is_file():
         return [root / name]
     files = sorted(root.glob("*_impl.py"))

@@ -12,9 +12,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = ["BLOCKING_SEVERITIES", "Finding", "LintUsageError", "RuleInfo", "Severity", "Stage", "Status"]
 
-Stage = Literal["design", "module", "final"]
+Stage = Literal["design", "module", "final", "performance"]
 """Which gate is asking: ``design`` (DESIGN.md + module_interfaces.yaml + golden.py), ``module`` (a stage
-file ``modules/<op>_module<sfx>_impl.py``) or ``final`` (``<op>_impl.py`` + MEMORY.md)."""
+file ``modules/<op>_module<sfx>_impl.py``), ``final`` (``<op>_impl.py`` + MEMORY.md) or ``performance`` (a
+variant of the verified ``<op>_impl.py`` in the performance stage: the final rules, with tuning allowed)."""
 
 Severity = Literal["S0", "S1", "S2", "S3"]
 """S0 fatal, S1 must-fix (both block), S2 warning, S3 info."""
@@ -22,7 +23,7 @@ Severity = Literal["S0", "S1", "S2", "S3"]
 Status = Literal["PASS", "FAIL", "WARN", "INFO", "SKIP"]
 
 BLOCKING_SEVERITIES: frozenset[str] = frozenset({"S0", "S1"})
-STAGES: tuple[str, ...] = ("design", "module", "final")
+STAGES: tuple[str, ...] = ("design", "module", "final", "performance")
 
 
 class LintUsageError(ValueError):

@@ -19,7 +19,7 @@ from runtime.lint._opdir import front_matter
 from runtime.lint._registry import Hit, LintContext, check
 from runtime.lint._rules_api import unknown_api_names
 from runtime.lint._rules_crossfile import design_code_blocks
-from runtime.lint._rules_loops import multi_value_unrolls
+from runtime.lint._rules_loops import multi_value_unrolls, unroll_verdict
 from runtime.lint._source import dotted
 from runtime.lint._util import at, kernel_pf
 from runtime.yamlio import load_yaml
@@ -93,11 +93,14 @@ def ol56_design_blocks(ctx: LintContext) -> Iterator[Hit]:
             for offset, row in enumerate(code.splitlines()):
                 m = _UNROLL_RE.search(row)
                 if m and len(re.findall(r"-?\d+", m.group(1))) >= 2:
-                    yield Hit("DESIGN.md code: `unroll_list` with several values; use one", start + offset, m.start() + 1)
+                    status, why = unroll_verdict(ctx, 2)
+                    yield Hit(f"DESIGN.md code: `unroll_list` with several values: {why}", start + offset,
+                              m.start() + 1, status=status)
             continue
         for call, n in multi_value_unrolls(tree):
-            yield Hit(f"DESIGN.md code: `unroll_list` with {n} values; use one", start + call.lineno - 1,
-                      call.col_offset + 1)
+            status, why = unroll_verdict(ctx, n)
+            yield Hit(f"DESIGN.md code: `unroll_list` with {n} values: {why}", start + call.lineno - 1,
+                      call.col_offset + 1, status=status)
 
 
 @check("OL15", "golden")

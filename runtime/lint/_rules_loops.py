@@ -14,7 +14,7 @@ from runtime.lint._registry import Hit, LintContext, check
 from runtime.lint._source import ParsedFile, dotted, literal_int
 from runtime.lint._util import at, kernel_pf
 
-__all__ = ["multi_value_unrolls"]
+__all__ = ["declared_tuned", "multi_value_unrolls", "unroll_verdict"]
 
 _LOOPS = {"pypto.loop", "pypto.loop_unroll"}
 
@@ -45,6 +45,23 @@ def multi_value_unrolls(tree: ast.AST, resolve=lambda name: name) -> Iterator[tu
                 yield node, n
 
 
+def declared_tuned(ctx: LintContext) -> bool:
+    """SPEC.md declares the op's kernels already tuned (``imported: {tuned: true}``, written by the gym import)."""
+    imported = ctx.op.spec.get("imported") if ctx.op is not None else None
+    return isinstance(imported, dict) and imported.get("tuned") is True
+
+
+def unroll_verdict(ctx: LintContext, n: int) -> tuple[str | None, str]:
+    """(status override, why) of an ``unroll_list`` with ``n`` values in this stage: FAIL until the performance
+    stage (the workflow fixes the structure first and tunes last), allowed there and in declared-tuned code."""
+    if ctx.stage == "performance":
+        return "INFO", f"allowed in the performance stage ({n} loop bodies are a tuning choice)"
+    if declared_tuned(ctx):
+        return "INFO", "allowed: imported code declared already tuned (SPEC.md `imported: {tuned: true}`)"
+    return None, (f"FAIL in the {ctx.stage} stage: the workflow asks for a single value until the performance "
+                  "stage (`--perf`), or imported code declared tuned")
+
+
 @check("OL56")
 def ol56_single_unroll(ctx: LintContext) -> Iterator[Hit]:
     pf = kernel_pf(ctx)
@@ -52,8 +69,8 @@ def ol56_single_unroll(ctx: LintContext) -> Iterator[Hit]:
         if pf.name(call.func) == "pypto.loop":
             n = _list_values(pf.tree, _unroll_kw(call))
             if n >= 2:
-                yield at(call, f"`unroll_list` with {n} values compiles {n} loop bodies (legal PyPTO; the "
-                         "workflow asks for a single value, default `[1]`)")
+                status, why = unroll_verdict(ctx, n)
+                yield at(call, f"`unroll_list` with {n} values compiles {n} loop bodies: {why}", status=status)
 
 
 def _loop_call(pf: ParsedFile, node: ast.AST) -> ast.Call | None:

@@ -18,6 +18,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 
 from runtime.dtypes import CANONICAL, DTypeError, canonical_name
 from runtime.opdir._problems import OpDirError, Problem
+from runtime.targets import TargetError, parse_target
 from runtime.yamlio import load_yaml
 
 __all__ = ["CASE_DTYPE", "Spec", "TensorSpec", "Tolerance", "load_spec", "parse_spec_text"]
@@ -152,6 +153,15 @@ class AttrSpec(_Model):
         return float(v) if kind == "float" else v
 
 
+class ImportInfo(_Model):
+    """Where the op dir's kernels came from when ``python -m orchestrator import`` wrote it (a gym operator)."""
+
+    source: str = ""
+    """The imported operator (folder and files)."""
+    tuned: bool = False
+    """The kernels are performance-tuned already: lint allows the performance-stage constructs (OL56)."""
+
+
 class Spec(_Model):
     """SPEC.md front matter.
 
@@ -177,6 +187,11 @@ class Spec(_Model):
     schema_version: int | str | None = None
     attributes: dict[str, AttrSpec] = Field(default_factory=dict)
     """Typed op attributes; their values are merged into ``attrs``."""
+    imported: ImportInfo | None = None
+    """Set by the gym import (``imported: {source: ..., tuned: true}``)."""
+    pypto_target: Literal["head", "0.2.0"] | None = None
+    """The PyPTO version the kernels are written for (``runtime.targets``); verify checks against it. None: the
+    forge.toml ``[toolchain]`` value, else the default (head)."""
     attrs: dict[str, Any] = Field(default_factory=dict)
     """Every other top-level key plus the typed ``attributes``: op attributes, passed to golden() as keywords it
     accepts and to the wrapper as keywords it names."""
@@ -187,6 +202,16 @@ class Spec(_Model):
         if not v.isidentifier():
             raise ValueError(f"op_name must be a Python identifier (it names files), got {v!r}")
         return v
+
+    @field_validator("pypto_target", mode="before")
+    @classmethod
+    def _target(cls, v: Any) -> Any:
+        if v is None:
+            return v
+        try:
+            return parse_target(v, "pypto_target")
+        except TargetError as exc:
+            raise ValueError(str(exc).removeprefix("pypto_target: ")) from None
 
     @field_validator("p0_shapes", mode="before")
     @classmethod

@@ -382,6 +382,9 @@ def main(argv: list[str]) -> int:  # noqa: C901 - one linear protocol, kept in o
         _wrap_jit(pypto, klog, np, calling_mod.array_view)
     session_factory = getattr(emu, "session", None)
     emulator_error = getattr(emu, "EmulatorError", None)
+    # the op dir's toolchain target (runtime.targets) and any other emulator Options the verifier chose
+    emu_options = calling.get("emulator_options") or {}
+    session_kwargs = {"options": emu.Options(**emu_options)} if emu_options and hasattr(emu, "Options") else {}
 
     layers = {"process_group": os.getsid(0) == os.getpid() or os.getpid() <= 2, "env_allowlist": True}
     try:
@@ -434,7 +437,7 @@ def main(argv: list[str]) -> int:  # noqa: C901 - one linear protocol, kept in o
         t0 = time.perf_counter()
         try:
             if session_factory is not None:
-                with session_factory() as sess:
+                with session_factory(**session_kwargs) as sess:
                     out = calling_mod.call_wrapper(wrapper, fresh, calling)
                 entry["counters"] = _dump(getattr(sess, "counters", None))
                 entry["diagnostics"] = [_dump(d) for d in getattr(sess, "diagnostics", [])]

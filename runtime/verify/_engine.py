@@ -35,6 +35,8 @@ from runtime.sandbox import (
     isolation_level,
     run_candidate,
 )
+from runtime.targets import DEFAULT_TARGET, forge_toml_target, parse_target
+from runtime.targets import TargetError as ToolchainTargetError
 from runtime.verify._checks import Evidence, run_checks
 from runtime.verify._report import CaseReport, ErrorInfo, LintSection, SandboxSection, VerifyReport
 from runtime.verify._target import TargetError, TargetPlan, frozen_violations, plan_target
@@ -61,6 +63,10 @@ class VerifySettings:
         emulator: module (or ``.py`` path) installed as ``pypto`` in the sandbox.
         lint: replacement for ``runtime.lint.lint_paths`` (a test seam); None = the lint package.
         max_outliers: outliers kept per leaf in the report.
+        pypto_target: the PyPTO version to follow (``head`` / ``0.2.0``); None = the op dir's (SPEC.md
+            ``pypto_target``, else forge.toml ``[toolchain]``, else the default, ``runtime.targets``).
+        lint_stage: the lint stage of a final target (``performance`` for a variant of the performance stage,
+            where tuning constructs such as several ``unroll_list`` values are allowed); None = the target's kind.
     """
 
     sandbox: SandboxPolicy = field(default_factory=SandboxPolicy)
@@ -71,6 +77,8 @@ class VerifySettings:
     device: bool = False
     """Execute kernels in the device process (only ``runtime.emulator`` has one). Off until the emulator's
     kernel executor seam lands (issue #24, `ir`); then the production setting."""
+    pypto_target: str | None = None
+    lint_stage: str | None = None
 
 
 # ---------------------------------------------------------------------------------------------- helpers
@@ -250,6 +258,22 @@ def _step_load(r: _Run) -> None:
         raise r.fail(f"operator directory invalid: {exc}") from None
     r.spec = r.op.spec
     r.report.op_name = r.spec.op_name
+    try:
+        r.report.pypto_target, r.report.pypto_target_source = _resolve_target(r.settings, r.op_path, r.spec)
+    except ToolchainTargetError as exc:
+        raise r.fail(f"toolchain target: {exc}") from None
+
+
+def _resolve_target(settings: VerifySettings, op_path: Path, spec: Any) -> tuple[str, str]:
+    """(target, where it came from): the caller's setting, SPEC.md, forge.toml, or the default."""
+    if settings.pypto_target is not None:
+        return parse_target(settings.pypto_target, "pypto_target"), "settings"
+    if getattr(spec, "pypto_target", None):
+        return str(spec.pypto_target), "SPEC.md"
+    found = forge_toml_target(op_path)
+    if found is not None:
+        return found
+    return DEFAULT_TARGET, "default"
 
 
 def _step_cases(r: _Run, case: str | None) -> None:
@@ -294,7 +318,8 @@ def _step_lint(r: _Run) -> None:
     assert r.plan is not None
     t = time.perf_counter()
     rep = r.report
-    rep.lint = _run_lint(r.settings, r.target, r.plan.kind, r.op_path, r.previous)
+    stage = r.settings.lint_stage if r.settings.lint_stage and r.plan.kind == "final" else r.plan.kind
+    rep.lint = _run_lint(r.settings, r.target, stage, r.op_path, r.previous)
     already_reported = any(b.get("rule_id") == "PF05" for b in rep.lint.blocking)
     if r.previous is not None and not already_reported:  # lint PF05 reports the same regions when lint ran
         upto = (r.plan.module - 1) if r.plan.module is not None else 10_000
@@ -351,7 +376,8 @@ def _step_execute(r: _Run) -> None:
     def candidate_job() -> None:
         try:
             r.run = run_candidate(r.target, plan.wrapper, r.candidate_inputs, policy=settings.sandbox,
-                                  calling={"kwargs": {k: r.spec.attrs[k] for k in plan.attrs}, "torch": plan.torch_io},
+                                  calling={"kwargs": {k: r.spec.attrs[k] for k in plan.attrs}, "torch": plan.torch_io,
+                                           "emulator_options": {"compat": rep.pypto_target}},
                                   emulator=settings.emulator, plan=r.call_plan or None,
                                   device=settings.device and settings.emulator == "runtime.emulator")
         except SandboxError as exc:

@@ -21,7 +21,7 @@ def render_report(report: VerifyReport) -> Any:
     style = _STYLE.get(report.verdict, "bold red")
     head = Text.assemble((report.verdict, style), f"  {report.target}",
                          f"  ({report.kind}{'' if report.module is None else f' M{report.module}'})")
-    parts: list[Any] = [head]
+    parts: list[Any] = [head, Text(f"target toolchain: pypto {report.pypto_target} ({report.pypto_target_source})")]
     for reason in report.reasons[:20]:
         parts.append(Text(f"  - {reason}"))
     if report.lint is not None:

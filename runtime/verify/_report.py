@@ -107,6 +107,10 @@ class VerifyReport(_M):
     module: int | None = None
     wrapper: str = ""
     expected_leaves: list[str] = []
+    pypto_target: str = "head"
+    """The PyPTO version the emulator followed (``runtime.targets``: head or 0.2.0)."""
+    pypto_target_source: str = "default"
+    """Where the target came from: ``settings``, ``SPEC.md``, a forge.toml path, or ``default``."""
     verdict: Verdict
     reasons: list[str] = []
     unseen_seed: int | None = None
@@ -215,8 +219,10 @@ class VerifyReport(_M):
         audit. Whatever is here must be identical on every machine, or a recorded run could not replay there.
         """
         data = _strip(json.loads(self.model_dump_json()), _FORBIDDEN_FOR_AGENTS | VOLATILE_FIELDS)
-        for key in ("sandbox", "evidence", "schema_version", "tool", "unseen_seed"):
+        for key in ("sandbox", "evidence", "schema_version", "tool", "unseen_seed", "pypto_target_source"):
             data.pop(key, None)
+        if data.get("pypto_target") == "head":  # the default target goes without saying (recorded runs predate it)
+            data.pop("pypto_target", None)
         data["hashes"] = {k: v for k, v in data.get("hashes", {}).items() if k not in TOOL_HASH_KEYS}
         for case in data.get("cases", []):
             case["leaves"] = [leaf_view(leaf) for leaf in case.get("leaves", [])]

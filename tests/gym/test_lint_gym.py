@@ -56,12 +56,27 @@ def test_ol48_tile_rows_from_a_config_dataclass_and_a_static_shape_axis_are_comp
     assert len(bad) == 1 and "x.shape[0]" in bad[0].message
 
 
-def test_ol56_literal_and_named_multi_value_unroll_lists_are_the_same_warning() -> None:
+def test_ol56_literal_and_named_multi_value_unroll_lists_fail_until_the_performance_stage(tmp_path: Path) -> None:
+    """Issue #25: OL56 is stage-aware. Several ``unroll_list`` values (legal PyPTO: the gym's mhc_sinkhorn uses
+    [1, 8]) FAIL in the design, module and final stages, are allowed in the performance stage and in imported
+    code whose SPEC.md declares it already tuned; the message names the stage and the reason."""
     literal = findings(kernel(unroll=", unroll_list=[8, 1]"), "OL56")
     named = findings(kernel(unroll=", unroll_list=UNROLL", head=HEAD + "UNROLL = [8, 1]\n\n\n"), "OL56")
-    assert [f.status for f in literal] == ["WARN"] and [f.status for f in named] == ["WARN"]
-    assert literal[0].severity == "S2"  # legal PyPTO (the gym's mhc_sinkhorn uses [1, 8]): never blocking
+    assert [f.status for f in literal] == ["FAIL"] and [f.status for f in named] == ["FAIL"]
+    assert literal[0].is_blocking and "FAIL in the final stage" in literal[0].message
     assert findings(kernel(unroll=", unroll_list=[1]"), "OL56") == []
+    src = kernel(unroll=", unroll_list=[8, 1]")
+    for stage in ("module", "final"):
+        (hit,) = [f for f in lint_source(src, "k_impl.py", stage=stage) if f.rule_id == "OL56"]
+        assert hit.status == "FAIL" and f"in the {stage} stage" in hit.message
+    (perf,) = [f for f in lint_source(src, "k_impl.py", stage="performance") if f.rule_id == "OL56"]
+    assert perf.status == "INFO" and not perf.is_blocking and "performance stage" in perf.message
+    (tmp_path / "SPEC.md").write_text("---\nop_name: k\nimported: {source: gym, tuned: true}\n---\n")
+    (tuned,) = [f for f in lint_source(src, "k_impl.py", stage="final", op_dir=tmp_path) if f.rule_id == "OL56"]
+    assert tuned.status == "INFO" and "imported code declared already tuned" in tuned.message
+    design = "# Design\n\n```python\nfor i in pypto.loop(n, unroll_list=[4, 2, 1]):\n    pass\n```\n"
+    (d,) = [f for f in lint_source(design, "DESIGN.md", stage="design") if f.rule_id == "OL56"]
+    assert d.status == "FAIL" and "in the design stage" in d.message
 
 
 def test_ol02_message_for_a_rebound_input_talks_about_the_input() -> None:

@@ -168,6 +168,7 @@ def test_dash_m_runs_a_module_like_python(tmp_path: Path) -> None:
     assert "ARGV0 True ARGS ['x', '-y']" in proc.stdout and "PATH0 True NAME __main__" in proc.stdout
 
 
+@pytest.mark.slow
 def test_dash_m_pytest_runs_a_pytest_only_test_under_the_emulator(tmp_path: Path) -> None:
     (tmp_path / "test_k.py").write_text(textwrap.dedent("""
         import numpy as np
@@ -212,6 +213,7 @@ print("CHILD", r.returncode, r.stdout.strip() or r.stderr.strip().splitlines()[-
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("user_path", [None, "elsewhere"])
 def test_child_python_path_means_what_it_means_to_python(tmp_path: Path, user_path: str | None) -> None:
     """A child's PYTHONPATH of ``test_dir + ":" + os.environ.get("PYTHONPATH", "")`` ends in an empty entry (the
@@ -244,6 +246,7 @@ def test_import_pypto_configures_logging_like_the_real_module(tmp_path: Path) ->
     assert "INFO:__main__:[PRECISION_PASS]" in proc.stderr
 
 
+@pytest.mark.slow
 @needs_torch
 def test_torch_loads_the_stand_in_by_itself(tmp_path: Path) -> None:
     """On a device host torch auto-loads torch_npu: 'npu:0' and device=0 work without importing it."""
@@ -265,6 +268,7 @@ def test_torch_loads_the_stand_in_by_itself(tmp_path: Path) -> None:
     assert off.returncode == 3, off.stdout + off.stderr
 
 
+@pytest.mark.slow
 @needs_torch
 def test_stand_in_covers_the_torch_npu_calls_of_the_gym(tmp_path: Path) -> None:
     _script(tmp_path, """

@@ -112,7 +112,7 @@ def perf(state: ForgeState, runtime: Runtime) -> dict:
         (pdir / f"v{k}.py").write_text(result.content, encoding="utf-8")
         (root / target).write_text(result.content, encoding="utf-8")
         row.sha256 = sha256_file(root / target)
-        outcome = run_verifier(svc, root, run_id, target, None)
+        outcome = run_verifier(svc, root, run_id, target, None, lint_stage="performance")
         verdict = outcome.verdict
         if verdict == "PASS" and (why := disk_matches(outcome, root, target)):
             verdict, outcome = "ERROR", outcome.model_copy(update={"summary": f"PASS not accepted: {why}"})

@@ -34,11 +34,15 @@ from orchestrator.store.reports import hash_for
 from orchestrator.store.results import model_calls
 
 
-def run_verifier(svc: Services, root: Path, run_id: str, target: str, prev: str | None) -> VerifyOutcome:
-    """Call the injected verifier; an infrastructure crash becomes an ERROR outcome, never a pass."""
+def run_verifier(svc: Services, root: Path, run_id: str, target: str, prev: str | None,
+                 lint_stage: str | None = None) -> VerifyOutcome:
+    """Call the injected verifier; an infrastructure crash becomes an ERROR outcome, never a pass.
+
+    ``lint_stage="performance"`` (the perf stage's variants) lets lint allow tuning constructs (OL56)."""
+    extra = {"lint_stage": lint_stage} if lint_stage else {}
     try:
         return timed(svc, "verifier", svc.verifier, root, target, previous_stage=prev,
-                     reports_dir=reports_dir(root, run_id))
+                     reports_dir=reports_dir(root, run_id), **extra)
     except Exception as exc:  # the verifier is the authority: if it cannot run, nothing passes
         return VerifyOutcome(verdict="ERROR", target=target, hashes={}, report_hash="",
                              summary=f"verifier could not run: {type(exc).__name__}: {exc}")
