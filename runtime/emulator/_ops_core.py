@@ -320,7 +320,7 @@ def reshape(input: Tensor, shape: Any, *, valid_shape: Any = None, inplace: bool
     nst = static_shape(shp)
     if sst is not None and nst is not None and math.prod(sst) != math.prod(nst):
         raise tr.pyerror("ValueError", f"reshape: element count of {sst} != {nst}", op="reshape")
-    # no tile check: the real 0.2.0 records a reshape with no vec tile set, or one of another rank (probe t05);
+    # no tile check: the real 0.2.0 records a reshape with no vec tile set, or one of another rank (probe f09);
     # the ops that read the result are checked against the tile in effect there
     if inplace and src.kind == "param" and not _internal:
         f, ln = tr.where()

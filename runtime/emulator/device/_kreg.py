@@ -24,6 +24,7 @@ __all__ = ["DTYPES", "KINDS", "Kind", "kind", "np_dtype"]
 
 DTYPES: dict[str, np.dtype] = {np.dtype(t).name: np.dtype(t) for t in (
     np.float32, np.float16, ml_dtypes.bfloat16, np.float64, ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e5m2,
+    ml_dtypes.float8_e8m0fnu,
     np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64, np.bool_)}
 """numpy dtypes a program may name (by ``np.dtype(...).name``)"""
 
