@@ -8,6 +8,7 @@ existing files unless ``--force``. See docs/gym.md.
 from __future__ import annotations
 
 import argparse
+import shlex
 
 from rich.markup import escape
 
@@ -23,7 +24,14 @@ def register(sub) -> None:
     p.add_argument("source", help="gym operator folder, or its test_<op>.py, or a KernelBench task .py")
     p.add_argument("dest", help="operator directory to create")
     p.add_argument("--force", action="store_true", help="replace files that already exist in DEST")
-    p.add_argument("--timeout", type=float, default=300.0, help="seconds for running the gym golden (default 300)")
+    p.add_argument("--timeout", type=float, default=300.0,
+                   help="seconds for running the gym golden / test (default 300)")
+    p.add_argument("--run", metavar="COMMAND",
+                   help="real gym layout: what a gym user types after `python` to run the operator's test, e.g. "
+                        "\"test_rms_norm.py case_002\" or \"-m pytest tests/ops/...\" (default: its test script)")
+    p.add_argument("--cwd", help="real gym layout: the folder to run --run from, relative to the operator folder")
+    p.add_argument("--flags", default="", help="real gym layout: emulator switches for the run, e.g. "
+                                               "\"--npuarch DAV_3510\"")
     p.set_defaults(func=_run)
 
 
@@ -37,9 +45,12 @@ def _run(args: argparse.Namespace) -> int:
     from orchestrator.adapters.gym import GymImportError, import_gym_op
 
     try:
-        report = import_gym_op(args.source, args.dest, force=args.force, timeout=args.timeout)
+        report = import_gym_op(args.source, args.dest, force=args.force, timeout=args.timeout, command=args.run,
+                               cwd=args.cwd, flags=shlex.split(args.flags))
     except GymImportError as exc:
         return fail(str(exc))
+    if report.test_rc is not None:
+        console.print(f"[dim]the gym test ran on the emulator: exit status {report.test_rc}[/]", soft_wrap=True)
     for line in report.unmapped:
         console.print(f"[yellow]not mapped:[/] {escape(line)}", soft_wrap=True)
     for line in report.notes:

@@ -31,6 +31,7 @@ import sys
 import sysconfig
 import traceback
 import types
+from collections.abc import Callable
 from typing import Any
 
 from runtime.emulator._device_host import CHILD_ENV, export_child_env, install_device_host
@@ -38,7 +39,7 @@ from runtime.emulator._errors import EmulatorError
 from runtime.emulator._session import Options, session
 from runtime.targets import DEFAULT_TARGET, TARGETS
 
-__all__ = ["CHILD_ENV", "main", "options_from", "setup"]
+__all__ = ["CHILD_ENV", "main", "options_from", "setup", "summary"]
 
 _PKG = os.path.dirname(os.path.abspath(__file__))
 _LIBRARY_DIRS = tuple(
@@ -46,7 +47,12 @@ _LIBRARY_DIRS = tuple(
     for p in {sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")} | {_PKG}
     if p
 )
-_VALUED = {"--compat", "--out-of-bounds", "--poison-check", "--npuarch"}
+SOURCE_HOOK: Callable[[str, bytes], Any] | None = None
+"""Tools that observe a run (the gym import) compile the script with this instead of ``compile`` (path, source ->
+code object); None: plain ``compile``."""
+CHILD_INIT: str | None = None
+"""``"module:function"`` the Python processes the script starts call after their set-up (the same tools)."""
+_VALUED = {"--compat", "--out-of-bounds", "--poison-check", "--npuarch", "--site-path"}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -74,6 +80,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--no-torch-npu", action="store_true",
                    help="do not provide the torch_npu stand-in (a real torch_npu, if installed, is used)")
     p.add_argument("--quiet", action="store_true", help="no warning lines and no cost summary on stderr")
+    p.add_argument("--site-path", action="append", default=[], metavar="DIR",
+                   help="a directory importable as if installed (`pip install -e .` of a gym checkout: its src/), "
+                        "in this process and the ones it starts, without touching PYTHONPATH (repeatable)")
     p.add_argument("-m", dest="module", metavar="module", help="run a library module as a script (python -m)")
     p.add_argument("-c", dest="command", metavar="command", help="run a program passed as a string (python -c)")
     p.add_argument("script", nargs="?", help="the Python script to run, then its arguments")
@@ -119,7 +128,8 @@ def options_from(config: dict[str, Any]) -> Options:
 
 def _config(ns: argparse.Namespace) -> dict[str, Any]:
     return {"compat": ns.compat, "record": ns.record, "out_of_bounds": ns.out_of_bounds,
-            "poison_check": ns.poison_check, "npuarch": ns.npuarch, "torch_npu": not ns.no_torch_npu}
+            "poison_check": ns.poison_check, "npuarch": ns.npuarch, "torch_npu": not ns.no_torch_npu,
+            "quiet": ns.quiet, "site_path": [os.path.abspath(d) for d in ns.site_path], "child_init": CHILD_INIT}
 
 
 def _is_library(filename: str) -> bool:
@@ -142,6 +152,9 @@ def setup(config: dict[str, Any]) -> None:
     and unless disabled, ``torch`` loads the torch_npu stand-in."""
     logging.getLogger("runtime").setLevel(logging.INFO)  # `import pypto` sets DEBUG on the root logger
     install_device_host(torch_npu=config.get("torch_npu", True))
+    for d in config.get("site_path") or []:  # where site-packages' editable-install entries go: after the rest
+        if d not in sys.path:
+            sys.path.append(d)
 
 
 def _fresh_main(filename: str) -> types.ModuleType:
@@ -170,7 +183,11 @@ def _run(kind: str, what: str, args: list[str]) -> None:
     """Run the target with ``sys.argv``/``sys.path[0]`` as python sets them (``what``: an absolute script path)."""
     if kind == "script":
         with open(what, "rb") as fh:
-            code = compile(fh.read(), what, "exec", dont_inherit=True)  # not our __future__ flags
+            source = fh.read()
+        if SOURCE_HOOK is not None:
+            code = SOURCE_HOOK(what, source)
+        else:
+            code = compile(source, what, "exec", dont_inherit=True)  # not our __future__ flags
         sys.argv = [sys.argv[0], *args]  # argv[0] as typed (set by main)
         sys.path.insert(0, os.path.dirname(what))
         _exec_main(code, what)
@@ -239,14 +256,18 @@ def main(argv: list[str] | None = None) -> int:
             sys.argv = old_argv
             sys.path[:] = old_path0
         if not ns.quiet:
-            for d in s.warnings:
-                print(f"WARNING {d.file}:{d.line}: {d.code}: {d.message}", file=sys.stderr)
-            c = s.counters
-            if c.runs:
-                print(f"[emulator] kernel calls {c.runs}, ops {sum(c.ops.values())}, tiles {c.tiles}, "
-                      f"bytes in {c.bytes_in}, bytes out {c.bytes_out}, matmul flops {c.matmul_flops}",
-                      file=sys.stderr)
+            summary(s)
     return rc
+
+
+def summary(s: Any) -> None:
+    """The warnings and the cost line of a session on stderr (the runner's, and each child process's at exit)."""
+    for d in s.warnings:
+        print(f"WARNING {d.file}:{d.line}: {d.code}: {d.message}", file=sys.stderr)
+    c = s.counters
+    if c.runs:
+        print(f"[emulator] kernel calls {c.runs}, ops {sum(c.ops.values())}, tiles {c.tiles}, "
+              f"bytes in {c.bytes_in}, bytes out {c.bytes_out}, matmul flops {c.matmul_flops}", file=sys.stderr)
 
 
 if __name__ == "__main__":

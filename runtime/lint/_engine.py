@@ -32,6 +32,7 @@ from runtime.lint import (  # noqa: F401  (import registers the checks)
 from runtime.lint._model import STAGES, Finding, LintUsageError
 from runtime.lint._opdir import OpContext, parse_stage_name
 from runtime.lint._registry import CHECKS, FileKind, Hit, LintContext, Skip
+from runtime.lint._rules_loops import declared_tuned
 from runtime.lint._source import parse_file
 from runtime.lint._table import RULES
 
@@ -42,6 +43,11 @@ log = logging.getLogger(__name__)
 MAX_BYTES = 4_000_000
 BUDGET_S = 30.0
 """Wall-clock seconds one file may take to lint; past it the file gets a PF00 FAIL ("did not finish")."""
+WORKFLOW_STYLE = frozenset({"OL02", "OL05", "OL06", "OL23", "OL25", "OL29", "OL45", "OL46", "OL47", "OL48", "OL49",
+                            "OL51", "OL57", "OL61", "OL62"})
+"""The workflow's style rules: how PTO Forge's agents must write a kernel (structure, annotations, host code),
+not whether it is legal PyPTO (OL55, the emulator), safe (PFxx) or right (the verifier). Imported code declared
+tuned (SPEC.md ``imported: {tuned: true}``, written by the gym import) was not written that way: there they warn."""
 _DEFAULT_STATUS = {"S0": "FAIL", "S1": "FAIL", "S2": "WARN", "S3": "INFO"}
 _COOKIE = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 """PEP 263: the coding declaration Python honours on line 1 or 2 of a source file."""
@@ -165,6 +171,10 @@ def _run_checks(ctx: LintContext, include_passes: bool) -> list[Finding]:
             log.exception("lint check %s crashed on %s", chk.rule_id, ctx.display)
             hits = [Hit(f"could not be checked (internal lint error: {type(exc).__name__}: {exc})", status="FAIL")]
         got = [_finding(chk.rule_id, h, ctx.display) for h in hits]
+        if chk.rule_id in WORKFLOW_STYLE and declared_tuned(ctx):
+            got = [f.model_copy(update={"status": "WARN", "message": f"{f.message} (a workflow style rule: not "
+                                        "enforced on imported code declared tuned)"}) if f.status == "FAIL" else f
+                   for f in got]
         by_rule.setdefault(chk.rule_id, []).extend(got)
         findings.extend(got)
     if include_passes:

@@ -170,15 +170,15 @@ class ParsedFile:
 
     def reachable_from(self, roots: list[ast.FunctionDef]) -> list[ast.FunctionDef]:
         """Module-level functions reachable from ``roots`` through bare-name calls (roots included)."""
-        seen: dict[str, ast.FunctionDef] = {fn.name: fn for fn in roots}
+        seen: dict[int, ast.FunctionDef] = {id(fn): fn for fn in roots}  # by node: two defs may share a name
         todo = list(roots)
         while todo:
             fn = todo.pop()
             for call in self.calls_in.get(fn, []):
                 if isinstance(call.func, ast.Name):
                     target = self.functions.get(call.func.id)
-                    if target is not None and target.name not in seen:
-                        seen[target.name] = target
+                    if target is not None and id(target) not in seen:
+                        seen[id(target)] = target
                         todo.append(target)
         return list(seen.values())
 
@@ -284,6 +284,11 @@ def parse_file(path: str, source: str) -> ParsedFile:
     for stmt in tree.body:
         if isinstance(stmt, ast.FunctionDef):
             pf.functions[stmt.name] = stmt
+        elif (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+              and isinstance(stmt.value, ast.Name) and stmt.value.id in pf.functions):
+            # `_gym_f = f` keeps the function defined so far under a second name (the gym import renames an entry
+            # whose name the PTO Forge wrapper takes): calls through the alias reach it
+            pf.functions[stmt.targets[0].id] = pf.functions[stmt.value.id]
     for imp in pf.by_type.get(ast.Import, []):
         assert isinstance(imp, ast.Import)  # by_type is keyed by node class
         for alias in imp.names:

@@ -77,8 +77,9 @@ def _wrapper_params(source: str, wrapper: str, file: str,
         raise TargetError(f"{file}:{exc.lineno}: syntax error: {exc.msg}") from None
     lines = source.splitlines()
     attrs = attrs or {}
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and node.name == wrapper:
+    defs = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == wrapper]
+    for node in defs[-1:]:  # the last definition is the one the module exports (an imported gym file may
+        # define a function of that name first, kept as `_gym_<name> = <name>` before the PTO Forge wrapper)
             args = node.args
             if args.vararg or args.kwarg:
                 raise TargetError(f"{file}:{node.lineno}: {wrapper} must take explicit parameters (no *args/**kwargs)")

@@ -7,7 +7,7 @@ probes of tests/gym/test_fidelity.py.
 
 from __future__ import annotations
 
-import importlib.util
+import importlib.machinery
 import json
 import subprocess
 import sys
@@ -120,8 +120,8 @@ def test_every_verify_report_names_the_target_it_checked_against(tmp_path: Path)
     assert (rep.verdict, rep.pypto_target, rep.pypto_target_source) == ("PASS", "head", "SPEC.md")
 
 
-HAS_WHEEL = importlib.util.find_spec("pypto") is not None and "site-packages" in str(
-    getattr(importlib.util.find_spec("pypto"), "origin", ""))
+_WHEEL = importlib.machinery.PathFinder.find_spec("pypto")  # sys.path, not sys.modules (the emulator may be there)
+HAS_WHEEL = _WHEEL is not None and "site-packages" in str(_WHEEL.origin)
 
 
 @pytest.mark.skipif(not HAS_WHEEL, reason="the real pypto 0.2.0 wheel is not installed (the toolchain extra)")

@@ -26,16 +26,17 @@ import ast
 import json
 import logging
 import math
-import os
 import re
-import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from orchestrator.adapters.gym._layout import GymLayoutError, GymOp, locate
+from orchestrator.adapters.gym._real import RealGymError, import_real
 from runtime.dtypes import DTypeError, canonical_name
 from runtime.yamlio import load_yaml
 
@@ -51,7 +52,13 @@ _KNOWN_GYM_KEYS = {"schema_version", "op_name", "supported_dtypes", "p0_shapes",
 
 
 class GymImportError(ValueError):
-    """The gym operator cannot be imported at all (one clear message; nothing was written)."""
+    """The gym operator cannot be imported at all (one clear message; nothing was written).
+
+    ``test_rc`` / ``test_output``: how the gym's own test ended under the emulator when the import ran it."""
+
+    def __init__(self, message: str, *, test_rc: int | None = None, test_output: str = "") -> None:
+        super().__init__(message)
+        self.test_rc, self.test_output = test_rc, test_output
 
 
 @dataclass
@@ -62,6 +69,10 @@ class ImportReport:
     written: list[str] = field(default_factory=list)
     unmapped: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    test_rc: int | None = None
+    """Real gym layout: the exit status of the gym's own test, run on the emulator by the import."""
+    test_output: str = ""
+    """... and the tail of what it printed (stdout, then stderr)."""
 
 
 @dataclass
@@ -137,17 +148,22 @@ def _locate(source: Path) -> _Gym:
 
 
 def _probe(gym: _Gym, timeout: float) -> dict[str, Any]:
-    env = dict(os.environ)
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
-    try:
-        proc = subprocess.run([sys.executable, str(_PROBE), str(gym.golden), gym.golden_fn], cwd=gym.folder,
-                              env=env, capture_output=True, text=True, timeout=timeout, check=False)
-    except subprocess.TimeoutExpired:
-        raise GymImportError(f"{gym.golden.name}: running the gym golden took longer than {timeout:g} s") from None
-    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("GYM_PROBE ")), None)
+    """Run the gym golden on its own ``_make_inputs`` in a child through the project's one process runner (the
+    allow-listed environment: vendor code never sees the user's secrets)."""
+    from runtime.sandbox import Limits, private_dir, run_process
+
+    limits = Limits(wall_s=timeout, cpu_s=int(timeout) + 30, memory_bytes=None, max_open_files=1024,
+                    max_file_bytes=None, max_processes=None)
+    with private_dir("forge-gym-golden-") as work:
+        proc = run_process([sys.executable, "-s", "-B", str(_PROBE), str(gym.golden), gym.golden_fn,
+                            str(gym.folder)], work=work, limits=limits, profile="trusted", output_cap=8 << 20)
+    if proc.timed_out:
+        raise GymImportError(f"{gym.golden.name}: running the gym golden took longer than {timeout:g} s")
+    stdout, stderr = proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace")
+    line = next((ln for ln in stdout.splitlines() if ln.startswith("GYM_PROBE ")), None)
     if proc.returncode != 0 or line is None:
-        tail = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
-        if "No module named 'torch'" in proc.stderr:
+        tail = (stderr.strip().splitlines() or ["(no output)"])[-1]
+        if "No module named 'torch'" in stderr:
             tail = "torch is not installed (gym goldens are torch; pip install torch==2.13.0 for a CPU build)"
         raise GymImportError(f"{gym.golden.name}: running {gym.golden_fn} on its _make_inputs failed: {tail}")
     return json.loads(line[len("GYM_PROBE "):])
@@ -484,14 +500,29 @@ def _spec_text(gym: _Gym, spec: dict[str, Any]) -> str:
             "prose follows unchanged. -->\n\n" + body + "\n")
 
 
-def import_gym_op(source: str | Path, dest: str | Path, *, force: bool = False, timeout: float = 300.0) -> ImportReport:
+def import_gym_op(source: str | Path, dest: str | Path, *, force: bool = False, timeout: float = 300.0,
+                  command: str | None = None, cwd: str | None = None, flags: Sequence[str] = ()) -> ImportReport:
     """Import a gym operator folder (or its test file) into a new PTO Forge op dir.
 
+    Two layouts: the real pypto-gym's (a folder with ``src/``: the operator's test is run once, observed, see
+    ``_real``; ``command``/``cwd`` say what to run, as a gym user types it after ``python``, e.g.
+    ``test_rms_norm.py case_002``; ``flags`` are runner switches such as ``--npuarch DAV_3510``) and the flat one of the issue #16 corpus (SPEC.md, ``<op>_golden.py`` with
+    ``_make_inputs``, ``<op>_impl.py`` in one folder).
+
     Raises:
-        GymImportError: the source is not a gym operator, its golden fails, or ``dest`` holds files that
+        GymImportError: the source is not a gym operator, its test or golden fails, or ``dest`` holds files that
             would be overwritten (without ``force``). Nothing is written in that case.
     """
-    gym = _locate(Path(source).resolve())
+    src = Path(source).resolve()
+    if not src.exists():
+        raise GymImportError(f"{source} does not exist (give a gym op folder or its test_<op>.py)")
+    try:
+        real = locate(src, command, cwd)
+    except GymLayoutError as exc:
+        raise GymImportError(str(exc)) from None
+    if real is not None:
+        return _import_real(real, Path(dest), force=force, timeout=timeout, flags=tuple(flags))
+    gym = _locate(src)
     dest = Path(dest)
     if dest.exists() and not dest.is_dir():
         raise GymImportError(f"{dest} is a file; give the operator directory to create")
@@ -534,6 +565,51 @@ def import_gym_op(source: str | Path, dest: str | Path, *, force: bool = False, 
     if existing:
         report.notes.append(f"replaced (--force): {', '.join(existing)}")
     return report
+
+
+def _import_real(gym: GymOp, dest: Path, *, force: bool, timeout: float, flags: tuple[str, ...]) -> ImportReport:
+    if dest.exists() and not dest.is_dir():
+        raise GymImportError(f"{dest} is a file; give the operator directory to create")
+    if dest.resolve() == gym.root or gym.root in dest.resolve().parents:
+        raise GymImportError(f"{dest} is inside the gym operator folder; give a new operator directory")
+    names = ["SPEC.md", "golden.py", f"{gym.name}_impl.py", "IMPORT.md"]
+    existing = [n for n in names if (dest / n).exists()]
+    if existing and not force:
+        raise GymImportError(f"{dest} already holds {', '.join(existing)}; import never overwrites (use --force "
+                             "to replace them)")
+    try:
+        mapping, files, extra, run = import_real(gym, timeout, flags)
+    except RealGymError as exc:
+        raise GymImportError(str(exc), test_rc=exc.test_rc, test_output=exc.test_output) from None
+    report = ImportReport(op_name=gym.name, unmapped=list(dict.fromkeys([*mapping.unmapped, *extra])),
+                          notes=list(mapping.notes), test_rc=run[0], test_output=run[1])
+    report.notes.insert(0, f"ran the gym test as its user does: {gym.describe()} (on the emulator, observed)")
+    report.notes.append(f"{gym.name}_wrapper calls the gym entry {mapping.entry_fn}(); golden() calls "
+                        f"{mapping.golden_fn}() from {mapping.golden_file.name}")
+    report.notes.append("SPEC.md declares the kernels tuned (`imported: {tuned: true}`: lint allows their "
+                        "performance-stage constructs) and `pypto_target: head` (the gym is written for HEAD)")
+    prose = (f"# {gym.name}\n\nImported from the pypto-gym operator `{gym.root.name}` (entry `{mapping.entry_fn}`, "
+             f"golden `{mapping.golden_fn}`); the kernel and golden are the gym's, unchanged.\n")
+    files = {"SPEC.md": _yaml_spec(mapping.spec) + "\n" + prose, **files}
+    if existing:
+        report.notes.append(f"replaced (--force): {', '.join(existing)}")
+    files["IMPORT.md"] = _import_md_real(gym, report)
+    try:
+        dest.mkdir(parents=True, exist_ok=True)
+        for name, text in files.items():
+            (dest / name).write_text(text, encoding="utf-8")
+            report.written.append(name)
+    except OSError as exc:
+        raise GymImportError(f"{dest}: cannot write the operator directory ({exc.strerror or exc})") from None
+    return report
+
+
+def _import_md_real(gym: GymOp, report: ImportReport) -> str:
+    lines = [f"# Imported from the gym: {gym.name}", "", f"Source folder: `{gym.root.name}`; run: "
+             f"`{gym.describe()}`.", "", "## Not mapped", ""]
+    lines += [f"- {u}" for u in report.unmapped] or ["- nothing"]
+    lines += ["", "## Notes", ""] + [f"- {n}" for n in report.notes]
+    return "\n".join(lines) + "\n"
 
 
 def _import_md(gym: _Gym, report: ImportReport) -> str:

@@ -52,8 +52,9 @@ def _cases(made: Any) -> list[tuple[str, list, dict]]:
     return out
 
 
-def main(golden_path: str, func_name: str) -> int:
-    folder = os.path.dirname(os.path.abspath(golden_path))
+def main(golden_path: str, func_name: str, folder: str | None = None) -> int:
+    folder = folder or os.path.dirname(os.path.abspath(golden_path))
+    os.chdir(folder)  # the golden's own folder, as the gym test runs it (the runner starts us in a private dir)
     sys.path.insert(0, folder)
     spec = importlib.util.spec_from_file_location("gym_golden_under_import", golden_path)
     assert spec is not None and spec.loader is not None
@@ -84,4 +85,4 @@ def main(golden_path: str, func_name: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1], sys.argv[2]))
+    sys.exit(main(sys.argv[1], sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else None))

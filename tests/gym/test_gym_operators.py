@@ -1,0 +1,130 @@
+"""The real gym operators of ``shared/gym`` (issue #25): each one's test runs unmodified and the operator imports.
+
+Per operator, one ``python -m orchestrator import`` of its folder: the import runs the gym's own test on the
+emulator as a gym user runs it (the ``runs.tsv`` command, or its smallest case where that one is slow; the gym
+"installed", i.e. ``src/`` importable as after ``pip install -e .``), observed, then writes the op dir. The test
+checks that the gym test ended as the vendor's success signal says (or, for the operators that cannot pass, how
+and why), then verifies the imported op dir: PASS, or the recorded reason why the vendor code cannot pass.
+``bench/gym_runs.py`` runs every ``runs.tsv`` line exactly as written (the closing measurement).
+
+The gym folder is ``$FORGE_SHARED/gym`` or ``<repo>/../shared/gym``; the tests skip, saying so, without it.
+They need torch (the gym is torch). All are slow (a gym test plus a verification each).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+GYM = Path(os.environ["FORGE_SHARED"]) / "gym" if os.environ.get("FORGE_SHARED") else ROOT.parent / "shared" / "gym"
+HAS_TORCH = importlib.util.find_spec("torch") is not None
+
+
+@dataclass(frozen=True)
+class Expect:
+    """How one operator's test and import end (``why``: the one line for an operator that cannot pass)."""
+
+    command: str | None = None
+    """what follows `python` (None: the runs.tsv command)"""
+    cwd: str | None = None
+    flags: tuple[str, ...] = ()
+    script: str = "pass"
+    """"pass": rc 0 and the runs.tsv signal; else a fragment of how the run ends"""
+    verify: str = "PASS"
+    """"PASS", or a fragment of the verdict and reasons (the vendor code cannot pass the verifier), or "" (not
+    verified in CI: ``why`` says why; the measured verdict is in docs/emulator-fidelity.md)"""
+    imports: bool = True
+    """False: the import refuses (the fragment is in ``why``)"""
+    why: str = ""
+
+
+# operator -> expectation; the runs.tsv command unless a smaller case keeps CI inside its budget
+EXPECT: dict[str, Expect] = {
+    "attn_softmax": Expect(command="tests/ops/gemma4_31b_it/test_attn_softmax.py softmax_prefill_s128"),
+    "gqa_decode_attn": Expect(command="tests/ops/gemma4_31b_it/test_gqa_decode_attn.py gqa_global_skv64",
+                              verify="PF01", why="imports os, sys, contextlib, tempfile and makes a build folder "
+                              "at import"),
+    "rms_norm": Expect(),
+    "sum_lstm": Expect(verify="PF01", why="imports os and logging"),
+    "swiglu_mlp": Expect(script="missing 1 required positional argument: 'out_dtype'", imports=False,
+                         why="no golden function"),
+    "apply_adam_w_v2": Expect(verify="", why="the gym's smallest case (7168x2048 fp32, 4 inputs, 3 outputs) "
+                              "exceeds the verifier's 1 GiB result cap; measured, not re-run in CI"),
+    "mhc_sinkhorn": Expect(),
+    "interleave_rope": Expect(script="[PRECISION_FAIL]", verify="", why="bf16 per-op rounding (the 950's) is 1 "
+                              "bf16 ulp off the vendor's fp32-once golden on ~3% of elements"),
+    "gather_pa_kv_cache": Expect(verify="", why="related inputs (seq_lens sum to the token count, block_tables "
+                                 "index the caches) that SPEC ranges cannot express; caches of 361 MB"),
+    "quant_batch_matmul": Expect(command="-m pytest -q -p no:cacheprovider test_quant_batch_matmul.py -k "
+                                 "\"test_quant_batch_matmul and case0\"", flags=("--npuarch", "DAV_3510"),
+                                 verify="PF01", why="imports struct; FP8 matmul needs DAV_3510"),
+    "llada2_gate_select": Expect(),
+    "gated_delta_rule": Expect(verify="FAIL_LINT", why="imports torch_npu and registers torch.ops.pypto (PF01, "
+                               "PF02)"),
+    "flash_attention_score_grad": Expect(),
+    "sigmoid": Expect(verify="PF01", why="imports os and sys"),
+    "bn_training_reduce": Expect(imports=False, why="no golden function"),
+}
+
+
+def _runs() -> dict[str, dict[str, str]]:
+    out = {}
+    for line in (GYM / "runs.tsv").read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, folder, command, signal = line.split("\t")
+            out[name] = {"dir": folder, "command": command, "pass": signal}
+    return out
+
+
+needs_gym = pytest.mark.skipif(not (GYM / "runs.tsv").is_file(),
+                               reason=f"the gym corpus is not here ({GYM}; set FORGE_SHARED)")
+needs_torch = pytest.mark.skipif(not HAS_TORCH, reason="gym tests are torch; torch is not installed "
+                                 "(pip install torch==2.13.0, a CPU build)")
+
+
+@needs_gym
+def test_every_gym_operator_has_an_expectation() -> None:
+    assert sorted(EXPECT) == sorted(_runs())
+
+
+@pytest.mark.slow
+@needs_gym
+@needs_torch
+@pytest.mark.parametrize("name", sorted(EXPECT))
+def test_gym_operator_runs_unmodified_and_imports(name: str, tmp_path: Path) -> None:
+    from orchestrator.adapters.gym import GymImportError, import_gym_op
+    from runtime.verify import verify
+
+    run, exp = _runs()[name], EXPECT[name]
+    cwd = exp.cwd if exp.command is not None else (
+        str(Path(run["dir"]).relative_to(name)) if run["dir"] != name else None)
+    dest = tmp_path / name
+    try:
+        report = import_gym_op(GYM / "ops" / name, dest, command=exp.command or run["command"], cwd=cwd,
+                               flags=exp.flags, timeout=900)
+    except GymImportError as exc:
+        assert not exp.imports and exp.why in str(exc), str(exc)
+        rc, output = exc.test_rc, exc.test_output
+    else:
+        assert exp.imports, f"expected the import to refuse ({exp.why}); it wrote {report.written}"
+        rc, output = report.test_rc, report.test_output
+    if exp.script == "pass":
+        assert rc == 0 and re.search(run["pass"], output), f"rc {rc}\n{output[-3000:]}"
+        assert "[emulator] kernel calls" in output
+    else:
+        assert exp.script in output, f"rc {rc}\n{output[-3000:]}"
+    if not exp.imports:
+        return
+    if not exp.verify:  # too big to verify inside CI's budget: the measured verdict is in the docs
+        return
+    result = verify(dest, dest / f"{report.op_name}_impl.py")
+    if exp.verify == "PASS":
+        assert result.verdict == "PASS", result.reasons
+    else:
+        assert result.verdict != "PASS" and exp.verify in f"{result.verdict} {result.reasons}", result.reasons
