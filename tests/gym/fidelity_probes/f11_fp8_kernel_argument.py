@@ -29,6 +29,7 @@ def k(a: pypto.Tensor([16, 64], pypto.DT_FP8E4M3), out: pypto.Tensor([16, 64], p
 
 
 def run():
+    torch.manual_seed(0)
     a, o = (torch.randn(16, 64) * 4).to(torch.float8_e4m3fn), zk(16, 64, dtype=F16)
     k(a, o)
     print("VALUE", float(abs(o.float() - a.float()).max()))
