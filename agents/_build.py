@@ -6,14 +6,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from agents.config import ConfigError, load_config, resolve_for_trace
 from agents.contracts import AgentSet
 from agents.llm import ChatProvider
 from agents.roles import LLMAgents
 from agents.trace import Trace, TraceMode
-from runtime.yamlio import load_yaml
 
 __all__ = ["build_agents", "local_model_line", "local_model_problem"]
 
@@ -44,9 +41,6 @@ def build_agents(
         raise ConfigError(f"agents built for mode {mode!r} but the trace is in mode {trace.mode!r}")
     config, base_url = resolve_for_trace(load_config(op_dir, cwd=cwd, env=env, overrides=overrides), trace)
     agents = LLMAgents(config, trace, op_dir=op_dir, provider_factory=provider_factory, base_url=base_url)
-    seeds = _spec_seeds(Path(op_dir))
-    if seeds and not trace.manifest.seeds:
-        trace.update_manifest(seeds=seeds)
     return agents
 
 
@@ -86,16 +80,3 @@ def _local_model(op_dir: Path | str | None, overrides: Mapping[str, Any] | None)
                 "SmolLM2-135M-Instruct), or set [local] model_file in forge.toml")
     return describe(model, settings.threads)
 
-
-def _spec_seeds(op_dir: Path) -> list[int]:
-    """``seeds`` from SPEC.md's front matter (for the manifest); [] when absent or unreadable."""
-    path = op_dir / "SPEC.md"
-    try:
-        text = path.read_text(encoding="utf-8")
-        if not text.startswith("---"):
-            return []
-        front = load_yaml(text.split("---", 2)[1]) or {}
-        seeds = front.get("seeds") if isinstance(front, dict) else None
-        return [int(s) for s in seeds] if isinstance(seeds, list) else []
-    except (OSError, yaml.YAMLError, ValueError, TypeError, IndexError):
-        return []

@@ -13,9 +13,9 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from orchestrator.errors import ForgeError
+from runtime.frontmatter import split_front_matter
 from runtime.opdir import GoldenError, OpDirError, load_op_dir
 from runtime.opdir import complexity as _complexity
-from runtime.yamlio import load_yaml
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +29,8 @@ class OpInfo(BaseModel):
     inventory: list[dict] = Field(default_factory=list)
     markers: list[dict] = Field(default_factory=list)
     spec_front: dict = Field(default_factory=dict)
+    seeds: list[int] = Field(default_factory=list)
+    """The seeds every case runs on (SPEC.md's ``seeds``, or runtime.opdir's default)."""
 
 
 def _problems_text(exc: Exception) -> str:
@@ -39,17 +41,6 @@ def _problems_text(exc: Exception) -> str:
         lines.append(f"  {where} {getattr(p, 'field', '') or ''} {getattr(p, 'message', p)}".rstrip())
     head = str(getattr(exc, "message", None) or exc).splitlines()[0] if str(exc) else "invalid op dir"
     return head + ("\n" + "\n".join(lines) if lines else "")
-
-
-def front_matter(text: str) -> dict:
-    """YAML front matter of a markdown file (``---`` fenced at the top), or {}."""
-    if not text.startswith("---"):
-        return {}
-    end = text.find("\n---", 3)
-    if end < 0:
-        return {}
-    data = load_yaml(text[3:end]) or {}
-    return data if isinstance(data, dict) else {}
 
 
 def load(op_dir: Path) -> OpInfo:
@@ -71,7 +62,8 @@ def load(op_dir: Path) -> OpInfo:
     markers = [m.model_dump() if hasattr(m, "model_dump") else dict(vars(m)) for m in op.module_markers()]
     spec_text = (op_dir / "SPEC.md").read_text(encoding="utf-8")
     return OpInfo(root=str(op_dir), op_name=op.spec.op_name, complexity=_plain(cx_dict),
-                  inventory=_plain(inventory), markers=_plain(markers), spec_front=front_matter(spec_text))
+                  inventory=_plain(inventory), markers=_plain(markers), spec_front=split_front_matter(spec_text).data or {},
+                  seeds=list(op.spec.seeds))
 
 
 def _plain(obj):

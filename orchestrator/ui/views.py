@@ -27,6 +27,7 @@ from orchestrator.store.artifacts import previous_design
 from orchestrator.store.paths import final_file
 from orchestrator.store.reports import load_report, read_report
 from orchestrator.store.runs import latest_run, lock_holder
+from runtime.frontmatter import split_front_matter
 from runtime.yamlio import load_yaml
 
 MAX_DIFF_LINES = 80
@@ -115,11 +116,11 @@ def _read(path: Path) -> str:
 
 def rationale_excerpt(design_md: str, limit: int = 14) -> str:
     """The decision and rationale paragraphs of DESIGN.md (the ``Decomposition`` section), else its start."""
-    lines = design_md.splitlines()
+    lines = split_front_matter(design_md).body.splitlines()  # the whole text when it has no front matter
     start = next((i for i, ln in enumerate(lines) if ln.lstrip("#").strip().lower().startswith("decomposition")
                   and ln.startswith("#")), None)
     if start is None:
-        body = [ln for ln in lines if ln.strip() and not ln.startswith("---")][:limit]
+        body = [ln for ln in lines if ln.strip()][:limit]
         return "\n".join(body)
     out = []
     for ln in lines[start + 1:]:

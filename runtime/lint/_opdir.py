@@ -16,10 +16,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from runtime.frontmatter import split_front_matter
 from runtime.interfaces import ModuleInterfaces, parse_interfaces
-from runtime.yamlio import load_yaml
 
 __all__ = ["OpContext", "StageName", "front_matter", "parse_stage_name"]
 
@@ -34,20 +32,8 @@ def front_matter(text: str) -> tuple[dict[str, Any] | None, str, int]:
     Returns:
         (mapping or None when absent/invalid, error message or "", line number of the body start).
     """
-    lines = text.splitlines()
-    if not lines or lines[0].strip() != "---":
-        return None, "no `---` front matter block at the top", 0
-    for i in range(1, len(lines)):
-        if lines[i].strip() in ("---", "..."):
-            block = "\n".join(lines[1:i])
-            try:
-                data = load_yaml(block) if block.strip() else {}
-            except yaml.YAMLError as exc:
-                return None, f"front matter is not valid YAML: {str(exc).splitlines()[0]}", i + 1
-            if not isinstance(data, dict):
-                return None, "front matter is not a YAML mapping", i + 1
-            return data, "", i + 1
-    return None, "front matter block is not closed by `---`", 0
+    fm = split_front_matter(text)
+    return fm.data, fm.message, (fm.body_line - 1 if fm.problem not in ("missing", "unclosed") else 0)
 
 
 @dataclass(frozen=True)

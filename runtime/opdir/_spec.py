@@ -17,6 +17,7 @@ import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
 from runtime.dtypes import CANONICAL, DTypeError, canonical_name
+from runtime.frontmatter import split_front_matter
 from runtime.opdir._problems import OpDirError, Problem
 from runtime.targets import TargetError, parse_target
 from runtime.yamlio import load_yaml
@@ -264,17 +265,16 @@ _ALLOWED: dict[str, list[str]] = {
 
 
 def _front_matter(text: str, file: str) -> tuple[str, int]:
-    """Return the YAML text and the file line number of its first line."""
-    lines = text.lstrip("\ufeff").splitlines()
-    if not lines or lines[0].strip() != "---":
+    """Return the YAML text and the file line number of its first line (:func:`runtime.frontmatter`)."""
+    fm = split_front_matter(text)
+    if fm.problem == "missing":
         raise OpDirError([Problem(file=file, line=1, field="front matter",
                                   message="SPEC.md must start with a YAML front matter block: a line '---', "
                                           "the YAML keys, then a closing line '---'")])
-    for i in range(1, len(lines)):
-        if lines[i].strip() in ("---", "..."):
-            return "\n".join(lines[1:i]) + "\n", 2
-    raise OpDirError([Problem(file=file, line=1, field="front matter",
-                              message="the YAML front matter block opened on line 1 is never closed by a '---' line")])
+    if fm.problem == "unclosed":
+        raise OpDirError([Problem(file=file, line=1, field="front matter",
+                                  message="the YAML front matter block opened on line 1 is never closed by a '---' line")])
+    return fm.yaml_text, fm.first_line
 
 
 def _line_map(node: yaml.Node, offset: int, file: str) -> tuple[dict[_Path, int], list[Problem]]:

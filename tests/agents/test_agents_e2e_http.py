@@ -77,7 +77,7 @@ def test_record_over_http_then_strict_replay_is_identical(tmp_path: Path, monkey
     assert rep_events == rec_events
     manifest = TraceReader(tmp_path / "run2").manifest
     assert manifest.models["implementer"] == "fake-model" and manifest.prompt_hashes["implementer"]
-    assert manifest.seeds == [0, 1, 2] and manifest.record_mode == "replay" and manifest.op_dir_hash
+    assert manifest.record_mode == "replay" and manifest.op_dir_hash  # seeds: the orchestrator records them
     for f in (tmp_path / "run1").rglob("*"):
         if f.is_file():
             assert "sk-local-test-key" not in f.read_text()

@@ -38,7 +38,7 @@ import yaml
 from orchestrator.adapters.gym._layout import GymLayoutError, GymOp, locate
 from orchestrator.adapters.gym._real import RealGymError, import_real
 from runtime.dtypes import DTypeError, canonical_name
-from runtime.yamlio import load_yaml
+from runtime.frontmatter import split_front_matter
 
 __all__ = ["GymImportError", "ImportReport", "import_gym_op"]
 
@@ -94,20 +94,13 @@ class _Gym:
 def _front_matter(text: str, path: Path | None = None) -> tuple[dict[str, Any], str]:
     """The gym SPEC's YAML front matter and its prose. Broken YAML is the user's to fix: one line naming the
     SPEC.md line (the front matter starts on line 2), never a parser traceback."""
-    lines = text.splitlines()
-    if not lines or lines[0].strip() != "---":
+    fm = split_front_matter(text)
+    if fm.problem == "yaml":
+        where = f"{path or 'SPEC.md'}" + (f":{fm.error_line}" if fm.error_line is not None else "")
+        raise GymImportError(f"{where}: the SPEC {fm.message}") from None
+    if fm.problem in ("missing", "unclosed"):
         return {}, text
-    for i in range(1, len(lines)):
-        if lines[i].strip() in ("---", "..."):
-            try:
-                data = load_yaml("\n".join(lines[1:i])) or {}
-            except yaml.YAMLError as exc:
-                mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-                where = f"{path or 'SPEC.md'}" + (f":{mark.line + 2}" if mark is not None else "")
-                problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-                raise GymImportError(f"{where}: the SPEC front matter is not valid YAML ({problem})") from None
-            return (data if isinstance(data, dict) else {}), "\n".join(lines[i + 1:])
-    return {}, text
+    return fm.data or {}, fm.body
 
 
 def _locate(source: Path) -> _Gym:

@@ -16,6 +16,7 @@ def intake(state: ForgeState, runtime: Runtime) -> dict:
     info = opdir_bridge.load(root)
     existing = (root / "DESIGN.md").is_file() and (root / "module_interfaces.yaml").is_file()
     cx = info.complexity
+    svc.trace.update_manifest(seeds=info.seeds)  # the seeds this run verifies on (a replay's too)
     svc.trace.emit("state_transition", node="intake", **{"from": "start", "to": "design"})
     return {
         "op_name": info.op_name,

@@ -1,0 +1,58 @@
+"""One definition per concept (issue #27): each test pins the one reader/writer and fails on a second one."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from orchestrator import api
+from orchestrator.adapters.scripted import ScriptedAgents
+from orchestrator.core import opdir_bridge
+from runtime.frontmatter import split_front_matter
+from runtime.lint._opdir import front_matter as lint_front_matter
+from runtime.opdir import intake
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _sources() -> dict[Path, str]:
+    out = {}
+    for top in ("agents", "orchestrator", "runtime", "prompts", "skills"):
+        for p in (ROOT / top).rglob("*.py"):
+            out[p.relative_to(ROOT)] = p.read_text(encoding="utf-8")
+    return out
+
+
+def test_a_spec_with_a_byte_order_mark_is_read_the_same_by_intake_run_and_lint(op_copy) -> None:
+    plain = op_copy("affine")
+    text = (plain / "SPEC.md").read_text(encoding="utf-8")
+    bom = plain.parent / "affine_bom"
+    bom.mkdir()
+    for name in ("golden.py",):
+        (bom / name).write_bytes((plain / name).read_bytes())
+    (bom / "SPEC.md").write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
+    front = split_front_matter(text).data
+    assert front and front["op_name"] == "affine"
+    assert intake(bom, timeout=30).ok                           # intake (runtime.opdir)
+    assert opdir_bridge.load(bom).spec_front == front          # what a run keeps in state (was {} with a BOM)
+    assert lint_front_matter((bom / "SPEC.md").read_text(encoding="utf-8"))[0] == front  # lint's op-dir context
+    assert api.check_op_dir(bom) == "affine"
+
+
+def test_front_matter_is_split_in_one_place() -> None:
+    pattern = re.compile(r"""lines\[0\]\.strip\(\) != ["']---["']|startswith\(["']---["']\)""")
+    owners = sorted(str(p) for p, text in _sources().items() if pattern.search(text))
+    assert owners == ["runtime/frontmatter.py"], owners
+
+
+def test_the_trace_manifest_carries_the_seeds_the_run_used(op_copy, script, verifier, clock) -> None:
+    op = op_copy("affine")
+    spec = (op / "SPEC.md").read_text(encoding="utf-8").replace("seeds: [0, 1, 2]", "seeds: [3, 4, 5]")
+    (op / "SPEC.md").write_text(spec, encoding="utf-8")
+    s = script("affine", implement={1: ["impl.py"]})
+    r = api.run(op, api.RunOptions(approve="auto", run_id="t1"),
+                inject=api.Injected(agents=ScriptedAgents(s), verifier=verifier, clock=clock))
+    assert r.status == "delivered"
+    manifest = json.loads((op / ".forge" / "run-t1" / "trace" / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["seeds"] == [3, 4, 5]
