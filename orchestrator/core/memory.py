@@ -10,6 +10,7 @@ from __future__ import annotations
 from orchestrator.core.perf import PerfSummary
 from orchestrator.core.state import ForgeState
 from orchestrator.store.paths import stage_suffix
+from runtime.verdicts import Verdict
 
 
 def _cell(value: object) -> str:
@@ -40,7 +41,7 @@ def verify_cells(entry: dict) -> list[object]:
             return [entry.get("when") or cells[0], *cells[1:]]
     verdict = f"{entry.get('verdict')} {str(entry.get('evidence') or '-')[:12]}"
     return [entry.get("when"), entry.get("module"), entry.get("file"), "-", "-", "-",
-            str(entry.get("verdict") == "PASS"), "-", "-", f"{verdict}: {row}" if row else verdict]
+            str(entry.get("verdict") == Verdict.PASS), "-", "-", f"{verdict}: {row}" if row else verdict]
 
 
 def next_step(state: ForgeState) -> str:

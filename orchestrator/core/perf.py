@@ -31,6 +31,7 @@ from pydantic import BaseModel
 
 from orchestrator.core.services import Services
 from orchestrator.store.paths import reports_dir
+from runtime.verdicts import Verdict
 
 __all__ = ["PERF_MARKER", "PerfRow", "PerfSummary", "emulator_estimate", "from_state", "report_counters", "request",
            "request_update", "round3"]
@@ -78,7 +79,8 @@ class PerfRow(BaseModel):
     variant: int
     file: str = ""
     sha256: str | None = None
-    verdict: str = ""
+    verdict: Verdict | None = None
+    """The verifier's verdict; None when the implementer gave no usable answer (``note`` says why)."""
     report_hash: str | None = None
     evidence: str | None = None
     """Agent-visible identity of the variant's report (inputs + outcome; never the report hash)."""
@@ -92,8 +94,12 @@ class PerfRow(BaseModel):
     """real compiler status for this variant (accepted / rejected / '')"""
     note: str = ""
 
+    def shown(self) -> str:
+        """The verdict as the table shows it."""
+        return self.verdict.value if self.verdict is not None else "no answer"
+
     def score(self, scorer: Scorer) -> float | None:
-        if self.verdict != "PASS":
+        if self.verdict != Verdict.PASS:
             return None
         return float(self.cycles) if scorer == "cost_model" and self.cycles is not None else \
             (self.estimate if scorer == "emulator_estimate" else None)
@@ -132,10 +138,10 @@ class PerfSummary(BaseModel):
             name = ("baseline" if r.variant == 0 else f"v{r.variant}") + mark
             if self.scorer == "cost_model":
                 util = "" if r.utilization_percent is None else f"{round(r.utilization_percent, 1)}%"
-                out.append(f"| {name} | {r.verdict} | {_s(fig(r.cycles))} | {_s(fig(r.first_cycles))} | {util} | "
+                out.append(f"| {name} | {r.shown()} | {_s(fig(r.cycles))} | {_s(fig(r.first_cycles))} | {util} | "
                            f"{r.note} |")
             else:
-                out.append(f"| {name} | {r.verdict} | {_s(fig(r.estimate))} | {r.note} |")
+                out.append(f"| {name} | {r.shown()} | {_s(fig(r.estimate))} | {r.note} |")
         return out
 
     def markdown(self) -> str:

@@ -6,6 +6,7 @@ Why separate: routing is code, never model prose; each function is unit-testable
 from __future__ import annotations
 
 from orchestrator.core.state import ForgeState, ModuleRecord
+from runtime.verdicts import AGENT_ERROR, Verdict
 
 
 def _active(state: ForgeState) -> ModuleRecord:
@@ -51,7 +52,7 @@ def after_verify(state: ForgeState) -> str:
     m = _active(state)
     if m.get("status") == "verified":
         return "audit"
-    return "implement" if m.get("verdict") in ("FAIL_LINT", "AGENT_ERROR") else "debug"
+    return "implement" if m.get("verdict") in (Verdict.FAIL_LINT, AGENT_ERROR) else "debug"
 
 
 def after_audit(state: ForgeState) -> str:

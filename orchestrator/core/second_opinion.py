@@ -30,6 +30,7 @@ from orchestrator.core.services import Services
 from orchestrator.core.state import FinalState
 from orchestrator.store.paths import run_dir, sha256_file
 from runtime.toolchain import CompileError, CostFigures, ToolchainResult, ToolchainUsageError, compile_kernel
+from runtime.verdicts import Verdict
 
 __all__ = ["TRACE_NODE", "SecondOpinion", "attach", "from_state", "second_opinion", "toolchain_result"]
 
@@ -185,7 +186,7 @@ def _write_probe(root: Path, run_id: str, target: str, res: ToolchainResult) -> 
         dest.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(root / target, dest / Path(target).name)
         (dest / f"{Path(target).stem}.real.json").write_text(json.dumps(
-            {"kernel": Path(target).name, "emulator": "PASS", "real": res.model_dump(mode="json", exclude=_EXCLUDE),
+            {"kernel": Path(target).name, "emulator": Verdict.PASS.value, "real": res.model_dump(mode="json", exclude=_EXCLUDE),
              "how_to_use": "add as a probe in tests/toolchain/fixtures/probes with this expectation; the emulator should "
                            "reject it the same way"}, indent=2) + "\n", encoding="utf-8")
     except OSError as exc:

@@ -17,10 +17,9 @@ from typing import Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.contracts import AgentSet, TraceSink
+from runtime.verdicts import Verdict
 
 ApproveMode = Literal["prompt", "auto", "stop"]
-
-VERDICTS = ("PASS", "FAIL_LINT", "FAIL_RUNTIME", "FAIL_NUMERIC", "FAIL_CHEAT", "ERROR")
 
 
 class LintItem(BaseModel):
@@ -37,7 +36,7 @@ class VerifyOutcome(BaseModel):
     """What the graph keeps from one verification report (the report itself stays on disk)."""
 
     model_config = ConfigDict(frozen=True)
-    verdict: str
+    verdict: Verdict
     target: str
     """Relative path of the verified file."""
     hashes: dict[str, str]

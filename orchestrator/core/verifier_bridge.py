@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.core.services import LintItem, VerifierFn, VerifyOutcome
+from runtime.verdicts import Verdict
 from runtime.verify import VerifyReport, VerifySettings, verify
 
 log = logging.getLogger(__name__)
@@ -34,7 +35,7 @@ def outcome_from_report(report: VerifyReport, op_dir: Path, target: str, reports
     reports_dir.mkdir(parents=True, exist_ok=True)
     path = reports_dir / f"{report.report_hash}.json"
     path.write_text(report.to_json(), encoding="utf-8")
-    return VerifyOutcome(verdict=str(report.verdict), target=target, hashes=dict(report.hashes),
+    return VerifyOutcome(verdict=report.verdict, target=target, hashes=dict(report.hashes),
                          report_hash=report.report_hash, evidence=report.evidence,
                          report_path=str(path.relative_to(op_dir)),
                          summary=report.summary, memory_row=report.memory_row(), lint_blocking=_findings(report),
@@ -88,7 +89,7 @@ def error_cause(outcome: VerifyOutcome) -> str:
 
     Only an ERROR verdict can be anything but ``candidate``: FAIL_* verdicts are the candidate's by definition.
     """
-    if outcome.verdict != "ERROR":
+    if outcome.verdict != Verdict.ERROR:
         return "candidate"
     texts = list(outcome.reasons) or [outcome.summary]
     for text in texts:

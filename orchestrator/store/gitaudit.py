@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field
 
 from orchestrator.store.paths import FORGE_DIR, GIT_DIR, sha256_bytes
 from orchestrator.store.reports import hash_for
+from runtime.verdicts import Verdict
 
 log = logging.getLogger(__name__)
 
@@ -210,7 +211,7 @@ def audit(op_dir: Path, transitions: list[tuple[str, int, str]] | None = None) -
             continue
         rh = c.trailers.get("forge-report-hash", "")
         target = c.trailers.get("forge-file", "")
-        if c.trailers.get("forge-verdict") != "PASS":
+        if c.trailers.get("forge-verdict") != Verdict.PASS:
             bad(f"verified transition without a PASS verdict ({c.trailers.get('forge-verdict')})")
             continue
         rpath = _find_report(repo.op_dir, rh) if rh else None
@@ -222,7 +223,7 @@ def audit(op_dir: Path, transitions: list[tuple[str, int, str]] | None = None) -
         except (OSError, ValueError) as exc:
             bad(f"report {rpath.name} is unreadable: {exc}")
             continue
-        if report.get("verdict") != "PASS":
+        if report.get("verdict") != Verdict.PASS:
             bad(f"report {rh[:12]} has verdict {report.get('verdict')}, not PASS")
         if report.get("report_hash") not in (None, rh):
             bad(f"report file {rpath.name} claims hash {report.get('report_hash')}")

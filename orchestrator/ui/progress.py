@@ -20,6 +20,7 @@ from orchestrator.gates import DEFAULT_RAISE, GateDecision, GateRequest, answer_
 from orchestrator.store.results import RunResult
 from orchestrator.ui.screens import print_gate
 from orchestrator.ui.views import gate_view_for
+from runtime.verdicts import AGENT_ERROR, Verdict
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +71,7 @@ def attempt_failure(node: str, values: dict) -> str | None:
     last = log[-1]
     if last.get("module") != k or last.get("attempt") != mods[k - 1].get("attempts") or last.get("verdict") == "PASS":
         return None
-    if node == "implement" and last.get("verdict") != "AGENT_ERROR":
+    if node == "implement" and last.get("verdict") != AGENT_ERROR:
         return None
     calls = last.get("model_calls")
     after = f" after {calls} model call{'s' if calls != 1 else ''}" if calls else ""
@@ -126,7 +127,7 @@ class Progress:
         verdict = values.get("last_verdict") if node in ("verify", "verify_final") else None
         tail = ""
         if verdict:
-            color = "green" if verdict == "PASS" else "red"
+            color = "green" if verdict == Verdict.PASS else "red"
             tail = f"  verdict [{color}]{escape(str(verdict))}[/]"
         failed = attempt_failure(node, values)
         if failed:

@@ -34,6 +34,7 @@ from orchestrator.store.results import run_status, trace_events
 from orchestrator.store.runs import latest_run, read_meta
 from orchestrator.ui.progress import calls_line
 from orchestrator.ui.views import case_rows
+from runtime.verdicts import Verdict
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +115,7 @@ class _Plots:
             if shown:
                 line, = ax.plot([a for a, _, _ in shown], [d for _, d, _ in shown], marker="o", label=name)
                 for a, d, v in shown:
-                    ax.plot([a], [d], marker="o", color="#1e7e34" if v == "PASS" else "#b02a37", zorder=3)
+                    ax.plot([a], [d], marker="o", color="#1e7e34" if v == Verdict.PASS else "#b02a37", zorder=3)
             for a, d, _ in pts:
                 if d is None or not math.isfinite(d):
                     ax.axvline(a, color="grey", alpha=0.4, linestyle=":")
@@ -353,7 +354,7 @@ def build_report(op_dir: Path | str, *, run_id: str | None = None, out: Path | s
             rep = load_report(root, rid, r.get("report_hash"))
             if rep is not None:
                 sec.append(_cases_html(rep, f"M{k} attempt {n}", plots,
-                                       open_=n == len(mine) or rep.get("verdict") == "FAIL_NUMERIC"))
+                                       open_=n == len(mine) or rep.get("verdict") == Verdict.FAIL_NUMERIC))
         module_html.append("".join(sec))
     if any(series.values()):
         img = plots.attempts(series)

@@ -13,6 +13,7 @@ from rich.text import Text
 
 from orchestrator.gates import GateRequest, answer_hint
 from orchestrator.ui.views import MAX_DIFF_LINES, CaseRow, GateView, case_rows
+from runtime.verdicts import Verdict
 
 
 def _fmt(x: float | None) -> str:
@@ -116,7 +117,7 @@ def report_renderable(report: dict) -> Group:
     """A stored verify report for ``show``: header, reasons, case table, lint findings, counters."""
     parts: list = []
     verdict = str(report.get("verdict"))
-    color = "green" if verdict == "PASS" else "red"
+    color = "green" if verdict == Verdict.PASS else "red"
     parts.append(Text.from_markup(f"[bold {color}]{escape(verdict)}[/] {escape(str(report.get('target')))} "
                                   f"({escape(str(report.get('kind')))}"
                                   + (f" M{report.get('module')}" if report.get("module") else "") + ")  report "

@@ -248,7 +248,7 @@ def perf_view(values: dict, gate: str) -> GateView:
         name = "baseline" if r.variant == 0 else f"v{r.variant}"
         score = r.score(p.scorer)
         view.facts.append((name + (" (best)" if r.variant == p.best and gate == "perf_deliver" else ""),
-                           f"{r.verdict or 'PASS'}" + ("" if score is None else f", {score:g} {p.unit()}")
+                           f"{r.shown()}" + ("" if score is None else f", {score:g} {p.unit()}")
                            + (f" - {r.note}" if r.note else "")))
     return view
 

@@ -7,6 +7,8 @@ import argparse
 import logging
 import sys
 
+from runtime.verdicts import Verdict
+
 __all__ = ["build_parser", "main"]
 
 
@@ -74,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         from runtime.verify._render import render_report
 
         Console().print(render_report(report))
-    return 0 if report.verdict == "PASS" else 1
+    return 0 if report.verdict == Verdict.PASS else 1
 
 
 if __name__ == "__main__":

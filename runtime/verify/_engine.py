@@ -38,7 +38,7 @@ from runtime.sandbox import (
 from runtime.targets import DEFAULT_TARGET, forge_toml_target, parse_target
 from runtime.targets import TargetError as ToolchainTargetError
 from runtime.verify._checks import Evidence, run_checks
-from runtime.verify._report import CaseReport, ErrorInfo, LintSection, SandboxSection, VerifyReport
+from runtime.verify._report import CaseReport, ErrorInfo, LintSection, SandboxSection, Verdict, VerifyReport
 from runtime.verify._target import TargetError, TargetPlan, frozen_violations, plan_target
 
 __all__ = ["VerifySettings", "VerifyUsageError", "verify"]
@@ -213,8 +213,8 @@ class _Run:
     call_plan: list[str] = field(default_factory=list)
     run: CandidateRun | None = None
 
-    def fail(self, reason: str, verdict: str = "ERROR") -> _Stop:
-        self.report.verdict = verdict  # type: ignore[assignment]
+    def fail(self, reason: str, verdict: Verdict = Verdict.ERROR) -> _Stop:
+        self.report.verdict = verdict
         self.report.reasons.append(reason)
         return _Stop()
 
@@ -307,7 +307,7 @@ def _step_hashes(r: _Run) -> None:
     r.files = _input_files(r.op_path, r.target, r.previous, r.plan.interfaces_path if r.plan else None)
     r.report.hashes = _hashes(r.files, r.settings.emulator)
     if r.plan is None:
-        raise r.fail(plan_error, "FAIL_LINT")
+        raise r.fail(plan_error, Verdict.FAIL_LINT)
     rep = r.report
     rep.kind, rep.module, rep.wrapper = r.plan.kind, r.plan.module, r.plan.wrapper  # type: ignore[assignment]
     rep.expected_leaves = list(r.plan.expected)
@@ -327,7 +327,7 @@ def _step_lint(r: _Run) -> None:
                                             r.target.read_text(encoding="utf-8"), upto)
     rep.durations["lint_s"] = round(time.perf_counter() - t, 4)
     if rep.lint.blocking or rep.lint.frozen:
-        rep.verdict = "FAIL_LINT"
+        rep.verdict = Verdict.FAIL_LINT
         rep.reasons += [f"lint {b.get('rule_id')} {b.get('file')}:{b.get('line')}: {b.get('message')}"
                         for b in rep.lint.blocking] + rep.lint.frozen
         raise _Stop()
@@ -588,7 +588,7 @@ def verify(
         unseen_seed = draw_seed()
     if isinstance(unseen_seed, bool) or not isinstance(unseen_seed, int) or not 0 <= unseen_seed < 1 << 63:
         raise VerifyUsageError(f"unseen seed must be an integer in [0, 2**63), got {unseen_seed!r}")
-    r = _Run(report=VerifyReport(target=rel_target, verdict="ERROR", unseen_seed=unseen_seed), settings=settings,
+    r = _Run(report=VerifyReport(target=rel_target, verdict=Verdict.ERROR, unseen_seed=unseen_seed), settings=settings,
              op_path=op_path, target=tgt, previous=prev, rel_target=rel_target, require_sandbox=require_sandbox)
     r.report.sandbox.required = require_sandbox
     try:
@@ -667,19 +667,19 @@ def _step_verdict(report: VerifyReport) -> None:
     numeric_failed = any(c.status == "fail_numeric" for c in report.cases)
     not_run = any(c.status == "not_run" for c in report.cases)
     if report.sandbox.status == "sandbox_error":
-        report.verdict = "ERROR"
+        report.verdict = Verdict.ERROR
     elif cheats:
-        report.verdict = "FAIL_CHEAT"
+        report.verdict = Verdict.FAIL_CHEAT
         report.reasons = cheats + report.reasons
     elif runtime_failed:
-        report.verdict = "FAIL_RUNTIME"
+        report.verdict = Verdict.FAIL_RUNTIME
     elif numeric_failed:
-        report.verdict = "FAIL_NUMERIC"
+        report.verdict = Verdict.FAIL_NUMERIC
     elif not_run:
-        report.verdict = "ERROR"
+        report.verdict = Verdict.ERROR
         report.reasons.append("not every case produced a result")
     elif report.lint is None or not report.lint.available:
-        report.verdict = "ERROR"
+        report.verdict = Verdict.ERROR
         report.reasons.append(report.lint.message if report.lint else "lint did not run; the verdict cannot be PASS")
     else:
-        report.verdict = "PASS"
+        report.verdict = Verdict.PASS

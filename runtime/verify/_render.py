@@ -9,11 +9,12 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from runtime.verdicts import Verdict
 from runtime.verify._report import VerifyReport
 
 __all__ = ["render_report"]
 
-_STYLE = {"PASS": "bold green", "ERROR": "bold magenta"}
+_STYLE = {Verdict.PASS: "bold green", Verdict.ERROR: "bold magenta"}
 
 
 def render_report(report: VerifyReport) -> Any:

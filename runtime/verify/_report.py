@@ -16,10 +16,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from runtime.agent_view import coarse, coarse_share, coarse_tree, evidence_id, leaf_view
 from runtime.compare import LeafResult
+from runtime.verdicts import Verdict
 
 __all__ = ["VOLATILE_FIELDS", "TOOL_HASH_KEYS", "CaseReport", "ErrorInfo", "LintSection", "SandboxSection", "Verdict", "VerifyReport"]
 
-Verdict = Literal["PASS", "FAIL_LINT", "FAIL_RUNTIME", "FAIL_NUMERIC", "FAIL_CHEAT", "ERROR"]
 # fields that differ between two runs of the same inputs: clocks, durations, process ids (and the hash itself)
 VOLATILE_FIELDS = frozenset({"created_at", "durations", "duration_s", "golden_duration_s", "report_hash", "pid"})
 """Fields that vary between identical runs (timing, process ids); excluded from ``report_hash``."""

@@ -56,3 +56,21 @@ def test_the_trace_manifest_carries_the_seeds_the_run_used(op_copy, script, veri
     assert r.status == "delivered"
     manifest = json.loads((op / ".forge" / "run-t1" / "trace" / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["seeds"] == [3, 4, 5]
+
+
+def test_verdicts_are_one_enum() -> None:
+    """In the verifier and the orchestrator, verdict names appear as string literals only in their definition
+    (runtime/verdicts.py); ``AGENT_ERROR`` (an implementer without a usable answer: nothing was verified) is an
+    attempt outcome defined there too, never a verifier verdict. Lint statuses and bisect statuses are other vocabularies, not checked here."""
+    from runtime.verdicts import Verdict
+
+    names = [v.value for v in Verdict] + ["AGENT_ERROR"]
+    literal = re.compile("[\"'](" + "|".join(names) + ")[\"']")
+    owners = sorted(str(p) for p, text in _sources().items()
+                    if p.parts[0] == "orchestrator" or p.parts[:2] == ("runtime", "verify") or p.name == "verdicts.py"
+                    if literal.search(text))
+    assert owners == ["runtime/verdicts.py"], owners
+    import runtime.verify
+
+    assert runtime.verify.Verdict is Verdict and Verdict("PASS") == "PASS"
+    assert "AGENT_ERROR" not in [v.value for v in Verdict]

@@ -30,12 +30,13 @@ import pytest
 from runtime.lint import lint_source
 from runtime.opdir import load_op_dir
 from runtime.sandbox import SandboxPolicy, isolation_level
+from runtime.verdicts import Verdict
 from runtime.verify import VerifySettings, verify
 
 HERE = Path(__file__).resolve().parent
 FIXTURE = HERE / "fixture" / "gelu"
 CANDIDATES = sorted((HERE / "candidates").glob("*.py"))
-VERDICTS = {"PASS", "FAIL_LINT", "FAIL_RUNTIME", "FAIL_NUMERIC", "FAIL_CHEAT", "ERROR"}
+VERDICTS = {v.value for v in Verdict}
 _POLICIES = {"": SandboxPolicy(wall_timeout_s=30.0, cpu_timeout_s=30),
              "small_result_cap": SandboxPolicy(wall_timeout_s=30.0, cpu_timeout_s=30, result_cap_bytes=8 << 20)}
 

@@ -24,13 +24,14 @@ import yaml
 
 from runtime.lint import blocking, lint_paths
 from runtime.opdir import complexity, load_op_dir, run_golden
+from runtime.verdicts import Verdict
 from runtime.verify import VerifyReport, verify
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKSPACE = ROOT / "workspace"
 OPS = ("silu", "rms_norm", "sdpa", "swiglu_mlp", "layer_norm_backward", "flash_attention",
        "layer_norm", "moe_topk_gating")
-VERDICTS = {"PASS", "FAIL_LINT", "FAIL_RUNTIME", "FAIL_NUMERIC", "FAIL_CHEAT", "ERROR"}
+VERDICTS = {v.value for v in Verdict}
 _QUOTED = re.compile(r'"([^"]+)"')
 
 

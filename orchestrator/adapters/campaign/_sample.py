@@ -27,13 +27,14 @@ from pydantic import BaseModel, ConfigDict
 from orchestrator.adapters.campaign._ledger import SampleResult
 from orchestrator.adapters.campaign._suite import Task
 from orchestrator.errors import ForgeError
+from runtime.verdicts import Verdict
 
 __all__ = ["InfraError", "Prepared", "SampleSpec", "categorize", "prepare_task", "run_sample"]
 
 log = logging.getLogger(__name__)
 
-_VERDICT_CATEGORY = {"FAIL_LINT": "lint", "FAIL_NUMERIC": "numeric", "FAIL_RUNTIME": "runtime", "FAIL_CHEAT": "cheat",
-                     "ERROR": "runtime"}
+_VERDICT_CATEGORY = {Verdict.FAIL_LINT: "lint", Verdict.FAIL_NUMERIC: "numeric", Verdict.FAIL_RUNTIME: "runtime",
+                     Verdict.FAIL_CHEAT: "cheat", Verdict.ERROR: "runtime"}
 
 
 class InfraError(RuntimeError):
@@ -124,9 +125,9 @@ def categorize(result: Any) -> tuple[Status, str | None, str]:
         return "failed", "design_rejected", cause
     if "same blocking lint finding" in cause:
         return "failed", "lint", cause
-    verdicts = [m.verdict for m in result.modules if m.verdict and m.verdict != "PASS"]
+    verdicts = [m.verdict for m in result.modules if m.verdict and m.verdict != Verdict.PASS]
     verdict = (result.final or {}).get("verdict")
-    if verdict and verdict != "PASS":
+    if verdict and verdict != Verdict.PASS:
         verdicts.append(verdict)
     if verdicts:
         return "failed", _VERDICT_CATEGORY.get(str(verdicts[-1]), "runtime"), cause

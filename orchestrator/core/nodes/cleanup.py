@@ -11,6 +11,7 @@ from orchestrator.core.second_opinion import attach as attach_second_opinion
 from orchestrator.core.state import FinalState, ForgeState
 from orchestrator.store.paths import final_file, sha256_file, stage_suffix
 from runtime.interfaces import parse_interfaces
+from runtime.verdicts import Verdict
 
 
 @node("cleanup")
@@ -21,9 +22,9 @@ def cleanup(state: ForgeState, runtime: Runtime) -> dict:
     mods = state["modules"]
     last = mods[-1]
     if state.get("level") == "L0":
-        readme = render_readme(op, state.get("spec", {}), level="L0", module_count=1, verdict="PASS",
+        readme = render_readme(op, state.get("spec", {}), level="L0", module_count=1, verdict=Verdict.PASS,
                                evidence=str(last.get("evidence") or ""))
-        final = FinalState(verdict="PASS", report_hash=last.get("report_hash"), evidence=last.get("evidence"),
+        final = FinalState(verdict=Verdict.PASS, report_hash=last.get("report_hash"), evidence=last.get("evidence"),
                            impl_sha256=last.get("verified_sha256"), file=final_file(op))
         readme = attach_second_opinion(svc, dict(state), root, final_file(op), final, readme)  # real compiler
         (root / "README.md").write_text(readme, encoding="utf-8")

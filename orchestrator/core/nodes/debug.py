@@ -14,6 +14,7 @@ from agents.contracts import AgentError, DebugContext
 from orchestrator.core.nodes._common import dev, node, op_path, read_text, services, timed
 from orchestrator.core.state import ForgeState, replace_module
 from orchestrator.store.artifacts import keep_bisect
+from runtime.verdicts import Verdict
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +36,7 @@ def _sanitized_report(state: ForgeState) -> dict:
 
 def first_divergence(svc, root, stage_file: str, verdict: str | None) -> dict | None:
     """runtime.bisect's sanitized first-divergence report for a numeric failure (None when unavailable)."""
-    if verdict != "FAIL_NUMERIC" or not svc.config.bisect:
+    if verdict != Verdict.FAIL_NUMERIC or not svc.config.bisect:
         return None
     try:
         from runtime.bisect import bisect

@@ -9,6 +9,7 @@ from orchestrator.core.nodes._common import dev, node, op_path, read_text, servi
 from orchestrator.core.state import ForgeState, replace_module
 from orchestrator.store.paths import sha256_file
 from orchestrator.store.results import model_calls
+from runtime.verdicts import AGENT_ERROR
 
 
 def budget_block(m: dict, k: int, reason: str) -> dict | None:
@@ -64,11 +65,11 @@ def implement(state: ForgeState, runtime: Runtime) -> dict:
                                                               "attempt": m["attempts"]}]}
     if problem is not None:
         blocked = repeat_block(m, k, problem, stop=stop) or budget_block(m, k, problem)
-        m.update(written=False, verdict="AGENT_ERROR", feedback=list(m.get("feedback", [])) + [problem],
+        m.update(written=False, verdict=AGENT_ERROR, feedback=list(m.get("feedback", [])) + [problem],
                  status="in_progress", last_failure=problem)
         update["modules"] = replace_module(state, k, **m)
         update["blocked"] = blocked
-        update["attempt_log"] = [{"module": k, "attempt": m["attempts"], "verdict": "AGENT_ERROR", "reason": problem,
+        update["attempt_log"] = [{"module": k, "attempt": m["attempts"], "verdict": AGENT_ERROR, "reason": problem,
                                   "model_calls": model_calls(root, state.get("run_id", "run"), "implementer", k,
                                                               m["attempts"])}]
         update["dev_log"] = [dev(svc, "implement", f"M{k} attempt {m['attempts']}", problem,

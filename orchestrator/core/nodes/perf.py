@@ -29,6 +29,7 @@ from orchestrator.core.second_opinion import toolchain_result
 from orchestrator.core.services import Services
 from orchestrator.core.state import ForgeState
 from orchestrator.store.paths import final_file, final_wrapper, run_dir, sha256_file
+from runtime.verdicts import Verdict
 
 __all__ = ["after_perf", "perf", "perf_dir", "score_variant"]
 
@@ -65,8 +66,8 @@ def _feedback(p: PerfSummary, k: int) -> str:
              f"signature. Variants are scored by the {p.unit()} (lower is better) after they PASS on all cases.",
              "Variants so far:", *p.table(rounded=True)]
     for r in p.variants:
-        if r.verdict != "PASS" or r.note:
-            lines.append(f"v{r.variant}: {r.verdict}{' - ' + r.note if r.note else ''}")
+        if r.verdict != Verdict.PASS or r.note:
+            lines.append(f"v{r.variant}: {r.shown()}{' - ' + r.note if r.note else ''}")
     return "\n".join(lines)
 
 
@@ -106,25 +107,25 @@ def perf(state: ForgeState, runtime: Runtime) -> dict:
         if result.path.replace("\\", "/") != target:
             raise AgentError("implementer", f"returned {result.path!r}, may only write {target!r}")
     except AgentError as exc:
-        row.verdict, row.note = "AGENT_ERROR", exc.reason[:200]
+        row.note = exc.reason[:200]  # no verdict: nothing was verified
         svc.trace.emit("error", node="perf", attempt=k, message=row.note)
     else:
         (pdir / f"v{k}.py").write_text(result.content, encoding="utf-8")
         (root / target).write_text(result.content, encoding="utf-8")
         row.sha256 = sha256_file(root / target)
         outcome = run_verifier(svc, root, run_id, target, None, lint_stage="performance")
-        verdict = outcome.verdict
-        if verdict == "PASS" and (why := disk_matches(outcome, root, target)):
-            verdict, outcome = "ERROR", outcome.model_copy(update={"summary": f"PASS not accepted: {why}"})
-        report_divergence(svc, "perf", None, k, target, verdict)
-        svc.trace.emit("verify", node="perf", attempt=k, hashes=outcome.hashes, verdict=verdict,
+        verdict = Verdict(outcome.verdict)
+        if verdict == Verdict.PASS and (why := disk_matches(outcome, root, target)):
+            verdict, outcome = Verdict.ERROR, outcome.model_copy(update={"summary": f"PASS not accepted: {why}"})
+        report_divergence(svc, "perf", None, k, target, verdict.value)
+        svc.trace.emit("verify", node="perf", attempt=k, hashes=outcome.hashes, verdict=verdict.value,
                        report_hash=outcome.report_hash, target=target)
         row.verdict, row.report_hash, row.evidence = verdict, outcome.report_hash or None, outcome.evidence or None
-        if verdict == "PASS":
+        if verdict == Verdict.PASS:
             score_variant(svc, root, run_id, target, row, p.scorer)
         else:
             row.note = (outcome.summary or "")[:200]
-        update["verify_log"] = [{"when": svc.stamp(), "module": f"perf v{k}", "file": target, "verdict": verdict,
+        update["verify_log"] = [{"when": svc.stamp(), "module": f"perf v{k}", "file": target, "verdict": verdict.value,
                                  "row": outcome.memory_row or outcome.summary, "report_hash": outcome.report_hash,
                                  "evidence": outcome.evidence}]
     p.variants = [*p.variants, row]
@@ -134,7 +135,7 @@ def perf(state: ForgeState, runtime: Runtime) -> dict:
     update["perf"] = p.model_dump(mode="json")
     shown = row.cycles if p.scorer == "cost_model" else row.estimate
     update["dev_log"] = [dev(svc, "perf", f"perf variant {k}/{p.budget}",
-                             f"{row.verdict}{'' if shown is None else f', {round3(shown)} {p.unit()}'}",
+                             f"{row.shown()}{'' if shown is None else f', {round3(shown)} {p.unit()}'}",
                              "next variant" if k < p.budget else "perf delivery gate")]
     return update
 

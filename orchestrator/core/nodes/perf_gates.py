@@ -27,6 +27,7 @@ from orchestrator.core.second_opinion import from_state as opinion_from_state
 from orchestrator.core.state import FinalState, ForgeState
 from orchestrator.gates import GateRequest
 from orchestrator.store.paths import final_file, sha256_file
+from runtime.verdicts import Verdict
 
 __all__ = ["after_gate_perf_deliver", "after_gate_perf_start", "baseline_row", "gate_perf_deliver", "gate_perf_start"]
 
@@ -34,7 +35,7 @@ __all__ = ["after_gate_perf_deliver", "after_gate_perf_start", "baseline_row", "
 def baseline_row(state: dict) -> tuple[PerfRow, str]:
     """The kernel that passed the final verification, scored from what the run already knows (no side effect)."""
     f = state.get("final") or {}
-    row = PerfRow(variant=0, verdict=str(f.get("verdict") or "PASS"), report_hash=f.get("report_hash"),
+    row = PerfRow(variant=0, verdict=Verdict(f.get("verdict") or Verdict.PASS), report_hash=f.get("report_hash"),
                   evidence=f.get("evidence"), sha256=f.get("impl_sha256"))
     row.estimate = emulator_estimate(report_counters(op_path(state), state.get("run_id", "run"), row.report_hash))
     opinion = opinion_from_state(state)
@@ -98,14 +99,14 @@ def gate_perf_deliver(state: ForgeState, runtime: Runtime) -> dict:
     final = FinalState(**(state.get("final") or {}))
     if chosen is not None and delivered != 0:
         final.update(FinalState(report_hash=chosen.report_hash, evidence=chosen.evidence,
-                                impl_sha256=sha256_file(root / target), verdict="PASS"))
+                                impl_sha256=sha256_file(root / target), verdict=Verdict.PASS))
     final["perf"] = {"delivered": delivered, "scorer": p.scorer,
                      "baseline": p.baseline.score(p.scorer) if p.baseline else None,
                      "delivered_score": chosen.score(p.scorer) if chosen else None}
     update["final"] = final
     merged_state = {**dict(state), "final": final, "perf": update["perf"]}
     readme = render_readme(op, state.get("spec", {}), level=state.get("level", "L1"),
-                           module_count=len(state.get("modules", [])) or 1, verdict="PASS",
+                           module_count=len(state.get("modules", [])) or 1, verdict=Verdict.PASS,
                            evidence=str(final.get("evidence") or ""))
     opinion = opinion_from_state(merged_state)
     if opinion is not None and delivered == 0 and opinion.markdown():

@@ -32,6 +32,7 @@ from orchestrator.store.artifacts import keep_attempt
 from orchestrator.store.paths import reports_dir, sha256_file
 from orchestrator.store.reports import hash_for
 from orchestrator.store.results import model_calls
+from runtime.verdicts import Verdict
 
 
 def run_verifier(svc: Services, root: Path, run_id: str, target: str, prev: str | None,
@@ -44,7 +45,7 @@ def run_verifier(svc: Services, root: Path, run_id: str, target: str, prev: str 
         return timed(svc, "verifier", svc.verifier, root, target, previous_stage=prev,
                      reports_dir=reports_dir(root, run_id), **extra)
     except Exception as exc:  # the verifier is the authority: if it cannot run, nothing passes
-        return VerifyOutcome(verdict="ERROR", target=target, hashes={}, report_hash="",
+        return VerifyOutcome(verdict=Verdict.ERROR, target=target, hashes={}, report_hash="",
                              summary=f"verifier could not run: {type(exc).__name__}: {exc}")
 
 
@@ -85,23 +86,24 @@ def verify(state: ForgeState, runtime: Runtime) -> dict:
     outcome = run_verifier(svc, root, state.get("run_id", "run"), target, prev)
     stop_if_not_candidates(outcome, target)
     keep_attempt(root, state.get("run_id", "run"), k, m.get("attempts"), target)
-    verdict = outcome.verdict
-    mismatch = disk_matches(outcome, root, target) if verdict == "PASS" else None
+    verdict = Verdict(outcome.verdict)
+    mismatch = disk_matches(outcome, root, target) if verdict == Verdict.PASS else None
     if mismatch:
-        verdict = "ERROR"
-        outcome = outcome.model_copy(update={"verdict": "ERROR", "summary": f"PASS not accepted: {mismatch}",
+        verdict = Verdict.ERROR
+        outcome = outcome.model_copy(update={"verdict": Verdict.ERROR, "summary": f"PASS not accepted: {mismatch}",
                                              "memory_row": ""})
-    report_divergence(svc, "verify", k, m.get("attempts"), target, verdict)
+    report_divergence(svc, "verify", k, m.get("attempts"), target, verdict.value)
     seq = svc.trace.emit("verify", node="verify", module=k, attempt=m.get("attempts"), hashes=outcome.hashes,
-                         verdict=verdict, report_hash=outcome.report_hash, target=target)
-    update: dict = {"last_verdict": verdict, "last_report": outcome.report_path, "phase": "construction"}
-    update["verify_log"] = [{"when": svc.stamp(), "module": f"M{k}", "file": target, "verdict": verdict,
+                         verdict=verdict.value, report_hash=outcome.report_hash, target=target)
+    update: dict = {"last_verdict": verdict.value, "last_report": outcome.report_path, "phase": "construction"}
+    update["verify_log"] = [{"when": svc.stamp(), "module": f"M{k}", "file": target, "verdict": verdict.value,
                              "row": outcome.memory_row or outcome.summary, "report_hash": outcome.report_hash,
                              "evidence": outcome.evidence}]
-    m.update(verdict=verdict, report_hash=outcome.report_hash or None, evidence=outcome.evidence or None, written=False)
-    entry = {"module": k, "attempt": m.get("attempts"), "verdict": verdict, "reason": "",
+    m.update(verdict=verdict.value, report_hash=outcome.report_hash or None, evidence=outcome.evidence or None,
+             written=False)
+    entry = {"module": k, "attempt": m.get("attempts"), "verdict": verdict.value, "reason": "",
              "model_calls": model_calls(root, state.get("run_id", "run"), "implementer", k, m.get("attempts"))}
-    if verdict == "PASS":
+    if verdict == Verdict.PASS:
         update["attempt_log"] = [entry]
         m.update(status="verified", verified_sha256=sha256_file(root / target), lint_streak=0, lint_key=None,
                  audit=None)
@@ -112,13 +114,13 @@ def verify(state: ForgeState, runtime: Runtime) -> dict:
         svc.trace.emit("state_transition", node="verify", module=k, **{"from": "in_progress", "to": "verified"},
                        justified_by=seq)
         sha = commit(state, update, f"verify: M{k} PASS {target} report {outcome.report_hash[:16]}", {
-            "forge-kind": "verify", "forge-module": str(k), "forge-file": target, "forge-verdict": "PASS",
+            "forge-kind": "verify", "forge-module": str(k), "forge-file": target, "forge-verdict": Verdict.PASS.value,
             "forge-report-hash": outcome.report_hash, "forge-run": state.get("run_id", "")},
             when=svc.clock())
         update["modules"][k - 1]["commit"] = sha
         return update
     feedback = list(m.get("feedback", []))
-    if verdict == "FAIL_LINT":
+    if verdict == Verdict.FAIL_LINT:
         key = "; ".join(sorted(f"{f.rule_id}@{Path(f.file).name}:{f.line}" for f in outcome.lint_blocking)) or "lint"
         m["lint_streak"] = int(m.get("lint_streak", 0)) + 1 if key == m.get("lint_key") else 1
         m["lint_key"] = key
@@ -136,8 +138,8 @@ def verify(state: ForgeState, runtime: Runtime) -> dict:
     reason = " ".join(reason.split())
     update["attempt_log"] = [{**entry, "reason": reason if len(reason) <= 300 else reason[:297] + "..."}]
     m.update(status="in_progress", feedback=feedback, last_failure=update["attempt_log"][0]["reason"])
-    blocked = budget_block(m, k, verdict)
-    if blocked is None and verdict == "ERROR" and error_cause(outcome) == "design":
+    blocked = budget_block(m, k, verdict.value)
+    if blocked is None and verdict == Verdict.ERROR and error_cause(outcome) == "design":
         blocked = {"module": k, "reason": f"M{k}: the design does not fit golden.py ({outcome.summary}); "
                                           "roll back to design or give a hint"}
     if blocked is None and int(m.get("lint_streak", 0)) >= svc.config.lint_streak_limit:
@@ -145,6 +147,6 @@ def verify(state: ForgeState, runtime: Runtime) -> dict:
                                           f"({m['lint_key']})"}
     update["modules"] = replace_module(state, k, **m)
     update["blocked"] = blocked
-    nxt = "blocked gate" if blocked else ("re-implement" if verdict == "FAIL_LINT" else "debug")
-    update["dev_log"] = [dev(svc, "verify", f"verify M{k} attempt {m['attempts']}", verdict, nxt)]
+    nxt = "blocked gate" if blocked else ("re-implement" if verdict == Verdict.FAIL_LINT else "debug")
+    update["dev_log"] = [dev(svc, "verify", f"verify M{k} attempt {m['attempts']}", verdict.value, nxt)]
     return update

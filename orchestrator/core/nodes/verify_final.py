@@ -12,6 +12,7 @@ from orchestrator.core.second_opinion import attach as attach_second_opinion
 from orchestrator.core.state import FinalState, ForgeState
 from orchestrator.store.artifacts import keep_attempt
 from orchestrator.store.paths import final_file, sha256_file
+from runtime.verdicts import Verdict
 
 
 @node("verify_final")
@@ -23,24 +24,24 @@ def verify_final(state: ForgeState, runtime: Runtime) -> dict:
     outcome = run_verifier(svc, root, state.get("run_id", "run"), target, None)
     stop_if_not_candidates(outcome, target)
     keep_attempt(root, state.get("run_id", "run"), "final", len(state.get("verify_log", [])), target)
-    verdict = outcome.verdict
-    if verdict == "PASS" and (why := disk_matches(outcome, root, target)):
-        verdict = "ERROR"
-        outcome = outcome.model_copy(update={"verdict": "ERROR", "summary": f"PASS not accepted: {why}",
+    verdict = Verdict(outcome.verdict)
+    if verdict == Verdict.PASS and (why := disk_matches(outcome, root, target)):
+        verdict = Verdict.ERROR
+        outcome = outcome.model_copy(update={"verdict": Verdict.ERROR, "summary": f"PASS not accepted: {why}",
                                              "memory_row": ""})
-    report_divergence(svc, "verify_final", None, None, target, verdict)
-    svc.trace.emit("verify", node="verify_final", hashes=outcome.hashes, verdict=verdict,
+    report_divergence(svc, "verify_final", None, None, target, verdict.value)
+    svc.trace.emit("verify", node="verify_final", hashes=outcome.hashes, verdict=verdict.value,
                    report_hash=outcome.report_hash, target=target)
     final = FinalState(**state.get("final", {}))
-    final.update(FinalState(verdict=verdict, report_hash=outcome.report_hash, evidence=outcome.evidence,
+    final.update(FinalState(verdict=verdict.value, report_hash=outcome.report_hash, evidence=outcome.evidence,
                             impl_sha256=sha256_file(root / target)))
-    update: dict = {"final": final, "last_verdict": verdict, "last_report": outcome.report_path,
-                    "verify_log": [{"when": svc.stamp(), "module": "final", "file": target, "verdict": verdict,
+    update: dict = {"final": final, "last_verdict": verdict.value, "last_report": outcome.report_path,
+                    "verify_log": [{"when": svc.stamp(), "module": "final", "file": target, "verdict": verdict.value,
                                     "row": outcome.memory_row or outcome.summary,
                                     "report_hash": outcome.report_hash, "evidence": outcome.evidence}]}
-    if verdict == "PASS":
+    if verdict == Verdict.PASS:
         readme = render_readme(op, state.get("spec", {}), level=state.get("level", "L1"),
-                               module_count=len(state["modules"]), verdict=verdict, evidence=outcome.evidence)
+                               module_count=len(state["modules"]), verdict=verdict.value, evidence=outcome.evidence)
         readme = attach_second_opinion(svc, dict(state), root, target, final, readme)  # real compiler, if any
         (root / "README.md").write_text(readme, encoding="utf-8")
         update.update(phase="final", blocked=None, **perf_request_update(svc))
@@ -49,5 +50,5 @@ def verify_final(state: ForgeState, runtime: Runtime) -> dict:
         return update
     n = len(state["modules"])
     update.update(active=n, blocked={"module": n, "reason": f"final verification {verdict}: {outcome.summary}"})
-    update["dev_log"] = [dev(svc, "verify_final", f"verify {target}", verdict, "blocked gate")]
+    update["dev_log"] = [dev(svc, "verify_final", f"verify {target}", verdict.value, "blocked gate")]
     return update
