@@ -4,7 +4,6 @@ the screen of the gate the run waits at."""
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from orchestrator.cli._common import console, fail
@@ -20,26 +19,6 @@ def register(sub) -> None:
     p.set_defaults(func=_show)
 
 
-def find_report(op_dir: Path, prefix: str | None) -> Path:
-    """The stored report named by a hash prefix (any run of the op dir), or the newest one."""
-    from orchestrator.errors import ForgeError
-
-    if not op_dir.is_dir():
-        raise ForgeError(f"operator directory not found: {op_dir}")
-    found = sorted((op_dir / ".forge").glob("run-*/reports/*.json"), key=lambda p: p.stat().st_mtime)
-    if not found:
-        raise ForgeError(f"no stored verify report under {op_dir / '.forge'}; run it first")
-    if not prefix:
-        return found[-1]
-    matches = {p.stem: p for p in found if p.stem.startswith(prefix.lower())}
-    if not matches:
-        raise ForgeError(f"no stored report matches {prefix!r} (reports live in .forge/run-*/reports/)")
-    if len(matches) > 1:
-        raise ForgeError(f"{prefix!r} matches {len(matches)} reports ({', '.join(sorted(matches)[:4])}, ...): "
-                         "give more characters")
-    return next(iter(matches.values()))
-
-
 def _show(args: argparse.Namespace) -> int:
     from orchestrator.errors import ForgeError
 
@@ -50,17 +29,19 @@ def _show(args: argparse.Namespace) -> int:
 
             print_gate(console, gate_view_for(args.op_dir))
             return 0
+        from orchestrator.store.reports import find_report, parse_report
+
         path = find_report(Path(args.op_dir), args.report)
-        data = json.loads(path.read_text(encoding="utf-8"))
+        report = parse_report(path)
     except ForgeError as exc:
         return fail(exc.message, exc.code)
     except (OSError, ValueError) as exc:
         return fail(f"cannot read the report: {exc}")
     if args.json:
-        print(json.dumps(data, indent=2))
+        print(report.to_json())
         return 0
     from orchestrator.ui.screens import report_renderable
 
     console.print(f"[dim]{path}[/]", highlight=False, soft_wrap=True)
-    console.print(report_renderable(data))
+    console.print(report_renderable(report))
     return 0

@@ -22,18 +22,15 @@ the run report and the trace. The delivered file always has a PASS report whose 
 
 from __future__ import annotations
 
-import json
 import math
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
 from orchestrator.core.services import Services
-from orchestrator.store.paths import reports_dir
 from runtime.verdicts import Verdict
 
-__all__ = ["PERF_MARKER", "PerfRow", "PerfSummary", "emulator_estimate", "from_state", "report_counters", "request",
+__all__ = ["PERF_MARKER", "PerfRow", "PerfSummary", "emulator_estimate", "from_state", "request",
            "request_update", "round3"]
 
 PERF_MARKER = "PERFORMANCE STAGE"
@@ -192,15 +189,3 @@ def request_update(svc: Services) -> dict[str, Any]:
 def from_state(state: dict[str, Any]) -> PerfSummary | None:
     raw = state.get("perf")
     return PerfSummary.model_validate(raw) if raw else None
-
-
-def report_counters(root: Path, run_id: str, report_hash: str | None) -> dict[str, Any]:
-    """The first case's emulator counters from a stored verify report (for the emulator estimate)."""
-    if not report_hash:
-        return {}
-    try:
-        data = json.loads((reports_dir(root, run_id) / f"{report_hash}.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    cases = data.get("cases") or []
-    return dict(cases[0].get("counters") or {}) if cases else {}

@@ -10,7 +10,6 @@ itself) and never touches the enclosing repository. Each commit carries machine-
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import logging
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from git.refs.symbolic import SymbolicReference
 from pydantic import BaseModel, Field
 
 from orchestrator.store.paths import FORGE_DIR, GIT_DIR, sha256_bytes
-from orchestrator.store.reports import hash_for
+from orchestrator.store.reports import hash_for, parse_report, report_file
 from runtime.verdicts import Verdict
 
 log = logging.getLogger(__name__)
@@ -170,12 +169,6 @@ class HistoryAudit(BaseModel):
     problems: list[HistoryProblem] = Field(default_factory=list)
 
 
-def _find_report(op_dir: Path, report_hash: str) -> Path | None:
-    for p in sorted((op_dir / FORGE_DIR).glob(f"run-*/reports/{report_hash}.json")):
-        return p
-    return None
-
-
 def audit(op_dir: Path, transitions: list[tuple[str, int, str]] | None = None) -> HistoryAudit:
     """Prove every verified transition is committed and every verified commit is backed by its PASS report.
 
@@ -214,20 +207,20 @@ def audit(op_dir: Path, transitions: list[tuple[str, int, str]] | None = None) -
         if c.trailers.get("forge-verdict") != Verdict.PASS:
             bad(f"verified transition without a PASS verdict ({c.trailers.get('forge-verdict')})")
             continue
-        rpath = _find_report(repo.op_dir, rh) if rh else None
+        rpath = report_file(repo.op_dir, rh) if rh else None
         if rpath is None:
             bad(f"no stored report with hash {rh or '(none)'}")
             continue
         try:
-            report = json.loads(rpath.read_text(encoding="utf-8"))
+            report = parse_report(rpath)
         except (OSError, ValueError) as exc:
-            bad(f"report {rpath.name} is unreadable: {exc}")
+            bad(f"report {rpath.name} is unreadable: {str(exc).splitlines()[0]}")
             continue
-        if report.get("verdict") != Verdict.PASS:
-            bad(f"report {rh[:12]} has verdict {report.get('verdict')}, not PASS")
-        if report.get("report_hash") not in (None, rh):
-            bad(f"report file {rpath.name} claims hash {report.get('report_hash')}")
-        hashes: dict = report.get("hashes") or {}
+        if report.verdict != Verdict.PASS:
+            bad(f"report {rh[:12]} has verdict {report.verdict}, not PASS")
+        if report.report_hash not in ("", rh):
+            bad(f"report file {rpath.name} claims hash {report.report_hash}")
+        hashes = report.hashes
         data = repo.blob(c.sha, target)
         expected = hash_for(hashes, target, repo.op_dir)
         if data is None:

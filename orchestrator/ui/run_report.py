@@ -20,7 +20,7 @@ import logging
 import math
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -35,6 +35,9 @@ from orchestrator.store.runs import latest_run, read_meta
 from orchestrator.ui.progress import calls_line
 from orchestrator.ui.views import case_rows
 from runtime.verdicts import Verdict
+
+if TYPE_CHECKING:
+    from runtime.verify import VerifyReport
 
 log = logging.getLogger(__name__)
 
@@ -222,10 +225,8 @@ def _verdict(v: Any) -> str:
     return f'<span class="{_e(v)}">{_e(v)}</span>' if v else "-"
 
 
-def _worst(report: dict | None) -> float | None:
+def _worst(report: VerifyReport | None) -> float | None:
     diffs = [r.max_diff for r in case_rows(report) if r.max_diff is not None]
-    if not report or not report.get("cases"):
-        return None
     return max(diffs) if diffs else None
 
 
@@ -323,7 +324,7 @@ def build_report(op_dir: Path | str, *, run_id: str | None = None, out: Path | s
             pts.append((n, worst, str(r.get("verdict"))))
             arows.append([str(n), _e(r.get("when")), _e(r.get("file")), _verdict(r.get("verdict")), _fmt(worst),
                           _fmt(max(ratios) if ratios else None), _e(str(r.get("report_hash") or "-")[:16]),
-                          _e((rep or {}).get("reasons", [""])[0] if rep and rep.get("reasons") else "")])
+                          _e(rep.reasons[0] if rep is not None and rep.reasons else "")])
         series[f"M{k} {m.get('name', '')}"] = pts
         sec = [f"<h3>M{k}: {_e(m.get('name', ''))} <small>({_e(m.get('status'))}, {m.get('attempts')}/"
                f"{m.get('budget')} attempts, {_e(m.get('stage_file'))})</small></h3>"]
@@ -354,7 +355,7 @@ def build_report(op_dir: Path | str, *, run_id: str | None = None, out: Path | s
             rep = load_report(root, rid, r.get("report_hash"))
             if rep is not None:
                 sec.append(_cases_html(rep, f"M{k} attempt {n}", plots,
-                                       open_=n == len(mine) or rep.get("verdict") == Verdict.FAIL_NUMERIC))
+                                       open_=n == len(mine) or rep.verdict == Verdict.FAIL_NUMERIC))
         module_html.append("".join(sec))
     if any(series.values()):
         img = plots.attempts(series)
@@ -375,7 +376,7 @@ def build_report(op_dir: Path | str, *, run_id: str | None = None, out: Path | s
                                                                     _verdict(f.get("verdict")),
                                                                     _e(str(f.get("report_hash"))[:16]), _e(size)]]))
         if rep:
-            counters = {k: v for k, v in (rep.get("counters") or {}).items()
+            counters = {k: v for k, v in rep.counters.items()
                         if isinstance(v, int | float) and not isinstance(v, bool)}
             if counters:
                 parts.append("<h4>cost counters (emulator, all cases)</h4>" + _table(
@@ -426,40 +427,39 @@ def _count(items) -> dict[str, int]:
     return out
 
 
-def _cases_html(rep: dict, label: str, plots: _Plots, *, open_: bool) -> str:
+def _cases_html(rep: VerifyReport, label: str, plots: _Plots, *, open_: bool) -> str:
     """Per-case comparison statistics of one report, plus its plots when it has out-of-tolerance elements."""
     rows = []
     diffs: list[float] = []
     shape: list[int] = []
     indices: list[list[int]] = []
     atol = None
-    for c in rep.get("cases", []):
-        for leaf in c.get("leaves", []) or [{}]:
-            rows.append([_e(c.get("name")), _e(leaf.get("path", "-")), _e(c.get("status")),
-                         _fmt(leaf.get("max_diff")), _fmt(leaf.get("mean_diff")), _fmt(leaf.get("std_diff")),
-                         _fmt(leaf.get("max_rel_diff")),
-                         f"{leaf.get('out_of_tolerance_count', '-')}/{leaf.get('total_elements', '-')}",
-                         _fmt(leaf.get("out_of_tolerance_ratio")), _e(leaf.get("nan_count", "-")),
-                         _e(leaf.get("error") or ((c.get("error") or {}).get("message") or ""))[:300]])
-            for o in leaf.get("outliers", []) or []:
-                d = _num(o.get("abs_diff"))
-                if d is not None:
-                    diffs.append(d)
-                if not shape or list(leaf.get("expected_shape") or []) == shape:
-                    shape = list(leaf.get("expected_shape") or [])
-                    indices.append(list(o.get("index") or []))
-            atol = atol or _num(c.get("atol"))
+    for c in rep.cases:
+        case_error = c.error.message if c.error is not None else ""
+        if not c.leaves:  # the case produced no output to compare (a runtime failure, not run)
+            rows.append([_e(c.name), "-", _e(c.status), "-", "-", "-", "-", "-/-", "-", "-", _e(case_error)[:300]])
+        for leaf in c.leaves:
+            rows.append([_e(c.name), _e(leaf.path), _e(c.status), _fmt(leaf.max_diff), _fmt(leaf.mean_diff),
+                         _fmt(leaf.std_diff), _fmt(leaf.max_rel_diff),
+                         f"{leaf.out_of_tolerance_count}/{leaf.total_elements}", _fmt(leaf.out_of_tolerance_ratio),
+                         _e(leaf.nan_count), _e(leaf.error or case_error)[:300]])
+            for o in leaf.outliers:
+                diffs.append(o.abs_diff)
+                if not shape or list(leaf.expected_shape) == shape:
+                    shape = list(leaf.expected_shape)
+                    indices.append(list(o.index))
+            atol = atol or c.atol
     table = _table(["case", "leaf", "status", "max diff", "mean diff", "std diff", "max rel diff", "out of tol",
                     "ratio", "NaN", "error"], rows, {3, 4, 5, 6, 8})
     imgs = ""
     if diffs:
         imgs += plots.histogram(diffs, atol, f"{label}: errors of the listed outliers")
         imgs += plots.heatmap(shape, indices, f"{label}: where the listed outliers sit")
-    reasons = rep.get("reasons") or []
+    reasons = rep.reasons
     why = ("<ul>" + "".join(f"<li>{_e(r)}</li>" for r in reasons[:10]) + "</ul>") if reasons else ""
-    return (f"<details{' open' if open_ else ''}><summary>{_e(label)}: {_verdict(rep.get('verdict'))} · "
-            f"{sum(1 for c in rep.get('cases', []) if c.get('status') == 'pass')}/{len(rep.get('cases', []))} cases pass"
-            f" · report {_e(str(rep.get('report_hash', ''))[:16])}</summary>{why}{table}"
+    return (f"<details{' open' if open_ else ''}><summary>{_e(label)}: {_verdict(rep.verdict)} · "
+            f"{sum(1 for c in rep.cases if c.status == 'pass')}/{len(rep.cases)} cases pass"
+            f" · report {_e(rep.report_hash[:16])}</summary>{why}{table}"
             + (f"<div>{imgs}</div>" if imgs else "") + "</details>")
 
 

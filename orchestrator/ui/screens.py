@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from rich.console import Console, Group
 from rich.markup import escape
@@ -14,6 +15,9 @@ from rich.text import Text
 from orchestrator.gates import GateRequest, answer_hint
 from orchestrator.ui.views import MAX_DIFF_LINES, CaseRow, GateView, case_rows
 from runtime.verdicts import Verdict
+
+if TYPE_CHECKING:
+    from runtime.verify import VerifyReport
 
 
 def _fmt(x: float | None) -> str:
@@ -113,22 +117,22 @@ def print_gate(console: Console, view: GateView, req: GateRequest | None = None)
         console.print(r)
 
 
-def report_renderable(report: dict) -> Group:
+def report_renderable(report: VerifyReport) -> Group:
     """A stored verify report for ``show``: header, reasons, case table, lint findings, counters."""
     parts: list = []
-    verdict = str(report.get("verdict"))
+    verdict = report.verdict.value
     color = "green" if verdict == Verdict.PASS else "red"
-    parts.append(Text.from_markup(f"[bold {color}]{escape(verdict)}[/] {escape(str(report.get('target')))} "
-                                  f"({escape(str(report.get('kind')))}"
-                                  + (f" M{report.get('module')}" if report.get("module") else "") + ")  report "
-                                  + escape(str(report.get("report_hash", ""))[:16])))
-    if report.get("reasons"):
-        parts.append(Panel("\n".join(escape(str(r)) for r in report["reasons"][:12]), title="reasons",
+    parts.append(Text.from_markup(f"[bold {color}]{escape(verdict)}[/] {escape(report.target)} "
+                                  f"({escape(report.kind)}"
+                                  + (f" M{report.module}" if report.module else "") + ")  report "
+                                  + escape(report.report_hash[:16])))
+    if report.reasons:
+        parts.append(Panel("\n".join(escape(str(r)) for r in report.reasons[:12]), title="reasons",
                            title_align="left", border_style=color))
     rows = case_rows(report)
     if rows:
         parts.append(case_table(rows))
-    lint = report.get("lint") or {}
+    lint = report.lint.model_dump() if report.lint is not None else {}
     if lint.get("findings"):
         t = Table(title="lint findings", title_justify="left", show_edge=False)
         for col in ("rule", "severity", "where", "message"):
@@ -137,7 +141,7 @@ def report_renderable(report: dict) -> Group:
             t.add_row(escape(str(f.get("rule_id"))), escape(str(f.get("severity", ""))),
                       escape(f"{f.get('file', '')}:{f.get('line', '')}"), escape(str(f.get("message", ""))))
         parts.append(t)
-    counters = {k: v for k, v in (report.get("counters") or {}).items()
+    counters = {k: v for k, v in report.counters.items()
                 if isinstance(v, int | float) and not isinstance(v, bool)}
     if counters:
         parts.append(Text("counters: " + ", ".join(f"{k}={v:,}" if isinstance(v, int) else f"{k}={v:.4g}"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from pydantic import BaseModel, Field
@@ -29,6 +29,9 @@ from orchestrator.store.reports import load_report, read_report
 from orchestrator.store.runs import latest_run, lock_holder
 from runtime.frontmatter import split_front_matter
 from runtime.yamlio import load_yaml
+
+if TYPE_CHECKING:
+    from runtime.verify import VerifyReport
 
 MAX_DIFF_LINES = 80
 """Diff lines shown in a terminal screen (the HTML report shows whole diffs)."""
@@ -73,31 +76,17 @@ class GateView(BaseModel):
     choices: list[str] = Field(default_factory=list)
 
 
-def _num(x: Any) -> float | None:
-    if isinstance(x, int | float):
-        return float(x)
-    if x in ("Infinity", "inf"):
-        return float("inf")
-    if x in ("-Infinity",):
-        return float("-inf")
-    if x == "NaN":
-        return float("nan")
-    return None
-
-
-def case_rows(report: dict | None) -> list[CaseRow]:
+def case_rows(report: VerifyReport | None) -> list[CaseRow]:
     """One row per case of a report: worst leaf's max diff and out-of-tolerance ratio, pass or not."""
     rows = []
-    for c in (report or {}).get("cases", []):
-        leaves = c.get("leaves", [])
-        diffs = [d for d in (_num(leaf.get("max_diff")) for leaf in leaves) if d is not None]
-        ratios = [r for r in (_num(leaf.get("out_of_tolerance_ratio")) for leaf in leaves) if r is not None]
-        err = c.get("error") or {}
-        rows.append(CaseRow(case=str(c.get("name")), dims=", ".join(f"{k}={v}" for k, v in (c.get("dims") or {}).items()),
-                            dtype=str(c.get("dtype", "")), seed=c.get("seed"), status=str(c.get("status")),
-                            max_diff=max(diffs) if diffs else None, oot_ratio=max(ratios) if ratios else None,
-                            passed=c.get("status") == "pass",
-                            error=(f"{err.get('type', '')}: {err.get('message', '')}"[:160] if err else "")))
+    for c in report.cases if report is not None else []:
+        diffs = [leaf.max_diff for leaf in c.leaves]
+        ratios = [leaf.out_of_tolerance_ratio for leaf in c.leaves]
+        err = c.error
+        rows.append(CaseRow(case=c.name, dims=", ".join(f"{k}={v}" for k, v in c.dims.items()), dtype=c.dtype,
+                            seed=c.seed, status=c.status, max_diff=max(diffs) if diffs else None,
+                            oot_ratio=max(ratios) if ratios else None, passed=c.status == "pass",
+                            error=f"{err.type}: {err.message}"[:160] if err is not None else ""))
     return rows
 
 
@@ -222,7 +211,7 @@ def final_view(op_dir: Path, run_id: str, values: dict) -> GateView:
                   ("final verdict", str(f.get("verdict"))), ("report", str(f.get("report_hash") or "-")[:16]),
                   ("modules", str(len(values.get("modules", []))))]
     view.cases = case_rows(report)
-    view.counters = {k: v for k, v in ((report or {}).get("counters") or {}).items()
+    view.counters = {k: v for k, v in (report.counters if report is not None else {}).items()
                      if isinstance(v, int | float) and not isinstance(v, bool)}
     opinion = second_opinion(values)
     if opinion is not None:
@@ -259,7 +248,7 @@ def blocked_view(op_dir: Path, run_id: str, values: dict) -> GateView:
     view.facts = [("reason", str(b.get("reason"))), ("last verdict", str(values.get("last_verdict")))]
     rel = values.get("last_report")
     report = read_report(op_dir / rel) if rel else None
-    view.cause = [str(r) for r in (report or {}).get("reasons", [])[:6]]
+    view.cause = list(report.reasons[:6]) if report is not None else []
     k = b.get("module")
     mods = values.get("modules", [])
     if isinstance(k, int) and 1 <= k <= len(mods):

@@ -74,3 +74,10 @@ def test_verdicts_are_one_enum() -> None:
 
     assert runtime.verify.Verdict is Verdict and Verdict("PASS") == "PASS"
     assert "AGENT_ERROR" not in [v.value for v in Verdict]
+
+
+def test_stored_reports_are_read_in_one_place() -> None:
+    """Only orchestrator/store/reports.py turns a stored verify report back into data (a typed VerifyReport)."""
+    pattern = re.compile(r"reports_dir\(.*\.json|VerifyReport\.model_validate")
+    owners = sorted(str(p) for p, text in _sources().items() if p.parts[0] == "orchestrator" and pattern.search(text))
+    assert owners == ["orchestrator/store/reports.py"], owners

@@ -33,7 +33,7 @@ __all__ = ["InfraError", "Prepared", "SampleSpec", "categorize", "prepare_task",
 
 log = logging.getLogger(__name__)
 
-_VERDICT_CATEGORY = {Verdict.FAIL_LINT: "lint", Verdict.FAIL_NUMERIC: "numeric", Verdict.FAIL_RUNTIME: "runtime",
+_VERDICT_CATEGORY: dict[str, str] = {Verdict.FAIL_LINT: "lint", Verdict.FAIL_NUMERIC: "numeric", Verdict.FAIL_RUNTIME: "runtime",
                      Verdict.FAIL_CHEAT: "cheat", Verdict.ERROR: "runtime"}
 
 

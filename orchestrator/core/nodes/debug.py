@@ -14,23 +14,17 @@ from agents.contracts import AgentError, DebugContext
 from orchestrator.core.nodes._common import dev, node, op_path, read_text, services, timed
 from orchestrator.core.state import ForgeState, replace_module
 from orchestrator.store.artifacts import keep_bisect
+from orchestrator.store.reports import read_report
 from runtime.verdicts import Verdict
 
 log = logging.getLogger(__name__)
 
 
 def _sanitized_report(state: ForgeState) -> dict:
-    root = op_path(state)
+    """The last report's agent-visible view (``VerifyReport.sanitized``); only the verdict when it is unreadable."""
     rel = state.get("last_report")
-    report: dict = {"verdict": state.get("last_verdict")}
-    if rel and (root / rel).is_file():
-        try:
-            data = json.loads((root / rel).read_text(encoding="utf-8"))
-            from runtime.verify import VerifyReport  # type: ignore[attr-defined]
-
-            report = dict(VerifyReport.model_validate(data).sanitized())
-        except Exception:  # keep only the fields that can never carry golden values
-            report.update({k: data.get(k) for k in ("verdict", "summary", "diagnostics") if k in data})
+    stored = read_report(op_path(state) / rel) if rel else None
+    report: dict = dict(stored.sanitized()) if stored is not None else {"verdict": state.get("last_verdict")}
     return json.loads(json.dumps(report, default=str))
 
 

@@ -22,13 +22,13 @@ from orchestrator.core.perf import (
     PerfSummary,
     emulator_estimate,
     from_state,
-    report_counters,
     round3,
 )
 from orchestrator.core.second_opinion import toolchain_result
 from orchestrator.core.services import Services
 from orchestrator.core.state import ForgeState
 from orchestrator.store.paths import final_file, final_wrapper, run_dir, sha256_file
+from orchestrator.store.reports import first_case_counters
 from runtime.verdicts import Verdict
 
 __all__ = ["after_perf", "perf", "perf_dir", "score_variant"]
@@ -40,7 +40,7 @@ def perf_dir(root: Path, run_id: str) -> Path:
 
 def score_variant(svc: Services, root: Path, run_id: str, target: str, row: PerfRow, scorer: str) -> None:
     """Fill ``row``'s figures for the verified file at ``target`` (cost model when used, estimate always)."""
-    row.estimate = emulator_estimate(report_counters(root, run_id, row.report_hash))
+    row.estimate = emulator_estimate(first_case_counters(root, run_id, row.report_hash))
     if scorer != "cost_model":
         return
     res, _source = toolchain_result(svc, root, target)

@@ -20,13 +20,13 @@ from orchestrator.core.perf import (
     PerfSummary,
     emulator_estimate,
     from_state,
-    report_counters,
     round3,
 )
 from orchestrator.core.second_opinion import from_state as opinion_from_state
 from orchestrator.core.state import FinalState, ForgeState
 from orchestrator.gates import GateRequest
 from orchestrator.store.paths import final_file, sha256_file
+from orchestrator.store.reports import first_case_counters
 from runtime.verdicts import Verdict
 
 __all__ = ["after_gate_perf_deliver", "after_gate_perf_start", "baseline_row", "gate_perf_deliver", "gate_perf_start"]
@@ -37,7 +37,7 @@ def baseline_row(state: dict) -> tuple[PerfRow, str]:
     f = state.get("final") or {}
     row = PerfRow(variant=0, verdict=Verdict(f.get("verdict") or Verdict.PASS), report_hash=f.get("report_hash"),
                   evidence=f.get("evidence"), sha256=f.get("impl_sha256"))
-    row.estimate = emulator_estimate(report_counters(op_path(state), state.get("run_id", "run"), row.report_hash))
+    row.estimate = emulator_estimate(first_case_counters(op_path(state), state.get("run_id", "run"), row.report_hash))
     opinion = opinion_from_state(state)
     if opinion is not None and opinion.status == "accepted" and opinion.shapes:
         cycles = [int(s["total_cycles"]) for s in opinion.shapes if s.get("total_cycles") is not None]
