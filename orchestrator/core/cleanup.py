@@ -11,6 +11,7 @@ import ast
 import re
 
 from runtime.interfaces import ModuleInterfaces
+from runtime.stages import final_wrapper, wrapper_for
 
 _STUB = re.compile(r"^\s*#\s*STUB\b.*$")
 
@@ -43,14 +44,14 @@ def select_returns(source: str, wrapper: str, indices: list[int], count: int) ->
     return "".join(lines)
 
 
-def cleanup_source(source: str, op_name: str, suffix: str, *, stage_file: str, evidence: str,
+def cleanup_source(source: str, op_name: str, *, stage_file: str, evidence: str,
                    interfaces: ModuleInterfaces | None = None) -> str:
     """The final kernel text from the last verified stage file.
 
     The header names the PASS report by its evidence id (input files + outcome), not the report hash: the
     delivered file's bytes must not depend on the machine's last float bits (ARCHITECTURE §0.2).
     """
-    body = source.replace(f"{op_name}_module{suffix}_wrapper", f"{op_name}_wrapper")
+    body = source.replace(wrapper_for(stage_file), final_wrapper(op_name))
     if interfaces is not None:
         indices = interfaces.final_output_indices()
         count = len(interfaces.boundary_outputs(len(interfaces.modules)))

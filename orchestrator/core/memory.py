@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from orchestrator.core.perf import PerfSummary
 from orchestrator.core.state import ForgeState
-from orchestrator.store.paths import stage_suffix
+from runtime.stages import stage_suffix
 from runtime.verdicts import Verdict
 
 

@@ -10,28 +10,6 @@ GIT_DIR = ".forge/git"
 LOCK_FILE = ".forge/lock"
 
 
-def stage_suffix(k: int) -> str:
-    """Cumulative suffix of stage ``k``: 1 -> "1", 3 -> "123", 10 -> "12345678910"."""
-    return "".join(str(i) for i in range(1, k + 1))
-
-
-def stage_file(op_name: str, k: int) -> str:
-    """Relative path of the cumulative stage file of module ``k`` (L1 path)."""
-    return f"modules/{op_name}_module{stage_suffix(k)}_impl.py"
-
-
-def stage_wrapper(op_name: str, k: int) -> str:
-    return f"{op_name}_module{stage_suffix(k)}_wrapper"
-
-
-def final_file(op_name: str) -> str:
-    return f"{op_name}_impl.py"
-
-
-def final_wrapper(op_name: str) -> str:
-    return f"{op_name}_wrapper"
-
-
 def run_dir(op_dir: Path, run_id: str) -> Path:
     return op_dir / FORGE_DIR / f"run-{run_id}"
 

@@ -24,10 +24,10 @@ from orchestrator.core.snapshot import snapshot
 from orchestrator.errors import ForgeError
 from orchestrator.gates import GateRequest
 from orchestrator.store.artifacts import previous_design
-from orchestrator.store.paths import final_file
 from orchestrator.store.reports import load_report, read_report
 from orchestrator.store.runs import latest_run, lock_holder
 from runtime.frontmatter import split_front_matter
+from runtime.stages import final_file
 from runtime.yamlio import load_yaml
 
 if TYPE_CHECKING:

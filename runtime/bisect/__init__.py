@@ -6,7 +6,7 @@ that departs; the *checkpoint* method compares kernel parameters named like gold
 is sanitized and deterministic; ``report.to_agent_context()`` feeds the debugger agent.
 """
 
-from runtime.bisect.api import BisectError, bisect, wrapper_name
+from runtime.bisect.api import BisectError, bisect
 from runtime.bisect.report import BisectReport, CheckpointResult, OpFinding, OutputResult, Stats
 
 __all__ = [
@@ -17,5 +17,4 @@ __all__ = [
     "OutputResult",
     "Stats",
     "bisect",
-    "wrapper_name",
 ]

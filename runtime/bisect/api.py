@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import re
 import time
 from pathlib import Path
 from typing import Any
@@ -24,9 +23,10 @@ from runtime.bisect._records import Rec
 from runtime.bisect._rules import static_missing_cast
 from runtime.bisect._run import DEFAULT_EMULATOR, RecordedRun, run_recorded, run_recorded_cases
 from runtime.bisect.report import BisectReport, OpFinding, OutputResult, Suspect, UnmappedOp, stats_of
+from runtime.stages import parse_stage_name, wrapper_for
 from runtime.yamlio import load_yaml
 
-__all__ = ["BisectError", "bisect", "order_cases", "wrapper_name"]
+__all__ = ["BisectError", "bisect", "order_cases"]
 
 log = logging.getLogger(__name__)
 _MAX_AUTO_CASES = 6
@@ -36,22 +36,16 @@ class BisectError(ValueError):
     """A user mistake (bad op directory, missing stage file, unknown case): one clear message."""
 
 
-def wrapper_name(stage_file: Path) -> str:
-    """``rms_norm_module12_impl.py`` -> ``rms_norm_module12_wrapper``; ``silu_impl.py`` -> ``silu_wrapper``."""
-    stem = Path(stage_file).stem
-    return (stem[: -len("_impl")] if stem.endswith("_impl") else stem) + "_wrapper"
-
-
 def _expected_names(op: Any, stage: Path, output_names: list[str]) -> list[str]:
-    m = re.fullmatch(rf"{re.escape(op.spec.op_name)}_module(\d+)_impl", stage.stem)
-    if not m:
+    name = parse_stage_name(stage.name, op.spec.op_name)
+    if name.kind != "stage" or name.op != op.spec.op_name or name.module is None:
         return list(output_names)
     path = op.root / "module_interfaces.yaml"
     try:
         data = load_yaml(path.read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as exc:
         raise BisectError(f"{stage.name} is a stage file but {path} cannot be read: {exc}") from None
-    k = int(m.group(1)[-1])
+    k = name.module
     names: list[str] = []
     for mod in data.get("modules") or []:
         if int(mod.get("id", 0)) <= k:
@@ -190,7 +184,7 @@ def _input_bytes(op: Any, case: Any, timeout: float, cache: dict | None) -> int:
 
 def _checkpoints_for(op: Any, stage: Path, golden: Golden) -> list[str]:
     inter = [n for n, k in golden.kinds.items() if k == "intermediate"]
-    return checkpoint_names(stage, inter, wrapper_name(stage))
+    return checkpoint_names(stage, inter, wrapper_for(stage))
 
 
 def _record_together(op: Any, stage: Path, cases: list[Any], *, emulator: str, timeout: float,
@@ -201,7 +195,7 @@ def _record_together(op: Any, stage: Path, cases: list[Any], *, emulator: str, t
     gruns = [_golden_run(op, c, timeout, golden_cache) for c in cases]
     cps = _checkpoints_for(op, stage, _golden(op, gruns[0], cases[0]))
     try:
-        runs = run_recorded_cases(stage, wrapper_name(stage), [(c.name, list(g.inputs)) for c, g in
+        runs = run_recorded_cases(stage, wrapper_for(stage), [(c.name, list(g.inputs)) for c, g in
                                                               zip(cases, gruns, strict=True)],
                                   emulator=emulator, record=True, checkpoints=cps, timeout=timeout)
     except SandboxError as exc:
@@ -223,7 +217,7 @@ def _one_case(op: Any, stage: Path, case: Any, *, emulator: str, timeout: float,
 
     if run is None:
         try:
-            run = run_recorded(stage, wrapper_name(stage), list(grun.inputs), case=case.name, emulator=emulator,
+            run = run_recorded(stage, wrapper_for(stage), list(grun.inputs), case=case.name, emulator=emulator,
                                record=True, checkpoints=cps, timeout=timeout)
         except SandboxError as exc:
             run = RecordedRun(status="sandbox_error", reason=str(exc))

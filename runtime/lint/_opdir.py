@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ast
 import logging
-import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -18,12 +17,12 @@ from typing import Any
 
 from runtime.frontmatter import split_front_matter
 from runtime.interfaces import ModuleInterfaces, parse_interfaces
+from runtime.stages import StageName, parse_stage_name
 
 __all__ = ["OpContext", "StageName", "front_matter", "parse_stage_name"]
 
 log = logging.getLogger(__name__)
 
-_STAGE_RE = re.compile(r"^(?P<op>.+?)_module(?P<sfx>\w*?)_impl\.py$")
 
 
 def front_matter(text: str) -> tuple[dict[str, Any] | None, str, int]:
@@ -34,34 +33,6 @@ def front_matter(text: str) -> tuple[dict[str, Any] | None, str, int]:
     """
     fm = split_front_matter(text)
     return fm.data, fm.message, (fm.body_line - 1 if fm.problem not in ("missing", "unclosed") else 0)
-
-
-@dataclass(frozen=True)
-class StageName:
-    """What a kernel file name says: ``final`` (``<op>_impl.py``) or ``stage`` with the module numbers."""
-
-    kind: str  # "stage" | "final" | "other"
-    op: str = ""
-    suffix: str = ""
-    modules: tuple[int, ...] = ()
-    error: str = ""
-
-
-def parse_stage_name(filename: str, op_name: str | None = None) -> StageName:
-    """Interpret ``modules/<op>_module<sfx>_impl.py`` (sfx = 1, 12, 123 ...) or ``<op>_impl.py``."""
-    name = Path(filename).name
-    m = _STAGE_RE.match(name)
-    if m:
-        sfx = m.group("sfx")
-        expected = "".join(str(i) for i in range(1, len(sfx) + 1))
-        if not sfx.isdigit() or sfx != expected:
-            return StageName("stage", m.group("op"), sfx, (), f"suffix {sfx!r} is not 1, 12, 123, ...")
-        return StageName("stage", m.group("op"), sfx, tuple(range(1, len(sfx) + 1)))
-    if name.endswith("_impl.py"):
-        op = name[: -len("_impl.py")]
-        if op_name is None or op == op_name:
-            return StageName("final", op)
-    return StageName("other")
 
 
 @dataclass

@@ -24,6 +24,7 @@ from runtime.lint._util import (
     spec_attrs,
 )
 from runtime.markers import STUB_RE
+from runtime.stages import final_wrapper, stage_wrapper
 
 __all__ = ["design_code_blocks"]
 
@@ -94,8 +95,8 @@ def _expected_wrapper(ctx: LintContext, op: OpContext) -> tuple[str, str]:
     if stage.kind == "stage":
         if stage.error:
             return "", stage.error
-        return f"{name}_module{stage.suffix}_wrapper", ""
-    return f"{name}_wrapper", ""
+        return stage_wrapper(name, len(stage.modules)), ""
+    return final_wrapper(name), ""
 
 
 @check("OL50")

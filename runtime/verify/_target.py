@@ -13,7 +13,6 @@ from the golden (workflow.md Part A "Stubs").
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,9 +20,10 @@ from typing import Any
 from runtime.interfaces import InterfacesError, find_interfaces, load_interfaces
 from runtime.markers import STUB_RE
 from runtime.markers import module_regions as _regions
+from runtime.stages import final_file, final_wrapper, parse_stage_name, stage_wrapper
 from runtime.verify._calling import imports_torch
 
-__all__ = ["TargetError", "TargetPlan", "frozen_violations", "module_regions", "parse_suffix", "plan_target"]
+__all__ = ["TargetError", "TargetPlan", "frozen_violations", "module_regions", "plan_target"]
 
 
 
@@ -47,21 +47,6 @@ class TargetPlan:
     """SPEC attributes the wrapper names as parameters: passed as keyword arguments with the SPEC values."""
     torch_io: bool = False
     """The file imports torch: the wrapper gets torch CPU tensors and may return them (see ``_calling``)."""
-
-
-def parse_suffix(sfx: str) -> int | None:
-    """Module count k of a stage suffix ``1``, ``12``, ... ``12345678910`` (greedy, like OL50); else None."""
-    pos, expected = 0, 1
-    while pos < len(sfx):
-        two, one = sfx[pos:pos + 2], sfx[pos:pos + 1]
-        if expected >= 10 and two == str(expected):
-            pos += 2
-        elif one == str(expected):
-            pos += 1
-        else:
-            return None
-        expected += 1
-    return expected - 1 if expected > 1 else None
 
 
 def _wrapper_params(source: str, wrapper: str, file: str,
@@ -125,15 +110,15 @@ def plan_target(op_dir: Path, target: Path, op_name: str, input_names: list[str]
     except (OSError, UnicodeDecodeError) as exc:
         raise TargetError(f"{name}: cannot be read as UTF-8 Python source ({exc})") from None
     interfaces = find_interfaces(op_dir)
-    if name == f"{op_name}_impl.py":
-        wrapper = f"{op_name}_wrapper"
+    stage = parse_stage_name(name, op_name)
+    if name == final_file(op_name):
+        wrapper = final_wrapper(op_name)
         params, stubs, keyword = _wrapper_params(source, wrapper, name, attrs)
         if stubs:
             raise TargetError(f"{name}: STUB parameters are not allowed in the final file ({', '.join(stubs)})")
         plan = TargetPlan("final", None, wrapper, params, [], list(output_names), interfaces, attrs=keyword)
     else:
-        m = re.fullmatch(rf"{re.escape(op_name)}_module(\d+)_impl\.py", name)
-        k = parse_suffix(m.group(1)) if m else None
+        k = stage.module if stage.kind == "stage" and stage.op == op_name else None
         if k is None:
             raise TargetError(
                 f"{name}: a target is {op_name}_impl.py or modules/{op_name}_module<1|12|123...>_impl.py")
@@ -148,7 +133,7 @@ def plan_target(op_dir: Path, target: Path, op_name: str, input_names: list[str]
         expected = model.boundary_outputs(k)
         if not expected:
             raise TargetError(f"{interfaces.name}: modules 1..{k} declare no outputs")
-        wrapper = f"{op_name}_module{m.group(1)}_wrapper"  # type: ignore[union-attr]
+        wrapper = stage_wrapper(op_name, k)
         params, stubs, keyword = _wrapper_params(source, wrapper, name, attrs)
         plan = TargetPlan("module", k, wrapper, params, stubs, expected, interfaces, attrs=keyword)
     for p in plan.params:

@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 from bisect_corpus import CORPUS, VARIANTS, materialize
 
-from runtime.bisect import BisectError, BisectReport, bisect, wrapper_name
+from runtime.bisect import BisectError, BisectReport, bisect
 from runtime.bisect.report import MAX_OUTLIERS, stats_of
+from runtime.stages import wrapper_for
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -90,8 +91,8 @@ def test_stats_outliers_are_sorted_and_offset() -> None:
 
 
 def test_wrapper_name() -> None:
-    assert wrapper_name(Path("modules/rms_norm_module12_impl.py")) == "rms_norm_module12_wrapper"
-    assert wrapper_name(Path("silu_impl.py")) == "silu_wrapper"
+    assert wrapper_for(Path("modules/rms_norm_module12_impl.py")) == "rms_norm_module12_wrapper"
+    assert wrapper_for(Path("silu_impl.py")) == "silu_wrapper"
 
 
 def test_user_mistakes_are_one_clear_error(tmp_path: Path) -> None:

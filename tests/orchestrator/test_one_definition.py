@@ -81,3 +81,16 @@ def test_stored_reports_are_read_in_one_place() -> None:
     pattern = re.compile(r"reports_dir\(.*\.json|VerifyReport\.model_validate")
     owners = sorted(str(p) for p, text in _sources().items() if p.parts[0] == "orchestrator" and pattern.search(text))
     assert owners == ["orchestrator/store/reports.py"], owners
+
+
+def test_stage_file_names_are_defined_in_one_place() -> None:
+    """Only runtime/stages.py spells the stage-file pattern; the orchestrator names files with it and lint,
+    the verifier and bisection read names back with it (bisection used to take the suffix's last digit)."""
+    pattern = re.compile(r"_module\{|_module\(\?P|_module\(\\d|_module\\d")
+    owners = sorted(str(p) for p, text in _sources().items() if pattern.search(text))
+    assert owners == ["runtime/stages.py"], owners
+    from runtime.stages import parse_stage_name, stage_file
+
+    name = parse_stage_name(stage_file("op", 10), "op")
+    assert name.kind == "stage" and name.module == 10 and name.suffix == "12345678910"
+    assert parse_stage_name("modules/op_module13_impl.py").error  # not a cumulative suffix

@@ -11,9 +11,10 @@ import pytest
 from verify_helpers import FIXTURES, KERNELS, make_op, settings
 
 from runtime.lint import lint_paths
+from runtime.stages import parse_suffix
 from runtime.verify import VerifyReport, VerifySettings, VerifyUsageError, verify
 from runtime.verify._report import VOLATILE_FIELDS
-from runtime.verify._target import frozen_violations, parse_suffix
+from runtime.verify._target import frozen_violations
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -307,7 +307,7 @@ def test_cleanup_of_last_stage_passes_as_final_kernel(op: str, tmp_path: Path) -
 
     n = module_count(op)
     sfx = "".join(str(i) for i in range(1, n + 1))
-    final = cleanup_source(good_source(op, n), op, sfx, stage_file=target(op, n), evidence="0" * 64,
+    final = cleanup_source(good_source(op, n), op, stage_file=target(op, n), evidence="0" * 64,
                            interfaces=ModuleInterfaces.model_validate(interfaces(op)))
     root = make_op_dir(tmp_path, op)
     report = verify(root, place(root, f"{op}_impl.py", final))

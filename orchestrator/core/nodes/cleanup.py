@@ -9,8 +9,9 @@ from orchestrator.core.nodes._common import dev, node, op_path, read_text, servi
 from orchestrator.core.perf import request_update as perf_request_update
 from orchestrator.core.second_opinion import attach as attach_second_opinion
 from orchestrator.core.state import FinalState, ForgeState
-from orchestrator.store.paths import final_file, sha256_file, stage_suffix
+from orchestrator.store.paths import sha256_file
 from runtime.interfaces import parse_interfaces
+from runtime.stages import final_file
 from runtime.verdicts import Verdict
 
 
@@ -31,7 +32,7 @@ def cleanup(state: ForgeState, runtime: Runtime) -> dict:
         return {"phase": "final", "final": final, **perf_request_update(svc),
                 "dev_log": [dev(svc, "cleanup", "L0: README.md from SPEC.md", "written", "final gate")]}
     interfaces, _ = parse_interfaces(read_text(root / "module_interfaces.yaml"))  # approved, so valid
-    text = cleanup_source(read_text(root / last["stage_file"]), op, stage_suffix(len(mods)),
+    text = cleanup_source(read_text(root / last["stage_file"]), op,
                           stage_file=last["stage_file"], evidence=str(last.get("evidence") or ""),
                           interfaces=interfaces)
     (root / final_file(op)).write_text(text, encoding="utf-8")

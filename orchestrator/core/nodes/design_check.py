@@ -7,7 +7,8 @@ from langgraph.runtime import Runtime
 from orchestrator.core.design_check import check_design
 from orchestrator.core.nodes._common import dev, node, op_path, services
 from orchestrator.core.state import DesignState, ForgeState, ModuleRecord
-from orchestrator.store.paths import final_file, final_wrapper, sha256_file, stage_file, stage_wrapper
+from orchestrator.store.paths import sha256_file
+from runtime.stages import final_file, final_wrapper, stage_file, stage_wrapper
 
 
 def plan_modules(op_name: str, facts_modules: list[dict], budget: int) -> list[ModuleRecord]:

@@ -27,8 +27,9 @@ from orchestrator.core.perf import (
 from orchestrator.core.second_opinion import toolchain_result
 from orchestrator.core.services import Services
 from orchestrator.core.state import ForgeState
-from orchestrator.store.paths import final_file, final_wrapper, run_dir, sha256_file
+from orchestrator.store.paths import run_dir, sha256_file
 from orchestrator.store.reports import first_case_counters
+from runtime.stages import final_file, final_wrapper
 from runtime.verdicts import Verdict
 
 __all__ = ["after_perf", "perf", "perf_dir", "score_variant"]

@@ -25,8 +25,9 @@ from orchestrator.core.perf import (
 from orchestrator.core.second_opinion import from_state as opinion_from_state
 from orchestrator.core.state import FinalState, ForgeState
 from orchestrator.gates import GateRequest
-from orchestrator.store.paths import final_file, sha256_file
+from orchestrator.store.paths import sha256_file
 from orchestrator.store.reports import first_case_counters
+from runtime.stages import final_file
 from runtime.verdicts import Verdict
 
 __all__ = ["after_gate_perf_deliver", "after_gate_perf_start", "baseline_row", "gate_perf_deliver", "gate_perf_start"]

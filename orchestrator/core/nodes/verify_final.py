@@ -11,7 +11,8 @@ from orchestrator.core.perf import request_update as perf_request_update
 from orchestrator.core.second_opinion import attach as attach_second_opinion
 from orchestrator.core.state import FinalState, ForgeState
 from orchestrator.store.artifacts import keep_attempt
-from orchestrator.store.paths import final_file, sha256_file
+from orchestrator.store.paths import sha256_file
+from runtime.stages import final_file
 from runtime.verdicts import Verdict
 
 
