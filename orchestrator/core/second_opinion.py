@@ -201,14 +201,9 @@ def from_state(state: dict[str, Any]) -> SecondOpinion | None:
     return SecondOpinion.model_validate(raw) if raw else None
 
 
-def attach(svc: Services, state: dict[str, Any], root: Path, target: str, final: FinalState, readme: str) -> str:
-    """Run the second opinion on the delivered file; store it in ``final`` and return the README with its section.
-
-    Called where a final PASS is established (``verify_final`` on L1, ``cleanup`` on L0).
-    """
+def attach(svc: Services, state: dict[str, Any], root: Path, target: str, final: FinalState) -> None:
+    """Run the second opinion on the delivered file and store it in ``final`` (the README shows it:
+    ``orchestrator.core.delivery``). Called where a final PASS is established (``verify_final``, ``cleanup`` on L0)."""
     opinion = second_opinion(svc, state, root, target)
-    if opinion is None:
-        return readme
-    final["toolchain"] = opinion.model_dump(mode="json")
-    section = opinion.markdown()
-    return readme.rstrip("\n") + "\n\n" + section if section else readme
+    if opinion is not None:
+        final["toolchain"] = opinion.model_dump(mode="json")

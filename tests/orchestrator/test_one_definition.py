@@ -94,3 +94,9 @@ def test_stage_file_names_are_defined_in_one_place() -> None:
     name = parse_stage_name(stage_file("op", 10), "op")
     assert name.kind == "stage" and name.module == 10 and name.suffix == "12345678910"
     assert parse_stage_name("modules/op_module13_impl.py").error  # not a cumulative suffix
+
+
+def test_the_delivery_readme_is_composed_in_one_place() -> None:
+    owners = sorted(str(p) for p, text in _sources().items()
+                    if re.search(r"README\.md\"\)\.write_text|(?<!def )render_readme\(", text) and p.parts[0] == "orchestrator")
+    assert owners == ["orchestrator/core/delivery.py"], owners

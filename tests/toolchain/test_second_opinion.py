@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 import orchestrator.core.second_opinion as so
+from orchestrator.core.delivery import compose_readme
 from orchestrator.core.services import RunConfig
 from runtime.toolchain import CompileError, CostFigures, ShapeResult, ToolchainResult
 
@@ -60,8 +61,9 @@ def _no_compile(*a: Any, **k: Any) -> Any:
 def test_live_answer_is_recorded_without_host_facts(op: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(so, "compile_kernel", lambda *a, **k: ACCEPTED)
     svc = FakeServices(FakeTrace("record"))
-    final: dict[str, Any] = {}
-    readme = so.attach(svc, {"run_id": "r1"}, op, "silu_impl.py", final, "# silu\n")  # type: ignore[arg-type]
+    final: dict[str, Any] = {"verdict": "PASS", "evidence": "e" * 64}
+    so.attach(svc, {"run_id": "r1"}, op, "silu_impl.py", final)  # type: ignore[arg-type]
+    readme = compose_readme({"op_name": "silu", "level": "L0", "spec": {}}, final)  # type: ignore[arg-type]
     assert "| B64-fp32 | 7103 |" in readme and "4.53%" in readme
     assert final["toolchain"]["status"] == "accepted" and final["toolchain"]["source"] == "live"
     kind, fields = svc.trace.emitted[0]
@@ -87,7 +89,7 @@ def test_strict_replay_without_a_recorded_answer_does_not_run_it(op: Path, monke
     monkeypatch.setattr(so, "compile_kernel", _no_compile)
     svc = FakeServices(FakeTrace("replay"))
     final: dict[str, Any] = {}
-    assert so.attach(svc, {}, op, "silu_impl.py", final, "# r\n") == "# r\n"  # type: ignore[arg-type]
+    so.attach(svc, {}, op, "silu_impl.py", final)  # type: ignore[arg-type]
     assert final == {} and svc.trace.emitted == []
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from langgraph.runtime import Runtime
 
-from orchestrator.core.cleanup import cleanup_source, render_readme
+from orchestrator.core.cleanup import cleanup_source
+from orchestrator.core.delivery import write_readme
 from orchestrator.core.nodes._common import dev, node, op_path, read_text, services
 from orchestrator.core.perf import request_update as perf_request_update
 from orchestrator.core.second_opinion import attach as attach_second_opinion
@@ -23,12 +24,10 @@ def cleanup(state: ForgeState, runtime: Runtime) -> dict:
     mods = state["modules"]
     last = mods[-1]
     if state.get("level") == "L0":
-        readme = render_readme(op, state.get("spec", {}), level="L0", module_count=1, verdict=Verdict.PASS,
-                               evidence=str(last.get("evidence") or ""))
         final = FinalState(verdict=Verdict.PASS, report_hash=last.get("report_hash"), evidence=last.get("evidence"),
                            impl_sha256=last.get("verified_sha256"), file=final_file(op))
-        readme = attach_second_opinion(svc, dict(state), root, final_file(op), final, readme)  # real compiler
-        (root / "README.md").write_text(readme, encoding="utf-8")
+        attach_second_opinion(svc, dict(state), root, final_file(op), final)  # the real compiler, when there is one
+        write_readme(root, state, final)
         return {"phase": "final", "final": final, **perf_request_update(svc),
                 "dev_log": [dev(svc, "cleanup", "L0: README.md from SPEC.md", "written", "final gate")]}
     interfaces, _ = parse_interfaces(read_text(root / "module_interfaces.yaml"))  # approved, so valid

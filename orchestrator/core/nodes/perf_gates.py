@@ -11,7 +11,7 @@ import shutil
 
 from langgraph.runtime import Runtime
 
-from orchestrator.core.cleanup import render_readme
+from orchestrator.core.delivery import write_readme
 from orchestrator.core.nodes._common import dev, node, op_path, services
 from orchestrator.core.nodes.gates import decide
 from orchestrator.core.nodes.perf import perf_dir
@@ -105,17 +105,7 @@ def gate_perf_deliver(state: ForgeState, runtime: Runtime) -> dict:
                      "baseline": p.baseline.score(p.scorer) if p.baseline else None,
                      "delivered_score": chosen.score(p.scorer) if chosen else None}
     update["final"] = final
-    merged_state = {**dict(state), "final": final, "perf": update["perf"]}
-    readme = render_readme(op, state.get("spec", {}), level=state.get("level", "L1"),
-                           module_count=len(state.get("modules", [])) or 1, verdict=Verdict.PASS,
-                           evidence=str(final.get("evidence") or ""))
-    opinion = opinion_from_state(merged_state)
-    if opinion is not None and delivered == 0 and opinion.markdown():
-        readme = readme.rstrip("\n") + "\n\n" + opinion.markdown()
-    section = PerfSummary.model_validate(update["perf"]).markdown()
-    if section:
-        readme = readme.rstrip("\n") + "\n\n" + section
-    (root / "README.md").write_text(readme, encoding="utf-8")
+    write_readme(root, state, final, PerfSummary.model_validate(update["perf"]))
     shown = chosen.score(p.scorer) if chosen else None
     update["dev_log"] = [dev(svc, "gate_perf_deliver", "perf delivery gate",
                              f"{decision.decision}: deliver {'baseline' if delivered == 0 else f'v{delivered}'}"

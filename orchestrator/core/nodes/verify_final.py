@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from langgraph.runtime import Runtime
 
-from orchestrator.core.cleanup import render_readme
+from orchestrator.core.delivery import write_readme
 from orchestrator.core.nodes._common import dev, node, op_path, report_divergence, services
 from orchestrator.core.nodes.verify import disk_matches, run_verifier, stop_if_not_candidates
 from orchestrator.core.perf import request_update as perf_request_update
@@ -41,10 +41,8 @@ def verify_final(state: ForgeState, runtime: Runtime) -> dict:
                                     "row": outcome.memory_row or outcome.summary,
                                     "report_hash": outcome.report_hash, "evidence": outcome.evidence}]}
     if verdict == Verdict.PASS:
-        readme = render_readme(op, state.get("spec", {}), level=state.get("level", "L1"),
-                               module_count=len(state["modules"]), verdict=verdict.value, evidence=outcome.evidence)
-        readme = attach_second_opinion(svc, dict(state), root, target, final, readme)  # real compiler, if any
-        (root / "README.md").write_text(readme, encoding="utf-8")
+        attach_second_opinion(svc, dict(state), root, target, final)  # the real compiler, when there is one
+        write_readme(root, state, final)
         update.update(phase="final", blocked=None, **perf_request_update(svc))
         update["dev_log"] = [dev(svc, "verify_final", f"verify {target}", f"PASS evidence {outcome.evidence[:12]}",
                                  "final gate")]
