@@ -227,8 +227,10 @@ class TraceSink(Protocol):
     member a caller uses is declared here, so callers call them and never probe with ``getattr``.
     """
 
-    mode: str
-    """``record`` | ``replay`` | ``replay-or-record`` (``agents.trace.TRACE_MODES``)."""
+    @property
+    def mode(self) -> str:
+        """``record`` | ``replay`` | ``replay-or-record`` (``agents.trace.TRACE_MODES``)."""
+        ...
 
     def emit(self, kind: str, **fields: object) -> int:
         """Append one event (common fields ``node, agent, module, attempt`` among ``fields``); return its seq."""

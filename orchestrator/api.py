@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agents import local_model_line
 from agents.config import LOCAL_MODEL
-from agents.contracts import AgentSet, TraceSink
+from agents.contracts import AgentSet
 from agents.trace import Trace, TraceError
 from orchestrator.agent_factory import (
     agents_from_spec,
@@ -42,11 +42,11 @@ from orchestrator.core import opdir_bridge
 from orchestrator.core.clock_policy import CLOCK_FILE, make_trace, new_id, note_clock, recorded_clock
 from orchestrator.core.driver import PromptFn, StartFn, UpdateFn, drive
 from orchestrator.core.logical_clock import LogicalClock
-from orchestrator.core.services import ApproveMode, RunConfig, Services, VerifierFn, utc_now
+from orchestrator.core.services import RunConfig, Services, VerifierFn, utc_now
 from orchestrator.core.snapshot import snapshot
 from orchestrator.core.verifier_bridge import real_verifier, seeded_verifier
 from orchestrator.errors import ForgeError, RunStopped
-from orchestrator.gates import GateDecision, GateRequest, RecordedDecision
+from orchestrator.gates import ApproveMode, GateDecision, GateRequest, RecordedDecision
 from orchestrator.store.artifacts import clear_previous_artifacts, copy_op_inputs, design_hashes
 from orchestrator.store.checkpoints import PruneResult
 from orchestrator.store.checkpoints import prune as _prune
@@ -131,7 +131,7 @@ class Injected:
 
     agents: AgentSet | None = None
     verifier: VerifierFn | None = None
-    trace: TraceSink | None = None
+    trace: Trace | None = None
     clock: Callable[[], _dt.datetime] | None = None
 
 
@@ -150,8 +150,8 @@ def _recorded_unseen_seed(source: Path) -> int:
     return seed if isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < 1 << 63 else 0
 
 
-def _services(op_dir: Path, run_id: str, meta: RunMeta, approve: str, *, agents: AgentSet | None,
-              verifier: VerifierFn | None, trace: TraceSink | None, clock: Callable[[], _dt.datetime]) -> Services:
+def _services(op_dir: Path, run_id: str, meta: RunMeta, approve: ApproveMode, *, agents: AgentSet | None,
+              verifier: VerifierFn | None, trace: Trace | None, clock: Callable[[], _dt.datetime]) -> Services:
     trace = trace or make_trace(op_dir, run_id, clock)
     if agents is None:
         agents = agents_from_spec(meta.agents, op_dir, trace, meta.model_options)
@@ -161,9 +161,7 @@ def _services(op_dir: Path, run_id: str, meta: RunMeta, approve: str, *, agents:
         verifier = _default_verifier()
         if verifier is real_verifier:  # every verification of the run sees the run's unseen cases
             verifier = seeded_verifier(meta.unseen_seed)
-    if approve not in ("prompt", "auto", "stop"):
-        raise ForgeError(f"unknown approval mode {approve!r}: use prompt, auto or stop")
-    config = RunConfig(approve=approve, module_gate=meta.module_gate, budget=meta.budget,  # type: ignore[arg-type]
+    config = RunConfig(approve=approve, module_gate=meta.module_gate, budget=meta.budget,
                        perf=meta.perf, perf_budget=meta.perf_budget, toolchain_python=meta.toolchain_python)
     return Services(agents=agents, verifier=verifier, trace=trace, clock=clock, config=config)
 
@@ -270,7 +268,7 @@ def run(op_dir: Path | str, options: RunOptions | None = None, *, hooks: Hooks |
         # a recorded model run reads logical time, so that its trace replays exactly (also across a resume)
         clock = LogicalClock(utc_now(), state_file=run_dir(root, rid) / CLOCK_FILE)
 
-    def parts() -> tuple[AgentSet | None, TraceSink | None]:
+    def parts() -> tuple[AgentSet | None, Trace | None]:
         if not factory:
             return inject.agents, inject.trace
         trace = inject.trace or make_trace(root, rid, clock)
@@ -306,7 +304,7 @@ def replay(op_dir: Path | str, source: Path | str, options: RunOptions | None = 
     if isinstance(clock, LogicalClock):  # persisted, so a replay stopped at a gate resumes at the right time
         clock = LogicalClock(clock.origin, state_file=run_dir(root, rid) / CLOCK_FILE)
 
-    def parts() -> tuple[AgentSet | None, TraceSink | None]:
+    def parts() -> tuple[AgentSet | None, Trace | None]:
         try:
             trace = Trace(trace_dir(root, rid), run_id=rid, mode="replay", source=source, op_dir=root)
         except TraceError as exc:
@@ -331,7 +329,7 @@ def _model_options(options: RunOptions) -> dict[str, str]:
 
 
 def _start(root: Path, rid: str, op_name: str, spec: str, options: RunOptions, hooks: Hooks, inject: Injected,
-           clock: Callable[[], _dt.datetime], parts: Callable[[], tuple[AgentSet | None, TraceSink | None]], *,
+           clock: Callable[[], _dt.datetime], parts: Callable[[], tuple[AgentSet | None, Trace | None]], *,
            keep_user_design: bool, what: str, unseen_seed: int) -> RunResult:
     """What ``run`` and ``replay`` share: the run lock first, then (holding it) the artifact check, run.json,
     the agents and trace (``parts``), the audit repository, and the drive."""
@@ -367,7 +365,7 @@ def _start(root: Path, rid: str, op_name: str, spec: str, options: RunOptions, h
             close_agents(svc.agents)  # the local model server, when the run started one
 
 
-def _replay_agents(root: Path, rid: str) -> tuple[AgentSet, TraceSink]:
+def _replay_agents(root: Path, rid: str) -> tuple[AgentSet, Trace]:
     """Agents for resuming a replay that stopped at a gate: the same recorded trace, strict replay again."""
     tdir = trace_dir(root, rid)
     try:
@@ -471,7 +469,7 @@ def approve(op_dir: Path | str, *, gate: str | None = None, note: str = "", choi
         raise ForgeError(f"unknown choice {dec!r}: use hint, raise_budget, rollback or abort")
     if budget is not None and budget < 1:
         raise ForgeError("--budget must be at least 1")
-    return _decide(op_dir, GateDecision(decision=dec, note=note, budget=budget), gate, run_id)  # type: ignore[arg-type]
+    return _decide(op_dir, GateDecision.model_validate({"decision": dec, "note": note, "budget": budget}), gate, run_id)
 
 
 def reject(op_dir: Path | str, *, note: str, gate: str | None = None, run_id: str | None = None) -> GateRequest:

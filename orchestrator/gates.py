@@ -20,6 +20,9 @@ from pydantic import BaseModel, Field, ValidationError
 GateName = Literal["design", "module", "final", "blocked", "perf_start", "perf_deliver"]
 GATES: tuple[str, ...] = ("design", "module", "final", "blocked", "perf_start", "perf_deliver")
 
+ApproveMode = Literal["prompt", "auto", "stop"]
+"""Who answers a gate the recording did not decide: the terminal prompt, ``auto``, or nobody (``stop``)."""
+
 BLOCKED_CHOICES = ("hint", "raise_budget", "rollback", "abort")
 """Choices at the blocked gate: add a hint and retry, raise the attempt budget, roll back to design, abort."""
 
@@ -55,8 +58,11 @@ class GateRequest(BaseModel):
         return GateId(run_id=run_id, gate=self.gate, module=self.module, seq=self.seq)
 
 
+DecisionName = Literal["approve", "reject", "hint", "raise_budget", "rollback", "abort"]
+
+
 class GateDecision(BaseModel):
-    decision: Literal["approve", "reject", "hint", "raise_budget", "rollback", "abort"]
+    decision: DecisionName
     note: str = ""
     budget: int | None = None
     """Extra attempts for ``raise_budget`` (default 5)."""
@@ -83,7 +89,7 @@ def parse_decision(raw: object, gate: str) -> GateDecision:
 
     Malformed input is denied: ``reject`` at approval gates, ``abort`` at the blocked gate.
     """
-    deny = "abort" if gate == "blocked" else "reject"
+    deny: DecisionName = "abort" if gate == "blocked" else "reject"
     if isinstance(raw, str):
         raw = {"decision": raw}
     if not isinstance(raw, dict):

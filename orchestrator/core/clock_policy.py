@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agents.contracts import TraceSink
+from agents.trace import Trace
 from orchestrator.core.logical_clock import LogicalClock
 from orchestrator.core.services import utc_now
 from orchestrator.errors import ForgeError
@@ -51,10 +52,8 @@ def note_clock(trace: TraceSink | None, clock: Callable[[], _dt.datetime]) -> No
         trace.update_manifest(clock_origin=clock.origin.isoformat())
 
 
-def make_trace(op_dir: Path, run_id: str, clock: Callable[[], _dt.datetime]) -> TraceSink:
+def make_trace(op_dir: Path, run_id: str, clock: Callable[[], _dt.datetime]) -> Trace:
     """The run's trace sink; event timestamps stay wall-clock unless the run's own clock is injected."""
-    from agents.trace import Trace
-
     if isinstance(clock, LogicalClock):  # event timestamps stay wall-clock; the run's own times are logical
         return Trace(trace_dir(op_dir, run_id), run_id=run_id, mode="record", op_dir=op_dir)
     return Trace(trace_dir(op_dir, run_id), run_id=run_id, mode="record", op_dir=op_dir,

@@ -23,9 +23,16 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 
 from orchestrator.core.graph import compile_graph
-from orchestrator.core.services import ApproveMode, Services
+from orchestrator.core.services import Services
 from orchestrator.errors import RunStopped
-from orchestrator.gates import AnswerSource, GateDecision, GateRequest, parse_decision, resume_value
+from orchestrator.gates import (
+    AnswerSource,
+    ApproveMode,
+    GateDecision,
+    GateRequest,
+    parse_decision,
+    resume_value,
+)
 from orchestrator.store.artifacts import snapshot_design
 from orchestrator.store.paths import checkpoint_db
 from orchestrator.store.results import RunResult, build_result
@@ -165,7 +172,7 @@ def reap_children() -> list[int]:
     golden run, the sandbox) does not get the terminal's Ctrl-C, so an interrupted run must end it itself.
     """
     me = os.getpid()
-    killed = []
+    killed: list[int] = []
     try:
         entries = os.listdir("/proc")
     except OSError:  # no procfs: nothing we can enumerate

@@ -61,7 +61,7 @@ _BRANCHES = {
 GATE_NODES = ("gate_design", "gate_module", "gate_final", "gate_blocked", "gate_perf_start", "gate_perf_deliver")
 
 
-def build_graph() -> StateGraph:
+def build_graph() -> StateGraph[ForgeState, Services, ForgeState, ForgeState]:
     """The uncompiled builder (validated when compiled)."""
     g = StateGraph(ForgeState, context_schema=Services)
     for name, fn in NODES.items():

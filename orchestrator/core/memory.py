@@ -50,8 +50,7 @@ def next_step(state: ForgeState) -> str:
         return "none: delivered"
     if state.get("outcome") == "aborted":
         return "none: aborted"
-    if state.get("blocked"):
-        b = state["blocked"]
+    if (b := state.get("blocked")) is not None:
         return f"human decision at the blocked gate (module {b.get('module')}): {b.get('reason')}"
     phase = state.get("phase", "intake")
     if phase in ("intake", "design"):
@@ -93,7 +92,8 @@ def render_memory(state: ForgeState) -> str:
     else:
         lines.append("modules_pypto_verified: []")
     lines.append(f"next_mandatory_step: {_cell(next_step(state))}")
-    blockers = [state["blocked"]["reason"]] if state.get("blocked") else []
+    blocked = state.get("blocked")
+    blockers = [blocked["reason"]] if blocked else []
     lines.append("blockers: [" + ", ".join(f'"{_cell(b)}"' for b in blockers) + "]")
     if state.get("outcome"):
         lines.append(f"outcome: {state['outcome']}")

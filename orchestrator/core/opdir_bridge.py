@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from orchestrator.errors import ForgeError
 from runtime.frontmatter import split_front_matter
-from runtime.opdir import GoldenError, OpDirError, load_op_dir
+from runtime.opdir import OpDirError, load_op_dir
 from runtime.opdir import complexity as _complexity
 
 log = logging.getLogger(__name__)
@@ -33,13 +34,12 @@ class OpInfo(BaseModel):
     """The seeds every case runs on (SPEC.md's ``seeds``, or runtime.opdir's default)."""
 
 
-def _problems_text(exc: Exception) -> str:
-    problems = getattr(exc, "problems", None) or []
+def _problems_text(exc: OpDirError) -> str:
     lines = []
-    for p in problems[:8]:
-        where = ":".join(str(x) for x in (getattr(p, "file", ""), getattr(p, "line", "")) if x)
-        lines.append(f"  {where} {getattr(p, 'field', '') or ''} {getattr(p, 'message', p)}".rstrip())
-    head = str(getattr(exc, "message", None) or exc).splitlines()[0] if str(exc) else "invalid op dir"
+    for p in exc.problems[:8]:
+        where = ":".join(str(x) for x in (p.file, p.line) if x)
+        lines.append(f"  {where} {p.field or ''} {p.message}".rstrip())
+    head = str(exc).splitlines()[0] if str(exc) else "invalid op dir"
     return head + ("\n" + "\n".join(lines) if lines else "")
 
 
@@ -54,19 +54,19 @@ def load(op_dir: Path) -> OpInfo:
         raise ForgeError(f"operator directory not found: {op_dir}")
     try:
         op = load_op_dir(op_dir)
-    except (OpDirError, GoldenError) as exc:  # OpDirError carries .problems
+    except OpDirError as exc:  # GoldenError is one too; both carry .problems
         raise ForgeError(f"invalid operator directory {op_dir}: {_problems_text(exc)}") from exc
     cx = _complexity(op)
-    cx_dict = cx.model_dump() if hasattr(cx, "model_dump") else dict(vars(cx))
-    inventory = [r.model_dump() if hasattr(r, "model_dump") else dict(vars(r)) for r in op.inventory()]
-    markers = [m.model_dump() if hasattr(m, "model_dump") else dict(vars(m)) for m in op.module_markers()]
+    cx_dict = cx.model_dump(mode="json")
+    inventory = [r.model_dump(mode="json") for r in op.inventory()]
+    markers = [m.model_dump(mode="json") for m in op.module_markers()]
     spec_text = (op_dir / "SPEC.md").read_text(encoding="utf-8")
     return OpInfo(root=str(op_dir), op_name=op.spec.op_name, complexity=_plain(cx_dict),
                   inventory=_plain(inventory), markers=_plain(markers), spec_front=split_front_matter(spec_text).data or {},
                   seeds=list(op.spec.seeds))
 
 
-def _plain(obj):
+def _plain(obj: Any) -> Any:
     """Reduce to JSON-like plain data (checkpoint-safe)."""
     if isinstance(obj, dict):
         return {str(k): _plain(v) for k, v in obj.items()}
@@ -74,6 +74,4 @@ def _plain(obj):
         return [_plain(v) for v in obj]
     if isinstance(obj, str | int | float | bool) or obj is None:
         return obj
-    if hasattr(obj, "model_dump"):
-        return _plain(obj.model_dump())
     return str(obj)

@@ -41,6 +41,10 @@ _EXCLUDE: Any = {"python": True, "duration_s": True, "import_s": True, "compile_
                  "layers": True, "shapes": {"__all__": {"duration_s"}}}
 
 
+Source = Literal["live", "replay", "none"]
+"""Where a second opinion came from."""
+
+
 class SecondOpinion(BaseModel):
     """What the run keeps of the real compiler's answer on the delivered kernel (state ``final.toolchain``).
 
@@ -48,7 +52,7 @@ class SecondOpinion(BaseModel):
     """
 
     status: Literal["accepted", "rejected", "unavailable", "error"]
-    source: Literal["live", "replay", "none"] = "none"
+    source: Source = "none"
     target: str = ""
     summary: str = ""
     pypto_version: str | None = None
@@ -135,7 +139,7 @@ def known_answers(trace_events: list[dict[str, Any]]) -> Iterator[int]:
 
 
 def toolchain_result(svc: Services, root: Path, target: str, *, node: str = TRACE_NODE,
-                     max_shapes: int | None = None) -> tuple[ToolchainResult | None, str]:
+                     max_shapes: int | None = None) -> tuple[ToolchainResult | None, Source]:
     """The real compiler's answer on ``target``: from the trace on replay, else live when available.
 
     Returns ``(result, source)``; ``(None, "none")`` when nothing can be had (no pypto, or a strict replay

@@ -12,14 +12,13 @@ import datetime as _dt
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.contracts import AgentSet, TraceSink
+from orchestrator.gates import ApproveMode
 from runtime.verdicts import Verdict
-
-ApproveMode = Literal["prompt", "auto", "stop"]
 
 
 class LintItem(BaseModel):

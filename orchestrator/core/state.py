@@ -16,7 +16,7 @@ Append-only logs use the ``operator.add`` reducer so nodes return only the new r
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, Literal, NotRequired, TypedDict
+from typing import Annotated, Any, Literal, NotRequired, TypedDict, cast
 
 ModuleStatus = Literal["pending", "in_progress", "verified", "blocked"]
 Phase = Literal["intake", "design", "construction", "cleanup", "final", "done", "aborted"]
@@ -114,6 +114,8 @@ class ModuleRecord(TypedDict, total=False):
     outputs: list[str]
     written: bool
     """True when the implementer wrote the stage file in its latest dispatch."""
+    last_failure: NotRequired[str]
+    """One line: why the latest attempt failed (progress, status, report)."""
 
 
 class ForgeState(TypedDict, total=False):
@@ -167,8 +169,9 @@ def module_by_id(state: ForgeState, k: int) -> ModuleRecord:
     return state["modules"][k - 1]
 
 
-def replace_module(state: ForgeState, k: int, **changes: object) -> list[ModuleRecord]:
+def replace_module(state: ForgeState, k: int, **changes: Any) -> list[ModuleRecord]:
     """A new module list with module ``k`` updated (state values are never mutated in place)."""
-    mods = [dict(m) for m in state.get("modules", [])]
-    mods[k - 1].update(changes)
-    return mods  # type: ignore[return-value]
+    mods = [m.copy() for m in state.get("modules", [])]
+    # keyword names are not checked by mypy here; tests/orchestrator/test_state_types.py refuses unknown keys
+    mods[k - 1] = cast(ModuleRecord, {**mods[k - 1], **changes})
+    return mods

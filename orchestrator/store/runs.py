@@ -19,7 +19,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from orchestrator.errors import ForgeError
-from orchestrator.gates import GateId, GateRequest, RecordedDecision
+from orchestrator.gates import ApproveMode, GateId, GateRequest, RecordedDecision
 from orchestrator.store.paths import FORGE_DIR, LOCK_FILE, list_runs, run_dir
 
 
@@ -29,7 +29,7 @@ class RunMeta(BaseModel):
     run_id: str
     agents: str
     """``scripted:<abs script path>`` or ``factory`` (orchestrator.agent_factory.model_agents)."""
-    approve: str
+    approve: ApproveMode
     budget: int = 10
     module_gate: bool = True
     perf: bool = False

@@ -8,7 +8,7 @@ import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from langgraph.runtime import Runtime
 
@@ -23,7 +23,7 @@ _APPEND = ("verify_log", "lint_log", "dev_log", "rejected", "agent_calls", "atte
 
 
 def services(runtime: Runtime | None) -> Services:
-    ctx = getattr(runtime, "context", None)
+    ctx = runtime.context if runtime is not None else None
     if not isinstance(ctx, Services):
         raise RuntimeError("the orchestrator graph needs Services as its runtime context "
                            "(use orchestrator.api.run, or pass context=Services(...))")
@@ -39,10 +39,10 @@ def merged(state: ForgeState, update: dict) -> ForgeState:
     out: dict = dict(state)
     for key, value in update.items():
         if key in _APPEND:
-            out[key] = list(state.get(key, [])) + list(value)
+            out[key] = list(out.get(key) or []) + list(value)
         else:
             out[key] = value
-    return out  # type: ignore[return-value]
+    return cast(ForgeState, out)  # the update's keys are the graph's channels (LangGraph checks them)
 
 
 def write_memory(state: ForgeState) -> bool:

@@ -61,7 +61,7 @@ def audit(state: ForgeState, runtime: Runtime) -> dict:
     svc = services(runtime)
     root = op_path(state)
     k = int(state["active"])
-    m = dict(state["modules"][k - 1])
+    m = state["modules"][k - 1].copy()
     source = read_text(root / m["stage_file"])
     scope = rows_in_scope(state, k)
     inventory = [{"index": r.get("index"), "operation": r.get("operation"), "shape": r.get("shape"),
@@ -88,8 +88,8 @@ def audit(state: ForgeState, runtime: Runtime) -> dict:
         update["dev_log"] = [dev(svc, "audit", f"audit M{k}", f"ok: {len(scope)} inventory row(s) covered",
                                  "module gate" if state.get("level") == "L1" else "cleanup")]
         return update
-    m.update(audit="block", status="in_progress",
-             feedback=list(m.get("feedback", [])) + [f"audit: {p}" for p in problems])
+    m.update({"audit": "block", "status": "in_progress",
+              "feedback": list(m.get("feedback", [])) + [f"audit: {p}" for p in problems]})
     update["modules"] = replace_module(state, k, **m)
     update["blocked"] = budget_block(m, k, "audit blocked")
     update["dev_log"] = [dev(svc, "audit", f"audit M{k}", "block: " + "; ".join(problems[:3]), "re-implement")]

@@ -36,7 +36,7 @@ def first_divergence(svc, root, stage_file: str, verdict: str | None) -> dict | 
         from runtime.bisect import bisect
 
         report = timed(svc, "verifier", bisect, root, root / stage_file)
-        ctx = report.to_agent_context() if hasattr(report, "to_agent_context") else report.model_dump()
+        ctx = report.to_agent_context()
         return json.loads(json.dumps(ctx, default=str))
     except Exception:  # bisection is an aid for the debugger, never a gate
         log.warning("bisect failed for %s", stage_file, exc_info=True)

@@ -6,20 +6,20 @@ from langgraph.runtime import Runtime
 
 from agents.contracts import AgentError, ImplementContext
 from orchestrator.core.nodes._common import dev, node, op_path, read_text, services, timed
-from orchestrator.core.state import ForgeState, replace_module
+from orchestrator.core.state import ForgeState, ModuleRecord, replace_module
 from orchestrator.store.paths import sha256_file
 from orchestrator.store.results import model_calls
 from runtime.verdicts import AGENT_ERROR
 
 
-def budget_block(m: dict, k: int, reason: str) -> dict | None:
+def budget_block(m: ModuleRecord, k: int, reason: str) -> dict | None:
     """The ``blocked`` marker when module ``k`` has used its attempt budget."""
     if int(m.get("attempts", 0)) >= int(m.get("budget", 10)):
         return {"module": k, "reason": f"M{k}: attempt budget {m.get('budget')} exhausted ({reason})"}
     return None
 
 
-def repeat_block(m: dict, k: int, reason: str, *, stop: bool) -> dict | None:
+def repeat_block(m: ModuleRecord, k: int, reason: str, *, stop: bool) -> dict | None:
     """The ``blocked`` marker when trying again cannot help, instead of spending the rest of the budget.
 
     ``stop``: the agent said so (the same problem or a byte-identical answer twice in a row within the
@@ -39,7 +39,7 @@ def implement(state: ForgeState, runtime: Runtime) -> dict:
     svc = services(runtime)
     root = op_path(state)
     k = int(state["active"])
-    m = dict(state["modules"][k - 1])
+    m = state["modules"][k - 1].copy()
     m["attempts"] = int(m.get("attempts", 0)) + 1
     target = m["stage_file"]
     prev = state["modules"][k - 2] if k > 1 else None
@@ -65,8 +65,8 @@ def implement(state: ForgeState, runtime: Runtime) -> dict:
                                                               "attempt": m["attempts"]}]}
     if problem is not None:
         blocked = repeat_block(m, k, problem, stop=stop) or budget_block(m, k, problem)
-        m.update(written=False, verdict=AGENT_ERROR, feedback=list(m.get("feedback", [])) + [problem],
-                 status="in_progress", last_failure=problem)
+        m.update({"written": False, "verdict": AGENT_ERROR, "feedback": list(m.get("feedback", [])) + [problem],
+                  "status": "in_progress", "last_failure": problem})
         update["modules"] = replace_module(state, k, **m)
         update["blocked"] = blocked
         update["attempt_log"] = [{"module": k, "attempt": m["attempts"], "verdict": AGENT_ERROR, "reason": problem,
@@ -79,7 +79,7 @@ def implement(state: ForgeState, runtime: Runtime) -> dict:
     path = root / target
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(result.content, encoding="utf-8")
-    m.update(written=True, status="in_progress", file_sha256=sha256_file(path), verdict=None)
+    m.update({"written": True, "status": "in_progress", "file_sha256": sha256_file(path), "verdict": None})
     update["modules"] = replace_module(state, k, **m)
     update["blocked"] = None
     update["dev_log"] = [dev(svc, "implement", f"M{k} attempt {m['attempts']}", f"wrote {target}", "verify")]

@@ -7,6 +7,7 @@ Same rules as every gate (:mod:`orchestrator.core.nodes.gates`): nothing with si
 
 from __future__ import annotations
 
+import pathlib
 import shutil
 
 from langgraph.runtime import Runtime
@@ -18,6 +19,7 @@ from orchestrator.core.nodes.perf import perf_dir
 from orchestrator.core.perf import (
     PerfRow,
     PerfSummary,
+    Scorer,
     emulator_estimate,
     from_state,
     round3,
@@ -33,12 +35,12 @@ from runtime.verdicts import Verdict
 __all__ = ["after_gate_perf_deliver", "after_gate_perf_start", "baseline_row", "gate_perf_deliver", "gate_perf_start"]
 
 
-def baseline_row(state: dict) -> tuple[PerfRow, str]:
+def baseline_row(state: dict) -> tuple[PerfRow, Scorer]:
     """The kernel that passed the final verification, scored from what the run already knows (no side effect)."""
     f = state.get("final") or {}
     row = PerfRow(variant=0, verdict=Verdict(f.get("verdict") or Verdict.PASS), report_hash=f.get("report_hash"),
                   evidence=f.get("evidence"), sha256=f.get("impl_sha256"))
-    row.estimate = emulator_estimate(first_case_counters(op_path(state), state.get("run_id", "run"), row.report_hash))
+    row.estimate = emulator_estimate(first_case_counters(pathlib.Path(state["op_dir"]), state.get("run_id", "run"), row.report_hash))
     opinion = opinion_from_state(state)
     if opinion is not None and opinion.status == "accepted" and opinion.shapes:
         cycles = [int(s["total_cycles"]) for s in opinion.shapes if s.get("total_cycles") is not None]
@@ -62,7 +64,7 @@ def gate_perf_start(state: ForgeState, runtime: Runtime) -> dict:
                                f"up to {p.budget} variant(s) from the implementer, each verified on all cases",
                                "reject: deliver the verified kernel as it is"])
     decision, update = decide(state, svc, req)
-    p.scorer, p.baseline = scorer, base  # type: ignore[assignment]
+    p.scorer, p.baseline = scorer, base
     if decision.decision == "approve":
         p.status = "running"
         update["dev_log"] = [dev(svc, "gate_perf_start", "perf start gate", "approved", "perf variant 1")]

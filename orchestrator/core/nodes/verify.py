@@ -80,7 +80,7 @@ def verify(state: ForgeState, runtime: Runtime) -> dict:
     svc = services(runtime)
     root = op_path(state)
     k = int(state["active"])
-    m = dict(state["modules"][k - 1])
+    m = state["modules"][k - 1].copy()
     target = m["stage_file"]
     prev = state["modules"][k - 2]["stage_file"] if k > 1 else None
     outcome = run_verifier(svc, root, state.get("run_id", "run"), target, prev)
@@ -99,14 +99,14 @@ def verify(state: ForgeState, runtime: Runtime) -> dict:
     update["verify_log"] = [{"when": svc.stamp(), "module": f"M{k}", "file": target, "verdict": verdict.value,
                              "row": outcome.memory_row or outcome.summary, "report_hash": outcome.report_hash,
                              "evidence": outcome.evidence}]
-    m.update(verdict=verdict.value, report_hash=outcome.report_hash or None, evidence=outcome.evidence or None,
-             written=False)
+    m.update({"verdict": verdict.value, "report_hash": outcome.report_hash or None,
+              "evidence": outcome.evidence or None, "written": False})
     entry = {"module": k, "attempt": m.get("attempts"), "verdict": verdict.value, "reason": "",
              "model_calls": model_calls(root, state.get("run_id", "run"), "implementer", k, m.get("attempts"))}
     if verdict == Verdict.PASS:
         update["attempt_log"] = [entry]
-        m.update(status="verified", verified_sha256=sha256_file(root / target), lint_streak=0, lint_key=None,
-                 audit=None)
+        m.update({"status": "verified", "verified_sha256": sha256_file(root / target), "lint_streak": 0,
+                  "lint_key": None, "audit": None})
         update["modules"] = replace_module(state, k, **m)
         update["blocked"] = None
         update["dev_log"] = [dev(svc, "verify", f"verify M{k} attempt {m['attempts']}",
@@ -137,7 +137,7 @@ def verify(state: ForgeState, runtime: Runtime) -> dict:
         reason = f"{verdict}: {outcome.summary or 'see report'}"
     reason = " ".join(reason.split())
     update["attempt_log"] = [{**entry, "reason": reason if len(reason) <= 300 else reason[:297] + "..."}]
-    m.update(status="in_progress", feedback=feedback, last_failure=update["attempt_log"][0]["reason"])
+    m.update({"status": "in_progress", "feedback": feedback, "last_failure": update["attempt_log"][0]["reason"]})
     blocked = budget_block(m, k, verdict.value)
     if blocked is None and verdict == Verdict.ERROR and error_cause(outcome) == "design":
         blocked = {"module": k, "reason": f"M{k}: the design does not fit golden.py ({outcome.summary}); "
