@@ -10,6 +10,7 @@ decision whose gate instance is not the one waiting is discarded with a message,
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import secrets
@@ -76,55 +77,83 @@ def latest_run(op_dir: Path) -> str:
     return runs[-1]
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 class RunLock:
-    """``.forge/lock`` holding the pid of the process driving a run; stale locks (dead pid) are taken over."""
+    """``.forge/lock``: an exclusive ``flock`` held by the process that drives (or prepares) a run.
+
+    Why ``flock``: two processes started at the same moment must not both pass the check (a read-then-write
+    pid file let a ``run --fresh`` move a live run's files away); the kernel gives the lock to exactly one,
+    and releases it when the holder dies (``kill -9`` leaves no stale lock). The file also says who holds it
+    (pid, run id) for messages and ``status``. Re-entrant within one process (a replay started by ``run``).
+    """
+
+    _held: dict[Path, tuple[int, int]] = {}
+    """This process's locks: path -> (fd, depth)."""
 
     def __init__(self, op_dir: Path, run_id: str) -> None:
-        self.path = Path(op_dir) / LOCK_FILE
+        self.path = (Path(op_dir) / LOCK_FILE).resolve()
         self.run_id = run_id
 
     def __enter__(self) -> RunLock:
+        if self.path in RunLock._held:
+            fd, depth = RunLock._held[self.path]
+            RunLock._held[self.path] = (fd, depth + 1)
+            return self
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        if self.path.exists():
-            try:
-                held = json.loads(self.path.read_text(encoding="utf-8"))
-                pid = int(held.get("pid", 0))
-            except (ValueError, OSError):
-                pid = 0
-            if pid and pid != os.getpid() and _alive(pid):
-                raise ForgeError(f"a run is already in progress in {self.path.parent.parent} "
-                                 f"(run {held.get('run_id')}, pid {pid}); wait for it or stop it first")
-        self.path.write_text(json.dumps({"pid": os.getpid(), "run_id": self.run_id}) + "\n", encoding="utf-8")
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            held = _read_holder(self.path) or {}
+            who = f"run {held.get('run_id')}, pid {held.get('pid')}" if held else "another process"
+            raise ForgeError(f"a run is already in progress in {self.path.parent.parent} ({who}); wait for it "
+                             "or stop it first") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, (json.dumps({"pid": os.getpid(), "run_id": self.run_id}) + "\n").encode(), 0)
+        RunLock._held[self.path] = (fd, 1)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        try:
-            held = json.loads(self.path.read_text(encoding="utf-8"))
-            if int(held.get("pid", 0)) == os.getpid():
-                self.path.unlink()
-        except (OSError, ValueError):
-            pass
+        fd, depth = RunLock._held[self.path]
+        if depth > 1:
+            RunLock._held[self.path] = (fd, depth - 1)
+            return
+        del RunLock._held[self.path]
+        try:  # the file stays (unlinking a locked file lets a third process lock a new inode beside it)
+            os.ftruncate(fd, 0)
+        finally:
+            os.close(fd)  # releases the flock
+
+
+def _read_holder(path: Path) -> dict | None:
+    try:
+        held = json.loads(path.read_text(encoding="utf-8") or "null")
+    except (OSError, ValueError):
+        return None
+    return held if isinstance(held, dict) else None
+
+
+def _locked_elsewhere(path: Path) -> bool:
+    """Whether another process holds the flock (probed with a shared non-blocking lock, released at once)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
 
 
 def lock_holder(op_dir: Path) -> dict | None:
-    """The lock's content when a live process holds it, else None."""
-    path = Path(op_dir) / LOCK_FILE
-    try:
-        held = json.loads(path.read_text(encoding="utf-8"))
-        pid = int(held.get("pid", 0))
-    except (OSError, ValueError):
+    """``{"pid", "run_id"}`` of the process holding the op dir's run lock (this one included), else None."""
+    path = (Path(op_dir) / LOCK_FILE).resolve()
+    if path not in RunLock._held and not _locked_elsewhere(path):
         return None
-    return held if pid and _alive(pid) else None
+    return _read_holder(path) or {"pid": 0, "run_id": None}
 
 
 def pending_path(op_dir: Path, run_id: str) -> Path:

@@ -12,9 +12,13 @@ from agents.contracts import (
     AgentError,
     AgentSet,
     AuditContext,
+    AuditResult,
     DebugContext,
+    DebugResult,
     DesignContext,
+    DesignResult,
     ImplementContext,
+    ImplementResult,
 )
 from agents.llm import ScriptedProvider, tool_response
 from agents.roles import LLMAgents
@@ -74,9 +78,47 @@ def _impl_ctx(**kw) -> ImplementContext:
     return ImplementContext(**{**base, **kw})
 
 
+def _protocol_mismatches(cls: type, protocol: type) -> list[str]:
+    """Members of ``protocol`` that ``cls`` lacks or declares with other parameter or return types.
+
+    ``isinstance`` on a runtime-checkable Protocol only checks that the names exist; this compares the
+    annotations too, so a method taking or returning the wrong contract fails.
+    """
+    import inspect
+    import typing
+
+    out = []
+    for name, member in vars(protocol).items():
+        if name.startswith("_") or not callable(member):
+            continue
+        impl = getattr(cls, name, None)
+        if impl is None:
+            out.append(f"{name}: missing")
+            continue
+        want, got = typing.get_type_hints(member), typing.get_type_hints(impl)
+        if want != got or list(inspect.signature(member).parameters) != list(inspect.signature(impl).parameters):
+            out.append(f"{name}: {got} != {want}")
+    return out
+
+
 def test_llm_agents_is_an_agent_set(tmp_path: Path) -> None:
+    from orchestrator.adapters.scripted import ScriptedAgents  # the other AgentSet (deterministic scripts)
+
     agents, _, _ = _agents(tmp_path, [])
     assert isinstance(agents, AgentSet)
+    assert _protocol_mismatches(type(agents), AgentSet) == []
+    assert _protocol_mismatches(ScriptedAgents, AgentSet) == []
+
+
+def test_the_protocol_check_sees_a_wrong_signature() -> None:
+    class Wrong:
+        def design(self, ctx: ImplementContext) -> DesignResult: ...  # wrong context type
+        def implement(self, ctx: ImplementContext) -> ImplementResult: ...
+        def audit(self, ctx: AuditContext) -> AuditResult: ...
+        def debug(self, ctx: DebugContext) -> DebugResult: ...
+
+    assert isinstance(Wrong(), AgentSet)  # what isinstance alone would accept
+    assert [m.split(":")[0] for m in _protocol_mismatches(Wrong, AgentSet)] == ["design"]
 
 
 # ------------------------------------------------------------------------------------------ implementer

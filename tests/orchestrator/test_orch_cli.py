@@ -16,6 +16,18 @@ DRIVER = Path(__file__).parent / "orch_cli_driver.py"
 ROOT = Path(__file__).resolve().parents[2]
 
 
+HOLD_LOCK = """
+import fcntl, json, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)
+fcntl.flock(fd, fcntl.LOCK_EX)
+os.ftruncate(fd, 0)
+os.write(fd, json.dumps({"pid": os.getpid(), "run_id": "other"}).encode())
+print("held", flush=True)
+time.sleep(120)
+"""
+"""Another process holding an op dir's run lock until it is killed."""
+
+
 def subprocess_cli(*args: str, driver: bool = True, verifier: str = "double") -> subprocess.CompletedProcess:
     """Run the CLI in a child process; ``verifier`` picks the real runtime.verify or the double."""
     cmd = [sys.executable, str(DRIVER)] if driver else [sys.executable, "-m", "orchestrator"]
@@ -109,12 +121,20 @@ def test_bad_input_gets_one_clear_message(tmp_path, op_copy, script, cli, monkey
     assert nothing.returncode == 1 and "nothing to resume" in nothing.stderr
     noscript = cli("run", str(op), "--approve", "auto", "--agents", f"scripted:{tmp_path / 'none.yaml'}")
     assert noscript.returncode == 1 and "agent script not found" in noscript.stderr
-    # a live process holds the lock
+    # a live process holds the lock (an flock: a pid written into the file is not enough)
     (op / ".forge").mkdir(exist_ok=True)
-    (op / ".forge" / "lock").write_text(json.dumps({"pid": os.getppid(), "run_id": "other"}))
+    (op / ".forge" / "lock").write_text(json.dumps({"pid": os.getppid(), "run_id": "stale"}))
     s = script("affine", implement={1: ["impl.py"]})
-    busy = cli("run", str(op), "--approve", "auto", "--agents", f"scripted:{s}")
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(op / ".forge" / "lock")], stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        busy = cli("run", str(op), "--approve", "auto", "--agents", f"scripted:{s}")
+    finally:
+        holder.kill()
+        holder.wait()
     assert busy.returncode == 1 and "already in progress" in busy.stderr and "Traceback" not in busy.stderr
+    assert f"pid {holder.pid}" in busy.stderr and "run other" in busy.stderr
 
 
 def test_op_dir_inside_another_repo_leaves_it_untouched(tmp_path, script, cli):

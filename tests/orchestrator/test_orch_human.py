@@ -472,3 +472,72 @@ def test_gate_screens_show_what_a_reviewer_needs(op_copy, script, cli):
                  "code: new file modules/sqrecip_module1_impl.py", "+        sqt = xt * xt",
                  "debugger's diagnosis", "golden coverage audit"):
         assert part in module, part
+
+
+# ---------------------------------------------------------------------------------------------- fresh race
+
+def _approve_until_done(term: Terminal, timeout: float = 120) -> int:
+    """At a gate prompt: approve it and every later gate until the process ends; its exit code."""
+    deadline = time.monotonic() + timeout
+    term.send("a")
+    while time.monotonic() < deadline:
+        try:
+            term.expect(r"decision .*> ", timeout=max(1.0, deadline - time.monotonic()))
+        except AssertionError:
+            break  # the process ended (delivered) or stopped asking
+        term.send("a")
+    return term.finish()
+
+
+def test_a_fresh_run_cannot_move_a_live_runs_files(op_copy, script):
+    """Issue #28 finding 1: `run --fresh` while another run on the op dir was in progress moved the live run's
+    DESIGN.md, module_interfaces.yaml and MEMORY.md to .forge/previous/ and only then said "in progress"; the
+    live run still printed "delivered" with no design files left. Now the lock comes first: nothing moves."""
+    op = op_copy("affine")
+    s = script("affine", implement={1: ["impl.py"]})
+    agents = f"scripted:{s}"
+    assert cli_proc("run", str(op), "--approve", "auto", "--agents", agents).returncode == 0  # an earlier run
+    live = Terminal(["run", str(op), "--approve", "prompt", "--fresh", "--agents", agents], tty=False)
+    live.expect(r"gate design #1")
+    live.expect(r"decision .*> ")  # the live run waits at its design gate, holding the op dir's run lock
+    previous = sorted(p.name for p in (op / ".forge" / "previous").iterdir())
+    design = {n: (op / n).read_bytes() for n in ("DESIGN.md", "module_interfaces.yaml", "MEMORY.md")}
+    assert len(previous) == 1  # the live run moved the earlier run's artifacts, nothing else did
+    second = cli_proc("run", str(op), "--approve", "auto", "--fresh", "--agents", agents)
+    assert second.returncode == 1 and "a run is already in progress" in second.stderr, second.stderr
+    assert sorted(p.name for p in (op / ".forge" / "previous").iterdir()) == previous
+    assert {n: (op / n).read_bytes() for n in design} == design  # the live run's files are where it left them
+    assert _approve_until_done(live) == 0, live.buf
+    assert "delivered affine_impl.py" in live.buf, live.buf
+    for name in ("DESIGN.md", "module_interfaces.yaml", "MEMORY.md", "affine_impl.py", "README.md"):
+        assert (op / name).is_file(), name
+    audit = cli_proc("audit", str(op))
+    assert audit.returncode == 0 and "OK" in audit.stdout
+
+
+def test_two_fresh_runs_started_together_one_runs_the_other_is_refused(op_copy, script):
+    """Two real processes racing for the same op dir: exactly one gets it (the lock is an flock, not a
+    read-then-write pid file); the other says "in progress", never "holds artifacts of an earlier run"."""
+    op = op_copy("affine")
+    s = script("affine", implement={1: ["impl.py"]})
+    agents = f"scripted:{s}"
+    assert cli_proc("run", str(op), "--approve", "auto", "--agents", agents).returncode == 0
+    args = ["run", str(op), "--approve", "prompt", "--fresh", "--agents", agents]
+    racers = [Terminal(args, tty=False), Terminal(args, tty=False)]
+    codes: dict[int, int] = {}
+    deadline = time.monotonic() + 120
+    while len(codes) < 1 and time.monotonic() < deadline:  # the loser ends on its own; the winner asks
+        for i, t in enumerate(racers):
+            if i not in codes and t.proc.poll() is not None:
+                while chunk := os.read(t.rfd, 65536):  # what it printed before it ended
+                    t.buf += chunk.decode("utf-8", "replace")
+                codes[i] = t.finish()
+        time.sleep(0.2)
+    assert len(codes) == 1, "one racer must have been refused"
+    loser = next(iter(codes))
+    winner = racers[1 - loser]
+    assert codes[loser] == 1 and "a run is already in progress" in racers[loser].buf, racers[loser].buf
+    assert "holds artifacts" not in racers[loser].buf
+    assert len(list((op / ".forge" / "previous").iterdir())) == 1  # only the winner moved the earlier run's files
+    winner.expect(r"decision .*> ")
+    assert _approve_until_done(winner) == 0 and (op / "DESIGN.md").is_file() and (op / "MEMORY.md").is_file()

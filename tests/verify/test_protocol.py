@@ -110,15 +110,23 @@ def test_missing_emulator_is_error_not_pass(tmp_path: Path) -> None:
 
 
 def test_production_emulator_path(tmp_path: Path) -> None:
-    """With runtime.emulator: PASS when it is complete, a clear ERROR while it lacks install()/session()."""
+    """runtime.emulator is complete (install + session), and an honest kernel PASSes on it."""
     import runtime.emulator as emu
 
+    assert callable(emu.install) and callable(emu.session)
     op = make_op(tmp_path, "silu")
     report = verify(op, op / "silu_impl.py", settings=settings(emulator="runtime.emulator"))
-    if hasattr(emu, "install") and hasattr(emu, "session"):
-        assert report.verdict == "PASS", (report.reasons, report.sandbox.stderr_tail)
-    else:
-        assert report.verdict == "ERROR" and "emulator: not available" in report.reasons[0]
+    assert report.verdict == "PASS", (report.reasons, report.sandbox.stderr_tail)
+
+
+def test_an_incomplete_emulator_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An emulator module without install() is refused before anything runs: ERROR, never PASS."""
+    (tmp_path / "half_emulator.py").write_text("def session():\n    raise AssertionError('never called')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    op = make_op(tmp_path, "silu")
+    report = verify(op, op / "silu_impl.py", settings=settings(emulator="half_emulator"))
+    assert report.verdict == "ERROR" and report.reasons[0].startswith("emulator: not available")
+    assert "has no install" in report.reasons[0] and report.cases == []
 
 
 def test_require_sandbox_fails_closed(tmp_path: Path) -> None:
