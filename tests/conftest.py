@@ -37,3 +37,72 @@ def _deterministic_unseen_seed(request: pytest.FixtureRequest, monkeypatch: pyte
 
     seed = zlib.crc32(request.node.nodeid.encode())
     monkeypatch.setattr(_unseen, "draw_seed", lambda: seed)
+
+
+# ------------------------------------------------------------------------------------------------ test tiers
+# `make test` runs the fast tier (`-m "not slow"`), `make test-all` everything (what CI runs). A test that costs
+# more than SLOW_CPU_S seconds of CPU (this process and the children it waited for: golden runs, sandboxes,
+# CLI processes) belongs in the slow tier: CPU time, not wall time, so the measure holds on a busy machine.
+# The summary names every unmarked test over the line, so the fast tier stays fast as tests are added.
+
+SLOW_CPU_S = 3.0
+_cpu: dict[str, tuple[float, float, bool]] = {}
+
+
+def _cpu_now() -> float:
+    import resource
+
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+_SETUP = pytest.StashKey[tuple[float, float]]()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item: pytest.Item):
+    import time
+
+    cpu, wall = _cpu_now(), time.perf_counter()
+    yield
+    item.stash[_SETUP] = (_cpu_now() - cpu, time.perf_counter() - wall)  # fixtures (a shared one: its first user)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item):
+    import time
+
+    cpu, wall = _cpu_now(), time.perf_counter()
+    yield
+    setup_cpu, setup_wall = item.stash.get(_SETUP, (0.0, 0.0))
+    item.user_properties.append(("cpu_s", round(_cpu_now() - cpu + setup_cpu, 3)))
+    item.user_properties.append(("wall_s", round(time.perf_counter() - wall + setup_wall, 3)))
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.when == "call":
+        props = dict(report.user_properties)
+        if "cpu_s" in props:
+            _cpu[report.nodeid] = (float(props["cpu_s"]), float(props["wall_s"]), "slow" in report.keywords)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:  # noqa: ARG001
+    if not _cpu:
+        return
+    total = sum(c for c, _, _ in _cpu.values())
+    fast = sum(c for c, _, slow in _cpu.values() if not slow)
+    unmarked = sorted(((c, n) for n, (c, _, slow) in _cpu.items() if not slow and c > SLOW_CPU_S), reverse=True)
+    tr = terminalreporter
+    tr.write_line(f"test CPU: {total:.0f} s in {len(_cpu)} tests ({fast:.0f} s outside the slow tier)")
+    if unmarked:
+        tr.write_line(f"{len(unmarked)} test(s) without @pytest.mark.slow took more than {SLOW_CPU_S:g} s of CPU:")
+        for c, n in unmarked[:15]:
+            tr.write_line(f"  {c:6.1f} s  {n}")
+    if config.getoption("--cpu-report", default=False):
+        tr.write_line("CPU seconds per test (slow-tier tests marked *):")
+        for n, (c, w, slow) in sorted(_cpu.items(), key=lambda kv: -kv[1][0]):
+            tr.write_line(f"  {c:7.2f} s cpu {w:7.2f} s wall {'*' if slow else ' '} {n}")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--cpu-report", action="store_true", help="list every test's CPU and wall seconds")
