@@ -63,7 +63,7 @@ from orchestrator.store.runs import (
     record_decision,
     write_meta,
 )
-from runtime.opdir import _unseen
+from runtime.opdir import GOLDEN_CASE_TIMEOUT_S, _unseen
 
 __all__ = [
     "DEFAULT_TRACE", "Hooks", "Injected", "ModuleSummary", "PromptFn", "PruneResult", "RunOptions", "RunResult",
@@ -78,8 +78,9 @@ DEFAULT_TRACE = Path("traces") / "default"
 LOCAL_FALLBACK_ENV = "PTO_FORGE_LOCAL_MODEL"
 """``off``: a run with nothing configured never falls back to the embedded local model (``--model local``
 still runs on it)."""
-INTAKE_TIMEOUT_S = 30.0
-"""Seconds per case the golden run may take at ``run`` intake (an endless loop is reported, not waited on)."""
+INTAKE_TIMEOUT_S = GOLDEN_CASE_TIMEOUT_S
+"""Seconds per case the golden run may take at ``run`` intake: the first case over it stops intake with one
+clear problem (an endless loop is reported after one limit, not after every case's)."""
 
 
 class RunOptions(BaseModel):

@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from orchestrator.cli._common import console, err_console
-from runtime.opdir import IntakeReport, intake
+from runtime.opdir import GOLDEN_CASE_TIMEOUT_S, IntakeReport, intake
 
 EXIT_OK = 0
 EXIT_PROBLEMS = 1
@@ -26,7 +26,8 @@ def register(sub) -> None:
     p.add_argument("op_dir", help="operator directory (holds SPEC.md and golden.py)")
     p.add_argument("--json", action="store_true", help="print the intake report as JSON")
     p.add_argument("--no-golden", action="store_true", help="do not execute golden.py (static checks only)")
-    p.add_argument("--timeout", type=float, default=60.0, help="seconds per case for golden.py (default 60)")
+    p.add_argument("--timeout", type=float, default=GOLDEN_CASE_TIMEOUT_S,
+                   help=f"seconds per case for golden.py; the first case over it stops intake (default {GOLDEN_CASE_TIMEOUT_S:g})")
     p.set_defaults(func=_run)
 
 

@@ -11,7 +11,7 @@ Public surface (docs/INTERFACES.md "runtime.opdir")::
 
 from runtime.opdir._cases import BANDS, TAIL_MULTIPLE, Case
 from runtime.opdir._complexity import Complexity, complexity, complexity_from_signals
-from runtime.opdir._golden_runner import GoldenRun, run_golden, run_golden_cases
+from runtime.opdir._golden_runner import GOLDEN_CASE_TIMEOUT_S, GoldenRun, run_golden, run_golden_cases
 from runtime.opdir._intake import GoldenSummary, IntakeReport, intake
 from runtime.opdir._inventory import InventoryRow, ModuleMarker
 from runtime.opdir._opdir import OpDir, load_op_dir
@@ -21,6 +21,7 @@ from runtime.opdir._spec import CASE_DTYPE, Spec, TensorSpec, Tolerance, parse_s
 __all__ = [
     "BANDS",
     "CASE_DTYPE",
+    "GOLDEN_CASE_TIMEOUT_S",
     "TAIL_MULTIPLE",
     "Case",
     "Complexity",

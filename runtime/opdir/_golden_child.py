@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import signal
 import sys
 import time
 import traceback
@@ -30,6 +31,15 @@ import numpy as np  # noqa: E402
 
 from runtime.arrays import load_arrays, save_arrays  # noqa: E402 - numpy + runtime.dtypes only (no pydantic)
 from runtime.dtypes import DTypeError, name_of  # noqa: E402
+
+
+class _CaseTimeout(BaseException):
+    """A case ran past its time limit (raised by SIGALRM; a BaseException so a golden's ``except Exception``
+    cannot swallow it)."""
+
+
+def _on_alarm(signum: int, frame: Any) -> None:  # noqa: ARG001 - signal handler signature
+    raise _CaseTimeout
 
 
 class _Failure(Exception):
@@ -127,6 +137,8 @@ def _run_case(module: types.ModuleType, golden_file: str, req: dict, case: dict,
         rng = np.random.default_rng(case["seed"])
         try:
             made = module.__dict__["make_inputs"](dict(case), rng)
+        except _CaseTimeout:
+            raise
         except BaseException as exc:  # noqa: BLE001
             line, tb = _golden_line(exc, golden_file)
             raise _Failure("make_inputs", f"make_inputs raised {_describe(exc)}", line, tb) from None
@@ -184,6 +196,8 @@ def _run_case(module: types.ModuleType, golden_file: str, req: dict, case: dict,
     sys.settrace(global_trace)
     try:
         result = golden(*args, **kwargs)
+    except _CaseTimeout:
+        raise
     except BaseException as exc:  # noqa: BLE001
         sys.settrace(None)
         line, tb = _golden_line(exc, golden_file)
@@ -205,6 +219,23 @@ def _run_case(module: types.ModuleType, golden_file: str, req: dict, case: dict,
     return {"name": case["name"], "duration_s": duration}
 
 
+def _timed_case(module: types.ModuleType, golden_file: str, req: dict, case: dict, workdir: Path) -> dict:
+    """One case under its own time limit (``case_timeout``): an endless loop stops this case, and with it the
+    batch, after one limit, not after the whole batch's budget."""
+    limit = float(req.get("case_timeout") or 0)
+    if limit > 0:
+        signal.signal(signal.SIGALRM, _on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, limit)
+    try:
+        return _run_case(module, golden_file, req, case, workdir)
+    except _CaseTimeout:
+        raise _Failure("timeout", f"golden.py did not finish case {case['name']} within {limit:g} s (the limit per "
+                                  "case); is there an endless loop?") from None
+    finally:
+        if limit > 0:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+
+
 def main(workdir: Path) -> int:
     req = json.loads((workdir / "request.json").read_text(encoding="utf-8"))
     golden_file = req["golden"]
@@ -214,7 +245,7 @@ def main(workdir: Path) -> int:
             raise _Failure("missing_function", "golden.py defines no function 'golden(*inputs)'")
         if req["make_inputs"] and not callable(module.__dict__.get("make_inputs")):
             raise _Failure("missing_function", "make_inputs is not a function")
-        done = [_run_case(module, golden_file, req, case, workdir) for case in req["cases"]]
+        done = [_timed_case(module, golden_file, req, case, workdir) for case in req["cases"]]
         reply: dict[str, Any] = {"ok": True, "cases": done}
     except _Failure as f:
         reply = {"ok": False, "kind": f.kind, "message": f.message, "line": f.line, "traceback": f.tb}

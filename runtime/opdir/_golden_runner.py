@@ -43,11 +43,17 @@ class GoldenSource(Protocol):
 
     def make_inputs(self, case: Case) -> list[np.ndarray]: ...
 
-__all__ = ["GoldenRun", "run_golden", "run_golden_cases"]
+__all__ = ["GOLDEN_CASE_TIMEOUT_S", "GoldenRun", "run_golden", "run_golden_cases"]
+
+GOLDEN_CASE_TIMEOUT_S = 60.0
+"""Seconds one case of golden.py may take (intake, ``run`` and the verifier): the first case over it stops the
+run of golden.py with one clear problem."""
 
 log = logging.getLogger(__name__)
 
 _CHILD = Path(__file__).with_name("_golden_child.py")
+_STARTUP_S = 15.0
+"""Seconds the golden child may take to start (interpreter, numpy, golden.py's imports) beyond its cases."""
 
 
 class GoldenRun(BaseModel):
@@ -74,13 +80,14 @@ def _limits(budget: float) -> Limits:
                   max_file_bytes=None, max_processes=None)
 
 
-def run_golden_cases(op: GoldenSource, cases: list[Case], *, timeout: float = 60.0) -> dict[str, GoldenRun]:
+def run_golden_cases(op: GoldenSource, cases: list[Case], *, timeout: float = GOLDEN_CASE_TIMEOUT_S) -> dict[str, GoldenRun]:
     """Run golden.py on several cases in ONE child process (saves the start-up cost per case).
 
     Args:
         op: the loaded operator directory.
         cases: cases from ``op.cases()``.
-        timeout: wall-clock seconds per case; the batch gets ``timeout * len(cases)``.
+        timeout: wall-clock seconds per case: the child stops at the first case that runs longer (SIGALRM);
+            the batch as a whole gets ``timeout * len(cases)`` (a hang no signal can interrupt).
 
     Returns:
         case name -> :class:`GoldenRun`, in the order of ``cases``.
@@ -112,9 +119,12 @@ def run_golden_cases(op: GoldenSource, cases: list[Case], *, timeout: float = 60
             "input_names": in_names,
             "output_names": out_names,
             "attrs": _jsonable(spec.attrs),
+            "case_timeout": timeout,
         }
         (work / "request.json").write_text(json.dumps(request), encoding="utf-8")
-        budget = timeout * len(cases)
+        # the per-case alarm inside the child fires first; this backstop (start-up included) is for a hang no
+        # signal interrupts (a C extension that never returns)
+        budget = timeout * len(cases) + _STARTUP_S
         start = time.monotonic()
         proc = run_process([sys.executable, str(_CHILD), str(work), *testmodes.child_args()], work=work, limits=_limits(budget),
                            profile="trusted")
@@ -122,8 +132,9 @@ def run_golden_cases(op: GoldenSource, cases: list[Case], *, timeout: float = 60
         if proc.timed_out:
             raise GoldenError("timeout", [Problem(
                 file=file, field="golden",
-                message=f"golden.py did not finish within {budget:g} s "
-                        f"({len(cases)} case(s) x {timeout:g} s); is there an endless loop?")]) from None
+                message=f"golden.py did not finish within {budget:g} s ({len(cases)} case(s) x {timeout:g} s + "
+                        f"{_STARTUP_S:g} s to start), and no case could be stopped on its own; is it stuck in "
+                        "native code?")]) from None
         log.debug("golden child finished in %.2fs (rc=%s)", time.monotonic() - start, proc.returncode)
         result_path = work / "result.json"
         if not result_path.exists():
@@ -151,7 +162,7 @@ def run_golden_cases(op: GoldenSource, cases: list[Case], *, timeout: float = 60
         return runs
 
 
-def run_golden(op: GoldenSource, case: Case, *, timeout: float = 60.0) -> GoldenRun:
+def run_golden(op: GoldenSource, case: Case, *, timeout: float = GOLDEN_CASE_TIMEOUT_S) -> GoldenRun:
     """Run golden.py on one case in its own process (see :func:`run_golden_cases` for errors)."""
     return run_golden_cases(op, [case], timeout=timeout)[case.name]
 

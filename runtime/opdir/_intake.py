@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from runtime.dtypes import is_float, name_of
 from runtime.opdir._cases import Case
 from runtime.opdir._complexity import Complexity, complexity
-from runtime.opdir._golden_runner import GoldenRun, run_golden_cases
+from runtime.opdir._golden_runner import GOLDEN_CASE_TIMEOUT_S, GoldenRun, run_golden_cases
 from runtime.opdir._inventory import InventoryRow, ModuleMarker
 from runtime.opdir._opdir import GOLDEN_FILE, OpDir, load_op_dir
 from runtime.opdir._problems import GoldenError, OpDirError, Problem
@@ -168,7 +168,7 @@ def _notes(spec: Spec, cases: list[Case]) -> list[str]:
     return notes
 
 
-def intake(op_dir: str | Path, *, timeout: float = 60.0, run_golden: bool = True) -> IntakeReport:
+def intake(op_dir: str | Path, *, timeout: float = GOLDEN_CASE_TIMEOUT_S, run_golden: bool = True) -> IntakeReport:
     """Check an operator directory completely; never raises for user mistakes, never writes.
 
     Args:

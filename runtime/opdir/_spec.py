@@ -8,6 +8,7 @@ Unknown top-level keys are op attributes (``eps: 1.0e-6``) and land in ``Spec.at
 
 from __future__ import annotations
 
+import difflib
 import keyword
 import logging
 from pathlib import Path
@@ -254,6 +255,8 @@ class Spec(_Model):
 
 
 _KNOWN_KEYS = frozenset(Spec.model_fields) - {"attrs"}
+_TYPO_CUTOFF = 0.75
+"""How close an unknown key must be to a defined one to be called a typo (difflib ratio)."""
 _ALLOWED: dict[str, list[str]] = {
     "tensor": list(TensorSpec.model_fields),
     "tolerance": list(Tolerance.model_fields),
@@ -326,7 +329,9 @@ def _phrase(err: dict[str, Any], path: _Path) -> tuple[_Path, str]:
     if kind == "extra_forbidden":
         parent = path[:-1]
         group = parent[0] if parent[:1] in (("tolerance",), ("attributes",)) else "tensor"
-        return path, f"unknown key '{path[-1]}'; allowed keys here: {', '.join(_ALLOWED[group])}"
+        meant = _did_you_mean(str(path[-1]), _ALLOWED[group])
+        hint = f"did you mean '{meant}'? " if meant else ""
+        return path, f"unknown key '{path[-1]}'; {hint}allowed keys here: {', '.join(_ALLOWED[group])}"
     if kind == "value_error":
         return path, str(err["ctx"]["error"])
     if kind == "too_short":
@@ -366,6 +371,7 @@ def parse_spec_text(text: str, file: str = "SPEC.md") -> Spec:
 
     known = {k: v for k, v in data.items() if k in _KNOWN_KEYS}
     attrs = {str(k): v for k, v in data.items() if k not in _KNOWN_KEYS}
+    problems += _typos(attrs, lines, file)
     problems += _gym_forms(known, lines, file)
     typed = known.get("attributes")
     if isinstance(typed, dict):
@@ -389,6 +395,25 @@ def parse_spec_text(text: str, file: str = "SPEC.md") -> Spec:
         raise OpDirError(sorted(problems, key=lambda p: (p.line or 0, p.field)))
     assert spec is not None
     return spec
+
+
+def _did_you_mean(key: str, allowed: list[str] | frozenset[str]) -> str | None:
+    close = difflib.get_close_matches(key, sorted(allowed), n=1, cutoff=_TYPO_CUTOFF)
+    return close[0] if close else None
+
+
+def _typos(attrs: dict[str, Any], lines: dict[_Path, int], file: str) -> list[Problem]:
+    """Top-level keys SPEC.md does not define are op attributes (passed to golden() as keywords); one that is
+    a near miss of a defined key (``dynamic_axis``, ``seed``) is a typo, refused with the key it meant, so that
+    ``B`` never silently becomes static or the run use other seeds than written (issue #28 finding 4)."""
+    out = []
+    for key in attrs:
+        meant = _did_you_mean(key, _KNOWN_KEYS)
+        if meant is not None:
+            out.append(Problem(file=file, line=lines.get((key,)), field=key,
+                               message=f"unknown key '{key}'; did you mean '{meant}'? (other top-level keys are op "
+                                       "attributes; declare one that looks like a key under 'attributes:')"))
+    return out
 
 
 def _gym_forms(known: dict[str, Any], lines: dict[_Path, int], file: str) -> list[Problem]:

@@ -106,7 +106,21 @@ def test_timeout(tmp_path: Path) -> None:
     golden = BASE_GOLDEN.replace("    y = scaled + b\n", "    import time\n    time.sleep(30)\n    y = scaled + b\n")
     err = failing(tmp_path, golden, timeout=1.0)
     assert err.kind == "timeout"
-    assert "did not finish within 1 s" in err.problems[0].message
+    assert "within 1 s (the limit per case)" in err.problems[0].message
+
+
+def test_a_hanging_golden_stops_at_the_first_cases_limit(tmp_path: Path) -> None:
+    """Issue #28 finding 5: a golden that hangs cost every case's limit (6 x 60 s) before intake said so; now
+    the first case over its limit stops the batch and is named (an endless loop, caught in pure Python)."""
+    golden = BASE_GOLDEN.replace("    y = scaled + b\n", "    while True:\n        pass\n    y = scaled + b\n")
+    op = load_op_dir(write_op(tmp_path / "op", golden=golden))
+    cases = op.cases()
+    assert len(cases) > 1
+    with pytest.raises(GoldenError) as info:
+        run_golden_cases(op, cases, timeout=1.0)
+    message = info.value.problems[0].message
+    assert info.value.kind == "timeout" and f"did not finish case {cases[0].name} within 1 s" in message
+    assert "case(s) x" not in message  # not the whole batch's budget
 
 
 def test_wrong_output_count(tmp_path: Path) -> None:

@@ -180,3 +180,24 @@ def test_p0_shapes_must_be_mappings_or_gym_shape_lists() -> None:
 def test_p0_shapes_required_with_named_dims() -> None:
     p = only(BASE_SPEC.replace("p0_shapes: [{B: 16, D: 32}, {B: 21, D: 32}]\n", ""))
     assert p.field == "p0_shapes" and "required when shapes use named dims (B, D)" in p.message
+
+
+@pytest.mark.parametrize(("typo", "meant"), [("dynamic_axis: [B]", "dynamic_axes"), ("seed: [5, 6, 7]", "seeds"),
+                                             ("tolerances: {}", "tolerance"), ("p0_shape: []", "p0_shapes")])
+def test_a_top_level_typo_is_refused_with_the_key_it_meant(typo: str, meant: str) -> None:
+    """Issue #28 finding 4: `dynamic_axis: [B]` used to be accepted as an op attribute (B silently static) and
+    `seed: [5, 6, 7]` too (the run used [0, 1, 2]); a near miss of a defined key is now a problem."""
+    key = typo.split(":")[0]
+    p = only(BASE_SPEC.replace("seeds: [0, 1, 2]\n", f"seeds: [0, 1, 2]\n{typo}\n"))
+    assert p.field == key and p.line == 13
+    assert f"unknown key '{key}'; did you mean '{meant}'?" in p.message
+
+
+def test_an_attribute_that_looks_like_no_key_is_still_an_attribute() -> None:
+    spec = parse_spec_text(BASE_SPEC.replace("seeds: [0, 1, 2]\n", "seeds: [0, 1, 2]\nnegative_slope: 0.1\n"))
+    assert spec.attrs["negative_slope"] == 0.1
+
+
+def test_a_nested_typo_says_what_it_meant() -> None:
+    found = problems_of(BASE_SPEC.replace("dtype: fp32}", "dtpye: fp32}", 1))
+    assert any("unknown key 'dtpye'; did you mean 'dtype'? allowed keys here:" in p.message for p in found), found

@@ -27,17 +27,37 @@ run_candidate(cand, "spin_wrapper", [("c", [np.zeros(2, np.float32)])], emulator
 """
 
 
-def _ours(marker: str) -> list[int]:
-    pids = []
-    for pid in os.listdir("/proc"):
-        if pid.isdigit():
+def _children(pid: int) -> list[int]:
+    """Every live descendant of ``pid`` (from /proc: parent pids), zombies excluded."""
+    parents: dict[int, int] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
             try:
-                cmd = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+                stat = Path(f"/proc/{name}/stat").read_text()
             except OSError:
                 continue
-            if marker in cmd and int(pid) != os.getpid():
-                pids.append(int(pid))
-    return pids
+            fields = stat[stat.rfind(")") + 2:].split()
+            if fields[0] != "Z":
+                parents[int(name)] = int(fields[1])
+    out, frontier = [], [pid]
+    while frontier:
+        cur = frontier.pop()
+        kids = [p for p, pp in parents.items() if pp == cur]
+        out += kids
+        frontier += kids
+    return out
+
+
+def _alive(pids: list[int]) -> list[int]:
+    out = []
+    for pid in pids:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        if stat[stat.rfind(")") + 2:].split()[0] != "Z":
+            out.append(pid)
+    return out
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL], ids=lambda s: s.name)
@@ -48,23 +68,27 @@ def test_interrupting_the_parent_leaves_no_sandbox_and_no_temp_dir(sig: signal.S
     parent = subprocess.Popen([sys.executable, "-c", DRIVER, str(tmp_path / "spin_impl.py"),
                                "runtime.emulator"], env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    sandbox: list[int] = []
     try:
         assert parent.stdout is not None and parent.stdout.readline().strip() == b"started"
         deadline = time.monotonic() + 30
-        while not any(p != parent.pid for p in _ours(str(tmp))) and time.monotonic() < deadline:
-            time.sleep(0.1)  # the sandbox's command line names its work dir, which is under our TMPDIR
-        assert any(p != parent.pid for p in _ours(str(tmp))), "the sandbox never started"
+        while not _children(parent.pid) and time.monotonic() < deadline:
+            time.sleep(0.1)  # the sandbox (Bubblewrap, or the runner itself without it) is the parent's child
+        sandbox = _children(parent.pid)
+        assert sandbox, "the sandbox never started"
+        assert list(tmp.iterdir()), "the sandbox's private work dir is under TMPDIR"
         time.sleep(0.5)
+        sandbox = _children(parent.pid)  # the whole tree once it runs (bwrap -> runner)
         parent.send_signal(sig)
         parent.wait(timeout=20)
         deadline = time.monotonic() + 10
-        while _ours(str(tmp)) and time.monotonic() < deadline:
+        while _alive(sandbox) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert _ours(str(tmp)) == [], "a sandbox process outlived its parent"
+        assert _alive(sandbox) == [], "a sandbox process outlived its parent"
         if sig != signal.SIGKILL:  # SIGKILL cannot be handled: the sandbox dies with its parent, the dir stays
             assert list(tmp.iterdir()) == [], "temporary directories left behind"
     finally:
         if parent.poll() is None:
             parent.kill()
-        for pid in _ours(str(tmp)):
+        for pid in _alive(sandbox):
             os.kill(pid, signal.SIGKILL)

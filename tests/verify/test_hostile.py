@@ -63,7 +63,11 @@ def test_honest_counterpart_passes_in_bf16_too(tmp_path: Path) -> None:
     assert report.verdict == "PASS", report.reasons
     assert len([c for c in report.cases if not c.unseen]) == 6 and all(c.status == "pass" for c in report.cases)
     assert any(c.unseen for c in report.cases)
-    assert report.sandbox.status == "ok" and all(report.sandbox.layers.values()), report.sandbox.layers
+    assert report.sandbox.status == "ok"
+    if report.sandbox.isolation.startswith("bwrap"):  # every OS layer where Bubblewrap works
+        assert all(report.sandbox.layers.values()), report.sandbox.layers
+    else:  # without it the report says so (docs/verification.md: process-only isolation)
+        assert report.sandbox.layers.get("bwrap") is False and report.sandbox.isolation_note
 
 
 def test_bf16_loss_is_right_in_fp32(tmp_path: Path) -> None:
