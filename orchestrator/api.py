@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agents import local_model_line
 from agents.config import LOCAL_MODEL
 from agents.contracts import AgentSet
-from agents.trace import Trace, TraceError
+from agents.trace import ReplayMissError, Trace, TraceError
 from orchestrator.agent_factory import (
     agents_from_spec,
     close_agents,
@@ -64,11 +64,12 @@ from orchestrator.store.runs import (
     write_meta,
 )
 from runtime.opdir import GOLDEN_CASE_TIMEOUT_S, _unseen
+from runtime.sandbox import isolation_level
 
 __all__ = [
     "DEFAULT_TRACE", "Hooks", "Injected", "ModuleSummary", "PromptFn", "PruneResult", "RunOptions", "RunResult",
     "RunStopped", "StartFn", "UpdateFn", "approve", "audit", "check_op_dir", "copy_op_inputs", "describe_agents",
-    "prune", "reject", "replay", "resume", "run", "status", "verified_transitions",
+    "prune", "reject", "replay", "resume", "run", "sandbox_notice", "status", "verified_transitions",
 ]
 
 log = logging.getLogger(__name__)
@@ -81,6 +82,10 @@ still runs on it)."""
 INTAKE_TIMEOUT_S = GOLDEN_CASE_TIMEOUT_S
 """Seconds per case the golden run may take at ``run`` intake: the first case over it stops intake with one
 clear problem (an endless loop is reported after one limit, not after every case's)."""
+
+
+RECORDED_OPTIONS = ("budget", "module_gate", "perf", "perf_budget")
+"""Options a trace manifest records: they change what agents see, so a replay takes them from the recording."""
 
 
 class RunOptions(BaseModel):
@@ -109,6 +114,8 @@ class RunOptions(BaseModel):
     """Move an earlier run's artifacts to ``.forge/previous/`` first (else such an op dir is refused)."""
     run_id: str | None = None
     """The new run's id (default: time + random suffix)."""
+    require_sandbox: bool = False
+    """Refuse to start (and to resume) where model-written kernels would run without the OS sandbox."""
 
 
 @dataclass(frozen=True)
@@ -165,6 +172,20 @@ def _services(op_dir: Path, run_id: str, meta: RunMeta, approve: ApproveMode, *,
     config = RunConfig(approve=approve, module_gate=meta.module_gate, budget=meta.budget,
                        perf=meta.perf, perf_budget=meta.perf_budget, toolchain_python=meta.toolchain_python)
     return Services(agents=agents, verifier=verifier, trace=trace, clock=clock, config=config)
+
+
+def sandbox_notice() -> str:
+    """One line when model-written kernels would run here without the OS sandbox (process-only), else ""."""
+    level, why = isolation_level()
+    if level != "process-only":
+        return ""
+    return (f"no OS sandbox on this machine ({why}): model-written kernels run with process-only isolation "
+            "(docs/verification.md); install bubblewrap, or pass --require-sandbox to refuse")
+
+
+def _check_sandbox(required: bool) -> None:
+    if required and (notice := sandbox_notice()):
+        raise ForgeError(f"--require-sandbox: {notice.split(': model-written')[0]}; nothing was run")
 
 
 def describe_agents(op_dir: Path | str, model_options: dict | None = None) -> tuple[str, str]:
@@ -299,6 +320,7 @@ def replay(op_dir: Path | str, source: Path | str, options: RunOptions | None = 
     if not source.is_dir():
         opdir_bridge.load(root)
         raise ForgeError(f"recorded trace not found: {source}")
+    options = _recorded_options(source, options)
     op_name = check_op_dir(root, on_start=hooks.on_start)
     clock = inject.clock or recorded_clock(source)
     rid = options.run_id or new_id(clock)
@@ -325,6 +347,16 @@ def replay(op_dir: Path | str, source: Path | str, options: RunOptions | None = 
                                      "divergences": divergences(root, rid)})
 
 
+def _recorded_options(source: Path, options: RunOptions) -> RunOptions:
+    """``options`` with the recording's budget, module gate and perf stage where the caller set none."""
+    try:
+        recorded = json.loads((source / "manifest.json").read_text(encoding="utf-8")).get("run_options") or {}
+    except (OSError, ValueError):
+        recorded = {}
+    taken = {k: v for k, v in recorded.items() if k in RECORDED_OPTIONS and k not in options.model_fields_set}
+    return options.model_copy(update=taken) if taken else options
+
+
 def _model_options(options: RunOptions) -> dict[str, str]:
     return {k: str(v) for k, v in options.model_options.items() if k in ("model", "base_url") and v}
 
@@ -339,6 +371,7 @@ def _start(root: Path, rid: str, op_name: str, spec: str, options: RunOptions, h
     if spec.startswith("scripted:"):
         spec = "scripted:" + str(Path(spec[len("scripted:"):]).resolve())
     model_opts = _model_options(options)
+    _check_sandbox(options.require_sandbox)
     if inject.agents is None:
         preflight(spec, root, model_opts)
     with RunLock(root, rid):
@@ -349,7 +382,7 @@ def _start(root: Path, rid: str, op_name: str, spec: str, options: RunOptions, h
                        clock_origin=clock.origin.isoformat() if isinstance(clock, LogicalClock) else None,
                        created=clock().isoformat(), user_files=design_hashes(root), perf=options.perf,
                        perf_budget=options.perf_budget, toolchain_python=options.toolchain_python,
-                       unseen_seed=unseen_seed)
+                       unseen_seed=unseen_seed, require_sandbox=options.require_sandbox)
         run_dir(root, rid).mkdir(parents=True, exist_ok=True)
         agents, trace = parts()
         note_clock(trace, clock)
@@ -357,13 +390,30 @@ def _start(root: Path, rid: str, op_name: str, spec: str, options: RunOptions, h
             trace.update_manifest(unseen_seed=unseen_seed)
         svc = _services(root, rid, meta, options.approve, agents=agents, verifier=inject.verifier, trace=trace,
                         clock=clock)
+        if svc.trace.mode != "replay":  # what a replay of this run must use (a replay keeps its recording's)
+            svc.trace.update_manifest(run_options=options.model_dump(include=set(RECORDED_OPTIONS)))
         write_meta(root, meta)
         AuditRepo(root).ensure()
         try:
             return drive(root, rid, svc, {"op_dir": str(root), "run_id": rid}, prompt=hooks.prompt,
                          on_update=hooks.on_update, on_start=hooks.on_start)
+        except ReplayMissError as exc:
+            raise _replay_left_its_recording(root, rid, op_name, exc) from None
         finally:
             close_agents(svc.agents)  # the local model server, when the run started one
+
+
+def _replay_left_its_recording(root: Path, rid: str, op_name: str, exc: ReplayMissError) -> ForgeError:
+    """A replay that asked what its recording never answered ends here: the full report goes to the run's
+    folder, the files the replay wrote move to ``.forge/previous/`` (so the next replay needs no ``--fresh``),
+    and one line says what happened. A replay cannot be resumed past a miss: it is run again."""
+    path = run_dir(root, rid) / "replay-miss.txt"
+    path.write_text(exc.report + "\n", encoding="utf-8")
+    clear_previous_artifacts(root, op_name, True, keep_user_design=False, what="")
+    first = exc.report.splitlines()[0] if exc.report else "no recorded answer"
+    return ForgeError(f"the replay left its recording: {first} (full report: {path}); its files were moved to "
+                      ".forge/previous/; a replay cannot be resumed: fix the cause (or pass the recorded run's "
+                      "options) and replay again")
 
 
 def _replay_agents(root: Path, rid: str) -> tuple[AgentSet, Trace]:
@@ -402,6 +452,10 @@ def resume(op_dir: Path | str, *, run_id: str | None = None, approve: ApproveMod
     except ForgeError as exc:
         raise ForgeError(f"nothing to resume: {exc.message}") from exc
     meta = read_meta(root, rid)
+    if (run_dir(root, rid) / "replay-miss.txt").is_file():
+        raise ForgeError(f"nothing to resume: run {rid} is a replay that left its recording (see "
+                         f"{run_dir(root, rid) / 'replay-miss.txt'}); a replay is run again, not resumed")
+    _check_sandbox(meta.require_sandbox)
     clock = inject.clock or utc_now
     if meta.clock_origin and inject.clock is None:  # continue the run's logical clock where it stopped
         clock = LogicalClock.resume(meta.clock_origin, run_dir(root, rid) / CLOCK_FILE)

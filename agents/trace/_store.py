@@ -97,6 +97,9 @@ class Manifest(BaseModel):
     """Context window per model (tokens) that prompts were fitted into; a replay fits with the same values."""
     local_model: dict[str, Any] | None = None
     """The embedded local model, when the run used it: stable id, file name (never its path), sha256, threads."""
+    run_options: dict[str, Any] = Field(default_factory=dict)
+    """How the recorded run was set up where it changes what agents see (attempt budget, module gate, perf
+    stage): a replay takes them from here unless told otherwise (``orchestrator.api.RunOptions``)."""
     numerics: dict[str, Any] = Field(default_factory=dict)
     """What decides the last bits of float32 results on the recording machine (BLAS build and core type,
     numpy SIMD dispatch, CPU): a replay miss prints the fields that differ on the replaying machine."""

@@ -31,6 +31,21 @@ def fail(message: str, code: int = 1) -> int:
     return code
 
 
+def given(**options: object) -> dict[str, object]:
+    """The run options a user actually gave (None = not given), so a replay keeps its recording's for the rest."""
+    return {k: v for k, v in options.items() if v is not None}
+
+
+def warn_without_sandbox(required: bool = False) -> None:
+    """Say so (stderr, one line) when model-written kernels will run without the OS sandbox here; with
+    ``--require-sandbox`` the API refuses instead, with its own message."""
+    from orchestrator.api import sandbox_notice
+
+    notice = sandbox_notice()
+    if notice and not required:
+        err_console.print(f"[yellow]warning:[/] {escape(notice)}", soft_wrap=True, highlight=False)
+
+
 def print_result(result, op_dir: str) -> int:
     """Summary table plus what to do next; exit 0 delivered/waiting, 1 aborted/stopped/interrupted."""
     from orchestrator.ui.progress import summary_table

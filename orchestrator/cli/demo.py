@@ -13,7 +13,7 @@ from pathlib import Path
 
 from rich.markup import escape
 
-from orchestrator.cli._common import console, fail, print_result
+from orchestrator.cli._common import console, fail, print_result, warn_without_sandbox
 
 DEFAULT_OP = "workspace/sdpa"
 
@@ -22,6 +22,8 @@ def register(sub) -> None:
     p = sub.add_parser("demo", help="replay a workspace operator end to end, offline, in build/demo/<op>")
     p.add_argument("op_dir", nargs="?", default=DEFAULT_OP, help=f"operator directory (default {DEFAULT_OP})")
     p.add_argument("--out", default="build/demo", help="where the scratch copy goes (default build/demo)")
+    p.add_argument("--require-sandbox", action="store_true",
+                   help="refuse to run where the kernels would run without the OS sandbox (bubblewrap)")
     p.set_defaults(func=_demo)
 
 
@@ -42,7 +44,8 @@ def _demo(args: argparse.Namespace) -> int:
                   "answers and human decisions; the verification tool runs live)")
     try:
         progress = Progress(console)
-        result = api.replay(dest, dest / api.DEFAULT_TRACE,
+        warn_without_sandbox(args.require_sandbox)
+        result = api.replay(dest, dest / api.DEFAULT_TRACE, api.RunOptions(require_sandbox=args.require_sandbox),
                             hooks=api.Hooks(on_update=progress, on_start=progress.start))
         code = print_result(result, str(dest))
         audit = api.audit(dest)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from orchestrator.cli._common import console, drive
+from orchestrator.cli._common import console, drive, fail, given, warn_without_sandbox
 
 
 def register(sub) -> None:
@@ -15,8 +15,12 @@ def register(sub) -> None:
                    help="recorded trace directory (default: <op_dir>/traces/default)")
     p.add_argument("--fresh", action="store_true", help="move an earlier run's artifacts to .forge/previous/")
     p.add_argument("--agents", default=None, help="scripted:<script.yaml> (default: the configured agents)")
-    p.add_argument("--budget", type=int, default=10, help="attempts per module (as in the recorded run)")
-    p.add_argument("--no-module-gate", action="store_true", help="the recorded run had no module gate")
+    p.add_argument("--budget", type=int, default=None, help="attempts per module (default: the recording's)")
+    p.add_argument("--no-module-gate", action="store_true",
+                   help="no module gate (default: as the recording; a trace from before run options were recorded "
+                        "had one unless it says otherwise)")
+    p.add_argument("--require-sandbox", action="store_true",
+                   help="refuse to run where the kernels would run without the OS sandbox (bubblewrap)")
     p.set_defaults(func=_replay)
 
 
@@ -27,7 +31,10 @@ def _replay(args: argparse.Namespace) -> int:
     source = args.trace or str(Path(args.op_dir) / api.DEFAULT_TRACE)
     console.print(f"replaying {source}: recorded agent answers and human decisions, verification live")
     progress = Progress(console)
-    options = api.RunOptions(agents=args.agents, budget=args.budget, module_gate=not args.no_module_gate,
-                             fresh=args.fresh)
+    if args.budget is not None and args.budget < 1:
+        return fail("--budget must be at least 1", 2)
+    options = api.RunOptions(agents=args.agents, fresh=args.fresh, require_sandbox=args.require_sandbox,
+                             **given(budget=args.budget, module_gate=False if args.no_module_gate else None))
     hooks = api.Hooks(on_update=progress, on_start=progress.start)
+    warn_without_sandbox(args.require_sandbox)
     return drive(args.op_dir, lambda: api.replay(args.op_dir, source, options, hooks=hooks), progress)

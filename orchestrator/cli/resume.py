@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from orchestrator.cli._common import console, drive
+from orchestrator.cli._common import console, drive, warn_without_sandbox
 
 
 def register(sub) -> None:
@@ -22,5 +22,6 @@ def _resume(args: argparse.Namespace) -> int:
 
     progress = Progress(console)
     hooks = api.Hooks(prompt=ask(console, args.op_dir, progress), on_update=progress, on_start=progress.start)
+    warn_without_sandbox()
     return drive(args.op_dir, lambda: api.resume(args.op_dir, approve=args.approve, run_id=args.run_id, hooks=hooks),
                  progress)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rich.markup import escape
 
-from orchestrator.cli._common import console, drive, fail
+from orchestrator.cli._common import console, drive, fail, given, warn_without_sandbox
 
 
 def register(sub) -> None:
@@ -17,7 +17,8 @@ def register(sub) -> None:
                    help="gates: ask interactively, approve automatically, or stop and exit (default prompt)")
     p.add_argument("--agents", default=None,
                    help="scripted:<script.yaml> for deterministic scripted agents (default: configured model)")
-    p.add_argument("--budget", type=int, default=10, help="attempts per module before the blocked gate")
+    p.add_argument("--budget", type=int, default=None,
+                   help="attempts per module before the blocked gate (default 10; a replay: the recording's)")
     p.add_argument("--no-module-gate", action="store_true", help="do not stop at the gate after each module")
     p.add_argument("--model", default=None, help="model for every role (default: FORGE_MODEL or forge.toml)")
     p.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (default: OPENAI_BASE_URL)")
@@ -27,10 +28,13 @@ def register(sub) -> None:
     p.add_argument("--perf", action="store_true",
                    help="after the final gate: performance stage (verified variants scored by the cost model; "
                         "docs/performance.md)")
-    p.add_argument("--perf-budget", type=int, default=3, metavar="N", help="variants in the performance stage")
+    p.add_argument("--perf-budget", type=int, default=None, metavar="N",
+                   help="variants in the performance stage (default 3)")
     p.add_argument("--pypto-python", default=None, metavar="PYTHON",
                    help="interpreter with the real pypto for the second opinion and the cost model "
                         "(default: $PTO_FORGE_PYPTO_PYTHON; docs/toolchain.md)")
+    p.add_argument("--require-sandbox", action="store_true",
+                   help="refuse to run where model-written kernels would run without the OS sandbox (bubblewrap)")
     p.set_defaults(func=_run)
 
 
@@ -38,9 +42,9 @@ def _run(args: argparse.Namespace) -> int:
     from orchestrator import api
     from orchestrator.ui.progress import Progress, ask
 
-    if args.budget < 1:
+    if args.budget is not None and args.budget < 1:
         return fail("--budget must be at least 1", 2)
-    if args.perf_budget < 1:
+    if args.perf_budget is not None and args.perf_budget < 1:
         return fail("--perf-budget must be at least 1", 2)
     models = {k: v for k, v in (("model", args.model), ("base_url", args.base_url)) if v}
     if not args.agents and (Path(args.op_dir) / "SPEC.md").is_file():  # else api.run says what is wrong
@@ -49,10 +53,13 @@ def _run(args: argparse.Namespace) -> int:
             console.print(f"[bold]{escape(why)}[/]")
     progress = Progress(console)
     try:
-        options = api.RunOptions(agents=args.agents, approve=args.approve, budget=args.budget,
-                                 module_gate=not args.no_module_gate, model_options=models, fresh=args.fresh,
-                                 perf=args.perf, perf_budget=args.perf_budget, toolchain_python=args.pypto_python)
+        options = api.RunOptions(agents=args.agents, approve=args.approve, model_options=models, fresh=args.fresh,
+                                 toolchain_python=args.pypto_python, require_sandbox=args.require_sandbox,
+                                 **given(budget=args.budget, perf_budget=args.perf_budget,
+                                         module_gate=False if args.no_module_gate else None,
+                                         perf=True if args.perf else None))
     except ValueError as exc:
         return fail(f"invalid option: {exc}", 2)
     hooks = api.Hooks(prompt=ask(console, args.op_dir, progress), on_update=progress, on_start=progress.start)
+    warn_without_sandbox(args.require_sandbox)
     return drive(args.op_dir, lambda: api.run(args.op_dir, options, hooks=hooks), progress)

@@ -37,6 +37,8 @@ class RunMeta(BaseModel):
     """Run the performance stage after the final gate (``--perf``)."""
     perf_budget: int = 3
     toolchain_python: str | None = None
+    require_sandbox: bool = False
+    """Refuse to run model-written kernels without the OS sandbox (checked again on resume)."""
     verifier: str = "runtime"
     """``runtime`` (runtime.verify) or ``injected`` (tests; must be passed again on resume)."""
     model_options: dict[str, str] = Field(default_factory=dict)

@@ -167,3 +167,46 @@ def test_a_run_stopped_at_every_gate_and_resumed_still_replays_exactly(tmp_path:
     assert replayed.status == "delivered" and replayed.divergences == []
     for name in ("silu_impl.py", "MEMORY.md", "README.md"):
         assert (shipped / name).read_bytes() == (live_dir / name).read_bytes(), name
+
+
+@pytest.mark.slow
+def test_a_run_recorded_with_budget_2_replays_without_being_told(tmp_path: Path, env: None,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue #28 finding 6: replaying one's own run diverged ("0/2" vs "0/10" in what the agents saw) unless
+    `--budget 2` was given again; the error said "can be continued with resume" (a replay cannot) and the
+    failed replay left files, so the next try needed --fresh. The manifest now records the run's options."""
+    script = yaml.safe_load((OP / "authoring" / "script.yaml").read_text(encoding="utf-8"))
+    answers = authoring_mod._Answers(script=script, base=OP / "authoring", decisions=list(script["decisions"]))
+    real_build = api.model_agents
+
+    def steered_build(root, trace, options, mode=None):
+        return authoring_mod._SteeredAgents(real_build(root, trace, options, mode=mode), answers, "silu")
+
+    live_dir = op_copy(tmp_path / "live" / "silu")
+    with Endpoint(answers) as endpoint:
+        monkeypatch.setattr(api, "model_agents", steered_build)
+        live = api.run(live_dir, api.RunOptions(approve="prompt", budget=2,
+                                                model_options={"model": "local-model", "base_url": endpoint.url}),
+                       hooks=api.Hooks(prompt=answers.decide))
+        monkeypatch.setattr(api, "model_agents", real_build)
+    assert live.status == "delivered" and [m.budget for m in live.modules] == [2]
+    recorded = trace_dir(live_dir, live.run_id)
+    assert json.loads((recorded / "manifest.json").read_text())["run_options"]["budget"] == 2
+
+    shipped = op_copy(tmp_path / "shipped" / "silu")
+    shutil.copytree(recorded, shipped / "traces" / "default")
+    # told otherwise, the replay leaves its recording: one clear error, its files moved away, not resumable
+    from orchestrator.errors import ForgeError
+
+    with pytest.raises(ForgeError) as info:
+        api.replay(shipped, shipped / "traces" / "default", api.RunOptions(budget=5))
+    assert "the replay left its recording" in info.value.message and "cannot be resumed" in info.value.message
+    assert "resume`" not in info.value.message.split("cannot be resumed")[0]
+    assert not (shipped / "MEMORY.md").exists() and not (shipped / "DESIGN.md").exists()
+    with pytest.raises(ForgeError, match="is a replay that left its recording"):
+        api.resume(shipped)
+    # not told anything: the recording's budget, no --fresh needed after the failed try
+    replayed = api.replay(shipped, shipped / "traces" / "default")
+    assert replayed.status == "delivered" and replayed.divergences == []
+    for name in ("silu_impl.py", "README.md", "MEMORY.md"):
+        assert (shipped / name).read_bytes() == (live_dir / name).read_bytes(), name

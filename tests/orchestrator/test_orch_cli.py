@@ -151,3 +151,25 @@ def test_op_dir_inside_another_repo_leaves_it_untouched(tmp_path, script, cli):
     assert log.returncode != 0 or log.stdout == ""  # the enclosing repository got no commits
     assert not (op / ".git").exists()
     assert len(AuditRepo(op).log()) == 3
+
+
+def test_a_run_without_the_os_sandbox_says_so_and_require_sandbox_refuses(op_copy, script, cli, monkeypatch):
+    """Issue #28 finding 3: without Bubblewrap, `run` and `demo` ran model-written kernels with process-only
+    isolation and printed nothing about it; `run` had no --require-sandbox."""
+    from orchestrator import api
+
+    s = script("affine", implement={1: ["impl.py"]})
+    monkeypatch.setattr(api, "isolation_level", lambda: ("process-only", "bubblewrap (bwrap) is not installed"))
+    op = op_copy("affine")
+    refused = cli("run", str(op), "--approve", "auto", "--agents", f"scripted:{s}", "--require-sandbox")
+    assert refused.returncode == 1 and "--require-sandbox: no OS sandbox on this machine" in refused.stderr
+    assert "nothing was run" in refused.stderr and "Traceback" not in refused.stderr
+    assert not (op / ".forge").exists()
+    ran = cli("run", str(op), "--approve", "auto", "--agents", f"scripted:{s}")
+    assert ran.returncode == 0 and "warning: no OS sandbox on this machine" in ran.stderr
+    assert "process-only isolation" in ran.stderr and "--require-sandbox" in ran.stderr
+    monkeypatch.setattr(api, "isolation_level", lambda: ("bwrap+seccomp", ""))
+    strong = op_copy("sqrecip")
+    s2 = script("sqrecip", name="s2.yaml", implement={1: ["m1.py"], 2: ["m12.py"], 3: ["m123.py"]})
+    quiet = cli("run", str(strong), "--approve", "auto", "--agents", f"scripted:{s2}", "--require-sandbox")
+    assert quiet.returncode == 0 and "warning" not in quiet.stderr
