@@ -228,7 +228,7 @@ def check_op_dir(root: Path, *, on_start: StartFn | None = None) -> str:
     from runtime.opdir import intake
 
     if on_start is not None:
-        on_start("intake", {})
+        on_start("check_op_dir", {})
     report = intake(root, timeout=INTAKE_TIMEOUT_S)
     if not report.ok:
         lines = []

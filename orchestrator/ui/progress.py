@@ -25,7 +25,8 @@ from runtime.verdicts import AGENT_ERROR, Verdict
 log = logging.getLogger(__name__)
 
 STEP_LABELS = {
-    "intake": "intake: checking SPEC.md and running golden.py on every case",
+    "check_op_dir": "checking SPEC.md and running golden.py on every case",
+    "intake": "the run reads the op dir",
     "design": "designer writes DESIGN.md + module_interfaces.yaml",
     "design_check": "checking the design",
     "plan_stages": "planning the stage files",
@@ -39,9 +40,47 @@ STEP_LABELS = {
 }
 
 
+REASON_CHARS = 140
+"""How much of a failure's reason a progress line shows (the gate screens and the report show all of it)."""
+
+
+def outcome_text(node: str, values: dict) -> str:
+    """Why a step ended the way it did, in one line: the verdict and its first reason (a lint rule id, the
+    failing cases), an audit that blocked, a gate decided without a prompt (recorded, auto, approve/reject)."""
+    mods = values.get("modules", []) or []
+    k = int(values.get("active", 0) or 0)
+    m = mods[k - 1] if 1 <= k <= len(mods) else {}
+    feedback = [str(f) for f in m.get("feedback", [])]
+    if node in ("verify", "verify_final"):
+        verdict = values.get("last_verdict")
+        if not verdict:
+            return ""
+        color = "green" if verdict == Verdict.PASS else "red"
+        text = f"verdict [{color}]{escape(str(verdict))}[/]"
+        reason = ""
+        if verdict != Verdict.PASS and node == "verify" and feedback:
+            reason = feedback[-1].split(f"{verdict}: ", 1)[-1]
+        elif verdict != Verdict.PASS and node == "verify_final":
+            reason = str((values.get("blocked") or {}).get("reason") or "")
+        return text + (f": {escape(reason[:REASON_CHARS])}" if reason else "")
+    if node == "audit" and m.get("audit") == "block":
+        why = next((f[len("audit: "):] for f in reversed(feedback) if f.startswith("audit: ")), "")
+        return "[red]audit blocked[/]" + (f": {escape(why[:REASON_CHARS])}" if why else "")
+    if node.startswith("gate_"):
+        g = values.get("gate") or {}
+        if g.get("source") in ("replay", "auto") or (g.get("source") == "human" and g.get("decision")):
+            note = f": {g['note']}" if g.get("note") and g.get("note") != "auto" else ""
+            return escape(f"{g.get('decision')} ({g.get('source')}){note}"[:REASON_CHARS + 40])
+    return ""
+
+
+SHOWN_AS = {"check_op_dir": "intake", "intake": "start"}
+"""Step names as a user reads them: the op-dir check before a run is what ``intake`` does."""
+
+
 def step_text(name: str, values: dict) -> str:
     """What is running now, e.g. ``implement  M2/3  attempt 4/10``."""
-    parts = [name]
+    parts = [SHOWN_AS.get(name, name)]
     mods = values.get("modules", []) or []
     k = int(values.get("active", 0) or 0)
     if name.startswith("gate_"):
@@ -69,7 +108,7 @@ def attempt_failure(node: str, values: dict) -> str | None:
     if not log or not 1 <= k <= len(mods):
         return None
     last = log[-1]
-    if last.get("module") != k or last.get("attempt") != mods[k - 1].get("attempts") or last.get("verdict") == "PASS":
+    if last.get("module") != k or last.get("attempt") != mods[k - 1].get("attempts") or last.get("verdict") == Verdict.PASS:
         return None
     if node == "implement" and last.get("verdict") != AGENT_ERROR:
         return None
@@ -102,6 +141,8 @@ class Progress:
         self._status: Status | None = None
         self._current: _Elapsed | None = None
         self._name = ""
+        self._prompted = False
+        """The last gate was answered at this terminal (its screen already shows the decision)."""
 
     def start(self, name: str, values: dict) -> None:
         text = step_text(name, values)
@@ -120,16 +161,16 @@ class Progress:
         node = values.get("node")
         if not node or self._current is None or node != self._name:
             return
-        if node.startswith("gate_"):  # the gate's screen is the record of a gate
-            self._current = None
-            return
         took = time.monotonic() - self._current.t0
-        verdict = values.get("last_verdict") if node in ("verify", "verify_final") else None
-        tail = ""
-        if verdict:
-            color = "green" if verdict == Verdict.PASS else "red"
-            tail = f"  verdict [{color}]{escape(str(verdict))}[/]"
-        failed = attempt_failure(node, values)
+        outcome = outcome_text(node, values)
+        if node.startswith("gate_"):  # a gate answered at the prompt shows its screen; any other gets a line
+            if outcome and not self._prompted:
+                self.stop()
+                self.console.print(f"   {escape(node)}: {outcome}", highlight=False, soft_wrap=True)
+            self._current, self._prompted = None, False
+            return
+        tail = f"  {outcome}" if outcome else ""
+        failed = attempt_failure(node, values) if node != "verify" else None  # verify: the reason is in outcome
         if failed:
             tail += f"  [red]{escape(failed)}[/]"
         if self.live:
@@ -138,6 +179,10 @@ class Progress:
         elif tail:
             self.console.print(f"   {escape(node)}{tail} ({took:.1f} s)", highlight=False, soft_wrap=True)
         self._current = None
+
+    def prompted(self) -> None:
+        """The gate now running is asked at this terminal: its screen is its record."""
+        self._prompted = True
 
     def stop(self) -> None:
         if self._status is not None:
@@ -215,6 +260,7 @@ def ask(console: Console, op_dir: str | None = None, progress: Progress | None =
     def prompt(req: GateRequest) -> GateDecision | None:
         if progress is not None:
             progress.stop()
+            progress.prompted()
         _show(console, op_dir, req)
         try:
             while True:

@@ -23,7 +23,7 @@ from orchestrator.core.second_opinion import from_state as second_opinion
 from orchestrator.core.snapshot import snapshot
 from orchestrator.errors import ForgeError
 from orchestrator.gates import GateRequest
-from orchestrator.store.artifacts import previous_design
+from orchestrator.store.artifacts import attempts_dir, previous_design
 from orchestrator.store.reports import load_report, read_report
 from orchestrator.store.runs import latest_run, lock_holder
 from runtime.frontmatter import split_front_matter
@@ -158,6 +158,9 @@ def design_view(op_dir: Path, run_id: str, values: dict, seq: int) -> GateView:
         view.design_diff_against = f"the design shown at gate #{int(prev.name[:3])}"
         for name in ("DESIGN.md", "module_interfaces.yaml"):
             view.design_diff += unified(_read(prev / name), _read(op_dir / name), f"rejected/{name}", f"now/{name}")
+        if not view.design_diff:
+            view.notes.append(f"UNCHANGED: this design is byte-identical to {view.design_diff_against}, which was "
+                              "rejected; the designer did not act on the note")
     return view
 
 
@@ -255,8 +258,20 @@ def blocked_view(op_dir: Path, run_id: str, values: dict) -> GateView:
         view.diagnosis = _latest_diagnosis(mods[k - 1])
         if not view.cause:
             view.cause = [str(x) for x in mods[k - 1].get("feedback", [])[-3:]]
+        view.notes += identical_attempts(op_dir, run_id, k)
     view.cases = case_rows(report)
     return view
+
+
+def identical_attempts(op_dir: Path, run_id: str, module: int) -> list[str]:
+    """Lines naming the attempts of a module whose file was byte-identical to the attempt before it (a retry
+    that changed nothing cannot fix anything; shown at the blocked gate)."""
+    kept = sorted((attempts_dir(op_dir, run_id) / f"M{module}").glob("attempt*_impl.py"))
+    same = [cur.name[:9] for prev, cur in zip(kept, kept[1:], strict=False) if prev.read_bytes() == cur.read_bytes()]
+    if not same:
+        return []
+    return [f"UNCHANGED RETRIES: {', '.join(same)} of M{module} wrote the same file as the attempt before "
+            f"({len(same)} of {len(kept)} attempts changed nothing)"]
 
 
 def gate_view(op_dir: Path, run_id: str, values: dict, gate: str, module: int | None, seq: int) -> GateView:

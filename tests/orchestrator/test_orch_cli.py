@@ -173,3 +173,15 @@ def test_a_run_without_the_os_sandbox_says_so_and_require_sandbox_refuses(op_cop
     s2 = script("sqrecip", name="s2.yaml", implement={1: ["m1.py"], 2: ["m12.py"], 3: ["m123.py"]})
     quiet = cli("run", str(strong), "--approve", "auto", "--agents", f"scripted:{s2}", "--require-sandbox")
     assert quiet.returncode == 0 and "warning" not in quiet.stderr
+
+
+def test_progress_lines_give_the_reason(op_copy, script, cli):
+    """Issue #28 finding 7: a failing verification printed `verdict FAIL_LINT` and nothing else; a gate decided
+    without a prompt (auto, recorded, approve/reject) printed nothing. Now the line says why."""
+    op = op_copy("sqrecip")
+    s = script("sqrecip", implement={1: ["m1_lint.py", "m1.py"], 2: ["m12.py"], 3: ["m123.py"]})
+    r = cli("run", str(op), "--approve", "auto", "--agents", f"scripted:{s}")
+    assert r.returncode == 0, r.stderr
+    assert "verdict FAIL_LINT: PF01 line" in r.stdout and "import os is not allowed" in r.stdout, r.stdout
+    assert "gate_design: approve (auto)" in r.stdout and "gate_final: approve (auto)" in r.stdout
+    assert r.stdout.count("-> intake") == 1 and "-> intake  (checking SPEC.md" in r.stdout  # once (was twice)

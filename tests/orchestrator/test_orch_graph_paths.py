@@ -423,3 +423,21 @@ def test_pass_with_hashes_not_matching_disk_is_not_accepted(op_copy, script, ver
     assert result.modules[0].status == "in_progress" and result.modules[0].verdict == "ERROR"
     assert "PASS not accepted: affine_impl.py changed after verification" in (op / "MEMORY.md").read_text()
     assert [t.get("forge-kind") for t in git_trailers(op)] == ["design"]
+
+
+def test_scripted_audit_reads_a_kernel_without_shape_comments(op_copy, tmp_path, verifier, clock):
+    """Issue #28 finding 8: the scripted auditor only saw lines annotated `# [shape]`, so a correct kernel
+    without them was blocked at every attempt and the run ended "(audit blocked)"."""
+    import re
+
+    from orch_support import AGENTS, write_script
+
+    bare = tmp_path / "impl_bare.py"
+    src = (AGENTS / "affine" / "impl.py").read_text(encoding="utf-8")
+    bare.write_text(re.sub(r"\s*# \[[^\]]*\]", "", src), encoding="utf-8")
+    assert "# [" not in bare.read_text(encoding="utf-8")
+    s = write_script(tmp_path / "bare.yaml", "affine", implement={1: [str(bare)]})
+    op = op_copy("affine")
+    result = api.run(op, api.RunOptions(approve="auto", run_id="t1"),
+                     inject=api.Injected(agents=ScriptedAgents(s), verifier=verifier, clock=clock))
+    assert result.status == "delivered" and result.modules[0].attempts == 1

@@ -541,3 +541,33 @@ def test_two_fresh_runs_started_together_one_runs_the_other_is_refused(op_copy, 
     assert len(list((op / ".forge" / "previous").iterdir())) == 1  # only the winner moved the earlier run's files
     winner.expect(r"decision .*> ")
     assert _approve_until_done(winner) == 0 and (op / "DESIGN.md").is_file() and (op / "MEMORY.md").is_file()
+
+
+# ---------------------------------------------------------------------------------------- unchanged answers
+
+def test_gates_flag_an_answer_that_did_not_change(op_copy, script, verifier, clock):
+    """Issue #28 finding 10: design #2 came back byte-identical after a rejection and the gate showed no diff
+    and no warning; the blocked gate did not say that the retries wrote the same failing file again."""
+    from orchestrator import api
+    from orchestrator.adapters.scripted import ScriptedAgents
+    from orchestrator.ui.views import gate_view_for
+
+    op = op_copy("affine")
+    s = script("affine", implement={1: ["impl_numeric.py"]}, design=[("DESIGN.md", "module_interfaces.yaml")] * 2)
+    inject = api.Injected(agents=ScriptedAgents(s), verifier=verifier, clock=clock)
+    r = api.run(op, api.RunOptions(approve="stop", run_id="t1", budget=3), inject=inject)
+    assert r.status == "waiting" and r.gate is not None and r.gate.gate == "design"
+    assert not [n for n in gate_view_for(op).notes if "UNCHANGED" in n]  # the first design: nothing to compare
+    api.reject(op, note="split the affine map in two")
+    r = api.resume(op, inject=inject)
+    assert r.gate is not None and r.gate.gate == "design" and r.gate.seq == 2
+    view = gate_view_for(op)
+    assert view.design_diff == [] and any(n.startswith("UNCHANGED: this design is byte-identical") for n in view.notes)
+    api.approve(op)
+    r = api.resume(op, inject=inject)
+    while r.gate is not None and r.gate.gate != "blocked":
+        api.approve(op)
+        r = api.resume(op, inject=inject)
+    assert r.gate is not None and r.gate.gate == "blocked"
+    notes = gate_view_for(op).notes
+    assert any("UNCHANGED RETRIES: attempt02, attempt03 of M1" in n for n in notes), notes
