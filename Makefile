@@ -1,4 +1,4 @@
-# Two commands a newcomer needs: `make demo` and `make test`.
+# Two commands a newcomer needs: `make demo` and `make test` (`make test-all`: everything, what CI runs).
 # Both create/refresh the local virtual environment (.venv) from pyproject.toml when needed.
 PYTHON ?= python3
 VENV ?= .venv
@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 DEMO_OP ?= workspace/sdpa
 
-.PHONY: venv test lint demo clean bench
+.PHONY: venv test test-all lint demo clean bench
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -20,7 +20,14 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 
 # mypy: the files listed under [tool.mypy] in pyproject.toml (the consolidated contracts; see docs/architecture.md)
+# test: the fast tier (every package, without the tests marked `slow`: full replays, CLI processes, the red-team
+# corpus, the wheel build ...); test-all: everything (.ci/run). tests/conftest.py names any unmarked test over 3 s CPU.
 test: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
+	$(PY) -m pytest -n 2 -m "not slow"
+
+test-all: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 	$(PY) -m pytest -n 2

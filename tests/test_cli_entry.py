@@ -16,6 +16,7 @@ def test_every_subcommand_is_registered() -> None:
     assert set(SUBCOMMANDS) <= set(sub.choices)
 
 
+@pytest.mark.slow  # one CLI process per subcommand
 @pytest.mark.parametrize("command", sorted(set(SUBCOMMANDS) - {"verify", "lint"}))
 def test_help_for_each_subcommand(command: str) -> None:
     proc = subprocess.run([sys.executable, "-m", "orchestrator", command, "--help"],

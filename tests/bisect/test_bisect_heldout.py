@@ -39,6 +39,7 @@ def reports(tmp_path_factory: pytest.TempPathFactory, golden_cache: dict) -> dic
     return {b.id: (line, rep) for (b, _o, _s, line), rep in zip(jobs, reps, strict=True)}
 
 
+@pytest.mark.slow  # the held-out bug corpus
 @pytest.mark.parametrize("bug", HITS)
 def test_subset_is_localized_at_the_bugged_line(reports: dict, bug: str) -> None:
     line, rep = reports[bug]
@@ -47,6 +48,7 @@ def test_subset_is_localized_at_the_bugged_line(reports: dict, bug: str) -> None
     assert (f.call_site or f.line) == line, f"{bug}: named {f.line} (call site {f.call_site}), bug at {line}"
 
 
+@pytest.mark.slow  # the held-out bug corpus
 @pytest.mark.parametrize("bug", HITS + HONEST)
 def test_never_names_a_line_whose_own_value_matches(reports: dict, bug: str) -> None:
     _line, rep = reports[bug]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pytest
 from bisect_corpus import CORPUS, REAL_ONLY_OPS, REAL_ONLY_VARIANTS, VARIANTS, materialize
 
 import runtime.emulator as emu
@@ -14,6 +15,7 @@ from runtime.opdir import load_op_dir
 MIN_HITS = 24
 
 
+@pytest.mark.slow  # the bisect corpus on the real emulator
 def test_real_emulator_records_and_corpus(tmp_path: Path, golden_cache: dict) -> None:
     assert "record" in emu.Options.__dataclass_fields__
     variants = VARIANTS + REAL_ONLY_VARIANTS

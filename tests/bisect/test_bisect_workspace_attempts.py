@@ -11,6 +11,7 @@ import math
 import shutil
 from pathlib import Path
 
+import pytest
 import yaml
 
 from runtime.bisect import bisect
@@ -33,6 +34,7 @@ def _cases() -> list[tuple[str, str, str, int, int]]:
     return out
 
 
+@pytest.mark.slow  # bisects every failed workspace attempt
 def test_bisect_finds_the_debuggers_line_in_failed_workspace_attempts(tmp_path: Path, golden_cache: dict) -> None:
     cases = _cases()
     assert cases, "the workspace has no numerically failing attempt with a debug proposal"

@@ -89,6 +89,7 @@ def op_copy(dest: Path) -> Path:
     return dest
 
 
+@pytest.mark.slow  # a recorded model run and its replay
 def test_recorded_http_run_replays_offline_with_identical_artifacts(tmp_path: Path, env: None,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     script = yaml.safe_load((OP / "authoring" / "script.yaml").read_text(encoding="utf-8"))
@@ -135,6 +136,7 @@ def test_recorded_http_run_replays_offline_with_identical_artifacts(tmp_path: Pa
     assert report.ok, "\n".join(report.lines())
 
 
+@pytest.mark.slow  # a recorded model run and its replay
 def test_a_run_stopped_at_every_gate_and_resumed_still_replays_exactly(tmp_path: Path, env: None,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     from orchestrator import agent_factory

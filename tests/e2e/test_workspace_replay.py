@@ -54,7 +54,7 @@ def artifacts(op_dir: Path, op: str) -> dict[str, bytes]:
     return {str(p.relative_to(op_dir)): p.read_bytes() for p in files if p.is_file()}
 
 
-@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("op", [op if op == "silu" else pytest.param(op, marks=pytest.mark.slow) for op in OPS])
 def test_run_without_a_model_replays_and_delivers(op: str, tmp_path: Path) -> None:
     op_dir = fresh_copy(op, tmp_path)
     result = api.run(op_dir)  # no model configured -> replays traces/default
@@ -82,6 +82,7 @@ def test_run_without_a_model_replays_and_delivers(op: str, tmp_path: Path) -> No
     assert artifact_digests(op_dir) == manifest["artifacts"]
 
 
+@pytest.mark.slow  # full replays
 def test_two_replays_give_identical_artifacts_and_history(tmp_path: Path) -> None:
     first = fresh_copy("silu", tmp_path / "a")
     second = fresh_copy("silu", tmp_path / "b")
@@ -165,6 +166,7 @@ def test_manifest_says_how_the_trace_was_produced(op: str) -> None:
     assert "api_key" not in blob and "authorization" not in blob
 
 
+@pytest.mark.slow  # full replays
 def test_perf_stage_replays_offline_and_delivers_a_faster_verified_kernel(tmp_path: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """quick_gelu's trace runs the perf stage (issue 18): the cost figures come from the trace, no pypto needed."""

@@ -145,6 +145,7 @@ def test_every_probe_has_a_recorded_real_outcome() -> None:
         p in HEAD for p in REAL if p.startswith("t")), "every t* probe is a row of the target table"
 
 
+@pytest.mark.slow  # every recorded probe
 @pytest.mark.parametrize("probe", sorted(REAL))
 def test_emulator_agrees_with_the_real_0_2_0(probe: str) -> None:
     _skip_without_torch(probe)

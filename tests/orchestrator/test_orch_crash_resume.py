@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from orch_helpers import git_trailers
 from orch_support import fixed_clock, make_verifier
 
@@ -49,6 +50,7 @@ def _final_facts(op: Path, result) -> dict:
     }
 
 
+@pytest.mark.slow  # kill -9 and resume, in processes
 def test_sigkill_mid_module_loop_then_resume(op_copy, script, tmp_path):
     files = {1: ["m1.py"], 2: ["m12.py"], 3: ["m123.py"]}
     # the uninterrupted reference run

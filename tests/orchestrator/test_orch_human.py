@@ -101,6 +101,7 @@ class Terminal:
 
 # ---------------------------------------------------------------------------------------------- gate race
 
+@pytest.mark.slow  # CLI processes end to end
 def test_decision_from_a_second_terminal_is_refused_while_the_first_asks(op_copy, script):
     """Issue #14 finding 1: `approve` from a second terminal used to answer a gate being asked elsewhere and
     then silently approve the redesign's gate. Now it is refused while the live process holds the gate."""
@@ -139,6 +140,7 @@ def _only_run(op: Path) -> str:
 
 # ------------------------------------------------------------------------------------------ pseudo-terminal
 
+@pytest.mark.slow  # CLI processes end to end
 def test_prompt_in_a_pseudo_terminal_reasks_typos_and_confirms_abort(op_copy, script):
     """Finding 2 in a real terminal: `?`, `y`, `hitn` are not decisions; `abort` needs a yes; raise_budget asks N."""
     op = op_copy("affine")
@@ -330,6 +332,7 @@ def _maybe_slow():
 '''
 
 
+@pytest.mark.slow  # CLI processes end to end
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_signal_during_verify_leaves_no_process_and_no_temp_dir(op_copy, script, tmp_path, sig):
     """Finding 5: Ctrl-C or SIGTERM during verify used to leave the golden child at 100% CPU and forge-golden-*
@@ -376,6 +379,7 @@ def _all_descendants(pid: int) -> set[int]:
     return seen
 
 
+@pytest.mark.slow  # CLI processes end to end
 def test_run_piped_into_head_ends_cleanly_and_resumes(op_copy, script, tmp_path):
     """Finding 5: `run ... | head -1` used to kill the run silently. Now it stops cleanly, says so on stderr,
     and `resume` finishes it."""
@@ -489,6 +493,7 @@ def _approve_until_done(term: Terminal, timeout: float = 120) -> int:
     return term.finish()
 
 
+@pytest.mark.slow  # CLI processes end to end
 def test_a_fresh_run_cannot_move_a_live_runs_files(op_copy, script):
     """Issue #28 finding 1: `run --fresh` while another run on the op dir was in progress moved the live run's
     DESIGN.md, module_interfaces.yaml and MEMORY.md to .forge/previous/ and only then said "in progress"; the
@@ -515,6 +520,7 @@ def test_a_fresh_run_cannot_move_a_live_runs_files(op_copy, script):
     assert audit.returncode == 0 and "OK" in audit.stdout
 
 
+@pytest.mark.slow  # CLI processes end to end
 def test_two_fresh_runs_started_together_one_runs_the_other_is_refused(op_copy, script):
     """Two real processes racing for the same op dir: exactly one gets it (the lock is an flock, not a
     read-then-write pid file); the other says "in progress", never "holds artifacts of an earlier run"."""

@@ -48,8 +48,9 @@ def test_prompts_and_skills_live_at_the_top_level() -> None:
     import agents.prompts
     import agents.skills
 
-    assert Path(agents.prompts.default_prompts_dir()) == ROOT / "prompts"
-    assert Path(agents.skills.default_skills_dir()) == ROOT / "skills"
+    prompts, skills = Path(agents.prompts.default_prompts_dir()), Path(agents.skills.default_skills_dir())
+    assert (prompts.name, skills.name) == ("prompts", "skills")  # the top-level folders, not agents/<name>
+    assert (prompts / "designer.md").read_bytes() == (ROOT / "prompts" / "designer.md").read_bytes()
 
 
 def test_the_check_sees_a_missing_package(tmp_path: Path) -> None:

@@ -105,6 +105,7 @@ def test_corpus_size_and_headers() -> None:
     assert {"1", "2", "3", "4", "5", "6", "7"} <= classes  # every class of the issue is represented
 
 
+@pytest.mark.slow  # the whole red-team corpus
 @pytest.mark.parametrize("path", CANDIDATES, ids=lambda p: p.stem)
 def test_candidate_gets_its_verdict_and_leaves_nothing(path: Path, tmp_path: Path, private_tmp: Path) -> None:
     text = path.read_text()
@@ -132,6 +133,7 @@ def test_candidate_gets_its_verdict_and_leaves_nothing(path: Path, tmp_path: Pat
     assert not (site / "pto_redteam_pwned.pth").exists()
 
 
+@pytest.mark.slow  # the whole red-team corpus
 @pytest.mark.parametrize("name", ["honest", "alias_write_after_kernel", "env_tell_pto_forge_sandbox"])
 def test_verdict_and_report_identity_do_not_depend_on_the_isolation_level(name: str, tmp_path: Path,
                                                                            private_tmp: Path) -> None:
