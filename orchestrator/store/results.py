@@ -14,6 +14,7 @@ from agents.trace import read_events
 from orchestrator.gates import GateRequest, RecordedDecision
 from orchestrator.store.paths import list_runs, trace_dir
 from orchestrator.store.runs import lock_holder, read_decision, read_json, read_pending, stopped_path
+from runtime.verdicts import Verdict
 
 
 class ModuleSummary(BaseModel):
@@ -85,7 +86,7 @@ def build_result(op_dir: Path, run_id: str, values: dict, gate: GateRequest | No
     for c in values.get("agent_calls", []):
         calls[c.get("role", "?")] = calls.get(c.get("role", "?"), 0) + 1
     log = list(values.get("attempt_log", []))
-    failures = {r.get("module"): r.get("reason") for r in log if r.get("verdict") != "PASS" and r.get("reason")}
+    failures = {r.get("module"): r.get("reason") for r in log if r.get("verdict") != Verdict.PASS and r.get("reason")}
     mods = [ModuleSummary(id=m["id"], name=m.get("name", ""), status=m.get("status", "?"),
                           attempts=m.get("attempts", 0), budget=m.get("budget", 0), verdict=m.get("verdict"),
                           report_hash=m.get("report_hash"), stage_file=m.get("stage_file", ""),

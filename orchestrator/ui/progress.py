@@ -219,7 +219,7 @@ def attempt_lines(result: RunResult) -> list[str]:
     """One line per failed attempt: ``M1 attempt 3 AGENT_ERROR (2 model calls): <reason>``."""
     out = []
     for r in result.attempts:
-        if r.get("verdict") == "PASS":
+        if r.get("verdict") == Verdict.PASS:
             continue
         calls = r.get("model_calls")
         n = f" ({calls} model call{'s' if calls != 1 else ''})" if calls else ""

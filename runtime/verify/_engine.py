@@ -607,7 +607,7 @@ def verify(
         raise
     except Exception as exc:  # noqa: BLE001 - the authority never crashes: an internal error is an ERROR report
         log.exception("verify %s: internal error", rel_target)
-        r.report.verdict = "ERROR"
+        r.report.verdict = Verdict.ERROR
         r.report.reasons.append(f"verifier could not run: internal error {type(exc).__name__}: {str(exc)[:300]}")
     return _finish(r.report, t0, reports_dir)
 

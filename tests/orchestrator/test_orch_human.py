@@ -251,7 +251,8 @@ def test_read_only_op_dir_is_one_clear_line(op_copy, script, tmp_path):
         pytest.skip(f"bwrap cannot create namespaces here: {p.stderr.strip()[:200]}")
     assert p.returncode == 1 and "is read-only" in p.stderr
     assert "internal error" not in p.stderr and "Traceback" not in p.stderr
-    assert len([ln for ln in p.stderr.splitlines() if ln.strip()]) == 1
+    # one line for the mistake (the sandbox notice, when bwrap cannot nest inside this bwrap, is not about it)
+    assert len([ln for ln in p.stderr.splitlines() if ln.strip() and not ln.startswith("warning: no OS sandbox")]) == 1
 
 
 # ------------------------------------------------------------------------------- not the candidate's fault
