@@ -67,7 +67,8 @@ def test_verdicts_are_one_enum() -> None:
     names = [v.value for v in Verdict] + ["AGENT_ERROR"]
     literal = re.compile("[\"'](" + "|".join(names) + ")[\"']")
     owners = sorted(str(p) for p, text in _sources().items()
-                    if p.parts[0] == "orchestrator" or p.parts[:2] == ("runtime", "verify") or p.name == "verdicts.py"
+                    if (p.parts[0] == "orchestrator" and p.parts[1] != "adapters")  # adapters parse foreign logs
+                    or p.parts[:2] == ("runtime", "verify") or p.name == "verdicts.py"
                     if literal.search(text))
     assert owners == ["runtime/verdicts.py"], owners
     import runtime.verify
