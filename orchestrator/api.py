@@ -38,6 +38,7 @@ from orchestrator.agent_factory import (
     preflight,
     uses_local_model,
 )
+from orchestrator.command import cli_command
 from orchestrator.core import opdir_bridge
 from orchestrator.core.clock_policy import CLOCK_FILE, make_trace, new_id, note_clock, recorded_clock
 from orchestrator.core.driver import PromptFn, StartFn, UpdateFn, drive
@@ -174,6 +175,16 @@ def _services(op_dir: Path, run_id: str, meta: RunMeta, approve: ApproveMode, *,
     return Services(agents=agents, verifier=verifier, trace=trace, clock=clock, config=config)
 
 
+def example_op_dir(name: str) -> Path | None:
+    """An example operator shipped with the package (``workspace/<name>`` of the checkout, ``orchestrator.examples``
+    of an installed wheel), or None."""
+    from importlib import resources
+
+    root = resources.files("orchestrator.examples")
+    found = root / name
+    return Path(str(found)) if isinstance(root, Path) and (found / "SPEC.md").is_file() else None
+
+
 def sandbox_notice() -> str:
     """One line when model-written kernels would run here without the OS sandbox (process-only), else ""."""
     level, why = isolation_level()
@@ -235,7 +246,7 @@ def check_op_dir(root: Path, *, on_start: StartFn | None = None) -> str:
         for p in report.problems[:8]:
             where = p.file if p.line is None else f"{p.file}:{p.line}"
             lines.append(f"  {where}: {p.field + ': ' if p.field else ''}{p.message}")
-        more = f"\n  ... {len(report.problems) - 8} more (`python -m orchestrator intake {root}`)" \
+        more = f"\n  ... {len(report.problems) - 8} more (`{cli_command()} intake {root}`)" \
             if len(report.problems) > 8 else ""
         raise ForgeError(f"intake refused {root} ({len(report.problems)} problem(s)); nothing was run:\n"
                          + "\n".join(lines) + more)
@@ -375,7 +386,7 @@ def _start(root: Path, rid: str, op_name: str, spec: str, options: RunOptions, h
     if inject.agents is None:
         preflight(spec, root, model_opts)
     with RunLock(root, rid):
-        clear_previous_artifacts(root, op_name, options.fresh, keep_user_design=keep_user_design, what=what)
+        moved = clear_previous_artifacts(root, op_name, options.fresh, keep_user_design=keep_user_design, what=what)
         meta = RunMeta(run_id=rid, agents=spec, approve=options.approve, budget=options.budget,
                        module_gate=options.module_gate, verifier="injected" if inject.verifier else "runtime",
                        model_options=model_opts,
@@ -396,7 +407,7 @@ def _start(root: Path, rid: str, op_name: str, spec: str, options: RunOptions, h
         AuditRepo(root).ensure()
         try:
             return drive(root, rid, svc, {"op_dir": str(root), "run_id": rid}, prompt=hooks.prompt,
-                         on_update=hooks.on_update, on_start=hooks.on_start)
+                         on_update=hooks.on_update, on_start=hooks.on_start, notices=[moved] if moved else None)
         except ReplayMissError as exc:
             raise _replay_left_its_recording(root, rid, op_name, exc) from None
         finally:
@@ -425,7 +436,7 @@ def _replay_agents(root: Path, rid: str) -> tuple[AgentSet, Trace]:
         source = None
     if not source or not Path(source).is_dir():
         raise ForgeError(f"run {rid} used agents given in code, which resume cannot rebuild: start it again with "
-                         f"`python -m orchestrator run {root} --fresh`")
+                         f"`{cli_command()} run {root} --fresh`")
     try:
         trace = Trace(tdir, run_id=rid, mode="replay", source=source, op_dir=root)
     except TraceError as exc:

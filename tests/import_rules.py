@@ -23,8 +23,8 @@ def module_files(root: Path = ROOT) -> dict[str, Path]:
 
     def add(folder: Path, prefix: tuple[str, ...]) -> None:
         for path in sorted(folder.rglob("*.py")):
-            if "__pycache__" in path.parts:
-                continue
+            if "__pycache__" in path.parts or not (path.parent / "__init__.py").is_file():
+                continue  # a file outside a package is no module of it (golden.py of an example operator)
             parts = prefix + path.relative_to(folder).with_suffix("").parts
             if parts[-1] == "__init__":
                 parts = parts[:-1]

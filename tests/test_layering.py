@@ -19,7 +19,7 @@ from import_rules import ImportGraph, cycles, import_graph
 ROOT = Path(__file__).resolve().parents[1]
 FORBIDDEN = {"runtime": {"agents", "orchestrator"}, "agents": {"orchestrator"}}
 
-LEAVES = ("orchestrator.errors", "orchestrator.gates")
+LEAVES = ("orchestrator.errors", "orchestrator.gates", "orchestrator.command")
 LAYERS = ("store", "core", "ui", "cli", "adapters")
 ALLOWED: dict[str, set[str]] = {
     "leaf": {"leaf"},

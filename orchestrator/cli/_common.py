@@ -7,6 +7,8 @@ import sys
 from rich.console import Console
 from rich.markup import escape
 
+from orchestrator.command import cli_command
+
 
 class _Console(Console):
     """rich's Console, except that a closed stdout (``run ... | head``) raises BrokenPipeError instead of
@@ -62,14 +64,14 @@ def print_result(result, op_dir: str) -> int:
             console.print(escape(result.message))
         label = f" #{g.seq}" if g.seq else ""
         console.print(f"[yellow]waiting at gate '{g.gate}'{label}[/]: {escape(g.title)}")
-        console.print(f"  see what it shows with `python -m orchestrator show {op_dir} --gate`")
+        console.print(f"  see what it shows with `{cli_command()} show {op_dir} --gate`")
         if g.gate == "blocked":
-            console.print(f"  decide with `python -m orchestrator approve {op_dir} --choice "
+            console.print(f"  decide with `{cli_command()} approve {op_dir} --choice "
                           "hint|raise_budget|rollback|abort [--note ...]`, then `resume`")
         else:
-            console.print(f"  decide with `python -m orchestrator approve {op_dir}` or "
-                          f"`python -m orchestrator reject {op_dir} --note \"...\"`, then "
-                          f"`python -m orchestrator resume {op_dir}`")
+            console.print(f"  decide with `{cli_command()} approve {op_dir}` or "
+                          f"`{cli_command()} reject {op_dir} --note \"...\"`, then "
+                          f"`{cli_command()} resume {op_dir}`")
         return 0
     if result.status == "delivered":
         console.print(f"[green]delivered[/] {result.final.get('file')} + README.md "
@@ -82,7 +84,7 @@ def print_result(result, op_dir: str) -> int:
     if result.status == "stopped":
         console.print(f"[red]stopped[/]: {escape(result.cause)}")
         console.print(f"  this is not the kernel's failure, so no agent was asked to fix it; fix the cause, then "
-                      f"`python -m orchestrator resume {op_dir}`")
+                      f"`{cli_command()} resume {op_dir}`")
         if result.message:
             console.print(escape(result.message))
         return 1
@@ -153,17 +155,17 @@ def drive(op_dir: str, start, progress=None) -> int:
         else:
             why, code = "Ctrl-C", 130
         return fail(f"run stopped ({why}); nothing is lost: continue it with "
-                    f"`python -m orchestrator resume {op_dir}`", code)
+                    f"`{cli_command()} resume {op_dir}`", code)
     except LLMError as exc:  # the endpoint failed for good: say what happened, not "internal error"
         return fail(f"model call failed: {exc}; nothing is lost: fix the endpoint, then continue with "
-                    f"`python -m orchestrator resume {op_dir}`")
+                    f"`{cli_command()} resume {op_dir}`")
     except PermissionError as exc:
         return fail(f"cannot write in {op_dir}: {exc.strerror or exc} ({exc.filename}); a run needs a writable "
                     "operator directory")
     except Exception as exc:  # infrastructure failure: the checkpoint keeps the run resumable
         logging.getLogger(__name__).debug("run failed", exc_info=True)
         return fail(f"internal error: {type(exc).__name__}: {exc} (rerun with -v for details; the run can be "
-                    f"continued with `python -m orchestrator resume {op_dir}`)")
+                    f"continued with `{cli_command()} resume {op_dir}`)")
     finally:
         for sig, handler in saved.items():
             signal.signal(sig, handler)

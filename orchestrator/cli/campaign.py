@@ -15,6 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from orchestrator.cli._common import console, fail
+from orchestrator.command import cli_command
 
 
 def register(sub) -> None:
@@ -149,7 +150,7 @@ def _run(args: argparse.Namespace) -> int:
     summary = summarize(out)
     _print_summary(summary)
     page = write_html(summary, out / "report.html")
-    console.print(f"report: {escape(str(page))}  (again with `python -m orchestrator campaign report {escape(str(out))}`)")
+    console.print(f"report: {escape(str(page))}  (again with `{cli_command()} campaign report {escape(str(out))}`)")
     return 0
 
 
@@ -185,7 +186,7 @@ def _print_summary(s) -> None:
         console.print(f"[dim]{escape(s.cycles_note)}[/]")
     for p in s.parked:
         console.print(f"[yellow]parked[/] {escape(p.task)} s{p.sample} at gate {escape(p.gate or '?')}: "
-                      f"python -m orchestrator approve {escape(str(Path(s.directory) / (p.op_dir or '')))}")
+                      f"{cli_command()} approve {escape(str(Path(s.directory) / (p.op_dir or '')))}")
 
 
 def _report(args: argparse.Namespace) -> int:

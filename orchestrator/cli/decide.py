@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from orchestrator.cli._common import console, fail
+from orchestrator.command import cli_command
 from orchestrator.gates import GATES
 
 
@@ -34,7 +35,7 @@ def _approve(args: argparse.Namespace) -> int:
         return fail(exc.message, exc.code)
     what = args.choice or "approval"
     console.print(f"recorded {what} for gate {req.gate} #{req.seq} (applied once, to that gate only); continue with "
-                  f"`python -m orchestrator resume {args.op_dir}`")
+                  f"`{cli_command()} resume {args.op_dir}`")
     return 0
 
 
@@ -47,5 +48,5 @@ def _reject(args: argparse.Namespace) -> int:
     except ForgeError as exc:
         return fail(exc.message, exc.code)
     console.print(f"recorded rejection for gate {req.gate} #{req.seq} (applied once, to that gate only); continue with "
-                  f"`python -m orchestrator resume {args.op_dir}`")
+                  f"`{cli_command()} resume {args.op_dir}`")
     return 0

@@ -33,6 +33,8 @@ def _demo(args: argparse.Namespace) -> int:
     from orchestrator.ui.progress import Progress
 
     src = Path(args.op_dir)
+    if not src.exists() and src.parent.name == "workspace" and (shipped := api.example_op_dir(src.name)) is not None:
+        src = shipped  # run from anywhere (an installed wheel): the example that ships with the package
     if not (src / "SPEC.md").is_file() or not (src / api.DEFAULT_TRACE / "manifest.json").is_file():
         return fail(f"{src} is not a workspace operator with a shipped trace "
                     f"(needs SPEC.md, golden.py and {api.DEFAULT_TRACE}/)")

@@ -2,7 +2,7 @@
 
 Each subcommand lives in its own module exposing ``register(subparsers)``; this file only wires them.
 Exit codes: 0 success, 1 a failing result (invalid op dir, failing verdict, blocked run), 2 misuse,
-3 a capability that is not built yet.
+130 Ctrl-C (128 + the signal for SIGTERM/SIGHUP, 141 a closed output pipe).
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ import argparse
 import importlib
 import logging
 import sys
+
+from orchestrator.command import cli_command
 
 # subcommand name -> module under orchestrator.cli
 SUBCOMMANDS: dict[str, str] = {
@@ -40,7 +42,7 @@ EXIT_USAGE = 2
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m orchestrator",
+        prog=cli_command(),
         description="PTO Forge: develop PyPTO operator kernels module by module, verified on a CPU emulator.",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")

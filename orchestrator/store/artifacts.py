@@ -71,14 +71,20 @@ def produced_artifacts(root: Path, op_name: str | None, *, keep_user_design: boo
 
 
 def clear_previous_artifacts(root: Path, op_name: str | None, fresh: bool, *, keep_user_design: bool,
-                             what: str) -> None:
+                             what: str) -> str:
     """Refuse an op dir holding an earlier run's artifacts, or with ``fresh`` move them to
-    ``.forge/previous/<time>/`` (nothing is deleted). Call it holding the run lock."""
+    ``.forge/previous/<time>/`` (nothing is deleted). Call it holding the run lock.
+
+    In an op dir no run has used, files a run would write (an imported kernel ``<op>_impl.py``, a README.md)
+    are not an earlier run's: they are moved aside the same way without ``fresh``, and the returned notice says
+    so (a run's cleanup would otherwise overwrite them). Returns "" when nothing moved silently.
+    """
     found = produced_artifacts(root, op_name, keep_user_design=keep_user_design)
     if not found:
-        return
+        return ""
     listed = ", ".join(p.name for p in found)
-    if not fresh:
+    first_run = not list_runs(root)
+    if not fresh and not first_run:
         raise ForgeError(f"{root} holds artifacts of an earlier run ({listed}); {what}: pass --fresh to move "
                          "them to .forge/previous/ first")
     dest = root / FORGE_DIR / "previous" / _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%S%f")
@@ -86,6 +92,10 @@ def clear_previous_artifacts(root: Path, op_name: str | None, fresh: bool, *, ke
     for p in found:
         p.rename(dest / p.name)
     log.info("moved %s to %s", listed, dest)
+    if first_run and not fresh:
+        return (f"moved {listed} (no run wrote {'it' if len(found) == 1 else 'them'}: imported or your own) to "
+                f"{dest.relative_to(root)}/ so that this run does not overwrite {'it' if len(found) == 1 else 'them'}")
+    return ""
 
 
 def snapshot_dir(op_dir: Path, run_id: str) -> Path:

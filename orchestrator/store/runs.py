@@ -19,6 +19,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from orchestrator.command import cli_command
 from orchestrator.errors import ForgeError
 from orchestrator.gates import ApproveMode, GateId, GateRequest, RecordedDecision
 from orchestrator.store.paths import FORGE_DIR, LOCK_FILE, list_runs, run_dir
@@ -216,7 +217,7 @@ def record_decision(op_dir: Path, run_id: str, decision: RecordedDecision) -> No
     existing = read_decision(op_dir, run_id)
     if existing is not None and existing.for_gate == decision.for_gate:
         raise ForgeError(f"a decision ({existing.decision}) is already recorded for gate "
-                         f"{existing.for_gate.label()} of run {run_id}; `python -m orchestrator resume "
+                         f"{existing.for_gate.label()} of run {run_id}; `{cli_command()} resume "
                          f"{op_dir}` applies it (a decision is taken once)")
     write_json_atomic(decision_path(op_dir, run_id), decision.model_dump())
 
@@ -242,7 +243,7 @@ def take_decision(op_dir: Path, run_id: str, gate: GateId) -> tuple[dict | None,
         rec = RecordedDecision.model_validate_json(text)
     except ValueError:
         return None, (f"ignored {path.name}: it names no gate instance (record decisions with "
-                      "`python -m orchestrator approve|reject`)")
+                      f"`{cli_command()} approve|reject`)")
     if rec.for_gate != gate:
         return None, (f"ignored a decision ({rec.decision}) recorded for gate {rec.for_gate.label()}: that gate "
                       f"has closed; the run now waits at gate {gate.label()}")

@@ -12,6 +12,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
+from orchestrator.command import cli_command
 from orchestrator.gates import GateRequest, answer_hint
 from orchestrator.ui.views import MAX_DIFF_LINES, CaseRow, GateView, case_rows
 from runtime.verdicts import Verdict
@@ -53,7 +54,7 @@ def _dict_table(rows: list[dict[str, str]], title: str) -> Table:
 def diff_block(lines: list[str], title: str) -> Panel:
     shown = lines[:MAX_DIFF_LINES]
     more = len(lines) - len(shown)
-    body = "\n".join(shown) + (f"\n... {more} more diff line(s) (`python -m orchestrator report` shows all)"
+    body = "\n".join(shown) + (f"\n... {more} more diff line(s) (`{cli_command()} report` shows all)"
                                 if more > 0 else "")
     return Panel(Syntax(body or "(no change)", "diff", theme="ansi_dark", word_wrap=True), title=escape(title),
                  title_align="left", expand=True)

@@ -124,13 +124,16 @@ def test_a_changed_prompt_makes_the_replay_diverge_with_a_readable_diff(tmp_path
 def test_replay_refuses_an_op_dir_with_artifacts_of_an_earlier_run(tmp_path: Path) -> None:
     op_dir = fresh_copy("silu", tmp_path)
     (op_dir / "DESIGN.md").write_text("left over\n", encoding="utf-8")
-    with pytest.raises(ForgeError, match=r"artifacts of an earlier run \(DESIGN.md\).*--fresh"):
-        api.run(op_dir)
-    assert (op_dir / "DESIGN.md").read_text(encoding="utf-8") == "left over\n"  # nothing touched
-    result = api.run(op_dir, api.RunOptions(fresh=True))
-    assert result.status == "delivered"
+    first = api.run(op_dir)  # no run wrote it: moved aside (kept, said so), not refused as "an earlier run's"
+    assert first.status == "delivered" and "moved DESIGN.md (no run wrote it" in first.message
     moved = list((op_dir / ".forge" / "previous").glob("*/DESIGN.md"))
     assert [p.read_text(encoding="utf-8") for p in moved] == ["left over\n"]  # kept, not deleted
+    delivered = (op_dir / "silu_impl.py").read_bytes()
+    with pytest.raises(ForgeError, match=r"artifacts of an earlier run \(.*silu_impl.py.*\).*--fresh"):
+        api.run(op_dir)
+    assert (op_dir / "silu_impl.py").read_bytes() == delivered  # nothing touched
+    assert api.run(op_dir, api.RunOptions(fresh=True)).status == "delivered"
+    assert len(list((op_dir / ".forge" / "previous").iterdir())) == 2
 
 
 def test_shipped_traces_show_agents_failing_and_recovering() -> None:

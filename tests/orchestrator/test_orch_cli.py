@@ -185,3 +185,18 @@ def test_progress_lines_give_the_reason(op_copy, script, cli):
     assert "verdict FAIL_LINT: PF01 line" in r.stdout and "import os is not allowed" in r.stdout, r.stdout
     assert "gate_design: approve (auto)" in r.stdout and "gate_final: approve (auto)" in r.stdout
     assert r.stdout.count("-> intake") == 1 and "-> intake  (checking SPEC.md" in r.stdout  # once (was twice)
+
+
+def test_a_kernel_no_run_wrote_is_moved_aside_not_called_an_earlier_runs(op_copy, script, cli):
+    """Issue #28 finding 11: after `orchestrator import` (which writes the vendor's <op>_impl.py), `run` said
+    the op dir "holds artifacts of an earlier run (softmax_impl.py)" though no run had happened."""
+    op = op_copy("affine")
+    (op / "affine_impl.py").write_text("# the imported kernel\n", encoding="utf-8")
+    s = script("affine", implement={1: ["impl.py"]})
+    r = cli("run", str(op), "--approve", "auto", "--agents", f"scripted:{s}")
+    assert r.returncode == 0 and "artifacts of an earlier run" not in r.stderr, r.stderr
+    assert "moved affine_impl.py (no run wrote it: imported or your own)" in r.stdout
+    kept = list((op / ".forge" / "previous").glob("*/affine_impl.py"))
+    assert [p.read_text(encoding="utf-8") for p in kept] == ["# the imported kernel\n"]
+    again = cli("run", str(op), "--approve", "auto", "--agents", f"scripted:{s}")
+    assert again.returncode == 1 and "artifacts of an earlier run" in again.stderr  # now a run did write it

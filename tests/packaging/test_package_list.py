@@ -43,7 +43,7 @@ def test_package_list_matches_the_tree() -> None:
 
 def test_prompts_and_skills_live_at_the_top_level() -> None:
     mapping = _config()["package-dir"]
-    assert mapping == {"agents.prompts": "prompts", "agents.skills": "skills"}
+    assert mapping == {"agents.prompts": "prompts", "agents.skills": "skills", "orchestrator.examples": "workspace"}
     assert not (ROOT / "agents" / "prompts").exists() and not (ROOT / "agents" / "skills").exists()
     import agents.prompts
     import agents.skills
@@ -54,7 +54,7 @@ def test_prompts_and_skills_live_at_the_top_level() -> None:
 
 
 def test_the_check_sees_a_missing_package(tmp_path: Path) -> None:
-    for rel in ("agents/x", "orchestrator", "runtime", "prompts", "skills"):
+    for rel in ("agents/x", "orchestrator", "runtime", "prompts", "skills", "workspace"):
         (tmp_path / rel).mkdir(parents=True, exist_ok=True)
         (tmp_path / rel / "__init__.py").write_text("")
     assert "agents.x" in tree_packages(tmp_path)

@@ -45,8 +45,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     src.mkdir()
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, src / name)
-    for pkg in ("agents", "orchestrator", "runtime", "prompts", "skills"):
-        shutil.copytree(ROOT / pkg, src / pkg, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    for pkg in ("agents", "orchestrator", "runtime", "prompts", "skills", "workspace"):
+        shutil.copytree(ROOT / pkg, src / pkg, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".forge", "modules"))
     _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(work / "dist"),
           str(src)], cwd=work)
     wheel = next((work / "dist").glob("pto_forge-*.whl"))
@@ -97,7 +97,10 @@ def test_the_wheel_holds_every_package_of_the_tree(installed: Path, tmp_path: Pa
 
 def test_console_script_runs_the_demo_outside_the_checkout(installed: Path, tmp_path: Path) -> None:
     assert not tmp_path.resolve().is_relative_to(ROOT)
-    proc = _run([str(installed / "bin" / "pto-forge"), "demo", str(OP), "--out", str(tmp_path / "demo")],
+    # `workspace/silu` does not exist here: the example shipped in the wheel is replayed (issue #28 finding 9)
+    assert not (tmp_path / "workspace").exists()
+    proc = _run([str(installed / "bin" / "pto-forge"), "demo", "workspace/silu", "--out", str(tmp_path / "demo")],
                 cwd=tmp_path)
+    assert "usage: pto-forge" in _run([str(installed / "bin" / "pto-forge"), "--help"], cwd=tmp_path).stdout
     assert "delivered silu_impl.py" in proc.stdout and "audit: OK" in proc.stdout, proc.stdout[-2000:]
     assert (tmp_path / "demo" / "silu" / "silu_impl.py").is_file()
