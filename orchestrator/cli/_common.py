@@ -22,8 +22,10 @@ class _Console(Console):
         raise BrokenPipeError("stdout closed")
 
 
-console = _Console()
-err_console = Console(stderr=True)
+# soft_wrap: a printed command is never broken across lines at the terminal width (the terminal wraps it, so
+# it still copies as one command); tables keep their layout
+console = _Console(soft_wrap=True)
+err_console = Console(stderr=True, soft_wrap=True)
 
 
 def fail(message: str, code: int = 1) -> int:
@@ -109,7 +111,8 @@ def _toolchain_lines(final: dict) -> list[str]:
         unit = "cycles" if perf.get("scorer") == "cost_model" else "eu (emulator estimate)"
         which = "the verified kernel" if not perf.get("delivered") else f"variant v{perf['delivered']}"
         out.append(escape(f"performance stage: delivered {which}: {perf.get('delivered_score'):g} vs "
-                          f"{perf.get('baseline'):g} {unit} for the first verified kernel"))
+                          f"{perf.get('baseline'):g} {unit} for the first verified kernel (both summed over every case shape; "
+                          "the second opinion above gives the first shape's)"))
     return out
 
 

@@ -99,7 +99,7 @@ def render(report: IntakeReport) -> None:
 
     c = report.complexity
     if c is not None:
-        xt = Table(title="complexity decision (workflow.md §4.3)")
+        xt = Table(title="complexity decision (docs/opdir.md, Complexity decision)")
         xt.add_column("signal")
         xt.add_column("value", justify="right")
         for label, value in (

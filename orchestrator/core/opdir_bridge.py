@@ -35,12 +35,12 @@ class OpInfo(BaseModel):
 
 
 def _problems_text(exc: OpDirError) -> str:
-    lines = []
-    for p in exc.problems[:8]:
-        where = ":".join(str(x) for x in (p.file, p.line) if x)
-        lines.append(f"  {where} {p.field or ''} {p.message}".rstrip())
-    head = str(exc).splitlines()[0] if str(exc) else "invalid op dir"
-    return head + ("\n" + "\n".join(lines) if lines else "")
+    """Every problem once, in one format (``SPEC.md:16: seed: unknown key ...``), at most 8."""
+    if not exc.problems:
+        return str(exc) or "invalid op dir"
+    lines = [f"  {p}" for p in exc.problems[:8]]
+    more = [f"  ... {len(exc.problems) - 8} more"] if len(exc.problems) > 8 else []
+    return f"{len(exc.problems)} problem(s):\n" + "\n".join(lines + more)
 
 
 def load(op_dir: Path) -> OpInfo:

@@ -53,6 +53,13 @@ class ReportResult(BaseModel):
     size_bytes: int
 
 
+
+def budget_text(initial: int, values: dict) -> str:
+    """The run's attempt budget as it is now: ``10``, or ``2 (raised: M1 7)`` after a blocked gate raised it."""
+    raised = [f"M{m.get('id')} {m.get('budget')}" for m in values.get("modules", []) or []
+              if m.get("budget") is not None and int(m["budget"]) != int(initial)]
+    return f"{initial} (raised: {', '.join(raised)})" if raised else str(initial)
+
 def _e(x: object) -> str:
     return html.escape(str(x), quote=True)
 
@@ -264,7 +271,7 @@ def build_report(op_dir: Path | str, *, run_id: str | None = None, out: Path | s
              ("model cost", f"${sum(costs):.4f}" if costs else "n/a")]
     parts.append(f"<h1>PTO Forge run report: {_e(op)}</h1>")
     parts.append(f'<p class="note">run {_e(rid)} · op dir {_e(root)} · agents {_e(meta.agents)} · approval '
-                 f"{_e(meta.approve)} · budget {meta.budget} · created {_e(meta.created)} · report written "
+                 f"{_e(meta.approve)} · budget {_e(budget_text(meta.budget, values))} · created {_e(meta.created)} · report written "
                  f"{_e(_dt.datetime.now(_dt.UTC).isoformat(timespec='seconds'))}</p>")
     parts.append('<div class="cards">' + "".join(f'<div class="card">{_e(k)}<b>{_e(v)}</b></div>' for k, v in cards)
                  + "</div>")

@@ -1,0 +1,87 @@
+"""Issue #28 finding 12 (polish) and what the second newcomer pass found: each item as a small in-process check."""
+
+from __future__ import annotations
+
+import io
+import shutil
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from orchestrator.cli import _common
+from orchestrator.cli.main import build_parser
+from orchestrator.cli.main import main as cli_main
+from orchestrator.core import opdir_bridge
+from orchestrator.errors import ForgeError
+from orchestrator.ui.run_report import budget_text
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _typo_op(tmp_path: Path) -> Path:
+    op = tmp_path / "silu"
+    shutil.copytree(ROOT / "workspace" / "silu", op, ignore=shutil.ignore_patterns("traces", ".forge"))
+    spec = op / "SPEC.md"
+    spec.write_text(spec.read_text(encoding="utf-8").replace("\nseeds:", "\nseed:", 1), encoding="utf-8")
+    return op
+
+
+def test_run_states_each_intake_problem_once(tmp_path: Path) -> None:
+    """`run` printed each intake problem twice, in two formats (the exception's first line, then the list)."""
+    with pytest.raises(ForgeError) as info:
+        opdir_bridge.load(_typo_op(tmp_path))
+    text = info.value.message
+    assert text.count("unknown key 'seed'") == 1, text
+    assert "1 problem(s):\n  SPEC.md:" in text and "did you mean 'seeds'" in text
+
+
+def test_intake_heading_cites_a_document_that_exists(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The complexity table cited `workflow.md §4.3`, which is not in the repository; it now cites docs/opdir.md."""
+    op = tmp_path / "silu"
+    shutil.copytree(ROOT / "workspace" / "silu", op, ignore=shutil.ignore_patterns("traces", ".forge"))
+    assert cli_main(["intake", str(op)]) == 0
+    out = capsys.readouterr().out
+    assert "workflow.md" not in out and "complexity decision (docs/opdir.md" in out
+    assert "## Complexity decision" in (ROOT / "docs" / "opdir.md").read_text(encoding="utf-8")
+
+
+def test_a_printed_command_is_not_broken_at_80_columns() -> None:
+    """At 80 columns rich inserted a newline inside a printed command, which then did not copy-paste."""
+    assert _common.console.soft_wrap and _common.err_console.soft_wrap
+    buf = io.StringIO()
+    narrow = Console(file=buf, width=80, soft_wrap=_common.console.soft_wrap)
+    command = "python -m orchestrator approve /a/rather/long/path/to/an/operator/directory/of/mine --choice hint"
+    narrow.print(f"  decide with `{command}`, then `resume`")
+    assert command in buf.getvalue()
+
+
+def test_report_header_shows_a_raised_budget() -> None:
+    """The report header said `budget 2` after the blocked gate raised the module's budget to 7."""
+    assert budget_text(2, {"modules": [{"id": 1, "budget": 7}]}) == "2 (raised: M1 7)"
+    assert budget_text(10, {"modules": [{"id": 1, "budget": 10}]}) == "10"
+
+
+def test_perf_line_says_what_its_cycles_sum() -> None:
+    """quick_gelu said `10784 cycles` (the second opinion: first shape) then `vs 20568 cycles for the first
+    verified kernel` (the perf stage: every shape summed) with nothing saying the two measure different things."""
+    lines = _common._toolchain_lines({"toolchain": {"summary": "real pypto 0.2.0 SIM: accepted; 10784 cycles"},
+                                      "perf": {"baseline": 20568, "delivered_score": 20000, "scorer": "cost_model",
+                                               "delivered": 1}})
+    assert any("summed over every case shape" in ln and "first shape" in ln for ln in lines), lines
+
+
+def test_help_of_fresh_is_not_for_replays_only() -> None:
+    sub = next(a for a in build_parser()._actions if a.dest == "command")
+    run = sub.choices["run"]
+    fresh = next(a for a in run._actions if a.dest == "fresh")
+    assert "replay" not in (fresh.help or "") and ".forge/previous/" in (fresh.help or "")
+
+
+def test_main_documents_only_exit_codes_it_returns() -> None:
+    """cli/main.py documented an exit code 3 ("a capability that is not built yet") that nothing returns."""
+    import orchestrator.cli.main as m
+
+    assert "3 a capability" not in (m.__doc__ or "")
+    sources = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "orchestrator" / "cli").glob("*.py"))
+    assert "return 3" not in sources and ", 3)" not in sources
