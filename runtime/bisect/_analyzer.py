@@ -1,8 +1,13 @@
 """Value mapping for the automatic method: tile regions, golden matching and per-op status.
 
-``Analyzer`` holds one recorded run: it maps kernel arguments to golden tensors, infers the tile offsets of
-every recorded value from the data flow and classifies each value (match / mismatch / nan / unknown /
-const / input). The rules that pick a culprit live in ``_rules``; ``_auto.analyze`` runs both.
+``Analyzer`` holds one recorded run. It is fed one op value at a time, in execution order, as the trusted
+replay (``_replay``) produces them: each value gets its tile offsets in the index space of the tensors it
+derives from (from the data flow) and is compared at once with every golden tensor it could be a slice of
+(``Summary``: where it matches, NaN, how it follows a golden it does not match). Values are then dropped
+(a budget keeps small ones for the report's statistics), so memory does not grow with the run. After the
+run, ``finish`` maps kernel arguments to golden tensors and classifies each value (match / mismatch / nan /
+unknown / const / input) from the summaries. The rules that pick a culprit live in ``_rules`` and
+``_claims``; ``_auto.analyze`` runs them.
 """
 
 from __future__ import annotations
@@ -13,10 +18,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from runtime.bisect._compare import any_nan, close, fit, tile_check
+from runtime.bisect._compare import close as _close
 from runtime.bisect._records import Rec
 from runtime.dtypes import DTypeError, name_of
 
-__all__ = ["BAD", "CONST", "GOOD", "Analyzer", "AutoResult", "Golden", "candidate_regions", "close_all", "region_slice"]
+__all__ = ["BAD", "CONST", "GOOD", "Analyzer", "AutoResult", "Golden", "Summary", "candidate_regions",
+           "close_all", "region_slice"]
 
 log = logging.getLogger(__name__)
 
@@ -25,11 +33,21 @@ _REDUCE = frozenset({"sum", "amax", "amin", "prod", "mean", "var"})
 CONST = frozenset({"full", "zeros", "ones", "arange"})
 GOOD = frozenset({"match", "const", "input"})
 BAD = frozenset({"mismatch", "nan", "misplaced"})
+UPDATED = " (updated)"
+"""Suffix of the golden tensor holding an input's values after the golden updated it in place."""
+
+
+def close_all(a: np.ndarray, b: np.ndarray, atol: float, rtol: float) -> bool:
+    return close(a, b, atol, rtol)
 
 
 @dataclass
 class Golden:
-    """The golden tensors of one case, in golden data-flow order (inputs, intermediates, outputs)."""
+    """The golden tensors of one case, in golden data-flow order (inputs, intermediates, outputs).
+
+    Arrays keep their own dtype (a float64 copy of every golden tensor would double the memory at real
+    shapes): comparisons convert one block at a time (``_compare``).
+    """
 
     arrays: dict[str, np.ndarray]
     kinds: dict[str, str]
@@ -38,22 +56,25 @@ class Golden:
 
     def __post_init__(self) -> None:
         self.order = {n: i for i, n in enumerate(self.arrays)}
-        self.f64 = {n: np.asarray(a, dtype=np.float64) for n, a in self.arrays.items()}
         self._shaped: dict[tuple[str, int], np.ndarray | None] = {}
+        self._copies: dict[str, bool] = {}
+        self._layouts: dict[tuple[str, tuple[int, ...]], list[tuple[str, np.ndarray]]] = {}
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.arrays)
 
     def is_input_copy(self, name: str) -> bool:
         """True when golden ``name`` holds an input's values rearranged (``q.reshape(...)``, a transpose):
         kernel views of that input stand for it, so no kernel op is ever compared with it."""
-        if not hasattr(self, "_copies"):
-            self._copies: dict[str, bool] = {}
         if name not in self._copies:
-            a = self.f64[name]
+            a = np.asarray(self.arrays[name], dtype=np.float64)
             same = False
             for n, k in self.kinds.items():
-                b = self.f64[n]
+                b = self.arrays[n]
                 if k == "input" and b.size == a.size and a.size:
                     probe = slice(0, min(a.size, 4096))
-                    if np.array_equal(np.sort(a.ravel())[probe], np.sort(b.ravel())[probe]):
+                    if np.array_equal(np.sort(a.ravel())[probe], np.sort(np.asarray(b, np.float64).ravel())[probe]):
                         same = True
                         break
             self._copies[name] = same
@@ -64,7 +85,7 @@ class Golden:
         axes merged (a golden ``[heads, G, S]`` read by a kernel that keeps heads and groups on one row axis)."""
         key = (name, ndim)
         if key not in self._shaped:
-            g = self.f64[name]
+            g = self.arrays[name]
             out: np.ndarray | None = None
             if g.ndim == ndim:
                 out = g
@@ -79,6 +100,138 @@ class Golden:
                 out = g.reshape((1,) * (ndim - g.ndim) + g.shape)
             self._shaped[key] = out
         return self._shaped[key]
+
+    def layouts(self, name: str, tile: tuple[int, ...]) -> list[tuple[str, np.ndarray]]:
+        """Ways golden ``name`` may be laid out in the index space of a kernel tile of shape ``tile``.
+
+        ``""``: :meth:`shaped` (as is, unit axes dropped or added, leading axes merged). ``"split"``: unit axes
+        dropped, then leading axes split into the tile's when the tile covers them whole (a golden
+        ``[1, 32, 1, S]`` seen as ``[4, 8, S]`` by a kernel that keeps KV heads and groups apart). ``"axes(...)"``:
+        the golden's axes permuted (a golden ``[B, 4, 4]`` a kernel transposes to ``[4, 4, B]``), only when no
+        other layout fits the tile. Every layout is a view of the golden array (no copy)."""
+        tile = tuple(int(n) for n in tile)
+        key = (name, tile)
+        if key in self._layouts:
+            return self._layouts[key]
+        out: list[tuple[str, np.ndarray]] = []
+        base = self.shaped(name, len(tile))
+        if base is not None:
+            out.append(("", base))
+        g = self.arrays[name]
+        sq = [n for n in g.shape if n != 1]
+        split = _split(g.reshape(sq) if sq else g.reshape(1), tile)
+        if split is not None and (base is None or split.shape != base.shape):
+            out.append(("split", split))
+        if not any(_covers(a.shape, tile) for _l, a in out) and 1 < len(sq) <= 4:
+            core = g.reshape(sq)
+            t_sq = [n for n in tile if n != 1]
+            if len(t_sq) == len(sq):
+                import itertools
+
+                for perm in itertools.permutations(range(len(sq))):
+                    if list(perm) == sorted(perm):
+                        continue
+                    v = core.transpose(perm)
+                    if all(t <= n for t, n in zip(t_sq, v.shape, strict=True)):
+                        shaped = _unsqueeze_like(v, tile)
+                        if shaped is not None:
+                            out.append((f"axes{tuple(perm)}", shaped))
+                    if len(out) >= 4:
+                        break
+        self._layouts[key] = out
+        return out
+
+    def layout(self, name: str, tile: tuple[int, ...], lid: str) -> np.ndarray | None:
+        """The layout ``lid`` of :meth:`layouts` (None when it does not apply to this tile)."""
+        return next((a for lay, a in self.layouts(name, tile) if lay == lid), None)
+
+
+def _covers(shape: tuple[int, ...], tile: tuple[int, ...]) -> bool:
+    return len(shape) == len(tile) and all(t <= n for t, n in zip(tile, shape, strict=True))
+
+
+def _unsqueeze_like(v: np.ndarray, tile: tuple[int, ...]) -> np.ndarray | None:
+    """``v`` (no unit axes) with unit axes where ``tile`` has them (a view)."""
+    dims = iter(v.shape)
+    shape = []
+    for t in tile:
+        if t == 1:
+            shape.append(1)
+        else:
+            n = next(dims, None)
+            if n is None:
+                return None
+            shape.append(n)
+    if next(dims, None) is not None:
+        return None
+    return v.reshape(shape)
+
+
+def _split(core: np.ndarray, tile: tuple[int, ...]) -> np.ndarray | None:
+    """``core`` (a golden without unit axes) with axes split to the tile's rank.
+
+    Axes are matched from the innermost out (the tile may be shorter there: a tail, or one tile of many); a group
+    of tile axes whose product equals one golden axis replaces it (the tile covers that axis whole). The
+    outermost golden axis may also be split with its leading factor inferred (``32`` seen by a ``[1, 8, S]``
+    tile, one KV head at a time, is ``[4, 8]``)."""
+    t = list(tile)
+    g = list(core.shape)
+    if len(g) >= len(t):
+        return None
+    new: list[int] = []
+    i, j = len(g) - 1, len(t) - 1
+    while i >= 0 and j >= 0:
+        if t[j] <= g[i] and (i == 0) == (j == 0):
+            new.insert(0, g[i])
+            i, j = i - 1, j - 1
+            continue
+        prod, k = 1, j
+        while k >= 0 and prod < g[i]:
+            prod *= t[k]
+            k -= 1
+        if prod == g[i]:
+            new[0:0] = t[k + 1: j + 1]
+            i, j = i - 1, k
+            continue
+        if i == 0 and j > 0:  # outermost: split off the inner tile axes, infer the leading factor
+            inner = int(np.prod(t[1: j + 1]))
+            if inner and g[0] % inner == 0 and t[0] <= g[0] // inner:
+                new[0:0] = [g[0] // inner, *t[1: j + 1]]
+                i, j = -1, -1
+                break
+        if t[j] <= g[i] and i > 0:
+            new.insert(0, g[i])
+            i, j = i - 1, j - 1
+            continue
+        return None
+    if i >= 0:
+        return None
+    new[0:0] = [1] * (j + 1)
+    if int(np.prod(new)) != core.size:
+        return None
+    return core.reshape(new)
+
+
+@dataclass
+class Summary:
+    """How one recorded value compared with the golden when it was produced (the value itself may be gone)."""
+
+    shape: tuple[int, ...]
+    """shape of the valid region"""
+    nan: bool = False
+    hits: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    """golden name -> the region (in the coordinates of the layout ``lids`` names) of the first candidate region
+    it matches"""
+    lids: dict[str, str] = field(default_factory=dict)
+    """golden name -> the layout (``Golden.layouts``) of its hit, when not the plain one"""
+    exact: frozenset[str] = frozenset()
+    """golden tensors of the value's rank it matches at exactly its own tile offsets"""
+    at_src: frozenset[str] = frozenset()
+    """for a write: golden tensors it matches at the offsets of the value it copies (read/write disagree)"""
+    fit: dict[str, tuple[float, float | None]] = field(default_factory=dict)
+    """unmatched intermediate -> (|correlation|, constant factor or None) at the first candidate region"""
+    ck: tuple[bool, float | None, int] | None = None
+    """for a write into a checkpoint: (all close, max |diff|, NaN count) against the golden at its offsets"""
 
 
 @dataclass
@@ -100,6 +253,11 @@ class AutoResult:
     """op seq -> kernel line that called the helper function the op was recorded in."""
     expected: dict[int, tuple[str, tuple[int, ...]]] = field(default_factory=dict)
     """op seq -> golden tensor and region a departing value was compared with."""
+    write_map: dict[str, str] = field(default_factory=dict)
+    """kernel tensor written -> golden tensor its writes are compared with (an in-place update: the golden's
+    updated values, never its input of the same name)."""
+    lids: dict[int, str] = field(default_factory=dict)
+    """op seq -> golden layout of its matched / expected region (``Golden.layouts``), when not the plain one."""
 
 
 def _dname(a: np.ndarray) -> str:
@@ -109,17 +267,6 @@ def _dname(a: np.ndarray) -> str:
         return str(a.dtype)
 
 
-def close_all(a: np.ndarray, b: np.ndarray, atol: float, rtol: float) -> bool:
-    if a.shape != b.shape:
-        return False
-    with np.errstate(all="ignore"):
-        if a.size > 64:  # most candidates fail on their first elements: check those before the whole tile
-            fa, fb = a.flat[:64], b.flat[:64]
-            if not np.all(np.abs(fa - fb) <= atol + rtol * np.abs(fb)):
-                return False
-        return bool(np.all(np.abs(a - b) <= atol + rtol * np.abs(b)))
-
-
 def candidate_regions(offs: tuple[int, ...], ext: tuple[int, ...], shape: tuple[int, ...]) -> list[tuple[int, ...]]:
     """Where a tile may sit in a golden tensor: the region its provenance implies first, then nearby ones.
 
@@ -127,7 +274,7 @@ def candidate_regions(offs: tuple[int, ...], ext: tuple[int, ...], shape: tuple[
     of the fused projection but at column 0 of the golden ``forget_gate``); a tile copied into a local buffer
     restarts at offset 0. So, per axis: the implied offset, the offset modulo the golden extent, and 0.
     """
-    if len(offs) != len(shape):
+    if len(offs) != len(shape) or len(ext) != len(shape):
         return []
     per_axis: list[list[int]] = []
     for o, e, n in zip(offs, ext, shape, strict=True):
@@ -152,7 +299,7 @@ def candidate_regions(offs: tuple[int, ...], ext: tuple[int, ...], shape: tuple[
 
 
 def region_slice(g: np.ndarray, offs: tuple[int, ...], ext: tuple[int, ...]) -> np.ndarray | None:
-    if g.ndim != len(offs):
+    if g.ndim != len(offs) or len(ext) != len(offs):
         return None
     for o, e, n in zip(offs, ext, g.shape, strict=True):
         if o < 0 or o + e > n:
@@ -161,18 +308,20 @@ def region_slice(g: np.ndarray, offs: tuple[int, ...], ext: tuple[int, ...]) -> 
 
 
 class Analyzer:
-    def __init__(self, recs: list[Rec], golden: Golden, kernel_args: list[dict]) -> None:
-        self.recs = recs
+    """One recorded run: fed value by value (``add``), then ``finish``-ed."""
+
+    def __init__(self, golden: Golden, kernel_args: list[dict] | None = None, *,
+                 fit_executions: int = 2) -> None:
+        self.recs: list[Rec] = []
         self.g = golden
-        self.by_seq = {r.seq: r for r in recs}
-        self.linked = any(r.inputs for r in recs)
-        if kernel_args and "args" in kernel_args[-1]:  # one entry per jit call: use the last call
-            kernel_args = list(kernel_args[-1].get("args") or [])
-        self.arg_shapes = {a["name"]: tuple(a.get("shape") or ()) for a in kernel_args if "name" in a}
+        self.by_seq: dict[int, Rec] = {}
+        self.linked = False
+        self.arg_shapes: dict[str, tuple[int, ...]] = {}
+        if kernel_args:
+            if "args" in kernel_args[-1]:  # one entry per jit call: use the last call
+                kernel_args = list(kernel_args[-1].get("args") or [])
+            self.arg_shapes = {a["name"]: tuple(a.get("shape") or ()) for a in kernel_args if "name" in a}
         self.writes: dict[str, list[Rec]] = {}
-        for r in recs:
-            if r.is_write and r.target:
-                self.writes.setdefault(r.target, []).append(r)
         self.status: dict[int, str] = {}
         self.matched: dict[int, tuple[str, tuple[int, ...]]] = {}
         self.offs: dict[int, tuple[int, ...] | None] = {}
@@ -181,13 +330,141 @@ class Analyzer:
         """op seq -> (axis, operand) whose tile offset on that axis disagrees with the other operands' majority"""
         self.expected: dict[int, tuple[str, tuple[int, ...]]] = {}
         """op seq -> the golden tensor and region it was compared with when it mismatched"""
+        self.lids: dict[int, str] = {}
+        """op seq -> the golden layout (``Golden.layouts``) of its ``matched`` / ``expected`` region, when not plain"""
         self.paired: dict[int, str] = {}
         """node -> golden tensor paired with it by data-flow position (no value matched either)"""
         self.unmapped: list[tuple[Rec, str]] = []
         self.param_map: dict[str, str] = {}
+        """kernel tensor -> golden tensor its *reads* stand for (inputs: by value at the call, by name, by views)"""
+        self.write_map: dict[str, str] = {}
+        """kernel tensor -> golden tensor its *writes* are compared with (outputs; in-place: the updated input)"""
         self.inputs = {n for n, k in golden.kinds.items() if k == "input"}
         self._overwritten: set[int] = set()
         self.source: str | None = None
+        self.fit_executions = fit_executions
+        self._fitted: dict[int | None, int] = {}
+        self.checkpoints: set[str] = set()
+        """kernel parameters named like golden intermediates (checkpoint method): writes into them are checked"""
+
+    # ------------------------------------------------------------------------------- feeding
+
+    def begin_call(self, params: list[tuple[str, np.ndarray]]) -> None:
+        """A kernel call with these (trusted) argument arrays: kernel inputs are mapped to golden inputs by
+        value before any op runs (the wrapper may rename, reshape or pad them)."""
+        for name, arr in params:
+            self.arg_shapes[name] = tuple(arr.shape)
+        for name, arr in params:
+            if name in self.param_map:
+                continue
+            if name in self.g.arrays and self._fits(tuple(arr.shape), self.g.arrays[name].shape):
+                self.param_map[name] = name
+                continue
+            for gname in sorted(self.inputs, key=lambda n: self.g.order[n]):
+                if gname in self.param_map.values():
+                    continue
+                if self._holds(arr, gname):
+                    self.param_map[name] = gname
+                    break
+
+    def _holds(self, arr: np.ndarray, gname: str) -> bool:
+        """The argument holds golden ``gname``'s values: same data in the argument's rank (padding allowed)."""
+        g = self.g.shaped(gname, arr.ndim)
+        if g is None or not self._fits(tuple(arr.shape), g.shape):
+            return False
+        part = arr[tuple(slice(0, n) for n in g.shape)]
+        return close(part, g, 0.0, 0.0)
+
+    def add(self, r: Rec, value: np.ndarray | None = None) -> None:
+        """One executed op, in execution order; ``value`` (the op's output) is summarized now, not kept."""
+        self.recs.append(r)
+        self.by_seq[r.seq] = r
+        if r.inputs:
+            self.linked = True
+        if r.is_write and r.target:
+            self.writes.setdefault(r.target, []).append(r)
+        self.offs[r.seq] = self.region(r)
+        if value is None and r.value is not None:
+            value = np.asarray(r.value)
+        if value is not None and r.summ is None:
+            r.summ = self.summarize(r, value)
+
+    def summarize(self, r: Rec, value: np.ndarray) -> Summary:
+        box = value
+        if r.valid_shape is not None and len(r.valid_shape) == value.ndim:
+            box = value[tuple(slice(0, max(0, int(n))) for n in r.valid_shape)]
+        s = Summary(shape=tuple(box.shape), nan=any_nan(box))
+        if s.nan and r.shape is not None and len(r.shape) == box.ndim and \
+                any(_padded(p) for p in self.operand_recs(r)):
+            # computed from a padded tile (a reshape / transpose / reduction of it): the emulator's poison (NaN) fills
+            # what was padding; the valid region is what is left without whole-NaN trailing slices
+            trimmed = _trim_poison(box)
+            if trimmed != tuple(box.shape):
+                r.valid_shape = list(trimmed)
+                box = box[tuple(slice(0, n) for n in trimmed)]
+                s = Summary(shape=tuple(box.shape), nan=any_nan(box))
+        if r.is_write and r.target in self.checkpoints and r.offsets is not None and r.target in self.g.arrays:
+            s.ck = tile_check(box, list(r.offsets), self.g.arrays[r.target], self.g.atol, self.g.rtol)
+        if box.size == 0 or box.dtype.kind not in "fiub" and "float" not in box.dtype.name:
+            return s
+        offs = self.offs.get(r.seq)
+        atol, rtol = self.g.atol, self.g.rtol
+        order_free = r.op in _ORDER_FREE and box.ndim >= 1
+
+        def close(a: np.ndarray, b: np.ndarray, atol: float, rtol: float) -> bool:
+            # a top-k's order is its own where the golden asks for none (torch.topk(sorted=False)): the same
+            # elements in another order along the last axis are the same value
+            return _close(a, b, atol, rtol) or (order_free and a.shape == b.shape
+                                                and _close(np.sort(a, axis=-1), np.sort(b, axis=-1), atol, rtol))
+
+        exact = set()
+        unmatched = []
+        for gname in self.g.arrays:
+            hit = None
+            first: tuple[str, np.ndarray, tuple[int, ...]] | None = None
+            for lid, garr in self.g.layouts(gname, tuple(box.shape)):
+                if offs is None:
+                    regions = [(0,) * box.ndim] if garr.shape == box.shape else []
+                else:
+                    regions = candidate_regions(tuple(offs), box.shape, garr.shape)
+                if regions and first is None:
+                    first = (lid, garr, regions[0])
+                for reg in regions:
+                    sl = region_slice(garr, reg, box.shape)
+                    if sl is not None and close(box, sl, atol, rtol):
+                        hit = reg
+                        if lid:
+                            s.lids[gname] = lid
+                        break
+                if hit is not None:
+                    break
+            if hit is not None:
+                s.hits[gname] = hit
+                if offs is not None and tuple(hit) == tuple(offs) and gname not in s.lids:
+                    exact.add(gname)
+            elif offs is not None and self.g.arrays[gname].ndim == box.ndim:
+                sl = region_slice(self.g.arrays[gname], tuple(offs), box.shape)
+                if sl is not None and close(box, sl, atol, rtol):
+                    exact.add(gname)
+            if hit is None and first is not None and self.g.kinds[gname] == "intermediate":
+                unmatched.append((gname, first[1], first[2]))
+        s.exact = frozenset(exact)
+        if r.is_write:
+            src = self.operand_recs(r)
+            lin = self.offs.get(src[0].seq) if src else None
+            if lin is not None and r.offsets is not None and tuple(lin) != tuple(r.offsets):
+                s.at_src = frozenset(
+                    g for g, a in self.g.arrays.items()
+                    if a.ndim == box.ndim and (sl := region_slice(a, tuple(lin), box.shape)) is not None
+                    and close(box, sl, atol, rtol))
+        n = self._fitted.get(r.node, 0)
+        if unmatched and not r.is_write and n < self.fit_executions and box.size > 2:
+            self._fitted[r.node] = n + 1
+            for gname, garr, reg in unmatched:
+                sl = region_slice(garr, reg, box.shape)
+                if sl is not None:
+                    s.fit[gname] = fit(box, sl)
+        return s
 
     # ------------------------------------------------------------------------------- kernel arguments
 
@@ -200,29 +477,31 @@ class Analyzer:
         """Kernel tensor names -> golden names: by name, by view contents (inputs), by writes (outputs)."""
         names = set(self.arg_shapes) | {r.source for r in self.recs if r.source} | set(self.writes)
         for n in sorted(names):
+            if n in self.param_map:
+                continue
             if n in self.g.arrays and (n not in self.arg_shapes or self._fits(self.arg_shapes[n], self.g.arrays[n].shape)):
                 self.param_map[n] = n
         votes: dict[str, dict[str, int]] = {}
         for r in self.recs:
-            if r.op != "view" or not r.source or r.source in self.param_map or r.offsets is None:
+            if r.op != "view" or not r.source or r.source in self.param_map or r.offsets is None or r.summ is None:
                 continue
-            box = r.box()
-            if box is None:
-                continue
-            b = box.astype(np.float64)
-            for gname in self.inputs:
-                sl = region_slice(self.g.f64[gname], tuple(r.offsets), b.shape)
-                if sl is not None and np.array_equal(sl, b, equal_nan=False):
-                    votes.setdefault(r.source, {}).setdefault(gname, 0)
-                    votes[r.source][gname] += 1
+            for gname in self.inputs & r.summ.exact:
+                votes.setdefault(r.source, {}).setdefault(gname, 0)
+                votes[r.source][gname] += 1
         for src, v in sorted(votes.items()):
             self.param_map[src] = max(sorted(v), key=lambda k: v[k])
-        taken = set(self.param_map.values())
+        for tgt in self.writes:
+            g = self.param_map.get(tgt)
+            if g is not None and g not in self.inputs:
+                self.write_map[tgt] = g
+            elif g is not None and g + UPDATED in self.g.arrays:
+                self.write_map[tgt] = g + UPDATED  # written in place: compared with the golden's update
+        taken = set(self.param_map.values()) | set(self.write_map.values())
         scored: list[tuple[float, str, str]] = []
         for tgt in sorted(self.writes):
-            if tgt in self.param_map or (self.arg_shapes and tgt not in self.arg_shapes):
+            if tgt in self.write_map or (self.arg_shapes and tgt not in self.arg_shapes):
                 continue
-            for gname, garr in self.g.f64.items():
+            for gname, garr in self.g.arrays.items():
                 if gname in self.inputs or gname in taken:
                     continue
                 shp = self.arg_shapes.get(tgt)
@@ -231,14 +510,13 @@ class Analyzer:
                 ws = self.writes[tgt]
                 fits = ok = 0
                 for w in ws:
-                    box = w.box()
-                    if box is None or w.offsets is None:
+                    bs = w.bshape
+                    if bs is None or w.offsets is None or w.summ is None:
                         continue
-                    sl = region_slice(garr, tuple(w.offsets), box.shape)
-                    if sl is None:
+                    if region_slice(garr, tuple(w.offsets), bs) is None:
                         continue
                     fits += 1
-                    ok += close_all(box.astype(np.float64), sl, self.g.atol, self.g.rtol)
+                    ok += gname in w.summ.exact and tuple(self.offs.get(w.seq) or ()) == tuple(w.offsets)
                 if fits == 0:
                     continue
                 # evidence first (tiles that match), then outputs over intermediates, then a shared name prefix
@@ -247,9 +525,18 @@ class Analyzer:
                 score = ok / len(ws) + (0.5 if self.g.kinds[gname] == "output" else 0.0) + 0.01 * min(prefix, 9)
                 scored.append((score, tgt, gname))
         for _score, tgt, gname in sorted(scored, key=lambda t: (-t[0], t[1], t[2])):
-            if tgt not in self.param_map and gname not in taken:
-                self.param_map[tgt] = gname
+            if tgt not in self.write_map and gname not in taken:
+                self.write_map[tgt] = gname
+                if tgt not in self.param_map:
+                    self.param_map[tgt] = gname
                 taken.add(gname)
+
+    def target_golden(self, r: Rec) -> str | None:
+        """The golden tensor a write into ``r.target`` is compared with (None: not mapped)."""
+        if not r.target:
+            return None
+        return self.write_map.get(r.target) or (None if self.param_map.get(r.target) in self.inputs
+                                                 else self.param_map.get(r.target))
 
     # ------------------------------------------------------------------------------- regions
 
@@ -277,16 +564,14 @@ class Analyzer:
         if ws:
             w = ws[-1]
             src = self.operand_recs(w)
-            box = w.value
-            wshape = tuple(np.asarray(box).shape) if box is not None else tuple(shp or ())
+            wshape = tuple(w.shape) if w.shape is not None else tuple(shp or ())
             if src and (w.offsets is None or not any(w.offsets)):
                 return wshape, self.offs.get(src[0].seq)
             return wshape, None
         return tuple(shp or ()), None
 
     def region(self, r: Rec) -> tuple[int, ...] | None:
-        value = r.value
-        nd = np.asarray(value).ndim if value is not None else (len(r.shape) if r.shape else 0)
+        nd = len(r.shape) if r.shape else 0
         if r.is_write and r.target and self.arg_shapes and r.target not in self.arg_shapes \
                 and not any(r.offsets or ()):
             # a whole-tile copy into a local buffer (``q_tile[:] = view(q, ..., [h * G, 0])``): the value keeps its
@@ -309,16 +594,15 @@ class Analyzer:
         for ref in r.inputs or []:
             if ref.get("kind") == "record":
                 p = self.by_seq.get(int(ref.get("seq", -1)))
-                if p is not None and (p.value is not None or p.shape):
-                    shapes.append((tuple(np.asarray(p.value).shape) if p.value is not None else tuple(p.shape or ()),
-                                   self.offs.get(p.seq)))
+                if p is not None and p.shape:
+                    shapes.append((tuple(p.shape), self.offs.get(p.seq)))
                     owners.append(p)
             elif ref.get("kind") == "tensor":
                 shapes.append(self._tensor_operand(str(ref.get("name")), r.seq))
                 owners.append(None)
-        if value is None:
+        if r.shape is None:
             return None
-        oshape = np.asarray(value).shape
+        oshape = tuple(r.shape)
         if r.op == "matmul" and len(shapes) == 2 and shapes[0][1] is not None and shapes[1][1] is not None:
             (sa, oa), (sb, ob) = shapes
             if len(oa) < 2 or len(ob) < 2:
@@ -344,6 +628,10 @@ class Analyzer:
                 o.pop(d)
             return tuple(o) if len(o) == len(oshape) else None
         if r.op == "reshape" and not (shapes and shapes[0][0] == oshape):
+            # a reshape of a value at the origin stays at the origin (``reshape(q, [Nkv, G, D])`` of a whole
+            # kernel argument); elsewhere its place in the new shape is not known
+            if shapes and shapes[0][1] is not None and not any(shapes[0][1]):
+                return (0,) * len(oshape)
             return None
         out: list[int] = []
         for a, n in enumerate(oshape):
@@ -370,19 +658,24 @@ class Analyzer:
 
     # ------------------------------------------------------------------------------- status
 
-    def match_region(self, b: np.ndarray, gname: str, offs: tuple[int, ...] | None) -> tuple[int, ...] | None:
-        """The region of golden ``gname`` (in :meth:`Golden.shaped` coordinates) that ``b`` equals, or None."""
-        garr = self.g.shaped(gname, b.ndim)
-        if garr is None:
+    def match_region(self, r: Rec, gname: str) -> tuple[int, ...] | None:
+        """The region of golden ``gname`` (in its layout's coordinates, ``lid``) that ``r``'s value equals."""
+        return r.summ.hits.get(gname) if r.summ is not None else None
+
+    def lid(self, r: Rec, gname: str) -> str:
+        """The golden layout ``r``'s value was matched in (``""``: the plain one)."""
+        return r.summ.lids.get(gname, "") if r.summ is not None else ""
+
+    def first_region(self, r: Rec, gname: str) -> tuple[str, tuple[int, ...]] | None:
+        """The layout and region ``r``'s tile would take in golden ``gname`` (what a mismatch is compared with)."""
+        bs = r.bshape
+        offs = self.offs.get(r.seq)
+        if bs is None or offs is None:
             return None
-        if offs is None:
-            regions = [(0,) * b.ndim] if garr.shape == b.shape else []
-        else:
-            regions = candidate_regions(tuple(offs), b.shape, garr.shape)
-        for reg in regions:
-            sl = region_slice(garr, reg, b.shape)
-            if sl is not None and close_all(b, sl, self.g.atol, self.g.rtol):
-                return reg
+        for lid, garr in self.g.layouts(gname, bs):
+            regs = candidate_regions(tuple(offs), bs, garr.shape)
+            if regs:
+                return lid, regs[0]
         return None
 
     def _operand_order(self, r: Rec) -> int:
@@ -397,6 +690,11 @@ class Analyzer:
                 if gname in self.inputs:
                     best = max(best, self.g.order[gname])
         return best
+
+    def finish(self) -> None:
+        """All values are in: map kernel arguments to golden tensors and classify every value."""
+        self.map_params()
+        self.classify()
 
     def classify(self) -> None:
         for ws in self.writes.values():
@@ -414,47 +712,44 @@ class Analyzer:
                         self._overwritten.add(w.seq)
                         break
         for r in self.recs:
-            self.offs[r.seq] = self.region(r)
             self.status[r.seq] = self._classify(r)
 
     def _classify(self, r: Rec) -> str:
-        box = r.box()
+        s = r.summ
         if r.op in CONST and not (r.inputs or []):
             return "const"
-        if box is None:
+        if s is None:
             self.unmapped.append((r, "no value recorded"))
             return "unknown"
-        b = box.astype(np.float64)
         offs = self.offs.get(r.seq)
         if r.op == "view" and r.source and self.param_map.get(r.source) in self.inputs:
             self.matched[r.seq] = (self.param_map[r.source], tuple(r.offsets or ()))
             return "input"
         if r.is_write and r.target:
-            gname = self.param_map.get(r.target)
+            gname = self.target_golden(r)
             if gname is not None and r.seq not in self._overwritten and offs is not None:
-                sl = region_slice(self.g.f64[gname], offs, b.shape)
-                if sl is not None and close_all(b, sl, self.g.atol, self.g.rtol):
+                if gname in s.exact:
                     self.matched[r.seq] = (gname, offs)
                     return "match"
-                return "nan" if np.isnan(b).any() else "mismatch"
+                return "nan" if s.nan else "mismatch"
             srcs = self.operand_recs(r)
             if srcs and self.status.get(srcs[0].seq) in GOOD and srcs[0].seq in self.matched:
                 self.matched[r.seq] = self.matched[srcs[0].seq]
                 return self.status[srcs[0].seq]
-        if np.isnan(b).any():
-            return "nan"
+        if s.nan and not any(_padded(p) for p in self.operand_recs(r)):
+            return "nan"  # (NaN next to a padded operand may be its poison carried along: no evidence)
         floor = -1 if r.op in _TRANSPARENT else self._operand_order(r)
         strict = r.op not in _TRANSPARENT
         dt = str(r.dtype or "")
-        cands = sorted(self.g.f64, key=lambda n: (n != r.name, _dname(self.g.arrays[n]) != dt, self.g.order[n]))
+        cands = sorted(s.hits, key=lambda n: (n != r.name, _dname(self.g.arrays[n]) != dt, self.g.order[n]))
         for gname in cands:
             o = self.g.order[gname]
             if gname != r.name and (o < floor or (strict and o == floor)):
                 continue
-            reg = self.match_region(b, gname, offs)
-            if reg is not None:
-                self.matched[r.seq] = (gname, reg)
-                return "match"
+            self.matched[r.seq] = (gname, s.hits[gname])
+            if gname in s.lids:
+                self.lids[r.seq] = s.lids[gname]
+            return "match"
         # a kernel name equal to a golden name is no evidence by itself (an online softmax's block-local `p` is
         # not the golden's `p`): such ops are compared by name only through _claims.pair_orphans
         if offs is None and r.op not in CONST:
@@ -539,14 +834,33 @@ class Analyzer:
 
     def nan_origin(self, window: list[Rec]) -> Rec | None:
         for r in window:
-            box = r.box()
-            if box is None or not np.isnan(box.astype(np.float64)).any():
+            if r.summ is None or not r.summ.nan:
                 continue
-            parents_nan = False
-            for p in self.operand_recs(r):
-                pb = p.box()
-                if pb is not None and np.isnan(pb.astype(np.float64)).any():
-                    parents_nan = True
-            if not parents_nan:
+            ops = self.operand_recs(r)
+            if any(_padded(p) for p in ops):
+                continue  # the poison in an operand's padding (outside its valid shape) may be what it carried in
+            if not any(p.summ is not None and p.summ.nan for p in ops):
                 return r
         return None
+
+
+_ORDER_FREE = frozenset({"topk"})
+"""ops whose result order along the last axis may legitimately differ from the golden's"""
+
+
+def _trim_poison(a: np.ndarray) -> tuple[int, ...]:
+    """``a``'s shape without trailing index ranges, per axis, that hold only NaN."""
+    m = np.isnan(np.asarray(a, dtype=np.float32)) if a.dtype.kind not in "iub" else np.zeros(a.shape, bool)
+    out = []
+    for ax in range(a.ndim):
+        full = m.all(axis=tuple(i for i in range(a.ndim) if i != ax)) if a.ndim > 1 else m
+        keep = np.nonzero(~full)[0]
+        out.append(int(keep[-1]) + 1 if keep.size else 0)
+    return tuple(out)
+
+
+def _padded(r: Rec) -> bool:
+    """``r``'s tile has a region outside its valid shape (poison or stale data, not compared)."""
+    if r.valid_shape is None or r.shape is None or len(r.valid_shape) != len(r.shape):
+        return False
+    return any(int(v) < int(n) for v, n in zip(r.valid_shape, r.shape, strict=True))

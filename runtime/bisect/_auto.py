@@ -25,6 +25,7 @@ Where it cannot map a value (reshape, unknown ops, missing data-flow links) it l
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 import numpy as np
 
@@ -44,16 +45,18 @@ from runtime.bisect._claims import (
 )
 from runtime.bisect._parse import parse_source
 from runtime.bisect._records import Rec
+from runtime.bisect._repair import repair_search
 from runtime.bisect._rules import coverage_gap, geometry, missing_cast, rebound_after_loop, stale_state
 
-__all__ = ["AutoResult", "Golden", "analyze", "approximate_links", "name_from_source"]
+__all__ = ["AutoResult", "Golden", "analyze", "approximate_links", "feed", "name_from_source"]
 
 
 def name_from_source(recs: list[Rec], stage_file: str, source: str) -> None:
     """Name records after the variable their statement assigns (``var = vs * c`` -> the last op is ``var``).
 
-    The emulator's tensor names are used when it records them; otherwise the kernel source (parsed, never
-    run) supplies them: within one statement and iteration, the last op's result is what the name binds.
+    The emulator's tensor names are used when it records them; for statements it left unnamed (locals of a
+    plain helper function) the kernel source (parsed, never run) supplies them: within one statement and
+    iteration, the last op's result is what the name binds.
     """
     try:
         tree = parse_source(source)
@@ -70,10 +73,14 @@ def name_from_source(recs: list[Rec], stage_file: str, source: str) -> None:
             for ln in range(node.lineno, (node.end_lineno or node.lineno) + 1):
                 stmt_of[ln] = (node.lineno, target)
     base = stage_file.rsplit("/", 1)[-1]
+    named = {(stmt_of[r.line], tuple(sorted(r.iteration.items()))) for r in recs
+             if r.name is not None and r.line in stmt_of}
     last: dict[tuple, Rec] = {}
     for r in recs:
         if r.name is not None or r.line is None or r.is_write or (r.file and r.file.rsplit("/", 1)[-1] != base):
             continue
+        if (stmt_of.get(r.line), tuple(sorted(r.iteration.items()))) in named:
+            continue  # the emulator named this statement's value already
         st = stmt_of.get(r.line)
         if st is not None:
             last[(st, tuple(sorted(r.iteration.items())), r.seq)] = r
@@ -124,30 +131,63 @@ def _departed_upstream(an: Analyzer, r: Rec) -> bool:
     if any(an.status.get(s) in ("mismatch", "misplaced") for s in up):
         return True
     for w in an.recs:
-        if w.is_write and an.status.get(w.seq) == "mismatch" and w.target in an.param_map:
+        if w.is_write and an.status.get(w.seq) == "mismatch" and an.target_golden(w) is not None:
             src = an.operand_recs(w)
-            if len(src) == 1 and src[0].seq in up and src[0].value is not None and w.value is not None \
-                    and np.asarray(src[0].value).shape == np.asarray(w.value).shape:
+            if len(src) == 1 and src[0].seq in up and src[0].bshape is not None and w.bshape is not None \
+                    and src[0].bshape == w.bshape:
                 return True
     return False
 
 
-def analyze(recs: list[Rec], golden: Golden, kernel_args: list[dict], outputs: dict[str, np.ndarray],
-            source: str | None = None, stage_name: str = "") -> AutoResult:
+def _window_suspects(ranked: list[Rec]) -> list[Suspect]:
+    out: list[Suspect] = []
+    seen: set[tuple] = set()
+    for r in ranked:
+        key = (r.file, r.line)
+        if r.line is None or key in seen:
+            continue
+        seen.add(key)
+        why = ("setting its value to the golden's repairs the first departing value" if not out else
+               "between the last op shown right and the op whose golden value repairs the departure; no golden "
+               "value of its own to test")
+        out.append(Suspect(r, why, len(out) + 1))
+    return out
+
+
+def feed(recs: list[Rec], golden: Golden, kernel_args: list[dict]) -> Analyzer:
+    """An analyzer fed with records that carry their values (tests, older recordings)."""
+    linked = any(r.inputs for r in recs)
+    approximate_links(recs)
+    an = Analyzer(golden, kernel_args)
+    for r in recs:
+        an.add(r)
+    an.linked = linked
+    return an
+
+
+def analyze(recs: list[Rec] | Analyzer, golden: Golden | None = None, kernel_args: list[dict] | None = None,
+            outputs: dict[str, np.ndarray] | None = None, source: str | None = None,
+            stage_name: str = "", replayer: Callable[[Callable[..., None]], None] | None = None) -> AutoResult:
     """Run the automatic method on one recorded run.
 
     Args:
+        recs: an analyzer the replay fed (``_replay``), or records with their values (then golden and
+            kernel_args are needed).
         outputs: golden name -> what the wrapper returned.
         source: the kernel source text (parsed, never run) for loop lines and statement names.
         stage_name: the stage file's name (records made in its plain helper functions get their call site).
+        replayer: replays the run with a hook after every op (``_replay.replay_hooked``): enables the repair
+            test (``_repair``) when the rules cannot name a culprit.
     """
-    linked = any(r.inputs for r in recs)
-    approximate_links(recs)
-    an = Analyzer(recs, golden, kernel_args)
+    if isinstance(recs, Analyzer):
+        an = recs
+    else:
+        assert golden is not None
+        an = feed(recs, golden, kernel_args or [])
+    recs = an.recs
+    outputs = outputs or {}
     an.source = source
-    an.linked = linked
-    an.map_params()
-    an.classify()
+    an.finish()
     evidence: list[str] = []
     wrong_shape(an, evidence)
     departs_within_statement(an, evidence)
@@ -161,7 +201,7 @@ def analyze(recs: list[Rec], golden: Golden, kernel_args: list[dict], outputs: d
 
     def result(obs: Rec | None, cul: Rec | None, win: list[Rec], suspects: list[Suspect] | None = None) -> AutoResult:
         return AutoResult(an.status, an.matched, an.offs, an.param_map, obs, cul, win, evidence, an.unmapped,
-                          coverage, suspects or [], sites, an.expected)
+                          coverage, suspects or [], sites, an.expected, an.write_map, an.lids)
 
     if observed is None:
         if cov_culprit is not None:
@@ -219,6 +259,22 @@ def analyze(recs: list[Rec], golden: Golden, kernel_args: list[dict], outputs: d
         evidence.append(f"(the op at {culprit.where()} was considered but its own value matches the golden: "
                         "not named)")
         culprit = None
+    if culprit is None and replayer is not None:
+        rep = repair_search(an, observed, replayer)
+        if rep.culprit is not None:
+            lines = {(r.file, r.line) for r in [rep.culprit, *rep.window]}
+            evidence.extend(rep.evidence)
+            if len(lines) == 1:
+                culprit = rep.culprit
+                an.status.setdefault(culprit.seq, "unknown")
+            else:
+                evidence.append(f"the ops between it and the last op whose value was known to be right have no "
+                                f"golden value to set: the bug is on line {rep.culprit.line} or on one of "
+                                f"{sorted({r.line for r in rep.window if r.line})}")
+                ranked = [rep.culprit, *sorted(rep.window, key=lambda r: -r.seq)]
+                suspects = _window_suspects(ranked)
+                evidence.append(f"{observed.where()} is the first value that departs from the golden; see the suspects")
+                return result(observed, None, window, suspects)
     if culprit is None:
         suspects = rank_suspects(an, observed, window)
         evidence.append(f"{observed.where()} is the first value that departs from the golden; no op before it can "

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from runtime.bisect._auto import Golden
+from runtime.bisect._analyzer import Golden
+from runtime.bisect._compare import mismatch_mask
 from runtime.bisect._parse import parse_source
 from runtime.bisect._records import Rec
 from runtime.bisect.report import CheckpointResult, IterationResult, stats_of
@@ -85,7 +86,11 @@ def valid_region(arr: np.ndarray, shape: tuple[int, ...]) -> np.ndarray | None:
 
 def compare_checkpoints(captured: dict[str, np.ndarray], golden: Golden, records: list[Rec],
                         names: list[str]) -> list[CheckpointResult]:
-    """One result per checkpoint, in golden data-flow order."""
+    """One result per checkpoint, in golden data-flow order.
+
+    ``captured``: the checkpoint tensors after the kernel (the trusted replay's arrays); per-iteration results
+    come from the writes' summaries (``Summary.ck``, checked when each write was made).
+    """
     out: list[CheckpointResult] = []
     by_seq = {r.seq: r for r in records}
 
@@ -93,12 +98,12 @@ def compare_checkpoints(captured: dict[str, np.ndarray], golden: Golden, records
         """The tile the write came from (its source op's output), not just the written extent."""
         for ref in w.inputs or []:
             src = by_seq.get(int(ref.get("seq", -1))) if ref.get("kind") == "record" else None
-            if src is not None and src.value is not None:
-                return list(np.asarray(src.value).shape)
+            if src is not None and src.shape is not None:
+                return list(src.shape)
         return list(w.shape or written)
 
     for name in sorted(names, key=lambda n: golden.order.get(n, 1 << 30)):
-        g = golden.f64.get(name)
+        g = golden.arrays.get(name)
         arr = captured.get(name)
         if g is None or arr is None:
             out.append(CheckpointResult(name=name, status="not_written", not_written=-1))
@@ -110,42 +115,31 @@ def compare_checkpoints(captured: dict[str, np.ndarray], golden: Golden, records
         same_rank = arr.ndim == g.ndim
         arr = fitted
         unwritten = int(_poison_mask(arr).sum())
-        a = arr.astype(np.float64)
-        st = stats_of(a, g, golden.atol, golden.rtol)
+        st = stats_of(arr, g, golden.atol, golden.rtol)
         per_iter: list[IterationResult] = []
         onset = None
         for w in records:
             if not same_rank or w.target != name or not w.is_write or w.offsets is None:
                 continue
-            box = w.box()
-            if box is None or box.ndim != g.ndim:
+            ck = w.summ.ck if w.summ is not None else None
+            bs = w.bshape
+            if ck is None or bs is None:
                 continue
-            # a padded checkpoint: only the part of the write inside the golden's extent is data
-            inside = tuple(slice(0, max(0, n - o)) for o, n in zip(w.offsets, g.shape, strict=True))
-            box = box[inside]
-            if box.size == 0:
-                continue
-            b = box.astype(np.float64)
-            sl = g[tuple(slice(o, o + n) for o, n in zip(w.offsets, b.shape, strict=False))]
-            if sl.shape != b.shape:
-                ok, mx = False, None
-            else:
-                s = stats_of(b, sl, golden.atol, golden.rtol)
-                ok, mx = s.out_of_tolerance == 0, s.max_abs_diff
-            tile = tile_shape(w, b.shape)
+            ok, mx, nan = ck
+            inside = tuple(max(0, min(b, n - o)) for b, o, n in zip(bs, w.offsets, g.shape, strict=True))
+            tile = tile_shape(w, inside)
             if len(tile) == g.ndim and all(o + t <= n for o, t, n in zip(w.offsets, tile, g.shape, strict=True)) \
-                    and any(v < t for v, t in zip(b.shape, tile, strict=True)):
+                    and any(v < t for v, t in zip(inside, tile, strict=True)):
                 ok = False  # the whole tile lies inside the tensor but only part of it was written
             per_iter.append(IterationResult(iteration=dict(w.iteration), offsets=list(w.offsets), all_close=ok,
-                                            max_abs_diff=mx, nan_count=int(np.isnan(b).sum())))
+                                            max_abs_diff=mx, nan_count=nan))
             if not ok and onset is None:
                 onset = dict(w.iteration)
         first_bad = None
         if st.out_of_tolerance:
-            with np.errstate(all="ignore"):
-                bad = ~(np.abs(a - g) <= golden.atol + golden.rtol * np.abs(g))
+            bad = mismatch_mask(arr, g, golden.atol, golden.rtol)
             first_bad = [int(i[0]) for i in np.nonzero(bad)]
-        status = "match" if st.out_of_tolerance == 0 else ("not_written" if unwritten == a.size else "mismatch")
+        status = "match" if st.out_of_tolerance == 0 else ("not_written" if unwritten == arr.size else "mismatch")
         out.append(CheckpointResult(name=name, status=status, stats=st, not_written=unwritten,
                                     per_iteration=per_iter[:256], drift_onset=onset, first_bad_index=first_bad))
     return out

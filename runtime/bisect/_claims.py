@@ -25,9 +25,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-import numpy as np
-
-from runtime.bisect._analyzer import GOOD, Analyzer, candidate_regions, close_all, region_slice
+from runtime.bisect._analyzer import GOOD, Analyzer, region_slice
 from runtime.bisect._parse import parse_source
 from runtime.bisect._records import Rec
 
@@ -58,8 +56,8 @@ def _anchor_order(an: Analyzer, r: Rec) -> int | None:
         return an.g.order[an.matched[r.seq][0]]
     if r.seq in an.expected:
         return an.g.order[an.expected[r.seq][0]]
-    if r.is_write and r.target and r.target in an.param_map:
-        return an.g.order[an.param_map[r.target]]
+    if r.is_write and (g := an.target_golden(r)) is not None:
+        return an.g.order[g]
     return None
 
 
@@ -108,9 +106,16 @@ def _statement_inputs_good(an: Analyzer, r: Rec) -> bool:
     return leaves > 0
 
 
+_SEVERAL_OUTPUTS = frozenset({"topk", "sort"})
+
+
 def pair_orphans(an: Analyzer, evidence: list[str]) -> None:
     """Compare unmatched kernel ops with the one golden intermediate their data-flow position leaves them."""
-    used = {g for g, _ in an.matched.values()} | set(an.param_map.values()) | {g for g, _ in an.expected.values()}
+    used = {g for g, _ in an.matched.values()} | set(an.param_map.values()) | set(an.write_map.values()) \
+        | {g for g, _ in an.expected.values()}
+    # a golden tensor some matching kernel value reproduces is no orphan, even where another golden was the
+    # better name for that value (``rt`` equals both the input ``rstd`` and its reshape ``r``)
+    used |= {g for r in an.recs if r.summ is not None and an.status.get(r.seq) in GOOD for g in r.summ.hits}
     orphans = [n for n, k in an.g.kinds.items() if k == "intermediate" and n not in used
                and not an.g.is_input_copy(n)]
     if not orphans:
@@ -124,8 +129,10 @@ def pair_orphans(an: Analyzer, evidence: list[str]) -> None:
             continue
         if r.op in _TRANSPARENT and not (r.op == "view" and not r.source and r.name in orphans):
             continue
-        if r.value is not None and all(p.value is not None for p in an.operand_recs(r)):
-            nodes.setdefault(r.node, []).append(r)  # (ops left unrecorded by sampling prove nothing)
+        if r.op in _SEVERAL_OUTPUTS:
+            continue  # its record holds one of its outputs (a top-k's values), not necessarily the one named
+        if r.has_value and all(p.has_value for p in an.operand_recs(r)):
+            nodes.setdefault(r.node, []).append(r)
     cand: dict[str, list[int]] = {}
     for node, rs in nodes.items():
         if any(an.status.get(r.seq) not in ("unknown", "match") or
@@ -136,7 +143,7 @@ def pair_orphans(an: Analyzer, evidence: list[str]) -> None:
             continue  # executions mostly land on a shared golden slice: per-chunk partial values, not the tensor
         rs = [r for r in rs if _statement_inputs_good(an, r)]  # the executions whose inputs match
         nodes[node] = rs
-        first = next((r for r in rs if r.box() is not None and an.offs.get(r.seq) is not None), None)
+        first = next((r for r in rs if r.bshape is not None and an.offs.get(r.seq) is not None), None)
         if first is None:
             continue
         floor = max(an._operand_order(r) for r in rs)
@@ -160,16 +167,14 @@ def pair_orphans(an: Analyzer, evidence: list[str]) -> None:
             frontier = nxt
         if running and not _proportional_orphan(an, rs, orphans):
             continue  # (unless its values are a constant multiple of an orphan: a wrong scale constant)
-        box = first.box()
-        assert box is not None
+        bs = first.bshape
+        assert bs is not None
         named = [g for g in orphans if any(r.name == g for r in rs)]
         if rs[0].op == "view" and not named:
             continue
         for g in named or orphans:
             o = an.g.order[g]
-            garr = an.g.shaped(g, box.ndim)
-            if floor < o < ceiling and garr is not None and \
-                    candidate_regions(tuple(an.offs[first.seq] or ()), box.shape, garr.shape):
+            if floor < o < ceiling and an.first_region(first, g) is not None:
                 cand.setdefault(g, []).append(node)
     taken: set[int] = set()
     for g, ns in sorted(cand.items(), key=lambda kv: an.g.order[kv[0]]):
@@ -183,21 +188,23 @@ def pair_orphans(an: Analyzer, evidence: list[str]) -> None:
         taken.add(node)  # type: ignore[arg-type]
         rs = nodes[node]  # type: ignore[index]
         for r in rs:
-            box = r.box()
+            bs = r.bshape
             offs = an.offs.get(r.seq)
-            if box is None or offs is None:
+            if bs is None or offs is None or r.summ is None:
                 continue
-            b = box.astype(np.float64)
-            reg = an.match_region(b, g, offs)
+            reg = an.match_region(r, g)
             if reg is not None:
                 an.status[r.seq] = "match"
                 an.matched[r.seq] = (g, reg)
+                if an.lid(r, g):
+                    an.lids[r.seq] = an.lid(r, g)
                 continue
-            garr = an.g.shaped(g, b.ndim)
-            regs = candidate_regions(tuple(offs), b.shape, garr.shape) if garr is not None else []
-            if regs:
-                an.status[r.seq] = "nan" if np.isnan(b).any() else ("misplaced" if r.op == "view" else "mismatch")
-                an.expected[r.seq] = (g, regs[0])
+            fr = an.first_region(r, g)
+            if fr is not None:
+                an.status[r.seq] = "nan" if r.summ.nan else ("misplaced" if r.op == "view" else "mismatch")
+                an.expected[r.seq] = (g, fr[1])
+                if fr[0]:
+                    an.lids[r.seq] = fr[0]
         an.paired[node] = g  # type: ignore[index]
         how = "the only one" if len(ns) == 1 else "of the ops that fit, the one whose values follow it most closely"
         evidence.append(f"golden {g!r} matches no kernel value; the op at line {rs[0].line} ({rs[0].op}) is {how} "
@@ -205,24 +212,21 @@ def pair_orphans(an: Analyzer, evidence: list[str]) -> None:
                         f"with {g!r}")
 
 
+def _fit_of(rs: list[Rec], g: str) -> tuple[float, float | None] | None:
+    """(|correlation|, constant factor) of the first execution in ``rs`` measured against golden ``g``."""
+    for x in rs:
+        if x.summ is not None and g in x.summ.fit:
+            return x.summ.fit[g]
+    return None
+
+
 def _proportional_orphan(an: Analyzer, rs: list[Rec], orphans: list[str]) -> bool:
     """The node's values are ``k`` times an orphan golden tensor at their region (``k`` != 1, one ``k`` for every
     element): a wrong scale constant. That holds for a value feeding running state too, so it may be paired."""
-    r = next((x for x in rs if x.box() is not None and an.offs.get(x.seq) is not None), None)
-    if r is None:
-        return False
-    b = r.box().astype(np.float64)  # type: ignore[union-attr]
     for g in orphans:
-        garr = an.g.shaped(g, b.ndim)
-        regs = candidate_regions(tuple(an.offs[r.seq] or ()), b.shape, garr.shape) if garr is not None else []
-        for reg in regs[:1]:
-            sl = garr[tuple(slice(o, o + e) for o, e in zip(reg, b.shape, strict=True))]  # type: ignore[index]
-            big = np.abs(sl) > 1e-6
-            if big.sum() < max(2, b.size // 2):
-                continue
-            k = float(np.median(b[big] / sl[big]))
-            if abs(k - 1.0) > 1e-3 and np.allclose(b, k * sl, rtol=10 * an.g.rtol, atol=10 * an.g.atol):
-                return True
+        f = _fit_of(rs, g)
+        if f is not None and f[1] is not None:
+            return True
     return False
 
 
@@ -231,18 +235,8 @@ def _most_correlated(an: Analyzer, g: str, groups: list[list[Rec]]) -> list[Rec]
     the values' order; an unrelated value does not), or None when no candidate stands out."""
     scores = []
     for rs in groups:
-        r = next((x for x in rs if x.box() is not None and an.offs.get(x.seq) is not None), None)
-        score = 0.0
-        if r is not None:
-            b = r.box().astype(np.float64)  # type: ignore[union-attr]
-            garr = an.g.shaped(g, b.ndim)
-            regs = candidate_regions(tuple(an.offs[r.seq] or ()), b.shape, garr.shape) if garr is not None else []
-            if regs and b.size > 2:
-                sl = garr[tuple(slice(o, o + e) for o, e in zip(regs[0], b.shape, strict=True))]  # type: ignore[index]
-                with np.errstate(all="ignore"):
-                    c = np.corrcoef(b.ravel(), sl.ravel())[0, 1]
-                score = abs(float(c)) if np.isfinite(c) else 0.0
-        scores.append(score)
+        f = _fit_of(rs, g)
+        scores.append(f[0] if f is not None else 0.0)
     order = sorted(range(len(groups)), key=lambda i: -scores[i])
     best = order[0]
     second = scores[order[1]] if len(order) > 1 else 0.0
@@ -441,18 +435,18 @@ def wrong_shape(an: Analyzer, evidence: list[str]) -> None:
     for r in an.recs:
         if not r.name or r.name not in an.g.arrays or an.g.kinds.get(r.name) != "intermediate" or r.is_write:
             continue
-        if an.status.get(r.seq) != "unknown" or r.value is None or an.offs.get(r.seq) is None:
+        if an.status.get(r.seq) != "unknown" or not r.has_value or an.offs.get(r.seq) is None:
             continue
-        box = r.box()
-        garr = an.g.shaped(r.name, box.ndim) if box is not None else None
-        if box is None or garr is None or candidate_regions(tuple(an.offs[r.seq] or ()), box.shape, garr.shape):
+        bs = r.bshape
+        garr = an.g.shaped(r.name, len(bs)) if bs is not None else None
+        if bs is None or garr is None or an.first_region(r, r.name) is not None:
             continue
-        tile_ok = all(b <= g for b, g in zip(box.shape, garr.shape, strict=True))
+        tile_ok = all(b <= g for b, g in zip(bs, garr.shape, strict=True))
         if tile_ok or not _statement_inputs_good(an, r):
             continue
         an.status[r.seq] = "mismatch"
         an.expected[r.seq] = (r.name, tuple(an.offs[r.seq] or ()))
-        evidence.append(f"{r.where()} makes {r.name!r} with tile shape {list(box.shape)}, which cannot be a slice "
+        evidence.append(f"{r.where()} makes {r.name!r} with tile shape {list(bs)}, which cannot be a slice "
                         f"of the golden {r.name!r} of shape {list(an.g.arrays[r.name].shape)} (wrong axis?)")
         return
 
@@ -461,20 +455,18 @@ def departs_within_statement(an: Analyzer, evidence: list[str]) -> None:
     """``sq = xf * xf * 0.5``: an op inside the statement equals golden ``sq``, the value bound to ``sq`` does not.
     The statement departs from the golden of its own name (value evidence: the inner value matched)."""
     for r in an.recs:
-        if not r.name or r.name not in an.g.arrays or an.status.get(r.seq) != "unknown" or r.box() is None:
+        if not r.name or r.name not in an.g.arrays or an.status.get(r.seq) != "unknown" or not r.has_value:
             continue
         inner = [p for p in _statement_ops(an, r) if an.matched.get(p.seq, ("",))[0] == r.name]
         if not inner:
             continue
-        offs = an.offs.get(r.seq)
-        box = r.box()
-        garr = an.g.shaped(r.name, box.ndim) if box is not None else None
-        regs = candidate_regions(tuple(offs), box.shape, garr.shape) if offs is not None and garr is not None \
-            and box is not None else []
-        if not regs:
+        fr = an.first_region(r, r.name)
+        if fr is None:
             continue
         an.status[r.seq] = "mismatch"
-        an.expected[r.seq] = (r.name, regs[0])
+        an.expected[r.seq] = (r.name, fr[1])
+        if fr[0]:
+            an.lids[r.seq] = fr[0]
         evidence.append(f"on line {r.line} an inner value equals golden {r.name!r} but the value bound to "
                         f"{r.name!r} ({r.where()}) does not")
         return
@@ -568,7 +560,8 @@ def wrong_input(an: Analyzer, bad: list[Rec], evidence: list[str]) -> Rec | None
     if len(unread) != 1:
         return None
     q = unread[0]
-    qg = an.g.f64[an.param_map.get(q, q)]
+    qname = an.param_map.get(q, q)
+    qg = an.g.arrays[qname]
     views: dict[tuple, list[Rec]] = {}
     for x in an.recs:
         if x.op == "view" and x.source and x.source != q and x.offsets is not None \
@@ -591,9 +584,9 @@ def wrong_input(an: Analyzer, bad: list[Rec], evidence: list[str]) -> Rec | None
             kids = _children(an)
         if not _feeds_match(an, kids, other):
             continue  # the sibling read feeds nothing that is shown right either
-        box = w.box()
-        sl = region_slice(qg, offs, box.shape) if box is not None else None
-        if sl is None or close_all(box.astype(np.float64), sl, an.g.atol, an.g.rtol):
+        bs = w.bshape
+        sl = region_slice(qg, offs, bs) if bs is not None else None
+        if sl is None or w.summ is None or qname in w.summ.exact:
             continue
         evidence.append(f"input {q!r} is never read by the kernel, while {src!r} is read twice at offsets "
                         f"{list(offs)} in one iteration ({other.where()} and {w.where()}); the read at line "

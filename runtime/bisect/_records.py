@@ -42,10 +42,30 @@ class Rec:
     inputs: list[dict] | None = None
     """None when the emulator gives no data-flow links (then only program order is known)."""
     attrs: dict = field(default_factory=dict)
+    summ: Any = None
+    """``_analyzer.Summary``: how the value compared with the golden when it was produced (streamed runs keep
+    this instead of the value)."""
 
     @property
     def is_write(self) -> bool:
         return self.op in WRITE_OPS or (self.target is not None and self.op not in ("view",))
+
+    @property
+    def bshape(self) -> tuple[int, ...] | None:
+        """Shape of the valid region (the part that is data), from the value or the recorded geometry."""
+        if self.value is not None:
+            b = self.box()
+            return tuple(b.shape) if b is not None else None
+        if self.shape is None:
+            return None
+        if self.valid_shape is None or len(self.valid_shape) != len(self.shape):
+            return tuple(int(n) for n in self.shape)
+        return tuple(max(0, min(int(v), int(n))) for v, n in zip(self.valid_shape, self.shape, strict=True))
+
+    @property
+    def has_value(self) -> bool:
+        """A value was recorded (kept, or summarized when it was produced)."""
+        return self.value is not None or self.summ is not None
 
     def box(self) -> np.ndarray | None:
         """The valid region of the value (the part that is data), or None."""

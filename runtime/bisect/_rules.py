@@ -11,7 +11,8 @@ import re
 
 import numpy as np
 
-from runtime.bisect._analyzer import GOOD, Analyzer, close_all, region_slice
+from runtime.bisect._analyzer import GOOD, Analyzer
+from runtime.bisect._compare import mismatch_mask
 from runtime.bisect._parse import parse_source
 from runtime.bisect._records import Rec
 
@@ -54,22 +55,20 @@ def coverage_gap(an: Analyzer, outputs: dict[str, np.ndarray]) -> tuple[dict[str
     counts: dict[str, int] = {}
     culprit: Rec | None = None
     notes: list[str] = []
-    for tgt, ws in sorted(an.writes.items()):
-        gname = an.param_map.get(tgt)
+    for _tgt, ws in sorted(an.writes.items()):
+        gname = an.target_golden(ws[0])
         if gname is None or gname not in outputs:
             continue
-        g = an.g.f64[gname]
+        g = an.g.arrays[gname]
         cover = np.zeros(g.shape, dtype=bool)
         for w in ws:
             if w.offsets is None or w.valid_shape is None or len(w.offsets) != g.ndim:
                 continue
             cover[tuple(slice(max(0, o), max(0, o + n)) for o, n in zip(w.offsets, w.valid_shape, strict=True))] = True
-        got = np.asarray(outputs[gname], dtype=np.float64)
+        got = np.asarray(outputs[gname])
         if got.shape != g.shape:
             continue
-        with np.errstate(all="ignore"):
-            wrong = ~(np.abs(got - g) <= an.g.atol + an.g.rtol * np.abs(g))
-        gap = wrong & ~cover
+        gap = mismatch_mask(got, g, an.g.atol, an.g.rtol) & ~cover
         n_gap = int(gap.sum())
         if not n_gap:
             continue
@@ -78,8 +77,8 @@ def coverage_gap(an: Analyzer, outputs: dict[str, np.ndarray]) -> tuple[dict[str
         notes.append(f"{n_gap} element(s) of output {gname!r} were never written (first at index {list(first)})")
         def tile(w: Rec) -> list[int] | None:
             src = an.operand_recs(w)
-            if src and src[0].value is not None:
-                return list(np.asarray(src[0].value).shape)
+            if src and src[0].shape is not None:
+                return list(src[0].shape)
             return w.shape
 
         for w in ws:
@@ -116,11 +115,10 @@ def geometry(an: Analyzer, observed: Rec, window: list[Rec], evidence: list[str]
     if observed.is_write and observed.target:
         src = an.operand_recs(observed)
         lin = an.offs.get(src[0].seq) if src else None
-        gname = an.param_map.get(observed.target)
-        box = observed.box()
-        if lin is not None and gname is not None and box is not None and tuple(lin) != tuple(observed.offsets or ()):
-            sl = region_slice(an.g.f64[gname], tuple(lin), box.shape)
-            if sl is not None and close_all(box.astype(np.float64), sl, an.g.atol, an.g.rtol):
+        gname = an.target_golden(observed)
+        if lin is not None and gname is not None and observed.summ is not None \
+                and tuple(lin) != tuple(observed.offsets or ()):
+            if gname in observed.summ.at_src:
                 shifted = True
                 evidence.append(f"the values written at offsets {observed.offsets} ({observed.where()}) equal the "
                                 f"golden {gname!r} at offsets {list(lin)}: read and write tiles disagree")

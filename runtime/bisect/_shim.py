@@ -1,25 +1,32 @@
-"""Emulator adapter that the verify sandbox loads in place of the emulator when bisect runs a kernel.
+"""Emulator adapter that the verify sandbox loads in place of the emulator when bisect runs a candidate.
 
-Why: the candidate kernel is untrusted, so bisect runs it through ``runtime.sandbox.run_candidate`` (the
-verifier's sandbox, reused, not a second one). That runner accepts an emulator given as a ``.py`` path that
-provides ``install()``, ``session()`` and ``EmulatorError``. This file is copied into a private temp folder
-next to ``bisect_shim.json`` and then:
+Why: the candidate is untrusted, so bisect runs it through ``runtime.sandbox.run_candidate`` (the verifier's
+sandbox, reused, not a second one). That runner accepts an emulator given as a ``.py`` path that provides
+``install()``, ``session()`` and ``EmulatorError``. This file is copied into a private temp folder next to
+``bisect_shim.json`` and then:
 
 * loads the emulator (``runtime.emulator``, or the module named by ``--emulator``) *before* the sandbox guards go up;
-* opens every session with ``Options(record=True)`` when the emulator supports it;
-* wraps ``pypto.frontend.jit`` so kernel parameters named like golden intermediates (checkpoints) are
-  poisoned with NaN before the call and copied after it;
-* hands records and checkpoint arrays back through the one channel the runner already returns to the
-  parent: ``session.counters.model_dump()`` (JSON, arrays base64-encoded).
+* installs a kernel executor (``emu.kernel_executor``) that captures every kernel call - the encoded kernel
+  program (plain data, ``runtime.emulator.device``) and the argument arrays as they are at the call - and then
+  runs it in process as usual, so the candidate's host code continues;
+* wraps ``pypto.frontend.jit`` so kernel parameters named like golden intermediates (checkpoints) are poisoned
+  with NaN before the call, and notes the wrapper line that called the kernel;
+* hands the captured calls back through the one channel the runner already returns to the parent:
+  ``session.counters.model_dump()`` (JSON, arrays base64-encoded). An argument whose bytes equal one of the
+  case's inputs is sent as a reference to it, a constant-filled one as its fill value.
 
-A kernel call that raises returns None here (the error is kept and reported) so that the records made before
-the error reach the parent. Nothing here can change a verdict: the parent only uses it to localize.
+Nothing is recorded here: the parent replays each captured program in its own (trusted) process with recording
+on and compares every op value with the golden as it is produced (``runtime.bisect._replay``). The golden never
+enters this process, and no record the parent uses was made by code that ran next to the candidate.
+A kernel call that raises returns None here (the error is kept and reported).
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import functools
+import hashlib
 import importlib
 import importlib.util
 import inspect
@@ -44,7 +51,7 @@ def _sibling(name: str) -> Any:
 
 
 _records = _sibling("bisect_records")
-encode_array, encode_record = _records.encode_array, _records.encode_record
+encode_array = _records.encode_array
 
 
 def _load(spec: str) -> Any:
@@ -74,11 +81,24 @@ _REAL = _load(_CONFIG["emulator"])
 _preload(_REAL)
 EmulatorError = getattr(_REAL, "EmulatorError", RuntimeError)
 _CHECKPOINTS = set(_CONFIG.get("checkpoints", []))
-_CAPTURED: dict[str, Any] = {}
-_KERNEL_ARGS: list[dict] = []
+_MAX_BYTES = int(_CONFIG.get("max_capture_bytes", 4 * 1024**3))
 
 
-_KERNEL_ERROR: dict[str, Any] = {}
+class _State:
+    """What one case (one session) captured."""
+
+    def __init__(self) -> None:
+        self.case = -1
+        self.calls: list[dict] = []
+        self.kernel_args: list[dict] = []
+        self.kernel_error: dict[str, Any] = {}
+        self.site: dict[str, Any] = {}
+        self.bytes = 0
+        self.dropped = 0
+
+
+_S = _State()
+_NO_CAPTURE: list[str] = []
 
 
 def _describe(exc: BaseException) -> dict[str, Any]:
@@ -95,6 +115,23 @@ def _poison(arr: np.ndarray) -> None:
         arr[...] = np.nan
     elif arr.dtype.kind in "iu":
         arr[...] = np.iinfo(arr.dtype).min if arr.dtype.kind == "i" else np.iinfo(arr.dtype).max
+
+
+def _as_array(a: Any) -> np.ndarray | None:
+    if isinstance(a, np.ndarray):
+        return a
+    if type(a).__module__.split(".")[0] == "torch" and hasattr(a, "detach"):
+        try:
+            t = a.detach()
+            if str(t.dtype) == "torch.bfloat16":
+                import ml_dtypes
+                import torch
+
+                return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+            return t.numpy()
+        except Exception:  # noqa: BLE001 - not a CPU tensor: nothing to poison
+            return None
+    return None
 
 
 def _wrap_jit(pypto: Any) -> None:
@@ -116,22 +153,23 @@ def _wrap_jit(pypto: Any) -> None:
         def call(*args: Any, **kwargs: Any) -> Any:
             bound = dict(zip(names, args, strict=False))
             bound.update(kwargs)
-            _KERNEL_ARGS.append({"kernel": getattr(func, "__name__", "?"), "args": [
-                {"name": n, "shape": list(a.shape), "dtype": str(a.dtype)}
-                for n, a in bound.items() if isinstance(a, np.ndarray)]})
-            for n, a in bound.items():
-                if n in _CHECKPOINTS and isinstance(a, np.ndarray):
+            arrays = {n: a for n, v in bound.items() if (a := _as_array(v)) is not None}
+            _S.kernel_args.append({"kernel": getattr(func, "__name__", "?"), "args": [
+                {"name": n, "shape": list(a.shape), "dtype": str(a.dtype)} for n, a in arrays.items()]})
+            for n, a in arrays.items():
+                if n in _CHECKPOINTS:
                     _poison(a)
+            caller = sys._getframe(1)
+            _S.site = {"kernel": getattr(func, "__name__", "?"), "file": Path(caller.f_code.co_filename).name,
+                       "line": caller.f_lineno}
             try:
                 return kernel(*args, **kwargs)
-            except Exception as exc:  # noqa: BLE001 - keep the records made before the error
-                if not _KERNEL_ERROR:
-                    _KERNEL_ERROR.update(_describe(exc))
+            except Exception as exc:  # noqa: BLE001 - keep the calls made before the error
+                if not _S.kernel_error:
+                    _S.kernel_error.update(_describe(exc))
                 return None
             finally:
-                for n, a in bound.items():
-                    if n in _CHECKPOINTS and isinstance(a, np.ndarray):
-                        _CAPTURED[n] = a.copy()
+                _S.site = {}
 
         return call
 
@@ -140,114 +178,88 @@ def _wrap_jit(pypto: Any) -> None:
         pypto.jit = jit
 
 
+def _describe_arg(a: np.ndarray) -> dict[str, Any]:
+    """How the parent rebuilds an argument: a case input (by digest), a constant fill, or the bytes."""
+    d: dict[str, Any] = {"shape": list(a.shape), "dtype": str(a.dtype)}
+    flat = np.ascontiguousarray(a).reshape(-1)
+    digests = _CONFIG.get("inputs") or []
+    mine = digests[_S.case] if 0 <= _S.case < len(digests) else []
+    if any(int(x["nbytes"]) == flat.nbytes for x in mine):
+        sha = hashlib.sha256(flat.view(np.uint8)).hexdigest()
+        for i, x in enumerate(mine):
+            if int(x["nbytes"]) == flat.nbytes and x["sha"] == sha:
+                d["input"] = i
+                return d
+    if flat.size and flat.dtype.itemsize in (1, 2, 4, 8):
+        u = flat.view(f"u{flat.dtype.itemsize}")
+        if bool((u == u[0]).all()):
+            d["fill"] = base64.b64encode(flat[:1].tobytes()).decode()
+            return d
+    enc = encode_array(a)
+    d["array"] = enc
+    _S.bytes += len(enc["b64"]) if enc else 0
+    return d
+
+
+def _capture(program: Any, args: list[np.ndarray], options: Any) -> Any:
+    ex = importlib.import_module(_REAL.__name__ + "._executor") if hasattr(_REAL, "__path__") else None
+    if ex is None:
+        raise RuntimeError("bisect: the emulator has no kernel executor")
+    from runtime.emulator.device import encode  # preloaded above (device package of the same emulator)
+
+    need = sum(int(a.nbytes) for a in args)
+    if _S.bytes + need > _MAX_BYTES:
+        _S.dropped += 1
+    else:
+        blob = encode(program)
+        _S.calls.append({
+            "kernel": program.kernel, "site": dict(_S.site),
+            "program": base64.b64encode(blob).decode(),
+            "args": [_describe_arg(a) for a in args],
+            "options": {"out_of_bounds": options.out_of_bounds, "check_poison": options.check_poison,
+                        "poison_check": options.poison_check},
+        })
+    import dataclasses
+
+    # the program was traced with recording on (op names, view sources: the metadata the parent needs); here
+    # it only runs so the candidate's host code can continue, batched and without records
+    return ex.run_in_process(program, args, dataclasses.replace(options, record=False, on_record=None))
+
+
 def install() -> None:
     _REAL.install()
     _wrap_jit(importlib.import_module("pypto"))
-
-
-class _Stream:
-    """Encodes each op record as the emulator makes it, so the sandbox never holds every tile at once.
-
-    Why: keeping every value of a large kernel (2M parameters x 20 ops x every tile) exhausted the sandbox's
-    memory, and a hard size cap silently dropped the latest ops. Instead, once ``full_bytes`` are recorded,
-    each traced op keeps the values of its first ``keep_first`` executions, of every execution whose index is
-    a power of two, and of its last execution (a tail tile is usually last); the others keep their metadata
-    (offsets, shape, links) only.
-    A byte budget on top keeps the reply bounded; what it drops is counted and reported.
-    """
-
-    def __init__(self, sess: Any) -> None:
-        self.sess = sess
-        self.items: list[dict] = []
-        self.count: dict[Any, int] = {}
-        self.last: dict[Any, tuple[int, Any]] = {}
-        self.budget = int(_CONFIG.get("max_value_bytes", 64 * 1024**2))
-        self.keep_first = int(_CONFIG.get("keep_first", 4))
-        self.full = int(_CONFIG.get("full_bytes", 16 * 1024**2))
-        """bytes recorded in full before sampling starts (small kernels are recorded whole)"""
-        self.sampled = 0
-        self.dropped = 0
-
-    def add(self, rec: Any) -> None:
-        seq = len(self.sess.records)
-        self.sess.records.append(None)  # the emulator numbers records by this length: keep it counting
-        n = self.count.get(rec.node, 0)
-        self.count[rec.node] = n + 1
-        value = getattr(rec, "value", None)
-        keep = self.full > 0 or n < self.keep_first or (n & (n - 1)) == 0
-        try:
-            rec.value = None
-            d = encode_record(rec, seq)
-        finally:
-            rec.value = value
-        if keep and value is not None:
-            self._attach(d, value)
-        elif value is not None:
-            prev = self.last.get(rec.node)
-            if prev is not None:
-                self.sampled += 1
-            self.last[rec.node] = (len(self.items), np.array(value, copy=True))
-        self.items.append(d)
-
-    def _attach(self, d: dict, value: Any) -> None:
-        enc = encode_array(value)
-        if enc is not None and len(enc["b64"]) <= self.budget:
-            self.budget -= len(enc["b64"])
-            self.full -= len(enc["b64"])
-            d["value"] = enc
-        else:
-            self.dropped += 1
-
-    def finish(self) -> list[dict]:
-        for idx, value in self.last.values():  # the last execution of every op keeps its value
-            self._attach(self.items[idx], value)
-        self.last.clear()
-        return self.items
+    try:
+        ex = importlib.import_module(_REAL.__name__ + "._executor")
+        ex.set_default(_capture)
+    except (ImportError, AttributeError) as exc:
+        _NO_CAPTURE.append(f"the emulator {_CONFIG['emulator']} has no kernel executor to capture programs: {exc}")
 
 
 class _Dump:
     """Stands in for ``session.counters``: the runner serializes it with ``model_dump``."""
 
-    def __init__(self, sess: Any, recording: bool, stream: _Stream | None = None) -> None:
+    def __init__(self, sess: Any) -> None:
         self._sess = sess
-        self._recording = recording
-        self._stream = stream
-        self._dropped = False
 
     def model_dump(self, mode: str = "json") -> dict:
         counters = getattr(self._sess, "counters", None)
-        kargs = getattr(self._sess, "kernel_args", None)
-        if self._stream is not None:
-            encoded = self._stream.finish() if self._recording else []
-        else:  # an emulator that appends to ``records`` itself: encode them now, within the budget
-            encoded, budget = [], int(_CONFIG.get("max_value_bytes", 64 * 1024**2))
-            for i, r in enumerate(getattr(self._sess, "records", []) or [] if self._recording else []):
-                d = encode_record(r, i)
-                if d.get("value") is not None:
-                    budget -= len(d["value"]["b64"])
-                    if budget < 0:
-                        d["value"] = None  # metadata kept; the parent reports these ops as unmapped
-                encoded.append(d)
-            self._dropped = budget < 0
         return {
             "bisect": {
-                "recording": self._recording,
-                "truncated": bool(self._stream.dropped) if self._stream else self._dropped,
-                "sampled": self._stream.sampled if self._stream else 0,
-                "dropped": self._stream.dropped if self._stream else 0,
-                "records": encoded,
-                "checkpoints": {k: encode_array(v) for k, v in sorted(_CAPTURED.items())},
-                "kernel_error": dict(_KERNEL_ERROR) or None,
-                "kernel_args": kargs if isinstance(kargs, list) else _KERNEL_ARGS[-1:] and _KERNEL_ARGS[-1]["args"],
+                "calls": list(_S.calls),
+                "dropped_calls": _S.dropped,
+                "no_capture": "; ".join(_NO_CAPTURE),
+                "kernel_error": dict(_S.kernel_error) or None,
+                "kernel_args": list(_S.kernel_args),
             },
             "counters": counters.model_dump(mode=mode) if hasattr(counters, "model_dump") else None,
         }
 
 
 class _Proxy:
-    def __init__(self, sess: Any, recording: bool, stream: _Stream | None) -> None:
+    def __init__(self, sess: Any) -> None:
         self._sess = sess
-        self.counters = _Dump(sess, recording, stream)
+        self.counters = _Dump(sess)
 
     @property
     def diagnostics(self) -> list:
@@ -256,21 +268,15 @@ class _Proxy:
 
 @contextlib.contextmanager
 def session(options: Any = None) -> Any:
+    case = _S.case + 1
+    _S.__init__()
+    _S.case = case
     opts_cls = getattr(_REAL, "Options", None)
-    recording = bool(_CONFIG.get("record", True))
     opts = None
     if opts_cls is not None:
         try:
-            opts = opts_cls(record=recording)
+            opts = opts_cls(record=True)  # traced with op names and view sources
         except TypeError:
-            recording = False
-            opts = opts_cls()
-    _CAPTURED.clear()
-    _KERNEL_ARGS.clear()
-    _KERNEL_ERROR.clear()
+            opts = None
     with _REAL.session(options=opts) as sess:
-        stream = None
-        if recording and hasattr(sess, "add_record") and hasattr(sess, "records"):
-            stream = _Stream(sess)
-            sess.add_record = stream.add
-        yield _Proxy(sess, recording, stream)
+        yield _Proxy(sess)

@@ -17,12 +17,14 @@ from typing import Any
 import numpy as np
 import yaml
 
+from runtime.bisect._analyzer import UPDATED, Analyzer
 from runtime.bisect._auto import AutoResult, Golden, analyze, name_from_source
 from runtime.bisect._checkpoint import checkpoint_names, compare_checkpoints
 from runtime.bisect._records import Rec
+from runtime.bisect._replay import Replay, replay, replay_hooked, value_stats
 from runtime.bisect._rules import static_missing_cast
-from runtime.bisect._run import DEFAULT_EMULATOR, RecordedRun, run_recorded, run_recorded_cases
-from runtime.bisect.report import BisectReport, OpFinding, OutputResult, Suspect, UnmappedOp, stats_of
+from runtime.bisect._run import DEFAULT_EMULATOR, CapturedRun, run_captured_cases
+from runtime.bisect.report import BisectReport, OpFinding, OutputResult, Stats, Suspect, UnmappedOp, stats_of
 from runtime.stages import parse_stage_name, wrapper_for
 from runtime.yamlio import load_yaml
 
@@ -54,14 +56,25 @@ def _expected_names(op: Any, stage: Path, output_names: list[str]) -> list[str]:
 
 
 def _golden(op: Any, grun: Any, case: Any) -> Golden:
+    """The golden tensors of a case in data-flow order: inputs, the golden's named intermediates (its own locals
+    and, for a golden behind an adapter, the vendor function's), outputs.
+
+    An intermediate named like an input whose values differ holds that input after the golden updated it in
+    place (an optimizer step): it is kept as ``<name> (updated)`` - a kernel writing into that input is compared
+    with it, never with the input's original values."""
     arrays: dict[str, np.ndarray] = {}
     kinds: dict[str, str] = {}
     for t, a in zip(op.spec.inputs, grun.inputs, strict=False):
         arrays[t.name], kinds[t.name] = np.asarray(a), "input"
+    inputs = dict(arrays)
     for n, a in grun.intermediates.items():  # binding order = golden data-flow order
         if n in grun.outputs and n not in arrays:  # an output computed early (AdamW's m_new) keeps its place
             arrays[n], kinds[n] = np.asarray(grun.outputs[n]), "output"
-        elif n not in arrays and isinstance(a, np.ndarray) and a.dtype.kind in "fiub":
+        elif n in inputs and isinstance(a, np.ndarray) and a.shape == inputs[n].shape \
+                and not np.array_equal(a, inputs[n], equal_nan=True):
+            arrays[n + UPDATED], kinds[n + UPDATED] = a, "intermediate"
+        elif n not in arrays and isinstance(a, np.ndarray) and a.dtype.kind in "fiub" or (
+                n not in arrays and isinstance(a, np.ndarray) and "float" in a.dtype.name):
             arrays[n], kinds[n] = a, "intermediate"
     for n, a in grun.outputs.items():
         if n not in arrays:
@@ -70,48 +83,74 @@ def _golden(op: Any, grun: Any, case: Any) -> Golden:
     return Golden(arrays, kinds, float(tol.atol), float(tol.rtol))
 
 
-def _finding(r: Rec | None, res: AutoResult, golden: Golden, lines: list[str]) -> OpFinding | None:
+def _finding(r: Rec | None, res: AutoResult, golden: Golden, lines: list[str],
+             stats: dict[int, Stats] | None = None) -> OpFinding | None:
     if r is None:
         return None
     status = res.status.get(r.seq, "unknown")
-    gname, region = None, None
-    if r.seq in res.matched and not (status in ("mismatch", "nan", "misplaced") and r.seq in res.expected):
-        gname, reg = res.matched[r.seq]
-        region = list(reg)
-    elif r.seq in res.expected:
-        gname, reg = res.expected[r.seq]
-        region = list(reg)
-    elif r.is_write and r.target in res.param_map:
-        gname = res.param_map[r.target]
-        region = list(r.offsets) if r.offsets is not None else None
-    elif r.name in golden.arrays:
-        gname = r.name
-        off = res.offsets.get(r.seq)
-        region = list(off) if off is not None else None
-    st = None
-    box = r.box()
-    if box is not None and gname is not None and region is not None:
-        g = golden.shaped(gname, box.ndim)
-        if g is not None and g.ndim == box.ndim == len(region):
-            sl = g[tuple(slice(o, o + n) for o, n in zip(region, box.shape, strict=True))]
-            if sl.shape == box.shape:
-                st = stats_of(box, sl, golden.atol, golden.rtol, offset=region)
+    gname, region = _compared_with(r, res, golden)
     code = lines[r.line - 1].strip() if r.line and 0 < r.line <= len(lines) else ""
     off = res.offsets.get(r.seq)
     return OpFinding(file=Path(r.file).name if r.file else None, line=r.line, code=code, op=r.op, name=r.name,
                      iteration=dict(r.iteration), offsets=list(off) if off is not None else r.offsets,
-                     valid_shape=r.valid_shape, status=status, golden=gname, golden_region=region, stats=st,
-                     call_site=res.call_sites.get(r.seq))
+                     valid_shape=r.valid_shape, status=status, golden=gname,
+                     golden_region=list(region) if region is not None else None,
+                     stats=(stats or {}).get(r.seq), call_site=res.call_sites.get(r.seq))
+
+
+def _compared_with(r: Rec, res: AutoResult, golden: Golden) -> tuple[str | None, tuple[int, ...] | None]:
+    """The golden tensor and region an op's value was compared with (for its report line and statistics)."""
+    status = res.status.get(r.seq, "unknown")
+    if r.seq in res.matched and not (status in ("mismatch", "nan", "misplaced") and r.seq in res.expected):
+        return res.matched[r.seq][0], tuple(res.matched[r.seq][1])
+    if r.seq in res.expected:
+        return res.expected[r.seq][0], tuple(res.expected[r.seq][1])
+    tg = res.write_map.get(r.target or "") if r.is_write else None
+    if tg is not None:
+        return tg, tuple(r.offsets) if r.offsets is not None else None
+    if r.name in golden.arrays:
+        off = res.offsets.get(r.seq)
+        return r.name, tuple(off) if off is not None else None
+    return None, None
+
+
+def _stats_for(recs: list[Rec], res: AutoResult, golden: Golden, replayed: Replay | None,
+               calls: list[Any], inputs: list[np.ndarray]) -> dict[int, Stats]:
+    """Statistics of the reported ops against their golden slices: from the kept value, or computed in a
+    second replay for values too large to keep (one extra kernel run, only when needed)."""
+    out: dict[int, Stats] = {}
+    later: dict[int, Any] = {}
+    for r in recs:
+        if r.seq in out or r.seq in later:
+            continue
+        gname, region = _compared_with(r, res, golden)
+        bs = r.bshape
+        if gname is None or region is None or bs is None:
+            continue
+        g = golden.layout(gname, bs, res.lids.get(r.seq, ""))
+        if g is None or g.ndim != len(region):
+            continue
+        sl = g[tuple(slice(o, o + n) for o, n in zip(region, bs, strict=True))]
+        if sl.shape != tuple(bs):
+            continue
+        box = r.box()
+        if box is not None:
+            out[r.seq] = stats_of(box, sl, golden.atol, golden.rtol, offset=list(region))
+        elif replayed is not None:
+            later[r.seq] = (lambda v, sl=sl, reg=list(region): stats_of(v, sl, golden.atol, golden.rtol, offset=reg))
+    if later:
+        out.update(value_stats(calls, inputs, later))
+    return out
 
 
 def _code(lines: list[str], line: int | None) -> str:
     return lines[line - 1].strip() if line and 0 < line <= len(lines) else ""
 
 
-def _output_results(out_names: list[str], run: RecordedRun, golden: Golden) -> tuple[list[OutputResult], dict]:
+def _output_results(out_names: list[str], run: CapturedRun, golden: Golden) -> tuple[list[OutputResult], dict]:
     results, got = [], {}
     for i, name in enumerate(out_names):
-        exp = golden.f64.get(name)
+        exp = golden.arrays.get(name)
         act = run.outputs[i] if i < len(run.outputs) else None
         if exp is None:
             continue
@@ -119,7 +158,7 @@ def _output_results(out_names: list[str], run: RecordedRun, golden: Golden) -> t
             results.append(OutputResult(name=name, all_close=False))
             continue
         got[name] = np.asarray(act)
-        st = stats_of(np.asarray(act, dtype=np.float64), exp, golden.atol, golden.rtol)
+        st = stats_of(np.asarray(act), exp, golden.atol, golden.rtol)
         results.append(OutputResult(name=name, all_close=st.out_of_tolerance == 0, stats=st))
     return results, got
 
@@ -139,17 +178,17 @@ def _golden_run(op: Any, case: Any, timeout: float, cache: dict | None) -> Any:
     from runtime.opdir import run_golden
 
     if cache is None:
-        return run_golden(op, case, timeout=timeout)
+        return run_golden(op, case, timeout=timeout, deep=True)
     key = _golden_key(op, case)
     if key not in cache:
-        cache[key] = _frozen(run_golden(op, case, timeout=timeout))
+        cache[key] = _frozen(run_golden(op, case, timeout=timeout, deep=True))
     return cache[key]
 
 
 def _golden_key(op: Any, case: Any) -> tuple[str, str]:
     root = Path(op.root)
     return (hashlib.sha256((root / "golden.py").read_bytes() + (root / "SPEC.md").read_bytes()).hexdigest(),
-            case.name)
+            case.name, "deep")
 
 
 def _frozen(run: Any) -> Any:
@@ -173,7 +212,7 @@ def _prefetch_goldens(op: Any, cases: list[Any], timeout: float, cache: dict) ->
     todo = [c for c in cases if _golden_key(op, c) not in cache]
     if len(todo) < 2:
         return
-    runs = run_golden_cases(op, todo, timeout=timeout)
+    runs = run_golden_cases(op, todo, timeout=timeout, deep=True)
     for c in todo:
         cache[_golden_key(op, c)] = _frozen(runs[c.name])
 
@@ -187,64 +226,97 @@ def _checkpoints_for(op: Any, stage: Path, golden: Golden) -> list[str]:
     return checkpoint_names(stage, inter, wrapper_for(stage))
 
 
-def _record_together(op: Any, stage: Path, cases: list[Any], *, emulator: str, timeout: float,
-                     golden_cache: dict | None) -> dict[str, RecordedRun]:
-    """Record several cases in one sandbox process (see ``run_recorded_cases``)."""
+def _plan(op: Any, stage: Path) -> Any:
+    """How verify calls the stage file's wrapper (parameter order, SPEC attributes as keywords, torch I/O).
+
+    A file verify cannot plan (no wrapper, a syntax error) is still run, with the SPEC inputs in order: the
+    sandbox then reports what is wrong with it, as a runtime error of the candidate."""
+    from types import SimpleNamespace
+
+    from runtime.verify._target import TargetError, plan_target
+
+    try:
+        return plan_target(Path(op.root), stage, op.spec.op_name, [t.name for t in op.spec.inputs],
+                           [t.name for t in op.spec.outputs], dict(op.spec.attrs))
+    except TargetError:
+        return SimpleNamespace(wrapper=wrapper_for(stage), params=[t.name for t in op.spec.inputs], attrs=[],
+                               torch_io=False)
+
+
+def _wrapper_inputs(op: Any, plan: Any, grun: Any) -> list[np.ndarray]:
+    by_name: dict[str, np.ndarray] = dict(grun.intermediates)
+    by_name.update({t.name: np.asarray(a) for t, a in zip(op.spec.inputs, grun.inputs, strict=False)})
+    missing = [p for p in plan.params if p not in by_name]
+    if missing:
+        raise BisectError(f"the wrapper takes {', '.join(missing)}, which golden.py does not produce")
+    return [np.array(by_name[p], copy=True) for p in plan.params]
+
+
+def _capture(op: Any, stage: Path, cases: list[Any], *, emulator: str, timeout: float,
+             golden_cache: dict | None) -> dict[str, CapturedRun]:
+    """Run several cases in one sandbox process, capturing their kernel calls (see ``run_captured_cases``)."""
     from runtime.sandbox import SandboxError
 
+    plan = _plan(op, stage)
     gruns = [_golden_run(op, c, timeout, golden_cache) for c in cases]
     cps = _checkpoints_for(op, stage, _golden(op, gruns[0], cases[0]))
+    calling = {"kwargs": {k: op.spec.attrs[k] for k in plan.attrs}, "torch": plan.torch_io}
     try:
-        runs = run_recorded_cases(stage, wrapper_for(stage), [(c.name, list(g.inputs)) for c, g in
-                                                              zip(cases, gruns, strict=True)],
-                                  emulator=emulator, record=True, checkpoints=cps, timeout=timeout)
+        runs = run_captured_cases(stage, plan.wrapper, [(c.name, _wrapper_inputs(op, plan, g)) for c, g in
+                                                        zip(cases, gruns, strict=True)],
+                                  emulator=emulator, checkpoints=cps, timeout=timeout, calling=calling)
     except SandboxError as exc:
-        runs = [RecordedRun(status="sandbox_error", reason=str(exc)) for _ in cases]
+        runs = [CapturedRun(status="sandbox_error", reason=str(exc)) for _ in cases]
     return {c.name: r for c, r in zip(cases, runs, strict=True)}
 
 
 def _one_case(op: Any, stage: Path, case: Any, *, emulator: str, timeout: float, lines: list[str],
               started: float, golden_cache: dict | None = None, case_reason: str = "",
-              run: RecordedRun | None = None) -> BisectReport:
+              run: CapturedRun | None = None) -> BisectReport:
     grun = _golden_run(op, case, timeout, golden_cache)
     golden = _golden(op, grun, case)
+    plan = _plan(op, stage)
     out_names = _expected_names(op, stage, list(grun.output_names))
     missing = [n for n in out_names if n not in golden.arrays]
     if missing:
         raise BisectError(f"golden.py produces no tensor named {', '.join(missing)} (needed by {stage.name})")
     cps = _checkpoints_for(op, stage, golden)
-    from runtime.sandbox import SandboxError
-
+    inputs = _wrapper_inputs(op, plan, grun)
     if run is None:
-        try:
-            run = run_recorded(stage, wrapper_for(stage), list(grun.inputs), case=case.name, emulator=emulator,
-                               record=True, checkpoints=cps, timeout=timeout)
-        except SandboxError as exc:
-            run = RecordedRun(status="sandbox_error", reason=str(exc))
+        run = _capture(op, stage, [case], emulator=emulator, timeout=timeout, golden_cache=golden_cache)[case.name]
     method = "auto+checkpoint" if cps else "auto"
     base: dict[str, Any] = dict(op_name=op.spec.op_name, stage_file=stage.name, case=case.name, method=method,
-                                case_reason=case_reason,
-                                records=len(run.records), recording=run.recording, emulator=emulator,
+                                case_reason=case_reason, emulator=emulator,
                                 isolation=sorted(k for k, v in run.layers.items() if v))
     if run.status not in ("ok", "error"):
         return BisectReport(**base, status="RUNTIME_ERROR" if run.status != "sandbox_error" else "ERROR",
                             summary=f"the candidate did not run: {run.status}: {run.reason}",
                             runtime_error=_error_info(run.error, stage), duration_s=time.perf_counter() - started)
     outputs, got = _output_results(out_names, run, golden)
+    source = "\n".join(lines)
     try:
-        if not any(r.name for r in run.records):
-            name_from_source(run.records, stage.name, "\n".join(lines))
-        res = analyze(run.records, golden, run.kernel_args, got, source="\n".join(lines), stage_name=stage.name)
-        cp_results = compare_checkpoints(run.checkpoints, golden, run.records, cps) if cps else []
+        an = Analyzer(golden)
+        an.checkpoints = set(cps)
+        rep = replay(run.calls, inputs, an)
+        base["records"] = len(rep.records)
+        base["recording"] = bool(run.calls) and not rep.problem
+        if rep.problem:
+            raise RuntimeError(rep.problem)
+        name_from_source(rep.records, stage.name, source)  # ops the tracer could not name (helper locals)
+        res = analyze(an, outputs=got, source=source, stage_name=stage.name,
+                      replayer=lambda hook: replay_hooked(run.calls, inputs, hook))
+        cp_results = compare_checkpoints(rep.final, golden, rep.records, cps) if cps else []
+        shown = [x for x in (res.culprit, res.observed, *res.window[:20]) if x is not None]
+        stats = _stats_for(shown, res, golden, rep, run.calls, inputs)
     except Exception as exc:  # noqa: BLE001 - records of an unusual kernel must not crash the debugger's tool
         log.exception("bisect analysis failed")
         return BisectReport(**base, status="ERROR", summary=f"the analysis of the recording failed: "
                             f"{type(exc).__name__}: {exc}", outputs=outputs,
                             runtime_error=_error_info(run.error, stage), duration_s=time.perf_counter() - started)
     first_cp = next((c.name for c in cp_results if c.status != "match"), None)
-    culprit = _finding(res.culprit, res, golden, lines)
-    observed = _finding(res.observed, res, golden, lines)
-    window = [f for r in res.window if (f := _finding(r, res, golden, lines)) is not None][:20]
+    culprit = _finding(res.culprit, res, golden, lines, stats)
+    observed = _finding(res.observed, res, golden, lines, stats)
+    window = [f for r in res.window if (f := _finding(r, res, golden, lines, stats)) is not None][:20]
     suspects = [Suspect(rank=x.rank, line=x.rec.line, code=_code(lines, x.rec.line), op=x.rec.op,
                         iteration=dict(x.rec.iteration), call_site=res.call_sites.get(x.rec.seq),
                         status=res.status.get(x.rec.seq, "unknown"), reason=x.reason) for x in res.suspects]
@@ -253,18 +325,15 @@ def _one_case(op: Any, stage: Path, case: Any, *, emulator: str, timeout: float,
     for u in unmapped:
         dedup.setdefault((u.line, u.op, u.reason), u)
     evidence = list(res.evidence)
-    if run.truncated:
-        evidence.append("the recording exceeded its size budget: some values were dropped (metadata kept)")
-    if run.sampled:
-        evidence.append("large run: values were kept for each op's first executions, every power-of-two "
-                        "execution and its last; the others were compared by their geometry only")
-    if not run.recording and run.status == "ok":
-        evidence.append("the emulator did not record ops (no record mode): only outputs and checkpoints compared")
+    if run.no_capture:
+        evidence.append(f"no kernel call could be replayed ({run.no_capture}): only outputs compared")
+    if run.dropped_calls:
+        evidence.append(f"{run.dropped_calls} kernel call(s) exceeded the capture budget and were not replayed")
     if cps and first_cp:
         c = next(c for c in cp_results if c.name == first_cp)
         evidence.append(f"first diverging checkpoint in data-flow order: {first_cp!r}"
                         + (f", drift onset at iteration {c.drift_onset}" if c.drift_onset else ""))
-    err = _error_info(run.error, stage) if run.status == "error" else None
+    err = _error_info(run.error or rep.error, stage) if run.status == "error" or rep.error else None
     if err:
         status = "RUNTIME_ERROR"
         where = f" at line {err['line']}" if err.get("line") else ""
@@ -278,7 +347,7 @@ def _one_case(op: Any, stage: Path, case: Any, *, emulator: str, timeout: float,
             culprit = OpFinding(file=stage.name, line=err["line"], code=code, op=str(err.get("op") or "?"),
                                 status="error")
             cast_line = static_missing_cast("\n".join(lines), err["line"]) \
-                if "dtype" in str(err.get("message", "")).lower() and not run.records else None
+                if "dtype" in str(err.get("message", "")).lower() and not rep.records else None
             if cast_line is not None:
                 evidence.append(f"line {err['line']} was rejected for mixed dtypes before any op ran; line "
                                 f"{cast_line} feeds it a value the kernel casts elsewhere but uses un-cast here "
@@ -373,7 +442,7 @@ def bisect(op_dir: str | Path, stage_file: str | Path, *, case: str | None = Non
         cases = order_cases(cases)[:_MAX_AUTO_CASES]
     report: BisectReport | None = None
     clean: list[str] = []
-    pre: dict[str, RecordedRun] = {}
+    pre: dict[str, CapturedRun] = {}
     if case is None and len(cases) > 1 and _input_bytes(op, cases[0], timeout, golden_cache) <= _BATCH_BYTES:
         # the likeliest cases in one sandbox process (small kernels: the process start dominates): the first
         # two, and the first tail case when it is not among them (a tail-only bug then costs no third process)
@@ -384,8 +453,7 @@ def bisect(op_dir: str | Path, stage_file: str | Path, *, case: str | None = Non
             batch.append(tail)
         try:
             _prefetch_goldens(op, batch, timeout, golden_cache)
-            pre = _record_together(op, stage, batch, emulator=emulator, timeout=timeout,
-                                   golden_cache=golden_cache)
+            pre = _capture(op, stage, batch, emulator=emulator, timeout=timeout, golden_cache=golden_cache)
         except GoldenError as exc:
             raise BisectError(f"golden.py failed: {exc}") from None
     for c in cases:

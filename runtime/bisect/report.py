@@ -69,7 +69,65 @@ def _f(x: Any) -> float | None:
 
 def stats_of(actual: np.ndarray, expected: np.ndarray, atol: float, rtol: float,
              offset: list[int] | None = None) -> Stats:
-    """Stats of ``actual`` vs ``expected`` (same shape); outlier indices shifted by ``offset``."""
+    """Stats of ``actual`` vs ``expected`` (same shape); outlier indices shifted by ``offset``.
+
+    Arrays above ``_compare.CHUNK`` elements are walked block by block (memory stays a few blocks, whatever
+    their size); the counts, maximum and outliers are the same as for the whole array."""
+    from runtime.bisect._compare import CHUNK, blocks
+
+    a0, b0 = np.asarray(actual), np.asarray(expected)
+    if a0.size <= CHUNK:
+        return _stats_whole(a0, b0, atol, rtol, offset)
+    n_bad = nan = n_fin = 0
+    total = 0.0
+    mx: float | None = None
+    cand: list[tuple[float, int, float, float]] = []  # (-key, flat index, actual, expected)
+    strides = np.array([int(np.prod(a0.shape[k + 1:])) for k in range(a0.ndim)], dtype=np.int64)
+    for ix in blocks(a0.shape):
+        a = np.asarray(a0[ix], dtype=np.float64)
+        b = np.asarray(b0[ix], dtype=np.float64)
+        with np.errstate(all="ignore"):
+            diff = np.abs(a - b)
+            ok = np.isfinite(a) & np.isfinite(b) & (diff <= atol + rtol * np.abs(b))
+            ok |= np.isinf(a) & np.isinf(b) & (np.sign(a) == np.sign(b))
+        bad = ~ok
+        n_bad += int(bad.sum())
+        nan += int(np.isnan(a).sum())
+        fin = diff[np.isfinite(diff)]
+        if fin.size:
+            n_fin += fin.size
+            total += float(fin.sum())
+            mx = float(fin.max()) if mx is None else max(mx, float(fin.max()))
+        if bad.any():
+            lead = [int(s) for s in ix if not isinstance(s, slice)]  # axes the block index fixes
+            first = next((s.start or 0 for s in ix if isinstance(s, slice)), 0)
+            flat = np.flatnonzero(bad.ravel())
+            key = np.where(np.isfinite(diff.ravel()[flat]), diff.ravel()[flat], np.inf)
+            top = np.argsort(-key, kind="stable")[:MAX_OUTLIERS]
+            for t in top:
+                p = int(flat[t])
+                local = [int(i) for i in np.unravel_index(p, a.shape)]
+                coords = np.array([*lead, first + local[0], *local[1:]], dtype=np.int64)
+                glob = int((coords * strides).sum())
+                cand.append((-float(key[t]), glob, float(a.ravel()[p]), float(b.ravel()[p])))
+    cand.sort()
+    off = offset or [0] * a0.ndim
+    outliers: list[Outlier] = []
+    for _k, glob, av, bv in cand[:MAX_OUTLIERS]:
+        idx = [int(i) + int(o) for i, o in zip(np.unravel_index(glob, a0.shape), off, strict=True)]
+        d = abs(av - bv)
+        outliers.append(Outlier(index=idx, actual=_f(av), expected=_f(bv), abs_diff=_f(d),
+                                rel_diff=_f(d / (abs(bv) + 1e-12)) if np.isfinite(d) else None))
+    return Stats(
+        elements=int(a0.size), out_of_tolerance=n_bad, ratio=round(n_bad / a0.size, 9) if a0.size else 0.0,
+        max_abs_diff=_f(mx) if mx is not None else None,
+        mean_abs_diff=_f(total / n_fin) if n_fin else None,
+        nan_count=nan, atol=atol, rtol=rtol, outliers=outliers,
+    )
+
+
+def _stats_whole(actual: np.ndarray, expected: np.ndarray, atol: float, rtol: float,
+                 offset: list[int] | None = None) -> Stats:
     a = np.asarray(actual, dtype=np.float64)
     b = np.asarray(expected, dtype=np.float64)
     with np.errstate(all="ignore"):

@@ -21,7 +21,8 @@ import numpy as np
 from runtime.emulator._session import OpRecord, Session
 from runtime.emulator.device import ExecOptions, ExecResult, KernelProgram, decode, encode, execute
 
-__all__ = ["KernelExecutor", "RoundTripMismatch", "current", "exec_options", "run_checked", "run_in_process",
+__all__ = ["KernelExecutor", "RoundTripMismatch", "current", "exec_options", "record_fields", "run_checked",
+           "run_in_process",
            "set_default", "use"]
 
 KernelExecutor = Callable[[KernelProgram, list[np.ndarray], ExecOptions], ExecResult]
@@ -101,7 +102,11 @@ def exec_options(session: Session) -> ExecOptions:
                        record=o.record, on_record=hook)
 
 
-def _record(s: Session, env: Any, node: Any, v: tuple) -> None:
+def record_fields(env: Any, node: Any, v: tuple, seq: int) -> dict[str, Any]:
+    """The fields of the `OpRecord` of one executed op (``value`` is the device's array, not a copy) and the
+    data-flow link bookkeeping: later ops reading this op's output link to ``seq``. Used by `_record` and by
+    bisection's trusted replay (``runtime.bisect._replay``), which compares the value at once instead of keeping it.
+    """
     op = node.op
     g = env.geom or {}
     val = g.get("value", v[0])
@@ -112,16 +117,17 @@ def _record(s: Session, env: Any, node: Any, v: tuple) -> None:
             inputs.append({"kind": "record", "seq": env.last_rec[k]})
         else:
             inputs.append({"kind": "tensor", "name": (op.names or {}).get(k)})
-    seq = len(s.records)
-    s.add_record(OpRecord(
-        seq=seq, node=op.nid, op=op.name, file=op.file, line=op.line, iteration=env.iteration(),
-        value=val, dtype=str(val.dtype), offsets=g.get("offsets"), shape=list(val.shape),
-        valid_shape=[int(x) for x in valid], target=op.target,
-        name=op.out_name if op.name not in _WRITES else None,
-        source=op.source, inputs=inputs, attrs=dict(op.attrs or {}),
-    ))
     if op.out_key is not None:
         env.last_rec[op.out_key] = seq
+    return dict(seq=seq, node=op.nid, op=op.name, file=op.file, line=op.line, iteration=env.iteration(),
+                value=val, dtype=str(val.dtype), offsets=g.get("offsets"), shape=list(val.shape),
+                valid_shape=[int(x) for x in valid], target=op.target,
+                name=op.out_name if op.name not in _WRITES else None,
+                source=op.source, inputs=inputs, attrs=dict(op.attrs or {}))
+
+
+def _record(s: Session, env: Any, node: Any, v: tuple) -> None:
+    s.add_record(OpRecord(**record_fields(env, node, v, len(s.records))))
 
 
 def apply_result(session: Session, res: ExecResult) -> None:

@@ -5,9 +5,10 @@ directory and bytecode writing disabled (nothing is ever written next to golden.
 ``request.json`` (+ ``inputs.npz``), writes ``result.json`` and, on success, one ``<case>.out.npz``,
 ``<case>.mid.npz`` and (when ``make_inputs`` was used) ``<case>.in.npz`` per case.
 
-Intermediates are captured without the golden's cooperation: a ``sys.settrace`` hook traces the outermost
-``golden`` frame only (its callees get no line events), notes the order in which its locals are first bound and
-snapshots them at its ``return`` event; array-valued ones are kept, in binding order (data-flow order).
+Intermediates are captured without the golden's cooperation (``_Capture``): a ``sys.settrace`` hook traces the
+outermost ``golden`` frame only (its callees get no line events), notes the order in which its locals are first
+bound and snapshots them at its ``return`` event; array-valued ones are kept, in binding order (data-flow order).
+With ``deep`` in the request (bisection) the functions golden calls from golden.py's folder are traced too.
 """
 
 from __future__ import annotations
@@ -130,6 +131,206 @@ def _outputs(result: Any, names: list[str]) -> dict[str, np.ndarray]:
     return out
 
 
+_COMPOSITES = frozenset({"softmax", "log_softmax"})
+"""torch functions whose steps the deep capture keeps as well (``_Capture._composite``)"""
+
+
+class _Capture:
+    """Captures the golden's named intermediates without its cooperation (a ``sys.settrace`` hook).
+
+    Default: the outermost ``golden`` frame only (its callees get no line events and run at full speed); its
+    locals are noted in the order they are first bound and snapshot at its ``return`` event.
+
+    ``deep`` (bisection: ``run_golden(..., deep=True)``): also the functions ``golden`` calls that are defined
+    in golden.py's folder (a gym golden behind an adapter ``golden(...)``, its helpers), up to ``_DEPTH`` calls
+    down, so a torch golden's locals are captured as a numpy golden's are. Names: a callee's local keeps its
+    plain name unless a different value has that name elsewhere (then ``function.name``, and
+    ``function.name@k`` for the k-th call of a helper called several times); a value captured under one name is
+    not repeated under another (an argument handed down). A name re-bound to a new value (``h = h / s`` in a
+    loop) keeps its first value as ``name#1`` besides its last as ``name``: an iterative golden otherwise shows
+    only its final state. With torch loaded, every tensor a torch function returns inside those functions is kept
+    too, as ``golden.py:<line> <function>`` (``@k`` for its k-th execution) unless a local names it: the golden's
+    unnamed subexpressions (``torch.sqrt(ms + eps)``'s ``ms + eps``), within ``op_budget`` bytes. Order: first
+    binding over all frames (data-flow order).
+    """
+
+    _DEPTH = 4
+
+    def __init__(self, target: Any, golden_file: str | None, op_budget: int = 0) -> None:
+        self.target = target
+        self.op_budget = op_budget
+        self.op_bytes = 0
+        self.op_counts: dict[tuple[int, str], int] = {}
+        self.base = Path(golden_file).name if golden_file else ""
+        self.root = str(Path(golden_file).resolve().parent) + "/" if golden_file else None
+        self.rank: dict[str, int] = {}
+        self.found: dict[str, Any] = {}
+        self.started = False
+        self.frames: dict[int, tuple[int, int, str, int]] = {}
+        """id(frame) -> (serial, depth, function name, call number of that function) while the frame runs"""
+        self.calls: dict[str, int] = {}
+        self.clock = 0
+        self.serial = 0
+        self.first: dict[tuple[int, str], tuple[int, Any]] = {}
+        self.last: dict[tuple[int, str], tuple[int, Any]] = {}
+        self.entries: list[tuple[int, int, int, str, int, str, str, Any]] = []
+        """(rank, serial, depth, function, call number, name, suffix, value) of every captured binding"""
+
+    # -- tracing -----------------------------------------------------------------------------------------
+    def global_trace(self, frame: types.FrameType, event: str, arg: Any) -> Any:
+        if event != "call":
+            return None
+        if not self.started and self.target is not None and frame.f_code is self.target:
+            self.started = True
+            self.frames[id(frame)] = (0, 0, frame.f_code.co_name, 1)
+            return self._deep if self.root is not None else self._shallow
+        if self.root is None or not self.frames:
+            return None  # no line events anywhere else: the golden's callees run at full speed
+        parent = self.frames.get(id(frame.f_back)) if frame.f_back is not None else None
+        if parent is None or parent[1] >= self._DEPTH or not frame.f_code.co_filename.startswith(self.root):
+            return None
+        name = frame.f_code.co_name
+        self.calls[name] = self.calls.get(name, 0) + 1
+        self.serial += 1
+        self.frames[id(frame)] = (self.serial, parent[1] + 1, name, self.calls[name])
+        return self._deep
+
+    def _shallow(self, frame: types.FrameType, event: str, arg: Any) -> Any:
+        if event in ("line", "return"):
+            for name in frame.f_locals:
+                self.rank.setdefault(name, len(self.rank))
+        if event == "return":
+            self.found.update(frame.f_locals)
+        return self._shallow
+
+    def _deep(self, frame: types.FrameType, event: str, arg: Any) -> Any:
+        if event not in ("line", "return"):
+            return self._deep
+        info = self.frames.get(id(frame))
+        if info is None:
+            return None
+        serial = info[0]
+        for name, value in frame.f_locals.items():
+            if not _arraylike(value):
+                continue
+            slot = (serial, name)
+            prev = self.last.get(slot)
+            if prev is None or prev[1] is not value:
+                self.clock += 1
+                self.last[slot] = (self.clock, value)
+                self.first.setdefault(slot, (self.clock, value))
+        if event == "return":
+            _serial, depth, func, call = self.frames.pop(id(frame))
+            for (s, name), (rank, value) in list(self.last.items()):
+                if s != serial:
+                    continue
+                r1, v1 = self.first.pop((s, name))
+                del self.last[(s, name)]
+                if v1 is not value:
+                    self.entries.append((r1, serial, depth, func, call, name, "#1", v1))
+                self.entries.append((rank, serial, depth, func, call, name, "", value))
+        return self._deep
+
+    def ops(self) -> Any:
+        """A context in which torch function results computed in the golden's code are kept (deep mode)."""
+        import contextlib
+
+        torch = sys.modules.get("torch")
+        if self.root is None or torch is None or self.op_budget <= 0:
+            return contextlib.nullcontext()
+        from torch.overrides import TorchFunctionMode
+
+        cap = self
+        skip = {"__get__", "__set__", "size", "dim", "numel", "item", "tolist", "__len__", "__repr__", "__format__",
+                "__bool__", "__iter__", "__index__", "__int__", "__float__", "data_ptr", "stride", "is_contiguous",
+                "element_size", "__hash__", "__contains__"}
+
+        class _Ops(TorchFunctionMode):
+            def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+                out = func(*args, **(kwargs or {}))
+                name = getattr(func, "__name__", "") or ""
+                if name not in skip and cap.started:
+                    cap._op(name, out, args, torch)
+                    if name in _COMPOSITES:
+                        cap._composite(name, out, args, kwargs or {}, torch)
+                return out
+
+        return _Ops()
+
+    def _composite(self, name: str, out: Any, args: Any, kwargs: dict, torch: Any) -> None:
+        """Keep the steps of a composite torch function too (``softmax`` = max, exp(x - max), sum, ...): a kernel
+        computes them as separate ops, often tile by tile, and without them nothing before the kernel's output has
+        a golden value to compare with. Computed in float32 from the same input, as a kernel does."""
+        x = args[0] if args else kwargs.get("input")
+        dim = args[1] if len(args) > 1 else kwargs.get("dim")
+        if not isinstance(x, torch.Tensor) or not isinstance(dim, int) or x.numel() == 0:
+            return
+        xf = x.detach().float()
+        m = torch.amax(xf, dim=dim, keepdim=True)
+        e = torch.exp(xf - m)
+        s = torch.sum(e, dim=dim, keepdim=True)
+        for step, v in (("max", m), ("shifted", xf - m), ("exp", e), ("sum", s)):
+            self._op(f"{name}.{step}", v, (), torch, depth=3)
+
+    def _op(self, name: str, out: Any, args: Any, torch: Any, depth: int = 2) -> None:
+        if not isinstance(out, torch.Tensor) or out.numel() == 0 or any(out is a for a in args):
+            return
+        f = sys._getframe(depth)
+        while f is not None and not f.f_code.co_filename.startswith(self.root or "\0"):
+            f = f.f_back
+        if f is None or id(f) not in self.frames:
+            return
+        size = out.numel() * out.element_size()
+        if self.op_bytes + size > self.op_budget:
+            return
+        self.op_bytes += size
+        key = (f.f_lineno, name.strip("_"))
+        k = self.op_counts[key] = self.op_counts.get(key, 0) + 1
+        label = f"{self.base}:{key[0]} {key[1]}" + (f"@{k}" if k > 1 else "")
+        self.clock += 1
+        _serial, depth, func, call = self.frames[id(f)]
+        self.entries.append((self.clock, -1, depth, func, call, label, "", out))
+
+    # -- results -----------------------------------------------------------------------------------------
+    def values(self) -> list[tuple[str, Any]]:
+        """Captured locals, in the order they were first bound."""
+        if self.root is None:
+            return sorted(self.found.items(), key=lambda kv: self.rank.get(kv[0], len(self.rank)))
+        entries = sorted(self.entries, key=lambda e: e[0])
+        named = {id(e[-1]) for e in entries if e[1] >= 0}
+        entries = [e for e in entries if e[1] >= 0 or id(e[-1]) not in named]  # a local names it: keep the name
+        seen: set[int] = set()
+        kept = []
+        for e in entries:
+            if id(e[-1]) in seen:
+                continue  # the same object under another name (an argument handed down)
+            seen.add(id(e[-1]))
+            kept.append(e)
+        owners: dict[str, list[tuple[int, int]]] = {}
+        """plain name -> (depth, serial) of the frames that bind it, shallowest and earliest first"""
+        for e in kept:
+            if e[1] < 0:
+                continue
+            owners.setdefault(e[5], [])
+            if (e[2], e[1]) not in owners[e[5]]:
+                owners[e[5]].append((e[2], e[1]))
+        for v in owners.values():
+            v.sort()
+        out: list[tuple[str, Any]] = []
+        for _rank, serial, depth, func, call, name, suffix, value in kept:
+            key = name
+            if serial >= 0 and owners[name][0] != (depth, serial):
+                key = f"{func}.{name}" + (f"@{call}" if call > 1 else "")
+            out.append((key + suffix, value))
+        return out
+
+
+def _arraylike(value: Any) -> bool:
+    if isinstance(value, np.ndarray):
+        return True
+    return type(value).__module__.split(".")[0] == "torch" and hasattr(value, "detach")
+
+
 def _run_case(module: types.ModuleType, golden_file: str, req: dict, case: dict, workdir: Path) -> dict:
     golden = module.__dict__["golden"]
     n_inputs = int(req["n_inputs"])
@@ -171,31 +372,14 @@ def _run_case(module: types.ModuleType, golden_file: str, req: dict, case: dict,
     kwargs = {k: v for k, v in req["attrs"].items()
               if k in params and k not in positional
               and params[k].kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)}
-    captured: dict[str, Any] = {}
-    bound: dict[str, int] = {}
-    """local name -> rank of its first binding: frame locals list names read inside a generator expression
-    or lambda (cell variables) after all others, so their order is not the order the golden computed them"""
-    state: dict[str, Any] = {"frame": None}
-
-    def local_trace(frame: types.FrameType, event: str, arg: Any) -> Any:
-        if event in ("line", "return"):
-            for name in frame.f_locals:
-                bound.setdefault(name, len(bound))
-        if event == "return":
-            captured.update(frame.f_locals)
-        return local_trace
-
-    def global_trace(frame: types.FrameType, event: str, arg: Any) -> Any:
-        if event == "call" and state["frame"] is None and target is not None and frame.f_code is target:
-            state["frame"] = frame
-            return local_trace
-        return None  # no line events anywhere else: the golden's callees run at full speed
-
+    budget = min(2 * 1024**3, max(64 * 1024**2, 4 * sum(int(a.nbytes) for a in inputs)))
+    cap = _Capture(target, golden_file if req.get("deep") else None, op_budget=budget)
     args = [a.copy() for a in inputs]
     start = time.perf_counter()
-    sys.settrace(global_trace)
+    sys.settrace(cap.global_trace)
     try:
-        result = golden(*args, **kwargs)
+        with cap.ops():
+            result = golden(*args, **kwargs)
     except _CaseTimeout:
         raise
     except BaseException as exc:  # noqa: BLE001
@@ -207,7 +391,7 @@ def _run_case(module: types.ModuleType, golden_file: str, req: dict, case: dict,
     duration = time.perf_counter() - start
     outputs = _outputs(result, req["output_names"])
     mids: dict[str, np.ndarray] = {}
-    for name, value in sorted(captured.items(), key=lambda kv: bound.get(kv[0], len(bound))):
+    for name, value in cap.values():
         arr = _to_numpy(value)
         if arr is not None and _storable(arr):
             mids[name] = arr

@@ -80,7 +80,8 @@ def _limits(budget: float) -> Limits:
                   max_file_bytes=None, max_processes=None)
 
 
-def run_golden_cases(op: GoldenSource, cases: list[Case], *, timeout: float = GOLDEN_CASE_TIMEOUT_S) -> dict[str, GoldenRun]:
+def run_golden_cases(op: GoldenSource, cases: list[Case], *, timeout: float = GOLDEN_CASE_TIMEOUT_S,
+                     deep: bool = False) -> dict[str, GoldenRun]:
     """Run golden.py on several cases in ONE child process (saves the start-up cost per case).
 
     Args:
@@ -88,6 +89,9 @@ def run_golden_cases(op: GoldenSource, cases: list[Case], *, timeout: float = GO
         cases: cases from ``op.cases()``.
         timeout: wall-clock seconds per case: the child stops at the first case that runs longer (SIGALRM);
             the batch as a whole gets ``timeout * len(cases)`` (a hang no signal can interrupt).
+        deep: also capture the locals of the functions ``golden`` calls from golden.py's folder (bisection:
+            a gym golden behind an adapter names its intermediates in the vendor function), re-bound names
+            with their first value as ``name#1`` (``_golden_child._Capture``).
 
     Returns:
         case name -> :class:`GoldenRun`, in the order of ``cases``.
@@ -120,6 +124,7 @@ def run_golden_cases(op: GoldenSource, cases: list[Case], *, timeout: float = GO
             "output_names": out_names,
             "attrs": _jsonable(spec.attrs),
             "case_timeout": timeout,
+            "deep": deep,
         }
         (work / "request.json").write_text(json.dumps(request), encoding="utf-8")
         # the per-case alarm inside the child fires first; this backstop (start-up included) is for a hang no
@@ -162,9 +167,9 @@ def run_golden_cases(op: GoldenSource, cases: list[Case], *, timeout: float = GO
         return runs
 
 
-def run_golden(op: GoldenSource, case: Case, *, timeout: float = GOLDEN_CASE_TIMEOUT_S) -> GoldenRun:
-    """Run golden.py on one case in its own process (see :func:`run_golden_cases` for errors)."""
-    return run_golden_cases(op, [case], timeout=timeout)[case.name]
+def run_golden(op: GoldenSource, case: Case, *, timeout: float = GOLDEN_CASE_TIMEOUT_S, deep: bool = False) -> GoldenRun:
+    """Run golden.py on one case in its own process (see :func:`run_golden_cases` for errors and ``deep``)."""
+    return run_golden_cases(op, [case], timeout=timeout, deep=deep)[case.name]
 
 
 def _jsonable(value: object) -> object:

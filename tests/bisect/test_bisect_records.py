@@ -57,25 +57,35 @@ def test_program_order_fallback_localizes_a_straight_line_bug() -> None:
     assert any("program order" in e for e in res.evidence)
 
 
-def test_sandboxed_recording_round_trip_and_size_budget() -> None:
+def test_sandbox_captures_kernel_calls_and_the_parent_replays_them_streamed() -> None:
+    """The candidate runs confined and sends back its kernel calls as data; the parent replays the programs
+    with recording on and compares every op value as it is made: every record has a summary, only values within
+    the keep budget stay on the records, and the replay's output equals what the sandbox returned."""
     from bisect_corpus import CORPUS
 
-    from runtime.bisect._run import run_recorded
+    from runtime.bisect._analyzer import Analyzer
+    from runtime.bisect._replay import replay
+    from runtime.bisect._run import run_captured
+    from runtime.bisect.api import _golden
     from runtime.opdir import load_op_dir, run_golden
 
     op = load_op_dir(CORPUS / "rms_norm")
     case = op.cases()[0]
-    inputs = run_golden(op, case).inputs
+    grun = run_golden(op, case, deep=True)
     stage = CORPUS / "rms_norm" / "rms_norm_impl.py"
-    full = run_recorded(stage, "rms_norm_wrapper", inputs)
-    assert full.status == "ok" and full.recording and not full.truncated
-    assert full.layers.get("audit_hook") and full.layers.get("process_group")
-    assert all(r.value is not None for r in full.records)
+    run = run_captured(stage, "rms_norm_wrapper", list(grun.inputs))
+    assert run.status == "ok" and len(run.calls) == 1
+    assert run.layers.get("audit_hook") and run.layers.get("process_group")
+    assert {a.input for a in run.calls[0].args} >= {0, 1}  # inputs come back as references, not bytes
+    full = replay(run.calls, list(grun.inputs), Analyzer(_golden(op, grun, case)))
+    assert not full.problem and full.error is None and full.records
+    assert all(r.summ is not None for r in full.records)
     assert {r.op for r in full.records} >= {"view", "cast", "mul", "sum", "rsqrt", "assemble"}
-    small = run_recorded(stage, "rms_norm_wrapper", inputs, max_value_bytes=20_000)
-    assert small.truncated and len(small.records) == len(full.records)
-    assert any(r.value is None for r in small.records) and small.records[0].value is not None
-    np.testing.assert_array_equal(small.outputs[0], full.outputs[0])
+    small = replay(run.calls, list(grun.inputs), Analyzer(_golden(op, grun, case)), keep_bytes=20_000)
+    assert len(small.records) == len(full.records) and small.kept_bytes <= 20_000
+    assert any(r.value is None for r in small.records) and all(r.summ is not None for r in small.records)
+    y = next(a for n, a in full.final.items() if n == "y")
+    np.testing.assert_array_equal(y, run.outputs[0])
 
 
 def test_static_missing_cast_follows_the_failing_line_back() -> None:

@@ -1,0 +1,165 @@
+"""Score runtime.bisect on single-line bugs planted in the real gym operators (issue 30; tests/bisect/gym_corpus.py).
+
+For every bug: the operator is imported once as its gym user runs it (``runs.tsv``, real shapes and dtypes), the
+bug is planted in a copy, then
+
+1. verify (all cases) must say FAIL_NUMERIC or FAIL_RUNTIME, else the bug is excluded (it changes nothing the
+   vendor's tolerance sees, e.g. a shift a softmax cancels);
+2. bisect (no case given: it picks one and says why); scored: **hit** = the named culprit (or its call site) is on
+   the bugged statement; **late** / **miss** = another line after / before it; **not localized** = no culprit
+   (then: is the bugged line among the ranked suspects, first, inside a window of <= 5 lines?); a culprit whose
+   own value matches the golden is a **false claim**; a report that mentions the size budget is a **drop**;
+3. one single-case verify on the case bisect chose: bisect s / verify s (issue: <= 3).
+
+Verify runs here without lint (``NO_LINT``): several gym kernels import ``os``/``sys``/``logging`` at module level,
+which lint PF01 refuses in a kernel file; the corpus is about numerics.
+
+The peak resident memory of this process (bisect replays the kernel in it) is printed with the largest input.
+
+    FORGE_SHARED=/work/shared .venv/bin/python bench/bisect_gym_corpus.py [--only ID ...] [--ops OP ...]
+        [--opdirs DIR] [--no-verify] [--no-ratio]
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests" / "bisect"))
+
+import gym_corpus as corpus  # noqa: E402
+
+from runtime.bisect import bisect  # noqa: E402
+from runtime.verify import VerifySettings, verify  # noqa: E402
+
+# Several gym kernels import os/sys/logging/tempfile at module level, which lint PF01 refuses in a kernel file
+# (FAIL_LINT before anything runs). The corpus measures numerics: its verify runs skip lint.
+NO_LINT = VerifySettings(lint=lambda *a, **k: [])
+
+
+@dataclass
+class Row:
+    id: str
+    op: str
+    kind: str
+    span: tuple[int, int]
+    verdict: str = ""
+    status: str = ""
+    named: int | None = None
+    score: str = ""
+    window: int = 0
+    """distinct lines the report points at (1 for a culprit, the suspects otherwise)"""
+    in_window: bool = False
+    first_suspect: bool = False
+    false_claim: bool = False
+    drop: bool = False
+    case: str = ""
+    t_bisect: float = 0.0
+    t_verify: float = 0.0
+    summary: str = ""
+
+
+def score(bug: corpus.GymBug, op_dir: Path, tmp: Path, cache: dict, check_verify: bool, ratio: bool) -> Row:
+    d, stage, span = corpus.materialize(bug, op_dir, tmp)
+    row = Row(bug.id, bug.op, bug.kind, span)
+    lo, hi = span
+    if check_verify:
+        row.verdict = verify(d, stage, settings=NO_LINT).verdict
+        if row.verdict not in ("FAIL_NUMERIC", "FAIL_RUNTIME"):
+            row.score = "excluded"
+            return row
+    t0 = time.perf_counter()
+    rep = bisect(d, stage, golden_cache=cache, timeout=600.0)
+    row.t_bisect = time.perf_counter() - t0
+    row.status, row.case, row.summary = rep.status, rep.case, rep.summary
+    text = " ".join([rep.summary, *rep.evidence])
+    row.drop = "size budget" in text
+    f = rep.first_divergence
+    if f is not None:
+        row.named = f.line
+        here = [x for x in (f.line, f.call_site) if x is not None]
+        row.window = 1
+        if f.status in ("match", "input", "const"):
+            row.false_claim = True
+        if any(lo <= x <= hi for x in here):
+            row.score, row.in_window = "hit", True
+        elif f.line is not None and f.line > hi:
+            row.score = "late"
+        else:
+            row.score = "miss"
+    else:
+        row.score = "not localized" if rep.status != "NO_DIVERGENCE" else "no divergence"
+        lines = list(dict.fromkeys(s.line for s in rep.suspects if s.line is not None))
+        row.window = len(lines)
+        row.in_window = any(lo <= x <= hi for x in lines) and len(lines) <= 5
+        row.first_suspect = bool(lines) and lo <= lines[0] <= hi
+        row.named = None
+    if ratio and rep.case:
+        t0 = time.perf_counter()
+        verify(d, stage, case=rep.case, settings=NO_LINT)
+        row.t_verify = time.perf_counter() - t0
+    return row
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only", nargs="*", default=[])
+    ap.add_argument("--ops", nargs="*", default=[])
+    ap.add_argument("--opdirs", default="", help="where imported op dirs are kept (reused; default: a temp dir)")
+    ap.add_argument("--no-verify", action="store_true", help="skip the FAIL confirmation by verify")
+    ap.add_argument("--no-ratio", action="store_true", help="skip the single-case verify timing")
+    args = ap.parse_args()
+    if corpus.shared_gym() is None:
+        print("bisect_gym_corpus: no gym corpus (set FORGE_SHARED to the folder holding gym/); nothing run")
+        return 0
+    tmp = Path(tempfile.mkdtemp(prefix="bisect-gym-"))
+    opdirs = Path(args.opdirs) if args.opdirs else tmp / "ops"
+    opdirs.mkdir(parents=True, exist_ok=True)
+    bugs = [b for b in corpus.BUGS if (not args.only or b.id in args.only) and (not args.ops or b.op in args.ops)]
+    cache: dict = {}
+    rows: list[Row] = []
+    for b in bugs:
+        op_dir = corpus.import_op(b.op, opdirs)
+        r = score(b, op_dir, tmp, cache, not args.no_verify, not args.no_ratio)
+        rows.append(r)
+        print(f"  {r.id}: {r.score} (named {r.named}, bug {r.span[0]}-{r.span[1]}, window {r.window}) "
+              f"{r.t_bisect:.1f} s", file=sys.stderr, flush=True)
+    print("| variant | op | kind | bug line | named | score | window lines | status | case | bisect s | verify s | "
+          "ratio |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        ratio = f"{r.t_bisect / r.t_verify:.2f}" if r.t_verify else "-"
+        flags = (" FALSE CLAIM" if r.false_claim else "") + (" DROP" if r.drop else "")
+        extra = ""
+        if r.score == "not localized":
+            extra = " (bug line first)" if r.first_suspect else (" (bug line in window)" if r.in_window else "")
+        line = f"{r.span[0]}" + (f"-{r.span[1]}" if r.span[1] != r.span[0] else "")
+        print(f"| {r.id} | {r.op} | {r.kind} | {line} | {r.named} | {r.score}{extra}{flags} | {r.window} | "
+              f"{r.status} | {r.case} | {r.t_bisect:.1f} | {r.t_verify:.1f} | {ratio} |")
+    rs = [r for r in rows if r.score != "excluded"]
+    excluded = [r.id for r in rows if r.score == "excluded"]
+    if rs:
+        n = len(rs)
+        hits = sum(r.score == "hit" for r in rs)
+        inwin = sum(r.in_window for r in rs)
+        nl = [r for r in rs if r.score == "not localized"]
+        worst = max(((r.t_bisect / r.t_verify, r.id) for r in rs if r.t_verify), default=(0.0, "-"))
+        print(f"\n{n} bugs in {len({r.op for r in rs})} operators: hit {hits} ({hits / n:.0%}), "
+              f"late {sum(r.score == 'late' for r in rs)}, miss {sum(r.score == 'miss' for r in rs)}, "
+              f"not localized {len(nl)} (bug line first in {sum(r.first_suspect for r in nl)}); "
+              f"inside a window of <= 5 lines {inwin} ({inwin / n:.0%}); false claims {sum(r.false_claim for r in rs)}; "
+              f"size-budget drops {sum(r.drop for r in rs)}; worst bisect/verify {worst[0]:.2f} ({worst[1]})"
+              + (f"; excluded (verify passes): {excluded}" if excluded else ""))
+    print(f"peak RSS of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+    return 1 if any(r.false_claim for r in rs) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

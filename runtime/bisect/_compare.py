@@ -1,0 +1,153 @@
+"""Comparing a kernel value with a golden slice in blocks, so memory stays bounded at real shapes.
+
+Why: a gym kernel at the vendor's shapes produces op values of tens of MB (RMSNorm over ``[1, 64, 256, 256]``
+fp32 is 16 MB a row; an AdamW tile ``[7168, 2048]`` is 56 MB). Converting such a value and its golden slice
+to float64 whole, then taking differences, costs several times the value. Here every comparison walks both
+arrays in blocks of at most ``CHUNK`` elements along their leading axes (views, no copies of the inputs),
+converts one block at a time and stops at the first block that departs. Memory: a few blocks of ``CHUNK``
+float64 elements (``CHUNK`` = 1M: 8 MB each), whatever the size of the value.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+import numpy as np
+
+__all__ = ["CHUNK", "any_nan", "blocks", "close", "fit", "max_abs_diff", "mismatch_mask", "tile_check"]
+
+CHUNK = 1 << 20
+"""Elements per comparison block."""
+
+_HEAD = 16
+
+
+def blocks(shape: tuple[int, ...], chunk: int = CHUNK) -> Iterator[tuple]:
+    """Index tuples that cut an array of ``shape`` into row-major blocks of at most ``chunk`` elements (a
+    block may exceed it only when one element of the innermost axis does, i.e. never in practice)."""
+    if not shape:
+        yield ()
+        return
+    k = 0
+    while k < len(shape) - 1 and math.prod(shape[k + 1:]) > chunk:
+        k += 1
+    inner = max(1, math.prod(shape[k + 1:]))
+    step = max(1, chunk // inner)
+    for lead in np.ndindex(*shape[:k]) if k else [()]:
+        for s in range(0, shape[k], step):
+            yield (*lead, slice(s, min(shape[k], s + step)))
+
+
+def _f64(a: np.ndarray) -> np.ndarray:
+    return np.asarray(a, dtype=np.float64)
+
+
+def _head(a: np.ndarray) -> np.ndarray:
+    """A few leading elements (a view of the first row) without copying the array."""
+    if a.ndim == 0:
+        return a.reshape(1)
+    return a[(0,) * (a.ndim - 1)][:_HEAD]
+
+
+def _ok(a: np.ndarray, b: np.ndarray, atol: float, rtol: float) -> bool:
+    fa, fb = _f64(a), _f64(b)
+    with np.errstate(all="ignore"):
+        return bool(np.all(np.abs(fa - fb) <= atol + rtol * np.abs(fb)))
+
+
+def close(a: np.ndarray, b: np.ndarray, atol: float, rtol: float) -> bool:
+    """``|a - b| <= atol + rtol * |b|`` everywhere (NaN never close); same shape required."""
+    if a.shape != b.shape:
+        return False
+    if a.size == 0:
+        return True
+    if not _ok(_head(a), _head(b), atol, rtol):  # most candidates fail on their first elements
+        return False
+    if a.size <= CHUNK:
+        return _ok(a, b, atol, rtol)
+    return all(_ok(a[ix], b[ix], atol, rtol) for ix in blocks(a.shape))
+
+
+def any_nan(a: np.ndarray) -> bool:
+    if a.dtype.kind in "iub" or a.size == 0:
+        return False
+    if a.size <= CHUNK:
+        return bool(np.isnan(_f64(a)).any())
+    return any(bool(np.isnan(_f64(a[ix])).any()) for ix in blocks(a.shape))
+
+
+def mismatch_mask(a: np.ndarray, b: np.ndarray, atol: float, rtol: float) -> np.ndarray:
+    """Boolean array: where ``a`` departs from ``b`` (computed block by block)."""
+    out = np.zeros(a.shape, dtype=bool)
+    for ix in blocks(a.shape):
+        fa, fb = _f64(a[ix]), _f64(b[ix])
+        with np.errstate(all="ignore"):
+            out[ix] = ~(np.abs(fa - fb) <= atol + rtol * np.abs(fb))
+    return out
+
+
+def fit(a: np.ndarray, b: np.ndarray) -> tuple[float, float | None]:
+    """How ``a`` follows ``b`` when it does not match it: (|correlation|, k) where ``a ~= k * b`` for one ``k``
+    (a wrong scale constant), else k is None. Sums over blocks, so any size is fine."""
+    n = n_big = 0
+    sa = sb = saa = sbb = sab = 0.0
+    ratios: list[np.ndarray] = []
+    for ix in blocks(a.shape):
+        fa, fb = _f64(a[ix]).ravel(), _f64(b[ix]).ravel()
+        ok = np.isfinite(fa) & np.isfinite(fb)
+        fa, fb = fa[ok], fb[ok]
+        n += fa.size
+        sa += float(fa.sum())
+        sb += float(fb.sum())
+        saa += float((fa * fa).sum())
+        sbb += float((fb * fb).sum())
+        sab += float((fa * fb).sum())
+        big = np.abs(fb) > 1e-6
+        n_big += int(big.sum())
+        if big.any() and sum(r.size for r in ratios) < 4096:
+            ratios.append(fa[big][:4096] / fb[big][:4096])
+    corr = 0.0
+    if n > 2:
+        va, vb = saa - sa * sa / n, sbb - sb * sb / n
+        if va > 1e-300 and vb > 1e-300:
+            corr = abs((sab - sa * sb / n) / math.sqrt(va * vb))
+            corr = min(corr, 1.0) if math.isfinite(corr) else 0.0
+    k: float | None = None
+    if ratios and n_big >= max(2, n // 2):
+        r = np.concatenate(ratios)
+        if r.size >= 2:
+            med = float(np.median(r))
+            if math.isfinite(med) and abs(med - 1.0) > 1e-3 and np.allclose(r, med, rtol=1e-2, atol=1e-6):
+                k = med
+    return corr, k
+
+
+def max_abs_diff(a: np.ndarray, b: np.ndarray) -> float | None:
+    """Largest finite ``|a - b|`` (None when nothing finite was compared)."""
+    best: float | None = None
+    for ix in blocks(a.shape):
+        with np.errstate(all="ignore"):
+            d = np.abs(_f64(a[ix]) - _f64(b[ix]))
+        d = d[np.isfinite(d)]
+        if d.size:
+            m = float(d.max())
+            best = m if best is None else max(best, m)
+    return best
+
+
+def tile_check(box: np.ndarray, offsets: list[int], g: np.ndarray, atol: float,
+               rtol: float) -> tuple[bool, float | None, int] | None:
+    """A tile written at ``offsets`` into a tensor holding golden ``g`` (the tensor may be padded past ``g``):
+    (all close, max |diff|, NaN count) over the part inside ``g``'s extent; None when no part is inside."""
+    if box.ndim != g.ndim or len(offsets) != g.ndim:
+        return None
+    inside = tuple(slice(0, max(0, n - o)) for o, n in zip(offsets, g.shape, strict=True))
+    part = box[inside]
+    if part.size == 0:
+        return None
+    sl = g[tuple(slice(o, o + n) for o, n in zip(offsets, part.shape, strict=True))]
+    nan = 0 if part.dtype.kind in "iub" else sum(int(np.isnan(_f64(part[ix])).sum()) for ix in blocks(part.shape))
+    if sl.shape != part.shape:
+        return False, None, nan
+    return close(part, sl, atol, rtol), max_abs_diff(part, sl), nan
