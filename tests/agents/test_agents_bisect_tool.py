@@ -7,8 +7,8 @@ import shutil
 from pathlib import Path
 
 import yaml
-from agents.skills import SkillLibrary
 
+from agents.skills import SkillLibrary
 from agents.tools import ROLE_TOOLS, ToolBox
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,16 +7,16 @@ import types
 from pathlib import Path
 
 import pytest
-from agents.prompts import PromptError, load_prompt
-from agents.skills import ROLE_SKILLS, SkillError, SkillLibrary
 from agents_fixtures import _isolated_env  # noqa: F401  (autouse)
 
 import agents.tools._smoke as smoke_mod
 import agents.tools._toolbox as toolbox_mod
 from agents.config import ROLES, load_config
+from agents.prompts import PromptError, load_prompt
 from agents.roles._base import system_prompt
 from agents.roles._budget import Part, approx_tokens, assemble
 from agents.roles.implementer import ImplementAnswer, user_message
+from agents.skills import ROLE_SKILLS, SkillError, SkillLibrary
 from agents.tools import ToolBox
 from agents.tools._smoke import smoke
 
