@@ -180,9 +180,23 @@ def example_op_dir(name: str) -> Path | None:
     of an installed wheel), or None."""
     from importlib import resources
 
-    root = resources.files("orchestrator.examples")
+    try:
+        root = resources.files("orchestrator.examples")
+    except ModuleNotFoundError:  # an editable install made before the examples were packaged: reinstall (make venv)
+        return None
     found = root / name
     return Path(str(found)) if isinstance(root, Path) and (found / "SPEC.md").is_file() else None
+
+
+def example_names() -> list[str]:
+    """The example operators shipped with the package (what ``demo workspace/<name>`` accepts anywhere)."""
+    from importlib import resources
+
+    try:
+        root = resources.files("orchestrator.examples")
+    except ModuleNotFoundError:
+        return []
+    return sorted(p.name for p in root.iterdir() if (p / "SPEC.md").is_file()) if isinstance(root, Path) else []
 
 
 def sandbox_notice() -> str:

@@ -36,8 +36,10 @@ def _demo(args: argparse.Namespace) -> int:
     if not src.exists() and src.parent.name == "workspace" and (shipped := api.example_op_dir(src.name)) is not None:
         src = shipped  # run from anywhere (an installed wheel): the example that ships with the package
     if not (src / "SPEC.md").is_file() or not (src / api.DEFAULT_TRACE / "manifest.json").is_file():
+        names = api.example_names()
         return fail(f"{src} is not a workspace operator with a shipped trace "
-                    f"(needs SPEC.md, golden.py and {api.DEFAULT_TRACE}/)")
+                    f"(needs SPEC.md, golden.py and {api.DEFAULT_TRACE}/)"
+                    + (f"; the examples: {', '.join('workspace/' + n for n in names)}" if names else ""))
     dest = Path(args.out) / src.resolve().name
     if dest.exists():
         shutil.rmtree(dest)

@@ -85,3 +85,26 @@ def test_main_documents_only_exit_codes_it_returns() -> None:
     assert "3 a capability" not in (m.__doc__ or "")
     sources = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "orchestrator" / "cli").glob("*.py"))
     assert "return 3" not in sources and ", 3)" not in sources
+
+
+def test_demo_of_an_unknown_example_lists_the_examples(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Second newcomer pass: `demo workspace/<typo>` said only what an example needs, not which ones exist."""
+    monkeypatch.chdir(tmp_path)
+    assert cli_main(["demo", "workspace/sdpaa"]) == 1
+    err = capsys.readouterr().err
+    assert "workspace/sdpa," in err and "workspace/silu" in err, err
+
+
+def test_a_venv_installed_before_the_examples_were_packaged_gets_no_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Second newcomer pass: an editable install older than the `orchestrator.examples` mapping made
+    `demo workspace/<missing>` end in ModuleNotFoundError's traceback."""
+    from importlib import resources
+
+    from orchestrator import api
+
+    def missing(name: str):
+        raise ModuleNotFoundError(f"No module named {name!r}")
+
+    monkeypatch.setattr(resources, "files", missing)
+    assert api.example_op_dir("sdpa") is None and api.example_names() == []
