@@ -41,6 +41,15 @@ STEP_LABELS = {
 
 
 REASON_CHARS = 140
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` cut at a word boundary with an ellipsis when longer than ``limit`` (never mid-word)."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0] if " " in text[:limit] else text[:limit]
+    return cut.rstrip(" ,;:") + " …"
 """How much of a failure's reason a progress line shows (the gate screens and the report show all of it)."""
 
 
@@ -59,18 +68,18 @@ def outcome_text(node: str, values: dict) -> str:
         text = f"verdict [{color}]{escape(str(verdict))}[/]"
         reason = ""
         if verdict != Verdict.PASS and node == "verify" and feedback:
-            reason = feedback[-1].split(f"{verdict}: ", 1)[-1]
+            reason = feedback[-1].split(f"{verdict}: ", 1)[-1].removeprefix(f"{verdict} ")
         elif verdict != Verdict.PASS and node == "verify_final":
             reason = str((values.get("blocked") or {}).get("reason") or "")
-        return text + (f": {escape(reason[:REASON_CHARS])}" if reason else "")
+        return text + (f": {escape(clip(reason, REASON_CHARS))}" if reason else "")
     if node == "audit" and m.get("audit") == "block":
         why = next((f[len("audit: "):] for f in reversed(feedback) if f.startswith("audit: ")), "")
-        return "[red]audit blocked[/]" + (f": {escape(why[:REASON_CHARS])}" if why else "")
+        return "[red]audit blocked[/]" + (f": {escape(clip(why, REASON_CHARS))}" if why else "")
     if node.startswith("gate_"):
         g = values.get("gate") or {}
         if g.get("source") in ("replay", "auto") or (g.get("source") == "human" and g.get("decision")):
             note = f": {g['note']}" if g.get("note") and g.get("note") != "auto" else ""
-            return escape(f"{g.get('decision')} ({g.get('source')}){note}"[:REASON_CHARS + 40])
+            return escape(clip(f"{g.get('decision')} ({g.get('source')}){note}", REASON_CHARS + 40))
     return ""
 
 
@@ -190,13 +199,17 @@ class Progress:
             self._status = None
 
 
+LAST_FAILURE_CHARS = 60
+"""The summary table's last-failure cell: one short line (``status`` and the report give the whole reason)."""
+
+
 def summary_table(result: RunResult) -> Table:
     table = Table(title=f"run {result.run_id}: {result.status}")
     for col in ("module", "name", "status", "attempts", "verdict", "report", "last failure"):
         table.add_column(col, overflow="fold")
     for m in result.modules:
         table.add_row(f"M{m.id}", m.name, m.status, f"{m.attempts}/{m.budget}", m.verdict or "-",
-                      (m.report_hash or "-")[:12], escape(m.last_failure or "-"))
+                      (m.report_hash or "-")[:12], escape(clip(m.last_failure, LAST_FAILURE_CHARS) if m.last_failure else "-"))
     if result.final.get("verdict"):
         table.add_row("final", str(result.final.get("file", "")), "", "", str(result.final.get("verdict")),
                       str(result.final.get("report_hash") or "-")[:12], "")

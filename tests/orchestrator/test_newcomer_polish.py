@@ -108,3 +108,20 @@ def test_a_venv_installed_before_the_examples_were_packaged_gets_no_traceback(mo
 
     monkeypatch.setattr(resources, "files", missing)
     assert api.example_op_dir("sdpa") is None and api.example_names() == []
+
+
+def test_progress_names_a_verdict_once_and_cuts_reasons_at_a_word() -> None:
+    """Second newcomer pass (sdpa demo): `verdict FAIL_NUMERIC: FAIL_NUMERIC modules/... all of 16384 eleme`: the
+    verdict twice (the report summary starts with it) and the reason cut mid-word."""
+    from orchestrator.ui.progress import clip, outcome_text
+
+    summary = ("FAIL_NUMERIC modules/sdpa_module1_impl.py (0/16 cases pass): case B2_S64_D64_L128-fp32-s0-normal: "
+               "leaf output[0] (probs): all of 16384 elements out of tolerance, max_diff 0.9")
+    values = {"last_verdict": "FAIL_NUMERIC", "active": 1,
+              "modules": [{"id": 1, "feedback": [f"attempt 1 FAIL_NUMERIC: {summary}"]}]}
+    line = outcome_text("verify", values)
+    assert line.count("FAIL_NUMERIC") == 1 and "modules/sdpa_module1_impl.py (0/16 cases pass)" in line, line
+    cut = clip(summary, 100)
+    assert cut.endswith(" …") and len(cut) <= 102 and summary.startswith(cut[:-2])
+    assert summary[len(cut) - 2] in " ,;:"  # cut at a word boundary
+    assert clip("short", 100) == "short"

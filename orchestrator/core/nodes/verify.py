@@ -134,7 +134,8 @@ def verify(state: ForgeState, runtime: Runtime) -> dict:
     else:
         m["lint_streak"], m["lint_key"] = 0, None
         feedback.append(f"attempt {m['attempts']} {verdict}: {outcome.summary or 'see report'}")
-        reason = f"{verdict}: {outcome.summary or 'see report'}"
+        summary = outcome.summary or "see report"  # a summary that starts with its verdict is not prefixed twice
+        reason = summary if summary.startswith(f"{verdict} ") else f"{verdict}: {summary}"
     reason = " ".join(reason.split())
     update["attempt_log"] = [{**entry, "reason": reason if len(reason) <= 300 else reason[:297] + "..."}]
     m.update({"status": "in_progress", "feedback": feedback, "last_failure": update["attempt_log"][0]["reason"]})
