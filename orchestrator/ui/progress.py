@@ -204,15 +204,21 @@ LAST_FAILURE_CHARS = 60
 
 
 def summary_table(result: RunResult) -> Table:
+    """Modules of the run; the "last failure" column only when a module is not verified (there it is what a user
+    acts on; a verified module's earlier failures are in ``status`` and the report), so a delivered run's table
+    fits 80 columns."""
     table = Table(title=f"run {result.run_id}: {result.status}")
-    for col in ("module", "name", "status", "attempts", "verdict", "report", "last failure"):
+    failing = [m for m in result.modules if m.status != "verified" and m.last_failure]
+    for col in ("module", "name", "status", "attempts", "verdict", "report") + (("last failure",) if failing else ()):
         table.add_column(col, overflow="fold")
     for m in result.modules:
-        table.add_row(f"M{m.id}", m.name, m.status, f"{m.attempts}/{m.budget}", m.verdict or "-",
-                      (m.report_hash or "-")[:12], escape(clip(m.last_failure, LAST_FAILURE_CHARS) if m.last_failure else "-"))
+        row = [f"M{m.id}", m.name, m.status, f"{m.attempts}/{m.budget}", m.verdict or "-", (m.report_hash or "-")[:12]]
+        if failing:
+            row.append(escape(clip(m.last_failure, LAST_FAILURE_CHARS)) if m in failing else "-")
+        table.add_row(*row)
     if result.final.get("verdict"):
         table.add_row("final", str(result.final.get("file", "")), "", "", str(result.final.get("verdict")),
-                      str(result.final.get("report_hash") or "-")[:12], "")
+                      str(result.final.get("report_hash") or "-")[:12], *([""] if failing else []))
     return table
 
 

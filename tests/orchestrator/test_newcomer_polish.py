@@ -125,3 +125,36 @@ def test_progress_names_a_verdict_once_and_cuts_reasons_at_a_word() -> None:
     assert cut.endswith(" …") and len(cut) <= 102 and summary.startswith(cut[:-2])
     assert summary[len(cut) - 2] in " ,;:"  # cut at a word boundary
     assert clip("short", 100) == "short"
+
+
+def test_a_delivered_runs_summary_fits_80_columns() -> None:
+    """Second newcomer pass (sdpa demo, output not a terminal = 80 columns): the "last failure" column of a
+    verified module folded an earlier attempt's reason into 25 rows. It now appears only for a module that is not
+    verified, clipped to one short line."""
+    from orchestrator.store.results import ModuleSummary, RunResult
+    from orchestrator.ui.progress import summary_table
+
+    reason = "FAIL_NUMERIC modules/sdpa_module1_impl.py (0/16 cases pass): case B2_S64_D64_L128-fp32-s0-normal"
+    done = RunResult(run_id="r1", status="delivered", final={"file": "sdpa_impl.py", "verdict": "PASS"},
+                     modules=[ModuleSummary(id=1, name="scores_softmax", status="verified", attempts=2, budget=10,
+                                            verdict="PASS", report_hash="22dd1c27e9a4aa", last_failure=reason)])
+    buf = io.StringIO()
+    Console(file=buf, width=80).print(summary_table(done))
+    rows = [ln for ln in buf.getvalue().splitlines() if ln.startswith("│")]
+    assert len(rows) == 2 and "last failure" not in buf.getvalue(), buf.getvalue()
+    blocked = done.model_copy(update={"status": "waiting", "final": {}, "modules": [
+        done.modules[0].model_copy(update={"status": "in_progress", "verdict": "FAIL_NUMERIC"})]})
+    buf = io.StringIO()
+    Console(file=buf, width=120).print(summary_table(blocked))
+    assert "last failure" in buf.getvalue() and "modules/sdpa_mod" in buf.getvalue(), buf.getvalue()
+
+
+def test_your_first_operator_names_the_no_model_path() -> None:
+    """Issue #28 finding 8 (docs half): "Your first operator" never mentioned `--agents scripted:`; and
+    docs/running.md still said `--fresh` was for replays only (finding 12)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    first = readme.split("## Your first operator", 1)[1].split("\n## ", 1)[0]
+    assert "--agents scripted:tests/orchestrator/fixtures/agents/sqrecip/script.yaml" in first
+    assert (ROOT / "tests/orchestrator/fixtures/agents/sqrecip/script.yaml").is_file()
+    assert (ROOT / "tests/orchestrator/fixtures/ops/sqrecip/SPEC.md").is_file()
+    assert "replays only" not in (ROOT / "docs" / "running.md").read_text(encoding="utf-8")
