@@ -143,8 +143,9 @@ def main() -> int:
         line = f"{r.span[0]}" + (f"-{r.span[1]}" if r.span[1] != r.span[0] else "")
         print(f"| {r.id} | {r.op} | {r.kind} | {line} | {r.named} | {r.score}{extra}{flags} | {r.window} | "
               f"{r.status} | {r.case} | {r.t_bisect:.1f} | {r.t_verify:.1f} | {ratio} |")
-    rs = [r for r in rows if r.score != "excluded"]
-    excluded = [r.id for r in rows if r.score == "excluded"]
+    # without the confirming verify (--no-verify), a bug no tried case departs on is excluded the same way
+    rs = [r for r in rows if r.score not in ("excluded", "no divergence")]
+    excluded = [r.id for r in rows if r.score in ("excluded", "no divergence")]
     if rs:
         n = len(rs)
         hits = sum(r.score == "hit" for r in rs)

@@ -181,6 +181,9 @@ def pair_orphans(an: Analyzer, evidence: list[str]) -> None:
         ns = [n for n in ns if n not in taken]
         if not ns:
             continue
+        same = [n for n in ns if any(r.name == g for r in nodes[n])]
+        if len(ns) > 1 and len(same) == 1:
+            ns = same  # of the ops that fit, the one the kernel names like the golden
         pick = ns[0] if len(ns) == 1 else _most_correlated(an, g, [nodes[n] for n in ns])
         if pick is None:
             continue

@@ -142,6 +142,21 @@ def geometry(an: Analyzer, observed: Rec, window: list[Rec], evidence: list[str]
             return v
         return None
     views = an.lineage_views(conflict[0] if conflict and not shifted else observed)
+    if shifted and lin is not None:
+        # the read that fetched the written values: a view of an input at exactly the offsets where those values
+        # belong, which is not where they are written (a view of the same code in another pass reads elsewhere)
+        at = [v for v in views if v.source and v.offsets is not None and tuple(v.offsets) == tuple(lin)
+              and an.param_map.get(v.source) in an.inputs]
+        dist = _hops(an, observed)
+        at = [v for v in at if v.seq in dist]
+        near = min((dist[v.seq] for v in at), default=None)
+        at = [v for v in at if dist[v.seq] == near]  # the read on the write's own path, not one via running state
+        if len({v.node for v in at}) == 1:
+            v = at[-1]
+            evidence.append(f"the view at {v.where()} reads at offsets {v.offsets}, where the values written at "
+                            f"{observed.offsets} belong: its offsets do not follow the write's")
+            an.status[v.seq] = "misplaced"
+            return v
     for v in views:
         axes = an.irregular_axes(v)
         if axes:
@@ -157,6 +172,21 @@ def geometry(an: Analyzer, observed: Rec, window: list[Rec], evidence: list[str]
         return None  # operands disagree but no view breaks the grid: left to the evidence rules (_claims)
     evidence.extend(notes)
     return observed
+
+
+def _hops(an: Analyzer, r: Rec) -> dict[int, int]:
+    """Operand distance of every op ``r`` is computed from (breadth first over operands)."""
+    dist = {r.seq: 0}
+    frontier = [r]
+    while frontier and len(dist) < 20000:
+        nxt = []
+        for cur in frontier:
+            for p in an.operand_recs(cur):
+                if p.seq not in dist:
+                    dist[p.seq] = dist[cur.seq] + 1
+                    nxt.append(p)
+        frontier = nxt
+    return dist
 
 
 def rebound_after_loop(an: Analyzer, window: list[Rec], evidence: list[str]) -> Rec | None:
