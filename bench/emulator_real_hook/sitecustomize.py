@@ -135,10 +135,10 @@ def _install_kernel_hooks() -> None:
         finally:
             _call["lower_cpu"] = _call.get("lower_cpu", 0.0) + time.process_time() - t
 
-    def timed_program(self, s, args, kwargs):  # noqa: ANN001, ANN202
+    def timed_program(self, s, args, kwargs, **kw):  # noqa: ANN001, ANN003, ANN202
         t, w = time.process_time(), time.perf_counter()
         try:
-            program, arrays = orig_program(self, s, args, kwargs)
+            program, arrays = orig_program(self, s, args, kwargs, **kw)
         finally:
             _call["program_cpu"] = _call.get("program_cpu", 0.0) + time.process_time() - t
             _call["program_wall"] = _call.get("program_wall", 0.0) + time.perf_counter() - w
@@ -146,12 +146,12 @@ def _install_kernel_hooks() -> None:
         _call["n_ops"] = sum(1 for _ in _iter_ops(program.body))
         return program, arrays
 
-    def timed_exec(program, args, options):  # noqa: ANN001, ANN202
+    def timed_exec(program, args, options, prepared=None):  # noqa: ANN001, ANN202
         if _CAPTURE:
             return _capture(program, args, options)
         t, w = time.process_time(), time.perf_counter()
         try:
-            return _executor.run_in_process(program, args, options)
+            return _executor.run_in_process(program, args, options, prepared=prepared)
         finally:
             _call["exec_cpu"] = _call.get("exec_cpu", 0.0) + time.process_time() - t
             _call["exec_wall"] = _call.get("exec_wall", 0.0) + time.perf_counter() - w
@@ -176,6 +176,18 @@ def _install_kernel_hooks() -> None:
             _emit(rec)
             sys.settrace(tracer)
 
+    orig_prepared = _executor.prepared_for
+
+    def timed_prepared(program):  # noqa: ANN001, ANN202 - the trace cache prepares a program once: execution time
+        t, w = time.process_time(), time.perf_counter()
+        try:
+            return orig_prepared(program)
+        finally:
+            _call["exec_cpu"] = _call.get("exec_cpu", 0.0) + time.process_time() - t
+            _call["exec_wall"] = _call.get("exec_wall", 0.0) + time.perf_counter() - w
+
+    _executor.prepared_for = timed_prepared
+    timed_exec.takes_prepared = True  # type: ignore[attr-defined]  # like run_in_process (_frontend._call)
     jit.__call__ = timed_call
     jit._program = timed_program
     _frontend.lower = timed_lower

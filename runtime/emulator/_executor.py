@@ -20,10 +20,10 @@ import numpy as np
 
 from runtime.emulator._session import OpRecord, Session
 from runtime.emulator.device import ExecOptions, ExecResult, KernelProgram, decode, encode, execute
+from runtime.emulator.device._prepare import XRegion, prepare
 
-__all__ = ["KernelExecutor", "RoundTripMismatch", "current", "exec_options", "record_fields", "run_checked",
-           "run_in_process",
-           "set_default", "use"]
+__all__ = ["KernelExecutor", "RoundTripMismatch", "current", "exec_options", "prepared_for", "record_fields",
+           "run_checked", "run_in_process", "set_default", "use"]
 
 KernelExecutor = Callable[[KernelProgram, list[np.ndarray], ExecOptions], ExecResult]
 
@@ -38,14 +38,28 @@ class RoundTripMismatch(AssertionError):
 _WRITES = frozenset({"assemble", "move", "setitem"})
 
 
-def run_in_process(program: KernelProgram, args: list[np.ndarray], options: ExecOptions) -> ExecResult:
-    """Execute ``program`` here (the default executor)."""
+def run_in_process(program: KernelProgram, args: list[np.ndarray], options: ExecOptions, *,
+                   prepared: XRegion | None = None) -> ExecResult:
+    """Execute ``program`` here (the default executor). ``prepared``: its executable form, when the caller keeps
+    one (the trace cache prepares a program it hands out again once)."""
     mode = os.environ.get(ROUNDTRIP_ENV)
     if mode == "check":
         return run_checked(program, args, options)
     if mode == "1":
-        program = decode(encode(program))
-    return execute(program, args, options)
+        return execute(decode(encode(program)), args, options)
+    return execute(program, args, options, prepared=prepared)
+
+
+run_in_process.takes_prepared = True  # type: ignore[attr-defined]
+"""an executor with this attribute takes ``prepared=`` (the frontend passes the trace cache's prepared body)"""
+
+
+def prepared_for(program: KernelProgram) -> XRegion | None:
+    """The executable form of ``program``, or None when it cannot be prepared (`execute` then reports why)."""
+    try:
+        return prepare(program)
+    except Exception:  # noqa: BLE001 - execute prepares it again and raises its own ProgramError
+        return None
 
 
 def run_checked(program: KernelProgram, args: list[np.ndarray], options: ExecOptions) -> ExecResult:

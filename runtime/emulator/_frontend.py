@@ -12,13 +12,14 @@ file and line.
 from __future__ import annotations
 
 import inspect
+import logging
 import sys
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from runtime.emulator import _executor
+from runtime.emulator import _executor, _trace_cache
 from runtime.emulator._enums import DataType, StatusType, dtype_from_numpy, dtype_name
 from runtime.emulator._errors import EmulatorError, py_error
 from runtime.emulator._ir import Region
@@ -29,11 +30,13 @@ from runtime.emulator._options import check_runtime_options
 from runtime.emulator._session import Session, active_session
 from runtime.emulator._symbolic import SymbolicScalar
 from runtime.emulator._tensor import Tensor, _BracketAnnotation
-from runtime.emulator._trace import Tracer, current_tracer
+from runtime.emulator._trace import Tracer, current_tracer, root_scopes
 from runtime.emulator._trace_interp import _INTERP, _Interp, _names_of, _ordinal, _Parsed
 from runtime.emulator.device import KernelProgram
 
 __all__ = ["FunctionMarker", "JitFunction", "function", "jit"]
+
+log = logging.getLogger(__name__)
 
 # ---------------------------------------------------------------------------------------------------
 # argument conversion
@@ -102,6 +105,11 @@ class JitFunction:
         self._parsed: _Parsed | None = None
         self.last_graph: Region | None = None
         self.last_program: KernelProgram | None = None
+        self._cache = _trace_cache.TraceCache()
+        """the programs of this kernel's last call signatures (`_trace_cache`)"""
+        self._reads: _trace_cache.Reads | None = None
+        self._last_entry: _trace_cache.Entry | None = None
+        """the cache entry of the last `_program` (used only if its program is the one being run)"""
 
     def _parse(self) -> _Parsed:
         if self._parsed is None:
@@ -127,20 +135,72 @@ class JitFunction:
 
     # -- the call ---------------------------------------------------------------------------------------
     def _call(self, s: Session, args: tuple, kwargs: dict[str, Any]) -> None:
-        program, arrays = self._program(s, args, kwargs)
-        res = _executor.current()(program, arrays, _executor.exec_options(s))
+        program, arrays = self._program(s, args, kwargs, cached=True)
+        ex = _executor.current()
+        e = self._last_entry
+        if e is not None and e.program is program and getattr(ex, "takes_prepared", False):
+            if e.prepared is None:  # a program the cache hands out again is prepared once
+                e.prepared = _executor.prepared_for(program)
+            res = ex(program, arrays, _executor.exec_options(s), prepared=e.prepared)  # type: ignore[call-arg]
+        else:
+            res = ex(program, arrays, _executor.exec_options(s))
         _executor.apply_result(s, res)
         res.raise_error()
 
-    def _program(self, s: Session, args: tuple, kwargs: dict[str, Any]) -> tuple[KernelProgram, list[np.ndarray]]:
-        """Trace the body for these arguments and lower it to the program the device executes."""
-        region, symbols, params, n_keys = self._trace(s, args, kwargs)
+    def _program(self, s: Session, args: tuple, kwargs: dict[str, Any], *,
+                 cached: bool = False) -> tuple[KernelProgram, list[np.ndarray]]:
+        """The program of this call: with ``cached``, the cache's when this call signature was traced before (see
+        `_trace_cache`), else trace the body for these arguments and lower it."""
+        bound = self._bind(s, args, kwargs)
+        arrays = bound[2]
+        key = self._cache_key(s, bound) if cached else None
+        self._last_entry = None
+        if key is not None:
+            e = self._cache.get(key)
+            if e is not None:
+                self._last_entry = e
+                for code, message, file, line, op in e.warnings:
+                    s.warn(code, message, file=file, line=line, op=op)
+                s.kernel_args.append({"kernel": self.__name__, "args": [
+                    {"name": n, "shape": list(arr.shape), "dtype": d} for (n, d), arr in zip(e.arg_names, arrays,
+                                                                                              strict=True)]})
+                self.last_graph = e.region
+                self.last_program = e.program
+                return e.program, arrays
+        with s.capture_warnings() as warnings:
+            region, symbols, params, n_keys = self._trace_bound(s, bound)
+        arg_names = tuple((t.name, dtype_name(t.dtype)) for t, _ in params)
         s.kernel_args.append({"kernel": self.__name__, "args": [
-            {"name": t.name, "shape": list(arr.shape), "dtype": dtype_name(t.dtype)} for t, arr in params]})
-        p = self._parse()
+            {"name": n, "shape": list(arr.shape), "dtype": d} for (n, d), (_, arr) in zip(arg_names, params,
+                                                                                          strict=True)]})
+        p = bound[0]
         program = lower(p.name, p.file, p.fdef.lineno, region, params, symbols, n_keys)
         self.last_program = program
-        return program, [arr for _, arr in params]
+        if key is not None and self._cache_key(s, bound) == key:  # the trace left its inputs as it found them
+            self._last_entry = _trace_cache.Entry(program, region, tuple(warnings), arg_names)
+            self._cache.put(key, self._last_entry)
+        return program, arrays
+
+    def _cache_key(self, s: Session, bound: tuple) -> Any:
+        """Everything a trace of this call reads (`_trace_cache`), or None: uncacheable / cache off."""
+        if self.options.get("use_cache") is False or not _trace_cache.enabled():
+            return None
+        p, tparams, arrays, values = bound
+        try:
+            if self._reads is None:
+                names = frozenset(n for n, _ in tparams) | frozenset(o.name for o in p.split_params()[1])
+                self._reads = _trace_cache.body_reads(p.fdef, names)
+            return (tuple((_trace_cache._Id(ann), a.dtype, a.shape) for (_, ann), a in zip(tparams, arrays,
+                                                                                         strict=True)),
+                    _trace_cache.freeze(values), _trace_cache.freeze(self.options), s.options,
+                    _trace_cache.freeze(root_scopes()[-1]),
+                    _trace_cache.env_fingerprint(self._reads, _names_of(self.func, self.captured), _helper_reads))
+        except _trace_cache.Uncacheable as exc:
+            log.debug("trace cache: a call of %s is traced every time: %s", self.__name__, exc)
+            return None
+        except Exception:  # noqa: BLE001 - anything odd in the environment: trace as before
+            log.debug("trace cache: cannot fingerprint a call of %s", self.__name__, exc_info=True)
+            return None
 
     def trace(self, *args: Any, **kwargs: Any) -> Region:
         """Trace the body for these arguments without executing it (returns the graph; for tools/benchmarks)."""
@@ -153,6 +213,10 @@ class JitFunction:
             return self._program(s, args, kwargs)[0]
 
     def _trace(self, s: Session, args: tuple, kwargs: dict[str, Any]) -> tuple[Region, list, list, int]:
+        return self._trace_bound(s, self._bind(s, args, kwargs))
+
+    def _bind(self, s: Session, args: tuple, kwargs: dict[str, Any]) -> tuple:
+        """The call's checks before tracing: (parsed body, tensor params, argument arrays, other values)."""
         p = self._parse()
         tparams, others = p.split_params()
         check_runtime_options(self.options.get("runtime_options"), s.options.compat)
@@ -162,6 +226,10 @@ class JitFunction:
                            file=p.file, line=p.fdef.lineno)
         arrays = [to_numpy_view(a, name) for a, (name, _) in zip(args[:n], tparams, strict=True)]
         values = self._bind_others(p, others, args[n:], kwargs)
+        return p, tparams, arrays, values
+
+    def _trace_bound(self, s: Session, bound: tuple) -> tuple[Region, list, list, int]:
+        p, tparams, arrays, values = bound
         tr = Tracer(s, p.name, p.file)
         with tr:
             for group in ("pass_options", "host_options", "codegen_options", "verify_options", "debug_options"):
@@ -337,6 +405,14 @@ class FunctionMarker:
         self.func = func
         self.__name__ = func.__name__
         self._parsed: _Parsed | None = None
+        self._reads: _trace_cache.Reads | None = None
+
+    def _parse(self) -> _Parsed:
+        if self._parsed is None:
+            p = _Parsed(self.func, "function")
+            p.check_body()
+            self._parsed = p
+        return self._parsed
 
     def __call__(self, *args: Any, **kwargs: Any) -> None:
         interp = _INTERP.get()
@@ -346,11 +422,7 @@ class FunctionMarker:
         if kwargs:
             raise py_error("NotImplementedError", "Keyword arguments in nested function calls are not supported "
                            "yet.")
-        if self._parsed is None:
-            p = _Parsed(self.func, "function")
-            p.check_body()
-            self._parsed = p
-        p = self._parsed
+        p = self._parse()
         tparams, others = p.split_params()
         names = [n for n, _ in tparams] + [o.name for o in others]
         if len(args) != len(names):
@@ -368,6 +440,19 @@ class FunctionMarker:
         sub = _Interp(interp.tr, p, _names_of(self.func, {}))
         sub.exec_block(p.fdef.body, ns)
         return None
+
+
+_trace_cache.register(JitFunction, "kernel")
+_trace_cache.register(FunctionMarker, "helper")
+
+
+def _helper_reads(m: FunctionMarker) -> tuple[_trace_cache.Reads, dict[str, Any]]:
+    """What a ``@pypto.frontend.function`` helper's body reads, and the environment it reads it from."""
+    if m._reads is None:
+        p = m._parse()
+        tparams, others = p.split_params()
+        m._reads = _trace_cache.body_reads(p.fdef, frozenset(n for n, _ in tparams) | frozenset(o.name for o in others))
+    return m._reads, _names_of(m.func, {})
 
 
 def _check_nested_arg(fname: str, i: int, pname: str, ann: Any, a: Any) -> None:

@@ -131,10 +131,24 @@ class Session:
         self.kernel_args: list[dict] = []
         """per kernel call: {"kernel": name, "args": [{"name", "shape", "dtype"}, ...]} in signature order"""
         self._warned: set[tuple] = set()
+        self._captures: list[list[tuple]] = []
+
+    @contextlib.contextmanager
+    def capture_warnings(self) -> Iterator[list[tuple]]:
+        """Every `warn` call made inside the block, de-duplicated or not, as ``(code, message, file, line, op)``
+        (the trace cache emits a cached trace's warnings again through `warn`)."""
+        got: list[tuple] = []
+        self._captures.append(got)
+        try:
+            yield got
+        finally:
+            self._captures.remove(got)
 
     def warn(self, code: str, message: str, *, file: str | None = None, line: int | None = None,
              op: str | None = None) -> None:
         """Add a warning diagnostic (deduplicated per code/location/message)."""
+        for c in self._captures:
+            c.append((code, message, file, line, op))
         key = (code, file, line, message)
         if key in self._warned:
             return

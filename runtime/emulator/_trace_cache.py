@@ -1,0 +1,420 @@
+"""The trace cache: a kernel called again with the same call signature reuses its lowered program.
+
+Real pypto compiles a ``@pypto.frontend.jit`` kernel once per input signature (``use_cache=True``, its default).
+Here tracing + lowering cost about 40 us per traced op, which dominates small kernels, so a `JitFunction` keeps
+the programs of its last calls. A cached program is only reused when a new trace could not differ, so results
+and messages stay exactly those of re-tracing:
+
+- the key holds every input of a trace: each tensor argument's dtype and shape (and the annotation object),
+  every non-tensor argument by value, the jit options, the session options (compat, record, ...) and the
+  option scope the kernel starts from (module-level ``pypto.set_*`` calls);
+- plus a fingerprint of everything the body can read by name: each name the kernel (and, recursively, every
+  ``@pypto.frontend.function`` helper and plain Python function it can call) loads from its globals, closure or
+  captured locals, and each attribute chain on a module (``cfg.TILE``, ``pypto.add``). Immutable values count by
+  value (floats by their bits), lists/dicts/tuples by their contents, functions/classes/library modules by
+  identity; a value whose contents cannot be fingerprinted (an arbitrary object, an array, a user module used
+  whole, a function with side effects such as ``print`` or a random generator) makes the call uncacheable: it is
+  traced every time, as before;
+- a trace that raised, or that changed the fingerprint of its own environment (a body mutating a global
+  list), is not stored;
+- warnings the trace emitted are kept with the program and emitted again, in order, on a hit (the session's
+  de-duplication then behaves exactly as for a re-trace).
+
+Off with ``use_cache=False`` on the decorator (real pypto's switch) or ``PTO_FORGE_TRACE_CACHE=0``.
+
+Verification runs the candidate's kernels in the candidate's process and executes their programs elsewhere;
+this cache lives in that untrusted process and gives it nothing it did not already have (it can hand the
+executor any program it likes): the device decodes and validates every program it receives, and a value
+smuggled into constants from the host changes the key, so the verifier still sees programs that differ
+between calls (a stale program could only compute the wrong answer).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import dis
+import enum
+import os
+import re
+import struct
+import types
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from runtime.emulator._symbolic import SymbolicScalar
+
+__all__ = ["ENV", "Entry", "TraceCache", "Uncacheable", "enabled", "env_fingerprint", "freeze", "register"]
+
+ENV = "PTO_FORGE_TRACE_CACHE"
+"""``0`` turns the trace cache off process-wide"""
+
+LIMIT = 32
+"""programs kept per kernel (least recently used dropped first)"""
+
+_MAX_NODES = 20_000
+"""values visited per fingerprint: a larger environment is not fingerprinted (the call is traced)"""
+
+_LIB_ROOTS = frozenset({"pypto", "runtime", "math", "cmath", "operator", "functools", "itertools", "typing",
+                        "enum", "numbers", "numpy", "ml_dtypes", "torch", "builtins", "collections", "dataclasses",
+                        "abc", "decimal", "fractions"})
+"""modules whose functions and classes count by identity (the emulator itself and libraries that compute)"""
+
+_IMPURE = re.compile(r"rand|seed|normal|uniform|bernoulli|multinomial|poisson|shuffle|^permutation$|^choice$|"
+                     r"^empty|time|clock|pid|urandom|environ|^print|^input$|^open$|^exec$|^eval$|^compile$|"
+                     r"import|^id$|^hash$|^breakpoint$|^vars$|^globals$|^locals$|attr$", re.I)
+"""names of library functions (numpy, torch, math ...) whose result is not a function of their arguments, or that
+act on the world; the emulator's own ``pypto`` functions are all pure at trace time"""
+
+_PURE_BUILTINS = frozenset({
+    "abs", "all", "any", "ascii", "bin", "bool", "bytes", "callable", "chr", "complex", "dict", "divmod",
+    "enumerate", "filter", "float", "format", "frozenset", "getattr", "hasattr", "hex", "int", "isinstance",
+    "issubclass", "iter", "len", "list", "map", "max", "min", "next", "oct", "ord", "pow", "range", "repr",
+    "reversed", "round", "set", "slice", "sorted", "str", "sum", "tuple", "type", "zip", "object", "super",
+    "NotImplemented", "Ellipsis", "None", "True", "False", "staticmethod", "classmethod", "property",
+})
+
+
+class Uncacheable(Exception):
+    """The call's trace may depend on something the cache cannot fingerprint."""
+
+
+def enabled() -> bool:
+    """False when ``PTO_FORGE_TRACE_CACHE=0``."""
+    return os.environ.get(ENV, "1") != "0"
+
+
+class _Id:
+    """A key part equal only to the same object (and keeping it alive while the entry exists)."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: Any) -> None:
+        self.obj = obj
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is _Id and other.obj is self.obj
+
+    def __hash__(self) -> int:
+        return id(self.obj)
+
+    def __repr__(self) -> str:
+        return f"_Id({type(self.obj).__name__})"
+
+
+def _root(modname: Any) -> str:
+    return modname.split(".", 1)[0] if isinstance(modname, str) else ""
+
+
+def _is_lib_module(m: types.ModuleType) -> bool:
+    return _root(getattr(m, "__name__", None)) in _LIB_ROOTS
+
+
+# ---- static analysis (what a body can read by name) ------------------------------------------------------
+
+@dataclass(frozen=True)
+class Reads:
+    """Names a kernel/helper body loads (bare), and attribute chains rooted at a name (``a.b.c``)."""
+
+    bare: tuple[str, ...]
+    chains: tuple[tuple[str, ...], ...]
+
+
+def body_reads(fdef: ast.FunctionDef, params: frozenset[str]) -> Reads:
+    """The names of a kernel/helper body that may come from its environment (parameters are always bound in the
+    body's namespace, unless the body deletes them)."""
+    deleted = {t.id for n in ast.walk(fdef) if isinstance(n, ast.Delete) for t in n.targets if isinstance(t, ast.Name)}
+    skip = params - deleted
+    chain_roots: set[int] = set()
+    chains: set[tuple[str, ...]] = set()
+    bare: set[str] = set()
+    for stmt in fdef.body:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Attribute) and id(node) not in chain_roots:
+                parts: list[str] = []
+                cur: ast.expr = node
+                while isinstance(cur, ast.Attribute):
+                    parts.append(cur.attr)
+                    chain_roots.add(id(cur))
+                    cur = cur.value
+                if isinstance(cur, ast.Name):
+                    chain_roots.add(id(cur))
+                    if cur.id not in skip:
+                        chains.add((cur.id, *reversed(parts)))
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Name) and id(node) not in chain_roots and node.id not in skip:
+                bare.add(node.id)
+    # decorators / defaults of nested defs are evaluated too: ast.walk over the body covers them
+    return Reads(tuple(sorted(bare)), tuple(sorted(chains)))
+
+
+_CODE_GLOBALS: dict[types.CodeType, tuple[str, ...]] = {}
+
+
+def _code_globals(code: types.CodeType) -> tuple[str, ...]:
+    """Global names a plain function's code (and its nested code) loads."""
+    got = _CODE_GLOBALS.get(code)
+    if got is None:
+        names: set[str] = set()
+        stack = [code]
+        while stack:
+            c = stack.pop()
+            for ins in dis.get_instructions(c):
+                if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME", "STORE_GLOBAL", "DELETE_GLOBAL"):
+                    names.add(str(ins.argval))
+            stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+        got = _CODE_GLOBALS[code] = tuple(sorted(names))
+    return got
+
+
+# ---- fingerprints -------------------------------------------------------------------------------------------
+
+_MISSING = ("missing",)
+
+
+class _Fp:
+    """One fingerprint computation (a visit budget and the functions being visited, for recursion)."""
+
+    def __init__(self, helper_reads: Any) -> None:
+        self.budget = _MAX_NODES
+        self.visiting: set[int] = set()
+        self.helper_reads = helper_reads
+        """callable(FunctionMarker) -> (Reads, env dict) of a ``@pypto.frontend.function`` helper"""
+
+    def value(self, v: Any) -> Any:  # noqa: C901, PLR0911, PLR0912 - one dispatch on the value's type
+        self.budget -= 1
+        if self.budget < 0:
+            raise Uncacheable("environment too large to fingerprint")
+        t = type(v)
+        if v is None or t is bool or t is int or t is str or t is bytes:
+            return (t, v)
+        if t is float:
+            return (t, struct.pack("<d", v))
+        if t is complex:
+            return (t, struct.pack("<dd", v.real, v.imag))
+        if v is Ellipsis or v is NotImplemented:
+            return _Id(v)
+        if t is tuple or t is list:
+            return (t, tuple(self.value(x) for x in v))
+        if t is dict:
+            return (t, tuple((self.value(k), self.value(x)) for k, x in v.items()))
+        if t is set or t is frozenset:
+            return (t, frozenset(self.value(x) for x in v))
+        if isinstance(v, np.generic):
+            return (t, v.tobytes())
+        if isinstance(v, tuple) and hasattr(t, "_fields"):  # a namedtuple
+            return (self.cls(t), tuple(self.value(x) for x in v))
+        if isinstance(v, enum.Enum):
+            return _Id(v)
+        if isinstance(v, types.ModuleType):
+            if _is_lib_module(v):
+                return _Id(v)
+            raise Uncacheable(f"module {getattr(v, '__name__', '?')} used as a value")
+        kind = _KINDS.get(t)
+        if kind == "helper":
+            return self.marker(v)
+        if kind == "kernel":
+            return _Id(v)
+        if t is SymbolicScalar:
+            if v._kind in ("imm", "sym"):
+                return (t, v._kind, v._name, v._value)
+            raise Uncacheable("a traced symbolic expression in the environment")
+        if isinstance(v, types.FunctionType):
+            return self.function(v)
+        if isinstance(v, types.BuiltinFunctionType | types.BuiltinMethodType):
+            owner = getattr(v, "__self__", None)
+            if owner is builtins or getattr(v, "__module__", None) == "builtins":
+                if v.__name__ in _PURE_BUILTINS:
+                    return _Id(v)
+                raise Uncacheable(f"builtin {v.__name__}")
+            mod = getattr(v, "__module__", None) or (owner.__name__ if isinstance(owner, types.ModuleType) else None)
+            if (owner is None or isinstance(owner, types.ModuleType)) and _root(mod) in _LIB_ROOTS \
+                    and not _IMPURE.search(v.__name__):
+                return _Id(v)
+            raise Uncacheable(f"builtin {v.__name__}")
+        if isinstance(v, np.ufunc):
+            return _Id(v)
+        if isinstance(v, type):
+            return self.cls(v)
+        if isinstance(v, np.dtype):
+            return (np.dtype, v.str, v.name)
+        if _user_class(t) and hasattr(v, "__dict__") and not hasattr(t, "__slots__"):
+            return (self.cls(t), self.value(vars(v)))  # a config object: its attributes by value
+        raise Uncacheable(f"a {t.__name__} in the environment")
+
+    def cls(self, c: type) -> Any:
+        """A class: library classes and enums by identity, a user class by identity and its attributes."""
+        if _root(c.__module__) in _LIB_ROOTS or issubclass(c, enum.Enum) or issubclass(c, tuple) and \
+                hasattr(c, "_fields"):
+            return _Id(c)
+        if not _user_class(c):
+            raise Uncacheable(f"class {c.__name__}")
+        if id(c) in self.visiting:
+            return _Id(c)
+        self.visiting.add(id(c))
+        try:
+            parts: list[Any] = [_Id(c)]
+            for k, a in vars(c).items():
+                if k.startswith("__") and k.endswith("__"):
+                    continue
+                if isinstance(a, staticmethod | classmethod):
+                    a = a.__func__
+                if isinstance(a, property):
+                    parts.append((k, self.value(a.fget), self.value(a.fset)))
+                else:
+                    parts.append((k, self.value(a)))
+            return tuple(parts)
+        finally:
+            self.visiting.discard(id(c))
+
+    def function(self, f: types.FunctionType) -> Any:
+        if _root(getattr(f, "__module__", None)) in _LIB_ROOTS:
+            if _IMPURE.search(f.__name__):
+                raise Uncacheable(f"function {f.__name__}")
+            return _Id(f)
+        if id(f) in self.visiting:
+            return _Id(f)
+        self.visiting.add(id(f))
+        try:
+            g = f.__globals__
+            parts: list[Any] = [_Id(f), _Id(f.__code__), self.value(f.__defaults__), self.value(f.__kwdefaults__)]
+            for cell in f.__closure__ or ():
+                try:
+                    parts.append(self.value(cell.cell_contents))
+                except ValueError:
+                    parts.append(_MISSING)
+            for name in _code_globals(f.__code__):
+                parts.append(self.value(_lookup(g, name)))
+            return tuple(parts)
+        finally:
+            self.visiting.discard(id(f))
+
+    def marker(self, m: Any) -> Any:
+        if id(m) in self.visiting:
+            return _Id(m)
+        self.visiting.add(id(m))
+        try:
+            reads, env = self.helper_reads(m)
+            return (_Id(m), self.reads(reads, env))
+        finally:
+            self.visiting.discard(id(m))
+
+    def reads(self, reads: Reads, env: dict[str, Any]) -> tuple:
+        out: list[Any] = []
+        chained: dict[str, list[tuple[str, ...]]] = {}
+        for ch in reads.chains:
+            chained.setdefault(ch[0], []).append(ch)
+        for name in reads.bare:
+            out.append(self.value(_lookup(env, name)))
+        for root, chains in chained.items():
+            v = _lookup(env, root)
+            if not isinstance(v, types.ModuleType):
+                if root not in reads.bare:
+                    out.append(self.value(v))
+                continue
+            for ch in chains:
+                cur: Any = v
+                depth = 1
+                while isinstance(cur, types.ModuleType) and depth < len(ch):
+                    cur = getattr(cur, ch[depth], _MISSING)
+                    depth += 1
+                out.append((depth, _MISSING if cur is _MISSING else self.value(cur)))
+        return tuple(out)
+
+
+_KINDS: dict[type, str] = {}
+"""the frontend's types: ``"helper"`` (``@pypto.frontend.function``, fingerprinted by what its body reads) and
+``"kernel"`` (a jit kernel: by identity); registered by `_frontend` (this module does not import it)"""
+
+
+def register(cls: type, kind: str) -> None:
+    _KINDS[cls] = kind
+
+
+def _user_class(c: type) -> bool:
+    """A class defined in Python outside the libraries, whose bases (but ``object``) are too: its instances
+    are plain attribute holders (a dataclass, a config object, a namedtuple)."""
+    if type(c) is not type:
+        return False
+    for b in c.__mro__:
+        if b is object or b is tuple and hasattr(c, "_fields"):
+            continue
+        if _root(b.__module__) in _LIB_ROOTS or b.__module__ == "builtins" or "__dict__" not in vars(b):
+            return False
+    return True
+
+
+def _lookup(env: dict[str, Any], name: str) -> Any:
+    if name in env:
+        return env[name]
+    b = env.get("__builtins__", builtins)
+    if isinstance(b, types.ModuleType):
+        b = b.__dict__
+    return b.get(name, _MISSING) if isinstance(b, dict) else _MISSING
+
+
+def env_fingerprint(reads: Reads, env: dict[str, Any], helper_reads: Any) -> tuple:
+    """The fingerprint of what a body reads from ``env`` (raises `Uncacheable`)."""
+    return _Fp(helper_reads).reads(reads, env)
+
+
+def freeze(v: Any) -> Any:
+    """A hashable, exact image of a plain value (options, arguments); raises `Uncacheable`."""
+    return _Fp(lambda m: (Reads((), ()), {})).value(v)
+
+
+# ---- the cache ----------------------------------------------------------------------------------------------
+
+class Entry:
+    """What a trace produced: the program, the traced graph, the warnings it emitted, its kernel_args record.
+
+    The program is handed to the kernel executor on every hit: executors must not modify a program (the
+    in-process one and the sandbox's do not); `JitFunction.program` always traces afresh for callers that do.
+    """
+
+    __slots__ = ("program", "region", "warnings", "arg_names", "prepared")
+
+    def __init__(self, program: Any, region: Any, warnings: tuple[tuple[Any, ...], ...],
+                 arg_names: tuple[tuple[str, str], ...]) -> None:
+        self.program = program
+        self.region = region
+        self.warnings = warnings
+        """``(code, message, file, line, op)`` per `Session.warn` call of the trace, in order"""
+        self.arg_names = arg_names
+        """(name, dtype name) per tensor parameter, for ``Session.kernel_args``"""
+        self.prepared: Any = None
+        """the in-process executor's executable form of the program, made on the first hit"""
+
+
+class TraceCache:
+    """The programs of one kernel's last calls, by call key (least recently used dropped first)."""
+
+    def __init__(self, limit: int = LIMIT) -> None:
+        self.limit = limit
+        self._entries: OrderedDict[Any, Entry] = OrderedDict()
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key: Any) -> Entry | None:
+        e = self._entries.get(key)
+        if e is None:
+            self.misses += 1
+            return None
+        self._entries.move_to_end(key)
+        self.hits += 1
+        return e
+
+    def put(self, key: Any, entry: Entry) -> None:
+        self._entries[key] = entry
+        self._entries.move_to_end(key)
+        while len(self._entries) > self.limit:
+            self._entries.popitem(last=False)
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+    def __len__(self) -> int:
+        return len(self._entries)
