@@ -64,8 +64,8 @@ EXPECT: dict[str, Expect] = {
                                  "index the caches) that SPEC ranges cannot express; caches of 361 MB"),
     "quant_batch_matmul": Expect(command="-m pytest -q -p no:cacheprovider test_quant_batch_matmul.py -k "
                                  "\"test_quant_batch_matmul and case0\"", flags=("--npuarch", "DAV_3510"),
-                                 imports=False, why="is a QuantBatchMatmulInputs whose repr does not evaluate "
-                                 "back"),
+                                 imports=False, why="'config' is a QuantBatchMatmulConfig whose repr does not "
+                                 "evaluate back"),
     "llada2_gate_select": Expect(),
     "gated_delta_rule": Expect(verify="FAIL_LINT", why="imports torch_npu and registers torch.ops.pypto (PF01, "
                                "PF02)"),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -133,3 +134,23 @@ def test_another_file_of_the_op_folder_names_the_folder(tmp_path: Path) -> None:
     for given in ("bias_leaky_impl.py", "SPEC.md"):
         with pytest.raises(GymImportError, match="no <op>_golden.py"):
             import_gym_op(src / given, tmp_path / "o")
+
+
+def test_real_layout_run_folder_mistakes_are_one_line(tmp_path: Path) -> None:
+    """`--cwd` names where a gym user runs `--run` from: a folder outside the operator, one that does not exist,
+    or `--cwd` without `--run` is one line before anything runs (it was a FileNotFoundError from the child)."""
+    op = tmp_path / "my_op"
+    (op / "src" / "pypto_gym").mkdir(parents=True)
+    (op / "tests").mkdir()
+    (op / "tests" / "test_my_op.py").write_text("print('never runs')\n")
+    out = tmp_path / "o"
+    for kw, words in ([{"command": "test_my_op.py", "cwd": ".."}, "is not a folder of the gym operator"],
+                      [{"cwd": "tests"}, "needs the command to run there (--run)"],
+                      [{"command": "  "}, "is empty"]):
+        with pytest.raises(GymImportError, match=re.escape(words)):
+            import_gym_op(op, out, **kw)
+        assert not out.exists()
+    proc = _cli_import(str(op), str(out), "--run", "test_my_op.py", "--cwd", "nope/there")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.strip().count("\n") == 0 and "nope/there is not a folder of the gym operator" in proc.stderr
+    assert not out.exists()

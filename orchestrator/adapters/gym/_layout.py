@@ -92,9 +92,15 @@ def locate(source: Path, command: str | None = None, cwd: str | None = None) -> 
     if root is None:
         return None
     name = _op_name(root.name)
+    if cwd and command is None:
+        raise GymLayoutError(f"the folder to run from ({cwd}) needs the command to run there (--run)")
     if command is not None:
-        run_dir = (root / cwd) if cwd else root
-        return GymOp(root, name, tuple(shlex.split(command)), run_dir.resolve())
+        run_dir = (root / cwd).resolve() if cwd else root
+        if not run_dir.is_dir() or not (run_dir == root.resolve() or root.resolve() in run_dir.parents):
+            raise GymLayoutError(f"{cwd} is not a folder of the gym operator {root}")
+        if not shlex.split(command):
+            raise GymLayoutError("the command to run (--run) is empty")
+        return GymOp(root, name, tuple(shlex.split(command)), run_dir)
     script = source if source.is_file() and source.suffix == ".py" else _script(root, name)
     if not _has_main(script):  # pytest-only: run as its user does, from the operator folder
         return GymOp(root, name, ("-m", "pytest", "-q", "-p", "no:cacheprovider", str(script.relative_to(root))),

@@ -129,7 +129,8 @@ def describe(x: Any, checksum: bool = True, module: types.ModuleType | None = No
             init = [p for p in inspect.signature(type(x).__init__).parameters if p != "self"]
         except (TypeError, ValueError):
             init = []
-        return {"t": "struct", "type": type(x).__qualname__, "init": init,
+        local = module is not None and getattr(module, type(x).__name__, None) is type(x)
+        return {"t": "struct", "type": type(x).__qualname__, "init": init, "local": local,
                 "fields": {k: describe(v, checksum, module) for k, v in fields.items() if not k.startswith("_")}}
     if type(x).__name__ == "JitFunction":
         return {"t": "kernel", "id": id(x), "name": getattr(x, "__name__", "")}

@@ -292,6 +292,18 @@ def map_observation(op: str, streams: list[dict[str, Any]], test_cases: dict[str
             for a, v in attrs.items():
                 if v == d["v"] and not isinstance(v, bool) and type(v) is type(d["v"]):
                     return a
+        if d.get("t") == "struct" and d.get("local") and _rebuildable(d):
+            # a bundle of inputs (``QuantBatchMatmulInputs(x1=..., x2=...)``) whose class the impl module defines
+            # or imports: rebuilt from the wrapper's inputs, as the test built it
+            parts = []
+            for k in d["init"]:
+                f = d["fields"][k]
+                e = input_of(f) if f.get("t") == "tensor" else _literal(f)
+                if e is None:
+                    raise MappingError(f"field {k!r} of the entry's argument {name!r} ({d['type']}) is neither an "
+                                       "input of the golden nor a literal; write the wrapper by hand")
+                parts.append(f"{k}={e}")
+            return f"{d['type']}({', '.join(parts)})"
         lit = _literal(d)
         if lit is None:
             raise MappingError(f"the entry's argument {name!r} is a {d.get('type', d.get('t'))} whose repr does not "
