@@ -22,10 +22,10 @@ class _Console(Console):
         raise BrokenPipeError("stdout closed")
 
 
-# soft_wrap: a printed command is never broken across lines at the terminal width (the terminal wraps it, so
-# it still copies as one command); tables keep their layout
-console = _Console(soft_wrap=True)
-err_console = Console(stderr=True, soft_wrap=True)
+console = _Console()
+err_console = Console(stderr=True)
+# a line that names a command is printed with soft_wrap=True (``hint``): rich then never breaks the command at the
+# terminal width (the terminal wraps it, and it still copies as one command); panels and tables keep wrapping
 
 
 def fail(message: str, code: int = 1) -> int:
@@ -66,14 +66,14 @@ def print_result(result, op_dir: str) -> int:
             console.print(escape(result.message))
         label = f" #{g.seq}" if g.seq else ""
         console.print(f"[yellow]waiting at gate '{g.gate}'{label}[/]: {escape(g.title)}")
-        console.print(f"  see what it shows with `{cli_command()} show {op_dir} --gate`")
+        console.print(f"  see what it shows with `{cli_command()} show {op_dir} --gate`", soft_wrap=True)
         if g.gate == "blocked":
             console.print(f"  decide with `{cli_command()} approve {op_dir} --choice "
-                          "hint|raise_budget|rollback|abort [--note ...]`, then `resume`")
+                          "hint|raise_budget|rollback|abort [--note ...]`, then `resume`", soft_wrap=True)
         else:
             console.print(f"  decide with `{cli_command()} approve {op_dir}` or "
                           f"`{cli_command()} reject {op_dir} --note \"...\"`, then "
-                          f"`{cli_command()} resume {op_dir}`")
+                          f"`{cli_command()} resume {op_dir}`", soft_wrap=True)
         return 0
     if result.status == "delivered":
         console.print(f"[green]delivered[/] {result.final.get('file')} + README.md "
@@ -86,7 +86,7 @@ def print_result(result, op_dir: str) -> int:
     if result.status == "stopped":
         console.print(f"[red]stopped[/]: {escape(result.cause)}")
         console.print(f"  this is not the kernel's failure, so no agent was asked to fix it; fix the cause, then "
-                      f"`{cli_command()} resume {op_dir}`")
+                      f"`{cli_command()} resume {op_dir}`", soft_wrap=True)
         if result.message:
             console.print(escape(result.message))
         return 1

@@ -150,7 +150,7 @@ def _run(args: argparse.Namespace) -> int:
     summary = summarize(out)
     _print_summary(summary)
     page = write_html(summary, out / "report.html")
-    console.print(f"report: {escape(str(page))}  (again with `{cli_command()} campaign report {escape(str(out))}`)")
+    console.print(f"report: {escape(str(page))}  (again with `{cli_command()} campaign report {escape(str(out))}`)", soft_wrap=True)
     return 0
 
 
@@ -186,7 +186,7 @@ def _print_summary(s) -> None:
         console.print(f"[dim]{escape(s.cycles_note)}[/]")
     for p in s.parked:
         console.print(f"[yellow]parked[/] {escape(p.task)} s{p.sample} at gate {escape(p.gate or '?')}: "
-                      f"{cli_command()} approve {escape(str(Path(s.directory) / (p.op_dir or '')))}")
+                      f"{cli_command()} approve {escape(str(Path(s.directory) / (p.op_dir or '')))}", soft_wrap=True)
 
 
 def _report(args: argparse.Namespace) -> int:

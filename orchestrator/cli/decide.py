@@ -35,7 +35,7 @@ def _approve(args: argparse.Namespace) -> int:
         return fail(exc.message, exc.code)
     what = args.choice or "approval"
     console.print(f"recorded {what} for gate {req.gate} #{req.seq} (applied once, to that gate only); continue with "
-                  f"`{cli_command()} resume {args.op_dir}`")
+                  f"`{cli_command()} resume {args.op_dir}`", soft_wrap=True)
     return 0
 
 
@@ -48,5 +48,5 @@ def _reject(args: argparse.Namespace) -> int:
     except ForgeError as exc:
         return fail(exc.message, exc.code)
     console.print(f"recorded rejection for gate {req.gate} #{req.seq} (applied once, to that gate only); continue with "
-                  f"`{cli_command()} resume {args.op_dir}`")
+                  f"`{cli_command()} resume {args.op_dir}`", soft_wrap=True)
     return 0

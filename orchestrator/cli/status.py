@@ -45,7 +45,7 @@ def _status(args: argparse.Namespace) -> int:
     if pend is not None:
         console.print(f"pending decision: [bold]{escape(pend.decision)}[/] for gate {escape(pend.for_gate.label())}"
                       + (f" (note: {escape(pend.note)})" if pend.note else "")
-                      + f"; `{cli_command()} resume {escape(args.op_dir)}` applies it")
+                      + f"; `{cli_command()} resume {escape(args.op_dir)}` applies it", soft_wrap=True)
     if result.cause:
         console.print(f"[red]{result.status}[/]: {escape(result.cause)}")
     if result.message:

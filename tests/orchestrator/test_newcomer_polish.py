@@ -46,15 +46,17 @@ def test_intake_heading_cites_a_document_that_exists(tmp_path: Path, capsys: pyt
     assert "## Complexity decision" in (ROOT / "docs" / "opdir.md").read_text(encoding="utf-8")
 
 
-def test_a_printed_command_is_not_broken_at_80_columns() -> None:
-    """At 80 columns rich inserted a newline inside a printed command, which then did not copy-paste."""
-    assert _common.console.soft_wrap and _common.err_console.soft_wrap
-    buf = io.StringIO()
-    narrow = Console(file=buf, width=80, soft_wrap=_common.console.soft_wrap)
-    command = "python -m orchestrator approve /a/rather/long/path/to/an/operator/directory/of/mine --choice hint"
-    narrow.print(f"  decide with `{command}`, then `resume`")
-    assert command in buf.getvalue()
+def test_a_printed_command_is_not_broken_at_80_columns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """At 80 columns rich inserted a newline inside a printed command, which then did not copy-paste; panels and
+    tables must still wrap (a console-wide soft wrap cropped the gate's DESIGN.md panel)."""
+    from orchestrator.store.results import RunResult
 
+    buf = io.StringIO()
+    monkeypatch.setattr(_common, "console", Console(file=buf, width=80))
+    op_dir = "/a/rather/long/path/to/an/operator/directory/that/a/user/of/this/tool/has/made"
+    assert _common.print_result(RunResult(run_id="r1", status="stopped", cause="disk full"), op_dir) == 1
+    assert f"resume {op_dir}`" in buf.getvalue(), buf.getvalue()
+    assert not _common.console.soft_wrap  # the default stays: panels wrap their text
 
 def test_report_header_shows_a_raised_budget() -> None:
     """The report header said `budget 2` after the blocked gate raised the module's budget to 7."""
