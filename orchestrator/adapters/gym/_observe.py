@@ -139,11 +139,54 @@ def describe(x: Any, checksum: bool = True, module: types.ModuleType | None = No
     text = repr(x)
     evaluable = False
     if module is not None:
-        try:  # can the wrapper write this object as a literal of the impl module?
-            evaluable = bool(eval(text, vars(module)) == x)  # noqa: S307 - our own repr, in the child
-        except Exception:  # noqa: BLE001 - not evaluable: the importer reports it
-            evaluable = False
+        for candidate in (text, _rebuilt(x, module)):
+            if candidate is None:
+                continue
+            try:  # can the wrapper write this object as a literal of the impl module?
+                evaluable = bool(eval(candidate, vars(module)) == x)  # noqa: S307 - our own text, in the child
+            except Exception:  # noqa: BLE001 - not evaluable: the importer reports it
+                evaluable = False
+            if evaluable:
+                text = candidate
+                break
     return {"t": "object", "type": type(x).__qualname__, "repr": text[:2000], "evaluable": evaluable}
+
+
+def _rebuilt(x: Any, module: types.ModuleType, depth: int = 0) -> str | None:
+    """``x`` as an expression of the impl module when its repr is not one: a dataclass the module reaches by
+    name, rebuilt from its init fields (a config holding ``pypto.DT_FP8E4M3``, whose repr ``DataType.DT_FP8E4M3``
+    names nothing in the module), each field a literal or a value the module reaches as ``<module>.<name>``."""
+    import dataclasses
+    import enum
+
+    if isinstance(x, enum.Enum):  # first: an IntEnum is an int whose repr names its class
+        for alias, mod in vars(module).items():
+            if isinstance(mod, types.ModuleType):
+                name = next((k for k, v in vars(mod).items() if v is x and not k.startswith("_")), None)
+                if name is not None:
+                    return f"{alias}.{name}"
+        return None
+    if x is None or isinstance(x, bool | int | float | str):
+        return repr(x) if not isinstance(x, float) or math.isfinite(x) else None
+    if isinstance(x, list | tuple):
+        items = [_rebuilt(v, module, depth + 1) for v in x]
+        if any(i is None for i in items):
+            return None
+        return ("[{}]" if isinstance(x, list) else "({},)").format(", ".join(items))  # type: ignore[arg-type]
+    if depth > 3 or not dataclasses.is_dataclass(x) or isinstance(x, type):
+        return None
+    cls = type(x)
+    if getattr(module, cls.__name__, None) is not cls:
+        return None
+    parts = []
+    for f in dataclasses.fields(x):
+        if not f.init:
+            continue
+        e = _rebuilt(getattr(x, f.name), module, depth + 1)
+        if e is None:
+            return None
+        parts.append(f"{f.name}={e}")
+    return f"{cls.__name__}({', '.join(parts)})"
 
 
 # ------------------------------------------------------------------------------------------------ recording
