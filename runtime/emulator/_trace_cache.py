@@ -38,6 +38,7 @@ import enum
 import os
 import re
 import struct
+import threading
 import types
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -395,26 +396,30 @@ class TraceCache:
     def __init__(self, limit: int = LIMIT) -> None:
         self.limit = limit
         self._entries: OrderedDict[Any, Entry] = OrderedDict()
+        self._lock = threading.Lock()  # a kernel may be called from several threads
         self.hits = 0
         self.misses = 0
 
     def get(self, key: Any) -> Entry | None:
-        e = self._entries.get(key)
-        if e is None:
-            self.misses += 1
-            return None
-        self._entries.move_to_end(key)
-        self.hits += 1
-        return e
+        with self._lock:
+            e = self._entries.get(key)
+            if e is None:
+                self.misses += 1
+                return None
+            self._entries.move_to_end(key)
+            self.hits += 1
+            return e
 
     def put(self, key: Any, entry: Entry) -> None:
-        self._entries[key] = entry
-        self._entries.move_to_end(key)
-        while len(self._entries) > self.limit:
-            self._entries.popitem(last=False)
+        with self._lock:
+            self._entries[key] = entry
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.limit:
+                self._entries.popitem(last=False)
 
     def clear(self) -> None:
-        self._entries.clear()
+        with self._lock:
+            self._entries.clear()
 
     def __len__(self) -> int:
         return len(self._entries)

@@ -257,3 +257,13 @@ def test_program_always_traces_afresh(traces: list[str]) -> None:
     b = scaled.program(x, np.zeros_like(x))
     scaled(x, np.zeros_like(x))
     assert a is not b and scaled.last_program is not a and len(traces) == 3
+
+
+def test_threads_share_a_kernel_and_get_the_same_results(traces: list[str]) -> None:
+    import concurrent.futures
+
+    ref = _run(scaled, rows=16)[0]
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        outs = list(pool.map(lambda r: _run(scaled, rows=r)[0], [16, 24, 16, 32, 16, 24] * 3))
+    assert {o.shape[0] for o in outs} == {16, 24, 32}
+    assert all(o.tobytes() == ref.tobytes() for o in outs if o.shape[0] == 16)
