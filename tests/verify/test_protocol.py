@@ -12,7 +12,7 @@ from verify_helpers import FIXTURES, KERNELS, make_op, settings
 
 from runtime.lint import lint_paths
 from runtime.stages import parse_suffix
-from runtime.verify import VerifyReport, VerifySettings, VerifyUsageError, verify
+from runtime.verify import Verdict, VerifyReport, VerifySettings, VerifyUsageError, verify
 from runtime.verify._report import VOLATILE_FIELDS
 from runtime.verify._target import frozen_violations
 
@@ -266,5 +266,5 @@ def test_report_identity_covers_inputs_and_results_not_tool_versions(tmp_path: P
     assert other_tools.compute_hash() == report.report_hash
     other_input = report.model_copy(update={"hashes": {**report.hashes, "silu_impl.py": "2" * 64}})
     assert other_input.compute_hash() != report.report_hash
-    other_result = report.model_copy(update={"verdict": "FAIL_NUMERIC"})
+    other_result = report.model_copy(update={"verdict": Verdict.FAIL_NUMERIC})
     assert other_result.compute_hash() != report.report_hash
