@@ -53,7 +53,7 @@ from orchestrator.store.checkpoints import PruneResult
 from orchestrator.store.checkpoints import prune as _prune
 from orchestrator.store.gitaudit import AuditRepo, HistoryAudit
 from orchestrator.store.gitaudit import audit as _audit
-from orchestrator.store.paths import list_runs, run_dir, trace_dir
+from orchestrator.store.paths import FORGE_DIR, list_runs, run_dir, trace_dir
 from orchestrator.store.results import ModuleSummary, RunResult, divergences, run_status, verified_transitions
 from orchestrator.store.runs import (
     RunLock,
@@ -587,4 +587,7 @@ def prune(op_dir: Path | str, *, keep: int = 20) -> PruneResult:
     root = Path(op_dir).resolve()
     if not root.is_dir():
         raise ForgeError(f"operator directory not found: {op_dir}")
-    return _prune(root, keep)
+    if not (root / FORGE_DIR).is_dir():  # no run here: nothing to prune, and nothing is written
+        return PruneResult(runs=0, deleted=0, kept=0)
+    with RunLock(root, "prune"):  # a live run writes its checkpoints: never delete under it
+        return _prune(root, keep)

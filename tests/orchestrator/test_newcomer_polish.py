@@ -160,3 +160,30 @@ def test_your_first_operator_names_the_no_model_path() -> None:
     assert (ROOT / "tests/orchestrator/fixtures/agents/sqrecip/script.yaml").is_file()
     assert (ROOT / "tests/orchestrator/fixtures/ops/sqrecip/SPEC.md").is_file()
     assert "replays only" not in (ROOT / "docs" / "running.md").read_text(encoding="utf-8")
+
+
+def test_prune_waits_for_no_live_run(tmp_path: Path) -> None:
+    """Issue #28: everything that mutates an op dir takes the run lock first; `prune` deleted checkpoints under a
+    live run. Another process holds the lock here: prune refuses with one line and deletes nothing."""
+    import subprocess
+    import sys
+
+    from orchestrator import api
+
+    op = tmp_path / "op"
+    (op / ".forge").mkdir(parents=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT); "
+         "fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); time.sleep(60)", str(op / ".forge" / "lock")],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        with pytest.raises(ForgeError, match="a run is already in progress"):
+            api.prune(op, keep=1)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert api.prune(op, keep=1).runs == 0  # once the run is gone
+    (tmp_path / "empty_op").mkdir()
+    assert api.prune(tmp_path / "empty_op").runs == 0
+    assert not (tmp_path / "empty_op" / ".forge").exists()  # prune of a never-run op dir writes nothing
