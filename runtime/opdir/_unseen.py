@@ -6,10 +6,10 @@ the N-th call. So every verification also runs cases drawn from a per-run seed t
 
 What :func:`unseen_cases` draws (``rng = default_rng([seed, 0x7e5])``), from the SPEC alone:
 
-- per dynamic axis, four sizes with different tails against :data:`~runtime.opdir._cases.TAIL_MULTIPLE` (16):
-  a **small** one (1..8), **one less than a tile multiple** (16k - 1 near the SPEC's sizes), an **odd** one
-  between the SPEC's smallest and largest size, and one **larger** than the SPEC's largest (with a tail); sizes
-  already in the SPEC for that axis are skipped. The other dims come from a P0 shape (rotating);
+- per dynamic axis, five sizes with different tails against :data:`~runtime.opdir._cases.TAIL_MULTIPLE` (16):
+  a **small** one (1..8), one with a **tail of 1** (16k + 1), **one less than a tile multiple** (16k - 1), both
+  near the SPEC's sizes, an **odd** one between the SPEC's smallest and largest size, and one **larger** than
+  the SPEC's largest (with a tail); sizes already in the SPEC for that axis are skipped. The other dims come from a P0 shape (rotating);
 - a **fresh-seed rerun** of every P0 shape, and every shape+dtype that has only one case in the run gets a
   second one with another seed: the verifier compares what the kernel sent to the device across calls of the
   same shape (a program that depends on input values is smuggling), which needs two calls per shape;
@@ -60,11 +60,17 @@ def draw_seed() -> int:
 
 
 def _axis_sizes(spec: Spec, axis: str, rng: np.random.Generator) -> list[int]:
-    """Four sizes for ``axis`` whose tails differ (small, 16k-1, odd, larger), none of the SPEC's own sizes."""
+    """Five sizes for ``axis`` whose tails differ (small, 16k+1, 16k-1, odd, larger), none of the SPEC's own.
+
+    Why a tail of 1 always: a tile count ``(n + c) // 16`` is exact for every tail >= 16 - c and drops the last
+    rows for every tail below it; only a tail of 1 catches every c < 15 whatever the seed.
+    """
     t = TAIL_MULTIPLE
     seen = sorted({int(s[axis]) for s in spec.p0_shapes if axis in s}) or [t]
     lo, hi = seen[0], seen[-1]
     small = int(rng.integers(1, t // 2 + 1))
+    k = int(rng.integers(max(1, lo // t), max(2, hi // t + 2)))
+    tail_one = k * t + 1 if k * t + 1 not in seen else (k + 1) * t + 1
     k = int(rng.integers(max(1, lo // t), max(2, hi // t + 2)))
     tile_minus_one = max(1, k * t - 1)
     odd = int(rng.integers(max(1, lo // 2), max(lo // 2 + 2, hi + 1))) | 1
@@ -74,7 +80,7 @@ def _axis_sizes(spec: Spec, axis: str, rng: np.random.Generator) -> list[int]:
     if larger % t == 0:
         larger += int(rng.integers(1, t))
     out: list[int] = []
-    for size in (small, tile_minus_one, odd, larger):
+    for size in (small, tail_one, tile_minus_one, odd, larger):
         if size not in seen and size not in out:
             out.append(size)
     return out

@@ -35,7 +35,8 @@ import numpy as np
 
 from runtime.dtypes import DTypeError, to_numpy
 
-__all__ = ["MAX_DEPTH", "MAX_RANK", "Built", "DescError", "build", "kernel_written", "signature"]
+__all__ = ["MAX_DEPTH", "MAX_RANK", "Built", "DescError", "build", "kernel_written", "output_root", "signature",
+           "write_only"]
 
 MAX_DEPTH = 8
 MAX_RANK = 8
@@ -58,6 +59,8 @@ class Built:
     """Built from wrapper inputs and constants only (no device buffer involved)."""
     host_layout: bool
     """Contains ``cast``/``pad``/``const``/``uninit``: fine for a kernel input, never for an output."""
+    blank: bool = False
+    """Only a fill (``const``/``uninit``, through views and copies): no data of anyone's in it."""
 
 
 def _dtype(name: Any) -> np.dtype:
@@ -159,13 +162,13 @@ def _build(desc: Any, inputs: list[np.ndarray], buffers: list[np.ndarray], roots
                 raise DescError(f"view not expressible: {str(exc)[:80]}") from None
         if arr.shape != shape:
             raise DescError("view shape does not match")
-        return Built(arr, src.root, src.inputs_only, src.host_layout)
+        return Built(arr, src.root, src.inputs_only, src.host_layout, src.blank)
     if kind == "copy":
         nargs(1)
         src = sub(0)
         if src.array.nbytes > budget:
             raise DescError("copy over the device budget")
-        return Built(np.ascontiguousarray(src.array).copy(), None, src.inputs_only, src.host_layout)
+        return Built(np.ascontiguousarray(src.array).copy(), None, src.inputs_only, src.host_layout, src.blank)
     if kind == "cast":
         nargs(2)
         src, dt = sub(0), _dtype(args[1])
@@ -192,23 +195,32 @@ def _build(desc: Any, inputs: list[np.ndarray], buffers: list[np.ndarray], roots
         shape, dt = _shape(args[0]), _dtype(args[1])
         if _count(shape) * dt.itemsize > budget:
             raise DescError("constant over the device budget")
-        return Built(np.full(shape, _value(args[2], dt)[0], dtype=dt), None, True, True)
+        return Built(np.full(shape, _value(args[2], dt)[0], dtype=dt), None, True, True, True)
     nargs(2)  # uninit
     shape, dt = _shape(args[0]), _dtype(args[1])
     if _count(shape) * dt.itemsize > budget:
         raise DescError("allocation over the device budget")
     fill = np.nan if dt.kind == "f" or dt.name in ("bfloat16", "float8_e4m3fn", "float8_e5m2") else 0
-    return Built(np.full(shape, fill, dtype=dt), None, True, True)
+    return Built(np.full(shape, fill, dtype=dt), None, True, True, True)
+
+
+def output_root(desc: Any, roots: list[int]) -> int | None:
+    """The root buffer ``desc`` resolves to through ``view``/``copy`` nodes only (None: anything else - an
+    input, a cast, a padding, a fill). Call after :func:`build` accepted ``desc``."""
+    node = desc
+    while isinstance(node, list) and node and node[0] in ("view", "copy"):
+        node = node[1]
+    if (isinstance(node, list) and len(node) == 2 and node[0] == "buf" and isinstance(node[1], int)
+            and not isinstance(node[1], bool) and 0 <= node[1] < len(roots)):
+        return roots[node[1]]
+    return None
 
 
 def kernel_written(desc: Any, written_roots: set[int], roots: list[int]) -> bool:
     """``desc`` resolves, through ``view``/``copy`` nodes only, to a buffer whose memory a kernel wrote in this
-    call (the only thing an output may be). Call after :func:`build` accepted ``desc``."""
-    node = desc
-    while isinstance(node, list) and node and node[0] in ("view", "copy"):
-        node = node[1]
-    return (isinstance(node, list) and len(node) == 2 and node[0] == "buf" and isinstance(node[1], int)
-            and 0 <= node[1] < len(roots) and roots[node[1]] in written_roots)
+    call. Call after :func:`build` accepted ``desc``."""
+    root = output_root(desc, roots)
+    return root is not None and root in written_roots
 
 
 def signature(desc: Any, write_only: bool) -> Any:
@@ -219,3 +231,48 @@ def signature(desc: Any, write_only: bool) -> Any:
         if desc[0] == "uninit" or (len(desc) == 4 and isinstance(desc[3], str) and set(desc[3]) <= {"0"}):
             return ["blank", desc[1], desc[2]]
     return desc
+
+
+def write_only(program: Any) -> list[bool]:
+    """Per kernel parameter: the kernel never computes from its initial bytes.
+
+    ``runtime.emulator.device.keys_read`` also counts the destination of an ``assemble``/``move`` into a kernel
+    argument as read (its untouched bytes survive the write). For the device that is not a read: the surviving
+    bytes are the device's own fill (zeros the wrapper allocated, else NaN), never the candidate's (an output
+    pre-filled on the host with the answer and left untouched by the kernel cannot pass).
+    """
+    from runtime.emulator.device import Guard, Loop, Op, keys_read
+
+    reads: set[int] = set()
+    stack = [program.body]
+    while stack:
+        for path in stack.pop().paths:
+            for it in path.items:
+                if isinstance(it, Op):
+                    got = keys_read(it)
+                    if it.kind in ("move", "assemble") and not it.params.get("owned"):
+                        got -= set(it.writes) - set(it.ins)
+                    reads |= got
+                elif isinstance(it, Loop):
+                    stack.append(it.body)
+                    for e in (it.start, it.stop, it.step):
+                        _expr_reads(e, reads)
+                elif isinstance(it, Guard):
+                    _expr_reads(it.cond, reads)
+    return [p.key not in reads for p in program.params]
+
+
+def _expr_reads(e: Any, out: set[int]) -> None:
+    """Tensors an expression reads at run time (``("read", key, (index...), name)`` nodes)."""
+    stack = [e]
+    seen: set[int] = set()
+    while stack:
+        x = stack.pop()
+        if type(x) is not tuple or not x or id(x) in seen:
+            continue
+        seen.add(id(x))
+        if x[0] == "read" and len(x) > 2:
+            out.add(int(x[1]))
+            stack.extend(x[2])
+        elif x[0] == "bin" and len(x) > 3:
+            stack.extend((x[2], x[3]))

@@ -157,6 +157,8 @@ class Device:
         self.buffers: list[Any] = []
         self.roots: list[int] = []
         self.written_roots: set[int] = set()
+        self.input_roots: set[int] = set()
+        self.blank_roots: set[int] = set()
         self.allocated = 0
         self.kernels: list[dict[str, Any]] = []
         self.cheats: list[str] = []
@@ -168,6 +170,7 @@ class Device:
         np = self.np
         from runtime.emulator.device import ProgramError, decode, execute
         from runtime.sandbox._desc import DescError, build, signature
+        from runtime.sandbox._desc import write_only as _write_only
 
         if not self.open:
             raise Violation("a kernel call outside a wrapper call")
@@ -188,19 +191,19 @@ class Device:
                 and isinstance(dtypes, list) and len(descs) == len(digests) == len(shapes) == len(dtypes) == n):
             raise Violation(f"kernel call {n_call + 1}: one descriptor, digest, shape and dtype per parameter "
                             f"({n}) expected")
-        write_only = head.get("write_only")
-        if not (isinstance(write_only, list) and len(write_only) == n):
-            raise Violation(f"kernel call {n_call + 1}: write_only flags missing")
+        write_only = _write_only(program)  # the device's own reading of the program, not the child's
         kernel = getattr(program, "kernel", "kernel")
         args: list[Any] = []
         built_roots: list[int | None] = []
+        inputs_only: list[bool] = []
+        blanks: list[bool] = []
         fresh_uninit: list[int] = []
         sig: list[Any] = []
         for i, (p, desc) in enumerate(zip(params, descs, strict=True)):
             label = f"argument {p.name!r} of kernel {kernel!r} (kernel call {n_call + 1})"
             if desc == ["host"]:
-                self.cheats.append(f"{label} is host data: not a wrapper input, a buffer a kernel wrote, a "
-                                   f"constant, or a layout/cast/padding of one")
+                self.cheats.append(f"{label} is host data (computed on the host): not a wrapper input, a buffer a "
+                                   f"kernel wrote, a constant, or a layout/cast/padding of one")
                 self.reply({"ok": False, "cheat": True})
                 return
             try:
@@ -215,9 +218,11 @@ class Device:
                                 f"candidate passed {dtypes[i]}{shapes[i]}")
             wo = bool(write_only[i])
             uninit = isinstance(desc, list) and desc[:1] == ["uninit"]
+            if uninit and not wo:
+                raise Violation(f"{label}: described as uninitialised memory, but the kernel reads it")
             if not uninit and _digest(arr) != digests[i]:
-                self.cheats.append(f"{label} holds bytes the device cannot derive from the inputs (computed or "
-                                   f"changed on the host)")
+                self.cheats.append(f"{label} was changed on the host before the kernel call (its bytes are not what "
+                                   f"the device derives from the inputs)")
                 self.reply({"ok": False, "cheat": True})
                 return
             if not arr.flags.c_contiguous or (not arr.flags.writeable and getattr(p, "written", True)):
@@ -231,6 +236,8 @@ class Device:
                 fresh_uninit.append(i)
             args.append(arr)
             built_roots.append(b.root)
+            inputs_only.append(b.inputs_only and not b.host_layout)
+            blanks.append(b.blank)
             sig.append(signature(desc, wo))
         try:
             res = execute(program, args, self.options)
@@ -243,6 +250,10 @@ class Device:
             self.buffers.append(arr)
             root = built_roots[i]
             self.roots.append(first + i if root is None else root)
+            if root is None and blanks[i]:
+                self.blank_roots.add(first + i)
+            elif root is None and inputs_only[i]:
+                self.input_roots.add(first + i)
         written = sorted(set(int(w) for w in res.written))
         for w in written:
             self.written_roots.add(self.roots[first + w])
@@ -268,7 +279,7 @@ class Device:
         self.reply({"ok": True})
 
     def finish_call(self, head: dict[str, Any] | None = None, *, incomplete: bool = False) -> None:
-        from runtime.sandbox._desc import DescError, build, kernel_written
+        from runtime.sandbox._desc import DescError, build, output_root
 
         self.open = False
         outputs: list[dict[str, Any]] = []
@@ -287,22 +298,30 @@ class Device:
                     outputs.append(entry)
                     continue
                 if desc == ["host"] or not isinstance(desc, list):
-                    entry["problem"] = "not written by a kernel (computed on the host)"
+                    entry["problem"] = "was not written by the jit kernel (computed on the host)"
                     outputs.append(entry)
                     continue
                 try:
                     b = build(desc, self.inputs, self.buffers, self.roots, self.budget)
                 except DescError as exc:
-                    entry["problem"] = f"its description was refused by the device ({exc})"
+                    entry["problem"] = f"was not written by the jit kernel (its description was refused: {exc})"
                     outputs.append(entry)
                     continue
-                if b.host_layout or not kernel_written(desc, self.written_roots, self.roots):
-                    entry["problem"] = ("a copy of a wrapper input, not a kernel output" if b.inputs_only else
-                                        "not a view of a buffer a kernel wrote in this call (computed on the host)")
+                root = output_root(desc, self.roots)
+                # a kernel argument the wrapper allocated as a fill and no kernel wrote is judged on its numbers
+                # (a 0-trip loop leaves the zeros); anything else an output may be must come from a kernel
+                allowed = root is not None and (root in self.written_roots or root in self.blank_roots)
+                if b.host_layout or not allowed:
+                    from_input = b.inputs_only or (b.root is not None and b.root in self.input_roots)
+                    cast = "cast" in json.dumps(desc)
+                    entry["problem"] = (
+                        "is a dtype cast made on the host of what the kernel wrote (an output is the kernel's bytes)"
+                        if cast else "is a copy of a wrapper input, not written by the jit kernel" if from_input else
+                        "was not written by the jit kernel in this call (computed on the host)")
                     outputs.append(entry)
                     continue
                 if _digest(b.array) != leaf.get("digest"):
-                    entry["problem"] = "changed on the host after the kernel wrote it"
+                    entry["problem"] = "was written on the host after the kernel call"
                     outputs.append(entry)
                     continue
                 from runtime.dtypes import name_of
@@ -322,6 +341,7 @@ class Device:
             "outputs": outputs, "signature": self.signature, "counters": counters,
             "duration_s": round(time.perf_counter() - self.t0, 6)}, blobs)
         self.buffers, self.roots, self.written_roots = [], [], set()
+        self.input_roots, self.blank_roots = set(), set()
 
 
 def main(argv: list[str]) -> int:

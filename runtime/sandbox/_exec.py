@@ -377,7 +377,7 @@ def _collect(res: Any, policy: SandboxPolicy, level: Isolation, note: str, work:
                 if not isinstance(pending.get("case"), str) or not isinstance(pending.get("run"), int):
                     raise ValueError("no case name or run index")
             except (ValueError, UnicodeDecodeError) as exc:
-                violate(f"unreadable or unexpected case record ({str(exc)[:120]})")
+                violate(f"the result channel holds a case record the runner never wrote ({str(exc)[:120]})")
                 break
             if device:
                 runs.append(RunOutput(case=pending["case"], run=pending["run"], record=pending))

@@ -33,9 +33,13 @@ _MAX_PERM_RANK = 4
 
 
 def digest(arr: np.ndarray) -> int:
-    """crc32 of the C-contiguous bytes (what the device compares; a checksum, not a secret)."""
-    a = np.ascontiguousarray(arr)
-    return zlib.crc32(a.reshape(-1).view(np.uint8).data) if a.size else 0
+    """crc32 of the C-contiguous bytes (what the device compares; a checksum, not a secret). -1 for arrays
+    without a byte image (object dtype): nothing of the device's can equal them."""
+    try:
+        a = np.ascontiguousarray(arr)
+        return zlib.crc32(a.reshape(-1).view(np.uint8).data) if a.size else 0
+    except (TypeError, ValueError):
+        return -1
 
 
 def _dt(arr: np.ndarray) -> str | None:
@@ -177,8 +181,15 @@ class Provenance:
 
     # ------------------------------------------------------------------------------------------ entry point
     def describe(self, arr: Any, *, write_only: bool = False, output: bool = False) -> list[Any]:
-        """The descriptor of ``arr`` (see the module docstring); ``output`` skips what no output may be."""
-        if not isinstance(arr, np.ndarray):
+        """The descriptor of ``arr`` (see the module docstring); ``output`` skips what no output may be.
+        Never raises: whatever the candidate hands over (object arrays, subclasses, lies) gets an answer."""
+        try:
+            return self._describe(arr, write_only, output)
+        except Exception:  # noqa: BLE001 - an array numpy cannot take apart is host data
+            return ["host"]
+
+    def _describe(self, arr: Any, write_only: bool, output: bool) -> list[Any]:
+        if not isinstance(arr, np.ndarray) or _dt(arr) is None:
             return ["host"]
         found = self._by_memory(arr)
         if found is not None:

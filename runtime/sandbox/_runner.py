@@ -222,42 +222,6 @@ class _SharedInputs:
         return out
 
 
-def _program_reads(program: Any) -> set[int]:
-    """Storage keys a kernel program reads (op inputs and run-time element reads in expressions)."""
-    keys: set[int] = set()
-
-    def expr(e: Any) -> None:
-        stack = [e]
-        while stack:
-            x = stack.pop()
-            if isinstance(x, tuple) and x:
-                if x[0] == "read" and len(x) > 1 and isinstance(x[1], int):
-                    keys.add(x[1])
-                stack.extend(y for y in x[1:] if isinstance(y, tuple))
-                for y in x[1:]:
-                    if isinstance(y, tuple | list):
-                        stack.extend(z for z in y if isinstance(z, tuple))
-
-    regions = [program.body]
-    while regions:
-        region = regions.pop()
-        for path in region.paths:
-            for item in path.items:
-                name = type(item).__name__
-                if name == "Op":
-                    keys.update(int(k) for k in item.ins)
-                    for v in (item.params or {}).values():
-                        expr(v)
-                elif name == "Guard":
-                    expr(item.cond)
-                elif name == "Loop":
-                    expr(item.start)
-                    expr(item.stop)
-                    expr(item.step)
-                    regions.append(item.body)
-    return keys
-
-
 class _Remote:
     """The kernel executor the runner installs in device mode: every traced kernel goes to the device (the
     protocol of :mod:`runtime.sandbox._device`), and the bytes it wrote come back into the caller's arrays."""
@@ -302,10 +266,11 @@ class _Remote:
         from runtime.emulator.device import ExecError, ExecResult, ExecWarning, encode
         from runtime.sandbox._finder import digest
 
+        from runtime.sandbox._desc import write_only as _write_only
+
         blob = encode(program)
-        reads = _program_reads(program)
         arrays = [np.asarray(a) for a in args]
-        write_only = [p.key not in reads for p in program.params]
+        write_only = _write_only(program)
         head = {"descs": [self.prov.describe(a, write_only=w) for a, w in zip(arrays, write_only, strict=True)],
                 "digests": [digest(a) for a in arrays], "shapes": [list(a.shape) for a in arrays],
                 "dtypes": [name_of(a.dtype) for a in arrays], "write_only": write_only}

@@ -257,7 +257,7 @@ def outputs_from_kernel(ev: Evidence) -> list[str]:
         if ev.device:
             for j, entry in enumerate(_dev(r).get("outputs") or []):
                 if entry.get("kind") == "ndarray" and not entry.get("ok"):
-                    out.append(f"case {name}: {ev.leaf(j)} is {entry.get('problem') or 'not a kernel output'}")
+                    out.append(f"case {name}: {ev.leaf(j)} {entry.get('problem') or 'was not written by the jit kernel'}")
             continue
         flags = r.record.get("from_kernel") or []
         after = r.record.get("written_after_kernel") or []
@@ -332,8 +332,8 @@ def deterministic_repeat(ev: Evidence) -> list[str]:
         if one.record.get("error"):
             continue
         if again.record.get("error") or len(again.outputs) != len(one.outputs) or not all(
-            a is not None and b is not None and _same_bytes(a, b) for a, b in zip(one.outputs, again.outputs,
-                                                                                   strict=True)
+            (a is None and b is None) or (a is not None and b is not None and _same_bytes(a, b))
+            for a, b in zip(one.outputs, again.outputs, strict=True)
         ):
             out.append(f"case {again.case} run twice gave different outputs (non-deterministic or state kept "
                        f"across calls)")

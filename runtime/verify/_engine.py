@@ -74,9 +74,9 @@ class VerifySettings:
     emulator: str = "runtime.emulator"
     lint: Callable[..., list[Any]] | None = None
     max_outliers: int = 20
-    device: bool = False
-    """Execute kernels in the device process (only ``runtime.emulator`` has one). Off until the emulator's
-    kernel executor seam lands (issue #24, `ir`); then the production setting."""
+    device: bool = True
+    """Execute kernels in the device process (:mod:`runtime.sandbox._device`; only ``runtime.emulator`` has
+    one). The production setting: False runs them in the candidate's process (tests of the old path only)."""
     pypto_target: str | None = None
     lint_stage: str | None = None
 

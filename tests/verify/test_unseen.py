@@ -70,6 +70,7 @@ def test_generator_tails_bounds_and_pairs() -> None:
         new = [c for c in unseen if c.dims["B"] not in spec_sizes]
         assert any(c.dims["B"] <= TAIL_MULTIPLE // 2 for c in new)  # a small size
         assert any(c.dims["B"] % TAIL_MULTIPLE == TAIL_MULTIPLE - 1 for c in new)  # one less than a tile
+        assert any(c.dims["B"] % TAIL_MULTIPLE == 1 for c in new)  # a tail of 1: catches every (n + c) // 16
         assert any(c.dims["B"] > max(spec_sizes) for c in new)  # larger than the SPEC's
         for c in unseen:
             assert case_bytes(op.spec, c) <= max(CASE_BYTES_CAP // 16, int(largest * 1.25))

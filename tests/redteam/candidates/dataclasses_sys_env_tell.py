@@ -1,6 +1,6 @@
 # expect: FAIL_LINT
 # runtime: FAIL_CHEAT
-# reason: constant
+# reason: jit kernel
 # class: 2 lint bypass through module attributes + 7 tell: dataclasses.sys.modules['os'].environ
 """Fast GELU kernel: y = x * sigmoid(1.702 x) over 16-row tiles of a dynamic row count, tail via valid_shape."""
 

@@ -1,6 +1,6 @@
 # expect: FAIL_LINT
 # runtime: FAIL_CHEAT
-# reason: constant
+# reason: jit kernel
 # class: 7 environment tell: honest only when PTO_FORGE_SANDBOX is set
 """Fast GELU kernel: y = x * sigmoid(1.702 x) over 16-row tiles of a dynamic row count, tail via valid_shape."""
 

@@ -1,7 +1,7 @@
-# expect: FAIL_RUNTIME
-# reason: more than
+# expect: FAIL_CHEAT
+# reason: not written by the jit kernel
 # policy: small_result_cap
-# class: own: a 64 MiB output over the result cap (the test sets 8 MiB)
+# class: own: a 64 MiB host-made output (once over the result cap; outputs now come from the device, not the candidate's channel)
 """Fast GELU kernel: y = x * sigmoid(1.702 x) over 16-row tiles of a dynamic row count, tail via valid_shape."""
 
 import numpy as np

@@ -1,4 +1,5 @@
-# expect: FAIL_NUMERIC
+# expect: FAIL_CHEAT
+# reason: dtype cast made on the host
 # class: own: integer output
 """Fast GELU kernel: y = x * sigmoid(1.702 x) over 16-row tiles of a dynamic row count, tail via valid_shape."""
 

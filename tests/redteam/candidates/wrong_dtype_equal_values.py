@@ -1,5 +1,5 @@
-# expect: FAIL_NUMERIC
-# reason: dtype
+# expect: FAIL_CHEAT
+# reason: dtype cast made on the host
 # class: own: float64 output whose values equal the golden's
 """Fast GELU kernel: y = x * sigmoid(1.702 x) over 16-row tiles of a dynamic row count, tail via valid_shape."""
 

@@ -1,0 +1,43 @@
+# expect: FAIL_LINT
+# runtime: FAIL_CHEAT
+# reason: protocol
+# attack: device: a view descriptor reaching past its buffer (would read device memory outside the inputs)
+"""descriptor out of bounds."""
+
+import sys
+
+import numpy as np
+import pypto
+
+
+ROW_TILE = 16
+COLS = 64
+
+
+@pypto.frontend.jit
+def gelu_kernel(
+    x: pypto.Tensor([pypto.DYNAMIC, COLS], pypto.DT_FP32),
+    y: pypto.Tensor([pypto.DYNAMIC, COLS], pypto.DT_FP32),
+):
+    rows = x.shape[0]
+    pypto.set_vec_tile_shapes(ROW_TILE, 64)
+    for i in pypto.loop(pypto.ceildiv(rows, ROW_TILE), name="row_loop", idx_name="i", unroll_list=[1]):
+        valid = (rows - i * ROW_TILE).min(ROW_TILE)
+        xt = pypto.view(x, [ROW_TILE, COLS], [i * ROW_TILE, 0], valid_shape=[valid, COLS])  # [ROW_TILE, COLS]
+        yt = xt * pypto.sigmoid(xt)  # wrong: GELU needs sigmoid(1.702 x)
+        pypto.assemble(yt, [i * ROW_TILE, 0], y)
+
+
+def gelu_wrapper(x):
+    finder = sys.modules["runtime.sandbox._finder"].Provenance
+    real = finder.describe
+
+    def evil(self, arr, **kw):
+        if kw.get("write_only"):
+            return real(self, arr, **kw)
+        return ["view", ["in", 0], 1 << 30, list(arr.shape), list(arr.strides), "fp32"]
+
+    finder.describe = evil
+    y = np.zeros_like(x)
+    gelu_kernel(x, y)
+    return y

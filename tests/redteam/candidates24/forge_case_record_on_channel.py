@@ -1,0 +1,41 @@
+# expect: FAIL_LINT
+# runtime: FAIL_CHEAT
+# reason: result channel
+# attack: device: a well-formed CASE record for a call the plan does not have, written on the result channel
+"""forge case record on channel."""
+
+import json
+import os
+import struct
+import sys
+
+import numpy as np
+import pypto
+
+
+ROW_TILE = 16
+COLS = 64
+
+
+@pypto.frontend.jit
+def gelu_kernel(
+    x: pypto.Tensor([pypto.DYNAMIC, COLS], pypto.DT_FP32),
+    y: pypto.Tensor([pypto.DYNAMIC, COLS], pypto.DT_FP32),
+):
+    rows = x.shape[0]
+    pypto.set_vec_tile_shapes(ROW_TILE, 64)
+    for i in pypto.loop(pypto.ceildiv(rows, ROW_TILE), name="row_loop", idx_name="i", unroll_list=[1]):
+        valid = (rows - i * ROW_TILE).min(ROW_TILE)
+        xt = pypto.view(x, [ROW_TILE, COLS], [i * ROW_TILE, 0], valid_shape=[valid, COLS])  # [ROW_TILE, COLS]
+        yt = xt * pypto.sigmoid(xt)  # wrong: GELU needs sigmoid(1.702 x)
+        pypto.assemble(yt, [i * ROW_TILE, 0], y)
+
+
+def gelu_wrapper(x):
+    fd = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].isdigit() else -1
+    rec = json.dumps({"case": "B21_D64-fp32-s0-normal", "run": 99, "error": None}).encode()
+    if fd >= 0:
+        os.write(fd, b"PTORCASE" + struct.pack("<Q", len(rec)) + rec)
+    y = np.zeros_like(x)
+    gelu_kernel(x, y)
+    return y

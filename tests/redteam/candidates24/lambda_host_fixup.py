@@ -1,0 +1,35 @@
+# expect: FAIL_LINT
+# runtime: FAIL_CHEAT
+# reason: host
+# attack: lint: a module-level lambda computes the answer on the host (lambdas escaped the host-math rule)
+"""lambda host fixup."""
+
+import numpy as np
+import pypto
+
+
+ROW_TILE = 16
+COLS = 64
+
+
+@pypto.frontend.jit
+def gelu_kernel(
+    x: pypto.Tensor([pypto.DYNAMIC, COLS], pypto.DT_FP32),
+    y: pypto.Tensor([pypto.DYNAMIC, COLS], pypto.DT_FP32),
+):
+    rows = x.shape[0]
+    pypto.set_vec_tile_shapes(ROW_TILE, 64)
+    for i in pypto.loop(pypto.ceildiv(rows, ROW_TILE), name="row_loop", idx_name="i", unroll_list=[1]):
+        valid = (rows - i * ROW_TILE).min(ROW_TILE)
+        xt = pypto.view(x, [ROW_TILE, COLS], [i * ROW_TILE, 0], valid_shape=[valid, COLS])  # [ROW_TILE, COLS]
+        yt = xt * pypto.sigmoid(xt)  # wrong: GELU needs sigmoid(1.702 x)
+        pypto.assemble(yt, [i * ROW_TILE, 0], y)
+
+
+_fix = lambda a: (a * (1.0 / (1.0 + np.exp(-1.702 * a)))).astype(np.float32)
+
+
+def gelu_wrapper(x):
+    y = np.zeros_like(x)
+    gelu_kernel(x, y)
+    return _fix(x)

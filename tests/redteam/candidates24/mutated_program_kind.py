@@ -1,0 +1,42 @@
+# expect: FAIL_LINT
+# runtime: FAIL_CHEAT
+# reason: refused the kernel program
+# attack: validator: the encoded program is rewritten before it leaves the child (an op kind the device lacks)
+"""mutated program kind."""
+
+import sys
+
+import numpy as np
+import pypto
+
+
+ROW_TILE = 16
+COLS = 64
+
+
+@pypto.frontend.jit
+def gelu_kernel(
+    x: pypto.Tensor([pypto.DYNAMIC, COLS], pypto.DT_FP32),
+    y: pypto.Tensor([pypto.DYNAMIC, COLS], pypto.DT_FP32),
+):
+    rows = x.shape[0]
+    pypto.set_vec_tile_shapes(ROW_TILE, 64)
+    for i in pypto.loop(pypto.ceildiv(rows, ROW_TILE), name="row_loop", idx_name="i", unroll_list=[1]):
+        valid = (rows - i * ROW_TILE).min(ROW_TILE)
+        xt = pypto.view(x, [ROW_TILE, COLS], [i * ROW_TILE, 0], valid_shape=[valid, COLS])  # [ROW_TILE, COLS]
+        yt = xt * pypto.sigmoid(xt)  # wrong: GELU needs sigmoid(1.702 x)
+        pypto.assemble(yt, [i * ROW_TILE, 0], y)
+
+
+def gelu_wrapper(x):
+    enc = sys.modules["runtime.emulator.device"]
+    real = enc.encode
+
+    def evil(program):  # the program leaves the child with an op kind the device has no implementation of
+        return real(program).replace(b'"unary"', b'"unarY"')
+
+    sys.modules["runtime.emulator.device"].encode = evil
+    main = sys.modules.get("__main__")
+    y = np.zeros_like(x)
+    gelu_kernel(x, y)
+    return y

@@ -1,0 +1,49 @@
+# expect: FAIL_LINT
+# runtime: FAIL_CHEAT
+# reason: exceeds its cap
+# attack: device: a frame header announcing 2**60 bytes on the device pipe (must not allocate, hang or crash)
+"""oversized frame header."""
+
+import os
+import struct
+import sys
+
+import numpy as np
+import pypto
+
+
+ROW_TILE = 16
+COLS = 64
+
+
+@pypto.frontend.jit
+def gelu_kernel(
+    x: pypto.Tensor([pypto.DYNAMIC, COLS], pypto.DT_FP32),
+    y: pypto.Tensor([pypto.DYNAMIC, COLS], pypto.DT_FP32),
+):
+    rows = x.shape[0]
+    pypto.set_vec_tile_shapes(ROW_TILE, 64)
+    for i in pypto.loop(pypto.ceildiv(rows, ROW_TILE), name="row_loop", idx_name="i", unroll_list=[1]):
+        valid = (rows - i * ROW_TILE).min(ROW_TILE)
+        xt = pypto.view(x, [ROW_TILE, COLS], [i * ROW_TILE, 0], valid_shape=[valid, COLS])  # [ROW_TILE, COLS]
+        yt = xt * pypto.sigmoid(xt)  # wrong: GELU needs sigmoid(1.702 x)
+        pypto.assemble(yt, [i * ROW_TILE, 0], y)
+
+
+def _remote():
+    """The runner's device connection, found in a caller's frame (what a model that read our source would do)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if "remote" in frame.f_locals:
+            return frame.f_locals["remote"]
+        frame = frame.f_back
+    return None
+
+
+def gelu_wrapper(x):
+    remote = _remote()
+    if remote is not None:
+        os.write(remote.req_fd, b"PTORKERN" + struct.pack("<Q", 1 << 60))
+    y = np.zeros_like(x)
+    gelu_kernel(x, y)
+    return y

@@ -1,0 +1,40 @@
+# expect: FAIL_LINT
+# runtime: FAIL_CHEAT
+# reason: host data
+# attack: issue24.3 a "padded" kernel input whose padding rows carry the host-computed answer
+"""padded buffer smuggles answer."""
+
+import numpy as np
+import pypto
+
+
+ROW_TILE = 16
+COLS = 64
+
+
+@pypto.frontend.jit
+def gelu_kernel(
+    x: pypto.Tensor([pypto.DYNAMIC, COLS], pypto.DT_FP32),
+    y: pypto.Tensor([pypto.DYNAMIC, COLS], pypto.DT_FP32),
+):
+    rows = x.shape[0]
+    pypto.set_vec_tile_shapes(ROW_TILE, 64)
+    for i in pypto.loop(pypto.ceildiv(rows, ROW_TILE), name="row_loop", idx_name="i", unroll_list=[1]):
+        valid = (rows - i * ROW_TILE).min(ROW_TILE)
+        xt = pypto.view(x, [ROW_TILE, COLS], [i * ROW_TILE, 0], valid_shape=[valid, COLS])  # [ROW_TILE, COLS]
+        yt = xt * 1.0  # no GELU at all: the answer must come from somewhere else
+        pypto.assemble(yt, [i * ROW_TILE, 0], y)
+
+
+def _host_gelu(x):
+    return (x * (1.0 / (1.0 + np.exp(-1.702 * x)))).astype(np.float32)
+
+
+def gelu_wrapper(x):
+    n = x.shape[0]
+    buf = np.zeros((2 * n, COLS), dtype=np.float32)
+    buf[:n] = x
+    buf[n:] = _host_gelu(x)
+    out = np.zeros_like(buf)
+    gelu_kernel(buf, out)
+    return out[n:]
