@@ -16,10 +16,9 @@ What :func:`unseen_cases` draws (``rng = default_rng([seed, 0x7e5])``), from the
 - dtypes and value bands rotate; seeds are drawn (>= 2**20, never a SPEC seed).
 
 Bounds (stated in docs/verification.md): at most :data:`MAX_UNSEEN` unseen wrapper calls; each unseen case holds
-at most ``max(1.25 x the largest SPEC case, ...)`` bytes of inputs + outputs and never more than
-:data:`CASE_BYTES_CAP` unless a SPEC case is itself larger (then it is no larger than the smallest SPEC case);
-an axis size is halved (keeping its tail) until the case fits. So unseen cases add at most 16 calls and no
-more memory per call than the SPEC already needs.
+at most :func:`case_cap` bytes of inputs + outputs (1.25x the largest SPEC case, at least 4 MiB, at most
+:data:`CASE_BYTES_CAP` = 64 MiB); an axis size is halved (keeping its tail) until the case fits. SPEC shapes
+over the cap get no fresh-seed rerun and no repeat. So unseen cases add at most 16 calls of at most 64 MiB each.
 
 The call order (SPEC and unseen cases interleaved, plus repeats) is :func:`call_plan`'s: also drawn from the
 seed, so the number and order of wrapper calls differ between verifications.
@@ -33,7 +32,7 @@ from runtime.opdir._cases import BANDS, TAIL_MULTIPLE, Case, _dims_label, _has_t
 from runtime.opdir._memory import case_bytes
 from runtime.opdir._spec import Spec
 
-__all__ = ["CASE_BYTES_CAP", "MAX_UNSEEN", "UNSEEN_PREFIX", "call_plan", "draw_seed", "unseen_cases"]
+__all__ = ["CASE_BYTES_CAP", "MAX_UNSEEN", "UNSEEN_PREFIX", "call_plan", "case_cap", "draw_seed", "unseen_cases"]
 
 MAX_UNSEEN = 16
 """Most unseen wrapper calls in one verification (same-shape reruns included)."""
@@ -100,11 +99,11 @@ def _fit(spec: Spec, dims: dict[str, int], axis: str, dtype: str, cap: int) -> d
         size = max(1, (size // t // 2) * t + size % t) if size > t else max(1, size // 2)
 
 
-def _cap(spec: Spec, spec_cases: list[Case]) -> int:
-    sizes = [case_bytes(spec, c) for c in spec_cases] or [0]
-    if max(sizes) <= CASE_BYTES_CAP:
-        return max(CASE_BYTES_CAP // 16, int(max(sizes) * 1.25)) if max(sizes) else CASE_BYTES_CAP
-    return max(min(sizes), 1)
+def case_cap(spec: Spec, spec_cases: list[Case]) -> int:
+    """Most bytes (inputs + outputs) one unseen case may hold: 1.25x the largest SPEC case, at least 4 MiB, at
+    most :data:`CASE_BYTES_CAP`."""
+    largest = max((case_bytes(spec, c) for c in spec_cases), default=0)
+    return min(CASE_BYTES_CAP, max(CASE_BYTES_CAP // 16, int(largest * 1.25)))
 
 
 def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int) -> list[Case]:
@@ -112,7 +111,7 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int) -> list[Case]:
     rng = np.random.default_rng([int(seed) & ((1 << 63) - 1), _STREAM])
     shapes = [dict(s) for s in spec.p0_shapes] or [{}]
     dtypes = list(spec.supported_dtypes)
-    cap = _cap(spec, spec_cases)
+    cap = case_cap(spec, spec_cases)
     used_seeds = {c.seed for c in spec_cases}
     out: list[Case] = []
 
@@ -144,31 +143,35 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int) -> list[Case]:
         add(dims, dtype)
         add(dims, dtype)
     for s_i, base in enumerate(shapes[:2]):  # fresh seeds on the SPEC's own shapes (they have 3 seeds already)
-        add(dict(base), dtypes[s_i % len(dtypes)])
+        dtype = dtypes[s_i % len(dtypes)]
+        probe = Case(name="probe", dims=dict(base), dtype=dtype, seed=0, band=BANDS[0])
+        if case_bytes(spec, probe) <= cap:  # a several-GB SPEC case is not run again
+            add(dict(base), dtype)
     groups: dict[tuple, int] = {}
     for c in [*spec_cases, *out]:
         key = (tuple(sorted(c.dims.items())), c.dtype)
         groups[key] = groups.get(key, 0) + 1
     for c in spec_cases:
         key = (tuple(sorted(c.dims.items())), c.dtype)
-        if groups.get(key) == 1:
+        if groups.get(key) == 1 and case_bytes(spec, c) <= cap:
             groups[key] = 2
             add(dict(c.dims), c.dtype)
     return out
 
 
-def call_plan(names: list[str], seed: int, *, repeats: int = 1) -> list[str]:
+def call_plan(names: list[str], seed: int, *, repeats: int = 1, repeatable: list[str] | None = None) -> list[str]:
     """The order of wrapper calls: every case once, shuffled by ``seed``, plus ``repeats`` extra calls of
     cases that already ran (the determinism / state-across-calls check), at seeded positions.
 
-    The first entry of ``names`` is always among the repeated ones (the report's ``deterministic_repeat``
-    check compares its two runs).
+    Repeats are drawn from ``repeatable`` (default: all; the verifier leaves out cases over the unseen size cap,
+    so a several-GB case runs once); its first entry is always repeated.
     """
     if not names:
         return []
     rng = np.random.default_rng([int(seed) & ((1 << 63) - 1), _STREAM + 1])
     order = [names[i] for i in rng.permutation(len(names))]
-    extra = [names[0]] + [names[int(i)] for i in rng.integers(0, len(names), max(0, repeats - 1))]
+    pool = [n for n in (repeatable if repeatable is not None else names) if n in names] or names[:1]
+    extra = [pool[0]] + [pool[int(i)] for i in rng.integers(0, len(pool), max(0, repeats - 1))]
     for name in extra:
         first = order.index(name)
         pos = int(rng.integers(first + 1, len(order) + 1))

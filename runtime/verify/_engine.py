@@ -280,7 +280,8 @@ def _step_cases(r: _Run, case: str | None) -> None:
     """The cases of SPEC.md (an unknown ``--case`` is a usage error whatever the target holds), then the unseen
     cases drawn from the run's seed (:mod:`runtime.opdir._unseen`) and the seeded call order."""
     from runtime.opdir import OpDirError
-    from runtime.opdir._unseen import call_plan, unseen_cases
+    from runtime.opdir._memory import case_bytes
+    from runtime.opdir._unseen import call_plan, case_cap, unseen_cases
 
     try:
         spec_cases = r.op.cases(case=case) if case is not None else r.op.cases()
@@ -292,7 +293,9 @@ def _step_cases(r: _Run, case: str | None) -> None:
     assert seed is not None
     r.cases = list(spec_cases) + unseen_cases(r.spec, list(spec_cases), seed)
     # the report lists SPEC cases first; the wrapper is called in a seeded order with seeded repeats
-    r.call_plan = call_plan([c.name for c in r.cases], seed, repeats=2)
+    cap = case_cap(r.spec, list(spec_cases))
+    r.call_plan = call_plan([c.name for c in r.cases], seed, repeats=2,
+                            repeatable=[c.name for c in r.cases if case_bytes(r.spec, c) <= cap])
 
 
 def _step_hashes(r: _Run) -> None:
@@ -388,7 +391,7 @@ def _step_execute(r: _Run) -> None:
         pre = {c.name: [np.asarray(a) for a in r.op.make_inputs(c)] for c in r.cases}
         for c in r.cases:
             by_name = dict(zip(input_names, pre[c.name], strict=False))
-            r.candidate_inputs.append((c.name, [np.array(by_name[p], copy=True) for p in plan.params]))
+            r.candidate_inputs.append((c.name, [np.asarray(by_name[p]) for p in plan.params]))
         worker = threading.Thread(target=golden_job, name="golden", daemon=True)
         worker.start()
         candidate_job()
@@ -422,7 +425,7 @@ def _step_execute(r: _Run) -> None:
                 src = g.intermediates.get(p)
             if src is None:
                 raise r.fail(f"STUB parameter {p!r} is not a golden intermediate")
-            args.append(np.array(src, copy=True))
+            args.append(np.asarray(src))  # no copy: the sandbox seals its own copy into shared memory
         if parallel:
             if not all(_same_bytes(np.asarray(a), b) for a, b in zip(args, r.candidate_inputs[i][1], strict=True)):
                 raise r.fail(f"case {c.name}: golden and candidate inputs differ (make_inputs is not deterministic)")
