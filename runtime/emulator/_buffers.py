@@ -10,7 +10,12 @@ import numpy as np
 
 __all__ = ["POISON_BITS", "is_float_np", "is_poison", "poison_array"]
 
-POISON_BITS = 0x7FE5A000  # NaN payload marking padding / uninitialized memory (survives bf16/fp16 casts)
+POISON_BITS = 0x7FE50000
+"""NaN payload marking padding / uninitialized memory. bfloat16 poison is its top 16 bits, written as bits
+(ml_dtypes converts every float32 NaN to the canonical 0x7FC0, so bf16 poison made by a cast was never
+detected); float16 keeps the top 10 mantissa bits of a NaN through numpy casts. A kernel's own cast of a poison
+tile to bf16 still gives a canonical NaN (caught as a wrong value, not as poison); float8 has one NaN pattern,
+so its poison cannot be told from a NaN."""
 _POISON_F32 = np.array([POISON_BITS], dtype=np.uint32).view(np.float32)[0]
 
 
@@ -20,6 +25,8 @@ def is_float_np(dt: np.dtype) -> bool:
 
 def poison_array(shape: tuple[int, ...], dt: np.dtype) -> np.ndarray:
     """Uninitialized memory: NaN with the poison payload for floats, the minimum value for integers."""
+    if dt.name == "bfloat16":  # by its bits: ml_dtypes turns every float32 NaN into the canonical 0x7FC0
+        return np.full(shape, POISON_BITS >> 16, dtype=np.uint16).view(dt)
     if is_float_np(dt):
         return np.full(shape, _POISON_F32, dtype=np.float32).astype(dt)
     if dt == np.bool_:

@@ -6,10 +6,10 @@ the N-th call. So every verification also runs cases drawn from a per-run seed t
 
 What :func:`unseen_cases` draws (``rng = default_rng([seed, 0x7e5])``), from the SPEC alone:
 
-- per dynamic axis, five sizes with different tails against :data:`~runtime.opdir._cases.TAIL_MULTIPLE` (16):
-  a **small** one (1..8), one with a **tail of 1** (16k + 1), **one less than a tile multiple** (16k - 1), both
-  near the SPEC's sizes, an **odd** one between the SPEC's smallest and largest size, and one **larger** than
-  the SPEC's largest (with a tail); sizes already in the SPEC for that axis are skipped. The other dims come from a P0 shape (rotating);
+- per dynamic axis, seven sizes against :data:`~runtime.opdir._cases.TAIL_MULTIPLE` (16), see :func:`_axis_sizes`:
+  a **tail of 1**, a **fill** size (half to all of what the byte cap allows, at most 16x the SPEC's largest),
+  an **aligned** one, a **uniform tail**, **one less than a tile multiple**, a **small** one and a **larger**
+  one; sizes already in the SPEC for that axis are skipped. The other dims come from a P0 shape (rotating);
 - a **fresh-seed rerun** of every P0 shape, and every shape+dtype that has only one case in the run gets a
   second one with another seed: the verifier compares what the kernel sent to the device across calls of the
   same shape (a program that depends on input values is smuggling), which needs two calls per shape;
@@ -32,7 +32,7 @@ from runtime.opdir._cases import BANDS, TAIL_MULTIPLE, Case, _dims_label, _has_t
 from runtime.opdir._memory import case_bytes
 from runtime.opdir._spec import Spec
 
-__all__ = ["CASE_BYTES_CAP", "MAX_UNSEEN", "UNSEEN_PREFIX", "call_plan", "case_cap", "draw_seed", "unseen_cases"]
+__all__ = ["CASE_BYTES_CAP", "FILL_FACTOR", "MAX_UNSEEN", "UNSEEN_PREFIX", "call_plan", "case_cap", "draw_seed", "unseen_cases"]
 
 MAX_UNSEEN = 16
 """Most unseen wrapper calls in one verification (same-shape reruns included)."""
@@ -58,31 +58,71 @@ def draw_seed() -> int:
     return _fresh_seed()
 
 
-def _axis_sizes(spec: Spec, axis: str, rng: np.random.Generator) -> list[int]:
-    """Five sizes for ``axis`` whose tails differ (small, 16k+1, 16k-1, odd, larger), none of the SPEC's own.
+FILL_FACTOR = 16
+"""The "fill" size of an axis is at most this many times the SPEC's largest size (a compute bound on top of the
+byte cap: attention-like kernels do more than linear work per element)."""
 
-    Why a tail of 1 always: a tile count ``(n + c) // 16`` is exact for every tail >= 16 - c and drops the last
-    rows for every tail below it; only a tail of 1 catches every c < 15 whatever the seed.
+
+def _axis_sizes(spec: Spec, axis: str, rng: np.random.Generator) -> list[int]:
+    """Sizes for ``axis``, most telling first, none of the SPEC's own; ``0`` stands for the "fill" size, which
+    :func:`unseen_cases` draws against the byte cap (it depends on the other dims and the dtype).
+
+    - a **tail of 1** (16k + 1): a tile count ``(n + c) // 16`` is exact for every tail >= 16 - c and drops the
+      last rows for every tail below it; only a tail of 1 catches every c < 15 whatever the seed;
+    - **fill**: between half and all of the largest size that fits the byte cap (at most :data:`FILL_FACTOR` x
+      the SPEC's largest): a kernel that is right only up to some size it clamps to must clamp above that;
+    - an **aligned** size (16k with k odd, off the SPEC): a "fast path" taken on multiples of the tile that
+      assumes 32-, 64-, ... row alignment is wrong on it;
+    - a **uniform tail** (16k + r, r drawn from 2..14): every tail is as likely as any other;
+    - **one less than a tile multiple** (16k - 1), a **small** size (1..8), a **larger** one (1.5x..8x the
+      SPEC's largest, log-uniform, any remainder).
+
+    ``k`` is drawn from 1 .. 2x the SPEC's largest size in tiles, so no size class stays near the SPEC's.
+    (Held-out attack A1: the earlier draw never exceeded ~1.5x the SPEC, never drew a multiple of 16 and rarely
+    an even tail - a kernel clamping its tile count or wrong on aligned sizes passed every seed.)
     """
     t = TAIL_MULTIPLE
     seen = sorted({int(s[axis]) for s in spec.p0_shapes if axis in s}) or [t]
-    lo, hi = seen[0], seen[-1]
+    hi = seen[-1]
+    span = max(3, 2 * hi // t + 2)
+
+    def k() -> int:
+        return int(rng.integers(1, span))
+
+    tail_one = k() * t + 1
+    aligned = (2 * int(rng.integers(0, span // 2)) + 1) * t  # an odd multiple: wrong for every 2**j >= 32 alignment
+    while aligned in seen:
+        aligned += 2 * t
+    uniform_tail = int(rng.integers(0, span)) * t + int(rng.integers(2, t - 1))
+    tile_minus_one = k() * t - 1
     small = int(rng.integers(1, t // 2 + 1))
-    k = int(rng.integers(max(1, lo // t), max(2, hi // t + 2)))
-    tail_one = k * t + 1 if k * t + 1 not in seen else (k + 1) * t + 1
-    k = int(rng.integers(max(1, lo // t), max(2, hi // t + 2)))
-    tile_minus_one = max(1, k * t - 1)
-    odd = int(rng.integers(max(1, lo // 2), max(lo // 2 + 2, hi + 1))) | 1
-    if odd % t == 0:
-        odd += 2
-    larger = hi + int(rng.integers(1, max(2, hi // 2))) + t
-    if larger % t == 0:
-        larger += int(rng.integers(1, t))
+    larger = int(np.exp(rng.uniform(np.log(max(2.0, 1.5 * hi)), np.log(max(3.0, 8.0 * hi)))))
     out: list[int] = []
-    for size in (small, tail_one, tile_minus_one, odd, larger):
+    for size in (tail_one, 0, aligned, uniform_tail, tile_minus_one, small, larger):
         if size not in seen and size not in out:
             out.append(size)
     return out
+
+
+def _fill(spec: Spec, dims: dict[str, int], axis: str, dtype: str, cap: int, rng: np.random.Generator) -> int:
+    """A size for ``axis`` between half and all of the largest one whose case fits ``cap`` bytes (and at most
+    :data:`FILL_FACTOR` x the SPEC's largest size), with a random remainder."""
+    seen = [int(s[axis]) for s in spec.p0_shapes if axis in s] or [TAIL_MULTIPLE]
+    top = FILL_FACTOR * max(seen)
+
+    def fits(n: int) -> bool:
+        probe = Case(name="probe", dims={**dims, axis: n}, dtype=dtype, seed=0, band=BANDS[0])
+        return case_bytes(spec, probe) <= cap
+
+    if not fits(1):
+        return 0
+    lo, hi = 1, top
+    if not fits(hi):
+        while hi - lo > 1:  # the largest size that fits: case bytes grow with the size
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+        hi = lo
+    return max(1, int(rng.integers(max(1, hi // 2), hi + 1)))
 
 
 def _fit(spec: Spec, dims: dict[str, int], axis: str, dtype: str, cap: int) -> dict[str, int] | None:
@@ -131,10 +171,16 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int) -> list[Case]:
                         tail=_has_tail(spec, dims), unseen=True))
 
     planned: list[tuple[dict[str, int], str]] = []
-    for a_i, axis in enumerate(spec.dynamic_axes):
-        for s_i, size in enumerate(_axis_sizes(spec, axis, rng)):
+    per_axis = [(a_i, axis, _axis_sizes(spec, axis, rng)) for a_i, axis in enumerate(spec.dynamic_axes)]
+    for s_i in range(max((len(sizes) for _, _, sizes in per_axis), default=0)):  # round robin: most telling first
+        for a_i, axis, sizes in per_axis:
+            if s_i >= len(sizes):
+                continue
             base = shapes[(a_i + s_i) % len(shapes)]
             dtype = dtypes[(a_i + s_i) % len(dtypes)]
+            size = sizes[s_i] or _fill(spec, base, axis, dtype, cap, rng)
+            if not size or size in [int(s.get(axis, -1)) for s in shapes]:
+                continue
             dims = _fit(spec, {**base, axis: size}, axis, dtype, cap)
             if dims is not None and (dims, dtype) not in planned:
                 planned.append((dims, dtype))

@@ -52,3 +52,30 @@ def test_poisoned_memory_and_clean_data(dt: np.dtype) -> None:
     mixed = clean.copy()
     mixed[::7] = poison_array(mixed[::7].shape, dt)
     assert is_poison(mixed) == reference(mixed)
+
+
+@pytest.mark.parametrize("dt", [np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16), np.dtype(np.float32)], ids=str)
+def test_poison_is_detected_in_bf16_and_fp16_memory_and_after_a_cast(dt: np.dtype) -> None:
+    """bf16 poison used to round to 0x7FE6 and was never detected (speed engineer's finding, session 2)."""
+    assert is_poison(poison_array((5, 7), dt)) == 35
+    if dt.name != "bfloat16":  # ml_dtypes makes every cast NaN canonical (see POISON_BITS)
+        assert is_poison(poison_array((5, 7), np.dtype(np.float32)).astype(dt)) == 35
+    assert is_poison(np.full((5, 7), np.nan, dtype=dt)) == 0  # an ordinary NaN is not poison
+
+
+def test_a_bf16_kernel_reading_uninitialised_memory_is_reported() -> None:
+    import runtime.emulator as emu
+
+    pypto = emu.install()
+
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([4, 8], pypto.DT_BF16), out: pypto.Tensor([8, 8], pypto.DT_BF16)):
+        pypto.set_vec_tile_shapes(8, 8)
+        t = pypto.tensor([8, 8], pypto.DT_BF16, "t")
+        pypto.assemble(x, [0, 0], t)  # rows 4..7 never written
+        pypto.assemble(t, [0, 0], out)  # a move: the poison reaches the argument as it is
+
+    out = np.zeros((8, 8), ml_dtypes.bfloat16)
+    with pytest.raises(emu.EmulatorError) as info:
+        k(np.ones((4, 8), ml_dtypes.bfloat16), out)
+    assert info.value.code == "EMU_POISON"

@@ -9,7 +9,7 @@ from verify_helpers import KERNELS, make_op, settings
 
 from runtime.opdir import TAIL_MULTIPLE, load_op_dir
 from runtime.opdir._memory import case_bytes
-from runtime.opdir._unseen import CASE_BYTES_CAP, MAX_UNSEEN, call_plan, unseen_cases
+from runtime.opdir._unseen import CASE_BYTES_CAP, FILL_FACTOR, MAX_UNSEEN, call_plan, unseen_cases
 from runtime.verify import verify
 
 _SPEC_64_77 = ("  - {B: 32, D: 64}\n  - {B: 37, D: 64}     # 5-row tail for a 16-row tile\n",
@@ -72,6 +72,8 @@ def test_generator_tails_bounds_and_pairs() -> None:
         assert any(c.dims["B"] % TAIL_MULTIPLE == TAIL_MULTIPLE - 1 for c in new)  # one less than a tile
         assert any(c.dims["B"] % TAIL_MULTIPLE == 1 for c in new)  # a tail of 1: catches every (n + c) // 16
         assert any(c.dims["B"] > max(spec_sizes) for c in new)  # larger than the SPEC's
+        assert any(c.dims["B"] >= FILL_FACTOR // 2 * max(spec_sizes) for c in new)  # the fill size (attack A1)
+        assert any(c.dims["B"] % TAIL_MULTIPLE == 0 for c in new)  # an aligned size off the SPEC (attack A1)
         for c in unseen:
             assert case_bytes(op.spec, c) <= min(CASE_BYTES_CAP, max(CASE_BYTES_CAP // 16, int(largest * 1.25)))
         groups: dict[tuple, set[int]] = {}
@@ -79,7 +81,7 @@ def test_generator_tails_bounds_and_pairs() -> None:
             groups.setdefault((c.dims["B"], c.dtype), set()).add(c.seed)
         assert all(len(s) >= 2 for s in groups.values())  # every shape runs on two value sets at least
         tails |= {c.dims["B"] % TAIL_MULTIPLE for c in new}
-    assert len(tails) >= 12  # tails vary between runs
+    assert len(tails) == TAIL_MULTIPLE  # every tail occurs over 40 runs (attack A1: even tails were rare)
 
 
 def test_call_plan_order_and_count_vary_with_the_seed() -> None:
