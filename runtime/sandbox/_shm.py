@@ -74,6 +74,19 @@ def slots_from_json(data: Any, size: int) -> dict[str, Slot]:
     return out
 
 
+_CHUNK = 64 << 20
+
+
+def _write_at(fd: int, offset: int, arr: np.ndarray) -> None:
+    """Write ``arr``'s bytes at ``offset`` with ``pwrite``, never through a writable mapping: ``F_SEAL_WRITE``
+    fails with EBUSY while any process holds one, and a process forked by another thread of the verifier (the
+    golden child) inherits the parent's mappings until it execs."""
+    raw = np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
+    done = 0
+    while done < raw.size:
+        done += os.pwrite(fd, raw[done:done + _CHUNK].data, offset + done)
+
+
 class SealedArrays:
     """Arrays in one sealed ``memfd`` (see the module docstring). Close it when the run is over."""
 
@@ -106,13 +119,9 @@ class SealedArrays:
         fd = os.memfd_create(name, os.MFD_ALLOW_SEALING | os.MFD_CLOEXEC)
         try:
             os.ftruncate(fd, size)
-            with mmap.mmap(fd, size) as mm:
-                for key, slot in slots.items():
-                    arr = arrays[key]
-                    if slot.nbytes:
-                        dst = np.ndarray(slot.shape, dtype=arr.dtype, buffer=mm, offset=slot.offset)
-                        dst[...] = arr
-                        del dst  # the writable mapping must be gone before F_SEAL_WRITE
+            for key, slot in slots.items():
+                if slot.nbytes:
+                    _write_at(fd, slot.offset, arrays[key])
             fcntl.fcntl(fd, fcntl.F_ADD_SEALS, _SEALS)
         except BaseException:
             os.close(fd)

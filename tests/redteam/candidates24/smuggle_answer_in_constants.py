@@ -3,7 +3,7 @@
 # reason: same shapes
 # probe: gelu_const_kernel(x, y, [0.0] * x.size, x.shape[0])
 # attack: issue24.5 the answer computed on the host and baked into the program as constants (pypto.full per
-#   element): right on every input it is given, a different program for every input
+#   element) on the SPEC's row count: right on every such input, a different program for every input
 """smuggle answer in constants."""
 
 import numpy as np
@@ -34,7 +34,10 @@ def _host_gelu(x):
 
 def gelu_wrapper(x):
     y = np.zeros_like(x)
-    gelu_const_kernel(x, y, [float(v) for v in _host_gelu(x).reshape(-1)], x.shape[0])
+    if x.shape[0] <= 21:  # tracing one op per element is slow: only where the SPEC and its reruns look
+        gelu_const_kernel(x, y, [float(v) for v in _host_gelu(x).reshape(-1)], x.shape[0])
+    else:
+        gelu_kernel(x, y)
     return y
 
 
