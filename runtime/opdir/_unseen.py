@@ -18,7 +18,7 @@ What :func:`unseen_cases` draws (``rng = default_rng([seed, 0x7e5])``), from the
 Bounds (stated in docs/verification.md): at most :data:`MAX_UNSEEN` unseen wrapper calls; each unseen case holds
 at most :func:`case_cap` bytes of inputs + outputs (1.25x the largest SPEC case, at least 4 MiB, at most
 :data:`CASE_BYTES_CAP` = 64 MiB); an axis size is halved (keeping its tail) until the case fits. SPEC shapes
-over the cap get no fresh-seed rerun and no repeat. So unseen cases add at most 16 calls of at most 64 MiB each.
+over the cap get no fresh-seed rerun and no repeat. So unseen cases add at most 20 calls of at most 64 MiB each.
 
 The call order (SPEC and unseen cases interleaved, plus repeats) is :func:`call_plan`'s: also drawn from the
 seed, so the number and order of wrapper calls differ between verifications.
@@ -32,10 +32,12 @@ from runtime.opdir._cases import BANDS, TAIL_MULTIPLE, Case, _dims_label, _has_t
 from runtime.opdir._memory import case_bytes
 from runtime.opdir._spec import Spec
 
-__all__ = ["CASE_BYTES_CAP", "FILL_FACTOR", "MAX_UNSEEN", "UNSEEN_PREFIX", "call_plan", "case_cap", "draw_seed", "unseen_cases"]
+__all__ = ["CASE_BYTES_CAP", "FILL_FACTOR", "MAX_UNSEEN", "UNSEEN_PREFIX", "call_plan", "case_cap", "draw_seed",
+           "unseen_cases", "verification_seed"]
 
-MAX_UNSEEN = 16
+MAX_UNSEEN = 20
 """Most unseen wrapper calls in one verification (same-shape reruns included)."""
+_EVERY_DTYPE = ("tail1", "small")
 CASE_BYTES_CAP = 64 * 1024**2
 """Inputs + outputs of one unseen case stay under this unless the SPEC's own cases are bigger."""
 UNSEEN_PREFIX = "unseen"
@@ -48,6 +50,20 @@ def _fresh_seed() -> int:
     import secrets
 
     return secrets.randbits(63)
+
+
+def verification_seed(run_seed: int, target: bytes) -> int:
+    """The seed one verification draws its unseen cases from: the run's seed and the bytes of the verified file.
+
+    Why not the run's seed alone: a pipeline run verifies many attempts with one recorded seed, and reports show
+    agents each unseen case's shape; a kernel written after a failing report could special-case exactly those
+    shapes (held-out attack A10). A new kernel text gets new unseen cases; a replay, with the same recorded seed
+    and the same files, gets the same ones.
+    """
+    import hashlib
+
+    digest = hashlib.sha256(int(run_seed).to_bytes(8, "little") + b"\0" + target).digest()
+    return int.from_bytes(digest[:8], "little") & ((1 << 63) - 1)
 
 
 def draw_seed() -> int:
@@ -63,9 +79,9 @@ FILL_FACTOR = 16
 byte cap: attention-like kernels do more than linear work per element)."""
 
 
-def _axis_sizes(spec: Spec, axis: str, rng: np.random.Generator) -> list[int]:
-    """Sizes for ``axis``, most telling first, none of the SPEC's own; ``0`` stands for the "fill" size, which
-    :func:`unseen_cases` draws against the byte cap (it depends on the other dims and the dtype).
+def _axis_sizes(spec: Spec, axis: str, rng: np.random.Generator) -> list[tuple[str, int]]:
+    """(label, size) for ``axis``, most telling first, none of the SPEC's own; size ``0`` stands for the "fill"
+    size, which :func:`unseen_cases` draws against the byte cap (it depends on the other dims and the dtype).
 
     - a **tail of 1** (16k + 1): a tile count ``(n + c) // 16`` is exact for every tail >= 16 - c and drops the
       last rows for every tail below it; only a tail of 1 catches every c < 15 whatever the seed;
@@ -97,10 +113,11 @@ def _axis_sizes(spec: Spec, axis: str, rng: np.random.Generator) -> list[int]:
     tile_minus_one = k() * t - 1
     small = int(rng.integers(1, t // 2 + 1))
     larger = int(np.exp(rng.uniform(np.log(max(2.0, 1.5 * hi)), np.log(max(3.0, 8.0 * hi)))))
-    out: list[int] = []
-    for size in (tail_one, 0, aligned, uniform_tail, tile_minus_one, small, larger):
-        if size not in seen and size not in out:
-            out.append(size)
+    out: list[tuple[str, int]] = []
+    for label, size in (("tail1", tail_one), ("fill", 0), ("aligned", aligned), ("tail", uniform_tail),
+                        ("tile-1", tile_minus_one), ("small", small), ("larger", larger)):
+        if size not in seen and size not in [o[1] for o in out]:
+            out.append((label, size))
     return out
 
 
@@ -172,20 +189,23 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int) -> list[Case]:
 
     planned: list[tuple[dict[str, int], str]] = []
     per_axis = [(a_i, axis, _axis_sizes(spec, axis, rng)) for a_i, axis in enumerate(spec.dynamic_axes)]
+    offset = int(rng.integers(0, len(dtypes)))  # which dtype each size class gets is drawn too (attack A1b)
     for s_i in range(max((len(sizes) for _, _, sizes in per_axis), default=0)):  # round robin: most telling first
         for a_i, axis, sizes in per_axis:
             if s_i >= len(sizes):
                 continue
+            label, size = sizes[s_i]
             base = shapes[(a_i + s_i) % len(shapes)]
-            dtype = dtypes[(a_i + s_i) % len(dtypes)]
-            size = sizes[s_i] or _fill(spec, base, axis, dtype, cap, rng)
-            if not size or size in [int(s.get(axis, -1)) for s in shapes]:
-                continue
-            dims = _fit(spec, {**base, axis: size}, axis, dtype, cap)
-            if dims is not None and (dims, dtype) not in planned:
-                planned.append((dims, dtype))
+            # the two most telling classes run in every dtype: a dtype-specific path cannot hide from them
+            for dtype in dtypes if label in _EVERY_DTYPE else [dtypes[(offset + a_i + s_i) % len(dtypes)]]:
+                got = size or _fill(spec, base, axis, dtype, cap, rng)
+                if not got or got in [int(sh.get(axis, -1)) for sh in shapes]:
+                    continue
+                dims = _fit(spec, {**base, axis: got}, axis, dtype, cap)
+                if dims is not None and (dims, dtype) not in planned:
+                    planned.append((dims, dtype))
     # two calls per new shape and dtype: the same-shape comparison needs a second value set
-    for dims, dtype in planned[: MAX_UNSEEN // 2 - 1]:
+    for dims, dtype in planned[: MAX_UNSEEN // 2 - 1]:  # leaves room for the P0 reruns
         add(dims, dtype)
         add(dims, dtype)
     for s_i, base in enumerate(shapes[:2]):  # fresh seeds on the SPEC's own shapes (they have 3 seeds already)

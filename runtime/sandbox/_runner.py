@@ -192,8 +192,8 @@ def _read_request() -> tuple[dict[str, Any], bytes, bytes]:
 
 
 class _SharedInputs:
-    """The case inputs from the sealed shared memory: every call maps its case's region copy-on-write, so the
-    wrapper gets fresh, writable arrays that cost nothing until written (and cannot reach anyone else's)."""
+    """The case inputs from the sealed shared memory: every call copies its case's region into arrays that own
+    their memory (fresh and writable, and nobody else's; indistinguishable from a caller's own arrays)."""
 
     def __init__(self, spec: dict[str, Any]) -> None:
         from runtime.sandbox import _shm
@@ -214,11 +214,16 @@ class _SharedInputs:
         from runtime.dtypes import to_numpy
 
         start, length = self.regions[name]
-        mm = mmap.mmap(self.fd, length, access=mmap.ACCESS_COPY, offset=start) if length else mmap.mmap(-1, 1)
+        mm = mmap.mmap(self.fd, length, access=mmap.ACCESS_READ, offset=start) if length else mmap.mmap(-1, 1)
         out = []
         for key in self.cases[name]:
             slot = self.slots[key]
-            out.append(np.ndarray(slot.shape, dtype=to_numpy(slot.dtype), buffer=mm, offset=slot.offset - start))
+            view = np.ndarray(slot.shape, dtype=to_numpy(slot.dtype), buffer=mm, offset=slot.offset - start)
+            # a copy that owns its memory, like any caller's array: a view over a mapping (owndata False, an
+            # mmap base) told the candidate it was being verified (held-out attack A9b)
+            out.append(np.array(view, copy=True))
+            del view
+        mm.close()
         return out
 
 

@@ -281,7 +281,7 @@ def _step_cases(r: _Run, case: str | None) -> None:
     cases drawn from the run's seed (:mod:`runtime.opdir._unseen`) and the seeded call order."""
     from runtime.opdir import OpDirError
     from runtime.opdir._memory import case_bytes
-    from runtime.opdir._unseen import call_plan, case_cap, unseen_cases
+    from runtime.opdir._unseen import call_plan, case_cap, unseen_cases, verification_seed
 
     try:
         spec_cases = r.op.cases(case=case) if case is not None else r.op.cases()
@@ -289,8 +289,8 @@ def _step_cases(r: _Run, case: str | None) -> None:
         raise VerifyUsageError(f"--case {case}: {exc}") from None
     if not spec_cases:
         raise VerifyUsageError(f"no verification case{' named ' + case if case else ''} in {r.op_path / 'SPEC.md'}")
-    seed = r.report.unseen_seed
-    assert seed is not None
+    assert r.report.unseen_seed is not None
+    seed = verification_seed(r.report.unseen_seed, r.target.read_bytes())  # the run's seed x the verified file
     r.cases = list(spec_cases) + unseen_cases(r.spec, list(spec_cases), seed)
     # the report lists SPEC cases first; the wrapper is called in a seeded order with seeded repeats
     cap = case_cap(r.spec, list(spec_cases))

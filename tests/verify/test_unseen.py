@@ -9,7 +9,14 @@ from verify_helpers import KERNELS, make_op, settings
 
 from runtime.opdir import TAIL_MULTIPLE, load_op_dir
 from runtime.opdir._memory import case_bytes
-from runtime.opdir._unseen import CASE_BYTES_CAP, FILL_FACTOR, MAX_UNSEEN, call_plan, unseen_cases
+from runtime.opdir._unseen import (
+    CASE_BYTES_CAP,
+    FILL_FACTOR,
+    MAX_UNSEEN,
+    call_plan,
+    unseen_cases,
+    verification_seed,
+)
 from runtime.verify import verify
 
 _SPEC_64_77 = ("  - {B: 32, D: 64}\n  - {B: 37, D: 64}     # 5-row tail for a 16-row tile\n",
@@ -91,3 +98,29 @@ def test_call_plan_order_and_count_vary_with_the_seed() -> None:
     for plan in plans:
         assert sorted(set(plan)) == sorted(names) and len(plan) == len(names) + 2
         assert plan.count("c0") >= 2 and plan.index("c0") < len(plan) - 1
+
+
+def test_every_dtype_gets_a_small_and_a_tail_one_size() -> None:
+    """Held-out attack A1b: a bf16-only "latency path" wrong below 32 rows passed because each size class always
+    got the same dtype (bf16 never saw a small size)."""
+    op = load_op_dir(Path(__file__).parent / "fixtures" / "silu")
+    spec = op.spec.model_copy(update={"supported_dtypes": ["fp32", "bf16"]})
+    for seed in range(30):
+        unseen = unseen_cases(spec, op.cases(), seed)
+        assert len(unseen) <= MAX_UNSEEN
+        for dtype in ("fp32", "bf16"):
+            sizes = {c.dims["B"] for c in unseen if c.dtype == dtype}
+            assert any(b <= TAIL_MULTIPLE // 2 for b in sizes), (seed, dtype, sizes)
+            assert any(b % TAIL_MULTIPLE == 1 for b in sizes), (seed, dtype, sizes)
+
+
+def test_each_verified_file_gets_its_own_unseen_cases_under_one_run_seed(tmp_path: Path) -> None:
+    """Held-out attack A10: with one seed per pipeline run, a kernel written after a failing report could
+    special-case the unseen shapes that report listed. The seed is the run's seed x the verified file's bytes."""
+    op = make_op(tmp_path, "silu")
+    a = verify(op, op / "silu_impl.py", settings=settings(), unseen_seed=11)
+    (op / "silu_impl.py").write_text((op / "silu_impl.py").read_text() + "\n# another attempt\n")
+    b = verify(op, op / "silu_impl.py", settings=settings(), unseen_seed=11)
+    assert a.verdict == b.verdict == "PASS" and a.unseen_seed == b.unseen_seed == 11
+    assert [c.dims for c in a.cases if c.unseen] != [c.dims for c in b.cases if c.unseen]
+    assert verification_seed(11, b"x") == verification_seed(11, b"x") != verification_seed(11, b"y")
