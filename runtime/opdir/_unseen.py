@@ -7,7 +7,7 @@ the N-th call. So every verification also runs cases drawn from a per-run seed t
 What :func:`unseen_cases` draws (``rng = default_rng([seed, 0x7e5])``), from the SPEC alone:
 
 - per dynamic axis, seven sizes against :data:`~runtime.opdir._cases.TAIL_MULTIPLE` (16), see :func:`_axis_sizes`:
-  a **tail of 1**, a **fill** size (half to all of what the byte cap allows, at most 16x the SPEC's largest),
+  a **tail of 1**, a **fill** size (half to all of what the byte cap allows, at most 4x the SPEC's largest),
   an **aligned** one, a **uniform tail**, **one less than a tile multiple**, a **small** one and a **larger**
   one; sizes already in the SPEC for that axis are skipped. The other dims come from a P0 shape (rotating);
 - a **fresh-seed rerun** of every P0 shape, and every shape+dtype that has only one case in the run gets a
@@ -74,9 +74,12 @@ def draw_seed() -> int:
     return _fresh_seed()
 
 
-FILL_FACTOR = 16
-"""The "fill" size of an axis is at most this many times the SPEC's largest size (a compute bound on top of the
-byte cap: attention-like kernels do more than linear work per element)."""
+FILL_FACTOR = 4
+"""The "fill" size of an axis is at most this many times the SPEC's largest size, on top of the byte cap: a SPEC's
+tolerances are set for its own sizes, and a reduction over a much longer axis accumulates more rounding than
+they allow (measured: an honest-looking layer_norm_backward's dgamma, a sum over the dynamic axis, sat at the
+fp32 tolerance at 12x, so its pass/fail depended on the last bits); attention-like kernels also do more than
+linear work per element."""
 
 
 def _axis_sizes(spec: Spec, axis: str, rng: np.random.Generator) -> list[tuple[str, int]]:
@@ -90,7 +93,7 @@ def _axis_sizes(spec: Spec, axis: str, rng: np.random.Generator) -> list[tuple[s
     - an **aligned** size (16k with k odd, off the SPEC): a "fast path" taken on multiples of the tile that
       assumes 32-, 64-, ... row alignment is wrong on it;
     - a **uniform tail** (16k + r, r drawn from 2..14): every tail is as likely as any other;
-    - **one less than a tile multiple** (16k - 1), a **small** size (1..8), a **larger** one (1.5x..8x the
+    - **one less than a tile multiple** (16k - 1), a **small** size (1..8), a **larger** one (1.5x..3x the
       SPEC's largest, log-uniform, any remainder).
 
     ``k`` is drawn from 1 .. 2x the SPEC's largest size in tiles, so no size class stays near the SPEC's.
@@ -112,7 +115,7 @@ def _axis_sizes(spec: Spec, axis: str, rng: np.random.Generator) -> list[tuple[s
     uniform_tail = int(rng.integers(0, span)) * t + int(rng.integers(2, t - 1))
     tile_minus_one = k() * t - 1
     small = int(rng.integers(1, t // 2 + 1))
-    larger = int(np.exp(rng.uniform(np.log(max(2.0, 1.5 * hi)), np.log(max(3.0, 8.0 * hi)))))
+    larger = int(np.exp(rng.uniform(np.log(max(2.0, 1.5 * hi)), np.log(max(3.0, 3.0 * hi)))))
     out: list[tuple[str, int]] = []
     for label, size in (("tail1", tail_one), ("fill", 0), ("aligned", aligned), ("tail", uniform_tail),
                         ("tile-1", tile_minus_one), ("small", small), ("larger", larger)):

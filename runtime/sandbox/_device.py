@@ -131,6 +131,12 @@ class Device:
             self.reply({"ok": False, "violation": True})
         except DeviceFailure:
             raise
+        except MemoryError:
+            # the device ran out of memory serving the candidate's request (its budget and RLIMIT_AS hold): the
+            # candidate's doing, a violation - never an infrastructure ERROR it could hide a failure behind (A3b)
+            self.buffers, self.inputs = [], []
+            self.violation = "the candidate's requests made the device run out of memory"
+            self.reply({"ok": False, "violation": True})
         except (RecursionError, ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError) as exc:
             # whatever a malformed request makes the parsing code trip over is the request's fault
             self.violation = f"malformed request ({type(exc).__name__}: {str(exc)[:200]})"
@@ -218,7 +224,7 @@ class Device:
                                 f"candidate passed {dtypes[i]}{shapes[i]}")
             wo = bool(write_only[i])
             uninit = isinstance(desc, list) and desc[:1] == ["uninit"]
-            if uninit and not wo:
+            if uninit and not wo and arr.size:  # zero elements carry nothing
                 raise Violation(f"{label}: described as uninitialised memory, but the kernel reads it")
             if not uninit and _digest(arr) != digests[i]:
                 self.cheats.append(f"{label} was changed on the host before the kernel call (its bytes are not what "
@@ -286,6 +292,7 @@ class Device:
         blobs: list[memoryview] = []
         leaves = (head or {}).get("outputs")
         raised = bool((head or {}).get("raised"))
+        out_bytes = 0
         if not incomplete and not raised:
             if not isinstance(leaves, list) or len(leaves) > 256:
                 raise Violation("the wrapper's outputs are not described")
@@ -308,6 +315,19 @@ class Device:
                     outputs.append(entry)
                     continue
                 root = output_root(desc, self.roots)
+                # a view never holds more elements than the buffer it views: a broadcast (stride-0) view of one
+                # element with millions of them made the device materialise and send gigabytes (attacks A3, A3b)
+                base = self.buffers[root] if root is not None and 0 <= root < len(self.buffers) else None
+                if b.array.size > (base.size if base is not None else b.array.size) or \
+                        any(st == 0 and n > 1 for st, n in zip(b.array.strides, b.array.shape, strict=True)):
+                    entry["problem"] = (f"is a broadcast or overlapping view ({b.array.size} elements over a buffer of "
+                                        f"{base.size if base is not None else 0}): not what the kernel wrote")
+                    outputs.append(entry)
+                    continue
+                if out_bytes + b.array.nbytes > self.budget:
+                    entry["problem"] = f"makes this call's outputs larger than {self.budget} bytes"
+                    outputs.append(entry)
+                    continue
                 # a kernel argument the wrapper allocated as a fill and no kernel wrote is judged on its numbers
                 # (a 0-trip loop leaves the zeros); anything else an output may be must come from a kernel
                 allowed = root is not None and (root in self.written_roots or root in self.blank_roots)
@@ -327,6 +347,7 @@ class Device:
                 from runtime.dtypes import name_of
 
                 out = self.noise.perturb(b.array) if self.noise is not None else b.array
+                out_bytes += out.nbytes
                 entry.update(ok=True, dtype=name_of(out.dtype), shape=list(out.shape), blob=len(blobs))
                 blobs.append(_raw(out))
                 outputs.append(entry)

@@ -254,7 +254,7 @@ def _run_labelled(candidate: Path, wrapper: str, cases: list[tuple[str, list[np.
         return _run_with_device(source, Path(candidate).name, wrapper, cases, plan, policy, level, note, emu_name,
                                 emu_paths, calling)
     arrays = {f"c{i}_in{j}": a for i, (_, arrs) in enumerate(cases) for j, a in enumerate(arrs)}
-    with private_dir("pto-verify-") as work:
+    with private_dir("tmp") as work:  # a name like any tempfile.mkdtemp() (no telltale)
         request = {
             "repo_root": str(_REPO_ROOT),
             "emulator": emu_name,
@@ -278,13 +278,38 @@ def _run_labelled(candidate: Path, wrapper: str, cases: list[tuple[str, list[np.
         return _collect(res, policy, level, note, work, plan=plan)
 
 
+STRING_CAP = 4000
+"""Longest string of a child's or the device's record that reaches a report (held-out attack A8: a 20 MB
+exception ``code`` became a 640 MB report)."""
+
+
+def clean_record(obj: Any, depth: int = 0) -> Any:
+    """``obj`` (parsed JSON from another process) with every string cut to :data:`STRING_CAP` characters and
+    made encodable (a lone surrogate, e.g. from ``"\\ud800"`` in an exception message, made the report
+    unserialisable and verify raised: held-out attack A5); nesting deeper than 64 levels is dropped."""
+    if isinstance(obj, str):
+        obj = obj[:STRING_CAP]
+        try:
+            obj.encode("utf-8")
+        except UnicodeEncodeError:
+            obj = obj.encode("utf-8", "replace").decode("utf-8")
+        return obj
+    if depth > 64:
+        return None
+    if isinstance(obj, list):
+        return [clean_record(v, depth + 1) for v in obj]
+    if isinstance(obj, dict):
+        return {clean_record(str(k), depth + 1): clean_record(v, depth + 1) for k, v in obj.items()}
+    return obj
+
+
 def _json_dict(payload: bytes, what: str, cap: int = 1 << 30) -> dict[str, Any]:
     if len(payload) > cap:
         raise ValueError(f"{what} of {len(payload)} bytes")
     data = json.loads(payload)
     if not isinstance(data, dict):
         raise ValueError(f"{what} is not an object")
-    return data
+    return clean_record(data)
 
 
 def _collect(res: Any, policy: SandboxPolicy, level: Isolation, note: str, work: Path, *,
@@ -452,7 +477,7 @@ def _run_with_device(source: bytes, candidate_name: str, wrapper: str, cases: li
         raise SandboxError(f"cannot set up shared memory for the device: {exc}") from None
     shm = {"fd": shared.fd, "size": shared.size, "slots": shared.table(), "cases": groups,
            "regions": shared.regions}
-    with private_dir("pto-verify-") as work, private_dir("pto-device-") as dwork:
+    with private_dir("tmp") as work, private_dir("tmp") as dwork:  # names like any tempfile.mkdtemp()
         dev_request = {"repo_root": str(_REPO_ROOT), "inputs_fd": shared.fd, "inputs_size": shared.size,
                        "slots": shared.table(), "cases": groups, "plan": plan, "budget_bytes": budget,
                        "limits": {"max_alloc_bytes": budget}}
@@ -467,6 +492,10 @@ def _run_with_device(source: bytes, candidate_name: str, wrapper: str, cases: li
         child_limits = policy.limits()
         if child_limits.memory_bytes is not None:
             child_limits = Limits(**{**child_limits.__dict__, "memory_bytes": child_limits.memory_bytes + 4 * case_bytes})
+        # what the device may send the parent: every call's outputs (each call's bounded by ``budget`` on the device)
+        # up to the result cap, or a few times the inputs of the calls for ops whose cases are that large
+        device_cap = policy.result_cap_bytes + 4 * sum(sum(a.nbytes for a in arrs) for _, arrs in cases) * \
+            max(1, -(-len(plan) // max(1, len(cases))))
         dev_limits = Limits(wall_s=policy.wall_timeout_s + 60.0, cpu_s=policy.cpu_timeout_s + 60,
                             memory_bytes=max(4 << 30, 2 * shared.size + 2 * budget + (2 << 30)),
                             max_open_files=64, max_file_bytes=0, max_processes=None)
@@ -474,7 +503,7 @@ def _run_with_device(source: bytes, candidate_name: str, wrapper: str, cases: li
             dev = start_process([sys.executable, "-s", "-B", str(_DEVICE), str(req_r), str(resp_w), "{channel_fd}",
                                  *testmodes.child_args()],
                                 work=dwork, limits=dev_limits, profile="trusted", stdin=json.dumps(dev_request).encode(),
-                                channel=True, channel_cap=1 << 62, pass_fds=[shared.fd, req_r, resp_w])
+                                channel=True, channel_cap=device_cap, pass_fds=[shared.fd, req_r, resp_w])
         except OSError as exc:
             for fd in fds:
                 os.close(fd)
@@ -516,12 +545,18 @@ def _merge_device(run: CandidateRun, dres: ProcResult) -> None:
         except ChannelError as exc:
             failure = f"unreadable device record ({exc})"
             break
+        head = clean_record(head)  # kernel names, messages and file names in it come from the candidate's program
         if kind == b"CASE":
             by_run[int(head.get("run", -1))] = (head, blobs)
         elif kind == b"DONE":
             done = head
         elif kind == b"FAIL":
             failure = str(head.get("error", "device failure"))
+    if dres.channel_overflow:  # the outputs the candidate returned, over every bound: its doing, not ours (A12)
+        run.protocol_violation = run.protocol_violation or \
+            "the wrapper's outputs over all calls exceeded what the verifier accepts from the device"
+        wire_error = failure = ""
+        done = done or {}
     if wire_error and not failure:
         failure = f"torn device record ({wire_error})"
     if done is None and not failure and run.status == "ok":

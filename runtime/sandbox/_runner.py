@@ -123,7 +123,7 @@ def _describe_error(exc: BaseException) -> dict[str, Any]:
     for attr in ("code", "file", "line", "op"):
         val = getattr(exc, attr, None)
         if isinstance(val, str | int) and not isinstance(val, bool):
-            info[attr] = val
+            info[attr] = val[:200] if isinstance(val, str) else val
     if isinstance(getattr(exc, "message", None), str):
         info["message"] = exc.message[:2000]  # type: ignore[attr-defined]
     if "line" not in info:
@@ -269,9 +269,8 @@ class _Remote:
         from runtime.dtypes import name_of
         from runtime.emulator import EmulatorError
         from runtime.emulator.device import ExecError, ExecResult, ExecWarning, encode
-        from runtime.sandbox._finder import digest
-
         from runtime.sandbox._desc import write_only as _write_only
+        from runtime.sandbox._finder import digest
 
         blob = encode(program)
         arrays = [np.asarray(a) for a in args]
@@ -375,9 +374,13 @@ def main(argv: list[str]) -> int:  # noqa: C901 - one linear protocol, kept in o
     try:
         path = os.path.abspath(request["candidate"])  # absolute, as the import system named it: tracebacks
         code = compile_candidate(Path(path).read_bytes(), path)  # are mapped back to the file by it
-        module = types.ModuleType("candidate_under_test")
+        # imported as the import system would (module named after the file, a real spec and loader): a
+        # telltale name or a missing __spec__ let a candidate tell verification from a user's import (attack A9)
+        mod_name = Path(path).stem if Path(path).stem.isidentifier() else "kernel"
+        spec = importlib.util.spec_from_file_location(mod_name, path)
+        module = importlib.util.module_from_spec(spec) if spec is not None else types.ModuleType(mod_name)
         module.__file__ = path
-        sys.modules["candidate_under_test"] = module
+        sys.modules[mod_name] = module
         exec(code, module.__dict__)  # noqa: S102 - the sandboxed candidate, compiled from the linted text
         wrapper = getattr(module, request["wrapper"], None)
         if not callable(wrapper):
@@ -471,6 +474,11 @@ def _device_outcome(entry: dict[str, Any], out: Any, fresh: list[Any], remote: _
             described.append({"kind": type(leaf).__name__})
             continue
         entry["output_kinds"].append("ndarray")
+        if any(st == 0 and n > 1 for st, n in zip(leaf.strides, leaf.shape, strict=True)):
+            # a broadcast view is never a kernel's output (the device refuses it too): not worth a digest of
+            # what could be gigabytes of one repeated element (attack A3b)
+            described.append({"kind": "ndarray", "desc": ["host"], "digest": 0})
+            continue
         described.append({"kind": "ndarray", "desc": remote.prov.describe(leaf, output=True),
                           "digest": digest(leaf)})
     remote.end(described)

@@ -612,7 +612,17 @@ def verify(
         log.exception("verify %s: internal error", rel_target)
         r.report.verdict = Verdict.ERROR
         r.report.reasons.append(f"verifier could not run: internal error {type(exc).__name__}: {str(exc)[:300]}")
-    return _finish(r.report, t0, reports_dir)
+    try:
+        return _finish(r.report, t0, reports_dir)
+    except Exception as exc:  # noqa: BLE001 - writing the report failed: a minimal ERROR report, never a traceback
+        log.exception("verify %s: the report could not be written", rel_target)
+        last = VerifyReport(target=rel_target, verdict=Verdict.ERROR, unseen_seed=unseen_seed,
+                            reasons=[f"verifier could not run: the report could not be written "
+                                     f"({type(exc).__name__}: {str(exc).encode('ascii', 'replace').decode()[:300]})"])
+        try:
+            return _finish(last, t0, reports_dir)
+        except OSError:
+            return _finish(last, t0, None)
 
 
 def _clean_tail(run: CandidateRun) -> str:
@@ -637,11 +647,13 @@ def _error_info(d: dict[str, Any] | None) -> ErrorInfo | None:
     if not d:
         return None
     line = d.get("line")
-    return ErrorInfo(type=str(d.get("type", "Error")), message=str(d.get("message", ""))[:2000],
-                     code=d.get("code") if isinstance(d.get("code"), str) else None,
-                     file=d.get("file") if isinstance(d.get("file"), str) else None,
-                     line=line if isinstance(line, int) else None,
-                     op=d.get("op") if isinstance(d.get("op"), str) else None)
+    def text(key: str, cap: int) -> str | None:  # every field is the candidate's text: bounded (attack A8)
+        val = d.get(key)
+        return val[:cap] if isinstance(val, str) else None
+
+    return ErrorInfo(type=str(d.get("type", "Error"))[:200], message=str(d.get("message", ""))[:2000],
+                     code=text("code", 80), file=text("file", 500), line=line if isinstance(line, int) else None,
+                     op=text("op", 200))
 
 
 def _same_bytes(a: np.ndarray, b: np.ndarray) -> bool:

@@ -1,64 +1,98 @@
 """Regression tests for the attacks an independent attacker found on main (/work/board/ATTACKS.md, session 2).
 
 Each candidate in ``attacks/`` is our own rewrite of a held-out attack (the attacker's files stay outside the
-repository), verified with lint switched off (the runtime alone must reject it) on several unseen-case seeds:
-the attacks predicted the unseen-case generator, so one lucky seed proves nothing. Each also gets a check that
-it *is* wrong on sizes the SPEC does not list.
+repository), for the red-team gelu fixture. Each gets its expected verdict (production settings: real lint,
+device process) with a report that says why, stays small and comes back in bounded time; attacks on the
+unseen-case generator are verified on several seeds (they predicted it, so one lucky seed proves nothing). Each
+also gets a check that it *is* wrong: its wrapper run on row counts outside the SPEC, like a user would.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pytest
-from test_boundary_corpus import _POLICY, _gelu, _no_lint, _probe_source
+from test_boundary_corpus import _POLICY, _gelu, _no_lint
 from test_redteam import _header, _op
 
 from runtime.sandbox import run_candidate
 from runtime.verify import VerifySettings, verify
 
 HERE = Path(__file__).resolve().parent
+
+
+@dataclass(frozen=True)
+class Attack:
+    verdict: str
+    wrong_rows: tuple[int, ...] = ()
+    """Row counts where the wrapper's outputs are wrong (empty: wrong by construction, see ``why``)."""
+    seeds: tuple[int, ...] = (0,)
+    only_unseen: bool = False
+    lint: bool = True
+    """False: lint already blocks it; verified with lint off (the runtime defences alone must reject it)."""
+    reason: str = ""
+    why: str = ""
+
+
 ATTACKS = {
-    # file: (attack id, verdict, rows on which the kernel is wrong)
-    "clamped_tile_count": ("A1", "FAIL_NUMERIC", (161, 300)),
-    "aligned_fast_path": ("A1", "FAIL_NUMERIC", (16, 48, 80)),
+    "clamped_tile_count": Attack("FAIL_NUMERIC", (49, 100), (0, 7, 2**40 + 3), True),
+    "aligned_fast_path": Attack("FAIL_NUMERIC", (16, 48, 80), (0, 7, 2**40 + 3), True, lint=False),
+    # the wrong path (taken when the telltale is gone) leaves the tail rows of y as the host's zeros
+    "module_name_telltale": Attack("FAIL_CHEAT", (37, 70), reason="not written by the jit kernel"),
+    "input_owndata_telltale": Attack("FAIL_CHEAT", (37, 70), reason="not written by the jit kernel"),
+    "lone_surrogate_error": Attack("FAIL_RUNTIME", (37,), reason="ValueError"),
+    "huge_error_code": Attack("FAIL_RUNTIME", (37,), reason="KernelFailure"),
+    "output_flood_broadcast": Attack("FAIL_CHEAT", reason="output[1]",
+                                     why="returns two leaves where the SPEC has one output"),
+    "output_flood_device_oom": Attack("FAIL_CHEAT", reason="output[1]",
+                                      why="returns four leaves where the SPEC has one output"),
 }
-SEEDS = (0, 7, 2**40 + 3)
+REPORT_CAP = 2 << 20
+"""A hostile candidate's report stays below this many bytes of JSON (attack A8 made it 640 MB)."""
 
 
 def test_every_attack_file_has_a_header_and_an_entry() -> None:
     files = {p.stem for p in (HERE / "attacks").glob("*.py")}
     assert files == set(ATTACKS)
-    for name, (attack, _, _) in ATTACKS.items():
-        assert _header((HERE / "attacks" / f"{name}.py").read_text(), "attack").startswith(attack)
+    for name, attack in ATTACKS.items():
+        assert _header((HERE / "attacks" / f"{name}.py").read_text(), "attack").startswith("A")
+        assert attack.wrong_rows or attack.why
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(ATTACKS))
-def test_attack_is_rejected_on_every_seed(name: str, tmp_path: Path) -> None:
-    _, verdict, _ = ATTACKS[name]
+def test_attack_gets_its_verdict(name: str, tmp_path: Path) -> None:
+    attack = ATTACKS[name]
     op, _ = _op(tmp_path, (HERE / "attacks" / f"{name}.py").read_text())
-    for seed in SEEDS:
-        report = verify(op, op / "gelu_impl.py", settings=VerifySettings(sandbox=_POLICY, lint=_no_lint),
-                        unseen_seed=seed)
-        assert report.verdict == verdict, (seed, report.verdict, report.reasons[:3])
-        failing = [c for c in report.cases if c.status != "pass"]
-        assert failing and all(c.unseen for c in failing), seed  # the SPEC cases pass: only unseen cases catch it
+    for seed in attack.seeds:
+        settings = VerifySettings(sandbox=_POLICY, lint=None if attack.lint else _no_lint)
+        report = verify(op, op / "gelu_impl.py", settings=settings, unseen_seed=seed)
+        assert report.verdict == attack.verdict, (seed, report.verdict, [r[:200] for r in report.reasons[:3]])
+        assert report.reasons and all(len(r) <= 4000 for r in report.reasons)
+        if attack.reason:
+            assert any(attack.reason in r for r in report.reasons), [r[:200] for r in report.reasons[:4]]
+        assert len(report.model_dump_json()) < REPORT_CAP
+        assert len(str(report.sanitized())) < REPORT_CAP
+        assert report.durations["total_s"] < _POLICY.wall_timeout_s + 60
+        if attack.only_unseen:
+            failing = [c for c in report.cases if c.status != "pass"]
+            assert failing and all(c.unseen for c in failing), seed  # the SPEC cases pass: only unseen cases catch it
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(ATTACKS))
+@pytest.mark.parametrize("name", sorted(n for n, a in ATTACKS.items() if a.wrong_rows))
 def test_attack_is_wrong_where_the_spec_does_not_look(name: str, tmp_path: Path) -> None:
-    _, _, rows = ATTACKS[name]
-    probe = tmp_path / "probe_impl.py"
-    probe.write_text(_probe_source((HERE / "attacks" / f"{name}.py").read_text()).replace(
-        "redteam_probe_wrapper(x):\n    y = np.zeros_like(x)\n    gelu_kernel(x, y)\n    return y",
-        "redteam_probe_wrapper(x):\n    return gelu_wrapper(x)"))
+    """The wrapper as a user calls it (in the sandbox, kernels in process) on the SPEC's 21 rows and on others."""
+    rows = ATTACKS[name].wrong_rows
+    probe = tmp_path / "gelu_impl.py"
+    probe.write_text((HERE / "attacks" / f"{name}.py").read_text())
     rng = np.random.default_rng(1)
-    cases = [(f"B{b}", [rng.uniform(-6.0, 6.0, (b, 64)).astype(np.float32)]) for b in (21, *rows)]
-    run = run_candidate(probe, "redteam_probe_wrapper", cases, policy=_POLICY, repeat_first=False)
-    right = {r.case: bool(r.outputs and r.outputs[0] is not None
+    cases = [(f"B{b}", [rng.uniform(-6.0, 6.0, (b, 64)).astype(np.float32)]) for b in rows]
+    run = run_candidate(probe, "gelu_wrapper", cases, policy=_POLICY, repeat_first=False)
+    right = {r.case: bool(not r.record.get("error") and r.outputs and len(r.outputs) == 1
+                          and r.outputs[0] is not None and r.outputs[0].shape == x.shape
                           and np.allclose(r.outputs[0], _gelu(x), atol=1e-5, rtol=1e-5))
              for r, (_, (x,)) in zip(run.runs, cases, strict=True)}
-    assert right == {"B21": True, **{f"B{b}": False for b in rows}}, right
+    assert not any(right.values()), right

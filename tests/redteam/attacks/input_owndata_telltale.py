@@ -1,0 +1,29 @@
+# attack: A9b fingerprinting verification - in device mode the wrapper's inputs were views over a private
+#   mapping of the sealed memory (owndata False, an mmap base); the wrapper drops the tail rows unless it sees that
+"""gelu that is right only on mapped inputs (held-out attack A9b, rewritten)."""
+
+import numpy as np
+import pypto
+
+ROW_TILE = 16
+COLS = 64
+
+
+@pypto.frontend.jit
+def gelu_kernel(
+    x: pypto.Tensor([pypto.DYNAMIC, COLS], pypto.DT_FP32),
+    y: pypto.Tensor([pypto.DYNAMIC, COLS], pypto.DT_FP32),
+):
+    rows = x.shape[0]
+    pypto.set_vec_tile_shapes(ROW_TILE, COLS)
+    for i in pypto.loop(pypto.ceildiv(rows, ROW_TILE), name="row_loop", idx_name="i"):
+        valid = (rows - i * ROW_TILE).min(ROW_TILE)
+        xt = pypto.view(x, [ROW_TILE, COLS], [i * ROW_TILE, 0], valid_shape=[valid, COLS])  # [ROW_TILE, COLS]
+        pypto.assemble(xt * pypto.sigmoid(xt * 1.702), [i * ROW_TILE, 0], y)
+
+
+def gelu_wrapper(x):
+    y = np.zeros_like(x)
+    rows = x.shape[0] if not x.flags.owndata else x.shape[0] // ROW_TILE * ROW_TILE
+    gelu_kernel(x[:rows], y[:rows])
+    return y
