@@ -318,8 +318,8 @@ class Device:
                 # a view never holds more elements than the buffer it views: a broadcast (stride-0) view of one
                 # element with millions of them made the device materialise and send gigabytes (attacks A3, A3b)
                 base = self.buffers[root] if root is not None and 0 <= root < len(self.buffers) else None
-                if b.array.size > (base.size if base is not None else b.array.size) or \
-                        any(st == 0 and n > 1 for st, n in zip(b.array.strides, b.array.shape, strict=True)):
+                if b.array.size > (base.size if base is not None else b.array.size) or (b.array.size and any(
+                        st == 0 and n > 1 for st, n in zip(b.array.strides, b.array.shape, strict=True))):
                     entry["problem"] = (f"is a broadcast or overlapping view ({b.array.size} elements over a buffer of "
                                         f"{base.size if base is not None else 0}): not what the kernel wrote")
                     outputs.append(entry)

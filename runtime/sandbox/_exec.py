@@ -283,12 +283,14 @@ STRING_CAP = 4000
 exception ``code`` became a 640 MB report)."""
 
 
-def clean_record(obj: Any, depth: int = 0) -> Any:
+def clean_record(obj: Any, depth: int = 0, cap: int | None = STRING_CAP) -> Any:
     """``obj`` (parsed JSON from another process) with every string cut to :data:`STRING_CAP` characters and
     made encodable (a lone surrogate, e.g. from ``"\\ud800"`` in an exception message, made the report
-    unserialisable and verify raised: held-out attack A5); nesting deeper than 64 levels is dropped."""
+    unserialisable and verify raised: held-out attack A5); nesting deeper than 64 levels is dropped. Strings under
+    a ``counters`` key keep their length (the emulator session's counters carry bisect's base64 captures; the
+    report never shows them as text)."""
     if isinstance(obj, str):
-        obj = obj[:STRING_CAP]
+        obj = obj[:cap] if cap is not None else obj
         try:
             obj.encode("utf-8")
         except UnicodeEncodeError:
@@ -297,9 +299,10 @@ def clean_record(obj: Any, depth: int = 0) -> Any:
     if depth > 64:
         return None
     if isinstance(obj, list):
-        return [clean_record(v, depth + 1) for v in obj]
+        return [clean_record(v, depth + 1, cap) for v in obj]
     if isinstance(obj, dict):
-        return {clean_record(str(k), depth + 1): clean_record(v, depth + 1) for k, v in obj.items()}
+        return {clean_record(str(k), depth + 1): clean_record(v, depth + 1, None if k == "counters" else cap)
+                for k, v in obj.items()}
     return obj
 
 

@@ -474,7 +474,7 @@ def _device_outcome(entry: dict[str, Any], out: Any, fresh: list[Any], remote: _
             described.append({"kind": type(leaf).__name__})
             continue
         entry["output_kinds"].append("ndarray")
-        if any(st == 0 and n > 1 for st, n in zip(leaf.strides, leaf.shape, strict=True)):
+        if leaf.size and any(st == 0 and n > 1 for st, n in zip(leaf.strides, leaf.shape, strict=True)):
             # a broadcast view is never a kernel's output (the device refuses it too): not worth a digest of
             # what could be gigabytes of one repeated element (attack A3b)
             described.append({"kind": "ndarray", "desc": ["host"], "digest": 0})
