@@ -178,7 +178,7 @@ def pf02_banned_calls(ctx: LintContext) -> Iterator[Hit]:
         if attr.startswith("__") and attr.endswith("__") and attr not in _SAFE_DUNDERS:
             yield at(node, f"dunder attribute `.{attr}` (introspection) is not allowed in a kernel file")
     for node in pf.nodes(ast.Name):
-        if node.id in ("__builtins__", "__loader__", "__spec__"):
+        if node.id in ("__builtins__", "__loader__", "__spec__", "__file__", "__cached__"):  # where it runs from (A9e)
             yield at(node, f"`{node.id}` is not allowed in a kernel file")
         elif isinstance(node.ctx, ast.Load) and pf.aliases.get(node.id, "") and _banned_name(pf.aliases[node.id]):
             yield at(node, f"`{node.id}` (= `{pf.aliases[node.id]}`) is not allowed in a kernel file")

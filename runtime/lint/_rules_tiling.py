@@ -50,6 +50,10 @@ class _Static(int):
 STATIC = _Static(1)
 
 
+_MAX_BITS = 64
+"""Largest int (in bits) the tile-size resolver computes with."""
+
+
 class _Resolver:
     """Resolve a tile argument to an int using literals, module constants and earlier local assignments.
 
@@ -187,7 +191,9 @@ class _Resolver:
     def _value(self, node: ast.AST, before: int, depth: int) -> int | list | None:
         lit = literal_int(node)
         if lit is not None:
-            return lit
+            # no tile size has more than 64 bits; arithmetic on a million-digit literal is one quadratic C call
+            # that no time budget can interrupt (held-out attack A6: `(H * H) // H` hung lint for minutes)
+            return lit if lit.bit_length() <= _MAX_BITS else None
         if isinstance(node, ast.Name):
             if node.id in self.static_names:
                 return STATIC
@@ -208,6 +214,8 @@ class _Resolver:
             if isinstance(a, _Static) or isinstance(b, _Static):
                 return STATIC if isinstance(a, int) and isinstance(b, int) else None
             if isinstance(a, int) and isinstance(b, int):
+                if a.bit_length() > _MAX_BITS or b.bit_length() > _MAX_BITS:
+                    return None
                 if isinstance(node.op, ast.Add):
                     return a + b
                 if isinstance(node.op, ast.Sub):

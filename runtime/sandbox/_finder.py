@@ -204,9 +204,14 @@ class Provenance:
             if value is not None and set(value) <= {"0"}:
                 return ["const", list(arr.shape), dt, value]
             return ["uninit", list(arr.shape), dt]
+        if arr.size == 0:
+            return ["uninit", list(arr.shape), dt]
+        # a copy first: a copy of an input that is constant by chance (one element, equal values) described as
+        # a constant differs between two seeds of one shape and looked like smuggling (held-out attack A13)
+        found = self._copies(arr)
+        if found is not None:
+            return found
         value = _const_value(arr)
         if value is not None:
             return ["const", list(arr.shape), dt, value]
-        if arr.size == 0:
-            return ["uninit", list(arr.shape), dt]
-        return self._copies(arr) or self._padding(arr) or ["host"]
+        return self._padding(arr) or ["host"]

@@ -88,6 +88,21 @@ def test_chained_names_resolve_in_linear_time() -> None:
     assert not any(f.rule_id == "PF00" for f in found), [f.message for f in found if f.rule_id == "PF00"]
 
 
+
+def test_huge_int_literals_are_not_computed_with() -> None:
+    """Held-out attack A6: ``(H * H) // H`` on a 600,000-hex-digit literal in a tile size is one quadratic C call
+    (about 30 s here, minutes at 3 MB) that the time budget cannot interrupt. The resolver refuses ints over 64
+    bits, so lint answers at once (and the tile size is "not a compile-time int constant")."""
+    import time
+
+    big = "0x" + "f" * 600_000
+    src = BASE.replace("ROW_TILE = 16\n", f"ROW_TILE = 16\nH = {big}\nBIG = (H * H) // H\n").replace(
+        "pypto.set_vec_tile_shapes(ROW_TILE, 64)", "pypto.set_vec_tile_shapes(ROW_TILE + 0 * BIG, 64)")
+    t0 = time.perf_counter()
+    found = lint_source(src, "silu_impl.py", stage="final", budget_s=5.0)
+    assert time.perf_counter() - t0 < 10.0
+    assert any(f.rule_id == "OL48" and f.is_blocking for f in found), [f.rule_id for f in found]
+
 # ------------------------------------------------------------------------------ banned names on any use
 
 
@@ -98,6 +113,7 @@ def test_chained_names_resolve_in_linear_time() -> None:
     "    functools.partial(setattr, np)\n",             # functools indirection
     "    functools.reduce(getattr, ['ctypeslib'], np)\n",
     "    h = [compile][0]\n",                           # in a container
+    "    t = __file__.startswith('/tmp/tmp')\n",         # where the file runs from tells verification (A9e)
 ])
 def test_banned_builtins_are_banned_on_any_use(line: str) -> None:
     src = _with_wrapper(WRAPPER.replace("    return y\n", line + "    return y\n"))

@@ -157,3 +157,17 @@ def test_the_finder_names_views_copies_casts_pads_and_host_data() -> None:
     for desc in (p.describe(x[2:4]), p.describe(np.ascontiguousarray(x.T)), p.describe(np.pad(x, [[0, 8], [0, 0]]))):
         built = build(desc, [x], [y], [1], 1 << 20).array  # the device rebuilds exactly the child's bytes
         assert digest(built) in {digest(x[2:4]), digest(np.ascontiguousarray(x.T)), digest(np.pad(x, [[0, 8], [0, 0]]))}
+
+
+def test_a_copy_of_an_input_that_is_constant_by_chance_is_a_copy_not_a_constant() -> None:
+    """Held-out attack A13 (a false rejection): a one-element copy of an input (an unseen N = 1 case) was described
+    as a constant; its value differs between two seeds of the same shape, which looked like smuggling."""
+    from runtime.sandbox._finder import Provenance
+
+    for value in (3.5, -1.25):
+        x = np.full((1, 1), value, dtype=np.float32)
+        prov = Provenance()
+        prov.reset([x])
+        desc = prov.describe(x.astype(np.float32))  # astype copies
+        assert "const" not in str(desc), desc
+        assert "['in', 0]" in str(desc), desc
