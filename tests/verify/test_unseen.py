@@ -124,3 +124,23 @@ def test_each_verified_file_gets_its_own_unseen_cases_under_one_run_seed(tmp_pat
     assert a.verdict == b.verdict == "PASS" and a.unseen_seed == b.unseen_seed == 11
     assert [c.dims for c in a.cases if c.unseen] != [c.dims for c in b.cases if c.unseen]
     assert verification_seed(11, b"x") == verification_seed(11, b"x") != verification_seed(11, b"y")
+
+
+def test_a_several_gb_spec_case_runs_once_and_unseen_cases_stay_under_the_cap() -> None:
+    """The bound logic behind bench/verify_scale.py (a 2 GiB SPEC case): unseen cases never exceed the cap, the
+    big SPEC shape gets no fresh-seed rerun and the call plan never repeats it (it runs exactly once)."""
+    from runtime.opdir._unseen import case_cap
+
+    op = load_op_dir(Path(__file__).parent / "fixtures" / "silu")
+    spec = op.spec.model_copy(update={"p0_shapes": [{"B": 1 << 22, "D": 64}]})  # 2 GiB of input + output
+    spec_cases = [c.model_copy(update={"dims": {"B": 1 << 22, "D": 64}}) for c in op.cases()[:1]]
+    assert case_bytes(spec, spec_cases[0]) == 2 << 30
+    cap = case_cap(spec, spec_cases)
+    assert cap == CASE_BYTES_CAP
+    for seed in range(10):
+        unseen = unseen_cases(spec, spec_cases, seed)
+        assert unseen and all(case_bytes(spec, c) <= cap for c in unseen)
+        assert not [c for c in unseen if c.dims["B"] == 1 << 22]
+        names = [c.name for c in [*spec_cases, *unseen]]
+        plan = call_plan(names, seed, repeats=2, repeatable=[c.name for c in unseen])
+        assert plan.count(spec_cases[0].name) == 1
