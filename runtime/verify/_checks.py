@@ -61,7 +61,13 @@ class Evidence:
 
 
 def _same_bytes(a: np.ndarray, b: np.ndarray) -> bool:
-    return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
+    """Bitwise equality without copying either array (``tobytes`` held two more copies of a GB output)."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.size == 0:
+        return True
+    return bool(np.array_equal(np.ascontiguousarray(a).reshape(-1).view(np.uint8),
+                               np.ascontiguousarray(b).reshape(-1).view(np.uint8)))
 
 
 def _equal_values(a: np.ndarray, b: np.ndarray) -> bool:
@@ -76,8 +82,20 @@ def _equal_values(a: np.ndarray, b: np.ndarray) -> bool:
 def _is_constant(a: np.ndarray) -> bool:
     if a.size < 2:
         return False
-    flat = a.reshape(-1).astype(np.float64)
-    return bool(np.all(flat == flat[0]) or np.all(np.isnan(flat)))
+    flat = a.reshape(-1)
+    if flat.dtype.kind not in "fiub":  # bf16/fp8 and friends: compare as float32, chunked to bound memory
+        return all(_is_constant_chunk(flat[i:i + (1 << 24)].astype(np.float32), flat[:1].astype(np.float32))
+                   for i in range(0, flat.size, 1 << 24))
+    return _is_constant_chunk(flat, flat[:1])
+
+
+def _is_constant_chunk(flat: np.ndarray, first: np.ndarray) -> bool:
+    """Every element equals ``first[0]`` (or every element is NaN), in the array's own dtype (a float64 copy of a
+    several-GB output cost twice its size again)."""
+    with np.errstate(invalid="ignore"):
+        if bool(np.all(flat == first[0])):
+            return True
+        return flat.dtype.kind == "f" and bool(np.all(np.isnan(flat)))
 
 
 def _dev(r: RunOutput) -> dict[str, Any]:
