@@ -548,6 +548,14 @@ def import_gym_op(source: str | Path, dest: str | Path, *, force: bool = False, 
     for extra in sorted(gym.folder.glob("test_cases.json")):
         report.unmapped.append(f"{extra.name}: per-case settings are not imported (the cases come from _make_inputs)")
     files["IMPORT.md"] = _import_md(gym, report)
+    _write_op_dir(dest, files, report)
+    if existing:
+        report.notes.append(f"replaced (--force): {', '.join(existing)}")
+    return report
+
+
+def _write_op_dir(dest: Path, files: dict[str, str], report: ImportReport) -> None:
+    """Write the imported files, recording each in the report; a filesystem error is one GymImportError line."""
     try:
         dest.mkdir(parents=True, exist_ok=True)
         for name, text in files.items():
@@ -555,9 +563,6 @@ def import_gym_op(source: str | Path, dest: str | Path, *, force: bool = False, 
             report.written.append(name)
     except OSError as exc:
         raise GymImportError(f"{dest}: cannot write the operator directory ({exc.strerror or exc})") from None
-    if existing:
-        report.notes.append(f"replaced (--force): {', '.join(existing)}")
-    return report
 
 
 def _import_real(gym: GymOp, dest: Path, *, force: bool, timeout: float, flags: tuple[str, ...]) -> ImportReport:
@@ -587,13 +592,7 @@ def _import_real(gym: GymOp, dest: Path, *, force: bool, timeout: float, flags: 
     if existing:
         report.notes.append(f"replaced (--force): {', '.join(existing)}")
     files["IMPORT.md"] = _import_md_real(gym, report)
-    try:
-        dest.mkdir(parents=True, exist_ok=True)
-        for name, text in files.items():
-            (dest / name).write_text(text, encoding="utf-8")
-            report.written.append(name)
-    except OSError as exc:
-        raise GymImportError(f"{dest}: cannot write the operator directory ({exc.strerror or exc})") from None
+    _write_op_dir(dest, files, report)
     return report
 
 
