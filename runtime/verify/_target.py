@@ -135,6 +135,13 @@ def plan_target(op_dir: Path, target: Path, op_name: str, input_names: list[str]
             raise TargetError(f"{interfaces.name}: modules 1..{k} declare no outputs")
         wrapper = stage_wrapper(op_name, k)
         params, stubs, keyword = _wrapper_params(source, wrapper, name, attrs)
+        boundaries = _stub_boundaries(model, k)
+        loose = [s for s in stubs if s not in boundaries]
+        if loose:
+            raise TargetError(
+                f"{name}: STUB parameter(s) {', '.join(loose)} are not boundary tensors of modules 1..{k}: a STUB may "
+                f"only feed a module input that module_interfaces.yaml sources from an earlier module ("
+                f"{', '.join(sorted(boundaries)) or 'none here'})")
         plan = TargetPlan("module", k, wrapper, params, stubs, expected, interfaces, attrs=keyword)
     for p in plan.params:
         if p not in input_names and p not in plan.stub_params:
@@ -143,6 +150,16 @@ def plan_target(op_dir: Path, target: Path, op_name: str, input_names: list[str]
                 + ("" if plan.kind == "final" else "; golden-fed boundary tensors need a '# STUB' comment"))
     plan.torch_io = imports_torch(source)
     return plan
+
+
+def _stub_boundaries(model: Any, k: int) -> set[str]:
+    """Names a ``# STUB`` may feed in stage ``k``: module inputs among modules 1..k sourced from an earlier module.
+
+    Why: a STUB is a golden-fed stand-in for a boundary the design declared, never an arbitrary golden local - a
+    stage that took the golden's own intermediates (say the exponentials and row sums of a softmax) as STUBs
+    could skip its module's work and still match (held-out attack A11).
+    """
+    return {i.name for m in model.modules[:k] for i in m.inputs if i.source != "primary"}
 
 
 def module_regions(source: str) -> dict[int, list[str]]:
