@@ -1,4 +1,4 @@
-# Two commands a newcomer needs: `make demo` and `make test` (`make test-all`: everything, what CI runs).
+# Two commands a newcomer needs: `make demo` and `make test` (what CI runs; `make test-all`: everything).
 # Both create/refresh the local virtual environment (.venv) from pyproject.toml when needed.
 PYTHON ?= python3
 VENV ?= .venv
@@ -21,7 +21,7 @@ lint: $(STAMP)
 
 # mypy: the files listed under [tool.mypy] in pyproject.toml (the consolidated contracts; see docs/architecture.md)
 # test: the fast tier (every package, without the tests marked `slow`: full replays, CLI processes, the red-team
-# corpus, the wheel build ...); test-all: everything (.ci/run). tests/conftest.py names any unmarked test over 3 s CPU.
+# corpus, the wheel build ...); test-all: everything (pre-release). tests/conftest.py names any unmarked test over 3 s CPU.
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy

@@ -40,7 +40,7 @@ def _deterministic_unseen_seed(request: pytest.FixtureRequest, monkeypatch: pyte
 
 
 # ------------------------------------------------------------------------------------------------ test tiers
-# `make test` runs the fast tier (`-m "not slow"`), `make test-all` everything (what CI runs). A test that costs
+# `make test` runs the fast tier (`-m "not slow"`), `make test-all` everything (pre-release; CI runs `make test`). A test that costs
 # more than SLOW_CPU_S seconds of CPU (this process and the children it waited for: golden runs, sandboxes,
 # CLI processes) belongs in the slow tier: CPU time, not wall time, so the measure holds on a busy machine.
 # The summary names every unmarked test over the line, so the fast tier stays fast as tests are added.
