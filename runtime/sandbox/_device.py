@@ -3,7 +3,7 @@
 Run as ``python -s -B _device.py REQ_FD RESP_FD OUT_FD`` by :mod:`runtime.sandbox._exec`, with the request (JSON)
 on stdin. It never imports or runs candidate code, torch, the emulator's tracer or frontend: only numpy,
 ml_dtypes, :mod:`runtime.emulator.device` (the program codec, validator and executor) and this package's
-leaf modules. ``tests/sandbox/test_device_imports.py`` holds it to that.
+leaf modules. ``tests/sandbox/test_device_process_imports.py`` holds it to that.
 
 What it does (docs/verification.md, "Where the verdict comes from"):
 

@@ -525,7 +525,12 @@ def _run_with_device(source: bytes, candidate_name: str, wrapper: str, cases: li
             raise SandboxError(f"cannot start the sandbox process: {exc}") from None
         for fd in fds:  # the children hold their ends now; the device sees EOF when the candidate is gone
             os.close(fd)
-        res = child.wait()
+        try:
+            res = child.wait()
+        except BaseException:  # Ctrl-C in the parent: the device goes with the candidate, now (its pipe readers
+            dev.kill()          # would otherwise hold interpreter exit until it noticed the candidate was gone)
+            dev.wait(timeout=5.0)
+            raise
         dres = dev.wait(timeout=30.0)
         run = _collect(res, policy, level, note, work, plan=plan, device=True)
         _merge_device(run, dres)
