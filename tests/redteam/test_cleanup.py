@@ -15,7 +15,11 @@ import pytest
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 DRIVER = """
-import sys
+import signal, sys
+# as a process started from a shell: Ctrl-C raises KeyboardInterrupt (a test runner's worker may hand its children
+# SIGINT ignored or blocked, which exec keeps)
+signal.signal(signal.SIGINT, signal.default_int_handler)
+signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 from pathlib import Path
 import numpy as np
 from runtime.sandbox import SandboxPolicy, run_candidate
@@ -84,7 +88,13 @@ def test_interrupting_the_parent_leaves_no_sandbox_and_no_temp_dir(sig: signal.S
         time.sleep(0.5)
         sandbox = _children(parent.pid)  # the whole tree once it runs (bwrap -> runner)
         parent.send_signal(sig)
-        parent.wait(timeout=20)
+        try:
+            parent.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            status = Path(f"/proc/{parent.pid}/status").read_text()
+            pytest.fail(f"the parent did not end within 20 s of {sig.name}; its signal state: "
+                        + " ".join(line for line in status.splitlines() if line.startswith(("SigBlk", "SigIgn",
+                                                                                             "SigCgt", "State"))))
         deadline = time.monotonic() + 10
         while _alive(sandbox) and time.monotonic() < deadline:
             time.sleep(0.1)
