@@ -108,14 +108,14 @@ def test_tensor_params_must_come_first_and_have_no_default():
     ("i + 0.5", "AttributeError", "_base"),
     ("{i: 1}", "TypeError", "unhashable"),
 ])
-def test_symbolic_values_refuse_python_conversions(expr, kind, text):
+def test_symbolic_values_refuse_python_conversions(expr, kind, text, tmp_path):
     ns: dict = {"pypto": pypto}
     src = f"""
 def k(x: pypto.Tensor([4, 8], pypto.DT_FP32)):
     for i in pypto.loop(4):
         y = {expr}
 """
-    path = f"/tmp/_emu_frontend_{abs(hash(expr))}.py"
+    path = str(tmp_path / "_emu_frontend.py")  # a real file: the tracer reads the kernel's source lines
     with open(path, "w") as f:
         f.write(src)
     exec(compile(src, path, "exec"), ns)
