@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from runtime.bisect._analyzer import Analyzer
-from runtime.bisect._records import Rec
+from runtime.bisect._records import Rec, _dtype  # the one dtype-name normaliser of bisect records
 from runtime.bisect._run import CapturedCall
 
 __all__ = ["Replay", "replay", "replay_hooked", "value_stats"]
@@ -193,14 +193,3 @@ def value_stats(calls: list[CapturedCall], inputs: list[np.ndarray], wanted: dic
     if wanted:
         _run_calls(calls, inputs, hook)
     return got
-
-
-def _dtype(v: Any) -> str | None:
-    from runtime.dtypes import DTypeError, canonical_name
-
-    if v is None:
-        return None
-    try:
-        return canonical_name(str(v))
-    except DTypeError:
-        return str(v)
