@@ -36,6 +36,7 @@ from typing import Any
 import yaml
 
 from orchestrator.adapters.gym._layout import GymLayoutError, GymOp, locate
+from orchestrator.adapters.gym._observed import spec_document
 from orchestrator.adapters.gym._real import RealGymError, import_real
 from runtime.dtypes import DTypeError, canonical_name
 from runtime.frontmatter import split_front_matter
@@ -350,22 +351,8 @@ def _build_spec(gym: _Gym, probe: dict[str, Any], report: ImportReport) -> tuple
                                    "mare/mere/rmse have no PTO Forge equivalent); using 1e-3/1e-3")
     for d in supported:
         tolerance.setdefault(d, {"atol": 1e-3, "rtol": 1e-3})
-    spec: dict[str, Any] = {"schema_version": 1, "op_name": gym.op, "inputs": inputs, "outputs": outputs}
-    if dynamic:
-        spec["dynamic_axes"] = dynamic
-    if p0:
-        spec["p0_shapes"] = p0
-    spec["supported_dtypes"] = supported
-    spec["tolerance"] = tolerance
-    spec["seeds"] = [0, 1, 2]
-    typed = {k: {"type": _attr_type(v), "value": v} for k, v in attrs.items()}
-    if typed:
-        spec["attributes"] = typed
-    return spec, [in_names[i] for i in tensors_in], typed
-
-
-def _attr_type(v: Any) -> str:
-    return "list" if isinstance(v, list) else type(v).__name__
+    spec = spec_document(gym.op, inputs, outputs, dynamic, p0, supported, tolerance, attrs)
+    return spec, [in_names[i] for i in tensors_in], spec.get("attributes", {})
 
 
 # ------------------------------------------------------------------------------------------------ writing

@@ -230,6 +230,22 @@ def _literal(desc: dict[str, Any]) -> str | None:
     return None
 
 
+def spec_document(op: str, inputs: list, outputs: list, dynamic: Any, p0: Any, supported: list[str],
+                  tolerance: dict, attrs: dict[str, Any]) -> dict[str, Any]:
+    """The SPEC.md front matter an import writes (key order as in the spec), for both gym import paths."""
+    spec: dict[str, Any] = {"schema_version": 1, "op_name": op, "inputs": inputs, "outputs": outputs}
+    if dynamic:
+        spec["dynamic_axes"] = dynamic
+    if p0:
+        spec["p0_shapes"] = p0
+    spec["supported_dtypes"] = supported
+    spec["tolerance"] = tolerance
+    spec["seeds"] = [0, 1, 2]
+    if attrs:
+        spec["attributes"] = {k: {"type": type(v).__name__, "value": v} for k, v in attrs.items()}
+    return spec
+
+
 def map_observation(op: str, streams: list[dict[str, Any]], test_cases: dict[str, Any] | None) -> Mapping:
     """The op dir contents for the pairs observed in ``streams`` (one per process)."""
     pairs = [p for s in streams for p in _pairs(s)]
@@ -400,16 +416,7 @@ def map_observation(op: str, streams: list[dict[str, Any]], test_cases: dict[str
         notes.append(f"tolerance rtol={rtol:g}, atol={atol:g}: " + (
             "from test_cases.json" if test_cases else "no comparison observed; the default"))
     tolerance = {d: {"atol": float(atol), "rtol": float(rtol)} for d in observed}
-    spec: dict[str, Any] = {"schema_version": 1, "op_name": op, "inputs": spec_inputs, "outputs": spec_outputs}
-    if dynamic:
-        spec["dynamic_axes"] = dynamic
-    if p0:
-        spec["p0_shapes"] = p0
-    spec["supported_dtypes"] = observed
-    spec["tolerance"] = tolerance
-    spec["seeds"] = [0, 1, 2]
-    if attrs:
-        spec["attributes"] = {k: {"type": type(v).__name__, "value": v} for k, v in attrs.items()}
+    spec = spec_document(op, spec_inputs, spec_outputs, dynamic, p0, observed, tolerance, attrs)
     spec["pypto_target"] = "head"
     # wrapper and golden adapter
     alloc_lines = []
