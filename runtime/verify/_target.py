@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runtime.interfaces import InterfacesError, find_interfaces, load_interfaces
+from runtime.interfaces import InterfacesError, ModuleInterfaces, find_interfaces, load_interfaces
 from runtime.markers import STUB_RE
 from runtime.markers import module_regions as _regions
 from runtime.stages import final_file, final_wrapper, parse_stage_name, stage_wrapper
@@ -152,7 +152,7 @@ def plan_target(op_dir: Path, target: Path, op_name: str, input_names: list[str]
     return plan
 
 
-def _stub_boundaries(model: Any, k: int) -> set[str]:
+def _stub_boundaries(model: ModuleInterfaces, k: int) -> set[str]:
     """Names a ``# STUB`` may feed in stage ``k``: module inputs among modules 1..k sourced from an earlier module.
 
     Why: a STUB is a golden-fed stand-in for a boundary the design declared, never an arbitrary golden local - a
