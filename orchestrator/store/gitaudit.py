@@ -10,16 +10,18 @@ itself) and never touches the enclosing repository. Each commit carries machine-
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import logging
-import os
-import tempfile
-import zlib
 from pathlib import Path
 
 import git
+from git.db import GitCmdObjectDB
 from git.index.base import IndexFile
+from git.objects.commit import Commit
+from git.refs.log import RefLog
 from git.refs.symbolic import SymbolicReference
+from git.util import Actor, hex_to_bin
+from gitdb.base import IStream
+from gitdb.db.loose import LooseObjectDB
 from pydantic import BaseModel, Field
 
 from orchestrator.store.paths import FORGE_DIR, GIT_DIR, sha256_bytes
@@ -34,13 +36,22 @@ _IDENTITY = {
     "GIT_COMMITTER_NAME": "PTO Forge",
     "GIT_COMMITTER_EMAIL": "forge@localhost",
 }
-_WHO = f"{_IDENTITY['GIT_COMMITTER_NAME']} <{_IDENTITY['GIT_COMMITTER_EMAIL']}>"
-"""Author and committer of every audit commit (the same identity the git processes get)."""
-_EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+_ACTOR = Actor(_IDENTITY["GIT_COMMITTER_NAME"], _IDENTITY["GIT_COMMITTER_EMAIL"])
+"""Author and committer of every audit commit (the identity the git processes get)."""
+
+
+class _InProcessStore(GitCmdObjectDB):
+    """GitPython's default object database, except that a new object is always written by gitdb's loose-object
+    writer in this process: ``GitCmdObjectDB.store`` starts ``git hash-object`` for an object whose id is not
+    known yet (a commit), which is the process this module avoids."""
+
+    def store(self, istream: IStream) -> IStream:
+        return LooseObjectDB.store(self, istream)
 
 
 _REPOS: dict[str, git.Repo] = {}
-"""git dir -> a GitPython Repo used only to read refs (pure Python)"""
+"""git dir -> a GitPython Repo (object database :class:`_InProcessStore`): reads refs, writes trees, commits and
+refs without a git process"""
 _LAST: dict[str, tuple[str, dict[str, str]]] = {}
 """git dir -> (id, forge trailers) of the commit this process made last there"""
 
@@ -90,12 +101,10 @@ class AuditRepo:
         """Commit the whole work tree; idempotent when HEAD already carries the same trailers.
 
         ``when`` (the run's clock) dates the commit, so a replayed run rebuilds the same history. One git
-        process per commit: ``git add -A`` stages the work tree with git's own ignore rules; the tree, the
-        commit object and the ref are then written here (:meth:`_commit_index`), byte for byte what
-        ``git commit -m`` writes (the same ids: tests/orchestrator/test_gitaudit_commit.py), because a git
-        process costs 5-15 ms on a loaded machine and a run commits at every verified module. HEAD's id comes
-        from the ref files, and its trailers from what this process committed last when HEAD is still that
-        commit (else from ``git log``, e.g. on resume).
+        process per commit: ``git add -A`` stages the work tree with git's own ignore rules; GitPython then
+        writes the tree, the commit and the ref in-process (:meth:`_commit_index`), because a git process costs
+        5-15 ms on a loaded machine. HEAD's id comes from the ref files, and its trailers from what this process
+        committed last when HEAD is still that commit (else from ``git log``, e.g. on resume).
         """
         self.ensure()
         want = {k: str(v) for k, v in trailers.items()}
@@ -110,7 +119,7 @@ class AuditRepo:
                 return sha
         self._git.add("-A")
         body = "\n".join(f"{k}: {v}" for k, v in trailers.items())
-        new = self._commit_index(f"{subject}\n\n{body}", sha, when)
+        new = self._commit_index(f"{subject}\n\n{body}\n", sha, when)
         # what `log` would parse back from this message (forge-* trailers, stripped values)
         _LAST[str(self.git_dir)] = (new, {k: v.strip() for k, v in want.items() if k.startswith("forge-")})
         return new
@@ -118,77 +127,39 @@ class AuditRepo:
     def _repo(self) -> git.Repo:
         repo = _REPOS.get(str(self.git_dir))
         if repo is None:
-            repo = _REPOS[str(self.git_dir)] = git.Repo(str(self.git_dir))
+            repo = _REPOS[str(self.git_dir)] = git.Repo(str(self.git_dir), odbt=_InProcessStore)
         return repo
 
     def _commit_index(self, message: str, parent: str | None, when: _dt.datetime | None) -> str:
-        """Write the index as a tree, a commit of it on ``parent`` and move HEAD's branch there (no git process).
+        """Commit the index on ``parent`` and move HEAD's branch there, with GitPython and no git process.
 
-        What ``git commit -q --allow-empty -m message`` does with the identity of :data:`_IDENTITY` and
-        ``GIT_AUTHOR_DATE``/``GIT_COMMITTER_DATE`` = ``when``: the message cleaned up as git does for ``-m``
-        (:func:`_clean_message`), the ref moved under its ``.lock`` file (a concurrent git fails to take it)
-        and the move logged in the reflogs. Hooks and signing, which this private repository never
-        configures, are not run.
+        What ``git commit -q --allow-empty -m`` wrote before, with the same ids for the messages :meth:`commit`
+        makes (tests/orchestrator/test_gitaudit_commit.py compares them with a real git): GitPython writes the
+        tree from the index, the commit object and the ref (under its ``.lock`` file). Two differences, neither
+        in what :meth:`commit` writes: GitPython stores the message verbatim, where ``git commit -m`` first strips
+        trailing blanks and blank lines (a message with those gets another id than git would give it), and it
+        runs no hooks and signs nothing (this private repository configures neither). The reflog lines are
+        written as git writes them (``commit: <subject>``), by GitPython's RefLog.
         """
-        index = self.git_dir / "index"
-        tree = IndexFile(self._repo()).write_tree().hexsha if index.is_file() else \
-            self._write_object("tree", b"")
-        stamp = _git_stamp(when)
-        header = f"tree {tree}\n" + (f"parent {parent}\n" if parent else "") + \
-            f"author {_WHO} {stamp}\ncommitter {_WHO} {stamp}\n\n"
-        text = _clean_message(message)
-        if not text:
-            raise ValueError("empty commit message")
-        new = self._write_object("commit", (header + text).encode("utf-8"))
-        first = text.split("\n", 1)[0]
-        self._move_head(parent, new, f"{_WHO} {stamp}\tcommit{'' if parent else ' (initial)'}: {first}\n")
-        return new
-
-    def _write_object(self, kind: str, data: bytes) -> str:
-        """Store a loose object (zlib of ``<kind> <size>\\0<data>``) as git does; returns its id."""
-        raw = f"{kind} {len(data)}\0".encode() + data
-        sha = hashlib.sha1(raw, usedforsecurity=False).hexdigest()
-        path = self.git_dir / "objects" / sha[:2] / sha[2:]
-        if path.is_file():
-            return sha
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix="tmp_obj_")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(zlib.compress(raw))
-            os.chmod(tmp, 0o444)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        return sha
-
-    def _move_head(self, old: str | None, new: str, reflog: str) -> None:
-        """Point HEAD's branch (or a detached HEAD) at ``new`` through a ``.lock`` file, as git does."""
-        head_file = self.git_dir / "HEAD"
-        content = head_file.read_text(encoding="utf-8").strip()
-        names = ["HEAD"]
-        ref = "HEAD"
-        if content.startswith("ref: "):
-            ref = content[len("ref: "):].strip()
-            names.append(ref)
-        target = self.git_dir / ref
-        lock = target.with_name(target.name + ".lock")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)  # FileExistsError: another git holds it
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(new + "\n")
-            os.replace(lock, target)
-        except BaseException:
-            lock.unlink(missing_ok=True)
-            raise
-        line = f"{old or '0' * 40} {new} {reflog}"
-        for name in names:
-            log_file = self.git_dir / "logs" / name
-            log_file.parent.mkdir(parents=True, exist_ok=True)
-            with open(log_file, "a", encoding="utf-8") as fh:
-                fh.write(line)
+        repo = self._repo()
+        tree = IndexFile(repo).write_tree()
+        moment = when if when is not None and when.tzinfo is not None else (when or _dt.datetime.now()).astimezone()
+        parents = [Commit(repo, hex_to_bin(parent))] if parent else []
+        new = Commit.create_from_tree(repo, tree, message, parent_commits=parents, head=False, author=_ACTOR,
+                                      committer=_ACTOR, author_date=moment, commit_date=moment)
+        head = repo.head
+        refs: list[SymbolicReference] = [head]
+        if not head.is_detached:
+            refs.append(head.ref)
+            head.ref.set_object(new)  # through the ref's .lock file; logmsg None: no object read back
+        else:
+            head.set_reference(new)
+        subject = message.split("\n", 1)[0]
+        old = hex_to_bin(parent) if parent else Commit.NULL_BIN_SHA
+        for ref in refs:
+            RefLog.append_entry(_ACTOR, RefLog.path(ref), old, new.binsha,
+                                f"commit{'' if parent else ' (initial)'}: {subject}")
+        return new.hexsha
 
     def log(self, limit: int | None = None) -> list[CommitInfo]:
         """Commits newest first with parsed trailers."""
@@ -229,37 +200,6 @@ class AuditRepo:
     def raw(self, *args: str) -> str:
         """Run any git command against the audit repo (tests use it to tamper)."""
         return self._git.execute(["git", *args])
-
-
-def _git_stamp(when: _dt.datetime | None) -> str:
-    """``<unix seconds> <+hhmm>`` as git records ``GIT_*_DATE=<when as %Y-%m-%dT%H:%M:%S%z>`` (now when None;
-    a naive time is local time, as git reads a date without zone)."""
-    moment = (when or _dt.datetime.now()).astimezone() if when is None or when.tzinfo is None else when
-    seconds = int(moment.replace(microsecond=0).timestamp())
-    offset = int((moment.utcoffset() or _dt.timedelta()).total_seconds()) // 60
-    sign = "-" if offset < 0 else "+"
-    return f"{seconds} {sign}{abs(offset) // 60:02d}{abs(offset) % 60:02d}"
-
-
-_GIT_SPACE = " \t\n\r"
-"""What git's ``isspace`` strips (not Python's wider set)."""
-
-
-def _clean_message(message: str) -> str:
-    """The message as ``git commit -m`` stores it (cleanup mode ``whitespace``: trailing blanks of every line,
-    leading and trailing empty lines removed, runs of empty lines collapsed to one, a final newline)."""
-    out: list[str] = []
-    blank = False
-    for line in message.split("\n"):
-        line = line.rstrip(_GIT_SPACE)
-        if not line:
-            blank = bool(out)
-            continue
-        if blank:
-            out.append("")
-            blank = False
-        out.append(line)
-    return "".join(f"{line}\n" for line in out)
 
 
 class HistoryProblem(BaseModel):
