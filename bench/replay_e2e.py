@@ -9,12 +9,16 @@ configured). The split:
                   (and re-read blobs) - no model is called;
   - orchestration: everything else (graph steps, SQLite checkpoints, MEMORY.md, git audit commits, bisect
                   for the debugger's context).
+The orchestration share has a part paid once per run, before the first node: intake's check of the op dir,
+whose golden.py run is a child Python process (interpreter + numpy start-up, ~0.2-0.4 s whatever the op);
+``intake ms`` shows it and ``w/o intake`` is the orchestration per transition without it (what each node
+transition itself costs: LangGraph, checkpoints, MEMORY.md, trace, git commits).
 With ``--split``, the orchestration share is broken down by wrapping the parts that cost (wall ms per node
-transition, summed over the run): the intake's golden run (``check_op_dir``), checkpoint writes and reads
-(LangGraph's SqliteSaver, durability "sync"), MEMORY.md rendering and writing, the audit repository's git
-commands (each subprocess counted), trace events and flushes (fsync), and compiling the graph.
-Not a test: numbers depend on the machine. Issue 8's target: a fresh clone's `make demo` under 60 s; issue 31's:
-orchestration <= 20 ms per node transition.
+transition, summed over the run): checkpoint writes and reads (LangGraph's SqliteSaver, durability "sync"),
+MEMORY.md rendering and writing, the audit repository's git commands (each subprocess counted) and in-process
+commits, trace events and flushes (fsync), compiling the graph, and what no wrapper covers ("rest").
+Not a test: numbers depend on the machine (and on its load: the last line gives it). Issue 8's target: a fresh
+clone's `make demo` under 60 s; issue 31's: orchestration <= 20 ms per node transition.
 """
 
 from __future__ import annotations
@@ -55,17 +59,25 @@ def _wrap(modname: str, attr: str, label: str) -> None:
     setattr(obj, name, timed)
 
 
+def install_intake_timer() -> None:
+    """Always on: intake's check (its golden child) is reported apart from the per-transition cost."""
+    _wrap("orchestrator.api", "check_op_dir", INTAKE)
+
+
+INTAKE = "intake: golden run + checks"
+
+
 def install_split() -> None:
     """Time the parts of the orchestration (``--split``)."""
     import git.cmd
 
-    _wrap("orchestrator.api", "check_op_dir", "intake: golden run + checks")
     for m in ("put", "put_writes", "get_tuple", "setup"):
         _wrap("langgraph.checkpoint.sqlite", f"SqliteSaver.{m}", f"checkpoint {m}")
     _wrap("orchestrator.core.nodes._common", "write_memory", "MEMORY.md render+write")
     _wrap("agents.trace._trace", "Trace.emit", "trace emit")
     _wrap("agents.trace._trace", "Trace.flush", "trace flush (fsync)")
     _wrap("orchestrator.core.driver", "compile_graph", "graph compile")
+    _wrap("orchestrator.store.gitaudit", "AuditRepo._commit_index", "git commit (in-process)")
     orig = git.cmd.Git.execute
 
     def execute(self, command, *a, **k):  # noqa: ANN001, ANN002, ANN003, ANN202
@@ -94,9 +106,13 @@ def one(op: str) -> dict[str, float]:
             raise SystemExit(f"{op}: replay ended {result.status}")
     verification = result.timers.get("verifier", 0.0)
     replay_io = result.timers.get("agents", 0.0)
-    return {"wall": wall, "verification": verification, "replay_io": replay_io,
-            "orchestration": wall - verification - replay_io, "transitions": float(result.transitions),
-            **{f"split:{k}": v for k, v in SPLIT.items()}}
+    orchestration = wall - verification - replay_io
+    intake = SPLIT.get(INTAKE, 0.0)
+    parts = sum(v for k, v in SPLIT.items() if not k.startswith("#") and k != INTAKE)
+    rest = {"rest (LangGraph, nodes, setup)": orchestration - intake - parts} if len(SPLIT) > 1 else {}
+    return {"wall": wall, "verification": verification, "replay_io": replay_io, "intake": intake,
+            "orchestration": orchestration, "transitions": float(result.transitions),
+            **{f"split:{k}": v for k, v in {**SPLIT, **rest}.items() if k != INTAKE}}
 
 
 def main() -> None:
@@ -105,12 +121,14 @@ def main() -> None:
     parser.add_argument("--split", action="store_true", help="break the orchestration share down by part")
     parser.add_argument("ops", nargs="*", help="only these workspace ops")
     args = parser.parse_args()
+    install_intake_timer()
     if args.split:
         install_split()
     for var in ("FORGE_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY"):
         os.environ.pop(var, None)
     print(f"{'op':<20} {'wall s':>8} {'verify s':>9} {'replay I/O s':>13} {'orchestr. s':>12} "
-          f"{'transitions':>12} {'ms/transition':>14}")
+          f"{'transitions':>12} {'ms/transition':>14} {'intake ms':>10} {'w/o intake':>11}")
+    pooled: list[tuple[float, float, float]] = []
     for op in OPS:
         if args.ops and op not in args.ops:
             continue
@@ -118,12 +136,20 @@ def main() -> None:
         med = {k: statistics.median(r.get(k, 0.0) for r in runs) for k in runs[0]}
         n = max(med["transitions"], 1)
         per = 1000 * med["orchestration"] / n
+        without = 1000 * (med["orchestration"] - med["intake"]) / n
+        pooled.append((med["orchestration"], med["intake"], n))
         print(f"{op:<20} {med['wall']:8.2f} {med['verification']:9.2f} {med['replay_io']:13.3f} "
-              f"{med['orchestration']:12.2f} {int(med['transitions']):12d} {per:14.1f}")
+              f"{med['orchestration']:12.2f} {int(med['transitions']):12d} {per:14.1f} {1000 * med['intake']:10.0f} "
+              f"{without:11.1f}")
         for k, v in sorted(((k[6:], v) for k, v in med.items() if k.startswith("split:") and "#" not in k),
                            key=lambda kv: -kv[1]):
             calls = med.get(f"split:#{k}")
             print(f"    {k:<30} {1000 * v / n:7.1f} ms/transition" + (f" ({int(calls)} calls)" if calls else ""))
+    if len(pooled) > 1:
+        n = sum(t for _, _, t in pooled)
+        print(f"{'all ops':<20} {'':>8} {'':>9} {'':>13} {sum(o for o, _, _ in pooled):12.2f} {int(n):12d} "
+              f"{1000 * sum(o for o, _, _ in pooled) / n:14.1f} {1000 * sum(i for _, i, _ in pooled):10.0f} "
+              f"{1000 * sum(o - i for o, i, _ in pooled) / n:11.1f}")
     print(f"(median of {args.repeat} run(s); load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
 
 

@@ -19,7 +19,6 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 
 from orchestrator.command import cli_command
@@ -35,6 +34,7 @@ from orchestrator.gates import (
     resume_value,
 )
 from orchestrator.store.artifacts import snapshot_design
+from orchestrator.store.checkpoints import RunSaver
 from orchestrator.store.paths import checkpoint_db
 from orchestrator.store.results import RunResult, build_result
 from orchestrator.store.runs import (
@@ -107,7 +107,7 @@ def _drive_graph(op_dir: Path, run_id: str, svc: Services, first_input: object, 
                  on_update: UpdateFn | None, on_start: StartFn | None, notices: list[str], shown_as: str) -> RunResult:
     transitions = 0
     stopped_path(op_dir, run_id).unlink(missing_ok=True)
-    with SqliteSaver.from_conn_string(str(checkpoint_db(op_dir, run_id))) as saver:
+    with RunSaver.from_conn_string(str(checkpoint_db(op_dir, run_id))) as saver:  # node writes + checkpoint: 1 commit
         graph = compile_graph(saver)
         config = {"configurable": {"thread_id": run_id}, "recursion_limit": 100_000}
         inp = first_input

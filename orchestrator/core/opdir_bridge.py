@@ -7,6 +7,7 @@ markers) as plain checkpoint-safe data, and must give one clear message for a ba
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from pathlib import Path
 from typing import Any
@@ -43,8 +44,31 @@ def _problems_text(exc: OpDirError) -> str:
     return f"{len(exc.problems)} problem(s):\n" + "\n".join(lines + more)
 
 
+_MEMO: dict[tuple[str, str], OpInfo] = {}
+"""(op dir, hash of SPEC.md + golden.py bytes) -> the facts :func:`load` found for those bytes."""
+_MEMO_MAX = 64
+
+
+def _content_key(op_dir: Path) -> tuple[str, str] | None:
+    """What :func:`load`'s answer depends on: ``runtime.opdir.load_op_dir`` reads SPEC.md and golden.py and
+    nothing else (it never runs golden.py), so the same path with the same bytes gives the same facts.
+    None when either file cannot be read (no memo: ``load`` reports the problem)."""
+    h = hashlib.sha256()
+    for name in ("SPEC.md", "golden.py"):
+        try:
+            data = (op_dir / name).read_bytes()
+        except OSError:
+            return None
+        h.update(len(data).to_bytes(8, "little") + data)
+    return str(op_dir), h.hexdigest()
+
+
 def load(op_dir: Path) -> OpInfo:
     """Validate an op dir and collect the facts the graph needs.
+
+    A run asks several times (``run``, intake's check, the intake node) for the same files; parsing SPEC.md
+    costs ~10 ms, so the answer is kept per content (:func:`_content_key`): an edited SPEC.md or golden.py
+    is parsed again.
 
     Raises:
         ForgeError: the directory is missing or its SPEC.md / golden.py are invalid (one clear message).
@@ -52,6 +76,18 @@ def load(op_dir: Path) -> OpInfo:
     op_dir = Path(op_dir)
     if not op_dir.is_dir():
         raise ForgeError(f"operator directory not found: {op_dir}")
+    key = _content_key(op_dir)
+    if key is not None and key in _MEMO:
+        return _MEMO[key].model_copy(deep=True)
+    info = _load(op_dir)
+    if key is not None:
+        if len(_MEMO) >= _MEMO_MAX:
+            _MEMO.pop(next(iter(_MEMO)))
+        _MEMO[key] = info.model_copy(deep=True)
+    return info
+
+
+def _load(op_dir: Path) -> OpInfo:
     try:
         op = load_op_dir(op_dir)
     except OpDirError as exc:  # GoldenError is one too; both carry .problems
