@@ -115,26 +115,47 @@ def measure(op: Path, *, wall_s: float = 600.0) -> dict:
     from runtime.sandbox import SandboxPolicy
     from runtime.verify import VerifySettings, verify
 
-    def tree_pss_kib() -> int:
-        """Proportional set size of this process and all its descendants (shared memory counted once)."""
-        pids, total = [os.getpid()], 0
+    def role(pid: int) -> str:
+        """Which process of a verification ``pid`` is (from its command line)."""
+        if pid == os.getpid():
+            return "verifier"
+        try:
+            cmd = open(f"/proc/{pid}/cmdline", "rb").read()
+        except OSError:
+            return "other"
+        for marker, name in ((b"_device.py", "device"), (b"_runner.py", "candidate"), (b"golden", "golden")):
+            if marker in cmd:
+                return name
+        return "other"
+
+    def tree_pss_kib() -> tuple[int, dict[str, int]]:
+        """Proportional set size of this process and all its descendants (shared memory counted once), in
+        total and per role (verifier, golden, candidate, device; a bwrap wrapper counts as other)."""
+        pids, total, roles = [os.getpid()], 0, {}  # type: ignore[var-annotated]
         while pids:
             pid = pids.pop()
             try:
                 with open(f"/proc/{pid}/smaps_rollup") as f:
-                    total += sum(int(line.split()[1]) for line in f if line.startswith("Pss:"))
+                    pss = sum(int(line.split()[1]) for line in f if line.startswith("Pss:"))
                 with open(f"/proc/{pid}/task/{pid}/children") as f:
                     pids += [int(c) for c in f.read().split()]
             except OSError:
                 continue
-        return total
+            total += pss
+            name = role(pid)
+            roles[name] = roles.get(name, 0) + pss
+        return total, roles
 
     peak = [0]
+    peak_roles: dict[str, int] = {}
     stop = threading.Event()
 
     def sample() -> None:
         while not stop.wait(0.05):
-            peak[0] = max(peak[0], tree_pss_kib())
+            total, roles = tree_pss_kib()
+            peak[0] = max(peak[0], total)
+            for name, kib in roles.items():
+                peak_roles[name] = max(peak_roles.get(name, 0), kib)
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
@@ -151,7 +172,9 @@ def measure(op: Path, *, wall_s: float = 600.0) -> dict:
     return {"verdict": report.verdict, "reasons": report.reasons[:3], "seconds": round(seconds, 1),
             "case_gib": round(2 * 4 * COLS * case.dims["B"] / 2**30, 2), "cases": len(report.cases),
             "peak_verifier_gib": round(kib_self / 2**20, 2), "peak_child_gib": round(kib_child / 2**20, 2),
-            "peak_tree_pss_gib": round(peak[0] / 2**20, 2)}
+            "peak_tree_pss_gib": round(peak[0] / 2**20, 2),
+            "peak_pss_gib_by_process": {k: round(v / 2**20, 2) for k, v in sorted(peak_roles.items())},
+            "peak_tree_over_case": round(peak[0] / 2**20 / max(1e-9, 2 * 4 * COLS * case.dims["B"] / 2**30), 2)}
 
 
 def main() -> int:

@@ -25,6 +25,7 @@ from runtime.lint import (  # noqa: F401  (import registers the checks)
     _rules_loops,
     _rules_memory,
     _rules_security,
+    _rules_state,
     _rules_text,
     _rules_tiling,
     _rules_writeback,

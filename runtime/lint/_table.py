@@ -129,6 +129,10 @@ _APPLICABLE: list[tuple[str, str, tuple[str, ...], str, str, str, str]] = [
     ("PF10", "S0", _M, "rules_security", "no host write into a kernel buffer after the kernel call (through aliases, "
      "copies, views or helper functions too)",
      "return what the kernel wrote; any post-processing belongs inside the JIT kernel", _LR),
+    ("PF11", "S0", _M, "rules_state", "no state across calls: module and class attributes hold constants, functions "
+     "or read-only tables; no `global`/`nonlocal`, function attributes, mutable defaults, caches, or writes to names "
+     "a function does not bind",
+     "keep the wrapper stateless: allocate per call and pass everything to the JIT kernel as arguments", _LR),
     ("PF09", "S1", ("module",), "rules_frozen", "a stage file marks modules 1..k with `# --- Module Mk: <role> ---` in order",
      "add one marker comment per module inside the kernel, in module order", _PA),
 ]

@@ -74,7 +74,7 @@ def pack(head: dict[str, Any], blobs: list[bytes | memoryview] = ()) -> list[byt
     return [_JLEN.pack(len(raw)), raw, *blobs]
 
 
-def unpack(payload: bytearray, max_blobs: int = 4096) -> tuple[dict[str, Any], list[memoryview]]:
+def unpack(payload: bytes | bytearray | memoryview, max_blobs: int = 4096) -> tuple[dict[str, Any], list[memoryview]]:
     """The JSON head (a dict) and the blobs of a message payload.
 
     Raises:

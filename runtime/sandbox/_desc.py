@@ -18,6 +18,15 @@ copies (:func:`build`). The grammar (JSON lists; ``dtype`` is a :mod:`runtime.dt
 ``["uninit", shape, dtype]``                    an uninitialised allocation (NaN for floats, 0 otherwise: the
                                                 candidate's garbage is never used)
 
+An *output* (never a kernel argument) may also be
+
+``["join", shape, dtype, [[offset, shape, strides, src], ...]]``
+                                                a new C-contiguous array assembled from pieces: each ``src`` is
+                                                placed at a strided view (byte offset and strides) of it. Every
+                                                piece must be what a kernel wrote, and the pieces must cover every
+                                                element exactly once (:func:`build_join`): one kernel call writing
+                                                ``y[:h]`` and ``y[h:]`` as two arguments returns ``y``.
+
 Anything else, too deep, too large or out of bounds is a :class:`DescError` (one line; the verifier reports it
 as FAIL_CHEAT naming the argument). ``cast``/``pad``/``const`` are allowed for kernel *inputs* (the wrapper may
 lay out and pad its inputs); an *output* must be a view (or copy) of a buffer some kernel wrote
@@ -35,11 +44,13 @@ import numpy as np
 
 from runtime.dtypes import DTypeError, to_numpy
 
-__all__ = ["MAX_DEPTH", "MAX_RANK", "Built", "DescError", "build", "kernel_written", "output_root", "signature",
-           "write_only"]
+__all__ = ["MAX_DEPTH", "MAX_PIECES", "MAX_RANK", "Built", "DescError", "build", "build_join", "kernel_written",
+           "output_root", "signature", "write_only"]
 
 MAX_DEPTH = 8
 MAX_RANK = 8
+MAX_PIECES = 256
+"""Most pieces a ``join`` output may have (64 kernel calls of a few arguments each)."""
 _KINDS = frozenset({"in", "buf", "view", "copy", "cast", "pad", "const", "uninit"})
 
 
@@ -202,6 +213,68 @@ def _build(desc: Any, inputs: list[np.ndarray], buffers: list[np.ndarray], roots
         raise DescError("allocation over the device budget")
     fill = np.nan if dt.kind == "f" or dt.name in ("bfloat16", "float8_e4m3fn", "float8_e5m2") else 0
     return Built(np.full(shape, fill, dtype=dt), None, True, True, True)
+
+
+def build_join(desc: Any, inputs: list[np.ndarray], buffers: list[np.ndarray], roots: list[int],
+               allowed_roots: set[int], budget_bytes: int) -> np.ndarray:
+    """Evaluate a ``join`` output descriptor: the union of several kernel-written pieces (see the module docstring).
+
+    Why: an honest wrapper may let one kernel call write the halves of one allocation through two arguments
+    (``kernel(x, y[:h], y[h:])``) and return the allocation (held-out false rejection A14). Each piece is held
+    to the rule of a single output (it resolves through ``view``/``copy`` only to a buffer in ``allowed_roots``:
+    written by a kernel in this call, or a fill no kernel wrote), and the pieces must cover every element of the
+    result exactly once: a gap would be bytes nobody on the device produced (the child's host data), an overlap
+    would let a later piece hide what a kernel wrote.
+
+    Raises:
+        DescError: malformed, over budget, a piece that is not kernel-written, a gap or an overlap.
+    """
+    if not (isinstance(desc, list) and len(desc) == 4 and desc[0] == "join"):
+        raise DescError("join takes a shape, a dtype and a list of pieces")
+    shape, dt, pieces = _shape(desc[1]), _dtype(desc[2]), desc[3]
+    if not isinstance(pieces, list) or not 1 <= len(pieces) <= MAX_PIECES:
+        raise DescError(f"join needs 1..{MAX_PIECES} pieces")
+    nbytes = _count(shape) * dt.itemsize
+    if nbytes > budget_bytes:
+        raise DescError("join over the device budget")
+    out = np.zeros(shape, dt)
+    flat = out.reshape(-1).view(np.uint8)
+    cover = np.zeros(nbytes, np.uint8)
+    placed = 0
+    for j, piece in enumerate(pieces):
+        if not (isinstance(piece, list) and len(piece) == 4):
+            raise DescError(f"join piece {j} is not [offset, shape, strides, src]")
+        offset, pshape, pstrides, src = piece[0], _shape(piece[1]), _shape(piece[2], "strides"), piece[3]
+        if (len(pstrides) != len(pshape) or not isinstance(offset, int) or isinstance(offset, bool) or offset < 0
+                or not _count(pshape)):
+            raise DescError(f"join piece {j} needs a non-negative offset, one stride per axis and elements")
+        last = offset + sum((d - 1) * st for d, st in zip(pshape, pstrides, strict=True)) + dt.itemsize
+        if last > nbytes or any(st == 0 and d > 1 for d, st in zip(pshape, pstrides, strict=True)):
+            raise DescError(f"join piece {j} reaches outside the output or repeats an element")
+        root = output_root(src, roots)
+        if root is None or root not in allowed_roots:
+            raise DescError(f"join piece {j} is not a buffer a kernel wrote in this call")
+        got = build(src, inputs, buffers, roots, budget_bytes)
+        if got.host_layout and not got.blank:
+            raise DescError(f"join piece {j} is a cast or padding made on the host")
+        if got.array.shape != pshape or got.array.dtype != dt:
+            raise DescError(f"join piece {j} does not have the piece's shape and dtype")
+        try:
+            dst = np.ndarray(pshape, dtype=dt, buffer=flat, offset=offset, strides=pstrides)
+            mark = np.ndarray((*pshape, dt.itemsize), dtype=np.uint8, buffer=cover, offset=offset,
+                              strides=(*pstrides, 1))
+        except (ValueError, TypeError) as exc:
+            raise DescError(f"join piece {j} not expressible: {str(exc)[:80]}") from None
+        if mark.any():
+            raise DescError(f"join piece {j} overlaps an earlier piece")
+        mark[...] = 1
+        placed += mark.size
+        dst[...] = got.array
+    # every byte marked and no more marks than bytes: no gap, and no piece overlapping itself or another
+    if placed != nbytes or not cover.all():
+        raise DescError(f"the pieces leave {int(nbytes - int(cover.sum()))} of {nbytes} bytes unwritten"
+                        if placed <= nbytes else "the pieces overlap")
+    return out
 
 
 def output_root(desc: Any, roots: list[int]) -> int | None:

@@ -543,13 +543,13 @@ def _merge_device(run: CandidateRun, dres: ProcResult) -> None:
     from runtime.dtypes import to_numpy
     from runtime.sandbox._channel import ChannelError, unpack
 
-    frames, wire_error = parse_prefix(dres.channel)
+    frames, wire_error = parse_prefix(dres.channel, copy=False)  # outputs stay views of the channel's buffer
     by_run: dict[int, tuple[dict[str, Any], list[Any]]] = {}
     done: dict[str, Any] | None = None
     failure = ""
     for kind, payload in frames:
         try:
-            head, blobs = unpack(bytearray(payload))
+            head, blobs = unpack(payload)
         except ChannelError as exc:
             failure = f"unreadable device record ({exc})"
             break

@@ -115,6 +115,33 @@ class Provenance:
                 return ["view", ref, offset, list(arr.shape), list(arr.strides), dt]
         return None
 
+    def _join(self, arr: np.ndarray) -> list[Any] | None:
+        """A C-contiguous output whose memory is tiled by device buffers of this call (the kernel wrote ``y[:h]``
+        and ``y[h:]`` as two arguments; held-out false rejection A14): a ``join`` of those buffers, newest
+        registration first (it holds the freshest bytes). None unless the pieces cover every byte."""
+        dt = _dt(arr)
+        if dt is None or arr.size == 0 or not arr.flags.c_contiguous:
+            return None
+        lo, hi = _bounds(arr)
+        cover = np.zeros(hi - lo, dtype=bool)
+        pieces: list[Any] = []
+        for ref, known in reversed(self.known):
+            if ref[0] != "buf" or known.size == 0 or known.dtype != arr.dtype or any(s <= 0 for s in known.strides):
+                continue
+            klo, khi = _bounds(known)
+            if not (lo <= klo and khi <= hi):
+                continue
+            offset = known.__array_interface__["data"][0] - lo
+            mark = np.ndarray((*known.shape, known.itemsize), dtype=np.bool_, buffer=cover, offset=offset,
+                              strides=(*known.strides, 1))
+            if mark.any():
+                continue  # an older registration of memory a newer one already holds
+            mark[...] = True
+            pieces.append([offset, list(known.shape), list(known.strides), ref])
+            if len(pieces) > 256:
+                return None
+        return ["join", list(arr.shape), dt, pieces] if pieces and cover.all() else None
+
     # ------------------------------------------------------------------------------------------ by content
     def _copies(self, arr: np.ndarray) -> list[Any] | None:
         dt = _dt(arr)
@@ -198,7 +225,7 @@ class Provenance:
         if dt is None:
             return ["host"]
         if output:
-            return self._copies(arr) or ["host"]
+            return self._join(arr) or self._copies(arr) or ["host"]
         if write_only:
             value = _const_value(arr)
             if value is not None and set(value) <= {"0"}:

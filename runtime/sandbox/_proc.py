@@ -89,7 +89,9 @@ class ProcResult:
     isolation: Isolation
     stdout: bytes = b""
     stderr: bytes = b""
-    channel: bytes = b""
+    channel: bytes | bytearray = b""
+    """The channel's bytes: the reader's own buffer when it has finished (no copy: a several-GB op's outputs
+    arrive here), else a snapshot."""
     channel_overflow: bool = False
     """The child wrote more than the channel cap (the rest was read and dropped)."""
     channel_eof: bool = True
@@ -458,7 +460,7 @@ class Running:
         self.result = ProcResult(
             returncode=proc.returncode, timed_out=timed_out, duration_s=time.perf_counter() - self.started,
             isolation=self.level, stdout=bytes(self.readers[0].data), stderr=bytes(self.readers[1].data),
-            channel=bytes(ch_reader.data) if ch_reader else b"",
+            channel=(ch_reader.data if not ch_reader.is_alive() else bytes(ch_reader.data)) if ch_reader else b"",
             channel_overflow=bool(ch_reader and ch_reader.overflow),
             channel_eof=bool(ch_reader.eof) if ch_reader else True, denials=list(self.readers[1].marked),
             pid=proc.pid,

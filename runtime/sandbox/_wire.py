@@ -9,6 +9,7 @@ the verifier reports, never silently accepted data.
 from __future__ import annotations
 
 import struct
+from typing import Any
 
 __all__ = ["MAGIC", "WireError", "frame", "parse", "parse_prefix"]
 
@@ -39,9 +40,12 @@ def parse(data: bytes) -> list[tuple[bytes, bytes]]:
     return frames
 
 
-def parse_prefix(data: bytes) -> tuple[list[tuple[bytes, bytes]], str]:
-    """The well-formed frames at the start of ``data``, and what is wrong after them ("" when nothing)."""
-    out: list[tuple[bytes, bytes]] = []
+def parse_prefix(data: bytes | bytearray, *, copy: bool = True) -> tuple[list[tuple[bytes, Any]], str]:
+    """The well-formed frames at the start of ``data``, and what is wrong after them ("" when nothing).
+
+    ``copy=False`` gives each payload as a memoryview of ``data`` instead of a copy (the device's channel carries
+    every output of a verification: copies of it multiplied the verifier's peak memory)."""
+    out: list[tuple[bytes, Any]] = []
     pos = 0
     view = memoryview(data)
     while pos < len(data):
@@ -53,6 +57,6 @@ def parse_prefix(data: bytes) -> tuple[list[tuple[bytes, bytes]], str]:
         if len(data) - pos - _HEAD.size < size:
             return out, f"torn {bytes(kind)!r} frame at byte {pos}"
         pos += _HEAD.size
-        out.append((bytes(kind), bytes(view[pos:pos + size])))
+        out.append((bytes(kind), bytes(view[pos:pos + size]) if copy else view[pos:pos + size]))
         pos += size
     return out, ""

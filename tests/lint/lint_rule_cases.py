@@ -237,6 +237,15 @@ CASES: dict[str, list[Case]] = {
                   WRAPPER_CALL, "    if os.environ.get('PTO_VERIFY'):\n        silu_kernel(x, y)\n    else:\n        y[:] = 0\n"),
                   sub(BASE, "import numpy as np\n", "import os\n\nimport numpy as np\n").replace(
                       WRAPPER_CALL, "    if x.shape[0] > 0:\n        silu_kernel(x, y)\n    else:\n        y[:] = 0\n"))],
+    "PF11": [Case("module-level list counts the calls", sub(BASE, "    y = np.empty_like(x)\n",
+                                                            "    _SEEN.append(1)\n    y = np.empty_like(x)\n")
+                  + "\n\n_SEEN = []\n",
+                  sub(BASE, "    y = np.empty_like(x)\n", "    y = np.empty_like(x[_ROWS[0]:])\n") + "\n\n_ROWS = [0]\n"),
+             Case("global counter", sub(BASE, "    y = np.empty_like(x)\n",
+                                        "    global _N\n    _N = 1\n    y = np.empty_like(x)\n") + "\n\n_N = 0\n",
+                  BASE + "\n\n_N = 0\n"),
+             Case("mutable default argument", sub(BASE, "def silu_wrapper(x):", "def silu_wrapper(x, _s=[]):"),
+                  sub(BASE, "def silu_wrapper(x):", "def silu_wrapper(x, _s=()):"))],
     "PF10": [Case("alias written after the kernel", sub(BASE, "    return y\n", "    z = y\n    z[:] = 0.5\n    return y\n"),
                   sub(BASE, "    return y\n", "    z = y\n    return z\n")),
              Case("helper named _validate fixes the output", sub(BASE, "    return y\n", "    _validate(y)\n    return y\n")

@@ -48,6 +48,8 @@ ATTACKS = {
                                      why="returns two leaves where the SPEC has one output"),
     "output_flood_device_oom": Attack("FAIL_CHEAT", reason="output[1]",
                                       why="returns four leaves where the SPEC has one output"),
+    "stateful_wrapper_after_35_calls": Attack("FAIL_LINT", reason="PF11", why="right for 35 calls and wrong from "
+                                              "the 36th on (test_stateful_wrapper_is_wrong_after_35_calls)"),
 }
 REPORT_CAP = 2 << 20
 """A hostile candidate's report stays below this many bytes of JSON (attack A8 made it 640 MB)."""
@@ -96,3 +98,17 @@ def test_attack_is_wrong_where_the_spec_does_not_look(name: str, tmp_path: Path)
                           and np.allclose(r.outputs[0], _gelu(x), atol=1e-5, rtol=1e-5))
              for r, (_, (x,)) in zip(run.runs, cases, strict=True)}
     assert not any(right.values()), right
+
+
+@pytest.mark.slow
+def test_stateful_wrapper_is_wrong_after_35_calls(tmp_path: Path) -> None:
+    """A4 is wrong where a user looks, not where verify did: 40 calls in one process, the SPEC's 21 rows each."""
+    probe = tmp_path / "gelu_impl.py"
+    probe.write_text((HERE / "attacks" / "stateful_wrapper_after_35_calls.py").read_text())
+    rng = np.random.default_rng(2)
+    cases = [(f"call{i}", [rng.uniform(-6.0, 6.0, (21, 64)).astype(np.float32)]) for i in range(40)]
+    run = run_candidate(probe, "gelu_wrapper", cases, policy=_POLICY, repeat_first=False)
+    right = [bool(not r.record.get("error") and r.outputs and np.allclose(r.outputs[0], _gelu(x), atol=1e-5,
+                                                                          rtol=1e-5))
+             for r, (_, (x,)) in zip(run.runs, cases, strict=True)]
+    assert right == [True] * 35 + [False] * 5

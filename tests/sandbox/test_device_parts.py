@@ -171,3 +171,54 @@ def test_a_copy_of_an_input_that_is_constant_by_chance_is_a_copy_not_a_constant(
         desc = prov.describe(x.astype(np.float32))  # astype copies
         assert "const" not in str(desc), desc
         assert "['in', 0]" in str(desc), desc
+
+
+def test_an_output_tiled_by_kernel_written_buffers_is_their_join_and_gaps_or_overlaps_are_refused() -> None:
+    """Held-out false rejection A14: one kernel call writes ``y[:h]`` and ``y[h:]`` through two arguments and the
+    wrapper returns ``y``. The finder names ``y`` as a join of the two device buffers; the device rebuilds exactly
+    the child's bytes from its own buffers; a piece nobody wrote on the device, a gap and an overlap are refused."""
+    from runtime.sandbox._desc import build_join
+
+    x = np.arange(40, dtype=np.float32).reshape(10, 4)
+    y = np.zeros((10, 4), np.float32)
+    top, bottom = x[:6] * 2, x[6:] * 3  # what the device computed and sent back into the child's views
+    y[:6], y[6:] = top, bottom
+    p = Provenance()
+    p.reset([x])
+    p.register(0, x)  # argument 0 of the kernel call: the input
+    p.register(1, y[:6])
+    p.register(2, y[6:])
+    desc = p.describe(y, output=True)
+    assert desc[0] == "join" and [piece[3] for piece in desc[3]] == [["buf", 2], ["buf", 1]], desc
+    buffers, roots = [x.copy(), top.copy(), bottom.copy()], [0, 1, 2]
+    joined = build_join(desc, [x], buffers, roots, {1, 2}, 1 << 20)
+    assert digest(joined) == digest(y)
+    cols = np.zeros((10, 4), np.float32)  # column halves: strided pieces
+    cols[:, :2], cols[:, 2:] = x[:, :2] * 5, x[:, 2:] * 7
+    q = Provenance()
+    q.reset([x])
+    q.register(1, cols[:, :2])
+    q.register(2, cols[:, 2:])
+    col_desc = q.describe(cols, output=True)
+    assert digest(build_join(col_desc, [x], [x, np.ascontiguousarray(cols[:, :2]), np.ascontiguousarray(cols[:, 2:])],
+                             [0, 1, 2], {1, 2}, 1 << 20)) == digest(cols)
+    with pytest.raises(DescError, match="not a buffer a kernel wrote"):
+        build_join(desc, [x], buffers, roots, {1}, 1 << 20)  # buffer 2 was not written by a kernel
+    with pytest.raises(DescError, match="not a buffer a kernel wrote"):
+        build_join(["join", [10, 4], "fp32", [[0, [10, 4], [16, 4], ["in", 0]]]], [x], buffers, roots, {1, 2}, 1 << 20)
+    gap = ["join", [10, 4], "fp32", [desc[3][1]]]
+    with pytest.raises(DescError, match="unwritten"):
+        build_join(gap, [x], buffers, roots, {1, 2}, 1 << 20)
+    overlap = ["join", [10, 4], "fp32", [desc[3][1], [16, [6, 4], [16, 4], ["buf", 1]], desc[3][0]]]
+    with pytest.raises(DescError, match="overlap|outside"):
+        build_join(overlap, [x], buffers, roots, {1, 2}, 1 << 20)
+    self_overlap = ["join", [10, 4], "fp32", [[0, [10, 4], [8, 4], ["buf", 0]]]]
+    with pytest.raises(DescError):
+        build_join(self_overlap, [x], buffers, roots, {0}, 1 << 20)
+    assert Provenance.describe(q, np.zeros((10, 4), np.float32), output=True) == ["host"]  # nothing of the device's
+    half = np.zeros((10, 4), np.float32)
+    half[:6] = top
+    h = Provenance()
+    h.reset([x])
+    h.register(1, half[:6])  # the other rows were filled on the host: no join covers them
+    assert h.describe(half, output=True)[0] != "join"

@@ -1,0 +1,473 @@
+"""PF11: a kernel file keeps no state across calls (held-out attack A4).
+
+Why: the verifier calls a wrapper a bounded number of times. A wrapper that counts its calls (a module-level
+list it appends to, a ``global`` counter, a function attribute, a mutable default argument, a closure over a
+list, a class attribute, an iterator or a random generator created at import) can be right for the first N
+calls and wrong after; no finite number of verifier calls can tell it apart from an honest one. A PyPTO wrapper
+has no reason to remember anything between calls: it allocates outputs, lays out inputs and calls the JIT
+kernel, whose compilation cache is the framework's, not the file's. So the rule is an allow-list, not a search
+for counters:
+
+- **module-level (and class-level) bindings** must be *immutable* (numbers, strings, tuples, dtype and pypto
+  constants, ``pypto.frontend.dynamic``, frozen dataclass instances, arithmetic on those), *functions* (defs,
+  JIT kernels, kernel factories called with immutable arguments, lambdas, classes) or *tables* (a dict, list or
+  set literal of those, e.g. ``{torch.float32: k_fp32}``). Anything else (``np.zeros(...)``, ``iter(...)``,
+  ``default_rng()``, an instance of a plain class, ``functools.partial(...)``) is refused;
+- functions read a **table** only (``T[k]``, ``T.get(k)``, ``k in T``, ``len(T)``, iterating it); any other use
+  (passing it on, aliasing it, a method call) could change it;
+- no function **writes outside its own locals**: no ``global``/``nonlocal``, no store or ``del`` through a
+  subscript or attribute of a name it does not bind (a module name, a closure cell, a function: ``f.n = 1``, a
+  class: ``C.hits += 1``) or of a call (``type(self).n = 1``), no mutating method (``append``, ``update``, ...),
+  ``next()``, ``out=`` or ``np.copyto`` on such a name; no attribute read on a module-level function (function
+  attributes, the JIT object's internals);
+- **default arguments** are immutable or functions;
+- no **memoizing decorator** (``functools.cache``/``lru_cache``/``cached_property``: a cache is state, and a
+  cached function returning a list is a counter) and no call into **library-global state**: numpy's legacy
+  random functions and ``np.set*``/``np.seterr``, ``torch.manual_seed``/``torch.set_*``/``torch.random``.
+
+The rule reads the file only (AST). It is an early, explainable refusal; the verifier's varied call plan is
+the second line (docs/verification.md).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+from runtime.lint._registry import Hit, LintContext, check
+from runtime.lint._source import ParsedFile
+from runtime.lint._util import at, kernel_pf
+
+__all__ = ["Kind", "module_bindings"]
+
+
+class Kind(IntEnum):
+    """What a module-level name holds, from the most harmless to the refused (the worst binding wins)."""
+
+    IMPORT = 0
+    IMM = 1
+    FN = 2
+    CLASS = 3
+    TABLE = 4
+    OTHER = 5
+
+
+_PURE_BUILTINS = {"int", "float", "str", "bool", "tuple", "frozenset", "len", "min", "max", "abs", "round",
+                  "sum", "divmod", "pow", "repr", "ord", "chr", "bytes", "complex", "isinstance", "range", "slice",
+                  "sorted", "any", "all", "hex", "oct", "bin", "format"}
+_PURE_PREFIX = ("math.", "pypto.", "ml_dtypes.")
+_PURE_CALLS = {"numpy.dtype", "numpy.finfo", "numpy.iinfo", "torch.finfo", "torch.iinfo", "typing.TypeVar",
+               "typing.NewType", "typing.NamedTuple", "dataclasses.field"}
+_NUMPY_SCALARS = {"float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                  "uint64", "bool_", "longlong", "intc", "half", "single", "double"}
+_READ_METHODS = {"get", "keys", "values", "items", "index", "count", "copy"}
+_READ_CALLS = {"len", "sorted", "tuple", "list", "set", "frozenset", "dict", "min", "max", "sum", "any", "all",
+               "enumerate", "zip", "iter", "reversed", "isinstance"}
+_MUTATORS = {"append", "extend", "insert", "pop", "popitem", "remove", "clear", "update", "setdefault", "add",
+             "discard", "sort", "reverse", "fill", "put", "itemset", "resize", "setflags", "setfield", "send",
+             "rotate", "appendleft", "extendleft", "popleft", "difference_update", "intersection_update",
+             "symmetric_difference_update", "partition", "byteswap", "write", "__setitem__", "__delitem__",
+             "__iadd__", "__imul__", "copy_", "fill_", "zero_", "add_", "mul_", "sub_", "div_", "index_put_",
+             "masked_fill_", "scatter_", "set_", "resize_", "uniform_", "normal_", "random_", "bernoulli_",
+             "integers", "random", "standard_normal", "normal", "uniform", "choice", "shuffle", "permutation",
+             "manual_seed", "seed", "__next__"}
+"""Method names that change their receiver (lists, dicts, sets, deques, arrays, tensors, generators, RNGs)."""
+_WRITE_FUNCS = {"numpy.copyto", "numpy.put", "numpy.place", "numpy.putmask", "numpy.fill_diagonal",
+                "numpy.put_along_axis", "next"}
+_MEMO = {"functools.cache", "functools.lru_cache", "functools.cached_property"}
+_GLOBAL_STATE_PREFIX = ("numpy.random.", "torch.random.", "torch.set_", "torch.manual_seed", "torch.seed",
+                        "torch.cuda.", "numpy.seterr", "numpy.set_", "numpy.setbufsize", "torch.use_deterministic")
+_GLOBAL_STATE_OK = {"numpy.random.default_rng", "numpy.random.Generator", "numpy.random.PCG64"}
+"""A generator made inside the call with a literal seed is local to the call (its state dies with it)."""
+
+
+@dataclass
+class Bindings:
+    """Module-level names and what they hold; classes whose instances are immutable."""
+
+    kinds: dict[str, Kind] = field(default_factory=dict)
+    frozen_classes: set[str] = field(default_factory=set)
+    factories: set[str] = field(default_factory=set)
+    caches: set[str] = field(default_factory=set)
+    """Module tables a function fills with JIT kernels (the kernel cache): read only by ``T[k]``, ``T.get(k)``,
+    ``k in T``."""
+    cache_writes: set[int] = field(default_factory=set)
+    hits: list[Hit] = field(default_factory=list)
+
+
+def _targets(stmt: ast.stmt) -> list[ast.expr]:
+    if isinstance(stmt, ast.Assign):
+        return list(stmt.targets)
+    if isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
+        return [stmt.target]
+    return []
+
+
+def _names(target: ast.AST) -> list[str]:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for e in target.elts for n in _names(e)]
+    if isinstance(target, ast.Starred):
+        return _names(target.value)
+    return []
+
+
+def _is_frozen_class(cls: ast.ClassDef, pf: ParsedFile) -> bool:
+    for dec in cls.decorator_list:
+        if isinstance(dec, ast.Call) and pf.name(dec.func).split(".")[-1] == "dataclass":
+            if any(k.arg == "frozen" and isinstance(k.value, ast.Constant) and k.value.value is True
+                   for k in dec.keywords):
+                return True
+    return any(pf.name(b) in ("typing.NamedTuple", "NamedTuple") for b in cls.bases)
+
+
+class _Classifier:
+    """Classifies expressions against the module's bindings (module level: what a name holds for its lifetime)."""
+
+    def __init__(self, pf: ParsedFile, b: Bindings) -> None:
+        self.pf, self.b = pf, b
+
+    def kind(self, node: ast.AST | None, local_imm: frozenset[str] = frozenset()) -> Kind:
+        pf, b = self.pf, self.b
+        if node is None or isinstance(node, ast.Constant):
+            return Kind.IMM
+        if isinstance(node, ast.Name):
+            if node.id in local_imm:
+                return Kind.IMM
+            k = b.kinds.get(node.id)
+            if k is None:  # a builtin (``float``, ``None``) or an import alias
+                return Kind.IMPORT if node.id in pf.aliases else Kind.IMM
+            return k
+        if isinstance(node, ast.Attribute):
+            root = self.kind(_root(node), local_imm) if _root(node) is not None else Kind.OTHER
+            if root in (Kind.IMPORT, Kind.IMM, Kind.CLASS):
+                return Kind.IMM
+            return Kind.OTHER
+        if isinstance(node, (ast.Tuple, ast.UnaryOp, ast.BinOp, ast.BoolOp, ast.Compare, ast.IfExp, ast.JoinedStr,
+                             ast.FormattedValue)):
+            parts = [c for c in ast.iter_child_nodes(node) if not isinstance(c, (ast.operator, ast.unaryop,
+                                                                                ast.boolop, ast.cmpop,
+                                                                                ast.expr_context))]
+            worst = max((self.kind(c, local_imm) for c in parts), default=Kind.IMM)
+            return Kind.IMM if worst <= Kind.CLASS else Kind.OTHER
+        if isinstance(node, ast.Subscript):
+            inner = max(self.kind(node.value, local_imm), self.kind(node.slice, local_imm))
+            return Kind.IMM if inner <= Kind.TABLE else Kind.OTHER
+        if isinstance(node, ast.Slice):
+            return max((self.kind(c, local_imm) for c in (node.lower, node.upper, node.step)), default=Kind.IMM)
+        if isinstance(node, ast.Lambda):
+            return Kind.FN
+        if isinstance(node, (ast.Dict, ast.List, ast.Set)):
+            elts = [*node.keys, *node.values] if isinstance(node, ast.Dict) else list(node.elts)
+            worst = max((self.kind(e, local_imm) for e in elts if e is not None), default=Kind.IMM)
+            return Kind.TABLE if worst <= Kind.CLASS else Kind.OTHER
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp)):
+            bound = set(local_imm)
+            for gen in node.generators:
+                if self.kind(gen.iter, frozenset(bound)) > Kind.TABLE or gen.ifs and max(
+                        self.kind(i, frozenset(bound | set(_names(gen.target)))) for i in gen.ifs) > Kind.CLASS:
+                    return Kind.OTHER
+                bound |= set(_names(gen.target))
+            elts = [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
+            worst = max(self.kind(e, frozenset(bound)) for e in elts)
+            return Kind.TABLE if worst <= Kind.CLASS else Kind.OTHER
+        if isinstance(node, ast.Call):
+            args = [*node.args, *(k.value for k in node.keywords)]
+            worst = max((self.kind(a.value if isinstance(a, ast.Starred) else a, local_imm) for a in args),
+                        default=Kind.IMM)
+            if worst > Kind.CLASS:
+                return Kind.OTHER
+            name = pf.name(node.func)
+            if isinstance(node.func, ast.Name) and node.func.id in b.factories:
+                return Kind.FN  # a JIT kernel made by a factory
+            if isinstance(node.func, ast.Name) and node.func.id in b.frozen_classes:
+                return Kind.IMM
+            if (isinstance(node.func, ast.Name) and node.func.id in _PURE_BUILTINS
+                    and node.func.id not in b.kinds and node.func.id not in pf.aliases):
+                return Kind.IMM
+            if name in _PURE_CALLS or name.startswith(_PURE_PREFIX):
+                return Kind.IMM
+            if name.startswith(("numpy.", "torch.")) and name.split(".")[-1] in _NUMPY_SCALARS | {"dtype"}:
+                return Kind.IMM
+            return Kind.OTHER
+        return Kind.OTHER
+
+
+def _root(node: ast.AST) -> ast.AST | None:
+    """The innermost value of an attribute/subscript/call chain (``a`` in ``a.b[0].c``, the call in ``f().x``)."""
+    cur = node
+    while isinstance(cur, (ast.Attribute, ast.Subscript)):
+        cur = cur.value
+    return cur
+
+
+def _module_stmts(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Module-level statements, descending into if/for/while/try/with blocks (they run once, at import)."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, (ast.If, ast.For, ast.While, ast.With, ast.Try)):
+            for name in ("body", "orelse", "finalbody"):
+                yield from _module_stmts(getattr(stmt, name, []) or [])
+            for h in getattr(stmt, "handlers", []) or []:
+                yield from _module_stmts(h.body)
+
+
+def module_bindings(pf: ParsedFile) -> Bindings:
+    """What every module-level name holds (the worst of its bindings), and the hits for refused ones."""
+    b = Bindings()
+    stmts = list(_module_stmts(pf.tree.body))
+    jit_owner = {id(f) for f in pf.jit_fns}
+    for stmt in stmts:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            b.kinds[stmt.name] = Kind.FN
+            if id(stmt) not in jit_owner and any(pf._within(j, stmt) for j in pf.jit_fns):
+                b.factories.add(stmt.name)
+        elif isinstance(stmt, ast.ClassDef):
+            b.kinds[stmt.name] = Kind.CLASS
+            if _is_frozen_class(stmt, pf):
+                b.frozen_classes.add(stmt.name)
+        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            for alias in stmt.names:
+                b.kinds[alias.asname or alias.name.split(".")[0]] = Kind.IMPORT
+    cls = _Classifier(pf, b)
+    for _ in range(3):  # names defined from names defined later in the file settle in a few rounds
+        for stmt in stmts:
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and getattr(stmt, "value", None):
+                value = stmt.value
+                kind = cls.kind(value)
+                if isinstance(stmt, ast.AugAssign):
+                    kind = max(kind, Kind.IMM)
+                for t in _targets(stmt):
+                    for n in _names(t):
+                        if isinstance(t, (ast.Tuple, ast.List)) and kind == Kind.TABLE:
+                            kind = Kind.IMM  # unpacking a literal table binds its elements
+                        b.kinds[n] = kind if n not in b.kinds or b.kinds[n] == Kind.OTHER or (
+                            b.kinds[n] not in (Kind.FN, Kind.CLASS, Kind.IMPORT)) else max(b.kinds[n], kind)
+            elif isinstance(stmt, ast.For):
+                kind = Kind.IMM if cls.kind(stmt.iter) <= Kind.TABLE else Kind.OTHER
+                for n in _names(stmt.target):
+                    b.kinds[n] = kind
+            elif isinstance(stmt, (ast.With, ast.Try)):
+                for item in getattr(stmt, "items", []):
+                    for n in _names(item.optional_vars) if item.optional_vars is not None else []:
+                        b.kinds[n] = Kind.OTHER
+    jit_names = {f.name for f in pf.jit_fns}
+    for node in pf.nodes(ast.Assign):
+        t = node.targets[0]
+        if (len(node.targets) == 1 and isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)
+                and b.kinds.get(t.value.id) == Kind.TABLE and pf.enclosing_fn.get(node) is not None
+                and _is_kernel_value(node.value, pf, b, jit_names)):
+            b.caches.add(t.value.id)
+            b.cache_writes.add(id(t))
+    used_in_functions = {n.id for n in pf.nodes(ast.Name) if isinstance(n.ctx, ast.Load) and (
+        pf.enclosing_fn.get(n) is not None or any(isinstance(p, ast.Lambda) for p in _ancestors(n, pf)))}
+    for stmt in stmts:
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and getattr(stmt, "value", None):
+            # an object nothing calls into cannot carry state from one call to the next (a vendor file's
+            # `_BUILD_DIR = os.environ.get(...)`); one that a function reads, or that wraps a function or table of
+            # this file (`k_wrapper = _make()`, `functools.partial(f, [])`: it may be the entry point), can
+            wraps_local = any(isinstance(x, ast.Name) and b.kinds.get(x.id) in (Kind.FN, Kind.CLASS, Kind.TABLE)
+                              for x in ast.walk(stmt.value or stmt))
+            for t in _targets(stmt):
+                for n in _names(t):
+                    if b.kinds.get(n) == Kind.OTHER and (n in used_in_functions or wraps_local):
+                        b.hits.append(at(stmt, f"module-level `{n}` holds a mutable object "
+                                               f"(`{ast.unparse(stmt.value or stmt)[:60]}`) that outlives a call"))
+                if isinstance(t, (ast.Attribute, ast.Subscript)):
+                    root = _root(t)
+                    if isinstance(root, ast.Name) and b.kinds.get(root.id) in (Kind.FN, Kind.CLASS):
+                        b.hits.append(at(stmt, f"attribute or item stored on `{root.id}` (function and class "
+                                               "attributes are state across calls)"))
+        elif isinstance(stmt, ast.ClassDef):
+            for inner in stmt.body:
+                if isinstance(inner, (ast.Assign, ast.AnnAssign)) and inner.value is not None:
+                    if cls.kind(inner.value) > Kind.CLASS:
+                        b.hits.append(at(inner, f"class `{stmt.name}` attribute holds a mutable object "
+                                                f"(`{ast.unparse(inner.value)[:60]}`) shared by every call"))
+    return b
+
+
+def _ancestors(node: ast.AST, pf: ParsedFile) -> Iterator[ast.AST]:
+    cur = pf.parents.get(node)
+    while cur is not None:
+        yield cur
+        cur = pf.parents.get(cur)
+
+
+def _is_kernel_value(value: ast.AST, pf: ParsedFile, b: Bindings, jit_names: set[str]) -> bool:
+    """``value`` is a JIT kernel: the name of a ``@jit`` function, a kernel-factory call or ``jit(...)``."""
+    if isinstance(value, ast.Name):
+        return value.id in jit_names
+    if isinstance(value, ast.Call):
+        return (isinstance(value.func, ast.Name) and value.func.id in b.factories) or pf.name(
+            value.func).split(".")[-1] == "jit"
+    return False
+
+
+def _local_names(fn: ast.AST, pf: ParsedFile) -> set[str]:
+    """Names ``fn`` binds itself: parameters, assignment/loop/with/except/walrus/comprehension targets, nested
+    defs and imports (what its own scope holds; lambdas count as part of the function they are written in)."""
+    names: set[str] = set()
+    args_nodes = [fn] + [n for n in pf.fn_nodes.get(fn, []) if isinstance(n, ast.Lambda)
+                         and pf.enclosing_fn.get(n) is fn]
+    for a_owner in args_nodes:
+        a = a_owner.args  # type: ignore[attr-defined]
+        names |= {p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs, *(x for x in (a.vararg, a.kwarg) if x)]}
+    for n in pf.fn_nodes.get(fn, []):
+        if pf.enclosing_fn.get(n) is not fn:
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and pf.enclosing_fn.get(
+                    n) is fn:
+                names.add(n.name)
+            continue
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            names.add(n.id)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(n.name)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            names |= {al.asname or al.name.split(".")[0] for al in n.names}
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            names.add(n.name)
+    return names
+
+
+def _functions(pf: ParsedFile) -> list[ast.AST]:
+    """Every function body: defs (nested and methods included) and module-level lambdas."""
+    out: list[ast.AST] = [*pf.nodes(ast.FunctionDef), *pf.nodes(ast.AsyncFunctionDef)]
+    out += [lam for lam in pf.nodes(ast.Lambda) if pf.enclosing_fn.get(lam) is None]
+    return out
+
+
+def _body_nodes(fn: ast.AST, pf: ParsedFile) -> list[ast.AST]:
+    if isinstance(fn, ast.Lambda):
+        return list(ast.walk(fn.body))
+    return [n for n in pf.fn_nodes.get(fn, []) if pf.enclosing_fn.get(n) is fn]
+
+
+def _fn_checks(fn: ast.AST, pf: ParsedFile, b: Bindings) -> Iterator[Hit]:
+    local = _local_names(fn, pf) if not isinstance(fn, ast.Lambda) else {
+        p.arg for p in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]}
+    label = getattr(fn, "name", "<lambda>")
+
+    def free_root(node: ast.AST) -> str | None:
+        """The name at the root of a chain when the function does not bind it; ``"<call>"`` for a call root."""
+        root = _root(node)
+        if isinstance(root, ast.Call):
+            return "<call>"
+        if isinstance(root, ast.Name) and root.id not in local:
+            return root.id
+        return None
+
+    for n in _body_nodes(fn, pf):
+        if isinstance(n, (ast.Global, ast.Nonlocal)):
+            kw = "global" if isinstance(n, ast.Global) else "nonlocal"
+            yield at(n, f"`{kw} {', '.join(n.names)}` in `{label}`: a function that rebinds an outer name keeps "
+                        "state across calls")
+        elif (isinstance(n, (ast.Attribute, ast.Subscript)) and isinstance(n.ctx, (ast.Store, ast.Del))
+              and id(n) not in b.cache_writes):
+            root = free_root(n)
+            if root is not None:
+                yield at(n, f"`{label}` writes into `{ast.unparse(n)[:60]}`, which outlives the call "
+                            f"(`{root}` is not a local of `{label}`)")
+        elif isinstance(n, ast.Call):
+            name = pf.name(n.func)
+            if isinstance(n.func, ast.Attribute) and n.func.attr in _MUTATORS:
+                root = free_root(n.func.value)
+                direct_api = b.kinds.get(root or "") == Kind.IMPORT and not any(
+                    isinstance(c, ast.Subscript) for c in ast.walk(n.func.value))  # `pypto.add(...)`: an API call
+                if root not in (None, "<call>") and not direct_api:  # a call's fresh result may be changed
+                    yield at(n, f"`{label}` calls `{ast.unparse(n.func)[:60]}(...)`, which changes `{root}` "
+                                "(it outlives the call)")
+            if name in _WRITE_FUNCS and n.args:
+                root = free_root(n.args[0])
+                if root is not None:
+                    yield at(n, f"`{label}` calls `{name}` on `{ast.unparse(n.args[0])[:40]}`, which outlives "
+                                "the call")
+            for kw in n.keywords:
+                if kw.arg == "out" and free_root(kw.value) is not None:
+                    yield at(n, f"`{label}` writes `out=` into `{ast.unparse(kw.value)[:40]}`, which outlives "
+                                "the call")
+            if (name.startswith(_GLOBAL_STATE_PREFIX) and name not in _GLOBAL_STATE_OK
+                    and not any(isinstance(c, ast.Call) for c in ast.walk(n.func))):  # not a method of a fresh value
+                yield at(n, f"`{name}(...)` in `{label}` uses library-global state (it outlives the call)")
+        elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in local:
+            kind = b.kinds.get(n.id)
+            parent = pf.parents.get(n) if not isinstance(fn, ast.Lambda) else _lambda_parent(fn, n)
+            if kind == Kind.TABLE and id(parent) in b.cache_writes:
+                pass
+            elif kind == Kind.TABLE and n.id in b.caches and not _cache_use(n, parent):
+                yield at(n, f"`{label}` uses the kernel cache `{n.id}` other than by `T[k]`, `T.get(k)` or `k in T` "
+                            "(its size or contents would tell which calls came before)")
+            elif kind == Kind.TABLE and not _read_only_use(n, parent, pf, fn):
+                yield at(n, f"`{label}` uses the module-level table `{n.id}` other than by reading it "
+                            "(`T[k]`, `T.get(k)`, `k in T`, `len(T)`, `for v in T`): it could change it")
+            elif kind == Kind.OTHER:
+                yield at(n, f"`{label}` uses module-level `{n.id}`, a mutable object that outlives the call")
+            elif (kind == Kind.FN and isinstance(parent, ast.Attribute) and parent.value is n
+                  and n.id not in b.factories):
+                yield at(n, f"`{label}` reads attribute `{n.id}.{parent.attr}` of a function (function attributes "
+                            "and the JIT object's internals are state)")
+
+
+def _lambda_parent(lam: ast.Lambda, node: ast.AST) -> ast.AST | None:
+    for p in ast.walk(lam):
+        for c in ast.iter_child_nodes(p):
+            if c is node:
+                return p
+    return None
+
+
+def _cache_use(n: ast.Name, parent: ast.AST | None) -> bool:
+    if isinstance(parent, ast.Subscript) and parent.value is n and isinstance(parent.ctx, ast.Load):
+        return True
+    if isinstance(parent, ast.Attribute) and parent.value is n and parent.attr == "get":
+        return True
+    return isinstance(parent, ast.Compare) and any(c is n for c in parent.comparators) and all(
+        isinstance(op, (ast.In, ast.NotIn)) for op in parent.ops)
+
+
+_API_ROOTS = ("pypto.", "numpy.", "torch.", "math.")
+
+
+def _read_only_use(n: ast.Name, parent: ast.AST | None, pf: ParsedFile, fn: ast.AST) -> bool:
+    if isinstance(parent, ast.Subscript) and parent.value is n and isinstance(parent.ctx, ast.Load):
+        return True
+    if isinstance(parent, ast.Attribute) and parent.value is n and parent.attr in _READ_METHODS:
+        return True
+    if isinstance(parent, ast.Compare) and any(c is n for c in parent.comparators) and all(
+            isinstance(op, (ast.In, ast.NotIn)) for op in parent.ops):
+        return True
+    if (isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id in _READ_CALLS
+            and any(a is n for a in parent.args)):
+        return True
+    if isinstance(parent, (ast.For, ast.comprehension)) and parent.iter is n:
+        return True
+    call = pf.parents.get(parent) if isinstance(parent, ast.keyword) else parent
+    if isinstance(call, ast.Call) and call.func is not n:  # an argument of a PyPTO/numpy/torch API call
+        name = pf.name(call.func)
+        kw = parent.arg if isinstance(parent, ast.keyword) else None
+        return (name.startswith(_API_ROOTS) and name not in _WRITE_FUNCS and kw != "out"
+                and not name.startswith(_GLOBAL_STATE_PREFIX))
+    return False
+
+
+@check("PF11")
+def pf11_no_state_across_calls(ctx: LintContext) -> Iterator[Hit]:
+    pf = kernel_pf(ctx)
+    b = module_bindings(pf)
+    yield from b.hits
+    cls = _Classifier(pf, b)
+    for fn in _functions(pf):
+        args = fn.args  # type: ignore[attr-defined]
+        for d in [*args.defaults, *(d for d in args.kw_defaults if d is not None)]:
+            if cls.kind(d) > Kind.CLASS:
+                yield at(d, f"default argument `{ast.unparse(d)[:40]}` of `{getattr(fn, 'name', '<lambda>')}` is "
+                            "a mutable object shared by every call")
+        for dec in getattr(fn, "decorator_list", []):
+            target = dec.func if isinstance(dec, ast.Call) else dec
+            if pf.name(target) in _MEMO:
+                yield at(dec, f"`@{pf.name(target)}` on `{fn.name}` keeps a cache across calls "  # type: ignore[attr-defined]
+                              "(the JIT kernel caches its own compilation)")
+        yield from _fn_checks(fn, pf, b)
