@@ -1,6 +1,6 @@
 """The emulator on real workloads: every gym operator as its user runs it, and every workspace op, against the golden.
 
-    python bench/emulator_real.py [op ...] [--no-gym] [--no-workspace] [--no-profile] [--json FILE]
+    python bench/emulator_real.py [op ...] [--no-gym] [--no-workspace] [--no-profile] [--gym-repeat N] [--json FILE]
 
 **Gym** (``$FORGE_SHARED/gym`` or ``<repo>/../shared/gym``): each operator runs exactly as ``runs.tsv`` says
 (``cd ops/<dir> && TILE_FWK_DEVICE_ID=0 PYTHONPATH=<op>/src python -m runtime.emulator <command>``), with one
@@ -166,6 +166,22 @@ def run_gym(gym: Path, name: str, folder: str, command: str, signal: str, *, pro
     passed = rc == 0 and bool(kernels) and (signal == "rc0" or re.search(signal, text) is not None)
     last = (text.strip().splitlines() or [""])[-1][:100]
     return {"op": name, "rc": rc, "passed": passed, "wall": wall, "records": recs, "last_line": last}
+
+
+def _cpu(run: dict[str, Any], kind: str) -> float:
+    return sum(r["cpu"] for r in run["records"] if r["type"] == kind)
+
+
+def best_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """One run out of repeated runs of a gym operator: the kernel records of the run with the least emulator CPU time
+    and the golden records of the run with the least golden CPU time (on a shared machine either can be inflated by
+    other work; each is the same computation in every run). A run that failed is reported as it is."""
+    if len(runs) == 1 or not all(r["passed"] for r in runs):
+        return next((r for r in runs if not r["passed"]), runs[0])
+    emu = min(runs, key=lambda r: _cpu(r, "kernel"))
+    gold = min(runs, key=lambda r: _cpu(r, "golden"))
+    recs = [r for r in emu["records"] if r["type"] != "golden"] + [r for r in gold["records"] if r["type"] == "golden"]
+    return {**emu, "records": recs, "repeats": len(runs)}
 
 
 def summarise(run: dict[str, Any], prof: dict[str, Any] | None) -> dict[str, Any]:
@@ -336,6 +352,8 @@ def main() -> int:
                     help="skip the second run under py-spy (the breakdown; needs `pip install py-spy`)")
     ap.add_argument("--timeout", type=float, default=1800)
     ap.add_argument("--repeat", type=int, default=3, help="workspace: warm = best of N calls per case after the first")
+    ap.add_argument("--gym-repeat", type=int, default=1,
+                    help="gym: run each operator N times; emulator and golden time are each the best run's")
     ap.add_argument("--emulator-arg", action="append", default=[],
                     help="extra option for python -m runtime.emulator (e.g. --emulator-arg=--compat=head)")
     ap.add_argument("--json", type=Path, help="also write the rows as JSON")
@@ -352,8 +370,9 @@ def main() -> int:
             for name, folder, command, signal in gym_rows(gym):
                 if a.ops and name not in a.ops:
                     continue
-                run = run_gym(gym, name, folder, command, signal, profile=False, timeout=a.timeout,
-                              extra=a.emulator_arg)
+                runs = [run_gym(gym, name, folder, command, signal, profile=False, timeout=a.timeout,
+                                extra=a.emulator_arg) for _ in range(max(1, a.gym_repeat))]
+                run = best_run(runs)
                 prof = None
                 if not a.no_profile and run["passed"] and pyspy():
                     prof = run_gym(gym, name, folder, command, signal, profile=True, timeout=a.timeout,

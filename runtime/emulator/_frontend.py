@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime.emulator import _executor, _trace_cache
+from runtime.emulator import _executor, _gcpause, _trace_cache
 from runtime.emulator._enums import DataType, StatusType, dtype_from_numpy, dtype_name
 from runtime.emulator._errors import EmulatorError, py_error
 from runtime.emulator._ir import Region
@@ -125,7 +125,7 @@ class JitFunction:
             raise py_error("RuntimeError", f"function nested is not allowed (jit kernel '{self.__name__}' called "
                            "while another kernel is being traced; use @pypto.frontend.function for helpers)",
                            file=f, line=ln)
-        with active_session() as s:
+        with active_session() as s, _gcpause.paused():  # see _gcpause: a full collection costs ~0.2 s
             try:
                 self._call(s, args, kwargs)
             except EmulatorError as e:
