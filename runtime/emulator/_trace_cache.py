@@ -46,6 +46,7 @@ from typing import Any
 
 import numpy as np
 
+from runtime.emulator._astutil import nodes
 from runtime.emulator._symbolic import SymbolicScalar
 
 __all__ = ["ENV", "Entry", "TraceCache", "Uncacheable", "enabled", "env_fingerprint", "freeze", "register"]
@@ -127,28 +128,28 @@ class Reads:
 def body_reads(fdef: ast.FunctionDef, params: frozenset[str]) -> Reads:
     """The names of a kernel/helper body that may come from its environment (parameters are always bound in the
     body's namespace, unless the body deletes them)."""
-    deleted = {t.id for n in ast.walk(fdef) if isinstance(n, ast.Delete) for t in n.targets if isinstance(t, ast.Name)}
+    body = nodes(ast.Module(body=fdef.body, type_ignores=[]))[1:]  # the body's nodes (one walk), parents first
+    deleted = {t.id for n in body if isinstance(n, ast.Delete) for t in n.targets if isinstance(t, ast.Name)}
     skip = params - deleted
     chain_roots: set[int] = set()
     chains: set[tuple[str, ...]] = set()
     bare: set[str] = set()
-    for stmt in fdef.body:
-        for node in ast.walk(stmt):
-            if isinstance(node, ast.Attribute) and id(node) not in chain_roots:
-                parts: list[str] = []
-                cur: ast.expr = node
-                while isinstance(cur, ast.Attribute):
-                    parts.append(cur.attr)
-                    chain_roots.add(id(cur))
-                    cur = cur.value
-                if isinstance(cur, ast.Name):
-                    chain_roots.add(id(cur))
-                    if cur.id not in skip:
-                        chains.add((cur.id, *reversed(parts)))
-        for node in ast.walk(stmt):
-            if isinstance(node, ast.Name) and id(node) not in chain_roots and node.id not in skip:
-                bare.add(node.id)
-    # decorators / defaults of nested defs are evaluated too: ast.walk over the body covers them
+    for node in body:
+        if isinstance(node, ast.Attribute) and id(node) not in chain_roots:
+            parts: list[str] = []
+            cur: ast.expr = node
+            while isinstance(cur, ast.Attribute):
+                parts.append(cur.attr)
+                chain_roots.add(id(cur))
+                cur = cur.value
+            if isinstance(cur, ast.Name):
+                chain_roots.add(id(cur))
+                if cur.id not in skip:
+                    chains.add((cur.id, *reversed(parts)))
+    for node in body:
+        if isinstance(node, ast.Name) and id(node) not in chain_roots and node.id not in skip:
+            bare.add(node.id)
+    # decorators / defaults of nested defs are evaluated too: the walk over the body covers them
     return Reads(tuple(sorted(bare)), tuple(sorted(chains)))
 
 

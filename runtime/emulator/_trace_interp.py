@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from runtime.emulator._astutil import nodes
 from runtime.emulator._errors import EmulatorError, py_error
 from runtime.emulator._symbolic import SymbolicScalar, sym_max, sym_min
 from runtime.emulator._tensor import Tensor
@@ -75,8 +76,8 @@ class _Parsed:
             self.file = inspect.getsourcefile(func) or func.__code__.co_filename
         except (OSError, TypeError) as exc:
             raise py_error("RuntimeError", f"cannot read the source of {kind} '{func.__name__}': {exc}") from None
-        tree = ast.parse(textwrap.dedent("".join(lines)))
-        ast.increment_lineno(tree, start - 1)
+        # blank lines in front give every node its line in the file (ast.increment_lineno walks the whole tree)
+        tree = ast.parse("\n" * (start - 1) + textwrap.dedent("".join(lines)))
         fdefs = [n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
         if not fdefs:
             raise py_error("TypeError", f"{kind} decorator can only be used on functions")
@@ -89,22 +90,37 @@ class _Parsed:
 
     def check_body(self) -> None:
         """Reject statements the PTO parser does not support (anywhere in the body)."""
-        in_if = {id(n) for stmt in self.fdef.body for i in ast.walk(stmt) if isinstance(i, ast.If)
-                 for b in (i.body, i.orelse) for s in b for n in ast.walk(s)}
+        # one walk per statement, breadth first as ast.walk (the first error found is the same); a node is "in an
+        # if" when it lies in the body or else branch of an `if`, at any depth
         for stmt in self.fdef.body:
-            for node in ast.walk(stmt):
-                if isinstance(node, ast.Raise) and id(node) in in_if:
-                    continue  # the frontend prunes untaken compile-time branches; executing it fails (exec_stmt)
-                if isinstance(node, ast.Return):
-                    raise self.err("ValueError", _RETURN_MSG, node)
-                if isinstance(node, ast.stmt) and not isinstance(node, _SUPPORTED):
-                    raise self.err("ParserError", _UNSUPPORTED_MSG.format(type(node).__name__), node)
-                if isinstance(node, ast.For) and node.orelse:
-                    raise self.err("NotImplementedError", "For-else clauses are not supported. Please remove the "
-                                   "else branch.", node)
-                if isinstance(node, ast.FunctionDef) and node.returns is not None:
-                    raise self.err("ValueError", "Return annotation is not allowed in nested functions. Use an "
-                                   "out parameter instead.", node)
+            queue: list[tuple[ast.AST, bool]] = [(stmt, False)]
+            i = 0
+            while i < len(queue):
+                node, in_if = queue[i]
+                i += 1
+                self._check_node(node, in_if)
+                branches = type(node) is ast.If
+                for f in node._fields:
+                    v = getattr(node, f, None)
+                    inner = in_if or (branches and f in ("body", "orelse"))
+                    if type(v) is list:
+                        queue.extend((x, inner) for x in v if isinstance(x, ast.AST))
+                    elif isinstance(v, ast.AST):
+                        queue.append((v, inner))
+
+    def _check_node(self, node: ast.AST, in_if: bool) -> None:
+        if isinstance(node, ast.Raise) and in_if:
+            return  # the frontend prunes untaken compile-time branches; executing it fails (exec_stmt)
+        if isinstance(node, ast.Return):
+            raise self.err("ValueError", _RETURN_MSG, node)
+        if isinstance(node, ast.stmt) and not isinstance(node, _SUPPORTED):
+            raise self.err("ParserError", _UNSUPPORTED_MSG.format(type(node).__name__), node)
+        if isinstance(node, ast.For) and node.orelse:
+            raise self.err("NotImplementedError", "For-else clauses are not supported. Please remove the "
+                           "else branch.", node)
+        if isinstance(node, ast.FunctionDef) and node.returns is not None:
+            raise self.err("ValueError", "Return annotation is not allowed in nested functions. Use an "
+                           "out parameter instead.", node)
 
     def split_params(self) -> tuple[list[tuple[str, Any]], list[inspect.Parameter]]:
         """(tensor params with annotation objects, non-tensor params) with the signature rules of §1.2."""
@@ -283,8 +299,7 @@ class _Interp:
         if value is not None:
             read = self.p.codes.get(("names", value))
             if read is None:
-                read = self.p.codes[("names", value)] = {n.id for n in ast.walk(value)
-                                                              if isinstance(n, ast.Name)}
+                read = self.p.codes[("names", value)] = {n.id for n in nodes(value) if isinstance(n, ast.Name)}
         for tgt in targets:
             if not isinstance(tgt, ast.Name) or tgt.id not in outer:
                 continue
