@@ -74,7 +74,13 @@ class _Lowering:
         try:
             return int(v)
         except (TypeError, ValueError):
-            raise self._bad(f"{what}: expected an int, got {v!r}") from None
+            raise self._bad(f"{self.what(what)}: expected an int, got {v!r}") from None
+
+    def what(self, name: str) -> str:
+        """``op.param`` for messages (built only on errors: an f-string per parameter of every op cost ~5% of
+        lowering)."""
+        n = self.node
+        return f"{n.name}.{name}" if n is not None else name
 
     def _bad(self, message: str) -> Exception:
         n = self.node
@@ -89,11 +95,11 @@ class _Lowering:
     def op(self, n: OpNode) -> prog.Op:
         self.node = n
         get = n.params.get
-        params = {name: conv(self, get(name), f"{n.name}.{name}") for name, conv in _schema(n.impl)}
-        return prog.Op(kind=n.impl, name=n.name, params=params, ins=tuple(int(k) for k in n.ins),
-                       outs=tuple(int(k) for k in n.outs), writes=tuple(int(k) for k in n.writes),
+        params = {name: conv(self, get(name), name) for name, conv in _schema(n.impl)}
+        return prog.Op(kind=n.impl, name=n.name, params=params, ins=tuple(map(int, n.ins)),
+                       outs=tuple(map(int, n.outs)), writes=tuple(map(int, n.writes)),
                        out_key=n.out_key, cls=n.kind, tile_elems=int(n.tile_elems), gm_write=bool(n.gm_write),
-                       file=n.file, line=n.line, types=tuple((_dtype_name(d), int(r)) for d, r in n.types),
+                       file=n.file, line=n.line, types=tuple([(_dtype_name(d), int(r)) for d, r in n.types]),
                        nid=n.nid, target=n.target,
                        out_name=n.out.name if n.out is not None else None,
                        names=dict(n.names) if n.names else None, source=n.source,
@@ -161,7 +167,7 @@ def _as_dtype(lw: _Lowering, v: Any, what: str) -> str:
         v = v.fn()
     name = v if type(v) is str and v in DTYPES else _np_name(v)
     if name not in DTYPES:
-        raise lw._bad(f"{what}: dtype {name} is not supported")
+        raise lw._bad(f"{lw.what(what)}: dtype {name} is not supported")
     return name
 
 
@@ -174,7 +180,7 @@ def _as_const(lw: _Lowering, v: Any, what: str) -> Any:
         v = v.fn()
     if isinstance(v, np.ndarray | np.generic):
         return v
-    raise lw._bad(f"{what}: expected a numpy constant, got {type(v).__name__}")
+    raise lw._bad(f"{lw.what(what)}: expected a numpy constant, got {type(v).__name__}")
 
 
 _BASE: dict[str, Conv] = {"key": _as_int, "int": _as_int, "keys": _as_ints, "ints": _as_ints, "expr": _as_expr,
@@ -191,7 +197,7 @@ def _converter(t: str) -> Conv:
         fn = _BASE.get(base) or (_as_str if base.startswith("enum:") else None)
         if fn is None:
             def bad(lw: _Lowering, v: Any, what: str, base: str = base) -> Any:
-                raise lw._bad(f"{what}: unknown parameter type {base}")
+                raise lw._bad(f"{lw.what(what)}: unknown parameter type {base}")
             fn = bad
         if t.endswith("?"):
             inner = fn
@@ -217,13 +223,23 @@ def _schema(kind: str) -> list[tuple[str, Conv]]:
     return sc
 
 
+_DT_NAMES: dict[Any, str] = {}
+
+
 def _dtype_name(dt: Any) -> str:
-    """numpy dtype name of a DataType, "?" when it has no numpy storage type (run-time ops on it fail)."""
+    """numpy dtype name of a DataType, "?" when it has no numpy storage type (run-time ops on it fail); cached per
+    DataType (an enum: hashable, and its numpy type never changes)."""
+    got = _DT_NAMES.get(dt)
+    if got is not None:
+        return got
     try:
         name = numpy_dtype_name(dt)
     except ValueError:
-        return "?"
-    return name if name in DTYPES else "?"
+        name = "?"
+    name = name if name in DTYPES else "?"
+    if type(dt).__hash__ is not None:
+        _DT_NAMES[dt] = name
+    return name
 
 
 _NP_NAMES: dict[Any, str] = {}
@@ -243,7 +259,7 @@ def _number(v: Any, what: str, lw: _Lowering) -> Any:
         return v
     if isinstance(v, int):  # int subclasses (enums) travel as plain ints
         return int(v)
-    raise lw._bad(f"{what}: expected a number, got {type(v).__name__}")
+    raise lw._bad(f"{lw.what(what)}: expected a number, got {type(v).__name__}")
 
 
 def lower(kernel: str, file: str | None, line: int | None, region: Region, params: list[tuple[Any, np.ndarray]],

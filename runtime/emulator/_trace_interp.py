@@ -196,8 +196,11 @@ class _Interp:
         c = self.p.codes.get(node)
         if c is None:
             expr = ast.Expression(node)
-            ast.fix_missing_locations(expr)
-            c = compile(expr, self.p.file, "eval")
+            try:  # parsed nodes carry their locations: fixing them walked every expression once more
+                c = compile(expr, self.p.file, "eval")
+            except (TypeError, ValueError):  # a synthetic node without a location
+                ast.fix_missing_locations(expr)
+                c = compile(expr, self.p.file, "eval")
             self.p.codes[node] = c
         return c
 
