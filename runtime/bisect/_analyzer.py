@@ -505,8 +505,13 @@ class Analyzer:
                 if gname in self.inputs or gname in taken:
                     continue
                 shp = self.arg_shapes.get(tgt)
-                if shp and (len(shp) != garr.ndim or any(a < n for a, n in zip(shp, garr.shape, strict=True))):
-                    continue  # (an argument larger than the golden is an output padded to whole tiles)
+                if shp:
+                    # the golden in the argument's rank: a wrapper that reshapes the output on the host (a kernel
+                    # ``out`` [32, 256] returned as ``[1, 1, 32, 256]``) writes the same data without the unit axes
+                    g_in = self.g.shaped(gname, len(shp))
+                    if g_in is None or any(a < n for a, n in zip(shp, g_in.shape, strict=True)):
+                        continue  # (an argument larger than the golden is an output padded to whole tiles)
+                    garr = g_in
                 ws = self.writes[tgt]
                 fits = ok = 0
                 for w in ws:

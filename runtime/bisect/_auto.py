@@ -45,8 +45,15 @@ from runtime.bisect._claims import (
 )
 from runtime.bisect._parse import parse_source
 from runtime.bisect._records import Rec
-from runtime.bisect._repair import repair_search
-from runtime.bisect._rules import coverage_gap, geometry, missing_cast, rebound_after_loop, stale_state
+from runtime.bisect._repair import confirm_pairings, repair_search, unverified_inputs, walk_back
+from runtime.bisect._rules import (
+    coverage_gap,
+    geometry,
+    missing_cast,
+    rebound_after_loop,
+    stale_state,
+    wrong_axis,
+)
 
 __all__ = ["AutoResult", "Golden", "analyze", "approximate_links", "feed", "name_from_source"]
 
@@ -192,6 +199,8 @@ def analyze(recs: list[Rec] | Analyzer, golden: Golden | None = None, kernel_arg
     wrong_shape(an, evidence)
     departs_within_statement(an, evidence)
     pair_orphans(an, evidence)
+    if replayer is not None and an.paired:
+        confirm_pairings(an, replayer, evidence)
     sites = call_sites(source, stage_name, recs) if stage_name else {}
     bad = [r for r in recs if an.status.get(r.seq) in BAD]
     observed = bad[0] if bad else None
@@ -235,6 +244,9 @@ def analyze(recs: list[Rec] | Analyzer, golden: Golden | None = None, kernel_arg
     # 3. an operand used without the cast the kernel applies to it elsewhere
     if culprit is None:
         culprit = missing_cast(an, observed, evidence)
+    # 3b. a reduction over an axis other than the one the golden reduces the same (matching) values over
+    if culprit is None:
+        culprit = wrong_axis(an, [observed, *window], evidence)
     # 4. geometry: a write whose values equal the golden at the read offsets, or a view breaking the tile grid
     if culprit is None:
         culprit = geometry(an, observed, window, evidence)
@@ -268,6 +280,14 @@ def analyze(recs: list[Rec] | Analyzer, golden: Golden | None = None, kernel_arg
                 culprit = rep.culprit
                 an.status.setdefault(culprit.seq, "unknown")
             else:
+                assert rep.ref is not None
+                wb = walk_back(an, observed, rep.culprit, rep.window, an.g.order[rep.ref[0]], replayer)
+                evidence.extend(wb.evidence)
+                if wb.culprit is not None:
+                    return result(observed, wb.culprit, window)
+                if wb.window:  # the earliest op whose golden alone repairs: the bug is in it or in its inputs
+                    rep.culprit = wb.window[0]
+                    rep.window = unverified_inputs(an, rep.culprit, set())
                 evidence.append(f"the ops between it and the last op whose value was known to be right have no "
                                 f"golden value to set: the bug is on line {rep.culprit.line} or on one of "
                                 f"{sorted({r.line for r in rep.window if r.line})}")

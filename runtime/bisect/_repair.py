@@ -31,7 +31,7 @@ from runtime.bisect._analyzer import BAD, GOOD, Analyzer, region_slice
 from runtime.bisect._compare import close
 from runtime.bisect._records import Rec
 
-__all__ = ["Repair", "repair_search", "reference"]
+__all__ = ["Repair", "confirm_pairings", "reference", "repair_search", "unverified_inputs", "walk_back"]
 
 log = logging.getLogger(__name__)
 
@@ -52,14 +52,15 @@ class Repair:
     evidence: list[str] = field(default_factory=list)
     replays: int = 0
     tested: int = 0
+    ref: tuple[str, str, tuple[int, ...]] | None = None
+    """the golden reference whose substitution at ``culprit`` repaired the departure"""
 
 
 def reference(an: Analyzer, r: Rec) -> tuple[str, str, tuple[int, ...]] | None:
     """(golden name, layout, region) of the value ``r`` should hold, or None when nothing says.
 
     In order: the golden it was compared with when it departed (``expected``); a golden tensor the same op
-    matched elsewhere at the same region (another pass over the same tile, ``view`` -> ``mul(r, scale)``); a
-    golden tensor named like its variable."""
+    matched elsewhere at the same region (another pass over the same tile, ``view`` -> ``mul(r, scale)``)."""
     if r.is_write or r.summ is None:
         return None
     st = an.status.get(r.seq)
@@ -70,19 +71,34 @@ def reference(an: Analyzer, r: Rec) -> tuple[str, str, tuple[int, ...]] | None:
         return g, an.lids.get(r.seq, ""), tuple(reg)
     offs = an.offs.get(r.seq)
     bs = r.bshape
-    if offs is not None and bs is not None and r.op not in _MOVES:  # (a move computes nothing: no evidence)
+    mine = _operand_key(an, r)
+    if offs is not None and bs is not None and r.op not in _MOVES and mine is not None:
+        # (a move computes nothing: no evidence; and only the same op on the same inputs - every operand matching
+        # the same golden region - says what this one should make: a ``mul`` of other values says nothing)
         for s in an.recs:
             if s.op != r.op or s.node == r.node or s.seq not in an.matched or an.status.get(s.seq) != "match":
                 continue
             if an.offs.get(s.seq) != offs or s.bshape != bs or s.attrs.get("_fn") != r.attrs.get("_fn"):
                 continue
+            if _operand_key(an, s) != mine:
+                continue
             g, reg = an.matched[s.seq]
             return g, an.lids.get(s.seq, ""), tuple(reg)
-    if r.name and r.name in an.g.arrays:
-        fr = an.first_region(r, r.name)
-        if fr is not None:
-            return r.name, fr[0], tuple(fr[1])
+    # (never by name alone: a kernel local named like a golden one - a helper's ``y`` re-bound five times - is
+    # often another quantity; held at it, a replay "shows right" inputs that are not, and the claim is wrong)
     return None
+
+
+def _operand_key(an: Analyzer, r: Rec) -> tuple | None:
+    """What ``r`` computes from, by value: each operand's matched golden region (None if one is not shown right)."""
+    key: list[tuple] = []
+    for p in an.operand_recs(r):
+        if an.status.get(p.seq) not in GOOD or p.seq not in an.matched:
+            return None
+        g, reg = an.matched[p.seq]
+        key.append((g, tuple(reg)))
+    key.extend(("tensor", str(ref.get("name"))) for ref in r.inputs or [] if ref.get("kind") == "tensor")
+    return tuple(key) if key else None
 
 
 def _cone(an: Analyzer, observed: Rec) -> list[Rec]:
@@ -138,7 +154,7 @@ def repair_search(an: Analyzer, observed: Rec, run: Callable[[Callable[[Any, Any
 
         def hook(env: Any, node: Any, v: tuple, seq: int) -> None:
             if seq in subs:
-                _substitute(an, env, node, subs[seq])
+                _substitute(an, env, node, subs[seq], an.by_seq[seq].bshape)
             elif seq == observed.seq:
                 got.append(_matches(an, env, node, v, observed, target))
                 raise _Stop
@@ -166,8 +182,9 @@ def repair_search(an: Analyzer, observed: Rec, run: Callable[[Callable[[Any, Any
     culprit, ref = cands[hi - 1]
     # the error enters at the culprit or at an op it is computed from (stopping at values shown right) that ran
     # after the last candidate whose reference does not repair the departure
-    out.window = _unverified_inputs(an, culprit, {r.seq for r, _ in cands[:hi - 1]})
+    out.window = unverified_inputs(an, culprit, {r.seq for r, _ in cands[:hi - 1]})
     out.culprit = culprit
+    out.ref = ref
     what = f"golden {ref[0]!r}" + (f" (laid out {ref[1]})" if ref[1] else "")
     out.evidence.append(
         f"repair test: in a replay where {culprit.where()} holds the value of {what} it should hold, "
@@ -191,21 +208,42 @@ def through_moves(an: Analyzer, observed: Rec, target: tuple[str, str, tuple[int
     if not observed.is_write or observed.bshape is None:
         return out
     cur = observed
+    ref = target
     for _ in range(16):
         ps = [p for p in an.parents(cur) if an.status.get(p.seq) not in ("input", "const")]
-        if len(ps) != 1 or ps[0].bshape != observed.bshape or ps[0].is_write:
+        if len(ps) != 1 or ps[0].is_write or ps[0].bshape is None:
             break
         p = ps[0]
+        if p.bshape != cur.bshape:
+            # through a reshape of the whole golden (a kernel computing [4, 8, 256] and writing it as [32, 256]):
+            # the value before it is the golden laid out in its shape
+            whole = _whole_layout(an, ref, cur, p.bshape)
+            if whole is None:
+                break
+            ref = whole
         if an.status.get(p.seq) in GOOD:
             break
-        out[p.seq] = target
+        out[p.seq] = ref
         if p.op not in _MOVES:
             break
         cur = p
     return out
 
 
-def _unverified_inputs(an: Analyzer, culprit: Rec, held: set[int]) -> list[Rec]:
+def _whole_layout(an: Analyzer, ref: tuple[str, str, tuple[int, ...]], cur: Rec, shape: tuple[int, ...],
+                  ) -> tuple[str, str, tuple[int, ...]] | None:
+    """``ref`` (a region covering all of golden ``ref[0]``) laid out in ``shape`` (same size), or None."""
+    g, _lid, reg = ref
+    garr = an.g.arrays[g]
+    if any(reg) or cur.bshape is None or int(np.prod(cur.bshape)) != garr.size or int(np.prod(shape)) != garr.size:
+        return None
+    for lid, arr in an.g.layouts(g, shape):
+        if tuple(arr.shape) == tuple(shape):
+            return g, lid, (0,) * len(shape)
+    return None
+
+
+def unverified_inputs(an: Analyzer, culprit: Rec, held: set[int]) -> list[Rec]:
     """The ops ``culprit`` is computed from whose values nothing shows right: not matching the golden and not
     among the ops the replay held at their reference (``held``); the walk stops at both. Setting the culprit
     repairs the departure and setting everything before it does not, so the error is in the culprit or in one
@@ -250,20 +288,26 @@ def _value_of(env: Any, node: Any, v: tuple) -> np.ndarray:
 def _matches(an: Analyzer, env: Any, node: Any, v: tuple, r: Rec, target: tuple[str, str, tuple[int, ...]]) -> bool:
     val = _value_of(env, node, v)
     g, lid, reg = target
-    garr = an.g.arrays[g] if r.is_write else an.g.layout(g, tuple(val.shape), lid)
+    garr = an.g.layout(g, tuple(val.shape), lid)  # (a write into an output of another rank: its shaped layout)
     if garr is None:
         return False
     sl = region_slice(garr, reg, tuple(val.shape))
     return sl is not None and close(val, sl, an.g.atol, an.g.rtol)
 
 
-def _substitute(an: Analyzer, env: Any, node: Any, ref: tuple[str, str, tuple[int, ...]]) -> None:
+def _substitute(an: Analyzer, env: Any, node: Any, ref: tuple[str, str, tuple[int, ...]],
+                bshape: tuple[int, ...] | None = None) -> None:
+    """Set the op's value (its valid box) to the golden region ``ref``. ``bshape``: the box the analysis compared
+    (a tile computed from a padded one keeps the emulator's poison past it: only the part before is set)."""
     key = node.op.out_key
     cur = env.buf.get(key) if key is not None else None
     if cur is None:
         return
     arr, valid = cur
-    box = tuple(slice(0, max(0, int(n))) for n in (valid if valid is not None else arr.shape))
+    ext = [int(n) for n in (valid if valid is not None else arr.shape)]
+    if bshape is not None and len(bshape) == len(ext):
+        ext = [min(e, int(b)) for e, b in zip(ext, bshape, strict=True)]
+    box = tuple(slice(0, max(0, n)) for n in ext)
     bs = tuple(int(s.stop) for s in box)
     sl = _golden_slice(an, ref, bs)
     if sl is None:
@@ -271,3 +315,201 @@ def _substitute(an: Analyzer, env: Any, node: Any, ref: tuple[str, str, tuple[in
     new = np.array(arr, copy=True)
     new[box] = np.asarray(sl).astype(new.dtype)
     env.buf[key] = (new, valid)
+
+
+_MAX_WALK_REPLAYS = 24
+"""replays the walk-back may spend (each stops right after the departing value)"""
+
+
+def _guesses(an: Analyzer, r: Rec, ceiling: int, limit: int = 2) -> list[tuple[str, str]]:
+    """Golden tensors ``r`` may stand for, nearest in the golden's data flow first: after the golden its operands
+    match (``floor``), not after ``ceiling`` (the golden the repair showed downstream), with a region that fits
+    its tile in every execution. A golden some other kernel value reproduces belongs to that value - unless it
+    is one of ``r``'s own operands (the golden's step was an identity there: a scale of 1, a mask of zeros)."""
+    floor = an._operand_order(r)
+    if floor < 0 and r.op not in ("matmul",):
+        return []
+    own = {p.seq for p in an.operand_recs(r)}
+    running = feeds_local_state(an, r)
+    out: list[tuple[str, str]] = []
+    for g, o in sorted(an.g.order.items(), key=lambda kv: kv[1]):
+        if not floor < o <= ceiling or an.g.kinds.get(g) == "input" or an.g.is_input_copy(g):
+            continue
+        taken = any(x.summ is not None and g in x.summ.hits and an.status.get(x.seq) in GOOD and x.seq not in own
+                    and x.node != r.node for x in an.recs)
+        if taken:
+            continue
+        fr = an.first_region(r, g)
+        if fr is None:
+            continue
+        if running:
+            f = next((x.summ.fit[g] for x in an.recs if x.node == r.node and x.summ is not None
+                      and g in x.summ.fit), None)
+            if f is None or f[1] is None:
+                continue  # a partial value (one chunk of running state) is never set to the whole's golden
+        out.append((g, fr[0]))
+        if len(out) >= limit:
+            break
+    return out
+
+
+def feeds_local_state(an: Analyzer, r: Rec, depth: int = 6) -> bool:
+    """``r`` (through values without a golden counterpart) is written into a local tensor, not a kernel argument:
+    running state (an online softmax's sum, a tiled reduction's accumulator), so its value may be a partial one
+    by design - one chunk's share of a golden total."""
+    if not an.arg_shapes:
+        return False
+    kids: dict[int, list[Rec]] = {}
+    for x in an.recs:
+        if x.seq > r.seq:
+            for p in an.operand_recs(x):
+                kids.setdefault(p.seq, []).append(x)
+    frontier, seen = [r], {r.seq}
+    for _ in range(depth):
+        nxt = []
+        for x in frontier:
+            for c in kids.get(x.seq, []):
+                if c.seq in seen:
+                    continue
+                seen.add(c.seq)
+                if c.is_write and c.target and c.target not in an.arg_shapes:
+                    return True
+                if an.status.get(c.seq) not in GOOD:
+                    nxt.append(c)
+        frontier = nxt
+    return False
+
+
+def walk_back(an: Analyzer, observed: Rec, start: Rec, window: list[Rec], ceiling: int,
+              run: Callable[[Callable[[Any, Any, tuple, int], None]], None]) -> Repair:
+    """From the op the repair search stopped at (``start``: its value repairs the departure, but the ops it is
+    computed from have no golden value of their own) back to the cause.
+
+    The ops of ``window`` have no golden counterpart by value. For each, earliest first, the golden tensors its
+    place in the data flow allows (:func:`_guesses`) are tried one at a time: a replay sets *every* execution of
+    the op (each at its own region) to that golden and nothing else. The first op whose substitution alone
+    repairs the departing value, and whose operands all match the golden, is the culprit: its inputs are right,
+    and its output - set right - is all it takes to make the departure disappear. A guess that is not the
+    quantity the op computes does not repair anything, so it never makes a claim; it only costs a replay."""
+    out = Repair()
+    tried = 0
+    order = sorted({r.node: r for r in window if r.node is not None and not r.is_write
+                    and r.op not in _MOVES}.values(), key=lambda r: r.seq)
+    for r in order:
+        if tried >= _MAX_WALK_REPLAYS:
+            out.evidence.append(f"walk-back stopped after {tried} replays")
+            break
+        execs = [x for x in an.recs if x.node == r.node and x.seq <= observed.seq and x.bshape is not None]
+        for g, lid in _guesses(an, r, ceiling):
+            subs: dict[int, tuple[str, str, tuple[int, ...]]] = {}
+            for x in execs:
+                fr = an.first_region(x, g)
+                if fr is None or fr[0] != lid:
+                    subs = {}
+                    break
+                subs[x.seq] = (g, lid, tuple(fr[1]))
+            if not subs:
+                continue
+            tried += 1
+            if _repairs(an, observed, subs, run):
+                from runtime.bisect._claims import _operands_good  # (no import cycle at module load)
+
+                if not _operands_good(an, r):
+                    out.window = [r]
+                    out.evidence.append(f"repair test: setting {r.where()} (every execution) to golden {g!r} "
+                                        f"repairs {observed.where()}, but its operands are not shown right")
+                    out.replays = tried
+                    return out
+                out.culprit = r
+                out.replays = tried
+                an.status[r.seq] = "mismatch"  # shown by the repair: its golden value removes the departure
+                an.expected.setdefault(r.seq, (g, subs[r.seq][2] if r.seq in subs else next(iter(subs.values()))[2]))
+                if lid:
+                    an.lids.setdefault(r.seq, lid)
+                out.evidence.append(
+                    f"walk-back: {start.where()} has no golden value of its own inputs to check; in a replay where "
+                    f"only {r.where()} (every execution, {len(subs)}) holds golden {g!r}"
+                    + (f" (laid out {lid})" if lid else "") + f", {observed.where()} matches the golden, and every "
+                    f"operand of it matches: the departure starts there ({tried} replays)")
+                return out
+    out.replays = tried
+    return out
+
+
+def _repairs(an: Analyzer, observed: Rec, subs: dict[int, tuple[str, str, tuple[int, ...]]],
+             run: Callable[[Callable[[Any, Any, tuple, int], None]], None]) -> bool:
+    target = _observed_golden(an, observed)
+    if target is None:
+        return False
+    got: list[bool] = []
+
+    def hook(env: Any, node: Any, v: tuple, seq: int) -> None:
+        if seq in subs:
+            _substitute(an, env, node, subs[seq], an.by_seq[seq].bshape)
+        elif seq == observed.seq:
+            got.append(_matches(an, env, node, v, observed, target))
+            raise _Stop
+        elif seq > observed.seq:
+            raise _Stop
+
+    try:
+        run(hook)
+    except _Stop:
+        pass
+    return bool(got and got[0])
+
+
+def confirm_pairings(an: Analyzer, run: Callable[[Callable[[Any, Any, tuple, int], None]], None],
+                     evidence: list[str], limit: int = 12) -> None:
+    """A departing value that has a reference only by orphan pairing (``_claims.pair_orphans``: no value matched
+    the golden tensor, the op's place in the data flow fits it) is evidence only if it is the same quantity. The
+    test: set every execution of the paired op to the golden it was paired with; the first departing value
+    downstream of it that is anchored by value (an output write, a value compared with its own golden) must come
+    out right. A golden ``inv_rms = rsqrt(ms)`` paired with a kernel's ``sqrt(ms)`` (the kernel divides later)
+    fails it - the reciprocal makes everything after it worse - and the pairing is dropped (the op goes back to
+    having no golden counterpart). A pairing nothing downstream can test is kept, as before."""
+    for _ in range(limit):
+        bad = [r for r in an.recs if an.status.get(r.seq) in BAD]
+        r = bad[0] if bad else None
+        if r is None or r.node is None or an.paired.get(r.node) is None:
+            return
+        g = an.paired[r.node]
+        kids: dict[int, list[Rec]] = {}
+        for x in an.recs:
+            for p in an.parents(x):
+                kids.setdefault(p.seq, []).append(x)
+        # downstream of every execution of the op; the last departing value anchored by value is tested (a
+        # kernel that rewrites a whole output per tile holds all tiles' values only in its last write)
+        execs = [x for x in an.recs if x.node == r.node]
+        seen, stack, down = {x.seq for x in execs}, list(execs), []
+        while stack and len(seen) < 20000:
+            for c in kids.get(stack.pop().seq, []):
+                if c.seq not in seen:
+                    seen.add(c.seq)
+                    stack.append(c)
+                    if an.status.get(c.seq) in BAD and an.paired.get(c.node) is None \
+                            and _observed_golden(an, c) is not None:
+                        down.append(c)
+        if not down:
+            evidence.append(f"(the pairing of {r.where()} with golden {g!r} could not be tested: nothing downstream "
+                            "of it is compared with a golden of its own)")
+            return
+        d = max(down, key=lambda c: c.seq)
+        subs = {x.seq: (an.expected[x.seq][0], an.lids.get(x.seq, ""), tuple(an.expected[x.seq][1]))
+                for x in an.recs if x.node == r.node and x.seq < d.seq and x.seq in an.expected
+                and an.status.get(x.seq) in BAD}
+        if _repairs(an, d, subs, run):
+            evidence.append(f"repair test: with {r.where()} set to golden {g!r} (the value it was paired with), "
+                            f"{d.where()} matches the golden: the pairing holds")
+            return
+        for x in an.recs:
+            if x.node == r.node:
+                if an.status.get(x.seq) in BAD or (x.seq in an.matched and an.matched[x.seq][0] == g):
+                    an.status[x.seq] = "unknown"
+                an.expected.pop(x.seq, None)
+                an.lids.pop(x.seq, None)
+                if x.seq in an.matched and an.matched[x.seq][0] == g:
+                    del an.matched[x.seq]
+        del an.paired[r.node]
+        evidence.append(f"the pairing of {r.where()} with golden {g!r} is dropped: with it set to that golden, "
+                        f"{d.where()} still departs (not the same quantity)")

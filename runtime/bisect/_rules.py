@@ -16,7 +16,7 @@ from runtime.bisect._compare import mismatch_mask
 from runtime.bisect._parse import parse_source
 from runtime.bisect._records import Rec
 
-__all__ = ["coverage_gap", "geometry", "missing_cast", "rebound_after_loop", "stale_state"]
+__all__ = ["coverage_gap", "geometry", "missing_cast", "rebound_after_loop", "stale_state", "wrong_axis"]
 
 
 def _driving_loop(source: str | None, write: Rec, axis: int) -> Rec | None:
@@ -60,14 +60,21 @@ def coverage_gap(an: Analyzer, outputs: dict[str, np.ndarray]) -> tuple[dict[str
         if gname is None or gname not in outputs:
             continue
         g = an.g.arrays[gname]
+        rank = next((len(w.offsets) for w in ws if w.offsets is not None), g.ndim)
+        if rank != g.ndim:  # the kernel writes the output in another rank (the wrapper reshapes it on the host)
+            g_k = an.g.shaped(gname, rank)
+            if g_k is None or g_k.size != g.size:
+                continue
+            g = g_k
         cover = np.zeros(g.shape, dtype=bool)
         for w in ws:
             if w.offsets is None or w.valid_shape is None or len(w.offsets) != g.ndim:
                 continue
             cover[tuple(slice(max(0, o), max(0, o + n)) for o, n in zip(w.offsets, w.valid_shape, strict=True))] = True
         got = np.asarray(outputs[gname])
-        if got.shape != g.shape:
+        if got.size != g.size:
             continue
+        got = got.reshape(g.shape)
         gap = mismatch_mask(got, g, an.g.atol, an.g.rtol) & ~cover
         n_gap = int(gap.sum())
         if not n_gap:
@@ -93,6 +100,16 @@ def coverage_gap(an: Analyzer, outputs: dict[str, np.ndarray]) -> tuple[dict[str
                     an.status[views[0].seq] = "misplaced"
                 notes.append(f"the tile written at {w.where()} has valid_shape {w.valid_shape} of tile "
                              f"{t}; it was cut at {culprit.where()}")
+                if views and views[0].valid_shape is not None and views[0].shape is not None:
+                    cut = [a for a, (vs, sz) in enumerate(zip(views[0].valid_shape, views[0].shape, strict=True))
+                           if vs < sz]
+                    bound = _bound_line(an.source, views[0].line, cut[0]) if len(cut) == 1 else None
+                    if bound is not None:
+                        line, name = bound
+                        notes.append(f"its valid shape on axis {cut[0]} is {name!r}, computed at line {line}: the "
+                                     "bound is wrong there (the view only passes it on)")
+                        culprit = Rec(seq=-1, node=None, op="valid_shape", file=views[0].file, line=line,
+                                      iteration=dict(views[0].iteration))
                 break
         if culprit is None and ws:
             culprit = ws[-1]
@@ -153,6 +170,13 @@ def geometry(an: Analyzer, observed: Rec, window: list[Rec], evidence: list[str]
         at = [v for v in at if dist[v.seq] == near]  # the read on the write's own path, not one via running state
         if len({v.node for v in at}) == 1:
             v = at[-1]
+            stuck = _stuck_write_axes(an, observed, v, tuple(lin))
+            if stuck:
+                evidence.append(f"the write at {observed.where()} stays at offset {observed.offsets} on axis {stuck} "
+                                f"in every iteration while the read at {v.where()} follows the loop: the write's "
+                                "offsets are wrong")
+                an.status[observed.seq] = "misplaced"
+                return observed
             evidence.append(f"the view at {v.where()} reads at offsets {v.offsets}, where the values written at "
                             f"{observed.offsets} belong: its offsets do not follow the write's")
             an.status[v.seq] = "misplaced"
@@ -172,6 +196,59 @@ def geometry(an: Analyzer, observed: Rec, window: list[Rec], evidence: list[str]
         return None  # operands disagree but no view breaks the grid: left to the evidence rules (_claims)
     evidence.extend(notes)
     return observed
+
+
+def _bound_line(source: str | None, view_line: int | None, axis: int) -> tuple[int, str] | None:
+    """The line that computes the bare name a view passes as its ``valid_shape`` on ``axis`` (the last assignment
+    of that name before the view, in the same function), with the name; None when the bound is an expression on
+    the view's own line or cannot be found."""
+    if not source or view_line is None:
+        return None
+    try:
+        tree = parse_source(source)
+    except (SyntaxError, ValueError):
+        return None
+    name = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node.lineno == view_line and isinstance(node.func, ast.Attribute) \
+                and node.func.attr == "view":
+            for kw in node.keywords:
+                if kw.arg == "valid_shape" and isinstance(kw.value, ast.List | ast.Tuple) \
+                        and len(kw.value.elts) > axis and isinstance(kw.value.elts[axis], ast.Name):
+                    name = kw.value.elts[axis].id
+    if name is None:
+        return None
+    best = None
+    for fn in ast.walk(tree):
+        if not isinstance(fn, ast.FunctionDef) or not fn.lineno <= view_line <= (fn.end_lineno or fn.lineno):
+            continue
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Assign) and node.lineno < view_line and any(
+                    isinstance(t, ast.Name) and t.id == name for t in node.targets):
+                if best is None or node.lineno > best:
+                    best = node.lineno
+    return (best, name) if best is not None else None
+
+
+def _stuck_write_axes(an: Analyzer, w: Rec, v: Rec, lin: tuple[int, ...]) -> list[int]:
+    """Axes on which the write ``w`` and the read ``v`` disagree (``lin``: where the written values belong), the
+    write's offset never moves over all executions of its statement, and the read's does (``out[i:, 0:]`` for
+    every column tile ``d``): the write is the one that does not follow the loop."""
+    offs = tuple(w.offsets or ())
+    if len(offs) != len(lin):
+        return []
+    ws = [x for x in an.recs if x.is_write and x.line == w.line and x.target == w.target and x.offsets is not None]
+    vs = [x for x in an.recs if x.op == "view" and x.line == v.line and x.source == v.source and x.offsets is not None]
+    out = []
+    for a, (o, lo) in enumerate(zip(offs, lin, strict=True)):
+        if o == lo:
+            continue
+        if len({x.offsets[a] for x in ws if len(x.offsets) > a}) == 1 and \
+                len({x.offsets[a] for x in vs if len(x.offsets) > a}) > 1:  # type: ignore[index]
+            out.append(a)
+        else:
+            return []
+    return out
 
 
 def _hops(an: Analyzer, r: Rec) -> dict[int, int]:
@@ -338,3 +415,61 @@ def static_missing_cast(source: str | None, error_line: int | None) -> int | Non
             suspects.append(line)
         frontier |= reads
     return min(suspects) if suspects else None
+
+
+_REDUCERS = {"sum": np.sum, "amax": np.max, "amin": np.min, "mean": np.mean}
+
+
+def wrong_axis(an: Analyzer, window: list[Rec], evidence: list[str]) -> Rec | None:
+    """A reduction over the wrong axis, shown by values: its operand matches golden ``X`` (plain layout), the
+    kernel reduces axis ``a``, and reducing the same golden slice of ``X`` over another axis ``a'`` gives a golden
+    tensor later in the data flow (exactly, or a constant multiple of it: a sum the golden takes as a mean), while
+    the kernel's own value matches nothing. The culprit is the reduction: its input is right, and the golden
+    reduces that input over ``a'``."""
+    from runtime.bisect._analyzer import region_slice
+    from runtime.bisect._compare import close, fit
+
+    for r in sorted(window, key=lambda x: x.seq)[:200]:
+        if r.op not in _REDUCERS or an.status.get(r.seq) in GOOD:
+            continue
+        ops = an.operand_recs(r)
+        if len(ops) != 1 or an.status.get(ops[0].seq) != "match" or an.lids.get(ops[0].seq):
+            continue
+        p = ops[0]
+        xname, reg = an.matched[p.seq]
+        pbs = p.bshape
+        if pbs is None:
+            continue
+        xs = region_slice(an.g.shaped(xname, len(pbs)) if an.g.shaped(xname, len(pbs)) is not None
+                          else an.g.arrays[xname], tuple(reg), pbs)
+        if xs is None:
+            continue
+        a = int(r.attrs.get("dim", -1)) % len(pbs)
+        for a2 in range(len(pbs)):
+            if a2 == a or pbs[a2] <= 1:
+                continue
+            red = _REDUCERS[r.op](np.asarray(xs, dtype=np.float64), axis=a2, keepdims=True)
+            reg2 = list(reg)
+            reg2[a2] = 0
+            for gname, o in sorted(an.g.order.items(), key=lambda kv: kv[1]):
+                if o <= an.g.order[xname] or an.g.kinds.get(gname) == "input":
+                    continue
+                garr = an.g.shaped(gname, len(pbs))
+                if garr is None:
+                    continue
+                gs = region_slice(garr, tuple(reg2), red.shape)
+                if gs is None:
+                    continue
+                same = close(red, gs, an.g.atol, an.g.rtol)
+                corr, k = fit(red, gs) if not same else (1.0, None)
+                if not same and (k is None or corr < 0.999):
+                    continue
+                how = "equals" if same else f"is {k:.4g} times"
+                evidence.append(f"{r.where()} reduces axis {a} of a value that matches golden {xname!r}; reducing "
+                                f"that golden over axis {a2} instead gives a value golden {gname!r} {how} "
+                                f"(the kernel's own result matches no golden tensor): the reduction takes the "
+                                "wrong axis")
+                an.status[r.seq] = "mismatch"
+                an.expected[r.seq] = (gname, tuple(reg2))
+                return r
+    return None
