@@ -745,11 +745,15 @@ class Analyzer:
             return "nan"  # (NaN next to a padded operand may be its poison carried along: no evidence)
         floor = -1 if r.op in _TRANSPARENT else self._operand_order(r)
         strict = r.op not in _TRANSPARENT
+        derived_ok = all(self.status.get(p.seq) in GOOD for p in self.operand_recs(r))
         dt = str(r.dtype or "")
         cands = sorted(s.hits, key=lambda n: (n != r.name, _dname(self.g.arrays[n]) != dt, self.g.order[n]))
         for gname in cands:
             o = self.g.order[gname]
             if gname != r.name and (o < floor or (strict and o == floor)):
+                continue
+            if (strict or not derived_ok) and (self.g.kinds[gname] == "input" or self.g.is_input_copy(gname)):
+                # a computed value equal to an input (``states + 1e-6 * z4``, or a view of it) is no evidence
                 continue
             self.matched[r.seq] = (gname, s.hits[gname])
             if gname in s.lids:
