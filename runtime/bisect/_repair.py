@@ -31,7 +31,7 @@ from runtime.bisect._analyzer import BAD, GOOD, Analyzer, region_slice
 from runtime.bisect._compare import close
 from runtime.bisect._records import Rec
 
-__all__ = ["Repair", "confirm_pairings", "reference", "repair_search", "unverified_inputs", "walk_back"]
+__all__ = ["Repair", "confirm_pairings", "name_reference", "reference", "repair_search", "unverified_inputs", "walk_back"]
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ class Repair:
     """the golden reference whose substitution at ``culprit`` repaired the departure"""
 
 
-def reference(an: Analyzer, r: Rec) -> tuple[str, str, tuple[int, ...]] | None:
+def reference(an: Analyzer, r: Rec, weak_ok: bool = False) -> tuple[str, str, tuple[int, ...]] | None:
     """(golden name, layout, region) of the value ``r`` should hold, or None when nothing says.
 
     In order: the golden it was compared with when it departed (``expected``); a golden tensor the same op
@@ -72,21 +72,32 @@ def reference(an: Analyzer, r: Rec) -> tuple[str, str, tuple[int, ...]] | None:
     offs = an.offs.get(r.seq)
     bs = r.bshape
     mine = _operand_key(an, r)
-    if offs is not None and bs is not None and r.op not in _MOVES and mine is not None:
-        # (a move computes nothing: no evidence; and only the same op on the same inputs - every operand matching
-        # the same golden region - says what this one should make: a ``mul`` of other values says nothing)
+    if offs is not None and bs is not None and r.op not in _MOVES and (mine is not None or weak_ok):
+        # (a move computes nothing: no evidence; and where every operand of ``r`` is shown right, only the same op
+        # on the same inputs - each operand matching the same golden region - says what it should make: a ``mul``
+        # of other values says nothing. Where some operand is not shown right, the sibling is a weak hint only.)
         for s in an.recs:
             if s.op != r.op or s.node == r.node or s.seq not in an.matched or an.status.get(s.seq) != "match":
                 continue
             if an.offs.get(s.seq) != offs or s.bshape != bs or s.attrs.get("_fn") != r.attrs.get("_fn"):
                 continue
-            if _operand_key(an, s) != mine:
+            if mine is not None and _operand_key(an, s) != mine:
                 continue
             g, reg = an.matched[s.seq]
             return g, an.lids.get(s.seq, ""), tuple(reg)
-    # (never by name alone: a kernel local named like a golden one - a helper's ``y`` re-bound five times - is
-    # often another quantity; held at it, a replay "shows right" inputs that are not, and the claim is wrong)
     return None
+
+
+def name_reference(an: Analyzer, r: Rec) -> tuple[str, str, tuple[int, ...]] | None:
+    """A golden tensor named like ``r``'s variable (plain layout only), as a *weak* reference: the repair search
+    may set ``r`` to it, but a replay holding it there never shows ``r`` right - a kernel local named like a golden
+    one (a helper's ``y`` re-bound five times) is often another quantity, and the claim would be wrong."""
+    if r.is_write or r.summ is None or an.status.get(r.seq) in GOOD or not r.name or r.name not in an.g.arrays:
+        return None
+    fr = an.first_region(r, r.name)
+    if fr is None or fr[0].startswith("axes"):
+        return None
+    return r.name, fr[0], tuple(fr[1])
 
 
 def _operand_key(an: Analyzer, r: Rec) -> tuple | None:
@@ -137,8 +148,13 @@ def repair_search(an: Analyzer, observed: Rec, run: Callable[[Callable[[Any, Any
         return out
     moved = through_moves(an, observed, target)
     cands = []
+    weak: set[int] = set()
     for r in _cone(an, observed):
         ref = moved.get(r.seq) or reference(an, r)
+        if ref is None:
+            ref = reference(an, r, weak_ok=True) or name_reference(an, r)
+            if ref is not None:
+                weak.add(r.seq)
         if ref is not None and r.bshape is not None and _golden_slice(an, ref, r.bshape) is not None:
             cands.append((r, ref))
     log.debug("repair: %s departs; %d candidates with a reference: %s", observed.where(), len(cands),
@@ -182,7 +198,7 @@ def repair_search(an: Analyzer, observed: Rec, run: Callable[[Callable[[Any, Any
     culprit, ref = cands[hi - 1]
     # the error enters at the culprit or at an op it is computed from (stopping at values shown right) that ran
     # after the last candidate whose reference does not repair the departure
-    out.window = unverified_inputs(an, culprit, {r.seq for r, _ in cands[:hi - 1]})
+    out.window = unverified_inputs(an, culprit, {r.seq for r, _ in cands[:hi - 1] if r.seq not in weak})
     out.culprit = culprit
     out.ref = ref
     what = f"golden {ref[0]!r}" + (f" (laid out {ref[1]})" if ref[1] else "")
@@ -327,7 +343,9 @@ def _guesses(an: Analyzer, r: Rec, ceiling: int, limit: int = 2) -> list[tuple[s
     its tile in every execution. A golden some other kernel value reproduces belongs to that value - unless it
     is one of ``r``'s own operands (the golden's step was an identity there: a scale of 1, a mask of zeros)."""
     floor = an._operand_order(r)
-    if floor < 0 and r.op not in ("matmul",):
+    if floor < 0:
+        floor = _ancestor_order(an, r)
+    if floor < 0:
         return []
     own = {p.seq for p in an.operand_recs(r)}
     running = feeds_local_state(an, r)
@@ -351,6 +369,40 @@ def _guesses(an: Analyzer, r: Rec, ceiling: int, limit: int = 2) -> list[tuple[s
         if len(out) >= limit:
             break
     return out
+
+
+def _ancestor_order(an: Analyzer, r: Rec, limit: int = 200) -> int:
+    """Golden data-flow position of the nearest values ``r`` is computed from that match the golden (-1: none)."""
+    best, seen, stack = -1, {r.seq}, [r]
+    while stack and len(seen) < limit:
+        for p in an.operand_recs(stack.pop()):
+            if p.seq in seen:
+                continue
+            seen.add(p.seq)
+            if an.status.get(p.seq) in GOOD and p.seq in an.matched:
+                best = max(best, an.g.order[an.matched[p.seq][0]])
+            else:
+                stack.append(p)
+    return best
+
+
+def _node_fit(an: Analyzer, r: Rec, g: str) -> tuple[float, float | None] | None:
+    return next((x.summ.fit[g] for x in an.recs if x.node == r.node and x.summ is not None and g in x.summ.fit),
+                None)
+
+
+def _wrong_constant(an: Analyzer, r: Rec, g: str) -> tuple[Rec, float, float] | None:
+    """``r`` applies a scalar constant (``mul`` / ``div`` with one tensor operand) to a value that is ``k`` times
+    golden ``g`` and makes ``k'`` times it (``k'`` != 1): the constant that should have made it ``g`` is wrong here
+    (``s / (n // 2)`` where the golden takes ``mean = s / n``). Returns (operand, k, k')."""
+    ops = an.operand_recs(r)
+    tensors = [ref for ref in r.inputs or [] if ref.get("kind") == "tensor"]
+    if r.op not in ("mul", "div") or len(ops) != 1 or tensors:
+        return None
+    fp, fr = _node_fit(an, ops[0], g), _node_fit(an, r, g)
+    if fp is None or fr is None or fp[1] is None or fr[1] is None or min(fp[0], fr[0]) < 0.999:
+        return None
+    return ops[0], fp[1], fr[1]
 
 
 def feeds_local_state(an: Analyzer, r: Rec, depth: int = 6) -> bool:
@@ -414,6 +466,18 @@ def walk_back(an: Analyzer, observed: Rec, start: Rec, window: list[Rec], ceilin
             if _repairs(an, observed, subs, run):
                 from runtime.bisect._claims import _operands_good  # (no import cycle at module load)
 
+                const = _wrong_constant(an, r, g) if not _operands_good(an, r) else None
+                if const is not None:
+                    p, k, k2 = const
+                    out.culprit = r
+                    out.replays = tried
+                    an.status[r.seq] = "mismatch"
+                    an.expected.setdefault(r.seq, (g, subs[r.seq][2] if r.seq in subs else next(iter(subs.values()))[2]))
+                    out.evidence.append(
+                        f"walk-back: in a replay where only {r.where()} holds golden {g!r}, {observed.where()} matches "
+                        f"the golden; its operand ({p.where()}) is {k:.4g} times {g!r} and it makes {k2:.4g} times "
+                        f"{g!r}: the constant it applies is wrong ({tried} replays)")
+                    return out
                 if not _operands_good(an, r):
                     out.window = [r]
                     out.evidence.append(f"repair test: setting {r.where()} (every execution) to golden {g!r} "
