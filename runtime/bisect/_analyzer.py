@@ -344,6 +344,8 @@ class Analyzer:
         self.source: str | None = None
         self.fit_executions = fit_executions
         self._fitted: dict[int | None, int] = {}
+        self.returned: dict[str, str] = {}
+        """kernel argument -> the golden output the wrapper returned its final contents as (set before ``finish``)"""
         self.checkpoints: set[str] = set()
         """kernel parameters named like golden intermediates (checkpoint method): writes into them are checked"""
 
@@ -491,6 +493,11 @@ class Analyzer:
         for src, v in sorted(votes.items()):
             self.param_map[src] = max(sorted(v), key=lambda k: v[k])
         for tgt in self.writes:
+            out = self.returned.get(tgt)
+            if out is not None and out in self.g.arrays and self.g.kinds.get(out) == "output":
+                self.write_map[tgt] = out  # the wrapper returns what it holds: compared with that output
+                self.param_map.setdefault(tgt, out)
+                continue
             g = self.param_map.get(tgt)
             if g is not None and g not in self.inputs:
                 self.write_map[tgt] = g
