@@ -445,6 +445,17 @@ def walk_back(an: Analyzer, observed: Rec, start: Rec, window: list[Rec], ceilin
     quantity the op computes does not repair anything, so it never makes a claim; it only costs a replay."""
     out = Repair()
     tried = 0
+    ref = an.expected.get(start.seq)
+    g0 = ref[0] if ref is not None else next((g for g, o in an.g.order.items() if o == ceiling), None)
+    const = _wrong_constant(an, start, g0) if g0 is not None else None
+    if const is not None:  # the op the repair stopped at applies a wrong constant to a multiple of its golden
+        p, k, k2 = const
+        out.culprit = start
+        an.status[start.seq] = "mismatch"
+        out.evidence.append(f"{start.where()} repairs the departure when set to golden {g0!r}; its operand "
+                            f"({p.where()}) is {k:.4g} times {g0!r} and it makes {k2:.4g} times {g0!r}: the "
+                            "constant it applies is wrong")
+        return out
     order = sorted({r.node: r for r in window if r.node is not None and not r.is_write
                     and r.op not in _MOVES}.values(), key=lambda r: r.seq)
     for r in order:
@@ -491,7 +502,8 @@ def walk_back(an: Analyzer, observed: Rec, start: Rec, window: list[Rec], ceilin
                 if lid:
                     an.lids.setdefault(r.seq, lid)
                 out.evidence.append(
-                    f"walk-back: {start.where()} has no golden value of its own inputs to check; in a replay where "
+                    f"walk-back: the values {start.where()} is computed from have no golden counterpart; in a replay "
+                    f"where "
                     f"only {r.where()} (every execution, {len(subs)}) holds golden {g!r}"
                     + (f" (laid out {lid})" if lid else "") + f", {observed.where()} matches the golden, and every "
                     f"operand of it matches: the departure starts there ({tried} replays)")
