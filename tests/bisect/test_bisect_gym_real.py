@@ -11,6 +11,13 @@ Each case here is one of the things that surprised us on the corpus:
   later) and named as the culprit; the repair test must drop that pairing and name the real line.
 * ``as_sum_stale``: the walk-back must not set a per-tile partial sum to the golden's total (it "repairs" the
   stale running sum and would name the correct partial sum).
+* ``lstm_alpha``: ``states + 1e-6 * z4`` equals the *input* ``states_4d`` within tolerance; a computed value that
+  "matched" an input hid the bug behind it.
+* ``ll_scale``: the kernel's ``topk_weights`` is returned as ``tw``; mapped by name-free data flow (the sandbox's
+  run and the trusted replay differ in the last bit, so the values are compared nearly, not exactly).
+* ``rms_mean`` (``s / (n // 2)``: the op applying a constant), ``rms_axis`` (wrong reduction axis),
+  ``sig_out_col`` (a write that never follows the loop) and ``sig_tail`` (the bound computed on the line before
+  the view that uses it).
 """
 
 from __future__ import annotations
@@ -26,7 +33,8 @@ from runtime.bisect import bisect
 pytestmark = pytest.mark.slow
 
 GYM = shared_gym()
-NAMED = ["mhc_exp2", "gqa_scale", "lstm_term2"]
+NAMED = ["mhc_exp2", "gqa_scale", "lstm_term2", "lstm_alpha", "ll_scale", "rms_mean", "rms_axis", "sig_out_col",
+         "sig_tail"]
 
 
 def test_corpus_spans_enough_operators_and_kinds() -> None:
