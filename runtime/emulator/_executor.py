@@ -54,10 +54,11 @@ run_in_process.takes_prepared = True  # type: ignore[attr-defined]
 """an executor with this attribute takes ``prepared=`` (the frontend passes the trace cache's prepared body)"""
 
 
-def prepared_for(program: KernelProgram) -> XRegion | None:
-    """The executable form of ``program``, or None when it cannot be prepared (`execute` then reports why)."""
+def prepared_for(program: KernelProgram, npuarch: str = "DAV_2201") -> XRegion | None:
+    """The executable form of ``program`` on ``npuarch``, or None when it cannot be prepared (`execute` then reports
+    why)."""
     try:
-        return prepare(program)
+        return prepare(program, npuarch)
     except Exception:  # noqa: BLE001 - execute prepares it again and raises its own ProgramError
         return None
 
@@ -113,7 +114,7 @@ def exec_options(session: Session) -> ExecOptions:
         def hook(env: Any, node: Any, v: tuple) -> None:
             _record(session, env, node, v)
     return ExecOptions(out_of_bounds=o.out_of_bounds, check_poison=o.check_poison, poison_check=o.poison_check,
-                       record=o.record, on_record=hook)
+                       record=o.record, on_record=hook, npuarch=o.npuarch)
 
 
 def record_fields(env: Any, node: Any, v: tuple, seq: int) -> dict[str, Any]:

@@ -140,7 +140,7 @@ class JitFunction:
         e = self._last_entry
         if e is not None and e.program is program and getattr(ex, "takes_prepared", False):
             if e.prepared is None:  # a program the cache hands out again is prepared once
-                e.prepared = _executor.prepared_for(program)
+                e.prepared = _executor.prepared_for(program, s.options.npuarch)
             res = ex(program, arrays, _executor.exec_options(s), prepared=e.prepared)  # type: ignore[call-arg]
         else:
             res = ex(program, arrays, _executor.exec_options(s))

@@ -1,7 +1,8 @@
 """Numeric conversions with the device's rounding rules.
 
 16-bit floats are computed in float32 and rounded once per op to the output dtype (round-to-nearest-even,
-ml_dtypes for bf16), which is what the vector unit does. Casts follow `CastMode` / `SaturationMode`
+ml_dtypes for bf16), which is what the vector unit does - except BF16 on A2/A3, where the compiler keeps the chain
+in float32 and rounds where it is written out (`device._promote`, `to_bf16`). Casts follow `CastMode` / `SaturationMode`
 (spec §5.5): float->int defaults to TRUNC, everything else to RINT; saturation ON clamps, OFF wraps.
 """
 
@@ -10,9 +11,10 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
+from runtime.emulator._buffers import POISON_BITS
 from runtime.emulator._enums import FLOAT_TYPES, CastMode, DataType, SaturationMode, numpy_dtype
 
-__all__ = ["cast_array", "compute", "narrow_float"]
+__all__ = ["cast_array", "compute", "narrow_float", "to_bf16"]
 
 _F32 = np.dtype(np.float32)
 _LOW = {np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16), np.dtype(ml_dtypes.float8_e4m3fn),
@@ -24,6 +26,26 @@ def compute(arr: np.ndarray) -> np.ndarray:
     if arr.dtype in _LOW:
         return arr.astype(_F32)
     return arr
+
+
+_BF16 = np.dtype(ml_dtypes.bfloat16)
+
+
+def to_bf16(arr: np.ndarray) -> np.ndarray:
+    """A BF16 value held in FP32 (the A2/A3 compiler's promotion, `device._promote`) rounded to BF16 (RNE) where
+    the device writes it out; any other array unchanged. Poison (`_buffers`) stays poison: ml_dtypes turns every
+    FP32 NaN into the canonical BF16 NaN, which would hide padding that reached an output."""
+    if arr.dtype != _F32:
+        return arr
+    r = arr.astype(_BF16)
+    bits = r.view(np.uint16)
+    nan = (bits & 0x7FFF) > 0x7F80
+    if nan.any():
+        hi = (np.ascontiguousarray(arr).view(np.uint32) >> 16).astype(np.uint16)
+        poison = nan & ((hi & 0x7FFF) == ((POISON_BITS >> 16) & 0x7FFF))
+        if poison.any():
+            bits[poison] = hi[poison]
+    return r
 
 
 def _bits_dtype(dt: np.dtype) -> np.dtype:

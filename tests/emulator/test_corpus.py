@@ -8,6 +8,7 @@ every other argument is left bit-identical, and the warnings are the ones the ca
 """
 
 import ast
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +72,8 @@ def _snapshot(args: tuple) -> dict[int, np.ndarray]:
 
 
 def _run_case(case: KernelCase, session: Any, emu: Any) -> None:
+    if case.npuarch is not None:
+        session.options = dataclasses.replace(session.options, npuarch=case.npuarch)
     for n, call in enumerate(case.calls):
         before = _snapshot(call.args)
         try:

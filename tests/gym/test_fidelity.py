@@ -57,6 +57,7 @@ REAL: dict[str, str] = {
     "f09b_reshape_under_lower_rank_tile": "ok",  # ... nor against a tile of another rank (the gym's llada2)
     "f10_fp8_matmul_needs_dav_3510": "FC3000",  # "... only DAV_3510 architecture is supported."
     "f11_fp8_kernel_argument": "ok",  # torch.float8_e4m3fn tensors are kernel arguments
+    "f12_matmul_without_out_dtype": "TypeError",  # "matmul() missing 1 required positional argument: 'out_dtype'"
     "t01_head_runtime_option": "IndexError",  # map::at: max_workspace_kb is HEAD-only
     "t02_head_only_api_name": "AttributeError",  # module 'pypto' has no attribute 'tanh'
     "t03_matmul_int8_output": "FC3002",  # "Unsupported output data type. Only DT_FP32, DT_FP16, DT_BF16, DT_INT32"

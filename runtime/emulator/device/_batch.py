@@ -21,6 +21,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from runtime.emulator._buffers import is_poison
 from runtime.emulator._errors import EmulatorError
+from runtime.emulator._numerics import to_bf16
 from runtime.emulator.device._expr import compile_expr, compile_vector, depends_on, loop_coef
 from runtime.emulator.device._kreg import KINDS, np_dtype
 from runtime.emulator.device._prepare import XOp
@@ -209,9 +210,11 @@ def _run_assemble(b: _Batch, it: Any) -> None:
         lo, hi = min(o0[d], last[d]), max(o0[d], last[d]) + shape[d]
         if lo < 0 or hi > dst.shape[d]:
             raise EmulatorError("EMU_BATCH", "assemble out of bounds (fall back)")
+    if p.get("store_bf16"):  # A2/A3: a BF16 value held in FP32 is rounded where it is written (`_promote`)
+        src = to_bf16(src)
     if p["param"] and env.options.check_poison and is_poison(src):
         raise EmulatorError("EMU_BATCH", "poison (fall back for the precise error)")
-    if src.dtype != dst.dtype:
+    if src.dtype != dst.dtype and not (p.get("store_bf16") and src.dtype.name == "bfloat16"):
         raise EmulatorError("EMU_BATCH", "dtype mismatch (fall back)")
     view = _strided(dst, o0, geo.coef, b.step, b.kcount, shape)
     view[...] = src

@@ -186,7 +186,10 @@ def execute(program: KernelProgram, args: list[Any], options: ExecOptions | None
     env = Env(options)
     try:
         _bind_args(program, args, env)
-        body = prepared if prepared is not None else prepare(program)
+        if prepared is not None and prepared.npuarch == options.npuarch:
+            body = prepared
+        else:
+            body = prepare(program, options.npuarch)
     except ProgramError:
         raise
     except Exception as exc:  # noqa: BLE001 - a program the builders cannot take is refused, whatever broke

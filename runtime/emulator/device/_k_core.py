@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from runtime.emulator._buffers import is_poison
+from runtime.emulator._numerics import to_bf16
 from runtime.emulator.device._kreg import kind, np_dtype
 
 __all__ = ["check_poison", "reshape_valid"]
@@ -96,9 +97,12 @@ def build_view(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
 @kind("view_dtype", {"src": "key", "out": "key", "dtype": "dtype"}, reads=("src",))
 def build_view_dtype(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
     key, okey, ndt = p["src"], p["out"], np_dtype(p["dtype"])
+    rnd = bool(p.get("round_bf16"))  # a BF16 value held in FP32 (A2/A3, `_promote`): its BF16 bits
 
     def run(env: Any) -> None:
         arr, _ = env.get(key)
+        if rnd:
+            arr = to_bf16(arr)
         res = np.ascontiguousarray(arr).view(ndt).copy()
         env.put(okey, res)
 
@@ -171,6 +175,7 @@ def build_assemble(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
     dshape = cx.exprs(p["dshape"])
     ddtype = np_dtype(p["ddtype"])
     is_param, owned, dname, parallel = p["param"], p["owned"], p["name"], p["parallel"]
+    store_bf16 = bool(p.get("store_bf16"))  # A2/A3 (`_promote`): a BF16 value held in FP32 is rounded here
     node_id = object()
 
     def run(env: Any) -> None:
@@ -194,11 +199,13 @@ def build_assemble(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
                                 "rejects this: ASSEMBLEOpError)")
             sl.append(slice(o[d], o[d] + valid[d]))
         part = arr[tuple(slice(0, v) for v in valid)]
+        if store_bf16:
+            part = to_bf16(part)
         if is_param:
             if env.options.check_poison:
                 check_poison(env, part, dname)
             env.bytes_out += part.nbytes
-        if part.dtype != darr.dtype:
+        if part.dtype != darr.dtype and not (store_bf16 and part.dtype == ddtype):
             raise env.error("EMU_ASSEMBLE_DTYPE", f"assemble into '{dname}': dtype {part.dtype} != {darr.dtype}")
         if parallel:
             _check_parallel_overlap(env, node_id, darr.shape, tuple(sl), dname)

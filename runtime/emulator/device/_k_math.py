@@ -1,7 +1,8 @@
 """Device implementations of the arithmetic ops: elementwise, selection, cast, reductions, scans, composites,
 matmul and the creation ops.
 
-16-bit floats are computed in float32 and rounded once per op to the output dtype (`_numerics.compute`);
+16-bit floats are computed in float32 and rounded once per op to the output dtype (`_numerics.compute`; on A2/A3
+a BF16 result is kept in float32, `_promote`);
 valid shapes propagate (elementwise results keep the common valid box, reductions use only the valid extent
 of the reduced axis). The numpy function of an op is chosen by name from the closed tables below, never
 taken from the program.
@@ -17,7 +18,7 @@ import numpy as np
 
 from runtime.emulator._buffers import is_float_np
 from runtime.emulator._enums import CastMode, DataType, SaturationMode
-from runtime.emulator._numerics import cast_array, compute
+from runtime.emulator._numerics import cast_array, compute, to_bf16
 from runtime.emulator.device._kreg import kind, np_dtype
 
 __all__ = ["BINARY", "REDUCE", "UNARY"]
@@ -248,13 +249,15 @@ def build_cast(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
     akey, okey = p["a"], p["out"]
     src, dst = DataType[p["src"]], DataType[p["dst"]]
     m, s = CastMode[p["mode"]], SaturationMode[p["satmode"]]
+    rnd = bool(p.get("round_bf16"))  # a BF16 value held in FP32 (A2/A3, `_promote`) is rounded before the cast
 
     def run(env: Any) -> None:
         x, v = env.get(akey)
-        env.buf[okey] = (cast_array(x, src, dst, m, s), v)
+        env.buf[okey] = (cast_array(to_bf16(x) if rnd else x, src, dst, m, s), v)
 
     def brun(env: Any) -> None:
-        env.buf[okey] = (cast_array(env.buf[akey][0], src, dst, m, s), None)
+        x = env.buf[akey][0]
+        env.buf[okey] = (cast_array(to_bf16(x) if rnd else x, src, dst, m, s), None)
 
     return run, brun
 
@@ -419,10 +422,16 @@ def build_matmul(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
     a_trans, b_trans, is_int = p["a_trans"], p["b_trans"], p["is_int"]
     bias_key, relu, scale, scale_key = p["bias"], p["relu"], p["scale"], p["scale_key"]
     quant = not is_int and np.issubdtype(ond, np.integer)  # float accumulator -> INT8 (HEAD fixpipe quantisation)
+    rnd = p.get("round_bf16", ())  # BF16 operands held in FP32 (A2/A3, `_promote`) reach the cube as BF16
+    ra, rb, rbias = "a" in rnd, "b" in rnd, "bias" in rnd
 
     def run(env: Any) -> None:
         a, va = env.get(akey)
         b, vb = env.get(bkey)
+        if ra:
+            a = to_bf16(a)
+        if rb:
+            b = to_bf16(b)
         if va != a.shape:
             a = a[tuple(slice(0, n) for n in va)]
         if vb != b.shape:
@@ -445,6 +454,8 @@ def build_matmul(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
             r = np.matmul(compute(a).astype(np.float32, copy=False), compute(b).astype(np.float32, copy=False))
         if bias_key is not None:
             bias, _ = env.get(bias_key)
+            if rbias:
+                bias = to_bf16(bias)
             r = r + compute(bias).astype(r.dtype)
         if relu:
             r = np.maximum(r, 0)
@@ -471,6 +482,10 @@ def build_matmul(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
     def brun(env: Any) -> None:
         a = env.buf[akey][0]
         b = env.buf[bkey][0]
+        if ra:
+            a = to_bf16(a)
+        if rb:
+            b = to_bf16(b)
         if a_trans:
             a = np.swapaxes(a, -1, -2)
         if b_trans:

@@ -14,6 +14,7 @@ from runtime.emulator.device import _k_core, _k_index, _k_math  # noqa: F401 - r
 from runtime.emulator.device._expr import compile_expr
 from runtime.emulator.device._kreg import KINDS
 from runtime.emulator.device._program import Guard, KernelProgram, Loop, Op, Region
+from runtime.emulator.device._promote import bf16_promoted, declared_dtypes, promote_params
 from runtime.emulator.device._types import ProgramError
 
 __all__ = ["XGuard", "XLoop", "XOp", "XPath", "XRegion", "prepare"]
@@ -63,11 +64,13 @@ class XPath:
 
 
 class XRegion:
-    __slots__ = ("paths", "lookup")
+    __slots__ = ("paths", "lookup", "npuarch")
 
     def __init__(self) -> None:
         self.paths: list[XPath] = []
         self.lookup: dict[tuple[bool, ...], XPath] = {}
+        self.npuarch: str | None = None
+        """the device architecture this body was prepared for (kernel bodies only; `_promote`)"""
 
     def add(self, p: XPath) -> None:
         for i, it in enumerate(p.items):
@@ -100,8 +103,10 @@ class XLoop:
 class _Ctx:
     """What builders get besides the op: expression compilation with a per-program memo."""
 
-    def __init__(self) -> None:
+    def __init__(self, declared: dict[int, str] | None = None) -> None:
         self.memo: dict[int, Callable[[Any], Any]] = {}
+        self.declared = declared
+        """storage key -> declared dtype when BF16 intermediates are promoted (A2/A3), else None"""
 
     def expr(self, e: Any) -> Callable[[Any], Any]:
         return compile_expr(e, self.memo)
@@ -114,8 +119,12 @@ def _op(op: Op, cx: _Ctx) -> XOp:
     spec = KINDS.get(op.kind)
     if spec is None:
         raise ProgramError(f"unknown op kind {op.kind!r}")
-    run, brun = spec.build(op.params, op, cx)
-    return XOp(op, run, brun)
+    params = promote_params(op, cx.declared) if cx.declared is not None else None
+    run, brun = spec.build(params if params is not None else op.params, op, cx)
+    x = XOp(op, run, brun)
+    if params is not None:
+        x.params = params
+    return x
 
 
 def _region(r: Region, cx: _Ctx) -> XRegion:
@@ -135,9 +144,11 @@ def _region(r: Region, cx: _Ctx) -> XRegion:
     return out
 
 
-def prepare(program: KernelProgram) -> XRegion:
-    """The executable form of a program's body."""
-    body = _region(program.body, _Ctx())
+def prepare(program: KernelProgram, npuarch: str = "DAV_2201") -> XRegion:
+    """The executable form of a program's body on a device of architecture ``npuarch`` (``pypto.platform.npuarch``:
+    on A2/A3 BF16 intermediates are kept in FP32, `_promote`)."""
+    body = _region(program.body, _Ctx(declared_dtypes(program) if bf16_promoted(npuarch) else None))
+    body.npuarch = npuarch
     _liveness(body, {p.key for p in program.params})
     return body
 

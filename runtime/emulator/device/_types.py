@@ -70,6 +70,9 @@ class ExecOptions:
     """How the device runs a program. The device decides these, not the program."""
 
     out_of_bounds: Literal["raise", "clip"] = "raise"
+    npuarch: str = "DAV_2201"
+    """the device's architecture: on A2/A3 (DAV_2201) BF16 intermediates are kept in FP32 as the real compiler
+    does, on the Ascend 950 (DAV_3510) every BF16 op rounds (`_promote`)"""
     check_poison: bool = True
     poison_check: Literal["final", "iteration"] = "final"
     record: bool = False

@@ -64,6 +64,8 @@ class KernelCase:
         warn_lines: kernel lines (file, line) where a warning diagnostic is required.
         check: extra assertion on the session after all calls (e.g. how often the body was traced).
         spec: the spec section(s) the case comes from, printed on failure.
+        npuarch: the device the case runs on (``Options.npuarch``; None = the default, A2/A3): the numerics of
+            BF16 chains depend on it (A2/A3 keeps them in FP32, the Ascend 950 rounds after every op).
     """
 
     calls: list[Call]
@@ -71,6 +73,7 @@ class KernelCase:
     warn_lines: list[tuple[str, int]] = field(default_factory=list)
     check: Callable[[Any], None] | None = None
     spec: str = ""
+    npuarch: str | None = None
 
 
 def single(kernel: Callable[..., Any], args: tuple, expect: dict[int, np.ndarray],

@@ -153,12 +153,27 @@ def bf16_rounding_per_op(
 
 
 def case_bf16_rounding_per_op() -> KernelCase:
-    """Each op rounds to bf16; the reference rounds after every op too, so the result is bit-exact."""
+    """On the Ascend 950 (native BF16 vector arithmetic) each op rounds to bf16; the reference rounds after every op
+    too, so the result is bit-exact."""
     r = rng(9)
     x, y = uniform(r, (16, 64), -4, 4, BF16), uniform(r, (16, 64), -4, 4, BF16)
     s = rnd(f32(x) + f32(y), BF16)
     p = rnd(s * f32(y), BF16)
     ref = rnd(p - f32(x), BF16).astype(BF16)
+    return single(bf16_rounding_per_op, (x, y, sentinel((16, 64), BF16)), {2: ref}, EXACT, spec="§5.1 precision",
+                  npuarch="DAV_3510")
+
+
+def case_bf16_chain_fp32_on_a2a3() -> KernelCase:
+    """On A2/A3 the compiler keeps a bf16 chain in fp32 and rounds once where it is written out (the real 0.2.0's
+    compiled IR: CAST bf16->fp32, ADD/MUL/SUB on fp32, one CAST fp32->bf16 before COPY_OUT). The reference is the
+    fp32 chain rounded once; the per-op rounded result differs from it on these inputs (checked), so the case fails
+    if the emulator rounds per op on A2/A3."""
+    r = rng(9)
+    x, y = uniform(r, (16, 64), -4, 4, BF16), uniform(r, (16, 64), -4, 4, BF16)
+    ref = rnd((f32(x) + f32(y)) * f32(y) - f32(x), BF16).astype(BF16)
+    per_op = rnd(rnd(rnd(f32(x) + f32(y), BF16) * f32(y), BF16) - f32(x), BF16).astype(BF16)
+    assert (per_op != ref).any(), "inputs that cannot tell the two roundings apart"
     return single(bf16_rounding_per_op, (x, y, sentinel((16, 64), BF16)), {2: ref}, EXACT, spec="§5.1 precision")
 
 
@@ -266,9 +281,20 @@ def bf16_scalar_is_element_of_tensor_dtype(
 
 
 def case_bf16_scalar_operand_rounded_to_bf16() -> KernelCase:
-    """§2.5: the Python scalar becomes an Element of the tensor's dtype (bf16(0.1) = 0.10009765625)."""
+    """§2.5: the Python scalar becomes an Element of the tensor's dtype (bf16(0.1) = 0.10009765625); on the 950
+    every op rounds."""
     x = uniform(rng(15), (16, 64), -8, 8, BF16)
     s1, s2 = f32(np.array(0.1, np.float32).astype(BF16)), f32(np.array(0.3, np.float32).astype(BF16))
     ref = rnd(rnd(f32(x) * s1, BF16) + s2, BF16).astype(BF16)
     return single(bf16_scalar_is_element_of_tensor_dtype, (x, sentinel(x.shape, BF16)), {1: ref}, EXACT,
-                  spec="§2.5 scalar -> Element of the tensor dtype, §5.1 per-op rounding")
+                  spec="§2.5 scalar -> Element of the tensor dtype, §5.1 per-op rounding", npuarch="DAV_3510")
+
+
+def case_bf16_scalar_operand_on_a2a3() -> KernelCase:
+    """On A2/A3 the scalar is still a bf16 Element (the real 0.2.0 IR: ``MULS`` with ``SCALAR {data_type: BF16,
+    value: 0.1}``) while the chain runs in fp32 and is rounded once (device/_promote.py)."""
+    x = uniform(rng(15), (16, 64), -8, 8, BF16)
+    s1, s2 = f32(np.array(0.1, np.float32).astype(BF16)), f32(np.array(0.3, np.float32).astype(BF16))
+    ref = rnd(f32(x) * s1 + s2, BF16).astype(BF16)
+    return single(bf16_scalar_is_element_of_tensor_dtype, (x, sentinel(x.shape, BF16)), {1: ref}, EXACT,
+                  spec="§2.5 scalar -> Element of the tensor dtype, A2/A3 bf16 promotion")

@@ -1,4 +1,8 @@
-"""Hostile candidate: computes in the input dtype (exact in fp32, lossy in bf16)."""
+"""Hostile candidate: computes in the input dtype (exact in fp32, lossy in bf16).
+
+Every intermediate is stored in a tensor of the input dtype (an ``assemble`` into a local), so on A2/A3, where the
+compiler keeps a bf16 chain in fp32 and rounds only where data is written (runtime/emulator/device/_promote.py),
+each step is still rounded to bf16: the loss the verifier must catch."""
 # fixture: silu_bf16
 # expect: FAIL_NUMERIC
 # ruff: noqa
@@ -20,8 +24,10 @@ def silu_kernel(
     for i in pypto.loop((n + TILE - 1) // TILE, name="rows", idx_name="i"):
         valid = (n - i * TILE).min(TILE)
         xt = pypto.view(x, [TILE, D], [i * TILE, 0], valid_shape=[valid, D])
-        e = pypto.exp(xt * -1.0)
-        sig = 1.0 / (e + 1.0)
+        e = pypto.tensor([TILE, D], DT)
+        pypto.assemble(pypto.exp(xt * -1.0), [0, 0], e)
+        sig = pypto.tensor([TILE, D], DT)
+        pypto.assemble(1.0 / (e + 1.0), [0, 0], sig)
         pypto.assemble(xt * sig, [i * TILE, 0], y)
 
 
