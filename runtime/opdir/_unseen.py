@@ -32,11 +32,15 @@ from runtime.opdir._cases import BANDS, TAIL_MULTIPLE, Case, _dims_label, _has_t
 from runtime.opdir._memory import case_bytes
 from runtime.opdir._spec import Spec
 
-__all__ = ["CASE_BYTES_CAP", "FILL_FACTOR", "MAX_UNSEEN", "UNSEEN_PREFIX", "call_plan", "case_cap", "draw_seed",
-           "unseen_cases", "verification_seed"]
+__all__ = ["CASE_BYTES_CAP", "FILL_FACTOR", "MAX_UNSEEN", "TOTAL_BYTES_FLOOR", "UNSEEN_PREFIX", "call_plan", "case_cap",
+           "draw_seed", "total_cap", "unseen_cases", "verification_seed"]
 
 MAX_UNSEEN = 20
 """Most unseen wrapper calls in one verification (same-shape reruns included)."""
+TOTAL_BYTES_FLOOR = 256 * 1024**2
+"""All unseen cases together hold at most ``max(TOTAL_BYTES_FLOOR, largest SPEC case / 4)`` bytes of inputs +
+outputs (:func:`total_cap`): the verifier holds every case at once, so for a several-GB op 20 unseen cases of
+64 MiB each were a constant of about 1.25 GiB, several times over (inputs, golden and device outputs)."""
 _EVERY_DTYPE = ("tail1", "small")
 CASE_BYTES_CAP = 64 * 1024**2
 """Inputs + outputs of one unseen case stay under this unless the SPEC's own cases are bigger."""
@@ -166,12 +170,19 @@ def case_cap(spec: Spec, spec_cases: list[Case]) -> int:
     return min(CASE_BYTES_CAP, max(CASE_BYTES_CAP // 16, int(largest * 1.25)))
 
 
+def total_cap(spec: Spec, spec_cases: list[Case]) -> int:
+    """Most bytes all unseen cases of one verification hold together (see :data:`TOTAL_BYTES_FLOOR`)."""
+    largest = max((case_bytes(spec, c) for c in spec_cases), default=0)
+    return max(TOTAL_BYTES_FLOOR, largest // 4)
+
+
 def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int) -> list[Case]:
     """The unseen cases of one verification (deterministic in ``seed``; see the module docstring)."""
     rng = np.random.default_rng([int(seed) & ((1 << 63) - 1), _STREAM])
     shapes = [dict(s) for s in spec.p0_shapes] or [{}]
     dtypes = list(spec.supported_dtypes)
     cap = case_cap(spec, spec_cases)
+    budget = [total_cap(spec, spec_cases)]
     used_seeds = {c.seed for c in spec_cases}
     out: list[Case] = []
 
@@ -182,9 +193,15 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int) -> list[Case]:
                 used_seeds.add(s)
                 return s
 
+    def fits(dims: dict[str, int], dtype: str, n: int = 1) -> bool:
+        """``n`` more cases of this shape stay within the calls and the total byte budget."""
+        size = case_bytes(spec, Case(name="probe", dims=dims, dtype=dtype, seed=0, band=BANDS[0]))
+        return len(out) + n <= MAX_UNSEEN and n * size <= budget[0]
+
     def add(dims: dict[str, int], dtype: str) -> None:
-        if len(out) >= MAX_UNSEEN:
+        if not fits(dims, dtype):
             return
+        budget[0] -= case_bytes(spec, Case(name="probe", dims=dims, dtype=dtype, seed=0, band=BANDS[0]))
         band = BANDS[len(out) % len(BANDS)]
         name = f"{UNSEEN_PREFIX}{len(out) + 1}-{_dims_label(spec, dims)}-{dtype}"
         out.append(Case(name=name, dims=dims, dtype=dtype, seed=new_seed(), band=band,
@@ -209,8 +226,9 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int) -> list[Case]:
                     planned.append((dims, dtype))
     # two calls per new shape and dtype: the same-shape comparison needs a second value set
     for dims, dtype in planned[: MAX_UNSEEN // 2 - 1]:  # leaves room for the P0 reruns
-        add(dims, dtype)
-        add(dims, dtype)
+        if fits(dims, dtype, 2):  # a pair or nothing: one call of a shape cannot be compared with another
+            add(dims, dtype)
+            add(dims, dtype)
     for s_i, base in enumerate(shapes[:2]):  # fresh seeds on the SPEC's own shapes (they have 3 seeds already)
         dtype = dtypes[s_i % len(dtypes)]
         probe = Case(name="probe", dims=dict(base), dtype=dtype, seed=0, band=BANDS[0])

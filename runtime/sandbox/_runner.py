@@ -240,18 +240,19 @@ class _Remote:
         self.reader = FrameReader(resp_fd)
         self.prov = Provenance()
 
-    def _ask(self, kind: bytes, head: dict[str, Any], blobs: list[Any] = ()) -> tuple[dict[str, Any], list[Any]]:  # type: ignore[assignment]
+    def _ask(self, kind: bytes, head: dict[str, Any], blobs: list[Any] = (),  # type: ignore[assignment]
+             place: Any = None) -> tuple[dict[str, Any], list[Any]]:
         from runtime.emulator import EmulatorError
-        from runtime.sandbox._channel import ChannelError, pack, send, unpack
+        from runtime.sandbox._channel import ChannelError, pack, send
 
         try:
             send(self.req_fd, kind, pack(head, list(blobs)))
-            frame = self.reader.read({b"RESP": 1 << 40})
+            got = self.reader.read_message_into(b"RESP", 1 << 40, place or (lambda *_: None))
         except (OSError, ChannelError):
-            frame = None
-        if frame is None:
+            got = None
+        if got is None:
             raise EmulatorError("EMU_RUNTIME", "the kernel could not be launched")
-        return unpack(frame[1])
+        return got
 
     def begin(self, case: str, run: int, inputs: list[Any]) -> None:
         self.prov.reset(inputs)
@@ -278,12 +279,29 @@ class _Remote:
         head = {"descs": [self.prov.describe(a, write_only=w) for a, w in zip(arrays, write_only, strict=True)],
                 "digests": [digest(a) for a in arrays], "shapes": [list(a.shape) for a in arrays],
                 "dtypes": [name_of(a.dtype) for a in arrays], "write_only": write_only}
-        resp, blobs = self._ask(b"KERN", head, [blob])
+
+        def place(resp: dict[str, Any], i: int, size: int) -> Any:
+            """Where blob ``i`` of the reply goes: straight into the wrapper's array when it can take the bytes
+            as they are (a GB output is then never held twice); else a buffer, copied below."""
+            back = resp.get("back")
+            if not isinstance(back, list) or i >= len(back) or not isinstance(back[i], int) \
+                    or not 0 <= back[i] < len(arrays):
+                return None
+            dst = arrays[back[i]]
+            if dst.flags.c_contiguous and dst.flags.writeable and dst.nbytes == size and dst.size:
+                placed.add(i)
+                return memoryview(dst.reshape(-1).view(np.uint8))
+            return None
+
+        placed: set[int] = set()
+        resp, blobs = self._ask(b"KERN", head, [blob], place)
         if not resp.get("ok"):
             raise EmulatorError("EMU_RUNTIME", "the kernel could not be launched")
         back = resp.get("back") or []
-        for idx, raw in zip(back, blobs, strict=True):
+        for i, (idx, raw) in enumerate(zip(back, blobs, strict=True)):
             dst = arrays[idx]
+            if i in placed:
+                continue
             src = np.frombuffer(raw, dtype=dst.dtype).reshape(dst.shape)
             if dst.flags.writeable:
                 np.copyto(dst, src)

@@ -431,6 +431,10 @@ def _step_execute(r: _Run) -> None:
                 raise r.fail(f"case {c.name}: golden and candidate inputs differ (make_inputs is not deterministic)")
         else:
             r.candidate_inputs.append((c.name, args))
+    for g in r.goldens.values():
+        # nothing reads the golden's locals after this point (the leaves and STUB inputs above hold their own
+        # references); they are every array-valued local of golden(), often as large as its inputs and outputs
+        g.intermediates.clear()
     if r.run is None:
         t = time.perf_counter()
         candidate_job()

@@ -222,3 +222,48 @@ def test_an_output_tiled_by_kernel_written_buffers_is_their_join_and_gaps_or_ove
     h.reset([x])
     h.register(1, half[:6])  # the other rows were filled on the host: no join covers them
     assert h.describe(half, output=True)[0] != "join"
+
+
+def test_a_reply_is_read_straight_into_the_wrapper_array_and_bad_frames_are_still_refused() -> None:
+    """The device's reply carries what a kernel wrote (a GB output for a several-GB op); the candidate's process
+    reads it straight into the wrapper's array instead of a buffer of its own plus a copy (peak memory)."""
+    r, w = os.pipe()
+    try:
+        y = np.zeros(6, np.float32)
+        other = np.arange(3, dtype=np.float32)
+        send(w, b"RESP", pack({"back": [0, 1]}, [memoryview(np.arange(6, dtype=np.float32).view(np.uint8)),
+                                                 memoryview(other.view(np.uint8))]))
+        placed = []
+
+        def place(head: dict, i: int, size: int):
+            if head["back"][i] == 0 and size == y.nbytes:
+                placed.append(i)
+                return memoryview(y.view(np.uint8))
+            return None
+
+        head, blobs = FrameReader(r).read_message_into(b"RESP", 1 << 20, place)
+        assert head["back"] == [0, 1] and placed == [0]
+        np.testing.assert_array_equal(y, np.arange(6, dtype=np.float32))  # no copy needed: it is there
+        assert bytes(blobs[1]) == other.tobytes()  # a blob nobody placed gets a buffer of its own
+        send(w, b"KERN", pack({}, []))
+        with pytest.raises(ChannelError, match="unexpected frame kind"):
+            FrameReader(r).read_message_into(b"RESP", 1 << 20, place)
+    finally:
+        os.close(r)
+        os.close(w)
+    r, w = os.pipe()
+    try:
+        send(w, b"RESP", pack({}, [b"x" * 100]))
+        with pytest.raises(ChannelError, match="bounds"):
+            FrameReader(r).read_message_into(b"RESP", 50, lambda *_: None)
+    finally:
+        os.close(r)
+        os.close(w)
+    r, w = os.pipe()
+    os.write(w, b"PTORRESP" + (40).to_bytes(8, "little") + (2).to_bytes(4, "little") + b"{}" + b"x" * 10)
+    os.close(w)
+    try:
+        with pytest.raises(ChannelError, match="add up|torn"):
+            FrameReader(r).read_message_into(b"RESP", 1 << 20, lambda *_: None)
+    finally:
+        os.close(r)
