@@ -224,7 +224,8 @@ def test_smoke_run_executes_the_draft_only_in_the_sandbox(monkeypatch: pytest.Mo
     """A draft that tries to read the op dir's golden.py from smoke_run is refused (it runs in the OS sandbox)."""
     import numpy as np
 
-    (tmp_path / "golden.py").write_text("SECRET = 42\n")
+    secret = "golden-secret-8c1f3e5a"  # a marker no path or message contains (tmp_path may be .../pytest-42/...)
+    (tmp_path / "golden.py").write_text(f"SECRET = {secret!r}\n")
     op = types.SimpleNamespace(
         cases=lambda: [types.SimpleNamespace(name="c", dims={"B": 2}, dtype="fp32")],
         make_inputs=lambda c: [np.ones((2, 2), np.float32)],
@@ -236,7 +237,7 @@ def test_smoke_run_executes_the_draft_only_in_the_sandbox(monkeypatch: pytest.Mo
     draft = tmp_path / "silu_impl.py"
     draft.write_text(f"def silu_wrapper(x):\n    return open({str(tmp_path / 'golden.py')!r}).read()\n")
     report = smoke(tmp_path, draft, "silu_wrapper", emulator=str(emu_dir / "smokeemu_fake.py"))
-    assert report["status"] == "error" and "42" not in json.dumps(report)
+    assert report["status"] == "error" and secret not in json.dumps(report)
     assert "PermissionError" in report["runs"][0]["error"] or "FileNotFoundError" in report["runs"][0]["error"]
 
 
