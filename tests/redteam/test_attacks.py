@@ -1,4 +1,4 @@
-"""Regression tests for the attacks an independent attacker found on main (/work/board/ATTACKS.md, session 2).
+"""Regression tests for the attacks an independent attacker found on main (round 3, session 2).
 
 Each candidate in ``attacks/`` is our own rewrite of a held-out attack (the attacker's files stay outside the
 repository), for the red-team gelu fixture. Each gets its expected verdict (production settings: real lint,
