@@ -66,7 +66,10 @@ EXPECT: dict[str, Expect] = {
     "quant_batch_matmul": Expect(command="-m pytest -q -p no:cacheprovider test_quant_batch_matmul.py -k "
                                  "\"test_quant_batch_matmul and case0\"", flags=("--npuarch", "DAV_3510"),
                                  verify="PF01", why="imports torch_npu; FP8 matmul needs DAV_3510"),
-    "llada2_gate_select": Expect(),
+    "llada2_gate_select": Expect(verify="topk_ids", why="on 6 of 8 unseen seeds one top-k index departs: near-ties "
+                                 "flip between the kernel's scores (bf16 chain kept in fp32 on A2/A3) and the torch "
+                                 "golden's per-op bf16; index outputs are compared exactly (a tie-aware comparison "
+                                 "is open work)"),
     "gated_delta_rule": Expect(verify="FAIL_LINT", why="imports torch_npu and registers torch.ops.pypto (PF01, "
                                "PF02)"),
     "flash_attention_score_grad": Expect(verify="FAIL", why="softmax_max, softmax_sum and attention_out are the "
@@ -126,7 +129,7 @@ def test_gym_operator_runs_unmodified_and_imports(name: str, tmp_path: Path) -> 
         return
     if not exp.verify:  # too big to verify inside CI's budget: the measured verdict is in the docs
         return
-    result = verify(dest, dest / f"{report.op_name}_impl.py")
+    result = verify(dest, dest / f"{report.op_name}_impl.py", unseen_seed=0)  # seeded: the same unseen cases each run
     if exp.verify == "PASS":
         assert result.verdict == "PASS", result.reasons
     else:
