@@ -165,24 +165,8 @@ def repair_search(an: Analyzer, observed: Rec, run: Callable[[Callable[[Any, Any
 
     def repaired(k: int) -> bool:
         """Set candidates[:k] to their references; does ``observed`` come out right?"""
-        subs = {r.seq: ref for r, ref in cands[:k]}
-        got: list[bool] = []
-
-        def hook(env: Any, node: Any, v: tuple, seq: int) -> None:
-            if seq in subs:
-                _substitute(an, env, node, subs[seq], an.by_seq[seq].bshape)
-            elif seq == observed.seq:
-                got.append(_matches(an, env, node, v, observed, target))
-                raise _Stop
-            elif seq > observed.seq:
-                raise _Stop
-
         out.replays += 1
-        try:
-            run(hook)
-        except _Stop:
-            pass
-        return bool(got and got[0])
+        return _repairs(an, observed, {r.seq: ref for r, ref in cands[:k]}, run)
 
     if not repaired(len(cands)):
         log.debug("repair: setting every candidate does not repair %s", observed.where())
