@@ -31,25 +31,17 @@ def _chain_refs(a: np.ndarray, b: np.ndarray) -> tuple[bytes, bytes]:
     return per_op.tobytes(), fused.tobytes()
 
 
-def test_bf16_is_rounded_after_every_op_on_the_950():
+@pytest.mark.parametrize(("npuarch", "rounding"), [("DAV_3510", 0), ("DAV_2201", 1)], ids=["950-per-op", "a2a3-fp32-once"])
+def test_bf16_chain_rounding_follows_the_arch(npuarch: str, rounding: int):
+    """The 950 rounds a bf16 chain after every op; the real 0.2.0 compiler for A2/A3 (the default arch) promotes
+    it to fp32 and rounds once (device/_promote.py)."""
     r = np.random.default_rng(3)
     a = r.uniform(-3, 3, (8, 16)).astype(BF16)
     b = r.uniform(-3, 3, (8, 16)).astype(BF16)
     out = np.zeros((8, 16), BF16)
-    with emu.session(options=emu.Options(npuarch="DAV_3510")):
+    with emu.session(options=emu.Options(npuarch=npuarch)):
         chain_bf16(a, b, out)
-    assert out.tobytes() == _chain_refs(a, b)[0]
-
-
-def test_bf16_chain_is_fp32_rounded_once_on_a2a3():
-    """The real 0.2.0 compiler for A2/A3 (the default arch) promotes a bf16 chain to fp32 (device/_promote.py)."""
-    r = np.random.default_rng(3)
-    a = r.uniform(-3, 3, (8, 16)).astype(BF16)
-    b = r.uniform(-3, 3, (8, 16)).astype(BF16)
-    out = np.zeros((8, 16), BF16)
-    with emu.session(options=emu.Options(npuarch="DAV_2201")):
-        chain_bf16(a, b, out)
-    assert out.tobytes() == _chain_refs(a, b)[1]
+    assert out.tobytes() == _chain_refs(a, b)[rounding]
 
 
 @pypto.frontend.jit
