@@ -54,7 +54,13 @@ def artifacts(op_dir: Path, op: str) -> dict[str, bytes]:
     return {str(p.relative_to(op_dir)): p.read_bytes() for p in files if p.is_file()}
 
 
-@pytest.mark.parametrize("op", [op if op == "silu" else pytest.param(op, marks=pytest.mark.slow) for op in OPS])
+# In the fast tier (CI): silu, the cheapest full replay, and rms_norm, whose trace has a debugger step - a change
+# to any report an agent reads (verify's, bisect's) makes that replay miss, so it must break CI, not `make demo`.
+FAST_OPS = ("silu", "rms_norm")
+
+
+@pytest.mark.parametrize("op", [pytest.param(op, marks=pytest.mark.heavy_in_ci) if op in FAST_OPS
+                                else pytest.param(op, marks=pytest.mark.slow) for op in OPS])
 def test_run_without_a_model_replays_and_delivers(op: str, tmp_path: Path) -> None:
     op_dir = fresh_copy(op, tmp_path)
     result = api.run(op_dir)  # no model configured -> replays traces/default
