@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from langgraph.checkpoint.sqlite import SqliteSaver
-
 from orchestrator.core.graph import compile_graph
+from orchestrator.store.checkpoints import RunSaver
 from orchestrator.store.paths import checkpoint_db
 
 
@@ -20,7 +19,7 @@ def snapshot(root: Path, rid: str) -> tuple[dict, tuple, list]:
     db = checkpoint_db(root, rid)
     if not db.is_file():
         return {}, (), []
-    with SqliteSaver.from_conn_string(str(db)) as saver:
+    with RunSaver.from_conn_string(str(db)) as saver:  # its serializer knows the project's types
         graph = compile_graph(saver)
         snap = graph.get_state({"configurable": {"thread_id": rid}})
         return dict(snap.values), tuple(snap.next), [i.value for i in snap.interrupts]
@@ -32,7 +31,7 @@ def history(root: Path, rid: str) -> list[dict]:
     if not db.is_file():
         return []
     out = []
-    with SqliteSaver.from_conn_string(str(db)) as saver:
+    with RunSaver.from_conn_string(str(db)) as saver:  # its serializer knows the project's types
         graph = compile_graph(saver)
         for snap in graph.get_state_history({"configurable": {"thread_id": rid}}):
             v = snap.values or {}

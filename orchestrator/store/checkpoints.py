@@ -23,10 +23,30 @@ from langgraph.checkpoint.base import (
     CheckpointMetadata,
     CheckpointTuple,
 )
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 from pydantic import BaseModel
 
 from orchestrator.store.paths import checkpoint_db, list_runs
+
+CHECKPOINT_TYPES: tuple[tuple[str, str], ...] = (
+    ("runtime.verdicts", "Verdict"),
+)
+"""The project's own types a checkpoint holds (msgpack ext values), beyond LangGraph's safe types and the types
+it derives from the state schema (``ForgeState`` is TypedDicts of plain data; a ``Verdict`` reaches state through
+verification outcomes, e.g. ``last_verdict``). Found by running the graph's paths with
+``LANGGRAPH_STRICT_MSGPACK=true``; tests/orchestrator/test_checkpoint_types.py decodes every checkpoint and write
+of a run through every gate, a debug loop and a resume, and fails on a type outside this list."""
+
+
+def checkpoint_serde() -> JsonPlusSerializer:
+    """LangGraph's serializer with :data:`CHECKPOINT_TYPES` registered.
+
+    Why: LangGraph's default allows any type and logs "Deserializing unregistered type ..." for each one it meets
+    (and says it will block them in a future version). With an explicit list it reconstructs exactly these (plus
+    its own safe ones) and leaves anything else as its raw data: a checkpoint cannot name arbitrary classes.
+    """
+    return JsonPlusSerializer(allowed_msgpack_modules=CHECKPOINT_TYPES)
 
 
 class RunSaver(SqliteSaver):
@@ -47,6 +67,7 @@ class RunSaver(SqliteSaver):
     """
 
     def __init__(self, conn: sqlite3.Connection, **kwargs: Any) -> None:
+        kwargs.setdefault("serde", checkpoint_serde())
         super().__init__(conn, **kwargs)
         self._held: list[tuple[RunnableConfig, Sequence[tuple[str, Any]], str, str]] = []
         self._held_lock = threading.Lock()
