@@ -1,0 +1,46 @@
+"""SPEC.md's node tree is composed by libyaml when PyYAML has it (runtime.opdir._spec._compose): the line of every
+key and list item, and every duplicate-key problem, must be exactly what the pure-Python loader gives."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from runtime.opdir import _spec
+
+REPO = Path(__file__).resolve().parents[2]
+SPECS = sorted(p for p in REPO.rglob("SPEC.md") if ".venv" not in p.parts and ".git" not in p.parts)
+
+DUPLICATE = "op_name: a\ninputs:\n  - {name: x, shape: [B], dtype: fp32}\nop_name: b\n"
+
+
+def _lines(yaml_text: str, loader: object) -> tuple[dict, list]:
+    node = yaml.compose(yaml_text, Loader=loader)  # type: ignore[arg-type]
+    lines, problems = _spec._line_map(node, 1, "SPEC.md")
+    return lines, [str(p) for p in problems]
+
+
+@pytest.mark.skipif(_spec._FAST_LOADER is None, reason="PyYAML built without libyaml: nothing to compare")
+def test_libyaml_and_python_loader_give_the_same_lines_for_every_spec_in_the_repo() -> None:
+    assert len(SPECS) >= 10
+    for path in SPECS:
+        fm = _spec.split_front_matter(path.read_text(encoding="utf-8"))
+        if fm.problem:
+            continue
+        text, _ = _spec._front_matter(path.read_text(encoding="utf-8"), "SPEC.md")
+        assert _lines(text, yaml.CSafeLoader) == _lines(text, yaml.SafeLoader), path
+    assert _lines(DUPLICATE, yaml.CSafeLoader) == _lines(DUPLICATE, yaml.SafeLoader)
+    assert _lines(DUPLICATE, yaml.SafeLoader)[1]  # the duplicate key is reported by both
+
+
+def test_a_yaml_syntax_error_is_worded_by_the_python_loader(monkeypatch: pytest.MonkeyPatch) -> None:
+    bad = "---\nop_name: a\ninputs: [\n---\n"
+    with pytest.raises(_spec.OpDirError) as fast:
+        _spec.parse_spec_text(bad)
+    monkeypatch.setattr(_spec, "_FAST_LOADER", None)
+    with pytest.raises(_spec.OpDirError) as slow:
+        _spec.parse_spec_text(bad)
+    assert [str(p) for p in fast.value.problems] == [str(p) for p in slow.value.problems]
+    assert "YAML syntax error" in str(fast.value.problems[0])
