@@ -60,11 +60,45 @@ def _wrap(modname: str, attr: str, label: str) -> None:
 
 
 def install_intake_timer() -> None:
-    """Always on: intake's check (its golden child) is reported apart from the per-transition cost."""
+    """Always on: intake's check (its golden child) is reported apart from the per-transition cost, and every
+    golden run (intake's and each verification's, which is part of ``verify s``) is counted apart too."""
     _wrap("orchestrator.api", "check_op_dir", INTAKE)
+    import runtime.opdir
+    import runtime.opdir._golden_runner as runner
+    import runtime.opdir._intake as intake
+
+    orig = runner.run_golden_cases
+
+    def counted(*a, **k):  # noqa: ANN002, ANN003, ANN202
+        GOLDEN_RUNS[0] += 1
+        t = time.perf_counter()
+        try:
+            return orig(*a, **k)
+        finally:
+            SPLIT[GOLDEN] = SPLIT.get(GOLDEN, 0.0) + time.perf_counter() - t
+
+    for mod in (runtime.opdir, runner, intake):  # every name callers reach it by (the verifier: runtime.opdir's)
+        mod.run_golden_cases = counted  # type: ignore[attr-defined]
 
 
 INTAKE = "intake: golden run + checks"
+GOLDEN = "golden runs"
+GOLDEN_RUNS = [0]
+
+
+def fresh_golden_processes(on: bool) -> None:
+    """``--golden fresh``: every golden run starts its own interpreter, as before the run-wide golden process
+    (``runtime.opdir.golden_server``, entered by ``orchestrator.api.run``) existed."""
+    import contextlib
+
+    import orchestrator.api as api_mod
+    from runtime.opdir import golden_server
+
+    @contextlib.contextmanager
+    def none(**_: object):  # noqa: ANN202
+        yield None
+
+    api_mod.golden_server = none if on else golden_server  # type: ignore[assignment]
 
 
 def install_split() -> None:
@@ -94,10 +128,12 @@ def install_split() -> None:
     git.cmd.Git.execute = execute
 
 
-def one(op: str) -> dict[str, float]:
+def one(op: str, golden: str) -> dict[str, float]:
     from orchestrator import api
 
     SPLIT.clear()
+    GOLDEN_RUNS[0] = 0
+    fresh_golden_processes(golden == "fresh")
 
     with tempfile.TemporaryDirectory(prefix="forge-bench-") as tmp:
         op_dir = api.copy_op_inputs(ROOT / "workspace" / op, Path(tmp) / op)
@@ -110,9 +146,11 @@ def one(op: str) -> dict[str, float]:
     replay_io = result.timers.get("agents", 0.0)
     orchestration = wall - verification - replay_io
     intake = SPLIT.get(INTAKE, 0.0)
+    golden = SPLIT.pop(GOLDEN, 0.0)
     parts = sum(v for k, v in SPLIT.items() if not k.startswith("#") and k != INTAKE)
     rest = {"rest (LangGraph, nodes, setup)": orchestration - intake - parts} if len(SPLIT) > 1 else {}
-    return {"wall": wall, "verification": verification, "replay_io": replay_io, "intake": intake,
+    return {"wall": wall, "verification": verification, "replay_io": replay_io, "intake": intake, "golden": golden,
+            "golden_runs": float(GOLDEN_RUNS[0]),
             "orchestration": orchestration, "transitions": float(result.transitions),
             **{f"split:{k}": v for k, v in {**SPLIT, **rest}.items() if k != INTAKE}}
 
@@ -121,6 +159,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--split", action="store_true", help="break the orchestration share down by part")
+    parser.add_argument("--golden", choices=("server", "fresh", "both"), default="server",
+                        help="golden runs fork from one process per run (server, as orchestrator.api.run does), "
+                             "start their own interpreter each (fresh, as before), or both, alternated run by run")
     parser.add_argument("ops", nargs="*", help="only these workspace ops")
     args = parser.parse_args()
     install_intake_timer()
@@ -128,30 +169,37 @@ def main() -> None:
         install_split()
     for var in ("FORGE_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY"):
         os.environ.pop(var, None)
-    print(f"{'op':<20} {'wall s':>8} {'verify s':>9} {'replay I/O s':>13} {'orchestr. s':>12} "
-          f"{'transitions':>12} {'ms/transition':>14} {'intake ms':>10} {'w/o intake':>11}")
-    pooled: list[tuple[float, float, float]] = []
+    modes = ["server", "fresh"] if args.golden == "both" else [args.golden]
+    print(f"{'op':<20} {'golden':>7} {'wall s':>8} {'verify s':>9} {'replay I/O s':>13} {'orchestr. s':>12} "
+          f"{'transitions':>12} {'ms/transition':>14} {'intake ms':>10} {'w/o intake':>11} {'golden runs ms':>18}")
+    pooled: dict[str, list[tuple[float, float, float]]] = {m: [] for m in modes}
     for op in OPS:
         if args.ops and op not in args.ops:
             continue
-        runs = [one(op) for _ in range(args.repeat)]
-        med = {k: statistics.median(r.get(k, 0.0) for r in runs) for k in runs[0]}
-        n = max(med["transitions"], 1)
-        per = 1000 * med["orchestration"] / n
-        without = 1000 * (med["orchestration"] - med["intake"]) / n
-        pooled.append((med["orchestration"], med["intake"], n))
-        print(f"{op:<20} {med['wall']:8.2f} {med['verification']:9.2f} {med['replay_io']:13.3f} "
-              f"{med['orchestration']:12.2f} {int(med['transitions']):12d} {per:14.1f} {1000 * med['intake']:10.0f} "
-              f"{without:11.1f}")
-        for k, v in sorted(((k[6:], v) for k, v in med.items() if k.startswith("split:") and "#" not in k),
-                           key=lambda kv: -kv[1]):
-            calls = med.get(f"split:#{k}")
-            print(f"    {k:<30} {1000 * v / n:7.1f} ms/transition" + (f" ({int(calls)} calls)" if calls else ""))
-    if len(pooled) > 1:
-        n = sum(t for _, _, t in pooled)
-        print(f"{'all ops':<20} {'':>8} {'':>9} {'':>13} {sum(o for o, _, _ in pooled):12.2f} {int(n):12d} "
-              f"{1000 * sum(o for o, _, _ in pooled) / n:14.1f} {1000 * sum(i for _, i, _ in pooled):10.0f} "
-              f"{1000 * sum(o - i for o, i, _ in pooled) / n:11.1f}")
+        by_mode: dict[str, list[dict[str, float]]] = {m: [] for m in modes}
+        for _ in range(args.repeat):  # alternated: both modes see the same load
+            for m in modes:
+                by_mode[m].append(one(op, m))
+        for m, runs in by_mode.items():
+            med = {k: statistics.median(r.get(k, 0.0) for r in runs) for k in runs[0]}
+            n = max(med["transitions"], 1)
+            per = 1000 * med["orchestration"] / n
+            without = 1000 * (med["orchestration"] - med["intake"]) / n
+            pooled[m].append((med["orchestration"], med["intake"], n))
+            golden = f"{1000 * med['golden']:.0f} ({int(med['golden_runs'])} runs)"
+            print(f"{op:<20} {m:>7} {med['wall']:8.2f} {med['verification']:9.2f} {med['replay_io']:13.3f} "
+                  f"{med['orchestration']:12.2f} {int(med['transitions']):12d} {per:14.1f} "
+                  f"{1000 * med['intake']:10.0f} {without:11.1f} {golden:>18}")
+            for k, v in sorted(((k[6:], v) for k, v in med.items() if k.startswith("split:") and "#" not in k),
+                               key=lambda kv: -kv[1]):
+                calls = med.get(f"split:#{k}")
+                print(f"    {k:<30} {1000 * v / n:7.1f} ms/transition" + (f" ({int(calls)} calls)" if calls else ""))
+    for m, rows in pooled.items():
+        if len(rows) > 1:
+            n = sum(t for _, _, t in rows)
+            print(f"{'all ops':<20} {m:>7} {'':>8} {'':>9} {'':>13} {sum(o for o, _, _ in rows):12.2f} {int(n):12d} "
+                  f"{1000 * sum(o for o, _, _ in rows) / n:14.1f} {1000 * sum(i for _, i, _ in rows):10.0f} "
+                  f"{1000 * sum(o - i for o, i, _ in rows) / n:11.1f}")
     print(f"(median of {args.repeat} run(s); load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
 
 

@@ -16,12 +16,14 @@ docs/architecture.md: :mod:`orchestrator.core.driver` (streams the graph, answer
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import json
 import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ParamSpec, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -64,7 +66,7 @@ from orchestrator.store.runs import (
     record_decision,
     write_meta,
 )
-from runtime.opdir import GOLDEN_CASE_TIMEOUT_S, _unseen
+from runtime.opdir import GOLDEN_CASE_TIMEOUT_S, _unseen, golden_server
 from runtime.sandbox import isolation_level
 
 __all__ = [
@@ -280,6 +282,29 @@ def _writable(root: Path) -> bool:
 
 # ------------------------------------------------------------------------------------------------- runs
 
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _one_golden_process(*, start: bool) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:
+    """Run the call inside :func:`runtime.opdir.golden_server`: intake's golden check and every verification of
+    the run fork golden.py from one golden process instead of starting an interpreter and numpy each time
+    (0.15-0.4 s idle, ~1 s at load 4, per golden run). ``start``: boot that process at once, while the run
+    reads SPEC.md and sets up (``run``/``replay``, whose intake needs it next); ``resume`` starts it at its first
+    verification, if any."""
+
+    def wrap(fn: Callable[_P, _R]) -> Callable[_P, _R]:
+        @functools.wraps(fn)
+        def inner(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+            with golden_server(start=start):
+                return fn(*args, **kwargs)
+
+        return inner
+
+    return wrap
+
+
+@_one_golden_process(start=True)
 def run(op_dir: Path | str, options: RunOptions | None = None, *, hooks: Hooks | None = None,
         inject: Injected | None = None) -> RunResult:
     """Start a new run on ``op_dir`` (``options.perf``: performance stage after the final gate).
@@ -327,6 +352,7 @@ def run(op_dir: Path | str, options: RunOptions | None = None, *, hooks: Hooks |
                   unseen_seed=_unseen.draw_seed())  # a new run verifies on unseen cases nobody could see in advance
 
 
+@_one_golden_process(start=True)
 def replay(op_dir: Path | str, source: Path | str, options: RunOptions | None = None, *,
            hooks: Hooks | None = None, inject: Injected | None = None) -> RunResult:
     """Run again with the human decisions (and, for model agents, the model calls) of a recorded trace.
@@ -458,6 +484,7 @@ def _replay_agents(root: Path, rid: str) -> tuple[AgentSet, Trace]:
     return model_agents(root, trace, None, mode="replay"), trace
 
 
+@_one_golden_process(start=False)
 def resume(op_dir: Path | str, *, run_id: str | None = None, approve: ApproveMode | None = None,
            hooks: Hooks | None = None, inject: Injected | None = None) -> RunResult:
     """Continue the latest run (or ``run_id``) from its last checkpoint; ``approve`` overrides its mode.

@@ -13,6 +13,7 @@ With ``deep`` in the request (bisection) the functions golden calls from golden.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 import signal
@@ -440,10 +441,126 @@ def main(workdir: Path) -> int:
 _NOISE: Any = None
 
 
-if __name__ == "__main__":
+def _child_main() -> int:
+    """What a golden child does with ``sys.argv`` = ``[script, <workdir>, *noise args]`` (the noise argument is
+    removed before golden.py runs)."""
+    global _NOISE
     from runtime import testmodes
 
     _NOISE = testmodes.activate_in_child(testmodes.take_seed(sys.argv))
     if _NOISE is not None:
         _NOISE.wrap_numpy(np)
-    sys.exit(main(Path(sys.argv[1])))
+    return main(Path(sys.argv[1]))
+
+
+# ------------------------------------------------------------------------------------------ server mode
+#
+# ``python _golden_child.py --serve <request fd> <reply fd>`` (runtime.opdir._golden_server): the interpreter and
+# numpy start once per orchestrator run; every golden run is then a fork of this process, which runs exactly what
+# a fresh child runs (``_child_main``). The server itself never imports golden.py nor runs user code, and is
+# single-threaded (the child environment pins BLAS/OpenMP to one thread), so a fork starts from the same state a
+# fresh interpreter reaches after its imports.
+
+_TAIL = 64 * 1024
+"""Bytes of a forked child's stderr kept (the tail), as the runner keeps of a fresh child's."""
+
+
+def _forked(msg: dict, req_fd: int, rep_fd: int, err_wr: int) -> None:
+    """In the fork: become the golden child of one request, then ``os._exit`` (never returns)."""
+    import ctypes
+    import os
+    import random
+    import resource
+
+    code = 1
+    try:
+        os.close(req_fd)
+        os.close(rep_fd)  # the parent sees EOF on the reply pipe when the server dies, whatever its forks do
+        libc = ctypes.CDLL(None)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: die with the server, as it dies with its parent
+        if os.getppid() == 1:
+            os._exit(1)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.dup2(err_wr, 2)
+        os.close(devnull)
+        os.close(err_wr)
+        cpu_s = int(msg["cpu_s"])
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 1))
+        work = str(msg["work"])
+        os.chdir(work)
+        os.environ["HOME"] = os.environ["TMPDIR"] = work  # runtime.sandbox.env_policy.child_env(work)
+        import tempfile
+
+        tempfile.tempdir = None
+        random.seed()  # a fresh interpreter seeds both from the OS: so does each fork
+        np.random.seed()
+        sys.argv = [sys.argv[0], *msg["argv"]]
+        code = _child_main()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    except BaseException:  # noqa: BLE001 - reported on stderr like an uncaught exception of a fresh child
+        traceback.print_exc()
+        code = 1
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(code)
+
+
+def _drain(fd: int) -> bytes:
+    """Everything a forked child writes on stderr until it (and any process it started) closes it; the tail."""
+    import os
+
+    tail = bytearray()
+    while True:
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except InterruptedError:
+            continue
+        if not chunk:
+            break
+        tail += chunk
+        if len(tail) > _TAIL:
+            del tail[: len(tail) - _TAIL]
+    os.close(fd)
+    return bytes(tail)
+
+
+def serve(req_fd: int, rep_fd: int) -> int:
+    """Read one JSON request per line (``{"work", "argv", "cpu_s"}``), fork a golden child for it, answer
+    ``{"pid"}`` at once and ``{"rc", "stderr"}`` when it has ended (``rc`` as ``Popen.returncode``: -signal when
+    killed). Ends at EOF on the request pipe (the parent closed it, or died)."""
+    import os
+
+    def reply(obj: dict) -> None:
+        data = (json.dumps(obj) + "\n").encode("utf-8")
+        while data:
+            data = data[os.write(rep_fd, data):]
+
+    pending = b""
+    while True:
+        while b"\n" not in pending:
+            chunk = os.read(req_fd, 1 << 16)
+            if not chunk:
+                return 0
+            pending += chunk
+        line, pending = pending.split(b"\n", 1)
+        msg = json.loads(line)
+        err_rd, err_wr = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(err_rd)
+            _forked(msg, req_fd, rep_fd, err_wr)
+        os.close(err_wr)
+        reply({"pid": pid})
+        tail = _drain(err_rd)
+        _, status = os.waitpid(pid, 0)
+        reply({"pid": pid, "rc": os.waitstatus_to_exitcode(status), "stderr": tail.decode("utf-8", "replace")})
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--serve"]:
+        sys.exit(serve(int(sys.argv[2]), int(sys.argv[3])))
+    sys.exit(_child_main())

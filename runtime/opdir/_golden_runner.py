@@ -1,7 +1,8 @@
 """Running golden.py in its own process and bringing back inputs, outputs and named intermediates.
 
 The golden is the user's reference code: it runs in a fresh ``sys.executable`` process (never in the
-caller's interpreter) started by the project's one subprocess runner with its *trusted* profile
+caller's interpreter; within :func:`runtime.opdir.golden_server`, a fork of the run's one golden process that
+does the same, :mod:`runtime.opdir._golden_server`) started by the project's one subprocess runner with its *trusted* profile
 (:func:`runtime.sandbox.run_process`): a private temporary working directory (removed even when the parent is
 interrupted), the same environment allow-list as the candidate (no API keys), bytecode writing off, own process
 group killed on timeout, CPU/memory limits, and it dies with its parent. Arrays cross the boundary as .npz files
@@ -23,6 +24,7 @@ from pydantic import BaseModel, ConfigDict
 from runtime import testmodes
 from runtime.arrays import load_arrays, save_arrays
 from runtime.opdir._cases import Case
+from runtime.opdir._golden_server import active_server
 from runtime.opdir._problems import GoldenError, OpDirError, Problem
 from runtime.opdir._spec import Spec
 from runtime.sandbox._proc import Limits, private_dir, run_process
@@ -131,8 +133,12 @@ def run_golden_cases(op: GoldenSource, cases: list[Case], *, timeout: float = GO
         # signal interrupts (a C extension that never returns)
         budget = timeout * len(cases) + _STARTUP_S
         start = time.monotonic()
-        proc = run_process([sys.executable, str(_CHILD), str(work), *testmodes.child_args()], work=work, limits=_limits(budget),
-                           profile="trusted")
+        argv = [str(work), *testmodes.child_args()]
+        server = active_server()
+        proc = server.run(argv, work=work, cpu_s=int(budget) + 30, budget=budget) if server is not None else None
+        if proc is None:  # no run-wide golden process (or it is busy): a fresh one, as always
+            proc = run_process([sys.executable, str(_CHILD), *argv], work=work, limits=_limits(budget),
+                               profile="trusted")
         stderr = proc.stderr
         if proc.timed_out:
             raise GoldenError("timeout", [Problem(
