@@ -13,6 +13,7 @@ import logging
 import shutil
 from pathlib import Path
 
+from orchestrator.command import cli_command
 from orchestrator.errors import ForgeError
 from orchestrator.store.paths import FORGE_DIR, list_runs, run_dir, sha256_file
 from orchestrator.store.runs import read_meta
@@ -85,8 +86,11 @@ def clear_previous_artifacts(root: Path, op_name: str | None, fresh: bool, *, ke
     listed = ", ".join(p.name for p in found)
     first_run = not list_runs(root)
     if not fresh and not first_run:
-        raise ForgeError(f"{root} holds artifacts of an earlier run ({listed}); {what}: pass --fresh to move "
-                         "them to .forge/previous/ first")
+        # a run stopped by Ctrl-C, kill -9 or a gate is continued by `resume`: say so before --fresh, which
+        # starts over (a user who re-typed `run` after a crash was only offered the way that drops the progress)
+        raise ForgeError(f"{root} holds artifacts of an earlier run ({listed}); {what}. To continue the latest "
+                         f"run ({list_runs(root)[-1]}) where it stopped: {cli_command()} resume {root}. To start "
+                         "over: pass --fresh, which moves them to .forge/previous/ first")
     dest = root / FORGE_DIR / "previous" / _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%S%f")
     dest.mkdir(parents=True)
     for p in found:

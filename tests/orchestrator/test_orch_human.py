@@ -419,6 +419,19 @@ def test_run_on_a_delivered_op_dir_refuses_without_fresh(op_copy, script, cli):
     assert [e for e in events(op, runs[-1].name[4:]) if e.get("node") == "design"]  # the designer ran again
 
 
+def test_run_again_after_a_stop_points_to_resume_before_fresh(op_copy, script, cli):
+    """A user whose run stopped (a gate with --approve stop here; Ctrl-C or kill -9 alike) and who types `run`
+    again was told only "pass --fresh", which starts over and drops the progress: the refusal names `resume`."""
+    op = op_copy("affine")
+    s = script("affine", implement={1: ["impl.py"]})
+    assert cli("run", str(op), "--approve", "stop", "--agents", f"scripted:{s}").returncode != 1
+    again = cli("run", str(op), "--approve", "auto", "--agents", f"scripted:{s}")
+    assert again.returncode == 1 and "artifacts of an earlier run" in again.stderr
+    assert f"resume {op}" in " ".join(again.stderr.split()) and "--fresh" in again.stderr
+    resumed = cli("resume", str(op), "--approve", "auto")
+    assert resumed.returncode == 0 and "delivered" in resumed.stdout
+
+
 def test_a_design_the_user_provided_is_kept_and_used(op_copy, script, cli):
     from orch_support import AGENTS
 
