@@ -124,6 +124,19 @@ def _on_signal(signum, frame) -> None:  # noqa: ARG001 - signal handler signatur
     raise _Terminated(signum)
 
 
+def golden_process_early():  # noqa: ANN201 - a context manager (runtime.opdir.golden_server's)
+    """The run's golden process (``runtime.opdir.golden_server``), started before the command imports
+    ``orchestrator.api``.
+
+    Why: intake's golden check waits for that process's interpreter and numpy (0.2-0.4 s idle, ~1 s at load 5);
+    LangGraph and the rest of the orchestrator take longer than that to import, so booting it first hides the
+    wait in a CLI run. ``api.run``/``replay`` then use this one (nested blocks share the outer server).
+    """
+    from runtime.opdir import golden_server
+
+    return golden_server(start=True)
+
+
 def drive(op_dir: str, start, progress=None) -> int:
     """Run ``start()`` (an api call returning a RunResult) and print its result; the one error policy of
     run/replay/resume: a user mistake is one line, an infrastructure failure says how to continue, and

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from orchestrator.cli._common import console, drive, fail, given, warn_without_sandbox
+from orchestrator.cli._common import console, drive, fail, given, golden_process_early, warn_without_sandbox
 
 
 def register(sub) -> None:
@@ -25,6 +25,11 @@ def register(sub) -> None:
 
 
 def _replay(args: argparse.Namespace) -> int:
+    with golden_process_early():  # boots while orchestrator.api (LangGraph) is imported: intake does not wait
+        return _replay_now(args)
+
+
+def _replay_now(args: argparse.Namespace) -> int:
     from orchestrator import api
     from orchestrator.ui.progress import Progress
 

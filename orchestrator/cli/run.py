@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rich.markup import escape
 
-from orchestrator.cli._common import console, drive, fail, given, warn_without_sandbox
+from orchestrator.cli._common import console, drive, fail, given, golden_process_early, warn_without_sandbox
 
 
 def register(sub) -> None:
@@ -39,6 +39,11 @@ def register(sub) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    with golden_process_early():  # boots while orchestrator.api (LangGraph) is imported: intake does not wait
+        return _run_now(args)
+
+
+def _run_now(args: argparse.Namespace) -> int:
     from orchestrator import api
     from orchestrator.ui.progress import Progress, ask
 

@@ -158,3 +158,31 @@ def test_two_threads_at_once_both_get_their_run(tmp_path: Path, server: GoldenSe
         t.join()
     assert sorted(results) == [0, 1] and results[0].shape == (16, 32)
     assert server.forks >= 1  # the other one may have started its own process (the server was busy)
+
+
+@pytest.mark.parametrize("command", ["run", "replay"])
+def test_the_cli_starts_the_runs_golden_process_before_the_api(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               command: str) -> None:
+    """``python -m orchestrator run|replay`` boots the golden process before it imports orchestrator.api (LangGraph
+    takes seconds): the api call finds it already started, and it is the one its intake uses."""
+    import orchestrator.api as api
+    from orchestrator.cli.main import main
+    from orchestrator.errors import ForgeError
+
+    seen: list[tuple[GoldenServer | None, int]] = []
+
+    def fake(*_a: object, **_k: object) -> None:
+        srv = active_server()
+        seen.append((srv, srv.starts if srv is not None else 0))
+        raise ForgeError("stopped by the test")
+
+    monkeypatch.setattr(api, command, fake)
+    outer = active_server()  # the autouse fixture's, which the command's block nests in: leave it aside
+    import runtime.opdir._golden_server as gs
+
+    monkeypatch.setattr(gs, "_ACTIVE", None)
+    monkeypatch.setattr(gs, "_DEPTH", 0)
+    op = write_op(tmp_path / "op", golden=BASE_GOLDEN)
+    assert main([command, str(op), "--approve", "stop"] if command == "run" else [command, str(op)]) != 0
+    assert len(seen) == 1 and seen[0][0] is not None and seen[0][0] is not outer and seen[0][1] == 1
+    assert active_server() is None  # ended with the command
