@@ -145,7 +145,7 @@ def run_gym(gym: Path, name: str, folder: str, command: str, signal: str, *, pro
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PTO_FORGE_EMULATOR_CHILD")}
         env.update(THREADS, TILE_FWK_DEVICE_ID="0", FORGE_EMUREAL_OUT=str(out),
                    FORGE_EMUREAL_GOLDEN=json.dumps(GOLDEN.get(name, [])),
-                   PYTHONPATH=os.pathsep.join([str(gym / "ops" / name / "src"), str(HOOK)]))
+                   PYTHONPATH=os.pathsep.join([str(gym / "ops" / name / "src"), str(HOOK), str(ROOT)]))
         cmd = [sys.executable, "-m", "runtime.emulator", "--quiet", *extra, *command.split()]
         raw = Path(tmp) / "pyspy.txt"
         spy = pyspy()

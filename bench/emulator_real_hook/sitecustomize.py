@@ -178,10 +178,10 @@ def _install_kernel_hooks() -> None:
 
     orig_prepared = _executor.prepared_for
 
-    def timed_prepared(program):  # noqa: ANN001, ANN202 - the trace cache prepares a program once: execution time
+    def timed_prepared(program, *a, **k):  # noqa: ANN001, ANN002, ANN003, ANN202 - the trace cache prepares a program once: execution time
         t, w = time.process_time(), time.perf_counter()
         try:
-            return orig_prepared(program)
+            return orig_prepared(program, *a, **k)
         finally:
             _call["exec_cpu"] = _call.get("exec_cpu", 0.0) + time.process_time() - t
             _call["exec_wall"] = _call.get("exec_wall", 0.0) + time.perf_counter() - w

@@ -30,7 +30,8 @@ class Tensor:
     def __init__(self, shape: Any = None, dtype: Any = None, name: str = "", format: Any = None,
                  data_ptr: Any = None, device: Any = None, ori_shape: Any = None) -> None:
         self._shape = list(shape) if shape is not None else []
-        self._dtype = DataType(dtype) if dtype is not None else DataType.DT_FP32
+        # every op output is built here with a DataType already: the enum call (~2 us) is for user values only
+        self._dtype = dtype if type(dtype) is DataType else DataType(dtype) if dtype is not None else DataType.DT_FP32
         self._name = name
         self._format = TileOpFormat(format) if format is not None else TileOpFormat.TILEOP_ND
         self.kind = "annotation"

@@ -6,6 +6,7 @@ peak here is the executor's own memory, deterministically.
 """
 
 import tracemalloc
+from typing import Any
 
 import numpy as np
 
@@ -72,3 +73,95 @@ def test_a_value_read_after_its_loop_is_kept() -> None:
     with emu.session():
         reuse_after_loop(x, out, out2)
     assert out2.tobytes() == (x * np.float32(2.0) + np.float32(1.0)).tobytes()
+
+
+# ---- the interval formulation of `_liveness` against the chain formulation it replaced --------------------
+
+def _reference_free(body: Any, params: set[int]) -> dict[int, tuple[int, ...]]:
+    """The drops as the first `_liveness` computed them (each use's chain of enclosing items, compared), by
+    id of the item they follow."""
+    from runtime.emulator.device._prepare import XGuard, XLoop, XOp, _expr_keys, _op_keys
+
+    uses: dict[int, list[tuple]] = {}
+    producers: dict[int, list[tuple]] = {}
+    written: set[int] = set()
+    regions: dict[int, Any] = {}
+
+    def walk(r: Any, chain: tuple) -> None:
+        regions[id(r)] = r
+        for p in r.paths:
+            for i, it in enumerate(p.items):
+                here = chain + ((id(r), i),)
+                ks: set[int] = set()
+                if type(it) is XOp:
+                    used, produced = _op_keys(it.op)
+                    written.update(it.op.writes)
+                    ks = used
+                    for k in produced:
+                        producers.setdefault(k, []).append(here)
+                elif type(it) is XLoop:
+                    for e in (it.lp.start, it.lp.stop, it.lp.step):
+                        _expr_keys(e, ks)
+                    walk(it.body, here)
+                elif type(it) is XGuard:
+                    _expr_keys(it.expr, ks)
+                for k in ks:
+                    uses.setdefault(k, []).append(here)
+
+    walk(body, ())
+    drops: dict[tuple[int, int], list[int]] = {}
+    for k, prods in producers.items():
+        if k in params or k in written or len(prods) != 1:
+            continue
+        chain = prods[0]
+        rid, pos = chain[-1]
+        if len(regions[rid].paths) != 1:
+            continue
+        depth, last, ok = len(chain) - 1, pos, True
+        for u in uses.get(k, ()):
+            if len(u) <= depth or u[:depth] != chain[:depth] or u[depth][0] != rid or u[depth][1] < pos:
+                ok = False
+                break
+            last = max(last, u[depth][1])
+        if ok:
+            drops.setdefault((rid, last), []).append(k)
+    return {id(regions[rid].paths[0].items[i]): tuple(sorted(ks)) for (rid, i), ks in drops.items()}
+
+
+def _actual_free(body: Any) -> dict[int, tuple[int, ...]]:
+    out: dict[int, tuple[int, ...]] = {}
+    stack = [body]
+    while stack:
+        for p in stack.pop().paths:
+            for it in p.items:
+                if getattr(it, "free", ()):
+                    out[id(it)] = it.free
+                if hasattr(it, "lid"):
+                    stack.append(it.body)
+    return out
+
+
+def test_liveness_matches_the_chain_formulation_on_every_corpus_kernel(corpus_module: Any) -> None:
+    """Every corpus kernel call (loops, nested loops, several control paths, values carried across iterations):
+    the drops of `prepare` are exactly those of the formulation it replaced - so memory and results are too."""
+    from test_corpus import CASES, _run_case
+
+    from runtime.emulator import _executor
+    from runtime.emulator.device._prepare import prepare
+
+    seen = dropped = 0
+
+    def check(program: Any, args: list[np.ndarray], options: ExecOptions, **kw: Any) -> Any:
+        nonlocal seen, dropped
+        body = prepare(program, options.npuarch)
+        got = _actual_free(body)
+        assert got == _reference_free(body, {p.key for p in program.params}), program.kernel
+        seen += 1
+        dropped += len(got)
+        return _executor.run_in_process(program, args, options)
+
+    for module, case_name in CASES:
+        case = getattr(corpus_module(module), case_name)()
+        with _executor.use(check), emu.session() as s:
+            _run_case(case, s, emu)
+    assert seen >= 40 and dropped >= 40, (seen, dropped)

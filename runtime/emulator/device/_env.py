@@ -29,6 +29,8 @@ class Env:
         """storage key -> (array, valid shape); the valid shape is None for a batched buffer (`_batch`)"""
         self.sym: dict[Any, Any] = {}
         """symbol name -> value, loop id -> current index"""
+        self.per_call: dict[int, Any] = {}
+        """values of symbol-only expressions (`_expr._per_call`): symbols do not change during a call"""
         self.loop_range: dict[int, tuple[int, int, int]] = {}
         self.iter_stack: list[tuple[str, int]] = []
         self.node: Any = None
@@ -80,16 +82,14 @@ class Env:
     def count_param_reads(self, node: Any, times: int = 1) -> None:
         """Bytes in for an op that reads a kernel argument whole (``pypto.add(x, y)`` on parameters, no view).
 
-        A view counts its own window; meta ops (reshape, unsqueeze) move no data; the target of an in-place
-        write into an argument (scatter) is written, not read. ``times`` is the batched iteration count."""
-        if not self.param_keys or node.name == "view" or node.cls == "meta":
-            return
-        ins = node.ins[1:] if node.gm_write and node.name not in ("move", "assemble") else node.ins
-        for k in ins:
-            if k in self.param_keys:
-                v = self.buf.get(k)
-                if v is not None:
-                    self.bytes_in += v[0].nbytes * times
+        Which arguments an op reads whole is decided once, in `_prepare._param_reads` (a view counts its own
+        window; meta ops move no data; the target of an in-place write into an argument is written, not read).
+        ``times`` is the batched iteration count."""
+        buf = self.buf
+        for k in node.param_reads:
+            v = buf.get(k)
+            if v is not None:
+                self.bytes_in += v[0].nbytes * times
 
     # buffer access -------------------------------------------------------------------------------------
     def get(self, key: int) -> tuple[np.ndarray, tuple[int, ...]]:

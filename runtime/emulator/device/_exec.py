@@ -29,7 +29,8 @@ _WRITES = frozenset({"assemble", "move", "setitem"})
 
 def _account(env: Env, node: XOp) -> None:
     env.ops[node.name] = env.ops.get(node.name, 0) + 1
-    env.count_param_reads(node)
+    if node.param_reads:
+        env.count_param_reads(node)
     if node.out_key is None:
         return
     v = env.buf.get(node.out_key)

@@ -1,0 +1,55 @@
+"""The instrumentation of ``bench/emulator_real.py`` times kernel calls without breaking them.
+
+Why: the hook wraps emulator internals by signature (`_executor.prepared_for`, the executor, `lower`). When
+``prepared_for`` gained its ``npuarch`` argument (A2/A3 BF16 promotion) the hook's wrapper kept the old
+one-argument form, and every gym operator of the speed table failed with a TypeError - the table the emulator's
+speed work steers by could not be produced at all, and nothing in the suite noticed.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+HOOK = ROOT / "bench" / "emulator_real_hook"
+
+SCRIPT = """
+import numpy as np
+import pypto
+
+@pypto.frontend.jit
+def double(x: pypto.Tensor([64, 32], pypto.DT_FP32), out: pypto.Tensor([64, 32], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(16, 32)
+    for i in pypto.loop(4):
+        pypto.assemble(pypto.view(x, [16, 32], [i * 16, 0]) * 2.0, [i * 16, 0], out)
+
+x = np.arange(64 * 32, dtype=np.float32).reshape(64, 32)
+for _ in range(2):  # the second call hits the trace cache: the path that prepares a program through the hook
+    out = np.zeros_like(x)
+    double(x, out)
+    assert (out == 2 * x).all()
+print("ok")
+"""
+
+
+@pytest.mark.slow  # a CLI process that imports the emulator: ~4 s of CPU
+def test_the_hook_times_kernel_calls_and_the_calls_still_work(tmp_path: Path) -> None:
+    out = tmp_path / "records.jsonl"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(FORGE_EMUREAL_OUT=str(out), FORGE_EMUREAL_GOLDEN="[]",
+               PYTHONPATH=os.pathsep.join([str(HOOK), str(ROOT)]))
+    script = tmp_path / "user_script.py"  # a kernel needs a source file, as with real pypto
+    script.write_text(SCRIPT, encoding="utf-8")
+    r = subprocess.run([sys.executable, "-m", "runtime.emulator", "--quiet", str(script)], env=env, cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120, check=False)
+    assert r.returncode == 0 and "ok" in r.stdout, r.stdout + r.stderr
+    recs = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    kernels = [k for k in recs if k["type"] == "kernel"]
+    assert [k["ok"] for k in kernels] == [True, True]
+    assert all(k["exec_cpu"] > 0 and k["args_bytes"] == 2 * 64 * 32 * 4 for k in kernels)
+    assert "program_cpu" in kernels[0] and "lower_cpu" in kernels[0]
+    assert not [r for r in recs if r["type"] == "hook-error"]
