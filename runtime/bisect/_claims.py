@@ -298,9 +298,36 @@ def _misplaced_view(an: Analyzer, r: Rec) -> tuple[Rec, int] | None:
     return None
 
 
+_COPIES = frozenset({"move", "assemble", "reshape", "transpose", "clone", "copy"})
+"""ops that carry all their operand's values on unchanged (a cast rounds them; a view selects some of them - a view at
+the wrong offset of a matching tensor is a culprit)"""
+
+
+def copies_another_golden(an: Analyzer, r: Rec) -> str | None:
+    """``r`` only moves its one operand's values, that operand matched golden ``A``, and ``r`` is compared with
+    another golden ``B``: the name ``A``, else None. A copy cannot turn ``B`` into ``A``: the operand's match is a
+    coincidence of a wrong quantity with another golden (a Sinkhorn loop whose wrong axis converges to the
+    first row normalization), and the bug is upstream, not at the copy. (A copy to the wrong place is told by
+    the geometry rules, which run first.)"""
+    if r.op not in _COPIES:
+        return None
+    ops = an.operand_recs(r)
+    if len(ops) != 1 or ops[0].seq not in an.matched or an.status.get(ops[0].seq) not in GOOD:
+        return None
+    mine = an.expected[r.seq][0] if r.seq in an.expected else (an.target_golden(r) if r.is_write else None)
+    theirs = an.matched[ops[0].seq][0]
+    return theirs if mine is not None and mine != theirs else None
+
+
 def strict_culprit(an: Analyzer, bad: list[Rec], evidence: list[str]) -> Rec | None:
     """The first departing value whose inputs all match (or the misplaced view that feeds it)."""
     for r in bad:
+        other = copies_another_golden(an, r)
+        if other is not None:
+            evidence.append(f"{r.where()} departs while its operand matches golden {other!r}: a copy does not "
+                            "change values, so that match is a coincidence of a wrong quantity and the copy is "
+                            "not the cause")
+            continue
         mis = _misplaced_view(an, r)
         if mis is not None:
             v, axis = mis
@@ -335,7 +362,7 @@ def line_claim(an: Analyzer, observed: Rec, window: list[Rec], evidence: list[st
             an.status[v.seq] = "misplaced"
             return v
     lines = {(r.file, r.line) for r in window} | {(observed.file, observed.line)}
-    if len(lines) != 1 or observed.line is None:
+    if len(lines) != 1 or observed.line is None or copies_another_golden(an, observed) is not None:
         return None
     ancestors_good = all(_operands_good(an, r) or any(p.seq in {w.seq for w in window} for p in an.operand_recs(r))
                          for r in window)

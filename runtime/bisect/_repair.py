@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime.bisect._analyzer import BAD, GOOD, Analyzer, region_slice
+from runtime.bisect._analyzer import _REDUCE, BAD, GOOD, Analyzer, region_slice
 from runtime.bisect._compare import close
 from runtime.bisect._records import Rec
 
@@ -332,13 +332,17 @@ def _guesses(an: Analyzer, r: Rec, ceiling: int, limit: int = 2) -> list[tuple[s
     if floor < 0:
         return []
     own = {p.seq for p in an.operand_recs(r)}
-    running = feeds_local_state(an, r)
+    running = feeds_local_state(an, r) and _partial(an, r)
+    mine = {_operand_key(an, x) for x in an.recs if (x.file, x.line, x.op) == (r.file, r.line, r.op)} - {None}
     out: list[tuple[str, str]] = []
     for g, o in sorted(an.g.order.items(), key=lambda kv: kv[1]):
         if not floor < o <= ceiling or an.g.kinds.get(g) == "input" or an.g.is_input_copy(g):
             continue
+        # (a value computed from the very same inputs - another pass over the same tile, ``exp(r - gmax)`` in the
+        # sum pass and in the normalize pass - does not own the golden: it is what ``r`` should make, whatever op
+        # ``r`` applies; only a guess, the replay decides)
         taken = any(x.summ is not None and g in x.summ.hits and an.status.get(x.seq) in GOOD and x.seq not in own
-                    and x.node != r.node for x in an.recs)
+                    and x.node != r.node and _operand_key(an, x) not in mine for x in an.recs)
         if taken:
             continue
         fr = an.first_region(r, g)
@@ -353,6 +357,22 @@ def _guesses(an: Analyzer, r: Rec, ceiling: int, limit: int = 2) -> list[tuple[s
         if len(out) >= limit:
             break
     return out
+
+
+def _partial(an: Analyzer, r: Rec, limit: int = 64) -> bool:
+    """``r``'s value may be one chunk's share of a golden total: it, or an op it is computed from through values no
+    golden shows right, reduces or contracts an axis (a per-tile ``sum``, a ``matmul`` over one KV tile). An
+    elementwise value of a tile (``exp(r - gmax)``) is a slice of its golden, not a share of it."""
+    stack, seen = [r], {r.seq}
+    while stack and len(seen) < limit:
+        cur = stack.pop()
+        if cur.op in _REDUCE or cur.op == "matmul":
+            return True
+        for p in an.parents(cur):
+            if p.seq not in seen and an.status.get(p.seq) not in GOOD:
+                seen.add(p.seq)
+                stack.append(p)
+    return False
 
 
 def _ancestor_order(an: Analyzer, r: Rec, limit: int = 200) -> int:
@@ -387,6 +407,28 @@ def _wrong_constant(an: Analyzer, r: Rec, g: str) -> tuple[Rec, float, float] | 
     if fp is None or fr is None or fp[1] is None or fr[1] is None or min(fp[0], fr[0]) < 0.999:
         return None
     return ops[0], fp[1], fr[1]
+
+
+def _scaled_before_sum(an: Analyzer, r: Rec, g: str) -> tuple[Rec, Rec, float] | None:
+    """``r`` sums (a linear reduction) the values of one op ``q`` that applies a scalar constant (``mul`` / ``div``
+    with one tensor operand) to a value matching the golden, and ``r`` makes ``k`` times golden ``g`` (``k`` != 1):
+    the factor passes through the sum unchanged, so the constant ``q`` applies is wrong (``sum(y * (2 / H))`` where
+    the golden takes ``mean(y)``). Returns (q, q's operand, k)."""
+    if r.op not in ("sum", "mean"):
+        return None
+    ops = an.operand_recs(r)
+    if len(ops) != 1 or any(ref.get("kind") == "tensor" for ref in r.inputs or []):
+        return None
+    q = ops[0]
+    qs = an.operand_recs(q)
+    if q.op not in ("mul", "div") or len(qs) != 1 or any(ref.get("kind") == "tensor" for ref in q.inputs or []):
+        return None
+    if an.status.get(qs[0].seq) not in GOOD or an.status.get(q.seq) in GOOD:
+        return None
+    fr = _node_fit(an, r, g)
+    if fr is None or fr[1] is None or fr[0] < 0.999:
+        return None
+    return q, qs[0], fr[1]
 
 
 def feeds_local_state(an: Analyzer, r: Rec, depth: int = 6) -> bool:
@@ -442,6 +484,7 @@ def walk_back(an: Analyzer, observed: Rec, start: Rec, window: list[Rec], ceilin
         return out
     order = sorted({r.node: r for r in window if r.node is not None and not r.is_write
                     and r.op not in _MOVES}.values(), key=lambda r: r.seq)
+    log.debug("walk-back from %s over %s", start.where(), [(r.line, r.op) for r in order])
     for r in order:
         if tried >= _MAX_WALK_REPLAYS:
             out.evidence.append(f"walk-back stopped after {tried} replays")
@@ -472,6 +515,18 @@ def walk_back(an: Analyzer, observed: Rec, start: Rec, window: list[Rec], ceilin
                         f"walk-back: in a replay where only {r.where()} holds golden {g!r}, {observed.where()} matches "
                         f"the golden; its operand ({p.where()}) is {k:.4g} times {g!r} and it makes {k2:.4g} times "
                         f"{g!r}: the constant it applies is wrong ({tried} replays)")
+                    return out
+                scaled = _scaled_before_sum(an, r, g) if not _operands_good(an, r) else None
+                if scaled is not None:
+                    q, p, k = scaled
+                    out.culprit = q
+                    out.replays = tried
+                    an.status[q.seq] = "mismatch"
+                    out.evidence.append(
+                        f"walk-back: in a replay where only {r.where()} holds golden {g!r}, {observed.where()} "
+                        f"matches the golden; it sums the values of {q.where()}, which applies a constant to "
+                        f"{p.where()} (matching the golden), and it makes {k:.4g} times {g!r}: a factor passes "
+                        f"through a sum unchanged, so the constant {q.where()} applies is wrong ({tried} replays)")
                     return out
                 if not _operands_good(an, r):
                     out.window = [r]
