@@ -30,6 +30,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from runtime.sandbox._proc import Limits, ProcResult, Running, private_dir, start_process
+from runtime.sandbox.env_policy import child_env
 
 __all__ = ["GoldenServer", "active_server", "golden_server"]
 
@@ -50,6 +51,8 @@ class GoldenServer:
         self._proc: Running | None = None
         self._req_w = self._rep_r = -1
         self._pending = b""
+        self._env: dict[str, str] = {}
+        """The environment policy's variables the server started with (``HOME``/``TMPDIR`` aside)."""
         self.starts = 0
         """Server processes started (tests and benches count them)."""
         self.forks = 0
@@ -63,7 +66,11 @@ class GoldenServer:
             self._ensure()
 
     def _ensure(self) -> bool:
-        if self._proc is not None and self._proc.poll() is None:
+        # a fork has the environment its server started with, and numpy/BLAS read theirs (OPENBLAS_CORETYPE ...)
+        # at import: when the parent's has changed since, a fresh child would see another one, so the server is
+        # replaced (golden and candidate must see the same environment: tests/verify/test_env_policy.py)
+        env = _policy_env()
+        if self._proc is not None and self._proc.poll() is None and env == self._env:
             return True
         self._stop()
         stack = contextlib.ExitStack()
@@ -88,6 +95,7 @@ class GoldenServer:
         os.close(req_r)
         os.close(rep_w)
         self._stack, self._proc, self._req_w, self._rep_r, self._pending = stack, proc, req_w, rep_r, b""
+        self._env = env
         self.starts += 1
         return True
 
@@ -177,6 +185,14 @@ def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
+
+
+def _policy_env() -> dict[str, str]:
+    """What :func:`runtime.sandbox.env_policy.child_env` would give a fresh golden child now, but its directory."""
+    env = child_env("")
+    env.pop("HOME", None)
+    env.pop("TMPDIR", None)
+    return env
 
 
 _ACTIVE: GoldenServer | None = None

@@ -95,6 +95,23 @@ def test_environment_directory_and_argv_are_a_fresh_childs(tmp_path: Path) -> No
         del os.environ["FORGE_SECRET_PROBE"]
 
 
+def test_a_server_started_before_the_environment_changed_is_replaced(tmp_path: Path, server: GoldenServer,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fork has its server's environment, and numpy reads BLAS variables at import: a server kept across a
+    change of the parent's environment gave golden.py another environment than a fresh child (and the candidate)
+    gets - CI caught it in tests/verify/test_env_policy.py when a server outlived the run that started it."""
+    probe = BASE_GOLDEN.replace("    return y.astype(x.dtype)", (
+        "    import os\n"
+        "    assert os.environ.get('OPENBLAS_CORETYPE') == 'Haswell', dict(os.environ)\n"
+        "    return y.astype(x.dtype)"))
+    _run(tmp_path, BASE_GOLDEN, "before")
+    monkeypatch.setenv("OPENBLAS_CORETYPE", "Haswell")
+    _run(tmp_path, probe, "after")  # GoldenError if the fork kept the old environment
+    assert server.starts == 2
+    _run(tmp_path, probe, "again")  # the same environment: the same server
+    assert server.starts == 2
+
+
 def test_unseeded_randomness_differs_between_runs_as_in_fresh_processes(tmp_path: Path) -> None:
     noisy = BASE_GOLDEN.replace("    return y.astype(x.dtype)",
                                 "    import random\n    return (y + np.random.rand() + random.random()).astype(x.dtype)")
