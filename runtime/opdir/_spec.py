@@ -21,7 +21,7 @@ from runtime.dtypes import CANONICAL, DTypeError, canonical_name
 from runtime.frontmatter import split_front_matter
 from runtime.opdir._problems import OpDirError, Problem
 from runtime.targets import TargetError, parse_target
-from runtime.yamlio import load_yaml
+from runtime.yamlio import compose_yaml, load_yaml
 
 __all__ = ["CASE_DTYPE", "Spec", "TensorSpec", "Tolerance", "load_spec", "parse_spec_text"]
 
@@ -348,22 +348,6 @@ def _loc_path(loc: tuple[Any, ...]) -> _Path:
     return tuple(p for p in loc if p != "[key]")
 
 
-_FAST_LOADER: Any = getattr(yaml, "CSafeLoader", None)
-
-
-def _compose(yaml_text: str) -> Any:
-    """The YAML node tree (every key's line), by libyaml when PyYAML has it: ~6x faster than the pure-Python
-    loader (4.4 -> 0.7 ms for silu's SPEC.md idle; a run parses SPEC.md at intake, in the graph and in every
-    verification). Its marks are the same; on a syntax error the pure-Python loader parses again, so the message
-    a user reads is worded as it always was."""
-    if _FAST_LOADER is not None:
-        try:
-            return yaml.compose(yaml_text, Loader=_FAST_LOADER)
-        except yaml.YAMLError:
-            pass
-    return yaml.compose(yaml_text, Loader=yaml.SafeLoader)
-
-
 def parse_spec_text(text: str, file: str = "SPEC.md") -> Spec:
     """Parse SPEC.md text into a :class:`Spec`.
 
@@ -372,7 +356,7 @@ def parse_spec_text(text: str, file: str = "SPEC.md") -> Spec:
     """
     yaml_text, offset = _front_matter(text, file)
     try:
-        node = _compose(yaml_text)
+        node = compose_yaml(yaml_text)
         data = load_yaml(yaml_text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)

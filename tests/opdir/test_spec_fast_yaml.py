@@ -1,4 +1,4 @@
-"""SPEC.md's node tree is composed by libyaml when PyYAML has it (runtime.opdir._spec._compose): the line of every
+"""SPEC.md's node tree is composed by libyaml when PyYAML has it (runtime.yamlio.compose_yaml): the line of every
 key and list item, and every duplicate-key problem, must be exactly what the pure-Python loader gives."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from runtime import yamlio
 from runtime.opdir import _spec
 
 REPO = Path(__file__).resolve().parents[2]
@@ -22,7 +23,7 @@ def _lines(yaml_text: str, loader: object) -> tuple[dict, list]:
     return lines, [str(p) for p in problems]
 
 
-@pytest.mark.skipif(_spec._FAST_LOADER is None, reason="PyYAML built without libyaml: nothing to compare")
+@pytest.mark.skipif(yamlio._C_LOADER is None, reason="PyYAML built without libyaml: nothing to compare")
 def test_libyaml_and_python_loader_give_the_same_lines_for_every_spec_in_the_repo() -> None:
     assert len(SPECS) >= 10
     for path in SPECS:
@@ -39,7 +40,7 @@ def test_a_yaml_syntax_error_is_worded_by_the_python_loader(monkeypatch: pytest.
     bad = "---\nop_name: a\ninputs: [\n---\n"
     with pytest.raises(_spec.OpDirError) as fast:
         _spec.parse_spec_text(bad)
-    monkeypatch.setattr(_spec, "_FAST_LOADER", None)
+    monkeypatch.setattr(yamlio, "_C_LOADER", None)
     with pytest.raises(_spec.OpDirError) as slow:
         _spec.parse_spec_text(bad)
     assert [str(p) for p in fast.value.problems] == [str(p) for p in slow.value.problems]
