@@ -256,7 +256,7 @@ def check_op_dir(root: Path, *, on_start: StartFn | None = None) -> str:
 
     if on_start is not None:
         on_start("check_op_dir", {})
-    report = intake(root, timeout=INTAKE_TIMEOUT_S)
+    report = intake(root, timeout=INTAKE_TIMEOUT_S, intermediates=False)  # the verdict only: no locals traced
     if not report.ok:
         lines = []
         for p in report.problems[:8]:

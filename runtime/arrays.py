@@ -16,9 +16,11 @@ the user's pypto interpreter, the sandbox) can import it without pydantic or yam
 from __future__ import annotations
 
 import base64
+import contextlib
 import io
 import json
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -26,7 +28,8 @@ import numpy as np
 
 from runtime.dtypes import DTypeError, name_of, to_numpy
 
-__all__ = ["decode_array", "dumps_arrays", "encode_array", "load_arrays", "loads_arrays", "save_arrays"]
+__all__ = ["ArrayWriter", "decode_array", "dumps_arrays", "encode_array", "load_arrays", "loads_arrays", "open_arrays",
+           "save_arrays"]
 
 _DTYPES = "__dtypes__"
 _STORAGE = {1: np.uint8, 2: np.uint16}
@@ -98,6 +101,95 @@ def loads_arrays(data: bytes) -> dict[str, np.ndarray]:
         return load_arrays(io.BytesIO(data))
     except Exception as exc:  # noqa: BLE001 - zipfile/numpy raise many types for foreign bytes
         raise ValueError(f"not an array payload: {exc}") from None
+
+
+class ArrayWriter:
+    """:func:`save_arrays` one array at a time, into one file: the same format (a ``.npz`` of storage views and a
+    ``__dtypes__`` table, written at :meth:`close`), readable by :func:`load_arrays` and :func:`open_arrays`.
+
+    Why: a golden run moves every case's inputs, outputs and intermediates between two processes; a file per
+    case and kind (36 files for 12 cases) cost more than golden.py itself (a file open, a zip directory and a
+    dtype table each). One writer per kind holds all cases (keys prefixed by the producer), and an array is
+    written when it is made, so a producer never holds more than one case's arrays.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self._zip = zipfile.ZipFile(path, mode="w", compression=zipfile.ZIP_STORED, allowZip64=True)
+        self._names: dict[str, str] = {}
+
+    def add(self, key: str, value: Any) -> None:
+        """Append one array (any dtype of ``runtime.dtypes``) under ``key`` (unique within the file)."""
+        arr = np.asarray(value)
+        if key == _DTYPES or key in self._names:
+            raise ValueError(f"array key {key!r} used twice (or reserved)")
+        self._names[key] = name_of(arr.dtype)
+        self._member(key, _storage_view(arr))
+
+    def _member(self, key: str, arr: np.ndarray) -> None:
+        # what np.savez does per array (same member name, same .npy encoding)
+        with self._zip.open(key + ".npy", mode="w", force_zip64=True) as fh:
+            np.lib.format.write_array(fh, arr, allow_pickle=False)
+
+    def close(self) -> None:
+        """Write the dtype table and the zip directory (a file never closed is unreadable, not wrong)."""
+        if self._zip.fp is None:
+            return
+        self._member(_DTYPES, np.frombuffer(json.dumps(self._names).encode(), dtype=np.uint8))
+        self._zip.close()
+
+    def __enter__(self) -> ArrayWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class ArrayReader:
+    """Arrays of one file read on demand (:func:`open_arrays`), dtypes restored as :func:`load_arrays` does."""
+
+    def __init__(self, data: Any, names: dict[str, str], where: str) -> None:
+        self._data, self._names, self._where = data, names, where
+
+    def keys(self) -> list[str]:
+        return list(self._names)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._names
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        if key not in self._names:
+            raise KeyError(key)
+        try:
+            raw, dt = self._data[key], to_numpy(self._names[key])
+        except _UNREADABLE as exc:
+            raise ValueError(f"cannot read array {key!r} from {self._where}: {exc}") from None
+        return raw.view(dt) if raw.dtype != dt else raw
+
+    def group(self, prefix: str) -> dict[str, np.ndarray]:
+        """Every array whose key starts with ``prefix``, keyed by the rest of its key, in file order."""
+        return {k[len(prefix):]: self[k] for k in self._names if k.startswith(prefix)}
+
+
+@contextlib.contextmanager
+def open_arrays(path: str | Path) -> Iterator[ArrayReader]:
+    """Read a file of :func:`save_arrays` / :class:`ArrayWriter` one array at a time (never unpickles).
+
+    Raises:
+        ValueError: the file is missing, truncated, or not an array file of this format.
+    """
+    where = Path(path).name
+    try:
+        data = np.load(path, allow_pickle=False)
+    except _UNREADABLE as exc:
+        raise ValueError(f"cannot read arrays from {where}: {exc}") from None
+    with data:
+        try:
+            if _DTYPES not in data.files:
+                raise ValueError("no dtype table (not written by save_arrays)")
+            names = json.loads(data[_DTYPES].tobytes().decode())
+        except _UNREADABLE as exc:
+            raise ValueError(f"cannot read arrays from {where}: {exc}") from None
+        yield ArrayReader(data, names, where)
 
 
 def encode_array(a: Any) -> dict[str, Any] | None:

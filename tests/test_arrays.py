@@ -11,7 +11,16 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from runtime.arrays import decode_array, dumps_arrays, encode_array, load_arrays, loads_arrays, save_arrays
+from runtime.arrays import (
+    ArrayWriter,
+    decode_array,
+    dumps_arrays,
+    encode_array,
+    load_arrays,
+    loads_arrays,
+    open_arrays,
+    save_arrays,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -36,6 +45,41 @@ def test_file_and_bytes_round_trip_keep_dtypes_shapes_and_order(tmp_path: Path) 
     save_arrays(tmp_path / "x.npz", arrays)
     _same(arrays, load_arrays(tmp_path / "x.npz"))
     _same(arrays, loads_arrays(dumps_arrays(arrays)))
+
+
+def test_a_writer_file_is_the_same_format_read_whole_or_by_group(tmp_path: Path) -> None:
+    """The golden run's files: arrays added one at a time under "<case>/<name>", read by load_arrays or a reader."""
+    arrays = _sample()
+    with ArrayWriter(tmp_path / "w.npz") as w:
+        for i in (1, 11):  # "1/" must not pick up case 11's keys
+            for k, v in arrays.items():
+                w.add(f"{i}/{k}", v)
+    whole = load_arrays(tmp_path / "w.npz")
+    assert list(whole) == [f"{i}/{k}" for i in (1, 11) for k in arrays]
+    with open_arrays(tmp_path / "w.npz") as r:
+        assert "11/scalar" in r and "2/scalar" not in r
+        _same(arrays, r.group("1/"))
+        _same(arrays, r.group("11/"))
+        with pytest.raises(KeyError):
+            r["nope"]
+    with ArrayWriter(tmp_path / "dup.npz") as w, pytest.raises(ValueError, match="twice"):
+        w.add("a", np.zeros(1))
+        w.add("a", np.zeros(1))
+    with pytest.raises(ValueError, match="reserved"), ArrayWriter(tmp_path / "res.npz") as w:
+        w.add("__dtypes__", np.zeros(1))
+
+
+def test_a_writer_never_closed_and_a_missing_file_are_value_errors(tmp_path: Path) -> None:
+    w = ArrayWriter(tmp_path / "torn.npz")
+    w.add("a", np.zeros(4))  # a producer killed here leaves no zip directory
+    w._zip.fp.flush()  # type: ignore[union-attr]
+    with pytest.raises(ValueError), open_arrays(tmp_path / "torn.npz"):
+        pass
+    with pytest.raises(ValueError, match="missing.npz"), open_arrays(tmp_path / "missing.npz"):
+        pass
+    np.savez(tmp_path / "plain.npz", a=np.zeros(2))
+    with pytest.raises(ValueError, match="dtype table"), open_arrays(tmp_path / "plain.npz"):
+        pass
 
 
 def test_json_form_round_trips_and_keeps_the_b64_field_bisect_budgets_on() -> None:

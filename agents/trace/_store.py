@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import platform
 from datetime import UTC, datetime
@@ -44,6 +45,14 @@ def utc_now() -> str:
 
 
 def package_versions() -> dict[str, str]:
+    """Versions of the packages a trace's behaviour depends on (a fresh dict: manifests may be edited)."""
+    return dict(_package_versions())
+
+
+@functools.cache
+def _package_versions() -> dict[str, str]:
+    """Looked up once per process: each ``importlib.metadata.version`` scans ``sys.path`` for its dist-info (6 of
+    them cost 7-30 ms, paid by every run's new trace), and the code this process runs is the code it imported."""
     versions = {"python": platform.python_version()}
     for dist in ("pto-forge", "openai", "pydantic", "numpy", "ml-dtypes", "langgraph"):
         try:

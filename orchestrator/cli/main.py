@@ -8,6 +8,7 @@ Exit codes: 0 success, 1 a failing result (invalid op dir, failing verdict, bloc
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import logging
 import sys
@@ -62,11 +63,30 @@ def build_parser() -> argparse.ArgumentParser:
 PASS_THROUGH: dict[str, str] = {"verify": "runtime.verify.__main__", "lint": "runtime.lint.__main__"}
 
 
+def _unknown_command(argv: list[str]) -> str | None:
+    """The message for a mistyped subcommand, naming the closest one (argparse only lists all 17).
+
+    Checked before the parser is built: building it imports every subcommand module, seconds on a loaded machine
+    for what is a typo.
+    """
+    word = next((a for a in argv if not a.startswith("-")), None)
+    if word is None or word in SUBCOMMANDS:
+        return None
+    close = difflib.get_close_matches(word, list(SUBCOMMANDS), n=1, cutoff=0.6)
+    hint = f"did you mean '{close[0]}'? " if close else ""
+    return (f"{cli_command()}: error: unknown command '{word}'; {hint}"
+            f"commands: {', '.join(SUBCOMMANDS)} (--help for each)")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in PASS_THROUGH:
         module = importlib.import_module(PASS_THROUGH[argv[0]])
         return int(module.main(argv[1:]) or 0)
+    unknown = _unknown_command(argv)
+    if unknown:
+        print(unknown, file=sys.stderr)
+        return EXIT_USAGE
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(

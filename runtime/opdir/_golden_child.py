@@ -1,9 +1,10 @@
 """The child process that imports golden.py and runs it: ``python _golden_child.py <workdir>``.
 
 Run by :mod:`runtime.opdir._golden_runner` in a fresh interpreter, with the temporary ``workdir`` as its current
-directory and bytecode writing disabled (nothing is ever written next to golden.py). It reads
-``request.json`` (+ ``inputs.npz``), writes ``result.json`` and, on success, one ``<case>.out.npz``,
-``<case>.mid.npz`` and (when ``make_inputs`` was used) ``<case>.in.npz`` per case.
+directory and bytecode writing disabled (nothing is ever written next to golden.py). It reads ``request.json``
+(+ ``inputs.npz``, unless ``make_inputs`` makes the inputs: then it writes it) and writes ``outputs.npz``,
+``mids.npz`` (unless the request says ``"intermediates": false``) and last ``result.json``. One file per kind
+holds every case, the arrays of the i-th case under keys ``"<i>/<name>"`` (:class:`runtime.arrays.ArrayWriter`).
 
 Intermediates are captured without the golden's cooperation (``_Capture``): a ``sys.settrace`` hook traces the
 outermost ``golden`` frame only (its callees get no line events), notes the order in which its locals are first
@@ -31,7 +32,7 @@ if str(_ROOT) not in sys.path:
 
 import numpy as np  # noqa: E402
 
-from runtime.arrays import load_arrays, save_arrays  # noqa: E402 - numpy + runtime.dtypes only (no pydantic)
+from runtime.arrays import ArrayReader, ArrayWriter, open_arrays  # noqa: E402 - numpy + runtime.dtypes only
 from runtime.dtypes import DTypeError, name_of  # noqa: E402
 
 
@@ -332,7 +333,23 @@ def _arraylike(value: Any) -> bool:
     return type(value).__module__.split(".")[0] == "torch" and hasattr(value, "detach")
 
 
-def _run_case(module: types.ModuleType, golden_file: str, req: dict, case: dict, workdir: Path) -> dict:
+class _Files:
+    """The run's array files (module docstring): inputs read or written, outputs and intermediates written."""
+
+    INPUTS, OUTPUTS, MIDS = "inputs.npz", "outputs.npz", "mids.npz"
+
+    def __init__(self, workdir: Path, req: dict, stack: contextlib.ExitStack) -> None:
+        self.made_inputs: ArrayWriter | None = None
+        self.given_inputs: ArrayReader | None = None
+        if req["make_inputs"]:
+            self.made_inputs = stack.enter_context(ArrayWriter(workdir / self.INPUTS))
+        else:
+            self.given_inputs = stack.enter_context(open_arrays(workdir / self.INPUTS))
+        self.outputs = stack.enter_context(ArrayWriter(workdir / self.OUTPUTS))
+        self.mids = stack.enter_context(ArrayWriter(workdir / self.MIDS)) if req.get("intermediates", True) else None
+
+
+def _run_case(module: types.ModuleType, golden_file: str, req: dict, index: int, case: dict, files: _Files) -> dict:
     golden = module.__dict__["golden"]
     n_inputs = int(req["n_inputs"])
     if req["make_inputs"]:
@@ -360,9 +377,12 @@ def _run_case(module: types.ModuleType, golden_file: str, req: dict, case: dict,
                 raise _Failure("make_inputs", f"make_inputs returned a {type(value).__name__} for input "
                                               f"'{name}'; expected a numpy array")
             inputs.append(arr)
-        save_arrays(workdir / f"{case['name']}.in.npz", dict(zip(req["input_names"], inputs)))
+        assert files.made_inputs is not None
+        for name, arr in zip(req["input_names"], inputs):
+            files.made_inputs.add(f"{index}/{name}", arr)
     else:
-        inputs = list(load_arrays(workdir / f"{case['name']}.in.npz").values())
+        assert files.given_inputs is not None
+        inputs = list(files.given_inputs.group(f"{index}/").values())
 
     target = getattr(inspect.unwrap(golden), "__code__", None)  # None: a callable object, no locals to capture
     try:
@@ -377,7 +397,8 @@ def _run_case(module: types.ModuleType, golden_file: str, req: dict, case: dict,
     cap = _Capture(target, golden_file if req.get("deep") else None, op_budget=budget)
     args = [a.copy() for a in inputs]
     start = time.perf_counter()
-    sys.settrace(cap.global_trace)
+    if files.mids is not None:  # intermediates not asked for (intake's check): golden runs untraced
+        sys.settrace(cap.global_trace)
     try:
         with cap.ops():
             result = golden(*args, **kwargs)
@@ -392,19 +413,22 @@ def _run_case(module: types.ModuleType, golden_file: str, req: dict, case: dict,
     duration = time.perf_counter() - start
     outputs = _outputs(result, req["output_names"])
     mids: dict[str, np.ndarray] = {}
-    for name, value in cap.values():
+    for name, value in cap.values() if files.mids is not None else ():
         arr = _to_numpy(value)
         if arr is not None and _storable(arr):
             mids[name] = arr
     if _NOISE is not None:  # test mode: the golden's float results as another CPU would give them
         outputs = {k: _NOISE.perturb(v) for k, v in outputs.items()}
         mids = {k: v if k in req["input_names"] else _NOISE.perturb(v) for k, v in mids.items()}
-    save_arrays(workdir / f"{case['name']}.out.npz", outputs)
-    save_arrays(workdir / f"{case['name']}.mid.npz", mids)
+    for name, arr in outputs.items():
+        files.outputs.add(f"{index}/{name}", arr)
+    for name, arr in mids.items():
+        assert files.mids is not None
+        files.mids.add(f"{index}/{name}", arr)
     return {"name": case["name"], "duration_s": duration}
 
 
-def _timed_case(module: types.ModuleType, golden_file: str, req: dict, case: dict, workdir: Path) -> dict:
+def _timed_case(module: types.ModuleType, golden_file: str, req: dict, index: int, case: dict, files: _Files) -> dict:
     """One case under its own time limit (``case_timeout``): an endless loop stops this case, and with it the
     batch, after one limit, not after the whole batch's budget."""
     limit = float(req.get("case_timeout") or 0)
@@ -412,7 +436,7 @@ def _timed_case(module: types.ModuleType, golden_file: str, req: dict, case: dic
         signal.signal(signal.SIGALRM, _on_alarm)
         signal.setitimer(signal.ITIMER_REAL, limit)
     try:
-        return _run_case(module, golden_file, req, case, workdir)
+        return _run_case(module, golden_file, req, index, case, files)
     except _CaseTimeout:
         raise _Failure("timeout", f"golden.py did not finish case {case['name']} within {limit:g} s (the limit per "
                                   "case); is there an endless loop?") from None
@@ -430,7 +454,9 @@ def main(workdir: Path) -> int:
             raise _Failure("missing_function", "golden.py defines no function 'golden(*inputs)'")
         if req["make_inputs"] and not callable(module.__dict__.get("make_inputs")):
             raise _Failure("missing_function", "make_inputs is not a function")
-        done = [_timed_case(module, golden_file, req, case, workdir) for case in req["cases"]]
+        with contextlib.ExitStack() as stack:  # the files are complete (closed) before result.json says ok
+            files = _Files(workdir, req, stack)
+            done = [_timed_case(module, golden_file, req, i, case, files) for i, case in enumerate(req["cases"])]
         reply: dict[str, Any] = {"ok": True, "cases": done}
     except _Failure as f:
         reply = {"ok": False, "kind": f.kind, "message": f.message, "line": f.line, "traceback": f.tb}

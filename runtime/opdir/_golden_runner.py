@@ -5,12 +5,13 @@ caller's interpreter; within :func:`runtime.opdir.golden_server`, a fork of the 
 does the same, :mod:`runtime.opdir._golden_server`) started by the project's one subprocess runner with its *trusted* profile
 (:func:`runtime.sandbox.run_process`): a private temporary working directory (removed even when the parent is
 interrupted), the same environment allow-list as the candidate (no API keys), bytecode writing off, own process
-group killed on timeout, CPU/memory limits, and it dies with its parent. Arrays cross the boundary as .npz files
-(:mod:`runtime.arrays`).
+group killed on timeout, CPU/memory limits, and it dies with its parent. Arrays cross the boundary in one .npz file
+per kind (inputs, outputs, intermediates) holding every case (:class:`runtime.arrays.ArrayWriter`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import sys
@@ -22,7 +23,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from runtime import testmodes
-from runtime.arrays import load_arrays, save_arrays
+from runtime.arrays import ArrayReader, ArrayWriter, open_arrays
 from runtime.opdir._cases import Case
 from runtime.opdir._golden_server import active_server
 from runtime.opdir._problems import GoldenError, OpDirError, Problem
@@ -54,6 +55,8 @@ run of golden.py with one clear problem."""
 log = logging.getLogger(__name__)
 
 _CHILD = Path(__file__).with_name("_golden_child.py")
+_INPUTS, _OUTPUTS, _MIDS = "inputs.npz", "outputs.npz", "mids.npz"
+"""The array files of a golden run, the i-th case's arrays under ``"<i>/<name>"`` (``_golden_child._Files``)."""
 _STARTUP_S = 15.0
 """Seconds the golden child may take to start (interpreter, numpy, golden.py's imports) beyond its cases."""
 
@@ -83,7 +86,7 @@ def _limits(budget: float) -> Limits:
 
 
 def run_golden_cases(op: GoldenSource, cases: list[Case], *, timeout: float = GOLDEN_CASE_TIMEOUT_S,
-                     deep: bool = False) -> dict[str, GoldenRun]:
+                     deep: bool = False, intermediates: bool = True) -> dict[str, GoldenRun]:
     """Run golden.py on several cases in ONE child process (saves the start-up cost per case).
 
     Args:
@@ -94,6 +97,9 @@ def run_golden_cases(op: GoldenSource, cases: list[Case], *, timeout: float = GO
         deep: also capture the locals of the functions ``golden`` calls from golden.py's folder (bisection:
             a gym golden behind an adapter names its intermediates in the vendor function), re-bound names
             with their first value as ``name#1`` (``_golden_child._Capture``).
+        intermediates: False runs golden.py untraced and brings back no intermediates (``GoldenRun.intermediates``
+            is empty): intake's check needs only inputs and outputs, and capturing and moving every local of
+            every case was most of its golden run's cost.
 
     Returns:
         case name -> :class:`GoldenRun`, in the order of ``cases``.
@@ -111,12 +117,14 @@ def run_golden_cases(op: GoldenSource, cases: list[Case], *, timeout: float = GO
     with private_dir("forge-golden-") as work:
         given: dict[str, list[np.ndarray]] = {}
         if not op.has_make_inputs:
-            for c in cases:
-                try:
-                    given[c.name] = op.make_inputs(c)
-                except OpDirError as exc:
-                    raise GoldenError("inputs", exc.problems) from None
-                save_arrays(work / f"{c.name}.in.npz", dict(zip(in_names, given[c.name])))
+            with ArrayWriter(work / _INPUTS) as written:
+                for i, c in enumerate(cases):
+                    try:
+                        given[c.name] = op.make_inputs(c)
+                    except OpDirError as exc:
+                        raise GoldenError("inputs", exc.problems) from None
+                    for name, arr in zip(in_names, given[c.name]):
+                        written.add(f"{i}/{name}", arr)
         request = {
             "golden": str(op.golden_path.resolve()),
             "cases": [c.model_dump(exclude={"unseen"}) for c in cases],
@@ -127,6 +135,7 @@ def run_golden_cases(op: GoldenSource, cases: list[Case], *, timeout: float = GO
             "attrs": _jsonable(spec.attrs),
             "case_timeout": timeout,
             "deep": deep,
+            "intermediates": intermediates,
         }
         (work / "request.json").write_text(json.dumps(request), encoding="utf-8")
         # the per-case alarm inside the child fires first; this backstop (start-up included) is for a hang no
@@ -160,16 +169,20 @@ def run_golden_cases(op: GoldenSource, cases: list[Case], *, timeout: float = GO
                                                       message=reply["message"])],
                               traceback=reply.get("traceback", ""))
         runs: dict[str, GoldenRun] = {}
-        for c, done in zip(cases, reply["cases"]):
-            inputs = given[c.name] if c.name in given else list(load_arrays(work / f"{c.name}.in.npz").values())
-            runs[c.name] = GoldenRun(
-                case=c.name,
-                inputs=inputs,
-                outputs=load_arrays(work / f"{c.name}.out.npz"),
-                intermediates=load_arrays(work / f"{c.name}.mid.npz"),
-                output_names=out_names,
-                duration_s=float(done["duration_s"]),
-            )
+        with contextlib.ExitStack() as stack:
+            outputs = stack.enter_context(open_arrays(work / _OUTPUTS))
+            mids: ArrayReader | None = stack.enter_context(open_arrays(work / _MIDS)) if intermediates else None
+            made: ArrayReader | None = stack.enter_context(open_arrays(work / _INPUTS)) if op.has_make_inputs else None
+            for i, (c, done) in enumerate(zip(cases, reply["cases"])):
+                key = f"{i}/"
+                runs[c.name] = GoldenRun(
+                    case=c.name,
+                    inputs=given[c.name] if made is None else list(made.group(key).values()),
+                    outputs=outputs.group(key),
+                    intermediates=mids.group(key) if mids is not None else {},
+                    output_names=out_names,
+                    duration_s=float(done["duration_s"]),
+                )
         return runs
 
 

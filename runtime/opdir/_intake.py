@@ -168,13 +168,16 @@ def _notes(spec: Spec, cases: list[Case]) -> list[str]:
     return notes
 
 
-def intake(op_dir: str | Path, *, timeout: float = GOLDEN_CASE_TIMEOUT_S, run_golden: bool = True) -> IntakeReport:
+def intake(op_dir: str | Path, *, timeout: float = GOLDEN_CASE_TIMEOUT_S, run_golden: bool = True,
+           intermediates: bool = True) -> IntakeReport:
     """Check an operator directory completely; never raises for user mistakes, never writes.
 
     Args:
         op_dir: the operator directory.
         timeout: seconds per case for the golden run.
         run_golden: False skips executing golden.py (static checks only).
+        intermediates: False runs golden.py without capturing its intermediates (``GoldenSummary.intermediates``
+            empty): the same checks and problems, for a caller that only needs the verdict (a run's intake).
     """
     report = IntakeReport(op_dir=str(op_dir), ok=False)
     try:
@@ -192,7 +195,7 @@ def intake(op_dir: str | Path, *, timeout: float = GOLDEN_CASE_TIMEOUT_S, run_go
     report.notes = _notes(op.spec, report.cases)
     if run_golden:
         try:
-            runs = run_golden_cases(op, report.cases, timeout=timeout)
+            runs = run_golden_cases(op, report.cases, timeout=timeout, intermediates=intermediates)
         except GoldenError as exc:
             report.problems.extend(exc.problems)
         else:

@@ -150,6 +150,26 @@ def test_make_inputs_overrides_generation(tmp_path: Path) -> None:
     np.testing.assert_allclose(run.outputs["y"], run.inputs[0] * 2.0 + run.inputs[1], rtol=1e-6)
 
 
+def test_without_intermediates_the_same_inputs_and_outputs_and_no_locals(tmp_path: Path) -> None:
+    """intake's check asks for no intermediates: golden runs untraced, and what it returns is bit for bit the same
+    (both input paths: generated here and written by make_inputs in the child)."""
+    plain = load_op_dir(copy_silu(tmp_path / "silu"))
+    made = load_op_dir(write_op(tmp_path / "op", golden=BASE_GOLDEN + (
+        "\n\ndef make_inputs(case, rng):\n"
+        "    B, D = case['dims']['B'], case['dims']['D']\n"
+        "    return [rng.standard_normal((B, D)).astype(np.float32), rng.standard_normal(D).astype(np.float32)]\n")))
+    for op in (plain, made):
+        cases = op.cases()
+        full = run_golden_cases(op, cases)
+        bare = run_golden_cases(op, cases, intermediates=False)
+        assert list(bare) == [c.name for c in cases]
+        for c in cases:
+            assert all(r.intermediates for r in full.values()) and bare[c.name].intermediates == {}
+            assert [a.tobytes() for a in bare[c.name].inputs] == [a.tobytes() for a in full[c.name].inputs]
+            assert {k: (v.dtype, v.tobytes()) for k, v in bare[c.name].outputs.items()} == \
+                {k: (v.dtype, v.tobytes()) for k, v in full[c.name].outputs.items()}
+
+
 def test_make_inputs_failure(tmp_path: Path) -> None:
     golden = BASE_GOLDEN + "\n\ndef make_inputs(case, rng):\n    return [1]\n"
     err = failing(tmp_path, golden)

@@ -200,3 +200,15 @@ def test_a_kernel_no_run_wrote_is_moved_aside_not_called_an_earlier_runs(op_copy
     assert [p.read_text(encoding="utf-8") for p in kept] == ["# the imported kernel\n"]
     again = cli("run", str(op), "--approve", "auto", "--agents", f"scripted:{s}")
     assert again.returncode == 1 and "artifacts of an earlier run" in again.stderr  # now a run did write it
+
+
+def test_a_mistyped_command_names_the_closest_one(capsys):
+    """argparse's own message lists 17 choices and no suggestion; a typo gets the one the user meant, exit 2."""
+    from orchestrator.cli.main import main
+
+    assert main(["intak", "my_op/"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown command 'intak'" in err and "did you mean 'intake'?" in err and "Traceback" not in err
+    assert main(["-v", "zzz"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown command 'zzz'" in err and "did you mean" not in err and "resume" in err
