@@ -86,6 +86,38 @@ def to_numpy_view(x: Any, pname: str) -> np.ndarray:
                    f"CPU tensor, got {type(x).__name__}")
 
 
+def _annotated_axes(ann: Any, ndim: int) -> list | None:
+    """The annotation's shape, one entry per axis (``...`` expanded to STATIC axes), or None when the annotation
+    gives no shape (every extent is taken from the argument: all static). Its length may differ from ``ndim``
+    (the trace raises)."""
+    shape_ann = ann.shape if isinstance(ann, _BracketAnnotation) else ann._shape
+    if not shape_ann:
+        return None
+    ann_list = list(shape_ann)
+    if any(d is Ellipsis for d in ann_list):
+        k = next(j for j, d in enumerate(ann_list) if d is Ellipsis)
+        ann_list = ann_list[:k] + [StatusType.STATIC] * (ndim - k)
+    return ann_list
+
+
+def _is_dynamic(d: Any) -> bool:
+    """An annotated axis the trace sees as a symbol (DYNAMIC, or a named dynamic dim), never as its extent."""
+    if isinstance(d, StatusType):
+        return bool(d != StatusType.STATIC)
+    return isinstance(d, SymbolicScalar) and not d.is_concrete()
+
+
+def traced_extents(ann: Any, arr: np.ndarray) -> tuple:
+    """The argument's extents a trace can read (the trace cache's key): a dynamic axis is bound to a symbol the
+    device reads off the argument at run time (`JitFunction._bind_tensor`), so its extent is None here and calls
+    that differ only there share one program - as a real pypto kernel compiled once serves every size of its
+    DYNAMIC axes. The rank is kept (the trace checks it)."""
+    axes = _annotated_axes(ann, arr.ndim)
+    if axes is None or len(axes) != arr.ndim:
+        return tuple(arr.shape)
+    return tuple(None if _is_dynamic(d) else int(real) for d, real in zip(axes, arr.shape, strict=True))
+
+
 # ---------------------------------------------------------------------------------------------------
 # jit
 
@@ -190,8 +222,8 @@ class JitFunction:
             if self._reads is None:
                 names = frozenset(n for n, _ in tparams) | frozenset(o.name for o in p.split_params()[1])
                 self._reads = _trace_cache.body_reads(p.fdef, names)
-            return (tuple((_trace_cache._Id(ann), a.dtype, a.shape) for (_, ann), a in zip(tparams, arrays,
-                                                                                         strict=True)),
+            return (tuple((_trace_cache._Id(ann), a.dtype, traced_extents(ann, a)) for (_, ann), a in
+                          zip(tparams, arrays, strict=True)),
                     _trace_cache.freeze(values), _trace_cache.freeze(self.options), s.options,
                     _trace_cache.freeze(root_scopes()[-1]),
                     _trace_cache.env_fingerprint(self._reads, _names_of(self.func, self.captured), _helper_reads))
@@ -314,14 +346,13 @@ class JitFunction:
         if not shape_ann:
             shape = list(arr.shape)
         else:
-            ann_list = list(shape_ann)
-            if any(d is Ellipsis for d in ann_list):
-                k = next(j for j, d in enumerate(ann_list) if d is Ellipsis)
-                ann_list = ann_list[:k] + [StatusType.STATIC] * (arr.ndim - k)
+            ann_list = _annotated_axes(ann, arr.ndim) or []
             if len(ann_list) != arr.ndim:
                 raise py_error("ValueError", f"The number of dimensions of {ord_} input tensor {arr.ndim} does not "
                                f"match the number of dimensions of input tensor definition {len(ann_list)} "
                                f"(parameter '{name}')", file=p.file, line=p.fdef.lineno)
+            # a dynamic axis (`_is_dynamic`) must never read `real`: the trace cache shares the program over its
+            # extents (`traced_extents`)
             for ax, (d, real) in enumerate(zip(ann_list, arr.shape, strict=True)):
                 if isinstance(d, StatusType):
                     if d == StatusType.STATIC:

@@ -23,6 +23,7 @@ import numpy as np
 
 from runtime.emulator._astutil import nodes
 from runtime.emulator._errors import EmulatorError, py_error
+from runtime.emulator._source import quick_block
 from runtime.emulator._symbolic import SymbolicScalar, sym_max, sym_min
 from runtime.emulator._tensor import Tensor
 from runtime.emulator._trace import RecordIfBranch, Tracer, _loop_args, loop_unroll_iter, require_tracer
@@ -71,19 +72,24 @@ class _Parsed:
     def __init__(self, func: Callable, kind: str) -> None:
         self.func = func
         self.name = func.__name__
+        tree = _quick_tree(func)
         try:
-            lines, start = inspect.getsourcelines(func)
             self.file = inspect.getsourcefile(func) or func.__code__.co_filename
+            if tree is None:
+                lines, start = inspect.getsourcelines(func)
         except (OSError, TypeError) as exc:
             raise py_error("RuntimeError", f"cannot read the source of {kind} '{func.__name__}': {exc}") from None
-        # blank lines in front give every node its line in the file (ast.increment_lineno walks the whole tree)
-        tree = ast.parse("\n" * (start - 1) + textwrap.dedent("".join(lines)))
+        if tree is None:
+            # blank lines in front give every node its line in the file (ast.increment_lineno walks the whole tree)
+            tree = ast.parse("\n" * (start - 1) + textwrap.dedent("".join(lines)))
         fdefs = [n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
         if not fdefs:
             raise py_error("TypeError", f"{kind} decorator can only be used on functions")
         self.fdef: ast.FunctionDef = fdefs[0]  # type: ignore[assignment]
         self.kind = kind
         self.codes: dict[Any, Any] = {}
+        self._split_memo: tuple | None = None
+        """`split_params`' last answer and what it was computed from"""
 
     def err(self, kind: str, msg: str, node: ast.AST | None = None) -> EmulatorError:
         return py_error(kind, msg, file=self.file, line=getattr(node, "lineno", self.fdef.lineno))
@@ -123,7 +129,23 @@ class _Parsed:
                            "out parameter instead.", node)
 
     def split_params(self) -> tuple[list[tuple[str, Any]], list[inspect.Parameter]]:
-        """(tensor params with annotation objects, non-tensor params) with the signature rules of §1.2."""
+        """(tensor params with annotation objects, non-tensor params) with the signature rules of §1.2.
+
+        Kept while the function's defaults and annotations are the same objects (``inspect.signature`` costs
+        ~20-40 us and every kernel call asks): a caller that replaces them gets a fresh answer."""
+        f = self.func
+        anns = getattr(f, "__annotations__", {})
+        memo = self._split_memo
+        if memo is not None:
+            d, kd, items, got = memo
+            if d is f.__defaults__ and kd is f.__kwdefaults__ and len(items) == len(anns) and \
+                    all(k in anns and anns[k] is v for k, v in items):
+                return list(got[0]), list(got[1])
+        tensors, others = self._split_params()
+        self._split_memo = (f.__defaults__, f.__kwdefaults__, tuple(anns.items()), (tuple(tensors), tuple(others)))
+        return tensors, others
+
+    def _split_params(self) -> tuple[list[tuple[str, Any]], list[inspect.Parameter]]:
         fd = self.fdef
         a = fd.args
         if a.vararg is not None:
@@ -159,6 +181,24 @@ class _Parsed:
             else:
                 others.append(p)
         return tensors, others
+
+
+def _quick_tree(func: Callable) -> ast.Module | None:
+    """The parsed source of ``func`` from `_source.quick_block` when it parses to exactly that one function (the
+    tree ``inspect.getsourcelines`` would give), else None (the caller then asks inspect)."""
+    got = quick_block(func)
+    if got is None:
+        return None
+    lines, start = got
+    try:
+        tree = ast.parse("\n" * (start - 1) + textwrap.dedent("".join(lines)))
+    except (SyntaxError, ValueError):
+        return None
+    body = tree.body
+    if len(body) != 1 or not isinstance(body[0], ast.FunctionDef | ast.AsyncFunctionDef) \
+            or body[0].name != func.__name__:
+        return None
+    return tree
 
 
 def _names_of(func: Callable, captured: dict[str, Any]) -> dict[str, Any]:

@@ -53,7 +53,7 @@ def run_region(region: XRegion, env: Env) -> None:
         return
     try:
         _run_region(region, env)
-    except EmulatorError:
+    except (EmulatorError, ProgramError):  # ProgramError: a loop body the builders refuse (`XLoop.body`)
         raise
     except Exception as exc:  # an op failed on concrete values: one clear error at the kernel line
         raise env.error("EMU_RUNTIME", f"{type(exc).__name__}: {exc}") from exc
@@ -114,11 +114,13 @@ def run_loop(node: XLoop, env: Env) -> None:
     trips = 0
     limited = env.max_steps is not None
     try:
-        body = node.body
         rng = range(start, stop, step)
         if env.max_steps is not None and env.steps + len(rng) > env.max_steps:  # refuse a runaway loop early
             raise env.error("EMU_LIMIT", f"loop {node.name} runs {len(rng)} iterations, more than the kernel's "
                             f"budget of {env.max_steps} ops and loop iterations")
+        if not rng:
+            return  # its body is never prepared (`XLoop.body`)
+        body = node.body
         if len(rng) >= 4 and not env.record:
             done = run_batched(node, env, rng)
             trips += done

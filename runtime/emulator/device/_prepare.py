@@ -85,16 +85,21 @@ class XRegion:
 
 
 class XLoop:
-    __slots__ = ("lid", "name", "start", "stop", "step", "body", "file", "line", "plan", "free", "lp")
+    """A loop ready to run. Its body is prepared when it is first read (`body`), i.e. when the loop first runs
+    an iteration: a ``loop_unroll`` kernel traces one loop per unroll factor (llada2_gate_select: 8, of which one
+    or two run at a given size), and preparing the bodies that never run was most of its preparation."""
 
-    def __init__(self, lp: Loop, start: Any, stop: Any, step: Any, body: XRegion) -> None:
+    __slots__ = ("lid", "name", "start", "stop", "step", "_body", "_cx", "file", "line", "plan", "free", "lp")
+
+    def __init__(self, lp: Loop, start: Any, stop: Any, step: Any, cx: _Ctx) -> None:
         self.lp = lp
         self.lid = lp.lid
         self.name = lp.name
         self.start = start
         self.stop = stop
         self.step = step
-        self.body = body
+        self._body: XRegion | None = None
+        self._cx = cx
         self.file = lp.file
         self.line = lp.line
         self.plan: Any = None
@@ -102,9 +107,28 @@ class XLoop:
         self.free: tuple[int, ...] = ()
         """storage keys last read inside this loop (dropped when it ends)"""
 
+    @property
+    def body(self) -> XRegion:
+        """The prepared body (made on first use and kept: a prepared program is shared by the calls of a cached
+        program). Two threads may both prepare it; either result is the same and one is kept. A body the
+        builders cannot take raises `ProgramError` when the loop first runs (an unprepared body never runs)."""
+        b = self._body
+        if b is None:
+            try:
+                b = _region(self.lp.body, self._cx)
+            except ProgramError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - as `execute` refuses a top-level body it cannot prepare
+                raise ProgramError(f"the device cannot prepare this program: {type(exc).__name__}: {exc}") from None
+            if self._body is None:
+                self._body = b
+            b = self._body
+        return b
+
 
 class _Ctx:
-    """What builders get besides the op: expression compilation with a per-program memo."""
+    """What builders get besides the op: expression compilation with a per-program memo; and what preparing a
+    region later (`XLoop.body`) needs: the drops `_liveness` computed on the program."""
 
     def __init__(self, declared: dict[int, str] | None = None, params: frozenset[int] = frozenset()) -> None:
         self.memo: dict[int, Callable[[Any], Any]] = {}
@@ -112,6 +136,8 @@ class _Ctx:
         """storage keys of the kernel arguments"""
         self.declared = declared
         """storage key -> declared dtype when BF16 intermediates are promoted (A2/A3), else None"""
+        self.free: dict[tuple[int, int], tuple[int, ...]] = {}
+        """(id of a single-path program region, item index) -> storage keys to drop after that item"""
 
     def expr(self, e: Any) -> Callable[[Any], Any]:
         return compile_expr(e, self.memo)
@@ -142,31 +168,41 @@ def _param_reads(op: Op, params: frozenset[int]) -> tuple[int, ...]:
 
 
 def _region(r: Region, cx: _Ctx) -> XRegion:
+    """The executable form of one program region (its loops' bodies are prepared when they first run)."""
     out = XRegion()
+    free = cx.free if len(r.paths) == 1 else None
+    rid = id(r)
     for p in r.paths:
         items: list = []
-        for it in p.items:
+        for i, it in enumerate(p.items):
+            x: Any
             if isinstance(it, Op):
                 x = _op(it, cx)
                 x.param_reads = _param_reads(it, cx.params)
-                items.append(x)
             elif isinstance(it, Guard):
-                items.append(XGuard(cx.expr(it.cond), bool(it.taken), it.index, it.cond))
+                x = XGuard(cx.expr(it.cond), bool(it.taken), it.index, it.cond)
             elif isinstance(it, Loop):
-                items.append(XLoop(it, cx.expr(it.start), cx.expr(it.stop), cx.expr(it.step), _region(it.body, cx)))
+                x = XLoop(it, cx.expr(it.start), cx.expr(it.stop), cx.expr(it.step), cx)
             else:
                 raise ProgramError(f"unknown program item {type(it).__name__}")
+            if free is not None:
+                f = free.get((rid, i))
+                if f:
+                    x.free = f
+            items.append(x)
         out.add(XPath(tuple(p.decisions), items))
     return out
 
 
 def prepare(program: KernelProgram, npuarch: str = "DAV_2201") -> XRegion:
     """The executable form of a program's body on a device of architecture ``npuarch`` (``pypto.platform.npuarch``:
-    on A2/A3 BF16 intermediates are kept in FP32, `_promote`)."""
+    on A2/A3 BF16 intermediates are kept in FP32, `_promote`). Loop bodies are prepared when they first run
+    (`XLoop.body`); which values each item drops (`_liveness`) is decided here, on the whole program."""
     keys = frozenset(p.key for p in program.params)
-    body = _region(program.body, _Ctx(declared_dtypes(program) if bf16_promoted(npuarch) else None, keys))
+    cx = _Ctx(declared_dtypes(program) if bf16_promoted(npuarch) else None, keys)
+    cx.free = _liveness(program.body, set(keys))
+    body = _region(program.body, cx)
     body.npuarch = npuarch
-    _liveness(body, set(keys))
     return body
 
 
@@ -236,8 +272,8 @@ def _op_keys(op: Op) -> tuple[set[int], set[int]]:
     return used, produced
 
 
-def _liveness(body: XRegion, params: set[int]) -> None:
-    """Give each op (and loop) the keys to drop after it: values produced by an op in a single-path region,
+def _liveness(body: Region, params: set[int]) -> dict[tuple[int, int], tuple[int, ...]]:
+    """The keys to drop after each op (and loop) of a program: values produced by an op in a single-path region,
     never written in place, all of whose readers lie later in that region (nested loops included).
 
     Why: the executor kept every intermediate of a kernel alive until the call ended - a kernel with 20 ops
@@ -249,14 +285,16 @@ def _liveness(body: XRegion, params: set[int]) -> None:
     ``pos``-th item to its end are one interval of numbers; a value can be dropped iff every use falls in the
     interval that starts at its producer. (This replaced a walk that kept each use's chain of enclosing items
     and compared chains: the same answer - `tests/emulator/test_liveness.py` checks both on every corpus
-    kernel - for about a third of the cost, which was half of `prepare` on a small kernel.)
+    kernel - for about a third of the cost, which was half of `prepare` on a small kernel.) It reads the program,
+    not its prepared form, so that loop bodies can be prepared later: the result is keyed by (id of the program
+    region, index of the item in its only path).
     """
     uses: dict[int, list[int]] = {}
     """key -> walk numbers of the items using it"""
     producers: dict[int, list[tuple[int, int, int]]] = {}
     """key -> (walk number, region id, item index) of each op producing it"""
     written: set[int] = set()
-    regions: dict[int, tuple[XRegion, list[int], int]] = {}
+    regions: dict[int, tuple[Region, list[int], int]] = {}
     """region id -> (region, walk numbers of its first path's items, last walk number inside it)"""
     counter = [0]
 
@@ -268,7 +306,7 @@ def _liveness(body: XRegion, params: set[int]) -> None:
             else:
                 lst.append(n)
 
-    def walk(r: XRegion) -> int:
+    def walk(r: Region) -> int:
         starts: list[int] = []
         single = len(r.paths) == 1
         for p in r.paths:
@@ -276,22 +314,21 @@ def _liveness(body: XRegion, params: set[int]) -> None:
                 n = counter[0] = counter[0] + 1
                 if single:
                     starts.append(n)
-                t = type(it)
-                if t is XOp:
-                    used, produced = _op_keys(it.op)
-                    written.update(it.op.writes)
+                if isinstance(it, Op):
+                    used, produced = _op_keys(it)
+                    written.update(it.writes)
                     use(used, n)
                     for k in produced:
                         producers.setdefault(k, []).append((n, id(r), i))
-                elif t is XLoop:
+                elif isinstance(it, Loop):
                     ks: set[int] = set()
-                    for e in (it.lp.start, it.lp.stop, it.lp.step):
+                    for e in (it.start, it.stop, it.step):
                         _expr_keys(e, ks)
                     use(ks, n)
                     walk(it.body)
-                elif t is XGuard:
+                elif isinstance(it, Guard):
                     ks = set()
-                    _expr_keys(it.expr, ks)
+                    _expr_keys(it.cond, ks)
                     use(ks, n)
         regions[id(r)] = (r, starts, counter[0])
         return counter[0]
@@ -310,6 +347,4 @@ def _liveness(body: XRegion, params: set[int]) -> None:
             continue  # read before it is produced (carried over from the previous iteration) or outside the region
         last = bisect_right(starts, max(us)) - 1 if us else pos
         drops.setdefault((rid, max(last, pos)), []).append(k)
-    for (rid, i), keys in drops.items():
-        it = regions[rid][0].paths[0].items[i]
-        it.free = tuple(sorted(keys))
+    return {ri: tuple(sorted(keys)) for ri, keys in drops.items()}
