@@ -504,7 +504,8 @@ def walk_back(an: Analyzer, observed: Rec, start: Rec, window: list[Rec], ceilin
             if _repairs(an, observed, subs, run):
                 from runtime.bisect._claims import _operands_good  # (no import cycle at module load)
 
-                const = _wrong_constant(an, r, g) if not _operands_good(an, r) else None
+                operands_good = _operands_good(an, r)
+                const = _wrong_constant(an, r, g) if not operands_good else None
                 if const is not None:
                     p, k, k2 = const
                     out.culprit = r
@@ -516,7 +517,7 @@ def walk_back(an: Analyzer, observed: Rec, start: Rec, window: list[Rec], ceilin
                         f"the golden; its operand ({p.where()}) is {k:.4g} times {g!r} and it makes {k2:.4g} times "
                         f"{g!r}: the constant it applies is wrong ({tried} replays)")
                     return out
-                scaled = _scaled_before_sum(an, r, g) if not _operands_good(an, r) else None
+                scaled = _scaled_before_sum(an, r, g) if not operands_good else None
                 if scaled is not None:
                     q, p, k = scaled
                     out.culprit = q
@@ -528,7 +529,7 @@ def walk_back(an: Analyzer, observed: Rec, start: Rec, window: list[Rec], ceilin
                         f"{p.where()} (matching the golden), and it makes {k:.4g} times {g!r}: a factor passes "
                         f"through a sum unchanged, so the constant {q.where()} applies is wrong ({tried} replays)")
                     return out
-                if not _operands_good(an, r):
+                if not operands_good:
                     out.window = [r]
                     out.evidence.append(f"repair test: setting {r.where()} (every execution) to golden {g!r} "
                                         f"repairs {observed.where()}, but its operands are not shown right")

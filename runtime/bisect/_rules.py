@@ -177,6 +177,14 @@ def geometry(an: Analyzer, observed: Rec, window: list[Rec], evidence: list[str]
                                 "offsets are wrong")
                 an.status[observed.seq] = "misplaced"
                 return observed
+            late = _late_start_axes(an, observed, v, tuple(lin))
+            if late:
+                evidence.append(f"the write at {observed.where()} starts its walk at offset "
+                                f"{[observed.offsets[a] for a in late] if observed.offsets else '?'} on axis {late} "
+                                f"while the read at {v.where()} starts where its loop starts: the write's offsets are "
+                                "shifted")
+                an.status[observed.seq] = "misplaced"
+                return observed
             evidence.append(f"the view at {v.where()} reads at offsets {v.offsets}, where the values written at "
                             f"{observed.offsets} belong: its offsets do not follow the write's")
             an.status[v.seq] = "misplaced"
@@ -245,6 +253,35 @@ def _stuck_write_axes(an: Analyzer, w: Rec, v: Rec, lin: tuple[int, ...]) -> lis
             continue
         if len({x.offsets[a] for x in ws if len(x.offsets) > a}) == 1 and \
                 len({x.offsets[a] for x in vs if len(x.offsets) > a}) > 1:  # type: ignore[index]
+            out.append(a)
+        else:
+            return []
+    return out
+
+
+def _late_start_axes(an: Analyzer, w: Rec, v: Rec, lin: tuple[int, ...]) -> list[int]:
+    """Axes on which the write ``w`` and the read ``v`` disagree and the write's walk is the shifted one: over all
+    executions of the read's view (same op node) its first offset on the axis is the smallest it ever reads - it
+    starts where the loop starts - while the write's first offset on the axis is not the smallest it ever writes
+    (``(k * CC + CC) % L``: it starts one tile in and wraps). Both walk the loop, so the stuck-write test cannot
+    tell them apart; without this the read was named (a wrong claim on a right view). A read that starts late
+    (the helper's offset is the bug) keeps the read named."""
+    offs = tuple(w.offsets or ())
+    if len(offs) != len(lin):
+        return []
+    ws = sorted((x for x in an.recs if x.is_write and x.line == w.line and x.target == w.target
+                 and x.offsets is not None and len(x.offsets) == len(offs)), key=lambda x: x.seq)
+    vs = sorted((x for x in an.recs if x.op == "view" and x.node == v.node and x.offsets is not None
+                 and len(x.offsets) == len(offs)), key=lambda x: x.seq)
+    if len(ws) < 2 or len(vs) < 2:
+        return []
+    out = []
+    for a, (o, lo) in enumerate(zip(offs, lin, strict=True)):
+        if o == lo:
+            continue
+        w_first, w_min = ws[0].offsets[a], min(x.offsets[a] for x in ws)  # type: ignore[index]
+        v_first, v_min = vs[0].offsets[a], min(x.offsets[a] for x in vs)  # type: ignore[index]
+        if w_first != w_min and v_first == v_min:
             out.append(a)
         else:
             return []

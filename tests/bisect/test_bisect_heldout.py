@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
-from heldout_corpus import BUGS, HELDOUT, OPS, materialize
+from heldout_corpus import BUGS, HELDOUT, OPS, Bug, materialize
 
 from runtime.bisect import bisect
 from runtime.bisect._claims import call_sites
@@ -118,3 +119,39 @@ def test_repair_replay_narrows_an_unprovable_bug_to_a_few_lines(reports: dict) -
     assert any(e.startswith("repair test:") for e in rep.evidence), rep.evidence
     lines = [s.line for s in rep.suspects]
     assert lines[0] == line and len(set(lines)) <= 5, lines
+
+
+def _bisect_bug(bug: Bug, tmp: Path, golden_cache: dict) -> tuple[Any, int]:
+    """The bisect report of ``bug`` planted in its held-out kernel, and the bugged line."""
+    op_dir, stage, line = materialize(bug, tmp)
+    return bisect(op_dir, stage, golden_cache=golden_cache), line
+
+def test_a_shifted_write_is_named_not_the_right_read_and_a_shifted_read_stays_named(tmp_path: Path,
+                                                                                      golden_cache: dict) -> None:
+    """Pass 2 of the two-pass softmax writes chunk k at ``(k * CC + CC) % L``: the values written equal the golden
+    at the read's offsets, and read and write both walk the loop, so the stuck-write test cannot choose; the read
+    (the helper's view, line 12) was named - a wrong claim on a right view. The write's walk starts one tile in
+    while the read's starts where the loop does: the write is named. The mirror (the helper reads one chunk
+    ahead, the write is right) must keep naming the helper's view."""
+    rep, line = _bisect_bug(next(b for b in BUGS if b.id == "sm2_write_offset"), tmp_path / "write", golden_cache)
+    f = rep.first_divergence
+    assert f is not None and f.line == line and f.status == "misplaced", rep.summary
+    assert any("starts its walk" in e for e in rep.evidence), rep.evidence
+
+    read = Bug("sm2_read_shift", "softmax_two_pass", "wrong_offset",
+               "return pypto.view(x, [T, CC], [i * T, c * CC]",
+               "return pypto.view(x, [T, CC], [i * T, ((c + 1) % (L // CC)) * CC]")
+    rep, line = _bisect_bug(read, tmp_path / "read", golden_cache)
+    f = rep.first_divergence
+    assert f is not None and f.line == line, rep.summary
+
+
+def test_one_value_written_into_two_outputs_names_the_wrong_write(tmp_path: Path, golden_cache: dict) -> None:
+    """``assemble(h_t, ..., c_new)`` beside the right ``assemble(h_t, ..., h_new)``: the wrapper returns two equal
+    outputs. The kernel's ``c_new`` was taken as "returned as h_new" (the first output holding its data), its
+    writes then matched and nothing departed ("no recorded op could be mapped"); and a copy whose operand
+    matches another golden was never named. Another *output's* value, which the kernel delivers there too,
+    copied into this output is no coincidence: the write is named."""
+    rep, line = _bisect_bug(next(b for b in BUGS if b.id == "lstm_out_swap"), tmp_path, golden_cache)
+    f = rep.first_divergence
+    assert rep.status == "DIVERGENCE_FOUND" and f is not None and f.line == line, rep.summary

@@ -41,6 +41,31 @@ def test_blockwise_statistics_equal_whole_array_statistics(shape: tuple[int, ...
     assert mismatch_mask(a, b, 1e-3, 1e-3).sum() == 7
 
 
+def test_outliers_of_a_wide_departure_are_picked_like_a_full_sort() -> None:
+    """The outliers are the largest differences, ties in index order (``report._top``: a partition, not a sort of
+    every departing element): the same as a stable sort, also with many ties and infinities."""
+    from runtime.bisect.report import MAX_OUTLIERS, _top
+
+    rng = np.random.default_rng(3)
+    for key in [rng.integers(0, 5, 10_000).astype(np.float64), rng.standard_normal(5000),
+                np.r_[np.full(50, np.inf), rng.random(3000)], np.ones(100)]:
+        assert list(_top(key, MAX_OUTLIERS)) == list(np.argsort(-key, kind="stable")[:MAX_OUTLIERS])
+    a = rng.standard_normal((1200, 1000)).astype(np.float32)
+    b = a + np.round(rng.random(a.shape), 1).astype(np.float32)  # most elements depart, by tied amounts
+    s1, s2 = stats_of(a, b, 1e-3, 1e-3), _stats_whole(a, b, 1e-3, 1e-3)
+    assert s1.outliers == s2.outliers and s1.out_of_tolerance == s2.out_of_tolerance > CHUNK // 2
+
+
+def test_close_on_large_arrays_sees_a_departure_anywhere() -> None:
+    """``close`` rules most candidates out on a spread sample; a departure outside the sample still counts."""
+    a = np.zeros((3000, 1000), np.float32)
+    for where in [(0, 0), (1, 999), (2999, 5), (1500, 500)]:
+        b = a.copy()
+        b[where] = 1.0
+        assert not close(a, b, 1e-3, 1e-3), where
+    assert close(a, a + 1e-4, 1e-3, 0.0)
+
+
 def test_fit_tells_a_constant_factor_from_an_unrelated_value() -> None:
     rng = np.random.default_rng(1)
     g = rng.standard_normal((64, 32)).astype(np.float32)
