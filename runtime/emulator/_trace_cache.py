@@ -41,7 +41,7 @@ import struct
 import threading
 import types
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -123,6 +123,14 @@ class Reads:
 
     bare: tuple[str, ...]
     chains: tuple[tuple[str, ...], ...]
+    groups: tuple[tuple[str, tuple[tuple[str, ...], ...]], ...] = field(init=False, compare=False, repr=False)
+    """``chains`` grouped by their root name, in first-seen order (what `_Fp.reads` walks on every call)"""
+
+    def __post_init__(self) -> None:
+        by_root: dict[str, list[tuple[str, ...]]] = {}
+        for ch in self.chains:
+            by_root.setdefault(ch[0], []).append(ch)
+        object.__setattr__(self, "groups", tuple((r, tuple(chs)) for r, chs in by_root.items()))
 
 
 def body_reads(fdef: ast.FunctionDef, params: frozenset[str]) -> Reads:
@@ -175,6 +183,25 @@ def _code_globals(code: types.CodeType) -> tuple[str, ...]:
 # ---- fingerprints -------------------------------------------------------------------------------------------
 
 _MISSING = ("missing",)
+_MISSING_FP = _Id(_MISSING)
+"""the fingerprint of a name bound nowhere (equal only to itself: no value fingerprints to it)"""
+
+
+_ID_MEMO: dict[int, tuple[Any, _Id]] = {}
+"""id -> (object, its fingerprint) for the values fingerprinted by identity alone (library modules, functions and
+classes, builtins, ufuncs, enum members, kernels): a kernel's key reads the same few dozen of them (``pypto.add``
+...) on every call, and the type dispatch + impurity regex cost ~3 us each (a third of a key). The entry holds
+the object, so its id cannot be reused while the entry exists."""
+
+_ID_MEMO_LIMIT = 4096
+
+
+def _remember(v: Any) -> _Id:
+    """``_Id(v)``, remembered for `_Fp.value` (a fingerprint by identity is the same every time it is asked)."""
+    if len(_ID_MEMO) >= _ID_MEMO_LIMIT:
+        _ID_MEMO.clear()
+    fp = _ID_MEMO[id(v)] = (v, _Id(v))
+    return fp[1]
 
 
 class _Fp:
@@ -197,6 +224,9 @@ class _Fp:
             return (t, struct.pack("<d", v))
         if t is complex:
             return (t, struct.pack("<dd", v.real, v.imag))
+        hit = _ID_MEMO.get(id(v))
+        if hit is not None and hit[0] is v:
+            return hit[1]
         if v is Ellipsis or v is NotImplemented:
             return _Id(v)
         if t is tuple or t is list:
@@ -210,16 +240,16 @@ class _Fp:
         if isinstance(v, tuple) and hasattr(t, "_fields"):  # a namedtuple
             return (self.cls(t), tuple(self.value(x) for x in v))
         if isinstance(v, enum.Enum):
-            return _Id(v)
+            return _remember(v)
         if isinstance(v, types.ModuleType):
             if _is_lib_module(v):
-                return _Id(v)
+                return _remember(v)
             raise Uncacheable(f"module {getattr(v, '__name__', '?')} used as a value")
         kind = _KINDS.get(t)
         if kind == "helper":
             return self.marker(v)
         if kind == "kernel":
-            return _Id(v)
+            return _remember(v)
         if t is SymbolicScalar:
             if v._kind in ("imm", "sym"):
                 return (t, v._kind, v._name, v._value)
@@ -230,15 +260,15 @@ class _Fp:
             owner = getattr(v, "__self__", None)
             if owner is builtins or getattr(v, "__module__", None) == "builtins":
                 if v.__name__ in _PURE_BUILTINS:
-                    return _Id(v)
+                    return _remember(v)
                 raise Uncacheable(f"builtin {v.__name__}")
             mod = getattr(v, "__module__", None) or (owner.__name__ if isinstance(owner, types.ModuleType) else None)
             if (owner is None or isinstance(owner, types.ModuleType)) and _root(mod) in _LIB_ROOTS \
                     and not _IMPURE.search(v.__name__):
-                return _Id(v)
+                return _remember(v)
             raise Uncacheable(f"builtin {v.__name__}")
         if isinstance(v, np.ufunc):
-            return _Id(v)
+            return _remember(v)
         if isinstance(v, type):
             return self.cls(v)
         if isinstance(v, np.dtype):
@@ -251,7 +281,7 @@ class _Fp:
         """A class: library classes and enums by identity, a user class by identity and its attributes."""
         if _root(c.__module__) in _LIB_ROOTS or issubclass(c, enum.Enum) or issubclass(c, tuple) and \
                 hasattr(c, "_fields"):
-            return _Id(c)
+            return _remember(c)
         if not _user_class(c):
             raise Uncacheable(f"class {c.__name__}")
         if id(c) in self.visiting:
@@ -276,7 +306,7 @@ class _Fp:
         if _root(getattr(f, "__module__", None)) in _LIB_ROOTS:
             if _IMPURE.search(f.__name__):
                 raise Uncacheable(f"function {f.__name__}")
-            return _Id(f)
+            return _remember(f)
         if id(f) in self.visiting:
             return _Id(f)
         self.visiting.add(id(f))
@@ -289,7 +319,8 @@ class _Fp:
                 except ValueError:
                     parts.append(_MISSING)
             for name in _code_globals(f.__code__):
-                parts.append(self.value(_lookup(g, name)))
+                v = _lookup(g, name)
+                parts.append(_MISSING_FP if v is _MISSING else self.value(v))
             return tuple(parts)
         finally:
             self.visiting.discard(id(f))
@@ -306,12 +337,11 @@ class _Fp:
 
     def reads(self, reads: Reads, env: dict[str, Any]) -> tuple:
         out: list[Any] = []
-        chained: dict[str, list[tuple[str, ...]]] = {}
-        for ch in reads.chains:
-            chained.setdefault(ch[0], []).append(ch)
         for name in reads.bare:
-            out.append(self.value(_lookup(env, name)))
-        for root, chains in chained.items():
+            v = _lookup(env, name)
+            # most bare reads are the body's own locals, found nowhere: one constant, no dispatch
+            out.append(_MISSING_FP if v is _MISSING else self.value(v))
+        for root, chains in reads.groups:
             v = _lookup(env, root)
             if not isinstance(v, types.ModuleType):
                 if root not in reads.bare:

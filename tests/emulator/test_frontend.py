@@ -270,3 +270,21 @@ def test_calling_a_jit_kernel_from_a_kernel_is_rejected():
 
     e = _err(outer, (4, 8))
     assert "function nested is not allowed" in e.message and e.line == _line(outer.__wrapped__, "# mark")
+
+
+def test_body_checks_find_the_shallowest_statement_first_and_skip_expressions() -> None:
+    """`_Parsed.check_body` walks statements only (no statement lies inside an expression): the first error is still
+    that of the breadth-first walk of each top-level statement - the shallower statement, though it comes later -
+    and lambdas / comprehensions in expressions are no statements."""
+
+    def k(x: pypto.Tensor([4, 8], pypto.DT_FP32)):
+        f = [lambda v, i=i: v + i for i in range(2)]  # noqa: F841
+        if x.shape[0] == 4:
+            for _i in range(3):
+                while False:  # deeper, earlier
+                    pass
+            with open("f"):  # mark
+                pass
+
+    err = _err(pypto.frontend.jit(k), (4, 8))
+    assert "With is not supported" in err.message and err.line == _line(k, "# mark")

@@ -331,3 +331,49 @@ def test_threads_share_a_kernel_and_get_the_same_results(traces: list[str]) -> N
         outs = list(pool.map(lambda r: _run(scaled, rows=r)[0], [16, 24, 16, 32, 16, 24] * 3))
     assert {o.shape[0] for o in outs} == {16, 24, 32}
     assert all(o.tobytes() == ref.tobytes() for o in outs if o.shape[0] == 16)
+
+
+ACT = np.exp
+
+
+@pypto.frontend.jit
+def via_library(x: pypto.Tensor([8, 16], pypto.DT_FP32), y: pypto.Tensor([8, 16], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(8, 16)
+    t = pypto.view(x, [8, 16], [0, 0])
+    r = pypto.exp(t) if ACT is np.exp else pypto.sigmoid(t)
+    pypto.assemble(r, [0, 0], y)
+
+
+def test_library_objects_remembered_by_identity_still_count(traces: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """`_trace_cache._remember`: library functions, ufuncs and modules fingerprint by identity through a memo; a
+    name (or an attribute of a library module) re-bound to another such object is another key."""
+    from runtime.emulator import _trace_cache
+
+    a = _run(via_library, rows=8)[0]
+    _run(via_library, rows=8)
+    assert len(traces) == 1
+    assert any(v is np.exp for v, _ in _trace_cache._ID_MEMO.values())
+    monkeypatch.setitem(globals(), "ACT", np.tanh)  # another ufunc, remembered as well
+    b = _run(via_library, rows=8)[0]
+    assert len(traces) == 2 and not np.array_equal(a, b)
+    monkeypatch.setattr(pypto, "exp", pypto.sigmoid)  # an attribute chain on the library module, re-bound
+    monkeypatch.setitem(globals(), "ACT", np.exp)
+    c = _run(via_library, rows=8)[0]
+    assert len(traces) == 3 and np.array_equal(c, b)  # exp now is sigmoid: the sigmoid result, traced again
+    monkeypatch.undo()
+    d = _run(via_library, rows=8)[0]
+    assert len(traces) == 3 and d.tobytes() == a.tobytes()  # the first environment again: its program
+
+
+def test_a_name_bound_nowhere_is_its_own_fingerprint(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A body's local (looked up in the environment, found nowhere) has one constant fingerprint, equal to no value's:
+    not even to that of the sentinel's own contents."""
+    from runtime.emulator import _trace_cache
+
+    reads = _trace_cache.Reads(("t_local",), ())
+    fp = _trace_cache.env_fingerprint
+    none = fp(reads, {}, None)
+    assert none == fp(reads, {}, None)
+    assert none != fp(reads, {"t_local": _trace_cache._MISSING[0]}, None)
+    assert none != fp(reads, {"t_local": tuple(list(_trace_cache._MISSING))}, None)  # equal contents, another tuple
+    assert none != fp(reads, {"t_local": None}, None)
