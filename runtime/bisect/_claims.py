@@ -324,7 +324,44 @@ def copies_another_golden(an: Analyzer, r: Rec) -> str | None:
             and theirs in an.write_map.values():
         return None  # another output's value, which the kernel delivers there too, copied into this output: the
         # copy's operand is the wrong one (``assemble(h_t, ..., c_new)``), not a coincidence
+    if _corroborated(an, ops[0], r):
+        return None
     return theirs
+
+
+def _corroborated(an: Analyzer, value: Rec, copy: Rec) -> bool:
+    """``value`` flows, through at least one computing op and not through ``copy``, into a value that matches its
+    golden (the ops between may have no golden of their own: ``unknown``).
+
+    Then ``value``'s match is no coincidence: a computation downstream needed it to be that golden. Gym AdamW
+    writes ``m_hat`` where ``m_new`` belongs (``assemble(m_hat, ..., m_out)``): ``m_hat`` feeds
+    ``m_hat / denom * lr``, then ``p_new``, which matches, so the copy chose the wrong operand - it is the culprit.
+    A Sinkhorn loop whose wrong axis converges to another golden ends in a value nothing but the copy reads: still
+    a coincidence."""
+    readers: dict[int, list[Rec]] = {}
+    for other in an.by_seq.values():
+        if other.seq != copy.seq:
+            for p in an.operand_recs(other):
+                readers.setdefault(p.seq, []).append(other)
+    frontier = [(value, False)]
+    seen = {value.seq}
+    for _ in range(12):
+        nxt = []
+        for cur, computed in frontier:
+            for rd in readers.get(cur.seq, []):
+                if rd.seq in seen:
+                    continue
+                seen.add(rd.seq)
+                through = computed or (rd.op not in _COPIES and rd.op != "view")
+                st = an.status.get(rd.seq)
+                if st == "match" and through and rd.seq in an.matched:
+                    return True
+                if st in ("match", "unknown", None):
+                    nxt.append((rd, through))
+        frontier = nxt
+        if not frontier:
+            break
+    return False
 
 
 def strict_culprit(an: Analyzer, bad: list[Rec], evidence: list[str]) -> Rec | None:
