@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import os
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -23,7 +24,7 @@ from runtime.bisect._compare import close as _close
 from runtime.bisect._records import Rec
 from runtime.dtypes import DTypeError, name_of
 
-__all__ = ["BAD", "CONST", "GOOD", "Analyzer", "AutoResult", "Golden", "Summary", "candidate_regions",
+__all__ = ["BAD", "CONST", "GOOD", "Aligned", "Analyzer", "AutoResult", "Golden", "Summary", "candidate_regions",
            "close_all", "region_slice"]
 
 log = logging.getLogger(__name__)
@@ -41,6 +42,19 @@ def close_all(a: np.ndarray, b: np.ndarray, atol: float, rtol: float) -> bool:
     return close(a, b, atol, rtol)
 
 
+class Aligned(NamedTuple):
+    """A golden tensor that is the ``k``-th of ``count`` values of one ``family`` (one per iteration of something
+    the kernel iterates too): a kernel value may only match the member of its own iteration. Without this, a
+    running quantity at iteration j "matches" the golden of iteration j' whenever the two happen to agree (a
+    converging loop, a prefix maximum that stops changing), and a wrong value passes for a right one."""
+
+    family: str
+    k: int
+    count: int
+    loop: str | None = None
+    """the kernel's ``pypto.loop`` name whose index must equal ``k`` (0-based); None: another kernel-side count"""
+
+
 @dataclass
 class Golden:
     """The golden tensors of one case, in golden data-flow order (inputs, intermediates, outputs).
@@ -53,6 +67,16 @@ class Golden:
     kinds: dict[str, str]
     atol: float
     rtol: float
+    align: dict[str, Aligned] = field(default_factory=dict)
+    """golden name -> its place in an iteration family (``Aligned``); goldens not in it align with every value"""
+
+    def aligned(self, name: str, r: Rec) -> bool:
+        """Golden ``name`` may be compared with kernel value ``r``: it belongs to no iteration family, or it is the
+        member of ``r``'s own iteration (``r.iteration[loop] == k``)."""
+        a = self.align.get(name)
+        if a is None or a.loop is None:
+            return True
+        return r.iteration.get(a.loop) == a.k
 
     def __post_init__(self) -> None:
         self.order = {n: i for i, n in enumerate(self.arrays)}
@@ -134,6 +158,13 @@ class Golden:
         split = _split(g.reshape(sq) if sq else g.reshape(1), tile)
         if split is not None and (base is None or split.shape != base.shape):
             out.append(("split", split))
+        if g.ndim > len(tile) >= 1 and base is not None and len(sq) == len(tile):
+            # unit axes dropped was the shaped layout; a golden ``[heads, G, 1]`` read by a kernel tile ``[G, 1]``
+            # that keeps heads and groups on one row axis needs its leading axes merged instead (``[heads*G, 1]``)
+            lead = int(np.prod(g.shape[: g.ndim - len(tile) + 1]))
+            merged = g.reshape((lead, *g.shape[g.ndim - len(tile) + 1:]))
+            if merged.shape != base.shape and all(a.shape != merged.shape for _l, a in out):
+                out.append(("merge", merged))
         if not any(_covers(a.shape, tile) for _l, a in out) and 1 < len(sq) <= 4:
             core = g.reshape(sq)
             t_sq = [n for n in tile if n != 1]
@@ -477,6 +508,8 @@ class Analyzer:
             return close(a, g, atol, rtol)
 
         for gname in self.g.arrays:
+            if self.g.align and not self.g.aligned(gname, r):
+                continue  # another iteration's member of a family: never compared with this value
             hit = None
             first: tuple[str, np.ndarray, tuple[int, ...]] | None = None
             for lid, garr in self.g.layouts(gname, tuple(box.shape)):
@@ -513,7 +546,7 @@ class Analyzer:
             if lin is not None and r.offsets is not None and tuple(lin) != tuple(r.offsets):
                 s.at_src = frozenset(
                     g for g, a in self.g.arrays.items()
-                    if a.ndim == box.ndim and (sl := region_slice(a, tuple(lin), box.shape)) is not None
+                    if a.ndim == box.ndim and self.g.aligned(g, r) and (sl := region_slice(a, tuple(lin), box.shape)) is not None
                     and agrees(box, sl, g))
         n = self._fitted.get(r.node, 0)
         if unmatched and not r.is_write and n < self.fit_executions and box.size > 2:

@@ -47,6 +47,7 @@ from runtime.bisect._parse import parse_source
 from runtime.bisect._records import Rec
 from runtime.bisect._repair import confirm_pairings, repair_search, unverified_inputs, walk_back
 from runtime.bisect._rules import (
+    contraction_offsets,
     coverage_gap,
     geometry,
     missing_cast,
@@ -250,6 +251,9 @@ def analyze(recs: list[Rec] | Analyzer, golden: Golden | None = None, kernel_arg
     # 4. geometry: a write whose values equal the golden at the read offsets, or a view breaking the tile grid
     if culprit is None:
         culprit = geometry(an, observed, window, evidence)
+    # 4b. a matmul contracting operands taken from different tiles of the contracted axis (one stuck, one walking)
+    if culprit is None:
+        culprit = contraction_offsets(an, [observed, *window], evidence)
     # 5. coverage (elements nobody wrote)
     if culprit is None and cov_culprit is not None and observed.is_write:
         culprit = cov_culprit
@@ -288,6 +292,15 @@ def analyze(recs: list[Rec] | Analyzer, golden: Golden | None = None, kernel_arg
                 if wb.window:  # the earliest op whose golden alone repairs: the bug is in it or in its inputs
                     rep.culprit = wb.window[0]
                     rep.window = unverified_inputs(an, rep.culprit, set())
+                    one = {(r.file, r.line) for r in [rep.culprit, *rep.window]}
+                    if len(one) == 1 and rep.culprit.line is not None:
+                        # the op whose golden alone repairs is computed, through values without a golden, only from
+                        # ops on its own line, whose inputs from elsewhere all match: the error enters on that line
+                        evidence.append(f"the values {rep.culprit.where()} is computed from that no golden shows "
+                                        f"right are all on line {rep.culprit.line}, and every value that line reads "
+                                        "from elsewhere matches the golden: the bug is on that line")
+                        an.status[rep.culprit.seq] = "mismatch"
+                        return result(observed, rep.culprit, window)
                 evidence.append(f"the ops between it and the last op whose value was known to be right have no "
                                 f"golden value to set: the bug is on line {rep.culprit.line} or on one of "
                                 f"{sorted({r.line for r in rep.window if r.line})}")

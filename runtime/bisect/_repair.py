@@ -338,6 +338,8 @@ def _guesses(an: Analyzer, r: Rec, ceiling: int, limit: int = 2) -> list[tuple[s
     for g, o in sorted(an.g.order.items(), key=lambda kv: kv[1]):
         if not floor < o <= ceiling or an.g.kinds.get(g) == "input" or an.g.is_input_copy(g):
             continue
+        if not an.g.aligned(g, r):
+            continue  # another iteration's member of a family (``Golden.align``)
         # (a value computed from the very same inputs - another pass over the same tile, ``exp(r - gmax)`` in the
         # sum pass and in the normalize pass - does not own the golden: it is what ``r`` should make, whatever op
         # ``r`` applies; only a guess, the replay decides)
@@ -348,13 +350,19 @@ def _guesses(an: Analyzer, r: Rec, ceiling: int, limit: int = 2) -> list[tuple[s
         fr = an.first_region(r, g)
         if fr is None:
             continue
-        if running:
+        if running and g not in an.g.align:  # (a family member is per iteration by construction: no share)
             f = next((x.summ.fit[g] for x in an.recs if x.node == r.node and x.summ is not None
                       and g in x.summ.fit), None)
             if f is None or f[1] is None:
                 continue  # a partial value (one chunk of running state) is never set to the whole's golden
+        # (members of iteration families - derived goldens, ``_online`` - are many and close together in the data
+        # flow: they get a budget of their own, so the goldens nearest in data flow do not crowd them out)
+        family = g in an.g.align
+        if sum((n in an.g.align) == family for n, _ in out) >= (3 * limit if family else limit):
+            continue
         out.append((g, fr[0]))
-        if len(out) >= limit:
+        if sum(n not in an.g.align for n, _ in out) >= limit and \
+                (not an.g.align or sum(n in an.g.align for n, _ in out) >= 3 * limit):
             break
     return out
 
@@ -493,11 +501,14 @@ def walk_back(an: Analyzer, observed: Rec, start: Rec, window: list[Rec], ceilin
         for g, lid in _guesses(an, r, ceiling):
             subs: dict[int, tuple[str, str, tuple[int, ...]]] = {}
             for x in execs:
-                fr = an.first_region(x, g)
+                gx = _member(an, g, x)
+                if gx is None:
+                    continue  # (no member of the family for this iteration: left as computed)
+                fr = an.first_region(x, gx)
                 if fr is None or fr[0] != lid:
                     subs = {}
                     break
-                subs[x.seq] = (g, lid, tuple(fr[1]))
+                subs[x.seq] = (gx, lid, tuple(fr[1]))
             if not subs:
                 continue
             tried += 1
@@ -550,6 +561,18 @@ def walk_back(an: Analyzer, observed: Rec, start: Rec, window: list[Rec], ceilin
                 return out
     out.replays = tried
     return out
+
+
+def _member(an: Analyzer, g: str, x: Rec) -> str | None:
+    """The golden execution ``x`` of an op is set to when the op is guessed to compute ``g``: ``g`` itself, or - for
+    a member of an iteration family (``Golden.align``) - the member of ``x``'s own iteration (None if none)."""
+    a = an.g.align.get(g)
+    if a is None or a.loop is None:
+        return g
+    it = x.iteration.get(a.loop)
+    if it is None:
+        return None
+    return next((n for n, b in an.g.align.items() if b.family == a.family and b.k == it and b.loop == a.loop), None)
 
 
 def _repairs(an: Analyzer, observed: Rec, subs: dict[int, tuple[str, str, tuple[int, ...]]],

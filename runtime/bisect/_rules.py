@@ -16,7 +16,7 @@ from runtime.bisect._compare import mismatch_mask
 from runtime.bisect._parse import parse_source
 from runtime.bisect._records import Rec
 
-__all__ = ["coverage_gap", "geometry", "missing_cast", "rebound_after_loop", "stale_state", "wrong_axis"]
+__all__ = ["contraction_offsets", "coverage_gap", "geometry", "missing_cast", "rebound_after_loop", "stale_state", "wrong_axis"]
 
 
 def _driving_loop(source: str | None, write: Rec, axis: int) -> Rec | None:
@@ -509,4 +509,78 @@ def wrong_axis(an: Analyzer, window: list[Rec], evidence: list[str]) -> Rec | No
                 an.status[r.seq] = "mismatch"
                 an.expected[r.seq] = (gname, tuple(reg2))
                 return r
+    return None
+
+
+def _contraction_operands(an: Analyzer, r: Rec) -> list[tuple[int | None, Rec | None]]:
+    """For a ``matmul`` record: per operand (a, b), its tile offset on the contracted axis (``None`` when not
+    known) and the record that put the value there (the operand record, or the last write into a local tensor
+    read by name)."""
+    out: list[tuple[int | None, Rec | None]] = []
+    for i, ref in enumerate((r.inputs or [])[:2]):
+        trans = bool(r.attrs.get("a_trans" if i == 0 else "b_trans"))
+        axis = (-2 if trans else -1) if i == 0 else (-1 if trans else -2)
+        src: Rec | None = None
+        offs: tuple[int, ...] | None = None
+        if ref.get("kind") == "record":
+            src = an.by_seq.get(int(ref.get("seq", -1)))
+            offs = an.offs.get(src.seq) if src is not None else None
+        elif ref.get("kind") == "tensor":
+            name = str(ref.get("name"))
+            _shape, offs = an._tensor_operand(name, r.seq)
+            ws = an.resolve_tensor(name, r.seq)
+            src = ws[-1] if ws else None
+        out.append((int(offs[axis]) if offs is not None and len(offs) >= 2 else None, src))
+    return out
+
+
+def _source_view(an: Analyzer, r: Rec | None) -> Rec | None:
+    """The view of a kernel argument ``r``'s value was copied from (through writes, casts and copies), or None."""
+    cur = r
+    for _ in range(6):
+        if cur is None:
+            return None
+        if cur.op == "view":
+            return cur if cur.source else None
+        ops = an.operand_recs(cur)
+        if cur.op not in ("move", "assemble", "cast", "reshape", "clone", "copy") or len(ops) != 1:
+            return None
+        cur = ops[0]
+    return None
+
+
+def contraction_offsets(an: Analyzer, window: list[Rec], evidence: list[str]) -> Rec | None:
+    """A ``matmul`` whose two operands come from different tiles of the axis it contracts: ``p @ v`` where ``p``
+    holds key tile ``k`` (its columns follow the loop) and ``v`` holds key tile 0 in every iteration. In a right
+    kernel both operands index the contracted axis alike in every execution (a contraction pairs element ``j`` of
+    one with element ``j`` of the other), so a disagreement is a geometric fault, not a numerical one. The operand
+    read through a view of a kernel argument whose offset on that axis never moves over all the view's executions
+    (while it runs in several iterations) is the misplaced one, and that view is named; only when exactly one
+    operand is stuck like that, and the disagreement is seen in an execution feeding the departure."""
+    for r in window:
+        if r.op != "matmul":
+            continue
+        mine = _contraction_operands(an, r)
+        if len(mine) != 2 or mine[0][0] is None or mine[1][0] is None or mine[0][0] == mine[1][0]:
+            continue
+        stuck: list[tuple[int, Rec]] = []
+        for i, (_off, src) in enumerate(mine):
+            v = _source_view(an, src)
+            if v is None or src is None:
+                continue
+            axis = (-2 if r.attrs.get("a_trans") else -1) if i == 0 else (-1 if r.attrs.get("b_trans") else -2)
+            execs = [x for x in an.recs if x.node == v.node and x.node is not None]
+            offs = {o[axis] for x in execs if (o := an.offs.get(x.seq)) is not None and len(o) >= 2}
+            its = {tuple(sorted(x.iteration.items())) for x in execs}
+            if len(offs) == 1 and len(its) >= 2:
+                stuck.append((i, v))
+        if len(stuck) != 1:
+            continue
+        i, v = stuck[0]
+        evidence.append(f"{r.where()} contracts an axis on which its operands come from different tiles: operand "
+                        f"{'ab'[i]} at offset {mine[i][0]}, operand {'ab'[1 - i]} at {mine[1 - i][0]}; the view at "
+                        f"{v.where()} (offsets {v.offsets}) that feeds operand {'ab'[i]} reads the same offset on "
+                        "that axis in every iteration: it does not follow the loop")
+        an.status[v.seq] = "misplaced"
+        return v
     return None

@@ -26,6 +26,11 @@ Each case here is one of the things that surprised us on the corpus:
   factor passes through the sum, so the scalar ``mul`` before it is named.
 * ``ll_gather_input``: ``gather(scores_aug, ...)`` equals the golden's discarded ``_`` of ``_, ids = topk(...)``;
   a golden local named ``_`` is never evidence.
+* ``gqa_alpha``, ``gqa_li``, ``gqa_oi`` (session 6): bugs inside the online-softmax recurrence (the rescale factor,
+  the running sum, the accumulator), not localized before; a second look with goldens derived per KV tile (running
+  max / sum / accumulator, alpha, beta; each compared with its own loop iteration) names them. ``gqa_v_offset``:
+  ``p @ v`` with ``v`` read at key tile 0 in every iteration - the matmul's operands index the contracted axis
+  differently, and the view that never moves is named.
 * ``mhc_col_axis`` / ``mhc_row_axis``: the Sinkhorn loop converges to another golden (the first normalization);
   the final copy into ``out`` was named because its operand "matched" it - a copy is never the culprit on a
   coincidence of its operand with another golden (test below: no line after the bug is named).
@@ -45,7 +50,8 @@ pytestmark = pytest.mark.slow
 
 GYM = shared_gym()
 NAMED = ["mhc_exp2", "gqa_scale", "lstm_term2", "lstm_alpha", "ll_scale", "rms_mean", "rms_axis", "sig_out_col",
-         "sig_tail", "as_exp2", "as_p3_sign", "lstm_rms_scale", "ll_gather_input"]
+         "sig_tail", "as_exp2", "as_p3_sign", "lstm_rms_scale", "ll_gather_input", "gqa_alpha", "gqa_li", "gqa_oi",
+         "gqa_v_offset"]
 
 
 def test_corpus_spans_enough_operators_and_kinds() -> None:
