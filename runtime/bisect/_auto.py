@@ -51,6 +51,7 @@ from runtime.bisect._rules import (
     coverage_gap,
     geometry,
     missing_cast,
+    overwritten_state,
     rebound_after_loop,
     stale_state,
     wrong_axis,
@@ -270,6 +271,9 @@ def analyze(recs: list[Rec] | Analyzer, golden: Golden | None = None, kernel_arg
     # 9. two views of same-shaped inputs that disagree where the values depart
     if culprit is None:
         culprit = sibling_view(an, observed, window, evidence)
+    # 10. running state overwritten before anything read it (``tsum[:] = ts`` where ``tsum[:] = tsum + ts`` was meant)
+    if culprit is None:
+        culprit = overwritten_state(an, window, evidence)
     # never name an op whose own value matches the golden
     if culprit is not None and culprit.seq >= 0 and an.status.get(culprit.seq) in GOOD:
         evidence.append(f"(the op at {culprit.where()} was considered but its own value matches the golden: "

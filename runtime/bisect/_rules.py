@@ -16,7 +16,7 @@ from runtime.bisect._compare import mismatch_mask
 from runtime.bisect._parse import parse_source
 from runtime.bisect._records import Rec
 
-__all__ = ["contraction_offsets", "coverage_gap", "geometry", "missing_cast", "rebound_after_loop", "stale_state", "wrong_axis"]
+__all__ = ["contraction_offsets", "overwritten_state", "coverage_gap", "geometry", "missing_cast", "rebound_after_loop", "stale_state", "wrong_axis"]
 
 
 def _driving_loop(source: str | None, write: Rec, axis: int) -> Rec | None:
@@ -584,3 +584,59 @@ def contraction_offsets(an: Analyzer, window: list[Rec], evidence: list[str]) ->
         an.status[v.seq] = "misplaced"
         return v
     return None
+
+
+def _reads_of(an: Analyzer, w: Rec) -> bool:
+    """Some op reads the value write ``w`` left in its tensor (through the write's record or the tensor's name)."""
+    for x in an.recs:
+        if x.seq <= w.seq:
+            continue
+        for ref in x.inputs or []:
+            if ref.get("kind") == "record" and int(ref.get("seq", -1)) == w.seq:
+                return True
+            if ref.get("kind") == "tensor" and str(ref.get("name")) == w.target:
+                ws = an.resolve_tensor(w.target or "", x.seq)
+                if ws and ws[-1].seq == w.seq:
+                    return True
+    return False
+
+
+def overwritten_state(an: Analyzer, window: list[Rec], evidence: list[str]) -> Rec | None:
+    """State overwritten before anything read it: ``tsum[:] = ts`` in the iteration after ``tsum[:] = ts0``, where
+    ``tsum[:] = tsum + ts`` was meant. A value computed from the kernel's data and written into a local tensor is
+    there to be read; when the next write into the same place neither reads it nor lets anything else read it
+    first, what the first one carried (tile 0's share of a running sum) is lost. Named: the overwriting write, when
+    it feeds the departure (it is in the window) and the value it replaces is computed, not a constant fill."""
+    for w2 in window:
+        if not w2.is_write or not w2.target or w2.target in an.arg_shapes or w2.offsets is None:
+            continue
+        earlier = [w for w in an.writes.get(w2.target, []) if w.seq < w2.seq]
+        if not earlier:
+            continue
+        w1 = earlier[-1]
+        if w1.offsets != w2.offsets or w1.bshape != w2.bshape or _reads_of(an, w1):
+            continue
+        src = an.operand_recs(w1)
+        if not src or all(p.op in CONST_FILLS for p in src) or an.status.get(w1.seq) == "const":
+            continue
+        if w1.seq in _lineage_seqs(an, w2):
+            continue
+        evidence.append(f"{w2.where()} overwrites {w2.target!r} at offsets {w2.offsets} without reading what "
+                        f"{w1.where()} wrote there, and nothing read it in between: the value written first (computed "
+                        "from the kernel's data) is lost - running state overwritten where it should be updated?")
+        an.status[w2.seq] = "mismatch"
+        return w2
+    return None
+
+
+CONST_FILLS = frozenset({"full", "zeros", "ones", "arange"})
+
+
+def _lineage_seqs(an: Analyzer, r: Rec, limit: int = 400) -> set[int]:
+    seen, stack = {r.seq}, [r]
+    while stack and len(seen) < limit:
+        for p in an.parents(stack.pop()):
+            if p.seq not in seen:
+                seen.add(p.seq)
+                stack.append(p)
+    return seen

@@ -136,3 +136,18 @@ def test_derived_goldens_are_the_online_recurrence() -> None:
     np.testing.assert_allclose(d[f"{p}run_sum@2"], e.sum(-1, keepdims=True), rtol=1e-5)
     np.testing.assert_allclose(d[f"{p}run_pv@2"], ctx, rtol=1e-4, atol=1e-5)
     assert list(d).index(f"{p}tile_max@1") < list(d).index(f"{p}run_max@1") < list(d).index(f"{p}run_sum@1")
+
+
+def test_running_state_overwritten_before_it_is_read_is_named(tmp_path: Path, golden_cache: dict) -> None:
+    """``den[:] = sum(exp(xt - m_new))`` for ``den[:] = den * exp(mx - m_new) + sum(...)``: the running sum of chunk
+    0 is overwritten by chunk 1's before anything read it (gym ``attn_softmax``'s stale ``tsum[:] = ts``). Nothing
+    matches the golden between the inputs and the output there (a two-pass softmax's per-chunk sums are shares of
+    nothing the golden names); the data flow alone shows the lost value: the overwriting write is named."""
+    op_dir, stage, line = _planted("softmax_two_pass",
+                                   "den[:] = den * pypto.exp(mx - m_new) + pypto.sum(pypto.exp(xt - m_new), -1, keepdim=True)",
+                                   "den[:] = pypto.sum(pypto.exp(xt - m_new), -1, keepdim=True)", tmp_path)
+    rep = bisect(op_dir, stage, golden_cache=golden_cache)
+    f = rep.first_divergence
+    assert rep.status == "DIVERGENCE_FOUND" and f is not None, rep.summary
+    assert f.line == line, rep.evidence
+    assert any("without reading what" in e for e in rep.evidence), rep.evidence
