@@ -45,20 +45,21 @@ def bf16_promoted(npuarch: str) -> bool:
 def declared_dtypes(program: KernelProgram) -> dict[int, str]:
     """Storage key -> the dtype the kernel declared for it (numpy name): kernel arguments and op results."""
     out = {p.key: p.dtype for p in program.params}
-
-    def walk(r: Region) -> None:
-        for path in r.paths:
-            for it in path.items:
-                if isinstance(it, Op):
-                    for k, (dt, _) in zip(it.outs, it.types, strict=False):
-                        out.setdefault(k, dt)
-                    if it.kind == "assemble":
-                        out.setdefault(it.params["dst"], it.params["ddtype"])
-                elif isinstance(it, Loop):
-                    walk(it.body)
-
-    walk(program.body)
+    _declared_in(program.body, out)
     return out
+
+
+def _declared_in(r: Region, out: dict[int, str]) -> None:
+    """`declared_dtypes` of one region (a module function: a recursive closure would be a reference cycle)."""
+    for path in r.paths:
+        for it in path.items:
+            if isinstance(it, Op):
+                for k, (dt, _) in zip(it.outs, it.types, strict=False):
+                    out.setdefault(k, dt)
+                if it.kind == "assemble":
+                    out.setdefault(it.params["dst"], it.params["ddtype"])
+            elif isinstance(it, Loop):
+                _declared_in(it.body, out)
 
 
 def promote_params(op: Op, declared: dict[int, str]) -> dict[str, Any] | None:
