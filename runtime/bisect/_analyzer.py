@@ -416,6 +416,12 @@ class Analyzer:
         """kernel argument -> the golden output the wrapper returned its final contents as (set before ``finish``)"""
         self.checkpoints: set[str] = set()
         """kernel parameters named like golden intermediates (checkpoint method): writes into them are checked"""
+        self._exec: dict[int, tuple[tuple, int]] = {}
+        """op seq -> (statement-op key, 1-based execution number within its loop iteration); see ``exec_index``"""
+        self._exec_count: dict[tuple, int] = {}
+        self._loop_counts: set[int] | None = None
+        self.peers: dict[int, list[int]] = {}
+        """node -> the nodes of every execution of its statement paired with one golden family (``_claims``)"""
 
     # ------------------------------------------------------------------------------- feeding
 
@@ -453,6 +459,9 @@ class Analyzer:
             self.linked = True
         if r.is_write and r.target:
             self.writes.setdefault(r.target, []).append(r)
+        key = (r.file, r.line, r.op, tuple(sorted(r.iteration.items())))
+        self._exec_count[key] = self._exec_count.get(key, 0) + 1
+        self._exec[r.seq] = (key, self._exec_count[key])
         self.offs[r.seq] = self.region(r)
         if value is None and r.value is not None:
             value = np.asarray(r.value)
@@ -792,8 +801,118 @@ class Analyzer:
                     best = max(best, self.g.order[gname])
         return best
 
+    def exec_index(self, r: Rec) -> tuple[int, int]:
+        """(j, n): ``r`` is the j-th (1-based) of the n executions of its statement's op (same file, line and op)
+        within one iteration of the kernel's traced loops - a Python loop the trace unrolls (Sinkhorn's
+        ``for _ in range(num_iters - 1)``) runs one line n times with the same loop iteration."""
+        e = self._exec.get(r.seq)
+        if e is None:
+            return 1, 1
+        return e[1], self._exec_count[e[0]]
+
+    def aligned(self, r: Rec, gname: str) -> bool:
+        """Iteration-aligned matching: the j-th of n executions of a kernel loop line may stand for the k-th value
+        of a golden family of n values (one golden loop statement) only when k == j. A loop that converges
+        (Sinkhorn) makes every late iteration's golden equal the next within tolerance, and a kernel that converges
+        to a *wrong* fixed point equals a golden of another iteration (or of the sibling statement: late row sums
+        and column sums are all ~1): without the alignment the first iterations, where the values still differ
+        clearly, never depart. A kernel line run once, or a family of another count, is not constrained."""
+        it = self.g.align.get(gname)
+        if it is None or it.loop is not None:
+            return self.g.aligned(gname, r)
+        if it.count <= 1:
+            return True
+        j, n = self.exec_index(r)
+        return n != it.count or j == it.k
+
+    def family(self, gname: str) -> Aligned | None:
+        """The family of a golden computed by a statement of a golden loop the kernel unrolls (None otherwise)."""
+        a = self.g.align.get(gname)
+        return a if a is not None and a.loop is None else None
+
+    def family_members(self, family: str, count: int) -> dict[int, str]:
+        """k -> golden name of every value of ``family``."""
+        return {a.k: n for n, a in self.g.align.items() if a.loop is None and a.family == family and a.count == count}
+
+    def same_statement_op(self, r: Rec) -> list[Rec]:
+        """Every execution of ``r``'s statement op in ``r``'s loop iteration (see :meth:`exec_index`), in order."""
+        e = self._exec.get(r.seq)
+        if e is None:
+            return [r]
+        return [x for x in self.recs if self._exec.get(x.seq, (None,))[0] == e[0]]
+
+    def loop_reductions(self) -> list[Rec]:
+        """Reductions of a statement a Python loop unrolls as many times as a golden loop runs its statements
+        (:meth:`aligned`), that match nothing. With a converging loop the first departing value is not downstream
+        of them any more (a wrong-axis column sum of a row-normalized matrix is ~1, and the loop just stops
+        moving), so the wrong-axis rule looks at them besides the window."""
+        counts = {a.count for a in self.g.align.values() if a.loop is None and a.count > 1}
+        if not counts:
+            return []
+        return [r for r in self.recs if r.op in _REDUCE and self.status.get(r.seq) == "unknown"
+                and self.exec_index(r)[1] in counts]
+
+    def _in_golden_loop(self, r: Rec) -> bool:
+        """``r``'s statement runs as many times per loop iteration as a golden loop statement (:meth:`aligned`)."""
+        if self._loop_counts is None:
+            self._loop_counts = {a.count for a in self.g.align.values() if a.loop is None and a.count > 1}
+        if not self._loop_counts:
+            return False
+        return self.exec_index(r)[1] in self._loop_counts
+
+    def _ancestor_order(self, r: Rec, limit: int = 64) -> int:
+        """The latest golden data-flow position among the values ``r`` is computed from, looking through operands
+        that match nothing. Inside a loop that mirrors a golden loop, a value computed from the iteration-j values
+        cannot be a golden of before the loop: a Sinkhorn step that divides by the wrong sums oscillates back to the
+        value the golden had before its loop (``golden.py:33 div``), which is a coincidence, not a match."""
+        best, stack, seen = -1, list(self.operand_recs(r)), set()
+        while stack and len(seen) < limit:
+            p = stack.pop()
+            if p.seq in seen:
+                continue
+            seen.add(p.seq)
+            m = self.matched.get(p.seq)
+            if m is not None and self.status.get(p.seq) in GOOD:
+                best = max(best, self.g.order[m[0]])
+                continue
+            stack.extend(self.operand_recs(p))
+        return best
+
+    def _align(self) -> None:
+        """Drop the golden hits :meth:`aligned` refuses from every summary (before anything reads them)."""
+        if not any(a.loop is None for a in self.g.align.values()):
+            return
+        for r in self.recs:
+            s = r.summ
+            if s is None or not s.hits and not s.exact:
+                continue
+            j, n = self.exec_index(r)
+            if n <= 1:
+                continue
+            bad = {g for g in (*s.hits, *s.exact) if not self.aligned(r, g)}
+            if bad:
+                s.hits = {g: v for g, v in s.hits.items() if g not in bad}
+                s.lids = {g: v for g, v in s.lids.items() if g not in bad}
+                s.exact = s.exact - bad
+
+    def _inner_golden(self, r: Rec) -> str | None:
+        """The golden that ``r``'s one operand matched when that operand is an op of the same statement (same
+        line and loop iteration) and ``r`` is the value the statement binds: ``comb_flag / row_sum + eps`` is the
+        kernel's formula for the golden's ``h / (row_sum + eps)``, and the value bound equals the golden the inner
+        ``div`` matched. A computed value may not match the golden its operand matched (``acc = acc + 0``, two
+        statements, is no evidence of being right), but within one statement the formula as a whole stands for
+        it. None otherwise."""
+        if r.name is None or r.is_write or any(ref.get("kind") == "tensor" for ref in r.inputs or []):
+            return None
+        ops = self.operand_recs(r)
+        if len(ops) != 1 or ops[0].line != r.line or ops[0].iteration != r.iteration or ops[0].file != r.file:
+            return None
+        m = self.matched.get(ops[0].seq)
+        return m[0] if m is not None and self.status.get(ops[0].seq) == "match" else None
+
     def finish(self) -> None:
         """All values are in: map kernel arguments to golden tensors and classify every value."""
+        self._align()
         self.map_params()
         self.classify()
 
@@ -842,13 +961,16 @@ class Analyzer:
         if s.nan and not any(_padded(p) for p in self.operand_recs(r)):
             return "nan"  # (NaN next to a padded operand may be its poison carried along: no evidence)
         floor = -1 if r.op in _TRANSPARENT else self._operand_order(r)
+        if r.op not in _TRANSPARENT and self._in_golden_loop(r):
+            floor = max(floor, self._ancestor_order(r))
         strict = r.op not in _TRANSPARENT
         derived_ok = all(self.status.get(p.seq) in GOOD for p in self.operand_recs(r))
         dt = str(r.dtype or "")
         cands = sorted(s.hits, key=lambda n: (n != r.name, _dname(self.g.arrays[n]) != dt, self.g.order[n]))
+        inner = self._inner_golden(r)
         for gname in cands:
             o = self.g.order[gname]
-            if gname != r.name and (o < floor or (strict and o == floor)):
+            if gname != r.name and (o < floor or (strict and o == floor and gname != inner)):
                 continue
             if (strict or not derived_ok) and (self.g.kinds[gname] == "input" or self.g.is_input_copy(gname)):
                 # a computed value equal to an input (``states + 1e-6 * z4``, or a view of it) is no evidence

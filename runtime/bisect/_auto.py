@@ -248,7 +248,7 @@ def analyze(recs: list[Rec] | Analyzer, golden: Golden | None = None, kernel_arg
         culprit = missing_cast(an, observed, evidence)
     # 3b. a reduction over an axis other than the one the golden reduces the same (matching) values over
     if culprit is None:
-        culprit = wrong_axis(an, [observed, *window], evidence)
+        culprit = wrong_axis(an, [observed, *window, *an.loop_reductions()], evidence)
     # 4. geometry: a write whose values equal the golden at the read offsets, or a view breaking the tile grid
     if culprit is None:
         culprit = geometry(an, observed, window, evidence)

@@ -211,10 +211,70 @@ def pair_orphans(an: Analyzer, evidence: list[str]) -> None:
                 if fr[0]:
                     an.lids[r.seq] = fr[0]
         an.paired[node] = g  # type: ignore[index]
+        peers = _pair_aligned(an, rs, g)
         how = "the only one" if len(ns) == 1 else "of the ops that fit, the one whose values follow it most closely"
         evidence.append(f"golden {g!r} matches no kernel value; the op at line {rs[0].line} ({rs[0].op}) is {how} "
                         f"whose operands match and whose place in the data flow fits it, so it is compared "
                         f"with {g!r}")
+        if peers:
+            evidence.append(f"(its statement runs {len(peers) + 1} times in that loop iteration, as many as the "
+                            f"golden statement of {g!r}: execution j is compared with the golden's j-th value)")
+
+
+def _compare_with(an: Analyzer, r: Rec, g: str) -> None:
+    """Set ``r``'s status by its comparison with golden ``g`` (the pairing's comparison)."""
+    if r.summ is None or r.bshape is None or an.offs.get(r.seq) is None or g in r.summ.vacuous:
+        return
+    reg = an.match_region(r, g)
+    if reg is not None:
+        an.status[r.seq] = "match"
+        an.matched[r.seq] = (g, reg)
+        if an.lid(r, g):
+            an.lids[r.seq] = an.lid(r, g)
+        return
+    fr = an.first_region(r, g)
+    if fr is not None:
+        an.status[r.seq] = "nan" if r.summ.nan else ("misplaced" if r.op == "view" else "mismatch")
+        an.matched.pop(r.seq, None)
+        an.expected[r.seq] = (g, fr[1])
+        if fr[0]:
+            an.lids[r.seq] = fr[0]
+
+
+def _pair_aligned(an: Analyzer, rs: list[Rec], g: str) -> list[int]:
+    """A pairing of one execution of a statement a Python loop unrolls (Sinkhorn's 19 column sums: one node
+    each) with the k-th value of a golden family of as many values (``Analyzer.aligned``): every other execution
+    j of that statement is compared with the family's j-th value too, and the nodes are peers (the repair test
+    sets them all). Returns the peer nodes (empty when the pairing is not of that kind)."""
+    fam = an.family(g)
+    if fam is None or not rs:
+        return []
+    first = rs[0]
+    j, n = an.exec_index(first)
+    if n != fam[2] or j != fam[1] or first.node is None:
+        return []
+    members = an.family_members(fam[0], fam[2])
+    peers = []
+    by_node: dict[int, list[Rec]] = {}
+    for y in an.recs:
+        if y.node is not None:
+            by_node.setdefault(y.node, []).append(y)
+    for x in an.same_statement_op(first):
+        if x.node is None or x.node == first.node:
+            continue
+        jx, _ = an.exec_index(x)
+        gx = members.get(jx)
+        if gx is None or an.paired.get(x.node) is not None:
+            continue
+        for y in by_node.get(x.node, [x]):  # (the node runs in every iteration of the kernel's traced loops)
+            _compare_with(an, y, gx)
+        an.paired[x.node] = gx
+        peers.append(x.node)
+    if peers:
+        group = [first.node, *peers]
+        for nd in group:
+            an.peers[nd] = group
+    return peers
 
 
 def _fit_of(rs: list[Rec], g: str) -> tuple[float, float | None] | None:

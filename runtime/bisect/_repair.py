@@ -619,7 +619,8 @@ def confirm_pairings(an: Analyzer, run: Callable[[Callable[[Any, Any, tuple, int
                 kids.setdefault(p.seq, []).append(x)
         # downstream of every execution of the op; the last departing value anchored by value is tested (a
         # kernel that rewrites a whole output per tile holds all tiles' values only in its last write)
-        execs = [x for x in an.recs if x.node == r.node]
+        group = set(an.peers.get(r.node, [r.node]))  # (an unrolled statement paired with a golden family: all of it)
+        execs = [x for x in an.recs if x.node in group]
         seen, stack, down = {x.seq for x in execs}, list(execs), []
         while stack and len(seen) < 20000:
             for c in kids.get(stack.pop().seq, []):
@@ -635,20 +636,23 @@ def confirm_pairings(an: Analyzer, run: Callable[[Callable[[Any, Any, tuple, int
             return
         d = max(down, key=lambda c: c.seq)
         subs = {x.seq: (an.expected[x.seq][0], an.lids.get(x.seq, ""), tuple(an.expected[x.seq][1]))
-                for x in an.recs if x.node == r.node and x.seq < d.seq and x.seq in an.expected
+                for x in an.recs if x.node in group and x.seq < d.seq and x.seq in an.expected
                 and an.status.get(x.seq) in BAD}
         if _repairs(an, d, subs, run):
             evidence.append(f"repair test: with {r.where()} set to golden {g!r} (the value it was paired with), "
                             f"{d.where()} matches the golden: the pairing holds")
             return
         for x in an.recs:
-            if x.node == r.node:
-                if an.status.get(x.seq) in BAD or (x.seq in an.matched and an.matched[x.seq][0] == g):
+            if x.node in group:
+                gx = an.paired.get(x.node, g)
+                if an.status.get(x.seq) in BAD or (x.seq in an.matched and an.matched[x.seq][0] == gx):
                     an.status[x.seq] = "unknown"
                 an.expected.pop(x.seq, None)
                 an.lids.pop(x.seq, None)
-                if x.seq in an.matched and an.matched[x.seq][0] == g:
+                if x.seq in an.matched and an.matched[x.seq][0] == gx:
                     del an.matched[x.seq]
-        del an.paired[r.node]
+        for nd in group:
+            an.paired.pop(nd, None)
+            an.peers.pop(nd, None)
         evidence.append(f"the pairing of {r.where()} with golden {g!r} is dropped: with it set to that golden, "
                         f"{d.where()} still departs (not the same quantity)")

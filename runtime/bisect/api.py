@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from runtime.bisect._analyzer import UPDATED, Analyzer
+from runtime.bisect._analyzer import UPDATED, Aligned, Analyzer
 from runtime.bisect._auto import AutoResult, Golden, analyze, name_from_source
 from runtime.bisect._checkpoint import checkpoint_names, compare_checkpoints
 from runtime.bisect._online import online_goldens
@@ -83,7 +83,9 @@ def _golden(op: Any, grun: Any, case: Any) -> Golden:
         if n not in arrays:
             arrays[n], kinds[n] = np.asarray(a), "output"
     tol = op.spec.tolerance.get(case.dtype) or next(iter(op.spec.tolerance.values()))
-    return Golden(arrays, kinds, float(tol.atol), float(tol.rtol))
+    fams = getattr(grun, "families", None) or {}
+    return Golden(arrays, kinds, float(tol.atol), float(tol.rtol),
+                  align={n: Aligned(str(f), int(k), int(c)) for n, (f, k, c) in fams.items() if n in arrays})
 
 
 def _discarded(name: str) -> bool:

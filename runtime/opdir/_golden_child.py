@@ -177,6 +177,14 @@ class _Capture:
         self.last: dict[tuple[int, str], tuple[int, Any]] = {}
         self.entries: list[tuple[int, int, int, str, int, str, str, Any]] = []
         """(rank, serial, depth, function, call number, name, suffix, value) of every captured binding"""
+        self.op_of: dict[int, tuple[tuple[int, str], int]] = {}
+        """id(kept torch result) -> ((golden line, op), k): the k-th execution of that line's op"""
+        self.families: dict[str, tuple[str, int, int]] = {}
+        """captured name -> (family ``golden.py:<line> <op>``, k, count): the value is the k-th of ``count``
+        executions of one golden line's op (a loop), whether it is kept under that label (``@k``) or under the name
+        of a local bound to it (``h#1``, ``h``: the first and last of a re-bound local). Bisection compares the j-th
+        execution of a kernel loop line with the j-th of a family, not with whichever converged iteration is
+        closest (``values`` fills it)."""
 
     # -- tracing -----------------------------------------------------------------------------------------
     def global_trace(self, frame: types.FrameType, event: str, arg: Any) -> Any:
@@ -289,6 +297,7 @@ class _Capture:
         key = (f.f_lineno, name.strip("_"))
         k = self.op_counts[key] = self.op_counts.get(key, 0) + 1
         label = f"{self.base}:{key[0]} {key[1]}" + (f"@{k}" if k > 1 else "")
+        self.op_of[id(out)] = (key, k)
         self.clock += 1
         _serial, depth, func, call = self.frames[id(f)]
         self.entries.append((self.clock, -1, depth, func, call, label, "", out))
@@ -319,11 +328,16 @@ class _Capture:
         for v in owners.values():
             v.sort()
         out: list[tuple[str, Any]] = []
+        self.families = {}
         for _rank, serial, depth, func, call, name, suffix, value in kept:
             key = name
             if serial >= 0 and owners[name][0] != (depth, serial):
                 key = f"{func}.{name}" + (f"@{call}" if call > 1 else "")
             out.append((key + suffix, value))
+            fam = self.op_of.get(id(value))
+            if fam is not None and self.op_counts.get(fam[0], 0) > 1:
+                line, op = fam[0]
+                self.families[key + suffix] = (f"{self.base}:{line} {op}", fam[1], self.op_counts[fam[0]])
         return out
 
 
@@ -425,7 +439,8 @@ def _run_case(module: types.ModuleType, golden_file: str, req: dict, index: int,
     for name, arr in mids.items():
         assert files.mids is not None
         files.mids.add(f"{index}/{name}", arr)
-    return {"name": case["name"], "duration_s": duration}
+    fams = {k: list(v) for k, v in cap.families.items() if k in mids}
+    return {"name": case["name"], "duration_s": duration, **({"families": fams} if fams else {})}
 
 
 def _timed_case(module: types.ModuleType, golden_file: str, req: dict, index: int, case: dict, files: _Files) -> dict:

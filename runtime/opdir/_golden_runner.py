@@ -77,6 +77,9 @@ class GoldenRun(BaseModel):
     output_names: list[str]
     duration_s: float
     """Time spent inside ``golden(...)`` itself (not process start-up)."""
+    families: dict[str, tuple[str, int, int]] = {}
+    """Deep runs: intermediate name -> (family, k, count) when it is the k-th of ``count`` executions of one golden
+    line's torch op (a loop: ``golden.py:39 div@3``, or ``h#1`` / ``h`` when a local names the first / last)."""
 
 
 def _limits(budget: float) -> Limits:
@@ -182,6 +185,7 @@ def run_golden_cases(op: GoldenSource, cases: list[Case], *, timeout: float = GO
                     intermediates=mids.group(key) if mids is not None else {},
                     output_names=out_names,
                     duration_s=float(done["duration_s"]),
+                    families={k: (str(f), int(i), int(n)) for k, (f, i, n) in (done.get("families") or {}).items()},
                 )
         return runs
 

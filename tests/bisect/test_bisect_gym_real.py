@@ -34,6 +34,8 @@ Each case here is one of the things that surprised us on the corpus:
 * ``mhc_col_axis`` / ``mhc_row_axis``: the Sinkhorn loop converges to another golden (the first normalization);
   the final copy into ``out`` was named because its operand "matched" it - a copy is never the culprit on a
   coincidence of its operand with another golden (test below: no line after the bug is named).
+* ``mhc_col_axis`` / ``mhc_row_axis`` / ``mhc_col_stale`` (session 6): named, by iteration-aligned matching - the
+  kernel's j-th execution of a Sinkhorn line against the golden's j-th round (``test_bisect_iter_aligned.py``).
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ pytestmark = pytest.mark.slow
 GYM = shared_gym()
 NAMED = ["mhc_exp2", "gqa_scale", "lstm_term2", "lstm_alpha", "ll_scale", "rms_mean", "rms_axis", "sig_out_col",
          "sig_tail", "as_exp2", "as_p3_sign", "lstm_rms_scale", "ll_gather_input", "gqa_alpha", "gqa_li", "gqa_oi",
-         "gqa_v_offset"]
+         "gqa_v_offset", "mhc_col_axis", "mhc_row_axis", "mhc_col_stale"]
 
 
 def test_corpus_spans_enough_operators_and_kinds() -> None:
