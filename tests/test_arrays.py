@@ -123,3 +123,45 @@ def test_no_other_module_writes_or_reads_npz_itself() -> None:
             if ("np.savez" in text or "np.load(" in text) and path.name != "arrays.py":
                 offenders.append(str(path.relative_to(REPO)))
     assert offenders == []
+
+
+def test_a_reader_maps_stored_members_copy_on_write(tmp_path: Path) -> None:
+    """open_arrays maps uncompressed members instead of reading them through zipfile (a CRC pass and a copy: most of
+    a deep AdamW golden run's load): the same bytes, writable like a loaded array, a write never reaches the file,
+    and the arrays outlive the file (the golden run's directory is removed after reading)."""
+    import mmap
+    import zipfile
+
+    arrays = _sample()
+    big = np.arange(1 << 16, dtype=np.float32).reshape(256, 256)
+    with ArrayWriter(tmp_path / "w.npz") as w:
+        for k, v in arrays.items():
+            w.add(k, v)
+        w.add("big", big)
+    with open_arrays(tmp_path / "w.npz") as r:
+        got = {k: r[k] for k in arrays}
+        b = r["big"]
+    _same(arrays, got)
+    base = b
+    while isinstance(base, np.ndarray) and base.base is not None:
+        base = base.base
+    assert isinstance(base, mmap.mmap)  # mapped, not read
+    assert b.flags.writeable
+    b[0, 0] = -1.0
+    (tmp_path / "w.npz").unlink()
+    assert b[0, 0] == -1.0 and np.array_equal(b[1:], big[1:])
+    with ArrayWriter(tmp_path / "w2.npz") as w:
+        w.add("big", big)
+    with open_arrays(tmp_path / "w2.npz") as r:
+        c = r["big"]
+        c += 1
+    with open_arrays(tmp_path / "w2.npz") as r:
+        assert np.array_equal(r["big"], big)  # the file is unchanged
+    # a compressed member (another writer) is read the usual way, same values
+    with zipfile.ZipFile(tmp_path / "w2.npz") as src, \
+            zipfile.ZipFile(tmp_path / "z.npz", "w", compression=zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            dst.writestr(info.filename, src.read(info.filename))
+    with open_arrays(tmp_path / "z.npz") as r:
+        z = r["big"]
+    assert np.array_equal(z, big) and not isinstance(z.base, mmap.mmap)

@@ -142,10 +142,11 @@ def _install_handlers() -> None:
 
 
 @contextlib.contextmanager
-def private_dir(prefix: str) -> Iterator[Path]:
-    """A fresh 0700 temporary directory, removed on exit, at interpreter exit and on SIGTERM."""
+def private_dir(prefix: str, parent: str | None = None) -> Iterator[Path]:
+    """A fresh 0700 temporary directory, removed on exit, at interpreter exit and on SIGTERM (under ``parent``, or
+    the default temporary directory)."""
     _install_handlers()
-    path = tempfile.mkdtemp(prefix=prefix)
+    path = tempfile.mkdtemp(prefix=prefix, dir=parent)
     os.chmod(path, 0o700)
     with _LOCK:
         _TEMP_DIRS.add(path)
