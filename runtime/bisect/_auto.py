@@ -45,7 +45,13 @@ from runtime.bisect._claims import (
 )
 from runtime.bisect._parse import parse_source
 from runtime.bisect._records import Rec
-from runtime.bisect._repair import confirm_pairings, repair_search, unverified_inputs, walk_back
+from runtime.bisect._repair import (
+    confirm_pairings,
+    repair_search,
+    unverified_inputs,
+    walk_back,
+    wrong_selection,
+)
 from runtime.bisect._rules import (
     contraction_offsets,
     coverage_gap,
@@ -174,6 +180,19 @@ def feed(recs: list[Rec], golden: Golden, kernel_args: list[dict]) -> Analyzer:
     return an
 
 
+def _unless_wrong_selection(an: Analyzer, culprit: Rec, claimed: list[Rec], replayer: Callable, evidence: list[str],
+                            n0: int) -> Rec:
+    """``culprit`` (named because its operands match), unless an operand is a selection of an input that matched
+    the wrong golden (`_repair.wrong_selection`): then the selection, and the claim's own evidence (from ``n0``)
+    is withdrawn."""
+    n1 = len(evidence)
+    sel = wrong_selection(an, claimed, replayer, evidence)
+    if sel is None:
+        return culprit
+    del evidence[n0:n1]
+    return sel
+
+
 def analyze(recs: list[Rec] | Analyzer, golden: Golden | None = None, kernel_args: list[dict] | None = None,
             outputs: dict[str, np.ndarray] | None = None, source: str | None = None,
             stage_name: str = "", replayer: Callable[[Callable[..., None]], None] | None = None) -> AutoResult:
@@ -264,10 +283,17 @@ def analyze(recs: list[Rec] | Analyzer, golden: Golden | None = None, kernel_arg
         culprit = wrong_input(an, bad, evidence)
     # 7. the first departing value whose operands all match (or the misplaced view feeding it)
     if culprit is None:
+        n0 = len(evidence)
         culprit = strict_culprit(an, bad, evidence)
+        if culprit is not None and replayer is not None and culprit.op not in ("view", "gathermask"):
+            culprit = _unless_wrong_selection(an, culprit, [culprit], replayer, evidence, n0)
     # 8. everything between the last matching values and the departure is on one line
     if culprit is None:
+        n0 = len(evidence)
         culprit = line_claim(an, observed, window, evidence)
+        if culprit is not None and replayer is not None:
+            on_line = [r for r in [culprit, *window] if (r.file, r.line) == (culprit.file, culprit.line)]
+            culprit = _unless_wrong_selection(an, culprit, [observed, *on_line], replayer, evidence, n0)
     # 9. two views of same-shaped inputs that disagree where the values depart
     if culprit is None:
         culprit = sibling_view(an, observed, window, evidence)

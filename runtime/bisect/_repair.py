@@ -31,7 +31,8 @@ from runtime.bisect._analyzer import _REDUCE, BAD, GOOD, Analyzer, region_slice
 from runtime.bisect._compare import close
 from runtime.bisect._records import Rec
 
-__all__ = ["Repair", "confirm_pairings", "name_reference", "reference", "repair_search", "unverified_inputs", "walk_back"]
+__all__ = ["Repair", "confirm_pairings", "name_reference", "reference", "repair_search", "unverified_inputs", "walk_back",
+           "wrong_selection"]
 
 log = logging.getLogger(__name__)
 
@@ -656,3 +657,114 @@ def confirm_pairings(an: Analyzer, run: Callable[[Callable[[Any, Any, tuple, int
             an.peers.pop(nd, None)
         evidence.append(f"the pairing of {r.where()} with golden {g!r} is dropped: with it set to that golden, "
                         f"{d.where()} still departs (not the same quantity)")
+
+
+_SELECTIONS = frozenset({"view", "gathermask", "gather", "cast", "reshape", "transpose", "move"})
+"""ops that take some of a tensor's values (a lane mask, a window, a re-layout): a selection of an input matches a
+golden copy of an input even when it is the wrong one"""
+
+_MAX_SELECTION_REPLAYS = 12
+
+
+def _selects_input(an: Analyzer, p: Rec, depth: int = 6) -> bool:
+    """``p`` only selects values of a kernel input (views, lane masks, casts, re-layouts down to the argument)."""
+    cur = p
+    for _ in range(depth):
+        if cur.op not in _SELECTIONS:
+            return False
+        if an.status.get(cur.seq) == "input":
+            return True
+        ops = an.operand_recs(cur)
+        if not ops:
+            names = [str(ref.get("name")) for ref in cur.inputs or [] if ref.get("kind") == "tensor"]
+            return bool(names) and all(an.param_map.get(n) in an.inputs for n in names)
+        if len(ops) != 1:
+            return False
+        cur = ops[0]
+    return False
+
+
+def wrong_selection(an: Analyzer, claimed: list[Rec], run: Callable[[Callable[[Any, Any, tuple, int], None]], None],
+                    evidence: list[str]) -> Rec | None:
+    """The op that selected the wrong part of an input for a value ``claimed`` departs on, or None.
+
+    Why: a value whose operands "all match" is named - but an operand that is a selection of a kernel input (a
+    view, the even/odd lanes of a ``gathermask``) matches *a* golden copy of an input, not necessarily the one the
+    golden computes from there. RoPE's ``gathermask(cos_tile, pattern_mode=1)`` where ``pattern_mode=2`` belongs
+    gives cos's even lanes, which match the golden's ``cos_even``; ``yo = x_e * s_o + x_o * c_o`` then departs
+    "while its operands match" and the line after the bug was named. The replay decides: with that operand set
+    to another golden of the same shape (not an output) (``cos_odd``, ``sin_even``, ...) at the same region, does the
+    departing value come out right? If so, the selection is the culprit; if no swap repairs, nothing changes.
+    """
+    observed = claimed[0]
+    lines = {(r.file, r.line) for r in claimed}
+    cands: list[tuple[Rec, str, str, tuple[int, ...]]] = []
+    seen: set[int] = set()
+    for r in claimed:
+        for p in an.operand_recs(r):
+            if p.seq in seen or (p.file, p.line) in lines or p.op not in _SELECTIONS:
+                continue
+            seen.add(p.seq)
+            if an.status.get(p.seq) != "match" or p.seq not in an.matched:
+                continue
+            g, reg = an.matched[p.seq]
+            if g not in an.g.arrays or not _selects_input(an, p):
+                continue
+            shape = an.g.arrays[g].shape
+            for other in an.g.names:
+                if other != g and an.g.kinds.get(other) != "output" and an.g.arrays[other].shape == shape:
+                    cands.append((p, other, an.lids.get(p.seq, ""), tuple(reg)))
+    if not cands or len(cands) > _MAX_SELECTION_REPLAYS:
+        return None
+    hits = [(p, other) for p, other, lid, reg in cands if _repairs(an, observed, {p.seq: (other, lid, reg)}, run)]
+    if len({p.seq for p, _ in hits}) != 1:
+        return None  # none repairs, or swaps of two different operands each do: no single selection is shown wrong
+    p, other = hits[0]
+    was = an.matched[p.seq][0]
+    root, arg = _root_view(an, p)
+    culprit = p
+    why = "the selection takes the wrong values"
+    if root is not None and arg is not None and not _values_within(an.g.arrays[other], an.g.arrays[arg]):
+        # the right values are not in the input the selection reads at all: the view reads the wrong input
+        culprit = root
+        why = (f"the values of {other!r} are not in input {arg!r}, which {root.where()} reads: the view reads the "
+               "wrong input")
+    evidence.append(f"{observed.where()} departs although its operands match the golden; but {p.where()} is a "
+                    f"selection of an input matching golden {was!r}, and with it set to golden {other!r} (another golden "
+                    f"of the same shape) {observed.where()} matches: {why}")
+    an.status[culprit.seq] = "mismatch"
+    return culprit
+
+
+def _root_view(an: Analyzer, p: Rec, depth: int = 6) -> tuple[Rec | None, str | None]:
+    """The view of a kernel argument at the root of selection ``p``, and the golden input that argument holds."""
+    cur = p
+    for _ in range(depth):
+        ops = an.operand_recs(cur)
+        if not ops:
+            names = [str(ref.get("name")) for ref in cur.inputs or [] if ref.get("kind") == "tensor"]
+            g = an.param_map.get(names[0]) if len(names) == 1 else None
+            return (cur, g) if g in an.g.arrays else (None, None)
+        if len(ops) != 1:
+            break
+        cur = ops[0]
+    return None, None
+
+
+def _values_within(part: np.ndarray, whole: np.ndarray) -> bool:
+    """``part`` is a selection of ``whole`` along its last axis: equal extents but the last, and the last a slice of
+    ``whole``'s - strided lanes (``whole[..., k::s]``, a lane mask) or a contiguous block (``whole[..., k*n:(k+1)*n]``).
+
+    By position, not by value sets: a bf16 input in [-1, 1] holds nearly every bf16 value of its range, so "its
+    values occur in the input" says nothing."""
+    a = np.asarray(part)
+    b = np.asarray(whole)
+    if a.ndim != b.ndim or a.shape[:-1] != b.shape[:-1] or a.shape[-1] == 0 or b.shape[-1] % a.shape[-1]:
+        return a.shape == b.shape and bool(np.array_equal(a.astype(np.float64), b.astype(np.float64)))
+    n, s = a.shape[-1], b.shape[-1] // a.shape[-1]
+    af = a.astype(np.float64)
+    for k in range(s):
+        if np.array_equal(af, b[..., k::s].astype(np.float64), equal_nan=True) or \
+                np.array_equal(af, b[..., k * n:(k + 1) * n].astype(np.float64), equal_nan=True):
+            return True
+    return False

@@ -37,6 +37,7 @@ OPS: dict[str, str] = {
     "mhc_sinkhorn": "src/pypto_gym/ops/pypto_tile/experimental/vector/mhc_sinkhorn/mhc_sinkhorn_impl.py",
     "sigmoid": "src/pypto_gym/ops/pypto_tile/experimental/vector/sigmoid/sigmoid_impl.py",
     "llada2_gate_select": "src/pypto_gym/ops/pypto_tile/llada2_moe/llada2_gate_select_impl.py",
+    "interleave_rope": "src/pypto_gym/ops/pypto_tensor/experimental/vector/InterleaveRope/interleave_rope_impl.py",
 }
 
 
@@ -117,6 +118,18 @@ BUGS: list[GymBug] = [
            "pypto.mul(tw_norm, 1.0)"),
     GymBug("ll_norm_op", "llada2_gate_select", "wrong_op", 135, "pypto.sum(tw, -1, True)", "pypto.amax(tw, -1, True)"),
     GymBug("ll_act", "llada2_gate_select", "wrong_op", 96, "pypto.sigmoid(logits)", "pypto.exp(logits)"),
+    # interleave_rope (session 6): [B, 128, 1024, 64] bf16, kernel n128_bf16 - even/odd lanes by gathermask, the two
+    # halves of each row written by two assembles (the half-split a geometry rule must not flag)
+    GymBug("rope_sign", "interleave_rope", "wrong_sign", 90, "pypto.sub(pypto.mul(x_e, c_e)",
+           "pypto.add(pypto.mul(x_e, c_e)"),
+    GymBug("rope_operand", "interleave_rope", "wrong_operand", 91, "pypto.mul(x_o, c_o)", "pypto.mul(x_o, c_e)"),
+    GymBug("rope_half_off", "interleave_rope", "wrong_offset", 93, "[b, n_off, s_off, HALF], out",
+           "[b, n_off, s_off, 0], out"),
+    GymBug("rope_cos_stale", "interleave_rope", "wrong_offset", 78, "[b, 0, s_off, 0],", "[b, 0, 0, 0],"),
+    GymBug("rope_gather", "interleave_rope", "wrong_gather", 86, "gathermask(c_t, pattern_mode=2)",
+           "gathermask(c_t, pattern_mode=1)"),
+    GymBug("rope_sin_input", "interleave_rope", "wrong_input", 80, "pypto.view(sin,", "pypto.view(cos,"),
+    GymBug("rope_x_head", "interleave_rope", "wrong_offset", 76, "[b, n_off, s_off, 0],", "[b, 0, s_off, 0],"),
 ]
 
 

@@ -31,6 +31,12 @@ Each case here is one of the things that surprised us on the corpus:
   max / sum / accumulator, alpha, beta; each compared with its own loop iteration) names them. ``gqa_v_offset``:
   ``p @ v`` with ``v`` read at key tile 0 in every iteration - the matmul's operands index the contracted axis
   differently, and the view that never moves is named.
+* ``rope_gather``, ``rope_sin_input`` (session 6, interleave_rope): a lane mask or view of an input selecting the
+  wrong values (``gathermask(c_t, pattern_mode=1)`` for 2, ``view(cos, ...)`` for ``view(sin, ...)``) still
+  matches a golden selection of an input (``cos_even``), so ``y = x_e * c - x_o * s`` departed "while its operands
+  match" and the line after the bug was named. The replay swaps the operand for each other golden of its shape;
+  the one that repairs says the selection is wrong, and whether its values lie in the input read says which op:
+  the lane mask, or the view of the wrong input.
 * ``mhc_col_axis`` / ``mhc_row_axis``: the Sinkhorn loop converges to another golden (the first normalization);
   the final copy into ``out`` was named because its operand "matched" it - a copy is never the culprit on a
   coincidence of its operand with another golden (test below: no line after the bug is named).
@@ -53,7 +59,7 @@ pytestmark = pytest.mark.slow
 GYM = shared_gym()
 NAMED = ["mhc_exp2", "gqa_scale", "lstm_term2", "lstm_alpha", "ll_scale", "rms_mean", "rms_axis", "sig_out_col",
          "sig_tail", "as_exp2", "as_p3_sign", "lstm_rms_scale", "ll_gather_input", "gqa_alpha", "gqa_li", "gqa_oi",
-         "gqa_v_offset", "mhc_col_axis", "mhc_row_axis", "mhc_col_stale"]
+         "gqa_v_offset", "mhc_col_axis", "mhc_row_axis", "mhc_col_stale", "rope_gather", "rope_sin_input"]
 
 
 def test_corpus_spans_enough_operators_and_kinds() -> None:
