@@ -29,7 +29,7 @@ from runtime.bisect._analyzer import GOOD, Analyzer, region_slice
 from runtime.bisect._parse import parse_source
 from runtime.bisect._records import Rec
 
-__all__ = ["Suspect", "call_sites", "departs_within_statement", "line_claim", "pair_orphans", "rank_suspects",
+__all__ = ["Suspect", "call_sites", "corroborated", "departs_within_statement", "line_claim", "pair_orphans", "rank_suspects",
            "lineage", "sibling_view", "strict_culprit", "wrong_input", "wrong_shape"]
 
 _TRANSPARENT = frozenset({"view", "cast", "move", "assemble", "transpose", "reshape", "clone", "read", "setitem"})
@@ -384,13 +384,13 @@ def copies_another_golden(an: Analyzer, r: Rec) -> str | None:
             and theirs in an.write_map.values():
         return None  # another output's value, which the kernel delivers there too, copied into this output: the
         # copy's operand is the wrong one (``assemble(h_t, ..., c_new)``), not a coincidence
-    if _corroborated(an, ops[0], r):
+    if corroborated(an, ops[0], {r.seq}):
         return None
     return theirs
 
 
-def _corroborated(an: Analyzer, value: Rec, copy: Rec) -> bool:
-    """``value`` flows, through at least one computing op and not through ``copy``, into a value that matches its
+def corroborated(an: Analyzer, value: Rec, exclude: set[int]) -> bool:
+    """``value`` flows, through at least one computing op and not through the ops ``exclude``, into a value that matches its
     golden (the ops between may have no golden of their own: ``unknown``).
 
     Then ``value``'s match is no coincidence: a computation downstream needed it to be that golden. Gym AdamW
@@ -400,7 +400,7 @@ def _corroborated(an: Analyzer, value: Rec, copy: Rec) -> bool:
     a coincidence."""
     readers: dict[int, list[Rec]] = {}
     for other in an.by_seq.values():
-        if other.seq != copy.seq:
+        if other.seq not in exclude:
             for p in an.operand_recs(other):
                 readers.setdefault(p.seq, []).append(other)
     frontier = [(value, False)]

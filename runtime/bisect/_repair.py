@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from runtime.bisect._analyzer import _REDUCE, BAD, GOOD, Analyzer, region_slice
+from runtime.bisect._claims import corroborated
 from runtime.bisect._compare import close
 from runtime.bisect._records import Rec
 
@@ -710,6 +711,9 @@ def wrong_selection(an: Analyzer, claimed: list[Rec], run: Callable[[Callable[[A
             g, reg = an.matched[p.seq]
             if g not in an.g.arrays or not _selects_input(an, p):
                 continue
+            if corroborated(an, p, {c.seq for c in claimed}):
+                continue  # another computation needed it to be ``g``: right values, read by the wrong op (``c_e`` for
+                # ``c_o`` on the claimed line) - the claim stands
             shape = an.g.arrays[g].shape
             for other in an.g.names:
                 if other != g and an.g.kinds.get(other) != "output" and an.g.arrays[other].shape == shape:
