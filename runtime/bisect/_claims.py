@@ -191,25 +191,7 @@ def pair_orphans(an: Analyzer, evidence: list[str]) -> None:
         taken.add(node)  # type: ignore[arg-type]
         rs = nodes[node]  # type: ignore[index]
         for r in rs:
-            bs = r.bshape
-            offs = an.offs.get(r.seq)
-            if bs is None or offs is None or r.summ is None:
-                continue
-            if g in r.summ.vacuous:
-                continue  # inside atol like the golden: neither a match nor a departure
-            reg = an.match_region(r, g)
-            if reg is not None:
-                an.status[r.seq] = "match"
-                an.matched[r.seq] = (g, reg)
-                if an.lid(r, g):
-                    an.lids[r.seq] = an.lid(r, g)
-                continue
-            fr = an.first_region(r, g)
-            if fr is not None:
-                an.status[r.seq] = "nan" if r.summ.nan else ("misplaced" if r.op == "view" else "mismatch")
-                an.expected[r.seq] = (g, fr[1])
-                if fr[0]:
-                    an.lids[r.seq] = fr[0]
+            _compare_with(an, r, g, forget_match=False)
         an.paired[node] = g  # type: ignore[index]
         peers = _pair_aligned(an, rs, g)
         how = "the only one" if len(ns) == 1 else "of the ops that fit, the one whose values follow it most closely"
@@ -221,8 +203,10 @@ def pair_orphans(an: Analyzer, evidence: list[str]) -> None:
                             f"golden statement of {g!r}: execution j is compared with the golden's j-th value)")
 
 
-def _compare_with(an: Analyzer, r: Rec, g: str) -> None:
-    """Set ``r``'s status by its comparison with golden ``g`` (the pairing's comparison)."""
+def _compare_with(an: Analyzer, r: Rec, g: str, *, forget_match: bool = True) -> None:
+    """Set ``r``'s status by its comparison with golden ``g`` (the pairing's comparison). A value inside atol like
+    the golden is neither a match nor a departure: left as it is. ``forget_match``: a departing value no longer
+    keeps the golden it matched before (the first pairing keeps it, as it always did: a view that matched)."""
     if r.summ is None or r.bshape is None or an.offs.get(r.seq) is None or g in r.summ.vacuous:
         return
     reg = an.match_region(r, g)
@@ -235,7 +219,8 @@ def _compare_with(an: Analyzer, r: Rec, g: str) -> None:
     fr = an.first_region(r, g)
     if fr is not None:
         an.status[r.seq] = "nan" if r.summ.nan else ("misplaced" if r.op == "view" else "mismatch")
-        an.matched.pop(r.seq, None)
+        if forget_match:
+            an.matched.pop(r.seq, None)
         an.expected[r.seq] = (g, fr[1])
         if fr[0]:
             an.lids[r.seq] = fr[0]

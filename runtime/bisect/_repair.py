@@ -694,8 +694,9 @@ def wrong_selection(an: Analyzer, claimed: list[Rec], run: Callable[[Callable[[A
     golden computes from there. RoPE's ``gathermask(cos_tile, pattern_mode=1)`` where ``pattern_mode=2`` belongs
     gives cos's even lanes, which match the golden's ``cos_even``; ``yo = x_e * s_o + x_o * c_o`` then departs
     "while its operands match" and the line after the bug was named. The replay decides: with that operand set
-    to another golden of the same shape (not an output) (``cos_odd``, ``sin_even``, ...) at the same region, does the
-    departing value come out right? If so, the selection is the culprit; if no swap repairs, nothing changes.
+    to another golden of the same shape that is not an output (``cos_odd``, ``sin_even``, ...) at the same region,
+    does the departing value come out right? If so, the selection is the culprit; if no swap repairs, nothing
+    changes.
     """
     observed = claimed[0]
     lines = {(r.file, r.line) for r in claimed}
