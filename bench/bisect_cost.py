@@ -58,11 +58,18 @@ def _instrument() -> None:
     """Wrap the stages of bisect (module attributes ``api`` calls) with wall-clock counters."""
     api._golden_run = _timed("golden", api._golden_run)
     api._prefetch_goldens = _timed("golden", api._prefetch_goldens)
-    api._capture = _timed("capture", api._capture)
+    api._sandbox_run = _timed("capture", api._sandbox_run)
+    api._golden_and_capture = _timed("golden+capture", api._golden_and_capture)
     api.replay = _timed("replay", api.replay)
     api.analyze = _timed("analyze", api.analyze)
     api._stats_for = _timed("stats", api._stats_for)
     arrays.ArrayReader.group = _timed("golden load", arrays.ArrayReader.group)  # type: ignore[method-assign]
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and its waited-for children (golden, sandbox, device processes)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
 
 
 def _load() -> str:
@@ -75,7 +82,10 @@ def main() -> int:
     ap.add_argument("--ops", nargs="*", default=[])
     ap.add_argument("--opdirs", default="", help="where imported op dirs are kept (reused; default: a temp dir)")
     ap.add_argument("--order", choices=["bisect-first", "verify-first"], default="bisect-first")
+    ap.add_argument("--sequential", action="store_true",
+                    help="golden, then the sandbox run (api.OVERLAP off: the A/B of the overlap in one tree)")
     args = ap.parse_args()
+    api.OVERLAP = not args.sequential
     if corpus.shared_gym() is None:
         print("bisect_cost: no gym corpus (set FORGE_SHARED to the folder holding gym/); nothing run")
         return 0
@@ -85,41 +95,42 @@ def main() -> int:
     opdirs = Path(args.opdirs) if args.opdirs else tmp / "ops"
     opdirs.mkdir(parents=True, exist_ok=True)
     _instrument()
-    print("| bug | case | status | bisect s | verify s | ratio | golden | (load) | capture | replay | analyze | stats | "
-          "load before -> after |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| bug | case | status | bisect s | verify s | ratio | golden | (load) | capture | golden+capture (wall) | "
+          "replay | analyze | stats | load before -> after | CPU s (this process + children) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     worst = (0.0, "-")
     for b in bugs:
         op_dir = corpus.import_op(b.op, opdirs)
         d, stage, _span = corpus.materialize(b, op_dir, tmp)
         before = _load()
         SPENT.clear()
-        t_verify = 0.0
+        t_verify = c_verify = 0.0
         case = None
         if args.order == "verify-first":
             # the case bisect would choose is the first that diverges; ask bisect's own order for it
             from runtime.opdir import load_op_dir
             case = api.order_cases(load_op_dir(d).cases())[0].name
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), _cpu()
             verify(d, stage, case=case, settings=NO_LINT)
-            t_verify = time.perf_counter() - t0
+            t_verify, c_verify = time.perf_counter() - t0, _cpu() - c0
             SPENT.clear()
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), _cpu()
         rep = bisect(d, stage, golden_cache={}, timeout=900.0)
-        t_bisect = time.perf_counter() - t0
+        t_bisect, c_bisect = time.perf_counter() - t0, _cpu() - c0
         spent = dict(SPENT)
         if args.order == "bisect-first" and rep.case:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), _cpu()
             verify(d, stage, case=rep.case, settings=NO_LINT)
-            t_verify = time.perf_counter() - t0
+            t_verify, c_verify = time.perf_counter() - t0, _cpu() - c0
         elif case is not None and rep.case != case:
             print(f"  ({b.id}: bisect chose {rep.case}, verify ran {case}: the ratio compares different cases)",
                   file=sys.stderr)
         ratio = t_bisect / t_verify if t_verify else 0.0
         worst = max(worst, (ratio, b.id))
-        cols = [f"{spent.get(k, 0.0):.1f}" for k in ("golden", "golden load", "capture", "replay", "analyze", "stats")]
+        cols = [f"{spent.get(k, 0.0):.1f}" for k in ("golden", "golden load", "capture", "golden+capture", "replay",
+                                                      "analyze", "stats")]
         print(f"| {b.id} | {rep.case} | {rep.status} | {t_bisect:.1f} | {t_verify:.1f} | {ratio:.2f} | "
-              f"{' | '.join(cols)} | {before} -> {_load()} |", flush=True)
+              f"{' | '.join(cols)} | {before} -> {_load()} | {c_bisect:.1f} / {c_verify:.1f} |", flush=True)
     print(f"\nworst bisect/verify {worst[0]:.2f} ({worst[1]})")
     return 0
 

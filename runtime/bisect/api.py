@@ -297,14 +297,16 @@ _BATCH_BYTES = 4 * 1024**2
 their time emulating, so a second case would cost more than the process start it saves."""
 
 
-def _prefetch_goldens(op: Any, cases: list[Any], timeout: float, cache: dict) -> None:
-    """Golden runs of ``cases`` not yet cached, in one golden process (one process start, not one per case)."""
+def _prefetch_goldens(op: Any, cases: list[Any], timeout: float, cache: dict, *, at_least: int = 2,
+                      given: dict[str, list[np.ndarray]] | None = None) -> None:
+    """Golden runs of ``cases`` not yet cached, in one golden process (one process start, not one per case);
+    nothing when fewer than ``at_least`` are missing. ``given``: inputs made already (``run_golden_cases``)."""
     from runtime.opdir import run_golden_cases
 
     todo = [c for c in cases if _golden_key(op, c) not in cache]
-    if len(todo) < 2:
+    if len(todo) < max(1, at_least):
         return
-    runs = run_golden_cases(op, todo, timeout=timeout, deep=True)
+    runs = run_golden_cases(op, todo, timeout=timeout, deep=True, given=given)
     for c in todo:
         cache[_golden_key(op, c)] = _frozen(runs[c.name])
 
@@ -366,24 +368,114 @@ def _wrapper_inputs(op: Any, plan: Any, grun: Any) -> list[np.ndarray]:
 def _capture(op: Any, stage: Path, cases: list[Any], *, emulator: str, timeout: float,
              golden_cache: dict | None) -> dict[str, CapturedRun]:
     """Run several cases in one sandbox process, capturing their kernel calls (see ``run_captured_cases``)."""
-    from runtime.sandbox import SandboxError
-
     plan = _plan(op, stage)
     gruns = [_golden_run(op, c, timeout, golden_cache) for c in cases]
     cps = _checkpoints_for(op, stage, _golden(op, gruns[0], cases[0]))
+    return _sandbox_run(op, stage, plan, [(c.name, _wrapper_inputs(op, plan, g)) for c, g in
+                                          zip(cases, gruns, strict=True)], cps, emulator=emulator, timeout=timeout)
+
+
+def _sandbox_run(op: Any, stage: Path, plan: Any, inputs: list[tuple[str, list[np.ndarray]]], cps: list[str], *,
+                 emulator: str, timeout: float) -> dict[str, CapturedRun]:
+    from runtime.sandbox import SandboxError
+
     calling = {"kwargs": {k: op.spec.attrs[k] for k in plan.attrs}, "torch": plan.torch_io}
     try:
-        runs = run_captured_cases(stage, plan.wrapper, [(c.name, _wrapper_inputs(op, plan, g)) for c, g in
-                                                        zip(cases, gruns, strict=True)],
-                                  emulator=emulator, checkpoints=cps, timeout=timeout, calling=calling)
+        runs = run_captured_cases(stage, plan.wrapper, inputs, emulator=emulator, checkpoints=cps, timeout=timeout,
+                                  calling=calling)
     except SandboxError as exc:
-        runs = [CapturedRun(status="sandbox_error", reason=str(exc)) for _ in cases]
-    return {c.name: r for c, r in zip(cases, runs, strict=True)}
+        runs = [CapturedRun(status="sandbox_error", reason=str(exc)) for _ in inputs]
+    return {name: r for (name, _i), r in zip(inputs, runs, strict=True)}
+
+
+OVERLAP = True
+"""Run the deep golden and the candidate's sandbox run at the same time when they are independent
+(:func:`_golden_and_capture`); False runs them one after the other (tests compare the two)."""
+
+
+def _golden_and_capture(op: Any, stage: Path, cases: list[Any], *, emulator: str, timeout: float,
+                        golden_cache: dict) -> dict[str, CapturedRun]:
+    """The deep golden runs of ``cases`` (into ``golden_cache``) and the candidate's sandbox run of them, at the
+    same time when they are independent.
+
+    Why: the two are separate processes and neither needs the other when the inputs are made in this process
+    (no golden ``make_inputs``) and the wrapper takes only SPEC inputs (no golden-fed boundary tensor): verify
+    runs its golden and its candidate concurrently for the same reason. Bisect ran them one after the other: on
+    AdamW at [7168, 2048] a 6-7 s deep golden, then an 11 s sandbox run (session 6, load ~1.5).
+
+    One thing the sandbox run takes from the golden: which kernel parameters are checkpoints (named like a
+    golden intermediate; poisoned before the call). The names the golden binds are guessed from its source
+    (:func:`_golden_names`); when the golden's run names other checkpoints, the sandbox run is made again with
+    them, as before - a wrong guess costs time, never a different run.
+    """
+    todo = [c for c in cases if _golden_key(op, c) not in golden_cache]
+    plan = _plan(op, stage)
+    spec_inputs = [t.name for t in op.spec.inputs]
+    if not todo or not OVERLAP or getattr(op, "has_make_inputs", True) or \
+            any(p not in spec_inputs for p in plan.params):
+        if len(todo) >= 2:
+            _prefetch_goldens(op, todo, timeout, golden_cache)
+        return _capture(op, stage, cases, emulator=emulator, timeout=timeout, golden_cache=golden_cache)
+    import threading
+
+    given = {c.name: [np.asarray(a) for a in op.make_inputs(c)] for c in cases}
+    named = {t.name for t in [*op.spec.inputs, *op.spec.outputs]}  # (never intermediates: see _golden)
+    guess = checkpoint_names(stage, sorted(_golden_names(op) - named), wrapper_for(stage))
+    box: dict[str, Any] = {}
+
+    def golden_job() -> None:
+        try:
+            _prefetch_goldens(op, todo, timeout, golden_cache, at_least=1, given=given)
+        except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread below
+            box["error"] = exc
+
+    worker = threading.Thread(target=golden_job, name="bisect-golden", daemon=True)
+    worker.start()
+    try:
+        by_name = [(c.name, dict(zip(spec_inputs, given[c.name], strict=False))) for c in cases]
+        runs = _sandbox_run(op, stage, plan, [(n, [d[p] for p in plan.params]) for n, d in by_name], guess,
+                            emulator=emulator, timeout=timeout)
+    finally:
+        worker.join()
+    if "error" in box:
+        raise box["error"]
+    cps = _checkpoints_for(op, stage, _golden(op, golden_cache[_golden_key(op, cases[0])], cases[0]))
+    # only array arguments are poisoned: a scalar parameter named like a golden local changes nothing
+    arrays = {a.get("name") for r in runs.values() for k in r.kernel_args for a in k.get("args") or []}
+    finished = all(r.status in ("ok", "error") for r in runs.values())  # (else the arguments are not all known)
+    if (set(cps) & arrays != set(guess) & arrays) if finished else set(cps) != set(guess):
+        log.info("bisect: the golden names checkpoints %s, not the guessed %s: the sandbox run again", cps, guess)
+        runs = _capture(op, stage, cases, emulator=emulator, timeout=timeout, golden_cache=golden_cache)
+    return runs
+
+
+def _golden_names(op: Any) -> set[str]:
+    """Every name bound in the op directory's Python files other than stage files (golden.py and the files it
+    calls into): the names a deep golden run can give its intermediates without a qualifier, or more."""
+    import ast
+
+    names: set[str] = set()
+    for path in sorted(Path(op.root).glob("*.py")):
+        if path.name.endswith("_impl.py"):
+            continue
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+            elif isinstance(node, ast.arg):
+                names.add(node.arg)
+    return names
 
 
 def _one_case(op: Any, stage: Path, case: Any, *, emulator: str, timeout: float, lines: list[str],
               started: float, golden_cache: dict | None = None, case_reason: str = "",
               run: CapturedRun | None = None) -> BisectReport:
+    if run is None and golden_cache is not None:
+        run = _golden_and_capture(op, stage, [case], emulator=emulator, timeout=timeout,
+                                  golden_cache=golden_cache)[case.name]
     grun = _golden_run(op, case, timeout, golden_cache)
     golden = _golden(op, grun, case)
     plan = _plan(op, stage)
@@ -614,8 +706,7 @@ def bisect(op_dir: str | Path, stage_file: str | Path, *, case: str | None = Non
                 <= _BATCH_BYTES // 4:
             batch.append(tail)
         try:
-            _prefetch_goldens(op, batch, timeout, golden_cache)
-            pre = _capture(op, stage, batch, emulator=emulator, timeout=timeout, golden_cache=golden_cache)
+            pre = _golden_and_capture(op, stage, batch, emulator=emulator, timeout=timeout, golden_cache=golden_cache)
         except GoldenError as exc:
             raise BisectError(f"golden.py failed: {exc}") from None
     for c in cases:

@@ -114,7 +114,8 @@ def _memory_dir() -> str | None:
 
 
 def run_golden_cases(op: GoldenSource, cases: list[Case], *, timeout: float = GOLDEN_CASE_TIMEOUT_S,
-                     deep: bool = False, intermediates: bool = True) -> dict[str, GoldenRun]:
+                     deep: bool = False, intermediates: bool = True,
+                     given: dict[str, list[np.ndarray]] | None = None) -> dict[str, GoldenRun]:
     """Run golden.py on several cases in ONE child process (saves the start-up cost per case).
 
     Args:
@@ -128,6 +129,10 @@ def run_golden_cases(op: GoldenSource, cases: list[Case], *, timeout: float = GO
         intermediates: False runs golden.py untraced and brings back no intermediates (``GoldenRun.intermediates``
             is empty): intake's check needs only inputs and outputs, and capturing and moving every local of
             every case was most of its golden run's cost.
+        given: case name -> the inputs ``op.make_inputs`` made for it already (only for an op without golden
+            ``make_inputs``, whose inputs are made in this process): used as they are instead of making them
+            again (bisect makes them first to start the candidate's run while golden.py runs; making AdamW's
+            four [7168, 2048] inputs twice was 1-3 s). ``GoldenRun.inputs`` are then these very arrays.
 
     Returns:
         case name -> :class:`GoldenRun`, in the order of ``cases``.
@@ -143,15 +148,15 @@ def run_golden_cases(op: GoldenSource, cases: list[Case], *, timeout: float = GO
     out_names = [t.name for t in spec.outputs]
     file = op.golden_path.name
     with private_dir("forge-golden-", parent=_memory_dir()) as work:
-        given: dict[str, list[np.ndarray]] = {}
+        made: dict[str, list[np.ndarray]] = {}
         if not op.has_make_inputs:
             with ArrayWriter(work / _INPUTS) as written:
                 for i, c in enumerate(cases):
                     try:
-                        given[c.name] = op.make_inputs(c)
+                        made[c.name] = given[c.name] if given is not None and c.name in given else op.make_inputs(c)
                     except OpDirError as exc:
                         raise GoldenError("inputs", exc.problems) from None
-                    for name, arr in zip(in_names, given[c.name]):
+                    for name, arr in zip(in_names, made[c.name]):
                         written.add(f"{i}/{name}", arr)
         request = {
             "golden": str(op.golden_path.resolve()),
@@ -200,12 +205,13 @@ def run_golden_cases(op: GoldenSource, cases: list[Case], *, timeout: float = GO
         with contextlib.ExitStack() as stack:
             outputs = stack.enter_context(open_arrays(work / _OUTPUTS))
             mids: ArrayReader | None = stack.enter_context(open_arrays(work / _MIDS)) if intermediates else None
-            made: ArrayReader | None = stack.enter_context(open_arrays(work / _INPUTS)) if op.has_make_inputs else None
+            from_child: ArrayReader | None = \
+                stack.enter_context(open_arrays(work / _INPUTS)) if op.has_make_inputs else None
             for i, (c, done) in enumerate(zip(cases, reply["cases"])):
                 key = f"{i}/"
                 runs[c.name] = GoldenRun(
                     case=c.name,
-                    inputs=given[c.name] if made is None else list(made.group(key).values()),
+                    inputs=made[c.name] if from_child is None else list(from_child.group(key).values()),
                     outputs=outputs.group(key),
                     intermediates=mids.group(key) if mids is not None else {},
                     output_names=out_names,
