@@ -47,6 +47,8 @@ class Evidence:
     """Kernels executed in the device process: the device's record decides (``record["device"]``)."""
     file_hashes: dict[str, str] = field(default_factory=dict)
     hash_file: Callable[[Path], str] | None = None
+    failed: frozenset[str] = frozenset()
+    """Cases whose first run already failed the comparison (their verdict is a failure whatever the checks say)."""
 
     def primary(self) -> list[tuple[str, RunOutput]]:
         """(case name, its first run) for every case that produced a result without raising, in case order."""
@@ -341,12 +343,8 @@ def output_not_constant(ev: Evidence) -> list[str]:
     return out
 
 
-def deterministic_repeat(ev: Evidence) -> list[str]:
-    """A case called again later in the (seeded) call order gives the same bytes (no state kept across calls, no
-    randomness).
-
-    Hostile: ``cache_outputs``, ``nondeterministic``.
-    """
+def _unrepeatable(ev: Evidence) -> list[str]:
+    """Cases whose second run (later in the seeded call order) did not give the first run's bytes."""
     first: dict[str, RunOutput] = {}
     out: list[str] = []
     for again in ev.run.runs:
@@ -360,9 +358,30 @@ def deterministic_repeat(ev: Evidence) -> list[str]:
             (a is None and b is None) or (a is not None and b is not None and _same_bytes(a, b))
             for a, b in zip(one.outputs, again.outputs, strict=True)
         ):
-            out.append(f"case {again.case} run twice gave different outputs (non-deterministic or state kept "
-                       f"across calls)")
+            out.append(again.case)
     return list(dict.fromkeys(out))
+
+
+def deterministic_repeat(ev: Evidence) -> list[str]:
+    """A case called again later in the (seeded) call order gives the same bytes (no state kept across calls, no
+    randomness).
+
+    Not on a case whose first run already failed the comparison: that case fails whatever this check says, and
+    "cheat" first sent the debugger agent after state and randomness while the numbers said what was wrong (a
+    bugged RoPE that left half of its output unwritten got FAIL_CHEAT). :func:`unrepeatable_failures` keeps the
+    finding as a hint in the reasons.
+
+    Hostile: ``cache_outputs``, ``nondeterministic``.
+    """
+    return [f"case {case} run twice gave different outputs (non-deterministic or state kept across calls)"
+            for case in _unrepeatable(ev) if case not in ev.failed]
+
+
+def unrepeatable_failures(ev: Evidence) -> list[str]:
+    """The hint for failed cases that also differ run to run (not a cheat: see :func:`deterministic_repeat`)."""
+    return [f"case {case}: run twice it also gave different outputs (state kept across calls, randomness, or a "
+            f"read of memory nothing wrote) - the numbers above fail either way"
+            for case in _unrepeatable(ev) if case in ev.failed]
 
 
 def input_files_unchanged(ev: Evidence) -> list[str]:

@@ -37,7 +37,7 @@ from runtime.sandbox import (
 )
 from runtime.targets import DEFAULT_TARGET, forge_toml_target, parse_target
 from runtime.targets import TargetError as ToolchainTargetError
-from runtime.verify._checks import Evidence, run_checks
+from runtime.verify._checks import Evidence, run_checks, unrepeatable_failures
 from runtime.verify._report import CaseReport, ErrorInfo, LintSection, SandboxSection, Verdict, VerifyReport
 from runtime.verify._target import TargetError, TargetPlan, frozen_violations, plan_target
 
@@ -555,8 +555,10 @@ def _step_anti_gaming(r: _Run) -> None:
                   shapes={c.name: (tuple(sorted(c.dims.items())), c.dtype) for c in r.cases},
                   expected=r.expected, params=list(r.plan.params), leaves=list(r.plan.expected), files=r.files,
                   unseen=frozenset(c.name for c in r.cases if c.unseen),
-                  file_hashes=r.report.hashes, hash_file=_sha256)
+                  file_hashes=r.report.hashes, hash_file=_sha256,
+                  failed=frozenset(c.name for c in r.report.cases if c.status == "fail_numeric"))
     r.report.cheats.extend(run_checks(ev))
+    r.report.reasons.extend(unrepeatable_failures(ev))
 
 
 def verify(
