@@ -166,6 +166,10 @@ def geometry(an: Analyzer, observed: Rec, window: list[Rec], evidence: list[str]
               and an.param_map.get(v.source) in an.inputs]
         dist = _hops(an, observed)
         at = [v for v in at if v.seq in dist]
+        # a view broadcast on an axis where read and write disagree (``cos`` is ``[B, 1, S, D]`` beside ``x``'s
+        # ``[B, N, S, D]``) sits at offset 0 there whatever the loop does: it cannot be the read that misplaced it
+        apart = [a for a, (o, lo) in enumerate(zip(observed.offsets or (), lin, strict=False)) if o != lo]
+        at = [v for v in at if not _broadcast_on(v, observed, apart)]
         near = min((dist[v.seq] for v in at), default=None)
         at = [v for v in at if dist[v.seq] == near]  # the read on the write's own path, not one via running state
         if len({v.node for v in at}) == 1:
@@ -200,10 +204,53 @@ def geometry(an: Analyzer, observed: Rec, window: list[Rec], evidence: list[str]
         evidence.extend(notes)
         evidence.append(f"the write at {observed.where()} (offsets {observed.offsets}) breaks the tiling grid")
         return observed
+    if conflict and not shifted:
+        v = _stuck_operand_view(an, conflict[0])
+        if v is not None:
+            evidence.extend(notes)
+            evidence.append(f"the view at {v.where()} (offsets {v.offsets}) that feeds {conflict[0].where()} reads "
+                            f"the same offset on axis {an.conflicts[conflict[0].seq]} in every iteration while the "
+                            "other operand's view follows the loop: it does not follow the loop")
+            an.status[v.seq] = "misplaced"
+            return v
     if not shifted:
         return None  # operands disagree but no view breaks the grid: left to the evidence rules (_claims)
     evidence.extend(notes)
     return observed
+
+
+def _broadcast_on(v: Rec, w: Rec, axes: list[int]) -> bool:
+    """``v`` has extent 1 on one of ``axes`` where the write ``w`` has more (a broadcast operand)."""
+    vs, ws = v.shape or [], w.shape or []
+    return len(vs) == len(ws) and any(vs[a] == 1 and ws[a] > 1 for a in axes)
+
+
+def _stuck_operand_view(an: Analyzer, r: Rec) -> Rec | None:
+    """For an op whose operands come from tiles at different offsets (``an.conflicts``): the one operand whose
+    source view (through copies, casts and lane selections) reads the same offset on a conflicting axis in every
+    execution of its statement, over several iterations, although its tensor has room to move there and another
+    operand's view does move - ``view(cos, ..., [b, 0, 0, 0])`` beside ``view(x, ..., [b, n, s, 0])``. A tile
+    legitimately reused for every iteration (a weight as big as its tile) has no room to move and is never
+    named; two stuck operands, or none moving, name nothing."""
+    stuck: list[Rec] = []
+    moving = False
+    for a in an.conflicts.get(r.seq, []):
+        for op in an.operand_recs(r):
+            v = _source_view(an, op)
+            if v is None or v.shape is None or len(v.shape) <= a or v.shape[a] <= 1:
+                continue
+            execs = [x for x in an.recs if x.node == v.node and x.node is not None and x.offsets is not None
+                     and len(x.offsets) > a]
+            offs = {x.offsets[a] for x in execs}  # type: ignore[index]
+            if len(offs) > 1:
+                moving = True
+                continue
+            full = an.arg_shapes.get(v.source or "")
+            room = full is not None and len(full) > a and int(full[a]) > int(v.shape[a])
+            if room and len({tuple(sorted(x.iteration.items())) for x in execs}) >= 2:
+                stuck.append(v)
+    nodes = {v.node for v in stuck}
+    return stuck[0] if moving and len(nodes) == 1 else None
 
 
 def _bound_line(source: str | None, view_line: int | None, axis: int) -> tuple[int, str] | None:
@@ -544,7 +591,8 @@ def _contraction_operands(an: Analyzer, r: Rec) -> list[tuple[int | None, Rec | 
 
 
 def _source_view(an: Analyzer, r: Rec | None) -> Rec | None:
-    """The view of a kernel argument ``r``'s value was copied from (through writes, casts and copies), or None."""
+    """The view of a kernel argument ``r``'s value was copied from (through writes, casts, copies and lane
+    selections), or None."""
     cur = r
     for _ in range(6):
         if cur is None:
@@ -552,7 +600,7 @@ def _source_view(an: Analyzer, r: Rec | None) -> Rec | None:
         if cur.op == "view":
             return cur if cur.source else None
         ops = an.operand_recs(cur)
-        if cur.op not in ("move", "assemble", "cast", "reshape", "clone", "copy") or len(ops) != 1:
+        if cur.op not in ("move", "assemble", "cast", "reshape", "clone", "copy", "gathermask") or len(ops) != 1:
             return None
         cur = ops[0]
     return None

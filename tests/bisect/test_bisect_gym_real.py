@@ -37,6 +37,9 @@ Each case here is one of the things that surprised us on the corpus:
   match" and the line after the bug was named. The replay swaps the operand for each other golden of its shape;
   the one that repairs says the selection is wrong, and whether its values lie in the input read says which op:
   the lane mask, or the view of the wrong input.
+* ``rope_cos_stale``, ``rope_x_head`` (session 7): a view stuck at one offset while its loop walks, behind a lane
+  mask (``test_bisect_stuck_view.py`` has the same at a test size): the operand view that never moves is named,
+  and a view broadcast on the disagreeing axis is not taken for the read that misplaced the values.
 * ``mhc_col_axis`` / ``mhc_row_axis``: the Sinkhorn loop converges to another golden (the first normalization);
   the final copy into ``out`` was named because its operand "matched" it - a copy is never the culprit on a
   coincidence of its operand with another golden (test below: no line after the bug is named).
@@ -59,7 +62,8 @@ pytestmark = pytest.mark.slow
 GYM = shared_gym()
 NAMED = ["mhc_exp2", "gqa_scale", "lstm_term2", "lstm_alpha", "ll_scale", "rms_mean", "rms_axis", "sig_out_col",
          "sig_tail", "as_exp2", "as_p3_sign", "lstm_rms_scale", "ll_gather_input", "gqa_alpha", "gqa_li", "gqa_oi",
-         "gqa_v_offset", "mhc_col_axis", "mhc_row_axis", "mhc_col_stale", "rope_gather", "rope_sin_input"]
+         "gqa_v_offset", "mhc_col_axis", "mhc_row_axis", "mhc_col_stale", "rope_gather", "rope_sin_input",
+         "rope_cos_stale", "rope_x_head"]
 
 
 def test_corpus_spans_enough_operators_and_kinds() -> None:
