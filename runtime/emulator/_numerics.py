@@ -120,7 +120,10 @@ def cast_array(arr: np.ndarray, src: DataType, dst: DataType, mode: CastMode = C
     if src in FLOAT_TYPES and dst in FLOAT_TYPES:
         x = arr.astype(np.float64) if src == DataType.DT_DOUBLE else compute(arr)
         if out.itemsize >= x.dtype.itemsize:
-            return x.astype(out)
+            # a widening cast (fp16/bf16 -> fp32): `compute` already made the float32 copy, which is the result;
+            # a second copy was one more fresh multi-MB array per cast (sum_lstm: 2 of its 13 ms were the page
+            # faults of these copies). The input itself is never returned: results are new arrays.
+            return x.astype(out, copy=x is arr)
         return narrow_float(x, out, CastMode(mode))
     if src in FLOAT_TYPES:  # float -> int
         x = compute(arr).astype(np.float64)

@@ -11,6 +11,7 @@ taken from the program.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -64,25 +65,86 @@ UNARY: dict[str, Callable[[Any], Any]] = {
 """unary op functions by name (``fn`` of kind ``unary``; ``lrelu`` and ``round`` take a parameter)"""
 
 
-def _sigmoid_into(x: np.ndarray) -> np.ndarray:
-    t = np.negative(x)
+def _sigmoid_into(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    t = np.negative(x, out=out)
     np.exp(t, out=t)
     np.add(1.0, t, out=t)
     return np.divide(1.0, t, out=t)
 
 
-def _rsqrt_into(x: np.ndarray) -> np.ndarray:
-    t = np.sqrt(x)
+def _rsqrt_into(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    t = np.sqrt(x, out=out)
     return np.divide(1.0, t, out=t)
 
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
-UNARY_INTO: dict[str, Callable[[Any], Any]] = {"sigmoid": _sigmoid_into, "rsqrt": _rsqrt_into}
+UNARY_INTO: dict[str, Callable[..., Any]] = {"sigmoid": _sigmoid_into, "rsqrt": _rsqrt_into}
 """the composite unary functions computed in one new array instead of one per step, for float32/float64 operands
 (`_FLOATS`): the same ufuncs on the same dtypes, so the same bits (``1.0 + t`` and ``np.add(1.0, t, out=t)`` take
 the same loop), but one allocation - on the gym's multi-MB tiles, each fresh temporary costs its page faults
 (sigmoid over 8 MB: four arrays -> one)"""
+
+
+# ---- results written over a dead operand ----------------------------------------------------------------
+
+def _sole_refcount() -> int | None:
+    """``sys.getrefcount(buf[key][0])`` of an array that only its ``env.buf`` entry holds, or None when this
+    interpreter does not tell a held array from a sole one (then no result is ever written over an operand)."""
+    buf = {0: (np.empty(4), None)}
+    sole = sys.getrefcount(buf[0][0])
+    view = buf[0][0][1:]  # a view holds its base: one more reference
+    held = sys.getrefcount(buf[0][0])
+    del view
+    return sole if held == sole + 1 else None
+
+
+_SOLE = _sole_refcount()
+
+
+def scratch(env: Any, key: int, dt: np.dtype) -> np.ndarray | None:
+    """The array under storage ``key`` if the running op may write its result over it, else None.
+
+    Why: on the gym's multi-MB tiles every fresh result array costs its page faults (on this 2-core VM about as
+    much as the arithmetic: first touch of 4 MB ~1-2 ms), and an elementwise chain (``cast -> mul -> add`` in
+    sum_lstm) allocated one per op although its operand died at that op. When: nothing reads ``key`` after this
+    op (the liveness drop of `_prepare`), it is not a kernel argument, the array owns its memory, is writeable,
+    has the result's dtype, and nothing else holds it - no view of it (a view holds its base), no other storage
+    key, no record - which its reference count tells (numpy elides temporaries by the same test). The caller
+    still checks the result's shape and numpy's result dtype (`_fits`); the ufunc is the same, so are the bits.
+    """
+    if _SOLE is None or key not in env.node.free or key in env.param_keys:
+        return None
+    buf = env.buf
+    if sys.getrefcount(buf[key][0]) != _SOLE:
+        return None
+    x = buf[key][0]
+    if x.dtype != dt or not x.flags.owndata or not x.flags.writeable:
+        return None
+    return x
+
+
+def _fits(out: np.ndarray, a: Any, b: Any) -> bool:
+    """Whether ``ufunc(a, b)`` has ``out``'s shape and dtype (then ``ufunc(a, b, out=out)`` runs the same loop)."""
+    try:
+        return np.broadcast_shapes(np.shape(a), np.shape(b)) == out.shape and np.result_type(a, b) == out.dtype
+    except (ValueError, TypeError):
+        return False
+
+
+BINARY_OUT: dict[str, np.ufunc] = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
+                                   "maximum": np.maximum, "minimum": np.minimum}
+"""binary functions whose float result may be written over a dead operand (``div`` is `_div`'s float branch)"""
+
+def _into(f: np.ufunc) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    return lambda x, out: f(x, out=out)
+
+
+UNARY_OUT: dict[str, Callable[[Any, Any], Any]] = {
+    **{n: _into(f) for n, f in UNARY.items()
+       if isinstance(f, np.ufunc) and n not in ("signbit", "isfinite", "isnan", "logical_not", "bitwise_not")},
+    **UNARY_INTO}
+"""unary functions with a form ``f(x, out)`` for float32/float64 ``x`` (same ufuncs, written into ``out``)"""
 
 
 def _unary_fn(p: dict[str, Any]) -> Callable[[Any], Any]:
@@ -136,8 +198,18 @@ def build_binary(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
 
     akey, bkey, okey, ond = p["a"], p["b"], p["out"], np_dtype(p["odt"])
     bval, pad_a, pad_b = p["scalar"], p["pad_a"], p["pad_b"]
+    # the ufunc that may write the result over a dead operand (float results, no alpha, no rank padding)
+    ufo = BINARY_OUT.get(p["fn"]) if alpha is None and ond in _FLOATS and not (pad_a or pad_b) else None
+
+    def over(env: Any) -> np.ndarray | None:
+        """A dead operand the result may be written over (`scratch`)."""
+        out = scratch(env, akey, ond)
+        if out is None and bkey is not None and bkey != akey:
+            out = scratch(env, bkey, ond)
+        return out
 
     def run(env: Any) -> None:
+        out = over(env) if ufo is not None else None
         xa, va = env.get(akey)
         if pad_a:
             xa, va = xa.reshape((1,) * pad_a + xa.shape), (1,) * pad_a + tuple(va)
@@ -151,21 +223,28 @@ def build_binary(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
                 except ValueError:
                     pass  # numpy reports the shape mismatch below
             try:
-                r = fn(compute(xa), compute(xb))
+                a, b = compute(xa), compute(xb)
+                r = ufo(a, b, out=out) if out is not None and _fits(out, a, b) else fn(a, b)  # type: ignore[misc]
             except ValueError as exc:
                 raise env.error("FC0000", f"shape not support binary operation ({list(xa.shape)} vs "
                                 f"{list(xb.shape)}): {exc}") from None
             valid = valid_of(r.shape, [(xa, va), (xb, vb)])
         else:
-            r = fn(compute(xa), bval)
+            a = compute(xa)
+            r = ufo(a, bval, out=out) if out is not None and _fits(out, a, bval) else fn(a, bval)  # type: ignore[misc]
             valid = va
         if r.dtype != ond:
             r = r.astype(ond)
         env.buf[okey] = (r, valid)
 
     def brun(env: Any) -> None:
+        out = over(env) if ufo is not None else None
         xa = env.buf[akey][0]
-        r = fn(compute(xa), compute(env.buf[bkey][0]) if bkey is not None else bval)
+        a = compute(xa)
+        b = compute(env.buf[bkey][0]) if bkey is not None else bval
+        if ufo is not None and out is None and a is not xa and a.dtype == ond:
+            out = a  # the float32 copy of a 16-bit operand is this op's own temporary
+        r = ufo(a, b, out=out) if out is not None and _fits(out, a, b) else fn(a, b)  # type: ignore[misc]
         env.buf[okey] = (r.astype(ond, copy=False), None)
 
     rank = int(op.types[0][1]) if getattr(op, "types", None) else None
@@ -209,23 +288,32 @@ def _check_unary(p: dict[str, Any]) -> str | None:
 def build_unary(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
     fn = _unary_fn(p)
     akey, okey, ond, cf = p["a"], p["out"], np_dtype(p["odt"]), p["compute_float"]
+    ufo = UNARY_OUT.get(p["fn"])
 
-    def run(env: Any) -> None:
-        xa, va = env.get(akey)
+    def apply(env: Any) -> np.ndarray:
+        """fn of the operand, written over it when it is dead (`scratch`) or over this op's own float32 copy."""
+        out = scratch(env, akey, ond) if ufo is not None else None
+        xa = env.buf[akey][0]
         x = compute(xa)
         if cf and x.dtype.kind in "iub":
             x = x.astype(np.float32)
-        r = fn(x)
+        if ufo is not None and x.dtype in _FLOATS and x.ndim:
+            if out is None and x is not xa:
+                out = x
+            if out is not None and out.shape == x.shape and out.dtype == x.dtype:
+                return ufo(x, out)
+        return fn(x)
+
+    def run(env: Any) -> None:
+        va = env.get(akey)[1]
+        r = apply(env)
         if r.dtype != ond:
             r = r.astype(ond)
         env.buf[okey] = (r, va)
 
     def brun(env: Any) -> None:
-        x = compute(env.buf[akey][0])
-        if cf and x.dtype.kind in "iub":
-            x = x.astype(np.float32)
         with np.errstate(all="ignore"):
-            r = fn(x)
+            r = apply(env)
         env.buf[okey] = (r.astype(ond, copy=False), None)
 
     return run, brun
