@@ -188,3 +188,89 @@ def test_a_kernel_chain_gives_the_bits_of_fresh_results(record: bool, monkeypatc
     fast = run()
     monkeypatch.setattr(_k_math, "_SOLE", None)  # never over an operand: every result a fresh array
     assert run() == fast
+
+
+# ---- batched results computed into the window of the assemble that consumes them (`_batch._placement`) ----
+
+from runtime.emulator.device import _batch  # noqa: E402
+
+B, D = 16, 128
+
+
+@pypto.frontend.jit
+def tiles(x: pypto.Tensor([64, 4 * D], pypto.DT_FP32), out: pypto.Tensor([64, 4 * D], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(B, D)
+    for i in pypto.loop(4):
+        for j in pypto.loop(4):
+            t = pypto.view(x, [B, D], [i * B, j * D])
+            pypto.assemble(pypto.sigmoid(t), [i * B, j * D], out)
+            pypto.assemble(pypto.exp(t) * t, [i * B, j * D], out)
+
+
+@pypto.frontend.jit
+def tiles_local(x: pypto.Tensor([64, D], pypto.DT_FP32), out: pypto.Tensor([64, D], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(B // 4, D)
+    acc = pypto.tensor([64, D], pypto.DT_FP32)
+    for i in pypto.loop(16):
+        t = pypto.view(x, [B // 4, D], [i * (B // 4), 0])
+        pypto.assemble(pypto.sqrt(pypto.abs(t)) + t, [i * (B // 4), 0], acc)
+    for i in pypto.loop(16):
+        pypto.assemble(pypto.view(acc, [B // 4, D], [i * (B // 4), 0]) * 2.0, [i * (B // 4), 0], out)
+
+
+def _run_kernel(kernel, x: np.ndarray, *, record: bool = False, **opts) -> tuple[bytes, object]:
+    out = np.zeros_like(x)
+    with emu.session(emu.Options(record=record, **opts)) as s:
+        kernel(x, out)
+    return out.tobytes(), s.counters
+
+
+def _count_placed(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    hits = [0]
+    orig = _batch._same_window
+
+    def counted(a: np.ndarray, b: np.ndarray) -> bool:
+        same = orig(a, b)
+        hits[0] += same
+        return same
+
+    monkeypatch.setattr(_batch, "_same_window", counted)
+    return hits
+
+
+@pytest.mark.parametrize("kernel", [tiles, tiles_local])
+def test_a_result_computed_into_its_assemble_window_has_the_bits_of_the_copy(
+        kernel, monkeypatch: pytest.MonkeyPatch) -> None:
+    x = (np.random.default_rng(11).standard_normal((64, 4 * D if kernel is tiles else D)) * 30).astype(F32)
+    x.reshape(-1)[:7] = [np.inf, -np.inf, np.nan, 0.0, -0.0, 1e-40, 88.8]
+    slow, cs = _run_kernel(kernel, x, record=True)  # op by op: no batch, no placement
+    hits = _count_placed(monkeypatch)
+    fast, cf = _run_kernel(kernel, x)
+    assert hits[0] > 0 and fast == slow
+    assert cf.model_dump(exclude={"batched_iterations"}) == cs.model_dump(exclude={"batched_iterations"})
+    monkeypatch.setattr(_batch, "_placement", lambda b, asm: lambda shape, dt: None)
+    assert _run_kernel(kernel, x)[0] == fast  # batched, every result copied
+
+
+def test_a_batch_that_falls_back_after_placing_leaves_the_per_iteration_bits(monkeypatch: pytest.MonkeyPatch) -> None:
+    x = (np.random.default_rng(12).standard_normal((64, 4 * D)) * 3).astype(F32)
+    slow, _ = _run_kernel(tiles, x, record=True)
+    calls = [0]
+
+    def poisoned_once(a: np.ndarray) -> int:  # the first batched write-back "carries poison": fall back
+        calls[0] += 1
+        return 1 if calls[0] == 1 else 0
+
+    monkeypatch.setattr(_batch, "is_poison", poisoned_once)
+    hits = _count_placed(monkeypatch)
+    fast, _ = _run_kernel(tiles, x)
+    # the first batch placed its sigmoid in the output, then fell back: the per-iteration run rewrote it; the
+    # later batches (outer iterations 1-3) placed and kept theirs
+    assert calls[0] > 1 and hits[0] > 0 and fast == slow
+
+
+def test_nothing_is_placed_when_the_first_poisoned_write_stops_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    x = (np.random.default_rng(13).standard_normal((64, 4 * D))).astype(F32)
+    hits = _count_placed(monkeypatch)
+    fast, _ = _run_kernel(tiles, x, poison_check="iteration")
+    assert hits[0] == 0 and fast == _run_kernel(tiles, x, record=True)[0]

@@ -45,6 +45,8 @@ class BatchPlan:
     produced: set[int]
     invariant_reads: set[int]
     geo: dict[int, _Geo] = field(default_factory=dict)  # id(node) -> geometry
+    place: dict[int, Any] = field(default_factory=dict)
+    """id(op) -> the assemble right after it that consumes its result, which dies there (`_placement`)"""
 
 
 def _analyse(node: Any) -> BatchPlan | bool:
@@ -92,7 +94,16 @@ def _analyse(node: Any) -> BatchPlan | bool:
     if written & reads or written & produced:
         return False
     plan.invariant_reads = reads - produced
+    for it, nxt in zip(items, items[1:], strict=False):
+        if (it.kind in _PLACEABLE and nxt.kind == "assemble" and it.out_key is not None
+                and nxt.params["src"] == it.out_key and it.out_key in nxt.free and not nxt.params.get("store_bf16")
+                and sum(it.out_key in x.ins for x in items) == 1):
+            plan.place[id(it)] = nxt
     return plan
+
+
+_PLACEABLE = frozenset({"binary", "unary"})
+"""kinds whose batched run may compute into the window of the assemble that consumes the result (`Env.place`)"""
 
 
 def _index_dependent(it: Any, lid: int) -> bool:
@@ -191,25 +202,75 @@ def _run_view(b: _Batch, it: Any) -> None:
         env.bytes_in += res.nbytes if p["out"] in b.batched else res.nbytes * b.kcount
 
 
+def _assemble_dst(b: _Batch, it: Any) -> np.ndarray:
+    """The destination array of an assemble (a local's first write allocates it poisoned, as the interpreter does)."""
+    env, p = b.env, it.params
+    cur = env.buf.get(p["dst"])
+    if cur is None:
+        full = tuple(compile_expr(d)(env) for d in p["dshape"])
+        cur = env.buf[p["dst"]] = (env.poison(full, np_dtype(p["ddtype"])), full)
+    return cur[0]
+
+
+def _window_error(b: _Batch, geo: _Geo, o0: list[int], shape: tuple, dst: np.ndarray) -> str | None:
+    """Why the batch's assemble windows cannot be written at once (overlap, bounds), or None."""
+    if not any(abs(c * b.step) >= s for c, s in zip(geo.coef, shape, strict=True)):
+        return "overlapping assemble windows (fall back)"
+    last = [o + c * b.step * (b.kcount - 1) for o, c in zip(o0, geo.coef, strict=True)]
+    for d in range(len(shape)):
+        lo, hi = min(o0[d], last[d]), max(o0[d], last[d]) + shape[d]
+        if lo < 0 or hi > dst.shape[d]:
+            return "assemble out of bounds (fall back)"
+    return None
+
+
+def _placement(b: _Batch, asm: Any) -> Callable[[tuple, np.dtype], np.ndarray | None]:
+    """``Env.place`` for the op whose result ``asm`` assembles: ``(shape, dtype) ->`` the strided window of every
+    iteration in the destination, when the op's result is batched with that dtype and the windows are what
+    `_run_assemble` would write (in bounds, not overlapping, rows contiguous). Why: the result of the last op of
+    a tile (sigmoid's tile, a normalised row) was a fresh multi-MB array copied into the output right after;
+    computed in place it costs neither the array's page faults nor the copy. The ufunc is the same and its
+    inner loop runs on unit-stride rows either way, so are the bits. A poison write into a kernel argument
+    still falls back (the per-iteration run rewrites every window identically and reports it), except under
+    ``poison_check="iteration"``, where nothing is placed: that run stops before the poisoned window."""
+    env, p = b.env, asm.params
+    geo = b.plan.geo[id(asm)]
+
+    def place(shape: tuple, dt: np.dtype) -> np.ndarray | None:
+        if p["param"] and env.options.check_poison and env.options.poison_check == "iteration":
+            return None
+        tile = tuple(shape[1:])
+        if len(shape) != len(geo.offs) + 1 or shape[0] != b.kcount or not tile or 0 in tile:
+            return None
+        dst = _assemble_dst(b, asm)
+        if dst.dtype != dt:
+            return None
+        o0 = [f(env) for f in geo.fns]
+        if _window_error(b, geo, o0, tile, dst) is not None:
+            return None
+        view = _strided(dst, o0, geo.coef, b.step, b.kcount, tile)
+        return view if view.strides[-1] == dst.itemsize or tile[-1] == 1 else None
+
+    return place
+
+
+def _same_window(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two arrays are the same elements of the same memory (a result computed into its window)."""
+    return (a.shape == b.shape and a.strides == b.strides and a.dtype == b.dtype
+            and a.__array_interface__["data"][0] == b.__array_interface__["data"][0])
+
+
 def _run_assemble(b: _Batch, it: Any) -> None:
     """An assemble: every iteration's window written at once; anything unusual falls back (EMU_BATCH)."""
     env, p = b.env, it.params
     geo = b.plan.geo[id(it)]
     src = env.buf[p["src"]][0]
-    cur = env.buf.get(p["dst"])
-    if cur is None:  # first write of a local: allocate it poisoned, like the interpreter does
-        full = tuple(compile_expr(d)(env) for d in p["dshape"])
-        cur = env.buf[p["dst"]] = (env.poison(full, np_dtype(p["ddtype"])), full)
-    dst = cur[0]
+    dst = _assemble_dst(b, it)
     o0 = [f(env) for f in geo.fns]
     shape = src.shape[1:] if p["src"] in b.batched else src.shape
-    if not any(abs(c * b.step) >= s for c, s in zip(geo.coef, shape, strict=True)):
-        raise EmulatorError("EMU_BATCH", "overlapping assemble windows (fall back)")
-    last = [o + c * b.step * (b.kcount - 1) for o, c in zip(o0, geo.coef, strict=True)]
-    for d in range(len(shape)):
-        lo, hi = min(o0[d], last[d]), max(o0[d], last[d]) + shape[d]
-        if lo < 0 or hi > dst.shape[d]:
-            raise EmulatorError("EMU_BATCH", "assemble out of bounds (fall back)")
+    why = _window_error(b, geo, o0, shape, dst)
+    if why is not None:
+        raise EmulatorError("EMU_BATCH", why)
     if p.get("store_bf16"):  # A2/A3: a BF16 value held in FP32 is rounded where it is written (`_promote`)
         src = to_bf16(src)
     if p["param"] and env.options.check_poison and is_poison(src):
@@ -217,7 +278,8 @@ def _run_assemble(b: _Batch, it: Any) -> None:
     if src.dtype != dst.dtype and not (p.get("store_bf16") and src.dtype.name == "bfloat16"):
         raise EmulatorError("EMU_BATCH", "dtype mismatch (fall back)")
     view = _strided(dst, o0, geo.coef, b.step, b.kcount, shape)
-    view[...] = src
+    if not _same_window(view, src):  # else the op before computed straight into it (`_placement`)
+        view[...] = src
     if env.masks is not None and p["dst"] in env.param_keys:
         env.wrote(p["dst"], None, None)
         m = env.masks.get(p["dst"])
@@ -266,7 +328,15 @@ def run_batched(node: Any, env: Any, rng: range) -> int:
     try:
         for it in plan.items:
             env.node = it
-            _RULES.get(it.kind, _run_op)(batch, it)
+            asm = plan.place.get(id(it))
+            if asm is not None:
+                env.place = _placement(batch, asm)
+                try:
+                    _run_op(batch, it)
+                finally:
+                    env.place = None
+            else:
+                _RULES.get(it.kind, _run_op)(batch, it)
             if env.noisy:
                 env.perturb_result(it)
             _account(env, it, kcount)

@@ -62,6 +62,9 @@ class Env:
         self.warnings: list[ExecWarning] = []
         self._warned: set[tuple] = set()
         self.noisy = _noise_injector() is not None
+        self.place: Any = None
+        """batched runs only (`_batch`): ``(shape, dtype) -> window | None``, the destination window of the
+        assemble that consumes the running op's result, which the op may compute into (no copy)"""
         """a test-mode noise injector is active (`perturb_result`); looked up once per call"""
 
     # writes into kernel arguments ---------------------------------------------------------------------

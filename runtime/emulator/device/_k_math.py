@@ -132,6 +132,17 @@ def _fits(out: np.ndarray, a: Any, b: Any) -> bool:
         return False
 
 
+def _placed(place: Callable[[tuple, np.dtype], np.ndarray | None], a: Any, b: Any, ond: np.dtype
+            ) -> np.ndarray | None:
+    """The assemble window a binary result may be computed into (`Env.place`), when numpy's result is ``ond``."""
+    try:
+        shape = np.broadcast_shapes(np.shape(a), np.shape(b))
+        dt = np.result_type(a, b)
+    except (ValueError, TypeError):
+        return None
+    return place(shape, ond) if dt == ond else None
+
+
 BINARY_OUT: dict[str, np.ufunc] = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
                                    "maximum": np.maximum, "minimum": np.minimum}
 """binary functions whose float result may be written over a dead operand (``div`` is `_div`'s float branch)"""
@@ -238,10 +249,13 @@ def build_binary(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
         env.buf[okey] = (r, valid)
 
     def brun(env: Any) -> None:
-        out = over(env) if ufo is not None else None
+        place = env.place if ufo is not None else None
+        out = over(env) if ufo is not None and place is None else None
         xa = env.buf[akey][0]
         a = compute(xa)
         b = compute(env.buf[bkey][0]) if bkey is not None else bval
+        if place is not None:
+            out = _placed(place, a, b, ond)
         if ufo is not None and out is None and a is not xa and a.dtype == ond:
             out = a  # the float32 copy of a 16-bit operand is this op's own temporary
         r = ufo(a, b, out=out) if out is not None and _fits(out, a, b) else fn(a, b)  # type: ignore[misc]
@@ -291,13 +305,17 @@ def build_unary(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
     ufo = UNARY_OUT.get(p["fn"])
 
     def apply(env: Any) -> np.ndarray:
-        """fn of the operand, written over it when it is dead (`scratch`) or over this op's own float32 copy."""
-        out = scratch(env, akey, ond) if ufo is not None else None
+        """fn of the operand, written into the consuming assemble's window (batched runs, `Env.place`), or over
+        the operand when it is dead (`scratch`), or over this op's own float32 copy."""
+        place = env.place if ufo is not None else None
+        out = scratch(env, akey, ond) if ufo is not None and place is None else None
         xa = env.buf[akey][0]
         x = compute(xa)
         if cf and x.dtype.kind in "iub":
             x = x.astype(np.float32)
         if ufo is not None and x.dtype in _FLOATS and x.ndim:
+            if place is not None and x.dtype == ond:
+                out = place(x.shape, ond)
             if out is None and x is not xa:
                 out = x
             if out is not None and out.shape == x.shape and out.dtype == x.dtype:
