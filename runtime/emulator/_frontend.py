@@ -135,7 +135,6 @@ class JitFunction:
         self.__doc__ = func.__doc__
         self.__wrapped__ = func
         self._parsed: _Parsed | None = None
-        self.last_graph: Region | None = None
         self.last_program: KernelProgram | None = None
         self._cache = _trace_cache.TraceCache()
         """the programs of this kernel's last call signatures (`_trace_cache`)"""
@@ -170,11 +169,12 @@ class JitFunction:
         program, arrays = self._program(s, args, kwargs, cached=True)
         ex = _executor.current()
         e = self._last_entry
-        if e is not None and e.program is program and getattr(ex, "takes_prepared", False):
-            if e.prepared is None:  # a program the cache hands out again is prepared once
+        if e is not None and e.hit and e.program is program and getattr(ex, "takes_prepared", False):
+            if e.prepared is None:  # a program the cache hands out again is prepared once, on its first hit
                 e.prepared = _executor.prepared_for(program, s.options.npuarch)
             res = ex(program, arrays, _executor.exec_options(s), prepared=e.prepared)  # type: ignore[call-arg]
         else:
+            # a miss: the prepared form is made for this run and dropped after it (see `_trace_cache.Entry`)
             res = ex(program, arrays, _executor.exec_options(s))
         _executor.apply_result(s, res)
         res.raise_error()
@@ -190,13 +190,13 @@ class JitFunction:
         if key is not None:
             e = self._cache.get(key)
             if e is not None:
+                e.hit = True
                 self._last_entry = e
                 for code, message, file, line, op in e.warnings:
                     s.warn(code, message, file=file, line=line, op=op)
                 s.kernel_args.append({"kernel": self.__name__, "args": [
                     {"name": n, "shape": list(arr.shape), "dtype": d} for (n, d), arr in zip(e.arg_names, arrays,
                                                                                               strict=True)]})
-                self.last_graph = e.region
                 self.last_program = e.program
                 return e.program, arrays
         with s.capture_warnings() as warnings:
@@ -209,7 +209,7 @@ class JitFunction:
         program = lower(p.name, p.file, p.fdef.lineno, region, params, symbols, n_keys)
         self.last_program = program
         if key is not None and self._cache_key(s, bound) == key:  # the trace left its inputs as it found them
-            self._last_entry = _trace_cache.Entry(program, region, tuple(warnings), arg_names)
+            self._last_entry = _trace_cache.Entry(program, tuple(warnings), arg_names)
             self._cache.put(key, self._last_entry)
         return program, arrays
 
@@ -283,7 +283,6 @@ class JitFunction:
                 first = False
                 interp.exec_block(p.fdef.body, ns)
             self._whole_graph_checks(tr)
-        self.last_graph = region
         params = [(snapshot[name], arr) for (name, _), arr in zip(tparams, arrays, strict=True)]
         return region, symbols, params, tr.counter
 
