@@ -178,8 +178,9 @@ class Tracer:
         output Tensors (their keys and dtype/rank go into the program)."""
         f, ln = user_location()
         self.node_count += 1
-        ins = tuple(ins)
-        names = {}
+        if type(ins) is not tuple:
+            ins = tuple(ins)
+        names = None
         source = None
         if self.options.record:
             by_key = self.names_by_key()
@@ -187,12 +188,17 @@ class Tracer:
             if impl == "view":
                 src = params["src"]
                 source = by_key.get(src) if self.kind_by_key().get(src) in ("param", "local") else None
-        node = OpNode(name=name, impl=impl, params=params, out_key=None if out is None else out.key, file=f,
-                      line=ln, tile_elems=tile_elems, kind=kind, gm_write=gm_write, target=target, ins=ins,
-                      outs=tuple(t.key for t in outs), types=tuple((t.dtype, t.dim) for t in outs),
-                      writes=tuple(writes), nid=self.node_count, out=out, attrs=attrs,
-                      names=names, source=source)
-        self.items.append(node)
+        if len(outs) == 1:  # most ops: one output (no generator per field)
+            o = outs[0]
+            okeys: tuple = (o.key,)
+            otypes: tuple = ((o.dtype, o.dim),)
+        else:
+            okeys = tuple([t.key for t in outs])
+            otypes = tuple([(t.dtype, t.dim) for t in outs])
+        node = OpNode(name, impl, params, None if out is None else out.key, f, ln, tile_elems, kind, gm_write,
+                      target, ins, okeys, otypes, writes if type(writes) is tuple else tuple(writes),
+                      self.node_count, out, attrs, names, source)
+        self.path_stack[-1].path.items.append(node)
         return node
 
     # control paths -----------------------------------------------------------------------------------

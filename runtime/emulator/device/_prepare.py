@@ -237,11 +237,9 @@ def _fields(kind: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...
     return f
 
 
-def _op_keys(op: Op) -> tuple[set[int], set[int]]:
-    """(keys the op uses in any way, keys it produces as new values)."""
-    used = set(op.ins)
-    used.update(op.outs)
-    used.update(op.writes)
+def _op_keys(op: Op) -> tuple[set[int], Any]:
+    """(keys the op uses in any way, keys it produces as new values - without repeats)."""
+    used = {*op.ins, *op.outs, *op.writes}
     if op.out_key is not None:
         used.add(op.out_key)
     key_f, keys_f, expr_f, exprs_f, prod_f = _fields(op.kind)
@@ -264,7 +262,15 @@ def _op_keys(op: Op) -> tuple[set[int], set[int]]:
             for x in v:
                 if type(x) is tuple:
                     _expr_keys(x, used)
-    produced = set(op.outs)
+    outs = op.outs
+    if len(outs) <= 1:  # no repeats to remove in outs: a tuple, not a set (most ops)
+        got: tuple = outs
+        for name in prod_f:
+            v = params.get(name)
+            if v is not None and v not in got:
+                got = (*got, v)
+        return used, got
+    produced = set(outs)
     for name in prod_f:
         v = params.get(name)
         if v is not None:
@@ -281,7 +287,7 @@ class _Live:
 
     def __init__(self) -> None:
         self.uses: dict[int, list[int]] = {}
-        """key -> walk numbers of the items using it"""
+        """key -> walk numbers of the first and the last item using it"""
         self.producers: dict[int, list[tuple[int, int, int]]] = {}
         """key -> (walk number, region id, item index) of each op producing it"""
         self.written: set[int] = set()
@@ -294,13 +300,16 @@ class _Live:
         for k in keys:
             lst = uses.get(k)
             if lst is None:
-                uses[k] = [n]
+                uses[k] = [n, n]
             else:
-                lst.append(n)
+                lst[1] = n  # walk numbers only grow: [first use, last use] is all `_liveness` reads
 
     def walk(self, r: Region) -> int:
         starts: list[int] = []
         single = len(r.paths) == 1
+        uses = self.uses
+        producers = self.producers
+        rid = id(r)
         for p in r.paths:
             for i, it in enumerate(p.items):
                 n = self.counter = self.counter + 1
@@ -308,10 +317,20 @@ class _Live:
                     starts.append(n)
                 if isinstance(it, Op):
                     used, produced = _op_keys(it)
-                    self.written.update(it.writes)
-                    self.use(used, n)
+                    if it.writes:
+                        self.written.update(it.writes)
+                    for k in used:
+                        lst = uses.get(k)
+                        if lst is None:
+                            uses[k] = [n, n]
+                        else:
+                            lst[1] = n
                     for k in produced:
-                        self.producers.setdefault(k, []).append((n, id(r), i))
+                        got = producers.get(k)
+                        if got is None:
+                            producers[k] = [(n, rid, i)]
+                        else:
+                            got.append((n, rid, i))
                 elif isinstance(it, Loop):
                     ks: set[int] = set()
                     for e in (it.start, it.stop, it.step):
