@@ -94,7 +94,11 @@ class _Lowering:
     # graph -------------------------------------------------------------------------------------------
     def op(self, n: OpNode) -> prog.Op:
         self.node = n
-        params = _kind_lowering(n.impl)(self, n.params.get)
+        get = n.params.get
+        params = {}
+        for name, plain, conv in _schema(n.impl):
+            v = get(name)
+            params[name] = v if plain is not None and type(v) is plain else conv(self, v, name)
         types = n.types
         return prog.Op(n.impl, n.name, params, _keys(n.ins), _keys(n.outs), _keys(n.writes), n.out_key, n.kind,
                        int(n.tile_elems), bool(n.gm_write), n.file, n.line,
@@ -219,33 +223,23 @@ def _keys(t: tuple) -> tuple[int, ...]:
     return t if type(t) is tuple else tuple(t)
 
 
-# Inline forms of the commonest conversions (the value itself when it already has the plain type - what the
-# converter would return - else the converter): a kind's parameters are converted by one generated function,
-# not one call per parameter (that call was ~40% of lowering).
-_INLINE: dict[str, str] = {"key": "int", "int": "int", "expr": "int", "key?": "int", "int?": "int", "expr?": "int",
-                           "str": "str", "dt": "str", "bool": "bool"}
-_LOWERINGS: dict[str, Any] = {}
+# The plain type a parameter's converter returns unchanged (an int for a key / int / expression, a str, a bool): a
+# value that already has it is taken as is, without a converter call (that call per parameter was ~40% of lowering).
+# No code generation: compiling a function per kind cost ~0.3-1 ms per kind on a process's first call, more than it
+# saved on a small kernel.
+_PLAIN: dict[str, type] = {"key": int, "int": int, "expr": int, "key?": int, "int?": int, "expr?": int, "str": str,
+                           "dt": str, "bool": bool}
+_SCHEMAS: dict[str, tuple[tuple[str, type | None, Conv], ...]] = {}
 
 
-def _kind_lowering(kind: str) -> Any:
-    """``f(lw, get) -> params``: the schema conversion of every parameter of ``kind`` (generated once per kind)."""
-    f = _LOWERINGS.get(kind)
-    if f is None:
-        env: dict[str, Any] = {}
-        lines = ["def lower_params(lw, get):"]
-        fields = []
-        for i, (name, t) in enumerate(KINDS[kind].schema.items()):
-            env[f"c{i}"] = _converter(t)
-            plain = _INLINE.get(t) or (_INLINE["str"] if t.startswith("enum:") and not t.endswith("?") else None)
-            lines.append(f"    v{i} = get({name!r})")
-            if plain is not None:
-                fields.append(f"{name!r}: v{i} if type(v{i}) is {plain} else c{i}(lw, v{i}, {name!r})")
-            else:
-                fields.append(f"{name!r}: c{i}(lw, v{i}, {name!r})")
-        lines.append("    return {" + ", ".join(fields) + "}")
-        exec("\n".join(lines), env)  # noqa: S102 - generated from the closed kind registry's schemas
-        f = _LOWERINGS[kind] = env["lower_params"]
-    return f
+def _schema(kind: str) -> tuple[tuple[str, type | None, Conv], ...]:
+    """(name, plain type or None, converter) per parameter of ``kind``, in schema order."""
+    sc = _SCHEMAS.get(kind)
+    if sc is None:
+        sc = _SCHEMAS[kind] = tuple(
+            (name, _PLAIN.get(t) or (str if t.startswith("enum:") and not t.endswith("?") else None), _converter(t))
+            for name, t in KINDS[kind].schema.items())
+    return sc
 
 
 _DT_NAMES: dict[Any, str] = {}
