@@ -78,9 +78,10 @@ def _run_calls(calls: list[CapturedCall], inputs: list[np.ndarray],
             program = decode(call.program, limits=limits)
         except ProgramError as exc:
             return None, final, f"kernel {call.kernel}: the captured program was refused: {exc}", kargs
-        args = [a.build(inputs) for a in call.args]
-        if len(args) != len(program.params):
-            return None, final, f"kernel {call.kernel}: {len(args)} arguments for {len(program.params)} parameters", kargs
+        if len(call.args) != len(program.params):
+            return None, final, f"kernel {call.kernel}: {len(call.args)} arguments for {len(program.params)} " \
+                "parameters", kargs
+        args = [a.build(inputs, writable=p.written) for a, p in zip(call.args, program.params, strict=True)]
         named = [(p.name, a) for p, a in zip(program.params, args, strict=True)]
         kargs.append({"kernel": call.kernel, "args": [{"name": n, "shape": list(a.shape), "dtype": str(a.dtype)}
                                                       for n, a in named]})

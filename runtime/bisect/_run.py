@@ -41,18 +41,30 @@ class ArgSource:
     fill: bytes | None = None
     array: np.ndarray | None = None
 
-    def build(self, inputs: list[np.ndarray]) -> np.ndarray:
-        """A fresh, writable, C-contiguous array for the replay (the kernel writes into it)."""
+    def build(self, inputs: list[np.ndarray], *, writable: bool = True) -> np.ndarray:
+        """A fresh, writable, C-contiguous array for the replay (the kernel writes into it); with ``writable``
+        False, a case input is given as a read-only view of it instead of a copy (a parameter the program never
+        writes: AdamW's four [7168, 2048] inputs were copied again for every replay, ~60 MB each; a write the
+        program did not declare then fails instead of changing the input the next replay reads)."""
         from runtime.dtypes import to_numpy
 
         dt = to_numpy(self.dtype)
         n = int(np.prod(self.shape)) if self.shape else 1
         if self.input is not None:
             src = np.ascontiguousarray(inputs[self.input]).reshape(-1).view(np.uint8)
-            return src.view(dt)[:n].reshape(self.shape).copy()
+            view = src.view(dt)[:n].reshape(self.shape)
+            if writable:
+                return view.copy()
+            view = view.view()
+            view.flags.writeable = False
+            return view
         if self.fill is not None:
             out = np.empty(self.shape, dtype=dt)
-            out.reshape(-1).view(np.uint8).reshape(n, dt.itemsize)[:] = np.frombuffer(self.fill, np.uint8)
+            if dt.itemsize in (1, 2, 4, 8) and len(self.fill) == dt.itemsize:
+                # (one integer of the element's width: the same bytes, a plain fill instead of a 2-D byte copy)
+                out.reshape(-1).view(f"u{dt.itemsize}")[:] = np.frombuffer(self.fill, f"u{dt.itemsize}")[0]
+            else:
+                out.reshape(-1).view(np.uint8).reshape(n, dt.itemsize)[:] = np.frombuffer(self.fill, np.uint8)
             return out
         assert self.array is not None
         return np.ascontiguousarray(self.array).copy()
