@@ -225,6 +225,15 @@ def _broadcast_on(v: Rec, w: Rec, axes: list[int]) -> bool:
     return len(vs) == len(ws) and any(vs[a] == 1 and ws[a] > 1 for a in axes)
 
 
+def _walk(an: Analyzer, v: Rec, axis: int, ndim: int) -> tuple[set[int], int]:
+    """The tile offsets on ``axis`` that view ``v``'s statement reads over all its executions (those whose offsets
+    have at least ``ndim`` axes), and in how many distinct loop iterations they ran: one offset over several
+    iterations is a view that does not follow its loop (``contraction_offsets``, ``_stuck_operand_view``)."""
+    execs = [(x, o) for x in an.recs if x.node == v.node and x.node is not None
+             and (o := an.offs.get(x.seq)) is not None and len(o) >= ndim]
+    return {o[axis] for _, o in execs}, len({tuple(sorted(x.iteration.items())) for x, _ in execs})
+
+
 def _stuck_operand_view(an: Analyzer, r: Rec) -> Rec | None:
     """For an op whose operands come from tiles at different offsets (``an.conflicts``): the one operand whose
     source view (through copies, casts and lane selections) reads the same offset on a conflicting axis in every
@@ -239,15 +248,13 @@ def _stuck_operand_view(an: Analyzer, r: Rec) -> Rec | None:
             v = _source_view(an, op)
             if v is None or v.shape is None or len(v.shape) <= a or v.shape[a] <= 1:
                 continue
-            execs = [x for x in an.recs if x.node == v.node and x.node is not None and x.offsets is not None
-                     and len(x.offsets) > a]
-            offs = {x.offsets[a] for x in execs}  # type: ignore[index]
+            offs, its = _walk(an, v, a, a + 1)
             if len(offs) > 1:
                 moving = True
                 continue
             full = an.arg_shapes.get(v.source or "")
             room = full is not None and len(full) > a and int(full[a]) > int(v.shape[a])
-            if room and len({tuple(sorted(x.iteration.items())) for x in execs}) >= 2:
+            if room and its >= 2:
                 stuck.append(v)
     nodes = {v.node for v in stuck}
     return stuck[0] if moving and len(nodes) == 1 else None
@@ -626,10 +633,8 @@ def contraction_offsets(an: Analyzer, window: list[Rec], evidence: list[str]) ->
             if v is None or src is None:
                 continue
             axis = (-2 if r.attrs.get("a_trans") else -1) if i == 0 else (-1 if r.attrs.get("b_trans") else -2)
-            execs = [x for x in an.recs if x.node == v.node and x.node is not None]
-            offs = {o[axis] for x in execs if (o := an.offs.get(x.seq)) is not None and len(o) >= 2}
-            its = {tuple(sorted(x.iteration.items())) for x in execs}
-            if len(offs) == 1 and len(its) >= 2:
+            offs, its = _walk(an, v, axis, 2)
+            if len(offs) == 1 and its >= 2:
                 stuck.append((i, v))
         if len(stuck) != 1:
             continue
