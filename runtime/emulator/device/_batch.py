@@ -4,9 +4,15 @@ A loop whose body is a single control path of batchable ops, whose views and ass
 in the loop index, and which carries no data from one iteration to the next (nothing the body writes is
 read by the body, no whole-tensor moves) is executed for many iterations at once: every body tensor gets a
 leading iteration axis, views become strided windows of the source, assembles write strided windows of
-the destination. Only iterations whose views are fully valid and in bounds are batched (the tail runs
-through the per-iteration interpreter, which owns all the checks). The result is bit-identical to the
-per-iteration execution: each op computes the same elementwise/axis-wise numpy function.
+the destination. Only a leading run of iterations whose views have the same valid shape and the same
+padding is batched (the tail runs through the per-iteration interpreter, which owns all the checks). The
+result is bit-identical to the per-iteration execution: each op computes the same elementwise/axis-wise numpy
+function.
+
+A tile with a partial valid shape (sigmoid's 1 x 16384 input viewed in 16 x 512 tiles: one valid row) is
+batched too when every op of the body computes over the whole tile in the per-iteration interpreter as well
+(`_VALID`): the padding is built the same way (poison rows of a window that leaves its source, or the source's
+own data beyond the valid box), flows through the same ufuncs, and each assemble writes only the valid box.
 """
 
 from __future__ import annotations
@@ -47,6 +53,10 @@ class BatchPlan:
     geo: dict[int, _Geo] = field(default_factory=dict)  # id(node) -> geometry
     place: dict[int, Any] = field(default_factory=dict)
     """id(op) -> the assemble right after it that consumes its result, which dies there (`_placement`)"""
+    partial_ok: bool = False
+    """every op of the body has a valid-shape rule (`_VALID`): tiles with a partial valid shape may be batched"""
+    refused: set[tuple] = field(default_factory=set)
+    """partial tiles a valid-shape rule refused: (views' `_Window`s, shapes of the values read from outside)"""
 
 
 def _analyse(node: Any) -> BatchPlan | bool:
@@ -99,6 +109,7 @@ def _analyse(node: Any) -> BatchPlan | bool:
                 and nxt.params["src"] == it.out_key and it.out_key in nxt.free and not nxt.params.get("store_bf16")
                 and sum(it.out_key in x.ins for x in items) == 1):
             plan.place[id(it)] = nxt
+    plan.partial_ok = all(it.kind in ("view", "assemble") or it.kind in _VALID for it in items)
     return plan
 
 
@@ -125,30 +136,51 @@ class _VecEnv:
         self.sym = sym
 
 
-def _views_full(plan: BatchPlan, env: Any, key: int, rng: range) -> int:
-    """Number of leading iterations whose views are fully valid and inside their source (vectorised)."""
+@dataclass
+class _Window:
+    """What a view gives every batched iteration: its valid shape and the extent it has in its source (smaller
+    than the view's shape on an axis where the window leaves the source: the rest is poison padding)."""
+
+    valid: tuple[int, ...]
+    ext: tuple[int, ...]
+
+
+def _views_full(plan: BatchPlan, env: Any, key: int, rng: range) -> tuple[int, dict[int, _Window]]:
+    """The leading run of iterations the batch may take (vectorised), and each view's `_Window` in it.
+
+    An iteration is in the run when its views are those the per-iteration interpreter takes without an error or
+    a warning (offset inside the source, valid extent inside the view shape and inside the source) and each view
+    has the same valid shape and source extent as in the first iteration. Views of a value the body computed
+    are only held to a constant valid extent here (their bounds are checked at run time, `_run_view`)."""
     n = len(rng)
     idx = np.arange(rng.start, rng.start + rng.step * n, rng.step, dtype=np.int64)
     venv = _VecEnv(dict(env.sym))
     venv.sym[key] = idx
     ok = np.ones(n, dtype=bool)
+    wins: dict[int, _Window] = {}
     for it in plan.items:
         if it.kind != "view":
             continue
         p = it.params
         shp = p["shape"]
         try:
+            wants = [np.broadcast_to(compile_vector(v)(venv), (n,)) for v in (p["vs"] or [])] or \
+                [np.full(n, s, dtype=np.int64) for s in shp]
+            exts = list(shp)
+            for d, w in enumerate(wants):
+                ok &= (w == w[0]) & (w <= shp[d])
             if p["src"] not in plan.produced:
                 arr = env.buf[p["src"]][0]
                 for d, o in enumerate(plan.geo[id(it)].offs):
-                    ov = compile_vector(o)(venv)
-                    ok &= (ov >= 0) & (ov + shp[d] <= arr.shape[d])
-            for d, v in enumerate(p["vs"] or []):
-                ok &= compile_vector(v)(venv) == shp[d]
+                    ov = np.broadcast_to(compile_vector(o)(venv), (n,))
+                    e = np.minimum(ov + shp[d], arr.shape[d]) - ov
+                    ok &= (ov >= 0) & (ov < arr.shape[d]) & (ov + wants[d] <= arr.shape[d]) & (e == e[0])
+                    exts[d] = int(e[0])
         except (ValueError, TypeError, KeyError):
-            return 0
+            return 0, wins
+        wins[id(it)] = _Window(tuple(int(w[0]) for w in wants), tuple(exts))
     bad = np.flatnonzero(~ok)
-    return int(bad[0]) if bad.size else n
+    return (int(bad[0]) if bad.size else n), wins
 
 
 def _strided(arr: np.ndarray, o0: list[int], coef: list[int], step: int, k: int, shape: tuple) -> np.ndarray:
@@ -181,25 +213,72 @@ class _Batch:
     step: int
     kcount: int
     batched: set[int] = field(default_factory=set)
+    wins: dict[int, _Window] = field(default_factory=dict)
+    valid: dict[int, tuple[int, ...]] | None = None
+    """partial mode (a view's valid shape or source extent is not its whole shape): storage key -> the valid
+    shape of one iteration's tile, as the per-iteration interpreter has it; None when every tile is full"""
+
+    def tile(self, key: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """One iteration's shape and valid shape of the value under ``key`` (partial mode)."""
+        arr, valid = self.env.buf[key]
+        shape = arr.shape[1:] if key in self.batched else arr.shape
+        assert self.valid is not None
+        v = self.valid.get(key, valid)
+        if v is None:  # a batched buffer the batch did not make: nothing to derive a valid shape from
+            raise EmulatorError("EMU_BATCH", "valid shape unknown (fall back)")
+        return shape, tuple(v)
 
 
 def _run_view(b: _Batch, it: Any) -> None:
-    """A view: a strided window per iteration of its source (or of the batched source)."""
+    """A view: a strided window per iteration of its source (or of the batched source); a window leaving its
+    source is copied into poison padding, as the per-iteration view does."""
     env, p = b.env, it.params
     geo = b.plan.geo[id(it)]
     arr = env.buf[p["src"]][0]
     o0 = [f(env) for f in geo.fns]
-    if p["src"] in b.batched:
-        res = arr[(slice(None),) + tuple(slice(o, o + s) for o, s in zip(o0, p["shape"], strict=True))]
-        b.batched.add(p["out"])
-    elif any(geo.coef):
-        res = _strided(arr, o0, geo.coef, b.step, b.kcount, tuple(p["shape"]))
-        b.batched.add(p["out"])
+    shp = tuple(p["shape"])
+    if p["src"] in b.plan.produced:
+        if b.valid is not None:
+            _view_valid(b, it, o0)
+        if p["src"] in b.batched:
+            res = arr[(slice(None),) + tuple(slice(o, o + s) for o, s in zip(o0, shp, strict=True))]
+            b.batched.add(p["out"])
+        else:
+            res = arr[tuple(slice(o, o + s) for o, s in zip(o0, shp, strict=True))]
     else:
-        res = arr[tuple(slice(o, o + s) for o, s in zip(o0, p["shape"], strict=True))]
+        win = b.wins[id(it)]
+        lead: tuple = ()
+        if any(geo.coef):
+            part = _strided(arr, o0, geo.coef, b.step, b.kcount, win.ext)
+            lead = (b.kcount,)
+            b.batched.add(p["out"])
+        else:
+            part = arr[tuple(slice(o, o + e) for o, e in zip(o0, win.ext, strict=True))]
+        if win.ext != shp:
+            res = env.poison(lead + shp, arr.dtype)
+            res[(slice(None),) * len(lead) + tuple(slice(0, e) for e in win.ext)] = part
+        else:
+            res = part
+        if b.valid is not None:
+            b.valid[p["out"]] = win.valid
     env.buf[p["out"]] = (res, None)
     if p["param"]:
         env.bytes_in += res.nbytes if p["out"] in b.batched else res.nbytes * b.kcount
+
+
+def _view_valid(b: _Batch, it: Any, o0: list[int]) -> None:
+    """Partial mode, a view that does not move with the loop: its valid shape from its source's, as the
+    per-iteration view computes it; a window the interpreter would clip or refuse falls back."""
+    p = it.params
+    ext, valid = b.tile(p["src"])
+    want = b.wins[id(it)].valid
+    out = []
+    for d, (o, s, w) in enumerate(zip(o0, p["shape"], want, strict=True)):
+        if o < 0 or o + s > ext[d] or w > s:
+            raise EmulatorError("EMU_BATCH", "view window not inside its source (fall back)")
+        out.append(max(0, min(w, valid[d] - o)))
+    assert b.valid is not None
+    b.valid[p["out"]] = tuple(out)
 
 
 def _assemble_dst(b: _Batch, it: Any) -> np.ndarray:
@@ -268,6 +347,12 @@ def _run_assemble(b: _Batch, it: Any) -> None:
     dst = _assemble_dst(b, it)
     o0 = [f(env) for f in geo.fns]
     shape = src.shape[1:] if p["src"] in b.batched else src.shape
+    if b.valid is not None:  # only the valid box is written (the per-iteration assemble's `part`)
+        tile, valid = b.tile(p["src"])
+        if valid != tile:
+            box = tuple(slice(0, v) for v in valid)
+            src = src[(slice(None),) + box] if p["src"] in b.batched else src[box]
+            shape = valid
     why = _window_error(b, geo, o0, shape, dst)
     if why is not None:
         raise EmulatorError("EMU_BATCH", why)
@@ -295,9 +380,104 @@ def _run_assemble(b: _Batch, it: Any) -> None:
 
 def _run_op(b: _Batch, it: Any) -> None:
     """Any other op runs its own batched implementation (``brun``, built by its kind)."""
+    valid = _VALID[it.kind](b, it) if b.valid is not None else None  # before: an operand may die in brun
     it.brun(b.env)
     if any(k in b.batched for k in it.ins) and it.out_key is not None:
         b.batched.add(it.out_key)
+    if b.valid is not None and it.out_key is not None:
+        b.valid[it.out_key] = valid if valid is not None else b.tile(it.out_key)[0]
+
+
+# ---- valid shapes in partial mode ------------------------------------------------------------------------
+# One rule per kind whose per-iteration `run` computes over the whole tile (padding included) - as its `brun`
+# does - and derives its result's valid shape from its operands' alone: the rule gives that valid shape, or
+# raises EMU_BATCH where the per-iteration op would compute on the valid part only (a reduction over a
+# partial axis), so that batching it would change the padding's bits. A kind without a rule is never batched
+# over partial tiles (`BatchPlan.partial_ok`).
+
+class _Refused(EmulatorError):
+    """A valid-shape rule refuses the partial tiles: the same tiles are refused on every call (`run_batched`
+    remembers them in `BatchPlan.refused` and does not start that batch again)."""
+
+
+def _fail(why: str) -> EmulatorError:
+    return _Refused("EMU_BATCH", f"{why} (fall back)")
+
+
+def _common_valid(shape: tuple, operands: list[tuple[tuple, tuple]]) -> tuple:
+    """`_k_math.valid_of` on (shape, valid) pairs of one iteration's tiles."""
+    v = list(shape)
+    for shp, valid in operands:
+        for d, n in enumerate(shp):
+            if (n != 1 or shape[d] == 1) and valid[d] < v[d]:
+                v[d] = valid[d]
+    return tuple(v)
+
+
+def _padded(b: _Batch, key: int, pad: int) -> tuple[tuple, tuple]:
+    shape, valid = b.tile(key)
+    return (1,) * pad + shape, (1,) * pad + valid
+
+
+def _valid_same(b: _Batch, it: Any) -> tuple:
+    return b.tile(it.params["a"])[1]
+
+
+def _valid_binary(b: _Batch, it: Any) -> tuple:
+    p = it.params
+    sa, va = _padded(b, p["a"], p["pad_a"])
+    if p["b"] is None:
+        return va
+    sb, vb = _padded(b, p["b"], p["pad_b"])
+    try:
+        shape = np.broadcast_shapes(sa, sb)
+    except ValueError:
+        raise _fail("operands do not broadcast") from None
+    return _common_valid(shape, [(sa, va), (sb, vb)])
+
+
+def _valid_where(b: _Batch, it: Any) -> tuple:
+    p = it.params
+    ops = [b.tile(k) for k in (p["c"], p["i"], p["o"]) if k is not None]
+    try:
+        shape = np.broadcast_shapes(*(s for s, _ in ops))
+    except ValueError:
+        raise _fail("operands do not broadcast") from None
+    return _common_valid(shape, ops)
+
+
+def _valid_reduce(b: _Batch, it: Any) -> tuple:
+    p = it.params
+    shape, v = b.tile(p["a"])
+    ax = p["ax"]
+    if len(shape) != p["rank"] or v[ax] != shape[ax]:
+        raise _fail("reduction over a partially valid axis")
+    if p["keepdim"]:
+        return v[:ax] + (1,) + v[ax + 1:]
+    return v[:ax] + v[ax + 1:] if p["rank"] > 1 else (1,)
+
+
+def _valid_softmax(b: _Batch, it: Any) -> tuple:
+    p = it.params
+    shape, v = b.tile(p["a"])
+    if len(shape) != p["rank"] or v[p["ax"]] != shape[p["ax"]]:
+        raise _fail("softmax over a partially valid axis")
+    return v
+
+
+def _valid_full(b: _Batch, it: Any) -> None:
+    """matmul: the per-iteration op multiplies the valid parts only; batched when they are whole tiles."""
+    p = it.params
+    for k in (p["a"], p["b"]):
+        shape, v = b.tile(k)
+        if v != shape:
+            raise _fail("matmul over a partial tile")
+
+
+_VALID: dict[str, Callable[[_Batch, Any], tuple | None]] = {
+    "unary": _valid_same, "cast": _valid_same, "binary": _valid_binary, "where": _valid_where,
+    "reduce": _valid_reduce, "softmax": _valid_softmax, "matmul": _valid_full,
+}
 
 
 # geometry kinds whose batching the planner owns; every other op brings its own `brun`
@@ -317,18 +497,28 @@ def run_batched(node: Any, env: Any, rng: range) -> int:
         if v is None or tuple(v[1]) != v[0].shape:
             return 0
     key = node.lid
-    kcount = _views_full(plan, env, key, rng)
+    kcount, wins = _views_full(plan, env, key, rng)
     if kcount < _MIN_BATCH:
         return 0
+    partial = any(w.valid != tuple(it.params["shape"]) or w.ext != tuple(it.params["shape"])
+                  for it in plan.items if it.kind == "view" for w in (wins[id(it)],))
+    sig: tuple = ()
+    if partial:
+        if not plan.partial_ok:
+            return 0
+        sig = (tuple((w.valid, w.ext) for w in wins.values()),
+               tuple(env.buf[k][0].shape for k in sorted(plan.invariant_reads)))
+        if sig in plan.refused:
+            return 0
     env.sym[key] = rng[0]
     saved = (dict(env.ops), env.tiles, env.elements, env.bytes_in, env.bytes_out, env.flops)
-    batch = _Batch(plan, env, rng.step, kcount)
+    batch = _Batch(plan, env, rng.step, kcount, wins=wins, valid={} if partial else None)
     if env.max_steps is not None:
         env.step(kcount * (len(plan.items) + 1))
     try:
         for it in plan.items:
             env.node = it
-            asm = plan.place.get(id(it))
+            asm = plan.place.get(id(it)) if not partial else None  # padding must not reach the destination
             if asm is not None:
                 env.place = _placement(batch, asm)
                 try:
@@ -342,7 +532,9 @@ def run_batched(node: Any, env: Any, rng: range) -> int:
             _account(env, it, kcount)
             for k in it.free:
                 env.buf.pop(k, None)
-    except EmulatorError:
+    except EmulatorError as exc:
+        if isinstance(exc, _Refused):
+            plan.refused.add(sig)
         # fall back to the per-iteration interpreter (it owns the precise errors); the batch wrote nothing
         # that the sequential run will not write again identically, so only the counters are restored
         env.ops, env.tiles, env.elements, env.bytes_in, env.bytes_out, env.flops = saved
@@ -355,5 +547,5 @@ def run_batched(node: Any, env: Any, rng: range) -> int:
                 continue
             arr = v[0][-1] if k in batch.batched else v[0]
             arr = np.array(arr, copy=True)
-            env.buf[k] = (arr, arr.shape)
+            env.buf[k] = (arr, arr.shape if batch.valid is None else batch.valid[k])
     return kcount
