@@ -55,6 +55,8 @@ class BatchPlan:
     """id(op) -> the assemble right after it that consumes its result, which dies there (`_placement`)"""
     partial_ok: bool = False
     """every op of the body has a valid-shape rule (`_VALID`): tiles with a partial valid shape may be batched"""
+    vfns: dict[int, Any] = field(default_factory=dict)
+    """id(view) -> its compiled valid-extent evaluators (`_vs_fns`)"""
     refused: set[tuple] = field(default_factory=set)
     """partial tiles a valid-shape rule refused: (views' `_Window`s, shapes of the values read from outside)"""
 
@@ -145,40 +147,84 @@ class _Window:
     ext: tuple[int, ...]
 
 
+def _vs_fns(plan: BatchPlan, it: Any, lid: int) -> list[tuple[Callable[[Any], Any], bool]] | None:
+    """A view's valid-extent evaluators, compiled once per plan: (function, whether it varies with the loop -
+    then vectorised over the iterations, else a scalar), or None when one cannot be vectorised."""
+    got = plan.vfns.get(id(it), False)
+    if got is False:
+        try:
+            got = [(compile_vector(v), True) if depends_on(v, lid) else (compile_expr(v), False)
+                   for v in (it.params["vs"] or [])]
+        except ValueError:
+            got = None
+        plan.vfns[id(it)] = got
+    return got
+
+
 def _views_full(plan: BatchPlan, env: Any, key: int, rng: range) -> tuple[int, dict[int, _Window]]:
-    """The leading run of iterations the batch may take (vectorised), and each view's `_Window` in it.
+    """The leading run of iterations the batch may take, and each view's `_Window` in it.
 
     An iteration is in the run when its views are those the per-iteration interpreter takes without an error or
     a warning (offset inside the source, valid extent inside the view shape and inside the source) and each view
     has the same valid shape and source extent as in the first iteration. Views of a value the body computed
-    are only held to a constant valid extent here (their bounds are checked at run time, `_run_view`)."""
+    are only held to a constant valid extent here (their bounds are checked at run time, `_run_view`).
+    Offsets are affine in the loop index (`_analyse`): first value + coefficient x iteration; what does not
+    vary with the loop is checked once, in Python ints, the rest on vectors over the iterations."""
     n = len(rng)
-    idx = np.arange(rng.start, rng.start + rng.step * n, rng.step, dtype=np.int64)
-    venv = _VecEnv(dict(env.sym))
-    venv.sym[key] = idx
+    env.sym[key] = rng[0]
+    steps = np.arange(n, dtype=np.int64) * rng.step
+    venv: _VecEnv | None = None
     ok = np.ones(n, dtype=bool)
     wins: dict[int, _Window] = {}
+
+    def holds(c: Any) -> bool:
+        """Fold one condition in; False when it already fails in the first iteration (no batch at all)."""
+        nonlocal ok
+        if isinstance(c, np.ndarray):
+            ok &= c
+            return bool(c[0])
+        return bool(c)
+
     for it in plan.items:
         if it.kind != "view":
             continue
         p = it.params
         shp = p["shape"]
+        fns = _vs_fns(plan, it, key)
+        if fns is None:
+            return 0, wins
         try:
-            wants = [np.broadcast_to(compile_vector(v)(venv), (n,)) for v in (p["vs"] or [])] or \
-                [np.full(n, s, dtype=np.int64) for s in shp]
+            wants: list[Any] = []
+            for d, (f, vec) in enumerate(fns):
+                if vec:
+                    if venv is None:
+                        venv = _VecEnv(dict(env.sym))
+                        venv.sym[key] = rng.start + steps
+                    w = f(venv)
+                else:
+                    w = f(env)
+                wants.append(w)
+                if not (holds(w == (w[0] if isinstance(w, np.ndarray) else w)) and holds(w <= shp[d])):
+                    return 0, wins
+            if not wants:
+                wants = list(shp)
             exts = list(shp)
-            for d, w in enumerate(wants):
-                ok &= (w == w[0]) & (w <= shp[d])
             if p["src"] not in plan.produced:
-                arr = env.buf[p["src"]][0]
-                for d, o in enumerate(plan.geo[id(it)].offs):
-                    ov = np.broadcast_to(compile_vector(o)(venv), (n,))
-                    e = np.minimum(ov + shp[d], arr.shape[d]) - ov
-                    ok &= (ov >= 0) & (ov < arr.shape[d]) & (ov + wants[d] <= arr.shape[d]) & (e == e[0])
-                    exts[d] = int(e[0])
+                ext = env.buf[p["src"]][0].shape
+                geo = plan.geo[id(it)]
+                for d, f in enumerate(geo.fns):
+                    o = f(env)
+                    ov = o + geo.coef[d] * steps if geo.coef[d] else o
+                    e = np.minimum(ov + shp[d], ext[d]) - ov if geo.coef[d] else min(o + shp[d], ext[d]) - o
+                    e0 = int(e[0]) if isinstance(e, np.ndarray) else e
+                    if not (holds(ov >= 0) and holds(ov < ext[d]) and holds(ov + wants[d] <= ext[d])
+                            and holds(e == e0)):
+                        return 0, wins
+                    exts[d] = e0
         except (ValueError, TypeError, KeyError):
             return 0, wins
-        wins[id(it)] = _Window(tuple(int(w[0]) for w in wants), tuple(exts))
+        wins[id(it)] = _Window(tuple(int(w[0]) if isinstance(w, np.ndarray) else int(w) for w in wants),
+                               tuple(exts))
     bad = np.flatnonzero(~ok)
     return (int(bad[0]) if bad.size else n), wins
 
