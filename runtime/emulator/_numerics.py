@@ -21,9 +21,87 @@ _LOW = {np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16), np.dtype(ml_dtypes.f
         np.dtype(ml_dtypes.float8_e5m2), np.dtype(ml_dtypes.float8_e8m0fnu)}
 
 
+_F16 = np.dtype(np.float16)
+_FAST_MIN = 1 << 14
+"""float16 arrays from this many elements convert through `_f16_to_f32` / `_f32_to_f16` (below it numpy's
+own loop costs less than the dozen calls of the bit-level form)"""
+_2P112 = np.float32(2.0 ** 112)
+_DENORMAL_PROBE = np.array([2.0 ** -140], dtype=np.float32)
+
+
+def _denormals_kept() -> bool:
+    """Whether float32 arithmetic keeps denormal operands (no DAZ/FTZ in this thread's MXCSR): `_f16_to_f32`
+    scales denormal float32 values. Checked on every conversion - a library may switch the mode at any time."""
+    return bool(np.multiply(_DENORMAL_PROBE, _2P112)[0] == np.float32(2.0 ** -28))
+
+
+def _f16_to_f32(arr: np.ndarray) -> np.ndarray:
+    """float16 -> float32, bit-identical to ``arr.astype(np.float32)``, 2-3x faster on large arrays.
+
+    Why: numpy converts float16 one element at a time (~1.8 ns per element on this VM, 30x a float32 multiply):
+    the two 512K-element float16 inputs of sum_lstm cost 1 ms each. How: the float16 bits sign-extended to
+    int32 and shifted left by 13 hold the sign in bit 31 (bits 28-30, copies of it, are cleared) and the
+    exponent and mantissa at the float32 mantissa position: as a float32 that is the value times 2^-112 - for
+    subnormal float16 too (a denormal float32) - so one exact multiply by 2^112 gives the value. One new array
+    only, the result: on this VM the first touch of fresh memory costs about what the arithmetic does.
+    Infinities and NaNs (exponent all ones: |result| >= 65536) are left to numpy (its NaN payload rule)."""
+    f = np.empty(arr.shape, _F32)  # owns its memory: a later op may write its result over it (`scratch`)
+    o = f.view(np.int32)
+    np.copyto(o, arr.view(np.int16))
+    np.left_shift(o, 13, out=o)
+    u = f.view(np.uint32)
+    np.bitwise_and(u, np.uint32(0x8FFFFFFF), out=u)
+    np.multiply(f, _2P112, out=f)
+    if (f.max(initial=np.float32(0)) >= 65536.0 or f.min(initial=np.float32(0)) <= -65536.0
+            or not _denormals_kept()):  # inf/NaN input, or DAZ set
+        return arr.astype(_F32)
+    return f
+
+
+_HALF_BIAS = np.uint32((((15 - 127) << 23) + 0xFFF) & 0xFFFFFFFF)
+_SUB_MAGIC = np.uint32(126 << 23)
+_SMALL = np.uint32(113 << 23)
+"""float32 bits of 2^-14, the smallest normal float16: below it the result is a float16 subnormal (or zero)"""
+
+
+def _f32_to_f16(x: np.ndarray) -> np.ndarray:
+    """float32 -> float16 rounding to nearest even, bit-identical to ``x.astype(np.float16)`` (~1.5x faster).
+
+    Normal results: the float32 magnitude bits plus 0xFFF plus the lowest kept mantissa bit, shifted right by
+    13, are the rounded float16 bits once the exponent is rebiased (one uint32 add). Results below the float16
+    normal range: adding 0.5 in float32 rounds the value to a multiple of 2^-24 (the float16 subnormal step) by
+    the FPU's own round-to-nearest-even; its low mantissa bits are the float16 bits. Then the sign bit.
+    |x| >= 65536, infinities and NaNs are left to numpy. Two new arrays: the magnitude bits and the result."""
+    f = x.view(np.uint32)
+    a = np.bitwise_and(f, np.uint32(0x7FFFFFFF))
+    if a.max(initial=np.uint32(0)) >= (143 << 23):
+        with np.errstate(over="ignore", invalid="ignore"):
+            return x.astype(_F16)
+    small = sub = None
+    if a.min(initial=np.uint32(0xFFFFFFFF)) < _SMALL:
+        small = np.flatnonzero(a < _SMALL)
+        sub = ((a.ravel()[small].view(np.float32) + np.float32(0.5)).view(np.uint32) - _SUB_MAGIC).astype(np.uint16)
+    res = np.empty(x.shape, _F16)  # owns its memory, like numpy's result
+    out = res.view(np.uint16)
+    np.right_shift(a, 13, out=out, casting="unsafe")
+    np.bitwise_and(out, np.uint16(1), out=out)
+    np.add(a, out, out=a)
+    a += _HALF_BIAS
+    np.right_shift(a, 13, out=a)
+    np.copyto(out, a, casting="unsafe")
+    if small is not None:
+        out.ravel()[small] = sub
+    np.right_shift(f, 16, out=a)
+    np.bitwise_and(a, np.uint32(0x8000), out=a)
+    np.bitwise_or(out, a, out=out, casting="unsafe")
+    return res
+
+
 def compute(arr: np.ndarray) -> np.ndarray:
     """Operand in its compute precision (float32 for 16/8-bit floats, unchanged otherwise)."""
     if arr.dtype in _LOW:
+        if arr.dtype == _F16 and arr.size >= _FAST_MIN:
+            return _f16_to_f32(arr)
         return arr.astype(_F32)
     return arr
 
@@ -73,8 +151,11 @@ def _step(y: np.ndarray, mask: np.ndarray, up: bool) -> np.ndarray:
 
 def narrow_float(x: np.ndarray, dt: np.dtype, mode: CastMode) -> np.ndarray:
     """float32/64 -> narrower float with a rounding mode (RINT default)."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        y = x.astype(dt)
+    if dt == _F16 and x.dtype == _F32 and x.size >= _FAST_MIN:
+        y = _f32_to_f16(x)
+    else:
+        with np.errstate(over="ignore", invalid="ignore"):
+            y = x.astype(dt)
     if mode in (CastMode.CAST_NONE, CastMode.CAST_RINT, CastMode.CAST_ROUND):
         return y
     yf = y.astype(x.dtype)
