@@ -96,9 +96,11 @@ class _Lowering:
         self.node = n
         get = n.params.get
         params = {}
-        for name, plain, conv in _schema(n.impl):
+        sc = _SCHEMAS.get(n.impl)
+        for name, plain, conv, nullable in sc if sc is not None else _schema(n.impl):
             v = get(name)
-            params[name] = v if plain is not None and type(v) is plain else conv(self, v, name)
+            # plain None: never `type(v)`; None where the schema allows it is what the converter returns for it
+            params[name] = v if type(v) is plain or (v is None and nullable) else conv(self, v, name)
         types = n.types
         return prog.Op(n.impl, n.name, params, _keys(n.ins), _keys(n.outs), _keys(n.writes), n.out_key, n.kind,
                        int(n.tile_elems), bool(n.gm_write), n.file, n.line,
@@ -229,15 +231,17 @@ def _keys(t: tuple) -> tuple[int, ...]:
 # saved on a small kernel.
 _PLAIN: dict[str, type] = {"key": int, "int": int, "expr": int, "key?": int, "int?": int, "expr?": int, "str": str,
                            "dt": str, "bool": bool}
-_SCHEMAS: dict[str, tuple[tuple[str, type | None, Conv], ...]] = {}
+_SCHEMAS: dict[str, tuple[tuple[str, type | None, Conv, bool], ...]] = {}
 
 
-def _schema(kind: str) -> tuple[tuple[str, type | None, Conv], ...]:
-    """(name, plain type or None, converter) per parameter of ``kind``, in schema order."""
+def _schema(kind: str) -> tuple[tuple[str, type | None, Conv, bool], ...]:
+    """(name, plain type or None, converter, None allowed) per parameter of ``kind``, in schema order (an optional
+    parameter's converter maps None to None: most optional parameters of most ops are None, and are taken as is)."""
     sc = _SCHEMAS.get(kind)
     if sc is None:
         sc = _SCHEMAS[kind] = tuple(
-            (name, _PLAIN.get(t) or (str if t.startswith("enum:") and not t.endswith("?") else None), _converter(t))
+            (name, _PLAIN.get(t) or (str if t.startswith("enum:") and not t.endswith("?") else None), _converter(t),
+             t.endswith("?"))
             for name, t in KINDS[kind].schema.items())
     return sc
 

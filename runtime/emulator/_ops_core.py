@@ -16,7 +16,7 @@ from runtime.emulator._ir import Late
 from runtime.emulator._registry import op
 from runtime.emulator._symbolic import SymbolicScalar, is_symbolic
 from runtime.emulator._tensor import Tensor
-from runtime.emulator._trace import Tracer, current_scope, require_tracer
+from runtime.emulator._trace import Tracer, require_tracer
 
 __all__ = ["assemble", "check_tile", "new_out", "reader"]
 
@@ -26,11 +26,14 @@ __all__ = ["assemble", "check_tile", "new_out", "reader"]
 
 def new_out(tr: Tracer, shape: list, dtype: DataType, producer: str, valid: Any = None) -> Tensor:
     """Output tensor of a recorded op."""
-    tr._binding = True
-    try:
-        t = Tensor(shape, dtype, "")
-    finally:
-        tr._binding = False
+    if type(shape) is list and type(dtype) is DataType:
+        t = Tensor.of_op(shape, dtype)  # what the constructor below builds, without its argument checks
+    else:
+        tr._binding = True
+        try:
+            t = Tensor(shape, dtype, "")
+        finally:
+            tr._binding = False
     t.valid_shape = valid
     return tr.stamp(t, "op", producer)
 
@@ -55,7 +58,7 @@ def reader(tr: Tracer, t: Any, opname: str) -> Tensor:
                        " was consumed by an earlier whole-tensor move `dst[:] = t` / `dst.move(t)`; make the "
                        "move the last use of the tensor)", op=opname)
     if t.kind == "op" and len(t._loops) > len(tr.loop_stack) and not t._loop_read_warned:
-        cur = tuple(id(lp) for lp in tr.loop_stack)
+        cur = tuple(map(id, tr.loop_stack))
         if t._loops[: len(cur)] == cur:
             t._loop_read_warned = True
             tr.warn("EMU_LOOP_LOCAL_READ", f"'{t.name or t.producer}' was computed inside a pypto.loop that has "
@@ -67,10 +70,23 @@ def reader(tr: Tracer, t: Any, opname: str) -> Tensor:
     return t
 
 
+_ELEM_BYTES: dict[DataType, int] = {}
+"""`bytes_of` per DataType (every vector op asks; the enum call and checks behind it are ~1 us)"""
+
+
+def _elem_bytes(dtype: DataType) -> int:
+    n = _ELEM_BYTES.get(dtype)
+    if n is None:
+        n = bytes_of(dtype)  # raises for DT_BOTTOM (nothing cached then)
+        if type(dtype) is DataType:
+            _ELEM_BYTES[dtype] = n
+    return n
+
+
 def check_tile(tr: Tracer, opname: str, out_rank: int, *, dtype: DataType | None = None,
                align_error: bool = False) -> int:
     """Vector-tile checks of a recorded vector op; returns the tile element count."""
-    tile = current_scope()["vec_tile"]
+    tile = tr.scopes[-1]["vec_tile"]  # `current_scope()` of the tracer in effect (every caller's `tr`)
     if not tile:
         raise tr.error("F21004", f"op [{opname.upper()}]tile shape not set (call pypto.set_vec_tile_shapes "
                        "before this op; tiles set inside a loop do not survive the loop)", op=opname)
@@ -82,7 +98,7 @@ def check_tile(tr: Tracer, opname: str, out_rank: int, *, dtype: DataType | None
                 "accepted it, but set a tile with the output's rank", op=opname)
     used = tile[len(tile) - out_rank:] if out_rank else tile[-1:]
     if dtype is not None and out_rank > 0:
-        nbytes = used[-1] * bytes_of(dtype)
+        nbytes = used[-1] * _elem_bytes(dtype)
         if nbytes % 32:
             if align_error:
                 raise tr.error("FC1001", "Reduce op: the tileShape of last axis need to 32Byte align! "
@@ -202,7 +218,7 @@ def _mark_written(t: Tensor) -> None:
 def _check_cross_region_move(tr: Tracer, src: Tensor, dst: Tensor) -> None:
     if src.kind not in ("op", "local"):
         return
-    cur = tuple(id(lp) for lp in tr.loop_stack)
+    cur = tuple(map(id, tr.loop_stack))
     if tr.closed_loops > src._closed and src._loops[: len(cur)] == cur:
         raise tr.error("EMU_MOVE_REGION", f"whole-tensor move into '{dst.name or 'tensor'}' after a pypto.loop "
                        f"from a tensor produced in another region ('{src.name or src.producer}') writes NOTHING "

@@ -102,8 +102,11 @@ def _scalar_operand(tr: Tracer, opname: str, x: Any, dt: DataType) -> Any:
     if isinstance(x, float) and not math.isfinite(x) and opname in ("add", "sub", "mul", "div"):
         tr.warn("EMU_SCALAR_INF", f"{opname}: nan/inf scalar operands are not supported on the device", op=opname)
     nd = numpy_dtype(dt)
-    return np.array(x, dtype=np.float64 if dt == DataType.DT_DOUBLE else nd).astype(
-        np.float32 if dt in FLOAT_TYPES and dt != DataType.DT_DOUBLE else nd)
+    src = np.float64 if dt == DataType.DT_DOUBLE else nd
+    dst = np.float32 if dt in FLOAT_TYPES and dt != DataType.DT_DOUBLE else nd
+    v = np.array(x, dtype=src)
+    # an FP32 / integer scalar is already in its result dtype (astype would only copy it: ~1 us per traced op)
+    return v if v.dtype == dst else v.astype(dst)
 
 
 def binary(opname: str, a: Any, b: Any, fn: str, *, out_dtype: DataType | None = None,

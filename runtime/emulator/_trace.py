@@ -154,7 +154,7 @@ class Tracer:
         t.key = self.next_key()
         t.kind = kind
         t.producer = producer
-        t._loops = tuple(id(lp) for lp in self.loop_stack)
+        t._loops = tuple(map(id, self.loop_stack))  # no generator frame per op
         t._closed = self.closed_loops
         self.tensors.append(t)
         return t

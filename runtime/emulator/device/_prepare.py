@@ -373,9 +373,9 @@ def _liveness(body: Region, params: set[int]) -> dict[tuple[int, int], tuple[int
         r, starts, end = regions[rid]
         if len(r.paths) != 1:
             continue
-        us = uses.get(k, ())
-        if us and (min(us) < n0 or max(us) > end):
+        us = uses.get(k)  # [first use, last use]: walk numbers only grow
+        if us is not None and (us[0] < n0 or us[1] > end):
             continue  # read before it is produced (carried over from the previous iteration) or outside the region
-        last = bisect_right(starts, max(us)) - 1 if us else pos
+        last = bisect_right(starts, us[1]) - 1 if us is not None else pos
         drops.setdefault((rid, max(last, pos)), []).append(k)
     return {ri: tuple(sorted(keys)) for ri, keys in drops.items()}
