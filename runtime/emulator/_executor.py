@@ -145,6 +145,10 @@ def _record(s: Session, env: Any, node: Any, v: tuple) -> None:
     s.add_record(OpRecord(**record_fields(env, node, v, len(s.records))))
 
 
+ROLLED_PREFIX = "<range "
+"""the name of a device loop the tracer made of a Python range loop (`_trace_interp._Interp._run_rolled`)"""
+
+
 def apply_result(session: Session, res: ExecResult) -> None:
     """Add a run's warnings and counters to the session (the caller raises ``res.error``)."""
     for w in res.warnings:
@@ -154,6 +158,8 @@ def apply_result(session: Session, res: ExecResult) -> None:
     for name, n in k["ops"].items():
         c.ops[name] = c.ops.get(name, 0) + n
     for name, n in k["loop_trips"].items():
+        if name.startswith(ROLLED_PREFIX):
+            continue  # a Python range traced once (`_roll`): not a loop of the kernel as its author wrote it
         c.loop_trips[name] = c.loop_trips.get(name, 0) + n
     c.tiles += k["tiles"]
     c.elements += k["elements"]

@@ -31,7 +31,7 @@ from runtime.emulator._session import Session, active_session
 from runtime.emulator._symbolic import SymbolicScalar
 from runtime.emulator._tensor import Tensor, _BracketAnnotation
 from runtime.emulator._trace import Tracer, current_tracer, root_scopes
-from runtime.emulator._trace_interp import _INTERP, _Interp, _names_of, _ordinal, _Parsed
+from runtime.emulator._trace_interp import _INTERP, _Interp, _names_of, _ordinal, _Parsed, trace_rolling
 from runtime.emulator.device import KernelProgram
 
 __all__ = ["FunctionMarker", "JitFunction", "function", "jit"]
@@ -261,6 +261,10 @@ class JitFunction:
         return p, tparams, arrays, values
 
     def _trace_bound(self, s: Session, bound: tuple) -> tuple[Region, list, list, int]:
+        # traced again, with that loop unrolled, when a range loop traced as a device loop is refused (`_roll`)
+        return trace_rolling(s, lambda: self._trace_once(s, bound))
+
+    def _trace_once(self, s: Session, bound: tuple) -> tuple[Region, list, list, int]:
         p, tparams, arrays, values = bound
         tr = Tracer(s, p.name, p.file)
         with tr:

@@ -51,6 +51,10 @@ class Options:
             as it does on the device (the error, if any, still names the first poisoned write-back, its line and
             iteration). ``"iteration"`` rejects every poisoned write-back in every iteration (stricter than the
             device; useful to find where poison first reaches an output).
+        roll: trace a Python ``range`` loop whose iterations differ only by its index once, as a device loop
+            (`_roll`: the same ops on the same data, so the same numbers, counters and diagnostics; it runs
+            batched when its iterations are independent). Off under ``record`` (bisection sees every iteration as
+            the author's unrolled code) and with ``roll=False``.
     """
 
     record: bool = False
@@ -60,6 +64,7 @@ class Options:
     npuarch: str = "DAV_2201"
     check_poison: bool = True
     poison_check: Literal["final", "iteration"] = "final"
+    roll: bool = True
 
 
 class CostCounters(BaseModel):

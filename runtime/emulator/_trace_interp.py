@@ -10,6 +10,7 @@ runtime branch.
 from __future__ import annotations
 
 import ast
+import builtins
 import contextvars
 import inspect
 import logging
@@ -23,12 +24,23 @@ import numpy as np
 
 from runtime.emulator._astutil import nodes
 from runtime.emulator._errors import EmulatorError, py_error
+from runtime.emulator._executor import ROLLED_PREFIX
+from runtime.emulator._ir import LoopNode, Region
+from runtime.emulator._roll import MIN_TRIPS, Unroll, fold, plan_of
 from runtime.emulator._source import quick_block
 from runtime.emulator._symbolic import SymbolicScalar, sym_max, sym_min
 from runtime.emulator._tensor import Tensor
-from runtime.emulator._trace import RecordIfBranch, Tracer, _loop_args, loop_unroll_iter, require_tracer
+from runtime.emulator._trace import (
+    LoopInfo,
+    RecordIfBranch,
+    Tracer,
+    _loop_args,
+    loop_unroll_iter,
+    new_scope,
+    require_tracer,
+)
 
-__all__ = ["cond", "loop", "loop_unroll"]
+__all__ = ["cond", "loop", "loop_unroll", "trace_rolling"]
 
 
 log = logging.getLogger(__name__)
@@ -88,6 +100,8 @@ class _Parsed:
         self.fdef: ast.FunctionDef = fdefs[0]  # type: ignore[assignment]
         self.kind = kind
         self.codes: dict[Any, Any] = {}
+        self.no_roll: set[ast.For] = set()
+        """range loops of this body that are always unrolled (a rolled trace of them was refused, see `_roll`)"""
         self._split_memo: tuple | None = None
         """`split_params`' last answer and what it was computed from"""
 
@@ -234,6 +248,10 @@ class _Interp:
             self.g["max"] = _head_max
         self.line = parsed.fdef.lineno
         self.loop_outer: list[dict[str, Any]] = []
+        self.rolling: list[tuple[Any, range]] = []
+        """the rolled range loops being traced: (LoopInfo, the iterations it runs)"""
+        self.rolled_out: dict[str, ast.For] = {}
+        """names a rolled range loop left unbound (its body's names and its variable) -> that loop"""
 
     # evaluation -------------------------------------------------------------------------------------
     def _code(self, node: ast.expr) -> Any:
@@ -254,6 +272,8 @@ class _Interp:
         except EmulatorError as e:
             raise e.locate(self.p.file, getattr(node, "lineno", self.line))  # noqa: B904 - same error, located
         except Exception as e:  # any Python error inside an expression, with the expression span
+            if type(e) is NameError and e.name in self.rolled_out:
+                raise Unroll(self.p, self.rolled_out[e.name], f"`{e.name}` is read after the loop") from None
             raise py_error(type(e).__name__, str(e), file=self.p.file,
                            line=getattr(node, "lineno", self.line)) from e
 
@@ -392,6 +412,8 @@ class _Interp:
         try:
             if isinstance(tgt, ast.Name):
                 if tgt.id not in ns and tgt.id not in self.g:
+                    if tgt.id in self.rolled_out:
+                        raise Unroll(self.p, self.rolled_out[tgt.id], f"`{tgt.id}` is read after the loop")
                     raise self.err("NameError", f"name '{tgt.id}' is not defined", s)
                 cur = ns[tgt.id] if tgt.id in ns else self.g[tgt.id]
                 ns[tgt.id] = fn(cur, rhs)
@@ -453,20 +475,109 @@ class _Interp:
         else:
             raise self.err("TypeError", "Loop iterator must be range  Iterator, or list/tuple, but got "
                            f"{type(it).__name__}.", s)
+        if type(seq) is range and self._may_roll(s, seq, ns):
+            self._run_rolled(s, seq, ns)
+            return
         for v in seq:
             self.assign(s.target, v, ns)
             self.exec_block(s.body, ns)
+
+    # range loops traced once (`_roll`) ----------------------------------------------------------------
+    def _may_roll(self, s: ast.For, r: range, ns: dict[str, Any]) -> bool:
+        o = self.tr.options
+        if len(r) < MIN_TRIPS or r.step < 0 or o.record or not o.roll or o.out_of_bounds != "raise" or \
+                s in self.p.no_roll:
+            return False
+        plan = plan_of(s, self.p.codes)
+        if plan is None:
+            return False
+        g = self.g
+        missing = object()
+
+        def lookup(name: str) -> Any:
+            v = ns.get(name, missing)
+            if v is missing:
+                v = g.get(name, missing)
+            if v is missing:
+                v = getattr(builtins, name, None)
+            return v
+
+        return plan.callees_ok(lookup, lambda v: isinstance(v, Tensor))
+
+    def _run_rolled(self, s: ast.For, r: range, ns: dict[str, Any]) -> None:
+        """Trace the first iteration as unrolled, then the others once, as a device loop over `r[1:]`.
+
+        The first iteration leaves the tile options the later ones start from; the rolled body must leave them as
+        it found them (else iteration 2 would trace different ops), must not warn or fail (the unrolled trace says
+        what the kernel's diagnostics are) - otherwise `Unroll` makes the kernel be traced again with this loop
+        unrolled. The names the body assigned are unbound after it (see `_roll`)."""
+        plan = plan_of(s, self.p.codes)
+        assert plan is not None
+        tr = self.tr
+        self.assign(s.target, r[0], ns)
+        self.exec_block(s.body, ns)
+        entry = new_scope(tr.scopes[-1])
+        info = LoopInfo(f"{ROLLED_PREFIX}{plan.var}>", plan.var)
+        node = LoopNode(start=r[1], stop=r.stop, step=r.step, loop=info, name=info.name, file=self.p.file,
+                        line=s.lineno)
+        tr.items.append(node)
+        region = Region()
+        snapshot = dict(ns)
+        self.rolling.append((info, r[1:]))
+        with tr.session.capture_warnings() as warned:
+            try:
+                for _ctx in tr.trace_paths(region, scope=True):
+                    ns.clear()
+                    ns.update(snapshot)
+                    ns[plan.var] = info.index
+                    self.exec_block(s.body, ns)
+                    if tr.scopes[-1] != entry:
+                        raise Unroll(self.p, s, "the body changes the tile options")
+            except EmulatorError as e:
+                raise Unroll(self.p, s, f"the rolled body raised {e.code}") from None
+            finally:
+                self.rolling.pop()
+        if warned:
+            raise Unroll(self.p, s, f"the rolled body warned {warned[0][0]}")
+        node.body = region
+        ns.clear()
+        ns.update(snapshot)
+        for name in (*plan.assigned, plan.var):
+            ns.pop(name, None)
+            self.rolled_out[name] = s
 
     def exec_if(self, s: ast.If, ns: dict[str, Any]) -> None:
         test = self.eval(s.test, ns)
         if isinstance(test, bool | np.bool_):
             taken = bool(test)
         elif isinstance(test, SymbolicScalar):
-            taken = bool(test.concrete()) if test.is_concrete() else self.tr.decide(test)
+            if test.is_concrete():
+                taken = bool(test.concrete())
+            else:
+                folded = fold(test, *self.rolling[-1]) if self.rolling else None
+                taken = self.tr.decide(test) if folded is None else folded
         else:
             raise self.err("TypeError", "Test condition must be a symbolic scalar or boolean, but got "
                            f"{type(test).__name__}.", s)
         self.exec_block(s.body if taken else s.orelse, ns)
+
+
+def trace_rolling(session: Any, trace_once: Callable[[], Any]) -> Any:
+    """``trace_once()``, traced again each time a rolled range loop is refused (`_roll.Unroll`), with that loop
+    unrolled from then on; the session's warnings are put back as they were before each attempt."""
+    while True:
+        n_diag = len(session.diagnostics)
+        warned = set(session._warned)
+        caps = [len(c) for c in session._captures]
+        try:
+            return trace_once()
+        except Unroll as u:
+            log.debug("range loop at %s:%s is unrolled: %s", u.parsed.file, u.node.lineno, u.why)
+            u.parsed.no_roll.add(u.node)
+            del session.diagnostics[n_diag:]
+            session._warned = warned
+            for c, n in zip(session._captures, caps, strict=False):
+                del c[n:]
 
 
 def _head_min(*args: Any, **kw: Any) -> Any:

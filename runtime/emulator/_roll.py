@@ -1,0 +1,313 @@
+"""Which Python ``range`` loops of a kernel body may be traced once as a device loop (issue #31).
+
+The interpreter unrolls a ``for t in range(n)`` at trace time, as the real parser does: every iteration is traced,
+lowered, prepared and executed as its own copy of the body (``attn_softmax``: 16 tiles x 3 passes, ~640 ops for
+four calls). When the iterations differ only in the value of ``t``, the same program can be traced *once* with
+``t`` as a device loop index: the device runs the same ops on the same data in the same order (the same bits), and
+tracing / lowering / preparing cost one copy of the body. A loop independent across iterations then runs batched.
+
+That is only the same program when nothing but ``t`` differs between iterations. This module decides it from the
+loop's source, conservatively (a loop it refuses is unrolled as before):
+
+* **No Python state carried from one iteration to the next**: every name the body assigns is assigned before the
+  body reads it (on every path), and the body has no ``+=`` on a name, no ``del``, no nested ``for`` / function.
+  (``acc = acc + x`` reads the previous iteration's ``acc``: that loop is unrolled.)
+* **``t`` is used as an integer only through ``+ - * // %``** (Python's floor semantics on both sides), comparisons
+  in an ``if`` test (decided per iteration either way, see `fold`), ``.min() / .max()``, and as an argument of
+  ``pypto`` calls: the operations on which a `SymbolicScalar` and a Python int agree. ``t / 2`` (a float for an
+  int, a floor division for a symbol), ``~t``, indexing a list with ``t``, ``str(t)`` or calling a Python function
+  with it are refused. The same holds for every name computed from ``t``.
+* **No Python side effects**: calls go to ``pypto`` (not its loop constructs), tensor methods, or ``min`` / ``max``
+  / ``abs`` / ``len`` / ``int`` / ``float`` with arguments not computed from ``t``; helper functions and other
+  Python callables are refused (one traced call could not stand for n calls of a function with effects).
+
+What the interpreter checks while tracing the rolled body (`_trace_interp`): the tile options the body leaves are
+those it started from (a fixpoint, so every iteration traces the same ops); the trace emits no warning and raises
+no error (the unrolled trace is authoritative for both: the kernel is traced again unrolled, see `Unroll`); a
+name the body assigned and the loop variable are unbound after the rolled loop, and reading one retraces the
+kernel unrolled (after an unrolled loop they hold the last iteration's value).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import types
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from runtime.emulator._symbolic import _BIN, SymbolicScalar
+
+__all__ = ["MIN_TRIPS", "Plan", "Unroll", "fold", "plan_of"]
+
+MIN_TRIPS = 3
+"""A range of fewer iterations is unrolled: one traced iteration plus a loop of one is no saving."""
+
+_PYPTO_REFUSED = frozenset({"loop", "loop_unroll", "is_loop_begin", "is_loop_end", "cond", "function", "jit"})
+"""pypto names whose meaning depends on being called with a device loop index or inside a device loop"""
+_PYPTO_SCALAR = frozenset({"ceildiv"})
+"""pypto functions that return an integer computed from their arguments (tainted when an argument is)"""
+_BUILTINS_OK = frozenset({"min", "max", "abs", "len", "int", "float"})
+_INT_OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)
+_CMP_OPS = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+
+
+class Unroll(BaseException):  # noqa: N818 - a control-flow signal, not an error
+    """Raised while tracing a rolled loop, or when a name it unbound is read: the kernel is traced again with this
+    loop unrolled. A BaseException so that the interpreter's ``except Exception`` (which turns Python errors in a
+    kernel expression into located kernel errors) lets it through."""
+
+    def __init__(self, parsed: Any, node: ast.For, why: str) -> None:
+        super().__init__(why)
+        self.parsed = parsed
+        self.node = node
+        self.why = why
+
+
+class _No(Exception):  # noqa: N818
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """A range loop that may be rolled: its loop variable, the names its body assigns, and the outer names whose
+    values must be checked at each call: ``(name, what)``, what = "pypto" (a pypto module), "tensor", "callee" (either:
+    ``pypto.add(...)`` and ``x.sum(...)`` look alike) or "builtin" (the builtin of that name)."""
+
+    var: str
+    assigned: frozenset[str]
+    outer: tuple[tuple[str, str], ...]
+
+    def callees_ok(self, lookup: Callable[[str], Any], is_tensor: Callable[[Any], bool]) -> bool:
+        """The outer names the body calls through are what the plan assumed (a pypto module, a tensor, a builtin)."""
+        for name, want in self.outer:
+            v = lookup(name)
+            if want == "pypto":
+                if not (isinstance(v, types.ModuleType) and v.__name__.split(".")[0] == "pypto"):
+                    return False
+            elif want == "tensor":
+                if not is_tensor(v):
+                    return False
+            elif want == "callee":
+                if not (is_tensor(v) or isinstance(v, types.ModuleType) and v.__name__.split(".")[0] == "pypto"):
+                    return False
+            elif v is not getattr(builtins, name, None):
+                return False
+        return True
+
+
+def plan_of(node: ast.For, cache: dict[Any, Any]) -> Plan | None:
+    """The static part of the decision for one ``for`` statement (kept in the parsed kernel's ``cache``)."""
+    key = ("roll", node)
+    if key in cache:
+        return cache[key]
+    try:
+        plan: Plan | None = _Analysis(node).plan()
+    except _No:
+        plan = None
+    cache[key] = plan
+    return plan
+
+
+class _Analysis:
+    def __init__(self, node: ast.For) -> None:
+        if not isinstance(node.target, ast.Name) or node.orelse:
+            raise _No
+        self.var = node.target.id
+        self.body = node.body
+        self.assigned: set[str] = set()
+        for s in node.body:
+            self._collect(s)
+        if self.var in self.assigned:
+            raise _No
+        self.outer: dict[str, str] = {}
+
+    def plan(self) -> Plan:
+        self._block(self.body, set(), {self.var})
+        return Plan(self.var, frozenset(self.assigned), tuple(sorted(self.outer.items())))
+
+    # what the body assigns -------------------------------------------------------------------------
+    def _collect(self, s: ast.stmt) -> None:
+        t = type(s)
+        if t is ast.Assign:
+            for tgt in s.targets:  # type: ignore[attr-defined]
+                self._targets(tgt)
+        elif t is ast.If:
+            for x in s.body + s.orelse:  # type: ignore[attr-defined]
+                self._collect(x)
+        elif t not in (ast.Expr, ast.Pass):
+            raise _No  # +=, del, assert, nested for / def, annotated assignment: unrolled
+
+    def _targets(self, tgt: ast.expr) -> None:
+        if isinstance(tgt, ast.Name):
+            self.assigned.add(tgt.id)
+        elif isinstance(tgt, ast.Tuple | ast.List):
+            for e in tgt.elts:
+                self._targets(e)
+        elif isinstance(tgt, ast.Subscript) and isinstance(tgt.value, ast.Name):
+            pass  # a store into a tensor (`acc[:] = ...`): device state, the same in both forms
+        else:
+            raise _No
+
+    # statements in order, with the names defined so far and the names computed from the loop variable ---
+    def _block(self, stmts: list[ast.stmt], defined: set[str], tainted: set[str]) -> tuple[set[str], set[str]]:
+        for s in stmts:
+            defined, tainted = self._stmt(s, defined, tainted)
+        return defined, tainted
+
+    def _stmt(self, s: ast.stmt, defined: set[str], tainted: set[str]) -> tuple[set[str], set[str]]:
+        if isinstance(s, ast.Assign):
+            hot = self._expr(s.value, defined, tainted)
+            defined, tainted = set(defined), set(tainted)
+            for tgt in s.targets:
+                if isinstance(tgt, ast.Subscript):
+                    if hot:
+                        raise _No  # a tensor store of a value computed from t: not a tensor
+                    self._read(tgt.value, defined, tainted)  # type: ignore[arg-type]
+                    if tgt.value.id not in self.assigned:  # type: ignore[attr-defined]
+                        self._need(tgt.value.id, "tensor")  # type: ignore[attr-defined]
+                    if self._expr(tgt.slice, defined, tainted):
+                        raise _No
+                    continue
+                for n in ast.walk(tgt):
+                    if isinstance(n, ast.Name):
+                        defined.add(n.id)
+                        (tainted.add if hot else tainted.discard)(n.id)
+            return defined, tainted
+        if isinstance(s, ast.Expr):
+            if not isinstance(s.value, ast.Call):
+                raise _No
+            self._expr(s.value, defined, tainted)
+            return defined, tainted
+        if isinstance(s, ast.If):
+            self._expr(s.test, defined, tainted, test=True)
+            d1, t1 = self._block(s.body, set(defined), set(tainted))
+            d2, t2 = self._block(s.orelse, set(defined), set(tainted))
+            return d1 & d2, t1 | t2
+        if isinstance(s, ast.Pass):
+            return defined, tainted
+        raise _No
+
+    def _read(self, n: ast.Name, defined: set[str], tainted: set[str]) -> bool:
+        if n.id in self.assigned and n.id not in defined:
+            raise _No  # read before this iteration assigned it: the previous iteration's value is carried
+        return n.id == self.var or n.id in tainted
+
+    def _expr(self, e: ast.expr, defined: set[str], tainted: set[str], *, test: bool = False) -> bool:
+        """Whether ``e`` is computed from the loop variable; raises `_No` on a use the two forms disagree on."""
+        t = type(e)
+        if t is ast.Name:
+            return self._read(e, defined, tainted)  # type: ignore[arg-type]
+        if t is ast.Constant:
+            return False
+        if t is ast.BinOp:
+            hot = self._expr(e.left, defined, tainted) | self._expr(e.right, defined, tainted)  # type: ignore
+            if hot and not isinstance(e.op, _INT_OPS):  # type: ignore[attr-defined]
+                raise _No
+            return hot
+        if t is ast.UnaryOp:
+            hot = self._expr(e.operand, defined, tainted)  # type: ignore[attr-defined]
+            if hot and not isinstance(e.op, ast.USub | ast.UAdd):  # type: ignore[attr-defined]
+                raise _No
+            return hot
+        if t is ast.Compare:
+            parts = [e.left, *e.comparators]  # type: ignore[attr-defined]
+            hot = any([self._expr(x, defined, tainted) for x in parts])
+            if hot and (not test or len(e.ops) != 1 or not isinstance(e.ops[0], _CMP_OPS)):  # type: ignore
+                raise _No
+            return hot
+        if t is ast.Call:
+            return self._call(e, defined, tainted)  # type: ignore[arg-type]
+        if t is ast.Attribute:
+            if self._expr(e.value, defined, tainted):  # type: ignore[attr-defined]
+                raise _No
+            return False
+        if t is ast.Subscript:
+            if self._expr(e.value, defined, tainted) or self._expr(e.slice, defined, tainted):  # type: ignore
+                raise _No
+            return False
+        if t in (ast.List, ast.Tuple):
+            return any([self._expr(x, defined, tainted) for x in e.elts])  # type: ignore[attr-defined]
+        if t is ast.Slice:
+            return any([self._expr(x, defined, tainted) for x in (e.lower, e.upper, e.step)  # type: ignore
+                        if x is not None])
+        if t is ast.Dict:
+            parts = [x for x in e.keys if x is not None] + list(e.values)  # type: ignore[attr-defined]
+            if any([self._expr(x, defined, tainted) for x in parts]):
+                raise _No
+            return False
+        raise _No  # bool ops, conditional expressions, f-strings, comprehensions, lambdas, starred, ...
+
+    def _call(self, e: ast.Call, defined: set[str], tainted: set[str]) -> bool:
+        hot_args = False
+        for a in e.args:
+            if isinstance(a, ast.Starred):
+                raise _No
+            hot_args |= self._expr(a, defined, tainted)
+        for k in e.keywords:
+            if k.arg is None:
+                raise _No
+            hot_args |= self._expr(k.value, defined, tainted)
+        f = e.func
+        if isinstance(f, ast.Name):
+            if f.id in self.assigned or f.id == self.var or f.id not in _BUILTINS_OK or hot_args:
+                raise _No  # a helper or Python callable: effects and int/symbol behaviour unknown
+            self._need(f.id, "builtin")
+            return False
+        if not isinstance(f, ast.Attribute) or f.attr in _PYPTO_REFUSED:
+            raise _No
+        recv = f.value
+        if self._expr(recv, defined, tainted):
+            if f.attr not in ("min", "max") or hot_args:
+                raise _No
+            return True  # `(n - t * 16).min(16)`: min/max of integers, the same for a symbol
+        if isinstance(recv, ast.Name) and recv.id not in self.assigned:
+            self._need(recv.id, "callee")  # `pypto.add(...)`, or `x.sum(...)` on a tensor bound before the loop
+            return hot_args and f.attr in _PYPTO_SCALAR
+        if isinstance(recv, ast.Attribute):
+            root: ast.expr = recv
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if isinstance(root, ast.Name) and root.id not in self.assigned:
+                self._need(root.id, "pypto")  # `pypto.experimental.f(...)`
+                return hot_args and f.attr in _PYPTO_SCALAR
+            raise _No
+        if hot_args:
+            raise _No  # a method of a value the body computed, given a value computed from t
+        return False  # a method of a tensor the body computed (`r.sum(...)`)
+
+    def _need(self, name: str, what: str) -> None:
+        if self.outer.get(name, what) != what:
+            what = "pypto"  # called both as a module and as a tensor: only a module can be both
+        self.outer[name] = what
+
+
+def fold(test: Any, loop: Any, values: range) -> bool | None:
+    """The branch an ``if`` on ``test`` takes in every iteration of a rolled loop, when it is the same for all of
+    ``values`` (the rolled iterations) and ``test`` reads no other symbol; else None (a runtime branch).
+
+    attn_softmax's ``if t == 0: acc[:] = x else: acc[:] = max(acc, x)``: the first iteration is traced unrolled,
+    so in the rolled ones ``t == 0`` is always false - the rolled body is one path, which each unrolled iteration
+    also took, instead of two paths and a guard per iteration."""
+    try:
+        taken = {bool(_value_at(test, loop, v)) for v in values}
+    except _No:
+        return None
+    except (ArithmeticError, ValueError, TypeError):
+        return None  # e.g. a division by zero in some iteration: the device reports it
+    return taken.pop() if len(taken) == 1 else None
+
+
+def _value_at(x: Any, loop: Any, v: int) -> int:
+    if not isinstance(x, SymbolicScalar):
+        if isinstance(x, bool | int):
+            return int(x)
+        raise _No
+    if x._value is not None:
+        return x._value
+    if x._kind == "idx" and x._loop is loop:
+        return v
+    if x._kind == "bin":
+        return _BIN[str(x._op)](_value_at(x._a, loop, v), _value_at(x._b, loop, v))
+    raise _No  # a dynamic dim, another loop's index, a tensor read
