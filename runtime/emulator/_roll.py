@@ -9,9 +9,11 @@ tracing / lowering / preparing cost one copy of the body. A loop independent acr
 That is only the same program when nothing but ``t`` differs between iterations. This module decides it from the
 loop's source, conservatively (a loop it refuses is unrolled as before):
 
-* **No Python state carried from one iteration to the next**: every name the body assigns is assigned before the
-  body reads it (on every path), and the body has no ``+=`` on a name, no ``del``, no nested ``for`` / function.
-  (``acc = acc + x`` reads the previous iteration's ``acc``: that loop is unrolled.)
+* **No Python state carried from one iteration to the next but tensors**: a name the body reads before assigning
+  it (``h = h / h.sum(...)``: the previous iteration's value) must hold an op's output tensor and be assigned on
+  every path, never from ``t``; the interpreter hands it from one iteration to the next through a device ``carry``
+  (`_k_core.build_carry`: the same array, nothing copied). Every other name the body assigns is assigned before
+  it is read. The body has no ``+=`` on a name, no ``del``, no nested ``for`` / function.
 * **``t`` is used as an integer only through ``+ - * // %``** (Python's floor semantics on both sides), comparisons
   in an ``if`` test (decided per iteration either way, see `fold`), ``.min() / .max()``, and as an argument of
   ``pypto`` calls: the operations on which a `SymbolicScalar` and a Python int agree. ``t / 2`` (a float for an
@@ -78,6 +80,8 @@ class Plan:
     var: str
     assigned: frozenset[str]
     outer: tuple[tuple[str, str], ...]
+    carried: frozenset[str] = frozenset()
+    """names read before the body assigns them: tensors carried from one iteration to the next"""
 
     def callees_ok(self, lookup: Callable[[str], Any], is_tensor: Callable[[Any], bool]) -> bool:
         """The outer names the body calls through are what the plan assumed (a pypto module, a tensor, a builtin)."""
@@ -122,10 +126,18 @@ class _Analysis:
         if self.var in self.assigned:
             raise _No
         self.outer: dict[str, str] = {}
+        self.carried: set[str] = set()
+        self.hot: set[str] = set()
+        """names some statement assigns a value computed from the loop variable"""
+        self.stored: set[str] = set()
+        """names stored into (``x[...] = v``)"""
 
     def plan(self) -> Plan:
-        self._block(self.body, set(), {self.var})
-        return Plan(self.var, frozenset(self.assigned), tuple(sorted(self.outer.items())))
+        defined, _ = self._block(self.body, set(), {self.var})
+        c = self.carried
+        if c and (not c <= defined or c & self.hot or c & self.stored):
+            raise _No  # a carried name left unassigned on some path, holding an integer, or stored into
+        return Plan(self.var, frozenset(self.assigned), tuple(sorted(self.outer.items())), frozenset(c))
 
     # what the body assigns -------------------------------------------------------------------------
     def _collect(self, s: ast.stmt) -> None:
@@ -165,6 +177,7 @@ class _Analysis:
                     if hot:
                         raise _No  # a tensor store of a value computed from t: not a tensor
                     self._read(tgt.value, defined, tainted)  # type: ignore[arg-type]
+                    self.stored.add(tgt.value.id)  # type: ignore[attr-defined]
                     if tgt.value.id not in self.assigned:  # type: ignore[attr-defined]
                         self._need(tgt.value.id, "tensor")  # type: ignore[attr-defined]
                     if self._expr(tgt.slice, defined, tainted):
@@ -174,6 +187,8 @@ class _Analysis:
                     if isinstance(n, ast.Name):
                         defined.add(n.id)
                         (tainted.add if hot else tainted.discard)(n.id)
+                        if hot:
+                            self.hot.add(n.id)
             return defined, tainted
         if isinstance(s, ast.Expr):
             if not isinstance(s.value, ast.Call):
@@ -191,7 +206,7 @@ class _Analysis:
 
     def _read(self, n: ast.Name, defined: set[str], tainted: set[str]) -> bool:
         if n.id in self.assigned and n.id not in defined:
-            raise _No  # read before this iteration assigned it: the previous iteration's value is carried
+            self.carried.add(n.id)  # read before this iteration assigned it: the previous iteration's value
         return n.id == self.var or n.id in tainted
 
     def _expr(self, e: ast.expr, defined: set[str], tainted: set[str], *, test: bool = False) -> bool:

@@ -10,8 +10,9 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import logging
+import os
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
@@ -54,7 +55,7 @@ class Options:
         roll: trace a Python ``range`` loop whose iterations differ only by its index once, as a device loop
             (`_roll`: the same ops on the same data, so the same numbers, counters and diagnostics; it runs
             batched when its iterations are independent). Off under ``record`` (bisection sees every iteration as
-            the author's unrolled code) and with ``roll=False``.
+            the author's unrolled code) and with ``roll=False`` (default: ``PTO_FORGE_ROLL=0`` in the environment).
     """
 
     record: bool = False
@@ -64,7 +65,7 @@ class Options:
     npuarch: str = "DAV_2201"
     check_poison: bool = True
     poison_check: Literal["final", "iteration"] = "final"
-    roll: bool = True
+    roll: bool = field(default_factory=lambda: os.environ.get("PTO_FORGE_ROLL", "1") != "0")
 
 
 class CostCounters(BaseModel):

@@ -510,18 +510,22 @@ class _Interp:
         The first iteration leaves the tile options the later ones start from; the rolled body must leave them as
         it found them (else iteration 2 would trace different ops), must not warn or fail (the unrolled trace says
         what the kernel's diagnostics are) - otherwise `Unroll` makes the kernel be traced again with this loop
-        unrolled. The names the body assigned are unbound after it (see `_roll`)."""
+        unrolled. A carried name (`_roll.Plan.carried`) reads a stand-in tensor that a `carry` op fills with the
+        value the first iteration left, and each rolled iteration's value at its end; after the loop the name
+        holds the stand-in (the last iteration's value). The other names the body assigned are unbound after it."""
         plan = plan_of(s, self.p.codes)
         assert plan is not None
         tr = self.tr
         self.assign(s.target, r[0], ns)
         self.exec_block(s.body, ns)
         entry = new_scope(tr.scopes[-1])
+        carried = {name: self._carry_in(s, name, ns.get(name)) for name in sorted(plan.carried)}
         info = LoopInfo(f"{ROLLED_PREFIX}{plan.var}>", plan.var)
         node = LoopNode(start=r[1], stop=r.stop, step=r.step, loop=info, name=info.name, file=self.p.file,
                         line=s.lineno)
         tr.items.append(node)
         region = Region()
+        ns.update(carried)
         snapshot = dict(ns)
         self.rolling.append((info, r[1:]))
         with tr.session.capture_warnings() as warned:
@@ -533,6 +537,8 @@ class _Interp:
                     self.exec_block(s.body, ns)
                     if tr.scopes[-1] != entry:
                         raise Unroll(self.p, s, "the body changes the tile options")
+                    for name, c in carried.items():
+                        self._carry_out(s, name, ns.get(name), c)
             except EmulatorError as e:
                 raise Unroll(self.p, s, f"the rolled body raised {e.code}") from None
             finally:
@@ -543,8 +549,36 @@ class _Interp:
         ns.clear()
         ns.update(snapshot)
         for name in (*plan.assigned, plan.var):
-            ns.pop(name, None)
-            self.rolled_out[name] = s
+            if name not in carried:
+                ns.pop(name, None)
+                self.rolled_out[name] = s
+
+    def _carry_in(self, s: ast.For, name: str, v: Any) -> Tensor:
+        """The stand-in a rolled loop's iterations read ``name`` from, filled with ``v`` (the first iteration's
+        value): a tensor like ``v`` under a new storage key. Only an op's output is carried (a kernel argument or
+        local tensor under a name would change what counts as a read of an argument, and what a write hits)."""
+        if not isinstance(v, Tensor) or v.kind != "op" or v.key < 0:
+            raise Unroll(self.p, s, f"the carried `{name}` is not an op's output")
+        tr = self.tr
+        c = Tensor.__new__(Tensor)
+        for slot in Tensor.__slots__:
+            if slot != "__weakref__" and hasattr(v, slot):
+                setattr(c, slot, getattr(v, slot))
+        tr.stamp(c, "op", "carry")
+        c._consumed = False
+        c._written = True  # its storage changes between iterations: a view of it copies (`_ops_core.input_mutable`)
+        tr.emit("carry", "carry", {"src": v.key, "dst": c.key}, None, kind="move", ins=(v.key,), writes=(c.key,))
+        return c
+
+    def _carry_out(self, s: ast.For, name: str, v: Any, c: Tensor) -> None:
+        """At the end of a rolled iteration: ``name``'s value goes into the stand-in for the next one, if it is a
+        tensor of the stand-in's shape, dtype and valid shape (else the iterations would not trace alike)."""
+        if not isinstance(v, Tensor) or v.kind != "op" or v.dtype != c.dtype or repr(v.shape) != repr(c.shape) or \
+                repr(v.valid_shape) != repr(c.valid_shape):
+            raise Unroll(self.p, s, f"`{name}` changes its tensor type between iterations")
+        if v is not c:
+            self.tr.emit("carry", "carry", {"src": v.key, "dst": c.key}, None, kind="move", ins=(v.key,),
+                         writes=(c.key,))
 
     def exec_if(self, s: ast.If, ns: dict[str, Any]) -> None:
         test = self.eval(s.test, ns)

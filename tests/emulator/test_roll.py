@@ -57,7 +57,9 @@ def test_loops_whose_iterations_differ_only_by_the_index_roll(src: str) -> None:
 
 
 @pytest.mark.parametrize("src,why", [
-    ("for t in range(n):\n    acc = pypto.add(acc, pypto.view(x, [1, 64], [0, t * 64]))", "carried Python value"),
+    ("for t in range(n):\n    acc = t * 2 + acc", "a carried integer"),
+    ("for t in range(n):\n    if t > 2:\n        acc = pypto.exp(acc)", "carried, not assigned on every path"),
+    ("for t in range(n):\n    acc[:] = pypto.exp(acc)\n    acc = pypto.exp(acc)", "carried and stored into"),
     ("for t in range(n):\n    if t > 0:\n        y = z\n    z = pypto.exp(y)", "read before assigned on a path"),
     ("for t in range(n):\n    v = pypto.view(x, [1, 64], [0, t / 2])", "t / 2 is a float for an int"),
     ("for t in range(n):\n    v = pypto.view(x, [1, 64], [0, offs[t]])", "indexing a list"),
@@ -76,6 +78,16 @@ def test_loops_whose_iterations_differ_only_by_the_index_roll(src: str) -> None:
 ])
 def test_loops_the_two_forms_could_disagree_on_stay_unrolled(src: str, why: str) -> None:
     assert _plan(src) is None, why
+
+
+def test_a_tensor_read_before_the_body_assigns_it_is_carried() -> None:
+    plan = _plan("""
+    for _ in range(n):
+        row = h.sum(1, keepdim=True)
+        h = h / row + eps
+        h = h / (h.sum(0, keepdim=True) + eps)
+    """)
+    assert plan is not None and plan.carried == {"h"} and plan.assigned == {"row", "h"}
 
 
 def test_a_call_on_an_outer_name_is_checked_against_its_value_at_each_call() -> None:
@@ -161,6 +173,33 @@ def parity(x: pypto.Tensor([16, 256], pypto.DT_FP32), out: pypto.Tensor([16, 256
             pypto.assemble(pypto.exp(tile), [0, col], out)
         else:
             pypto.assemble(tile * 3.0, [0, col], out)
+
+
+@pypto.frontend.jit
+def sinkhorn(x: pypto.Tensor([pypto.DYNAMIC, 16], pypto.DT_FP32), out: pypto.Tensor([pypto.DYNAMIC, 16],
+             pypto.DT_FP32), n: int, eps: float):
+    """mhc_sinkhorn's shape: a tensor carried in a name through n normalisation steps, with a tail tile."""
+    rows = x.shape[0]
+    for b in pypto.loop(pypto.ceildiv(rows, 8), name="B"):
+        v = (rows - b * 8).min(8)
+        pypto.set_vec_tile_shapes(8, 16)
+        h = pypto.exp(pypto.view(x, [8, 16], [b * 8, 0], valid_shape=[v, 16]))
+        for _ in range(n):
+            s = h.sum(1, keepdim=True)
+            h = h / s + eps
+            c = h.sum(0, keepdim=True)
+            h = h / (c + eps)
+        pypto.assemble(h, [b * 8, 0], out)
+
+
+@pypto.frontend.jit
+def carried_then_reassigned(x: pypto.Tensor([8, 16], pypto.DT_FP32), out: pypto.Tensor([8, 16], pypto.DT_FP32)):
+    """The carried value changes its valid shape between iterations: the two forms would differ - unrolled."""
+    pypto.set_vec_tile_shapes(8, 16)
+    h = pypto.view(x, [8, 16], [0, 0])
+    for t in range(4):
+        h = pypto.view(pypto.exp(h), [8, 16], [0, 0], valid_shape=[8 - t, 16])
+    pypto.assemble(h, [0, 0], out)
 
 
 def _bf16(a: np.ndarray) -> np.ndarray:
@@ -253,3 +292,23 @@ def test_record_mode_sees_every_iteration_unrolled() -> None:
     program = tail_tiles.last_program
     assert program is not None and not any(hasattr(it, "body") for p in program.body.paths for it in p.items)
     assert {r.line for r in s.records}  # one record per op and tile, as before
+
+
+@pytest.mark.parametrize("rows,n", [(8, 19), (21, 19), (16, 3), (5, 2)])
+def test_a_carried_tensor_rolled_is_the_unrolled_one_bit_for_bit(rows: int, n: int) -> None:
+    x = np.random.default_rng(rows * n).standard_normal((rows, 16)).astype(np.float32)
+    rolled = _same(sinkhorn, [x, np.zeros_like(x)], (n, 1e-6))
+    program = rolled[4]
+    ops = program.count_ops()
+    kinds = [it.kind for p in program.body.paths for lp in p.items if hasattr(lp, "body") for q in lp.body.paths
+             for it in q.items if hasattr(it, "kind")]
+    if n >= 3:
+        assert kinds.count("carry") == 1 and ops < 30  # rolled: one copy of the step, not n
+    else:
+        assert "carry" not in kinds
+
+
+def test_a_carried_value_whose_type_changes_is_unrolled() -> None:
+    x = np.random.default_rng(5).standard_normal((8, 16)).astype(np.float32)
+    _same(carried_then_reassigned, [x, np.zeros_like(x)], ())
+    assert carried_then_reassigned._parsed.no_roll

@@ -28,6 +28,8 @@ _WRITES = frozenset({"assemble", "move", "setitem"})
 
 
 def _account(env: Env, node: XOp) -> None:
+    if node.kind == "carry":
+        return  # the tracer's hand-over of a rolled loop's carried value (`_k_core.build_carry`): not a kernel op
     env.ops[node.name] = env.ops.get(node.name, 0) + 1
     if node.param_reads:
         env.count_param_reads(node)

@@ -287,6 +287,24 @@ def build_clone(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
     return run, None
 
 
+@kind("carry", {"src": "key", "dst": "key"}, reads=("src",), writes=("dst",), produces=())
+def build_carry(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
+    """``dst`` now holds ``src``'s value - the same array and valid shape, padding included, nothing copied.
+
+    Why: a Python ``range`` loop that carries a tensor in a name (``h = h / h.sum(...)``, mhc_sinkhorn's 19
+    Sinkhorn steps) is traced once as a device loop (`_roll`); the value one iteration leaves in the name is the
+    one the next reads, through ``dst``. Unrolled, the next iteration read the op output itself: ``dst`` is that
+    same array (a second reference, so no op writes its result over it while another key still holds it -
+    `_k_math.scratch`), so every op reads the same bits. Not a kernel op: not counted (`_exec._account`)."""
+    key, dkey = p["src"], p["dst"]
+
+    def run(env: Any) -> None:
+        arr, valid = env.get(key)
+        env.buf[dkey] = (arr, valid)
+
+    return run, None
+
+
 @kind("setitem", {"dst": "key", "shape": "exprs", "index": "exprs", "value": "expr"}, writes=("dst",),
       produces=())
 def build_setitem(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
