@@ -151,16 +151,16 @@ class _Analysis:
         elif t not in (ast.Expr, ast.Pass):
             raise _No  # +=, del, assert, nested for / def, annotated assignment: unrolled
 
-    def _targets(self, tgt: ast.expr) -> None:
+    def _targets(self, tgt: ast.expr, top: bool = True) -> None:
         if isinstance(tgt, ast.Name):
             self.assigned.add(tgt.id)
         elif isinstance(tgt, ast.Tuple | ast.List):
             for e in tgt.elts:
-                self._targets(e)
-        elif isinstance(tgt, ast.Subscript) and isinstance(tgt.value, ast.Name):
+                self._targets(e, False)
+        elif top and isinstance(tgt, ast.Subscript) and isinstance(tgt.value, ast.Name):
             pass  # a store into a tensor (`acc[:] = ...`): device state, the same in both forms
         else:
-            raise _No
+            raise _No  # attributes, starred, a store inside an unpacking
 
     # statements in order, with the names defined so far and the names computed from the loop variable ---
     def _block(self, stmts: list[ast.stmt], defined: set[str], tainted: set[str]) -> tuple[set[str], set[str]]:

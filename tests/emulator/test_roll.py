@@ -74,6 +74,9 @@ def test_loops_whose_iterations_differ_only_by_the_index_roll(src: str) -> None:
     ("for t in range(n):\n    t = t + 1", "the body assigns the loop variable"),
     ("for t, u in range(n):\n    pass", "a tuple target"),
     ("for t in range(n):\n    x[t] = y", "a store indexed by t"),
+    ("for t in range(n):\n    x[0], y = pypto.topk(z, 2)", "a store inside an unpacking"),
+    ("for t in range(n):\n    cfg.last = pypto.exp(z)", "an attribute store"),
+    ("for t in range(n):\n    y = (z := pypto.exp(x))", "a named expression"),
     ("for t in range(n):\n    v = pypto.view(x, [1, 64], [0, -t if t < 3 else t])", "a conditional expression"),
 ])
 def test_loops_the_two_forms_could_disagree_on_stay_unrolled(src: str, why: str) -> None:
