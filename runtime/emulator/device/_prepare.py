@@ -283,32 +283,34 @@ class _Live:
     and everything it holds - a list per storage key - was left to the cyclic collector, whose young collection
     when a kernel call ends cost ~2 ms on attn_softmax's 16-tile call)."""
 
-    __slots__ = ("counter", "producers", "regions", "uses", "written")
+    __slots__ = ("counter", "first", "last", "multi", "producer", "regions", "written")
 
     def __init__(self) -> None:
-        self.uses: dict[int, list[int]] = {}
-        """key -> walk numbers of the first and the last item using it"""
-        self.producers: dict[int, list[tuple[int, int, int]]] = {}
-        """key -> (walk number, region id, item index) of each op producing it"""
+        self.first: dict[int, int] = {}
+        """key -> walk number of the first item using it"""
+        self.last: dict[int, int] = {}
+        """key -> walk number of the last item using it (walk numbers only grow)"""
+        self.producer: dict[int, tuple[int, int, int]] = {}
+        """key -> (walk number, region id, item index) of the first op producing it"""
+        self.multi: set[int] = set()
+        """keys produced by more than one op (never dropped)"""
         self.written: set[int] = set()
         self.regions: dict[int, tuple[Region, list[int], int]] = {}
         """region id -> (region, walk numbers of its first path's items, last walk number inside it)"""
         self.counter = 0
 
-    def use(self, keys: set[int], n: int) -> None:
-        uses = self.uses
+    def use(self, keys: Any, n: int) -> None:
+        first, last = self.first, self.last
         for k in keys:
-            lst = uses.get(k)
-            if lst is None:
-                uses[k] = [n, n]
-            else:
-                lst[1] = n  # walk numbers only grow: [first use, last use] is all `_liveness` reads
+            if k not in first:
+                first[k] = n
+            last[k] = n
 
-    def walk(self, r: Region) -> int:
+    def walk(self, r: Region) -> int:  # noqa: C901 - one pass over the items, the per-op key extraction inline
         starts: list[int] = []
         single = len(r.paths) == 1
-        uses = self.uses
-        producers = self.producers
+        first, last, producer, multi = self.first, self.last, self.producer, self.multi
+        fields = _FIELDS
         rid = id(r)
         for p in r.paths:
             for i, it in enumerate(p.items):
@@ -316,31 +318,66 @@ class _Live:
                 if single:
                     starts.append(n)
                 if isinstance(it, Op):
-                    used, produced = _op_keys(it)
+                    # the keys the op uses in any way (repeats do no harm here) - what `_op_keys` gives
+                    f = fields.get(it.kind)
+                    key_f, keys_f, expr_f, exprs_f, prod_f = f if f is not None else _fields(it.kind)
+                    params = it.params
+                    outs = it.outs
+                    ks = [*it.ins, *outs, *it.writes]
+                    if it.out_key is not None:
+                        ks.append(it.out_key)
+                    for name in key_f:
+                        v = params.get(name)
+                        if v is not None:
+                            ks.append(v)
+                    for name in keys_f:
+                        v = params.get(name)
+                        if v is not None:
+                            ks.extend(v)
+                    if expr_f or exprs_f:
+                        ex: set[int] = set()
+                        for name in expr_f:
+                            v = params.get(name)
+                            if type(v) is tuple:
+                                _expr_keys(v, ex)
+                        for name in exprs_f:
+                            v = params.get(name)
+                            if v is not None:
+                                for x in v:
+                                    if type(x) is tuple:
+                                        _expr_keys(x, ex)
+                        ks.extend(ex)
                     if it.writes:
                         self.written.update(it.writes)
-                    for k in used:
-                        lst = uses.get(k)
-                        if lst is None:
-                            uses[k] = [n, n]
-                        else:
-                            lst[1] = n
+                    for k in ks:
+                        if k not in first:
+                            first[k] = n
+                        last[k] = n
+                    # the keys it produces, each once
+                    if prod_f:
+                        got = set(outs)
+                        for name in prod_f:
+                            v = params.get(name)
+                            if v is not None:
+                                got.add(v)
+                        produced: Any = got
+                    else:
+                        produced = outs if len(outs) <= 1 else set(outs)
                     for k in produced:
-                        got = producers.get(k)
-                        if got is None:
-                            producers[k] = [(n, rid, i)]
+                        if k in producer:
+                            multi.add(k)
                         else:
-                            got.append((n, rid, i))
+                            producer[k] = (n, rid, i)
                 elif isinstance(it, Loop):
-                    ks: set[int] = set()
+                    ek: set[int] = set()
                     for e in (it.start, it.stop, it.step):
-                        _expr_keys(e, ks)
-                    self.use(ks, n)
+                        _expr_keys(e, ek)
+                    self.use(ek, n)
                     self.walk(it.body)
                 elif isinstance(it, Guard):
-                    ks = set()
-                    _expr_keys(it.cond, ks)
-                    self.use(ks, n)
+                    ek = set()
+                    _expr_keys(it.cond, ek)
+                    self.use(ek, n)
         self.regions[id(r)] = (r, starts, self.counter)
         return self.counter
 
@@ -364,18 +401,17 @@ def _liveness(body: Region, params: set[int]) -> dict[tuple[int, int], tuple[int
     """
     lv = _Live()
     lv.walk(body)
-    uses, producers, written, regions = lv.uses, lv.producers, lv.written, lv.regions
+    first, last, producer, multi, written, regions = lv.first, lv.last, lv.producer, lv.multi, lv.written, lv.regions
     drops: dict[tuple[int, int], list[int]] = {}
-    for k, prods in producers.items():
-        if k in params or k in written or len(prods) != 1:
+    for k, (n0, rid, pos) in producer.items():
+        if k in multi or k in params or k in written:
             continue
-        n0, rid, pos = prods[0]
         r, starts, end = regions[rid]
         if len(r.paths) != 1:
             continue
-        us = uses.get(k)  # [first use, last use]: walk numbers only grow
-        if us is not None and (us[0] < n0 or us[1] > end):
+        lu = last.get(k)
+        if lu is not None and (first[k] < n0 or lu > end):
             continue  # read before it is produced (carried over from the previous iteration) or outside the region
-        last = bisect_right(starts, us[1]) - 1 if us is not None else pos
-        drops.setdefault((rid, max(last, pos)), []).append(k)
+        lst = bisect_right(starts, lu) - 1 if lu is not None else pos
+        drops.setdefault((rid, max(lst, pos)), []).append(k)
     return {ri: tuple(sorted(keys)) for ri, keys in drops.items()}
