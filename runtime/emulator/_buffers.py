@@ -27,6 +27,8 @@ def poison_array(shape: tuple[int, ...], dt: np.dtype) -> np.ndarray:
     """Uninitialized memory: NaN with the poison payload for floats, the minimum value for integers."""
     if dt.name == "bfloat16":  # by its bits: ml_dtypes turns every float32 NaN into the canonical 0x7FC0
         return np.full(shape, POISON_BITS >> 16, dtype=np.uint16).view(dt)
+    if dt == np.float32:  # no second, converted copy: a fresh array costs its page faults (sigmoid's padded tiles)
+        return np.full(shape, _POISON_F32, dtype=np.float32)
     if is_float_np(dt):
         return np.full(shape, _POISON_F32, dtype=np.float32).astype(dt)
     if dt == np.bool_:

@@ -191,3 +191,12 @@ def test_partial_batched_equals_sequential(tmp_path_factory, steps, shape):
     (outs, _, _, _), _ = _both(k, [x, w, np.zeros_like(x)])
     bits = np.frombuffer(outs[2], np.uint32)
     assert not np.any((bits & 0x7FFF0000) == (POISON_BITS & 0x7FFF0000))  # padding never reached the output
+
+
+def test_float32_poison_is_one_array_with_the_payload():
+    """A padded tile's poison is allocated once (no converted second copy: fresh memory costs page faults)."""
+    from runtime.emulator._buffers import is_poison, poison_array
+
+    p = poison_array((16, 512), np.dtype(F32))
+    assert p.dtype == F32 and p.flags.owndata and p.flags.c_contiguous and p.flags.writeable
+    assert (p.view(np.uint32) == POISON_BITS).all() and is_poison(p) == p.size
