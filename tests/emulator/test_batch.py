@@ -153,3 +153,21 @@ def test_batched_fillpad_matches_per_iteration(rows):
             got.append((None, None, (e.code, e.message)))
     assert got[0] == got[1]
     assert (got[0][2] is None) == (rows % T == 0)
+
+
+@pypto.frontend.jit
+def invariant_in_loop(x: pypto.Tensor([64, C], pypto.DT_FP32), w: pypto.Tensor([T, C], pypto.DT_FP32),
+                      out: pypto.Tensor([64, C], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(T, C)
+    for i in pypto.loop(8):
+        w2 = w * 2.0  # loop-invariant: computed once by the batch, once per iteration by the interpreter
+        pypto.assemble(pypto.view(x, [T, C], [i * T, 0]) + w2, [i * T, 0], out)
+
+
+def test_a_loop_invariant_op_in_a_batched_loop_is_counted_every_iteration():
+    x = np.random.default_rng(4).standard_normal((64, C)).astype(F32)
+    w = np.random.default_rng(5).standard_normal((T, C)).astype(F32)
+    fast, cf = _run(invariant_in_loop, [x, w, np.zeros_like(x)], record=False)
+    slow, cs = _run(invariant_in_loop, [x, w, np.zeros_like(x)], record=True)
+    assert fast[2].tobytes() == slow[2].tobytes() and cf.batched_iterations == 8
+    assert cf.model_dump(exclude={"batched_iterations"}) == cs.model_dump(exclude={"batched_iterations"})

@@ -235,7 +235,10 @@ def _strided(arr: np.ndarray, o0: list[int], coef: list[int], step: int, k: int,
     return as_strided(base, shape=(k, *shape), strides=(lead, *arr.strides), writeable=True)
 
 
-def _account(env: Any, it: Any, k: int) -> None:
+def _account(env: Any, it: Any, k: int, batched: set[int]) -> None:
+    """The counters of ``k`` per-iteration runs of ``it``. A result without the iteration axis (an op on loop
+    invariants, computed once here) is counted ``k`` times, as the interpreter computes it in every iteration
+    (it was counted once: elements too low, and tiles guessed from a leading axis that happened to equal k)."""
     env.ops[it.name] = env.ops.get(it.name, 0) + k
     env.count_param_reads(it, k)
     if it.out_key is None or it.name in ("assemble", "move", "setitem"):
@@ -244,9 +247,9 @@ def _account(env: Any, it: Any, k: int) -> None:
     if v is None:
         return
     n = v[0].size
-    env.elements += n
+    per = n // k if it.out_key in batched else n
+    env.elements += per * k
     if it.tile_elems:
-        per = n // k if v[0].ndim and v[0].shape[0] == k else n
         env.tiles += k * max(1, math.ceil(per / it.tile_elems))
 
 
@@ -575,7 +578,7 @@ def run_batched(node: Any, env: Any, rng: range) -> int:
                 _RULES.get(it.kind, _run_op)(batch, it)
             if env.noisy:
                 env.perturb_result(it)
-            _account(env, it, kcount)
+            _account(env, it, kcount, batch.batched)
             for k in it.free:
                 env.buf.pop(k, None)
     except EmulatorError as exc:
