@@ -87,18 +87,18 @@ class Plan:
         """The outer names the body calls through are what the plan assumed (a pypto module, a tensor, a builtin)."""
         for name, want in self.outer:
             v = lookup(name)
-            if want == "pypto":
-                if not (isinstance(v, types.ModuleType) and v.__name__.split(".")[0] == "pypto"):
-                    return False
-            elif want == "tensor":
-                if not is_tensor(v):
-                    return False
-            elif want == "callee":
-                if not (is_tensor(v) or isinstance(v, types.ModuleType) and v.__name__.split(".")[0] == "pypto"):
-                    return False
-            elif v is not getattr(builtins, name, None):
+            if want == "builtin":
+                ok = v is getattr(builtins, name, None)
+            else:
+                ok = want != "pypto" and is_tensor(v) or want != "tensor" and _is_pypto(v)
+            if not ok:
                 return False
         return True
+
+
+def _is_pypto(v: Any) -> bool:
+    """``v`` is the pypto module or one of its submodules (the emulator's, once installed)."""
+    return isinstance(v, types.ModuleType) and v.__name__.split(".")[0] == "pypto"
 
 
 def plan_of(node: ast.For, cache: dict[Any, Any]) -> Plan | None:
@@ -306,12 +306,18 @@ def fold(test: Any, loop: Any, values: range) -> bool | None:
     so in the rolled ones ``t == 0`` is always false - the rolled body is one path, which each unrolled iteration
     also took, instead of two paths and a guard per iteration."""
     try:
-        taken = {bool(_value_at(test, loop, v)) for v in values}
+        first = None
+        for v in values:
+            taken = bool(_value_at(test, loop, v))
+            if first is None:
+                first = taken
+            elif taken != first:
+                return None  # decided per iteration: a runtime branch
     except _No:
         return None
     except (ArithmeticError, ValueError, TypeError):
         return None  # e.g. a division by zero in some iteration: the device reports it
-    return taken.pop() if len(taken) == 1 else None
+    return first
 
 
 def _value_at(x: Any, loop: Any, v: int) -> int:

@@ -150,6 +150,22 @@ class Session:
         finally:
             self._captures.remove(got)
 
+    @contextlib.contextmanager
+    def warnings_rewound_on(self, exc: type[BaseException]) -> Iterator[None]:
+        """When ``exc`` leaves the block, the diagnostics, the de-duplication memory and every open capture are put
+        back as they were when it began (an attempt that is thrown away and made again - `trace_rolling` - must not
+        leave its warnings behind, nor keep the second attempt's from being reported)."""
+        n_diag, warned = len(self.diagnostics), set(self._warned)
+        caps = [(c, len(c)) for c in self._captures]
+        try:
+            yield
+        except exc:
+            del self.diagnostics[n_diag:]
+            self._warned = warned
+            for c, n in caps:
+                del c[n:]
+            raise
+
     def warn(self, code: str, message: str, *, file: str | None = None, line: int | None = None,
              op: str | None = None) -> None:
         """Add a warning diagnostic (deduplicated per code/location/message)."""

@@ -26,7 +26,7 @@ from runtime.emulator._astutil import nodes
 from runtime.emulator._errors import EmulatorError, py_error
 from runtime.emulator._executor import ROLLED_PREFIX
 from runtime.emulator._ir import LoopNode, Region
-from runtime.emulator._roll import MIN_TRIPS, Unroll, fold, plan_of
+from runtime.emulator._roll import MIN_TRIPS, Plan, Unroll, fold, plan_of
 from runtime.emulator._source import quick_block
 from runtime.emulator._symbolic import SymbolicScalar, sym_max, sym_min
 from runtime.emulator._tensor import Tensor
@@ -475,22 +475,23 @@ class _Interp:
         else:
             raise self.err("TypeError", "Loop iterator must be range  Iterator, or list/tuple, but got "
                            f"{type(it).__name__}.", s)
-        if type(seq) is range and self._may_roll(s, seq, ns):
-            self._run_rolled(s, seq, ns)
+        if type(seq) is range and (plan := self._roll_plan(s, seq, ns)) is not None:
+            self._run_rolled(s, seq, ns, plan)
             return
         for v in seq:
             self.assign(s.target, v, ns)
             self.exec_block(s.body, ns)
 
     # range loops traced once (`_roll`) ----------------------------------------------------------------
-    def _may_roll(self, s: ast.For, r: range, ns: dict[str, Any]) -> bool:
+    def _roll_plan(self, s: ast.For, r: range, ns: dict[str, Any]) -> Plan | None:
+        """How to trace this range loop once (`_roll.Plan`), or None: it is unrolled."""
         o = self.tr.options
         if len(r) < MIN_TRIPS or r.step < 0 or o.record or not o.roll or o.out_of_bounds != "raise" or \
                 s in self.p.no_roll:
-            return False
+            return None
         plan = plan_of(s, self.p.codes)
         if plan is None:
-            return False
+            return None
         g = self.g
         missing = object()
 
@@ -502,9 +503,9 @@ class _Interp:
                 v = getattr(builtins, name, None)
             return v
 
-        return plan.callees_ok(lookup, lambda v: isinstance(v, Tensor))
+        return plan if plan.callees_ok(lookup, lambda v: isinstance(v, Tensor)) else None
 
-    def _run_rolled(self, s: ast.For, r: range, ns: dict[str, Any]) -> None:
+    def _run_rolled(self, s: ast.For, r: range, ns: dict[str, Any], plan: Plan) -> None:
         """Trace the first iteration as unrolled, then the others once, as a device loop over `r[1:]`.
 
         The first iteration leaves the tile options the later ones start from; the rolled body must leave them as
@@ -513,8 +514,6 @@ class _Interp:
         unrolled. A carried name (`_roll.Plan.carried`) reads a stand-in tensor that a `carry` op fills with the
         value the first iteration left, and each rolled iteration's value at its end; after the loop the name
         holds the stand-in (the last iteration's value). The other names the body assigned are unbound after it."""
-        plan = plan_of(s, self.p.codes)
-        assert plan is not None
         tr = self.tr
         self.assign(s.target, r[0], ns)
         self.exec_block(s.body, ns)
@@ -567,7 +566,7 @@ class _Interp:
         tr.stamp(c, "op", "carry")
         c._consumed = False
         c._written = True  # its storage changes between iterations: a view of it copies (`_ops_core.input_mutable`)
-        tr.emit("carry", "carry", {"src": v.key, "dst": c.key}, None, kind="move", ins=(v.key,), writes=(c.key,))
+        self._emit_carry(v, c)
         return c
 
     def _carry_out(self, s: ast.For, name: str, v: Any, c: Tensor) -> None:
@@ -577,8 +576,12 @@ class _Interp:
                 repr(v.valid_shape) != repr(c.valid_shape):
             raise Unroll(self.p, s, f"`{name}` changes its tensor type between iterations")
         if v is not c:
-            self.tr.emit("carry", "carry", {"src": v.key, "dst": c.key}, None, kind="move", ins=(v.key,),
-                         writes=(c.key,))
+            self._emit_carry(v, c)
+
+    def _emit_carry(self, src: Tensor, dst: Tensor) -> None:
+        """``dst`` holds ``src``'s value from here on (`device/_k_core.build_carry`)."""
+        self.tr.emit("carry", "carry", {"src": src.key, "dst": dst.key}, None, kind="move", ins=(src.key,),
+                     writes=(dst.key,))
 
     def exec_if(self, s: ast.If, ns: dict[str, Any]) -> None:
         test = self.eval(s.test, ns)
@@ -600,18 +603,12 @@ def trace_rolling(session: Any, trace_once: Callable[[], Any]) -> Any:
     """``trace_once()``, traced again each time a rolled range loop is refused (`_roll.Unroll`), with that loop
     unrolled from then on; the session's warnings are put back as they were before each attempt."""
     while True:
-        n_diag = len(session.diagnostics)
-        warned = set(session._warned)
-        caps = [len(c) for c in session._captures]
         try:
-            return trace_once()
+            with session.warnings_rewound_on(Unroll):
+                return trace_once()
         except Unroll as u:
             log.debug("range loop at %s:%s is unrolled: %s", u.parsed.file, u.node.lineno, u.why)
             u.parsed.no_roll.add(u.node)
-            del session.diagnostics[n_diag:]
-            session._warned = warned
-            for c, n in zip(session._captures, caps, strict=False):
-                del c[n:]
 
 
 def _head_min(*args: Any, **kw: Any) -> Any:

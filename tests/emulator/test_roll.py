@@ -156,6 +156,18 @@ def tail_tiles(x: pypto.Tensor([pypto.DYNAMIC, 64], pypto.DT_FP32), out: pypto.T
 
 
 @pypto.frontend.jit
+def warns_in_the_tail(x: pypto.Tensor([pypto.DYNAMIC, 64], pypto.DT_FP32), out: pypto.Tensor([pypto.DYNAMIC, 64],
+                      pypto.DT_FP32), n: int):
+    """sigmoid on a partial tile warns (EMU_SIGMOID_VALID): the rolled trace warns too, and is thrown away."""
+    pypto.set_vec_tile_shapes(16, 64)
+    rows = x.shape[0]
+    for t in range(n):
+        v = (rows - t * 16).min(16)
+        tile = pypto.view(x, [16, 64], [t * 16, 0], valid_shape=[v, 64])
+        pypto.assemble(pypto.sigmoid(tile), [t * 16, 0], out)
+
+
+@pypto.frontend.jit
 def reads_after(x: pypto.Tensor([16, 64], pypto.DT_FP32), out: pypto.Tensor([16, 64], pypto.DT_FP32)):
     """The last iteration's `last` is read after the loop: only the unrolled form has it."""
     pypto.set_vec_tile_shapes(16, 16)
@@ -278,6 +290,34 @@ def test_a_name_read_after_the_loop_traces_the_kernel_again_unrolled() -> None:
     out = rolled[0][1]
     assert np.array_equal(out[:, 48:], np.exp(x[:, 48:]) * np.float32(2.0))
     assert reads_after._parsed.no_roll  # remembered: the next call does not try again
+
+
+def test_a_rolled_trace_that_warns_is_thrown_away_with_its_warnings() -> None:
+    x = np.random.default_rng(4).standard_normal((70, 64)).astype(np.float32)
+    kept = []
+    for roll in (True, False):
+        _run(warns_in_the_tail, [x, np.zeros_like(x)], (5,), roll)
+        kept.append(warns_in_the_tail._last_entry.warnings)  # what a cache hit will emit again
+    assert warns_in_the_tail._parsed.no_roll
+    # one per unrolled tile (the valid extent is symbolic in each), none left by the thrown-away rolled attempt
+    assert [w[0] for w in kept[0]] == ["EMU_SIGMOID_VALID"] * 5 and kept[0] == kept[1]
+    _same(warns_in_the_tail, [x, np.zeros_like(x)], (5,))
+
+
+def test_a_session_puts_its_warnings_back_when_an_attempt_is_thrown_away() -> None:
+    with emu.session() as s:
+        s.warn("EMU_A", "kept", file="k.py", line=1)
+        with s.capture_warnings() as got:
+            with pytest.raises(KeyError), s.warnings_rewound_on(KeyError):
+                s.warn("EMU_B", "thrown away", file="k.py", line=2)
+                s.warn("EMU_A", "kept", file="k.py", line=1)
+                raise KeyError
+            assert got == []
+            s.warn("EMU_B", "thrown away", file="k.py", line=2)  # not de-duplicated away: reported now
+            with s.warnings_rewound_on(KeyError):
+                s.warn("EMU_C", "no exception: stays", file="k.py", line=3)
+    assert [d.code for d in s.diagnostics] == ["EMU_A", "EMU_B", "EMU_C"]
+    assert [g[0] for g in got] == ["EMU_B", "EMU_C"]
 
 
 def test_a_runtime_error_in_a_rolled_loop_keeps_its_code_and_line() -> None:
