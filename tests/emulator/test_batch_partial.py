@@ -1,12 +1,9 @@
 """Batched tiles with a partial valid shape (sigmoid's 1 x 16384 in 16 x 512 tiles: one valid row of 16) give
 the bytes, counters, errors and warnings of the per-iteration interpreter (which ``record=True`` forces)."""
 
-import importlib.util
-import sys
-import textwrap
-
 import numpy as np
 import pytest
+from _emucorpus import chain_kernel
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -168,14 +165,8 @@ def k(x: pypto.Tensor([pypto.DYNAMIC, pypto.DYNAMIC], pypto.DT_FP32), w: pypto.T
 
 
 def _kernel(tmp_path, steps: list[int]):
-    body = textwrap.indent("\n".join(STEPS[s] for s in steps), " " * 12)
-    path = tmp_path / f"kp_{'_'.join(map(str, steps)) or 'id'}.py"
-    path.write_text(TEMPLATE.format(body=body))
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[path.stem] = mod
-    spec.loader.exec_module(mod)
-    return mod.k
+    return chain_kernel(tmp_path, TEMPLATE, [STEPS[s] for s in steps], 12,
+                        f"kp_{'_'.join(map(str, steps)) or 'id'}")
 
 
 @settings(max_examples=25, deadline=None, derandomize=True)

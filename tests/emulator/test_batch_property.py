@@ -1,10 +1,7 @@
 """Property: the batched fast path is bit-identical to the per-iteration interpreter on random op chains."""
 
-import importlib.util
-import sys
-import textwrap
-
 import numpy as np
+from _emucorpus import chain_kernel
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -51,14 +48,8 @@ def k(x: pypto.Tensor([pypto.DYNAMIC, 32], pypto.DT_FP32), w: pypto.Tensor([32, 
 
 
 def _kernel(tmp_path, steps: list[int]):
-    body = textwrap.indent("\n".join(STEPS[s] for s in steps), " " * 8)
-    path = tmp_path / f"k_{'_'.join(map(str, steps)) or 'id'}.py"
-    path.write_text(TEMPLATE.format(body=body))
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[path.stem] = mod
-    spec.loader.exec_module(mod)
-    return mod.k
+    return chain_kernel(tmp_path, TEMPLATE, [STEPS[s] for s in steps], 8,
+                        f"k_{'_'.join(map(str, steps)) or 'id'}")
 
 
 @settings(max_examples=25, deadline=None, derandomize=True)

@@ -11,8 +11,12 @@ plus references, and one runner applies the same checks to all of them (no NaN p
 inputs untouched, no error diagnostics, no warnings unless the case expects some).
 """
 
+import importlib.util
+import sys
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import ml_dtypes
@@ -116,3 +120,18 @@ def marker_line(path: str, tag: str) -> int:
             if tag in text:
                 return n
     raise LookupError(f"marker {tag!r} not found in {path}")
+
+
+def chain_kernel(tmp_path: Path, template: str, steps: list[str], indent: int, stem: str) -> Callable[..., Any]:
+    """The jit kernel ``k`` of ``template`` with ``steps`` (lines of a random op chain) as its ``{body}``, indented by
+    ``indent``, written to ``tmp_path/<stem>.py`` and imported: a property test's kernel is a real file, as the
+    parser reads kernels from their source."""
+    body = textwrap.indent("\n".join(steps), " " * indent)
+    path = tmp_path / f"{stem}.py"
+    path.write_text(template.format(body=body))
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None, path
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[path.stem] = mod
+    spec.loader.exec_module(mod)
+    return mod.k
