@@ -119,16 +119,30 @@ _PLACEABLE = frozenset({"binary", "unary"})
 """kinds whose batched run may compute into the window of the assemble that consumes the result (`Env.place`)"""
 
 
+_EXPR_PARAMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+"""kind -> (names of its ``expr`` parameters, names of its ``exprs`` parameters), read once from the schema"""
+
+
+def _expr_params(kind: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    got = _EXPR_PARAMS.get(kind)
+    if got is None:
+        schema = KINDS[kind].schema
+        got = _EXPR_PARAMS[kind] = (tuple(n for n, t in schema.items() if t.rstrip("?") == "expr"),
+                                    tuple(n for n, t in schema.items() if t.rstrip("?") == "exprs"))
+    return got
+
+
 def _index_dependent(it: Any, lid: int) -> bool:
     """Whether an op's expression parameters (shapes, diagonals, fill values ...) change with loop ``lid``."""
-    for name, t in KINDS[it.kind].schema.items():
-        v = it.params.get(name)
-        if v is None:
-            continue
-        base = t.rstrip("?")
-        if base == "expr" and depends_on(v, lid):
+    one, many = _expr_params(it.kind)
+    params = it.params
+    for name in one:
+        v = params.get(name)
+        if v is not None and type(v) is not int and depends_on(v, lid):
             return True
-        if base == "exprs" and any(depends_on(x, lid) for x in v):
+    for name in many:
+        v = params.get(name)
+        if v is not None and any(type(x) is not int and depends_on(x, lid) for x in v):
             return True
     return False
 

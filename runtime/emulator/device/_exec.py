@@ -3,8 +3,9 @@
 The executor walks a region path, and when a guard evaluates the other way it switches to the path that
 took the other branch at that guard and continues right after it. Loops of four or more iterations are
 first offered to the batch executor (`_batch`), which runs a leading run of independent iterations at once
-and returns how many it did; the rest run here one by one. Any exception an op raises on concrete values
-becomes one ``EMU_RUNTIME`` error at the op's kernel line.
+and returns how many it did; the rest run here one by one. A loop that carries state from one iteration to
+the next runs its leading write-free ops batched (`_carry`) and only the rest of its body per iteration. Any
+exception an op raises on concrete values becomes one ``EMU_RUNTIME`` error at the op's kernel line.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import numpy as np
 from runtime.emulator._buffers import is_poison
 from runtime.emulator._errors import EmulatorError
 from runtime.emulator.device._batch import run_batched
+from runtime.emulator.device._carry import PrefixPlan, analyse
+from runtime.emulator.device._carry import start as start_prefix
 from runtime.emulator.device._env import Env
 from runtime.emulator.device._kreg import DTYPES
 from runtime.emulator.device._prepare import XGuard, XLoop, XOp, XRegion, prepare
@@ -49,23 +52,24 @@ def _account(env: Env, node: XOp) -> None:
     env.geom = None
 
 
-def run_region(region: XRegion, env: Env) -> None:
-    """Execute one region (one iteration of a loop body, or the kernel body)."""
+def run_region(region: XRegion, env: Env, start: int = 0) -> None:
+    """Execute one region (one iteration of a loop body, or the kernel body), from item ``start`` of its first
+    path on (`_carry`: the items before it ran batched for this iteration)."""
     if not region.paths:
         return
     try:
-        _run_region(region, env)
+        _run_region(region, env, start)
     except (EmulatorError, ProgramError):  # ProgramError: a loop body the builders refuse (`XLoop.body`)
         raise
     except Exception as exc:  # an op failed on concrete values: one clear error at the kernel line
         raise env.error("EMU_RUNTIME", f"{type(exc).__name__}: {exc}") from exc
 
 
-def _run_region(region: XRegion, env: Env) -> None:
+def _run_region(region: XRegion, env: Env, start: int = 0) -> None:
     path = region.paths[0]
     items = path.items
     n = len(items)
-    i = 0
+    i = start
     limited = env.max_steps is not None
     noisy = env.noisy
     buf = env.buf
@@ -124,10 +128,27 @@ def run_loop(node: XLoop, env: Env) -> None:
             return  # its body is never prepared (`XLoop.body`)
         body = node.body
         if len(rng) >= 4 and not env.record:
-            done = run_batched(node, env, rng)
-            trips += done
-            env.batched += done
-            rng = rng[done:]
+            plan = node.plan
+            if plan is None:
+                plan = node.plan = analyse(node)
+            if type(plan) is PrefixPlan:
+                pre = start_prefix(node, plan, env, rng)
+                if pre is not None:
+                    pos = pre.plan.n
+                    for i, v in enumerate(rng[:pre.kcount]):
+                        env.sym[key] = v
+                        trips += 1
+                        if limited:
+                            env.step()
+                        pre.enter(env, i, limited)
+                        run_region(body, env, pos)
+                    pre.leave(env)
+                    rng = rng[pre.kcount:]
+            elif plan:
+                done = run_batched(node, env, rng)
+                trips += done
+                env.batched += done
+                rng = rng[done:]
         for v in rng:
             env.sym[key] = v
             trips += 1

@@ -103,7 +103,8 @@ class XLoop:
         self.file = lp.file
         self.line = lp.line
         self.plan: Any = None
-        """batch plan cache: None = not analysed, False = not batchable, else a `_batch.BatchPlan`"""
+        """batch plan cache: None = not analysed, False = not batchable, else a `_batch.BatchPlan` or, for a
+        loop that carries state, a `_carry.PrefixPlan`"""
         self.free: tuple[int, ...] = ()
         """storage keys last read inside this loop (dropped when it ends)"""
 

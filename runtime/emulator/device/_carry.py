@@ -1,0 +1,327 @@
+"""Loops that carry state: the leading write-free ops of the body run batched, the rest per iteration.
+
+Why: the batch executor (`_batch`) takes a loop only when its iterations are independent. Real kernels often
+carry a value from one iteration to the next - attn_softmax's running max ``gmax[:] = maximum(gmax, tm)`` and
+running sum, flash_attention_score_grad's accumulators - so their whole body ran op by op, ~10-20 us of Python
+per op, although its leading ops (``view, cast, mul, amax`` of a tile) do not depend on the carried value.
+
+What: the *prefix* of such a loop is the longest run of leading items of the body's first path (before any
+guard or nested loop) that the batch executor can run (views with offsets affine in the loop index, ops with a
+``brun`` whose parameters do not change with the loop), that read nothing the body produces or writes (but what
+the prefix itself produced before), and whose results nothing in the body writes. The prefix runs once for the
+leading run of iterations whose views are those of the per-iteration interpreter (`_batch._views_full`), with
+stacked tiles as in `_batch.run_batched`; then each iteration binds the prefix results still live after the
+prefix to its slice of the stacked values and runs only the rest of the body (`_exec.run_region` from the
+prefix's end, guards and nested loops included).
+
+Bit-identical to the per-iteration run: the prefix ops are the batch executor's (same ufuncs per element);
+their counters are added per iteration, just before that iteration's suffix (an error in iteration j leaves
+the counters of the per-iteration run), with one step per op against ``Limits.max_steps``; a prefix that fails,
+warns or is refused anywhere in the batch is abandoned before any iteration ran (counters, warnings and buffers
+restored) and the loop runs per iteration from the start. The slices are views (``owndata`` False): no op writes
+its result over them (`_k_math.scratch`). Aliasing: a prefix read may not share memory with anything the body
+writes in place (checked on the arrays at loop start, `_aliased`); a value the body writes, or carries, is
+written - and so is what it was derived from in the body.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from runtime.emulator._errors import EmulatorError
+from runtime.emulator.device._batch import (
+    _MIN_BATCH,
+    _RULES,
+    _VALID,
+    BatchPlan,
+    _account,
+    _analyse,
+    _Batch,
+    _Geo,
+    _index_dependent,
+    _Refused,
+    _run_op,
+    _views_full,
+)
+from runtime.emulator.device._expr import compile_expr, loop_coef
+from runtime.emulator.device._prepare import XLoop, XOp
+from runtime.emulator.device._program import Loop, Op, Region
+
+__all__ = ["PrefixPlan", "Prefixed", "analyse", "start"]
+
+log = logging.getLogger(__name__)
+
+_MIN_PREFIX_OPS = 1
+"""a prefix of views only saves nothing: at least this many computing ops (``brun``)"""
+
+
+@dataclass
+class PrefixPlan:
+    """The batchable prefix of a loop body that carries state (`analyse`)."""
+
+    batch: BatchPlan
+    """the prefix items as a batch plan (no assembles)"""
+    n: int
+    """number of prefix items: each iteration runs the body's first path from here"""
+    writes: frozenset[int]
+    """storage keys the body writes in place (whatever path, nested loops included), closed over the values they
+    were derived from in the body: a prefix read must not alias any of them (`_aliased`)"""
+    refused: set[tuple] = field(default_factory=set)
+    """partial-tile signatures a valid-shape rule refused (as `BatchPlan.refused`)"""
+
+
+def analyse(node: XLoop) -> BatchPlan | PrefixPlan | bool:
+    """The loop's batch plan (`_batch._analyse`), else its prefix plan, else False (``XLoop.plan``)."""
+    plan = _analyse(node)
+    if plan is not False:
+        return plan
+    try:
+        pre = _prefix(node)
+    except Exception:  # noqa: BLE001 - a body this analysis does not understand is run per iteration
+        log.debug("prefix analysis of loop %s failed", node.name, exc_info=True)
+        return False
+    return pre if pre is not None else False
+
+
+def _walk_ops(region: Region, out: list[Op]) -> None:
+    """Every op of a program region, all paths, nested loops included."""
+    for p in region.paths:
+        for it in p.items:
+            if isinstance(it, Op):
+                out.append(it)
+            elif isinstance(it, Loop):
+                _walk_ops(it.body, out)
+
+
+def _body_effects(node: XLoop) -> tuple[set[int], set[int]]:
+    """(keys the body produces, keys it writes in place - closed over what they alias in the body)."""
+    ops: list[Op] = []
+    for p in node.body.paths:
+        for it in p.items:
+            if type(it) is XOp:
+                ops.append(it.op)
+            elif type(it) is XLoop:
+                _walk_ops(it.lp.body, ops)
+    produced: set[int] = set()
+    writes: set[int] = set()
+    made_from: dict[int, set[int]] = {}
+    for op in ops:
+        outs = set(op.outs)
+        if op.out_key is not None and not op.writes:
+            outs.add(op.out_key)
+        produced |= outs
+        for k in outs:
+            made_from.setdefault(k, set()).update(op.ins)
+        writes.update(op.writes)
+        if op.kind == "carry":  # dst now holds src's very array: a later write into dst writes src
+            writes.update(op.ins)
+    todo = list(writes)
+    while todo:  # a value written in place may be a view of what it was made from (view, reshape ...)
+        for k in made_from.get(todo.pop(), ()):
+            if k not in writes:
+                writes.add(k)
+                todo.append(k)
+    return produced, writes
+
+
+def _prefix(node: XLoop) -> PrefixPlan | None:
+    body = node.body
+    if not body.paths:
+        return None
+    produced_all, writes = _body_effects(node)
+    lid = node.lid
+    items: list[XOp] = []
+    mine: set[int] = set()
+    geo: dict[int, _Geo] = {}
+    for it in body.paths[0].items:
+        if type(it) is not XOp:
+            break  # a guard or a nested loop ends the prefix
+        op = it.op
+        if op.writes or it.kind in ("assemble", "move", "setitem", "carry"):
+            break
+        if it.kind == "view":
+            coef = [loop_coef(o, lid) for o in it.params["offs"]]
+            if any(c is None for c in coef):
+                break
+            if it.params["src"] in mine and any(coef):
+                break
+            g = _Geo(it.params["offs"], [c for c in coef if c is not None],
+                     [compile_expr(o) for o in it.params["offs"]])
+        elif it.brun is None or _index_dependent(it, lid):
+            break
+        else:
+            g = None
+        if any(k not in mine and (k in produced_all or k in writes) for k in it.ins):
+            break  # reads a value of an earlier iteration (carried) or one the body writes
+        outs = set(op.outs)
+        if it.out_key is not None:
+            outs.add(it.out_key)
+        if outs & writes or any(k not in mine and k not in outs for k in it.free):
+            break
+        if g is not None:
+            geo[id(it)] = g
+        items.append(it)
+        mine |= outs
+    while items and items[-1].kind == "view":  # trailing views: nothing computed on them in the batch
+        items.pop()
+    if sum(it.kind != "view" for it in items) < _MIN_PREFIX_OPS:
+        return None
+    mine = set()
+    reads: set[int] = set()
+    for it in items:
+        reads.update(k for k in it.ins if k not in mine)
+        mine.update(it.op.outs)
+        if it.out_key is not None:
+            mine.add(it.out_key)
+    plan = BatchPlan(items=list(items), produced=mine, invariant_reads=reads,
+                     geo={id(it): geo[id(it)] for it in items if id(it) in geo})
+    plan.partial_ok = all(it.kind == "view" or it.kind in _VALID for it in items)
+    return PrefixPlan(batch=plan, n=len(items), writes=frozenset(writes))
+
+
+@dataclass
+class Prefixed:
+    """The batched prefix of one run of a loop: per iteration, what to bind and what to count (`enter`)."""
+
+    plan: PrefixPlan
+    kcount: int
+    """iterations the prefix ran for (the leading run of the loop's range)"""
+    live: list[tuple[int, np.ndarray, bool, tuple[int, ...]]]
+    """(storage key, stacked or invariant array, whether it has the iteration axis, valid shape of one tile)"""
+    counts: list[tuple[Any, int, int, int, int, int]]
+    """per prefix op: (op, tiles, elements, bytes_in, bytes_out, flops) of one iteration"""
+
+    def enter(self, env: Any, i: int, limited: bool) -> None:
+        """Iteration ``i``: count the prefix ops as the per-iteration run does (step, counters, op by op), then
+        bind the prefix results still live to this iteration's slice."""
+        ops = env.ops
+        for it, tiles, elements, bin_, bout, flops in self.counts:
+            env.node = it  # as in the per-iteration run: the last op run locates an error raised before the next
+            if limited:
+                env.step()
+            name = it.name
+            ops[name] = ops.get(name, 0) + 1
+            env.tiles += tiles
+            env.elements += elements
+            env.bytes_in += bin_
+            env.bytes_out += bout
+            env.flops += flops
+        buf = env.buf
+        for k, arr, stacked, valid in self.live:
+            buf[k] = (arr[i] if stacked else arr[...], valid)
+
+    def leave(self, env: Any) -> None:
+        """After the last batched iteration: a prefix result still held (read after the loop) owns its memory,
+        as a per-iteration result does."""
+        buf = env.buf
+        for k, _, _, _ in self.live:
+            v = buf.get(k)
+            if v is not None and not v[0].flags.owndata:
+                buf[k] = (np.array(v[0], copy=True), v[1])
+
+
+def _aliased(plan: PrefixPlan, env: Any) -> bool:
+    """Whether a value the prefix reads shares memory with one the body writes in place (then the batch would
+    read it before the writes of earlier iterations)."""
+    buf = env.buf
+    targets = [buf[w][0] for w in plan.writes if w in buf]
+    if not targets:
+        return False
+    for k in plan.batch.invariant_reads:
+        a = buf[k][0]
+        if any(np.may_share_memory(a, t) for t in targets):
+            return True
+    return False
+
+
+def _check_inner_view(b: _Batch, it: Any) -> None:
+    """A view of a value the prefix computed (its offsets do not move with the loop, `_prefix`): the window
+    must lie inside one iteration's tile, else the per-iteration view raises and numpy would clip silently."""
+    env, p = b.env, it.params
+    arr = env.buf[p["src"]][0]
+    tile = arr.shape[1:] if p["src"] in b.batched else arr.shape
+    o0 = [f(env) for f in b.plan.geo[id(it)].fns]
+    if len(o0) != len(tile) or any(o < 0 or o + s > e for o, s, e in zip(o0, p["shape"], tile, strict=True)):
+        raise EmulatorError("EMU_BATCH", "view window not inside its source tile (fall back)")
+
+
+def start(node: XLoop, plan: PrefixPlan, env: Any, rng: range) -> Prefixed | None:
+    """Run the prefix of ``plan`` batched over a leading run of ``rng``; None when it does not apply (then the
+    loop runs per iteration and nothing here changed ``env``)."""
+    bp = plan.batch
+    if env.noisy:
+        return None  # the test-mode noise injector perturbs per-iteration results
+    buf = env.buf
+    for k in bp.invariant_reads:
+        v = buf.get(k)
+        if v is None or tuple(v[1]) != v[0].shape:
+            return None
+    if _aliased(plan, env):
+        return None
+    key = node.lid
+    kcount, wins = _views_full(bp, env, key, rng)
+    if kcount < _MIN_BATCH:
+        return None
+    partial = any(w.valid != tuple(it.params["shape"]) or w.ext != tuple(it.params["shape"])
+                  for it in bp.items if it.kind == "view" for w in (wins[id(it)],))
+    sig: tuple = ()
+    if partial:
+        if not bp.partial_ok:
+            return None
+        sig = (tuple((w.valid, w.ext) for w in wins.values()),
+               tuple(buf[k][0].shape for k in sorted(bp.invariant_reads)))
+        if sig in plan.refused:
+            return None
+    env.sym[key] = rng[0]
+    saved = (dict(env.ops), env.tiles, env.elements, env.bytes_in, env.bytes_out, env.flops)
+    node0 = env.node
+    nwarn = len(env.warnings)
+    batch = _Batch(bp, env, rng.step, kcount, wins=wins, valid={} if partial else None)
+    counts: list[tuple[Any, int, int, int, int, int]] = []
+    try:
+        for it in bp.items:
+            env.node = it
+            if it.kind == "view" and it.params["src"] in bp.produced:
+                _check_inner_view(batch, it)
+            before = (env.tiles, env.elements, env.bytes_in, env.bytes_out, env.flops)
+            _RULES.get(it.kind, _run_op)(batch, it)
+            _account(env, it, kcount, batch.batched)
+            d = [a - b for a, b in zip((env.tiles, env.elements, env.bytes_in, env.bytes_out, env.flops), before,
+                                       strict=True)]
+            if any(x % kcount for x in d):
+                raise EmulatorError("EMU_BATCH", "counters not a multiple of the iterations (fall back)")
+            counts.append((it, *(x // kcount for x in d)))
+            for k in it.free:
+                buf.pop(k, None)
+        if len(env.warnings) != nwarn:
+            raise EmulatorError("EMU_BATCH", "a prefix op warned (fall back for the per-iteration order)")
+        live = []
+        for k in bp.produced:
+            v = buf.pop(k, None)
+            if v is None:
+                continue
+            arr = v[0]
+            stacked = k in batch.batched
+            if batch.valid is not None:
+                valid = tuple(batch.valid[k])
+            else:
+                valid = tuple(arr.shape[1:] if stacked else arr.shape)
+            live.append((k, arr, stacked, valid))
+    except Exception as exc:  # noqa: BLE001 - any failure: the per-iteration run owns the precise behaviour
+        if isinstance(exc, _Refused):
+            plan.refused.add(sig)
+        log.debug("prefix of loop %s not batched: %s", node.name, exc)
+        for k in bp.produced:
+            buf.pop(k, None)
+        for w in env.warnings[nwarn:]:
+            env._warned.discard((w.code, w.file, w.line, w.message))
+        del env.warnings[nwarn:]
+        return None
+    finally:
+        env.ops, env.tiles, env.elements, env.bytes_in, env.bytes_out, env.flops = saved
+        env.node = node0
+    return Prefixed(plan=plan, kcount=kcount, live=live, counts=counts)
