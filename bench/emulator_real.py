@@ -14,9 +14,11 @@ its wrapper and ``golden.py`` run on every SPEC case in this process: ``cold`` =
 (nothing cached but what earlier cases of the same call signature left - what one verification pays), ``warm``
 = the best of the next N calls (the trace cache's steady state, as for repeated calls of a signature).
 
-Columns: ``emu s`` = CPU seconds inside kernel calls (tracing + lowering + execution), ``golden s`` = CPU
-seconds inside the golden on the same inputs, ``x`` = their ratio; ``trace``/``lower``/``exec`` split the
-emulator's time; the breakdown columns are shares of the execution time in a second run sampled by py-spy
+Columns (gym): ``emu ms`` = CPU milliseconds inside kernel calls (tracing + lowering + execution), ``golden ms`` =
+CPU milliseconds inside the golden on the same inputs, ``x`` = their ratio; ``trace``/``lower``/``exec``/``other``
+split the emulator's time (``other``: the call's own bookkeeping - cache key, session, result - and the cyclic
+collector), ``gc`` = the collector's share of it (which call a collection lands in depends on every allocation of
+the process: a young collection ~0.4 ms, an older generation several ms); the breakdown columns are shares of the execution time in a second run sampled by py-spy
 with native frames (optional: ``pip install py-spy``): ``interp`` = the executor's own Python per op and per
 tile (the interpreter's C code included), ``numpy`` = numpy/BLAS code, ``copy`` = copies, fills and
 allocation, ``dtype`` = conversions to float32 and rounding to bf16/fp16, ``checks`` = poison, bounds and
@@ -195,6 +197,7 @@ def summarise(run: dict[str, Any], prof: dict[str, Any] | None) -> dict[str, Any
     s["trace_cpu"] = sum(k.get("program_cpu", 0.0) - k.get("lower_cpu", 0.0) for k in kernels)
     s["lower_cpu"] = sum(k.get("lower_cpu", 0.0) for k in kernels)
     s["exec_cpu"] = sum(k.get("exec_cpu", 0.0) for k in kernels)
+    s["gc_cpu"] = sum(k.get("gc_cpu", 0.0) for k in kernels)
     s["golden_cpu"] = sum(g["cpu"] for g in golden)
     s["ratio"] = s["emu_cpu"] / s["golden_cpu"] if s["golden_cpu"] > 0 and kernels else None
     s["maxrss_mb"] = max((p["maxrss_kb"] for p in procs), default=0) / 1024
@@ -305,15 +308,21 @@ def _f(x: float | None, fmt: str = ".2f") -> str:
     return "-" if x is None else format(x, fmt)
 
 
+def _ms(v: float | None) -> str:
+    return "-" if v is None else f"{1e3 * v:.1f}"
+
+
 def print_gym(rows: list[dict[str, Any]]) -> None:
-    print(f"{'gym operator':<27} {'vendor':>6} {'calls':>5} {'emu s':>7} {'golden s':>8} {'x':>7} "
-          f"{'trace':>6} {'lower':>6} {'exec':>7} {'interp':>6} {'numpy':>6} {'copy':>6} {'dtype':>6} "
-          f"{'checks':>6} {'peak/args':>9} {'args MB':>8} {'rss MB':>7}")
+    print(f"{'gym operator':<27} {'vendor':>6} {'calls':>5} {'emu ms':>7} {'golden ms':>9} {'x':>6} "
+          f"{'trace':>6} {'lower':>5} {'exec':>6} {'other':>5} {'gc':>5} {'interp':>6} {'numpy':>6} {'copy':>6} "
+          f"{'dtype':>6} {'checks':>6} {'peak/args':>9} {'args MB':>8} {'rss MB':>7}")
     for s in rows:
         b = s.get("breakdown") or {}
+        other = s["emu_cpu"] - s["trace_cpu"] - s["lower_cpu"] - s["exec_cpu"]
         print(f"{s['op']:<27} {'PASS' if s['passed'] else 'fail':>6} {s['kernel_calls']:>5} "
-              f"{_f(s['emu_cpu']):>7} {_f(s['golden_cpu'], '.3f'):>8} {_f(s['ratio'], '.1f'):>7} "
-              f"{_f(s['trace_cpu']):>6} {_f(s['lower_cpu']):>6} {_f(s['exec_cpu']):>7} "
+              f"{_ms(s['emu_cpu']):>7} {_ms(s['golden_cpu']):>9} {_f(s['ratio'], '.1f'):>6} "
+              f"{_ms(s['trace_cpu']):>6} {_ms(s['lower_cpu']):>5} {_ms(s['exec_cpu']):>6} {_ms(other):>5} "
+              f"{_ms(s.get('gc_cpu')):>5} "
               + " ".join(f"{_f(100 * b[c] if c in b else None, '.0f') + '%':>6}" for c in CATS)
               + f" {_f(s['peak_ratio'], '.2f'):>9} {s['args_mb']:>8.1f} {s['maxrss_mb']:>7.0f}")
         if not s["passed"]:
@@ -388,7 +397,7 @@ def main() -> int:
         ws = [run_workspace(op, a.repeat) for op in workspace_ops() if not a.ops or op in a.ops]
         out["workspace"] = ws
         print_ws(ws)
-    print(f"(CPU seconds, 1 BLAS thread; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
+    print(f"(CPU time, 1 BLAS thread; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
     if os.environ.get("FORGE_EMUREAL_CAPTURE"):
         # the capture hook writes every kernel call's arguments inside the timed call (rms_norm read 7.4x, not 2.2x)
         print("NOTE: FORGE_EMUREAL_CAPTURE is set: the emulator times include writing the captures; the ratios above "

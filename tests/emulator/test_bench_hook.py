@@ -52,4 +52,6 @@ def test_the_hook_times_kernel_calls_and_the_calls_still_work(tmp_path: Path) ->
     assert [k["ok"] for k in kernels] == [True, True]
     assert all(k["exec_cpu"] > 0 and k["args_bytes"] == 2 * 64 * 32 * 4 for k in kernels)
     assert "program_cpu" in kernels[0] and "lower_cpu" in kernels[0]
+    # the collector's time inside kernel calls, when it ran there (see the hook's _gc_callback)
+    assert all(0 <= k.get("gc_cpu", 0.0) <= k["cpu"] for k in kernels)
     assert not [r for r in recs if r["type"] == "hook-error"]
