@@ -171,3 +171,53 @@ def test_a_loop_invariant_op_in_a_batched_loop_is_counted_every_iteration():
     slow, cs = _run(invariant_in_loop, [x, w, np.zeros_like(x)], record=True)
     assert fast[2].tobytes() == slow[2].tobytes() and cf.batched_iterations == 8
     assert cf.model_dump(exclude={"batched_iterations"}) == cs.model_dump(exclude={"batched_iterations"})
+
+
+@pypto.frontend.jit
+def broadcast_rows(x: pypto.Tensor([1, C], pypto.DT_FP32), out: pypto.Tensor([T, C], pypto.DT_FP32)):
+    """llada2_gate_select's bias tile: one row from before the loop assembled into every row."""
+    pypto.set_vec_tile_shapes(T, C)
+    row = x * 2.0
+    tile = pypto.tensor([T, C], pypto.DT_FP32, "tile")
+    for r in range(T):
+        pypto.assemble(row, [r, 0], tile)
+    out[:] = tile + 1.0
+
+
+@pypto.frontend.jit
+def broadcast_device_loop(x: pypto.Tensor([1, C], pypto.DT_FP32), out: pypto.Tensor([T, C], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(T, C)
+    for r in pypto.loop(T):
+        pypto.assemble(x, [r, 0], out)
+
+
+@pypto.frontend.jit
+def stored_then_updated(x: pypto.Tensor([64, C], pypto.DT_FP32), acc: pypto.Tensor([T, C], pypto.DT_FP32),
+                        out: pypto.Tensor([64, C], pypto.DT_FP32)):
+    """The assembled value is the one an earlier iteration left in acc: not a value from before the loop."""
+    pypto.set_vec_tile_shapes(T, C)
+    for i in pypto.loop(8):
+        pypto.assemble(acc, [i * T, 0], out)
+        acc[:] = acc + pypto.view(x, [T, C], [i * T, 0])
+
+
+@pytest.mark.parametrize("kernel", [broadcast_rows, broadcast_device_loop])
+def test_a_value_from_before_the_loop_assembled_in_every_iteration_is_batched(kernel):
+    x = np.random.default_rng(12).standard_normal((1, C)).astype(F32)
+    fast, cf = _run(kernel, [x, np.zeros((T, C), F32)], record=False)
+    slow, cs = _run(kernel, [x, np.zeros((T, C), F32)], record=True)
+    assert fast[1].tobytes() == slow[1].tobytes()
+    assert cf.batched_iterations >= T - 1  # a rolled range loop runs its first iteration unrolled
+    # record=True also turns the rolling of range loops off: the rolled loop's trips are only in the fast run
+    skip = {"batched_iterations", "loop_trips"} if kernel is broadcast_rows else {"batched_iterations"}
+    assert cf.model_dump(exclude=skip) == cs.model_dump(exclude=skip)
+    want = x * 2.0 + 1.0 if kernel is broadcast_rows else x
+    np.testing.assert_array_equal(fast[1], np.broadcast_to(want, (T, C)))
+
+
+def test_an_assembled_value_carried_from_the_previous_iteration_is_not_batched():
+    x = np.random.default_rng(13).standard_normal((64, C)).astype(F32)
+    fast, cf = _run(stored_then_updated, [x, np.zeros((T, C), F32), np.zeros((64, C), F32)], record=False)
+    slow, cs = _run(stored_then_updated, [x, np.zeros((T, C), F32), np.zeros((64, C), F32)], record=True)
+    assert fast[2].tobytes() == slow[2].tobytes() and cf.batched_iterations == 0
+    np.testing.assert_allclose(fast[2][8:16], x[:8], rtol=1e-6)

@@ -73,6 +73,7 @@ def _analyse(node: Any) -> BatchPlan | bool:
     written: set[int] = set()
     plan = BatchPlan(items=list(items), produced=produced, invariant_reads=set())
     lid = node.lid
+    made = {k for it in items for k in (it.out_key, *it.op.outs)}  # values the body makes, assemble destinations
     for it in items:
         kind = it.kind if it.kind in ("view", "assemble") else None
         p = it.params
@@ -81,7 +82,11 @@ def _analyse(node: Any) -> BatchPlan | bool:
         if kind is None and _index_dependent(it, lid):
             return False  # a batched op evaluates its expressions once, at the first iteration
         if kind == "assemble":
-            if p["src"] not in produced or not p["owned"] or p["parallel"]:
+            # the source: a value of this iteration, or one from before the loop that the body neither makes
+            # nor writes (llada2's bias row assembled into every row of a tile: the same tile in every window)
+            if p["src"] not in produced and p["src"] in made:
+                return False
+            if not p["owned"] or p["parallel"]:
                 return False
             coef = [loop_coef(o, lid) for o in p["offs"]]
             if any(c is None for c in coef):
