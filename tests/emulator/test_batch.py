@@ -221,3 +221,29 @@ def test_an_assembled_value_carried_from_the_previous_iteration_is_not_batched()
     slow, cs = _run(stored_then_updated, [x, np.zeros((T, C), F32), np.zeros((64, C), F32)], record=True)
     assert fast[2].tobytes() == slow[2].tobytes() and cf.batched_iterations == 0
     np.testing.assert_allclose(fast[2][8:16], x[:8], rtol=1e-6)
+
+
+@pypto.frontend.jit
+def shifted(x: pypto.Tensor([80, C], pypto.DT_FP32), out: pypto.Tensor([80, C], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(T, C)
+    for i in pypto.loop(8):
+        pypto.assemble(pypto.view(x, [T, C], [i * T, 0]) * 0.5 + 1.0, [i * T + T, 0], out)
+
+
+def test_an_input_that_is_also_the_output_is_not_read_ahead_of_the_writes():
+    """The same array passed as x and out: each iteration reads the rows the one before wrote. The batch read
+    every window first (different bits, found in session 9); it now runs per iteration."""
+    x = np.random.default_rng(14).standard_normal((80, C)).astype(F32)
+    got = []
+    for record in (False, True):
+        a = x.copy()
+        with emu.session(emu.Options(record=record)) as s:
+            shifted(a, a)
+        got.append((a.tobytes(), s.counters))
+    assert got[0][0] == got[1][0] and got[0][1].batched_iterations == 0
+    want = x.copy()
+    for i in range(8):
+        want[i * T + T:i * T + 2 * T] = want[i * T:i * T + T] * F32(0.5) + F32(1.0)
+    assert got[0][0] == want.tobytes()
+    apart, cf = _run(shifted, [x, np.zeros_like(x)], record=False)  # distinct arrays: batched
+    assert cf.batched_iterations == 8

@@ -59,6 +59,8 @@ class BatchPlan:
     """id(view) -> its compiled valid-extent evaluators (`_vs_fns`)"""
     refused: set[tuple] = field(default_factory=set)
     """partial tiles a valid-shape rule refused: (views' `_Window`s, shapes of the values read from outside)"""
+    writes: set[int] = field(default_factory=set)
+    """assemble destinations: none may share memory with a value read from outside the body (`_aliased`)"""
 
 
 def _analyse(node: Any) -> BatchPlan | bool:
@@ -111,6 +113,7 @@ def _analyse(node: Any) -> BatchPlan | bool:
     if written & reads or written & produced:
         return False
     plan.invariant_reads = reads - produced
+    plan.writes = written
     for it, nxt in zip(items, items[1:], strict=False):
         if (it.kind in _PLACEABLE and nxt.kind == "assemble" and it.out_key is not None
                 and nxt.params["src"] == it.out_key and it.out_key in nxt.free and not nxt.params.get("store_bf16")
@@ -552,6 +555,22 @@ _VALID: dict[str, Callable[[_Batch, Any], tuple | None]] = {
 _RULES = {"view": _run_view, "assemble": _run_assemble}
 
 
+def _aliased(env: Any, reads: set[int], writes: Any) -> bool:
+    """Whether a value read from outside the body shares memory with a destination the body writes (the same
+    array passed as an input and an output of the kernel): the batch reads every iteration's window before any
+    write, the per-iteration run reads what the earlier iterations wrote there."""
+    buf = env.buf
+    targets = [buf[w][0] for w in writes if w in buf]
+    if not targets:
+        return False
+    for k in reads:
+        a = buf[k][0]
+        for t in targets:
+            if np.may_share_memory(a, t):
+                return True
+    return False
+
+
 def run_batched(node: Any, env: Any, rng: range) -> int:
     """Execute a leading run of iterations in one batch; returns how many were done (0 = none)."""
     plan = node.plan
@@ -564,6 +583,8 @@ def run_batched(node: Any, env: Any, rng: range) -> int:
         v = env.buf.get(k)
         if v is None or tuple(v[1]) != v[0].shape:
             return 0
+    if _aliased(env, plan.invariant_reads, plan.writes):
+        return 0
     key = node.lid
     kcount, wins = _views_full(plan, env, key, rng)
     if kcount < _MIN_BATCH:

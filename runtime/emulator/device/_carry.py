@@ -39,6 +39,7 @@ from runtime.emulator.device._batch import (
     _VALID,
     BatchPlan,
     _account,
+    _aliased,
     _analyse,
     _Batch,
     _Geo,
@@ -224,20 +225,6 @@ class Prefixed:
                 buf[k] = (np.array(v[0], copy=True), v[1])
 
 
-def _aliased(plan: PrefixPlan, env: Any) -> bool:
-    """Whether a value the prefix reads shares memory with one the body writes in place (then the batch would
-    read it before the writes of earlier iterations)."""
-    buf = env.buf
-    targets = [buf[w][0] for w in plan.writes if w in buf]
-    if not targets:
-        return False
-    for k in plan.batch.invariant_reads:
-        a = buf[k][0]
-        if any(np.may_share_memory(a, t) for t in targets):
-            return True
-    return False
-
-
 def _check_inner_view(b: _Batch, it: Any) -> None:
     """A view of a value the prefix computed (its offsets do not move with the loop, `_prefix`): the window
     must lie inside one iteration's tile, else the per-iteration view raises and numpy would clip silently."""
@@ -260,7 +247,7 @@ def start(node: XLoop, plan: PrefixPlan, env: Any, rng: range) -> Prefixed | Non
         v = buf.get(k)
         if v is None or tuple(v[1]) != v[0].shape:
             return None
-    if _aliased(plan, env):
+    if _aliased(env, bp.invariant_reads, plan.writes):
         return None
     key = node.lid
     kcount, wins = _views_full(bp, env, key, rng)
