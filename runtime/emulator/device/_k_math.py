@@ -126,6 +126,12 @@ def scratch(env: Any, key: int, dt: np.dtype) -> np.ndarray | None:
 
 def _fits(out: np.ndarray, a: Any, b: Any) -> bool:
     """Whether ``ufunc(a, b)`` has ``out``'s shape and dtype (then ``ufunc(a, b, out=out)`` runs the same loop)."""
+    if type(a) is np.ndarray and type(b) is np.ndarray and a.dtype == out.dtype and b.dtype == out.dtype:
+        # the common case, without numpy's Python-level broadcast_shapes (~5 us per op in a per-iteration loop):
+        # same dtypes give that dtype; a shape equal to out's, or a 0-d scalar, broadcasts to out's shape
+        sa, sb, so = a.shape, b.shape, out.shape
+        if (sa == so or not sa) and (sb == so or not sb) and (sa or sb):
+            return True
     try:
         return np.broadcast_shapes(np.shape(a), np.shape(b)) == out.shape and np.result_type(a, b) == out.dtype
     except (ValueError, TypeError):
@@ -239,7 +245,11 @@ def build_binary(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
             except ValueError as exc:
                 raise env.error("FC0000", f"shape not support binary operation ({list(xa.shape)} vs "
                                 f"{list(xb.shape)}): {exc}") from None
-            valid = valid_of(r.shape, [(xa, va), (xb, vb)])
+            rs = r.shape
+            if xa.shape == rs and xb.shape == rs and len(va) == len(rs) == len(vb):
+                valid = tuple(map(min, rs, va, vb))  # `valid_of` when nothing broadcasts (every axis counts)
+            else:
+                valid = valid_of(rs, [(xa, va), (xb, vb)])
         else:
             a = compute(xa)
             r = ufo(a, bval, out=out) if out is not None and _fits(out, a, bval) else fn(a, bval)  # type: ignore[misc]
@@ -398,14 +408,27 @@ def build_cast(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
 
 # ---- reductions ---------------------------------------------------------------------------------------
 
+# np.sum / np.max / np.min on an ndarray are ``np.add.reduce`` / ``np.maximum.reduce`` / ``np.minimum.reduce`` with
+# the same arguments (numpy's ``_wrapreduction``): called directly, without that Python layer (~3 us per call)
+
 def _sum(x: np.ndarray, ax: int) -> Any:
+    if type(x) is not np.ndarray:
+        return np.sum(x, axis=ax, dtype=x.dtype if x.dtype.kind in "iu" else np.float32)
     if x.dtype.kind in "iu":
-        return np.sum(x, axis=ax, dtype=x.dtype)
-    return np.sum(x, axis=ax, dtype=np.float32)
+        return np.add.reduce(x, axis=ax, dtype=x.dtype)
+    return np.add.reduce(x, axis=ax, dtype=np.float32)
+
+
+def _max(x: np.ndarray, ax: int) -> Any:
+    return np.maximum.reduce(x, axis=ax) if type(x) is np.ndarray else np.max(x, axis=ax)
+
+
+def _min(x: np.ndarray, ax: int) -> Any:
+    return np.minimum.reduce(x, axis=ax) if type(x) is np.ndarray else np.min(x, axis=ax)
 
 
 REDUCE: dict[str, Callable[[np.ndarray, int], Any]] = {
-    "sum": _sum, "amax": lambda x, ax: np.max(x, axis=ax), "amin": lambda x, ax: np.min(x, axis=ax),
+    "sum": _sum, "amax": _max, "amin": _min,
     "prod": lambda x, ax: np.prod(x, axis=ax), "argmax": lambda x, ax: np.argmax(x, axis=ax),
     "argmin": lambda x, ax: np.argmin(x, axis=ax),
 }
@@ -434,7 +457,7 @@ def build_reduce(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
         r = fn(compute(x), ax)
         r = np.asarray(r)
         if keepdim:
-            r = np.expand_dims(r, ax)
+            r = r.reshape(r.shape[:ax] + (1,) + r.shape[ax:])  # np.expand_dims' view, without its axis checks
             vv = tuple(v[:ax]) + (1,) + tuple(v[ax + 1:])
         else:
             vv = tuple(v[:ax]) + tuple(v[ax + 1:])
