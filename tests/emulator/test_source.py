@@ -186,3 +186,43 @@ def test_split_params_follows_replaced_defaults_and_annotations() -> None:
     k.__defaults__ = None
     t3, o3 = p.split_params()
     assert [n for n, _ in t3] == ["x", "n"] and o3 == []
+
+
+def test_findsource_is_inspects(tmp_path: Path) -> None:
+    """`_source.findsource` answers as ``inspect.findsource`` for every corpus kernel, every kernel of the awkward
+    layouts and plain functions; a function whose first line does not start its block is left to inspect."""
+    from runtime.emulator._source import findsource
+
+    path = tmp_path / "awkward_kernels3.py"
+    path.write_text(AWKWARD, encoding="utf-8")
+    funcs = _kernels(_load(path, "emu_awkward_findsource"))
+    for i, p in enumerate(sorted(CORPUS.glob("*.py"))):
+        try:
+            funcs += _kernels(_load(p, f"emu_findsource_corpus_{i}"))
+        except Exception:  # noqa: BLE001 - a corpus module that needs its fixture
+            continue
+    funcs += [_load(path, "emu_awkward_findsource2").staticmethod_like, _inspect_tree]  # plain functions
+    assert len(funcs) >= 50
+    for f in funcs:
+        got, want = findsource(f), inspect.findsource(f)
+        assert got[1] == want[1] and got[0] == want[0], f.__name__
+
+
+def test_findsource_steps_aside_when_the_first_line_is_not_the_block(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from runtime.emulator import _source
+
+    path = tmp_path / "lam.py"
+    path.write_text("x = 1\nf = (\n    lambda a: a + 1)\n\n\ndef g():\n    return 2\n", encoding="utf-8")
+    mod = _load(path, "emu_findsource_lambda")
+    calls = []
+    real = inspect.findsource
+
+    def spy(obj: Any) -> Any:
+        calls.append(obj)
+        return real(obj)
+
+    monkeypatch.setattr(_source.inspect, "findsource", spy)
+    assert _source.findsource(mod.f) == real(mod.f)  # first line `f = (`: not a def/decorator line -> inspect
+    assert calls == [mod.f]
+    assert _source.findsource(mod.g) == real(mod.g) and calls == [mod.f]  # a def line: answered here
