@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from runtime import pyast
 from runtime.dtypes import DTypeError, canonical_name
 from runtime.yamlio import load_yaml
 
@@ -139,7 +140,7 @@ def _shape_dim_ok(dim: Any) -> bool:
     if not isinstance(dim, str):
         return False
     try:
-        tree = ast.parse(dim, mode="eval")
+        tree = pyast.parse(dim, mode="eval")
     except SyntaxError:
         return False
     allowed = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Name, ast.Load, ast.Add, ast.Sub, ast.Mult,

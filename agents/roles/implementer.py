@@ -16,6 +16,7 @@ from agents.contracts import ImplementContext, ImplementResult
 from agents.roles._base import AnswerError, RoleCall, RoleEnv, run_role
 from agents.roles._budget import Part, assemble
 from agents.tools import ToolBox
+from runtime import pyast
 from runtime.markers import markers
 
 __all__ = ["ImplementAnswer", "check_implementation", "implement", "user_message"]
@@ -80,7 +81,7 @@ def check_implementation(answer: ImplementAnswer, ctx: ImplementContext) -> Impl
     if not content.strip():
         raise AnswerError("content is empty; give the complete file")
     try:
-        tree = ast.parse(content, filename=ctx.target_file)
+        tree = pyast.parse(content, filename=ctx.target_file)
     except SyntaxError as exc:
         raise AnswerError(f"content is not valid Python: line {exc.lineno}: {exc.msg}") from None
     functions = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from runtime import pyast
 from runtime.opdir import load_op_dir
 from runtime.sandbox import SandboxError, SandboxPolicy, run_candidate
 
@@ -46,7 +47,7 @@ def _where(error: dict[str, Any], lines: list[str], draft: Path) -> dict[str, An
 def _signature(source: str, wrapper_name: str) -> tuple[str, list[str] | None, list[str], str]:
     """(wrapper name, its parameters or None when not a plain top-level def, all *_wrapper names, syntax error)."""
     try:
-        tree = ast.parse(source)
+        tree = pyast.parse(source)
     except SyntaxError as exc:
         return wrapper_name, None, [], f"SyntaxError: {exc.msg} (line {exc.lineno})"
     defs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}

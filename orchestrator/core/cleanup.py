@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import re
 
+from runtime import pyast
 from runtime.interfaces import ModuleInterfaces
 from runtime.stages import final_wrapper, wrapper_for
 
@@ -24,7 +25,7 @@ def select_returns(source: str, wrapper: str, indices: list[int], count: int) ->
     unchanged (the final verification then reports the mismatch).
     """
     try:
-        tree = ast.parse(source)
+        tree = pyast.parse(source)
     except SyntaxError:
         return source
     fn = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == wrapper), None)

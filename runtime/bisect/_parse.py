@@ -13,6 +13,8 @@ from __future__ import annotations
 import ast
 import threading
 
+from runtime import pyast
+
 _LOCK = threading.Lock()
 _RETRIES = 5
 
@@ -22,7 +24,7 @@ def parse_source(source: str) -> ast.Module:
     for attempt in range(_RETRIES):
         with _LOCK:
             try:
-                return ast.parse(source)
+                return pyast.parse(source)
             except SystemError as exc:  # gh-106905 only; any other SystemError is re-raised
                 if "recursion depth mismatch" not in str(exc) or attempt == _RETRIES - 1:
                     raise

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import yaml
 
+from runtime import pyast
 from runtime.bisect._analyzer import UPDATED, Aligned, Analyzer
 from runtime.bisect._auto import AutoResult, Golden, analyze, name_from_source
 from runtime.bisect._checkpoint import checkpoint_names, compare_checkpoints
@@ -491,7 +492,7 @@ def _golden_names(op: Any) -> set[str]:
         if path.name.endswith("_impl.py"):
             continue
         try:
-            tree = ast.parse(path.read_text(encoding="utf-8"))
+            tree = pyast.parse(path.read_text(encoding="utf-8"))
         except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
             continue
         for node in ast.walk(tree):

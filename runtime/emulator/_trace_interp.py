@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from runtime import pyast
 from runtime.emulator._astutil import nodes
 from runtime.emulator._errors import EmulatorError, py_error
 from runtime.emulator._executor import ROLLED_PREFIX
@@ -93,7 +94,7 @@ class _Parsed:
             raise py_error("RuntimeError", f"cannot read the source of {kind} '{func.__name__}': {exc}") from None
         if tree is None:
             # blank lines in front give every node its line in the file (ast.increment_lineno walks the whole tree)
-            tree = ast.parse("\n" * (start - 1) + textwrap.dedent("".join(lines)))
+            tree = pyast.parse("\n" * (start - 1) + textwrap.dedent("".join(lines)))
         fdefs = [n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
         if not fdefs:
             raise py_error("TypeError", f"{kind} decorator can only be used on functions")
@@ -209,7 +210,7 @@ def _quick_tree(func: Callable) -> ast.Module | None:
         return None
     lines, start = got
     try:
-        tree = ast.parse("\n" * (start - 1) + textwrap.dedent("".join(lines)))
+        tree = pyast.parse("\n" * (start - 1) + textwrap.dedent("".join(lines)))
     except (SyntaxError, ValueError):
         return None
     body = tree.body
@@ -259,10 +260,10 @@ class _Interp:
         if c is None:
             expr = ast.Expression(node)
             try:  # parsed nodes carry their locations: fixing them walked every expression once more
-                c = compile(expr, self.p.file, "eval")
+                c = pyast.compile_tree(expr, self.p.file, "eval")
             except (TypeError, ValueError):  # a synthetic node without a location
                 ast.fix_missing_locations(expr)
-                c = compile(expr, self.p.file, "eval")
+                c = pyast.compile_tree(expr, self.p.file, "eval")
             self.p.codes[node] = c
         return c
 
@@ -346,7 +347,7 @@ class _Interp:
                 raise self.err("AssertionError", str(msg), s)
         elif t is ast.FunctionDef:
             mod = ast.Module(body=[s], type_ignores=[])
-            exec(compile(mod, self.p.file, "exec"), self.g, ns)  # noqa: S102 - nested helper definition
+            exec(pyast.compile_tree(mod, self.p.file, "exec"), self.g, ns)  # noqa: S102 - nested helper definition
         else:
             raise self.err("ParserError", _UNSUPPORTED_MSG.format(t.__name__), s)
 

@@ -15,6 +15,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from runtime import pyast
 from runtime.frontmatter import split_front_matter
 from runtime.interfaces import ModuleInterfaces, parse_interfaces
 from runtime.stages import StageName, parse_stage_name
@@ -93,7 +94,7 @@ class OpContext:
         if text is None:
             return None
         try:
-            tree = ast.parse(text)
+            tree = pyast.parse(text)
         except (SyntaxError, ValueError, RecursionError):
             return None
         for node in tree.body:

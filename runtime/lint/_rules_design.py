@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from runtime import pyast
 from runtime.interfaces import validate_interfaces
 from runtime.lint._opdir import front_matter
 from runtime.lint._registry import Hit, LintContext, check
@@ -88,7 +89,7 @@ def ol55_design_blocks(ctx: LintContext) -> Iterator[Hit]:
 def ol56_design_blocks(ctx: LintContext) -> Iterator[Hit]:
     for start, code in design_code_blocks(ctx.source):
         try:
-            tree = ast.parse(code)
+            tree = pyast.parse(code)
         except (SyntaxError, ValueError, RecursionError):
             for offset, row in enumerate(code.splitlines()):
                 m = _UNROLL_RE.search(row)

@@ -13,6 +13,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TypeVar, cast
 
+from runtime import pyast
 from runtime.markers import markers
 
 __all__ = ["ParsedFile", "dotted", "is_pypto_call", "literal_int", "parse_file"]
@@ -245,7 +246,7 @@ _HOST_HELPERS = {"main", "_validate", "_make_inputs", "make_inputs", "_self_test
 
 def parse_file(path: str, source: str) -> ParsedFile:
     """Parse ``source`` and build the indices. Raises SyntaxError/ValueError/RecursionError on bad input."""
-    tree = ast.parse(source, filename=path, type_comments=False)
+    tree = pyast.parse(source, filename=path, type_comments=False)
     pf = ParsedFile(path=path, source=source, lines=source.splitlines(), tree=tree)
     # one iterative DFS: parent, innermost enclosing function, nodes by type, nodes/calls per function
     parents, by_type, enclosing = pf.parents, pf.by_type, pf.enclosing_fn

@@ -30,6 +30,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, computed_field
 
+from runtime import pyast
+
 __all__ = ["Complexity", "complexity", "complexity_from_signals", "golden_signals"]
 
 MATMUL_NAMES = frozenset({"matmul", "bmm", "mm", "einsum", "dot", "tensordot"})
@@ -233,7 +235,7 @@ def golden_signals(source: str) -> tuple[int, int, int, int, list[str]]:
         SyntaxError: the source does not parse.
         ValueError: there is no top-level ``golden`` function.
     """
-    tree = ast.parse(source)
+    tree = pyast.parse(source)
     fns = _functions_used(tree)
     if not fns:
         raise ValueError("golden.py defines no top-level function 'golden'")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from runtime import pyast
 from runtime.opdir._cases import Case, build_cases
 from runtime.opdir._golden_runner import run_golden
 from runtime.opdir._inputs import generate_inputs
@@ -110,7 +111,7 @@ def _other_top_level_names(tree: ast.Module) -> set[str]:
 
 def _check_golden(source: str, spec: Spec | None) -> tuple[ast.Module | None, list[Problem]]:
     try:
-        tree = ast.parse(source, filename=GOLDEN_FILE)
+        tree = pyast.parse(source, filename=GOLDEN_FILE)
     except SyntaxError as exc:
         return None, [Problem(file=GOLDEN_FILE, line=exc.lineno, field="golden", message=f"syntax error: {exc.msg}")]
     funcs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}

@@ -158,7 +158,7 @@ def _read_roots(emulator_paths: list[str]) -> list[str]:
     runtime_dir = _REPO_ROOT / "runtime"
     roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, *site.getsitepackages(),
              str(runtime_dir / "__init__.py"), str(runtime_dir / "dtypes.py"), str(runtime_dir / "arrays.py"),
-             str(runtime_dir / "sandbox"),
+             str(runtime_dir / "sandbox"), str(runtime_dir / "pyast.py"),
              str(runtime_dir / "verify" / "_calling.py"), *emulator_paths}
     return sorted(os.path.realpath(r) for r in roots if os.path.exists(r))
 
@@ -448,7 +448,7 @@ def _visible(emu_paths: list[str]) -> list[str]:
     runtime_dir = _REPO_ROOT / "runtime"
     return [str(runtime_dir / "__init__.py"), str(runtime_dir / "dtypes.py"), str(runtime_dir / "arrays.py"),
             str(runtime_dir / "sandbox"), str(runtime_dir / "emulator"), str(runtime_dir / "verify" / "_calling.py"),
-            str(runtime_dir / "testmodes.py"), *emu_paths]
+            str(runtime_dir / "testmodes.py"), str(runtime_dir / "pyast.py"), *emu_paths]
 
 
 def _run_with_device(source: bytes, candidate_name: str, wrapper: str, cases: list[tuple[str, list[np.ndarray]]],

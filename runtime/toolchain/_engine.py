@@ -24,6 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from runtime import pyast
 from runtime.toolchain._launch import Limits, run_child
 from runtime.toolchain._models import CompileError, CostFigures, ShapeResult, ToolchainResult
 from runtime.toolchain._parse import cost_figures, frontend_location, plog_errors, strip_ansi, toolchain_code
@@ -163,7 +164,7 @@ def _map_error(entry: dict[str, Any], log_text: str, kernel_name: str, source: s
 def _is_host_line(source: str, line: int) -> bool:
     """True when ``line`` is outside every jit function (host code of the wrapper); True if unparsable."""
     try:
-        tree = ast.parse(source)
+        tree = pyast.parse(source)
     except SyntaxError:
         return True
     for node in ast.walk(tree):

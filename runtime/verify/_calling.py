@@ -20,13 +20,15 @@ from typing import Any
 
 import numpy as np
 
+from runtime import pyast
+
 __all__ = ["array_view", "call_wrapper", "imports_torch", "output_leaves", "to_call_args"]
 
 
 def imports_torch(source: str) -> bool:
     """The file imports torch at module level (so its wrapper expects torch tensors)."""
     try:
-        tree = ast.parse(source)
+        tree = pyast.parse(source)
     except SyntaxError:
         return False
     for node in tree.body:

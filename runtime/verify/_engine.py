@@ -46,7 +46,7 @@ __all__ = ["VerifySettings", "VerifyUsageError", "verify"]
 log = logging.getLogger(__name__)
 
 _RUNTIME_DIR = Path(__file__).resolve().parents[1]
-_VERIFIER_SOURCES = ("verify", "sandbox", "compare.py", "dtypes.py")
+_VERIFIER_SOURCES = ("verify", "sandbox", "compare.py", "dtypes.py", "pyast.py")
 
 
 class VerifyUsageError(ValueError):

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from runtime import pyast
 from runtime.interfaces import InterfacesError, ModuleInterfaces, find_interfaces, load_interfaces
 from runtime.markers import STUB_RE
 from runtime.markers import module_regions as _regions
@@ -57,7 +58,7 @@ def _wrapper_params(source: str, wrapper: str, file: str,
     that attribute as a keyword argument, and any other parameter needs a default (it is not passed).
     """
     try:
-        tree = ast.parse(source, filename=file)
+        tree = pyast.parse(source, filename=file)
     except SyntaxError as exc:
         raise TargetError(f"{file}:{exc.lineno}: syntax error: {exc.msg}") from None
     lines = source.splitlines()

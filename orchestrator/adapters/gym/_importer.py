@@ -38,6 +38,7 @@ import yaml
 from orchestrator.adapters.gym._layout import GymLayoutError, GymOp, locate
 from orchestrator.adapters.gym._observed import spec_document
 from orchestrator.adapters.gym._real import RealGymError, import_real
+from runtime import pyast
 from runtime.dtypes import DTypeError, canonical_name
 from runtime.frontmatter import split_front_matter
 
@@ -172,7 +173,7 @@ def _dtype(name: str) -> str:
 
 def _output_names(gym: _Gym, count: int, inputs: list[str]) -> list[str]:
     """Names from the golden's ``return a, b`` (or ``return y.to(...)``), else y / out0.."""
-    tree = ast.parse(gym.golden.read_text(encoding="utf-8"))
+    tree = pyast.parse(gym.golden.read_text(encoding="utf-8"))
     fn = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == gym.golden_fn), None)
     names: list[str] = []
     returns = [n for n in ast.walk(fn) if isinstance(n, ast.Return) and n.value is not None] if fn else []
@@ -411,14 +412,14 @@ def _golden_source(gym: _Gym, in_names: list[str], attrs: dict[str, Any], spec: 
 def _entry(gym: _Gym, report: ImportReport) -> tuple[str, ast.FunctionDef] | None:
     """The gym impl's host entry: the impl function the test calls (else the one named like the op)."""
     assert gym.impl is not None
-    tree = ast.parse(gym.impl.read_text(encoding="utf-8"))
+    tree = pyast.parse(gym.impl.read_text(encoding="utf-8"))
     jit = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)
            and any("jit" in ast.unparse(d) for d in n.decorator_list)}
     host = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name not in jit
             and not n.name.startswith("_")}
     called: list[str] = []
     if gym.test is not None:
-        ttree = ast.parse(gym.test.read_text(encoding="utf-8"))
+        ttree = pyast.parse(gym.test.read_text(encoding="utf-8"))
         for node in ast.walk(ttree):
             if isinstance(node, ast.ImportFrom) and node.module == gym.impl.stem:
                 called += [a.name for a in node.names if a.name in host]
@@ -437,7 +438,7 @@ def _entry(gym: _Gym, report: ImportReport) -> tuple[str, ast.FunctionDef] | Non
 def _impl_source(gym: _Gym, in_names: list[str], attrs: dict[str, Any], report: ImportReport) -> str | None:
     assert gym.impl is not None
     source = gym.impl.read_text(encoding="utf-8")
-    tree = ast.parse(source)
+    tree = pyast.parse(source)
     for node in tree.body:
         mods = [a.name for a in node.names] if isinstance(node, ast.Import) else (
             [node.module or ""] if isinstance(node, ast.ImportFrom) else [])

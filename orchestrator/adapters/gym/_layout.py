@@ -16,6 +16,8 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+from runtime import pyast
+
 __all__ = ["GymLayoutError", "GymOp", "find_root", "locate"]
 
 
@@ -53,7 +55,7 @@ def _op_name(text: str) -> str:
 
 def _has_main(path: Path) -> bool:
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = pyast.parse(path.read_text(encoding="utf-8"))
     except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
         return False
     for node in tree.body:

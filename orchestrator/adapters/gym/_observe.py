@@ -38,6 +38,8 @@ import types
 import zlib
 from typing import Any
 
+from runtime import pyast
+
 _STATE: dict[str, Any] = {"events": [], "comparisons": [], "kernels": [], "root": "", "seq": 0}
 _LOCAL = threading.local()
 _ENV = "PTO_FORGE_GYM_OBSERVE"
@@ -284,7 +286,7 @@ class _Finder(importlib.abc.MetaPathFinder):
 
 def _instrument_script(path: str, source: bytes) -> Any:
     """Compile the test script with every top-level function recorded (a decorator added in the AST only)."""
-    tree = ast.parse(source, filename=path)
+    tree = pyast.parse(source, filename=path)
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and not node.name.startswith(("test_", "pytest_")):
             deco = ast.Call(func=ast.Name(id="__pto_forge_observe__", ctx=ast.Load()),
@@ -294,7 +296,7 @@ def _instrument_script(path: str, source: bytes) -> Any:
     import builtins
 
     builtins.__pto_forge_observe__ = lambda kind: (lambda f: _record(f, kind, None))  # type: ignore[attr-defined]
-    return compile(tree, path, "exec", dont_inherit=True)
+    return pyast.compile_tree(tree, path, "exec", dont_inherit=True)
 
 
 def _patch_comparisons() -> None:

@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from runtime import pyast
+
 __all__ = ["Mapping", "MappingError", "map_observation"]
 
 _TORCH_DTYPES = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "float64": "fp64", "int8": "int8",
@@ -518,7 +520,7 @@ def _output_names(golden: dict[str, Any], count: int, inputs: list[str]) -> list
     """Names from the golden's ``return a, b``, else y / out0.."""
     names: list[str] = []
     try:
-        tree = ast.parse(Path(golden["file"]).read_text(encoding="utf-8"))
+        tree = pyast.parse(Path(golden["file"]).read_text(encoding="utf-8"))
     except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
         tree = None
     fn = next((n for n in (tree.body if tree else []) if isinstance(n, ast.FunctionDef) and n.name == golden["fn"]),
@@ -542,7 +544,7 @@ def golden_source(path: Path, fn: str, in_test: bool) -> tuple[str, list[str]]:
     text = path.read_text(encoding="utf-8")
     if not in_test:
         return text, []
-    tree = ast.parse(text)
+    tree = pyast.parse(text)
     defs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)}
     assigns = {t.id: n for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
     imports = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]

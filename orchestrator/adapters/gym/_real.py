@@ -18,6 +18,7 @@ from typing import Any
 
 from orchestrator.adapters.gym._layout import GymOp
 from orchestrator.adapters.gym._observed import Mapping, MappingError, golden_source, map_observation
+from runtime import pyast
 
 __all__ = ["RealGymError", "import_real", "observe"]
 
@@ -90,7 +91,7 @@ def _test_cases(gym: GymOp) -> dict[str, Any] | None:
 def _vendor_imports(path: Path, root: Path) -> list[str]:
     """Imports of ``path`` that resolve to other modules of the operator (the op dir holds one kernel file)."""
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = pyast.parse(path.read_text(encoding="utf-8"))
     except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
         return []
     src = root / "src"
@@ -126,7 +127,7 @@ def import_real(gym: GymOp, timeout: float, flags: tuple[str, ...] = ()
     g_src, skipped = golden_source(mapping.golden_file, mapping.golden_fn, mapping.golden_in_test)
     extra += skipped
     try:
-        g_tree = ast.parse(g_src)
+        g_tree = pyast.parse(g_src)
         if any(isinstance(n, ast.Import | ast.ImportFrom) and any(
                 (a.name if isinstance(n, ast.Import) else (n.module or "")).split(".")[0] == "pypto"
                 for a in (n.names if isinstance(n, ast.Import) else [n])) for n in ast.walk(g_tree)):
