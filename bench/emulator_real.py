@@ -309,7 +309,7 @@ def _f(x: float | None, fmt: str = ".2f") -> str:
 
 
 def _ms(v: float | None) -> str:
-    return "-" if v is None else f"{1e3 * v:.1f}"
+    return _f(None if v is None else 1e3 * v, ".1f")
 
 
 def print_gym(rows: list[dict[str, Any]]) -> None:

@@ -77,10 +77,37 @@ def test_a_value_read_after_its_loop_is_kept() -> None:
 
 # ---- the interval formulation of `_liveness` against the chain formulation it replaced --------------------
 
+def _op_keys(op: Any) -> tuple[set[int], set[int]]:
+    """(keys the op uses in any way, keys it produces as new values), read from its kind's schema: the per-op key
+    extraction the first `_liveness` used (`_Live.walk` now does it inline)."""
+    from runtime.emulator.device._prepare import _expr_keys, _fields
+
+    used = {*op.ins, *op.outs, *op.writes}
+    if op.out_key is not None:
+        used.add(op.out_key)
+    key_f, keys_f, expr_f, exprs_f, prod_f = _fields(op.kind)
+    params = op.params
+    for name in key_f:
+        if params.get(name) is not None:
+            used.add(params[name])
+    for name in keys_f:
+        if params.get(name) is not None:
+            used.update(params[name])
+    for name in expr_f:
+        if type(params.get(name)) is tuple:
+            _expr_keys(params[name], used)
+    for name in exprs_f:
+        for x in params.get(name) or ():
+            if type(x) is tuple:
+                _expr_keys(x, used)
+    produced = set(op.outs) | {params[name] for name in prod_f if params.get(name) is not None}
+    return used, produced
+
+
 def _reference_free(body: Any, params: set[int]) -> dict[int, tuple[int, ...]]:
     """The drops as the first `_liveness` computed them (each use's chain of enclosing items, compared), by
     id of the item they follow."""
-    from runtime.emulator.device._prepare import XGuard, XLoop, XOp, _expr_keys, _op_keys
+    from runtime.emulator.device._prepare import XGuard, XLoop, XOp, _expr_keys
 
     uses: dict[int, list[tuple]] = {}
     producers: dict[int, list[tuple]] = {}

@@ -238,47 +238,6 @@ def _fields(kind: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...
     return f
 
 
-def _op_keys(op: Op) -> tuple[set[int], Any]:
-    """(keys the op uses in any way, keys it produces as new values - without repeats)."""
-    used = {*op.ins, *op.outs, *op.writes}
-    if op.out_key is not None:
-        used.add(op.out_key)
-    key_f, keys_f, expr_f, exprs_f, prod_f = _fields(op.kind)
-    params = op.params
-    for name in key_f:
-        v = params.get(name)
-        if v is not None:
-            used.add(v)
-    for name in keys_f:
-        v = params.get(name)
-        if v is not None:
-            used.update(v)
-    for name in expr_f:
-        v = params.get(name)
-        if type(v) is tuple:
-            _expr_keys(v, used)
-    for name in exprs_f:
-        v = params.get(name)
-        if v is not None:
-            for x in v:
-                if type(x) is tuple:
-                    _expr_keys(x, used)
-    outs = op.outs
-    if len(outs) <= 1:  # no repeats to remove in outs: a tuple, not a set (most ops)
-        got: tuple = outs
-        for name in prod_f:
-            v = params.get(name)
-            if v is not None and v not in got:
-                got = (*got, v)
-        return used, got
-    produced = set(outs)
-    for name in prod_f:
-        v = params.get(name)
-        if v is not None:
-            produced.add(v)
-    return used, produced
-
-
 class _Live:
     """The walk of `_liveness` (a class, not a recursive closure: a closure that calls itself is a reference cycle,
     and everything it holds - a list per storage key - was left to the cyclic collector, whose young collection
@@ -319,7 +278,7 @@ class _Live:
                 if single:
                     starts.append(n)
                 if isinstance(it, Op):
-                    # the keys the op uses in any way (repeats do no harm here) - what `_op_keys` gives
+                    # the keys the op uses in any way (repeats do no harm here)
                     f = fields.get(it.kind)
                     key_f, keys_f, expr_f, exprs_f, prod_f = f if f is not None else _fields(it.kind)
                     params = it.params
