@@ -23,7 +23,9 @@ with native frames (optional: ``pip install py-spy``): ``interp`` = the executor
 tile (the interpreter's C code included), ``numpy`` = numpy/BLAS code, ``copy`` = copies, fills and
 allocation, ``dtype`` = conversions to float32 and rounding to bf16/fp16, ``checks`` = poison, bounds and
 index checks (everything under those functions); ``peak/args`` = the largest (kernel arguments + memory the call added at its peak) / kernel
-arguments over the op's kernel calls, ``args MB`` = that call's argument bytes. CPU time, not wall time: the
+arguments over the op's kernel calls, ``args MB`` = that call's argument bytes; with ``--gym-repeat N`` every
+operator runs in N fresh processes, the times are the median run's (``--gym-stat best``: the least) and ``x per
+run`` is the range of the N runs' own ratios. CPU time, not wall time: the
 machine is shared. Not a test: numbers depend on the machine.
 """
 
@@ -42,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-HOOK = Path(__file__).resolve().parent / "emulator_real_hook"
+HOOK = Path(os.environ.get("FORGE_EMUREAL_HOOK") or Path(__file__).resolve().parent / "emulator_real_hook")
 THREADS = {v: "1" for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
 
 GOLDEN: dict[str, list[dict[str, Any]]] = {
@@ -174,16 +176,25 @@ def _cpu(run: dict[str, Any], kind: str) -> float:
     return sum(r["cpu"] for r in run["records"] if r["type"] == kind)
 
 
-def best_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """One run out of repeated runs of a gym operator: the kernel records of the run with the least emulator CPU time
-    and the golden records of the run with the least golden CPU time (on a shared machine either can be inflated by
-    other work; each is the same computation in every run). A run that failed is reported as it is."""
+def pick_run(runs: list[dict[str, Any]], stat: str = "median") -> dict[str, Any]:
+    """One run out of repeated runs of a gym operator: the kernel records of the run with the median (``stat`` =
+    "median") or least ("best") emulator CPU time, and the golden records of the run with the median / least golden
+    CPU time - each is the same computation in every run, chosen apart. The median of fresh processes is the
+    default: a small operator's time moves +-30% from one process to the next (first-use costs, which call the
+    collector's older-generation collection lands in, page faults of fresh memory), and the best of N picks the
+    luckiest process of each side. ``ratios`` keeps every run's own ratio (the spread the table shows). A run that
+    failed is reported as it is."""
     if len(runs) == 1 or not all(r["passed"] for r in runs):
         return next((r for r in runs if not r["passed"]), runs[0])
-    emu = min(runs, key=lambda r: _cpu(r, "kernel"))
-    gold = min(runs, key=lambda r: _cpu(r, "golden"))
+
+    def chosen(kind: str) -> dict[str, Any]:
+        ranked = sorted(runs, key=lambda r: _cpu(r, kind))
+        return ranked[0] if stat == "best" else ranked[(len(ranked) - 1) // 2]
+
+    emu, gold = chosen("kernel"), chosen("golden")
     recs = [r for r in emu["records"] if r["type"] != "golden"] + [r for r in gold["records"] if r["type"] == "golden"]
-    return {**emu, "records": recs, "repeats": len(runs)}
+    ratios = [_cpu(r, "kernel") / _cpu(r, "golden") for r in runs if _cpu(r, "golden") > 0]
+    return {**emu, "records": recs, "repeats": len(runs), "ratios": ratios}
 
 
 def summarise(run: dict[str, Any], prof: dict[str, Any] | None) -> dict[str, Any]:
@@ -192,7 +203,8 @@ def summarise(run: dict[str, Any], prof: dict[str, Any] | None) -> dict[str, Any
     golden = [r for r in recs if r["type"] == "golden"]
     procs = [r for r in recs if r["type"] == "process"]
     s: dict[str, Any] = {"op": run["op"], "passed": run["passed"], "rc": run["rc"], "last_line": run["last_line"],
-                         "kernel_calls": len(kernels), "golden_calls": len(golden), "wall_s": run["wall"]}
+                         "kernel_calls": len(kernels), "golden_calls": len(golden), "wall_s": run["wall"],
+                         "repeats": run.get("repeats", 1), "run_ratios": run.get("ratios", [])}
     s["emu_cpu"] = sum(k["cpu"] for k in kernels)
     s["trace_cpu"] = sum(k.get("program_cpu", 0.0) - k.get("lower_cpu", 0.0) for k in kernels)
     s["lower_cpu"] = sum(k.get("lower_cpu", 0.0) for k in kernels)
@@ -312,10 +324,16 @@ def _ms(v: float | None) -> str:
     return _f(None if v is None else 1e3 * v, ".1f")
 
 
+def _spread(s: dict[str, Any]) -> str:
+    """The least and largest ratio of the repeated runs (each run's emulator time over its own golden time)."""
+    r = s.get("run_ratios") or []
+    return f"{min(r):.1f}-{max(r):.1f}" if len(r) > 1 else "-"
+
+
 def print_gym(rows: list[dict[str, Any]]) -> None:
     print(f"{'gym operator':<27} {'vendor':>6} {'calls':>5} {'emu ms':>7} {'golden ms':>9} {'x':>6} "
           f"{'trace':>6} {'lower':>5} {'exec':>6} {'other':>5} {'gc':>5} {'interp':>6} {'numpy':>6} {'copy':>6} "
-          f"{'dtype':>6} {'checks':>6} {'peak/args':>9} {'args MB':>8} {'rss MB':>7}")
+          f"{'dtype':>6} {'checks':>6} {'peak/args':>9} {'args MB':>8} {'rss MB':>7} {'x per run':>11}")
     for s in rows:
         b = s.get("breakdown") or {}
         other = s["emu_cpu"] - s["trace_cpu"] - s["lower_cpu"] - s["exec_cpu"]
@@ -324,7 +342,7 @@ def print_gym(rows: list[dict[str, Any]]) -> None:
               f"{_ms(s['trace_cpu']):>6} {_ms(s['lower_cpu']):>5} {_ms(s['exec_cpu']):>6} {_ms(other):>5} "
               f"{_ms(s.get('gc_cpu')):>5} "
               + " ".join(f"{_f(100 * b[c] if c in b else None, '.0f') + '%':>6}" for c in CATS)
-              + f" {_f(s['peak_ratio'], '.2f'):>9} {s['args_mb']:>8.1f} {s['maxrss_mb']:>7.0f}")
+              + f" {_f(s['peak_ratio'], '.2f'):>9} {s['args_mb']:>8.1f} {s['maxrss_mb']:>7.0f} {_spread(s):>11}")
         if not s["passed"]:
             print(f"{'':<27} -> rc {s['rc']}: {s['last_line']}")
     _medians([s for s in rows if s["passed"] and s["ratio"] is not None], "gym")
@@ -362,7 +380,10 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=1800)
     ap.add_argument("--repeat", type=int, default=3, help="workspace: warm = best of N calls per case after the first")
     ap.add_argument("--gym-repeat", type=int, default=1,
-                    help="gym: run each operator N times; emulator and golden time are each the best run's")
+                    help="gym: run each operator N times in fresh processes (see --gym-stat)")
+    ap.add_argument("--gym-stat", choices=("median", "best"), default="median",
+                    help="with --gym-repeat: emulator and golden time are each the median (default) or the best "
+                         "of the N runs")
     ap.add_argument("--emulator-arg", action="append", default=[],
                     help="extra option for python -m runtime.emulator (e.g. --emulator-arg=--compat=head)")
     ap.add_argument("--json", type=Path, help="also write the rows as JSON")
@@ -381,7 +402,7 @@ def main() -> int:
                     continue
                 runs = [run_gym(gym, name, folder, command, signal, profile=False, timeout=a.timeout,
                                 extra=a.emulator_arg) for _ in range(max(1, a.gym_repeat))]
-                run = best_run(runs)
+                run = pick_run(runs, a.gym_stat)
                 prof = None
                 if not a.no_profile and run["passed"] and pyspy():
                     prof = run_gym(gym, name, folder, command, signal, profile=True, timeout=a.timeout,

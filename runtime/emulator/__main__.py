@@ -37,6 +37,7 @@ from typing import Any
 from runtime.emulator._device_host import CHILD_ENV, export_child_env, install_device_host
 from runtime.emulator._errors import EmulatorError
 from runtime.emulator._session import Options, session
+from runtime.emulator.device._pages import no_hugepage_advice
 from runtime.targets import DEFAULT_TARGET, TARGETS
 
 __all__ = ["CHILD_ENV", "main", "options_from", "setup", "summary"]
@@ -151,6 +152,7 @@ def setup(config: dict[str, Any]) -> None:
     """Make this process a device host: ``pypto`` is the emulator (with the real module's import side effects),
     and unless disabled, ``torch`` loads the torch_npu stand-in."""
     logging.getLogger("runtime").setLevel(logging.INFO)  # `import pypto` sets DEBUG on the root logger
+    no_hugepage_advice()  # a process the emulator owns: no THP compaction stalls on fresh tiles (`device._pages`)
     install_device_host(torch_npu=config.get("torch_npu", True))
     for d in config.get("site_path") or []:  # where site-packages' editable-install entries go: after the rest
         if d not in sys.path:

@@ -392,6 +392,9 @@ def main(argv: list[str]) -> int:
     sys.path.insert(0, request["repo_root"])
     sys.dont_write_bytecode = True
     from runtime import testmodes
+    from runtime.emulator.device._pages import no_hugepage_advice
+
+    no_hugepage_advice()  # the device executes every kernel of a verification: no THP compaction stalls (`device._pages`)
 
     # test mode only (simulated other machines): the device's ops and the outputs it hands over get ulp noise
     noise = testmodes.activate_in_child(testmodes.take_seed(argv))
