@@ -25,7 +25,7 @@ allocation, ``dtype`` = conversions to float32 and rounding to bf16/fp16, ``chec
 index checks (everything under those functions); ``peak/args`` = the largest (kernel arguments + memory the call added at its peak) / kernel
 arguments over the op's kernel calls, ``args MB`` = that call's argument bytes; with ``--gym-repeat N`` every
 operator runs in N fresh processes, the times are the median run's (``--gym-stat best``: the least) and ``x per
-run`` is the range of the N runs' own ratios. CPU time, not wall time: the
+run`` is the range of the N runs' own ratios (``FORGE_EMUREAL_HOOK=DIR`` runs another hook folder, for experiments). CPU time, not wall time: the
 machine is shared. Not a test: numbers depend on the machine.
 """
 
