@@ -15,6 +15,7 @@ the emulator (``runtime.emulator.install()``) is not changed.
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 
@@ -29,13 +30,15 @@ def no_hugepage_advice() -> bool:
     hint: no array's contents depend on it."""
     if os.environ.get("NUMPY_MADVISE_HUGEPAGE") is not None:
         return False
-    try:
-        from numpy._core.multiarray import _set_madvise_hugepage  # numpy 2
-    except ImportError:
+    switch = None
+    for name in ("numpy._core.multiarray", "numpy.core.multiarray"):  # numpy 2, numpy 1.x
         try:
-            from numpy.core.multiarray import _set_madvise_hugepage  # type: ignore[no-redef]  # numpy 1.x
-        except ImportError:  # a numpy without the switch: nothing to do
-            return False
-    _set_madvise_hugepage(False)
+            switch = getattr(importlib.import_module(name), "_set_madvise_hugepage", None)
+        except ImportError:
+            continue
+        break
+    if switch is None:  # a numpy without the switch: nothing to do
+        return False
+    switch(False)
     log.debug("numpy's huge-page advice is off in this process (see runtime.emulator.device._pages)")
     return True
