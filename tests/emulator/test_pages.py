@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -58,3 +59,20 @@ def test_the_launcher_runs_without_the_advice():
 def test_importing_the_emulator_changes_nothing():
     """A user's own process that installs the emulator keeps numpy's setting."""
     assert _run({}, "-c", "import runtime.emulator as e; e.install(); " + _PROBE) == "advice True"
+
+
+def test_the_verifier_device_runs_without_the_advice():
+    """The device process executes every kernel of a verification: its ``main`` turns the advice off before it
+    serves (checked up to the point where it would build the device)."""
+    code = ("import sys\n"
+            "from runtime.sandbox import _device\n"
+            "class Stop(Exception): pass\n"
+            "def stop(*a, **k): raise Stop()\n"
+            "_device.Device = stop\n"
+            "try:\n    _device.main(['device', '5', '5', '5'])\nexcept Stop:\n    pass\n" + _PROBE)
+    env = {k: v for k, v in os.environ.items() if k != "NUMPY_MADVISE_HUGEPAGE"}
+    env["PYTHONPATH"] = str(ROOT)
+    r = subprocess.run([sys.executable, "-c", code], input=json.dumps({"repo_root": str(ROOT)}), capture_output=True,
+                       text=True, env=env, timeout=120, check=False, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip().splitlines()[-1] == "advice False"
