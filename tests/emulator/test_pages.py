@@ -40,11 +40,12 @@ def test_a_user_choice_is_kept(monkeypatch, advice_restored):
     assert np_core._set_madvise_hugepage(True) is True  # untouched
 
 
-def _run(env_extra: dict[str, str], *args: str) -> str:
+def _run(env_extra: dict[str, str], *args: str, stdin: str | None = None) -> str:
+    """The last line a fresh ``python *args`` prints (without a user's NUMPY_MADVISE_HUGEPAGE unless given)."""
     env = {k: v for k, v in os.environ.items() if k != "NUMPY_MADVISE_HUGEPAGE"}
     env.update(env_extra, PYTHONPATH=str(ROOT))
-    r = subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env, timeout=120, check=False,
-                       cwd=ROOT)
+    r = subprocess.run([sys.executable, *args], input=stdin, capture_output=True, text=True, env=env, timeout=120,
+                       check=False, cwd=ROOT)
     assert r.returncode == 0, r.stderr
     return r.stdout.strip().splitlines()[-1]
 
@@ -70,9 +71,4 @@ def test_the_verifier_device_runs_without_the_advice():
             "def stop(*a, **k): raise Stop()\n"
             "_device.Device = stop\n"
             "try:\n    _device.main(['device', '5', '5', '5'])\nexcept Stop:\n    pass\n" + _PROBE)
-    env = {k: v for k, v in os.environ.items() if k != "NUMPY_MADVISE_HUGEPAGE"}
-    env["PYTHONPATH"] = str(ROOT)
-    r = subprocess.run([sys.executable, "-c", code], input=json.dumps({"repo_root": str(ROOT)}), capture_output=True,
-                       text=True, env=env, timeout=120, check=False, cwd=ROOT)
-    assert r.returncode == 0, r.stderr
-    assert r.stdout.strip().splitlines()[-1] == "advice False"
+    assert _run({}, "-c", code, stdin=json.dumps({"repo_root": str(ROOT)})) == "advice False"
