@@ -27,11 +27,14 @@ def double(x: pypto.Tensor([64, 32], pypto.DT_FP32), out: pypto.Tensor([64, 32],
     for i in pypto.loop(4):
         pypto.assemble(pypto.view(x, [16, 32], [i * 16, 0]) * 2.0, [i * 16, 0], out)
 
+def reference(x):
+    return x * 2.0
+
 x = np.arange(64 * 32, dtype=np.float32).reshape(64, 32)
 for _ in range(2):  # the second call hits the trace cache: the path that prepares a program through the hook
     out = np.zeros_like(x)
     double(x, out)
-    assert (out == 2 * x).all()
+    assert (out == reference(x)).all()
 print("ok")
 """
 
@@ -40,7 +43,7 @@ print("ok")
 def test_the_hook_times_kernel_calls_and_the_calls_still_work(tmp_path: Path) -> None:
     out = tmp_path / "records.jsonl"
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env.update(FORGE_EMUREAL_OUT=str(out), FORGE_EMUREAL_GOLDEN="[]",
+    env.update(FORGE_EMUREAL_OUT=str(out), FORGE_EMUREAL_GOLDEN=json.dumps([{"func": "reference"}]),
                PYTHONPATH=os.pathsep.join([str(HOOK), str(ROOT)]))
     script = tmp_path / "user_script.py"  # a kernel needs a source file, as with real pypto
     script.write_text(SCRIPT, encoding="utf-8")
@@ -54,4 +57,7 @@ def test_the_hook_times_kernel_calls_and_the_calls_still_work(tmp_path: Path) ->
     assert "program_cpu" in kernels[0] and "lower_cpu" in kernels[0]
     # the collector's time inside kernel calls, when it ran there (see the hook's _gc_callback)
     assert all(0 <= k.get("gc_cpu", 0.0) <= k["cpu"] for k in kernels)
+    goldens = [g for g in recs if g["type"] == "golden"]
+    assert [g["func"] for g in goldens] == ["reference", "reference"]  # the golden, timed apart from the kernel
+    assert all(0 <= g["gc_cpu"] <= g["cpu"] for g in goldens)
     assert not [r for r in recs if r["type"] == "hook-error"]
