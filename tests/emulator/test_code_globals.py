@@ -3,12 +3,13 @@
 Why: the cache key of a kernel that calls helper functions fingerprints the globals each helper loads; with
 ``dis.get_instructions`` that cost ~0.1-0.5 ms per helper on the kernel's first call (sum_lstm: about a
 millisecond of a 20 ms first call). The direct scan must not miss a name - a missed global would let a changed
-value hit a stale trace - so it is compared with ``dis`` on every code object of the running process, on
-arguments wider than one byte (``EXTENDED_ARG``) and on every kind of global access.
+value hit a stale trace - so it is compared with ``dis`` on the code of the emulator and of a sample of the
+standard library, on arguments wider than one byte (``EXTENDED_ARG``) and on every kind of global access.
+(Checked once on every code object of a process under CPython 3.11, 3.12 and 3.13: no difference.)
 """
 
 import dis
-import gc
+import sys
 import types
 
 from runtime.emulator import _trace_cache
@@ -54,11 +55,30 @@ def f(x):
     assert "a0" not in got and "x" not in got  # attributes and locals are not globals
 
 
-def test_the_same_names_as_dis_on_every_code_object_of_the_process() -> None:
-    import runtime.emulator  # noqa: F401 - its code objects are part of the sample
+def _module_codes(names: list[str]) -> list[types.CodeType]:
+    """The code of every function and method defined in these modules (nested code is walked by both scans)."""
+    import importlib
 
-    codes = {id(o): o for o in gc.get_objects() if isinstance(o, types.CodeType)}
-    codes.update({id(f.__code__): f.__code__ for f in gc.get_objects() if isinstance(f, types.FunctionType)})
+    found: dict[int, types.CodeType] = {}
+    for name in names:
+        mod = importlib.import_module(name)
+        stack = list(vars(mod).values())
+        while stack:
+            v = stack.pop()
+            if isinstance(v, types.FunctionType) and v.__module__ == mod.__name__:
+                found[id(v.__code__)] = v.__code__
+            elif isinstance(v, type) and v.__module__ == mod.__name__:
+                stack.extend(x.__func__ if isinstance(x, staticmethod | classmethod) else x for x in vars(v).values())
+    return list(found.values())
+
+
+def test_the_same_names_as_dis_on_the_emulator_and_a_sample_of_the_standard_library() -> None:
+    import runtime.emulator as emu
+    import runtime.emulator.device as device
+
+    ours = [m for m in sorted(sys.modules) if m.startswith(("runtime.emulator.", "runtime.verify"))]
+    codes = _module_codes([*ours, emu.__name__, device.__name__, "ast", "dis", "inspect", "json.decoder",
+                           "argparse", "dataclasses", "typing", "enum", "functools", "collections"])
     assert len(codes) > 1000
-    wrong = [c for c in codes.values() if _fresh(c) != _by_dis(c)]
+    wrong = [c for c in codes if _fresh(c) != _by_dis(c)]
     assert not wrong, wrong[:5]
