@@ -32,6 +32,27 @@ def test_same_trees_and_code_as_the_stdlib() -> None:
         pyast.parse("def (:")
 
 
+def test_the_interpreters_depth_mismatch_is_retried_and_no_other_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A library's own ``ast.parse`` in another thread does not take the lock: the mismatch it causes is retried."""
+    real, calls = ast.parse, []
+
+    def flaky(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        calls.append(1)
+        if len(calls) < 3:
+            raise SystemError("AST constructor recursion depth mismatch (before=2, after=3)")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(pyast.ast, "parse", flaky)
+    assert ast.dump(pyast.parse("z = 2")) == ast.dump(real("z = 2")) and len(calls) == 3
+
+    def broken(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        raise SystemError("some other interpreter error")
+
+    monkeypatch.setattr(pyast.ast, "parse", broken)
+    with pytest.raises(SystemError, match="some other"):
+        pyast.parse("z = 2")
+
+
 def test_a_parse_waits_for_a_thread_that_holds_the_lock() -> None:
     done = threading.Event()
 
