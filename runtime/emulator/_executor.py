@@ -20,7 +20,7 @@ import numpy as np
 
 from runtime.emulator._session import OpRecord, Session
 from runtime.emulator.device import ExecOptions, ExecResult, KernelProgram, decode, encode, execute
-from runtime.emulator.device._prepare import XRegion, prepare
+from runtime.emulator.device._prepare import Retripped, XRegion, prepare
 
 __all__ = ["KernelExecutor", "RoundTripMismatch", "current", "exec_options", "prepared_for", "record_fields",
            "run_checked", "run_in_process", "set_default", "use"]
@@ -39,7 +39,7 @@ _WRITES = frozenset({"assemble", "move", "setitem"})
 
 
 def run_in_process(program: KernelProgram, args: list[np.ndarray], options: ExecOptions, *,
-                   prepared: XRegion | None = None) -> ExecResult:
+                   prepared: XRegion | Retripped | None = None) -> ExecResult:
     """Execute ``program`` here (the default executor). ``prepared``: its executable form, when the caller keeps
     one (the trace cache prepares a program it hands out again once)."""
     mode = os.environ.get(ROUNDTRIP_ENV)
@@ -61,6 +61,11 @@ def prepared_for(program: KernelProgram, npuarch: str = "DAV_2201") -> XRegion |
         return prepare(program, npuarch)
     except Exception:  # noqa: BLE001 - execute prepares it again and raises its own ProgramError
         return None
+
+
+def retripped(prepared: XRegion, stops: dict[int, int]) -> Retripped:
+    """``prepared`` run with other stops for some loops (`_trace_cache.retrip`'s derived programs)."""
+    return Retripped(prepared, stops)
 
 
 def run_checked(program: KernelProgram, args: list[np.ndarray], options: ExecOptions) -> ExecResult:

@@ -12,7 +12,9 @@ file and line.
 from __future__ import annotations
 
 import inspect
+import linecache
 import logging
+import re
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -27,6 +29,7 @@ from runtime.emulator._location import user_location
 from runtime.emulator._lower import lower
 from runtime.emulator._ops_core import new_param
 from runtime.emulator._options import check_runtime_options
+from runtime.emulator._roll import range_sites
 from runtime.emulator._session import Session, active_session
 from runtime.emulator._symbolic import SymbolicScalar
 from runtime.emulator._tensor import Tensor, _BracketAnnotation
@@ -37,6 +40,9 @@ from runtime.emulator.device import KernelProgram
 __all__ = ["FunctionMarker", "JitFunction", "function", "jit"]
 
 log = logging.getLogger(__name__)
+
+_RANGED = ("range", "bound")
+"""stands for a `JitFunction._range_values` parameter's value in the trace cache key"""
 
 # ---------------------------------------------------------------------------------------------------
 # argument conversion
@@ -122,6 +128,19 @@ def traced_extents(ann: Any, arr: np.ndarray) -> tuple:
 # jit
 
 
+def _mentions_range(p: _Parsed, names: list[str]) -> bool:
+    """Whether the kernel's source text has ``range(name)`` for one of ``names``: the AST walk of `range_sites`
+    (~0.3 ms for a 60-line kernel, on its first call) is skipped for kernels that have none. Only ever skips: a
+    source changed since it was parsed at worst leaves a kernel without derived programs."""
+    if not names:
+        return False
+    lines = linecache.getlines(p.file or "")
+    text = "".join(lines[p.fdef.lineno - 1:p.fdef.end_lineno])
+    if "range" not in text:
+        return False
+    return re.search(r"\brange\(\s*(?:" + "|".join(map(re.escape, names)) + r")\s*\)", text) is not None
+
+
 class JitFunction:
     """A ``@pypto.frontend.jit`` kernel: calling it traces the body and runs the graph on numpy arrays."""
 
@@ -137,6 +156,8 @@ class JitFunction:
         self._parsed: _Parsed | None = None
         self.last_program: KernelProgram | None = None
         self._cache = _trace_cache.TraceCache()
+        self._range_names: frozenset[str] | None = None
+        """the non-tensor parameters read only as ``range(p)`` bounds (`_range_values`), once parsed"""
         """the programs of this kernel's last call signatures (`_trace_cache`)"""
         self._reads: _trace_cache.Reads | None = None
         self._last_entry: _trace_cache.Entry | None = None
@@ -169,7 +190,14 @@ class JitFunction:
         program, arrays = self._program(s, args, kwargs, cached=True)
         ex = _executor.current()
         e = self._last_entry
-        if e is not None and e.hit and e.program is program and getattr(ex, "takes_prepared", False):
+        if e is not None and e.base is not None and e.program is program and getattr(ex, "takes_prepared", False):
+            # derived for other trip counts (`_trace_cache.retrip`): the template's prepared form, with these stops
+            b = e.base
+            if b.prepared is None:
+                b.prepared = _executor.prepared_for(b.program, s.options.npuarch)
+            prepared = _executor.retripped(b.prepared, e.stops or {}) if b.prepared is not None else None
+            res = ex(program, arrays, _executor.exec_options(s), prepared=prepared)  # type: ignore[call-arg]
+        elif e is not None and e.hit and e.program is program and getattr(ex, "takes_prepared", False):
             if e.prepared is None:  # a program the cache hands out again is prepared once, on its first hit
                 e.prepared = _executor.prepared_for(program, s.options.npuarch)
             res = ex(program, arrays, _executor.exec_options(s), prepared=e.prepared)  # type: ignore[call-arg]
@@ -185,12 +213,19 @@ class JitFunction:
         `_trace_cache`), else trace the body for these arguments and lower it."""
         bound = self._bind(s, args, kwargs)
         arrays = bound[2]
-        key = self._cache_key(s, bound) if cached else None
+        rv = self._range_values(s, bound) if cached else {}
+        tkey = self._cache_key(s, bound, rv) if cached else None
+        # with `range(p)` parameters: tkey leaves their values out, the exact key adds them (see `_range_values`)
+        key = (tkey, tuple(sorted(rv.items()))) if rv and tkey is not None else tkey
         self._last_entry = None
         if key is not None:
             e = self._cache.get(key)
             if e is not None:
                 e.hit = True
+            elif rv and (t := self._cache.template(("range", tkey))) is not None and \
+                    (e := _trace_cache.retrip(t, rv)) is not None:
+                self._cache.put(key, e)  # runs on the template's prepared form (`_call`)
+            if e is not None:
                 self._last_entry = e
                 for code, message, file, line, op in e.warnings:
                     s.warn(code, message, file=file, line=line, op=op)
@@ -199,25 +234,54 @@ class JitFunction:
                                                                                               strict=True)]})
                 self.last_program = e.program
                 return e.program, arrays
+        ranged: dict[str, Any] = {"values": rv} if key is not None and rv else {}
         with s.capture_warnings() as warnings:
-            region, symbols, params, n_keys = self._trace_bound(s, bound)
+            region, symbols, params, n_keys = self._trace_bound(s, bound, ranged)
         arg_names = tuple((t.name, dtype_name(t.dtype)) for t, _ in params)
         s.kernel_args.append({"kernel": self.__name__, "args": [
             {"name": n, "shape": list(arr.shape), "dtype": d} for (n, d), (_, arr) in zip(arg_names, params,
                                                                                           strict=True)]})
         p = bound[0]
-        program = lower(p.name, p.file, p.fdef.lineno, region, params, symbols, n_keys)
+        sites: dict[int, str] = {}
+        program = lower(p.name, p.file, p.fdef.lineno, region, params, symbols, n_keys, sites)
         self.last_program = program
-        if key is not None and self._cache_key(s, bound) == key:  # the trace left its inputs as it found them
-            self._last_entry = _trace_cache.Entry(program, tuple(warnings), arg_names)
-            self._cache.put(key, self._last_entry)
+        if key is not None and self._cache_key(s, bound, rv) == tkey:  # the trace left its inputs as it found them
+            self._last_entry = e = _trace_cache.Entry(program, tuple(warnings), arg_names)
+            self._cache.put(key, e)
+            if ranged and not ranged["fixed"]:
+                e.range = _trace_cache.RangeTemplate(dict(rv), sites, ranged["folds"])
+                self._cache.put(("range", tkey), e)
         return program, arrays
 
-    def _cache_key(self, s: Session, bound: tuple) -> Any:
-        """Everything a trace of this call reads (`_trace_cache`), or None: uncacheable / cache off."""
+    def _range_values(self, s: Session, bound: tuple) -> dict[str, int]:
+        """The call's values of the kernel's `_roll.range_sites` parameters (read only as ``range(p)`` bounds), when
+        each is an int >= 1: the trace cache then keys the call without them, and a program traced for other values
+        is derived for these (`_trace_cache.retrip`) instead of tracing again. Off with the loops' rolling."""
+        p, _, _, values = bound
+        names = self._range_names
+        if names is None:
+            others = [o.name for o in p.split_params()[1]]
+            try:
+                p.range_sites = range_sites(p.fdef, others, p.codes) if _mentions_range(p, others) else {}
+            except Exception:  # noqa: BLE001 - an odd body: no derived programs, traced as before
+                log.debug("range sites of %s", self.__name__, exc_info=True)
+                p.range_sites = {}
+            names = self._range_names = frozenset(p.range_sites.values())
+        if not names:
+            return {}
+        o = s.options
+        if o.record or not o.roll or o.out_of_bounds != "raise":
+            return {}
+        return {n: v for n in sorted(names) if type(v := values.get(n)) is int and v >= 1}
+
+    def _cache_key(self, s: Session, bound: tuple, without: dict[str, int] | None = None) -> Any:
+        """Everything a trace of this call reads (`_trace_cache`), or None: uncacheable / cache off. The values of
+        the parameters in ``without`` are left out (`_range_values`)."""
         if self.options.get("use_cache") is False or not _trace_cache.enabled():
             return None
         p, tparams, arrays, values = bound
+        if without:
+            values = {k: (_RANGED if k in without else v) for k, v in values.items()}
         try:
             if self._reads is None:
                 names = frozenset(n for n, _ in tparams) | frozenset(o.name for o in p.split_params()[1])
@@ -260,13 +324,19 @@ class JitFunction:
         values = self._bind_others(p, others, args[n:], kwargs)
         return p, tparams, arrays, values
 
-    def _trace_bound(self, s: Session, bound: tuple) -> tuple[Region, list, list, int]:
+    def _trace_bound(self, s: Session, bound: tuple, ranged: dict[str, Any] | None = None) -> \
+            tuple[Region, list, list, int]:
         # traced again, with that loop unrolled, when a range loop traced as a device loop is refused (`_roll`)
-        return trace_rolling(s, lambda: self._trace_once(s, bound))
+        return trace_rolling(s, lambda: self._trace_once(s, bound, ranged))
 
-    def _trace_once(self, s: Session, bound: tuple) -> tuple[Region, list, list, int]:
+    def _trace_once(self, s: Session, bound: tuple, ranged: dict[str, Any] | None = None) -> \
+            tuple[Region, list, list, int]:
+        """One trace of the body. ``ranged`` (`_range_values`): ``{"values": ...}`` in, and out whether a
+        ``range(p)`` loop was unrolled (``fixed``) and the branches decided in the rolled ones (``folds``)."""
         p, tparams, arrays, values = bound
         tr = Tracer(s, p.name, p.file)
+        if ranged:
+            tr.range_values = ranged["values"]
         with tr:
             for group in ("pass_options", "host_options", "codegen_options", "verify_options", "debug_options"):
                 tr.scopes[-1][group.split("_")[0]].update(self.options.get(group) or {})
@@ -287,6 +357,9 @@ class JitFunction:
                 first = False
                 interp.exec_block(p.fdef.body, ns)
             self._whole_graph_checks(tr)
+        if ranged:
+            ranged["fixed"] = tr.range_fixed
+            ranged["folds"] = list(tr.range_folds)
         params = [(snapshot[name], arr) for (name, _), arr in zip(tparams, arrays, strict=True)]
         return region, symbols, params, tr.counter
 

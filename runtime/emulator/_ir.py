@@ -77,6 +77,9 @@ class LoopNode:
     body: Region | None = None
     file: str | None = None
     line: int | None = None
+    site: str | None = None
+    """the non-tensor parameter ``n`` of a rolled ``for t in range(n)`` (`_frontend` derives the programs of
+    other values of ``n`` from this one, `_trace_cache.retrip`)"""
 
 
 @dataclass(slots=True, eq=False)

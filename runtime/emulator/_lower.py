@@ -29,6 +29,8 @@ class _Lowering:
         self.loops: list[Any] = []  # keeps the LoopInfo objects alive while their ids are map keys
         self.memo: dict[int, tuple[Any, SymbolicScalar]] = {}
         self.node: OpNode | None = None
+        self.sites: dict[int, str] = {}
+        """lid -> parameter name of each rolled ``range(param)`` loop (`LoopNode.site`)"""
 
     # expressions -------------------------------------------------------------------------------------
     def lid(self, loop: Any) -> int:
@@ -122,6 +124,8 @@ class _Lowering:
                 elif isinstance(it, LoopNode):
                     assert it.body is not None  # set when the loop was traced
                     lid = self.lid(it.loop)
+                    if it.site is not None:
+                        self.sites[lid] = it.site
                     items.append(prog.Loop(lid=lid, name=it.name, start=self.expr(it.start),
                                            stop=self.expr(it.stop), step=self.expr(it.step),
                                            body=self.region(it.body), file=it.file, line=it.line))
@@ -286,10 +290,14 @@ def _number(v: Any, what: str, lw: _Lowering) -> Any:
 
 
 def lower(kernel: str, file: str | None, line: int | None, region: Region, params: list[tuple[Any, np.ndarray]],
-          symbols: list[tuple[str, int, int, bool]], n_keys: int) -> prog.KernelProgram:
-    """The program of one traced kernel call (``params``: (Tensor, argument array) in call order)."""
+          symbols: list[tuple[str, int, int, bool]], n_keys: int,
+          sites: dict[int, str] | None = None) -> prog.KernelProgram:
+    """The program of one traced kernel call (``params``: (Tensor, argument array) in call order); ``sites``, when
+    given, receives the lid of each loop traced from a rolled ``range(param)`` and the parameter's name."""
     lw = _Lowering()
     body = lw.region(region)
+    if sites is not None:
+        sites.update(lw.sites)
     ps = [prog.Param(name=t.name, key=int(t.key), dtype=_np_name(arr.dtype),
                      shape=tuple(d if isinstance(d, int) else None for d in t.shape), written=bool(t._written))
           for t, arr in params]

@@ -41,7 +41,7 @@ from typing import Any
 
 from runtime.emulator._symbolic import _BIN, SymbolicScalar
 
-__all__ = ["MIN_TRIPS", "Plan", "Unroll", "fold", "plan_of"]
+__all__ = ["MIN_TRIPS", "Plan", "Unroll", "fold", "plan_of", "range_sites"]
 
 MIN_TRIPS = 3
 """A range of fewer iterations is unrolled: one traced iteration plus a loop of one is no saving."""
@@ -318,6 +318,71 @@ def fold(test: Any, loop: Any, values: range) -> bool | None:
     except (ArithmeticError, ValueError, TypeError):
         return None  # e.g. a division by zero in some iteration: the device reports it
     return first
+
+
+_INTROSPECTION = frozenset({"locals", "vars", "globals", "eval", "exec", "compile", "__import__", "getattr", "dir",
+                            "_getframe", "currentframe", "f_locals", "f_back", "stack", "getouterframes"})
+"""names (or attributes) through which Python code reads a variable without naming it"""
+
+
+def range_sites(fdef: ast.FunctionDef, params: list[str], cache: dict[Any, Any]) -> dict[ast.For, str]:
+    """The ``for`` statements of a kernel whose iterator is ``range(p)`` for a non-tensor parameter ``p`` that the
+    body reads nowhere else, by statement -> ``p``.
+
+    Why: attn_softmax's wrapper passes its tile count ``n_s_tiles`` as an int, and its four gym calls (1, 2, 8 and 16
+    tiles) were four traces of one kernel. When ``p`` is read only as the bound of range loops that roll (`plan_of`),
+    a trace for one value of ``p`` differs from the trace for another only in the trip count of those device loops,
+    so `_frontend` derives the program of another value from it (`_trace_cache.retrip`) instead of tracing again.
+    Conservative: a parameter that is assigned, deleted, declared ``global`` / ``nonlocal``, read in any other
+    position (an expression, a comprehension's ``range(p)``, a helper's argument, ``range(p, ...)``, a loop that
+    cannot roll), or a body that could read it without naming it (``locals()``, ``eval``, frame introspection)
+    gives no site. ``cache``: the parsed kernel's (`plan_of`)."""
+    wanted = set(params)
+    if not wanted:
+        return {}
+    fors: dict[ast.For, str] = {}
+    ok: set[int] = set()
+    reads: list[ast.Name] = []
+    node_t = ast.AST
+    stack: list[ast.AST] = list(fdef.body)  # one walk (as `_trace_cache.body_reads`): a kernel's first call pays it
+    pop, push = stack.pop, stack.append
+    while stack:
+        n = pop()
+        if isinstance(n, ast.Name):
+            if n.id in wanted:
+                reads.append(n)
+            elif n.id in _INTROSPECTION:
+                return {}
+            continue
+        if isinstance(n, ast.Attribute):
+            if n.attr in _INTROSPECTION:
+                return {}
+        elif isinstance(n, ast.For):
+            it = n.iter
+            if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range" and \
+                    len(it.args) == 1 and not it.keywords and isinstance(a := it.args[0], ast.Name) and a.id in wanted:
+                fors[n] = a.id
+                ok.add(id(a))
+        elif isinstance(n, ast.arg):
+            wanted.discard(n.arg)  # a nested function's or lambda's parameter of that name
+        elif isinstance(n, ast.Global | ast.Nonlocal):
+            wanted.difference_update(n.names)
+        for v in n.__dict__.values():
+            if type(v) is list:
+                for x in v:
+                    if isinstance(x, node_t):
+                        push(x)
+            elif isinstance(v, node_t):
+                push(v)
+    if not fors:
+        return {}
+    for r in reads:
+        if id(r) not in ok:
+            wanted.discard(r.id)  # read (or written) anywhere else
+    for f, p in fors.items():
+        if p in wanted and plan_of(f, cache) is None:
+            wanted.discard(p)  # a loop over range(p) that does not roll: its trace depends on p
+    return {f: p for f, p in fors.items() if p in wanted}
 
 
 def _value_at(x: Any, loop: Any, v: int) -> int:

@@ -107,6 +107,14 @@ class Tracer:
         self.idx_names: list[str] = []
         self.inplace_reshapes: list[tuple] = []
         self.node_count = 0
+        self.range_values: dict[str, int] = {}
+        """the non-tensor parameters read only as ``range(p)`` bounds (`_roll.range_sites`) and their values, when
+        the trace cache may derive this trace's program for other values (`_frontend`): those loops roll"""
+        self.range_fixed = False
+        """a loop over ``range(p)`` was unrolled: this trace's program is for these values only"""
+        self.range_folds: list[tuple[Any, Any, str, bool]] = []
+        """(test, rolled loop, its parameter, branch) of each ``if`` decided at trace time in a rolled ``range(p)`` loop
+        (`_roll.fold`): a program derived for another trip count must take the same branch in every iteration"""
         self._binding = False
         """True while an op creates its output Tensor (so the constructor does not register a local)."""
         self._token: contextvars.Token | None = None

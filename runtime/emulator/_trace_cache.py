@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dataclasses
 import dis
 import enum
 import os
@@ -46,7 +47,9 @@ from typing import Any
 
 import numpy as np
 
+from runtime.emulator._roll import fold
 from runtime.emulator._symbolic import SymbolicScalar
+from runtime.emulator.device import _program as prog
 
 __all__ = ["ENV", "Entry", "TraceCache", "Uncacheable", "enabled", "env_fingerprint", "freeze", "register"]
 
@@ -447,7 +450,7 @@ class Entry:
     and kept on the first hit only.
     """
 
-    __slots__ = ("program", "warnings", "arg_names", "prepared", "hit")
+    __slots__ = ("program", "warnings", "arg_names", "prepared", "hit", "range", "base", "stops")
 
     def __init__(self, program: Any, warnings: tuple[tuple[Any, ...], ...],
                  arg_names: tuple[tuple[str, str], ...]) -> None:
@@ -460,6 +463,70 @@ class Entry:
         """the in-process executor's executable form of the program, made on the first hit"""
         self.hit = False
         """the cache has handed this program out again (then its prepared form is kept)"""
+        self.range: RangeTemplate | None = None
+        """how to derive this program for other values of its ``range(p)`` parameters (`retrip`), or None"""
+        self.base: Entry | None = None
+        """a derived program's template entry: the program runs on the template's prepared form with ``stops``"""
+        self.stops: dict[int, int] | None = None
+
+
+class RangeTemplate:
+    """A trace whose ``range(p)`` parameters (`_roll.range_sites`) only set the trip counts of rolled loops: the
+    values it was traced for, the loops each sets (lid -> parameter) and the ``if`` branches decided at trace time
+    inside those loops ((test, loop, parameter, branch), `_roll.fold`)."""
+
+    __slots__ = ("values", "sites", "folds")
+
+    def __init__(self, values: dict[str, int], sites: dict[int, str], folds: list[tuple[Any, Any, str, bool]]) -> None:
+        self.values = values
+        self.sites = sites
+        self.folds = folds
+
+
+RETRIP_MAX = 1 << 16
+"""a derived trip count above this is traced instead (re-deciding the folded branches costs a Python step per trip)"""
+
+
+def retrip(entry: Entry, values: dict[str, int]) -> Entry | None:
+    """The entry of ``entry``'s kernel traced for other ``values`` of its ``range(p)`` parameters, derived from it:
+    the same program with those loops' trip counts changed, when every ``if`` the trace decided inside them takes
+    the same branch in every iteration of the new counts; else None (trace).
+
+    Why it is the program a trace would give (`_roll.range_sites`): ``p`` is read nowhere but as the bound of
+    those loops, each rolls (the first iteration traced as unrolled, the others as a device loop from 1 to ``p``),
+    and the rolled body is traced with a symbolic index - the ops, their order and the first iteration do not depend
+    on ``p``; only the folded ``if`` tests do, and they are decided again here over the new iterations."""
+    t = entry.range
+    if t is None or set(values) != set(t.values):
+        return None
+    if any(n > RETRIP_MAX for n in values.values()):
+        return None
+    for test, loop, param, taken in t.folds:
+        rolled = range(1, values[param])
+        if len(rolled) and fold(test, loop, rolled) is not taken:
+            return None
+    stops = {lid: values[param] for lid, param in t.sites.items()}
+    e = Entry(_with_stops(entry.program, stops), entry.warnings, entry.arg_names)
+    e.base, e.stops = entry, stops
+    return e
+
+
+def _with_stops(program: Any, stops: dict[int, int]) -> Any:
+    """``program`` with the stop of loop ``lid`` set to ``stops[lid]`` (regions, paths and loops copied; ops shared:
+    executors do not modify programs)."""
+    def region(r: Any) -> Any:
+        paths = []
+        for p in r.paths:
+            items = []
+            for it in p.items:
+                if type(it) is prog.Loop:
+                    it = prog.Loop(lid=it.lid, name=it.name, start=it.start, stop=stops.get(it.lid, it.stop),
+                                   step=it.step, body=region(it.body), file=it.file, line=it.line)
+                items.append(it)
+            paths.append(prog.Path(decisions=p.decisions, items=items))
+        return prog.Region(paths=paths)
+
+    return dataclasses.replace(program, body=region(program.body))
 
 
 class TraceCache:
@@ -480,6 +547,14 @@ class TraceCache:
                 return None
             self._entries.move_to_end(key)
             self.hits += 1
+            return e
+
+    def template(self, key: Any) -> Entry | None:
+        """The entry under ``key`` without counting a hit or a miss (a `RangeTemplate` lookup after a miss)."""
+        with self._lock:
+            e = self._entries.get(key)
+            if e is not None:
+                self._entries.move_to_end(key)
             return e
 
     def put(self, key: Any, entry: Entry) -> None:

@@ -102,6 +102,9 @@ class _Parsed:
         self.kind = kind
         self.codes: dict[Any, Any] = {}
         self.no_roll: set[ast.For] = set()
+        self.range_sites: dict[ast.For, str] = {}
+        """``for`` statements over ``range(p)`` of a non-tensor parameter read nowhere else (`_roll.range_sites`; set
+        by `_frontend` for a jit kernel)"""
         """range loops of this body that are always unrolled (a rolled trace of them was refused, see `_roll`)"""
         self._split_memo: tuple | None = None
         """`split_params`' last answer and what it was computed from"""
@@ -249,8 +252,8 @@ class _Interp:
             self.g["max"] = _head_max
         self.line = parsed.fdef.lineno
         self.loop_outer: list[dict[str, Any]] = []
-        self.rolling: list[tuple[Any, range]] = []
-        """the rolled range loops being traced: (LoopInfo, the iterations it runs)"""
+        self.rolling: list[tuple[Any, range, str | None]] = []
+        """the rolled range loops being traced: (LoopInfo, the iterations it runs, its `_range_site`)"""
         self.rolled_out: dict[str, ast.For] = {}
         """names a rolled range loop left unbound (its body's names and its variable) -> that loop"""
 
@@ -480,18 +483,38 @@ class _Interp:
         else:
             raise self.err("TypeError", "Loop iterator must be range  Iterator, or list/tuple, but got "
                            f"{type(it).__name__}.", s)
-        if type(seq) is range and (plan := self._roll_plan(s, seq, ns)) is not None:
-            self._run_rolled(s, seq, ns, plan)
+        site = self._range_site(s, seq)
+        if type(seq) is range and (plan := self._roll_plan(s, seq, ns, site)) is not None:
+            self._run_rolled(s, seq, ns, plan, site)
             return
+        if site is not None:
+            self.tr.range_fixed = True
         for v in seq:
             self.assign(s.target, v, ns)
             self.exec_block(s.body, ns)
 
     # range loops traced once (`_roll`) ----------------------------------------------------------------
-    def _roll_plan(self, s: ast.For, r: range, ns: dict[str, Any]) -> Plan | None:
-        """How to trace this range loop once (`_roll.Plan`), or None: it is unrolled."""
+    def _range_site(self, s: ast.For, seq: Any) -> str | None:
+        """The parameter ``p`` when this loop is a `_roll.range_sites` loop over ``range(p)`` and the trace may be
+        derived for other values of ``p`` (`Tracer.range_values`), else None."""
+        if not self.p.range_sites:
+            return None
+        p = self.p.range_sites.get(s)
+        if p is None:
+            return None
+        n = self.tr.range_values.get(p)
+        if n is None:
+            return None
+        if type(seq) is not range or seq != range(n):  # `range` is not the builtin here
+            self.tr.range_fixed = True
+            return None
+        return p
+
+    def _roll_plan(self, s: ast.For, r: range, ns: dict[str, Any], site: str | None = None) -> Plan | None:
+        """How to trace this range loop once (`_roll.Plan`), or None: it is unrolled. A `_range_site` loop rolls
+        from one iteration on (its program then serves every trip count)."""
         o = self.tr.options
-        if len(r) < MIN_TRIPS or r.step < 0 or o.record or not o.roll or o.out_of_bounds != "raise" or \
+        if len(r) < (1 if site is not None else MIN_TRIPS) or r.step < 0 or o.record or not o.roll or o.out_of_bounds != "raise" or \
                 s in self.p.no_roll:
             return None
         plan = plan_of(s, self.p.codes)
@@ -510,7 +533,7 @@ class _Interp:
 
         return plan if plan.callees_ok(lookup, lambda v: isinstance(v, Tensor)) else None
 
-    def _run_rolled(self, s: ast.For, r: range, ns: dict[str, Any], plan: Plan) -> None:
+    def _run_rolled(self, s: ast.For, r: range, ns: dict[str, Any], plan: Plan, site: str | None = None) -> None:
         """Trace the first iteration as unrolled, then the others once, as a device loop over `r[1:]`.
 
         The first iteration leaves the tile options the later ones start from; the rolled body must leave them as
@@ -525,13 +548,17 @@ class _Interp:
         entry = new_scope(tr.scopes[-1])
         carried = {name: self._carry_in(s, name, ns.get(name)) for name in sorted(plan.carried)}
         info = LoopInfo(f"{ROLLED_PREFIX}{plan.var}>", plan.var)
-        node = LoopNode(start=r[1], stop=r.stop, step=r.step, loop=info, name=info.name, file=self.p.file,
-                        line=s.lineno)
+        node = LoopNode(start=r.start + r.step, stop=r.stop, step=r.step, loop=info, name=info.name,
+                        file=self.p.file, line=s.lineno, site=site)
         tr.items.append(node)
         region = Region()
         ns.update(carried)
         snapshot = dict(ns)
-        self.rolling.append((info, r[1:]))
+        # the iterations an `if` is folded over (`_roll.fold`): a site loop of fewer trips than MIN_TRIPS is folded
+        # over the first MIN_TRIPS - 1 rolled ones (it runs at most those; other trip counts are checked again
+        # when a program is derived, `_trace_cache.retrip`)
+        rolled = r[1:] if site is None or len(r) >= MIN_TRIPS else range(r.start + r.step, MIN_TRIPS, r.step)
+        self.rolling.append((info, rolled, site))
         with tr.session.capture_warnings() as warned:
             try:
                 for _ctx in tr.trace_paths(region, scope=True):
@@ -596,7 +623,12 @@ class _Interp:
             if test.is_concrete():
                 taken = bool(test.concrete())
             else:
-                folded = fold(test, *self.rolling[-1]) if self.rolling else None
+                folded = None
+                if self.rolling:
+                    info, rolled, site = self.rolling[-1]
+                    folded = fold(test, info, rolled)
+                    if folded is not None and site is not None:
+                        self.tr.range_folds.append((test, info, site, folded))
                 taken = self.tr.decide(test) if folded is None else folded
         else:
             raise self.err("TypeError", "Test condition must be a symbolic scalar or boolean, but got "

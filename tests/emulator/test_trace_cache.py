@@ -25,9 +25,9 @@ def traces(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     seen: list[str] = []
     orig = _frontend.JitFunction._trace_bound
 
-    def counting(self: Any, s: Any, bound: Any) -> Any:
+    def counting(self: Any, s: Any, bound: Any, *rest: Any) -> Any:
         seen.append(self.__name__)
-        return orig(self, s, bound)
+        return orig(self, s, bound, *rest)
 
     monkeypatch.setattr(_frontend.JitFunction, "_trace_bound", counting)
     for k in globals().values():  # each test starts from empty caches

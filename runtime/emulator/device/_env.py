@@ -32,6 +32,9 @@ class Env:
         self.per_call: dict[int, Any] = {}
         """values of symbol-only expressions (`_expr._per_call`): symbols do not change during a call"""
         self.loop_range: dict[int, tuple[int, int, int]] = {}
+        self.stops: dict[int, int] | None = None
+        """loop id -> stop, overriding the prepared loop's (`_prepare.Retripped`: a program derived for other trip
+        counts runs on the prepared form of the one it was derived from)"""
         self.iter_stack: list[tuple[str, int]] = []
         self.node: Any = None
         """the op being run (`_prepare.XOp`): errors carry its kernel line"""

@@ -21,7 +21,7 @@ from runtime.emulator.device._carry import PrefixPlan, analyse
 from runtime.emulator.device._carry import start as start_prefix
 from runtime.emulator.device._env import Env
 from runtime.emulator.device._kreg import DTYPES
-from runtime.emulator.device._prepare import XGuard, XLoop, XOp, XRegion, prepare
+from runtime.emulator.device._prepare import Retripped, XGuard, XLoop, XOp, XRegion, prepare
 from runtime.emulator.device._program import KernelProgram
 from runtime.emulator.device._types import ExecError, ExecOptions, ExecResult, ProgramError
 
@@ -105,7 +105,8 @@ def _run_region(region: XRegion, env: Env, start: int = 0) -> None:
 def run_loop(node: XLoop, env: Env) -> None:
     try:
         start = node.start(env)
-        stop = node.stop(env)
+        stops = env.stops
+        stop = stops[node.lid] if stops is not None and node.lid in stops else node.stop(env)
         step = node.step(env)
     except EmulatorError:
         raise
@@ -202,18 +203,26 @@ def _final_poison_check(program: KernelProgram, args: list[np.ndarray], env: Env
 
 
 def execute(program: KernelProgram, args: list[Any], options: ExecOptions | None = None, *,
-            prepared: XRegion | None = None) -> ExecResult:
-    """Run ``program`` on ``args`` (one numpy array per tensor parameter, written in place).
+            prepared: XRegion | Retripped | None = None) -> ExecResult:
+    """Run ``program`` on ``args`` (one numpy array per tensor parameter, written in place). ``prepared``: its
+    executable form, or that of the program it was derived from with ``program``'s loop stops (`Retripped`).
 
     Kernel errors are returned in ``ExecResult.error`` (never raised); a program or argument list the device
     refuses raises `ProgramError`.
     """
     options = options or ExecOptions()
     env = Env(options)
+    stops: dict[int, int] | None = None
+    ready: XRegion | None = None
+    if isinstance(prepared, Retripped):
+        stops, ready = prepared.stops, prepared.region
+    else:
+        ready = prepared
     try:
         _bind_args(program, args, env)
-        if prepared is not None and prepared.npuarch == options.npuarch:
-            body = prepared
+        if ready is not None and ready.npuarch == options.npuarch:
+            body = ready
+            env.stops = stops  # else `program` itself is prepared: its loops hold these stops
         else:
             body = prepare(program, options.npuarch)
     except ProgramError:

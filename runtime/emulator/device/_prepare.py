@@ -84,6 +84,19 @@ class XRegion:
         self.paths.append(p)
 
 
+class Retripped:
+    """The prepared form of a program run with other stops for some of its loops (lid -> stop): what
+    `_trace_cache.retrip` derives - the same program but those trip counts - runs on the prepared form of the program
+    it was derived from, so that preparing it (and the loops' batch plans) is not done again per trip count."""
+
+    __slots__ = ("region", "stops", "npuarch")
+
+    def __init__(self, region: XRegion, stops: dict[int, int]) -> None:
+        self.region = region
+        self.stops = stops
+        self.npuarch = region.npuarch
+
+
 class XLoop:
     """A loop ready to run. Its body is prepared when it is first read (`body`), i.e. when the loop first runs
     an iteration: a ``loop_unroll`` kernel traces one loop per unroll factor (llada2_gate_select: 8, of which one
