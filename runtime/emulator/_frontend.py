@@ -234,7 +234,10 @@ class JitFunction:
                                                                                               strict=True)]})
                 self.last_program = e.program
                 return e.program, arrays
-        ranged: dict[str, Any] = {"values": rv} if key is not None and rv else {}
+        # a kernel's first trace rolls a range(p) loop of fewer than MIN_TRIPS iterations as before (unrolled: the
+        # rolled form traces the body twice, and most kernels are called once); from its second trace on it rolls
+        # it, so that the program serves the other counts (attn_softmax: 1, 2, 8, 16 tiles - two traces, not four)
+        ranged: dict[str, Any] = {"values": rv, "small": len(self._cache) > 0} if key is not None and rv else {}
         with s.capture_warnings() as warnings:
             region, symbols, params, n_keys = self._trace_bound(s, bound, ranged)
         arg_names = tuple((t.name, dtype_name(t.dtype)) for t, _ in params)
@@ -337,6 +340,7 @@ class JitFunction:
         tr = Tracer(s, p.name, p.file)
         if ranged:
             tr.range_values = ranged["values"]
+            tr.range_small = ranged["small"]
         with tr:
             for group in ("pass_options", "host_options", "codegen_options", "verify_options", "debug_options"):
                 tr.scopes[-1][group.split("_")[0]].update(self.options.get(group) or {})

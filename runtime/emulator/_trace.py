@@ -110,6 +110,8 @@ class Tracer:
         self.range_values: dict[str, int] = {}
         """the non-tensor parameters read only as ``range(p)`` bounds (`_roll.range_sites`) and their values, when
         the trace cache may derive this trace's program for other values (`_frontend`): those loops roll"""
+        self.range_small = False
+        """loops over ``range(p)`` roll from one iteration on (else from `_roll.MIN_TRIPS`, as any range loop)"""
         self.range_fixed = False
         """a loop over ``range(p)`` was unrolled: this trace's program is for these values only"""
         self.range_folds: list[tuple[Any, Any, str, bool]] = []

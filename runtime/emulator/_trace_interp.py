@@ -511,10 +511,10 @@ class _Interp:
         return p
 
     def _roll_plan(self, s: ast.For, r: range, ns: dict[str, Any], site: str | None = None) -> Plan | None:
-        """How to trace this range loop once (`_roll.Plan`), or None: it is unrolled. A `_range_site` loop rolls
-        from one iteration on (its program then serves every trip count)."""
+        """How to trace this range loop once (`_roll.Plan`), or None: it is unrolled. A `_range_site` loop may roll
+        from one iteration on (`Tracer.range_small`: its program then serves every trip count)."""
         o = self.tr.options
-        if len(r) < (1 if site is not None else MIN_TRIPS) or r.step < 0 or o.record or not o.roll or o.out_of_bounds != "raise" or \
+        if len(r) < (1 if site is not None and self.tr.range_small else MIN_TRIPS) or r.step < 0 or o.record or not o.roll or o.out_of_bounds != "raise" or \
                 s in self.p.no_roll:
             return None
         plan = plan_of(s, self.p.codes)

@@ -49,10 +49,11 @@ from runtime.emulator.device._batch import (
     _views_full,
 )
 from runtime.emulator.device._expr import compile_expr, loop_coef
+from runtime.emulator.device._kreg import np_dtype
 from runtime.emulator.device._prepare import XLoop, XOp
 from runtime.emulator.device._program import Loop, Op, Region
 
-__all__ = ["PrefixPlan", "Prefixed", "analyse", "start"]
+__all__ = ["Fold", "PrefixPlan", "Prefixed", "analyse", "counters", "start"]
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +74,63 @@ class PrefixPlan:
     were derived from in the body: a prefix read must not alias any of them (`_aliased`)"""
     refused: set[tuple] = field(default_factory=set)
     """partial-tile signatures a valid-shape rule refused (as `BatchPlan.refused`)"""
+    fold: Fold | None = None
+    """the rest of the body is one running fold of a prefix result (`_fold_of`): iterations 2.. run as one
+    ``ufunc.accumulate``"""
+
+
+_FOLDS: dict[str, np.ufunc] = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "maximum": np.maximum,
+                               "minimum": np.minimum}
+"""binary functions whose per-iteration op is exactly this ufunc on float operands (`_k_math.BINARY`)"""
+_FOLD_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+@dataclass
+class Fold:
+    """``acc = f(acc, y)`` then ``acc[:] = reshape(...)``: attn_softmax's running max and running sum.
+
+    The items after the prefix are exactly a binary op ``f`` (one of `_FOLDS`, no scalar or alpha)
+    whose first operand is the carried value ``acc`` and whose second is a prefix result ``y``, maybe a reshape of
+    its result, and a move of that into ``acc`` (a local the loop owns, not a kernel argument); the two results die in
+    the body. Per iteration that is ``acc = f(acc, y_i)`` elementwise, in order - which is what
+    ``f.accumulate`` over ``[acc, y_1, ..., y_k]`` computes, one step after the other on the same dtype (no
+    reassociation, unlike ``reduce``), so the same bits. Why: each of those iterations cost three ops of
+    per-iteration Python (~30 us) for a one-element ``maximum``."""
+
+    ufunc: np.ufunc
+    acc: int
+    y: int
+    odt: np.dtype
+    """the binary op's result dtype: the fold's, or it does not apply (a result cast before the move)"""
+    ops: tuple[XOp, ...]
+
+
+def _fold_of(body: Any, n: int, mine: set[int]) -> Fold | None:
+    """The `Fold` of a loop body whose items after the first ``n`` (the prefix, producing ``mine``) are one."""
+    if len(body.paths) != 1:
+        return None
+    rest = body.paths[0].items[n:]
+    if len(rest) not in (2, 3) or any(type(it) is not XOp for it in rest):
+        return None
+    bi, mv = rest[0], rest[-1]
+    if (bi.kind, mv.kind) != ("binary", "move") or len(rest) == 3 and rest[1].kind != "reshape":
+        return None
+    b, m = bi.params, mv.params
+    uf = _FOLDS.get(b["fn"])
+    if uf is None or b["b"] is None or b["alpha"] is not None:
+        return None  # rank padding (attn_softmax's [1] max against a [1, 1] tile) only puts unit axes in front
+    acc, y = b["a"], b["b"]
+    if y not in mine or acc in mine or acc == y or m["dst"] != acc or m["param"] or not m["owned"]:
+        return None
+    last = b["out"]
+    for it in rest[1:]:  # the reshape (a view of the result), then the move: each reads the one before
+        src = it.params["src"]
+        if src != last or src not in it.free or it.kind == "reshape" and it.params["vs"] is not None:
+            return None  # a result read after the loop (the fold does not make it), a reshape with its own valid
+        last = it.params.get("out")
+    if any(it.param_reads for it in rest):
+        return None
+    return Fold(ufunc=uf, acc=acc, y=y, odt=np_dtype(b["odt"]), ops=tuple(rest))
 
 
 def analyse(node: XLoop) -> BatchPlan | PrefixPlan | bool:
@@ -181,7 +239,7 @@ def _prefix(node: XLoop) -> PrefixPlan | None:
     plan = BatchPlan(items=list(items), produced=mine, invariant_reads=reads,
                      geo={id(it): geo[id(it)] for it in items if id(it) in geo})
     plan.partial_ok = all(it.kind == "view" or it.kind in _VALID for it in items)
-    return PrefixPlan(batch=plan, n=len(items), writes=frozenset(writes))
+    return PrefixPlan(batch=plan, n=len(items), writes=frozenset(writes), fold=_fold_of(body, len(items), mine))
 
 
 @dataclass
@@ -215,6 +273,50 @@ class Prefixed:
         for k, arr, stacked, valid in self.live:
             buf[k] = (arr[i] if stacked else arr[...], valid)
 
+    def fold_rest(self, env: Any, before: tuple, nwarn: int, rng: range, key: int) -> int:
+        """After the first iteration ran op by op (counters ``before`` it, ``nwarn`` warnings): the others of the
+        prefix's run as one `Fold`, with the counters of that many more iterations like the first; returns how many
+        ran (0: the fold does not apply to these values, nothing changed - run them per iteration)."""
+        f = self.plan.fold
+        k = self.kcount
+        if f is None or k < 2 or len(env.warnings) != nwarn:
+            return 0
+        cur = env.buf.get(f.acc)
+        live = next((x for x in self.live if x[0] == f.y), None)
+        if cur is None or live is None:
+            return 0
+        acc, valid = cur
+        _, ys, stacked, yvalid = live
+        if acc.dtype not in _FOLD_DTYPES or acc.dtype != f.odt or tuple(valid) != acc.shape or not stacked or ys.dtype != acc.dtype or \
+                ys.shape[0] != k or tuple(yvalid) != ys.shape[1:] or ys[0].size != acc.size:
+            return 0
+        z = np.empty((k, acc.size), dtype=acc.dtype)
+        z[0] = acc.reshape(-1)
+        z[1:] = ys[1:].reshape(k - 1, -1)
+        acc[...] = f.ufunc.accumulate(z, axis=0)[-1].reshape(acc.shape)  # the move writes the carried array
+        ops0, *c0 = before
+        ops = env.ops
+        for name, cnt in list(ops.items()):
+            d = cnt - ops0.get(name, 0)
+            if d:
+                ops[name] = cnt + d * (k - 1)
+        d = [a - b for a, b in zip((env.tiles, env.elements, env.bytes_in, env.bytes_out, env.flops), c0,
+                                   strict=True)]
+        env.tiles += d[0] * (k - 1)
+        env.elements += d[1] * (k - 1)
+        env.bytes_in += d[2] * (k - 1)
+        env.bytes_out += d[3] * (k - 1)
+        env.flops += d[4] * (k - 1)
+        env.sym[key] = rng[k - 1]
+        env.node = f.ops[-1]
+        buf = env.buf
+        for kk, arr, st, vv in self.live:  # what the last iteration leaves: its slices bound, the dead dropped
+            buf[kk] = (arr[k - 1] if st else arr[...], vv)
+        for op in f.ops:
+            for kk in op.free:
+                buf.pop(kk, None)
+        return k - 1
+
     def leave(self, env: Any) -> None:
         """After the last batched iteration: a prefix result still held (read after the loop) owns its memory,
         as a per-iteration result does."""
@@ -223,6 +325,11 @@ class Prefixed:
             v = buf.get(k)
             if v is not None and not v[0].flags.owndata:
                 buf[k] = (np.array(v[0], copy=True), v[1])
+
+
+def counters(env: Any) -> tuple:
+    """What `Prefixed.fold_rest` multiplies: (ops by name, tiles, elements, bytes in, bytes out, flops)."""
+    return dict(env.ops), env.tiles, env.elements, env.bytes_in, env.bytes_out, env.flops
 
 
 def _check_inner_view(b: _Batch, it: Any) -> None:

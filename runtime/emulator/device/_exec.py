@@ -17,7 +17,7 @@ import numpy as np
 from runtime.emulator._buffers import is_poison
 from runtime.emulator._errors import EmulatorError
 from runtime.emulator.device._batch import run_batched
-from runtime.emulator.device._carry import PrefixPlan, analyse
+from runtime.emulator.device._carry import PrefixPlan, analyse, counters
 from runtime.emulator.device._carry import start as start_prefix
 from runtime.emulator.device._env import Env
 from runtime.emulator.device._kreg import DTYPES
@@ -136,13 +136,22 @@ def run_loop(node: XLoop, env: Env) -> None:
                 pre = start_prefix(node, plan, env, rng)
                 if pre is not None:
                     pos = pre.plan.n
+                    fold = pre.plan.fold is not None and not limited and pre.kcount > 2
                     for i, v in enumerate(rng[:pre.kcount]):
                         env.sym[key] = v
                         trips += 1
                         if limited:
                             env.step()
+                        if fold:
+                            before, nwarn = counters(env), len(env.warnings)
                         pre.enter(env, i, limited)
                         run_region(body, env, pos)
+                        if fold:
+                            done = pre.fold_rest(env, before, nwarn, rng, key)
+                            trips += done
+                            if done:
+                                break
+                            fold = False
                     pre.leave(env)
                     rng = rng[pre.kcount:]
             elif plan:
