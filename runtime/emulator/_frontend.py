@@ -14,7 +14,6 @@ from __future__ import annotations
 import inspect
 import linecache
 import logging
-import re
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -129,16 +128,15 @@ def traced_extents(ann: Any, arr: np.ndarray) -> tuple:
 
 
 def _mentions_range(p: _Parsed, names: list[str]) -> bool:
-    """Whether the kernel's source text has ``range(name)`` for one of ``names``: the AST walk of `range_sites`
-    (~0.3 ms for a 60-line kernel, on its first call) is skipped for kernels that have none. Only ever skips: a
-    source changed since it was parsed at worst leaves a kernel without derived programs."""
+    """Whether the kernel's source text has ``range(name)`` (so spelled) for one of ``names``: the AST walk of
+    `range_sites` (~0.3 ms for a 60-line kernel, on its first call) is skipped for kernels that have none. Only ever
+    skips: another spelling, or a source changed since it was parsed, at worst leaves a kernel without derived
+    programs."""
     if not names:
         return False
     lines = linecache.getlines(p.file or "")
     text = "".join(lines[p.fdef.lineno - 1:p.fdef.end_lineno])
-    if "range" not in text:
-        return False
-    return re.search(r"\brange\(\s*(?:" + "|".join(map(re.escape, names)) + r")\s*\)", text) is not None
+    return "range(" in text and any(f"range({n})" in text for n in names)  # no regex: compiling one allocates
 
 
 class JitFunction:
@@ -263,6 +261,8 @@ class JitFunction:
         p, _, _, values = bound
         names = self._range_names
         if names is None:
+            if not any(type(v) is int for v in values.values()):
+                return {}  # decided on the first call with an int argument (nothing allocated before that)
             others = [o.name for o in p.split_params()[1]]
             try:
                 p.range_sites = range_sites(p.fdef, others, p.codes) if _mentions_range(p, others) else {}
