@@ -8,8 +8,9 @@ goes through two generators per node (``iter_child_nodes``/``iter_fields``); thi
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
-__all__ = ["nodes"]
+__all__ = ["nodes", "push_children"]
 
 _AST = ast.AST
 
@@ -23,12 +24,17 @@ def nodes(tree: ast.AST) -> list[ast.AST]:
     while stack:
         n = pop()
         add(n)
-        for f in n._fields:
-            v = getattr(n, f, None)
-            if type(v) is list:
-                for x in v:
-                    if isinstance(x, _AST):
-                        push(x)
-            elif isinstance(v, _AST):
-                push(v)
+        push_children(n, push)
     return out
+
+
+def push_children(n: ast.AST, push: Callable[[ast.AST], None]) -> None:
+    """``push`` every direct child node of ``n``: the step of a walk that prunes (one that does not enter attribute
+    chains, `_trace_cache.body_reads`; one that stops at the first introspection name, `_roll.range_sites`)."""
+    for v in n.__dict__.values():
+        if type(v) is list:
+            for x in v:
+                if isinstance(x, _AST):
+                    push(x)
+        elif isinstance(v, _AST):
+            push(v)

@@ -39,6 +39,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from runtime.emulator._astutil import push_children
 from runtime.emulator._symbolic import _BIN, SymbolicScalar
 
 __all__ = ["MIN_TRIPS", "Plan", "Unroll", "fold", "plan_of", "range_sites"]
@@ -343,7 +344,6 @@ def range_sites(fdef: ast.FunctionDef, params: list[str], cache: dict[Any, Any])
     fors: dict[ast.For, str] = {}
     ok: set[int] = set()
     reads: list[ast.Name] = []
-    node_t = ast.AST
     stack: list[ast.AST] = list(fdef.body)  # one walk (as `_trace_cache.body_reads`): a kernel's first call pays it
     pop, push = stack.pop, stack.append
     while stack:
@@ -367,13 +367,7 @@ def range_sites(fdef: ast.FunctionDef, params: list[str], cache: dict[Any, Any])
             wanted.discard(n.arg)  # a nested function's or lambda's parameter of that name
         elif isinstance(n, ast.Global | ast.Nonlocal):
             wanted.difference_update(n.names)
-        for v in n.__dict__.values():
-            if type(v) is list:
-                for x in v:
-                    if isinstance(x, node_t):
-                        push(x)
-            elif isinstance(v, node_t):
-                push(v)
+        push_children(n, push)
     if not fors:
         return {}
     for r in reads:

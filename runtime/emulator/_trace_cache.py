@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from runtime.emulator._astutil import push_children
 from runtime.emulator._roll import fold
 from runtime.emulator._symbolic import SymbolicScalar
 from runtime.emulator.device import _program as prog
@@ -144,7 +145,7 @@ def body_reads(fdef: ast.FunctionDef, params: frozenset[str]) -> Reads:
     as the chain. One walk, parents first, that does not descend into a chain (a chain's inner nodes have no
     other children): the three walks over every node it replaces were ~0.3-0.5 ms of a small kernel's first
     call (`tests/emulator/test_trace_cache_reads.py` checks it against them on every corpus kernel)."""
-    attribute, name, delete, node_t = ast.Attribute, ast.Name, ast.Delete, ast.AST
+    attribute, name, delete = ast.Attribute, ast.Name, ast.Delete
     bare: set[str] = set()
     chains: set[tuple[str, ...]] = set()
     deleted: set[str] = set()
@@ -168,13 +169,7 @@ def body_reads(fdef: ast.FunctionDef, params: frozenset[str]) -> Reads:
             continue
         if isinstance(n, delete):
             deleted.update(t.id for t in n.targets if isinstance(t, name))
-        for v in n.__dict__.values():
-            if type(v) is list:
-                for x in v:
-                    if isinstance(x, node_t):
-                        push(x)
-            elif isinstance(v, node_t):
-                push(v)
+        push_children(n, push)
     skip = params - deleted
     # decorators / defaults of nested defs are evaluated too: the walk over the body covers them
     return Reads(tuple(sorted(bare - skip)), tuple(sorted(c for c in chains if c[0] not in skip)))

@@ -77,3 +77,23 @@ def corpus_module(emu: ModuleType) -> Iterator[Callable[[str], ModuleType]]:
     yield load
     for name in loaded:
         sys.modules.pop(name, None)
+
+
+@pytest.fixture
+def traces(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the kernels traced during the test (a trace-cache hit, or a program derived for another tile
+    count, does not trace). The jit kernels of the test's module start with empty caches and the cache on."""
+    frontend = importlib.import_module("runtime.emulator._frontend")
+    seen: list[str] = []
+    orig = frontend.JitFunction._trace_bound
+
+    def counting(self: Any, s: Any, bound: Any, *rest: Any) -> Any:
+        seen.append(self.__name__)
+        return orig(self, s, bound, *rest)
+
+    monkeypatch.setattr(frontend.JitFunction, "_trace_bound", counting)
+    for k in vars(request.module).values():
+        if isinstance(k, frontend.JitFunction):
+            k._cache.clear()
+    monkeypatch.delenv("PTO_FORGE_TRACE_CACHE", raising=False)
+    return seen

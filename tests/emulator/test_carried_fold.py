@@ -21,34 +21,24 @@ W = 32
 @pypto.frontend.jit
 def running(x: pypto.Tensor([8, pypto.DYNAMIC], pypto.DT_FP32), out: pypto.Tensor([8, 1], pypto.DT_FP32),
             n: int, op: int):
-    """acc = f(acc, rowsum(tile t)) for t in 1..n-1, acc = rowsum(tile 0) first."""
+    """acc = f(acc, y_t) for t in 1..n-1 (acc = y_0 first), y_t a row sum of tile t - or, for maximum / minimum,
+    a row max (NaN payloads and signed zeros decide which operand wins)."""
     pypto.set_vec_tile_shapes(8, W)
     acc = pypto.tensor([8, 1], pypto.DT_FP32, "acc")
     for t in range(n):
         tile = pypto.view(x, [8, W], [0, t * W])
-        s = pypto.sum(tile, -1, keepdim=True)
+        if op >= 3:
+            s = pypto.amax(tile, -1, keepdim=True)
+        else:
+            s = pypto.sum(tile, -1, keepdim=True)
         if t == 0:
             acc[:] = s
         elif op == 0:
             acc[:] = pypto.add(acc, s)
         elif op == 1:
             acc[:] = pypto.sub(acc, s)
-        else:
+        elif op == 2:
             acc[:] = pypto.mul(acc, s)
-    pypto.assemble(acc, [0, 0], out)
-
-
-@pypto.frontend.jit
-def running_max(x: pypto.Tensor([8, pypto.DYNAMIC], pypto.DT_FP32), out: pypto.Tensor([8, 1], pypto.DT_FP32),
-                n: int, op: int):
-    """acc = max / min(acc, rowmax(tile t)): NaN payloads and signed zeros decide which operand wins."""
-    pypto.set_vec_tile_shapes(8, W)
-    acc = pypto.tensor([8, 1], pypto.DT_FP32, "acc")
-    for t in range(n):
-        tile = pypto.view(x, [8, W], [0, t * W])
-        s = pypto.amax(tile, -1, keepdim=True)
-        if t == 0:
-            acc[:] = s
         elif op == 3:
             acc[:] = pypto.maximum(acc, s)
         else:
@@ -120,10 +110,9 @@ def folds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 @pytest.mark.parametrize("kind,n", [("magnitudes", 64), ("specials", 40), ("ones", 33), ("magnitudes", 5)])
 def test_a_running_fold_is_the_unrolled_sequence_bit_for_bit(op: int, kind: str, n: int, folds: list[int]) -> None:
     x = _data("ones" if op == 2 and kind == "magnitudes" else kind, n, seed=op * 100 + n)
-    kernel = running if op < 3 else running_max
-    rolled = _run(kernel, x, (8, 1), (n, op), True)
+    rolled = _run(running, x, (8, 1), (n, op), True)
     assert folds and folds[-1] == n - 2  # iterations 1..n-1 are the loop; its first ran op by op
-    assert rolled == _run(kernel, x, (8, 1), (n, op), False)
+    assert rolled == _run(running, x, (8, 1), (n, op), False)
 
 
 @pytest.mark.parametrize("n", [5, 17, 300])

@@ -10,64 +10,18 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 import pytest
+from test_roll import (
+    three_pass_softmax,  # attn_softmax's kernel shape: the tile count is an int read by `range`
+)
 
 import runtime.emulator as emu
-from runtime.emulator import _executor, _frontend, _trace_cache
+from runtime.emulator import _executor, _trace_cache
 from runtime.emulator._errors import EmulatorError
 from runtime.emulator._roll import range_sites
 from runtime.emulator.device import _exec
 
 pypto = emu.install()
 F32 = np.float32
-
-
-@pytest.fixture
-def traces(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The names of the kernels traced (a hit or a derived program does not trace)."""
-    seen: list[str] = []
-    orig = _frontend.JitFunction._trace_bound
-
-    def counting(self: Any, s: Any, bound: Any, *rest: Any) -> Any:
-        seen.append(self.__name__)
-        return orig(self, s, bound, *rest)
-
-    monkeypatch.setattr(_frontend.JitFunction, "_trace_bound", counting)
-    for k in globals().values():
-        if isinstance(k, _frontend.JitFunction):
-            k._cache.clear()
-    monkeypatch.delenv("PTO_FORGE_TRACE_CACHE", raising=False)
-    return seen
-
-
-@pypto.frontend.jit
-def softmax3(scores: pypto.Tensor([pypto.DYNAMIC, pypto.DYNAMIC], pypto.DT_BF16),
-             out: pypto.Tensor([pypto.DYNAMIC, pypto.DYNAMIC], pypto.DT_BF16), scale: float, n_tiles: int):
-    """attn_softmax's kernel shape: the tile count is an int argument, read only by `range`."""
-    for m in pypto.loop(scores.shape[0], name="M_LOOP"):
-        gmax = pypto.tensor([1], pypto.DT_FP32, "gmax")
-        for t in range(n_tiles):
-            pypto.set_vec_tile_shapes(1, 64)
-            row = pypto.view(scores, [1, 64], [m, t * 64], valid_shape=[1, 64])
-            tm = pypto.amax(pypto.mul(pypto.cast(row, pypto.DT_FP32), scale), dim=-1, keepdim=True)
-            if t == 0:
-                gmax[:] = tm
-            else:
-                gmax[:] = pypto.maximum(gmax, tm)
-        tsum = pypto.tensor([1], pypto.DT_FP32, "tsum")
-        for t in range(n_tiles):
-            pypto.set_vec_tile_shapes(1, 64)
-            row = pypto.view(scores, [1, 64], [m, t * 64], valid_shape=[1, 64])
-            ts = pypto.sum(pypto.exp(pypto.sub(pypto.mul(pypto.cast(row, pypto.DT_FP32), scale), gmax)), dim=-1,
-                           keepdim=True)
-            if t == 0:
-                tsum[:] = ts
-            else:
-                tsum[:] = pypto.add(tsum, ts)
-        for t in range(n_tiles):
-            pypto.set_vec_tile_shapes(1, 64)
-            row = pypto.view(scores, [1, 64], [m, t * 64], valid_shape=[1, 64])
-            r = pypto.exp(pypto.sub(pypto.mul(pypto.cast(row, pypto.DT_FP32), scale), gmax))
-            pypto.assemble(pypto.cast(pypto.div(r, tsum), pypto.DT_BF16), [m, t * 64], out)
 
 
 @pypto.frontend.jit
@@ -130,7 +84,7 @@ def test_one_trace_serves_every_tile_count_bit_for_bit(traces: list[str], monkey
     for m, n in [(1, 1), (1, 2), (1, 8), (1, 16), (2, 3), (1, 5), (1, 16)]:
         scores = _bf16(rng.standard_normal((m, n * 64)).astype(F32) * 3)
         out = _bf16(np.zeros((m, n * 64), F32))
-        _same_as_a_fresh_trace(softmax3, [scores, out], (0.0625, n), monkeypatch)
+        _same_as_a_fresh_trace(three_pass_softmax, [scores, out], (0.0625, n), monkeypatch)
         n_fresh += 1  # the fresh trace of the comparison
         # the first call traces (1 tile: unrolled, as any first trace of a loop under MIN_TRIPS), the second (2 tiles)
         # traces its loops rolled, and that program serves every other count
@@ -141,10 +95,10 @@ def test_a_derived_program_keeps_a_kernel_error(traces: list[str], monkeypatch: 
     """The tile count runs past the scores: the device check of the rolled loop reports it, as in a fresh trace."""
     scores = _bf16(np.ones((1, 256), F32))
     out = _bf16(np.zeros((1, 256), F32))
-    _call(softmax3, [scores, out], (1.0, 4), monkeypatch, True)
-    got = _same_as_a_fresh_trace(softmax3, [scores, out], (1.0, 6), monkeypatch)
+    _call(three_pass_softmax, [scores, out], (1.0, 4), monkeypatch, True)
+    got = _same_as_a_fresh_trace(three_pass_softmax, [scores, out], (1.0, 6), monkeypatch)
     assert got[3] is not None and got[3][0].startswith("EMU_")
-    assert traces == ["softmax3", "softmax3"]  # the template, and the fresh comparison trace
+    assert traces == ["three_pass_softmax", "three_pass_softmax"]  # the template, and the fresh comparison trace
 
 
 def test_a_branch_decided_for_some_counts_only_is_traced_again(traces: list[str],
@@ -264,13 +218,13 @@ def test_derived_programs_run_on_the_template_s_prepared_form(traces: list[str],
         scores = _bf16(rng.standard_normal((1, n * 64)).astype(F32))
         out = _bf16(np.zeros((1, n * 64), F32))
         with emu.session():
-            softmax3(scores, out, 0.5, n)
+            three_pass_softmax(scores, out, 0.5, n)
         outs.append((scores, out))
-    assert traces == ["softmax3"] * 2  # 1 tile (a first trace: unrolled), then 4 tiles: the program of the others
+    assert traces == ["three_pass_softmax"] * 2  # 1 tile (a first trace: unrolled), then 4 tiles: the program of the others
     assert len(prepared) == 3  # the runs of the two traces (misses), then once for every derived count
     for scores, out in outs:  # and each is what a fresh trace computes
         again = _bf16(np.zeros(out.shape, F32))
         monkeypatch.setenv("PTO_FORGE_TRACE_CACHE", "0")
         with emu.session():
-            softmax3(scores, again, 0.5, scores.shape[1] // 64)
+            three_pass_softmax(scores, again, 0.5, scores.shape[1] // 64)
         assert again.tobytes() == out.tobytes()

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 import runtime.emulator as emu
-from runtime.emulator import _frontend
 
 pypto = emu.install()
 F32 = np.float32
@@ -17,24 +16,6 @@ F32 = np.float32
 SCALE = 2.0
 TILES = [8, 16]
 OFFSET = {"v": 1.0}
-
-
-@pytest.fixture
-def traces(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The names of the kernels traced (a cache hit does not trace)."""
-    seen: list[str] = []
-    orig = _frontend.JitFunction._trace_bound
-
-    def counting(self: Any, s: Any, bound: Any, *rest: Any) -> Any:
-        seen.append(self.__name__)
-        return orig(self, s, bound, *rest)
-
-    monkeypatch.setattr(_frontend.JitFunction, "_trace_bound", counting)
-    for k in globals().values():  # each test starts from empty caches
-        if isinstance(k, _frontend.JitFunction):
-            k._cache.clear()
-    monkeypatch.delenv("PTO_FORGE_TRACE_CACHE", raising=False)
-    return seen
 
 
 @pypto.frontend.jit
