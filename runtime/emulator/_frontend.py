@@ -154,9 +154,9 @@ class JitFunction:
         self._parsed: _Parsed | None = None
         self.last_program: KernelProgram | None = None
         self._cache = _trace_cache.TraceCache()
+        """the programs of this kernel's last call signatures (`_trace_cache`)"""
         self._range_names: frozenset[str] | None = None
         """the non-tensor parameters read only as ``range(p)`` bounds (`_range_values`), once parsed"""
-        """the programs of this kernel's last call signatures (`_trace_cache`)"""
         self._reads: _trace_cache.Reads | None = None
         self._last_entry: _trace_cache.Entry | None = None
         """the cache entry of the last `_program` (used only if its program is the one being run)"""

@@ -102,10 +102,10 @@ class _Parsed:
         self.kind = kind
         self.codes: dict[Any, Any] = {}
         self.no_roll: set[ast.For] = set()
+        """range loops of this body that are always unrolled (a rolled trace of them was refused, see `_roll`)"""
         self.range_sites: dict[ast.For, str] = {}
         """``for`` statements over ``range(p)`` of a non-tensor parameter read nowhere else (`_roll.range_sites`; set
         by `_frontend` for a jit kernel)"""
-        """range loops of this body that are always unrolled (a rolled trace of them was refused, see `_roll`)"""
         self._split_memo: tuple | None = None
         """`split_params`' last answer and what it was computed from"""
 
@@ -514,7 +514,8 @@ class _Interp:
         """How to trace this range loop once (`_roll.Plan`), or None: it is unrolled. A `_range_site` loop may roll
         from one iteration on (`Tracer.range_small`: its program then serves every trip count)."""
         o = self.tr.options
-        if len(r) < (1 if site is not None and self.tr.range_small else MIN_TRIPS) or r.step < 0 or o.record or not o.roll or o.out_of_bounds != "raise" or \
+        least = 1 if site is not None and self.tr.range_small else MIN_TRIPS
+        if len(r) < least or r.step < 0 or o.record or not o.roll or o.out_of_bounds != "raise" or \
                 s in self.p.no_roll:
             return None
         plan = plan_of(s, self.p.codes)
