@@ -36,6 +36,10 @@ _SMUGGLED = {"os", "sys", "subprocess", "builtins", "importlib", "ctypes", "sock
              "_getframe", "_current_frames", "settrace", "setprofile", "addaudithook", "__builtins__"}
 """Attribute names that reach a banned module or facility from *any* object (``dataclasses.sys``,
 ``typing.sys.modules``, ``m = dataclasses; m.sys``, ``np.ctypeslib``): no kernel needs an attribute so named."""
+_FRAME_ATTRS = {"tb_frame", "f_back", "f_locals", "f_globals", "f_builtins", "gi_frame", "cr_frame", "ag_frame"}
+"""Attributes of interpreter frames (reached from any traceback, generator or ``traceback.walk_stack``): a frame's
+locals are the emulator's trace-time namespace - the trace cache relies on a kernel reading its parameters only by
+name (a ``range(n)`` bound is left out of its key, `runtime.emulator._roll.range_sites`)."""
 _BANNED_ATTRS = {"ctypes", "tofile", "dump", "dumps"}
 """ndarray/tensor attributes that write files or expose raw memory (``a.ctypes.data``, ``a.tofile(...)``)."""
 _FILE_IO = {"numpy.load", "numpy.save", "numpy.savez", "numpy.savez_compressed", "numpy.fromfile", "numpy.memmap",
@@ -192,11 +196,14 @@ def pf02_banned_calls(ctx: LintContext) -> Iterator[Hit]:
         if isinstance(f, ast.Name) and f.id in _REFLECTION:
             args = call.args
             attr = args[1] if len(args) > 1 else None
-            if not (isinstance(attr, ast.Constant) and isinstance(attr.value, str)) or attr.value.startswith("__"):
+            if not (isinstance(attr, ast.Constant) and isinstance(attr.value, str)) or attr.value.startswith("__") \
+                    or attr.value in _FRAME_ATTRS:
                 yield at(call, f"`{f.id}` with a computed or dunder attribute name is not allowed")
             elif args and dotted(args[0]).split(".")[0] in _module_roots(pf):
                 yield at(call, f"`{f.id}` on module `{dotted(args[0])}`; use plain attribute access")
     for node in pf.nodes(ast.Attribute):
+        if node.attr in _FRAME_ATTRS:  # on any object, inside a chain too (``e.tb_frame.f_back.f_code``)
+            yield at(node, f"frame attribute `.{node.attr}` (introspection) is not allowed in a kernel file")
         if isinstance(pf.parents.get(node), ast.Attribute):
             continue
         full = pf.name(node)

@@ -80,6 +80,9 @@ def test_linted_code_is_never_executed(tmp_path: Path) -> None:
     ("import builtins\nbuiltins.print = None", "PF02"),
     ("import sys\nsys._getframe(0)", "PF02"),
     ("x = vars()", "PF02"),
+    ("import traceback\nf = next(traceback.walk_stack(None))[0].f_back", "PF02"),
+    ("import sys\nn = sys.exc_info()[2].tb_frame.f_locals['n']", "PF02"),
+    ("g = (i for i in [1])\nx = getattr(g, 'gi_frame')", "PF02"),
     ("import subprocess", "PF01"),
     ("from . import helper", "PF01"),
 ])
