@@ -220,7 +220,7 @@ class JitFunction:
             e = self._cache.get(key)
             if e is not None:
                 e.hit = True
-            elif rv and (t := self._cache.template(("range", tkey))) is not None and \
+            elif rv and (t := self._cache.get(("range", tkey), count=False)) is not None and \
                     (e := _trace_cache.retrip(t, rv)) is not None:
                 self._cache.put(key, e)  # runs on the template's prepared form (`_call`)
             if e is not None:

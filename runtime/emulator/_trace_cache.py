@@ -534,22 +534,15 @@ class TraceCache:
         self.hits = 0
         self.misses = 0
 
-    def get(self, key: Any) -> Entry | None:
+    def get(self, key: Any, *, count: bool = True) -> Entry | None:
+        """The entry under ``key`` (``count=False``: a `RangeTemplate` lookup after a miss, not a hit or a miss)."""
         with self._lock:
             e = self._entries.get(key)
             if e is None:
-                self.misses += 1
+                self.misses += count
                 return None
             self._entries.move_to_end(key)
-            self.hits += 1
-            return e
-
-    def template(self, key: Any) -> Entry | None:
-        """The entry under ``key`` without counting a hit or a miss (a `RangeTemplate` lookup after a miss)."""
-        with self._lock:
-            e = self._entries.get(key)
-            if e is not None:
-                self._entries.move_to_end(key)
+            self.hits += count
             return e
 
     def put(self, key: Any, entry: Entry) -> None:

@@ -101,7 +101,8 @@ class Fold:
     acc: int
     y: int
     odt: np.dtype
-    """the binary op's result dtype: the fold's, or it does not apply (a result cast before the move)"""
+    """the binary op's result dtype (float32 / float64): the accumulator's and the operand's, or the fold does not
+    apply (a result cast before the move)"""
     ops: tuple[XOp, ...]
 
 
@@ -128,9 +129,10 @@ def _fold_of(body: Any, n: int, mine: set[int]) -> Fold | None:
         if src != last or src not in it.free or it.kind == "reshape" and it.params["vs"] is not None:
             return None  # a result read after the loop (the fold does not make it), a reshape with its own valid
         last = it.params.get("out")
-    if any(it.param_reads for it in rest):
-        return None
-    return Fold(ufunc=uf, acc=acc, y=y, odt=np_dtype(b["odt"]), ops=tuple(rest))
+    odt = np_dtype(b["odt"])
+    if odt not in _FOLD_DTYPES or any(it.param_reads for it in rest):
+        return None  # a 16-bit result is rounded at every step
+    return Fold(ufunc=uf, acc=acc, y=y, odt=odt, ops=tuple(rest))
 
 
 def analyse(node: XLoop) -> BatchPlan | PrefixPlan | bool:
@@ -287,26 +289,20 @@ class Prefixed:
             return 0
         acc, valid = cur
         _, ys, stacked, yvalid = live
-        if acc.dtype not in _FOLD_DTYPES or acc.dtype != f.odt or tuple(valid) != acc.shape or not stacked or ys.dtype != acc.dtype or \
-                ys.shape[0] != k or tuple(yvalid) != ys.shape[1:] or ys[0].size != acc.size:
+        if acc.dtype != f.odt or ys.dtype != f.odt or tuple(valid) != acc.shape or not stacked or ys.shape[0] != k or \
+                tuple(yvalid) != ys.shape[1:] or ys[0].size != acc.size:
             return 0
         z = np.empty((k, acc.size), dtype=acc.dtype)
         z[0] = acc.reshape(-1)
         z[1:] = ys[1:].reshape(k - 1, -1)
         acc[...] = f.ufunc.accumulate(z, axis=0)[-1].reshape(acc.shape)  # the move writes the carried array
         ops0, *c0 = before
-        ops = env.ops
-        for name, cnt in list(ops.items()):
-            d = cnt - ops0.get(name, 0)
-            if d:
-                ops[name] = cnt + d * (k - 1)
-        d = [a - b for a, b in zip((env.tiles, env.elements, env.bytes_in, env.bytes_out, env.flops), c0,
-                                   strict=True)]
-        env.tiles += d[0] * (k - 1)
-        env.elements += d[1] * (k - 1)
-        env.bytes_in += d[2] * (k - 1)
-        env.bytes_out += d[3] * (k - 1)
-        env.flops += d[4] * (k - 1)
+        ops1, *c1 = counters(env)
+        for name, cnt in ops1.items():
+            if cnt != ops0.get(name, 0):
+                env.ops[name] = cnt + (cnt - ops0.get(name, 0)) * (k - 1)
+        env.tiles, env.elements, env.bytes_in, env.bytes_out, env.flops = \
+            (now + (now - was) * (k - 1) for now, was in zip(c1, c0, strict=True))
         env.sym[key] = rng[k - 1]
         env.node = f.ops[-1]
         buf = env.buf
@@ -371,7 +367,7 @@ def start(node: XLoop, plan: PrefixPlan, env: Any, rng: range) -> Prefixed | Non
         if sig in plan.refused:
             return None
     env.sym[key] = rng[0]
-    saved = (dict(env.ops), env.tiles, env.elements, env.bytes_in, env.bytes_out, env.flops)
+    saved = counters(env)
     node0 = env.node
     nwarn = len(env.warnings)
     batch = _Batch(bp, env, rng.step, kcount, wins=wins, valid={} if partial else None)
