@@ -97,11 +97,50 @@ def _f32_to_f16(x: np.ndarray) -> np.ndarray:
     return res
 
 
+_E4M3 = np.dtype(ml_dtypes.float8_e4m3fn)
+_F8_TABLES = {dt: np.arange(256, dtype=np.uint8).view(dt).astype(_F32)
+              for dt in _LOW if dt.itemsize == 1}
+"""float32 of each of the 256 bit patterns of every 8-bit float type, made by ml_dtypes itself: a lookup in it is
+ml_dtypes' conversion, NaN payloads included"""
+_F8_MIN = 1024
+"""8-bit float arrays from this many elements convert through `_f8_to_f32` (ml_dtypes converts one element at a
+time through a generic loop, ~10 ns per element here)"""
+_2P120 = np.float32(2.0 ** 120)
+_E4M3_MAX = np.float32(448.0)
+
+
+def _f8_to_f32(arr: np.ndarray) -> np.ndarray:
+    """8-bit float -> float32, bit-identical to ``arr.astype(np.float32)`` (ml_dtypes), 4-7x faster.
+
+    Why: ml_dtypes converts float8 at ~10 ns per element; quant_batch_matmul's FP8 matmul converts a 512 x 7168
+    operand block on every one of its ~1000 iterations a call, 90% of that operator's time. How, for E4M3FN (the
+    gym's FP8): the int8 bits sign-extended to int32 and shifted left by 20 hold the sign in bit 31 (bits 27-30,
+    copies of it, are cleared) and exponent and mantissa at the float32 mantissa's top - as a float32 that is the
+    value times 2^-120 (subnormals as float32 denormals), so one exact multiply by 2^120 gives the value, as in
+    `_f16_to_f32`. E4M3FN has no infinity; its NaN (S.1111.111) would come out as +-480, above the largest finite
+    value 448: then, as for the other 8-bit types, the 256-entry table of ml_dtypes' own results is looked up."""
+    table = _F8_TABLES[arr.dtype]
+    if arr.dtype == _E4M3:
+        f = np.empty(arr.shape, _F32)  # owns its memory (`scratch`)
+        o = f.view(np.int32)
+        np.copyto(o, arr.view(np.int8))
+        np.left_shift(o, 20, out=o)
+        u = f.view(np.uint32)
+        np.bitwise_and(u, np.uint32(0x87FFFFFF), out=u)
+        np.multiply(f, _2P120, out=f)
+        if f.max(initial=np.float32(0)) <= _E4M3_MAX and f.min(initial=np.float32(0)) >= -_E4M3_MAX \
+                and _denormals_kept():
+            return f
+    return np.take(table, arr.view(np.uint8))
+
+
 def compute(arr: np.ndarray) -> np.ndarray:
     """Operand in its compute precision (float32 for 16/8-bit floats, unchanged otherwise)."""
     if arr.dtype in _LOW:
         if arr.dtype == _F16 and arr.size >= _FAST_MIN:
             return _f16_to_f32(arr)
+        if arr.dtype.itemsize == 1 and arr.size >= _F8_MIN:
+            return _f8_to_f32(arr)
         return arr.astype(_F32)
     return arr
 

@@ -619,8 +619,8 @@ def run_batched(node: Any, env: Any, rng: range) -> int:
             if env.noisy:
                 env.perturb_result(it)
             _account(env, it, kcount, batch.batched)
-            for k in it.free:
-                env.buf.pop(k, None)
+            if it.free:
+                env.release(it.free)
     except EmulatorError as exc:
         if isinstance(exc, _Refused):
             plan.refused.add(sig)

@@ -7,6 +7,7 @@ the op being run and the loop iteration (``env.error``); warnings are collected 
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any
 
 import numpy as np
@@ -18,6 +19,26 @@ from runtime.testmodes import NOISY_OPS
 from runtime.testmodes import active as _noise_injector
 
 __all__ = ["Env"]
+
+SPARE_MIN = 1 << 18
+"""dead arrays from this many bytes are kept for a later result of their shape and dtype (`Env.release`)"""
+SPARE_ENTRIES = 4
+
+
+def _popped_refcount() -> int | None:
+    """``sys.getrefcount(a)`` in `Env.release` of an array only its popped ``env.buf`` entry held, or None when this
+    interpreter does not tell it from a held one (then nothing is ever kept)."""
+    buf = {0: (np.empty(4), None)}
+    v = buf.pop(0, None)
+    a = v[0]
+    sole = sys.getrefcount(a)
+    view = a[1:]  # a view holds its base: one more reference
+    held = sys.getrefcount(a)
+    del view
+    return sole if held == sole + 1 else None
+
+
+_POPPED = _popped_refcount()
 
 
 class Env:
@@ -65,10 +86,19 @@ class Env:
         self.warnings: list[ExecWarning] = []
         self._warned: set[tuple] = set()
         self.noisy = _noise_injector() is not None
+        """a test-mode noise injector is active (`perturb_result`); looked up once per call"""
         self.place: Any = None
         """batched runs only (`_batch`): ``(shape, dtype) -> window | None``, the destination window of the
         assemble that consumes the running op's result, which the op may compute into (no copy)"""
-        """a test-mode noise injector is active (`perturb_result`); looked up once per call"""
+        self.converted: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+        """8-bit float matmul operands converted in this call (`_k_math._operand_f32`): (address, shape, strides,
+        dtype, transposed) -> (their bytes then, the float32 form)"""
+        self.converted_bytes = 0
+        self.spare: list[np.ndarray] = []
+        """dead arrays a later result of the same shape and dtype is computed into (`release`, `take_spare`)"""
+        self.spare_bytes = 0
+        self.converted_cap: int | None = None
+        """the byte limit of the memo and of the spare arrays: the bytes of the call's arguments (set on first use)"""
 
     # writes into kernel arguments ---------------------------------------------------------------------
     def wrote(self, key: int, region: Any = None, arr: np.ndarray | None = None) -> None:
@@ -110,6 +140,45 @@ class Env:
 
     def put(self, key: int, arr: np.ndarray, valid: tuple[int, ...] | None = None) -> None:
         self.buf[key] = (arr, arr.shape if valid is None else valid)
+
+    def release(self, keys: Any) -> None:
+        """Drop the buffers of ``keys`` (nothing reads them after the running op, `_prepare`'s liveness), keeping
+        large dead arrays for `take_spare`.
+
+        Why: a fresh multi-MB result costs its page faults - on this VM ~0.85 ms per MB, more than the arithmetic -
+        and a kernel's temporaries often die before a result of their very shape is made (rms_norm: ``x * x`` dies
+        in the sum, and ``x / rms`` is a fresh 16 MB array; 14 of its 61 ms). `_k_math.scratch` already writes a
+        result over an operand that dies at that op; this covers arrays that died earlier. Kept: an array that owns
+        its memory, is writeable, C-contiguous, not a kernel argument, and that nothing else holds (no view, no
+        other storage key, no record - its reference count tells, as for `scratch`); at most `SPARE_ENTRIES`, no
+        more bytes than the call's arguments, oldest out first; all dropped with the call."""
+        buf = self.buf
+        for k in keys:
+            v = buf.pop(k, None)
+            if v is None or _POPPED is None:
+                continue
+            a = v[0]
+            if (type(a) is np.ndarray and a.nbytes >= SPARE_MIN and sys.getrefcount(a) == _POPPED
+                    and a.flags.owndata and a.flags.writeable and a.flags.c_contiguous and k not in self.param_keys):
+                self._keep(a)
+
+    def _keep(self, a: np.ndarray) -> None:
+        if self.converted_cap is None:
+            self.converted_cap = sum(self.buf[k][0].nbytes for k in self.param_keys if k in self.buf)
+        spare = self.spare
+        spare.append(a)
+        self.spare_bytes += a.nbytes
+        while spare and (len(spare) > SPARE_ENTRIES or self.spare_bytes > self.converted_cap):
+            self.spare_bytes -= spare.pop(0).nbytes
+
+    def take_spare(self, shape: tuple, dt: np.dtype) -> np.ndarray | None:
+        """A kept dead array (`release`) of exactly this shape and dtype, now the caller's; None if there is none."""
+        for i, a in enumerate(self.spare):
+            if a.shape == shape and a.dtype == dt:
+                del self.spare[i]
+                self.spare_bytes -= a.nbytes
+                return a
+        return None
 
     def check_alloc(self, shape: Any, itemsize: int) -> None:
         """Refuse an allocation above ``Limits.max_alloc_bytes`` (a hostile program must not exhaust memory)."""

@@ -72,7 +72,6 @@ def _run_region(region: XRegion, env: Env, start: int = 0) -> None:
     i = start
     limited = env.max_steps is not None
     noisy = env.noisy
-    buf = env.buf
     while i < n:
         it = items[i]
         t = type(it)
@@ -85,8 +84,7 @@ def _run_region(region: XRegion, env: Env, start: int = 0) -> None:
                 env.perturb_result(it)
             _account(env, it)
             if it.free:
-                for k in it.free:
-                    buf.pop(k, None)
+                env.release(it.free)
         elif t is XGuard:
             val = it.cond(env)
             if bool(val) != it.taken:
@@ -97,8 +95,7 @@ def _run_region(region: XRegion, env: Env, start: int = 0) -> None:
         else:
             run_loop(it, env)
             if it.free:
-                for k in it.free:
-                    buf.pop(k, None)
+                env.release(it.free)
         i += 1
 
 

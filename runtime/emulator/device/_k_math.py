@@ -138,6 +138,16 @@ def _fits(out: np.ndarray, a: Any, b: Any) -> bool:
         return False
 
 
+def _spare_for(env: Any, a: Any, b: Any, ond: np.dtype) -> np.ndarray | None:
+    """A dead array of ``ufunc(a, b)``'s shape and dtype to compute it into (`Env.take_spare`), if one is kept."""
+    try:
+        shape = np.broadcast_shapes(np.shape(a), np.shape(b))
+        dt = np.result_type(a, b)
+    except (ValueError, TypeError):
+        return None
+    return env.take_spare(shape, ond) if dt == ond else None
+
+
 def _placed(place: Callable[[tuple, np.dtype], np.ndarray | None], a: Any, b: Any, ond: np.dtype
             ) -> np.ndarray | None:
     """The assemble window a binary result may be computed into (`Env.place`), when numpy's result is ``ond``."""
@@ -241,6 +251,8 @@ def build_binary(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
                     pass  # numpy reports the shape mismatch below
             try:
                 a, b = compute(xa), compute(xb)
+                if ufo is not None and env.spare and (out is None or not _fits(out, a, b)):
+                    out = _spare_for(env, a, b, ond)  # no operand dies here: an array that died before
                 r = ufo(a, b, out=out) if out is not None and _fits(out, a, b) else fn(a, b)  # type: ignore[misc]
             except ValueError as exc:
                 raise env.error("FC0000", f"shape not support binary operation ({list(xa.shape)} vs "
@@ -252,6 +264,8 @@ def build_binary(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
                 valid = valid_of(rs, [(xa, va), (xb, vb)])
         else:
             a = compute(xa)
+            if ufo is not None and env.spare and (out is None or not _fits(out, a, bval)):
+                out = _spare_for(env, a, bval, ond)
             r = ufo(a, bval, out=out) if out is not None and _fits(out, a, bval) else fn(a, bval)  # type: ignore[misc]
             valid = va
         if r.dtype != ond:
@@ -268,6 +282,8 @@ def build_binary(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
             out = _placed(place, a, b, ond)
         if ufo is not None and out is None and a is not xa and a.dtype == ond:
             out = a  # the float32 copy of a 16-bit operand is this op's own temporary
+        if ufo is not None and env.spare and (out is None or not _fits(out, a, b)):
+            out = _spare_for(env, a, b, ond)
         r = ufo(a, b, out=out) if out is not None and _fits(out, a, b) else fn(a, b)  # type: ignore[misc]
         env.buf[okey] = (r.astype(ond, copy=False), None)
 
@@ -328,6 +344,8 @@ def build_unary(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
                 out = place(x.shape, ond)
             if out is None and x is not xa:
                 out = x
+            if env.spare and (out is None or out.shape != x.shape or out.dtype != x.dtype):
+                out = env.take_spare(x.shape, x.dtype)
             if out is not None and out.shape == x.shape and out.dtype == x.dtype:
                 return ufo(x, out)
         return fn(x)
@@ -571,6 +589,46 @@ def build_rms_norm(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
 
 # ---- matmul -------------------------------------------------------------------------------------------
 
+_MEMO_MIN = 1 << 16
+"""8-bit float matmul operands from this many elements are remembered converted (`_operand_f32`)"""
+_MEMO_ENTRIES = 8
+
+
+def _operand_f32(env: Any, x: np.ndarray, trans: bool) -> np.ndarray:
+    """``compute(x.swapaxes(-1, -2) if trans else x)`` as float32: a matmul operand in its compute precision.
+
+    Why remembered: a loop that does not move an operand converts it again on every iteration - quant_batch_matmul
+    multiplies a 4-row block of x1 by the same 512 x 7168 FP8 block of x2 in each of its 16-32 M-iterations, and
+    that block's conversion (~13 ms: a transposed read) was most of the operator's time. How: an 8-bit float
+    operand's float32 form is kept for the rest of the call with a copy of the bytes it came from; it is handed
+    out again only to an operand with the same address, shape, strides and dtype whose bytes are still equal (so
+    any write into the block since, through any alias, converts again). Up to `_MEMO_ENTRIES` operands holding
+    no more bytes than the call's arguments (one larger operand alone), oldest out first: the memory a call peaks
+    at stays within its bound to the arguments' size."""
+    v = np.swapaxes(x, -1, -2) if trans else x
+    if x.dtype.itemsize != 1 or x.size < _MEMO_MIN or x.dtype.kind != "V":
+        return compute(v).astype(np.float32, copy=False)
+    memo = env.converted
+    key = (x.__array_interface__["data"][0], x.shape, x.strides, x.dtype, trans)
+    bits = x.view(np.uint8)
+    hit = memo.get(key)
+    if hit is not None and np.array_equal(hit[0], bits):
+        return hit[1]
+    r = compute(v).astype(np.float32, copy=False)
+    if hit is not None:
+        env.converted_bytes -= hit[0].nbytes + hit[1].nbytes
+        del memo[key]
+    size = bits.nbytes + r.nbytes
+    if env.converted_cap is None:
+        env.converted_cap = sum(env.buf[k][0].nbytes for k in env.param_keys if k in env.buf)
+    while memo and (len(memo) >= _MEMO_ENTRIES or env.converted_bytes + size > env.converted_cap):
+        old = memo.pop(next(iter(memo)))  # the oldest first
+        env.converted_bytes -= old[0].nbytes + old[1].nbytes
+    memo[key] = (bits.copy(), r)  # alone if it is larger than the limit: the one a conversion holds anyway
+    env.converted_bytes += size
+    return r
+
+
 @kind("matmul", {"a": "key", "b": "key", "out": "key", "a_trans": "bool", "b_trans": "bool", "is_int": "bool",
                  "bias": "key?", "relu": "bool", "scale": "num?", "scale_key": "key?", "odt": "dtype"},
       reads=("a", "b", "bias", "scale_key"))
@@ -593,6 +651,7 @@ def build_matmul(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
             a = a[tuple(slice(0, n) for n in va)]
         if vb != b.shape:
             b = b[tuple(slice(0, n) for n in vb)]
+        a0, b0 = a, b
         if a_trans:
             a = np.swapaxes(a, -1, -2)
         if b_trans:
@@ -608,7 +667,7 @@ def build_matmul(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
         if is_int:
             r = np.matmul(a.astype(np.int32), b.astype(np.int32))
         else:
-            r = np.matmul(compute(a).astype(np.float32, copy=False), compute(b).astype(np.float32, copy=False))
+            r = np.matmul(_operand_f32(env, a0, a_trans), _operand_f32(env, b0, b_trans))
         if bias_key is not None:
             bias, _ = env.get(bias_key)
             if rbias:
@@ -643,6 +702,7 @@ def build_matmul(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
             a = to_bf16(a)
         if rb:
             b = to_bf16(b)
+        a0, b0 = a, b
         if a_trans:
             a = np.swapaxes(a, -1, -2)
         if b_trans:
@@ -650,7 +710,7 @@ def build_matmul(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
         if is_int:
             r = np.matmul(a.astype(np.int32), b.astype(np.int32))
         else:
-            r = np.matmul(compute(a).astype(np.float32, copy=False), compute(b).astype(np.float32, copy=False))
+            r = np.matmul(_operand_f32(env, a0, a_trans), _operand_f32(env, b0, b_trans))
         env.flops += 2 * int(math.prod(r.shape)) * int(a.shape[-1])
         env.buf[okey] = (r.astype(ond, copy=False), None)
 
