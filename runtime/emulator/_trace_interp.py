@@ -106,6 +106,8 @@ class _Parsed:
         self.range_sites: dict[ast.For, str] = {}
         """``for`` statements over ``range(p)`` of a non-tensor parameter read nowhere else (`_roll.range_sites`; set
         by `_frontend` for a jit kernel)"""
+        self.simple: dict[ast.expr, tuple[str, tuple[str, ...]] | None] = {}
+        """expression node -> its `_name_chain` (evaluated without compiling it)"""
         self._split_memo: tuple | None = None
         """`split_params`' last answer and what it was computed from"""
 
@@ -205,6 +207,24 @@ class _Parsed:
         return tensors, others
 
 
+_UNSEEN: Any = object()
+
+
+def _name_chain(node: ast.expr) -> tuple[str, tuple[str, ...]] | None:
+    """``("pypto", ("DT_FP32",))`` for ``pypto.DT_FP32``, ``("x", ())`` for ``x``; None for any other expression.
+
+    Why: a fifth to a third of the expressions a gym kernel evaluates are such (``pypto.set_vec_tile_shapes``,
+    ``dq_acc``, ``pypto.DT_BF16``), and compiling one cost ~25-75 us on a kernel's first call (flash_attention_score_grad
+    compiles 128). `_Interp.eval` looks the name up in the locals, then the globals - the order of the compiled
+    expression's ``LOAD_NAME`` - and takes the attributes with ``getattr`` as ``LOAD_ATTR`` does; a name in
+    neither (a builtin, or an unbound name and its ``NameError``) goes through the compiled expression."""
+    attrs: list[str] = []
+    while type(node) is ast.Attribute:
+        attrs.append(node.attr)
+        node = node.value
+    return (node.id, tuple(reversed(attrs))) if type(node) is ast.Name else None
+
+
 def _quick_tree(func: Callable) -> ast.Module | None:
     """The parsed source of ``func`` from `_source.quick_block` when it parses to exactly that one function (the
     tree ``inspect.getsourcelines`` would give), else None (the caller then asks inspect)."""
@@ -272,6 +292,17 @@ class _Interp:
 
     def eval(self, node: ast.expr, ns: dict[str, Any]) -> Any:
         try:
+            simple = self.p.simple.get(node, _UNSEEN)
+            if simple is _UNSEEN:
+                simple = self.p.simple[node] = _name_chain(node)
+            if simple is not None:  # a name or attributes of a name, looked up as the compiled expression would
+                v = ns.get(simple[0], _UNSEEN)
+                if v is _UNSEEN:
+                    v = self.g.get(simple[0], _UNSEEN)
+                if v is not _UNSEEN:  # else a builtin or no such name: the compiled expression says which
+                    for attr in simple[1]:
+                        v = getattr(v, attr)
+                    return v
             return eval(self._code(node), self.g, ns)  # noqa: S307 - the kernel body is the input
         except EmulatorError as e:
             raise e.locate(self.p.file, getattr(node, "lineno", self.line))  # noqa: B904 - same error, located
