@@ -195,8 +195,11 @@ class JitFunction:
                 b.prepared = _executor.prepared_for(b.program, s.options.npuarch)
             prepared = _executor.retripped(b.prepared, e.stops or {}) if b.prepared is not None else None
             res = ex(program, arrays, _executor.exec_options(s), prepared=prepared)  # type: ignore[call-arg]
-        elif e is not None and e.hit and e.program is program and getattr(ex, "takes_prepared", False):
-            if e.prepared is None:  # a program the cache hands out again is prepared once, on its first hit
+        elif e is not None and (e.hit or e.range is not None) and e.program is program and \
+                getattr(ex, "takes_prepared", False):
+            # a program the cache hands out again is prepared once, on its first hit; a range template
+            # (`_trace_cache.retrip`) at once: its other trip counts run on this very prepared form
+            if e.prepared is None:
                 e.prepared = _executor.prepared_for(program, s.options.npuarch)
             res = ex(program, arrays, _executor.exec_options(s), prepared=e.prepared)  # type: ignore[call-arg]
         else:
