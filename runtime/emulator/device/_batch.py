@@ -449,10 +449,19 @@ def _run_assemble(b: _Batch, it: Any) -> None:
         env.bytes_out += view.nbytes
 
 
-def _run_op(b: _Batch, it: Any) -> None:
-    """Any other op runs its own batched implementation (``brun``, built by its kind)."""
+def _run_op(b: _Batch, it: Any, boxed: bool = False) -> None:
+    """Any other op runs its own batched implementation (``brun``, built by its kind). ``boxed``: a unary op whose
+    result only the assemble right after it reads (`BatchPlan.place`), over partial tiles - it computes the valid
+    part alone (`Env.box`; sigmoid's decode case: 1 valid row of 16 in every tile)."""
     valid = _VALID[it.kind](b, it) if b.valid is not None else None  # before: an operand may die in brun
-    it.brun(b.env)
+    if boxed and valid is not None:
+        a = it.params["a"]
+        if b.tile(a)[0] != valid and all(valid):
+            b.env.box = ((slice(None),) if a in b.batched else ()) + tuple(slice(0, v) for v in valid)
+    try:
+        it.brun(b.env)
+    finally:
+        b.env.box = None
     if any(k in b.batched for k in it.ins) and it.out_key is not None:
         b.batched.add(it.out_key)
     if b.valid is not None and it.out_key is not None:
@@ -614,6 +623,8 @@ def run_batched(node: Any, env: Any, rng: range) -> int:
                     _run_op(batch, it)
                 finally:
                     env.place = None
+            elif partial and it.kind == "unary" and id(it) in plan.place and not env.noisy and not env.record:
+                _run_op(batch, it, boxed=True)  # its padding is never read: only its valid part is computed
             else:
                 _RULES.get(it.kind, _run_op)(batch, it)
             if env.noisy:

@@ -90,6 +90,9 @@ class Env:
         self.place: Any = None
         """batched runs only (`_batch`): ``(shape, dtype) -> window | None``, the destination window of the
         assemble that consumes the running op's result, which the op may compute into (no copy)"""
+        self.box: tuple | None = None
+        """batched runs over partial tiles only (`_batch._run_op`): the index of the valid part of the running
+        unary op's operand, when only the assemble right after it reads its result - and that only there"""
         self.converted: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
         """8-bit float matmul operands converted in this call (`_k_math._operand_f32`): (address, shape, strides,
         dtype, transposed) -> (their bytes then, the float32 form)"""
