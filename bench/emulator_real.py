@@ -156,20 +156,28 @@ def gym_rows(gym: Path) -> list[tuple[str, str, str, str]]:
     return rows
 
 
+def gym_command(gym: Path, name: str, command: str, extra: list[str]) -> tuple[list[str], str]:
+    """The command line of a gym operator's run and its ``PYTHONPATH``: runs.tsv's line, in the `SETTING` its test
+    is written for, with the hook and this checkout importable."""
+    setting = SETTING.get(name, {})
+    src = str(gym / "ops" / name / "src")
+    installed = bool(setting.get("installed"))
+    path = [str(HOOK), str(ROOT), ""] if installed else [src, str(HOOK), str(ROOT)]
+    site = ["--site-path", src] if installed else []
+    cmd = [sys.executable, "-m", "runtime.emulator", "--quiet", *setting.get("flags", []), *site, *extra,
+           *command.split()]
+    return cmd, os.pathsep.join(path)
+
+
 def run_gym(gym: Path, name: str, folder: str, command: str, signal: str, *, profile: bool, timeout: float,
             extra: list[str]) -> dict[str, Any]:
     """One measured run of a gym operator; returns the records and the vendor's verdict."""
     with tempfile.TemporaryDirectory(prefix="emureal-") as tmp:
         out = Path(tmp) / "records.jsonl"
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PTO_FORGE_EMULATOR_CHILD")}
-        setting = SETTING.get(name, {})
-        src = str(gym / "ops" / name / "src")
-        path = [str(HOOK), str(ROOT), ""] if setting.get("installed") else [src, str(HOOK), str(ROOT)]
+        cmd, path = gym_command(gym, name, command, extra)
         env.update(THREADS, TILE_FWK_DEVICE_ID="0", FORGE_EMUREAL_OUT=str(out),
-                   FORGE_EMUREAL_GOLDEN=json.dumps(GOLDEN.get(name, [])), PYTHONPATH=os.pathsep.join(path))
-        site = ["--site-path", src] if setting.get("installed") else []
-        cmd = [sys.executable, "-m", "runtime.emulator", "--quiet", *setting.get("flags", []), *site, *extra,
-               *command.split()]
+                   FORGE_EMUREAL_GOLDEN=json.dumps(GOLDEN.get(name, [])), PYTHONPATH=path)
         raw = Path(tmp) / "pyspy.txt"
         spy = pyspy()
         if profile and spy:

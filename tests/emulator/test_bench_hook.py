@@ -61,3 +61,23 @@ def test_the_hook_times_kernel_calls_and_the_calls_still_work(tmp_path: Path) ->
     assert [g["func"] for g in goldens] == ["reference", "reference"]  # the golden, timed apart from the kernel
     assert all(0 <= g["gc_cpu"] <= g["cpu"] for g in goldens)
     assert not [r for r in recs if r["type"] == "hook-error"]
+
+
+def test_each_gym_operator_runs_in_the_setting_its_test_is_written_for(tmp_path: Path) -> None:
+    """runs.tsv's line, but quant_batch_matmul on a 950 and gqa_decode_attn installed (`SETTING`): their lines fail
+    for reasons that are not the emulator's (docs/emulator-fidelity.md), and a table without them is not the gym's."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import emulator_real as bench
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    gym = tmp_path / "gym"
+    plain, path = bench.gym_command(gym, "sigmoid", "test_sigmoid.py", [])
+    assert plain[-1] == "test_sigmoid.py" and "--npuarch" not in plain and "--site-path" not in plain
+    assert path.split(os.pathsep)[0] == str(gym / "ops" / "sigmoid" / "src")
+    qbm, _ = bench.gym_command(gym, "quant_batch_matmul", "test_quant_batch_matmul.py", ["--compat=head"])
+    assert qbm[qbm.index("--npuarch") + 1] == "DAV_3510" and qbm[-2:] == ["--compat=head", "test_quant_batch_matmul.py"]
+    gqa, gpath = bench.gym_command(gym, "gqa_decode_attn", "tests/x.py", [])
+    src = str(gym / "ops" / "gqa_decode_attn" / "src")
+    assert gqa[gqa.index("--site-path") + 1] == src and src not in gpath.split(os.pathsep)
+    assert gpath.split(os.pathsep)[-1] == ""  # the working directory, as an unset PYTHONPATH gives the child
