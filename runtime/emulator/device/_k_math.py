@@ -688,13 +688,14 @@ def build_matmul(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
         elif scale is not None:
             r = r * np.float32(scale)
         env.flops += 2 * int(math.prod(r.shape)) * int(a.shape[-1])
-        full = tuple(int(x) for x in np.broadcast_shapes(a.shape[:-2], b.shape[:-2])) + (
-            int(np.asarray(env.buf[akey][0]).shape[-2 if not a_trans else -1]),
-            int(np.asarray(env.buf[bkey][0]).shape[-1 if not b_trans else -2]))
+        lead = () if a.ndim == 2 and b.ndim == 2 else \
+            tuple(int(x) for x in np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
+        full = lead + (int(env.buf[akey][0].shape[-2 if not a_trans else -1]),
+                       int(env.buf[bkey][0].shape[-1 if not b_trans else -2]))
         if quant:  # round to nearest even, saturate
             info = np.iinfo(ond)
             r = np.clip(np.rint(r), info.min, info.max)
-        r = r.astype(ond)
+        r = r.astype(ond, copy=False)  # r is this op's own array: no second copy of a float32 result
         if r.shape != full:
             res = env.poison(full, ond)
             res[tuple(slice(0, n) for n in r.shape)] = r
