@@ -29,7 +29,7 @@ def _popped_refcount() -> int | None:
     """``sys.getrefcount(a)`` in `Env.release` of an array only its popped ``env.buf`` entry held, or None when this
     interpreter does not tell it from a held one (then nothing is ever kept)."""
     buf = {0: (np.empty(4), None)}
-    v = buf.pop(0, None)
+    v = buf.pop(0)
     a = v[0]
     sole = sys.getrefcount(a)
     view = a[1:]  # a view holds its base: one more reference
