@@ -76,11 +76,11 @@ def test_an_array_a_live_view_shows_is_not_reused(monkeypatch):
 def test_few_arrays_within_the_arguments_bytes(entries, monkeypatch):
     monkeypatch.setattr(_env, "SPARE_ENTRIES", entries)
     env = _env.Env.__new__(_env.Env)
-    env.buf, env.param_keys, env.spare, env.spare_bytes, env.converted_cap = {}, frozenset({0}), [], 0, None
+    env.buf, env.param_keys, env.spare, env.spare_bytes, env._arg_bytes = {}, frozenset({0}), [], 0, None
     env.buf[0] = (np.zeros(5 << 18, np.uint8), None)  # the arguments: 1.25 MB
     for k in range(1, 6):
         env.buf[k] = (np.zeros(1 << 16, np.float32), None)  # 256 KB each
     env.release([1, 2, 3, 4, 5, 99])
-    assert len(env.spare) == entries and env.spare_bytes == entries << 18 <= env.converted_cap
+    assert len(env.spare) == entries and env.spare_bytes == entries << 18 <= env.arg_bytes()
     assert env.take_spare((1 << 16,), np.dtype(np.float32)) is not None
     assert env.take_spare((1 << 16,), np.dtype(np.float64)) is None and len(env.spare) == entries - 1

@@ -100,8 +100,8 @@ class Env:
         self.spare: list[np.ndarray] = []
         """dead arrays a later result of the same shape and dtype is computed into (`release`, `take_spare`)"""
         self.spare_bytes = 0
-        self.converted_cap: int | None = None
-        """the byte limit of the memo and of the spare arrays: the bytes of the call's arguments (set on first use)"""
+        self._arg_bytes: int | None = None
+        """`arg_bytes`, once asked"""
 
     # writes into kernel arguments ---------------------------------------------------------------------
     def wrote(self, key: int, region: Any = None, arr: np.ndarray | None = None) -> None:
@@ -165,13 +165,19 @@ class Env:
                     and a.flags.owndata and a.flags.writeable and a.flags.c_contiguous and k not in self.param_keys):
                 self._keep(a)
 
+    def arg_bytes(self) -> int:
+        """The bytes of the call's arguments: what the arrays a call keeps for later (the spare arrays, the matmul
+        operand memo of `_k_math._operand_f32`) may hold each, so its peak stays bound to its arguments' size."""
+        if self._arg_bytes is None:
+            self._arg_bytes = sum(self.buf[k][0].nbytes for k in self.param_keys if k in self.buf)
+        return self._arg_bytes
+
     def _keep(self, a: np.ndarray) -> None:
-        if self.converted_cap is None:
-            self.converted_cap = sum(self.buf[k][0].nbytes for k in self.param_keys if k in self.buf)
         spare = self.spare
         spare.append(a)
         self.spare_bytes += a.nbytes
-        while spare and (len(spare) > SPARE_ENTRIES or self.spare_bytes > self.converted_cap):
+        cap = self.arg_bytes()
+        while spare and (len(spare) > SPARE_ENTRIES or self.spare_bytes > cap):
             self.spare_bytes -= spare.pop(0).nbytes
 
     def take_spare(self, shape: tuple, dt: np.dtype) -> np.ndarray | None:

@@ -138,25 +138,16 @@ def _fits(out: np.ndarray, a: Any, b: Any) -> bool:
         return False
 
 
-def _spare_for(env: Any, a: Any, b: Any, ond: np.dtype) -> np.ndarray | None:
-    """A dead array of ``ufunc(a, b)``'s shape and dtype to compute it into (`Env.take_spare`), if one is kept."""
-    try:
-        shape = np.broadcast_shapes(np.shape(a), np.shape(b))
-        dt = np.result_type(a, b)
-    except (ValueError, TypeError):
-        return None
-    return env.take_spare(shape, ond) if dt == ond else None
-
-
-def _placed(place: Callable[[tuple, np.dtype], np.ndarray | None], a: Any, b: Any, ond: np.dtype
+def _placed(get: Callable[[tuple, np.dtype], np.ndarray | None], a: Any, b: Any, ond: np.dtype
             ) -> np.ndarray | None:
-    """The assemble window a binary result may be computed into (`Env.place`), when numpy's result is ``ond``."""
+    """An array to compute a binary result into, from ``get(shape, dtype)`` - the consuming assemble's window
+    (`Env.place`) or a dead array of that shape (`Env.take_spare`) - when numpy's result is ``ond``."""
     try:
         shape = np.broadcast_shapes(np.shape(a), np.shape(b))
         dt = np.result_type(a, b)
     except (ValueError, TypeError):
         return None
-    return place(shape, ond) if dt == ond else None
+    return get(shape, ond) if dt == ond else None
 
 
 BINARY_OUT: dict[str, np.ufunc] = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
@@ -252,7 +243,7 @@ def build_binary(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
             try:
                 a, b = compute(xa), compute(xb)
                 if ufo is not None and env.spare and (out is None or not _fits(out, a, b)):
-                    out = _spare_for(env, a, b, ond)  # no operand dies here: an array that died before
+                    out = _placed(env.take_spare, a, b, ond)  # no operand dies here: an array that died before
                 r = ufo(a, b, out=out) if out is not None and _fits(out, a, b) else fn(a, b)  # type: ignore[misc]
             except ValueError as exc:
                 raise env.error("FC0000", f"shape not support binary operation ({list(xa.shape)} vs "
@@ -265,7 +256,7 @@ def build_binary(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
         else:
             a = compute(xa)
             if ufo is not None and env.spare and (out is None or not _fits(out, a, bval)):
-                out = _spare_for(env, a, bval, ond)
+                out = _placed(env.take_spare, a, bval, ond)
             r = ufo(a, bval, out=out) if out is not None and _fits(out, a, bval) else fn(a, bval)  # type: ignore[misc]
             valid = va
         if r.dtype != ond:
@@ -283,7 +274,7 @@ def build_binary(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
         if ufo is not None and out is None and a is not xa and a.dtype == ond:
             out = a  # the float32 copy of a 16-bit operand is this op's own temporary
         if ufo is not None and env.spare and (out is None or not _fits(out, a, b)):
-            out = _spare_for(env, a, b, ond)
+            out = _placed(env.take_spare, a, b, ond)
         r = ufo(a, b, out=out) if out is not None and _fits(out, a, b) else fn(a, b)  # type: ignore[misc]
         env.buf[okey] = (r.astype(ond, copy=False), None)
 
@@ -625,10 +616,8 @@ def _operand_f32(env: Any, x: np.ndarray, trans: bool) -> np.ndarray:
     if hit is not None:
         env.converted_bytes -= hit[0].nbytes + hit[1].nbytes
         del memo[key]
-    size = bits.nbytes + r.nbytes
-    if env.converted_cap is None:
-        env.converted_cap = sum(env.buf[k][0].nbytes for k in env.param_keys if k in env.buf)
-    while memo and (len(memo) >= _MEMO_ENTRIES or env.converted_bytes + size > env.converted_cap):
+    size, cap = bits.nbytes + r.nbytes, env.arg_bytes()
+    while memo and (len(memo) >= _MEMO_ENTRIES or env.converted_bytes + size > cap):
         old = memo.pop(next(iter(memo)))  # the oldest first
         env.converted_bytes -= old[0].nbytes + old[1].nbytes
     memo[key] = (bits.copy(), r)  # alone if it is larger than the limit: the one a conversion holds anyway
