@@ -34,6 +34,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+from runtime.emulator import _gcpause
 from runtime.emulator._device_host import CHILD_ENV, export_child_env, install_device_host
 from runtime.emulator._errors import EmulatorError
 from runtime.emulator._session import Options, session
@@ -153,6 +154,7 @@ def setup(config: dict[str, Any]) -> None:
     and unless disabled, ``torch`` loads the torch_npu stand-in."""
     logging.getLogger("runtime").setLevel(logging.INFO)  # `import pypto` sets DEBUG on the root logger
     no_hugepage_advice()  # a process the emulator owns: no THP compaction stalls on fresh tiles (`device._pages`)
+    _gcpause.freeze_at_first_call()  # ... and no collection of its imports' objects in the first kernel call
     install_device_host(torch_npu=config.get("torch_npu", True))
     for d in config.get("site_path") or []:  # where site-packages' editable-install entries go: after the rest
         if d not in sys.path:

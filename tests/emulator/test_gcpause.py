@@ -96,3 +96,43 @@ def test_kernel_calls_leave_no_arrays_in_cyclic_garbage() -> None:
         gc.set_debug(0)
         gc.garbage.clear()
     assert "ndarray" not in kinds, kinds
+
+
+_FREEZE_PROBE = """
+import gc, sys
+import numpy as np
+import runtime.emulator as emu
+pypto = emu.install()
+sys.path.insert(0, {here!r})
+from test_gcpause import add_one
+before = gc.get_freeze_count()
+x = np.ones((40, 64), dtype=np.float32)
+out = np.zeros_like(x)
+add_one(x, out)
+first = gc.get_freeze_count()
+junk = [[i] for i in range(1000)]
+add_one(x, out)
+print(before, first > before, gc.get_freeze_count() == first, bool((out == 2).all()))
+"""
+
+
+@pytest.mark.parametrize("launcher", [True, False])
+def test_a_process_the_emulator_owns_freezes_once_at_its_first_kernel_call(launcher: bool) -> None:
+    """``python -m runtime.emulator`` freezes what its first kernel call finds (the imports: not traversed by the
+    collection the call owes), once; a process that only imports the emulator keeps its collector as it was."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent
+    root = here.parents[1]
+    code = _FREEZE_PROBE.format(here=str(here))
+    cmd = [sys.executable, "-m", "runtime.emulator", "-c", code] if launcher else [sys.executable, "-c", code]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False, cwd=root,
+                       env={**os.environ, "PYTHONPATH": str(root)})
+    assert r.returncode == 0, r.stderr
+    before, froze, once, right = r.stdout.split()[-4:]
+    assert before == "0"
+    assert froze == ("True" if launcher else "False")
+    assert once == "True" and right == "True"
