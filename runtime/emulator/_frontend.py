@@ -158,6 +158,8 @@ class JitFunction:
         self._range_names: frozenset[str] | None = None
         """the non-tensor parameters read only as ``range(p)`` bounds (`_range_values`), once parsed"""
         self._reads: _trace_cache.Reads | None = None
+        self._helpers = False
+        """a trace of this kernel called a ``@pypto.frontend.function`` helper: its cache keys read every name"""
         self._last_entry: _trace_cache.Entry | None = None
         """the cache entry of the last `_program` (used only if its program is the one being run)"""
 
@@ -239,8 +241,13 @@ class JitFunction:
         # rolled form traces the body twice, and most kernels are called once); from its second trace on it rolls
         # it, so that the program serves the other counts (attn_softmax: 1, 2, 8, 16 tiles - two traces, not four)
         ranged: dict[str, Any] = {"values": rv, "small": len(self._cache) > 0} if key is not None and rv else {}
+        calls = FunctionMarker.calls
         with s.capture_warnings() as warnings:
             region, symbols, params, n_keys = self._trace_bound(s, bound, ranged)
+        if FunctionMarker.calls != calls and not self._helpers:
+            # a helper ran in the body's namespace and may have unbound a name the key took as bound: from now on
+            # the key reads every name the body mentions, and this trace (keyed the other way) is not kept
+            self._helpers, self._reads, key = True, None, None
         arg_names = tuple((t.name, dtype_name(t.dtype)) for t, _ in params)
         s.kernel_args.append({"kernel": self.__name__, "args": [
             {"name": n, "shape": list(arr.shape), "dtype": d} for (n, d), (_, arr) in zip(arg_names, params,
@@ -291,7 +298,10 @@ class JitFunction:
         try:
             if self._reads is None:
                 names = frozenset(n for n, _ in tparams) | frozenset(o.name for o in p.split_params()[1])
-                self._reads = _trace_cache.body_reads(p.fdef, names)
+                # what the body binds itself is not read from the environment - unless a helper shares its
+                # namespace (`_trace_cache.bound_reads`; `_program` switches once a trace calls one)
+                analyse = _trace_cache.body_reads if self._helpers else _trace_cache.bound_reads
+                self._reads = analyse(p.fdef, names)
             return (tuple((_trace_cache._Id(ann), a.dtype, traced_extents(ann, a)) for (_, ann), a in
                           zip(tparams, arrays, strict=True)),
                     _trace_cache.freeze(values), _trace_cache.freeze(self.options), s.options,
@@ -513,6 +523,10 @@ def jit(func: Callable | None = None, *, host_options: Any = None, codegen_optio
 class FunctionMarker:
     """A ``@pypto.frontend.function`` helper: inlined into the caller's frame (no scope of its own)."""
 
+    calls = 0
+    """helper calls in this process so far (`JitFunction._program`: did a trace call one? Only ever grows, so a call
+    in another thread makes a trace look like it called one - the safe side)"""
+
     def __init__(self, func: Callable) -> None:
         if not inspect.isfunction(func):
             raise py_error("TypeError", "function decorator can only be used on functions")
@@ -536,6 +550,7 @@ class FunctionMarker:
         if kwargs:
             raise py_error("NotImplementedError", "Keyword arguments in nested function calls are not supported "
                            "yet.")
+        FunctionMarker.calls += 1
         p = self._parse()
         tparams, others = p.split_params()
         names = [n for n, _ in tparams] + [o.name for o in others]

@@ -175,6 +175,182 @@ def body_reads(fdef: ast.FunctionDef, params: frozenset[str]) -> Reads:
     return Reads(tuple(sorted(bare - skip)), tuple(sorted(c for c in chains if c[0] not in skip)))
 
 
+def bound_reads(fdef: ast.FunctionDef, params: frozenset[str]) -> Reads:
+    """`body_reads` without the names the body binds itself before it reads them: what a trace can read from the
+    environment when no ``@pypto.frontend.function`` helper runs in the body's namespace (the caller switches to
+    `body_reads` once one does: a helper shares the namespace and may unbind a name, `JitFunction._program`).
+
+    Why: every name the body binds was fingerprinted too, in case it is read before it is bound (the interpreter
+    then finds the environment's value). So a kernel whose loop variable ``i`` is also a module-level variable that
+    changes between calls - ``for i in range(5): add(x, out)`` in a script or a notebook, over a kernel with ``for i
+    in pypto.loop(...)`` - was traced again on every call. Here a load counts only when the name may be unbound
+    there (`_Bound`): the stores, and the loads after a binding on every path, are not environment reads."""
+    b = _Bound(params)
+    b.run(fdef.body)
+    return Reads(tuple(sorted(b.bare)), tuple(sorted(b.chains)))
+
+
+class _Bound:
+    """One ordered pass over a body, as the trace-time interpreter (`_trace_interp._Interp`) runs it, collecting the
+    loads that may find their name unbound in the body's namespace (then the interpreter reads the environment).
+
+    Bound: the parameters at the start; an assignment's names after its value; not after ``del``; after an ``if``,
+    what both branches bind; after a ``for`` loop, only what was bound before it and nothing it binds or unbinds (a
+    rolled range loop unbinds what its body assigns, `_run_rolled`; a zero-trip loop binds nothing); its body starts
+    from what was bound before but what the body deletes or a nested loop assigns (an unrolled loop runs the body
+    again in the namespace the last iteration left), plus the loop target. Every load counts inside lambdas,
+    comprehensions and nested functions (their own scopes read the environment, not the namespace) and in statements
+    the interpreter does not run (``global`` among them: a body that declares one is not traced at all). One walk
+    over the body, plus one over each loop body for what it may unbind (remembered for nested loops)."""
+
+    def __init__(self, params: frozenset[str]) -> None:
+        self.params = params
+        self.bare: set[str] = set()
+        self.chains: set[tuple[str, ...]] = set()
+        self._touched: dict[int, tuple[set[str], set[str], set[str]]] = {}
+
+    def run(self, body: list[ast.stmt]) -> None:
+        self.block(body, set(self.params))
+
+    def _summary(self, st: ast.AST) -> tuple[set[str], set[str], set[str]]:
+        """(names ``st`` may bind or unbind anywhere inside it, names it deletes, names the loops inside it - itself
+        included - bind or unbind), once per statement."""
+        got = self._touched.get(id(st))
+        if got is not None:
+            return got
+        stored: set[str] = set()
+        dels: set[str] = set()
+        loops: set[str] = set()
+        stack: list[ast.AST] = []
+        push_children(st, stack.append)
+        while stack:
+            n = stack.pop()
+            if isinstance(n, ast.stmt):
+                a, d, lp = self._summary(n)
+                stored |= a
+                dels |= d
+                loops |= lp
+                continue
+            if isinstance(n, ast.Name):
+                if type(n.ctx) is not ast.Load:
+                    stored.add(n.id)
+                    if type(n.ctx) is ast.Del:
+                        dels.add(n.id)
+                continue
+            push_children(n, stack.append)
+        if isinstance(st, ast.For | ast.AsyncFor | ast.While):
+            loops |= stored
+        got = self._touched[id(st)] = (stored, dels, loops)
+        return got
+
+    def block(self, stmts: list[ast.stmt], bound: set[str]) -> None:
+        """Run ``stmts`` over ``bound`` (changed in place to what is bound after them)."""
+        for st in stmts:
+            self.stmt(st, bound)
+
+    def stmt(self, s: ast.stmt, bound: set[str]) -> None:
+        if isinstance(s, ast.Expr):
+            self.expr(s.value, bound)
+        elif isinstance(s, ast.Assign):
+            self.expr(s.value, bound)
+            for tgt in s.targets:
+                self.target(tgt, bound)
+        elif isinstance(s, ast.AugAssign):
+            self.expr(s.value, bound)
+            if isinstance(s.target, ast.Name):
+                self.expr(ast.Name(id=s.target.id, ctx=ast.Load()), bound)  # `x += 1` reads x
+            self.target(s.target, bound)
+        elif isinstance(s, ast.AnnAssign):
+            self.every(s.annotation)  # never evaluated by the interpreter; counted, as before
+            if s.value is not None:
+                self.expr(s.value, bound)
+                self.target(s.target, bound)
+        elif isinstance(s, ast.If):
+            self.expr(s.test, bound)
+            other = set(bound)
+            self.block(s.body, bound)
+            self.block(s.orelse, other)
+            bound &= other
+        elif isinstance(s, ast.For):
+            self.expr(s.iter, bound)
+            inner = set(bound)
+            for b in s.body:
+                _, dels, loops = self._summary(b)
+                inner -= dels
+                inner -= loops
+            self.target(s.target, inner)
+            self.block(s.body, inner)
+            for o in s.orelse:
+                self.every(o)  # not run by the interpreter; counted, as before
+            bound -= self._summary(s)[0]
+        elif isinstance(s, ast.Delete):
+            for tg in s.targets:
+                if isinstance(tg, ast.Name):
+                    bound.discard(tg.id)
+                else:
+                    self.every(tg)
+        elif isinstance(s, ast.Assert):
+            self.expr(s.test, bound)
+            if s.msg is not None:
+                self.expr(s.msg, bound)
+        elif not isinstance(s, ast.Pass):
+            # a nested def (its body reads the environment), or a statement the interpreter refuses: every load
+            # inside counts, and nothing it may bind or unbind stays bound
+            self.every(s)
+            bound -= self._summary(s)[0]
+
+    def target(self, tgt: ast.expr, bound: set[str]) -> None:
+        """An assignment target, bound in order (`_Interp.assign`): names bind, subscripts read their value and key."""
+        if isinstance(tgt, ast.Name):
+            bound.add(tgt.id)
+        elif isinstance(tgt, ast.Tuple | ast.List):
+            for e in tgt.elts:
+                self.target(e, bound)
+        elif isinstance(tgt, ast.Subscript):
+            self.expr(tgt.value, bound)
+            self.expr(tgt.slice, bound)
+        else:  # starred / attribute targets: refused by the interpreter
+            self.every(tgt)
+            bound.difference_update(n.id for n in ast.walk(tgt) if isinstance(n, ast.Name))
+
+    def expr(self, e: ast.AST, bound: set[str] | frozenset[str], scoped: bool = True) -> None:
+        """The loads of ``e``: a name (or the root of an attribute chain) not in ``bound`` is read from the
+        environment; own scopes count every load (`every`: ``scoped`` off)."""
+        stack = [e]
+        pop, push = stack.pop, stack.append
+        bare, chains = self.bare, self.chains
+        while stack:
+            n = pop()
+            if isinstance(n, ast.Attribute):
+                parts = [n.attr]
+                cur = n.value
+                while isinstance(cur, ast.Attribute):
+                    parts.append(cur.attr)
+                    cur = cur.value
+                if isinstance(cur, ast.Name):
+                    if cur.id not in bound:
+                        chains.add((cur.id, *reversed(parts)))
+                else:
+                    push(cur)
+                continue
+            if isinstance(n, ast.Name):
+                if type(n.ctx) is ast.Load and n.id not in bound:
+                    bare.add(n.id)
+                continue
+            if scoped and isinstance(n, _SCOPES):
+                self.every(n)
+                continue
+            push_children(n, push)
+
+    def every(self, node: ast.AST) -> None:
+        """Every load under ``node`` counts (as `body_reads` counts it, stores aside)."""
+        self.expr(node, frozenset(), scoped=False)
+
+
+_SCOPES = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.FunctionDef,
+           ast.AsyncFunctionDef, ast.ClassDef)
+
+
 _CODE_GLOBALS: dict[types.CodeType, tuple[str, ...]] = {}
 
 _NAME_OPS = frozenset(dis.opmap[n] for n in ("LOAD_GLOBAL", "LOAD_NAME", "STORE_GLOBAL", "DELETE_GLOBAL"))

@@ -614,6 +614,9 @@ class _Interp:
         for name in (*plan.assigned, plan.var):
             if name not in carried:
                 ns.pop(name, None)
+                # and hidden from this trace's copy of the globals: a read after the loop must fail (and unroll it),
+                # not find a module-level variable of the same name (Python would give the last iteration's value)
+                self.g.pop(name, None)
                 self.rolled_out[name] = s
 
     def _carry_in(self, s: ast.For, name: str, v: Any) -> Tensor:

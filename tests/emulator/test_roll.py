@@ -177,6 +177,20 @@ def reads_after(x: pypto.Tensor([16, 64], pypto.DT_FP32), out: pypto.Tensor([16,
     pypto.assemble(last * 2.0, [0, 48], out)
 
 
+shadow = 5.0  # a module-level variable named like the loop's local
+
+
+@pypto.frontend.jit
+def reads_after_shadowed(x: pypto.Tensor([16, 64], pypto.DT_FP32), out: pypto.Tensor([16, 64], pypto.DT_FP32)):
+    """`reads_after` with a module-level variable of the same name: after the rolled loop the name must not be the
+    module's (the rolled trace left it unbound) but, as in Python, the last iteration's tile."""
+    pypto.set_vec_tile_shapes(16, 16)
+    for t in range(4):
+        shadow = pypto.exp(pypto.view(x, [16, 16], [0, t * 16]))
+        pypto.assemble(shadow, [0, t * 16], out)
+    pypto.assemble(shadow * 2.0, [0, 48], out)
+
+
 @pypto.frontend.jit
 def parity(x: pypto.Tensor([16, 256], pypto.DT_FP32), out: pypto.Tensor([16, 256], pypto.DT_FP32), n: int):
     """A branch that differs between rolled iterations (a runtime guard) and offsets with // and %."""
@@ -290,6 +304,13 @@ def test_a_name_read_after_the_loop_traces_the_kernel_again_unrolled() -> None:
     out = rolled[0][1]
     assert np.array_equal(out[:, 48:], np.exp(x[:, 48:]) * np.float32(2.0))
     assert reads_after._parsed.no_roll  # remembered: the next call does not try again
+
+
+def test_a_name_read_after_the_loop_is_not_a_module_variable_of_the_same_name() -> None:
+    x = np.random.default_rng(2).standard_normal((16, 64)).astype(np.float32)
+    rolled = _same(reads_after_shadowed, [x, np.zeros_like(x)], ())
+    assert np.array_equal(rolled[0][1][:, 48:], np.exp(x[:, 48:]) * np.float32(2.0))
+    assert reads_after_shadowed._parsed.no_roll
 
 
 def test_a_rolled_trace_that_warns_is_thrown_away_with_its_warnings() -> None:
