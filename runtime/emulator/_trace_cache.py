@@ -200,48 +200,27 @@ class _Bound:
     from what was bound before but what the body deletes or a nested loop assigns (an unrolled loop runs the body
     again in the namespace the last iteration left), plus the loop target. Every load counts inside lambdas,
     comprehensions and nested functions (their own scopes read the environment, not the namespace) and in statements
-    the interpreter does not run (``global`` among them: a body that declares one is not traced at all). One walk
-    over the body, plus one over each loop body for what it may unbind (remembered for nested loops)."""
+    the interpreter does not run (``global`` among them: a body that declares one is not traced at all).
+
+    One walk: a loop body is walked assuming it unbinds nothing bound before it, while what it deletes and what its
+    nested loops assign is noted (`_Frame`); only when that meets a name bound before the loop is the body walked
+    again without those names (the reads of the first walk are a subset of the second's)."""
 
     def __init__(self, params: frozenset[str]) -> None:
         self.params = params
         self.bare: set[str] = set()
         self.chains: set[tuple[str, ...]] = set()
-        self._touched: dict[int, tuple[set[str], set[str], set[str]]] = {}
+        self.frames: list[_Frame] = []
 
     def run(self, body: list[ast.stmt]) -> None:
         self.block(body, set(self.params))
 
-    def _summary(self, st: ast.AST) -> tuple[set[str], set[str], set[str]]:
-        """(names ``st`` may bind or unbind anywhere inside it, names it deletes, names the loops inside it - itself
-        included - bind or unbind), once per statement."""
-        got = self._touched.get(id(st))
-        if got is not None:
-            return got
-        stored: set[str] = set()
-        dels: set[str] = set()
-        loops: set[str] = set()
-        stack: list[ast.AST] = []
-        push_children(st, stack.append)
-        while stack:
-            n = stack.pop()
-            if isinstance(n, ast.stmt):
-                a, d, lp = self._summary(n)
-                stored |= a
-                dels |= d
-                loops |= lp
-                continue
-            if isinstance(n, ast.Name):
-                if type(n.ctx) is not ast.Load:
-                    stored.add(n.id)
-                    if type(n.ctx) is ast.Del:
-                        dels.add(n.id)
-                continue
-            push_children(n, stack.append)
-        if isinstance(st, ast.For | ast.AsyncFor | ast.While):
-            loops |= stored
-        got = self._touched[id(st)] = (stored, dels, loops)
-        return got
+    def _note(self, stored: Any = (), deleted: Any = (), in_loops: Any = ()) -> None:
+        """Record names the running statement may bind / unbind in every enclosing loop's frame."""
+        for f in self.frames:
+            f.stored.update(stored)
+            f.deleted.update(deleted)
+            f.in_loops.update(in_loops)
 
     def block(self, stmts: list[ast.stmt], bound: set[str]) -> None:
         """Run ``stmts`` over ``bound`` (changed in place to what is bound after them)."""
@@ -272,21 +251,12 @@ class _Bound:
             self.block(s.orelse, other)
             bound &= other
         elif isinstance(s, ast.For):
-            self.expr(s.iter, bound)
-            inner = set(bound)
-            for b in s.body:
-                _, dels, loops = self._summary(b)
-                inner -= dels
-                inner -= loops
-            self.target(s.target, inner)
-            self.block(s.body, inner)
-            for o in s.orelse:
-                self.every(o)  # not run by the interpreter; counted, as before
-            bound -= self._summary(s)[0]
+            self.loop(s, bound)
         elif isinstance(s, ast.Delete):
             for tg in s.targets:
                 if isinstance(tg, ast.Name):
                     bound.discard(tg.id)
+                    self._note(stored=(tg.id,), deleted=(tg.id,))
                 else:
                     self.every(tg)
         elif isinstance(s, ast.Assert):
@@ -297,12 +267,39 @@ class _Bound:
             # a nested def (its body reads the environment), or a statement the interpreter refuses: every load
             # inside counts, and nothing it may bind or unbind stays bound
             self.every(s)
-            bound -= self._summary(s)[0]
+            stored = {n.id for n in ast.walk(s) if isinstance(n, ast.Name) and type(n.ctx) is not ast.Load}
+            bound -= stored
+            self._note(stored=stored, deleted=stored, in_loops=stored)
+
+    def loop(self, s: ast.For, bound: set[str]) -> None:
+        self.expr(s.iter, bound)
+        drop: set[str] = set()
+        while True:
+            frame = _Frame()
+            self.frames.append(frame)
+            try:
+                inner = bound - drop
+                self.target(s.target, inner)
+                self.block(s.body, inner)
+                for o in s.orelse:
+                    self.every(o)  # not run by the interpreter; counted, as before
+            finally:
+                self.frames.pop()
+            again = (frame.deleted | frame.in_loops) & (bound - drop)
+            if not again:
+                break
+            drop |= again  # the body may unbind them before a later iteration reads them: walk it again without
+        stored = frame.stored
+        for o in s.orelse:
+            stored |= {n.id for n in ast.walk(o) if isinstance(n, ast.Name) and type(n.ctx) is not ast.Load}
+        bound -= stored
+        self._note(stored=stored, deleted=frame.deleted, in_loops=stored)
 
     def target(self, tgt: ast.expr, bound: set[str]) -> None:
         """An assignment target, bound in order (`_Interp.assign`): names bind, subscripts read their value and key."""
         if isinstance(tgt, ast.Name):
             bound.add(tgt.id)
+            self._note(stored=(tgt.id,))
         elif isinstance(tgt, ast.Tuple | ast.List):
             for e in tgt.elts:
                 self.target(e, bound)
@@ -311,7 +308,9 @@ class _Bound:
             self.expr(tgt.slice, bound)
         else:  # starred / attribute targets: refused by the interpreter
             self.every(tgt)
-            bound.difference_update(n.id for n in ast.walk(tgt) if isinstance(n, ast.Name))
+            names = {n.id for n in ast.walk(tgt) if isinstance(n, ast.Name)}
+            bound -= names
+            self._note(stored=names, deleted=names)
 
     def expr(self, e: ast.AST, bound: set[str] | frozenset[str], scoped: bool = True) -> None:
         """The loads of ``e``: a name (or the root of an attribute chain) not in ``bound`` is read from the
@@ -345,6 +344,17 @@ class _Bound:
     def every(self, node: ast.AST) -> None:
         """Every load under ``node`` counts (as `body_reads` counts it, stores aside)."""
         self.expr(node, frozenset(), scoped=False)
+
+
+class _Frame:
+    """What a loop body being walked may bind (``stored``), delete, and bind in loops nested in it (`_Bound.loop`)."""
+
+    __slots__ = ("deleted", "in_loops", "stored")
+
+    def __init__(self) -> None:
+        self.stored: set[str] = set()
+        self.deleted: set[str] = set()
+        self.in_loops: set[str] = set()
 
 
 _SCOPES = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.FunctionDef,
