@@ -15,6 +15,7 @@ import inspect
 import linecache
 import logging
 import sys
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -524,8 +525,10 @@ class FunctionMarker:
     """A ``@pypto.frontend.function`` helper: inlined into the caller's frame (no scope of its own)."""
 
     calls = 0
-    """helper calls in this process so far (`JitFunction._program`: did a trace call one? Only ever grows, so a call
-    in another thread makes a trace look like it called one - the safe side)"""
+    """helper calls in this process so far (`JitFunction._program`: did a trace call one?). Only ever grows (counted
+    under a lock: an unlocked ``+=`` in two threads could write back an older count), so a call in another thread
+    makes a trace look like it called one - the safe side"""
+    _calls_lock = threading.Lock()
 
     def __init__(self, func: Callable) -> None:
         if not inspect.isfunction(func):
@@ -550,7 +553,8 @@ class FunctionMarker:
         if kwargs:
             raise py_error("NotImplementedError", "Keyword arguments in nested function calls are not supported "
                            "yet.")
-        FunctionMarker.calls += 1
+        with FunctionMarker._calls_lock:
+            FunctionMarker.calls += 1
         p = self._parse()
         tparams, others = p.split_params()
         names = [n for n, _ in tparams] + [o.name for o in others]
