@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from runtime.emulator._astutil import nodes
-from runtime.emulator._trace_cache import Reads, body_reads
+from runtime.emulator._trace_cache import Reads, body_reads, bound_reads
 
 CORPUS = Path(__file__).parent / "corpus"
 
@@ -65,6 +65,19 @@ def test_one_walk_matches_the_reference(path: Path) -> None:
         params = frozenset(x.arg for x in a.posonlyargs + a.args + a.kwonlyargs)
         for ps in (params, frozenset(), params | {"pypto", "np"}):
             assert body_reads(fdef, ps) == reference_reads(fdef, ps), (path.name, fdef.name, fdef.lineno)
+
+
+@pytest.mark.parametrize("path", _sources(), ids=lambda p: p.name)
+def test_bound_reads_never_more_than_every_name(path: Path) -> None:
+    """`bound_reads` (what a body can read without the names it binds itself, `test_trace_cache_bound.py`) is a
+    subset of every name the body mentions (`body_reads` with no parameters: a parameter read inside a comprehension
+    or lambda is the environment's - their own scopes do not see the kernel's namespace - so it is kept there)."""
+    for fdef in _functions(path):
+        a = fdef.args
+        params = frozenset(x.arg for x in a.posonlyargs + a.args + a.kwonlyargs)
+        precise, every = bound_reads(fdef, params), body_reads(fdef, frozenset())
+        assert set(precise.bare) <= set(every.bare), (path.name, fdef.name)
+        assert set(precise.chains) <= set(every.chains), (path.name, fdef.name)
 
 
 DELETES = '''
