@@ -8,12 +8,15 @@ namespace) is still in the key - a cached program must never outlive the global 
 """
 
 import ast
+from typing import Any
 
 import numpy as np
 import pytest
+from test_corpus import CASES, _run_case
 
 import runtime.emulator as emu
-from runtime.emulator._trace_cache import bound_reads
+from runtime.emulator import _frontend
+from runtime.emulator._trace_cache import body_reads, bound_reads
 
 pypto = emu.install()
 
@@ -140,3 +143,71 @@ def test_a_helper_that_unbinds_a_name_makes_the_key_read_it(traces: list[str],
         via_unbinding_helper(x, out)
         np.testing.assert_array_equal(out, x * value)
     assert traces == ["via_unbinding_helper"] * 3  # the first (not kept), 2.0 again (kept), 4.0; then a hit
+
+
+# ---- on the corpus: what the key leaves out is never read from the environment ---------------------------------
+
+class _Poison:
+    """A module-level value no kernel can use: any arithmetic, call, attribute, index or truth test raises."""
+
+    def __getattr__(self, name: str) -> None:
+        raise AssertionError(f"a kernel read the poisoned environment name (attribute {name!r})")
+
+    def __call__(self, *a: object, **k: object) -> None:
+        raise AssertionError("a kernel called the poisoned environment name")
+
+    def __bool__(self) -> bool:
+        raise AssertionError("a kernel tested the poisoned environment name")
+
+    def __index__(self) -> int:
+        raise AssertionError("a kernel indexed with the poisoned environment name")
+
+    __add__ = __radd__ = __mul__ = __rmul__ = __sub__ = __rsub__ = __truediv__ = __floordiv__ = __call__
+    __getitem__ = __iter__ = __lt__ = __le__ = __gt__ = __ge__ = __neg__ = __call__
+
+
+def _left_out(fdef: ast.FunctionDef, params: frozenset[str]) -> set[str]:
+    """Names the body mentions (loads) that `bound_reads` says are never read from the environment."""
+    every = body_reads(fdef, frozenset())
+    precise = bound_reads(fdef, params)
+    mentioned = set(every.bare) | {c[0] for c in every.chains}
+    return mentioned - set(precise.bare) - {c[0] for c in precise.chains} - params
+
+
+def test_names_the_key_leaves_out_are_never_read_from_the_environment(corpus_module: Any,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every corpus case again, with each name the key leaves out (`bound_reads`) set to a poison value in its
+    kernel's environment: a trace that read one from there would fail or compute something else (`_run_case` checks
+    the results against the references). Cases whose trace calls a ``@pypto.frontend.function`` helper are keyed by
+    every name (`JitFunction._program`) and not counted; neither are kernels with no name left out (no locals)."""
+    names_of = _frontend._names_of
+    left: dict[Any, set[str]] = {}
+
+    def poisoned(func: Any, captured: dict[str, Any]) -> dict[str, Any]:
+        g = names_of(func, captured)
+        for name in left.get(func, ()):
+            g[name] = _Poison()
+        return g
+
+    monkeypatch.setattr(_frontend, "_names_of", poisoned)
+    checked = 0
+    for module, case_name in CASES:
+        case = getattr(corpus_module(module), case_name)()
+        left.clear()
+        for c in case.calls:
+            if isinstance(c.kernel, _frontend.JitFunction):
+                p = c.kernel._parse()
+                tparams, others = p.split_params()
+                left[c.kernel.func] = _left_out(p.fdef, frozenset(n for n, _ in tparams) | {o.name for o in others})
+        if not any(left.values()):
+            continue
+        calls = _frontend.FunctionMarker.calls
+        with emu.session() as s:
+            try:
+                _run_case(case, s, emu)
+            except AssertionError as exc:
+                if _frontend.FunctionMarker.calls == calls:
+                    raise AssertionError(f"{module}::{case_name}: {exc}") from exc
+        if _frontend.FunctionMarker.calls == calls:
+            checked += 1
+    assert checked >= 40, checked  # the corpus's kernels with locals, run with their left-out names poisoned
