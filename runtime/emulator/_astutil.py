@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-__all__ = ["nodes", "push_children"]
+__all__ = ["attr_chain", "nodes", "push_children"]
 
 _AST = ast.AST
 
@@ -38,3 +38,14 @@ def push_children(n: ast.AST, push: Callable[[ast.AST], None]) -> None:
                     push(x)
         elif isinstance(v, _AST):
             push(v)
+
+
+def attr_chain(n: ast.Attribute) -> tuple[ast.expr, tuple[str, ...]]:
+    """``(root, attrs)`` of an attribute chain: ``(Name(pypto), ("experimental", "f"))`` for ``pypto.experimental.f``;
+    the root is the first node that is not an attribute (a name, or any other expression: ``(x + 1).T``)."""
+    parts = [n.attr]
+    cur = n.value
+    while isinstance(cur, ast.Attribute):
+        parts.append(cur.attr)
+        cur = cur.value
+    return cur, tuple(reversed(parts))

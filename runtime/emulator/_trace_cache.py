@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime.emulator._astutil import push_children
+from runtime.emulator._astutil import attr_chain, push_children
 from runtime.emulator._roll import fold
 from runtime.emulator._symbolic import SymbolicScalar
 from runtime.emulator.device import _program as prog
@@ -154,13 +154,9 @@ def body_reads(fdef: ast.FunctionDef, params: frozenset[str]) -> Reads:
     while stack:
         n = pop()
         if isinstance(n, attribute):
-            parts = [n.attr]
-            cur = n.value
-            while isinstance(cur, attribute):
-                parts.append(cur.attr)
-                cur = cur.value
+            cur, parts = attr_chain(n)
             if isinstance(cur, name):
-                chains.add((cur.id, *reversed(parts)))
+                chains.add((cur.id, *parts))
             else:
                 push(cur)
             continue
@@ -267,7 +263,7 @@ class _Bound:
             # a nested def (its body reads the environment), or a statement the interpreter refuses: every load
             # inside counts, and nothing it may bind or unbind stays bound
             self.every(s)
-            stored = {n.id for n in ast.walk(s) if isinstance(n, ast.Name) and type(n.ctx) is not ast.Load}
+            stored = _stored(s)
             bound -= stored
             self._note(stored=stored, deleted=stored, in_loops=stored)
 
@@ -291,7 +287,7 @@ class _Bound:
             drop |= again  # the body may unbind them before a later iteration reads them: walk it again without
         stored = frame.stored
         for o in s.orelse:
-            stored |= {n.id for n in ast.walk(o) if isinstance(n, ast.Name) and type(n.ctx) is not ast.Load}
+            stored |= _stored(o)
         bound -= stored
         self._note(stored=stored, deleted=frame.deleted, in_loops=stored)
 
@@ -321,14 +317,10 @@ class _Bound:
         while stack:
             n = pop()
             if isinstance(n, ast.Attribute):
-                parts = [n.attr]
-                cur = n.value
-                while isinstance(cur, ast.Attribute):
-                    parts.append(cur.attr)
-                    cur = cur.value
+                cur, parts = attr_chain(n)
                 if isinstance(cur, ast.Name):
                     if cur.id not in bound:
-                        chains.add((cur.id, *reversed(parts)))
+                        chains.add((cur.id, *parts))
                 else:
                     push(cur)
                 continue
@@ -344,6 +336,11 @@ class _Bound:
     def every(self, node: ast.AST) -> None:
         """Every load under ``node`` counts (as `body_reads` counts it, stores aside)."""
         self.expr(node, frozenset(), scoped=False)
+
+
+def _stored(node: ast.AST) -> set[str]:
+    """Every name ``node`` (with all it nests) may bind or unbind: its stores and deletes of names."""
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and type(n.ctx) is not ast.Load}
 
 
 class _Frame:

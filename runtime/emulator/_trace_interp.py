@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from runtime import pyast
-from runtime.emulator._astutil import nodes
+from runtime.emulator._astutil import attr_chain, nodes
 from runtime.emulator._errors import EmulatorError, py_error
 from runtime.emulator._executor import ROLLED_PREFIX
 from runtime.emulator._ir import LoopNode, Region
@@ -218,11 +218,10 @@ def _name_chain(node: ast.expr) -> tuple[str, tuple[str, ...]] | None:
     compiles 128). `_Interp.eval` looks the name up in the locals, then the globals - the order of the compiled
     expression's ``LOAD_NAME`` - and takes the attributes with ``getattr`` as ``LOAD_ATTR`` does; a name in
     neither (a builtin, or an unbound name and its ``NameError``) goes through the compiled expression."""
-    attrs: list[str] = []
-    while type(node) is ast.Attribute:
-        attrs.append(node.attr)
-        node = node.value
-    return (node.id, tuple(reversed(attrs))) if type(node) is ast.Name else None
+    if type(node) is ast.Attribute:
+        node, attrs = attr_chain(node)
+        return (node.id, attrs) if type(node) is ast.Name else None
+    return (node.id, ()) if type(node) is ast.Name else None
 
 
 def _quick_tree(func: Callable) -> ast.Module | None:
