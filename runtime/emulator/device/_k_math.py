@@ -226,6 +226,15 @@ def build_binary(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
             out = scratch(env, bkey, ond)
         return out
 
+    def apply(env: Any, a: Any, b: Any, out: np.ndarray | None) -> np.ndarray:
+        """``fn(a, b)``, computed into ``out`` when it fits, else into a dead array of the result's shape and dtype
+        (`Env.take_spare`: no operand dies here, an array that died before), else into a new array."""
+        if ufo is None:
+            return fn(a, b)
+        if env.spare and (out is None or not _fits(out, a, b)):
+            out = _placed(env.take_spare, a, b, ond)
+        return ufo(a, b, out=out) if out is not None and _fits(out, a, b) else fn(a, b)
+
     def run(env: Any) -> None:
         out = over(env) if ufo is not None else None
         xa, va = env.get(akey)
@@ -241,10 +250,7 @@ def build_binary(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
                 except ValueError:
                     pass  # numpy reports the shape mismatch below
             try:
-                a, b = compute(xa), compute(xb)
-                if ufo is not None and env.spare and (out is None or not _fits(out, a, b)):
-                    out = _placed(env.take_spare, a, b, ond)  # no operand dies here: an array that died before
-                r = ufo(a, b, out=out) if out is not None and _fits(out, a, b) else fn(a, b)  # type: ignore[misc]
+                r = apply(env, compute(xa), compute(xb), out)
             except ValueError as exc:
                 raise env.error("FC0000", f"shape not support binary operation ({list(xa.shape)} vs "
                                 f"{list(xb.shape)}): {exc}") from None
@@ -254,10 +260,7 @@ def build_binary(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
             else:
                 valid = valid_of(rs, [(xa, va), (xb, vb)])
         else:
-            a = compute(xa)
-            if ufo is not None and env.spare and (out is None or not _fits(out, a, bval)):
-                out = _placed(env.take_spare, a, bval, ond)
-            r = ufo(a, bval, out=out) if out is not None and _fits(out, a, bval) else fn(a, bval)  # type: ignore[misc]
+            r = apply(env, compute(xa), bval, out)
             valid = va
         if r.dtype != ond:
             r = r.astype(ond)
@@ -273,10 +276,7 @@ def build_binary(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
             out = _placed(place, a, b, ond)
         if ufo is not None and out is None and a is not xa and a.dtype == ond:
             out = a  # the float32 copy of a 16-bit operand is this op's own temporary
-        if ufo is not None and env.spare and (out is None or not _fits(out, a, b)):
-            out = _placed(env.take_spare, a, b, ond)
-        r = ufo(a, b, out=out) if out is not None and _fits(out, a, b) else fn(a, b)  # type: ignore[misc]
-        env.buf[okey] = (r.astype(ond, copy=False), None)
+        env.buf[okey] = (apply(env, a, b, out).astype(ond, copy=False), None)
 
     rank = int(op.types[0][1]) if getattr(op, "types", None) else None
 
