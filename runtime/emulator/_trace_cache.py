@@ -232,8 +232,8 @@ class _Bound:
                 self.target(tgt, bound)
         elif isinstance(s, ast.AugAssign):
             self.expr(s.value, bound)
-            if isinstance(s.target, ast.Name):
-                self.expr(ast.Name(id=s.target.id, ctx=ast.Load()), bound)  # `x += 1` reads x
+            if isinstance(s.target, ast.Name) and s.target.id not in bound:
+                self.bare.add(s.target.id)  # `x += 1` reads x
             self.target(s.target, bound)
         elif isinstance(s, ast.AnnAssign):
             self.every(s.annotation)  # never evaluated by the interpreter; counted, as before
