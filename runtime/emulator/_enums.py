@@ -19,6 +19,17 @@ __all__ = [
 ]
 
 
+class _Named(enum.IntEnum):
+    """An enum printed as the wheel prints its pybind11 enums: ``str(pypto.ScatterMode.ADD)`` is ``ScatterMode.ADD``
+    (a Python 3.11 ``IntEnum`` prints ``1``). ``RunMode`` is an ``IntEnum`` in the wheel too, and prints ``1``."""
+
+    def __str__(self) -> str:
+        return f"{type(self).__name__}.{self.name}"
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
+
+
 class DataType(enum.IntEnum):
     DT_INT4 = 0
     DT_INT8 = 1
@@ -123,12 +134,13 @@ def bytes_of(dt: DataType) -> int:
     return numpy_dtype(dt).itemsize
 
 
-class TileOpFormat(enum.IntEnum):
+class TileOpFormat(_Named):
     TILEOP_ND = 0
     TILEOP_NZ = 1
+    TILEOP_FORMAT_NUM = 2
 
 
-class CastMode(enum.IntEnum):
+class CastMode(_Named):
     CAST_NONE = 0
     CAST_RINT = 1
     CAST_ROUND = 2
@@ -138,12 +150,12 @@ class CastMode(enum.IntEnum):
     CAST_ODD = 6
 
 
-class SaturationMode(enum.IntEnum):
+class SaturationMode(_Named):
     ON = 0
     OFF = 1
 
 
-class OpType(enum.IntEnum):
+class OpType(_Named):
     EQ = 0
     NE = 1
     LT = 2
@@ -152,39 +164,40 @@ class OpType(enum.IntEnum):
     GE = 5
 
 
-class OutType(enum.IntEnum):
+class OutType(_Named):
     BOOL = 0
     BIT = 1
 
 
-class ReLuType(enum.IntEnum):
+class ReLuType(_Named):
     NO_RELU = 0
     RELU = 1
 
 
-class TransMode(enum.IntEnum):
+class TransMode(_Named):
     CAST_NONE = 0
     CAST_RINT = 1
     CAST_ROUND = 2
 
 
-class ScatterMode(enum.IntEnum):
+class ScatterMode(_Named):
     NONE = 0
     ADD = 1
     MULTIPLY = 2
 
 
-class ReduceMode(enum.IntEnum):
+class ReduceMode(_Named):
     ATOMIC_ADD = 0
 
 
-class AtomicType(enum.IntEnum):
+class AtomicType(_Named):
     SET = 0
     ADD = 1
 
 
-class CachePolicy(enum.IntEnum):
-    NONE_CACHEABLE = 0
+class CachePolicy(_Named):
+    NONE_CACHEABLE = 1  # the 0.2.0 wheel's values
+    MAX_NUM = 2
 
 
 class StatusType(enum.Enum):
@@ -198,7 +211,7 @@ class RunMode(enum.IntEnum):
     SIM = 1
 
 
-class CompStage(enum.IntEnum):
+class CompStage(_Named):
     ALL_COMPLETE = 0
     TENSOR_GRAPH = 1
     TILE_GRAPH = 2
@@ -207,11 +220,11 @@ class CompStage(enum.IntEnum):
     CODEGEN_BINARY = 5
 
 
-class PrecisionType(enum.IntEnum):
+class PrecisionType(_Named):
     HIGH_PRECISION = 0
     INTRINSIC = 1
 
 
-class TopKAlgo(enum.IntEnum):
+class TopKAlgo(_Named):
     MERGE_SORT = 0
     RADIX_SELECT = 1

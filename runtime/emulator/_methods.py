@@ -17,6 +17,7 @@ from runtime.emulator._enums import DataType
 from runtime.emulator._errors import py_error
 from runtime.emulator._ops_matmul import matmul
 from runtime.emulator._registry import OPS
+from runtime.emulator._registry import unsupported_stub as _unsupported
 from runtime.emulator._tensor import Tensor
 
 __all__ = ["install_methods"]
@@ -65,6 +66,8 @@ def install_methods() -> None:
         "fill_": lambda self, value: core.move(self, _create.full(self.shape, value, self.dtype)),
         "triu_": lambda self, diagonal=0: core.move(self, OPS["triu"].impl(self, diagonal)),
         "tril_": lambda self, diagonal=0: core.move(self, OPS["tril"].impl(self, diagonal)),
+        "sort32": lambda self, *a, **k: _unsupported("sort32")(self, *a, **k),
+        "mrgsort": lambda self, *a, **k: _unsupported("mrgsort")(self, *a, **k),
         "set_cache_policy": lambda self, *a, **k: None,
         "get_cache_policy": lambda self, *a, **k: None,
         "__add__": lambda a, b: OPS["add"].impl(a, b),

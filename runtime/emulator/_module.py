@@ -6,7 +6,7 @@ import sys
 import types
 from typing import Any
 
-from runtime.emulator import _enums, _options
+from runtime.emulator import _enums, _options, _wheel_api
 from runtime.emulator import _ops_core as _core  # noqa: F401 - registers ops
 from runtime.emulator import _ops_create as _create  # noqa: F401 - registers ops
 from runtime.emulator import _ops_index as _index  # noqa: F401 - registers ops
@@ -25,7 +25,7 @@ from runtime.emulator._trace_interp import cond, loop, loop_unroll
 
 __all__ = ["API_SURFACE", "MODULES", "build_modules", "install"]
 
-_SUBMODULES = ("frontend", "experimental", "platform", "operator")
+_SUBMODULES = ("frontend", "experimental", "platform", "operator", *_wheel_api.SUBMODULES)
 
 
 def is_loop_begin(i: Any) -> SymbolicScalar:
@@ -73,6 +73,10 @@ def _target() -> str:
 
 
 def _module_getattr(name: str) -> Any:
+    if name == "torch":  # the wheel re-exports torch; imported on first use (the device process never pays it)
+        import torch
+
+        return torch
     if name in _HEAD_NS:
         if _target() == "head":
             return _HEAD_NS[name]
@@ -82,7 +86,7 @@ def _module_getattr(name: str) -> Any:
 
 
 def _module_dir() -> list[str]:
-    names = set(_MODULES["pypto"].__dict__)
+    names = set(_MODULES["pypto"].__dict__) | {"torch"}
     if _target() == "head":
         names |= set(_HEAD_NS)
     return sorted(names)
@@ -115,8 +119,9 @@ def build_modules() -> dict[str, types.ModuleType]:
                  "set_options", "options", "reset_options", "get_current_scope", "get_options_tree",
                  "set_global_config", "get_global_config", "set_semantic_label", "set_matrix_size",
                  "set_conv_tile_shapes", "get_conv_tile_shapes", "set_print_options", "set_verify_golden_data",
-                 "pass_verify_print", "CubeTile"):
+                 "pass_verify_print", "CubeTile", "ConfigScope"):
         ns[name] = getattr(_options, name)
+    ns.update(_wheel_api.names())  # the rest of the wheel's public names (`_wheel_api`)
     for name, spec in OPS.items():
         ns[name] = spec.impl
     for name in UNSUPPORTED:
@@ -130,13 +135,20 @@ def build_modules() -> dict[str, types.ModuleType]:
     root.__path__ = []  # a package, so `import pypto.frontend` works
 
     frontend = types.ModuleType("pypto.frontend")
-    frontend.__dict__.update({"jit": jit, "function": function, "dynamic": dynamic})
+    frontend.__dict__.update({"jit": jit, "function": function, "dynamic": dynamic,
+                              "SymbolicScalar": SymbolicScalar, "parser": _wheel_api.unemulated_module("frontend.parser")})
     experimental = types.ModuleType("pypto.experimental")
     experimental.__dict__.update({
         "set_operation_options": _options.set_operation_options,
         "get_operation_options": _options.get_operation_options,
         "gather_in_ub": _HEAD_NS["gather_in_ub"], "gather_in_l1": _HEAD_NS["gather_in_l1"], "conv": ns["conv"],
         "transposed_batchmatmul": unsupported_stub_named("transposed_batchmatmul"),
+        "AtomicType": _enums.AtomicType, "SymbolicScalar": SymbolicScalar, "Tensor": Tensor,
+        "set_options": _options.set_options, "get_current_scope": _options.get_current_scope,
+        "to_syms": _wheel_api.to_syms, "op_wrapper": ns["op_wrapper"], "pypto_impl": ns["pypto_impl"],
+        **{n: _wheel_api.TYPING_NAMES[n] for n in ("Dict", "List", "Optional", "Union")},
+        **{n.split(".", 1)[1]: _wheel_api.not_emulated(n) for n in _wheel_api.NOT_EMULATED
+           if n.startswith("experimental.")},
     })
     platform = types.ModuleType("pypto.platform")
     platform.__dict__["__getattr__"] = _platform_getattr
@@ -144,6 +156,8 @@ def build_modules() -> dict[str, types.ModuleType]:
     operator.__dict__.update({"sin": OPS["sin"].impl, "cos": OPS["cos"].impl})
     mods = {"pypto": root, "pypto.frontend": frontend, "pypto.experimental": experimental,
             "pypto.platform": platform, "pypto.operator": operator}
+    for sub in _wheel_api.SUBMODULES:  # pypto.op, pypto.math ...: the wheel's names, the root's objects
+        mods[f"pypto.{sub}"] = _wheel_api.submodule(sub, root)
     for sub in _SUBMODULES:
         setattr(root, sub, mods[f"pypto.{sub}"])
     return mods

@@ -261,6 +261,17 @@ def gcd(input: Any, other: Any) -> Tensor:
     return binary("gcd", input, other, "gcd", dtypes=INTS)
 
 
+@op("ceil_div")
+def ceil_div(input: Any, other: Any) -> Tensor:
+    """ceil(input / other) of INT32 tensors (the 0.2.0 wheel rejects every other dtype with FC0001 when it traces the
+    call - probed for FP32, FP16, INT16, INT8, UINT8, INT64); ``other`` a tensor or an int."""
+    dt = input.dtype if isinstance(input, Tensor) else None
+    if dt is not None and dt != DataType.DT_INT32:
+        raise require_tracer("ceil_div").error("FC0001", f"ceil_div: {dt.name} is not supported (INT32 only)",
+                                               op="ceil_div")
+    return binary("ceil_div", input, other, "ceil_div")
+
+
 @op("bitwise_and")
 def bitwise_and(input: Any, other: Any) -> Tensor:
     """Bitwise and (ints)."""

@@ -218,3 +218,29 @@ def case_fp16_rounds_after_every_op() -> KernelCase:
     ref = rnd(p + np.float32(1.0), F16).astype(F16)
     return single(fp16_chain_rounding, (x, sentinel(x.shape, F16)), {1: ref}, Tol(1e-3, 1e-3),
                   spec="§5.1 per-op rounding (fp16)")
+
+
+@pypto.frontend.jit
+def ceil_div_rows(
+    a: pypto.Tensor([40, 32], pypto.DT_INT32),
+    b: pypto.Tensor([40, 32], pypto.DT_INT32),
+    out: pypto.Tensor([40, 32], pypto.DT_INT32),
+    out_s: pypto.Tensor([40, 32], pypto.DT_INT32),
+):
+    pypto.set_vec_tile_shapes(8, 32)
+    for i in pypto.loop(5, name="rows", idx_name="i"):
+        ta = pypto.view(a, [8, 32], [i * 8, 0])
+        tb = pypto.view(b, [8, 32], [i * 8, 0])
+        pypto.assemble(pypto.ceil_div(ta, tb), [i * 8, 0], out)
+        pypto.assemble(ta.ceil_div(7), [i * 8, 0], out_s)
+
+
+def case_ceil_div_int32() -> KernelCase:
+    """ceil(a / b) on INT32, negative dividends and divisors included (5 row tiles: the batched path)."""
+    r = rng(150)
+    a = r.integers(-1000, 1000, (40, 32)).astype(I32)
+    b = (r.integers(1, 9, (40, 32)) * r.choice([-1, 1], (40, 32))).astype(I32)
+    ceil = np.ceil(a.astype(np.float64) / b).astype(I32)
+    ceil7 = np.ceil(a.astype(np.float64) / 7).astype(I32)
+    return single(ceil_div_rows, (a, b, sentinel(a.shape, I32), sentinel(a.shape, I32)), {2: ceil, 3: ceil7}, EXACT,
+                  spec="§5.2 ceil_div (INT32 only in 0.2.0)")

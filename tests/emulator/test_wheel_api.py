@@ -1,0 +1,243 @@
+"""Every public name of the real pypto 0.2.0 wheel resolves in the emulated ``pypto`` (`_wheel_api`).
+
+The inventory (``data/wheel_0_2_0_names.json``: names and enum values only) was taken from the installed wheel; where
+the wheel is installed here, the inventory and the behaviours below are re-checked against it.
+"""
+
+from __future__ import annotations
+
+import json
+import runpy
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+DATA = Path(__file__).with_name("data")
+WHEEL = json.loads((DATA / "wheel_0_2_0_names.json").read_text())
+
+try:
+    from runtime.toolchain import find_pypto_python
+
+    WHEEL_PYTHON = find_pypto_python()
+except Exception:  # noqa: BLE001 - a misconfigured toolchain variable: the wheel checks are skipped
+    WHEEL_PYTHON = None
+HAS_WHEEL = WHEEL_PYTHON is not None
+NO_WHEEL = "the real pypto 0.2.0 wheel is not installed (pip install -e '.[toolchain]')"
+
+
+@pytest.fixture(scope="module")
+def pypto() -> Any:
+    import runtime.emulator as emu
+
+    return emu.install()
+
+
+def _collect(*, emulated: bool) -> dict[str, Any]:
+    prelude = "import runtime.emulator as e; e.install(); " if emulated else ""
+    script = DATA / "collect_wheel_names.py"
+    code = f"{prelude}import runpy; runpy.run_path({str(script)!r}, run_name='__main__')"
+    exe = sys.executable if emulated else str(WHEEL_PYTHON)
+    out = subprocess.run([exe, "-c", code], capture_output=True, text=True, timeout=300,
+                         cwd=Path(__file__).parents[2] if emulated else DATA)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return json.loads(out.stdout)
+
+
+def test_every_top_level_name_of_the_wheel_resolves(pypto: Any) -> None:
+    missing = [n for n in WHEEL["pypto"] if not hasattr(pypto, n)]
+    assert not missing, f"names of pypto 0.2.0 the emulated module lacks: {missing}"
+    for sub in ("frontend", "experimental"):
+        mod = getattr(pypto, sub)
+        assert not [n for n in WHEEL[sub] if not hasattr(mod, n)], sub
+
+
+def test_the_emulated_inventory_covers_the_wheels() -> None:
+    """The same collection run on the emulated module: a superset of names, the same enum values."""
+    ours = _collect(emulated=True)
+    for key in ("pypto", "frontend", "experimental"):
+        assert set(WHEEL[key]) <= set(ours[key]), (key, sorted(set(WHEEL[key]) - set(ours[key])))
+    internal = {"base", "from_base"}  # the wheel's C++ handle conversions
+    assert set(WHEEL["Tensor"]) - internal <= set(ours["Tensor"])
+    for name, mem in WHEEL["enums"].items():
+        assert {k: v for k, v in ours["enums"][name].items() if k in mem} == mem, name
+        assert set(mem) <= set(ours["enums"][name]), name
+
+
+def test_submodules_hold_the_root_objects_under_the_wheels_names(pypto: Any) -> None:
+    from runtime.emulator._wheel_api import SUBMODULES
+
+    assert {"op", "math", "config", "runtime", "pass_config"} <= set(SUBMODULES)
+    for sub, names in SUBMODULES.items():
+        mod = sys.modules[f"pypto.{sub}"]
+        assert getattr(pypto, sub) is mod
+        for n in names:
+            assert getattr(mod, n) is getattr(pypto, n), f"pypto.{sub}.{n}"
+    assert pypto.math.exp is pypto.exp and pypto.operation.view is pypto.view and pypto.op.exp is pypto.exp
+    with pytest.raises(AttributeError):
+        pypto.math.view  # noqa: B018 - the wheel's pypto.math has no view
+
+
+def test_helpers_behave_as_the_wheels(pypto: Any) -> None:
+    s = pypto.to_sym(3)
+    assert isinstance(s, pypto.SymbolicScalar) and int(s) == 3
+    assert pypto.to_sym(s) is s and [int(x) for x in pypto.to_syms([1, 2])] == [1, 2]
+    with pytest.raises(Exception, match="Invalid value type"):
+        pypto.to_sym(1.5)
+    assert pypto.convert_to_element(3).dtype == pypto.DT_INT32
+    assert pypto.convert_to_element(2 ** 40).dtype == pypto.DT_INT64
+    assert pypto.convert_to_element(1.5).dtype == pypto.DT_FP32
+    assert pypto.get_scatter_mode(None) == pypto.ScatterMode.NONE
+    assert pypto.get_scatter_mode("multiply") == pypto.ScatterMode.MULTIPLY
+    with pytest.raises(Exception, match="only support 'add', 'multiply'"):
+        pypto.get_scatter_mode("max")
+    assert pypto.SymInt.__args__ == (int, pypto.SymbolicScalar)
+    assert pypto.element is pypto.Element and pypto.symbolic_scalar is pypto.SymbolicScalar
+    assert pypto.frontend.SymbolicScalar is pypto.SymbolicScalar and pypto.experimental.Tensor is pypto.Tensor
+    assert isinstance(pypto.get_current_scope(), pypto.ConfigScope)
+    assert pypto.Optional is __import__("typing").Optional and pypto.torch is __import__("torch")
+
+
+def test_pass_configuration_is_kept_and_checked(pypto: Any) -> None:
+    K = pypto.PassConfigKey.KEY_DUMP_GRAPH
+    assert pypto.get_pass_config("strategy_t", "pass_t", K, True) is True  # never set: the caller's default
+    pypto.set_pass_config("strategy_t", "pass_t", K, True)
+    assert pypto.get_pass_config("strategy_t", "pass_t", K, False) is True
+    assert pypto.get_pass_configs("strategy_t", "pass_t").dumpGraph is True
+    with pytest.raises(TypeError, match="Expected boolean type, but received int"):
+        pypto.set_pass_config("s", "i", K, 1)
+    with pytest.raises(ValueError, match="key must be a member of PassConfigKey"):
+        pypto.get_pass_config("s", "i", "dump_graph", True)
+    with pytest.raises(TypeError):
+        pypto.get_pass_configs(1, "i")
+    with pytest.raises(AttributeError):
+        pypto.get_pass_configs("s", "i").dumpGraph = True  # read-only, as the wheel's
+
+
+def test_names_not_emulated_say_so_when_used(pypto: Any) -> None:
+    import runtime.emulator as emu
+
+    for call in (lambda: pypto.from_torch(np.zeros(2)), lambda: pypto.verify(None, [], [], []),
+                 lambda: pypto.get_last_function(), lambda: pypto.experimental.shmem_load()):
+        with pytest.raises(emu.EmulatorError, match="is not supported by the emulator"):
+            call()
+    with pytest.raises(emu.EmulatorError, match="distributed shared memory"):
+        pypto.distributed.shmem_put  # noqa: B018
+    with pytest.raises(emu.EmulatorError, match="low-level sort helper"):
+        pypto.Tensor.sort32(None)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not HAS_WHEEL, reason=NO_WHEEL)
+def test_the_inventory_is_the_installed_wheels() -> None:
+    assert _collect(emulated=False) == WHEEL
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not HAS_WHEEL, reason=NO_WHEEL)
+def test_helpers_answer_as_the_installed_wheel() -> None:
+    """The same calls on both sides (values compared as plain data)."""
+    code = """
+import json, pypto
+K = pypto.PassConfigKey.KEY_DUMP_GRAPH
+out = {}
+def rec(name, f):
+    try:
+        out[name] = repr(f())
+    except Exception as e:
+        out[name] = type(e).__name__ + ': ' + str(e).splitlines()[0]
+rec('sym', lambda: int(pypto.to_sym(5).concrete()) if hasattr(pypto.to_sym(5), 'concrete') else 5)
+rec('sym_bad', lambda: pypto.to_sym('x'))
+def dt(e):  # the wheel's C++ Element has no dtype property
+    return str(e.dtype if hasattr(e, 'dtype') else e._get_data_type()).split('.')[-1]
+rec('el_big', lambda: dt(pypto.convert_to_element(2 ** 40)))
+rec('el_small', lambda: dt(pypto.convert_to_element(-5)))
+rec('el_f', lambda: dt(pypto.convert_to_element(0.5)))
+rec('scatter', lambda: str(pypto.get_scatter_mode('add')))
+rec('enum_str', lambda: [f'{m}' for m in (pypto.CastMode.CAST_RINT, pypto.OpType.EQ, pypto.CachePolicy.NONE_CACHEABLE,
+                                         pypto.CompStage.TILE_GRAPH, pypto.RunMode.SIM, pypto.DT_BF16)])
+rec('scatter_bad', lambda: pypto.get_scatter_mode('min'))
+rec('unset', lambda: pypto.get_pass_config('a', 'b', K, True))
+rec('default', lambda: pypto.get_pass_default_config(K, True))
+rec('bad_value', lambda: pypto.set_pass_default_config(K, 'yes'))
+rec('bad_key', lambda: pypto.set_pass_default_config('dump_graph', True))
+pypto.set_pass_config('a', 'b', K, True)
+rec('set', lambda: pypto.get_pass_config('a', 'b', K, False))
+c = pypto.get_pass_configs('a', 'b')
+rec('configs', lambda: [getattr(c, n) for n in ('printGraph', 'dumpGraph', 'dumpPassTimeCost', 'preCheck',
+                                                 'postCheck', 'disablePass', 'healthCheck')])
+print('OUT' + json.dumps(out))
+"""
+
+    def run(emulated: bool) -> dict[str, str]:
+        prelude = "import runtime.emulator as e; e.install()\n" if emulated else ""
+        exe = sys.executable if emulated else str(WHEEL_PYTHON)
+        res = subprocess.run([exe, "-c", prelude + code], capture_output=True, text=True, timeout=300,
+                             cwd=Path(__file__).parents[2] if emulated else DATA)
+        line = next(x for x in res.stdout.splitlines() if x.startswith("OUT"))
+        return json.loads(line[3:])
+
+    real, ours = run(False), run(True)
+    for key in real:
+        r, o = real[key], ours[key]
+        if ":" in r:  # an error: the same kind and message (ours may add the emulator's code in front)
+            assert o.split(":")[0] == r.split(":")[0] and r.split(":", 1)[1].strip() in o, (key, r, o)
+        else:
+            assert o == r, (key, r, o)
+
+
+_CEIL_DIV_PROBE = '''import numpy as np
+import pypto
+
+
+@pypto.frontend.jit
+def kernel(a: pypto.Tensor([4, 16], pypto.DT_{dt}), out: pypto.Tensor([4, 16], pypto.DT_{dt})):
+    pypto.set_vec_tile_shapes(4, 16)
+    for i in pypto.loop(1, name="rows", idx_name="i"):
+        t = pypto.view(a, [4, 16], [0, 0])
+        pypto.assemble(pypto.ceil_div(t, 3), [0, 0], out)
+
+
+def run():
+    a = np.arange(64).reshape(4, 16).astype(np.{np_dt})
+    kernel(a, np.zeros((4, 16), np.{np_dt}))
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not HAS_WHEEL, reason=NO_WHEEL)
+def test_ceil_div_dtypes_are_the_wheels(tmp_path: Path) -> None:
+    """The real compiler (SIM) accepts ceil_div on INT32 and rejects it on FP32 and INT16 at the call's line."""
+    from runtime.toolchain import run_scripts
+
+    scripts = []
+    for dt, np_dt in (("INT32", "int32"), ("FP32", "float32"), ("INT16", "int16")):
+        p = tmp_path / f"ceil_div_{dt}.py"
+        p.write_text(_CEIL_DIV_PROBE.format(dt=dt, np_dt=np_dt))
+        scripts.append(p)
+    real = run_scripts(scripts, python=str(WHEEL_PYTHON))
+    assert [(o.status, o.kind, o.line) for o in real] == [("accepted", "", None), ("rejected", "FC0001", 10),
+                                                          ("rejected", "FC0001", 10)], real
+
+
+@pytest.mark.parametrize("dt,np_dt", [("INT32", "int32"), ("FP32", "float32"), ("INT16", "int16")])
+def test_ceil_div_is_int32_only_as_in_the_wheel(pypto: Any, tmp_path: Path, dt: str, np_dt: str) -> None:
+    """The probes of `test_ceil_div_dtypes_are_the_wheels` on the emulator: the same verdicts, and on INT32 the
+    numbers (ceil(a / 3), negative dividends included)."""
+    import runtime.emulator as emu
+
+    p = tmp_path / f"ceil_div_{dt}.py"
+    p.write_text(_CEIL_DIV_PROBE.format(dt=dt, np_dt=np_dt))
+    ns = runpy.run_path(str(p))
+    a = (np.arange(64).reshape(4, 16) - 30).astype(np_dt)
+    out = np.zeros((4, 16), np_dt)
+    if dt != "INT32":
+        with pytest.raises(emu.EmulatorError) as info:
+            ns["kernel"](a, out)
+        assert (info.value.code, info.value.line) == ("FC0001", 10), info.value
+        return
+    ns["kernel"](a, out)
+    np.testing.assert_array_equal(out, np.ceil(a / 3).astype(np.int32))
