@@ -63,7 +63,7 @@ def install_methods() -> None:
         "reshape": lambda self, shape, *, valid_shape=None, inplace=False: core.reshape(
                 self, shape, valid_shape=valid_shape, inplace=inplace),
         "matmul": lambda self, mat2, out_dtype, **kw: matmul(self, mat2, out_dtype, **kw),
-        "fill_": lambda self, value: core.move(self, _create.full(self.shape, value, self.dtype)),
+        "fill_": lambda self, other: core.move(self, _create.full(self.shape, other, self.dtype)),
         "triu_": lambda self, diagonal=0: core.move(self, OPS["triu"].impl(self, diagonal)),
         "tril_": lambda self, diagonal=0: core.move(self, OPS["tril"].impl(self, diagonal)),
         "sort32": lambda self, *a, **k: _unsupported("sort32")(self, *a, **k),

@@ -162,8 +162,12 @@ def view(input: Tensor, shape: Any = None, offsets: Any = None, *, valid_shape: 
     src = reader(tr, input, "view")
     if dtype is not None and shape is None:
         return _view_dtype(tr, src, DataType(dtype))
-    shp = _int_list(tr, shape if shape is not None else src.shape, "shape", "view", allow_sym=False)
-    offs = _int_list(tr, offsets if offsets is not None else [0] * src.dim, "offsets", "view", allow_sym=True)
+    if shape is None or offsets is None:  # only the dtype form (HEAD) leaves them out; the 0.2.0 wheel's C++ View
+        # binding refuses the call ("incompatible function arguments")
+        missing = "shape" if shape is None else "offsets"
+        raise tr.pyerror("TypeError", f"view() missing 1 required positional argument: '{missing}'", op="view")
+    shp = _int_list(tr, shape, "shape", "view", allow_sym=False)
+    offs = _int_list(tr, offsets, "offsets", "view", allow_sym=True)
     if len(shp) != src.dim or len(offs) != src.dim:
         raise tr.pyerror("ValueError", f"view: shape {shp} and offsets rank must equal the input rank {src.dim}",
                          op="view")

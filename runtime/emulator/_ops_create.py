@@ -39,8 +39,9 @@ def _fill(tr: Tracer, opname: str, shp: list, value: Any, dt: DataType, vs: Any 
 
 
 @op("full", method=False)
-def full(size: Any, fill_value: Any, dtype: Any = None, *, valid_shape: Any = None) -> Tensor:
-    """Tensor filled with a scalar (int/float/Element/SymbolicScalar)."""
+def full(size: Any, fill_value: Any, dtype: Any, *, valid_shape: Any = None) -> Tensor:
+    """Tensor filled with a scalar (int/float/Element/SymbolicScalar); ``dtype`` is required, as in the 0.2.0 wheel
+    (``TypeError: full() missing 1 required positional argument: 'dtype'``)."""
     tr = require_tracer("full")
     shp = _int_list(tr, size, "size", "full", allow_sym=True)
     v = fill_value

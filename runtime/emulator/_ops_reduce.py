@@ -61,7 +61,7 @@ _SUM_DOC = _SUM_DT | {DataType.DT_FP16}
 
 
 @op("sum")
-def sum(input: Any, dim: Any = -1, keepdim: bool = False) -> Tensor:  # noqa: A001
+def sum(input: Any, dim: Any, keepdim: bool = False) -> Tensor:  # noqa: A001
     """Sum over one axis (FP32 accumulation); gym rule: FP32 only, so other floats warn."""
     t = input
     if isinstance(t, Tensor) and t.dtype != DataType.DT_FP32 and t.dtype in FLOAT_TYPES:
@@ -72,19 +72,19 @@ def sum(input: Any, dim: Any = -1, keepdim: bool = False) -> Tensor:  # noqa: A0
 
 
 @op("amax")
-def amax(input: Any, dim: Any = -1, keepdim: bool = False) -> Tensor:
+def amax(input: Any, dim: Any, keepdim: bool = False) -> Tensor:
     """Max over one axis."""
     return _reduce("amax", input, dim, keepdim, "amax", FI)
 
 
 @op("amin")
-def amin(input: Any, dim: Any = -1, keepdim: bool = False) -> Tensor:
+def amin(input: Any, dim: Any, keepdim: bool = False) -> Tensor:
     """Min over one axis."""
     return _reduce("amin", input, dim, keepdim, "amin", FI)
 
 
 @op("prod")
-def prod(input: Any, dim: Any = -1, keepdim: bool = False) -> Tensor:
+def prod(input: Any, dim: Any, keepdim: bool = False) -> Tensor:
     """Product over one axis (not simulatable in 0.2.0 SIM: F92001)."""
     return _reduce("prod", input, dim, keepdim, "prod",
                    frozenset({DataType.DT_FP32, DataType.DT_INT32, DataType.DT_INT16}))
@@ -103,7 +103,7 @@ def argmin(input: Any, dim: int = -1, keepdim: bool = False) -> Tensor:
 
 
 @op("var")
-def var(input: Any, dim: Any = None, *, correction: int = 1, keepdim: bool = False) -> Tensor:
+def var(input: Any, dim: Any = None, correction: int = 1, keepdim: bool = False) -> Tensor:
     """torch.var over dim (None = all axes, int or list), FP32 accumulation."""
     tr = require_tracer("var")
     A = reader(tr, input, "var")
@@ -124,7 +124,7 @@ def var(input: Any, dim: Any = None, *, correction: int = 1, keepdim: bool = Fal
 
 
 @op("cumsum")
-def cumsum(input: Any, dim: int = -1) -> Tensor:
+def cumsum(input: Any, dim: int) -> Tensor:
     """Inclusive prefix sum along dim (FP32 accumulation, one rounding)."""
     tr = require_tracer("cumsum")
     A = reader(tr, input, "cumsum")
@@ -152,7 +152,7 @@ def cumprod(input: Any, dim: int = -1) -> Tensor:
 # ---- composites ---------------------------------------------------------------------------------------
 
 @op("softmax")
-def softmax(input: Any, dim: int = -1) -> Tensor:
+def softmax(input: Any, dim: int) -> Tensor:
     """exp(x - max) / sum(exp(x - max)) along dim; FP32 only."""
     tr = require_tracer("softmax")
     A = reader(tr, input, "softmax")

@@ -118,11 +118,11 @@ get_debug_options = _getter("debug")
 get_operation_options = _getter("operation")
 
 
-def set_options(*, codegen_options: Any = None, host_options: Any = None, pass_options: Any = None,
-                runtime_options: Any = None, verify_options: Any = None, operation_options: Any = None,
-                debug_options: Any = None, vec_tile_shapes: Any = None, cube_tile_shapes: Any = None,
+def set_options(codegen_options: Any = None, host_options: Any = None, pass_options: Any = None,
+                runtime_options: Any = None, verify_options: Any = None, debug_options: Any = None,
+                operation_options: Any = None, vec_tile_shapes: Any = None, cube_tile_shapes: Any = None,
                 conv_tile_shapes: Any = None, matrix_size: Any = None) -> None:
-    """Replace option values in the current scope."""
+    """Replace option values in the current scope (parameters in the 0.2.0 wheel's order: positional works too)."""
     for group, d in (("codegen", codegen_options), ("host", host_options), ("pass", pass_options),
                      ("runtime", runtime_options), ("verify", verify_options), ("operation", operation_options),
                      ("debug", debug_options)):

@@ -80,7 +80,7 @@ class Tensor:
         return t
 
     # annotation protocol (parameter detection, §1.2) -------------------------------------------------
-    def to_tensor(self) -> Tensor:
+    def to_tensor(self, name: str = "") -> Tensor:
         return self
 
     def __class_getitem__(cls, item: Any) -> _BracketAnnotation:

@@ -6,6 +6,8 @@ the wheel is installed here, the inventory and the behaviours below are re-check
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import runpy
 import subprocess
@@ -37,12 +39,17 @@ def pypto() -> Any:
 
 
 def _collect(*, emulated: bool) -> dict[str, Any]:
-    prelude = "import runtime.emulator as e; e.install(); " if emulated else ""
+    """The inventory of the emulated module (in this process) or of the installed wheel (in its interpreter)."""
     script = DATA / "collect_wheel_names.py"
-    code = f"{prelude}import runpy; runpy.run_path({str(script)!r}, run_name='__main__')"
-    exe = sys.executable if emulated else str(WHEEL_PYTHON)
-    out = subprocess.run([exe, "-c", code], capture_output=True, text=True, timeout=300,
-                         cwd=Path(__file__).parents[2] if emulated else DATA)
+    if emulated:
+        import runtime.emulator as emu
+
+        emu.install()
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            runpy.run_path(str(script), run_name="__main__")
+        return json.loads(buf.getvalue())
+    out = subprocess.run([str(WHEEL_PYTHON), str(script)], capture_output=True, text=True, timeout=300, cwd=DATA)
     assert out.returncode == 0, out.stderr[-2000:]
     return json.loads(out.stdout)
 
@@ -241,3 +248,85 @@ def test_ceil_div_is_int32_only_as_in_the_wheel(pypto: Any, tmp_path: Path, dt: 
         return
     ns["kernel"](a, out)
     np.testing.assert_array_equal(out, np.ceil(a / 3).astype(np.int32))
+
+
+LENIENT_ON_PURPOSE = {
+    "Tensor.view": "the HEAD form x.view(dtype=...) leaves shape and offsets out; without dtype both are required "
+                   "(core.view raises the TypeError)",
+}
+
+
+def test_no_call_the_wheel_refuses_for_a_missing_argument_is_accepted_here() -> None:
+    """Per function and Tensor method of the inventory: this side requires at least as many parameters (a kernel
+    calling pypto.sum(x) must fail here as on the wheel, TypeError: missing 'dim') and takes at least as many by
+    position (pypto.var(x, -1, 1, True) must run here as there)."""
+    ours = _collect(emulated=True)["signatures"]
+    checked = 0
+    for name, real in WHEEL["signatures"].items():
+        mine = ours.get(name)
+        if mine is None or name in LENIENT_ON_PURPOSE:
+            continue  # a forwarding method (Tensor.sum -> pypto.sum), checked through the function
+        checked += 1
+        assert len(mine["required"]) >= len(real["required"]), (name, real, mine)
+        if real["positional"] is not None and mine["positional"] is not None:
+            assert mine["positional"] >= real["positional"], (name, real, mine)
+    assert checked >= 130
+
+
+# the wheel's verdict on each call (SIM, pypto 0.2.0, 3 Dec 2026): a TypeError at the call's line, or accepted
+_CALLS = {
+    "pypto.sum(t)": "dim", "pypto.amax(t)": "dim", "pypto.softmax(t)": "dim", "pypto.cumsum(t)": "dim",
+    "t.sum()": "dim", "pypto.full([4, 16], 1.0) + t": "dtype", "pypto.view(a, [4, 16]) + t": "offsets",
+    "pypto.sum(t, -1)": None, "pypto.var(t, -1, 1, True)": None, "pypto.var(t, -1, correction=1, keepdim=True)": None,
+}
+_CALL_PROBE = '''import numpy as np
+import pypto
+
+
+@pypto.frontend.jit
+def kernel(a: pypto.Tensor([4, 16], pypto.DT_FP32), out: pypto.Tensor([4, 16], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(4, 16)
+    for i in pypto.loop(1, name="rows", idx_name="i"):
+        t = pypto.view(a, [4, 16], [0, 0])
+        r = {expr}
+        pypto.assemble(t, [0, 0], out)
+
+
+def run():
+    kernel(np.arange(64).reshape(4, 16).astype(np.float32), np.zeros((4, 16), np.float32))
+'''
+
+
+@pytest.mark.parametrize("expr", sorted(_CALLS))
+def test_calls_missing_an_argument_fail_as_on_the_wheel(pypto: Any, tmp_path: Path, expr: str) -> None:
+    import runtime.emulator as emu
+
+    p = tmp_path / "probe.py"
+    p.write_text(_CALL_PROBE.format(expr=expr))
+    run = runpy.run_path(str(p))["run"]
+    missing = _CALLS[expr]
+    if missing is None:
+        run()
+        return
+    with pytest.raises(emu.EmulatorError) as info:
+        run()
+    assert info.value.kind == "TypeError" and info.value.line == 10 and f"'{missing}'" in info.value.message, \
+        info.value
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not HAS_WHEEL, reason=NO_WHEEL)
+def test_the_call_verdicts_are_the_wheels(tmp_path: Path) -> None:
+    from runtime.toolchain import run_scripts
+
+    exprs = sorted(_CALLS)
+    scripts = []
+    for i, expr in enumerate(exprs):
+        p = tmp_path / f"call_{i}.py"
+        p.write_text(_CALL_PROBE.format(expr=expr))
+        scripts.append(p)
+    for expr, out in zip(exprs, run_scripts(scripts, python=str(WHEEL_PYTHON)), strict=True):
+        if _CALLS[expr] is None:
+            assert out.status == "accepted", (expr, out)
+        else:
+            assert (out.status, out.kind, out.line) == ("rejected", "TypeError", 10), (expr, out)
