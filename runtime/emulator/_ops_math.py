@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from runtime.emulator import _wheel_dtypes
 from runtime.emulator._enums import (
     FLOAT_TYPES,
     INT_TYPES,
@@ -132,6 +133,7 @@ def binary(opname: str, a: Any, b: Any, fn: str, *, out_dtype: DataType | None =
         shape = A.shape
         bkey = None
         pad_a = pad_b = 0
+    _wheel_dtypes.check(tr, opname, dt, dtypes, scalar=bkey is None)
     if dtypes is not None and dt not in dtypes and warn_dtypes:
         tr.warn("EMU_DTYPE", f"{opname} on {dt.name} is outside the documented dtypes "
                 f"({', '.join(sorted(d.name for d in dtypes))})", op=opname)
@@ -150,6 +152,7 @@ def unary(opname: str, a: Any, fn: str, *, dtypes: frozenset | None = None,
     tr = require_tracer(opname)
     A = reader(tr, a, opname)
     dt = A.dtype
+    _wheel_dtypes.check(tr, opname, dt, dtypes)
     if dtypes is not None and dt not in dtypes:
         tr.warn("EMU_DTYPE", f"{opname} on {dt.name} is outside the documented dtypes "
                 f"({', '.join(sorted(d.name for d in dtypes))})", op=opname)
@@ -245,7 +248,10 @@ def hypot(input: Any, other: Any) -> Tensor:
 
 @op("copysign")
 def copysign(input: Any, other: Any) -> Tensor:
-    """|x| with the sign of y."""
+    """|x| with the sign of y (both tensors: the 0.2.0 binding refuses a scalar ``other``)."""
+    if not isinstance(other, Tensor):
+        raise require_tracer("copysign").pyerror(
+            "TypeError", "CopySign(): incompatible function arguments: other must be a Tensor", op="copysign")
     return binary("copysign", input, other, "copysign", dtypes=F)
 
 

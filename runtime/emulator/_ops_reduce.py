@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from runtime.emulator import _wheel_dtypes
 from runtime.emulator._enums import FLOAT_TYPES, DataType, numpy_dtype_name
 from runtime.emulator._ops_core import check_tile, new_out, reader
 from runtime.emulator._ops_math import FI, F, binary
@@ -128,6 +129,7 @@ def cumsum(input: Any, dim: int) -> Tensor:
     """Inclusive prefix sum along dim (FP32 accumulation, one rounding)."""
     tr = require_tracer("cumsum")
     A = reader(tr, input, "cumsum")
+    _wheel_dtypes.check(tr, "cumsum", A.dtype, None)
     ax = _axis(tr, "cumsum", dim, A.dim)
     te = check_tile(tr, "cumsum", A.dim, dtype=A.dtype)
     out = new_out(tr, A.shape, A.dtype, "cumsum")
