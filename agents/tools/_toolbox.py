@@ -24,7 +24,7 @@ from typing import Any
 
 from agents.skills import ROLE_SKILLS, SkillError, SkillLibrary
 from runtime.bisect import bisect as run_bisect
-from runtime.emulator import API_SURFACE
+from runtime.emulator import API_SURFACE, NOT_EMULATED, UNSUPPORTED
 from runtime.lint import lint_source
 
 __all__ = ["ROLE_TOOLS", "ToolBox", "ToolSpec"]
@@ -172,7 +172,10 @@ class ToolBox:
             return "error: give a plain API name such as 'view' or 'frontend.jit'"
         surface = API_SURFACE
         lines = [f"pypto.{bare}"]
-        if bare in surface or bare.split(".")[0] in surface:
+        why = UNSUPPORTED.get(bare) or NOT_EMULATED.get(bare)
+        if why:
+            lines.append(f"emulator: NOT emulated ({why}) - calling it raises EmulatorUnsupported")
+        elif bare in surface or bare.split(".")[0] in surface:
             lines.append("emulator: implemented")
         else:
             close = difflib.get_close_matches(bare, sorted(surface), n=5, cutoff=0.6)

@@ -40,6 +40,7 @@ from runtime.emulator._session import CostCounters, OpRecord, Options, Session, 
 
 __all__ = [
     "API_SURFACE",
+    "NOT_EMULATED",
     "OPS",
     "UNSUPPORTED",
     "CostCounters",
@@ -59,7 +60,8 @@ __all__ = [
 # executor (`runtime.emulator.device`) lives inside this package and a device process must be able to import
 # it without loading any tracing code (tests/emulator/test_device_imports.py).
 _LAZY = {"API_SURFACE": "runtime.emulator._module", "install": "runtime.emulator._module",
-         "OPS": "runtime.emulator._module", "UNSUPPORTED": "runtime.emulator._module"}
+         "OPS": "runtime.emulator._module", "UNSUPPORTED": "runtime.emulator._module",
+         "NOT_EMULATED": "runtime.emulator._wheel_api"}
 
 
 _LAZY_MODULES = {"kernel_executor": "runtime.emulator._executor"}

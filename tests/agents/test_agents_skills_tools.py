@@ -263,3 +263,12 @@ def test_every_api_named_in_the_skills_exists_in_the_emulator() -> None:
         names |= set(re.findall(r"pypto\.([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)", text))
     unknown = sorted(n for n in names - named_as_absent if n not in API_SURFACE and n.split(".")[0] not in API_SURFACE)
     assert not unknown, f"skills mention APIs the emulator does not have: {unknown}"
+
+
+def test_lookup_api_says_when_a_real_name_is_not_emulated() -> None:
+    """pypto.from_torch is a real 0.2.0 name the emulator refuses with a reason: not 'implemented'."""
+    tb = ToolBox("designer", LIB)
+    out = tb.run("lookup_api", {"name": "pypto.from_torch"})
+    assert "NOT emulated" in out and "legacy" in out
+    assert "NOT emulated" in tb.run("lookup_api", {"name": "scaled_mm"})
+    assert "emulator: implemented" in tb.run("lookup_api", {"name": "pypto.ceil_div"})
