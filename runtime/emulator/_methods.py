@@ -83,7 +83,6 @@ def install_methods() -> None:
         "__pow__": lambda a, b: OPS["pow"].impl(a, b),
         "__neg__": lambda a: OPS["neg"].impl(a),
         "__pos__": lambda a: a,
-        "__abs__": lambda a: OPS["abs"].impl(a),
         "__lt__": lambda a, b: OPS["lt"].impl(a, b),
         "__le__": lambda a, b: OPS["le"].impl(a, b),
         "__gt__": lambda a, b: OPS["gt"].impl(a, b),

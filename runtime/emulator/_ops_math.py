@@ -442,8 +442,18 @@ def isnan(input: Any) -> Tensor:
 _CMP = ("eq", "ne", "lt", "le", "gt", "ge")
 
 
+def _int_scalar(name: str, other: Any) -> None:
+    """The wheel's comparisons take a Tensor, a float or an Element: a Python int (``x > 0``) reaches its C++ binding
+    and fails there (probed on 0.2.0; spec §5.4)."""
+    if isinstance(other, int) and not isinstance(other, SymbolicScalar):
+        raise require_tracer(name).pyerror(
+            "TypeError", f"Compare(): incompatible function arguments: {name} takes a Tensor, a float or an Element, "
+            f"not the int {other!r} (write {float(other)!r})", op=name)
+
+
 def _make_cmp(name: str) -> Callable:
     def f(input: Any, other: Any) -> Tensor:
+        _int_scalar(name, other)
         return binary(name, input, other, name, out_dtype=_BOOL,
                       dtypes=frozenset({DataType.DT_FP16, DataType.DT_FP32}))
 
@@ -459,6 +469,7 @@ for _n in _CMP:
 @op("greater")
 def greater(input: Any, other: Any) -> Tensor:
     """Alias of gt."""
+    _int_scalar("greater", other)
     return binary("greater", input, other, "gt", out_dtype=_BOOL)
 
 
@@ -470,9 +481,13 @@ def where(condition: Any, input: Any, other: Any) -> Tensor:
     if C.dtype != _BOOL:
         raise tr.error("FC0001", f"where: condition must be DT_BOOL, got {C.dtype.name}", op="where")
     tens = [x for x in (input, other) if isinstance(x, Tensor)]
-    if not tens:
-        raise tr.pyerror("TypeError", "where: input or other must be a Tensor", op="where")
-    dt = tens[0].dtype
+    if tens:
+        dt = tens[0].dtype
+    else:  # two scalars (the wheel takes them): FP32 Elements unless given as Elements, of the condition's shape
+        dts = {x.dtype if isinstance(x, Element) else DataType.DT_FP32 for x in (input, other)}
+        if len(dts) != 1:
+            raise tr.error("FC0001", "where: input and other dtypes differ", op="where")
+        dt = dts.pop()
     for t in tens:
         reader(tr, t, "where")
         if t.dtype != dt:
