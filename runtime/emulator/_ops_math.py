@@ -174,27 +174,40 @@ INTS = frozenset(INT_TYPES)
 
 # ---- binary arithmetic --------------------------------------------------------------------------------
 
+def _no_element(opname: str, other: Any) -> None:
+    """add/sub/mul/div wrap a scalar ``other`` in an Element of the tensor's dtype themselves: an Element given to them
+    fails in the 0.2.0 wheel's constructor (spec §2.5; probed)."""
+    if isinstance(other, Element):
+        raise require_tracer(opname).pyerror(
+            "TypeError", f"__init__(): incompatible constructor arguments: {opname} takes a Tensor or a Python number, "
+            f"not an Element (pass {other.value!r})", op=opname)
+
+
 @op("add")
 def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     """input + alpha*other."""
+    _no_element("add", other)
     return binary("add", input, other, "add", dtypes=FI, alpha=None if alpha == 1 else alpha)
 
 
 @op("sub")
 def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     """input - alpha*other."""
+    _no_element("sub", other)
     return binary("sub", input, other, "sub", dtypes=FI, alpha=None if alpha == 1 else alpha)
 
 
 @op("mul")
 def mul(input: Any, other: Any) -> Tensor:
     """Elementwise product."""
+    _no_element("mul", other)
     return binary("mul", input, other, "mul", dtypes=FI)
 
 
 @op("div")
 def div(input: Any, other: Any, precision_type: Any = None) -> Tensor:
     """Division; integer inputs give an FP32 result (the oracle rejects INT32 div)."""
+    _no_element("div", other)
     dt = input.dtype if isinstance(input, Tensor) else None
     odt = DataType.DT_FP32 if dt in INT_TYPES else None
     return binary("div", input, other, "div", out_dtype=odt, dtypes=FI)
