@@ -225,6 +225,33 @@ def kernel_called_once(ev: Evidence) -> list[str]:
     return out
 
 
+DEVICE_ONLY_CODES = frozenset({"EMU_RUNTIME", "EMU_POISON", "EMU_UNINIT", "EMU_READ_OOB", "EMU_INDEX_OOB", "EMU_LIMIT",
+                               "EMU_PARALLEL_OVERLAP"})
+"""error codes only the device executor raises (`runtime.emulator.device`): never the tracer in the candidate's process"""
+
+
+def kernel_errors_from_the_device(ev: Evidence) -> list[str]:
+    """A run that failed with an error only the device executor raises, while the device ran no failing kernel: the
+    kernel executed somewhere else - in the candidate's own process, after it switched the executor seam back and
+    patched the numpy that executor uses (the patch crashed, so no output reached the other checks).
+
+    Redteam: ``swap_executor_back_in_process``.
+    """
+    if not ev.device:
+        return []
+    out = []
+    for run in ev.run.runs:
+        err = run.record.get("error") or {}
+        if err.get("code") not in DEVICE_ONLY_CODES:
+            continue
+        dev = _dev(run)
+        if not any(k.get("error") for k in dev.get("kernels") or []):
+            out.append(f"case {run.case}: the kernel failed with {err.get('code')}, an error only the device executor "
+                       f"raises, but the device ran the kernel {int(dev.get('kernel_calls', 0) or 0)} time(s) without "
+                       f"an error: it was executed outside the device process")
+    return list(dict.fromkeys(out))
+
+
 def kernel_errors_not_swallowed(ev: Evidence) -> list[str]:
     """A kernel that raised cannot be hidden by a wrapper that catches the error and returns something else.
 
@@ -401,7 +428,7 @@ def input_files_unchanged(ev: Evidence) -> list[str]:
 
 ANTI_GAMING_CHECKS: tuple[Callable[[Evidence], list[str]], ...] = (
     sandbox_denials, result_channel_intact, device_record_complete, device_cheats, same_program_for_same_shapes,
-    kernel_called_once, kernel_errors_not_swallowed, inputs_unmodified,
+    kernel_called_once, kernel_errors_from_the_device, kernel_errors_not_swallowed, inputs_unmodified,
     inputs_intact_at_kernel_entry, no_host_write_after_kernel, outputs_from_kernel, output_not_input_copy,
     output_not_constant, deterministic_repeat, input_files_unchanged,
 )
