@@ -74,8 +74,10 @@ def _target() -> str:
 
 def _module_getattr(name: str) -> Any:
     if name == "torch":  # the wheel re-exports torch; imported on first use (the device process never pays it)
-        import torch
-
+        try:
+            import torch
+        except ImportError:  # the wheel depends on torch; the emulator does not
+            raise AttributeError("module 'pypto' has no attribute 'torch' (torch is not installed)") from None
         return torch
     if name in _HEAD_NS:
         if _target() == "head":

@@ -50,7 +50,7 @@ def signatures() -> dict[str, object]:
     out: dict[str, object] = {}
     for owner, prefix in ((pypto, ""), (pypto.Tensor, "Tensor.")):
         for n in public(owner):
-            f = getattr(owner, n)
+            f = getattr(owner, n, None)  # None: pypto.torch where torch is not installed (the emulator's case)
             if callable(f) and not isinstance(f, type) and (sig := signature(f, bool(prefix))) is not None:
                 out[prefix + n] = sig
     return out
