@@ -16,6 +16,8 @@ from runtime.emulator._trace import Tracer, current_scope, require_tracer
 __all__ = ["simple_op"]
 
 _IDX = (DataType.DT_INT32, DataType.DT_INT64)
+_IDX_SELECT = (*_IDX, DataType.DT_INT16)
+"""index_select takes an INT16 index too (the 0.2.0 wheel compiles it; scatter refuses one, `_scatter`)"""
 
 
 def simple_op(tr: Tracer, opname: str, impl: str, params: dict[str, Any], ins: list[Tensor], shapes: list[list],
@@ -113,8 +115,8 @@ def index_select(input: Any, dim: int, index: Any) -> Tensor:
     tr = require_tracer("index_select")
     A = reader(tr, input, "index_select")
     Ix = reader(tr, index, "index_select")
-    if Ix.dtype not in _IDX or Ix.dim not in (1, 2):
-        raise tr.error("FC0001", "index_select: index must be 1-D/2-D INT32/INT64", op="index_select")
+    if Ix.dtype not in _IDX_SELECT or Ix.dim not in (1, 2):
+        raise tr.error("FC0001", "index_select: index must be 1-D/2-D INT32/INT64/INT16", op="index_select")
     ax = dim % A.dim
     shp = A.shape[:ax] + Ix.shape + A.shape[ax + 1:]
 
@@ -199,6 +201,8 @@ def _scatter(opname: str, input: Any, dim: int, index: Any, src: Any, reduce: An
     tr = require_tracer(opname)
     A = reader(tr, input, opname)
     Ix = reader(tr, index, opname)
+    if Ix.dtype not in _IDX:  # the wheel's own check, before its C++ op (probed with an INT16 index)
+        raise tr.pyerror("TypeError", f"index tensor must be of int32 or int64, but got {Ix.dtype}", op=opname)
     ax = dim % A.dim
     others = [Ix]
     scalar = None

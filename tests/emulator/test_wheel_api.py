@@ -295,6 +295,8 @@ _CALLS = {
     "pypto.where(t > 1.0, 1.0, 0.0)": None, "pypto.set_vec_tile_shapes([4, 16])": "Unsupported list element type",
     "pypto.add(t, pypto.Element(pypto.DT_FP32, 2.0))": "incompatible constructor arguments",
     "pypto.maximum(t, pypto.Element(pypto.DT_FP32, 2.0))": None,
+    "pypto.scatter(t, 1, pypto.cast(t, pypto.DT_INT16), 1.0)": "index tensor must be of int32 or int64",
+    "pypto.index_select(t, 0, pypto.reshape(pypto.cast(pypto.view(t, [1, 4], [0, 0]), pypto.DT_INT16), [4]))": None,
 }
 _CALL_PROBE = '''import numpy as np
 import pypto
