@@ -458,7 +458,7 @@ _CMP = ("eq", "ne", "lt", "le", "gt", "ge")
 def _int_scalar(name: str, other: Any) -> None:
     """The wheel's comparisons take a Tensor, a float or an Element: a Python int (``x > 0``) reaches its C++ binding
     and fails there (probed on 0.2.0; spec §5.4)."""
-    if isinstance(other, int) and not isinstance(other, SymbolicScalar):
+    if isinstance(other, int):
         raise require_tracer(name).pyerror(
             "TypeError", f"Compare(): incompatible function arguments: {name} takes a Tensor, a float or an Element, "
             f"not the int {other!r} (write {float(other)!r})", op=name)

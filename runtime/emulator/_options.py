@@ -32,10 +32,9 @@ def set_vec_tile_shapes(*sizes: Any) -> None:
     """Vector tile for the ops recorded after this call (1..4 positive compile-time ints, as arguments: the 0.2.0
     wheel refuses one list or tuple of them with this TypeError)."""
     if any(isinstance(s, list | tuple) for s in sizes):
-        raise py_error("TypeError", "Unsupported list element type for key: vec_tile_shapes (pass the sizes as "
-                       f"arguments: set_vec_tile_shapes({', '.join(map(str, sizes[0]))}))"
-                       if len(sizes) == 1 and isinstance(sizes[0], list | tuple) else
-                       "Unsupported list element type for key: vec_tile_shapes")
+        hint = f" (pass the sizes as arguments: set_vec_tile_shapes({', '.join(map(str, sizes[0]))}))" \
+            if len(sizes) == 1 else ""
+        raise py_error("TypeError", "Unsupported list element type for key: vec_tile_shapes" + hint)
     vals = [_concrete(s, "tile size") for s in sizes]
     if not 1 <= len(vals) <= 4 or any(v <= 0 for v in vals):
         raise py_error("ValueError", f"set_vec_tile_shapes takes 1 to 4 positive ints, got {vals}")

@@ -60,13 +60,16 @@ def op(name: str, *, notes: str = "", method: bool = True) -> Callable[[Callable
     return deco
 
 
-def unsupported_stub(name: str) -> Callable[..., Any]:
-    """A callable that raises EmulatorUnsupported naming the op and the reason."""
+def unsupported_stub(name: str, why: str | None = None) -> Callable[..., Any]:
+    """A callable that raises EmulatorUnsupported naming ``pypto.<name>`` (``sub.name`` in a submodule) and the
+    reason: ``why``, else the op's `UNSUPPORTED` entry."""
+    short = name.rsplit(".", 1)[-1]
 
     def stub(*_a: Any, **_k: Any) -> Any:
         f, ln = user_location()
         raise EmulatorUnsupported("EMU_UNSUPPORTED", f"pypto.{name} is not supported by the emulator: "
-                                  f"{UNSUPPORTED[name]}", file=f, line=ln, op=name)
+                                  f"{UNSUPPORTED[name] if why is None else why}", file=f, line=ln, op=short)
 
-    stub.__name__ = name
+    stub.__name__ = short
+    stub.__qualname__ = name
     return stub

@@ -34,6 +34,7 @@ from typing import Any
 from runtime.emulator._enums import DataType, ScatterMode
 from runtime.emulator._errors import EmulatorUnsupported
 from runtime.emulator._location import user_location
+from runtime.emulator._registry import unsupported_stub
 from runtime.emulator._scalar import Element
 from runtime.emulator._symbolic import SymbolicScalar
 
@@ -170,16 +171,7 @@ _NOT_EMULATED_MODULES: dict[str, str] = {
 
 def not_emulated(name: str) -> Any:
     """A callable for ``pypto.<name>`` that raises `EmulatorUnsupported` naming it and the reason."""
-    why = NOT_EMULATED[name]
-
-    def stub(*_a: Any, **_k: Any) -> Any:
-        f, ln = user_location()
-        raise EmulatorUnsupported("EMU_UNSUPPORTED", f"pypto.{name} is not supported by the emulator: {why}",
-                                  file=f, line=ln, op=name.rsplit(".", 1)[-1])
-
-    stub.__name__ = name.rsplit(".", 1)[-1]
-    stub.__qualname__ = name
-    return stub
+    return unsupported_stub(name, NOT_EMULATED[name])
 
 
 class _Unemulated(types.ModuleType):

@@ -28,23 +28,22 @@ from runtime.emulator._location import user_location
 __all__ = ["check"]
 
 _I32, _I16, _I8, _BF16 = DataType.DT_INT32, DataType.DT_INT16, DataType.DT_INT8, DataType.DT_BF16
-_FC0001 = ("FC0001", None)
 
-REFUSED: dict[str, tuple[frozenset[DataType], tuple[str, str | None]]] = {  # all FC0001 at the call in 0.2.0
-    "log": (frozenset({_I32, _I16}), _FC0001),
-    "log2": (frozenset({_I32, _I16, _I8}), _FC0001),
-    "log10": (frozenset({_I32, _I16, _I8}), _FC0001),
-    "log1p": (frozenset({_I32, _I16, _I8}), _FC0001),
-    "logical_not": (frozenset({_I32, _I16}), _FC0001),
-    "round": (frozenset({_I8}), _FC0001),
-    "clip": (frozenset({_BF16, _I8}), _FC0001),
-    "clip:scalar": (frozenset({_I8}), _FC0001),
-    "maximum:scalar": (frozenset({_I8}), _FC0001),
-    "minimum:scalar": (frozenset({_I8}), _FC0001),
-    "gcd": (frozenset({DataType.DT_FP32, DataType.DT_FP16, _BF16}), _FC0001),
+REFUSED: dict[str, frozenset[DataType]] = {
+    "log": frozenset({_I32, _I16}),
+    "log2": frozenset({_I32, _I16, _I8}),
+    "log10": frozenset({_I32, _I16, _I8}),
+    "log1p": frozenset({_I32, _I16, _I8}),
+    "logical_not": frozenset({_I32, _I16}),
+    "round": frozenset({_I8}),
+    "clip": frozenset({_BF16, _I8}),
+    "clip:scalar": frozenset({_I8}),
+    "maximum:scalar": frozenset({_I8}),
+    "minimum:scalar": frozenset({_I8}),
+    "gcd": frozenset({DataType.DT_FP32, DataType.DT_FP16, _BF16}),
 }
 """op (``op:scalar``: its tensor-scalar form, which refuses other dtypes - ``clip(x, 1, 3)`` and ``pow(x, 2)`` take
-BF16 and INT16) -> (dtypes the frontend refuses, (code, message) of its error)"""
+BF16 and INT16) -> the dtypes its frontend refuses, each with ``FC0001`` at the call"""
 
 
 _BITS = frozenset({"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift"})
@@ -60,8 +59,8 @@ def check(tr: Any, opname: str, dt: DataType, documented: frozenset | None, *, s
                                   "accepts it, but what the device computes on float bits is unknown (cast to an "
                                   "integer dtype first)", file=f, line=ln, op=opname)
     got = REFUSED.get(f"{opname}:scalar" if scalar else opname)
-    if got is None or dt not in got[0]:
+    if got is None or dt not in got:
         return
     if tr.options.compat != "0.2.0" and (documented is None or dt in documented):
         return
-    raise tr.error(got[1][0], f"{opname} on {dt.name} is refused by the pypto 0.2.0 frontend", op=opname)
+    raise tr.error("FC0001", f"{opname} on {dt.name} is refused by the pypto 0.2.0 frontend", op=opname)
