@@ -12,6 +12,7 @@ do not make two failures different).
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from collections.abc import Callable, Iterable
@@ -28,6 +29,10 @@ R = TypeVar("R")
 MAX_CANDIDATES = 16
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)(?:\n[ \t]*```|\Z)", re.DOTALL)
 _TOOL_TAG = re.compile(r"<(tool_call|function_call|tool)>\s*(.*?)\s*</\1>", re.DOTALL)
+_ESCAPE = re.compile(r'\\(u[0-9a-fA-F]{4}|["\\/bfnrt]|.|$)', re.DOTALL)
+_LENIENT = json.JSONDecoder(strict=False)
+MAX_LITERAL_CHARS = 200_000
+"""A Python-literal answer larger than this is not tried with ``ast.literal_eval`` (its parser is not linear)"""
 
 
 class AnswerError(ValueError):
@@ -49,12 +54,50 @@ class TextToolCall:
     arguments: dict[str, Any]
 
 
+def _escaped(m: re.Match[str]) -> str:
+    """An escape as JSON reads it; a backslash that starts none, as the literal backslash it was meant to be"""
+    g = m.group(1)
+    valid = len(g) == 5 if g[:1] == "u" else len(g) == 1 and g in '"\\/bfnrt'
+    return m.group(0) if valid else "\\\\" + g
+
+
+def _loads(text: str) -> Any:
+    """``json.loads``, and what a model means by the three near-JSON forms models write most.
+
+    Raw newlines and tabs inside strings (a file's source pasted into ``"content"`` without escaping them: the
+    most frequent way a real model's answer fails), a backslash that starts no JSON escape (``"\\d"`` in a
+    regular expression, a Windows path), and a Python dict literal (single quotes, ``True``/``None``). Each is
+    read as what it evidently says instead of costing a repair round; the answer's checks and, for code, the
+    verifier stay the judges of what it says. Raises the strict parse's error when none of them reads it."""
+    try:
+        return json.loads(text)
+    except ValueError as strict:
+        try:
+            return _LENIENT.decode(text)
+        except ValueError:
+            pass
+        try:
+            return _LENIENT.decode(_ESCAPE.sub(_escaped, text))
+        except ValueError:
+            pass
+        if text.startswith("{") and len(text) <= MAX_LITERAL_CHARS:
+            try:
+                value = ast.literal_eval(text)
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                pass
+            else:
+                if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+                    return value
+        raise strict from None
+
+
 def _objects(text: str, errors: list[str]) -> Iterable[dict[str, Any]]:
     """Every top-level JSON object in ``text`` by scanning for ``{`` (nested objects are not listed twice).
 
-    The syntax error at the first ``{`` that starts no object is appended to ``errors``.
+    The syntax error at the first ``{`` that starts no object is appended to ``errors``. Raw control characters
+    inside strings are taken (see `_loads`).
     """
-    decoder = json.JSONDecoder()
+    decoder = _LENIENT
     pos = text.find("{")
     while pos != -1:
         try:
@@ -88,7 +131,7 @@ def candidates(text: str) -> tuple[list[dict[str, Any]], str | None]:
 
     body = text.strip()
     try:
-        add(json.loads(body))
+        add(_loads(body))
     except ValueError as exc:
         if body.startswith("{"):
             syntax = _syntax(exc)
@@ -97,12 +140,16 @@ def candidates(text: str) -> tuple[list[dict[str, Any]], str | None]:
         if not block.startswith(("{", "[")):
             continue
         try:
-            add(json.loads(block))
+            add(_loads(block))
         except ValueError as exc:
             syntax = syntax or _syntax(exc)
     scan_errors: list[str] = []
+    before = len(found)
     for value in _objects(text, scan_errors):
         add(value)
+    if len(found) == before and "\\" in text:  # a stray backslash inside the only object (see `_loads`)
+        for value in _objects(_ESCAPE.sub(_escaped, text), []):
+            add(value)
     return found, syntax or (scan_errors[0] if scan_errors else None)
 
 

@@ -8,6 +8,8 @@ as text, the same failure twice, an endpoint that keeps failing) has one test of
 from __future__ import annotations
 
 import json
+
+import pytest
 from pathlib import Path
 
 from agents_fake_openai import FakeOpenAIServer, completion, error
@@ -26,7 +28,7 @@ def _run(tmp_path: Path, script: list, *, toml: str = "", **ctx_kw):
     """One implementer dispatch against the scripted server; returns (result or error, server requests, trace)."""
     with FakeOpenAIServer(script) as server:
         op = tmp_path / "op"
-        op.mkdir(exist_ok=True)
+        op.mkdir(parents=True, exist_ok=True)
         (op / "forge.toml").write_text('[models]\ndefault = "fake-model"\n[llm]\nbase_url = "'
                                        f'{server.base_url}"\nbackoff_s = 0.0\nmax_repairs = 3\n' + toml)
         trace = Trace(tmp_path / "run" / "trace", run_id="run", mode="record", op_dir=op)
@@ -157,3 +159,35 @@ def test_a_fitted_trace_replays_byte_identically_whatever_the_configured_context
     assert replayed == recorded
     assert comparable_events(TraceReader(tmp_path / "rep").events) == comparable_events(
         TraceReader(tmp_path / "run").events)
+
+
+def _raw_newlines(obj: dict) -> str:
+    """JSON as a model writes it when it pastes a file's source into a string: real newlines, not ``\\n``"""
+    return json.dumps(obj).replace("\\n", "\n")
+
+
+def test_near_json_answers_are_read_as_meant_at_once(tmp_path: Path) -> None:
+    """Raw newlines inside the "content" string (the commonest way a real answer fails JSON), a backslash that is
+    no JSON escape, and a Python dict literal: each is read as what it says, with no repair round."""
+    regex_kernel = KERNEL + "# matches r'\\d+' in names\n"
+    forms = [
+        "Here is the file:\n" + _raw_newlines(GOOD),
+        "```json\n" + json.dumps({**GOOD, "content": regex_kernel}).replace("\\\\d", "\\d") + "\n```",
+        repr(GOOD),
+    ]
+    assert "\\d" in forms[1] and "\\\\d" not in forms[1]
+    for i, text in enumerate(forms):
+        with pytest.raises(ValueError):
+            json.loads(text.strip().removeprefix("```json").removesuffix("```").split("file:\n")[-1])
+        result, requests, _ = _run(tmp_path / str(i), [completion(text)])
+        assert not isinstance(result, Exception), (i, result)
+        assert result.content == (regex_kernel if i == 1 else KERNEL), i
+        assert len(requests) == 1, i
+
+
+def test_near_json_that_is_still_broken_goes_back_with_the_strict_error(tmp_path: Path) -> None:
+    broken = _raw_newlines(GOOD)[:-1]  # the closing brace lost as well: no reading of it is an object
+    result, requests, _ = _run(tmp_path, [completion(broken), completion(json.dumps(GOOD))])
+    assert not isinstance(result, Exception) and result.content == KERNEL
+    repair = requests[1]["messages"][-1]["content"]
+    assert "not valid JSON" in repair and "Invalid control character" in repair
