@@ -25,6 +25,7 @@ USER_BUDGET_CHARS = 34_000
 """With the system prompt and injected skills this keeps implementer calls under ~12k prompt tokens."""
 
 _FENCE = re.compile(r"^\s*```(?:python|py)?\s*\n(.*?)\n```\s*$", re.DOTALL)
+_INNER_FENCE = re.compile(r"^[ \t]*```(?:python|py)?[ \t]*\n(.*?)\n[ \t]*```[ \t]*$", re.DOTALL | re.MULTILINE)
 
 
 class ImplementAnswer(BaseModel):
@@ -83,7 +84,13 @@ def check_implementation(answer: ImplementAnswer, ctx: ImplementContext) -> Impl
     try:
         tree = pyast.parse(content, filename=ctx.target_file)
     except SyntaxError as exc:
-        raise AnswerError(f"content is not valid Python: line {exc.lineno}: {exc.msg}") from None
+        # a sentence around the fenced file inside "content" ("Here is the kernel:\n```python ..."): the one fenced
+        # block, when there is exactly one and it parses; anything else goes back as the syntax error
+        blocks = _INNER_FENCE.findall(content)
+        tree = _parsed(blocks[0], ctx.target_file) if len(blocks) == 1 else None
+        if tree is None:
+            raise AnswerError(f"content is not valid Python: line {exc.lineno}: {exc.msg}") from None
+        content = blocks[0]
     functions = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
     if ctx.wrapper_name not in functions:
         raise AnswerError(f"the file must define the wrapper `def {ctx.wrapper_name}(...)`")
@@ -96,6 +103,13 @@ def check_implementation(answer: ImplementAnswer, ctx: ImplementContext) -> Impl
     if not content.endswith("\n"):
         content += "\n"
     return ImplementResult(path=ctx.target_file, content=content, notes=answer.notes)
+
+
+def _parsed(source: str, filename: str) -> ast.Module | None:
+    try:
+        return pyast.parse(source, filename=filename)
+    except SyntaxError:
+        return None
 
 
 def implement(env: RoleEnv, ctx: ImplementContext) -> ImplementResult:

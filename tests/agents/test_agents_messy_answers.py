@@ -8,10 +8,9 @@ as text, the same failure twice, an endpoint that keeps failing) has one test of
 from __future__ import annotations
 
 import json
-
-import pytest
 from pathlib import Path
 
+import pytest
 from agents_fake_openai import FakeOpenAIServer, completion, error
 from agents_fixtures import _isolated_env  # noqa: F401  (autouse)
 from test_agents_roles import KERNEL, _impl_ctx

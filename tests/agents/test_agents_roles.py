@@ -315,3 +315,19 @@ def test_every_role_records_prompt_hash_and_module(tmp_path: Path) -> None:
     event = TraceReader(tmp_path / "trace").llm_calls[0]
     assert (event.agent, event.module, event.attempt, event.node) == ("debugger", 1, 2, "debug")
     assert event.prompt_hash == agents.prompt_hashes["debugger"]
+
+
+@pytest.mark.parametrize("content, taken", [
+    ("Here is the kernel:\n\n```python\n" + KERNEL + "```\n\nIt tiles rows by 8.", True),
+    ("First try:\n```python\n" + KERNEL + "```\nor this one:\n```python\n" + KERNEL + "```\n", False),  # which one?
+    ("Here is the kernel:\n```python\ndef broken(:\n```\n", False),
+])
+def test_implementer_takes_the_one_fenced_file_out_of_prose_in_content(tmp_path: Path, content: str,
+                                                                       taken: bool) -> None:
+    agents, provider, _ = _agents(tmp_path, [json.dumps({"path": "silu_impl.py", "content": content}),
+                                             json.dumps({"path": "silu_impl.py", "content": KERNEL + "# 2\n"})])
+    result = agents.implement(_impl_ctx())
+    assert result.content == (KERNEL if taken else KERNEL + "# 2\n")
+    assert len(provider.requests) == (1 if taken else 2)
+    if not taken:
+        assert "not valid Python" in provider.requests[1].messages[-1]["content"]
