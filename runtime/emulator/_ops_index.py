@@ -338,6 +338,7 @@ def pad(input: Any, pad: Any, mode: str = "constant", value: float = 0.0) -> Ten
     A = reader(tr, input, "pad")
     if mode != "constant":
         raise tr.pyerror("ValueError", "pad: only mode='constant' is supported", op="pad")
+    value = _fill_value(tr, value, "pad")
     if value not in (0.0, float("inf"), float("-inf")):
         raise tr.pyerror("ValueError", "pad: value must be 0, inf or -inf", op="pad")
     p = list(pad)
@@ -353,23 +354,32 @@ def pad(input: Any, pad: Any, mode: str = "constant", value: float = 0.0) -> Ten
                      [A.dtype])[0]
 
 
+def _fill_value(tr: Any, value: Any, name: str) -> float:
+    """The fill value as the wheel takes it, ``float(value)``: ``"-inf"`` (its own docstring example) and ints too"""
+    try:
+        return float(value)
+    except (TypeError, ValueError) as exc:
+        raise tr.pyerror(type(exc).__name__, f"{name}: value {value!r}: {exc}", op=name) from None
+
+
 @op("fillpad")
 def fillpad(input: Any, mode: str = "constant", value: float = 0.0) -> Tensor:
     """Fill the region outside the valid shape with value (result fully valid)."""
     tr = require_tracer("fillpad")
     A = reader(tr, input, "fillpad")
+    value = _fill_value(tr, value, "fillpad")
 
     return simple_op(tr, "fillpad", "fillpad", {"src": A.key, "value": value}, [A], [A.shape], [A.dtype])[0]
 
 
 @op("one_hot")
 def one_hot(input: Any, num_classes: int) -> Tensor:
-    """One-hot encoding along a new last axis (input dtype)."""
+    """One-hot encoding along a new last axis: DT_INT64 whatever the input's dtype (the 0.2.0 wheel's result)."""
     tr = require_tracer("one_hot")
     A = reader(tr, input, "one_hot")
 
     return simple_op(tr, "one_hot", "one_hot", {"src": A.key, "num_classes": num_classes}, [A],
-                     [A.shape + [num_classes]], [A.dtype])[0]
+                     [A.shape + [num_classes]], [DataType.DT_INT64])[0]
 
 
 @op("deinterleave", method=False)

@@ -56,6 +56,8 @@ def set_cube_tile_shapes(m: Any, k: Any, n: Any, enable_split_k: bool = False) -
         raise py_error("ValueError", f"k must have 2 or 3 elements, got {len(k)}")
     m = [_concrete(x, "cube tile") for x in m]
     k = [_concrete(x, "cube tile") for x in k]
+    if len(k) == 2:
+        k.append(k[1])  # kL1b = kL1a: what the 0.2.0 wheel stores and `get_cube_tile_shapes` returns
     n = [_concrete(x, "cube tile") for x in n]
     current_scope()["cube_tile"] = (m, k, n, bool(enable_split_k))
 

@@ -396,7 +396,7 @@ def build_one_hot(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
         arr, v = a
         if env.max_alloc is not None:
             env.check_alloc(arr.shape + (num_classes,), arr.dtype.itemsize)
-        res = (arr[..., None] == np.arange(num_classes)).astype(arr.dtype)
+        res = (arr[..., None] == np.arange(num_classes)).astype(np.int64)  # DT_INT64, as the wheel
         return [(res, list(v) + [num_classes])]
 
     return _simple([p["src"]], [p["out"]], fn), None
