@@ -19,6 +19,18 @@ __all__ = [
 ]
 
 
+class pybind11_type(enum.EnumType):  # noqa: N801 - the wheel's metaclass name (type(pypto.DataType).__name__)
+    """The metaclass of the enums the wheel makes with pybind11: ``str(pypto.DataType)`` is ``<class
+    'pypto.pypto_impl.DataType'>`` there, ``<enum 'DataType'>`` for a Python enum (an emulator tell, see
+    `_wheel_identity`)."""
+
+    def __repr__(cls) -> str:
+        return f"<class '{cls.__module__}.{cls.__qualname__}'>"
+
+
+pybind11_type.__module__ = "pybind11_builtins"
+
+
 class _Named(enum.IntEnum):
     """An enum printed as the wheel prints its pybind11 enums: ``str(pypto.ScatterMode.ADD)`` is ``ScatterMode.ADD``
     (a Python 3.11 ``IntEnum`` prints ``1``). ``RunMode`` is an ``IntEnum`` in the wheel too, and prints ``1``."""
@@ -30,7 +42,7 @@ class _Named(enum.IntEnum):
         return format(str(self), spec)
 
 
-class DataType(enum.IntEnum):
+class DataType(enum.IntEnum, metaclass=pybind11_type):
     DT_INT4 = 0
     DT_INT8 = 1
     DT_INT16 = 2
@@ -134,13 +146,13 @@ def bytes_of(dt: DataType) -> int:
     return numpy_dtype(dt).itemsize
 
 
-class TileOpFormat(_Named):
+class TileOpFormat(_Named, metaclass=pybind11_type):
     TILEOP_ND = 0
     TILEOP_NZ = 1
     TILEOP_FORMAT_NUM = 2
 
 
-class CastMode(_Named):
+class CastMode(_Named, metaclass=pybind11_type):
     CAST_NONE = 0
     CAST_RINT = 1
     CAST_ROUND = 2
@@ -150,12 +162,12 @@ class CastMode(_Named):
     CAST_ODD = 6
 
 
-class SaturationMode(_Named):
+class SaturationMode(_Named, metaclass=pybind11_type):
     ON = 0
     OFF = 1
 
 
-class OpType(_Named):
+class OpType(_Named, metaclass=pybind11_type):
     EQ = 0
     NE = 1
     LT = 2
@@ -164,38 +176,38 @@ class OpType(_Named):
     GE = 5
 
 
-class OutType(_Named):
+class OutType(_Named, metaclass=pybind11_type):
     BOOL = 0
     BIT = 1
 
 
-class ReLuType(_Named):
+class ReLuType(_Named, metaclass=pybind11_type):
     NO_RELU = 0
     RELU = 1
 
 
-class TransMode(_Named):
+class TransMode(_Named, metaclass=pybind11_type):
     CAST_NONE = 0
     CAST_RINT = 1
     CAST_ROUND = 2
 
 
-class ScatterMode(_Named):
+class ScatterMode(_Named, metaclass=pybind11_type):
     NONE = 0
     ADD = 1
     MULTIPLY = 2
 
 
-class ReduceMode(_Named):
+class ReduceMode(_Named, metaclass=pybind11_type):
     ATOMIC_ADD = 0
 
 
-class AtomicType(_Named):
+class AtomicType(_Named, metaclass=pybind11_type):
     SET = 0
     ADD = 1
 
 
-class CachePolicy(_Named):
+class CachePolicy(_Named, metaclass=pybind11_type):
     NONE_CACHEABLE = 1  # the 0.2.0 wheel's values
     MAX_NUM = 2
 

@@ -6,7 +6,7 @@ import sys
 import types
 from typing import Any
 
-from runtime.emulator import _enums, _options, _wheel_api
+from runtime.emulator import _enums, _options, _wheel_api, _wheel_identity
 from runtime.emulator import _ops_core as _core  # noqa: F401 - registers ops
 from runtime.emulator import _ops_create as _create  # noqa: F401 - registers ops
 from runtime.emulator import _ops_index as _index  # noqa: F401 - registers ops
@@ -162,6 +162,8 @@ def build_modules() -> dict[str, types.ModuleType]:
         mods[f"pypto.{sub}"] = _wheel_api.submodule(sub, root)
     for sub in _SUBMODULES:
         setattr(root, sub, mods[f"pypto.{sub}"])
+    _wheel_identity.apply(root)  # the wheel's names for what stands in for its objects (not an emulator tell)
+    _wheel_identity.place(root)
     return mods
 
 

@@ -169,9 +169,78 @@ def _rebinds(pf: ParsedFile, names: set[str] | frozenset[str]) -> Iterator[tuple
                     yield imp, bound
 
 
+_NAME_DUNDERS = frozenset({"__name__", "__doc__", "__qualname__", "__module__"})
+_TO_TEXT = frozenset({"str", "repr", "ascii", "format", "dir", "id", "hash", "type"})
+"""Builtins that turn an object into text or an identity a wrapper can branch on"""
+
+
+def _api_roots(pf: ParsedFile) -> set[str]:
+    """Local names bound to the pypto module or one of its objects: its import aliases, and module-level or local
+    ``T = pypto.Tensor`` / ``m = pypto`` (not ``t = pypto.add(...)``: a call's result is a value, not the API)."""
+    names = {n for n, full in pf.aliases.items() if full == "pypto" or full.startswith("pypto.")}
+    if "pypto" in _module_roots(pf):
+        names.add("pypto")
+    for _ in range(3):  # chains of aliases
+        for node in pf.nodes(ast.Assign):
+            value = node.value  # type: ignore[attr-defined]
+            if isinstance(value, ast.Name | ast.Attribute) and dotted(value).split(".")[0] in names:
+                names |= {t.id for t in node.targets if isinstance(t, ast.Name)}  # type: ignore[attr-defined]
+    return names
+
+
+def _pypto_introspection(pf: ParsedFile) -> Iterator[Hit]:
+    """Text or identity of a pypto API object (``str(pypto.Tensor)``, ``f"{pypto}"``, ``pypto.min.__name__``,
+    ``type(pypto.loop)``): the emulator gives its objects the wheel's names (`runtime.emulator._wheel_identity`),
+    but no emulator is the wheel object for object - and no kernel needs to read the API's names, only to call it.
+    Values the API returns (``pypto.add(...)``, a tensor's ``dtype``) and its constants (``pypto.DT_FP32``,
+    ``pypto.CastMode.CAST_RINT``: upper-case names, whose text is the wheel's) are not API objects here."""
+    if "pypto" not in pf.source:
+        return
+    roots = _api_roots(pf)
+    if not roots:
+        return
+
+    def api_object(node: ast.AST) -> str | None:
+        if not isinstance(node, ast.Name | ast.Attribute):
+            return None
+        full = dotted(node)
+        if not full or full.split(".")[0] not in roots:
+            return None
+        if isinstance(node, ast.Attribute) and node.attr.isupper() and not node.attr.startswith("__"):
+            return None  # a constant or an enum member (DT_FP32, CAST_RINT)
+        return full
+
+    for node in pf.nodes(ast.Attribute):
+        if node.attr in _NAME_DUNDERS and api_object(node.value):  # type: ignore[attr-defined]
+            yield at(node, f"`{dotted(node)}` reads a name of the pypto API (introspection; it differs between "
+                     "toolchains) - not allowed in a kernel file")
+    for call in pf.nodes(ast.Call):
+        f = call.func  # type: ignore[attr-defined]
+        text = isinstance(f, ast.Name) and f.id in _TO_TEXT or isinstance(f, ast.Attribute) and f.attr == "format"
+        if not text:
+            continue
+        for arg in [*call.args, *(k.value for k in call.keywords)]:  # type: ignore[attr-defined]
+            if (full := api_object(arg)) is not None:
+                yield at(call, f"`{pf.name(f) or 'format'}({full})` turns a pypto API object into text or an "
+                         "identity (introspection) - not allowed in a kernel file")
+    for fv in pf.nodes(ast.FormattedValue):
+        if (full := api_object(fv.value)) is not None:  # type: ignore[attr-defined]
+            yield at(fv, f"`{{{full}}}` in an f-string turns a pypto API object into text (introspection) - not "
+                     "allowed in a kernel file")
+    for op in pf.nodes(ast.BinOp):
+        if isinstance(op.op, ast.Mod) and isinstance(op.left, ast.Constant) and \
+                isinstance(op.left.value, str):  # type: ignore[attr-defined]
+            right = op.right  # type: ignore[attr-defined]
+            for item in right.elts if isinstance(right, ast.Tuple) else [right]:
+                if (full := api_object(item)) is not None:
+                    yield at(op, f"`'...' % {full}` turns a pypto API object into text (introspection) - not "
+                             "allowed in a kernel file")
+
+
 @check("PF02")
 def pf02_banned_calls(ctx: LintContext) -> Iterator[Hit]:
     pf = kernel_pf(ctx)
+    yield from _pypto_introspection(pf)
     calls_by_func = {id(c.func): c for c in pf.nodes(ast.Call)}
     for bound, name in _rebinds(pf, _BANNED_BUILTINS | set(_REFLECTION)):
         yield at(bound, f"binding the name `{name}` (a banned builtin) is not allowed in a kernel file")
