@@ -611,10 +611,15 @@ def _one_case(op: Any, stage: Path, case: Any, *, emulator: str, timeout: float,
                                     op="missing_cast", status="error")
     elif all(o.all_close for o in outputs) and not first_cp:
         status, summary = "NO_DIVERGENCE", f"all outputs match the golden for case {case.name}"
+        # the analysis' claims ("the bug is on that line") are about a divergence: with none, only the note stays
+        evidence = [e for e in evidence if e.startswith(("no kernel call", "kernel parameter"))]
         if observed is not None:
             evidence.append(f"note: an intermediate value departs at line {observed.line} ({observed.op}) "
                             "but the outputs are within tolerance")
-        culprit = None
+        if not run.calls and not run.no_capture:
+            evidence.append("note: the stage ran no PyPTO kernel - its outputs were computed on the host; "
+                            "`python -m runtime.verify` refuses such a stage")
+        culprit, observed, window = None, None, []
     elif culprit is not None:
         status = "DIVERGENCE_FOUND"
         site = f", called from line {culprit.call_site}" if culprit.call_site is not None else ""
