@@ -53,6 +53,21 @@ def _raw(arr: Any) -> memoryview:
     return a.reshape(-1).view(np.uint8).data if a.size else memoryview(b"")
 
 
+_KNOWN = "a wrapper input, a buffer a kernel wrote, a constant, or a layout/cast/padding of one"
+
+
+def _unexplained(label: str, param: Any, write_only: bool) -> str:
+    """Why an argument whose bytes nothing explains is refused (always a cheat: the device cannot tell garbage
+    from an answer). A buffer the kernel both reads and writes is most often an output allocated with
+    ``np.empty`` that the kernel reads before writing (its prior contents); say that rather than accuse the
+    host of computing it. Only the message depends on the program's ``written`` flag, never the verdict."""
+    if not write_only and getattr(param, "written", False) is True:
+        return (f"{label}: the kernel reads what this buffer held before the call (it also writes it), and that is "
+                f"not {_KNOWN}: memory the wrapper allocated and never wrote (e.g. np.empty), or data computed on "
+                f"the host. Allocate it with np.zeros, or do not read it before the kernel writes it")
+    return f"{label} is host data (computed on the host, or memory never written): not {_KNOWN}"
+
+
 class Violation(Exception):  # noqa: N818 - the child broke the protocol: recorded, then service ends
     """The candidate's process did something the protocol does not allow."""
 
@@ -208,8 +223,7 @@ class Device:
         for i, (p, desc) in enumerate(zip(params, descs, strict=True)):
             label = f"argument {p.name!r} of kernel {kernel!r} (kernel call {n_call + 1})"
             if desc == ["host"]:
-                self.cheats.append(f"{label} is host data (computed on the host): not a wrapper input, a buffer a "
-                                   f"kernel wrote, a constant, or a layout/cast/padding of one")
+                self.cheats.append(_unexplained(label, p, bool(write_only[i]) if i < len(write_only) else True))
                 self.reply({"ok": False, "cheat": True})
                 return
             try:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import signal
 import sys
@@ -45,6 +46,7 @@ from runtime.sandbox._proc import (
     run_process,
     start_process,
 )
+from runtime.sandbox._text import safe_text
 from runtime.sandbox._wire import frame, parse_prefix
 
 __all__ = ["LAYERS", "CandidateRun", "RunOutput", "SandboxError", "SandboxPolicy", "run_candidate"]
@@ -283,25 +285,26 @@ STRING_CAP = 4000
 exception ``code`` became a 640 MB report)."""
 
 
-def clean_record(obj: Any, depth: int = 0, cap: int | None = STRING_CAP) -> Any:
-    """``obj`` (parsed JSON from another process) with every string cut to :data:`STRING_CAP` characters and
-    made encodable (a lone surrogate, e.g. from ``"\\ud800"`` in an exception message, made the report
-    unserialisable and verify raised: held-out attack A5); nesting deeper than 64 levels is dropped. Strings under
-    a ``counters`` key keep their length (the emulator session's counters carry bisect's base64 captures; the
-    report never shows them as text)."""
+_ONE_LINE_KEYS = frozenset({"type", "code", "file", "op", "case", "kind", "output_kinds", "kernel", "name", "dtype"})
+"""Record fields that are names, never multi-line text: a newline in them is escaped too."""
+
+
+def clean_record(obj: Any, depth: int = 0, cap: int | None = STRING_CAP, one_line: bool = False) -> Any:
+    """``obj`` (parsed JSON from another process) with every string cut to :data:`STRING_CAP` characters, made
+    encodable (a lone surrogate, e.g. from ``"\\ud800"`` in an exception message, made the report
+    unserialisable and verify raised: held-out attack A5) and safe to show (:func:`runtime.sandbox._text.safe_text`:
+    no terminal escape sequence or bidi override of the candidate's reaches a report); nesting deeper than 64 levels
+    is dropped. Strings under a ``counters`` key keep their length (the emulator session's counters carry bisect's
+    base64 captures; the report never shows them as text)."""
     if isinstance(obj, str):
-        obj = obj[:cap] if cap is not None else obj
-        try:
-            obj.encode("utf-8")
-        except UnicodeEncodeError:
-            obj = obj.encode("utf-8", "replace").decode("utf-8")
-        return obj
+        return safe_text(obj[:cap] if cap is not None else obj, one_line=one_line)
     if depth > 64:
         return None
     if isinstance(obj, list):
-        return [clean_record(v, depth + 1, cap) for v in obj]
+        return [clean_record(v, depth + 1, cap, one_line) for v in obj]
     if isinstance(obj, dict):
-        return {clean_record(str(k), depth + 1): clean_record(v, depth + 1, None if k == "counters" else cap)
+        return {clean_record(str(k), depth + 1, one_line=True):
+                clean_record(v, depth + 1, None if k == "counters" else cap, one_line or k in _ONE_LINE_KEYS)
                 for k, v in obj.items()}
     return obj
 
@@ -309,14 +312,59 @@ def clean_record(obj: Any, depth: int = 0, cap: int | None = STRING_CAP) -> Any:
 def _json_dict(payload: bytes, what: str, cap: int = 1 << 30) -> dict[str, Any]:
     if len(payload) > cap:
         raise ValueError(f"{what} of {len(payload)} bytes")
-    data = json.loads(payload)
+    try:
+        data = json.loads(payload)
+    except RecursionError:  # forged, deeply nested JSON: not a record the runner writes
+        raise ValueError(f"{what} nested too deeply") from None
     if not isinstance(data, dict):
         raise ValueError(f"{what} is not an object")
     return clean_record(data)
 
 
+_FINITE = (int, float)
+_CASE_FIELDS: dict[str, tuple[tuple[type, ...], type | None]] = {
+    "error": ((dict, type(None)), None), "duration_s": (_FINITE, None), "kernel_calls": ((int,), None),
+    "n_outputs": ((int,), None), "counters": ((dict, type(None)), None), "diagnostics": ((list,), dict),
+    "kernel_errors": ((list,), dict), "denied": ((list,), str), "output_kinds": ((list,), str),
+    "from_kernel": ((list,), None), "written_after_kernel": ((list,), None),
+    "inputs_changed_before_kernel": ((list,), None), "inputs_after": ((list,), None),
+}
+"""The fields of the runner's case record the verifier reads, with their types (and their elements' types)."""
+
+
+def _case_record_problem(rec: dict[str, Any]) -> str:
+    """Why ``rec`` is not a case record the runner writes ("" when it is): the verifier reads these fields as
+    these types, and a forged record with another type made it raise instead of reporting a violation."""
+    for key, (types, item) in _CASE_FIELDS.items():
+        if key not in rec:
+            continue
+        val = rec[key]
+        if not isinstance(val, types) or (key == "duration_s" and not math.isfinite(val)):
+            return f"field {key!r} of the wrong type"
+        if item is not None and not all(isinstance(v, item) for v in val):
+            return f"field {key!r} holds items of the wrong type"
+    return ""
+
+
+def _safe_run(run: CandidateRun) -> CandidateRun:
+    """Every free text of ``run`` safe to show (its records are already, by :func:`clean_record`): the reason and
+    violation may quote the candidate's bytes, stderr and the denials are the candidate's own."""
+    run.reason = safe_text(run.reason)[:STRING_CAP]
+    run.protocol_violation = safe_text(run.protocol_violation)[:STRING_CAP]
+    run.device_error = safe_text(run.device_error)
+    run.stderr_tail = safe_text(run.stderr_tail)
+    run.denied = list(dict.fromkeys(safe_text(d, one_line=True)[:STRING_CAP] for d in run.denied))
+    return run
+
+
 def _collect(res: Any, policy: SandboxPolicy, level: Isolation, note: str, work: Path, *,
              plan: list[str] | None = None, device: bool = False) -> CandidateRun:
+    """What the child said (:func:`_read_channel`), every text of it safe to show (:func:`_safe_run`)."""
+    return _safe_run(_read_channel(res, policy, level, note, work, plan=plan, device=device))
+
+
+def _read_channel(res: Any, policy: SandboxPolicy, level: Isolation, note: str, work: Path, *,
+                  plan: list[str] | None = None, device: bool = False) -> CandidateRun:
     """What the child said, read as the runner's grammar and nothing else.
 
     ``LAYR`` first, then either ``IMPE`` or one ``CASE`` (+ ``ARRS`` unless ``device``) per planned call in the
@@ -404,6 +452,9 @@ def _collect(res: Any, policy: SandboxPolicy, level: Isolation, note: str, work:
                     raise ValueError("a call the verifier did not make, or out of its order")
                 if not isinstance(pending.get("case"), str) or not isinstance(pending.get("run"), int):
                     raise ValueError("no case name or run index")
+                problem = _case_record_problem(pending)
+                if problem:
+                    raise ValueError(problem)
             except (ValueError, UnicodeDecodeError) as exc:
                 violate(f"the result channel holds a case record the runner never wrote ({str(exc)[:120]})")
                 break
@@ -422,7 +473,7 @@ def _collect(res: Any, policy: SandboxPolicy, level: Isolation, note: str, work:
             outs = [arrays.get(f"out_{i}") for i in range(n_out)]
             args = [arrays[k] for k in sorted((k for k in arrays if k.startswith("arg_")),
                                               key=lambda s: int(s[4:]) if s[4:].isdigit() else -1)]
-        except (ValueError, TypeError, KeyError, OSError) as exc:
+        except (ValueError, TypeError, KeyError, OSError, OverflowError) as exc:
             violate(f"unreadable outputs for case {str(pending.get('case'))[:80]} ({str(exc)[:120]})")
             break
         runs.append(RunOutput(case=pending["case"], run=pending["run"], record=pending, outputs=outs,
@@ -534,7 +585,7 @@ def _run_with_device(source: bytes, candidate_name: str, wrapper: str, cases: li
         dres = dev.wait(timeout=30.0)
         run = _collect(res, policy, level, note, work, plan=plan, device=True)
         _merge_device(run, dres)
-        return run
+        return _safe_run(run)
 
 
 def _merge_device(run: CandidateRun, dres: ProcResult) -> None:

@@ -115,8 +115,14 @@ def install_audit_hook(read_roots: list[str], write_root: str, record: list[str]
             return None
         try:
             return os.path.realpath(os.fsdecode(p))  # type: ignore[arg-type]
-        except (TypeError, ValueError):
+        except Exception:  # noqa: BLE001 - a candidate's __fspath__ may raise anything: still a denial, recorded
             return "<unresolvable>"
+
+    def shown(args: tuple) -> str:
+        try:
+            return repr(args[:1])[:120]
+        except Exception:  # noqa: BLE001 - a candidate's __repr__ must not turn a denial into its own exception
+            return "(<unprintable>)"
 
     def hook(event: str, args: tuple) -> None:
         me = threading.get_ident()
@@ -125,7 +131,7 @@ def install_audit_hook(read_roots: list[str], write_root: str, record: list[str]
         busy[me] = True
         try:
             if event in _ALWAYS_DENIED or event.startswith(("socket.", "subprocess.")):
-                deny(event, repr(args[:1])[:120])
+                deny(event, shown(args))
             elif event == "import" and args and args[0] in _DENIED_IMPORTS:
                 deny("import", str(args[0]))
             elif event == "os.truncate" and args and isinstance(args[0], int) and args[0] <= 2:

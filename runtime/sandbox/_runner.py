@@ -118,23 +118,148 @@ def _wrap_jit(pypto: Any, klog: _KernelLog, np: Any, as_array: Any = None) -> No
         pypto.jit = counting_jit
 
 
+_TYPE_NAME = type.__dict__["__name__"]
+"""``type.__name__`` itself: reads a class's name without its metaclass (which could override ``__name__``)."""
+_WORK = ""
+"""The work directory, fixed before any candidate code runs (``os.getcwd()`` fails once the candidate removed it)."""
+
+
+def _work() -> str:
+    return _WORK or os.getcwd()
+
+
+def _plain(val: Any, cap: int) -> str:
+    """A ``str`` (or a subclass of it) as a plain ``str`` of at most ``cap`` characters, without calling any of
+    its methods (a subclass can override them all)."""
+    return str.__getitem__(val, slice(0, cap))
+
+
+def _type_name(obj: Any) -> str:
+    """The name of ``obj``'s class, bounded; never runs candidate code."""
+    try:
+        return _plain(_TYPE_NAME.__get__(type(obj), type), 200)
+    except BaseException:  # noqa: BLE001 - untrusted object
+        return "object"
+
+
+def _big_int(val: int) -> str:
+    """An int too long to print (Python refuses ``str()`` of ints over 4300 digits), described by its size."""
+    return f"<an int of about {int(int.bit_length(val) * 0.30103) + 1} digits>"
+
+
+def _scalar(val: Any, cap: int) -> Any:
+    """A str (cut to ``cap``) or an int (a huge one as :func:`_big_int`) from a candidate's attribute, else None."""
+    kind = type(val)
+    if kind is bool:
+        return None
+    if issubclass(kind, str):
+        return _plain(val, cap)
+    if issubclass(kind, int):
+        num = int.__index__(val)  # a plain int, whatever the subclass overrides
+        return num if int.bit_length(num) <= 63 else _big_int(num)
+    return None
+
+
+def _message(exc: BaseException) -> str:
+    """``str(exc)``, or what can be said when it raises (a candidate's ``__str__`` may raise anything)."""
+    try:
+        text = str(exc)
+        return _plain(text, 2000)
+    except BaseException as inner:  # noqa: BLE001 - untrusted __str__
+        why = _type_name(inner)
+    message = f"<exception message could not be rendered: str() raised {why}>"
+    try:
+        args = _plain(BaseException.__str__(exc), 1000)  # the arguments it was raised with
+    except BaseException:  # noqa: BLE001 - an argument's own __str__/__repr__ raised too
+        args = ""
+    return f"{message} {args}" if args else message
+
+
 def _describe_error(exc: BaseException) -> dict[str, Any]:
-    info: dict[str, Any] = {"type": type(exc).__name__, "message": str(exc)[:2000]}
-    for attr in ("code", "file", "line", "op"):
-        val = getattr(exc, attr, None)
-        if isinstance(val, str | int) and not isinstance(val, bool):
-            info[attr] = val[:200] if isinstance(val, str) else val
-    if isinstance(getattr(exc, "message", None), str):
-        info["message"] = exc.message[:2000]  # type: ignore[attr-defined]
-    if "line" not in info:
-        for frame in reversed(traceback.extract_tb(exc.__traceback__)):
-            if frame.filename.startswith(os.getcwd()):
-                info["file"], info["line"] = frame.filename, frame.lineno
-                break
-    if "file" in info:
-        info["file"] = _local_name(info["file"])
-    info["message"] = _scrub(info["message"])
+    """``exc`` as a JSON-able record: ``type`` always, ``message`` (bounded), and ``code``/``file``/``line``/``op``
+    when it carries them. Never raises, whatever the candidate's exception does when it is looked at (a
+    ``__str__`` that raises, a 6000-digit int ``code``, properties that raise); the runner used to die here and the
+    report said only that the process exited."""
+    info: dict[str, Any] = {"type": _type_name(exc)}
+    try:
+        info["message"] = _message(exc)
+        for attr in ("code", "file", "line", "op"):
+            try:
+                val = _scalar(getattr(exc, attr, None), 200)
+            except BaseException:  # noqa: BLE001 - a property of the candidate's
+                val = None
+            if val is not None:
+                info[attr] = val
+        try:
+            own = _scalar(getattr(exc, "message", None), 2000)
+        except BaseException:  # noqa: BLE001 - a property of the candidate's
+            own = None
+        if isinstance(own, str):
+            info["message"] = own
+        if "line" not in info:
+            _where(exc, info)
+        if isinstance(info.get("file"), str):
+            info["file"] = _local_name(info["file"])
+        info["message"] = _scrub(info["message"])
+    except BaseException as inner:  # noqa: BLE001 - never lose the error for want of describing it
+        info = {"type": info["type"], "message": f"<exception could not be described: {_type_name(inner)}>"}
     return info
+
+
+def _where(exc: BaseException, info: dict[str, Any]) -> None:
+    """The innermost frame of the candidate's file in ``exc``'s traceback (no source lines read)."""
+    try:
+        tb = BaseException.__dict__["__traceback__"].__get__(exc)
+        frames = traceback.StackSummary.extract(traceback.walk_tb(tb), lookup_lines=False)
+    except BaseException:  # noqa: BLE001 - no traceback worth reading
+        return
+    work = _work()
+    for frame in reversed(frames):
+        if isinstance(frame.filename, str) and frame.filename.startswith(work):
+            info["file"], info["line"] = _plain(frame.filename, 500), frame.lineno
+            break
+
+
+def _jsonable(obj: Any, depth: int = 0) -> Any:
+    """``obj`` with only what ``json.dumps`` writes: plain containers, strings and numbers; an int too long to
+    print described (:func:`_big_int`), anything else its guarded ``str()`` (as ``default=str`` did)."""
+    kind = type(obj)
+    if obj is None or kind is bool or kind is str or kind is float:
+        return obj
+    if kind is int:
+        return obj if obj.bit_length() <= 63 else _big_int(obj)
+    if depth > 64:
+        return None
+    if kind is dict:
+        return {k if type(k) is str else _jsonable_key(k): _jsonable(v, depth + 1) for k, v in obj.items()}
+    if kind is list or kind is tuple:
+        return [_jsonable(v, depth + 1) for v in obj]
+    try:
+        if issubclass(kind, str):
+            return _plain(obj, 1 << 20)
+        if issubclass(kind, float):
+            return float.__float__(obj)
+        if issubclass(kind, int):
+            return _jsonable(int.__index__(obj))
+        return _plain(str(obj), 2000)
+    except BaseException:  # noqa: BLE001 - untrusted object
+        return f"<{_type_name(obj)}>"
+
+
+def _jsonable_key(key: Any) -> str:
+    made = _jsonable(key, 65)
+    return made if type(made) is str else json.dumps(made)
+
+
+def _to_json(record: dict[str, Any]) -> bytes:
+    """The record as JSON; never raises. Should even the plain copy fail, the case and run with an error that
+    says so (the parent must still hear about this call)."""
+    try:
+        return json.dumps(_jsonable(record)).encode()
+    except BaseException as exc:  # noqa: BLE001 - e.g. MemoryError
+        keep = {k: record[k] for k in ("case", "run") if type(record.get(k)) in (str, int)}
+        keep["error"] = {"type": "RunnerError", "message": f"the case record could not be written ({_type_name(exc)})"}
+        return json.dumps(keep).encode()
 
 
 def _derived_from(np: Any, leaf: Any, arg: Any) -> bool:
@@ -159,12 +284,12 @@ def _local_name(path: Any) -> Any:
     """Paths inside the (random) work directory become bare file names, so reports are reproducible."""
     if not isinstance(path, str):
         return path
-    cwd = os.getcwd().rstrip(os.sep) + os.sep
+    cwd = _work().rstrip(os.sep) + os.sep
     return path[len(cwd):] if path.startswith(cwd) else path
 
 
 def _scrub(text: str) -> str:
-    return text.replace(os.getcwd().rstrip(os.sep) + os.sep, "")
+    return text.replace(_work().rstrip(os.sep) + os.sep, "")
 
 
 def _dump(obj: Any) -> Any:
@@ -184,6 +309,11 @@ def _send(fd: int, kind: bytes, payload: bytes) -> None:
 
 
 def _read_request() -> tuple[dict[str, Any], bytes, bytes]:
+    # the checkout this runner belongs to first on sys.path before the first `runtime` import: an editable install
+    # of another checkout (its finder maps `runtime` there) would otherwise serve `runtime.sandbox._wire` - a
+    # checkout run with another checkout's venv failed every verification with "No module named 'runtime'" under
+    # Bubblewrap (that checkout is not mounted), and would silently run the other checkout's code without it
+    sys.path.insert(0, str(Path(os.path.realpath(__file__)).parents[2]))
     from runtime.sandbox._wire import parse
 
     raw = sys.stdin.buffer.read()
@@ -323,7 +453,9 @@ def _provenance(np: Any, leaf: Any, klog: _KernelLog) -> tuple[bool, bool]:
 
 
 def main(argv: list[str]) -> int:  # noqa: C901 - one linear protocol, kept in one place on purpose
+    global _WORK
     fd = int(argv[1])
+    _WORK = os.getcwd()
     os.environ.pop("PWD", None)  # Bubblewrap exports it; a plain child has none: the environment is the allow-list
     request, source, blob = _read_request()
     here = os.path.dirname(os.path.realpath(__file__))
@@ -406,7 +538,7 @@ def main(argv: list[str]) -> int:  # noqa: C901 - one linear protocol, kept in o
     except BaseException as exc:  # noqa: BLE001 - untrusted code: report, never crash
         record["import_error"] = _describe_error(exc)
         record["denied"] = list(denied)
-        _send(fd, b"IMPE", json.dumps(record, default=str).encode())
+        _send(fd, b"IMPE", _to_json(record))
         _finish(fd)
 
     plan = [name for name in request["plan"] if (name in shared if shared is not None else name in inputs)]
@@ -423,7 +555,7 @@ def main(argv: list[str]) -> int:  # noqa: C901 - one linear protocol, kept in o
             except Exception as exc:  # noqa: BLE001 - the device refused or is gone: the parent hears it from it
                 entry["error"] = _describe_error(exc)
                 entry["denied"] = list(denied)
-                _send(fd, b"CASE", json.dumps(entry, default=str).encode())
+                _send(fd, b"CASE", _to_json(entry))
                 continue
         t0 = time.perf_counter()
         try:
@@ -436,12 +568,12 @@ def main(argv: list[str]) -> int:  # noqa: C901 - one linear protocol, kept in o
                 out = calling_mod.call_wrapper(wrapper, fresh, calling)
         except BaseException as exc:  # noqa: BLE001 - untrusted code
             entry["error"] = _describe_error(exc)
-            entry["error"]["emulator_error"] = bool(emulator_error and isinstance(exc, emulator_error))
+            entry["error"]["emulator_error"] = _is_a(exc, emulator_error)
             out = None
         entry["duration_s"] = time.perf_counter() - t0
         if remote is not None:
             _device_outcome(entry, out, fresh, remote, calling_mod, np, denied)
-            _send(fd, b"CASE", json.dumps(entry, default=str).encode())
+            _send(fd, b"CASE", _to_json(entry))
             continue
         entry["kernel_calls"] = klog.calls
         entry["kernel_errors"] = klog.errors
@@ -449,49 +581,95 @@ def main(argv: list[str]) -> int:  # noqa: C901 - one linear protocol, kept in o
         entry["denied"] = list(denied)
         arrays: dict[str, Any] = {f"arg_{i}": a for i, a in enumerate(fresh)}
         if out is not None and entry["error"] is None:
-            leaves = calling_mod.output_leaves(out)
-            entry["n_outputs"] = len(leaves)
-            entry["from_kernel"] = []
-            entry["written_after_kernel"] = []
-            entry["output_kinds"] = []
-            for i, leaf in enumerate(leaves):
-                if not isinstance(leaf, np.ndarray) or type(leaf) is not np.ndarray:
-                    entry["output_kinds"].append(type(leaf).__name__)
-                    entry["from_kernel"].append(False)
-                    entry["written_after_kernel"].append(False)
-                    continue
-                entry["output_kinds"].append("ndarray")
-                arrays[f"out_{i}"] = noise.perturb(leaf) if noise is not None else leaf
-                from_kernel, after = _provenance(np, leaf, klog)
-                entry["from_kernel"].append(from_kernel)
-                entry["written_after_kernel"].append(after)
-        _send(fd, b"CASE", json.dumps(entry, default=str).encode())
-        _send(fd, b"ARRS", dumps_arrays(arrays))
+            try:
+                arrays.update(_host_outcome(entry, out, klog, calling_mod, np, noise))
+            except BaseException as exc:  # noqa: BLE001 - the wrapper returned something that cannot be taken apart
+                _unreadable_result(entry, exc)
+        try:
+            blob = dumps_arrays(arrays)
+        except BaseException as exc:  # noqa: BLE001 - e.g. an input the wrapper changed into an unwritable dtype
+            _unreadable_result(entry, exc)
+            blob = dumps_arrays({})
+        _send(fd, b"CASE", _to_json(entry))
+        _send(fd, b"ARRS", blob)
     _finish(fd)
     return 0
+
+
+def _is_a(exc: BaseException, cls: Any) -> bool:
+    """``isinstance`` by the real class (``isinstance`` reads a candidate's ``__class__``, which can raise)."""
+    try:
+        return bool(cls) and issubclass(type(exc), cls)
+    except BaseException:  # noqa: BLE001 - untrusted class
+        return False
+
+
+def _unreadable_result(entry: dict[str, Any], exc: BaseException) -> None:
+    """The wrapper returned, but what it returned could not be read (a container whose iteration raises, a leaf
+    that claims to be a torch tensor and is not ...): this call failed, and the record says why."""
+    for key in ("n_outputs", "from_kernel", "written_after_kernel", "output_kinds"):
+        entry.pop(key, None)
+    err = _describe_error(exc)
+    err["message"] = f"the wrapper's result could not be read: {err['type']}: {err.get('message', '')}"[:2000]
+    entry["error"] = err
+
+
+def _host_outcome(entry: dict[str, Any], out: Any, klog: _KernelLog, calling_mod: Any, np: Any,
+                  noise: Any) -> dict[str, Any]:
+    """In-process mode: every output leaf, what kind it is and whether the kernel wrote it; the arrays to send."""
+    arrays: dict[str, Any] = {}
+    leaves = calling_mod.output_leaves(out)
+    kinds: list[str] = []
+    from_kernel_flags: list[bool] = []
+    after_flags: list[bool] = []
+    for i, leaf in enumerate(leaves):
+        if type(leaf) is not np.ndarray:
+            kinds.append(_type_name(leaf))
+            from_kernel_flags.append(False)
+            after_flags.append(False)
+            continue
+        kinds.append("ndarray")
+        arrays[f"out_{i}"] = noise.perturb(leaf) if noise is not None else leaf
+        from_kernel, after = _provenance(np, leaf, klog)
+        from_kernel_flags.append(from_kernel)
+        after_flags.append(after)
+    entry.update(n_outputs=len(leaves), from_kernel=from_kernel_flags, written_after_kernel=after_flags,
+                 output_kinds=kinds)
+    return arrays
 
 
 def _device_outcome(entry: dict[str, Any], out: Any, fresh: list[Any], remote: _Remote, calling_mod: Any, np: Any,
                     denied: list[str]) -> None:
     """Device mode: describe every output leaf to the device (which sends the parent the bytes), and record
-    what only this process can say (leaf kinds, the inputs' digests after the call)."""
+    what only this process can say (leaf kinds, the inputs' digests after the call). Ends the device's call
+    exactly once, also when the wrapper's result cannot be taken apart (then the call failed)."""
     from runtime.sandbox._finder import digest
 
     entry["denied"] = list(denied)
-    entry["inputs_after"] = [digest(a) for a in fresh]
-    if out is None or entry["error"] is not None:
-        remote.end(None)
-        return
+    described: list[dict[str, Any]] | None = None
+    try:
+        entry["inputs_after"] = [digest(a) for a in fresh]
+        if out is not None and entry["error"] is None:
+            described = _describe_outputs(entry, out, remote, calling_mod, np)
+    except BaseException as exc:  # noqa: BLE001 - the wrapper returned something that cannot be taken apart
+        _unreadable_result(entry, exc)
+        described = None
+    remote.end(described)
+
+
+def _describe_outputs(entry: dict[str, Any], out: Any, remote: _Remote, calling_mod: Any,
+                      np: Any) -> list[dict[str, Any]]:
+    from runtime.sandbox._finder import digest
+
     leaves = calling_mod.output_leaves(out)
-    entry["n_outputs"] = len(leaves)
-    entry["output_kinds"] = []
+    kinds: list[str] = []
     described = []
     for leaf in leaves:
-        if not isinstance(leaf, np.ndarray) or type(leaf) is not np.ndarray:
-            entry["output_kinds"].append(type(leaf).__name__)
-            described.append({"kind": type(leaf).__name__})
+        if type(leaf) is not np.ndarray:
+            kinds.append(_type_name(leaf))
+            described.append({"kind": kinds[-1]})
             continue
-        entry["output_kinds"].append("ndarray")
+        kinds.append("ndarray")
         if leaf.size and any(st == 0 and n > 1 for st, n in zip(leaf.strides, leaf.shape, strict=True)):
             # a broadcast view is never a kernel's output (the device refuses it too): not worth a digest of
             # what could be gigabytes of one repeated element (attack A3b)
@@ -499,7 +677,9 @@ def _device_outcome(entry: dict[str, Any], out: Any, fresh: list[Any], remote: _
             continue
         described.append({"kind": "ndarray", "desc": remote.prov.describe(leaf, output=True),
                           "digest": digest(leaf)})
-    remote.end(described)
+    entry["n_outputs"] = len(leaves)
+    entry["output_kinds"] = kinds
+    return described
 
 
 def _finish(fd: int) -> None:
