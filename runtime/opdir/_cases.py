@@ -42,6 +42,9 @@ class Case(BaseModel):
     tail: bool = False
     unseen: bool = False
     """Drawn per verification run from the unseen-case seed (:mod:`runtime.opdir._unseen`), not from SPEC.md."""
+    special: bool = False
+    """Some rows of its inputs are all zeros, constant or hold ties (:func:`runtime.opdir._inputs.apply_special_values`;
+    unseen cases only). Never part of the name or the report: agents see an ordinary unseen case."""
 
 
 def _dims_label(spec: Spec, dims: dict[str, int]) -> str:

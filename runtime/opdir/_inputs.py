@@ -4,7 +4,9 @@ Same case -> identical bytes: input ``i`` of a case is drawn from ``np.random.de
 float64, then rounded to fp32 and to the target dtype; values are clipped to the largest interval of
 *representable* values inside the declared range first, so rounding can never leave the range (and bf16 /
 fp16 / fp8 values are exactly representable by construction). Integers are uniform over the integer points
-of the range (bands do not apply); bools are fair coin flips.
+of the range (bands do not apply); bools are fair coin flips. An unseen case marked ``special`` then gets some
+all-zero, constant and tied rows (:func:`apply_special_values`); with a golden ``make_inputs`` the golden owns the
+inputs and no special values are added.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from runtime.opdir._cases import Case
 from runtime.opdir._problems import OpDirError, Problem
 from runtime.opdir._spec import Spec, TensorSpec
 
-__all__ = ["DEFAULT_FLOAT_RANGE", "DEFAULT_INT_RANGE", "generate_input", "generate_inputs", "input_rng"]
+__all__ = ["DEFAULT_FLOAT_RANGE", "DEFAULT_INT_RANGE", "apply_special_values", "generate_input", "generate_inputs",
+           "input_rng"]
 
 DEFAULT_FLOAT_RANGE = (-1.0, 1.0)
 DEFAULT_INT_RANGE = (0.0, 16.0)
@@ -123,6 +126,92 @@ def generate_input(t: TensorSpec, case: Case, index: int) -> np.ndarray:
     return values.astype(np.float32).astype(dtype)
 
 
+_SPECIAL_STREAM = 0x5BEC
+_SPECIAL_SHARE = 8
+"""In a case with special values, about one row in this many of each input is all zeros, one constant, one with ties."""
+
+
+def _short(v: float, dtype: np.dtype, rlo: float, rhi: float) -> float:
+    """``v`` with at most 8 significant bits when that stays in [rlo, rhi] and is exact in ``dtype`` (else ``v``):
+    a row of it sums exactly in fp32 in any order, so its mean is ``v`` and its variance 0 for any kernel."""
+    w = float(np.array([v], dtype=np.float32).astype(ml_dtypes.bfloat16).astype(np.float64)[0])
+    if rlo <= w <= rhi and float(np.array([w]).astype(dtype).astype(np.float64)[0]) == w:
+        return w
+    return v
+
+
+def apply_special_values(t: TensorSpec, case: Case, index: int, values: np.ndarray) -> np.ndarray:
+    """``values`` (input ``index`` of ``case``, declared as ``t``) with special rows, for a ``case.special`` case.
+
+    Random draws in bands never hold an all-zero row, a constant row or two equal values, and those are the inputs
+    where a kernel without ``eps`` divides 0 by 0 (rms_norm, layer_norm) or a top-k breaks a tie the wrong way (red
+    team s16 E). A "row" is a vector along the last axis. Of the rows, in a seeded random order, about 1 in
+    :data:`_SPECIAL_SHARE` (at least one each, as long as rows last) become:
+
+    - **all zeros**, only when 0 lies in the input's range (for an integer input: among its integer points);
+    - **constant**: one of the row's own values everywhere (for floats shortened to 8 significant bits when that
+      stays in the range, so that the row's sum is exact in any order);
+    - **ties**: one of the row's values (its largest, its smallest or a random one) copied to a quarter of its
+      other positions (at least one, never all).
+
+    Every value stays one the ordinary draw could make (in the range, representable, an integer point of it).
+    The first row only gets ties (see below), and so does a 1-D input (one vector, e.g. ``gamma``); booleans and
+    scalars are left as drawn. The golden
+    may have no finite answer on such inputs (``x / sum(x)`` on a zero row): the verifier then does not judge the
+    kernel on those elements (``runtime.verify``).
+    """
+    name = t.concrete_dtype(case.dtype)
+    arr = np.array(values, copy=True, order="C")
+    if name == "bool" or arr.ndim == 0 or arr.size < 2 or arr.shape[-1] < 1:
+        return arr
+    dtype = to_numpy(name)
+    rng = np.random.default_rng([case.seed, index, _SPECIAL_STREAM])
+    if is_integer(name):
+        lo, hi = t.range or DEFAULT_INT_RANGE
+        zero_ok, shorten = math.ceil(lo) <= 0 <= math.floor(hi), None
+    else:
+        lo, hi = t.range or DEFAULT_FLOAT_RANGE
+        rlo, rhi = _representable_bounds(lo, hi, dtype)
+        zero_ok = rlo <= 0.0 <= rhi
+
+        def shorten(v: float) -> float:
+            return _short(v, dtype, rlo, rhi)
+    n = arr.shape[-1]
+    rows = arr.reshape(-1, n)
+
+    def tie(row: np.ndarray) -> None:
+        m = min(n - 2, max(1, n // 4))  # copies besides the source: never the whole row (that is a constant row)
+        if m < 1:
+            return
+        pick = int(rng.integers(0, 3))
+        src = int(np.argmax(row)) if pick == 0 else int(np.argmin(row)) if pick == 1 else int(rng.integers(0, n))
+        where = rng.choice(np.delete(np.arange(n), src), size=m, replace=False)
+        row[where] = row[src]
+
+    if rows.shape[0] == 1:
+        tie(rows[0])
+        return arr
+    kinds = ["zero", "constant", "tie"] if zero_ok else ["constant", "tie"]
+    first = int(rng.integers(0, len(kinds)))  # which kind a case with few rows gets is drawn too
+    kinds = kinds[first:] + kinds[:first]
+    # the first row stays ordinary: the sandbox describes a kernel argument by what it equals, and a zero-filled
+    # buffer of the wrapper equal to an input's leading block (a zero first row) would be described as a copy of
+    # that input in one call and as a zero fill in a same-shape call - a false "host data" finding
+    order = 1 + rng.permutation(rows.shape[0] - 1)
+    each = max(1, rows.shape[0] // _SPECIAL_SHARE)
+    for k_i, kind in enumerate(kinds):
+        for r in order[k_i * each:(k_i + 1) * each]:
+            row = rows[r]
+            if kind == "zero":
+                row[...] = 0
+            elif kind == "constant":
+                v = row[int(rng.integers(0, n))]
+                row[...] = v if shorten is None else shorten(float(v))
+            else:
+                tie(row)
+    return arr
+
+
 def generate_inputs(spec: Spec, case: Case) -> list[np.ndarray]:
     """Every input of ``spec`` for ``case``, in SPEC order.
 
@@ -132,7 +221,8 @@ def generate_inputs(spec: Spec, case: Case) -> list[np.ndarray]:
     out = []
     for i, t in enumerate(spec.inputs):
         try:
-            out.append(generate_input(t, case, i))
+            arr = generate_input(t, case, i)
+            out.append(apply_special_values(t, case, i, arr) if case.special else arr)
         except ValueError as exc:
             raise OpDirError([Problem(file="SPEC.md", field=f"inputs.{t.name}.range",
                                       message=f"case {case.name}: {exc}")]) from None

@@ -6,14 +6,20 @@ the N-th call. So every verification also runs cases drawn from a per-run seed t
 
 What :func:`unseen_cases` draws (``rng = default_rng([seed, 0x7e5])``), from the SPEC alone:
 
-- per dynamic axis, seven sizes against :data:`~runtime.opdir._cases.TAIL_MULTIPLE` (16), see :func:`_axis_sizes`:
-  a **tail of 1**, a **fill** size (half to all of what the byte cap allows, at most 4x the SPEC's largest),
-  an **aligned** one, a **uniform tail**, **one less than a tile multiple**, a **small** one and a **larger**
-  one; sizes already in the SPEC for that axis are skipped. The other dims come from a P0 shape (rotating);
+- per dynamic axis, eight sizes against :data:`~runtime.opdir._cases.TAIL_MULTIPLE` (16), see :func:`_axis_sizes`:
+  a **tail of 1**, a **fill** size (above three quarters of what the byte cap allows, at most 4x the SPEC's
+  largest), a **power of two** (>= 128), an **aligned** one, a **small** one, **one less than a tile multiple**,
+  a **uniform tail** and a **larger** one; sizes already in the SPEC for that axis are skipped. The other dims come
+  from a P0 shape (rotating). Tail of 1, fill and small run in every dtype (:data:`_EVERY_DTYPE`);
 - a **fresh-seed rerun** of every P0 shape, and every shape+dtype that has only one case in the run gets a
   second one with another seed: the verifier compares what the kernel sent to the device across calls of the
   same shape (a program that depends on input values is smuggling), which needs two calls per shape;
+- **special values** (``Case.special``): the second case of every same-shape pair and the P0 reruns hold some
+  all-zero, constant and tied rows (:func:`runtime.opdir._inputs.apply_special_values`);
 - dtypes and value bands rotate; seeds are drawn (>= 2**20, never a SPEC seed).
+
+That is :data:`UNSEEN_VERSION` 2. Version 1 (seven classes, fill from half the cap bound and in one dtype, no power
+of two, no special values) is kept for the run seeds of the shipped traces only (:data:`LEGACY_RUN_SEEDS`).
 
 Bounds (stated in docs/verification.md): at most :data:`MAX_UNSEEN` unseen wrapper calls; each unseen case holds
 at most :func:`case_cap` bytes of inputs + outputs (1.25x the largest SPEC case, at least 4 MiB, at most
@@ -32,8 +38,9 @@ from runtime.opdir._cases import BANDS, TAIL_MULTIPLE, Case, _dims_label, _has_t
 from runtime.opdir._memory import case_bytes
 from runtime.opdir._spec import Spec
 
-__all__ = ["CASE_BYTES_CAP", "FILL_FACTOR", "MAX_UNSEEN", "TOTAL_BYTES_FLOOR", "UNSEEN_PREFIX", "call_plan", "case_cap",
-           "draw_seed", "total_cap", "unseen_cases", "verification_seed"]
+__all__ = ["CASE_BYTES_CAP", "FILL_FACTOR", "LEGACY_RUN_SEEDS", "MAX_UNSEEN", "TOTAL_BYTES_FLOOR", "UNSEEN_PREFIX",
+           "UNSEEN_VERSION", "call_plan", "case_cap", "draw_seed", "total_cap", "unseen_cases", "unseen_version",
+           "verification_seed"]
 
 MAX_UNSEEN = 20
 """Most unseen wrapper calls in one verification (same-shape reruns included)."""
@@ -41,11 +48,28 @@ TOTAL_BYTES_FLOOR = 256 * 1024**2
 """All unseen cases together hold at most ``max(TOTAL_BYTES_FLOOR, largest SPEC case / 4)`` bytes of inputs +
 outputs (:func:`total_cap`): the verifier holds every case at once, so for a several-GB op 20 unseen cases of
 64 MiB each were a constant of about 1.25 GiB, several times over (inputs, golden and device outputs)."""
-_EVERY_DTYPE = ("tail1", "small")
+_EVERY_DTYPE = ("tail1", "fill", "small")
+"""Size classes drawn in every supported dtype (version 2: every dtype sees a size above 3x the SPEC's largest;
+red team s16 C: a bf16-only path wrong from 3x passed 74% of verifications when the fill size had one dtype)."""
+_EVERY_DTYPE_V1 = ("tail1", "small")
+_POW2_MIN = 128
+"""The power-of-two class is at least this (8 tiles of 16: two steps of a 64-row fast path), when the SPEC allows."""
 CASE_BYTES_CAP = 64 * 1024**2
 """Inputs + outputs of one unseen case stay under this unless the SPEC's own cases are bigger."""
 UNSEEN_PREFIX = "unseen"
 """Unseen case names start with it: ``unseen3-B70_D64-fp32`` (no seed: the seed is never shown to agents)."""
+UNSEEN_VERSION = 2
+"""The drawing of unseen cases. Version 2 (red team s16): a power-of-two size class, the fill size in every dtype and
+above 3x the SPEC's largest, and special values (zero / constant rows, ties) in the second case of every same-shape
+pair and in the fresh-seed reruns of the SPEC's shapes (:func:`runtime.opdir._inputs.apply_special_values`)."""
+LEGACY_RUN_SEEDS = frozenset({
+    8073106555080404082, 1375231499958067986, 4714508118518851981, 8790150582367487093, 5005340479135436709,
+    4653713241000648732, 4971532019015743374, 5156450107698526626, 5087138263457286476,
+})
+"""Run seeds of the shipped traces (``workspace/*/traces/default/manifest.json``, ``unseen_seed``), recorded with
+version 1. A replay verifies every attempt again and feeds the report to the agents (the debugger reads the case
+list, MEMORY.md the evidence hash): the recorded answers match only the recorded cases. So exactly these run seeds
+keep version 1; every other seed (a new run draws 63 random bits) gets the current drawing."""
 _SEED_BASE = 1 << 20
 _STREAM = 0x7E5
 
@@ -70,6 +94,11 @@ def verification_seed(run_seed: int, target: bytes) -> int:
     return int.from_bytes(digest[:8], "little") & ((1 << 63) - 1)
 
 
+def unseen_version(run_seed: int) -> int:
+    """The drawing a verification with this run seed uses: 1 for the shipped traces' seeds, else the current."""
+    return 1 if int(run_seed) in LEGACY_RUN_SEEDS else UNSEEN_VERSION
+
+
 def draw_seed() -> int:
     """A fresh unseen-case seed (63 random bits), for a verification run that was not given one.
 
@@ -86,14 +115,18 @@ fp32 tolerance at 12x, so its pass/fail depended on the last bits); attention-li
 linear work per element."""
 
 
-def _axis_sizes(spec: Spec, axis: str, rng: np.random.Generator) -> list[tuple[str, int]]:
+def _axis_sizes(spec: Spec, axis: str, rng: np.random.Generator, version: int = UNSEEN_VERSION
+                ) -> list[tuple[str, int]]:
     """(label, size) for ``axis``, most telling first, none of the SPEC's own; size ``0`` stands for the "fill"
     size, which :func:`unseen_cases` draws against the byte cap (it depends on the other dims and the dtype).
 
     - a **tail of 1** (16k + 1): a tile count ``(n + c) // 16`` is exact for every tail >= 16 - c and drops the
       last rows for every tail below it; only a tail of 1 catches every c < 15 whatever the seed;
-    - **fill**: between half and all of the largest size that fits the byte cap (at most :data:`FILL_FACTOR` x
-      the SPEC's largest): a kernel that is right only up to some size it clamps to must clamp above that;
+    - **fill**: the top of what the byte cap allows (at most :data:`FILL_FACTOR` x the SPEC's largest; version 2:
+      above 3x the SPEC's largest, in every dtype; version 1: half to all of it): a kernel that is right only up
+      to some size it clamps to must clamp above that;
+    - (version 2) a **power of two** >= 128 (8 tiles), at most the fill bound: a "fast path" for multiples of
+      32, 64 or 128 rows is taken on it, and from its second step on (128 = two 64-row steps);
     - an **aligned** size (16k with k odd, off the SPEC): a "fast path" taken on multiples of the tile that
       assumes 32-, 64-, ... row alignment is wrong on it;
     - a **uniform tail** (16k + r, r drawn from 2..14): every tail is as likely as any other;
@@ -102,7 +135,9 @@ def _axis_sizes(spec: Spec, axis: str, rng: np.random.Generator) -> list[tuple[s
 
     ``k`` is drawn from 1 .. 2x the SPEC's largest size in tiles, so no size class stays near the SPEC's.
     (Held-out attack A1: the earlier draw never exceeded ~1.5x the SPEC, never drew a multiple of 16 and rarely
-    an even tail - a kernel clamping its tile count or wrong on aligned sizes passed every seed.)
+    an even tail - a kernel clamping its tile count or wrong on aligned sizes passed every seed. Red team s16 B:
+    the aligned size is never a multiple of 32, so a 64-row fast path wrong from its second step passed ~97% of
+    verifications - hence the power-of-two class.)
     """
     t = TAIL_MULTIPLE
     seen = sorted({int(s[axis]) for s in spec.p0_shapes if axis in s}) or [t]
@@ -120,17 +155,30 @@ def _axis_sizes(spec: Spec, axis: str, rng: np.random.Generator) -> list[tuple[s
     tile_minus_one = k() * t - 1
     small = int(rng.integers(1, t // 2 + 1))
     larger = int(np.exp(rng.uniform(np.log(max(2.0, 1.5 * hi)), np.log(max(3.0, 3.0 * hi)))))
+    if version < 2:
+        classes = (("tail1", tail_one), ("fill", 0), ("aligned", aligned), ("tail", uniform_tail),
+                   ("tile-1", tile_minus_one), ("small", small), ("larger", larger))
+    else:
+        top = max(4 * t, 1 << (FILL_FACTOR * hi).bit_length() - 1)  # the largest power of two <= 4x (>= 4 tiles)
+        low = min(_POW2_MIN, top)
+        powers = [p for p in (1 << j for j in range(low.bit_length() - 1, top.bit_length())) if p not in seen]
+        pow2 = powers[int(rng.integers(0, len(powers)))] if powers else 2 * top
+        # most telling first: the tail of 1, the top sizes and the power of two run in every verification
+        # whatever the number of dtypes and axes; "tail" and "larger" are the first left out when calls run short
+        classes = (("tail1", tail_one), ("fill", 0), ("pow2", pow2), ("aligned", aligned), ("small", small),
+                   ("tile-1", tile_minus_one), ("tail", uniform_tail), ("larger", larger))
     out: list[tuple[str, int]] = []
-    for label, size in (("tail1", tail_one), ("fill", 0), ("aligned", aligned), ("tail", uniform_tail),
-                        ("tile-1", tile_minus_one), ("small", small), ("larger", larger)):
+    for label, size in classes:
         if size not in seen and size not in [o[1] for o in out]:
             out.append((label, size))
     return out
 
 
-def _fill(spec: Spec, dims: dict[str, int], axis: str, dtype: str, cap: int, rng: np.random.Generator) -> int:
-    """A size for ``axis`` between half and all of the largest one whose case fits ``cap`` bytes (and at most
-    :data:`FILL_FACTOR` x the SPEC's largest size), with a random remainder."""
+def _fill(spec: Spec, dims: dict[str, int], axis: str, dtype: str, cap: int, rng: np.random.Generator,
+          version: int = UNSEEN_VERSION) -> int:
+    """A size for ``axis`` up to the largest one whose case fits ``cap`` bytes (and at most :data:`FILL_FACTOR` x
+    the SPEC's largest size), with a random remainder: above three quarters of it (version 2: so above 3x the
+    SPEC's largest when the cap does not bind), or above half of it (version 1)."""
     seen = [int(s[axis]) for s in spec.p0_shapes if axis in s] or [TAIL_MULTIPLE]
     top = FILL_FACTOR * max(seen)
 
@@ -146,7 +194,8 @@ def _fill(spec: Spec, dims: dict[str, int], axis: str, dtype: str, cap: int, rng
             mid = (lo + hi) // 2
             lo, hi = (mid, hi) if fits(mid) else (lo, mid)
         hi = lo
-    return max(1, int(rng.integers(max(1, hi // 2), hi + 1)))
+    low = hi // 2 if version < 2 else 3 * hi // 4 + 1
+    return max(1, int(rng.integers(max(1, low), hi + 1)))
 
 
 def _fit(spec: Spec, dims: dict[str, int], axis: str, dtype: str, cap: int) -> dict[str, int] | None:
@@ -176,8 +225,10 @@ def total_cap(spec: Spec, spec_cases: list[Case]) -> int:
     return max(TOTAL_BYTES_FLOOR, largest // 4)
 
 
-def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int) -> list[Case]:
-    """The unseen cases of one verification (deterministic in ``seed``; see the module docstring)."""
+def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = UNSEEN_VERSION) -> list[Case]:
+    """The unseen cases of one verification (deterministic in ``seed`` and ``version``; see the module docstring).
+
+    ``version`` 1 is the drawing the shipped traces were recorded with (:func:`unseen_version`)."""
     rng = np.random.default_rng([int(seed) & ((1 << 63) - 1), _STREAM])
     shapes = [dict(s) for s in spec.p0_shapes] or [{}]
     dtypes = list(spec.supported_dtypes)
@@ -198,17 +249,18 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int) -> list[Case]:
         size = case_bytes(spec, Case(name="probe", dims=dims, dtype=dtype, seed=0, band=BANDS[0]))
         return len(out) + n <= MAX_UNSEEN and n * size <= budget[0]
 
-    def add(dims: dict[str, int], dtype: str) -> None:
+    def add(dims: dict[str, int], dtype: str, special: bool = False) -> None:
         if not fits(dims, dtype):
             return
         budget[0] -= case_bytes(spec, Case(name="probe", dims=dims, dtype=dtype, seed=0, band=BANDS[0]))
         band = BANDS[len(out) % len(BANDS)]
         name = f"{UNSEEN_PREFIX}{len(out) + 1}-{_dims_label(spec, dims)}-{dtype}"
         out.append(Case(name=name, dims=dims, dtype=dtype, seed=new_seed(), band=band,
-                        tail=_has_tail(spec, dims), unseen=True))
+                        tail=_has_tail(spec, dims), unseen=True, special=special and version >= 2))
 
     planned: list[tuple[dict[str, int], str]] = []
-    per_axis = [(a_i, axis, _axis_sizes(spec, axis, rng)) for a_i, axis in enumerate(spec.dynamic_axes)]
+    every_dtype = _EVERY_DTYPE if version >= 2 else _EVERY_DTYPE_V1
+    per_axis = [(a_i, axis, _axis_sizes(spec, axis, rng, version)) for a_i, axis in enumerate(spec.dynamic_axes)]
     offset = int(rng.integers(0, len(dtypes)))  # which dtype each size class gets is drawn too (attack A1b)
     for s_i in range(max((len(sizes) for _, _, sizes in per_axis), default=0)):  # round robin: most telling first
         for a_i, axis, sizes in per_axis:
@@ -216,9 +268,9 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int) -> list[Case]:
                 continue
             label, size = sizes[s_i]
             base = shapes[(a_i + s_i) % len(shapes)]
-            # the two most telling classes run in every dtype: a dtype-specific path cannot hide from them
-            for dtype in dtypes if label in _EVERY_DTYPE else [dtypes[(offset + a_i + s_i) % len(dtypes)]]:
-                got = size or _fill(spec, base, axis, dtype, cap, rng)
+            # the most telling classes run in every dtype: a dtype-specific path cannot hide from them
+            for dtype in dtypes if label in every_dtype else [dtypes[(offset + a_i + s_i) % len(dtypes)]]:
+                got = size or _fill(spec, base, axis, dtype, cap, rng, version)
                 if not got or got in [int(sh.get(axis, -1)) for sh in shapes]:
                     continue
                 dims = _fit(spec, {**base, axis: got}, axis, dtype, cap)
@@ -228,12 +280,12 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int) -> list[Case]:
     for dims, dtype in planned[: MAX_UNSEEN // 2 - 1]:  # leaves room for the P0 reruns
         if fits(dims, dtype, 2):  # a pair or nothing: one call of a shape cannot be compared with another
             add(dims, dtype)
-            add(dims, dtype)
+            add(dims, dtype, special=True)  # the pair's second value set holds special values (version 2)
     for s_i, base in enumerate(shapes[:2]):  # fresh seeds on the SPEC's own shapes (they have 3 seeds already)
         dtype = dtypes[s_i % len(dtypes)]
         probe = Case(name="probe", dims=dict(base), dtype=dtype, seed=0, band=BANDS[0])
         if case_bytes(spec, probe) <= cap:  # a several-GB SPEC case is not run again
-            add(dict(base), dtype)
+            add(dict(base), dtype, special=True)
     groups: dict[tuple, int] = {}
     for c in [*spec_cases, *out]:
         key = (tuple(sorted(c.dims.items())), c.dtype)

@@ -50,7 +50,7 @@ def _gelu(x: np.ndarray) -> np.ndarray:
 def test_corpus_size_headers_and_coverage() -> None:
     assert len(CANDIDATES) >= 30
     bad = [p.stem for p in CANDIDATES if _header(p.read_text(), "expect") not in VERDICTS
-           or (_header(p.read_text(), "runtime") or "PASS") not in VERDICTS]
+           or not set((_header(p.read_text(), "runtime") or "PASS").split("|")) <= VERDICTS]
     assert not bad, bad
     attacks = {_header(p.read_text(), "attack").split(" ")[0].rstrip(":").split("/")[0] for p in CANDIDATES}
     assert ATTACKS <= attacks, ATTACKS - attacks
@@ -73,9 +73,12 @@ def test_candidate_gets_its_verdict(path: Path, tmp_path: Path, private_tmp: Pat
     runtime_expect = runtime or expect
     settings = VerifySettings(sandbox=_POLICY, lint=None if not runtime else _no_lint)
     report = verify(op, op / "gelu_impl.py", case=case, settings=settings)
-    assert report.verdict == runtime_expect, (report.verdict, report.reasons[:4], report.sandbox.stderr_tail[-600:])
+    # "A|B": either, when which check fires first depends on the verification's random call order (the reason,
+    # when given, is A's)
+    allowed = runtime_expect.split("|")
+    assert report.verdict in allowed, (report.verdict, report.reasons[:4], report.sandbox.stderr_tail[-600:])
     assert report.reasons, "a rejection must say why"
-    if reason:
+    if reason and report.verdict == allowed[0]:
         assert any(reason in r for r in report.reasons), report.reasons[:6]
     assert report.durations["total_s"] < _POLICY.wall_timeout_s + 60  # never hangs past its limits
     assert not _leaked_processes()

@@ -1,0 +1,146 @@
+"""Unseen cases, version 2 (red team s16): what the drawing left out, and the kernels that passed because of it.
+
+- B: multiples of 32/64/128 were almost never drawn (the aligned size is an odd multiple of 16): a 64-row fast path
+  wrong from its second step passed ~97% of verifications. Now every run has a power of two >= 128 per axis.
+- C: only the tail-of-1 and small sizes ran in every dtype: a bf16 path wrong from 3x the SPEC's size passed 74%.
+  Now the fill size runs in every dtype, above 3x the SPEC's largest.
+- E: inputs were dense draws: no zero row, no constant row, no tie. Now the second case of every same-shape pair
+  (and the fresh-seed reruns of the SPEC's shapes) holds such rows; where the golden itself has no finite answer
+  on them, those elements are not judged.
+The red team's kernels are in kernels/s16_*.py; each passed the SPEC's cases and (nearly) every version-1 run.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from verify_helpers import KERNELS, make_op, settings
+
+from runtime.opdir import load_op_dir
+from runtime.opdir._unseen import (
+    LEGACY_RUN_SEEDS,
+    MAX_UNSEEN,
+    UNSEEN_PREFIX,
+    unseen_cases,
+    unseen_version,
+)
+from runtime.verify import verify
+
+ROOT = Path(__file__).resolve().parents[2]
+WORKSPACE = ROOT / "workspace"
+SEEDS = range(60)
+
+
+def _workspace_op(tmp_path: Path, op: str, kernel: str | None = None) -> Path:
+    root = tmp_path / op
+    root.mkdir(parents=True)
+    for name in ("SPEC.md", "golden.py"):
+        shutil.copy(WORKSPACE / op / name, root / name)
+    if kernel is not None:
+        shutil.copy(KERNELS / kernel, root / f"{op}_impl.py")
+    return root
+
+
+def _silu():
+    op = load_op_dir(WORKSPACE / "silu")  # fp32 + bf16, B in {64, 77}
+    return op.spec, op.cases()
+
+
+def test_b_every_run_has_a_power_of_two_size_per_axis_and_keeps_the_odd_multiple() -> None:
+    spec, cases = _silu()
+    for seed in SEEDS:
+        sizes = {c.dims["B"] for c in unseen_cases(spec, cases, seed)}
+        # two steps of a 64-row fast path at least: 128, 256 (version 1: 2% of runs)
+        assert any(b >= 128 and b % 128 == 0 for b in sizes), (seed, sorted(sizes))
+        assert any(b % 16 == 0 and (b // 16) % 2 == 1 for b in sizes), (seed, sorted(sizes))  # odd multiple
+    flash = load_op_dir(WORKSPACE / "flash_attention")  # axis L, SPEC 128 and 100: the power of two avoids 128
+    for seed in range(20):
+        sizes = {c.dims["L"] for c in unseen_cases(flash.spec, flash.cases(), seed)}
+        assert any(b > 128 and b & (b - 1) == 0 for b in sizes), (seed, sorted(sizes))
+
+
+def test_c_every_dtype_sees_a_size_above_3x_the_spec_in_every_run() -> None:
+    spec, cases = _silu()
+    top = max(int(s["B"]) for s in spec.p0_shapes)
+    for seed in SEEDS:
+        unseen = unseen_cases(spec, cases, seed)
+        assert len(unseen) <= MAX_UNSEEN
+        for dtype in spec.supported_dtypes:  # version 1: bf16 above 3x in ~25% of runs
+            assert any(c.dims["B"] > 3 * top and c.dtype == dtype for c in unseen), (seed, dtype)
+            assert any(c.dims["B"] <= 8 and c.dtype == dtype for c in unseen)  # still a small size
+            assert any(c.dims["B"] % 16 == 1 and c.dtype == dtype for c in unseen)  # and a tail of 1
+
+
+def test_e_every_run_has_special_cases_hidden_behind_ordinary_names() -> None:
+    spec, cases = _silu()
+    for seed in SEEDS:
+        unseen = unseen_cases(spec, cases, seed)
+        special = [c for c in unseen if c.special]
+        assert special and len(special) < len(unseen)
+        for c in special:  # its shape also runs on ordinary values (the same-shape comparison needs a pair)
+            assert any(o.dims == c.dims and o.dtype == c.dtype and not o.special for o in [*cases, *unseen])
+        for c in unseen:
+            assert c.name.startswith(UNSEEN_PREFIX) and c.name.split("-")[1:] == [
+                "_".join(f"{k}{c.dims[k]}" for k in ("B", "D")), c.dtype]  # nothing says "special"
+
+
+def test_the_shipped_traces_keep_the_drawing_they_were_recorded_with() -> None:
+    """A replay feeds each verify report to the agents again (the debugger reads the case list): the recorded answers
+    match only the recorded cases. Every shipped trace's seed is a version-1 seed; any other seed is version 2."""
+    recorded = {json.loads((p / "traces" / "default" / "manifest.json").read_text())["unseen_seed"]
+                for p in WORKSPACE.iterdir() if (p / "traces" / "default" / "manifest.json").is_file()}
+    assert recorded and recorded <= LEGACY_RUN_SEEDS
+    assert all(unseen_version(s) == 1 for s in recorded)
+    assert unseen_version(0) == unseen_version(12345) == 2
+    spec, cases = _silu()
+    old = unseen_cases(spec, cases, 5, version=1)
+    assert not any(c.special for c in old)
+    assert not any(c.dims["B"] % 32 == 0 for c in old if c.dims["B"] not in (64, 77))  # the version-1 gap
+
+
+_CANDIDATES = [
+    # (kernel, op, what only version 2 draws)
+    ("s16_c05_fast_path_mult64.py", "silu", "B = 128 or 256 (a 64-row fast path wrong from its 2nd step)"),
+    ("s16_c06_bf16_large_batch_path.py", "silu", "bf16 at B >= 232 (a bf16 path wrong from 3x the SPEC)"),
+    ("s16_c03_rms_norm_no_eps.py", "rms_norm", "an all-zero row (0 / 0 without eps)"),
+    ("s16_c14_layer_norm_no_eps.py", "layer_norm", "a zero or constant row (variance 0 without eps)"),
+    ("s16_c04_moe_ties_higher_id.py", "moe_topk_gating", "tied logits (the SPEC: lower expert id first)"),
+]
+
+
+@pytest.mark.heavy_in_ci
+@pytest.mark.parametrize("kernel,op,why", _CANDIDATES, ids=[c[0][4:7] for c in _CANDIDATES])
+def test_red_team_kernels_pass_the_spec_and_fail_an_unseen_case(tmp_path: Path, kernel: str, op: str,
+                                                                 why: str) -> None:
+    root = _workspace_op(tmp_path, op, kernel)
+    report = verify(root, root / f"{op}_impl.py", settings=settings(), unseen_seed=2029)  # version 1: all five pass
+    assert report.verdict == "FAIL_NUMERIC", (why, report.verdict, report.reasons[:3])
+    assert all(c.status == "pass" for c in report.cases if not c.unseen), why  # right on every public case
+    assert [c for c in report.cases if c.unseen and c.status == "fail_numeric"], why
+
+
+def test_elements_without_a_finite_golden_answer_on_special_values_are_not_judged(tmp_path: Path) -> None:
+    """A golden that has no answer on a zero (``x / x``) is not the kernel's fault: those elements are left out on
+    cases with special values, and every element is still judged on the ordinary ones."""
+    op = make_op(tmp_path, "silu")
+    golden = (op / "golden.py").read_text()
+    assert "return (xf * sig).astype(x.dtype)" in golden
+    (op / "golden.py").write_text(golden.replace("return (xf * sig).astype(x.dtype)",
+                                                 "return (xf * sig * (xf / xf)).astype(x.dtype)"))
+    report = verify(op, op / "silu_impl.py", settings=settings(), unseen_seed=77)
+    assert report.verdict == "PASS", report.reasons[:3]
+    from runtime.opdir import load_op_dir as load
+    from runtime.opdir._unseen import verification_seed
+
+    loaded = load(op)
+    seed = verification_seed(77, (op / "silu_impl.py").read_bytes())
+    zero_rows = 0
+    for c in unseen_cases(loaded.spec, loaded.cases(), seed):
+        if c.special:
+            (x,) = loaded.make_inputs(c)
+            zero_rows += int(np.sum(np.all(x == 0, axis=1)))
+    assert zero_rows > 0  # the golden was NaN there, and the kernel's 0 was not compared with it
