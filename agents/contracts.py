@@ -248,6 +248,14 @@ class TraceSink(Protocol):
         """Set manifest fields (models, prompt hashes, clock origin, ...)."""
         ...
 
+    def counters(self) -> dict[str, dict[str, int]]:
+        """The replay counters (occurrences of each model/tool request so far) as JSON data, for a checkpoint."""
+        ...
+
+    def rewind(self, counters: dict[str, dict[str, int]]) -> None:
+        """Set the replay counters back to a checkpoint's (a node that runs again after an interrupt)."""
+        ...
+
     def flush(self) -> None: ...
 
     def close(self) -> None:

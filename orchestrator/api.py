@@ -47,6 +47,7 @@ from orchestrator.core.driver import PromptFn, StartFn, UpdateFn, drive
 from orchestrator.core.logical_clock import LogicalClock
 from orchestrator.core.services import RunConfig, Services, VerifierFn, utc_now
 from orchestrator.core.snapshot import snapshot
+from orchestrator.core.state import RunCounters
 from orchestrator.core.verifier_bridge import real_verifier, seeded_verifier
 from orchestrator.errors import ForgeError, RunStopped
 from orchestrator.gates import ApproveMode, GateDecision, GateRequest, RecordedDecision
@@ -446,7 +447,9 @@ def _start(root: Path, rid: str, op_name: str, spec: str, options: RunOptions, h
         write_meta(root, meta)
         AuditRepo(root).ensure()
         try:
-            return drive(root, rid, svc, {"op_dir": str(root), "run_id": rid}, prompt=hooks.prompt,
+            # the counters go into the first checkpoint: a first node interrupted part-way restarts from them
+            first = {"op_dir": str(root), "run_id": rid, "counters": svc.counters()}
+            return drive(root, rid, svc, first, prompt=hooks.prompt,
                          on_update=hooks.on_update, on_start=hooks.on_start, notices=[moved] if moved else None)
         except ReplayMissError as exc:
             raise _replay_left_its_recording(root, rid, op_name, exc) from None
@@ -454,14 +457,24 @@ def _start(root: Path, rid: str, op_name: str, spec: str, options: RunOptions, h
             close_agents(svc.agents)  # the local model server, when the run started one
 
 
-def _replay_left_its_recording(root: Path, rid: str, op_name: str, exc: ReplayMissError) -> ForgeError:
+def _replay_left_its_recording(root: Path, rid: str, op_name: str, exc: ReplayMissError, *,
+                               resumed_as: str | None = None) -> ForgeError:
     """A replay that asked what its recording never answered ends here: the full report goes to the run's
     folder, the files the replay wrote move to ``.forge/previous/`` (so the next replay needs no ``--fresh``),
-    and one line says what happened. A replay cannot be resumed past a miss: it is run again."""
+    and one line says what happened. A replay cannot be resumed past a miss: it is run again.
+
+    ``resumed_as`` (the op dir as the user gave it): the miss happened in ``resume``. A resume repeats what an
+    uninterrupted replay does (the checkpoint's counters are restored), so the cause is not the interrupt;
+    the message says how to start the replay again instead of suggesting another resume."""
     path = run_dir(root, rid) / "replay-miss.txt"
     path.write_text(exc.report + "\n", encoding="utf-8")
     clear_previous_artifacts(root, op_name, True, keep_user_design=False, what="")
     first = exc.report.splitlines()[0] if exc.report else "no recorded answer"
+    if resumed_as is not None:
+        return ForgeError(f"the resumed replay left its recording: {first} (full report: {path}); its files were "
+                          f"moved to .forge/previous/ and this run cannot be resumed again: start the replay "
+                          f"over with `{cli_command()} run {resumed_as} --fresh` (it is deterministic; if it stops "
+                          "at the same call, the recording no longer matches this code or its options)")
     return ForgeError(f"the replay left its recording: {first} (full report: {path}); its files were moved to "
                       ".forge/previous/; a replay cannot be resumed: fix the cause (or pass the recorded run's "
                       "options) and replay again")
@@ -486,14 +499,19 @@ def _replay_agents(root: Path, rid: str) -> tuple[AgentSet, Trace]:
 
 @_one_golden_process(start=False)
 def resume(op_dir: Path | str, *, run_id: str | None = None, approve: ApproveMode | None = None,
-           hooks: Hooks | None = None, inject: Injected | None = None) -> RunResult:
+           hooks: Hooks | None = None, inject: Injected | None = None,
+           model_options: dict[str, str] | None = None) -> RunResult:
     """Continue the latest run (or ``run_id``) from its last checkpoint; ``approve`` overrides its mode.
 
     A run waiting at a gate takes the decision recorded with ``approve``/``reject``, or the mode's answer
-    (:func:`orchestrator.core.driver.answer_gate`), else stays waiting.
+    (:func:`orchestrator.core.driver.answer_gate`), else stays waiting. ``model_options`` (``model``,
+    ``base_url``: ``resume --model/--base-url``) replace the ones the run recorded, in its ``run.json`` too,
+    so a later resume keeps them (a bad endpoint given to ``run`` is fixed this way). Precedence: these, then
+    the run's recorded ``--model/--base-url``, then ``FORGE_MODEL*``/``OPENAI_BASE_URL``, then forge.toml.
 
     Raises:
-        ForgeError: nothing to resume (no run, or the run already finished), run in progress.
+        ForgeError: nothing to resume (no run, or the run already finished), run in progress, model options
+            for a run whose agents are not a model.
     """
     hooks, inject = hooks or Hooks(), inject or Injected()
     root = Path(op_dir).resolve()
@@ -508,6 +526,13 @@ def resume(op_dir: Path | str, *, run_id: str | None = None, approve: ApproveMod
         raise ForgeError(f"nothing to resume: run {rid} is a replay that left its recording (see "
                          f"{run_dir(root, rid) / 'replay-miss.txt'}); a replay is run again, not resumed")
     _check_sandbox(meta.require_sandbox)
+    new_models = _model_options(RunOptions(model_options=model_options or {}))
+    if new_models and meta.agents != "factory":
+        raise ForgeError(f"--model/--base-url apply to a run on a model; run {rid} uses "
+                         f"{'scripted agents' if meta.agents.startswith('scripted:') else 'a recorded trace'}",
+                         code=2)
+    if new_models:
+        meta = meta.model_copy(update={"model_options": {**meta.model_options, **new_models}})
     clock = inject.clock or utc_now
     if meta.clock_origin and inject.clock is None:  # continue the run's logical clock where it stopped
         clock = LogicalClock.resume(meta.clock_origin, run_dir(root, rid) / CLOCK_FILE)
@@ -520,10 +545,18 @@ def resume(op_dir: Path | str, *, run_id: str | None = None, approve: ApproveMod
             raise ForgeError(f"nothing to resume: run {rid} already finished ({values.get('outcome')})")
         svc = _services(root, rid, meta, approve or meta.approve, agents=agents, verifier=inject.verifier,
                         trace=trace, clock=clock)
-        first = None if values else {"op_dir": str(root), "run_id": rid}  # killed before the first checkpoint
+        if new_models:  # the agents were built with them: later resumes keep them
+            write_meta(root, meta)
+        # killed before the first checkpoint: start over with the counters a new run starts with (the clock was
+        # read once, for run.json's `created`; no model or tool call yet)
+        first = None if values else {"op_dir": str(root), "run_id": rid, "counters": RunCounters(
+            clock=1 if isinstance(clock, LogicalClock) else None, llm={}, tool={})}
         try:
             return drive(root, rid, svc, first, prompt=hooks.prompt, on_update=hooks.on_update,
                          on_start=hooks.on_start, shown_as=str(op_dir))
+        except ReplayMissError as exc:
+            op_name = str(values.get("op_name") or opdir_bridge.load(root).op_name)
+            raise _replay_left_its_recording(root, rid, op_name, exc, resumed_as=str(op_dir)) from None
         finally:
             close_agents(svc.agents)
 

@@ -255,6 +255,32 @@ class Trace:
         """The seq of the last event written (0 before the first)."""
         return self._seq
 
+    def counters(self) -> dict[str, dict[str, int]]:
+        """The occurrence counters of model and tool calls (JSON data), for a checkpoint of the run.
+
+        ``{"llm": {request_key: n}, "tool": {"<tool> <args_digest>": n}}``: how many times each request was
+        made so far; the next identical request is occurrence ``n``, which is what a replay looks up.
+        """
+        with self._lock:
+            return {"llm": {k: v for k, v in self._llm_occ.items() if v},
+                    "tool": {f"{t} {d}": v for (t, d), v in self._tool_occ.items() if v}}
+
+    def rewind(self, counters: dict[str, dict[str, int]]) -> None:
+        """Set the occurrence counters back to ``counters`` (from :meth:`counters`).
+
+        Why: a node interrupted half-way (Ctrl-C, kill -9) runs again from the last checkpoint. Its model and
+        tool calls before the interrupt stay in events.jsonl (they happened), but the calls it makes again must
+        carry the occurrence numbers of an uninterrupted run, or a replay looks up the recording's next
+        (non-existent) answer. Events are never rewritten; ``seq`` keeps counting.
+        """
+        with self._lock:
+            self._llm_occ = defaultdict(int, {str(k): int(v) for k, v in (counters.get("llm") or {}).items()})
+            tools: dict[tuple[str, str], int] = defaultdict(int)
+            for k, v in (counters.get("tool") or {}).items():
+                tool, _, digest = str(k).rpartition(" ")
+                tools[(tool, digest)] = int(v)
+            self._tool_occ = tools
+
     # --------------------------------------------------------------------------------------------- replay
 
     def recorded_decision(self, gate: str, module: int | None, occurrence: int) -> dict | None:

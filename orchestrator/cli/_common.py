@@ -3,22 +3,40 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
 
 from orchestrator.command import cli_command
 
+EXIT_PIPE = 141
+"""128 + SIGPIPE: the exit code of every command whose output pipe was closed (``... | head``)."""
+
+
+def detach_stdout() -> int:
+    """The output pipe was closed: point stdout at /dev/null, so that no later write (nor the interpreter's
+    last flush) fails again; returns :data:`EXIT_PIPE`."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, sys.stdout.fileno())
+        finally:
+            os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # no real stdout (embedded, captured): nothing to redirect
+        pass
+    return EXIT_PIPE
+
 
 class _Console(Console):
-    """rich's Console, except that a closed stdout (``run ... | head``) raises BrokenPipeError instead of
-    rich's SystemExit(1), so that :func:`drive` can end the run cleanly and say so on stderr."""
+    """rich's Console, except that a closed stdout (``status ... | head``) raises BrokenPipeError instead of
+    rich's SystemExit(1): :func:`drive` ends a run cleanly and says so on stderr, and
+    :func:`orchestrator.cli.main.main` ends every other command quietly with 141."""
 
     def on_broken_pipe(self) -> None:
-        import os
-
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        detach_stdout()
         raise BrokenPipeError("stdout closed")
 
 
@@ -33,6 +51,40 @@ def fail(message: str, code: int = 1) -> int:
     err_console.print(f"[red]error:[/] {escape(message)}", soft_wrap=True, highlight=False)
     sys.stderr.flush()
     return code
+
+
+def bad_base_url(url: str) -> str | None:
+    """Why ``--base-url`` is not an endpoint URL (one line), or None: checked before anything runs, so a typo
+    is not found after the model call's retries."""
+    from urllib.parse import urlsplit
+
+    if url == "local://llama.cpp":  # agents.llm's name of the embedded local model's endpoint
+        return None
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError as exc:
+        return f"--base-url {url!r} is not a URL ({exc}); give an endpoint such as http://127.0.0.1:8000/v1"
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return (f"--base-url {url!r} is not an http(s) URL; give an OpenAI-compatible endpoint such as "
+                "http://127.0.0.1:8000/v1")
+    return None
+
+
+OP_FILES = ("SPEC.md", "golden.py")
+
+
+def not_a_file(op_dir: str | Path, message: str) -> str:
+    """``message`` with runtime.opdir's "missing: <dir>/SPEC.md does not exist" said as what it is when a
+    directory stands where SPEC.md or golden.py should be: "<dir>/SPEC.md is a directory, not a file"."""
+    import re
+
+    for name in OP_FILES:
+        path = Path(op_dir) / name
+        if path.is_dir():
+            message = re.sub(rf"missing: [^\n]*?{re.escape(name)} does not exist",
+                             lambda _m, path=path: f"{path} is a directory, not a file", message)
+    return message
 
 
 def given(**options: object) -> dict[str, object]:
@@ -143,7 +195,6 @@ def drive(op_dir: str, start, progress=None) -> int:
     Ctrl-C, SIGTERM or a closed output pipe end the run cleanly (no child process or temp dir left) and
     resumably."""
     import logging
-    import os
     import signal
 
     from agents.llm import LLMError
@@ -158,14 +209,12 @@ def drive(op_dir: str, start, progress=None) -> int:
     try:
         result = start()
     except ForgeError as exc:
-        return fail(exc.message, exc.code)
+        return fail(not_a_file(op_dir, exc.message), exc.code)
     except (KeyboardInterrupt, BrokenPipeError) as exc:
         if progress is not None:
             progress.stop()
         if isinstance(exc, BrokenPipeError):  # stdout is gone (`run ... | head`): say it on stderr only
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-            why, code = "the output pipe was closed (SIGPIPE)", 141
+            why, code = "the output pipe was closed (SIGPIPE)", detach_stdout()
         elif isinstance(exc, _Terminated):
             why, code = f"signal {signal.Signals(exc.args[0]).name}", 128 + int(exc.args[0])
         else:
@@ -174,7 +223,8 @@ def drive(op_dir: str, start, progress=None) -> int:
                     f"`{cli_command()} resume {op_dir}`", code)
     except LLMError as exc:  # the endpoint failed for good: say what happened, not "internal error"
         return fail(f"model call failed: {exc}; nothing is lost: fix the endpoint, then continue with "
-                    f"`{cli_command()} resume {op_dir}`")
+                    f"`{cli_command()} resume {op_dir}` (or continue on another one: `{cli_command()} resume "
+                    f"{op_dir} --base-url URL [--model M]`)")
     except PermissionError as exc:
         return fail(f"cannot write in {op_dir}: {exc.strerror or exc} ({exc.filename}); a run needs a writable "
                     "operator directory")
@@ -190,6 +240,4 @@ def drive(op_dir: str, start, progress=None) -> int:
     try:
         return print_result(result, op_dir)
     except BrokenPipeError:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 141
+        return detach_stdout()

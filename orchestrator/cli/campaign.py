@@ -14,7 +14,8 @@ from pathlib import Path
 from rich.markup import escape
 from rich.table import Table
 
-from orchestrator.cli._common import console, fail
+from orchestrator.cli._common import bad_base_url, console, fail
+from orchestrator.cli._script import script_problem
 from orchestrator.command import cli_command
 
 
@@ -97,6 +98,10 @@ def _run(args: argparse.Namespace) -> int:
         return fail("--workers must be at least 1", 2)
     if args.sequential and args.address:
         return fail("--sequential runs without Ray; it cannot take --address", 2)
+    if args.base_url is not None and (problem := bad_base_url(args.base_url)):
+        return fail(problem, 2)
+    if args.agents and (problem := script_problem(args.agents)):
+        return fail(problem, 2)
     agents = args.agents
     if agents and agents.startswith("scripted:"):
         agents = "scripted:" + str(Path(agents[len("scripted:"):]).resolve())

@@ -29,6 +29,8 @@ def _approve(args: argparse.Namespace) -> int:
     from orchestrator import api
     from orchestrator.errors import ForgeError
 
+    if args.choice == "hint" and not args.note.strip():
+        return fail("--choice hint needs --note \"...\" (the hint the agents read)", 2)
     try:
         req = api.approve(args.op_dir, gate=args.gate, note=args.note, choice=args.choice, budget=args.budget)
     except ForgeError as exc:
@@ -43,6 +45,8 @@ def _reject(args: argparse.Namespace) -> int:
     from orchestrator import api
     from orchestrator.errors import ForgeError
 
+    if not args.note.strip():  # misuse (exit 2), like any missing required option
+        return fail("reject needs --note \"...\" (the agents read it)", 2)
     try:
         req = api.reject(args.op_dir, gate=args.gate, note=args.note)
     except ForgeError as exc:

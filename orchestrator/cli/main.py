@@ -78,7 +78,37 @@ def _unknown_command(argv: list[str]) -> str | None:
             f"commands: {', '.join(SUBCOMMANDS)} (--help for each)")
 
 
+def _unknown_options(parser: argparse.ArgumentParser, command: str, extras: list[str]) -> str:
+    """The message for arguments the subcommand does not take, naming the closest option of that subcommand
+    for a mistyped one (argparse prints the top-level usage and no suggestion)."""
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    options = [o for a in sub.choices[command]._actions for o in a.option_strings if o.startswith("--")]
+    first = next((e for e in extras if e.startswith("-")), extras[0])
+    name = first.split("=", 1)[0]
+    close = difflib.get_close_matches(name, options, n=1, cutoff=0.6) if name.startswith("-") else []
+    what = "option" if name.startswith("-") else "argument"
+    hint = f"did you mean '{close[0]}'? " if close else ""
+    return (f"{cli_command()} {command}: error: unrecognized {what} '{name}'; {hint}"
+            f"see `{cli_command()} {command} --help`")
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; a closed output pipe ends any of them quietly with 141 (``run`` also says so on stderr)."""
+    try:
+        try:
+            code = _main(argv)
+        except SystemExit:  # argparse's --help and usage errors (it ignores a failed write itself)
+            sys.stdout.flush()
+            raise
+        sys.stdout.flush()  # what print() left in the buffer: a closed pipe shows here, not at interpreter exit
+        return code
+    except BrokenPipeError:  # the output pipe was closed (`status ... | head`): no traceback, exit 141
+        from orchestrator.cli._common import detach_stdout
+
+        return detach_stdout()
+
+
+def _main(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in PASS_THROUGH:
         module = importlib.import_module(PASS_THROUGH[argv[0]])
@@ -88,7 +118,10 @@ def main(argv: list[str] | None = None) -> int:
         print(unknown, file=sys.stderr)
         return EXIT_USAGE
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        print(_unknown_options(parser, args.command, extras), file=sys.stderr)
+        return EXIT_USAGE
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",

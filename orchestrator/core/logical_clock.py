@@ -7,6 +7,10 @@ therefore reads time from a logical clock: the run's start time (kept in the tra
 ``clock_origin``) plus one second per reading. A replay starts the same clock at the same origin, and
 because the replay takes the same path it reads the same times. Event timestamps in events.jsonl keep the
 wall clock (they are timing fields and excluded from every comparison).
+
+The count of readings is part of every checkpoint (``ForgeState.counters``, :mod:`orchestrator.core.counters`):
+a node that runs again after an interrupt (Ctrl-C, kill -9, an error) first sets the clock back with
+:meth:`LogicalClock.rewind`, so it reads the times it would have read in an uninterrupted run.
 """
 
 from __future__ import annotations
@@ -46,8 +50,10 @@ class LogicalClock:
     def resume(cls, origin: str, state_file: Path) -> LogicalClock:
         """Continue a run's clock after the process stopped (at a gate in stop mode, or a crash).
 
-        At a gate the count is exactly where an uninterrupted run would be; after a crash, a node that was
-        interrupted half-way reads its times again, so the resumed run's later times are shifted.
+        The state file holds the count of the last reading, which may have been taken by a node that was
+        interrupted half-way; that node runs again from the checkpoint, which sets the count back to the
+        checkpoint's (:meth:`rewind`) before the node reads a time. The file's count is used as it is only by a
+        run whose checkpoints predate ``ForgeState.counters``.
         """
         try:
             start = int(json.loads(state_file.read_text(encoding="utf-8"))["readings"])
@@ -81,6 +87,14 @@ class LogicalClock:
             weakref.finalize(self, os.close, self._fd)
         record = json.dumps({"readings": self._n}).encode()
         os.pwrite(self._fd, record + b" " * (_RECORD - 1 - len(record)) + b"\n", 0)
+
+    def rewind(self, readings: int) -> None:
+        """Set the count of readings to ``readings`` (the checkpoint's, when a node runs again after an interrupt):
+        the next reading is ``origin + readings`` seconds, as in a run that was never interrupted."""
+        with self._lock:
+            self._n = int(readings)
+            if self._state_file is not None:
+                self._persist()
 
     @property
     def readings(self) -> int:

@@ -17,6 +17,8 @@ from typing import Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.contracts import AgentSet, TraceSink
+from orchestrator.core.logical_clock import LogicalClock
+from orchestrator.core.state import RunCounters
 from orchestrator.gates import ApproveMode
 from runtime.verdicts import Verdict
 
@@ -108,3 +110,25 @@ class Services:
     def stamp(self) -> str:
         """The clock as an ISO string (UTC, seconds) for logs and MEMORY.md."""
         return self.clock().strftime("%Y-%m-%d %H:%M:%S")
+
+    def counters(self) -> RunCounters:
+        """Where the run's counters stand: the logical clock's readings (None for another clock) and the
+        trace's occurrence counters. Every node stores them in its update, so every checkpoint has them."""
+        clock = self.clock.readings if isinstance(self.clock, LogicalClock) else None
+        calls = self.trace.counters()
+        return RunCounters(clock=clock, llm=calls.get("llm", {}), tool=calls.get("tool", {}))
+
+    def rewind(self, counters: RunCounters | None) -> None:
+        """Set the counters back to a checkpoint's, before a node runs.
+
+        Why: a node interrupted half-way (Ctrl-C, kill -9, an error) has already read the clock and made model
+        calls; the resumed run runs it again from the checkpoint, and it must read the same times and ask
+        the same occurrences as in an uninterrupted run, or its MEMORY.md, commits and model requests differ
+        (a replay then misses its recording). A no-op when nothing was interrupted (the counters already
+        stand there) and for checkpoints written before the counters existed (None).
+        """
+        if not counters:
+            return
+        if isinstance(self.clock, LogicalClock) and counters.get("clock") is not None:
+            self.clock.rewind(int(counters["clock"] or 0))
+        self.trace.rewind({"llm": counters.get("llm") or {}, "tool": counters.get("tool") or {}})

@@ -118,6 +118,21 @@ class ModuleRecord(TypedDict, total=False):
     """One line: why the latest attempt failed (progress, status, report)."""
 
 
+class RunCounters(TypedDict, total=False):
+    """``ForgeState.counters``: the run's counters after the last node (:meth:`Services.counters`).
+
+    A node that runs again after an interrupt starts from them (:meth:`Services.rewind`), so it reads the same
+    times and makes the same numbered model/tool calls as in a run that was never interrupted.
+    """
+
+    clock: int | None
+    """Readings of the run's logical clock so far (None: the run reads another clock)."""
+    llm: dict[str, int]
+    """Model calls so far per request key (the next identical request is this occurrence)."""
+    tool: dict[str, int]
+    """Agent tool calls so far per ``"<tool> <args digest>"``."""
+
+
 class ForgeState(TypedDict, total=False):
     """Everything the orchestrator knows about one run."""
 
@@ -162,6 +177,9 @@ class ForgeState(TypedDict, total=False):
     attempt_log: Annotated[list[dict], operator.add]
     """One entry per finished module attempt: ``{module, attempt, verdict, reason, model_calls}`` (``verdict``
     AGENT_ERROR when the implementer gave no usable file; ``reason`` one line; never rendered into MEMORY.md)."""
+    counters: RunCounters
+    """Clock readings and model/tool call occurrences at the end of the last node (restored when a node runs
+    again after an interrupt; see :class:`RunCounters`)."""
 
 
 def module_by_id(state: ForgeState, k: int) -> ModuleRecord:

@@ -149,3 +149,41 @@ def keep_bisect(op_dir: Path, run_id: str, module: int, attempt: int | None, fin
     dest = attempts_dir(op_dir, run_id) / f"M{module}" / f"attempt{int(attempt or 0):02d}-bisect.json"
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_text(json.dumps(findings, indent=2, default=str), encoding="utf-8")
+
+
+def _before_write_path(op_dir: Path, run_id: str, module: int, attempt: int, target: str) -> Path:
+    return run_dir(op_dir, run_id) / "before-write" / f"M{module}-attempt{int(attempt):02d}-{Path(target).name}.json"
+
+
+def keep_before_write(op_dir: Path, run_id: str, module: int, attempt: int, target: str) -> None:
+    """Keep ``target`` as it is before implement attempt ``attempt`` of ``module`` overwrites it (once per attempt).
+
+    Why: the implementer reads the current stage file. An attempt interrupted after its write (Ctrl-C, kill -9)
+    runs again from the checkpoint, which knows nothing of that write; :func:`undo_interrupted_write` puts the
+    file back first, so the attempt sees what it saw the first time (a replay asks the recorded request).
+    """
+    path = _before_write_path(op_dir, run_id, module, attempt, target)
+    if path.is_file():  # an earlier, interrupted run of this attempt kept the original
+        return
+    src = op_dir / target
+    content = src.read_text(encoding="utf-8") if src.is_file() else None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"target": target, "content": content}), encoding="utf-8")
+    tmp.replace(path)
+
+
+def undo_interrupted_write(op_dir: Path, run_id: str, module: int, attempt: int, target: str) -> bool:
+    """Put ``target`` back as it was before an interrupted run of this implement attempt wrote it (True if so)."""
+    path = _before_write_path(op_dir, run_id, module, attempt, target)
+    if not path.is_file():
+        return False
+    content = json.loads(path.read_text(encoding="utf-8")).get("content")
+    dest = op_dir / target
+    if content is None:
+        dest.unlink(missing_ok=True)
+    else:
+        dest.write_text(content, encoding="utf-8")
+    log.info("implement M%s attempt %s runs again after an interrupt: %s restored as it was before", module,
+             attempt, target)
+    return True

@@ -129,7 +129,7 @@ def run_status(op_dir: Path, rid: str, values: dict, nxt: tuple, interrupts: lis
     elif res.status == "stopped":
         res.message = f"fix the cause, then continue with `{cli_command()} resume {where}`"
     elif res.status == "interrupted":
-        res.message = f"run {rid} stopped before {', '.join(nxt)}; continue it with `{cli_command()} resume`"
+        res.message = f"run {rid} stopped before {', '.join(nxt)}; continue it with `{cli_command()} resume {where}`"
     return res
 
 

@@ -92,6 +92,12 @@ class _Sink:
     def update_manifest(self, **fields: object) -> None:
         return None
 
+    def counters(self) -> dict[str, dict[str, int]]:
+        return {"llm": {}, "tool": {}}
+
+    def rewind(self, counters: dict[str, dict[str, int]]) -> None:
+        return None
+
     def flush(self) -> None:
         return None
 

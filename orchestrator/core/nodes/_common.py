@@ -76,17 +76,31 @@ def dev(svc: Services, node: str, action: str, result: str, nxt: str = "") -> di
 
 
 def node(name: str):
-    """Decorate a node: tag the update with the node name and re-render MEMORY.md after it."""
+    """Decorate a node: start from the checkpoint's counters, tag the update with the node name, re-render
+    MEMORY.md after it and store the counters it ends with.
+
+    The counters (logical clock readings, model/tool call occurrences; ``ForgeState.counters``) are set back
+    to the input state's first, and MEMORY.md is rendered from it again, so a node that runs again after an
+    interrupt part-way through it (Ctrl-C, kill -9, an error) reads the same times, asks the same numbered
+    calls and sees the same MEMORY.md as in an uninterrupted run (the interrupted attempt may have rewritten
+    it in ``commit``); a resumed replay then still matches its recording, and a resumed recording replays.
+    Both are no-ops when nothing was interrupted. (implement also puts back a stage file an interrupted
+    attempt overwrote: ``orchestrator.store.artifacts.undo_interrupted_write``.)
+    """
 
     def wrap(fn: Callable[[ForgeState, Runtime], dict]):
         @functools.wraps(fn)
         def run(state: ForgeState, runtime: Runtime) -> dict:
             svc = services(runtime)
+            svc.rewind(state.get("counters"))
+            if state.get("node") and "op_dir" in state:  # MEMORY.md of the checkpoint (the verifier lints it)
+                write_memory(state)
             update = fn(state, runtime) or {}
             update["node"] = name
             after = merged(state, update)
             if "op_dir" in after and write_memory(after):
                 svc.trace.emit("memory_write", node=name, module=after.get("active") or None)
+            update["counters"] = svc.counters()
             return update
 
         return run

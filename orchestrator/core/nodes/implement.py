@@ -7,6 +7,7 @@ from langgraph.runtime import Runtime
 from agents.contracts import AgentError, ImplementContext
 from orchestrator.core.nodes._common import dev, node, op_path, read_text, services, timed
 from orchestrator.core.state import ForgeState, ModuleRecord, replace_module
+from orchestrator.store.artifacts import keep_before_write, undo_interrupted_write
 from orchestrator.store.paths import sha256_file
 from orchestrator.store.results import model_calls
 from runtime.verdicts import AGENT_ERROR
@@ -44,6 +45,8 @@ def implement(state: ForgeState, runtime: Runtime) -> dict:
     target = m["stage_file"]
     prev = state["modules"][k - 2] if k > 1 else None
     prev_file = prev["stage_file"] if prev else None
+    run_id = state.get("run_id", "run")
+    undo_interrupted_write(root, run_id, k, m["attempts"], target)  # this attempt ran before, up to its write
     ctx = ImplementContext(
         op_dir=str(root), op_name=state["op_name"], module=k, module_count=len(state["modules"]),
         level=state.get("level", "L1"), target_file=target, wrapper_name=m["wrapper"],
@@ -78,6 +81,7 @@ def implement(state: ForgeState, runtime: Runtime) -> dict:
         return update
     path = root / target
     path.parent.mkdir(parents=True, exist_ok=True)
+    keep_before_write(root, run_id, k, m["attempts"], target)
     path.write_text(result.content, encoding="utf-8")
     m.update({"written": True, "status": "in_progress", "file_sha256": sha256_file(path), "verdict": None})
     update["modules"] = replace_module(state, k, **m)
