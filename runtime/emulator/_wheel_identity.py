@@ -150,7 +150,7 @@ def apply(root: Any) -> None:
             obj = getattr(holder, attr, None)
         if isinstance(obj, staticmethod | classmethod):
             obj = obj.__func__
-        if not _ours(obj) or id(obj) in done:
+        if obj is None or not _ours(obj) or id(obj) in done:
             continue
         done.add(id(obj))
         obj.__module__ = module

@@ -182,9 +182,9 @@ def _api_roots(pf: ParsedFile) -> set[str]:
         names.add("pypto")
     for _ in range(3):  # chains of aliases
         for node in pf.nodes(ast.Assign):
-            value = node.value  # type: ignore[attr-defined]
+            value = node.value
             if isinstance(value, ast.Name | ast.Attribute) and dotted(value).split(".")[0] in names:
-                names |= {t.id for t in node.targets if isinstance(t, ast.Name)}  # type: ignore[attr-defined]
+                names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
     return names
 
 
@@ -211,26 +211,26 @@ def _pypto_introspection(pf: ParsedFile) -> Iterator[Hit]:
         return full
 
     for node in pf.nodes(ast.Attribute):
-        if node.attr in _NAME_DUNDERS and api_object(node.value):  # type: ignore[attr-defined]
+        if node.attr in _NAME_DUNDERS and api_object(node.value):
             yield at(node, f"`{dotted(node)}` reads a name of the pypto API (introspection; it differs between "
                      "toolchains) - not allowed in a kernel file")
     for call in pf.nodes(ast.Call):
-        f = call.func  # type: ignore[attr-defined]
+        f = call.func
         text = isinstance(f, ast.Name) and f.id in _TO_TEXT or isinstance(f, ast.Attribute) and f.attr == "format"
         if not text:
             continue
-        for arg in [*call.args, *(k.value for k in call.keywords)]:  # type: ignore[attr-defined]
+        for arg in [*call.args, *(k.value for k in call.keywords)]:
             if (full := api_object(arg)) is not None:
                 yield at(call, f"`{pf.name(f) or 'format'}({full})` turns a pypto API object into text or an "
                          "identity (introspection) - not allowed in a kernel file")
     for fv in pf.nodes(ast.FormattedValue):
-        if (full := api_object(fv.value)) is not None:  # type: ignore[attr-defined]
+        if (full := api_object(fv.value)) is not None:
             yield at(fv, f"`{{{full}}}` in an f-string turns a pypto API object into text (introspection) - not "
                      "allowed in a kernel file")
     for op in pf.nodes(ast.BinOp):
         if isinstance(op.op, ast.Mod) and isinstance(op.left, ast.Constant) and \
-                isinstance(op.left.value, str):  # type: ignore[attr-defined]
-            right = op.right  # type: ignore[attr-defined]
+                isinstance(op.left.value, str):
+            right = op.right
             for item in right.elts if isinstance(right, ast.Tuple) else [right]:
                 if (full := api_object(item)) is not None:
                     yield at(op, f"`'...' % {full}` turns a pypto API object into text (introspection) - not "
