@@ -14,7 +14,8 @@ from runtime.bisect import bisect
 from runtime.bisect.__main__ import _text
 
 ROOT = Path(__file__).resolve().parents[2]
-DATA = Path(__file__).with_name("report_data")
+RIGHT = ROOT / "workspace" / "silu" / "authoring" / "attempts" / "m1_a2.py"
+"""the attempt the silu example delivers (a right kernel)"""
 
 
 def _op(tmp_path: Path, kernel: str) -> Path:
@@ -25,7 +26,7 @@ def _op(tmp_path: Path, kernel: str) -> Path:
 
 
 def test_a_right_kernel_gets_no_claim_about_a_bug(tmp_path: Path) -> None:
-    op = _op(tmp_path, (DATA / "silu_right_impl.py").read_text())
+    op = _op(tmp_path, RIGHT.read_text())
     rep = bisect(op, "silu_impl.py")
     assert rep.status == "NO_DIVERGENCE", rep.summary
     assert rep.first_divergence is None and rep.observed_at is None and not rep.candidates
