@@ -359,9 +359,39 @@ def _env_read(node: ast.AST, pf: ParsedFile, tainted: set[str]) -> bool:
     return False
 
 
+_DEVICE_FLAGS = frozenset({"is_cuda", "is_cpu", "is_npu", "is_meta", "is_xpu", "is_mps"})
+_DEVICE_MSG = ("reads which device a tensor lives on (the CPU under verification, the NPU in use): a kernel file "
+               "computes one way wherever it runs; pass `device=x.device` on, do not test it")
+
+
+def _device_reads(pf: ParsedFile) -> Iterator[Hit]:
+    """``x.device.type``, ``x.is_cpu``, ``x.device == ...``, ``str(x.device) == "cpu"``: the one environment fact no
+    emulator can hide - verification hands a torch wrapper CPU tensors, a real caller NPU ones (red team s16: a
+    wrapper that dropped the tail unless ``x.device.type == "cpu"`` got PASS)."""
+    if "device" not in pf.source and "is_" not in pf.source:
+        return
+    for node in pf.nodes(ast.Attribute):
+        on_device = isinstance(node.value, ast.Attribute) and node.value.attr == "device"
+        if node.attr in _DEVICE_FLAGS or (on_device and node.attr in ("type", "index")):
+            yield at(node, f"`{dotted(node) or '.' + node.attr}` {_DEVICE_MSG}")
+    for cmp in pf.nodes(ast.Compare):
+        # against a fixed device (a string, torch.device("cpu")); two tensors' devices compared with each other
+        # (gather_pa_kv_cache's argument checks) say the same wherever they run
+        operands = [cmp.left, *cmp.comparators]
+        fixed = any(isinstance(o, ast.Constant) and isinstance(o.value, str) or
+                    isinstance(o, ast.Call) and pf.name(o.func).split(".")[-1] == "device" for o in operands)
+        for operand in operands if fixed else []:
+            if isinstance(operand, ast.Call) and pf.name(operand.func) in ("str", "repr", "format") and operand.args:
+                operand = operand.args[0]
+            if isinstance(operand, ast.Attribute) and operand.attr == "device":
+                yield at(cmp, f"a comparison of `{dotted(operand)}` with a fixed device {_DEVICE_MSG}")
+                break
+
+
 @check("PF04")
 def pf04_no_env_branch(ctx: LintContext) -> Iterator[Hit]:
     pf = kernel_pf(ctx)
+    yield from _device_reads(pf)
     if "environ" not in ctx.source and "getenv" not in ctx.source:
         return  # every route to the environment spells one of these (obfuscated access is PF01/PF02's)
     tainted: set[str] = set()

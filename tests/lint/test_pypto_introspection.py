@@ -34,3 +34,18 @@ def test_text_or_identity_of_an_api_object_is_refused(line: str) -> None:
 ])
 def test_constants_values_and_other_text_are_not(line: str) -> None:
     assert not _pf02(line), line
+
+
+@pytest.mark.parametrize("line", [
+    'a = x.device.type == "cpu"', "b = x.is_cpu", "c = x.device.index", 'd = str(x.device) == "npu:0"',
+    'e = x.device == torch.device("cpu")', "f = x.is_cuda"])
+def test_reading_which_device_a_tensor_lives_on_is_refused(line: str) -> None:
+    """PF04: the CPU under verification, the NPU in use - a wrapper branching on it got PASS (red team s16, c23)."""
+    hits = lint_source(HEAD + "import torch\nx = y = torch.zeros(1)\n" + line + "\n", "silu_impl.py")
+    assert [h for h in hits if h.rule_id == "PF04"], line
+
+
+def test_passing_the_device_on_is_not() -> None:
+    src = HEAD + ("import torch\nx = torch.zeros(1)\ny = torch.zeros(3, device=x.device, dtype=x.dtype)\n"
+                  "same = x.device != y.device\n")  # two tensors' devices: gather_pa_kv_cache's argument check
+    assert not [h for h in lint_source(src, "silu_impl.py") if h.rule_id == "PF04"]
