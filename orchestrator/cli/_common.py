@@ -189,6 +189,18 @@ def golden_process_early():  # noqa: ANN201 - a context manager (runtime.opdir.g
     return golden_server(start=True)
 
 
+def _has_run(op_dir: str) -> bool:
+    """Whether ``op_dir`` holds a run ``resume`` can continue (any run: the one just stopped is the latest)."""
+    from orchestrator.errors import ForgeError
+    from orchestrator.store.runs import latest_run
+
+    try:
+        latest_run(Path(op_dir).resolve())
+    except (ForgeError, OSError):
+        return False
+    return True
+
+
 def drive(op_dir: str, start, progress=None) -> int:
     """Run ``start()`` (an api call returning a RunResult) and print its result; the one error policy of
     run/replay/resume: a user mistake is one line, an infrastructure failure says how to continue, and
@@ -219,6 +231,9 @@ def drive(op_dir: str, start, progress=None) -> int:
             why, code = f"signal {signal.Signals(exc.args[0]).name}", 128 + int(exc.args[0])
         else:
             why, code = "Ctrl-C", 130
+        if not _has_run(op_dir):  # stopped during the intake check, before the run existed
+            return fail(f"stopped ({why}) before the run started; nothing was written: start it again with "
+                        f"`{cli_command()} run {op_dir}`", code)
         return fail(f"run stopped ({why}); nothing is lost: continue it with "
                     f"`{cli_command()} resume {op_dir}`", code)
     except LLMError as exc:  # the endpoint failed for good: say what happened, not "internal error"

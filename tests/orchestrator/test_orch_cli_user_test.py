@@ -264,3 +264,19 @@ def test_a_directory_where_spec_or_golden_should_be_is_called_a_directory(tmp_pa
     data = json.loads(cli("intake", str(op), "--json").stdout)
     assert [p["message"] for p in data["problems"]] == [f"{op / n} is a directory, not a file"
                                                         for n in ("SPEC.md", "golden.py")]
+
+
+def test_ctrl_c_before_the_run_exists_does_not_promise_a_resume(tmp_path, capsys):
+    """Ctrl-C during the intake check (before any run exists) said "nothing is lost: continue it with resume", and
+    resume then answered "nothing to resume: no run found"."""
+    from orchestrator.cli._common import drive
+
+    op = tmp_path / "op"
+    op.mkdir()
+
+    def interrupted():
+        raise KeyboardInterrupt
+
+    assert drive(str(op), interrupted) == 130
+    err = capsys.readouterr().err
+    assert "before the run started" in err and "resume" not in err and " run " in err, err
