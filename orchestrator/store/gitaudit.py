@@ -285,4 +285,33 @@ def audit(op_dir: Path, transitions: list[tuple[str, int, str]] | None = None) -
                 blob = repo.blob(c.sha, path)
                 if blob is not None and sha256_bytes(blob) != h:
                     bad(f"{path} in the commit differs from the one the report verified against")
+    problems += _edited_since(repo)
     return HistoryAudit(ok=not problems, checked=checked, problems=problems)
+
+
+def _edited_since(repo: AuditRepo) -> list[HistoryProblem]:
+    """Files in the op dir that differ from their last verified version: the newest verify/final commit of each
+    verified file, and SPEC.md / golden.py of the newest such commit. Why: the history can be intact while the
+    delivered kernel in the folder was edited afterwards (a user's test: one appended line, and audit said OK).
+    A file the cleanup removed is not a finding (the history keeps it)."""
+    out: list[HistoryProblem] = []
+    seen: set[str] = set()
+    newest: CommitInfo | None = None
+    for c in repo.log():  # newest first
+        if c.trailers.get("forge-kind") not in ("verify", "final"):
+            continue
+        newest = newest or c
+        target = c.trailers.get("forge-file", "")
+        paths = [target] if target else []
+        if c is newest:
+            paths += ["SPEC.md", "golden.py"]
+        for path in paths:
+            if path in seen:
+                continue
+            seen.add(path)
+            disk = repo.op_dir / path
+            data = repo.blob(c.sha, path)
+            if data is not None and disk.is_file() and disk.read_bytes() != data:
+                out.append(HistoryProblem(commit=c.sha, subject=c.subject, message=f"{path} in the operator "
+                                          "directory was changed after it was verified (it differs from this commit)"))
+    return out

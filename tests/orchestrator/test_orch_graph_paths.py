@@ -48,6 +48,13 @@ def test_l1_pass_first_time(op_copy, script, real_verifier, clock):
     log = memory[memory.index("## Per-module verification log"):memory.index("## Per-module lint history")]
     assert len(re.findall(r"\| True \| - \| - \| PASS [0-9a-f]{12} \|", log)) == 4  # three stages + final
     assert api.audit(op).ok
+    # a delivered file edited afterwards (one appended line) fails the audit, naming the file; put back, it passes
+    original = (op / "sqrecip_impl.py").read_bytes()
+    (op / "sqrecip_impl.py").write_bytes(original + b"# edited\n")
+    edited = api.audit(op)
+    assert not edited.ok and "sqrecip_impl.py in the operator directory was changed" in edited.problems[0].message
+    (op / "sqrecip_impl.py").write_bytes(original)
+    assert api.audit(op).ok
     # every transition to "verified" comes from the verify node and is justified by a PASS verify event
     evs = events(op, "t1")
     by_seq = {e["seq"]: e for e in evs}
