@@ -71,22 +71,6 @@ def bad_base_url(url: str) -> str | None:
     return None
 
 
-OP_FILES = ("SPEC.md", "golden.py")
-
-
-def not_a_file(op_dir: str | Path, message: str) -> str:
-    """``message`` with runtime.opdir's "missing: <dir>/SPEC.md does not exist" said as what it is when a
-    directory stands where SPEC.md or golden.py should be: "<dir>/SPEC.md is a directory, not a file"."""
-    import re
-
-    for name in OP_FILES:
-        path = Path(op_dir) / name
-        if path.is_dir():
-            message = re.sub(rf"missing: [^\n]*?{re.escape(name)} does not exist",
-                             lambda _m, path=path: f"{path} is a directory, not a file", message)
-    return message
-
-
 def given(**options: object) -> dict[str, object]:
     """The run options a user actually gave (None = not given), so a replay keeps its recording's for the rest."""
     return {k: v for k, v in options.items() if v is not None}
@@ -221,7 +205,7 @@ def drive(op_dir: str, start, progress=None) -> int:
     try:
         result = start()
     except ForgeError as exc:
-        return fail(not_a_file(op_dir, exc.message), exc.code)
+        return fail(exc.message, exc.code)
     except (KeyboardInterrupt, BrokenPipeError) as exc:
         if progress is not None:
             progress.stop()

@@ -12,7 +12,7 @@ import argparse
 from rich.markup import escape
 from rich.table import Table
 
-from orchestrator.cli._common import console, err_console, not_a_file
+from orchestrator.cli._common import console, err_console
 from runtime.opdir import GOLDEN_CASE_TIMEOUT_S, IntakeReport, intake
 
 EXIT_OK = 0
@@ -33,9 +33,6 @@ def register(sub) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     report = intake(args.op_dir, timeout=args.timeout, run_golden=not args.no_golden)
-    if report.problems:  # a directory where SPEC.md or golden.py should be is not "missing"
-        problems = [p.model_copy(update={"message": not_a_file(report.op_dir, p.message)}) for p in report.problems]
-        report = report.model_copy(update={"problems": problems})
     if args.json:
         console.print_json(report.model_dump_json())
         return EXIT_OK if report.ok else EXIT_PROBLEMS

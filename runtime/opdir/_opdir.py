@@ -134,6 +134,11 @@ def _check_golden(source: str, spec: Spec | None) -> tuple[ast.Module | None, li
     return tree, problems
 
 
+def _not_there(path: Path) -> str:
+    """Why ``path`` (SPEC.md, golden.py) cannot be read as the file it should be."""
+    return f"{path} is a directory, not a file" if path.is_dir() else f"missing: {path} does not exist"
+
+
 def load_op_dir(path: str | Path) -> OpDir:
     """Load and validate an operator directory (SPEC.md + golden.py); never writes anything.
 
@@ -147,7 +152,7 @@ def load_op_dir(path: str | Path) -> OpDir:
     problems: list[Problem] = []
     spec: Spec | None = None
     if not (root / SPEC_FILE).is_file():
-        problems.append(Problem(file=SPEC_FILE, message=f"missing: {root}/{SPEC_FILE} does not exist"))
+        problems.append(Problem(file=SPEC_FILE, message=_not_there(root / SPEC_FILE)))
     else:
         try:
             spec = load_spec(root / SPEC_FILE)
@@ -156,7 +161,7 @@ def load_op_dir(path: str | Path) -> OpDir:
     tree: ast.Module | None = None
     source = ""
     if not (root / GOLDEN_FILE).is_file():
-        problems.append(Problem(file=GOLDEN_FILE, message=f"missing: {root}/{GOLDEN_FILE} does not exist"))
+        problems.append(Problem(file=GOLDEN_FILE, message=_not_there(root / GOLDEN_FILE)))
     else:
         try:
             source = (root / GOLDEN_FILE).read_text(encoding="utf-8")

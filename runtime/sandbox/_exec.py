@@ -583,9 +583,9 @@ def _run_with_device(source: bytes, candidate_name: str, wrapper: str, cases: li
             dev.wait(timeout=5.0)
             raise
         dres = dev.wait(timeout=30.0)
-        run = _collect(res, policy, level, note, work, plan=plan, device=True)
+        run = _read_channel(res, policy, level, note, work, plan=plan, device=True)
         _merge_device(run, dres)
-        return _safe_run(run)
+        return _safe_run(run)  # once, after the device's own text is in
 
 
 def _merge_device(run: CandidateRun, dres: ProcResult) -> None:
