@@ -40,6 +40,7 @@ from agents.contracts import (
     ImplementResult,
     PatchProposal,
 )
+from orchestrator.adapters.script_check import ScriptProblem, check_data
 from orchestrator.core.perf import PERF_MARKER
 from orchestrator.errors import ForgeError
 from runtime.yamlio import load_yaml
@@ -97,9 +98,11 @@ class ScriptedAgents:
             data = load_yaml(self.path.read_text(encoding="utf-8")) or {}
         except yaml.YAMLError as exc:
             raise ForgeError(f"agent script {script_path} is not valid YAML: {exc}") from exc
-        if not isinstance(data, dict):
-            raise ForgeError(f"agent script {script_path} must be a mapping")
         self.base = self.path.parent
+        try:
+            check_data(data, self.base)
+        except ScriptProblem as exc:
+            raise ForgeError(f"agent script {script_path}: {exc}", code=2) from None
         self.script = data
         self.calls: list[tuple[str, int, int]] = []
 

@@ -14,8 +14,8 @@ from pathlib import Path
 from rich.markup import escape
 from rich.table import Table
 
+from orchestrator.adapters.script_check import script_problem
 from orchestrator.cli._common import bad_base_url, console, fail
-from orchestrator.cli._script import script_problem
 from orchestrator.command import cli_command
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from orchestrator.adapters.script_check import script_problem
 from orchestrator.cli._common import console, drive, fail, given, golden_process_early, warn_without_sandbox
-from orchestrator.cli._script import script_problem
 
 
 def register(sub) -> None:

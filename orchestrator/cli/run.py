@@ -7,6 +7,7 @@ from pathlib import Path
 
 from rich.markup import escape
 
+from orchestrator.adapters.script_check import script_problem
 from orchestrator.cli._common import (
     bad_base_url,
     console,
@@ -16,7 +17,6 @@ from orchestrator.cli._common import (
     golden_process_early,
     warn_without_sandbox,
 )
-from orchestrator.cli._script import script_problem
 
 
 def register(sub) -> None:

@@ -8,7 +8,7 @@ therefore reads time from a logical clock: the run's start time (kept in the tra
 because the replay takes the same path it reads the same times. Event timestamps in events.jsonl keep the
 wall clock (they are timing fields and excluded from every comparison).
 
-The count of readings is part of every checkpoint (``ForgeState.counters``, :mod:`orchestrator.core.counters`):
+The count of readings is part of every checkpoint (``ForgeState.counters``, :meth:`orchestrator.core.services.Services.counters`):
 a node that runs again after an interrupt (Ctrl-C, kill -9, an error) first sets the clock back with
 :meth:`LogicalClock.rewind`, so it reads the times it would have read in an uninterrupted run.
 """

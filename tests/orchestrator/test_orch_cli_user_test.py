@@ -209,7 +209,7 @@ def test_a_malformed_agent_script_is_refused_before_the_run(tmp_path, op_copy, c
 
 
 def test_every_shipped_agent_script_passes_the_check():
-    from orchestrator.cli._script import script_problem
+    from orchestrator.adapters.script_check import script_problem
 
     scripts = [*ROOT.glob("workspace/*/authoring/script.yaml"), *ROOT.glob("tests/orchestrator/fixtures/agents/*/script.yaml")]
     assert len(scripts) >= 3

@@ -1,9 +1,10 @@
-"""Check a ``--agents scripted:<file.yaml>`` script before a run starts.
+"""The shape of a ``--agents scripted:<file.yaml>`` script (format: :mod:`orchestrator.adapters.scripted`).
 
-Why: :class:`orchestrator.adapters.scripted.ScriptedAgents` reads its script lazily, when a role is asked; a
+Why: :class:`~orchestrator.adapters.scripted.ScriptedAgents` reads its entries lazily, when a role is asked; a
 malformed entry (``design: 5``) then failed mid-run as ``internal error: TypeError: object of type 'int' has no
-len()``, after the run state was created. This check covers the keys that adapter reads (format in its module
-docstring) and the files they name; other keys (an authoring script's ``producer``, ``verdicts``, ...) and the
+len()``. The adapter checks its script with :func:`check_data` when it is built, and the CLI with
+:func:`script_problem` before any run state exists. The check covers the keys that adapter reads and the files
+they name; other keys (an authoring script's ``producer``, ``verdicts``, ...) and the
 looser shapes the adapter accepts (an authoring script's per-module ``debug``) are left alone.
 """
 
@@ -43,11 +44,16 @@ def _check(path: Path) -> None:
         raise ScriptProblem(f"cannot read it: {exc}") from None
     except yaml.YAMLError as exc:
         raise ScriptProblem(f"not valid YAML: {' '.join(str(exc).split())}") from None
+    check_data(data, path.resolve().parent)
+
+
+def check_data(data: Any, base: Path) -> None:
+    """Raise :class:`ScriptProblem` when the parsed script ``data`` (files relative to ``base``) is not one
+    :class:`~orchestrator.adapters.scripted.ScriptedAgents` can answer from."""
     if data is None:
         data = {}
     if not isinstance(data, dict):
         raise ScriptProblem(f"expected a mapping (design:, implement:, ...) at the top level, got {_kind(data)}")
-    base = path.resolve().parent
     design = data.get("design")
     if design is not None:
         for i, entry in enumerate(_list(design, "design"), start=1):
