@@ -471,3 +471,80 @@ def pf11_no_state_across_calls(ctx: LintContext) -> Iterator[Hit]:
                 yield at(dec, f"`@{pf.name(target)}` on `{fn.name}` keeps a cache across calls "  # type: ignore[attr-defined]
                               "(the JIT kernel caches its own compilation)")
         yield from _fn_checks(fn, pf, b)
+        yield from _cache_probes(fn, pf, b)
+
+
+_LOOPS = (ast.For, ast.AsyncFor, ast.While, ast.comprehension, ast.ListComp, ast.SetComp, ast.DictComp,
+          ast.GeneratorExp, ast.Lambda)
+
+
+def _probe_key(n: ast.Name, parent: ast.AST | None, pf: ParsedFile) -> ast.AST | None:
+    """The key a kernel-cache use looks up (``T[k]``, ``T.get(k)``, ``k in T``), or None when it has none."""
+    if isinstance(parent, ast.Subscript):
+        return parent.slice
+    if isinstance(parent, ast.Attribute):
+        call = pf.parents.get(parent)
+        return call.args[0] if isinstance(call, ast.Call) and call.func is parent and call.args else None
+    if isinstance(parent, ast.Compare) and len(parent.ops) == 1:
+        return parent.left
+    return None
+
+
+def _in_loop(n: ast.AST, fn: ast.AST, pf: ParsedFile) -> bool:
+    for x in _ancestors(n, pf):
+        if x is fn:
+            return False
+        if isinstance(x, _LOOPS):
+            return True
+    return False
+
+
+def _cache_probes(fn: ast.AST, pf: ParsedFile, b: Bindings) -> Iterator[Hit]:
+    """A kernel cache is memoization: the function that fills it looks up the one key it stores under, once per
+    call. Any other lookup - another key (``(dt, r) in T`` for r in a range counts the shapes seen), a lookup in a
+    loop, a key whose names are rebound in between, a lookup from a function that does not fill the cache - reads
+    which calls came before (attack c17 of session 16: the tail dropped once 12 row counts were seen)."""
+    if isinstance(fn, ast.Lambda) or not b.caches:
+        return
+    label = getattr(fn, "name", "<lambda>")
+    body = _body_nodes(fn, pf)
+    writes: dict[str, set[str]] = {}
+    for n in body:
+        if isinstance(n, ast.Subscript) and id(n) in b.cache_writes and isinstance(n.value, ast.Name):
+            writes.setdefault(n.value.id, set()).add(ast.dump(n.slice))
+    binds: dict[str, int] = {}
+    a = fn.args  # type: ignore[attr-defined]
+    for p in [*a.posonlyargs, *a.args, *a.kwonlyargs, *(x for x in (a.vararg, a.kwarg) if x)]:
+        binds[p.arg] = binds.get(p.arg, 0) + 1
+    for n in body:
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            binds[n.id] = binds.get(n.id, 0) + 1
+    local = set(binds)
+    for n in body:
+        if not (isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in b.caches
+                and n.id not in local):
+            continue
+        parent = pf.parents.get(n)
+        if isinstance(parent, ast.Subscript) and id(parent) in b.cache_writes:
+            continue
+        key = _probe_key(n, parent, pf)
+        if key is None:
+            continue  # a use other than a lookup: `_fn_checks` words it
+        text = ast.unparse(key)[:40]
+        stored = writes.get(n.id)
+        if not stored:
+            yield at(n, f"`{label}` looks up the kernel cache `{n.id}` but does not fill it: look a kernel up only "
+                        "in the function that stores it (its lookups tell which calls came before)")
+        elif ast.dump(key) not in stored:
+            yield at(n, f"`{label}` looks up `{text}` in the kernel cache `{n.id}`, not the key it stores under: "
+                        "other keys' presence tells which calls came before")
+        elif _in_loop(n, fn, pf):
+            yield at(n, f"`{label}` looks up the kernel cache `{n.id}` inside a loop: once per call, with the key "
+                        "it stores under")
+        else:
+            again = sorted({x.id for x in ast.walk(key) if isinstance(x, ast.Name) and binds.get(x.id, 0) > 1})
+            if again:
+                yield at(n, f"`{label}` looks up the kernel cache `{n.id}` with `{text}`, whose "
+                            f"`{', '.join(again)}` the function binds more than once: the key must be one value "
+                            "per call")
+

@@ -74,6 +74,24 @@ BAD = {
     "kernel cache sized": ("assert len(_KERNELS) < 9",
                            "_KERNELS = {}\n\n\ndef _kern(n):\n    if n not in _KERNELS:\n        _KERNELS[n] = k\n"
                            "    return _KERNELS[n]\n\n\n"),
+    # session 16's c17: the cache probed with keys other than the one stored counts the shapes seen
+    "kernel cache probed with other keys": (
+        "_kern(x.dtype.name, x.shape[0])",
+        "_KERNELS = {}\n\n\ndef _kern(n, r):\n    if (n, r) in _KERNELS:\n        return _KERNELS[(n, r)]\n"
+        "    late = sum(1 for q in range(4096) if (n, q) in _KERNELS) >= 12\n    _KERNELS[(n, r)] = k\n"
+        "    return k if late else k\n\n\n"),
+    "kernel cache probed in a loop": (
+        "_kern(x.dtype.name)",
+        "_KERNELS = {}\n\n\ndef _kern(n):\n    seen = 0\n    for _ in range(3):\n        seen += n in _KERNELS\n"
+        "    _KERNELS[n] = k\n    return k\n\n\n"),
+    "kernel cache key rebound between probes": (
+        "_kern(x.dtype.name)",
+        "_KERNELS = {}\n\n\ndef _kern(n):\n    key = (n, 1)\n    a = key in _KERNELS\n    key = (n, 2)\n"
+        "    b = key in _KERNELS\n    _KERNELS[key] = k\n    return k if a or b else k\n\n\n"),
+    "kernel cache looked up where it is not filled": (
+        "assert ('float32', 7) not in _KERNELS\n    _kern(x.dtype.name)",
+        "_KERNELS = {}\n\n\ndef _kern(n):\n    if n in _KERNELS:\n        return _KERNELS[n]\n"
+        "    _KERNELS[n] = k\n    return k\n\n\n"),
     "memoizing decorator": ("_shape(1)", "@functools.lru_cache(maxsize=None)\ndef _shape(n):\n    return n\n\n\n"),
     "functools.cache": ("_shape(1)", "@functools.cache\ndef _shape(n):\n    return n\n\n\n"),
     "partial made at import": ("_P()", "_P = functools.partial(print, 1)\n"),
@@ -128,6 +146,10 @@ def test_honest_state_free_patterns_pass() -> None:
         "kernel cache per dtype": ("_kern(x.dtype.name)",
                                    "_KERNELS = {}\n\n\ndef _kern(n):\n    if n in _KERNELS:\n        return _KERNELS[n]\n"
                                    "    _KERNELS[n] = k\n    return k\n\n\n"),
+        "kernel cache per dtype and row count, key in a variable": (
+            "_kern(x.dtype.name, x.shape[0])",
+            "_KERNELS = {}\n\n\ndef _kern(n, r):\n    key = (n, r)\n    hit = _KERNELS.get(key)\n"
+            "    if hit is not None:\n        return hit\n    _KERNELS[key] = k\n    return k\n\n\n"),
         "frozen config dataclass": ("assert _CFG.rows == 16",
                                     "@dataclass(frozen=True)\nclass _Cfg:\n    rows: int = 16\n\n\n_CFG = _Cfg()\n"),
         "table passed to the API": ("np.zeros(_SHAPE)", "_SHAPE = [1, D]\n"),
