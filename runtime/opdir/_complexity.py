@@ -5,9 +5,12 @@ excluded), so splitting a golden into helpers does not change the decision:
 
 - ``effective_lines``: statements, docstrings excluded, compound statements counted recursively (header 1 +
   body), like upstream ``count_golden_lines.py``;
-- ``matmul_count``: ``@`` and calls named ``matmul bmm mm einsum dot tensordot``;
+- ``matmul_count``: ``@`` and calls named ``matmul bmm mm einsum dot tensordot addmm baddbmm addbmm linear
+  bilinear``, the convolutions, and the torch.nn layers that are one (``Linear``, ``Conv2d``, ...);
 - ``cross_tile_reduce_count``: calls named ``sum mean max amax min amin prod var std norm logsumexp softmax
-  log_softmax`` (method or module function; bare builtins ``max/min/sum`` are Python scalars and skipped).
+  log_softmax``, the normalizations (``layer_norm``/``LayerNorm``, group, RMS, batch, instance) and
+  ``Softmax``/``LogSoftmax`` layers (method or module function; bare builtins ``max/min/sum`` are Python
+  scalars and skipped). A class the golden reaches (a KernelBench ``Model``) counts with all its methods.
   Whole softmax = 1: a max-type reduction whose result (directly or through one assignment) is subtracted
   inside an ``exp(...)`` is the softmax stabiliser and is not counted separately. Every reduction is assumed to
   cross tiles (we cannot know tile sizes from golden.py) -- an approximation that errs towards more modules;
@@ -34,9 +37,16 @@ from runtime import pyast
 
 __all__ = ["Complexity", "complexity", "complexity_from_signals", "golden_signals"]
 
-MATMUL_NAMES = frozenset({"matmul", "bmm", "mm", "einsum", "dot", "tensordot"})
+MATMUL_NAMES = frozenset({"matmul", "bmm", "mm", "einsum", "dot", "tensordot", "addmm", "baddbmm", "addbmm",
+                          "linear", "bilinear", "Linear", "Bilinear",
+                          *(f"{c}{d}d" for c in ("conv", "conv_transpose", "Conv", "ConvTranspose") for d in (1, 2, 3))})
+"""matmul-like calls: numpy/torch functions and the torch.nn layers and functionals that are one (a KernelBench
+model's ``nn.Linear`` built in ``__init__`` is the forward's matmul)"""
 REDUCE_NAMES = frozenset({"sum", "mean", "max", "amax", "min", "amin", "prod", "var", "std", "norm",
-                          "logsumexp", "softmax", "log_softmax", "nansum", "nanmean", "nanmax", "nanmin"})
+                          "logsumexp", "softmax", "log_softmax", "nansum", "nanmean", "nanmax", "nanmin",
+                          "Softmax", "LogSoftmax", "layer_norm", "LayerNorm", "group_norm", "GroupNorm",
+                          "rms_norm", "RMSNorm", "batch_norm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
+                          "instance_norm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"})
 _MAX_LIKE = frozenset({"max", "amax", "min", "amin", "nanmax", "nanmin"})
 _BUILTIN_SCALAR = frozenset({"max", "min", "sum"})
 
@@ -94,6 +104,8 @@ def _call_name(node: ast.Call) -> tuple[str, bool]:
     """(name, is_bare_name) of a call: ``np.max(...)`` -> ("max", False), ``max(...)`` -> ("max", True)."""
     f = node.func
     if isinstance(f, ast.Attribute):
+        if isinstance(f.value, ast.Name) and f.value.id == "self":
+            return "", False  # a layer of the model called (`self.linear(x)`): its constructor counted it
         return f.attr, False
     if isinstance(f, ast.Name):
         return f.id, True
@@ -118,8 +130,13 @@ def _statements(body: list[ast.stmt]) -> int:
 
 
 def _functions_used(tree: ast.Module, entry: str = "golden") -> list[ast.FunctionDef]:
-    top = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name != "make_inputs"}
-    if entry not in top:
+    """``entry`` and every top-level function it reaches by name; a top-level class it reaches (``Model(...)``,
+    a KernelBench task's module built by the import adapter) brings all its methods - ``forward`` is where the
+    operator is."""
+    top: dict[str, ast.FunctionDef | ast.ClassDef] = {
+        n.name: n for n in tree.body
+        if (isinstance(n, ast.FunctionDef) and n.name != "make_inputs") or isinstance(n, ast.ClassDef)}
+    if not isinstance(top.get(entry), ast.FunctionDef):
         return []
     order, todo = [entry], [entry]
     while todo:
@@ -130,7 +147,11 @@ def _functions_used(tree: ast.Module, entry: str = "golden") -> list[ast.Functio
                 if name in top and name not in order:
                     order.append(name)
                     todo.append(name)
-    return [top[n] for n in order]
+    out: list[ast.FunctionDef] = []
+    for n in order:
+        d = top[n]
+        out += [m for m in d.body if isinstance(m, ast.FunctionDef)] if isinstance(d, ast.ClassDef) else [d]
+    return out
 
 
 def _stabiliser_names(fn: ast.FunctionDef) -> set[str]:

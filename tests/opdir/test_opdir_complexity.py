@@ -117,3 +117,43 @@ def test_silu_is_l0() -> None:
     assert dumped["signals"] == {"effective_lines": 4, "matmul_count": 0, "cross_tile_reduce_count": 0,
                                  "loop_carried_state_groups": 0}
     assert dumped["total_complexity"] == pytest.approx(4 / 30, abs=1e-4)
+
+
+KB_MODEL = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, in_f, out_f, groups):
+        super().__init__()
+        self.linear = nn.Linear(in_f, out_f)
+        self.group_norm = nn.GroupNorm(groups, out_f)
+
+    def forward(self, x):
+        x = self.linear(x)
+        x = torch.sigmoid(x) * x
+        x = self.group_norm(x)
+        return torch.sum(x, dim=1)
+
+
+_model = None
+
+
+def _module():
+    return Model(8, 16, 4)
+
+
+def golden(x):
+    return _module()(x)
+'''
+
+
+def test_a_kernelbench_model_counts_where_the_operator_is() -> None:
+    """An imported KernelBench task's golden builds the task's ``Model``: its layers (``nn.Linear`` = a matmul,
+    ``nn.GroupNorm`` = a reduction) and forward count; a layer called through ``self`` is not counted twice. Before,
+    only the adapter's own lines were read (every imported matmul task: matmul count 0)."""
+    lines, mm, red, groups, names = golden_signals(KB_MODEL)
+    assert (mm, red, groups) == (1, 2, 0)
+    assert {"golden", "_module", "__init__", "forward"} <= set(names)
+    assert golden_signals(KB_MODEL.replace("self.linear(x)", "x @ x.T"))[1] == 2  # the layer and the @

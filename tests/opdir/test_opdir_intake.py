@@ -67,6 +67,20 @@ def test_input_independent_golden_rejected(tmp_path: Path) -> None:
     assert "identical for seeds 0 and 1" in p.message and "does not depend on the inputs" in p.message
 
 
+def test_golden_all_zero_on_the_probe_pair_only_is_accepted(tmp_path: Path) -> None:
+    """KernelBench level2/9 (`relu((x @ W.T + b - 2) * 1.5)` at K=10) is all zeros on both probe seeds of its first
+    shape and not elsewhere: that is no evidence it ignores its inputs (its import was refused)."""
+    golden = BASE_GOLDEN.replace("return y.astype(x.dtype)",
+                                 "return (np.zeros_like(x) if x.shape[0] == 16 else y).astype(x.dtype)")
+    report = intake(write_op(tmp_path / "op", golden=golden))
+    assert report.ok, [str(p) for p in report.problems]
+    # still refused: the same non-constant output for both seeds
+    golden = BASE_GOLDEN.replace("return y.astype(x.dtype)",
+                                 "return (np.arange(x.size).reshape(x.shape) if x.shape[0] == 16 else y).astype(x.dtype)")
+    (p,) = intake(write_op(tmp_path / "op2", golden=golden)).problems
+    assert "does not depend on the inputs" in p.message
+
+
 def test_output_shape_and_dtype_checked(tmp_path: Path) -> None:
     golden = BASE_GOLDEN.replace("return y.astype(x.dtype)", "return y[:, :4].astype(np.float64)")
     report = intake(write_op(tmp_path / "op", golden=golden))
