@@ -13,8 +13,14 @@ CPU:
 * ``torch.npu.*`` device calls (``set_device``, ``synchronize``, ``current_device``, ``empty_cache``,
   ``config.allow_internal_format``, ``get_soc_version`` ...) return what a one-device machine would;
   ``get_soc_version`` follows ``--npuarch`` (A2/A3: 220 = Ascend910B1, DAV_3510: 260 = Ascend950);
-* the ``torch_npu`` ops the gym calls outside kernels (``npu_rms_norm``, ``npu_format_cast``,
-  ``get_npu_format``, ``Format``) compute on the CPU; formats are bookkeeping only (data stays ND).
+* the ``torch_npu`` ops the gym calls outside kernels (``npu_format_cast``, ``get_npu_format``, ``Format``)
+  and the fused operators a golden reference calls (``npu_rms_norm``, ``npu_swiglu``, ``npu_rotary_mul`` ...:
+  :mod:`runtime.emulator._torch_npu_ops`) compute on the CPU, also as ``torch.ops.npu.<name>``; formats are
+  bookkeeping only (data stays ND);
+* any other ``torch_npu.<name>`` / ``torch.ops.npu.<name>`` raises :class:`NotProvidedError` (an
+  ``AttributeError``, so ``hasattr`` still answers False) naming what the stand-in provides: a vendor test
+  that needs an operator the stand-in lacks stops at its own line with that message, not deep inside a
+  bare ``AttributeError``.
 
 It is never installed by ``runtime.emulator.install()`` (the verifier's sandbox does not need it): only the
 script runner registers it, so a real ``torch_npu`` is never shadowed in a library process.
@@ -37,7 +43,7 @@ from typing import Any
 
 from runtime.emulator._session import current_session
 
-__all__ = ["NpuFinder", "build_module", "install_autoload", "install_finder", "map_device"]
+__all__ = ["NotProvidedError", "NpuFinder", "build_module", "install_autoload", "install_finder", "map_device"]
 
 log = logging.getLogger(__name__)
 
@@ -217,18 +223,6 @@ def get_npu_format(tensor: Any) -> int:
     return int(getattr(tensor, _FORMAT_ATTR, Format.ND))
 
 
-def npu_rms_norm(x: Any, gamma: Any, epsilon: float = 1e-6) -> tuple[Any, Any]:
-    """``torch_npu.npu_rms_norm(x, gamma, epsilon)`` -> ``(y, rstd)``: FP32 math, ``y`` in x's dtype, ``rstd`` FP32
-    reduced over gamma's trailing dims (kept as size 1), as the CANN operator documents."""
-    import torch  # the stand-in exists only where torch does
-
-    dims = tuple(range(x.dim() - gamma.dim(), x.dim()))
-    xf = x.float()
-    rstd = torch.rsqrt(xf.pow(2).mean(dim=dims, keepdim=True) + epsilon)
-    y = (xf * rstd * gamma.float()).to(x.dtype)
-    return y, rstd
-
-
 def patch_torch(torch: Any) -> None:
     """Make npu devices mean the CPU in this process (idempotent)."""
     if getattr(torch, _PATCHED, False):
@@ -258,16 +252,77 @@ def patch_torch(torch: Any) -> None:
     setattr(torch, _PATCHED, True)
 
 
+class NotProvidedError(AttributeError):
+    """A ``torch_npu`` / ``torch.ops.npu`` name the stand-in does not provide (an ``AttributeError``, so
+    ``hasattr`` and ``getattr(..., default)`` keep working; the message lists what is provided)."""
+
+
+def _not_provided(qualname: str, provided: list[str]) -> NotProvidedError:
+    return NotProvidedError(f"{qualname} is not provided by the emulator's torch_npu stand-in "
+                            f"(provided: {', '.join(provided)})")
+
+
+def _module_getattr(provided: list[str]) -> Callable[[str], Any]:
+    """The PEP 562 ``__getattr__`` of the stand-in module: a clear error for the names it lacks."""
+
+    def __getattr__(name: str) -> Any:
+        if name.startswith("__") and name.endswith("__"):  # import machinery probes: the plain answer
+            raise AttributeError(f"module 'torch_npu' has no attribute {name!r}")
+        raise _not_provided(f"torch_npu.{name}", provided)
+
+    return __getattr__
+
+
+class _OpPacket:
+    """``torch.ops.npu.<name>``: callable, with the ``.default`` overload torch's op packets have."""
+
+    def __init__(self, name: str, fn: Callable[..., Any]) -> None:
+        self.__name__ = name
+        self.default = fn
+        self._fn = fn
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._fn(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<torch.ops.npu.{self.__name__} (PTO Forge torch_npu stand-in)>"
+
+
+class _NpuOpsNamespace(types.SimpleNamespace):
+    """``torch.ops.npu`` of the stand-in: the fused operators it implements; anything else a clear error.
+
+    Why not ``torch.library``: the ops would need their full schemas and dispatch registrations for no gain (the
+    goldens only call them); this namespace gives the same call forms (``torch.ops.npu.x(...)``, ``.default``).
+    """
+
+    def __init__(self, ops: dict[str, Callable[..., Any]]) -> None:
+        super().__init__(**{name: _OpPacket(name, fn) for name, fn in ops.items()})
+
+    def __getattr__(self, name: str) -> Any:  # only reached for names not set in __init__
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        raise _not_provided(f"torch.ops.npu.{name}", sorted(vars(self)))
+
+
 def build_module() -> types.ModuleType:
-    """The ``torch_npu`` module: patches torch on creation."""
+    """The ``torch_npu`` module: patches torch on creation, serves the fused operators of ``_torch_npu_ops``
+    (also as ``torch.ops.npu.<name>``) and a clear error for any other name."""
     import torch
+
+    from runtime.emulator._torch_npu_ops import OPS  # imports torch: only here, never at stand-in import
 
     patch_torch(torch)
     npu = vars(torch)["npu"]  # set by patch_torch (torch has no static `npu` attribute for mypy)
     mod = types.ModuleType("torch_npu", "PTO Forge stand-in for torch_npu: NPU devices map to the CPU")
-    mod.__dict__.update({"npu": npu, "__version__": "0.0+pto-forge-emulator", "_pto_forge_stand_in": True,
-                         "Format": Format, "npu_format_cast": npu_format_cast, "npu_format_cast_": npu_format_cast_,
-                         "get_npu_format": get_npu_format, "npu_rms_norm": npu_rms_norm})
+    exports: dict[str, Any] = {"npu": npu, "Format": Format, "npu_format_cast": npu_format_cast,
+                               "npu_format_cast_": npu_format_cast_, "get_npu_format": get_npu_format, **OPS}
+    mod.__dict__.update({"__version__": "0.0+pto-forge-emulator", "_pto_forge_stand_in": True, **exports,
+                         "__getattr__": _module_getattr(sorted(exports))})
+    ops_ns = _NpuOpsNamespace({name: fn for name, fn in exports.items() if name.startswith("npu_")})
+    try:
+        setattr(torch.ops, "npu", ops_ns)  # noqa: B010 - torch.ops has no static `npu` attribute
+    except (AttributeError, TypeError) as exc:  # a torch whose ops object refuses attributes: no alias then
+        log.debug("torch.ops.npu: %s", exc)
     return mod
 
 
