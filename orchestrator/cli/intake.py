@@ -13,6 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from orchestrator.cli._common import console, err_console
+from orchestrator.ui.progress import working
 from runtime.opdir import GOLDEN_CASE_TIMEOUT_S, IntakeReport, intake
 
 EXIT_OK = 0
@@ -32,7 +33,10 @@ def register(sub) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    report = intake(args.op_dir, timeout=args.timeout, run_golden=not args.no_golden)
+    what = ("checking SPEC.md and running golden.py on every case" if not args.no_golden
+            else "checking SPEC.md and golden.py")
+    with working(err_console, f"{what} (up to {args.timeout:g} s a case)" if not args.no_golden else what):
+        report = intake(args.op_dir, timeout=args.timeout, run_golden=not args.no_golden)
     if args.json:
         console.print_json(report.model_dump_json())
         return EXIT_OK if report.ok else EXIT_PROBLEMS

@@ -7,8 +7,10 @@ is one plain line when it starts, and verifications add their verdict when they 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
+from collections.abc import Iterator
 
 from rich.console import Console
 from rich.markup import escape
@@ -139,6 +141,17 @@ class _Elapsed:
 
     def __rich__(self) -> Text:
         return Text.from_markup(f"[bold]{escape(self.text)}[/]  [dim]{time.monotonic() - self.t0:5.1f} s[/]")
+
+
+@contextlib.contextmanager
+def working(console: Console, text: str) -> Iterator[None]:
+    """A spinner with the elapsed time while a long call runs (on a terminal; nothing elsewhere): a golden that
+    takes its whole per-case limit must not look like a hung command."""
+    if not console.is_terminal:
+        yield
+        return
+    with Status(_Elapsed(text), console=console, spinner="dots"):
+        yield
 
 
 class Progress:
