@@ -370,3 +370,140 @@ def ol62_no_host_math(ctx: LintContext) -> Iterator[Hit]:
                         and not isinstance(pf.parents.get(n), ast.Attribute)]
                 if refs:
                     yield at(node, f"host code writes data derived from input `{refs[0]}` into an array")
+
+
+# ------------------------------------------------------------------------------------------- inside the graph
+# A JIT body (and every helper it calls) is Python that runs once, on the host, when the kernel is traced: what it
+# computes there becomes a constant of the traced graph. Red team s17: `torch.get_num_threads()`,
+# `np.datetime64("now")`, `torch.rand(1)` inside a JIT body chose the loop bound, so the sandbox got the right
+# kernel and every other host a wrong one. Inside the graph only pypto, math, shape/index arithmetic, builtins for
+# it, dtype constants and the file's own helpers are allowed; numpy/torch (beyond dtype constants) and every other
+# module are refused. Functions of the graph that only *build* the kernel (a factory, a host entry with a nested
+# `@jit`) are host code outside their JIT bodies: there numpy/torch keep the host allow-list.
+
+_GRAPH_MODULES_OK = ("pypto", "math", "typing", "dataclasses", "functools", "ml_dtypes")
+_GRAPH_NP_TORCH_OK = set("""dtype finfo iinfo inf nan pi e newaxis Tensor ndarray Size float16 float32 float64
+bfloat16 half float double int8 int16 int32 int64 uint8 uint16 uint32 uint64 bool bool_ float8_e4m3fn float8_e5m2
+longlong intc single""".split())
+"""numpy/torch members a JIT body may name: dtype constants and dtype facts (no state, no environment)."""
+
+
+def _imported_roots(pf: ParsedFile) -> set[str]:
+    roots: set[str] = set()
+    for node in pf.nodes(ast.Import):
+        roots |= {a.name.split(".")[0] for a in node.names}
+    for node in pf.nodes(ast.ImportFrom):
+        if node.module and not node.level:
+            roots.add(node.module.split(".")[0])
+    return roots
+
+
+def _module_level_aliases(pf: ParsedFile, roots: set[str]) -> dict[str, str]:
+    """Module-level ``T = np`` / ``F = np.datetime64``: the name stands for a module member inside functions."""
+    out: dict[str, str] = {}
+    for _ in range(3):
+        for stmt in pf.tree.body:
+            if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                    and isinstance(stmt.value, (ast.Name, ast.Attribute))):
+                full = pf.name(stmt.value)
+                head, _, rest = full.partition(".")
+                if head in out:
+                    full = out[head] + ("." + rest if rest else "")
+                if full.split(".")[0] in roots:
+                    out[stmt.targets[0].id] = full
+    return out
+
+
+def graph_zones(pf: ParsedFile) -> tuple[list[ast.AST], list[ast.AST]]:
+    """(functions whose code runs at trace time: JIT kernels, the helpers they call - module-level or nested -,
+    graph functions that only build a kernel: factories and host entries with a nested ``@jit``)."""
+    key = "graph_zones"
+    if key in pf._memo:
+        return pf._memo[key]
+    strict: dict[int, ast.AST] = {id(f): f for f in pf.reachable_from(pf.jit_fns)}
+    by_name: dict[str, list[ast.AST]] = {}
+    for f in pf.nodes(ast.FunctionDef):
+        by_name.setdefault(f.name, []).append(f)
+    todo = list(strict.values())
+    while todo:  # nested helpers (a def inside a factory) the graph calls by name
+        fn = todo.pop()
+        for call in pf.calls_in.get(fn, []):
+            if isinstance(call.func, ast.Name):
+                for target in by_name.get(call.func.id, []):
+                    if id(target) not in strict:
+                        strict[id(target)] = target
+                        todo.append(target)
+    loose = [f for f in pf.graph_functions() if id(f) not in strict]
+    pf._memo[key] = (list(strict.values()), loose)
+    return pf._memo[key]
+
+
+@check("OL62")
+def ol62_graph_library_calls(ctx: LintContext) -> Iterator[Hit]:
+    pf = kernel_pf(ctx)
+    if not pf.jit_fns:
+        return
+    roots = _imported_roots(pf) - {"pypto", "math"}
+    if not roots:
+        return
+    aliases = _module_level_aliases(pf, roots)
+    strict, loose = graph_zones(pf)
+    strict_ids: set[int] = set()
+    for fn in strict:
+        strict_ids |= {id(n) for n in pf.fn_nodes.get(fn, [])}
+    decorators: set[int] = set()
+    for fn in [*strict, *loose]:
+        for dec in getattr(fn, "decorator_list", []):  # evaluated where the def stands (module level)
+            decorators |= {id(n) for n in ast.walk(dec)}
+    seen: set[int] = set()
+    for zone, fns in (("strict", strict), ("loose", loose)):
+        for fn in fns:
+            for node in pf.fn_nodes.get(fn, []):
+                if not isinstance(node, (ast.Attribute, ast.Name)) or id(node) in seen or id(node) in decorators:
+                    continue
+                if not isinstance(node.ctx, ast.Load) or isinstance(pf.parents.get(node), ast.Attribute):
+                    continue
+                if zone == "loose" and id(node) in strict_ids:
+                    continue
+                seen.add(id(node))
+                full = pf.name(node)
+                head, _, rest = full.partition(".")
+                if head in aliases and head not in pf.aliases:
+                    full = aliases[head] + ("." + rest if rest else "")
+                    head, _, rest = full.partition(".")
+                if head not in roots or _local_binding(pf, node, head):
+                    continue
+                member = rest.split(".")[0]
+                where = getattr(pf.enclosing_fn.get(node), "name", "?")
+                if not rest:
+                    yield at(node, f"module `{full}` used as a value in `{where}` (JIT-graph code): name the pypto "
+                             "API directly; a kernel hands no module around")
+                elif zone == "strict":
+                    if head in _GRAPH_MODULES_OK or (head in ("numpy", "torch") and member in _GRAPH_NP_TORCH_OK):
+                        continue
+                    yield at(node, f"`{full}` inside the JIT graph (`{where}`): a kernel body and the helpers it "
+                             "calls run once on the host, when the kernel is traced, and what they compute becomes "
+                             "a constant of the kernel; use only pypto, math, shape/index arithmetic and the file's "
+                             "own helpers there")
+                elif head not in ("numpy", "torch") or (head == "torch" and member in _TORCH_OK) or (
+                        head == "numpy" and member in _NUMPY_OK):
+                    continue  # other modules: their import is PF01's, their uses PF02/PF04's
+                else:
+                    yield at(node, f"`{full}` in `{where}`, which builds the JIT kernel: it computes on the host "
+                             "(only allocation/layout numpy/torch functions and dtype constants are allowed)")
+
+
+def _local_binding(pf: ParsedFile, node: ast.AST, name: str) -> bool:
+    """``name`` is bound inside a function around ``node`` (a parameter or local that shadows the module)."""
+    if name in pf.aliases:
+        return False  # an import alias (np, F): its uses are the module's
+    for scope in _function_scopes(pf, node):
+        a = scope.args  # type: ignore[attr-defined]
+        if any(p.arg == name for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]):
+            return True
+        if isinstance(scope, ast.Lambda):
+            continue
+        for n in pf.nodes_in(scope, ast.Name):
+            if n.id == name and isinstance(n.ctx, ast.Store):  # type: ignore[attr-defined]
+                return True
+    return False

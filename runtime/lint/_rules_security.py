@@ -18,7 +18,9 @@ from runtime.lint._util import at, kernel_pf
 ALLOWED_IMPORTS = ("pypto", "numpy", "math", "torch", "dataclasses", "typing", "functools", "ml_dtypes")
 """The brief's allow-list plus ``ml_dtypes`` (dtype objects only: wrappers name bf16/fp8 numpy dtypes with it)."""
 _BANNED_BUILTINS = {"globals", "locals", "vars", "open", "eval", "exec", "compile", "__import__", "breakpoint",
-                    "input", "memoryview"}
+                    "input", "memoryview", "hash"}
+_BUILTIN_WHY = {"hash": " (its value depends on the interpreter's hash seed, a fact of the host: red team s17 made "
+                        "`hash(\"...\") == <value under PYTHONHASHSEED=0>` pick the kernel)"}
 _BANNED_MODULES = ("subprocess", "socket", "ctypes", "importlib", "inspect", "multiprocessing", "threading",
                    "pickle", "marshal", "shutil", "signal", "urllib", "http", "builtins")
 _BANNED_EXACT = {"sys._getframe", "sys.modules", "sys.settrace", "sys.setprofile", "os.system", "os.popen",
@@ -46,8 +48,21 @@ _FILE_IO = {"numpy.load", "numpy.save", "numpy.savez", "numpy.savez_compressed",
             "numpy.loadtxt", "numpy.savetxt", "numpy.genfromtxt", "numpy.fromregex", "numpy.DataSource",
             "numpy.lib", "numpy.testing", "torch.load", "torch.save", "torch.hub", "torch.from_file", "torch.utils",
             "torch.package", "torch.ops", "torch.compile", "torch.jit", "torch.classes", "torch._C",
-            "typing.get_type_hints"}
-"""Allowed modules' entry points to files, pickles, code generation or native extensions."""
+            "typing.get_type_hints", "typing.ForwardRef", "typing.evaluate_forward_ref", "dataclasses.make_dataclass",
+            "torch.fx", "torch.export", "functools.singledispatch", "functools.singledispatchmethod"}
+"""Allowed modules' entry points to files, pickles, code generation (``typing.ForwardRef(...)._evaluate`` and
+``typing.get_type_hints`` eval strings - so does ``singledispatch``'s ``register`` on string annotations -,
+``dataclasses.make_dataclass`` and ``torch.fx`` exec generated code) or
+native extensions."""
+_PRIVATE_IMPORTS_OK = {("torch._dynamo", "allow_in_graph"), ("torch._subclasses.fake_tensor", "FakeTensor")}
+"""Private torch modules vendor code imports one public name from (the gym: the dynamo graph decorator, the fake
+tensor class its meta functions test for); every other private module or name is refused."""
+_MODULE_VALUES = {"numpy.random", "numpy.linalg", "numpy.fft", "numpy.ma", "numpy.char", "numpy.core", "numpy.lib",
+                  "numpy.testing", "numpy.polynomial", "torch.random", "torch.cuda", "torch.npu", "torch.backends",
+                  "torch.nn", "torch.linalg", "torch.fft", "torch.special", "torch.distributions", "torch.testing",
+                  "torch.version", "torch.utils", "torch.library", "torch.ops", "torch.cpu", "torch.mps",
+                  "torch.xpu", "torch.accelerator", "torch.distributed", "torch.nn.functional"}
+"""Submodules of the allowed modules: handed around as values they hide every later use from lint."""
 
 
 def _banned_name(full: str) -> str | None:
@@ -237,6 +252,75 @@ def _pypto_introspection(pf: ParsedFile) -> Iterator[Hit]:
                              "allowed in a kernel file")
 
 
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _own_classes(pf: ParsedFile) -> set[str]:
+    return {c.name for c in pf.nodes(ast.ClassDef)}
+
+
+def _self_or_own_class(pf: ParsedFile, node: ast.Attribute, classes: set[str]) -> bool:
+    """``self._x`` / ``cls._x`` in a method of a class of the file, or ``Cls._x`` for such a class."""
+    value = node.value
+    if not isinstance(value, ast.Name):
+        return False
+    if value.id in classes and value.id not in pf.aliases:
+        return True
+    if value.id not in ("self", "cls"):
+        return False
+    fn = pf.enclosing_fn.get(node)
+    while fn is not None:
+        if isinstance(pf.parents.get(fn), ast.ClassDef):
+            args = fn.args.posonlyargs + fn.args.args
+            return bool(args) and args[0].arg == value.id
+        fn = pf.enclosing_fn.get(fn)
+    return False
+
+
+def _private_access(pf: ParsedFile) -> Iterator[Hit]:
+    """``obj._name`` outside the file's own classes, and imports of private names or modules: a library's private
+    helpers are not its API and several reach eval/exec (red team s17: ``dataclasses._create_fn`` exec()s its body,
+    ``typing.ForwardRef(...)._evaluate`` evals a string, ``typing._eval_type``)."""
+    classes = _own_classes(pf)
+    for node in pf.nodes(ast.Attribute):
+        if _is_private(node.attr) and not _self_or_own_class(pf, node, classes):
+            yield at(node, f"private attribute `.{node.attr}` (`{ast.unparse(node)[:60]}`): a kernel file uses "
+                     "only the public API of its modules (private helpers of dataclasses/typing run exec/eval)")
+    for imp in pf.nodes(ast.ImportFrom):
+        mod = imp.module or ""
+        for alias in imp.names:
+            if (mod, alias.name) in _PRIVATE_IMPORTS_OK or mod.split(".")[0] not in ALLOWED_IMPORTS:
+                continue  # a module outside the allow-list is PF01's
+            if _is_private(alias.name) or any(_is_private(p) for p in mod.split(".")):
+                yield at(imp, f"import of a private name (`from {mod} import {alias.name}`): a kernel file uses "
+                         "only the public API of its modules")
+    for imp in pf.nodes(ast.Import):
+        for alias in imp.names:
+            if alias.name.split(".")[0] in ALLOWED_IMPORTS and any(_is_private(p) for p in alias.name.split(".")):
+                yield at(imp, f"import of a private module (`import {alias.name}`): a kernel file uses only the "
+                         "public API of its modules")
+
+
+def _modules_as_values(pf: ParsedFile) -> Iterator[Hit]:
+    """A module (other than pypto/math) stored, passed or returned as a value (``m = np``, ``make(np)``,
+    ``r = np.random``): every later ``m.datetime64(...)`` would escape the checks keyed on ``numpy.*`` names."""
+    modules = set()
+    for imp in pf.nodes(ast.Import):
+        modules |= {a.asname or a.name.split(".")[0] for a in imp.names
+                    if a.name.split(".")[0] not in ("pypto", "math")}
+    for node in [*pf.nodes(ast.Name), *pf.nodes(ast.Attribute)]:
+        if not isinstance(node.ctx, ast.Load):
+            continue
+        parent = pf.parents.get(node)
+        if isinstance(parent, ast.Attribute) and parent.value is node:
+            continue  # `np.x`: a member is read
+        full = pf.name(node)
+        if (isinstance(node, ast.Name) and node.id in modules) or full in _MODULE_VALUES:
+            yield at(node, f"module `{full}` used as a value (stored, passed or returned): name its functions "
+                     "directly (`np.zeros(...)`), so that lint can see every use")
+
+
 @check("PF02")
 def pf02_banned_calls(ctx: LintContext) -> Iterator[Hit]:
     pf = kernel_pf(ctx)
@@ -250,7 +334,8 @@ def pf02_banned_calls(ctx: LintContext) -> Iterator[Hit]:
             continue
         called = id(node) in calls_by_func
         if node.id in _BANNED_BUILTINS:
-            yield at(node, f"`{node.id}(...)` is not allowed in a kernel file" if called else
+            yield at(node, f"`{node.id}(...)` is not allowed in a kernel file{_BUILTIN_WHY.get(node.id, '')}"
+                     if called else
                      f"`{node.id}` used as a value (aliased or passed on) is not allowed in a kernel file")
         elif node.id in _REFLECTION and not called:
             yield at(node, f"`{node.id}` used as a value (aliased or passed on) is not allowed; use plain attribute "
@@ -265,11 +350,18 @@ def pf02_banned_calls(ctx: LintContext) -> Iterator[Hit]:
         if isinstance(f, ast.Name) and f.id in _REFLECTION:
             args = call.args
             attr = args[1] if len(args) > 1 else None
-            if not (isinstance(attr, ast.Constant) and isinstance(attr.value, str)) or attr.value.startswith("__") \
+            if not (isinstance(attr, ast.Constant) and isinstance(attr.value, str)) or attr.value.startswith("_") \
                     or attr.value in _FRAME_ATTRS:
-                yield at(call, f"`{f.id}` with a computed or dunder attribute name is not allowed")
+                yield at(call, f"`{f.id}` with a computed, private or dunder attribute name is not allowed")
             elif args and dotted(args[0]).split(".")[0] in _module_roots(pf):
                 yield at(call, f"`{f.id}` on module `{dotted(args[0])}`; use plain attribute access")
+    yield from _private_access(pf)
+    yield from _modules_as_values(pf)
+    for imp in pf.nodes(ast.ImportFrom):  # refused where imported, used or not (`from typing import ForwardRef`)
+        for alias in imp.names:
+            full = f"{imp.module}.{alias.name}" if imp.module and not imp.level else ""
+            if full and full.split(".")[0] in ALLOWED_IMPORTS and _banned_name(full):
+                yield at(imp, f"`from {imp.module} import {alias.name}` is not allowed in a kernel file")
     for node in pf.nodes(ast.Attribute):
         if node.attr in _FRAME_ATTRS:  # on any object, inside a chain too (``e.tb_frame.f_back.f_code``)
             yield at(node, f"frame attribute `.{node.attr}` (introspection) is not allowed in a kernel file")
@@ -388,10 +480,71 @@ def _device_reads(pf: ParsedFile) -> Iterator[Hit]:
                 break
 
 
+_ENV_FACTS = ("torch.npu", "torch.cuda", "torch.backends", "torch.version", "torch.xpu", "torch.mps",
+              "torch.accelerator", "torch.cpu", "torch.distributed", "torch.config", "torch.__config__",
+              "torch.get_num_threads", "torch.get_num_interop_threads", "torch.is_grad_enabled",
+              "torch.is_inference_mode_enabled", "torch.are_deterministic_algorithms_enabled",
+              "torch.is_autocast_enabled", "torch.get_default_device", "torch.has_cuda", "torch.has_mps",
+              "numpy.show_config", "numpy.show_runtime", "numpy.version", "numpy.__config__", "numpy.get_include")
+"""Facts of the host a kernel could branch on: which accelerator backends exist, library versions and build
+options, thread counts, the caller's autograd/determinism mode (red team s17: ``try: torch.npu except
+AttributeError`` tells an Ascend host from the sandbox)."""
+_PROBE_MSG = "a kernel file does not probe its environment: it computes one way wherever it runs"
+_IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError"}
+
+
+def _import_only_try(node: ast.AST) -> bool:
+    """``try: import torch_npu`` / ``except ImportError: ...``: an optional import, the one try a kernel file needs."""
+    body = node.body  # type: ignore[attr-defined]
+    if not body or not all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in body):
+        return False
+    for h in node.handlers:  # type: ignore[attr-defined]
+        types = h.type.elts if isinstance(h.type, ast.Tuple) else [h.type]
+        if not all(isinstance(t, ast.Name) and t.id in _IMPORT_ERRORS for t in types):
+            return False
+    return True
+
+
+def _environment_probes(pf: ParsedFile) -> Iterator[Hit]:
+    """Environment facts (``torch.npu``, ``torch.backends``, thread counts ...), and every way to ask "does this
+    raise here?": try/except other than around imports, a ``finally`` that returns, ``hasattr``, ``getattr`` with a
+    default, a class with ``__exit__`` (a context manager can swallow exceptions). Red team s17: ``try:
+    np.empty(6 << 30) except MemoryError`` told the sandbox's address-space limit from a real host."""
+    for node in [*pf.nodes(ast.Attribute), *pf.nodes(ast.Name)]:
+        parent = pf.parents.get(node)
+        if isinstance(parent, ast.Attribute) and parent.value is node:
+            continue  # reported once, at the top of the chain
+        full = pf.name(node)
+        if any(full == f or full.startswith(f + ".") for f in _ENV_FACTS):
+            yield at(node, f"`{full}` reads a fact of the host (which backends, versions, threads or modes it has); "
+                     f"{_PROBE_MSG}")
+    for kind in (ast.Try, getattr(ast, "TryStar", ast.Try)):
+        for node in set(pf.by_type.get(kind, [])):
+            if node.handlers and not _import_only_try(node):  # type: ignore[attr-defined]
+                caught = ", ".join(ast.unparse(h.type) if h.type else "everything"
+                                   for h in node.handlers)  # type: ignore[attr-defined]
+                yield at(node, f"try/except ({caught}) in a kernel file: whether code raises differs between hosts "
+                         f"(memory limits, devices, versions); {_PROBE_MSG}. Only an optional import may be "
+                         "wrapped (`try: import torch_npu` / `except ImportError:`)")
+            elif any(isinstance(n, (ast.Return, ast.Break, ast.Continue))
+                     for st in node.finalbody for n in ast.walk(st)):  # type: ignore[attr-defined]
+                yield at(node, f"`finally:` that returns or leaves a loop swallows the exception; {_PROBE_MSG}")
+    for call in pf.nodes(ast.Call):
+        if isinstance(call.func, ast.Name) and (call.func.id == "hasattr" or (
+                call.func.id == "getattr" and len(call.args) + len(call.keywords) > 2)):
+            yield at(call, f"`{call.func.id}(...)`{' with a default' if call.func.id == 'getattr' else ''} asks "
+                     f"whether an attribute exists here; {_PROBE_MSG} (to tell inputs apart use "
+                     "`isinstance(x, torch.Tensor)`)")
+    for fn in pf.nodes(ast.FunctionDef):
+        if fn.name in ("__exit__", "__aexit__") and isinstance(pf.parents.get(fn), ast.ClassDef):
+            yield at(fn, f"a context manager (`{fn.name}`) can swallow exceptions; {_PROBE_MSG}")
+
+
 @check("PF04")
 def pf04_no_env_branch(ctx: LintContext) -> Iterator[Hit]:
     pf = kernel_pf(ctx)
     yield from _device_reads(pf)
+    yield from _environment_probes(pf)
     if "environ" not in ctx.source and "getenv" not in ctx.source:
         return  # every route to the environment spells one of these (obfuscated access is PF01/PF02's)
     tainted: set[str] = set()

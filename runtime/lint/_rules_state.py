@@ -79,8 +79,23 @@ _WRITE_FUNCS = {"numpy.copyto", "numpy.put", "numpy.place", "numpy.putmask", "nu
 _MEMO = {"functools.cache", "functools.lru_cache", "functools.cached_property"}
 _GLOBAL_STATE_PREFIX = ("numpy.random.", "torch.random.", "torch.set_", "torch.manual_seed", "torch.seed",
                         "torch.cuda.", "numpy.seterr", "numpy.set_", "numpy.setbufsize", "torch.use_deterministic")
-_GLOBAL_STATE_OK = {"numpy.random.default_rng", "numpy.random.Generator", "numpy.random.PCG64"}
-"""A generator made inside the call with a literal seed is local to the call (its state dies with it)."""
+_GLOBAL_STATE_OK = {"numpy.random.default_rng", "numpy.random.Generator", "numpy.random.PCG64",
+                    "numpy.random.RandomState", "numpy.random.MT19937", "numpy.random.Philox", "numpy.random.SFC64"}
+"""A generator made inside the call with a literal seed is local to the call (its state dies with it); the seed
+is checked by :func:`_rng_checks`."""
+_SEEDED_CTORS = {"numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.PCG64",
+                 "numpy.random.MT19937", "numpy.random.Philox", "numpy.random.SFC64"}
+"""numpy generators: without a literal seed they draw OS entropy (red team s17: ``default_rng().random() >= 0.004``
+dropped the tail on 0.4 % of calls)."""
+_TORCH_DRAWS = {"torch.rand", "torch.randn", "torch.randint", "torch.randperm", "torch.normal", "torch.bernoulli",
+                "torch.multinomial", "torch.poisson", "torch.rand_like", "torch.randn_like", "torch.randint_like"}
+"""torch draws: from torch's process-wide generator unless ``generator=`` names a local one (red team s17: the
+position of the global generator counted the calls)."""
+_TORCH_RNG_STATE = {"torch.initial_seed", "torch.seed", "torch.get_rng_state", "torch.set_rng_state",
+                    "torch.default_generator"}
+_TENSOR_DRAWS = {"uniform_", "random_", "normal_", "bernoulli_", "exponential_", "geometric_", "cauchy_",
+                 "log_normal_"}
+"""Tensor methods that fill from torch's global generator unless given ``generator=`` (even on a fresh tensor)."""
 
 
 @dataclass
@@ -453,11 +468,68 @@ def _read_only_use(n: ast.Name, parent: ast.AST | None, pf: ParsedFile, fn: ast.
     return False
 
 
+def _literal_seed(node: ast.AST | None, pf: ParsedFile) -> bool:
+    """An int literal, a list/tuple of them, or a module-level name bound to one (``SEED = 0``)."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, int) and not isinstance(node.value, bool)
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return bool(node.elts) and all(_literal_seed(e, pf) for e in node.elts)
+    if isinstance(node, ast.Name):
+        bound = [st.value for st in pf.tree.body if isinstance(st, ast.Assign)
+                 and any(isinstance(t, ast.Name) and t.id == node.id for t in st.targets)]
+        return len(bound) == 1 and isinstance(bound[0], ast.Constant) and _literal_seed(bound[0], pf)
+    return False
+
+
+def _seed_arg(call: ast.Call) -> ast.AST | None:
+    if call.args:
+        return call.args[0]
+    return next((k.value for k in call.keywords if k.arg in ("seed", "x")), None)
+
+
+def _rng_checks(pf: ParsedFile) -> Iterator[Hit]:
+    """Randomness that differs between calls or hosts: a generator without a literal seed (OS entropy), a draw
+    from numpy's or torch's process-wide generator, reading or resetting their state. Anywhere in the file but an
+    ``if __name__ == "__main__":`` block - JIT bodies included (they run on the host when traced)."""
+    msg = ("a kernel computes the same way on every call and host: make a local generator with a literal seed "
+           "(`np.random.default_rng(0)`, `torch.Generator().manual_seed(0)` passed as `generator=`)")
+    for call in pf.nodes(ast.Call):
+        name = pf.name(call.func)
+        f = call.func
+        if pf.in_main_block(call):
+            continue
+        if name in _SEEDED_CTORS:
+            if not _literal_seed(_seed_arg(call), pf):
+                yield at(call, f"`{name}(...)` without a literal seed draws OS entropy; {msg}")
+        elif name == "numpy.random.Generator":
+            if not call.args:
+                yield at(call, f"`{name}()` needs a seeded bit generator; {msg}")
+        elif name in _TORCH_DRAWS:
+            if not any(k.arg == "generator" for k in call.keywords):
+                yield at(call, f"`{name}(...)` draws from torch's process-wide generator (it moves on every call); "
+                         f"{msg}")
+        elif name in _TORCH_RNG_STATE or name.startswith("torch.random."):
+            yield at(call, f"`{name}(...)` reads or resets torch's process-wide generator; {msg}")
+        elif isinstance(f, ast.Attribute) and f.attr in _TENSOR_DRAWS:
+            if not any(k.arg == "generator" for k in call.keywords):
+                yield at(call, f"`.{f.attr}(...)` fills from torch's process-wide generator; {msg}")
+        elif isinstance(f, ast.Attribute) and f.attr == "manual_seed" and name != "torch.manual_seed":
+            if not _literal_seed(_seed_arg(call), pf):
+                yield at(call, f"`.manual_seed(...)` without a literal seed; {msg}")
+        elif isinstance(f, ast.Attribute) and f.attr == "seed" and not call.args and not call.keywords:
+            yield at(call, f"`.seed()` reseeds from OS entropy; {msg}")
+    for node in pf.nodes(ast.Attribute):
+        if pf.name(node) in ("torch.default_generator", "torch.initial_seed") and not isinstance(
+                pf.parents.get(node), ast.Call):
+            yield at(node, f"`{pf.name(node)}` is torch's process-wide generator; {msg}")
+
+
 @check("PF11")
 def pf11_no_state_across_calls(ctx: LintContext) -> Iterator[Hit]:
     pf = kernel_pf(ctx)
     b = module_bindings(pf)
     yield from b.hits
+    yield from _rng_checks(pf)
     cls = _Classifier(pf, b)
     for fn in _functions(pf):
         args = fn.args  # type: ignore[attr-defined]
