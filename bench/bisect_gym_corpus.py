@@ -16,8 +16,11 @@ which lint PF01 refuses in a kernel file; the corpus is about numerics.
 
 The peak resident memory of this process (bisect replays the kernel in it) is printed with the largest input.
 
-    FORGE_SHARED=/work/shared .venv/bin/python bench/bisect_gym_corpus.py [--only ID ...] [--ops OP ...]
-        [--opdirs DIR] [--no-verify] [--no-ratio]
+    FORGE_SHARED=/work/shared .venv/bin/python bench/bisect_gym_corpus.py [--corpus {gym,fresh,both}]
+        [--only ID ...] [--ops OP ...] [--opdirs DIR] [--no-verify] [--no-ratio]
+
+``--corpus fresh`` scores ``tests/bisect/gym_corpus_fresh.py`` (bugs written against the first corpus' blind spots:
+helpers, wrappers, wrong axes, tails); ``gym`` (default) the first corpus.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "bisect"))
 
 import gym_corpus as corpus  # noqa: E402
+import gym_corpus_fresh as corpus_fresh  # noqa: E402
 
 from runtime.bisect import bisect  # noqa: E402
 from runtime.verify import VerifySettings, verify  # noqa: E402
@@ -66,8 +70,21 @@ class Row:
     summary: str = ""
 
 
-def score(bug: corpus.GymBug, op_dir: Path, tmp: Path, cache: dict, check_verify: bool, ratio: bool) -> Row:
-    d, stage, span = corpus.materialize(bug, op_dir, tmp)
+def pristine_verdict(op: str, op_dir: Path, memo: dict[str, str]) -> str:
+    """verify's verdict on the operator as imported (no bug planted), once per operator."""
+    if op not in memo:
+        r = verify(corpus_fresh.prepare(op, op_dir), f"{op}_impl.py", settings=NO_LINT)
+        # (the SPEC cases, the ones bisect tries: an unseen case the vendor's wrapper refuses - a sequence length
+        # that is no multiple of its tile - says nothing about the planted bug)
+        spec = [c for c in r.cases if not c.unseen]
+        memo[op] = "PASS" if r.verdict == "PASS" or (spec and all(c.status == "pass" for c in spec)) else r.verdict
+    return memo[op]
+
+
+def score(bug: corpus.GymBug, op_dir: Path, tmp: Path, cache: dict, check_verify: bool, ratio: bool,
+          pristine: str = "PASS") -> Row:
+    mod = corpus_fresh if bug in corpus_fresh.BUGS else corpus
+    d, stage, span = mod.materialize(bug, op_dir, tmp)
     row = Row(bug.id, bug.op, bug.kind, span)
     lo, hi = span
     if check_verify:
@@ -79,6 +96,11 @@ def score(bug: corpus.GymBug, op_dir: Path, tmp: Path, cache: dict, check_verify
     rep = bisect(d, stage, golden_cache=cache, timeout=600.0)
     row.t_bisect = time.perf_counter() - t0
     row.status, row.case, row.summary = rep.status, rep.case, rep.summary
+    if pristine != "PASS" and not (pristine == "FAIL_NUMERIC" and rep.status == "RUNTIME_ERROR"):
+        # the operator as imported already fails (or does not run): a departure says nothing about the planted bug;
+        # only a bug that makes a numerically failing kernel raise is still scored (its error line is the bug's)
+        row.score = f"excluded (imported op: {pristine})"
+        return row
     text = " ".join([rep.summary, *rep.evidence])
     row.drop = "size budget" in text
     f = rep.first_divergence
@@ -110,11 +132,16 @@ def score(bug: corpus.GymBug, op_dir: Path, tmp: Path, cache: dict, check_verify
 
 def main() -> int:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--corpus", choices=("gym", "fresh", "both"), default="gym",
+                    help="gym: tests/bisect/gym_corpus.py; fresh: tests/bisect/gym_corpus_fresh.py")
     ap.add_argument("--only", nargs="*", default=[])
     ap.add_argument("--ops", nargs="*", default=[])
     ap.add_argument("--opdirs", default="", help="where imported op dirs are kept (reused; default: a temp dir)")
     ap.add_argument("--no-verify", action="store_true", help="skip the FAIL confirmation by verify")
     ap.add_argument("--no-ratio", action="store_true", help="skip the single-case verify timing")
+    ap.add_argument("--no-baseline", action="store_true",
+                    help="skip verify of each operator as imported (default: bugs of an operator that already fails "
+                         "are excluded)")
     args = ap.parse_args()
     if corpus.shared_gym() is None:
         print("bisect_gym_corpus: no gym corpus (set FORGE_SHARED to the folder holding gym/); nothing run")
@@ -122,15 +149,21 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="bisect-gym-"))
     opdirs = Path(args.opdirs) if args.opdirs else tmp / "ops"
     opdirs.mkdir(parents=True, exist_ok=True)
-    bugs = [b for b in corpus.BUGS if (not args.only or b.id in args.only) and (not args.ops or b.op in args.ops)]
+    pool = {"gym": corpus.BUGS, "fresh": corpus_fresh.BUGS, "both": corpus.BUGS + corpus_fresh.BUGS}[args.corpus]
+    bugs = [b for b in pool if (not args.only or b.id in args.only) and (not args.ops or b.op in args.ops)]
     cache: dict = {}
+    memo: dict[str, str] = {}
     rows: list[Row] = []
     for b in bugs:
         op_dir = corpus.import_op(b.op, opdirs)
-        r = score(b, op_dir, tmp, cache, not args.no_verify, not args.no_ratio)
+        try:
+            base = "PASS" if args.no_baseline else pristine_verdict(b.op, op_dir, memo)
+            r = score(b, op_dir, tmp, cache, not args.no_verify, not args.no_ratio, base)
+        except Exception as exc:  # noqa: BLE001 - a bisect that raises is scored "error", the others still run
+            r = Row(b.id, b.op, b.kind, (b.line, b.line), score="error", summary=f"{type(exc).__name__}: {exc}"[:300])
         rows.append(r)
         print(f"  {r.id}: {r.score} (named {r.named}, bug {r.span[0]}-{r.span[1]}, window {r.window}) "
-              f"{r.t_bisect:.1f} s", file=sys.stderr, flush=True)
+              f"{r.t_bisect:.1f} s: {r.summary[:200]}", file=sys.stderr, flush=True)
     print("| variant | op | kind | bug line | named | score | window lines | status | case | bisect s | verify s | "
           "ratio |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
@@ -144,8 +177,8 @@ def main() -> int:
         print(f"| {r.id} | {r.op} | {r.kind} | {line} | {r.named} | {r.score}{extra}{flags} | {r.window} | "
               f"{r.status} | {r.case} | {r.t_bisect:.1f} | {r.t_verify:.1f} | {ratio} |")
     # without the confirming verify (--no-verify), a bug no tried case departs on is excluded the same way
-    rs = [r for r in rows if r.score not in ("excluded", "no divergence")]
-    excluded = [r.id for r in rows if r.score in ("excluded", "no divergence")]
+    rs = [r for r in rows if not r.score.startswith("excluded") and r.score != "no divergence"]
+    excluded = [r.id for r in rows if r.score.startswith("excluded") or r.score == "no divergence"]
     if rs:
         n = len(rs)
         hits = sum(r.score == "hit" for r in rs)
@@ -158,6 +191,8 @@ def main() -> int:
               f"inside a window of <= 5 lines {inwin} ({inwin / n:.0%}); false claims {sum(r.false_claim for r in rs)}; "
               f"size-budget drops {sum(r.drop for r in rs)}; worst bisect/verify {worst[0]:.2f} ({worst[1]})"
               + (f"; excluded (verify passes): {excluded}" if excluded else ""))
+    if memo:
+        print(f"operators as imported (verify): {memo}")
     print(f"peak RSS of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
     return 1 if any(r.false_claim for r in rs) else 0
 

@@ -154,6 +154,38 @@ def _departed_upstream(an: Analyzer, r: Rec) -> bool:
     return False
 
 
+def _stuck_local_writes(an: Analyzer, origin: Rec) -> tuple[Rec, str] | None:
+    """NaN first appears at ``origin``, which reads a local tensor that several writes filled at the *same* offsets,
+    leaving part of what it reads never written (``for i in range(n): assemble(bias, [0, 0], tile)`` where
+    ``[i, 0]`` was meant): the first of those writes, and why (or None)."""
+    names = [str(ref.get("name")) for ref in origin.inputs or [] if ref.get("kind") == "tensor"]
+    for p in an.operand_recs(origin):  # (a read of the tensor recorded as its own op)
+        names += [n for n in (p.source, p.name, p.target) if n]
+        names += [str(ref.get("name")) for ref in p.inputs or [] if ref.get("kind") == "tensor"]
+    for nm in dict.fromkeys(names):
+        if an.param_map.get(nm) in an.inputs or nm not in an.writes:
+            continue
+        ws = [w for w in an.writes.get(nm, []) if w.seq < origin.seq and w.offsets is not None and w.bshape]
+        if len(ws) < 2:
+            continue
+        at: dict[tuple, list[Rec]] = {}
+        for w in ws:
+            at.setdefault((tuple(w.offsets), tuple(w.bshape)), []).append(w)
+        (offs, box), same = max(at.items(), key=lambda kv: len(kv[1]))
+        if len(same) < 2 or len({w.line for w in same}) != 1:
+            continue
+        shape = origin.shape or []
+        covered = sum(int(np.prod(b)) for (_o, b) in at)  # (distinct places written; each box once)
+        total = int(np.prod(shape)) if shape else 0
+        if not total or covered >= total:
+            continue
+        w0 = same[0]
+        return w0, (f"NaN first appears at {origin.where()}, which reads {nm!r}; {len(same)} writes at "
+                    f"{w0.where()} all land on offsets {list(offs)} (box {list(box)}), so only {covered} of the "
+                    f"{total} elements it reads were ever written: the write's offsets do not follow its loop")
+    return None
+
+
 def _window_suspects(ranked: list[Rec]) -> list[Suspect]:
     out: list[Suspect] = []
     seen: set[tuple] = set()
@@ -251,7 +283,12 @@ def analyze(recs: list[Rec] | Analyzer, golden: Golden | None = None, kernel_arg
     if origin is not None:
         culprit = origin
         unread = an.uninitialized_reads(origin)
-        if unread:
+        stuck = _stuck_local_writes(an, origin)
+        if stuck is not None:
+            culprit, why = stuck
+            evidence.append(why)
+            an.status[culprit.seq] = "misplaced"  # (its values are right, their place is not)
+        elif unread:
             evidence.append(f"NaN first appears at {origin.where()}: it reads {', '.join(sorted(unread))} "
                             "before anything was written there (uninitialized state)")
         else:

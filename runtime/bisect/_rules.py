@@ -16,7 +16,8 @@ from runtime.bisect._compare import mismatch_mask
 from runtime.bisect._parse import parse_source
 from runtime.bisect._records import Rec
 
-__all__ = ["contraction_offsets", "overwritten_state", "coverage_gap", "geometry", "missing_cast", "rebound_after_loop", "stale_state", "wrong_axis"]
+__all__ = ["contraction_offsets", "overwritten_state", "coverage_gap", "geometry", "missing_cast", "rebound_after_loop",
+           "shape_error_source", "stale_state", "wrong_axis"]
 
 
 def _driving_loop(source: str | None, write: Rec, axis: int) -> Rec | None:
@@ -476,6 +477,9 @@ def static_missing_cast(source: str | None, error_line: int | None) -> int | Non
         tree = parse_source(source)
     except (SyntaxError, ValueError):
         return None
+    strong = _uncast_expression(tree, error_line)
+    if strong is not None:
+        return strong
     assigns: list[tuple[int, str, set[str], bool]] = []  # line, target, names read, is a cast
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
@@ -702,3 +706,231 @@ def _lineage_seqs(an: Analyzer, r: Rec, limit: int = 400) -> set[int]:
                 seen.add(p.seq)
                 stack.append(p)
     return seen
+
+
+_SHAPE_RE = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
+
+
+def _strip_ones(shape: tuple[int, ...]) -> tuple[int, ...]:
+    i = 0
+    while i < len(shape) - 1 and shape[i] == 1:
+        i += 1
+    return shape[i:]
+
+
+def _broadcasts(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
+    return all(x == y or x == 1 or y == 1 for x, y in zip(reversed(a), reversed(b), strict=False))
+
+
+def shape_error_source(recs: list[Rec], message: str, error_line: int | None) -> tuple[Rec, str] | None:
+    """For a kernel that raised on operands whose shapes do not broadcast: the reduction, on another line, that made
+    the odd operand - reduced over the wrong axis, or with ``keepdim`` dropped - and why (or None).
+
+    The op that raises is only where the two shapes meet (``sub(dp_ij, d_i)`` in a helper, ``div(x, y)``); the shape
+    was made earlier by ``d_i = sum(t, 0, keepdim=True)`` ([1, 64] where [128, 1] was meant) or by ``sum(y, -1,
+    keepdim=False)`` ([4] where [4, 1] was meant). Named only when reducing the same operand over one of its axes
+    with ``keepdim`` would have given a shape that broadcasts with the other operand - i.e. the reduction's own
+    choice of axis or ``keepdim`` is what does not fit.
+    """
+    if not message or "shape" not in message.lower():
+        return None
+    shapes = [tuple(int(x) for x in m.split(",")) for m in _SHAPE_RE.findall(message)]
+    if len(shapes) < 2:
+        return None
+    by_seq = {r.seq: r for r in recs}
+    for i, odd in enumerate(shapes):
+        others = [s for j, s in enumerate(shapes) if j != i and s != odd]
+        if not others:
+            continue
+        src = next((r for r in reversed(recs) if r.shape is not None and not r.is_write
+                    and _strip_ones(tuple(r.shape)) == _strip_ones(odd)), None)
+        if src is None or src.op not in _REDUCERS or src.line is None or src.line == error_line:
+            continue
+        ops = [by_seq.get(int(x.get("seq", -1))) for x in src.inputs or [] if x.get("kind") == "record"]
+        operand = next((o for o in ops if o is not None and o.shape is not None), None)
+        if operand is None:
+            continue
+        s_in = tuple(operand.shape)
+        fits = [a for a in range(len(s_in))
+                if (k := s_in[:a] + (1,) + s_in[a + 1:]) != tuple(src.shape) and all(_broadcasts(k, o) for o in others)]
+        # (keepdim dropped: the axis it reduced first - the one whose removal gives the recorded shape)
+        fits.sort(key=lambda a: s_in[:a] + s_in[a + 1:] != tuple(src.shape))
+        if not fits:
+            continue
+        dropped = len(src.shape) < len(s_in)
+        why = (f"the kernel raised on operands of shapes {[list(s) for s in shapes]}; the operand of shape "
+               f"{list(src.shape)} is made at {src.where()} by a {src.op} of a {list(s_in)} value"
+               + (" that drops the reduced axis (keepdim=False)" if dropped else "")
+               + f"; the same {src.op} over axis {fits[0]} with keepdim would give "
+               f"{list(s_in[:fits[0]] + (1,) + s_in[fits[0] + 1:])}, which fits: the reduction's axis or keepdim is "
+               "the bug, not the line that raised")
+        return src, why
+    return None
+
+
+_REDUCE_CALLS = ("sum", "amax", "amin", "mean", "max", "min")
+
+
+def _reduction(node: ast.expr) -> tuple[str, str, str | None, bool | None] | None:
+    """(function, first operand text, axis text, keepdim) of a reduction call ``pypto.sum(x, -1, keepdim=True)`` /
+    ``x.sum(0, keepdim=True)``; None for anything else."""
+    if not isinstance(node, ast.Call):
+        return None
+    fn = ast.unparse(node.func)
+    short = fn.rsplit(".", 1)[-1]
+    if short not in _REDUCE_CALLS:
+        return None
+    args = list(node.args)
+    if fn.startswith("pypto."):
+        if not args:
+            return None
+        operand, rest = ast.unparse(args[0]), args[1:]
+    elif isinstance(node.func, ast.Attribute):
+        operand, rest = ast.unparse(node.func.value), args
+    else:
+        return None
+    kw = {k.arg: k.value for k in node.keywords if k.arg}
+    axis_node = kw.get("dim", kw.get("axis", rest[0] if rest else None))
+    keep_node = kw.get("keepdim", rest[1] if len(rest) > 1 else None)
+    keep = keep_node.value if isinstance(keep_node, ast.Constant) and isinstance(keep_node.value, bool) else None
+    return short, operand, ast.unparse(axis_node) if axis_node is not None else None, keep
+
+
+def static_shape_source(source: str | None, error_line: int | None, message: str) -> tuple[int, str] | None:
+    """For a kernel that raised on operands whose shapes do not broadcast while it was being traced (no op ran,
+    nothing recorded): the reduction statement upstream of the failing line whose axis or ``keepdim`` made the odd
+    shape, and why (kernel source parsed, never run).
+
+    Followed back by name from the failing statement (latest assignment before each use; a parameter of a helper
+    function continues at the argument of each call of that helper), a reduction is named when it drops the
+    reduced axis (``keepdim=False``: ``sum(y, -1, keepdim=False)`` then ``div(x, y)``), or when the same reduction
+    of the same operand elsewhere in the file uses another axis (``sum(dy_ao, 0, ...)`` where three other
+    statements have ``sum(dy_ao, -1, ...)``).
+    """
+    if not source or error_line is None or "shape" not in (message or "").lower():
+        return None
+    try:
+        tree = parse_source(source)
+    except (SyntaxError, ValueError):
+        return None
+    assigns: list[tuple[int, str, ast.expr]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            assigns.append((node.lineno, node.targets[0].id, node.value))
+    assigns.sort(key=lambda a: a[0])
+    reductions = [(ln, red) for ln, _t, v in assigns if (red := _reduction(v)) is not None]
+    funcs = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
+
+    def reads(node: ast.AST) -> set[str]:
+        return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id != "pypto"}
+
+    failing = [n for n in ast.walk(tree) if isinstance(n, ast.stmt) and not isinstance(
+        n, ast.FunctionDef | ast.For | ast.If | ast.While | ast.With) and n.lineno <= error_line <= (n.end_lineno or n.lineno)]
+    if not failing:
+        return None
+    start = min(failing, key=lambda n: (n.end_lineno or n.lineno) - n.lineno)
+    frontier = [(name, start.lineno) for name in reads(start)]
+    seen: set[tuple[str, int]] = set()
+    while frontier:
+        name, before = frontier.pop(0)
+        if (name, before) in seen or len(seen) > 400:
+            continue
+        seen.add((name, before))
+        fn = next((f for f in funcs if f.lineno <= before <= (f.end_lineno or f.lineno)
+                   and all(not (g is not f and f.lineno < g.lineno <= before <= (g.end_lineno or g.lineno))
+                           for g in funcs)), None)
+        lo = fn.lineno if fn is not None else 0
+        defs = [a for a in assigns if a[1] == name and lo <= a[0] < before]
+        if defs:
+            line, _t, value = defs[-1]
+            red = _reduction(value)
+            if red is not None:
+                kind, operand, axis, keep = red
+                other_lines = [(ln, a) for ln, (k2, op2, a, _kp) in reductions if ln != line and k2 == kind
+                               and op2 == operand and a is not None and a != axis]
+                others = sorted({a for _ln, a in other_lines})
+                same = [ln for ln, (k2, op2, a, _kp) in reductions if ln != line and k2 == kind and op2 == operand
+                        and a == axis]
+                if keep is False:
+                    return line, (f"the kernel raised at line {error_line} on operands whose shapes do not broadcast "
+                                  f"({message.strip()[:120]}); the operand comes from line {line}, a {kind} with "
+                                  "keepdim=False: it drops the reduced axis, so the result no longer lines up with "
+                                  "the tensor it is combined with")
+                if len(others) == 1 and len(other_lines) >= 2 and not same:  # (the odd one of three or more)
+                    return line, (f"the kernel raised at line {error_line} on operands whose shapes do not broadcast "
+                                  f"({message.strip()[:120]}); the operand comes from line {line}, a {kind} of "
+                                  f"{operand} over axis {axis}, where every other {kind} of {operand} in the file "
+                                  f"reduces over axis {others[0]}")
+            frontier.extend((n, line) for n in sorted(reads(value)))
+            continue
+        if fn is not None and name in {a.arg for a in fn.args.args}:
+            idx = [a.arg for a in fn.args.args].index(name)
+            for call in ast.walk(tree):
+                if isinstance(call, ast.Call) and ast.unparse(call.func).rsplit(".", 1)[-1] == fn.name:
+                    arg = call.args[idx] if idx < len(call.args) else next(
+                        (k.value for k in call.keywords if k.arg == name), None)
+                    if arg is not None:
+                        frontier.extend((n, call.lineno) for n in sorted(reads(arg)))
+    return None
+
+
+def _is_cast(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and ast.unparse(node.func).rsplit(".", 1)[-1] == "cast" and bool(node.args)
+
+
+def _uncast_expression(tree: ast.AST, error_line: int) -> int | None:
+    """The statement upstream of ``error_line`` that computes, un-cast, an expression the kernel casts wherever else
+    it appears (``sum(pypto.mul(dy_i, ao_i), ...)`` where every other statement has
+    ``cast(pypto.mul(dy_i, ao_i), FP32)``), followed back by name and through helper parameters to the arguments of
+    each call of the helper; None when there is none."""
+    casted = {ast.unparse(n.args[0]) for n in ast.walk(tree) if _is_cast(n)}  # type: ignore[attr-defined]
+    casted = {c for c in casted if "(" in c}  # (expressions, not bare names: a name is cast for many reasons)
+    if not casted:
+        return None
+    assigns: list[tuple[int, str, ast.expr]] = sorted(
+        ((n.lineno, n.targets[0].id, n.value) for n in ast.walk(tree)
+         if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)),
+        key=lambda a: a[0])
+    funcs = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
+
+    def reads(node: ast.AST) -> set[str]:
+        return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id != "pypto"}
+
+    def uncast(value: ast.AST) -> bool:
+        inside_cast = {id(a) for c in ast.walk(value) if _is_cast(c) for a in ast.walk(c.args[0])}  # type: ignore[attr-defined]
+        return any(isinstance(n, ast.Call) and id(n) not in inside_cast and ast.unparse(n) in casted
+                   for n in ast.walk(value))
+
+    stmts = [n for n in ast.walk(tree) if isinstance(n, ast.stmt) and not isinstance(
+        n, ast.FunctionDef | ast.For | ast.If | ast.While | ast.With) and n.lineno <= error_line <= (n.end_lineno or n.lineno)]
+    if not stmts:
+        return None
+    start = min(stmts, key=lambda n: (n.end_lineno or n.lineno) - n.lineno)
+    frontier = [(name, start.lineno) for name in sorted(reads(start))]
+    seen: set[tuple[str, int]] = set()
+    found: list[int] = []
+    while frontier:
+        name, before = frontier.pop(0)
+        if (name, before) in seen or len(seen) > 400:
+            continue
+        seen.add((name, before))
+        inner = [f for f in funcs if f.lineno <= before <= (f.end_lineno or f.lineno)]
+        fn = max(inner, key=lambda f: f.lineno) if inner else None
+        lo = fn.lineno if fn is not None else 0
+        defs = [a for a in assigns if a[1] == name and lo <= a[0] < before]
+        if defs:
+            line, _t, value = defs[-1]
+            if uncast(value):
+                found.append(line)
+                continue
+            frontier.extend((n, line) for n in sorted(reads(value)))
+            continue
+        if fn is not None and name in [a.arg for a in fn.args.args]:
+            idx = [a.arg for a in fn.args.args].index(name)
+            for call in ast.walk(tree):
+                if isinstance(call, ast.Call) and ast.unparse(call.func).rsplit(".", 1)[-1] == fn.name:
+                    arg = call.args[idx] if idx < len(call.args) else next(
+                        (k.value for k in call.keywords if k.arg == name), None)
+                    if arg is not None:
+                        frontier.extend((n, call.lineno) for n in sorted(reads(arg)))
+    return found[0] if len(set(found)) == 1 else None

@@ -154,10 +154,16 @@ def _wrap_jit(pypto: Any) -> None:
             bound = dict(zip(names, args, strict=False))
             bound.update(kwargs)
             arrays = {n: a for n, v in bound.items() if (a := _as_array(v)) is not None}
+            # a parameter named like a golden local that the wrapper fills with a case input's data (``q`` holding
+            # ``query`` reshaped) is an input of the kernel, not a checkpoint buffer: poisoning it replaced the
+            # input by NaN (flash_attention_score_grad's q/k/v: every value NaN, a view of q named the culprit)
+            # (every argument: the parent also tells a wrapper that passes one input where another was meant)
+            held = {n: i for n, a in arrays.items() if (i := _input_index(a)) is not None}
             _S.kernel_args.append({"kernel": getattr(func, "__name__", "?"), "args": [
-                {"name": n, "shape": list(a.shape), "dtype": str(a.dtype)} for n, a in arrays.items()]})
+                {"name": n, "shape": list(a.shape), "dtype": str(a.dtype),
+                 **({"input": held[n]} if n in held else {})} for n, a in arrays.items()]})
             for n, a in arrays.items():
-                if n in _CHECKPOINTS:
+                if n in _CHECKPOINTS and n not in held:
                     _poison(a)
             caller = sys._getframe(1)
             _S.site = {"kernel": getattr(func, "__name__", "?"), "file": Path(caller.f_code.co_filename).name,
@@ -178,9 +184,8 @@ def _wrap_jit(pypto: Any) -> None:
         pypto.jit = jit
 
 
-def _describe_arg(a: np.ndarray) -> dict[str, Any]:
-    """How the parent rebuilds an argument: a case input (by digest), a constant fill, or the bytes."""
-    d: dict[str, Any] = {"shape": list(a.shape), "dtype": str(a.dtype)}
+def _input_index(a: np.ndarray) -> int | None:
+    """The index of the case input whose bytes ``a`` holds (any shape), or None."""
     flat = np.ascontiguousarray(a).reshape(-1)
     digests = _CONFIG.get("inputs") or []
     mine = digests[_S.case] if 0 <= _S.case < len(digests) else []
@@ -188,8 +193,18 @@ def _describe_arg(a: np.ndarray) -> dict[str, Any]:
         sha = hashlib.sha256(flat.view(np.uint8)).hexdigest()
         for i, x in enumerate(mine):
             if int(x["nbytes"]) == flat.nbytes and x["sha"] == sha:
-                d["input"] = i
-                return d
+                return i
+    return None
+
+
+def _describe_arg(a: np.ndarray) -> dict[str, Any]:
+    """How the parent rebuilds an argument: a case input (by digest), a constant fill, or the bytes."""
+    d: dict[str, Any] = {"shape": list(a.shape), "dtype": str(a.dtype)}
+    flat = np.ascontiguousarray(a).reshape(-1)
+    i = _input_index(a)
+    if i is not None:
+        d["input"] = i
+        return d
     if flat.size and flat.dtype.itemsize in (1, 2, 4, 8):
         u = flat.view(f"u{flat.dtype.itemsize}")
         if bool((u == u[0]).all()):

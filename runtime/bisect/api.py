@@ -24,8 +24,8 @@ from runtime.bisect._checkpoint import checkpoint_names, compare_checkpoints
 from runtime.bisect._online import online_goldens
 from runtime.bisect._records import Rec
 from runtime.bisect._replay import Replay, replay, replay_hooked, value_stats
-from runtime.bisect._rules import static_missing_cast
-from runtime.bisect._run import DEFAULT_EMULATOR, CapturedRun, run_captured_cases
+from runtime.bisect._rules import shape_error_source, static_missing_cast, static_shape_source
+from runtime.bisect._run import DEFAULT_EMULATOR, ArgSource, CapturedCall, CapturedRun, run_captured_cases
 from runtime.bisect.report import BisectReport, OpFinding, OutputResult, Stats, Suspect, UnmappedOp, stats_of
 from runtime.stages import parse_stage_name, wrapper_for
 from runtime.yamlio import load_yaml
@@ -482,6 +482,203 @@ def _golden_and_capture(op: Any, stage: Path, cases: list[Any], *, emulator: str
     return runs
 
 
+def _swapped_input(run: CapturedRun, plan: Any, inputs: list[np.ndarray], source: str) -> tuple[int, str] | None:
+    """A kernel parameter named like a wrapper input that holds another input's data (``softmax_sum`` given
+    ``softmax_max.reshape(-1, 8)``): the wrapper's line that makes that argument from the wrong input, and why.
+
+    Evidence the kernel cannot give: the kernel computes the right thing from the argument it got. Only when the two
+    inputs differ (equal data says nothing) and the kernel parameter's name is one of the wrapper's inputs."""
+    params = list(getattr(plan, "params", []) or [])
+    by_name = {t: np.asarray(a) for t, a in zip(params, inputs, strict=False)}
+    for k in run.kernel_args:
+        for a in k.get("args") or []:
+            name, i = str(a.get("name")), a.get("input")
+            if i is None or name not in params or not 0 <= int(i) < len(params) or params[int(i)] == name:
+                continue
+            got = params[int(i)]
+            x, y = by_name.get(name), by_name.get(got)
+            if x is None or y is None or (x.shape == y.shape and np.array_equal(x, y)):
+                continue
+            line = _argument_line(source, str(k.get("kernel")), name, got) if source else None
+            if line is None:
+                continue
+            return line, (f"the kernel parameter {name!r} holds the data of input {got!r}, not of input {name!r}: "
+                          f"the wrapper passes the wrong tensor; line {line} makes that argument from {got!r}")
+    return None
+
+
+_PAD_TRIES = (float("-inf"), float("inf"), 0.0, 1.0)
+
+
+def _padding_repair(run: CapturedRun, plan: Any, inputs: list[np.ndarray], source: str,
+                    golden: Golden) -> tuple[int, str] | None:
+    """The wrapper padded an input with the wrong value (``torch.cat([scores, full(..., 0.0)])`` where a large
+    negative score was meant): a kernel parameter named like a wrapper input holds that input as its leading block
+    plus a constant padding, and a replay with the padding set to another value makes every golden output match the
+    leading block of a kernel argument, where the run as made does not. Returns the wrapper line the pad value comes
+    from, and why (or None)."""
+    from runtime.bisect._replay import _run_calls
+    from runtime.emulator.device import decode
+
+    params = list(getattr(plan, "params", []) or [])
+    by_name = {t: np.asarray(a) for t, a in zip(params, inputs, strict=False)}
+    outs = {n: golden.arrays[n] for n, k in golden.kinds.items() if k == "output"}
+    if not outs or not run.calls:
+        return None
+
+    def matches(calls: list[Any]) -> bool:
+        try:
+            err, final, problem, _k = _run_calls(calls, inputs, None)
+        except Exception:  # noqa: BLE001 - a replay that fails repairs nothing
+            return False
+        if err or problem:
+            return False
+        for g in outs.values():
+            ok = False
+            for a in final.values():
+                if a.ndim == g.ndim and all(x >= y for x, y in zip(a.shape, g.shape, strict=True)):
+                    part = np.asarray(a[tuple(slice(0, n) for n in g.shape)], dtype=np.float64)
+                    if np.allclose(part, np.asarray(g, dtype=np.float64), atol=golden.atol, rtol=golden.rtol,
+                                   equal_nan=True):
+                        ok = True
+                        break
+            if not ok:
+                return False
+        return True
+
+    for ci, call in enumerate(run.calls):
+        try:
+            names = [p.name for p in decode(call.program).params]
+        except Exception:  # noqa: BLE001
+            continue
+        for ai, (name, src) in enumerate(zip(names, call.args, strict=False)):
+            x = by_name.get(name)
+            a = src.array
+            if x is None or a is None or a.ndim != x.ndim or a.shape == x.shape \
+                    or any(m < n for m, n in zip(a.shape, x.shape, strict=True)):
+                continue
+            lead = tuple(slice(0, n) for n in x.shape)
+            if not np.array_equal(np.asarray(a[lead], dtype=np.float64), np.asarray(x, dtype=np.float64),
+                                  equal_nan=True):
+                continue
+            mask = np.ones(a.shape, dtype=bool)
+            mask[lead] = False
+            pad = np.asarray(a[mask], dtype=np.float64)
+            if pad.size == 0 or not np.all(pad == pad[0]):
+                continue
+            if matches(run.calls):
+                return None
+            for v in _PAD_TRIES:
+                if v == pad[0]:
+                    continue
+                b = np.array(a, copy=True)
+                b[mask] = v
+                calls = list(run.calls)
+                new_args = list(call.args)
+                new_args[ai] = ArgSource(shape=src.shape, dtype=src.dtype, array=b)
+                calls[ci] = CapturedCall(kernel=call.kernel, program=call.program, args=new_args,
+                                         options=call.options, site=call.site)
+                if matches(calls):
+                    line = _pad_line(source, call.kernel, name) if source else None
+                    if line is None:
+                        return None
+                    return line, (f"the kernel parameter {name!r} holds input {name!r} padded from "
+                                  f"{list(x.shape)} to {list(a.shape)} with {pad[0]:g}; in a replay with the padding "
+                                  f"set to {v:g} every output matches the golden: the pad value is wrong (the kernel "
+                                  f"reads the padding); line {line} sets it")
+    return None
+
+
+def _pad_line(source: str, kernel: str, param: str) -> int | None:
+    """The host line the padding of the argument passed as ``param`` to ``kernel`` comes from: a numeric constant
+    assigned on the way back from the call's argument (``FILL_VAL = -1e9``), else the line that builds the
+    argument (parsed, never run)."""
+    import ast
+
+    try:
+        tree = pyast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    kdef = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == kernel), None)
+    if kdef is None or param not in [a.arg for a in kdef.args.args]:
+        return None
+    idx = [a.arg for a in kdef.args.args].index(param)
+    for fn in ast.walk(tree):
+        if not isinstance(fn, ast.FunctionDef) or fn is kdef:
+            continue
+        for call in ast.walk(fn):
+            if not (isinstance(call, ast.Call) and ast.unparse(call.func).rsplit(".", 1)[-1] == kernel):
+                continue
+            if idx >= len(call.args):
+                continue
+            todo: list[tuple[ast.AST, int]] = [(call.args[idx], call.lineno)]
+            seen: set[str] = set()
+            first: int | None = None
+            while todo:
+                node, line = todo.pop(0)
+                for nm in sorted({n.id for n in ast.walk(node) if isinstance(n, ast.Name)} - seen):
+                    seen.add(nm)
+                    defs = [s for s in ast.walk(fn) if isinstance(s, ast.Assign) and s.lineno < line
+                            and any(isinstance(t, ast.Name) and t.id == nm for t in s.targets)]
+                    for d in sorted(defs, key=lambda s: -s.lineno):  # (every branch: ``x = cat(..)`` / ``x = y``)
+                        v = d.value.operand if isinstance(d.value, ast.UnaryOp) else d.value
+                        if isinstance(v, ast.Constant) and isinstance(v.value, int | float) \
+                                and not isinstance(v.value, bool):
+                            return d.lineno
+                        first = first or d.lineno
+                        todo.append((d.value, d.lineno))
+            return first
+    return None
+
+
+def _argument_line(source: str, kernel: str, param: str, wrong: str) -> int | None:
+    """The line of the host code that builds the argument passed as ``param`` to ``kernel`` from ``wrong``: the
+    call's argument, followed back through assignments in the calling function (parsed, never run)."""
+    import ast
+
+    try:
+        tree = pyast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    kdef = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == kernel), None)
+    if kdef is None:
+        return None
+    names = [a.arg for a in kdef.args.args]
+    if param not in names:
+        return None
+    idx = names.index(param)
+    for fn in ast.walk(tree):
+        if not isinstance(fn, ast.FunctionDef) or fn is kdef:
+            continue
+        for call in ast.walk(fn):
+            if not (isinstance(call, ast.Call) and ast.unparse(call.func).rsplit(".", 1)[-1] == kernel):
+                continue
+            arg = call.args[idx] if idx < len(call.args) else next((k.value for k in call.keywords
+                                                                    if k.arg == param), None)
+            if arg is None:
+                continue
+            todo: list[tuple[ast.AST, int]] = [(arg, call.lineno)]
+            seen: set[str] = set()
+            while todo:
+                node, line = todo.pop(0)
+                used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+                if wrong in used:
+                    return line
+                for nm in sorted(used - seen):
+                    seen.add(nm)
+                    defs = [s for s in ast.walk(fn) if isinstance(s, ast.Assign) and s.lineno < line
+                            and any(isinstance(t, ast.Name) and t.id == nm for t in s.targets)]
+                    if defs:
+                        d = max(defs, key=lambda s: s.lineno)
+                        todo.append((d.value, d.lineno))
+    return None
+
+
+def _held_inputs(run: CapturedRun) -> set[str]:
+    """Kernel parameters the wrapper filled with a case input's data (``_shim``: never poisoned)."""
+    return {str(a.get("name")) for k in run.kernel_args for a in k.get("args") or [] if a.get("input") is not None}
+
+
 def _golden_names(op: Any) -> set[str]:
     """Every name bound in the op directory's Python files other than stage files (golden.py and the files it
     calls into): the names a deep golden run can give its intermediates without a qualifier, or more."""
@@ -520,6 +717,11 @@ def _one_case(op: Any, stage: Path, case: Any, *, emulator: str, timeout: float,
     inputs = _wrapper_inputs(op, plan, grun)
     if run is None:
         run = _capture(op, stage, [case], emulator=emulator, timeout=timeout, golden_cache=golden_cache)[case.name]
+    held = _held_inputs(run)
+    if held & set(cps):
+        # named like golden locals, but the wrapper passes a case input's data in them: kernel inputs (the sandbox
+        # did not poison them), not checkpoints
+        cps = [c for c in cps if c not in held]
     method = "auto+checkpoint" if cps else "auto"
     base: dict[str, Any] = dict(op_name=op.spec.op_name, stage_file=stage.name, case=case.name, method=method,
                                 case_reason=case_reason, emulator=emulator,
@@ -601,6 +803,20 @@ def _one_case(op: Any, stage: Path, case: Any, *, emulator: str, timeout: float,
             code = lines[err["line"] - 1].strip() if 0 < err["line"] <= len(lines) else ""
             culprit = OpFinding(file=stage.name, line=err["line"], code=code, op=str(err.get("op") or "?"),
                                 status="error")
+            shaped = shape_error_source(rep.records, str(err.get("message", "")), err["line"])
+            if shaped is not None:
+                src, why = shaped
+                evidence.append(why)
+                culprit = _finding(src, res, golden, lines, stats) or culprit
+                culprit.status = "error"
+            else:
+                static = static_shape_source("\n".join(lines), err["line"], str(err.get("message", "")))
+                if static is not None:
+                    evidence.append(static[1])
+                    culprit = OpFinding(file=stage.name, line=static[0], code=lines[static[0] - 1].strip(),
+                                        op="reduction", status="error")
+            if culprit is not None and culprit.line != err["line"]:
+                summary += f"; the odd shape is made at line {culprit.line}: {culprit.code}"
             cast_line = static_missing_cast("\n".join(lines), err["line"]) \
                 if "dtype" in str(err.get("message", "")).lower() and not rep.records else None
             if cast_line is not None:
@@ -620,6 +836,15 @@ def _one_case(op: Any, stage: Path, case: Any, *, emulator: str, timeout: float,
             evidence.append("note: the stage ran no PyPTO kernel - its outputs were computed on the host; "
                             "`python -m runtime.verify` refuses such a stage")
         culprit, observed, window = None, None, []
+    elif (swap := _swapped_input(run, plan, inputs, source)
+           or _padding_repair(run, plan, inputs, source, golden)) is not None:
+        status = "DIVERGENCE_FOUND"
+        line, why = swap
+        if culprit is not None:
+            why += f" (the kernel's first departing op, at line {culprit.line}, only computes with it)"
+        evidence.insert(0, why)
+        culprit = OpFinding(file=stage.name, line=line, code=_code(lines, line), op="wrapper", status="mismatch")
+        summary = f"divergence at line {line} (the wrapper, before the kernel call): {culprit.code}"
     elif culprit is not None:
         status = "DIVERGENCE_FOUND"
         site = f", called from line {culprit.call_site}" if culprit.call_site is not None else ""
