@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-__all__ = ["Diagnostic", "EmulatorError", "EmulatorUnsupported", "PY_CODES"]
+__all__ = ["DEVICE_DIVERGENT", "DEVICE_DIVERGENT_020", "Diagnostic", "EmulatorError", "EmulatorUnsupported", "PY_CODES"]
 
 # HEAD error_code.h mapping of Python exception kinds (spec §7.1)
 PY_CODES: dict[str, str] = {
@@ -23,6 +23,33 @@ PY_CODES: dict[str, str] = {
     "KeyError": "F00006",
     "IndexError": "F00008",
 }
+
+DEVICE_DIVERGENT: dict[str, str] = {
+    "EMU_SUM_FP32": "the device sums in FP32 only: a pypto.sum on an FP16/BF16 tile is not what it computes "
+                    "(cast to FP32 first)",
+    "EMU_RESHAPE_INPLACE": "an inplace reshape that is a final kernel output reads as NaN on the device",
+    "EMU_PARALLEL_OVERLAP": "assemble(parallel=True) windows overlap: the device's write order is undefined",
+    "EMU_SCALAR_INF": "the device does not support nan/inf scalar operands",
+}
+"""Warning codes that say *the device's result differs from the emulator's*, on every toolchain version: the
+emulator computes the mathematically right value where the device fails or computes another one
+(docs/emulator-fidelity.md, "Checks the emulator adds"). Code -> what the device does. ``runtime.verify`` fails a
+verdict on any of them (FAIL_NUMERIC: the numbers it compared are not the device's). The other warnings are about
+code the device computes as the emulator does (``EMU_LOOP_LOCAL_READ``, ``EMU_STALE_REBIND``,
+``EMU_UNROLL_OVERLAP``: the emulator follows the device) or about rules and limits (tile alignment, unroll
+placement, dtypes outside the docs)."""
+
+DEVICE_DIVERGENT_020: dict[str, str] = {
+    "EMU_SIGMOID_VALID": "the real 0.2.0 toolchain gets pypto.sigmoid on a tile with a smaller valid_shape wrong "
+                         "(its internal constant is built at the full tile shape); write x / (1 + exp(-x))",
+    "EMU_SCATTER_TILE": "the real 0.2.0 toolchain fails this scatter_update (FC1000 'tileshape 0 is invalid': tile "
+                        "rows and source rows, neither divides the other)",
+    "EMU_SLICE_QUIRK": "`t[:k] = v`: the real 0.2.0 toolchain writes at offset stop - dim (negative), the emulator "
+                       "at 0",
+}
+"""Divergences observed on the 0.2.0 toolchain only (spec §3 observations of its oracle): judged when the kernel
+targets 0.2.0. Under ``head`` they stay warnings - the gym's own sigmoid kernel, run by its vendor on devices,
+applies ``pypto.sigmoid`` to partial tiles."""
 
 
 class Diagnostic(BaseModel):

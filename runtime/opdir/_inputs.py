@@ -5,8 +5,8 @@ float64, then rounded to fp32 and to the target dtype; values are clipped to the
 *representable* values inside the declared range first, so rounding can never leave the range (and bf16 /
 fp16 / fp8 values are exactly representable by construction). Integers are uniform over the integer points
 of the range (bands do not apply); bools are fair coin flips. An unseen case marked ``special`` then gets some
-all-zero, constant and tied rows (:func:`apply_special_values`); with a golden ``make_inputs`` the golden owns the
-inputs and no special values are added.
+all-zero, constant, near-constant and tied rows (:func:`apply_special_values`); with a golden ``make_inputs`` the
+golden owns the inputs and no special values are added.
 """
 
 from __future__ import annotations
@@ -128,7 +128,12 @@ def generate_input(t: TensorSpec, case: Case, index: int) -> np.ndarray:
 
 _SPECIAL_STREAM = 0x5BEC
 _SPECIAL_SHARE = 8
-"""In a case with special values, about one row in this many of each input is all zeros, one constant, one with ties."""
+"""In a case with special values, about one row in this many of each input is all zeros, one constant, one
+near-constant, one with ties."""
+_NEAR_OFFSET = (0.85, 0.95)
+"""A near-constant row sits at this share of the range's largest magnitude (drawn per row) ..."""
+_NEAR_SPREAD = 1e-3
+"""... and spreads over +- this share of the range's width (at least two units in the last place of the dtype)."""
 
 
 def _short(v: float, dtype: np.dtype, rlo: float, rhi: float) -> float:
@@ -138,6 +143,20 @@ def _short(v: float, dtype: np.dtype, rlo: float, rhi: float) -> float:
     if rlo <= w <= rhi and float(np.array([w]).astype(dtype).astype(np.float64)[0]) == w:
         return w
     return v
+
+
+def _near_constant(n: int, dtype: np.dtype, rlo: float, rhi: float, rng: np.random.Generator) -> np.ndarray:
+    """A row of ``n`` values close to one large value: ``c + u``, ``|c|`` about 0.9 of the range's largest magnitude,
+    ``|u|`` at most :data:`_NEAR_SPREAD` of its width (never below two ulps of ``dtype`` at ``c``), in [rlo, rhi]."""
+    top = max(abs(rlo), abs(rhi))
+    mag = float(rng.uniform(*_NEAR_OFFSET)) * top
+    signs = [sg for sg in (1.0, -1.0) if rlo <= sg * mag <= rhi] or [1.0 if abs(rhi) >= abs(rlo) else -1.0]
+    centre = float(np.clip(signs[int(rng.integers(0, len(signs)))] * mag, rlo, rhi))
+    centre = float(np.array([centre]).astype(np.float32).astype(dtype).astype(np.float64)[0])
+    ulp = abs(_step(centre, dtype, up=True) - centre) if dtype != np.float64 else abs(float(np.spacing(centre)))
+    spread = max(_NEAR_SPREAD * (rhi - rlo), 2.0 * ulp)
+    row = np.clip(centre + rng.uniform(-spread, spread, n), rlo, rhi)
+    return row.astype(np.float32).astype(dtype) if dtype != np.float64 else row
 
 
 def apply_special_values(t: TensorSpec, case: Case, index: int, values: np.ndarray) -> np.ndarray:
@@ -151,6 +170,9 @@ def apply_special_values(t: TensorSpec, case: Case, index: int, values: np.ndarr
     - **all zeros**, only when 0 lies in the input's range (for an integer input: among its integer points);
     - **constant**: one of the row's own values everywhere (for floats shortened to 8 significant bits when that
       stays in the range, so that the row's sum is exact in any order);
+    - **near-constant** (floats, rows of two or more; red team s17, c15): a large offset and a small spread, e.g.
+      18 +- 0.04 in [-20, 20] (:func:`_near_constant`). A one-pass variance ``E[x^2] - mean^2`` cancels
+      catastrophically there, though it is exact on zero and constant rows and fine on every band;
     - **ties**: one of the row's values (its largest, its smallest or a random one) copied to a quarter of its
       other positions (at least one, never all).
 
@@ -191,7 +213,9 @@ def apply_special_values(t: TensorSpec, case: Case, index: int, values: np.ndarr
     if rows.shape[0] == 1:
         tie(rows[0])
         return arr
-    kinds = ["zero", "constant", "tie"] if zero_ok else ["constant", "tie"]
+    kinds = ["zero", "constant", "near", "tie"] if zero_ok else ["constant", "near", "tie"]
+    if is_integer(name) or n < 2 or not rlo < rhi:  # an integer or a one-value row cannot be near-constant
+        kinds.remove("near")
     first = int(rng.integers(0, len(kinds)))  # which kind a case with few rows gets is drawn too
     kinds = kinds[first:] + kinds[:first]
     # the first row stays ordinary: the sandbox describes a kernel argument by what it equals, and a zero-filled
@@ -207,6 +231,8 @@ def apply_special_values(t: TensorSpec, case: Case, index: int, values: np.ndarr
             elif kind == "constant":
                 v = row[int(rng.integers(0, n))]
                 row[...] = v if shorten is None else shorten(float(v))
+            elif kind == "near":
+                row[...] = _near_constant(n, dtype, rlo, rhi, rng)
             else:
                 tie(row)
     return arr

@@ -195,6 +195,7 @@ def run_candidate(
     calling: dict | None = None,
     plan: list[str] | None = None,
     device: bool = False,
+    hash_seed: int = 0,
 ) -> CandidateRun:
     """Run ``wrapper`` of the stage file ``candidate`` once per case (inputs copied), confined.
 
@@ -214,6 +215,9 @@ def run_candidate(
             in-process (they decide no verdict).
         visible: further host files/directories the emulator needs to read (e.g. the real emulator a ``.py``
             adapter loads); they are bound read-only and allowed by the audit hook. Never an operator directory.
+        hash_seed: ``PYTHONHASHSEED`` of the candidate's process (verify passes one derived from its secret seed,
+            :func:`runtime.sandbox.env_policy.candidate_hash_seed`; the default 0 is for runs that decide no
+            verdict). The runner removes the variable from the candidate's ``os.environ``.
 
     Returns:
         A :class:`CandidateRun`; ``runs`` holds one :class:`RunOutput` per wrapper call when the child
@@ -232,7 +236,7 @@ def run_candidate(
     # the child sees opaque call labels, never case names: a name would tell an unseen case from a SPEC case
     label = {name: f"c{i}" for i, name in enumerate(dict.fromkeys(names))}
     run = _run_labelled(candidate, wrapper, [(label[n], arrs) for n, arrs in cases], policy, emulator, visible,
-                        calling, [label[n] for n in plan], device)
+                        calling, [label[n] for n in plan], device, hash_seed)
     back = {v: k for k, v in label.items()}
     for r in run.runs:
         r.case = back.get(r.case, r.case)
@@ -243,7 +247,7 @@ def run_candidate(
 
 def _run_labelled(candidate: Path, wrapper: str, cases: list[tuple[str, list[np.ndarray]]], policy: SandboxPolicy,
                   emulator: str, visible: tuple[str | Path, ...], calling: dict | None, plan: list[str],
-                  device: bool) -> CandidateRun:
+                  device: bool, hash_seed: int = 0) -> CandidateRun:
     try:
         source = Path(candidate).read_bytes()
     except OSError as exc:
@@ -254,7 +258,7 @@ def _run_labelled(candidate: Path, wrapper: str, cases: list[tuple[str, list[np.
     emu_paths += [str(Path(v).resolve()) for v in visible]
     if device:
         return _run_with_device(source, Path(candidate).name, wrapper, cases, plan, policy, level, note, emu_name,
-                                emu_paths, calling)
+                                emu_paths, calling, hash_seed)
     arrays = {f"c{i}_in{j}": a for i, (_, arrs) in enumerate(cases) for j, a in enumerate(arrs)}
     with private_dir("tmp") as work:  # a name like any tempfile.mkdtemp() (no telltale)
         request = {
@@ -274,7 +278,8 @@ def _run_labelled(candidate: Path, wrapper: str, cases: list[tuple[str, list[np.
                               work=work,
                               limits=policy.limits(), profile="untrusted", isolation=level, stdin=stdin,
                               read_only=_visible(emu_paths), channel=True, channel_cap=policy.result_cap_bytes,
-                              output_cap=policy.output_cap_bytes, denial_marker=DENIED_MARKER.encode())
+                              output_cap=policy.output_cap_bytes, denial_marker=DENIED_MARKER.encode(),
+                              hash_seed=hash_seed)
         except OSError as exc:
             raise SandboxError(f"cannot start the sandbox process: {exc}") from None
         return _collect(res, policy, level, note, work, plan=plan)
@@ -504,7 +509,7 @@ def _visible(emu_paths: list[str]) -> list[str]:
 
 def _run_with_device(source: bytes, candidate_name: str, wrapper: str, cases: list[tuple[str, list[np.ndarray]]],
                      plan: list[str], policy: SandboxPolicy, level: Isolation, note: str, emu_name: str,
-                     emu_paths: list[str], calling: dict | None) -> CandidateRun:
+                     emu_paths: list[str], calling: dict | None, hash_seed: int = 0) -> CandidateRun:
     """The three-process run: this parent, the sandboxed candidate child and the trusted device.
 
     The parent seals every case input into one memfd (:mod:`runtime.sandbox._shm`) that both children map, and
@@ -567,7 +572,7 @@ def _run_with_device(source: bytes, candidate_name: str, wrapper: str, cases: li
                                   work=work, limits=child_limits, profile="untrusted", isolation=level, stdin=stdin,
                                   read_only=_visible(emu_paths), channel=True, channel_cap=policy.result_cap_bytes,
                                   output_cap=policy.output_cap_bytes, denial_marker=DENIED_MARKER.encode(),
-                                  pass_fds=[shared.fd, req_w, resp_r])
+                                  pass_fds=[shared.fd, req_w, resp_r], hash_seed=hash_seed)
         except OSError as exc:
             dev.kill()
             dev.wait(timeout=5.0)

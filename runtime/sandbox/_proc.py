@@ -377,6 +377,7 @@ def run_process(
     output_cap: int = 64 * 1024,
     denial_marker: bytes = b"",
     pass_fds: Sequence[int] = (),
+    hash_seed: int = 0,
 ) -> ProcResult:
     """Run ``argv`` as a confined child in ``work`` and wait until it (and everything it started) is gone.
 
@@ -399,6 +400,8 @@ def run_process(
         denial_marker: stderr lines starting with it are collected as they stream (``ProcResult.denials``).
         pass_fds: further open fds the child inherits under the same numbers (shared memory, the pipes between
             the candidate and the device); the caller closes its copies when the child has started.
+        hash_seed: the child's ``PYTHONHASHSEED`` (:func:`child_env`; a verified candidate's comes from the
+            verification's secret seed, :func:`runtime.sandbox.env_policy.candidate_hash_seed`).
 
     Returns:
         The :class:`ProcResult`; the result channel is complete only when ``channel_eof`` (no writer left).
@@ -409,7 +412,7 @@ def run_process(
     return start_process(argv, work=work, limits=limits, profile=profile, isolation=isolation,
                          env_extra=env_extra, stdin=stdin, read_only=read_only, channel=channel,
                          channel_cap=channel_cap, output_cap=output_cap, denial_marker=denial_marker,
-                         pass_fds=pass_fds).wait()
+                         pass_fds=pass_fds, hash_seed=hash_seed).wait()
 
 
 class Running:
@@ -484,6 +487,7 @@ def start_process(
     output_cap: int = 64 * 1024,
     denial_marker: bytes = b"",
     pass_fds: Sequence[int] = (),
+    hash_seed: int = 0,
 ) -> Running:
     """Start ``argv`` like :func:`run_process` (same arguments) and return at once; :meth:`Running.wait` ends it.
 
@@ -496,7 +500,7 @@ def start_process(
         level = "bwrap"
     if env_extra and profile != "vendor":
         raise ValueError("only the vendor profile adds to the environment allow-list")
-    env = {**child_env(work), **(env_extra or {})}
+    env = {**child_env(work, hash_seed=hash_seed), **(env_extra or {})}
     cmd = list(argv)
     inherit: list[int] = list(pass_fds)
     seccomp_prog: bytes | None = None

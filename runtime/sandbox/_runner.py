@@ -457,6 +457,8 @@ def main(argv: list[str]) -> int:  # noqa: C901 - one linear protocol, kept in o
     fd = int(argv[1])
     _WORK = os.getcwd()
     os.environ.pop("PWD", None)  # Bubblewrap exports it; a plain child has none: the environment is the allow-list
+    # the interpreter has read it already; a host that randomizes hashing does not set it (red team s17, c01)
+    os.environ.pop("PYTHONHASHSEED", None)
     request, source, blob = _read_request()
     here = os.path.dirname(os.path.realpath(__file__))
     sys.path[:] = [p for p in sys.path if os.path.realpath(p) != here]

@@ -8,20 +8,28 @@ candidate got a fixed one, the two sides could even pick different BLAS kernels 
 What the child gets:
 
 * a fixed base (``PATH``, C.UTF-8 locale, ``HOME``/``TMPDIR`` = the child's work directory,
-  ``PYTHONHASHSEED=0``, no bytecode, no user site);
+  ``PYTHONHASHSEED``, no bytecode, no user site);
 * single-threaded BLAS / OpenMP for every common BLAS (reductions then sum in one fixed order);
 * the *numerics-selection* variables in :data:`NUMERICS_PASSTHROUGH`, copied from the parent unchanged and
   identically to both sides (a user who pins ``OPENBLAS_CORETYPE`` pins it for golden and candidate alike);
 * nothing else: no API keys, tokens or other user secrets, and nothing that tells the code it runs in a
   sandbox (a kernel must not be able to behave differently under verification).
+
+The hash seed (red team s17, c01): it was ``0`` for every child, so ``hash("some text")`` was one known number
+in every verification and nowhere else (a real host randomizes string hashing): a kernel that compared a string
+hash with its seed-0 value knew it was being verified. The golden and the device (trusted) keep ``0``; the
+candidate of a verification gets :func:`candidate_hash_seed` of the verification's secret seed - unpredictable to
+the kernel, identical in a replay with the same recorded seed - and the sandbox runner removes the variable from
+the candidate's ``os.environ`` before any candidate code runs (a real host does not set it either).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Mapping
 
-__all__ = ["NUMERICS_PASSTHROUGH", "THREAD_VARS", "child_env"]
+__all__ = ["NUMERICS_PASSTHROUGH", "THREAD_VARS", "candidate_hash_seed", "child_env"]
 
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
                "NUMEXPR_NUM_THREADS", "BLIS_NUM_THREADS")
@@ -32,16 +40,34 @@ NUMERICS_PASSTHROUGH = ("OPENBLAS_CORETYPE", "OPENBLAS_VERBOSE", "MKL_CBWR", "MK
 """Variables that select BLAS kernels / SIMD paths; passed through from the parent, the same for both sides."""
 
 
-def child_env(work: str | os.PathLike[str], *, parent: Mapping[str, str] | None = None) -> dict[str, str]:
+_HASH_SEED_TAG = b"pto-forge/candidate-hash-seed\0"
+
+
+def candidate_hash_seed(secret: int) -> int:
+    """The ``PYTHONHASHSEED`` of a candidate process verified with the secret seed ``secret``: in [1, 2**32 - 1].
+
+    Never 0 (``sys.flags.hash_randomization`` is then 1, as on a host that randomizes); a function of the secret
+    alone, so a replay with the same recorded seed hashes the same way, and no kernel can predict it.
+    """
+    digest = hashlib.sha256(_HASH_SEED_TAG + (int(secret) & ((1 << 64) - 1)).to_bytes(8, "little")).digest()
+    return 1 + int.from_bytes(digest[:8], "little") % 0xFFFFFFFF
+
+
+def child_env(work: str | os.PathLike[str], *, parent: Mapping[str, str] | None = None,
+              hash_seed: int = 0) -> dict[str, str]:
     """The complete environment of a golden or candidate child process.
 
     Args:
         work: the child's private working directory (becomes ``HOME`` and ``TMPDIR``).
         parent: the environment to take :data:`NUMERICS_PASSTHROUGH` from (default ``os.environ``).
+        hash_seed: ``PYTHONHASHSEED`` (0 to 2**32 - 1): 0 for trusted children, :func:`candidate_hash_seed` for
+            the candidate of a verification.
 
     Returns:
         A fresh dict; callers pass it as ``env=`` and add nothing (so both sides stay identical).
     """
+    if not 0 <= int(hash_seed) <= 0xFFFFFFFF:
+        raise ValueError(f"PYTHONHASHSEED must be in [0, 4294967295], got {hash_seed}")
     source = os.environ if parent is None else parent
     work = os.fspath(work)
     env = {
@@ -50,7 +76,7 @@ def child_env(work: str | os.PathLike[str], *, parent: Mapping[str, str] | None 
         "LC_ALL": "C.UTF-8",
         "HOME": work,
         "TMPDIR": work,
-        "PYTHONHASHSEED": "0",
+        "PYTHONHASHSEED": str(int(hash_seed)),
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONNOUSERSITE": "1",
     }

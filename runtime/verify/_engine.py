@@ -7,7 +7,8 @@ sandbox) -> ``_step_compare`` (every leaf of every case) -> ``_step_anti_gaming`
 ``_checks``) -> ``_step_verdict``.
 
 Verdict precedence (first that applies): ERROR (infrastructure, or the sandbox refused) > FAIL_LINT >
-FAIL_CHEAT > FAIL_RUNTIME > FAIL_NUMERIC > ERROR (lint not available: never PASS) > PASS.
+FAIL_CHEAT > FAIL_RUNTIME > FAIL_NUMERIC (a case out of tolerance, or else a device-divergence warning,
+:func:`device_divergence`) > ERROR (lint not available: never PASS) > PASS.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from runtime.sandbox import (
     isolation_level,
     run_candidate,
 )
+from runtime.sandbox.env_policy import candidate_hash_seed
 from runtime.targets import DEFAULT_TARGET, forge_toml_target, parse_target
 from runtime.targets import TargetError as ToolchainTargetError
 from runtime.verify._checks import Evidence, run_checks, unrepeatable_failures
@@ -211,6 +213,8 @@ class _Run:
     expected: dict[str, list[np.ndarray]] = field(default_factory=dict)
     candidate_inputs: list[tuple[str, list[np.ndarray]]] = field(default_factory=list)
     call_plan: list[str] = field(default_factory=list)
+    seed: int = 0
+    """The verification's secret seed (the run's seed x the verified file): unseen cases, call order, hash seed."""
     run: CandidateRun | None = None
 
     def fail(self, reason: str, verdict: Verdict = Verdict.ERROR) -> _Stop:
@@ -290,7 +294,7 @@ def _step_cases(r: _Run, case: str | None) -> None:
     if not spec_cases:
         raise VerifyUsageError(f"no verification case{' named ' + case if case else ''} in {r.op_path / 'SPEC.md'}")
     assert r.report.unseen_seed is not None
-    seed = verification_seed(r.report.unseen_seed, r.target.read_bytes())  # the run's seed x the verified file
+    seed = r.seed = verification_seed(r.report.unseen_seed, r.target.read_bytes())  # the run's seed x the file
     version = unseen_version(r.report.unseen_seed)  # the shipped traces' seeds keep the drawing they recorded
     r.cases = list(spec_cases) + unseen_cases(r.spec, list(spec_cases), seed, version)
     # the report lists SPEC cases first; the wrapper is called in a seeded order with seeded repeats
@@ -383,7 +387,8 @@ def _step_execute(r: _Run) -> None:
                                   calling={"kwargs": {k: r.spec.attrs[k] for k in plan.attrs}, "torch": plan.torch_io,
                                            "emulator_options": {"compat": rep.pypto_target}},
                                   emulator=settings.emulator, plan=r.call_plan or None,
-                                  device=settings.device and settings.emulator == "runtime.emulator")
+                                  device=settings.device and settings.emulator == "runtime.emulator",
+                                  hash_seed=candidate_hash_seed(r.seed))
         except SandboxError as exc:
             box["sandbox"] = f"sandbox: {exc}"
 
@@ -707,6 +712,39 @@ def _merge_counters(total: dict[str, Any], part: dict[str, Any]) -> None:
                     sub[kk] = sub.get(kk, 0) + vv
 
 
+def _divergent_codes(target: str | None) -> dict[str, str]:
+    """Warning code -> what the device does, for the warnings that say the device's result differs from the
+    emulator's under ``target`` (``runtime.emulator._errors``: every version's list, plus 0.2.0's own when the kernel
+    targets 0.2.0; docs/emulator-fidelity.md)."""
+    from runtime.emulator import _errors
+
+    codes = dict(_errors.DEVICE_DIVERGENT)
+    if target == "0.2.0":
+        codes.update(_errors.DEVICE_DIVERGENT_020)
+    return codes
+
+
+def device_divergence(report: VerifyReport) -> list[str]:
+    """One reason per (code, file, line, op) of a device-divergence warning among the report's diagnostics.
+
+    Why (red team s17, c11): on a sum over a BF16 tile (``EMU_SUM_FP32``) the emulator warns that the device
+    computes something else, then computes the mathematically right answer; the comparison passed on numbers no
+    device would produce. ``pypto.sigmoid`` of a partial tile (``EMU_SIGMOID_VALID``, c16) counts only for a kernel
+    targeting 0.2.0: it is that toolchain's bug, and the gym's vendor-run sigmoid kernel does it.
+    """
+    codes = _divergent_codes(report.pypto_target)
+    out: list[str] = []
+    for d in report.diagnostics:
+        code = d.get("code")
+        if code not in codes:
+            continue
+        where = f"{d.get('file')}:{d.get('line')}" if d.get("file") else "an unknown line"
+        op = f"pypto.{d.get('op')}" if d.get("op") else "a kernel construct"
+        out.append(f"device divergence {code}: {op} at {where}: {codes[code]}; the emulator computed the "
+                   f"mathematically right result, so the numbers compared here are not the device's")
+    return list(dict.fromkeys(out))
+
+
 def _step_verdict(report: VerifyReport) -> None:
     """The verdict by precedence (module docstring); cheats first among the candidate's failures."""
     cheats = list(dict.fromkeys(report.cheats))
@@ -724,6 +762,11 @@ def _step_verdict(report: VerifyReport) -> None:
         report.verdict = Verdict.FAIL_RUNTIME
     elif numeric_failed:
         report.verdict = Verdict.FAIL_NUMERIC
+    elif diverged := device_divergence(report):
+        # only here: a kernel failing already keeps its report as it was (the diagnostics are listed in it), so
+        # the shipped traces' reports of failing attempts replay unchanged
+        report.verdict = Verdict.FAIL_NUMERIC
+        report.reasons.extend(diverged)
     elif not_run:
         report.verdict = Verdict.ERROR
         report.reasons.append("not every case produced a result")

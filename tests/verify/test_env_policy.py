@@ -80,10 +80,11 @@ def test_golden_and_candidate_see_the_same_environment(tmp_path: Path, monkeypat
     monkeypatch.setenv("OPENBLAS_CORETYPE", "Haswell")
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "8")
     golden, cand = _golden_env(tmp_path), _candidate_env(tmp_path)
-    work_dependent = {"HOME", "TMPDIR"}
+    work_dependent = {"HOME", "TMPDIR", "PYTHONHASHSEED"}
     assert {k: v for k, v in golden.items() if k not in work_dependent} == \
         {k: v for k, v in cand.items() if k not in work_dependent}
-    assert set(golden) == set(cand) == set(child_env("/w"))
+    # the candidate's runner removes PYTHONHASHSEED (a host that randomizes hashing does not set it: red team s17)
+    assert set(golden) == set(cand) | {"PYTHONHASHSEED"} == set(child_env("/w")) and golden["PYTHONHASHSEED"] == "0"
     for env in (golden, cand):
         assert "OPENAI_API_KEY" not in env and "MY_PRIVATE_THING" not in env
         assert env["OPENBLAS_CORETYPE"] == "Haswell"  # the user's core type reaches both sides alike

@@ -35,7 +35,7 @@ def probe_wrapper(x):
     k(x, y)
     facts = np.array([
         float("OPENAI_API_KEY" in os.environ or "SECRET_FOR_TEST" in os.environ),
-        float(os.environ.get("PYTHONHASHSEED") == "0"),
+        float("PYTHONHASHSEED" not in os.environ and sys.flags.hash_randomization == 0),
         float(os.environ.get("OPENBLAS_NUM_THREADS") == "1"),
         _try(lambda: open("/etc/hostname").read()),
         _try(lambda: open("scratch.txt", "w").write("ok")),
@@ -62,7 +62,8 @@ def _probe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 
 
 def test_environment_policy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """With or without Bubblewrap: no secrets in the child's environment, a fixed hash seed, one BLAS thread."""
+    """With or without Bubblewrap: no secrets in the child's environment, the hash seed (0 here: no verification's
+    secret) not in it, one BLAS thread."""
     _, (secret, hashseed, blas, *_) = _probe(tmp_path, monkeypatch)
     assert (secret, hashseed, blas) == (0.0, 1.0, 1.0)
 

@@ -468,10 +468,11 @@ def test_flash_attention_rebinding_is_caught_numerically_and_fixed_with_the_devi
 
 
 def test_layer_norm_fp16_attempt_fails_on_the_large_band_only(reports: Reports) -> None:
-    """Issue 17: computing in fp16 (no precision route) fails the tolerance on the `large` band only."""
+    """Issue 17: computing in fp16 (no precision route) fails the tolerance on the `large` band only among the SPEC's
+    cases (unseen near-constant rows fail it too since red team s17)."""
     bad = reports.get("layer_norm", 1, 1)
     assert bad.verdict == "FAIL_NUMERIC"
-    failing = {c.band for c in bad.cases if c.status != "pass"}
+    failing = {c.band for c in bad.cases if c.status != "pass" and not c.unseen}
     assert failing == {"large"}, failing
     assert {c.band for c in bad.cases} >= {"normal", "small", "large", "offset"}
     assert {c.dtype for c in bad.cases} == {"fp16"}
