@@ -103,25 +103,20 @@ _APPLICABLE: list[tuple[str, str, tuple[str, ...], str, str, str, str]] = [
     ("OL61", "S1", _M, "rules_api", "legal direct casts; in add/sub/mul/div the tensor comes first and scalars "
      "are plain numbers (no `pypto.Element`); zeros/ones take `dtype=` by keyword",
      "cast in two steps via FP32/FP16 where needed; put the tensor first; pass plain scalars; write `dtype=`", _WF),
-    ("OL62", "S0", _M, "rules_host", "no math outside the JIT graph (host code only allocates and lays out data); "
-     "inside it (kernel bodies and the helpers they call) no numpy/torch beyond dtype constants",
-     "move the computation into the JIT kernel; host code may only allocate, reshape and call the kernel; a kernel "
-     "body uses only pypto, math, shape/index arithmetic and the file's own helpers", _WF),
+    ("OL62", "S0", _M, "rules_host", "no math outside the JIT graph (host code only allocates and lays out data)",
+     "move the computation into the JIT kernel; host code may only allocate, reshape and call the kernel", _WF),
     # --- PTO Forge rules (security / integrity)
     ("PF00", "S0", _ALL, "engine", "the file is readable UTF-8 and parses as Python 3.11",
      "fix the syntax error", _LR),
     ("PF01", "S0", _M, "rules_security", "kernel files import only pypto, numpy, math, torch, dataclasses, typing, functools, ml_dtypes",
      "remove the import; kernels need nothing else", _LR),
     ("PF02", "S0", _M, "rules_security", "no process/network/reflection/file access (subprocess, socket, ctypes, os.system, "
-     "importlib, inspect, sys._getframe, globals/locals/vars, open, eval/exec, typing.ForwardRef, private `._names` "
-     "of modules, modules as values, `hash`, builtins or module mutation)",
+     "importlib, inspect, sys._getframe, globals/locals/vars, open, eval/exec, builtins or module mutation)",
      "delete the call; a kernel only computes", _LR),
     ("PF03", "S0", _M, "rules_security", "no try/except (or suppress) around the JIT kernel call",
      "call the kernel directly and let errors propagate to the verifier", _LR),
-    ("PF04", "S0", _M, "rules_security", "no environment probing: no branch on an environment variable or a tensor's "
-     "device, no host facts (`torch.npu`/`cuda`/`backends`/`version`, thread counts), no try/except except around "
-     "an optional import, no `hasattr`/`getattr(..., default)`",
-     "compute one way, unconditionally, wherever the file runs", _LR),
+    ("PF04", "S0", _M, "rules_security", "no branch on an environment variable choosing between compute paths",
+     "compute one way, unconditionally", _LR),
     ("PF05", "S0", ("module",), "rules_frozen", "verified (frozen) module regions are unchanged from the previous stage",
      "restore the frozen `# --- Module Mk ---` region verbatim; change it only after a rollback to Mk", _PA),
     ("PF06", "S1", ("design",), "rules_design", "module_interfaces.yaml follows the schema and the validate_yaml checks",
@@ -136,7 +131,7 @@ _APPLICABLE: list[tuple[str, str, tuple[str, ...], str, str, str, str]] = [
      "return what the kernel wrote; any post-processing belongs inside the JIT kernel", _LR),
     ("PF11", "S0", _M, "rules_state", "no state across calls: module and class attributes hold constants, functions "
      "or read-only tables; no `global`/`nonlocal`, function attributes, mutable defaults, caches, or writes to names "
-     "a function does not bind; randomness only from a local generator with a literal seed",
+     "a function does not bind",
      "keep the wrapper stateless: allocate per call and pass everything to the JIT kernel as arguments", _LR),
     ("PF09", "S1", ("module",), "rules_frozen", "a stage file marks modules 1..k with `# --- Module Mk: <role> ---` in order",
      "add one marker comment per module inside the kernel, in module order", _PA),

@@ -23,6 +23,9 @@ ALLOWED_EXACT = {
     "runtime.dtypes", "runtime.testmodes",
     # the emulator's leaf modules (no tracing, no kernel Python): errors, enums, numerics, poison
     "runtime.emulator._errors", "runtime.emulator._enums", "runtime.emulator._numerics", "runtime.emulator._buffers",
+    # device._blas: BLAS thread control, looked up only where the environment does not pin one thread - never in a
+    # verification's device process (env_policy pins it); no kernel Python
+    "threadpoolctl",
 }
 FORBIDDEN_LOADED = (
     "runtime.emulator._trace", "runtime.emulator._trace_interp", "runtime.emulator._frontend",

@@ -17,6 +17,7 @@ import numpy as np
 from runtime.emulator._buffers import is_poison
 from runtime.emulator._errors import EmulatorError
 from runtime.emulator.device._batch import run_batched
+from runtime.emulator.device._blas import one_blas_thread
 from runtime.emulator.device._carry import PrefixPlan, analyse, counters
 from runtime.emulator.device._carry import start as start_prefix
 from runtime.emulator.device._env import Env
@@ -238,7 +239,8 @@ def execute(program: KernelProgram, args: list[Any], options: ExecOptions | None
     error: ExecError | None = None
     old = np.seterr(all="ignore")  # restored below; ops that need errors check values explicitly
     try:
-        run_region(body, env)
+        with one_blas_thread():  # a matmul's bits must not depend on the host's cores (device._blas)
+            run_region(body, env)
         if options.check_poison and options.poison_check == "final":
             _final_poison_check(program, args, env)
     except EmulatorError as exc:

@@ -593,6 +593,18 @@ _MEMO_MIN = 1 << 16
 _MEMO_ENTRIES = 8
 
 
+def _same_bytes(copy: np.ndarray, bits: np.ndarray) -> bool:
+    """``np.array_equal(copy, bits)`` of two uint8 arrays of one shape (``copy`` contiguous), compared 8 bytes at a
+    time where the rows allow it: the memo's check of a 512 x 6144 FP8 block was 6.5 ms a hit (one bool per byte,
+    quant_batch_matmul's largest case: 1920 hits, 12 of its 76 emulator seconds on a loaded host)."""
+    if bits.ndim and bits.shape[-1] % 8 == 0 and bits.strides[-1] == 1 and copy.flags.c_contiguous:
+        try:
+            return np.array_equal(copy.view(np.uint64), bits.view(np.uint64))
+        except ValueError:  # a layout numpy cannot view as 8-byte words
+            pass
+    return np.array_equal(copy, bits)
+
+
 def _operand_f32(env: Any, x: np.ndarray, trans: bool) -> np.ndarray:
     """``compute(x.swapaxes(-1, -2) if trans else x)`` as float32: a matmul operand in its compute precision.
 
@@ -611,7 +623,7 @@ def _operand_f32(env: Any, x: np.ndarray, trans: bool) -> np.ndarray:
     key = (x.__array_interface__["data"][0], x.shape, x.strides, x.dtype, trans)
     bits = x.view(np.uint8)
     hit = memo.get(key)
-    if hit is not None and np.array_equal(hit[0], bits):
+    if hit is not None and _same_bytes(hit[0], bits):
         return hit[1]
     r = compute(v).astype(np.float32, copy=False)
     if hit is not None:
