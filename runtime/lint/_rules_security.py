@@ -309,7 +309,8 @@ def _modules_as_values(pf: ParsedFile) -> Iterator[Hit]:
     for imp in pf.nodes(ast.Import):
         modules |= {a.asname or a.name.split(".")[0] for a in imp.names
                     if a.name.split(".")[0] not in ("pypto", "math")}
-    for node in [*pf.nodes(ast.Name), *pf.nodes(ast.Attribute)]:
+    nodes: list[ast.Name | ast.Attribute] = [*pf.nodes(ast.Name), *pf.nodes(ast.Attribute)]
+    for node in nodes:
         if not isinstance(node.ctx, ast.Load):
             continue
         parent = pf.parents.get(node)
