@@ -796,6 +796,23 @@ def _reduction(node: ast.expr) -> tuple[str, str, str | None, bool | None] | Non
     return short, operand, ast.unparse(axis_node) if axis_node is not None else None, keep
 
 
+def call_arguments(tree: ast.AST, fn: ast.FunctionDef, param: str) -> list[tuple[ast.expr, int]]:
+    """``(argument, line)`` of every call of ``fn`` (by its name, a method's or module's too) in ``tree`` for its
+    parameter ``param``, positional or keyword: where a helper parameter's value comes from."""
+    names = [a.arg for a in fn.args.args]
+    if param not in names:
+        return []
+    idx = names.index(param)
+    out: list[tuple[ast.expr, int]] = []
+    for call in ast.walk(tree):
+        if isinstance(call, ast.Call) and ast.unparse(call.func).rsplit(".", 1)[-1] == fn.name:
+            arg = call.args[idx] if idx < len(call.args) else next(
+                (k.value for k in call.keywords if k.arg == param), None)
+            if arg is not None:
+                out.append((arg, call.lineno))
+    return out
+
+
 def static_shape_source(source: str | None, error_line: int | None, message: str) -> tuple[int, str] | None:
     """For a kernel that raised on operands whose shapes do not broadcast while it was being traced (no op ran,
     nothing recorded): the reduction statement upstream of the failing line whose axis or ``keepdim`` made the odd
@@ -863,14 +880,9 @@ def static_shape_source(source: str | None, error_line: int | None, message: str
                                   f"reduces over axis {others[0]}")
             frontier.extend((n, line) for n in sorted(reads(value)))
             continue
-        if fn is not None and name in {a.arg for a in fn.args.args}:
-            idx = [a.arg for a in fn.args.args].index(name)
-            for call in ast.walk(tree):
-                if isinstance(call, ast.Call) and ast.unparse(call.func).rsplit(".", 1)[-1] == fn.name:
-                    arg = call.args[idx] if idx < len(call.args) else next(
-                        (k.value for k in call.keywords if k.arg == name), None)
-                    if arg is not None:
-                        frontier.extend((n, call.lineno) for n in sorted(reads(arg)))
+        if fn is not None:
+            for arg, at_line in call_arguments(tree, fn, name):
+                frontier.extend((n, at_line) for n in sorted(reads(arg)))
     return None
 
 
@@ -925,12 +937,7 @@ def _uncast_expression(tree: ast.AST, error_line: int) -> int | None:
                 continue
             frontier.extend((n, line) for n in sorted(reads(value)))
             continue
-        if fn is not None and name in [a.arg for a in fn.args.args]:
-            idx = [a.arg for a in fn.args.args].index(name)
-            for call in ast.walk(tree):
-                if isinstance(call, ast.Call) and ast.unparse(call.func).rsplit(".", 1)[-1] == fn.name:
-                    arg = call.args[idx] if idx < len(call.args) else next(
-                        (k.value for k in call.keywords if k.arg == name), None)
-                    if arg is not None:
-                        frontier.extend((n, call.lineno) for n in sorted(reads(arg)))
+        if fn is not None:
+            for arg, at_line in call_arguments(tree, fn, name):
+                frontier.extend((n, at_line) for n in sorted(reads(arg)))
     return found[0] if len(set(found)) == 1 else None

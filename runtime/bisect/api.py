@@ -24,7 +24,7 @@ from runtime.bisect._checkpoint import checkpoint_names, compare_checkpoints
 from runtime.bisect._online import online_goldens
 from runtime.bisect._records import Rec
 from runtime.bisect._replay import Replay, replay, replay_hooked, value_stats
-from runtime.bisect._rules import shape_error_source, static_missing_cast, static_shape_source
+from runtime.bisect._rules import call_arguments, shape_error_source, static_missing_cast, static_shape_source
 from runtime.bisect._run import DEFAULT_EMULATOR, ArgSource, CapturedCall, CapturedRun, run_captured_cases
 from runtime.bisect.report import BisectReport, OpFinding, OutputResult, Stats, Suspect, UnmappedOp, stats_of
 from runtime.stages import parse_stage_name, wrapper_for
@@ -589,45 +589,49 @@ def _padding_repair(run: CapturedRun, plan: Any, inputs: list[np.ndarray], sourc
     return None
 
 
+def _host_calls(source: str, kernel: str, param: str) -> list[tuple[Any, Any, int]]:
+    """``(calling function, argument, line)`` for each call of ``kernel`` from another function of ``source`` and its
+    argument for the parameter ``param`` (positional or keyword; parsed, never run)."""
+    import ast
+
+    try:
+        tree = pyast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    kdef = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == kernel), None)
+    if kdef is None:
+        return []
+    out: list[tuple[Any, Any, int]] = []
+    for fn in ast.walk(tree):
+        if isinstance(fn, ast.FunctionDef) and fn is not kdef:
+            out += [(fn, arg, line) for arg, line in call_arguments(fn, kdef, param)]
+    return out
+
+
 def _pad_line(source: str, kernel: str, param: str) -> int | None:
     """The host line the padding of the argument passed as ``param`` to ``kernel`` comes from: a numeric constant
     assigned on the way back from the call's argument (``FILL_VAL = -1e9``), else the line that builds the
     argument (parsed, never run)."""
     import ast
 
-    try:
-        tree = pyast.parse(source)
-    except (SyntaxError, ValueError):
-        return None
-    kdef = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == kernel), None)
-    if kdef is None or param not in [a.arg for a in kdef.args.args]:
-        return None
-    idx = [a.arg for a in kdef.args.args].index(param)
-    for fn in ast.walk(tree):
-        if not isinstance(fn, ast.FunctionDef) or fn is kdef:
-            continue
-        for call in ast.walk(fn):
-            if not (isinstance(call, ast.Call) and ast.unparse(call.func).rsplit(".", 1)[-1] == kernel):
-                continue
-            if idx >= len(call.args):
-                continue
-            todo: list[tuple[ast.AST, int]] = [(call.args[idx], call.lineno)]
-            seen: set[str] = set()
-            first: int | None = None
-            while todo:
-                node, line = todo.pop(0)
-                for nm in sorted({n.id for n in ast.walk(node) if isinstance(n, ast.Name)} - seen):
-                    seen.add(nm)
-                    defs = [s for s in ast.walk(fn) if isinstance(s, ast.Assign) and s.lineno < line
-                            and any(isinstance(t, ast.Name) and t.id == nm for t in s.targets)]
-                    for d in sorted(defs, key=lambda s: -s.lineno):  # (every branch: ``x = cat(..)`` / ``x = y``)
-                        v = d.value.operand if isinstance(d.value, ast.UnaryOp) else d.value
-                        if isinstance(v, ast.Constant) and isinstance(v.value, int | float) \
-                                and not isinstance(v.value, bool):
-                            return d.lineno
-                        first = first or d.lineno
-                        todo.append((d.value, d.lineno))
-            return first
+    for fn, arg, call_line in _host_calls(source, kernel, param):
+        todo: list[tuple[ast.AST, int]] = [(arg, call_line)]
+        seen: set[str] = set()
+        first: int | None = None
+        while todo:
+            node, line = todo.pop(0)
+            for nm in sorted({n.id for n in ast.walk(node) if isinstance(n, ast.Name)} - seen):
+                seen.add(nm)
+                defs = [s for s in ast.walk(fn) if isinstance(s, ast.Assign) and s.lineno < line
+                        and any(isinstance(t, ast.Name) and t.id == nm for t in s.targets)]
+                for d in sorted(defs, key=lambda s: -s.lineno):  # (every branch: ``x = cat(..)`` / ``x = y``)
+                    v = d.value.operand if isinstance(d.value, ast.UnaryOp) else d.value
+                    if isinstance(v, ast.Constant) and isinstance(v.value, int | float) \
+                            and not isinstance(v.value, bool):
+                        return d.lineno
+                    first = first or d.lineno
+                    todo.append((d.value, d.lineno))
+        return first
     return None
 
 
@@ -636,41 +640,21 @@ def _argument_line(source: str, kernel: str, param: str, wrong: str) -> int | No
     call's argument, followed back through assignments in the calling function (parsed, never run)."""
     import ast
 
-    try:
-        tree = pyast.parse(source)
-    except (SyntaxError, ValueError):
-        return None
-    kdef = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == kernel), None)
-    if kdef is None:
-        return None
-    names = [a.arg for a in kdef.args.args]
-    if param not in names:
-        return None
-    idx = names.index(param)
-    for fn in ast.walk(tree):
-        if not isinstance(fn, ast.FunctionDef) or fn is kdef:
-            continue
-        for call in ast.walk(fn):
-            if not (isinstance(call, ast.Call) and ast.unparse(call.func).rsplit(".", 1)[-1] == kernel):
-                continue
-            arg = call.args[idx] if idx < len(call.args) else next((k.value for k in call.keywords
-                                                                    if k.arg == param), None)
-            if arg is None:
-                continue
-            todo: list[tuple[ast.AST, int]] = [(arg, call.lineno)]
-            seen: set[str] = set()
-            while todo:
-                node, line = todo.pop(0)
-                used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-                if wrong in used:
-                    return line
-                for nm in sorted(used - seen):
-                    seen.add(nm)
-                    defs = [s for s in ast.walk(fn) if isinstance(s, ast.Assign) and s.lineno < line
-                            and any(isinstance(t, ast.Name) and t.id == nm for t in s.targets)]
-                    if defs:
-                        d = max(defs, key=lambda s: s.lineno)
-                        todo.append((d.value, d.lineno))
+    for fn, arg, call_line in _host_calls(source, kernel, param):
+        todo: list[tuple[ast.AST, int]] = [(arg, call_line)]
+        seen: set[str] = set()
+        while todo:
+            node, line = todo.pop(0)
+            used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+            if wrong in used:
+                return line
+            for nm in sorted(used - seen):
+                seen.add(nm)
+                defs = [s for s in ast.walk(fn) if isinstance(s, ast.Assign) and s.lineno < line
+                        and any(isinstance(t, ast.Name) and t.id == nm for t in s.targets)]
+                if defs:
+                    d = max(defs, key=lambda s: s.lineno)
+                    todo.append((d.value, d.lineno))
     return None
 
 
