@@ -476,9 +476,8 @@ def ol62_graph_library_calls(ctx: LintContext) -> Iterator[Hit]:
                 member = rest.split(".")[0]
                 where = getattr(pf.enclosing_fn.get(node), "name", "?")
                 if not rest:
-                    yield at(node, f"module `{full}` used as a value in `{where}` (JIT-graph code): name the pypto "
-                             "API directly; a kernel hands no module around")
-                elif zone == "strict":
+                    continue  # a module handed around as a value: PF02's (`_modules_as_values`), everywhere
+                if zone == "strict":
                     if head in _GRAPH_MODULES_OK or (head in ("numpy", "torch") and member in _GRAPH_NP_TORCH_OK):
                         continue
                     yield at(node, f"`{full}` inside the JIT graph (`{where}`): a kernel body and the helpers it "

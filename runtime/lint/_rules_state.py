@@ -83,8 +83,7 @@ _GLOBAL_STATE_OK = {"numpy.random.default_rng", "numpy.random.Generator", "numpy
                     "numpy.random.RandomState", "numpy.random.MT19937", "numpy.random.Philox", "numpy.random.SFC64"}
 """A generator made inside the call with a literal seed is local to the call (its state dies with it); the seed
 is checked by :func:`_rng_checks`."""
-_SEEDED_CTORS = {"numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.PCG64",
-                 "numpy.random.MT19937", "numpy.random.Philox", "numpy.random.SFC64"}
+_SEEDED_CTORS = _GLOBAL_STATE_OK - {"numpy.random.Generator"}
 """numpy generators: without a literal seed they draw OS entropy (red team s17: ``default_rng().random() >= 0.004``
 dropped the tail on 0.4 % of calls)."""
 _TORCH_DRAWS = {"torch.rand", "torch.randn", "torch.randint", "torch.randperm", "torch.normal", "torch.bernoulli",
