@@ -78,8 +78,10 @@ def _task(tmp_path: Path, name: str, body: str, inputs: str, init: str = "[]") -
      "    def forward(self, x):\n        return self.d(x)", "[torch.randn(32, 16)]", "[]", "dropout with p=0.5"),
     ("    def __init__(self):\n        super().__init__()\n        self.c = nn.Conv2d(3, 4, 3)\n"
      "    def forward(self, x):\n        return self.c(x)", "[torch.randn(2, 3, 8, 8)]", "[]", "conv2d: convolution"),
-    ("    def forward(self, x, offsets):\n        return x[offsets[1]:]", "[torch.randn(32, 16), torch.arange(0, 32, 8)]",
-     "[]", "sorted integer vector"),
+    # a sorted offsets vector is imported with a make_inputs now (test_kernelbench_structured.py); one whose
+    # get_inputs() ignores every seed and has no float input would make every verification case the same
+    ("    def forward(self, offsets):\n        return offsets[1:] - offsets[:-1]", "[torch.arange(0, 32, 8)]", "[]",
+     "none changes with the seed"),
     ("    def forward(self, x):\n        raise RuntimeError('broken task')", "[torch.randn(32, 16)]", "[]",
      "RuntimeError: broken task"),
 ])

@@ -15,6 +15,13 @@ dynamic). The import writes:
   runs it; the inventory header lists the torch calls ``forward`` made, each with its PyPTO route;
 * ``IMPORT.md``: what was inferred and what could not be mapped.
 
+Structured inputs (a sorted offsets vector or block table, a length equal to another input's axis, or integer
+inputs on which the model fails when they are drawn independently) cannot be drawn from a range: golden.py then
+also gets a ``make_inputs(case, rng)`` that runs the task's own ``get_inputs()`` seeded from the case seed, keeps
+its integer / bool inputs and draws every float input from the case's value band, so that every seed still gives
+other float values (verification's unseen seeds must not repeat a case). ``get_inputs()`` has the task's sizes
+built in, so such an op dir has one P0 shape, the task's own, and no dynamic axis (IMPORT.md says why).
+
 The task file is third-party code: it runs only in :mod:`._probe` children started by
 :func:`runtime.sandbox.run_process` (allow-listed environment), and the written op dir must pass
 ``intake`` (its golden run on every case) before anything is written to ``DEST``. A task that cannot be
@@ -56,8 +63,18 @@ TAIL = 13
 """Added to a dynamic axis for the tail case (a partial 16-row tile)."""
 
 
+STRUCTURE_SEEDS = (1000, 1001)
+"""Seeds under which the import runs ``get_inputs()`` to check that a written ``make_inputs`` can reproduce its
+structured inputs (the first twice: same seed, same bytes; the second: same shapes)."""
+
+
 class TaskImportError(ValueError):
     """The task cannot be imported (one line saying why; nothing was written)."""
+
+
+class _InputsRejected(TaskImportError):
+    """The model or its golden failed on independently drawn inputs (a trace or intake failure): a task with
+    integer inputs is then retried with inputs from its own ``get_inputs()`` (see :func:`_structured_path`)."""
 
 
 class TaskImport(BaseModel):
@@ -176,6 +193,41 @@ def _value_spec(label: str, d: dict[str, Any], report: TaskImport) -> dict[str, 
                                                         _sig(min(mean + 3 * std, hi), True)],
                 "distribution": "normal"}
     return {"dtype": _dtype(d["dtype"]), "range": [_sig(lo, False), _sig(hi, True)]}
+
+
+def _kept(d: dict[str, Any]) -> bool:
+    """An input a written ``make_inputs`` takes from ``get_inputs()`` as it is: integers (indices, offsets,
+    lengths, block ids), bools and 0/1 masks carry structure; other floats are drawn per value band."""
+    if d.get("kind") != "tensor":
+        return False
+    distinct = d.get("distinct")
+    return bool(d.get("integer")) or d["dtype"] == "bool" or (distinct is not None and sorted(distinct) == [0.0, 1.0])
+
+
+def _structured_reasons(plan: _Plan) -> list[str]:
+    """Why independently drawn values cannot stand in for some integer input (one phrase each; empty: they can).
+
+    Two signs, both read from ``get_inputs()``'s own sample: a sorted integer vector (offsets, block tables),
+    or an integer input holding the size of an axis of another input (a length or an offset end such as
+    ``npu_actual_q_len = [T1]``): values drawn from its range would point past that axis.
+    """
+    fwd = [t for t in plan.inputs if t["source"] == "forward"]
+    reasons = []
+    for t in fwd:
+        d = t["desc"]
+        if not d.get("integer") or d["dtype"] == "bool" or "max" not in d:
+            continue
+        if d.get("sorted"):
+            reasons.append(f"{t['name']} is a sorted integer vector (offsets, lengths or block ids)")
+            continue
+        top = int(d["max"])
+        if top < 2 or math.prod(d["shape"] or [1]) > 1024:
+            continue
+        hits = [f"{o['name']}.shape[{ax}]" for o in fwd if o is not t
+                for ax, size in enumerate(o["desc"]["shape"]) if size == top]
+        if hits:
+            reasons.append(f"{t['name']} holds {top} = {hits[0]} (a length or offset tied to that shape)")
+    return reasons
 
 
 def _ident(name: str, taken: set[str]) -> str:
@@ -371,7 +423,8 @@ def _flow(value: Any) -> str:
     return yaml.safe_dump(value, default_flow_style=True, width=10_000, sort_keys=False).strip().removesuffix("...").strip()
 
 
-def _spec_text(task: Path, report: TaskImport, spec: dict[str, Any], desc: dict[str, Any]) -> str:
+def _spec_text(task: Path, report: TaskImport, spec: dict[str, Any], desc: dict[str, Any],
+               make: list[dict[str, Any]] | None = None) -> str:
     out = ["---"]
     for key, value in spec.items():
         if key in ("inputs", "outputs", "p0_shapes"):
@@ -398,10 +451,94 @@ def _spec_text(task: Path, report: TaskImport, spec: dict[str, Any], desc: dict[
         "- The model's parameters are inputs here (after the forward arguments), so that a kernel can read them.",
         f"- P0 cases shrink the dynamic axes to at most {MAX_DYNAMIC} and add a tail case; see IMPORT.md.",
     ]
+    if make is not None:
+        kept = [m["name"] for m in make if m["given"] is not None]
+        prose[-1] = ("- Inputs come from golden.py's `make_inputs`: it runs the task's own `get_inputs()` seeded from "
+                     f"the case seed and keeps {', '.join(kept)} as it gives them (their structure: offsets, block "
+                     "ids, lengths or indices consistent with the other inputs' shapes); every float input is drawn "
+                     "from the case's value band over its range here. The shapes are the task's own; see IMPORT.md.")
     return "\n".join(out) + "\n" + "\n".join(prose) + "\n"
 
 
-def _golden_text(task: Path, source: str, plan: _Plan, rows: list[tuple[str, str]], n_forward: int) -> str:
+_MAKE_INPUTS = '''
+
+# Inputs for each case (written by `python -m orchestrator import`: this task has structured inputs that values
+# drawn independently from a range cannot express). Per SPEC input: "given" = its position in get_inputs(), kept
+# as the task makes it (seeded from the case seed), else None = drawn here from the case's value band over "range".
+_PTO_FORGE_MAKE = {make!r}
+
+
+def _pto_forge_numpy(t):
+    import numpy
+    import torch
+    t = t.detach().cpu().contiguous()
+    if t.dtype == torch.bfloat16:
+        import ml_dtypes
+        return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16).copy()
+    return numpy.array(t.numpy(), copy=True)
+
+
+def _pto_forge_band(lo, hi, normal, band, n, rng):
+    import numpy
+    # the bands of PTO Forge's own input generation (docs/opdir.md): normal = the declared distribution,
+    # small = ~1% of the range near 0, large = the top quarter of magnitudes, offset = a non-zero mean
+    width = hi - lo
+    if band in ("normal", "small"):
+        base = rng.normal((lo + hi) / 2, width / 6, n).clip(lo, hi) if normal else rng.uniform(lo, hi, n)
+        if band == "small":
+            centre = min(max(0.0, lo), hi)
+            base = centre + (base - centre) * 1e-2
+        return base
+    if band == "large":
+        top = max(abs(lo), abs(hi))
+        segments = [(a, b) for a, b in ((max(lo, 0.75 * top), min(hi, top)), (max(lo, -top), min(hi, -0.75 * top)))
+                    if b >= a]
+        u = rng.uniform(0.0, sum(b - a for a, b in segments), n)
+        (a0, b0), out = segments[0], segments[0][0] + u
+        if len(segments) > 1:
+            out = numpy.where(u <= b0 - a0, out, segments[1][0] + (u - (b0 - a0)))
+        return out
+    a, b = (lo + 0.6 * width, hi) if abs(hi) >= abs(lo) else (lo, lo + 0.4 * width)
+    return rng.uniform(a, b, n)
+
+
+def make_inputs(case, rng):
+    import math
+    import random
+    import numpy
+    import torch
+    seed = int(rng.integers(0, 2**31 - 1))
+    state = random.getstate(), numpy.random.get_state()
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        random.seed(seed)
+        numpy.random.seed(seed)
+        try:
+            given = list(get_inputs())
+        finally:
+            random.setstate(state[0])
+            numpy.random.set_state(state[1])
+    out = []
+    for m in _PTO_FORGE_MAKE:
+        shape = [s if isinstance(s, int) else case["dims"][s] for s in m["shape"]]
+        if m["given"] is not None:
+            a = _pto_forge_numpy(given[m["given"]]).reshape(shape)
+            out.append(a != 0 if m["dtype"] == "bool" and a.dtype != numpy.bool_ else a)
+        elif m["dtype"] == "bool":
+            out.append(rng.random(shape) < 0.5)
+        else:
+            import ml_dtypes
+            dtype = {{"fp32": numpy.float32, "fp16": numpy.float16, "fp64": numpy.float64,
+                     "bf16": ml_dtypes.bfloat16}}[m["dtype"]]
+            lo, hi = m["range"]
+            v = _pto_forge_band(lo, hi, m["normal"], case["band"], math.prod(shape), rng).clip(lo, hi)
+            out.append(v.reshape(shape).astype(numpy.float64 if dtype is numpy.float64 else numpy.float32).astype(dtype))
+    return out
+'''
+
+
+def _golden_text(task: Path, source: str, plan: _Plan, rows: list[tuple[str, str]], n_forward: int,
+                 make: list[dict[str, Any]] | None = None) -> str:
     digest = hashlib.sha256(source.encode()).hexdigest()[:12]
     head = ["# Golden function inventory", "# | # | Golden operation | Shape transformation |",
             "# |---|------------------|----------------------|"]
@@ -451,6 +588,8 @@ def golden({", ".join(t["name"] for t in plan.inputs)}):
         out = functional_call(model, {{{params}}}, ({args}{"," if len(fwd) == 1 else ""}))
     return out
 '''
+    if make is not None:
+        adapter += _MAKE_INPUTS.format(make=make)
     return "\n".join(head) + source.rstrip() + "\n" + adapter
 
 
@@ -466,13 +605,14 @@ def import_task(task: str | Path, dest: str | Path, *, force: bool = False, time
                 intake_timeout: float = 120.0) -> TaskImport:
     """Import a KernelBench-format task file into a new op dir (see the module docstring).
 
+    A task with structured integer inputs (:func:`_structured_reasons`), or whose model or golden fails on
+    integer inputs drawn independently, gets a ``make_inputs`` that takes those inputs from its own
+    ``get_inputs()`` (:func:`_structured_path`).
+
     Raises:
         TaskImportError: the task cannot be imported (why, in one line), or ``dest`` holds files that would be
             overwritten (without ``force``). Nothing is written then.
     """
-    from runtime.opdir import intake
-    from runtime.sandbox import private_dir
-
     task = Path(task).resolve()
     dest = Path(dest)
     if not is_task_file(task):
@@ -483,33 +623,155 @@ def import_task(task: str | Path, dest: str | Path, *, force: bool = False, time
     existing = [n for n in names if (dest / n).exists()]
     if existing and not force:
         raise TaskImportError(f"{dest} already holds {', '.join(existing)}; import never overwrites (use --force)")
-    report = TaskImport(task=task.name, level=task.parent.name, op_name=task_op_name(task))
     source = task.read_text(encoding="utf-8")
     desc = _probe({"mode": "describe", "task": str(task)}, timeout)
-    plan = _plan_inputs(desc, report)
+
+    def fresh() -> tuple[TaskImport, _Plan]:
+        report = TaskImport(task=task.name, level=task.parent.name, op_name=task_op_name(task))
+        return report, _plan_inputs(desc, report)
+
+    report, plan = fresh()
+    reasons = _structured_reasons(plan)
+    if not reasons:
+        try:
+            return _random_path(task, source, desc, plan, report, dest, existing, timeout, intake_timeout)
+        except _InputsRejected as exc:
+            ints = [t["name"] for t in plan.inputs if t["source"] == "forward" and t["desc"].get("integer")
+                    and t["desc"]["dtype"] != "bool"]
+            if not ints:
+                raise TaskImportError(str(exc)) from None
+            first = str(exc)
+            reasons = [f"with integer input(s) {', '.join(ints)} drawn independently from their ranges: {first}"]
+        report, plan = fresh()
+        try:
+            return _structured_path(task, source, desc, plan, report, dest, existing, timeout, intake_timeout,
+                                    reasons)
+        except TaskImportError as exc:
+            raise TaskImportError(f"{first} (and with make_inputs taking {', '.join(ints)} from get_inputs(): "
+                                  f"{exc})") from None
+    return _structured_path(task, source, desc, plan, report, dest, existing, timeout, intake_timeout, reasons)
+
+
+def _value_specs(plan: _Plan, report: TaskImport, kept: set[str] | None = None) -> None:
+    """dtype / range / distribution of every input but ``kept`` ones (those come from ``get_inputs()``)."""
     for t in plan.inputs:
-        t["value"] = _value_spec(f"{'parameter ' + t['param'] if t['source'] == 'param' else 'input ' + t['name']}",
-                                 t["desc"], report)
+        label = f"{'parameter ' + t['param'] if t['source'] == 'param' else 'input ' + t['name']}"
+        if t["name"] not in (kept or set()):
+            t["value"] = _value_spec(label, t["desc"], report)
+
+
+def _random_path(task: Path, source: str, desc: dict[str, Any], plan: _Plan, report: TaskImport, dest: Path,
+                 existing: list[str], timeout: float, intake_timeout: float) -> TaskImport:
+    """Every input drawn by PTO Forge from its SPEC range; the dynamic axes shrunk and given a tail case."""
+    _value_specs(plan, report)
     p0 = _p0(plan)
     try:
         traced = _probe(_trace_request(task, plan, p0), timeout)
     except TaskImportError as exc:
         if not plan.dynamic:
-            raise
+            raise _InputsRejected(str(exc)) from None
         report.unmapped.append(f"the model did not run with the dynamic axes resized ({exc}); the op dir keeps "
                                "get_inputs()' sizes and has no tail case")
         plan.dynamic = []
         p0 = _p0(plan)
-        traced = _probe(_trace_request(task, plan, p0), timeout)
+        try:
+            traced = _probe(_trace_request(task, plan, p0), timeout)
+        except TaskImportError as again:
+            raise _InputsRejected(str(again)) from None
+    outs = [c["outputs"] for c in traced["cases"]]
+    return _write(task, source, desc, plan, p0, outs, traced["cases"][0]["calls"], report, dest, existing,
+                  intake_timeout)
+
+
+def _structured_path(task: Path, source: str, desc: dict[str, Any], plan: _Plan, report: TaskImport, dest: Path,
+                     existing: list[str], timeout: float, intake_timeout: float, reasons: list[str]) -> TaskImport:
+    """golden.py gets a ``make_inputs`` that runs the task's ``get_inputs()`` seeded from the case seed, keeps its
+    integer / bool inputs (the structure) and draws every float input from the case's value band.
+
+    ``get_inputs()`` makes its tensors at the task's own sizes, so no axis can vary: the one P0 shape is the
+    task's. The import checks that ``make_inputs`` can reproduce the kept inputs: the same seed twice gives the
+    same bytes (no unseeded generator), another seed the same shapes.
+    """
+    fwd = [t for t in plan.inputs if t["source"] == "forward"]
+    kept = {t["name"] for t in fwd if _kept(t["desc"])}
+    _value_specs(plan, report, kept)
+    plan.dynamic = []
+    p0 = _p0(plan)
+    a, b = STRUCTURE_SEEDS
+    traced = _probe({"mode": "trace", "task": str(task),
+                     "cases": [{"seed": a}, {"seed": b, "run": False}, {"seed": a, "run": False}]}, timeout)
+    first, other, again = (c["inputs"] for c in traced["cases"])
+    varies = []
+    for i, t in enumerate(fwd):
+        want = [1] if t["scalar"] else _concrete(t["shape"], p0[0] if p0 else {})
+        for got in (first[i], other[i], again[i]):
+            if got.get("kind") != "tensor" or (got["shape"] or [1]) != want:
+                raise TaskImportError(f"input {t['name']}: get_inputs() gives {got.get('dtype')}{got.get('shape')} "
+                                      f"under one seed and {want} under another; SPEC.md needs one shape per case, "
+                                      "so a make_inputs cannot reproduce it")
+        if t["name"] not in kept:
+            continue
+        if first[i]["digest"] != again[i]["digest"]:
+            raise TaskImportError(f"input {t['name']}: get_inputs() gives different values for the same seed (it "
+                                  "draws from a generator that is not seeded through torch, numpy or random), so a "
+                                  "make_inputs cannot reproduce it")
+        if first[i]["digest"] != other[i]["digest"]:
+            varies.append(t["name"])
+        if t["desc"]["dtype"] == "bool" or not t["desc"].get("integer"):
+            t["value"] = {"dtype": "bool"} if t["desc"]["dtype"] == "bool" else \
+                {"dtype": "bool", "torch_dtype": t["desc"]["dtype"]}
+            continue
+        lo = int(min(first[i]["min"], other[i]["min"]))
+        hi = int(max(first[i]["max"], other[i]["max"]))
+        t["value"] = {"dtype": _dtype(t["desc"]["dtype"]), "range": [lo, hi if hi > lo else lo + 1]}
+    why = "; ".join(reasons)
+    report.unmapped.append(f"shapes not varied: {why}; make_inputs takes {', '.join(t['name'] for t in fwd if t['name'] in kept)} "
+                           "from the task's own get_inputs(), whose sizes are the task's constants, so the one P0 "
+                           "shape is the task's own")
+    fixed = [t["name"] for t in fwd if t["name"] in kept and t["name"] not in varies]
+    drawn = [t["name"] for t in plan.inputs if t["name"] not in kept]
+    report.notes.append("make_inputs: get_inputs() runs seeded from the case seed (torch, numpy and random); "
+                        + (f"{', '.join(varies)} change with the seed; " if varies else "")
+                        + (f"{', '.join(fixed)} are the same for every seed (get_inputs() builds them without "
+                           "randomness or reseeds); " if fixed else "")
+                        + (f"float input(s) {', '.join(drawn)} are drawn from the case's value band over their "
+                           "range (normal / small / large / offset), not taken from get_inputs()" if drawn else
+                           "no float input to vary: every case has the same inputs"))
+    if not drawn and not varies:
+        raise TaskImportError("every input is kept from get_inputs() and none changes with the seed: every "
+                              "verification case would be the same")
+    make = []
+    for t in plan.inputs:
+        v = t["value"]
+        idx = fwd.index(t) if t["name"] in kept else None
+        entry: dict[str, Any] = {"name": t["name"], "given": idx, "shape": t["shape"], "dtype": v["dtype"]}
+        if idx is None and v["dtype"] != "bool":
+            entry["range"] = [float(x) for x in v["range"]]
+            entry["normal"] = v.get("distribution") == "normal"
+        make.append(entry)
+    c0 = traced["cases"][0]
+    return _write(task, source, desc, plan, p0, [c0["outputs"]], c0["calls"], report, dest, existing,
+                  intake_timeout, make)
+
+
+def _write(task: Path, source: str, desc: dict[str, Any], plan: _Plan, p0: list[dict[str, int]],
+           outs: list[list[dict[str, Any]]], calls: list[dict[str, Any]], report: TaskImport, dest: Path,
+           existing: list[str], intake_timeout: float, make: list[dict[str, Any]] | None = None) -> TaskImport:
+    """SPEC.md, golden.py and IMPORT.md from the plan and the traced run; intake on them in a private directory;
+    then (only if intake passes) into ``dest``."""
+    from runtime.opdir import intake
+    from runtime.sandbox import private_dir
+
     biggest = max((math.prod(_concrete(t["shape"], p0[0] if p0 else {})) for t in plan.inputs), default=0)
     if not plan.dynamic and biggest > MAX_FIXED_ELEMENTS:
-        raise TaskImportError(f"no dynamic axis could be tied to an input, and get_inputs()' sizes ({biggest:,} "
-                              "elements in one input) are too large to verify every case on the CPU emulator")
-    outs = [c["outputs"] for c in traced["cases"]]
+        why = ("the structured inputs tie the sizes to get_inputs()' own" if make is not None else
+               "no dynamic axis could be tied to an input, and get_inputs()' sizes")
+        raise TaskImportError(f"{why} ({biggest:,} elements in one input) are too large to verify every case on the "
+                              "CPU emulator")
     for j, o in enumerate(outs[0]):
         if o["kind"] != "tensor":
             raise TaskImportError(f"forward returns a {o.get('type')} as output {j}; only tensors can be compared")
-    rows = _inventory(traced["cases"][0]["calls"], report)
+    rows = _inventory(calls, report)
     out_shapes = _output_shapes(outs, plan, p0)
     fwd_in = [t for t in plan.inputs if t["source"] == "forward"]
     float_dtypes = [t["value"]["dtype"] for t in plan.inputs if t["value"]["dtype"] in TOLERANCE]
@@ -545,8 +807,8 @@ def import_task(task: str | Path, dest: str | Path, *, force: bool = False, time
     if len(fwd_in) < len(plan.inputs):
         report.notes.append(f"{len(plan.inputs) - len(fwd_in)} model parameter(s) are inputs after the forward "
                             "arguments: " + ", ".join(t["name"] for t in plan.inputs if t["source"] == "param"))
-    files = {"SPEC.md": _spec_text(task, report, spec, desc),
-             "golden.py": _golden_text(task, source, plan, rows, len(fwd_in))}
+    files = {"SPEC.md": _spec_text(task, report, spec, desc, make),
+             "golden.py": _golden_text(task, source, plan, rows, len(fwd_in), make)}
     with private_dir("forge-task-opdir-") as tmp:
         for name, text in files.items():
             (tmp / name).write_text(text, encoding="utf-8")
@@ -557,7 +819,7 @@ def import_task(task: str | Path, dest: str | Path, *, force: bool = False, time
                                   f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
         if not checked.ok:
             first = str(checked.problems[0]) if checked.problems else "intake failed"
-            raise TaskImportError(f"the written op dir fails intake: {first}")
+            raise _InputsRejected(f"the written op dir fails intake: {first}")
         report.cases = len(checked.cases)
         report.notes += [f"intake: {n}" for n in checked.notes]
         files["IMPORT.md"] = _import_md(task, report)

@@ -16,7 +16,7 @@ PLUMBING = frozenset({
     "size", "dim", "shape", "T", "mT", "dtype", "device", "is_contiguous", "contiguous", "numel", "__len__",
     "float", "to", "bfloat16", "half", "type", "detach", "clone", "item", "__getitem__", "__setitem__",
     "__bool__", "__index__", "__int__", "__float__", "__iter__", "__format__", "unbind", "ndim", "requires_grad",
-    "data", "_version", "is_floating_point", "element_size", "cpu", "tolist",
+    "data", "_version", "is_floating_point", "element_size", "cpu", "tolist", "long", "int", "double",
 })
 """Calls that move, re-type or inspect tensors without computing (free in a kernel, or a cast/view)."""
 

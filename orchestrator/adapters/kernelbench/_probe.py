@@ -15,7 +15,10 @@ Requests:
 ``{"mode": "trace", "task": path, "cases": [{"inputs": [{shape, dtype, ...}], "params": {...}}]}``
     for each case: build inputs of the given shapes from the given statistics, run ``forward`` under a
     :class:`torch.overrides.TorchFunctionMode` that records every torch function it calls (name, tensor
-    argument shapes, result shapes), and describe the outputs.
+    argument shapes, result shapes), and describe the outputs. A case ``{"seed": s, "run": bool}`` instead
+    takes its inputs from ``get_inputs()`` itself with every global generator seeded with ``s`` (as a written
+    ``make_inputs`` does: structured inputs such as offsets or block tables that random values cannot express),
+    describes them (shape, dtype, range, a digest of the bytes) and runs ``forward`` only when ``run``.
 """
 
 from __future__ import annotations
@@ -118,6 +121,41 @@ def describe(path: str) -> dict[str, Any]:
     }
 
 
+def seed_all(seed: int) -> None:
+    """Seed every global generator a ``get_inputs()`` may draw from (torch, numpy, Python's ``random``).
+
+    golden.py's ``make_inputs`` does the same (inside a saved/restored generator state), so what the import
+    checks here is what verification gets.
+    """
+    import random
+
+    import numpy
+    import torch
+
+    torch.manual_seed(seed)
+    random.seed(seed)
+    numpy.random.seed(seed)
+
+
+def _given(mod: Any, seed: int) -> tuple[list[Any], list[dict[str, Any]]]:
+    """``get_inputs()`` under :func:`seed_all`, and each value described with a digest of its bytes."""
+    import hashlib
+
+    import torch
+
+    seed_all(seed)
+    values = list(mod.get_inputs())
+    info = []
+    for v in values:
+        d = _value(v)
+        if isinstance(v, torch.Tensor):
+            t = v.detach().cpu().contiguous()
+            raw = (t.view(torch.int16) if t.dtype == torch.bfloat16 else t).numpy().tobytes()
+            d["digest"] = hashlib.sha256(raw).hexdigest()
+        info.append(d)
+    return values, info
+
+
 def _make(desc: dict[str, Any], gen: Any) -> Any:
     """A tensor of ``desc``'s shape and dtype whose values follow its statistics (normal or uniform)."""
     import torch
@@ -174,14 +212,22 @@ def trace(path: str, cases: list[dict[str, Any]]) -> dict[str, Any]:
 
     results = []
     for k, case in enumerate(cases):
-        gen = torch.Generator().manual_seed(1000 + k)
-        args = [_make(d, gen) for d in case["inputs"]]
-        overrides = {n: _make(d, gen) for n, d in case.get("params", {}).items()}
+        result: dict[str, Any] = {}
+        if "seed" in case:
+            args, result["inputs"] = _given(mod, int(case["seed"]))
+            overrides: dict[str, Any] = {}
+            if not case.get("run", True):
+                results.append(result)
+                continue
+        else:
+            gen = torch.Generator().manual_seed(1000 + k)
+            args = [_make(d, gen) for d in case["inputs"]]
+            overrides = {n: _make(d, gen) for n, d in case.get("params", {}).items()}
         calls.clear()
         with torch.no_grad(), Recorder():
             out = functional_call(model, overrides, tuple(args)) if overrides else model(*args)
         leaves = list(out) if isinstance(out, tuple | list) else [out]
-        results.append({"outputs": [_value(o) for o in leaves], "calls": list(calls)})
+        results.append({**result, "outputs": [_value(o) for o in leaves], "calls": list(calls)})
     return {"cases": results}
 
 
