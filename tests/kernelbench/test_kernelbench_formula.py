@@ -57,3 +57,28 @@ def test_task_file_detection_and_names(tmp_path: Path) -> None:
     assert task_op_name(task) == "gemm_groupnorm_hardtanh"
     assert task_op_name("1_Square_matrix_multiplication_.py") == "square_matrix_multiplication"
     assert task_op_name("7_3d.py") == "op_3d"
+
+
+# ---- structured inputs: which inputs a written make_inputs keeps (no child process: the fast tier) ----------
+
+
+def _fwd(name: str, shape: list[int], dtype: str, **desc: object) -> dict[str, object]:
+    return {"name": name, "source": "forward", "shape": shape,
+            "desc": {"kind": "tensor", "shape": shape, "dtype": dtype, **desc}}
+
+
+def test_structured_reasons_name_sorted_vectors_and_lengths_tied_to_a_shape() -> None:
+    from orchestrator.adapters.kernelbench._importer import _kept, _Plan, _structured_reasons
+
+    plan = _Plan(inputs=[
+        _fwd("x", [24, 8], "float32", min=-3.0, max=3.0),
+        _fwd("offsets", [5], "int32", integer=True, sorted=True, min=0, max=24),
+        _fwd("n", [1], "int64", integer=True, min=24, max=24),
+        _fwd("k", [1], "int64", integer=True, min=7, max=7),  # a size no other input has: not a length
+        _fwd("mask", [24], "bool", integer=True, min=0, max=1),
+    ])
+    reasons = _structured_reasons(plan)
+    assert reasons == ["offsets is a sorted integer vector (offsets, lengths or block ids)",
+                       "n holds 24 = x.shape[0] (a length or offset tied to that shape)"]
+    assert [_kept(t["desc"]) for t in plan.inputs] == [False, True, True, True, True]
+    assert _structured_reasons(_Plan(inputs=[_fwd("x", [24, 8], "float32", min=-3.0, max=3.0)])) == []
