@@ -7,23 +7,16 @@ Small synthetic task files for each kind of input, then the three real tasks of 
 
 from __future__ import annotations
 
-import importlib.util
-import os
 from pathlib import Path
 
 import numpy as np
 import pytest
+from test_kernelbench_import import SHARED, needs_corpus, needs_torch  # one place says where the corpus is
 
 from orchestrator.adapters.kernelbench import TaskImportError, import_task
 from runtime.opdir import intake, load_op_dir, run_golden
 from runtime.opdir._cases import Case
 
-REPO = Path(__file__).resolve().parents[2]
-SHARED = Path(os.environ.get("FORGE_SHARED") or REPO.parent / "shared") / "kernelbench"
-needs_torch = pytest.mark.skipif(importlib.util.find_spec("torch") is None,
-                                 reason="task files are torch code: pip install torch==2.13.0 (CPU)")
-needs_corpus = pytest.mark.skipif(not SHARED.is_dir(), reason=f"KernelBench corpus not found at {SHARED} "
-                                                              "(set FORGE_SHARED)")
 pytestmark = [pytest.mark.slow, needs_torch]
 
 
