@@ -17,6 +17,7 @@ import datetime as _dt
 import hashlib
 import importlib
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -491,7 +492,7 @@ def _step_compare(r: _Run) -> None:
         dev = rec.get("device")
         cr.kernel_calls = int((dev or {}).get("kernel_calls", 0) if "device" in rec else rec.get("kernel_calls", 0))
         cr.counters = rec.get("counters")
-        cr.diagnostics = list(rec.get("diagnostics") or [])
+        cr.diagnostics = with_device_warnings(list(rec.get("diagnostics") or []), dev)
         _merge_counters(counters, cr.counters or {})
         for d in cr.diagnostics:
             diags.setdefault((d.get("code"), d.get("message"), d.get("file"), d.get("line")), d)
@@ -722,6 +723,27 @@ def _divergent_codes(target: str | None) -> dict[str, str]:
     if target == "0.2.0":
         codes.update(_errors.DEVICE_DIVERGENT_020)
     return codes
+
+
+def with_device_warnings(diagnostics: list[dict[str, Any]], device: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The candidate child's diagnostics plus the warnings the device itself recorded for the case's kernels.
+
+    Why: the child's diagnostics come from the candidate's process (its tracer); the device's come from the trusted
+    device process, which derives the divergence codes it can see from the executed program alone
+    (`runtime.emulator.device._divergence`). A candidate that removed a warning from its own session still has
+    the device's; one the child reported too is listed once (same code, message, file and line)."""
+    seen = {(d.get("code"), d.get("message"), d.get("file"), d.get("line")) for d in diagnostics}
+    for k in (device or {}).get("kernels") or []:
+        for w in k.get("warnings") or []:
+            # the program names the kernel file by its path in the sandbox's random work directory, where the
+            # candidate's files lie side by side; the child reports them by file name (`_runner._local_name`)
+            file = os.path.basename(w["file"]) if isinstance(w.get("file"), str) else w.get("file")
+            key = (w.get("code"), w.get("message"), file, w.get("line"))
+            if key not in seen:
+                seen.add(key)
+                diagnostics.append({"severity": "warning", "code": w.get("code"), "message": w.get("message"),
+                                    "file": file, "line": w.get("line"), "op": w.get("op")})
+    return diagnostics
 
 
 def device_divergence(report: VerifyReport) -> list[str]:

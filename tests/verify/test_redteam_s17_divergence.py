@@ -81,3 +81,53 @@ def test_the_honest_fixtures_pass_and_a_failing_kernel_keeps_its_report(tmp_path
     assert report.verdict == "FAIL_NUMERIC"
     assert not [r for r in report.reasons if "device divergence" in r]
     assert [d for d in report.diagnostics if d.get("code") == "EMU_SIGMOID_VALID"]
+
+
+def test_the_device_derives_the_sum_and_scalar_warnings_from_the_program_alone(tmp_path: Path) -> None:
+    """The device process never sees the tracer: it says EMU_SUM_FP32 / EMU_SCALAR_INF from the executed ops, with
+    the tracer's code, line and message (an in-process run lists each once)."""
+    import importlib.util
+
+    import ml_dtypes
+    import numpy as np
+
+    import runtime.emulator as emu
+    from runtime.emulator.device import execute
+
+    emu.install()
+    src = tmp_path / "diverging.py"
+    src.write_text(
+        "import pypto\n\n\n@pypto.frontend.jit\n"
+        "def kernel(x: pypto.Tensor([16, 64], pypto.DT_BF16), o: pypto.Tensor([16, 1], pypto.DT_BF16)):\n"
+        "    pypto.set_vec_tile_shapes(16, 64)\n"
+        "    y = pypto.mul(x, float('inf'))\n"
+        "    pypto.assemble(pypto.sum(y, dim=-1, keepdim=True), [0, 0], o)\n", encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("diverging", src)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    x = np.ones((16, 64), ml_dtypes.bfloat16)
+    with emu.session() as s:
+        mod.kernel(x, np.zeros((16, 1), ml_dtypes.bfloat16))
+    traced = sorted((d.code, d.message, d.line) for d in s.diagnostics)
+    assert [c for c, _, _ in traced] == ["EMU_SCALAR_INF", "EMU_SUM_FP32"]
+    program = mod.kernel.last_program
+    assert program is not None
+    res = execute(program, [x.copy(), np.zeros((16, 1), ml_dtypes.bfloat16)])
+    assert sorted((w.code, w.message, w.line) for w in res.warnings) == traced
+
+
+def test_a_warning_the_candidate_process_dropped_still_fails_from_the_device(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    """The child's own diagnostics are gone (as if the candidate stripped them from its session): the device's
+    record still carries EMU_SUM_FP32, and the verdict is the same FAIL_NUMERIC."""
+    from runtime.verify import _engine
+
+    merged = _engine.with_device_warnings
+    monkeypatch.setattr(_engine, "with_device_warnings", lambda diagnostics, device: merged([], device))
+    op = make_op(tmp_path, "silu_bf16", {"silu_impl.py": (KERNELS / "s17_c11_sum_on_bf16.py").read_text()})
+    report = verify(op, op / "silu_impl.py", settings=settings(), unseen_seed=31)
+    assert report.verdict == "FAIL_NUMERIC", report.reasons[:3]
+    assert any(r.startswith("device divergence EMU_SUM_FP32: pypto.sum at silu_impl.py:") for r in report.reasons)
+    child = [{"code": "EMU_SUM_FP32", "message": "m", "file": "f", "line": 3}]
+    device = {"kernels": [{"warnings": [{"code": "EMU_SUM_FP32", "message": "m", "file": "/tmp/x/f", "line": 3}]}]}
+    assert merged(list(child), device) == child  # the same warning from both sides is listed once

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from runtime.emulator.device import _k_core, _k_index, _k_math  # noqa: F401 - register the op kinds
+from runtime.emulator.device._divergence import divergence_warning, warning_first
 from runtime.emulator.device._expr import compile_expr
 from runtime.emulator.device._kreg import KINDS
 from runtime.emulator.device._program import Guard, KernelProgram, Loop, Op, Region
@@ -165,7 +166,12 @@ def _op(op: Op, cx: _Ctx) -> XOp:
     if spec is None:
         raise ProgramError(f"unknown op kind {op.kind!r}")
     params = promote_params(op, cx.declared) if cx.declared is not None else None
-    run, brun = spec.build(params if params is not None else op.params, op, cx)
+    p = params if params is not None else op.params
+    run, brun = spec.build(p, op, cx)
+    diverged = divergence_warning(op.kind, op.name, op.params)  # what the kernel asked for, before promotion
+    if diverged is not None:  # the device says it too, from the program alone (`_divergence`)
+        run = warning_first(run, *diverged, op)
+        brun = warning_first(brun, *diverged, op) if brun is not None else None
     x = XOp(op, run, brun)
     if params is not None:
         x.params = params
