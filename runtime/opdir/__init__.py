@@ -14,6 +14,7 @@ from runtime.opdir._cases import BANDS, TAIL_MULTIPLE, Case
 from runtime.opdir._complexity import Complexity, complexity, complexity_from_signals
 from runtime.opdir._golden_runner import GOLDEN_CASE_TIMEOUT_S, GoldenRun, run_golden, run_golden_cases
 from runtime.opdir._golden_server import GoldenServer, golden_server
+from runtime.opdir._inputs import band_values
 from runtime.opdir._intake import GoldenSummary, IntakeReport, intake
 from runtime.opdir._inventory import InventoryRow, ModuleMarker
 from runtime.opdir._opdir import OpDir, load_op_dir
@@ -40,6 +41,7 @@ __all__ = [
     "Spec",
     "TensorSpec",
     "Tolerance",
+    "band_values",
     "complexity",
     "complexity_from_signals",
     "golden_server",

@@ -21,8 +21,8 @@ from runtime.opdir._cases import Case
 from runtime.opdir._problems import OpDirError, Problem
 from runtime.opdir._spec import Spec, TensorSpec
 
-__all__ = ["DEFAULT_FLOAT_RANGE", "DEFAULT_INT_RANGE", "apply_special_values", "generate_input", "generate_inputs",
-           "input_rng"]
+__all__ = ["DEFAULT_FLOAT_RANGE", "DEFAULT_INT_RANGE", "apply_special_values", "band_values", "generate_input",
+           "generate_inputs", "input_rng"]
 
 DEFAULT_FLOAT_RANGE = (-1.0, 1.0)
 DEFAULT_INT_RANGE = (0.0, 16.0)
@@ -71,12 +71,16 @@ def _representable_bounds(lo: float, hi: float, dtype: np.dtype) -> tuple[float,
     return rlo, rhi
 
 
-def _float_values(t: TensorSpec, band: str, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
-    lo, hi = t.range or DEFAULT_FLOAT_RANGE
+def band_values(lo: float, hi: float, normal: bool, band: str, shape: tuple[int, ...],
+                rng: np.random.Generator) -> np.ndarray:
+    """float64 values of ``shape`` in [lo, hi] for a value band (docs/opdir.md): ``normal`` = the declared
+    distribution (normal around the middle when ``normal``, else uniform), ``small`` = ~1% of it near 0, ``large``
+    = the top quarter of magnitudes, ``offset`` = a non-zero mean. Also what an imported task's ``make_inputs``
+    draws its float inputs with (`orchestrator.adapters.kernelbench`)."""
     width = hi - lo
     n = math.prod(shape)
     if band in ("normal", "small"):
-        if t.distribution == "normal":
+        if normal:
             base = np.clip(rng.normal((lo + hi) / 2, width / 6, n), lo, hi)
         else:
             base = rng.uniform(lo, hi, n)
@@ -120,7 +124,7 @@ def generate_input(t: TensorSpec, case: Case, index: int) -> np.ndarray:
     assert is_float(name)
     lo, hi = t.range or DEFAULT_FLOAT_RANGE
     rlo, rhi = _representable_bounds(lo, hi, dtype)
-    values = np.clip(_float_values(t, case.band, shape, rng), rlo, rhi)
+    values = np.clip(band_values(lo, hi, t.distribution == "normal", case.band, shape, rng), rlo, rhi)
     if dtype == np.float64:
         return values.astype(np.float64)
     return values.astype(np.float32).astype(dtype)

@@ -468,45 +468,12 @@ _MAKE_INPUTS = '''
 _PTO_FORGE_MAKE = {make!r}
 
 
-def _pto_forge_numpy(t):
-    import numpy
-    import torch
-    t = t.detach().cpu().contiguous()
-    if t.dtype == torch.bfloat16:
-        import ml_dtypes
-        return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16).copy()
-    return numpy.array(t.numpy(), copy=True)
-
-
-def _pto_forge_band(lo, hi, normal, band, n, rng):
-    import numpy
-    # the bands of PTO Forge's own input generation (docs/opdir.md): normal = the declared distribution,
-    # small = ~1% of the range near 0, large = the top quarter of magnitudes, offset = a non-zero mean
-    width = hi - lo
-    if band in ("normal", "small"):
-        base = rng.normal((lo + hi) / 2, width / 6, n).clip(lo, hi) if normal else rng.uniform(lo, hi, n)
-        if band == "small":
-            centre = min(max(0.0, lo), hi)
-            base = centre + (base - centre) * 1e-2
-        return base
-    if band == "large":
-        top = max(abs(lo), abs(hi))
-        segments = [(a, b) for a, b in ((max(lo, 0.75 * top), min(hi, top)), (max(lo, -top), min(hi, -0.75 * top)))
-                    if b >= a]
-        u = rng.uniform(0.0, sum(b - a for a, b in segments), n)
-        (a0, b0), out = segments[0], segments[0][0] + u
-        if len(segments) > 1:
-            out = numpy.where(u <= b0 - a0, out, segments[1][0] + (u - (b0 - a0)))
-        return out
-    a, b = (lo + 0.6 * width, hi) if abs(hi) >= abs(lo) else (lo, lo + 0.4 * width)
-    return rng.uniform(a, b, n)
-
-
 def make_inputs(case, rng):
-    import math
     import random
     import numpy
     import torch
+    from runtime.dtypes import to_numpy
+    from runtime.opdir import band_values  # PTO Forge's value bands (docs/opdir.md), as its own inputs use them
     seed = int(rng.integers(0, 2**31 - 1))
     state = random.getstate(), numpy.random.get_state()
     with torch.random.fork_rng(devices=[]):
@@ -521,18 +488,16 @@ def make_inputs(case, rng):
     out = []
     for m in _PTO_FORGE_MAKE:
         shape = [s if isinstance(s, int) else case["dims"][s] for s in m["shape"]]
-        if m["given"] is not None:
-            a = _pto_forge_numpy(given[m["given"]]).reshape(shape)
-            out.append(a != 0 if m["dtype"] == "bool" and a.dtype != numpy.bool_ else a)
+        if m["given"] is not None:  # a torch tensor: the golden process converts what make_inputs returns
+            a = given[m["given"]].detach().reshape(shape)
+            out.append(a != 0 if m["dtype"] == "bool" and a.dtype != torch.bool else a)
         elif m["dtype"] == "bool":
             out.append(rng.random(shape) < 0.5)
         else:
-            import ml_dtypes
-            dtype = {{"fp32": numpy.float32, "fp16": numpy.float16, "fp64": numpy.float64,
-                     "bf16": ml_dtypes.bfloat16}}[m["dtype"]]
+            dtype = to_numpy(m["dtype"])
             lo, hi = m["range"]
-            v = _pto_forge_band(lo, hi, m["normal"], case["band"], math.prod(shape), rng).clip(lo, hi)
-            out.append(v.reshape(shape).astype(numpy.float64 if dtype is numpy.float64 else numpy.float32).astype(dtype))
+            v = band_values(lo, hi, m["normal"], case["band"], tuple(shape), rng).clip(lo, hi)
+            out.append(v.astype(numpy.float64 if dtype == numpy.float64 else numpy.float32).astype(dtype))
     return out
 '''
 
