@@ -31,6 +31,7 @@ from runtime.emulator._scalar import Element
 from runtime.emulator._symbolic import SymbolicScalar
 from runtime.emulator._tensor import Tensor
 from runtime.emulator._trace import Tracer, require_tracer
+from runtime.emulator.device._divergence import scalar_inf_message
 
 __all__ = ["binary", "unary"]
 
@@ -101,7 +102,7 @@ def _scalar_operand(tr: Tracer, opname: str, x: Any, dt: DataType) -> Any:
         raise tr.error("FC0001", f"{opname}: float scalar {x} with an integer tensor ({dt.name}) is not "
                        "supported (cast the tensor first)", op=opname)
     if isinstance(x, float) and not math.isfinite(x) and opname in ("add", "sub", "mul", "div"):
-        tr.warn("EMU_SCALAR_INF", f"{opname}: nan/inf scalar operands are not supported on the device", op=opname)
+        tr.warn("EMU_SCALAR_INF", scalar_inf_message(opname), op=opname)
     nd = numpy_dtype(dt)
     src = np.float64 if dt == DataType.DT_DOUBLE else nd
     dst = np.float32 if dt in FLOAT_TYPES and dt != DataType.DT_DOUBLE else nd

@@ -17,6 +17,7 @@ from runtime.emulator._ops_math import FI, F, binary
 from runtime.emulator._registry import op
 from runtime.emulator._tensor import Tensor
 from runtime.emulator._trace import Tracer, require_tracer
+from runtime.emulator.device._divergence import sum_fp32_message
 
 __all__ = ["softmax"]
 
@@ -67,8 +68,7 @@ def sum(input: Any, dim: Any, keepdim: bool = False) -> Tensor:  # noqa: A001
     t = input
     if isinstance(t, Tensor) and t.dtype != DataType.DT_FP32 and t.dtype in FLOAT_TYPES:
         tr = require_tracer("sum")
-        tr.warn("EMU_SUM_FP32", f"sum on {t.dtype.name}: reduce in FP32 (cast first); gym rule: sum is FP32-only",
-                op="sum")
+        tr.warn("EMU_SUM_FP32", sum_fp32_message(t.dtype.name), op="sum")
     return _reduce("sum", input, dim, keepdim, "sum", _SUM_DOC)
 
 

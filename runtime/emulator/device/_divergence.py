@@ -17,10 +17,20 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["divergence_warning", "warning_first"]
+__all__ = ["divergence_warning", "scalar_inf_message", "sum_fp32_message", "warning_first"]
 
 _HALF_NAMES = {"bfloat16": "DT_BF16", "float16": "DT_FP16"}
 """numpy dtype name of an op's result -> the pypto name the tracer's message uses"""
+
+
+def sum_fp32_message(dtype_name: str) -> str:
+    """``EMU_SUM_FP32``'s message, the tracer's and the device's (one text: a run lists it once)."""
+    return f"sum on {dtype_name}: reduce in FP32 (cast first); gym rule: sum is FP32-only"
+
+
+def scalar_inf_message(opname: str) -> str:
+    """``EMU_SCALAR_INF``'s message, the tracer's and the device's."""
+    return f"{opname}: nan/inf scalar operands are not supported on the device"
 
 
 def divergence_warning(kind: str, name: str, params: dict[str, Any]) -> tuple[str, str] | None:
@@ -28,7 +38,7 @@ def divergence_warning(kind: str, name: str, params: dict[str, Any]) -> tuple[st
     if kind == "reduce" and params.get("fn") == "sum":
         half = _HALF_NAMES.get(str(params.get("odt")))
         if half is not None:
-            return "EMU_SUM_FP32", f"sum on {half}: reduce in FP32 (cast first); gym rule: sum is FP32-only"
+            return "EMU_SUM_FP32", sum_fp32_message(half)
     elif kind == "binary" and params.get("fn") in ("add", "sub", "mul", "div"):
         scalar = params.get("scalar")
         if scalar is not None and params.get("b") is None:
@@ -37,7 +47,7 @@ def divergence_warning(kind: str, name: str, params: dict[str, Any]) -> tuple[st
             except (TypeError, ValueError):
                 return None
             if not math.isfinite(value):
-                return "EMU_SCALAR_INF", f"{name}: nan/inf scalar operands are not supported on the device"
+                return "EMU_SCALAR_INF", scalar_inf_message(name)
     return None
 
 
