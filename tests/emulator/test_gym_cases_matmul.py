@@ -101,3 +101,33 @@ def test_nothing_is_looked_up_when_the_environment_already_pins_one_thread(monke
     assert _blas._blas() is None and tried == [1]  # tried, refused: no control, the kernel still runs
     with _blas.one_blas_thread():
         pass
+
+
+def test_only_a_program_with_a_matmul_looks_for_the_blas(monkeypatch):
+    """The lookup scans every shared library of the process (11-15 ms in a torch process): a kernel without a
+    matmul - the first call of a 1-tile softmax paid more for it than for its whole run - never makes it."""
+    for v in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"):
+        monkeypatch.delenv(v, raising=False)
+    looked: list[int] = []
+
+    def lookup():
+        looked.append(1)
+        return None
+
+    monkeypatch.setattr(_blas, "_blas", lookup)
+    pypto = emu.install()
+
+    @pypto.frontend.jit
+    def add(a: pypto.Tensor([M, N], pypto.DT_FP32), out: pypto.Tensor([M, N], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(M, N)
+        out[:] = pypto.add(a, a)
+
+    a = np.ones((M, N), np.float32)
+    out = np.zeros((M, N), np.float32)
+    with emu.session():
+        add(a, out)
+    assert looked == [] and np.array_equal(out, a + a)
+    b = np.ones((K, N), np.float32)
+    with emu.session():
+        _kernel()(np.ones((M, K), np.float32), b, out)
+    assert looked == [1] and np.array_equal(out, np.full((M, N), K, np.float32))

@@ -10,6 +10,10 @@ threadpoolctl finds the BLAS numpy loaded and sets its threads; the count is res
 user's own numpy work (a vendor golden) keeps the process's setting. Where the environment already pins one thread
 (OpenBLAS reads OPENBLAS_NUM_THREADS, GOTO_NUM_THREADS, then OMP_NUM_THREADS: every sandboxed child and device
 process) nothing is looked up: those processes refuse ``ctypes.dlopen`` (the audit guard), which the lookup uses.
+
+Only a program with a matmul asks (``needed``): the lookup scans every shared library of the process (81 realpaths
+in a torch process, 11-15 ms plus 3 ms to import threadpoolctl), and it ran on the first call of every kernel - a
+1-tile softmax paid more for it than for its whole run. No other device kernel calls BLAS.
 """
 
 from __future__ import annotations
@@ -52,9 +56,10 @@ def _blas() -> Any:
 
 
 @contextlib.contextmanager
-def one_blas_thread() -> Iterator[None]:
-    """Run the body with numpy's BLAS on one thread (restored after); a no-op where it already is."""
-    blas = _blas()
+def one_blas_thread(needed: bool = True) -> Iterator[None]:
+    """Run the body with numpy's BLAS on one thread (restored after); a no-op where it already is, or where the body
+    does not use BLAS (``needed`` False: nothing is looked up)."""
+    blas = _blas() if needed else None
     if blas is None or all(lib.num_threads == 1 for lib in blas.lib_controllers):
         yield
         return

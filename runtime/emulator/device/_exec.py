@@ -239,7 +239,7 @@ def execute(program: KernelProgram, args: list[Any], options: ExecOptions | None
     error: ExecError | None = None
     old = np.seterr(all="ignore")  # restored below; ops that need errors check values explicitly
     try:
-        with one_blas_thread():  # a matmul's bits must not depend on the host's cores (device._blas)
+        with one_blas_thread(body.blas):  # a matmul's bits must not depend on the host's cores (device._blas)
             run_region(body, env)
         if options.check_poison and options.poison_check == "final":
             _final_poison_check(program, args, env)

@@ -68,13 +68,15 @@ class XPath:
 
 
 class XRegion:
-    __slots__ = ("paths", "lookup", "npuarch")
+    __slots__ = ("paths", "lookup", "npuarch", "blas")
 
     def __init__(self) -> None:
         self.paths: list[XPath] = []
         self.lookup: dict[tuple[bool, ...], XPath] = {}
         self.npuarch: str | None = None
         """the device architecture this body was prepared for (kernel bodies only; `_promote`)"""
+        self.blas = True
+        """the program has a matmul, the one kernel that calls BLAS (kernel bodies only; `_blas.one_blas_thread`)"""
 
     def add(self, p: XPath) -> None:
         for i, it in enumerate(p.items):
@@ -223,7 +225,21 @@ def prepare(program: KernelProgram, npuarch: str = "DAV_2201") -> XRegion:
     cx.free = _liveness(program.body, set(keys))
     body = _region(program.body, cx)
     body.npuarch = npuarch
+    body.blas = _has_kind(program.body, "matmul")
     return body
+
+
+def _has_kind(region: Region, kind: str) -> bool:
+    stack = [region]
+    while stack:
+        for p in stack.pop().paths:
+            for it in p.items:
+                if type(it) is Op:
+                    if it.kind == kind:
+                        return True
+                elif type(it) is Loop:
+                    stack.append(it.body)
+    return False
 
 
 # ---- liveness: drop intermediate tensors after their last reader -------------------------------------------
