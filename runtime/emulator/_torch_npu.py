@@ -12,12 +12,14 @@ CPU:
   returns the tensor itself;
 * ``torch.npu.*`` device calls (``set_device``, ``synchronize``, ``current_device``, ``empty_cache``,
   ``config.allow_internal_format``, ``get_soc_version`` ...) return what a one-device machine would;
-  ``get_soc_version`` follows ``--npuarch`` (A2/A3: 220 = Ascend910B1, DAV_3510: 260 = Ascend950);
+  ``get_soc_version`` follows ``--npuarch`` (A2/A3: 220 = Ascend910B1, DAV_3510: 260 = Ascend950); the rest of
+  torch_npu's runtime API (HF32 switches, device properties, generator state, ``amp.autocast``, memory
+  statistics) and ``torch_npu.profiler`` are :mod:`runtime.emulator._torch_npu_runtime`'s;
 * the ``torch_npu`` ops the gym calls outside kernels (``npu_format_cast``, ``get_npu_format``, ``Format``)
   and the fused operators a golden reference calls (``npu_rms_norm``, ``npu_swiglu``, ``npu_rotary_mul`` ...:
   :mod:`runtime.emulator._torch_npu_ops`) compute on the CPU, also as ``torch.ops.npu.<name>``; formats are
   bookkeeping only (data stays ND);
-* any other ``torch_npu.<name>`` / ``torch.ops.npu.<name>`` raises :class:`NotProvidedError` (an
+* any other ``torch_npu.<name>`` / ``torch.npu.<name>`` / ``torch.ops.npu.<name>`` raises :class:`NotProvidedError` (an
   ``AttributeError``, so ``hasattr`` still answers False) naming what the stand-in provides: a vendor test
   that needs an operator the stand-in lacks stops at its own line with that message, not deep inside a
   bare ``AttributeError``.
@@ -42,6 +44,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from runtime.emulator._session import current_session
+from runtime.emulator._torch_npu_runtime import profiler_module, runtime_names
 
 __all__ = ["NotProvidedError", "NpuFinder", "build_module", "install_autoload", "install_finder", "map_device"]
 
@@ -195,10 +198,12 @@ def _npu_namespace(torch: Any) -> types.ModuleType:
         current_stream=lambda *_a: _Stream(), default_stream=lambda *_a: _Stream(), Stream=_Stream, Event=_Event,
         stream=_context, device=_context, reset_peak_memory_stats=noop, reset_max_memory_allocated=noop,
         max_memory_allocated=lambda *_a: 0, memory_allocated=lambda *_a: 0, memory_reserved=lambda *_a: 0,
-        max_memory_reserved=lambda *_a: 0, mem_get_info=lambda *_a: (0, 0), _is_in_bad_fork=lambda: False,
+        max_memory_reserved=lambda *_a: 0, _is_in_bad_fork=lambda: False,
         is_initialized=lambda: True, init=noop, get_soc_version=soc_version, get_device_name=get_device_name,
-        config=config, Format=Format,
+        config=config, Format=Format, **runtime_names(torch, get_device_name),
     )
+    provided = sorted(n for n in vars(mod) if not n.startswith("__"))
+    mod.__dict__["__getattr__"] = _module_getattr(provided, "torch.npu")
     return mod
 
 
@@ -262,13 +267,13 @@ def _not_provided(qualname: str, provided: list[str]) -> NotProvidedError:
                             f"(provided: {', '.join(provided)})")
 
 
-def _module_getattr(provided: list[str]) -> Callable[[str], Any]:
-    """The PEP 562 ``__getattr__`` of the stand-in module: a clear error for the names it lacks."""
+def _module_getattr(provided: list[str], module: str = "torch_npu") -> Callable[[str], Any]:
+    """The PEP 562 ``__getattr__`` of a stand-in module: a clear error for the names it lacks."""
 
     def __getattr__(name: str) -> Any:
         if name.startswith("__") and name.endswith("__"):  # import machinery probes: the plain answer
-            raise AttributeError(f"module 'torch_npu' has no attribute {name!r}")
-        raise _not_provided(f"torch_npu.{name}", provided)
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        raise _not_provided(f"{module}.{name}", provided)
 
     return __getattr__
 
@@ -314,7 +319,10 @@ def build_module() -> types.ModuleType:
     patch_torch(torch)
     npu = vars(torch)["npu"]  # set by patch_torch (torch has no static `npu` attribute for mypy)
     mod = types.ModuleType("torch_npu", "PTO Forge stand-in for torch_npu: NPU devices map to the CPU")
-    exports: dict[str, Any] = {"npu": npu, "Format": Format, "npu_format_cast": npu_format_cast,
+    prof = profiler_module(torch)  # the real torch_npu imports its profiler with the package
+    prof.__path__ = []
+    sys.modules["torch_npu.profiler"] = prof
+    exports: dict[str, Any] = {"npu": npu, "profiler": prof, "Format": Format, "npu_format_cast": npu_format_cast,
                                "npu_format_cast_": npu_format_cast_, "get_npu_format": get_npu_format, **OPS}
     mod.__dict__.update({"__version__": "0.0+pto-forge-emulator", "_pto_forge_stand_in": True, **exports,
                          "__getattr__": _module_getattr(sorted(exports))})
@@ -339,8 +347,8 @@ class NpuFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             mod = build_module()
         elif spec.name == "torch_npu.npu":
             return vars(sys.modules["torch"])["npu"]  # the parent import patched torch
-        elif spec.name == "torch_npu.npu.config":
-            return vars(sys.modules["torch"])["npu"].config
+        elif spec.name in ("torch_npu.npu.config", "torch_npu.npu.amp"):
+            return getattr(vars(sys.modules["torch"])["npu"], spec.name.rsplit(".", 1)[1])
         else:
             mod = types.ModuleType(spec.name)
         mod.__path__ = []

@@ -1,0 +1,249 @@
+"""The rest of ``torch.npu``'s runtime API and ``torch_npu.profiler``, for the ``torch_npu`` stand-in.
+
+Why: a gym test script does more with ``torch.npu`` than pick a device and synchronise. Precision tests switch off
+HF32 (``torch.npu.matmul.allow_hf32 = False``), print ``torch.npu.get_device_properties(0)``, save and restore the
+generator (``get_rng_state``), check ``is_bf16_supported()``, run a golden under ``torch.npu.amp.autocast()``, read
+memory statistics, and performance tests wrap the run in ``torch_npu.profiler.profile(...)``. Each of those names
+was missing from the stand-in: the script died at that line with a bare ``AttributeError`` before its kernel ran.
+The names and defaults follow torch_npu 2.7.1's ``torch_npu/npu/__init__.py`` ``__all__`` and its
+``npu_config`` / ``random`` / ``memory`` / ``profiler`` modules (read for behaviour, nothing copied):
+
+* the HF32 switches keep the vendor's defaults (matmul off, convolution on) and only record the setting: the
+  stand-in's torch ops are the CPU's, HF32 does not exist there (a golden computes in full float32);
+* the generator functions act on the CPU generator, the one ``torch.npu.manual_seed`` already seeds (npu
+  tensors are CPU tensors here);
+* ``amp.autocast`` is torch's CPU autocast with the dtype asked for (float16 by default, as on the NPU);
+* memory statistics describe an empty device (zeros, an empty dict): the kernel's memory is not an NPU's;
+* ``get_device_properties`` answers for the chip ``--npuarch`` emulates (`device_properties`);
+* ``torch_npu.profiler.profile`` is torch's profiler on the CPU activity (an ``NPU`` activity records the CPU,
+  where the emulated kernel runs): its traces and tables are real, of the emulator's work, never of a device.
+
+Any other ``torch.npu`` name raises the stand-in's ``NotProvidedError`` (an ``AttributeError``) naming what is
+provided, as for ``torch_npu.<name>``.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import dataclasses
+import logging
+import types
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+__all__ = ["device_properties", "profiler_module", "runtime_names"]
+
+log = logging.getLogger(__name__)
+
+_GIB = 1 << 30
+
+
+@dataclasses.dataclass(frozen=True)
+class _NPUDeviceProperties:
+    """``torch.npu.get_device_properties(i)``: the fields torch_npu's ``_NPUDeviceProperties`` has."""
+
+    name: str
+    total_memory: int
+    cube_core_num: int
+    vector_core_num: int
+    L2_cache_size: int
+
+    def __repr__(self) -> str:
+        return (f"_NPUDeviceProperties(name='{self.name}', total_memory={self.total_memory // (1 << 20)}MB, "
+                f"cube_core_num={self.cube_core_num}, vector_core_num={self.vector_core_num}, "
+                f"L2_cache_size={self.L2_cache_size // (1 << 20)}MB)")
+
+
+def device_properties(name: str) -> _NPUDeviceProperties:
+    """The properties of the emulated chip: an Atlas A2 training card's Ascend910B (64 GiB HBM, 24 cube and 48
+    vector cores, 192 MiB L2) for A2/A3; the same core counts for DAV_3510 (its card's figures are not published
+    to us). Scripts print these or size a grid with the core counts; no emulated number depends on them."""
+    return _NPUDeviceProperties(name=name, total_memory=64 * _GIB, cube_core_num=24, vector_core_num=48,
+                                L2_cache_size=192 << 20)
+
+
+class _HF32Switch:
+    """``torch.npu.matmul`` / ``torch.npu.conv``: ``allow_hf32`` is recorded (the vendor's default kept)."""
+
+    def __init__(self, default: bool) -> None:
+        self.allow_hf32 = default
+
+
+def runtime_names(torch: Any, get_device_name: Callable[[], str]) -> dict[str, Any]:
+    """The ``torch.npu`` names beyond device selection (module doc). Device arguments are accepted whatever their
+    index, as ``set_device`` accepts any (a script sets the ``TILE_FWK_DEVICE_ID`` it was given): every index
+    is the one emulated device."""
+    options: dict[str, Any] = {}
+    state = {"sync_debug_mode": 0, "mm_bmm_nd": True, "autocast": False, "autocast_dtype": torch.float16}
+
+    def noop(*_a: Any, **_k: Any) -> None:
+        return None
+
+    def get_device_properties(device: Any = None) -> _NPUDeviceProperties:
+        return device_properties(get_device_name())
+
+    def mem_get_info(device: Any = None) -> tuple[int, int]:
+        total = device_properties(get_device_name()).total_memory
+        return total, total
+
+    def get_device_capability(device: Any = None) -> None:
+        return None  # torch_npu: "Cann does not have a corresponding concept"; it returns None
+
+    def utilization(device: Any = None) -> int:
+        return 0
+
+    def can_device_access_peer(device_id: Any, peer_device_id: Any) -> bool:
+        return False
+
+    def get_rng_state(device: Any = "npu") -> Any:
+        return torch.get_rng_state()
+
+    def set_rng_state(new_state: Any, device: Any = "npu") -> None:
+        torch.set_rng_state(new_state)
+
+    def get_rng_state_all() -> list[Any]:
+        return [torch.get_rng_state()]
+
+    def set_rng_state_all(new_states: Iterable[Any]) -> None:
+        for s in new_states:
+            torch.set_rng_state(s)
+
+    def initial_seed() -> int:
+        return int(torch.initial_seed())
+
+    def memory_stats(device: Any = None) -> collections.OrderedDict[str, Any]:
+        return collections.OrderedDict()
+
+    def memory_summary(device: Any = None, abbreviated: bool = False) -> str:
+        return ("|  emulated NPU (PTO Forge): no device memory is allocated; tensors live in host memory  |\n")
+
+    def set_option(option: dict[str, Any]) -> None:
+        if not isinstance(option, dict):
+            raise TypeError("npu option must be a dict.")
+        options.update(option)
+
+    def get_option(name: str) -> Any:
+        return options.get(name)
+
+    def set_sync_debug_mode(debug_mode: Any) -> None:
+        state["sync_debug_mode"] = {"default": 0, "warn": 1, "error": 2}.get(debug_mode, debug_mode)
+
+    def set_mm_bmm_format_nd(is_nd: bool = True) -> None:
+        state["mm_bmm_nd"] = bool(is_nd)
+
+    def is_autocast_enabled() -> bool:
+        return bool(state["autocast"])
+
+    def set_autocast_enabled(enable: bool) -> None:
+        state["autocast"] = bool(enable)
+
+    def set_autocast_dtype(dtype: Any) -> None:
+        state["autocast_dtype"] = dtype
+
+    @contextlib.contextmanager
+    def stream_context(*_a: Any, **_k: Any) -> Iterator[None]:
+        yield
+
+    class StreamContext:
+        """``torch.npu.StreamContext(stream)``: one stream here, nothing to switch."""
+
+        def __init__(self, stream: Any) -> None:
+            self.stream = stream
+
+        def __enter__(self) -> None:
+            return None
+
+        def __exit__(self, *_exc: Any) -> None:
+            return None
+
+    amp = types.ModuleType("torch.npu.amp", "torch.npu.amp of the PTO Forge torch_npu stand-in (CPU autocast)")
+
+    def autocast(enabled: bool = True, dtype: Any = torch.float16, cache_enabled: bool = True) -> Any:
+        """``torch.npu.amp.autocast``: torch's CPU autocast with that dtype (npu tensors are CPU tensors)."""
+        return torch.autocast("cpu", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
+
+    amp.__dict__.update(autocast=autocast, GradScaler=getattr(torch.amp, "GradScaler", None),
+                        is_autocast_enabled=is_autocast_enabled, set_autocast_enabled=set_autocast_enabled)
+
+    return dict(
+        get_device_properties=get_device_properties, mem_get_info=mem_get_info,
+        get_device_capability=get_device_capability, utilization=utilization,
+        can_device_access_peer=can_device_access_peer, is_bf16_supported=lambda: True,
+        get_amp_supported_dtype=lambda: [torch.float16, torch.bfloat16], is_autocast_enabled=is_autocast_enabled,
+        set_autocast_enabled=set_autocast_enabled, get_autocast_dtype=lambda: state["autocast_dtype"],
+        set_autocast_dtype=set_autocast_dtype, amp=amp,
+        get_rng_state=get_rng_state, set_rng_state=set_rng_state, get_rng_state_all=get_rng_state_all,
+        set_rng_state_all=set_rng_state_all, initial_seed=initial_seed,
+        memory_stats=memory_stats, memory_stats_as_nested_dict=memory_stats, memory_summary=memory_summary,
+        memory_snapshot=lambda: [], memory_cached=lambda *_a: 0, max_memory_cached=lambda *_a: 0,
+        reset_accumulated_memory_stats=noop, reset_max_memory_cached=noop, ipc_collect=noop,
+        empty_virt_addr_cache=noop, set_per_process_memory_fraction=noop,
+        set_stream=noop, StreamContext=StreamContext, device_of=stream_context,
+        set_sync_debug_mode=set_sync_debug_mode, get_sync_debug_mode=lambda: state["sync_debug_mode"],
+        set_option=set_option, _get_option=get_option, set_aoe=noop, set_dump=noop, init_dump=noop,
+        finalize_dump=noop, set_mm_bmm_format_nd=set_mm_bmm_format_nd,
+        get_mm_bmm_format_nd=lambda: state["mm_bmm_nd"], is_jit_compile_false=lambda: True,
+        get_npu_overflow_flag=lambda: False, clear_npu_overflow_flag=noop,
+        matmul=_HF32Switch(False), conv=_HF32Switch(True),
+    )
+
+
+# ---- torch_npu.profiler ---------------------------------------------------------------------------------------
+
+def profiler_module(torch: Any) -> types.ModuleType:
+    """``torch_npu.profiler``: torch's profiler on the CPU activity, with torch_npu's names and signatures."""
+    tp = torch.profiler
+    mod = types.ModuleType("torch_npu.profiler", "torch_npu.profiler of the PTO Forge stand-in: torch's profiler "
+                           "recording the CPU, where the emulated kernels run")
+    activity = types.SimpleNamespace(CPU="CPU", NPU="NPU")
+    level = types.SimpleNamespace(Level0="Level0", Level1="Level1", Level2="Level2", Level_none="Level_none")
+    metrics = types.SimpleNamespace(PipeUtilization="ACL_AICORE_PIPE_UTILIZATION",
+                         ArithmeticUtilization="ACL_AICORE_ARITHMETIC_UTILIZATION",
+                         Memory="ACL_AICORE_MEMORY_BANDWIDTH", MemoryL0="ACL_AICORE_L0B_AND_WIDTH",
+                         MemoryUB="ACL_AICORE_MEMORY_UB", ResourceConflictRatio="ACL_AICORE_RESOURCE_CONFLICT_RATIO",
+                         L2Cache="ACL_AICORE_L2_CACHE", MemoryAccess="ACL_AICORE_MEMORY_ACCESS",
+                         AiCoreNone="ACL_AICORE_NONE")
+    export = types.SimpleNamespace(Db="db", Text="text")
+    host = types.SimpleNamespace(CPU="cpu", MEM="mem", DISK="disk", NETWORK="network", OSRT="osrt")
+
+    class _ExperimentalConfig:
+        """Recorded, not applied: its switches configure the device's profiler, which does not exist here."""
+
+        def __init__(self, profiler_level: str = "Level0", aic_metrics: str = "ACL_AICORE_NONE", **kwargs: Any):
+            self.profiler_level = profiler_level
+            self.aic_metrics = aic_metrics
+            self.options = kwargs
+
+    def profile(*, activities: Iterable[Any] | None = None, schedule: Callable[[int], Any] | None = None,
+                on_trace_ready: Callable[..., Any] | None = None, record_shapes: bool = False,
+                profile_memory: bool = False, with_stack: bool = False, with_flops: bool = False,
+                with_modules: bool = False, experimental_config: Any = None, use_cuda: bool | None = None) -> Any:
+        """``torch_npu.profiler.profile``: ``torch.profiler.profile`` on the CPU activity (an NPU activity included)."""
+        if activities is not None and not set(activities) <= {"CPU", "NPU"}:
+            raise ValueError(f"unknown profiler activities {sorted(map(str, activities))}: use "
+                             "torch_npu.profiler.ProfilerActivity.CPU / .NPU")
+        log.info("torch_npu.profiler: recording the CPU (the emulated kernels run there; no device trace exists)")
+        return tp.profile(activities=[tp.ProfilerActivity.CPU], schedule=schedule, on_trace_ready=on_trace_ready,
+                          record_shapes=record_shapes, profile_memory=profile_memory, with_stack=with_stack,
+                          with_flops=with_flops, with_modules=with_modules)
+
+    def schedule(wait: int, active: int, warmup: int = 0, repeat: int = 0, skip_first: int = 0) -> Any:
+        """``torch_npu.profiler.schedule(wait, active, warmup=0, repeat=0, skip_first=0)`` (torch_npu's positional
+        order; torch's own ``schedule`` takes them by keyword)."""
+        return tp.schedule(wait=wait, warmup=warmup, active=active, repeat=repeat, skip_first=skip_first)
+
+    def tensorboard_trace_handler(dir_name: str | None = None, worker_name: str | None = None,
+                                  analyse_flag: bool = True, async_mode: bool = False) -> Any:
+        return tp.tensorboard_trace_handler(dir_name or "./", worker_name)
+
+    mod.__dict__.update(
+        profile=profile, schedule=schedule, tensorboard_trace_handler=tensorboard_trace_handler,
+        ProfilerActivity=activity, ProfilerAction=tp.ProfilerAction, ProfilerLevel=level, AiCMetrics=metrics,
+        ExportType=export, HostSystem=host, _ExperimentalConfig=_ExperimentalConfig, record_function=tp.record_function,
+        supported_activities=lambda: {activity.CPU, activity.NPU},
+        supported_profiler_level=lambda: {level.Level0, level.Level1, level.Level2, level.Level_none},
+        supported_ai_core_metrics=lambda: set(vars(metrics).values()),
+        supported_export_type=lambda: {export.Db, export.Text},
+    )
+    return mod
