@@ -27,11 +27,15 @@ import torch
 import torch.nn.functional as F
 
 __all__ = [
-    "OPS", "npu_add_rms_norm", "npu_apply_rotary_pos_emb", "npu_dynamic_quant", "npu_fast_gelu",
-    "npu_fused_infer_attention_score", "npu_gelu", "npu_gelu_mul", "npu_gemma_rms_norm", "npu_grouped_matmul",
-    "npu_incre_flash_attention", "npu_interleave_rope", "npu_moe_finalize_routing", "npu_moe_gating_top_k_softmax",
-    "npu_prompt_flash_attention", "npu_quant_matmul", "npu_rms_norm", "npu_rotary_mul", "npu_scatter_nd_update",
-    "npu_scatter_nd_update_", "npu_scatter_pa_kv_cache", "npu_silu", "npu_swiglu",
+    "OPS", "npu_add_rms_norm", "npu_anti_quant", "npu_apply_rotary_pos_emb", "npu_broadcast",
+    "npu_confusion_transpose", "npu_dtype_cast", "npu_dynamic_quant", "npu_fast_gelu",
+    "npu_fused_infer_attention_score", "npu_geglu", "npu_gelu", "npu_gelu_mul", "npu_gemma_rms_norm",
+    "npu_grouped_matmul", "npu_incre_flash_attention", "npu_interleave_rope", "npu_layer_norm_eval",
+    "npu_moe_compute_expert_tokens", "npu_moe_finalize_routing", "npu_moe_gating_top_k_softmax",
+    "npu_moe_init_routing", "npu_prompt_flash_attention", "npu_quant_matmul", "npu_quantize", "npu_rms_norm",
+    "npu_rms_norm_backward", "npu_rotary_mul", "npu_scatter_nd_update", "npu_scatter_nd_update_",
+    "npu_scatter_pa_kv_cache", "npu_silu", "npu_sort_v2", "npu_swiglu", "npu_top_k_top_p", "npu_transpose",
+    "npu_weight_quant_batchmatmul",
 ]
 
 # torch_npu passes dtypes either as torch.dtype or as the ScalarType enum value (the meta registrations'
@@ -959,11 +963,417 @@ def npu_incre_flash_attention(
                       softmax_lse_flag=False)[0]
 
 
+# ---- layout, casts and sorting ------------------------------------------------------------------------------
+
+# the dtypes npu_dtype_cast converts between with torch's own cast (the packed int4 / HiFloat8 / FP4 carriers
+# 285, 290, 296, 297 and the FP8 types are not implemented)
+_CASTABLE = (torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16,
+             torch.bfloat16, torch.float32, torch.float64)
+
+
+def npu_dtype_cast(self: torch.Tensor, dtype: Any, input_dtype: Any = None) -> torch.Tensor:
+    """``npu_dtype_cast(input, dtype, input_dtype=None)``: the tensor converted to ``dtype`` (the doc), same shape
+    (the meta registration for the ordinary dtypes). Floating to integer truncates toward zero (the doc's example
+    ``[0, 0.5, -1.] -> [0, 0, -1]``). ``input_dtype`` None (or x's own dtype) only: it exists to reinterpret
+    packed FP4 inputs, which are not implemented, nor are the int4 / HiFloat8 / FP4 / FP8 outputs."""
+    op = "npu_dtype_cast"
+    supported = ", ".join(str(d) for d in _CASTABLE)
+    out = _dtype_arg(op, "dtype", dtype)
+    if out not in _CASTABLE:
+        raise _unsupported(op, "dtype", dtype, supported)
+    given = _dtype_arg(op, "input_dtype", input_dtype)
+    if given is not None and given != self.dtype:
+        raise _unsupported(op, "input_dtype", input_dtype, f"None or x's own dtype {self.dtype}")
+    return self.to(out)
+
+
+def _perm(op: str, perm: Sequence[int], ndim: int) -> list[int]:
+    """``perm`` with negative dims resolved; a ValueError unless it is a permutation of ``range(ndim)``."""
+    dims = [int(p) + ndim if int(p) < 0 else int(p) for p in perm]
+    if sorted(dims) != list(range(ndim)):
+        raise ValueError(f"torch_npu.{op}: perm {tuple(perm)} is not a permutation of the {ndim} input dims")
+    return dims
+
+
+def npu_transpose(self: torch.Tensor, perm: Sequence[int], require_contiguous: bool = True) -> torch.Tensor:
+    """``npu_transpose(self, perm, require_contiguous=True)``: x with its dims permuted by ``perm``, contiguous
+    (the doc; meta: ``empty_like(self.permute(perm))``). ``require_contiguous`` is a device-side performance hint
+    and does not change the values."""
+    return self.permute(_perm("npu_transpose", perm, self.dim())).contiguous()
+
+
+def npu_confusion_transpose(self: torch.Tensor, perm: Sequence[int], shape: Sequence[int],
+                            transpose_first: bool) -> torch.Tensor:
+    """``npu_confusion_transpose(self, perm, shape, transpose_first)``: a fused permute and reshape (the doc):
+    ``x.permute(perm).reshape(shape)`` when ``transpose_first``, else ``x.reshape(shape).permute(perm)`` (its
+    examples: (2, 3, 4, 6) with perm (0, 2, 1, 3), shape (2, 4, 18), True -> (2, 4, 18); with perm (0, 2, 1),
+    shape (2, 12, 6), False -> (2, 6, 12)). Contiguous, x's dtype."""
+    op = "npu_confusion_transpose"
+    if math.prod(shape) != self.numel():
+        raise ValueError(f"torch_npu.{op}: shape {tuple(shape)} does not hold the input's {self.numel()} elements")
+    if transpose_first:
+        return self.permute(_perm(op, perm, self.dim())).reshape(tuple(shape)).contiguous()
+    return self.reshape(tuple(shape)).permute(_perm(op, perm, len(shape))).contiguous()
+
+
+def npu_broadcast(self: torch.Tensor, size: Sequence[int]) -> torch.Tensor:
+    """``npu_broadcast(self, size)``: x expanded to ``size``, contiguous (the doc: size-1 dims are repeated, new
+    dims are added in front; its example broadcasts (3, 1) to [3, 4]), x's dtype."""
+    try:
+        return self.expand(tuple(size)).contiguous()
+    except RuntimeError as exc:
+        raise ValueError(f"torch_npu.npu_broadcast: cannot broadcast {tuple(self.shape)} to {tuple(size)}") from exc
+
+
+def npu_sort_v2(self: torch.Tensor, dim: int = -1, descending: bool = False) -> torch.Tensor:
+    """``npu_sort_v2(self, dim=-1, descending=False)``: the values sorted along the last dim, without indices (the
+    doc, which allows only the last dim). Exact in x's dtype (the doc's float32 example shows its values rounded
+    to float16 precision; that rounding is not reproduced)."""
+    if self.dim() == 0 or dim not in (-1, self.dim() - 1):
+        raise ValueError(f"torch_npu.npu_sort_v2: only the last dim (dim=-1) is supported, not dim={dim} of a "
+                         f"{self.dim()}-D input")
+    return torch.sort(self, dim=-1, descending=descending).values
+
+
+# ---- more normalisation and activations ---------------------------------------------------------------------
+
+
+def npu_layer_norm_eval(input: torch.Tensor, normalized_shape: Sequence[int],  # noqa: A002 - vendor name
+                        weight: torch.Tensor | None = None, bias: torch.Tensor | None = None,
+                        eps: float = 1e-5) -> torch.Tensor:
+    """``npu_layer_norm_eval(input, normalized_shape, weight=None, bias=None, eps=1e-05)``: the same as
+    ``torch.nn.functional.layer_norm`` (the doc): ``(x - mean) / sqrt(var + eps) * weight + bias`` over the
+    trailing ``normalized_shape`` dims (biased variance); FP32 math, output in x's dtype (meta: ``empty_like``)."""
+    shape = tuple(int(s) for s in normalized_shape)
+    if not shape or len(shape) > input.dim() or tuple(input.shape[input.dim() - len(shape):]) != shape:
+        raise ValueError(f"torch_npu.npu_layer_norm_eval: normalized_shape {shape} must equal the trailing dims of "
+                         f"the input shape {tuple(input.shape)}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != shape:
+            raise ValueError(f"torch_npu.npu_layer_norm_eval: {name} must have shape {shape}, not {tuple(t.shape)}")
+    out = F.layer_norm(input.float(), shape, None if weight is None else weight.float(),
+                       None if bias is None else bias.float(), eps)
+    return out.to(input.dtype)
+
+
+_GEGLU_APPROXIMATE = {0: "none", 1: "tanh"}
+
+
+def npu_geglu(self: torch.Tensor, dim: int = -1, approximate: int = 1,
+              activate_left: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    """``npu_geglu(self, dim=-1, approximate=1, activate_left=False) -> (y, y_gelu)``: GeGLU (the doc).
+
+    x is split in two halves along ``dim``; ``y_gelu = gelu(activated half)`` (``approximate`` 0: erf form,
+    1: tanh form) and ``y = y_gelu * other half``, both in x's dtype with half of x's size along ``dim`` (the meta
+    registration). The activated half is the right one by default and the left one with ``activate_left`` (the
+    convention the same doc file spells out for the ``activate_left`` of ``npu_dequant_swiglu_quant``:
+    ``False -> act(split(x)[1]) * split(x)[0]``).
+    """
+    op = "npu_geglu"
+    if not 1 <= self.dim() <= 8:
+        raise ValueError(f"torch_npu.{op}: x must be 1-D to 8-D, not {self.dim()}-D")
+    if not -self.dim() <= dim < self.dim():
+        raise ValueError(f"torch_npu.{op}: dim {dim} out of range [-{self.dim()}, {self.dim() - 1}]")
+    if self.shape[dim] % 2:
+        raise ValueError(f"torch_npu.{op}: dimension {dim} of size {self.shape[dim]} must be even")
+    if approximate not in _GEGLU_APPROXIMATE:
+        raise ValueError(f"torch_npu.{op}: approximate must be 0 (none) or 1 (tanh), not {approximate!r}")
+    left, right = torch.chunk(self.float(), 2, dim=dim)
+    act, other = (left, right) if activate_left else (right, left)
+    gelu = _gelu32(op, act, _GEGLU_APPROXIMATE[approximate])
+    return (gelu * other).to(self.dtype), gelu.to(self.dtype)
+
+
+def npu_rms_norm_backward(dy: torch.Tensor, self: torch.Tensor, gamma: torch.Tensor,
+                          rstd: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``npu_rms_norm_backward(dy, self, gamma, rstd) -> (dx, dgamma)``: the gradients of :func:`npu_rms_norm`
+    (the inductor decomposition, generalised from a 1-D gamma to gamma's trailing dims as the forward does):
+
+    ``dx = (dy * gamma - x * rstd * mean(dy * gamma * x * rstd)) * rstd`` (mean over gamma's dims) in x's dtype,
+    ``dgamma = sum(dy * x * rstd)`` over the leading dims, FP32 with gamma's shape (the meta registration).
+    ``rstd`` is the forward's, one value per normalised row.
+    """
+    op = "npu_rms_norm_backward"
+    dims = _rstd_dims(op, self, gamma)
+    if dy.shape != self.shape:
+        raise ValueError(f"torch_npu.{op}: dy {tuple(dy.shape)} must have x's shape {tuple(self.shape)}")
+    lead = tuple(self.shape[:self.dim() - gamma.dim()])
+    if rstd.numel() != math.prod(lead):
+        raise ValueError(f"torch_npu.{op}: rstd {tuple(rstd.shape)} must hold one value per row {lead}")
+    r = rstd.float().reshape(lead + (1,) * gamma.dim())
+    x, g, d = self.float(), gamma.float(), dy.float()
+    dg = d * g
+    dx = (dg - x * r * (dg * x * r).mean(dim=dims, keepdim=True)) * r
+    dgamma = (d * x * r).sum(dim=tuple(range(len(lead)))) if lead else d * x * r
+    return dx.to(self.dtype), dgamma.float()
+
+
+# ---- quantisation -------------------------------------------------------------------------------------------
+
+
+def npu_anti_quant(x: torch.Tensor, scale: torch.Tensor, *, offset: torch.Tensor | None = None,
+                   dst_dtype: Any = None, src_dtype: Any = None) -> torch.Tensor:
+    """``npu_anti_quant(x, scale, *, offset=None, dst_dtype=None, src_dtype=None)``: dequantisation (the doc):
+    ``y = (x + offset) * scale`` with ``scale``/``offset`` 1-D of size 1 or x's last dim (offset absent = 0),
+    FP32 math, output ``dst_dtype`` (default float16; float16 or bfloat16), x's shape (the meta registration).
+    Only int8 x (``src_dtype`` None or int8): the int4-in-int32 packing (quint4x2) and FP8/HiFloat8 inputs are
+    not implemented."""
+    op = "npu_anti_quant"
+    src = _dtype_arg(op, "src_dtype", src_dtype)
+    if src not in (None, torch.int8):
+        raise _unsupported(op, "src_dtype", src_dtype, "None or torch.int8")
+    if x.dtype != torch.int8:
+        raise _unsupported(op, "x.dtype", x.dtype, "int8 (int32-packed int4 and FP8 inputs are not implemented)")
+    out_dtype = _dtype_arg(op, "dst_dtype", dst_dtype) or torch.float16
+    if out_dtype not in (torch.float16, torch.bfloat16):
+        raise ValueError(f"torch_npu.{op}: dst_dtype must be float16 or bfloat16, not {dst_dtype!r}")
+    if scale.dim() != 1 or scale.shape[0] not in (1, x.shape[-1] if x.dim() else 1):
+        raise ValueError(f"torch_npu.{op}: scale must be 1-D of size 1 or x's last dim, not {tuple(scale.shape)}")
+    if scale.dtype not in (torch.float32, torch.bfloat16):
+        raise ValueError(f"torch_npu.{op}: scale must be float32 or bfloat16, not {scale.dtype}")
+    y = x.float()
+    if offset is not None:
+        if offset.shape != scale.shape or offset.dtype != scale.dtype:
+            raise ValueError(f"torch_npu.{op}: offset must have scale's shape and dtype ({tuple(scale.shape)}, "
+                             f"{scale.dtype}), not ({tuple(offset.shape)}, {offset.dtype})")
+        y = y + offset.float()
+    return (y * scale.float()).to(out_dtype)
+
+
+# npu_quantize's ``dtype``: the ScalarType numbers (and torch dtypes) of its documented outputs -> output dtype
+_QUANTIZE_OUT: dict[Any, torch.dtype] = {
+    12: torch.int8, torch.qint8: torch.int8, 1: torch.int8, torch.int8: torch.int8,
+    13: torch.uint8, torch.quint8: torch.uint8, 0: torch.uint8, torch.uint8: torch.uint8,
+    14: torch.int32, torch.qint32: torch.int32, 3: torch.int32, torch.int32: torch.int32,
+}
+
+
+def _per_axis(op: str, name: str, t: torch.Tensor, shape: torch.Size, axis: int) -> torch.Tensor:
+    """``t`` (1-D of size 1 or shape[axis], or of x's rank with size 1 except at axis) viewed to broadcast."""
+    ok = (t.dim() == 1 and t.shape[0] in (1, shape[axis])) or (
+        t.dim() == len(shape) and all(s == 1 for i, s in enumerate(t.shape) if i != axis)
+        and t.shape[axis] in (1, shape[axis]))
+    if not ok:
+        raise ValueError(f"torch_npu.{op}: {name} {tuple(t.shape)} must be 1-D of size 1 or {shape[axis]} (the input's "
+                         f"dim {axis}), or of the input's rank with size 1 except at that dim")
+    view = [1] * len(shape)
+    view[axis] = t.numel()
+    return t.float().reshape(view)
+
+
+def npu_quantize(self: torch.Tensor, scales: torch.Tensor, zero_points: torch.Tensor | None, dtype: Any,
+                 axis: int = 1, div_mode: bool = True) -> torch.Tensor:
+    """``npu_quantize(input, scales, zero_points, dtype, axis=1, div_mode=True)``: static quantisation (the doc):
+    ``y = input / scales + zero_points`` (``div_mode``) or ``input * scales + zero_points``, then rounded half to
+    even (the device's rint) and saturated to the output dtype; x's shape (the meta registration).
+
+    ``scales``/``zero_points`` vary along one dim and broadcast over the others: ``axis`` itself with
+    ``div_mode``; without it the second-to-last dim for ``axis=-2`` and the last one for any ``axis > -2`` (the
+    doc). ``dtype``: torch.qint8 -> int8, torch.quint8 -> uint8, torch.int32 -> int32 with ``div_mode``;
+    torch.qint8 without. Not implemented: torch.quint4x2 (int4 packed in int32), and, with ``div_mode``,
+    non-integral zero points (the doc leaves open whether they are added before or after rounding).
+    """
+    op = "npu_quantize"
+    out = _QUANTIZE_OUT.get(dtype)
+    if out is None:
+        raise _unsupported(op, "dtype", dtype, "torch.qint8, torch.quint8, torch.int32 (quint4x2 packing is not "
+                           "implemented)")
+    if not div_mode and out != torch.int8:
+        raise ValueError(f"torch_npu.{op}: with div_mode=False dtype must be torch.qint8 or torch.quint4x2, "
+                         f"not {dtype!r}")
+    if self.dim() == 0:
+        raise ValueError(f"torch_npu.{op}: input must have at least one dimension")
+    ndim = self.dim()
+    if div_mode:
+        if not -ndim <= axis < ndim:
+            raise ValueError(f"torch_npu.{op}: axis {axis} out of range for a {ndim}-D input")
+        ax = axis % ndim
+    else:
+        if axis < -2 or axis >= ndim or (axis == -2 and ndim < 2):
+            raise ValueError(f"torch_npu.{op}: with div_mode=False axis must lie in [-2, {ndim - 1}], not {axis}")
+        ax = ndim - 2 if axis == -2 else ndim - 1
+    s = _per_axis(op, "scales", scales, self.shape, ax)
+    y = self.float() / s if div_mode else self.float() * s
+    if zero_points is not None:
+        if not div_mode and (zero_points.shape != scales.shape or zero_points.dtype != scales.dtype):
+            raise ValueError(f"torch_npu.{op}: zero_points must have scales' shape and dtype with div_mode=False")
+        zp = _per_axis(op, "zero_points", zero_points, self.shape, ax)
+        if div_mode and not bool((zp == torch.round(zp)).all()):
+            raise _unsupported(op, "zero_points", "<non-integral values>", "integral zero points with div_mode=True")
+        y = y + zp
+    info = torch.iinfo(out)
+    return torch.round(y).clamp(info.min, info.max).to(out)
+
+
+def npu_weight_quant_batchmatmul(x: torch.Tensor, weight: torch.Tensor, antiquant_scale: torch.Tensor,
+                                 antiquant_offset: torch.Tensor | None = None,
+                                 quant_scale: torch.Tensor | None = None, quant_offset: torch.Tensor | None = None,
+                                 bias: torch.Tensor | None = None, antiquant_group_size: int = 0,
+                                 inner_precise: int = 0, weight_dtype: Any = None) -> torch.Tensor:
+    """``npu_weight_quant_batchmatmul(x, weight, antiquant_scale, antiquant_offset=None, quant_scale=None,
+    quant_offset=None, bias=None, antiquant_group_size=0, inner_precise=0)``: ``y = x @ W + bias`` with the int8
+    weight dequantised as ``W = (weight + antiquant_offset) * antiquant_scale`` (the anti-quantisation formula of
+    ``npu_anti_quant``'s doc), FP32 math, (M, N) output in x's dtype (the meta registration).
+
+    x (M, K) float16/bfloat16, weight (K, N) int8. ``antiquant_scale``/``antiquant_offset``: per-tensor (1,) or
+    (1, 1), per-channel (N,) or (1, N), or per-group (ceil(K / antiquant_group_size), N), the group size a
+    multiple of 32 in [32, K-1]. ``inner_precise`` (a speed/precision switch) does not change the math here.
+    Not implemented: int4 weights (int32-packed, or ``weight_dtype``), the int64 antiquant_scale / int32 offset
+    of ``npu_trans_quant_param``, and output quantisation (``quant_scale``/``quant_offset``, int8 output).
+    """
+    op = "npu_weight_quant_batchmatmul"
+    _reject(op, quant_scale=quant_scale, quant_offset=quant_offset, weight_dtype=weight_dtype)
+    if weight.dtype != torch.int8:
+        raise _unsupported(op, "weight.dtype", weight.dtype, "int8 (int32-packed int4 is not implemented)")
+    if antiquant_scale.dtype == torch.int64:
+        raise _unsupported(op, "antiquant_scale.dtype", antiquant_scale.dtype, "x's dtype (float16/bfloat16)")
+    if x.dtype not in (torch.float16, torch.bfloat16):
+        raise ValueError(f"torch_npu.{op}: x must be float16 or bfloat16, not {x.dtype}")
+    if antiquant_scale.dtype != x.dtype:
+        raise ValueError(f"torch_npu.{op}: antiquant_scale ({antiquant_scale.dtype}) must have x's dtype ({x.dtype})")
+    if x.dim() != 2 or weight.dim() != 2 or x.shape[1] != weight.shape[0]:
+        raise ValueError(f"torch_npu.{op}: x (M, K) and weight (K, N) must be 2-D and agree on K, not "
+                         f"{tuple(x.shape)} and {tuple(weight.shape)}")
+    if inner_precise not in (0, 1):
+        raise ValueError(f"torch_npu.{op}: inner_precise must be 0 or 1, not {inner_precise}")
+    k, n = weight.shape
+
+    def grid(name: str, t: torch.Tensor) -> torch.Tensor:
+        """The (K, N) coefficient of each weight element."""
+        if antiquant_group_size:
+            groups = -(-k // antiquant_group_size)
+            if t.shape != (groups, n):
+                raise ValueError(f"torch_npu.{op}: per-group {name} must be (ceil(K / group_size), N) = "
+                                 f"({groups}, {n}), not {tuple(t.shape)}")
+            return t.float().repeat_interleave(antiquant_group_size, dim=0)[:k]
+        if t.numel() == 1 and t.dim() in (1, 2):
+            return t.float().reshape(1, 1)
+        if tuple(t.shape) in ((n,), (1, n)):
+            return t.float().reshape(1, n)
+        raise ValueError(f"torch_npu.{op}: {name} must be (1,), (1, 1), ({n},) or (1, {n}) without "
+                         f"antiquant_group_size, not {tuple(t.shape)}")
+
+    if antiquant_group_size and (antiquant_group_size % 32 or not 32 <= antiquant_group_size <= k - 1):
+        raise ValueError(f"torch_npu.{op}: antiquant_group_size must be a multiple of 32 in [32, K-1={k - 1}], "
+                         f"not {antiquant_group_size}")
+    w = weight.float()
+    if antiquant_offset is not None:
+        if antiquant_offset.dtype == torch.int32:
+            raise _unsupported(op, "antiquant_offset.dtype", torch.int32, "antiquant_scale's dtype")
+        if antiquant_offset.shape != antiquant_scale.shape or antiquant_offset.dtype != antiquant_scale.dtype:
+            raise ValueError(f"torch_npu.{op}: antiquant_offset must have antiquant_scale's shape and dtype")
+        w = w + grid("antiquant_offset", antiquant_offset)
+    w = w * grid("antiquant_scale", antiquant_scale)
+    y = x.float() @ w
+    if bias is not None:
+        if tuple(bias.shape) not in ((n,), (1, n), (1,)):
+            raise ValueError(f"torch_npu.{op}: bias must be ({n},), (1, {n}) or (1,), not {tuple(bias.shape)}")
+        y = y + bias.float().reshape(1, -1)
+    return y.to(x.dtype)
+
+
+# ---- MoE routing and sampling -------------------------------------------------------------------------------
+
+
+def npu_moe_init_routing(x: torch.Tensor, row_idx: torch.Tensor, expert_idx: torch.Tensor,
+                         active_num: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``npu_moe_init_routing(x, row_idx, expert_idx, active_num) -> (expanded_x, expanded_row_idx,
+    expanded_expert_idx)``: groups the routed rows by expert (the doc):
+
+    ``expanded_expert_idx, sorted_row_idx = keyValueSort(expert_idx, row_idx)`` (flattened, ascending by expert),
+    ``expanded_row_idx[sorted_row_idx[i]] = i``, ``expanded_x[i] = x[sorted_row_idx[i] % NUM_ROWS]`` for the first
+    ``min(NUM_ROWS, active_num) * K`` rows. Shapes as the meta registration: expanded_x
+    (min(NUM_ROWS, active_num) * K, H) in x's dtype, the two index outputs (NUM_ROWS * K,) int32. Equal experts
+    keep their flattened (row-major) order (a stable sort; the doc does not order ties, and a golden that routes
+    back with ``npu_moe_finalize_routing`` does not depend on it). ``row_idx`` must be a permutation of
+    ``0 .. NUM_ROWS*K-1`` (as ``npu_moe_gating_top_k_softmax`` returns it).
+    """
+    op = "npu_moe_init_routing"
+    if x.dim() != 2:
+        raise ValueError(f"torch_npu.{op}: x must be 2-D (NUM_ROWS, H), not {x.dim()}-D")
+    if expert_idx.dim() != 2 or row_idx.shape != expert_idx.shape or expert_idx.shape[0] != x.shape[0]:
+        raise ValueError(f"torch_npu.{op}: row_idx and expert_idx must both be (NUM_ROWS={x.shape[0]}, K), not "
+                         f"{tuple(row_idx.shape)} and {tuple(expert_idx.shape)}")
+    if active_num < 0:
+        raise ValueError(f"torch_npu.{op}: active_num must be >= 0, not {active_num}")
+    rows, k = expert_idx.shape
+    flat_rows = row_idx.reshape(-1).long()
+    if not torch.equal(torch.sort(flat_rows).values, torch.arange(rows * k)):
+        raise ValueError(f"torch_npu.{op}: row_idx must be a permutation of 0..{rows * k - 1}")
+    order = torch.sort(expert_idx.reshape(-1).long(), stable=True).indices
+    sorted_rows = flat_rows[order]
+    expanded_row_idx = torch.empty(rows * k, dtype=torch.int64)
+    expanded_row_idx[sorted_rows] = torch.arange(rows * k)
+    active = min(rows, active_num) * k
+    expanded_x = x[sorted_rows[:active] % rows]
+    return (expanded_x, expanded_row_idx.to(torch.int32),
+            expert_idx.reshape(-1)[order].to(torch.int32))
+
+
+def npu_moe_compute_expert_tokens(sorted_expert_for_source_row: torch.Tensor, num_expert: int) -> torch.Tensor:
+    """``npu_moe_compute_expert_tokens(sorted_expert_for_source_row, num_expert)``: for each expert i, the binary
+    search of i in the sorted expert list (the doc): the end of expert i's rows, i.e. the number of entries
+    ``<= i`` (a cumulative count: the ``group_list`` a grouped matmul takes with ``group_list_type=0``).
+    (num_expert,) in the input's dtype (the doc; the meta registration says int32, the only documented dtype)."""
+    op = "npu_moe_compute_expert_tokens"
+    src = sorted_expert_for_source_row
+    if src.dim() != 1 or src.dtype != torch.int32:
+        raise ValueError(f"torch_npu.{op}: sorted_expert_for_source_row must be 1-D int32, not "
+                         f"{src.dim()}-D {src.dtype}")
+    if not 0 < num_expert <= 2048:
+        raise ValueError(f"torch_npu.{op}: num_expert must lie in (0, 2048], not {num_expert}")
+    values = src.long()
+    if src.numel() and (bool((values[1:] < values[:-1]).any()) or int(values.min()) < 0
+                        or int(values.max()) >= num_expert):
+        raise ValueError(f"torch_npu.{op}: sorted_expert_for_source_row must be non-decreasing in "
+                         f"[0, {num_expert - 1}]")
+    return torch.searchsorted(values, torch.arange(num_expert), right=True).to(src.dtype)
+
+
+def npu_top_k_top_p(logits: torch.Tensor, p: torch.Tensor | None = None,
+                    k: torch.Tensor | None = None) -> torch.Tensor:
+    """``npu_top_k_top_p(logits, p=None, k=None)``: top-k then top-p filtering of each row (the doc's steps):
+
+    sort the row ascending (stable); top-k: values below the k-th largest become -inf (ties with it are kept);
+    top-p: ``softmax`` of the result, cumulated from the smallest, masks the positions whose cumulative
+    probability is ``<= 1 - p`` (the largest one is always kept); the kept positions hold the original logits,
+    put back in their original order. FP32 math, logits' shape and dtype (meta: ``empty_like``). Either filter is
+    skipped when its argument is None; both None is invalid.
+    """
+    op = "npu_top_k_top_p"
+    if logits.dim() != 2:
+        raise ValueError(f"torch_npu.{op}: logits must be 2-D, not {logits.dim()}-D")
+    if p is None and k is None:
+        raise ValueError(f"torch_npu.{op}: p and k cannot both be None")
+    batch, vocab = logits.shape
+    values, indices = torch.sort(logits.float(), dim=-1, stable=True)
+    if k is not None:
+        if k.shape != (batch,) or k.dtype != torch.int32:
+            raise ValueError(f"torch_npu.{op}: k must be int32 of shape ({batch},), not {k.dtype} {tuple(k.shape)}")
+        kk = k.long()
+        if batch and (int(kk.min()) < 1 or int(kk.max()) > min(1024, vocab)):
+            raise ValueError(f"torch_npu.{op}: k must lie in [1, {min(1024, vocab)}]")
+        kth = values.gather(1, (vocab - kk).unsqueeze(1))
+        values = values.masked_fill(values < kth, float("-inf"))
+    if p is not None:
+        if p.shape != (batch,) or p.dtype != logits.dtype:
+            raise ValueError(f"torch_npu.{op}: p must be of shape ({batch},) and logits' dtype, not "
+                             f"{p.dtype} {tuple(p.shape)}")
+        cumulative = torch.softmax(values, dim=-1).cumsum(dim=-1)
+        drop = cumulative <= (1.0 - p.float()).unsqueeze(1)
+        drop[:, -1] = False
+        values = values.masked_fill(drop, float("-inf"))
+    out = torch.empty_like(values).scatter_(1, indices, values)
+    return out.to(logits.dtype)
+
+
 OPS: dict[str, Any] = {f.__name__: f for f in (
-    npu_add_rms_norm, npu_apply_rotary_pos_emb, npu_dynamic_quant, npu_fast_gelu, npu_fused_infer_attention_score,
-    npu_gelu, npu_gelu_mul, npu_gemma_rms_norm, npu_grouped_matmul, npu_incre_flash_attention, npu_interleave_rope,
-    npu_moe_finalize_routing, npu_moe_gating_top_k_softmax, npu_prompt_flash_attention, npu_quant_matmul,
-    npu_rms_norm, npu_rotary_mul, npu_scatter_nd_update, npu_scatter_nd_update_, npu_scatter_pa_kv_cache,
-    npu_silu, npu_swiglu,
+    npu_add_rms_norm, npu_anti_quant, npu_apply_rotary_pos_emb, npu_broadcast, npu_confusion_transpose,
+    npu_dtype_cast, npu_dynamic_quant, npu_fast_gelu, npu_fused_infer_attention_score, npu_geglu, npu_gelu,
+    npu_gelu_mul, npu_gemma_rms_norm, npu_grouped_matmul, npu_incre_flash_attention, npu_interleave_rope,
+    npu_layer_norm_eval, npu_moe_compute_expert_tokens, npu_moe_finalize_routing, npu_moe_gating_top_k_softmax,
+    npu_moe_init_routing, npu_prompt_flash_attention, npu_quant_matmul, npu_quantize, npu_rms_norm,
+    npu_rms_norm_backward, npu_rotary_mul, npu_scatter_nd_update, npu_scatter_nd_update_, npu_scatter_pa_kv_cache,
+    npu_silu, npu_sort_v2, npu_swiglu, npu_top_k_top_p, npu_transpose, npu_weight_quant_batchmatmul,
 )}
 """The operators the stand-in exports, by their torch_npu name."""

@@ -578,6 +578,340 @@ def test_attention_unimplemented_arguments_are_named() -> None:
         ops.npu_fused_infer_attention_score(q, k, v, num_heads=3, input_layout="BNSD")
 
 
+# ---- layout, casts and sorting ------------------------------------------------------------------------------
+
+
+def test_dtype_cast_converts_like_the_doc_example() -> None:
+    y = ops.npu_dtype_cast(torch.tensor([0, 0.5, -1.0]), dtype=torch.int)
+    assert y.dtype == torch.int32 and y.tolist() == [0, 0, -1]  # the doc's example: truncation toward zero
+    x = _randn(3, 4, seed=60)
+    for dtype in (5, torch.float16):  # the ScalarType number or the torch dtype
+        h = ops.npu_dtype_cast(x, dtype)
+        assert h.dtype == torch.float16 and h.shape == x.shape
+        _close(h, _np(x).astype(np.float16).astype(np.float64), 0)
+    assert ops.npu_dtype_cast(x, torch.bfloat16, input_dtype=torch.float32).dtype == torch.bfloat16
+    for dtype in (285, 290, torch.float8_e4m3fn):
+        with pytest.raises(NotImplementedError, match="npu_dtype_cast: dtype="):
+            ops.npu_dtype_cast(x, dtype)
+    with pytest.raises(NotImplementedError, match="npu_dtype_cast: input_dtype="):
+        ops.npu_dtype_cast(x.to(torch.uint8), torch.float16, input_dtype=296)
+
+
+def test_transpose_and_confusion_transpose_follow_the_doc_examples() -> None:
+    x = _randn(2, 3, 5, seed=61)
+    y = ops.npu_transpose(x, (2, 0, 1))
+    assert y.shape == (5, 2, 3) and y.is_contiguous()
+    np.testing.assert_array_equal(_np(y), np.transpose(_np(x), (2, 0, 1)))
+    assert torch.equal(ops.npu_transpose(x, (-1, 0, 1), require_contiguous=False), y)
+    with pytest.raises(ValueError, match="not a permutation"):
+        ops.npu_transpose(x, (0, 0, 1))
+
+    x = _randn(2, 3, 4, 6, seed=62)
+    y1 = ops.npu_confusion_transpose(x, (0, 2, 1, 3), (2, 4, 18), True)
+    assert y1.shape == (2, 4, 18) and y1.is_contiguous()
+    np.testing.assert_array_equal(_np(y1), np.transpose(_np(x), (0, 2, 1, 3)).reshape(2, 4, 18))
+    y2 = ops.npu_confusion_transpose(x, (0, 2, 1), (2, 12, 6), False)
+    assert y2.shape == (2, 6, 12)
+    np.testing.assert_array_equal(_np(y2), np.transpose(_np(x).reshape(2, 12, 6), (0, 2, 1)))
+    with pytest.raises(ValueError, match="does not hold"):
+        ops.npu_confusion_transpose(x, (0, 2, 1), (2, 12, 5), False)
+    with pytest.raises(ValueError, match="not a permutation"):
+        ops.npu_confusion_transpose(x, (0, 2, 1), (2, 4, 18), True)
+
+
+def test_broadcast_expands_and_is_contiguous() -> None:
+    x = torch.tensor([[1], [2], [3]])
+    y = ops.npu_broadcast(x, [3, 4])
+    assert y.tolist() == [[1, 1, 1, 1], [2, 2, 2, 2], [3, 3, 3, 3]] and y.is_contiguous()  # the doc's example
+    z = ops.npu_broadcast(x, [2, 3, 4])  # new dims go in front
+    assert z.shape == (2, 3, 4) and z.dtype == x.dtype and torch.equal(z[1], y)
+    with pytest.raises(ValueError, match=r"cannot broadcast \(3, 1\) to \(2, 4\)"):
+        ops.npu_broadcast(x, [2, 4])
+
+
+def test_sort_v2_sorts_the_last_dim_without_indices() -> None:
+    x = _randn(3, 7, seed=63, dtype=torch.float16)
+    np.testing.assert_array_equal(_np(ops.npu_sort_v2(x)), np.sort(_np(x), axis=-1))
+    down = ops.npu_sort_v2(x, dim=1, descending=True)
+    assert down.dtype == torch.float16
+    np.testing.assert_array_equal(_np(down), np.sort(_np(x), axis=-1)[:, ::-1])
+    with pytest.raises(ValueError, match="only the last dim"):
+        ops.npu_sort_v2(x, dim=0)
+
+
+# ---- more normalisation and activations ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype,tol", [(torch.float32, 1e-5), (torch.float16, 2e-3)])
+def test_layer_norm_eval_formula(dtype: torch.dtype, tol: float) -> None:
+    x, w, b = _randn(4, 3, 8, seed=64, dtype=dtype), _randn(3, 8, seed=65, dtype=dtype), _randn(3, 8, seed=66, dtype=dtype)
+    y = ops.npu_layer_norm_eval(x, [3, 8], w, b, 1e-5)
+    assert y.dtype == dtype and y.shape == x.shape
+    rows = _np(x).reshape(4, -1)
+    mean = rows.mean(axis=1, keepdims=True)
+    var = ((rows - mean) ** 2).mean(axis=1, keepdims=True)
+    ref = ((rows - mean) / np.sqrt(var + 1e-5)).reshape(x.shape) * _np(w) + _np(b)
+    _close(y, ref, tol)
+    _close(ops.npu_layer_norm_eval(x, (8,)), ((_np(x) - _np(x).mean(-1, keepdims=True))
+                                              / np.sqrt(_np(x).var(-1, keepdims=True) + 1e-5)), tol)
+    with pytest.raises(ValueError, match="trailing dims"):
+        ops.npu_layer_norm_eval(x, [4, 8])
+    with pytest.raises(ValueError, match="weight must have shape"):
+        ops.npu_layer_norm_eval(x, [8], w)
+
+
+def _gelu_ref(v: np.ndarray, approximate: int) -> np.ndarray:
+    if approximate == 0:
+        return 0.5 * v * (1.0 + np.vectorize(math.erf)(v / math.sqrt(2.0)))
+    return 0.5 * v * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (v + 0.044715 * v ** 3)))
+
+
+@pytest.mark.parametrize("approximate", [0, 1])
+def test_geglu_activates_the_right_half_by_default(approximate: int) -> None:
+    x = _randn(3, 4, 6, seed=67, dtype=torch.float16)
+    y, gelu = ops.npu_geglu(x, dim=1, approximate=approximate)
+    assert y.shape == gelu.shape == (3, 2, 6) and y.dtype == gelu.dtype == torch.float16
+    left, right = _np(x)[:, :2], _np(x)[:, 2:]
+    _close(gelu, _gelu_ref(right, approximate), 2e-3)
+    _close(y, _gelu_ref(right, approximate) * left, 4e-3)
+    y_l, gelu_l = ops.npu_geglu(x, dim=1, approximate=approximate, activate_left=True)
+    _close(gelu_l, _gelu_ref(left, approximate), 2e-3)
+    _close(y_l, _gelu_ref(left, approximate) * right, 4e-3)
+
+
+def test_geglu_argument_errors() -> None:
+    x = _randn(2, 6, seed=68)
+    assert ops.npu_geglu(x)[0].shape == (2, 3)  # dim=-1 and approximate=1 (tanh) by default
+    assert ops.npu_geglu(x, dim=0, approximate=0)[0].shape == (1, 6)
+    with pytest.raises(ValueError, match="must be even"):
+        ops.npu_geglu(_randn(3, 6, seed=69), dim=0)
+    with pytest.raises(ValueError, match="approximate must be 0"):
+        ops.npu_geglu(x, approximate=2)
+    with pytest.raises(ValueError, match="out of range"):
+        ops.npu_geglu(x, dim=2)
+
+
+@pytest.mark.parametrize("xshape,gshape", [((4, 16), (16,)), ((2, 3, 4, 8), (4, 8))])
+def test_rms_norm_backward_is_the_gradient_of_rms_norm(xshape: tuple, gshape: tuple) -> None:
+    x, g, dy = _randn(*xshape, seed=70), _randn(*gshape, seed=71), _randn(*xshape, seed=72)
+    _, rstd = ops.npu_rms_norm(x, g, 1e-6)
+    dx, dgamma = ops.npu_rms_norm_backward(dy, x, g, rstd)
+    assert dx.shape == x.shape and dx.dtype == x.dtype
+    assert dgamma.shape == g.shape and dgamma.dtype == torch.float32  # the meta registration
+    xd, gd = x.double().requires_grad_(), g.double().requires_grad_()
+    dims = tuple(range(len(xshape) - len(gshape), len(xshape)))
+    (xd * torch.rsqrt(xd.pow(2).mean(dim=dims, keepdim=True) + 1e-6) * gd).backward(dy.double())
+    _close(dx, xd.grad.numpy(), 1e-4)
+    _close(dgamma, gd.grad.numpy(), 1e-4)
+    h = x.half()
+    assert ops.npu_rms_norm_backward(dy.half(), h, g.half(), ops.npu_rms_norm(h, g.half())[1])[0].dtype == torch.float16
+    with pytest.raises(ValueError, match="rstd"):
+        ops.npu_rms_norm_backward(dy, x, g, rstd[:1])
+
+
+# ---- quantisation -------------------------------------------------------------------------------------------
+
+
+def test_anti_quant_formula_and_dtypes() -> None:
+    out = ops.npu_anti_quant(torch.tensor([1, 2, 3, 4], dtype=torch.int8), torch.tensor([2.0]),
+                             offset=torch.tensor([2.0]), dst_dtype=torch.float16)  # the doc's example
+    assert out.dtype == torch.float16 and out.tolist() == [6.0, 8.0, 10.0, 12.0]
+    x = torch.randint(-128, 128, (3, 5), generator=_gen(73), dtype=torch.int8)
+    scale, offset = _randn(5, seed=74), _randn(5, seed=75)
+    y = ops.npu_anti_quant(x, scale, offset=offset, dst_dtype=15)
+    assert y.dtype == torch.bfloat16 and y.shape == x.shape
+    _close(y, (_np(x) + _np(offset)) * _np(scale), 2e-2)
+    assert ops.npu_anti_quant(x, scale).dtype == torch.float16  # dst_dtype default
+    with pytest.raises(NotImplementedError, match="npu_anti_quant: x.dtype"):
+        ops.npu_anti_quant(x.to(torch.int32), scale)
+    with pytest.raises(NotImplementedError, match="src_dtype"):
+        ops.npu_anti_quant(x, scale, src_dtype=torch.quint4x2)
+    with pytest.raises(ValueError, match="dst_dtype must be float16 or bfloat16"):
+        ops.npu_anti_quant(x, scale, dst_dtype=torch.float32)
+    with pytest.raises(ValueError, match="scale must be 1-D"):
+        ops.npu_anti_quant(x, _randn(4, seed=76))
+    with pytest.raises(ValueError, match="offset must have scale's shape"):
+        ops.npu_anti_quant(x, scale, offset=offset[:1])
+
+
+def test_quantize_div_mode_per_channel_with_zero_points() -> None:
+    x = _randn(2, 3, 4, seed=77) * 50
+    scales = torch.tensor([0.5, 1.0, 0.25])
+    zp = torch.tensor([1, -3, 0], dtype=torch.int8)
+    y = ops.npu_quantize(x, scales, zp, torch.qint8)  # axis=1, div_mode=True
+    assert y.dtype == torch.int8 and y.shape == x.shape
+    ref = np.clip(np.rint(_np(x) / _np(scales)[None, :, None] + _np(zp)[None, :, None]), -128, 127)
+    np.testing.assert_array_equal(_np(y), ref)
+    u = ops.npu_quantize(x, scales, None, torch.quint8)
+    assert u.dtype == torch.uint8
+    np.testing.assert_array_equal(_np(u), np.clip(np.rint(_np(x) / _np(scales)[None, :, None]), 0, 255))
+    assert ops.npu_quantize(x, scales, None, 3).dtype == torch.int32
+    assert ops.npu_quantize(torch.tensor([2.5, 3.5, -2.5]), torch.tensor([1.0]), None, torch.qint8,
+                            axis=0).tolist() == [2, 4, -2]  # half to even
+
+
+def test_quantize_mul_mode_axes() -> None:
+    x = _randn(2, 3, 12, seed=78)
+    scale = torch.full((12,), 3.0)
+    y = ops.npu_quantize(x, scale, None, torch.qint8, -1, False)  # the doc's example call
+    np.testing.assert_array_equal(_np(y), np.clip(np.rint(_np(x) * 3.0), -128, 127))
+    s2, z2 = _randn(3, seed=79).abs() * 40, _randn(3, seed=80)
+    y2 = ops.npu_quantize(x, s2, z2, torch.qint8, -2, False)  # the second-to-last dim
+    np.testing.assert_array_equal(_np(y2), np.clip(np.rint(_np(x) * _np(s2)[:, None] + _np(z2)[:, None]), -128, 127))
+    y3 = ops.npu_quantize(x, scale.reshape(1, 1, 12), None, torch.qint8, 1, False)  # axis > -2: the last dim
+    assert torch.equal(y3, y)
+
+
+def test_quantize_unimplemented_and_invalid() -> None:
+    x = _randn(4, 8, seed=81)
+    with pytest.raises(NotImplementedError, match="npu_quantize: dtype="):
+        ops.npu_quantize(x, torch.ones(8), None, torch.quint4x2, -1, False)
+    with pytest.raises(NotImplementedError, match="zero_points"):
+        ops.npu_quantize(x, torch.ones(8), torch.full((8,), 0.5), torch.qint8)
+    with pytest.raises(ValueError, match="div_mode=False dtype must be"):
+        ops.npu_quantize(x, torch.ones(8), None, torch.quint8, -1, False)
+    with pytest.raises(ValueError, match="scales"):
+        ops.npu_quantize(x, torch.ones(3), None, torch.qint8)
+    with pytest.raises(ValueError, match="axis must lie"):
+        ops.npu_quantize(x, torch.ones(8), None, torch.qint8, -3, False)
+
+
+def _wqbmm_ref(x: torch.Tensor, w: torch.Tensor, scale: np.ndarray, offset: np.ndarray) -> np.ndarray:
+    return _np(x) @ ((_np(w) + offset) * scale)
+
+
+def test_weight_quant_batchmatmul_per_tensor_channel_and_group() -> None:
+    m, k, n = 3, 64, 5
+    x = _randn(m, k, seed=82, dtype=torch.float16)
+    w = torch.randint(-8, 8, (k, n), generator=_gen(83), dtype=torch.int8)
+    scale, offset = _randn(1, n, seed=84, dtype=torch.float16) * 0.1, _randn(1, n, seed=85, dtype=torch.float16)
+    bias = _randn(n, seed=86, dtype=torch.float16)
+    y = ops.npu_weight_quant_batchmatmul(x, w, scale, offset, bias=bias)
+    assert y.shape == (m, n) and y.dtype == torch.float16  # the meta registration
+    _close(y, _wqbmm_ref(x, w, _np(scale), _np(offset)) + _np(bias), 2e-2)
+    s1 = torch.tensor([0.05], dtype=torch.bfloat16)
+    y1 = ops.npu_weight_quant_batchmatmul(x.bfloat16(), w, s1)
+    assert y1.dtype == torch.bfloat16
+    _close(y1, _wqbmm_ref(x.bfloat16(), w, _np(s1), np.zeros(1)), 5e-2)
+    sg, og = _randn(2, n, seed=87, dtype=torch.float16) * 0.1, _randn(2, n, seed=88, dtype=torch.float16)
+    yg = ops.npu_weight_quant_batchmatmul(x, w, sg, og, antiquant_group_size=32)
+    _close(yg, _wqbmm_ref(x, w, np.repeat(_np(sg), 32, axis=0), np.repeat(_np(og), 32, axis=0)), 2e-2)
+
+
+def test_weight_quant_batchmatmul_unimplemented_and_invalid() -> None:
+    x = _randn(2, 64, seed=89, dtype=torch.float16)
+    w = torch.zeros(64, 4, dtype=torch.int8)
+    s = torch.ones(4, dtype=torch.float16)
+    with pytest.raises(NotImplementedError, match="quant_scale"):
+        ops.npu_weight_quant_batchmatmul(x, w, s, quant_scale=torch.ones(4))
+    with pytest.raises(NotImplementedError, match="weight.dtype"):
+        ops.npu_weight_quant_batchmatmul(x, w.to(torch.int32), s)
+    with pytest.raises(NotImplementedError, match="antiquant_scale.dtype"):
+        ops.npu_weight_quant_batchmatmul(x, w, s.to(torch.int64))
+    with pytest.raises(ValueError, match="antiquant_group_size must be a multiple of 32"):
+        ops.npu_weight_quant_batchmatmul(x, w, torch.ones(4, 4, dtype=torch.float16), antiquant_group_size=16)
+    with pytest.raises(ValueError, match="must have x's dtype"):
+        ops.npu_weight_quant_batchmatmul(x, w, s.float())
+    with pytest.raises(ValueError, match="agree on K"):
+        ops.npu_weight_quant_batchmatmul(x, w[:32], s)
+
+
+# ---- MoE routing and sampling -------------------------------------------------------------------------------
+
+
+def test_moe_init_routing_doc_example() -> None:
+    x = torch.tensor([[0.1] * 4, [0.2] * 4, [0.3] * 4])
+    row_idx = torch.tensor([[0, 3], [1, 4], [2, 5]], dtype=torch.int32)
+    expert_idx = torch.tensor([[1, 2], [0, 1], [0, 2]], dtype=torch.int32)
+    expanded_x, expanded_row_idx, expanded_expert_idx = ops.npu_moe_init_routing(x, row_idx, expert_idx, 3)
+    assert expanded_x.shape == (6, 4) and expanded_x.dtype == torch.float32
+    assert expanded_row_idx.dtype == expanded_expert_idx.dtype == torch.int32
+    assert expanded_expert_idx.tolist() == [0, 0, 1, 1, 2, 2]
+    # sorted_row_idx = [1, 2, 0, 4, 3, 5]; expanded_row_idx[sorted_row_idx[i]] = i
+    assert expanded_row_idx.tolist() == [2, 0, 1, 4, 3, 5]
+    assert expanded_x[:, 0].tolist() == pytest.approx([0.2, 0.3, 0.1, 0.2, 0.1, 0.3])
+    short = ops.npu_moe_init_routing(x, row_idx, expert_idx, 2)
+    assert short[0].shape == (4, 4) and torch.equal(short[0], expanded_x[:4]) and torch.equal(short[1], expanded_row_idx)
+
+
+def test_moe_gating_init_compute_tokens_and_finalize_compose() -> None:
+    rows, experts, k, h = 5, 4, 2, 3
+    x = _randn(rows, h, seed=90)
+    scores, expert_idx, row_idx = ops.npu_moe_gating_top_k_softmax(_randn(rows, experts, seed=91), k=k)
+    expanded_x, expanded_row_idx, expanded_expert_idx = ops.npu_moe_init_routing(x, row_idx, expert_idx, rows)
+    tokens = ops.npu_moe_compute_expert_tokens(expanded_expert_idx, experts)
+    assert tokens.dtype == torch.int32 and int(tokens[-1]) == rows * k
+    weights = _randn(experts, h, h, seed=92)
+    expert_out = torch.cat([expanded_x[a:b] @ weights[e] for e, (a, b) in
+                            enumerate(zip([0, *tokens.tolist()[:-1]], tokens.tolist()))])
+    out = ops.npu_moe_finalize_routing(expert_out, None, None, None, scores, expanded_row_idx, expert_idx)
+    ref = sum(_np(scores)[:, j:j + 1] * np.einsum("rh,rho->ro", _np(x), _np(weights)[_np(expert_idx)[:, j].astype(int)])
+              for j in range(k))
+    _close(out, ref, 1e-5)
+
+
+def test_moe_init_routing_and_compute_expert_tokens_errors() -> None:
+    x = _randn(2, 4, seed=93)
+    idx = torch.tensor([[0, 1], [1, 0]], dtype=torch.int32)
+    with pytest.raises(ValueError, match="permutation"):
+        ops.npu_moe_init_routing(x, torch.zeros(2, 2, dtype=torch.int32), idx, 2)
+    with pytest.raises(ValueError, match="must both be"):
+        ops.npu_moe_init_routing(x, idx[:1], idx, 2)
+    sorted_experts = torch.tensor([0, 0, 0, 1, 1, 2], dtype=torch.int32)
+    assert ops.npu_moe_compute_expert_tokens(sorted_experts, 3).tolist() == [3, 5, 6]  # the doc's example input
+    assert ops.npu_moe_compute_expert_tokens(torch.tensor([1, 1, 3], dtype=torch.int32), 5).tolist() == [0, 2, 2, 3, 3]
+    with pytest.raises(ValueError, match="non-decreasing"):
+        ops.npu_moe_compute_expert_tokens(torch.tensor([1, 0], dtype=torch.int32), 3)
+    with pytest.raises(ValueError, match="non-decreasing"):
+        ops.npu_moe_compute_expert_tokens(sorted_experts, 2)
+    with pytest.raises(ValueError, match="num_expert must lie"):
+        ops.npu_moe_compute_expert_tokens(sorted_experts, 0)
+
+
+def _top_k_top_p_ref(logits: np.ndarray, p: np.ndarray | None, k: np.ndarray | None) -> np.ndarray:
+    """The doc's nine steps, row by row, with python lists and float64."""
+    out = np.full_like(logits, -np.inf)
+    for b, row in enumerate(logits):
+        order = sorted(range(len(row)), key=lambda v: row[v])  # stable ascending
+        vals = [float(row[v]) for v in order]
+        if k is not None:
+            kth = vals[len(vals) - int(k[b])]
+            vals = [-math.inf if v < kth else v for v in vals]
+        if p is not None:
+            top = max(vals)
+            exps = [math.exp(v - top) for v in vals]
+            total, acc = sum(exps), 0.0
+            for i in range(len(vals)):
+                acc += exps[i] / total
+                if acc <= 1 - p[b] and i != len(vals) - 1:
+                    vals[i] = -math.inf
+        for i, v in enumerate(order):
+            out[b, v] = vals[i]
+    return out
+
+
+def test_top_k_top_p_follows_the_documented_steps() -> None:
+    logits = _randn(4, 10, seed=94)
+    logits[0, 3] = logits[0, 7] = 5.0  # a tie at the top
+    k = torch.tensor([1, 3, 10, 2], dtype=torch.int32)
+    p = torch.tensor([0.5, 0.9, 0.3, 1.0])
+    for kk, pp in ((k, p), (k, None), (None, p)):
+        out = ops.npu_top_k_top_p(logits, pp, kk)
+        assert out.shape == logits.shape and out.dtype == logits.dtype
+        ref = _top_k_top_p_ref(_np(logits), None if pp is None else _np(pp), None if kk is None else _np(kk))
+        np.testing.assert_array_equal(np.isinf(_np(out)), np.isinf(ref))
+        np.testing.assert_allclose(_np(out)[~np.isinf(ref)], ref[~np.isinf(ref)], rtol=0, atol=0)
+    top1 = ops.npu_top_k_top_p(logits, None, k)
+    assert int(torch.isfinite(top1[0]).sum()) == 2  # both tied maxima survive k=1
+    assert ops.npu_top_k_top_p(logits.half(), p.half(), k).dtype == torch.float16
+    with pytest.raises(ValueError, match="cannot both be None"):
+        ops.npu_top_k_top_p(logits)
+    with pytest.raises(ValueError, match="k must lie"):
+        ops.npu_top_k_top_p(logits, None, torch.tensor([0, 1, 1, 1], dtype=torch.int32))
+    with pytest.raises(ValueError, match="p must be"):
+        ops.npu_top_k_top_p(logits, p.half(), None)
+
+
 # ---- the stand-in module ------------------------------------------------------------------------------------
 
 
@@ -628,5 +962,5 @@ def test_a_script_calls_the_ops_and_stops_at_its_own_line_on_an_unknown_one(tmp_
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
     assert lines == [f"ERROR {tmp_path / 's.py'}:7: NotProvidedError: torch_npu.npu_fused_infer_attention_score_v9 "
                      "is not provided by the emulator's torch_npu stand-in (provided: "
-                     + ", ".join(sorted(["npu", "Format", "npu_format_cast", "npu_format_cast_", "get_npu_format",
-                                         *ops.OPS])) + ")"], proc.stderr
+                     + ", ".join(sorted(["npu", "profiler", "Format", "npu_format_cast", "npu_format_cast_",
+                                         "get_npu_format", *ops.OPS])) + ")"], proc.stderr
