@@ -96,6 +96,13 @@ security boundary (docs/verification.md), and every *use* of these modules is st
 file-deletion, reflection and module-mutation calls) and PF04 (environment-dependent compute paths)."""
 
 
+VENDOR_DEVICE = ("torch_npu",)
+"""The device host's torch backend, which imported vendor code imports at module level for its side effect
+(``import torch_npu  # noqa: F401``: registering the npu device; 3 of the 15 real gym kernels). Allowed like
+`VENDOR_STDLIB`; the sandbox serves the CPU stand-in, as a device host serves the real module, and every *use* of
+the module in a kernel file is PF04 (a fact of the host: ``torch_npu is None``, its version, its operators)."""
+
+
 def declared_imported(ctx: LintContext) -> bool:
     """SPEC.md declares the op's code imported from elsewhere (``imported: {source: ...}``, written by the gym
     import; model-written code has no such SPEC.md: SPEC.md is the op's contract, not the agents' to edit)."""
@@ -105,7 +112,8 @@ def declared_imported(ctx: LintContext) -> bool:
 
 def _pf01_vendor(ctx: LintContext, pf: ParsedFile, node: ast.stmt, name: str) -> str | None:
     """The INFO status when ``name`` is a vendor housekeeping import allowed here (module level, imported code)."""
-    if name.split(".")[0] in VENDOR_STDLIB and isinstance(pf.parents.get(node), ast.Module) and declared_imported(ctx):
+    if name.split(".")[0] in VENDOR_STDLIB + VENDOR_DEVICE and isinstance(pf.parents.get(node), ast.Module) and \
+            declared_imported(ctx):
         return "INFO"
     return None
 
@@ -486,10 +494,12 @@ _ENV_FACTS = ("torch.npu", "torch.cuda", "torch.backends", "torch.version", "tor
               "torch.get_num_threads", "torch.get_num_interop_threads", "torch.is_grad_enabled",
               "torch.is_inference_mode_enabled", "torch.are_deterministic_algorithms_enabled",
               "torch.is_autocast_enabled", "torch.get_default_device", "torch.has_cuda", "torch.has_mps",
-              "numpy.show_config", "numpy.show_runtime", "numpy.version", "numpy.__config__", "numpy.get_include")
+              "numpy.show_config", "numpy.show_runtime", "numpy.version", "numpy.__config__", "numpy.get_include",
+              "torch_npu")
 """Facts of the host a kernel could branch on: which accelerator backends exist, library versions and build
 options, thread counts, the caller's autograd/determinism mode (red team s17: ``try: torch.npu except
-AttributeError`` tells an Ascend host from the sandbox)."""
+AttributeError`` tells an Ascend host from the sandbox), and ``torch_npu`` itself (red team s19: ``try: import
+torch_npu / except ImportError: torch_npu = None`` and a wrapper branching on ``torch_npu is None``)."""
 _PROBE_MSG = "a kernel file does not probe its environment: it computes one way wherever it runs"
 _IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError"}
 

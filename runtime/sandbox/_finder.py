@@ -9,8 +9,10 @@ to find the *honest* explanation for honest wrappers, cheaply:
    is a strided view of it (reshape, slice, transpose, broadcast, dtype reinterpretation); the latest
    registration wins (it holds the freshest bytes);
 2. **by content**, for copies the wrapper made: a constant fill; an exact copy, an axis permutation
-   (``.T.contiguous()``) or a leading block of a known array; a dtype cast of one; a zero (or constant) padding
-   of one (``np.pad``, a bigger zero buffer with the input copied into its corner);
+   (``.T.contiguous()``) or a leading block of a known array; a dtype cast of one; an axis permutation, maybe
+   cast, in another shape (``x.permute(0, 2, 1, 3).contiguous().view(-1, D)``); a zero (or constant) padding
+   of one (``np.pad``, a bigger zero buffer with the input copied into its corner), also of one permuted axis
+   by axis and laid out in another shape (``F.pad(x, ...).permute(...).contiguous().view(...)``);
 3. a write-only argument (the kernel never reads it) with none of these is an uninitialised allocation
    (``np.empty``: its garbage is never used);
 4. anything else is ``["host"]``: host-computed data, which the device refuses (FAIL_CHEAT).
@@ -175,6 +177,38 @@ class Provenance:
                     src = ref if known.shape == arr.shape else \
                         ["view", ref, 0, list(arr.shape), _cstrides(arr.shape, known.itemsize), kdt]
                     return ["cast", src, dt]
+        for ref, known in reversed(self.known):
+            found = self._permuted(ref, known, arr, dt)
+            if found is not None:
+                return found
+        return None
+
+    @staticmethod
+    def _permuted(ref: list[Any], known: np.ndarray, arr: np.ndarray, dt: str) -> list[Any] | None:
+        """``arr`` is an axis permutation of ``known``, maybe cast, laid out in another shape: a wrapper's
+        ``x.to(bf16).permute(0, 2, 1, 3).contiguous().view(B * N * S, D)`` (BSND -> BNSD rows, the gym's
+        gated_delta_rule). The first row is compared before the whole array."""
+        kdt = _dt(known)
+        if kdt is None or known.size != arr.size or not 2 <= known.ndim <= _MAX_PERM_RANK or arr.size == 0:
+            return None
+        flat = arr.reshape(-1)
+        for perm in itertools.permutations(range(known.ndim)):
+            if perm == tuple(range(known.ndim)):
+                continue
+            moved = known.transpose(perm)
+            first = moved[(0,) * (moved.ndim - 1)]
+            try:
+                if not _same(first.astype(arr.dtype), flat[:first.size]):
+                    continue
+                whole = moved.astype(arr.dtype) if known.dtype != arr.dtype else moved
+                if not _same(np.ascontiguousarray(whole).reshape(arr.shape), arr):
+                    continue
+            except (TypeError, ValueError):
+                return None
+            src: list[Any] = ["view", ref, 0, list(moved.shape), list(moved.strides), kdt]
+            if known.dtype != arr.dtype:
+                src = ["cast", src, dt]
+            return ["view", src, 0, list(arr.shape), _cstrides(arr.shape, arr.itemsize), dt]
         return None
 
     def _padding(self, arr: np.ndarray) -> list[Any] | None:
@@ -205,6 +239,55 @@ class Provenance:
             widths = [[0, a - k] for k, a in zip(known.shape, arr.shape, strict=True)]
             return ["pad", src, widths, value]
         return None
+
+    def _padded_permutations(self, arr: np.ndarray) -> list[Any] | None:
+        """``arr`` is a known array, axes permuted (or not), maybe cast, padded at the end of one axis with a
+        constant, in another shape: ``F.pad(q, (0, 0, 0, 0, 0, pad)).permute(0, 2, 1, 3).contiguous().view(-1, D)``
+        (a sequence padded to the tile, then BSND -> BNSD rows; the gym's gated_delta_rule)."""
+        dt = _dt(arr)
+        if dt is None or arr.size == 0:
+            return None
+        flat = arr.reshape(-1)
+        for ref, known in reversed(self.known):
+            kdt = _dt(known)
+            if kdt is None or known.size == 0 or known.size >= arr.size or not 1 <= known.ndim <= _MAX_PERM_RANK:
+                continue
+            for perm in itertools.permutations(range(known.ndim)):
+                moved = known.transpose(perm)
+                for axis in range(moved.ndim):
+                    rest = moved.size // moved.shape[axis]
+                    if rest == 0 or arr.size % rest or arr.size // rest <= moved.shape[axis]:
+                        continue
+                    shape = list(moved.shape)
+                    shape[axis] = arr.size // rest
+                    found = self._pad_of(ref, moved, kdt, flat.reshape(shape), arr, dt, axis)
+                    if found is not None:
+                        return found
+        return None
+
+    @staticmethod
+    def _pad_of(ref: list[Any], moved: np.ndarray, kdt: str, padded: np.ndarray, arr: np.ndarray, dt: str,
+                axis: int) -> list[Any] | None:
+        """The descriptor when ``padded`` is ``moved`` (cast to ``arr``'s dtype) in its leading corner and one
+        constant elsewhere; None otherwise."""
+        lead = (0,) * (moved.ndim - 1)
+        try:
+            if not _same(moved[lead].astype(arr.dtype), padded[lead][:moved.shape[-1]]):
+                return None  # the first row decides cheaply for almost every wrong guess
+            corner = padded[tuple(slice(0, k) for k in moved.shape)]
+            if not _same(moved.astype(arr.dtype), corner):
+                return None
+        except (TypeError, ValueError):
+            return None
+        tail = padded[(slice(None),) * axis + (slice(moved.shape[axis], None),)]
+        value = _const_value(tail)
+        if value is None:
+            return None
+        src: list[Any] = ["view", ref, 0, list(moved.shape), list(moved.strides), kdt]
+        if moved.dtype != arr.dtype:
+            src = ["cast", src, dt]
+        widths = [[0, padded.shape[a] - moved.shape[a]] for a in range(moved.ndim)]
+        return ["view", ["pad", src, widths, value], 0, list(arr.shape), _cstrides(arr.shape, arr.itemsize), dt]
 
     # ------------------------------------------------------------------------------------------ entry point
     def describe(self, arr: Any, *, write_only: bool = False, output: bool = False) -> list[Any]:
@@ -241,4 +324,4 @@ class Provenance:
         value = _const_value(arr)
         if value is not None:
             return ["const", list(arr.shape), dt, value]
-        return self._padding(arr) or ["host"]
+        return self._padding(arr) or self._padded_permutations(arr) or ["host"]

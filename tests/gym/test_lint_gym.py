@@ -105,6 +105,25 @@ def test_pf01_vendor_housekeeping_imports_pass_only_at_module_level_in_imported_
             if f.rule_id == "PF01" and f.status != "PASS"] == ["FAIL", "FAIL", "FAIL"]
 
 
+def test_pf01_a_side_effect_import_of_torch_npu_passes_in_imported_code_and_every_use_fails(tmp_path: Path) -> None:
+    """Real gym kernels ``import torch_npu  # noqa: F401`` at module level (quant_batch_matmul, gated_delta_rule):
+    INFO in imported code, whose sandbox serves the stand-in as a device host serves the real module. Any use of
+    the name is a fact of the host (PF04; red team s19: ``torch_npu is None`` told the sandbox from a device)."""
+    (tmp_path / "SPEC.md").write_text("---\nop_name: k\nimported: {source: gym, tuned: true}\n---\n")
+    src = kernel(head="import torch_npu  # noqa: F401\n" + HEAD)
+    hits = [f for f in lint_source(src, "k_impl.py", stage="final", op_dir=tmp_path) if f.status != "PASS"]
+    assert [(f.rule_id, f.status) for f in hits if f.rule_id in ("PF01", "PF02", "PF04")] == [("PF01", "INFO")], hits
+    probe = kernel(head="try:\n    import torch_npu\nexcept ImportError:\n    torch_npu = None\n" + HEAD).replace(
+        "    k(x, y)\n", "    k(x, y) if torch_npu is None else None\n")
+    op = kernel(head="import torch_npu\n" + HEAD).replace("    k(x, y)\n", "    k(torch_npu.npu_silu(x), y)\n")
+    for bad in (probe, op):
+        blocking = {f.rule_id for f in lint_source(bad, "k_impl.py", stage="final", op_dir=tmp_path) if f.is_blocking}
+        assert "PF04" in blocking, blocking
+    (tmp_path / "SPEC.md").write_text("---\nop_name: k\n---\n")  # model-written code: the import itself fails
+    assert [f.status for f in lint_source(src, "k_impl.py", stage="final", op_dir=tmp_path)
+            if f.rule_id == "PF01" and f.status != "PASS"] == ["FAIL"]
+
+
 def test_ol02_message_for_a_rebound_input_talks_about_the_input() -> None:
     src = kernel(body="x = pypto.exp(xt)\n        yt = x")
     (hit,) = findings(src, "OL02")

@@ -42,6 +42,8 @@ ATTACKS = {
     # the wrong path (taken when the telltale is gone) leaves the tail rows of y as the host's zeros
     "module_name_telltale": Attack("FAIL_CHEAT", (37, 70), lint=False, reason="not written by the jit kernel"),
     "input_owndata_telltale": Attack("FAIL_CHEAT", (37, 70), reason="not written by the jit kernel"),
+    # lint refuses the probe (PF04, tests/gym/test_lint_gym.py); the sandbox now imports torch_npu as a device does
+    "optional_torch_npu_telltale": Attack("FAIL_CHEAT", (37, 70), lint=False, reason="not written by the jit kernel"),
     "lone_surrogate_error": Attack("FAIL_RUNTIME", (37,), reason="ValueError"),
     "huge_error_code": Attack("FAIL_RUNTIME", (37,), reason="KernelFailure"),
     "output_flood_broadcast": Attack("FAIL_CHEAT", reason="output[1]",

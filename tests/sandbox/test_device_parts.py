@@ -159,6 +159,51 @@ def test_the_finder_names_views_copies_casts_pads_and_host_data() -> None:
         assert digest(built) in {digest(x[2:4]), digest(np.ascontiguousarray(x.T)), digest(np.pad(x, [[0, 8], [0, 0]]))}
 
 
+def test_the_finder_names_a_permuted_input_laid_out_in_another_shape_maybe_cast() -> None:
+    """A wrapper's ``x.to(bf16).permute(0, 2, 1, 3).contiguous().view(B * N * S, D)`` (BSND -> BNSD rows, the gym's
+    gated_delta_rule) was host data: the permutation was only searched for an argument of the permuted shape."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((1, 6, 4, 8)).astype(np.float32)
+    b = rng.standard_normal((1, 6, 4)).astype(np.float32)
+    p = Provenance()
+    p.reset([x, b])
+    args = [np.ascontiguousarray(x.transpose(0, 2, 1, 3)).reshape(24, 8),
+            np.ascontiguousarray(x.transpose(0, 2, 1, 3).astype(ml_dtypes.bfloat16)).reshape(24, 8),
+            np.ascontiguousarray(b.transpose(0, 2, 1)).reshape(24, 1),
+            np.ascontiguousarray(x.transpose(2, 0, 3, 1)).reshape(4, 48)]
+    for arg in args:
+        desc = p.describe(arg)
+        assert desc[0] == "view" and desc != ["host"], desc
+        assert digest(build(desc, [x, b], [], [], 1 << 20).array) == digest(arg)  # the device's bytes are the child's
+    assert p.describe(np.ascontiguousarray(x.transpose(0, 2, 1, 3)).reshape(24, 8) + 1) == ["host"]
+    swapped = np.ascontiguousarray(x.transpose(0, 2, 1, 3)).reshape(24, 8)
+    swapped[3, 5] += 1  # same first row, one element off: a full comparison decides
+    assert p.describe(swapped) == ["host"]
+
+
+def test_the_finder_names_a_padded_then_permuted_input_in_another_shape() -> None:
+    """``F.pad(q, (0, 0, 0, 0, 0, pad)).permute(0, 2, 1, 3).contiguous().view(-1, D)``: the gym's gated_delta_rule
+    pads the sequence to its tile, then lays heads out as rows; a cast on the way, or another pad value, too."""
+    rng = np.random.default_rng(5)
+    q = rng.standard_normal((1, 5, 3, 8)).astype(np.float32)
+    g = rng.standard_normal((1, 5, 3)).astype(np.float32)
+    p = Provenance()
+    p.reset([q, g])
+    padded = np.pad(q, [[0, 0], [0, 3], [0, 0], [0, 0]])
+    args = [np.ascontiguousarray(padded.transpose(0, 2, 1, 3)).reshape(24, 8),
+            np.ascontiguousarray(padded.transpose(0, 2, 1, 3)).astype(ml_dtypes.bfloat16).reshape(24, 8),
+            np.ascontiguousarray(np.pad(g, [[0, 0], [0, 3], [0, 0]], constant_values=-1.0).transpose(0, 2, 1))
+            .reshape(24, 1)]
+    for arg in args:
+        desc = p.describe(arg)
+        assert desc[0] == "view" and "pad" in str(desc), desc
+        assert digest(build(desc, [q, g], [], [], 1 << 20).array) == digest(arg)
+    noisy = args[0].copy()
+    noisy[-1, -1] = 0.5  # the padding is not one constant: host data
+    assert p.describe(noisy) == ["host"]
+    assert p.describe(np.cumsum(args[2], axis=0)) == ["host"]
+
+
 def test_a_copy_of_an_input_that_is_constant_by_chance_is_a_copy_not_a_constant() -> None:
     """Held-out attack A13 (a false rejection): a one-element copy of an input (an unseen N = 1 case) was described
     as a constant; its value differs between two seeds of the same shape, which looked like smuggling."""
