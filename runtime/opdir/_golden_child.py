@@ -54,6 +54,31 @@ if not any(isinstance(f, _TorchNpuOnDemand) for f in sys.meta_path):
     sys.meta_path.insert(0, _TorchNpuOnDemand())
 
 
+class _NoKernelFiles:
+    """golden.py never imports a kernel file of its op dir (``<op>_impl.py``, ``modules/``): the agents write
+    those, and golden.py runs outside the sandbox - such an import would run model code in a trusted process.
+    Checked for top-level names only (a submodule lives where its package does), so ``import torch`` pays nothing."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root.resolve()
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if path is not None or "." in fullname:
+            return None
+        import importlib.machinery
+
+        spec = importlib.machinery.PathFinder.find_spec(fullname)
+        where = [spec.origin] if spec is not None and spec.origin else list(
+            getattr(spec, "submodule_search_locations", None) or [])
+        for w in where:
+            f = Path(w).resolve()
+            if f == self.root / "modules" or self.root / "modules" in f.parents or (
+                    f.parent == self.root and f.name.endswith("_impl.py")):
+                raise ImportError(f"golden.py may not import {f.relative_to(self.root)}: it is a kernel file the "
+                                  "agents write, and golden.py runs outside the sandbox")
+        return None
+
+
 class _CaseTimeout(BaseException):
     """A case ran past its time limit (raised by SIGALRM; a BaseException so a golden's ``except Exception``
     cannot swallow it)."""
@@ -114,6 +139,8 @@ def _load_module(path: Path) -> types.ModuleType:
     sys.modules["golden"] = module
     if str(path.parent) not in sys.path:
         sys.path.append(str(path.parent))
+    if not any(isinstance(f, _NoKernelFiles) for f in sys.meta_path):
+        sys.meta_path.insert(0, _NoKernelFiles(path.parent))
     try:
         exec(code, module.__dict__)
     except BaseException as exc:  # noqa: BLE001 - any failure of user code is reported, not raised

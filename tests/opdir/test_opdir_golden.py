@@ -204,3 +204,17 @@ def test_a_golden_computing_with_torch_npu_gets_the_cpu_stand_in(tmp_path: Path)
     x, b = run.inputs
     pre = x.astype(np.float32) * 2.0 + b
     np.testing.assert_allclose(run.outputs["y"], pre / (1 + np.exp(-pre)), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("target", ["scale_add_impl", "modules"])
+def test_golden_py_never_imports_a_kernel_file_the_agents_write(tmp_path: Path, target: str) -> None:
+    """golden.py runs outside the sandbox: importing ``<op>_impl.py`` or a stage file from ``modules/`` would run
+    model-written code in a trusted process. Other modules of the op dir's folder stay importable."""
+    root = write_op(tmp_path / "op", golden=BASE_GOLDEN.replace("import numpy as np\n",
+                                                                f"import numpy as np\nimport helper\nimport {target}\n"))
+    (root / "helper.py").write_text("SCALE = 1.0\n")
+    (root / "scale_add_impl.py").write_text("raise SystemExit('model code ran in the golden process')\n")
+    (root / "modules").mkdir()
+    (root / "modules" / "scale_add_module1_impl.py").write_text("raise SystemExit('model code ran')\n")
+    err = failing(tmp_path, golden=(root / "golden.py").read_text())
+    assert "golden.py may not import" in str(err) and "kernel file the agents write" in str(err), str(err)
