@@ -53,6 +53,13 @@ def main() -> int:
     parser.add_argument("--pypto-python", required=True, help="python of a venv with pypto==0.2.0, sympy, torch")
     parser.add_argument("--probes", default=str(ROOT / "bench" / "crosscheck_probes"))
     args = parser.parse_args()
+    # the probes run with a temporary cwd: a relative interpreter path would resolve there (or not at all)
+    pypto_python = Path(args.pypto_python).expanduser()
+    if not pypto_python.is_absolute():
+        pypto_python = Path.cwd() / pypto_python
+    if not pypto_python.is_file():
+        parser.exit(2, f"crosscheck_pypto: --pypto-python {args.pypto_python}: no such interpreter\n")
+    args.pypto_python = str(pypto_python)
     probes = sorted(Path(args.probes).resolve().glob("*.py"))  # the probes run in a temporary cwd
     print(f"{'probe':34} {'real pypto 0.2.0 SIM':>22} {'emulator':>22}  match")
     agree = 0

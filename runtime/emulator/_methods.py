@@ -19,17 +19,38 @@ from runtime.emulator._ops_matmul import matmul
 from runtime.emulator._registry import OPS
 from runtime.emulator._registry import unsupported_stub as _unsupported
 from runtime.emulator._tensor import Tensor
+from runtime.emulator._trace import current_tracer
 
 __all__ = ["install_methods"]
 
 _SPECIAL = {"move", "assemble", "view", "reshape", "matmul", "concat", "full", "zeros", "ones", "arange"}
 
 
+# Op methods the emulator's Tensor has that the real pypto 0.2.0 wheel's Tensor lacks (its inventory:
+# tests/emulator/data/wheel_0_2_0_names.json): `x.abs()` there is `AttributeError: 'Tensor' object has no attribute
+# 'abs'` (crosscheck probe s19_unary_methods), so under compat 0.2.0 they raise it; under head they stay.
+NOT_ON_0_2_0_TENSOR: frozenset[str] = frozenset({
+    "abs", "acos", "acosh", "argmax", "argmin", "argsort", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_and",
+    "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "cast", "cbrt",
+    "ceil_div", "clip", "copysign", "cosh", "cumprod", "eq", "erf", "erfc", "expand_exp_dif", "floor_div", "ge", "gt",
+    "index_put_", "index_select", "isfinite", "isnan", "le", "logical_and", "lt", "minimum", "ne", "neg", "one_hot",
+    "permute", "pow", "prod", "remainder", "rms_norm", "sinh", "sort", "tan", "tanh",
+})
+
+
 def _method(name: str):
     impl = OPS[name].impl
 
-    def meth(self: Tensor, *a: Any, **k: Any) -> Any:
-        return impl(self, *a, **k)
+    if name in NOT_ON_0_2_0_TENSOR:
+        def meth(self: Tensor, *a: Any, **k: Any) -> Any:
+            tr = current_tracer()
+            if tr is not None and tr.options.compat == "0.2.0":
+                raise tr.pyerror("AttributeError", f"'Tensor' object has no attribute '{name}' (pypto 0.2.0's "
+                                 f"Tensor has no such method: call pypto.{name}(x, ...))")
+            return impl(self, *a, **k)
+    else:
+        def meth(self: Tensor, *a: Any, **k: Any) -> Any:
+            return impl(self, *a, **k)
 
     meth.__name__ = name
     meth.__doc__ = OPS[name].notes

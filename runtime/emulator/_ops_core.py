@@ -331,7 +331,8 @@ def reshape(input: Tensor, shape: Any, *, valid_shape: Any = None, inplace: bool
                          "SymbolicScalar dims)", op="reshape")
     minus = sum(1 for d in shp if isinstance(d, int) and d == -1)  # never compare a symbol (Not concrete value)
     if minus > 1:
-        raise tr.pyerror("ValueError", "reshape: only one -1 allowed", op="reshape")
+        # the wheel: "CHECK FAILED: capacity == 1 ... Shape size not match" (a RuntimeError)
+        raise tr.pyerror("RuntimeError", "reshape: only one -1 allowed (Shape size not match)", op="reshape")
     if minus:
         if sst is None or any(is_symbolic(d) for d in shp):
             raise tr.pyerror("ValueError", "reshape: -1 needs static shapes", op="reshape")
@@ -339,7 +340,12 @@ def reshape(input: Tensor, shape: Any, *, valid_shape: Any = None, inplace: bool
         shp[next(i for i, d in enumerate(shp) if isinstance(d, int) and d == -1)] = math.prod(sst) // max(known, 1)
     nst = static_shape(shp)
     if sst is not None and nst is not None and math.prod(sst) != math.prod(nst):
-        raise tr.pyerror("ValueError", f"reshape: element count of {sst} != {nst}", op="reshape")
+        if inplace:  # the wheel records it and fails in its passes
+            raise tr.error("FFFFFF", f"Run pass failed. (reshape inplace: element count of {sst} != {nst})",
+                           op="reshape")
+        # the wheel: "CHECK FAILED: capacity == 1 ... Shape size not match, func CheckAndInferShape"
+        raise tr.pyerror("RuntimeError", f"reshape: Shape size not match: element count of {sst} != {nst}",
+                         op="reshape")
     # no tile check: the real 0.2.0 records a reshape with no vec tile set, or one of another rank (probe f09);
     # the ops that read the result are checked against the tile in effect there
     if inplace and src.kind == "param" and not _internal:

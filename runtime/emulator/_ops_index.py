@@ -86,7 +86,9 @@ def concat(tensors: Any, dim: int = 0) -> Tensor:
     ax = dim % r
     for t in ts[1:]:
         if t.dtype != ts[0].dtype or t.dim != r:
-            raise tr.error("FC0001", "concat: tensors must share dtype and rank", op="concat")
+            # the wheel's CheckCat: "Errcode: FC0000! The dataType of all tensors should be equal" (rank too)
+            raise tr.error("FC0000", "concat: The dataType of all tensors should be equal (tensors must share "
+                           "dtype and rank)", op="concat")
     total: Any = 0
     for t in ts:
         total = total + t.shape[ax]
@@ -288,6 +290,10 @@ def topk(input: Any, k: int, dim: int = -1, largest: bool = True, algo: Any = No
     if dim % A.dim != A.dim - 1:
         raise tr.error("FC0002", "topk: only the last axis is supported", op="topk")
     last = A.shape[-1]
+    tile = tr.scopes[-1]["vec_tile"]
+    if tile and isinstance(k, int) and k > tile[-1]:  # the wheel's TiledTopK, before any check of k against the shape
+        raise tr.error("FC0000", f"The k should less than or equal to{tile[-1]} (topk: k={k} is larger than the "
+                       "last vec tile axis)", op="topk")
     if isinstance(last, int) and not 1 <= k <= last:
         raise tr.pyerror("ValueError", f"topk: k={k} must be in [1, {last}]", op="topk")
     return _sort_common(tr, "topk", A, k, largest)

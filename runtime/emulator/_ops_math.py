@@ -121,8 +121,10 @@ def binary(opname: str, a: Any, b: Any, fn: str, *, out_dtype: DataType | None =
     if isinstance(b, Tensor):
         B = reader(tr, b, opname)
         if B.dtype != dt:
-            raise tr.error("FC0001", f"{opname}: operand dtypes differ ({dt.name} vs {B.dtype.name}); no implicit "
-                           "promotion on the device - insert pypto.cast", op=opname)
+            # the wheel's CheckBinaryInputTensors: "Errcode: FC0000! The dtype of input tensors are not same."
+            raise tr.error("FC0000", f"{opname}: The dtype of input tensors are not same. ({dt.name} vs "
+                           f"{B.dtype.name}: operand dtypes differ; no implicit promotion on the device - insert "
+                           "pypto.cast)", op=opname)
         # a lower-rank operand broadcasts numpy-style (leading size-1 axes): the real 0.2.0 accepts [2, 8] + [8]
         # (fidelity probe f04); the single-expanded-axis rule still applies to the padded shapes
         pad_a, pad_b = max(0, B.dim - A.dim), max(0, A.dim - B.dim)
@@ -512,9 +514,17 @@ def where(condition: Any, input: Any, other: Any) -> Tensor:
     def operand(x: Any) -> tuple[int | None, Any]:
         if isinstance(x, Tensor):
             return x.key, None
-        if isinstance(x, float) and not isinstance(x, Element) and dt != DataType.DT_FP32:
-            raise tr.error("FC0001", f"where: a float scalar is an FP32 Element; with a {dt.name} tensor pass "
-                           f"pypto.Element(pypto.{dt.name}, v)", op="where")
+        fp32_elem = isinstance(x, Element) and x.dtype == DataType.DT_FP32
+        if (isinstance(x, float) or fp32_elem) and dt != DataType.DT_FP32:
+            msg = (f"where: a float scalar is an FP32 Element; with a {dt.name} tensor pass "
+                   f"pypto.Element(pypto.{dt.name}, v)")
+            if tr.options.compat != "0.2.0":
+                raise tr.error("FC0001", msg, op="where")
+            # the 0.2.0 wheel takes it (BF16/FP16/INT32 tensors, SIM probes s19): the result keeps the tensor's dtype
+            tr.warn("EMU_SCALAR_DTYPE", msg + " (the docs reject it; pypto 0.2.0 accepts it)", op="where")
+            x = x.value if fp32_elem else x
+            if dt in INT_TYPES and float(x).is_integer():  # an integral value: the int operand path
+                x = int(x)
         return None, _scalar_operand(tr, "where", x, dt)
 
     (ik, iv), (ok_, ov) = operand(input), operand(other)

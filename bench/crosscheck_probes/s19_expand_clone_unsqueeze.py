@@ -1,0 +1,11 @@
+import torch, pypto
+@pypto.frontend.jit(runtime_options={"run_mode": pypto.RunMode.SIM})
+def k(x: pypto.Tensor([16], pypto.DT_FP32), out: pypto.Tensor([16, 32], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(16, 32)
+    u = pypto.unsqueeze(x, -1)
+    out[:] = pypto.expand_clone(u, [16, 32])
+x = torch.rand(16); o = torch.zeros(16, 32)
+try:
+    k(x, o); print("RESULT ok")
+except Exception as e:
+    print("RESULT", type(e).__name__, str(e)[:300].replace("\n", " | "))

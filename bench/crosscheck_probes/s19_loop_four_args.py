@@ -1,0 +1,11 @@
+import torch, pypto
+@pypto.frontend.jit(runtime_options={"run_mode": pypto.RunMode.SIM})
+def k(x: pypto.Tensor([16, 32], pypto.DT_FP32), out: pypto.Tensor([16, 32], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(8, 32)
+    for i in pypto.loop(0, 16, 8, 1):
+        pypto.assemble(pypto.view(x, [8, 32], [i, 0]) * 1.0, [i, 0], out)
+x = torch.rand(16, 32); o = torch.zeros(16, 32)
+try:
+    k(x, o); print("RESULT ok")
+except Exception as e:
+    print("RESULT", type(e).__name__, str(e)[:300].replace("\n", " | "))
