@@ -59,8 +59,10 @@ def _imports_torch_npu(source: bytes) -> bool:
     """The candidate imports ``torch_npu`` anywhere (parsed, never run: nothing untrusted has run yet)."""
     import ast
 
+    from runtime import pyast
+
     try:
-        tree = ast.parse(source.decode("utf-8", "replace"))
+        tree = pyast.parse(source.decode("utf-8", "replace"))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     for node in ast.walk(tree):
