@@ -515,7 +515,10 @@ def main(argv: list[str]) -> int:  # noqa: C901 - one linear protocol, kept in o
     from runtime.emulator._torch_npu import install_finder
 
     install_finder()
-    if wants_torch_npu:  # trusted pre-import: the stand-in loads torch, which the audit hook would refuse later
+    # trusted pre-import (the stand-in loads torch, which the audit hook would refuse later); with torch it is
+    # there even unasked, as on a device host, where `import torch` loads torch_npu by itself: `x.npu()`,
+    # `device="npu"` and `torch.npu` work in a wrapper here as there (and as under the gym runner)
+    if wants_torch_npu or calling.get("torch"):
         import torch_npu  # noqa: F401
     pypto = importlib.import_module("pypto")
     klog = _KernelLog()
