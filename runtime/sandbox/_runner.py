@@ -519,7 +519,10 @@ def main(argv: list[str]) -> int:  # noqa: C901 - one linear protocol, kept in o
     # there even unasked, as on a device host, where `import torch` loads torch_npu by itself: `x.npu()`,
     # `device="npu"` and `torch.npu` work in a wrapper here as there (and as under the gym runner)
     if wants_torch_npu or calling.get("torch"):
-        import torch_npu  # noqa: F401
+        try:
+            import torch_npu  # noqa: F401
+        except ImportError:  # no torch on this machine: the candidate's own import says so, at its line
+            pass
     pypto = importlib.import_module("pypto")
     klog = _KernelLog()
     remote: _Remote | None = None
