@@ -225,21 +225,8 @@ def prepare(program: KernelProgram, npuarch: str = "DAV_2201") -> XRegion:
     cx.free = _liveness(program.body, set(keys))
     body = _region(program.body, cx)
     body.npuarch = npuarch
-    body.blas = _has_kind(program.body, "matmul")
+    body.blas = any(op.kind == "matmul" for op in program.ops())
     return body
-
-
-def _has_kind(region: Region, kind: str) -> bool:
-    stack = [region]
-    while stack:
-        for p in stack.pop().paths:
-            for it in p.items:
-                if type(it) is Op:
-                    if it.kind == kind:
-                        return True
-                elif type(it) is Loop:
-                    stack.append(it.body)
-    return False
 
 
 # ---- liveness: drop intermediate tensors after their last reader -------------------------------------------

@@ -13,6 +13,7 @@ Expressions (`Expr`) are integers or tuples: ``("sym", name)`` a dynamic dim, ``
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Union
 
@@ -138,16 +139,18 @@ class KernelProgram:
     n_loops: int
     version: int = 1
 
-    def count_ops(self) -> int:
-        """Number of op records in the program (every path of every region)."""
-        n = 0
+    def ops(self) -> Iterator[Op]:
+        """Every op record of the program (every path of every region; loop bodies after their region)."""
         stack = [self.body]
         while stack:
             r = stack.pop()
             for p in r.paths:
                 for it in p.items:
                     if type(it) is Op:
-                        n += 1
+                        yield it
                     elif type(it) is Loop:
                         stack.append(it.body)
-        return n
+
+    def count_ops(self) -> int:
+        """Number of op records in the program (every path of every region)."""
+        return sum(1 for _ in self.ops())
