@@ -21,7 +21,9 @@ to find the *honest* explanation for honest wrappers, cheaply:
 from __future__ import annotations
 
 import itertools
+import math
 import zlib
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -84,6 +86,40 @@ def _same(a: np.ndarray, b: np.ndarray) -> bool:
         return False
     return np.ascontiguousarray(a).reshape(-1).view(np.uint8).tobytes() == \
         np.ascontiguousarray(b).reshape(-1).view(np.uint8).tobytes()
+
+
+def _padded_shapes(shape: tuple[int, ...], size: int) -> Iterator[tuple[int, ...]]:
+    """``shape`` with one axis lengthened so that it holds ``size`` elements."""
+    for axis, n in enumerate(shape):
+        rest = math.prod(shape) // n
+        if size % rest == 0 and size // rest > n:
+            yield shape[:axis] + (size // rest,) + shape[axis + 1:]
+
+
+def _laid_out(ref: list[Any], kdt: str, moved: np.ndarray, laid: np.ndarray, arr: np.ndarray,
+              dt: str) -> list[Any] | None:
+    """The descriptor of ``arr`` when ``laid`` (``arr`` in ``moved``'s shape, or one axis longer) holds ``moved``,
+    cast to ``arr``'s dtype, in its leading corner and one constant after it; None otherwise. The first row is
+    compared before the whole array: it decides cheaply for almost every wrong guess."""
+    lead = (0,) * (moved.ndim - 1)
+    try:
+        if not _same(moved[lead].astype(arr.dtype), laid[lead][:moved.shape[-1]]):
+            return None
+        corner = laid[tuple(slice(0, k) for k in moved.shape)]
+        if not _same(moved if moved.dtype == arr.dtype else moved.astype(arr.dtype), corner):
+            return None
+    except (TypeError, ValueError):
+        return None
+    src: list[Any] = ["view", ref, 0, list(moved.shape), list(moved.strides), kdt]
+    if moved.dtype != arr.dtype:
+        src = ["cast", src, dt]
+    if laid.shape != moved.shape:
+        axis = next(a for a, (m, n) in enumerate(zip(moved.shape, laid.shape, strict=True)) if m != n)
+        value = _const_value(laid[(slice(None),) * axis + (slice(moved.shape[axis], None),)])
+        if value is None:
+            return None
+        src = ["pad", src, [[0, n - m] for m, n in zip(moved.shape, laid.shape, strict=True)], value]
+    return ["view", src, 0, list(arr.shape), _cstrides(arr.shape, arr.itemsize), dt]
 
 
 class Provenance:
@@ -177,39 +213,7 @@ class Provenance:
                     src = ref if known.shape == arr.shape else \
                         ["view", ref, 0, list(arr.shape), _cstrides(arr.shape, known.itemsize), kdt]
                     return ["cast", src, dt]
-        for ref, known in reversed(self.known):
-            found = self._permuted(ref, known, arr, dt)
-            if found is not None:
-                return found
-        return None
-
-    @staticmethod
-    def _permuted(ref: list[Any], known: np.ndarray, arr: np.ndarray, dt: str) -> list[Any] | None:
-        """``arr`` is an axis permutation of ``known``, maybe cast, laid out in another shape: a wrapper's
-        ``x.to(bf16).permute(0, 2, 1, 3).contiguous().view(B * N * S, D)`` (BSND -> BNSD rows, the gym's
-        gated_delta_rule). The first row is compared before the whole array."""
-        kdt = _dt(known)
-        if kdt is None or known.size != arr.size or not 2 <= known.ndim <= _MAX_PERM_RANK or arr.size == 0:
-            return None
-        flat = arr.reshape(-1)
-        for perm in itertools.permutations(range(known.ndim)):
-            if perm == tuple(range(known.ndim)):
-                continue
-            moved = known.transpose(perm)
-            first = moved[(0,) * (moved.ndim - 1)]
-            try:
-                if not _same(first.astype(arr.dtype), flat[:first.size]):
-                    continue
-                whole = moved.astype(arr.dtype) if known.dtype != arr.dtype else moved
-                if not _same(np.ascontiguousarray(whole).reshape(arr.shape), arr):
-                    continue
-            except (TypeError, ValueError):
-                return None
-            src: list[Any] = ["view", ref, 0, list(moved.shape), list(moved.strides), kdt]
-            if known.dtype != arr.dtype:
-                src = ["cast", src, dt]
-            return ["view", src, 0, list(arr.shape), _cstrides(arr.shape, arr.itemsize), dt]
-        return None
+        return self._relaid(arr, dt, padded=False)
 
     def _padding(self, arr: np.ndarray) -> list[Any] | None:
         dt = _dt(arr)
@@ -240,54 +244,29 @@ class Provenance:
             return ["pad", src, widths, value]
         return None
 
-    def _padded_permutations(self, arr: np.ndarray) -> list[Any] | None:
-        """``arr`` is a known array, axes permuted (or not), maybe cast, padded at the end of one axis with a
-        constant, in another shape: ``F.pad(q, (0, 0, 0, 0, 0, pad)).permute(0, 2, 1, 3).contiguous().view(-1, D)``
-        (a sequence padded to the tile, then BSND -> BNSD rows; the gym's gated_delta_rule)."""
-        dt = _dt(arr)
-        if dt is None or arr.size == 0:
+    def _relaid(self, arr: np.ndarray, dt: str, *, padded: bool) -> list[Any] | None:
+        """``arr`` is a known array with its axes permuted, maybe cast, laid out in another shape - and, when
+        ``padded``, first padded at the end of one axis with a constant: a wrapper's
+        ``x.to(bf16).permute(0, 2, 1, 3).contiguous().view(B * N * S, D)`` (BSND -> BNSD rows) and
+        ``F.pad(q, (0, 0, 0, 0, 0, pad)).permute(...).contiguous().view(...)`` (a sequence padded to the tile first;
+        both in the gym's gated_delta_rule)."""
+        if arr.size == 0:
             return None
         flat = arr.reshape(-1)
         for ref, known in reversed(self.known):
             kdt = _dt(known)
-            if kdt is None or known.size == 0 or known.size >= arr.size or not 1 <= known.ndim <= _MAX_PERM_RANK:
+            if kdt is None or known.size == 0 or not (1 if padded else 2) <= known.ndim <= _MAX_PERM_RANK or (
+                    known.size >= arr.size if padded else known.size != arr.size):
                 continue
             for perm in itertools.permutations(range(known.ndim)):
+                if not padded and perm == tuple(range(known.ndim)):
+                    continue  # a plain copy or cast: `_copies` names it
                 moved = known.transpose(perm)
-                for axis in range(moved.ndim):
-                    rest = moved.size // moved.shape[axis]
-                    if rest == 0 or arr.size % rest or arr.size // rest <= moved.shape[axis]:
-                        continue
-                    shape = list(moved.shape)
-                    shape[axis] = arr.size // rest
-                    found = self._pad_of(ref, moved, kdt, flat.reshape(shape), arr, dt, axis)
+                for shape in _padded_shapes(moved.shape, arr.size) if padded else [moved.shape]:
+                    found = _laid_out(ref, kdt, moved, flat.reshape(shape), arr, dt)
                     if found is not None:
                         return found
         return None
-
-    @staticmethod
-    def _pad_of(ref: list[Any], moved: np.ndarray, kdt: str, padded: np.ndarray, arr: np.ndarray, dt: str,
-                axis: int) -> list[Any] | None:
-        """The descriptor when ``padded`` is ``moved`` (cast to ``arr``'s dtype) in its leading corner and one
-        constant elsewhere; None otherwise."""
-        lead = (0,) * (moved.ndim - 1)
-        try:
-            if not _same(moved[lead].astype(arr.dtype), padded[lead][:moved.shape[-1]]):
-                return None  # the first row decides cheaply for almost every wrong guess
-            corner = padded[tuple(slice(0, k) for k in moved.shape)]
-            if not _same(moved.astype(arr.dtype), corner):
-                return None
-        except (TypeError, ValueError):
-            return None
-        tail = padded[(slice(None),) * axis + (slice(moved.shape[axis], None),)]
-        value = _const_value(tail)
-        if value is None:
-            return None
-        src: list[Any] = ["view", ref, 0, list(moved.shape), list(moved.strides), kdt]
-        if moved.dtype != arr.dtype:
-            src = ["cast", src, dt]
-        widths = [[0, padded.shape[a] - moved.shape[a]] for a in range(moved.ndim)]
-        return ["view", ["pad", src, widths, value], 0, list(arr.shape), _cstrides(arr.shape, arr.itemsize), dt]
 
     # ------------------------------------------------------------------------------------------ entry point
     def describe(self, arr: Any, *, write_only: bool = False, output: bool = False) -> list[Any]:
@@ -324,4 +303,4 @@ class Provenance:
         value = _const_value(arr)
         if value is not None:
             return ["const", list(arr.shape), dt, value]
-        return self._padding(arr) or self._padded_permutations(arr) or ["host"]
+        return self._padding(arr) or self._relaid(arr, dt, padded=True) or ["host"]
