@@ -55,24 +55,6 @@ def compile_candidate(raw: bytes, filename: str) -> Any:
     return compile(text, filename, "exec", dont_inherit=True)
 
 
-def _imports_torch_npu(source: bytes) -> bool:
-    """The candidate imports ``torch_npu`` anywhere (parsed, never run: nothing untrusted has run yet)."""
-    import ast
-
-    from runtime import pyast
-
-    try:
-        tree = pyast.parse(source.decode("utf-8", "replace"))
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "torch_npu" for a in node.names):
-            return True
-        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "torch_npu":
-            return True
-    return False
-
-
 def _load_emulator(spec: str) -> Any:
     return _load_path("_pto_forge_emulator", spec) if spec.endswith(".py") else importlib.import_module(spec)
 
@@ -493,7 +475,11 @@ def main(argv: list[str]) -> int:  # noqa: C901 - one linear protocol, kept in o
     from runtime.sandbox._guard import install_audit_hook, install_socket_guard
 
     Path(request["candidate"]).write_bytes(source)
-    wants_torch_npu = _imports_torch_npu(source)
+    calling_mod = _load_calling(request["repo_root"])
+    try:  # parsed, never run: nothing untrusted has run yet
+        wants_torch_npu = calling_mod.imports_module(source.decode("utf-8", "replace"), "torch_npu", anywhere=True)
+    except (ValueError, RecursionError, MemoryError):  # a source Python cannot parse imports nothing
+        wants_torch_npu = False
     cases = request["cases"]
     shared = _SharedInputs(request["shm"]) if request.get("shm") else None
     if shared is None:
@@ -503,7 +489,6 @@ def main(argv: list[str]) -> int:  # noqa: C901 - one linear protocol, kept in o
         del arrays_in
     del blob, source
 
-    calling_mod = _load_calling(request["repo_root"])
     calling = request.get("calling") or {}
     if calling.get("torch"):  # trusted pre-import: the candidate's `import torch` then finds it loaded
         import torch  # noqa: F401

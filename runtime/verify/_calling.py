@@ -22,21 +22,26 @@ import numpy as np
 
 from runtime import pyast
 
-__all__ = ["array_view", "call_wrapper", "imports_torch", "output_leaves", "to_call_args"]
+__all__ = ["array_view", "call_wrapper", "imports_module", "imports_torch", "output_leaves", "to_call_args"]
 
 
-def imports_torch(source: str) -> bool:
-    """The file imports torch at module level (so its wrapper expects torch tensors)."""
+def imports_module(source: str, module: str, *, anywhere: bool = False) -> bool:
+    """The file imports ``module`` (or one of its submodules) at module level, or ``anywhere`` in it."""
     try:
         tree = pyast.parse(source)
     except SyntaxError:
         return False
-    for node in tree.body:
-        if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "torch" for a in node.names):
+    for node in ast.walk(tree) if anywhere else tree.body:
+        if isinstance(node, ast.Import) and any(a.name.split(".")[0] == module for a in node.names):
             return True
-        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "torch":
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == module:
             return True
     return False
+
+
+def imports_torch(source: str) -> bool:
+    """The file imports torch at module level (so its wrapper expects torch tensors)."""
+    return imports_module(source, "torch")
 
 
 def _is_torch(x: Any) -> bool:
