@@ -34,6 +34,7 @@ import numpy as np  # noqa: E402
 
 from runtime.arrays import ArrayReader, ArrayWriter, open_arrays  # noqa: E402 - numpy + runtime.dtypes only
 from runtime.dtypes import DTypeError, name_of  # noqa: E402
+from runtime.stages import MODULES_DIR, parse_stage_name  # noqa: E402 - stdlib only
 
 
 class _TorchNpuOnDemand:
@@ -70,10 +71,11 @@ class _NoKernelFiles:
         spec = importlib.machinery.PathFinder.find_spec(fullname)
         where = [spec.origin] if spec is not None and spec.origin else list(
             getattr(spec, "submodule_search_locations", None) or [])
+        modules = self.root / MODULES_DIR
         for w in where:
             f = Path(w).resolve()
-            if f == self.root / "modules" or self.root / "modules" in f.parents or (
-                    f.parent == self.root and f.name.endswith("_impl.py")):
+            if f == modules or modules in f.parents or (
+                    f.parent == self.root and parse_stage_name(f.name).kind != "other"):
                 raise ImportError(f"golden.py may not import {f.relative_to(self.root)}: it is a kernel file the "
                                   "agents write, and golden.py runs outside the sandbox")
         return None
