@@ -30,7 +30,6 @@ script runner registers it, so a real ``torch_npu`` is never shadowed in a libra
 
 from __future__ import annotations
 
-import contextlib
 import enum
 import functools
 import importlib.abc
@@ -40,11 +39,11 @@ import os
 import sys
 import time
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from runtime.emulator._session import current_session
-from runtime.emulator._torch_npu_runtime import profiler_module, runtime_names
+from runtime.emulator._torch_npu_runtime import no_context, noop, profiler_module, runtime_names
 
 __all__ = ["NotProvidedError", "NpuFinder", "build_module", "install_autoload", "install_finder", "map_device"]
 
@@ -135,9 +134,6 @@ def _npu_namespace(torch: Any) -> types.ModuleType:
         elif getattr(device, "index", None) is not None:
             state["device"] = int(device.index)
 
-    def noop(*_a: Any, **_k: Any) -> None:
-        return None
-
     class _Stream:
         def __init__(self, *_a: Any, **_k: Any) -> None:
             pass
@@ -177,10 +173,6 @@ def _npu_namespace(torch: Any) -> types.ModuleType:
                 raise RuntimeError("Both events must be recorded before calculating elapsed time.")
             return (end._t - self._t) * 1000.0
 
-    @contextlib.contextmanager
-    def _context(*_a: Any, **_k: Any) -> Iterator[None]:
-        yield
-
     def manual_seed(seed: Any) -> None:  # npu tensors are CPU tensors: seed the CPU generator
         torch.default_generator.manual_seed(int(seed))
 
@@ -196,7 +188,7 @@ def _npu_namespace(torch: Any) -> types.ModuleType:
         device_count=lambda: 1, is_available=lambda: True, empty_cache=noop, manual_seed=manual_seed,
         manual_seed_all=manual_seed, seed=noop, seed_all=noop, set_compile_mode=noop,
         current_stream=lambda *_a: _Stream(), default_stream=lambda *_a: _Stream(), Stream=_Stream, Event=_Event,
-        stream=_context, device=_context, reset_peak_memory_stats=noop, reset_max_memory_allocated=noop,
+        stream=no_context, device=no_context, reset_peak_memory_stats=noop, reset_max_memory_allocated=noop,
         max_memory_allocated=lambda *_a: 0, memory_allocated=lambda *_a: 0, memory_reserved=lambda *_a: 0,
         max_memory_reserved=lambda *_a: 0, _is_in_bad_fork=lambda: False,
         is_initialized=lambda: True, init=noop, get_soc_version=soc_version, get_device_name=get_device_name,

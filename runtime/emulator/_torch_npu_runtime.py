@@ -32,7 +32,7 @@ import types
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-__all__ = ["device_properties", "profiler_module", "runtime_names"]
+__all__ = ["device_properties", "no_context", "noop", "profiler_module", "runtime_names"]
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +63,17 @@ def device_properties(name: str) -> _NPUDeviceProperties:
                                 L2_cache_size=192 << 20)
 
 
+def noop(*_a: Any, **_k: Any) -> None:
+    """A device call with nothing to do on the one emulated device (``synchronize``, ``empty_cache`` ...)."""
+    return None
+
+
+@contextlib.contextmanager
+def no_context(*_a: Any, **_k: Any) -> Iterator[None]:
+    """A device or stream context (``torch.npu.device(0)``, ``stream(s)``, ``device_of(t)``): nothing to switch."""
+    yield
+
+
 class _HF32Switch:
     """``torch.npu.matmul`` / ``torch.npu.conv``: ``allow_hf32`` is recorded (the vendor's default kept)."""
 
@@ -76,9 +87,6 @@ def runtime_names(torch: Any, get_device_name: Callable[[], str]) -> dict[str, A
     is the one emulated device."""
     options: dict[str, Any] = {}
     state = {"sync_debug_mode": 0, "mm_bmm_nd": True, "autocast": False, "autocast_dtype": torch.float16}
-
-    def noop(*_a: Any, **_k: Any) -> None:
-        return None
 
     def get_device_properties(device: Any = None) -> _NPUDeviceProperties:
         return device_properties(get_device_name())
@@ -141,10 +149,6 @@ def runtime_names(torch: Any, get_device_name: Callable[[], str]) -> dict[str, A
     def set_autocast_dtype(dtype: Any) -> None:
         state["autocast_dtype"] = dtype
 
-    @contextlib.contextmanager
-    def stream_context(*_a: Any, **_k: Any) -> Iterator[None]:
-        yield
-
     class StreamContext:
         """``torch.npu.StreamContext(stream)``: one stream here, nothing to switch."""
 
@@ -179,7 +183,7 @@ def runtime_names(torch: Any, get_device_name: Callable[[], str]) -> dict[str, A
         memory_snapshot=lambda: [], memory_cached=lambda *_a: 0, max_memory_cached=lambda *_a: 0,
         reset_accumulated_memory_stats=noop, reset_max_memory_cached=noop, ipc_collect=noop,
         empty_virt_addr_cache=noop, set_per_process_memory_fraction=noop,
-        set_stream=noop, StreamContext=StreamContext, device_of=stream_context,
+        set_stream=noop, StreamContext=StreamContext, device_of=no_context,
         set_sync_debug_mode=set_sync_debug_mode, get_sync_debug_mode=lambda: state["sync_debug_mode"],
         set_option=set_option, _get_option=get_option, set_aoe=noop, set_dump=noop, init_dump=noop,
         finalize_dump=noop, set_mm_bmm_format_nd=set_mm_bmm_format_nd,
