@@ -141,3 +141,19 @@ def test_tensor_methods_the_0_2_0_tensor_lacks_are_attribute_errors():
     _run(k, x, out, compat="head")
     assert np.array_equal(out, np.exp(np.abs(x)))
     _run(k_ok, x, out)
+
+
+def test_the_methods_refused_under_0_2_0_are_exactly_those_the_wheels_tensor_lacks() -> None:
+    """``NOT_ON_0_2_0_TENSOR`` is written out in runtime code (the wheel inventory is test data): it must stay the
+    op methods the emulator installs on Tensor minus the recorded 0.2.0 Tensor names."""
+    import json
+    from pathlib import Path
+
+    from runtime.emulator import _methods
+    from runtime.emulator._registry import OPS
+    from runtime.emulator._tensor import Tensor
+
+    wheel = set(json.loads((Path(__file__).parent / "data" / "wheel_0_2_0_names.json").read_text())["Tensor"])
+    installed = {n for n, spec in OPS.items() if spec.method and n not in _methods._SPECIAL
+                 and getattr(getattr(Tensor, n, None), "__name__", "") == n}
+    assert _methods.NOT_ON_0_2_0_TENSOR == installed - wheel
