@@ -12,9 +12,10 @@ import textwrap
 from pathlib import Path
 
 import pytest
-import torch
 
 from runtime.emulator import _torch_npu_runtime as rt
+
+torch = pytest.importorskip("torch", reason="the torch_npu stand-in's runtime API is torch's (pip install -e '.[toolchain]')")
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -197,6 +197,7 @@ def test_golden_as_callable_object_runs_without_intermediates(tmp_path: Path) ->
 def test_a_golden_computing_with_torch_npu_gets_the_cpu_stand_in(tmp_path: Path) -> None:
     """A gym golden computes with torch_npu's fused operators; there is no NPU here, so ``import torch_npu`` in
     golden.py loads the emulator's CPU stand-in (as the gym runner does) instead of failing the import."""
+    pytest.importorskip("torch", reason="the golden computes with torch (pip install -e '.[toolchain]')")
     golden = BASE_GOLDEN.replace("import numpy as np\n", "import numpy as np\nimport torch\nimport torch_npu\n").replace(
         "    y = scaled + b\n", "    y = torch_npu.npu_silu(torch.from_numpy(scaled + b)).numpy()\n")
     op = load_op_dir(write_op(tmp_path / "op", golden=golden))
