@@ -247,3 +247,61 @@ def test_an_input_that_is_also_the_output_is_not_read_ahead_of_the_writes():
     assert got[0][0] == want.tobytes()
     apart, cf = _run(shifted, [x, np.zeros_like(x)], record=False)  # distinct arrays: batched
     assert cf.batched_iterations == 8
+
+
+@pypto.frontend.jit
+def ew_sizes(x: pypto.Tensor([pypto.DYNAMIC, C], pypto.DT_FP32),
+             out: pypto.Tensor([pypto.DYNAMIC, C], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(T, C)
+    n = x.shape[0]
+    for i in pypto.loop(pypto.ceildiv(n, T)):
+        v = (n - i * T).min(T)
+        a = pypto.view(x, [T, C], [i * T, 0], valid_shape=[v, C])
+        pypto.assemble(pypto.exp(a) / (pypto.sum(a * a, -1, keepdim=True) + 1.0), [i * T, 0], out)
+
+
+def test_remembered_windows_follow_each_calls_sizes(monkeypatch):
+    """`_batch._views_full` is remembered per plan by the call's symbols, loop range and source shapes: one program
+    (a DYNAMIC row count) called at sizes in a shuffled order, sizes seen before included - each call must get its own
+    run and windows (a stale one would batch a tail tile or write past the rows), bit for bit the per-iteration run."""
+    from runtime.emulator.device import _batch
+
+    computed = []
+    real = _batch._views_full_of
+    monkeypatch.setattr(_batch, "_views_full_of", lambda *a: computed.append(a[3]) or real(*a))
+    rng = np.random.default_rng(7)
+    sizes = [64, 61, 33, 64, 61, 40, 33, 64]
+    for rows in sizes:
+        x = rng.standard_normal((rows, C)).astype(F32)
+        fast, cf = _run(ew_sizes, [x, np.zeros_like(x)], record=False)
+        slow, cs = _run(ew_sizes, [x, np.zeros_like(x)], record=True)
+        assert fast[1].tobytes() == slow[1].tobytes(), rows
+        assert cf.batched_iterations == rows // T
+        assert cf.model_dump(exclude={"batched_iterations"}) == cs.model_dump(exclude={"batched_iterations"})
+    # computed once per call signature the prepared form has seen: 64 (the miss's prepared form is dropped, see
+    # `_trace_cache.Entry`), 61, 33, 64 again (the first hit's form is kept from here on), 40 - the later 61, 33
+    # and 64 are remembered
+    assert computed == [range(0, 8), range(0, 8), range(0, 5), range(0, 8), range(0, 5)]
+
+
+@pypto.frontend.jit
+def ew_limit(x: pypto.Tensor([64, C], pypto.DT_FP32), lim: pypto.Tensor([pypto.DYNAMIC, 1], pypto.DT_FP32),
+             out: pypto.Tensor([64, C], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(T, C)
+    n = lim.shape[0]
+    for i in pypto.loop(8):
+        a = pypto.view(x, [T, C], [i * T, 0], valid_shape=[(n - i * T).max(1).min(T), C])
+        pypto.assemble(pypto.exp(a), [i * T, 0], out)
+
+
+def test_remembered_windows_follow_a_symbol_of_another_argument():
+    """The same loop range and the same source shape, but a valid extent read from another argument's size: the
+    remembered windows are keyed by the call's symbols too."""
+    x = np.random.default_rng(3).standard_normal((64, C)).astype(F32)
+    for n in (64, 40, 64, 40, 13):
+        lim = np.zeros((n, 1), F32)
+        fast, cf = _run(ew_limit, [x, lim, np.zeros_like(x)], record=False)
+        slow, cs = _run(ew_limit, [x, lim, np.zeros_like(x)], record=True)
+        assert fast[2].tobytes() == slow[2].tobytes(), n
+        assert cf.model_dump(exclude={"batched_iterations"}) == cs.model_dump(exclude={"batched_iterations"})
+        assert cf.batched_iterations == (n // T if n // T >= 4 else 0), n

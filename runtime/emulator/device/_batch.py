@@ -61,6 +61,10 @@ class BatchPlan:
     """partial tiles a valid-shape rule refused: (views' `_Window`s, shapes of the values read from outside)"""
     writes: set[int] = field(default_factory=set)
     """assemble destinations: none may share memory with a value read from outside the body (`_aliased`)"""
+    view_srcs: tuple[int, ...] = ()
+    """the storage keys the views read from outside the body (their shapes bound the windows, `_views_full`)"""
+    full: dict[tuple, tuple[int, dict[int, _Window]]] = field(default_factory=dict)
+    """`_views_full`'s results by (loop range, symbols, the `view_srcs` shapes)"""
 
 
 def _analyse(node: Any) -> BatchPlan | bool:
@@ -114,6 +118,7 @@ def _analyse(node: Any) -> BatchPlan | bool:
         return False
     plan.invariant_reads = reads - produced
     plan.writes = written
+    plan.view_srcs = tuple(it.params["src"] for it in items if it.kind == "view" and it.params["src"] not in produced)
     for it, nxt in zip(items, items[1:], strict=False):
         if (it.kind in _PLACEABLE and nxt.kind == "assemble" and it.out_key is not None
                 and nxt.params["src"] == it.out_key and it.out_key in nxt.free and not nxt.params.get("store_bf16")
@@ -183,7 +188,31 @@ def _vs_fns(plan: BatchPlan, it: Any, lid: int) -> list[tuple[Callable[[Any], An
     return got
 
 
+_FULL_MEMO_LIMIT = 16
+
+
 def _views_full(plan: BatchPlan, env: Any, key: int, rng: range) -> tuple[int, dict[int, _Window]]:
+    """`_views_full_of`, remembered per plan for the call's symbols, loop range and the shapes of the sources the
+    views read from outside the body - everything it reads: the batch takes only views whose offsets and valid
+    extents are symbol / loop-index / constant expressions (`_analyse`, `_vs_fns`: a tensor read or a loop flag
+    is refused), so a warm call of the same sizes gets the same run and windows (~50 us of a small kernel's
+    call: its vectorised checks over the iterations). The windows are only read, never changed."""
+    env.sym[key] = rng[0]
+    buf = env.buf
+    try:
+        mk = (rng.start, rng.stop, rng.step, tuple(env.sym.items()),
+              tuple(None if (b := buf.get(s)) is None else b[0].shape for s in plan.view_srcs))
+        got = plan.full.get(mk)
+    except TypeError:  # an unhashable symbol value: not remembered
+        return _views_full_of(plan, env, key, rng)
+    if got is None:
+        if len(plan.full) >= _FULL_MEMO_LIMIT:
+            plan.full.clear()
+        got = plan.full[mk] = _views_full_of(plan, env, key, rng)
+    return got
+
+
+def _views_full_of(plan: BatchPlan, env: Any, key: int, rng: range) -> tuple[int, dict[int, _Window]]:
     """The leading run of iterations the batch may take, and each view's `_Window` in it.
 
     An iteration is in the run when its views are those the per-iteration interpreter takes without an error or

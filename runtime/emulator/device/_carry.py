@@ -241,6 +241,7 @@ def _prefix(node: XLoop) -> PrefixPlan | None:
     plan = BatchPlan(items=list(items), produced=mine, invariant_reads=reads,
                      geo={id(it): geo[id(it)] for it in items if id(it) in geo})
     plan.partial_ok = all(it.kind == "view" or it.kind in _VALID for it in items)
+    plan.view_srcs = tuple(it.params["src"] for it in items if it.kind == "view" and it.params["src"] not in mine)
     return PrefixPlan(batch=plan, n=len(items), writes=frozenset(writes), fold=_fold_of(body, len(items), mine))
 
 
