@@ -36,7 +36,7 @@ from typing import Any
 import yaml
 
 from orchestrator.adapters.gym._layout import GymLayoutError, GymOp, locate
-from orchestrator.adapters.gym._observed import spec_document
+from orchestrator.adapters.gym._observed import TO_TORCH, spec_document
 from orchestrator.adapters.gym._real import RealGymError, import_real
 from runtime import pyast
 from runtime.dtypes import DTypeError, canonical_name
@@ -397,12 +397,7 @@ def _golden_source(gym: _Gym, in_names: list[str], attrs: dict[str, Any], spec: 
     call = [*(f"_pto_forge_torch({n})" for n in in_names), *(f"{k}={k}" for k in attrs)]
     adapter = (
         "\n\n# --- PTO Forge adapter (written by `python -m orchestrator import`) ---\n"
-        "def _pto_forge_torch(a):\n"
-        "    import numpy\n"
-        "    import torch\n"
-        "    if a.dtype.name == \"bfloat16\":\n"
-        "        return torch.from_numpy(numpy.ascontiguousarray(a).view(numpy.int16).copy()).view(torch.bfloat16)\n"
-        "    return torch.from_numpy(numpy.ascontiguousarray(a).copy())\n\n\n"
+        + TO_TORCH +
         f"def golden({', '.join(params)}):\n"
         f"    return {gym.golden_fn}({', '.join(call)})\n"
     )

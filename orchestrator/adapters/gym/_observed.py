@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from orchestrator.adapters.gym._inline import closure, inline_package_imports, package_module
 from runtime import pyast
 
 __all__ = ["Mapping", "MappingError", "map_observation"]
@@ -34,6 +35,16 @@ _TORCH_DTYPES = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "floa
                  "int16": "int16", "int32": "int32", "int64": "int64", "uint8": "uint8", "bool": "bool",
                  "float8_e4m3fn": "fp8e4m3", "float8_e5m2": "fp8e5m2"}
 _CONVERSIONS = {"to", "float", "half", "bfloat16", "double", "int", "contiguous", "clone", "type", "detach", "cpu"}
+TO_TORCH = (
+    "def _pto_forge_torch(a):\n"
+    "    import numpy\n"
+    "    import torch\n"
+    "    if a.dtype.name in (\"bfloat16\", \"float8_e4m3fn\", \"float8_e5m2\"):  # no numpy dtype in torch: the bytes\n"
+    "        bits = numpy.int16 if a.dtype.itemsize == 2 else numpy.uint8\n"
+    "        return torch.from_numpy(numpy.ascontiguousarray(a).view(bits).copy()).view(getattr(torch, a.dtype.name))\n"
+    "    return torch.from_numpy(numpy.ascontiguousarray(a).copy())\n\n\n")
+"""golden.py's conversion of the numpy arrays PTO Forge hands ``golden()`` into the torch tensors a gym golden takes
+(ml_dtypes' bfloat16 and FP8 arrays by their bytes: ``torch.from_numpy`` refuses them)"""
 _GOLDEN_NAME = re.compile(r"golden|reference|(^|_)ref(_|$)", re.I)
 _GOLDEN_IMPORTS = {"torch", "numpy", "math", "typing", "dataclasses", "functools", "collections", "itertools",
                    "__future__"}
@@ -464,12 +475,7 @@ def map_observation(op: str, streams: list[dict[str, Any]], test_cases: dict[str
     adapter = (
         "\n\n# --- PTO Forge adapter (written by `python -m orchestrator import`): golden() hands the gym golden torch\n"
         "# tensors, calls it as the gym test did, and returns its results in the dtype the entry returns.\n"
-        "def _pto_forge_torch(a):\n"
-        "    import numpy\n"
-        "    import torch\n"
-        "    if a.dtype.name == \"bfloat16\":\n"
-        "        return torch.from_numpy(numpy.ascontiguousarray(a).view(numpy.int16).copy()).view(torch.bfloat16)\n"
-        "    return torch.from_numpy(numpy.ascontiguousarray(a).copy())\n\n\n"
+        + TO_TORCH +
         "def _pto_forge_cast(t, dtype):\n"
         "    import torch\n"
         "    return t.detach().to(getattr(torch, dtype))\n\n\n"
@@ -538,48 +544,34 @@ def _output_names(golden: dict[str, Any], count: int, inputs: list[str]) -> list
     return [f"{n}_out" if n in inputs else n for n in names]
 
 
-def golden_source(path: Path, fn: str, in_test: bool) -> tuple[str, list[str]]:
+def golden_source(path: Path, fn: str, in_test: bool, src: Path | None = None) -> tuple[str, list[str], list[str]]:
     """The golden's source for golden.py: the gym's golden module unchanged, or (a golden defined in the test)
-    the function and the module-level helpers, constants and imports it uses, copied unchanged."""
+    the function and the module-level helpers, constants and imports it uses, copied unchanged; with ``src`` (the
+    gym operator's ``src/``), what it imports from the operator's own package copied in (`_inline`).
+    Returns (source, lines on what golden.py lacks, notes on what was copied)."""
     text = path.read_text(encoding="utf-8")
     if not in_test:
-        return text, []
-    tree = pyast.parse(text)
-    defs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)}
-    assigns = {t.id: n for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
-    imports = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
-    needed: list[ast.AST] = []
-    seen: set[str] = set()
-    todo = [fn]
-    while todo:
-        name = todo.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        node = defs.get(name) or assigns.get(name)
-        if node is None:
-            continue
-        needed.append(node)
-        todo += [n.id for n in ast.walk(node) if isinstance(n, ast.Name)]
-    used = {n.id for node in needed for n in ast.walk(node) if isinstance(n, ast.Name)} | {
-        n.value.id for node in needed for n in ast.walk(node) if isinstance(n, ast.Attribute)
-        and isinstance(n.value, ast.Name)}
+        return inline_package_imports(text, path.name, src) if src is not None else (text, [], [])
+    c = closure(pyast.parse(text), [fn])
+    needed = c.definitions
     skipped: list[str] = []
     keep_imports = []
-    for node in imports:
+    for node in c.imports:
         mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
-        bound = [(a.asname or a.name).split(".")[0] for a in node.names]
-        if not set(bound) & used:
-            continue
-        if all(m.split(".")[0] in _GOLDEN_IMPORTS for m in mods):
-            keep_imports.append(node)
+        if all(m.split(".")[0] in _GOLDEN_IMPORTS for m in mods) or (
+                src is not None and isinstance(node, ast.ImportFrom) and package_module(node, src) is not None):
+            keep_imports.append(node)  # a package import is replaced by a copy below
         else:
             skipped.append(f"{path.name}:{node.lineno}: the golden uses {', '.join(mods)}, which golden.py does not "
                            "import")
     lines = text.splitlines()
     body = [lines[n.lineno - 1:n.end_lineno] for n in keep_imports] + [
         lines[(n.decorator_list[0].lineno if getattr(n, "decorator_list", None) else n.lineno) - 1:n.end_lineno]
-        for n in sorted(needed, key=lambda n: n.lineno)]
-    src = "\n".join("\n".join(chunk) for chunk in body[:len(keep_imports)]) + "\n\n\n" + "\n\n\n".join(
+        for n in needed]
+    body_src = "\n".join("\n".join(chunk) for chunk in body[:len(keep_imports)]) + "\n\n\n" + "\n\n\n".join(
         "\n".join(chunk) for chunk in body[len(keep_imports):])
-    return f"# from {path.name}: the gym test's own golden and what it uses, copied unchanged\n" + src + "\n", skipped
+    out = f"# from {path.name}: the gym test's own golden and what it uses, copied unchanged\n" + body_src + "\n"
+    if src is None:
+        return out, skipped, []
+    out, refused, copied = inline_package_imports(out, path.name, src)
+    return out, skipped + refused, copied

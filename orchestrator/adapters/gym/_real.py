@@ -124,8 +124,10 @@ def import_real(gym: GymOp, timeout: float, flags: tuple[str, ...] = ()
     if main.get("rc") not in (0, None):
         extra.append(f"the gym test itself ended with exit status {main.get('rc')} under the emulator (see "
                      "docs/emulator-fidelity.md, gym operators)")
-    g_src, skipped = golden_source(mapping.golden_file, mapping.golden_fn, mapping.golden_in_test)
+    g_src, skipped, copied = golden_source(mapping.golden_file, mapping.golden_fn, mapping.golden_in_test,
+                                           gym.root / "src")
     extra += skipped
+    mapping.notes += copied
     try:
         g_tree = pyast.parse(g_src)
         if any(isinstance(n, ast.Import | ast.ImportFrom) and any(
