@@ -16,11 +16,13 @@ which lint PF01 refuses in a kernel file; the corpus is about numerics.
 
 The peak resident memory of this process (bisect replays the kernel in it) is printed with the largest input.
 
-    FORGE_SHARED=/work/shared .venv/bin/python bench/bisect_gym_corpus.py [--corpus {gym,fresh,both}]
+    FORGE_SHARED=/work/shared .venv/bin/python bench/bisect_gym_corpus.py [--corpus {gym,fresh,third,both,all}]
         [--only ID ...] [--ops OP ...] [--opdirs DIR] [--no-verify] [--no-ratio]
 
 ``--corpus fresh`` scores ``tests/bisect/gym_corpus_fresh.py`` (bugs written against the first corpus' blind spots:
-helpers, wrappers, wrong axes, tails); ``gym`` (default) the first corpus.
+helpers, wrappers, wrong axes, tails); ``third`` scores ``tests/bisect/gym_corpus_third.py`` (written against both:
+loop branches, last-tile and unroll-variant bugs, valid shapes, dtypes, wrapper scalars); ``gym`` (default) the
+first corpus.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ sys.path.insert(0, str(ROOT / "tests" / "bisect"))
 
 import gym_corpus as corpus  # noqa: E402
 import gym_corpus_fresh as corpus_fresh  # noqa: E402
+import gym_corpus_third as corpus_third  # noqa: E402
 
 from runtime.bisect import bisect  # noqa: E402
 from runtime.verify import VerifySettings, verify  # noqa: E402
@@ -132,8 +135,9 @@ def score(bug: corpus.GymBug, op_dir: Path, tmp: Path, cache: dict, check_verify
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--corpus", choices=("gym", "fresh", "both"), default="gym",
-                    help="gym: tests/bisect/gym_corpus.py; fresh: tests/bisect/gym_corpus_fresh.py")
+    ap.add_argument("--corpus", choices=("gym", "fresh", "third", "both", "all"), default="gym",
+                    help="gym: tests/bisect/gym_corpus.py; fresh: tests/bisect/gym_corpus_fresh.py; third: "
+                         "tests/bisect/gym_corpus_third.py; both: gym + fresh; all: the three")
     ap.add_argument("--only", nargs="*", default=[])
     ap.add_argument("--ops", nargs="*", default=[])
     ap.add_argument("--opdirs", default="", help="where imported op dirs are kept (reused; default: a temp dir)")
@@ -149,7 +153,9 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="bisect-gym-"))
     opdirs = Path(args.opdirs) if args.opdirs else tmp / "ops"
     opdirs.mkdir(parents=True, exist_ok=True)
-    pool = {"gym": corpus.BUGS, "fresh": corpus_fresh.BUGS, "both": corpus.BUGS + corpus_fresh.BUGS}[args.corpus]
+    pool = {"gym": corpus.BUGS, "fresh": corpus_fresh.BUGS, "third": corpus_third.BUGS,
+            "both": corpus.BUGS + corpus_fresh.BUGS,
+            "all": corpus.BUGS + corpus_fresh.BUGS + corpus_third.BUGS}[args.corpus]
     bugs = [b for b in pool if (not args.only or b.id in args.only) and (not args.ops or b.op in args.ops)]
     cache: dict = {}
     memo: dict[str, str] = {}
