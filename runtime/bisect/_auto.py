@@ -186,6 +186,31 @@ def _stuck_local_writes(an: Analyzer, origin: Rec) -> tuple[Rec, str] | None:
     return None
 
 
+def _dropped_update(an: Analyzer, culprit: Rec) -> tuple[Rec, str] | None:
+    """The write that replaced a running state's update, when ``culprit`` reads that state (a local tensor written
+    in an earlier loop iteration) and, in the iteration of that write, ``culprit``'s own statement computed a value
+    nothing ever read - the update meant for the state - while the write stored something else (``oi[:] = o_ij``
+    where ``oi[:] = oi_new`` was meant: ``oi_new = oi * alpha + o_ij * beta`` is right in every iteration, but the
+    state it reads is not). Returns (the write, why) or None."""
+    kids: set[int] = set()
+    for x in an.recs:
+        for p in an.parents(x):
+            kids.add(p.seq)
+    reads = [p for p in an.parents(culprit)]
+    reads += [q for p in list(reads) for q in an.parents(p) if not p.is_write]
+    for w in reads:
+        if not w.is_write or w.target is None or w.target in an.arg_shapes or w.iteration == culprit.iteration:
+            continue
+        dead = [x for x in an.recs if x.line == culprit.line and x.op == culprit.op and x.file == culprit.file
+                and x.iteration == w.iteration and x.seq < w.seq and x.seq not in kids]
+        fed = {p.seq for p in an.parents(w)}
+        if dead and not any(d.seq in fed for d in dead):
+            return w, (f"{culprit.where()} reads the state {w.target!r} that {w.where()} wrote; in that iteration "
+                       f"its own statement computed {dead[0].where()}, which nothing ever reads, while the write "
+                       f"stored another value: the update meant for {w.target!r} was dropped at line {w.line}")
+    return None
+
+
 def _window_suspects(ranked: list[Rec]) -> list[Suspect]:
     out: list[Suspect] = []
     seen: set[tuple] = set()
@@ -363,6 +388,13 @@ def analyze(recs: list[Rec] | Analyzer, golden: Golden | None = None, kernel_arg
                     if len(one) == 1 and rep.culprit.line is not None:
                         # the op whose golden alone repairs is computed, through values without a golden, only from
                         # ops on its own line, whose inputs from elsewhere all match: the error enters on that line
+                        dropped = _dropped_update(an, rep.culprit)
+                        if dropped is not None:
+                            # its line computes right from a state that holds the wrong value: the write that
+                            # stored that value instead of the line's own update is where the error enters
+                            evidence.append(dropped[1])
+                            an.status[dropped[0].seq] = "mismatch"
+                            return result(observed, dropped[0], window)
                         evidence.append(f"the values {rep.culprit.where()} is computed from that no golden shows "
                                         f"right are all on line {rep.culprit.line}, and every value that line reads "
                                         "from elsewhere matches the golden: the bug is on that line")
@@ -380,4 +412,10 @@ def analyze(recs: list[Rec] | Analyzer, golden: Golden | None = None, kernel_arg
         evidence.append(f"{observed.where()} is the first value that departs from the golden; no op before it can "
                         "be shown to be the cause (its inputs match and its output does not): see the suspects")
         return result(observed, None, window, suspects)
+    if culprit.seq >= 0 and not culprit.is_write:
+        dropped = _dropped_update(an, culprit)
+        if dropped is not None:
+            evidence.append(dropped[1])
+            an.status[dropped[0].seq] = "mismatch"
+            culprit = dropped[0]
     return result(observed, culprit, window)

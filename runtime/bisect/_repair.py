@@ -623,7 +623,7 @@ def confirm_pairings(an: Analyzer, run: Callable[[Callable[[Any, Any, tuple, int
         # kernel that rewrites a whole output per tile holds all tiles' values only in its last write)
         group = set(an.peers.get(r.node, [r.node]))  # (an unrolled statement paired with a golden family: all of it)
         execs = [x for x in an.recs if x.node in group]
-        seen, stack, down = {x.seq for x in execs}, list(execs), []
+        seen, stack, down, right = {x.seq for x in execs}, list(execs), [], []
         while stack and len(seen) < 20000:
             for c in kids.get(stack.pop().seq, []):
                 if c.seq not in seen:
@@ -632,10 +632,22 @@ def confirm_pairings(an: Analyzer, run: Callable[[Callable[[Any, Any, tuple, int
                     if an.status.get(c.seq) in BAD and an.paired.get(c.node) is None \
                             and _observed_golden(an, c) is not None:
                         down.append(c)
-        if not down:
+                    elif c.is_write and an.status.get(c.seq) in GOOD and an.paired.get(c.node) is None \
+                            and c.seq in an.matched and an.target_golden(c) is not None:
+                        right.append(c)
+        if not down and not right:
             evidence.append(f"(the pairing of {r.where()} with golden {g!r} could not be tested: nothing downstream "
                             "of it is compared with a golden of its own)")
             return
+        if not down:
+            # every write computed from it holds the golden's values: the paired op computes what the kernel needs
+            # (``sqrt`` that the kernel divides by, paired with the golden's ``rsqrt``); its "departure" is the
+            # pairing's, not the kernel's
+            _drop_pairing(an, group, g)
+            evidence.append(f"the pairing of {r.where()} with golden {g!r} is dropped: what it feeds is written "
+                            f"right ({max(right, key=lambda c: c.seq).where()} matches the golden): not the same "
+                            "quantity")
+            continue
         d = max(down, key=lambda c: c.seq)
         subs = {x.seq: (an.expected[x.seq][0], an.lids.get(x.seq, ""), tuple(an.expected[x.seq][1]))
                 for x in an.recs if x.node in group and x.seq < d.seq and x.seq in an.expected
@@ -644,20 +656,26 @@ def confirm_pairings(an: Analyzer, run: Callable[[Callable[[Any, Any, tuple, int
             evidence.append(f"repair test: with {r.where()} set to golden {g!r} (the value it was paired with), "
                             f"{d.where()} matches the golden: the pairing holds")
             return
-        for x in an.recs:
-            if x.node in group:
-                gx = an.paired.get(x.node, g)
-                if an.status.get(x.seq) in BAD or (x.seq in an.matched and an.matched[x.seq][0] == gx):
-                    an.status[x.seq] = "unknown"
-                an.expected.pop(x.seq, None)
-                an.lids.pop(x.seq, None)
-                if x.seq in an.matched and an.matched[x.seq][0] == gx:
-                    del an.matched[x.seq]
-        for nd in group:
-            an.paired.pop(nd, None)
-            an.peers.pop(nd, None)
+        _drop_pairing(an, group, g)
         evidence.append(f"the pairing of {r.where()} with golden {g!r} is dropped: with it set to that golden, "
                         f"{d.where()} still departs (not the same quantity)")
+
+
+def _drop_pairing(an: Analyzer, group: set, g: str) -> None:
+    """Undo an orphan pairing of the statement(s) ``group`` with golden ``g``: their executions go back to having
+    no golden counterpart."""
+    for x in an.recs:
+        if x.node in group:
+            gx = an.paired.get(x.node, g) if x.node is not None else g
+            if an.status.get(x.seq) in BAD or (x.seq in an.matched and an.matched[x.seq][0] == gx):
+                an.status[x.seq] = "unknown"
+            an.expected.pop(x.seq, None)
+            an.lids.pop(x.seq, None)
+            if x.seq in an.matched and an.matched[x.seq][0] == gx:
+                del an.matched[x.seq]
+    for nd in group:
+        an.paired.pop(nd, None)
+        an.peers.pop(nd, None)
 
 
 _SELECTIONS = frozenset({"view", "gathermask", "gather", "cast", "reshape", "transpose", "move"})

@@ -20,35 +20,184 @@ __all__ = ["contraction_offsets", "overwritten_state", "coverage_gap", "geometry
            "shape_error_source", "stale_state", "wrong_axis"]
 
 
-def _driving_loop(source: str | None, write: Rec, axis: int) -> Rec | None:
-    """The ``for ... in pypto.loop(...)`` enclosing ``write`` whose index appears in its offsets on ``axis``."""
+def _enclosing_function(tree: ast.AST, line: int) -> ast.FunctionDef | None:
+    """The innermost function definition whose body holds ``line``."""
+    best: ast.FunctionDef | None = None
+    for fn in ast.walk(tree):
+        if isinstance(fn, ast.FunctionDef) and fn.lineno <= line <= (fn.end_lineno or fn.lineno) \
+                and (best is None or fn.lineno > best.lineno):
+            best = fn
+    return best
+
+
+def _last_assignment(fn: ast.AST, name: str, before: int) -> ast.Assign | None:
+    """The last plain assignment ``name = ...`` in ``fn`` on a line before ``before`` (the value a use reads; a
+    kernel binds its tile offsets and valid shapes as locals: ``s_off = s_blk * S_TILE`` then ``[b, 0, s_off, 0]``)."""
+    best: ast.Assign | None = None
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign) and node.lineno < before and any(
+                isinstance(t, ast.Name) and t.id == name for t in node.targets) \
+                and (best is None or node.lineno > best.lineno):
+            best = node
+    return best
+
+
+def _names(expr: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
+
+
+def _offset_exprs(tree: ast.AST, line: int, axis: int) -> list[ast.AST]:
+    """The offset expressions on ``axis`` of the write statement on ``line``: the ``axis``-th element of each list
+    argument of a call on that line (``assemble(t, [b, n_off, s_off, 0], out)``), or of a subscript target
+    (``out[i:, d * T:] = t``)."""
+    out: list[ast.AST] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node, "lineno", None) == line:
+            for arg in node.args:
+                if isinstance(arg, ast.List | ast.Tuple) and len(arg.elts) > axis:
+                    out.append(arg.elts[axis])
+        elif isinstance(node, ast.Assign) and node.lineno == line:
+            for t in node.targets:
+                if isinstance(t, ast.Subscript):
+                    elts = t.slice.elts if isinstance(t.slice, ast.Tuple) else [t.slice]
+                    if len(elts) > axis:
+                        out.append(elts[axis])
+    return out
+
+
+def _offset_chain(source: str | None, write: Rec, axis: int) -> tuple[set[str], list[ast.Assign], ast.AST] | None:
+    """The names the write on ``write.line`` computes its offset on ``axis`` from, followed back through the local
+    assignments they read (``s_off = s_blk * S_TILE``: the loop index ``s_blk`` drives the offset ``s_off``), with
+    those assignments (nearest first) and the parsed source; None without a parsable source."""
     if not source or write.line is None:
         return None
     try:
         tree = parse_source(source)
     except (SyntaxError, ValueError):
         return None
-    offs_names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and getattr(node, "lineno", None) == write.line:
-            for arg in node.args:
-                if isinstance(arg, ast.List | ast.Tuple) and len(arg.elts) > axis:
-                    offs_names |= {n.id for n in ast.walk(arg.elts[axis]) if isinstance(n, ast.Name)}
-        elif isinstance(node, ast.Assign) and node.lineno == write.line:
-            for t in node.targets:
-                if isinstance(t, ast.Subscript):
-                    elts = t.slice.elts if isinstance(t.slice, ast.Tuple) else [t.slice]
-                    if len(elts) > axis:
-                        offs_names |= {n.id for n in ast.walk(elts[axis]) if isinstance(n, ast.Name)}
+    names: set[str] = set()
+    for e in _offset_exprs(tree, write.line, axis):
+        names |= _names(e)
+    fn = _enclosing_function(tree, write.line)
+    chain: list[ast.Assign] = []
+    todo, seen = list(names), set(names)
+    while todo and fn is not None and len(chain) < 8:
+        a = _last_assignment(fn, todo.pop(0), write.line)
+        if a is None or a in chain:
+            continue
+        chain.append(a)
+        for n in _names(a.value) - seen:
+            seen.add(n)
+            todo.append(n)
+    return seen, chain, tree
+
+
+def _driving_loop(source: str | None, write: Rec, axis: int) -> Rec | None:
+    """The ``for ... in pypto.loop(...)`` enclosing ``write`` whose index its offset on ``axis`` is computed from
+    (directly, or through the local names the offset reads: ``s_off = s_blk * S_TILE``)."""
+    found = _offset_chain(source, write, axis)
+    if found is None or write.line is None:
+        return None
+    names, _chain, tree = found
     best: ast.For | None = None
     for node in ast.walk(tree):
         if isinstance(node, ast.For) and node.lineno <= write.line <= (node.end_lineno or node.lineno) \
-                and isinstance(node.target, ast.Name) and node.target.id in offs_names \
-                and (best is None or node.lineno > best.lineno):
+                and _loop_index(node) in names and (best is None or node.lineno > best.lineno):
             best = node
     if best is None:
         return None
     return Rec(seq=-1, node=None, op="loop", file=write.file, line=best.lineno, iteration={})
+
+
+def _loop_index(node: ast.For) -> str | None:
+    """The index a ``for`` binds: ``i`` of ``for i in ...`` and of ``for i, n in pypto.loop_unroll(...)``."""
+    t = node.target
+    if isinstance(t, ast.Name):
+        return t.id
+    if isinstance(t, ast.Tuple) and t.elts and isinstance(t.elts[0], ast.Name):
+        return t.elts[0].id
+    return None
+
+
+def _short_step(an: Analyzer, w: Rec, axis: int, tile: list[int] | None) -> tuple[int, int] | None:
+    """(step, extent) when the executions of ``w``'s write statement (same line and target) advance their offset on
+    ``axis`` by less than the tile each writes there - overlapping writes, an offset that does not scale its index
+    by the tile size; None when they tile the axis (or do not move on it)."""
+    if tile is None or len(tile) <= axis or w.offsets is None:
+        return None
+    ws = [x for x in an.recs if x.is_write and x.line == w.line and x.target == w.target
+          and x.offsets is not None and len(x.offsets) == len(w.offsets)]
+    offs = sorted({x.offsets[axis] for x in ws})  # type: ignore[index]
+    if len(offs) < 2:
+        return None
+    step = min(b - a for a, b in zip(offs, offs[1:], strict=False))
+    return (step, int(tile[axis])) if 0 < step < int(tile[axis]) else None
+
+
+def _holes(an: Analyzer, w: Rec, first: tuple[int, ...], tile: list[int] | None) -> tuple[int, int, int] | None:
+    """(axis, step, extent) when the executions of ``w``'s write statement advance their offset on an axis by more
+    than the tile each writes there, and the first unwritten index ``first`` falls in a gap between two of them
+    (``loop_unroll`` trips of 4 rows writing 1 row each); None otherwise."""
+    if tile is None or w.offsets is None or len(tile) != len(first) or len(w.offsets) != len(first):
+        return None
+    ws = [x for x in an.recs if x.is_write and x.line == w.line and x.target == w.target
+          and x.offsets is not None and len(x.offsets) == len(first)]
+    for a in range(len(first)):
+        offs = sorted({x.offsets[a] for x in ws})  # type: ignore[index]
+        if len(offs) < 2:
+            continue
+        step, ext = min(b - c for c, b in zip(offs, offs[1:], strict=False)), int(tile[a])
+        below = [o for o in offs if o <= first[a]]
+        if step > ext and below and first[a] - below[-1] >= ext and first[a] < offs[-1] + step:
+            return a, step, ext
+    return None
+
+
+def _extent_source(an: Analyzer, w: Rec, axis: int, ext: int) -> tuple[int, str] | None:
+    """(line, name) of the local that sets the extent ``ext`` on ``axis`` of the tile ``w`` writes: the shape
+    argument of a view it is computed from holds a bare name there (``view(x, [current_tile_bs, H], ...)``), whose
+    last assignment before the view is the line; None when no view says."""
+    if not an.source:
+        return None
+    try:
+        tree = parse_source(an.source)
+    except (SyntaxError, ValueError):
+        return None
+    for v in an.lineage_views(w):
+        if v.line is None or v.shape is None or len(v.shape) <= axis or int(v.shape[axis]) != ext:
+            continue
+        fn = _enclosing_function(tree, v.line)
+        for call in ast.walk(tree):
+            if not (isinstance(call, ast.Call) and getattr(call, "lineno", None) == v.line
+                    and ast.unparse(call.func).rsplit(".", 1)[-1] == "view" and len(call.args) >= 2):
+                continue
+            shape = call.args[1]
+            if isinstance(shape, ast.List | ast.Tuple) and len(shape.elts) > axis \
+                    and isinstance(elt := shape.elts[axis], ast.Name) and fn is not None:
+                a = _last_assignment(fn, elt.id, v.line)
+                if a is not None:
+                    return a.lineno, elt.id
+    return None
+
+
+def _step_source(source: str | None, write: Rec, axis: int, loop_line: int) -> int | None:
+    """The line that turns the loop index into the write's offset on ``axis`` (``n_off = n_blk * N_TILE``): the
+    nearest local assignment of the offset's names that reads the index of the loop on ``loop_line``; the write's
+    own line when its offset reads the index directly (``[m_idx, t]``); None when it cannot be told."""
+    found = _offset_chain(source, write, axis)
+    if found is None or write.line is None:
+        return None
+    _names_, chain, tree = found
+    loop = next((n for n in ast.walk(tree) if isinstance(n, ast.For) and n.lineno == loop_line), None)
+    idx = _loop_index(loop) if loop is not None else None
+    if idx is None:
+        return None
+    if any(idx in _names(e) for e in _offset_exprs(tree, write.line, axis)):
+        return write.line
+    for a in chain:
+        if idx in _names(a.value):
+            return a.lineno
+    return None
 
 
 def coverage_gap(an: Analyzer, outputs: dict[str, np.ndarray]) -> tuple[dict[str, int], Rec | None, list[str]]:
@@ -118,11 +267,38 @@ def coverage_gap(an: Analyzer, outputs: dict[str, np.ndarray]) -> tuple[dict[str
             axis = next((a for a in range(g.ndim) if all(
                 w.offsets is None or tile(w) is None or len(tile(w) or []) != g.ndim
                 or first[a] >= w.offsets[a] + (tile(w) or [0] * g.ndim)[a] for w in ws)), None)
+            holes = _holes(an, culprit, first, tile(culprit)) if axis is None else None
+            if holes is not None:
+                a, step, ext = holes
+                at = _extent_source(an, culprit, a, ext)
+                notes.append(f"the writes at line {culprit.line} advance along axis {a} by {step} per trip while each "
+                             f"writes {ext}: the rows between them are never written"
+                             + (f"; the tile's extent on that axis is computed at line {at[0]} ({at[1]!r})"
+                                if at is not None else ""))
+                if at is not None:
+                    culprit = Rec(seq=-1, node=None, op="extent", file=culprit.file, line=at[0],
+                                  iteration=dict(culprit.iteration))
+                return counts, culprit, notes
             loop = _driving_loop(an.source, culprit, axis) if axis is not None else None
-            if loop is not None:
-                notes.append(f"the writes at line {culprit.line} advance along axis {axis} with the loop at line "
-                             f"{loop.line}, which stops before reaching index {first[axis]}")
-                culprit = loop
+            if loop is not None and axis is not None and loop.line is not None:
+                w_last = culprit
+                step = _short_step(an, w_last, axis, tile(w_last))
+                at = _step_source(an.source, w_last, axis, loop.line) if step is not None else None
+                if step is not None and at is not None:
+                    # the writes overlap: the loop runs its trips, but each advances the offset by less than a tile
+                    # (``n_off = n_blk`` for ``n_blk * N_TILE``), so the last trip ends short of the extent
+                    notes.append(f"the writes at line {w_last.line} advance along axis {axis} by {step[0]} per trip "
+                                 f"of the loop at line {loop.line} while each writes {step[1]}: they overlap and stop "
+                                 f"before index {first[axis]}; the offset is computed from the loop index at line {at}")
+                    culprit = Rec(seq=-1, node=None, op="offset", file=w_last.file, line=at,
+                                  iteration=dict(w_last.iteration))
+                    if at == w_last.line:
+                        culprit = w_last
+                        an.status[w_last.seq] = "misplaced"
+                else:
+                    notes.append(f"the writes at line {culprit.line} advance along axis {axis} with the loop at line "
+                                 f"{loop.line}, which stops before reaching index {first[axis]}")
+                    culprit = loop
         break
     return counts, culprit, notes
 
@@ -180,6 +356,13 @@ def geometry(an: Analyzer, observed: Rec, window: list[Rec], evidence: list[str]
                 evidence.append(f"the write at {observed.where()} stays at offset {observed.offsets} on axis {stuck} "
                                 f"in every iteration while the read at {v.where()} follows the loop: the write's "
                                 "offsets are wrong")
+                an.status[observed.seq] = "misplaced"
+                return observed
+            short = _short_step_axes(an, observed, v, tuple(lin))
+            if short:
+                evidence.append(f"the writes at line {observed.line} advance by less than the tile they write on axis "
+                                f"{short} (they overlap) while the read at {v.where()} walks tile by tile: the "
+                                "write's offsets are wrong (not scaled by the tile size?)")
                 an.status[observed.seq] = "misplaced"
                 return observed
             late = _late_start_axes(an, observed, v, tuple(lin))
@@ -264,33 +447,42 @@ def _stuck_operand_view(an: Analyzer, r: Rec) -> Rec | None:
 def _bound_line(source: str | None, view_line: int | None, axis: int) -> tuple[int, str] | None:
     """The line that computes the bare name a view passes as its ``valid_shape`` on ``axis`` (the last assignment
     of that name before the view, in the same function), with the name; None when the bound is an expression on
-    the view's own line or cannot be found."""
+    the view's own line or cannot be found. A ``valid_shape`` passed as one name (``valid_shape=vshape`` after
+    ``vshape = [1, 1, valid_s, HALF]``) is followed to that list: its element on ``axis`` when that is a local name
+    (``valid_s``), else the list's own line (the width was chosen there)."""
     if not source or view_line is None:
         return None
     try:
         tree = parse_source(source)
     except (SyntaxError, ValueError):
         return None
+    fn = _enclosing_function(tree, view_line)
+    if fn is None:
+        return None
     name = None
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and node.lineno == view_line and isinstance(node.func, ast.Attribute) \
                 and node.func.attr == "view":
             for kw in node.keywords:
-                if kw.arg == "valid_shape" and isinstance(kw.value, ast.List | ast.Tuple) \
-                        and len(kw.value.elts) > axis and isinstance(kw.value.elts[axis], ast.Name):
-                    name = kw.value.elts[axis].id
+                if kw.arg != "valid_shape":
+                    continue
+                value = kw.value
+                if isinstance(value, ast.Name):
+                    listed = _last_assignment(fn, value.id, view_line)
+                    if listed is None or not isinstance(listed.value, ast.List | ast.Tuple) \
+                            or len(listed.value.elts) <= axis:
+                        return None
+                    elt = listed.value.elts[axis]
+                    inner = _last_assignment(fn, elt.id, listed.lineno) if isinstance(elt, ast.Name) else None
+                    return (inner.lineno, elt.id) if inner is not None and isinstance(elt, ast.Name) \
+                        else (listed.lineno, value.id)
+                if isinstance(value, ast.List | ast.Tuple) and len(value.elts) > axis \
+                        and isinstance(at := value.elts[axis], ast.Name):
+                    name = at.id
     if name is None:
         return None
-    best = None
-    for fn in ast.walk(tree):
-        if not isinstance(fn, ast.FunctionDef) or not fn.lineno <= view_line <= (fn.end_lineno or fn.lineno):
-            continue
-        for node in ast.walk(fn):
-            if isinstance(node, ast.Assign) and node.lineno < view_line and any(
-                    isinstance(t, ast.Name) and t.id == name for t in node.targets):
-                if best is None or node.lineno > best:
-                    best = node.lineno
-    return (best, name) if best is not None else None
+    best = _last_assignment(fn, name, view_line)
+    return (best.lineno, name) if best is not None else None
 
 
 def _stuck_write_axes(an: Analyzer, w: Rec, v: Rec, lin: tuple[int, ...]) -> list[int]:
@@ -308,6 +500,38 @@ def _stuck_write_axes(an: Analyzer, w: Rec, v: Rec, lin: tuple[int, ...]) -> lis
             continue
         if len({x.offsets[a] for x in ws if len(x.offsets) > a}) == 1 and \
                 len({x.offsets[a] for x in vs if len(x.offsets) > a}) > 1:  # type: ignore[index]
+            out.append(a)
+        else:
+            return []
+    return out
+
+
+def _short_step_axes(an: Analyzer, w: Rec, v: Rec, lin: tuple[int, ...]) -> list[int]:
+    """Axes on which the write ``w`` and the read ``v`` disagree, the write statement's offsets advance by less than
+    the tile it writes there (its writes overlap: ``[m_idx, t]`` for ``[m_idx, t * S_TILE]``) and the read's
+    statement walks at least a tile per step: the write is the one off the grid. A read that overlaps as well (or
+    a write that does not move) says nothing here."""
+    offs = tuple(w.offsets or ())
+    src = an.operand_recs(w)
+    tile = src[0].shape if src and src[0].shape is not None else w.shape
+    if len(offs) != len(lin) or tile is None or len(tile) != len(offs) or v.shape is None \
+            or len(v.shape) != len(offs):
+        return []
+    ws = [x for x in an.recs if x.is_write and x.line == w.line and x.target == w.target
+          and x.offsets is not None and len(x.offsets) == len(offs)]
+    vs = [x for x in an.recs if x.op == "view" and x.line == v.line and x.source == v.source
+          and x.offsets is not None and len(x.offsets) == len(offs)]
+
+    def step(xs: list[Rec], a: int) -> int | None:
+        o = sorted({x.offsets[a] for x in xs})  # type: ignore[index]
+        return min(b - c for c, b in zip(o, o[1:], strict=False)) if len(o) > 1 else None
+
+    out = []
+    for a, (o, lo) in enumerate(zip(offs, lin, strict=True)):
+        if o == lo:
+            continue
+        sw, sv = step(ws, a), step(vs, a)
+        if sw is not None and sv is not None and sw < int(tile[a]) and sv >= int(v.shape[a]):
             out.append(a)
         else:
             return []
@@ -878,11 +1102,224 @@ def static_shape_source(source: str | None, error_line: int | None, message: str
                                   f"({message.strip()[:120]}); the operand comes from line {line}, a {kind} of "
                                   f"{operand} over axis {axis}, where every other {kind} of {operand} in the file "
                                   f"reduces over axis {others[0]}")
+                other_axis = _axis_the_shapes_want(message, axis) if keep else None
+                if other_axis is not None:
+                    return line, (f"the kernel raised at line {error_line} on shapes that do not fit "
+                                  f"({message.strip()[:120]}); the operand comes from line {line}, a {kind} of "
+                                  f"{operand} over axis {axis} with keepdim: the shapes in the error say that a "
+                                  f"{kind} over axis {other_axis} would have made the shape it meets")
             frontier.extend((n, line) for n in sorted(reads(value)))
             continue
         if fn is not None:
             for arg, at_line in call_arguments(tree, fn, name):
                 frontier.extend((n, at_line) for n in sorted(reads(arg)))
+    return None
+
+
+def _written_value(node: ast.AST) -> tuple[str, ast.expr] | None:
+    """(destination name, written value) of a write statement: ``pypto.assemble(v, offs, dst)``, ``dst[...] = v``,
+    ``dst.move(v)``; None for anything else."""
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+        call = node.value
+        short = ast.unparse(call.func).rsplit(".", 1)[-1]
+        if short == "assemble" and len(call.args) >= 3 and isinstance(call.args[2], ast.Name):
+            return call.args[2].id, call.args[0]
+        if short == "move" and isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) \
+                and call.args:
+            return call.func.value.id, call.args[0]
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Subscript) \
+            and isinstance(node.targets[0].value, ast.Name):
+        return node.targets[0].value.id, node.value
+    return None
+
+
+def static_dtype_source(source: str | None, error_line: int | None, message: str) -> tuple[int, str] | None:
+    """For a kernel that raised on mismatched dtypes: the statement, upstream of the failing line, where the odd
+    dtype was chosen, and why (kernel source parsed, never run); None when the source does not say.
+
+    Two cases, both a place other than where the dtypes meet:
+    - a write into a local tensor whose declared dtype is not the dtype of what is written into it, when several
+      statements write it (``mi = pypto.tensor([..], pypto.DT_BF16, "mi")``, then ``mi[:] = m_ij`` and
+      ``mi[:] = mi_new``, both float32): one declaration disagrees with every write - the declaration is named;
+    - a statement that computes with the rounded copy of a value made to be written out (``c_out_t = cast(c, FP16)``
+      then ``assemble(c_out_t, .., c_out)``) while the value itself is at hand (``rms_norm(c_out_t)`` for
+      ``rms_norm(c)``): rounding at the wrong step; the statement reading the copy is named.
+    """
+    if not source or error_line is None or "dtype" not in (message or "").lower():
+        return None
+    try:
+        tree = parse_source(source)
+    except (SyntaxError, ValueError):
+        return None
+    fn = _enclosing_function(tree, error_line)
+    if fn is None:
+        return None
+    stmts = [n for n in ast.walk(fn) if isinstance(n, ast.stmt) and not isinstance(
+        n, ast.FunctionDef | ast.For | ast.If | ast.While | ast.With)]
+    failing = [n for n in stmts if n.lineno <= error_line <= (n.end_lineno or n.lineno)]
+    if not failing:
+        return None
+    start = min(failing, key=lambda n: (n.end_lineno or n.lineno) - n.lineno)
+    writes = [(n, w) for n in stmts if (w := _written_value(n)) is not None]
+    params = {a.arg for a in fn.args.args}
+    dest = _written_value(start)
+    if dest is not None and "destination" in message.lower():
+        decl = _last_assignment(fn, dest[0], start.lineno)
+        into = {ast.unparse(w[1]) for _n, w in writes if w[0] == dest[0]}
+        if decl is not None and isinstance(decl.value, ast.Call) and \
+                ast.unparse(decl.value.func).rsplit(".", 1)[-1] in ("tensor", "Tensor") and len(into) >= 2:
+            return decl.lineno, (f"the kernel raised at line {error_line} writing a value of another dtype into the "
+                                 f"local tensor {dest[0]!r} ({message.strip()[:120]}); {len(into)} statements write "
+                                 f"into it and its declaration at line {decl.lineno} gives its dtype: the "
+                                 "declaration is the one that disagrees")
+    # the rounded copies made to be written out: name -> (line of the cast, the value it rounds)
+    rounded: dict[str, tuple[int, str]] = {}
+    for n in stmts:
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
+                and _is_cast(n.value) and isinstance(arg := n.value.args[0], ast.Name):  # type: ignore[attr-defined]
+            name = n.targets[0].id
+            if any(w[0] in params and isinstance(w[1], ast.Name) and w[1].id == name for _s, w in writes):
+                rounded[name] = (n.lineno, arg.id)
+    if not rounded:
+        return None
+    frontier, seen = [(x, start.lineno) for x in sorted(_names(start))], set()
+    while frontier:
+        name, before = frontier.pop(0)
+        if (name, before) in seen or len(seen) > 200:
+            continue
+        seen.add((name, before))
+        a = _last_assignment(fn, name, before)
+        if a is None:
+            continue
+        hit = sorted(n for n in _names(a.value) if n in rounded and rounded[n][0] < a.lineno)
+        if hit and not _is_cast(a.value):
+            line, orig = rounded[hit[0]]
+            return a.lineno, (f"the kernel raised at line {error_line} on mixed dtypes ({message.strip()[:120]}); "
+                              f"line {a.lineno} computes with {hit[0]!r}, the copy of {orig!r} rounded at line {line} "
+                              f"to be written out, where {orig!r} itself was meant: rounding at the wrong step")
+        frontier.extend((x, a.lineno) for x in sorted(_names(a.value)))
+    return None
+
+
+_UNWRITTEN_RE = re.compile(r"[Tt]ensor '(\w+)' is missing Alloc|'(\w+)' is read (?:but|before it is) (?:never )?written")
+
+
+def static_unwritten_source(source: str | None, error_line: int | None, message: str) -> tuple[int, str] | None:
+    """For a kernel that raised because it reads a local tensor nothing wrote (the emulator's "missing Alloc"):
+    when every statement that writes that tensor sits inside one Python ``for`` over ``range(...)`` (a loop the
+    trace unrolls), that loop's line and why - its trip count is what left the tensor (or part of it) unwritten
+    (``for i in range(n - 1)`` for ``range(n)``); None otherwise (a write that is missing altogether, or one in
+    straight-line code, stays with the line that raised)."""
+    m = _UNWRITTEN_RE.search(message or "")
+    if not source or error_line is None or m is None:
+        return None
+    name = m.group(1) or m.group(2)
+    try:
+        tree = parse_source(source)
+    except (SyntaxError, ValueError):
+        return None
+    fn = _enclosing_function(tree, error_line)
+    if fn is None:
+        return None
+    writes = [n for n in ast.walk(fn) if isinstance(n, ast.stmt) and (w := _written_value(n)) is not None
+              and w[0] == name and n.lineno < error_line]
+    if not writes:
+        return None
+    loops = {n.lineno: n for n in ast.walk(fn) if isinstance(n, ast.For) and isinstance(n.iter, ast.Call)
+             and ast.unparse(n.iter.func) == "range"}
+
+    def loop_of(s: ast.stmt) -> ast.For | None:
+        inside = [lp for lp in loops.values() if lp.lineno < s.lineno <= (lp.end_lineno or lp.lineno)]
+        return max(inside, key=lambda lp: lp.lineno) if inside else None
+
+    found = {loop_of(w) for w in writes}
+    if len(found) != 1 or None in found:
+        return None
+    lp = found.pop()
+    assert lp is not None
+    return lp.lineno, (f"the kernel raised at line {error_line}: it reads the local tensor {name!r} where nothing "
+                       f"wrote it ({message.strip()[:120]}); every write into {name!r} is inside the loop at line "
+                       f"{lp.lineno} ({ast.unparse(lp.iter)}): its trip count left it unwritten")
+
+
+def static_extent_source(source: str | None, error_line: int | None, message: str) -> tuple[int, str] | None:
+    """For a kernel that raised because a write reaches past its destination ("outside the destination extent"):
+    the statement upstream of the written value, by name, that declares its tile fully valid - a ``valid_shape=``
+    that repeats the tile's own shape expression on some axis (``reshape(t, [16, tile_t], valid_shape=[16,
+    tile_t])`` where the tile holds ``t_valid`` rows of data) - and why; None when no such statement feeds it.
+    The write only carries that valid shape on."""
+    if not source or error_line is None or "outside the destination extent" not in (message or ""):
+        return None
+    try:
+        tree = parse_source(source)
+    except (SyntaxError, ValueError):
+        return None
+    fn = _enclosing_function(tree, error_line)
+    if fn is None:
+        return None
+    stmts = [n for n in ast.walk(fn) if isinstance(n, ast.stmt) and not isinstance(
+        n, ast.FunctionDef | ast.For | ast.If | ast.While | ast.With)]
+    failing = [n for n in stmts if n.lineno <= error_line <= (n.end_lineno or n.lineno)]
+    if not failing:
+        return None
+    start = min(failing, key=lambda n: (n.end_lineno or n.lineno) - n.lineno)
+    w = _written_value(start)
+    if w is None:
+        return None
+    frontier, seen = [(x, start.lineno) for x in sorted(_names(w[1]))], set()
+    while frontier:
+        name, before = frontier.pop(0)
+        if (name, before) in seen or len(seen) > 200:
+            continue
+        seen.add((name, before))
+        a = _last_assignment(fn, name, before)
+        if a is None:
+            continue
+        for call in ast.walk(a.value):
+            if not isinstance(call, ast.Call):
+                continue
+            vs = next((k.value for k in call.keywords if k.arg == "valid_shape"), None)
+            shape = next((x for x in call.args[1:] if isinstance(x, ast.List | ast.Tuple)), None)
+            if not isinstance(vs, ast.List | ast.Tuple) or shape is None or len(shape.elts) != len(vs.elts):
+                continue
+            full = [i for i, (s, v) in enumerate(zip(shape.elts, vs.elts, strict=True))
+                    if ast.unparse(s) == ast.unparse(v) and not isinstance(v, ast.Constant)
+                    and _names(v) and _last_assignment(fn, next(iter(sorted(_names(v)))), a.lineno) is not None]
+            if full:
+                return a.lineno, (f"the kernel raised at line {error_line}: the write reaches past its destination "
+                                  f"({message.strip()[:120]}); the value written comes from line {a.lineno}, whose "
+                                  f"valid_shape {ast.unparse(vs)} declares the whole tile valid on axis {full} "
+                                  f"({ast.unparse(vs.elts[full[0]])}, the tile's own extent): the valid extent is "
+                                  "wrong there, the write only carries it on")
+        frontier.extend((x, a.lineno) for x in sorted(_names(a.value)))
+    return None
+
+
+def _axis_the_shapes_want(message: str, axis: str | None) -> int | None:
+    """For a keepdim reduction over ``axis`` (its source text) whose result is one of two same-rank shapes in an
+    error message: the other axis the reduction should have taken - the one axis where the *other* shape is 1 and
+    the reduced one is not, when on every axis but those two the shapes agree and the other shape is not 1 on the
+    reduced axis (``amax(s, 1, keepdim=True)`` gives ``[4, 1, 64]`` where ``[4, 8, 1]`` is written to: axis 2).
+    None when the shapes do not say so."""
+    try:
+        a0 = int(axis) if axis is not None else None
+    except ValueError:
+        return None
+    if a0 is None:
+        return None
+    shapes = [tuple(int(x) for x in m.split(",")) for m in _SHAPE_RE.findall(message)]
+    if len(shapes) != 2 or len(shapes[0]) != len(shapes[1]):
+        return None
+    n = len(shapes[0])
+    a = a0 % n if -n <= a0 < n else None
+    if a is None:
+        return None
+    for red, other in (shapes, shapes[::-1]):
+        if red[a] != 1 or other[a] == 1:
+            continue
+        want = [b for b in range(n) if b != a and other[b] == 1 and red[b] != 1]
+        if len(want) == 1 and all(red[c] == other[c] for c in range(n) if c not in (a, want[0])):
+            return want[0]
     return None
 
 

@@ -24,8 +24,17 @@ from runtime.bisect._checkpoint import checkpoint_names, compare_checkpoints
 from runtime.bisect._online import online_goldens
 from runtime.bisect._records import Rec
 from runtime.bisect._replay import Replay, replay, replay_hooked, value_stats
-from runtime.bisect._rules import call_arguments, shape_error_source, static_missing_cast, static_shape_source
+from runtime.bisect._rules import (
+    call_arguments,
+    shape_error_source,
+    static_dtype_source,
+    static_extent_source,
+    static_missing_cast,
+    static_shape_source,
+    static_unwritten_source,
+)
 from runtime.bisect._run import DEFAULT_EMULATOR, ArgSource, CapturedCall, CapturedRun, run_captured_cases
+from runtime.bisect._scalar import wrapper_scalar
 from runtime.bisect.report import BisectReport, OpFinding, OutputResult, Stats, Suspect, UnmappedOp, stats_of
 from runtime.stages import parse_stage_name, wrapper_for
 from runtime.yamlio import load_yaml
@@ -737,6 +746,10 @@ def _one_case(op: Any, stage: Path, case: Any, *, emulator: str, timeout: float,
             if second is not None:
                 an, rep, res = second
                 golden = an.g
+        # a scalar the wrapper computed wrong: the named op is right, the number it was given is not
+        scalar = wrapper_scalar(an, res.culprit, source, {c.kernel for c in run.calls},
+                                lambda hook: replay_hooked(run.calls, inputs, hook)) \
+            if res.culprit is not None and not all(o.all_close for o in outputs) else None
         returned = [c for c in cps if _returned(rep.final.get(c), got)]
         if returned:
             # named like a golden local, but the wrapper returns its contents: an output buffer (gqa's kernel
@@ -809,6 +822,14 @@ def _one_case(op: Any, stage: Path, case: Any, *, emulator: str, timeout: float,
                                 "(missing cast?)")
                 culprit = OpFinding(file=stage.name, line=cast_line, code=lines[cast_line - 1].strip(),
                                     op="missing_cast", status="error")
+            msg = str(err.get("message", ""))
+            dtyped = (static_dtype_source("\n".join(lines), err["line"], msg) if cast_line is None else None) \
+                or static_unwritten_source("\n".join(lines), err["line"], msg) \
+                or static_extent_source("\n".join(lines), err["line"], msg)
+            if dtyped is not None:
+                evidence.append(dtyped[1])
+                culprit = OpFinding(file=stage.name, line=dtyped[0], code=lines[dtyped[0] - 1].strip(),
+                                    op="source", status="error")
     elif all(o.all_close for o in outputs) and not first_cp:
         status, summary = "NO_DIVERGENCE", f"all outputs match the golden for case {case.name}"
         # the analysis' claims ("the bug is on that line") are about a divergence: with none, only the note stays
@@ -821,7 +842,7 @@ def _one_case(op: Any, stage: Path, case: Any, *, emulator: str, timeout: float,
                             "`python -m runtime.verify` refuses such a stage")
         culprit, observed, window = None, None, []
     elif (swap := _swapped_input(run, plan, inputs, source)
-           or _padding_repair(run, plan, inputs, source, golden)) is not None:
+           or _padding_repair(run, plan, inputs, source, golden) or scalar) is not None:
         status = "DIVERGENCE_FOUND"
         line, why = swap
         if culprit is not None:
