@@ -9,6 +9,10 @@ Two layers, both reported in the verify report:
   outside an allow-list (the Python installation, the emulator, the work directory). This is what keeps
   golden.py, SPEC.md and the verifier's code out of the candidate's reach.
 
+A third guard, ``codegen_guard``, closes a way to run text lint never read: ``dataclasses`` builds its methods as
+source text from the field names and ``exec()``s it, so a field "name" that is code (an ``__annotations__`` key
+set by hand) ran in the candidate's process (red team s20). It refuses such classes.
+
 Every denial is written immediately to stderr as one ``SANDBOX-DENIED <event> <detail>`` line (the parent
 collects them) and raised as ``PermissionError`` in the candidate.
 """
@@ -21,7 +25,7 @@ import sys
 import threading
 from collections.abc import Iterable
 
-__all__ = ["DENIED_MARKER", "install_audit_hook", "install_socket_guard"]
+__all__ = ["DENIED_MARKER", "install_audit_hook", "install_codegen_guard", "install_socket_guard"]
 
 DENIED_MARKER = "SANDBOX-DENIED"
 
@@ -161,3 +165,68 @@ def install_audit_hook(read_roots: list[str], write_root: str, record: list[str]
             busy[me] = False
 
     sys.addaudithook(hook)
+
+
+def _dataclass_problem(cls: object) -> str | None:
+    """Why ``dataclasses`` must not generate code for ``cls`` (None: every name it would paste is an identifier).
+
+    Read the way ``dataclasses._process_class`` reads it (the class's own ``__annotations__``, the
+    ``__dataclass_fields__`` of its bases), and only through exact builtin types: a metaclass, a dict subclass or a
+    str subclass could show this check other names than the code generator sees."""
+    import abc
+    import dataclasses
+    import keyword
+
+    def ident(name: object) -> bool:
+        return type(name) is str and name.isidentifier() and not keyword.iskeyword(name)
+
+    if type(cls) not in (type, abc.ABCMeta):
+        return f"a class with metaclass {type.__dict__['__name__'].__get__(type(cls), type)[:60]}"
+    mro = type.__dict__["__mro__"].__get__(cls, type)
+    for klass in mro:
+        own = type.__dict__["__dict__"].__get__(klass, type)
+        if klass is cls:
+            ann = own.get("__annotations__", {})
+            if type(ann) is not dict:
+                return "annotations that are not a plain dict"
+            bad = next((k for k in ann if not ident(k)), None)
+            if bad is not None:
+                return f"a field named {str.__repr__(bad)[:80] if type(bad) is str else '<not a str>'}"
+            continue
+        fields = own.get("__dataclass_fields__")
+        if fields is None:
+            continue
+        if type(klass) not in (type, abc.ABCMeta) or type(fields) is not dict:
+            return "a base class with hand-made dataclass fields"
+        for f in fields.values():
+            if type(f) is not dataclasses.Field or not ident(f.name):
+                return "a base class with hand-made dataclass fields"
+    return None
+
+
+def install_codegen_guard(record: list[str] | None = None) -> None:
+    """Refuse ``dataclasses.dataclass`` on a class whose field names are not identifiers (the ``codegen_guard``).
+
+    Why (red team s20, ``tests/redteam/attacks/dataclass_field_exec.py``): ``dataclasses`` pastes field names into
+    the source of ``__init__``/``__eq__``/``__repr__`` and ``exec()``s it. A class body that writes
+    ``__annotations__["__class__,)!=()and(__import__('os').getpid()<64)#"] = int`` made ``__eq__`` run that
+    expression: code lint never saw, which told the sandbox's PID namespace from a user's process. The refusal is a
+    denial like the audit hook's (recorded, ``FAIL_CHEAT``)."""
+    import dataclasses
+
+    original = dataclasses._process_class  # type: ignore[attr-defined]
+
+    def checked(cls: object, *args: object, **kwargs: object) -> object:
+        problem = _dataclass_problem(cls)
+        if problem is not None:
+            line = f"dataclass-codegen {problem}"
+            if record is not None and len(record) < 200:
+                record.append(line[:300])
+            try:
+                os.write(2, f"{DENIED_MARKER} {line}\n".encode(errors="replace"))
+            except OSError:
+                pass
+            raise PermissionError(f"sandbox: dataclass code generation for {problem} is not allowed")
+        return original(cls, *args, **kwargs)
+
+    dataclasses._process_class = checked  # type: ignore[attr-defined]

@@ -472,7 +472,7 @@ def main(argv: list[str]) -> int:  # noqa: C901 - one linear protocol, kept in o
     noise = testmodes.activate_in_child(testmodes.take_seed(sys.argv))  # test mode only; argv is cleaned
 
     from runtime.arrays import dumps_arrays, loads_arrays
-    from runtime.sandbox._guard import install_audit_hook, install_socket_guard
+    from runtime.sandbox._guard import install_audit_hook, install_codegen_guard, install_socket_guard
 
     Path(request["candidate"]).write_bytes(source)
     calling_mod = _load_calling(request["repo_root"])
@@ -537,6 +537,7 @@ def main(argv: list[str]) -> int:  # noqa: C901 - one linear protocol, kept in o
     denied: list[str] = []
     install_audit_hook(request["read_roots"], os.getcwd(), denied)
     layers["audit_hook"] = True
+    install_codegen_guard(denied)
     _send(fd, b"LAYR", json.dumps(layers).encode())
 
     record: dict[str, Any] = {"import_error": None}
@@ -561,11 +562,14 @@ def main(argv: list[str]) -> int:  # noqa: C901 - one linear protocol, kept in o
         _finish(fd)
 
     plan = [name for name in request["plan"] if (name in shared if shared is not None else name in inputs)]
+    layouts = list(calling.get("layouts") or [])
     for run_index, name in enumerate(plan):
-        if shared is not None:
-            fresh = shared.fresh(name)
-        else:
-            fresh = [a.copy() for a in inputs[name]]
+        fresh = shared.fresh(name) if shared is not None else [a.copy() for a in inputs[name]]
+        # laid out as a caller lays inputs out (owned or a view into a larger allocation; torch-allocated tensors
+        # for a torch wrapper): `fresh` are the numpy arrays sharing the arguments' memory (red team s20)
+        layout = layouts[run_index] if run_index < len(layouts) else None
+        args, fresh = calling_mod.lay_out(fresh, bool(calling.get("torch")), layout)
+        if shared is None:
             klog.reset(fresh, [a.tobytes() for a in inputs[name]])
         entry: dict[str, Any] = {"case": name, "run": run_index, "error": None, "kernel_errors": []}
         if remote is not None:
@@ -580,11 +584,11 @@ def main(argv: list[str]) -> int:  # noqa: C901 - one linear protocol, kept in o
         try:
             if session_factory is not None:
                 with session_factory(**session_kwargs) as sess:
-                    out = calling_mod.call_wrapper(wrapper, fresh, calling)
+                    out = calling_mod.call_wrapper(wrapper, args, calling)
                 entry["counters"] = _dump(getattr(sess, "counters", None))
                 entry["diagnostics"] = [_dump(d) for d in getattr(sess, "diagnostics", [])]
             else:
-                out = calling_mod.call_wrapper(wrapper, fresh, calling)
+                out = calling_mod.call_wrapper(wrapper, args, calling)
         except BaseException as exc:  # noqa: BLE001 - untrusted code
             entry["error"] = _describe_error(exc)
             entry["error"]["emulator_error"] = _is_a(exc, emulator_error)

@@ -8,6 +8,12 @@
   out, as before.
 * One entry: the verifier calls ``<op>_wrapper`` (or the stage wrapper) only; a file may hold several jit
   kernels behind it (one per dtype or path), each linted.
+* Inputs are laid out as callers lay them out (:func:`lay_out`): in some calls arrays (or tensors) that own their
+  memory, in the others C-contiguous views into a larger allocation (what ``h.reshape(-1, D)`` or ``h[:n]``
+  hands a wrapper); torch tensors are always allocated by torch. Which call gets which is drawn from the
+  verification's secret seed (:func:`draw_layouts`), so a wrapper that branches on how its input was allocated
+  (``x.flags.owndata``, ``x.base``, ``x.untyped_storage().resizable()``, ``x.data_ptr() % 64``) is judged on
+  both branches.
 
 Loaded by path in the sandbox child (importing ``runtime.verify`` there would pull in the whole verifier), so
 this module imports only numpy, ml_dtypes and (lazily) torch.
@@ -22,7 +28,12 @@ import numpy as np
 
 from runtime import pyast
 
-__all__ = ["array_view", "call_wrapper", "imports_module", "imports_torch", "output_leaves", "to_call_args"]
+__all__ = ["array_view", "call_wrapper", "draw_layouts", "imports_module", "imports_torch", "lay_out", "output_leaves",
+           "to_call_args"]
+
+_LAYOUT_STREAM = 0x1A70
+_MAX_PAD = 48
+"""Most elements a view input has before and after it in its allocation."""
 
 
 def imports_module(source: str, module: str, *, anywhere: bool = False) -> bool:
@@ -78,9 +89,79 @@ def array_view(x: Any) -> np.ndarray | None:
     return None
 
 
-def to_call_args(arrays: list[np.ndarray], torch_io: bool) -> list[Any]:
-    """The positional arguments for the wrapper: the arrays, or torch tensors sharing their memory."""
-    return [_to_torch(a) for a in arrays] if torch_io else list(arrays)
+def to_call_args(arrays: list[Any], torch_io: bool) -> list[Any]:
+    """The positional arguments for the wrapper: the arrays, or torch tensors sharing their memory (arguments that
+    are tensors already, from :func:`lay_out`, are passed as they are)."""
+    return [_to_torch(a) if isinstance(a, np.ndarray) else a for a in arrays] if torch_io else list(arrays)
+
+
+def draw_layouts(seed: int, n_calls: int) -> list[list[int] | None]:
+    """Per wrapper call (in call-plan order): None (inputs own their memory) or ``[before, after]``, the elements of
+    the larger allocation the inputs are views into. Half of the calls each, in a seeded order.
+
+    Why (red team s20): the inputs always owned their memory (the fix for held-out attack A9b), and torch inputs
+    were always ``torch.from_numpy`` tensors; a wrapper right only for such inputs (``if x.flags.owndata``, ``if not
+    x.untyped_storage().resizable()``) passed every verification and dropped rows for a caller passing
+    ``h.reshape(-1, 64)`` or a tensor torch allocated."""
+    rng = np.random.default_rng([int(seed) & ((1 << 63) - 1), _LAYOUT_STREAM])
+    views = set(rng.permutation(n_calls)[: n_calls // 2].tolist())
+    return [[int(rng.integers(1, _MAX_PAD + 1)), int(rng.integers(0, _MAX_PAD + 1))] if i in views else None
+            for i in range(n_calls)]
+
+
+class _TorchMemory:
+    """The memory of a torch tensor as numpy sees it (``__array_interface__``), holding the tensor alive.
+
+    Not ``t.numpy()``: that marks the storage as shared with numpy (``untyped_storage().resizable()`` turns False),
+    which a caller's own tensors are not - the very tell :func:`lay_out` removes."""
+
+    def __init__(self, t: Any) -> None:
+        self.tensor = t
+        self.__array_interface__ = {"data": (int(t.data_ptr()), False), "shape": (int(t.nbytes),),
+                                    "typestr": "|u1", "version": 3}
+
+
+def _torch_alloc(a: np.ndarray, size: int) -> tuple[Any, np.ndarray]:
+    """A 1-D torch tensor of ``size`` elements of ``a``'s dtype, allocated by torch, and a numpy view of it."""
+    import torch
+
+    dtype = _to_torch(np.empty(0, dtype=a.dtype)).dtype
+    t = torch.empty(size, dtype=dtype)
+    return t, np.asarray(_TorchMemory(t)).view(a.dtype)
+
+
+def lay_out(arrays: list[np.ndarray], torch_io: bool, layout: list[int] | None) -> tuple[list[Any], list[np.ndarray]]:
+    """(the wrapper's arguments, numpy arrays sharing their memory) for one call, holding the bytes of ``arrays``.
+
+    ``layout`` None: each input owns its memory (a numpy array as is; for torch I/O a tensor torch allocated).
+    ``[before, after]``: each input is a C-contiguous view into an allocation with that many more elements before
+    and after it (for torch I/O a tensor view of a torch allocation). The numpy arrays are what the verifier
+    registers as the call's inputs (kernel arguments are found in their memory, their digests are taken)."""
+    before, after = layout if layout is not None else (0, 0)
+    args: list[Any] = []
+    views: list[np.ndarray] = []
+    for a in arrays:
+        if not isinstance(a, np.ndarray):
+            args.append(a)
+            views.append(a)
+            continue
+        total = a.size + before + after
+        if torch_io:
+            t, flat = _torch_alloc(a, total)
+            arg = t[before:before + a.size].view(a.shape) if layout is not None else t.view(a.shape)
+            view = flat[before:before + a.size].reshape(a.shape)
+        elif layout is None:
+            args.append(a)
+            views.append(a)
+            continue
+        else:
+            flat = np.empty(total, dtype=a.dtype)
+            view = flat[before:before + a.size].reshape(a.shape)
+            arg = view
+        view[...] = a
+        args.append(arg)
+        views.append(view)
+    return args, views
 
 
 def call_wrapper(wrapper: Any, arrays: list[np.ndarray], calling: dict[str, Any] | None) -> Any:

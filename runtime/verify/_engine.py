@@ -40,6 +40,7 @@ from runtime.sandbox import (
 from runtime.sandbox.env_policy import candidate_hash_seed
 from runtime.targets import DEFAULT_TARGET, forge_toml_target, parse_target
 from runtime.targets import TargetError as ToolchainTargetError
+from runtime.verify._calling import draw_layouts
 from runtime.verify._checks import Evidence, run_checks, unrepeatable_failures
 from runtime.verify._report import CaseReport, ErrorInfo, LintSection, SandboxSection, Verdict, VerifyReport
 from runtime.verify._target import TargetError, TargetPlan, frozen_violations, plan_target
@@ -386,7 +387,8 @@ def _step_execute(r: _Run) -> None:
         try:
             r.run = run_candidate(r.target, plan.wrapper, r.candidate_inputs, policy=settings.sandbox,
                                   calling={"kwargs": {k: r.spec.attrs[k] for k in plan.attrs}, "torch": plan.torch_io,
-                                           "emulator_options": {"compat": rep.pypto_target}},
+                                           "emulator_options": {"compat": rep.pypto_target},
+                                           "layouts": draw_layouts(r.seed, len(r.call_plan))},
                                   emulator=settings.emulator, plan=r.call_plan or None,
                                   device=settings.device and settings.emulator == "runtime.emulator",
                                   hash_seed=candidate_hash_seed(r.seed))
