@@ -65,6 +65,30 @@ _MODULE_VALUES = {"numpy.random", "numpy.linalg", "numpy.fft", "numpy.ma", "nump
 """Submodules of the allowed modules: handed around as values they hide every later use from lint."""
 
 
+_CODEGEN_NAMES = frozenset({"__annotations__", "__dataclass_fields__"})
+_CODEGEN_WHY = ("dataclasses pastes field names into source text it exec()s, so a field name set by hand runs as code "
+                "(red team s20)")
+
+
+def _class_codegen(pf: ParsedFile) -> Iterator[Hit]:
+    """Ways to give a class field names that are not identifiers, or a class lint cannot read: the names above as
+    strings (``type("C", (), {"__annotations__": {...}})``), ``type`` called with a namespace, a metaclass (its
+    ``__new__``/``__prepare__`` rewrite the class body). Red team s20: a dataclass field "name" that was code ran
+    in the candidate's process; the sandbox refuses such classes too (``runtime.sandbox._guard``)."""
+    for node in pf.nodes(ast.Constant):
+        if isinstance(node.value, str) and node.value in _CODEGEN_NAMES:
+            yield at(node, f"the string `{node.value!r}` is not allowed in a kernel file: {_CODEGEN_WHY}")
+    for call in pf.nodes(ast.Call):
+        if isinstance(call.func, ast.Name) and call.func.id == "type" and len(call.args) + len(call.keywords) > 1:
+            yield at(call, "`type(name, bases, namespace)` makes a class lint cannot read (its namespace is data, "
+                     f"e.g. field names for dataclasses); write a `class` statement - {_CODEGEN_WHY}")
+    for cls in pf.nodes(ast.ClassDef):
+        for kw in cls.keywords:
+            if kw.arg == "metaclass":
+                yield at(kw, f"a metaclass on `{cls.name}` rewrites the class body where lint cannot see it; a kernel "
+                         "file needs plain classes")
+
+
 def _banned_name(full: str) -> str | None:
     parts = full.split(".")
     root = parts[0]
@@ -386,8 +410,11 @@ def pf02_banned_calls(ctx: LintContext) -> Iterator[Hit]:
     for node in pf.nodes(ast.Name):
         if node.id in ("__builtins__", "__loader__", "__spec__", "__file__", "__cached__"):  # where it runs from (A9e)
             yield at(node, f"`{node.id}` is not allowed in a kernel file")
+        elif node.id in _CODEGEN_NAMES:
+            yield at(node, f"`{node.id}` is not allowed in a kernel file: {_CODEGEN_WHY}")
         elif isinstance(node.ctx, ast.Load) and pf.aliases.get(node.id, "") and _banned_name(pf.aliases[node.id]):
             yield at(node, f"`{node.id}` (= `{pf.aliases[node.id]}`) is not allowed in a kernel file")
+    yield from _class_codegen(pf)
     roots = _module_roots(pf)
     for kind in (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete):
         for node in pf.by_type.get(kind, []):
@@ -501,6 +528,14 @@ options, thread counts, the caller's autograd/determinism mode (red team s17: ``
 AttributeError`` tells an Ascend host from the sandbox), and ``torch_npu`` itself (red team s19: ``try: import
 torch_npu / except ImportError: torch_npu = None`` and a wrapper branching on ``torch_npu is None``)."""
 _PROBE_MSG = "a kernel file does not probe its environment: it computes one way wherever it runs"
+_SWALLOWING_HOOKS = {
+    "__del__": "Python prints what a finalizer raises and carries on - red team s20: a 4.5 GiB np.empty in "
+               "`__del__` told the sandbox's address-space limit from a user's host",
+    "__getattr__": "it runs when an attribute lookup raises AttributeError, a property's included",
+    "__getattribute__": "it decides what every attribute lookup raises",
+    "__length_hint__": "list() and friends drop the TypeError it raises",
+}
+"""Special methods Python calls in a way that hides the exception raised in (or before) them."""
 _IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError"}
 
 
@@ -549,6 +584,9 @@ def _environment_probes(pf: ParsedFile) -> Iterator[Hit]:
     for fn in pf.nodes(ast.FunctionDef):
         if fn.name in ("__exit__", "__aexit__") and isinstance(pf.parents.get(fn), ast.ClassDef):
             yield at(fn, f"a context manager (`{fn.name}`) can swallow exceptions; {_PROBE_MSG}")
+        elif fn.name in _SWALLOWING_HOOKS and isinstance(pf.parents.get(fn), ast.ClassDef):
+            yield at(fn, f"`{fn.name}` swallows exceptions ({_SWALLOWING_HOOKS[fn.name]}): with it a kernel file asks "
+                     f"whether code raises here; {_PROBE_MSG}")
 
 
 @check("PF04")

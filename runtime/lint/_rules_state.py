@@ -20,6 +20,16 @@ for counters:
   class: ``C.hits += 1``) or of a call (``type(self).n = 1``), no mutating method (``append``, ``update``, ...),
   ``next()``, ``out=`` or ``np.copyto`` on such a name; no attribute read on a module-level function (function
   attributes, the JIT object's internals);
+- **attributes are set only on a fresh instance**: ``self.<name> = ...`` in the ``__init__``/``__post_init__`` of a
+  class of the file, nothing else (``tiles = _Tiles; tiles.seen += 1``, ``cls.calls += 1`` in a classmethod,
+  ``info = np.finfo(np.float16); info.machep -= 1`` - numpy caches that object - and ``C.__init__(C)`` keep a
+  counter in an object that outlives the call through a name the function binds: red team s20); ``setattr`` and
+  ``delattr`` likewise, and ``X.__init__`` only as ``super().__init__``;
+- no read of **the toolchain's option state** (``pypto.get_*``: ``get_global_config``, ``get_vec_tile_shapes``,
+  ``get_options_tree``, ``get_current_scope``, ``get_last_function`` ...): a wrapper that sets an option and reads
+  it back on its next call counts its calls in the framework's own scope (red team s20);
+- **one kernel cache** per file, filled by one function: each cache tells its function one bit per key (was it
+  stored before), two chained caches count to three (red team s20: wrong from the third call with the same input);
 - **default arguments** are immutable or functions;
 - no **memoizing decorator** (``functools.cache``/``lru_cache``/``cached_property``: a cache is state, and a
   cached function returning a list is a counter) and no call into **library-global state**: numpy's legacy
@@ -360,10 +370,84 @@ def _body_nodes(fn: ast.AST, pf: ParsedFile) -> list[ast.AST]:
     return [n for n in pf.fn_nodes.get(fn, []) if pf.enclosing_fn.get(n) is fn]
 
 
+_INIT_METHODS = ("__init__", "__post_init__")
+
+
+def _fresh_self(fn: ast.AST, pf: ParsedFile) -> str | None:
+    """The instance parameter of ``fn`` when it is the ``__init__``/``__post_init__`` of a class of the file (the one
+    place an attribute may be set: on the instance being made), else None."""
+    if not isinstance(fn, ast.FunctionDef) or fn.name not in _INIT_METHODS:
+        return None
+    if not isinstance(pf.parents.get(fn), ast.ClassDef) or any(
+            pf.name(d.func if isinstance(d, ast.Call) else d).split(".")[-1] in ("classmethod", "staticmethod")
+            for d in fn.decorator_list):
+        return None
+    params = [*fn.args.posonlyargs, *fn.args.args]
+    return params[0].arg if params else None
+
+
+def _attribute_writes(fn: ast.AST, pf: ParsedFile, label: str) -> Iterator[Hit]:
+    """Attributes set anywhere but on the instance an ``__init__`` makes (see the module docstring; red team s20:
+    a class attribute, a classmethod's ``cls``, numpy's cached ``np.finfo`` object, each reached through a name the
+    function binds, counted the calls)."""
+    own = _fresh_self(fn, pf)
+    for n in _body_nodes(fn, pf):
+        if isinstance(n, ast.Attribute) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            if not (isinstance(n.value, ast.Name) and n.value.id == own):
+                yield at(n, f"`{label}` sets attribute `{ast.unparse(n)[:60]}`: an object reached from a call can "
+                            "outlive it (a class, numpy's cached objects) - set attributes only as `self.<name> = "
+                            "...` in `__init__`")
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("setattr", "delattr"):
+            target = n.args[0] if n.args else None
+            if not (isinstance(target, ast.Name) and target.id == own):
+                yield at(n, f"`{label}` calls `{n.func.id}(...)`: set attributes only as `self.<name> = ...` in "
+                            "`__init__` (other objects can outlive the call)")
+        elif isinstance(n, ast.Attribute) and n.attr in _INIT_METHODS and not (
+                isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Name) and n.value.func.id == "super"):
+            yield at(n, f"`{label}` reaches `{ast.unparse(n)[:60]}`: an `__init__` called on an existing object (a "
+                        "class) sets state that outlives the call; only `super().__init__(...)` is allowed")
+
+
+def _option_reads(pf: ParsedFile) -> Iterator[Hit]:
+    """``pypto.get_*`` anywhere in the file: the toolchain's option scope outlives a call, so reading it back is a
+    counter (red team s20: ``get_global_config``/``set_global_config``, ``get_options_tree`` after
+    ``set_semantic_label``). Kernels set options; none needs to read them."""
+    if "pypto" not in pf.source:
+        return
+    from runtime.lint._rules_security import _api_roots
+
+    roots = _api_roots(pf)
+    for node in pf.nodes(ast.Attribute):
+        full = pf.name(node) or ""
+        if node.attr.startswith("get_") and full.split(".")[0] in roots:
+            yield at(node, f"`{full}` reads the toolchain's option state, which outlives a call (a wrapper that sets "
+                           "an option and reads it back counts its calls): set options, never read them")
+
+
+def _one_cache(pf: ParsedFile, b: Bindings) -> Iterator[Hit]:
+    """At most one kernel cache per file, filled by one function (see the module docstring)."""
+    fillers: dict[str, set[int]] = {}
+    first: dict[str, ast.AST] = {}
+    for node in pf.nodes(ast.Subscript):
+        if id(node) in b.cache_writes and isinstance(node.value, ast.Name):
+            fn = pf.enclosing_fn.get(node)
+            fillers.setdefault(node.value.id, set()).add(id(fn))
+            first.setdefault(node.value.id, node)
+    for name in sorted(fillers, key=lambda k: first[k].lineno)[1:]:  # type: ignore[attr-defined]
+        yield at(first[name], f"a second kernel cache `{name}`: a file keeps at most one (each tells its function "
+                              "whether a key was stored before; two chained caches count calls)")
+    for name, fns in fillers.items():
+        if len(fns) > 1:
+            yield at(first[name], f"the kernel cache `{name}` is filled by {len(fns)} functions: fill it in one "
+                                  "(each filler's keys tell it what the others stored)")
+
+
 def _fn_checks(fn: ast.AST, pf: ParsedFile, b: Bindings) -> Iterator[Hit]:
     local = _local_names(fn, pf) if not isinstance(fn, ast.Lambda) else {
         p.arg for p in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]}
     label = getattr(fn, "name", "<lambda>")
+    if not isinstance(fn, ast.Lambda):
+        yield from _attribute_writes(fn, pf, label)
 
     def free_root(node: ast.AST) -> str | None:
         """The name at the root of a chain when the function does not bind it; ``"<call>"`` for a call root."""
@@ -529,6 +613,8 @@ def pf11_no_state_across_calls(ctx: LintContext) -> Iterator[Hit]:
     b = module_bindings(pf)
     yield from b.hits
     yield from _rng_checks(pf)
+    yield from _option_reads(pf)
+    yield from _one_cache(pf, b)
     cls = _Classifier(pf, b)
     for fn in _functions(pf):
         args = fn.args  # type: ignore[attr-defined]
