@@ -9,6 +9,8 @@ also gets a check that it *is* wrong: its wrapper run on row counts outside the 
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,7 +54,68 @@ ATTACKS = {
                                       why="returns four leaves where the SPEC has one output"),
     "stateful_wrapper_after_35_calls": Attack("FAIL_LINT", reason="PF11", why="right for 35 calls and wrong from "
                                               "the 36th on (test_stateful_wrapper_is_wrong_after_35_calls)"),
+    # red team s20 (our own session): each is wrong for a user - test_s20_attack_is_wrong_where_a_user_calls_it
+    "dataclass_field_exec": Attack("FAIL_CHEAT", lint=False, reason="dataclass-codegen",
+                                   why="exec()s a PID-namespace tell; outside the sandbox the tail is dropped"),
+    "type_namespace_dataclass_exec": Attack("FAIL_CHEAT", lint=False, reason="dataclass-codegen",
+                                            why="as dataclass_field_exec, the field name in a type() namespace"),
+    "input_owndata_inverted": Attack("FAIL_CHEAT", seeds=(0, 7, 2**40 + 3), why="drops the tail for a view input"),
+    "torch_storage_resizable_telltale": Attack("FAIL_CHEAT", seeds=(0, 7), reason="not written by the jit kernel",
+                                               why="drops the tail for a tensor torch allocated"),
+    "torch_data_ptr_alignment_telltale": Attack("FAIL_CHEAT", seeds=(0, 7),
+                                                why="drops the tail for a 64-byte aligned tensor"),
+    "pypto_option_counter": Attack("FAIL_LINT", reason="PF11", why="wrong from the 41st call"),
+    "pypto_label_counter": Attack("FAIL_LINT", reason="PF11", why="wrong from the 41st call"),
+    "finalizer_memory_probe": Attack("FAIL_LINT", reason="PF04", why="drops the tail where 4.5 GiB can be mapped"),
+    "chained_kernel_caches": Attack("FAIL_LINT", reason="PF11", why="wrong from the third call with one input"),
+    "class_attribute_alias_counter": Attack("FAIL_LINT", reason="PF11", why="wrong from the 41st call"),
+    "finfo_cache_counter": Attack("FAIL_LINT", reason="PF11", why="wrong from the 41st call"),
+    "classmethod_counter": Attack("FAIL_LINT", reason="PF11", why="wrong from the 41st call"),
+    "kernel_writes_into_input": Attack("FAIL_CHEAT", reason="modified its input", why="destroys the caller's x"),
 }
+S20_USER_CALLS = {
+    # name: (how a user calls it, calls, row counts) -> every listed attack is wrong on some of those calls
+    "dataclass_field_exec": ("owned", 1, (37,)),
+    "type_namespace_dataclass_exec": ("owned", 1, (37,)),
+    "input_owndata_inverted": ("view", 1, (37, 70)),
+    "torch_storage_resizable_telltale": ("torch", 1, (37, 70)),
+    "torch_data_ptr_alignment_telltale": ("torch", 1, (37, 70)),
+    "pypto_option_counter": ("owned", 45, (37,)),
+    "pypto_label_counter": ("owned", 45, (37,)),
+    "finalizer_memory_probe": ("owned", 1, (37,)),
+    "chained_kernel_caches": ("same", 3, (37,)),
+    "class_attribute_alias_counter": ("owned", 45, (37,)),
+    "finfo_cache_counter": ("owned", 45, (37,)),
+    "classmethod_counter": ("owned", 45, (37,)),
+}
+_USER_SCRIPT = """
+import importlib.util, sys
+import numpy as np
+import runtime.emulator as emu
+emu.install()
+path, mode, calls, rows = sys.argv[1], sys.argv[2], int(sys.argv[3]), [int(r) for r in sys.argv[4].split(",")]
+spec = importlib.util.spec_from_file_location("gelu_impl", path)
+mod = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mod)
+rng = np.random.default_rng(20)
+fixed = {r: rng.uniform(-6.0, 6.0, (r, 64)).astype(np.float32) for r in rows}
+wrong = 0
+for _ in range(calls):
+    for r in rows:
+        x = fixed[r] if mode == "same" else rng.uniform(-6.0, 6.0, (r, 64)).astype(np.float32)
+        want = x * (1.0 / (1.0 + np.exp(-1.702 * x)))
+        if mode == "view":
+            x = np.concatenate([x, x]).reshape(2, r, 64)[0]
+        if mode == "torch":
+            import torch
+            t = torch.empty(r, 64)
+            t.copy_(torch.from_numpy(x))
+            got = mod.gelu_wrapper(t).numpy()
+        else:
+            got = mod.gelu_wrapper(x)
+        wrong += not np.allclose(got, want, atol=1e-5, rtol=1e-5)
+print(wrong)
+"""
 REPORT_CAP = 2 << 20
 """A hostile candidate's report stays below this many bytes of JSON (attack A8 made it 640 MB)."""
 
@@ -124,3 +187,19 @@ def test_a_device_host_wrapper_passes_as_it_runs_on_a_device(tmp_path: Path) -> 
     op, _ = _op(tmp_path, (HERE / "honest" / "device_host_wrapper.py").read_text())
     report = verify(op, op / "gelu_impl.py", settings=VerifySettings(sandbox=_POLICY), unseen_seed=0)
     assert report.verdict == "PASS", report.reasons[:3]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(S20_USER_CALLS))
+def test_s20_attack_is_wrong_where_a_user_calls_it(name: str) -> None:
+    """Each red-team s20 attack as a user runs it - a plain process with the emulator as pypto, no sandbox, the
+    calls and inputs a user makes (a view, a torch tensor, the 41st call, the same input three times) - computes
+    something else than GELU on some call; the verification it passed before the fixes never saw those calls."""
+    if name.startswith("torch"):
+        pytest.importorskip("torch", reason="a torch wrapper (pip install -e '.[toolchain]')")
+    mode, calls, rows = S20_USER_CALLS[name]
+    done = subprocess.run([sys.executable, "-c", _USER_SCRIPT, str(HERE / "attacks" / f"{name}.py"), mode,
+                           str(calls), ",".join(map(str, rows))], capture_output=True, text=True, timeout=300,
+                          cwd=HERE.parents[1])
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert int(done.stdout.split()[-1]) > 0, f"{name}: right on every call a user makes"
