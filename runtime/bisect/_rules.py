@@ -1027,9 +1027,14 @@ def call_arguments(tree: ast.AST, fn: ast.FunctionDef, param: str) -> list[tuple
     if param not in names:
         return []
     idx = names.index(param)
+    # a call through a local bound to the function (``kernel = my_kernel_fp32`` in one branch, then ``kernel(...)``:
+    # a wrapper that dispatches on dtype) is a call of it too
+    aliases = {t.id for a in ast.walk(tree) if isinstance(a, ast.Assign)
+               and ast.unparse(a.value).rsplit(".", 1)[-1] == fn.name for t in a.targets if isinstance(t, ast.Name)}
     out: list[tuple[ast.expr, int]] = []
     for call in ast.walk(tree):
-        if isinstance(call, ast.Call) and ast.unparse(call.func).rsplit(".", 1)[-1] == fn.name:
+        if isinstance(call, ast.Call) and (ast.unparse(call.func).rsplit(".", 1)[-1] == fn.name
+                                           or (isinstance(call.func, ast.Name) and call.func.id in aliases)):
             arg = call.args[idx] if idx < len(call.args) else next(
                 (k.value for k in call.keywords if k.arg == param), None)
             if arg is not None:

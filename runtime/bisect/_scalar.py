@@ -21,6 +21,7 @@ from runtime.bisect._analyzer import GOOD, Analyzer
 from runtime.bisect._parse import parse_source
 from runtime.bisect._records import Rec
 from runtime.bisect._repair import _golden_slice, _value_of
+from runtime.bisect._rules import call_arguments
 
 __all__ = ["wrapper_scalar"]
 
@@ -87,30 +88,24 @@ def _constant(op: str, x: np.ndarray, y: np.ndarray, atol: float, rtol: float) -
 
 
 def _argument_line(tree: ast.AST, kernel: ast.FunctionDef, param: str) -> int | None:
-    """The host line that computes the argument a call of ``kernel`` passes for ``param``: the last assignment of
-    the argument's name before the call in the calling function, or the call's line for an expression."""
-    names = [a.arg for a in kernel.args.args]
-    if param not in names:
-        return None
-    pos = names.index(param)
+    """The host line that computes the argument a call of ``kernel`` passes for ``param`` (also through a local bound
+    to the kernel, and through a ``float(...)`` / ``int(...)`` conversion): the last assignment of the argument's
+    name before the call in the calling function, or the call's line when the argument is computed there; None for
+    a parameter of the wrapper passed through (the caller's number, not the wrapper's)."""
     for fn in ast.walk(tree):
         if not isinstance(fn, ast.FunctionDef) or fn is kernel:
             continue
-        for call in ast.walk(fn):
-            if not (isinstance(call, ast.Call) and ast.unparse(call.func).rsplit(".", 1)[-1] == kernel.name):
-                continue
-            arg = next((k.value for k in call.keywords if k.arg == param), None)
-            if arg is None and pos < len(call.args) and not any(isinstance(a, ast.Starred) for a in call.args):
-                arg = call.args[pos]
-            if arg is None:
-                continue
+        for arg, line in call_arguments(fn, kernel, param):
+            while isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name) \
+                    and arg.func.id in ("float", "int", "bool") and len(arg.args) == 1:
+                arg = arg.args[0]
             if isinstance(arg, ast.Name):
-                defs = [s for s in ast.walk(fn) if isinstance(s, ast.Assign) and s.lineno < call.lineno
+                defs = [s for s in ast.walk(fn) if isinstance(s, ast.Assign) and s.lineno < line
                         and any(isinstance(t, ast.Name) and t.id == arg.id for t in s.targets)]
                 if defs:
                     return max(defs, key=lambda s: s.lineno).lineno
-                continue  # a parameter of the wrapper passed through: the caller's number, not the wrapper's
-            return call.lineno
+                continue
+            return line
     return None
 
 

@@ -21,6 +21,7 @@ Each was a late or missed line on a real gym kernel (``bench/bisect_gym_corpus.m
 
 from __future__ import annotations
 
+import ast
 import shutil
 from pathlib import Path
 
@@ -271,6 +272,42 @@ def test_a_kernel_line_applying_the_wrong_scalar_parameter_stays_named(tmp_path:
                             "mg = pypto.mul")
     rep = bisect(op_dir, "ema_impl.py", golden_cache=golden_cache)
     assert rep.first_divergence is not None and rep.first_divergence.line == line, (rep.summary, rep.evidence)
+
+
+DISPATCH = '''\
+import pypto
+
+
+@pypto.frontend.jit
+def k_bf16(w: pypto.Tensor([8], pypto.DT_BF16), out: pypto.Tensor([8], pypto.DT_BF16), a: float, b: float):
+    pass
+
+
+@pypto.frontend.jit
+def k_fp32(w: pypto.Tensor([8], pypto.DT_FP32), out: pypto.Tensor([8], pypto.DT_FP32), a: float, b: float):
+    pass
+
+
+def wrapper(w, beta, bf16):
+    one_m_b = 1.0 - beta
+    if bf16:
+        kernel = k_bf16
+    else:
+        kernel = k_fp32
+    out = w.copy()
+    kernel(w, out, float(beta), float(one_m_b))
+    return out
+'''
+
+
+def test_the_wrapper_line_of_a_scalar_argument_through_a_dispatch_alias_and_a_conversion() -> None:
+    from runtime.bisect._parse import parse_source
+    from runtime.bisect._scalar import _argument_line
+
+    tree = parse_source(DISPATCH)
+    kdef = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "k_fp32")
+    assert _argument_line(tree, kdef, "b") == _line(DISPATCH, "one_m_b = 1.0 - beta")
+    assert _argument_line(tree, kdef, "a") is None  # the wrapper's own parameter, passed through
 
 
 def test_the_right_ema_names_nothing(golden_cache: dict) -> None:
