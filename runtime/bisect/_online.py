@@ -69,17 +69,29 @@ def _softmax_inputs(g: Golden) -> list[tuple[str, str]]:
 
 def _tiling(an: Analyzer, x: str) -> tuple[str, int] | None:
     """(loop, T): kernel values matching golden ``x`` cover ``T`` of its ``N`` columns, at column offset ``T``
-    times the index of ``loop`` in every execution, over at least two iterations."""
+    times the index of ``loop`` in every execution, over at least two iterations; or ``(loop, N)`` when they cover
+    the whole row in iteration 0 of a loop that ran once."""
     n = an.g.arrays[x].shape[-1]
     seen: list[tuple[int, int, dict[str, int]]] = []
+    whole: list[dict[str, int]] = []
     for r in an.recs:
         if an.status.get(r.seq) not in ("match", "input") or an.matched.get(r.seq, ("",))[0] != x:
             continue
         bs, reg = r.bshape, an.matched[r.seq][1]
-        if not bs or not reg or bs[-1] >= n:
+        if not bs or not reg:
+            continue
+        if bs[-1] >= n:
+            if int(reg[-1]) == 0:
+                whole.append(dict(r.iteration))
             continue
         seen.append((int(bs[-1]), int(reg[-1]), dict(r.iteration)))
     if not seen:
+        # the whole row in one tile, in a pypto.loop that ran once (the one-tile case of a tiled kernel: what its
+        # running state starts from is tile 0's own values, the derived tile_*@0 - the unnormalised exp(X - M) @ V
+        # has no golden of its own otherwise)
+        for loop in dict.fromkeys(k for it in whole for k in it):
+            if all(it.get(loop) == 0 for it in whole):
+                return loop, n
         return None
     t = max(s[0] for s in seen)
     full = [s for s in seen if s[0] == t]

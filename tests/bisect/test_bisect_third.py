@@ -13,6 +13,8 @@ Each was a late or missed line on a real gym kernel (``bench/bisect_gym_corpus.m
   with (``lstm_h_rounded``), a ``valid_shape`` that declares a partial tile whole (``mhc_valid``), a keepdim
   reduction over the wrong axis meeting its destination (``gqa_amax_axis``);
 * a scalar the wrapper computes wrong (``adam_wrapper_b1``): the kernel line applying it was named;
+* the one-tile case of an online softmax (``gqa_single_div``: a bug in the branch only a one-tile case runs): no
+  derived goldens for a loop that ran once, not localized;
 * a running-state write that stores the tile's value instead of the update computed for it (``gqa_mid_oi``:
   ``oi[:] = o_ij``): the update's line was named, its own computation right but fed a wrong state;
 * a tile extent short of the loop's step (``lstm_unroll_tile``: rows between the writes never written): an orphan
@@ -255,6 +257,29 @@ def test_a_state_write_that_drops_the_update_computed_for_it_is_named() -> None:
     # a state that is a kernel argument is an output, not running state
     w0.target = "out"
     assert _dropped_update(an(parents), n1) is None  # type: ignore[arg-type]
+
+
+def test_a_one_tile_case_of_a_tiled_softmax_gets_the_tile_goldens() -> None:
+    # gqa_single_div: the one-tile case (64 keys, tiles of 64) runs only the is_loop_begin/is_loop_end branch,
+    # ``div(o_ij, m_ij)`` where ``l_ij`` was meant; ``o_ij = exp(s - m) @ v`` had no golden (no derived goldens for a
+    # loop that ran once), so nothing between the matching scores and the output could be named
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from runtime.bisect._online import _tiling
+
+    s0 = Rec(seq=0, node=1, op="mul", file="k.py", line=10, iteration={"LOOP_S2": 0})
+    s0.valid_shape, s0.shape = [4, 8, 64], [4, 8, 64]
+    g = SimpleNamespace(arrays={"scores": np.zeros((1, 32, 1, 64), np.float32)})
+
+    def an(it: dict[str, int]) -> SimpleNamespace:
+        s0.iteration = it
+        return SimpleNamespace(g=g, recs=[s0], status={0: "match"}, matched={0: ("scores", (0, 0, 0, 0))})
+
+    assert _tiling(an({"LOOP_S2": 0}), "scores") == ("LOOP_S2", 64)  # type: ignore[arg-type]
+    assert _tiling(an({}), "scores") is None  # type: ignore[arg-type] # not in a loop: no tile to align with
+    assert _tiling(an({"LOOP_S2": 1}), "scores") is None  # type: ignore[arg-type] # a loop that ran more than once
 
 
 def test_a_scalar_the_wrapper_computes_wrong_names_the_wrapper_line(tmp_path: Path, golden_cache: dict) -> None:
