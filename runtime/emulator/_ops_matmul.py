@@ -88,7 +88,8 @@ def matmul(input: Any, mat2: Any, out_dtype: Any, *, a_trans: bool = False, b_tr
     if A.dtype in _FP8 and tr.options.npuarch != "DAV_3510":
         raise tr.error("FC3000", "When operand1 data type is DT_FP8E5M2/E4M3 or FP4_E2M1X2/E1M2X2, only DAV_3510 "
                        f"architecture is supported. (npuarch is {tr.options.npuarch}; the FP8 cube exists on the "
-                       "Ascend 950: run with --npuarch DAV_3510)", op="matmul")
+                       "Ascend 950: run with --npuarch DAV_3510, or declare `npuarch: DAV_3510` in SPEC.md for verify)",
+                       op="matmul")
     allowed = _OUT.get(A.dtype, {DataType.DT_FP16, DataType.DT_BF16, DataType.DT_FP32} | (
         {DataType.DT_INT8} if tr.options.compat == "head" else set()))
     if out_dtype not in allowed:

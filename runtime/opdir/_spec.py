@@ -194,6 +194,10 @@ class Spec(_Model):
     pypto_target: Literal["head", "0.2.0"] | None = None
     """The PyPTO version the kernels are written for (``runtime.targets``); verify checks against it. None: the
     forge.toml ``[toolchain]`` value, else the default (head)."""
+    npuarch: Literal["DAV_2201", "DAV_3510"] | None = None
+    """The Ascend architecture the kernels are written for (``pypto.platform.npuarch``: ``DAV_2201`` = A2/A3, the
+    default; ``DAV_3510`` = Ascend 950, where the FP8 cube exists). Verify runs the candidate and the device on it,
+    as ``python -m runtime.emulator --npuarch`` does for a script."""
     attrs: dict[str, Any] = Field(default_factory=dict)
     """Every other top-level key plus the typed ``attributes``: op attributes, passed to golden() as keywords it
     accepts and to the wrapper as keywords it names."""

@@ -68,6 +68,9 @@ def _unexplained(label: str, param: Any, write_only: bool) -> str:
     return f"{label} is host data (computed on the host, or memory never written): not {_KNOWN}"
 
 
+_NPUARCHS = frozenset({"DAV_2201", "DAV_3510"})
+"""the architectures a verifier may ask the device for (SPEC.md ``npuarch``; `runtime.opdir.Spec`)"""
+
 class Violation(Exception):  # noqa: N818 - the child broke the protocol: recorded, then service ends
     """The candidate's process did something the protocol does not allow."""
 
@@ -102,8 +105,12 @@ class Device:
 
         # the device decides how kernels run (never the candidate): the session defaults, bounded
         limits = request.get("limits") or {}
+        npuarch = str(request.get("npuarch") or "DAV_2201")
+        if npuarch not in _NPUARCHS:
+            raise RuntimeError(f"unknown npuarch {npuarch!r}")
         self.options = ExecOptions(limits=Limits(max_alloc_bytes=int(limits.get("max_alloc_bytes", self.budget)),
-                                                 max_steps=int(limits.get("max_steps", 50_000_000))))
+                                                 max_steps=int(limits.get("max_steps", 50_000_000))),
+                                   npuarch=npuarch)
         self.noise: Any = None
         self.run_index = -1
         self.open = False

@@ -25,6 +25,7 @@ import json
 import logging
 import math
 import os
+import re
 import signal
 import sys
 from dataclasses import dataclass, field
@@ -168,6 +169,20 @@ def _read_roots(emulator_paths: list[str]) -> list[str]:
 def _scrub(text: str, work: Path) -> str:
     """Drop the random work-directory prefix so that reports of identical runs are identical."""
     return text.replace(str(work) + os.sep, "").replace(os.path.realpath(work) + os.sep, "")
+
+
+_EXCEPTION_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)\b.*)$")
+
+
+def _last_exception(stderr_tail: str) -> str:
+    """`` (<the last exception line of stderr>)``, or "": a process that stops on an uncaught exception prints it
+    last, and "exited with code 1" alone told neither the user nor the debugger agent what stopped it (an FP8 input
+    the runner could not hand torch). Only a line shaped as an exception, truncated: the text is the candidate's."""
+    for line in reversed(stderr_tail.strip().splitlines()[-40:]):
+        m = _EXCEPTION_LINE.match(line.strip())
+        if m:
+            return f" ({m.group(1)[:240]})"
+    return ""
 
 
 def _signal_reason(sig: int, policy: SandboxPolicy) -> str:
@@ -492,8 +507,7 @@ def _read_channel(res: Any, policy: SandboxPolicy, level: Isolation, note: str, 
                 run.denied.append(d)
     if b"DONE" not in kinds:
         run.status = "crashed"
-        run.reason = f"the candidate process exited with code {rc} before finishing" + (
-            " (MemoryError)" if "MemoryError" in run.stderr_tail else "")
+        run.reason = f"the candidate process exited with code {rc} before finishing" + _last_exception(run.stderr_tail)
     return run
 
 
@@ -539,7 +553,9 @@ def _run_with_device(source: bytes, candidate_name: str, wrapper: str, cases: li
     with private_dir("tmp") as work, private_dir("tmp") as dwork:  # names like any tempfile.mkdtemp()
         dev_request = {"repo_root": str(_REPO_ROOT), "inputs_fd": shared.fd, "inputs_size": shared.size,
                        "slots": shared.table(), "cases": groups, "plan": plan, "budget_bytes": budget,
-                       "limits": {"max_alloc_bytes": budget}}
+                       "limits": {"max_alloc_bytes": budget},
+                       # the architecture the verifier chose (SPEC.md `npuarch`): the device prepares kernels for it
+                       "npuarch": str(((calling or {}).get("emulator_options") or {}).get("npuarch") or "DAV_2201")}
         request = {
             "repo_root": str(_REPO_ROOT), "emulator": emu_name, "candidate": candidate_name, "wrapper": wrapper,
             "cases": [{"name": name, "n_inputs": len(arrs)} for name, arrs in cases], "plan": plan,

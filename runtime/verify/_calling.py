@@ -59,12 +59,19 @@ def _is_torch(x: Any) -> bool:
     return type(x).__module__.split(".")[0] == "torch" and hasattr(x, "detach")
 
 
+_BY_BYTES = {"bfloat16": np.int16, "float8_e4m3fn": np.uint8, "float8_e5m2": np.uint8, "float8_e8m0fnu": np.uint8}
+"""ml_dtypes types that ``torch.from_numpy`` refuses, by the integer type of their bytes (torch has each under the
+same name). An FP8 case input (quant_batch_matmul's) crashed the sandbox runner before any call, with only "exited
+with code 1" in the report."""
+
+
 def _to_torch(a: np.ndarray) -> Any:
-    """A torch CPU tensor sharing memory with ``a`` (bf16 through an int16 view)."""
+    """A torch CPU tensor sharing memory with ``a`` (bf16 and FP8 through a view of their bytes)."""
     import torch
 
-    if a.dtype.name == "bfloat16":
-        return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
+    bits = _BY_BYTES.get(a.dtype.name)
+    if bits is not None:
+        return torch.from_numpy(a.view(bits)).view(getattr(torch, a.dtype.name))
     return torch.from_numpy(a)
 
 
@@ -78,10 +85,12 @@ def array_view(x: Any) -> np.ndarray | None:
             return None
         import torch
 
-        if t.dtype == torch.bfloat16:
+        name = str(t.dtype).removeprefix("torch.")
+        bits = _BY_BYTES.get(name)
+        if bits is not None:
             import ml_dtypes
 
-            return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+            return t.view(torch.int16 if bits is np.int16 else torch.uint8).numpy().view(getattr(ml_dtypes, name))
         try:
             return t.numpy()
         except (TypeError, RuntimeError):

@@ -266,6 +266,7 @@ def _step_load(r: _Run) -> None:
     r.report.op_name = r.spec.op_name
     try:
         r.report.pypto_target, r.report.pypto_target_source = _resolve_target(r.settings, r.op_path, r.spec)
+        r.report.npuarch = getattr(r.spec, "npuarch", None) or "DAV_2201"
     except ToolchainTargetError as exc:
         raise r.fail(f"toolchain target: {exc}") from None
 
@@ -387,7 +388,8 @@ def _step_execute(r: _Run) -> None:
         try:
             r.run = run_candidate(r.target, plan.wrapper, r.candidate_inputs, policy=settings.sandbox,
                                   calling={"kwargs": {k: r.spec.attrs[k] for k in plan.attrs}, "torch": plan.torch_io,
-                                           "emulator_options": {"compat": rep.pypto_target},
+                                           "emulator_options": {"compat": rep.pypto_target,
+                                                                "npuarch": rep.npuarch},
                                            "layouts": draw_layouts(r.seed, len(r.call_plan))},
                                   emulator=settings.emulator, plan=r.call_plan or None,
                                   device=settings.device and settings.emulator == "runtime.emulator",

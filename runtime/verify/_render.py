@@ -31,7 +31,8 @@ def render_report(report: VerifyReport) -> Any:
     style = _STYLE.get(report.verdict, "bold red")
     head = Text.assemble((report.verdict, style), f"  {safe_text(report.target, one_line=True)}",
                          f"  ({report.kind}{'' if report.module is None else f' M{report.module}'})")
-    parts: list[Any] = [head, Text(f"target toolchain: pypto {report.pypto_target} ({report.pypto_target_source})")]
+    parts: list[Any] = [head, Text(f"target toolchain: pypto {report.pypto_target} ({report.pypto_target_source})" + (
+        f", npuarch {report.npuarch} (SPEC.md)" if report.npuarch != "DAV_2201" else ""))]
     for reason in report.reasons[:20]:
         parts.append(_shown(f"  - {reason}"))
     if report.lint is not None:

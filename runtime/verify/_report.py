@@ -111,6 +111,8 @@ class VerifyReport(_M):
     """The PyPTO version the emulator followed (``runtime.targets``: head or 0.2.0)."""
     pypto_target_source: str = "default"
     """Where the target came from: ``settings``, ``SPEC.md``, a forge.toml path, or ``default``."""
+    npuarch: str = "DAV_2201"
+    """The Ascend architecture the kernels ran on (SPEC.md ``npuarch``; ``DAV_2201`` = A2/A3, the default)."""
     verdict: Verdict
     reasons: list[str] = []
     unseen_seed: int | None = None
@@ -140,6 +142,8 @@ class VerifyReport(_M):
         data = _strip(json.loads(self.model_dump_json()), VOLATILE_FIELDS)
         data.pop("sandbox", None)
         data.pop("evidence", None)  # derived from the rest
+        if data.get("npuarch") == "DAV_2201":  # the default architecture: recorded reports (which predate it) keep
+            data.pop("npuarch", None)          # their hashes
         data["hashes"] = {k: v for k, v in data.get("hashes", {}).items() if k not in TOOL_HASH_KEYS}
         return data
 
@@ -223,6 +227,8 @@ class VerifyReport(_M):
             data.pop(key, None)
         if data.get("pypto_target") == "head":  # the default target goes without saying (recorded runs predate it)
             data.pop("pypto_target", None)
+        if data.get("npuarch") == "DAV_2201":  # the default architecture too
+            data.pop("npuarch", None)
         data["hashes"] = {k: v for k, v in data.get("hashes", {}).items() if k not in TOOL_HASH_KEYS}
         for case in data.get("cases", []):
             case["leaves"] = [leaf_view(leaf) for leaf in case.get("leaves", [])]

@@ -65,11 +65,14 @@ EXPECT: dict[str, Expect] = {
                                  "index the caches) that SPEC ranges cannot express; caches of 361 MB"),
     "quant_batch_matmul": Expect(command="-m pytest -q -p no:cacheprovider test_quant_batch_matmul.py -k "
                                  "\"test_quant_batch_matmul and case0\"", flags=("--npuarch", "DAV_3510"),
-                                 verify="exited with code 1",
-                                 why="FP8 matmul needs DAV_3510; its `import torch_npu` passes lint as imported vendor "
-                                 "code (s19), the helpers its golden imports from the impl's package are copied into "
-                                 "golden.py (s20); the sandbox's calling layer does not hand the wrapper FP8 torch "
-                                 "tensors yet"),
+                                 verify="computed on the host",
+                                 why="FP8 matmul needs DAV_3510 (SPEC.md `npuarch`, written by the import from "
+                                 "--npuarch, s20); its `import torch_npu` passes lint as imported vendor code (s19), "
+                                 "the helpers its golden imports from the impl's package are copied into golden.py "
+                                 "(s20); every case then matches exactly, and verify says FAIL_CHEAT: the wrapper "
+                                 "reads the scale tensors on the host (`compute_combined_scale`) and passes the "
+                                 "product into the kernel as a scalar - host computation on input values, refused by "
+                                 "design (docs/verification.md)"),
     "llada2_gate_select": Expect(verify="topk_ids", why="on 6 of 8 unseen seeds one top-k index departs: near-ties "
                                  "flip between the kernel's scores (bf16 chain kept in fp32 on A2/A3) and the torch "
                                  "golden's per-op bf16; index outputs are compared exactly (a tie-aware comparison "

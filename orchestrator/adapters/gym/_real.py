@@ -108,6 +108,17 @@ def _vendor_imports(path: Path, root: Path) -> list[str]:
     return out
 
 
+def _flag_value(flags: tuple[str, ...], name: str) -> str | None:
+    """The value of ``name`` among runner flags (``--npuarch DAV_3510`` or ``--npuarch=DAV_3510``), the last wins."""
+    got = None
+    for i, f in enumerate(flags):
+        if f == name and i + 1 < len(flags):
+            got = flags[i + 1]
+        elif f.startswith(name + "="):
+            got = f.split("=", 1)[1]
+    return got
+
+
 def import_real(gym: GymOp, timeout: float, flags: tuple[str, ...] = ()
                 ) -> tuple[Mapping, dict[str, str], list[str], tuple[int | None, str]]:
     """(the mapping, {file name: text} to write, extra unmapped lines, (the test's exit status, output tail))."""
@@ -141,6 +152,11 @@ def import_real(gym: GymOp, timeout: float, flags: tuple[str, ...] = ()
     extra += _vendor_imports(mapping.entry_file, gym.root)
     spec = dict(mapping.spec)
     spec["imported"] = {"source": f"{gym.root.name}: {gym.describe()}", "tuned": True}
+    arch = _flag_value(flags, "--npuarch")
+    if arch is not None and arch != "DAV_2201":
+        spec["npuarch"] = arch  # the device the test was run for (quant_batch_matmul's FP8 cube: the 950)
+        mapping.notes.append(f"SPEC.md declares `npuarch: {arch}`: the gym test ran with --npuarch {arch}, and verify "
+                             "runs the kernels on that architecture")
     files = {"golden.py": _golden_header(mapping) + g_src.rstrip() + "\n" + mapping.adapter,
              f"{gym.name}_impl.py": impl_src.rstrip() + "\n" + mapping.wrapper}
     mapping.spec = spec
