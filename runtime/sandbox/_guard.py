@@ -215,9 +215,25 @@ def install_codegen_guard(record: list[str] | None = None) -> None:
     import dataclasses
 
     original = dataclasses._process_class  # type: ignore[attr-defined]
+    here = os.path.realpath(dataclasses.__file__)
+    libraries = tuple(sorted({os.path.join(os.path.realpath(p), "") for p in (
+        sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, *sys.path) if p and (
+        "site-packages" in p or "dist-packages" in p or os.path.realpath(p).startswith(
+            os.path.realpath(sys.base_prefix)))}))
+
+    def from_a_library() -> bool:
+        """Whether the code that asked for the dataclass is a library's (torch defines dataclasses with its own
+        metaclass when the candidate imports it): the first frame outside ``dataclasses`` lives in the Python
+        installation or site-packages. The candidate's file and the work directory never do."""
+        f = sys._getframe(2)
+        while f is not None and os.path.realpath(f.f_code.co_filename) == here:
+            f = f.f_back
+        if f is None:
+            return False
+        return os.path.realpath(f.f_code.co_filename).startswith(libraries)
 
     def checked(cls: object, *args: object, **kwargs: object) -> object:
-        problem = _dataclass_problem(cls)
+        problem = None if from_a_library() else _dataclass_problem(cls)
         if problem is not None:
             line = f"dataclass-codegen {problem}"
             if record is not None and len(record) < 200:

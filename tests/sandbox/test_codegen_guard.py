@@ -52,3 +52,43 @@ def test_metaclasses_dict_subclasses_and_forged_base_fields_are_refused() -> Non
     assert "metaclass" in str(_dataclass_problem(WithMeta))
     assert "plain dict" in str(_dataclass_problem(odd))
     assert "hand-made" in str(_dataclass_problem(child))
+
+
+def test_a_library_may_define_dataclasses_with_its_own_metaclass_under_the_guard() -> None:
+    """Found by the gym tests (session 20): a torch wrapper imports torch inside the sandbox, after the guard is
+    installed, and torch defines dataclasses whose metaclass is its own (``OpaqueBaseMeta``) - every torch wrapper got
+    FAIL_CHEAT. The guard applies to what the candidate asks for, not to a library's classes; the candidate's own
+    metaclass dataclass is still refused. In a child process: the guard patches ``dataclasses`` for good."""
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent('''
+        import dataclasses, importlib.util, os, sys, tempfile
+        from runtime.sandbox._guard import install_codegen_guard
+        record = []
+        install_codegen_guard(record)
+        # a library module (under site-packages) defining a dataclass with a metaclass of its own
+        site = next(p for p in sys.path if p.endswith("site-packages"))
+        lib = os.path.join(site, "_pto_forge_guard_probe_lib.py")
+        with open(lib, "w") as f:
+            f.write("import dataclasses\\nclass Meta(type): pass\\n@dataclasses.dataclass\\nclass C(metaclass=Meta):\\n    x: int = 1\\n")
+        try:
+            import _pto_forge_guard_probe_lib as m
+            assert m.C().x == 1 and record == [], record
+        finally:
+            os.remove(lib)
+        class Meta(type): pass
+        try:
+            @dataclasses.dataclass
+            class Mine(metaclass=Meta):
+                x: int = 1
+        except PermissionError:
+            print("refused", record)
+        else:
+            print("allowed")
+    ''')
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                       cwd=str(__import__("pathlib").Path(__file__).resolve().parents[2]))
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.startswith("refused") and "metaclass Meta" in r.stdout, r.stdout
