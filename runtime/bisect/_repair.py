@@ -632,7 +632,7 @@ def confirm_pairings(an: Analyzer, run: Callable[[Callable[[Any, Any, tuple, int
                     if an.status.get(c.seq) in BAD and an.paired.get(c.node) is None \
                             and _observed_golden(an, c) is not None:
                         down.append(c)
-                    elif c.is_write and an.status.get(c.seq) in GOOD and an.paired.get(c.node) is None \
+                    elif c.is_write and an.status.get(c.seq) in GOOD and (c.node is None or c.node not in an.paired) \
                             and c.seq in an.matched and an.target_golden(c) is not None:
                         right.append(c)
         if not down and not right:

@@ -269,30 +269,30 @@ def coverage_gap(an: Analyzer, outputs: dict[str, np.ndarray]) -> tuple[dict[str
                 or first[a] >= w.offsets[a] + (tile(w) or [0] * g.ndim)[a] for w in ws)), None)
             holes = _holes(an, culprit, first, tile(culprit)) if axis is None else None
             if holes is not None:
-                a, step, ext = holes
-                at = _extent_source(an, culprit, a, ext)
-                notes.append(f"the writes at line {culprit.line} advance along axis {a} by {step} per trip while each "
-                             f"writes {ext}: the rows between them are never written"
-                             + (f"; the tile's extent on that axis is computed at line {at[0]} ({at[1]!r})"
-                                if at is not None else ""))
-                if at is not None:
-                    culprit = Rec(seq=-1, node=None, op="extent", file=culprit.file, line=at[0],
+                h_axis, h_step, h_ext = holes
+                ext_at = _extent_source(an, culprit, h_axis, h_ext)
+                notes.append(f"the writes at line {culprit.line} advance along axis {h_axis} by {h_step} per trip while each "
+                             f"writes {h_ext}: the rows between them are never written"
+                             + (f"; the tile's extent on that axis is computed at line {ext_at[0]} ({ext_at[1]!r})"
+                                if ext_at is not None else ""))
+                if ext_at is not None:
+                    culprit = Rec(seq=-1, node=None, op="extent", file=culprit.file, line=ext_at[0],
                                   iteration=dict(culprit.iteration))
                 return counts, culprit, notes
             loop = _driving_loop(an.source, culprit, axis) if axis is not None else None
             if loop is not None and axis is not None and loop.line is not None:
                 w_last = culprit
-                step = _short_step(an, w_last, axis, tile(w_last))
-                at = _step_source(an.source, w_last, axis, loop.line) if step is not None else None
-                if step is not None and at is not None:
+                overlap = _short_step(an, w_last, axis, tile(w_last))
+                offset_line = _step_source(an.source, w_last, axis, loop.line) if overlap is not None else None
+                if overlap is not None and offset_line is not None:
                     # the writes overlap: the loop runs its trips, but each advances the offset by less than a tile
                     # (``n_off = n_blk`` for ``n_blk * N_TILE``), so the last trip ends short of the extent
-                    notes.append(f"the writes at line {w_last.line} advance along axis {axis} by {step[0]} per trip "
-                                 f"of the loop at line {loop.line} while each writes {step[1]}: they overlap and stop "
-                                 f"before index {first[axis]}; the offset is computed from the loop index at line {at}")
-                    culprit = Rec(seq=-1, node=None, op="offset", file=w_last.file, line=at,
+                    notes.append(f"the writes at line {w_last.line} advance along axis {axis} by {overlap[0]} per trip "
+                                 f"of the loop at line {loop.line} while each writes {overlap[1]}: they overlap and stop "
+                                 f"before index {first[axis]}; the offset is computed from the loop index at line {offset_line}")
+                    culprit = Rec(seq=-1, node=None, op="offset", file=w_last.file, line=offset_line,
                                   iteration=dict(w_last.iteration))
-                    if at == w_last.line:
+                    if offset_line == w_last.line:
                         culprit = w_last
                         an.status[w_last.seq] = "misplaced"
                 else:
@@ -1187,7 +1187,8 @@ def static_dtype_source(source: str | None, error_line: int | None, message: str
                 rounded[name] = (n.lineno, arg.id)
     if not rounded:
         return None
-    frontier, seen = [(x, start.lineno) for x in sorted(_names(start))], set()
+    frontier = [(x, start.lineno) for x in sorted(_names(start))]
+    seen: set[tuple[str, int]] = set()
     while frontier:
         name, before = frontier.pop(0)
         if (name, before) in seen or len(seen) > 200:
@@ -1271,7 +1272,8 @@ def static_extent_source(source: str | None, error_line: int | None, message: st
     w = _written_value(start)
     if w is None:
         return None
-    frontier, seen = [(x, start.lineno) for x in sorted(_names(w[1]))], set()
+    frontier = [(x, start.lineno) for x in sorted(_names(w[1]))]
+    seen: set[tuple[str, int]] = set()
     while frontier:
         name, before = frontier.pop(0)
         if (name, before) in seen or len(seen) > 200:
