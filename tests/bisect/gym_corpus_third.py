@@ -15,7 +15,7 @@ what is still missed, so it prefers what the two do not cover:
 
 Same format and helpers as ``gym_corpus`` (``GymBug``, ``import_op``, ``materialize``); line numbers are the vendor
 files' (``gym_corpus.OPS``). ``bench/bisect_gym_corpus.py --corpus third`` scores them. gated_delta_rule is not in
-it: as imported, verify cannot launch its kernel (EMU_RUNTIME at the wrapper's call, every case), and
+it: as imported, verify refuses its wrapper's host-computed ``g_cum_in`` (FAIL_CHEAT: host data), and
 bn_training_reduce does not import (its gym test computes the reference inline).
 """
 
