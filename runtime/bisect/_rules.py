@@ -1138,6 +1138,24 @@ def _written_value(node: ast.AST) -> tuple[str, ast.expr] | None:
     return None
 
 
+def _failing_statement(source: str, error_line: int) -> tuple[ast.FunctionDef, list[ast.stmt], ast.stmt] | None:
+    """(the function enclosing ``error_line``, its simple statements, the innermost one spanning that line) of a
+    kernel source that raised, or None when the source does not parse or no statement spans the line."""
+    try:
+        tree = parse_source(source)
+    except (SyntaxError, ValueError):
+        return None
+    fn = _enclosing_function(tree, error_line)
+    if fn is None:
+        return None
+    stmts = [n for n in ast.walk(fn) if isinstance(n, ast.stmt) and not isinstance(
+        n, ast.FunctionDef | ast.For | ast.If | ast.While | ast.With)]
+    failing = [n for n in stmts if n.lineno <= error_line <= (n.end_lineno or n.lineno)]
+    if not failing:
+        return None
+    return fn, stmts, min(failing, key=lambda n: (n.end_lineno or n.lineno) - n.lineno)
+
+
 def static_dtype_source(source: str | None, error_line: int | None, message: str) -> tuple[int, str] | None:
     """For a kernel that raised on mismatched dtypes: the statement, upstream of the failing line, where the odd
     dtype was chosen, and why (kernel source parsed, never run); None when the source does not say.
@@ -1152,19 +1170,10 @@ def static_dtype_source(source: str | None, error_line: int | None, message: str
     """
     if not source or error_line is None or "dtype" not in (message or "").lower():
         return None
-    try:
-        tree = parse_source(source)
-    except (SyntaxError, ValueError):
+    got = _failing_statement(source, error_line)
+    if got is None:
         return None
-    fn = _enclosing_function(tree, error_line)
-    if fn is None:
-        return None
-    stmts = [n for n in ast.walk(fn) if isinstance(n, ast.stmt) and not isinstance(
-        n, ast.FunctionDef | ast.For | ast.If | ast.While | ast.With)]
-    failing = [n for n in stmts if n.lineno <= error_line <= (n.end_lineno or n.lineno)]
-    if not failing:
-        return None
-    start = min(failing, key=lambda n: (n.end_lineno or n.lineno) - n.lineno)
+    fn, stmts, start = got
     writes = [(n, w) for n in stmts if (w := _written_value(n)) is not None]
     params = {a.arg for a in fn.args.args}
     dest = _written_value(start)
@@ -1256,19 +1265,10 @@ def static_extent_source(source: str | None, error_line: int | None, message: st
     The write only carries that valid shape on."""
     if not source or error_line is None or "outside the destination extent" not in (message or ""):
         return None
-    try:
-        tree = parse_source(source)
-    except (SyntaxError, ValueError):
+    got = _failing_statement(source, error_line)
+    if got is None:
         return None
-    fn = _enclosing_function(tree, error_line)
-    if fn is None:
-        return None
-    stmts = [n for n in ast.walk(fn) if isinstance(n, ast.stmt) and not isinstance(
-        n, ast.FunctionDef | ast.For | ast.If | ast.While | ast.With)]
-    failing = [n for n in stmts if n.lineno <= error_line <= (n.end_lineno or n.lineno)]
-    if not failing:
-        return None
-    start = min(failing, key=lambda n: (n.end_lineno or n.lineno) - n.lineno)
+    fn, stmts, start = got
     w = _written_value(start)
     if w is None:
         return None
