@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 
@@ -1138,6 +1139,23 @@ def _written_value(node: ast.AST) -> tuple[str, ast.expr] | None:
     return None
 
 
+def _upstream(fn: ast.FunctionDef, names: Iterable[str], before: int) -> Iterator[ast.Assign]:
+    """The assignments that feed ``names`` read at line ``before``, breadth first: the last assignment of each name
+    before that line, then those of the names its value reads (at most ~200 visits)."""
+    frontier = [(x, before) for x in sorted(names)]
+    seen: set[tuple[str, int]] = set()
+    while frontier:
+        name, line = frontier.pop(0)
+        if (name, line) in seen or len(seen) > 200:
+            continue
+        seen.add((name, line))
+        a = _last_assignment(fn, name, line)
+        if a is None:
+            continue
+        yield a
+        frontier.extend((x, a.lineno) for x in sorted(_names(a.value)))
+
+
 def _failing_statement(source: str, error_line: int) -> tuple[ast.FunctionDef, list[ast.stmt], ast.stmt] | None:
     """(the function enclosing ``error_line``, its simple statements, the innermost one spanning that line) of a
     kernel source that raised, or None when the source does not parse or no statement spans the line."""
@@ -1196,23 +1214,13 @@ def static_dtype_source(source: str | None, error_line: int | None, message: str
                 rounded[name] = (n.lineno, arg.id)
     if not rounded:
         return None
-    frontier = [(x, start.lineno) for x in sorted(_names(start))]
-    seen: set[tuple[str, int]] = set()
-    while frontier:
-        name, before = frontier.pop(0)
-        if (name, before) in seen or len(seen) > 200:
-            continue
-        seen.add((name, before))
-        a = _last_assignment(fn, name, before)
-        if a is None:
-            continue
+    for a in _upstream(fn, _names(start), start.lineno):
         hit = sorted(n for n in _names(a.value) if n in rounded and rounded[n][0] < a.lineno)
         if hit and not _is_cast(a.value):
             line, orig = rounded[hit[0]]
             return a.lineno, (f"the kernel raised at line {error_line} on mixed dtypes ({message.strip()[:120]}); "
                               f"line {a.lineno} computes with {hit[0]!r}, the copy of {orig!r} rounded at line {line} "
                               f"to be written out, where {orig!r} itself was meant: rounding at the wrong step")
-        frontier.extend((x, a.lineno) for x in sorted(_names(a.value)))
     return None
 
 
@@ -1272,16 +1280,7 @@ def static_extent_source(source: str | None, error_line: int | None, message: st
     w = _written_value(start)
     if w is None:
         return None
-    frontier = [(x, start.lineno) for x in sorted(_names(w[1]))]
-    seen: set[tuple[str, int]] = set()
-    while frontier:
-        name, before = frontier.pop(0)
-        if (name, before) in seen or len(seen) > 200:
-            continue
-        seen.add((name, before))
-        a = _last_assignment(fn, name, before)
-        if a is None:
-            continue
+    for a in _upstream(fn, _names(w[1]), start.lineno):
         for call in ast.walk(a.value):
             if not isinstance(call, ast.Call):
                 continue
@@ -1298,7 +1297,6 @@ def static_extent_source(source: str | None, error_line: int | None, message: st
                                   f"valid_shape {ast.unparse(vs)} declares the whole tile valid on axis {full} "
                                   f"({ast.unparse(vs.elts[full[0]])}, the tile's own extent): the valid extent is "
                                   "wrong there, the write only carries it on")
-        frontier.extend((x, a.lineno) for x in sorted(_names(a.value)))
     return None
 
 

@@ -1,6 +1,10 @@
-"""Shared fixtures of the bisect tests: a golden-run cache (every test runs the real runtime.emulator)."""
+"""Shared fixtures of the bisect tests: a golden-run cache (every test runs the real runtime.emulator) and the
+folder the real gym operators are imported into."""
 
 from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
 
 import pytest
 
@@ -9,3 +13,16 @@ import pytest
 def golden_cache() -> dict:
     """Golden runs shared by the tests (every variant of one base op has the same golden.py and SPEC.md)."""
     return {}
+
+
+@pytest.fixture(scope="module")
+def op_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder per test module for the gym operators it imports (`gym_corpus.import_op`); skips, saying why, without
+    the gym corpus or torch."""
+    from gym_corpus import shared_gym
+
+    if shared_gym() is None:
+        pytest.skip("no gym corpus: set FORGE_SHARED to the folder holding gym/ (or keep ../shared next to the repo)")
+    if importlib.util.find_spec("torch") is None:
+        pytest.skip("torch is not installed (the gym's goldens are torch): pip install -e '.[toolchain]'")
+    return tmp_path_factory.mktemp("gym-ops")

@@ -49,17 +49,15 @@ Each case here is one of the things that surprised us on the corpus:
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
-from gym_corpus import BUGS, OPS, import_op, materialize, shared_gym
+from gym_corpus import BUGS, OPS, import_op, materialize
 
 from runtime.bisect import bisect
 
 pytestmark = pytest.mark.slow
 
-GYM = shared_gym()
 NAMED = ["mhc_exp2", "gqa_scale", "lstm_term2", "lstm_alpha", "ll_scale", "rms_mean", "rms_axis", "sig_out_col",
          "sig_tail", "as_exp2", "as_p3_sign", "lstm_rms_scale", "ll_gather_input", "gqa_alpha", "gqa_li", "gqa_oi",
          "gqa_v_offset", "mhc_col_axis", "mhc_row_axis", "mhc_col_stale", "rope_gather", "rope_sin_input",
@@ -72,14 +70,6 @@ def test_corpus_spans_enough_operators_and_kinds() -> None:
     assert {"wrong_offset", "wrong_axis", "exp_for_exp2", "stale_state", "wrong_sign", "tail_bound",
             "wrong_gather", "missing_scale"} <= {b.kind for b in BUGS}
 
-
-@pytest.fixture(scope="module")
-def op_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if GYM is None:
-        pytest.skip("no gym corpus: set FORGE_SHARED to the folder holding gym/ (or keep ../shared next to the repo)")
-    if importlib.util.find_spec("torch") is None:
-        pytest.skip("torch is not installed (the gym's goldens are torch): pip install -e '.[toolchain]'")
-    return tmp_path_factory.mktemp("gym-ops")
 
 
 @pytest.mark.parametrize("bug_id", NAMED)

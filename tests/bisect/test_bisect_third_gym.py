@@ -5,26 +5,16 @@ kernels in ``test_bisect_third.py``."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
-from gym_corpus_third import BUGS, import_op, materialize, shared_gym
+from gym_corpus_third import BUGS, import_op, materialize
 
 from runtime.bisect import bisect
 
 pytestmark = pytest.mark.slow
 
-GYM = shared_gym()
 
-
-@pytest.fixture(scope="module")
-def op_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if GYM is None:
-        pytest.skip("no gym corpus: set FORGE_SHARED to the folder holding gym/ (or keep ../shared next to the repo)")
-    if importlib.util.find_spec("torch") is None:
-        pytest.skip("torch is not installed (the gym's goldens are torch): pip install -e '.[toolchain]'")
-    return tmp_path_factory.mktemp("gym-ops-third")
 
 
 def test_third_corpus_is_other_places_than_the_first_two() -> None:
