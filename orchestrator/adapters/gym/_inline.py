@@ -24,7 +24,7 @@ from pathlib import Path
 
 from runtime import pyast
 
-__all__ = ["Closure", "closure", "inline_package_imports", "package_module"]
+__all__ = ["Closure", "closure", "inline_package_imports", "package_module", "statement_source"]
 
 _THIRD_PARTY = frozenset({"torch", "numpy", "pypto", "torch_npu", "ml_dtypes"})
 """modules golden.py may import besides the standard library (pypto: gym config dataclasses hold its dtypes)"""
@@ -92,7 +92,8 @@ def closure(tree: ast.Module, wanted: list[str]) -> Closure:
                    [w for w in wanted if w not in defs and w not in imports])
 
 
-def _lines(lines: list[str], node: ast.stmt) -> str:
+def statement_source(lines: list[str], node: ast.stmt) -> str:
+    """The source lines of a top-level statement, its decorators included."""
     first = node.decorator_list[0].lineno if getattr(node, "decorator_list", None) else node.lineno  # type: ignore[attr-defined]
     return "\n".join(lines[first - 1:node.end_lineno])
 
@@ -100,10 +101,12 @@ def _lines(lines: list[str], node: ast.stmt) -> str:
 def _module_file(module: str, src: Path) -> Path | None:
     """The file of ``module`` under the gym operator's ``src/`` folder (any prefix of it on the path), or None."""
     tail = Path(*module.split("."))
-    for cand in sorted(src.rglob(tail.name + ".py")) + sorted(src.rglob("__init__.py")):
-        rel = cand.with_suffix("") if cand.name != "__init__.py" else cand.parent
-        if rel.parts[-len(tail.parts):] == tail.parts:
+    for cand in sorted(src.rglob(tail.name + ".py")):  # a module, else a package of that name
+        if cand.with_suffix("").parts[-len(tail.parts):] == tail.parts:
             return cand
+    for cand in sorted(src.rglob(tail.name)):
+        if cand.parts[-len(tail.parts):] == tail.parts and (cand / "__init__.py").is_file():
+            return cand / "__init__.py"
     return None
 
 
@@ -138,7 +141,7 @@ def _copy(file: Path, names: list[str], taken: set[str]) -> str:
         raise _NotInlined(f"the helpers it needs from {file.name} ({', '.join(clash)}) have names golden.py binds "
                           "itself")
     lines = text.splitlines()
-    return "\n".join([_lines(lines, n) for n in c.imports] + ["", ""] + [_lines(lines, n) + "\n\n" for n in
+    return "\n".join([statement_source(lines, n) for n in c.imports] + ["", ""] + [statement_source(lines, n) + "\n\n" for n in
                                                                          c.definitions]).rstrip()
 
 

@@ -26,7 +26,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from orchestrator.adapters.gym._inline import closure, inline_package_imports, package_module
+from orchestrator.adapters.gym._inline import (
+    closure,
+    inline_package_imports,
+    package_module,
+    statement_source,
+)
 from runtime import pyast
 
 __all__ = ["Mapping", "MappingError", "map_observation"]
@@ -565,11 +570,8 @@ def golden_source(path: Path, fn: str, in_test: bool, src: Path | None = None) -
             skipped.append(f"{path.name}:{node.lineno}: the golden uses {', '.join(mods)}, which golden.py does not "
                            "import")
     lines = text.splitlines()
-    body = [lines[n.lineno - 1:n.end_lineno] for n in keep_imports] + [
-        lines[(n.decorator_list[0].lineno if getattr(n, "decorator_list", None) else n.lineno) - 1:n.end_lineno]
-        for n in needed]
-    body_src = "\n".join("\n".join(chunk) for chunk in body[:len(keep_imports)]) + "\n\n\n" + "\n\n\n".join(
-        "\n".join(chunk) for chunk in body[len(keep_imports):])
+    body_src = "\n".join(statement_source(lines, n) for n in keep_imports) + "\n\n\n" + "\n\n\n".join(
+        statement_source(lines, n) for n in needed)
     out = f"# from {path.name}: the gym test's own golden and what it uses, copied unchanged\n" + body_src + "\n"
     if src is None:
         return out, skipped, []
