@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
-__all__ = ["DEFAULT_TARGET", "TARGETS", "Target", "TargetError", "forge_toml_target", "parse_target"]
+__all__ = ["DEFAULT_TARGET", "TARGETS", "Target", "TargetError", "forge_toml_target", "op_dir_target", "parse_target"]
 
 Target = Literal["head", "0.2.0"]
 TARGETS: tuple[str, ...] = get_args(Target)
@@ -65,3 +65,14 @@ def forge_toml_target(op_dir: Path | str | None, cwd: Path | str | None = None) 
             if "pypto_target" in table:
                 return parse_target(table["pypto_target"], f"{path}: [toolchain] pypto_target"), str(path)
     return None
+
+
+def op_dir_target(op_dir: Path | str, spec: Any = None) -> tuple[Target, str]:
+    """``(target, where it came from)`` of an op dir: SPEC.md's ``pypto_target``, else forge.toml's, else the
+    default. Verify and bisect both run a kernel under it, so a bisect replays what verify saw."""
+    if getattr(spec, "pypto_target", None):
+        return parse_target(spec.pypto_target, "SPEC.md pypto_target"), "SPEC.md"
+    found = forge_toml_target(op_dir)
+    if found is not None:
+        return found
+    return DEFAULT_TARGET, "default"

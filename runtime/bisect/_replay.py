@@ -90,7 +90,7 @@ def _run_calls(calls: list[CapturedCall], inputs: list[np.ndarray],
         o = call.options
         opts = ExecOptions(out_of_bounds=o.get("out_of_bounds", "raise"), check_poison=bool(o.get("check_poison", True)),
                            poison_check=o.get("poison_check", "final"), record=hook is not None, limits=limits,
-                           on_record=hook)
+                           on_record=hook, npuarch=o.get("npuarch", "DAV_2201"))
         try:
             res = execute(program, args, opts)
         except ProgramError as exc:

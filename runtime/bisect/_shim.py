@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import dataclasses
 import functools
 import hashlib
 import importlib
@@ -65,21 +66,10 @@ def _load(spec: str) -> Any:
     return importlib.import_module(spec)
 
 
-def _preload(mod: Any) -> None:
-    """Import every submodule of the emulator package now: the sandbox's file guard goes up after this file
-    is loaded and only allows reading this folder, so a lazy import inside the emulator would be refused."""
-    import pkgutil
-
-    for info in pkgutil.walk_packages(getattr(mod, "__path__", []) or [], prefix=mod.__name__ + "."):
-        try:
-            importlib.import_module(info.name)
-        except Exception:  # noqa: BLE001 - an optional submodule that fails to import is the emulator's business
-            continue
-
-
-_REAL = _load(_CONFIG["emulator"])
-_preload(_REAL)
+_REAL = _load(_CONFIG["emulator"])  # (its folder is a read root of the sandbox: see _run._module_files)
 EmulatorError = getattr(_REAL, "EmulatorError", RuntimeError)
+if hasattr(_REAL, "Options"):
+    Options = _REAL.Options  # the runner builds the verifier's options (toolchain target, npuarch) with it
 _CHECKPOINTS = set(_CONFIG.get("checkpoints", []))
 _MAX_BYTES = int(_CONFIG.get("max_capture_bytes", 4 * 1024**3))
 
@@ -232,10 +222,9 @@ def _capture(program: Any, args: list[np.ndarray], options: Any) -> Any:
             "program": base64.b64encode(blob).decode(),
             "args": [_describe_arg(a) for a in args],
             "options": {"out_of_bounds": options.out_of_bounds, "check_poison": options.check_poison,
-                        "poison_check": options.poison_check},
+                        "poison_check": options.poison_check,
+                        "npuarch": getattr(options, "npuarch", "DAV_2201")},
         })
-    import dataclasses
-
     # the program was traced with recording on (op names, view sources: the metadata the parent needs); here
     # it only runs so the candidate's host code can continue, batched and without records
     return ex.run_in_process(program, args, dataclasses.replace(options, record=False, on_record=None))
@@ -288,7 +277,10 @@ def session(options: Any = None) -> Any:
     _S.case = case
     opts_cls = getattr(_REAL, "Options", None)
     opts = None
-    if opts_cls is not None:
+    if options is not None and dataclasses.is_dataclass(options):
+        # the verifier's options (the op dir's toolchain target, npuarch), traced with op names and view sources
+        opts = dataclasses.replace(options, record=True)
+    elif opts_cls is not None:
         try:
             opts = opts_cls(record=True)  # traced with op names and view sources
         except TypeError:

@@ -420,8 +420,16 @@ def _capture(op: Any, stage: Path, cases: list[Any], *, emulator: str, timeout: 
 def _sandbox_run(op: Any, stage: Path, plan: Any, inputs: list[tuple[str, list[np.ndarray]]], cps: list[str], *,
                  emulator: str, timeout: float) -> dict[str, CapturedRun]:
     from runtime.sandbox import SandboxError
+    from runtime.targets import TargetError, op_dir_target
 
-    calling = {"kwargs": {k: op.spec.attrs[k] for k in plan.attrs}, "torch": plan.torch_io}
+    try:
+        compat = op_dir_target(op.root, op.spec)[0]
+    except TargetError:
+        compat = None  # (verify reports a bad target; bisect runs under the default)
+    # the emulator options verify runs this op dir under: the toolchain target and the NPU architecture
+    options = {"compat": compat, "npuarch": getattr(op.spec, "npuarch", None) or "DAV_2201"}
+    calling = {"kwargs": {k: op.spec.attrs[k] for k in plan.attrs}, "torch": plan.torch_io,
+               "emulator_options": {k: v for k, v in options.items() if v is not None}}
     try:
         runs = run_captured_cases(stage, plan.wrapper, inputs, emulator=emulator, checkpoints=cps, timeout=timeout,
                                   calling=calling)

@@ -38,8 +38,8 @@ from runtime.sandbox import (
     run_candidate,
 )
 from runtime.sandbox.env_policy import candidate_hash_seed
-from runtime.targets import DEFAULT_TARGET, forge_toml_target, parse_target
 from runtime.targets import TargetError as ToolchainTargetError
+from runtime.targets import op_dir_target, parse_target
 from runtime.verify._calling import draw_layouts
 from runtime.verify._checks import Evidence, run_checks, unrepeatable_failures
 from runtime.verify._report import CaseReport, ErrorInfo, LintSection, SandboxSection, Verdict, VerifyReport
@@ -275,12 +275,7 @@ def _resolve_target(settings: VerifySettings, op_path: Path, spec: Any) -> tuple
     """(target, where it came from): the caller's setting, SPEC.md, forge.toml, or the default."""
     if settings.pypto_target is not None:
         return parse_target(settings.pypto_target, "pypto_target"), "settings"
-    if getattr(spec, "pypto_target", None):
-        return str(spec.pypto_target), "SPEC.md"
-    found = forge_toml_target(op_path)
-    if found is not None:
-        return found
-    return DEFAULT_TARGET, "default"
+    return op_dir_target(op_path, spec)
 
 
 def _step_cases(r: _Run, case: str | None) -> None:
