@@ -45,3 +45,21 @@ def test_pass_through_commands_show_the_runtime_help(command: str, module: str) 
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert f"usage: python -m {module}" in proc.stdout
+
+
+def test_building_the_command_line_loads_no_pipeline() -> None:
+    """``--help`` (and every command's argument parsing) builds the parser, which imports each subcommand module:
+    one of them importing the progress display at its top pulled in LangGraph and the whole pipeline, and
+    `python -m orchestrator --help` took 4-8 s (session 21). Commands import what they run when they run."""
+    code = ("import sys; from orchestrator.cli.main import build_parser; build_parser(); "
+            "print(sorted(m for m in ('langgraph', 'orchestrator.ui.progress', 'runtime.opdir', 'torch') "
+            "if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert proc.stdout.strip() == "[]", proc.stdout
+
+
+def test_intake_default_timeout_is_the_golden_runners() -> None:
+    from orchestrator.cli.intake import GOLDEN_CASE_TIMEOUT_S
+    from runtime.opdir import GOLDEN_CASE_TIMEOUT_S as runner_default
+
+    assert GOLDEN_CASE_TIMEOUT_S == runner_default

@@ -8,13 +8,20 @@ complexity decision and what golden.py produced (shapes only) -- or the list of 
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from rich.markup import escape
 from rich.table import Table
 
 from orchestrator.cli._common import console, err_console
-from orchestrator.ui.progress import working
-from runtime.opdir import GOLDEN_CASE_TIMEOUT_S, IntakeReport, intake
+
+if TYPE_CHECKING:
+    from runtime.opdir import IntakeReport
+
+# (runtime.opdir and the progress display load when the command runs: building the parser imports every
+# subcommand module, and `--help` of any command took seconds with them at the top)
+GOLDEN_CASE_TIMEOUT_S = 60.0
+"""golden.py's per-case limit (the default of ``runtime.opdir.intake``; tests/opdir checks they agree)"""
 
 EXIT_OK = 0
 EXIT_PROBLEMS = 1
@@ -33,6 +40,9 @@ def register(sub) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from orchestrator.ui.progress import working
+    from runtime.opdir import intake
+
     what = ("checking SPEC.md and running golden.py on every case" if not args.no_golden
             else "checking SPEC.md and golden.py")
     with working(err_console, f"{what} (up to {args.timeout:g} s a case)" if not args.no_golden else what):
