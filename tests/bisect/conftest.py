@@ -26,3 +26,20 @@ def op_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if importlib.util.find_spec("torch") is None:
         pytest.skip("torch is not installed (the gym's goldens are torch): pip install -e '.[toolchain]'")
     return tmp_path_factory.mktemp("gym-ops")
+
+
+@pytest.fixture(scope="session")
+def tail_case():
+    """``tail_case(op_dir)``: the name of the first case with a tail, in bisect's own case order (else the first).
+
+    Why: a test that a right kernel is named nothing bisected with no ``case``, so bisect tried up to six cases (none
+    departs) - 10-25 s of CI each. One case with a tail (the hardest geometry) keeps what the test checks: no claim
+    where nothing departs; the slow tier's corpora run every case."""
+    from runtime.bisect.api import order_cases
+    from runtime.opdir import load_op_dir
+
+    def pick(op_dir: Path) -> str:
+        cases = order_cases(load_op_dir(op_dir).cases())
+        return next((c for c in cases if c.tail), cases[0]).name
+
+    return pick

@@ -46,8 +46,8 @@ def test_a_copy_of_a_corroborated_value_into_the_wrong_output_is_named(tmp_path:
     assert not any("coincidence" in e for e in rep.evidence), rep.evidence
 
 
-def test_the_right_copy_is_not_named(tmp_path: Path) -> None:
+def test_the_right_copy_is_not_named(tmp_path: Path, tail_case) -> None:
     op_dir, stage, _ = _adamw(tmp_path, "m_new")
-    rep = bisect(op_dir, stage)
+    rep = bisect(op_dir, stage, case=tail_case(op_dir))
     assert rep.status != "DIVERGENCE_FOUND", rep.summary
     assert rep.first_divergence is None

@@ -25,9 +25,9 @@ def _op(tmp_path: Path, kernel: str) -> Path:
     return op
 
 
-def test_a_right_kernel_gets_no_claim_about_a_bug(tmp_path: Path) -> None:
+def test_a_right_kernel_gets_no_claim_about_a_bug(tmp_path: Path, tail_case) -> None:
     op = _op(tmp_path, RIGHT.read_text())
-    rep = bisect(op, "silu_impl.py")
+    rep = bisect(op, "silu_impl.py", case=tail_case(op))
     assert rep.status == "NO_DIVERGENCE", rep.summary
     assert rep.first_divergence is None and rep.observed_at is None and not rep.candidates
     assert not [e for e in rep.evidence if "bug" in e or "departs at line" in e and not e.startswith("note:")]
@@ -35,9 +35,10 @@ def test_a_right_kernel_gets_no_claim_about_a_bug(tmp_path: Path) -> None:
     assert "first departing value" not in text and "window lines" not in text
 
 
-def test_a_stage_that_runs_no_kernel_says_so(tmp_path: Path) -> None:
+def test_a_stage_that_runs_no_kernel_says_so(tmp_path: Path, tail_case) -> None:
     host = ("import numpy as np\n\n\ndef silu_wrapper(x):\n    xf = x.astype(np.float32)\n"
             "    return (xf / (1 + np.exp(-xf))).astype(x.dtype)\n")
-    rep = bisect(_op(tmp_path, host), "silu_impl.py")
+    op = _op(tmp_path, host)
+    rep = bisect(op, "silu_impl.py", case=tail_case(op))
     assert rep.status == "NO_DIVERGENCE"
     assert any("ran no PyPTO kernel" in e for e in rep.evidence), rep.evidence

@@ -77,10 +77,10 @@ def test_a_contraction_of_two_different_tiles_names_the_stuck_view(tmp_path: Pat
     assert any("contracts an axis" in e for e in rep.evidence), rep.evidence
 
 
-def test_the_right_kernel_still_matches(tmp_path: Path, golden_cache: dict) -> None:
+def test_the_right_kernel_still_matches(tmp_path: Path, golden_cache: dict, tail_case) -> None:
     op_dir = tmp_path / "gqa_decode"
     shutil.copytree(HELDOUT / "gqa_decode", op_dir)
-    rep = bisect(op_dir, op_dir / "gqa_decode_impl.py", golden_cache=golden_cache)
+    rep = bisect(op_dir, op_dir / "gqa_decode_impl.py", case=tail_case(op_dir), golden_cache=golden_cache)
     assert rep.status == "NO_DIVERGENCE", rep.summary
 
 

@@ -50,6 +50,6 @@ def test_a_view_stuck_while_the_loop_walks_is_named_through_lane_masks(tmp_path:
     assert rep.first_divergence.op == "view"
 
 
-def test_the_right_kernel_names_nothing(tmp_path: Path) -> None:
-    rep = bisect(DATA, DATA / STAGE)
+def test_the_right_kernel_names_nothing(tmp_path: Path, tail_case) -> None:
+    rep = bisect(DATA, DATA / STAGE, case=tail_case(DATA))
     assert rep.status == "NO_DIVERGENCE", rep.summary

@@ -226,8 +226,8 @@ def test_writes_with_gaps_between_them_name_the_tile_extent_not_an_unconfirmed_p
     assert any("pairing" in e and "dropped" in e for e in rep.evidence)
 
 
-def test_the_right_rmsrow_names_nothing(golden_cache: dict) -> None:
-    rep = bisect(RMSROW, "rmsrow_impl.py", golden_cache=golden_cache)
+def test_the_right_rmsrow_names_nothing(golden_cache: dict, tail_case) -> None:
+    rep = bisect(RMSROW, "rmsrow_impl.py", case=tail_case(RMSROW), golden_cache=golden_cache)
     assert rep.status == "NO_DIVERGENCE", rep.summary
 
 
@@ -335,8 +335,8 @@ def test_the_wrapper_line_of_a_scalar_argument_through_a_dispatch_alias_and_a_co
     assert _argument_line(tree, kdef, "a") is None  # the wrapper's own parameter, passed through
 
 
-def test_the_right_ema_names_nothing(golden_cache: dict) -> None:
-    rep = bisect(EMA, "ema_impl.py", golden_cache=golden_cache)
+def test_the_right_ema_names_nothing(golden_cache: dict, tail_case) -> None:
+    rep = bisect(EMA, "ema_impl.py", case=tail_case(EMA), golden_cache=golden_cache)
     assert rep.status == "NO_DIVERGENCE", rep.summary
 
 

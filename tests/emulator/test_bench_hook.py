@@ -39,6 +39,7 @@ print("ok")
 """
 
 
+@pytest.mark.slow  # over ~6 s of a 2-core CI (session 21's budget cut; `make test-all` runs it)
 @pytest.mark.heavy_in_ci  # a CLI process that imports the emulator (~4 s of CPU), in CI: the bench broke unseen once
 def test_the_hook_times_kernel_calls_and_the_calls_still_work(tmp_path: Path) -> None:
     out = tmp_path / "records.jsonl"

@@ -123,6 +123,7 @@ def test_torch_is_optional_and_not_imported(tmp_path):
     assert r.stdout.strip() == "False"
 
 
+@pytest.mark.slow  # over ~6 s of a 2-core CI (session 21's budget cut; `make test-all` runs it)
 def test_cli_runs_an_unmodified_script(tmp_path):
     script = tmp_path / "example.py"
     script.write_text(textwrap.dedent("""

@@ -217,6 +217,7 @@ def test_bytes_in_are_the_same_batched_and_per_iteration(tmp_path: Path) -> None
     assert got[0][1] > 0 and got[1][1] == 0
 
 
+@pytest.mark.slow  # over ~6 s of a 2-core CI (session 21's budget cut; `make test-all` runs it)
 def test_per_iteration_poison_check_is_the_strict_switch() -> None:
     """The default checks the final output (correct here); --poison-check iteration rejects the transient."""
     result, _, _ = _emulate("f03_poison_final_ok", "--poison-check", "iteration")

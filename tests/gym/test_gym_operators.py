@@ -109,10 +109,15 @@ def test_every_gym_operator_has_an_expectation() -> None:
     assert sorted(EXPECT) == sorted(_runs())
 
 
+# the two whose verification only confirms a known FAIL cost 27-31 s each: the slow tier runs them (CI's 15 minutes)
+SLOW_IN_CI = ("flash_attention_score_grad", "llada2_gate_select")
+
+
 @pytest.mark.heavy_in_ci
 @needs_gym
 @needs_torch
-@pytest.mark.parametrize("name", sorted(EXPECT))
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_IN_CI else n
+                                  for n in sorted(EXPECT)])
 def test_gym_operator_runs_unmodified_and_imports(name: str, tmp_path: Path) -> None:
     from orchestrator.adapters.gym import GymImportError, import_gym_op
     from runtime.verify import verify

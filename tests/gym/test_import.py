@@ -27,7 +27,9 @@ needs_torch = pytest.mark.skipif(not HAS_TORCH, reason="gym goldens are torch; t
 
 
 @needs_torch
-@pytest.mark.parametrize("op", ["softmax", "rms_norm", "adamw", "silu", "bias_leaky"])
+# two in CI (a reduction, and several outputs with attributes: ~11 s each), the rest in the slow tier
+@pytest.mark.parametrize("op", ["softmax", "adamw", *[pytest.param(o, marks=pytest.mark.slow)
+                                                     for o in ("rms_norm", "silu", "bias_leaky")]])
 def test_corpus_op_imports_and_its_impl_verifies_pass(op: str, tmp_path: Path) -> None:
     dest = tmp_path / op
     report = import_gym_op(CORPUS / op, dest)
@@ -59,6 +61,7 @@ def test_import_from_the_test_file_and_per_dtype_kernels(tmp_path: Path) -> None
     assert spec.supported_dtypes == ["fp32", "bf16"] and spec.inputs[0].dtype == "T"
 
 
+@pytest.mark.slow  # over ~6 s of a 2-core CI (session 21's budget cut; `make test-all` runs it)
 @needs_torch
 def test_never_overwrites_and_reports_what_it_cannot_map(tmp_path: Path) -> None:
     src = tmp_path / "gym" / "softmax"

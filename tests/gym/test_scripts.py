@@ -30,7 +30,9 @@ def _run(args: list[str], cwd: Path, timeout: float = 180) -> subprocess.Complet
 
 
 @needs_torch
-@pytest.mark.parametrize("op", OPS)
+# silu's script starts a python per dtype, each importing torch (~14 s of CPU): slow tier; a child process under
+# the emulator is tested on its own below
+@pytest.mark.parametrize("op", [pytest.param(o, marks=pytest.mark.slow) if o == "silu" else o for o in OPS])
 def test_corpus_script_runs_unmodified_from_its_folder(op: str) -> None:
     # a relative script path: the preamble walks up from os.path.dirname(__file__) and loops forever when
     # __file__ is relative (plain python makes it absolute; so must the emulator)
@@ -67,6 +69,7 @@ def test_child_python_processes_run_under_the_emulator(tmp_path: Path) -> None:
     assert "CHILD 0.2.0 runtime.emulator." in proc.stdout  # the emulator, though its version reads like pypto's
 
 
+@pytest.mark.slow  # over ~6 s of a 2-core CI (session 21's budget cut; `make test-all` runs it)
 def test_child_keeps_the_cli_options(tmp_path: Path) -> None:
     _script(tmp_path, """
         import subprocess, sys
@@ -92,6 +95,7 @@ def test_script_error_points_at_the_users_line_not_into_a_library(tmp_path: Path
     assert line.startswith(f"ERROR {tmp_path / 's.py'}:5: JSONDecodeError"), line
 
 
+@pytest.mark.slow  # over ~6 s of a 2-core CI (session 21's budget cut; `make test-all` runs it)
 @needs_torch
 def test_torch_error_points_at_the_users_line(tmp_path: Path) -> None:
     _script(tmp_path, """
@@ -190,6 +194,7 @@ def test_dash_m_pytest_runs_a_pytest_only_test_under_the_emulator(tmp_path: Path
     assert "1 passed" in proc.stdout
 
 
+@pytest.mark.slow  # over ~6 s of a 2-core CI (session 21's budget cut; `make test-all` runs it)
 def test_dash_c_runs_a_command_like_python(tmp_path: Path) -> None:
     proc = _run(["--compat", "0.2.0", "-c", "import sys, pypto; print(sys.argv, repr(sys.path[0]), hasattr(pypto, 'tanh'))",
                  "a"], cwd=tmp_path)

@@ -124,6 +124,7 @@ _WHEEL = importlib.machinery.PathFinder.find_spec("pypto")  # sys.path, not sys.
 HAS_WHEEL = _WHEEL is not None and "site-packages" in str(_WHEEL.origin)
 
 
+@pytest.mark.slow  # over ~6 s of a 2-core CI (session 21's budget cut; `make test-all` runs it)
 @pytest.mark.skipif(not HAS_WHEEL, reason="the real pypto 0.2.0 wheel is not installed (the toolchain extra)")
 def test_head_only_names_are_exactly_what_the_0_2_0_wheel_lacks(tmp_path: Path) -> None:
     code = ("import json, pypto; print('NAMES' + json.dumps(sorted(n for n in dir(pypto) if not n.startswith('_'))))")

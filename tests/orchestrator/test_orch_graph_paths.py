@@ -21,6 +21,7 @@ def _run(op, script, verifier, clock, **kw):
     return result, agents
 
 
+@pytest.mark.slow  # over ~6 s of a 2-core CI (session 21's budget cut; `make test-all` runs it)
 def test_l1_pass_first_time(op_copy, script, real_verifier, clock):
     verifier = real_verifier
     op = op_copy("sqrecip")
@@ -83,6 +84,7 @@ def test_l0_pass_writes_impl_directly(op_copy, script, real_verifier, clock):
     assert (op / "README.md").is_file()
 
 
+@pytest.mark.slow  # over ~6 s of a 2-core CI (session 21's budget cut; `make test-all` runs it)
 def test_lint_failure_then_fix(op_copy, script, real_verifier, clock):
     verifier = real_verifier
     op = op_copy("sqrecip")

@@ -29,6 +29,7 @@ def test_emulator_estimate_is_documented_shape() -> None:
     assert round3(20568) == 20600 and round3(7903) == 7900 and round3(1.2345) == 1.23
 
 
+@pytest.mark.slow  # over ~6 s of a 2-core CI (session 21's budget cut; `make test-all` runs it)
 def test_perf_stage_falls_back_to_the_estimate_and_skips_failing_variants(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import runtime.toolchain._engine as engine

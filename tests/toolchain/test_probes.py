@@ -61,6 +61,7 @@ def test_probe_against_the_recorded_real_outcome(name: str) -> None:
     assert got["status"] == real["status"]
 
 
+@pytest.mark.slow  # every probe through the real compiler (~25 s); the recorded outcomes are checked on the emulator in CI
 def test_recorded_outcomes_still_hold_on_the_real_toolchain(pypto_python: str) -> None:
     from runtime.toolchain import run_scripts
 

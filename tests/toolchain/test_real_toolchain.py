@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from runtime.toolchain import compile_kernel
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,6 +34,7 @@ def _line_of(op: Path, needle: str) -> int:
     return next(i for i, ln in enumerate((op / "silu_impl.py").read_text().splitlines(), 1) if needle in ln)
 
 
+@pytest.mark.slow  # a CLI process plus a real compile (~10 s); the compile path is covered by the tests below
 def test_cli_compiles_a_workspace_kernel_and_prints_cost_json(tmp_path: Path, pypto_python: str) -> None:
     op = _silu(tmp_path)
     proc = subprocess.run([sys.executable, "-m", "runtime.toolchain", str(op), "silu_impl.py", "--json",
@@ -51,6 +54,7 @@ def test_cli_compiles_a_workspace_kernel_and_prints_cost_json(tmp_path: Path, py
     assert not (ROOT / "output").exists()  # the toolchain wrote only into its private work dir
 
 
+@pytest.mark.slow  # over ~6 s of a 2-core CI (session 21's budget cut; `make test-all` runs it)
 def test_pass_failure_is_mapped_to_the_tile_line(tmp_path: Path, pypto_python: str) -> None:
     op = _silu(tmp_path, ("pypto.set_vec_tile_shapes(TILE, D)", "pypto.set_vec_tile_shapes(D)"))
     res = compile_kernel(op, "silu_impl.py", python=pypto_python, max_shapes=1)
@@ -72,6 +76,7 @@ def test_frontend_error_gets_its_exact_line(tmp_path: Path, pypto_python: str) -
 
 
 
+@pytest.mark.slow  # over ~6 s of a 2-core CI (session 21's budget cut; `make test-all` runs it)
 def test_emulator_pass_and_real_reject_is_a_fidelity_finding_in_a_run(tmp_path: Path, pypto_python: str) -> None:
     """A [64, 512] fp32 tile PASSes the emulator but overflows the real unified buffer: never a silent pass."""
     from orchestrator import api

@@ -14,6 +14,7 @@ import dataclasses
 import re
 from pathlib import Path
 
+import pytest
 from verify_helpers import KERNELS, make_op, settings
 
 from runtime.verify import VerifySettings, verify
@@ -66,6 +67,7 @@ def test_a_sum_on_a_bf16_tile_fails(tmp_path: Path) -> None:
                for r in report.reasons), report.reasons
 
 
+@pytest.mark.slow  # over ~6 s of a 2-core CI (session 21's budget cut; `make test-all` runs it)
 def test_the_honest_fixtures_pass_and_a_failing_kernel_keeps_its_report(tmp_path: Path) -> None:
     """A kernel that fails already gets no extra reason (the shipped traces' failing attempts replay unchanged);
     the warning stays in its diagnostics."""
