@@ -25,12 +25,12 @@ lint: $(STAMP)
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
-	$(PY) -m pytest -n 2 -m "not slow"
+	$(PY) -m pytest -n 2 --dist worksteal -m "not slow"
 
 test-all: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
-	$(PY) -m pytest -n 2
+	$(PY) -m pytest -n 2 --dist worksteal
 
 demo: $(STAMP)
 	$(PY) -m orchestrator demo $(DEMO_OP)
