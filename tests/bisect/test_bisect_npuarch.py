@@ -9,26 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from npuarch_kernels import BF16_CHAIN, FP8MM_SPEC
+
 from runtime.bisect import bisect
-
-SPEC = """---
-schema_version: 1
-op_name: fp8mm
-inputs:
-  - {name: a, shape: [16, 32], dtype: T, range: [-2.0, 2.0]}
-  - {name: b, shape: [32, 16], dtype: T, range: [-2.0, 2.0]}
-outputs:
-  - {name: c, shape: [16, 16], dtype: fp32}
-supported_dtypes: [fp8e4m3]
-tolerance:
-  fp8e4m3: {atol: 0.001, rtol: 0.001}
-npuarch: DAV_3510
----
-
-# fp8mm
-
-An FP8 matmul, then a scale by 0.5 (the FP8 cube exists on the Ascend 950 only).
-"""
 
 GOLDEN = """# Golden function inventory
 # | # | Golden operation | Shape transformation |
@@ -67,30 +50,13 @@ def fp8mm_wrapper(a, b):
 def test_bisect_runs_an_fp8_kernel_on_the_950_its_spec_names(tmp_path: Path) -> None:
     op = tmp_path / "fp8mm"
     op.mkdir()
-    (op / "SPEC.md").write_text(SPEC)
+    (op / "SPEC.md").write_text(FP8MM_SPEC % "npuarch: DAV_3510\n")
     (op / "golden.py").write_text(GOLDEN)
     (op / "fp8mm_impl.py").write_text(KERNEL)
     report = bisect(op, "fp8mm_impl.py")
     assert "npuarch is DAV_2201" not in report.summary, report.summary  # (the default refuses the FP8 matmul)
     assert report.status == "DIVERGENCE_FOUND", (report.status, report.summary)
     assert report.first_divergence is not None and report.first_divergence.line == 11, report.summary
-
-
-BF16_CHAIN = """import numpy as np
-import pypto
-
-
-@pypto.frontend.jit
-def chain_kernel(x: pypto.Tensor([8, 64], pypto.DT_BF16), y: pypto.Tensor([8, 64], pypto.DT_BF16)):
-    pypto.set_vec_tile_shapes(8, 64)
-    y.move(pypto.mul(pypto.add(pypto.mul(x, 3.0), 0.1), 0.3333))
-
-
-def chain_wrapper(x):
-    y = np.zeros_like(x)
-    chain_kernel(x, y)
-    return y
-"""
 
 
 def test_the_trusted_replay_runs_the_captured_programs_on_the_architecture_they_ran_on(tmp_path: Path) -> None:

@@ -11,27 +11,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from npuarch_kernels import BF16_CHAIN, FP8MM_SPEC
 
 from runtime.opdir import OpDirError, load_op_dir
 from runtime.verify import verify
-
-SPEC = """---
-schema_version: 1
-op_name: fp8mm
-inputs:
-  - {name: a, shape: [16, 32], dtype: T, range: [-2.0, 2.0]}
-  - {name: b, shape: [32, 16], dtype: T, range: [-2.0, 2.0]}
-outputs:
-  - {name: c, shape: [16, 16], dtype: fp32}
-supported_dtypes: [fp8e4m3]
-tolerance:
-  fp8e4m3: {atol: 0.001, rtol: 0.001}
-%s---
-
-# fp8mm
-
-An FP8 matmul with an FP32 result (the FP8 cube exists on the Ascend 950 only).
-"""
 
 GOLDEN = """# Golden function inventory
 # | # | Golden operation | Shape transformation |
@@ -66,7 +49,7 @@ def fp8mm_wrapper(a, b):
 def _op(tmp_path: Path, arch_line: str) -> Path:
     op = tmp_path / "fp8mm"
     op.mkdir(parents=True)
-    (op / "SPEC.md").write_text(SPEC % arch_line)
+    (op / "SPEC.md").write_text(FP8MM_SPEC % arch_line)
     (op / "golden.py").write_text(GOLDEN)
     (op / "fp8mm_impl.py").write_text(KERNEL)
     return op
@@ -89,23 +72,6 @@ def test_an_fp8_kernel_passes_on_the_950_it_is_written_for_and_fails_on_the_defa
     rep = verify(op, op / "fp8mm_impl.py", unseen_seed=0)
     assert rep.verdict == "FAIL_RUNTIME" and "FC3000" in " ".join(rep.reasons), rep.reasons
     assert rep.npuarch == "DAV_2201" and "npuarch" not in rep.canonical_dict()  # recorded hashes stay as they were
-
-
-BF16_CHAIN = """import numpy as np
-import pypto
-
-
-@pypto.frontend.jit
-def chain_kernel(x: pypto.Tensor([8, 64], pypto.DT_BF16), y: pypto.Tensor([8, 64], pypto.DT_BF16)):
-    pypto.set_vec_tile_shapes(8, 64)
-    y.move(pypto.mul(pypto.add(pypto.mul(x, 3.0), 0.1), 0.3333))
-
-
-def chain_wrapper(x):
-    y = np.zeros_like(x)
-    chain_kernel(x, y)
-    return y
-"""
 
 
 def test_the_device_process_runs_kernels_on_the_architecture_the_verifier_chose(tmp_path: Path) -> None:
