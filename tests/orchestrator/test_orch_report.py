@@ -54,7 +54,6 @@ def test_report_is_one_self_contained_file_with_every_section(failed_then_passed
         assert f"<td>{node}</td>" in page
 
 
-@pytest.mark.slow  # over ~6 s of a 2-core CI (session 21's budget cut; `make test-all` runs it)
 def test_report_renders_in_headless_chromium(failed_then_passed, tmp_path):
     if CHROMIUM is None:
         pytest.skip("no Chromium on this machine (Debian package `chromium`): the browser check cannot run")
