@@ -46,6 +46,10 @@ def _deterministic_unseen_seed(request: pytest.FixtureRequest, monkeypatch: pyte
 # The summary names every unmarked test over the line, so the fast tier stays fast as tests are added.
 
 SLOW_CPU_S = 3.0
+SLOW_WALL_S = 8.0
+"""wall seconds over which an unmarked test is named even with little CPU of its own: the CPU line counts only the
+children a test waited for, and a sandbox's device process or a golden server is not one of them (session 21: bisect
+tests imported torch in every sandbox, ~2.5 s a run, and none of it showed as the test's CPU)"""
 _cpu: dict[str, tuple[float, float, bool]] = {}
 
 
@@ -99,6 +103,13 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         tr.write_line(f"{len(unmarked)} test(s) without @pytest.mark.slow took more than {SLOW_CPU_S:g} s of CPU:")
         for c, n in unmarked[:15]:
             tr.write_line(f"  {c:6.1f} s  {n}")
+    hidden = sorted(((w, n) for n, (c, w, slow) in _cpu.items() if not slow and c <= SLOW_CPU_S and w > SLOW_WALL_S),
+                    reverse=True)
+    if hidden:
+        tr.write_line(f"{len(hidden)} test(s) without @pytest.mark.slow took more than {SLOW_WALL_S:g} s of wall time "
+                      "on little CPU of their own (work in processes they did not wait for, or a loaded machine):")
+        for w, n in hidden[:15]:
+            tr.write_line(f"  {w:6.1f} s  {n}")
     if config.getoption("--cpu-report", default=False):
         tr.write_line("CPU seconds per test (slow-tier tests marked *):")
         for n, (c, w, slow) in sorted(_cpu.items(), key=lambda kv: -kv[1][0]):
