@@ -13,6 +13,7 @@ import numpy as np
 
 __all__ = [
     "CANONICAL",
+    "TORCH_BY_BYTES",
     "DTypeError",
     "canonical_name",
     "is_float",
@@ -21,6 +22,13 @@ __all__ = [
     "name_of",
     "to_numpy",
 ]
+
+
+TORCH_BY_BYTES: dict[str, str] = {"bfloat16": "int16", "float8_e4m3fn": "uint8", "float8_e5m2": "uint8",
+                                   "float8_e8m0fnu": "uint8"}
+"""ml_dtypes types that torch has under the same name but ``torch.from_numpy`` / ``Tensor.numpy`` refuse: they cross
+by a view of their bytes as this integer type. The one table for verify's calling layer, the emulator's argument
+views and the gym import's golden.py adapter (they had three copies, one of them missing ``float8_e8m0fnu``)."""
 
 
 class DTypeError(ValueError):

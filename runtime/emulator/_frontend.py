@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from runtime.dtypes import TORCH_BY_BYTES
 from runtime.emulator import _executor, _gcpause, _trace_cache
 from runtime.emulator._enums import DataType, StatusType, dtype_from_numpy, dtype_name
 from runtime.emulator._errors import EmulatorError, py_error
@@ -53,8 +54,7 @@ def _is_torch(x: Any) -> bool:
 
 
 # torch dtypes the real toolchain takes (pypto 0.2.0 converter) that numpy has no dtype for -> ml_dtypes type
-_ML_VIEWS = {"torch.bfloat16": "bfloat16", "torch.float8_e4m3fn": "float8_e4m3fn", "torch.float8_e5m2": "float8_e5m2",
-             "torch.float8_e8m0fnu": "float8_e8m0fnu"}
+_ML_VIEWS = {f"torch.{name}": name for name in TORCH_BY_BYTES}
 
 
 def to_numpy_view(x: Any, pname: str) -> np.ndarray:

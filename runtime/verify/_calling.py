@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from runtime import pyast
+from runtime.dtypes import TORCH_BY_BYTES
 
 __all__ = ["array_view", "call_wrapper", "draw_layouts", "imports_module", "imports_torch", "lay_out", "output_leaves",
            "to_call_args"]
@@ -59,7 +60,7 @@ def _is_torch(x: Any) -> bool:
     return type(x).__module__.split(".")[0] == "torch" and hasattr(x, "detach")
 
 
-_BY_BYTES = {"bfloat16": np.int16, "float8_e4m3fn": np.uint8, "float8_e5m2": np.uint8, "float8_e8m0fnu": np.uint8}
+_BY_BYTES = TORCH_BY_BYTES
 """ml_dtypes types that ``torch.from_numpy`` refuses, by the integer type of their bytes (torch has each under the
 same name). An FP8 case input (quant_batch_matmul's) crashed the sandbox runner before any call, with only "exited
 with code 1" in the report."""
@@ -90,7 +91,7 @@ def array_view(x: Any) -> np.ndarray | None:
         if bits is not None:
             import ml_dtypes
 
-            return t.view(torch.int16 if bits is np.int16 else torch.uint8).numpy().view(getattr(ml_dtypes, name))
+            return t.view(getattr(torch, bits)).numpy().view(getattr(ml_dtypes, name))
         try:
             return t.numpy()
         except (TypeError, RuntimeError):

@@ -145,7 +145,7 @@ def test_a_golden_defined_in_the_test_gets_the_package_helpers_too(tmp_path: Pat
     assert notes == [] and any("exp.myop.myop_impl" in ln for ln in lacks) and "def combined" not in text
 
 
-@pytest.mark.parametrize("dtype", ["bfloat16", "float8_e4m3fn", "float8_e5m2", "float32", "int8"])
+@pytest.mark.parametrize("dtype", ["bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e8m0fnu", "float32", "int8"])
 def test_golden_py_hands_the_gym_golden_torch_tensors_of_every_input_dtype(dtype: str) -> None:
     """golden() receives numpy arrays; ml_dtypes' bfloat16 / FP8 have no torch.from_numpy (quant_batch_matmul's FP8
     inputs stopped its golden with a TypeError): they go over by their bytes, values and dtype kept."""
@@ -156,7 +156,8 @@ def test_golden_py_hands_the_gym_golden_torch_tensors_of_every_input_dtype(dtype
     from orchestrator.adapters.gym._observed import TO_TORCH
 
     ns = _run(TO_TORCH)
-    a = np.array([0.5, -1.25, 3.0, 0.0], dtype=getattr(ml_dtypes, dtype, None) or np.dtype(dtype))
+    values = [0.5, 1.0, 2.0, 64.0] if dtype == "float8_e8m0fnu" else [0.5, -1.25, 3.0, 0.0]  # (e8m0: powers of 2 only)
+    a = np.array(values, dtype=getattr(ml_dtypes, dtype, None) or np.dtype(dtype))
     t = ns["_pto_forge_torch"](a)
     assert t.dtype == getattr(torch, dtype)
     assert t.to(torch.float32).tolist() == a.astype(np.float32).tolist()

@@ -33,6 +33,7 @@ from orchestrator.adapters.gym._inline import (
     statement_source,
 )
 from runtime import pyast
+from runtime.dtypes import TORCH_BY_BYTES
 
 __all__ = ["Mapping", "MappingError", "map_observation"]
 
@@ -44,7 +45,7 @@ TO_TORCH = (
     "def _pto_forge_torch(a):\n"
     "    import numpy\n"
     "    import torch\n"
-    "    if a.dtype.name in (\"bfloat16\", \"float8_e4m3fn\", \"float8_e5m2\"):  # no numpy dtype in torch: the bytes\n"
+    f"    if a.dtype.name in {tuple(TORCH_BY_BYTES)!r}:  # no numpy dtype in torch: the bytes\n"
     "        bits = numpy.int16 if a.dtype.itemsize == 2 else numpy.uint8\n"
     "        return torch.from_numpy(numpy.ascontiguousarray(a).view(bits).copy()).view(getattr(torch, a.dtype.name))\n"
     "    return torch.from_numpy(numpy.ascontiguousarray(a).copy())\n\n\n")
