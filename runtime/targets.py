@@ -19,11 +19,16 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-__all__ = ["DEFAULT_TARGET", "TARGETS", "Target", "TargetError", "forge_toml_target", "op_dir_target", "parse_target"]
+__all__ = ["DEFAULT_TARGET", "NPUARCHS", "TARGETS", "NpuArch", "Target", "TargetError", "forge_toml_target",
+           "op_dir_target", "parse_target"]
 
 Target = Literal["head", "0.2.0"]
 TARGETS: tuple[str, ...] = get_args(Target)
 DEFAULT_TARGET: Target = "head"
+
+NpuArch = Literal["DAV_2201", "DAV_3510"]
+"""``pypto.platform.npuarch`` values an op dir may name (SPEC.md ``npuarch``): A2/A3, and the Ascend 950"""
+NPUARCHS: tuple[str, ...] = get_args(NpuArch)
 CONFIG_FILES = ("forge.toml",)
 
 

@@ -20,7 +20,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from runtime.dtypes import CANONICAL, DTypeError, canonical_name
 from runtime.frontmatter import split_front_matter
 from runtime.opdir._problems import OpDirError, Problem
-from runtime.targets import TargetError, parse_target
+from runtime.targets import NpuArch, Target, TargetError, parse_target
 from runtime.yamlio import compose_yaml, load_yaml
 
 __all__ = ["CASE_DTYPE", "Spec", "TensorSpec", "Tolerance", "load_spec", "parse_spec_text"]
@@ -191,10 +191,10 @@ class Spec(_Model):
     """Typed op attributes; their values are merged into ``attrs``."""
     imported: ImportInfo | None = None
     """Set by the gym import (``imported: {source: ..., tuned: true}``)."""
-    pypto_target: Literal["head", "0.2.0"] | None = None
+    pypto_target: Target | None = None
     """The PyPTO version the kernels are written for (``runtime.targets``); verify checks against it. None: the
     forge.toml ``[toolchain]`` value, else the default (head)."""
-    npuarch: Literal["DAV_2201", "DAV_3510"] | None = None
+    npuarch: NpuArch | None = None
     """The Ascend architecture the kernels are written for (``pypto.platform.npuarch``: ``DAV_2201`` = A2/A3, the
     default; ``DAV_3510`` = Ascend 950, where the FP8 cube exists). Verify runs the candidate and the device on it,
     as ``python -m runtime.emulator --npuarch`` does for a script."""

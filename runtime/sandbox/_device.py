@@ -69,7 +69,8 @@ def _unexplained(label: str, param: Any, write_only: bool) -> str:
 
 
 _NPUARCHS = frozenset({"DAV_2201", "DAV_3510"})
-"""the architectures a verifier may ask the device for (SPEC.md ``npuarch``; `runtime.opdir.Spec`)"""
+"""the architectures a verifier may ask the device for (`runtime.targets.NPUARCHS`, written out: the device process
+imports nothing outside its allow-list; tests/verify/test_npuarch.py checks the two agree)"""
 
 class Violation(Exception):  # noqa: N818 - the child broke the protocol: recorded, then service ends
     """The candidate's process did something the protocol does not allow."""

@@ -99,3 +99,10 @@ def test_the_device_process_runs_kernels_on_the_architecture_the_verifier_chose(
             want = ns["chain_wrapper"](x.copy())
         assert got[arch].tobytes() == want.tobytes(), arch
     assert got["DAV_2201"].tobytes() != got["DAV_3510"].tobytes()  # the data tell the two architectures apart
+
+
+def test_the_device_accepts_exactly_the_architectures_a_spec_may_name() -> None:
+    from runtime.sandbox import _device
+    from runtime.targets import NPUARCHS
+
+    assert set(_device._NPUARCHS) == set(NPUARCHS)
