@@ -31,6 +31,17 @@ def _enclosing_function(tree: ast.AST, line: int) -> ast.FunctionDef | None:
     return best
 
 
+def _function_at(source: str, line: int) -> tuple[ast.Module, ast.FunctionDef] | None:
+    """(the parsed source, the innermost function holding ``line``), or None when the source does not parse or no
+    function holds the line."""
+    try:
+        tree = parse_source(source)
+    except (SyntaxError, ValueError):
+        return None
+    fn = _enclosing_function(tree, line)
+    return None if fn is None else (tree, fn)
+
+
 def _last_assignment(fn: ast.AST, name: str, before: int) -> ast.Assign | None:
     """The last plain assignment ``name = ...`` in ``fn`` on a line before ``before`` (the value a use reads; a
     kernel binds its tile offsets and valid shapes as locals: ``s_off = s_blk * S_TILE`` then ``[b, 0, s_off, 0]``)."""
@@ -453,13 +464,10 @@ def _bound_line(source: str | None, view_line: int | None, axis: int) -> tuple[i
     (``valid_s``), else the list's own line (the width was chosen there)."""
     if not source or view_line is None:
         return None
-    try:
-        tree = parse_source(source)
-    except (SyntaxError, ValueError):
+    found = _function_at(source, view_line)
+    if found is None:
         return None
-    fn = _enclosing_function(tree, view_line)
-    if fn is None:
-        return None
+    tree, fn = found
     name = None
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and node.lineno == view_line and isinstance(node.func, ast.Attribute) \
@@ -1159,13 +1167,10 @@ def _upstream(fn: ast.FunctionDef, names: Iterable[str], before: int) -> Iterato
 def _failing_statement(source: str, error_line: int) -> tuple[ast.FunctionDef, list[ast.stmt], ast.stmt] | None:
     """(the function enclosing ``error_line``, its simple statements, the innermost one spanning that line) of a
     kernel source that raised, or None when the source does not parse or no statement spans the line."""
-    try:
-        tree = parse_source(source)
-    except (SyntaxError, ValueError):
+    found = _function_at(source, error_line)
+    if found is None:
         return None
-    fn = _enclosing_function(tree, error_line)
-    if fn is None:
-        return None
+    fn = found[1]
     stmts = [n for n in ast.walk(fn) if isinstance(n, ast.stmt) and not isinstance(
         n, ast.FunctionDef | ast.For | ast.If | ast.While | ast.With)]
     failing = [n for n in stmts if n.lineno <= error_line <= (n.end_lineno or n.lineno)]
@@ -1237,13 +1242,10 @@ def static_unwritten_source(source: str | None, error_line: int | None, message:
     if not source or error_line is None or m is None:
         return None
     name = m.group(1) or m.group(2)
-    try:
-        tree = parse_source(source)
-    except (SyntaxError, ValueError):
+    found = _function_at(source, error_line)
+    if found is None:
         return None
-    fn = _enclosing_function(tree, error_line)
-    if fn is None:
-        return None
+    fn = found[1]
     writes = [n for n in ast.walk(fn) if isinstance(n, ast.stmt) and (w := _written_value(n)) is not None
               and w[0] == name and n.lineno < error_line]
     if not writes:
