@@ -19,7 +19,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-__all__ = ["DEFAULT_TARGET", "NPUARCHS", "TARGETS", "NpuArch", "Target", "TargetError", "forge_toml_target",
+__all__ = ["DEFAULT_NPUARCH", "DEFAULT_TARGET", "NPUARCHS", "TARGETS", "NpuArch", "Target", "TargetError", "forge_toml_target",
            "op_dir_target", "parse_target"]
 
 Target = Literal["head", "0.2.0"]
@@ -29,6 +29,9 @@ DEFAULT_TARGET: Target = "head"
 NpuArch = Literal["DAV_2201", "DAV_3510"]
 """``pypto.platform.npuarch`` values an op dir may name (SPEC.md ``npuarch``): A2/A3, and the Ascend 950"""
 NPUARCHS: tuple[str, ...] = get_args(NpuArch)
+DEFAULT_NPUARCH: NpuArch = "DAV_2201"
+"""the architecture of a kernel whose op dir names none: A2/A3 (the emulator's, the device's and the bisect shim's own
+defaults say the same; those layers import nothing from here)"""
 CONFIG_FILES = ("forge.toml",)
 
 

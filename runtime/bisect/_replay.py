@@ -27,6 +27,7 @@ import numpy as np
 from runtime.bisect._analyzer import Analyzer
 from runtime.bisect._records import Rec, _dtype  # the one dtype-name normaliser of bisect records
 from runtime.bisect._run import CapturedCall
+from runtime.targets import DEFAULT_NPUARCH
 
 __all__ = ["Replay", "replay", "replay_hooked", "value_stats"]
 
@@ -90,7 +91,7 @@ def _run_calls(calls: list[CapturedCall], inputs: list[np.ndarray],
         o = call.options
         opts = ExecOptions(out_of_bounds=o.get("out_of_bounds", "raise"), check_poison=bool(o.get("check_poison", True)),
                            poison_check=o.get("poison_check", "final"), record=hook is not None, limits=limits,
-                           on_record=hook, npuarch=o.get("npuarch", "DAV_2201"))
+                           on_record=hook, npuarch=o.get("npuarch", DEFAULT_NPUARCH))
         try:
             res = execute(program, args, opts)
         except ProgramError as exc:

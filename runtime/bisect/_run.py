@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import importlib.util
 import json
 import logging
 import shutil
@@ -131,19 +130,6 @@ def run_captured(stage_file: Path, wrapper: str, inputs: list[np.ndarray], *, ca
                               timeout=timeout, calling=calling)[0]
 
 
-def _module_files(module: str) -> tuple[str, ...]:
-    """The folder (or file) of an installed emulator module, for the sandbox's read roots: the shim loads it before
-    the file guard goes up, and its lazy imports (the device package, the torch_npu stand-in when a wrapper imports
-    torch) read from there afterwards. Preloading every submodule instead imported torch in every bisect run, ~2.5 s
-    of a 3 s capture."""
-    found = importlib.util.find_spec(module)
-    if found is None:
-        return ()
-    if found.submodule_search_locations:
-        return tuple(str(Path(d).resolve()) for d in found.submodule_search_locations)
-    return (str(Path(found.origin).resolve()),) if found.origin else ()
-
-
 def run_captured_cases(stage_file: Path, wrapper: str, cases: list[tuple[str, list[np.ndarray]]], *,
                        emulator: str = DEFAULT_EMULATOR, checkpoints: list[str] | None = None,
                        timeout: float = 120.0, max_capture_bytes: int = 4 * 1024**3,
@@ -166,7 +152,7 @@ def run_captured_cases(stage_file: Path, wrapper: str, cases: list[tuple[str, li
     Raises:
         runtime.sandbox.SandboxError: the sandbox could not be set up.
     """
-    from runtime.sandbox import SandboxPolicy, run_candidate
+    from runtime.sandbox import SandboxPolicy, emulator_files, run_candidate
 
     shim_dir = Path(tempfile.mkdtemp(prefix="pto-bisect-shim-"))
     t0 = time.perf_counter()
@@ -181,9 +167,13 @@ def run_captured_cases(stage_file: Path, wrapper: str, cases: list[tuple[str, li
         policy = SandboxPolicy(wall_timeout_s=timeout, cpu_timeout_s=int(timeout) + 5,
                                memory_bytes=max(4 * 1024**3, 12 * largest + 2 * 1024**3),
                                result_cap_bytes=max(1024**3, 6 * largest + 256 * 1024**2))
+        # the real emulator's files are visible as in a verify run: the shim loads it before the file guard goes
+        # up, and its lazy imports (the device package, the torch_npu stand-in a torch wrapper needs) read from
+        # there afterwards; preloading every submodule instead imported torch in every bisect run (~2.5 s of 3 s)
         run = run_candidate(Path(stage_file), wrapper, [(c, list(i)) for c, i in cases], policy=policy,
                             emulator=str(shim_dir / "bisect_emulator.py"), repeat_first=False,
-                            visible=(emu,) if emu.endswith(".py") else _module_files(emu), calling=calling)
+                            visible=(emu,) if emu.endswith(".py") else tuple(emulator_files(emu)[1]),
+                            calling=calling)
     finally:
         shutil.rmtree(shim_dir, ignore_errors=True)
     elapsed = time.perf_counter() - t0

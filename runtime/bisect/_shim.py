@@ -66,7 +66,7 @@ def _load(spec: str) -> Any:
     return importlib.import_module(spec)
 
 
-_REAL = _load(_CONFIG["emulator"])  # (its folder is a read root of the sandbox: see _run._module_files)
+_REAL = _load(_CONFIG["emulator"])  # (its folder is a read root of the sandbox: _run)
 EmulatorError = getattr(_REAL, "EmulatorError", RuntimeError)
 if hasattr(_REAL, "Options"):
     Options = _REAL.Options  # the runner builds the verifier's options (toolchain target, npuarch) with it

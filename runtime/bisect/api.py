@@ -420,14 +420,14 @@ def _capture(op: Any, stage: Path, cases: list[Any], *, emulator: str, timeout: 
 def _sandbox_run(op: Any, stage: Path, plan: Any, inputs: list[tuple[str, list[np.ndarray]]], cps: list[str], *,
                  emulator: str, timeout: float) -> dict[str, CapturedRun]:
     from runtime.sandbox import SandboxError
-    from runtime.targets import TargetError, op_dir_target
+    from runtime.targets import DEFAULT_NPUARCH, TargetError, op_dir_target
 
     try:
         compat = op_dir_target(op.root, op.spec)[0]
     except TargetError:
         compat = None  # (verify reports a bad target; bisect runs under the default)
     # the emulator options verify runs this op dir under: the toolchain target and the NPU architecture
-    options = {"compat": compat, "npuarch": getattr(op.spec, "npuarch", None) or "DAV_2201"}
+    options = {"compat": compat, "npuarch": getattr(op.spec, "npuarch", None) or DEFAULT_NPUARCH}
     calling = {"kwargs": {k: op.spec.attrs[k] for k in plan.attrs}, "torch": plan.torch_io,
                "emulator_options": {k: v for k, v in options.items() if v is not None}}
     try:

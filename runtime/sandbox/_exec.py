@@ -49,6 +49,7 @@ from runtime.sandbox._proc import (
 )
 from runtime.sandbox._text import safe_text
 from runtime.sandbox._wire import frame, parse_prefix
+from runtime.targets import DEFAULT_NPUARCH
 
 __all__ = ["LAYERS", "CandidateRun", "RunOutput", "SandboxError", "SandboxPolicy", "run_candidate"]
 
@@ -133,7 +134,7 @@ class CandidateRun(BaseModel):
     runs: list[Any] = []
 
 
-def _emulator_files(emulator: str) -> tuple[str, list[str]]:
+def emulator_files(emulator: str) -> tuple[str, list[str]]:
     """The emulator as the child names it, and the host paths it needs to read.
 
     A ``.py`` emulator is visible alone, plus its siblings that share its name prefix (``bisect_emulator.py``
@@ -269,7 +270,7 @@ def _run_labelled(candidate: Path, wrapper: str, cases: list[tuple[str, list[np.
         raise SandboxError(f"cannot read {candidate}: {exc}") from None
     # test mode (runtime.testmodes): a host without unprivileged user namespaces cannot run bwrap
     level, note = isolation_level("process-only" if testmodes.no_userns() else policy.isolation)
-    emu_name, emu_paths = _emulator_files(emulator)
+    emu_name, emu_paths = emulator_files(emulator)
     emu_paths += [str(Path(v).resolve()) for v in visible]
     if device:
         return _run_with_device(source, Path(candidate).name, wrapper, cases, plan, policy, level, note, emu_name,
@@ -555,7 +556,7 @@ def _run_with_device(source: bytes, candidate_name: str, wrapper: str, cases: li
                        "slots": shared.table(), "cases": groups, "plan": plan, "budget_bytes": budget,
                        "limits": {"max_alloc_bytes": budget},
                        # the architecture the verifier chose (SPEC.md `npuarch`): the device prepares kernels for it
-                       "npuarch": str(((calling or {}).get("emulator_options") or {}).get("npuarch") or "DAV_2201")}
+                       "npuarch": str(((calling or {}).get("emulator_options") or {}).get("npuarch") or DEFAULT_NPUARCH)}
         request = {
             "repo_root": str(_REPO_ROOT), "emulator": emu_name, "candidate": candidate_name, "wrapper": wrapper,
             "cases": [{"name": name, "n_inputs": len(arrs)} for name, arrs in cases], "plan": plan,

@@ -38,8 +38,8 @@ from runtime.sandbox import (
     run_candidate,
 )
 from runtime.sandbox.env_policy import candidate_hash_seed
+from runtime.targets import DEFAULT_NPUARCH, op_dir_target, parse_target
 from runtime.targets import TargetError as ToolchainTargetError
-from runtime.targets import op_dir_target, parse_target
 from runtime.verify._calling import draw_layouts
 from runtime.verify._checks import Evidence, run_checks, unrepeatable_failures
 from runtime.verify._report import CaseReport, ErrorInfo, LintSection, SandboxSection, Verdict, VerifyReport
@@ -266,7 +266,7 @@ def _step_load(r: _Run) -> None:
     r.report.op_name = r.spec.op_name
     try:
         r.report.pypto_target, r.report.pypto_target_source = _resolve_target(r.settings, r.op_path, r.spec)
-        r.report.npuarch = getattr(r.spec, "npuarch", None) or "DAV_2201"
+        r.report.npuarch = getattr(r.spec, "npuarch", None) or DEFAULT_NPUARCH
     except ToolchainTargetError as exc:
         raise r.fail(f"toolchain target: {exc}") from None
 

@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from runtime.sandbox._text import safe_text
+from runtime.targets import DEFAULT_NPUARCH
 from runtime.verdicts import Verdict
 from runtime.verify._report import VerifyReport
 
@@ -32,7 +33,7 @@ def render_report(report: VerifyReport) -> Any:
     head = Text.assemble((report.verdict, style), f"  {safe_text(report.target, one_line=True)}",
                          f"  ({report.kind}{'' if report.module is None else f' M{report.module}'})")
     parts: list[Any] = [head, Text(f"target toolchain: pypto {report.pypto_target} ({report.pypto_target_source})" + (
-        f", npuarch {report.npuarch} (SPEC.md)" if report.npuarch != "DAV_2201" else ""))]
+        f", npuarch {report.npuarch} (SPEC.md)" if report.npuarch != DEFAULT_NPUARCH else ""))]
     for reason in report.reasons[:20]:
         parts.append(_shown(f"  - {reason}"))
     if report.lint is not None:

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from runtime.agent_view import coarse, coarse_share, coarse_tree, evidence_id, leaf_view
 from runtime.compare import LeafResult
+from runtime.targets import DEFAULT_NPUARCH, DEFAULT_TARGET
 from runtime.verdicts import Verdict
 
 __all__ = ["VOLATILE_FIELDS", "TOOL_HASH_KEYS", "CaseReport", "ErrorInfo", "LintSection", "SandboxSection", "Verdict", "VerifyReport"]
@@ -111,7 +112,7 @@ class VerifyReport(_M):
     """The PyPTO version the emulator followed (``runtime.targets``: head or 0.2.0)."""
     pypto_target_source: str = "default"
     """Where the target came from: ``settings``, ``SPEC.md``, a forge.toml path, or ``default``."""
-    npuarch: str = "DAV_2201"
+    npuarch: str = DEFAULT_NPUARCH
     """The Ascend architecture the kernels ran on (SPEC.md ``npuarch``; ``DAV_2201`` = A2/A3, the default)."""
     verdict: Verdict
     reasons: list[str] = []
@@ -142,7 +143,7 @@ class VerifyReport(_M):
         data = _strip(json.loads(self.model_dump_json()), VOLATILE_FIELDS)
         data.pop("sandbox", None)
         data.pop("evidence", None)  # derived from the rest
-        if data.get("npuarch") == "DAV_2201":  # the default architecture: recorded reports (which predate it) keep
+        if data.get("npuarch") == DEFAULT_NPUARCH:  # the default architecture: recorded reports (which predate it) keep
             data.pop("npuarch", None)          # their hashes
         data["hashes"] = {k: v for k, v in data.get("hashes", {}).items() if k not in TOOL_HASH_KEYS}
         return data
@@ -225,9 +226,9 @@ class VerifyReport(_M):
         data = _strip(json.loads(self.model_dump_json()), _FORBIDDEN_FOR_AGENTS | VOLATILE_FIELDS)
         for key in ("sandbox", "evidence", "schema_version", "tool", "unseen_seed", "pypto_target_source"):
             data.pop(key, None)
-        if data.get("pypto_target") == "head":  # the default target goes without saying (recorded runs predate it)
+        if data.get("pypto_target") == DEFAULT_TARGET:  # the default target goes without saying (recorded runs predate it)
             data.pop("pypto_target", None)
-        if data.get("npuarch") == "DAV_2201":  # the default architecture too
+        if data.get("npuarch") == DEFAULT_NPUARCH:  # the default architecture too
             data.pop("npuarch", None)
         data["hashes"] = {k: v for k, v in data.get("hashes", {}).items() if k not in TOOL_HASH_KEYS}
         for case in data.get("cases", []):

@@ -19,6 +19,7 @@ from typing import Any
 from orchestrator.adapters.gym._layout import GymOp
 from orchestrator.adapters.gym._observed import Mapping, MappingError, golden_source, map_observation
 from runtime import pyast
+from runtime.targets import DEFAULT_NPUARCH
 
 __all__ = ["RealGymError", "import_real", "observe"]
 
@@ -153,7 +154,7 @@ def import_real(gym: GymOp, timeout: float, flags: tuple[str, ...] = ()
     spec = dict(mapping.spec)
     spec["imported"] = {"source": f"{gym.root.name}: {gym.describe()}", "tuned": True}
     arch = _flag_value(flags, "--npuarch")
-    if arch is not None and arch != "DAV_2201":
+    if arch is not None and arch != DEFAULT_NPUARCH:
         spec["npuarch"] = arch  # the device the test was run for (quant_batch_matmul's FP8 cube: the 950)
         mapping.notes.append(f"SPEC.md declares `npuarch: {arch}`: the gym test ran with --npuarch {arch}, and verify "
                              "runs the kernels on that architecture")
