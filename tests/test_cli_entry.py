@@ -56,10 +56,3 @@ def test_building_the_command_line_loads_no_pipeline() -> None:
             "if m in sys.modules))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert proc.stdout.strip() == "[]", proc.stdout
-
-
-def test_intake_default_timeout_is_the_golden_runners() -> None:
-    from orchestrator.cli.intake import GOLDEN_CASE_TIMEOUT_S
-    from runtime.opdir import GOLDEN_CASE_TIMEOUT_S as runner_default
-
-    assert GOLDEN_CASE_TIMEOUT_S == runner_default

@@ -14,14 +14,13 @@ from rich.markup import escape
 from rich.table import Table
 
 from orchestrator.cli._common import console, err_console
+from runtime.limits import GOLDEN_CASE_TIMEOUT_S
 
 if TYPE_CHECKING:
     from runtime.opdir import IntakeReport
 
 # (runtime.opdir and the progress display load when the command runs: building the parser imports every
-# subcommand module, and `--help` of any command took seconds with them at the top)
-GOLDEN_CASE_TIMEOUT_S = 60.0
-"""golden.py's per-case limit (the default of ``runtime.opdir.intake``; tests/opdir checks they agree)"""
+# subcommand module, and `--help` of any command took seconds with them at the top; runtime.limits is a leaf)
 
 EXIT_OK = 0
 EXIT_PROBLEMS = 1

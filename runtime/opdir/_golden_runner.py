@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict
 
 from runtime import testmodes
 from runtime.arrays import ArrayReader, ArrayWriter, open_arrays
+from runtime.limits import GOLDEN_CASE_TIMEOUT_S
 from runtime.opdir._cases import Case
 from runtime.opdir._golden_server import active_server
 from runtime.opdir._problems import GoldenError, OpDirError, Problem
@@ -48,9 +49,6 @@ class GoldenSource(Protocol):
 
 __all__ = ["GOLDEN_CASE_TIMEOUT_S", "GoldenRun", "run_golden", "run_golden_cases"]
 
-GOLDEN_CASE_TIMEOUT_S = 60.0
-"""Seconds one case of golden.py may take (intake, ``run`` and the verifier): the first case over it stops the
-run of golden.py with one clear problem."""
 
 log = logging.getLogger(__name__)
 
