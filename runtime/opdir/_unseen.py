@@ -18,8 +18,14 @@ What :func:`unseen_cases` draws (``rng = default_rng([seed, 0x7e5])``), from the
   all-zero, constant and tied rows (:func:`runtime.opdir._inputs.apply_special_values`);
 - dtypes and value bands rotate; seeds are drawn (>= 2**20, never a SPEC seed).
 
-That is :data:`UNSEEN_VERSION` 2. Version 1 (seven classes, fill from half the cap bound and in one dtype, no power
-of two, no special values) is kept for the run seeds of the shipped traces only (:data:`LEGACY_RUN_SEEDS`).
+- (version 3) with two or more dynamic axes, a **joint** shape: every dynamic axis off the SPEC at once, each at a
+  tail size (its tail of 1 or its uniform tail, drawn), so that the corner tile is partial on every axis. Every
+  other class moves one axis away from a P0 shape: a kernel wrong only when no axis has a SPEC size (a corner tile
+  it mishandles; red team s22: a kernel that dropped a row only then passed every seed) was never called wrong.
+
+That is :data:`UNSEEN_VERSION` 3. Version 2 is version 3 without the joint shape; version 1 (seven classes, fill from
+half the cap bound and in one dtype, no power of two, no special values) is kept for the run seeds of the shipped
+traces only (:data:`LEGACY_RUN_SEEDS`).
 
 Bounds (stated in docs/verification.md): at most :data:`MAX_UNSEEN` unseen wrapper calls; each unseen case holds
 at most :func:`case_cap` bytes of inputs + outputs (1.25x the largest SPEC case, at least 4 MiB, at most
@@ -58,10 +64,11 @@ CASE_BYTES_CAP = 64 * 1024**2
 """Inputs + outputs of one unseen case stay under this unless the SPEC's own cases are bigger."""
 UNSEEN_PREFIX = "unseen"
 """Unseen case names start with it: ``unseen3-B70_D64-fp32`` (no seed: the seed is never shown to agents)."""
-UNSEEN_VERSION = 2
+UNSEEN_VERSION = 3
 """The drawing of unseen cases. Version 2 (red team s16): a power-of-two size class, the fill size in every dtype and
 above 3x the SPEC's largest, and special values (zero / constant rows, ties) in the second case of every same-shape
-pair and in the fresh-seed reruns of the SPEC's shapes (:func:`runtime.opdir._inputs.apply_special_values`)."""
+pair and in the fresh-seed reruns of the SPEC's shapes (:func:`runtime.opdir._inputs.apply_special_values`).
+Version 3 (red team s22): the joint shape of two or more dynamic axes (:func:`_joint`)."""
 LEGACY_RUN_SEEDS = frozenset({
     8073106555080404082, 1375231499958067986, 4714508118518851981, 8790150582367487093, 5005340479135436709,
     4653713241000648732, 4971532019015743374, 5156450107698526626, 5087138263457286476,
@@ -200,7 +207,6 @@ def _fill(spec: Spec, dims: dict[str, int], axis: str, dtype: str, cap: int, rng
 
 def _fit(spec: Spec, dims: dict[str, int], axis: str, dtype: str, cap: int) -> dict[str, int] | None:
     """``dims`` with ``axis`` halved (its tail kept) until the case holds at most ``cap`` bytes; None if never."""
-    t = TAIL_MULTIPLE
     size = dims[axis]
     while True:
         trial = {**dims, axis: size}
@@ -209,7 +215,33 @@ def _fit(spec: Spec, dims: dict[str, int], axis: str, dtype: str, cap: int) -> d
             return trial
         if size <= 1:
             return None
-        size = max(1, (size // t // 2) * t + size % t) if size > t else max(1, size // 2)
+        size = _halve(size)
+
+
+def _halve(size: int) -> int:
+    """About half of ``size``, its tail (remainder to :data:`TAIL_MULTIPLE`) kept."""
+    t = TAIL_MULTIPLE
+    return max(1, (size // t // 2) * t + size % t) if size > t else max(1, size // 2)
+
+
+def _joint(spec: Spec, per_axis: list[tuple[int, str, list[tuple[str, int]]]], base: dict[str, int], dtype: str,
+           cap: int, rng: np.random.Generator) -> dict[str, int] | None:
+    """The joint shape (version 3): ``base`` with every dynamic axis at one of its drawn tail sizes ("tail1" or
+    "tail"), the largest axis halved (its tail kept, :func:`_halve`) until the case fits ``cap``; None when it never
+    fits."""
+    dims = dict(base)
+    for _, axis, sizes in per_axis:
+        tails = [size for label, size in sizes if label in ("tail1", "tail")]
+        if not tails:
+            return None
+        dims[axis] = tails[int(rng.integers(0, len(tails)))]
+    axes = [axis for _, axis, _ in per_axis]
+    while case_bytes(spec, Case(name="probe", dims=dims, dtype=dtype, seed=0, band=BANDS[0])) > cap:
+        axis = max(axes, key=lambda a: dims[a])
+        if dims[axis] <= 1:
+            return None
+        dims[axis] = _halve(dims[axis])
+    return dims
 
 
 def case_cap(spec: Spec, spec_cases: list[Case]) -> int:
@@ -259,6 +291,7 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
                         tail=_has_tail(spec, dims), unseen=True, special=special and version >= 2))
 
     planned: list[tuple[dict[str, int], str]] = []
+    first_round = 0
     every_dtype = _EVERY_DTYPE if version >= 2 else _EVERY_DTYPE_V1
     per_axis = [(a_i, axis, _axis_sizes(spec, axis, rng, version)) for a_i, axis in enumerate(spec.dynamic_axes)]
     offset = int(rng.integers(0, len(dtypes)))  # which dtype each size class gets is drawn too (attack A1b)
@@ -276,6 +309,13 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
                 dims = _fit(spec, {**base, axis: got}, axis, dtype, cap)
                 if dims is not None and (dims, dtype) not in planned:
                     planned.append((dims, dtype))
+        if s_i == 0:
+            first_round = len(planned)  # the tails of 1
+    if version >= 3 and len(per_axis) >= 2:  # after the tails of 1, before the fill sizes: never the first left out
+        dtype = dtypes[(offset + len(per_axis)) % len(dtypes)]
+        dims = _joint(spec, per_axis, shapes[int(rng.integers(0, len(shapes)))], dtype, cap, rng)
+        if dims is not None and (dims, dtype) not in planned:
+            planned.insert(first_round, (dims, dtype))
     # two calls per new shape and dtype: the same-shape comparison needs a second value set
     for dims, dtype in planned[: MAX_UNSEEN // 2 - 1]:  # leaves room for the P0 reruns
         if fits(dims, dtype, 2):  # a pair or nothing: one call of a shape cannot be compared with another

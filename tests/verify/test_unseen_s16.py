@@ -25,6 +25,7 @@ from runtime.opdir._unseen import (
     LEGACY_RUN_SEEDS,
     MAX_UNSEEN,
     UNSEEN_PREFIX,
+    UNSEEN_VERSION,
     unseen_cases,
     unseen_version,
 )
@@ -90,12 +91,12 @@ def test_e_every_run_has_special_cases_hidden_behind_ordinary_names() -> None:
 
 def test_the_shipped_traces_keep_the_drawing_they_were_recorded_with() -> None:
     """A replay feeds each verify report to the agents again (the debugger reads the case list): the recorded answers
-    match only the recorded cases. Every shipped trace's seed is a version-1 seed; any other seed is version 2."""
+    match only the recorded cases. Every shipped trace's seed is a version-1 seed; any other seed gets the current one."""
     recorded = {json.loads((p / "traces" / "default" / "manifest.json").read_text())["unseen_seed"]
                 for p in WORKSPACE.iterdir() if (p / "traces" / "default" / "manifest.json").is_file()}
     assert recorded and recorded <= LEGACY_RUN_SEEDS
     assert all(unseen_version(s) == 1 for s in recorded)
-    assert unseen_version(0) == unseen_version(12345) == 2
+    assert unseen_version(0) == unseen_version(12345) == UNSEEN_VERSION == 3
     spec, cases = _silu()
     old = unseen_cases(spec, cases, 5, version=1)
     assert not any(c.special for c in old)
