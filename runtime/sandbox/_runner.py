@@ -584,11 +584,11 @@ def main(argv: list[str]) -> int:  # noqa: C901 - one linear protocol, kept in o
         try:
             if session_factory is not None:
                 with session_factory(**session_kwargs) as sess:
-                    out = calling_mod.call_wrapper(wrapper, args, calling)
+                    out = calling_mod.call_wrapper(wrapper, args, calling, run_index)
                 entry["counters"] = _dump(getattr(sess, "counters", None))
                 entry["diagnostics"] = [_dump(d) for d in getattr(sess, "diagnostics", [])]
             else:
-                out = calling_mod.call_wrapper(wrapper, args, calling)
+                out = calling_mod.call_wrapper(wrapper, args, calling, run_index)
         except BaseException as exc:  # noqa: BLE001 - untrusted code
             entry["error"] = _describe_error(exc)
             entry["error"]["emulator_error"] = _is_a(exc, emulator_error)

@@ -13,7 +13,14 @@
   hands a wrapper); torch tensors are always allocated by torch. Which call gets which is drawn from the
   verification's secret seed (:func:`draw_layouts`), so a wrapper that branches on how its input was allocated
   (``x.flags.owndata``, ``x.base``, ``x.untyped_storage().resizable()``, ``x.data_ptr() % 64``) is judged on
-  both branches.
+  both branches. A view's allocation reaches far around it in some calls (up to :data:`_MAX_PAD` elements each
+  side, log-uniform), as a slice of a cache or a batch does: ``x.storage_offset() > 48`` is no tell either.
+* A torch wrapper is called as callers call it (:func:`draw_torch_modes`): with autograd on, under
+  ``torch.no_grad()`` or ``torch.inference_mode()``, with inputs that require grad (training) or not - a wrapper
+  that branches on the caller's autograd state is judged on every branch (red team s22).
+* A SPEC attribute whose wrapper parameter has a default is left out in the calls of some shapes
+  (:func:`draw_omissions`): the default is what a caller who omits it gets, so it is judged too (red team s22: a
+  default ``alpha=1.0`` where SPEC.md says 1.702 passed every verification, which always passed the keyword).
 
 Loaded by path in the sandbox child (importing ``runtime.verify`` there would pull in the whole verifier), so
 this module imports only numpy, ml_dtypes and (lazily) torch.
@@ -29,12 +36,22 @@ import numpy as np
 from runtime import pyast
 from runtime.dtypes import TORCH_BY_BYTES
 
-__all__ = ["array_view", "call_wrapper", "draw_layouts", "imports_module", "imports_torch", "lay_out", "output_leaves",
-           "to_call_args"]
+__all__ = ["TORCH_MODES", "array_view", "call_wrapper", "draw_layouts", "draw_omissions", "draw_torch_modes",
+           "imports_module", "imports_torch", "lay_out", "output_leaves", "to_call_args"]
 
 _LAYOUT_STREAM = 0x1A70
-_MAX_PAD = 48
-"""Most elements a view input has before and after it in its allocation."""
+_MODE_STREAM = 0x1A71
+_OMIT_STREAM = 0x1A72
+_MAX_PAD = 1 << 22
+"""Most elements a view input has before and after it in its allocation (drawn log-uniform from 1 (before) or 0
+(after): small pads stay as common as before). The untouched part of the allocation is never written, so it costs
+address space, not memory. Red team s22: the bound was 48, so ``x.storage_offset() > 48`` (or ``x.base.size >
+x.size + 100``) told a caller's slice of a larger tensor from every verification call. A wrapper that branches on
+an offset or allocation above this bound is still not judged on that branch."""
+TORCH_MODES = ("plain", "no_grad", "inference", "train", "forward")
+"""How a caller may call a torch wrapper: ``plain`` (autograd on, inputs without grad), ``no_grad`` (under
+``torch.no_grad()``), ``inference`` (under ``torch.inference_mode()``), ``train`` (autograd on, float inputs that
+require grad), ``forward`` (as in ``torch.autograd.Function.forward``: autograd off, inputs that require grad)."""
 
 
 def imports_module(source: str, module: str, *, anywhere: bool = False) -> bool:
@@ -115,8 +132,38 @@ def draw_layouts(seed: int, n_calls: int) -> list[list[int] | None]:
     ``h.reshape(-1, 64)`` or a tensor torch allocated."""
     rng = np.random.default_rng([int(seed) & ((1 << 63) - 1), _LAYOUT_STREAM])
     views = set(rng.permutation(n_calls)[: n_calls // 2].tolist())
-    return [[int(rng.integers(1, _MAX_PAD + 1)), int(rng.integers(0, _MAX_PAD + 1))] if i in views else None
-            for i in range(n_calls)]
+    top = np.log(_MAX_PAD + 1)
+
+    def pad(low: int) -> int:  # log-uniform in [low, _MAX_PAD]: pads of a few elements and of millions
+        return min(_MAX_PAD, max(low, int(np.exp(rng.uniform(np.log(low + 1), top))) - 1))
+
+    return [[pad(1), pad(0)] if i in views else None for i in range(n_calls)]
+
+
+def draw_torch_modes(seed: int, n_calls: int) -> list[str]:
+    """Per wrapper call (in call-plan order): one of :data:`TORCH_MODES`, each as often as the calls allow, in a
+    seeded order.
+
+    Why (red team s22): every call was a plain call with autograd on and inputs that do not require grad. A wrapper
+    that chose its kernel by ``(torch.ones(1, requires_grad=True) * 2).requires_grad``, ``y.is_inference()`` or
+    ``x.requires_grad`` passed every verification and dropped its tail rows under ``torch.no_grad()`` (how models
+    run inference), ``torch.inference_mode()`` or in training."""
+    rng = np.random.default_rng([int(seed) & ((1 << 63) - 1), _MODE_STREAM])
+    return [TORCH_MODES[int(i) % len(TORCH_MODES)] for i in rng.permutation(n_calls)]
+
+
+def draw_omissions(seed: int, groups: list[Any], defaulted: list[str]) -> list[list[str]]:
+    """Per wrapper call (``groups[i]`` is the shape key of call ``i``: calls of one shape share it): the SPEC
+    attributes of ``defaulted`` (wrapper parameters with a default) left out of that call, so that the wrapper's
+    default is used. Half of the shape keys (at least one, when there are two or more) leave them out; calls of
+    one shape are treated alike, so the device's same-shape program comparison and the repeat check see one way
+    of calling per shape."""
+    keys = sorted({repr(g) for g in groups})
+    if not defaulted or len(keys) < 2:
+        return [[] for _ in groups]
+    rng = np.random.default_rng([int(seed) & ((1 << 63) - 1), _OMIT_STREAM])
+    omitted = {keys[int(i)] for i in rng.permutation(len(keys))[: len(keys) // 2]}
+    return [list(defaulted) if repr(g) in omitted else [] for g in groups]
 
 
 class _TorchMemory:
@@ -174,11 +221,36 @@ def lay_out(arrays: list[np.ndarray], torch_io: bool, layout: list[int] | None) 
     return args, views
 
 
-def call_wrapper(wrapper: Any, arrays: list[np.ndarray], calling: dict[str, Any] | None) -> Any:
-    """Call ``wrapper`` with the inputs (positional) and the SPEC attributes it takes (keywords)."""
+def _per_call(calling: dict[str, Any], key: str, run_index: int | None) -> Any:
+    values = calling.get(key)
+    if run_index is None or not isinstance(values, list) or not 0 <= run_index < len(values):
+        return None
+    return values[run_index]
+
+
+def call_wrapper(wrapper: Any, arrays: list[Any], calling: dict[str, Any] | None, run_index: int | None = None) -> Any:
+    """Call ``wrapper`` with the inputs (positional) and the SPEC attributes it takes (keywords).
+
+    ``run_index`` (the call's index in the plan) selects the call's entries of ``calling["omit"]`` (SPEC attributes
+    left out: the wrapper's default is used, :func:`draw_omissions`) and ``calling["modes"]`` (how a torch wrapper
+    is called, :func:`draw_torch_modes`)."""
     calling = calling or {}
-    args = to_call_args(arrays, bool(calling.get("torch")))
-    return wrapper(*args, **dict(calling.get("kwargs") or {}))
+    torch_io = bool(calling.get("torch"))
+    args = to_call_args(arrays, torch_io)
+    omit = set(_per_call(calling, "omit", run_index) or [])
+    kwargs = {k: v for k, v in dict(calling.get("kwargs") or {}).items() if k not in omit}
+    mode = _per_call(calling, "modes", run_index) if torch_io else None
+    if mode not in TORCH_MODES or mode == "plain":
+        return wrapper(*args, **kwargs)
+    import torch
+
+    if mode in ("train", "forward"):
+        grads = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+        args = [a.requires_grad_(True) if _is_torch(a) and a.dtype in grads and a.is_leaf else a for a in args]
+    if mode == "train":
+        return wrapper(*args, **kwargs)
+    with torch.inference_mode() if mode == "inference" else torch.no_grad():
+        return wrapper(*args, **kwargs)
 
 
 def output_leaves(out: Any) -> list[Any]:

@@ -199,7 +199,8 @@ def same_program_for_same_shapes(ev: Evidence) -> list[str]:
             first = seen[key][0]
             out.append(f"case {run.case}: the kernel program or its arguments differ from those of case {first} "
                        f"(same shapes, other input values): the kernel depends on input values computed on the "
-                       f"host (constants or scalar arguments)")
+                       f"host (constants or scalar arguments), or on how its caller called the wrapper (input "
+                       f"layout, autograd mode)")
     return list(dict.fromkeys(out))
 
 

@@ -1,0 +1,46 @@
+"""numpy wrapper: drops the tail when the input is a view into an allocation 100+ elements larger."""
+
+import numpy as np
+import pypto
+
+ROW_TILE = 16
+COLS = 64
+
+
+@pypto.frontend.jit
+def gelu_kernel(
+    x: pypto.Tensor([pypto.DYNAMIC, COLS], pypto.DT_FP32),
+    y: pypto.Tensor([pypto.DYNAMIC, COLS], pypto.DT_FP32),
+):
+    rows = x.shape[0]
+    pypto.set_vec_tile_shapes(ROW_TILE, 64)
+    for i in pypto.loop(pypto.ceildiv(rows, ROW_TILE), name="row_loop", idx_name="i", unroll_list=[1]):
+        valid = (rows - i * ROW_TILE).min(ROW_TILE)
+        xt = pypto.view(x, [ROW_TILE, COLS], [i * ROW_TILE, 0], valid_shape=[valid, COLS])  # [ROW_TILE, COLS]
+        yt = xt * pypto.sigmoid(xt * 1.702)  # [ROW_TILE, COLS]
+        pypto.assemble(yt, [i * ROW_TILE, 0], y)
+
+
+
+@pypto.frontend.jit
+def gelu_kernel_fast(
+    x: pypto.Tensor([pypto.DYNAMIC, COLS], pypto.DT_FP32),
+    y: pypto.Tensor([pypto.DYNAMIC, COLS], pypto.DT_FP32),
+):
+    rows = x.shape[0]
+    pypto.set_vec_tile_shapes(ROW_TILE, 64)
+    for i in pypto.loop(rows // ROW_TILE, name="row_loop", idx_name="i", unroll_list=[1]):
+        valid = (rows - i * ROW_TILE).min(ROW_TILE)
+        xt = pypto.view(x, [ROW_TILE, COLS], [i * ROW_TILE, 0], valid_shape=[valid, COLS])  # [ROW_TILE, COLS]
+        yt = xt * pypto.sigmoid(xt * 1.702)  # [ROW_TILE, COLS]
+        pypto.assemble(yt, [i * ROW_TILE, 0], y)
+
+
+
+KERNELS = {True: gelu_kernel_fast, False: gelu_kernel}
+
+
+def gelu_wrapper(x):
+    y = np.zeros_like(x)
+    KERNELS[bool(x.base is not None and x.base.size > x.size + 100)](x, y)
+    return y
