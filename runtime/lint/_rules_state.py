@@ -9,7 +9,8 @@ kernel, whose compilation cache is the framework's, not the file's. So the rule 
 for counters:
 
 - **module-level (and class-level) bindings** must be *immutable* (numbers, strings, tuples, dtype and pypto
-  constants, ``pypto.frontend.dynamic``, frozen dataclass instances, arithmetic on those), *functions* (defs,
+  constants, ``pypto.frontend.dynamic``, frozen dataclass instances whose field defaults are constants - red team
+  s22 -, arithmetic on those), *functions* (defs,
   JIT kernels, kernel factories called with immutable arguments, lambdas, classes) or *tables* (a dict, list or
   set literal of those, e.g. ``{torch.float32: k_fp32}``). Anything else (``np.zeros(...)``, ``iter(...)``,
   ``default_rng()``, an instance of a plain class, ``functools.partial(...)``) is refused;
@@ -257,7 +258,43 @@ def module_bindings(pf: ParsedFile) -> Bindings:
             for alias in stmt.names:
                 b.kinds[alias.asname or alias.name.split(".")[0]] = Kind.IMPORT
     cls = _Classifier(pf, b)
-    for _ in range(3):  # names defined from names defined later in the file settle in a few rounds
+    _settle(stmts, cls, b)
+    classes = {stmt.name: stmt for stmt in stmts if isinstance(stmt, ast.ClassDef)}
+    mutable = {name for name in b.frozen_classes if name in classes and _mutable_fields(classes[name], cls)}
+    if mutable:  # their instances are not constants: classify what was bound from them again
+        b.frozen_classes -= mutable
+        _settle(stmts, cls, b)
+    _find_caches_and_refusals(pf, stmts, cls, b)
+    return b
+
+
+_IMMUTABLE_FACTORIES = {"tuple", "frozenset", "int", "float", "str", "bool", "bytes", "complex"}
+
+
+def _mutable_fields(node: ast.ClassDef, cls: _Classifier) -> bool:
+    """A frozen dataclass or NamedTuple whose field defaults are not constants: its instances can carry state
+    (red team s22: ``seen: list = field(default_factory=list)`` in a frozen dataclass, an instance of it as a
+    default argument, and the wrapper appended to ``stats.seen`` - a call counter PF11 took for a constant)."""
+    for stmt in node.body:
+        value = stmt.value if isinstance(stmt, (ast.Assign, ast.AnnAssign)) else None
+        if value is None:
+            continue
+        if isinstance(value, ast.Call) and cls.pf.name(value.func) in ("dataclasses.field", "field"):
+            for k in value.keywords:
+                if k.arg == "default_factory" and not (isinstance(k.value, ast.Name)
+                                                        and k.value.id in _IMMUTABLE_FACTORIES):
+                    return True
+                if k.arg == "default" and cls.kind(k.value) > Kind.CLASS:
+                    return True
+        elif cls.kind(value) > Kind.CLASS:
+            return True
+    return False
+
+
+def _settle(stmts: list[ast.stmt], cls: _Classifier, b: Bindings) -> None:
+    """What each module-level assignment binds, in a few rounds (names defined from names defined later in the
+    file settle)."""
+    for _ in range(3):
         for stmt in stmts:
             if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and getattr(stmt, "value", None):
                 value = stmt.value
@@ -278,6 +315,9 @@ def module_bindings(pf: ParsedFile) -> Bindings:
                 for item in getattr(stmt, "items", []):
                     for n in _names(item.optional_vars) if item.optional_vars is not None else []:
                         b.kinds[n] = Kind.OTHER
+
+
+def _find_caches_and_refusals(pf: ParsedFile, stmts: list[ast.stmt], cls: _Classifier, b: Bindings) -> None:
     jit_names = {f.name for f in pf.jit_fns}
     for node in pf.nodes(ast.Assign):
         t = node.targets[0]
@@ -311,7 +351,6 @@ def module_bindings(pf: ParsedFile) -> Bindings:
                     if cls.kind(inner.value) > Kind.CLASS:
                         b.hits.append(at(inner, f"class `{stmt.name}` attribute holds a mutable object "
                                                 f"(`{ast.unparse(inner.value)[:60]}`) shared by every call"))
-    return b
 
 
 def _ancestors(node: ast.AST, pf: ParsedFile) -> Iterator[ast.AST]:
