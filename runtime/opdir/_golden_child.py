@@ -33,7 +33,7 @@ if str(_ROOT) not in sys.path:
 import numpy as np  # noqa: E402
 
 from runtime.arrays import ArrayReader, ArrayWriter, open_arrays  # noqa: E402 - numpy + runtime.dtypes only
-from runtime.dtypes import DTypeError, name_of  # noqa: E402
+from runtime.dtypes import TORCH_BY_BYTES, DTypeError, name_of  # noqa: E402
 from runtime.stages import MODULES_DIR, parse_stage_name  # noqa: E402 - stdlib only
 
 
@@ -114,10 +114,13 @@ def _to_numpy(value: Any) -> np.ndarray | None:
         return value
     if type(value).__module__.split(".")[0] == "torch" and hasattr(value, "detach"):
         t = value.detach().cpu()
-        if str(t.dtype) == "torch.bfloat16":
+        name = str(t.dtype).removeprefix("torch.")
+        if name in TORCH_BY_BYTES:  # bf16, FP8: no numpy dtype in torch, they cross by a view of their bytes
             import ml_dtypes
+            import torch
 
-            return t.float().numpy().astype(ml_dtypes.bfloat16)
+            raw = t.contiguous().view(getattr(torch, TORCH_BY_BYTES[name])).numpy()
+            return raw.view(getattr(ml_dtypes, name))
         return t.numpy()
     return None
 

@@ -207,6 +207,23 @@ def test_a_golden_computing_with_torch_npu_gets_the_cpu_stand_in(tmp_path: Path)
     np.testing.assert_allclose(run.outputs["y"], pre / (1 + np.exp(-pre)), rtol=1e-6, atol=1e-6)
 
 
+def test_torch_intermediates_in_bf16_and_fp8_are_captured_by_their_bytes(tmp_path: Path) -> None:
+    """torch has no numpy dtype for bf16 or FP8, and ``Tensor.numpy()`` refuses them: the deep capture of an FP8
+    golden (the gym's quant_batch_matmul, session 22) ended the golden process. They cross by a view of their bytes,
+    exactly."""
+    torch = pytest.importorskip("torch", reason="the golden computes with torch (pip install -e '.[toolchain]')")
+    golden = BASE_GOLDEN.replace("import numpy as np\n", "import numpy as np\nimport torch\n").replace(
+        "    y = scaled + b\n", "    t = torch.from_numpy(scaled)\n    q8 = t.to(torch.float8_e4m3fn)\n"
+                             "    h = t.to(torch.bfloat16)\n    y = q8.float().numpy() + b\n")
+    op = load_op_dir(write_op(tmp_path / "op", golden=golden))
+    run = run_golden(op, op.cases()[0], deep=True)
+    scaled = torch.from_numpy(run.intermediates["scaled"])
+    assert run.intermediates["q8"].dtype == ml_dtypes.float8_e4m3fn
+    assert run.intermediates["q8"].tobytes() == scaled.to(torch.float8_e4m3fn).view(torch.uint8).numpy().tobytes()
+    assert run.intermediates["h"].dtype == ml_dtypes.bfloat16
+    assert run.intermediates["h"].tobytes() == scaled.to(torch.bfloat16).view(torch.int16).numpy().tobytes()
+
+
 @pytest.mark.parametrize("target", ["scale_add_impl", "modules"])
 def test_golden_py_never_imports_a_kernel_file_the_agents_write(tmp_path: Path, target: str) -> None:
     """golden.py runs outside the sandbox: importing ``<op>_impl.py`` or a stage file from ``modules/`` would run
