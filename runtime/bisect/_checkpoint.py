@@ -37,23 +37,83 @@ def checkpoint_names(stage_file: Path, intermediates: list[str], wrapper: str | 
     """Parameters of the stage file's jit kernels that are named like a golden intermediate (file order).
 
     Positional parameters of ``wrapper`` are inputs (e.g. golden-fed STUB boundary tensors), never
-    checkpoints. Parsing only (the candidate is untrusted and is never imported here).
+    checkpoints; nor is a kernel parameter the wrapper passes data of its inputs in (``q_flat = query.reshape(-1, D)``
+    for a kernel's ``q``, :func:`_fed_by_inputs`). Parsing only (the candidate is untrusted and is never imported here).
     """
     try:
         tree = parse_source(Path(stage_file).read_text(encoding="utf-8"))
     except (OSError, SyntaxError, ValueError):
         return []
     wanted = set(intermediates)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef) and node.name == wrapper:
-            wanted -= {a.arg for a in node.args.posonlyargs + node.args.args}
+    wrappers = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == wrapper]
+    for node in wrappers:
+        wanted -= {a.arg for a in node.args.posonlyargs + node.args.args}
     out: list[str] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef) and any(_is_jit(d) for d in node.decorator_list):
-            for a in node.args.args + node.args.kwonlyargs:
-                if a.arg in wanted and a.arg not in out:
-                    out.append(a.arg)
+    kernels = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and any(_is_jit(d) for d in n.decorator_list)]
+    # (a name the wrapper fills with input data in one kernel's call is an input in every kernel that has it)
+    fed = {p for w in wrappers for k in kernels for p in _fed_by_inputs(w, k)}
+    for node in kernels:
+        for a in node.args.args + node.args.kwonlyargs:
+            if a.arg in wanted and a.arg not in out and a.arg not in fed:
+                out.append(a.arg)
     return out
+
+
+_META = frozenset({"shape", "dtype", "device", "ndim", "size", "layout"})
+_ALLOC = ("zeros", "empty", "ones", "full", "zeros_like", "empty_like", "ones_like", "full_like")
+
+
+def _data_names(node: ast.AST) -> set[str]:
+    """Names whose data an expression reads: not those it reads only for their shape, dtype or device (``x.shape[0]``,
+    ``torch.empty_like(x)``, ``np.zeros((n, 1))``)."""
+    if isinstance(node, ast.Attribute) and node.attr in _META:
+        return set()
+    if isinstance(node, ast.Call):
+        f = node.func
+        callee = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+        if callee in _ALLOC:
+            return set()
+    if isinstance(node, ast.Name):
+        return {node.id}
+    out: set[str] = set()
+    for ch in ast.iter_child_nodes(node):
+        out |= _data_names(ch)
+    return out
+
+
+def _fed_by_inputs(wrapper: ast.FunctionDef, kernel: ast.FunctionDef) -> set[str]:
+    """Parameters of ``kernel`` that ``wrapper`` passes data of its own positional parameters (its inputs) in,
+    followed back through the wrapper's assignments (``q_flat = query.transpose(1, 2).reshape(-1, D)``; parsed, never
+    run): kernel inputs, not checkpoints, whatever their name - a checkpoint is a buffer the wrapper allocates."""
+    inputs = {a.arg for a in wrapper.args.posonlyargs + wrapper.args.args}
+    aliases = {kernel.name} | {t.id for st in ast.walk(wrapper) if isinstance(st, ast.Assign)
+                               and isinstance(st.value, ast.Name) and st.value.id == kernel.name
+                               for t in st.targets if isinstance(t, ast.Name)}
+    assigns: dict[str, list[ast.AST]] = {}
+    for st in ast.walk(wrapper):
+        if isinstance(st, ast.Assign):
+            for t in st.targets:
+                for nm in (x.id for x in ast.walk(t) if isinstance(x, ast.Name)):
+                    assigns.setdefault(nm, []).append(st.value)
+    names = [a.arg for a in kernel.args.args]
+    fed: set[str] = set()
+    for call in ast.walk(wrapper):
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in aliases):
+            continue
+        pairs = list(zip(names, call.args, strict=False)) + [(k.arg, k.value) for k in call.keywords if k.arg]
+        for pname, arg in pairs:
+            todo, seen = list(_data_names(arg)), set()
+            while todo:
+                nm = todo.pop()
+                if nm in seen:
+                    continue
+                seen.add(nm)
+                if nm in inputs:
+                    fed.add(pname)
+                    break
+                for v in assigns.get(nm, []):
+                    todo += list(_data_names(v))
+    return fed
 
 
 def _poison_mask(arr: np.ndarray) -> np.ndarray:

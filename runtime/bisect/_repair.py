@@ -561,8 +561,116 @@ def walk_back(an: Analyzer, observed: Rec, start: Rec, window: list[Rec], ceilin
                     + (f" (laid out {lid})" if lid else "") + f", {observed.where()} matches the golden, and every "
                     f"operand of it matches: the departure starts there ({tried} replays)")
                 return out
+    if tried < _MAX_WALK_REPLAYS:
+        variant = _matmul_variant(an, observed, order, run, _MAX_WALK_REPLAYS - tried)
+        if variant is not None:
+            r, what, n = variant
+            out.culprit = r
+            out.replays = tried + n
+            an.status[r.seq] = "mismatch"
+            out.evidence.append(
+                f"walk-back: the values {start.where()} is computed from have no golden counterpart; {r.where()} "
+                f"multiplies operands that match the golden, and in a replay where only it (every execution) is "
+                f"computed {what}, {observed.where()} matches the golden: its operand order or transpose flags are "
+                f"wrong ({tried + n} replays)")
+            return out
     out.replays = tried
     return out
+
+
+def _matmul_variants(a: np.ndarray, b: np.ndarray, ta: bool, tb: bool,
+                     shape: tuple[int, ...]) -> list[tuple[str, np.ndarray]]:
+    """The products a matmul of operands ``a``, ``b`` (as stored, valid part) could have meant, other than the one
+    it computed (``ta``/``tb``: its own flags): every other choice of transpose flags, and of operand order, whose
+    result has the shape it made (a flag or an order that changes the shape would have been refused)."""
+    def t(x: np.ndarray, on: bool) -> np.ndarray:
+        return np.swapaxes(x, -1, -2) if on else x
+
+    out: list[tuple[str, np.ndarray]] = []
+    for swap in (False, True):
+        x, y = (b, a) if swap else (a, b)
+        for fa in (False, True):
+            for fb in (False, True):
+                if not swap and (fa, fb) == (ta, tb):
+                    continue
+                xa, yb = t(x, fa), t(y, fb)
+                if xa.ndim < 2 or yb.ndim < 2 or xa.shape[-1] != yb.shape[-2]:
+                    continue
+                r = np.matmul(xa.astype(np.float32), yb.astype(np.float32))
+                if tuple(r.shape) != tuple(shape):
+                    continue
+                what = ("with its operands swapped, " if swap else "") + f"with a_trans={fa}, b_trans={fb}"
+                out.append((what, r))
+    return out
+
+
+def _matmul_variant(an: Analyzer, observed: Rec, order: list[Rec],
+                    run: Callable[[Callable[[Any, Any, tuple, int], None]], None],
+                    budget: int) -> tuple[Rec, str, int] | None:
+    """A matmul of ``order`` (ops without a golden between the last right value and the departure) whose operands
+    match the golden and which, computed with other transpose flags or the other operand order in every execution
+    (one replay per variant), makes the first departing value match: (that matmul, the variant, replays spent).
+
+    The golden names the product the kernel needed only downstream (``dk = ds^T @ q * scale``: the tile's partial
+    product is no golden tensor), so no golden value can be set on the matmul itself; the variant is computed
+    from its own operands instead. A variant that is not what the kernel should compute repairs nothing."""
+    from runtime.bisect._claims import _operands_good  # (no import cycle at module load)
+
+    spent = 0
+    for r in order:
+        if r.op != "matmul" or not _operands_good(an, r):
+            continue
+        for k in range(4 * 2):
+            if spent >= budget:
+                return None
+            chosen: list[str] = []
+            got: list[bool] = []
+            execs = {x.seq for x in an.recs if x.node == r.node and x.seq <= observed.seq}
+
+            def hook(env: Any, node: Any, v: tuple, seq: int, k: int = k, execs: set[int] = execs,
+                     chosen: list[str] = chosen, got: list[bool] = got) -> None:
+                if seq in execs:
+                    p = node.op.params
+                    try:
+                        a, va = env.get(p["a"])
+                        b, vb = env.get(p["b"])
+                    except Exception:  # noqa: BLE001 - an operand no longer held: the variant cannot be made
+                        raise _Stop from None
+                    a = np.asarray(a)[tuple(slice(0, int(n)) for n in va)]
+                    b = np.asarray(b)[tuple(slice(0, int(n)) for n in vb)]
+                    key = node.op.out_key
+                    cur = env.buf.get(key) if key is not None else None
+                    if cur is None:
+                        raise _Stop
+                    arr, valid = cur
+                    box = tuple(slice(0, int(n)) for n in (valid if valid is not None else arr.shape))
+                    shape = tuple(int(s.stop) for s in box)
+                    vs = _matmul_variants(a, b, bool(p.get("a_trans")), bool(p.get("b_trans")), shape)
+                    if k >= len(vs):
+                        raise _Stop
+                    chosen.append(vs[k][0])
+                    new = np.array(arr, copy=True)
+                    new[box] = vs[k][1].astype(new.dtype)
+                    env.buf[key] = (new, valid)
+                if seq == observed.seq:
+                    target = _observed_golden(an, observed)
+                    got.append(target is not None and _matches(an, env, node, v, observed, target))
+                    raise _Stop
+                if seq > observed.seq:
+                    raise _Stop
+
+            try:
+                run(hook)
+            except _Stop:
+                pass
+            except Exception:  # noqa: BLE001 - a replay the variant breaks repairs nothing
+                pass
+            if not chosen:
+                break  # no variant k (or none could be made): the next matmul
+            spent += 1
+            if got and got[0] and len(set(chosen)) == 1:
+                return r, chosen[0], spent
+    return None
 
 
 def _member(an: Analyzer, g: str, x: Rec) -> str | None:

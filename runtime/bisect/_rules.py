@@ -1302,6 +1302,26 @@ def static_extent_source(source: str | None, error_line: int | None, message: st
     return None
 
 
+_VALID_EXTENT_RE = re.compile(r"valid extent (\d+) > view shape (\d+) on axis (\d+)")
+
+
+def static_valid_bound_source(source: str | None, error_line: int | None, message: str) -> tuple[int, str] | None:
+    """For a kernel that raised because a view's valid extent exceeds its tile on some axis ("valid extent 64 > view
+    shape 16 on axis 0"): the line that computes the bound the view passes as its ``valid_shape`` on that axis
+    (``actual_b = (B - b_idx * TILE_B).max(TILE_B)``, a bound that should never exceed the tile), and why; None when
+    the bound is written on the view's own line (then that line is the one to fix) or cannot be followed."""
+    m = _VALID_EXTENT_RE.search(message or "")
+    if not source or error_line is None or m is None:
+        return None
+    got = _bound_line(source, error_line, int(m.group(3)))
+    if got is None or got[0] == error_line:
+        return None
+    line, name = got
+    return line, (f"the kernel raised at line {error_line}: the view's valid extent on axis {m.group(3)} "
+                  f"({m.group(1)}) exceeds its tile ({m.group(2)}); that valid extent is {name!r}, computed at "
+                  f"line {line}: a tail bound must never exceed the tile (the view only carries it)")
+
+
 def _axis_the_shapes_want(message: str, axis: str | None) -> int | None:
     """For a keepdim reduction over ``axis`` (its source text) whose result is one of two same-rank shapes in an
     error message: the other axis the reduction should have taken - the one axis where the *other* shape is 1 and

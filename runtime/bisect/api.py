@@ -32,6 +32,7 @@ from runtime.bisect._rules import (
     static_missing_cast,
     static_shape_source,
     static_unwritten_source,
+    static_valid_bound_source,
 )
 from runtime.bisect._run import DEFAULT_EMULATOR, ArgSource, CapturedCall, CapturedRun, run_captured_cases
 from runtime.bisect._scalar import wrapper_scalar
@@ -606,6 +607,93 @@ def _padding_repair(run: CapturedRun, plan: Any, inputs: list[np.ndarray], sourc
     return None
 
 
+def _outputs_match(calls: list[Any], inputs: list[np.ndarray], golden: Golden) -> bool:
+    """Whether a replay of ``calls`` leaves every golden output in some kernel argument: the argument's leading
+    block, or its data read in the golden's shape (a flattened ``[B*N*S, D]`` buffer the wrapper reshapes back)."""
+    from runtime.bisect._replay import _run_calls
+
+    outs = [golden.arrays[n] for n, k in golden.kinds.items() if k == "output"]
+    if not outs:
+        return False
+    try:
+        err, final, problem, _k = _run_calls(calls, inputs, None)
+    except Exception:  # noqa: BLE001 - a replay that fails repairs nothing
+        return False
+    if err or problem:
+        return False
+    for g in outs:
+        ref = np.asarray(g, dtype=np.float64)
+        ok = False
+        for a in final.values():
+            if a.size == g.size and a.shape != g.shape:
+                part = np.asarray(a, dtype=np.float64).reshape(g.shape)
+            elif a.ndim == g.ndim and all(x >= y for x, y in zip(a.shape, g.shape, strict=True)):
+                part = np.asarray(a[tuple(slice(0, n) for n in g.shape)], dtype=np.float64)
+            else:
+                continue
+            if np.allclose(part, ref, atol=golden.atol, rtol=golden.rtol, equal_nan=True):
+                ok = True
+                break
+        if not ok:
+            return False
+    return True
+
+
+def _transformed_input(run: CapturedRun, plan: Any, inputs: list[np.ndarray], source: str,
+                       golden: Golden) -> tuple[int, str] | None:
+    """The wrapper changed an input's data before the kernel call (``sigmoid_kernel(-x, out)``, ``q_flat =
+    query.transpose(1, 2).reshape(-1, D)`` where ``query.reshape(-1, D)`` was meant): a kernel argument the wrapper
+    builds from an input (parsed: the call's argument, followed back through assignments) holds as many elements as
+    that input but not its data in memory order, and a replay with the input's data, as laid out in memory, in that
+    argument makes every golden output come out right, where the run as made does not. Returns the wrapper line that
+    builds the argument from the input, and why (or None).
+
+    Evidence the kernel cannot give: it computes the right thing from the argument it got."""
+    if not source or not run.calls:
+        return None
+    from runtime.emulator.device import decode
+
+    params = list(getattr(plan, "params", []) or [])
+    by_name = {t: np.asarray(a) for t, a in zip(params, inputs, strict=False)}
+    tried = 0
+    for ci, call in enumerate(run.calls):
+        try:
+            names = [p.name for p in decode(call.program).params]
+        except Exception:  # noqa: BLE001
+            continue
+        for ai, (name, src) in enumerate(zip(names, call.args, strict=False)):
+            a = src.array
+            if a is None or src.input is not None or not np.issubdtype(np.asarray(a).dtype, np.number) \
+                    and str(np.asarray(a).dtype) != "bfloat16":
+                continue
+            for xname, x in by_name.items():
+                if x.size != a.size or x.size < 2 or str(x.dtype) != str(a.dtype):
+                    continue
+                laid = np.ascontiguousarray(x).reshape(a.shape)
+                if np.array_equal(np.asarray(laid, dtype=np.float64), np.asarray(a, dtype=np.float64),
+                                  equal_nan=True):
+                    continue  # (the input's own data: nothing changed it)
+                line = _argument_line(source, call.kernel, name, xname)
+                if line is None:
+                    continue
+                if tried == 0 and _outputs_match(run.calls, inputs, golden):
+                    return None  # (the run as made already matches: nothing to repair)
+                tried += 1
+                if tried > 4:
+                    return None
+                calls = list(run.calls)
+                new_args = list(call.args)
+                new_args[ai] = ArgSource(shape=src.shape, dtype=src.dtype, array=np.array(laid, copy=True))
+                calls[ci] = CapturedCall(kernel=call.kernel, program=call.program, args=new_args,
+                                         options=call.options, site=call.site)
+                if _outputs_match(calls, inputs, golden):
+                    return line, (f"the kernel parameter {name!r} holds as many elements as input {xname!r} but not "
+                                  f"its data as laid out in memory; in a replay with {xname!r}'s own data there every "
+                                  f"output matches the golden: the wrapper changes the input before the kernel call "
+                                  f"(a transpose, a sign, a scale); line {line} builds that argument from {xname!r}")
+    return None
+
+
 def _host_calls(source: str, kernel: str, param: str) -> list[tuple[Any, Any, int]]:
     """``(calling function, argument, line)`` for each call of ``kernel`` from another function of ``source`` and its
     argument for the parameter ``param`` (positional or keyword; parsed, never run)."""
@@ -833,7 +921,8 @@ def _one_case(op: Any, stage: Path, case: Any, *, emulator: str, timeout: float,
             msg = str(err.get("message", ""))
             dtyped = (static_dtype_source("\n".join(lines), err["line"], msg) if cast_line is None else None) \
                 or static_unwritten_source("\n".join(lines), err["line"], msg) \
-                or static_extent_source("\n".join(lines), err["line"], msg)
+                or static_extent_source("\n".join(lines), err["line"], msg) \
+                or static_valid_bound_source("\n".join(lines), err["line"], msg)
             if dtyped is not None:
                 evidence.append(dtyped[1])
                 culprit = OpFinding(file=stage.name, line=dtyped[0], code=lines[dtyped[0] - 1].strip(),
@@ -850,7 +939,8 @@ def _one_case(op: Any, stage: Path, case: Any, *, emulator: str, timeout: float,
                             "`python -m runtime.verify` refuses such a stage")
         culprit, observed, window = None, None, []
     elif (swap := _swapped_input(run, plan, inputs, source)
-           or _padding_repair(run, plan, inputs, source, golden) or scalar) is not None:
+           or _padding_repair(run, plan, inputs, source, golden) or scalar
+           or _transformed_input(run, plan, inputs, source, golden)) is not None:
         status = "DIVERGENCE_FOUND"
         line, why = swap
         if culprit is not None:

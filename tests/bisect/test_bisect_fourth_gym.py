@@ -1,0 +1,62 @@
+"""The fourth gym corpus (``gym_corpus_fourth``) on the real kernels (slow: each imports a gym operator and runs its
+golden and kernel; skips without the gym folder or torch). The full corpus is ``bench/bisect_gym_corpus.py --corpus
+fourth`` (gated_delta_rule's two bugs take ~5 min each there and are not repeated here); the rules are tested on
+small inputs in ``test_bisect_fourth.py``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from gym_corpus_fourth import BUGS, import_op, materialize
+
+from runtime.bisect import bisect
+
+pytestmark = pytest.mark.slow
+
+
+def test_fourth_corpus_is_other_places_than_the_first_three() -> None:
+    from gym_corpus import BUGS as FIRST
+    from gym_corpus_fresh import BUGS as FRESH
+    from gym_corpus_third import BUGS as THIRD
+
+    earlier = FIRST + FRESH + THIRD
+    assert len(BUGS) >= 15 and len({b.id for b in BUGS}) == len(BUGS)
+    assert not {b.id for b in BUGS} & {b.id for b in earlier}
+    assert not {(b.op, b.line, b.new) for b in BUGS} & {(b.op, b.line, b.new) for b in earlier}
+    again = [b.id for b in BUGS if (b.op, b.line) in {(b.op, b.line) for b in earlier}]
+    # (another kind of bug on a line planted before: 4 of 19 - a tail bound, a broadcast operand, keepdim, a cast)
+    assert len(again) <= len(BUGS) // 4, again
+
+
+def _bisect(bug_id: str, op_root: Path, tmp_path: Path, golden_cache: dict):
+    bug = next(b for b in BUGS if b.id == bug_id)
+    d, stage, span = materialize(bug, import_op(bug.op, op_root), tmp_path)
+    return bisect(d, stage, golden_cache=golden_cache, timeout=600.0), span
+
+
+# named at their line after session 22 (before: fag_dk_atrans not localized, sig_wrapper_neg / fag_wrapper_layout
+# missed - the kernel line computing with the changed input, or a NaN from the argument taken for a checkpoint -,
+# sig_tail_max late - the view carrying the bound); the others were named before
+@pytest.mark.parametrize("bug_id", ["fag_dk_atrans", "sig_wrapper_neg", "fag_wrapper_layout", "sig_tail_max",
+                                    "fag_s_order", "ll_group_amin"])
+def test_fourth_bug_is_named_at_its_line(op_root: Path, tmp_path: Path, bug_id: str, golden_cache: dict) -> None:
+    rep, (lo, hi) = _bisect(bug_id, op_root, tmp_path, golden_cache)
+    f = rep.first_divergence
+    assert f is not None, rep.summary + "\n" + "\n".join(rep.evidence)
+    assert lo <= (f.line or 0) <= hi or lo <= (f.call_site or 0) <= hi, \
+        f"{bug_id}: named line {f.line}, bug on {lo}-{hi}: {rep.summary} {rep.evidence}"
+    assert f.status not in ("match", "input", "const"), rep.to_json()
+
+
+# not localized at their line yet (bench/bisect_gym_corpus.md, session 22): the honest outcome, kept as xfail
+@pytest.mark.xfail(strict=False, reason="sig_floor_rows: a loop with zero trips records no op (nothing to compare); "
+                   "fag_s2_loopvar: every value matches the golden somewhere (the same key tile read twice); "
+                   "ll_topk_smallest: the topk indices have no golden of their own, the gather is named; "
+                   "fag_d_keepdim: the [S] row statistic matches the golden's by value, so the sub broadcasting it "
+                   "along the other axis is named")
+@pytest.mark.parametrize("bug_id", ["sig_floor_rows", "fag_s2_loopvar", "ll_topk_smallest", "fag_d_keepdim"])
+def test_fourth_bug_not_yet_named(op_root: Path, tmp_path: Path, bug_id: str, golden_cache: dict) -> None:
+    rep, (lo, hi) = _bisect(bug_id, op_root, tmp_path, golden_cache)
+    f = rep.first_divergence
+    assert f is not None and (lo <= (f.line or 0) <= hi or lo <= (f.call_site or 0) <= hi), rep.summary
