@@ -18,7 +18,7 @@ from runtime.bisect._parse import parse_source
 from runtime.bisect._records import Rec
 
 __all__ = ["contraction_offsets", "overwritten_state", "coverage_gap", "geometry", "missing_cast", "rebound_after_loop",
-           "shape_error_source", "stale_state", "wrong_axis"]
+           "shape_error_source", "stale_state", "static_zero_trip_source", "wrong_axis"]
 
 
 def _enclosing_function(tree: ast.AST, line: int) -> ast.FunctionDef | None:
@@ -1405,3 +1405,107 @@ def _uncast_expression(tree: ast.AST, error_line: int) -> int | None:
             for arg, at_line in call_arguments(tree, fn, name):
                 frontier.extend((n, at_line) for n in sorted(reads(arg)))
     return found[0] if len(set(found)) == 1 else None
+
+
+_INT_OPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+            ast.FloorDiv: lambda a, b: a // b, ast.Mod: lambda a, b: a % b}
+
+
+def _int_value(expr: ast.AST, fn: ast.FunctionDef, tree: ast.Module, shapes: dict[str, tuple[int, ...]],
+               before: int, depth: int = 0) -> int | None:
+    """``expr`` as an int for one kernel call, where the source decides it: constants, module-level int constants,
+    locals assigned before line ``before`` (followed back), ``p.shape[k]`` of a kernel parameter (``shapes``),
+    ``+ - * // %``, ``.min(..)``/``.max(..)``, ``pypto.ceildiv``; None for anything else (a value read from a
+    tensor, a loop index) - the caller then claims nothing."""
+    if depth > 24:
+        return None
+
+    def val(e: ast.AST, at: int = before) -> int | None:
+        return _int_value(e, fn, tree, shapes, at, depth + 1)
+
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, int) and not isinstance(expr.value, bool):
+        return expr.value
+    if isinstance(expr, ast.BinOp) and type(expr.op) in _INT_OPS:
+        a, b = val(expr.left), val(expr.right)
+        if a is None or b is None or (isinstance(expr.op, (ast.FloorDiv, ast.Mod)) and b == 0):
+            return None
+        return _INT_OPS[type(expr.op)](a, b)
+    if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Attribute) and expr.value.attr == "shape" \
+            and isinstance(expr.value.value, ast.Name) and expr.value.value.id in shapes:
+        k = val(expr.slice)
+        dims = shapes[expr.value.value.id]
+        return dims[k] if k is not None and -len(dims) <= k < len(dims) else None
+    if isinstance(expr, ast.Call):
+        f = expr.func
+        if isinstance(f, ast.Attribute) and f.attr in ("min", "max") and len(expr.args) == 1:
+            a, b = val(f.value), val(expr.args[0])
+            return None if a is None or b is None else (min(a, b) if f.attr == "min" else max(a, b))
+        if ast.unparse(f).split(".")[-1] == "ceildiv" and len(expr.args) == 2:
+            a, b = val(expr.args[0]), val(expr.args[1])
+            return None if a is None or not b else -(-a // b)
+        return None
+    if isinstance(expr, ast.Name):
+        local = _last_assignment(fn, expr.id, before)
+        if local is not None:
+            return val(local.value, local.lineno) if len(local.targets) == 1 else None
+        if any(a.arg == expr.id for a in fn.args.args + fn.args.kwonlyargs):
+            return None
+        module = [n for n in tree.body if isinstance(n, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == expr.id for t in n.targets)]
+        return val(module[-1].value, module[-1].lineno) if len(module) == 1 and len(module[0].targets) == 1 else None
+    return None
+
+
+def _writes_into(fn: ast.FunctionDef, params: set[str]) -> list[ast.stmt]:
+    """Statements of ``fn`` that write into one of its parameters: ``P[...] = ...`` or ``pypto.assemble(x, offs, P)``."""
+    out: list[ast.stmt] = []
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Assign) and any(isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)
+                                             and t.value.id in params for t in n.targets):
+            out.append(n)
+        elif isinstance(n, ast.Expr) and isinstance(n.value, ast.Call) \
+                and ast.unparse(n.value.func).split(".")[-1] == "assemble":
+            args = [*n.value.args, *(k.value for k in n.value.keywords)]
+            if args and isinstance(args[-1], ast.Name) and args[-1].id in params:
+                out.append(n)
+    return out
+
+
+def static_zero_trip_source(source: str | None, calls: Iterable[tuple[str, dict[str, tuple[int, ...]]]]
+                            ) -> tuple[int, str] | None:
+    """For a run whose kernel calls recorded no write while the outputs differ from the golden: the ``pypto.loop``
+    around every write into the kernel's parameters whose trip count, worked out from the call's argument shapes
+    and the source (:func:`_int_value`), is 0 - the outermost such loop - and the line that computes that trip
+    count (``bs_loop = B // TILE_B``: a floor that is 0 for fewer rows than a tile, where ``(B + TILE_B - 1) //
+    TILE_B`` was meant), with why; None when no loop's trip count can be shown to be 0 (then nothing is claimed).
+    ``calls``: (kernel name, its parameters' shapes) per kernel call."""
+    if not source:
+        return None
+    try:
+        tree = parse_source(source)
+    except (SyntaxError, ValueError):
+        return None
+    fns = {n.name: n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+    for kernel, shapes in calls:
+        fn = fns.get(kernel)
+        if fn is None:
+            continue
+        writes = _writes_into(fn, {a.arg for a in fn.args.args + fn.args.kwonlyargs})
+        loops = sorted((n for n in ast.walk(fn) if isinstance(n, ast.For) and isinstance(n.iter, ast.Call)
+                        and ast.unparse(n.iter.func).split(".")[-1] in ("loop", "loop_unroll") and n.iter.args),
+                       key=lambda lp: lp.lineno)
+        around = [lp for lp in loops if writes and all(lp.lineno < w.lineno <= (lp.end_lineno or lp.lineno)
+                                                       for w in writes)]
+        for lp in around:  # outermost first
+            bound = lp.iter.args[0]
+            if _int_value(bound, fn, tree, shapes, lp.lineno) != 0:
+                continue
+            line, what = lp.lineno, ast.unparse(bound)
+            if isinstance(bound, ast.Name) and (a := _last_assignment(fn, bound.id, lp.lineno)) is not None:
+                line, what = a.lineno, f"{bound.id} = {ast.unparse(a.value)}"
+            dims = ", ".join(f"{p}{list(s)}" for p, s in shapes.items())
+            return line, (f"kernel {kernel!r} recorded no write while its outputs differ from the golden: every write "
+                          f"into its parameters is inside the loop at line {lp.lineno}, whose trip count ({what}) is 0 "
+                          f"for this call's shapes ({dims}); line {line} computes it (a floor where a ceiling was "
+                          f"meant, or a bound one short?)")
+    return None

@@ -22,7 +22,7 @@ from runtime.bisect._analyzer import UPDATED, Aligned, Analyzer
 from runtime.bisect._auto import AutoResult, Golden, analyze, name_from_source
 from runtime.bisect._checkpoint import checkpoint_names, compare_checkpoints
 from runtime.bisect._online import online_goldens
-from runtime.bisect._records import Rec
+from runtime.bisect._records import WRITE_OPS, Rec
 from runtime.bisect._replay import Replay, replay, replay_hooked, value_stats
 from runtime.bisect._rules import (
     call_arguments,
@@ -33,6 +33,7 @@ from runtime.bisect._rules import (
     static_shape_source,
     static_unwritten_source,
     static_valid_bound_source,
+    static_zero_trip_source,
 )
 from runtime.bisect._run import DEFAULT_EMULATOR, ArgSource, CapturedCall, CapturedRun, run_captured_cases
 from runtime.bisect._scalar import wrapper_scalar
@@ -694,6 +695,21 @@ def _transformed_input(run: CapturedRun, plan: Any, inputs: list[np.ndarray], so
     return None
 
 
+def _call_shapes(run: CapturedRun) -> list[tuple[str, dict[str, tuple[int, ...]]]]:
+    """(kernel name, {parameter: shape}) of each captured kernel call (its program names the parameters)."""
+    from runtime.emulator.device import decode
+
+    out: list[tuple[str, dict[str, tuple[int, ...]]]] = []
+    for call in run.calls:
+        try:
+            names = [p.name for p in decode(call.program).params]
+        except Exception:  # noqa: BLE001 - a program that does not decode names nothing
+            continue
+        out.append((call.kernel, {n: tuple(int(d) for d in a.shape) for n, a in zip(names, call.args, strict=False)
+                                  if a.shape is not None}))
+    return out
+
+
 def _host_calls(source: str, kernel: str, param: str) -> list[tuple[Any, Any, int]]:
     """``(calling function, argument, line)`` for each call of ``kernel`` from another function of ``source`` and its
     argument for the parameter ``param`` (positional or keyword; parsed, never run)."""
@@ -953,6 +969,14 @@ def _one_case(op: Any, stage: Path, case: Any, *, emulator: str, timeout: float,
         site = f", called from line {culprit.call_site}" if culprit.call_site is not None else ""
         summary = (f"divergence at line {culprit.line} ({culprit.op}{site}"
                    + (f", iteration {culprit.iteration}" if culprit.iteration else "") + f"): {culprit.code}")
+    elif not any(r.op in WRITE_OPS for r in rep.records) and (
+            zero := static_zero_trip_source(source, _call_shapes(run))) is not None:
+        # no write at all (nothing to compare): a loop around every write ran no trip for this case's shapes
+        status = "DIVERGENCE_FOUND"
+        evidence.append(zero[1])
+        culprit = OpFinding(file=stage.name, line=zero[0], code=_code(lines, zero[0]), op="trip_count",
+                            status="mismatch")
+        summary = f"divergence at line {zero[0]} (a loop's trip count is 0 for this case): {culprit.code}"
     else:
         status = "NOT_LOCALIZED"
         where = f"first departing value at line {observed.line} ({observed.op})" if observed is not None else \
