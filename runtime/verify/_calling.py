@@ -18,9 +18,6 @@
 * A torch wrapper is called as callers call it (:func:`draw_torch_modes`): with autograd on, under
   ``torch.no_grad()`` or ``torch.inference_mode()``, with inputs that require grad (training) or not - a wrapper
   that branches on the caller's autograd state is judged on every branch (red team s22).
-* A SPEC attribute whose wrapper parameter has a default is left out in the calls of some shapes
-  (:func:`draw_omissions`): the default is what a caller who omits it gets, so it is judged too (red team s22: a
-  default ``alpha=1.0`` where SPEC.md says 1.702 passed every verification, which always passed the keyword).
 
 Loaded by path in the sandbox child (importing ``runtime.verify`` there would pull in the whole verifier), so
 this module imports only numpy, ml_dtypes and (lazily) torch.
@@ -36,12 +33,11 @@ import numpy as np
 from runtime import pyast
 from runtime.dtypes import TORCH_BY_BYTES
 
-__all__ = ["TORCH_MODES", "array_view", "call_wrapper", "draw_layouts", "draw_omissions", "draw_torch_modes",
-           "imports_module", "imports_torch", "lay_out", "output_leaves", "to_call_args"]
+__all__ = ["TORCH_MODES", "array_view", "call_wrapper", "draw_layouts", "draw_torch_modes", "imports_module",
+           "imports_torch", "lay_out", "output_leaves", "to_call_args"]
 
 _LAYOUT_STREAM = 0x1A70
 _MODE_STREAM = 0x1A71
-_OMIT_STREAM = 0x1A72
 _MAX_PAD = 1 << 22
 """Most elements a view input has before and after it in its allocation (drawn log-uniform from 1 (before) or 0
 (after): small pads stay as common as before). The untouched part of the allocation is never written, so it costs
@@ -152,20 +148,6 @@ def draw_torch_modes(seed: int, n_calls: int) -> list[str]:
     return [TORCH_MODES[int(i) % len(TORCH_MODES)] for i in rng.permutation(n_calls)]
 
 
-def draw_omissions(seed: int, groups: list[Any], defaulted: list[str]) -> list[list[str]]:
-    """Per wrapper call (``groups[i]`` is the shape key of call ``i``: calls of one shape share it): the SPEC
-    attributes of ``defaulted`` (wrapper parameters with a default) left out of that call, so that the wrapper's
-    default is used. Half of the shape keys (at least one, when there are two or more) leave them out; calls of
-    one shape are treated alike, so the device's same-shape program comparison and the repeat check see one way
-    of calling per shape."""
-    keys = sorted({repr(g) for g in groups})
-    if not defaulted or len(keys) < 2:
-        return [[] for _ in groups]
-    rng = np.random.default_rng([int(seed) & ((1 << 63) - 1), _OMIT_STREAM])
-    omitted = {keys[int(i)] for i in rng.permutation(len(keys))[: len(keys) // 2]}
-    return [list(defaulted) if repr(g) in omitted else [] for g in groups]
-
-
 class _TorchMemory:
     """The memory of a torch tensor as numpy sees it (``__array_interface__``), holding the tensor alive.
 
@@ -229,16 +211,15 @@ def _per_call(calling: dict[str, Any], key: str, run_index: int | None) -> Any:
 
 
 def call_wrapper(wrapper: Any, arrays: list[Any], calling: dict[str, Any] | None, run_index: int | None = None) -> Any:
-    """Call ``wrapper`` with the inputs (positional) and the SPEC attributes it takes (keywords).
+    """Call ``wrapper`` with the inputs (positional) and the SPEC attributes it takes (keywords: the SPEC's values,
+    always - a wrapper's own default for one is the vendor's, not the contract's; tests/gym/test_contract.py).
 
-    ``run_index`` (the call's index in the plan) selects the call's entries of ``calling["omit"]`` (SPEC attributes
-    left out: the wrapper's default is used, :func:`draw_omissions`) and ``calling["modes"]`` (how a torch wrapper
+    ``run_index`` (the call's index in the plan) selects the call's entry of ``calling["modes"]`` (how a torch wrapper
     is called, :func:`draw_torch_modes`)."""
     calling = calling or {}
     torch_io = bool(calling.get("torch"))
     args = to_call_args(arrays, torch_io)
-    omit = set(_per_call(calling, "omit", run_index) or [])
-    kwargs = {k: v for k, v in dict(calling.get("kwargs") or {}).items() if k not in omit}
+    kwargs = dict(calling.get("kwargs") or {})
     mode = _per_call(calling, "modes", run_index) if torch_io else None
     if mode not in TORCH_MODES or mode == "plain":
         return wrapper(*args, **kwargs)

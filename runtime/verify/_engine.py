@@ -40,7 +40,7 @@ from runtime.sandbox import (
 from runtime.sandbox.env_policy import candidate_hash_seed
 from runtime.targets import DEFAULT_NPUARCH, op_dir_target, parse_target
 from runtime.targets import TargetError as ToolchainTargetError
-from runtime.verify._calling import draw_layouts, draw_omissions, draw_torch_modes
+from runtime.verify._calling import draw_layouts, draw_torch_modes
 from runtime.verify._checks import Evidence, run_checks, unrepeatable_failures
 from runtime.verify._report import CaseReport, ErrorInfo, LintSection, SandboxSection, Verdict, VerifyReport
 from runtime.verify._target import TargetError, TargetPlan, frozen_violations, plan_target
@@ -218,8 +218,6 @@ class _Run:
     seed: int = 0
     """The verification's secret seed (the run's seed x the verified file): unseen cases, call order, hash seed."""
     run: CandidateRun | None = None
-    omitted: dict[str, list[str]] = field(default_factory=dict)
-    """case -> the SPEC attributes its calls left out (the wrapper's defaults were used: ``_calling.draw_omissions``)."""
 
     def fail(self, reason: str, verdict: Verdict = Verdict.ERROR) -> _Stop:
         self.report.verdict = verdict
@@ -381,10 +379,6 @@ def _step_execute(r: _Run) -> None:
             box["error"] = f"golden run failed: {type(exc).__name__}: {exc}"
         box["s"] = round(time.perf_counter() - tg, 4)
 
-    shape_of = {c.name: (tuple(sorted(c.dims.items())), c.dtype) for c in r.cases}
-    omit = draw_omissions(r.seed, [shape_of[n] for n in r.call_plan], list(plan.attr_defaults))
-    r.omitted = {n: o for n, o in zip(r.call_plan, omit, strict=True) if o}
-
     def candidate_job() -> None:
         try:
             r.run = run_candidate(r.target, plan.wrapper, r.candidate_inputs, policy=settings.sandbox,
@@ -392,8 +386,7 @@ def _step_execute(r: _Run) -> None:
                                            "emulator_options": {"compat": rep.pypto_target,
                                                                 "npuarch": rep.npuarch},
                                            "layouts": draw_layouts(r.seed, len(r.call_plan)),
-                                           "modes": draw_torch_modes(r.seed, len(r.call_plan)) if plan.torch_io else [],
-                                           "omit": omit},
+                                           "modes": draw_torch_modes(r.seed, len(r.call_plan)) if plan.torch_io else []},
                                   emulator=settings.emulator, plan=r.call_plan or None,
                                   device=settings.device and settings.emulator == "runtime.emulator",
                                   hash_seed=candidate_hash_seed(r.seed))
@@ -521,19 +514,6 @@ def _step_compare(r: _Run) -> None:
             if d.get("file") == r.target.name:
                 d["file"] = r.rel_target
     rep.reasons = [x.replace(f" at {r.target.name}:", f" at {r.rel_target}:") for x in rep.reasons]
-    rep.reasons.extend(_default_hint(rep, r.omitted))
-
-
-def _default_hint(rep: VerifyReport, omitted: dict[str, list[str]]) -> list[str]:
-    """Why cases fail that were called without a SPEC attribute (the wrapper's default) while the others pass."""
-    if not omitted:
-        return []
-    failing = [c.name for c in rep.cases if c.status != "pass"]
-    if not failing or any(n not in omitted for n in failing):
-        return []
-    names = ", ".join(sorted({a for n in failing for a in omitted[n]}))
-    return [f"the failing cases called the wrapper without {names} (as a caller may: its parameter has a default) "
-            f"and every case given SPEC.md's value passes: the wrapper's default for {names} is not SPEC.md's"]
 
 
 def _floating(arr: np.ndarray) -> bool:

@@ -46,17 +46,13 @@ class TargetPlan:
     notes: list[str] = field(default_factory=list)
     attrs: list[str] = field(default_factory=list)
     """SPEC attributes the wrapper names as parameters: passed as keyword arguments with the SPEC values."""
-    attr_defaults: list[str] = field(default_factory=list)
-    """Those of :attr:`attrs` whose parameter has a default: left out in the calls of some shapes, so that the
-    default a caller gets by omitting them is judged too (``_calling.draw_omissions``)."""
     torch_io: bool = False
     """The file imports torch: the wrapper gets torch CPU tensors and may return them (see ``_calling``)."""
 
 
 def _wrapper_params(source: str, wrapper: str, file: str,
-                    attrs: dict[str, Any] | None = None) -> tuple[list[str], list[str], list[str], list[str]]:
-    """(tensor parameters in order, STUB parameters, SPEC-attribute parameters, those of them with a default) of the
-    wrapper.
+                    attrs: dict[str, Any] | None = None) -> tuple[list[str], list[str], list[str]]:
+    """(tensor parameters in order, STUB parameters, SPEC-attribute parameters) of the wrapper.
 
     Tensor parameters come first and positionally; after them, a parameter named like a SPEC attribute gets
     that attribute as a keyword argument, and any other parameter needs a default (it is not passed).
@@ -97,7 +93,7 @@ def _wrapper_params(source: str, wrapper: str, file: str,
                                       "SPEC attribute and has no default")
             stubs = [a.arg for a in positional if a.arg in params
                      and STUB_RE.search(lines[a.lineno - 1] if a.lineno - 1 < len(lines) else "")]
-            return params, stubs, keyword, [k for k in keyword if k in has_default]
+            return params, stubs, keyword
     raise TargetError(f"{file}: no top-level function {wrapper}() (the wrapper the verifier calls)")
 
 
@@ -118,11 +114,10 @@ def plan_target(op_dir: Path, target: Path, op_name: str, input_names: list[str]
     stage = parse_stage_name(name, op_name)
     if name == final_file(op_name):
         wrapper = final_wrapper(op_name)
-        params, stubs, keyword, defaulted = _wrapper_params(source, wrapper, name, attrs)
+        params, stubs, keyword = _wrapper_params(source, wrapper, name, attrs)
         if stubs:
             raise TargetError(f"{name}: STUB parameters are not allowed in the final file ({', '.join(stubs)})")
-        plan = TargetPlan("final", None, wrapper, params, [], list(output_names), interfaces, attrs=keyword,
-                          attr_defaults=defaulted)
+        plan = TargetPlan("final", None, wrapper, params, [], list(output_names), interfaces, attrs=keyword)
     else:
         k = stage.module if stage.kind == "stage" and stage.op == op_name else None
         if k is None:
@@ -140,7 +135,7 @@ def plan_target(op_dir: Path, target: Path, op_name: str, input_names: list[str]
         if not expected:
             raise TargetError(f"{interfaces.name}: modules 1..{k} declare no outputs")
         wrapper = stage_wrapper(op_name, k)
-        params, stubs, keyword, defaulted = _wrapper_params(source, wrapper, name, attrs)
+        params, stubs, keyword = _wrapper_params(source, wrapper, name, attrs)
         boundaries = _stub_boundaries(model, k)
         loose = [s for s in stubs if s not in boundaries]
         if loose:
@@ -148,8 +143,7 @@ def plan_target(op_dir: Path, target: Path, op_name: str, input_names: list[str]
                 f"{name}: STUB parameter(s) {', '.join(loose)} are not boundary tensors of modules 1..{k}: a STUB may "
                 f"only feed a module input that module_interfaces.yaml sources from an earlier module ("
                 f"{', '.join(sorted(boundaries)) or 'none here'})")
-        plan = TargetPlan("module", k, wrapper, params, stubs, expected, interfaces, attrs=keyword,
-                          attr_defaults=defaulted)
+        plan = TargetPlan("module", k, wrapper, params, stubs, expected, interfaces, attrs=keyword)
     for p in plan.params:
         if p not in input_names and p not in plan.stub_params:
             raise TargetError(

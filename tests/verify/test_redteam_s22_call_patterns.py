@@ -1,17 +1,16 @@
 """Red team s22: wrappers that were right only for the way verify called them.
 
 Every verification call was a plain call: autograd on, inputs that do not require grad, a view input at most 48
-elements into its allocation, and every SPEC attribute passed by keyword. A wrapper could choose its kernel by
+elements into its allocation. A wrapper could choose its kernel by
 the caller's autograd state (``(torch.ones(1, requires_grad=True) * 2).requires_grad``, ``y.is_inference()``,
 ``x.requires_grad``) or by where its input lives (``x.storage_offset() > 48``, ``x.base.size > x.size + 100``) and
 drop its tail rows under ``torch.no_grad()``, ``torch.inference_mode()``, in training, or for a slice of a larger
-tensor - and pass every verification. A wrapper default ``alpha=1.0`` where SPEC.md says 1.702 was never run.
-Each of these passed lint and every runtime check (``/tmp/s22/redteam``: PASS on seeds 0, 1, 2).
+tensor - and pass every verification. Each of these passed lint and every runtime check (``/tmp/s22/redteam``: PASS on seeds 0, 1, 2).
 
 Now (``runtime/verify/_calling.py``): a torch wrapper is called in every one of :data:`TORCH_MODES` in a seeded
-order, view pads are drawn log-uniform up to ``_MAX_PAD`` elements, and SPEC attributes with a wrapper default are
-left out in the calls of half of the shapes. Each kernel below is rejected on three seeds, and each is wrong where
-a user calls it that way.
+order and view pads are drawn log-uniform up to ``_MAX_PAD`` elements. Each kernel below is rejected on three
+seeds, and each is wrong where a user calls it that way. (A wrapper whose default for a SPEC attribute differs from
+SPEC.md's value is no wrong kernel: the contract passes the SPEC's value, tests/gym/test_contract.py.)
 """
 
 from __future__ import annotations
@@ -27,8 +26,7 @@ from verify_helpers import KERNELS
 
 from runtime.sandbox import SandboxPolicy
 from runtime.verify import VerifySettings, verify
-from runtime.verify._calling import TORCH_MODES, call_wrapper, draw_layouts, draw_omissions, draw_torch_modes
-from runtime.verify._target import _wrapper_params
+from runtime.verify._calling import TORCH_MODES, call_wrapper, draw_layouts, draw_torch_modes
 
 REPO = Path(__file__).resolve().parents[2]
 GELU = REPO / "tests" / "redteam" / "fixture" / "gelu"
@@ -42,23 +40,7 @@ ATTACKS = {
     "s22_requires_grad_tell": ("reqgrad", True),
     "s22_storage_offset_tell": ("offset", True),
     "s22_numpy_view_base_tell": ("npview", False),
-    "s22_attr_default_mismatch": ("default", False),
 }
-
-_ALPHA_GOLDEN = '''# Golden function inventory
-# | # | Golden operation            | Shape transformation |
-# |---|-----------------------------|----------------------|
-# | 1 | cast x to fp32              | [B,D] -> [B,D]       |
-# | 2 | sigmoid(alpha * xf)         | [B,D] -> [B,D]       |
-# | 3 | xf * sig, cast to x.dtype   | [B,D] -> [B,D]       |
-import numpy as np
-
-
-def golden(x, alpha=1.702):
-    xf = x.astype(np.float32)                          # [B, D]
-    sig = 1.0 / (1.0 + np.exp(-alpha * xf))            # [B, D]
-    return (xf * sig).astype(x.dtype)                  # [B, D]
-'''
 
 _USER = """
 import importlib.util, sys
@@ -75,8 +57,6 @@ if mode == "npview":
     h = np.zeros((237, 64), np.float32)
     h[200:] = x
     got = mod.gelu_wrapper(h[200:])
-elif mode == "default":
-    got = mod.gelu_wrapper(x)
 else:
     import torch
     t = torch.from_numpy(x.copy())
@@ -102,10 +82,6 @@ print(int(np.allclose(got, want, atol=1e-5, rtol=1e-5)))
 def _op(tmp_path: Path, kernel: str) -> Path:
     op = tmp_path / "gelu"
     shutil.copytree(GELU, op)
-    if kernel == "s22_attr_default_mismatch":
-        spec = (op / "SPEC.md").read_text()
-        (op / "SPEC.md").write_text(spec.replace("seeds: [0, 1, 2]\n", "seeds: [0, 1, 2]\nalpha: 1.702\n", 1))
-        (op / "golden.py").write_text(_ALPHA_GOLDEN)
     shutil.copy(KERNELS / f"{kernel}.py", op / "gelu_impl.py")
     return op
 
@@ -128,23 +104,7 @@ def test_view_pads_reach_far_and_stay_small_in_some_calls() -> None:
     assert all(lay is None or lay[0] >= 1 for seed in range(20) for lay in draw_layouts(seed, 35))
 
 
-def test_defaulted_attributes_are_left_out_for_half_of_the_shapes_alike() -> None:
-    groups = [("B21",), ("B37",), ("B21",), ("B70",), ("B37",), ("B5",)]
-    omit = draw_omissions(7, groups, ["alpha"])
-    by_group = {g: o for g, o in zip(groups, omit, strict=True)}
-    assert all(o == by_group[g] for g, o in zip(groups, omit, strict=True))  # one way of calling per shape
-    assert sorted(len(o) for o in by_group.values()) == [0, 0, 1, 1]
-    assert draw_omissions(7, groups, []) == [[]] * 6
-    assert draw_omissions(7, [("B21",)] * 3, ["alpha"]) == [[]] * 3  # one shape: the SPEC value is judged
-
-
-def test_the_wrapper_params_name_the_attributes_with_a_default() -> None:
-    src = "def w(x, gamma, eps=1e-5, alpha=1.0, *, beta, other=3):\n    return x\n"
-    assert _wrapper_params(src, "w", "f.py", {"eps": 1e-6, "alpha": 2.0, "beta": 0.5}) == (
-        ["x", "gamma"], [], ["eps", "alpha", "beta"], ["eps", "alpha"])
-
-
-def test_call_wrapper_applies_the_mode_and_the_omission() -> None:
+def test_call_wrapper_applies_the_mode_and_passes_the_spec_values() -> None:
     torch = pytest.importorskip("torch", reason="torch wrappers (pip install -e '.[toolchain]')")
     seen: list[tuple] = []
 
@@ -152,10 +112,10 @@ def test_call_wrapper_applies_the_mode_and_the_omission() -> None:
         seen.append((torch.is_grad_enabled(), torch.is_inference_mode_enabled(), x.requires_grad, alpha))
         return x
 
-    calling = {"torch": True, "kwargs": {"alpha": 1.702}, "modes": list(TORCH_MODES), "omit": [[], ["alpha"]]}
+    calling = {"torch": True, "kwargs": {"alpha": 1.702}, "modes": list(TORCH_MODES)}
     for i in range(len(TORCH_MODES)):
         call_wrapper(wrapper, [np.ones((2, 2), np.float32)], calling, i)
-    assert seen == [(True, False, False, 1.702), (False, False, False, 1.0), (False, True, False, 1.702),
+    assert seen == [(True, False, False, 1.702), (False, False, False, 1.702), (False, True, False, 1.702),
                     (True, False, True, 1.702), (False, False, True, 1.702)]
     call_wrapper(wrapper, [np.ones((2, 2), np.int32)], calling, 3)  # integer inputs never require grad
     assert seen[-1][2] is False
@@ -175,9 +135,6 @@ def test_s22_attack_is_rejected_on_every_seed(kernel: str, tmp_path: Path) -> No
     for seed in SEEDS:
         report = verify(op, op / "gelu_impl.py", settings=VerifySettings(sandbox=POLICY), unseen_seed=seed)
         assert report.verdict in ("FAIL_CHEAT", "FAIL_NUMERIC"), (seed, report.verdict, report.reasons[:3])
-        if kernel == "s22_attr_default_mismatch":
-            assert report.verdict == "FAIL_NUMERIC"
-            assert any("default for alpha is not SPEC.md's" in r for r in report.reasons), report.reasons[-3:]
 
 
 @pytest.mark.slow
@@ -190,12 +147,3 @@ def test_s22_attack_is_wrong_where_a_user_calls_it_so(kernel: str) -> None:
                           text=True, timeout=300, cwd=REPO)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split()[-1] == "0", f"{kernel}: right when called {mode}"
-
-
-@pytest.mark.slow
-def test_a_wrapper_default_equal_to_the_spec_passes(tmp_path: Path) -> None:
-    op = _op(tmp_path, "s22_attr_default_mismatch")
-    impl = op / "gelu_impl.py"
-    impl.write_text(impl.read_text().replace("alpha: float = 1.0", "alpha: float = 1.702"))
-    report = verify(op, impl, settings=VerifySettings(sandbox=POLICY), unseen_seed=0)
-    assert report.verdict == "PASS", report.reasons[:3]
