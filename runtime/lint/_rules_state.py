@@ -655,12 +655,16 @@ def pf11_no_state_across_calls(ctx: LintContext) -> Iterator[Hit]:
     yield from _option_reads(pf)
     yield from _one_cache(pf, b)
     cls = _Classifier(pf, b)
-    for fn in _functions(pf):
+    # every lambda's defaults too: one in a def's default (``def w(x, _log=lambda seen=[]: seen)``) is made once,
+    # with the def, and its list outlives every call (red team s22b)
+    inner = [lam for lam in pf.nodes(ast.Lambda) if pf.enclosing_fn.get(lam) is not None]
+    for fn in [*_functions(pf), *inner]:
         args = fn.args  # type: ignore[attr-defined]
         for d in [*args.defaults, *(d for d in args.kw_defaults if d is not None)]:
             if cls.kind(d) > Kind.CLASS:
                 yield at(d, f"default argument `{ast.unparse(d)[:40]}` of `{getattr(fn, 'name', '<lambda>')}` is "
                             "a mutable object shared by every call")
+    for fn in _functions(pf):
         for dec in getattr(fn, "decorator_list", []):
             target = dec.func if isinstance(dec, ast.Call) else dec
             if pf.name(target) in _MEMO:
