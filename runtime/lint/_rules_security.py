@@ -536,6 +536,28 @@ _DEVICE_MSG = ("reads which device a tensor lives on (the CPU under verification
                "computes one way wherever it runs; pass `device=x.device` on, do not test it")
 
 
+_PLACEMENT_FLAGS = frozenset({"is_pinned", "is_shared"})
+_PLACEMENT_MSG = ("reads how its caller allocated a tensor (pinned, shared or read-only memory): verification hands "
+                  "ordinary buffers, a DataLoader pinned or shared ones, np.frombuffer read-only ones; a kernel file "
+                  "computes one way whatever the allocation")
+
+
+def _placement_reads(pf: ParsedFile) -> Iterator[Hit]:
+    """``x.is_pinned()``, ``x.is_shared()``, ``x.flags.writeable`` / ``x.flags["WRITEABLE"]``: facts of how the caller
+    allocated an input that verification never varies (red team s22b: a wrapper choosing its kernel by them passed
+    every verification and was wrong for a ``share_memory_()`` tensor or an ``np.frombuffer`` array)."""
+    if "is_" not in pf.source and "flags" not in pf.source:
+        return
+    for node in pf.nodes(ast.Attribute):
+        on_flags = isinstance(node.value, ast.Attribute) and node.value.attr == "flags"
+        if node.attr in _PLACEMENT_FLAGS or (on_flags and node.attr in ("writeable", "w")):
+            yield at(node, f"`{dotted(node) or '.' + node.attr}` {_PLACEMENT_MSG}")
+    for sub in pf.nodes(ast.Subscript):
+        if isinstance(sub.value, ast.Attribute) and sub.value.attr == "flags" and isinstance(sub.slice, ast.Constant) \
+                and str(sub.slice.value).upper() in ("WRITEABLE", "W"):
+            yield at(sub, f"`{ast.unparse(sub)[:40]}` {_PLACEMENT_MSG}")
+
+
 def _device_reads(pf: ParsedFile) -> Iterator[Hit]:
     """``x.device.type``, ``x.is_cpu``, ``x.device == ...``, ``str(x.device) == "cpu"``: the one environment fact no
     emulator can hide - verification hands a torch wrapper CPU tensors, a real caller NPU ones (red team s16: a
@@ -637,6 +659,7 @@ def _environment_probes(pf: ParsedFile) -> Iterator[Hit]:
 def pf04_no_env_branch(ctx: LintContext) -> Iterator[Hit]:
     pf = kernel_pf(ctx)
     yield from _device_reads(pf)
+    yield from _placement_reads(pf)
     yield from _environment_probes(pf)
     if "environ" not in ctx.source and "getenv" not in ctx.source:
         return  # every route to the environment spells one of these (obfuscated access is PF01/PF02's)

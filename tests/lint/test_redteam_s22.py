@@ -51,3 +51,25 @@ def test_frozen_classes_with_constant_fields_stay_constants() -> None:
         args = "16" if name == "no defaults" else ""
         extra = (f"\n\n@dataclasses.dataclass(frozen=True)\nclass _Cfg:\n    {line}\n\n\n_CFG = _Cfg({args})\n")
         assert blocking(_wrapper(extra, "cfg=_CFG", "assert cfg is not None")) == {}, name
+
+
+ALLOCATION_TELLS = {
+    "read-only numpy input": "assert x.flags.writeable",
+    "read-only numpy input by key": "assert x.flags['WRITEABLE']",
+    "pinned tensor": "assert not x.is_pinned()",
+    "shared-memory tensor": "assert not x.is_shared()",
+}
+"""Red team s22b: how the caller allocated an input, which verification never varies - a wrapper choosing its kernel
+by ``x.flags.writeable`` was wrong for every ``np.frombuffer`` input, one choosing by ``x.is_pinned() or
+x.is_shared()`` for a DataLoader's tensors; both passed every verification."""
+
+
+@pytest.mark.parametrize("name", sorted(ALLOCATION_TELLS))
+def test_reading_how_an_input_was_allocated_is_refused(name: str) -> None:
+    found = blocking(src(ALLOCATION_TELLS[name]))
+    assert "PF04" in found and any("allocated" in m for m in found["PF04"]), (name, found)
+
+
+def test_contiguity_checks_stay_allowed() -> None:
+    for body in ("assert x.flags['C_CONTIGUOUS']", "assert x.flags.c_contiguous"):
+        assert blocking(src(body)) == {}, body
