@@ -47,7 +47,10 @@ from runtime.bisect._parse import parse_source
 from runtime.bisect._records import Rec
 from runtime.bisect._repair import (
     confirm_pairings,
+    dropped_axis,
+    flipped_selection_claim,
     repair_search,
+    stuck_loop_read,
     unverified_inputs,
     walk_back,
     wrong_selection,
@@ -250,6 +253,13 @@ def _unless_wrong_selection(an: Analyzer, culprit: Rec, claimed: list[Rec], repl
     return sel
 
 
+def _unless_dropped_axis(an: Analyzer, culprit: Rec, observed: Rec, replayer: Callable, evidence: list[str]) -> Rec:
+    """``culprit``, unless an operand it broadcasts comes from a reduction that dropped its axis and a replay keeping
+    that axis repairs the departure (`_repair.dropped_axis`): then the reduction."""
+    red = dropped_axis(an, culprit, observed, replayer, evidence)
+    return culprit if red is None else red
+
+
 def analyze(recs: list[Rec] | Analyzer, golden: Golden | None = None, kernel_args: list[dict] | None = None,
             outputs: dict[str, np.ndarray] | None = None, source: str | None = None,
             stage_name: str = "", replayer: Callable[[Callable[..., None]], None] | None = None) -> AutoResult:
@@ -373,14 +383,16 @@ def analyze(recs: list[Rec] | Analyzer, golden: Golden | None = None, kernel_arg
             lines = {(r.file, r.line) for r in [rep.culprit, *rep.window]}
             evidence.extend(rep.evidence)
             if len(lines) == 1:
-                culprit = rep.culprit
+                # (unless it reads the indices of a top-k that, taking the other end of its input, repairs it)
+                culprit = flipped_selection_claim(an, observed, rep.culprit, [rep.culprit, *rep.window], replayer,
+                                                  evidence) or rep.culprit
                 an.status.setdefault(culprit.seq, "unknown")
             else:
                 assert rep.ref is not None
                 wb = walk_back(an, observed, rep.culprit, rep.window, an.g.order[rep.ref[0]], replayer)
                 evidence.extend(wb.evidence)
                 if wb.culprit is not None:
-                    return result(observed, wb.culprit, window)
+                    return result(observed, _unless_dropped_axis(an, wb.culprit, observed, replayer, evidence), window)
                 if wb.window:  # the earliest op whose golden alone repairs: the bug is in it or in its inputs
                     rep.culprit = wb.window[0]
                     rep.window = unverified_inputs(an, rep.culprit, set())
@@ -403,10 +415,17 @@ def analyze(recs: list[Rec] | Analyzer, golden: Golden | None = None, kernel_arg
                 evidence.append(f"the ops between it and the last op whose value was known to be right have no "
                                 f"golden value to set: the bug is on line {rep.culprit.line} or on one of "
                                 f"{sorted({r.line for r in rep.window if r.line})}")
+                stuck = stuck_loop_read(an, observed, replayer, evidence)
+                if stuck is not None:
+                    return result(observed, stuck, window)
                 ranked = [rep.culprit, *sorted(rep.window, key=lambda r: -r.seq)]
                 suspects = _window_suspects(ranked)
                 evidence.append(f"{observed.where()} is the first value that departs from the golden; see the suspects")
                 return result(observed, None, window, suspects)
+    if culprit is None and replayer is not None:
+        culprit = stuck_loop_read(an, observed, replayer, evidence)
+        if culprit is not None:
+            return result(observed, culprit, window)
     if culprit is None:
         suspects = rank_suspects(an, observed, window)
         evidence.append(f"{observed.where()} is the first value that departs from the golden; no op before it can "
@@ -418,4 +437,6 @@ def analyze(recs: list[Rec] | Analyzer, golden: Golden | None = None, kernel_arg
             evidence.append(dropped[1])
             an.status[dropped[0].seq] = "mismatch"
             culprit = dropped[0]
+    if replayer is not None:
+        culprit = _unless_dropped_axis(an, culprit, observed, replayer, evidence)
     return result(observed, culprit, window)

@@ -20,6 +20,7 @@ culprit's line or one of theirs.
 
 from __future__ import annotations
 
+import ast
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -32,7 +33,8 @@ from runtime.bisect._claims import corroborated
 from runtime.bisect._compare import close
 from runtime.bisect._records import Rec
 
-__all__ = ["Repair", "confirm_pairings", "name_reference", "reference", "repair_search", "unverified_inputs", "walk_back",
+__all__ = ["Repair", "confirm_pairings", "dropped_axis", "flipped_selection_claim", "name_reference", "side_producers",
+           "stuck_loop_read", "reference", "repair_search", "unverified_inputs", "walk_back",
            "wrong_selection"]
 
 log = logging.getLogger(__name__)
@@ -288,7 +290,10 @@ def _value_of(env: Any, node: Any, v: tuple) -> np.ndarray:
 
 
 def _matches(an: Analyzer, env: Any, node: Any, v: tuple, r: Rec, target: tuple[str, str, tuple[int, ...]]) -> bool:
-    val = _value_of(env, node, v)
+    return _value_matches(an, _value_of(env, node, v), target)
+
+
+def _value_matches(an: Analyzer, val: np.ndarray, target: tuple[str, str, tuple[int, ...]]) -> bool:
     g, lid, reg = target
     garr = an.g.layout(g, tuple(val.shape), lid)  # (a write into an output of another rank: its shaped layout)
     if garr is None:
@@ -543,6 +548,11 @@ def walk_back(an: Analyzer, observed: Rec, start: Rec, window: list[Rec], ceilin
                         f"through a sum unchanged, so the constant {q.where()} applies is wrong ({tried} replays)")
                     return out
                 if not operands_good:
+                    # (the bug is in it or in the values it is computed from: a selection among those that, taking
+                    # the other end of its input, repairs the departure is named)
+                    if _flip_claim(an, out, observed, start, [x for x in order if x.seq < r.seq]
+                                   + side_producers(an, [r, *order]), run, tried):
+                        return out
                     out.window = [r]
                     out.evidence.append(f"repair test: setting {r.where()} (every execution) to golden {g!r} "
                                         f"repairs {observed.where()}, but its operands are not shown right")
@@ -561,6 +571,8 @@ def walk_back(an: Analyzer, observed: Rec, start: Rec, window: list[Rec], ceilin
                     + (f" (laid out {lid})" if lid else "") + f", {observed.where()} matches the golden, and every "
                     f"operand of it matches: the departure starts there ({tried} replays)")
                 return out
+    if _flip_claim(an, out, observed, start, order + side_producers(an, order), run, tried):
+        return out
     if tried < _MAX_WALK_REPLAYS:
         variant = _matmul_variant(an, observed, order, run, _MAX_WALK_REPLAYS - tried)
         if variant is not None:
@@ -576,6 +588,236 @@ def walk_back(an: Analyzer, observed: Rec, start: Rec, window: list[Rec], ceilin
             return out
     out.replays = tried
     return out
+
+
+def side_producers(an: Analyzer, recs: list[Rec]) -> list[Rec]:
+    """The multi-output ops (``topk``) whose other outputs ``recs`` read (``_replay.link_other_outputs``' marks)."""
+    out: dict[int, Rec] = {}
+    for r in recs:
+        for ref in r.inputs or []:
+            src = ref.get("of")
+            if isinstance(src, int) and src in an.by_seq:
+                out[src] = an.by_seq[src]
+    return sorted(out.values(), key=lambda x: x.seq)
+
+
+def flipped_selection_claim(an: Analyzer, observed: Rec, start: Rec, recs: list[Rec],
+                            run: Callable[[Callable[[Any, Any, tuple, int], None]], None],
+                            evidence: list[str]) -> Rec | None:
+    """A ``topk`` whose indices ``recs`` read that, taking the other end of its input, repairs the departure
+    (:func:`_selection_flip`), named with its evidence; None."""
+    out = Repair()
+    if not _flip_claim(an, out, observed, start, side_producers(an, recs), run, 0):
+        return None
+    evidence.extend(out.evidence)
+    return out.culprit
+
+
+def _flip_claim(an: Analyzer, out: Repair, observed: Rec, start: Rec, order: list[Rec],
+                run: Callable[[Callable[[Any, Any, tuple, int], None]], None], tried: int) -> bool:
+    """The walk-back's claim on a ``topk`` / ``sort`` of ``order`` that takes the wrong end of its input
+    (:func:`_selection_flip`), set on ``out``; whether one was found."""
+    if tried >= _MAX_WALK_REPLAYS:
+        return False
+    flipped = _selection_flip(an, observed, order, run, _MAX_WALK_REPLAYS - tried)
+    if flipped is None:
+        return False
+    r, what, n = flipped
+    out.culprit = r
+    out.replays = tried + n
+    an.status[r.seq] = "mismatch"
+    out.evidence.append(
+        f"walk-back: the values {start.where()} is computed from have no golden counterpart; in a replay where only "
+        f"{r.where()} (every execution) selects {what}, {observed.where()} matches the golden: it selects the wrong "
+        f"end of its input ({tried + n} replays)")
+    return True
+
+
+def _flipped_selection(x: np.ndarray, valid: tuple[int, ...], kk: int, largest: bool,
+                        ) -> tuple[np.ndarray, np.ndarray] | None:
+    """The (values, indices) a ``topk`` / ``sort`` of ``x`` (valid part ``valid``) over its last axis makes when it
+    takes the other end (``largest`` is the flag it ran with); None where that cannot be made as the op made it."""
+    n = int(valid[-1])
+    if kk > n:
+        return None
+    box = tuple(slice(0, int(m)) for m in valid[:-1]) + (slice(0, n),)
+    xv = np.asarray(x)[box]
+    xf = xv.astype(np.float64)
+    order = np.argsort(xf if largest else -xf, axis=-1, kind="stable")[..., :kk]
+    return np.take_along_axis(xv, order, axis=-1), order.astype(np.int32)
+
+
+def _selection_flip(an: Analyzer, observed: Rec, order: list[Rec],
+                    run: Callable[[Callable[[Any, Any, tuple, int], None]], None],
+                    budget: int) -> tuple[Rec, str, int] | None:
+    """A ``topk`` / ``sort`` of ``order`` (ops without a golden between the last right value and the departure) that,
+    taking the other end of its input in every execution (``largest`` flipped, one replay), makes the first departing
+    value match: (that op, what it selects then, replays spent).
+
+    Why: the indices a top-k picks have no golden of their own (``_, ids = torch.topk(..)`` keeps only what it
+    gathers), so no golden value can be set on it and the ``gather`` reading them was named; the flipped selection is
+    computed from the op's own input instead. A flip the kernel did not mean repairs nothing."""
+    spent = 0
+    for r in order:
+        if r.op not in ("topk", "sort") or spent >= budget:
+            continue
+        execs = {x.seq for x in an.recs if x.node == r.node and x.seq <= observed.seq}
+        made: list[bool] = []
+        got: list[bool] = []
+
+        def hook(env: Any, node: Any, v: tuple, seq: int, execs: set[int] = execs, made: list[bool] = made,
+                 got: list[bool] = got) -> None:
+            if seq in execs:
+                p = node.op.params
+                if node.op.kind != "sort" or p.get("kk") is None:
+                    raise _Stop
+                try:
+                    x, vx = env.get(p["src"])
+                except Exception:  # noqa: BLE001 - its input no longer held: the flip cannot be made
+                    raise _Stop from None
+                fl = _flipped_selection(x, tuple(vx), int(p["kk"]), bool(p["largest"]))
+                if fl is None:
+                    raise _Stop
+                for key, new in zip((p["vals"], p["idx"]), fl, strict=True):
+                    cur = env.buf.get(key)
+                    if cur is None or tuple(cur[0].shape) != tuple(new.shape):
+                        raise _Stop
+                    env.buf[key] = (new.astype(cur[0].dtype), cur[1])
+                made.append(bool(p["largest"]))
+            if seq == observed.seq:
+                target = _observed_golden(an, observed)
+                got.append(target is not None and _matches(an, env, node, v, observed, target))
+                raise _Stop
+            if seq > observed.seq:
+                raise _Stop
+
+        try:
+            run(hook)
+        except _Stop:
+            pass
+        except Exception:  # noqa: BLE001 - a replay the flip breaks repairs nothing
+            pass
+        if not made:
+            continue
+        spent += 1
+        if got and got[0] and len(set(made)) == 1:
+            return r, ("the smallest values (largest=False)" if made[0] else "the largest values (largest=True)"), spent
+    return None
+
+
+_BROADCASTING = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "maximum": np.maximum,
+                 "minimum": np.minimum}
+"""binary functions a recomputation with an operand's axis restored may apply (``dropped_axis``)"""
+
+
+def dropped_axis(an: Analyzer, culprit: Rec, observed: Rec,
+                 run: Callable[[Callable[[Any, Any, tuple, int], None]], None], evidence: list[str],
+                 budget: int = 3) -> Rec | None:
+    """The reduction that dropped the axis it reduced (``sum(x, -1, keepdim=False)``) where the named op broadcasts
+    its result along the wrong axis, or None.
+
+    Why: a row statistic ``d`` of ``[S]`` matches the golden's ``[S, 1]`` by value, so ``sub(dp, d)`` - subtracting it
+    along the columns - was named: its operands "all match". The evidence: a replay in which every execution of the
+    named op is recomputed with that operand given its reduced axis back (``[S, 1]``, nothing else changed) makes the
+    first departing value match."""
+    if culprit.is_write or culprit.seq < 0 or culprit.op not in _BROADCASTING:
+        return None
+    spent = 0
+    seen: set[int | None] = set()
+    for p in an.operand_recs(culprit):
+        red = _reduction_source(an, p)
+        if red is None or red.node in seen or spent >= budget:
+            continue
+        seen.add(red.node)
+        reds = {x.seq for x in an.recs if x.node == red.node and x.seq <= observed.seq}
+        execs = {x.seq for x in an.recs if x.node == culprit.node and x.seq <= observed.seq}
+        keys: dict[int, int] = {}  # the reduction's output key -> the axis it reduced
+        made: list[int] = []
+        got: list[bool] = []
+
+        def hook(env: Any, node: Any, v: tuple, seq: int, reds: set[int] = reds, execs: set[int] = execs,
+                 keys: dict[int, int] = keys, made: list[int] = made, got: list[bool] = got) -> None:
+            prm = node.op.params
+            if seq in reds:
+                if node.op.kind != "reduce" or prm.get("keepdim") or node.op.out_key is None:
+                    raise _Stop
+                keys[node.op.out_key] = int(prm["ax"])
+            elif seq in execs:
+                if node.op.kind != "binary" or prm.get("b") is None or prm.get("alpha") is not None \
+                        or prm.get("fn") not in _BROADCASTING or node.op.out_key is None:
+                    raise _Stop
+                cur = env.buf.get(node.op.out_key)
+                if cur is None:
+                    raise _Stop
+                xs = []
+                for side in ("a", "b"):
+                    x = np.asarray(env.get(prm[side])[0])
+                    if np.may_share_memory(x, cur[0]):
+                        raise _Stop  # (the op wrote over a dead operand: nothing to recompute from)
+                    ax = keys.get(prm[side])
+                    if ax is not None and 0 <= ax <= x.ndim:
+                        x = x.reshape(x.shape[:ax] + (1,) + x.shape[ax:])
+                        made.append(ax)
+                    elif prm.get(f"pad_{side}"):
+                        x = x.reshape((1,) * int(prm[f"pad_{side}"]) + x.shape)  # (the op's own rank padding)
+                    xs.append(x.astype(np.float64))
+                with np.errstate(all="ignore"):
+                    new = _BROADCASTING[prm["fn"]](xs[0], xs[1])
+                if tuple(new.shape) != tuple(np.shape(cur[0])):
+                    raise _Stop
+                env.buf[node.op.out_key] = (new.astype(np.asarray(cur[0]).dtype), cur[1])
+                if seq == observed.seq:  # (the named op departs itself: its recomputed value is the one to compare)
+                    target = _observed_golden(an, observed)
+                    val = env.buf[node.op.out_key][0]
+                    box = tuple(slice(0, int(n)) for n in (cur[1] if cur[1] is not None else val.shape))
+                    got.append(target is not None and len(box) == val.ndim and _value_matches(an, val[box], target))
+                    raise _Stop
+            if seq == observed.seq:
+                target = _observed_golden(an, observed)
+                got.append(target is not None and _matches(an, env, node, v, observed, target))
+                raise _Stop
+            if seq > observed.seq:
+                raise _Stop
+
+        try:
+            run(hook)
+        except _Stop:
+            pass
+        except Exception:  # noqa: BLE001 - a replay the kept axis breaks repairs nothing
+            pass
+        if not made:
+            continue
+        spent += 1
+        if got and got[0]:
+            an.status[red.seq] = "misplaced"  # (its values are right; the axis they lie along is not)
+            evidence.append(
+                f"{culprit.where()} departs although the values it computes from match the golden; but its operand "
+                f"from {red.where()} lost the axis {made[0]} that reduction reduced, and in a replay where "
+                f"{culprit.where()} (every execution) is computed with that axis given back (extent 1, nothing else "
+                f"changed) {observed.where()} matches the golden: the reduction drops its axis (keepdim=False), so "
+                f"its result is broadcast along the wrong one")
+            return red
+    return None
+
+
+def _reduction_source(an: Analyzer, p: Rec, depth: int = 4) -> Rec | None:
+    """``p`` or the op it carries on through data movement of one operand: a reduction whose result has fewer axes
+    than its operand (its reduced axis dropped), or None."""
+    cur = p
+    for _ in range(depth):
+        if cur.op in _REDUCE:
+            src = an.operand_recs(cur)
+            if len(src) == 1 and cur.shape is not None and src[0].shape is not None \
+                    and len(cur.shape) < len(src[0].shape):
+                return cur
+            return None
+        if cur.op not in _MOVES:
+            return None
+        ops = an.operand_recs(cur)
+        if len(ops) != 1:
+            return None
+        cur = ops[0]
+    return None
 
 
 def _matmul_variants(a: np.ndarray, b: np.ndarray, ta: bool, tb: bool,
@@ -899,3 +1141,179 @@ def _values_within(part: np.ndarray, whole: np.ndarray) -> bool:
                 np.array_equal(af, b[..., k * n:(k + 1) * n].astype(np.float64), equal_nan=True):
             return True
     return False
+
+
+_MAX_STUCK_REPLAYS = 4
+
+
+def _loop_of(tree: ast.AST, line: int) -> ast.For | None:
+    """The innermost ``for .. in pypto.loop(.., name=..)`` whose body holds ``line`` (with a ``name=``: the records'
+    iteration key)."""
+    best: ast.For | None = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.For) and node.lineno < line <= (node.end_lineno or node.lineno) \
+                and isinstance(node.iter, ast.Call) and ast.unparse(node.iter.func).endswith("loop") \
+                and _loop_name(node) is not None and (best is None or node.lineno > best.lineno):
+            best = node
+    return best
+
+
+def _loop_name(node: ast.For) -> str | None:
+    if not isinstance(node.iter, ast.Call):
+        return None
+    for k in node.iter.keywords:
+        if k.arg == "name" and isinstance(k.value, ast.Constant) and isinstance(k.value.value, str):
+            return k.value.value
+    return None
+
+
+def _view_offset(tree: ast.AST, line: int, axis: int) -> ast.expr | None:
+    """The offset expression on ``axis`` of the one ``view(src, shape, offsets, ..)`` call on ``line``, or None."""
+    found: list[ast.expr] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node, "lineno", None) == line \
+                and ast.unparse(node.func).rsplit(".", 1)[-1] == "view":
+            offs = node.args[2] if len(node.args) > 2 else next(
+                (k.value for k in node.keywords if k.arg == "offsets"), None)
+            if isinstance(offs, ast.List | ast.Tuple) and len(offs.elts) > axis:
+                found.append(offs.elts[axis])
+    return found[0] if len(found) == 1 else None
+
+
+def _input_views(an: Analyzer, observed: Rec, limit: int = 20000) -> list[Rec]:
+    """The views of kernel arguments the departing value is computed from (through every op before it)."""
+    seen, stack, out = {observed.seq}, [observed], []
+    while stack and len(seen) < limit:
+        for p in an.parents(stack.pop()):
+            if p.seq in seen:
+                continue
+            seen.add(p.seq)
+            if p.op == "view" and not an.operand_recs(p) and p.offsets is not None and p.shape is not None:
+                out.append(p)
+            else:
+                stack.append(p)
+    return out
+
+
+def stuck_loop_read(an: Analyzer, observed: Rec, run: Callable[[Callable[[Any, Any, tuple, int], None]], None],
+                    evidence: list[str]) -> Rec | None:
+    """The line computing the offset of a read that stays put over the loop it sits in, when a replay reading the
+    tile that steps with the loop repairs the departure; a line-only finding (``seq`` -1), or None.
+
+    Why: ``s2_off = bn_base + s1_idx * S_TILE`` (``s1_idx`` for ``s2_idx``) inside the ``s2`` loop reads key tile
+    ``s1`` in every ``s2`` pass; every value read and computed matches the golden somewhere (tile (s1, s1)), only the
+    accumulation over the loop is wrong, so no op departs by itself. The evidence: the views of kernel arguments
+    inside one ``pypto.loop`` whose offset on an axis is the same in every execution of one pass over the loop (the
+    tensor having room to move there) are, in a replay, read at that offset plus ``k`` tiles in the pass's ``k``-th
+    execution (every pass, nothing else changed); when the first departing value then matches, the line computing the
+    offset the views share (``s2_off = ..``, else the view's own line) is named."""
+    from runtime.bisect._parse import parse_source  # (no import cycle at module load)
+    from runtime.bisect._rules import _enclosing_function, _last_assignment
+
+    if not an.source:
+        return None
+    try:
+        tree = parse_source(an.source)
+    except (SyntaxError, ValueError):
+        return None
+    views = _input_views(an, observed)
+    by_line: dict[tuple[str | None, int], list[Rec]] = {}
+    for v in views:
+        if v.line is not None:
+            by_line.setdefault((v.file, v.line), [])
+    for x in an.recs:
+        if x.seq <= observed.seq and x.op == "view" and (x.file, x.line) in by_line and x.offsets is not None:
+            by_line[(x.file, x.line)].append(x)
+    groups: dict[tuple[int, int, str], list[tuple[Rec, int]]] = {}  # (loop line, axis, offset text) -> (view, k)
+    for (_f, line), execs in by_line.items():
+        loop = _loop_of(tree, line)
+        lname = _loop_name(loop) if loop is not None else None
+        if loop is None or lname is None:
+            continue
+        passes: dict[tuple, list[Rec]] = {}
+        for x in execs:
+            passes.setdefault(tuple(sorted((k, i) for k, i in x.iteration.items() if not k.startswith(lname))),
+                              []).append(x)
+        shape = execs[0].shape
+        full = next((an.arg_shapes.get(str(ref.get("name"))) for ref in execs[0].inputs or []
+                     if ref.get("kind") == "tensor"), None)
+        if shape is None or full is None or len(full) != len(shape):
+            continue
+        for axis in range(len(shape)):
+            if int(full[axis]) <= int(shape[axis]):
+                continue  # (no room to move on that axis)
+            stuck = [p for p in passes.values() if len(p) > 1]
+            if not stuck or any(len({x.offsets[axis] for x in p}) != 1 for p in stuck):  # type: ignore[index]
+                continue
+            expr = _view_offset(tree, line, axis)
+            if expr is None:
+                continue
+            key = (loop.lineno, axis, ast.unparse(expr))
+            for p in passes.values():
+                for k, x in enumerate(sorted(p, key=lambda r: r.seq)):
+                    groups.setdefault(key, []).append((x, k))
+    tried = 0
+    for (loop_line, axis, text), members in groups.items():
+        if tried >= _MAX_STUCK_REPLAYS:
+            break
+        moves = {x.seq: (x, k) for x, k in members if k > 0}
+        if not moves:
+            continue
+        got: list[bool] = []
+        made: list[int] = []
+
+        def hook(env: Any, node: Any, v: tuple, seq: int, moves: dict[int, tuple[Rec, int]] = moves, axis: int = axis,
+                 got: list[bool] = got, made: list[int] = made) -> None:
+            if seq in moves:
+                x, k = moves[seq]
+                prm = node.op.params
+                key = node.op.out_key
+                cur = env.buf.get(key) if key is not None else None
+                if node.op.kind != "view" or cur is None or x.offsets is None:
+                    raise _Stop
+                src, _vs = env.get(prm["src"])
+                tile = [int(n) for n in prm["shape"]]
+                offs = [int(o) for o in x.offsets]
+                offs[axis] += k * tile[axis]
+                if any(o + t > n for o, t, n in zip(offs, tile, src.shape, strict=True)):
+                    raise _Stop
+                new = np.array(np.asarray(src)[tuple(slice(o, o + t) for o, t in zip(offs, tile, strict=True))])
+                if tuple(new.shape) != tuple(np.shape(cur[0])):
+                    raise _Stop
+                env.buf[key] = (new, cur[1])
+                made.append(seq)
+            if seq == observed.seq:
+                target = _observed_golden(an, observed)
+                got.append(target is not None and _matches(an, env, node, v, observed, target))
+                raise _Stop
+            if seq > observed.seq:
+                raise _Stop
+
+        tried += 1
+        try:
+            run(hook)
+        except _Stop:
+            pass
+        except Exception:  # noqa: BLE001 - a replay the moved reads break repairs nothing
+            pass
+        if not (got and got[0] and made):
+            continue
+        lines = sorted({x.line for x, _ in members if x.line is not None})
+        culprit_line = lines[0]
+        fn = _enclosing_function(tree, lines[0])
+        expr = _view_offset(tree, lines[0], axis)
+        why = f"the views on line(s) {lines}"
+        if isinstance(expr, ast.Name) and fn is not None:
+            a = _last_assignment(fn, expr.id, lines[0])
+            if a is not None and loop_line < a.lineno:
+                culprit_line = a.lineno
+                why += f" take their offset on axis {axis} from {expr.id!r}, computed on line {a.lineno},"
+        first = members[0][0]
+        evidence.append(
+            f"{observed.where()} departs and no op before it can be shown wrong by itself; {why} and read the "
+            f"same offset ({text} = {first.offsets[axis] if first.offsets else '?'}) in every execution of one pass over "
+            f"the loop on line {loop_line}; in a replay where the k-th read of each pass is taken k tiles further on "
+            f"(every pass, nothing else changed) {observed.where()} matches the golden: the offset does not step with "
+            f"its loop (the wrong loop variable?)")
+        return Rec(seq=-1, node=None, op="offset", file=first.file, line=culprit_line, iteration={})
+    return None

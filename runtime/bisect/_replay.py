@@ -29,7 +29,7 @@ from runtime.bisect._records import Rec, _dtype  # the one dtype-name normaliser
 from runtime.bisect._run import CapturedCall
 from runtime.targets import DEFAULT_NPUARCH
 
-__all__ = ["Replay", "replay", "replay_hooked", "value_stats"]
+__all__ = ["Replay", "link_other_outputs", "replay", "replay_hooked", "value_stats"]
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +56,28 @@ class Replay:
     calls: int = 0
     problem: str = ""
     """why a call could not be replayed (program refused by the validator ...), or ''"""
+
+
+_SEVERAL_OUTPUTS = frozenset({"sort"})
+"""device kinds that produce several values in one op (``_, picks = pypto.topk(x, k)``: the values and the indices)"""
+
+
+def link_other_outputs(node: Any, inputs: list[dict], seq: int, side: dict[int, int]) -> None:
+    """Mark the reads of the other outputs of a multi-output op (the indices of a ``topk``) with the op's record
+    (``"of": seq`` on the tensor input), and remember the outputs ``node`` makes (``side``: storage key -> seq).
+
+    Why: the recorder links a later read only to an op's first output; ``gather(scores, 1, picks)`` reads ``picks``
+    as a tensor nothing wrote, so a ``topk`` taking the wrong end was out of reach and the ``gather`` was named. The
+    mark is no data-flow link (the record's value is the top values, not the indices: a link would make the indices
+    as unverified as the values, and a right ``topk`` whose indices an output shows right would be suspected); it
+    only lets the repair replay find the op to try another way (``_repair._selection_flip``)."""
+    for k, ref in zip(node.op.ins, inputs, strict=False):
+        if ref.get("kind") == "tensor" and k in side:
+            ref["of"] = side[k]
+    if node.op.kind in _SEVERAL_OUTPUTS:
+        for k in node.op.outs:
+            if k != node.op.out_key:
+                side[k] = seq
 
 
 def _limits(calls: list[CapturedCall]) -> Any:
@@ -122,9 +144,11 @@ def replay(calls: list[CapturedCall], inputs: list[np.ndarray], an: Analyzer, *,
     out = Replay(calls=len(calls))
     t0 = time.perf_counter()
     seq = [0]
+    side: dict[int, int] = {}
 
     def hook(env: Any, node: Any, v: tuple) -> None:
         f = record_fields(env, node, v, seq[0])
+        link_other_outputs(node, f["inputs"], seq[0], side)
         seq[0] += 1
         value = np.asarray(f.pop("value"))
         attrs = {k: v for k, v in f["attrs"].items() if isinstance(v, str | int | float | bool | None)}

@@ -23,7 +23,7 @@ from runtime.bisect._records import Rec
 from runtime.bisect._repair import _golden_slice, _value_of
 from runtime.bisect._rules import call_arguments
 
-__all__ = ["wrapper_scalar"]
+__all__ = ["swapped_scalars", "wrapper_scalar"]
 
 _OPS = ("mul", "div", "add", "sub")
 
@@ -161,3 +161,111 @@ def wrapper_scalar(an: Analyzer, culprit: Rec | None, source: str, kernels: set[
                   f"that matches golden {g_in!r}; the golden {ref_out[0]!r} is the same {culprit.op} with "
                   f"{c_golden:.6g}. Every scalar parameter of the kernel is read, so the number is wrong, not the "
                   f"kernel line: the wrapper computes {param!r} at line {line}")
+
+
+_SWAP_OPS = {"mul": np.multiply, "div": np.divide, "add": np.add, "sub": np.subtract}
+_MAX_SWAPS = 6
+
+
+def _applied_params(fn: ast.FunctionDef) -> dict[int, str]:
+    """line -> the scalar parameter of kernel ``fn`` the one ``mul`` / ``div`` / ``add`` / ``sub`` call on that line
+    applies as its second argument (``pypto.mul(w_tile, weight_decay)``); lines with several such calls are left out."""
+    scalars = {a.arg for a in fn.args.args if not _is_tensor_param(a)}
+    found: dict[int, list[str]] = {}
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Call) and ast.unparse(n.func).rsplit(".", 1)[-1] in _SWAP_OPS and len(n.args) >= 2:
+            found.setdefault(n.lineno, []).append(n.args[1].id if isinstance(n.args[1], ast.Name) else "")
+    return {ln: ps[0] for ln, ps in found.items() if len(ps) == 1 and ps[0] in scalars}
+
+
+def _redo(fn: str, y: np.ndarray, c_old: float, c_new: float) -> np.ndarray | None:
+    """``op(x, c_new)`` from ``y = op(x, c_old)`` (``x`` no longer held), or None where ``c_old`` cannot be undone."""
+    f = y.astype(np.float64)
+    if fn == "mul":
+        return f / c_old * c_new if c_old != 0.0 else None
+    if fn == "div":
+        return f * c_old / c_new if c_new != 0.0 else None
+    if fn == "add":
+        return f - c_old + c_new
+    if fn == "sub":
+        return f + c_old - c_new
+    return None
+
+
+def swapped_scalars(an: Analyzer, source: str, kernels: set[str],
+                    check: Callable[[Callable[[Any, Any, tuple], None]], bool]) -> tuple[int, str] | None:
+    """Two scalar arguments the wrapper passes in each other's place (``kernel(.., weight_decay, lr, ..)`` for
+    ``lr, weight_decay``): the wrapper line passing them, and why; None when the evidence is not there.
+
+    Why: the kernel lines applying the two scalars both depart, each from operands the kernel computed right, so no
+    one kernel line is wrong (the one-scalar rule, :func:`wrapper_scalar`, wants a single such line). The evidence:
+    among the scalar parameters that the departing (or unverified) ops apply, a replay in which the ops applying one
+    compute with the other's value and vice versa - every execution, nothing else changed - makes every output match
+    the golden (``check``: replays with a hook after every op, says whether all outputs then match)."""
+    try:
+        tree = parse_source(source)
+    except (SyntaxError, ValueError):
+        return None
+    for kdef in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name in kernels):
+        applied = _applied_params(kdef)
+        off = [p for p in dict.fromkeys(applied[r.line] for r in an.recs if r.line in applied
+                                        and r.file is not None and an.status.get(r.seq) not in GOOD)]
+        pairs = [(a, b) for i, a in enumerate(off) for b in off[i + 1:]][:_MAX_SWAPS]
+        if not pairs:
+            continue
+        lines = {p: {ln for ln, q in applied.items() if q == p} for p in off}
+        for a, b in pairs:
+            values: dict[str, float] = {}
+
+            def seen(env: Any, node: Any, v: tuple, a: str = a, b: str = b, values: dict[str, float] = values,
+                     applied: dict[int, str] = applied) -> None:
+                prm = node.op.params
+                if node.op.kind == "binary" and prm.get("scalar") is not None and node.op.line in applied:
+                    p = applied[node.op.line]
+                    if p in (a, b):
+                        values.setdefault(p, float(np.asarray(prm["scalar"])))
+                if len(values) == 2:
+                    raise _Stop
+
+            check(seen)
+            if len(values) != 2 or np.isclose(values[a], values[b], rtol=1e-6, atol=0.0):
+                continue
+            other = {a: values[b], b: values[a]}
+            swaps: list[int] = []
+
+            def swap(env: Any, node: Any, v: tuple, other: dict[str, float] = other, swaps: list[int] = swaps,
+                     applied: dict[int, str] = applied) -> None:
+                prm = node.op.params
+                p = applied.get(node.op.line) if node.op.line is not None else None
+                if p not in other or node.op.kind != "binary" or prm.get("scalar") is None \
+                        or prm.get("fn") not in _SWAP_OPS or prm.get("alpha") is not None or node.op.out_key is None:
+                    return
+                cur = env.buf.get(node.op.out_key)
+                if cur is None:
+                    return
+                x = np.asarray(env.get(prm["a"])[0])
+                c_new = np.asarray(other[p], dtype=x.dtype)
+                with np.errstate(all="ignore"):
+                    if not np.may_share_memory(x, cur[0]):
+                        new = _SWAP_OPS[prm["fn"]](x, c_new)
+                    else:
+                        # the op wrote over its dead operand: its value undone with its own constant, then redone
+                        new = _redo(prm["fn"], np.asarray(cur[0]), float(np.asarray(prm["scalar"])), float(c_new))
+                        if new is None:
+                            return
+                if tuple(new.shape) == tuple(np.shape(cur[0])):
+                    env.buf[node.op.out_key] = (new.astype(np.asarray(cur[0]).dtype), cur[1])
+                    swaps.append(node.op.line)
+
+            if not check(swap) or not swaps:
+                continue
+            args = [(arg, ln) for fn in ast.walk(tree) if isinstance(fn, ast.FunctionDef) and fn is not kdef
+                    for p in (a, b) for arg, ln in call_arguments(fn, kdef, p)]
+            if not args:
+                continue
+            line = max(getattr(arg, "lineno", ln) for arg, ln in args)
+            return line, (f"the kernel lines applying its scalar parameters {a!r} = {values[a]:.6g} (line(s) "
+                          f"{sorted(lines[a])}) and {b!r} = {values[b]:.6g} (line(s) {sorted(lines[b])}) both depart; "
+                          f"in a replay where each computes with the other's value every output matches the golden: "
+                          f"the wrapper passes the two arguments in each other's place (line {line})")
+    return None

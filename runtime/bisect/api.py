@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,7 @@ from runtime.bisect._rules import (
     static_zero_trip_source,
 )
 from runtime.bisect._run import DEFAULT_EMULATOR, ArgSource, CapturedCall, CapturedRun, run_captured_cases
-from runtime.bisect._scalar import wrapper_scalar
+from runtime.bisect._scalar import swapped_scalars, wrapper_scalar
 from runtime.bisect.report import BisectReport, OpFinding, OutputResult, Stats, Suspect, UnmappedOp, stats_of
 from runtime.stages import parse_stage_name, wrapper_for
 from runtime.yamlio import load_yaml
@@ -611,14 +612,20 @@ def _padding_repair(run: CapturedRun, plan: Any, inputs: list[np.ndarray], sourc
 def _outputs_match(calls: list[Any], inputs: list[np.ndarray], golden: Golden) -> bool:
     """Whether a replay of ``calls`` leaves every golden output in some kernel argument: the argument's leading
     block, or its data read in the golden's shape (a flattened ``[B*N*S, D]`` buffer the wrapper reshapes back)."""
+    return _replay_matches(calls, inputs, golden, None)
+
+
+def _replay_matches(calls: list[Any], inputs: list[np.ndarray], golden: Golden,
+                    hook: Callable[[Any, Any, tuple], None] | None) -> bool:
+    """:func:`_outputs_match` of a replay with ``hook`` called after every op (it may change the op's value)."""
     from runtime.bisect._replay import _run_calls
 
     outs = [golden.arrays[n] for n, k in golden.kinds.items() if k == "output"]
     if not outs:
         return False
     try:
-        err, final, problem, _k = _run_calls(calls, inputs, None)
-    except Exception:  # noqa: BLE001 - a replay that fails repairs nothing
+        err, final, problem, _k = _run_calls(calls, inputs, hook)
+    except Exception:  # noqa: BLE001 - a replay that fails (or that the hook stops) repairs nothing
         return False
     if err or problem:
         return False
@@ -955,8 +962,10 @@ def _one_case(op: Any, stage: Path, case: Any, *, emulator: str, timeout: float,
                             "`python -m runtime.verify` refuses such a stage")
         culprit, observed, window = None, None, []
     elif (swap := _swapped_input(run, plan, inputs, source)
-           or _padding_repair(run, plan, inputs, source, golden) or scalar
-           or _transformed_input(run, plan, inputs, source, golden)) is not None:
+           or _padding_repair(run, plan, inputs, source, golden)
+           or swapped_scalars(an, source, {c.kernel for c in run.calls},
+                              lambda hook: _replay_matches(run.calls, inputs, golden, hook))
+           or scalar or _transformed_input(run, plan, inputs, source, golden)) is not None:
         status = "DIVERGENCE_FOUND"
         line, why = swap
         if culprit is not None:

@@ -38,9 +38,13 @@ def _bisect(bug_id: str, op_root: Path, tmp_path: Path, golden_cache: dict):
 # named at their line after session 22 (before: fag_dk_atrans not localized, sig_wrapper_neg / fag_wrapper_layout
 # missed - the kernel line computing with the changed input, or a NaN from the argument taken for a checkpoint -,
 # sig_tail_max late - the view carrying the bound; sig_floor_rows not localized - its loop ran no trip, so no op was
-# recorded: test_bisect_zero_trip.py); the others were named before
+# recorded: test_bisect_zero_trip.py; fag_d_keepdim missed - the sub broadcasting the [S] statistic -, ll_topk_smallest
+# late - the gather of the picks -, adam_call_swap not localized - both kernel lines applying a swapped scalar depart -,
+# fag_s2_loopvar not localized - a key tile read in every s2 pass, all values matching the golden somewhere:
+# test_bisect_fourth_more.py); the others were named before (gated_delta_rule's two, ~5 min each, are left to the bench)
 @pytest.mark.parametrize("bug_id", ["fag_dk_atrans", "sig_wrapper_neg", "fag_wrapper_layout", "sig_tail_max",
-                                    "fag_s_order", "ll_group_amin", "sig_floor_rows"])
+                                    "fag_s_order", "ll_group_amin", "sig_floor_rows", "fag_d_keepdim",
+                                    "ll_topk_smallest", "adam_call_swap", "fag_s2_loopvar"])
 def test_fourth_bug_is_named_at_its_line(op_root: Path, tmp_path: Path, bug_id: str, golden_cache: dict) -> None:
     rep, (lo, hi) = _bisect(bug_id, op_root, tmp_path, golden_cache)
     f = rep.first_divergence
@@ -48,15 +52,3 @@ def test_fourth_bug_is_named_at_its_line(op_root: Path, tmp_path: Path, bug_id: 
     assert lo <= (f.line or 0) <= hi or lo <= (f.call_site or 0) <= hi, \
         f"{bug_id}: named line {f.line}, bug on {lo}-{hi}: {rep.summary} {rep.evidence}"
     assert f.status not in ("match", "input", "const"), rep.to_json()
-
-
-# not localized at their line yet (bench/bisect_gym_corpus.md, session 22): the honest outcome, kept as xfail
-@pytest.mark.xfail(strict=False, reason="fag_s2_loopvar: every value matches the golden somewhere (the same key tile read twice); "
-                   "ll_topk_smallest: the topk indices have no golden of their own, the gather is named; "
-                   "fag_d_keepdim: the [S] row statistic matches the golden's by value, so the sub broadcasting it "
-                   "along the other axis is named")
-@pytest.mark.parametrize("bug_id", ["fag_s2_loopvar", "ll_topk_smallest", "fag_d_keepdim"])
-def test_fourth_bug_not_yet_named(op_root: Path, tmp_path: Path, bug_id: str, golden_cache: dict) -> None:
-    rep, (lo, hi) = _bisect(bug_id, op_root, tmp_path, golden_cache)
-    f = rep.first_divergence
-    assert f is not None and (lo <= (f.line or 0) <= hi or lo <= (f.call_site or 0) <= hi), rep.summary
