@@ -633,6 +633,36 @@ def _flip_claim(an: Analyzer, out: Repair, observed: Rec, start: Rec, order: lis
     return True
 
 
+def _replay_judged(an: Analyzer, observed: Rec, run: Callable[[Callable[[Any, Any, tuple, int], None]], None],
+                   alter: Callable[[Any, Any, tuple, int], bool | None]) -> bool:
+    """One replay with ``alter(env, node, v, seq)`` called after every op: it changes what an op computed (or raises
+    ``_Stop`` when it cannot), and may judge the first departing value itself by returning a bool (the value it
+    recomputed there). True when the first departing value ``observed`` then matches its golden; a replay the change
+    breaks repairs nothing. The one replay-and-judge step of the repair rules that try what an op could have meant
+    (the other end of a selection, a kept axis, a matmul variant, a read that steps with its loop)."""
+    got: list[bool] = []
+
+    def hook(env: Any, node: Any, v: tuple, seq: int) -> None:
+        judged = alter(env, node, v, seq)
+        if judged is not None:
+            got.append(judged)
+            raise _Stop
+        if seq == observed.seq:
+            target = _observed_golden(an, observed)
+            got.append(target is not None and _matches(an, env, node, v, observed, target))
+            raise _Stop
+        if seq > observed.seq:
+            raise _Stop
+
+    try:
+        run(hook)
+    except _Stop:
+        pass
+    except Exception:  # noqa: BLE001 - a replay the change breaks repairs nothing
+        pass
+    return bool(got and got[0])
+
+
 def _flipped_selection(x: np.ndarray, valid: tuple[int, ...], kk: int, largest: bool,
                         ) -> tuple[np.ndarray, np.ndarray] | None:
     """The (values, indices) a ``topk`` / ``sort`` of ``x`` (valid part ``valid``) over its last axis makes when it
@@ -663,10 +693,9 @@ def _selection_flip(an: Analyzer, observed: Rec, order: list[Rec],
             continue
         execs = {x.seq for x in an.recs if x.node == r.node and x.seq <= observed.seq}
         made: list[bool] = []
-        got: list[bool] = []
 
-        def hook(env: Any, node: Any, v: tuple, seq: int, execs: set[int] = execs, made: list[bool] = made,
-                 got: list[bool] = got) -> None:
+        def alter(env: Any, node: Any, v: tuple, seq: int, execs: set[int] = execs,
+                  made: list[bool] = made) -> bool | None:
             if seq in execs:
                 p = node.op.params
                 if node.op.kind != "sort" or p.get("kk") is None:
@@ -684,23 +713,13 @@ def _selection_flip(an: Analyzer, observed: Rec, order: list[Rec],
                         raise _Stop
                     env.buf[key] = (new.astype(cur[0].dtype), cur[1])
                 made.append(bool(p["largest"]))
-            if seq == observed.seq:
-                target = _observed_golden(an, observed)
-                got.append(target is not None and _matches(an, env, node, v, observed, target))
-                raise _Stop
-            if seq > observed.seq:
-                raise _Stop
+            return None
 
-        try:
-            run(hook)
-        except _Stop:
-            pass
-        except Exception:  # noqa: BLE001 - a replay the flip breaks repairs nothing
-            pass
+        judged = _replay_judged(an, observed, run, alter)
         if not made:
             continue
         spent += 1
-        if got and got[0] and len(set(made)) == 1:
+        if judged and len(set(made)) == 1:
             return r, ("the smallest values (largest=False)" if made[0] else "the largest values (largest=True)"), spent
     return None
 
@@ -733,10 +752,9 @@ def dropped_axis(an: Analyzer, culprit: Rec, observed: Rec,
         execs = {x.seq for x in an.recs if x.node == culprit.node and x.seq <= observed.seq}
         keys: dict[int, int] = {}  # the reduction's output key -> the axis it reduced
         made: list[int] = []
-        got: list[bool] = []
 
-        def hook(env: Any, node: Any, v: tuple, seq: int, reds: set[int] = reds, execs: set[int] = execs,
-                 keys: dict[int, int] = keys, made: list[int] = made, got: list[bool] = got) -> None:
+        def alter(env: Any, node: Any, v: tuple, seq: int, reds: set[int] = reds, execs: set[int] = execs,
+                  keys: dict[int, int] = keys, made: list[int] = made) -> bool | None:
             prm = node.op.params
             if seq in reds:
                 if node.op.kind != "reduce" or prm.get("keepdim") or node.op.out_key is None:
@@ -770,25 +788,14 @@ def dropped_axis(an: Analyzer, culprit: Rec, observed: Rec,
                     target = _observed_golden(an, observed)
                     val = env.buf[node.op.out_key][0]
                     box = tuple(slice(0, int(n)) for n in (cur[1] if cur[1] is not None else val.shape))
-                    got.append(target is not None and len(box) == val.ndim and _value_matches(an, val[box], target))
-                    raise _Stop
-            if seq == observed.seq:
-                target = _observed_golden(an, observed)
-                got.append(target is not None and _matches(an, env, node, v, observed, target))
-                raise _Stop
-            if seq > observed.seq:
-                raise _Stop
+                    return target is not None and len(box) == val.ndim and _value_matches(an, val[box], target)
+            return None
 
-        try:
-            run(hook)
-        except _Stop:
-            pass
-        except Exception:  # noqa: BLE001 - a replay the kept axis breaks repairs nothing
-            pass
+        judged = _replay_judged(an, observed, run, alter)
         if not made:
             continue
         spent += 1
-        if got and got[0]:
+        if judged:
             an.status[red.seq] = "misplaced"  # (its values are right; the axis they lie along is not)
             evidence.append(
                 f"{culprit.where()} departs although the values it computes from match the golden; but its operand "
@@ -866,11 +873,10 @@ def _matmul_variant(an: Analyzer, observed: Rec, order: list[Rec],
             if spent >= budget:
                 return None
             chosen: list[str] = []
-            got: list[bool] = []
             execs = {x.seq for x in an.recs if x.node == r.node and x.seq <= observed.seq}
 
-            def hook(env: Any, node: Any, v: tuple, seq: int, k: int = k, execs: set[int] = execs,
-                     chosen: list[str] = chosen, got: list[bool] = got) -> None:
+            def alter(env: Any, node: Any, v: tuple, seq: int, k: int = k, execs: set[int] = execs,
+                      chosen: list[str] = chosen) -> bool | None:
                 if seq in execs:
                     p = node.op.params
                     try:
@@ -894,23 +900,13 @@ def _matmul_variant(an: Analyzer, observed: Rec, order: list[Rec],
                     new = np.array(arr, copy=True)
                     new[box] = vs[k][1].astype(new.dtype)
                     env.buf[key] = (new, valid)
-                if seq == observed.seq:
-                    target = _observed_golden(an, observed)
-                    got.append(target is not None and _matches(an, env, node, v, observed, target))
-                    raise _Stop
-                if seq > observed.seq:
-                    raise _Stop
+                return None
 
-            try:
-                run(hook)
-            except _Stop:
-                pass
-            except Exception:  # noqa: BLE001 - a replay the variant breaks repairs nothing
-                pass
+            judged = _replay_judged(an, observed, run, alter)
             if not chosen:
                 break  # no variant k (or none could be made): the next matmul
             spent += 1
-            if got and got[0] and len(set(chosen)) == 1:
+            if judged and len(set(chosen)) == 1:
                 return r, chosen[0], spent
     return None
 
@@ -1259,11 +1255,10 @@ def stuck_loop_read(an: Analyzer, observed: Rec, run: Callable[[Callable[[Any, A
         moves = {x.seq: (x, k) for x, k in members if k > 0}
         if not moves:
             continue
-        got: list[bool] = []
         made: list[int] = []
 
-        def hook(env: Any, node: Any, v: tuple, seq: int, moves: dict[int, tuple[Rec, int]] = moves, axis: int = axis,
-                 got: list[bool] = got, made: list[int] = made) -> None:
+        def alter(env: Any, node: Any, v: tuple, seq: int, moves: dict[int, tuple[Rec, int]] = moves, axis: int = axis,
+                  made: list[int] = made) -> bool | None:
             if seq in moves:
                 x, k = moves[seq]
                 prm = node.op.params
@@ -1282,21 +1277,11 @@ def stuck_loop_read(an: Analyzer, observed: Rec, run: Callable[[Callable[[Any, A
                     raise _Stop
                 env.buf[key] = (new, cur[1])
                 made.append(seq)
-            if seq == observed.seq:
-                target = _observed_golden(an, observed)
-                got.append(target is not None and _matches(an, env, node, v, observed, target))
-                raise _Stop
-            if seq > observed.seq:
-                raise _Stop
+            return None
 
         tried += 1
-        try:
-            run(hook)
-        except _Stop:
-            pass
-        except Exception:  # noqa: BLE001 - a replay the moved reads break repairs nothing
-            pass
-        if not (got and got[0] and made):
+        judged = _replay_judged(an, observed, run, alter)
+        if not (judged and made):
             continue
         lines = sorted({x.line for x, _ in members if x.line is not None})
         culprit_line = lines[0]
