@@ -8,7 +8,8 @@ setting their test is written for instead (``SETTING``: quant_batch_matmul on a 
 BLAS/OpenMP thread (a fair, stable comparison on a shared machine) and ``bench/emulator_real_hook`` on the
 ``PYTHONPATH`` (a ``sitecustomize`` that times every kernel call and every call of the vendor's golden - the
 function, or lines of a function, named in ``GOLDEN`` below - and measures the peak memory of each kernel call;
-see that file). A second run with a cProfile of the kernel executions gives the breakdown.
+see that file). A second run under py-spy gives the breakdown (it gets `PROFILE_GRACE_S` + `PROFILE_FACTOR` x the
+plain run's wall time; a profiled run that hangs is killed with its process group and leaves the breakdown empty).
 
 **Workspace**: each op's kernel is the one its shipped trace delivers (replayed offline into a scratch copy);
 its wrapper and ``golden.py`` run on every SPEC case in this process: ``cold`` = the first call of each case
@@ -44,10 +45,13 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from signal import SIGKILL
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 HOOK = Path(os.environ.get("FORGE_EMUREAL_HOOK") or Path(__file__).resolve().parent / "emulator_real_hook")
+PROFILE_GRACE_S, PROFILE_FACTOR = 120.0, 10.0
+"""the profiled run's time limit: this many seconds plus this many times the plain run's wall time"""
 THREADS = {v: "1" for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
 
 GOLDEN: dict[str, list[dict[str, Any]]] = {
@@ -169,6 +173,25 @@ def gym_command(gym: Path, name: str, command: str, extra: list[str]) -> tuple[l
     return cmd, os.pathsep.join(path)
 
 
+def run_group(cmd: list[str], *, cwd: Path, env: dict[str, str], timeout: float) -> tuple[str, int]:
+    """Run ``cmd`` in its own process group: its output and exit status, or ``timeout`` and -1 when it ran out of
+    time (or the bench is interrupted), after the whole group is killed. Why the group: py-spy stops the process
+    it samples; on 4 Dec a ``--native`` profile of quant_batch_matmul hung, and killing py-spy alone would have
+    left the emulator stopped for good - the bench waited 55 minutes on it."""
+    with subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          start_new_session=True) as proc:
+        try:
+            out, _ = proc.communicate(timeout=timeout)
+            return out, proc.returncode
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, SIGKILL)
+            out, _ = proc.communicate()
+            return (out or "") + "\ntimeout", -1
+        except BaseException:  # Ctrl-C: the group is not in the terminal's foreground group, end it here
+            os.killpg(proc.pid, SIGKILL)
+            raise
+
+
 def run_gym(gym: Path, name: str, folder: str, command: str, signal: str, *, profile: bool, timeout: float,
             extra: list[str]) -> dict[str, Any]:
     """One measured run of a gym operator; returns the records and the vendor's verdict."""
@@ -183,12 +206,7 @@ def run_gym(gym: Path, name: str, folder: str, command: str, signal: str, *, pro
         if profile and spy:
             cmd = [spy, "record", "--native", "--subprocesses", "-r", "200", "-f", "raw", "-o", str(raw), "--", *cmd]
         t = time.perf_counter()
-        try:
-            r = subprocess.run(cmd, cwd=gym / "ops" / folder, env=env, capture_output=True, text=True,
-                               timeout=timeout, check=False)
-            text, rc = r.stdout + r.stderr, r.returncode
-        except subprocess.TimeoutExpired:
-            text, rc = "timeout", -1
+        text, rc = run_group(cmd, cwd=gym / "ops" / folder, env=env, timeout=timeout)
         wall = time.perf_counter() - t
         recs = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()] if out.exists() else []
         if profile and raw.exists():
@@ -441,8 +459,13 @@ def main() -> int:
                 run = pick_run(runs, a.gym_stat)
                 prof = None
                 if not a.no_profile and run["passed"] and pyspy():
-                    prof = run_gym(gym, name, folder, command, signal, profile=True, timeout=a.timeout,
+                    # a profiled run takes a few times the plain one; one that hangs loses the breakdown only
+                    prof = run_gym(gym, name, folder, command, signal, profile=True,
+                                   timeout=min(a.timeout, PROFILE_GRACE_S + PROFILE_FACTOR * run["wall"]),
                                    extra=a.emulator_arg)
+                    if prof["rc"] == -1:
+                        print(f"  {name}: the profiled run timed out (breakdown left empty)", file=sys.stderr)
+                        prof = None
                 rows.append(summarise(run, prof))
                 print(f"  measured {name}: {'PASS' if run['passed'] else 'fail'} in {run['wall']:.0f} s",
                       file=sys.stderr, flush=True)

@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -82,3 +83,38 @@ def test_each_gym_operator_runs_in_the_setting_its_test_is_written_for(tmp_path:
     src = str(gym / "ops" / "gqa_decode_attn" / "src")
     assert gqa[gqa.index("--site-path") + 1] == src and src not in gpath.split(os.pathsep)
     assert gpath.split(os.pathsep)[-1] == ""  # the working directory, as an unset PYTHONPATH gives the child
+
+
+def test_bench_run_kills_the_whole_group_on_timeout(tmp_path):
+    """A measured run that hangs ends with its whole process group: py-spy stops the process it samples, and a
+    hung ``--native`` profile (quant_batch_matmul, 4 Dec) held the bench for 55 minutes; killing py-spy alone
+    would leave the stopped emulator behind."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import emulator_real
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    marker = tmp_path / "grandchild.pid"
+    code = ("import subprocess, sys, time\n"
+            f"p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+            f"open({str(marker)!r}, 'w').write(str(p.pid))\n"
+            "print('started', flush=True)\n"
+            "time.sleep(60)\n")
+    out, rc = emulator_real.run_group([sys.executable, "-c", code], cwd=tmp_path, env=dict(os.environ), timeout=3)
+    assert rc == -1 and "started" in out and out.rstrip().endswith("timeout")
+    pid = int(marker.read_text())
+    deadline = time.monotonic() + 5
+    while not _gone(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _gone(pid), "the grandchild outlived the timeout"
+    out, rc = emulator_real.run_group([sys.executable, "-c", "print('ok'); raise SystemExit(3)"], cwd=tmp_path,
+                                      env=dict(os.environ), timeout=30)
+    assert (out, rc) == ("ok\n", 3)
+
+
+def _gone(pid: int) -> bool:
+    """The process is dead (a zombie waiting for init to reap it counts)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return True
