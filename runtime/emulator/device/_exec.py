@@ -16,12 +16,14 @@ import numpy as np
 
 from runtime.emulator._buffers import is_poison
 from runtime.emulator._errors import EmulatorError
+from runtime.emulator.device import _lanes
 from runtime.emulator.device._batch import run_batched
 from runtime.emulator.device._blas import one_blas_thread
 from runtime.emulator.device._carry import PrefixPlan, analyse, counters
 from runtime.emulator.device._carry import start as start_prefix
 from runtime.emulator.device._env import Env
 from runtime.emulator.device._kreg import DTYPES
+from runtime.emulator.device._lanes import run_lanes
 from runtime.emulator.device._prepare import Retripped, XGuard, XLoop, XOp, XRegion, prepare
 from runtime.emulator.device._program import KernelProgram
 from runtime.emulator.device._types import ExecError, ExecOptions, ExecResult, ProgramError
@@ -156,6 +158,10 @@ def run_loop(node: XLoop, env: Env) -> None:
                 done = run_batched(node, env, rng)
                 trips += done
                 env.batched += done
+                rng = rng[done:]
+            elif _lanes.ENABLED:
+                done = run_lanes(node, env, rng)
+                trips += done
                 rng = rng[done:]
         for v in rng:
             env.sym[key] = v

@@ -105,7 +105,7 @@ class XLoop:
     an iteration: a ``loop_unroll`` kernel traces one loop per unroll factor (llada2_gate_select: 8, of which one
     or two run at a given size), and preparing the bodies that never run was most of its preparation."""
 
-    __slots__ = ("lid", "name", "start", "stop", "step", "_body", "_cx", "file", "line", "plan", "free", "lp")
+    __slots__ = ("lid", "name", "start", "stop", "step", "_body", "_cx", "file", "line", "plan", "free", "lp", "lanes")
 
     def __init__(self, lp: Loop, start: Any, stop: Any, step: Any, cx: _Ctx) -> None:
         self.lp = lp
@@ -123,6 +123,8 @@ class XLoop:
         loop that carries state, a `_carry.PrefixPlan`"""
         self.free: tuple[int, ...] = ()
         """storage keys last read inside this loop (dropped when it ends)"""
+        self.lanes: Any = None
+        """lane plan cache (`_lanes`): None = not analysed, False = the body cannot run as lanes"""
 
     @property
     def body(self) -> XRegion:
