@@ -119,6 +119,12 @@ def _regions(region: XRegion, out: list[tuple[XRegion, list]]) -> bool:
     return True
 
 
+def _no(node: XLoop, why: str) -> bool:
+    """Refuse a loop, saying why at debug level (``runtime.emulator.device._lanes``)."""
+    log.debug("loop %s does not run as lanes: %s", node.name, why)
+    return False
+
+
 def analyse(node: XLoop) -> LanePlan | bool:
     """The loop's lane plan, or False when its body cannot run as lanes (see the module docstring)."""
     lid = node.lid
@@ -130,20 +136,20 @@ def analyse(node: XLoop) -> LanePlan | bool:
             t = type(it)
             if t is XGuard:
                 if it.expr is None or _lane_dependent(it.expr, lid):
-                    return False
+                    return _no(node, "a guard that may differ between lanes")
             elif t is XLoop:
                 lp = it.lp
                 if any(_lane_dependent(e, lid) for e in (lp.start, lp.stop, lp.step)):
-                    return False
+                    return _no(node, f"loop {it.name}'s bounds may differ between lanes")
                 if _batch_analyse(it) is not False:
-                    return False  # the batch executor takes the nested loop whole (sigmoid's row of 32 tiles)
+                    return _no(node, f"the batch takes loop {it.name} whole")  # the batch executor takes the nested loop whole (sigmoid's row of 32 tiles)
             elif t is XOp:
                 ops.append(it)
             else:
-                return False
+                return _no(node, "an unknown item")
     if not any(it.kind in ("view", "assemble") and any(depends_on(o, lid) for o in it.params["offs"])
                for it in ops):
-        return False  # nothing moves with the lane index: every lane would compute the same thing
+        return _no(node, "no view or assemble moves with the lane index")
     produced: set[int] = set()
     writes: set[int] = set()
     made_from: dict[int, set[int]] = {}
@@ -153,22 +159,24 @@ def analyse(node: XLoop) -> LanePlan | bool:
         op, kind, p = it.op, it.kind, it.params
         if kind == "view":
             if any(_has_leaf(o) for o in p["offs"]) or any(_has_leaf(v) for v in (p["vs"] or ())):
-                return False
+                return _no(node, "a view whose window is read from a tensor or a loop flag")
         elif kind == "assemble":
             if not p["owned"] or p["parallel"] or any(_has_leaf(o) for o in p["offs"]):
-                return False
+                return _no(node, "an assemble that is parallel, not owned, or placed by a tensor read")
             if any(depends_on(d, lid) for d in p["dshape"]):
-                return False
+                return _no(node, "an assemble destination sized by the lane index")
             dsts.add(p["dst"])
         elif kind == "move":
             if p["param"] or any(depends_on(d, lid) for d in p["dshape"]):
-                return False
+                return _no(node, "a move into a kernel argument")
         elif kind == "carry":
             pass
-        elif it.brun is None or _index_dependent(it, lid):
-            return False
+        elif it.brun is None:
+            return _no(node, f"{it.name} has no batched run")
+        elif _index_dependent(it, lid):
+            return _no(node, f"{it.name}'s parameters depend on the lane index")
         if op.writes and kind not in _WRITERS:
-            return False
+            return _no(node, f"{it.name} writes in place")
         outs = set(op.outs)
         if it.out_key is not None and not op.writes:
             outs.add(it.out_key)
@@ -188,7 +196,7 @@ def analyse(node: XLoop) -> LanePlan | bool:
                 todo.append(k)
     made = produced | writes
     if dsts & (reads | made):
-        return False  # an assembled tensor the body reads (or makes): lanes would read each other's writes
+        return _no(node, "an assembled tensor the body reads or makes (lanes would read each other's writes)")
     return LanePlan(made=frozenset(made), outside_reads=frozenset(reads - made), out_dsts=frozenset(dsts))
 
 
