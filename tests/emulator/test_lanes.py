@@ -293,3 +293,45 @@ def test_the_random_template_runs_as_lanes(tmp_path: Any) -> None:
     with _passes() as seen:
         fast, slow = _both(lambda *a: k(*a, 5), [x, np.eye(32, dtype=F32), np.zeros((40, 32), F32)])
     assert seen and all(seen) and fast == slow
+
+
+@pypto.frontend.jit
+def state_per_head(x: pypto.Tensor([pypto.DYNAMIC, D], pypto.DT_FP32),
+                   last: pypto.Tensor([pypto.DYNAMIC, D], pypto.DT_FP32), n_heads: int):
+    """gated_delta_rule's shape: a state made per head with `full` (the same for every lane, no batched run),
+    updated in place by each block of the head, then stored."""
+    pypto.set_vec_tile_shapes(T, D)
+    s = x.shape[0] // n_heads
+    for h in pypto.loop(n_heads):
+        state = pypto.full([T, D], 0.5, dtype=pypto.DT_FP32)
+        for i in pypto.loop(s // T):
+            t = pypto.view(x, [T, D], [h * s + i * T, 0])
+            state[:] = state * 0.75 + pypto.exp(t * 0.125)
+        pypto.assemble(state, [h * T, 0], last)
+
+
+def test_a_state_made_with_full_runs_as_lanes() -> None:
+    x = np.random.default_rng(6).standard_normal((H * S, D)).astype(F32)
+    with _passes() as seen:
+        fast, slow = _both(lambda *a: state_per_head(*a, H), [x, np.zeros((H * T, D), F32)])
+    assert seen and all(seen) and fast == slow
+
+
+def test_large_tiles_are_left_per_iteration() -> None:
+    """Views of 512 x 1024 float32 (2 MB): each op's arithmetic outweighs its Python - no lanes."""
+
+    @pypto.frontend.jit
+    def big(x: pypto.Tensor([pypto.DYNAMIC, 1024], pypto.DT_FP32), out: pypto.Tensor([pypto.DYNAMIC, 1024], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(64, 1024)
+        for h in pypto.loop(x.shape[0] // 1024):
+            for i in pypto.loop(2):
+                t = pypto.view(x, [512, 1024], [h * 1024 + i * 512, 0])
+                if pypto.is_loop_begin(i):
+                    out[h * 1024 + i * 512:, 0:] = t * 2.0
+                else:
+                    out[h * 1024 + i * 512:, 0:] = t * 3.0
+
+    x = np.random.default_rng(7).standard_normal((4 * 1024, 1024)).astype(F32)
+    with _passes() as seen:
+        fast, slow = _both(big, [x, np.zeros_like(x)])
+    assert seen == [] and fast == slow

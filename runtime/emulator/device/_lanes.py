@@ -11,8 +11,9 @@ included - is walked once, every op running its batched implementation (``brun``
 when the lanes are independent and take the same control path, which is checked:
 
 * statically (`analyse`): no nested loop is one the batch executor takes whole (batching its iterations beats
-  walking them for a few lanes: sigmoid's 32 tiles of a row); every op has a ``brun`` (or is a view, an assemble, a move into a local, or a carry)
-  whose expression parameters do not depend on the lane index; nested loop bounds and guards depend neither on the
+  walking them for a few lanes: sigmoid's 32 tiles of a row); every op has a ``brun`` (or is a view, an assemble,
+  a move into a local, or a carry, or reads nothing that differs between lanes - gated_delta_rule's
+  ``state = full(...)`` - and runs once for all) and no expression parameter depending on the lane index; nested loop bounds and guards depend neither on the
   lane index nor on tensor data (flags of nested loops are allowed: they are the same in every lane); an assemble
   writes a tensor the body never reads, and nothing else writes a tensor from outside the body;
 * at run time: every view is a whole tile (valid shape = shape, inside its source) whose offsets are affine in
@@ -29,12 +30,15 @@ which owns the precise errors. What the pass wrote into outputs the per-iteratio
 Bit-identical to the per-iteration run: each op is the batch executor's (same ufunc or BLAS call per element /
 per matrix); counters are counted per lane. Lanes are run in groups of at most `MAX_LANES` (memory: each lane
 value is ``MAX_LANES`` tiles), each group a pass of its own. ``PTO_FORGE_EMU_LANES=0`` turns lanes off (the
-comparison tests run both ways).
+comparison tests run both ways). A body whose views take tiles above 1 MB (as float32) is left per iteration (each op's
+arithmetic then outweighs its Python, and a lane value would be lanes x that size); larger tiles get fewer lanes a
+pass (`_LANE_BYTES`).
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -57,9 +61,20 @@ log = logging.getLogger(__name__)
 ENABLED = os.environ.get("PTO_FORGE_EMU_LANES", "1") != "0"
 MAX_LANES = 32
 """lanes per pass: each value of the body is held for this many iterations at once"""
+_MAX_TILE_BYTES = 1 << 20
+"""a body whose views take tiles above this (as float32) is left per iteration: its ops' arithmetic outweighs the
+Python lanes save, and each lane value would be lanes x that size"""
+_LANE_BYTES = 128 << 20
+"""a pass takes at most this many bytes / (16 x its largest view tile) lanes: ~16 values of the body live at once"""
 _MAX_ABANDONED = 3
 """passes abandoned before a loop is no longer offered to lanes (its prepared form is kept across calls)"""
 _WRITERS = frozenset({"assemble", "move", "carry"})
+_FRESH = frozenset({"binary", "unary", "where", "cast", "reduce", "var", "cumsum", "cumprod", "softmax", "rms_norm",
+                    "matmul", "fill", "arange", "clone", "expand_clone", "concat", "index_select", "gather",
+                    "gathermask", "sort", "one_hot", "view_dtype"})
+"""kinds whose result is a new array (or one written over a dead operand nothing else holds, `_k_math.scratch`):
+never a view of an operand, so a write into it reaches nothing it was made from. Every other kind (view, reshape,
+unsqueeze, carry, transpose of a tile already in that layout ...) is taken to alias its operands."""
 
 
 class _Abandon(Exception):
@@ -81,6 +96,8 @@ class LanePlan:
     vs: dict[int, list] = field(default_factory=dict)
     """id(view) -> its valid-extent evaluators, as ``vec``"""
     abandoned: int = 0
+    max_lanes: int = MAX_LANES
+    """lanes per pass: `MAX_LANES`, fewer for larger tiles (`_LANE_BYTES`)"""
 
 
 def _lane_dependent(e: Any, lid: int) -> bool:
@@ -171,8 +188,6 @@ def analyse(node: XLoop) -> LanePlan | bool:
                 return _no(node, "a move into a kernel argument")
         elif kind == "carry":
             pass
-        elif it.brun is None:
-            return _no(node, f"{it.name} has no batched run")
         elif _index_dependent(it, lid):
             return _no(node, f"{it.name}'s parameters depend on the lane index")
         if op.writes and kind not in _WRITERS:
@@ -181,8 +196,9 @@ def analyse(node: XLoop) -> LanePlan | bool:
         if it.out_key is not None and not op.writes:
             outs.add(it.out_key)
         produced |= outs
-        for k in outs:
-            made_from.setdefault(k, set()).update(op.ins)
+        if kind not in _FRESH:
+            for k in outs:
+                made_from.setdefault(k, set()).update(op.ins)
         if kind != "assemble":
             writes.update(op.writes)
         if kind == "carry":
@@ -197,7 +213,47 @@ def analyse(node: XLoop) -> LanePlan | bool:
     made = produced | writes
     if dsts & (reads | made):
         return _no(node, "an assembled tensor the body reads or makes (lanes would read each other's writes)")
-    return LanePlan(made=frozenset(made), outside_reads=frozenset(reads - made), out_dsts=frozenset(dsts))
+    tile = max((math.prod(it.params["shape"]) for it in ops if it.kind == "view"), default=0) * 4
+    if tile > _MAX_TILE_BYTES:
+        return _no(node, f"tiles of {tile} bytes: an op's arithmetic outweighs its Python")
+    varying = _varying(ops, lid, made_from)
+    for it in ops:
+        if it.kind not in _RUN and it.brun is None and any(k in varying for k in it.ins):
+            return _no(node, f"{it.name} has no batched run and reads a value that differs between lanes")
+    return LanePlan(made=frozenset(made), outside_reads=frozenset(reads - made), out_dsts=frozenset(dsts),
+                    max_lanes=max(2, min(MAX_LANES, _LANE_BYTES // max(1, 16 * tile))))
+
+
+def _varying(ops: list[XOp], lid: int, made_from: dict[int, set[int]]) -> set[int]:
+    """The values that may differ between lanes: views moving with the lane index and everything computed, moved or
+    carried from them (a write into a value reaches what it is a view of), to a fixed point (loops carry values
+    backwards). An op without a batched run is allowed on the others: it computes the same tile for every lane."""
+    varying: set[int] = set()
+    for _ in range(len(ops) + 1):
+        before = len(varying)
+        for it in ops:
+            p = it.params
+            if it.kind == "view":
+                moving = any(depends_on(e, lid) for e in (*p["offs"], *(p["vs"] or ())))
+                if moving or p["src"] in varying:
+                    varying.add(p["out"])
+            elif it.kind == "assemble":
+                continue
+            elif any(k in varying for k in it.ins):
+                outs = set(it.op.outs) | set(it.op.writes)
+                if it.out_key is not None:
+                    outs.add(it.out_key)
+                if it.kind == "carry":
+                    outs.add(p["dst"])
+                todo = list(outs)
+                while todo:
+                    k = todo.pop()
+                    if k not in varying:
+                        varying.add(k)
+                        todo.extend(made_from.get(k, ()))
+        if len(varying) == before:
+            break
+    return varying
 
 
 # ---- one pass ------------------------------------------------------------------------------------------
@@ -268,7 +324,9 @@ def _check_reads(ps: _Pass, keys: Any) -> None:
         if k in fresh:
             continue
         if k in made:
-            raise _Abandon("a value of an earlier iteration is read (carried)")
+            n = ps.env.node
+            raise _Abandon(f"a value of an earlier iteration is read (carried): {n.name if n else '?'} at line "
+                           f"{n.line if n else '?'}")
         v = buf.get(k)
         if v is None or tuple(v[1]) != v[0].shape:
             raise _Abandon("a value from outside is missing or partly valid")
@@ -392,11 +450,17 @@ def _move(ps: _Pass, it: Any) -> None:
     cur = env.buf.get(dkey)
     if dkey in ps.fresh and cur is not None:
         darr = cur[0]
-        if lane_src and dkey not in b.batched:
-            raise _Abandon("a lane value moved into a shared local")
         if darr.dtype != src.dtype:
             raise _Abandon("move dtype")
-        darr[...] = src
+        if lane_src and dkey not in b.batched:
+            # a local the pass made the same for every lane (gated_delta_rule's `state = full(...)`) now takes a
+            # value per lane: it becomes a lane value, unless another value of the pass is a view of its array
+            if any(k != dkey and np.may_share_memory(v[0], darr) for k in ps.fresh if (v := env.buf.get(k))):
+                raise _Abandon("a lane value moved into a local that other values view")
+            env.buf[dkey] = (src.copy(), None)
+            b.batched.add(dkey)
+        else:
+            darr[...] = src
     else:
         if cur is not None:  # an array from before the pass: written in place by lane 0 on, per iteration
             held = cur[0]
@@ -430,16 +494,26 @@ def _carry(ps: _Pass, it: Any) -> None:
 def _op(ps: _Pass, it: Any) -> None:
     env, b = ps.env, ps.batch
     _check_reads(ps, it.ins)
-    it.brun(env)
+    lane = any(k in b.batched for k in it.ins)
+    if it.brun is not None:
+        it.brun(env)
+    elif lane:
+        raise _Abandon(f"{it.name} has no batched run")
+    else:
+        it.run(env)  # the same tile in every lane (`_varying`): computed once, as the per-iteration run does
     outs = set(it.op.outs)
     if it.out_key is not None and not it.op.writes:
         outs.add(it.out_key)
-    lane = any(k in b.batched for k in it.ins)
     for k in outs:
         if lane:
             b.batched.add(k)
         else:
             b.batched.discard(k)
+            v = env.buf.get(k)
+            if v is not None:
+                if v[1] is not None and tuple(v[1]) != v[0].shape:
+                    raise _Abandon("a partly valid value")
+                env.buf[k] = (v[0], v[0].shape)  # a per-iteration `run` after it reads its valid shape
         ps.fresh.add(k)
 
 
@@ -599,7 +673,7 @@ def run_lanes(node: XLoop, env: Any, rng: range) -> int:
         return 0
     done = 0
     while done < len(rng):
-        group = rng[done:done + MAX_LANES]
+        group = rng[done:done + plan.max_lanes]
         if len(group) < 2 or not _one_pass(plan, node, env, group):
             break
         done += len(group)
