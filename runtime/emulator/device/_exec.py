@@ -91,7 +91,7 @@ def _run_region(region: XRegion, env: Env, start: int = 0) -> None:
         elif t is XGuard:
             val = it.cond(env)
             if bool(val) != it.taken:
-                path = region.lookup[path.decisions[: it.index] + (not it.taken,)]
+                path = region.branch(path, it)
                 items = path.items
                 n = len(items)
                 i = path.guard_pos[it.index]
@@ -104,10 +104,7 @@ def _run_region(region: XRegion, env: Env, start: int = 0) -> None:
 
 def run_loop(node: XLoop, env: Env) -> None:
     try:
-        start = node.start(env)
-        stops = env.stops
-        stop = stops[node.lid] if stops is not None and node.lid in stops else node.stop(env)
-        step = node.step(env)
+        start, stop, step = node.bounds(env)
     except EmulatorError:
         raise
     except Exception as exc:  # bad runtime bound

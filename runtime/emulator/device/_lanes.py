@@ -373,13 +373,18 @@ def _view(ps: _Pass, it: Any) -> None:
     ps.fresh.add(p["out"])
 
 
+def _source(ps: _Pass, key: int) -> tuple[np.ndarray, bool, tuple[int, ...]]:
+    """The value an assemble or a move writes: (its array, whether it is a lane value, one lane's tile shape)."""
+    _check_reads(ps, (key,))
+    src = ps.env.buf[key][0]
+    lane = key in ps.batch.batched
+    return src, lane, src.shape[1:] if lane else src.shape
+
+
 def _assemble(ps: _Pass, it: Any) -> None:
-    env, p, b = ps.env, it.params, ps.batch
-    skey, dkey = p["src"], p["dst"]
-    _check_reads(ps, (skey,))
-    src = env.buf[skey][0]
-    lane_src = skey in b.batched
-    shape = src.shape[1:] if lane_src else src.shape
+    env, p = ps.env, it.params
+    dkey = p["dst"]
+    src, _, shape = _source(ps, p["src"])
     cur = env.buf.get(dkey)
     if cur is None:
         full = tuple(compile_expr(d)(env) for d in p["dshape"])
@@ -439,11 +444,8 @@ def _assemble(ps: _Pass, it: Any) -> None:
 def _move(ps: _Pass, it: Any) -> None:
     """A move into a local, written whole: the per-iteration move's copy (first write) or in-place write."""
     env, p, b = ps.env, it.params, ps.batch
-    skey, dkey = p["src"], p["dst"]
-    _check_reads(ps, (skey,))
-    src = env.buf[skey][0]
-    lane_src = skey in b.batched
-    tile = src.shape[1:] if lane_src else src.shape
+    dkey = p["dst"]
+    src, lane_src, tile = _source(ps, p["src"])
     full = tuple(compile_expr(d)(env) for d in p["dshape"])
     if tile != full:
         raise _Abandon("a move of a part")
@@ -545,7 +547,7 @@ def _region(ps: _Pass, region: XRegion) -> None:
                 ps.fresh.difference_update(it.free)
         elif t is XGuard:
             if bool(it.cond(env)) != it.taken:
-                path = region.lookup[path.decisions[: it.index] + (not it.taken,)]
+                path = region.branch(path, it)
                 items = path.items
                 n = len(items)
                 i = path.guard_pos[it.index]
@@ -560,10 +562,7 @@ def _region(ps: _Pass, region: XRegion) -> None:
 def _loop(ps: _Pass, node: XLoop) -> None:
     """A nested loop, all lanes at once: the same trip count in every lane (`analyse`)."""
     env = ps.env
-    start = node.start(env)
-    stops = env.stops
-    stop = stops[node.lid] if stops is not None and node.lid in stops else node.stop(env)
-    step = node.step(env)
+    start, stop, step = node.bounds(env)
     if step == 0:
         raise _Abandon("a zero step (the per-iteration run reports it)")
     rng = range(start, stop, step)

@@ -78,6 +78,10 @@ class XRegion:
         self.blas = True
         """the program has a matmul, the one kernel that calls BLAS (kernel bodies only; `_blas.one_blas_thread`)"""
 
+    def branch(self, path: XPath, guard: XGuard) -> XPath:
+        """The path that went the other way at ``guard`` (it continues right after it: `XPath.guard_pos`)."""
+        return self.lookup[path.decisions[: guard.index] + (not guard.taken,)]
+
     def add(self, p: XPath) -> None:
         for i, it in enumerate(p.items):
             if type(it) is XGuard:
@@ -125,6 +129,14 @@ class XLoop:
         """storage keys last read inside this loop (dropped when it ends)"""
         self.lanes: Any = None
         """lane plan cache (`_lanes`): None = not analysed, False = the body cannot run as lanes"""
+
+    def bounds(self, env: Any) -> tuple[int, int, int]:
+        """(start, stop, step) of this run of the loop; the stop of a derived trip count (`Retripped`: ``env.stops``)
+        wins over the program's."""
+        start = self.start(env)
+        stops = env.stops
+        stop = stops[self.lid] if stops is not None and self.lid in stops else self.stop(env)
+        return start, stop, self.step(env)
 
     @property
     def body(self) -> XRegion:
