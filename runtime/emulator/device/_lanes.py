@@ -44,11 +44,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 from runtime.emulator._buffers import is_poison
 from runtime.emulator._numerics import to_bf16
-from runtime.emulator.device._batch import _account, _Batch, _index_dependent
+from runtime.emulator.device._batch import _account, _Batch, _index_dependent, _strided, _VecEnv
 from runtime.emulator.device._batch import _analyse as _batch_analyse
 from runtime.emulator.device._expr import compile_expr, compile_vector, depends_on
 from runtime.emulator.device._kreg import np_dtype
@@ -258,11 +257,6 @@ def _varying(ops: list[XOp], lid: int, made_from: dict[int, set[int]]) -> set[in
 
 # ---- one pass ------------------------------------------------------------------------------------------
 
-class _VecEnv:
-    def __init__(self, sym: dict) -> None:
-        self.sym = sym
-
-
 @dataclass
 class _Pass:
     plan: LanePlan
@@ -357,9 +351,7 @@ def _view(ps: _Pass, it: Any) -> None:
         res = arr[(slice(None),) + tuple(slice(o, o + n) for (o, _), n in zip(offs, shp, strict=True))]
         b.batched.add(p["out"])
     elif any(c for _, c in offs):
-        base = arr[tuple(slice(o, None) for o, _ in offs)]
-        lead = sum(c * s for (_, c), s in zip(offs, arr.strides, strict=True))
-        res = as_strided(base, shape=(ps.k, *shp), strides=(lead, *arr.strides), writeable=True)
+        res = _strided(arr, [o for o, _ in offs], [c for _, c in offs], 1, ps.k, shp)
         b.batched.add(p["out"])
         if not p["copy"]:
             ps.windows.add(p["out"])
@@ -416,10 +408,8 @@ def _assemble(ps: _Pass, it: Any) -> None:
         raise _Abandon("poison (the per-iteration run reports it)")
     if src.dtype != dst.dtype and not (p.get("store_bf16") and src.dtype.name == "bfloat16"):
         raise _Abandon("dtype mismatch")
-    base = dst[tuple(slice(o, None) for o, _ in offs)]
-    view = as_strided(base, shape=(ps.k, *shape), strides=(sum(c * s for c, s in zip(coef, dst.strides,
-                                                                                     strict=True)), *dst.strides),
-                      writeable=True)
+    o0 = [o for o, _ in offs]
+    view = _strided(dst, o0, list(coef), 1, ps.k, shape)
     ps.undo.append((view, view.copy()))  # an abandoned pass leaves what the per-iteration run found
     view[...] = src
     if env.masks is not None and dkey in env.param_keys:
@@ -428,10 +418,7 @@ def _assemble(ps: _Pass, it: Any) -> None:
         if m is None:
             m = env.masks[dkey] = np.zeros(dst.shape, dtype=bool)
             ps.new_masks.append(dkey)
-        mb = m[tuple(slice(o, None) for o, _ in offs)]
-        mview = as_strided(mb, shape=(ps.k, *shape), strides=(sum(c * s for c, s in zip(coef, m.strides,
-                                                                                         strict=True)),
-                                                              *m.strides), writeable=True)
+        mview = _strided(m, o0, list(coef), 1, ps.k, shape)
         ps.undo.append((mview, mview.copy()))
         mview[...] = True
     else:
