@@ -40,7 +40,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from runtime.emulator._astutil import push_children
-from runtime.emulator._symbolic import _BIN, SymbolicScalar
+from runtime.emulator._symbolic import SymbolicScalar
+from runtime.emulator.device._expr import BIN_FUNCS
 
 __all__ = ["MIN_TRIPS", "Plan", "Unroll", "fold", "plan_of", "range_sites"]
 
@@ -389,5 +390,5 @@ def _value_at(x: Any, loop: Any, v: int) -> int:
     if x._kind == "idx" and x._loop is loop:
         return v
     if x._kind == "bin":
-        return _BIN[str(x._op)](_value_at(x._a, loop, v), _value_at(x._b, loop, v))
+        return BIN_FUNCS[str(x._op)](_value_at(x._a, loop, v), _value_at(x._b, loop, v))
     raise _No  # a dynamic dim, another loop's index, a tensor read

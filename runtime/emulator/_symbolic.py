@@ -10,34 +10,14 @@ operand raises AttributeError, and the object is unhashable (spec §2.4).
 
 from __future__ import annotations
 
-import operator
-from collections.abc import Callable
 from typing import Any
+
+from runtime.emulator.device._expr import BIN_FUNCS
 
 __all__ = ["SymbolicScalar", "as_sym", "is_symbolic", "linear_form", "simplify_int", "sym_max", "sym_min"]
 
 
-def _floordiv(a: int, b: int) -> int:
-    return a // b
-
-
-_BIN: dict[str, Callable[[int, int], int]] = {
-    "+": operator.add,
-    "-": operator.sub,
-    "*": operator.mul,
-    "/": _floordiv,
-    "%": operator.mod,
-    "==": lambda a, b: int(a == b),
-    "!=": lambda a, b: int(a != b),
-    "<": lambda a, b: int(a < b),
-    "<=": lambda a, b: int(a <= b),
-    ">": lambda a, b: int(a > b),
-    ">=": lambda a, b: int(a >= b),
-    "&": lambda a, b: int(bool(a) and bool(b)),
-    "|": lambda a, b: int(bool(a) or bool(b)),
-    "min": min,
-    "max": max,
-}
+_BIN = BIN_FUNCS  # the device's table: trace-time folding computes what the device computes
 
 
 class SymbolicScalar:

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["compile_expr", "compile_vector", "const_value", "depends_on", "linear_form", "loop_coef"]
+__all__ = ["BIN_FUNCS", "compile_expr", "compile_vector", "const_value", "depends_on", "linear_form", "loop_coef"]
 
 Fn = Callable[[Any], Any]
 
@@ -26,7 +26,7 @@ def _floordiv(a: int, b: int) -> int:
     return a // b
 
 
-_BIN: dict[str, Callable[[Any, Any], Any]] = {
+BIN_FUNCS: dict[str, Callable[[Any, Any], Any]] = {
     "+": operator.add,
     "-": operator.sub,
     "*": operator.mul,
@@ -43,13 +43,15 @@ _BIN: dict[str, Callable[[Any, Any], Any]] = {
     "min": min,
     "max": max,
 }
+"""what each binary operator of a program expression (`_program.BIN_OPS`) computes on ints: the one table of the
+trace-time `SymbolicScalar` (folding, `_roll`) and of the device (evaluation), so the two cannot disagree"""
 
 
 def _i(a: Any) -> Any:
     return np.asarray(a).astype(np.int64)
 
 
-_BIN_VEC: dict[str, Callable[[Any, Any], Any]] = dict(_BIN)
+_BIN_VEC: dict[str, Callable[[Any, Any], Any]] = dict(BIN_FUNCS)
 _BIN_VEC.update({
     "==": lambda a, b: _i(a == b), "!=": lambda a, b: _i(a != b), "<": lambda a, b: _i(a < b),
     "<=": lambda a, b: _i(a <= b), ">": lambda a, b: _i(a > b), ">=": lambda a, b: _i(a >= b),
@@ -179,7 +181,7 @@ def _compile(e: Any, memo: dict[int, Fn] | None) -> Fn:
 
 
 def _compile_bin(e: Any, memo: dict[int, Fn] | None) -> Fn:
-    fn = _BIN[e[1]]
+    fn = BIN_FUNCS[e[1]]
     a, b = e[2], e[3]
     if type(b) is int:
         fa = compile_expr(a, memo)
