@@ -49,7 +49,8 @@ def prefixes() -> Iterator[list[int]]:
 
 
 def _both(kernel: Any, args: list[np.ndarray], **kw: Any) -> list[tuple]:
-    """(argument bytes, counters but batched_iterations, error) of the fast run and of the per-iteration run."""
+    """(argument bytes, counters but batched_iterations, error, warnings) of the fast run (batch, carried prefix,
+    lanes) and of the per-iteration run (``record=True``)."""
     got = []
     for record in (False, True):
         a = [x.copy() for x in args]

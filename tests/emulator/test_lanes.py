@@ -12,7 +12,7 @@ import pytest
 from _emucorpus import chain_kernel
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_batch_carried import _capture, _exec_both
+from test_batch_carried import _both, _capture, _exec_both
 from test_batch_property import STEPS
 
 import runtime.emulator as emu
@@ -40,22 +40,6 @@ def _passes() -> Iterator[list[bool]]:
         yield seen
     finally:
         _lanes._one_pass = real
-
-
-def _both(kernel: Any, args: list[np.ndarray], options: dict | None = None) -> list[tuple]:
-    """(argument bytes, counters but batched_iterations, error, warnings) of the lane run and the per-iteration run."""
-    got = []
-    for record in (False, True):
-        a = [x.copy() for x in args]
-        err = None
-        with emu.session(emu.Options(record=record, **(options or {}))) as s:
-            try:
-                kernel(*a)
-            except emu.EmulatorError as exc:
-                err = (exc.code, exc.message, exc.line)
-            warns = [(d.code, d.message, d.line) for d in s.diagnostics if d.severity == "warning"]
-        got.append(([x.tobytes() for x in a], s.counters.model_dump(exclude={"batched_iterations"}), err, warns))
-    return got
 
 
 @pypto.frontend.jit
