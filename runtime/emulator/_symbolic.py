@@ -17,9 +17,6 @@ from runtime.emulator.device._expr import BIN_FUNCS
 __all__ = ["SymbolicScalar", "as_sym", "is_symbolic", "linear_form", "simplify_int", "sym_max", "sym_min"]
 
 
-_BIN = BIN_FUNCS  # the device's table: trace-time folding computes what the device computes
-
-
 class SymbolicScalar:
     """An integer expression; concrete when every leaf has a value (then folded to an immediate)."""
 
@@ -106,7 +103,7 @@ class SymbolicScalar:
         o = as_sym(other)
         a, b = (o, self) if reverse else (self, o)
         if a._value is not None and b._value is not None:
-            return SymbolicScalar(_BIN[op](a._value, b._value))
+            return SymbolicScalar(BIN_FUNCS[op](a._value, b._value))  # the device's table: folding computes what it computes
         return SymbolicScalar._make("bin", a=a, b=b, op=op)
 
     def __add__(self, o): return self._bin("+", o)
