@@ -146,7 +146,8 @@ def pyspy() -> str | None:
 
 
 def shared() -> Path:
-    return Path(os.environ.get("FORGE_SHARED") or ROOT.parent / "shared")
+    """The shared folder, absolute (gym runs change into their operator's folder; see gym_runs.gym_dir)."""
+    return Path(os.environ.get("FORGE_SHARED") or ROOT.parent / "shared").resolve()
 
 
 # ---- gym ------------------------------------------------------------------------------------------------

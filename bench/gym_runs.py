@@ -36,10 +36,12 @@ KERNEL_RAN = re.compile(r"^\[emulator\] kernel calls [1-9]", re.M)
 
 
 def gym_dir(arg: str | None) -> Path:
+    """The gym folder, absolute: each run changes into its operator's folder, so a relative ``--gym`` or
+    ``FORGE_SHARED`` (``FORGE_SHARED=../shared``) would otherwise name the wrong ``<op>/src`` on its PYTHONPATH."""
     if arg:
-        return Path(arg)
+        return Path(arg).resolve()
     shared = os.environ.get("FORGE_SHARED")
-    return (Path(shared) if shared else ROOT.parent / "shared") / "gym"
+    return ((Path(shared) if shared else ROOT.parent / "shared") / "gym").resolve()
 
 
 def read_runs(gym: Path) -> list[dict[str, str]]:

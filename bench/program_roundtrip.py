@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _shared() -> Path:
-    return Path(os.environ.get("FORGE_SHARED") or ROOT.parent / "shared")
+    return Path(os.environ.get("FORGE_SHARED") or ROOT.parent / "shared").resolve()  # runs change directory
 
 
 def main() -> int:

@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def shared_gym() -> Path | None:
     """The gym corpus folder, or None when it is absent (callers skip and say why)."""
-    gym = Path(os.environ.get("FORGE_SHARED") or REPO.parent / "shared") / "gym"
+    gym = (Path(os.environ.get("FORGE_SHARED") or REPO.parent / "shared") / "gym").resolve()
     return gym if (gym / "runs.tsv").exists() else None
 
 

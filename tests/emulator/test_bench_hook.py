@@ -118,3 +118,20 @@ def _gone(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
     except (FileNotFoundError, ProcessLookupError):
         return True
+
+
+def test_bench_gym_folder_is_absolute_for_a_relative_forge_shared(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``FORGE_SHARED=../shared bench/emulator_real.py`` ran every operator whose test imports ``<op>/src`` with
+    ``ModuleNotFoundError``: each run changes into its operator's folder, where the relative path named nothing
+    (5 Dec: flash_attention_score_grad "fail", rc 3). Both bench entry points resolve it first."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import emulator_real
+        import gym_runs
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("FORGE_SHARED", "../shared")
+    assert gym_runs.gym_dir(None) == (ROOT.parent / "shared" / "gym").resolve()
+    assert gym_runs.gym_dir("../x/gym").is_absolute()
+    assert emulator_real.shared() == (ROOT.parent / "shared").resolve()

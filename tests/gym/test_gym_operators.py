@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-GYM = Path(os.environ["FORGE_SHARED"]) / "gym" if os.environ.get("FORGE_SHARED") else ROOT.parent / "shared" / "gym"
+GYM = (Path(os.environ.get("FORGE_SHARED") or ROOT.parent / "shared") / "gym").resolve()  # runs change directory
 HAS_TORCH = importlib.util.find_spec("torch") is not None
 
 
