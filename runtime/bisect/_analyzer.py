@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from runtime.bisect._compare import any_nan, close, equal, fit, inside, tile_check
+from runtime.bisect._compare import any_inf, any_nan, close, equal, fit, inside, tile_check
 from runtime.bisect._compare import close as _close
 from runtime.bisect._records import Rec
 from runtime.dtypes import DTypeError, name_of
@@ -284,6 +284,8 @@ class Summary:
     shape: tuple[int, ...]
     """shape of the valid region"""
     nan: bool = False
+    inf: bool = False
+    """the valid region holds +-inf"""
     hits: dict[str, tuple[int, ...]] = field(default_factory=dict)
     """golden name -> the region (in the coordinates of the layout ``lids`` names) of the first candidate region
     it matches"""
@@ -472,7 +474,7 @@ class Analyzer:
         box = value
         if r.valid_shape is not None and len(r.valid_shape) == value.ndim:
             box = value[tuple(slice(0, max(0, int(n))) for n in r.valid_shape)]
-        s = Summary(shape=tuple(box.shape), nan=any_nan(box))
+        s = Summary(shape=tuple(box.shape), nan=any_nan(box), inf=any_inf(box))
         if s.nan and r.shape is not None and len(r.shape) == box.ndim and \
                 any(_padded(p) for p in self.operand_recs(r)):
             # computed from a padded tile (a reshape / transpose / reduction of it): the emulator's poison (NaN) fills
@@ -481,7 +483,7 @@ class Analyzer:
             if trimmed != tuple(box.shape):
                 r.valid_shape = list(trimmed)
                 box = box[tuple(slice(0, n) for n in trimmed)]
-                s = Summary(shape=tuple(box.shape), nan=any_nan(box))
+                s = Summary(shape=tuple(box.shape), nan=any_nan(box), inf=any_inf(box))
         if r.is_write and r.target in self.checkpoints and r.offsets is not None and r.target in self.g.arrays:
             s.ck = tile_check(box, list(r.offsets), self.g.arrays[r.target], self.g.atol, self.g.rtol)
         if box.size == 0 or box.dtype.kind not in "fiub" and "float" not in box.dtype.name:
@@ -1062,6 +1064,8 @@ class Analyzer:
         return bad
 
     def nan_origin(self, window: list[Rec]) -> Rec | None:
+        """The op where NaN first appears from operands without NaN - or, when those operands hold inf, the op
+        where that inf first appears from finite operands (`inf_origin`)."""
         for r in window:
             if r.summ is None or not r.summ.nan:
                 continue
@@ -1069,8 +1073,29 @@ class Analyzer:
             if any(_padded(p) for p in ops):
                 continue  # the poison in an operand's padding (outside its valid shape) may be what it carried in
             if not any(p.summ is not None and p.summ.nan for p in ops):
-                return r
+                return self.inf_origin(r) or r
         return None
+
+    def inf_origin(self, r: Rec) -> Rec | None:
+        """Walking back from ``r`` (NaN from inf operands: ``inf / inf``, ``inf - inf``), the first op whose value
+        holds inf although every recorded operand it reads is finite (fifth gym corpus, s25: ``exp`` of a logit
+        without the running max subtracted overflowed at line 134; NaN appeared at the ``div`` of line 160, which
+        bisect named). None when no such op has operands (an inf constant, a mask fill: the inf is meant)."""
+        frontier = [p for p in self.operand_recs(r) if p.summ is not None and p.summ.inf]
+        seen: set[int] = set()
+        found: Rec | None = None
+        while frontier and len(seen) < 2000:
+            p = frontier.pop()
+            if p.seq in seen:
+                continue
+            seen.add(p.seq)
+            ops = self.operand_recs(p)
+            bad = [q for q in ops if q.summ is not None and (q.summ.inf or q.summ.nan)]
+            if bad:
+                frontier.extend(bad)
+            elif ops and not any(_padded(q) for q in ops) and (found is None or p.seq < found.seq):
+                found = p
+        return found
 
 
 _ORDER_FREE = frozenset({"topk"})

@@ -326,6 +326,9 @@ def analyze(recs: list[Rec] | Analyzer, golden: Golden | None = None, kernel_arg
         elif unread:
             evidence.append(f"NaN first appears at {origin.where()}: it reads {', '.join(sorted(unread))} "
                             "before anything was written there (uninitialized state)")
+        elif origin.summ is not None and not origin.summ.nan and origin.summ.inf:
+            evidence.append(f"inf first appears at {origin.where()} although every value it reads is finite (an "
+                            "overflow: a missing max subtraction or scale?); the NaN downstream is made of it")
         else:
             evidence.append(f"NaN first appears at {origin.where()} although its operands hold no NaN "
                             "(poison outside valid_shape or uninitialized memory)")

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-__all__ = ["CHUNK", "any_nan", "blocks", "close", "equal", "fit", "inside", "max_abs_diff", "mismatch_mask", "tile_check",
+__all__ = ["CHUNK", "any_inf", "any_nan", "blocks", "close", "equal", "fit", "inside", "max_abs_diff", "mismatch_mask", "tile_check",
            "vacuous"]
 
 CHUNK = 1 << 20
@@ -163,6 +163,15 @@ def any_nan(a: np.ndarray) -> bool:
     if a.size <= CHUNK:
         return bool(np.isnan(_f64(a)).any())
     return any(bool(np.isnan(_f64(a[ix])).any()) for ix in blocks(a.shape))
+
+
+def any_inf(a: np.ndarray) -> bool:
+    """``a`` holds +-inf (a float value that overflowed: ``exp`` of a logit without the max subtracted)."""
+    if a.dtype.kind in "iub" or a.size == 0:
+        return False
+    if a.size <= CHUNK:
+        return bool(np.isinf(_f64(a)).any())
+    return any(bool(np.isinf(_f64(a[ix])).any()) for ix in blocks(a.shape))
 
 
 def mismatch_mask(a: np.ndarray, b: np.ndarray, atol: float, rtol: float) -> np.ndarray:

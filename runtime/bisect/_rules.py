@@ -17,7 +17,7 @@ from runtime.bisect._compare import mismatch_mask
 from runtime.bisect._parse import parse_source
 from runtime.bisect._records import Rec
 
-__all__ = ["contraction_offsets", "overwritten_state", "coverage_gap", "geometry", "missing_cast", "rebound_after_loop",
+__all__ = ["contraction_offsets", "static_consumed_source", "overwritten_state", "coverage_gap", "geometry", "missing_cast", "rebound_after_loop",
            "shape_error_source", "stale_state", "static_zero_trip_source", "wrong_axis"]
 
 
@@ -1265,6 +1265,49 @@ def static_unwritten_source(source: str | None, error_line: int | None, message:
     return lp.lineno, (f"the kernel raised at line {error_line}: it reads the local tensor {name!r} where nothing "
                        f"wrote it ({message.strip()[:120]}); every write into {name!r} is inside the loop at line "
                        f"{lp.lineno} ({ast.unparse(lp.iter)}): its trip count left it unwritten")
+
+
+_CONSUMED_RE = re.compile(r"'(\w+)' was consumed by an earlier whole-tensor move")
+
+
+def _is_whole_move(node: ast.stmt, name: str) -> bool:
+    """``dst[:] = name`` / ``dst[...] = name`` (every axis whole) or ``dst.move(name)``: a move that consumes ``name``."""
+    w = _written_value(node)
+    if w is None or not (isinstance(w[1], ast.Name) and w[1].id == name):
+        return False
+    if isinstance(node, ast.Expr):
+        return ast.unparse(node.value.func).rsplit(".", 1)[-1] == "move"  # type: ignore[attr-defined]
+    if not isinstance(node, ast.Assign):
+        return False
+    sl = node.targets[0].slice  # type: ignore[attr-defined]
+    parts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+    return all(isinstance(p, ast.Slice) and p.lower is None and p.upper is None and p.step is None or
+               isinstance(p, ast.Constant) and p.value is Ellipsis for p in parts)
+
+
+def static_consumed_source(source: str | None, error_line: int | None, message: str) -> tuple[int, str] | None:
+    """For a kernel that raised because it reads a tensor an earlier whole-tensor move consumed (``tsum[:] = gmax``
+    where ``tsum[:] = ...gmax...`` or a copy was meant): the move's line. The line that raised only reads the tensor
+    (fifth gym corpus, s25: an accumulator initialised by a move of the running max raised at the next tile's
+    ``sub(r, gmax)``, and ``li[:] = m_ij`` raised at the following ``mi[:] = m_ij``). With several moves of the
+    tensor, the last one before the raising line, else (a move later in a loop body, run on an earlier trip) the
+    last one after it."""
+    m = _CONSUMED_RE.search(message or "")
+    if not source or error_line is None or m is None:
+        return None
+    name = m.group(1)
+    found = _function_at(source, error_line)
+    if found is None:
+        return None
+    moves = sorted((n for n in ast.walk(found[1]) if isinstance(n, ast.stmt) and _is_whole_move(n, name)
+                    and n.lineno != error_line), key=lambda n: n.lineno)
+    if not moves:
+        return None
+    before = [n for n in moves if n.lineno < error_line]
+    move = before[-1] if before else moves[-1]
+    return move.lineno, (f"the kernel raised at line {error_line}: it reads {name!r}, which the whole-tensor move at "
+                         f"line {move.lineno} ({ast.unparse(move)[:60]}) consumed before; a move is the last use of "
+                         "its source (a copy or a computed value was meant there)")
 
 
 def static_extent_source(source: str | None, error_line: int | None, message: str) -> tuple[int, str] | None:

@@ -28,6 +28,7 @@ from runtime.bisect._replay import Replay, replay, replay_hooked, value_stats
 from runtime.bisect._rules import (
     call_arguments,
     shape_error_source,
+    static_consumed_source,
     static_dtype_source,
     static_extent_source,
     static_missing_cast,
@@ -944,6 +945,7 @@ def _one_case(op: Any, stage: Path, case: Any, *, emulator: str, timeout: float,
             msg = str(err.get("message", ""))
             dtyped = (static_dtype_source("\n".join(lines), err["line"], msg) if cast_line is None else None) \
                 or static_unwritten_source("\n".join(lines), err["line"], msg) \
+                or static_consumed_source("\n".join(lines), err["line"], msg) \
                 or static_extent_source("\n".join(lines), err["line"], msg) \
                 or static_valid_bound_source("\n".join(lines), err["line"], msg)
             if dtyped is not None:

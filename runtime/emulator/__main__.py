@@ -61,6 +61,8 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m runtime.emulator",
         usage="python -m runtime.emulator [options] (script.py | -m module | -c command) [args ...]",
+        epilog="The interpreter's own switches (-u, -B, -O, -W arg, -X opt ...) may come before the script too: "
+               "the emulator then runs under `python <switches>`.",
         description="Run an unmodified PyPTO script, module (e.g. -m pytest) or command, and the Python processes "
                     "it starts, on the CPU emulator, as `python` runs it on a device host. The switches below "
                     "choose the toolchain version and how strict the emulator is (docs/emulator-fidelity.md).",
@@ -89,6 +91,45 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-c", dest="command", metavar="command", help="run a program passed as a string (python -c)")
     p.add_argument("script", nargs="?", help="the Python script to run, then its arguments")
     return p
+
+
+_PY_FLAGS = frozenset("bBdEIOqsSuvRP")
+"""The interpreter's own one-letter switches (``python -u script.py``), besides ``-W arg`` and ``-X opt``."""
+
+
+def _python_flag(argv: list[str], i: int) -> int:
+    """How many arguments from ``argv[i]`` are one of the interpreter's own switches (``-u``, ``-OO``, ``-uB``,
+    ``-W ignore``, ``-Wignore``, ``-X faulthandler``), 0 when it is none. Why: a device host's habit is ``python -u
+    test.py | tee log``; the runner refused ``-u`` as an unknown switch of its own (s25 gym sweep)."""
+    a = argv[i]
+    if a in ("-W", "-X"):
+        return 2 if i + 1 < len(argv) else 0
+    if a.startswith(("-W", "-X")) and not a.startswith("--"):
+        return 1
+    return 1 if len(a) > 1 and a[0] == "-" and a[1] != "-" and set(a[1:]) <= _PY_FLAGS else 0
+
+
+def split_python_flags(argv: list[str]) -> tuple[list[str], list[str]]:
+    """(the interpreter's switches, the rest) of the arguments before the script / ``-m`` / ``-c``."""
+    flags: list[str] = []
+    rest: list[str] = []
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a in ("-m", "-c", "--") or a.startswith(("-m", "-c")) and not a.startswith("--") or \
+                not a.startswith("-") or a == "-":
+            return flags, rest + argv[i:]
+        n = _python_flag(argv, i)
+        if n:
+            flags += argv[i:i + n]
+            i += n
+            continue
+        rest.append(a)
+        if a in _VALUED and i + 1 < len(argv):
+            rest.append(argv[i + 1])
+            i += 1
+        i += 1
+    return flags, rest
 
 
 def _split(argv: list[str]) -> tuple[list[str], tuple[str, str] | None, list[str]]:
@@ -212,6 +253,11 @@ def _usage_error(message: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     raw = sys.argv[1:] if argv is None else argv
+    flags, raw = split_python_flags(raw)
+    if flags:  # `python -m runtime.emulator -u test.py`: the interpreter itself takes them, as `python -u test.py`
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.execv(sys.executable, [sys.executable, *flags, "-m", "runtime.emulator", *raw])
     opts, target, args = _split(raw)
     parser = _parser()
     ns = parser.parse_args(opts)  # a trailing -m/-c without its value stays in opts: argparse reports it

@@ -30,6 +30,8 @@ DEVICE_DIVERGENT: dict[str, str] = {
     "EMU_RESHAPE_INPLACE": "an inplace reshape that is a final kernel output reads as NaN on the device",
     "EMU_PARALLEL_OVERLAP": "assemble(parallel=True) windows overlap: the device's write order is undefined",
     "EMU_SCALAR_INF": "the device does not support nan/inf scalar operands",
+    "EMU_SIM_NUMBERS": "a kernel jitted with run_mode=RunMode.SIM runs the cost model only: the toolchain writes no "
+                       "outputs",
 }
 """Warning codes that say *the device's result differs from the emulator's*, on every toolchain version: the
 emulator computes the mathematically right value where the device fails or computes another one

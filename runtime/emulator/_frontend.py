@@ -23,7 +23,7 @@ import numpy as np
 
 from runtime.dtypes import TORCH_BY_BYTES
 from runtime.emulator import _executor, _gcpause, _trace_cache
-from runtime.emulator._enums import DataType, StatusType, dtype_from_numpy, dtype_name
+from runtime.emulator._enums import DataType, RunMode, StatusType, dtype_from_numpy, dtype_name
 from runtime.emulator._errors import EmulatorError, py_error
 from runtime.emulator._ir import Region
 from runtime.emulator._location import user_location
@@ -189,6 +189,15 @@ class JitFunction:
     # -- the call ---------------------------------------------------------------------------------------
     def _call(self, s: Session, args: tuple, kwargs: dict[str, Any]) -> None:
         program, arrays = self._program(s, args, kwargs, cached=True)
+        ro = self.options.get("runtime_options")
+        if isinstance(ro, dict) and ro.get("run_mode") == RunMode.SIM:
+            # s25 gym sweep (checked on the real 0.2.0 wheel): SIM mode runs a cost model and leaves the outputs as
+            # they were, so a script comparing them after `--run_mode sim` fails there (max diff 2.4e26) and passed
+            # here. The emulator still computes (its purpose); it says that the toolchain would not
+            p = self._parse()
+            s.warn("EMU_SIM_NUMBERS", "runtime_options run_mode=RunMode.SIM: the real toolchain only runs its cost "
+                   "model and leaves the outputs unwritten; the emulator computes them (a check of the outputs after a "
+                   "SIM run passes here and fails there)", file=p.file, line=p.fdef.lineno)
         ex = _executor.current()
         e = self._last_entry
         if e is not None and e.base is not None and e.program is program and getattr(ex, "takes_prepared", False):

@@ -171,6 +171,14 @@ def _npu_namespace(torch: Any) -> types.ModuleType:
         def elapsed_time(self, end: _Event) -> float:
             if self._t is None or end._t is None:
                 raise RuntimeError("Both events must be recorded before calculating elapsed time.")
+            s = current_session()
+            if s is not None:  # s25 gym sweep: a performance test printed "NPU Kernel: 45 ms, speedup 4.19x" as is
+                from runtime.emulator._location import user_location
+
+                file, line = user_location()
+                s.warn("EMU_TIMING", "torch.npu.Event.elapsed_time measures the emulator on the host CPU, not the "
+                       "NPU: timings and speedups printed from it say nothing of the device (see `python -m "
+                       "runtime.toolchain` for cost estimates)", file=file, line=line)
             return (end._t - self._t) * 1000.0
 
     def manual_seed(seed: Any) -> None:  # npu tensors are CPU tensors: seed the CPU generator

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import string
 import types
 from collections.abc import Iterator
 
@@ -29,7 +30,9 @@ _BANNED_EXACT = {"sys._getframe", "sys.modules", "sys.settrace", "sys.setprofile
                  "os.fork", "os.forkpty", "os.kill", "os.remove", "os.unlink", "os.rmdir", "os.putenv",
                  "os.chdir", "io.open", "pathlib.Path"}
 _BANNED_PREFIX = ("os.exec", "os.spawn", "os.posix_spawn")
-_SAFE_DUNDERS = {"__name__", "__doc__", "__init__", "__main__", "__all__"}
+_SAFE_DUNDERS = {"__name__", "__doc__", "__init__", "__main__"}
+"""Not ``__all__``: a library module's ``__all__`` is a list that outlives every call (red team s25: ``seen =
+functools.__all__; seen.append(0)`` counted calls); a file's own ``__all__ = [...]`` is a name, not an attribute."""
 _ENV = ("os.environ", "os.getenv", "os.environb", "posix.environ")
 
 
@@ -199,6 +202,12 @@ def pf01_import_allow_list(ctx: LintContext) -> Iterator[Hit]:
                          + (vendor if status else ""), status=status)
     for node in pf.nodes(ast.ImportFrom):
         mod = node.module or ""
+        if any(a.name == "*" for a in node.names):
+            # every rule keyed on dotted names (PF02's banned names, PF11's memoizing decorators and library state,
+            # PF04's host facts) reads `lru_cache` or `get_num_threads` bare after it (red team s25: a bare
+            # `@lru_cache` counter, a bare `get_num_threads()` tell)
+            yield at(node, f"`from {mod or '.'} import *` in a kernel file: import the names you use (or the "
+                     "module), so that what the file calls can be read")
         if node.level:
             yield at(node, "relative import in a kernel file")
         elif mod == "__future__":
@@ -398,10 +407,55 @@ def _modules_as_values(pf: ParsedFile) -> Iterator[Hit]:
                      "directly (`np.zeros(...)`), so that lint can see every use")
 
 
+def _format_walks(template: str) -> str | None:
+    """The first replacement field of a ``str.format`` template that reads an attribute or an item of its argument
+    (``{0.__globals__[sys]}``, ``{x.__code__.co_filename}``), or None; an unparsable template is one too."""
+    try:
+        fields = [f for _, f, spec, _ in string.Formatter().parse(template) if f is not None] + \
+            [f for _, _, spec, _ in string.Formatter().parse(template) if spec for f in _spec_fields(spec)]
+    except ValueError:
+        return template[:40]
+    return next((f for f in fields if "." in f or "[" in f), None)
+
+
+def _spec_fields(spec: str) -> list[str]:
+    try:
+        return [f for _, f, _, _ in string.Formatter().parse(spec) if f is not None]
+    except ValueError:
+        return [spec]
+
+
+def _format_templates(pf: ParsedFile) -> Iterator[Hit]:
+    """``"{0.__globals__[sys].modules}".format(fn)``: a replacement field walks attributes and items at run time,
+    inside a string no AST rule sees (red team s25: it read a function's globals to find the verifier's modules,
+    and ``{0.__code__.co_filename}`` of a pypto function told the emulator's path from the wheel's). A template that
+    is not a literal could hold such a field; ``format_map`` and ``string.Formatter`` likewise. Plain fields
+    (``"{}"``, ``"{name}"``, ``"{0:>8}"``) stay allowed; an f-string's expressions are code every rule reads."""
+    if "format" not in pf.source and "Formatter" not in pf.source:
+        return
+    for call in pf.nodes(ast.Call):
+        f = call.func
+        if not isinstance(f, ast.Attribute) or f.attr not in ("format", "format_map", "vformat"):
+            continue
+        recv = f.value
+        if f.attr != "format" or pf.name(recv) == "str":
+            yield at(call, f"`.{f.attr}(...)` with a template read at run time is not allowed in a kernel file: "
+                     "a field like `{0.attr[key]}` walks its argument unseen; use an f-string")
+        elif isinstance(recv, ast.Constant) and isinstance(recv.value, str):
+            walk = _format_walks(recv.value)
+            if walk is not None:
+                yield at(call, f"a format field `{{{walk}}}` that reads an attribute or an item of its argument "
+                         "(introspection inside a string) is not allowed in a kernel file; use an f-string")
+        elif not isinstance(recv, ast.JoinedStr):
+            yield at(call, "`.format(...)` on a template that is not a string literal is not allowed in a kernel "
+                     "file (its fields could walk attributes unseen); use an f-string")
+
+
 @check("PF02")
 def pf02_banned_calls(ctx: LintContext) -> Iterator[Hit]:
     pf = kernel_pf(ctx)
     yield from _pypto_introspection(pf)
+    yield from _format_templates(pf)
     calls_by_func = {id(c.func): c for c in pf.nodes(ast.Call)}
     for bound, name in _rebinds(pf, _BANNED_BUILTINS | set(_REFLECTION)):
         yield at(bound, f"binding the name `{name}` (a banned builtin) is not allowed in a kernel file")
@@ -537,6 +591,12 @@ _DEVICE_MSG = ("reads which device a tensor lives on (the CPU under verification
 
 
 _PLACEMENT_FLAGS = frozenset({"is_pinned", "is_shared"})
+_CALLER_FACTS = frozenset({"grad_fn", "is_leaf", "output_nr", "base"})
+_CALLER_FACTS_MSG = ("reads where its caller's tensor came from (an autograd graph, the array it is a view of): a "
+                     "training step hands a non-leaf activation, `h.reshape(-1, D)` a view of a 3-D array; a kernel "
+                     "file computes one way whoever produced its inputs")
+_CONTIGUITY = frozenset({"c_contiguous", "f_contiguous", "contiguous", "C_CONTIGUOUS", "F_CONTIGUOUS", "C", "F",
+                         "CONTIGUOUS", "FORC", "forc", "fnc", "FNC"})
 _PLACEMENT_MSG = ("reads how its caller allocated a tensor (pinned, shared or read-only memory): verification hands "
                   "ordinary buffers, a DataLoader pinned or shared ones, np.frombuffer read-only ones; a kernel file "
                   "computes one way whatever the allocation")
@@ -546,16 +606,22 @@ def _placement_reads(pf: ParsedFile) -> Iterator[Hit]:
     """``x.is_pinned()``, ``x.is_shared()``, ``x.flags.writeable`` / ``x.flags["WRITEABLE"]``: facts of how the caller
     allocated an input that verification never varies (red team s22b: a wrapper choosing its kernel by them passed
     every verification and was wrong for a ``share_memory_()`` tensor or an ``np.frombuffer`` array)."""
-    if "is_" not in pf.source and "flags" not in pf.source:
-        return
     for node in pf.nodes(ast.Attribute):
-        on_flags = isinstance(node.value, ast.Attribute) and node.value.attr == "flags"
-        if node.attr in _PLACEMENT_FLAGS or (on_flags and node.attr in ("writeable", "w")):
+        if node.attr in _PLACEMENT_FLAGS:
             yield at(node, f"`{dotted(node) or '.' + node.attr}` {_PLACEMENT_MSG}")
-    for sub in pf.nodes(ast.Subscript):
-        if isinstance(sub.value, ast.Attribute) and sub.value.attr == "flags" and isinstance(sub.slice, ast.Constant) \
-                and str(sub.slice.value).upper() in ("WRITEABLE", "W"):
-            yield at(sub, f"`{ast.unparse(sub)[:40]}` {_PLACEMENT_MSG}")
+        elif node.attr in _CALLER_FACTS and isinstance(node.ctx, ast.Load):
+            # red team s25: `x.grad_fn is not None` (leaf inputs only under verification), `x.base.ndim > 2`
+            yield at(node, f"`{dotted(node) or '.' + node.attr}` {_CALLER_FACTS_MSG}")
+        elif node.attr == "flags" and isinstance(node.ctx, ast.Load):
+            # only the contiguity of an array is the wrapper's business (it must make a copy otherwise); the rest
+            # (`writeable`, `owndata`, `str(x.flags)` as text: red team s25) tells how its caller allocated it
+            up = pf.parents.get(node)
+            key = up.attr if isinstance(up, ast.Attribute) and up.value is node else \
+                up.slice.value if isinstance(up, ast.Subscript) and up.value is node and \
+                isinstance(up.slice, ast.Constant) else None
+            if key not in _CONTIGUITY:
+                yield at(up if key is not None else node, f"`{dotted(node) or '.flags'}` beyond its contiguity "
+                         f"{_PLACEMENT_MSG}")
 
 
 def _device_reads(pf: ParsedFile) -> Iterator[Hit]:

@@ -481,19 +481,95 @@ def _one_cache(pf: ParsedFile, b: Bindings) -> Iterator[Hit]:
                                   "(each filler's keys tell it what the others stored)")
 
 
+_ALIAS_CALLS = frozenset({"next", "iter", "getattr", "max", "min", "vars", "reversed", "get", "setdefault", "pop",
+                          "attrgetter", "itemgetter", "reduce", "cast"})
+"""Calls whose result may be (or hold) one of their arguments: a local bound to one is as old as that argument."""
+
+
+def _held_names(fn: ast.AST, pf: ParsedFile, local: set[str]) -> tuple[set[str], set[str]]:
+    """(locals of ``fn`` that may hold an object which outlives the call, the modules ``fn`` imports itself).
+
+    Why: a write through a local was taken as a write into the call's own objects, so ``seen = functools.__all__;
+    seen.append(0)``, ``def w(x, _seen=np.typecodes)`` and ``import functools`` inside the function kept a counter in
+    a library's module-level list (red team s25). A local is *held* when it is an import of the function, a
+    parameter whose default is not a constant, or bound (assignment, walrus, ``for``, ``with``, comprehension) from
+    an expression that reaches a name the function does not bind, or a held one, other than through a call's
+    fresh result - calls that hand an argument back (``next(iter([...]))``, ``getattr``, ``d.get``) included."""
+    imports: set[str] = set()
+    held: set[str] = set()
+    own = [n for n in pf.fn_nodes.get(fn, []) if pf.enclosing_fn.get(n) is fn]
+    for n in own:
+        if isinstance(n, (ast.Import, ast.ImportFrom)):
+            imports |= {al.asname or al.name.split(".")[0] for al in n.names}
+    held |= imports
+    a = fn.args  # type: ignore[attr-defined]
+    pos = [*a.posonlyargs, *a.args]
+    pairs = list(zip(pos[len(pos) - len(a.defaults):], a.defaults)) + \
+        [(p, d) for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None]
+    held |= {p.arg for p, d in pairs if not isinstance(d, ast.Constant)}
+
+    def reaches(e: ast.AST | None, elements: bool = False) -> bool:
+        if e is None:
+            return False
+        if isinstance(e, ast.Name):
+            return e.id not in local or e.id in held
+        if isinstance(e, (ast.Attribute, ast.Subscript)):
+            return reaches(_root(e))
+        if isinstance(e, ast.Call):
+            name = pf.name(e.func) or (e.func.attr if isinstance(e.func, ast.Attribute) else "")
+            if name.split(".")[-1] in _ALIAS_CALLS:
+                return any(reaches(x, True) for x in [*e.args, *(k.value for k in e.keywords)]) or \
+                    (isinstance(e.func, ast.Attribute) and reaches(e.func.value))
+            return elements and any(reaches(x, True) for x in e.args)  # `for t in enumerate(T)`
+        if isinstance(e, (ast.IfExp, ast.BoolOp, ast.NamedExpr, ast.Starred)):
+            return any(reaches(c, elements) for c in ast.iter_child_nodes(e) if isinstance(c, ast.expr))
+        if isinstance(e, (ast.Tuple, ast.List, ast.Set)):
+            return elements and any(reaches(c, True) for c in e.elts)
+        if isinstance(e, ast.Dict):
+            return elements and any(reaches(c, True) for c in e.values if c is not None)
+        return False
+
+    def targets(t: ast.AST) -> set[str]:
+        return {x.id for x in ast.walk(t) if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Store)}
+
+    for _ in range(4):
+        before = len(held)
+        for n in own:
+            if isinstance(n, ast.Assign) and n.value is not None:
+                unpack = any(isinstance(t, (ast.Tuple, ast.List)) for t in n.targets)
+                if reaches(n.value, unpack):
+                    for t in n.targets:
+                        held |= targets(t)
+            elif isinstance(n, (ast.AnnAssign, ast.NamedExpr)) and n.value is not None and reaches(n.value):
+                held |= targets(n.target)
+            elif isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)) and reaches(n.iter, True):
+                held |= targets(n.target)
+            elif isinstance(n, (ast.With, ast.AsyncWith)):
+                for item in n.items:
+                    if item.optional_vars is not None and reaches(item.context_expr):
+                        held |= targets(item.optional_vars)
+        if len(held) == before:
+            break
+    return held, imports
+
+
 def _fn_checks(fn: ast.AST, pf: ParsedFile, b: Bindings) -> Iterator[Hit]:
     local = _local_names(fn, pf) if not isinstance(fn, ast.Lambda) else {
         p.arg for p in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]}
     label = getattr(fn, "name", "<lambda>")
+    held, imports = _held_names(fn, pf, local) if not isinstance(fn, ast.Lambda) else (set(), set())
     if not isinstance(fn, ast.Lambda):
         yield from _attribute_writes(fn, pf, label)
 
     def free_root(node: ast.AST) -> str | None:
-        """The name at the root of a chain when the function does not bind it; ``"<call>"`` for a call root."""
+        """The name at the root of a chain when the function does not bind it, or binds it to something that
+        outlives the call (`_held_names`); ``"<call>"`` for a call root."""
         root = _root(node)
+        while isinstance(root, ast.NamedExpr):  # `(seen := np.typecodes).update(...)`: the value's root
+            root = _root(root.value)
         if isinstance(root, ast.Call):
             return "<call>"
-        if isinstance(root, ast.Name) and root.id not in local:
+        if isinstance(root, ast.Name) and (root.id not in local or root.id in held):
             return root.id
         return None
 
@@ -512,8 +588,9 @@ def _fn_checks(fn: ast.AST, pf: ParsedFile, b: Bindings) -> Iterator[Hit]:
             name = pf.name(n.func)
             if isinstance(n.func, ast.Attribute) and n.func.attr in _MUTATORS:
                 root = free_root(n.func.value)
-                direct_api = b.kinds.get(root or "") == Kind.IMPORT and not any(
-                    isinstance(c, ast.Subscript) for c in ast.walk(n.func.value))  # `pypto.add(...)`: an API call
+                # `pypto.add(...)`: an API call; not `np.typecodes.update(...)`, a module's object (red team s25)
+                direct_api = (b.kinds.get(root or "") == Kind.IMPORT or root in imports) and \
+                    isinstance(n.func.value, ast.Name)
                 if root not in (None, "<call>") and not direct_api:  # a call's fresh result may be changed
                     yield at(n, f"`{label}` calls `{ast.unparse(n.func)[:60]}(...)`, which changes `{root}` "
                                 "(it outlives the call)")

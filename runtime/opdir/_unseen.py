@@ -22,8 +22,12 @@ What :func:`unseen_cases` draws (``rng = default_rng([seed, 0x7e5])``), from the
   tail size (its tail of 1 or its uniform tail, drawn), so that the corner tile is partial on every axis. Every
   other class moves one axis away from a P0 shape: a kernel wrong only when no axis has a SPEC size (a corner tile
   it mishandles; red team s22: a kernel that dropped a row only then passed every seed) was never called wrong.
+- (version 4) the **small** size is 1: a dynamic axis of one (a decode step's batch, one token) runs in every dtype
+  of every verification. Red team s25: a "B == 1 fast path" that wrote nothing passed 6 of 8 verifications, the
+  small size being 1 in one draw of eight.
 
-That is :data:`UNSEEN_VERSION` 3. Version 2 is version 3 without the joint shape; version 1 (seven classes, fill from
+That is :data:`UNSEEN_VERSION` 4. Version 3 is version 4 with the small size drawn from 1..8; version 2 is version
+3 without the joint shape; version 1 (seven classes, fill from
 half the cap bound and in one dtype, no power of two, no special values) is kept for the run seeds of the shipped
 traces only (:data:`LEGACY_RUN_SEEDS`).
 
@@ -64,11 +68,12 @@ CASE_BYTES_CAP = 64 * 1024**2
 """Inputs + outputs of one unseen case stay under this unless the SPEC's own cases are bigger."""
 UNSEEN_PREFIX = "unseen"
 """Unseen case names start with it: ``unseen3-B70_D64-fp32`` (no seed: the seed is never shown to agents)."""
-UNSEEN_VERSION = 3
+UNSEEN_VERSION = 4
 """The drawing of unseen cases. Version 2 (red team s16): a power-of-two size class, the fill size in every dtype and
 above 3x the SPEC's largest, and special values (zero / constant rows, ties) in the second case of every same-shape
 pair and in the fresh-seed reruns of the SPEC's shapes (:func:`runtime.opdir._inputs.apply_special_values`).
-Version 3 (red team s22): the joint shape of two or more dynamic axes (:func:`_joint`)."""
+Version 3 (red team s22): the joint shape of two or more dynamic axes (:func:`_joint`). Version 4 (red team s25):
+the small size is 1 (drawn as before, so every other class is version 3's)."""
 LEGACY_RUN_SEEDS = frozenset({
     8073106555080404082, 1375231499958067986, 4714508118518851981, 8790150582367487093, 5005340479135436709,
     4653713241000648732, 4971532019015743374, 5156450107698526626, 5087138263457286476,
@@ -137,7 +142,7 @@ def _axis_sizes(spec: Spec, axis: str, rng: np.random.Generator, version: int = 
     - an **aligned** size (16k with k odd, off the SPEC): a "fast path" taken on multiples of the tile that
       assumes 32-, 64-, ... row alignment is wrong on it;
     - a **uniform tail** (16k + r, r drawn from 2..14): every tail is as likely as any other;
-    - **one less than a tile multiple** (16k - 1), a **small** size (1..8), a **larger** one (1.5x..3x the
+    - **one less than a tile multiple** (16k - 1), a **small** size (1..8; version 4: 1), a **larger** one (1.5x..3x the
       SPEC's largest, log-uniform, any remainder).
 
     ``k`` is drawn from 1 .. 2x the SPEC's largest size in tiles, so no size class stays near the SPEC's.
@@ -161,6 +166,8 @@ def _axis_sizes(spec: Spec, axis: str, rng: np.random.Generator, version: int = 
     uniform_tail = int(rng.integers(0, span)) * t + int(rng.integers(2, t - 1))
     tile_minus_one = k() * t - 1
     small = int(rng.integers(1, t // 2 + 1))
+    if version >= 4:  # the draw stays, so every class after it is version 3's
+        small = 1
     larger = int(np.exp(rng.uniform(np.log(max(2.0, 1.5 * hi)), np.log(max(3.0, 3.0 * hi)))))
     if version < 2:
         classes = (("tail1", tail_one), ("fill", 0), ("aligned", aligned), ("tail", uniform_tail),

@@ -301,3 +301,54 @@ def test_help_names_head_as_the_default_target() -> None:
     proc = subprocess.run([sys.executable, "-m", "runtime.emulator", "--help"], capture_output=True, text=True,
                           timeout=60, check=False)
     assert "default head" in proc.stdout and "-m module" in proc.stdout and "-c command" in proc.stdout
+
+
+def test_the_interpreters_own_switches_before_the_script_take_effect(tmp_path: Path) -> None:
+    """s25 gym sweep: `python -u test.py | tee log` is a device host's habit; `python -m runtime.emulator -u test.py`
+    stopped with "unrecognized arguments: -u" (and -B, -O, -W ignore, -X faulthandler). They now reach the
+    interpreter, the emulator's own switches and the script's arguments stay where they were."""
+    _script(tmp_path, """
+        import sys
+        print("FLAGS", sys.flags.optimize, sys.flags.dont_write_bytecode, sys.warnoptions, "ARGV", sys.argv)
+    """)
+    proc = _run(["-OO", "-B", "--quiet", "-W", "ignore", "-Xfaulthandler", "s.py", "-u", "x"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "FLAGS 2 1 ['ignore'] ARGV ['s.py', '-u', 'x']" in proc.stdout
+
+
+def test_split_python_flags_leaves_the_emulators_own_switches() -> None:
+    from runtime.emulator.__main__ import split_python_flags
+
+    assert split_python_flags(["-u", "--compat", "0.2.0", "-Wignore", "t.py", "-B"]) == \
+        (["-u", "-Wignore"], ["--compat", "0.2.0", "t.py", "-B"])
+    assert split_python_flags(["-m", "pytest", "-u"]) == ([], ["-m", "pytest", "-u"])
+    assert split_python_flags(["-h"]) == ([], ["-h"])  # the runner's own help
+
+
+@needs_torch
+@pytest.mark.slow  # a python with torch: ~4 s of CPU
+def test_sim_mode_and_npu_event_timings_are_flagged(tmp_path: Path) -> None:
+    """s25 gym sweep: `test_sigmoid.py --run_mode sim` printed PRECISION_PASS here; the real 0.2.0 SIM mode writes no
+    outputs (max diff 2.4e26 there). And `--test_type performance` printed the emulator's CPU time as "NPU Kernel"
+    time. Both still run (the emulator computes; a timing is a number), and both now say what they are."""
+    _script(tmp_path, """
+        import torch
+        import pypto
+
+        @pypto.frontend.jit(runtime_options={"run_mode": pypto.RunMode.SIM})
+        def add_one(x: pypto.Tensor([16, 16], pypto.DT_FP32), y: pypto.Tensor([16, 16], pypto.DT_FP32)):
+            pypto.set_vec_tile_shapes(16, 16)
+            y[:] = pypto.add(x, 1.0)
+
+        x, y = torch.randn(16, 16).npu(), torch.zeros(16, 16).npu()
+        start, end = torch.npu.Event(enable_timing=True), torch.npu.Event(enable_timing=True)
+        start.record()
+        add_one(x, y)
+        end.record()
+        print("ok", bool(torch.allclose(y, x + 1)), start.elapsed_time(end) >= 0)
+    """)
+    proc = _run(["s.py"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "ok True True" in proc.stdout
+    assert "EMU_SIM_NUMBERS" in proc.stderr and "s.py:6:" in proc.stderr
+    assert "EMU_TIMING" in proc.stderr and "s.py:15:" in proc.stderr

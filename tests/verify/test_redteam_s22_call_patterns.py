@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from verify_helpers import KERNELS
+from verify_helpers import KERNELS, no_lint
 
 from runtime.sandbox import SandboxPolicy
 from runtime.verify import VerifySettings, verify
@@ -132,8 +132,10 @@ def test_s22_attack_is_rejected_on_every_seed(kernel: str, tmp_path: Path) -> No
     if ATTACKS[kernel][1]:
         pytest.importorskip("torch", reason="a torch wrapper (pip install -e '.[toolchain]')")
     op = _op(tmp_path, kernel)
+    # the runtime's own defence, without lint (red team s25: lint PF04 now refuses `x.base` too - both layers hold)
+    settings = VerifySettings(sandbox=POLICY, lint=no_lint)
     for seed in SEEDS:
-        report = verify(op, op / "gelu_impl.py", settings=VerifySettings(sandbox=POLICY), unseen_seed=seed)
+        report = verify(op, op / "gelu_impl.py", settings=settings, unseen_seed=seed)
         assert report.verdict in ("FAIL_CHEAT", "FAIL_NUMERIC"), (seed, report.verdict, report.reasons[:3])
 
 
