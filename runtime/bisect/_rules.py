@@ -1209,6 +1209,17 @@ def static_dtype_source(source: str | None, error_line: int | None, message: str
                                  f"local tensor {dest[0]!r} ({message.strip()[:120]}); {len(into)} statements write "
                                  f"into it and its declaration at line {decl.lineno} gives its dtype: the "
                                  "declaration is the one that disagrees")
+    # a write whose value was cast, on the statement that made it, to the dtype the message names as the source's:
+    # that cast chose the dtype (fifth gym corpus, s25: `r = cast(r, DT_FP16)` then `assemble(r, .., out)` into a
+    # BF16 output raised at the assemble)
+    m = _SRC_DTYPE_RE.search(message or "")
+    if dest is not None and m is not None and isinstance(dest[1], ast.Name):
+        made = _last_assignment(fn, dest[1].id, start.lineno)
+        if made is not None and _is_cast(made.value) and len(made.value.args) >= 2 and \
+                ast.unparse(made.value.args[1]).rsplit(".", 1)[-1] == m.group(1):  # type: ignore[attr-defined]
+            return made.lineno, (f"the kernel raised at line {error_line} ({message.strip()[:120]}); the value it "
+                                 f"writes was cast to {m.group(1)} at line {made.lineno}: that cast chose the dtype "
+                                 f"the destination ({m.group(2)}) does not take")
     # the rounded copies made to be written out: name -> (line of the cast, the value it rounds)
     rounded: dict[str, tuple[int, str]] = {}
     for n in stmts:
@@ -1229,6 +1240,7 @@ def static_dtype_source(source: str | None, error_line: int | None, message: str
     return None
 
 
+_SRC_DTYPE_RE = re.compile(r"source dtype (DT_\w+) != destination dtype (DT_\w+)")
 _UNWRITTEN_RE = re.compile(r"[Tt]ensor '(\w+)' is missing Alloc|'(\w+)' is read (?:but|before it is) (?:never )?written")
 
 

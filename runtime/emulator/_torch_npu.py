@@ -42,6 +42,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+from runtime.emulator._location import user_location
 from runtime.emulator._session import current_session
 from runtime.emulator._torch_npu_runtime import no_context, noop, profiler_module, runtime_names
 
@@ -173,8 +174,6 @@ def _npu_namespace(torch: Any) -> types.ModuleType:
                 raise RuntimeError("Both events must be recorded before calculating elapsed time.")
             s = current_session()
             if s is not None:  # s25 gym sweep: a performance test printed "NPU Kernel: 45 ms, speedup 4.19x" as is
-                from runtime.emulator._location import user_location
-
                 file, line = user_location()
                 s.warn("EMU_TIMING", "torch.npu.Event.elapsed_time measures the emulator on the host CPU, not the "
                        "NPU: timings and speedups printed from it say nothing of the device (see `python -m "

@@ -620,8 +620,8 @@ def _placement_reads(pf: ParsedFile) -> Iterator[Hit]:
                 up.slice.value if isinstance(up, ast.Subscript) and up.value is node and \
                 isinstance(up.slice, ast.Constant) else None
             if key not in _CONTIGUITY:
-                yield at(up if key is not None else node, f"`{dotted(node) or '.flags'}` beyond its contiguity "
-                         f"{_PLACEMENT_MSG}")
+                yield at(up if key is not None and up is not None else node, f"`{dotted(node) or '.flags'}` beyond "
+                         f"its contiguity {_PLACEMENT_MSG}")
 
 
 def _device_reads(pf: ParsedFile) -> Iterator[Hit]:

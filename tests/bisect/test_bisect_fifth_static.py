@@ -91,3 +91,24 @@ def test_nan_made_of_an_overflow_names_the_op_where_inf_first_appears() -> None:
     an.add(fill, np.full((4, 8), np.inf, np.float32))
     an.add(rec(6, "sub", 5, 5), np.full((4, 8), np.nan, np.float32))
     assert an.inf_origin(an.by_seq[6]) is None
+
+
+def test_a_write_of_a_value_cast_to_the_wrong_dtype_names_the_cast() -> None:
+    from runtime.bisect._rules import static_dtype_source
+
+    src = '''\
+import pypto
+
+
+@pypto.frontend.jit
+def kern(x, out):
+    r = pypto.exp(x)
+    r = pypto.cast(r, pypto.DT_FP16)
+    pypto.assemble(r, [0, 0], out)
+'''
+    msg = "assemble: source dtype DT_FP16 != destination dtype DT_BF16"
+    got = static_dtype_source(src, _line(src, "pypto.assemble"), msg)
+    assert got is not None and got[0] == _line(src, "pypto.cast")
+    # a cast to another dtype than the one the message names says nothing
+    other = src.replace("DT_FP16)", "DT_FP32)")
+    assert static_dtype_source(other, _line(other, "pypto.assemble"), msg) is None

@@ -141,7 +141,7 @@ def case_python_range_unrolled_at_trace_time() -> KernelCase:
     return single(python_range_unrolled, (x, sentinel(x.shape)), {1: ref}, EXACT, spec="§3.5 range unrolled")
 
 
-@pypto.frontend.jit(runtime_options={"run_mode": 1, "stitch_function_max_num": 64},
+@pypto.frontend.jit(runtime_options={"run_mode": 0, "stitch_function_max_num": 64},
                     pass_options={"vec_nbuffer_setting": {-1: 4}})
 def options_are_transparent(
     x: pypto.Tensor([32, 64], pypto.DT_FP32),
