@@ -8,6 +8,7 @@ Without ``case``, cases are tried in verification order (one per shape and dtype
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import logging
 import time
@@ -610,6 +611,36 @@ def _padding_repair(run: CapturedRun, plan: Any, inputs: list[np.ndarray], sourc
     return None
 
 
+def _returned_wrong(run: CapturedRun, plan: Any, inputs: list[np.ndarray], source: str,
+                    golden: Golden) -> tuple[int, str] | None:
+    """The kernel left every golden output in its arguments, yet what the wrapper returns departs: the wrapper's
+    return is wrong (fifth gym corpus, s25: ``return out_padded[:, -S:]`` for ``[:, :S]`` - every kernel write
+    matched, and bisect had no line to name). Returns the line that makes the returned value (the ``return``, or
+    the last assignment of the name it returns) and why; None when a replay of the calls as made does not hold the
+    golden outputs, or the source does not show the wrapper."""
+    wrapper = str(getattr(plan, "wrapper", "") or "")
+    if not source or not wrapper or not run.calls or not _outputs_match(run.calls, inputs, golden):
+        return None
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    fn = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == wrapper), None)
+    rets = [n for n in ast.walk(fn) if isinstance(n, ast.Return) and n.value is not None] if fn is not None else []
+    if not rets:
+        return None
+    ret = max(rets, key=lambda n: n.lineno)
+    line = ret.lineno
+    if isinstance(ret.value, ast.Name):  # `return y`: where y was made from the kernel's argument
+        made = [n for n in ast.walk(fn) if isinstance(n, ast.Assign) and n.lineno < ret.lineno  # type: ignore[arg-type]
+                and any(isinstance(t, ast.Name) and t.id == ret.value.id for t in n.targets)]
+        if made:
+            line = max(made, key=lambda n: n.lineno).lineno
+    return line, (f"a replay of the kernel calls as made leaves every golden output in a kernel argument, but what "
+                  f"the wrapper returns departs from it: the kernel is right and the wrapper hands back the wrong "
+                  f"part of its result; line {line} makes the returned value")
+
+
 def _outputs_match(calls: list[Any], inputs: list[np.ndarray], golden: Golden) -> bool:
     """Whether a replay of ``calls`` leaves every golden output in some kernel argument: the argument's leading
     block, or its data read in the golden's shape (a flattened ``[B*N*S, D]`` buffer the wrapper reshapes back)."""
@@ -980,6 +1011,11 @@ def _one_case(op: Any, stage: Path, case: Any, *, emulator: str, timeout: float,
         site = f", called from line {culprit.call_site}" if culprit.call_site is not None else ""
         summary = (f"divergence at line {culprit.line} ({culprit.op}{site}"
                    + (f", iteration {culprit.iteration}" if culprit.iteration else "") + f"): {culprit.code}")
+    elif (ret := _returned_wrong(run, plan, inputs, source, golden)) is not None:
+        status = "DIVERGENCE_FOUND"
+        evidence.insert(0, ret[1])
+        culprit = OpFinding(file=stage.name, line=ret[0], code=_code(lines, ret[0]), op="wrapper", status="mismatch")
+        summary = f"divergence at line {ret[0]} (the wrapper, after the kernel call): {culprit.code}"
     elif not any(r.op in WRITE_OPS for r in rep.records) and (
             zero := static_zero_trip_source(source, _call_shapes(run))) is not None:
         # no write at all (nothing to compare): a loop around every write ran no trip for this case's shapes

@@ -112,3 +112,26 @@ def kern(x, out):
     # a cast to another dtype than the one the message names says nothing
     other = src.replace("DT_FP16)", "DT_FP32)")
     assert static_dtype_source(other, _line(other, "pypto.assemble"), msg) is None
+
+
+def test_a_wrapper_returning_the_wrong_part_of_a_right_result_is_named(tmp_path, golden_cache) -> None:
+    """Every kernel write matches, the wrapper hands back another part of the buffer (``out_padded[:, -S:]`` for
+    ``[:, :S]`` in attn_softmax): before, "no recorded op could be mapped to the divergence" and no line. A replay
+    of the calls as made holds the golden outputs in a kernel argument, so the wrapper's return is named."""
+    import shutil
+    from pathlib import Path
+
+    from runtime.bisect import bisect
+
+    base = Path(__file__).parent / "corpus_data" / "silu"
+    op_dir = tmp_path / "silu"
+    shutil.copytree(base, op_dir)
+    p = op_dir / "silu_impl.py"
+    src = p.read_text()
+    assert src.count("    return y\n") == 1
+    src = src.replace("    return y\n", "    return y[::-1]\n")
+    p.write_text(src)
+    rep = bisect(op_dir, "silu_impl.py", golden_cache=golden_cache)
+    assert rep.first_divergence is not None and rep.first_divergence.line == _line(src, "return y[::-1]"), \
+        (rep.summary, rep.evidence)
+    assert "wrapper" in rep.summary
