@@ -790,18 +790,18 @@ class Analyzer:
                 return lid, regs[0]
         return None
 
-    def _operand_order(self, r: Rec) -> int:
-        best = -1
-        for p in self.operand_recs(r):
-            m = self.matched.get(p.seq)
-            if m is not None:
-                best = max(best, self.g.order[m[0]])
+    def _operand_order(self, r: Rec, lowest: bool = False) -> int:
+        """The golden data-flow position of ``r``'s matched operands: the latest (``lowest``: the earliest), -1 when
+        none matches."""
+        orders = [self.g.order[m[0]] for p in self.operand_recs(r) if (m := self.matched.get(p.seq)) is not None]
         for ref in r.inputs or []:
             if ref.get("kind") == "tensor":
                 gname = self.param_map.get(str(ref.get("name")))
                 if gname in self.inputs:
-                    best = max(best, self.g.order[gname])
-        return best
+                    orders.append(self.g.order[gname])
+        if not orders:
+            return -1
+        return min(orders) if lowest else max(orders)
 
     def exec_index(self, r: Rec) -> tuple[int, int]:
         """(j, n): ``r`` is the j-th (1-based) of the n executions of its statement's op (same file, line and op)

@@ -334,6 +334,10 @@ def _guesses(an: Analyzer, r: Rec, ceiling: int, limit: int = 2) -> list[tuple[s
     its tile in every execution. A golden some other kernel value reproduces belongs to that value - unless it
     is one of ``r``'s own operands (the golden's step was an identity there: a scale of 1, a mask of zeros)."""
     floor = an._operand_order(r)
+    if floor >= ceiling:
+        # a wrong operand the golden computes later than the value itself (`c = o_gate * prev` for `f_gate * prev`,
+        # fifth gym corpus s25): no golden lies between the latest operand and the ceiling - count from the earliest
+        floor = an._operand_order(r, lowest=True)
     if floor < 0:
         floor = _ancestor_order(an, r)
     if floor < 0:
