@@ -622,7 +622,7 @@ def _returned_wrong(run: CapturedRun, plan: Any, inputs: list[np.ndarray], sourc
     if not source or not wrapper or not run.calls or not _outputs_match(run.calls, inputs, golden):
         return None
     try:
-        tree = ast.parse(source)
+        tree = pyast.parse(source)
     except (SyntaxError, ValueError):
         return None
     fn = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == wrapper), None)
