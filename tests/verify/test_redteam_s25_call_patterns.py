@@ -27,39 +27,18 @@ RMS = REPO / "workspace" / "rms_norm"
 POLICY = SandboxPolicy(wall_timeout_s=90.0, cpu_timeout_s=90)
 SEEDS = (0, 1)
 
-KERNEL = '''import pypto
-import torch
-
-TILE = 16
-D = 512
-EPS = 1.0e-6
+HONEST = RMS / "authoring" / "attempts" / "m1_a2.py"  # the workspace's verified rms_norm, its wrapper in torch below
 
 
-@pypto.frontend.jit
-def rms_norm_kernel(
-    x: pypto.Tensor([pypto.DYNAMIC, D], pypto.DT_BF16),
-    gamma: pypto.Tensor([1, D], pypto.DT_BF16),
-    y: pypto.Tensor([pypto.DYNAMIC, D], pypto.DT_BF16),
-):
-    n = x.shape[0]
-    pypto.set_vec_tile_shapes(TILE, D)
-    for i in pypto.loop((n + TILE - 1) // TILE, name="rows", idx_name="i"):
-        valid = (n - i * TILE).min(TILE)
-        xt = pypto.view(x, [TILE, D], [i * TILE, 0], valid_shape=[valid, D])
-        xf = pypto.cast(xt, pypto.DT_FP32)
-        gf = pypto.cast(gamma, pypto.DT_FP32)
-        ssq = pypto.sum(pypto.mul(xf, xf), -1, keepdim=True)
-        inv = pypto.rsqrt(pypto.add(pypto.div(ssq, float(D)), EPS))
-        pypto.assemble(pypto.cast(pypto.mul(pypto.mul(xf, inv), gf), pypto.DT_BF16), [i * TILE, 0], y)
+def _kernel(tell: str) -> str:
+    src = HONEST.read_text()
+    for old, new in (("import numpy as np\n", "import torch\n"),
+                     ("    y = np.zeros_like(x)\n",
+                      f"    if {tell}:\n        x = x[: x.shape[0] - x.shape[0] % TILE]\n    y = torch.zeros_like(x)\n")):
+        assert src.count(old) == 1, old
+        src = src.replace(old, new)
+    return src
 
-
-def rms_norm_wrapper(x, gamma):
-    if TELL:
-        x = x[: x.shape[0] - x.shape[0] % TILE]
-    y = torch.zeros_like(x)
-    rms_norm_kernel(x, gamma.reshape(1, D), y)
-    return y
-'''
 
 TELLS = {
     "parameter_repr": '"Parameter" in repr(gamma)',
@@ -73,7 +52,7 @@ def _op(tmp_path: Path, tell: str) -> Path:
     op.mkdir()
     for name in ("SPEC.md", "golden.py"):
         shutil.copy(RMS / name, op / name)
-    (op / "rms_norm_impl.py").write_text(KERNEL.replace("TELL", tell))
+    (op / "rms_norm_impl.py").write_text(_kernel(tell))
     return op
 
 
