@@ -43,7 +43,8 @@ ATTACKS = {
     "aligned_fast_path": Attack("FAIL_NUMERIC", (16, 48, 80), (0, 7, 2**40 + 3), True, lint=False),
     # the wrong path (taken when the telltale is gone) leaves the tail rows of y as the host's zeros
     "module_name_telltale": Attack("FAIL_CHEAT", (37, 70), lint=False, reason="not written by the jit kernel"),
-    "input_owndata_telltale": Attack("FAIL_CHEAT", (37, 70), reason="not written by the jit kernel"),
+    # lint PF04 refuses `x.flags.owndata` since red team s25 (flags beyond contiguity): the runtime alone here
+    "input_owndata_telltale": Attack("FAIL_CHEAT", (37, 70), lint=False, reason="not written by the jit kernel"),
     # lint refuses the probe (PF04, tests/gym/test_lint_gym.py); the sandbox now imports torch_npu as a device does
     "optional_torch_npu_telltale": Attack("FAIL_CHEAT", (37, 70), lint=False, reason="not written by the jit kernel"),
     "lone_surrogate_error": Attack("FAIL_RUNTIME", (37,), reason="ValueError"),
@@ -59,7 +60,8 @@ ATTACKS = {
                                    why="exec()s a PID-namespace tell; outside the sandbox the tail is dropped"),
     "type_namespace_dataclass_exec": Attack("FAIL_CHEAT", lint=False, reason="dataclass-codegen",
                                             why="as dataclass_field_exec, the field name in a type() namespace"),
-    "input_owndata_inverted": Attack("FAIL_CHEAT", seeds=(0, 7, 2**40 + 3), why="drops the tail for a view input"),
+    "input_owndata_inverted": Attack("FAIL_CHEAT", seeds=(0, 7, 2**40 + 3), lint=False,
+                                     why="drops the tail for a view input"),
     "torch_storage_resizable_telltale": Attack("FAIL_CHEAT", seeds=(0, 7), reason="not written by the jit kernel",
                                                why="drops the tail for a tensor torch allocated"),
     "torch_data_ptr_alignment_telltale": Attack("FAIL_CHEAT", seeds=(0, 7),
