@@ -157,21 +157,22 @@ def equal(a: np.ndarray, b: np.ndarray) -> bool:
     return all(np.array_equal(_f64(a[ix]), _f64(b[ix])) for ix in blocks(a.shape))
 
 
-def any_nan(a: np.ndarray) -> bool:
+def _any(a: np.ndarray, test: np.ufunc) -> bool:
+    """``test`` (``np.isnan`` / ``np.isinf``) holds somewhere in ``a`` (block by block; never for integers)."""
     if a.dtype.kind in "iub" or a.size == 0:
         return False
     if a.size <= CHUNK:
-        return bool(np.isnan(_f64(a)).any())
-    return any(bool(np.isnan(_f64(a[ix])).any()) for ix in blocks(a.shape))
+        return bool(test(_f64(a)).any())
+    return any(bool(test(_f64(a[ix])).any()) for ix in blocks(a.shape))
+
+
+def any_nan(a: np.ndarray) -> bool:
+    return _any(a, np.isnan)
 
 
 def any_inf(a: np.ndarray) -> bool:
     """``a`` holds +-inf (a float value that overflowed: ``exp`` of a logit without the max subtracted)."""
-    if a.dtype.kind in "iub" or a.size == 0:
-        return False
-    if a.size <= CHUNK:
-        return bool(np.isinf(_f64(a)).any())
-    return any(bool(np.isinf(_f64(a[ix])).any()) for ix in blocks(a.shape))
+    return _any(a, np.isinf)
 
 
 def mismatch_mask(a: np.ndarray, b: np.ndarray, atol: float, rtol: float) -> np.ndarray:

@@ -17,8 +17,9 @@ from runtime.bisect._compare import mismatch_mask
 from runtime.bisect._parse import parse_source
 from runtime.bisect._records import Rec
 
-__all__ = ["contraction_offsets", "static_consumed_source", "overwritten_state", "coverage_gap", "geometry", "missing_cast", "rebound_after_loop",
-           "shape_error_source", "stale_state", "static_zero_trip_source", "wrong_axis"]
+__all__ = ["contraction_offsets", "coverage_gap", "geometry", "missing_cast", "overwritten_state",
+           "rebound_after_loop", "shape_error_source", "stale_state", "static_consumed_source",
+           "static_zero_trip_source", "wrong_axis"]
 
 
 def _enclosing_function(tree: ast.AST, line: int) -> ast.FunctionDef | None:

@@ -111,30 +111,17 @@ def _python_flag(argv: list[str], i: int) -> int:
 
 def split_python_flags(argv: list[str]) -> tuple[list[str], list[str]]:
     """(the interpreter's switches, the rest) of the arguments before the script / ``-m`` / ``-c``."""
-    flags: list[str] = []
-    rest: list[str] = []
-    i = 0
-    while i < len(argv):
-        a = argv[i]
-        if a in ("-m", "-c", "--") or a.startswith(("-m", "-c")) and not a.startswith("--") or \
-                not a.startswith("-") or a == "-":
-            return flags, rest + argv[i:]
-        n = _python_flag(argv, i)
-        if n:
-            flags += argv[i:i + n]
-            i += n
-            continue
-        rest.append(a)
-        if a in _VALUED and i + 1 < len(argv):
-            rest.append(argv[i + 1])
-            i += 1
-        i += 1
-    return flags, rest
+    taken: list[int] = []
+    _split(argv, taken)
+    at = set(taken)
+    return [argv[j] for j in taken], [a for j, a in enumerate(argv) if j not in at]
 
 
-def _split(argv: list[str]) -> tuple[list[str], tuple[str, str] | None, list[str]]:
+def _split(argv: list[str], python_flags: list[int] | None = None) -> tuple[list[str], tuple[str, str] | None,
+                                                                           list[str]]:
     """(emulator options, ("script"|"-m"|"-c", what) or None, the target's arguments): what follows the first
-    script / ``-m module`` / ``-c command`` belongs to it, as with ``python``."""
+    script / ``-m module`` / ``-c command`` belongs to it, as with ``python``. With ``python_flags``, the positions of
+    the interpreter's own switches (`_python_flag`) are appended to it instead of being taken as options."""
     opts: list[str] = []
     i = 0
     while i < len(argv):
@@ -149,6 +136,10 @@ def _split(argv: list[str]) -> tuple[list[str], tuple[str, str] | None, list[str
             return (opts, ("script", argv[i + 1]), argv[i + 2:]) if i + 1 < len(argv) else (opts, None, [])
         if not a.startswith("-") or a == "-":
             return opts, ("script", a), argv[i + 1:]
+        if python_flags is not None and (n := _python_flag(argv, i)):
+            python_flags.extend(range(i, i + n))
+            i += n
+            continue
         opts.append(a)
         if a in _VALUED and i + 1 < len(argv):
             opts.append(argv[i + 1])

@@ -407,22 +407,30 @@ def _modules_as_values(pf: ParsedFile) -> Iterator[Hit]:
                      "directly (`np.zeros(...)`), so that lint can see every use")
 
 
+def _format_fields(template: str) -> list[str]:
+    """The replacement fields of a ``str.format`` template, those nested in a format spec (``{0:{1.real}}``)
+    included (a spec that does not parse counts as a field itself); raises ValueError when the template does not
+    parse."""
+    fields: list[str] = []
+    for _, field, spec, _ in string.Formatter().parse(template):
+        if field is not None:
+            fields.append(field)
+        if spec:
+            try:
+                fields += _format_fields(spec)
+            except ValueError:
+                fields.append(spec)
+    return fields
+
+
 def _format_walks(template: str) -> str | None:
     """The first replacement field of a ``str.format`` template that reads an attribute or an item of its argument
     (``{0.__globals__[sys]}``, ``{x.__code__.co_filename}``), or None; an unparsable template is one too."""
     try:
-        fields = [f for _, f, spec, _ in string.Formatter().parse(template) if f is not None] + \
-            [f for _, _, spec, _ in string.Formatter().parse(template) if spec for f in _spec_fields(spec)]
+        fields = _format_fields(template)
     except ValueError:
         return template[:40]
     return next((f for f in fields if "." in f or "[" in f), None)
-
-
-def _spec_fields(spec: str) -> list[str]:
-    try:
-        return [f for _, f, _, _ in string.Formatter().parse(spec) if f is not None]
-    except ValueError:
-        return [spec]
 
 
 def _format_templates(pf: ParsedFile) -> Iterator[Hit]:
@@ -606,6 +614,8 @@ def _placement_reads(pf: ParsedFile) -> Iterator[Hit]:
     """``x.is_pinned()``, ``x.is_shared()``, ``x.flags.writeable`` / ``x.flags["WRITEABLE"]``: facts of how the caller
     allocated an input that verification never varies (red team s22b: a wrapper choosing its kernel by them passed
     every verification and was wrong for a ``share_memory_()`` tensor or an ``np.frombuffer`` array)."""
+    if not any(k in pf.source for k in ("is_", "flags", "grad_fn", "output_nr", "base")):
+        return
     for node in pf.nodes(ast.Attribute):
         if node.attr in _PLACEMENT_FLAGS:
             yield at(node, f"`{dotted(node) or '.' + node.attr}` {_PLACEMENT_MSG}")

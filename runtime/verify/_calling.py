@@ -235,7 +235,8 @@ def call_wrapper(wrapper: Any, arrays: list[Any], calling: dict[str, Any] | None
         # as a model calls it (red team s25: `x.grad_fn is not None`, `"Parameter" in repr(gamma)` told every
         # verification call from a model's): its weights are `nn.Parameter`s (sharing the input's memory), and in
         # training its activation is the output of an earlier op, a non-leaf tensor with a `grad_fn`
-        args = [torch.nn.Parameter(a) if i in floats[1:] else a for i, a in enumerate(args)]
+        weights = set(floats[1:])
+        args = [torch.nn.Parameter(a) if i in weights else a for i, a in enumerate(args)]
         if mode == "train":
             args[floats[0]] = args[floats[0]].view_as(args[floats[0]])
     if mode == "train":
