@@ -16,11 +16,13 @@ __all__ = ["PKG_DIR", "user_location"]
 
 PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 _INTERP_FILE = os.path.join(PKG_DIR, "_trace_interp.py")
+_WALK_FILE = os.path.join(PKG_DIR, "_trace_walk.py")
 
 
-_INNER, _USER, _EXEC_STMT = 0, 1, 2
+_INNER, _USER, _EXEC_STMT, _WALK = 0, 1, 2, 3
 _KINDS: dict[int, tuple[CodeType, int]] = {}
-"""id(code) -> (code, what its frames are: emulator/frozen, user code, the interpreter's ``exec_stmt``). Every
+"""id(code) -> (code, what its frames are: emulator/frozen, user code, the interpreter's ``exec_stmt``, the
+expression walker's ``_walk``). Every
 traced op asks for its location (a walk of ~6 frames): two string prefix tests per frame were a third of it. The
 entry holds the code object, so its id is not reused while the entry exists."""
 _KINDS_LIMIT = 8192
@@ -33,6 +35,8 @@ def _kind(code: CodeType) -> int:
     fn = code.co_filename
     if code.co_name == "exec_stmt" and fn == _INTERP_FILE:
         k = _EXEC_STMT
+    elif code.co_name == "_walk" and fn == _WALK_FILE:
+        k = _WALK
     elif not fn.startswith(PKG_DIR) and not fn.startswith("<frozen"):
         k = _USER
     else:
@@ -51,6 +55,13 @@ def user_location() -> tuple[str | None, int | None]:
         code = f.f_code
         hit = kinds.get(id(code))
         k = hit[1] if hit is not None and hit[0] is code else _kind(code)
+        if k == _WALK:
+            # a kernel expression evaluated by `_trace_walk`: the file and line its compiled code would be at
+            loc = f.f_locals
+            line = loc.get("_pto_line")
+            if line is not None:
+                return loc.get("file"), line
+            k = _INNER
         if k == _EXEC_STMT:
             interp = f.f_locals.get("self")
             if interp is not None:

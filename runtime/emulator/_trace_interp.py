@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from runtime import pyast
+from runtime.emulator import _trace_walk
 from runtime.emulator._astutil import attr_chain, nodes
 from runtime.emulator._errors import EmulatorError, py_error
 from runtime.emulator._executor import ROLLED_PREFIX
@@ -40,6 +41,7 @@ from runtime.emulator._trace import (
     new_scope,
     require_tracer,
 )
+from runtime.emulator._trace_walk import WALKS, walk, walkable
 
 __all__ = ["cond", "loop", "loop_unroll", "trace_rolling"]
 
@@ -108,6 +110,8 @@ class _Parsed:
         by `_frontend` for a jit kernel)"""
         self.simple: dict[ast.expr, tuple[str, tuple[str, ...]] | None] = {}
         """expression node -> its `_name_chain` (evaluated without compiling it)"""
+        self.walks: dict[ast.expr, int] = {}
+        """expression node -> how many times `_trace_walk` evaluated it, -1 when it cannot (compiled)"""
         self._split_memo: tuple | None = None
         """`split_params`' last answer and what it was computed from"""
 
@@ -302,6 +306,15 @@ class _Interp:
                     for attr in simple[1]:
                         v = getattr(v, attr)
                     return v
+            if _trace_walk.ENABLED and node not in self.p.codes:
+                # its first evaluations walk the tree (a compile costs ~10 walks), later ones run compiled code
+                n = self.p.walks.get(node)
+                if n is None:
+                    n = 0 if walkable(node) else -1
+                if 0 <= n < WALKS:
+                    self.p.walks[node] = n + 1
+                    return walk(node, self.g, ns, self.p.file)
+                self.p.walks[node] = n
             return eval(self._code(node), self.g, ns)  # noqa: S307 - the kernel body is the input
         except EmulatorError as e:
             raise e.locate(self.p.file, getattr(node, "lineno", self.line))  # noqa: B904 - same error, located
