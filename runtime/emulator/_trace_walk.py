@@ -38,6 +38,8 @@ ENABLED = sys.version_info[:2] == (3, 11) and os.environ.get("PTO_FORGE_WALK") !
 """the instruction locations `_walk` reproduces are CPython 3.11's; ``PTO_FORGE_WALK=0`` compiles every expression"""
 WALKS = 2
 """evaluations of one expression by walking before it is compiled (a compile costs about ten walks)"""
+_MAX_DEPTH = 40
+"""a more deeply nested expression is compiled (each level of the walk is a Python frame)"""
 _MAX_ARGS = 24
 """a call with more arguments is compiled: CPython stops treating ``obj.meth(...)`` as a method call (and moves its
 location) from 30 stack items on"""
@@ -58,60 +60,51 @@ _UNSET = object()
 
 
 def walkable(node: ast.expr) -> bool:
-    """Whether every node of ``node`` is one `_walk` evaluates as the compiled expression would."""
-    stack: list[Any] = [node]
+    """Whether every node of ``node`` is one `_walk` evaluates as the compiled expression would (and it is not nested
+    so deep that walking it would need more Python frames than the compiled code needs)."""
+    stack: list[tuple[Any, int]] = [(node, 0)]
     while stack:
-        n = stack.pop()
+        n, depth = stack.pop()
+        if depth > _MAX_DEPTH:
+            return False
         t = type(n)
         if t is ast.Name or t is ast.Constant:
             continue
+        kids: list[Any]
         if t is ast.Attribute:
-            stack.append(n.value)
+            kids = [n.value]
         elif t is ast.Call:
-            if len(n.args) + len(n.keywords) > _MAX_ARGS:
+            if len(n.args) + len(n.keywords) > _MAX_ARGS or any(type(a) is ast.Starred for a in n.args) \
+                    or any(k.arg is None for k in n.keywords):
                 return False
-            for a in n.args:
-                if type(a) is ast.Starred:
-                    return False
-                stack.append(a)
-            for k in n.keywords:
-                if k.arg is None:
-                    return False
-                stack.append(k.value)
-            stack.append(n.func)
+            kids = [n.func, *n.args, *(k.value for k in n.keywords)]
         elif t is ast.List or t is ast.Tuple:
-            for e in n.elts:
-                if type(e) is ast.Starred:
-                    return False
-                stack.append(e)
+            if any(type(e) is ast.Starred for e in n.elts):
+                return False
+            kids = n.elts
         elif t is ast.Dict:
             if any(k is None for k in n.keys):
                 return False
-            stack.extend(n.keys)
-            stack.extend(n.values)
+            kids = [*n.keys, *n.values]
         elif t is ast.Subscript:
-            stack.append(n.value)
-            stack.append(n.slice)
+            kids = [n.value, n.slice]
         elif t is ast.Slice:
-            stack.extend(x for x in (n.lower, n.upper, n.step) if x is not None)
+            kids = [x for x in (n.lower, n.upper, n.step) if x is not None]
         elif t is ast.BinOp:
             if type(n.op) not in _BIN:
                 return False
-            stack.append(n.left)
-            stack.append(n.right)
+            kids = [n.left, n.right]
         elif t is ast.UnaryOp:
-            stack.append(n.operand)
+            kids = [n.operand]
         elif t is ast.Compare:
-            stack.append(n.left)
-            stack.extend(n.comparators)
+            kids = [n.left, *n.comparators]
         elif t is ast.BoolOp:
-            stack.extend(n.values)
+            kids = n.values
         elif t is ast.IfExp:
-            stack.append(n.test)
-            stack.append(n.body)
-            stack.append(n.orelse)
+            kids = [n.test, n.body, n.orelse]
         else:
             return False
+        stack.extend((k, depth + 1) for k in kids)
     return True
 
 

@@ -153,6 +153,13 @@ def test_a_name_nowhere_is_the_same_name_error() -> None:
         eval(compile("f(nope)", KERNEL_FILE, "eval"), {}, ns)  # noqa: S307
 
 
+def test_a_deeply_nested_expression_is_compiled() -> None:
+    """Each level of a walk is a Python frame: a sum of 2000 terms walked would need ~2000 of them."""
+    deep = pyast.parse(" + ".join(["a"] * 2000), mode="eval").body
+    assert not walkable(deep)
+    assert walkable(pyast.parse(" + ".join(["a"] * 30), mode="eval").body)
+
+
 def test_builtins_globals_and_locals_resolve_in_compiled_order() -> None:
     g = {"__builtins__": {"len": lambda x: "builtin"}, "shadow": "global"}
     ns = {"shadow": "local"}

@@ -1,0 +1,104 @@
+"""A kernel's first call, measured many times: the real gym kernels' cost of tracing, lowering and preparing.
+
+    python bench/first_call.py [attn_softmax] [llada2_gate_select] [--rounds 8] [--reloads 30] [--ab VAR]
+
+Why: a gym script calls each kernel a handful of times in a fresh process, so the first call (parse, trace, lower,
+prepare, run) is most of what the emulator costs there - but one process gives one sample of a few milliseconds on
+a shared machine. Here each process reloads the kernel's module ``--reloads`` times (a new ``JitFunction`` each
+time: every first call traces again; what the process keeps across reloads is what a real process keeps between
+kernels - imports, numpy's caches) and calls it as the vendor's test does; ``--rounds`` processes per setting, and
+the medians. ``--ab VAR`` alternates processes with ``VAR=0`` and ``VAR=1`` (``PTO_FORGE_WALK``: expressions
+walked or compiled, `runtime/emulator/_trace_walk.py`), so a change is compared under the same load. One BLAS /
+OpenMP thread. Needs ``$FORGE_SHARED/gym`` (or ``<repo>/../shared/gym``) and torch. CPU milliseconds; not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+GYM = (Path(os.environ.get("FORGE_SHARED") or ROOT.parent / "shared") / "gym").resolve()
+
+# each: the module to reload, sys.path entries (relative to the gym's ops/<op>), and the calls of its vendor test
+SCRIPTS = {
+    "attn_softmax": '''
+import sys, importlib, time, torch
+sys.path.insert(0, OPS + "/attn_softmax/src/pypto_gym/ops/pypto_tile/gemma4_31b_it")
+import attn_softmax.attn_softmax_impl as M
+xs = [torch.randn([1, s], dtype=torch.bfloat16) for s in (1, 128, 512, 1024)]
+def calls():
+    for x in xs:
+        M.attn_softmax_wrapper(x, scale=0.0625)
+''',
+    "llada2_gate_select": '''
+import sys, importlib, time, torch
+sys.path.insert(0, OPS + "/llada2_gate_select/src")
+import pypto_gym.ops.pypto_tile.llada2_moe.llada2_gate_select_impl as M
+torch.manual_seed(0)
+cases = [(torch.randn(bs, 2048, dtype=torch.bfloat16) * 0.02, torch.randn(256, 2048) * 0.05, torch.randn(256) * 0.01,
+          torch.empty(bs, 8), torch.empty(bs, 8, dtype=torch.int32)) for bs in (1, 8, 16, 32, 32)]
+def calls():
+    for c in cases:
+        M.llada2_gate_select(*c, top_k=8, topk_group=4, num_expert_group=8, routed_scaling_factor=2.5)
+''',
+}
+_LOOP = '''
+import importlib, time, json
+total = 0.0
+for _ in range(RELOADS):
+    importlib.reload(M)
+    t0 = time.process_time()
+    calls()
+    total += time.process_time() - t0
+print(json.dumps({"per_round_ms": total / RELOADS * 1e3}))
+'''
+
+
+def _one(op: str, reloads: int, env: dict[str, str]) -> float:
+    code = f"OPS = {str(GYM / 'ops')!r}\nRELOADS = {reloads}\n" + SCRIPTS[op] + _LOOP
+    r = subprocess.run([sys.executable, "-m", "runtime.emulator", "--quiet", "-c", code], cwd=ROOT, env=env,
+                       capture_output=True, text=True, timeout=600, check=False)
+    for line in reversed(r.stdout.splitlines()):
+        if line.startswith("{"):
+            import json
+
+            return float(json.loads(line)["per_round_ms"])
+    raise RuntimeError(f"{op}: no result (rc {r.returncode}): {r.stderr[-800:]}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("ops", nargs="*", help=f"of {', '.join(sorted(SCRIPTS))} (default: all)")
+    ap.add_argument("--rounds", type=int, default=8, help="processes per setting (default 8)")
+    ap.add_argument("--reloads", type=int, default=30, help="first calls per process (default 30)")
+    ap.add_argument("--ab", metavar="VAR", help="alternate processes with VAR=0 and VAR=1")
+    args = ap.parse_args(argv)
+    unknown = [o for o in args.ops if o not in SCRIPTS]
+    if unknown:
+        ap.error(f"unknown operator(s) {', '.join(unknown)}; choose from {', '.join(sorted(SCRIPTS))}")
+    args.ops = args.ops or sorted(SCRIPTS)
+    if not (GYM / "ops").is_dir():
+        print(f"the gym operators are not here ({GYM}; set FORGE_SHARED)", file=sys.stderr)
+        return 2
+    base = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
+                PYTHONPATH=str(ROOT), TILE_FWK_DEVICE_ID="0")
+    settings = [("", base)] if not args.ab else [(f"{args.ab}={v}", dict(base, **{args.ab: v})) for v in "01"]
+    print(f"{'operator':22} {'setting':22} {'median ms':>10} {'min ms':>8}  (CPU ms per round of the vendor's calls, "
+          f"{args.rounds} processes x {args.reloads} first calls)")
+    for op in args.ops:
+        got: dict[str, list[float]] = {name: [] for name, _ in settings}
+        for _ in range(args.rounds):
+            for name, env in settings:
+                got[name].append(_one(op, args.reloads, env))
+        for name, vals in got.items():
+            print(f"{op:22} {name or '-':22} {statistics.median(vals):10.2f} {min(vals):8.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
