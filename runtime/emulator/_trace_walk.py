@@ -143,6 +143,14 @@ def _items(nodes: list[Any], g: dict[str, Any], ns: dict[str, Any], bi: dict[str
 _CONST, _NAME, _ATTR, _CALL = ast.Constant, ast.Name, ast.Attribute, ast.Call
 
 
+def _value(a: Any, g: dict[str, Any], ns: dict[str, Any], bi: dict[str, Any], file: str) -> Any:
+    """The value of ``a``: a name looked up here (no operation, so no location to keep), anything else walked."""
+    if type(a) is _NAME:
+        v = ns.get(a.id, _UNSET)
+        return _outer(a.id, g, bi) if v is _UNSET else v
+    return _walk(a, g, ns, bi, file)
+
+
 def _walk(n: Any, g: dict[str, Any], ns: dict[str, Any], bi: dict[str, Any],  # noqa: C901, PLR0911, PLR0912
           file: str) -> Any:
     # `_location.user_location` reads ``_pto_line`` (the line of the operation this frame is running, set just
@@ -153,23 +161,12 @@ def _walk(n: Any, g: dict[str, Any], ns: dict[str, Any], bi: dict[str, Any],  # 
         f = n.func
         tf = type(f)
         if tf is _ATTR:  # a method call: looked up and called at the attribute's end line
-            o = f.value
-            to = type(o)
-            if to is _NAME:
-                obj = ns.get(o.id, _UNSET)
-                if obj is _UNSET:
-                    obj = _outer(o.id, g, bi)
-            else:
-                obj = _walk(o, g, ns, bi, file)
+            obj = _value(f.value, g, ns, bi, file)
             _pto_line = f.end_lineno
             fn = getattr(obj, f.attr)
             _pto_line = None
-        elif tf is _NAME:
-            fn = ns.get(f.id, _UNSET)
-            if fn is _UNSET:
-                fn = _outer(f.id, g, bi)
         else:
-            fn = _walk(f, g, ns, bi, file)
+            fn = _value(f, g, ns, bi, file)
         args = _items(n.args, g, ns, bi, file) if n.args else ()
         if n.keywords:
             kw = {k.arg: _walk(k.value, g, ns, bi, file) for k in n.keywords}
