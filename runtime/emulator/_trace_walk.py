@@ -169,7 +169,9 @@ def _walk(n: Any, g: dict[str, Any], ns: dict[str, Any], bi: dict[str, Any],  # 
             fn = _value(f, g, ns, bi, file)
         args = _items(n.args, g, ns, bi, file) if n.args else ()
         if n.keywords:
-            kw = {k.arg: _walk(k.value, g, ns, bi, file) for k in n.keywords}
+            kw = {}
+            for k in n.keywords:  # loops, not comprehensions: those would make this frame's arguments cells
+                kw[k.arg] = _walk(k.value, g, ns, bi, file)
             _pto_line = f.end_lineno if tf is _ATTR else n.lineno
             return fn(*args, **kw)
         _pto_line = f.end_lineno if tf is _ATTR else n.lineno
@@ -236,8 +238,9 @@ def _walk(n: Any, g: dict[str, Any], ns: dict[str, Any], bi: dict[str, Any],  # 
         _pto_line = None
         return _walk(n.body if taken else n.orelse, g, ns, bi, file)
     if t is ast.Dict:
-        pairs = [(_walk(k, g, ns, bi, file), _walk(v, g, ns, bi, file)) for k, v in zip(n.keys, n.values,
-                                                                                        strict=True)]
+        pairs = []
+        for k, v in zip(n.keys, n.values, strict=True):
+            pairs.append((_walk(k, g, ns, bi, file), _walk(v, g, ns, bi, file)))
         _pto_line = n.lineno  # the keys are hashed once every item is evaluated (``BUILD_MAP``)
         out = {}
         for k, v in pairs:
