@@ -15,6 +15,7 @@ OpenMP thread. Needs ``$FORGE_SHARED/gym`` (or ``<repo>/../shared/gym``) and tor
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -27,7 +28,7 @@ GYM = (Path(os.environ.get("FORGE_SHARED") or ROOT.parent / "shared") / "gym").r
 # each: the module to reload, sys.path entries (relative to the gym's ops/<op>), and the calls of its vendor test
 SCRIPTS = {
     "attn_softmax": '''
-import sys, importlib, time, torch
+import sys, torch
 sys.path.insert(0, OPS + "/attn_softmax/src/pypto_gym/ops/pypto_tile/gemma4_31b_it")
 import attn_softmax.attn_softmax_impl as M
 xs = [torch.randn([1, s], dtype=torch.bfloat16) for s in (1, 128, 512, 1024)]
@@ -36,7 +37,7 @@ def calls():
         M.attn_softmax_wrapper(x, scale=0.0625)
 ''',
     "llada2_gate_select": '''
-import sys, importlib, time, torch
+import sys, torch
 sys.path.insert(0, OPS + "/llada2_gate_select/src")
 import pypto_gym.ops.pypto_tile.llada2_moe.llada2_gate_select_impl as M
 torch.manual_seed(0)
@@ -48,7 +49,7 @@ def calls():
 ''',
 }
 _LOOP = '''
-import importlib, time, json
+import importlib, json, time
 total = 0.0
 for _ in range(RELOADS):
     importlib.reload(M)
@@ -65,8 +66,6 @@ def _one(op: str, reloads: int, env: dict[str, str]) -> float:
                        capture_output=True, text=True, timeout=600, check=False)
     for line in reversed(r.stdout.splitlines()):
         if line.startswith("{"):
-            import json
-
             return float(json.loads(line)["per_round_ms"])
     raise RuntimeError(f"{op}: no result (rc {r.returncode}): {r.stderr[-800:]}")
 

@@ -22,9 +22,8 @@ _WALK_FILE = os.path.join(PKG_DIR, "_trace_walk.py")
 _INNER, _USER, _EXEC_STMT, _WALK = 0, 1, 2, 3
 _KINDS: dict[int, tuple[CodeType, int]] = {}
 """id(code) -> (code, what its frames are: emulator/frozen, user code, the interpreter's ``exec_stmt``, the
-expression walker's ``_walk``). Every
-traced op asks for its location (a walk of ~6 frames): two string prefix tests per frame were a third of it. The
-entry holds the code object, so its id is not reused while the entry exists."""
+expression walker's ``_walk``). Every traced op asks for its location (a walk of ~6 frames): two string prefix tests
+per frame were a third of it. The entry holds the code object, so its id is not reused while the entry exists."""
 _KINDS_LIMIT = 8192
 
 

@@ -41,7 +41,6 @@ from runtime.emulator._trace import (
     new_scope,
     require_tracer,
 )
-from runtime.emulator._trace_walk import WALKS, walk, walkable
 
 __all__ = ["cond", "loop", "loop_unroll", "trace_rolling"]
 
@@ -307,14 +306,14 @@ class _Interp:
                         v = getattr(v, attr)
                     return v
             if _trace_walk.ENABLED and node not in self.p.codes:
-                # its first evaluations walk the tree (a compile costs ~10 walks), later ones run compiled code
-                n = self.p.walks.get(node)
+                # its first evaluations walk the tree (a compile costs ~5 walks), later ones run compiled code
+                walks = self.p.walks
+                n = walks.get(node)
                 if n is None:
-                    n = 0 if walkable(node) else -1
-                if 0 <= n < WALKS:
-                    self.p.walks[node] = n + 1
-                    return walk(node, self.g, ns, self.p.file)
-                self.p.walks[node] = n
+                    n = walks[node] = 0 if _trace_walk.walkable(node) else -1
+                if 0 <= n < _trace_walk.WALKS:
+                    walks[node] = n + 1
+                    return _trace_walk.walk(node, self.g, ns, self.p.file)
             return eval(self._code(node), self.g, ns)  # noqa: S307 - the kernel body is the input
         except EmulatorError as e:
             raise e.locate(self.p.file, getattr(node, "lineno", self.line))  # noqa: B904 - same error, located

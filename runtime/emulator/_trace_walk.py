@@ -17,9 +17,10 @@ Same semantics as the compiled expression, and only where they can be the same:
   their builtins raises ``NameError("name 'x' is not defined")``;
 * where an op is traced, its location is what the compiled code's frame says: `_location.user_location` reads
   ``_pto_line`` from the innermost `_walk` frame, set just before the operation to the line CPython 3.11 puts on
-  that instruction (an attribute's (and a method call's) at the attribute's end line, anything else at the node's first line -
-  `tests/emulator/test_trace_walk.py` checks this against compiled code over every expression of the corpora and
-  the gym). Other Python versions put some instructions elsewhere, so there everything is compiled (`ENABLED`).
+  that instruction - an attribute load and a method call at the attribute's end line, anything else at the node's
+  first line (`tests/emulator/test_trace_walk.py` checks this against compiled code over every expression of the
+  corpora and the gym). Other Python versions put some instructions elsewhere, so there everything is compiled
+  (`ENABLED`).
 """
 
 from __future__ import annotations
@@ -37,7 +38,9 @@ __all__ = ["ENABLED", "WALKS", "walk", "walkable"]
 ENABLED = sys.version_info[:2] == (3, 11) and os.environ.get("PTO_FORGE_WALK") != "0"
 """the instruction locations `_walk` reproduces are CPython 3.11's; ``PTO_FORGE_WALK=0`` compiles every expression"""
 WALKS = 2
-"""evaluations of one expression by walking before it is compiled (a compile costs about ten walks)"""
+"""evaluations of one expression by walking before it is compiled (a compile costs about five walks: ~40 us against
+~8 us for a typical call here, so two walks - a rolled loop's first iteration and its rolled body - are cheaper, and
+an expression evaluated more often is compiled on its third evaluation)"""
 _MAX_DEPTH = 40
 """a more deeply nested expression is compiled (each level of the walk is a Python frame)"""
 _MAX_ARGS = 24
@@ -50,7 +53,9 @@ _BIN: dict[type, Callable[[Any, Any], Any]] = {
     ast.RShift: operator.rshift, ast.BitAnd: operator.and_, ast.BitOr: operator.or_, ast.BitXor: operator.xor,
     ast.MatMult: operator.matmul,
 }
-_UNARY: dict[type, Callable[[Any], Any]] = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert, ast.Not: operator.not_}
+_UNARY: dict[type, Callable[[Any], Any]] = {
+    ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert, ast.Not: operator.not_,
+}
 _CMP: dict[type, Callable[[Any, Any], Any]] = {
     ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
     ast.GtE: operator.ge, ast.Is: operator.is_, ast.IsNot: operator.is_not,
@@ -125,30 +130,28 @@ def _outer(name: str, g: dict[str, Any], bi: dict[str, Any]) -> Any:
     return v
 
 
-def _items(nodes: list[Any], g: dict[str, Any], ns: dict[str, Any], bi: dict[str, Any], file: str) -> list[Any]:
-    """The values of ``nodes`` in order; constants and names inline (most call arguments are)."""
-    out = []
-    for a in nodes:
-        t = type(a)
-        if t is _CONST:
-            out.append(a.value)
-        elif t is _NAME:
-            v = ns.get(a.id, _UNSET)
-            out.append(_outer(a.id, g, bi) if v is _UNSET else v)
-        else:
-            out.append(_walk(a, g, ns, bi, file))
-    return out
-
-
 _CONST, _NAME, _ATTR, _CALL = ast.Constant, ast.Name, ast.Attribute, ast.Call
 
 
 def _value(a: Any, g: dict[str, Any], ns: dict[str, Any], bi: dict[str, Any], file: str) -> Any:
-    """The value of ``a``: a name looked up here (no operation, so no location to keep), anything else walked."""
-    if type(a) is _NAME:
+    """The value of ``a``: a name or a constant here (no operation, so no location to keep), anything else walked.
+    The one place a name is looked up (``LOAD_NAME``: the locals, then `_outer`)."""
+    t = type(a)
+    if t is _NAME:
         v = ns.get(a.id, _UNSET)
         return _outer(a.id, g, bi) if v is _UNSET else v
+    if t is _CONST:
+        return a.value
     return _walk(a, g, ns, bi, file)
+
+
+def _items(nodes: list[Any], g: dict[str, Any], ns: dict[str, Any], bi: dict[str, Any], file: str) -> list[Any]:
+    """The values of ``nodes`` in order (most call arguments are names and constants: `_value` takes them without a
+    walk)."""
+    out = []
+    for a in nodes:
+        out.append(_value(a, g, ns, bi, file))
+    return out
 
 
 def _walk(n: Any, g: dict[str, Any], ns: dict[str, Any], bi: dict[str, Any],  # noqa: C901, PLR0911, PLR0912
@@ -176,11 +179,8 @@ def _walk(n: Any, g: dict[str, Any], ns: dict[str, Any], bi: dict[str, Any],  # 
             return fn(*args, **kw)
         _pto_line = f.end_lineno if tf is _ATTR else n.lineno
         return fn(*args)
-    if t is _NAME:
-        v = ns.get(n.id, _UNSET)
-        return _outer(n.id, g, bi) if v is _UNSET else v
-    if t is _CONST:
-        return n.value
+    if t is _NAME or t is _CONST:  # an expression that is one name (a builtin, or unbound: `_Interp.eval`)
+        return _value(n, g, ns, bi, file)
     if t is _ATTR:
         obj = _walk(n.value, g, ns, bi, file)
         _pto_line = n.end_lineno

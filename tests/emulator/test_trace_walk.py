@@ -30,8 +30,11 @@ ROOT = Path(__file__).resolve().parents[2]
 GYM = (Path(os.environ.get("FORGE_SHARED") or ROOT.parent / "shared") / "gym").resolve()
 KERNEL_FILE = "/kernels/k.py"
 
-pytestmark = pytest.mark.skipif(not _trace_walk.ENABLED and sys.version_info[:2] == (3, 11),
-                                reason="PTO_FORGE_WALK=0 in the environment")
+# the locations checked are CPython 3.11's: elsewhere (or with PTO_FORGE_WALK=0) the interpreter never walks
+pytestmark = pytest.mark.skipif(
+    not _trace_walk.ENABLED,
+    reason="the expression walker is off: PTO_FORGE_WALK=0" if sys.version_info[:2] == (3, 11) else
+    f"the expression walker is on for CPython 3.11 only, this is {sys.version_info[0]}.{sys.version_info[1]}")
 
 # The probe's frames must count as the emulator's own (as an op's do): its code is compiled with a file name in the
 # package, so `user_location` walks past it to the kernel expression, as it walks past an op.
