@@ -26,6 +26,7 @@ _LOW = {np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16), np.dtype(ml_dtypes.f
 
 
 _F16 = np.dtype(np.float16)
+_BF16 = np.dtype(ml_dtypes.bfloat16)
 _FAST_MIN = 1 << 14
 """float16 arrays from this many elements convert through `_f16_to_f32` / `_f32_to_f16` (below it numpy's
 own loop costs less than the dozen calls of the bit-level form)"""
@@ -72,11 +73,13 @@ def _torch_half() -> Any:
     Why: its float16 <-> float32 copies run on the CPU's conversion instructions (F16C / AVX-512), 3-7x the
     speed of numpy's element loop and of the bit-level forms: on a Sapphire Rapids core, 512K elements in
     0.17 ms (float16 -> float32; numpy 0.56 ms, bit-level 0.46 ms) and 0.15 ms (float32 -> float16; numpy 1.06 ms,
-    bit-level 1.61 ms) - sum_lstm's casts were 45% of its warm call. Both directions are exact IEEE conversions
-    (round to nearest even for float32 -> float16) on finite values, so the bits are numpy's: every float16
-    pattern and every float32 pattern around a float16 rounding boundary is compared with numpy's in
-    ``tests/emulator/test_f16_convert.py``. What may differ is kept from it: NaN payloads and infinities
-    (numpy's loop), and a thread that flushes denormals (`_subnormals_exact`)."""
+    bit-level 1.61 ms) - sum_lstm's casts were 45% of its warm call. Its bfloat16 copies are vectorised where
+    ml_dtypes converts one element at a time (float32 -> bfloat16: 0.25 against 0.65 ms for 1M elements; a
+    strided bfloat16 -> float32 0.62 ns an element in ml_dtypes). All are exact conversions (round to nearest even
+    when narrowing) on finite values, so the bits are numpy's and ml_dtypes': every 16-bit pattern and every
+    float32 pattern around a rounding boundary is compared in ``tests/emulator/test_f16_convert.py``. What may
+    differ is kept from it: NaN payloads and infinities of float16 and NaNs of float32 -> bfloat16 (numpy's or
+    ml_dtypes' loop), and a thread that flushes denormals (`_subnormals_exact`)."""
     if _TORCH_HALF_OFF:
         return None
     return sys.modules.get("torch")
@@ -85,18 +88,48 @@ def _torch_half() -> Any:
 _TORCH_HALF_OFF = os.environ.get("PTO_FORGE_TORCH_HALF") == "0"
 
 
-def _torch_copy(arr: np.ndarray, dt: np.dtype) -> np.ndarray | None:
+def _torch_copy(arr: np.ndarray, dt: np.dtype, like: bool = False) -> np.ndarray | None:
     """A new array of ``dt`` (owning its memory, like numpy's result) holding ``arr`` converted by torch's copy, or
-    None when torch is not loaded, cannot take the array (read-only, an unusual layout) or the mode is not exact."""
+    None when torch is not loaded, cannot take the array (read-only, an unusual layout) or the mode is not exact.
+
+    ``like``: laid out as ``arr.astype(dt)`` lays it out (``order="K"``: a transposed operand stays transposed),
+    else C-contiguous as the bit-level float16 forms make it. The layout is part of the bits: a float32 BLAS picks
+    its kernel by the operands' strides (an AVX-512 sgemm on a transposed operand rounds otherwise), and the 35
+    gym kernel calls replayed without torch caught a C-contiguous bfloat16 operand of gqa_decode_attn's matmul
+    (27 bytes of its output one ulp off) before this was kept."""
     torch = _torch_half()
     if torch is None or not arr.flags.writeable or not _subnormals_exact():
         return None
-    out = np.empty(arr.shape, dt)
+    out = np.empty_like(arr, dtype=dt) if like else np.empty(arr.shape, dt)
     try:
-        torch.from_numpy(out).copy_(torch.from_numpy(arr))
+        _as_torch(torch, out).copy_(_as_torch(torch, arr))
     except Exception:  # noqa: BLE001 - any refusal (a stride torch does not take, a stub module): numpy's path
         return None
     return out
+
+
+def _as_torch(torch: Any, a: np.ndarray) -> Any:
+    """The tensor sharing ``a``'s memory; bfloat16 (an ml_dtypes type torch.from_numpy does not know) by its bits."""
+    if a.dtype == _BF16:
+        return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(a)
+
+
+def _f32_to_bf16(x: np.ndarray) -> np.ndarray:
+    """float32 -> bfloat16 rounding to nearest even, bit-identical to ml_dtypes' ``x.astype(bfloat16)``: through
+    torch's copy when the process has torch (`_torch_half`) and ``x`` holds no NaN, else ml_dtypes' loop.
+
+    Why: ml_dtypes rounds one element at a time (~0.65-1 ns an element on a Sapphire Rapids core, against torch's
+    0.25); flash_attention_score_grad rounds 6.9M elements a run (and widens 16M bfloat16 elements, `compute`).
+    All 2^32 float32 patterns were compared once: only the NaNs differ (torch writes another NaN), so a NaN sends
+    the array to ml_dtypes; denormals and infinities agree. `tests/emulator/test_f16_convert.py` checks the
+    patterns around every bfloat16 rounding boundary."""
+    if x.size >= _FAST_MIN and _torch_half() is not None and not np.isnan(x.max(initial=np.float32(0))):
+        r = _torch_copy(x, _BF16, like=True)
+        if r is not None:
+            return r
+    with np.errstate(over="ignore", invalid="ignore"):
+        return x.astype(_BF16)
 
 
 def _f16_to_f32(arr: np.ndarray) -> np.ndarray:
@@ -208,11 +241,12 @@ def compute(arr: np.ndarray) -> np.ndarray:
             return _f16_to_f32(arr)
         if arr.dtype.itemsize == 1 and arr.size >= _F8_MIN:
             return _f8_to_f32(arr)
+        if arr.dtype == _BF16 and arr.size >= _FAST_MIN:  # torch's copy is the exact shift, NaN payloads too
+            f = _torch_copy(arr, _F32, like=True)
+            if f is not None:
+                return f
         return arr.astype(_F32)
     return arr
-
-
-_BF16 = np.dtype(ml_dtypes.bfloat16)
 
 
 def to_bf16(arr: np.ndarray) -> np.ndarray:
@@ -221,6 +255,10 @@ def to_bf16(arr: np.ndarray) -> np.ndarray:
     FP32 NaN into the canonical BF16 NaN, which would hide padding that reached an output."""
     if arr.dtype != _F32:
         return arr
+    if arr.size >= _FAST_MIN and _torch_half() is not None and not np.isnan(arr.max(initial=np.float32(0))):
+        t = _torch_copy(arr, _BF16, like=True)  # no NaN, so no poison to keep
+        if t is not None:
+            return t
     r = arr.astype(_BF16)
     bits = r.view(np.uint16)
     nan = (bits & 0x7FFF) > 0x7F80
@@ -259,6 +297,8 @@ def narrow_float(x: np.ndarray, dt: np.dtype, mode: CastMode) -> np.ndarray:
     """float32/64 -> narrower float with a rounding mode (RINT default)."""
     if dt == _F16 and x.dtype == _F32 and x.size >= _FAST_MIN:
         y = _f32_to_f16(x)
+    elif dt == _BF16 and x.dtype == _F32:
+        y = _f32_to_bf16(x)
     else:
         with np.errstate(over="ignore", invalid="ignore"):
             y = x.astype(dt)
