@@ -8,10 +8,6 @@ in float32 and rounds where it is written out (`device._promote`, `to_bf16`). Ca
 
 from __future__ import annotations
 
-import os
-import sys
-from typing import Any
-
 import ml_dtypes
 import numpy as np
 
@@ -26,7 +22,6 @@ _LOW = {np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16), np.dtype(ml_dtypes.f
 
 
 _F16 = np.dtype(np.float16)
-_BF16 = np.dtype(ml_dtypes.bfloat16)
 _FAST_MIN = 1 << 14
 """float16 arrays from this many elements convert through `_f16_to_f32` / `_f32_to_f16` (below it numpy's
 own loop costs less than the dozen calls of the bit-level form)"""
@@ -55,86 +50,8 @@ def _by_bits(signed: np.ndarray, shift: int, keep: np.uint32, scale: np.float32)
     return f
 
 
-_TINY = np.array([2.0 ** -126], dtype=np.float32)
-
-
-def _subnormals_exact() -> bool:
-    """Whether float32 arithmetic keeps denormal operands and results (neither DAZ nor FTZ in MXCSR): the
-    hardware half-precision conversions below are only used then. A library may switch the mode at any time
-    (``torch.set_flush_denormal``), so it is read on every conversion (two one-element multiplies)."""
-    return _denormals_kept() and bool(np.multiply(_TINY, np.float32(0.5))[0] != 0)
-
-
-def _torch_half() -> Any:
-    """torch, when this process imported it already (a gym script, a user's wrapper) and
-    ``PTO_FORGE_TORCH_HALF`` is not ``0``; else None. Never imported here: it costs 1-2 s, and the verifier's
-    device process, which runs no user code, converts with numpy and the bit-level forms (same bits).
-
-    Why: its float16 <-> float32 copies run on the CPU's conversion instructions (F16C / AVX-512), 3-7x the
-    speed of numpy's element loop and of the bit-level forms: on a Sapphire Rapids core, 512K elements in
-    0.17 ms (float16 -> float32; numpy 0.56 ms, bit-level 0.46 ms) and 0.15 ms (float32 -> float16; numpy 1.06 ms,
-    bit-level 1.61 ms) - sum_lstm's casts were 45% of its warm call. Its bfloat16 copies are vectorised where
-    ml_dtypes converts one element at a time (float32 -> bfloat16: 0.25 against 0.65 ms for 1M elements; a
-    strided bfloat16 -> float32 0.62 ns an element in ml_dtypes). All are exact conversions (round to nearest even
-    when narrowing) on finite values, so the bits are numpy's and ml_dtypes': every 16-bit pattern and every
-    float32 pattern around a rounding boundary is compared in ``tests/emulator/test_f16_convert.py``. What may
-    differ is kept from it: NaN payloads and infinities of float16 and NaNs of float32 -> bfloat16 (numpy's or
-    ml_dtypes' loop), and a thread that flushes denormals (`_subnormals_exact`)."""
-    if _TORCH_HALF_OFF:
-        return None
-    return sys.modules.get("torch")
-
-
-_TORCH_HALF_OFF = os.environ.get("PTO_FORGE_TORCH_HALF") == "0"
-
-
-def _torch_copy(arr: np.ndarray, dt: np.dtype, like: bool = False) -> np.ndarray | None:
-    """A new array of ``dt`` (owning its memory, like numpy's result) holding ``arr`` converted by torch's copy, or
-    None when torch is not loaded, cannot take the array (read-only, an unusual layout) or the mode is not exact.
-
-    ``like``: laid out as ``arr.astype(dt)`` lays it out (``order="K"``: a transposed operand stays transposed),
-    else C-contiguous as the bit-level float16 forms make it. The layout is part of the bits: a float32 BLAS picks
-    its kernel by the operands' strides (an AVX-512 sgemm on a transposed operand rounds otherwise), and the 35
-    gym kernel calls replayed without torch caught a C-contiguous bfloat16 operand of gqa_decode_attn's matmul
-    (27 bytes of its output one ulp off) before this was kept."""
-    torch = _torch_half()
-    if torch is None or not arr.flags.writeable or not _subnormals_exact():
-        return None
-    out = np.empty_like(arr, dtype=dt) if like else np.empty(arr.shape, dt)
-    try:
-        _as_torch(torch, out).copy_(_as_torch(torch, arr))
-    except Exception:  # noqa: BLE001 - any refusal (a stride torch does not take, a stub module): numpy's path
-        return None
-    return out
-
-
-def _as_torch(torch: Any, a: np.ndarray) -> Any:
-    """The tensor sharing ``a``'s memory; bfloat16 (an ml_dtypes type torch.from_numpy does not know) by its bits."""
-    if a.dtype == _BF16:
-        return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
-    return torch.from_numpy(a)
-
-
-def _f32_to_bf16(x: np.ndarray) -> np.ndarray:
-    """float32 -> bfloat16 rounding to nearest even, bit-identical to ml_dtypes' ``x.astype(bfloat16)``: through
-    torch's copy when the process has torch (`_torch_half`) and ``x`` holds no NaN, else ml_dtypes' loop.
-
-    Why: ml_dtypes rounds one element at a time (~0.65-1 ns an element on a Sapphire Rapids core, against torch's
-    0.25); flash_attention_score_grad rounds 6.9M elements a run (and widens 16M bfloat16 elements, `compute`).
-    All 2^32 float32 patterns were compared once: only the NaNs differ (torch writes another NaN), so a NaN sends
-    the array to ml_dtypes; denormals and infinities agree. `tests/emulator/test_f16_convert.py` checks the
-    patterns around every bfloat16 rounding boundary."""
-    if x.size >= _FAST_MIN and _torch_half() is not None and not np.isnan(x.max(initial=np.float32(0))):
-        r = _torch_copy(x, _BF16, like=True)
-        if r is not None:
-            return r
-    with np.errstate(over="ignore", invalid="ignore"):
-        return x.astype(_BF16)
-
-
 def _f16_to_f32(arr: np.ndarray) -> np.ndarray:
-    """float16 -> float32, bit-identical to ``arr.astype(np.float32)``, 2-3x faster on large arrays (3x more
-    through torch's conversion instructions when the process has torch, `_torch_half`).
+    """float16 -> float32, bit-identical to ``arr.astype(np.float32)``, 2-3x faster on large arrays.
 
     Why: numpy converts float16 one element at a time (~1.8 ns per element on this VM, 30x a float32 multiply):
     the two 512K-element float16 inputs of sum_lstm cost 1 ms each. How: the float16 bits sign-extended to
@@ -143,12 +60,6 @@ def _f16_to_f32(arr: np.ndarray) -> np.ndarray:
     subnormal float16 too (a denormal float32) - so one exact multiply by 2^112 gives the value. One new array
     only, the result: on this VM the first touch of fresh memory costs about what the arithmetic does.
     Infinities and NaNs (exponent all ones: |result| >= 65536) are left to numpy (its NaN payload rule)."""
-    f = _torch_copy(arr, _F32)
-    if f is not None:
-        mx, mn = f.max(initial=np.float32(0)), f.min(initial=np.float32(0))
-        if mx < np.inf and mn > -np.inf:  # False for a NaN (the max propagates it) and for an infinity
-            return f
-        return arr.astype(_F32)
     f = _by_bits(arr.view(np.int16), 13, np.uint32(0x8FFFFFFF), _2P112)
     if (f.max(initial=np.float32(0)) >= 65536.0 or f.min(initial=np.float32(0)) <= -65536.0
             or not _denormals_kept()):  # inf/NaN input, or DAZ set
@@ -159,7 +70,6 @@ def _f16_to_f32(arr: np.ndarray) -> np.ndarray:
 _HALF_BIAS = np.uint32((((15 - 127) << 23) + 0xFFF) & 0xFFFFFFFF)
 _SUB_MAGIC = np.uint32(126 << 23)
 _SMALL = np.uint32(113 << 23)
-_F16_MAX = np.float32(65504.0)
 """float32 bits of 2^-14, the smallest normal float16: below it the result is a float16 subnormal (or zero)"""
 
 
@@ -170,14 +80,7 @@ def _f32_to_f16(x: np.ndarray) -> np.ndarray:
     13, are the rounded float16 bits once the exponent is rebiased (one uint32 add). Results below the float16
     normal range: adding 0.5 in float32 rounds the value to a multiple of 2^-24 (the float16 subnormal step) by
     the FPU's own round-to-nearest-even; its low mantissa bits are the float16 bits. Then the sign bit.
-    |x| >= 65536, infinities and NaNs are left to numpy. Two new arrays: the magnitude bits and the result.
-    With torch in the process (`_torch_half`), its conversion instruction, on arrays without |x| >= 65504 or NaN."""
-    if _torch_half() is not None:
-        mx, mn = x.max(initial=np.float32(0)), x.min(initial=np.float32(0))
-        if mx < _F16_MAX and mn > -_F16_MAX:  # False for a NaN, which the max and min propagate
-            res = _torch_copy(x, _F16)
-            if res is not None:
-                return res
+    |x| >= 65536, infinities and NaNs are left to numpy. Two new arrays: the magnitude bits and the result."""
     f = x.view(np.uint32)
     a = np.bitwise_and(f, np.uint32(0x7FFFFFFF))
     if a.max(initial=np.uint32(0)) >= (143 << 23):
@@ -241,12 +144,11 @@ def compute(arr: np.ndarray) -> np.ndarray:
             return _f16_to_f32(arr)
         if arr.dtype.itemsize == 1 and arr.size >= _F8_MIN:
             return _f8_to_f32(arr)
-        if arr.dtype == _BF16 and arr.size >= _FAST_MIN:  # torch's copy is the exact shift, NaN payloads too
-            f = _torch_copy(arr, _F32, like=True)
-            if f is not None:
-                return f
         return arr.astype(_F32)
     return arr
+
+
+_BF16 = np.dtype(ml_dtypes.bfloat16)
 
 
 def to_bf16(arr: np.ndarray) -> np.ndarray:
@@ -255,10 +157,6 @@ def to_bf16(arr: np.ndarray) -> np.ndarray:
     FP32 NaN into the canonical BF16 NaN, which would hide padding that reached an output."""
     if arr.dtype != _F32:
         return arr
-    if arr.size >= _FAST_MIN and _torch_half() is not None and not np.isnan(arr.max(initial=np.float32(0))):
-        t = _torch_copy(arr, _BF16, like=True)  # no NaN, so no poison to keep
-        if t is not None:
-            return t
     r = arr.astype(_BF16)
     bits = r.view(np.uint16)
     nan = (bits & 0x7FFF) > 0x7F80
@@ -297,8 +195,6 @@ def narrow_float(x: np.ndarray, dt: np.dtype, mode: CastMode) -> np.ndarray:
     """float32/64 -> narrower float with a rounding mode (RINT default)."""
     if dt == _F16 and x.dtype == _F32 and x.size >= _FAST_MIN:
         y = _f32_to_f16(x)
-    elif dt == _BF16 and x.dtype == _F32:
-        y = _f32_to_bf16(x)
     else:
         with np.errstate(over="ignore", invalid="ignore"):
             y = x.astype(dt)

@@ -1,46 +1,16 @@
-"""The fast float16 <-> float32 conversions (`_numerics._f16_to_f32` / `_f32_to_f16`) give numpy's bits, and the
-bfloat16 ones (`_numerics.compute`, `_f32_to_bf16`, `to_bf16`) ml_dtypes' bits.
+"""The bit-level float16 <-> float32 conversions (`_numerics._f16_to_f32` / `_f32_to_f16`) give numpy's bits.
 
-Both forms are checked, each test runs twice: the bit-level one (numpy ufuncs on the bits) and, when torch is
-installed, torch's copy (the CPU's conversion instructions, `_numerics._torch_half`, used when the process
-imported torch). Every float16 pattern is checked; float32 -> float16 on every pattern around each float16
-rounding boundary, the subnormal range and a random sample of all patterns (an exhaustive run over the 2^32
-patterns was made once for each form when it was written: identical - for torch's, 2,399,125,504 patterns with
-|x| < 65504 on a Sapphire Rapids core, 189 s). Infinities and NaNs go through numpy's own loop."""
+Every float16 pattern is checked; float32 -> float16 on every pattern around each float16 rounding boundary,
+the subnormal range and a random sample of all patterns (an exhaustive run over the 2^32 patterns was made
+once when they were written: identical). Infinities and NaNs go through numpy's own loop."""
 
-import ml_dtypes
 import numpy as np
 import pytest
 
 from runtime.emulator import _numerics
 from runtime.emulator._buffers import POISON_BITS, is_poison, poison_array
 from runtime.emulator._enums import CastMode, DataType
-from runtime.emulator._numerics import (
-    _f16_to_f32,
-    _f32_to_bf16,
-    _f32_to_f16,
-    cast_array,
-    compute,
-    narrow_float,
-    to_bf16,
-)
-
-BF16 = np.dtype(ml_dtypes.bfloat16)
-
-
-@pytest.fixture(params=["bits", "torch"], autouse=True)
-def form(request, monkeypatch) -> str:
-    """Which conversion the test runs: the bit-level form, or torch's (skipped without torch)."""
-    if request.param == "torch":
-        pytest.importorskip("torch", reason="torch's conversions are only used when the process has torch")
-    monkeypatch.setattr(_numerics, "_TORCH_HALF_OFF", request.param == "bits")
-    return request.param
-
-
-def test_the_form_under_test_is_the_one_used(form):
-    h = np.ones((128, 256), np.float16)
-    assert (_numerics._torch_copy(h, np.dtype(np.float32)) is not None) == (form == "torch")
-    assert (_numerics._torch_copy(h.astype(BF16), np.dtype(np.float32)) is not None) == (form == "torch")
+from runtime.emulator._numerics import _f16_to_f32, _f32_to_f16, cast_array, compute, narrow_float
 
 
 def _f32_bits(a: np.ndarray) -> bytes:
@@ -132,86 +102,3 @@ def test_results_are_fresh_arrays():
 def test_denormals_are_kept_here():
     """The float16 -> float32 path scales denormal float32 values: it checks the FPU keeps them."""
     assert _numerics._denormals_kept()
-
-
-def test_a_thread_that_flushes_denormals_gets_numpys_bits(form):
-    """``torch.set_flush_denormal(True)`` sets FTZ and DAZ: then neither fast form is used for what it changes."""
-    torch = pytest.importorskip("torch")
-    bits = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
-    every = bits.view(np.float16)
-    x = _near_boundaries()
-    if not torch.set_flush_denormal(True):
-        pytest.skip("this CPU cannot flush denormals")
-    try:
-        assert not _numerics._subnormals_exact()
-        assert _numerics._torch_copy(every, np.dtype(np.float32)) is None
-        assert _f32_bits(_f16_to_f32(every)) == _f32_bits(every.astype(np.float32))
-        with np.errstate(over="ignore"):
-            assert _f16_bits(_f32_to_f16(x)) == _f16_bits(x.astype(np.float16))
-    finally:
-        torch.set_flush_denormal(False)
-    assert _numerics._subnormals_exact()
-
-
-def test_a_read_only_array_is_converted_by_the_bit_level_form():
-    h = np.arange(20000, dtype=np.float16)
-    h.flags.writeable = False  # torch.from_numpy warns on it: never handed to torch
-    assert _numerics._torch_copy(h, np.dtype(np.float32)) is None
-    assert _f32_bits(compute(h)) == _f32_bits(h.astype(np.float32))
-
-
-def test_every_bfloat16_widens_like_ml_dtypes(form):
-    every = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(BF16)  # NaN payloads and poison too
-    assert _f32_bits(compute(every)) == _f32_bits(every.astype(np.float32))
-    strided = every.reshape(256, 256)[:, ::3]
-    assert _f32_bits(compute(strided)) == _f32_bits(strided.astype(np.float32))
-    p = poison_array((128, 256), BF16)
-    assert is_poison(compute(p)) == p.size
-
-
-def _near_bf16_boundaries() -> np.ndarray:
-    """float32 patterns within a few ulps of every finite bfloat16 value and of every midpoint between two of them
-    (denormals and the overflow to infinity included), with infinities."""
-    b = np.arange(1 << 15, dtype=np.uint32)
-    b = b[(b & 0x7F80) != 0x7F80]  # finite magnitudes
-    c = (b << 16).astype(np.int64)
-    mids = c[:-1] + (1 << 15)
-    centers = np.concatenate([c, mids, [0x7F7FFFFF, 0x7F800000]])
-    near = (centers[:, None] + np.arange(-3, 4)[None, :]).ravel()
-    near = near[(near >= 0) & (near <= 0x7F800000)].astype(np.uint32)
-    return np.concatenate([near, near | np.uint32(0x80000000)]).view(np.float32)
-
-
-def test_float32_to_bfloat16_rounds_like_ml_dtypes_at_every_boundary(form):
-    x = _near_bf16_boundaries()
-    assert x.size > 400_000
-    with np.errstate(over="ignore"):
-        want = x.astype(BF16)
-    assert _f16_bits(_f32_to_bf16(x)) == _f16_bits(want)
-    assert _f16_bits(narrow_float(x, BF16, CastMode.CAST_RINT)) == _f16_bits(want)
-    assert _f16_bits(to_bf16(x)) == _f16_bits(want)
-
-
-def test_float32_to_bfloat16_with_nans_and_poison(form):
-    r = np.random.default_rng(2)
-    x = r.integers(0, 1 << 32, size=1 << 18, dtype=np.uint64).astype(np.uint32).view(np.float32)  # ~0.4% NaN
-    with np.errstate(all="ignore"):
-        want = x.astype(BF16)
-    assert np.isnan(x).any()
-    assert _f16_bits(_f32_to_bf16(x)) == _f16_bits(want)
-    p = poison_array((128, 256), np.dtype(np.float32))
-    assert is_poison(to_bf16(p)) == p.size  # poison stays poison (ml_dtypes' path: a NaN in the array)
-
-
-@pytest.mark.parametrize("view", ["T", "cols", "rows"])
-def test_bfloat16_results_are_laid_out_as_ml_dtypes_lays_them_out(form, view):
-    """The layout is part of the bits: a float32 BLAS picks its kernel by the operands' strides, so a converted
-    operand must have the strides ``astype`` gives it (a C-contiguous copy of a transposed operand changed one ulp
-    of 27 bytes of gqa_decode_attn's output when the torch form had it)."""
-    r = np.random.default_rng(3)
-    x = (r.standard_normal((256, 384)) * 10).astype(np.float32)
-    pick = {"T": lambda a: a.T, "cols": lambda a: a[:, ::2], "rows": lambda a: a[::3]}[view]
-    xv, bv = pick(x), pick(x.astype(BF16))
-    for got, want in ((compute(bv), bv.astype(np.float32)), (_f32_to_bf16(xv), xv.astype(BF16)),
-                      (to_bf16(xv), xv.astype(BF16)), (narrow_float(xv, BF16, CastMode.CAST_RINT), xv.astype(BF16))):
-        assert got.strides == want.strides and got.tobytes() == want.tobytes()
