@@ -1,6 +1,9 @@
 """A batched run in passes (`_batch.PASS_BYTES`): the same bits, counters and errors as one pass and as the
 per-iteration interpreter, whatever the pass size - including a pass that falls back after earlier passes ran."""
 
+import os
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 from _emucorpus import chain_kernel
@@ -35,10 +38,20 @@ def _same(a, b):
     assert a[1].model_dump(exclude={"batched_iterations"}) == b[1].model_dump(exclude={"batched_iterations"})
 
 
-def test_pass_sizes():
+def test_pass_sizes(monkeypatch):
     plan = _batch.BatchPlan(items=[], produced=set(), invariant_reads=set())
     assert _batch._pass_iterations(plan, 13) == 13  # no view: one pass
-    assert _batch.PASS_BYTES == 1 << 20
+    if "PTO_FORGE_BATCH_PASS" not in os.environ:
+        assert _batch.PASS_BYTES == 1 << 20
+    view = SimpleNamespace(kind="view", params={"shape": [T, C]})
+    wide = SimpleNamespace(kind="view", params={"shape": [T, 4 * C]})
+    plan.items = [view, SimpleNamespace(kind="unary", params={})]
+    monkeypatch.setattr(_batch, "PASS_BYTES", 8 * TILE)
+    assert _batch._pass_iterations(plan, 100) == 8
+    plan.items.append(wide)  # the largest view tile decides
+    assert _batch._pass_iterations(plan, 100) == _batch._MIN_BATCH
+    monkeypatch.setattr(_batch, "PASS_BYTES", 0)
+    assert _batch._pass_iterations(plan, 100) == 100
 
 
 @settings(max_examples=20, deadline=None, derandomize=True)

@@ -620,7 +620,8 @@ def _aliased(env: Any, reads: set[int], writes: Any) -> bool:
 
 
 def run_batched(node: Any, env: Any, rng: range) -> int:
-    """Execute a leading run of iterations in one batch; returns how many were done (0 = none)."""
+    """Execute a leading run of iterations batched, in passes of `PASS_BYTES`; returns how many were done (0 =
+    none; fewer than the run when a later pass fell back)."""
     plan = node.plan
     if plan is None:
         plan = node.plan = _analyse(node)
