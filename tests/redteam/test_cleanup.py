@@ -77,11 +77,17 @@ def test_interrupting_the_parent_leaves_no_sandbox_and_no_temp_dir(sig: signal.S
         assert parent.stdout is not None and parent.stdout.readline().strip() == b"started"
         # the sandbox (Bubblewrap, or the runner itself without it) is the parent's child, started once its private
         # work dir exists under our TMPDIR (a child seen earlier can be the short-lived Bubblewrap probe)
+        # A child must be seen on two reads 0.2 s apart: one read once caught a short-lived child between the work
+        # dir's creation and the sandbox's start, and the read after the loop found no child (session 27, a full
+        # `make test` on 2 cores without Bubblewrap)
         deadline = time.monotonic() + 240  # generous: a loaded machine took over 90 s to start it once
-        while not (list(tmp.iterdir()) and _children(parent.pid)) and time.monotonic() < deadline:
-            if parent.poll() is not None:
-                break
-            time.sleep(0.1)
+        while time.monotonic() < deadline and parent.poll() is None:
+            if list(tmp.iterdir()) and _children(parent.pid):
+                time.sleep(0.2)
+                if _children(parent.pid):
+                    break
+            else:
+                time.sleep(0.1)
         sandbox = _children(parent.pid)
         assert sandbox, f"the sandbox never started: {parent.poll()=} {parent.stderr.read()[-2000:] if parent.poll() is not None else ''!r}"
         assert list(tmp.iterdir()), "the sandbox's private work dir is under TMPDIR"
