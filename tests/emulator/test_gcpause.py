@@ -100,6 +100,7 @@ def test_kernel_calls_leave_no_arrays_in_cyclic_garbage() -> None:
 
 _FREEZE_PROBE = """
 import gc, sys
+base = gc.get_freeze_count()
 import numpy as np
 import runtime.emulator as emu
 pypto = emu.install()
@@ -112,7 +113,7 @@ add_one(x, out)
 first = gc.get_freeze_count()
 junk = [[i] for i in range(1000)]
 add_one(x, out)
-print(before, first > before, gc.get_freeze_count() == first, bool((out == 2).all()))
+print(base, before, first > before, gc.get_freeze_count() == first, bool((out == 2).all()))
 """
 
 
@@ -132,7 +133,10 @@ def test_a_process_the_emulator_owns_freezes_once_at_its_first_kernel_call(launc
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False, cwd=root,
                        env={**os.environ, "PYTHONPATH": str(root)})
     assert r.returncode == 0, r.stderr
-    before, froze, once, right = r.stdout.split()[-4:]
-    assert before == "0"
+    # what the interpreter itself keeps frozen at start-up: nothing on 3.11, 375 objects on 3.12.1
+    plain = subprocess.run([sys.executable, "-c", "import gc; print(gc.get_freeze_count())"], capture_output=True,
+                           text=True, timeout=60, check=True)
+    base, before, froze, once, right = r.stdout.split()[-5:]
+    assert base == before == plain.stdout.strip()  # neither the launcher nor the imports froze anything
     assert froze == ("True" if launcher else "False")
     assert once == "True" and right == "True"

@@ -12,6 +12,7 @@ Each has honest counterparts that must keep passing."""
 
 from __future__ import annotations
 
+import dataclasses
 import types
 from pathlib import Path
 
@@ -57,6 +58,9 @@ BAD = {
 
 @pytest.mark.parametrize("name", sorted(BAD))
 def test_reexported_modules_and_lambda_defaults_are_refused(name: str) -> None:
+    if name == "functools through dataclasses" and not hasattr(dataclasses, "functools"):
+        # lint reads the re-exports of the interpreter that also runs the candidate
+        pytest.skip("this Python's dataclasses does not import functools (3.13 on): the attack is an AttributeError")
     body, extra = BAD[name]
     assert blocking(src(body, extra)), name
 

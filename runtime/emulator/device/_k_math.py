@@ -426,22 +426,28 @@ def build_cast(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
 # ---- reductions ---------------------------------------------------------------------------------------
 
 # np.sum / np.max / np.min on an ndarray are ``np.add.reduce`` / ``np.maximum.reduce`` / ``np.minimum.reduce`` with
-# the same arguments (numpy's ``_wrapreduction``): called directly, without that Python layer (~3 us per call)
+# the same arguments (numpy's ``_wrapreduction``): called directly, without that Python layer (~3 us per call).
+# Held as ``Any``: numpy 2.5's type stubs (its wheels for Python 3.12+; 3.11 stops at numpy 2.4) have no overload of
+# ``ufunc.reduce`` for an array with an int axis, so ``make test``'s mypy failed there on these very calls
+_ADD_REDUCE: Any = np.add.reduce
+_MAX_REDUCE: Any = np.maximum.reduce
+_MIN_REDUCE: Any = np.minimum.reduce
+
 
 def _sum(x: np.ndarray, ax: int) -> Any:
     if type(x) is not np.ndarray:
         return np.sum(x, axis=ax, dtype=x.dtype if x.dtype.kind in "iu" else np.float32)
     if x.dtype.kind in "iu":
-        return np.add.reduce(x, axis=ax, dtype=x.dtype)
-    return np.add.reduce(x, axis=ax, dtype=np.float32)
+        return _ADD_REDUCE(x, axis=ax, dtype=x.dtype)
+    return _ADD_REDUCE(x, axis=ax, dtype=np.float32)
 
 
 def _max(x: np.ndarray, ax: int) -> Any:
-    return np.maximum.reduce(x, axis=ax) if type(x) is np.ndarray else np.max(x, axis=ax)
+    return _MAX_REDUCE(x, axis=ax) if type(x) is np.ndarray else np.max(x, axis=ax)
 
 
 def _min(x: np.ndarray, ax: int) -> Any:
-    return np.minimum.reduce(x, axis=ax) if type(x) is np.ndarray else np.min(x, axis=ax)
+    return _MIN_REDUCE(x, axis=ax) if type(x) is np.ndarray else np.min(x, axis=ax)
 
 
 REDUCE: dict[str, Callable[[np.ndarray, int], Any]] = {
