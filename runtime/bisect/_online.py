@@ -33,6 +33,7 @@ import numpy as np
 
 from runtime.bisect._analyzer import Aligned, Analyzer, Golden
 from runtime.bisect._compare import close
+from runtime.sandbox import no_fork
 
 __all__ = ["online_goldens"]
 
@@ -117,7 +118,8 @@ def _value_tensor(g: Golden, x: str, m: str) -> str | None:
         if v in (x, m) or V.ndim != X.ndim or V.shape[-2] != n or not _float(V) or V.size > _MAX_ELEMS:
             continue
         try:
-            cands = [e @ np.asarray(V, np.float64), p @ np.asarray(V, np.float64)]
+            with no_fork():  # a threaded BLAS call while another thread forks can hang the fork (`no_fork`)
+                cands = [e @ np.asarray(V, np.float64), p @ np.asarray(V, np.float64)]
         except ValueError:
             continue
         for c in cands:
@@ -156,7 +158,8 @@ def _derive(x: str, X: np.ndarray, V: np.ndarray | None, t: int, loop: str,
             put("tile_exp", k, te)
             put("tile_sum", k, te.sum(axis=-1, keepdims=True))
             if V is not None:
-                put("tile_pv", k, te @ V[..., lo:hi, :])
+                with no_fork():
+                    put("tile_pv", k, te @ V[..., lo:hi, :])
             rm = X[..., :hi].max(axis=-1, keepdims=True)
             if k >= 1 and prev is not None:
                 re = np.exp(X[..., :hi] - rm)
@@ -165,7 +168,8 @@ def _derive(x: str, X: np.ndarray, V: np.ndarray | None, t: int, loop: str,
                 put("beta", k, np.exp(tm - rm))
                 put("run_sum", k, re.sum(axis=-1, keepdims=True))
                 if V is not None:
-                    put("run_pv", k, re @ V[..., :hi, :])
+                    with no_fork():
+                        put("run_pv", k, re @ V[..., :hi, :])
             prev = rm
     return derived, align
 

@@ -32,6 +32,7 @@ from runtime.bisect._analyzer import _REDUCE, BAD, GOOD, Analyzer, region_slice
 from runtime.bisect._claims import corroborated
 from runtime.bisect._compare import close
 from runtime.bisect._records import Rec
+from runtime.sandbox import no_fork
 
 __all__ = ["Repair", "confirm_pairings", "dropped_axis", "flipped_selection_claim", "name_reference", "side_producers",
            "stuck_loop_read", "reference", "repair_search", "unverified_inputs", "walk_back",
@@ -849,7 +850,8 @@ def _matmul_variants(a: np.ndarray, b: np.ndarray, ta: bool, tb: bool,
                 xa, yb = t(x, fa), t(y, fb)
                 if xa.ndim < 2 or yb.ndim < 2 or xa.shape[-1] != yb.shape[-2]:
                     continue
-                r = np.matmul(xa.astype(np.float32), yb.astype(np.float32))
+                with no_fork():  # a threaded BLAS call while another thread forks can hang the fork (`no_fork`)
+                    r = np.matmul(xa.astype(np.float32), yb.astype(np.float32))
                 if tuple(r.shape) != tuple(shape):
                     continue
                 what = ("with its operands swapped, " if swap else "") + f"with a_trans={fa}, b_trans={fb}"

@@ -17,12 +17,12 @@ import importlib
 from typing import Any
 
 __all__ = ["ISOLATION_LEVELS", "LAYERS", "CandidateRun", "Isolation", "Limits", "ProcResult", "RunOutput",
-           "SandboxError", "SandboxPolicy", "emulator_files", "isolation_level", "private_dir", "run_candidate",
-           "run_process"]
+           "SandboxError", "SandboxPolicy", "emulator_files", "isolation_level", "no_fork", "private_dir",
+           "run_candidate", "run_process"]
 
 _WHERE = {"LAYERS": "_exec", "CandidateRun": "_exec", "RunOutput": "_exec", "SandboxError": "_exec",
           "SandboxPolicy": "_exec", "run_candidate": "_exec", "emulator_files": "_exec", "ISOLATION_LEVELS": "_proc", "Isolation": "_proc",
-          "Limits": "_proc", "ProcResult": "_proc", "isolation_level": "_proc", "private_dir": "_proc",
+          "Limits": "_proc", "ProcResult": "_proc", "isolation_level": "_proc", "no_fork": "_proc", "private_dir": "_proc",
           "run_process": "_proc"}
 
 

@@ -46,8 +46,8 @@ from typing import Literal
 
 from runtime.sandbox.env_policy import child_env
 
-__all__ = ["ISOLATION_LEVELS", "Isolation", "Limits", "ProcResult", "Running", "isolation_level", "private_dir",
-           "run_process", "start_process"]
+__all__ = ["ISOLATION_LEVELS", "Isolation", "Limits", "ProcResult", "Running", "isolation_level", "no_fork",
+           "private_dir", "run_process", "start_process"]
 
 log = logging.getLogger(__name__)
 
@@ -312,6 +312,23 @@ def _preexec(limits: Limits, seccomp_prog: bytes | None) -> Callable[[], None]:
     return setup
 
 
+_FORK_LOCK = threading.RLock()
+"""held while this process forks a child (`_spawn`) and by `no_fork` blocks (module function `no_fork`)"""
+
+
+def no_fork() -> threading.RLock:
+    """A block during which no thread of this process forks a child through this module: wrap a multi-threaded BLAS
+    call made in a process that may start children from another thread at the same time.
+
+    Why: OpenBLAS's own fork handler (``blas_thread_shutdown_``) waits for its thread pool, and while another thread
+    is inside a threaded BLAS call that wait never ends - a stress test (two threads in ``a @ a`` on 200 x 200
+    arrays, two threads starting children) hung for good in 6 of 15 runs under Python 3.11. The fork then never
+    returns, and no timeout can end it. Bisection multiplies golden tensors in its own process
+    (``bisect/_online.py``, ``bisect/_repair.py``) while another bisection in the same process may start its sandbox.
+    Reentrant: a thread holding it may still start a child."""
+    return _FORK_LOCK
+
+
 _SPAWN_ATTEMPTS = 3
 """how many times `start_process` forks a child whose set-up before ``exec`` failed (`_spawn`)"""
 
@@ -365,7 +382,8 @@ def _spawn(cmd: list[str], *, make_setup: Callable[[], Callable[[], None]], **po
     for attempt in range(1, _SPAWN_ATTEMPTS + 1):
         setup = _Reported(make_setup())
         try:
-            proc = subprocess.Popen(cmd, preexec_fn=setup, **popen)  # type: ignore[call-overload]
+            with _FORK_LOCK:  # see `no_fork`
+                proc = subprocess.Popen(cmd, preexec_fn=setup, **popen)  # type: ignore[call-overload]
         except subprocess.SubprocessError as exc:
             last = f"{exc} ({setup.detail()})"
             log.warning("sandbox: a child failed its set-up before exec (attempt %d of %d): %s", attempt,

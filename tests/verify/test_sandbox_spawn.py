@@ -10,13 +10,15 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from runtime.sandbox import _proc
-from runtime.sandbox._proc import Limits, start_process
+from runtime.sandbox._proc import Limits, no_fork, start_process
 
 
 def _failing_setups(monkeypatch: pytest.MonkeyPatch, fail_first: int) -> list[int]:
@@ -77,3 +79,26 @@ def test_a_child_that_cannot_exec_is_still_an_os_error_at_once(tmp_path: Path, m
         start_process([str(tmp_path / "no-such-program")], work=tmp_path, limits=Limits(wall_s=30), profile="trusted")
     assert attempts == [0]  # not retried: the set-up passed, exec failed
     assert _fds() == before
+
+
+def test_no_child_is_forked_inside_a_no_fork_block(tmp_path: Path) -> None:
+    # OpenBLAS's fork handler hangs for good when another thread is inside a threaded BLAS call (`_proc.no_fork`):
+    # bisection wraps its in-process matmuls in this block, and a fork from another thread waits for its end
+    forked: dict[str, float] = {}
+
+    def spawn() -> None:
+        run = start_process([sys.executable, "-c", "pass"], work=tmp_path, limits=Limits(wall_s=30), profile="trusted")
+        forked["at"] = time.monotonic()
+        run.wait()
+
+    other = threading.Thread(target=spawn)
+    with no_fork():
+        other.start()
+        other.join(timeout=0.5)
+        assert other.is_alive() and "at" not in forked  # waiting for the block to end
+        released = time.monotonic()
+        own = start_process([sys.executable, "-c", "pass"], work=tmp_path, limits=Limits(wall_s=30),
+                            profile="trusted")  # the holder itself may still start a child (reentrant)
+    other.join(timeout=30)
+    assert own.wait().returncode == 0
+    assert forked["at"] >= released
