@@ -6,8 +6,8 @@ evaluated with Python ``eval``, as the real parser does: on Python 3.11 a compre
 (``NameError``); from 3.12 on comprehensions are inlined (PEP 709) and can - on each version both toolchains behave
 alike (pypto 0.2.0 checked on 3.11.7 and 3.12.1). ``for`` over ``pypto.loop`` traces a loop region once per control
 path (the name environment is restored for each path), ``for`` over ``range``/lists unrolls at trace time, and
-``if`` on a SymbolicScalar records a runtime branch. Unsupported statements and signature mistakes raise the real parser's messages with the kernel
-file and line.
+``if`` on a SymbolicScalar records a runtime branch. Unsupported statements and signature mistakes raise the real
+parser's messages with the kernel file and line.
 """
 
 from __future__ import annotations

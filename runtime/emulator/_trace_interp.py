@@ -2,9 +2,9 @@
 
 Statements are interpreted one by one over a name dict; expressions are evaluated with Python ``eval`` over
 the kernel's globals/closure and that dict, as with the real parser (so whether a comprehension sees kernel
-locals follows the Python version, as there: not on 3.11, yes from 3.12 on - see `_frontend`). ``for`` over ``pypto.loop`` traces the loop once per control path, restoring the names before
-each path; ``for`` over range/list/tuple unrolls at trace time; ``if`` on a SymbolicScalar records a
-runtime branch.
+locals follows the Python version, as there: not on 3.11, yes from 3.12 on - see `_frontend`). ``for`` over
+``pypto.loop`` traces the loop once per control path, restoring the names before each path; ``for`` over
+range/list/tuple unrolls at trace time; ``if`` on a SymbolicScalar records a runtime branch.
 """
 
 from __future__ import annotations

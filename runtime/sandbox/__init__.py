@@ -22,8 +22,8 @@ __all__ = ["ISOLATION_LEVELS", "LAYERS", "CandidateRun", "Isolation", "Limits", 
 
 _WHERE = {"LAYERS": "_exec", "CandidateRun": "_exec", "RunOutput": "_exec", "SandboxError": "_exec",
           "SandboxPolicy": "_exec", "run_candidate": "_exec", "emulator_files": "_exec", "ISOLATION_LEVELS": "_proc", "Isolation": "_proc",
-          "Limits": "_proc", "ProcResult": "_proc", "isolation_level": "_proc", "no_fork": "_proc", "private_dir": "_proc",
-          "run_process": "_proc"}
+          "Limits": "_proc", "ProcResult": "_proc", "isolation_level": "_proc", "no_fork": "_proc",
+          "private_dir": "_proc", "run_process": "_proc"}
 
 
 def __getattr__(name: str) -> Any:

@@ -356,14 +356,13 @@ class _Reported:
 
     def detail(self) -> str:
         """What the failed child wrote (call once, after the fork failed); closes the pipe."""
-        os.close(self.write_fd)
         os.set_blocking(self.read_fd, False)
         try:
             return os.read(self.read_fd, 400).decode(errors="replace") or "no detail"
         except OSError:
             return "no detail"
         finally:
-            os.close(self.read_fd)
+            self.close()
 
     def close(self) -> None:
         for fd in (self.read_fd, self.write_fd):
@@ -371,7 +370,7 @@ class _Reported:
                 os.close(fd)
 
 
-def _spawn(cmd: list[str], *, make_setup: Callable[[], Callable[[], None]], **popen: object) -> subprocess.Popen[bytes]:
+def _spawn(cmd: list[str], setup: Callable[[], None], **popen: object) -> subprocess.Popen[bytes]:
     """``subprocess.Popen(cmd, preexec_fn=...)``, forked again when the child's set-up before ``exec`` failed.
 
     Such a child never ran the command, so trying again is safe; a transient failure (seen once in a full test run
@@ -380,19 +379,19 @@ def _spawn(cmd: list[str], *, make_setup: Callable[[], Callable[[], None]], **po
     turn into "cannot start the sandbox process: ..." instead of a crash."""
     last = ""
     for attempt in range(1, _SPAWN_ATTEMPTS + 1):
-        setup = _Reported(make_setup())
+        reported = _Reported(setup)
         try:
             with _FORK_LOCK:  # see `no_fork`
-                proc = subprocess.Popen(cmd, preexec_fn=setup, **popen)  # type: ignore[call-overload]
+                proc = subprocess.Popen(cmd, preexec_fn=reported, **popen)  # type: ignore[call-overload]
         except subprocess.SubprocessError as exc:
-            last = f"{exc} ({setup.detail()})"
+            last = f"{exc} ({reported.detail()})"
             log.warning("sandbox: a child failed its set-up before exec (attempt %d of %d): %s", attempt,
                         _SPAWN_ATTEMPTS, last)
             continue
         except BaseException:
-            setup.close()
+            reported.close()
             raise
-        setup.close()
+        reported.close()
         return proc
     raise OSError(f"the child's set-up before exec failed {_SPAWN_ATTEMPTS} times: {last}")
 
@@ -622,8 +621,8 @@ def start_process(
     in_rd, in_wr = os.pipe()
     started = time.perf_counter()
     try:
-        proc = _spawn(cmd, make_setup=lambda: _preexec(limits, seccomp_prog), cwd=work, env=env, stdin=in_rd,
-                      stdout=out_wr, stderr=err_wr, start_new_session=True, pass_fds=tuple(inherit), close_fds=True)
+        proc = _spawn(cmd, _preexec(limits, seccomp_prog), cwd=work, env=env, stdin=in_rd, stdout=out_wr,
+                      stderr=err_wr, start_new_session=True, pass_fds=tuple(inherit), close_fds=True)
     except OSError:
         for fd in (out_rd, out_wr, err_rd, err_wr, in_rd, in_wr, ch_rd, ch_wr, *close_after):
             if fd >= 0:

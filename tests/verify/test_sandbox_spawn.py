@@ -23,22 +23,21 @@ from runtime.sandbox._proc import Limits, no_fork, start_process
 
 def _failing_setups(monkeypatch: pytest.MonkeyPatch, fail_first: int) -> list[int]:
     """Make the first ``fail_first`` forks fail in the child (after the real set-up); returns the attempts made."""
-    real = _proc._preexec
     attempts: list[int] = []
 
-    def fake(limits: Limits, prog: bytes | None) -> Callable[[], None]:
-        setup = real(limits, prog)
-        n = len(attempts)
-        attempts.append(n)
+    class Counted(_proc._Reported):
+        def __init__(self, setup: Callable[[], None]) -> None:
+            n = len(attempts)
+            attempts.append(n)
 
-        def child() -> None:
-            setup()
-            if n < fail_first:
-                raise OSError(5, f"injected set-up failure {n}")
+            def child() -> None:
+                setup()
+                if n < fail_first:
+                    raise OSError(5, f"injected set-up failure {n}")
 
-        return child
+            super().__init__(child)
 
-    monkeypatch.setattr(_proc, "_preexec", fake)
+    monkeypatch.setattr(_proc, "_Reported", Counted)
     return attempts
 
 
