@@ -62,16 +62,23 @@ def main() -> int:
     args.pypto_python = str(pypto_python)
     probes = sorted(Path(args.probes).resolve().glob("*.py"))  # the probes run in a temporary cwd
     print(f"{'probe':34} {'real pypto 0.2.0 SIM':>22} {'emulator':>22}  match")
-    agree = 0
+    agree = sim_only = 0
     for probe in probes:
         with tempfile.TemporaryDirectory(prefix="xcheck-") as tmp:  # SIM writes output/ and ~/.pypto here
-            real = outcome(run([args.pypto_python, str(probe)], Path(tmp)))
+            real_text = run([args.pypto_python, str(probe)], Path(tmp))
+            real = outcome(real_text)
             emu = outcome(run([sys.executable, "-m", "runtime.emulator", "--compat", "0.2.0", str(probe)], Path(tmp)))
         same = real == emu
+        # `F92001 [SIMULATION] No pipe type corresponding to opcode`: the kernel compiled and SIM's cost model has no
+        # pipe for one of its ops (bit ops, remainder, exp2, gcd, lrelu, prod, tril/triu ...) - not a device verdict
+        sim = not same and real == ("code", "FFFFFF") and "F92001" in real_text
         agree += same
+        sim_only += sim
         show = lambda o: o[0] if o[0] == "ok" else f"{o[0]}:{o[1]}"  # noqa: E731
-        print(f"{probe.stem:34} {show(real):>22} {show(emu):>22}  {'yes' if same else 'NO'}")
-    print(f"{agree}/{len(probes)} probes agree")
+        print(f"{probe.stem:34} {show(real):>22} {show(emu):>22}  "
+              f"{'yes' if same else 'NO (SIM cost model: no pipe for an opcode)' if sim else 'NO'}")
+    print(f"{agree}/{len(probes)} probes agree; {sim_only} more differ only where SIM's cost model has no pipe for an "
+          "opcode (F92001)")
     return 0 if agree == len(probes) else 1
 
 

@@ -109,6 +109,49 @@ def check_tile(tr: Tracer, opname: str, out_rank: int, *, dtype: DataType | None
     return int(math.prod(used)) if used else 1
 
 
+def gm_view(tr: Tracer, src: Tensor, out: Tensor, opname: str) -> None:
+    """Mark ``out``, a view / reshape / unsqueeze of ``src``, when ``src`` is a kernel argument or such a view of one.
+
+    Why (s29 crosscheck against pypto 0.2.0 SIM): written straight into a kernel argument (``out[:] = t``,
+    ``assemble(t, ..., out)``, ``out[a:b] = x[a:b]``), such a view is copied from global memory to global memory
+    by a framework op that takes the vec tile in effect when the view was recorded, and the wheel refuses that tile
+    when its last axis is not 32-byte aligned: ``CHECK FAILED: lastDimBytes % BLOCK_SIZE == 0 ... FwkOp tile
+    shape's last dim is not aligned``. The same view read by a compute op, written into a local, a reshape with
+    ``inplace=True``, a view recorded with no tile set, and ``out[:] = x`` of a whole argument all passed there."""
+    if src.kind != "param" and src._gm_view is None:
+        return
+    out._gm_view = ()  # only the last op of a chain counts: a view under (8, 1) then reshaped under (8, 32, 8) passed
+    tile = tr.scopes[-1]["vec_tile"]
+    if tile:
+        nbytes = int(tile[-1]) * _elem_bytes(out.dtype)
+        if nbytes % 32:
+            f, ln = tr.where()
+            out._gm_view = (nbytes, opname, tuple(tile), f, ln)
+
+
+def check_gm_copy(tr: Tracer, src: Tensor, dst: Tensor, opname: str) -> None:
+    """Refuse writing a view of a kernel argument into a kernel argument (`gm_view`) where the wheel refuses it, with
+    its messages: no vec tile set at the write (the copy it inserts there, ``REGISTER_COPY``, needs one: F21004 -
+    the difftest's "view/assemble-only kernel without a tile" class), or the view recorded under a tile whose last
+    axis is not 32-byte aligned."""
+    if dst.kind != "param" or src._gm_view is None:
+        return
+    if not tr.scopes[-1]["vec_tile"]:
+        raise tr.error("F21004", "op [REGISTER_COPY]tile shape not set (a view of a kernel argument written straight "
+                       f"into '{dst.name or 'the output'}' is copied by an op the compiler inserts here, and it needs "
+                       "the vec tile: call pypto.set_vec_tile_shapes before this write)", op=opname)
+    if not src._gm_view:
+        return
+    nbytes, op, tile, f, ln = src._gm_view
+    where = f" at {f}:{ln}" if f else ""
+    # the wheel raises it from its parser as a bare RenderedParserError (no Python type inside): kind ParserError
+    raise tr.pyerror("ParserError", f"CHECK FAILED: lastDimBytes % BLOCK_SIZE == 0 | FwkOp tile shape's last dim is "
+                     f"not aligned. Last dim bytes: {nbytes}, BLOCK_SIZE: 32 (the {op}{where} was recorded under vec "
+                     f"tile {list(tile)}; written straight into '{dst.name or 'the output'}', it is a copy from global "
+                     "memory whose tile's last axis must be a multiple of 32 bytes - set an aligned tile before the "
+                     f"{op}, or compute on it first)", op=opname)
+
+
 def static_shape(shape: list) -> list[int] | None:
     out = []
     for d in shape:
@@ -186,6 +229,7 @@ def view(input: Tensor, shape: Any = None, offsets: Any = None, *, valid_shape: 
                 raise tr.error("EMU_VIEW_OOB", f"view: offset {o} on axis {d} is outside the tensor extent {e}",
                                op="view")
     out = new_out(tr, shp, src.dtype, "view", valid=vs)
+    gm_view(tr, src, out, "view")
     tr.emit("view", "view", {"src": src.key, "out": out.key, "offs": offs, "shape": list(shp), "vs": vs,
                              "name": src.name, "param": src.kind == "param", "copy": Late(lambda: input_mutable(src))},
             out, kind="move", ins=(src.key,), outs=(out,))
@@ -239,6 +283,7 @@ def move(self: Tensor, other: Any) -> None:
     dst = self
     if dst.key < 0:
         raise tr.pyerror("TypeError", "move: destination is not a kernel tensor", op="move")
+    check_gm_copy(tr, src, dst, "move")
     if src is dst:
         return
     a, b = static_shape(src.shape), static_shape(dst.shape)
@@ -281,6 +326,7 @@ def assemble(input: Any, offsets: Any = None, dst: Any = None, parallel: bool = 
     src = reader(tr, input, "assemble")
     if not isinstance(dst, Tensor) or dst.key < 0:
         raise tr.pyerror("TypeError", "assemble: destination must be a pypto.Tensor", op="assemble")
+    check_gm_copy(tr, src, dst, "assemble")
     offs = _int_list(tr, offsets, "offsets", "assemble", allow_sym=True)
     if len(offs) != dst.dim or src.dim != dst.dim:
         raise tr.pyerror("ValueError", f"assemble: rank mismatch (src {src.dim}, offsets {len(offs)}, dst "
@@ -353,6 +399,8 @@ def reshape(input: Tensor, shape: Any, *, valid_shape: Any = None, inplace: bool
         reshaped_param = (src, f, ln)
     vs = _int_list(tr, valid_shape, "valid_shape", "reshape", allow_sym=True) if valid_shape is not None else None
     out = new_out(tr, shp, src.dtype, "reshape", valid=vs)
+    if not inplace:
+        gm_view(tr, src, out, "reshape")
     if inplace and src.kind == "param" and not _internal:
         tr.inplace_reshapes.append((src, out, reshaped_param[1], reshaped_param[2]))
     tr.emit("reshape", "reshape", {"src": src.key, "out": out.key, "shape": shp, "vs": vs,
@@ -373,6 +421,7 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
     d = dim if dim >= 0 else dim + r + 1
     shp = src.shape[:d] + [1] + src.shape[d:]
     out = new_out(tr, shp, src.dtype, "unsqueeze")
+    gm_view(tr, src, out, "unsqueeze")
     tr.emit("unsqueeze", "unsqueeze", {"src": src.key, "out": out.key, "dim": d,
                                        "copy": Late(lambda: input_mutable(src))},
             out, kind="meta", ins=(src.key,), outs=(out,), attrs={"dim": d})

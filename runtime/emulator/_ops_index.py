@@ -345,18 +345,25 @@ def pad(input: Any, pad: Any, mode: str = "constant", value: float = 0.0) -> Ten
     if mode != "constant":
         raise tr.pyerror("ValueError", "pad: only mode='constant' is supported", op="pad")
     value = _fill_value(tr, value, "pad")
+    # the wheel's checks (pad.cpp, TensorPadOperation), in its order and with its messages; s29 crosscheck: a
+    # two-value list on a 2-D tensor (torch's "last axis only") was padded here and is FC0000 there, and a
+    # four-value list on a 1-D tensor padded its only axis twice over here
     if value not in (0.0, float("inf"), float("-inf")):
-        raise tr.pyerror("ValueError", "pad: value must be 0, inf or -inf", op="pad")
+        raise tr.error("FC0000", "Pad: pad value must be -inf, inf, or 0.", op="pad")
     p = list(pad)
-    widths = [(0, 0)] * A.dim
-    for i in range(0, len(p), 2):
-        ax = A.dim - 1 - i // 2
-        if p[i] != 0:
-            raise tr.pyerror("ValueError", "pad: left/top padding must be 0", op="pad")
-        widths[ax] = (0, int(p[i + 1]))
-    shp = [s + w[1] for s, w in zip(A.shape, widths, strict=True)]
+    if A.dim == 1 and len(p) != 2:
+        raise tr.error("FC0000", "Pad: 1D tensor only support 2 padding values.", op="pad")
+    if A.dim > 1 and len(p) != 4:
+        raise tr.error("FC0000", f"Pad: only support last 2 axis pad. (a {A.dim}-D tensor takes 4 padding values, "
+                       f"[left, right, top, bottom]; got {len(p)})", op="pad")
+    if any(p[i] != 0 for i in range(0, len(p), 2)):
+        raise tr.error("FC0000", "Pad: only support bottom and right pad.", op="pad")
+    widths = [0] * A.dim
+    for i in range(1, len(p), 2):
+        widths[A.dim - 1 - i // 2] = int(p[i])
+    shp = [s + w for s, w in zip(A.shape, widths, strict=True)]
 
-    return simple_op(tr, "pad", "pad", {"src": A.key, "widths": [w[1] for w in widths], "value": value}, [A], [shp],
+    return simple_op(tr, "pad", "pad", {"src": A.key, "widths": widths, "value": value}, [A], [shp],
                      [A.dtype])[0]
 
 

@@ -344,7 +344,16 @@ def logical_not(input: Any) -> Tensor:
 
 @op("clip")
 def clip(input: Any, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
-    """Clamp to [min, max] (either may be None)."""
+    """Clamp to [min, max] (either may be None; both given: two tensors or two scalars, as in the wheel)."""
+    if min is not None and max is not None and isinstance(min, Tensor) != isinstance(max, Tensor):
+        # s29 crosscheck: pypto 0.2.0's clip converts a scalar bound to an Element and calls Clip(Tensor, Tensor,
+        # Tensor) or Clip(Tensor, Element, Element): a tensor with a scalar fails in the binding (min a tensor) or in
+        # Element's constructor (max a tensor); spec §5.2 "min/max same type"
+        first = "Clip(): incompatible function arguments" if isinstance(min, Tensor) else \
+            "__init__(): incompatible constructor arguments"
+        raise require_tracer("clip").pyerror(
+            "TypeError", f"{first} (pypto.clip takes min and max of one kind, two tensors or two scalars; got "
+            f"{type(min).__name__} and {type(max).__name__})", op="clip")
     t = input
     if min is not None:
         t = binary("clip", t, min, "maximum", dtypes=FI)

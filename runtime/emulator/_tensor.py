@@ -24,7 +24,8 @@ class Tensor:
     """A PyPTO tensor inside a kernel: shape, dtype, storage key; data exists only at run time."""
 
     __slots__ = ("key", "_shape", "_dtype", "_name", "_format", "kind", "valid_shape", "_consumed",
-                 "_written", "_loops", "_closed", "producer", "param_index", "_read", "_dtype_given", "_loop_read_warned", "__weakref__")
+                 "_written", "_loops", "_closed", "producer", "param_index", "_read", "_dtype_given", "_loop_read_warned",
+                 "_gm_view", "__weakref__")
     __hash__ = None  # type: ignore[assignment]  # comparisons build tensors, like the real class
 
     def __init__(self, shape: Any = None, dtype: Any = None, name: str = "", format: Any = None,
@@ -44,6 +45,8 @@ class Tensor:
         self.param_index: int | None = None
         self._read: tuple | None = None
         self._loop_read_warned = False
+        self._gm_view: tuple | None = None
+        """set on a view / reshape / unsqueeze of a kernel argument (`_ops_core.gm_view`)"""
         self._dtype_given = dtype is not None or bool(shape)
         self.key = -1
         if isinstance(shape, tuple) and any(isinstance(d, StatusType) for d in shape):
@@ -75,6 +78,7 @@ class Tensor:
         t.param_index = None
         t._read = None
         t._loop_read_warned = False
+        t._gm_view = None
         t._dtype_given = True
         t.key = -1
         return t

@@ -58,6 +58,16 @@ REAL: dict[str, str] = {
     "f10_fp8_matmul_needs_dav_3510": "FC3000",  # "... only DAV_3510 architecture is supported."
     "f11_fp8_kernel_argument": "ok",  # torch.float8_e4m3fn tensors are kernel arguments
     "f12_matmul_without_out_dtype": "TypeError",  # "matmul() missing 1 required positional argument: 'out_dtype'"
+    "f13_pad_two_values_on_2d": "FC0000",  # "Pad: only support last 2 axis pad." (s29: four values on rank >= 2)
+    "f13b_pad_right_and_bottom": "ok",
+    "f13c_pad_1d_four_values": "FC0000",  # "Pad: 1D tensor only support 2 padding values."
+    "f14_clip_tensor_min_scalar_max": "TypeError",  # "Clip(): incompatible function arguments"
+    "f15_view_into_output_unaligned_tile": "ParserError",  # bare "CHECK FAILED: lastDimBytes % BLOCK_SIZE == 0"
+    "f15b_view_into_output_aligned_tile": "ok",
+    "f15c_reshape_then_compute_unaligned_tile": "ok",
+    "f15d_reshape_tile_at_the_reshape_decides": "ParserError",  # the tile at the reshape, not at the move
+    "f15e_view_into_output_no_tile": "F21004",  # "op [REGISTER_COPY]tile shape not set" (difftest k0068)
+    "f15f_view_without_tile_written_after_one": "ok",  # the copy takes the tile in effect at the write
     "t01_head_runtime_option": "IndexError",  # map::at: max_workspace_kb is HEAD-only
     "t02_head_only_api_name": "AttributeError",  # module 'pypto' has no attribute 'tanh'
     "t03_matmul_int8_output": "FC3002",  # "Unsupported output data type. Only DT_FP32, DT_FP16, DT_BF16, DT_INT32"

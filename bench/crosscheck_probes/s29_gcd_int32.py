@@ -1,0 +1,10 @@
+import torch, pypto
+@pypto.frontend.jit(runtime_options={"run_mode": pypto.RunMode.SIM})
+def k(x: pypto.Tensor([16, 32], pypto.DT_INT32), y: pypto.Tensor([16, 32], pypto.DT_INT32), out: pypto.Tensor([16, 32], pypto.DT_INT32)):
+    pypto.set_vec_tile_shapes(16, 32)
+    out[:] = pypto.gcd(x, y)
+x = torch.randint(1, 100, (16, 32), dtype=torch.int32); y = torch.randint(1, 100, (16, 32), dtype=torch.int32); o = torch.zeros(16, 32, dtype=torch.int32)
+try:
+    k(x, y, o); print("RESULT ok")
+except Exception as e:
+    print("RESULT", type(e).__name__, str(e)[:300].replace("\n", " | "))

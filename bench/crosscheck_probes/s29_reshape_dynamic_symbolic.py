@@ -1,0 +1,11 @@
+import torch, pypto
+@pypto.frontend.jit(runtime_options={"run_mode": pypto.RunMode.SIM})
+def k(x: pypto.Tensor([pypto.DYNAMIC, 32], pypto.DT_FP32), out: pypto.Tensor([pypto.DYNAMIC, 4, 8], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(16, 4, 8)
+    n = x.shape[0]
+    out[:] = pypto.reshape(x, [n, 4, 8])
+x = torch.rand(16, 32); o = torch.zeros(16, 4, 8)
+try:
+    k(x, o); print("RESULT ok")
+except Exception as e:
+    print("RESULT", type(e).__name__, str(e)[:300].replace("\n", " | "))

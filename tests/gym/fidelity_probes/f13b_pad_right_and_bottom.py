@@ -1,0 +1,41 @@
+"""``pypto.pad`` with four values, right and bottom (``[0, 8, 0, 8]``): accepted; the emulator's numbers are
+numpy's ``np.pad`` (s29)."""
+import numpy as np
+
+try:
+    import torch
+    def mk(*s, dtype=None):
+        return torch.rand(*s, dtype=dtype or torch.float32)
+    def zk(*s, dtype=None):
+        return torch.zeros(*s, dtype=dtype or torch.float32)
+    BF16 = torch.bfloat16
+except ImportError:  # the emulator also takes numpy arrays (CI may run without torch)
+    import ml_dtypes
+    def mk(*s, dtype=None):
+        return np.random.default_rng(0).random(s).astype(dtype or np.float32)
+    def zk(*s, dtype=None):
+        return np.zeros(s, dtype or np.float32)
+    BF16 = ml_dtypes.bfloat16
+import pypto
+
+
+def N(t):
+    return t.float().numpy() if hasattr(t, "numpy") else t.astype(np.float32)
+
+
+@pypto.frontend.jit
+def k(x: pypto.Tensor([8, 24], pypto.DT_FP32), out: pypto.Tensor([16, 32], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(16, 32)
+    out[:] = pypto.pad(x, [0, 8, 0, 8], "constant", 0.0)
+
+
+def run():
+    x, o = mk(8, 24), zk(16, 32)
+    k(x, o)
+    print("VALUE", float(abs(N(o) - np.pad(N(x), [[0, 8], [0, 8]])).max()))
+
+try:
+    run()
+    print("RESULT ok")
+except Exception as e:
+    print("RESULT", type(e).__name__, str(e)[:300].replace("\n", " | "))

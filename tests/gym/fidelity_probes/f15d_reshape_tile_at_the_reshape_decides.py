@@ -1,0 +1,43 @@
+"""A reshape of an argument recorded under tile (8, 32, 1), written into the output after an aligned tile
+(8, 32, 8) is set: refused as f15 - the tile in effect at the reshape is the framework copy's (s29)."""
+import numpy as np
+
+try:
+    import torch
+    def mk(*s, dtype=None):
+        return torch.rand(*s, dtype=dtype or torch.float32)
+    def zk(*s, dtype=None):
+        return torch.zeros(*s, dtype=dtype or torch.float32)
+    BF16 = torch.bfloat16
+except ImportError:  # the emulator also takes numpy arrays (CI may run without torch)
+    import ml_dtypes
+    def mk(*s, dtype=None):
+        return np.random.default_rng(0).random(s).astype(dtype or np.float32)
+    def zk(*s, dtype=None):
+        return np.zeros(s, dtype or np.float32)
+    BF16 = ml_dtypes.bfloat16
+import pypto
+
+
+def N(t):
+    return t.float().numpy() if hasattr(t, "numpy") else t.astype(np.float32)
+
+
+@pypto.frontend.jit
+def k(x: pypto.Tensor([8, 32], pypto.DT_FP32), out: pypto.Tensor([8, 32, 1], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(8, 32, 1)
+    t = pypto.reshape(x, [8, 32, 1])
+    pypto.set_vec_tile_shapes(8, 32, 8)
+    out[:] = t
+
+
+def run():
+    x, o = mk(8, 32), zk(8, 32, 1)
+    k(x, o)
+    print("VALUE", float(abs(N(o) - N(x).reshape(8, 32, 1)).max()))
+
+try:
+    run()
+    print("RESULT ok")
+except Exception as e:
+    print("RESULT", type(e).__name__, str(e)[:300].replace("\n", " | "))
