@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 
 from runtime.emulator import _wheel_dtypes
-from runtime.emulator._enums import FLOAT_TYPES, DataType, numpy_dtype_name
-from runtime.emulator._ops_core import check_tile, new_out, reader
+from runtime.emulator._enums import FLOAT_TYPES, DataType, bytes_of, numpy_dtype_name
+from runtime.emulator._ops_core import check_tile, new_out, reader, static_shape
 from runtime.emulator._ops_math import FI, F, binary
 from runtime.emulator._registry import op
 from runtime.emulator._tensor import Tensor
@@ -36,6 +36,40 @@ def _axis(tr: Tracer, opname: str, dim: Any, rank: int) -> int:
     return dim % rank
 
 
+UB_BYTES = 196608
+"""the vector unit's buffer (MEM_UB) on A2/A3: 192 KiB"""
+_UB_OPCODE = {("sum", 1): "ROWSUM_SINGLE", ("sum", 0): "ROWSUMLINE", ("amax", 1): "ROWMAX_SINGLE",
+              ("amax", 0): "ROWMAXLINE", ("amin", 1): "ROWMIN_SINGLE", ("amin", 0): "ROWMINLINE"}
+
+
+def _check_ub(tr: Tracer, opname: str, A: Tensor, ax: int, fn: str) -> None:
+    """A 2-D reduction whose tile does not fit the vector buffer: the wheel's pass ``OP ROWSUM_SINGLE[...] in/output
+    total size [N] exceeds MEM_UB size [196608]!`` (FFFFFF).
+
+    Measured on pypto 0.2.0 SIM (s29, 27 kernels): N = the input tile (the tile clipped to the tensor's static shape;
+    a ``sum`` of FP16/BF16 is computed in FP32, 4 bytes an element; ``amax`` keeps FP16) + the output tile (a row
+    reduction: 32 bytes per row; over axis 0: the row of results rounded up to 32 bytes) + half the input tile, e.g.
+    [40, 1024] FP32 over the last axis: 163840 + 1280 + 81920 = 247040, the wheel's own figure. Only where it was
+    measured: 2-D tensors of static shape, the last axis or axis 0 (a 3-D reduction follows another rule - a
+    [4, 16, 512] FP32 row sum compiles - and is not checked)."""
+    if fn not in ("sum", "amax", "amin") or A.dim != 2 or A.dtype not in FLOAT_TYPES:
+        return
+    shape = static_shape(A.shape)
+    tile = tr.scopes[-1]["vec_tile"]
+    if shape is None or len(tile) < 2:
+        return
+    rows, cols = (min(int(t), s) for t, s in zip(tile[-2:], shape, strict=True))
+    elem = 4 if fn == "sum" else bytes_of(A.dtype)
+    tile_in = rows * cols * elem
+    tile_out = rows * 32 if ax == 1 else -(-cols * elem // 32) * 32
+    total = tile_in + tile_out + tile_in // 2
+    if total > UB_BYTES:
+        raise tr.error("FFFFFF", f"Run pass failed. (OP {_UB_OPCODE[(fn, ax)]} in/output total size [{total}] exceeds "
+                       f"MEM_UB size [{UB_BYTES}]! - the {opname} tile {[rows, cols]} of {A.dtype.name} needs its "
+                       "input, its output and half the input again in the 192 KiB vector buffer: a smaller vec tile)",
+                       op=opname)
+
+
 def _reduce(opname: str, input: Any, dim: Any, keepdim: bool, fn: str, dtypes: frozenset,
             out_dtype: DataType | None = None) -> Tensor:
     tr = require_tracer(opname)
@@ -45,6 +79,7 @@ def _reduce(opname: str, input: Any, dim: Any, keepdim: bool, fn: str, dtypes: f
         tr.warn("EMU_DTYPE", f"{opname} on {A.dtype.name} is outside the documented dtypes "
                 f"({', '.join(sorted(d.name for d in dtypes))}); gym rule: reduce in FP32", op=opname)
     te = check_tile(tr, opname, A.dim, dtype=A.dtype, align_error=True)
+    _check_ub(tr, opname, A, ax, fn)
     shape = A.shape
     oshape = shape[:ax] + [1] + shape[ax + 1:] if keepdim else shape[:ax] + shape[ax + 1:]
     if not oshape:

@@ -1,29 +1,18 @@
 """Acceptance fixes found by the s29 crosscheck (60 probes, bench/crosscheck_probes/s29_*.py, 5 Dec 2026): kernels the
 real pypto 0.2.0 wheel (RunMode.SIM) refused and the emulator ran, or ran differently. The wheel's outcome is in each
-test's docstring (re-checked against the wheel by tests/gym/test_fidelity.py's f13-f15 probes); the emulator must now
+test's docstring (re-checked against the wheel by tests/gym/test_fidelity.py's f13-f16 probes); the emulator must now
 give the same, under both targets, and keep running what the wheel compiles."""
 
 import ml_dtypes
 import numpy as np
 import pytest
+from test_crosscheck_s19 import _err, _run  # one session per kernel, under a compat target (this directory)
 
 import runtime.emulator as emu
 
 pypto = emu.install()
 F32, BF16 = pypto.DT_FP32, pypto.DT_BF16
 RNG = np.random.default_rng(29)
-
-
-def _run(kernel, *args, compat="0.2.0"):
-    with emu.session(emu.Options(compat=compat)) as s:
-        kernel(*args)
-    return s
-
-
-def _err(kernel, *args, compat="0.2.0") -> emu.EmulatorError:
-    with pytest.raises(emu.EmulatorError) as info:
-        _run(kernel, *args, compat=compat)
-    return info.value
 
 
 def _rand(*shape, dtype=np.float32):
@@ -279,3 +268,50 @@ def test_a_write_with_a_tile_in_effect_or_of_a_whole_argument_needs_no_earlier_t
     out = np.zeros_like(x)
     _run(k, x, out)
     np.testing.assert_array_equal(out, x)
+
+
+# ---- a 2-D reduction's tile and the vector buffer -------------------------------------------------------------------
+
+# (op, axis, shape, tile, dtype) -> the wheel's "in/output total size" (None: it compiled), pypto 0.2.0 SIM, s29
+UB_CASES = [
+    ("sum", 1, (40, 1024), (40, 1024), "FP32", 247040),
+    ("sum", 0, (40, 1024), (40, 1024), "FP32", 249856),
+    ("sum", 1, (64, 512), (64, 512), "FP32", 198656),
+    ("sum", 0, (8, 4096), (8, 4096), "FP32", 212992),
+    ("sum", 0, (16, 2048), (16, 2048), "FP32", 204800),
+    ("amax", 1, (16, 2048), (16, 2048), "FP32", 197120),
+    ("amax", 1, (8, 4096), (8, 4096), "FP32", 196864),
+    ("amax", 1, (128, 512), (128, 512), "FP16", 200704),
+    ("sum", 1, (64, 512), (64, 512), "BF16", 198656),  # summed in FP32
+    ("sum", 1, (60, 512), (60, 512), "FP32", None),
+    ("sum", 0, (60, 512), (60, 512), "FP32", None),
+    ("amax", 1, (96, 512), (96, 512), "FP16", None),
+    ("sum", 1, (64, 512), (32, 512), "FP32", None),  # a smaller tile
+    ("sum", 1, (32, 512), (64, 512), "FP32", None),  # the tile clipped to the tensor
+    ("sum", 2, (4, 16, 512), (4, 16, 512), "FP32", None),  # 3-D: another rule, not checked
+]
+_NP = {"FP32": np.float32, "FP16": np.float16, "BF16": ml_dtypes.bfloat16}
+
+
+@pytest.mark.parametrize(("fn", "ax", "shape", "tile", "dt", "total"), UB_CASES)
+def test_a_2d_reduction_whose_tile_exceeds_the_vector_buffer_fails_as_the_wheels_pass(fn, ax, shape, tile, dt, total):
+    """Wheel: `FFFFFF` with `OP ROWSUM_SINGLE[...] in/output total size [N] exceeds MEM_UB size [196608]!` - the same
+    N here (input tile + output tile + half the input tile), and the kernels it compiled still run."""
+    oshape = list(shape)
+    oshape[ax] = 1
+    ddt = getattr(pypto, f"DT_{dt}")
+
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor(list(shape), ddt), out: pypto.Tensor(oshape, ddt)):
+        pypto.set_vec_tile_shapes(*tile)
+        out[:] = pypto.sum(x, ax, keepdim=True) if fn == "sum" else pypto.amax(x, ax, keepdim=True)
+
+    x = RNG.uniform(-1, 1, shape).astype(_NP[dt])
+    out = np.zeros(oshape, _NP[dt])
+    if total is None:
+        _run(k, x, out)
+        want = x.astype(np.float32).sum(ax, keepdims=True) if fn == "sum" else x.astype(np.float32).max(ax, keepdims=True)
+        np.testing.assert_allclose(out.astype(np.float32), want, rtol=1e-2, atol=1e-2)
+        return
+    e = _err(k, x, out)
+    assert e.code == "FFFFFF" and f"in/output total size [{total}] exceeds MEM_UB size [196608]!" in str(e), str(e)

@@ -1,0 +1,14 @@
+import torch, pypto
+@pypto.frontend.jit(runtime_options={"run_mode": pypto.RunMode.SIM})
+def k(x: pypto.Tensor([pypto.DYNAMIC, pypto.DYNAMIC], pypto.DT_FP32), out: pypto.Tensor([pypto.DYNAMIC, pypto.DYNAMIC], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(8, 32)
+    m, n = x.shape[0], x.shape[1]
+    for i in pypto.loop(m // 8, name="r", idx_name="i"):
+        for j in pypto.loop(n // 32, name="c", idx_name="j"):
+            t = pypto.view(x, [8, 32], [i * 8, j * 32])
+            out[i * 8:i * 8 + 8, j * 32:j * 32 + 32] = t + 1.0
+x = torch.rand(16, 64); o = torch.zeros(16, 64)
+try:
+    k(x, o); print("RESULT ok")
+except Exception as e:
+    print("RESULT", type(e).__name__, str(e)[:300].replace("\n", " | "))

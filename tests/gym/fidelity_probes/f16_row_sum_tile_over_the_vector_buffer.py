@@ -1,0 +1,41 @@
+"""A row sum over a [40, 1024] FP32 tile: input, output and half the input again exceed the 192 KiB vector buffer -
+``FFFFFF``, the pass's ``OP ROWSUM_SINGLE[...] in/output total size [247040] exceeds MEM_UB size [196608]!`` (s29)."""
+import numpy as np
+
+try:
+    import torch
+    def mk(*s, dtype=None):
+        return torch.rand(*s, dtype=dtype or torch.float32)
+    def zk(*s, dtype=None):
+        return torch.zeros(*s, dtype=dtype or torch.float32)
+    BF16 = torch.bfloat16
+except ImportError:  # the emulator also takes numpy arrays (CI may run without torch)
+    import ml_dtypes
+    def mk(*s, dtype=None):
+        return np.random.default_rng(0).random(s).astype(dtype or np.float32)
+    def zk(*s, dtype=None):
+        return np.zeros(s, dtype or np.float32)
+    BF16 = ml_dtypes.bfloat16
+import pypto
+
+
+def N(t):
+    return t.float().numpy() if hasattr(t, "numpy") else t.astype(np.float32)
+
+
+@pypto.frontend.jit
+def k(x: pypto.Tensor([40, 1024], pypto.DT_FP32), out: pypto.Tensor([40, 1], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(40, 1024)
+    out[:] = pypto.sum(x, -1, keepdim=True)
+
+
+def run():
+    x, o = mk(40, 1024), zk(40, 1)
+    k(x, o)
+    print("VALUE", float(abs(N(o) - N(x).sum(-1, keepdims=True)).max() / 1024))
+
+try:
+    run()
+    print("RESULT ok")
+except Exception as e:
+    print("RESULT", type(e).__name__, str(e)[:300].replace("\n", " | "))
