@@ -269,16 +269,21 @@ def index_put_(input: Any, indices: Any, values: Any, accumulate: bool = False) 
     return None
 
 
-def _sort_common(tr: Tracer, opname: str, A: Tensor, k: int | None, largest: bool) -> tuple[Tensor, Tensor]:
-    last = A.shape[-1]
+def _sort_common(tr: Tracer, opname: str, A: Tensor, k: int | None, largest: bool,
+                 axis: int | None = None) -> tuple[Tensor, Tensor]:
+    """Sort along ``axis`` (the last one when None: topk and sort; argsort takes any)."""
+    ax = A.dim - 1 if axis is None else axis
+    last = A.shape[ax]
     kk = k if k is not None else last
-    shp = A.shape[:-1] + [kk]
+    shp = A.shape[:ax] + [kk] + A.shape[ax + 1:]
 
     if A.dtype == DataType.DT_FP32 and (last if isinstance(last, int) else 0) * 4 >= 22 * 1024:
         tr.warn("EMU_TOPK_SIZE", "topk MERGE_SORT needs tile[-1]*4 < 22 KB", op=opname)
-    vals, idx = simple_op(tr, opname, "sort", {"src": A.key, "kk": None if isinstance(kk, SymbolicScalar) else kk,
-                                               "largest": bool(largest)},
-                          [A], [shp, shp], [A.dtype, DataType.DT_INT32], out_params=("vals", "idx"), align_error=True)
+    params = {"src": A.key, "kk": None if isinstance(kk, SymbolicScalar) else kk, "largest": bool(largest)}
+    if ax != A.dim - 1:
+        params["axis"] = ax
+    vals, idx = simple_op(tr, opname, "sort", params, [A], [shp, shp], [A.dtype, DataType.DT_INT32],
+                          out_params=("vals", "idx"), align_error=True)
     return vals, idx
 
 
@@ -310,11 +315,22 @@ def sort(input: Any, dim: int = -1, descending: bool = False) -> tuple[Tensor, T
 
 
 @op("argsort")
-def argsort(input: Any, dim: int = -1, descending: bool = False) -> Tensor:
-    """INT32 indices that sort the last axis (stable)."""
+def argsort(input: Any, dim: int | None = None, descending: bool = False) -> Tensor:
+    """INT32 indices that sort along ``dim`` (the last axis when None, as the wheel's ``ArgSort(input, -1 if dim is
+    None else dim, ...)``; stable). s29: the emulator sorted the last axis whatever ``dim`` was."""
     tr = require_tracer("argsort")
     A = reader(tr, input, "argsort")
-    return _sort_common(tr, "argsort", A, None, descending)[1]
+    d = -1 if dim is None else dim
+    if isinstance(d, bool) or not isinstance(d, int) or not -A.dim <= d < A.dim:
+        raise tr.pyerror("IndexError", f"argsort: dim {dim!r} out of range for rank {A.dim}", op="argsort")
+    ax = d % A.dim
+    tile = tr.scopes[-1]["vec_tile"]
+    if len(tile) >= A.dim and int(tile[len(tile) - A.dim + ax]) % 32:
+        # the wheel's sort.cpp (s29, 11 kernels: tiles of 16 and 48 along the sorted axis refused, 32 and 64 taken,
+        # whatever the tensor's extent; topk is not bound by it)
+        raise tr.error("FC1001", f"The size of the tile shape along axis {ax} must be a multiple of 32. Got "
+                       f"{tile[len(tile) - A.dim + ax]}. (argsort sorts along the vec tile's axis {ax})", op="argsort")
+    return _sort_common(tr, "argsort", A, None, descending, axis=ax)[1]
 
 
 def _tri(opname: str, input: Any, diagonal: Any, lower: bool) -> Tensor:

@@ -315,3 +315,54 @@ def test_a_2d_reduction_whose_tile_exceeds_the_vector_buffer_fails_as_the_wheels
         return
     e = _err(k, x, out)
     assert e.code == "FFFFFF" and f"in/output total size [{total}] exceeds MEM_UB size [196608]!" in str(e), str(e)
+
+
+# ---- argsort ------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("shape", "dim", "descending"), [((32, 64), 0, False), ((32, 64), 0, True), ((2, 32, 32), 1, False),
+                                                         ((8, 64), None, True), ((8, 64), -1, False)])
+def test_argsort_sorts_along_its_dim(shape, dim, descending):
+    """Wheel (f17): `ArgSort(input, -1 if dim is None else dim, descending)`; the emulator sorted the last axis
+    whatever `dim` was (a silently wrong index tensor). Ties included: the order is numpy's stable sort."""
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor(list(shape), F32), out: pypto.Tensor(list(shape), pypto.DT_INT32)):
+        pypto.set_vec_tile_shapes(*shape)
+        out[:] = pypto.argsort(x, dim, descending)
+
+    x = np.round(_rand(*shape) * 8).astype(np.float32)  # many ties
+    out = np.zeros(shape, np.int32)
+    _run(k, x, out)
+    axis = -1 if dim is None else dim
+    want = np.argsort(-x if descending else x, axis=axis, kind="stable")
+    np.testing.assert_array_equal(out, want)
+
+
+@pytest.mark.parametrize(("shape", "tile", "dim", "axis", "got"), [((8, 16), (8, 16), -1, 1, 16), ((8, 48), (8, 48), -1, 1, 48),
+                                                                  ((16, 64), (16, 64), 0, 0, 16),
+                                                                  ((2, 16, 32), (2, 16, 32), 1, 1, 16)])
+def test_argsort_needs_a_tile_of_32s_along_the_sorted_axis(shape, tile, dim, axis, got):
+    """Wheel (f17b): `FC1001 The size of the tile shape along axis N must be a multiple of 32. Got T.`"""
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor(list(shape), F32), out: pypto.Tensor(list(shape), pypto.DT_INT32)):
+        pypto.set_vec_tile_shapes(*tile)
+        out[:] = pypto.argsort(x, dim)
+
+    e = _err(k, _rand(*shape), np.zeros(shape, np.int32))
+    assert e.code == "FC1001" and f"along axis {axis} must be a multiple of 32. Got {got}." in str(e), str(e)
+
+
+def test_argsort_takes_a_tile_larger_than_the_tensor_and_topk_is_not_bound():
+    """Wheel: ok for argsort of a [8, 48] tensor under tile (8, 64), and topk under a tile of 16."""
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([8, 48], F32), y: pypto.Tensor([8, 16], F32), out: pypto.Tensor([8, 48], pypto.DT_INT32),
+          top: pypto.Tensor([8, 4], pypto.DT_INT32)):
+        pypto.set_vec_tile_shapes(8, 64)
+        out[:] = pypto.argsort(x, -1)
+        pypto.set_vec_tile_shapes(8, 16)
+        top[:] = pypto.topk(y, 4, -1)[1]
+
+    x, y = _rand(8, 48), _rand(8, 16)
+    out, top = np.zeros((8, 48), np.int32), np.zeros((8, 4), np.int32)
+    _run(k, x, y, out, top)
+    np.testing.assert_array_equal(out, np.argsort(x, -1, kind="stable"))
+    np.testing.assert_array_equal(top, np.argsort(-y, -1, kind="stable")[:, :4])

@@ -312,12 +312,20 @@ def build_inplace(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
 
 # ---- sort / misc --------------------------------------------------------------------------------------
 
-@kind("sort", {"src": "key", "vals": "key", "idx": "key", "kk": "int?", "largest": "bool"}, reads=("src",),
-      produces=("vals", "idx"))
+@kind("sort", {"src": "key", "vals": "key", "idx": "key", "kk": "int?", "largest": "bool", "axis": "int?"},
+      reads=("src",), produces=("vals", "idx"))
 def build_sort(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
-    largest, kk = p["largest"], p["kk"]
+    largest, kk, axis = p["largest"], p["kk"], p.get("axis")
 
     def fn(env: Any, a: tuple) -> list:
+        if axis is not None:  # argsort along another axis: the same sort with that axis moved last, and back
+            arr, v = a
+            vm = [*v[:axis], *v[axis + 1:], v[axis]]
+            res = fn_last(env, (np.moveaxis(arr, axis, -1), vm))
+            return [(np.moveaxis(r, -1, axis), [*rv[:axis], rv[-1], *rv[axis:-1]]) for r, rv in res]
+        return fn_last(env, a)
+
+    def fn_last(env: Any, a: tuple) -> list:
         arr, v = a
         if kk is None:  # a dynamic last axis: the slice below needs an int (as in the traced closure)
             raise TypeError("slice indices must be integers or None or have an __index__ method")

@@ -1,0 +1,10 @@
+import torch, pypto
+@pypto.frontend.jit(runtime_options={"run_mode": pypto.RunMode.SIM})
+def k(x: pypto.Tensor([16, 32], pypto.DT_FP32), out: pypto.Tensor([16, 32], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(16, 32)
+    out.move(x * 2.0)
+x = torch.rand(16, 32); o = torch.zeros(16, 32)
+try:
+    k(x, o); print("RESULT ok")
+except Exception as e:
+    print("RESULT", type(e).__name__, str(e)[:300].replace("\n", " | "))

@@ -1,0 +1,10 @@
+import torch, pypto
+@pypto.frontend.jit(runtime_options={"run_mode": pypto.RunMode.SIM})
+def k(x: pypto.Tensor([16, 64], pypto.DT_FP16), out: pypto.Tensor([16, 64], pypto.DT_FP16)):
+    pypto.set_vec_tile_shapes(16, 64)
+    out[:] = pypto.where(x > 0.0, x, pypto.Element(pypto.DT_FP16, 0.0))
+x = (torch.rand(16, 64) * 4 - 2).half(); o = torch.zeros(16, 64).half()
+try:
+    k(x, o); print("RESULT ok")
+except Exception as e:
+    print("RESULT", type(e).__name__, str(e)[:300].replace("\n", " | "))
