@@ -154,6 +154,21 @@ class _Parsed:
         if isinstance(node, ast.FunctionDef) and node.returns is not None:
             raise self.err("ValueError", "Return annotation is not allowed in nested functions. Use an "
                            "out parameter instead.", node)
+        if type(node) is ast.Assign and type(node.value) is ast.Lambda:
+            self._check_lambda_calls(node)
+
+    def _check_lambda_calls(self, node: ast.Assign) -> None:
+        """``g = lambda t: ...`` and then ``g(x)`` in a kernel body: the PTO parser looks a called local name up as a
+        function definition and fails on the assignment (s29 crosscheck, pypto 0.2.0: ``'Assign' object has no
+        attribute 'decorator_list'``); a lambda called in place, or handed to ``max(key=...)``, parses. Only a body
+        with such an assignment pays for this walk of its expressions."""
+        names = {t.id for t in node.targets if type(t) is ast.Name}
+        for n in ast.walk(self.fdef):
+            if type(n) is ast.Call and type(n.func) is ast.Name and n.func.id in names:
+                raise self.err("ParserError", "'Assign' object has no attribute 'decorator_list' (the lambda assigned "
+                               f"to '{n.func.id}' at line {node.lineno} is called here: the PTO parser takes a called "
+                               "local name for a function definition - write a nested def, or call the lambda in "
+                               "place)", n)
 
     def split_params(self) -> tuple[list[tuple[str, Any]], list[inspect.Parameter]]:
         """(tensor params with annotation objects, non-tensor params) with the signature rules of §1.2.

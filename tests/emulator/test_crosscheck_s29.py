@@ -366,3 +366,29 @@ def test_argsort_takes_a_tile_larger_than_the_tensor_and_topk_is_not_bound():
     _run(k, x, y, out, top)
     np.testing.assert_array_equal(out, np.argsort(x, -1, kind="stable"))
     np.testing.assert_array_equal(top, np.argsort(-y, -1, kind="stable")[:, :4])
+
+
+# ---- a lambda bound to a name and called ----------------------------------------------------------------------------
+
+def test_a_lambda_bound_to_a_name_and_called_is_the_parsers_error():
+    """Wheel (f18): `'Assign' object has no attribute 'decorator_list'` - the parser takes a called local name for a
+    function definition. Called in place or handed to `max(key=...)`, a lambda parses (f18b)."""
+    @pypto.frontend.jit
+    def bad(x: pypto.Tensor([16, 64], F32), out: pypto.Tensor([16, 64], F32)):
+        pypto.set_vec_tile_shapes(16, 64)
+        g = lambda t: t * 2.0  # noqa: E731 - the construct under test
+        out[:] = g(x)
+
+    e = _err(bad, _rand(16, 64), np.zeros((16, 64), np.float32))
+    assert e.kind == "ParserError" and "decorator_list" in str(e) and "'g'" in str(e), str(e)
+
+    @pypto.frontend.jit
+    def good(x: pypto.Tensor([16, 64], F32), out: pypto.Tensor([16, 64], F32)):
+        pypto.set_vec_tile_shapes(16, 64)
+        s = max([1.0, 2.0, 3.0], key=lambda v: -v)
+        out[:] = (lambda t: t * 2.0)(x) * s
+
+    x = _rand(16, 64)
+    out = np.zeros_like(x)
+    _run(good, x, out)
+    np.testing.assert_array_equal(out, x * np.float32(2.0) * np.float32(1.0))

@@ -72,6 +72,8 @@ REAL: dict[str, str] = {
     "f16b_row_sum_tile_clipped_to_the_tensor": "ok",
     "f17_argsort_along_axis_0": "ok",  # and sorted along axis 0 (the emulator sorted the last axis before s29)
     "f17b_argsort_tile_not_a_multiple_of_32": "FC1001",  # "... along axis 1 must be a multiple of 32. Got 16."
+    "f18_lambda_assigned_then_called": "ParserError",  # "'Assign' object has no attribute 'decorator_list'"
+    "f18b_lambda_called_in_place": "ok",
     "t01_head_runtime_option": "IndexError",  # map::at: max_workspace_kb is HEAD-only
     "t02_head_only_api_name": "AttributeError",  # module 'pypto' has no attribute 'tanh'
     "t03_matmul_int8_output": "FC3002",  # "Unsupported output data type. Only DT_FP32, DT_FP16, DT_BF16, DT_INT32"

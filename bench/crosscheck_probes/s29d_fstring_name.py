@@ -1,0 +1,12 @@
+import torch, pypto
+@pypto.frontend.jit(runtime_options={"run_mode": pypto.RunMode.SIM})
+def k(x: pypto.Tensor([16, 64], pypto.DT_FP32), out: pypto.Tensor([16, 64], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(16, 64)
+    t = pypto.tensor([16, 64], pypto.DT_FP32, f"t_{0}")
+    t[:] = x * 2.0
+    out[:] = t
+x = torch.rand(16, 64); o = torch.zeros(16, 64)
+try:
+    k(x, o); print("RESULT ok")
+except Exception as e:
+    print("RESULT", type(e).__name__, str(e)[:300].replace("\n", " | "))

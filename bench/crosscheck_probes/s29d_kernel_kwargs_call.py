@@ -1,0 +1,10 @@
+import torch, pypto
+@pypto.frontend.jit(runtime_options={"run_mode": pypto.RunMode.SIM})
+def k(x: pypto.Tensor([16, 64], pypto.DT_FP32), out: pypto.Tensor([16, 64], pypto.DT_FP32), scale: float = 2.0):
+    pypto.set_vec_tile_shapes(16, 64)
+    out[:] = x * scale
+x = torch.rand(16, 64); o = torch.zeros(16, 64)
+try:
+    k(x, o, scale=3.0); print("RESULT ok")
+except Exception as e:
+    print("RESULT", type(e).__name__, str(e)[:300].replace("\n", " | "))
