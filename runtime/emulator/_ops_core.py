@@ -125,8 +125,7 @@ def gm_view(tr: Tracer, src: Tensor, out: Tensor, opname: str) -> None:
     if tile:
         nbytes = int(tile[-1]) * _elem_bytes(out.dtype)
         if nbytes % 32:
-            f, ln = tr.where()
-            out._gm_view = (nbytes, opname, tuple(tile), f, ln)
+            out._gm_view = (nbytes, opname, tuple(tile), tr.where()[1])
 
 
 def check_gm_copy(tr: Tracer, src: Tensor, dst: Tensor, opname: str) -> None:
@@ -142,8 +141,9 @@ def check_gm_copy(tr: Tracer, src: Tensor, dst: Tensor, opname: str) -> None:
                        "the vec tile: call pypto.set_vec_tile_shapes before this write)", op=opname)
     if not src._gm_view:
         return
-    nbytes, op, tile, f, ln = src._gm_view
-    where = f" at {f}:{ln}" if f else ""
+    nbytes, op, tile, ln = src._gm_view
+    # the line only: a file path is a host fact (the sandbox's own paths) and must not reach a report agents read
+    where = f" at line {ln}" if ln else ""
     # the wheel raises it from its parser as a bare RenderedParserError (no Python type inside): kind ParserError
     raise tr.pyerror("ParserError", f"CHECK FAILED: lastDimBytes % BLOCK_SIZE == 0 | FwkOp tile shape's last dim is "
                      f"not aligned. Last dim bytes: {nbytes}, BLOCK_SIZE: 32 (the {op}{where} was recorded under vec "
