@@ -325,11 +325,12 @@ def argsort(input: Any, dim: int | None = None, descending: bool = False) -> Ten
         raise tr.pyerror("IndexError", f"argsort: dim {dim!r} out of range for rank {A.dim}", op="argsort")
     ax = d % A.dim
     tile = tr.scopes[-1]["vec_tile"]
-    if len(tile) >= A.dim and int(tile[len(tile) - A.dim + ax]) % 32:
+    along = int(tile[len(tile) - A.dim + ax]) if len(tile) >= A.dim else 32  # the tile's extent on the sorted axis
+    if along % 32:
         # the wheel's sort.cpp (s29, 11 kernels: tiles of 16 and 48 along the sorted axis refused, 32 and 64 taken,
         # whatever the tensor's extent; topk is not bound by it)
-        raise tr.error("FC1001", f"The size of the tile shape along axis {ax} must be a multiple of 32. Got "
-                       f"{tile[len(tile) - A.dim + ax]}. (argsort sorts along the vec tile's axis {ax})", op="argsort")
+        raise tr.error("FC1001", f"The size of the tile shape along axis {ax} must be a multiple of 32. Got {along}. "
+                       f"(argsort sorts along the vec tile's axis {ax})", op="argsort")
     return _sort_common(tr, "argsort", A, None, descending, axis=ax)[1]
 
 
