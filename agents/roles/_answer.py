@@ -4,7 +4,10 @@ Real models rarely send exactly one JSON object. They put a sentence before it, 
 fence, send two objects (a draft and the final one), stop in the middle at the token limit, or write a tool
 call as text instead of using the tool-calling interface. :func:`candidates` lists every JSON object in an
 answer, in order (the whole text, then fenced blocks, then bare objects found by scanning); the role takes
-the first one that validates and passes its checks (:func:`pick`). :func:`text_tool_call` recognises a tool
+the first one that validates and passes its checks (:func:`pick`). Reasoning models (DeepSeek-R1, Qwen3, and
+any model served without a reasoning parser) put their thinking in the answer as a leading ``<think>...</think>``
+block, or only its closing tag when the chat template opened it: :func:`without_reasoning` removes it first, so
+a draft object written while thinking is never taken for the answer. :func:`text_tool_call` recognises a tool
 call written as text. Every problem is an :class:`AnswerError` whose message is sent back to the model and
 whose :attr:`AnswerError.key` says whether two failures are "the same" (positions inside a broken JSON text
 do not make two failures different).
@@ -21,7 +24,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-__all__ = ["AnswerError", "TextToolCall", "candidates", "pick", "text_tool_call"]
+__all__ = ["AnswerError", "TextToolCall", "candidates", "pick", "text_tool_call", "without_reasoning"]
 
 A = TypeVar("A", bound=BaseModel)
 R = TypeVar("R")
@@ -31,6 +34,8 @@ _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)(?:\n[ \t]*```|\Z)"
 _TOOL_TAG = re.compile(r"<(tool_call|function_call|tool)>\s*(.*?)\s*</\1>", re.DOTALL)
 _ESCAPE = re.compile(r'\\(u[0-9a-fA-F]{4}|["\\/bfnrt]|.|$)', re.DOTALL)
 _LENIENT = json.JSONDecoder(strict=False)
+_REASONING_OPEN = re.compile(r"\A\s*<(think|thinking|reasoning)>", re.IGNORECASE)
+_REASONING_CLOSE = re.compile(r"</(think|thinking|reasoning)>", re.IGNORECASE)
 MAX_LITERAL_CHARS = 200_000
 """A Python-literal answer larger than this is not tried with ``ast.literal_eval`` (its parser is not linear)"""
 
@@ -52,6 +57,27 @@ class TextToolCall:
 
     name: str
     arguments: dict[str, Any]
+
+
+def without_reasoning(text: str) -> str:
+    """``text`` without the reasoning a thinking model puts before its answer.
+
+    Removes leading ``<think>``/``<thinking>``/``<reasoning>`` blocks, and everything up to the first closing tag
+    when the text starts inside one whose opening tag the chat template wrote (Qwen3, DeepSeek-R1: the content
+    begins with the thinking, then ``</think>``). A block still open at the end is all reasoning: the result is
+    empty. Text without these tags is returned unchanged (the same object).
+    """
+    rest = text
+    closing = _REASONING_CLOSE.search(rest)
+    if closing is not None and not _REASONING_OPEN.match(rest) and f"<{closing.group(1).lower()}>" not in \
+            rest[:closing.start()].lower():
+        rest = rest[closing.end():]
+    while (opened := _REASONING_OPEN.match(rest)) is not None:
+        end = re.compile(rf"</{opened.group(1)}>", re.IGNORECASE).search(rest, opened.end())
+        if end is None:
+            return ""
+        rest = rest[end.end():]
+    return rest.lstrip() if rest is not text else text
 
 
 def _escaped(m: re.Match[str]) -> str:
@@ -176,7 +202,17 @@ def pick(text: str | None, model: type[A], check: Callable[[A], R], *, truncated
         if truncated:
             raise _truncated(max_tokens)
         raise AnswerError("the answer was empty; reply with one JSON object")
-    objects, syntax = candidates(text)
+    answer_text = without_reasoning(text)
+    if not answer_text.strip():
+        if truncated:
+            raise _truncated(max_tokens)
+        raise AnswerError("the answer holds only reasoning (a <think> block) and nothing after it; end your "
+                          "reasoning with </think> and reply with the JSON object", key="only reasoning")
+    objects, syntax = candidates(answer_text)
+    if not objects and answer_text is not text and not _REASONING_OPEN.match(text):
+        # only a closing tag marked the reasoning, and no object follows it: the tag did not end a block the chat
+        # template opened (an answer quoting it), so the whole text is read as before
+        objects, syntax = candidates(text)
     shape_error: AnswerError | None = None
     check_error: AnswerError | None = None
     for obj in objects:
@@ -214,6 +250,7 @@ def _truncated(max_tokens: int | None) -> AnswerError:
 def text_tool_call(text: str | None, tool_names: Iterable[str]) -> TextToolCall | None:
     """A call of one of ``tool_names`` written as text, e.g. ``<tool_call>{"name": "read_skill", "arguments":
     {"section": "patterns"}}</tool_call>`` or the bare object; None when there is none."""
+    text = without_reasoning(text or "")
     if not text:
         return None
     names = set(tool_names)

@@ -24,7 +24,7 @@ from agents.config import AgentsConfig
 from agents.contracts import AgentError
 from agents.llm import ChatProvider, ChatRequest, ChatResponse
 from agents.prompts import PromptTemplate
-from agents.roles._answer import AnswerError, pick, text_tool_call
+from agents.roles._answer import AnswerError, pick, text_tool_call, without_reasoning
 from agents.roles._budget import Part, assemble
 from agents.roles._fit import Fit, compact, est_tokens, fit_dispatch, messages_tokens
 from agents.skills import ROLE_SKILLS, SkillLibrary
@@ -186,7 +186,7 @@ def run_role(env: RoleEnv, call: RoleCall[A, R]) -> R:
         if response.tool_calls and offer_tools:
             tool_rounds += 1
             messages = [*messages, {
-                "role": "assistant", "content": response.text,
+                "role": "assistant", "content": response.text and _history_text(response.text),
                 "tool_calls": [{"id": c.id, "type": "function",
                                 "function": {"name": c.name, "arguments": c.arguments}}
                                for c in response.tool_calls]}]
@@ -207,7 +207,7 @@ def run_role(env: RoleEnv, call: RoleCall[A, R]) -> R:
             if written is not None and offer_tools:
                 tool_rounds += 1
                 result = _run_tool(env, call, written.name, json.dumps(written.arguments), node)
-                messages = [*messages, {"role": "assistant", "content": response.text or ""},
+                messages = [*messages, {"role": "assistant", "content": _history_text(response.text)},
                             {"role": "user", "content": f"Result of {written.name}:\n{result}\n\n(Next time call "
                                                         "tools through the tool-calling interface, not as text.)"}]
                 continue
@@ -232,9 +232,18 @@ def run_role(env: RoleEnv, call: RoleCall[A, R]) -> R:
             raise AgentError(call.role, f"no valid answer after {repairs} tries; last problem: {problem}",
                              attempts=repairs, model_calls=calls)
         messages = [*messages,
-                    {"role": "assistant", "content": response.text or ""},
+                    {"role": "assistant", "content": _history_text(response.text)},
                     {"role": "user", "content": f"Your answer was rejected: {problem}\n"
                                                 "Reply again with the complete corrected JSON object only."}]
+
+
+def _history_text(text: str | None) -> str:
+    """What the conversation keeps of an answer: without a thinking model's reasoning block, as the model's own
+    chat templates (Qwen3, DeepSeek-R1) keep earlier turns - the reasoning is spent context, not part of the
+    exchange. An answer that was all reasoning stays whole (the repair message says what was missing)."""
+    if not text:
+        return ""
+    return without_reasoning(text) or text
 
 
 def _run_tool(env: RoleEnv, call: RoleCall[Any, Any], name: str, raw_arguments: str, node: str | None) -> str:

@@ -18,6 +18,7 @@ from test_agents_roles import KERNEL, _impl_ctx
 from agents import Trace, build_agents
 from agents.contracts import AgentError
 from agents.llm import LLMError
+from agents.roles._answer import without_reasoning
 from agents.trace import TraceReader
 
 GOOD = {"path": "silu_impl.py", "content": KERNEL, "notes": "row kernel"}
@@ -190,3 +191,58 @@ def test_near_json_that_is_still_broken_goes_back_with_the_strict_error(tmp_path
     assert not isinstance(result, Exception) and result.content == KERNEL
     repair = requests[1]["messages"][-1]["content"]
     assert "not valid JSON" in repair and "Invalid control character" in repair
+
+
+# --- reasoning models: the thinking comes first, in the answer text ---------------------------------------------
+
+DRAFT = {"path": "silu_impl.py", "content": KERNEL.replace("sigmoid", "sigmoid  # draft"), "notes": "draft"}
+
+
+def test_a_draft_inside_a_think_block_is_not_taken_for_the_answer(tmp_path: Path) -> None:
+    text = (f"<think>\nMaybe {json.dumps(DRAFT)} - no, keep the original notes.\n</think>\n\n"
+            f"{json.dumps(GOOD)}")
+    result, requests, _ = _run(tmp_path, [completion(text)])
+    assert not isinstance(result, Exception) and result.notes == "row kernel"
+    assert len(requests) == 1
+
+
+def test_a_template_opened_think_block_ends_at_its_closing_tag(tmp_path: Path) -> None:
+    # Qwen3 / DeepSeek-R1 chat templates write "<think>" themselves: the content starts inside the block
+    text = f"Okay, first try {json.dumps(DRAFT)} but the notes are wrong.\n</think>\n\n{json.dumps(GOOD)}"
+    result, _, _ = _run(tmp_path, [completion(text)])
+    assert not isinstance(result, Exception) and result.notes == "row kernel"
+
+
+def test_an_answer_that_is_only_reasoning_gets_a_repair_that_says_so(tmp_path: Path) -> None:
+    script = [completion("<think>\nLet me think about the tiles ... and the tail"), completion(json.dumps(GOOD))]
+    result, requests, _ = _run(tmp_path, script)
+    assert not isinstance(result, Exception) and result.content == KERNEL
+    assert "only reasoning" in requests[1]["messages"][-1]["content"]
+
+
+def test_reasoning_is_not_sent_back_in_the_conversation(tmp_path: Path) -> None:
+    bad = {"path": "modules/elsewhere.py", "content": KERNEL, "notes": "x"}
+    thinking = "<think>" + "long deliberation " * 50 + "</think>\n"
+    script = [completion(thinking + json.dumps(bad)), completion(json.dumps(GOOD))]
+    result, requests, _ = _run(tmp_path, script)
+    assert not isinstance(result, Exception)
+    kept = [m for m in requests[1]["messages"] if m["role"] == "assistant"]
+    assert kept and kept[-1]["content"] == json.dumps(bad)
+
+
+def test_a_closing_tag_quoted_inside_an_answer_does_not_hide_it(tmp_path: Path) -> None:
+    quoted = dict(GOOD, notes="strip </think> from model output")
+    result, _, _ = _run(tmp_path, [completion(json.dumps(quoted))])
+    assert not isinstance(result, Exception) and result.notes == "strip </think> from model output"
+
+
+@pytest.mark.parametrize(("text", "answer"), [
+    ("<think>a</think>{}", "{}"),
+    ("  <THINKING>a\nb</THINKING>\n\n<think>c</think> {}", "{}"),
+    ("reasoning </think>\n{}", "{}"),
+    ("<reasoning>never closed {}", ""),
+    ("{} <think>after the answer is not reasoning</think>", "{} <think>after the answer is not reasoning</think>"),
+    ("no tags {}", "no tags {}"),
+])
+def test_without_reasoning_forms(text: str, answer: str) -> None:
+    assert without_reasoning(text) == answer
