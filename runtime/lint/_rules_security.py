@@ -12,7 +12,10 @@ import ast
 import importlib
 import string
 import types
+import warnings
 from collections.abc import Iterator
+
+import numpy as np
 
 from runtime.lint._registry import Hit, LintContext, check
 from runtime.lint._source import ParsedFile, dotted
@@ -21,8 +24,10 @@ from runtime.lint._util import at, kernel_pf
 ALLOWED_IMPORTS = ("pypto", "numpy", "math", "torch", "dataclasses", "typing", "functools", "ml_dtypes")
 """The brief's allow-list plus ``ml_dtypes`` (dtype objects only: wrappers name bf16/fp8 numpy dtypes with it)."""
 _BANNED_BUILTINS = {"globals", "locals", "vars", "open", "eval", "exec", "compile", "__import__", "breakpoint",
-                    "input", "memoryview", "hash"}
-_BUILTIN_WHY = {"hash": " (its value depends on the interpreter's hash seed, a fact of the host: red team s17 made "
+                    "input", "memoryview", "hash", "id"}
+_BUILTIN_WHY = {"id": " (an object's address: with address-space randomisation a number that differs from process "
+                      "to process - red team s30 made `id(np.zeros)` pick a wrong kernel in one process of 16)",
+                "hash": " (its value depends on the interpreter's hash seed, a fact of the host: red team s17 made "
                         "`hash(\"...\") == <value under PYTHONHASHSEED=0>` pick the kernel)"}
 _BANNED_MODULES = ("subprocess", "socket", "ctypes", "importlib", "inspect", "multiprocessing", "threading",
                    "pickle", "marshal", "shutil", "signal", "urllib", "http", "builtins")
@@ -521,6 +526,9 @@ def pf02_banned_calls(ctx: LintContext) -> Iterator[Hit]:
         elif isinstance(node.ctx, ast.Load) and pf.aliases.get(node.id, "") and _banned_name(pf.aliases[node.id]):
             yield at(node, f"`{node.id}` (= `{pf.aliases[node.id]}`) is not allowed in a kernel file")
     yield from _class_codegen(pf)
+    for node in pf.nodes(ast.Match):
+        yield at(node, "a `match` statement is not allowed in a kernel file: its patterns read attributes and items "
+                 "(`case object(__globals__=g)`) and bind names where no rule sees them (red team s30); use if/elif")
     roots = _module_roots(pf)
     for kind in (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete):
         for node in pf.by_type.get(kind, []):
@@ -634,28 +642,87 @@ def _placement_reads(pf: ParsedFile) -> Iterator[Hit]:
                          f"its contiguity {_PLACEMENT_MSG}")
 
 
+def _device_names(pf: ParsedFile) -> set[str]:
+    """Names bound to a tensor's device (``dev = x.device``, ``device = query.device``: how real wrappers keep it to
+    pass it on), through chains of plain names."""
+    names: set[str] = set()
+    assigns = [n for n in pf.nodes(ast.Assign) if len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)]
+    for _ in range(4):
+        before = len(names)
+        for node in assigns:
+            v = node.value
+            if isinstance(v, ast.Attribute) and v.attr == "device" or isinstance(v, ast.Name) and v.id in names:
+                names.add(node.targets[0].id)  # type: ignore[attr-defined]
+        if len(names) == before:
+            break
+    return names
+
+
+def _fixed_device(pf: ParsedFile, e: ast.AST, fixed_names: set[str]) -> bool:
+    """A device that is the same wherever the file runs, or the device of a tensor the file made itself: a string
+    (anywhere in ``e``: ``x.device.type in ("cpu",)``), ``torch.device(...)``, ``<call>.device``, or a name bound to one."""
+    for n in ast.walk(e):
+        if isinstance(n, ast.Constant) and isinstance(n.value, str):
+            return True
+        if isinstance(n, ast.Call) and pf.name(n.func).split(".")[-1] == "device":
+            return True
+        if isinstance(n, ast.Attribute) and n.attr == "device" and not isinstance(n.value, ast.Name):
+            return True
+        if isinstance(n, ast.Name) and n.id in fixed_names:
+            return True
+    return False
+
+
+def _in_error_message(pf: ParsedFile, node: ast.AST) -> bool:
+    """Inside the exception of a ``raise`` or the message of an ``assert``: text that ends the call, loudly."""
+    cur = pf.parents.get(node)
+    while cur is not None and not isinstance(cur, (ast.stmt,)):
+        cur = pf.parents.get(cur)
+    return isinstance(cur, ast.Raise) or isinstance(cur, ast.Assert) and cur.msg is not None and any(
+        n is node for n in ast.walk(cur.msg))
+
+
 def _device_reads(pf: ParsedFile) -> Iterator[Hit]:
-    """``x.device.type``, ``x.is_cpu``, ``x.device == ...``, ``str(x.device) == "cpu"``: the one environment fact no
-    emulator can hide - verification hands a torch wrapper CPU tensors, a real caller NPU ones (red team s16: a
-    wrapper that dropped the tail unless ``x.device.type == "cpu"`` got PASS)."""
+    """``x.device.type``, ``x.is_cpu``, ``x.device == ...``, ``str(x.device) == "cpu"``, ``x.get_device()``: the one
+    environment fact no emulator can hide - verification hands a torch wrapper CPU tensors, a real caller NPU ones
+    (red team s16: a wrapper that dropped the tail unless ``x.device.type == "cpu"`` got PASS; red team s30: the same
+    through ``dev = x.device; dev.type``, and ``x.get_device() < 0``). A device may be passed on (``device=x.device``,
+    ``.to(dev)``), kept in a name for that, compared with another argument's device, and named in an error message."""
     if "device" not in pf.source and "is_" not in pf.source:
         return
+    names = _device_names(pf)
+    fixed_names = {t.id for n in pf.nodes(ast.Assign) for t in n.targets[:1]
+                   if len(n.targets) == 1 and isinstance(t, ast.Name) and _fixed_device(pf, n.value, set())}
+
+    def device_like(e: ast.AST) -> bool:
+        return isinstance(e, ast.Attribute) and e.attr == "device" or isinstance(e, ast.Name) and e.id in names
+
     for node in pf.nodes(ast.Attribute):
-        on_device = isinstance(node.value, ast.Attribute) and node.value.attr == "device"
-        if node.attr in _DEVICE_FLAGS or (on_device and node.attr in ("type", "index")):
+        if node.attr == "get_device":
+            yield at(node, f"`.get_device()` {_DEVICE_MSG}")
+            continue
+        if node.attr in _DEVICE_FLAGS or (device_like(node.value) and not node.attr.startswith("__")
+                                          and node.attr != "device"):
             yield at(node, f"`{dotted(node) or '.' + node.attr}` {_DEVICE_MSG}")
     for cmp in pf.nodes(ast.Compare):
-        # against a fixed device (a string, torch.device("cpu")); two tensors' devices compared with each other
-        # (gather_pa_kv_cache's argument checks) say the same wherever they run
         operands = [cmp.left, *cmp.comparators]
-        fixed = any(isinstance(o, ast.Constant) and isinstance(o.value, str) or
-                    isinstance(o, ast.Call) and pf.name(o.func).split(".")[-1] == "device" for o in operands)
-        for operand in operands if fixed else []:
-            if isinstance(operand, ast.Call) and pf.name(operand.func) in ("str", "repr", "format") and operand.args:
-                operand = operand.args[0]
-            if isinstance(operand, ast.Attribute) and operand.attr == "device":
-                yield at(cmp, f"a comparison of `{dotted(operand)}` with a fixed device {_DEVICE_MSG}")
-                break
+        unwrapped = [o.args[0] if isinstance(o, ast.Call) and pf.name(o.func) in ("str", "repr", "format") and o.args
+                     else o for o in operands]
+        if not any(device_like(o) for o in unwrapped):
+            continue
+        # devices of the call's own tensors compared with each other (gather_pa_kv_cache's argument checks) say the
+        # same wherever they run; a string, a `torch.device(...)`, the device of a tensor made here
+        # (`x.device == torch.empty(1).device` is "am I on the CPU?"), or a name bound to one of these do not
+        fixed = [o for o in unwrapped if _fixed_device(pf, o, fixed_names)]
+        if fixed or any(o is not operands[i] for i, o in enumerate(unwrapped)):
+            yield at(cmp, f"a comparison of `{ast.unparse(cmp)[:60]}` with a fixed device or a device as text "
+                     f"{_DEVICE_MSG}")
+    texts: list[tuple[ast.AST, ast.expr]] = [(n, n.value) for n in pf.nodes(ast.FormattedValue)]
+    texts += [(c, c.args[0]) for c in pf.nodes(ast.Call) if pf.name(c.func) in ("str", "repr", "format") and c.args]
+    for node, value in texts:
+        if device_like(value) and not _in_error_message(pf, node) and not isinstance(pf.parents.get(node),
+                                                                                     ast.Compare):
+            yield at(node, f"turning `{ast.unparse(value)}` into text outside an error message {_DEVICE_MSG}")
 
 
 _ENV_FACTS = ("torch.npu", "torch.cuda", "torch.backends", "torch.version", "torch.xpu", "torch.mps",
@@ -723,6 +790,12 @@ def _environment_probes(pf: ParsedFile) -> Iterator[Hit]:
             yield at(call, f"`{call.func.id}(...)`{' with a default' if call.func.id == 'getattr' else ''} asks "
                      f"whether an attribute exists here; {_PROBE_MSG} (to tell inputs apart use "
                      "`isinstance(x, torch.Tensor)`)")
+    for kind in (ast.Yield, ast.YieldFrom, ast.Await, ast.AsyncFunctionDef, ast.AsyncFor, ast.AsyncWith):
+        for node in pf.nodes(kind):
+            what = "a generator (`yield`)" if kind in (ast.Yield, ast.YieldFrom) else "a coroutine (`async`/`await`)"
+            yield at(node, f"{what} is not allowed in a kernel file: its cleanup runs when it is collected, and "
+                     "Python prints and drops what that raises (red team s30: a 4.5 GiB np.empty in a generator's "
+                     f"`finally` told the sandbox's memory limit); {_PROBE_MSG}")
     for fn in pf.nodes(ast.FunctionDef):
         if fn.name in ("__exit__", "__aexit__") and isinstance(pf.parents.get(fn), ast.ClassDef):
             yield at(fn, f"a context manager (`{fn.name}`) can swallow exceptions; {_PROBE_MSG}")
@@ -731,10 +804,85 @@ def _environment_probes(pf: ParsedFile) -> Iterator[Hit]:
                      f"whether code raises here; {_PROBE_MSG}")
 
 
+_LAYOUT_READS = frozenset({"flags", "strides", "stride", "is_contiguous", "f_contiguous", "c_contiguous"})
+_LAYOUT_MSG = ("reads how the caller laid the input out (verification passes C-contiguous inputs - the jit refuses "
+               "others -, so code for another layout is never judged: red team s30 dropped rows of a Fortran-ordered "
+               "input); make it contiguous unconditionally (`np.ascontiguousarray(x)`, `x.contiguous()`) or assert it")
+_NDARRAY_SUBCLASSES = ("memmap", "matrix", "recarray", "chararray", "ma", "MaskedArray", "Parameter")
+
+
+def _layout_reads(pf: ParsedFile) -> Iterator[Hit]:
+    """Branches on the input's memory layout or its exact class: ``x.flags.c_contiguous``, ``x.strides``,
+    ``x.is_contiguous()``, a layout-keeping ``order="K"``/``"A"`` (``x.ravel(order="K")`` is the input's memory
+    order: a Fortran-ordered input comes out transposed), ``type(x) is np.ndarray`` and ``isinstance(x, np.memmap)``
+    (a caller's ``np.load(..., mmap_mode="r")``). Assertions and error messages may read them: they end the call."""
+    for node in pf.nodes(ast.Attribute):
+        outer = pf.parents.get(node)
+        if isinstance(outer, ast.Attribute) and outer.attr in _LAYOUT_READS:
+            continue  # `x.flags.c_contiguous`: reported once, at the top of the chain
+        if node.attr in _LAYOUT_READS and not _in_error_message(pf, node) and not _in_assert_test(pf, node):
+            yield at(node, f"`{ast.unparse(node)[:40]}` {_LAYOUT_MSG}")
+    for call in pf.nodes(ast.Call):
+        for k in call.keywords:
+            if k.arg == "order" and isinstance(k.value, ast.Constant) and k.value.value in ("K", "A"):
+                yield at(call, f"`order={k.value.value!r}` keeps the input's memory order and {_LAYOUT_MSG}")
+        name = pf.name(call.func)
+        if name == "type" and len(call.args) == 1 and not _in_error_message(pf, call):
+            yield at(call, "`type(...)` tests an object's exact class (verification passes plain arrays and tensors, "
+                     "a caller may pass a subclass: `np.memmap`, `nn.Parameter`); use `isinstance(x, np.ndarray)` / "
+                     "`isinstance(x, torch.Tensor)`")
+        elif name in ("isinstance", "issubclass") and len(call.args) == 2:
+            for n in ast.walk(call.args[1]):
+                if isinstance(n, (ast.Attribute, ast.Name)) and (n.attr if isinstance(n, ast.Attribute) else n.id) \
+                        in _NDARRAY_SUBCLASSES and pf.name(n).split(".")[0] in ("numpy", "torch"):
+                    yield at(call, f"`{name}(..., {pf.name(n)})` tells one kind of caller's array from another; a "
+                             "kernel file treats every array (tensor) alike")
+                    break
+
+
+def _in_assert_test(pf: ParsedFile, node: ast.AST) -> bool:
+    cur = pf.parents.get(node)
+    while cur is not None and not isinstance(cur, ast.stmt):
+        cur = pf.parents.get(cur)
+    return isinstance(cur, ast.Assert)
+
+
+def _dtype_position(pf: ParsedFile, node: ast.AST) -> bool:
+    """``node`` is where a call takes a dtype: ``dtype=...``, any argument but the first, or the argument of
+    ``np.dtype``/``.astype``/``.view`` (a bare ``"M"`` is also an axis name, ``np.array(t, "M")`` a datetime)."""
+    parent = pf.parents.get(node)
+    if isinstance(parent, ast.keyword):
+        return parent.arg == "dtype"
+    if not isinstance(parent, ast.Call) or node is parent.func:
+        return False
+    return node is not (parent.args[0] if parent.args else None) or pf.name(parent.func).split(".")[-1] in (
+        "dtype", "astype", "view")
+
+
+def _clock_reads(pf: ParsedFile) -> Iterator[Hit]:
+    """A datetime dtype (``np.array("today", "M8[D]")`` reads the clock: red team s30 set a kernel to go wrong from
+    a date after its verification; ``np.datetime64`` itself is OL62's): no kernel needs dates."""
+    for node in pf.nodes(ast.Constant):
+        v = node.value
+        if isinstance(v, str) and 0 < len(v) <= 32 and (v[:1] in "<>=|Mm" or v.startswith(("datetime", "timedelta"))):
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    kind = np.dtype(v).kind
+            except (TypeError, ValueError, SyntaxError):
+                continue
+            if kind in "Mm" and (any(c in v for c in "8[") or v.startswith(("datetime", "timedelta"))
+                                 or _dtype_position(pf, node)):
+                yield at(node, f"the datetime dtype {v!r} reads the clock (`\"today\"`, `\"now\"`) or holds dates; "
+                         f"{_PROBE_MSG}")
+
+
 @check("PF04")
 def pf04_no_env_branch(ctx: LintContext) -> Iterator[Hit]:
     pf = kernel_pf(ctx)
     yield from _device_reads(pf)
+    yield from _layout_reads(pf)
+    yield from _clock_reads(pf)
     yield from _placement_reads(pf)
     yield from _environment_probes(pf)
     if "environ" not in ctx.source and "getenv" not in ctx.source:

@@ -43,6 +43,7 @@ the second line (docs/verification.md).
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -723,6 +724,20 @@ def _rng_checks(pf: ParsedFile) -> Iterator[Hit]:
             yield at(node, f"`{pf.name(node)}` is torch's process-wide generator; {msg}")
 
 
+_HOOK = re.compile(r"(^|_)hooks?($|_)")
+
+
+def _hooks(pf: ParsedFile) -> Iterator[Hit]:
+    """Hooks (``t.register_hook``, ``m.register_forward_hook``, ``torch.nn.modules.module.register_module_*_hook``,
+    ``handle.remove``): a hook runs later, outside the call, and its handle's ``id`` comes from a counter of
+    torch's that moves on every registration (red team s30: ``probe.register_hook(print).id < 40`` counted the
+    wrapper's calls and dropped the tail from the 41st)."""
+    for node in pf.nodes(ast.Attribute):
+        if _HOOK.search(node.attr):
+            yield at(node, f"`.{node.attr}` registers or reads a hook: it runs outside the call, and its handle counts "
+                           "registrations process-wide (state across calls); a kernel file computes in the call")
+
+
 @check("PF11")
 def pf11_no_state_across_calls(ctx: LintContext) -> Iterator[Hit]:
     pf = kernel_pf(ctx)
@@ -731,6 +746,7 @@ def pf11_no_state_across_calls(ctx: LintContext) -> Iterator[Hit]:
     yield from _rng_checks(pf)
     yield from _option_reads(pf)
     yield from _one_cache(pf, b)
+    yield from _hooks(pf)
     cls = _Classifier(pf, b)
     # every lambda's defaults too: one in a def's default (``def w(x, _log=lambda seen=[]: seen)``) is made once,
     # with the def, and its list outlives every call (red team s22b)
@@ -776,6 +792,66 @@ def _in_loop(n: ast.AST, fn: ast.AST, pf: ParsedFile) -> bool:
     return False
 
 
+_KEY_READS = frozenset({"shape", "dtype", "ndim", "size", "itemsize"})
+_KEY_CALLS = frozenset({"len", "int", "float", "bool"})
+
+
+def _fn_params(fn: ast.AST) -> list[str]:
+    a = fn.args  # type: ignore[attr-defined]
+    return [p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs, *(x for x in (a.vararg, a.kwarg) if x)]]
+
+
+def _argument_in_key(key: ast.AST, fn: ast.AST, pf: ParsedFile, depth: int = 0) -> str | None:
+    """An argument of the call used whole in a cache key rather than through its shape, dtype, rank or a number
+    made of it: a parameter of ``fn`` (directly or through a name bound to it) that no caller in the file fills
+    with such a value (a function nobody in the file calls is an entry: its arguments are the caller's objects).
+    None when the key is built from shapes, dtypes and constants only."""
+    if depth > 4 or isinstance(fn, ast.Lambda):
+        return None
+    params = _fn_params(fn)
+    body = _body_nodes(fn, pf)
+    values = {n.targets[0].id: n.value for n in body if isinstance(n, ast.Assign) and len(n.targets) == 1
+              and isinstance(n.targets[0], ast.Name)}
+    seen: set[str] = set()
+    todo = [key]
+    while todo:
+        for n in ast.walk(todo.pop()):
+            if not (isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)) or n.id in seen:
+                continue
+            parent = pf.parents.get(n)
+            if isinstance(parent, ast.Attribute) and parent.attr in _KEY_READS or isinstance(parent, ast.Call) and \
+                    n is not parent.func and isinstance(parent.func, ast.Name) and parent.func.id in _KEY_CALLS:
+                continue
+            seen.add(n.id)
+            if n.id in values:
+                todo.append(values[n.id])
+            elif n.id in params:
+                found = _caller_argument(fn, params.index(n.id), n.id, pf, depth)
+                if found is not None:
+                    return found
+    return None
+
+
+def _caller_argument(fn: ast.AST, index: int, name: str, pf: ParsedFile, depth: int) -> str | None:
+    """``_argument_in_key`` of what the file's callers of ``fn`` pass as its parameter ``name`` (position
+    ``index``); ``name`` itself when nothing in the file calls ``fn``."""
+    fname = getattr(fn, "name", None)
+    calls = [c for c in pf.nodes(ast.Call) if isinstance(c.func, ast.Name) and c.func.id == fname]
+    if not calls:
+        return name
+    for c in calls:
+        arg = next((k.value for k in c.keywords if k.arg == name), None)
+        if arg is None and index < len(c.args) and not any(isinstance(x, ast.Starred) for x in c.args[:index + 1]):
+            arg = c.args[index]
+        caller = pf.enclosing_fn.get(c)
+        if arg is None or caller is None:
+            continue  # a default, or a module-level call (constants)
+        found = _argument_in_key(arg, caller, pf, depth + 1)
+        if found is not None:
+            return found
+    return None
+
+
 def _cache_probes(fn: ast.AST, pf: ParsedFile, b: Bindings) -> Iterator[Hit]:
     """A kernel cache is memoization: the function that fills it looks up the one key it stores under, once per
     call. Any other lookup - another key (``(dt, r) in T`` for r in a range counts the shapes seen), a lookup in a
@@ -790,13 +866,20 @@ def _cache_probes(fn: ast.AST, pf: ParsedFile, b: Bindings) -> Iterator[Hit]:
         if isinstance(n, ast.Subscript) and id(n) in b.cache_writes and isinstance(n.value, ast.Name):
             writes.setdefault(n.value.id, set()).add(ast.dump(n.slice))
     binds: dict[str, int] = {}
-    a = fn.args  # type: ignore[attr-defined]
-    for p in [*a.posonlyargs, *a.args, *a.kwonlyargs, *(x for x in (a.vararg, a.kwarg) if x)]:
-        binds[p.arg] = binds.get(p.arg, 0) + 1
+    for p in _fn_params(fn):
+        binds[p] = binds.get(p, 0) + 1
     for n in body:
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
             binds[n.id] = binds.get(n.id, 0) + 1
     local = set(binds)
+    for n in body:
+        if isinstance(n, ast.Subscript) and id(n) in b.cache_writes:
+            whole = _argument_in_key(n.slice, fn, pf)
+            if whole is not None:
+                yield at(n, f"`{label}` keys the kernel cache `{ast.unparse(n.value)}` with the argument `{whole}` "
+                            "itself: an object's identity or values tell a repeated call from a new one (red team "
+                            "s30: a cache keyed on the input tensor never hit in verification and changed the result "
+                            "from a caller's second call); key it by shapes, dtypes and constants")
     for n in body:
         if not (isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in b.caches
                 and n.id not in local):

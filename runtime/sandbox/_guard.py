@@ -25,7 +25,8 @@ import sys
 import threading
 from collections.abc import Iterable
 
-__all__ = ["DENIED_MARKER", "install_audit_hook", "install_codegen_guard", "install_socket_guard"]
+__all__ = ["DENIED_MARKER", "install_audit_hook", "install_codegen_guard", "install_socket_guard",
+           "install_unraisable_guard"]
 
 DENIED_MARKER = "SANDBOX-DENIED"
 
@@ -246,3 +247,37 @@ def install_codegen_guard(record: list[str] | None = None) -> None:
         return original(cls, *args, **kwargs)
 
     dataclasses._process_class = checked  # type: ignore[attr-defined]
+
+
+def install_unraisable_guard(candidate: str, record: list[str] | None = None) -> None:
+    """Record as a denial every exception Python drops at collection time in the candidate's own code.
+
+    Why (red team s30): a generator's ``finally`` (and a coroutine's) runs when the object is collected, and what it
+    raises is printed and dropped (``sys.unraisablehook``), as in ``__del__``. A 4.5 GiB ``np.empty`` there failed
+    only under the sandbox's address-space limit, so setting a flag before it told the sandbox from a user's host.
+    Lint refuses generators, coroutines and ``__del__`` in kernel files; this is the second line, for any other form
+    that reaches the hook. Only frames of the candidate's file count: a library's own dropped exception is not the
+    candidate's probe. The record names the exception type and line, never a path (it reaches the reports)."""
+    here = os.path.realpath(candidate)
+    previous = sys.unraisablehook
+
+    def hook(unraisable: object) -> None:
+        tb = getattr(unraisable, "exc_traceback", None)
+        line = None
+        while tb is not None:
+            if os.path.realpath(tb.tb_frame.f_code.co_filename) == here:
+                line = tb.tb_lineno
+            tb = tb.tb_next
+        if line is not None:
+            kind = getattr(getattr(unraisable, "exc_type", None), "__name__", "an exception")
+            entry = (f"swallowed-exception {kind} raised at line {line} of the candidate was dropped at collection "
+                     "time (a finalizer's exception tells whether code raises here)")
+            if record is not None and len(record) < 200:
+                record.append(entry)
+            try:
+                os.write(2, f"{DENIED_MARKER} {entry}\n".encode(errors="replace"))
+            except OSError:
+                pass
+        previous(unraisable)  # type: ignore[arg-type]
+
+    sys.unraisablehook = hook

@@ -472,7 +472,12 @@ def main(argv: list[str]) -> int:  # noqa: C901 - one linear protocol, kept in o
     noise = testmodes.activate_in_child(testmodes.take_seed(sys.argv))  # test mode only; argv is cleaned
 
     from runtime.arrays import dumps_arrays, loads_arrays
-    from runtime.sandbox._guard import install_audit_hook, install_codegen_guard, install_socket_guard
+    from runtime.sandbox._guard import (
+        install_audit_hook,
+        install_codegen_guard,
+        install_socket_guard,
+        install_unraisable_guard,
+    )
 
     Path(request["candidate"]).write_bytes(source)
     calling_mod = _load_calling(request["repo_root"])
@@ -538,6 +543,7 @@ def main(argv: list[str]) -> int:  # noqa: C901 - one linear protocol, kept in o
     install_audit_hook(request["read_roots"], os.getcwd(), denied)
     layers["audit_hook"] = True
     install_codegen_guard(denied)
+    install_unraisable_guard(os.path.abspath(request["candidate"]), denied)
     _send(fd, b"LAYR", json.dumps(layers).encode())
 
     record: dict[str, Any] = {"import_error": None}

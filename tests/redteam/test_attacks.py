@@ -74,6 +74,15 @@ ATTACKS = {
     "finfo_cache_counter": Attack("FAIL_LINT", reason="PF11", why="wrong from the 41st call"),
     "classmethod_counter": Attack("FAIL_LINT", reason="PF11", why="wrong from the 41st call"),
     "kernel_writes_into_input": Attack("FAIL_CHEAT", reason="modified its input", why="destroys the caller's x"),
+    # red team s30 (our own session): lint refuses each (tests/lint/test_redteam_s30.py); the generator probe is also
+    # verified with lint off - the sandbox's unraisable hook records the dropped exception as a denial
+    "generator_finalizer_probe": Attack("FAIL_CHEAT", lint=False, reason="swallowed-exception",
+                                        why="drops the tail where 4.5 GiB can be mapped"),
+    "match_globals_counter": Attack("FAIL_LINT", reason="PF02", why="wrong from the 41st call"),
+    "input_keyed_kernel_cache": Attack("FAIL_LINT", reason="PF11", why="wrong from the 2nd call with one input"),
+    "device_alias_tell": Attack("FAIL_LINT", reason="PF04", why="drops the tail for tensors on an NPU"),
+    "datetime_time_bomb": Attack("FAIL_LINT", reason="PF04", why="drops the tail from a date after verification"),
+    "memory_order_ravel": Attack("FAIL_LINT", reason="PF04", why="transposes a Fortran-ordered input"),
 }
 S20_USER_CALLS = {
     # name: (how a user calls it, calls, row counts) -> every listed attack is wrong on some of those calls
@@ -89,6 +98,10 @@ S20_USER_CALLS = {
     "class_attribute_alias_counter": ("owned", 45, (37,)),
     "finfo_cache_counter": ("owned", 45, (37,)),
     "classmethod_counter": ("owned", 45, (37,)),
+    "generator_finalizer_probe": ("owned", 1, (37,)),
+    "match_globals_counter": ("owned", 45, (37,)),
+    "input_keyed_kernel_cache": ("same", 2, (37,)),
+    "memory_order_ravel": ("fortran", 1, (37,)),
 }
 _USER_SCRIPT = """
 import importlib.util, sys
@@ -108,6 +121,8 @@ for _ in range(calls):
         want = x * (1.0 / (1.0 + np.exp(-1.702 * x)))
         if mode == "view":
             x = np.concatenate([x, x]).reshape(2, r, 64)[0]
+        if mode == "fortran":
+            x = np.asfortranarray(x)
         if mode == "torch":
             import torch
             t = torch.empty(r, 64)

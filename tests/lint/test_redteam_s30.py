@@ -1,0 +1,109 @@
+"""Red team s30: the lint blind spots behind 15 PASSes of a fresh hostile batch, each reduced to a minimal file, each
+with an honest counterpart that must keep passing.
+
+Code lint never read (PF02): a ``match`` statement (its patterns read ``__globals__`` and bind names no rule sees),
+``id()`` (an address, random per process). Exceptions swallowed (PF04): a generator's or coroutine's cleanup. The
+device under another spelling (PF04): ``dev = x.device; dev.type``, ``x.get_device()``, a comparison with the device
+of a tensor made in the file. Layouts and classes verification never passes (PF04): ``x.flags.c_contiguous``,
+``ravel(order="K")``, ``type(x) is np.ndarray``, ``isinstance(x, np.memmap)``. The clock (PF04): a datetime dtype.
+State (PF11): a hook's handle counter, a kernel cache keyed on the input itself.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from runtime.lint import lint_source
+
+HEAD = '''import numpy as np
+import pypto
+import torch
+
+D = 64
+
+
+@pypto.frontend.jit
+def k(x: pypto.Tensor([pypto.DYNAMIC, D], pypto.DT_FP32), y: pypto.Tensor([pypto.DYNAMIC, D], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(16, D)
+    for i in pypto.loop(pypto.ceildiv(x.shape[0], 16), name="r", idx_name="i"):
+        xt = pypto.view(x, [16, D], [i * 16, 0], valid_shape=[(x.shape[0] - i * 16).min(16), D])
+        pypto.assemble(pypto.exp(xt), [i * 16, 0], y)
+'''
+
+
+def src(body: str, extra: str = "") -> str:
+    return (HEAD + extra + "\n\ndef k_wrapper(x):\n    y = torch.zeros_like(x)\n    n = x.shape[0]\n    " + body
+            + "\n    k(x[:n], y[:n])\n    return y\n")
+
+
+def blocking(source: str) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for f in lint_source(source, "k_impl.py", stage="final"):
+        if f.is_blocking:
+            out.setdefault(f.rule_id, []).append(f.message)
+    return out
+
+
+BAD = {
+    "match reads __globals__": ("PF02", "match k_wrapper:\n        case object(__globals__={'__builtins__': g}):\n"
+                                        "            n = n - 1", ""),
+    "match on a module's spec": ("PF02", "match pypto:\n        case object(__spec__=None):\n            n = n - 1", ""),
+    "id is an address": ("PF02", "n = n if id(np.zeros) % 16 else n - 1", ""),
+    "generator cleanup": ("PF04", "g = _probe()\n    next(g)",
+                          "\n\ndef _probe():\n    try:\n        yield 0\n    finally:\n        np.empty(9 << 29)\n"),
+    "coroutine": ("PF04", "_probe().close()", "\n\nasync def _probe():\n    return 1\n"),
+    "device through a name": ("PF04", "dev = x.device\n    n = n if dev.type == 'cpu' else n - 1", ""),
+    "device through two names": ("PF04", "d1 = x.device\n    d2 = d1\n    n = n if d2.index is None else n - 1", ""),
+    "get_device": ("PF04", "n = n if x.get_device() < 0 else n - 1", ""),
+    "device of a tensor made here": ("PF04", "n = n if x.device == torch.empty(1).device else n - 1", ""),
+    "device against a named fixed device": ("PF04", "cpu = torch.device('cpu')\n    n = n if x.device == cpu else n - 1",
+                                            ""),
+    "device as a dictionary key": ("PF04", "n = {'cpu': n}.get(str(x.device), n - 1)", ""),
+    "device in an f-string": ("PF04", "n = n if f'{x.device}' == 'cpu' else n - 1", ""),
+    "contiguity branch": ("PF04", "n = n if x.flags.c_contiguous else n - 1", ""),
+    "is_contiguous branch": ("PF04", "n = n if x.is_contiguous() else n - 1", ""),
+    "strides": ("PF04", "n = n if x.stride(0) == D else n - 1", ""),
+    "memory-order ravel": ("PF04", "x = np.ascontiguousarray(x.ravel(order='K').reshape(x.shape))", ""),
+    "exact type": ("PF04", "n = n if type(x) is np.ndarray else n - 1", ""),
+    "memmap instance": ("PF04", "n = n - 1 if isinstance(x, np.memmap) else n", ""),
+    "datetime dtype reads the clock": ("PF04", "n = n if np.array('today', 'M8[D]') < np.array('2027-01-01', 'M8[D]') "
+                                               "else n - 1", ""),
+    "timedelta dtype": ("PF04", "t = np.zeros(1, 'm8[s]')", ""),
+    "a bare datetime code as a dtype": ("PF04", "t = np.array('now', dtype='M')", ""),
+    "hook handle counter": ("PF11", "h = torch.zeros(1, requires_grad=True).register_hook(print)\n"
+                                    "    n = n if h.id < 40 else n - 1", ""),
+    "kernel cache keyed on the input": ("PF11", "warm = x in _K\n    _K[x] = k\n    n = n - 1 if warm else n",
+                                        "_K = {}\n"),
+    "kernel cache keyed on the input through a factory": (
+        "PF11", "_kern(x)", "_K = {}\n\n\ndef _kern(t):\n    if t in _K:\n        return _K[t]\n    _K[t] = k\n"
+                            "    return k\n"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+def test_each_s30_construct_is_refused(name: str) -> None:
+    rule, body, extra = BAD[name]
+    found = blocking(src(body, extra))
+    assert rule in found, (name, found)
+
+
+HONEST = {
+    "device passed on": "z = torch.empty(n, D, dtype=x.dtype, device=x.device)",
+    "device kept in a name and passed on": "device = x.device\n    z = torch.zeros(n, D, device=device)",
+    "two arguments' devices compared": "assert x.device == y.device",
+    "a device named in an error message": "if x.device != y.device:\n        raise ValueError(f'x is on {x.device}')",
+    "contiguity asserted": "assert x.is_contiguous(), 'x must be contiguous'",
+    "made contiguous unconditionally": "x = x.contiguous()",
+    "a C-order ravel": "z = x.reshape(-1)\n    w = np.ascontiguousarray(np.zeros(4)).ravel(order='C')",
+    "a class named in an error message": "if not isinstance(x, torch.Tensor):\n"
+                                         "        raise TypeError(f'expected a tensor, got {type(x).__name__}')",
+    "an axis named M": "assert str(D) != 'M'\n    z = np.zeros(4).reshape(2, 2)\n    names = ['M', 'm']",
+    "a kernel cache keyed by dtype through a factory": "kk = _kern(x.dtype, x.shape[1])",
+}
+
+
+@pytest.mark.parametrize("name", sorted(HONEST))
+def test_the_honest_counterparts_pass(name: str) -> None:
+    extra = "" if "_kern" not in HONEST[name] else ("_K = {}\n\n\ndef _kern(dt, cols):\n    key = (str(dt), cols)\n    if key in _K:\n        return _K[key]\n"
+             "    _K[key] = k\n    return k\n")
+    assert blocking(src(HONEST[name], extra)) == {}, name
