@@ -148,7 +148,12 @@ class Session:
         try:
             yield got
         finally:
-            self._captures.remove(got)
+            # by identity: nested captures hold equal lists (`warn` appends to every open one), and `remove` by
+            # equality took the outer one - a "not in list" error out of a correct kernel's retried trace
+            for i in range(len(self._captures) - 1, -1, -1):
+                if self._captures[i] is got:
+                    del self._captures[i]
+                    break
 
     @contextlib.contextmanager
     def warnings_rewound_on(self, exc: type[BaseException]) -> Iterator[None]:

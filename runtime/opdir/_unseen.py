@@ -26,14 +26,20 @@ What :func:`unseen_cases` draws (``rng = default_rng([seed, 0x7e5])``), from the
   of every verification. Red team s25: a "B == 1 fast path" that wrote nothing passed 6 of 8 verifications, the
   small size being 1 in one draw of eight.
 
-That is :data:`UNSEEN_VERSION` 4. Version 3 is version 4 with the small size drawn from 1..8; version 2 is version
+- (version 5) the byte cap of an unseen case is 4.25x the largest SPEC case (at least 4 MiB, at most 64 MiB), so the
+  fill size really reaches 3-4x the SPEC's largest size below the 64 MiB ceiling. Mutation sweep s30: the cap was
+  1.25x, so above a 3.2 MiB SPEC case the fill stayed at 1.25x and the power of two was halved back to a SPEC size;
+  a sigmoid kernel clamping its tile count at 8 (128 rows, SPEC 64 rows of 16384) passed every verification. A
+  size halved to fit onto a SPEC size is dropped (the SPEC runs it already).
+
+That is :data:`UNSEEN_VERSION` 5. Version 4 is version 5 with the 1.25x cap. Version 3 is version 4 with the small size drawn from 1..8; version 2 is version
 3 without the joint shape; version 1 (seven classes, fill from
 half the cap bound and in one dtype, no power of two, no special values) is kept for the run seeds of the shipped
 traces only (:data:`LEGACY_RUN_SEEDS`).
 
 Bounds (stated in docs/verification.md): at most :data:`MAX_UNSEEN` unseen wrapper calls; each unseen case holds
-at most :func:`case_cap` bytes of inputs + outputs (1.25x the largest SPEC case, at least 4 MiB, at most
-:data:`CASE_BYTES_CAP` = 64 MiB); an axis size is halved (keeping its tail) until the case fits. SPEC shapes
+at most :func:`case_cap` bytes of inputs + outputs (4.25x the largest SPEC case - version 4: 1.25x -, at least 4 MiB,
+at most :data:`CASE_BYTES_CAP` = 64 MiB); an axis size is halved (keeping its tail) until the case fits. SPEC shapes
 over the cap get no fresh-seed rerun and no repeat. So unseen cases add at most 20 calls of at most 64 MiB each.
 
 The call order (SPEC and unseen cases interleaved, plus repeats) is :func:`call_plan`'s: also drawn from the
@@ -68,12 +74,13 @@ CASE_BYTES_CAP = 64 * 1024**2
 """Inputs + outputs of one unseen case stay under this unless the SPEC's own cases are bigger."""
 UNSEEN_PREFIX = "unseen"
 """Unseen case names start with it: ``unseen3-B70_D64-fp32`` (no seed: the seed is never shown to agents)."""
-UNSEEN_VERSION = 4
+UNSEEN_VERSION = 5
 """The drawing of unseen cases. Version 2 (red team s16): a power-of-two size class, the fill size in every dtype and
 above 3x the SPEC's largest, and special values (zero / constant rows, ties) in the second case of every same-shape
 pair and in the fresh-seed reruns of the SPEC's shapes (:func:`runtime.opdir._inputs.apply_special_values`).
 Version 3 (red team s22): the joint shape of two or more dynamic axes (:func:`_joint`). Version 4 (red team s25):
-the small size is 1 (drawn as before, so every other class is version 3's)."""
+the small size is 1 (drawn as before, so every other class is version 3's). Version 5 (mutation sweep s30): the
+byte cap is 4.25x the largest SPEC case instead of 1.25x (:func:`case_cap`)."""
 LEGACY_RUN_SEEDS = frozenset({
     8073106555080404082, 1375231499958067986, 4714508118518851981, 8790150582367487093, 5005340479135436709,
     4653713241000648732, 4971532019015743374, 5156450107698526626, 5087138263457286476,
@@ -251,11 +258,12 @@ def _joint(spec: Spec, per_axis: list[tuple[int, str, list[tuple[str, int]]]], b
     return dims
 
 
-def case_cap(spec: Spec, spec_cases: list[Case]) -> int:
-    """Most bytes (inputs + outputs) one unseen case may hold: 1.25x the largest SPEC case, at least 4 MiB, at
-    most :data:`CASE_BYTES_CAP`."""
+def case_cap(spec: Spec, spec_cases: list[Case], version: int = UNSEEN_VERSION) -> int:
+    """Most bytes (inputs + outputs) one unseen case may hold: :data:`FILL_FACTOR` + 0.25 times the largest SPEC
+    case (version 4 and before: 1.25x), at least 4 MiB, at most :data:`CASE_BYTES_CAP`."""
     largest = max((case_bytes(spec, c) for c in spec_cases), default=0)
-    return min(CASE_BYTES_CAP, max(CASE_BYTES_CAP // 16, int(largest * 1.25)))
+    factor = FILL_FACTOR + 0.25 if version >= 5 else 1.25
+    return min(CASE_BYTES_CAP, max(CASE_BYTES_CAP // 16, int(largest * factor)))
 
 
 def total_cap(spec: Spec, spec_cases: list[Case]) -> int:
@@ -271,7 +279,7 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
     rng = np.random.default_rng([int(seed) & ((1 << 63) - 1), _STREAM])
     shapes = [dict(s) for s in spec.p0_shapes] or [{}]
     dtypes = list(spec.supported_dtypes)
-    cap = case_cap(spec, spec_cases)
+    cap = case_cap(spec, spec_cases, version)
     budget = [total_cap(spec, spec_cases)]
     used_seeds = {c.seed for c in spec_cases}
     out: list[Case] = []
@@ -314,6 +322,8 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
                 if not got or got in [int(sh.get(axis, -1)) for sh in shapes]:
                     continue
                 dims = _fit(spec, {**base, axis: got}, axis, dtype, cap)
+                if dims is not None and version >= 5 and dims[axis] in [int(sh.get(axis, -1)) for sh in shapes]:
+                    continue  # halved onto a SPEC size: the SPEC runs it already
                 if dims is not None and (dims, dtype) not in planned:
                     planned.append((dims, dtype))
         if s_i == 0:

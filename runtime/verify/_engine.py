@@ -296,7 +296,7 @@ def _step_cases(r: _Run, case: str | None) -> None:
     version = unseen_version(r.report.unseen_seed)  # the shipped traces' seeds keep the drawing they recorded
     r.cases = list(spec_cases) + unseen_cases(r.spec, list(spec_cases), seed, version)
     # the report lists SPEC cases first; the wrapper is called in a seeded order with seeded repeats
-    cap = case_cap(r.spec, list(spec_cases))
+    cap = case_cap(r.spec, list(spec_cases), version)
     r.call_plan = call_plan([c.name for c in r.cases], seed, repeats=2,
                             repeatable=[c.name for c in r.cases if case_bytes(r.spec, c) <= cap])
 

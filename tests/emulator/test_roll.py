@@ -341,6 +341,20 @@ def test_a_session_puts_its_warnings_back_when_an_attempt_is_thrown_away() -> No
     assert [g[0] for g in got] == ["EMU_B", "EMU_C"]
 
 
+def test_nested_captures_holding_equal_lists_close_in_their_own_order() -> None:
+    """Mutation sweep s30: two correct attn_softmax variants failed verification with "list.remove(x): x not in list"
+    - the inner capture's exit removed the outer one's list (equal contents, `remove` compares by value)."""
+    with emu.session() as s:
+        with s.capture_warnings() as outer:
+            with s.capture_warnings() as inner:
+                s.warn("EMU_A", "both see it", file="k.py", line=1)
+                assert inner == outer
+            s.warn("EMU_B", "only the outer one", file="k.py", line=2)
+        assert [g[0] for g in outer] == ["EMU_A", "EMU_B"] and [g[0] for g in inner] == ["EMU_A"]
+        s.warn("EMU_C", "no capture open", file="k.py", line=3)
+    assert [g[0] for g in outer] == ["EMU_A", "EMU_B"]
+
+
 def test_a_runtime_error_in_a_rolled_loop_keeps_its_code_and_line() -> None:
     x = np.random.default_rng(2).standard_normal((77, 64)).astype(np.float32)
     rolled = _run(tail_tiles, [x, np.zeros_like(x)], (6,), True)  # 6 tiles of 16 rows: the sixth starts past 77

@@ -92,3 +92,19 @@ def test_cpu_limit_ends_a_busy_loop(tmp_path: Path) -> None:
     assert report.verdict == "FAIL_RUNTIME"
     assert "CPU" in report.sandbox.reason or "SIGKILL" in report.sandbox.reason
     assert report.durations["candidate_s"] < 10.0
+
+
+def test_an_honest_tail_bug_on_a_spec_case_without_full_tiles_is_numeric_not_a_cheat(tmp_path: Path) -> None:
+    """Mutation sweep s30: a tail bug that writes nothing for a SPEC case smaller than a tile leaves that case's output
+    zero - constant - and the whole verdict was FAIL_CHEAT. It is constant on that case only (the larger SPEC cases
+    have written tiles), so it is a numeric failure; `return_zeros` (constant on every SPEC case) stays a cheat."""
+    op = make_op(tmp_path, "silu")
+    spec = (op / "SPEC.md").read_text()
+    (op / "SPEC.md").write_text(spec.replace("  - {B: 37, D: 64}     # 5-row tail for a 16-row tile",
+                                             "  - {B: 37, D: 64}\n  - {B: 5, D: 64}"))
+    (op / "silu_impl.py").write_text((HOSTILE / "tail_bug.py").read_text())
+    report = verify(op, op / "silu_impl.py", settings=_settings(), unseen_seed=3)
+    assert report.verdict == "FAIL_NUMERIC", (report.verdict, report.reasons[:3])
+    assert not [r for r in report.reasons if "is constant but" in r]
+    (op / "silu_impl.py").write_text((HOSTILE / "return_zeros.py").read_text())
+    assert verify(op, op / "silu_impl.py", settings=_settings(), unseen_seed=3).verdict == "FAIL_CHEAT"

@@ -96,7 +96,7 @@ def test_the_shipped_traces_keep_the_drawing_they_were_recorded_with() -> None:
                 for p in WORKSPACE.iterdir() if (p / "traces" / "default" / "manifest.json").is_file()}
     assert recorded and recorded <= LEGACY_RUN_SEEDS
     assert all(unseen_version(s) == 1 for s in recorded)
-    assert unseen_version(0) == unseen_version(12345) == UNSEEN_VERSION == 4
+    assert unseen_version(0) == unseen_version(12345) == UNSEEN_VERSION == 5
     spec, cases = _silu()
     old = unseen_cases(spec, cases, 5, version=1)
     assert not any(c.special for c in old)
@@ -145,3 +145,18 @@ def test_elements_without_a_finite_golden_answer_on_special_values_are_not_judge
             (x,) = loaded.make_inputs(c)
             zero_rows += int(np.sum(np.all(x == 0, axis=1)))
     assert zero_rows > 0  # the golden was NaN there, and the kernel's 0 was not compared with it
+
+
+def test_version_5_reaches_3x_the_spec_on_a_moderate_spec_case() -> None:
+    """Mutation sweep s30: with the byte cap at 1.25x the largest SPEC case, a SPEC of 64 rows of 16384 fp32 (8 MiB of
+    input + output, the gym's sigmoid) got unseen sizes of at most 80 rows and its power of two halved back to 64: a
+    kernel clamping its tile count at 8 (128 rows) passed every verification. Version 5 caps at 4.25x."""
+    spec, cases = _silu()
+    spec = spec.model_copy(update={"p0_shapes": [{"B": 64, "D": 16384}], "supported_dtypes": ["float32"]})
+    cases = [c.model_copy(update={"dims": {"B": 64, "D": 16384}, "dtype": "float32"}) for c in cases[:1]]
+    for seed in SEEDS:
+        sizes = sorted({c.dims["B"] for c in unseen_cases(spec, cases, seed)})
+        assert any(b > 3 * 64 for b in sizes), (seed, sizes)  # the fill size
+        assert any(b >= 128 and b % 128 == 0 for b in sizes), (seed, sizes)  # the power of two, not halved
+        old = sorted({c.dims["B"] for c in unseen_cases(spec, cases, seed, version=4)})
+        assert max(old) <= 80, (seed, old)  # what version 4 drew: the gap
