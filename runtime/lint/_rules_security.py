@@ -52,6 +52,9 @@ _FRAME_ATTRS = {"tb_frame", "f_back", "f_locals", "f_globals", "f_builtins", "gi
 """Attributes of interpreter frames (reached from any traceback, generator or ``traceback.walk_stack``): a frame's
 locals are the emulator's trace-time namespace - the trace cache relies on a kernel reading its parameters only by
 name (a ``range(n)`` bound is left out of its key, `runtime.emulator._roll.range_sites`)."""
+_CODE_ATTRS = frozenset({"eval", "exec", "compile", "__import__", "breakpoint", "globals", "locals", "vars"})
+"""Banned builtins as attribute names: red team s30b copied the builtins' namespace onto an object of the file
+(``functools.update_wrapper``) and called ``<object>.eval``; no kernel reads an attribute so named."""
 _BANNED_ATTRS = {"ctypes", "tofile", "dump", "dumps"}
 """ndarray/tensor attributes that write files or expose raw memory (``a.ctypes.data``, ``a.tofile(...)``)."""
 _FILE_IO = {"numpy.load", "numpy.save", "numpy.savez", "numpy.savez_compressed", "numpy.fromfile", "numpy.memmap",
@@ -59,7 +62,8 @@ _FILE_IO = {"numpy.load", "numpy.save", "numpy.savez", "numpy.savez_compressed",
             "numpy.lib", "numpy.testing", "torch.load", "torch.save", "torch.hub", "torch.from_file", "torch.utils",
             "torch.package", "torch.ops", "torch.compile", "torch.jit", "torch.classes", "torch._C",
             "typing.get_type_hints", "typing.ForwardRef", "typing.evaluate_forward_ref", "dataclasses.make_dataclass",
-            "torch.fx", "torch.export", "functools.singledispatch", "functools.singledispatchmethod"}
+            "torch.fx", "torch.export", "functools.singledispatch", "functools.singledispatchmethod",
+            "functools.update_wrapper", "functools.wraps", "functools.WRAPPER_ASSIGNMENTS", "functools.WRAPPER_UPDATES"}
 """Allowed modules' entry points to files, pickles, code generation (``typing.ForwardRef(...)._evaluate`` and
 ``typing.get_type_hints`` eval strings - so does ``singledispatch``'s ``register`` on string annotations -,
 ``dataclasses.make_dataclass`` and ``torch.fx`` exec generated code) or
@@ -507,6 +511,9 @@ def pf02_banned_calls(ctx: LintContext) -> Iterator[Hit]:
             if full and full.split(".")[0] in ALLOWED_IMPORTS and _banned_name(full):
                 yield at(imp, f"`from {imp.module} import {alias.name}` is not allowed in a kernel file")
     for node in pf.nodes(ast.Attribute):
+        if node.attr in _CODE_ATTRS:  # on any object: `<namespace copy>.eval` (red team s30b)
+            yield at(node, f"an attribute named `{node.attr}` (a banned builtin reached through an object) is not "
+                     "allowed in a kernel file")
         if node.attr in _FRAME_ATTRS:  # on any object, inside a chain too (``e.tb_frame.f_back.f_code``)
             yield at(node, f"frame attribute `.{node.attr}` (introspection) is not allowed in a kernel file")
         if isinstance(pf.parents.get(node), ast.Attribute):
@@ -701,7 +708,8 @@ def _device_reads(pf: ParsedFile) -> Iterator[Hit]:
         if node.attr == "get_device":
             yield at(node, f"`.get_device()` {_DEVICE_MSG}")
             continue
-        if node.attr in _DEVICE_FLAGS or (device_like(node.value) and not node.attr.startswith("__")
+        made = isinstance(node.value, ast.Call) and pf.name(node.value.func).split(".")[-1] == "device"
+        if node.attr in _DEVICE_FLAGS or ((device_like(node.value) or made) and not node.attr.startswith("__")
                                           and node.attr != "device"):
             yield at(node, f"`{dotted(node) or '.' + node.attr}` {_DEVICE_MSG}")
     for cmp in pf.nodes(ast.Compare):
@@ -804,7 +812,7 @@ def _environment_probes(pf: ParsedFile) -> Iterator[Hit]:
                      f"whether code raises here; {_PROBE_MSG}")
 
 
-_LAYOUT_READS = frozenset({"flags", "strides", "stride", "is_contiguous", "f_contiguous", "c_contiguous"})
+_LAYOUT_READS = frozenset({"flags", "strides", "stride", "is_contiguous", "f_contiguous", "c_contiguous", "readonly"})
 _LAYOUT_MSG = ("reads how the caller laid the input out (verification passes C-contiguous inputs - the jit refuses "
                "others -, so code for another layout is never judged: red team s30 dropped rows of a Fortran-ordered "
                "input); make it contiguous unconditionally (`np.ascontiguousarray(x)`, `x.contiguous()`) or assert it")
@@ -840,6 +848,43 @@ def _layout_reads(pf: ParsedFile) -> Iterator[Hit]:
                     break
 
 
+def _identity_and_text_tells(pf: ParsedFile) -> Iterator[Hit]:
+    """What an object is, asked without the watched words (red team s30b): ``np.asarray(x) is x`` (False for a
+    caller's memmap), ``np.ascontiguousarray(x) is x`` / ``x.contiguous() is x`` (the layout), ``x.cpu() is x``
+    (the device) - an identity test with a value made by a call; ``repr(...)`` and ``!r`` (a tensor's repr names its
+    device, an object's its address: random per process), ``object()`` (an address to print), and a function,
+    class or module of the file as text (``f"{kernel}"`` names the emulator's class, not the wheel's). Error
+    messages may say anything: they end the call."""
+    for cmp in pf.nodes(ast.Compare):
+        operands = [cmp.left, *cmp.comparators]
+        # `x is None`, `x.dtype is torch.bfloat16` (singletons) stay; an identity between objects does not
+        if any(isinstance(op, (ast.Is, ast.IsNot)) for op in cmp.ops) and not any(
+                isinstance(o, ast.Constant) or isinstance(o, ast.Attribute) and (o.attr == "dtype" or isinstance(
+                    o.value, ast.Name) and o.value.id in pf.aliases) for o in operands):
+            yield at(cmp, f"`{ast.unparse(cmp)[:50]}` tests by identity whether a call handed its argument back (an "
+                     f"array's class, layout or device); {_PROBE_MSG}")
+    defined = set(pf.functions) | {n.name for n in pf.nodes(ast.ClassDef)} | set(pf.aliases)
+    for call in pf.nodes(ast.Call):
+        name = pf.name(call.func)
+        if name == "object":
+            yield at(call, f"`object()` is an address to print or compare; {_PROBE_MSG}")
+        elif name == "repr" and not _in_error_message(pf, call):
+            yield at(call, f"`repr(...)` outside an error message (a tensor's repr names its device, an object's its "
+                     f"address); {_PROBE_MSG}")
+        elif name in ("str", "format") and call.args and isinstance(call.args[0], ast.Name) and \
+                call.args[0].id in defined and not _in_error_message(pf, call):
+            yield at(call, f"`{name}({call.args[0].id})` turns a function, class or module into text (it names the "
+                     f"implementation behind it); {_PROBE_MSG}")
+    for fv in pf.nodes(ast.FormattedValue):
+        if _in_error_message(pf, fv):
+            continue
+        if fv.conversion == ord("r"):
+            yield at(fv, f"`!r` outside an error message; {_PROBE_MSG}")
+        elif isinstance(fv.value, ast.Name) and fv.value.id in defined:
+            yield at(fv, f"`{{{fv.value.id}}}` turns a function, class or module into text (it names the "
+                     f"implementation behind it); {_PROBE_MSG}")
+
+
 def _in_assert_test(pf: ParsedFile, node: ast.AST) -> bool:
     cur = pf.parents.get(node)
     while cur is not None and not isinstance(cur, ast.stmt):
@@ -859,11 +904,40 @@ def _dtype_position(pf: ParsedFile, node: ast.AST) -> bool:
         "dtype", "astype", "view")
 
 
+def _folded(node: ast.AST) -> str | None:
+    """The text of a string literal, or of ``+``/``*`` of literals (``"M" + "8[D]"``, ``"to" + "day"``)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        a, b = _folded(node.left), _folded(node.right)
+        return a + b if a is not None and b is not None else None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        a, b = _folded(node.left), node.right
+        if a is not None and isinstance(b, ast.Constant) and isinstance(b.value, int) and 0 <= b.value <= 8:
+            return a * b.value
+    return None
+
+
+def _strings(pf: ParsedFile) -> Iterator[tuple[ast.AST, str]]:
+    """Every string literal and every outermost concatenation of literals, with its text."""
+    for node in pf.nodes(ast.Constant):
+        if isinstance(node.value, str) and not isinstance(pf.parents.get(node), ast.BinOp):
+            yield node, node.value
+    for node in pf.nodes(ast.BinOp):
+        if not isinstance(pf.parents.get(node), ast.BinOp):
+            text = _folded(node)
+            if text is not None:
+                yield node, text
+
+
 def _clock_reads(pf: ParsedFile) -> Iterator[Hit]:
     """A datetime dtype (``np.array("today", "M8[D]")`` reads the clock: red team s30 set a kernel to go wrong from
-    a date after its verification; ``np.datetime64`` itself is OL62's): no kernel needs dates."""
-    for node in pf.nodes(ast.Constant):
-        v = node.value
+    a date after its verification; ``np.datetime64`` itself is OL62's) and the strings ``"now"``/``"today"``, also
+    spelt as a concatenation (red team s30b: ``"M" + "8[D]"``): no kernel needs dates."""
+    for node, v in _strings(pf):
+        if v.strip().lower() in ("now", "today"):
+            yield at(node, f"the string {v!r} reads the clock (as a numpy datetime); {_PROBE_MSG}")
+            continue
         if isinstance(v, str) and 0 < len(v) <= 32 and (v[:1] in "<>=|Mm" or v.startswith(("datetime", "timedelta"))):
             try:
                 with warnings.catch_warnings():
@@ -883,6 +957,7 @@ def pf04_no_env_branch(ctx: LintContext) -> Iterator[Hit]:
     yield from _device_reads(pf)
     yield from _layout_reads(pf)
     yield from _clock_reads(pf)
+    yield from _identity_and_text_tells(pf)
     yield from _placement_reads(pf)
     yield from _environment_probes(pf)
     if "environ" not in ctx.source and "getenv" not in ctx.source:

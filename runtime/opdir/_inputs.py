@@ -163,7 +163,8 @@ def _near_constant(n: int, dtype: np.dtype, rlo: float, rhi: float, rng: np.rand
     return row.astype(np.float32).astype(dtype) if dtype != np.float64 else row
 
 
-def apply_special_values(t: TensorSpec, case: Case, index: int, values: np.ndarray) -> np.ndarray:
+def apply_special_values(t: TensorSpec, case: Case, index: int, values: np.ndarray, *, ties: bool = True
+                         ) -> np.ndarray:
     """``values`` (input ``index`` of ``case``, declared as ``t``) with special rows, for a ``case.special`` case.
 
     Random draws in bands never hold an all-zero row, a constant row or two equal values, and those are the inputs
@@ -182,7 +183,8 @@ def apply_special_values(t: TensorSpec, case: Case, index: int, values: np.ndarr
 
     Every value stays one the ordinary draw could make (in the range, representable, an integer point of it).
     The first row only gets ties (see below), and so does a 1-D input (one vector, e.g. ``gamma``); booleans and
-    scalars are left as drawn. The golden
+    scalars are left as drawn. ``ties=False`` (a SPEC with ``ties: unspecified``) leaves out the tied rows, the first
+    row and 1-D inputs. The golden
     may have no finite answer on such inputs (``x / sum(x)`` on a zero row): the verifier then does not judge the
     kernel on those elements (``runtime.verify``).
     """
@@ -215,9 +217,12 @@ def apply_special_values(t: TensorSpec, case: Case, index: int, values: np.ndarr
         row[where] = row[src]
 
     if rows.shape[0] == 1:
-        tie(rows[0])
+        if ties:
+            tie(rows[0])
         return arr
     kinds = ["zero", "constant", "near", "tie"] if zero_ok else ["constant", "near", "tie"]
+    if not ties:
+        kinds.remove("tie")
     if is_integer(name) or n < 2 or not rlo < rhi:  # an integer or a one-value row cannot be near-constant
         kinds.remove("near")
     first = int(rng.integers(0, len(kinds)))  # which kind a case with few rows gets is drawn too
@@ -252,7 +257,7 @@ def generate_inputs(spec: Spec, case: Case) -> list[np.ndarray]:
     for i, t in enumerate(spec.inputs):
         try:
             arr = generate_input(t, case, i)
-            out.append(apply_special_values(t, case, i, arr) if case.special else arr)
+            out.append(apply_special_values(t, case, i, arr, ties=spec.ties == "judged") if case.special else arr)
         except ValueError as exc:
             raise OpDirError([Problem(file="SPEC.md", field=f"inputs.{t.name}.range",
                                       message=f"case {case.name}: {exc}")]) from None

@@ -191,6 +191,12 @@ class Spec(_Model):
     """Typed op attributes; their values are merged into ``attrs``."""
     imported: ImportInfo | None = None
     """Set by the gym import (``imported: {source: ..., tuned: true}``)."""
+    ties: Literal["judged", "unspecified"] = "judged"
+    """``unspecified``: which of several equal inputs the op picks is the implementation's (a top-k, sort or argmax
+    whose tie-break neither the SPEC nor the golden fixes - the gym's llada2_gate_select compares its expert ids with
+    torch's as sets and never sees a tie), so verification puts no ties into its inputs; zero, constant and
+    near-constant rows stay. ``judged`` (the default): tied rows are drawn too, and the golden's tie-break is the
+    contract (moe_topk_gating: lower expert id first)."""
     pypto_target: Target | None = None
     """The PyPTO version the kernels are written for (``runtime.targets``); verify checks against it. None: the
     forge.toml ``[toolchain]`` value, else the default (head)."""

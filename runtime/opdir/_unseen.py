@@ -30,7 +30,9 @@ What :func:`unseen_cases` draws (``rng = default_rng([seed, 0x7e5])``), from the
   fill size really reaches 3-4x the SPEC's largest size below the 64 MiB ceiling. Mutation sweep s30: the cap was
   1.25x, so above a 3.2 MiB SPEC case the fill stayed at 1.25x and the power of two was halved back to a SPEC size;
   a sigmoid kernel clamping its tile count at 8 (128 rows, SPEC 64 rows of 16384) passed every verification. A
-  size halved to fit onto a SPEC size is dropped (the SPEC runs it already).
+  size halved to fit onto a SPEC size is dropped (the SPEC runs it already). The power of two is at least 128
+  whatever the SPEC's size (red team s30b: with SPEC sizes up to 21 it was at most 64, and a 64-row fast path with
+  a slip in its offsets passed).
 
 That is :data:`UNSEEN_VERSION` 5. Version 4 is version 5 with the 1.25x cap. Version 3 is version 4 with the small size drawn from 1..8; version 2 is version
 3 without the joint shape; version 1 (seven classes, fill from
@@ -181,6 +183,8 @@ def _axis_sizes(spec: Spec, axis: str, rng: np.random.Generator, version: int = 
                    ("tile-1", tile_minus_one), ("small", small), ("larger", larger))
     else:
         top = max(4 * t, 1 << (FILL_FACTOR * hi).bit_length() - 1)  # the largest power of two <= 4x (>= 4 tiles)
+        if version >= 5:  # 128 at least whatever the SPEC's size (red team s30b: a 64-row fast path, SPEC B = 21)
+            top = max(top, _POW2_MIN)
         low = min(_POW2_MIN, top)
         powers = [p for p in (1 << j for j in range(low.bit_length() - 1, top.bit_length())) if p not in seen]
         pow2 = powers[int(rng.integers(0, len(powers)))] if powers else 2 * top

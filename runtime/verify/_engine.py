@@ -504,7 +504,8 @@ def _step_compare(r: _Run) -> None:
             rep.reasons.append(f"case {c.name}: {cr.error.type if cr.error else 'error'}{code}{where}: "
                                f"{(cr.error.message if cr.error else '')[:300]}")
             continue
-        _compare_case(rep, cr, primary[c.name], r.expected[c.name], r.plan, r.settings, special=c.special)
+        _compare_case(rep, cr, primary[c.name], r.expected[c.name], r.plan, r.settings, special=c.special,
+                      ties_unspecified=r.spec.ties == "unspecified")
     rep.counters = counters
     rep.diagnostics = [diags[k] for k in sorted(diags, key=lambda t: tuple(str(x) for x in t))]
     for cr in rep.cases:  # the child names the candidate by its file name; report it by its op-dir path
@@ -541,8 +542,24 @@ def _judged(a: np.ndarray | None, b: np.ndarray) -> tuple[np.ndarray | None, np.
     return a, b
 
 
+def tie_equivalent(leaves: list[LeafResult], golden: list[np.ndarray]) -> list[LeafResult]:
+    """``leaves`` with a failing integer (index) leaf judged close when a float leaf of the same shape is close: for a
+    SPEC with ``ties: unspecified`` (a top-k's ids and the values it picked), ids that differ where the picked
+    values agree are a different choice among equal values, not an error (the gym's llada2_gate_select: its scores
+    tie in the golden's bf16 and not in the kernel's fp32, and one id in 1,000 departs). The counts stay in the
+    leaf (its ratio shows the departed ids); a wrong id picks a wrong value, and the float leaf fails with it."""
+    out = list(leaves)
+    for j, (leaf, b) in enumerate(zip(leaves, golden, strict=False)):
+        if leaf.all_close or leaf.error or not isinstance(b, np.ndarray) or b.dtype.kind not in "iu":
+            continue
+        if any(k != j and other.all_close and isinstance(g, np.ndarray) and g.dtype.kind == "f" and g.shape == b.shape
+               for k, (other, g) in enumerate(zip(leaves, golden, strict=False))):
+            out[j] = leaf.model_copy(update={"all_close": True})
+    return out
+
+
 def _compare_case(report: VerifyReport, cr: CaseReport, r: RunOutput, golden: list[np.ndarray], plan: TargetPlan,
-                  settings: VerifySettings, *, special: bool = False) -> None:
+                  settings: VerifySettings, *, special: bool = False, ties_unspecified: bool = False) -> None:
     rec = r.record
     kinds = rec.get("output_kinds") or []
     outs = r.outputs
@@ -565,7 +582,7 @@ def _compare_case(report: VerifyReport, cr: CaseReport, r: RunOutput, golden: li
                 res = res.model_copy(update={"all_close": False,
                                              "error": f"dtype {res.actual_dtype}, expected {res.expected_dtype}"})
             leaves.append(res)
-        cr.leaves = leaves
+        cr.leaves = tie_equivalent(leaves, golden) if ties_unspecified else leaves
     if all(leaf.all_close for leaf in cr.leaves):
         cr.status = "pass"
         return

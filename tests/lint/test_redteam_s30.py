@@ -77,6 +77,19 @@ BAD = {
     "kernel cache keyed on the input through a factory": (
         "PF11", "_kern(x)", "_K = {}\n\n\ndef _kern(t):\n    if t in _K:\n        return _K[t]\n    _K[t] = k\n"
                             "    return k\n"),
+    # the second round (s30b), against the first round's fixes
+    "update_wrapper copies a namespace": ("PF02", "api = functools.update_wrapper(_N(), pypto)",
+                                          "import functools\n\n\nclass _N:\n    pass\n"),
+    "wraps": ("PF02", "n = n", "from functools import wraps\n"),
+    "eval as an attribute": ("PF02", "n = n if _N().eval('1') else n - 1", "\n\nclass _N:\n    pass\n"),
+    "the clock as a concatenation": ("PF04", "t = np.array('to' + 'day', 'M' + '8[D]')", ""),
+    "identity with a call's result": ("PF04", "n = n if x.contiguous() is x else n - 1", ""),
+    "identity between two names": ("PF04", "xa = np.asarray(x)\n    n = n if xa is x else n - 1", ""),
+    "repr names the device": ("PF04", "n = n if 'device=' in repr(x[:1]) else n - 1", ""),
+    "an address to print": ("PF04", "n = n if str(object())[-3] == '0' else n - 1", ""),
+    "the jit object as text": ("PF04", "n = n if 'emulator' in f'{k}' else n - 1", ""),
+    "a made device's type": ("PF04", "n = n if torch.device(x.device).type == 'cpu' else n - 1", ""),
+    "a read-only buffer": ("PF04", "n = n if x.data.readonly else n - 1", ""),
 }
 
 
@@ -99,6 +112,10 @@ HONEST = {
                                          "        raise TypeError(f'expected a tensor, got {type(x).__name__}')",
     "an axis named M": "assert str(D) != 'M'\n    z = np.zeros(4).reshape(2, 2)\n    names = ['M', 'm']",
     "a kernel cache keyed by dtype through a factory": "kk = _kern(x.dtype, x.shape[1])",
+    "identity with None and dtypes": "assert x.dtype is torch.float32 or x.dtype is not None\n    z = None\n"
+                                     "    assert z is None",
+    "an f-string naming a value": "tag = f'rows {n} of {x.shape[1]}'",
+    "a repr in an error message": "if n < 0:\n        raise ValueError(f'bad input {x!r} for {k}')",
 }
 
 

@@ -160,3 +160,14 @@ def test_version_5_reaches_3x_the_spec_on_a_moderate_spec_case() -> None:
         assert any(b >= 128 and b % 128 == 0 for b in sizes), (seed, sizes)  # the power of two, not halved
         old = sorted({c.dims["B"] for c in unseen_cases(spec, cases, seed, version=4)})
         assert max(old) <= 80, (seed, old)  # what version 4 drew: the gap
+
+
+def test_version_5_draws_a_power_of_two_of_128_for_a_small_spec() -> None:
+    """Red team s30b: a SPEC whose sizes stop at 21 rows had a power of two of at most 64, so a 64-row fast path with
+    a slip in its second step's offsets passed every verification."""
+    spec, cases = _silu()
+    spec = spec.model_copy(update={"p0_shapes": [{"B": 16, "D": 64}, {"B": 21, "D": 64}]})
+    cases = [c.model_copy(update={"dims": {"B": 21, "D": 64}}) for c in cases[:1]]
+    for seed in SEEDS:
+        sizes = sorted({c.dims["B"] for c in unseen_cases(spec, cases, seed)})
+        assert any(b >= 128 and b % 128 == 0 for b in sizes), (seed, sizes)
