@@ -143,6 +143,9 @@ def test_gym_operator_runs_unmodified_and_imports(name: str, tmp_path: Path) -> 
         assert exp.script in output, f"rc {rc}\n{output[-3000:]}"
     if not exp.imports:
         return
+    spec_text = (dest / "SPEC.md").read_text()
+    # a one-case import has no dynamic axis and says so (s30: its verification runs no unseen size)
+    assert ("dynamic_axes:" in spec_text) != any("no dynamic axis" in n for n in report.notes), report.notes
     if not exp.verify:  # too big to verify inside CI's budget: the measured verdict is in the docs
         return
     result = verify(dest, dest / f"{report.op_name}_impl.py", unseen_seed=0)  # seeded: the same unseen cases each run

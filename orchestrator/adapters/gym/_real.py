@@ -154,6 +154,10 @@ def import_real(gym: GymOp, timeout: float, flags: tuple[str, ...] = ()
     extra += _vendor_imports(mapping.entry_file, gym.root)
     spec = dict(mapping.spec)
     spec["imported"] = {"source": f"{gym.root.name}: {gym.describe()}", "tuned": True}
+    if not spec.get("dynamic_axes"):
+        mapping.notes.append("no dim differs between the observed cases, so SPEC.md has no dynamic axis and "
+                             "verification runs no unseen sizes (tails, a power of two, 3-4x the SPEC): import the "
+                             "test with several cases of different sizes (docs/gym.md)")
     if _picks_among_ties(g_src, spec):
         spec["ties"] = "unspecified"
         mapping.notes.append("SPEC.md declares `ties: unspecified`: the golden returns indices chosen by a top-k, sort "
