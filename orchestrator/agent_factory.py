@@ -7,6 +7,7 @@ handles the ``--agents`` option.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from agents import Trace, build_agents, local_model_problem
@@ -17,12 +18,62 @@ from agents.trace import TraceMode
 from orchestrator.adapters.scripted import ScriptedAgents
 from orchestrator.errors import ForgeError
 
+_AT_LINE = re.compile(r"\(at line (\d+), column \d+\)")
+_KEY_PROBLEM = re.compile(r"^(?P<path>.+?\.(?:toml|ya?ml)): (?P<section>[A-Za-z_]+)\.(?P<key>[A-Za-z_0-9]+): ")
+
+
+def config_problem_line(exc: Exception) -> str:
+    """A configuration error as one line that starts with ``file:line:`` when the line can be found.
+
+    Why: ``agents.config`` names the file and the key (``forge.toml: local.threads: Input should be a valid
+    integer``) or carries tomllib's ``(at line N, column M)``; a user fixes a file by its line number.
+    """
+    text = " ".join(str(exc).split())
+    found = _AT_LINE.search(text)
+    if found and ": cannot parse: " in text:
+        path, rest = text.split(": cannot parse: ", 1)
+        return f"{path}:{found.group(1)}: syntax error: {rest}"
+    key = _KEY_PROBLEM.match(text)
+    if key:
+        line = _key_line(Path(key.group("path")), key.group("section"), key.group("key"))
+        if line is not None:
+            rest = text[key.end():]
+            return f"{key.group('path')}:{line}: [{key.group('section')}] {key.group('key')}: {rest}"
+    return text
+
+
+def _key_line(path: Path, section: str, key: str) -> int | None:
+    """The line of ``key`` inside ``[section]`` of a TOML file (None when not found: YAML, dotted keys ...)."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    current = None
+    for i, raw in enumerate(lines, 1):
+        stripped = raw.strip()
+        if stripped.startswith("[") and stripped.endswith("]"):
+            current = stripped.strip("[]").strip()
+        elif current == section and re.match(rf"{re.escape(key)}\s*=", stripped):
+            return i
+    return None
+
+
+def config_problem(op_dir: Path, options: dict | None = None) -> str | None:
+    """Why the model configuration (forge.toml, the environment, ``--model``/``--base-url``) cannot be read,
+    in one line (``model configuration: forge.toml:3: ...``), or None. Checked before "is a model configured?":
+    a broken forge.toml was reported as "no model configured", naming the wrong cause."""
+    try:
+        load_config(op_dir, overrides=dict(options or {}))
+    except ConfigError as exc:
+        return f"model configuration: {config_problem_line(exc)}"
+    return None
+
 
 def _config(op_dir: Path, options: dict | None) -> AgentsConfig:
     try:
         config = load_config(op_dir, overrides=dict(options or {}))
     except Exception as exc:  # ConfigError names the file and key
-        raise ForgeError(f"model configuration: {exc}") from exc
+        raise ForgeError(f"model configuration: {config_problem_line(exc)}") from exc
     missing = [role for role, model in config.models.items() if not model]
     if missing:
         raise ForgeError("no model configured for " + ", ".join(missing) + ": set FORGE_MODEL (or "
@@ -63,7 +114,7 @@ def preflight(spec: str, op_dir: Path, options: dict | None = None) -> None:
     elif spec in ("factory", "", "default"):
         _config(op_dir, options)
     elif spec != "injected":
-        raise ForgeError(f"unknown --agents value {spec!r}: use scripted:<script.yaml> or leave it out")
+        raise ForgeError(f"unknown --agents value {spec!r}: use scripted:<script.yaml> or leave it out", code=2)
 
 
 def model_configured(op_dir: Path, options: dict | None = None) -> bool:
@@ -88,7 +139,7 @@ def model_agents(op_dir: Path, trace: Trace, options: dict | None = None, *,
     try:
         return build_agents(op_dir, trace=trace, mode=mode, overrides=dict(options or {}))
     except ConfigError as exc:
-        raise ForgeError(f"model configuration: {exc}") from exc
+        raise ForgeError(f"model configuration: {config_problem_line(exc)}") from exc
 
 
 def agents_from_spec(spec: str, op_dir: Path, trace: Trace, options: dict | None = None) -> AgentSet:

@@ -34,6 +34,7 @@ from agents.trace import ReplayMissError, Trace, TraceError
 from orchestrator.agent_factory import (
     agents_from_spec,
     close_agents,
+    config_problem,
     endpoint_configured,
     model_agents,
     model_configured,
@@ -44,6 +45,7 @@ from orchestrator.command import cli_command
 from orchestrator.core import opdir_bridge
 from orchestrator.core.clock_policy import CLOCK_FILE, make_trace, new_id, note_clock, recorded_clock
 from orchestrator.core.driver import PromptFn, StartFn, UpdateFn, drive
+from orchestrator.core.edits import check_edits, input_hashes
 from orchestrator.core.logical_clock import LogicalClock
 from orchestrator.core.services import RunConfig, Services, VerifierFn, utc_now
 from orchestrator.core.snapshot import snapshot
@@ -52,11 +54,11 @@ from orchestrator.core.verifier_bridge import real_verifier, seeded_verifier
 from orchestrator.errors import ForgeError, RunStopped
 from orchestrator.gates import ApproveMode, GateDecision, GateRequest, RecordedDecision
 from orchestrator.store.artifacts import clear_previous_artifacts, copy_op_inputs, design_hashes
-from orchestrator.store.checkpoints import PruneResult
+from orchestrator.store.checkpoints import PruneResult, create_checkpoints
 from orchestrator.store.checkpoints import prune as _prune
 from orchestrator.store.gitaudit import AuditRepo, HistoryAudit
 from orchestrator.store.gitaudit import audit as _audit
-from orchestrator.store.paths import FORGE_DIR, list_runs, run_dir, trace_dir
+from orchestrator.store.paths import FORGE_DIR, checkpoint_db, list_runs, run_dir, trace_dir
 from orchestrator.store.results import ModuleSummary, RunResult, divergences, run_status, verified_transitions
 from orchestrator.store.runs import (
     RunLock,
@@ -220,8 +222,10 @@ def describe_agents(op_dir: Path | str, model_options: dict | None = None) -> tu
     """Which agents a plain ``run`` would use, and one line saying so: ``("model", ...)`` (the configured
     model; the embedded local model when it is configured), ``("replay", ...)`` (no model configured, a shipped
     trace), ``("local", ...)`` (neither a model, an endpoint nor a shipped trace, and the local model is
-    installed) or ``("none", how to configure one)``."""
+    installed) or ``("none", how to configure one)`` (or what is wrong with the configuration)."""
     root = Path(op_dir).resolve()
+    if problem := config_problem(root, model_options):  # a broken forge.toml is said as what it is
+        return "none", problem
     if model_configured(root, model_options):
         if uses_local_model(root, model_options):
             return "model", f"agents: {local_model_line(root, model_options) or 'the embedded local model'}"
@@ -333,6 +337,9 @@ def run(op_dir: Path | str, options: RunOptions | None = None, *, hooks: Hooks |
             options = options.model_copy(update={"model_options": {**options.model_options, "model": LOCAL_MODEL}})
         if kind == "none":
             raise ForgeError(why)
+    elif inject.agents is None:  # a missing script or an unknown --agents value: said before intake runs golden.py
+        opdir_bridge.load(root)
+        preflight(options.agents or "", root)
     op_name = check_op_dir(root, on_start=hooks.on_start)
     clock = inject.clock or utc_now
     rid = options.run_id or new_id(clock)
@@ -372,6 +379,11 @@ def replay(op_dir: Path | str, source: Path | str, options: RunOptions | None = 
     if not source.is_dir():
         opdir_bridge.load(root)
         raise ForgeError(f"recorded trace not found: {source}")
+    if inject.agents is None and not options.agents and _no_model_calls(source):
+        opdir_bridge.load(root)
+        raise ForgeError(f"{source} was recorded with scripted agents (no model calls in it), so it has no agent "
+                         f"answers to replay: replay it with its script, `{cli_command()} replay {op_dir} --fresh "
+                         f"--agents scripted:<script.yaml>`, or run the script again")
     options = _recorded_options(source, options)
     op_name = check_op_dir(root, on_start=hooks.on_start)
     clock = inject.clock or recorded_clock(source)
@@ -397,6 +409,23 @@ def replay(op_dir: Path | str, source: Path | str, options: RunOptions | None = 
     return result.model_copy(update={"message": (result.message + " " if result.message else "")
                                      + f"(replayed {source}; verification ran live)",
                                      "divergences": divergences(root, rid)})
+
+
+def _no_model_calls(source: Path) -> bool:
+    """Whether a recording holds no model calls at all (its run had scripted or injected agents): replaying it
+    on the recorded models asks each role for an answer the recording cannot give. Before, the replay ended at
+    the blocked gate ("no model configured for this role") and said "(replayed ...)" with exit 0."""
+    try:
+        manifest = json.loads((source / "manifest.json").read_text(encoding="utf-8"))
+        if not isinstance(manifest, dict) or manifest.get("models"):
+            return False
+        with (source / "events.jsonl").open(encoding="utf-8") as fh:
+            for line in fh:
+                if "llm_call" in line and json.loads(line).get("kind") == "llm_call":
+                    return False
+    except (OSError, ValueError, AttributeError):
+        return False  # the replay itself says what is wrong with the trace
+    return True
 
 
 def _recorded_options(source: Path, options: RunOptions) -> RunOptions:
@@ -427,12 +456,14 @@ def _start(root: Path, rid: str, op_name: str, spec: str, options: RunOptions, h
     if inject.agents is None:
         preflight(spec, root, model_opts)
     with RunLock(root, rid):
-        moved = clear_previous_artifacts(root, op_name, options.fresh, keep_user_design=keep_user_design, what=what)
+        moved = clear_previous_artifacts(root, op_name, options.fresh, keep_user_design=keep_user_design, what=what,
+                                         why_not_resumable=functools.partial(_why_not_resumable, root))
         meta = RunMeta(run_id=rid, agents=spec, approve=options.approve, budget=options.budget,
                        module_gate=options.module_gate, verifier="injected" if inject.verifier else "runtime",
                        model_options=model_opts,
                        clock_origin=clock.origin.isoformat() if isinstance(clock, LogicalClock) else None,
-                       created=clock().isoformat(), user_files=design_hashes(root), perf=options.perf,
+                       created=clock().isoformat(), user_files=design_hashes(root), inputs=input_hashes(root),
+                       perf=options.perf,
                        perf_budget=options.perf_budget, toolchain_python=options.toolchain_python,
                        unseen_seed=unseen_seed, require_sandbox=options.require_sandbox)
         run_dir(root, rid).mkdir(parents=True, exist_ok=True)
@@ -444,6 +475,7 @@ def _start(root: Path, rid: str, op_name: str, spec: str, options: RunOptions, h
                         clock=clock)
         if svc.trace.mode != "replay":  # what a replay of this run must use (a replay keeps its recording's)
             svc.trace.update_manifest(run_options=options.model_dump(include=set(RECORDED_OPTIONS)))
+        create_checkpoints(checkpoint_db(root, rid))  # first: a run.json without it is a deleted checkpoint
         write_meta(root, meta)
         AuditRepo(root).ensure()
         try:
@@ -455,6 +487,22 @@ def _start(root: Path, rid: str, op_name: str, spec: str, options: RunOptions, h
             raise _replay_left_its_recording(root, rid, op_name, exc) from None
         finally:
             close_agents(svc.agents)  # the local model server, when the run started one
+
+
+def _why_not_resumable(root: Path, rid: str) -> str | None:
+    """Why ``resume`` cannot continue run ``rid`` (one phrase), or None when it can."""
+    if not (run_dir(root, rid) / "run.json").is_file():
+        return "never started (no run.json)"
+    if (run_dir(root, rid) / "replay-miss.txt").is_file():
+        return "is a replay that left its recording"
+    try:
+        read_meta(root, rid)
+        values, nxt, interrupts = snapshot(root, rid)
+    except ForgeError:
+        return "cannot be read (its run state is damaged or missing)"
+    if not nxt and not interrupts and values.get("outcome"):
+        return f"has finished ({values.get('outcome')})"
+    return None
 
 
 def _replay_left_its_recording(root: Path, rid: str, op_name: str, exc: ReplayMissError, *,
@@ -543,9 +591,15 @@ def resume(op_dir: Path | str, *, run_id: str | None = None, approve: ApproveMod
         values, nxt, interrupts = snapshot(root, rid)
         if not nxt and not interrupts and values.get("outcome"):
             raise ForgeError(f"nothing to resume: run {rid} already finished ({values.get('outcome')})")
+        waiting_at = GateRequest.model_validate(interrupts[0]).gate if interrupts else None
+        edits = check_edits(root, rid, values, waiting_at, meta.inputs, str(op_dir))
+        if edits.problem:
+            raise ForgeError(edits.problem)
+        if edits.inputs is not None:
+            meta = meta.model_copy(update={"inputs": edits.inputs})
         svc = _services(root, rid, meta, approve or meta.approve, agents=agents, verifier=inject.verifier,
                         trace=trace, clock=clock)
-        if new_models:  # the agents were built with them: later resumes keep them
+        if new_models or edits.inputs is not None:  # later resumes keep them
             write_meta(root, meta)
         # killed before the first checkpoint: start over with the counters a new run starts with (the clock was
         # read once, for run.json's `created`; no model or tool call yet)
@@ -553,7 +607,7 @@ def resume(op_dir: Path | str, *, run_id: str | None = None, approve: ApproveMod
             clock=1 if isinstance(clock, LogicalClock) else None, llm={}, tool={})}
         try:
             return drive(root, rid, svc, first, prompt=hooks.prompt, on_update=hooks.on_update,
-                         on_start=hooks.on_start, shown_as=str(op_dir))
+                         on_start=hooks.on_start, shown_as=str(op_dir), notices=edits.notes or None)
         except ReplayMissError as exc:
             op_name = str(values.get("op_name") or opdir_bridge.load(root).op_name)
             raise _replay_left_its_recording(root, rid, op_name, exc, resumed_as=str(op_dir)) from None
@@ -568,6 +622,7 @@ def _decide(op_dir: Path | str, decision: GateDecision, gate: str | None, run_id
     if not root.is_dir():
         raise ForgeError(f"operator directory not found: {op_dir}")
     rid = run_id or latest_run(root)
+    read_meta(root, rid)  # a damaged run.json: the run cannot be resumed, so a decision for it is refused
     holder = lock_holder(root)
     _, _, interrupts = snapshot(root, rid)
     if holder and holder.get("run_id") == rid and int(holder.get("pid", 0)) != os.getpid():
@@ -586,11 +641,11 @@ def _decide(op_dir: Path | str, decision: GateDecision, gate: str | None, run_id
         if decision.decision == "reject":
             decision = GateDecision(decision="abort", note=decision.note)
         else:
-            raise ForgeError("the run is blocked: approve needs --choice hint|raise_budget|rollback|abort")
+            raise ForgeError("the run is blocked: approve needs --choice hint|raise_budget|rollback|abort", code=2)
     if req.gate != "blocked" and decision.decision not in ("approve", "reject"):
-        raise ForgeError(f"--choice applies to the blocked gate only (the run waits at '{req.gate}')")
+        raise ForgeError(f"--choice applies to the blocked gate only (the run waits at '{req.gate}')", code=2)
     if decision.decision == "hint" and not decision.note.strip():
-        raise ForgeError("a hint needs --note")
+        raise ForgeError("a hint needs --note", code=2)
     record_decision(root, rid, RecordedDecision(decision=decision.encoded(), note=decision.note,
                                                 for_gate=req.gate_id(rid), recorded=utc_now().isoformat()))
     return req
@@ -606,16 +661,16 @@ def approve(op_dir: Path | str, *, gate: str | None = None, note: str = "", choi
     """
     dec = choice or "approve"
     if dec not in ("approve", "hint", "raise_budget", "rollback", "abort"):
-        raise ForgeError(f"unknown choice {dec!r}: use hint, raise_budget, rollback or abort")
+        raise ForgeError(f"unknown choice {dec!r}: use hint, raise_budget, rollback or abort", code=2)
     if budget is not None and budget < 1:
-        raise ForgeError("--budget must be at least 1")
+        raise ForgeError("--budget must be at least 1", code=2)
     return _decide(op_dir, GateDecision.model_validate({"decision": dec, "note": note, "budget": budget}), gate, run_id)
 
 
 def reject(op_dir: Path | str, *, note: str, gate: str | None = None, run_id: str | None = None) -> GateRequest:
     """Record a rejection with a note for the agents; ``resume`` applies it."""
     if not note or not note.strip():
-        raise ForgeError("reject needs --note \"...\" (the agents read it)")
+        raise ForgeError("reject needs --note \"...\" (the agents read it)", code=2)
     return _decide(op_dir, GateDecision(decision="reject", note=note), gate, run_id)
 
 
@@ -627,6 +682,7 @@ def status(op_dir: Path | str, *, run_id: str | None = None) -> RunResult:
     if not root.is_dir():
         raise ForgeError(f"operator directory not found: {op_dir}")
     rid = run_id or latest_run(root)
+    read_meta(root, rid)  # a damaged run.json is said at once, not found by the resume it would break
     return run_status(root, rid, *snapshot(root, rid), shown_as=str(op_dir))
 
 

@@ -23,10 +23,11 @@ class ScriptProblem(ValueError):
 
 
 def script_problem(spec: str) -> str | None:
-    """One line naming the script file and what is wrong with it, or None when ``spec`` is no scripted agents
-    spec, the file does not exist (the run says "agent script not found") or the script is usable."""
+    """One line naming the script file and what is wrong with it, or None when the file does not exist (the run
+    says "agent script not found", exit 1 like any missing path, before intake) or the script is usable. An
+    ``--agents`` value that is not ``scripted:<file>`` is named too (misuse: the CLI exits 2 before anything runs)."""
     if not spec.startswith("scripted:"):
-        return None
+        return f"unknown --agents value {spec!r}: use scripted:<script.yaml>, or leave --agents out for the model"
     path = Path(spec[len("scripted:"):])
     if not path.is_file():
         return None

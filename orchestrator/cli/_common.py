@@ -53,9 +53,9 @@ def fail(message: str, code: int = 1) -> int:
     return code
 
 
-def bad_base_url(url: str) -> str | None:
-    """Why ``--base-url`` is not an endpoint URL (one line), or None: checked before anything runs, so a typo
-    is not found after the model call's retries."""
+def bad_base_url(url: str, name: str = "--base-url") -> str | None:
+    """Why ``--base-url`` (or ``name``: ``OPENAI_BASE_URL``) is not an endpoint URL (one line), or None: checked
+    before anything runs, so a typo is not found after the model call's retries."""
     from urllib.parse import urlsplit
 
     if url == "local://llama.cpp":  # agents.llm's name of the embedded local model's endpoint
@@ -64,11 +64,22 @@ def bad_base_url(url: str) -> str | None:
         parts = urlsplit(url)
         parts.port  # noqa: B018 - raises ValueError for a port that is not a number
     except ValueError as exc:
-        return f"--base-url {url!r} is not a URL ({exc}); give an endpoint such as http://127.0.0.1:8000/v1"
+        return f"{name} {url!r} is not a URL ({exc}); give an endpoint such as http://127.0.0.1:8000/v1"
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        return (f"--base-url {url!r} is not an http(s) URL; give an OpenAI-compatible endpoint such as "
+        return (f"{name} {url!r} is not an http(s) URL; give an OpenAI-compatible endpoint such as "
                 "http://127.0.0.1:8000/v1")
     return None
+
+
+def bad_endpoint(base_url: str | None) -> str | None:
+    """:func:`bad_base_url` for ``--base-url`` when given, else for ``OPENAI_BASE_URL`` from the environment (it
+    was only found after 15 s of retries: ``no answer from localhost:8000 after 4 retries``)."""
+    import os
+
+    if base_url is not None:
+        return bad_base_url(base_url)
+    env = os.environ.get("OPENAI_BASE_URL")
+    return bad_base_url(env, "OPENAI_BASE_URL") if env else None
 
 
 def given(**options: object) -> dict[str, object]:
@@ -221,6 +232,9 @@ def drive(op_dir: str, start, progress=None) -> int:
         return fail(f"run stopped ({why}); nothing is lost: continue it with "
                     f"`{cli_command()} resume {op_dir}`", code)
     except LLMError as exc:  # the endpoint failed for good: say what happened, not "internal error"
+        if getattr(exc, "status", None) in (401, 403):  # the key, not the endpoint
+            return fail(f"model call failed: {exc}; the endpoint refused the API key: set OPENAI_API_KEY to a valid "
+                        f"key for it, then continue with `{cli_command()} resume {op_dir}` (nothing is lost)")
         return fail(f"model call failed: {exc}; nothing is lost: fix the endpoint, then continue with "
                     f"`{cli_command()} resume {op_dir}` (or continue on another one: `{cli_command()} resume "
                     f"{op_dir} --base-url URL [--model M]`)")

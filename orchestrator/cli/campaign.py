@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from orchestrator.adapters.script_check import script_problem
-from orchestrator.cli._common import bad_base_url, console, fail
+from orchestrator.cli._common import bad_base_url, bad_endpoint, console, fail
 from orchestrator.command import cli_command
 
 
@@ -100,11 +100,15 @@ def _run(args: argparse.Namespace) -> int:
         return fail("--sequential runs without Ray; it cannot take --address", 2)
     if args.base_url is not None and (problem := bad_base_url(args.base_url)):
         return fail(problem, 2)
+    if not args.agents and (problem := bad_endpoint(None)):  # OPENAI_BASE_URL, checked like --base-url
+        return fail(problem, 2)
     if args.agents and (problem := script_problem(args.agents)):
         return fail(problem, 2)
     agents = args.agents
     if agents and agents.startswith("scripted:"):
         agents = "scripted:" + str(Path(agents[len("scripted:"):]).resolve())
+        if not Path(agents[len("scripted:"):]).is_file():  # else every sample failed `no_agent`, one by one
+            return fail(f"agent script not found: {args.agents[len('scripted:'):]}")
     config = CampaignConfig(suite=str(Path(args.suite).resolve()), samples=args.samples, agents=agents,
                             model=args.model, base_url=args.base_url, gates=args.gates, budget=args.budget,
                             module_gate=args.module_gate, perf=args.perf, retries=args.retries)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from rich.markup import escape
 from rich.table import Table
 
-from orchestrator.cli._common import console, err_console
+from orchestrator.cli._common import console, err_console, fail
 from runtime.limits import GOLDEN_CASE_TIMEOUT_S
 
 if TYPE_CHECKING:
@@ -42,6 +42,8 @@ def _run(args: argparse.Namespace) -> int:
     from orchestrator.ui.progress import working
     from runtime.opdir import intake
 
+    if not args.timeout > 0:  # -1 was accepted: "did not finish within 9 s (6 case(s) x -1 s + 15 s to start)"
+        return fail(f"--timeout must be a positive number of seconds (got {args.timeout:g})", 2)
     what = ("checking SPEC.md and running golden.py on every case" if not args.no_golden
             else "checking SPEC.md and golden.py")
     with working(err_console, f"{what} (up to {args.timeout:g} s a case)" if not args.no_golden else what):

@@ -10,6 +10,7 @@ from rich.markup import escape
 from orchestrator.adapters.script_check import script_problem
 from orchestrator.cli._common import (
     bad_base_url,
+    bad_endpoint,
     console,
     drive,
     fail,
@@ -22,8 +23,9 @@ from orchestrator.cli._common import (
 def register(sub) -> None:
     p = sub.add_parser("run", help="develop the operator in op_dir (design -> modules -> final kernel)")
     p.add_argument("op_dir", help="operator directory (SPEC.md + golden.py)")
-    p.add_argument("--approve", choices=["prompt", "auto", "stop"], default="prompt",
-                   help="gates: ask interactively, approve automatically, or stop and exit (default prompt)")
+    p.add_argument("--approve", choices=["prompt", "auto", "stop"], default=None,
+                   help="gates: ask interactively, approve automatically, or stop and exit (default prompt; a "
+                        "replay of traces/default answers them from its recording)")
     p.add_argument("--agents", default=None,
                    help="scripted:<script.yaml> for deterministic scripted agents (default: configured model)")
     p.add_argument("--budget", type=int, default=None,
@@ -50,6 +52,8 @@ def register(sub) -> None:
 def _run(args: argparse.Namespace) -> int:
     if args.base_url is not None and (problem := bad_base_url(args.base_url)):
         return fail(problem, 2)
+    if not args.agents and (problem := bad_endpoint(None)):  # OPENAI_BASE_URL, checked like --base-url
+        return fail(problem, 2)
     if args.agents and (problem := script_problem(args.agents)):  # before any run state exists
         return fail(problem, 2)
     with golden_process_early():  # boots while orchestrator.api (LangGraph) is imported: intake does not wait
@@ -71,9 +75,14 @@ def _run_now(args: argparse.Namespace) -> int:
         kind, why = api.describe_agents(args.op_dir, models)
         if kind in ("replay", "local") or (kind == "model" and "local model" in why):
             console.print(f"[bold]{escape(why)}[/]")
+        if kind == "replay" and args.approve is not None:  # docs/running.md said `--approve stop` exits at a gate
+            console.print(f"note: --approve {args.approve} does not apply to a replay: its gates are answered by the "
+                          "recorded human decisions (a gate the recording never decided stops the run there)",
+                          soft_wrap=True, highlight=False)
     progress = Progress(console)
     try:
-        options = api.RunOptions(agents=args.agents, approve=args.approve, model_options=models, fresh=args.fresh,
+        options = api.RunOptions(agents=args.agents, approve=args.approve or "prompt", model_options=models,
+                                 fresh=args.fresh,
                                  toolchain_python=args.pypto_python, require_sandbox=args.require_sandbox,
                                  **given(budget=args.budget, perf_budget=args.perf_budget,
                                          module_gate=False if args.no_module_gate else None,

@@ -7,32 +7,71 @@ Why in core: LangGraph derives a checkpoint's pending nodes and open interrupts 
 
 from __future__ import annotations
 
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
+from orchestrator.command import cli_command
 from orchestrator.core.graph import compile_graph
+from orchestrator.errors import ForgeError
 from orchestrator.store.checkpoints import RunSaver
-from orchestrator.store.paths import checkpoint_db
+from orchestrator.store.paths import FORGE_DIR, checkpoint_db, run_dir
+
+
+def start_over_hint(root: Path, rid: str) -> str:
+    """What a user can do with a run whose state is gone: start a new one (``--fresh`` moves the old run's
+    artifacts aside; nothing of the old run is deleted)."""
+    return (f"start a new run with `{cli_command()} run {root} --fresh` (the files of run {rid} stay in "
+            f"{FORGE_DIR}/{run_dir(root, rid).name}/)")
+
+
+@contextmanager
+def _graph_of(root: Path, rid: str) -> Iterator[Any]:
+    """The compiled graph over a run's checkpoint database, which must exist and be readable.
+
+    Why refuse a missing file: ``run`` creates checkpoints.sqlite before it writes run.json
+    (``orchestrator.api._start``), so a run.json without it means the file was deleted or moved. Reading it as
+    "no checkpoint yet" made ``resume`` restart the graph from the start: the design stage saw the design the
+    agents had written, took it as the user's and skipped the design gate nobody had answered.
+    """
+    db = checkpoint_db(root, rid)
+    if not db.is_file():
+        raise ForgeError(f"run {rid} cannot be read: its checkpoint {db} is missing (deleted or moved), so where "
+                         f"the run stopped and which gates were decided is unknown; {start_over_hint(root, rid)}")
+    try:
+        with RunSaver.from_conn_string(str(db)) as saver:  # its serializer knows the project's types
+            yield compile_graph(saver)
+    except sqlite3.OperationalError as exc:
+        if "locked" in str(exc):
+            raise ForgeError(f"run {rid}: its checkpoint {db} is busy ({exc}); try again in a moment") from None
+        raise _unreadable(root, rid, db, exc) from None
+    except sqlite3.DatabaseError as exc:
+        raise _unreadable(root, rid, db, exc) from None
+
+
+def _unreadable(root: Path, rid: str, db: Path, exc: Exception) -> ForgeError:
+    return ForgeError(f"run {rid} cannot be read: its checkpoint {db} is damaged ({exc}), so the run cannot be "
+                      f"continued; {start_over_hint(root, rid)}")
 
 
 def snapshot(root: Path, rid: str) -> tuple[dict, tuple, list]:
-    """``(state values, next nodes, interrupt payloads)`` of a run's latest checkpoint (empty when none)."""
-    db = checkpoint_db(root, rid)
-    if not db.is_file():
-        return {}, (), []
-    with RunSaver.from_conn_string(str(db)) as saver:  # its serializer knows the project's types
-        graph = compile_graph(saver)
+    """``(state values, next nodes, interrupt payloads)`` of a run's latest checkpoint (empty when the run has
+    none yet: killed before its first node).
+
+    Raises:
+        ForgeError: the checkpoint database is missing or damaged (one line; the run cannot be continued).
+    """
+    with _graph_of(root, rid) as graph:
         snap = graph.get_state({"configurable": {"thread_id": rid}})
         return dict(snap.values), tuple(snap.next), [i.value for i in snap.interrupts]
 
 
 def history(root: Path, rid: str) -> list[dict]:
     """The node timeline from LangGraph's checkpoint history (oldest first; one row per step and node)."""
-    db = checkpoint_db(root, rid)
-    if not db.is_file():
-        return []
     out = []
-    with RunSaver.from_conn_string(str(db)) as saver:  # its serializer knows the project's types
-        graph = compile_graph(saver)
+    with _graph_of(root, rid) as graph:
         for snap in graph.get_state_history({"configurable": {"thread_id": rid}}):
             v = snap.values or {}
             node = v.get("node")

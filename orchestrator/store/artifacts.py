@@ -11,6 +11,7 @@ import datetime as _dt
 import json
 import logging
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 from orchestrator.command import cli_command
@@ -72,7 +73,7 @@ def produced_artifacts(root: Path, op_name: str | None, *, keep_user_design: boo
 
 
 def clear_previous_artifacts(root: Path, op_name: str | None, fresh: bool, *, keep_user_design: bool,
-                             what: str) -> str:
+                             what: str, why_not_resumable: Callable[[str], str | None] | None = None) -> str:
     """Refuse an op dir holding an earlier run's artifacts, or with ``fresh`` move them to
     ``.forge/previous/<time>/`` (nothing is deleted). Call it holding the run lock.
 
@@ -88,8 +89,13 @@ def clear_previous_artifacts(root: Path, op_name: str | None, fresh: bool, *, ke
     if not fresh and not first_run:
         # a run stopped by Ctrl-C, kill -9 or a gate is continued by `resume`: say so before --fresh, which
         # starts over (a user who re-typed `run` after a crash was only offered the way that drops the progress)
+        latest = list_runs(root)[-1]
+        why = why_not_resumable(latest) if why_not_resumable is not None else None
+        if why:  # a delivered run is not offered to `resume` (which would say "nothing to resume")
+            raise ForgeError(f"{root} holds artifacts of an earlier run ({listed}); {what}. The latest run ({latest}) "
+                             f"{why}: to start over, pass --fresh, which moves them to .forge/previous/ first")
         raise ForgeError(f"{root} holds artifacts of an earlier run ({listed}); {what}. To continue the latest "
-                         f"run ({list_runs(root)[-1]}) where it stopped: {cli_command()} resume {root}. To start "
+                         f"run ({latest}) where it stopped: {cli_command()} resume {root}. To start "
                          "over: pass --fresh, which moves them to .forge/previous/ first")
     dest = root / FORGE_DIR / "previous" / _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%S%f")
     dest.mkdir(parents=True)

@@ -27,6 +27,7 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 from pydantic import BaseModel
 
+from orchestrator.errors import ForgeError
 from orchestrator.store.paths import checkpoint_db, list_runs
 
 CHECKPOINT_TYPES: tuple[tuple[str, str], ...] = (
@@ -158,6 +159,17 @@ class RunSaver(SqliteSaver):
         return super().get_delta_channel_history(config=config, channels=channels)
 
 
+def create_checkpoints(db: Path) -> None:
+    """Create a new run's (empty) checkpoint database before its run.json is written.
+
+    Why: from then on a run.json without checkpoints.sqlite means the file was deleted or moved, which
+    ``orchestrator.core.snapshot`` refuses instead of reading it as "not started" (a restart from the first node
+    skipped the design gate; see there).
+    """
+    with RunSaver.from_conn_string(str(db)) as saver:
+        saver.setup()
+
+
 class PruneResult(BaseModel):
     runs: int
     deleted: int
@@ -172,21 +184,39 @@ def prune(root: Path, keep: int) -> PruneResult:
         if not db.is_file():
             continue
         runs += 1
-        con = sqlite3.connect(str(db))
+        try:
+            d, k = _prune_db(db, keep)
+        except sqlite3.DatabaseError as exc:
+            raise ForgeError(f"cannot prune run {rid}: its checkpoint {db} is damaged ({exc}); nothing of it was "
+                             "changed") from None
+        deleted, kept = deleted + d, kept + k
+    return PruneResult(runs=runs, deleted=deleted, kept=kept)
+
+
+def _prune_db(db: Path, keep: int) -> tuple[int, int]:
+    """Prune one database: ``(deleted, kept)``; one whose tables were never created (its run was killed before
+    its first checkpoint) has nothing to prune."""
+    deleted = kept = 0
+    con = sqlite3.connect(str(db))
+    try:
         try:
             threads = [r[0] for r in con.execute("SELECT DISTINCT thread_id FROM checkpoints")]
-            for tid in threads:
-                ids = [r[0] for r in con.execute(
-                    "SELECT checkpoint_id FROM checkpoints WHERE thread_id=? AND checkpoint_ns='' "
-                    "ORDER BY checkpoint_id DESC", (tid,))]
-                drop = ids[keep:]
-                kept += len(ids) - len(drop)
-                for cid in drop:
-                    con.execute("DELETE FROM checkpoints WHERE thread_id=? AND checkpoint_id=?", (tid, cid))
-                    con.execute("DELETE FROM writes WHERE thread_id=? AND checkpoint_id=?", (tid, cid))
-                deleted += len(drop)
-            con.commit()
-            con.execute("VACUUM")
-        finally:
-            con.close()
-    return PruneResult(runs=runs, deleted=deleted, kept=kept)
+        except sqlite3.OperationalError as exc:
+            if "no such table" in str(exc):
+                return 0, 0
+            raise
+        for tid in threads:
+            ids = [r[0] for r in con.execute(
+                "SELECT checkpoint_id FROM checkpoints WHERE thread_id=? AND checkpoint_ns='' "
+                "ORDER BY checkpoint_id DESC", (tid,))]
+            drop = ids[keep:]
+            kept += len(ids) - len(drop)
+            for cid in drop:
+                con.execute("DELETE FROM checkpoints WHERE thread_id=? AND checkpoint_id=?", (tid, cid))
+                con.execute("DELETE FROM writes WHERE thread_id=? AND checkpoint_id=?", (tid, cid))
+            deleted += len(drop)
+        con.commit()
+        con.execute("VACUUM")
+    finally:
+        con.close()
+    return deleted, kept

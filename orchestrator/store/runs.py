@@ -50,6 +50,10 @@ class RunMeta(BaseModel):
     """Seed of the verifier's unseen cases for this run (runtime.opdir._unseen; drawn fresh for a new run,
     the recording's for a replay, kept on resume). Also in the trace manifest; never shown to agents."""
     created: str = ""
+    inputs: dict[str, str] = Field(default_factory=dict)
+    """sha256 of SPEC.md and golden.py when the run started (or when ``resume`` accepted an edit made before the
+    run used the file): ``resume`` refuses to continue under another contract (orchestrator.core.edits). Empty
+    for runs made before it was recorded (not checked)."""
     user_files: dict[str, str] = Field(default_factory=dict)
     """sha256 of the design files (DESIGN.md, module_interfaces.yaml) the user had put in the op dir when
     the run started: a later run tells the user's design from one an earlier run wrote."""
@@ -66,11 +70,36 @@ def write_meta(op_dir: Path, meta: RunMeta) -> None:
 
 
 def read_meta(op_dir: Path, run_id: str) -> RunMeta:
+    """The run's ``run.json``.
+
+    Raises:
+        ForgeError: missing or damaged (one line naming the file and the first problem, never pydantic's
+            multi-line dump): what the run was started with is unknown, so it cannot be continued.
+    """
     path = run_dir(op_dir, run_id) / "run.json"
     try:
         return RunMeta.model_validate_json(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise ForgeError(f"run {run_id} has no readable run.json ({path}): {exc}") from exc
+        raise ForgeError(f"run {run_id} cannot be read: {path} is {_meta_problem(exc)}, so how the run was started "
+                         f"is unknown and it cannot be continued; start a new run with `{cli_command()} run "
+                         f"{op_dir} --fresh` (the files of run {run_id} stay in {path.parent.relative_to(op_dir)}/)"
+                         ) from None
+
+
+def _meta_problem(exc: Exception) -> str:
+    """One line for why run.json could not be read."""
+    from pydantic import ValidationError
+
+    if isinstance(exc, FileNotFoundError):
+        return "missing"
+    if isinstance(exc, OSError):
+        return f"unreadable ({exc.strerror or exc})"
+    if isinstance(exc, ValidationError) and exc.errors():
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        return f"damaged ({where + ': ' if where else ''}{first.get('msg', 'invalid')}{more})"
+    return f"damaged ({str(exc).splitlines()[0]})"
 
 
 def latest_run(op_dir: Path) -> str:

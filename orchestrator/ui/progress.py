@@ -167,6 +167,8 @@ class Progress:
         """The last gate was answered at this terminal (its screen already shows the decision)."""
 
     def start(self, name: str, values: dict) -> None:
+        if name.startswith("gate_") and name == self._name and self._current is not None:
+            return  # LangGraph runs a gate again once its interrupt is answered: one line per gate, not two
         text = step_text(name, values)
         self._name = name
         self._current = _Elapsed(text)

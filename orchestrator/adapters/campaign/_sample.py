@@ -207,6 +207,10 @@ def run_sample(spec_data: dict[str, Any]) -> dict[str, Any]:
         else:
             if agents is None:
                 kind, why = api.describe_agents(op_dir, spec.model_options)
+                if kind == "local":  # a campaign never falls back to the embedded local model unasked (a
+                    # 135M model on every task for minutes each; docs/campaign.md: such a task fails `no_agent`)
+                    kind, why = "none", ("no model configured and no shipped trace (a campaign uses the embedded "
+                                         "local model only when asked: --model local)")
                 if kind == "none":
                     return SampleResult(**base, status="failed", category="no_agent", message=why,
                                         wall_s=round(time.monotonic() - start, 3)).model_dump()

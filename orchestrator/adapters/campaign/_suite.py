@@ -101,7 +101,14 @@ def _entry_tasks(entry: _Entry, base: Path) -> list[Task]:
         raise ForgeError(f"suite entry {entry.path!r}: neither an op dir (SPEC.md) nor a KernelBench task file")
     agents = entry.agents
     if agents and agents.startswith("scripted:"):
-        agents = "scripted:" + str((base / agents[len("scripted:"):]).resolve())
+        script = (base / agents[len("scripted:"):]).resolve()
+        if not script.is_file():  # else each of the task's samples failed `no_agent` once the campaign ran
+            raise ForgeError(f"suite entry {entry.path!r}: agent script not found: {script} (paths are relative "
+                             "to the suite file)")
+        agents = f"scripted:{script}"
+    elif agents:
+        raise ForgeError(f"suite entry {entry.path!r}: unknown agents value {agents!r}: use scripted:<script.yaml>, "
+                         "or leave it out for the campaign's agents")
     update: dict[str, Any] = {k: v for k, v in (("level", entry.level), ("agents", agents), ("budget", entry.budget),
                                                ("timeout", entry.timeout), ("resources", entry.resources),
                                                ("id", entry.id)) if v is not None}
