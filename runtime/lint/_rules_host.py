@@ -23,7 +23,7 @@ _TORCH_OK = set("""empty empty_like zeros zeros_like ones ones_like full full_li
 device manual_seed Generator set_default_dtype get_default_dtype is_tensor numel no_grad reshape permute transpose
 flatten squeeze unsqueeze cat stack randn rand randint randperm normal empty_strided dtype Tensor Size cuda npu
 float16 float32 float64 bfloat16 half float double int8 int16 int32 int64 uint8 bool float8_e4m3fn
-float8_e5m2""".split())
+float8_e5m2 contiguous_format preserve_format channels_last""".split())
 _NUMPY_OK = set("""empty empty_like zeros zeros_like ones ones_like full full_like array asarray ascontiguousarray
 arange reshape transpose swapaxes moveaxis expand_dims squeeze concatenate stack broadcast_to copy dtype frombuffer
 result_type iinfo finfo can_cast issubdtype ndim shape size isscalar float16 float32 float64 int8 int16 int32

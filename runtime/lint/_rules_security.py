@@ -9,8 +9,10 @@ are rejected before anything runs. All checks are on the AST.
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import string
+import sys
 import types
 import warnings
 from collections.abc import Iterator
@@ -130,8 +132,8 @@ _REEXPORTED = _reexported_modules()
 
 def _foreign_module(parts: list[str]) -> str | None:
     """The module a chain reaches through another module's namespace (``typing.functools``,
-    ``pypto.config.enum``): every later name of the chain hides from the rules keyed on that module's own name
-    (PF11's memoizing decorators, PF02's banned builtins)."""
+    ``pypto.config.enum``, ``np.random.mtrand.operator``): every later name of the chain hides from the rules keyed
+    on that module's own name (PF11's memoizing decorators, PF02's banned builtins)."""
     root = parts[0]
     if root == "pypto":
         for k in (2, 3):
@@ -139,6 +141,37 @@ def _foreign_module(parts: list[str]) -> str | None:
                 return ".".join(parts[:k])
     elif len(parts) > 1 and parts[1] in _REEXPORTED.get(root, ()):
         return f"{root}.{parts[1]}"
+    elif root in ("numpy", "torch", "ml_dtypes") and any(p in _STDLIB for p in parts[1:]):
+        return _walk_foreign(tuple(parts))
+    return None
+
+
+_STDLIB = frozenset(sys.stdlib_module_names) | {"bltns"}
+
+
+@functools.lru_cache(maxsize=512)
+def _walk_foreign(parts: tuple[str, ...]) -> str | None:
+    """Walk ``numpy.random.mtrand.operator...`` on the real modules: the first attribute that is a module outside
+    the root's package (red team s30c: ``np.random.mtrand.operator.attrgetter("__self__.eval")`` and
+    ``np.random.bit_generator.re.enum.bltns`` reached ``eval``; numpy's and torch's own modules import ``operator``,
+    ``re``, ``warnings``). Only chains naming a standard-library module are walked (torch is imported for them
+    alone); a name that does not resolve, or a chain that reaches a non-module first, is not this rule's."""
+    root = parts[0]
+    try:
+        obj: object = importlib.import_module(root)
+    except ImportError:
+        return None
+    for i, name in enumerate(parts[1:], 1):
+        if name.startswith("__"):
+            return None
+        try:
+            obj = getattr(obj, name)
+        except Exception:  # noqa: BLE001 - a library's lazy attribute that fails to load: not a module
+            return None
+        if not isinstance(obj, types.ModuleType):
+            return None
+        if obj.__name__ != root and not obj.__name__.startswith(root + "."):
+            return ".".join(parts[:i + 1])
     return None
 
 
@@ -499,7 +532,7 @@ def pf02_banned_calls(ctx: LintContext) -> Iterator[Hit]:
             args = call.args
             attr = args[1] if len(args) > 1 else None
             if not (isinstance(attr, ast.Constant) and isinstance(attr.value, str)) or attr.value.startswith("_") \
-                    or attr.value in _FRAME_ATTRS:
+                    or attr.value in _FRAME_ATTRS or attr.value in _CODE_ATTRS or attr.value in _SMUGGLED:
                 yield at(call, f"`{f.id}` with a computed, private or dunder attribute name is not allowed")
             elif args and dotted(args[0]).split(".")[0] in _module_roots(pf):
                 yield at(call, f"`{f.id}` on module `{dotted(args[0])}`; use plain attribute access")
@@ -812,7 +845,8 @@ def _environment_probes(pf: ParsedFile) -> Iterator[Hit]:
                      f"whether code raises here; {_PROBE_MSG}")
 
 
-_LAYOUT_READS = frozenset({"flags", "strides", "stride", "is_contiguous", "f_contiguous", "c_contiguous", "readonly"})
+_LAYOUT_READS = frozenset({"flags", "strides", "stride", "is_contiguous", "f_contiguous", "c_contiguous", "readonly",
+                           "dim_order", "data_ptr", "untyped_storage", "storage", "is_non_overlapping_and_dense"})
 _LAYOUT_MSG = ("reads how the caller laid the input out (verification passes C-contiguous inputs - the jit refuses "
                "others -, so code for another layout is never judged: red team s30 dropped rows of a Fortran-ordered "
                "input); make it contiguous unconditionally (`np.ascontiguousarray(x)`, `x.contiguous()`) or assert it")
@@ -828,7 +862,9 @@ def _layout_reads(pf: ParsedFile) -> Iterator[Hit]:
         outer = pf.parents.get(node)
         if isinstance(outer, ast.Attribute) and outer.attr in _LAYOUT_READS:
             continue  # `x.flags.c_contiguous`: reported once, at the top of the chain
-        if node.attr in _LAYOUT_READS and not _in_error_message(pf, node) and not _in_assert_test(pf, node):
+        uncalled = node.attr == "contiguous" and not (isinstance(outer, ast.Call) and outer.func is node)
+        if (node.attr in _LAYOUT_READS or uncalled) and not _in_error_message(pf, node) and \
+                not _in_assert_test(pf, node) and not _contiguity_guard(pf, node):
             yield at(node, f"`{ast.unparse(node)[:40]}` {_LAYOUT_MSG}")
     for call in pf.nodes(ast.Call):
         for k in call.keywords:
@@ -855,14 +891,23 @@ def _identity_and_text_tells(pf: ParsedFile) -> Iterator[Hit]:
     device, an object's its address: random per process), ``object()`` (an address to print), and a function,
     class or module of the file as text (``f"{kernel}"`` names the emulator's class, not the wheel's). Error
     messages may say anything: they end the call."""
+    roots = _module_roots(pf)
     for cmp in pf.nodes(ast.Compare):
         operands = [cmp.left, *cmp.comparators]
         # `x is None`, `x.dtype is torch.bfloat16` (singletons) stay; an identity between objects does not
         if any(isinstance(op, (ast.Is, ast.IsNot)) for op in cmp.ops) and not any(
-                isinstance(o, ast.Constant) or isinstance(o, ast.Attribute) and (o.attr == "dtype" or isinstance(
-                    o.value, ast.Name) and o.value.id in pf.aliases) for o in operands):
+                isinstance(o, ast.Constant) or isinstance(o, ast.Attribute) and (o.attr == "dtype" or dotted(
+                    o).split(".")[0] in roots) for o in operands):
             yield at(cmp, f"`{ast.unparse(cmp)[:50]}` tests by identity whether a call handed its argument back (an "
                      f"array's class, layout or device); {_PROBE_MSG}")
+        # `xc in {x}`: a set (or dict) looks an object up by identity first, and arrays hash by identity
+        if any(isinstance(op, (ast.In, ast.NotIn)) for op in cmp.ops) and any(
+                (isinstance(o, (ast.Set, ast.Dict)) and not all(isinstance(e, ast.Constant) for e in (
+                    o.elts if isinstance(o, ast.Set) else [k for k in o.keys if k is not None]))) or (
+                    isinstance(o, ast.Call) and pf.name(o.func) in ("set", "frozenset", "dict") and o.args)
+                for o in cmp.comparators):
+            yield at(cmp, f"`{ast.unparse(cmp)[:50]}` looks an object up in a set or dict built here (by identity, "
+                     f"as arrays hash); {_PROBE_MSG}")
     defined = set(pf.functions) | {n.name for n in pf.nodes(ast.ClassDef)} | set(pf.aliases)
     for call in pf.nodes(ast.Call):
         name = pf.name(call.func)
@@ -883,6 +928,35 @@ def _identity_and_text_tells(pf: ParsedFile) -> Iterator[Hit]:
         elif isinstance(fv.value, ast.Name) and fv.value.id in defined:
             yield at(fv, f"`{{{fv.value.id}}}` turns a function, class or module into text (it names the "
                      f"implementation behind it); {_PROBE_MSG}")
+
+
+def _contiguous_copy_of(pf: ParsedFile, e: ast.AST) -> str | None:
+    """``N`` when ``e`` is ``np.ascontiguousarray(N, ...)`` or ``N.contiguous()``."""
+    if not isinstance(e, ast.Call):
+        return None
+    if pf.name(e.func) == "numpy.ascontiguousarray" and e.args and isinstance(e.args[0], ast.Name):
+        return e.args[0].id
+    f = e.func
+    if isinstance(f, ast.Attribute) and f.attr == "contiguous" and isinstance(f.value, ast.Name):
+        return f.value.id
+    return None
+
+
+def _contiguity_guard(pf: ParsedFile, node: ast.AST) -> bool:
+    """``node`` is in the test of a guard that makes the input contiguous or refuses it - the same computation on
+    every layout (red team s30c's honest files): ``if not x.flags.c_contiguous: x = np.ascontiguousarray(x)``,
+    ``if not x.is_contiguous(): raise ...``, ``x if x.is_contiguous() else x.contiguous()``."""
+    child, cur = node, pf.parents.get(node)
+    while cur is not None and not isinstance(cur, (ast.If, ast.IfExp, ast.stmt)):
+        child, cur = cur, pf.parents.get(cur)
+    if isinstance(cur, ast.IfExp) and child is cur.test:
+        names = {b.id for b in (cur.body, cur.orelse) if isinstance(b, ast.Name)}
+        copies = {_contiguous_copy_of(pf, b) for b in (cur.body, cur.orelse)} - {None}
+        return len(names) == 1 and names == copies
+    if isinstance(cur, ast.If) and child is cur.test and not cur.orelse:
+        return all(isinstance(st, ast.Raise) or isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(
+            st.targets[0], ast.Name) and _contiguous_copy_of(pf, st.value) == st.targets[0].id for st in cur.body)
+    return False
 
 
 def _in_assert_test(pf: ParsedFile, node: ast.AST) -> bool:
@@ -911,6 +985,15 @@ def _folded(node: ast.AST) -> str | None:
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         a, b = _folded(node.left), _folded(node.right)
         return a + b if a is not None and b is not None else None
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):  # `"yadot"[::-1]`
+        text = _folded(node.value)
+        parts = [node.slice.lower, node.slice.upper, node.slice.step]
+        if text is not None and all(p is None or isinstance(p, ast.Constant) and isinstance(p.value, int) or
+                                    isinstance(p, ast.UnaryOp) and isinstance(p.operand, ast.Constant) for p in parts):
+            vals = [None if p is None else ast.literal_eval(p) for p in parts]
+            if all(v is None or isinstance(v, int) for v in vals) and vals[2] != 0:
+                return text[slice(*vals)]
+        return None
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
         a, b = _folded(node.left), node.right
         if a is not None and isinstance(b, ast.Constant) and isinstance(b.value, int) and 0 <= b.value <= 8:
@@ -923,8 +1006,8 @@ def _strings(pf: ParsedFile) -> Iterator[tuple[ast.AST, str]]:
     for node in pf.nodes(ast.Constant):
         if isinstance(node.value, str) and not isinstance(pf.parents.get(node), ast.BinOp):
             yield node, node.value
-    for node in pf.nodes(ast.BinOp):
-        if not isinstance(pf.parents.get(node), ast.BinOp):
+    for node in [*pf.nodes(ast.BinOp), *pf.nodes(ast.Subscript)]:
+        if not isinstance(pf.parents.get(node), (ast.BinOp, ast.Subscript)):
             text = _folded(node)
             if text is not None:
                 yield node, text

@@ -89,6 +89,8 @@ _MUTATORS = {"append", "extend", "insert", "pop", "popitem", "remove", "clear", 
 _WRITE_FUNCS = {"numpy.copyto", "numpy.put", "numpy.place", "numpy.putmask", "numpy.fill_diagonal",
                 "numpy.put_along_axis", "next"}
 _MEMO = {"functools.cache", "functools.lru_cache", "functools.cached_property"}
+_MEMO_NAMES = {"cache", "lru_cache", "cached_property"}
+"""Matched by the last name too (red team s30c: ``@np.random.bit_generator.re.functools.cache``)."""
 _GLOBAL_STATE_PREFIX = ("numpy.random.", "torch.random.", "torch.set_", "torch.manual_seed", "torch.seed",
                         "torch.cuda.", "numpy.seterr", "numpy.set_", "numpy.setbufsize", "torch.use_deterministic")
 _GLOBAL_STATE_OK = {"numpy.random.default_rng", "numpy.random.Generator", "numpy.random.PCG64",
@@ -760,7 +762,7 @@ def pf11_no_state_across_calls(ctx: LintContext) -> Iterator[Hit]:
     for fn in _functions(pf):
         for dec in getattr(fn, "decorator_list", []):
             target = dec.func if isinstance(dec, ast.Call) else dec
-            if pf.name(target) in _MEMO:
+            if pf.name(target) in _MEMO or pf.name(target).rsplit(".", 1)[-1] in _MEMO_NAMES:
                 yield at(dec, f"`@{pf.name(target)}` on `{fn.name}` keeps a cache across calls "  # type: ignore[attr-defined]
                               "(the JIT kernel caches its own compilation)")
         yield from _fn_checks(fn, pf, b)

@@ -90,6 +90,19 @@ BAD = {
     "the jit object as text": ("PF04", "n = n if 'emulator' in f'{k}' else n - 1", ""),
     "a made device's type": ("PF04", "n = n if torch.device(x.device).type == 'cpu' else n - 1", ""),
     "a read-only buffer": ("PF04", "n = n if x.data.readonly else n - 1", ""),
+    # the third round (s30c)
+    "a standard module through numpy's namespace": ("PF02", "g = np.random.mtrand.operator.attrgetter", ""),
+    "builtins through a re-exported re": ("PF02", "b = np.random.bit_generator.re.enum.bltns", ""),
+    "getattr of a banned builtin's name": ("PF02", "f = getattr(np, 'eval', None) or n", ""),
+    "a cache decorator reached through a chain": ("PF11", "assert _c() is not None",
+                                                  "\n\n@np.random.bit_generator.re.functools.cache\ndef _c():\n"
+                                                  "    return []\n"),
+    "a fake main block": ("PF11", "if '__main__' not in str(x.dtype):\n        n = n - int(np.random.rand() < 0.01)",
+                          ""),
+    "the clock as a reversed string": ("PF04", "t = np.array('yadot'[::-1], ']D[8M'[::-1])", ""),
+    "dim_order": ("PF04", "n = n if x.dim_order() == (0, 1) else n - 1", ""),
+    "identity through a set": ("PF04", "xc = x.contiguous()\n    n = n if xc in {x} else n - 1", ""),
+    "memoryview contiguity": ("PF04", "n = n if x.data.contiguous else n - 1", ""),
 }
 
 
@@ -116,6 +129,12 @@ HONEST = {
                                      "    assert z is None",
     "an f-string naming a value": "tag = f'rows {n} of {x.shape[1]}'",
     "a repr in an error message": "if n < 0:\n        raise ValueError(f'bad input {x!r} for {k}')",
+    "a dtype parameter tested by identity": "dt = x.dtype\n    assert dt is torch.float32 or dt is torch.bfloat16",
+    "made contiguous when it is not": "if not x.is_contiguous():\n        x = x.contiguous()",
+    "refused when not contiguous": "if not x.is_contiguous():\n        raise ValueError('x must be contiguous')",
+    "contiguous in an expression": "x = x if x.is_contiguous() else x.contiguous()",
+    "numpy random with a literal seed": "r = np.random.default_rng(0).random()",
+    "a contiguous-format allocation": "z = torch.empty_like(x, memory_format=torch.contiguous_format)",
 }
 
 
