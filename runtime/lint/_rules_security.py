@@ -857,7 +857,7 @@ def _layout_reads(pf: ParsedFile) -> Iterator[Hit]:
     """Branches on the input's memory layout or its exact class: ``x.flags.c_contiguous``, ``x.strides``,
     ``x.is_contiguous()``, a layout-keeping ``order="K"``/``"A"`` (``x.ravel(order="K")`` is the input's memory
     order: a Fortran-ordered input comes out transposed), ``type(x) is np.ndarray`` and ``isinstance(x, np.memmap)``
-    (a caller's ``np.load(..., mmap_mode="r")``). Assertions and error messages may read them: they end the call."""
+    (a caller's memory-mapped load). Assertions and error messages may read them: they end the call."""
     for node in pf.nodes(ast.Attribute):
         outer = pf.parents.get(node)
         if isinstance(outer, ast.Attribute) and outer.attr in _LAYOUT_READS:
