@@ -62,9 +62,11 @@ ATTACKS = {
                                             why="as dataclass_field_exec, the field name in a type() namespace"),
     "input_owndata_inverted": Attack("FAIL_CHEAT", seeds=(0, 7, 2**40 + 3), lint=False,
                                      why="drops the tail for a view input"),
-    "torch_storage_resizable_telltale": Attack("FAIL_CHEAT", seeds=(0, 7), reason="not written by the jit kernel",
+    # lint PF04 refuses `untyped_storage` / `data_ptr` since red team s30c: the runtime alone here
+    "torch_storage_resizable_telltale": Attack("FAIL_CHEAT", seeds=(0, 7), lint=False,
+                                               reason="not written by the jit kernel",
                                                why="drops the tail for a tensor torch allocated"),
-    "torch_data_ptr_alignment_telltale": Attack("FAIL_CHEAT", seeds=(0, 7),
+    "torch_data_ptr_alignment_telltale": Attack("FAIL_CHEAT", seeds=(0, 7), lint=False,
                                                 why="drops the tail for a 64-byte aligned tensor"),
     "pypto_option_counter": Attack("FAIL_LINT", reason="PF11", why="wrong from the 41st call"),
     "pypto_label_counter": Attack("FAIL_LINT", reason="PF11", why="wrong from the 41st call"),
