@@ -12,8 +12,7 @@ State (PF11): a hook's handle counter, a kernel cache keyed on the input itself.
 from __future__ import annotations
 
 import pytest
-
-from runtime.lint import lint_source
+from test_redteam_s20 import blocking
 
 HEAD = '''import numpy as np
 import pypto
@@ -34,14 +33,6 @@ def k(x: pypto.Tensor([pypto.DYNAMIC, D], pypto.DT_FP32), y: pypto.Tensor([pypto
 def src(body: str, extra: str = "") -> str:
     return (HEAD + extra + "\n\ndef k_wrapper(x):\n    y = torch.zeros_like(x)\n    n = x.shape[0]\n    " + body
             + "\n    k(x[:n], y[:n])\n    return y\n")
-
-
-def blocking(source: str) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for f in lint_source(source, "k_impl.py", stage="final"):
-        if f.is_blocking:
-            out.setdefault(f.rule_id, []).append(f.message)
-    return out
 
 
 BAD = {
