@@ -59,6 +59,7 @@ def drive(op_dir: Path, run_id: str, svc: Services, first_input: object, *, prom
           on_update: UpdateFn | None, on_start: StartFn | None = None, notices: list[str] | None = None,
           shown_as: str | None = None) -> RunResult:
     """Drive the run; always closes the trace, removes the run's temp dir and leaves no child running."""
+    present = _children()  # the caller's own children (a Ray cluster in a campaign, a notebook's) are not the run's
     saved_tempdir, saved_env = tempfile.tempdir, os.environ.get("TMPDIR")
     private_tmp = tempfile.mkdtemp(prefix=f"forge-run-{run_id}-")
     tempfile.tempdir = private_tmp  # golden runs, sandboxes and bisects make their temp dirs in here
@@ -71,7 +72,7 @@ def drive(op_dir: Path, run_id: str, svc: Services, first_input: object, *, prom
         return result
     finally:
         if not clean:
-            reap_children()
+            reap_children(spare=present)
         svc.trace.close()
         tempfile.tempdir = saved_tempdir
         if saved_env is None:
@@ -166,18 +167,14 @@ def _join(notices: list[str]) -> str:
     return "; ".join(dict.fromkeys(notices))
 
 
-def reap_children() -> list[int]:
-    """Kill every child process of this process still alive (with its process group when it leads one).
-
-    The safety net behind each subprocess runner's own cleanup: a child started in its own session (the
-    golden run, the sandbox) does not get the terminal's Ctrl-C, so an interrupted run must end it itself.
-    """
+def _children() -> dict[int, str]:
+    """This process's live children: pid -> start time (clock ticks since boot, from /proc; a reused pid differs)."""
     me = os.getpid()
-    killed: list[int] = []
+    out: dict[int, str] = {}
     try:
         entries = os.listdir("/proc")
     except OSError:  # no procfs: nothing we can enumerate
-        return killed
+        return out
     for name in entries:
         if not name.isdigit():
             continue
@@ -187,9 +184,26 @@ def reap_children() -> list[int]:
         except OSError:
             continue
         fields = stat[stat.rfind(")") + 2:].split()
-        if len(fields) < 2 or int(fields[1]) != me or fields[0] == "Z":
+        if len(fields) < 20 or int(fields[1]) != me or fields[0] == "Z":
             continue
-        pid = int(name)
+        out[int(name)] = fields[19]
+    return out
+
+
+def reap_children(spare: dict[int, str] | None = None) -> list[int]:
+    """Kill every child process of this process still alive (with its process group when it leads one), but those
+    in ``spare`` (the children the caller had before the run began).
+
+    The safety net behind each subprocess runner's own cleanup: a child started in its own session (the
+    golden run, the sandbox) does not get the terminal's Ctrl-C, so an interrupted run must end it itself. Only the
+    run's own: ``orchestrator.api.run`` called in a process that has other children (a test worker holding an
+    embedded Ray cluster, a notebook) killed them all - Ray's GCS and raylet went, and the process with them (the
+    slow tier's xdist worker crashed, session 30).
+    """
+    killed: list[int] = []
+    for pid, start in _children().items():
+        if spare and spare.get(pid) == start:
+            continue
         try:
             if os.getpgid(pid) == pid:
                 os.killpg(pid, signal.SIGKILL)
