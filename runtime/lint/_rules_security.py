@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import functools
 import importlib
+import re
 import string
 import sys
 import types
@@ -54,9 +55,13 @@ _FRAME_ATTRS = {"tb_frame", "f_back", "f_locals", "f_globals", "f_builtins", "gi
 """Attributes of interpreter frames (reached from any traceback, generator or ``traceback.walk_stack``): a frame's
 locals are the emulator's trace-time namespace - the trace cache relies on a kernel reading its parameters only by
 name (a ``range(n)`` bound is left out of its key, `runtime.emulator._roll.range_sites`)."""
-_CODE_ATTRS = frozenset({"eval", "exec", "compile", "__import__", "breakpoint", "globals", "locals", "vars"})
+_CODE_ATTRS = frozenset({"eval", "exec", "compile", "__import__", "breakpoint", "globals", "locals", "vars",
+                         "attrgetter", "methodcaller", "update_wrapper", "wraps"})
 """Banned builtins as attribute names: red team s30b copied the builtins' namespace onto an object of the file
 (``functools.update_wrapper``) and called ``<object>.eval``; no kernel reads an attribute so named."""
+_DUNDER_PATH = re.compile(r"(^|\.)__\w+__(\.|$)")
+"""A dotted path through a dunder (``"__self__.eval"``): red team s30d handed it to ``operator.attrgetter``, which
+torch re-exports (``torch.autograd.profiler_util.attrgetter``)."""
 _BANNED_ATTRS = {"ctypes", "tofile", "dump", "dumps"}
 """ndarray/tensor attributes that write files or expose raw memory (``a.ctypes.data``, ``a.tofile(...)``)."""
 _FILE_IO = {"numpy.load", "numpy.save", "numpy.savez", "numpy.savez_compressed", "numpy.fromfile", "numpy.memmap",
@@ -507,8 +512,14 @@ def pf02_banned_calls(ctx: LintContext) -> Iterator[Hit]:
     yield from _pypto_introspection(pf)
     yield from _format_templates(pf)
     calls_by_func = {id(c.func): c for c in pf.nodes(ast.Call)}
-    for bound, name in _rebinds(pf, _BANNED_BUILTINS | set(_REFLECTION)):
-        yield at(bound, f"binding the name `{name}` (a banned builtin) is not allowed in a kernel file")
+    for bound, name in _rebinds(pf, _BANNED_BUILTINS | set(_REFLECTION) | {"__name__"}):
+        yield at(bound, f"binding the name `{name}` (a banned builtin) is not allowed in a kernel file"
+                 if name != "__name__" else "binding `__name__` is not allowed in a kernel file (it turns the "
+                 "`if __name__ == \"__main__\":` block, which the rules read as a self-test, into production code)")
+    for node in pf.nodes(ast.Constant):
+        if isinstance(node.value, str) and "." in node.value and _DUNDER_PATH.search(node.value):
+            yield at(node, f"the string {node.value[:40]!r} names a dunder attribute path (read by "
+                     "`attrgetter`-like helpers where no rule sees it) and is not allowed in a kernel file")
     for node in pf.nodes(ast.Name):  # a banned builtin used in any way: called, passed, aliased, stored
         if not isinstance(node.ctx, ast.Load) or (node.id in _BANNED_BUILTINS | set(_REFLECTION)
                                                   and _is_parameter(pf, node)):
@@ -771,6 +782,8 @@ _ENV_FACTS = ("torch.npu", "torch.cuda", "torch.backends", "torch.version", "tor
               "torch.get_num_threads", "torch.get_num_interop_threads", "torch.is_grad_enabled",
               "torch.is_inference_mode_enabled", "torch.are_deterministic_algorithms_enabled",
               "torch.is_autocast_enabled", "torch.get_default_device", "torch.has_cuda", "torch.has_mps",
+              "torch.get_float32_matmul_precision", "torch.is_anomaly_enabled", "torch.is_anomaly_check_nan_enabled",
+              "torch.get_deterministic_debug_mode", "torch.is_warn_always_enabled",
               "numpy.show_config", "numpy.show_runtime", "numpy.version", "numpy.__config__", "numpy.get_include",
               "torch_npu")
 """Facts of the host a kernel could branch on: which accelerator backends exist, library versions and build

@@ -233,7 +233,7 @@ class ParsedFile:
         block and skipped)."""
         cur = self.parents.get(node)
         while cur is not None:
-            if isinstance(cur, ast.If) and self.parents.get(cur) is self.tree and _is_main_test(cur.test):
+            if isinstance(cur, ast.If) and self.parents.get(cur) is self.tree and is_main_test(cur.test):
                 return True
             cur = self.parents.get(cur)
         return False
@@ -243,7 +243,7 @@ class ParsedFile:
         return [(m.module, m.line, m.role, m.indent) for m in markers(self.lines)]
 
 
-def _is_main_test(test: ast.AST) -> bool:
+def is_main_test(test: ast.AST) -> bool:
     """``__name__ == "__main__"`` (either side)."""
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
         return False

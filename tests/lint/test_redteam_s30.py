@@ -94,6 +94,17 @@ BAD = {
     "dim_order": ("PF04", "n = n if x.dim_order() == (0, 1) else n - 1", ""),
     "identity through a set": ("PF04", "xc = x.contiguous()\n    n = n if xc in {x} else n - 1", ""),
     "memoryview contiguity": ("PF04", "n = n if x.data.contiguous else n - 1", ""),
+    # the fourth round (s30d)
+    "attrgetter re-exported by torch": ("PF02", "g = torch.autograd.profiler_util.attrgetter", ""),
+    "a dotted dunder path as a string": ("PF02", "p = '__self__.eval'", ""),
+    "__name__ rebound": ("PF02", "n = n", "__name__ = '__main__'\n"),
+    "a self-test helper reached through a class": ("OL62", "n = _C.go(n)",
+                                                   "\n\ndef _test(n):\n    return n - int(np.sum(np.ones(2)) > 1)\n"
+                                                   "\n\nclass _C:\n    @staticmethod\n    def go(n):\n"
+                                                   "        return _test(n)\n"),
+    "a main block that is not one": ("OL62", "n = n", "\n\ndef main():\n    return np.sum(np.ones(2))\n\n\n"
+                                                    "if '__main__' in '__main__':\n    main()\n"),
+    "the matmul precision mode": ("PF04", "n = n if torch.get_float32_matmul_precision() == 'highest' else n - 1", ""),
 }
 
 
