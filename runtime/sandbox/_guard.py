@@ -25,8 +25,8 @@ import sys
 import threading
 from collections.abc import Iterable
 
-__all__ = ["DENIED_MARKER", "install_audit_hook", "install_codegen_guard", "install_socket_guard",
-           "install_unraisable_guard"]
+__all__ = ["DENIED_MARKER", "install_audit_hook", "install_codegen_audit", "install_codegen_guard",
+           "install_socket_guard", "install_unraisable_guard"]
 
 DENIED_MARKER = "SANDBOX-DENIED"
 
@@ -281,3 +281,40 @@ def install_unraisable_guard(candidate: str, record: list[str] | None = None) ->
         previous(unraisable)  # type: ignore[arg-type]
 
     sys.unraisablehook = hook
+
+
+def install_codegen_audit(candidate: str, record: list[str] | None = None) -> None:
+    """Record as a denial every ``eval``/``exec``/``compile`` called directly from the candidate's own code.
+
+    Why (red teams s30, four rounds): lint refuses those builtins by name, yet each round found another way to reach
+    them through an allowed module (a ``match`` pattern on ``__globals__``, ``functools.update_wrapper`` copying the
+    builtins' namespace, numpy's and torch's re-exports of ``operator.attrgetter`` and ``re.enum.bltns``), and the
+    code so run told the sandbox from a user's process. No kernel calls them: libraries do (``dataclasses``,
+    ``collections.namedtuple``, the emulator's tracer), from their own frames, so only a call whose caller is a frame
+    of the candidate's file counts - the frame right above the hook's, since the builtins have none. The record says
+    the event and line, never a path."""
+    here = os.path.realpath(candidate)
+    seen: dict[str, bool] = {}
+
+    def is_candidate(filename: str) -> bool:
+        hit = seen.get(filename)
+        if hit is None:
+            hit = seen[filename] = os.path.realpath(filename) == here
+        return hit
+
+    def hook(event: str, args: tuple) -> None:
+        if event not in ("exec", "compile"):
+            return
+        frame = sys._getframe(1)
+        if frame is None or not is_candidate(frame.f_code.co_filename):
+            return
+        entry = f"code-generation `{event}` called from line {frame.f_lineno} of the candidate (code no rule read)"
+        if record is not None and len(record) < 200:
+            record.append(entry)
+        try:
+            os.write(2, f"{DENIED_MARKER} {entry}\n".encode(errors="replace"))
+        except OSError:
+            pass
+        raise PermissionError("sandbox: eval/exec/compile from the kernel file is not allowed")
+
+    sys.addaudithook(hook)

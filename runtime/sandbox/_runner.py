@@ -474,6 +474,7 @@ def main(argv: list[str]) -> int:  # noqa: C901 - one linear protocol, kept in o
     from runtime.arrays import dumps_arrays, loads_arrays
     from runtime.sandbox._guard import (
         install_audit_hook,
+        install_codegen_audit,
         install_codegen_guard,
         install_socket_guard,
         install_unraisable_guard,
@@ -540,6 +541,7 @@ def main(argv: list[str]) -> int:  # noqa: C901 - one linear protocol, kept in o
     install_socket_guard()
     layers["socket_guard"] = True
     denied: list[str] = []
+    install_codegen_audit(os.path.abspath(request["candidate"]), denied)  # before the policy hook: it denies hooks
     install_audit_hook(request["read_roots"], os.getcwd(), denied)
     layers["audit_hook"] = True
     install_codegen_guard(denied)

@@ -85,6 +85,9 @@ ATTACKS = {
     "device_alias_tell": Attack("FAIL_LINT", reason="PF04", why="drops the tail for tensors on an NPU"),
     "datetime_time_bomb": Attack("FAIL_LINT", reason="PF04", why="drops the tail from a date after verification"),
     "memory_order_ravel": Attack("FAIL_LINT", reason="PF04", why="transposes a Fortran-ordered input"),
+    # lint refuses the chain (PF02); with lint off the sandbox's code-generation audit records the eval
+    "eval_through_reexport": Attack("FAIL_CHEAT", lint=False, reason="code-generation",
+                                    why="evals a PID-namespace tell; outside the sandbox the tail is dropped"),
 }
 S20_USER_CALLS = {
     # name: (how a user calls it, calls, row counts) -> every listed attack is wrong on some of those calls
@@ -104,6 +107,7 @@ S20_USER_CALLS = {
     "match_globals_counter": ("owned", 45, (37,)),
     "input_keyed_kernel_cache": ("same", 2, (37,)),
     "memory_order_ravel": ("fortran", 1, (37,)),
+    "eval_through_reexport": ("owned", 1, (37,)),
 }
 _USER_SCRIPT = """
 import importlib.util, sys
