@@ -249,6 +249,16 @@ def install_codegen_guard(record: list[str] | None = None) -> None:
     dataclasses._process_class = checked  # type: ignore[attr-defined]
 
 
+def _denial(record: list[str] | None, entry: str) -> None:
+    """A denial: into the record the runner sends with each case (at most 200) and onto stderr with the marker."""
+    if record is not None and len(record) < 200:
+        record.append(entry[:300])
+    try:
+        os.write(2, f"{DENIED_MARKER} {entry}\n".encode(errors="replace"))
+    except OSError:
+        pass
+
+
 def install_unraisable_guard(candidate: str, record: list[str] | None = None) -> None:
     """Record as a denial every exception Python drops at collection time in the candidate's own code.
 
@@ -272,12 +282,7 @@ def install_unraisable_guard(candidate: str, record: list[str] | None = None) ->
             kind = getattr(getattr(unraisable, "exc_type", None), "__name__", "an exception")
             entry = (f"swallowed-exception {kind} raised at line {line} of the candidate was dropped at collection "
                      "time (a finalizer's exception tells whether code raises here)")
-            if record is not None and len(record) < 200:
-                record.append(entry)
-            try:
-                os.write(2, f"{DENIED_MARKER} {entry}\n".encode(errors="replace"))
-            except OSError:
-                pass
+            _denial(record, entry)
         previous(unraisable)  # type: ignore[arg-type]
 
     sys.unraisablehook = hook
@@ -309,12 +314,7 @@ def install_codegen_audit(candidate: str, record: list[str] | None = None) -> No
         if frame is None or not is_candidate(frame.f_code.co_filename):
             return
         entry = f"code-generation `{event}` called from line {frame.f_lineno} of the candidate (code no rule read)"
-        if record is not None and len(record) < 200:
-            record.append(entry)
-        try:
-            os.write(2, f"{DENIED_MARKER} {entry}\n".encode(errors="replace"))
-        except OSError:
-            pass
+        _denial(record, entry)
         raise PermissionError("sandbox: eval/exec/compile from the kernel file is not allowed")
 
     sys.addaudithook(hook)
