@@ -31,7 +31,12 @@ int64 uint8 uint16 uint32 uint64 bool_ random ndarray newaxis inf nan pi integer
 _MATH_METHODS = set("""matmul mm bmm exp exp2 log log2 log10 log1p sum mean softmax log_softmax add sub mul div
 true_divide sqrt rsqrt pow max min amax amin sigmoid tanh relu gelu silu dot einsum cumsum cumprod prod var std
 norm clip clamp abs neg negative square sin cos erf argmax argmin sort topk round floor ceil reciprocal addmm
-baddbmm outer inner tensordot""".split())
+baddbmm outer inner tensordot vdot mv addmv addr kron cross nansum nanmean nanmedian median quantile nanquantile
+logsumexp logcumsumexp cummax cummin diff trace det slogdet logdet inverse pinverse lerp addcmul addcdiv hypot
+atan atan2 asin acos sinh cosh asinh acosh atanh expm1 sign sgn fmod remainder maximum minimum fmax fmin erfc erfinv
+lgamma digamma xlogy logit std_mean var_mean histc bincount frac""".split())
+"""Red team s30e: ``probe.vdot(probe)`` over 4M elements told the sandbox's one BLAS thread from a user's two (the
+sum's order follows the thread count); ``vdot`` was not on the list."""
 
 
 def _jit_calls(pf: ParsedFile, fn: ast.AST) -> list[ast.Call]:

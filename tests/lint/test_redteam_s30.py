@@ -105,6 +105,8 @@ BAD = {
     "a main block that is not one": ("OL62", "n = n", "\n\ndef main():\n    return np.sum(np.ones(2))\n\n\n"
                                                     "if '__main__' in '__main__':\n    main()\n"),
     "the matmul precision mode": ("PF04", "n = n if torch.get_float32_matmul_precision() == 'highest' else n - 1", ""),
+    # the fifth round (s30e)
+    "a BLAS thread-count tell": ("OL62", "p = torch.ones(1 << 10)\n    n = n if p.vdot(p).item() == 1024.0 else n - 1", ""),
 }
 
 
