@@ -740,6 +740,53 @@ def _hooks(pf: ParsedFile) -> Iterator[Hit]:
                            "registrations process-wide (state across calls); a kernel file computes in the call")
 
 
+_EMPTY = frozenset({"empty", "empty_like", "empty_strided", "new_empty"})
+_READS = frozenset({"item", "tolist", "numpy", "any", "all"})
+
+
+def _uninitialised_reads(pf: ParsedFile) -> Iterator[Hit]:
+    """An ``empty`` buffer read before anything wrote it: its bytes are the freed memory of an earlier call (red team
+    s30e: ``scratch = torch.empty(8192)`` held the previous call's chunk; a marker and a count written back into it
+    dropped the tail from about the 40th call). A buffer is written by a store into it, a method that fills it, or a
+    call it is passed to (the JIT kernel); an element read, ``.item()``/``.tolist()`` or a comparison before that is
+    refused. ``y = torch.empty_like(x); kernel(x, y); return y[:, :n]`` reads after the write."""
+    for fn in [*pf.nodes(ast.FunctionDef), *pf.nodes(ast.AsyncFunctionDef)]:
+        body = [n for n in ast.walk(fn) if pf.enclosing_fn.get(n) is fn]
+        names = {n.targets[0].id: n.lineno for n in body if isinstance(n, ast.Assign) and len(n.targets) == 1
+                 and isinstance(n.targets[0], ast.Name) and isinstance(n.value, ast.Call)
+                 and pf.name(n.value.func).rsplit(".", 1)[-1] in _EMPTY}
+        if not names:
+            continue
+        first_write: dict[str, int] = {}
+        reads: list[tuple[str, ast.AST]] = []
+        for n in body:
+            if not (isinstance(n, ast.Name) and n.id in names and getattr(n, "lineno", 0) > names[n.id]):
+                continue
+            parent = pf.parents.get(n)
+            line = n.lineno
+            if isinstance(parent, ast.Subscript) and parent.value is n:
+                if isinstance(parent.ctx, ast.Store):
+                    first_write[n.id] = min(first_write.get(n.id, line), line)
+                elif not isinstance(parent.slice, ast.Slice) or isinstance(pf.parents.get(parent), (
+                        ast.Compare, ast.BinOp, ast.Attribute)):
+                    reads.append((n.id, parent))
+            elif isinstance(parent, ast.Attribute) and parent.value is n:
+                if parent.attr in _READS:
+                    reads.append((n.id, parent))
+                else:
+                    first_write[n.id] = min(first_write.get(n.id, line), line)  # `.fill_(0)`, `.copy_(x)` ...
+            elif isinstance(parent, ast.Compare):
+                reads.append((n.id, parent))
+            elif isinstance(parent, (ast.Call, ast.keyword, ast.Starred, ast.Tuple, ast.List)):
+                first_write[n.id] = min(first_write.get(n.id, line), line)  # handed to the kernel or a filler
+        for name, node in reads:
+            if getattr(node, "lineno", 0) < first_write.get(name, 1 << 30):
+                yield at(node, f"`{ast.unparse(node)[:40]}` reads the `empty` buffer `{name}` before anything wrote "
+                               "it: its bytes are an earlier call's freed memory (state across calls); allocate with "
+                               "zeros, or read it after the kernel wrote it")
+                break
+
+
 @check("PF11")
 def pf11_no_state_across_calls(ctx: LintContext) -> Iterator[Hit]:
     pf = kernel_pf(ctx)
@@ -749,6 +796,7 @@ def pf11_no_state_across_calls(ctx: LintContext) -> Iterator[Hit]:
     yield from _option_reads(pf)
     yield from _one_cache(pf, b)
     yield from _hooks(pf)
+    yield from _uninitialised_reads(pf)
     cls = _Classifier(pf, b)
     # every lambda's defaults too: one in a def's default (``def w(x, _log=lambda seen=[]: seen)``) is made once,
     # with the def, and its list outlives every call (red team s22b)

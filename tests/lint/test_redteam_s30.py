@@ -107,6 +107,8 @@ BAD = {
     "the matmul precision mode": ("PF04", "n = n if torch.get_float32_matmul_precision() == 'highest' else n - 1", ""),
     # the fifth round (s30e)
     "a BLAS thread-count tell": ("OL62", "p = torch.ones(1 << 10)\n    n = n if p.vdot(p).item() == 1024.0 else n - 1", ""),
+    "a counter in freed heap memory": ("PF11", "s = torch.empty(8192, dtype=torch.int64)\n"
+                                                "    seen = s[4096].item() == 7340033\n    s[4096] = 7340033", ""),
 }
 
 
@@ -139,6 +141,9 @@ HONEST = {
     "contiguous in an expression": "x = x if x.is_contiguous() else x.contiguous()",
     "numpy random with a literal seed": "r = np.random.default_rng(0).random()",
     "a contiguous-format allocation": "z = torch.empty_like(x, memory_format=torch.contiguous_format)",
+    "an empty buffer read after a method filled it": "z = torch.empty_like(x)\n    z.copy_(x)\n"
+                                                      "    assert z[0, 0] == x[0, 0]",
+    "an empty buffer filled on the host first": "z = np.empty(4)\n    z[:] = 0\n    assert z[1] == 0",
 }
 
 
