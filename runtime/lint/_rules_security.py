@@ -724,11 +724,17 @@ def _fixed_device(pf: ParsedFile, e: ast.AST, fixed_names: set[str]) -> bool:
     return False
 
 
+def _statement(pf: ParsedFile, node: ast.AST) -> ast.AST | None:
+    """The statement ``node`` is part of."""
+    cur = pf.parents.get(node)
+    while cur is not None and not isinstance(cur, ast.stmt):
+        cur = pf.parents.get(cur)
+    return cur
+
+
 def _in_error_message(pf: ParsedFile, node: ast.AST) -> bool:
     """Inside the exception of a ``raise`` or the message of an ``assert``: text that ends the call, loudly."""
-    cur = pf.parents.get(node)
-    while cur is not None and not isinstance(cur, (ast.stmt,)):
-        cur = pf.parents.get(cur)
+    cur = _statement(pf, node)
     return isinstance(cur, ast.Raise) or isinstance(cur, ast.Assert) and cur.msg is not None and any(
         n is node for n in ast.walk(cur.msg))
 
@@ -973,10 +979,7 @@ def _contiguity_guard(pf: ParsedFile, node: ast.AST) -> bool:
 
 
 def _in_assert_test(pf: ParsedFile, node: ast.AST) -> bool:
-    cur = pf.parents.get(node)
-    while cur is not None and not isinstance(cur, ast.stmt):
-        cur = pf.parents.get(cur)
-    return isinstance(cur, ast.Assert)
+    return isinstance(_statement(pf, node), ast.Assert)
 
 
 def _dtype_position(pf: ParsedFile, node: ast.AST) -> bool:

@@ -751,7 +751,7 @@ def _uninitialised_reads(pf: ParsedFile) -> Iterator[Hit]:
     call it is passed to (the JIT kernel); an element read, ``.item()``/``.tolist()`` or a comparison before that is
     refused. ``y = torch.empty_like(x); kernel(x, y); return y[:, :n]`` reads after the write."""
     for fn in [*pf.nodes(ast.FunctionDef), *pf.nodes(ast.AsyncFunctionDef)]:
-        body = [n for n in ast.walk(fn) if pf.enclosing_fn.get(n) is fn]
+        body = _body_nodes(fn, pf)
         names = {n.targets[0].id: n.lineno for n in body if isinstance(n, ast.Assign) and len(n.targets) == 1
                  and isinstance(n.targets[0], ast.Name) and isinstance(n.value, ast.Call)
                  and pf.name(n.value.func).rsplit(".", 1)[-1] in _EMPTY}

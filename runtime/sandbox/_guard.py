@@ -236,13 +236,7 @@ def install_codegen_guard(record: list[str] | None = None) -> None:
     def checked(cls: object, *args: object, **kwargs: object) -> object:
         problem = None if from_a_library() else _dataclass_problem(cls)
         if problem is not None:
-            line = f"dataclass-codegen {problem}"
-            if record is not None and len(record) < 200:
-                record.append(line[:300])
-            try:
-                os.write(2, f"{DENIED_MARKER} {line}\n".encode(errors="replace"))
-            except OSError:
-                pass
+            _denial(record, f"dataclass-codegen {problem}")
             raise PermissionError(f"sandbox: dataclass code generation for {problem} is not allowed")
         return original(cls, *args, **kwargs)
 
