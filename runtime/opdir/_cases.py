@@ -45,6 +45,9 @@ class Case(BaseModel):
     special: bool = False
     """Some rows of its inputs are all zeros, constant or hold ties (:func:`runtime.opdir._inputs.apply_special_values`;
     unseen cases only). Never part of the name or the report: agents see an ordinary unseen case."""
+    tiny: bool = False
+    """With ``special``: some rows, the same in every input with as many rows, are also scaled towards 0
+    (:func:`runtime.opdir._inputs.apply_special_values`; unseen drawing version 6). Never shown either."""
 
 
 def _dims_label(spec: Spec, dims: dict[str, int]) -> str:

@@ -131,6 +131,11 @@ def generate_input(t: TensorSpec, case: Case, index: int) -> np.ndarray:
 
 
 _SPECIAL_STREAM = 0x5BEC
+_TINY_STREAM = 0x7154
+_TINY_SCALE = 2.0 ** -7
+"""A tiny row is its drawn values moved towards the range's point nearest 0 by this factor (exact in binary)."""
+_TINY_MIN_ROWS = 6
+"""Inputs with fewer rows get no tiny rows: the other special kinds keep their rows."""
 _SPECIAL_SHARE = 8
 """In a case with special values, about one row in this many of each input is all zeros, one constant, one
 near-constant, one with ties."""
@@ -163,8 +168,8 @@ def _near_constant(n: int, dtype: np.dtype, rlo: float, rhi: float, rng: np.rand
     return row.astype(np.float32).astype(dtype) if dtype != np.float64 else row
 
 
-def apply_special_values(t: TensorSpec, case: Case, index: int, values: np.ndarray, *, ties: bool = True
-                         ) -> np.ndarray:
+def apply_special_values(t: TensorSpec, case: Case, index: int, values: np.ndarray, *, ties: bool = True,
+                         tiny: bool = False) -> np.ndarray:
     """``values`` (input ``index`` of ``case``, declared as ``t``) with special rows, for a ``case.special`` case.
 
     Random draws in bands never hold an all-zero row, a constant row or two equal values, and those are the inputs
@@ -180,6 +185,12 @@ def apply_special_values(t: TensorSpec, case: Case, index: int, values: np.ndarr
       catastrophically there, though it is exact on zero and constant rows and fine on every band;
     - **ties**: one of the row's values (its largest, its smallest or a random one) copied to a quarter of its
       other positions (at least one, never all).
+
+    - **tiny** (``tiny``, floats with at least :data:`_TINY_MIN_ROWS` rows; unseen drawing version 6): the drawn
+      values moved towards the range's point nearest 0 by :data:`_TINY_SCALE`. The tiny rows are drawn from the case
+      alone, so every input with as many rows has them at the same places (the other kinds are drawn per input and
+      avoid them): an ``eps`` shows where one input's row is small while 1-D weights are not (mutation sweep s30:
+      sum_lstm with eps 1e-5 for 1e-6 passed, a band scaling every input at once kept the error under atol).
 
     Every value stays one the ordinary draw could make (in the range, representable, an integer point of it).
     The first row only gets ties (see below), and so does a 1-D input (one vector, e.g. ``gamma``); booleans and
@@ -232,6 +243,11 @@ def apply_special_values(t: TensorSpec, case: Case, index: int, values: np.ndarr
     # that input in one call and as a zero fill in a same-shape call - a false "host data" finding
     order = 1 + rng.permutation(rows.shape[0] - 1)
     each = max(1, rows.shape[0] // _SPECIAL_SHARE)
+    small: np.ndarray | None = None
+    if tiny and shorten is not None and rows.shape[0] >= _TINY_MIN_ROWS:
+        tiny_rng = np.random.default_rng([case.seed, rows.shape[0], _TINY_STREAM])
+        small = (1 + tiny_rng.permutation(rows.shape[0] - 1))[:each]
+        order = order[~np.isin(order, small)]
     for k_i, kind in enumerate(kinds):
         for r in order[k_i * each:(k_i + 1) * each]:
             row = rows[r]
@@ -244,6 +260,10 @@ def apply_special_values(t: TensorSpec, case: Case, index: int, values: np.ndarr
                 row[...] = _near_constant(n, dtype, rlo, rhi, rng)
             else:
                 tie(row)
+    if small is not None:
+        centre = min(max(0.0, rlo), rhi)
+        moved = centre + (rows[small].astype(np.float64) - centre) * _TINY_SCALE
+        rows[small] = np.clip(moved.astype(np.float32).astype(dtype), rlo, rhi)
     return arr
 
 
@@ -257,7 +277,8 @@ def generate_inputs(spec: Spec, case: Case) -> list[np.ndarray]:
     for i, t in enumerate(spec.inputs):
         try:
             arr = generate_input(t, case, i)
-            out.append(apply_special_values(t, case, i, arr, ties=spec.ties == "judged") if case.special else arr)
+            out.append(apply_special_values(t, case, i, arr, ties=spec.ties == "judged", tiny=case.tiny)
+                       if case.special else arr)
         except ValueError as exc:
             raise OpDirError([Problem(file="SPEC.md", field=f"inputs.{t.name}.range",
                                       message=f"case {case.name}: {exc}")]) from None

@@ -34,10 +34,18 @@ What :func:`unseen_cases` draws (``rng = default_rng([seed, 0x7e5])``), from the
   whatever the SPEC's size (red team s30b: with SPEC sizes up to 21 it was at most 64, and a 64-row fast path with
   a slip in its offsets passed).
 
-That is :data:`UNSEEN_VERSION` 5. Version 4 is version 5 with the 1.25x cap. Version 3 is version 4 with the small size drawn from 1..8; version 2 is version
-3 without the joint shape; version 1 (seven classes, fill from
-half the cap bound and in one dtype, no power of two, no special values) is kept for the run seeds of the shipped
-traces only (:data:`LEGACY_RUN_SEEDS`).
+- (version 6) the special cases also hold **tiny rows**: a few rows scaled towards 0 by 2**-7, the same rows in
+  every input with as many rows (:func:`runtime.opdir._inputs.apply_special_values`). Mutation sweep s30: sum_lstm
+  with its RMSNorm eps 1e-5 instead of 1e-6 passed every verification - the eps shows only where the normalised
+  pre-activation is small while the weights are not; a band scales whole tensors, weights included, and there
+  the error stayed under atol. And the **power of two** of an axis every output keeps is drawn from 128, 256 and 512
+  whatever the SPEC's size (red team s31: 128-row blocks with a slip in the second block's offset passed every
+  verification of a 21-row SPEC).
+
+That is :data:`UNSEEN_VERSION` 6. Version 5 is version 6 without tiny rows; version 4 is version 5 with the 1.25x
+cap; version 3 is version 4 with the small size drawn from 1..8; version 2 is version 3 without the joint shape;
+version 1 (seven classes, fill from half the cap bound and in one dtype, no power of two, no special values) is kept
+for the run seeds of the shipped traces only (:data:`LEGACY_RUN_SEEDS`).
 
 Bounds (stated in docs/verification.md): at most :data:`MAX_UNSEEN` unseen wrapper calls; each unseen case holds
 at most :func:`case_cap` bytes of inputs + outputs (4.25x the largest SPEC case - version 4: 1.25x -, at least 4 MiB,
@@ -72,17 +80,24 @@ red team s16 C: a bf16-only path wrong from 3x passed 74% of verifications when 
 _EVERY_DTYPE_V1 = ("tail1", "small")
 _POW2_MIN = 128
 """The power-of-two class is at least this (8 tiles of 16: two steps of a 64-row fast path), when the SPEC allows."""
+_POW2_KEPT = 512
+"""(version 6) For an axis every output keeps (none reduces over it), the power of two is drawn from 128, 256 and 512
+whatever the SPEC's size (red team s31, k03: 128-row blocks with a slip in the block offset, right while there is one
+block, passed every verification of a 21-row SPEC - no unseen size went above 128). Not for an axis an output
+reduces over: a reduction's rounding grows with its length (`FILL_FACTOR`)."""
 CASE_BYTES_CAP = 64 * 1024**2
 """Inputs + outputs of one unseen case stay under this unless the SPEC's own cases are bigger."""
 UNSEEN_PREFIX = "unseen"
 """Unseen case names start with it: ``unseen3-B70_D64-fp32`` (no seed: the seed is never shown to agents)."""
-UNSEEN_VERSION = 5
+UNSEEN_VERSION = 6
 """The drawing of unseen cases. Version 2 (red team s16): a power-of-two size class, the fill size in every dtype and
 above 3x the SPEC's largest, and special values (zero / constant rows, ties) in the second case of every same-shape
 pair and in the fresh-seed reruns of the SPEC's shapes (:func:`runtime.opdir._inputs.apply_special_values`).
 Version 3 (red team s22): the joint shape of two or more dynamic axes (:func:`_joint`). Version 4 (red team s25):
 the small size is 1 (drawn as before, so every other class is version 3's). Version 5 (mutation sweep s30): the
-byte cap is 4.25x the largest SPEC case instead of 1.25x (:func:`case_cap`)."""
+byte cap is 4.25x the largest SPEC case instead of 1.25x (:func:`case_cap`). Version 6 (mutation sweep s30): the
+special cases also hold tiny rows (``Case.tiny``), the same rows in every input with as many rows, and the power of
+two of an axis every output keeps goes up to 512 (:data:`_POW2_KEPT`)."""
 LEGACY_RUN_SEEDS = frozenset({
     8073106555080404082, 1375231499958067986, 4714508118518851981, 8790150582367487093, 5005340479135436709,
     4653713241000648732, 4971532019015743374, 5156450107698526626, 5087138263457286476,
@@ -185,6 +200,8 @@ def _axis_sizes(spec: Spec, axis: str, rng: np.random.Generator, version: int = 
         top = max(4 * t, 1 << (FILL_FACTOR * hi).bit_length() - 1)  # the largest power of two <= 4x (>= 4 tiles)
         if version >= 5:  # 128 at least whatever the SPEC's size (red team s30b: a 64-row fast path, SPEC B = 21)
             top = max(top, _POW2_MIN)
+        if version >= 6 and spec.outputs and all(axis in t.shape for t in spec.outputs):
+            top = max(top, _POW2_KEPT)  # no output reduces over the axis: no rounding grows with it
         low = min(_POW2_MIN, top)
         powers = [p for p in (1 << j for j in range(low.bit_length() - 1, top.bit_length())) if p not in seen]
         pow2 = powers[int(rng.integers(0, len(powers)))] if powers else 2 * top
@@ -307,7 +324,8 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
         band = BANDS[len(out) % len(BANDS)]
         name = f"{UNSEEN_PREFIX}{len(out) + 1}-{_dims_label(spec, dims)}-{dtype}"
         out.append(Case(name=name, dims=dims, dtype=dtype, seed=new_seed(), band=band,
-                        tail=_has_tail(spec, dims), unseen=True, special=special and version >= 2))
+                        tail=_has_tail(spec, dims), unseen=True, special=special and version >= 2,
+                        tiny=special and version >= 6))
 
     planned: list[tuple[dict[str, int], str]] = []
     first_round = 0

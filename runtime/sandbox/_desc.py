@@ -211,8 +211,12 @@ def _build(desc: Any, inputs: list[np.ndarray], buffers: list[np.ndarray], roots
     shape, dt = _shape(args[0]), _dtype(args[1])
     if _count(shape) * dt.itemsize > budget:
         raise DescError("allocation over the device budget")
-    fill = np.nan if dt.kind == "f" or dt.name in ("bfloat16", "float8_e4m3fn", "float8_e5m2") else 0
-    return Built(np.full(shape, fill, dtype=dt), None, True, True, True)
+    return Built(np.full(shape, uninit_fill(dt), dtype=dt), None, True, True, True)
+
+
+def uninit_fill(dt: np.dtype) -> float:
+    """What the device fills an uninitialised allocation with: NaN for floats, 0 otherwise."""
+    return np.nan if dt.kind == "f" or dt.name in ("bfloat16", "float8_e4m3fn", "float8_e5m2") else 0
 
 
 def build_join(desc: Any, inputs: list[np.ndarray], buffers: list[np.ndarray], roots: list[int],

@@ -226,10 +226,32 @@ class Device:
         built_roots: list[int | None] = []
         inputs_only: list[bool] = []
         blanks: list[bool] = []
-        fresh_uninit: list[int] = []
         sig: list[Any] = []
+        alias = head.get("alias")
+        if alias is not None and not (isinstance(alias, list) and len(alias) == n):
+            raise Violation(f"kernel call {n_call + 1}: one alias entry per parameter ({n}) expected")
+        first = len(self.buffers)
         for i, (p, desc) in enumerate(zip(params, descs, strict=True)):
             label = f"argument {p.name!r} of kernel {kernel!r} (kernel call {n_call + 1})"
+            same = alias[i] if alias else None
+            if same is not None:  # the very memory of an earlier argument (`kernel(x, y, y)`): one buffer, as on a
+                # device - two copies let the later copy-back, not the kernel's later write, decide (red team s31 k02)
+                if isinstance(same, bool) or not isinstance(same, int) or not 0 <= same < i \
+                        or shapes[i] != shapes[same] or dtypes[i] != dtypes[same]:
+                    raise Violation(f"{label}: an alias must name an earlier argument of the same shape and dtype")
+                if not args[same].flags.writeable and getattr(p, "written", True):  # `kernel(x, x)` into an input
+                    args[same] = args[same].copy()
+                    built_roots[same] = None
+                    self.allocated += args[same].nbytes
+                    if self.allocated > self.budget:
+                        raise Violation(f"{label}: the wrapper call allocated more than {self.budget} bytes on the "
+                                        f"device")
+                args.append(args[same])
+                built_roots.append(first + same if built_roots[same] is None else built_roots[same])
+                inputs_only.append(inputs_only[same])
+                blanks.append(blanks[same])
+                sig.append(["alias", same])
+                continue
             if desc == ["host"]:
                 self.cheats.append(_unexplained(label, p, bool(write_only[i]) if i < len(write_only) else True))
                 self.reply({"ok": False, "cheat": True})
@@ -260,20 +282,24 @@ class Device:
                 self.allocated += arr.nbytes
                 if self.allocated > self.budget:
                     raise Violation(f"{label}: the wrapper call allocated more than {self.budget} bytes on the device")
-            if uninit:
-                fresh_uninit.append(i)
             args.append(arr)
             built_roots.append(b.root)
             inputs_only.append(b.inputs_only and not b.host_layout)
             blanks.append(b.blank)
             sig.append(signature(desc, wo))
+        options = self.options
+        partial = [i for i, d in enumerate(descs) if isinstance(d, list) and d[:1] == ["uninit"]
+                   and not (alias and alias[i] is not None)]
+        if partial:  # which elements of them the kernel writes: only those are sent back (see below)
+            import dataclasses
+
+            options = dataclasses.replace(options, track_writes=True)
         try:
-            res = execute(program, args, self.options)
+            res = execute(program, args, options)
         except ProgramError as exc:  # the arguments do not fit the program's parameters
             raise Violation(f"kernel call {n_call + 1}: {exc}") from None
         except Exception as exc:
             raise DeviceFailure(f"{type(exc).__name__}: {exc}") from exc
-        first = len(self.buffers)
         for i, arr in enumerate(args):
             self.buffers.append(arr)
             root = built_roots[i]
@@ -294,11 +320,22 @@ class Device:
                              "warnings": [{k: getattr(w, k, None) for k in ("code", "message", "file", "line", "op")}
                                           for w in (res.warnings or [])]})
         self.signature.append(hashlib.sha256(blob + json.dumps(sig, sort_keys=True).encode()).hexdigest())
-        back = sorted(set(written) | set(fresh_uninit))
-        self.reply({"ok": True, "first_id": first, "error": error, "back": back,
+        # an uninitialised argument the kernel never wrote is not sent back: the candidate's array keeps its own
+        # bytes, as on a device and in a user's run (red team s31, k04: the device's NaN fill sent back was a tell -
+        # a spare argument that came back NaN only under verification)
+        back = written
+        # of an uninitialised argument the kernel wrote in part, the written elements only (a packed mask after the
+        # data): its other elements keep the candidate's bytes - NaN there was the same tell one tile later
+        blobs = [_raw(args[i]) for i in back]
+        masks: list[list[int]] = []
+        for pos, i in enumerate(back):
+            m = (res.write_masks or {}).get(i) if i in partial else None
+            if m is not None and m.shape == args[i].shape and not m.all():
+                masks.append([pos, len(blobs)])
+                blobs.append(memoryview(np.packbits(m.reshape(-1))))
+        self.reply({"ok": True, "first_id": first, "error": error, "back": back, "masks": masks,
                     "counters": dict(res.counters or {}),
-                    "warnings": self.kernels[-1]["warnings"], "written": written},
-                   [_raw(args[i]) for i in back])
+                    "warnings": self.kernels[-1]["warnings"], "written": written}, blobs)
 
     def on_end(self, head: dict[str, Any]) -> None:
         if not self.open:

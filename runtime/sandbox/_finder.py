@@ -127,12 +127,35 @@ class Provenance:
 
     def __init__(self) -> None:
         self.known: list[tuple[list[Any], np.ndarray]] = []
+        self.shadows: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        """(array, the device's bytes of it, where the device holds its own fill): a partly written uninitialised
+        argument, whose unwritten elements keep this process's bytes while the device holds its fill there"""
 
     def reset(self, inputs: list[np.ndarray]) -> None:
         self.known = [(["in", i], a) for i, a in enumerate(inputs) if isinstance(a, np.ndarray)]
+        self.shadows = []
 
     def register(self, buffer_id: int, arr: np.ndarray) -> None:
         self.known.append((["buf", buffer_id], arr))
+
+    def shadow(self, arr: np.ndarray, device: np.ndarray, unwritten: np.ndarray) -> None:
+        """``arr`` (C-contiguous) took the device's bytes ``device`` only where ``unwritten`` is False."""
+        self.shadows.append((arr, device, unwritten))
+
+    def device_digest(self, arr: Any) -> int:
+        """`digest` of ``arr`` as the device holds it: inside a shadowed array (`shadow`), the device's fill where the
+        kernel did not write and this process's bytes elsewhere (a host write there still shows)."""
+        if self.shadows and isinstance(arr, np.ndarray) and arr.size:
+            lo, hi = _bounds(arr)
+            for root, device, unwritten in reversed(self.shadows):
+                rlo, rhi = _bounds(root)
+                if rlo <= lo and hi <= rhi:
+                    merged = root.copy()
+                    np.copyto(merged, device, where=unwritten)
+                    view = np.ndarray(arr.shape, dtype=arr.dtype, buffer=merged.reshape(-1).view(np.uint8),
+                                      offset=arr.__array_interface__["data"][0] - rlo, strides=arr.strides)
+                    return digest(view)
+        return digest(arr)
 
     # ------------------------------------------------------------------------------------------ by memory
     def _by_memory(self, arr: np.ndarray) -> list[Any] | None:

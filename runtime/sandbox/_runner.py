@@ -400,22 +400,24 @@ class _Remote:
         from runtime.dtypes import name_of
         from runtime.emulator import EmulatorError
         from runtime.emulator.device import ExecError, ExecResult, ExecWarning, encode
+        from runtime.sandbox._desc import uninit_fill
         from runtime.sandbox._desc import write_only as _write_only
-        from runtime.sandbox._finder import digest
 
         blob = encode(program)
         arrays = [np.asarray(a) for a in args]
         write_only = _write_only(program)
-        head = {"descs": [self.prov.describe(a, write_only=w) for a, w in zip(arrays, write_only, strict=True)],
-                "digests": [digest(a) for a in arrays], "shapes": [list(a.shape) for a in arrays],
-                "dtypes": [name_of(a.dtype) for a in arrays], "write_only": write_only}
+        descs = [self.prov.describe(a, write_only=w) for a, w in zip(arrays, write_only, strict=True)]
+        head = {"descs": descs, "digests": [self.prov.device_digest(a) for a in arrays],
+                "shapes": [list(a.shape) for a in arrays],
+                "dtypes": [name_of(a.dtype) for a in arrays], "write_only": write_only,
+                "alias": _aliases(np, arrays, [getattr(p, "written", True) for p in program.params])}
 
         def place(resp: dict[str, Any], i: int, size: int) -> Any:
             """Where blob ``i`` of the reply goes: straight into the wrapper's array when it can take the bytes
             as they are (a GB output is then never held twice); else a buffer, copied below."""
             back = resp.get("back")
             if not isinstance(back, list) or i >= len(back) or not isinstance(back[i], int) \
-                    or not 0 <= back[i] < len(arrays):
+                    or not 0 <= back[i] < len(arrays) or i in _masked(resp):
                 return None
             dst = arrays[back[i]]
             if dst.flags.c_contiguous and dst.flags.writeable and dst.nbytes == size and dst.size:
@@ -428,20 +430,71 @@ class _Remote:
         if not resp.get("ok"):
             raise EmulatorError("EMU_RUNTIME", "the kernel could not be launched")
         back = resp.get("back") or []
-        for i, (idx, raw) in enumerate(zip(back, blobs, strict=True)):
+        masked = _masked(resp)
+        for i, (idx, raw) in enumerate(zip(back, blobs[:len(back)], strict=True)):
             dst = arrays[idx]
             if i in placed:
                 continue
             src = np.frombuffer(raw, dtype=dst.dtype).reshape(dst.shape)
-            if dst.flags.writeable:
+            if not dst.flags.writeable:
+                continue
+            if i in masked and dst.flags.c_contiguous and masked[i] < len(blobs):
+                wrote = np.unpackbits(np.frombuffer(blobs[masked[i]], dtype=np.uint8), count=dst.size)
+                wrote = wrote.view(np.bool_).reshape(dst.shape)
+                np.copyto(dst, src, where=wrote)  # the rest keeps this process's bytes, as on a device
+                self.prov.shadow(dst, src, ~wrote)
+            else:
                 np.copyto(dst, src)
         first = int(resp.get("first_id", 0))
         for i, a in enumerate(arrays):
+            if descs[i][:1] == ["uninit"] and i not in back and a.size:
+                # the device's fill of it was not sent back: its memory keeps this process's bytes, the device's
+                # copy its fill (an output a 0-trip loop never wrote is judged on those numbers)
+                if not a.flags.c_contiguous:
+                    continue
+                self.prov.shadow(a, np.broadcast_to(np.array(uninit_fill(a.dtype), dtype=a.dtype), a.shape),
+                                 np.broadcast_to(np.True_, a.shape))
             self.prov.register(first + i, a)
         err = resp.get("error")
         return ExecResult(error=ExecError(**err) if err else None,
                           warnings=[ExecWarning(**w) for w in resp.get("warnings") or []],
                           counters=dict(resp.get("counters") or {}), written=list(resp.get("written") or []))
+
+
+def _masked(resp: dict[str, Any]) -> dict[int, int]:
+    """Position in ``back`` -> index of the blob holding its written-elements mask (the device's ``masks``)."""
+    out: dict[int, int] = {}
+    for entry in resp.get("masks") or []:
+        if isinstance(entry, list) and len(entry) == 2 and all(type(v) is int for v in entry):
+            out[entry[0]] = entry[1]
+    return out
+
+
+def _aliases(np: Any, arrays: list[Any], written: list[bool]) -> list[int | None]:
+    """Per kernel argument: the earlier argument that is the very same memory (same address, shape, strides and
+    dtype: ``kernel(x, y, y)``), else None. The device then gives both parameters one buffer, as a device does.
+
+    Raises:
+        EmulatorError: two arguments overlap without being the same view and the kernel writes one of them (the
+            device cannot lay out one buffer as two different views; pass separate tensors).
+    """
+    from runtime.emulator import EmulatorError
+
+    out: list[int | None] = [None] * len(arrays)
+    for i, a in enumerate(arrays):
+        for j in range(i):
+            b = arrays[j]
+            if not a.size or not b.size or not np.may_share_memory(a, b):
+                continue
+            if a.__array_interface__["data"][0] == b.__array_interface__["data"][0] and a.shape == b.shape \
+                    and a.strides == b.strides and a.dtype == b.dtype:
+                out[i] = j if out[j] is None else out[j]
+                break
+            if (written[i] or written[j]) and np.shares_memory(a, b, max_work=1 << 20):
+                raise EmulatorError("EMU_ARG_ALIAS", f"kernel arguments {j + 1} and {i + 1} overlap in memory without "
+                                    "being the same tensor, and the kernel writes one of them: pass separate "
+                                    "tensors (or the same one twice)")
+    return out
 
 
 def _provenance(np: Any, leaf: Any, klog: _KernelLog) -> tuple[bool, bool]:
@@ -690,7 +743,6 @@ def _device_outcome(entry: dict[str, Any], out: Any, fresh: list[Any], remote: _
 
 def _describe_outputs(entry: dict[str, Any], out: Any, remote: _Remote, calling_mod: Any,
                       np: Any) -> list[dict[str, Any]]:
-    from runtime.sandbox._finder import digest
 
     leaves = calling_mod.output_leaves(out)
     kinds: list[str] = []
@@ -707,7 +759,7 @@ def _describe_outputs(entry: dict[str, Any], out: Any, remote: _Remote, calling_
             described.append({"kind": "ndarray", "desc": ["host"], "digest": 0})
             continue
         described.append({"kind": "ndarray", "desc": remote.prov.describe(leaf, output=True),
-                          "digest": digest(leaf)})
+                          "digest": remote.prov.device_digest(leaf)})
     entry["n_outputs"] = len(leaves)
     entry["output_kinds"] = kinds
     return described

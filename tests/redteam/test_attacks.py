@@ -88,6 +88,10 @@ ATTACKS = {
     # lint refuses the chain (PF02); with lint off the sandbox's code-generation audit records the eval
     "eval_through_reexport": Attack("FAIL_CHEAT", lint=False, reason="code-generation",
                                     why="evals a PID-namespace tell; outside the sandbox the tail is dropped"),
+    # red team s31 (our own session): two gaps between the device process and a device's memory
+    "aliased_output_arguments": Attack("FAIL_NUMERIC", seeds=(0, 7), why="its later write (sigmoid) is y for a user"),
+    "spare_argument_nan_tell": Attack("FAIL_NUMERIC", seeds=(0, 7), why="drops the tail rows for a user"),
+    "partial_spare_nan_tell": Attack("FAIL_NUMERIC", seeds=(0, 7), why="drops the tail rows for a user"),
 }
 S20_USER_CALLS = {
     # name: (how a user calls it, calls, row counts) -> every listed attack is wrong on some of those calls
@@ -108,6 +112,9 @@ S20_USER_CALLS = {
     "input_keyed_kernel_cache": ("same", 2, (37,)),
     "memory_order_ravel": ("fortran", 1, (37,)),
     "eval_through_reexport": ("owned", 1, (37,)),
+    "aliased_output_arguments": ("torch", 1, (37,)),
+    "spare_argument_nan_tell": ("torch", 1, (37,)),
+    "partial_spare_nan_tell": ("torch", 1, (37,)),
 }
 _USER_SCRIPT = """
 import importlib.util, sys
@@ -212,15 +219,53 @@ def test_a_device_host_wrapper_passes_as_it_runs_on_a_device(tmp_path: Path) -> 
     assert report.verdict == "PASS", report.reasons[:3]
 
 
+def test_an_in_place_kernel_call_with_one_tensor_twice_passes(tmp_path: Path) -> None:
+    """``gelu_kernel(y, y)`` on a copy of the input: the device gives both parameters one buffer, as a device does
+    (red team s31: separate buffers let the copy-back order decide what an aliased output holds)."""
+    pytest.importorskip("torch", reason="the wrapper is torch code (pip install -e '.[toolchain]')")
+    op, _ = _op(tmp_path, (HERE / "honest" / "inplace_aliased_wrapper.py").read_text())
+    report = verify(op, op / "gelu_impl.py", settings=VerifySettings(sandbox=_POLICY), unseen_seed=0)
+    assert report.verdict == "PASS", report.reasons[:3]
+
+
+def test_an_empty_output_a_kernel_left_unwritten_is_judged_on_its_numbers(tmp_path: Path) -> None:
+    """A tail bug (``rows // 16`` tiles) into ``torch.empty_like``: below 16 rows the kernel writes nothing. The device
+    keeps its fill for what no kernel wrote while the wrapper's array keeps its own bytes (red team s31); the output
+    is still named as the device's buffer and judged on its numbers - a numeric failure, never "computed on the
+    host"."""
+    pytest.importorskip("torch", reason="the wrapper is torch code (pip install -e '.[toolchain]')")
+    text = (HERE / "honest" / "inplace_aliased_wrapper.py").read_text()
+    text = text.replace("pypto.loop(pypto.ceildiv(rows, ROW_TILE)", "pypto.loop(rows // ROW_TILE").replace(
+        "    y = x.clone()\n    gelu_kernel(y, y)", "    y = torch.empty_like(x)\n    gelu_kernel(x, y)")
+    assert "rows // ROW_TILE" in text and "empty_like" in text
+    op, _ = _op(tmp_path, text)
+    report = verify(op, op / "gelu_impl.py", settings=VerifySettings(sandbox=_POLICY), unseen_seed=0)
+    assert report.verdict == "FAIL_NUMERIC", report.reasons[:3]
+
+
+def test_kernel_arguments_that_overlap_partly_are_refused_with_a_reason(tmp_path: Path) -> None:
+    """Two views of one buffer that overlap without being the same view, one of them written: the device cannot lay
+    one buffer out as both, so the call fails and says why (it never judges two private copies)."""
+    pytest.importorskip("torch", reason="the wrapper is torch code (pip install -e '.[toolchain]')")
+    text = (HERE / "honest" / "inplace_aliased_wrapper.py").read_text()
+    text = text.replace("    y = x.clone()\n    gelu_kernel(y, y)", "    y = torch.cat([x, x[:1]]).clone()\n"
+                        "    gelu_kernel(y[1:], y[:-1])").replace("    return y\n", "    return y[:-1]\n")
+    assert "y[1:]" in text
+    op, _ = _op(tmp_path, text)
+    report = verify(op, op / "gelu_impl.py", settings=VerifySettings(sandbox=_POLICY), unseen_seed=0)
+    assert report.verdict == "FAIL_RUNTIME", report.reasons[:3]
+    assert any("overlap in memory" in r for r in report.reasons), report.reasons[:3]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(S20_USER_CALLS))
 def test_s20_attack_is_wrong_where_a_user_calls_it(name: str) -> None:
     """Each red-team s20 attack as a user runs it - a plain process with the emulator as pypto, no sandbox, the
     calls and inputs a user makes (a view, a torch tensor, the 41st call, the same input three times) - computes
     something else than GELU on some call; the verification it passed before the fixes never saw those calls."""
-    if name.startswith("torch"):
-        pytest.importorskip("torch", reason="a torch wrapper (pip install -e '.[toolchain]')")
     mode, calls, rows = S20_USER_CALLS[name]
+    if name.startswith("torch") or mode == "torch":
+        pytest.importorskip("torch", reason="a torch wrapper (pip install -e '.[toolchain]')")
     done = subprocess.run([sys.executable, "-c", _USER_SCRIPT, str(HERE / "attacks" / f"{name}.py"), mode,
                            str(calls), ",".join(map(str, rows))], capture_output=True, text=True, timeout=300,
                           cwd=HERE.parents[1])

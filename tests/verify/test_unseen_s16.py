@@ -96,7 +96,7 @@ def test_the_shipped_traces_keep_the_drawing_they_were_recorded_with() -> None:
                 for p in WORKSPACE.iterdir() if (p / "traces" / "default" / "manifest.json").is_file()}
     assert recorded and recorded <= LEGACY_RUN_SEEDS
     assert all(unseen_version(s) == 1 for s in recorded)
-    assert unseen_version(0) == unseen_version(12345) == UNSEEN_VERSION == 5
+    assert unseen_version(0) == unseen_version(12345) == UNSEEN_VERSION == 6
     spec, cases = _silu()
     old = unseen_cases(spec, cases, 5, version=1)
     assert not any(c.special for c in old)
@@ -171,3 +171,21 @@ def test_version_5_draws_a_power_of_two_of_128_for_a_small_spec() -> None:
     for seed in SEEDS:
         sizes = sorted({c.dims["B"] for c in unseen_cases(spec, cases, seed)})
         assert any(b >= 128 and b % 128 == 0 for b in sizes), (seed, sizes)
+
+
+def test_version_6_draws_powers_of_two_up_to_512_on_an_axis_every_output_keeps() -> None:
+    """Red team s31 (k03): 128-row blocks with a slip in the second block's offset passed every verification of a
+    21-row SPEC - no unseen size went above 128. On an axis no output reduces over, the power of two is now drawn
+    from 128, 256 and 512; on one an output reduces over (layer_norm_backward's dgamma sums over N) it stays where
+    version 5 had it (a reduction's rounding grows with its length)."""
+    spec, cases = _silu()
+    spec = spec.model_copy(update={"p0_shapes": [{"B": 16, "D": 64}, {"B": 21, "D": 64}]})
+    cases = [c.model_copy(update={"dims": {"B": 21, "D": 64}}) for c in cases[:1]]
+    over = sum(any(c.dims["B"] > 128 for c in unseen_cases(spec, cases, seed)) for seed in SEEDS)
+    assert over >= len(SEEDS) // 2, over  # 256 or 512: two draws in three
+    assert not any(c.dims["B"] > 128 for seed in SEEDS for c in unseen_cases(spec, cases, seed, version=5))
+    op = load_op_dir(WORKSPACE / "layer_norm_backward")
+    for seed in SEEDS[:20]:
+        new = sorted({c.dims["N"] for c in unseen_cases(op.spec, op.cases(), seed)})
+        old = sorted({c.dims["N"] for c in unseen_cases(op.spec, op.cases(), seed, version=5)})
+        assert new == old, (seed, new, old)
