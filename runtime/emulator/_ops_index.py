@@ -40,13 +40,24 @@ def simple_op(tr: Tracer, opname: str, impl: str, params: dict[str, Any], ins: l
 _T4 = {(0, 2), (1, 3), (2, 3), (1, 2)}
 
 
+def _in_range(tr: Tracer, opname: str, dim: Any, rank: int, code: str = "FC0000") -> int:
+    """``dim`` as an axis of a rank-``rank`` tensor; out of range is the wheel's error, never wrapped (fidelity s31:
+    ``dim % rank`` made ``transpose(x, 0, 2)`` of a matrix a no-op and ``concat([x, x], 2)`` a row concat, where the
+    0.2.0 wheel refuses: FC0000 for transpose, gather, scatter, index_add, FFFFFF for concat)."""
+    if isinstance(dim, bool) or not isinstance(dim, int):
+        raise tr.pyerror("TypeError", f"{opname}: dim must be an int, got {type(dim).__name__}", op=opname)
+    if not -rank <= dim < rank:
+        raise tr.error(code, f"{opname}: dim {dim} is out of range for a tensor of rank {rank}", op=opname)
+    return dim % rank
+
+
 @op("transpose")
 def transpose(input: Any, dim0: int, dim1: int) -> Tensor:
     """Swap two axes (4-D: (0,2),(1,3),(2,3),(1,2); 5-D: (3,4))."""
     tr = require_tracer("transpose")
     A = reader(tr, input, "transpose")
     r = A.dim
-    d0, d1 = sorted((dim0 % r, dim1 % r))
+    d0, d1 = sorted((_in_range(tr, "transpose", dim0, r), _in_range(tr, "transpose", dim1, r)))
     if r == 4 and d0 != d1 and (d0, d1) not in _T4 or r == 5 and (d0, d1) != (3, 4) or r > 5:
         raise tr.error("FC0002", f"transpose of axes ({dim0}, {dim1}) is not supported for rank {r}",
                        op="transpose")
@@ -83,7 +94,7 @@ def concat(tensors: Any, dim: int = 0) -> Tensor:
     if len(ts) > 128:
         raise tr.pyerror("ValueError", "concat: at most 128 tensors", op="concat")
     r = ts[0].dim
-    ax = dim % r
+    ax = _in_range(tr, "concat", dim, r, "FFFFFF")
     for t in ts[1:]:
         if t.dtype != ts[0].dtype or t.dim != r:
             # the wheel's CheckCat: "Errcode: FC0000! The dataType of all tensors should be equal" (rank too)
@@ -119,7 +130,7 @@ def index_select(input: Any, dim: int, index: Any) -> Tensor:
     Ix = reader(tr, index, "index_select")
     if Ix.dtype not in _IDX_SELECT or Ix.dim not in (1, 2):
         raise tr.error("FC0001", "index_select: index must be 1-D/2-D INT32/INT64/INT16", op="index_select")
-    ax = dim % A.dim
+    ax = _in_range(tr, "index_select", dim, A.dim, "FC0000")
     shp = A.shape[:ax] + Ix.shape + A.shape[ax + 1:]
 
     return simple_op(tr, "index_select", "index_select", {"src": A.key, "index": Ix.key, "ax": ax}, [A, Ix], [shp],
@@ -134,7 +145,7 @@ def gather(input: Any, dim: int, index: Any) -> Tensor:
     Ix = reader(tr, index, "gather")
     if Ix.dtype not in _IDX or Ix.dim != A.dim:
         raise tr.error("FC0001", "gather: index must be INT32/INT64 with the input's rank", op="gather")
-    ax = dim % A.dim
+    ax = _in_range(tr, "gather", dim, A.dim, "FC0000")
 
     return simple_op(tr, "gather", "gather", {"src": A.key, "index": Ix.key, "ax": ax}, [A, Ix], [Ix.shape],
                      [A.dtype])[0]
@@ -205,7 +216,7 @@ def _scatter(opname: str, input: Any, dim: int, index: Any, src: Any, reduce: An
     Ix = reader(tr, index, opname)
     if Ix.dtype not in _IDX:  # the wheel's own check, before its C++ op (probed with an INT16 index)
         raise tr.pyerror("TypeError", f"index tensor must be of int32 or int64, but got {Ix.dtype}", op=opname)
-    ax = dim % A.dim
+    ax = _in_range(tr, opname, dim, A.dim, "FC0000")
     others = [Ix]
     scalar = None
     if isinstance(src, Tensor):
@@ -237,7 +248,12 @@ def _index_add(opname: str, input: Any, dim: int, index: Any, source: Any, alpha
     A = reader(tr, input, opname)
     Ix = reader(tr, index, opname)
     S = reader(tr, source, opname)
-    ax = dim % A.dim
+    ax = _in_range(tr, opname, dim, A.dim, "FC0000")
+    if Ix.dtype not in _IDX or Ix.dim != 1:  # the wheel refuses at the call (fidelity s31: a numpy error later here)
+        raise tr.error("FC0000", f"{opname}: Datatype of indices is incorrect (a 1-D INT32/INT64 index is required, got "
+                       f"{Ix.dtype.name} of rank {Ix.dim})", op=opname)
+    if S.dim != A.dim:
+        raise tr.error("FC0000", f"{opname}: source has rank {S.dim}, input rank {A.dim}", op=opname)
 
     fp = {"ax": ax, "alpha": alpha}
     if inplace:

@@ -173,6 +173,8 @@ def unary(opname: str, a: Any, fn: str, *, dtypes: frozenset | None = None,
 F = frozenset({DataType.DT_FP16, DataType.DT_FP32, DataType.DT_BF16})
 FI = F | {DataType.DT_INT32, DataType.DT_INT16}
 INTS = frozenset(INT_TYPES)
+SHIFTS = frozenset({DataType.DT_INT16, DataType.DT_UINT16})
+"""the documented dtypes of the bit shifts (spec: INT16/UINT16; the 0.2.0 frontend refuses INT8, INT32, UINT8)"""
 
 
 # ---- binary arithmetic --------------------------------------------------------------------------------
@@ -315,13 +317,13 @@ def bitwise_xor(input: Any, other: Any) -> Tensor:
 @op("bitwise_left_shift")
 def bitwise_left_shift(input: Any, other: Any) -> Tensor:
     """Left shift (ints)."""
-    return binary("bitwise_left_shift", input, other, "left_shift", dtypes=INTS)
+    return binary("bitwise_left_shift", input, other, "left_shift", dtypes=SHIFTS)
 
 
 @op("bitwise_right_shift")
 def bitwise_right_shift(input: Any, other: Any) -> Tensor:
     """Arithmetic right shift for signed ints (numpy >> semantics)."""
-    return binary("bitwise_right_shift", input, other, "right_shift", dtypes=INTS)
+    return binary("bitwise_right_shift", input, other, "right_shift", dtypes=SHIFTS)
 
 
 @op("bitwise_not")

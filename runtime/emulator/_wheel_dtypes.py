@@ -41,6 +41,10 @@ REFUSED: dict[str, frozenset[DataType]] = {
     "maximum:scalar": frozenset({_I8}),
     "minimum:scalar": frozenset({_I8}),
     "gcd": frozenset({DataType.DT_FP32, DataType.DT_FP16, _BF16}),
+    # fidelity audit s31: `CheckBitwiseShiftDtype` takes INT16 only (INT8, INT32, UINT8 probed), shift amount a
+    # tensor or a number alike
+    **{f"bitwise_{d}_shift{form}": frozenset({_I32, _I8, DataType.DT_UINT8})
+       for d in ("left", "right") for form in ("", ":scalar")},
 }
 """op (``op:scalar``: its tensor-scalar form, which refuses other dtypes - ``clip(x, 1, 3)`` and ``pow(x, 2)`` take
 BF16 and INT16) -> the dtypes its frontend refuses, each with ``FC0001`` at the call"""

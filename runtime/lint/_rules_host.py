@@ -21,7 +21,7 @@ _ALLOC = {"pypto.zeros", "pypto.ones", "pypto.full", "pypto.empty", "pypto.zeros
 _OUT_NAME = re.compile(r"^(out|output|out_\w+|\w+_out)$")
 _TORCH_OK = set("""empty empty_like zeros zeros_like ones ones_like full full_like tensor as_tensor from_numpy
 device manual_seed Generator set_default_dtype get_default_dtype is_tensor numel no_grad reshape permute transpose
-flatten squeeze unsqueeze cat stack randn rand randint randperm normal empty_strided dtype Tensor Size cuda npu
+flatten squeeze unsqueeze cat stack clone randn rand randint randperm normal empty_strided dtype Tensor Size cuda npu
 float16 float32 float64 bfloat16 half float double int8 int16 int32 int64 uint8 bool float8_e4m3fn
 float8_e5m2 contiguous_format preserve_format channels_last""".split())
 _NUMPY_OK = set("""empty empty_like zeros zeros_like ones ones_like full full_like array asarray ascontiguousarray

@@ -203,6 +203,8 @@ CASES: dict[str, list[Case]] = {
              Case("matmul operator", sub(BASE, "    return y\n", "    return y @ y\n"), BASE),
              Case("torch math", sub(BASE, "import numpy as np\n", "import numpy as np\nimport torch\n").replace("    return y\n", "    return torch.sigmoid(y)\n"),
                   sub(BASE, "import numpy as np\n", "import numpy as np\nimport torch\n").replace("    return y\n", "    return torch.from_numpy(y)\n")),
+             Case("torch math vs a torch copy", sub(BASE, "import numpy as np\n", "import numpy as np\nimport torch\n").replace("    return y\n", "    return torch.exp(y)\n"),
+                  sub(BASE, "import numpy as np\n", "import numpy as np\nimport torch\n").replace("    return y\n", "    return torch.clone(y)\n")),
              Case("method math", sub(BASE, "    return y\n", "    return y.sum()\n"), sub(BASE, "    return y\n", "    return y.reshape(x.shape)\n")),
              Case("function reference", sub(BASE, "    return y\n", "    load = np.load\n    return load('golden.npy')\n"),
                   sub(BASE, "    return y\n", "    alloc = np.empty_like\n    return alloc(y)\n")),

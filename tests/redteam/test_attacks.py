@@ -236,7 +236,7 @@ def test_an_empty_output_a_kernel_left_unwritten_is_judged_on_its_numbers(tmp_pa
     pytest.importorskip("torch", reason="the wrapper is torch code (pip install -e '.[toolchain]')")
     text = (HERE / "honest" / "inplace_aliased_wrapper.py").read_text()
     text = text.replace("pypto.loop(pypto.ceildiv(rows, ROW_TILE)", "pypto.loop(rows // ROW_TILE").replace(
-        "    y = x.clone()\n    gelu_kernel(y, y)", "    y = torch.empty_like(x)\n    gelu_kernel(x, y)")
+        "    y = torch.clone(x)\n    gelu_kernel(y, y)", "    y = torch.empty_like(x)\n    gelu_kernel(x, y)")
     assert "rows // ROW_TILE" in text and "empty_like" in text
     op, _ = _op(tmp_path, text)
     report = verify(op, op / "gelu_impl.py", settings=VerifySettings(sandbox=_POLICY), unseen_seed=0)
@@ -248,7 +248,7 @@ def test_kernel_arguments_that_overlap_partly_are_refused_with_a_reason(tmp_path
     one buffer out as both, so the call fails and says why (it never judges two private copies)."""
     pytest.importorskip("torch", reason="the wrapper is torch code (pip install -e '.[toolchain]')")
     text = (HERE / "honest" / "inplace_aliased_wrapper.py").read_text()
-    text = text.replace("    y = x.clone()\n    gelu_kernel(y, y)", "    y = torch.cat([x, x[:1]]).clone()\n"
+    text = text.replace("    y = torch.clone(x)\n    gelu_kernel(y, y)", "    y = torch.cat([x, x[:1]]).clone()\n"
                         "    gelu_kernel(y[1:], y[:-1])").replace("    return y\n", "    return y[:-1]\n")
     assert "y[1:]" in text
     op, _ = _op(tmp_path, text)

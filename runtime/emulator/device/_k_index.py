@@ -163,10 +163,10 @@ def build_gather(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
 
     def fn(env: Any, a: tuple, i: tuple) -> list:
         arr, v = a
-        idx = i[0].astype(np.int64)
+        idx = _full_valid(*i).astype(np.int64)  # an index tile's padding picks nothing (a tail block's last tile)
         check_index(env, idx, v[ax], "gather")
         src = arr[tuple(slice(0, idx.shape[d]) if d != ax else slice(None) for d in range(arr.ndim))]
-        return [(np.take_along_axis(src, idx, axis=ax), i[1])]
+        return [_pad_to(env, np.take_along_axis(src, idx, axis=ax), i[0].shape)]
 
     return _simple([p["src"], p["index"]], [p["out"]], fn), None
 
@@ -213,7 +213,7 @@ def _scatter_update(env: Any, arr: np.ndarray, v: tuple, i: tuple, s: tuple) -> 
 
 def _scatter_fn(ax: int, reduce: Any, scalar: Any) -> Callable[..., None]:
     def fn(env: Any, arr: np.ndarray, v: tuple, i: tuple, *s: tuple) -> None:
-        idx = i[0].astype(np.int64)
+        idx = _full_valid(*i).astype(np.int64)  # only the index tile's valid entries scatter
         check_index(env, idx, arr.shape[ax], "scatter")
         grids = list(np.indices(idx.shape, sparse=True))
         grids[ax] = idx
@@ -238,10 +238,13 @@ def _scatter_fn(ax: int, reduce: Any, scalar: Any) -> Callable[..., None]:
 
 def _index_add_fn(ax: int, alpha: Any, opname: str) -> Callable[..., None]:
     def fn(env: Any, arr: np.ndarray, v: tuple, i: tuple, s: tuple) -> None:
-        idx = i[0].astype(np.int64).reshape(-1)
+        idx = _full_valid(*i).astype(np.int64).reshape(-1)  # only the valid entries, and their source slices
         check_index(env, idx, arr.shape[ax], opname)
         tmp = compute(arr).astype(np.float32) if arr.dtype.kind != "i" else arr.copy()
-        src_v = compute(s[0]) * alpha
+        src = s[0]
+        if src.ndim > ax and src.shape[ax] > idx.size and i[0].size != idx.size:
+            src = src[(slice(None),) * ax + (slice(0, idx.size),)]
+        src_v = compute(src) * alpha
         sl: list[Any] = [slice(None)] * arr.ndim
         sl[ax] = idx
         np.add.at(tmp, tuple(sl), src_v)
@@ -252,8 +255,11 @@ def _index_add_fn(ax: int, alpha: Any, opname: str) -> Callable[..., None]:
 
 def _index_put_fn(n: int, accumulate: bool) -> Callable[..., None]:
     def fn(env: Any, arr: np.ndarray, v: tuple, *rest: tuple) -> None:
-        idx = tuple(r[0].astype(np.int64) for r in rest[:n])
+        idx = tuple(_full_valid(*r).astype(np.int64) for r in rest[:n])  # only the valid entries
         val = rest[n][0]
+        full = rest[0][0].shape
+        if idx and idx[0].shape != full and val.shape[:len(full)] == full:  # and the values they index
+            val = val[tuple(slice(0, k) for k in idx[0].shape)]
         for d, ix in enumerate(idx):
             check_index(env, ix, arr.shape[d], "index_put_")
         if accumulate:

@@ -21,6 +21,6 @@ def gelu_kernel(
 
 
 def gelu_wrapper(x):
-    y = x.clone()
+    y = torch.clone(x)
     gelu_kernel(y, y)  # each tile is read before it is written: in place is exact
     return y
