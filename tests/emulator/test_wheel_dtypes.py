@@ -26,7 +26,7 @@ import numpy as np
 import pypto
 
 NP = {{"FP32": np.float32, "FP16": np.float16, "BF16": ml_dtypes.bfloat16, "INT32": np.int32, "INT16": np.int16,
-      "INT8": np.int8, "BOOL": np.bool_}}
+      "INT8": np.int8, "UINT8": np.uint8, "BOOL": np.bool_}}
 
 
 @pypto.frontend.jit
@@ -58,7 +58,8 @@ def _expr(key: str) -> str:
         return "pypto.clip(ta, 1, 3)" if form else "pypto.clip(ta, tb, tb)"
     if form:
         return f"pypto.{op}(ta, 1)"
-    binary = op in ("copysign", "pow", "gcd", "maximum", "minimum", "bitwise_and", "bitwise_or", "bitwise_xor")
+    binary = op in ("copysign", "pow", "gcd", "maximum", "minimum", "bitwise_and", "bitwise_or", "bitwise_xor",
+                    "bitwise_left_shift", "bitwise_right_shift")
     return f"pypto.{op}(ta, tb)" if binary else f"pypto.{op}(ta)"
 
 

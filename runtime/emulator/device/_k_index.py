@@ -215,7 +215,7 @@ def _scatter_fn(ax: int, reduce: Any, scalar: Any) -> Callable[..., None]:
     def fn(env: Any, arr: np.ndarray, v: tuple, i: tuple, *s: tuple) -> None:
         idx = _full_valid(*i).astype(np.int64)  # only the index tile's valid entries scatter
         check_index(env, idx, arr.shape[ax], "scatter")
-        grids = list(np.indices(idx.shape, sparse=True))
+        grids: list[Any] = list(np.indices(idx.shape, sparse=True))
         grids[ax] = idx
         val = s[0][0][tuple(slice(0, n) for n in idx.shape)] if s else np.full(idx.shape, scalar)
         val = val.astype(arr.dtype)
