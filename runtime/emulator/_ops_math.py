@@ -578,7 +578,10 @@ def cast(input: Any, dtype: Any, mode: Any = CastMode.CAST_NONE, satmode: Any = 
     if src != dst and dst not in _DIRECT.get(src, set()):
         tr.warn("EMU_CAST_ROUTE", f"cast {src.name} -> {dst.name} is not a direct conversion on A2/A3 (route via "
                 "FP32/FP16, e.g. BF16 -> FP32 -> FP16)", op="cast")
-    m, s = CastMode(mode), SaturationMode(satmode)
+    if not isinstance(mode, CastMode) or not isinstance(satmode, SaturationMode):  # the wheel's binding (fidelity s31)
+        raise tr.pyerror("TypeError", "Cast(): incompatible function arguments (mode must be a pypto.CastMode and "
+                         "satmode a pypto.SaturationMode)", op="cast")
+    m, s = mode, satmode
     te = check_tile(tr, "cast", A.dim, dtype=dst)
     out = new_out(tr, A.shape, dst, "cast", valid=A.valid_shape)
     tr.emit("cast", "cast", {"a": A.key, "out": out.key, "src": src.name, "dst": dst.name, "mode": m.name,

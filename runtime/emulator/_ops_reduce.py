@@ -122,6 +122,9 @@ def amin(input: Any, dim: Any, keepdim: bool = False) -> Tensor:
 @op("prod")
 def prod(input: Any, dim: Any, keepdim: bool = False) -> Tensor:
     """Product over one axis (not simulatable in 0.2.0 SIM: F92001)."""
+    if not isinstance(keepdim, bool | np.bool_):  # the wheel's binding (fidelity s31: `prod(x, -1, "yes")` ran here)
+        raise require_tracer("prod").pyerror("TypeError", f"Prod(): incompatible function arguments (keepdim must be "
+                                             f"a bool, got {type(keepdim).__name__})", op="prod")
     return _reduce("prod", input, dim, keepdim, "prod",
                    frozenset({DataType.DT_FP32, DataType.DT_INT32, DataType.DT_INT16}))
 

@@ -83,3 +83,26 @@ def test_index_add_with_a_float_index_is_refused_at_the_call() -> None:
 
     e = _err(k, X, np.zeros((8, 32), np.float32))
     assert e.code == "FC0000" and "Datatype of indices is incorrect" in str(e), str(e)
+
+
+def test_argument_types_the_wheels_bindings_refuse_are_type_errors() -> None:
+    """Wheel: ``TypeError: Cast(): incompatible function arguments`` for an int cast mode and ``Prod(): incompatible
+    function arguments`` for a string keepdim; both ran here. A CastMode and a bool still run."""
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([8, 32], F32), o: pypto.Tensor([8, 32], F32), form: int):
+        pypto.set_vec_tile_shapes(8, 32)
+        if form == 0:
+            o[:] = pypto.cast(x, F32, 3)
+        elif form == 1:
+            o[:, 0:1] = pypto.prod(x, -1, "yes")
+        else:
+            o[:] = pypto.cast(x, F32, pypto.CastMode.CAST_RINT)
+            o[:, 0:1] = pypto.prod(x, -1, True)
+
+    for form, name in ((0, "Cast()"), (1, "Prod()")):
+        e = _err(k, X, np.zeros((8, 32), np.float32), form)
+        assert e.kind == "TypeError" and name in str(e), str(e)
+    out = np.zeros((8, 32), np.float32)
+    _run(k, X, out, 2)
+    np.testing.assert_allclose(out[:, 0], np.prod(X, axis=-1), rtol=1e-5)
+    np.testing.assert_array_equal(out[:, 1:], np.rint(X[:, 1:]))  # an FP32 -> FP32 cast with a mode rounds
