@@ -26,6 +26,7 @@ from runtime.emulator._enums import (
 )
 from runtime.emulator._ops_core import check_tile, new_out, reader
 from runtime.emulator._ops_core import reshape as _reshape
+from runtime.emulator._ops_create import full as _full
 from runtime.emulator._registry import op
 from runtime.emulator._scalar import Element
 from runtime.emulator._symbolic import SymbolicScalar
@@ -226,7 +227,12 @@ def floor_div(input: Any, other: Any) -> Tensor:
 
 @op("remainder")
 def remainder(input: Any, other: Any, precision_type: Any = None) -> Tensor:
-    """Python-style modulo (sign of the divisor)."""
+    """Python-style modulo (sign of the divisor); ``input`` may be a number (the wheel's signature, opcode REMRS)."""
+    if isinstance(input, int | float) and not isinstance(input, bool) and isinstance(other, Tensor):
+        # a number first: as a tile of it (fidelity s31: refused here, compiled by the wheel)
+        B = reader(require_tracer("remainder"), other, "remainder")
+        vs = B.valid_shape
+        input = _full(list(B.shape), input, B.dtype, valid_shape=None if vs is None else list(vs))
     return binary("remainder", input, other, "remainder", dtypes=FI)
 
 

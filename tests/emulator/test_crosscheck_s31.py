@@ -106,3 +106,21 @@ def test_argument_types_the_wheels_bindings_refuse_are_type_errors() -> None:
     _run(k, X, out, 2)
     np.testing.assert_allclose(out[:, 0], np.prod(X, axis=-1), rtol=1e-5)
     np.testing.assert_array_equal(out[:, 1:], np.rint(X[:, 1:]))  # an FP32 -> FP32 cast with a mode rounds
+
+
+def test_remainder_takes_a_number_first_as_the_wheel_does() -> None:
+    """Wheel: ``remainder(input: Tensor | Number, other)``, ``remainder(2.5, x)`` compiles (opcode REMRS); it was a
+    TypeError here. On a tail tile too (the number fills the valid part)."""
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([pypto.DYNAMIC, 32], F32), o: pypto.Tensor([pypto.DYNAMIC, 32], F32)):
+        n = x.shape[0]
+        pypto.set_vec_tile_shapes(8, 32)
+        for i in pypto.loop((n + 7) // 8, name="rows", idx_name="i"):
+            t = pypto.view(x, [8, 32], [i * 8, 0], valid_shape=[(n - i * 8).min(8), 32])
+            o[i * 8:, 0:] = pypto.remainder(2.5, t)
+
+    x = (np.random.default_rng(3).random((13, 32)) + 0.5).astype(np.float32)
+    out = np.zeros((13, 32), np.float32)
+    for compat in ("0.2.0", "head"):
+        _run(k, x, out, compat=compat)
+        np.testing.assert_allclose(out, np.remainder(np.float32(2.5), x), rtol=1e-6, err_msg=compat)
