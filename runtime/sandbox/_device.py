@@ -227,18 +227,28 @@ class Device:
         inputs_only: list[bool] = []
         blanks: list[bool] = []
         sig: list[Any] = []
-        alias = head.get("alias")
-        if alias is not None and not (isinstance(alias, list) and len(alias) == n):
+        alias = head.get("alias") or [None] * n
+        if not (isinstance(alias, list) and len(alias) == n):
             raise Violation(f"kernel call {n_call + 1}: one alias entry per parameter ({n}) expected")
+        # the very memory of an earlier argument (`kernel(x, y, y)`): one buffer, as on a device - two copies let the
+        # later copy-back, not the kernel's later write, decide (red team s31 k02). A group is read if any of its
+        # parameters is read (red team s31b: a write-only first parameter made the shared buffer "uninitialised", and
+        # the aliased parameter that reads it read the device's fill)
+        for i, same in enumerate(alias):
+            if same is not None and (isinstance(same, bool) or not isinstance(same, int) or not 0 <= same < i
+                                     or alias[same] is not None or shapes[i] != shapes[same]
+                                     or dtypes[i] != dtypes[same]):
+                raise Violation(f"kernel call {n_call + 1}: argument {i + 1}'s alias must name an earlier argument "
+                                f"of the same shape and dtype that is no alias itself")
+        write_only = list(write_only)
+        for i, same in enumerate(alias):
+            if same is not None:
+                write_only[same] = write_only[same] and write_only[i]
         first = len(self.buffers)
         for i, (p, desc) in enumerate(zip(params, descs, strict=True)):
             label = f"argument {p.name!r} of kernel {kernel!r} (kernel call {n_call + 1})"
-            same = alias[i] if alias else None
-            if same is not None:  # the very memory of an earlier argument (`kernel(x, y, y)`): one buffer, as on a
-                # device - two copies let the later copy-back, not the kernel's later write, decide (red team s31 k02)
-                if isinstance(same, bool) or not isinstance(same, int) or not 0 <= same < i \
-                        or shapes[i] != shapes[same] or dtypes[i] != dtypes[same]:
-                    raise Violation(f"{label}: an alias must name an earlier argument of the same shape and dtype")
+            same = alias[i]
+            if same is not None:
                 if not args[same].flags.writeable and getattr(p, "written", True):  # `kernel(x, x)` into an input
                     args[same] = args[same].copy()
                     built_roots[same] = None
@@ -288,8 +298,7 @@ class Device:
             blanks.append(b.blank)
             sig.append(signature(desc, wo))
         options = self.options
-        partial = [i for i, d in enumerate(descs) if isinstance(d, list) and d[:1] == ["uninit"]
-                   and not (alias and alias[i] is not None)]
+        partial = [i for i, d in enumerate(descs) if isinstance(d, list) and d[:1] == ["uninit"] and alias[i] is None]
         if partial:  # which elements of them the kernel writes: only those are sent back (see below)
             import dataclasses
 
@@ -323,14 +332,23 @@ class Device:
         # an uninitialised argument the kernel never wrote is not sent back: the candidate's array keeps its own
         # bytes, as on a device and in a user's run (red team s31, k04: the device's NaN fill sent back was a tell -
         # a spare argument that came back NaN only under verification)
-        back = written
-        # of an uninitialised argument the kernel wrote in part, the written elements only (a packed mask after the
-        # data): its other elements keep the candidate's bytes - NaN there was the same tell one tile later
+        # one blob per buffer the kernel wrote (an alias group's first argument stands for the group); of an
+        # uninitialised one the kernel wrote in part, the written elements only (a packed mask after the data): its
+        # other elements keep the candidate's bytes - NaN there was the same tell one tile later (red team s31)
+        group: dict[int, list[int]] = {}
+        for i in range(n):
+            group.setdefault(i if alias[i] is None else alias[i], []).append(i)
+        back = [r for r, members in group.items() if any(m in written for m in members)]
         blobs = [_raw(args[i]) for i in back]
         masks: list[list[int]] = []
-        for pos, i in enumerate(back):
-            m = (res.write_masks or {}).get(i) if i in partial else None
-            if m is not None and m.shape == args[i].shape and not m.all():
+        for pos, r in enumerate(back):
+            if r not in partial:
+                continue
+            got = [(res.write_masks or {}).get(m) for m in group[r] if m in written]
+            if not got or any(m is None or m.shape != args[r].shape for m in got):
+                continue  # a write the masks do not cover: the whole buffer, as before
+            m = np.logical_or.reduce(got) if len(got) > 1 else got[0]
+            if not m.all():
                 masks.append([pos, len(blobs)])
                 blobs.append(memoryview(np.packbits(m.reshape(-1))))
         self.reply({"ok": True, "first_id": first, "error": error, "back": back, "masks": masks,

@@ -406,11 +406,18 @@ class _Remote:
         blob = encode(program)
         arrays = [np.asarray(a) for a in args]
         write_only = _write_only(program)
-        descs = [self.prov.describe(a, write_only=w) for a, w in zip(arrays, write_only, strict=True)]
+        alias = _aliases(np, arrays, [getattr(p, "written", True) for p in program.params])
+        group_wo = list(write_only)  # one buffer for an alias group: read if any of its parameters reads it
+        for i, same in enumerate(alias):
+            if same is not None:
+                group_wo[same] = group_wo[same] and write_only[i]
+        descs: list[Any] = []
+        for i, a in enumerate(arrays):
+            same = alias[i]
+            descs.append(descs[same] if same is not None else self.prov.describe(a, write_only=group_wo[i]))
         head = {"descs": descs, "digests": [self.prov.device_digest(a) for a in arrays],
                 "shapes": [list(a.shape) for a in arrays],
-                "dtypes": [name_of(a.dtype) for a in arrays], "write_only": write_only,
-                "alias": _aliases(np, arrays, [getattr(p, "written", True) for p in program.params])}
+                "dtypes": [name_of(a.dtype) for a in arrays], "write_only": write_only, "alias": alias}
 
         def place(resp: dict[str, Any], i: int, size: int) -> Any:
             """Where blob ``i`` of the reply goes: straight into the wrapper's array when it can take the bytes
@@ -447,7 +454,7 @@ class _Remote:
                 np.copyto(dst, src)
         first = int(resp.get("first_id", 0))
         for i, a in enumerate(arrays):
-            if descs[i][:1] == ["uninit"] and i not in back and a.size:
+            if descs[i][:1] == ["uninit"] and alias[i] is None and i not in back and a.size:
                 # the device's fill of it was not sent back: its memory keeps this process's bytes, the device's
                 # copy its fill (an output a 0-trip loop never wrote is judged on those numbers)
                 if not a.flags.c_contiguous:

@@ -92,6 +92,9 @@ ATTACKS = {
     "aliased_output_arguments": Attack("FAIL_NUMERIC", seeds=(0, 7), why="its later write (sigmoid) is y for a user"),
     "spare_argument_nan_tell": Attack("FAIL_NUMERIC", seeds=(0, 7), why="drops the tail rows for a user"),
     "partial_spare_nan_tell": Attack("FAIL_NUMERIC", seeds=(0, 7), why="drops the tail rows for a user"),
+    "alias_group_uninit_read": Attack("FAIL_CHEAT", seeds=(0, 7), why="returns x where a user's kernel reads 1.0"),
+    "alias_group_int_zero_fill": Attack("FAIL_NUMERIC", seeds=(0, 7), why="adds x * 1 for a user"),
+    "alias_group_partial_tell": Attack("FAIL_NUMERIC", seeds=(0, 7), why="drops the tail rows for a user"),
 }
 S20_USER_CALLS = {
     # name: (how a user calls it, calls, row counts) -> every listed attack is wrong on some of those calls
@@ -115,6 +118,9 @@ S20_USER_CALLS = {
     "aliased_output_arguments": ("torch", 1, (37,)),
     "spare_argument_nan_tell": ("torch", 1, (37,)),
     "partial_spare_nan_tell": ("torch", 1, (37,)),
+    "alias_group_uninit_read": ("torch", 1, (37,)),
+    "alias_group_int_zero_fill": ("torch", 1, (37,)),
+    "alias_group_partial_tell": ("torch", 1, (37,)),
 }
 _USER_SCRIPT = """
 import importlib.util, sys
@@ -223,9 +229,10 @@ def test_an_in_place_kernel_call_with_one_tensor_twice_passes(tmp_path: Path) ->
     """``gelu_kernel(y, y)`` on a copy of the input: the device gives both parameters one buffer, as a device does
     (red team s31: separate buffers let the copy-back order decide what an aliased output holds)."""
     pytest.importorskip("torch", reason="the wrapper is torch code (pip install -e '.[toolchain]')")
-    op, _ = _op(tmp_path, (HERE / "honest" / "inplace_aliased_wrapper.py").read_text())
-    report = verify(op, op / "gelu_impl.py", settings=VerifySettings(sandbox=_POLICY), unseen_seed=0)
-    assert report.verdict == "PASS", report.reasons[:3]
+    for name in ("inplace_aliased_wrapper.py", "inplace_output_first_wrapper.py"):  # s31b: the output parameter first
+        op, _ = _op(tmp_path / name, (HERE / "honest" / name).read_text())
+        report = verify(op, op / "gelu_impl.py", settings=VerifySettings(sandbox=_POLICY), unseen_seed=0)
+        assert report.verdict == "PASS", (name, report.reasons[:3])
 
 
 def test_an_empty_output_a_kernel_left_unwritten_is_judged_on_its_numbers(tmp_path: Path) -> None:
