@@ -117,6 +117,15 @@ def expand_clone(input: Any, shape: Any, *, valid_shape: Any = None) -> Tensor:
     A = reader(tr, input, "expand_clone")
     shp = list(shape)
     vs = list(valid_shape) if valid_shape is not None else None
+    if len(shp) == A.dim:  # the binary ops' rule: one axis (fidelity s31b: [1, 1] -> [16, 64] ran silently)
+        expanded = sum(1 for a, b in zip(A.shape, shp, strict=True)
+                       if isinstance(a, int) and a == 1 and not (isinstance(b, int) and b == 1))
+        if expanded > 1:
+            msg = (f"Only allow to expand one axis! Actual expanded axes count: {expanded}. Operand shape: "
+                   f"({list(A.shape)}) Result shape: ({shp})")
+            if tr.options.compat == "0.2.0":
+                raise tr.error("FC0000", msg, op="expand_clone")
+            tr.warn("EMU_BROADCAST", msg, op="expand_clone")
 
     return simple_op(tr, "expand_clone", "expand_clone", {"src": A.key, "shape": shp, "vs": vs}, [A], [shp],
                      [A.dtype])[0]

@@ -99,9 +99,10 @@ def _scalar_operand(tr: Tracer, opname: str, x: Any, dt: DataType) -> Any:
         raise tr.pyerror("TypeError", f"{opname}: unsupported operand type {type(x).__name__}", op=opname)
     if dt in INT_TYPES and isinstance(x, float):
         if float(x).is_integer():
-            return int(x)
-        raise tr.error("FC0001", f"{opname}: float scalar {x} with an integer tensor ({dt.name}) is not "
-                       "supported (cast the tensor first)", op=opname)
+            x = int(x)  # and on to its numpy constant (fidelity s31b: a plain int reached the lowering and failed)
+        else:
+            raise tr.error("FC0001", f"{opname}: float scalar {x} with an integer tensor ({dt.name}) is not "
+                           "supported (cast the tensor first)", op=opname)
     if isinstance(x, float) and not math.isfinite(x) and opname in ("add", "sub", "mul", "div"):
         tr.warn("EMU_SCALAR_INF", scalar_inf_message(opname), op=opname)
     nd = numpy_dtype(dt)

@@ -15,7 +15,7 @@ copies (:func:`build`). The grammar (JSON lists; ``dtype`` is a :mod:`runtime.dt
 ``["cast", src, dtype]``                        ``src.astype(dtype)``
 ``["pad", src, [[before, after], ...], value]``   ``np.pad`` with a constant (``value``: hex bytes of one element)
 ``["const", shape, dtype, value]``              a constant-filled allocation
-``["uninit", shape, dtype]``                    an uninitialised allocation (NaN for floats, 0 otherwise: the
+``["uninit", shape, dtype]``                    an uninitialised allocation (NaN for floats, the least integer: the
                                                 candidate's garbage is never used)
 
 An *output* (never a kernel argument) may also be
@@ -214,9 +214,18 @@ def _build(desc: Any, inputs: list[np.ndarray], buffers: list[np.ndarray], roots
     return Built(np.full(shape, uninit_fill(dt), dtype=dt), None, True, True, True)
 
 
-def uninit_fill(dt: np.dtype) -> float:
-    """What the device fills an uninitialised allocation with: NaN for floats, 0 otherwise."""
-    return np.nan if dt.kind == "f" or dt.name in ("bfloat16", "float8_e4m3fn", "float8_e5m2") else 0
+def uninit_fill(dt: np.dtype) -> float | int | bool:
+    """What the device fills an uninitialised allocation with: NaN for floats, the most negative value for integers
+    (the largest for unsigned ones; red team s31c: with 0, an int32 kernel that left unwritten the half of its
+    ``torch.empty`` output where the golden is 0 passed; the emulator's own poison for integers is this too), False
+    for booleans."""
+    if dt.kind == "f" or dt.name in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
+        return np.nan
+    if dt.kind == "i":
+        return int(np.iinfo(dt).min)
+    if dt.kind == "u":
+        return int(np.iinfo(dt).max)
+    return False
 
 
 def build_join(desc: Any, inputs: list[np.ndarray], buffers: list[np.ndarray], roots: list[int],

@@ -489,14 +489,15 @@ def _aliases(np: Any, arrays: list[Any], written: list[bool]) -> list[int | None
 
     out: list[int | None] = [None] * len(arrays)
     for i, a in enumerate(arrays):
-        for j in range(i):
+        for j in range(i):  # every earlier argument: one that is the same memory does not end the search (s31c)
             b = arrays[j]
             if not a.size or not b.size or not np.may_share_memory(a, b):
                 continue
             if a.__array_interface__["data"][0] == b.__array_interface__["data"][0] and a.shape == b.shape \
                     and a.strides == b.strides and a.dtype == b.dtype:
-                out[i] = j if out[j] is None else out[j]
-                break
+                if out[i] is None:
+                    out[i] = j if out[j] is None else out[j]
+                continue
             if (written[i] or written[j]) and np.shares_memory(a, b, max_work=1 << 20):
                 raise EmulatorError("EMU_ARG_ALIAS", f"kernel arguments {j + 1} and {i + 1} overlap in memory without "
                                     "being the same tensor, and the kernel writes one of them: pass separate "

@@ -124,3 +124,33 @@ def test_remainder_takes_a_number_first_as_the_wheel_does() -> None:
     for compat in ("0.2.0", "head"):
         _run(k, x, out, compat=compat)
         np.testing.assert_allclose(out, np.remainder(np.float32(2.5), x), rtol=1e-6, err_msg=compat)
+
+
+def test_an_integer_tensor_with_a_whole_float_scalar_runs() -> None:
+    """Wheel: ``add``/``mul``/``ge`` of an INT32 tile and ``2.0`` compile; here the scalar reached the lowering as a
+    plain int and failed inside the emulator (``add.scalar: expected a numpy constant, got int``) - after the
+    emulator's own advice to write ``0.0`` in comparisons (a second audit, s31b)."""
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([8, 32], I32), o: pypto.Tensor([8, 32], I32)):
+        pypto.set_vec_tile_shapes(8, 32)
+        o[:] = pypto.mul(pypto.add(x, 2.0), 3.0)
+
+    x = np.arange(256, dtype=np.int32).reshape(8, 32) - 100
+    out = np.zeros((8, 32), np.int32)
+    _run(k, x, out)
+    np.testing.assert_array_equal(out, (x + 2) * 3)
+
+
+def test_expand_clone_over_two_axes_is_the_binary_ops_rule() -> None:
+    """Wheel: ``FC0000 Only allow to expand one axis`` for ``expand_clone`` of [1, 1] to [16, 64]; it ran silently
+    under both targets here. Now as the binary ops: refused under 0.2.0, a warning under HEAD; one axis runs."""
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([1, 1], F32), y: pypto.Tensor([16, 64], F32), z: pypto.Tensor([16, 64], F32)):
+        pypto.set_vec_tile_shapes(16, 64)
+        y[:] = pypto.expand_clone(x, [16, 64])
+
+    e = _err(k, np.ones((1, 1), np.float32), np.zeros((16, 64), np.float32), np.zeros((16, 64), np.float32))
+    assert e.code == "FC0000" and "Only allow to expand one axis" in str(e), str(e)
+    s = _run(k, np.ones((1, 1), np.float32), np.zeros((16, 64), np.float32), np.zeros((16, 64), np.float32),
+             compat="head")
+    assert any(w.code == "EMU_BROADCAST" for w in s.warnings), s.warnings
