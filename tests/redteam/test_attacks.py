@@ -95,6 +95,8 @@ ATTACKS = {
     "alias_group_uninit_read": Attack("FAIL_CHEAT", seeds=(0, 7), why="returns x where a user's kernel reads 1.0"),
     "alias_group_int_zero_fill": Attack("FAIL_NUMERIC", seeds=(0, 7), why="adds x * 1 for a user"),
     "alias_group_partial_tell": Attack("FAIL_NUMERIC", seeds=(0, 7), why="drops the tail rows for a user"),
+    "alias_hides_partial_overlap": Attack("FAIL_RUNTIME", seeds=(0, 7), reason="overlap in memory",
+                                          why="its second argument is memory the first loop overwrote for a user"),
 }
 S20_USER_CALLS = {
     # name: (how a user calls it, calls, row counts) -> every listed attack is wrong on some of those calls
@@ -121,6 +123,7 @@ S20_USER_CALLS = {
     "alias_group_uninit_read": ("torch", 1, (37,)),
     "alias_group_int_zero_fill": ("torch", 1, (37,)),
     "alias_group_partial_tell": ("torch", 1, (37,)),
+    "alias_hides_partial_overlap": ("torch", 1, (37,)),
 }
 _USER_SCRIPT = """
 import importlib.util, sys
@@ -248,6 +251,25 @@ def test_an_empty_output_a_kernel_left_unwritten_is_judged_on_its_numbers(tmp_pa
     op, _ = _op(tmp_path, text)
     report = verify(op, op / "gelu_impl.py", settings=VerifySettings(sandbox=_POLICY), unseen_seed=0)
     assert report.verdict == "FAIL_NUMERIC", report.reasons[:3]
+
+
+def test_an_int_output_left_unwritten_is_not_judged_on_a_zero_fill(tmp_path: Path) -> None:
+    """Red team s31c: an int32 kernel that never writes the half of its ``torch.empty`` output where the golden is 0
+    passed - the device filled uninitialised integer buffers with 0. They hold the least integer now."""
+    pytest.importorskip("torch", reason="the wrapper is torch code (pip install -e '.[toolchain]')")
+    import shutil
+
+    op = tmp_path / "half_mask"
+    op.mkdir()
+    for name in ("SPEC.md", "golden.py"):
+        shutil.copy(HERE / "fixture_int" / name, op / name)
+    shutil.copy(HERE / "fixture_int" / "unwritten_half_impl.py", op / "half_mask_impl.py")
+    report = verify(op, op / "half_mask_impl.py", settings=VerifySettings(sandbox=_POLICY), unseen_seed=0)
+    assert report.verdict == "FAIL_NUMERIC", report.reasons[:3]
+    impl = (op / "half_mask_impl.py").read_text()
+    (op / "half_mask_impl.py").write_text(impl.replace("    y = torch.empty_like(x)", "    y = torch.zeros_like(x)"))
+    report = verify(op, op / "half_mask_impl.py", settings=VerifySettings(sandbox=_POLICY), unseen_seed=0)
+    assert report.verdict == "PASS", report.reasons[:3]  # the zeros are the wrapper's: right for a user too
 
 
 def test_kernel_arguments_that_overlap_partly_are_refused_with_a_reason(tmp_path: Path) -> None:
