@@ -191,3 +191,19 @@ def test_version_6_draws_powers_of_two_up_to_8192_on_an_axis_every_output_keeps(
         new = sorted({c.dims["N"] for c in unseen_cases(op.spec, op.cases(), seed)})
         old = sorted({c.dims["N"] for c in unseen_cases(op.spec, op.cases(), seed, version=5)})
         assert new == old, (seed, new, old)
+
+
+def test_an_infinite_golden_is_judged_on_special_values_and_a_nan_golden_is_not() -> None:
+    """Red team s31d: ``sqrt(x) / x`` for ``1 / sqrt(x)`` is NaN at x = 0 where the golden is +inf, and it passed -
+    the special cases (the only ones with exact zeros) skipped every element whose golden was not finite. Only a NaN
+    golden (no answer) is skipped now; same-signed infinities compare equal."""
+    from runtime.compare import compare_outputs
+    from runtime.verify._engine import _judged
+
+    golden = np.array([np.inf, 2.0, np.nan], dtype=np.float32)
+    nan_at_zero = np.array([np.nan, 2.0, 7.0], dtype=np.float32)
+    a, b = _judged(nan_at_zero, golden)
+    assert not compare_outputs(a, b, atol=1e-3, rtol=1e-3)[0].all_close
+    right = np.array([np.inf, 2.0, 7.0], dtype=np.float32)  # anything where the golden has no answer
+    a, b = _judged(right, golden)
+    assert compare_outputs(a, b, atol=1e-3, rtol=1e-3)[0].all_close
