@@ -13,20 +13,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from opdir_helpers import BASE_SPEC
+from test_opdir_near_constant_s17 import SPEC  # x [-2, 2], b [D], pos [0.5, 1.5], neg [-30, -10], idx int32
 
-from runtime.opdir import Case, load_op_dir, parse_spec_text
+from runtime.opdir import Case, load_op_dir
 from runtime.opdir._inputs import _TINY_SCALE, generate_inputs
 from runtime.opdir._unseen import unseen_cases
 
-TEXT = BASE_SPEC.replace("{name: b, shape: [D], dtype: fp32}",
-                         "{name: b, shape: [D], dtype: fp32}\n"
-                         "  - {name: pos, shape: [B, D], dtype: fp32, range: [0.5, 1.5]}\n"
-                         "  - {name: neg, shape: [B, D], dtype: fp32, range: [-30.0, -10.0]}\n"
-                         "  - {name: idx, shape: [B, D], dtype: int32, range: [0, 900]}")
-SPEC = parse_spec_text(TEXT.replace("supported_dtypes: [fp32]", "supported_dtypes: [fp32, bf16, fp16]")
-                       .replace("tolerance: {", "tolerance: {bf16: {atol: 1.0e-2, rtol: 1.0e-2}, "
-                                                "fp16: {atol: 1.0e-3, rtol: 1.0e-3}, "))
 WORKSPACE = Path(__file__).resolve().parents[2] / "workspace"
 RANGES = {0: (-2.0, 2.0), 2: (0.5, 1.5), 3: (-30.0, -10.0)}
 
