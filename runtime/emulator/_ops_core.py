@@ -105,7 +105,8 @@ def check_tile(tr: Tracer, opname: str, out_rank: int, *, dtype: DataType | None
                                f"(FwkOp tile shape's last dim is not aligned. Last dim bytes: {nbytes}, "
                                "BLOCK_SIZE: 32)", op=opname)
             tr.warn("EMU_TILE_ALIGN", f"vec tile last axis {used[-1]} x {bytes_of(dtype)} B = {nbytes} B is "
-                    "not 32-byte aligned (accepted by 0.2.0 SIM, rejected by older docs / gym rules)", op=opname)
+                    "not 32-byte aligned (0.2.0 SIM accepts most such tiles but refuses a view reshaped into one "
+                    "and computed on; older docs / gym rules reject it)", op=opname)
     return int(math.prod(used)) if used else 1
 
 
