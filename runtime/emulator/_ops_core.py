@@ -18,7 +18,7 @@ from runtime.emulator._symbolic import SymbolicScalar, is_symbolic
 from runtime.emulator._tensor import Tensor
 from runtime.emulator._trace import Tracer, require_tracer
 
-__all__ = ["assemble", "check_tile", "new_out", "reader"]
+__all__ = ["assemble", "axis_index", "check_tile", "new_out", "one_axis_expand", "reader"]
 
 # ---------------------------------------------------------------------------------------------------
 # tensor creation helpers
@@ -81,6 +81,32 @@ def _elem_bytes(dtype: DataType) -> int:
         if type(dtype) is DataType:
             _ELEM_BYTES[dtype] = n
     return n
+
+
+def axis_index(tr: Tracer, opname: str, dim: Any, rank: int, code: str | None = None) -> int:
+    """``dim`` as an axis of a rank-``rank`` tensor (negative counts from the end). Out of range is never wrapped: an
+    ``IndexError`` (the reductions), or the wheel's error ``code`` where it gives one (fidelity s31: ``dim % rank``
+    made ``transpose(x, 0, 2)`` of a matrix a no-op and ``concat([x, x], 2)`` a row concat, where the 0.2.0 wheel
+    refuses - FC0000 for transpose, gather, scatter, index_add, FFFFFF for concat)."""
+    if isinstance(dim, bool) or not isinstance(dim, int):
+        raise tr.pyerror("TypeError", f"{opname}: dim must be an int, got {dim!r}", op=opname)
+    if not -rank <= dim < rank:
+        if code is None:
+            raise tr.pyerror("IndexError", f"{opname}: dim {dim} out of range for rank {rank}", op=opname)
+        raise tr.error(code, f"{opname}: dim {dim} is out of range for a tensor of rank {rank}", op=opname)
+    return dim % rank
+
+
+def one_axis_expand(tr: Tracer, opname: str, expanded: int, operand: Any, result: Any) -> None:
+    """The 0.2.0 rule that a broadcast expands one axis (``FC0000``); HEAD compat only warns (``EMU_BROADCAST``).
+    Binary ops and ``expand_clone`` (fidelity s31b: [1, 1] -> [16, 64] ran silently) share it."""
+    if expanded <= 1:
+        return
+    msg = (f"Only allow to expand one axis! Actual expanded axes count: {expanded}. Operand shape: "
+           f"({operand}) Result shape: ({result})")
+    if tr.options.compat == "0.2.0":
+        raise tr.error("FC0000", msg, op=opname)
+    tr.warn("EMU_BROADCAST", msg, op=opname)
 
 
 def check_tile(tr: Tracer, opname: str, out_rank: int, *, dtype: DataType | None = None,

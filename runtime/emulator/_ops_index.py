@@ -7,7 +7,15 @@ from __future__ import annotations
 from typing import Any
 
 from runtime.emulator._enums import DataType
-from runtime.emulator._ops_core import check_tile, clone, new_out, reader, static_shape
+from runtime.emulator._ops_core import (
+    axis_index,
+    check_tile,
+    clone,
+    new_out,
+    one_axis_expand,
+    reader,
+    static_shape,
+)
 from runtime.emulator._registry import op
 from runtime.emulator._symbolic import SymbolicScalar
 from runtime.emulator._tensor import Tensor
@@ -40,24 +48,13 @@ def simple_op(tr: Tracer, opname: str, impl: str, params: dict[str, Any], ins: l
 _T4 = {(0, 2), (1, 3), (2, 3), (1, 2)}
 
 
-def _in_range(tr: Tracer, opname: str, dim: Any, rank: int, code: str = "FC0000") -> int:
-    """``dim`` as an axis of a rank-``rank`` tensor; out of range is the wheel's error, never wrapped (fidelity s31:
-    ``dim % rank`` made ``transpose(x, 0, 2)`` of a matrix a no-op and ``concat([x, x], 2)`` a row concat, where the
-    0.2.0 wheel refuses: FC0000 for transpose, gather, scatter, index_add, FFFFFF for concat)."""
-    if isinstance(dim, bool) or not isinstance(dim, int):
-        raise tr.pyerror("TypeError", f"{opname}: dim must be an int, got {type(dim).__name__}", op=opname)
-    if not -rank <= dim < rank:
-        raise tr.error(code, f"{opname}: dim {dim} is out of range for a tensor of rank {rank}", op=opname)
-    return dim % rank
-
-
 @op("transpose")
 def transpose(input: Any, dim0: int, dim1: int) -> Tensor:
     """Swap two axes (4-D: (0,2),(1,3),(2,3),(1,2); 5-D: (3,4))."""
     tr = require_tracer("transpose")
     A = reader(tr, input, "transpose")
     r = A.dim
-    d0, d1 = sorted((_in_range(tr, "transpose", dim0, r), _in_range(tr, "transpose", dim1, r)))
+    d0, d1 = sorted(axis_index(tr, "transpose", d, r, "FC0000") for d in (dim0, dim1))
     if r == 4 and d0 != d1 and (d0, d1) not in _T4 or r == 5 and (d0, d1) != (3, 4) or r > 5:
         raise tr.error("FC0002", f"transpose of axes ({dim0}, {dim1}) is not supported for rank {r}",
                        op="transpose")
@@ -94,7 +91,7 @@ def concat(tensors: Any, dim: int = 0) -> Tensor:
     if len(ts) > 128:
         raise tr.pyerror("ValueError", "concat: at most 128 tensors", op="concat")
     r = ts[0].dim
-    ax = _in_range(tr, "concat", dim, r, "FFFFFF")
+    ax = axis_index(tr, "concat", dim, r, "FFFFFF")
     for t in ts[1:]:
         if t.dtype != ts[0].dtype or t.dim != r:
             # the wheel's CheckCat: "Errcode: FC0000! The dataType of all tensors should be equal" (rank too)
@@ -120,12 +117,7 @@ def expand_clone(input: Any, shape: Any, *, valid_shape: Any = None) -> Tensor:
     if len(shp) == A.dim:  # the binary ops' rule: one axis (fidelity s31b: [1, 1] -> [16, 64] ran silently)
         expanded = sum(1 for a, b in zip(A.shape, shp, strict=True)
                        if isinstance(a, int) and a == 1 and not (isinstance(b, int) and b == 1))
-        if expanded > 1:
-            msg = (f"Only allow to expand one axis! Actual expanded axes count: {expanded}. Operand shape: "
-                   f"({list(A.shape)}) Result shape: ({shp})")
-            if tr.options.compat == "0.2.0":
-                raise tr.error("FC0000", msg, op="expand_clone")
-            tr.warn("EMU_BROADCAST", msg, op="expand_clone")
+        one_axis_expand(tr, "expand_clone", expanded, list(A.shape), shp)
 
     return simple_op(tr, "expand_clone", "expand_clone", {"src": A.key, "shape": shp, "vs": vs}, [A], [shp],
                      [A.dtype])[0]
@@ -139,7 +131,7 @@ def index_select(input: Any, dim: int, index: Any) -> Tensor:
     Ix = reader(tr, index, "index_select")
     if Ix.dtype not in _IDX_SELECT or Ix.dim not in (1, 2):
         raise tr.error("FC0001", "index_select: index must be 1-D/2-D INT32/INT64/INT16", op="index_select")
-    ax = _in_range(tr, "index_select", dim, A.dim, "FC0000")
+    ax = axis_index(tr, "index_select", dim, A.dim, "FC0000")
     shp = A.shape[:ax] + Ix.shape + A.shape[ax + 1:]
 
     return simple_op(tr, "index_select", "index_select", {"src": A.key, "index": Ix.key, "ax": ax}, [A, Ix], [shp],
@@ -154,7 +146,7 @@ def gather(input: Any, dim: int, index: Any) -> Tensor:
     Ix = reader(tr, index, "gather")
     if Ix.dtype not in _IDX or Ix.dim != A.dim:
         raise tr.error("FC0001", "gather: index must be INT32/INT64 with the input's rank", op="gather")
-    ax = _in_range(tr, "gather", dim, A.dim, "FC0000")
+    ax = axis_index(tr, "gather", dim, A.dim, "FC0000")
 
     return simple_op(tr, "gather", "gather", {"src": A.key, "index": Ix.key, "ax": ax}, [A, Ix], [Ix.shape],
                      [A.dtype])[0]
@@ -225,7 +217,7 @@ def _scatter(opname: str, input: Any, dim: int, index: Any, src: Any, reduce: An
     Ix = reader(tr, index, opname)
     if Ix.dtype not in _IDX:  # the wheel's own check, before its C++ op (probed with an INT16 index)
         raise tr.pyerror("TypeError", f"index tensor must be of int32 or int64, but got {Ix.dtype}", op=opname)
-    ax = _in_range(tr, opname, dim, A.dim, "FC0000")
+    ax = axis_index(tr, opname, dim, A.dim, "FC0000")
     others = [Ix]
     scalar = None
     if isinstance(src, Tensor):
@@ -257,7 +249,7 @@ def _index_add(opname: str, input: Any, dim: int, index: Any, source: Any, alpha
     A = reader(tr, input, opname)
     Ix = reader(tr, index, opname)
     S = reader(tr, source, opname)
-    ax = _in_range(tr, opname, dim, A.dim, "FC0000")
+    ax = axis_index(tr, opname, dim, A.dim, "FC0000")
     if Ix.dtype not in _IDX or Ix.dim != 1:  # the wheel refuses at the call (fidelity s31: a numpy error later here)
         raise tr.error("FC0000", f"{opname}: Datatype of indices is incorrect (a 1-D INT32/INT64 index is required, got "
                        f"{Ix.dtype.name} of rank {Ix.dim})", op=opname)

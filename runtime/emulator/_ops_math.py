@@ -24,7 +24,7 @@ from runtime.emulator._enums import (
     numpy_dtype,
     numpy_dtype_name,
 )
-from runtime.emulator._ops_core import check_tile, new_out, reader
+from runtime.emulator._ops_core import check_tile, new_out, one_axis_expand, reader
 from runtime.emulator._ops_core import reshape as _reshape
 from runtime.emulator._ops_create import full as _full
 from runtime.emulator._registry import op
@@ -72,12 +72,7 @@ def broadcast_shape(tr: Tracer, opname: str, shapes: list[list]) -> list:
                 continue  # symbolic dims: checked at run time
             else:
                 raise tr.error("FC0000", f"shape not support binary operation (shapes {shapes})", op=opname)
-        if expanded > 1:
-            msg = (f"Only allow to expand one axis! Actual expanded axes count: {expanded}. Operand shape: "
-                   f"({s}) Result shape: ({out})")
-            if tr.options.compat == "0.2.0":
-                raise tr.error("FC0000", msg, op=opname)
-            tr.warn("EMU_BROADCAST", msg, op=opname)
+        one_axis_expand(tr, opname, expanded, s, out)
     return out
 
 

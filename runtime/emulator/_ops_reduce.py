@@ -12,7 +12,7 @@ import numpy as np
 
 from runtime.emulator import _wheel_dtypes
 from runtime.emulator._enums import FLOAT_TYPES, DataType, bytes_of, numpy_dtype_name
-from runtime.emulator._ops_core import check_tile, new_out, reader, static_shape
+from runtime.emulator._ops_core import axis_index, check_tile, new_out, reader, static_shape
 from runtime.emulator._ops_math import FI, F, binary
 from runtime.emulator._registry import op
 from runtime.emulator._tensor import Tensor
@@ -29,11 +29,7 @@ def _axis(tr: Tracer, opname: str, dim: Any, rank: int) -> int:
         if len(dim) != 1:
             raise tr.pyerror("ValueError", f"{opname}: exactly one integer axis is supported", op=opname)
         dim = dim[0]
-    if isinstance(dim, bool) or not isinstance(dim, int):
-        raise tr.pyerror("TypeError", f"{opname}: dim must be an int, got {dim!r}", op=opname)
-    if not -rank <= dim < rank:
-        raise tr.pyerror("IndexError", f"{opname}: dim {dim} out of range for rank {rank}", op=opname)
-    return dim % rank
+    return axis_index(tr, opname, dim, rank)
 
 
 UB_BYTES = 196608
