@@ -214,6 +214,18 @@ def _build(desc: Any, inputs: list[np.ndarray], buffers: list[np.ndarray], roots
     return Built(np.full(shape, uninit_fill(dt), dtype=dt), None, True, True, True)
 
 
+def group_write_only(write_only: list[bool], alias: list[int | None]) -> list[bool]:
+    """Per parameter, ``write_only`` with each alias group's first parameter (an alias group: arguments that are the
+    same memory, `alias[i]` naming the first) write-only only if every parameter of the group is - one buffer is read
+    if any of its parameters reads it (red team s31b: a write-only first parameter made the shared buffer
+    "uninitialised" while its alias read the device's fill). Both sides of the device protocol use it."""
+    out = list(write_only)
+    for i, same in enumerate(alias):
+        if same is not None:
+            out[same] = out[same] and write_only[i]
+    return out
+
+
 def uninit_fill(dt: np.dtype) -> float | int | bool:
     """What the device fills an uninitialised allocation with: NaN for floats, the most negative value for integers
     (the largest for unsigned ones; red team s31c: with 0, an int32 kernel that left unwritten the half of its

@@ -198,7 +198,7 @@ class Device:
     def on_kernel(self, head: dict[str, Any], blobs: list[memoryview]) -> None:
         np = self.np
         from runtime.emulator.device import ProgramError, decode, execute
-        from runtime.sandbox._desc import DescError, build, signature
+        from runtime.sandbox._desc import DescError, build, group_write_only, signature
         from runtime.sandbox._desc import write_only as _write_only
 
         if not self.open:
@@ -231,20 +231,16 @@ class Device:
         if not (isinstance(alias, list) and len(alias) == n):
             raise Violation(f"kernel call {n_call + 1}: one alias entry per parameter ({n}) expected")
         # the very memory of an earlier argument (`kernel(x, y, y)`): one buffer, as on a device - two copies let the
-        # later copy-back, not the kernel's later write, decide (red team s31 k02). A group is read if any of its
-        # parameters is read (red team s31b: a write-only first parameter made the shared buffer "uninitialised", and
-        # the aliased parameter that reads it read the device's fill)
+        # later copy-back, not the kernel's later write, decide (red team s31 k02); read if any parameter reads it
         for i, same in enumerate(alias):
             if same is not None and (isinstance(same, bool) or not isinstance(same, int) or not 0 <= same < i
                                      or alias[same] is not None or shapes[i] != shapes[same]
                                      or dtypes[i] != dtypes[same]):
                 raise Violation(f"kernel call {n_call + 1}: argument {i + 1}'s alias must name an earlier argument "
                                 f"of the same shape and dtype that is no alias itself")
-        write_only = list(write_only)
-        for i, same in enumerate(alias):
-            if same is not None:
-                write_only[same] = write_only[same] and write_only[i]
+        write_only = group_write_only(list(write_only), alias)
         first = len(self.buffers)
+        partial: list[int] = []  # the uninitialised arguments: of those, the written elements only go back (below)
         for i, (p, desc) in enumerate(zip(params, descs, strict=True)):
             label = f"argument {p.name!r} of kernel {kernel!r} (kernel call {n_call + 1})"
             same = alias[i]
@@ -292,14 +288,15 @@ class Device:
                 self.allocated += arr.nbytes
                 if self.allocated > self.budget:
                     raise Violation(f"{label}: the wrapper call allocated more than {self.budget} bytes on the device")
+            if uninit:
+                partial.append(i)
             args.append(arr)
             built_roots.append(b.root)
             inputs_only.append(b.inputs_only and not b.host_layout)
             blanks.append(b.blank)
             sig.append(signature(desc, wo))
         options = self.options
-        partial = [i for i, d in enumerate(descs) if isinstance(d, list) and d[:1] == ["uninit"] and alias[i] is None]
-        if partial:  # which elements of them the kernel writes: only those are sent back (see below)
+        if partial:  # which elements of them the kernel writes
             import dataclasses
 
             options = dataclasses.replace(options, track_writes=True)
@@ -329,12 +326,11 @@ class Device:
                              "warnings": [{k: getattr(w, k, None) for k in ("code", "message", "file", "line", "op")}
                                           for w in (res.warnings or [])]})
         self.signature.append(hashlib.sha256(blob + json.dumps(sig, sort_keys=True).encode()).hexdigest())
-        # an uninitialised argument the kernel never wrote is not sent back: the candidate's array keeps its own
-        # bytes, as on a device and in a user's run (red team s31, k04: the device's NaN fill sent back was a tell -
-        # a spare argument that came back NaN only under verification)
-        # one blob per buffer the kernel wrote (an alias group's first argument stands for the group); of an
-        # uninitialised one the kernel wrote in part, the written elements only (a packed mask after the data): its
-        # other elements keep the candidate's bytes - NaN there was the same tell one tile later (red team s31)
+        # one blob per buffer the kernel wrote (an alias group's first argument stands for the group), nothing for
+        # the others; of an uninitialised one the kernel wrote in part, the written elements only (a packed mask after
+        # the data). What is not sent keeps the candidate's own bytes, as on a device and in a user's run (red team
+        # s31, k04: the device's NaN fill sent back was a tell - a spare argument that came back NaN only under
+        # verification; in the unwritten part of a buffer, the same tell one tile later)
         group: dict[int, list[int]] = {}
         for i in range(n):
             group.setdefault(i if alias[i] is None else alias[i], []).append(i)

@@ -400,17 +400,14 @@ class _Remote:
         from runtime.dtypes import name_of
         from runtime.emulator import EmulatorError
         from runtime.emulator.device import ExecError, ExecResult, ExecWarning, encode
-        from runtime.sandbox._desc import uninit_fill
+        from runtime.sandbox._desc import group_write_only, uninit_fill
         from runtime.sandbox._desc import write_only as _write_only
 
         blob = encode(program)
         arrays = [np.asarray(a) for a in args]
         write_only = _write_only(program)
         alias = _aliases(np, arrays, [getattr(p, "written", True) for p in program.params])
-        group_wo = list(write_only)  # one buffer for an alias group: read if any of its parameters reads it
-        for i, same in enumerate(alias):
-            if same is not None:
-                group_wo[same] = group_wo[same] and write_only[i]
+        group_wo = group_write_only(write_only, alias)
         descs: list[Any] = []
         for i, a in enumerate(arrays):
             same = alias[i]
@@ -751,7 +748,6 @@ def _device_outcome(entry: dict[str, Any], out: Any, fresh: list[Any], remote: _
 
 def _describe_outputs(entry: dict[str, Any], out: Any, remote: _Remote, calling_mod: Any,
                       np: Any) -> list[dict[str, Any]]:
-
     leaves = calling_mod.output_leaves(out)
     kinds: list[str] = []
     described = []
