@@ -67,6 +67,12 @@ def reader(tr: Tracer, t: Any, opname: str) -> Tensor:
     if t.kind == "local" and t._read is None:
         f, ln = tr.where()
         t._read = (f, ln, opname)
+    if t._bare >= 0 and tr.bare_loops > t._bare:
+        raise tr.error("F21004", f"op [REGISTER_COPY]tile shape not set (the view '{t.name or 'of a kernel argument'}'"
+                       " was recorded while no vec tile was set, and a pypto.loop was entered with no vec tile set "
+                       "after it: the compiler copies such a view into the code after the loop entry with the tile "
+                       "in effect when the view was recorded - call pypto.set_vec_tile_shapes before the view, or "
+                       "before the loop)", op=opname)
     return t
 
 
@@ -153,6 +159,21 @@ def gm_view(tr: Tracer, src: Tensor, out: Tensor, opname: str) -> None:
         nbytes = int(tile[-1]) * _elem_bytes(out.dtype)
         if nbytes % 32:
             out._gm_view = (nbytes, opname, tuple(tile), tr.where()[1])
+
+
+def bare_view(tr: Tracer, src: Tensor, out: Tensor) -> None:
+    """Mark ``out``, a ``pypto.view`` of a kernel argument (or of such a view) recorded with no vec tile set, with the
+    tracer's count of loops entered with no vec tile set so far (`Tracer.bare_loops`): `reader` refuses it once such
+    a loop has been entered after it.
+
+    Why (s32, checked on pypto 0.2.0 SIM): the wheel refuses a view recorded with no tile when a ``pypto.loop`` is
+    entered with no tile after it and the view is read later - inside that loop, in a nested one or after it
+    (``INTERNAL BUG ... :1:0: Errcode: F21004!``, ``op [REGISTER_COPY]tile shape not set``: a SwiGLU kernel that
+    views its input before the first ``set_vec_tile_shapes``, inside the loop). It accepts the same view when a
+    tile is set before the loop, when the view is read before the loop only, when it is recorded inside the loop,
+    across Python ``for`` loops, and a ``reshape`` of a whole argument."""
+    if (src.kind == "param" or src._gm_view is not None) and not tr.scopes[-1]["vec_tile"]:
+        out._bare = tr.bare_loops
 
 
 def check_gm_copy(tr: Tracer, src: Tensor, dst: Tensor, opname: str) -> None:
@@ -257,6 +278,7 @@ def view(input: Tensor, shape: Any = None, offsets: Any = None, *, valid_shape: 
                                op="view")
     out = new_out(tr, shp, src.dtype, "view", valid=vs)
     gm_view(tr, src, out, "view")
+    bare_view(tr, src, out)
     tr.emit("view", "view", {"src": src.key, "out": out.key, "offs": offs, "shape": list(shp), "vs": vs,
                              "name": src.name, "param": src.kind == "param", "copy": Late(lambda: input_mutable(src))},
             out, kind="move", ins=(src.key,), outs=(out,))

@@ -25,7 +25,7 @@ class Tensor:
 
     __slots__ = ("key", "_shape", "_dtype", "_name", "_format", "kind", "valid_shape", "_consumed",
                  "_written", "_loops", "_closed", "producer", "param_index", "_read", "_dtype_given", "_loop_read_warned",
-                 "_gm_view", "__weakref__")
+                 "_gm_view", "_bare", "__weakref__")
     __hash__ = None  # type: ignore[assignment]  # comparisons build tensors, like the real class
 
     def __init__(self, shape: Any = None, dtype: Any = None, name: str = "", format: Any = None,
@@ -47,6 +47,9 @@ class Tensor:
         self._loop_read_warned = False
         self._gm_view: tuple | None = None
         """set on a view / reshape / unsqueeze of a kernel argument (`_ops_core.gm_view`)"""
+        self._bare = -1
+        """a view of a kernel argument recorded with no vec tile set: the tracer's `Tracer.bare_loops` then
+        (`_ops_core.bare_view`), else -1"""
         self._dtype_given = dtype is not None or bool(shape)
         self.key = -1
         if isinstance(shape, tuple) and any(isinstance(d, StatusType) for d in shape):
@@ -79,6 +82,7 @@ class Tensor:
         t._read = None
         t._loop_read_warned = False
         t._gm_view = None
+        t._bare = -1
         t._dtype_given = True
         t.key = -1
         return t

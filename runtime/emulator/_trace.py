@@ -102,6 +102,8 @@ class Tracer:
         self.path_stack: list[_PathCtx] = []
         self.loop_stack: list[LoopInfo] = []
         self.loop_count = 0
+        self.bare_loops = 0
+        """``pypto.loop`` / ``loop_unroll`` loops entered while no vec tile was set (`_ops_core.bare_view`)"""
         self.closed_loops = 0
         self.tensors: list[Any] = []  # every Tensor created (for whole-graph checks)
         self.idx_names: list[str] = []
@@ -273,6 +275,8 @@ class Tracer:
                       "on the innermost loop", op="loop")
         info = LoopInfo(name, idx_name)
         f, ln = user_location()
+        if not self.scopes[-1]["vec_tile"]:
+            self.bare_loops += 1
         node = LoopNode(start=start, stop=stop, step=step, loop=info, name=name, file=f, line=ln)
         self.items.append(node)
         region = Region()

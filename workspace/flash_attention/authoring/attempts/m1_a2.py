@@ -28,6 +28,7 @@ def flash_attention_kernel(
     l_len = k.shape[1]
     for b in pypto.loop(B, name="batch", idx_name="b"):
         qt = pypto.view(q, [1, S, D], [b, 0, 0])
+        pypto.set_vec_tile_shapes(1, S, D)
         # loop-carried state: tensors written with [:] = (a re-bound Python name is not carried)
         m_run = pypto.tensor([1, S, 1], pypto.DT_FP32, "m_run")
         l_run = pypto.tensor([1, S, 1], pypto.DT_FP32, "l_run")
