@@ -126,8 +126,12 @@ def check_tile(tr: Tracer, opname: str, out_rank: int, *, dtype: DataType | None
         raise tr.error("FFFFFF", f"Run pass failed. (ExpandFunction failed: Tile shape size {len(tile)} is not "
                        f"matched the output shape size {out_rank}.)", op=opname)
     if len(tile) > out_rank:
+        # not "set a tile with the output's rank": where a view of a kernel argument with more dims feeds the op,
+        # the wheel refuses the lower-rank tile (s32 fidelity: ``o[i, 0:D] = y[i, 0:D] + 1`` under tile (D,) is
+        # FFFFFF "Tile shape size 1 is not matched the output shape size 2"; under (1, D) it compiles)
         tr.warn("EMU_TILE_RANK", f"vec tile {tile} has more dims than the op output (rank {out_rank}); 0.2.0 "
-                "accepted it, but set a tile with the output's rank", op=opname)
+                "compiles it with the tile's last dims (a tile with fewer dims than a view of a kernel argument "
+                "that feeds the op is refused there)", op=opname)
     used = tile[len(tile) - out_rank:] if out_rank else tile[-1:]
     if dtype is not None and out_rank > 0:
         nbytes = used[-1] * _elem_bytes(dtype)
@@ -181,7 +185,11 @@ def check_gm_copy(tr: Tracer, src: Tensor, dst: Tensor, opname: str) -> None:
     its messages: no vec tile set at the write (the copy it inserts there, ``REGISTER_COPY``, needs one: F21004 -
     the difftest's "view/assemble-only kernel without a tile" class), or the view recorded under a tile whose last
     axis is not 32-byte aligned."""
-    if dst.kind != "param" or src._gm_view is None:
+    if dst.kind != "param":
+        return
+    if src._reshaped and opname == "assemble":
+        _check_reshaped_write(tr, src, dst)
+    if src._gm_view is None:
         return
     if not tr.scopes[-1]["vec_tile"]:
         raise tr.error("F21004", "op [REGISTER_COPY]tile shape not set (a view of a kernel argument written straight "
@@ -198,6 +206,30 @@ def check_gm_copy(tr: Tracer, src: Tensor, dst: Tensor, opname: str) -> None:
                      f"tile {list(tile)}; written straight into '{dst.name or 'the output'}', it is a copy from global "
                      "memory whose tile's last axis must be a multiple of 32 bytes - set an aligned tile before the "
                      f"{op}, or compute on it first)", op=opname)
+
+
+def _check_reshaped_write(tr: Tracer, src: Tensor, dst: Tensor) -> None:
+    """A reshape of a computed tile (or a ``keepdim=False`` reduction, a reduce and a reshape there) assembled into a
+    part of a kernel argument: the wheel copies it with the vec tile in effect at the write and refuses a tile whose
+    last axis is not a multiple of 32 bytes (s32 fidelity, 16 variants on 0.2.0 SIM: ``o1[i*4:i*4+4] = sum(t, -1)``
+    under tile (4,) in fp32 is ``CHECK FAILED: lastDimBytes % BLOCK_SIZE == 0``, in a ``pypto.loop``, a Python loop
+    or none). The same result assembled over the whole argument, a whole-tensor move, a ``keepdim=True`` or
+    transposed result, and a result computed on first compile there."""
+    a, b = static_shape(src.shape), static_shape(dst.shape)
+    if a is not None and a == b:
+        return
+    tile = tr.scopes[-1]["vec_tile"]
+    if not tile:
+        return
+    nbytes = int(tile[-1]) * _elem_bytes(src.dtype)
+    if nbytes % 32 == 0:
+        return
+    raise tr.pyerror("ParserError", f"CHECK FAILED: lastDimBytes % BLOCK_SIZE == 0 | FwkOp tile shape's last dim is "
+                     f"not aligned. Last dim bytes: {nbytes}, BLOCK_SIZE: 32 (a reshaped result - pypto.reshape, or "
+                     f"a reduction with keepdim=False - assembled into a part of '{dst.name or 'the output'}' is "
+                     f"copied with the vec tile in effect here, {list(tile)}: set a tile whose last "
+                     "axis is a multiple of 32 bytes before this write, or compute on the result first)",
+                     op="assemble")
 
 
 def static_shape(shape: list) -> list[int] | None:
@@ -450,6 +482,7 @@ def reshape(input: Tensor, shape: Any, *, valid_shape: Any = None, inplace: bool
     out = new_out(tr, shp, src.dtype, "reshape", valid=vs)
     if not inplace:
         gm_view(tr, src, out, "reshape")
+        out._reshaped = out._gm_view is None and not _internal
     if inplace and src.kind == "param" and not _internal:
         tr.inplace_reshapes.append((src, out, reshaped_param[1], reshaped_param[2]))
     tr.emit("reshape", "reshape", {"src": src.key, "out": out.key, "shape": shp, "vs": vs,

@@ -25,7 +25,7 @@ class Tensor:
 
     __slots__ = ("key", "_shape", "_dtype", "_name", "_format", "kind", "valid_shape", "_consumed",
                  "_written", "_loops", "_closed", "producer", "param_index", "_read", "_dtype_given", "_loop_read_warned",
-                 "_gm_view", "_bare", "__weakref__")
+                 "_gm_view", "_bare", "_reshaped", "__weakref__")
     __hash__ = None  # type: ignore[assignment]  # comparisons build tensors, like the real class
 
     def __init__(self, shape: Any = None, dtype: Any = None, name: str = "", format: Any = None,
@@ -48,6 +48,8 @@ class Tensor:
         self._gm_view: tuple | None = None
         """set on a view / reshape / unsqueeze of a kernel argument (`_ops_core.gm_view`)"""
         self._bare = -1
+        self._reshaped = False
+        """a reshape of a computed tile, or a ``keepdim=False`` reduction (`_ops_core.check_gm_copy`)"""
         """a view of a kernel argument recorded with no vec tile set: the tracer's `Tracer.bare_loops` then
         (`_ops_core.bare_view`), else -1"""
         self._dtype_given = dtype is not None or bool(shape)
@@ -83,6 +85,7 @@ class Tensor:
         t._loop_read_warned = False
         t._gm_view = None
         t._bare = -1
+        t._reshaped = False
         t._dtype_given = True
         t.key = -1
         return t

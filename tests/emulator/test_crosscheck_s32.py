@@ -111,3 +111,121 @@ def test_what_the_wheel_accepts_still_runs(v: str) -> None:
     out = np.zeros((TM, 64), np.float32)
     _run(_kernel(v), X, out)
     np.testing.assert_array_equal(out[:, :TI], 2 * X[:, :TI])
+
+
+# ---- the s32 fidelity audit's other findings (each checked on the wheel in SIM) --------------------------------
+
+
+def _tail_kernel(v: str):
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([pypto.DYNAMIC, 24], F32), o: pypto.Tensor([pypto.DYNAMIC, 32], F32)):
+        n = x.shape[0]
+        pypto.set_vec_tile_shapes(8, 32)
+        for i in pypto.loop(pypto.ceildiv(n, 8), name="l", idx_name="i"):
+            rows = (n - i * 8).min(8)
+            t = pypto.view(x, [8, 24], [i * 8, 0], valid_shape=[rows, 24])
+            if v == "var":
+                pypto.set_vec_tile_shapes(8, 24)
+                d = t - pypto.var(t, -1, correction=0, keepdim=True)
+                pypto.set_vec_tile_shapes(8, 32)
+                o[i * 8:i * 8 + 8, :] = pypto.pad(d, [0, 8, 0, 0], "constant", 0.0)
+            else:
+                o[i * 8:i * 8 + 8, :] = pypto.pad(t, [0, 8, 0, 0], "constant", 0.0) + 1.0
+
+    return k
+
+
+@pytest.mark.parametrize("n", [19, 16, 5])
+@pytest.mark.parametrize("v", ["var", "pad"])
+def test_var_and_pad_of_a_tail_block_keep_the_tile_and_its_valid_rows(v: str, n: int) -> None:
+    """The wheel compiles both. Here ``var`` of a tail block was an array of the valid rows only (every later op
+    failed: ``FC0000 ... shapes (8,24) (3,1)``), and ``pad`` made the whole padded tile valid (its padding rows
+    reached the output: ``EMU_ASSEMBLE_OOB``)."""
+    x = np.random.default_rng(n).standard_normal((n, 24)).astype(np.float32)
+    out = np.zeros((n, 32), np.float32)
+    _run(_tail_kernel(v), x, out)
+    want = x - x.var(-1, keepdims=True) if v == "var" else x + 1.0
+    np.testing.assert_allclose(out[:, :24], want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(out[:, 24:], 0.0 if v == "var" else 1.0)
+
+
+@pytest.mark.parametrize("gshape", [[1, 64], [64, 1], [64]])
+def test_rms_norm_takes_gamma_as_the_wheel_reshapes_it(gshape: list) -> None:
+    """The wheel's composite rms_norm reshapes gamma to ``[1, .., gamma.shape[0]]``: ``[1, D]`` is ``CHECK FAILED:
+    capacity == 1 ... Shape size not match`` there (it broadcast here), ``[D, 1]`` and ``[D]`` compile."""
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([8, 64], F32), g: pypto.Tensor(gshape, F32), o: pypto.Tensor([8, 64], F32)):
+        pypto.set_vec_tile_shapes(8, 64)
+        o[:] = pypto.rms_norm(x, g, 1e-6)
+
+    x = np.random.default_rng(1).standard_normal((8, 64)).astype(np.float32)
+    g = np.random.default_rng(2).standard_normal(gshape).astype(np.float32)
+    out = np.zeros((8, 64), np.float32)
+    if gshape == [1, 64]:
+        e = _err(k, x, g, out)
+        assert "Shape size not match" in str(e) and "1-D gamma" in str(e), str(e)
+        return
+    _run(k, x, g, out)
+    want = x / np.sqrt(np.mean(x * x, -1, keepdims=True) + 1e-6) * g.reshape(-1)
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-6)
+
+
+def _reshaped_write_kernel(v: str):
+    @pypto.frontend.jit
+    def k(y: pypto.Tensor([16, 16], F32), x3: pypto.Tensor([16, 4, 16], F32), o1: pypto.Tensor([16], F32),
+          o: pypto.Tensor([16, 4], F32), o3: pypto.Tensor([16, 4, 1], F32)):
+        if v in ("rows_nokeep_loop", "rows_nokeep_computed_loop"):
+            for i in pypto.loop(4, name="l", idx_name="i"):
+                pypto.set_vec_tile_shapes(4, 16)
+                s = pypto.sum(pypto.view(y, [4, 16], [i * 4, 0]), -1, keepdim=False)
+                pypto.set_vec_tile_shapes(4)
+                o1[i * 4:i * 4 + 4] = s * 1.0 if v == "rows_nokeep_computed_loop" else s
+        elif v in ("reshape_loop", "reshape_loop_aligned_tile"):
+            for i in pypto.loop(2, name="l", idx_name="i"):
+                pypto.set_vec_tile_shapes(8, 4, 16)
+                s = pypto.reshape(pypto.sum(pypto.view(x3, [8, 4, 16], [i * 8, 0, 0]), -1, keepdim=True), [8, 4])
+                pypto.set_vec_tile_shapes(8, 8 if v == "reshape_loop_aligned_tile" else 4)
+                o[i * 8:i * 8 + 8, :] = s
+        elif v in ("nokeep_over_the_whole_output", "nokeep_into_a_part"):
+            pypto.set_vec_tile_shapes(8, 4, 16)
+            s = pypto.sum(x3 if v == "nokeep_over_the_whole_output" else pypto.view(x3, [8, 4, 16], [8, 0, 0]), -1,
+                          keepdim=False)
+            pypto.set_vec_tile_shapes(8, 4)
+            if v == "nokeep_over_the_whole_output":
+                o[0:16, :] = s
+            else:
+                o[8:16, :] = s
+        elif v == "keepdim_loop":
+            for i in pypto.loop(2, name="l", idx_name="i"):
+                pypto.set_vec_tile_shapes(8, 4, 16)
+                s = pypto.amax(pypto.view(x3, [8, 4, 16], [i * 8, 0, 0]), -1, keepdim=True)
+                pypto.set_vec_tile_shapes(8, 4, 1)
+                o3[i * 8:i * 8 + 8, :, :] = s
+        elif v == "python_loop":
+            for i in range(4):
+                pypto.set_vec_tile_shapes(4, 16)
+                s = pypto.sum(pypto.view(y, [4, 16], [i * 4, 0]), -1, keepdim=False)
+                pypto.set_vec_tile_shapes(4)
+                o1[i * 4:i * 4 + 4] = s
+
+    return k
+
+
+@pytest.mark.parametrize(("v", "refused"), [
+    ("rows_nokeep_loop", True), ("reshape_loop", True), ("rows_nokeep_computed_loop", False),
+    ("reshape_loop_aligned_tile", False), ("nokeep_over_the_whole_output", False), ("nokeep_into_a_part", True),
+    ("keepdim_loop", False), ("python_loop", True)])
+def test_a_reshaped_result_assembled_into_a_part_of_an_output_under_an_unaligned_tile(v: str, refused: bool) -> None:
+    """Wheel (every variant; ``reshape_loop_aligned_tile`` is the 32-byte control): a reshape of a computed tile, or a
+    ``keepdim=False`` reduction, assembled into a part of an argument - in a ``pypto.loop``, a Python loop or none -
+    under a tile whose last axis is 16 bytes is ``CHECK FAILED: lastDimBytes % BLOCK_SIZE == 0``; here it ran
+    silently. Over the whole argument, ``keepdim=True`` and a result computed on first compile there."""
+    rng = np.random.default_rng(3)
+    y, x3 = rng.standard_normal((16, 16)).astype(np.float32), rng.standard_normal((16, 4, 16)).astype(np.float32)
+    outs = (np.zeros(16, np.float32), np.zeros((16, 4), np.float32), np.zeros((16, 4, 1), np.float32))
+    if refused:
+        e = _err(_reshaped_write_kernel(v), y, x3, *outs)
+        assert "lastDimBytes % BLOCK_SIZE" in str(e) and "Last dim bytes: 16" in str(e), str(e)
+        return
+    _run(_reshaped_write_kernel(v), y, x3, *outs)
+    assert any(o.any() for o in outs)

@@ -378,7 +378,11 @@ def build_pad(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
         if env.max_alloc is not None:
             env.check_alloc(tuple(s + w[1] for s, w in zip(arr.shape, widths, strict=False)), arr.dtype.itemsize)
         res = np.pad(arr, widths, mode="constant", constant_values=value)
-        return [(res, res.shape)]
+        # the valid part: an axis valid to the tile's end grows by its pad width, a partly valid one (a tail block's
+        # rows) keeps its valid extent - the whole padded tile was valid, and a tail block's padding rows reached
+        # the output (s32 fidelity: EMU_ASSEMBLE_OOB on a kernel the wheel compiles)
+        vv = tuple(n + w if n == s else n for n, s, (_, w) in zip(v, arr.shape, widths, strict=True))
+        return [(res, vv)]
 
     return _simple([p["src"]], [p["out"]], fn), None
 

@@ -512,11 +512,21 @@ def build_var(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
     axes, correction, keepdim = tuple(p["axes"]), p["correction"], p["keepdim"]
 
     def run(env: Any) -> None:
+        # the reduced axes are cut to their valid part, the others keep the tile's extent and valid part (as
+        # `build_reduce`): cut to the valid rows, a tail tile's variance was a smaller array than the traced tile, and
+        # every later op on it failed (s32 fidelity: ``t - var(t)`` on a tail block, which the wheel compiles)
         x, v = env.get(akey)
-        x = compute(x)[tuple(slice(0, n) for n in v)].astype(np.float32)
-        r = np.var(x, axis=axes, ddof=correction, keepdims=keepdim)
-        r = np.asarray(r).reshape([1] if r.ndim == 0 else r.shape).astype(ond)
-        env.put(okey, r)
+        red = {a % x.ndim for a in axes}
+        x = compute(x)[tuple(slice(0, n) if a in red else slice(None) for a, n in enumerate(v))].astype(np.float32)
+        with np.errstate(all="ignore"):  # the padding rows: outside the valid part, never read as values
+            r = np.asarray(np.var(x, axis=axes, ddof=correction, keepdims=keepdim))
+        if keepdim:
+            vv = tuple(1 if a in red else n for a, n in enumerate(v))
+        else:
+            vv = tuple(n for a, n in enumerate(v) if a not in red)
+        if r.ndim == 0:
+            r, vv = r.reshape(1), (1,)
+        env.buf[okey] = (r.astype(ond), vv)
 
     return run, None
 
@@ -586,7 +596,7 @@ def build_rms_norm(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
         r = xf / np.sqrt(ms + eps)
         if gkey is not None:
             g, _ = env.get(gkey)
-            r = r * compute(g).astype(np.float32)
+            r = r * compute(g).astype(np.float32).reshape(-1)  # [D] or [D, 1]: the wheel reshapes it to [1, .., D]
         env.buf[okey] = (r.astype(ond), v)
 
     return run, None
