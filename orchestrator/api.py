@@ -147,6 +147,9 @@ class Injected:
     verifier: VerifierFn | None = None
     trace: Trace | None = None
     clock: Callable[[], _dt.datetime] | None = None
+    unseen_seed: int | None = None
+    """the run's unseen-case seed instead of a fresh one (re-authoring a shipped trace keeps its seed, and so the
+    unseen-case drawing its replays use: `runtime.opdir._unseen.unseen_version`)"""
 
 
 def _default_verifier() -> VerifierFn:
@@ -357,7 +360,8 @@ def run(op_dir: Path | str, options: RunOptions | None = None, *, hooks: Hooks |
     spec = options.agents or ("factory" if factory else "injected")
     return _start(root, rid, op_name, spec, options, hooks, inject, clock, parts, keep_user_design=True,
                   what="a new run starts from SPEC.md + golden.py (and a design you provide)",
-                  unseen_seed=_unseen.draw_seed())  # a new run verifies on unseen cases nobody could see in advance
+                  # a new run verifies on unseen cases nobody could see in advance
+                  unseen_seed=inject.unseen_seed if inject.unseen_seed is not None else _unseen.draw_seed())
 
 
 @_one_golden_process(start=True)

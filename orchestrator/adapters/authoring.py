@@ -231,12 +231,13 @@ def author_trace(op_dir: Path | str, *, script: Path | str | None = None, name: 
                               authored=True, clock_origin=AUTHOR_ORIGIN)
         previous = root / "traces" / name / "events.jsonl"
         earlier = [e.model_dump(mode="json") for e in read_events(previous, torn_ok=True)[0]]  # the one parser
+        seed = _shipped_seed(root / "traces" / name)
         with known_toolchain_answers(earlier):  # real-compiler answers of the shipped trace, for unchanged files
             result = api.run(work,
                              api.RunOptions(approve="prompt", run_id=run_id, perf=bool(data.get("perf")),
                                             perf_budget=len(data.get("perf") or []) or 3),
                              hooks=api.Hooks(prompt=answers.decide),
-                             inject=api.Injected(agents=agents, trace=trace, clock=clock))
+                             inject=api.Injected(agents=agents, trace=trace, clock=clock, unseen_seed=seed))
         if result.status == "delivered":
             from orchestrator.adapters.portability import artifact_digests
 
@@ -266,6 +267,18 @@ def author_trace(op_dir: Path | str, *, script: Path | str | None = None, name: 
                          tool_calls=sum(e.kind == "tool_call" for e in events),
                          decisions=answers.used_decisions,
                          portability=report.lines() if report is not None else [])
+
+
+def _shipped_seed(trace: Path) -> int | None:
+    """The unseen-case seed of the trace being re-authored, or None (a new trace draws one). Why: the drawing a
+    verification uses depends on the run seed (`runtime.opdir._unseen.unseen_version`: the shipped traces' seeds keep
+    the drawing they were recorded with); re-authored with a fresh seed, a trace got the current drawing and broke
+    at its next change (session 32: flash_attention)."""
+    try:
+        seed = json.loads((trace / "manifest.json").read_text(encoding="utf-8")).get("unseen_seed")
+    except (OSError, ValueError):
+        return None
+    return seed if isinstance(seed, int) and not isinstance(seed, bool) else None
 
 
 def _op_name(op_dir: Path) -> str:

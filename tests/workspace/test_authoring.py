@@ -490,3 +490,16 @@ def test_moe_gating_returns_two_dtypes_and_the_index_bug_shows_on_ids_only(repor
         assert not ids.all_close and ids.actual_dtype == "int32" and ids.max_diff == 96.0  # chunk 3 = 3 * 32
     good = reports.get("moe_topk_gating", 1, 2)
     assert good.verdict == "PASS" and all(c.leaves[1].actual_dtype == "int32" for c in good.cases)
+
+
+def test_re_authoring_a_trace_keeps_its_unseen_seed(tmp_path: Path) -> None:
+    """`python -m orchestrator author` re-records a shipped trace with the seed it shipped with: the unseen-case drawing
+    a replay uses follows the run seed (`_unseen.unseen_version`), and a trace re-recorded with a fresh seed broke at
+    the next change of the drawing (session 32, flash_attention)."""
+    from orchestrator.adapters.authoring import _shipped_seed
+
+    shipped = WORKSPACE / "flash_attention" / "traces" / "default"
+    assert _shipped_seed(shipped) == json.loads((shipped / "manifest.json").read_text())["unseen_seed"]
+    assert _shipped_seed(tmp_path) is None  # no trace yet: the run draws a fresh seed
+    (tmp_path / "manifest.json").write_text('{"unseen_seed": true}')
+    assert _shipped_seed(tmp_path) is None
