@@ -48,6 +48,9 @@ class Case(BaseModel):
     tiny: bool = False
     """With ``special``: some rows, the same in every input with as many rows, are also scaled towards 0
     (:func:`runtime.opdir._inputs.apply_special_values`; unseen drawing version 6). Never shown either."""
+    columns: bool = False
+    """With ``special``: the special vectors of inputs of rank 2 or more run along a leading axis (columns) instead of
+    the last one (:func:`runtime.opdir._inputs.apply_special_values`; unseen drawing version 7). Never shown either."""
 
 
 def _dims_label(spec: Spec, dims: dict[str, int]) -> str:

@@ -143,6 +143,11 @@ _NEAR_OFFSET = (0.85, 0.95)
 """A near-constant row sits at this share of the range's largest magnitude (drawn per row) ..."""
 _NEAR_SPREAD = 1e-3
 """... and spreads over +- this share of the range's width (at least two units in the last place of the dtype)."""
+_NEAR_SPREAD_COLUMNS = 1e-2
+"""(columns, unseen drawing version 7) the spread of a near-constant column: with the rows' 1e-3, an honest two-pass
+fp32 BatchNorm over the batch already departed from its golden by more than 1e-4 (red team s32); 1e-2 keeps it
+inside while a one-pass variance is 2.7e-2 off"""
+_ORIENT_STREAM = 0xC015
 
 
 def _short(v: float, dtype: np.dtype, rlo: float, rhi: float) -> float:
@@ -154,7 +159,8 @@ def _short(v: float, dtype: np.dtype, rlo: float, rhi: float) -> float:
     return v
 
 
-def _near_constant(n: int, dtype: np.dtype, rlo: float, rhi: float, rng: np.random.Generator) -> np.ndarray:
+def _near_constant(n: int, dtype: np.dtype, rlo: float, rhi: float, rng: np.random.Generator,
+                   share: float = _NEAR_SPREAD) -> np.ndarray:
     """A row of ``n`` values close to one large value: ``c + u``, ``|c|`` about 0.9 of the range's largest magnitude,
     ``|u|`` at most :data:`_NEAR_SPREAD` of its width (never below two ulps of ``dtype`` at ``c``), in [rlo, rhi]."""
     top = max(abs(rlo), abs(rhi))
@@ -163,7 +169,7 @@ def _near_constant(n: int, dtype: np.dtype, rlo: float, rhi: float, rng: np.rand
     centre = float(np.clip(signs[int(rng.integers(0, len(signs)))] * mag, rlo, rhi))
     centre = float(np.array([centre]).astype(np.float32).astype(dtype).astype(np.float64)[0])
     ulp = abs(_step(centre, dtype, up=True) - centre) if dtype != np.float64 else abs(float(np.spacing(centre)))
-    spread = max(_NEAR_SPREAD * (rhi - rlo), 2.0 * ulp)
+    spread = max(share * (rhi - rlo), 2.0 * ulp)
     row = np.clip(centre + rng.uniform(-spread, spread, n), rlo, rhi)
     return row.astype(np.float32).astype(dtype) if dtype != np.float64 else row
 
@@ -192,6 +198,11 @@ def apply_special_values(t: TensorSpec, case: Case, index: int, values: np.ndarr
       avoid them): an ``eps`` shows where one input's row is small while 1-D weights are not (mutation sweep s30:
       sum_lstm with eps 1e-5 for 1e-6 passed, a band scaling every input at once kept the error under atol).
 
+    - **columns** (``case.columns``, inputs of rank 2 or more; unseen drawing version 7): the same kinds on the vectors
+      along one leading axis instead (for rank 3 or more the axis is drawn per case), with near-constant columns
+      spread over :data:`_NEAR_SPREAD_COLUMNS` of the width, and no tiny rows (red team s32: an op reducing over the
+      batch never met a zero or near-constant vector).
+
     Every value stays one the ordinary draw could make (in the range, representable, an integer point of it).
     The first row only gets ties (see below), and so does a 1-D input (one vector, e.g. ``gamma``); booleans and
     scalars are left as drawn. ``ties=False`` (a SPEC with ``ties: unspecified``) leaves out the tied rows, the first
@@ -203,6 +214,22 @@ def apply_special_values(t: TensorSpec, case: Case, index: int, values: np.ndarr
     arr = np.array(values, copy=True, order="C")
     if name == "bool" or arr.ndim == 0 or arr.size < 2 or arr.shape[-1] < 1:
         return arr
+    if case.columns and arr.ndim >= 2:
+        # (version 7) the same kinds along a leading axis: the vectors an op reducing over the batch or the sequence
+        # reads (red team s32). One leading axis per case (drawn; every input of the case takes its own rank's)
+        k = int(np.random.default_rng([case.seed, _ORIENT_STREAM]).integers(0, 1 << 16)) % (arr.ndim - 1)
+        moved = np.ascontiguousarray(np.moveaxis(arr, k, -1))
+        if moved.shape[-1] < 1 or moved.size < 2:
+            return arr
+        _special_vectors(t, case, index, moved, name, ties=ties, tiny=False, spread=_NEAR_SPREAD_COLUMNS)
+        return np.ascontiguousarray(np.moveaxis(moved, -1, k))
+    _special_vectors(t, case, index, arr, name, ties=ties, tiny=tiny, spread=_NEAR_SPREAD)
+    return arr
+
+
+def _special_vectors(t: TensorSpec, case: Case, index: int, arr: np.ndarray, name: str, *, ties: bool, tiny: bool,
+                     spread: float) -> None:
+    """`apply_special_values`' kinds on the last-axis vectors of ``arr`` (C-contiguous, changed in place)."""
     dtype = to_numpy(name)
     rng = np.random.default_rng([case.seed, index, _SPECIAL_STREAM])
     if is_integer(name):
@@ -230,7 +257,7 @@ def apply_special_values(t: TensorSpec, case: Case, index: int, values: np.ndarr
     if rows.shape[0] == 1:
         if ties:
             tie(rows[0])
-        return arr
+        return
     kinds = ["zero", "constant", "near", "tie"] if zero_ok else ["constant", "near", "tie"]
     if not ties:
         kinds.remove("tie")
@@ -257,14 +284,13 @@ def apply_special_values(t: TensorSpec, case: Case, index: int, values: np.ndarr
                 v = row[int(rng.integers(0, n))]
                 row[...] = v if shorten is None else shorten(float(v))
             elif kind == "near":
-                row[...] = _near_constant(n, dtype, rlo, rhi, rng)
+                row[...] = _near_constant(n, dtype, rlo, rhi, rng, spread)
             else:
                 tie(row)
     if small is not None:
         centre = min(max(0.0, rlo), rhi)
         moved = centre + (rows[small].astype(np.float64) - centre) * _TINY_SCALE
         rows[small] = np.clip(moved.astype(np.float32).astype(dtype), rlo, rhi)
-    return arr
 
 
 def generate_inputs(spec: Spec, case: Case) -> list[np.ndarray]:

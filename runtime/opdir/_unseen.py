@@ -42,7 +42,14 @@ What :func:`unseen_cases` draws (``rng = default_rng([seed, 0x7e5])``), from the
   whatever the SPEC's size, halved to the byte cap (red team s31: 128-row blocks with a slip in the second block's
   offset passed every verification of a 21-row SPEC; with 512, 1024-row blocks did).
 
-That is :data:`UNSEEN_VERSION` 6. Version 5 is version 6 without tiny rows; version 4 is version 5 with the 1.25x
+- (version 7) every other special case holds its zero, constant, near-constant and tied vectors along a **leading
+  axis** (columns; for rank 3 or more one leading axis, drawn) instead of the last one, without tiny rows: red team
+  s32 - BatchNorm over the batch with a one-pass variance ``E[x^2] - E[x]^2`` and a per-column ``x / amax`` without
+  a clamp passed every verification, no column being zero or near-constant. And the **power of two** runs in every
+  dtype (a bf16-only path with a 128-row block slip passed 61% of verifications of a two-dtype op).
+
+That is :data:`UNSEEN_VERSION` 7. Version 6 is version 7 with every special vector along the last axis and the power
+of two in one dtype. Version 5 is version 6 without tiny rows; version 4 is version 5 with the 1.25x
 cap; version 3 is version 4 with the small size drawn from 1..8; version 2 is version 3 without the joint shape;
 version 1 (seven classes, fill from half the cap bound and in one dtype, no power of two, no special values) is kept
 for the run seeds of the shipped traces only (:data:`LEGACY_RUN_SEEDS`).
@@ -77,6 +84,9 @@ outputs (:func:`total_cap`): the verifier holds every case at once, so for a sev
 _EVERY_DTYPE = ("tail1", "fill", "small")
 """Size classes drawn in every supported dtype (version 2: every dtype sees a size above 3x the SPEC's largest;
 red team s16 C: a bf16-only path wrong from 3x passed 74% of verifications when the fill size had one dtype)."""
+_EVERY_DTYPE_V7 = ("tail1", "fill", "small", "pow2")
+"""(version 7) the power of two too: the only class above 4x the SPEC ran in one dtype, and a bf16-only path with a
+128-row block slip passed 61% of verifications of a two-dtype op (red team s32, g2s)."""
 _EVERY_DTYPE_V1 = ("tail1", "small")
 _POW2_MIN = 128
 """The power-of-two class is at least this (8 tiles of 16: two steps of a 64-row fast path), when the SPEC allows."""
@@ -90,7 +100,7 @@ CASE_BYTES_CAP = 64 * 1024**2
 """Inputs + outputs of one unseen case stay under this unless the SPEC's own cases are bigger."""
 UNSEEN_PREFIX = "unseen"
 """Unseen case names start with it: ``unseen3-B70_D64-fp32`` (no seed: the seed is never shown to agents)."""
-UNSEEN_VERSION = 6
+UNSEEN_VERSION = 7
 """The drawing of unseen cases. Version 2 (red team s16): a power-of-two size class, the fill size in every dtype and
 above 3x the SPEC's largest, and special values (zero / constant rows, ties) in the second case of every same-shape
 pair and in the fresh-seed reruns of the SPEC's shapes (:func:`runtime.opdir._inputs.apply_special_values`).
@@ -98,7 +108,10 @@ Version 3 (red team s22): the joint shape of two or more dynamic axes (:func:`_j
 the small size is 1 (drawn as before, so every other class is version 3's). Version 5 (mutation sweep s30): the
 byte cap is 4.25x the largest SPEC case instead of 1.25x (:func:`case_cap`). Version 6 (mutation sweep s30): the
 special cases also hold tiny rows (``Case.tiny``), the same rows in every input with as many rows, and the power of
-two of an axis every output keeps goes up to 8192 and the byte cap (:data:`_POW2_KEPT`)."""
+two of an axis every output keeps goes up to 8192 and the byte cap (:data:`_POW2_KEPT`). Version 7 (red team s32):
+every other special case holds its special vectors along a leading axis (``Case.columns``: a one-pass variance over
+the batch and a per-column scale without a clamp passed every verification), and the power of two runs in every
+dtype (:data:`_EVERY_DTYPE_V7`)."""
 LEGACY_RUN_SEEDS = frozenset({
     8073106555080404082, 1375231499958067986, 4714508118518851981, 8790150582367487093, 5005340479135436709,
     4653713241000648732, 4971532019015743374, 5156450107698526626, 5087138263457286476,
@@ -201,9 +214,12 @@ def _axis_sizes(spec: Spec, axis: str, rng: np.random.Generator, version: int = 
         top = max(4 * t, 1 << (FILL_FACTOR * hi).bit_length() - 1)  # the largest power of two <= 4x (>= 4 tiles)
         if version >= 5:  # 128 at least whatever the SPEC's size (red team s30b: a 64-row fast path, SPEC B = 21)
             top = max(top, _POW2_MIN)
-        if version >= 6 and spec.outputs and all(axis in t.shape for t in spec.outputs):
+        kept = version >= 6 and spec.outputs and all(axis in t.shape for t in spec.outputs)
+        if kept:
             top = max(top, _POW2_KEPT)  # no output reduces over the axis: no rounding grows with it
-        low = min(_POW2_MIN, top)
+        # (version 7) a kept axis from 256: 128 rows are one 128-row block, where a slip in the next block's offset
+        # cannot show (red team s32: the remaining misses of g2s were draws of 128)
+        low = min(2 * _POW2_MIN if kept and version >= 7 else _POW2_MIN, top)
         powers = [p for p in (1 << j for j in range(low.bit_length() - 1, top.bit_length())) if p not in seen]
         pow2 = powers[int(rng.integers(0, len(powers)))] if powers else 2 * top
         # most telling first: the tail of 1, the top sizes and the power of two run in every verification
@@ -324,13 +340,15 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
         budget[0] -= case_bytes(spec, Case(name="probe", dims=dims, dtype=dtype, seed=0, band=BANDS[0]))
         band = BANDS[len(out) % len(BANDS)]
         name = f"{UNSEEN_PREFIX}{len(out) + 1}-{_dims_label(spec, dims)}-{dtype}"
+        # (version 7) every other special case has its special vectors along a leading axis, and no tiny rows
+        columns = special and version >= 7 and sum(c.special for c in out) % 2 == 1
         out.append(Case(name=name, dims=dims, dtype=dtype, seed=new_seed(), band=band,
                         tail=_has_tail(spec, dims), unseen=True, special=special and version >= 2,
-                        tiny=special and version >= 6))
+                        tiny=special and version >= 6 and not columns, columns=columns))
 
     planned: list[tuple[dict[str, int], str]] = []
     first_round = 0
-    every_dtype = _EVERY_DTYPE if version >= 2 else _EVERY_DTYPE_V1
+    every_dtype = _EVERY_DTYPE_V7 if version >= 7 else _EVERY_DTYPE if version >= 2 else _EVERY_DTYPE_V1
     per_axis = [(a_i, axis, _axis_sizes(spec, axis, rng, version)) for a_i, axis in enumerate(spec.dynamic_axes)]
     offset = int(rng.integers(0, len(dtypes)))  # which dtype each size class gets is drawn too (attack A1b)
     for s_i in range(max((len(sizes) for _, _, sizes in per_axis), default=0)):  # round robin: most telling first

@@ -15,8 +15,8 @@ copies (:func:`build`). The grammar (JSON lists; ``dtype`` is a :mod:`runtime.dt
 ``["cast", src, dtype]``                        ``src.astype(dtype)``
 ``["pad", src, [[before, after], ...], value]``   ``np.pad`` with a constant (``value``: hex bytes of one element)
 ``["const", shape, dtype, value]``              a constant-filled allocation
-``["uninit", shape, dtype]``                    an uninitialised allocation (NaN for floats, the least integer: the
-                                                candidate's garbage is never used)
+``["uninit", shape, dtype]``                    an uninitialised allocation (:func:`uninit_array`: NaN for floats,
+                                                integer / bool extremes in turn; the candidate's garbage is never used)
 
 An *output* (never a kernel argument) may also be
 
@@ -211,7 +211,7 @@ def _build(desc: Any, inputs: list[np.ndarray], buffers: list[np.ndarray], roots
     shape, dt = _shape(args[0]), _dtype(args[1])
     if _count(shape) * dt.itemsize > budget:
         raise DescError("allocation over the device budget")
-    return Built(np.full(shape, uninit_fill(dt), dtype=dt), None, True, True, True)
+    return Built(uninit_array(shape, dt), None, True, True, True)
 
 
 def group_write_only(write_only: list[bool], alias: list[int | None]) -> list[bool]:
@@ -227,10 +227,8 @@ def group_write_only(write_only: list[bool], alias: list[int | None]) -> list[bo
 
 
 def uninit_fill(dt: np.dtype) -> float | int | bool:
-    """What the device fills an uninitialised allocation with: NaN for floats, the most negative value for integers
-    (the largest for unsigned ones; red team s31c: with 0, an int32 kernel that left unwritten the half of its
-    ``torch.empty`` output where the golden is 0 passed; the emulator's own poison for integers is this too), False
-    for booleans."""
+    """The first value of the device's fill of an uninitialised allocation (`uninit_array`): NaN for floats, the
+    most negative value for integers (the largest for unsigned ones), False for booleans."""
     if dt.kind == "f" or dt.name in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
         return np.nan
     if dt.kind == "i":
@@ -238,6 +236,24 @@ def uninit_fill(dt: np.dtype) -> float | int | bool:
     if dt.kind == "u":
         return int(np.iinfo(dt).max)
     return False
+
+
+def uninit_array(shape: tuple[int, ...], dt: np.dtype) -> np.ndarray:
+    """What the device fills an uninitialised allocation with (the device builds it, the sandboxed child computes the
+    same to digest a buffer as the device holds it): NaN for floats; for integers and booleans the two extremes in
+    turn along the flat index - the least and the largest integer (the largest and 0 unsigned), False and True.
+
+    Why not one value: an unwritten element is caught only where the fill differs from the golden. Red team s31c: with
+    0, an int32 kernel that left unwritten the half of its ``torch.empty`` output where the golden is 0 passed (hence
+    the least integer, which is also a golden's "masked" sentinel); red team s32: with False, a bool mask kernel that
+    wrote only its True region passed. Alternating, a run of unwritten elements differs from any one golden value."""
+    first = uninit_fill(dt)
+    if dt.kind == "f" or dt.name in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
+        return np.full(shape, first, dtype=dt)
+    second = True if dt.kind == "b" else int(np.iinfo(dt).max) if dt.kind == "i" else 0
+    out = np.full(shape, first, dtype=dt)
+    out.reshape(-1)[1::2] = second
+    return out
 
 
 def build_join(desc: Any, inputs: list[np.ndarray], buffers: list[np.ndarray], roots: list[int],

@@ -432,7 +432,8 @@ class Device:
                     from_input = b.inputs_only or (b.root is not None and b.root in self.input_roots)
                     cast = "cast" in json.dumps(desc)
                     entry["problem"] = (
-                        "is a dtype cast made on the host of what the kernel wrote (an output is the kernel's bytes)"
+                        "is a dtype cast made on the host of what the kernel wrote (an output is the kernel's bytes: "
+                        "cast inside the kernel with pypto.cast)"
                         if cast else "is a copy of a wrapper input, not written by the jit kernel" if from_input else
                         "was not written by the jit kernel in this call (computed on the host)")
                     outputs.append(entry)

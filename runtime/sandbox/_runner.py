@@ -400,7 +400,7 @@ class _Remote:
         from runtime.dtypes import name_of
         from runtime.emulator import EmulatorError
         from runtime.emulator.device import ExecError, ExecResult, ExecWarning, encode
-        from runtime.sandbox._desc import group_write_only, uninit_fill
+        from runtime.sandbox._desc import group_write_only, uninit_array
         from runtime.sandbox._desc import write_only as _write_only
 
         blob = encode(program)
@@ -456,8 +456,7 @@ class _Remote:
                 # copy its fill (an output a 0-trip loop never wrote is judged on those numbers)
                 if not a.flags.c_contiguous:
                     continue
-                self.prov.shadow(a, np.broadcast_to(np.array(uninit_fill(a.dtype), dtype=a.dtype), a.shape),
-                                 np.broadcast_to(np.True_, a.shape))
+                self.prov.shadow(a, uninit_array(a.shape, a.dtype), np.broadcast_to(np.True_, a.shape))
             self.prov.register(first + i, a)
         err = resp.get("error")
         return ExecResult(error=ExecError(**err) if err else None,

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from runtime.sandbox._channel import ChannelError, FrameReader, pack, send, unpack
-from runtime.sandbox._desc import DescError, build, kernel_written, signature
+from runtime.sandbox._desc import DescError, build, kernel_written, signature, uninit_array
 from runtime.sandbox._finder import Provenance, digest
 from runtime.sandbox._shm import (
     SealedArrays,
@@ -312,3 +312,16 @@ def test_a_reply_is_read_straight_into_the_wrapper_array_and_bad_frames_are_stil
             FrameReader(r).read_message_into(b"RESP", 1 << 20, lambda *_: None)
     finally:
         os.close(r)
+
+
+@pytest.mark.parametrize(("dt", "pair"), [("bool", (False, True)), ("int32", (-2**31, 2**31 - 1)),
+                                          ("int8", (-128, 127)), ("uint8", (255, 0))])
+def test_an_uninitialised_allocation_alternates_two_extremes(dt: str, pair: tuple) -> None:
+    """Red team s32: an uninitialised bool buffer was all False on the device - the golden's value where a mask kernel
+    wrote only its True region, so it passed (a user gets torch.empty's garbage there). Alternating two values, any run
+    of unwritten elements differs from any one golden value. The device builds it, the child digests with the same."""
+    got = build(["uninit", [3, 5], dt], [], [], [], 1 << 20).array
+    want = np.array([pair[i % 2] for i in range(15)], dtype=got.dtype).reshape(3, 5)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(uninit_array((3, 5), got.dtype), got)
+    assert np.isnan(build(["uninit", [4], "bf16"], [], [], [], 1 << 20).array.astype(np.float32)).all()

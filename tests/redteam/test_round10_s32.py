@@ -1,0 +1,42 @@
+"""Red team round 10 (session 32): three kernels that got PASS while wrong where a user calls them, and their honest
+controls, verified on three seeds each (the candidates and fixture ops are the attacker's, in ``fixture_s32/``).
+
+- ``bn1_one_pass_var`` (batch_norm): a one-pass variance over the batch, ``E[x^2] - E[x]^2``: wrong on a feature
+  column with a large offset and a small spread - special values were only ever rows (unseen drawing version 7 makes
+  every other special case columns, ``runtime/opdir/_inputs.py``);
+- ``cs1_no_clamp_dead_feature`` (col_scale): ``x / amax`` per column without a clamp: NaN in an all-zero column (idem);
+- ``pm1_bool_unwritten_half`` (pos_mask): a bool mask output from ``torch.empty`` whose False half is never written:
+  the device filled uninitialised bool memory with False (now two values in turn, ``_desc.uninit_array``);
+- ``g2s_bf16_path_block_slip`` (gelu2, fp32 + bf16): the 128-row block slip in the bf16 path only; the power of two
+  ran in one dtype (version 7: every dtype, from 256 rows on a kept axis). Its last comment line was picked by the
+  attacker so that seeds 11 and 12345 passed under version 6.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from test_boundary_corpus import _POLICY
+
+from runtime.verify import VerifySettings, verify
+
+HERE = Path(__file__).resolve().parent / "fixture_s32"
+CASES = [("batch_norm", "bn1_one_pass_var", "FAIL_NUMERIC"), ("batch_norm", "bn0_honest_two_pass", "PASS"),
+         ("col_scale", "cs1_no_clamp_dead_feature", "FAIL_NUMERIC"), ("col_scale", "cs0_honest_clamped", "PASS"),
+         ("pos_mask", "pm1_bool_unwritten_half", "FAIL_NUMERIC"), ("pos_mask", "pm0_honest_writes_all", "PASS"),
+         ("gelu2", "g2s_bf16_path_block_slip", "FAIL_NUMERIC")]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("op", "candidate", "verdict"), CASES)
+def test_round10_candidate_gets_its_verdict_on_three_seeds(tmp_path: Path, op: str, candidate: str,
+                                                           verdict: str) -> None:
+    work = tmp_path / op
+    shutil.copytree(HERE / op, work)
+    impl = work / f"{op}_impl.py"
+    shutil.copyfile(HERE / "candidates" / f"{candidate}.py", impl)  # byte for byte: the seed hashes the file
+    for seed in (0, 11, 12345):
+        report = verify(work, impl, settings=VerifySettings(sandbox=_POLICY), unseen_seed=seed)
+        assert report.verdict == verdict, (seed, report.verdict, [r[:200] for r in report.reasons[:3]])
