@@ -22,6 +22,7 @@ def lstm_cell_kernel(
 ):
     n = x.shape[0]
     pypto.set_cube_tile_shapes([16, 16], [32, 32], [128, 128])
+    pypto.set_vec_tile_shapes(T, G4)  # a view made with no vec tile and read in the loop below is F21004 on 0.2.0
     b = pypto.view(bias, [1, G4], [0, 0])
     for r in pypto.loop(pypto.ceildiv(n, T), name="rows", idx_name="r"):
         valid = (n - r * T).min(T)
