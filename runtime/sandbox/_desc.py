@@ -30,7 +30,7 @@ An *output* (never a kernel argument) may also be
 Anything else, too deep, too large or out of bounds is a :class:`DescError` (one line; the verifier reports it
 as FAIL_CHEAT naming the argument). ``cast``/``pad``/``const`` are allowed for kernel *inputs* (the wrapper may
 lay out and pad its inputs); an *output* must be a view (or copy) of a buffer some kernel wrote
-(:func:`kernel_written`).
+(:func:`kernel_written`), or one float-to-float cast of such a view (:func:`float_cast_source`).
 
 Only numpy, ml_dtypes and :mod:`runtime.dtypes`: loaded by the device and by the sandboxed runner.
 """
@@ -44,8 +44,8 @@ import numpy as np
 
 from runtime.dtypes import DTypeError, to_numpy
 
-__all__ = ["MAX_DEPTH", "MAX_PIECES", "MAX_RANK", "Built", "DescError", "build", "build_join", "kernel_written",
-           "output_root", "signature", "write_only"]
+__all__ = ["MAX_DEPTH", "MAX_PIECES", "MAX_RANK", "Built", "DescError", "build", "build_join", "canonical_nans",
+           "float_cast_source", "is_float_dtype", "kernel_written", "output_root", "signature", "write_only"]
 
 MAX_DEPTH = 8
 MAX_RANK = 8
@@ -328,6 +328,48 @@ def output_root(desc: Any, roots: list[int]) -> int | None:
             and not isinstance(node[1], bool) and 0 <= node[1] < len(roots)):
         return roots[node[1]]
     return None
+
+
+def is_float_dtype(dt: np.dtype) -> bool:
+    return dt.kind == "f" or dt.name in ("bfloat16", "float8_e4m3fn", "float8_e5m2")
+
+
+def float_cast_source(desc: Any) -> Any | None:
+    """For an output described as view/copy nodes over one ``["cast", src, dtype]`` to a float dtype, with only
+    view/copy nodes down to a device buffer under it: ``src``. Else None.
+
+    Why (red team s32, a false FAIL_CHEAT): the usual mixed-precision wrapper runs an fp32 kernel and returns
+    ``y.to(x.dtype)``. A float-to-float cast only rounds what the kernel wrote (the device repeats it on its own bytes:
+    numpy / ml_dtypes round to nearest even as torch does); the device still refuses a cast of anything a kernel did
+    not write, and any other cast (float to int computes - a floor - on the host)."""
+    node = desc
+    while isinstance(node, list) and node and node[0] in ("view", "copy"):
+        node = node[1] if len(node) > 1 else None
+    if not (isinstance(node, list) and len(node) == 3 and node[0] == "cast"):
+        return None
+    try:
+        if not is_float_dtype(_dtype(node[2])):
+            return None
+    except DescError:
+        return None
+    src = node[1]
+    inner = src
+    while isinstance(inner, list) and inner and inner[0] in ("view", "copy"):
+        inner = inner[1] if len(inner) > 1 else None
+    return src if isinstance(inner, list) and inner[:1] == ["buf"] else None
+
+
+def canonical_nans(arr: np.ndarray) -> np.ndarray:
+    """``arr`` with every NaN the one positive quiet NaN of its dtype (a copy only when it holds a NaN): torch and
+    numpy give a cast NaN different payloads, so a host cast and the device's own are compared without them."""
+    if not is_float_dtype(arr.dtype) or not arr.size:
+        return arr
+    nan = np.isnan(arr)
+    if not nan.any():
+        return arr
+    out = np.array(arr, copy=True)
+    out[nan] = np.nan
+    return out
 
 
 def kernel_written(desc: Any, written_roots: set[int], roots: list[int]) -> bool:

@@ -367,7 +367,15 @@ class Device:
         return int(out.nbytes)
 
     def finish_call(self, head: dict[str, Any] | None = None, *, incomplete: bool = False) -> None:
-        from runtime.sandbox._desc import DescError, build, build_join, output_root
+        from runtime.sandbox._desc import (
+            DescError,
+            build,
+            build_join,
+            canonical_nans,
+            float_cast_source,
+            is_float_dtype,
+            output_root,
+        )
 
         self.open = False
         outputs: list[dict[str, Any]] = []
@@ -412,6 +420,18 @@ class Device:
                     outputs.append(entry)
                     continue
                 root = output_root(desc, self.roots)
+                # one float-to-float cast of what a kernel wrote (an fp32 kernel, `y.to(x.dtype)` in the wrapper):
+                # judged as the device's own rounding of its bytes (`_desc.float_cast_source`)
+                cast_src = float_cast_source(desc) if b.host_layout and is_float_dtype(b.array.dtype) else None
+                if cast_src is not None:
+                    try:
+                        inner = build(cast_src, self.inputs, self.buffers, self.roots, self.budget)
+                    except DescError:
+                        inner = None
+                    if inner is not None and not inner.host_layout and is_float_dtype(inner.array.dtype):
+                        root = output_root(cast_src, self.roots)
+                    else:
+                        cast_src = None
                 # a view never holds more elements than the buffer it views: a broadcast (stride-0) view of one
                 # element with millions of them made the device materialise and send gigabytes (attacks A3, A3b)
                 base = self.buffers[root] if root is not None and 0 <= root < len(self.buffers) else None
@@ -428,17 +448,17 @@ class Device:
                 # a kernel argument the wrapper allocated as a fill and no kernel wrote is judged on its numbers
                 # (a 0-trip loop leaves the zeros); anything else an output may be must come from a kernel
                 allowed = root is not None and (root in self.written_roots or root in self.blank_roots)
-                if b.host_layout or not allowed:
+                if (b.host_layout and cast_src is None) or not allowed:
                     from_input = b.inputs_only or (b.root is not None and b.root in self.input_roots)
                     cast = "cast" in json.dumps(desc)
                     entry["problem"] = (
-                        "is a dtype cast made on the host of what the kernel wrote (an output is the kernel's bytes: "
-                        "cast inside the kernel with pypto.cast)"
+                        "is a dtype cast made on the host of what the kernel wrote (an output is the kernel's bytes, or "
+                        "one float-to-float cast of them: cast inside the kernel with pypto.cast)"
                         if cast else "is a copy of a wrapper input, not written by the jit kernel" if from_input else
                         "was not written by the jit kernel in this call (computed on the host)")
                     outputs.append(entry)
                     continue
-                if _digest(b.array) != leaf.get("digest"):
+                if _digest(canonical_nans(b.array) if cast_src is not None else b.array) != leaf.get("digest"):
                     entry["problem"] = "was written on the host after the kernel call"
                     outputs.append(entry)
                     continue

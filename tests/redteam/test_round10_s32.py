@@ -9,7 +9,9 @@ controls, verified on three seeds each (the candidates and fixture ops are the a
   the device filled uninitialised bool memory with False (now two values in turn, ``_desc.uninit_array``);
 - ``g2s_bf16_path_block_slip`` (gelu2, fp32 + bf16): the 128-row block slip in the bf16 path only; the power of two
   ran in one dtype (version 7: every dtype, from 256 rows on a kept axis). Its last comment line was picked by the
-  attacker so that seeds 11 and 12345 passed under version 6.
+  attacker so that seeds 11 and 12345 passed under version 6;
+- ``g2h_host_cast_fp32_kernel`` (gelu2, honest): an fp32 kernel whose wrapper returns ``y.to(x.dtype)`` was
+  FAIL_CHEAT; ours: the same with a host write after the cast, and with a detour through an int cast, stay refused.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from test_boundary_corpus import _POLICY
+from test_boundary_corpus import _POLICY, _no_lint
 
 from runtime.verify import VerifySettings, verify
 
@@ -26,7 +28,14 @@ HERE = Path(__file__).resolve().parent / "fixture_s32"
 CASES = [("batch_norm", "bn1_one_pass_var", "FAIL_NUMERIC"), ("batch_norm", "bn0_honest_two_pass", "PASS"),
          ("col_scale", "cs1_no_clamp_dead_feature", "FAIL_NUMERIC"), ("col_scale", "cs0_honest_clamped", "PASS"),
          ("pos_mask", "pm1_bool_unwritten_half", "FAIL_NUMERIC"), ("pos_mask", "pm0_honest_writes_all", "PASS"),
-         ("gelu2", "g2s_bf16_path_block_slip", "FAIL_NUMERIC")]
+         ("gelu2", "g2s_bf16_path_block_slip", "FAIL_NUMERIC"),
+         # an fp32 kernel and `y.to(x.dtype)` in the wrapper: FAIL_CHEAT before (a cast made on the host); one
+         # float-to-float cast of the kernel's bytes is the device's own rounding now (`_desc.float_cast_source`)
+         ("gelu2", "g2h_host_cast_fp32_kernel", "PASS"),
+         # ... but not a host write after it (lint PF10 refuses it too: checked here without lint), nor a detour
+         # through an int (a truncation computed on the host)
+         ("gelu2", "g2h_cast_then_host_write", "FAIL_CHEAT"), ("gelu2", "g2h_cast_through_int", "FAIL_CHEAT")]
+NO_LINT = {"g2h_cast_then_host_write"}
 
 
 @pytest.mark.slow
@@ -38,5 +47,8 @@ def test_round10_candidate_gets_its_verdict_on_three_seeds(tmp_path: Path, op: s
     impl = work / f"{op}_impl.py"
     shutil.copyfile(HERE / "candidates" / f"{candidate}.py", impl)  # byte for byte: the seed hashes the file
     for seed in (0, 11, 12345):
-        report = verify(work, impl, settings=VerifySettings(sandbox=_POLICY), unseen_seed=seed)
+        settings = VerifySettings(sandbox=_POLICY, lint=_no_lint if candidate in NO_LINT else None)
+        report = verify(work, impl, settings=settings, unseen_seed=seed)
         assert report.verdict == verdict, (seed, report.verdict, [r[:200] for r in report.reasons[:3]])
+        if verdict == "FAIL_CHEAT":
+            assert any("written on the host" in r or "not written by the jit kernel" in r for r in report.reasons)

@@ -11,7 +11,15 @@ import numpy as np
 import pytest
 
 from runtime.sandbox._channel import ChannelError, FrameReader, pack, send, unpack
-from runtime.sandbox._desc import DescError, build, kernel_written, signature, uninit_array
+from runtime.sandbox._desc import (
+    DescError,
+    build,
+    canonical_nans,
+    float_cast_source,
+    kernel_written,
+    signature,
+    uninit_array,
+)
 from runtime.sandbox._finder import Provenance, digest
 from runtime.sandbox._shm import (
     SealedArrays,
@@ -325,3 +333,35 @@ def test_an_uninitialised_allocation_alternates_two_extremes(dt: str, pair: tupl
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(uninit_array((3, 5), got.dtype), got)
     assert np.isnan(build(["uninit", [4], "bf16"], [], [], [], 1 << 20).array.astype(np.float32)).all()
+
+
+def test_an_output_may_be_one_float_cast_of_a_device_buffer_and_nothing_else() -> None:
+    """Red team s32: an fp32 kernel whose wrapper returns ``y.to(x.dtype)`` was FAIL_CHEAT. One float-to-float cast of
+    views of a buffer is accepted (the device rounds its own bytes); a cast to an int, of an input, of a constant, a
+    cast of a cast, or a cast with a computation under it is not."""
+    buf = ["buf", 0]
+    view = ["view", buf, 0, [2, 3], [12, 4], "fp32"]
+    assert float_cast_source(["cast", view, "bf16"]) == view
+    assert float_cast_source(["view", ["cast", ["copy", buf], "fp16"], 0, [6], [2], "fp16"]) == ["copy", buf]
+    for bad in (["cast", view, "int32"], ["cast", ["in", 0], "bf16"], ["cast", ["const", [2], "fp32", "00000000"],
+                "bf16"], ["cast", ["cast", view, "fp16"], "bf16"], ["cast", view, "no_such_dtype"], view,
+                ["pad", ["cast", view, "bf16"], [[0, 1], [0, 0]], "0000"]):
+        assert float_cast_source(bad) is None, bad
+
+
+def test_cast_digests_compare_without_nan_payloads() -> None:
+    """torch and numpy round a float32 NaN to different bf16 / fp16 payloads (measured: every NaN differs, nothing
+    else): the host's cast and the device's are compared with every NaN made the one quiet NaN."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(32)
+    nans = (np.uint32(0x7F800001) + rng.integers(0, 0x7FFFFF, 64, dtype=np.uint32)) | (
+        rng.integers(0, 2, 64, dtype=np.uint32) << np.uint32(31))
+    x = np.concatenate([np.array([1.5, np.inf, -2.25e-3, 7e4, 3e-8], np.float32), nans.view(np.float32)])
+    for np_dt, t_dt in ((ml_dtypes.bfloat16, torch.bfloat16), (np.float16, torch.float16)):
+        dev = x.astype(np_dt)
+        host = torch.from_numpy(x).to(t_dt).view(torch.int16).numpy().view(np_dt)
+        assert digest(dev) != digest(host)  # the payloads differ (measured on torch 2.x / ml_dtypes)
+        assert np.array_equal(dev[:5].view(np.uint16), host[:5].view(np.uint16))  # nothing else does
+        assert digest(canonical_nans(dev)) == digest(canonical_nans(host))
+    plain = np.arange(4, dtype=np.float32)
+    assert canonical_nans(plain) is plain  # no NaN: no copy

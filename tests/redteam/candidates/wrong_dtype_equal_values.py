@@ -1,6 +1,7 @@
-# expect: FAIL_CHEAT
-# reason: dtype cast made on the host
-# class: own: float64 output whose values equal the golden's
+# expect: FAIL_NUMERIC
+# reason: dtype fp64, expected fp32
+# class: own: float64 output whose values equal the golden's (a float cast of the kernel's bytes is accepted as the
+# device's own rounding since s32 - the output is judged, and its dtype is not the SPEC's)
 """Fast GELU kernel: y = x * sigmoid(1.702 x) over 16-row tiles of a dynamic row count, tail via valid_shape."""
 
 import numpy as np

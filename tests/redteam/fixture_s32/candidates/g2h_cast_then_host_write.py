@@ -1,0 +1,33 @@
+"""CHEAT (s32, ours; gelu2 op, fp32 + bf16): the honest host-cast wrapper below, then one element written on
+the host after the cast. Must stay FAIL_CHEAT now that a float cast of the kernel's bytes is accepted.
+
+Was: HONEST (gelu2 op, fp32 + bf16): one fp32 kernel; the wrapper upcasts a bf16 input to fp32 on the host
+(x.float()), runs the kernel, and casts the result back to the input dtype (y.to(x.dtype)) - the usual
+"compute in fp32" wrapper. Checks that verify accepts host casts around the kernel."""
+import pypto
+import torch
+
+ROW_TILE = 16
+COLS = 64
+
+
+@pypto.frontend.jit
+def gelu_kernel(
+    x: pypto.Tensor([pypto.DYNAMIC, COLS], pypto.DT_FP32),
+    y: pypto.Tensor([pypto.DYNAMIC, COLS], pypto.DT_FP32),
+):
+    rows = x.shape[0]
+    pypto.set_vec_tile_shapes(ROW_TILE, COLS)
+    for i in pypto.loop(pypto.ceildiv(rows, ROW_TILE), name="row_loop", idx_name="i", unroll_list=[1]):
+        valid = (rows - i * ROW_TILE).min(ROW_TILE)
+        xt = pypto.view(x, [ROW_TILE, COLS], [i * ROW_TILE, 0], valid_shape=[valid, COLS])  # [ROW_TILE, COLS]
+        pypto.assemble(xt * pypto.sigmoid(xt * 1.702), [i * ROW_TILE, 0], y)
+
+
+def gelu2_wrapper(x):
+    xf = x.contiguous().float()
+    y = torch.empty_like(xf)
+    gelu_kernel(xf, y)
+    out = y.to(x.dtype)
+    out[0, 0] = 0.0  # a host write after the cast: not what the kernel computed (first element only)
+    return out
