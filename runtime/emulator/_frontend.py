@@ -433,6 +433,10 @@ class JitFunction:
         except ValueError as e:
             raise py_error("ValueError", f"Input dtype is not supported. Got {arr.dtype} ({ord_} input "
                            f"'{name}')", file=p.file, line=p.fdef.lineno) from e
+        if ann is Tensor:  # both refuse it; the wheel with "'str' object has no attribute 'shape'" (s32 fidelity)
+            raise py_error("ValueError", f"{ord_} parameter '{name}' is annotated with the bare class pypto.Tensor: a "
+                           "jit kernel's tensor parameter needs pypto.Tensor([...shape], dtype)", file=p.file,
+                           line=p.fdef.lineno)
         if isinstance(ann, _BracketAnnotation):
             shape_ann, dt_ann, fmt = ann.shape, ann.dtype, ann.format
             if dt_ann == "FORCE_FP32":
@@ -602,6 +606,13 @@ def _helper_reads(m: FunctionMarker) -> tuple[_trace_cache.Reads, dict[str, Any]
 
 def _check_nested_arg(fname: str, i: int, pname: str, ann: Any, a: Any) -> None:
     ord_ = _ordinal(i)
+    if ann is Tensor:
+        # s32 fidelity: the 0.2.0 frontend fails on it (INTERNAL BUG "too many values to unpack (expected 2)", or a
+        # NameError for a two-letter name) - an undecorated helper, run as plain Python, takes it
+        raise py_error("ValueError", f"In nested function '{fname}': {ord_} parameter '{pname}' is annotated with "
+                       "the bare class pypto.Tensor, which the 0.2.0 frontend cannot parse in a "
+                       "@pypto.frontend.function helper: write pypto.Tensor([...shape], dtype), or leave it "
+                       "unannotated")
     if not isinstance(a, Tensor):
         raise py_error("ValueError", f"In nested function '{fname}': {ord_} parameter '{pname}' expects a Tensor, "
                        f"got {type(a).__name__}")
@@ -615,7 +626,9 @@ def _check_nested_arg(fname: str, i: int, pname: str, ann: Any, a: Any) -> None:
                 if isinstance(d, int) and isinstance(r, int) and d != r:
                     raise py_error("ValueError", f"In nested function '{fname}': The shape of {ord_} parameter "
                                    f"'{pname}' {a.shape} does not match the definition {shp}")
-        if ann._dtype_given and ann._dtype != a.dtype:
+        # only a dtype written in the annotation: `pypto.Tensor([8, 32])` takes a bf16 tile there (s32 fidelity: it
+        # was refused here as "does not match DT_FP32"; a jit parameter's shape-only annotation means FP32)
+        if ann._dtype_set and ann._dtype != a.dtype:
             raise py_error("ValueError", f"In nested function '{fname}': The dtype of {ord_} parameter '{pname}' "
                            f"{a.dtype!r} does not match the definition {ann._dtype!r}")
 

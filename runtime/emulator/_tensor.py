@@ -25,7 +25,7 @@ class Tensor:
 
     __slots__ = ("key", "_shape", "_dtype", "_name", "_format", "kind", "valid_shape", "_consumed",
                  "_written", "_loops", "_closed", "producer", "param_index", "_read", "_dtype_given", "_loop_read_warned",
-                 "_gm_view", "_bare", "_reshaped", "__weakref__")
+                 "_gm_view", "_bare", "_reshaped", "_dtype_set", "__weakref__")
     __hash__ = None  # type: ignore[assignment]  # comparisons build tensors, like the real class
 
     def __init__(self, shape: Any = None, dtype: Any = None, name: str = "", format: Any = None,
@@ -53,6 +53,8 @@ class Tensor:
         """a view of a kernel argument recorded with no vec tile set: the tracer's `Tracer.bare_loops` then
         (`_ops_core.bare_view`), else -1"""
         self._dtype_given = dtype is not None or bool(shape)
+        self._dtype_set = dtype is not None
+        """the dtype was written (a ``@pypto.frontend.function`` helper checks only that one: `_check_nested_arg`)"""
         self.key = -1
         if isinstance(shape, tuple) and any(isinstance(d, StatusType) for d in shape):
             f, ln = user_location()
@@ -87,6 +89,7 @@ class Tensor:
         t._bare = -1
         t._reshaped = False
         t._dtype_given = True
+        t._dtype_set = True
         t.key = -1
         return t
 

@@ -229,3 +229,77 @@ def test_a_reshaped_result_assembled_into_a_part_of_an_output_under_an_unaligned
         return
     _run(_reshaped_write_kernel(v), y, x3, *outs)
     assert any(o.any() for o in outs)
+
+
+# ---- the fourth audit (s32): embedding-style lookups and helper annotations -------------------------------------
+
+
+@pytest.mark.parametrize("n", [11, 16, 1])
+def test_index_select_of_a_tail_index_block_keeps_the_index_tile(n: int) -> None:
+    """An embedding lookup by a tail block of ids times a [TB, 1] weight: the wheel compiles it; here the lookup was
+    the valid rows alone and the product failed (``FC0000 ... [3, 32] vs [8, 1]``)."""
+    @pypto.frontend.jit
+    def k(ids: pypto.Tensor([pypto.DYNAMIC], pypto.DT_INT32), table: pypto.Tensor([50, 32], F32),
+          w: pypto.Tensor([8, 1], F32), out: pypto.Tensor([pypto.DYNAMIC, 32], F32)):
+        t = ids.shape[0]
+        pypto.set_vec_tile_shapes(8, 32)
+        for b in pypto.loop(pypto.ceildiv(t, 8), name="blk", idx_name="b"):
+            ib = pypto.view(ids, [8], [b * 8], valid_shape=[(t - b * 8).min(8)])
+            out[b * 8:b * 8 + 8, :] = pypto.index_select(table, 0, ib) * w
+
+    rng = np.random.default_rng(n)
+    ids, table = rng.integers(0, 50, n).astype(np.int32), rng.standard_normal((50, 32)).astype(np.float32)
+    w = (rng.random((8, 1)) + 0.1).astype(np.float32)
+    out = np.zeros((n, 32), np.float32)
+    _run(k, ids, table, w, out)
+    np.testing.assert_array_equal(out, table[ids] * np.tile(w, (2, 1))[:n])
+
+
+def _helper_kernel(ann: object, decorated: bool = True):
+    def h(src: ann, dst: pypto.Tensor([pypto.DYNAMIC, 32], pypto.DT_BF16), row0):  # type: ignore[valid-type]
+        dst[row0:row0 + 8, :] = src * 2.0
+
+    helper = pypto.frontend.function(h) if decorated else h
+
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([pypto.DYNAMIC, 32], pypto.DT_BF16), out: pypto.Tensor([pypto.DYNAMIC, 32], pypto.DT_BF16)):
+        pypto.set_vec_tile_shapes(8, 32)
+        for i in pypto.loop(x.shape[0] // 8, name="l", idx_name="i"):
+            helper(pypto.view(x, [8, 32], [i * 8, 0]), out, i * 8)
+
+    return k
+
+
+def test_a_helper_parameter_annotated_with_a_shape_only_takes_any_dtype() -> None:
+    """Wheel: ``pypto.Tensor([8, 32])`` on a ``@pypto.frontend.function`` parameter takes a bf16 tile (the dtype is
+    checked only when written); here it was ``does not match the definition DT_FP32``. A written dtype still counts."""
+    import ml_dtypes
+
+    x = np.random.default_rng(4).standard_normal((16, 32)).astype(ml_dtypes.bfloat16)
+    out = np.zeros((16, 32), ml_dtypes.bfloat16)
+    _run(_helper_kernel(pypto.Tensor([8, 32])), x, out)
+    np.testing.assert_array_equal(out, (x.astype(np.float32) * 2).astype(ml_dtypes.bfloat16))
+    e = _err(_helper_kernel(pypto.Tensor([8, 32], pypto.DT_FP32)), x, out)
+    assert "does not match the definition" in str(e), str(e)
+
+
+def test_the_bare_tensor_class_as_an_annotation() -> None:
+    """Wheel: a ``@pypto.frontend.function`` parameter annotated ``pypto.Tensor`` (the class) is an INTERNAL BUG
+    (``too many values to unpack``) - accepted here before; an undecorated helper runs as Python there and here. A
+    jit parameter so annotated is refused by both: here now with a message that names it."""
+    import ml_dtypes
+
+    x = np.ones((16, 32), ml_dtypes.bfloat16)
+    out = np.zeros((16, 32), ml_dtypes.bfloat16)
+    e = _err(_helper_kernel(pypto.Tensor), x, out)
+    assert "bare class pypto.Tensor" in str(e), str(e)
+    _run(_helper_kernel(pypto.Tensor, decorated=False), x, out)
+    assert (out.astype(np.float32) == 2).all()
+
+    @pypto.frontend.jit
+    def k(a: pypto.Tensor, o: pypto.Tensor):
+        pypto.set_vec_tile_shapes(8, 32)
+        o[:] = a * 2.0
+
+    e = _err(k, np.ones((8, 32), np.float32), np.zeros((8, 32), np.float32))
+    assert "bare class pypto.Tensor" in str(e) and "parameter 'a'" in str(e), str(e)
