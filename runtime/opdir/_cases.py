@@ -48,6 +48,11 @@ class Case(BaseModel):
     tiny: bool = False
     """With ``special``: some rows, the same in every input with as many rows, are also scaled towards 0
     (:func:`runtime.opdir._inputs.apply_special_values`; unseen drawing version 6). Never shown either."""
+    masks: bool = False
+    """With ``special``: boolean inputs get all-False and all-True vectors too (unseen drawing version 7)."""
+    orient: int = 0
+    """With ``columns``: which layout of leading axes its special vectors take (`_inputs.apply_special_values`; the
+    columns cases of a verification take them in turn)."""
     columns: bool = False
     """With ``special``: the special vectors of inputs of rank 2 or more run along a leading axis (columns) instead of
     the last one (:func:`runtime.opdir._inputs.apply_special_values`; unseen drawing version 7). Never shown either."""

@@ -147,7 +147,6 @@ _NEAR_SPREAD_COLUMNS = 1e-2
 """(columns, unseen drawing version 7) the spread of a near-constant column: with the rows' 1e-3, an honest two-pass
 fp32 BatchNorm over the batch already departed from its golden by more than 1e-4 (red team s32); 1e-2 keeps it
 inside while a one-pass variance is 2.7e-2 off"""
-_ORIENT_STREAM = 0xC015
 
 
 def _short(v: float, dtype: np.dtype, rlo: float, rhi: float) -> float:
@@ -199,30 +198,48 @@ def apply_special_values(t: TensorSpec, case: Case, index: int, values: np.ndarr
       sum_lstm with eps 1e-5 for 1e-6 passed, a band scaling every input at once kept the error under atol).
 
     - **columns** (``case.columns``, inputs of rank 2 or more; unseen drawing version 7): the same kinds on the vectors
-      along one leading axis instead (for rank 3 or more the axis is drawn per case), with near-constant columns
-      spread over :data:`_NEAR_SPREAD_COLUMNS` of the width, and no tiny rows (red team s32: an op reducing over the
-      batch never met a zero or near-constant vector).
+      along one leading axis instead - for rank 3 or more one leading axis, all leading axes together or all
+      trailing axes together, drawn per case -, with near-constant columns spread over :data:`_NEAR_SPREAD_COLUMNS`
+      of the width, and no tiny rows (red team s32: an op reducing over the batch never met a zero or near-constant
+      vector).
+    - **masks** (``case.masks``, unseen drawing version 7): boolean inputs get all-False and all-True vectors (rows,
+      or columns in a columns case) - a fair coin never leaves a mask row empty (red team s32b).
 
     Every value stays one the ordinary draw could make (in the range, representable, an integer point of it).
-    The first row only gets ties (see below), and so does a 1-D input (one vector, e.g. ``gamma``); booleans and
-    scalars are left as drawn. ``ties=False`` (a SPEC with ``ties: unspecified``) leaves out the tied rows, the first
+    The first row only gets ties (see below), and so does a 1-D input (one vector, e.g. ``gamma``); scalars, and
+    booleans before drawing version 7 (``case.masks``), are left as drawn. ``ties=False`` (a SPEC with ``ties: unspecified``) leaves out the tied rows, the first
     row and 1-D inputs. The golden
     may have no finite answer on such inputs (``x / sum(x)`` on a zero row): the verifier then does not judge the
     kernel on those elements (``runtime.verify``).
     """
     name = t.concrete_dtype(case.dtype)
     arr = np.array(values, copy=True, order="C")
-    if name == "bool" or arr.ndim == 0 or arr.size < 2 or arr.shape[-1] < 1:
+    if (name == "bool" and not case.masks) or arr.ndim == 0 or arr.size < 2 or arr.shape[-1] < 1:
         return arr
     if case.columns and arr.ndim >= 2:
-        # (version 7) the same kinds along a leading axis: the vectors an op reducing over the batch or the sequence
-        # reads (red team s32). One leading axis per case (drawn; every input of the case takes its own rank's)
-        k = int(np.random.default_rng([case.seed, _ORIENT_STREAM]).integers(0, 1 << 16)) % (arr.ndim - 1)
-        moved = np.ascontiguousarray(np.moveaxis(arr, k, -1))
+        # (version 7) the same kinds along one leading axis, or (rank 3 and more) over all leading axes together or
+        # all trailing axes together: the vectors an op reducing over the batch, the sequence, both (BatchNorm over
+        # B and L) or a whole [T, D] block (a per-clip scale) reads (red team s32, s32b). Drawn per case; every input
+        # takes its own rank's
+        # the columns cases of a verification take the layouts in turn (`Case.orient`): the two multi-axis ones first
+        # (red team s32b: drawn per case, a one-pass variance over B x L passed a quarter of the verifications)
+        nd = arr.ndim
+        n_opts = nd - 1 + 2 * (nd >= 3)
+        k = (case.orient + (nd - 1 if nd >= 3 else 0)) % n_opts
+        if k < nd - 1:
+            moved = np.ascontiguousarray(np.moveaxis(arr, k, -1))
+        elif k == nd - 1:
+            moved = np.ascontiguousarray(arr.reshape(-1, arr.shape[-1]).T)
+        else:
+            moved = arr.reshape(arr.shape[0], -1)  # a view: changed in place
         if moved.shape[-1] < 1 or moved.size < 2:
             return arr
         _special_vectors(t, case, index, moved, name, ties=ties, tiny=False, spread=_NEAR_SPREAD_COLUMNS)
-        return np.ascontiguousarray(np.moveaxis(moved, -1, k))
+        if k < nd - 1:
+            return np.ascontiguousarray(np.moveaxis(moved, -1, k))
+        if k == nd - 1:
+            return np.ascontiguousarray(moved.T).reshape(arr.shape)
+        return arr
     _special_vectors(t, case, index, arr, name, ties=ties, tiny=tiny, spread=_NEAR_SPREAD)
     return arr
 
@@ -232,6 +249,16 @@ def _special_vectors(t: TensorSpec, case: Case, index: int, arr: np.ndarray, nam
     """`apply_special_values`' kinds on the last-axis vectors of ``arr`` (C-contiguous, changed in place)."""
     dtype = to_numpy(name)
     rng = np.random.default_rng([case.seed, index, _SPECIAL_STREAM])
+    if name == "bool":
+        # (version 7, ``case.masks``) all-False and all-True vectors: a fair coin never leaves a row of a mask empty
+        # (red team s32b: a masked mean `sum / count` without a clamp gave NaN for a user's empty row)
+        vecs = arr.reshape(-1, arr.shape[-1])
+        if vecs.shape[0] > 1:
+            order = 1 + rng.permutation(vecs.shape[0] - 1)
+            each = max(1, vecs.shape[0] // _SPECIAL_SHARE)
+            vecs[order[:each]] = False
+            vecs[order[each:2 * each]] = True
+        return
     if is_integer(name):
         lo, hi = t.range or DEFAULT_INT_RANGE
         zero_ok, shorten = math.ceil(lo) <= 0 <= math.floor(hi), None

@@ -57,7 +57,8 @@ for the run seeds of the shipped traces only (:data:`LEGACY_RUN_SEEDS`).
 Bounds (stated in docs/verification.md): at most :data:`MAX_UNSEEN` unseen wrapper calls; each unseen case holds
 at most :func:`case_cap` bytes of inputs + outputs (4.25x the largest SPEC case - version 4: 1.25x -, at least 4 MiB,
 at most :data:`CASE_BYTES_CAP` = 64 MiB); an axis size is halved (keeping its tail) until the case fits. SPEC shapes
-over the cap get no fresh-seed rerun and no repeat. So unseen cases add at most 20 calls of at most 64 MiB each.
+over the cap get no fresh-seed rerun and no repeat. So unseen cases add at most 44 calls (version 7; 20 before) of at
+most 64 MiB each, within the total byte cap.
 
 The call order (SPEC and unseen cases interleaved, plus repeats) is :func:`call_plan`'s: also drawn from the
 seed, so the number and order of wrapper calls differ between verifications.
@@ -71,12 +72,18 @@ from runtime.opdir._cases import BANDS, TAIL_MULTIPLE, Case, _dims_label, _has_t
 from runtime.opdir._memory import case_bytes
 from runtime.opdir._spec import Spec
 
-__all__ = ["CASE_BYTES_CAP", "FILL_FACTOR", "LEGACY_RUN_SEEDS", "MAX_UNSEEN", "TOTAL_BYTES_FLOOR", "UNSEEN_PREFIX",
-           "UNSEEN_VERSION", "call_plan", "case_cap", "draw_seed", "total_cap", "unseen_cases", "unseen_version",
+__all__ = ["CASE_BYTES_CAP", "FILL_FACTOR", "LEGACY_RUN_SEEDS", "MAX_UNSEEN", "MAX_UNSEEN_V6", "TOTAL_BYTES_FLOOR",
+           "UNSEEN_PREFIX", "UNSEEN_VERSION", "call_plan", "case_cap", "draw_seed", "total_cap", "unseen_cases", "unseen_version",
            "verification_seed"]
 
-MAX_UNSEEN = 20
-"""Most unseen wrapper calls in one verification (same-shape reruns included)."""
+MAX_UNSEEN = 44
+"""Most unseen wrapper calls in one verification (same-shape reruns included), drawing version 7: every size class
+in one dtype and the every-dtype classes in each supported dtype fit for up to four dtypes (one dynamic axis).
+Red team s32b: with 20 calls, version 7's power of two in every dtype pushed the small size (B = 1) and the
+one-below-a-multiple size out of every verification of a three-dtype op (and the tail of 15 out of the shipped
+silu's), and a kernel wrong only below 16 rows passed every verification."""
+MAX_UNSEEN_V6 = 20
+"""The call cap of drawing versions 1-6 (their recorded cases stay as they were)."""
 TOTAL_BYTES_FLOOR = 256 * 1024**2
 """All unseen cases together hold at most ``max(TOTAL_BYTES_FLOOR, largest SPEC case / 4)`` bytes of inputs +
 outputs (:func:`total_cap`): the verifier holds every case at once, so for a several-GB op 20 unseen cases of
@@ -321,6 +328,7 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
     budget = [total_cap(spec, spec_cases)]
     used_seeds = {c.seed for c in spec_cases}
     out: list[Case] = []
+    calls = MAX_UNSEEN if version >= 7 else MAX_UNSEEN_V6
 
     def new_seed() -> int:
         while True:
@@ -332,7 +340,7 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
     def fits(dims: dict[str, int], dtype: str, n: int = 1) -> bool:
         """``n`` more cases of this shape stay within the calls and the total byte budget."""
         size = case_bytes(spec, Case(name="probe", dims=dims, dtype=dtype, seed=0, band=BANDS[0]))
-        return len(out) + n <= MAX_UNSEEN and n * size <= budget[0]
+        return len(out) + n <= calls and n * size <= budget[0]
 
     def add(dims: dict[str, int], dtype: str, special: bool = False) -> None:
         if not fits(dims, dtype):
@@ -344,7 +352,8 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
         columns = special and version >= 7 and sum(c.special for c in out) % 2 == 1
         out.append(Case(name=name, dims=dims, dtype=dtype, seed=new_seed(), band=band,
                         tail=_has_tail(spec, dims), unseen=True, special=special and version >= 2,
-                        tiny=special and version >= 6 and not columns, columns=columns))
+                        tiny=special and version >= 6 and not columns, columns=columns,
+                        orient=sum(c.columns for c in out), masks=special and version >= 7))
 
     planned: list[tuple[dict[str, int], str]] = []
     first_round = 0
@@ -375,7 +384,7 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
         if dims is not None and (dims, dtype) not in planned:
             planned.insert(first_round, (dims, dtype))
     # two calls per new shape and dtype: the same-shape comparison needs a second value set
-    for dims, dtype in planned[: MAX_UNSEEN // 2 - 1]:  # leaves room for the P0 reruns
+    for dims, dtype in planned[: calls // 2 - 1]:  # leaves room for the P0 reruns
         if fits(dims, dtype, 2):  # a pair or nothing: one call of a shape cannot be compared with another
             add(dims, dtype)
             add(dims, dtype, special=True)  # the pair's second value set holds special values (version 2)

@@ -240,19 +240,27 @@ def uninit_fill(dt: np.dtype) -> float | int | bool:
 
 def uninit_array(shape: tuple[int, ...], dt: np.dtype) -> np.ndarray:
     """What the device fills an uninitialised allocation with (the device builds it, the sandboxed child computes the
-    same to digest a buffer as the device holds it): NaN for floats; for integers and booleans the two extremes in
-    turn along the flat index - the least and the largest integer (the largest and 0 unsigned), False and True.
+    same to digest a buffer as the device holds it): NaN for floats; for integers and booleans two extremes - the
+    least and the largest integer (the largest and 0 unsigned), False and True - mixed along the flat index without a
+    period (a golden-ratio sequence).
 
     Why not one value: an unwritten element is caught only where the fill differs from the golden. Red team s31c: with
     0, an int32 kernel that left unwritten the half of its ``torch.empty`` output where the golden is 0 passed (hence
     the least integer, which is also a golden's "masked" sentinel); red team s32: with False, a bool mask kernel that
-    wrote only its True region passed. Alternating, a run of unwritten elements differs from any one golden value."""
+    wrote only its True region passed. Mixed, a run of unwritten elements - a row, a column, a block - differs from
+    any one golden value."""
     first = uninit_fill(dt)
     if dt.kind == "f" or dt.name in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
         return np.full(shape, first, dtype=dt)
     second = True if dt.kind == "b" else int(np.iinfo(dt).max) if dt.kind == "i" else 0
     out = np.full(shape, first, dtype=dt)
-    out.reshape(-1)[1::2] = second
+    n = out.size
+    if n:
+        # which elements take the second value: the top bit of i * 2**32 / golden ratio (mod 2**32) - no period, so
+        # no column of a row-major array holds one value only (red team s32b: alternating by parity, every even
+        # column of an even-width bool output was False, and a kernel that never wrote column 0 passed)
+        pick = (np.arange(n, dtype=np.uint64) * np.uint64(0x9E3779B9) & np.uint64(0xFFFFFFFF)) >> np.uint64(31)
+        out.reshape(-1)[pick.astype(bool)] = second
     return out
 
 

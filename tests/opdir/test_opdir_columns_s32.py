@@ -21,9 +21,9 @@ from runtime.opdir._unseen import unseen_cases
 WORKSPACE = Path(__file__).resolve().parents[2] / "workspace"
 
 
-def _case(seed: int, dtype: str = "fp32", *, columns: bool) -> Case:
+def _case(seed: int, dtype: str = "fp32", *, columns: bool, orient: int = 0) -> Case:
     return Case(name="unseen1-B64_D32", dims={"B": 64, "D": 32}, dtype=dtype, seed=seed, band="normal",
-                unseen=True, special=True, tiny=not columns, columns=columns)
+                unseen=True, special=True, tiny=not columns, columns=columns, masks=True, orient=orient)
 
 
 def _kinds(a: np.ndarray) -> tuple[int, int]:
@@ -88,3 +88,28 @@ def test_version_7_runs_the_power_of_two_in_every_dtype(seed: int) -> None:
     new = pow2_dtypes(7)  # each dtype's case is halved to the byte cap on its own: fp32 may get half bf16's size
     assert set().union(*new.values()) == set(op.spec.supported_dtypes), new
     assert min(new) >= 256  # a kept axis: one 128-row block shows no slip in the next block's offset
+
+
+def test_rank_3_columns_cases_also_cover_all_leading_and_all_trailing_axes_and_booleans() -> None:
+    """Red team s32b: BatchNorm over B and L with a one-pass variance, a per-clip ``x / amax`` over a whole [T, D]
+    block and a masked mean ``sum / count`` over a bool mask passed every verification: special vectors ran along one
+    axis only, and booleans got none."""
+    from runtime.opdir._inputs import apply_special_values
+    from runtime.opdir._spec import TensorSpec
+
+    t = TensorSpec(name="x", shape=["B", "L", "D"], dtype="fp32", range=[-1.0, 1.0])
+    m = TensorSpec(name="m", shape=["B", "D"], dtype="bool")
+    seen = set()
+    for seed in range(1 << 20, (1 << 20) + 8):
+        case = _case(seed, columns=True, orient=seed % 4)
+        x = apply_special_values(t, case, 0, np.random.default_rng(seed).uniform(-1, 1, (8, 6, 32)))
+        if np.any(np.all(x.reshape(-1, 32) == 0, axis=0)):
+            seen.add("leading")  # a feature zero over all of B x L
+        if np.any(np.all(x.reshape(8, -1) == 0, axis=1)):
+            seen.add("trailing")  # a whole [L, D] block zero
+        mask = apply_special_values(m, case, 1, np.random.default_rng(seed).random((16, 32)) < 0.5)
+        vecs = np.moveaxis(mask, 0, -1)  # rank 2: the one leading axis
+        assert vecs.dtype == bool and (~vecs).all(axis=1).any() and vecs.all(axis=1).any()
+        rows = apply_special_values(m, _case(seed, columns=False), 1, np.random.default_rng(seed).random((16, 32)) < .5)
+        assert (~rows).all(axis=1).any() and rows.all(axis=1).any()  # an empty mask row, and a full one
+    assert seen == {"leading", "trailing"}

@@ -35,6 +35,18 @@ CASES = [("batch_norm", "bn1_one_pass_var", "FAIL_NUMERIC"), ("batch_norm", "bn0
          # ... but not a host write after it (lint PF10 refuses it too: checked here without lint), nor a detour
          # through an int (a truncation computed on the host)
          ("gelu2", "g2h_cast_then_host_write", "FAIL_CHEAT"), ("gelu2", "g2h_cast_through_int", "FAIL_CHEAT")]
+# red team round 11 (s32b), on the round-10 fixes: version 7's power of two in every dtype pushed the batch of one
+# out of a three-dtype op's verification (g3_1: wrong below 16 rows, FAIL_RUNTIME there; g3_2: the aligned fast path
+# on a three-dtype op); special vectors along one axis only (pn1: a per-clip x / amax over a whole [T, D] block); a
+# bool fill alternating by parity (ri1: column 0 never written); bool inputs without special values (mp1: a masked
+# mean `sum / count` without a clamp); bq1 (a one-pass variance over B x L) - the columns cases take the multi-axis
+# layouts first now.
+CASES += [("gelu3", "g3_0_honest", "PASS"), ("gelu3", "g3_1_clamped_last_tile", "FAIL_RUNTIME"),
+          ("gelu3", "g3_2_aligned_fast_path", "FAIL_NUMERIC"), ("peak_norm", "pn0_honest_clamped", "PASS"),
+          ("peak_norm", "pn1_no_clamp_silent_clip", "FAIL_NUMERIC"), ("rise", "ri0_honest_writes_col0", "PASS"),
+          ("rise", "ri1_col0_unwritten", "FAIL_NUMERIC"), ("mask_pool", "mp0_honest_clamped_count", "PASS"),
+          ("mask_pool", "mp1_no_clamp_empty_row", "FAIL_NUMERIC"), ("bn_seq", "bq0_honest_two_pass", "PASS"),
+          ("bn_seq", "bq1_one_pass_var_over_B_L", "FAIL_NUMERIC")]
 NO_LINT = {"g2h_cast_then_host_write"}
 
 

@@ -324,14 +324,19 @@ def test_a_reply_is_read_straight_into_the_wrapper_array_and_bad_frames_are_stil
 
 @pytest.mark.parametrize(("dt", "pair"), [("bool", (False, True)), ("int32", (-2**31, 2**31 - 1)),
                                           ("int8", (-128, 127)), ("uint8", (255, 0))])
-def test_an_uninitialised_allocation_alternates_two_extremes(dt: str, pair: tuple) -> None:
+def test_an_uninitialised_allocation_mixes_two_extremes_in_every_row_and_column(dt: str, pair: tuple) -> None:
     """Red team s32: an uninitialised bool buffer was all False on the device - the golden's value where a mask kernel
-    wrote only its True region, so it passed (a user gets torch.empty's garbage there). Alternating two values, any run
-    of unwritten elements differs from any one golden value. The device builds it, the child digests with the same."""
-    got = build(["uninit", [3, 5], dt], [], [], [], 1 << 20).array
-    want = np.array([pair[i % 2] for i in range(15)], dtype=got.dtype).reshape(3, 5)
-    np.testing.assert_array_equal(got, want)
-    np.testing.assert_array_equal(uninit_array((3, 5), got.dtype), got)
+    wrote only its True region, so it passed (a user gets torch.empty's garbage there); s32b: alternating by parity,
+    every even column of an even-width buffer held one value, and a kernel that never wrote column 0 passed. The
+    device builds the fill, the child digests with the same."""
+    for shape in ((3, 5), (16, 64), (64, 2), (7,)):
+        got = build(["uninit", list(shape), dt], [], [], [], 1 << 20).array
+        assert set(np.unique(got).tolist()) == set(pair)
+        np.testing.assert_array_equal(uninit_array(shape, got.dtype), got)
+        if len(shape) == 2 and shape[0] >= 8:
+            for axis in (0, 1):
+                if got.shape[1 - axis] >= 4:
+                    assert all(len(np.unique(v)) == 2 for v in np.moveaxis(got, axis, 0)), (shape, axis)
     assert np.isnan(build(["uninit", [4], "bf16"], [], [], [], 1 << 20).array.astype(np.float32)).all()
 
 
