@@ -17,6 +17,7 @@ __all__ = [
     "DTypeError",
     "canonical_name",
     "is_float",
+    "is_float_dtype",
     "is_integer",
     "itemsize",
     "name_of",
@@ -116,6 +117,11 @@ def name_of(dtype: np.dtype | type) -> str:
 def is_float(name: str) -> bool:
     """True for floating-point dtypes (fp8/bf16/fp16/fp32/fp64)."""
     return canonical_name(name).startswith(("fp", "bf"))
+
+
+def is_float_dtype(dt: np.dtype) -> bool:
+    """True for a floating-point numpy dtype, ml_dtypes' bf16 and fp8 included (numpy gives those kind ``V``)."""
+    return dt.kind == "f" or dt.name in ("bfloat16", "float8_e4m3fn", "float8_e5m2")
 
 
 def is_integer(name: str) -> bool:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from runtime.dtypes import is_float_dtype
+
 __all__ = ["POISON_BITS", "is_float_np", "is_poison", "poison_array"]
 
 POISON_BITS = 0x7FE50000
@@ -19,8 +21,8 @@ so its poison cannot be told from a NaN."""
 _POISON_F32 = np.array([POISON_BITS], dtype=np.uint32).view(np.float32)[0]
 
 
-def is_float_np(dt: np.dtype) -> bool:
-    return dt.kind == "f" or dt.name in ("bfloat16", "float8_e4m3fn", "float8_e5m2")
+is_float_np = is_float_dtype
+"""a floating-point numpy dtype, ml_dtypes' included (`runtime.dtypes.is_float_dtype`)"""
 
 
 def poison_array(shape: tuple[int, ...], dt: np.dtype) -> np.ndarray:

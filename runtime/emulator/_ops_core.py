@@ -146,6 +146,21 @@ def check_tile(tr: Tracer, opname: str, out_rank: int, *, dtype: DataType | None
     return int(math.prod(used)) if used else 1
 
 
+def _unaligned_bytes(tile: Any, dtype: DataType) -> int:
+    """The bytes of the last axis of ``tile`` (the vec tile in effect) for ``dtype``, when they are not a multiple of
+    32 - what the wheel's framework copies refuse -, else 0 (no tile set, or an aligned one)."""
+    if not tile:
+        return 0
+    nbytes = int(tile[-1]) * _elem_bytes(dtype)
+    return nbytes if nbytes % 32 else 0
+
+
+def _not_aligned(nbytes: int) -> str:
+    """The head of the wheel's message for such a copy (a bare RenderedParserError from its parser: kind ParserError)."""
+    return (f"CHECK FAILED: lastDimBytes % BLOCK_SIZE == 0 | FwkOp tile shape's last dim is not aligned. Last dim "
+            f"bytes: {nbytes}, BLOCK_SIZE: 32")
+
+
 def gm_view(tr: Tracer, src: Tensor, out: Tensor, opname: str) -> None:
     """Mark ``out``, a view / reshape / unsqueeze of ``src``, when ``src`` is a kernel argument or such a view of one.
 
@@ -159,10 +174,9 @@ def gm_view(tr: Tracer, src: Tensor, out: Tensor, opname: str) -> None:
         return
     out._gm_view = ()  # only the last op of a chain counts: a view under (8, 1) then reshaped under (8, 32, 8) passed
     tile = tr.scopes[-1]["vec_tile"]
-    if tile:
-        nbytes = int(tile[-1]) * _elem_bytes(out.dtype)
-        if nbytes % 32:
-            out._gm_view = (nbytes, opname, tuple(tile), tr.where()[1])
+    nbytes = _unaligned_bytes(tile, out.dtype)
+    if nbytes:
+        out._gm_view = (nbytes, opname, tuple(tile), tr.where()[1])
 
 
 def bare_view(tr: Tracer, src: Tensor, out: Tensor) -> None:
@@ -200,9 +214,7 @@ def check_gm_copy(tr: Tracer, src: Tensor, dst: Tensor, opname: str) -> None:
     nbytes, op, tile, ln = src._gm_view
     # the line only: a file path is a host fact (the sandbox's own paths) and must not reach a report agents read
     where = f" at line {ln}" if ln else ""
-    # the wheel raises it from its parser as a bare RenderedParserError (no Python type inside): kind ParserError
-    raise tr.pyerror("ParserError", f"CHECK FAILED: lastDimBytes % BLOCK_SIZE == 0 | FwkOp tile shape's last dim is "
-                     f"not aligned. Last dim bytes: {nbytes}, BLOCK_SIZE: 32 (the {op}{where} was recorded under vec "
+    raise tr.pyerror("ParserError", f"{_not_aligned(nbytes)} (the {op}{where} was recorded under vec "
                      f"tile {list(tile)}; written straight into '{dst.name or 'the output'}', it is a copy from global "
                      "memory whose tile's last axis must be a multiple of 32 bytes - set an aligned tile before the "
                      f"{op}, or compute on it first)", op=opname)
@@ -219,13 +231,10 @@ def _check_reshaped_write(tr: Tracer, src: Tensor, dst: Tensor) -> None:
     if a is not None and a == b:
         return
     tile = tr.scopes[-1]["vec_tile"]
-    if not tile:
+    nbytes = _unaligned_bytes(tile, src.dtype)
+    if not nbytes:
         return
-    nbytes = int(tile[-1]) * _elem_bytes(src.dtype)
-    if nbytes % 32 == 0:
-        return
-    raise tr.pyerror("ParserError", f"CHECK FAILED: lastDimBytes % BLOCK_SIZE == 0 | FwkOp tile shape's last dim is "
-                     f"not aligned. Last dim bytes: {nbytes}, BLOCK_SIZE: 32 (a reshaped result - pypto.reshape, or "
+    raise tr.pyerror("ParserError", f"{_not_aligned(nbytes)} (a reshaped result - pypto.reshape, or "
                      f"a reduction with keepdim=False - assembled into a part of '{dst.name or 'the output'}' is "
                      f"copied with the vec tile in effect here, {list(tile)}: set a tile whose last "
                      "axis is a multiple of 32 bytes before this write, or compute on the result first)",

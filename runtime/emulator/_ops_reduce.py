@@ -209,12 +209,12 @@ def rms_norm(input: Any, gamma: Any = None, epsilon: float = 1e-6) -> Tensor:
     tr = require_tracer("rms_norm")
     A = reader(tr, input, "rms_norm")
     G = reader(tr, gamma, "rms_norm") if gamma is not None else None
-    if G is not None and G.dim != 1 and any(not (isinstance(d, int) and d == 1) for d in G.shape[1:]):
+    if G is not None and any(not (isinstance(d, int) and d == 1) for d in G.shape[1:]):
         # the wheel's composite rms_norm reshapes gamma to [1, ..., gamma.shape[0]] (s32 fidelity: a [1, D] gamma
-        # ran here; there "CHECK FAILED: capacity == 1 ... Shape size not match", a RuntimeError)
+        # ran here; there "CHECK FAILED: capacity == 1 ... Shape size not match", a RuntimeError); [D] and [D, 1]
+        # pass there, and the device takes gamma flat, as that reshape
         raise tr.pyerror("RuntimeError", f"rms_norm: Shape size not match: gamma {list(G.shape)} is reshaped to "
                          f"[1, ..., gamma.shape[0]] - pass a 1-D gamma [D]", op="rms_norm")
-    # ([D, 1] passes there: the device takes gamma flat, as that reshape)
     te = check_tile(tr, "rms_norm", A.dim, dtype=A.dtype, align_error=True)
     out = new_out(tr, A.shape, A.dtype, "rms_norm")
     gkey = G.key if G is not None else None

@@ -48,10 +48,10 @@ class Tensor:
         self._gm_view: tuple | None = None
         """set on a view / reshape / unsqueeze of a kernel argument (`_ops_core.gm_view`)"""
         self._bare = -1
-        self._reshaped = False
-        """a reshape of a computed tile, or a ``keepdim=False`` reduction (`_ops_core.check_gm_copy`)"""
         """a view of a kernel argument recorded with no vec tile set: the tracer's `Tracer.bare_loops` then
         (`_ops_core.bare_view`), else -1"""
+        self._reshaped = False
+        """a reshape of a computed tile, or a ``keepdim=False`` reduction (`_ops_core.check_gm_copy`)"""
         self._dtype_given = dtype is not None or bool(shape)
         self._dtype_set = dtype is not None
         """the dtype was written (a ``@pypto.frontend.function`` helper checks only that one: `_check_nested_arg`)"""

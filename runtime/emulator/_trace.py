@@ -104,7 +104,6 @@ class Tracer:
         self.loop_count = 0
         self.bare_loops = 0
         """``pypto.loop`` / ``loop_unroll`` loops entered while no vec tile was set (`_ops_core.bare_view`)"""
-        """``pypto.loop`` / ``loop_unroll`` loops entered while no vec tile was set (`_ops_core.bare_view`)"""
         self.closed_loops = 0
         self.tensors: list[Any] = []  # every Tensor created (for whole-graph checks)
         self.idx_names: list[str] = []

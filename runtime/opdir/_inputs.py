@@ -199,7 +199,7 @@ def apply_special_values(t: TensorSpec, case: Case, index: int, values: np.ndarr
 
     - **columns** (``case.columns``, inputs of rank 2 or more; unseen drawing version 7): the same kinds on the vectors
       along one leading axis instead - for rank 3 or more one leading axis, all leading axes together or all
-      trailing axes together, drawn per case -, with near-constant columns spread over :data:`_NEAR_SPREAD_COLUMNS`
+      trailing axes together, the columns cases of a verification in turn (``case.orient``) -, with near-constant columns spread over :data:`_NEAR_SPREAD_COLUMNS`
       of the width, and no tiny rows (red team s32: an op reducing over the batch never met a zero or near-constant
       vector).
     - **masks** (``case.masks``, unseen drawing version 7): boolean inputs get all-False and all-True vectors (rows,
@@ -219,10 +219,9 @@ def apply_special_values(t: TensorSpec, case: Case, index: int, values: np.ndarr
     if case.columns and arr.ndim >= 2:
         # (version 7) the same kinds along one leading axis, or (rank 3 and more) over all leading axes together or
         # all trailing axes together: the vectors an op reducing over the batch, the sequence, both (BatchNorm over
-        # B and L) or a whole [T, D] block (a per-clip scale) reads (red team s32, s32b). Drawn per case; every input
-        # takes its own rank's
-        # the columns cases of a verification take the layouts in turn (`Case.orient`): the two multi-axis ones first
-        # (red team s32b: drawn per case, a one-pass variance over B x L passed a quarter of the verifications)
+        # B and L) or a whole [T, D] block (a per-clip scale) reads (red team s32, s32b). The columns cases of a
+        # verification take these layouts in turn (`Case.orient`), the two multi-axis ones first (drawn per case, a
+        # one-pass variance over B x L passed a quarter of the verifications); every input takes its own rank's
         nd = arr.ndim
         n_opts = nd - 1 + 2 * (nd >= 3)
         k = (case.orient + (nd - 1 if nd >= 3 else 0)) % n_opts

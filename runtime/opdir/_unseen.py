@@ -43,10 +43,12 @@ What :func:`unseen_cases` draws (``rng = default_rng([seed, 0x7e5])``), from the
   offset passed every verification of a 21-row SPEC; with 512, 1024-row blocks did).
 
 - (version 7) every other special case holds its zero, constant, near-constant and tied vectors along a **leading
-  axis** (columns; for rank 3 or more one leading axis, drawn) instead of the last one, without tiny rows: red team
-  s32 - BatchNorm over the batch with a one-pass variance ``E[x^2] - E[x]^2`` and a per-column ``x / amax`` without
-  a clamp passed every verification, no column being zero or near-constant. And the **power of two** runs in every
-  dtype (a bf16-only path with a 128-row block slip passed 61% of verifications of a two-dtype op).
+  axis** (columns; for rank 3 or more all leading axes together, all trailing axes together or one leading axis,
+  the columns cases in turn) instead of the last one, without tiny rows, and boolean inputs get all-False and
+  all-True vectors: red team s32 - BatchNorm over the batch with a one-pass variance ``E[x^2] - E[x]^2``, a
+  per-column ``x / amax`` without a clamp and a masked mean without one passed every verification. The **power of
+  two** runs in every dtype (a bf16-only path with a 128-row block slip passed 61% of verifications of a two-dtype
+  op), from 256 on an axis every output keeps, and the call cap is :data:`MAX_UNSEEN` (44; 20 before).
 
 That is :data:`UNSEEN_VERSION` 7. Version 6 is version 7 with every special vector along the last axis and the power
 of two in one dtype. Version 5 is version 6 without tiny rows; version 4 is version 5 with the 1.25x

@@ -16,7 +16,7 @@ copies (:func:`build`). The grammar (JSON lists; ``dtype`` is a :mod:`runtime.dt
 ``["pad", src, [[before, after], ...], value]``   ``np.pad`` with a constant (``value``: hex bytes of one element)
 ``["const", shape, dtype, value]``              a constant-filled allocation
 ``["uninit", shape, dtype]``                    an uninitialised allocation (:func:`uninit_array`: NaN for floats,
-                                                integer / bool extremes in turn; the candidate's garbage is never used)
+                                                integer / bool extremes mixed; the candidate's garbage is never used)
 
 An *output* (never a kernel argument) may also be
 
@@ -42,10 +42,10 @@ from typing import Any
 
 import numpy as np
 
-from runtime.dtypes import DTypeError, to_numpy
+from runtime.dtypes import DTypeError, is_float_dtype, to_numpy
 
 __all__ = ["MAX_DEPTH", "MAX_PIECES", "MAX_RANK", "Built", "DescError", "build", "build_join", "canonical_nans",
-           "float_cast_source", "is_float_dtype", "kernel_written", "output_root", "signature", "write_only"]
+           "float_cast_source", "kernel_written", "output_root", "signature", "write_only"]
 
 MAX_DEPTH = 8
 MAX_RANK = 8
@@ -226,18 +226,6 @@ def group_write_only(write_only: list[bool], alias: list[int | None]) -> list[bo
     return out
 
 
-def uninit_fill(dt: np.dtype) -> float | int | bool:
-    """The first value of the device's fill of an uninitialised allocation (`uninit_array`): NaN for floats, the
-    most negative value for integers (the largest for unsigned ones), False for booleans."""
-    if dt.kind == "f" or dt.name in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
-        return np.nan
-    if dt.kind == "i":
-        return int(np.iinfo(dt).min)
-    if dt.kind == "u":
-        return int(np.iinfo(dt).max)
-    return False
-
-
 def uninit_array(shape: tuple[int, ...], dt: np.dtype) -> np.ndarray:
     """What the device fills an uninitialised allocation with (the device builds it, the sandboxed child computes the
     same to digest a buffer as the device holds it): NaN for floats; for integers and booleans two extremes - the
@@ -249,10 +237,14 @@ def uninit_array(shape: tuple[int, ...], dt: np.dtype) -> np.ndarray:
     the least integer, which is also a golden's "masked" sentinel); red team s32: with False, a bool mask kernel that
     wrote only its True region passed. Mixed, a run of unwritten elements - a row, a column, a block - differs from
     any one golden value."""
-    first = uninit_fill(dt)
-    if dt.kind == "f" or dt.name in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
-        return np.full(shape, first, dtype=dt)
-    second = True if dt.kind == "b" else int(np.iinfo(dt).max) if dt.kind == "i" else 0
+    if is_float_dtype(dt):
+        return np.full(shape, np.nan, dtype=dt)
+    if dt.kind == "b":
+        first, second = False, True
+    elif dt.kind == "i":
+        first, second = int(np.iinfo(dt).min), int(np.iinfo(dt).max)
+    else:
+        first, second = int(np.iinfo(dt).max), 0
     out = np.full(shape, first, dtype=dt)
     n = out.size
     if n:
@@ -326,20 +318,21 @@ def build_join(desc: Any, inputs: list[np.ndarray], buffers: list[np.ndarray], r
     return out
 
 
+def _under_layout(node: Any) -> Any:
+    """``node`` without its outer ``view`` / ``copy`` nodes (what they lay out)."""
+    while isinstance(node, list) and len(node) > 1 and node[0] in ("view", "copy"):
+        node = node[1]
+    return node
+
+
 def output_root(desc: Any, roots: list[int]) -> int | None:
     """The root buffer ``desc`` resolves to through ``view``/``copy`` nodes only (None: anything else - an
     input, a cast, a padding, a fill). Call after :func:`build` accepted ``desc``."""
-    node = desc
-    while isinstance(node, list) and node and node[0] in ("view", "copy"):
-        node = node[1]
+    node = _under_layout(desc)
     if (isinstance(node, list) and len(node) == 2 and node[0] == "buf" and isinstance(node[1], int)
             and not isinstance(node[1], bool) and 0 <= node[1] < len(roots)):
         return roots[node[1]]
     return None
-
-
-def is_float_dtype(dt: np.dtype) -> bool:
-    return dt.kind == "f" or dt.name in ("bfloat16", "float8_e4m3fn", "float8_e5m2")
 
 
 def float_cast_source(desc: Any) -> Any | None:
@@ -350,9 +343,7 @@ def float_cast_source(desc: Any) -> Any | None:
     ``y.to(x.dtype)``. A float-to-float cast only rounds what the kernel wrote (the device repeats it on its own bytes:
     numpy / ml_dtypes round to nearest even as torch does); the device still refuses a cast of anything a kernel did
     not write, and any other cast (float to int computes - a floor - on the host)."""
-    node = desc
-    while isinstance(node, list) and node and node[0] in ("view", "copy"):
-        node = node[1] if len(node) > 1 else None
+    node = _under_layout(desc)
     if not (isinstance(node, list) and len(node) == 3 and node[0] == "cast"):
         return None
     try:
@@ -360,11 +351,8 @@ def float_cast_source(desc: Any) -> Any | None:
             return None
     except DescError:
         return None
-    src = node[1]
-    inner = src
-    while isinstance(inner, list) and inner and inner[0] in ("view", "copy"):
-        inner = inner[1] if len(inner) > 1 else None
-    return src if isinstance(inner, list) and inner[:1] == ["buf"] else None
+    inner = _under_layout(node[1])
+    return node[1] if isinstance(inner, list) and inner[:1] == ["buf"] else None
 
 
 def canonical_nans(arr: np.ndarray) -> np.ndarray:

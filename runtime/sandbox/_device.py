@@ -367,13 +367,13 @@ class Device:
         return int(out.nbytes)
 
     def finish_call(self, head: dict[str, Any] | None = None, *, incomplete: bool = False) -> None:
+        from runtime.dtypes import is_float_dtype
         from runtime.sandbox._desc import (
             DescError,
             build,
             build_join,
             canonical_nans,
             float_cast_source,
-            is_float_dtype,
             output_root,
         )
 

@@ -152,14 +152,10 @@ def build_index_select(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
             env.check_alloc(arr.shape[:ax] + idx.shape + arr.shape[ax + 1:], arr.dtype.itemsize)
         res = np.take(arr, idx.astype(np.int64), axis=ax)
         vv = list(v[:ax]) + list(idx.shape) + list(v[ax + 1:])
-        full = arr.shape[:ax] + i[0].shape + arr.shape[ax + 1:]
-        if res.shape != full:
-            # a tail block's index tile: the rows it selects, in a tile of the index tile's extent (poison below,
-            # as `gather`). It was the valid rows alone, and the next op with a full-tile operand failed (s32
-            # fidelity: an embedding lookup times a [TB, 1] weight - FC0000 [3, 32] vs [8, 1]; the wheel compiles it)
-            padded = env.poison(full, res.dtype)
-            padded[tuple(slice(0, n) for n in res.shape)] = res
-            res = padded
+        # a tail block's index tile: the rows it selects, in a tile of the index tile's extent (poison below, as
+        # `gather`). It was the valid rows alone, and the next op with a full-tile operand failed (s32 fidelity: an
+        # embedding lookup times a [TB, 1] weight - FC0000 [3, 32] vs [8, 1]; the wheel compiles it)
+        res, _ = _pad_to(env, res, arr.shape[:ax] + i[0].shape + arr.shape[ax + 1:])
         return [(res, vv)]
 
     return _simple([p["src"], p["index"]], [p["out"]], fn), None
