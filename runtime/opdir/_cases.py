@@ -56,6 +56,12 @@ class Case(BaseModel):
     columns: bool = False
     """With ``special``: the special vectors of inputs of rank 2 or more run along a leading axis (columns) instead of
     the last one (:func:`runtime.opdir._inputs.apply_special_values`; unseen drawing version 7). Never shown either."""
+    middle: bool = False
+    """With ``columns``: the layouts taken in turn include, for inputs of rank 3 or more, one middle axis against all
+    the others (the channel of an NCHW BatchNorm2d; unseen drawing version 8). Never shown either."""
+    edges: bool = False
+    """With ``special``: some vectors hold the two ends of the input's range exactly (``p`` = 1.0 in a binary
+    cross-entropy; unseen drawing version 8). Never shown either."""
 
 
 def _dims_label(spec: Spec, dims: dict[str, int]) -> str:

@@ -222,10 +222,19 @@ def apply_special_values(t: TensorSpec, case: Case, index: int, values: np.ndarr
         # B and L) or a whole [T, D] block (a per-clip scale) reads (red team s32, s32b). The columns cases of a
         # verification take these layouts in turn (`Case.orient`), the two multi-axis ones first (drawn per case, a
         # one-pass variance over B x L passed a quarter of the verifications); every input takes its own rank's
+        # (version 8, ``case.middle``) and one middle axis against all the others: the channel of [B, C, H, W]
+        # (red team s33: a per-channel one-pass variance of an NCHW BatchNorm2d passed every verification)
         nd = arr.ndim
-        n_opts = nd - 1 + 2 * (nd >= 3)
-        k = (case.orient + (nd - 1 if nd >= 3 else 0)) % n_opts
-        if k < nd - 1:
+        middle = case.middle and nd >= 3
+        n_opts = nd - 1 + 2 * (nd >= 3) + (nd - 2) * middle
+        if middle:  # all leading, all trailing, each middle axis against the others, then each leading axis
+            j = case.orient % n_opts
+            k = nd - 1 if j == 0 else nd if j == 1 else -(j - 1) if j < nd else j - nd
+        else:
+            k = (case.orient + (nd - 1 if nd >= 3 else 0)) % n_opts
+        if k < 0:  # middle axis -k: one vector per index of it
+            moved = np.ascontiguousarray(np.moveaxis(arr, -k, 0)).reshape(arr.shape[-k], -1)
+        elif k < nd - 1:
             moved = np.ascontiguousarray(np.moveaxis(arr, k, -1))
         elif k == nd - 1:
             moved = np.ascontiguousarray(arr.reshape(-1, arr.shape[-1]).T)
@@ -234,6 +243,9 @@ def apply_special_values(t: TensorSpec, case: Case, index: int, values: np.ndarr
         if moved.shape[-1] < 1 or moved.size < 2:
             return arr
         _special_vectors(t, case, index, moved, name, ties=ties, tiny=False, spread=_NEAR_SPREAD_COLUMNS)
+        if k < 0:
+            rest = np.moveaxis(arr, -k, 0).shape
+            return np.ascontiguousarray(np.moveaxis(moved.reshape(rest), 0, -k))
         if k < nd - 1:
             return np.ascontiguousarray(np.moveaxis(moved, -1, k))
         if k == nd - 1:
@@ -287,6 +299,11 @@ def _special_vectors(t: TensorSpec, case: Case, index: int, arr: np.ndarray, nam
     kinds = ["zero", "constant", "near", "tie"] if zero_ok else ["constant", "near", "tie"]
     if not ties:
         kinds.remove("tie")
+    if case.edges:  # (version 8) the range's two ends exactly
+        kinds.append("edge")
+        if is_integer(name):  # the integer points generate_input draws from
+            info = np.iinfo(dtype)
+            rlo, rhi = max(math.ceil(lo), int(info.min)), min(math.floor(hi), int(info.max))
     if is_integer(name) or n < 2 or not rlo < rhi:  # an integer or a one-value row cannot be near-constant
         kinds.remove("near")
     first = int(rng.integers(0, len(kinds)))  # which kind a case with few rows gets is drawn too
@@ -311,12 +328,27 @@ def _special_vectors(t: TensorSpec, case: Case, index: int, arr: np.ndarray, nam
                 row[...] = v if shorten is None else shorten(float(v))
             elif kind == "near":
                 row[...] = _near_constant(n, dtype, rlo, rhi, rng, spread)
+            elif kind == "edge":
+                _edges(row, rlo, rhi, rng, ties)
             else:
                 tie(row)
     if small is not None:
         centre = min(max(0.0, rlo), rhi)
         moved = centre + (rows[small].astype(np.float64) - centre) * _TINY_SCALE
         rows[small] = np.clip(moved.astype(np.float32).astype(dtype), rlo, rhi)
+
+
+def _edges(row: np.ndarray, rlo: float | int, rhi: float | int, rng: np.random.Generator, ties: bool) -> None:
+    """(version 8, ``case.edges``) a quarter of ``row``'s positions at the range's lowest value and a quarter at its
+    highest, exactly (one of each where ties are not judged: they would make ties), the rest as drawn. Red team s33: a
+    binary cross-entropy clamping ``log(p)`` but not ``log(1 - p)`` passed 85% of verifications - ``p`` = 1.0 came
+    only from a constant row that happened to round up, and a user's saturated sigmoid gives it at once."""
+    n = row.shape[0]
+    m = 1 if not ties else max(1, n // 4)
+    where = rng.permutation(n)
+    row[where[:m]] = rlo
+    if n > 1:
+        row[where[m:2 * m]] = rhi
 
 
 def generate_inputs(spec: Spec, case: Case) -> list[np.ndarray]:

@@ -50,7 +50,16 @@ What :func:`unseen_cases` draws (``rng = default_rng([seed, 0x7e5])``), from the
   two** runs in every dtype (a bf16-only path with a 128-row block slip passed 61% of verifications of a two-dtype
   op), from 256 on an axis every output keeps, and the call cap is :data:`MAX_UNSEEN` (44; 20 before).
 
-That is :data:`UNSEEN_VERSION` 7. Version 6 is version 7 with every special vector along the last axis and the power
+- (version 8) the columns cases of inputs of rank 3 or more also take **one middle axis against all the others**
+  (vectors over B, H and W for each channel of [B, C, H, W]: the statistics of a BatchNorm2d), after the two
+  multi-axis layouts and before the single axes, and some special vectors hold the **two ends of the range** exactly
+  (a quarter of their elements each; one each for a SPEC with ``ties: unspecified``): red team s33 - a per-channel
+  one-pass variance and a per-channel ``x / amax`` without a clamp on NCHW input, and a binary cross-entropy clamping
+  ``log(p)`` but not ``log(1 - p)`` (p exactly 1.0 came only from a constant row rounding up: 15% of verifications)
+  passed.
+
+That is :data:`UNSEEN_VERSION` 8. Version 7 is version 8 without the middle-axis layouts and the range's ends. Version
+6 is version 7 with every special vector along the last axis and the power
 of two in one dtype. Version 5 is version 6 without tiny rows; version 4 is version 5 with the 1.25x
 cap; version 3 is version 4 with the small size drawn from 1..8; version 2 is version 3 without the joint shape;
 version 1 (seven classes, fill from half the cap bound and in one dtype, no power of two, no special values) is kept
@@ -59,7 +68,7 @@ for the run seeds of the shipped traces only (:data:`LEGACY_RUN_SEEDS`).
 Bounds (stated in docs/verification.md): at most :data:`MAX_UNSEEN` unseen wrapper calls; each unseen case holds
 at most :func:`case_cap` bytes of inputs + outputs (4.25x the largest SPEC case - version 4: 1.25x -, at least 4 MiB,
 at most :data:`CASE_BYTES_CAP` = 64 MiB); an axis size is halved (keeping its tail) until the case fits. SPEC shapes
-over the cap get no fresh-seed rerun and no repeat. So unseen cases add at most 44 calls (version 7; 20 before) of at
+over the cap get no fresh-seed rerun and no repeat. So unseen cases add at most 44 calls (version 7 and later; 20 before) of at
 most 64 MiB each, within the total byte cap.
 
 The call order (SPEC and unseen cases interleaved, plus repeats) is :func:`call_plan`'s: also drawn from the
@@ -109,7 +118,7 @@ CASE_BYTES_CAP = 64 * 1024**2
 """Inputs + outputs of one unseen case stay under this unless the SPEC's own cases are bigger."""
 UNSEEN_PREFIX = "unseen"
 """Unseen case names start with it: ``unseen3-B70_D64-fp32`` (no seed: the seed is never shown to agents)."""
-UNSEEN_VERSION = 7
+UNSEEN_VERSION = 8
 """The drawing of unseen cases. Version 2 (red team s16): a power-of-two size class, the fill size in every dtype and
 above 3x the SPEC's largest, and special values (zero / constant rows, ties) in the second case of every same-shape
 pair and in the fresh-seed reruns of the SPEC's shapes (:func:`runtime.opdir._inputs.apply_special_values`).
@@ -120,7 +129,10 @@ special cases also hold tiny rows (``Case.tiny``), the same rows in every input 
 two of an axis every output keeps goes up to 8192 and the byte cap (:data:`_POW2_KEPT`). Version 7 (red team s32):
 every other special case holds its special vectors along a leading axis (``Case.columns``: a one-pass variance over
 the batch and a per-column scale without a clamp passed every verification), and the power of two runs in every
-dtype (:data:`_EVERY_DTYPE_V7`)."""
+dtype (:data:`_EVERY_DTYPE_V7`). Version 8 (red team s33): the columns layouts of inputs of rank 3 or more include
+one middle axis against all the others (``Case.middle``: a per-channel one-pass variance and a per-channel max without
+a clamp on NCHW input passed every verification), and the special vectors include ones holding the two ends of the
+range exactly (``Case.edges``: a binary cross-entropy without a clamp on ``log(1 - p)`` passed 85% of them)."""
 LEGACY_RUN_SEEDS = frozenset({
     8073106555080404082, 1375231499958067986, 4714508118518851981, 8790150582367487093, 5005340479135436709,
     4653713241000648732, 4971532019015743374, 5156450107698526626, 5087138263457286476,
@@ -355,7 +367,8 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
         out.append(Case(name=name, dims=dims, dtype=dtype, seed=new_seed(), band=band,
                         tail=_has_tail(spec, dims), unseen=True, special=special and version >= 2,
                         tiny=special and version >= 6 and not columns, columns=columns,
-                        orient=sum(c.columns for c in out), masks=special and version >= 7))
+                        orient=sum(c.columns for c in out), masks=special and version >= 7,
+                        middle=columns and version >= 8, edges=special and version >= 8))
 
     planned: list[tuple[dict[str, int], str]] = []
     first_round = 0

@@ -30,7 +30,7 @@ An *output* (never a kernel argument) may also be
 Anything else, too deep, too large or out of bounds is a :class:`DescError` (one line; the verifier reports it
 as FAIL_CHEAT naming the argument). ``cast``/``pad``/``const`` are allowed for kernel *inputs* (the wrapper may
 lay out and pad its inputs); an *output* must be a view (or copy) of a buffer some kernel wrote
-(:func:`kernel_written`), or one float-to-float cast of such a view (:func:`float_cast_source`).
+(:func:`kernel_written`), or one rounding or exactly widening cast of such a view (:func:`value_cast_source`).
 
 Only numpy, ml_dtypes and :mod:`runtime.dtypes`: loaded by the device and by the sandboxed runner.
 """
@@ -45,7 +45,7 @@ import numpy as np
 from runtime.dtypes import DTypeError, is_float_dtype, to_numpy
 
 __all__ = ["MAX_DEPTH", "MAX_PIECES", "MAX_RANK", "Built", "DescError", "build", "build_join", "canonical_nans",
-           "float_cast_source", "kernel_written", "output_root", "signature", "write_only"]
+           "honest_cast", "kernel_written", "output_root", "signature", "value_cast_source", "write_only"]
 
 MAX_DEPTH = 8
 MAX_RANK = 8
@@ -335,24 +335,43 @@ def output_root(desc: Any, roots: list[int]) -> int | None:
     return None
 
 
-def float_cast_source(desc: Any) -> Any | None:
-    """For an output described as view/copy nodes over one ``["cast", src, dtype]`` to a float dtype, with only
-    view/copy nodes down to a device buffer under it: ``src``. Else None.
+def value_cast_source(desc: Any) -> Any | None:
+    """For an output described as view/copy nodes over one ``["cast", src, dtype]`` to a float or integer dtype, with
+    only view/copy nodes down to a device buffer under it: ``src``. Else None. Whether the device accepts the cast
+    depends on the two dtypes (:func:`honest_cast`), known once ``src`` is built.
 
     Why (red team s32, a false FAIL_CHEAT): the usual mixed-precision wrapper runs an fp32 kernel and returns
-    ``y.to(x.dtype)``. A float-to-float cast only rounds what the kernel wrote (the device repeats it on its own bytes:
-    numpy / ml_dtypes round to nearest even as torch does); the device still refuses a cast of anything a kernel did
-    not write, and any other cast (float to int computes - a floor - on the host)."""
+    ``y.to(x.dtype)``; red team s33: an argmax wrapper returns the kernel's int32 ids as ``.long()`` to match
+    ``torch.argmax``. Such a cast only rounds (float to float) or widens exactly what the kernel wrote, and the device
+    repeats it on its own bytes (numpy / ml_dtypes round to nearest even as torch does); the device still refuses a
+    cast of anything a kernel did not write, and any other cast (float to int computes - a floor -, a narrowing int
+    cast wraps) on the host."""
     node = _under_layout(desc)
     if not (isinstance(node, list) and len(node) == 3 and node[0] == "cast"):
         return None
     try:
-        if not is_float_dtype(_dtype(node[2])):
-            return None
+        target = _dtype(node[2])
     except DescError:
+        return None
+    if not (is_float_dtype(target) or target.kind in "iu"):
         return None
     inner = _under_layout(node[1])
     return node[1] if isinstance(inner, list) and inner[:1] == ["buf"] else None
+
+
+def honest_cast(src: np.dtype, dst: np.dtype) -> bool:
+    """Whether a host cast of kernel-written ``src`` values to ``dst`` is one an output may be
+    (:func:`value_cast_source`): float to float (a rounding the device repeats), or a cast that keeps every value
+    exactly (``np.can_cast(.., "safe")``: int32 to int64, bool or uint8 to int32, int16 to fp32)."""
+    src, dst = np.dtype(src), np.dtype(dst)
+    if is_float_dtype(src) and is_float_dtype(dst):
+        return True
+    if not (is_float_dtype(dst) or dst.kind in "iu"):
+        return False
+    try:
+        return bool(np.can_cast(src, dst, casting="safe"))
+    except TypeError:
+        return False
 
 
 def canonical_nans(arr: np.ndarray) -> np.ndarray:

@@ -367,14 +367,14 @@ class Device:
         return int(out.nbytes)
 
     def finish_call(self, head: dict[str, Any] | None = None, *, incomplete: bool = False) -> None:
-        from runtime.dtypes import is_float_dtype
         from runtime.sandbox._desc import (
             DescError,
             build,
             build_join,
             canonical_nans,
-            float_cast_source,
+            honest_cast,
             output_root,
+            value_cast_source,
         )
 
         self.open = False
@@ -420,15 +420,16 @@ class Device:
                     outputs.append(entry)
                     continue
                 root = output_root(desc, self.roots)
-                # one float-to-float cast of what a kernel wrote (an fp32 kernel, `y.to(x.dtype)` in the wrapper):
-                # judged as the device's own rounding of its bytes (`_desc.float_cast_source`)
-                cast_src = float_cast_source(desc) if b.host_layout and is_float_dtype(b.array.dtype) else None
+                # one rounding or exactly widening cast of what a kernel wrote (an fp32 kernel and `y.to(x.dtype)`,
+                # int32 ids and `.long()` in the wrapper): the device's own cast of its bytes (`_desc.value_cast_source`)
+                cast_src = value_cast_source(desc) if b.host_layout else None
                 if cast_src is not None:
                     try:
                         inner = build(cast_src, self.inputs, self.buffers, self.roots, self.budget)
                     except DescError:
                         inner = None
-                    if inner is not None and not inner.host_layout and is_float_dtype(inner.array.dtype):
+                    if (inner is not None and not inner.host_layout
+                            and honest_cast(inner.array.dtype, b.array.dtype)):
                         root = output_root(cast_src, self.roots)
                     else:
                         cast_src = None
@@ -453,7 +454,7 @@ class Device:
                     cast = "cast" in json.dumps(desc)
                     entry["problem"] = (
                         "is a dtype cast made on the host of what the kernel wrote (an output is the kernel's bytes, or "
-                        "one float-to-float cast of them: cast inside the kernel with pypto.cast)"
+                        "one float-to-float or exactly widening cast of them: cast inside the kernel with pypto.cast)"
                         if cast else "is a copy of a wrapper input, not written by the jit kernel" if from_input else
                         "was not written by the jit kernel in this call (computed on the host)")
                     outputs.append(entry)

@@ -747,7 +747,7 @@ def _device_outcome(entry: dict[str, Any], out: Any, fresh: list[Any], remote: _
 
 def _describe_outputs(entry: dict[str, Any], out: Any, remote: _Remote, calling_mod: Any,
                       np: Any) -> list[dict[str, Any]]:
-    from runtime.sandbox._desc import canonical_nans, float_cast_source
+    from runtime.sandbox._desc import canonical_nans, value_cast_source
     from runtime.sandbox._finder import digest
 
     leaves = calling_mod.output_leaves(out)
@@ -765,9 +765,9 @@ def _describe_outputs(entry: dict[str, Any], out: Any, remote: _Remote, calling_
             described.append({"kind": "ndarray", "desc": ["host"], "digest": 0})
             continue
         desc = remote.prov.describe(leaf, output=True)
-        # a float-to-float cast of a kernel's bytes: the device casts them itself and compares without NaN payloads
-        # (torch and numpy give a cast NaN different ones; `_desc.float_cast_source`)
-        cast = float_cast_source(desc) is not None
+        # a cast of a kernel's bytes: the device casts them itself and compares without NaN payloads (torch and
+        # numpy give a cast NaN different ones; `_desc.value_cast_source`)
+        cast = value_cast_source(desc) is not None
         described.append({"kind": "ndarray", "desc": desc,
                           "digest": digest(canonical_nans(leaf)) if cast else remote.prov.device_digest(leaf)})
     entry["n_outputs"] = len(leaves)

@@ -10,15 +10,17 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from runtime.dtypes import to_numpy
 from runtime.sandbox._channel import ChannelError, FrameReader, pack, send, unpack
 from runtime.sandbox._desc import (
     DescError,
     build,
     canonical_nans,
-    float_cast_source,
+    honest_cast,
     kernel_written,
     signature,
     uninit_array,
+    value_cast_source,
 )
 from runtime.sandbox._finder import Provenance, digest
 from runtime.sandbox._shm import (
@@ -340,18 +342,33 @@ def test_an_uninitialised_allocation_mixes_two_extremes_in_every_row_and_column(
     assert np.isnan(build(["uninit", [4], "bf16"], [], [], [], 1 << 20).array.astype(np.float32)).all()
 
 
-def test_an_output_may_be_one_float_cast_of_a_device_buffer_and_nothing_else() -> None:
-    """Red team s32: an fp32 kernel whose wrapper returns ``y.to(x.dtype)`` was FAIL_CHEAT. One float-to-float cast of
-    views of a buffer is accepted (the device rounds its own bytes); a cast to an int, of an input, of a constant, a
-    cast of a cast, or a cast with a computation under it is not."""
+def test_an_output_may_be_one_value_cast_of_a_device_buffer_and_nothing_else() -> None:
+    """Red team s32: an fp32 kernel whose wrapper returns ``y.to(x.dtype)`` was FAIL_CHEAT. One cast to a float or
+    integer dtype of views of a buffer is a candidate (the device casts its own bytes); a cast of an input, of a
+    constant, a cast of a cast, a cast to bool or with a computation under it is not."""
     buf = ["buf", 0]
     view = ["view", buf, 0, [2, 3], [12, 4], "fp32"]
-    assert float_cast_source(["cast", view, "bf16"]) == view
-    assert float_cast_source(["view", ["cast", ["copy", buf], "fp16"], 0, [6], [2], "fp16"]) == ["copy", buf]
-    for bad in (["cast", view, "int32"], ["cast", ["in", 0], "bf16"], ["cast", ["const", [2], "fp32", "00000000"],
+    assert value_cast_source(["cast", view, "bf16"]) == view
+    assert value_cast_source(["cast", view, "int64"]) == view  # whether the device accepts it: `honest_cast`
+    assert value_cast_source(["view", ["cast", ["copy", buf], "fp16"], 0, [6], [2], "fp16"]) == ["copy", buf]
+    for bad in (["cast", view, "bool"], ["cast", ["in", 0], "bf16"], ["cast", ["const", [2], "fp32", "00000000"],
                 "bf16"], ["cast", ["cast", view, "fp16"], "bf16"], ["cast", view, "no_such_dtype"], view,
                 ["pad", ["cast", view, "bf16"], [[0, 1], [0, 0]], "0000"]):
-        assert float_cast_source(bad) is None, bad
+        assert value_cast_source(bad) is None, bad
+
+
+def test_the_casts_an_output_may_be_round_a_float_or_keep_every_value() -> None:
+    """Red team s33: an argmax wrapper returning the kernel's int32 ids as ``.long()`` (to match ``torch.argmax``)
+    was FAIL_CHEAT. A float-to-float rounding or an exact widening is the device's own cast; a float to an integer
+    (a floor computed on the host), a narrowing or sign-losing integer cast (it wraps) and a cast to bool are not."""
+    bf16 = to_numpy("bf16")
+    for ok in ((np.float32, bf16), (bf16, np.float32), (np.float32, np.float16), (np.int32, np.int64),
+               (np.int8, np.int32), (np.uint8, np.int16), (np.bool_, np.int64), (np.int16, np.float32),
+               (np.int32, np.float64)):
+        assert honest_cast(np.dtype(ok[0]), np.dtype(ok[1])), ok
+    for bad in ((np.float32, np.int32), (bf16, np.int64), (np.int64, np.int32), (np.int32, np.uint32),
+                (np.int32, np.int16), (np.int32, np.float32), (np.int32, np.bool_), (np.uint32, np.int32)):
+        assert not honest_cast(np.dtype(bad[0]), np.dtype(bad[1])), bad
 
 
 def test_cast_digests_compare_without_nan_payloads() -> None:
