@@ -53,6 +53,11 @@ def reader(tr: Tracer, t: Any, opname: str) -> Tensor:
     if not isinstance(t, Tensor) or t.key < 0:
         raise tr.pyerror("TypeError", f"{opname}: expected a pypto.Tensor operand, got {type(t).__name__}",
                          op=opname)
+    if t._consumed and t.kind == "param":
+        raise tr.pyerror("ValueError", f"Empty tensor. (argument '{t.name or 'tensor'}' was consumed by an earlier "
+                         "whole-tensor move `dst[:] = arg` / `dst.move(arg)`: a move hands its source over, an "
+                         "argument too; copy with `dst[:] = arg * 1.0`, or read the destination instead)",
+                         op=opname)
     if t._consumed:
         raise tr.error("F21004", f"op [{opname.upper()}]tile shape not set (Empty tensor: '{t.name or 'tensor'}'"
                        " was consumed by an earlier whole-tensor move `dst[:] = t` / `dst.move(t)`; make the "
@@ -241,6 +246,30 @@ def _check_reshaped_write(tr: Tracer, src: Tensor, dst: Tensor) -> None:
                      op="assemble")
 
 
+UB_BYTES = 196608
+"""The vector buffer (UB) of A2/A3: 192 KiB. What an op's tiles need beyond it is the wheel's pass failure
+``OP <OPCODE> in/output total size [N] exceeds MEM_UB size [196608]!`` (FFFFFF)."""
+
+
+def tile_bytes(tr: Tracer, t: Tensor) -> int:
+    """Bytes of one vec tile of ``t``: the current tile clipped to ``t``'s static extents (the tile's trailing axes
+    against ``t``'s; an axis of unknown size takes the tile's)."""
+    tile = list(tr.scopes[-1]["vec_tile"] or [])[-t.dim:] if t.dim else []
+    n = 1
+    for i, d in enumerate(t.shape):
+        ext = d._value if isinstance(d, SymbolicScalar) else int(d)
+        j = i - (t.dim - len(tile))
+        size = int(tile[j]) if 0 <= j < len(tile) else ext
+        n *= min(size, ext) if ext is not None else size
+    return n * bytes_of(t.dtype)
+
+
+def whole_bytes(t: Tensor) -> int | None:
+    """Bytes of all of ``t`` when its shape is static."""
+    shape = static_shape(t.shape)
+    return None if shape is None else math.prod(shape) * bytes_of(t.dtype)
+
+
 def static_shape(shape: list) -> list[int] | None:
     out = []
     for d in shape:
@@ -396,8 +425,7 @@ def move(self: Tensor, other: Any) -> None:
         raise tr.error("EMU_MOVE_DTYPE", f"move: source dtype {src.dtype.name} != destination dtype "
                        f"{dst.dtype.name} (insert pypto.cast)", op="move")
     _check_cross_region_move(tr, src, dst)
-    if src.kind != "param":
-        src._consumed = True
+    src._consumed = True  # an argument too (fidelity audit s33: the wheel's "Empty tensor." at its next read)
     dst._written = True
     is_param = dst.kind == "param"
     tr.emit("move", "move", {"src": src.key, "dst": dst.key, "dshape": dst.shape, "param": is_param,

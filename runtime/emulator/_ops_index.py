@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from runtime.emulator._enums import DataType
+from runtime.emulator._enums import DataType, bytes_of
 from runtime.emulator._ops_core import (
+    UB_BYTES,
     axis_index,
     check_tile,
     clone,
@@ -15,6 +16,8 @@ from runtime.emulator._ops_core import (
     one_axis_expand,
     reader,
     static_shape,
+    tile_bytes,
+    whole_bytes,
 )
 from runtime.emulator._registry import op
 from runtime.emulator._symbolic import SymbolicScalar
@@ -147,9 +150,21 @@ def gather(input: Any, dim: int, index: Any) -> Tensor:
     if Ix.dtype not in _IDX or Ix.dim != A.dim:
         raise tr.error("FC0001", "gather: index must be INT32/INT64 with the input's rank", op="gather")
     ax = axis_index(tr, "gather", dim, A.dim, "FC0000")
+    src = whole_bytes(A)  # a table of 740 x 64 fp32 with [32, 64] ids: 189440 + 8192 + 8192 + 512 > 192 KiB
+    _check_ub(tr, "gather", "GATHER_ELEMENT", None if src is None else src + tile_bytes(tr, Ix) + tile_bytes(
+        tr, Ix) // bytes_of(Ix.dtype) * bytes_of(A.dtype) + 512, "the whole source, the index tile and the output tile",
+        "index_select picks rows of a large table without loading it")
 
     return simple_op(tr, "gather", "gather", {"src": A.key, "index": Ix.key, "ax": ax}, [A, Ix], [Ix.shape],
                      [A.dtype])[0]
+
+
+def _check_ub(tr: Tracer, opname: str, opcode: str, total: int | None, what: str, hint: str) -> None:
+    """The wheel's pass failure for an op whose buffers exceed the 192 KiB vector buffer (fidelity audit s33, the
+    0.2.0 wheel in SIM: each total below is the wheel's own figure at the sizes measured)."""
+    if total is not None and total > UB_BYTES:
+        raise tr.error("FFFFFF", f"Run pass failed. (OP {opcode} in/output total size [{total}] exceeds MEM_UB size "
+                       f"[{UB_BYTES}]! - {opname} holds {what} in the vector buffer: {hint})", op=opname)
 
 
 _GM = {1: (0, 2), 2: (1, 2), 3: (0, 4), 4: (1, 4), 5: (2, 4), 6: (3, 4), 7: (0, 1)}
@@ -224,6 +239,13 @@ def _scatter(opname: str, input: Any, dim: int, index: Any, src: Any, reduce: An
         others.append(reader(tr, src, opname))
     else:
         scalar = src
+    tile = list(tr.scopes[-1]["vec_tile"] or [])
+    ext = static_shape(A.shape)
+    if reduce == "add" and ext is not None and len(tile) == A.dim and int(tile[ax]) < ext[ax]:
+        # fidelity audit s33: dest [64, 16] under a (32, 16) tile is refused, (64, 16) compiles
+        raise tr.error("FC1000", f"The axis is not supported for tile splitting, func InnerTiledScatter ({opname} with "
+                       f"reduce='add': the vec tile {tile} splits the destination's axis {ax} of {ext[ax]}; the tile "
+                       "must cover the whole scatter axis)", op=opname)
     fp = {"ax": ax, "reduce": reduce, "scalar": scalar}
     if inplace:
         return _inplace(tr, opname, A, others, "scatter", fp)
@@ -256,6 +278,11 @@ def _index_add(opname: str, input: Any, dim: int, index: Any, source: Any, alpha
     if S.dim != A.dim:
         raise tr.error("FC0000", f"{opname}: source has rank {S.dim}, input rank {A.dim}", op=opname)
 
+    dest = whole_bytes(A)  # dest [3072, 16] fp32 + 32 source rows + 32 ids: 196608 + 2048 + 128 + 32 > 192 KiB
+    ids = whole_bytes(Ix) or tile_bytes(tr, Ix)
+    _check_ub(tr, opname, "INDEX_ADD", None if dest is None else dest + tile_bytes(tr, S) + ids + 32,
+              "the whole destination, the source tile and the index tile",
+              "index_put_(..., accumulate=True) adds rows into a large tensor without loading it")
     fp = {"ax": ax, "alpha": alpha}
     if inplace:
         return _inplace(tr, opname, A, [Ix, S], "index_add", fp)
@@ -318,6 +345,11 @@ def topk(input: Any, k: int, dim: int = -1, largest: bool = True, algo: Any = No
                        "last vec tile axis)", op="topk")
     if isinstance(last, int) and not 1 <= k <= last:
         raise tr.pyerror("ValueError", f"topk: k={k} must be in [1, {last}]", op="topk")
+    if A.dtype == DataType.DT_FP32 and tile:
+        # fidelity audit s33: 3 tiles + 2 tile rows, every measured total (8x2048 .. 1x16384 fp32) the wheel's own
+        row = min(int(tile[-1]), last) * 4 if isinstance(last, int) else int(tile[-1]) * 4
+        _check_ub(tr, "topk", "BITSORT", 3 * tile_bytes(tr, A) + 2 * row, "three tiles and two tile rows",
+                  "a vec tile under 64 KiB; a long row's top-k can take the top-k of each chunk, then of those")
     return _sort_common(tr, "topk", A, k, largest)
 
 

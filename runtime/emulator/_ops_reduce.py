@@ -12,7 +12,7 @@ import numpy as np
 
 from runtime.emulator import _wheel_dtypes
 from runtime.emulator._enums import FLOAT_TYPES, DataType, bytes_of, numpy_dtype_name
-from runtime.emulator._ops_core import axis_index, check_tile, new_out, reader, static_shape
+from runtime.emulator._ops_core import UB_BYTES, axis_index, check_tile, new_out, reader, static_shape
 from runtime.emulator._ops_math import FI, F, binary
 from runtime.emulator._registry import op
 from runtime.emulator._tensor import Tensor
@@ -32,8 +32,6 @@ def _axis(tr: Tracer, opname: str, dim: Any, rank: int) -> int:
     return axis_index(tr, opname, dim, rank)
 
 
-UB_BYTES = 196608
-"""the vector unit's buffer (MEM_UB) on A2/A3: 192 KiB"""
 _UB_OPCODE = {("sum", 1): "ROWSUM_SINGLE", ("sum", 0): "ROWSUMLINE", ("amax", 1): "ROWMAX_SINGLE",
               ("amax", 0): "ROWMAXLINE", ("amin", 1): "ROWMIN_SINGLE", ("amin", 0): "ROWMINLINE"}
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from runtime.emulator._errors import EmulatorError
+from runtime.emulator._location import user_location
 from runtime.emulator.device._expr import BIN_FUNCS
 
 __all__ = ["SymbolicScalar", "as_sym", "is_symbolic", "linear_form", "simplify_int", "sym_max", "sym_min"]
@@ -99,9 +101,21 @@ class SymbolicScalar:
         raise TypeError("float() argument must be a string or a real number, not 'SymbolicScalar'")
 
     # -- arithmetic ------------------------------------------------------------------------------------
+    def _is_flag(self) -> bool:
+        return self._kind == "rt" and isinstance(self._fn, tuple) and self._fn[0] == "flag"
+
     def _bin(self, op: str, other: Any, reverse: bool = False) -> SymbolicScalar:
         o = as_sym(other)
         a, b = (o, self) if reverse else (self, o)
+        if a._is_flag() or b._is_flag():
+            # the wheel builds no expression over a loop flag (fidelity audit s33: `is_loop_begin(b) *
+            # is_loop_begin(h)`, `+ ... == 2`, `== 1`, `~`, times an index test - all F3FFFF when recorded)
+            f, ln = user_location()
+            flag = a if a._is_flag() else b
+            raise EmulatorError("F3FFFF", f"func RawSymbolicExpression: {flag!r} is a loop flag and takes no "
+                                f"operator ({op!r} here): use it bare as an `if` condition (nest one `if` per "
+                                "loop) or test the loop indices themselves (`(a + b) == 0`)", file=f, line=ln,
+                                kind="RuntimeError")
         if a._value is not None and b._value is not None:
             return SymbolicScalar(BIN_FUNCS[op](a._value, b._value))  # the device's table: folding computes what it computes
         return SymbolicScalar._make("bin", a=a, b=b, op=op)
@@ -144,7 +158,7 @@ class SymbolicScalar:
         return self
 
     def __invert__(self) -> SymbolicScalar:
-        return self._bin("==", 0)
+        return self._bin("~" if self._is_flag() else "==", 0)  # a flag raises before any operator is looked up
 
     def min(self, other: Any) -> SymbolicScalar:
         return self._bin("min", other)

@@ -251,18 +251,41 @@ def test_unaligned_multi_unroll_warnings():
     assert not s.errors
 
 
-def test_cube_tile_capacity_warning():
+def test_cube_tile_capacity_l0_is_a_pass_failure_l1_a_warning_and_a_small_operand_clips_the_tile():
+    """Fidelity audit s33 (the 0.2.0 wheel in SIM): L0A / L0B / L0C over capacity is FFFFFF ("exceeds MEM_L0B"),
+    with each L0 value clipped to the operand's extent (256 tiles on a 32 x 32 operand compile); L1 over its
+    512 KiB compiles there (a warning here)."""
     @pypto.frontend.jit
-    def k(a: pypto.Tensor([32, 32], pypto.DT_FP32), c: pypto.Tensor([32, 32], pypto.DT_FP32)):
+    def small(a: pypto.Tensor([32, 32], pypto.DT_FP32), c: pypto.Tensor([32, 32], pypto.DT_FP32)):
         pypto.set_cube_tile_shapes([256, 256], [256, 256], [256, 256])
         c[:] = pypto.matmul(a, a, pypto.DT_FP32)
 
     a = np.eye(32, dtype=F32)
     c = z(32, 32)
     with emu.session() as s:
-        k(a, c)
+        small(a, c)
     np.testing.assert_array_equal(c, a)
-    assert {d.code for d in s.warnings} == {"EMU_CUBE_CAPACITY"}
+    assert not s.warnings
+
+    @pypto.frontend.jit
+    def big(x: pypto.Tensor([256, 512], pypto.DT_FP32), w: pypto.Tensor([512, 256], pypto.DT_FP32),
+            c: pypto.Tensor([256, 256], pypto.DT_FP32)):
+        pypto.set_cube_tile_shapes([128, 128], [256, 256], [128, 128])
+        c[:] = pypto.matmul(x, w, pypto.DT_FP32)
+
+    with emu.session(), pytest.raises(emu.EmulatorError) as ei:
+        big(np.ones((256, 512), F32), np.ones((512, 256), F32), z(256, 256))
+    assert ei.value.code == "FFFFFF" and "exceeds MEM_L0A size [65536]" in str(ei.value)
+
+    @pypto.frontend.jit
+    def l1(x: pypto.Tensor([256, 512], pypto.DT_FP32), w: pypto.Tensor([512, 256], pypto.DT_FP32),
+           c: pypto.Tensor([256, 256], pypto.DT_FP32)):
+        pypto.set_cube_tile_shapes([64, 256], [64, 512], [64, 256])
+        c[:] = pypto.matmul(x, w, pypto.DT_FP32)
+
+    with emu.session() as s:
+        l1(np.ones((256, 512), F32), np.ones((512, 256), F32), c := z(256, 256))
+    assert {d.code for d in s.warnings} == {"EMU_CUBE_CAPACITY"} and np.all(c == 512.0)
 
 
 def test_parallel_assemble_promise_is_verified():

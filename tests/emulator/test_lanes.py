@@ -47,7 +47,7 @@ def heads(q: pypto.Tensor([pypto.DYNAMIC, D], pypto.DT_FP32), k: pypto.Tensor([p
           out: pypto.Tensor([pypto.DYNAMIC, D], pypto.DT_FP32), n_heads: int):
     """flash_attention_score_grad's shape: heads outside, query blocks, key blocks with a begin/end accumulator."""
     pypto.set_vec_tile_shapes(T, D)
-    pypto.set_cube_tile_shapes([T, T], [D, D], [T, T])
+    pypto.set_cube_tile_shapes([T, T], [D, D], [16, 16])  # nL0 a multiple of 16 (FC4001)
     s = q.shape[0] // n_heads
     for h in pypto.loop(n_heads, name="LOOP_h"):
         base = h * s

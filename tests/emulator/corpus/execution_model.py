@@ -417,7 +417,7 @@ def elif_chain_and_not(
         else:
             y = xt + 3.0
         pypto.assemble(y, [i * R, 0], out)
-        if ~pypto.is_loop_begin(i):
+        if ~(i == 0):  # `~` of a loop flag is F3FFFF on the wheel (fidelity s33); of an index test it compiles
             pypto.assemble(xt * 0.0 + 5.0, [i * R, 0], flags)
 
 
