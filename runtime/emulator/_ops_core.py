@@ -257,9 +257,11 @@ def tile_bytes(tr: Tracer, t: Tensor) -> int:
     tile = list(tr.scopes[-1]["vec_tile"] or [])[-t.dim:] if t.dim else []
     n = 1
     for i, d in enumerate(t.shape):
-        ext = d._value if isinstance(d, SymbolicScalar) else int(d)
+        ext: int | None = d._value if isinstance(d, SymbolicScalar) else int(d)
         j = i - (t.dim - len(tile))
-        size = int(tile[j]) if 0 <= j < len(tile) else ext
+        size: int | None = int(tile[j]) if 0 <= j < len(tile) else ext
+        if size is None:  # neither a tile axis nor a known extent: one element per tile along it
+            size = 1
         n *= min(size, ext) if ext is not None else size
     return n * bytes_of(t.dtype)
 
