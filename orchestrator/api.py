@@ -41,7 +41,7 @@ from orchestrator.agent_factory import (
     preflight,
     uses_local_model,
 )
-from orchestrator.command import cli_command
+from orchestrator.command import cli_command, shell_path
 from orchestrator.core import opdir_bridge
 from orchestrator.core.clock_policy import CLOCK_FILE, make_trace, new_id, note_clock, recorded_clock
 from orchestrator.core.driver import PromptFn, StartFn, UpdateFn, drive
@@ -270,7 +270,7 @@ def check_op_dir(root: Path, *, on_start: StartFn | None = None) -> str:
         for p in report.problems[:8]:
             where = p.file if p.line is None else f"{p.file}:{p.line}"
             lines.append(f"  {where}: {p.field + ': ' if p.field else ''}{p.message}")
-        more = f"\n  ... {len(report.problems) - 8} more (`{cli_command()} intake {root}`)" \
+        more = f"\n  ... {len(report.problems) - 8} more (`{cli_command()} intake {shell_path(root)}`)" \
             if len(report.problems) > 8 else ""
         raise ForgeError(f"intake refused {root} ({len(report.problems)} problem(s)); nothing was run:\n"
                          + "\n".join(lines) + more)
@@ -386,7 +386,7 @@ def replay(op_dir: Path | str, source: Path | str, options: RunOptions | None = 
     if inject.agents is None and not options.agents and _no_model_calls(source):
         opdir_bridge.load(root)
         raise ForgeError(f"{source} was recorded with scripted agents (no model calls in it), so it has no agent "
-                         f"answers to replay: replay it with its script, `{cli_command()} replay {op_dir} --fresh "
+                         f"answers to replay: replay it with its script, `{cli_command()} replay {shell_path(op_dir)} --fresh "
                          f"--agents scripted:<script.yaml>`, or run the script again")
     options = _recorded_options(source, options)
     op_name = check_op_dir(root, on_start=hooks.on_start)
@@ -525,7 +525,7 @@ def _replay_left_its_recording(root: Path, rid: str, op_name: str, exc: ReplayMi
     if resumed_as is not None:
         return ForgeError(f"the resumed replay left its recording: {first} (full report: {path}); its files were "
                           f"moved to .forge/previous/ and this run cannot be resumed again: start the replay "
-                          f"over with `{cli_command()} run {resumed_as} --fresh` (it is deterministic; if it stops "
+                          f"over with `{cli_command()} run {shell_path(resumed_as)} --fresh` (it is deterministic; if it stops "
                           "at the same call, the recording no longer matches this code or its options)")
     return ForgeError(f"the replay left its recording: {first} (full report: {path}); its files were moved to "
                       ".forge/previous/; a replay cannot be resumed: fix the cause (or pass the recorded run's "
@@ -541,7 +541,7 @@ def _replay_agents(root: Path, rid: str) -> tuple[AgentSet, Trace]:
         source = None
     if not source or not Path(source).is_dir():
         raise ForgeError(f"run {rid} used agents given in code, which resume cannot rebuild: start it again with "
-                         f"`{cli_command()} run {root} --fresh`")
+                         f"`{cli_command()} run {shell_path(root)} --fresh`")
     try:
         trace = Trace(tdir, run_id=rid, mode="replay", source=source, op_dir=root)
     except TraceError as exc:
@@ -642,10 +642,11 @@ def _decide(op_dir: Path | str, decision: GateDecision, gate: str | None, run_id
     if gate and gate != req.gate:
         raise ForgeError(f"run {rid} waits at gate '{req.gate}', not '{gate}'")
     if req.gate == "blocked" and decision.decision in ("approve", "reject"):
-        if decision.decision == "reject":
-            decision = GateDecision(decision="abort", note=decision.note)
-        else:
-            raise ForgeError("the run is blocked: approve needs --choice hint|raise_budget|rollback|abort", code=2)
+        # reject is no answer here, as at the prompt (UX audit s33: it was recorded as abort, which ended a run
+        # whose user wanted another attempt with the note)
+        raise ForgeError(f"the run is blocked: {decision.decision} is no answer at this gate, it needs --choice: "
+                         "`approve --choice hint --note ...` (another attempt with a hint), `--choice raise_budget`, "
+                         "`--choice rollback` or `--choice abort` (end the run)", code=2)
     if req.gate != "blocked" and decision.decision not in ("approve", "reject"):
         raise ForgeError(f"--choice applies to the blocked gate only (the run waits at '{req.gate}')", code=2)
     if decision.decision == "hint" and not decision.note.strip():

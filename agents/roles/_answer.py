@@ -190,7 +190,7 @@ def _shape_problem(exc: ValidationError) -> str:
 
 
 def pick(text: str | None, model: type[A], check: Callable[[A], R], *, truncated: bool = False,
-         max_tokens: int | None = None) -> R:
+         max_tokens: int | None = None, generated: int = 0) -> R:
     """The checked result of the first JSON object in ``text`` that validates as ``model`` and passes ``check``.
 
     Raises:
@@ -200,12 +200,12 @@ def pick(text: str | None, model: type[A], check: Callable[[A], R], *, truncated
     """
     if text is None or not text.strip():
         if truncated:
-            raise _truncated(max_tokens)
+            raise _truncated(max_tokens, generated)
         raise AnswerError("the answer was empty; reply with one JSON object")
     answer_text = without_reasoning(text)
     if not answer_text.strip():
         if truncated:
-            raise _truncated(max_tokens)
+            raise _truncated(max_tokens, generated)
         raise AnswerError("the answer holds only reasoning (a <think> block) and nothing after it; end your "
                           "reasoning with </think> and reply with the JSON object", key="only reasoning")
     objects, syntax = candidates(answer_text)
@@ -228,7 +228,7 @@ def pick(text: str | None, model: type[A], check: Callable[[A], R], *, truncated
         except AnswerError as exc:
             check_error = check_error or exc
     if truncated:
-        raise _truncated(max_tokens)
+        raise _truncated(max_tokens, generated)
     if check_error is not None:
         raise check_error
     if shape_error is not None:
@@ -239,8 +239,16 @@ def pick(text: str | None, model: type[A], check: Callable[[A], R], *, truncated
     raise AnswerError("the answer contains no JSON object; reply with exactly one JSON object and nothing else")
 
 
-def _truncated(max_tokens: int | None) -> AnswerError:
+def _truncated(max_tokens: int | None, generated: int = 0) -> AnswerError:
     limit = f" ({max_tokens} tokens)" if max_tokens else ""
+    if max_tokens and 0 < generated < 0.9 * max_tokens:
+        # UX audit s33: 678 tokens of a 1200-token limit - the prompt had filled the server's context window, and the
+        # message named the wrong limit (raising max_tokens cannot help)
+        return AnswerError(
+            f"the answer was cut off after {generated} tokens, below the token limit{limit}: the prompt and the answer "
+            "filled the model's context window (forge.toml `[context]` declares it, so that prompts are fitted); "
+            "reply with a shorter answer: the complete JSON object only, no text around it, short notes",
+            key="the answer was cut off by the context window")
     return AnswerError(
         f"the answer was cut off at the token limit{limit} before the JSON object was complete; reply with a "
         "shorter answer: the complete JSON object only, no text around it, short notes, no comments that are "

@@ -200,7 +200,8 @@ def run_role(env: RoleEnv, call: RoleCall[A, R]) -> R:
         else:
             try:
                 return pick(response.text, call.answer_model, call.check, truncated=truncated,
-                            max_tokens=params.get("max_tokens"))
+                            max_tokens=params.get("max_tokens"),
+                            generated=response.usage.completion_tokens)
             except AnswerError as exc:
                 problem = exc
             written = None if truncated else text_tool_call(response.text, call.toolbox.names)

@@ -8,7 +8,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from orchestrator.command import cli_command
+from orchestrator.command import cli_command, shell_path
 
 EXIT_PIPE = 141
 """128 + SIGPIPE: the exit code of every command whose output pipe was closed (``... | head``)."""
@@ -113,14 +113,14 @@ def print_result(result, op_dir: str) -> int:
             console.print(escape(result.message))
         label = f" #{g.seq}" if g.seq else ""
         console.print(f"[yellow]waiting at gate '{g.gate}'{label}[/]: {escape(g.title)}")
-        console.print(f"  see what it shows with `{cli_command()} show {op_dir} --gate`", soft_wrap=True)
+        console.print(f"  see what it shows with `{cli_command()} show {shell_path(op_dir)} --gate`", soft_wrap=True)
         if g.gate == "blocked":
-            console.print(f"  decide with `{cli_command()} approve {op_dir} --choice "
+            console.print(f"  decide with `{cli_command()} approve {shell_path(op_dir)} --choice "
                           "hint|raise_budget|rollback|abort [--note ...]`, then `resume`", soft_wrap=True)
         else:
-            console.print(f"  decide with `{cli_command()} approve {op_dir}` or "
-                          f"`{cli_command()} reject {op_dir} --note \"...\"`, then "
-                          f"`{cli_command()} resume {op_dir}`", soft_wrap=True)
+            console.print(f"  decide with `{cli_command()} approve {shell_path(op_dir)}` or "
+                          f"`{cli_command()} reject {shell_path(op_dir)} --note \"...\"`, then "
+                          f"`{cli_command()} resume {shell_path(op_dir)}`", soft_wrap=True)
         return 0
     if result.status == "delivered":
         console.print(f"[green]delivered[/] {result.final.get('file')} + README.md "
@@ -133,7 +133,7 @@ def print_result(result, op_dir: str) -> int:
     if result.status == "stopped":
         console.print(f"[red]stopped[/]: {escape(result.cause)}")
         console.print(f"  this is not the kernel's failure, so no agent was asked to fix it; fix the cause, then "
-                      f"`{cli_command()} resume {op_dir}`", soft_wrap=True)
+                      f"`{cli_command()} resume {shell_path(op_dir)}`", soft_wrap=True)
         if result.message:
             console.print(escape(result.message))
         return 1
@@ -228,23 +228,23 @@ def drive(op_dir: str, start, progress=None) -> int:
             why, code = "Ctrl-C", 130
         if not _has_run(op_dir):  # stopped during the intake check, before the run existed
             return fail(f"stopped ({why}) before the run started; nothing was written: start it again with "
-                        f"`{cli_command()} run {op_dir}`", code)
+                        f"`{cli_command()} run {shell_path(op_dir)}`", code)
         return fail(f"run stopped ({why}); nothing is lost: continue it with "
-                    f"`{cli_command()} resume {op_dir}`", code)
+                    f"`{cli_command()} resume {shell_path(op_dir)}`", code)
     except LLMError as exc:  # the endpoint failed for good: say what happened, not "internal error"
         if getattr(exc, "status", None) in (401, 403):  # the key, not the endpoint
             return fail(f"model call failed: {exc}; the endpoint refused the API key: set OPENAI_API_KEY to a valid "
-                        f"key for it, then continue with `{cli_command()} resume {op_dir}` (nothing is lost)")
-        return fail(f"model call failed: {exc}; nothing is lost: fix the endpoint, then continue with "
-                    f"`{cli_command()} resume {op_dir}` (or continue on another one: `{cli_command()} resume "
-                    f"{op_dir} --base-url URL [--model M]`)")
+                        f"key for it, then continue with `{cli_command()} resume {shell_path(op_dir)}` (nothing is lost)")
+        return fail(f"model call failed: {exc}; nothing is lost: {_llm_advice(exc)}, then continue with "
+                    f"`{cli_command()} resume {shell_path(op_dir)}` (or continue on another one: `{cli_command()} resume "
+                    f"{shell_path(op_dir)} --base-url URL [--model M]`)")
     except PermissionError as exc:
         return fail(f"cannot write in {op_dir}: {exc.strerror or exc} ({exc.filename}); a run needs a writable "
                     "operator directory")
     except Exception as exc:  # infrastructure failure: the checkpoint keeps the run resumable
         logging.getLogger(__name__).debug("run failed", exc_info=True)
         return fail(f"internal error: {type(exc).__name__}: {exc} (rerun with -v for details; the run can be "
-                    f"continued with `{cli_command()} resume {op_dir}`)")
+                    f"continued with `{cli_command()} resume {shell_path(op_dir)}`)")
     finally:
         for sig, handler in saved.items():
             signal.signal(sig, handler)
@@ -254,3 +254,17 @@ def drive(op_dir: str, start, progress=None) -> int:
         return print_result(result, op_dir)
     except BrokenPipeError:
         return detach_stdout()
+
+
+def _llm_advice(exc: Exception) -> str:
+    """What to change after an endpoint failed for good. UX audit s33: a prompt over the model's context window
+    (HTTP 400 "exceeds the available context size") and a slow local server (every request timed out at 120 s) were
+    both told to "fix the endpoint" - the endpoint was fine both times; forge.toml was the fix."""
+    text = str(exc).lower()
+    if getattr(exc, "status", None) == 400 and "context" in text:
+        return ("the prompt is larger than the model's context window: declare it in forge.toml (`[context]` "
+                "`\"<model>\" = <tokens>`, docs/agents.md) so prompts are fitted to it")
+    if getattr(exc, "status", None) is None and ("timed out" in text or "timeout" in text):
+        return ("every try timed out: a slow endpoint needs a larger `[llm] timeout_s` and a smaller `max_tokens` "
+                "in forge.toml (docs/agents.md)")
+    return "fix the endpoint"

@@ -16,7 +16,7 @@ from rich.table import Table
 
 from orchestrator.adapters.script_check import script_problem
 from orchestrator.cli._common import bad_base_url, bad_endpoint, console, fail
-from orchestrator.command import cli_command
+from orchestrator.command import cli_command, shell_path
 
 
 def register(sub) -> None:
@@ -195,7 +195,7 @@ def _print_summary(s) -> None:
         console.print(f"[dim]{escape(s.cycles_note)}[/]")
     for p in s.parked:
         console.print(f"[yellow]parked[/] {escape(p.task)} s{p.sample} at gate {escape(p.gate or '?')}: "
-                      f"{cli_command()} approve {escape(str(Path(s.directory) / (p.op_dir or '')))}", soft_wrap=True)
+                      f"{cli_command()} approve {escape(shell_path(str(Path(s.directory) / (p.op_dir or ''))))}", soft_wrap=True)
 
 
 def _report(args: argparse.Namespace) -> int:

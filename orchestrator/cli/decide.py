@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from orchestrator.cli._common import console, fail
-from orchestrator.command import cli_command
+from orchestrator.command import cli_command, shell_path
 from orchestrator.gates import GATES
 
 
@@ -37,7 +37,7 @@ def _approve(args: argparse.Namespace) -> int:
         return fail(exc.message, exc.code)
     what = args.choice or "approval"
     console.print(f"recorded {what} for gate {req.gate} #{req.seq} (applied once, to that gate only); continue with "
-                  f"`{cli_command()} resume {args.op_dir}`", soft_wrap=True)
+                  f"`{cli_command()} resume {shell_path(args.op_dir)}`", soft_wrap=True)
     return 0
 
 
@@ -52,5 +52,5 @@ def _reject(args: argparse.Namespace) -> int:
     except ForgeError as exc:
         return fail(exc.message, exc.code)
     console.print(f"recorded rejection for gate {req.gate} #{req.seq} (applied once, to that gate only); continue with "
-                  f"`{cli_command()} resume {args.op_dir}`", soft_wrap=True)
+                  f"`{cli_command()} resume {shell_path(args.op_dir)}`", soft_wrap=True)
     return 0

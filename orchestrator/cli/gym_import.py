@@ -13,7 +13,7 @@ import shlex
 from rich.markup import escape
 
 from orchestrator.cli._common import console, fail
-from orchestrator.command import cli_command
+from orchestrator.command import cli_command, shell_path
 
 
 def register(sub) -> None:
@@ -58,6 +58,6 @@ def _run(args: argparse.Namespace) -> int:
         console.print(f"[dim]note:[/] {escape(line)}", soft_wrap=True)
     console.print(f"[green]imported[/] {escape(report.op_name)} into {escape(str(args.dest))}: "
                   f"{', '.join(report.written)}", soft_wrap=True)
-    console.print(f"next: {cli_command()} intake {escape(str(args.dest))}; {cli_command()} verify "
+    console.print(f"next: {cli_command()} intake {escape(shell_path(str(args.dest)))}; {cli_command()} verify "
                   f"{escape(str(args.dest))} {escape(str(args.dest))}/{escape(report.op_name)}_impl.py", soft_wrap=True)
     return 0

@@ -18,7 +18,7 @@ from rich.markup import escape
 
 from orchestrator.cli._common import bad_base_url, console, drive, fail, warn_without_sandbox
 from orchestrator.cli.run import local_model_missing
-from orchestrator.command import cli_command
+from orchestrator.command import cli_command, shell_path
 
 
 def register(sub) -> None:
@@ -68,7 +68,7 @@ def _unknown_run(op_dir: str, run_id: str) -> str | None:
     if run_id in runs:
         return None
     known = f"the runs of {op_dir}: {', '.join(runs)}" if runs else f"{op_dir} has no runs yet"
-    return f"run {run_id} does not exist; {known} (`{cli_command()} resume {op_dir} --run <id>`)"
+    return f"run {run_id} does not exist; {known} (`{cli_command()} resume {shell_path(op_dir)} --run <id>`)"
 
 
 def endpoint_line(op_dir: str, run_id: str | None, given: dict[str, str]) -> str | None:

@@ -7,7 +7,7 @@ import argparse
 from rich.markup import escape
 
 from orchestrator.cli._common import console, fail
-from orchestrator.command import cli_command
+from orchestrator.command import cli_command, shell_path
 
 
 def register(sub) -> None:
@@ -45,7 +45,7 @@ def _status(args: argparse.Namespace) -> int:
     if pend is not None:
         console.print(f"pending decision: [bold]{escape(pend.decision)}[/] for gate {escape(pend.for_gate.label())}"
                       + (f" (note: {escape(pend.note)})" if pend.note else "")
-                      + f"; `{cli_command()} resume {escape(args.op_dir)}` applies it", soft_wrap=True)
+                      + f"; `{cli_command()} resume {escape(shell_path(args.op_dir))}` applies it", soft_wrap=True)
     if result.cause:
         console.print(f"[red]{result.status}[/]: {escape(result.cause)}")
     if result.message:

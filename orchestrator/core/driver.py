@@ -21,7 +21,7 @@ from pathlib import Path
 
 from langgraph.types import Command
 
-from orchestrator.command import cli_command
+from orchestrator.command import cli_command, shell_path
 from orchestrator.core.graph import compile_graph
 from orchestrator.core.services import Services
 from orchestrator.errors import RunStopped
@@ -156,7 +156,7 @@ def _drive_graph(op_dir: Path, run_id: str, svc: Services, first_input: object, 
                 write_pending(op_dir, run_id, req, interactive=False)
                 if resumed_at_gate:
                     notices.append(f"still waiting at gate '{req.gate}' ({req.gate_id(run_id).label()}): record a "
-                                   f"decision with `{cli_command()} approve {shown_as}` or `reject ... --note`")
+                                   f"decision with `{cli_command()} approve {shell_path(shown_as)}` or `reject ... --note`")
                 return build_result(op_dir, run_id, values, req, svc.timers, transitions, message=_join(notices))
             pending.unlink(missing_ok=True)
             resumed_at_gate = False

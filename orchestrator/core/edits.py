@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from orchestrator.command import cli_command
+from orchestrator.command import cli_command, shell_path
 from orchestrator.store.paths import GIT_DIR, sha256_file
 from runtime.verdicts import Verdict
 
@@ -71,7 +71,7 @@ def check_edits(root: Path, rid: str, values: dict[str, Any], waiting_at: str | 
     ``values``: the checkpoint's state; ``waiting_at``: the gate the run waits at (None: not at a gate);
     ``recorded``: ``RunMeta.inputs`` (empty for a run made before they were recorded: not checked).
     """
-    fresh = f"start a new run with `{cli_command()} run {shown_as} --fresh` (nothing of this run is deleted)"
+    fresh = f"start a new run with `{cli_command()} run {shell_path(shown_as)} --fresh` (nothing of this run is deleted)"
     changed = [(f, what, h, c) for f, what, h, c in _verified_files(values, waiting_at) if sha256_file(root / f) != h]
     if changed:
         f, what, h, commit = changed[0]

@@ -7,13 +7,14 @@ Why in core: LangGraph derives a checkpoint's pending nodes and open interrupts 
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from orchestrator.command import cli_command
+from orchestrator.command import cli_command, shell_path
 from orchestrator.core.graph import compile_graph
 from orchestrator.errors import ForgeError
 from orchestrator.store.checkpoints import RunSaver
@@ -23,7 +24,7 @@ from orchestrator.store.paths import FORGE_DIR, checkpoint_db, run_dir
 def start_over_hint(root: Path, rid: str) -> str:
     """What a user can do with a run whose state is gone: start a new one (``--fresh`` moves the old run's
     artifacts aside; nothing of the old run is deleted)."""
-    return (f"start a new run with `{cli_command()} run {root} --fresh` (the files of run {rid} stay in "
+    return (f"start a new run with `{cli_command()} run {shell_path(root)} --fresh` (the files of run {rid} stay in "
             f"{FORGE_DIR}/{run_dir(root, rid).name}/)")
 
 
@@ -52,6 +53,11 @@ def _graph_of(root: Path, rid: str) -> Iterator[Any]:
 
 
 def _unreadable(root: Path, rid: str, db: Path, exc: Exception) -> ForgeError:
+    if not os.access(db.parent, os.W_OK) or not os.access(db, os.W_OK):
+        # UX audit s33: an intact checkpoint on a read-only mount was called damaged, and `run --fresh` advised
+        return ForgeError(f"run {rid} cannot be read here: its checkpoint {db} is on a read-only file system or not "
+                          f"writable by you ({exc}; SQLite needs to write beside it even to read); copy the operator "
+                          "directory to a writable place to look at the run or continue it - nothing is damaged")
     return ForgeError(f"run {rid} cannot be read: its checkpoint {db} is damaged ({exc}), so the run cannot be "
                       f"continued; {start_over_hint(root, rid)}")
 

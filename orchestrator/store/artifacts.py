@@ -14,7 +14,7 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from orchestrator.command import cli_command
+from orchestrator.command import cli_command, shell_path
 from orchestrator.errors import ForgeError
 from orchestrator.store.paths import FORGE_DIR, list_runs, run_dir, sha256_file
 from orchestrator.store.runs import read_meta
@@ -95,7 +95,7 @@ def clear_previous_artifacts(root: Path, op_name: str | None, fresh: bool, *, ke
             raise ForgeError(f"{root} holds artifacts of an earlier run ({listed}); {what}. The latest run ({latest}) "
                              f"{why}: to start over, pass --fresh, which moves them to .forge/previous/ first")
         raise ForgeError(f"{root} holds artifacts of an earlier run ({listed}); {what}. To continue the latest "
-                         f"run ({latest}) where it stopped: {cli_command()} resume {root}. To start "
+                         f"run ({latest}) where it stopped: {cli_command()} resume {shell_path(root)}. To start "
                          "over: pass --fresh, which moves them to .forge/previous/ first")
     dest = root / FORGE_DIR / "previous" / _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%S%f")
     dest.mkdir(parents=True)

@@ -11,7 +11,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from agents.trace import read_events
-from orchestrator.command import cli_command
+from orchestrator.command import cli_command, shell_path
 from orchestrator.gates import GateRequest, RecordedDecision
 from orchestrator.store.paths import list_runs, trace_dir
 from orchestrator.store.runs import lock_holder, read_decision, read_json, read_pending, stopped_path
@@ -127,9 +127,9 @@ def run_status(op_dir: Path, rid: str, values: dict, nxt: tuple, interrupts: lis
     elif res.status == "running" and live and holder:
         res.message = f"run {rid} is in progress (pid {holder.get('pid')})"
     elif res.status == "stopped":
-        res.message = f"fix the cause, then continue with `{cli_command()} resume {where}`"
+        res.message = f"fix the cause, then continue with `{cli_command()} resume {shell_path(where)}`"
     elif res.status == "interrupted":
-        res.message = f"run {rid} stopped before {', '.join(nxt)}; continue it with `{cli_command()} resume {where}`"
+        res.message = f"run {rid} stopped before {', '.join(nxt)}; continue it with `{cli_command()} resume {shell_path(where)}`"
     return res
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from orchestrator.command import cli_command
+from orchestrator.command import cli_command, shell_path
 from orchestrator.errors import ForgeError
 from orchestrator.gates import ApproveMode, GateId, GateRequest, RecordedDecision
 from orchestrator.store.paths import FORGE_DIR, LOCK_FILE, list_runs, run_dir
@@ -82,7 +82,7 @@ def read_meta(op_dir: Path, run_id: str) -> RunMeta:
     except (OSError, ValueError) as exc:
         raise ForgeError(f"run {run_id} cannot be read: {path} is {_meta_problem(exc)}, so how the run was started "
                          f"is unknown and it cannot be continued; start a new run with `{cli_command()} run "
-                         f"{op_dir} --fresh` (the files of run {run_id} stay in {path.parent.relative_to(op_dir)}/)"
+                         f"{shell_path(op_dir)} --fresh` (the files of run {run_id} stay in {path.parent.relative_to(op_dir)}/)"
                          ) from None
 
 
@@ -130,8 +130,13 @@ class RunLock:
             fd, depth = RunLock._held[self.path]
             RunLock._held[self.path] = (fd, depth + 1)
             return self
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:  # UX audit s33: `prune` on a read-only op dir printed this as a traceback
+            raise ForgeError(f"cannot take the run lock {self.path}: {exc.strerror or exc} (a read-only file system "
+                             "or a directory you cannot write); copy the operator directory to a writable place to "
+                             "continue or change its runs") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -247,7 +252,7 @@ def record_decision(op_dir: Path, run_id: str, decision: RecordedDecision) -> No
     if existing is not None and existing.for_gate == decision.for_gate:
         raise ForgeError(f"a decision ({existing.decision}) is already recorded for gate "
                          f"{existing.for_gate.label()} of run {run_id}; `{cli_command()} resume "
-                         f"{op_dir}` applies it (a decision is taken once)")
+                         f"{shell_path(op_dir)}` applies it (a decision is taken once)")
     write_json_atomic(decision_path(op_dir, run_id), decision.model_dump())
 
 

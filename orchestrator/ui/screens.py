@@ -76,7 +76,7 @@ def gate_renderables(view: GateView, req: GateRequest | None = None) -> list:
             facts.add_row(escape(k), escape(v))
         out.append(facts)
     if view.cause:
-        out.append(Panel("\n".join(escape(c) for c in view.cause), title="cause (last verify report)",
+        out.append(Panel("\n".join(escape(c) for c in view.cause), title=f"cause ({view.cause_source})",
                          title_align="left", border_style="red"))
     if view.decomposition:
         out.append(_dict_table(view.decomposition, "decomposition"))

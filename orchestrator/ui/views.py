@@ -70,6 +70,9 @@ class GateView(BaseModel):
     coverage: list[dict[str, str]] = Field(default_factory=list)
     coverage_note: str = ""
     cause: list[str] = Field(default_factory=list)
+    cause_source: str = "last verify report"
+    """Where ``cause`` comes from, for its title: the last verify report, or the module's last feedback when no
+    verification ran (UX audit s33: an agent error was titled "last verify report")."""
     counters: dict[str, Any] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)
     """Further lines the gate itself carries (e.g. the real toolchain's second opinion at the final gate)."""
@@ -248,7 +251,9 @@ def perf_view(values: dict, gate: str) -> GateView:
 def blocked_view(op_dir: Path, run_id: str, values: dict) -> GateView:
     b = values.get("blocked") or {}
     view = GateView(gate="blocked", module=b.get("module"))
-    view.facts = [("reason", str(b.get("reason"))), ("last verdict", str(values.get("last_verdict")))]
+    verdict = values.get("last_verdict")
+    view.facts = [("reason", str(b.get("reason"))),
+                  ("last verdict", str(verdict) if verdict else "none (no verification in this module yet)")]
     rel = values.get("last_report")
     report = read_report(op_dir / rel) if rel else None
     view.cause = list(report.reasons[:6]) if report is not None else []
@@ -258,6 +263,7 @@ def blocked_view(op_dir: Path, run_id: str, values: dict) -> GateView:
         view.diagnosis = _latest_diagnosis(mods[k - 1])
         if not view.cause:
             view.cause = [str(x) for x in mods[k - 1].get("feedback", [])[-3:]]
+            view.cause_source = "the module's last feedback"
         view.notes += identical_attempts(op_dir, run_id, k)
     view.cases = case_rows(report)
     return view

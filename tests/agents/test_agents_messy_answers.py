@@ -69,6 +69,17 @@ def test_truncated_answer_says_so_and_the_next_request_asks_for_less(tmp_path: P
     assert [c.finish_reason for c in trace.llm_calls] == ["length", "stop"]
 
 
+def test_an_answer_cut_off_by_the_context_window_says_so(tmp_path: Path) -> None:
+    """UX audit s33: 678 tokens of a 1200-token limit were generated when the prompt filled the server's context; the
+    message named the token limit, which raising cannot help."""
+    cut = json.dumps(GOOD)[:120]
+    script = [completion(cut, finish_reason="length", completion_tokens=678), completion(json.dumps(GOOD))]
+    result, requests, _ = _run(tmp_path, script, toml="max_tokens = 1200\n")
+    assert not isinstance(result, Exception) and result.content == KERNEL
+    repair = requests[1]["messages"][-1]["content"]
+    assert "cut off after 678 tokens, below the token limit (1200 tokens)" in repair and "context window" in repair
+
+
 def test_tool_call_written_as_text_is_run_as_a_tool_call(tmp_path: Path) -> None:
     written = ('I will read the pattern first.\n<tool_call>\n{"name": "read_skill", "arguments": '
                '{"section": "patterns#tail-valid-shape"}}\n</tool_call>')

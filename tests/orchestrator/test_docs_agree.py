@@ -53,6 +53,10 @@ def test_approve_misuse_at_the_blocked_gate_is_exit_2(op_copy, script, cli) -> N
     p = cli("approve", str(op))
     assert p.returncode == 2 and "needs --choice" in p.stderr, p.stderr
     assert cli("approve", str(op), "--choice", "hint").returncode == 2
+    # UX audit s33: `reject` here was recorded as abort ("recorded rejection", rc 0) and the resume ended the run
+    p = cli("reject", str(op), "--note", "try the other tiling")
+    assert p.returncode == 2 and "no answer at this gate" in p.stderr and "--choice hint" in p.stderr, p.stderr
+    assert "pending decision" not in cli("status", str(op)).stdout  # nothing was recorded
     assert cli("approve", str(op), "--choice", "abort").returncode == 0
 
 

@@ -1,0 +1,93 @@
+"""UX audit s33 (a user on a local llama.cpp server, read-only op dirs, paths with spaces): what a failure tells the
+user to do next."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from rich.console import Console
+
+
+@pytest.mark.parametrize(("status", "message", "advice"), [
+    (400, 'HTTP 400 from http://127.0.0.1:1/v1 after 0 retries: {"error":{"message":"request (8265 tokens) exceeds '
+          'the available context size (8192 tokens)","type":"exceed_context_size_error"}}', "[context]"),
+    (None, "no answer from http://127.0.0.1:1/v1 after 4 retries: Request timed out.", "timeout_s"),
+    (500, "HTTP 500 from http://127.0.0.1:1/v1 after 4 retries: boom", "fix the endpoint")])
+def test_an_endpoint_failure_names_what_to_change(monkeypatch, status, message, advice) -> None:
+    """Before: a prompt over the server's context and a slow server were both "fix the endpoint" - the endpoint was
+    fine both times, forge.toml was the fix."""
+    from agents.llm import LLMError
+    from orchestrator.cli import _common
+
+    buf = io.StringIO()
+    monkeypatch.setattr(_common, "err_console", Console(file=buf, width=400))
+
+    def failed():
+        raise LLMError(message, status=status)
+
+    assert _common.drive("/tmp/op", failed) == 1
+    out = buf.getvalue()
+    assert advice in out and "nothing is lost" in out, out
+    assert ("fix the endpoint" in out) == (advice == "fix the endpoint"), out
+
+
+def test_suggested_commands_quote_a_path_with_spaces(monkeypatch, tmp_path) -> None:
+    """Before: `... run /tmp/my ops/silu` - pasted into a shell, `show` said "unrecognized argument"."""
+    import shlex
+
+    from orchestrator.cli import _common
+
+    buf = io.StringIO()
+    monkeypatch.setattr(_common, "err_console", Console(file=buf, width=400))
+    op = tmp_path / "my ops" / "sïlu é"
+    op.mkdir(parents=True)
+
+    def stopped():
+        raise KeyboardInterrupt
+
+    assert _common.drive(str(op), stopped) == 130
+    suggested = buf.getvalue().split("`")[1]
+    assert shlex.split(suggested)[-1] == str(op), buf.getvalue()
+
+
+def test_a_read_only_op_dir_is_named_not_called_damaged(monkeypatch, tmp_path) -> None:
+    """Before: `prune` printed an OSError traceback from the run lock, and `status` called an intact checkpoint on a
+    read-only mount "damaged" and advised `run --fresh`. (Root ignores permissions, so the read-only mount is
+    simulated: EROFS from the lock's open, no write access for SQLite.)"""
+    import errno
+    import os
+    import sqlite3
+
+    from orchestrator.core import snapshot
+    from orchestrator.errors import ForgeError
+    from orchestrator.store import runs
+
+    real_open = os.open
+
+    def ro_open(path, flags, *a):
+        if str(path).endswith("lock"):
+            raise OSError(errno.EROFS, "Read-only file system", str(path))
+        return real_open(path, flags, *a)
+
+    monkeypatch.setattr(runs.os, "open", ro_open)
+    with pytest.raises(ForgeError) as info, runs.RunLock(tmp_path, "r1"):
+        pass
+    assert "Read-only file system" in str(info.value) and "writable place" in str(info.value)
+
+    db = tmp_path / "checkpoints.sqlite"
+    db.write_bytes(b"")
+    monkeypatch.setattr(snapshot.os, "access", lambda *a: False)
+    msg = str(snapshot._unreadable(tmp_path, "r1", db, sqlite3.OperationalError("unable to open database file")))
+    assert "read-only" in msg and "nothing is damaged" in msg and "--fresh" not in msg
+
+
+def test_a_blocked_gate_before_any_verification_says_so(tmp_path) -> None:
+    """Before: `last verdict  None` and the agent's error under "cause (last verify report)"."""
+    from orchestrator.ui.views import blocked_view
+
+    values = {"blocked": {"module": 1, "reason": "early stop"}, "last_verdict": None, "last_report": None,
+              "modules": [{"feedback": ["implementer failed: the model sent a byte-identical answer twice"]}]}
+    view = blocked_view(tmp_path, "r1", values)
+    assert dict(view.facts)["last verdict"] == "none (no verification in this module yet)"
+    assert view.cause_source == "the module's last feedback" and "byte-identical" in view.cause[0]
