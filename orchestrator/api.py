@@ -51,7 +51,7 @@ from orchestrator.core.services import RunConfig, Services, VerifierFn, utc_now
 from orchestrator.core.snapshot import snapshot
 from orchestrator.core.state import RunCounters
 from orchestrator.core.verifier_bridge import real_verifier, seeded_verifier
-from orchestrator.errors import ForgeError, RunStopped
+from orchestrator.errors import ForgeError, RunStopped, no_op_dir
 from orchestrator.gates import ApproveMode, GateDecision, GateRequest, RecordedDecision
 from orchestrator.store.artifacts import clear_previous_artifacts, copy_op_inputs, design_hashes
 from orchestrator.store.checkpoints import PruneResult, create_checkpoints
@@ -568,7 +568,7 @@ def resume(op_dir: Path | str, *, run_id: str | None = None, approve: ApproveMod
     hooks, inject = hooks or Hooks(), inject or Injected()
     root = Path(op_dir).resolve()
     if not root.is_dir():
-        raise ForgeError(f"operator directory not found: {op_dir}")
+        raise ForgeError(no_op_dir(op_dir))
     try:
         rid = run_id or latest_run(root)
     except ForgeError as exc:
@@ -624,7 +624,7 @@ def resume(op_dir: Path | str, *, run_id: str | None = None, approve: ApproveMod
 def _decide(op_dir: Path | str, decision: GateDecision, gate: str | None, run_id: str | None) -> GateRequest:
     root = Path(op_dir).resolve()
     if not root.is_dir():
-        raise ForgeError(f"operator directory not found: {op_dir}")
+        raise ForgeError(no_op_dir(op_dir))
     rid = run_id or latest_run(root)
     read_meta(root, rid)  # a damaged run.json: the run cannot be resumed, so a decision for it is refused
     holder = lock_holder(root)
@@ -685,7 +685,7 @@ def status(op_dir: Path | str, *, run_id: str | None = None) -> RunResult:
     """Summary of the latest run: modules, attempts, verdicts, costs, where it waits, pending decisions."""
     root = Path(op_dir).resolve()
     if not root.is_dir():
-        raise ForgeError(f"operator directory not found: {op_dir}")
+        raise ForgeError(no_op_dir(op_dir))
     rid = run_id or latest_run(root)
     read_meta(root, rid)  # a damaged run.json is said at once, not found by the resume it would break
     return run_status(root, rid, *snapshot(root, rid), shown_as=str(op_dir))
@@ -695,7 +695,7 @@ def audit(op_dir: Path | str) -> HistoryAudit:
     """Check every verified transition in the op dir's audit history against its stored PASS report."""
     root = Path(op_dir).resolve()
     if not root.is_dir():
-        raise ForgeError(f"operator directory not found: {op_dir}")
+        raise ForgeError(no_op_dir(op_dir))
     if not (root / ".forge" / "git" / "HEAD").is_file():
         raise ForgeError(f"{op_dir} has no audit history (.forge/git); run it first")
     return _audit(root, verified_transitions(root))
@@ -707,7 +707,7 @@ def prune(op_dir: Path | str, *, keep: int = 20) -> PruneResult:
         raise ForgeError("--keep must be at least 1 (the latest checkpoint is needed to resume)")
     root = Path(op_dir).resolve()
     if not root.is_dir():
-        raise ForgeError(f"operator directory not found: {op_dir}")
+        raise ForgeError(no_op_dir(op_dir))
     if not (root / FORGE_DIR).is_dir():  # no run here: nothing to prune, and nothing is written
         return PruneResult(runs=0, deleted=0, kept=0)
     with RunLock(root, "prune"):  # a live run writes its checkpoints: never delete under it

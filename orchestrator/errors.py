@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 
 class ForgeError(RuntimeError):
     """A user mistake or an unusable situation (missing dir, invalid SPEC, run in progress, nothing to resume)."""
@@ -26,3 +28,12 @@ class RunStopped(ForgeError):
     def __init__(self, cause: str, message: str) -> None:
         super().__init__(message)
         self.cause = cause
+
+
+def no_op_dir(op_dir: object) -> str:
+    """The message for an operator directory argument that is not one (UX audit s33: `run /etc/passwd` said "not
+    found" of a file that exists)."""
+    path = Path(str(op_dir))
+    if path.is_file():
+        return f"{op_dir} is a file, not an operator directory (give the directory holding SPEC.md and golden.py)"
+    return f"operator directory not found: {op_dir}"

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from orchestrator.errors import ForgeError
+from orchestrator.errors import ForgeError, no_op_dir
 from runtime.frontmatter import split_front_matter
 from runtime.opdir import OpDirError, load_op_dir
 from runtime.opdir import complexity as _complexity
@@ -75,7 +75,7 @@ def load(op_dir: Path) -> OpInfo:
     """
     op_dir = Path(op_dir)
     if not op_dir.is_dir():
-        raise ForgeError(f"operator directory not found: {op_dir}")
+        raise ForgeError(no_op_dir(op_dir))
     key = _content_key(op_dir)
     if key is not None and key in _MEMO:
         return _MEMO[key].model_copy(deep=True)

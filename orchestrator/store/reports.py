@@ -12,7 +12,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.errors import ForgeError
+from orchestrator.errors import ForgeError, no_op_dir
 from orchestrator.store.paths import FORGE_DIR, reports_dir
 
 if TYPE_CHECKING:
@@ -72,7 +72,7 @@ def find_report(op_dir: Path, prefix: str | None) -> Path:
         ForgeError: no op dir, no report, no match or more than one.
     """
     if not op_dir.is_dir():
-        raise ForgeError(f"operator directory not found: {op_dir}")
+        raise ForgeError(no_op_dir(op_dir))
     found = sorted((op_dir / FORGE_DIR).glob("run-*/reports/*.json"), key=lambda p: p.stat().st_mtime)
     if not found:
         raise ForgeError(f"no stored verify report under {op_dir / FORGE_DIR}; run it first")

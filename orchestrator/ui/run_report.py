@@ -26,7 +26,7 @@ from pydantic import BaseModel
 
 from orchestrator.core.snapshot import history as run_history
 from orchestrator.core.snapshot import snapshot
-from orchestrator.errors import ForgeError
+from orchestrator.errors import ForgeError, no_op_dir
 from orchestrator.store.artifacts import attempts_dir
 from orchestrator.store.paths import run_dir
 from orchestrator.store.reports import load_report
@@ -246,7 +246,7 @@ def build_report(op_dir: Path | str, *, run_id: str | None = None, out: Path | s
     t0 = time.perf_counter()
     root = Path(op_dir).resolve()
     if not root.is_dir():
-        raise ForgeError(f"operator directory not found: {op_dir}")
+        raise ForgeError(no_op_dir(op_dir))
     rid = run_id or latest_run(root)
     if not run_dir(root, rid).is_dir():
         raise ForgeError(f"no run {rid} in {root / '.forge'}")

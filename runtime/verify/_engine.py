@@ -234,10 +234,17 @@ def _step_paths(op_dir: str | Path, target: str | Path, previous_stage: str | Pa
     """Usage errors (missing op dir / target / previous stage, target outside the op dir) raise, nothing else."""
     op_path = Path(op_dir)
     if not op_path.is_dir():
-        raise VerifyUsageError(f"operator directory {op_dir} does not exist")
+        raise VerifyUsageError(f"operator directory {op_dir} is a file, not a directory" if op_path.is_file() else
+                               f"operator directory {op_dir} does not exist")
     tgt = _resolve(op_path, target)
+    if tgt.is_dir():
+        raise VerifyUsageError(f"target {target} is a directory: give the kernel's .py file (a stage file or "
+                               f"<op>_impl.py inside {op_dir})")
     if not tgt.is_file():
         raise VerifyUsageError(f"target {target} does not exist (give a path inside {op_dir})")
+    if tgt.suffix != ".py":  # UX audit s33: `verify op op/SPEC.md` ran a whole verification of a YAML file
+        raise VerifyUsageError(f"target {target} is not a Python file: give the kernel's .py file (a stage file or "
+                               f"<op>_impl.py inside {op_dir})")
     try:
         tgt.resolve().relative_to(op_path.resolve())
     except ValueError:

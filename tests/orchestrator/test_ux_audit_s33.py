@@ -91,3 +91,21 @@ def test_a_blocked_gate_before_any_verification_says_so(tmp_path) -> None:
     view = blocked_view(tmp_path, "r1", values)
     assert dict(view.facts)["last verdict"] == "none (no verification in this module yet)"
     assert view.cause_source == "the module's last feedback" and "byte-identical" in view.cause[0]
+
+
+def test_a_path_of_the_wrong_kind_is_named_as_such(tmp_path) -> None:
+    """Before: `run /etc/passwd` said "not found"; `runtime.verify op op/SPEC.md` ran a whole verification of the
+    YAML file; `runtime.verify op op/modules` said the directory "does not exist"."""
+    from orchestrator.errors import no_op_dir
+    from runtime.verify import VerifyUsageError
+    from runtime.verify._engine import _step_paths
+
+    f = tmp_path / "notes.txt"
+    f.write_text("x")
+    assert "is a file, not an operator directory" in no_op_dir(f)
+    assert no_op_dir(tmp_path / "nope") == f"operator directory not found: {tmp_path / 'nope'}"
+    (tmp_path / "SPEC.md").write_text("---\n")
+    (tmp_path / "modules").mkdir()
+    for target, said in (("SPEC.md", "is not a Python file"), ("modules", "is a directory")):
+        with pytest.raises(VerifyUsageError, match=said):
+            _step_paths(tmp_path, tmp_path / target, None)
