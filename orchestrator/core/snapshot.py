@@ -96,4 +96,19 @@ def history(root: Path, rid: str) -> list[dict]:
         if key not in seen:
             seen.add(key)
             unique.append(row)
+    # a checkpoint holds the state AFTER its node: a module gate has already moved on to the next module (UX audit
+    # s33: M1's gate was shown as "gate_module M2"). A node is shown with the module it worked on - the one active
+    # when it started -, and the stages after the modules with none.
+    before: dict | None = None
+    for row in unique:
+        after = dict(row)
+        if row["node"] not in _MODULE_NODES:
+            row["module"] = row["attempt"] = None
+        elif before is not None and before["module"] and before["module"] != row["module"]:
+            row["module"], row["attempt"] = before["module"], before["attempt"]
+        before = after
     return unique
+
+
+_MODULE_NODES = frozenset({"implement", "verify", "audit", "debug", "gate_module", "gate_blocked"})
+"""The nodes that work on one module (the others: the design before the modules, cleanup and delivery after)."""

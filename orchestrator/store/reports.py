@@ -8,6 +8,7 @@ copies of a number parser disagreed on booleans). Every reader here returns the 
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -79,12 +80,24 @@ def find_report(op_dir: Path, prefix: str | None) -> Path:
     if not prefix:
         return found[-1]
     matches = {p.stem: p for p in found if p.stem.startswith(prefix.lower())}
+    if not matches:  # an evidence id, as the delivered README.md and MEMORY.md cite a report (UX audit s33)
+        matches = {p.stem: p for p in found if _evidence_of(p).startswith(prefix.lower())}
     if not matches:
-        raise ForgeError(f"no stored report matches {prefix!r} (reports live in .forge/run-*/reports/)")
+        raise ForgeError(f"no stored report matches {prefix!r} (a report hash or evidence id; reports live in "
+                         ".forge/run-*/reports/)")
     if len(matches) > 1:
         raise ForgeError(f"{prefix!r} matches {len(matches)} reports ({', '.join(sorted(matches)[:4])}, ...): "
                          "give more characters")
     return next(iter(matches.values()))
+
+
+def _evidence_of(path: Path) -> str:
+    """The ``evidence`` id a stored report carries ("" when it cannot be read)."""
+    try:
+        value = json.loads(path.read_text(encoding="utf-8")).get("evidence")
+    except (OSError, ValueError, AttributeError):
+        return ""
+    return value if isinstance(value, str) else ""
 
 
 def hash_for(hashes: dict[str, str], rel: str, op_dir: Path) -> str | None:

@@ -109,3 +109,37 @@ def test_a_path_of_the_wrong_kind_is_named_as_such(tmp_path) -> None:
     for target, said in (("SPEC.md", "is not a Python file"), ("modules", "is a directory")):
         with pytest.raises(VerifyUsageError, match=said):
             _step_paths(tmp_path, tmp_path / target, None)
+
+
+def test_show_finds_a_report_by_the_evidence_id_the_delivered_readme_cites(tmp_path) -> None:
+    """Before: README.md cited `evidence 813dd45ebbfc4262` and `show op 813dd45e` said no stored report matches."""
+    import json
+
+    from orchestrator.errors import ForgeError
+    from orchestrator.store.reports import find_report
+
+    reports = tmp_path / ".forge" / "run-1" / "reports"
+    reports.mkdir(parents=True)
+    (reports / "2494a266be27aa.json").write_text(json.dumps({"evidence": "813dd45ebbfc4262", "verdict": "PASS"}))
+    (reports / "77aa00.json").write_text(json.dumps({"evidence": "0123", "verdict": "FAIL_NUMERIC"}))
+    assert find_report(tmp_path, "2494a2").name == "2494a266be27aa.json"
+    assert find_report(tmp_path, "813dd45e").name == "2494a266be27aa.json"
+    with pytest.raises(ForgeError, match="evidence id"):
+        find_report(tmp_path, "ffff")
+
+
+def test_the_timeline_shows_each_node_with_the_module_it_worked_on(op_copy, script, cli) -> None:
+    """Before: a checkpoint's state is the one after its node, so M1's module gate showed as `gate_module M2` and
+    cleanup, the final verification and the report as `M3`."""
+    from orchestrator.core.snapshot import history
+    from orchestrator.store.runs import latest_run
+
+    op = op_copy("sqrecip")
+    s = script("sqrecip", implement={1: ["m1.py"], 2: ["m12.py"], 3: ["m123.py"]})
+    p = cli("run", str(op), "--approve", "auto", "--agents", f"scripted:{s}")
+    assert p.returncode == 0 and "delivered" in p.stdout, p.stdout + p.stderr
+    rows = history(op, latest_run(op))
+    assert [r["module"] for r in rows if r["node"] == "gate_module"] == [1, 2, 3]
+    assert [r["module"] for r in rows if r["node"] == "implement"] == [1, 2, 3]
+    assert all(r["module"] is None for r in rows if r["node"] in ("intake", "design", "cleanup", "gate_final",
+                                                                   "report"))
