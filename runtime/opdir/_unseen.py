@@ -51,9 +51,11 @@ What :func:`unseen_cases` draws (``rng = default_rng([seed, 0x7e5])``), from the
   op), from 256 on an axis every output keeps, and the call cap is :data:`MAX_UNSEEN` (44; 20 before).
 
 - (version 8) the columns cases of inputs of rank 3 or more also take **one middle axis against all the others**
-  (vectors over B, H and W for each channel of [B, C, H, W]: the statistics of a BatchNorm2d), after the two
-  multi-axis layouts and before the single axes, and some special vectors hold the **two ends of the range** exactly
-  (a quarter of their elements each; one each for a SPEC with ``ties: unspecified``): red team s33 - a per-channel
+  (vectors over B, H and W for each channel of [B, C, H, W]: the statistics of a BatchNorm2d) - first for rank 4 and
+  more, after the two multi-axis layouts for rank 3 -, and some special vectors hold the **two ends of the range**
+  exactly (a quarter of their elements each; one each for a SPEC with ``ties: unspecified``; single vectors and
+  one-element vectors too), with the near-constant kind first where vectors are fewer than kinds: red team s33 and
+  s33b - a per-channel
   one-pass variance and a per-channel ``x / amax`` without a clamp on NCHW input, and a binary cross-entropy clamping
   ``log(p)`` but not ``log(1 - p)`` (p exactly 1.0 came only from a constant row rounding up: 15% of verifications)
   passed.

@@ -36,19 +36,20 @@ def _channel_kinds(x: np.ndarray) -> dict[str, bool]:
 
 
 def test_version_8_columns_cases_take_a_middle_axis_against_all_others_in_turn() -> None:
-    """Rank 4: all leading, all trailing, axis 1 against the rest, axis 2 against the rest, then each leading axis -
-    so the third columns case of a verification holds zero, constant and near-constant channels."""
+    """Rank 4: the channel (axis 1 against the rest) first - red team s33b: third in turn, a ResNet-sized SPEC's
+    byte budget left one to three columns cases and a one-pass per-channel variance passed 91% of verifications -,
+    then all trailing, all leading, axis 2 against the rest, each leading axis."""
     rng = np.random.default_rng(5)
     x0 = rng.uniform(-20, 20, (8, 16, 4, 8))
     got = {o: _channel_kinds(apply_special_values(NCHW, _case(1 << 20, orient=o), 0, x0)) for o in range(7)}
-    assert all(got[2].values()), got[2]  # orient 2: one vector per channel
-    assert not any(got[o]["near"] for o in (0, 1, 3, 4, 5, 6))  # no other layout makes a channel near-constant
+    assert all(got[0].values()) and all(got[7 % 7].values()), got[0]  # orient 0 (and 7): one vector per channel
+    assert not any(got[o]["near"] for o in range(1, 7))  # no other layout makes a channel near-constant
     # version 7's layouts (no middle axis): no orientation gives a zero, constant or near-constant channel
     for o in range(5):
         old = apply_special_values(NCHW, _case(1 << 20, orient=o, middle=False, edges=False), 0, x0)
         assert not any(_channel_kinds(old).values()), o
     # and the values put back where they belong: the layout is a permutation of axes, nothing else moves
-    x2 = apply_special_values(NCHW, _case(1 << 20, orient=2), 0, x0)
+    x2 = apply_special_values(NCHW, _case(1 << 20, orient=0), 0, x0)
     assert x2.shape == x0.shape and x2.flags.c_contiguous
     same = np.moveaxis(x2 == x0, 1, 0).reshape(16, -1)
     assert same[0].all() and same.all(axis=1).any()  # the first vector stays ordinary, and some others
@@ -96,3 +97,41 @@ def test_integer_and_low_precision_edges_are_values_the_ordinary_draw_could_make
     got = apply_special_values(h, _case(9, orient=0, columns=False), 0, x)
     assert got.dtype == np.float16 and np.isfinite(got).all()
     assert float(got.min()) == -65504.0 and float(got.max()) == float(np.float16(0.2998))
+
+
+def test_rank_3_keeps_the_multi_axis_layouts_first() -> None:
+    t = TensorSpec(name="x", shape=["B", "L", "D"], dtype="fp32", range=[-1.0, 1.0])
+    x0 = np.random.default_rng(6).uniform(-1, 1, (8, 6, 32))
+    lead = apply_special_values(t, _case(7, orient=0), 0, x0)
+    assert np.any(np.all(lead.reshape(-1, 32) == 0, axis=0))  # a feature zero over all of B x L
+    trail = apply_special_values(t, _case(7, orient=1), 0, x0)
+    assert np.any(np.all(trail.reshape(8, -1) == 0, axis=1))  # a whole sample zero
+    mid = apply_special_values(t, _case(7, orient=2), 0, x0)
+    assert np.any(np.all(np.moveaxis(mid, 1, 0).reshape(6, -1) == 0, axis=1))  # a position zero over B x D
+
+
+@pytest.mark.parametrize("seed", [3, 1 << 20, 2**61 + 5])
+def test_a_single_vector_and_one_element_vectors_get_both_ends(seed: int) -> None:
+    """Red team s33b: binary cross-entropy on p [N] never met p = 0 or 1 (a single vector got ties only), on [N, 1]
+    only p = 0 (one element: the high end was written only beside the low one)."""
+    p1 = TensorSpec(name="p", shape=["B"], dtype="fp32", range=[0.0, 1.0])
+    x = np.random.default_rng(seed).uniform(0, 1, 64).astype(np.float32)
+    for columns in (False, True):
+        got = apply_special_values(p1, _case(seed, orient=0, columns=columns), 0, x)
+        assert (got == 1.0).any() and (got == 0.0).any()
+        untied = apply_special_values(p1, _case(seed, orient=0, columns=columns), 0, x, ties=False)
+        assert untied[0] == x[0] and (untied == 1.0).sum() == (untied == 0.0).sum() == 1  # the first element kept
+    p2 = TensorSpec(name="p", shape=["B", 1], dtype="fp32", range=[0.0, 1.0])
+    x2 = np.random.default_rng(seed).uniform(0, 1, (64, 1)).astype(np.float32)
+    for columns in (False, True):
+        got = apply_special_values(p2, _case(seed, orient=0, columns=columns), 0, x2)
+        assert (got == 1.0).any() and (got == 0.0).any(), columns
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_few_channels_always_get_a_near_constant_one(seed: int) -> None:
+    """Red team s33b: with 3 channels two kinds of five get a channel, drawn - an RGB BatchNorm2d with a one-pass
+    variance passed 5 of 9 seeds. Too few vectors for every kind: the near-constant one first."""
+    x0 = np.random.default_rng(seed).uniform(-20, 20, (8, 3, 4, 8))
+    got = apply_special_values(NCHW, _case(seed, orient=0), 0, x0)
+    assert _channel_kinds(got)["near"]
