@@ -484,10 +484,16 @@ def test_moe_gating_returns_two_dtypes_and_the_index_bug_shows_on_ids_only(repor
     """Issue 17: fp32 weights + int32 ids; a chunk-local index (view offset not added) breaks ids, not weights."""
     bad = reports.get("moe_topk_gating", 1, 1)
     assert bad.verdict == "FAIL_NUMERIC"
+    wrong = 0
     for case in bad.cases:
         weights, ids = case.leaves
-        assert weights.all_close and weights.actual_dtype == "fp32"
-        assert not ids.all_close and ids.actual_dtype == "int32" and ids.max_diff == 96.0  # chunk 3 = 3 * 32
+        assert weights.all_close and weights.actual_dtype == "fp32" and ids.actual_dtype == "int32"
+        if not ids.all_close:  # a chunk's offset missing: a multiple of the 32-column chunk
+            wrong += 1
+            assert ids.max_diff in (32.0, 64.0, 96.0), ids.max_diff
+    # most cases: a row whose top expert is in chunk 0 (a row holding the range's top value in several places - the
+    # special values of unseen drawing version 8 - takes the first) has its ids right
+    assert wrong >= len(bad.cases) // 2, (wrong, len(bad.cases))
     good = reports.get("moe_topk_gating", 1, 2)
     assert good.verdict == "PASS" and all(c.leaves[1].actual_dtype == "int32" for c in good.cases)
 
