@@ -28,7 +28,7 @@ from typing import ParamSpec, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents import local_model_line
-from agents.config import LOCAL_MODEL
+from agents.config import LOCAL_MODEL, ConfigError, load_config
 from agents.contracts import AgentSet
 from agents.trace import ReplayMissError, Trace, TraceError
 from orchestrator.agent_factory import (
@@ -232,7 +232,13 @@ def describe_agents(op_dir: Path | str, model_options: dict | None = None) -> tu
     if model_configured(root, model_options):
         if uses_local_model(root, model_options):
             return "model", f"agents: {local_model_line(root, model_options) or 'the embedded local model'}"
-        return "model", "agents: the configured model (every call recorded in the run's trace)"
+        try:  # which model at which endpoint (UX audit s33: a run never said; a forgotten export showed late)
+            config = load_config(root, overrides=dict(model_options or {}))
+            models = ", ".join(sorted({m for m in config.models.values() if m}))
+            where = f"model {models} at {config.base_url}"
+        except ConfigError:
+            where = "the configured model"
+        return "model", f"agents: {where} (every call recorded in the run's trace)"
     if (root / DEFAULT_TRACE / "manifest.json").is_file():
         return "replay", (f"no model configured: replaying {DEFAULT_TRACE} (recorded agent answers and human "
                           "decisions; the verification tool runs live)")

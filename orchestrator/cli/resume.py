@@ -99,7 +99,9 @@ def endpoint_line(op_dir: str, run_id: str | None, given: dict[str, str]) -> str
     if config.uses_local:
         where = "the embedded local model"
     else:
-        models = ", ".join(sorted({m for m in config.models.values() if m})) or "no model"
+        models = ", ".join(sorted({m for m in config.models.values() if m}))
+        if not models:  # api.resume says "no model configured" and how to configure one (UX audit s33)
+            return None
         where = f"model {models} at {config.base_url}"
     for key, flag, env_name, env_value in (("model", "--model", "FORGE_MODEL", env_model),
                                            ("base_url", "--base-url", "OPENAI_BASE_URL", env_url)):

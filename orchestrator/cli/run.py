@@ -73,7 +73,7 @@ def _run_now(args: argparse.Namespace) -> int:
         return fail(problem)
     if not args.agents and (Path(args.op_dir) / "SPEC.md").is_file():  # else api.run says what is wrong
         kind, why = api.describe_agents(args.op_dir, models)
-        if kind in ("replay", "local") or (kind == "model" and "local model" in why):
+        if kind in ("replay", "local", "model"):
             console.print(f"[bold]{escape(why)}[/]")
         if kind == "replay" and args.approve is not None:  # docs/running.md said `--approve stop` exits at a gate
             console.print(f"note: --approve {args.approve} does not apply to a replay: its gates are answered by the "

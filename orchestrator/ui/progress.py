@@ -79,6 +79,10 @@ def outcome_text(node: str, values: dict) -> str:
         return "[red]audit blocked[/]" + (f": {escape(clip(why, REASON_CHARS))}" if why else "")
     if node.startswith("gate_"):
         g = values.get("gate") or {}
+        if g.get("gate") and f"gate_{g.get('gate')}" != node:
+            # the record of an earlier gate: this one asked nothing (module gates off) - UX audit s33: a final-gate
+            # rejection was shown again at the next module gate as a second rejection nobody made
+            return ""
         if g.get("source") in ("replay", "auto") or (g.get("source") == "human" and g.get("decision")):
             note = f": {g['note']}" if g.get("note") and g.get("note") != "auto" else ""
             return escape(clip(f"{g.get('decision')} ({g.get('source')}){note}", REASON_CHARS + 40))

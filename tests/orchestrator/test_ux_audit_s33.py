@@ -143,3 +143,27 @@ def test_the_timeline_shows_each_node_with_the_module_it_worked_on(op_copy, scri
     assert [r["module"] for r in rows if r["node"] == "implement"] == [1, 2, 3]
     assert all(r["module"] is None for r in rows if r["node"] in ("intake", "design", "cleanup", "gate_final",
                                                                    "report"))
+
+
+def test_a_run_names_its_model_and_endpoint(tmp_path, monkeypatch) -> None:
+    """Before: `run` printed no line naming the model (a forgotten export showed only in the trace), and `resume`
+    in a shell without the exports said "model no model at https://api.openai.com/v1"."""
+    from orchestrator import api
+    from orchestrator.cli.resume import endpoint_line
+
+    (tmp_path / "SPEC.md").write_text("---\n")
+    monkeypatch.delenv("FORGE_MODEL", raising=False)
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:18765/v1")
+    kind, why = api.describe_agents(tmp_path, {"model": "smollm2"})
+    assert kind == "model" and "model smollm2 at http://127.0.0.1:18765/v1" in why, why
+    assert endpoint_line(str(tmp_path), None, {}) is None  # no run: nothing to say, never "no model"
+
+
+def test_a_gate_that_asked_nothing_shows_no_earlier_decision() -> None:
+    """Before: after `reject` at the final gate, the next (disabled) module gate printed `reject (human): tile` - a
+    second rejection nobody made, and the run went on."""
+    from orchestrator.ui.progress import outcome_text
+
+    values = {"gate": {"gate": "final", "decision": "reject", "source": "human", "note": "tile"}}
+    assert "reject (human): tile" in outcome_text("gate_final", values)
+    assert outcome_text("gate_module", values) == ""
