@@ -17,6 +17,7 @@ controls, verified on three seeds each (the candidates and fixture ops are the a
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -50,17 +51,22 @@ CASES += [("gelu3", "g3_0_honest", "PASS"), ("gelu3", "g3_1_clamped_last_tile", 
 NO_LINT = {"g2h_cast_then_host_write"}
 
 
+def verify_three_seeds(tmp_path: Path, fixture: Path, op: str, candidate: str, lint=None) -> Iterator[tuple]:
+    """``(seed, report)`` of the candidate ``fixture/candidates/<candidate>.py`` as ``<op>_impl.py`` in a copy of the
+    fixture op ``fixture/<op>``, verified on the unseen seeds 0, 11 and 12345."""
+    work = tmp_path / op
+    shutil.copytree(fixture / op, work)
+    impl = work / f"{op}_impl.py"
+    shutil.copyfile(fixture / "candidates" / f"{candidate}.py", impl)  # byte for byte: the seed hashes the file
+    for seed in (0, 11, 12345):
+        yield seed, verify(work, impl, settings=VerifySettings(sandbox=_POLICY, lint=lint), unseen_seed=seed)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(("op", "candidate", "verdict"), CASES)
 def test_round10_candidate_gets_its_verdict_on_three_seeds(tmp_path: Path, op: str, candidate: str,
                                                            verdict: str) -> None:
-    work = tmp_path / op
-    shutil.copytree(HERE / op, work)
-    impl = work / f"{op}_impl.py"
-    shutil.copyfile(HERE / "candidates" / f"{candidate}.py", impl)  # byte for byte: the seed hashes the file
-    for seed in (0, 11, 12345):
-        settings = VerifySettings(sandbox=_POLICY, lint=_no_lint if candidate in NO_LINT else None)
-        report = verify(work, impl, settings=settings, unseen_seed=seed)
+    for seed, report in verify_three_seeds(tmp_path, HERE, op, candidate, _no_lint if candidate in NO_LINT else None):
         assert report.verdict == verdict, (seed, report.verdict, [r[:200] for r in report.reasons[:3]])
         if verdict == "FAIL_CHEAT":
             assert any("written on the host" in r or "not written by the jit kernel" in r for r in report.reasons)

@@ -15,13 +15,10 @@ attacker's, plus ``a1`` ours).
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
-from test_boundary_corpus import _POLICY
-
-from runtime.verify import VerifySettings, verify
+from test_round10_s32 import verify_three_seeds
 
 HERE = Path(__file__).resolve().parent / "fixture_s33"
 CASES = [("bn2d", "n1_one_pass_var_nchw", "FAIL_NUMERIC"), ("bn2d", "n0_honest_two_pass_nchw", "PASS"),
@@ -44,12 +41,7 @@ CASES += [("bce1d", "e1_no_clamp", "FAIL_NUMERIC"), ("bce1d", "e2_log1mp_unclamp
 @pytest.mark.parametrize(("op", "candidate", "verdict"), CASES)
 def test_round12_candidate_gets_its_verdict_on_three_seeds(tmp_path: Path, op: str, candidate: str,
                                                            verdict: str) -> None:
-    work = tmp_path / op
-    shutil.copytree(HERE / op, work)
-    impl = work / f"{op}_impl.py"
-    shutil.copyfile(HERE / "candidates" / f"{candidate}.py", impl)  # byte for byte: the seed hashes the file
-    for seed in (0, 11, 12345):
-        report = verify(work, impl, settings=VerifySettings(sandbox=_POLICY), unseen_seed=seed)
+    for seed, report in verify_three_seeds(tmp_path, HERE, op, candidate):
         assert report.verdict == verdict, (seed, report.verdict, [r[:200] for r in report.reasons[:3]])
         if verdict == "FAIL_CHEAT":
             assert any("cast made on the host" in r for r in report.reasons), report.reasons[:3]
