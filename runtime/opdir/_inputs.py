@@ -346,7 +346,7 @@ def _special_vectors(t: TensorSpec, case: Case, index: int, arr: np.ndarray, nam
         small = (1 + tiny_rng.permutation(rows.shape[0] - 1))[:each]
         order = order[~np.isin(order, small)]
     for k_i, kind in enumerate(kinds):
-        for r in order[k_i * each:(k_i + 1) * each]:
+        for turn, r in enumerate(order[k_i * each:(k_i + 1) * each]):
             row = rows[r]
             if kind == "zero":
                 row[...] = 0
@@ -356,7 +356,7 @@ def _special_vectors(t: TensorSpec, case: Case, index: int, arr: np.ndarray, nam
             elif kind == "near":
                 row[...] = _near_constant(n, dtype, rlo, rhi, rng, spread)
             elif kind == "edge":
-                _edges(row, rlo, rhi, rng, ties, turn=int(r))
+                _edges(row, rlo, rhi, rng, ties, turn=turn)
             else:
                 tie(row)
     if small is not None:
@@ -372,7 +372,7 @@ def _edges(row: np.ndarray, rlo: float | int, rhi: float | int, rng: np.random.G
     binary cross-entropy clamping ``log(p)`` but not ``log(1 - p)`` passed 85% of verifications - ``p`` = 1.0 came
     only from a constant row that happened to round up, and a user's saturated sigmoid gives it at once."""
     n = row.shape[0]
-    if n == 1:  # a one-element vector ([N, 1]): the low or the high end, by the vector's index (red team s33b)
+    if n == 1:  # a one-element vector ([N, 1]): the low and the high end in turn (red team s33b)
         row[0] = rlo if turn % 2 == 0 else rhi
         return
     m = 1 if not ties else max(1, n // 4)
