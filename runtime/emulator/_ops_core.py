@@ -251,15 +251,16 @@ UB_BYTES = 196608
 ``OP <OPCODE> in/output total size [N] exceeds MEM_UB size [196608]!`` (FFFFFF)."""
 
 
-def tile_bytes(tr: Tracer, t: Tensor) -> int:
+def tile_bytes(tr: Tracer, t: Tensor, whole: int | None = None) -> int:
     """Bytes of one vec tile of ``t``: the current tile clipped to ``t``'s static extents (the tile's trailing axes
-    against ``t``'s; an axis of unknown size takes the tile's)."""
+    against ``t``'s; an axis of unknown size takes the tile's), with axis ``whole`` at its full extent (what an
+    indexing op loads: the indexed axis whole, the tile on the others)."""
     tile = list(tr.scopes[-1]["vec_tile"] or [])[-t.dim:] if t.dim else []
     n = 1
     for i, d in enumerate(t.shape):
         ext: int | None = d._value if isinstance(d, SymbolicScalar) else int(d)
         j = i - (t.dim - len(tile))
-        size: int | None = int(tile[j]) if 0 <= j < len(tile) else ext
+        size: int | None = int(tile[j]) if 0 <= j < len(tile) and i != whole else ext
         if size is None:  # neither a tile axis nor a known extent: one element per tile along it
             size = 1
         n *= min(size, ext) if ext is not None else size

@@ -138,6 +138,12 @@ def matmul(input: Any, mat2: Any, out_dtype: Any, *, a_trans: bool = False, b_tr
         raise tr.error("FC3002", f"matmul: {A.dtype.name} x {B.dtype.name} -> {out_dtype.name} is not supported "
                        f"(allowed: {', '.join(sorted(d.name for d in allowed))})", op="matmul")
     ct = check_cube_tiles(tr)
+    for name, l0 in (("kL0", ct[1][0]), ("nL0", ct[2][0])):
+        # INT8: 16 elements are 16 bytes (fidelity audit s33b: FC4001 on the wheel); FP8 runs on the 950 only, which
+        # the wheel's SIM does not compile here - not checked
+        if A.dtype == DataType.DT_INT8 and l0 * bytes_of(A.dtype) % 32:
+            raise tr.error("FC4001", f"{name} * sizeof(dtype) = {l0 * bytes_of(A.dtype)} bytes, must be 32-byte "
+                           f"aligned (matmul of {A.dtype.name})", op="matmul")
     if a_trans and ct[0][0] * bytes_of(A.dtype) % 32:
         raise tr.error("FC4001", f"mL0 memory not aligned when transA=true: {ct[0][0] * bytes_of(A.dtype)} bytes, "
                        "must be 32-byte aligned", op="matmul")

@@ -229,3 +229,102 @@ def test_topk_needs_three_tiles_and_two_rows_in_the_vector_buffer(rows: int, col
     else:
         _run(k, x, vals)
         np.testing.assert_array_equal(vals, x.reshape(8, 16, 1024).max(-1))
+
+
+@pytest.mark.parametrize(("k0", "n0", "refused"), [(16, 32, "kL0"), (32, 16, "nL0"), (32, 32, None)])
+def test_an_int8_matmul_needs_32_byte_k_and_n_tiles(k0: int, n0: int, refused) -> None:
+    """Fidelity audit s33b: for INT8 16 elements are 16 bytes - `FC4001 kL0 * sizeof(dtype) = 16 bytes, must be
+    32-byte aligned` on the wheel (mL0 stays free without a_trans)."""
+    I8 = pypto.DT_INT8
+
+    @pypto.frontend.jit
+    def k(a: pypto.Tensor([32, 64], I8), b: pypto.Tensor([64, 32], I8), c: pypto.Tensor([32, 32], I32)):
+        pypto.set_cube_tile_shapes([16, 16], [k0, k0], [n0, n0])
+        c[:] = pypto.matmul(a, b, I32)
+
+    rng = np.random.default_rng(5)
+    a = rng.integers(-8, 8, (32, 64)).astype(np.int8)
+    b = rng.integers(-8, 8, (64, 32)).astype(np.int8)
+    c = np.zeros((32, 32), np.int32)
+    if refused:
+        e = _err(k, a, b, c)
+        assert e.code == "FC4001" and refused in str(e)
+    else:
+        _run(k, a, b, c)
+        np.testing.assert_array_equal(c, a.astype(np.int32) @ b.astype(np.int32))
+
+
+def test_indexing_ops_load_the_indexed_axis_whole_and_the_tile_on_the_others() -> None:
+    """Fidelity audit s33b (false rejections of the first rule): a [1400, 64] fp32 table under a (32, 16) tile and a
+    [2800, 64] index_add_ destination under (32, 16) compile on the wheel - it loads the indexed axis whole and the
+    tile on the other axes (its totals: 1500 x 32 x 4 + 4096 + 4096 + 256 = 200448 refused; 3072 x 16 x 4 + 2048 + 128
+    + 32 = 198816 refused). BF16 index_add_ also holds an FP32 copy of the destination (CAST), and 1024 source rows
+    count whole."""
+    @pypto.frontend.jit
+    def gat(table: pypto.Tensor([1400, 64], F32), ids: pypto.Tensor([32, 16], I32), out: pypto.Tensor([32, 16], F32)):
+        pypto.set_vec_tile_shapes(32, 16)
+        out[:] = pypto.gather(pypto.view(table, [1400, 16], [0, 16]), 0, ids)
+
+    rng = np.random.default_rng(6)
+    table = rng.standard_normal((1400, 64)).astype(np.float32)
+    ids = np.repeat(rng.integers(0, 1400, (32, 1)), 16, axis=1).astype(np.int32)
+    out = np.zeros((32, 16), np.float32)
+    _run(gat, table, ids, out)
+    np.testing.assert_array_equal(out, np.take_along_axis(table[:, 16:32], ids, 0))
+
+    def add(m: int, n: int, rows: int, tile: tuple, dt=F32):
+        @pypto.frontend.jit
+        def k(dst: pypto.Tensor([m, n], dt), src: pypto.Tensor([rows, n], dt), ix: pypto.Tensor([rows], I32)):
+            pypto.set_vec_tile_shapes(*tile)
+            pypto.index_add_(dst, 0, ix, src)
+
+        return k
+
+    npdt = {F32: np.float32, pypto.DT_BF16: ml_dtypes.bfloat16}
+    for m, n, rows, tile, dt, code in ((2800, 64, 32, (32, 16), F32, None), (3072, 64, 32, (32, 16), F32, "FFFFFF"),
+                                       (2800, 16, 1024, (32, 16), F32, "FFFFFF"),
+                                       (2900, 16, 32, (32, 16), pypto.DT_BF16, "FFFFFF"),
+                                       (1500, 16, 32, (32, 16), pypto.DT_BF16, None)):
+        dst = np.zeros((m, n), npdt[dt])
+        src = np.ones((rows, n), npdt[dt])
+        ix = (np.arange(rows) % m).astype(np.int32)
+        if code:
+            assert _err(add(m, n, rows, tile, dt), dst, src, ix).code == code, (m, n, rows)
+        else:
+            _run(add(m, n, rows, tile, dt), dst, src, ix)
+            assert float(dst.astype(np.float32).sum()) == rows * n
+
+
+@pytest.mark.parametrize(("dtype", "cols", "refused"), [("bf16", 4096, True), ("fp16", 4096, True), ("bf16", 3072, False)])
+def test_topk_counts_three_tiles_and_two_rows_in_its_own_dtype(dtype: str, cols: int, refused: bool) -> None:
+    dt = {"bf16": pypto.DT_BF16, "fp16": pypto.DT_FP16}[dtype]
+    npdt = {"bf16": ml_dtypes.bfloat16, "fp16": np.float16}[dtype]
+
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([8, cols], dt), vals: pypto.Tensor([8, 1], dt)):
+        pypto.set_vec_tile_shapes(8, cols)
+        v, _ = pypto.topk(x, 1, -1, True)
+        vals[:] = v
+
+    x = np.random.default_rng(7).standard_normal((8, cols)).astype(npdt)
+    vals = np.zeros((8, 1), npdt)
+    if refused:
+        assert _err(k, x, vals).code == "FFFFFF"
+    else:
+        _run(k, x, vals)
+        np.testing.assert_array_equal(vals[:, 0], x.max(axis=1))
+
+
+@pytest.mark.parametrize("reduce", [None, "multiply"])
+def test_every_scatter_needs_the_tile_to_cover_its_axis(reduce) -> None:
+    @pypto.frontend.jit
+    def k(dst: pypto.Tensor([64, 16], F32), src: pypto.Tensor([32, 16], F32), ids: pypto.Tensor([32], I32)):
+        pypto.set_vec_tile_shapes(32, 16)
+        idx = pypto.expand_clone(pypto.reshape(ids, [32, 1]), [32, 16])
+        if reduce is None:
+            pypto.scatter_(dst, 0, idx, src)
+        else:
+            pypto.scatter_(dst, 0, idx, src, reduce=reduce)
+
+    e = _err(k, np.ones((64, 16), np.float32), np.ones((32, 16), np.float32), np.arange(32, dtype=np.int32))
+    assert e.code == "FC1000"
