@@ -251,6 +251,14 @@ UB_BYTES = 196608
 ``OP <OPCODE> in/output total size [N] exceeds MEM_UB size [196608]!`` (FFFFFF)."""
 
 
+def check_ub(tr: Tracer, opname: str, opcode: str, total: int, why: str) -> None:
+    """The wheel's pass failure for an op whose buffers need more than the vector buffer: ``Run pass failed. (OP
+    <OPCODE> in/output total size [N] exceeds MEM_UB size [196608]! - <why>)`` (FFFFFF)."""
+    if total > UB_BYTES:
+        raise tr.error("FFFFFF", f"Run pass failed. (OP {opcode} in/output total size [{total}] exceeds MEM_UB size "
+                       f"[{UB_BYTES}]! - {why})", op=opname)
+
+
 def tile_bytes(tr: Tracer, t: Tensor, whole: int | None = None) -> int:
     """Bytes of one vec tile of ``t``: the current tile clipped to ``t``'s static extents (the tile's trailing axes
     against ``t``'s; an axis of unknown size takes the tile's), with axis ``whole`` at its full extent (what an

@@ -8,9 +8,9 @@ from typing import Any
 
 from runtime.emulator._enums import DataType, bytes_of
 from runtime.emulator._ops_core import (
-    UB_BYTES,
     axis_index,
     check_tile,
+    check_ub,
     clone,
     new_out,
     one_axis_expand,
@@ -153,24 +153,18 @@ def gather(input: Any, dim: int, index: Any) -> Tensor:
     # the gathered axis whole, the tile on the others (fidelity audits s33, s33b): a [740, 64] fp32 table under a
     # (32, 64) tile is 189440 + 8192 + 8192 + 512 > 192 KiB, a [1400, 64] one under (32, 16) compiles; the constant is
     # 8 bytes per tile column (512 at 64 columns, 256 at 32)
-    if static_shape(A.shape) is not None:
+    shape = static_shape(A.shape)
+    if shape is not None:
+        tile = tr.scopes[-1]["vec_tile"]
+        cols = min(int(tile[-1]), shape[-1]) if tile else shape[-1]
         out_tile = tile_bytes(tr, Ix) // bytes_of(Ix.dtype) * bytes_of(A.dtype)
-        tile, last = list(tr.scopes[-1]["vec_tile"] or []), (static_shape(A.shape) or [1])[-1]
-        cols = min(int(tile[-1]), last) if tile else last
-        _check_ub(tr, "gather", "GATHER_ELEMENT", tile_bytes(tr, A, whole=ax) + tile_bytes(tr, Ix) + out_tile + 8 * cols,
-                  "the source's gathered axis whole (the tile on its other axes), the index tile and the output tile",
-                  "index_select picks rows of a large table without loading it, or a smaller tile on the other axes")
+        check_ub(tr, "gather", "GATHER_ELEMENT", tile_bytes(tr, A, whole=ax) + tile_bytes(tr, Ix) + out_tile + 8 * cols,
+                 "gather holds the source's gathered axis whole (the tile on its other axes), the index tile and the "
+                 "output tile in the vector buffer: index_select picks rows of a large table without loading it, or "
+                 "a smaller tile on the other axes")
 
     return simple_op(tr, "gather", "gather", {"src": A.key, "index": Ix.key, "ax": ax}, [A, Ix], [Ix.shape],
                      [A.dtype])[0]
-
-
-def _check_ub(tr: Tracer, opname: str, opcode: str, total: int | None, what: str, hint: str) -> None:
-    """The wheel's pass failure for an op whose buffers exceed the 192 KiB vector buffer (fidelity audit s33, the
-    0.2.0 wheel in SIM: each total below is the wheel's own figure at the sizes measured)."""
-    if total is not None and total > UB_BYTES:
-        raise tr.error("FFFFFF", f"Run pass failed. (OP {opcode} in/output total size [{total}] exceeds MEM_UB size "
-                       f"[{UB_BYTES}]! - {opname} holds {what} in the vector buffer: {hint})", op=opname)
 
 
 _GM = {1: (0, 2), 2: (1, 2), 3: (0, 4), 4: (1, 4), 5: (2, 4), 6: (3, 4), 7: (0, 1)}
@@ -291,11 +285,12 @@ def _index_add(opname: str, input: Any, dim: int, index: Any, source: Any, alpha
     if static_shape(A.shape) is not None:
         dest = tile_bytes(tr, A, whole=ax)
         ids = whole_bytes(Ix) or tile_bytes(tr, Ix)
-        hint = "index_put_(..., accumulate=True) adds rows into a large tensor without loading it"
-        _check_ub(tr, opname, "INDEX_ADD", dest + tile_bytes(tr, S, whole=ax) + ids + 32,
-                  "the destination's and the source's indexed axis whole (the tile on the others) and the index", hint)
+        hint = "in the vector buffer: index_put_(..., accumulate=True) adds rows into a large tensor without loading it"
+        check_ub(tr, opname, "INDEX_ADD", dest + tile_bytes(tr, S, whole=ax) + ids + 32,
+                 f"{opname} holds the destination's and the source's indexed axis whole (the tile on the others) and "
+                 f"the index {hint}")
         if A.dtype in (DataType.DT_BF16, DataType.DT_FP16):  # added in FP32: a copy of the destination in FP32 too
-            _check_ub(tr, opname, "CAST", dest * 3, "the destination and its FP32 copy", hint)
+            check_ub(tr, opname, "CAST", dest * 3, f"{opname} holds the destination and its FP32 copy {hint}")
     fp = {"ax": ax, "alpha": alpha}
     if inplace:
         return _inplace(tr, opname, A, [Ix, S], "index_add", fp)
@@ -362,8 +357,9 @@ def topk(input: Any, k: int, dim: int = -1, largest: bool = True, algo: Any = No
         # fidelity audits s33, s33b: 3 tiles + 2 tile rows in the dtype's own bytes, every measured total (fp32
         # 8x2048 .. 1x16384, bf16/fp16 8x4096) the wheel's own
         row = (min(int(tile[-1]), last) if isinstance(last, int) else int(tile[-1])) * bytes_of(A.dtype)
-        _check_ub(tr, "topk", "BITSORT", 3 * tile_bytes(tr, A) + 2 * row, "three tiles and two tile rows",
-                  "a vec tile under 64 KiB; a long row's top-k can take the top-k of each chunk, then of those")
+        check_ub(tr, "topk", "BITSORT", 3 * tile_bytes(tr, A) + 2 * row, "topk holds three tiles and two tile rows in "
+                 "the vector buffer: a vec tile under 64 KiB; a long row's top-k can take the top-k of each chunk, "
+                 "then of those")
     return _sort_common(tr, "topk", A, k, largest)
 
 

@@ -24,7 +24,8 @@ _OUT = {
 }
 
 
-def check_cube_tiles(tr: Tracer, opname: str = "matmul") -> tuple:
+def check_cube_tiles(tr: Tracer, dtype: DataType, a_trans: bool = False, opname: str = "matmul") -> tuple:
+    """The current cube tiles, checked as the wheel's CheckCubeTiling does for operands of ``dtype``."""
     ct = current_scope()["cube_tile"]
     if ct is None:
         raise tr.error("FC4000", "Invalid tile values: kL0=0, kL1a=0, kL1b=0, mL0=0, mL1=0, nL0=0, nL1=0, func "
@@ -45,6 +46,15 @@ def check_cube_tiles(tr: Tracer, opname: str = "matmul") -> tuple:
         # KernelBench level 2 - compiled here and is refused there, in every dtype; mL0 is free)
         raise tr.error("FC4001", f"kL0({kk[0]}) and nL0({n[0]}) must be aligned to 16 elements, func "
                        "CheckCubeTiling", op=opname)
+    for name, l0 in (("kL0", kk[0]), ("nL0", n[0])):
+        # INT8: 16 elements are 16 bytes (fidelity audit s33b: FC4001 on the wheel); FP8 runs on the 950 only, which
+        # the wheel's SIM does not compile here - not checked
+        if dtype == DataType.DT_INT8 and l0 * bytes_of(dtype) % 32:
+            raise tr.error("FC4001", f"{name} * sizeof(dtype) = {l0 * bytes_of(dtype)} bytes, must be 32-byte "
+                           f"aligned ({opname} of {dtype.name})", op=opname)
+    if a_trans and m[0] * bytes_of(dtype) % 32:
+        raise tr.error("FC4001", f"mL0 memory not aligned when transA=true: {m[0] * bytes_of(dtype)} bytes, "
+                       "must be 32-byte aligned", op=opname)
     return ct
 
 
@@ -137,16 +147,7 @@ def matmul(input: Any, mat2: Any, out_dtype: Any, *, a_trans: bool = False, b_tr
     if out_dtype not in allowed:
         raise tr.error("FC3002", f"matmul: {A.dtype.name} x {B.dtype.name} -> {out_dtype.name} is not supported "
                        f"(allowed: {', '.join(sorted(d.name for d in allowed))})", op="matmul")
-    ct = check_cube_tiles(tr)
-    for name, l0 in (("kL0", ct[1][0]), ("nL0", ct[2][0])):
-        # INT8: 16 elements are 16 bytes (fidelity audit s33b: FC4001 on the wheel); FP8 runs on the 950 only, which
-        # the wheel's SIM does not compile here - not checked
-        if A.dtype == DataType.DT_INT8 and l0 * bytes_of(A.dtype) % 32:
-            raise tr.error("FC4001", f"{name} * sizeof(dtype) = {l0 * bytes_of(A.dtype)} bytes, must be 32-byte "
-                           f"aligned (matmul of {A.dtype.name})", op="matmul")
-    if a_trans and ct[0][0] * bytes_of(A.dtype) % 32:
-        raise tr.error("FC4001", f"mL0 memory not aligned when transA=true: {ct[0][0] * bytes_of(A.dtype)} bytes, "
-                       "must be 32-byte aligned", op="matmul")
+    ct = check_cube_tiles(tr, A.dtype, bool(a_trans))
     sa, sb = A.shape, B.shape
     for t, nm in ((A, "input"), (B, "mat2")):
         last = t.shape[-1]

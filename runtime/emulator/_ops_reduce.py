@@ -12,7 +12,7 @@ import numpy as np
 
 from runtime.emulator import _wheel_dtypes
 from runtime.emulator._enums import FLOAT_TYPES, DataType, bytes_of, numpy_dtype_name
-from runtime.emulator._ops_core import UB_BYTES, axis_index, check_tile, new_out, reader, static_shape
+from runtime.emulator._ops_core import axis_index, check_tile, check_ub, new_out, reader, static_shape
 from runtime.emulator._ops_math import FI, F, binary
 from runtime.emulator._registry import op
 from runtime.emulator._tensor import Tensor
@@ -56,12 +56,9 @@ def _check_ub(tr: Tracer, opname: str, A: Tensor, ax: int, fn: str) -> None:
     elem = 4 if fn == "sum" else bytes_of(A.dtype)
     tile_in = rows * cols * elem
     tile_out = rows * 32 if ax == 1 else -(-cols * elem // 32) * 32
-    total = tile_in + tile_out + tile_in // 2
-    if total > UB_BYTES:
-        raise tr.error("FFFFFF", f"Run pass failed. (OP {_UB_OPCODE[(fn, ax)]} in/output total size [{total}] exceeds "
-                       f"MEM_UB size [{UB_BYTES}]! - the {opname} tile {[rows, cols]} of {A.dtype.name} needs its "
-                       "input, its output and half the input again in the 192 KiB vector buffer: a smaller vec tile)",
-                       op=opname)
+    check_ub(tr, opname, _UB_OPCODE[(fn, ax)], tile_in + tile_out + tile_in // 2,
+             f"the {opname} tile {[rows, cols]} of {A.dtype.name} needs its input, its output and half the input again "
+             "in the 192 KiB vector buffer: a smaller vec tile")
 
 
 def _reduce(opname: str, input: Any, dim: Any, keepdim: bool, fn: str, dtypes: frozenset,

@@ -107,7 +107,7 @@ class SymbolicScalar:
     def _bin(self, op: str, other: Any, reverse: bool = False) -> SymbolicScalar:
         o = as_sym(other)
         a, b = (o, self) if reverse else (self, o)
-        if a._is_flag() or b._is_flag():
+        if (a._kind == "rt" or b._kind == "rt") and (a._is_flag() or b._is_flag()):
             # the wheel builds no expression over a loop flag (fidelity audit s33: `is_loop_begin(b) *
             # is_loop_begin(h)`, `+ ... == 2`, `== 1`, `~`, times an index test - all F3FFFF when recorded)
             f, ln = user_location()

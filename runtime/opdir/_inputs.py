@@ -106,6 +106,12 @@ def band_values(lo: float, hi: float, normal: bool, band: str, shape: tuple[int,
     raise ValueError(f"unknown value band {band!r}")
 
 
+def _int_points(lo: float, hi: float, dtype: np.dtype) -> tuple[int, int]:
+    """The first and last integer point of [lo, hi] an integer input of ``dtype`` is drawn from (inclusive)."""
+    info = np.iinfo(dtype)
+    return max(math.ceil(lo), int(info.min)), min(math.floor(hi), int(info.max))
+
+
 def generate_input(t: TensorSpec, case: Case, index: int) -> np.ndarray:
     """Input ``index`` (declared as ``t``) for ``case``."""
     shape = t.concrete_shape(case.dims)
@@ -116,8 +122,7 @@ def generate_input(t: TensorSpec, case: Case, index: int) -> np.ndarray:
         return rng.random(shape) < 0.5
     if is_integer(name):
         lo, hi = t.range or DEFAULT_INT_RANGE
-        info = np.iinfo(dtype)
-        ilo, ihi = max(math.ceil(lo), int(info.min)), min(math.floor(hi), int(info.max))
+        ilo, ihi = _int_points(lo, hi, dtype)
         if ilo > ihi:
             raise ValueError(f"no {name} value lies in the range [{lo:g}, {hi:g}]")
         return rng.integers(ilo, ihi, size=shape, endpoint=True, dtype=np.int64).astype(dtype)
@@ -310,9 +315,8 @@ def _special_vectors(t: TensorSpec, case: Case, index: int, arr: np.ndarray, nam
         where = rng.choice(np.delete(np.arange(n), src), size=m, replace=False)
         row[where] = row[src]
 
-    if case.edges and is_integer(name):  # the integer points generate_input draws from
-        info = np.iinfo(dtype)
-        rlo, rhi = max(math.ceil(lo), int(info.min)), min(math.floor(hi), int(info.max))
+    if case.edges and is_integer(name):
+        rlo, rhi = _int_points(lo, hi, dtype)
     if rows.shape[0] == 1:
         if ties:
             tie(rows[0])
