@@ -60,6 +60,12 @@ _BRANCHES = {
 
 GATE_NODES = ("gate_design", "gate_module", "gate_final", "gate_blocked", "gate_perf_start", "gate_perf_deliver")
 
+MODULE_STEPS = ("implement", "verify", "debug", "audit")
+"""The nodes of one module's attempt loop (the progress line shows them with the module and its attempt)."""
+MODULE_NODES = frozenset((*MODULE_STEPS, "gate_module", "gate_blocked"))
+"""Every node that works on one module - its steps and the gates that stop on it; the others are the design before
+the modules, cleanup and delivery after them (the run's timeline shows a module beside these only)."""
+
 
 def build_graph() -> StateGraph[ForgeState, Services, ForgeState, ForgeState]:
     """The uncompiled builder (validated when compiled)."""

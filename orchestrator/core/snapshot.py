@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.command import cli_command, shell_path
-from orchestrator.core.graph import compile_graph
+from orchestrator.core.graph import MODULE_NODES, compile_graph
 from orchestrator.errors import ForgeError
 from orchestrator.store.checkpoints import RunSaver
 from orchestrator.store.paths import FORGE_DIR, checkpoint_db, run_dir
@@ -102,13 +102,10 @@ def history(root: Path, rid: str) -> list[dict]:
     before: dict | None = None
     for row in unique:
         after = dict(row)
-        if row["node"] not in _MODULE_NODES:
+        if row["node"] not in MODULE_NODES:
             row["module"] = row["attempt"] = None
         elif before is not None and before["module"] and before["module"] != row["module"]:
             row["module"], row["attempt"] = before["module"], before["attempt"]
         before = after
     return unique
 
-
-_MODULE_NODES = frozenset({"implement", "verify", "audit", "debug", "gate_module", "gate_blocked"})
-"""The nodes that work on one module (the others: the design before the modules, cleanup and delivery after)."""

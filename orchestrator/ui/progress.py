@@ -18,6 +18,7 @@ from rich.status import Status
 from rich.table import Table
 from rich.text import Text
 
+from orchestrator.core.graph import MODULE_STEPS
 from orchestrator.gates import DEFAULT_RAISE, GateDecision, GateRequest, answer_hint, interpret_answer
 from orchestrator.store.results import RunResult
 from orchestrator.ui.screens import print_gate
@@ -100,7 +101,7 @@ def step_text(name: str, values: dict) -> str:
     k = int(values.get("active", 0) or 0)
     if name.startswith("gate_"):
         return name
-    if mods and 1 <= k <= len(mods) and name in ("implement", "verify", "debug", "audit"):
+    if mods and 1 <= k <= len(mods) and name in MODULE_STEPS:
         m = mods[k - 1]
         attempt = int(m.get("attempts", 0)) + (1 if name == "implement" else 0)
         parts += [f"M{k}/{len(mods)} {m.get('name', '')}".rstrip(), f"attempt {attempt}/{m.get('budget', 0)}"]
