@@ -72,22 +72,11 @@ def _shape(shape: object) -> str:
     return str(shape)
 
 
-def _plain(v: object, top: bool = True) -> str:
-    """A SPEC value as a reader writes it: ``B=4, D=64`` for a dict, ``B=4, D=64; B=1, D=64`` for a list of dicts,
-    ``fp32, bf16`` for a list (not Python's repr of it, with its quotes and braces - UX audit s33)."""
-    if isinstance(v, dict):
-        return ", ".join(f"{k}={_plain(x, False)}" for k, x in v.items())
-    if isinstance(v, list | tuple):
-        if not top:
-            return "[" + ", ".join(_plain(x, False) for x in v) + "]"
-        sep = "; " if any(isinstance(x, dict) for x in v) else ", "
-        return sep.join(_plain(x, False) for x in v)
-    return str(v)
-
-
 def render_readme(op_name: str, spec: dict, *, level: str, module_count: int, verdict: str,
                   evidence: str, cases: int | None = None) -> str:
-    """README.md for the delivered kernel, built from SPEC.md front matter and the final report."""
+    """README.md for the delivered kernel, built from SPEC.md front matter and the final report. Its bytes are an
+    artifact the shipped traces' manifests digest (a replay delivers this very file): a change of its text is a
+    re-recording of every workspace trace (session 34 tried a plainer ``p0_shapes`` and undid it)."""
     inputs = [i for i in spec.get("inputs") or [] if isinstance(i, dict)]
     outputs = [o for o in spec.get("outputs") or [] if isinstance(o, dict)]
     names = ", ".join(str(i.get("name")) for i in inputs)
@@ -107,7 +96,7 @@ def render_readme(op_name: str, spec: dict, *, level: str, module_count: int, ve
     lines += ["", "## Shapes and dtypes", ""]
     for key in ("p0_shapes", "dims", "dynamic_axes", "supported_dtypes"):
         if key in spec:
-            lines.append(f"- {key}: `{_plain(spec[key])}`")
+            lines.append(f"- {key}: `{spec[key]}`")
     tol = spec.get("tolerance") or {}
     if tol:
         lines += ["", "## Tolerances", "", "| dtype | atol | rtol |", "|---|---|---|"]

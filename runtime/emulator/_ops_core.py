@@ -18,7 +18,7 @@ from runtime.emulator._symbolic import SymbolicScalar, is_symbolic
 from runtime.emulator._tensor import Tensor
 from runtime.emulator._trace import Tracer, require_tracer
 
-__all__ = ["assemble", "axis_index", "check_tile", "new_out", "one_axis_expand", "reader"]
+__all__ = ["assemble", "axis_index", "check_tile", "check_whole_dynamic", "new_out", "one_axis_expand", "reader"]
 
 # ---------------------------------------------------------------------------------------------------
 # tensor creation helpers
@@ -149,6 +149,33 @@ def check_tile(tr: Tracer, opname: str, out_rank: int, *, dtype: DataType | None
                     "not 32-byte aligned (0.2.0 SIM accepts most such tiles but refuses a view reshaped into one "
                     "and computed on; older docs / gym rules reject it)", op=opname)
     return int(math.prod(used)) if used else 1
+
+
+_WHOLE_DYNAMIC = {
+    "elementwise": ("FFFFFF", "The shape size of tensor must less than or equal to INT32_MAX(2,147,483,647)"),
+    "reduce": ("F3FFFF", "the generated code of a reduction over a whole argument with a DYNAMIC axis does not "
+               "compile (0.2.0: 'ARG_' was not declared, a pass failure, or a floating point exception)"),
+    "matmul": ("FC3000", "operand{n} dim[{d}] = -1, must be > 0"),
+}
+
+
+def check_whole_dynamic(tr: Tracer, t: Tensor, opname: str, kind: str, n: int = 1) -> None:
+    """A kernel argument with a DYNAMIC axis read whole by a compute op: 0.2.0 takes the unresolved axis as -1 and
+    refuses the kernel (fidelity audit 7, 29 probes in SIM: an elementwise op ``FFFFFF`` "shape size ... INT32_MAX",
+    a reduction a compile failure of its generated code or a crash, ``matmul`` ``FC3000`` "operand1 dim[0] = -1");
+    a fixed-size ``view`` with a symbolic ``valid_shape``, a ``cast`` written out and a whole move compile. Refused
+    under ``--compat 0.2.0`` only: the spec says HEAD compiles it (and a warning there would change what the shipped
+    traces' agents were shown). Not caught: a ``cast`` of such an argument fed to a compute op (also refused there)."""
+    if t.kind != "param" or tr.options.compat != "0.2.0":
+        return
+    dyn = [d for d, x in enumerate(t._shape) if type(x) is SymbolicScalar and x._value is None]
+    if not dyn:
+        return
+    code, msg = _WHOLE_DYNAMIC[kind]
+    msg = msg.format(n=n, d=dyn[0])
+    hint = (f" ('{t.name or 'argument'}' is read whole with its DYNAMIC axis {dyn[0]}: loop over the axis and "
+            "compute on fixed-size views with a valid_shape for the tail)")
+    raise tr.error(code, msg + hint, op=opname)
 
 
 def _unaligned_bytes(tile: Any, dtype: DataType) -> int:

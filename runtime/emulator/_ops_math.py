@@ -24,7 +24,7 @@ from runtime.emulator._enums import (
     numpy_dtype,
     numpy_dtype_name,
 )
-from runtime.emulator._ops_core import check_tile, new_out, one_axis_expand, reader
+from runtime.emulator._ops_core import check_tile, check_whole_dynamic, new_out, one_axis_expand, reader
 from runtime.emulator._ops_core import reshape as _reshape
 from runtime.emulator._ops_create import full as _full
 from runtime.emulator._registry import op
@@ -114,9 +114,11 @@ def binary(opname: str, a: Any, b: Any, fn: str, *, out_dtype: DataType | None =
     (`device._k_math.BINARY`), ``alpha`` scales the second operand."""
     tr = require_tracer(opname)
     A = reader(tr, a, opname)
+    check_whole_dynamic(tr, A, opname, "elementwise")
     dt = A.dtype
     if isinstance(b, Tensor):
         B = reader(tr, b, opname)
+        check_whole_dynamic(tr, B, opname, "elementwise")
         if B.dtype != dt:
             # the wheel's CheckBinaryInputTensors: "Errcode: FC0000! The dtype of input tensors are not same."
             raise tr.error("FC0000", f"{opname}: The dtype of input tensors are not same. ({dt.name} vs "
@@ -151,6 +153,7 @@ def unary(opname: str, a: Any, fn: str, *, dtypes: frozenset | None = None,
     """Record an elementwise unary op (``fn`` names the device function, `device._k_math.UNARY`)."""
     tr = require_tracer(opname)
     A = reader(tr, a, opname)
+    check_whole_dynamic(tr, A, opname, "elementwise")
     dt = A.dtype
     _wheel_dtypes.check(tr, opname, dt, dtypes)
     if dtypes is not None and dt not in dtypes:

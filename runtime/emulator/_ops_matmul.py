@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from runtime.emulator._enums import DataType, ReLuType, bytes_of, numpy_dtype_name
-from runtime.emulator._ops_core import new_out, reader
+from runtime.emulator._ops_core import check_whole_dynamic, new_out, reader
 from runtime.emulator._registry import op
 from runtime.emulator._symbolic import SymbolicScalar
 from runtime.emulator._tensor import Tensor
@@ -121,6 +121,8 @@ def matmul(input: Any, mat2: Any, out_dtype: Any, *, a_trans: bool = False, b_tr
     tr = require_tracer("matmul")
     A = reader(tr, input, "matmul")
     B = reader(tr, mat2, "matmul")
+    check_whole_dynamic(tr, A, "matmul", "matmul", 1)
+    check_whole_dynamic(tr, B, "matmul", "matmul", 2)
     if not isinstance(out_dtype, DataType):
         raise tr.pyerror("TypeError", f"Argument 'out_dtype' must be of type DataType, got "
                          f"{type(out_dtype).__name__}", op="matmul")

@@ -60,7 +60,15 @@ What :func:`unseen_cases` draws (``rng = default_rng([seed, 0x7e5])``), from the
   ``log(p)`` but not ``log(1 - p)`` (p exactly 1.0 came only from a constant row rounding up: 15% of verifications)
   passed.
 
-That is :data:`UNSEEN_VERSION` 8. Version 7 is version 8 without the middle-axis layouts and the range's ends. Version
+- (version 9) every class of :data:`_MUST_V9` runs in every verification: size 1 (every dtype), one less than a tile
+  multiple and size 1 with every other dynamic axis at its tail of 1 on every axis, besides the tail of 1, power of
+  two and fill (every dtype) and the joint shape - the call cap grows to hold them (:data:`MAX_UNSEEN_V9`); the
+  classes are planned in :data:`_ORDER_V9` (the power of two before the fill) and a pair over the byte budget left is
+  shrunk to it. Red team s34: with 44 calls a 3-dtype x 2-axis or 2-dtype x 3-axis SPEC never drew size 1, and a
+  three-dtype SPEC of ~9 MiB cases rarely drew a bf16 power of two.
+
+That is :data:`UNSEEN_VERSION` 9. Version 8 is version 9 with the version-2 order and a call cap of 44.
+Version 7 is version 8 without the middle-axis layouts and the range's ends. Version
 6 is version 7 with every special vector along the last axis and the power
 of two in one dtype. Version 5 is version 6 without tiny rows; version 4 is version 5 with the 1.25x
 cap; version 3 is version 4 with the small size drawn from 1..8; version 2 is version 3 without the joint shape;
@@ -70,7 +78,8 @@ for the run seeds of the shipped traces only (:data:`LEGACY_RUN_SEEDS`).
 Bounds (stated in docs/verification.md): at most :data:`MAX_UNSEEN` unseen wrapper calls; each unseen case holds
 at most :func:`case_cap` bytes of inputs + outputs (4.25x the largest SPEC case - version 4: 1.25x -, at least 4 MiB,
 at most :data:`CASE_BYTES_CAP` = 64 MiB); an axis size is halved (keeping its tail) until the case fits. SPEC shapes
-over the cap get no fresh-seed rerun and no repeat. So unseen cases add at most 44 calls (version 7 and later; 20 before) of at
+over the cap get no fresh-seed rerun and no repeat. So unseen cases add at most 44 calls (versions 7 and 8; 20 before;
+version 9: at most :data:`MAX_UNSEEN_V9`) of at
 most 64 MiB each, within the total byte cap.
 
 The call order (SPEC and unseen cases interleaved, plus repeats) is :func:`call_plan`'s: also drawn from the
@@ -85,7 +94,8 @@ from runtime.opdir._cases import BANDS, TAIL_MULTIPLE, Case, _dims_label, _has_t
 from runtime.opdir._memory import case_bytes
 from runtime.opdir._spec import Spec
 
-__all__ = ["CASE_BYTES_CAP", "FILL_FACTOR", "LEGACY_RUN_SEEDS", "MAX_UNSEEN", "MAX_UNSEEN_V6", "TOTAL_BYTES_FLOOR",
+__all__ = ["CASE_BYTES_CAP", "FILL_FACTOR", "LEGACY_RUN_SEEDS", "MAX_UNSEEN", "MAX_UNSEEN_V6", "MAX_UNSEEN_V9",
+           "TOTAL_BYTES_FLOOR",
            "UNSEEN_PREFIX", "UNSEEN_VERSION", "call_plan", "case_cap", "draw_seed", "total_cap", "unseen_cases", "unseen_version",
            "verification_seed"]
 
@@ -97,6 +107,12 @@ one-below-a-multiple size out of every verification of a three-dtype op (and the
 silu's), and a kernel wrong only below 16 rows passed every verification."""
 MAX_UNSEEN_V6 = 20
 """The call cap of drawing versions 1-6 (their recorded cases stay as they were)."""
+MAX_UNSEEN_V9 = 112
+"""(version 9) The call cap grows with the SPEC: room for every class of :data:`_MUST_V9` in its dtypes on every
+dynamic axis (two calls each) plus the reruns, at least :data:`MAX_UNSEEN` and at most this (4 dtypes x 3 axes
+need 108). Red team s34: with 44 calls, 3 dtypes x 2 axes or 2 dtypes x 3 axes left size 1 and one-less-than-a-tile
+out of every verification - an ``S == 1`` decode-step path and a ``B == 1`` single-request path with a
+``(n + 7) // 16`` tile count passed every seed."""
 TOTAL_BYTES_FLOOR = 256 * 1024**2
 """All unseen cases together hold at most ``max(TOTAL_BYTES_FLOOR, largest SPEC case / 4)`` bytes of inputs +
 outputs (:func:`total_cap`): the verifier holds every case at once, so for a several-GB op 20 unseen cases of
@@ -108,6 +124,15 @@ _EVERY_DTYPE_V7 = ("tail1", "fill", "small", "pow2")
 """(version 7) the power of two too: the only class above 4x the SPEC ran in one dtype, and a bf16-only path with a
 128-row block slip passed 61% of verifications of a two-dtype op (red team s32, g2s)."""
 _EVERY_DTYPE_V1 = ("tail1", "small")
+_ORDER_V9 = ("tail1", "small", "tile-1", "pow2", "fill", "aligned", "tail", "larger")
+"""(version 9) The order the size classes are planned in (round robin over the axes, class by class): the cheap
+telling sizes first, then the power of two before the fill - the byte budget is spent in this order, and the fill
+sizes, the largest, are the ones shrunk to it (red team s34: a bf16 power of two never ran on a SPEC of ~9 MiB cases
+once the fp32 fill and power of two had spent the budget)."""
+_MUST_V9 = frozenset({"tail1", "small", "small-joint", "tile-1", "pow2", "fill", "joint"})
+"""(version 9) The classes every verification runs (in every dtype where :data:`_EVERY_DTYPE_V7` says): the call
+cap makes room for them (:data:`MAX_UNSEEN_V9`), and a pair over the remaining byte budget is shrunk to it
+(:func:`_shrunk`) instead of dropped."""
 _POW2_MIN = 128
 """The power-of-two class is at least this (8 tiles of 16: two steps of a 64-row fast path), when the SPEC allows."""
 _POW2_KEPT = 8192
@@ -120,7 +145,7 @@ CASE_BYTES_CAP = 64 * 1024**2
 """Inputs + outputs of one unseen case stay under this unless the SPEC's own cases are bigger."""
 UNSEEN_PREFIX = "unseen"
 """Unseen case names start with it: ``unseen3-B70_D64-fp32`` (no seed: the seed is never shown to agents)."""
-UNSEEN_VERSION = 8
+UNSEEN_VERSION = 9
 """The drawing of unseen cases. Version 2 (red team s16): a power-of-two size class, the fill size in every dtype and
 above 3x the SPEC's largest, and special values (zero / constant rows, ties) in the second case of every same-shape
 pair and in the fresh-seed reruns of the SPEC's shapes (:func:`runtime.opdir._inputs.apply_special_values`).
@@ -134,7 +159,9 @@ the batch and a per-column scale without a clamp passed every verification), and
 dtype (:data:`_EVERY_DTYPE_V7`). Version 8 (red team s33): the columns layouts of inputs of rank 3 or more include
 one middle axis against all the others (``Case.middle``: a per-channel one-pass variance and a per-channel max without
 a clamp on NCHW input passed every verification), and the special vectors include ones holding the two ends of the
-range exactly (``Case.edges``: a binary cross-entropy without a clamp on ``log(1 - p)`` passed 85% of them)."""
+range exactly (``Case.edges``: a binary cross-entropy without a clamp on ``log(1 - p)`` passed 85% of them). Version 9
+(red team s34): every class of :data:`_MUST_V9` runs whatever the number of dtypes and axes (the call cap grows,
+:data:`MAX_UNSEEN_V9`), planned in :data:`_ORDER_V9`, and a pair over the remaining byte budget is shrunk to it."""
 LEGACY_RUN_SEEDS = frozenset({
     8073106555080404082, 1375231499958067986, 4714508118518851981, 8790150582367487093, 5005340479135436709,
     4653713241000648732, 4971532019015743374, 5156450107698526626, 5087138263457286476,
@@ -230,6 +257,7 @@ def _axis_sizes(spec: Spec, axis: str, rng: np.random.Generator, version: int = 
     if version >= 4:  # the draw stays, so every class after it is version 3's
         small = 1
     larger = int(np.exp(rng.uniform(np.log(max(2.0, 1.5 * hi)), np.log(max(3.0, 3.0 * hi)))))
+    classes: tuple[tuple[str, int], ...]
     if version < 2:
         classes = (("tail1", tail_one), ("fill", 0), ("aligned", aligned), ("tail", uniform_tail),
                    ("tile-1", tile_minus_one), ("small", small), ("larger", larger))
@@ -249,6 +277,8 @@ def _axis_sizes(spec: Spec, axis: str, rng: np.random.Generator, version: int = 
         # whatever the number of dtypes and axes; "tail" and "larger" are the first left out when calls run short
         classes = (("tail1", tail_one), ("fill", 0), ("pow2", pow2), ("aligned", aligned), ("small", small),
                    ("tile-1", tile_minus_one), ("tail", uniform_tail), ("larger", larger))
+    if version >= 9:
+        classes = tuple(sorted(classes, key=lambda c: _ORDER_V9.index(c[0])))
     out: list[tuple[str, int]] = []
     for label, size in classes:
         if size not in seen and size not in [o[1] for o in out]:
@@ -297,6 +327,43 @@ def _halve(size: int) -> int:
     """About half of ``size``, its tail (remainder to :data:`TAIL_MULTIPLE`) kept."""
     t = TAIL_MULTIPLE
     return max(1, (size // t // 2) * t + size % t) if size > t else max(1, size // 2)
+
+
+def _shrunk(spec: Spec, dims: dict[str, int], axis: str, dtype: str, cap: int, label: str) -> dict[str, int] | None:
+    """(version 9) ``dims`` with its class's axis halved (:func:`_fit`: its tail kept, so a tail of 1 stays one and a
+    power of two stays one) until the case fits ``cap`` - the byte budget left for the pair; None when it never fits,
+    lands on a SPEC size, or a power of two falls under :data:`_POW2_MIN`."""
+    got = _fit(spec, dims, axis, dtype, cap)
+    if got is None or got[axis] in [int(sh.get(axis, -1)) for sh in spec.p0_shapes]:
+        return None
+    if label == "pow2" and got[axis] < _POW2_MIN:
+        return None
+    return got
+
+
+def _small_joint(spec: Spec, per_axis: list[tuple[int, str, list[tuple[str, int]]]], axis: str,
+                 base: dict[str, int], dtype: str, cap: int) -> dict[str, int] | None:
+    """(version 9) ``axis`` at 1 and every other dynamic axis at its tail of 1 (16k + 1), the largest of those halved
+    (its tail kept) until the case fits ``cap``; None when an axis has no tail of 1 or it never fits. Why: a size-1
+    path (a decode step, a single request) is its own code; its tile count is wrong only where another axis has a
+    short tail, and the small size takes the other axes from a P0 shape (red team s34: ``B == 1`` with a ``(n + 7) //
+    16`` tile count over H x S passed every seed - its P0 shapes had tails of 13 and 0)."""
+    dims = {**base, axis: 1}
+    others = []
+    for _, other, sizes in per_axis:
+        if other == axis:
+            continue
+        tails = [size for label, size in sizes if label == "tail1"]
+        if not tails:
+            return None
+        dims[other] = tails[0]
+        others.append(other)
+    while case_bytes(spec, Case(name="probe", dims=dims, dtype=dtype, seed=0, band=BANDS[0])) > cap:
+        big = max(others, key=lambda a: dims[a])
+        if dims[big] <= 1:
+            return None
+        dims[big] = _halve(dims[big])
+    return dims
 
 
 def _joint(spec: Spec, per_axis: list[tuple[int, str, list[tuple[str, int]]]], base: dict[str, int], dtype: str,
@@ -373,6 +440,8 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
                         middle=columns and version >= 8, edges=special and version >= 8))
 
     planned: list[tuple[dict[str, int], str]] = []
+    labels: list[tuple[str, str]] = []
+    """(class, axis) of each planned entry (version 9: which pairs must run, and which axis to shrink)"""
     first_round = 0
     every_dtype = _EVERY_DTYPE_V7 if version >= 7 else _EVERY_DTYPE if version >= 2 else _EVERY_DTYPE_V1
     per_axis = [(a_i, axis, _axis_sizes(spec, axis, rng, version)) for a_i, axis in enumerate(spec.dynamic_axes)]
@@ -393,6 +462,13 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
                     continue  # halved onto a SPEC size: the SPEC runs it already
                 if dims is not None and (dims, dtype) not in planned:
                     planned.append((dims, dtype))
+                    labels.append((label, axis))
+            if label == "small" and version >= 9 and len(per_axis) >= 2:
+                dtype = dtypes[(offset + a_i + s_i + 1) % len(dtypes)]
+                dims = _small_joint(spec, per_axis, axis, base, dtype, cap)
+                if dims is not None and (dims, dtype) not in planned:
+                    planned.append((dims, dtype))
+                    labels.append(("small-joint", axis))
         if s_i == 0:
             first_round = len(planned)  # the tails of 1
     if version >= 3 and len(per_axis) >= 2:  # after the tails of 1, before the fill sizes: never the first left out
@@ -400,8 +476,14 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
         dims = _joint(spec, per_axis, shapes[int(rng.integers(0, len(shapes)))], dtype, cap, rng)
         if dims is not None and (dims, dtype) not in planned:
             planned.insert(first_round, (dims, dtype))
+            labels.insert(first_round, ("joint", ""))
+    if version >= 9:  # room for every class that must run, two calls each, and the reruns
+        must = sum(label in _MUST_V9 for label, _ in labels)
+        calls = min(MAX_UNSEEN_V9, max(calls, 2 * must + 4))
     # two calls per new shape and dtype: the same-shape comparison needs a second value set
-    for dims, dtype in planned[: calls // 2 - 1]:  # leaves room for the P0 reruns
+    for (dims, dtype), (label, axis) in zip(planned[: calls // 2 - 1], labels, strict=False):  # room for P0 reruns
+        if not fits(dims, dtype, 2) and version >= 9 and label in _MUST_V9 and axis and len(out) + 2 <= calls:
+            dims = _shrunk(spec, dims, axis, dtype, budget[0] // 2, label) or dims
         if fits(dims, dtype, 2):  # a pair or nothing: one call of a shape cannot be compared with another
             add(dims, dtype)
             add(dims, dtype, special=True)  # the pair's second value set holds special values (version 2)
