@@ -153,7 +153,7 @@ def check_tile(tr: Tracer, opname: str, out_rank: int, *, dtype: DataType | None
 
 _WHOLE_DYNAMIC = {
     "elementwise": ("FFFFFF", "The shape size of tensor must less than or equal to INT32_MAX(2,147,483,647)"),
-    "reduce": ("F3FFFF", "the generated code of a reduction over a whole argument with a DYNAMIC axis does not "
+    "reduce": ("F3FFFF", "the generated code of this op over a whole argument with a DYNAMIC axis does not "
                "compile (0.2.0: 'ARG_' was not declared, a pass failure, or a floating point exception)"),
     "matmul": ("FC3000", "operand{n} dim[{d}] = -1, must be > 0"),
 }
@@ -527,10 +527,11 @@ def reshape(input: Tensor, shape: Any, *, valid_shape: Any = None, inplace: bool
     shp = _int_list(tr, shape, "shape", "reshape", allow_sym=True)
     sst = static_shape(src.shape)
     symbolic = [d for d in shp if isinstance(d, SymbolicScalar)]
-    if symbolic and tr.options.compat == "0.2.0":
+    if symbolic and tr.options.compat == "0.2.0" and not inplace:  # inplace=True takes them (fidelity audit 8:
+        # mhc_sinkhorn's `reshape(x, [n, h * h], inplace=True)` compiles in 0.2.0)
         raise tr.pyerror("TypeError", "Reshape(): incompatible function arguments: dstShape must be Python ints in "
-                         "pypto 0.2.0 (pass runtime extents as valid_shape=[...]; --compat head accepts "
-                         "SymbolicScalar dims)", op="reshape")
+                         "pypto 0.2.0 (pass runtime extents as valid_shape=[...], or reshape with inplace=True; "
+                         "--compat head accepts SymbolicScalar dims)", op="reshape")
     minus = sum(1 for d in shp if isinstance(d, int) and d == -1)  # never compare a symbol (Not concrete value)
     if minus > 1:
         # the wheel: "CHECK FAILED: capacity == 1 ... Shape size not match" (a RuntimeError)

@@ -61,13 +61,18 @@ What :func:`unseen_cases` draws (``rng = default_rng([seed, 0x7e5])``), from the
   passed.
 
 - (version 9) every class of :data:`_MUST_V9` runs in every verification: size 1 (every dtype), one less than a tile
-  multiple and size 1 with every other dynamic axis at its tail of 1 on every axis, besides the tail of 1, power of
-  two and fill (every dtype) and the joint shape - the call cap grows to hold them (:data:`MAX_UNSEEN_V9`); the
-  classes are planned in :data:`_ORDER_V9` (the power of two before the fill) and a pair over the byte budget left is
-  shrunk to it. Red team s34: with 44 calls a 3-dtype x 2-axis or 2-dtype x 3-axis SPEC never drew size 1, and a
-  three-dtype SPEC of ~9 MiB cases rarely drew a bf16 power of two.
+  multiple, size 1 with every other dynamic axis at its tail of 1, and one size each of 2-adic valuation 32, 64 and
+  128 on every axis; every axis at 1 at once (every dtype) and, with three axes or more, each pair of axes at 1
+  (:func:`_ones`); besides the tail of 1, power of two and fill (every dtype) and the joint shape - the call cap grows
+  to hold them (:data:`MAX_UNSEEN_V9`). The power of two starts at four blocks of the SPEC's largest power of two
+  (:func:`_powers`); the classes are planned in :data:`_ORDER_V9`, the total byte budget doubles, every pair leaves
+  room for the later powers of two at their least size, the fills share the rest, and a pair over what it may take is
+  shrunk to it. Red teams s34 and s34b: with 44 calls a 3-dtype x 2-axis or 2-dtype x 3-axis SPEC never drew size 1,
+  ``B == S == 1`` never ran, no size of valuation 64 or 128 did, and a three-dtype SPEC of 9-18 MiB cases rarely drew
+  a bf16 power of two above two blocks.
 
-That is :data:`UNSEEN_VERSION` 9. Version 8 is version 9 with the version-2 order and a call cap of 44.
+That is :data:`UNSEEN_VERSION` 9. Version 8 is version 9 without its new classes, with the version-2 order, the
+version-7 power of two, a call cap of 44 and a 256 MiB budget spent in plan order.
 Version 7 is version 8 without the middle-axis layouts and the range's ends. Version
 6 is version 7 with every special vector along the last axis and the power
 of two in one dtype. Version 5 is version 6 without tiny rows; version 4 is version 5 with the 1.25x
@@ -107,10 +112,10 @@ one-below-a-multiple size out of every verification of a three-dtype op (and the
 silu's), and a kernel wrong only below 16 rows passed every verification."""
 MAX_UNSEEN_V6 = 20
 """The call cap of drawing versions 1-6 (their recorded cases stay as they were)."""
-MAX_UNSEEN_V9 = 112
+MAX_UNSEEN_V9 = 160
 """(version 9) The call cap grows with the SPEC: room for every class of :data:`_MUST_V9` in its dtypes on every
-dynamic axis (two calls each) plus the reruns, at least :data:`MAX_UNSEEN` and at most this (4 dtypes x 3 axes
-need 108). Red team s34: with 44 calls, 3 dtypes x 2 axes or 2 dtypes x 3 axes left size 1 and one-less-than-a-tile
+dynamic axis (two calls each) plus the reruns, at least :data:`MAX_UNSEEN` and at most this (1 dtype x 1 axis: 24
+calls, 2 x 2: 62, 3 x 3: 120, 4 dtypes x 3 axes: 144). Red team s34: with 44 calls, 3 dtypes x 2 axes or 2 dtypes x 3 axes left size 1 and one-less-than-a-tile
 out of every verification - an ``S == 1`` decode-step path and a ``B == 1`` single-request path with a
 ``(n + 7) // 16`` tile count passed every seed."""
 TOTAL_BYTES_FLOOR = 256 * 1024**2
@@ -124,12 +129,16 @@ _EVERY_DTYPE_V7 = ("tail1", "fill", "small", "pow2")
 """(version 7) the power of two too: the only class above 4x the SPEC ran in one dtype, and a bf16-only path with a
 128-row block slip passed 61% of verifications of a two-dtype op (red team s32, g2s)."""
 _EVERY_DTYPE_V1 = ("tail1", "small")
-_ORDER_V9 = ("tail1", "small", "tile-1", "pow2", "fill", "aligned", "tail", "larger")
+_ORDER_V9 = ("tail1", "small", "tile-1", "a32", "a64", "a128", "pow2", "fill", "aligned", "tail", "larger")
 """(version 9) The order the size classes are planned in (round robin over the axes, class by class): the cheap
 telling sizes first, then the power of two before the fill - the byte budget is spent in this order, and the fill
 sizes, the largest, are the ones shrunk to it (red team s34: a bf16 power of two never ran on a SPEC of ~9 MiB cases
 once the fp32 fill and power of two had spent the budget)."""
-_MUST_V9 = frozenset({"tail1", "small", "small-joint", "tile-1", "pow2", "fill", "joint"})
+_VALUATION = {"a32": 32, "a64": 64, "a128": 128}
+"""(version 9) the valuation classes and their smallest size (taken when the drawn odd multiple is over the case cap:
+halving would change the valuation)"""
+_MUST_V9 = frozenset({"tail1", "small", "small-joint", "ones", "ones-pair", "tile-1", "a32", "a64", "a128", "pow2",
+                      "fill", "joint"})
 """(version 9) The classes every verification runs (in every dtype where :data:`_EVERY_DTYPE_V7` says): the call
 cap makes room for them (:data:`MAX_UNSEEN_V9`), and a pair over the remaining byte budget is shrunk to it
 (:func:`_shrunk`) instead of dropped."""
@@ -262,28 +271,49 @@ def _axis_sizes(spec: Spec, axis: str, rng: np.random.Generator, version: int = 
         classes = (("tail1", tail_one), ("fill", 0), ("aligned", aligned), ("tail", uniform_tail),
                    ("tile-1", tile_minus_one), ("small", small), ("larger", larger))
     else:
-        top = max(4 * t, 1 << (FILL_FACTOR * hi).bit_length() - 1)  # the largest power of two <= 4x (>= 4 tiles)
-        if version >= 5:  # 128 at least whatever the SPEC's size (red team s30b: a 64-row fast path, SPEC B = 21)
-            top = max(top, _POW2_MIN)
-        kept = version >= 6 and spec.outputs and all(axis in t.shape for t in spec.outputs)
-        if kept:
-            top = max(top, _POW2_KEPT)  # no output reduces over the axis: no rounding grows with it
-        # (version 7) a kept axis from 256: 128 rows are one 128-row block, where a slip in the next block's offset
-        # cannot show (red team s32: the remaining misses of g2s were draws of 128)
-        low = min(2 * _POW2_MIN if kept and version >= 7 else _POW2_MIN, top)
-        powers = [p for p in (1 << j for j in range(low.bit_length() - 1, top.bit_length())) if p not in seen]
+        powers, top = _powers(spec, axis, version)
         pow2 = powers[int(rng.integers(0, len(powers)))] if powers else 2 * top
         # most telling first: the tail of 1, the top sizes and the power of two run in every verification
         # whatever the number of dtypes and axes; "tail" and "larger" are the first left out when calls run short
         classes = (("tail1", tail_one), ("fill", 0), ("pow2", pow2), ("aligned", aligned), ("small", small),
                    ("tile-1", tile_minus_one), ("tail", uniform_tail), ("larger", larger))
     if version >= 9:
+        # (version 9) one size of each 2-adic valuation 32, 64 and 128 (2**j times an odd number): a fast path guarded
+        # by a multiple of 2**j that assumes 2**(j+1) is wrong exactly there (red team s34b: a `rows % 64` path
+        # unrolled by 128 rows passed 99% of verifications - "aligned" is an odd multiple of 16, and the power of two
+        # a multiple of every smaller one)
+        for j, label in ((5, "a32"), (6, "a64"), (7, "a128")):
+            odd = int(rng.integers(0, 3)) % (max(0, (FILL_FACTOR * hi >> j) - 1) // 2 + 1)  # within the fill bound
+            size = (2 * odd + 1) << j
+            while size in seen:
+                size += 2 << j
+            classes += ((label, size),)
         classes = tuple(sorted(classes, key=lambda c: _ORDER_V9.index(c[0])))
     out: list[tuple[str, int]] = []
     for label, size in classes:
         if size not in seen and size not in [o[1] for o in out]:
             out.append((label, size))
     return out
+
+
+def _powers(spec: Spec, axis: str, version: int) -> tuple[list[int], int]:
+    """(the powers of two the power-of-two class of ``axis`` is drawn from, least first; the top of the range)."""
+    t = TAIL_MULTIPLE
+    seen = sorted({int(s[axis]) for s in spec.p0_shapes if axis in s}) or [t]
+    hi = seen[-1]
+    top = max(4 * t, 1 << (FILL_FACTOR * hi).bit_length() - 1)  # the largest power of two <= 4x (>= 4 tiles)
+    if version >= 5:  # 128 at least whatever the SPEC's size (red team s30b: a 64-row fast path, SPEC B = 21)
+        top = max(top, _POW2_MIN)
+    kept = version >= 6 and spec.outputs and all(axis in o.shape for o in spec.outputs)
+    if kept:
+        top = max(top, _POW2_KEPT)  # no output reduces over the axis: no rounding grows with it
+    # (version 7) a kept axis from 256: 128 rows are one 128-row block, where a slip in the next block's offset
+    # cannot show (red team s32: the remaining misses of g2s were draws of 128)
+    low = min(2 * _POW2_MIN if kept and version >= 7 else _POW2_MIN, top)
+    if version >= 9:  # at least four blocks of the SPEC's largest power of two: a block path right for one or two
+        # blocks (a slot index `b % 2` for the block index) is wrong from the third (red team s34b, SPEC B 256/269)
+        low = min(max(low, 4 << (hi.bit_length() - 1)), top)
+    return [p for p in (1 << j for j in range(low.bit_length() - 1, top.bit_length())) if p not in seen], top
 
 
 def _fill(spec: Spec, dims: dict[str, int], axis: str, dtype: str, cap: int, rng: np.random.Generator,
@@ -329,14 +359,15 @@ def _halve(size: int) -> int:
     return max(1, (size // t // 2) * t + size % t) if size > t else max(1, size // 2)
 
 
-def _shrunk(spec: Spec, dims: dict[str, int], axis: str, dtype: str, cap: int, label: str) -> dict[str, int] | None:
+def _shrunk(spec: Spec, dims: dict[str, int], axis: str, dtype: str, cap: int, label: str,
+            low: int = 0) -> dict[str, int] | None:
     """(version 9) ``dims`` with its class's axis halved (:func:`_fit`: its tail kept, so a tail of 1 stays one and a
     power of two stays one) until the case fits ``cap`` - the byte budget left for the pair; None when it never fits,
-    lands on a SPEC size, or a power of two falls under :data:`_POW2_MIN`."""
+    lands on a SPEC size, or a power of two falls under :data:`_POW2_MIN` or ``low`` (the least of its class)."""
     got = _fit(spec, dims, axis, dtype, cap)
     if got is None or got[axis] in [int(sh.get(axis, -1)) for sh in spec.p0_shapes]:
         return None
-    if label == "pow2" and got[axis] < _POW2_MIN:
+    if label == "pow2" and got[axis] < max(_POW2_MIN, low):
         return None
     return got
 
@@ -364,6 +395,38 @@ def _small_joint(spec: Spec, per_axis: list[tuple[int, str, list[tuple[str, int]
             return None
         dims[big] = _halve(dims[big])
     return dims
+
+
+def _valued(spec: Spec, shapes: list[dict[str, int]], base: dict[str, int], axis: str, sizes: tuple[int, int],
+            dtype: str, cap: int) -> dict[str, int] | None:
+    """(version 9) A valuation class's shape within ``cap``: its drawn size, else its smallest (``2**j``), on ``base``
+    and then on the other P0 shapes - never a halved size, whose 2-adic valuation would differ; None if none fits."""
+    for b in [base, *(sh for sh in shapes if sh is not base)]:
+        for size in sizes:
+            dims = {**b, axis: size}
+            if case_bytes(spec, Case(name="probe", dims=dims, dtype=dtype, seed=0, band=BANDS[0])) <= cap:
+                return dims
+    return None
+
+
+def _ones(spec: Spec, per_axis: list[tuple[int, str, list[tuple[str, int]]]], base: dict[str, int],
+          dtypes: list[str], offset: int, cap: int) -> list[tuple[str, dict[str, int], list[str]]]:
+    """(version 9) Every dynamic axis at 1 at once, in every dtype ("ones"); with three axes or more also each pair of
+    axes at 1 with the others at their tail of 1, in one dtype each ("ones-pair"). Why: size 1 on one axis takes the
+    others from a P0 shape or their tails of 1, so ``B == S == 1`` (one decode step of one request) never ran, and a
+    path for it that folds the row into another tile shape passed every seed (red team s34b)."""
+    out: list[tuple[str, dict[str, int], list[str]]] = []
+    axes = [axis for _, axis, _ in per_axis]
+    out.append(("ones", {**base, **{a: 1 for a in axes}}, list(dtypes)))
+    if len(axes) >= 3:
+        tails = {axis: next((size for label, size in sizes if label == "tail1"), None) for _, axis, sizes in per_axis}
+        for i, a in enumerate(axes):
+            for b in axes[i + 1:]:
+                dims = {**base, **{o: tails[o] or 1 for o in axes}, a: 1, b: 1}
+                dtype = dtypes[(offset + i) % len(dtypes)]
+                if case_bytes(spec, Case(name="probe", dims=dims, dtype=dtype, seed=0, band=BANDS[0])) <= cap:
+                    out.append(("ones-pair", dims, [dtype]))
+    return out
 
 
 def _joint(spec: Spec, per_axis: list[tuple[int, str, list[tuple[str, int]]]], base: dict[str, int], dtype: str,
@@ -394,10 +457,12 @@ def case_cap(spec: Spec, spec_cases: list[Case], version: int = UNSEEN_VERSION) 
     return min(CASE_BYTES_CAP, max(CASE_BYTES_CAP // 16, int(largest * factor)))
 
 
-def total_cap(spec: Spec, spec_cases: list[Case]) -> int:
-    """Most bytes all unseen cases of one verification hold together (see :data:`TOTAL_BYTES_FLOOR`)."""
+def total_cap(spec: Spec, spec_cases: list[Case], version: int = UNSEEN_VERSION) -> int:
+    """Most bytes all unseen cases of one verification hold together (see :data:`TOTAL_BYTES_FLOOR`; version 9: twice
+    it, for the classes every verification now runs in every dtype - red team s34b: on a three-dtype SPEC of 9-18 MiB
+    cases the tails of 1, the valuation sizes and the fp32/fp16 powers of two spent 256 MiB before bf16's came)."""
     largest = max((case_bytes(spec, c) for c in spec_cases), default=0)
-    return max(TOTAL_BYTES_FLOOR, largest // 4)
+    return max(TOTAL_BYTES_FLOOR * (2 if version >= 9 else 1), largest // 4)
 
 
 def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = UNSEEN_VERSION) -> list[Case]:
@@ -408,7 +473,7 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
     shapes = [dict(s) for s in spec.p0_shapes] or [{}]
     dtypes = list(spec.supported_dtypes)
     cap = case_cap(spec, spec_cases, version)
-    budget = [total_cap(spec, spec_cases)]
+    budget = [total_cap(spec, spec_cases, version)]
     used_seeds = {c.seed for c in spec_cases}
     out: list[Case] = []
     calls = MAX_UNSEEN if version >= 7 else MAX_UNSEEN_V6
@@ -458,6 +523,8 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
                 if not got or got in [int(sh.get(axis, -1)) for sh in shapes]:
                     continue
                 dims = _fit(spec, {**base, axis: got}, axis, dtype, cap)
+                if label in _VALUATION and (dims is None or dims[axis] != got):  # halving changed its valuation:
+                    dims = _valued(spec, shapes, base, axis, (got, _VALUATION[label]), dtype, cap)
                 if dims is not None and version >= 5 and dims[axis] in [int(sh.get(axis, -1)) for sh in shapes]:
                     continue  # halved onto a SPEC size: the SPEC runs it already
                 if dims is not None and (dims, dtype) not in planned:
@@ -469,6 +536,12 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
                 if dims is not None and (dims, dtype) not in planned:
                     planned.append((dims, dtype))
                     labels.append(("small-joint", axis))
+                if a_i == len(per_axis) - 1:  # after every axis's size 1: the corners of ones (red team s34b)
+                    for label2, dims, dts in _ones(spec, per_axis, base, dtypes, offset, cap):
+                        for dtype in dts:
+                            if (dims, dtype) not in planned:
+                                planned.append((dims, dtype))
+                                labels.append((label2, ""))
         if s_i == 0:
             first_round = len(planned)  # the tails of 1
     if version >= 3 and len(per_axis) >= 2:  # after the tails of 1, before the fill sizes: never the first left out
@@ -481,9 +554,24 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
         must = sum(label in _MUST_V9 for label, _ in labels)
         calls = min(MAX_UNSEEN_V9, max(calls, 2 * must + 4))
     # two calls per new shape and dtype: the same-shape comparison needs a second value set
-    for (dims, dtype), (label, axis) in zip(planned[: calls // 2 - 1], labels, strict=False):  # room for P0 reruns
-        if not fits(dims, dtype, 2) and version >= 9 and label in _MUST_V9 and axis and len(out) + 2 <= calls:
-            dims = _shrunk(spec, dims, axis, dtype, budget[0] // 2, label) or dims
+    kept = list(zip(planned[: calls // 2 - 1], labels, strict=False))  # leaves room for the P0 reruns
+    floors = {a: (_powers(spec, a, version)[0] or [0])[0] for a in spec.dynamic_axes} if version >= 9 else {}
+
+    def pair(dims: dict[str, int], dtype: str) -> int:
+        return 2 * case_bytes(spec, Case(name="probe", dims=dims, dtype=dtype, seed=0, band=BANDS[0]))
+
+    for i, ((dims, dtype), (label, axis)) in enumerate(kept):
+        if version >= 9 and label in _MUST_V9 and axis and len(out) + 2 <= calls:
+            # (red team s34b: the fp32 power of two took the budget at the 64 MiB case cap and bf16's was shrunk
+            # to nothing) every pair before a power of two leaves room for it at its least size, and the fills,
+            # after them, share what is left dtype by dtype; a pair over what it may take is shrunk to it
+            allowed = budget[0] - sum(pair({**d, a: floors[a]}, t) for (d, t), (lb, a) in kept[i + 1:]
+                                      if lb == "pow2" and floors[a])
+            if label == "fill":
+                allowed //= max(1, sum(lb == "fill" for _, (lb, _) in kept[i:]))
+            if pair(dims, dtype) > allowed:
+                low = floors.get(axis, 0) if label == "pow2" else 0
+                dims = _shrunk(spec, dims, axis, dtype, allowed // 2, label, low) or dims
         if fits(dims, dtype, 2):  # a pair or nothing: one call of a shape cannot be compared with another
             add(dims, dtype)
             add(dims, dtype, special=True)  # the pair's second value set holds special values (version 2)

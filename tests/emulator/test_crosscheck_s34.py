@@ -10,6 +10,13 @@ were run on the wheel on 6 Dec 2026 (five re-run by me):
 - **false rejections**: ``FC1001`` (the last tile axis not 32-byte aligned) is the wheel's check of a reduction over
   the LAST axis only - over axis 0 or a middle axis under tile widths 1, 4 or 12 the wheel compiles all twelve
   variants (KernelBench MSELoss's second stage ``sum(r[128, 1], 0)`` among them).
+
+Audit 8 (86 probes, on these rules): comparisons (``gt``/``eq``/``x > 0.5``/``logical_not``, and ``where`` over them)
+of a whole dynamic argument compile - the first rule refused them; ``softmax``, ``rms_norm``, ``var``, ``cumsum``,
+``topk`` and ``concat`` of one are refused; ``var`` and ``softmax`` over another axis than the last take an unaligned
+tile, and ``topk`` has no FC1001 at all; ``reshape(..., inplace=True)`` takes symbolic dims (mhc_sinkhorn). Not caught
+(listed in docs/emulator-fidelity.md): ops on tensors derived from such an argument (cast, concat, unsqueeze, gather, a
+``where`` with a static operand, a local sized by a dynamic dim), ``expand_clone``/``full`` to symbolic shapes.
 """
 
 import numpy as np
@@ -103,3 +110,95 @@ def test_a_reduction_over_the_last_axis_still_needs_the_aligned_tile() -> None:
         out[:] = pypto.sum(x, -1, keepdim=True)
 
     assert _err(k, np.ones((16, 4), np.float32), np.zeros((16, 1), np.float32)).code == "FC1001"
+
+
+# ---- fidelity audit 8 (the second round, on the rules above) ------------------------------------------------------
+
+def _whole2(op: str):
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([DYN, 64], F32), out: pypto.Tensor([DYN, 64], F32)):
+        pypto.set_vec_tile_shapes(16, 64)
+        if op == "gt":
+            out[:] = pypto.where(pypto.gt(x, 0.5), 1.0, 0.0)
+        elif op == "op_gt":
+            out[:] = pypto.where(x > 0.5, x, 0.0)
+        elif op == "softmax":
+            out[:] = pypto.softmax(x, -1)
+        elif op == "cumsum":
+            out[:] = pypto.cumsum(x, 1)
+        elif op == "concat":
+            out[:] = pypto.concat([x, x], 0)
+
+    return k
+
+
+@pytest.mark.parametrize("op", ["gt", "op_gt"])
+def test_a_comparison_of_a_whole_dynamic_argument_compiles_as_in_the_wheel(op: str) -> None:
+    """The first rule refused comparisons too: 0.2.0 compiles ``gt``/``eq``/``x > 0.5``/``logical_not`` and a ``where``
+    over them on a whole dynamic argument (nine probes)."""
+    x = np.random.default_rng(2).standard_normal((21, 64)).astype(np.float32)
+    out = np.zeros((21, 64), np.float32)
+    _run(_whole2(op), x, out)
+    np.testing.assert_array_equal(out, np.where(x > 0.5, 1.0 if op == "gt" else x, 0.0).astype(np.float32))
+
+
+@pytest.mark.parametrize(("op", "code"), [("softmax", "FFFFFF"), ("cumsum", "F3FFFF"), ("concat", "F3FFFF")])
+def test_other_op_families_on_a_whole_dynamic_argument_are_refused(op: str, code: str) -> None:
+    assert _err(_whole2(op), np.ones((16, 64), np.float32), np.zeros((16, 64), np.float32)).code == code
+
+
+@pytest.mark.parametrize(("fn", "shape", "tile", "axis"), [("var", [128, 4], [128, 4], 0),
+                                                          ("softmax", [16, 4], [16, 4], 0),
+                                                          ("var", [4, 16, 4], [4, 16, 4], 1)])
+def test_var_and_softmax_over_another_axis_take_an_unaligned_tile(fn, shape, tile, axis) -> None:
+    oshape = [*shape[:axis], 1, *shape[axis + 1:]] if fn == "var" else shape
+
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor(shape, F32), out: pypto.Tensor(oshape, F32)):
+        pypto.set_vec_tile_shapes(*tile)
+        if fn == "var":
+            out[:] = pypto.var(x, axis, keepdim=True)
+        else:
+            out[:] = pypto.softmax(x, axis)
+
+    x = np.random.default_rng(3).standard_normal(shape).astype(np.float32)
+    out = np.zeros(oshape, np.float32)
+    _run(k, x, out)
+    if fn == "var":
+        np.testing.assert_allclose(out, x.astype(np.float64).var(axis=axis, ddof=1, keepdims=True), rtol=1e-4)
+    else:
+        e = np.exp(x - x.max(axis=axis, keepdims=True))
+        np.testing.assert_allclose(out, e / e.sum(axis=axis, keepdims=True), rtol=1e-5)
+
+
+def test_topk_under_a_16_byte_tile_compiles_as_in_the_wheel() -> None:
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([16, 4], F32), v: pypto.Tensor([16, 2], F32), i: pypto.Tensor([16, 2], pypto.DT_INT32)):
+        pypto.set_vec_tile_shapes(16, 4)
+        a, b = pypto.topk(x, 2, -1)
+        v[:] = a
+        i[:] = b
+
+    x = np.random.default_rng(4).standard_normal((16, 4)).astype(np.float32)
+    v, i = np.zeros((16, 2), np.float32), np.zeros((16, 2), np.int32)
+    _run(k, x, v, i)
+    np.testing.assert_array_equal(v, -np.sort(-x, axis=1)[:, :2])
+
+
+def test_an_inplace_reshape_to_symbolic_dims_compiles_in_0_2_0() -> None:
+    """mhc_sinkhorn's ``reshape(x, [n, h * h], inplace=True)``: refused here under --compat 0.2.0 (the rule for a
+    reshape without ``inplace``), compiled by the wheel."""
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([DYN, 4, 4], F32), out: pypto.Tensor([DYN, 16], F32)):
+        n = x.shape[0]
+        h = x.shape[1]
+        pypto.set_vec_tile_shapes(8, 16)
+        r = pypto.reshape(x, [n, h * h], inplace=True)
+        for i in pypto.loop((n + 7) // 8, name="L", idx_name="i"):
+            v = pypto.view(r, [8, 16], [i * 8, 0], valid_shape=[(n - i * 8).min(8), 16])
+            pypto.assemble(pypto.mul(v, 2.0), [i * 8, 0], out)
+
+    x = np.random.default_rng(5).standard_normal((13, 4, 4)).astype(np.float32)
+    out = np.zeros((13, 16), np.float32)
+    _run(k, x, out)
+    np.testing.assert_array_equal(out, 2 * x.reshape(13, 16))

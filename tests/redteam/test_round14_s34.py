@@ -1,4 +1,4 @@
-"""Red team round 14 (session 34): kernels that got PASS while wrong where a user calls them, and their controls,
+"""Red team rounds 14 and 15 (session 34): kernels that got PASS while wrong where a user calls them, and their controls,
 verified on three seeds each (fixture ops and candidates in ``fixture_s34/``, the attacker's).
 
 Each is a size class the drawing promised for every verification and dropped when calls or bytes ran short (unseen
@@ -26,6 +26,13 @@ HERE = Path(__file__).resolve().parent / "fixture_s34"
 CASES = [("tok_rms", "t1_decode_step_tail", "FAIL_NUMERIC"), ("tok_rms", "t0_honest", "PASS"),
          ("qk_norm", "q1_single_request_tail", "FAIL_NUMERIC"), ("qk_norm", "q0_honest", "PASS"),
          ("gelu_wide", "w1_bf16_block_fast_path", "FAIL_NUMERIC"), ("gelu_wide", "w0_honest", "PASS")]
+# red team round 15 (s34b), on version 9 as first written: B = S = 1 at once (a one-token path folding the row into a
+# [4, 16] tile), bf16-only 256-row block paths on a SPEC twice the size (B 256 / 269: the byte budget), and a
+# `rows % 64` path unrolled by 128 rows (no size of valuation 64 was drawn)
+CASES += [("tok_rms", "t2_one_token_fold", "FAIL_NUMERIC"),
+          ("gelu_big", "g_w2_bf16_256_block_fast_path", "FAIL_NUMERIC"),
+          ("gelu_big", "g_w3_bf16_slot_offset", "FAIL_NUMERIC"), ("gelu_big", "g_w0_honest", "PASS"),
+          ("gelu_wide", "w4_unroll2_align64", "FAIL_NUMERIC")]
 
 
 @pytest.mark.slow

@@ -22,6 +22,7 @@ from verify_helpers import KERNELS, make_op, settings
 
 from runtime.opdir import load_op_dir
 from runtime.opdir._unseen import (
+    FILL_FACTOR,
     LEGACY_RUN_SEEDS,
     MAX_UNSEEN,
     UNSEEN_PREFIX,
@@ -187,10 +188,13 @@ def test_version_6_draws_powers_of_two_up_to_8192_on_an_axis_every_output_keeps(
     assert sum(t > 1024 for t in tops) >= len(SEEDS) // 4, tops  # 2048, 4096 or 8192: three draws in seven
     assert not any(c.dims["B"] > 128 for seed in SEEDS for c in unseen_cases(spec, cases, seed, version=5))
     op = load_op_dir(WORKSPACE / "layer_norm_backward")
+    top = FILL_FACTOR * max(s["N"] for s in op.spec.p0_shapes)
     for seed in SEEDS[:20]:
-        new = sorted({c.dims["N"] for c in unseen_cases(op.spec, op.cases(), seed)})
+        new = sorted({c.dims["N"] for c in unseen_cases(op.spec, op.cases(), seed, version=8)})
         old = sorted({c.dims["N"] for c in unseen_cases(op.spec, op.cases(), seed, version=5)})
         assert new == old, (seed, new, old)
+        # version 9 adds sizes (valuations 32/64/128, a power of two of four SPEC blocks): none above the fill bound
+        assert max(c.dims["N"] for c in unseen_cases(op.spec, op.cases(), seed)) <= top, seed
 
 
 def test_an_infinite_golden_is_judged_on_special_values_and_a_nan_golden_is_not() -> None:

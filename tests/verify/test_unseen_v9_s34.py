@@ -42,8 +42,16 @@ def test_every_axis_gets_one_and_a_tile_less_one_in_every_verification(n_dtypes:
     for seed in range(12):
         unseen = unseen_cases(spec, cases, seed)
         assert len(unseen) <= MAX_UNSEEN_V9
-        if n_dtypes * n_axes <= 4:
-            assert len(unseen) <= MAX_UNSEEN + 2 * len(spec.p0_shapes)  # small SPECs: the calls of version 8
+        if n_axes >= 2:  # every axis at 1 at once, in every dtype (one decode step of one request)
+            for dtype in spec.supported_dtypes:
+                assert any(c.dtype == dtype and all(c.dims[a] == 1 for a in spec.dynamic_axes) for c in unseen), seed
+        if n_axes >= 3:  # each pair of axes at 1
+            for a, b in itertools.combinations(spec.dynamic_axes, 2):
+                assert any(c.dims[a] == c.dims[b] == 1 and all(c.dims[o] % TAIL_MULTIPLE == 1 for o in
+                                                               spec.dynamic_axes if o not in (a, b)) for c in unseen)
+        for axis in spec.dynamic_axes:  # one size of each 2-adic valuation 16, 32, 64, 128 (2**j times an odd number)
+            for j in (5, 6, 7):
+                assert any(c.dims[axis] % (1 << j) == 0 and c.dims[axis] % (2 << j) for c in unseen), (seed, axis, j)
         for axis in spec.dynamic_axes:
             for dtype in spec.supported_dtypes:  # size 1 in every dtype (version 4's promise)
                 assert any(c.dims[axis] == 1 and c.dtype == dtype for c in unseen), (seed, axis, dtype)
@@ -75,6 +83,24 @@ def test_a_pair_over_the_byte_budget_is_shrunk_not_dropped() -> None:
             pows = [c.dims["B"] for c in unseen if c.dtype == dtype and c.dims["B"] >= 2 * _POW2_MIN
                     and c.dims["B"] & (c.dims["B"] - 1) == 0]
             assert pows, (seed, dtype, sorted({(c.dims["B"], c.dtype) for c in unseen}))
+
+
+def test_a_spec_twice_as_big_still_gets_four_blocks_in_every_dtype() -> None:
+    """gelu_big [B, 8192], SPEC B 256 and 269 (18 MiB fp32 cases), 3 dtypes (red team s34b): the fp32 power of two at
+    the 64 MiB case cap left bf16 a power of two of 512 or none - a bf16 path right for two 256-row blocks (a slot
+    index for the block index) passed every seed. Every dtype now gets one of at least four blocks (1024)."""
+    spec = Spec(schema_version=1, op_name="gelu_big", inputs=[TensorSpec(name="x", shape=["B", "D"], dtype="T")],
+                outputs=[TensorSpec(name="y", shape=["B", "D"], dtype="T")], dynamic_axes=["B"],
+                p0_shapes=[{"B": 256, "D": 8192}, {"B": 269, "D": 8192}], supported_dtypes=["fp32", "fp16", "bf16"],
+                tolerance={t: {"atol": 1e-2, "rtol": 1e-2} for t in ("fp32", "fp16", "bf16")}, seeds=[0])
+    cases = [Case(name=f"c{b}{t}", dims={"B": b, "D": 8192}, dtype=t, seed=0, band=BANDS[0])
+             for b in (256, 269) for t in spec.supported_dtypes]
+    for seed in range(20):
+        unseen = unseen_cases(spec, cases, seed)
+        assert sum(case_bytes(spec, c) for c in unseen) <= total_cap(spec, cases)
+        for dtype in spec.supported_dtypes:
+            assert any(c.dtype == dtype and c.dims["B"] >= 1024 and c.dims["B"] & (c.dims["B"] - 1) == 0
+                       for c in unseen), (seed, dtype, sorted({(c.dims["B"], c.dtype) for c in unseen}))
 
 
 def test_version_8_draws_stay_as_they_were() -> None:
