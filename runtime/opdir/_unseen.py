@@ -389,12 +389,7 @@ def _small_joint(spec: Spec, per_axis: list[tuple[int, str, list[tuple[str, int]
             return None
         dims[other] = tails[0]
         others.append(other)
-    while case_bytes(spec, Case(name="probe", dims=dims, dtype=dtype, seed=0, band=BANDS[0])) > cap:
-        big = max(others, key=lambda a: dims[a])
-        if dims[big] <= 1:
-            return None
-        dims[big] = _halve(dims[big])
-    return dims
+    return _halved_largest(spec, dims, others, dtype, cap)
 
 
 def _valued(spec: Spec, shapes: list[dict[str, int]], base: dict[str, int], axis: str, sizes: tuple[int, int],
@@ -440,7 +435,12 @@ def _joint(spec: Spec, per_axis: list[tuple[int, str, list[tuple[str, int]]]], b
         if not tails:
             return None
         dims[axis] = tails[int(rng.integers(0, len(tails)))]
-    axes = [axis for _, axis, _ in per_axis]
+    return _halved_largest(spec, dims, [axis for _, axis, _ in per_axis], dtype, cap)
+
+
+def _halved_largest(spec: Spec, dims: dict[str, int], axes: list[str], dtype: str, cap: int) -> dict[str, int] | None:
+    """``dims`` (changed in place) with the largest of ``axes`` halved, its tail kept (:func:`_halve`), until the case
+    holds at most ``cap`` bytes; None when the largest reaches 1 first."""
     while case_bytes(spec, Case(name="probe", dims=dims, dtype=dtype, seed=0, band=BANDS[0])) > cap:
         axis = max(axes, key=lambda a: dims[a])
         if dims[axis] <= 1:
