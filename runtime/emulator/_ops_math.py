@@ -593,6 +593,7 @@ def cast(input: Any, dtype: Any, mode: Any = CastMode.CAST_NONE, satmode: Any = 
     m, s = mode, satmode
     te = check_tile(tr, "cast", A.dim, dtype=dst)
     out = new_out(tr, A.shape, dst, "cast", valid=A.valid_shape)
+    out._dyn_whole = A._dyn_whole or A.kind == "param"  # the check looks for a DYNAMIC axis (fidelity audit 8)
     tr.emit("cast", "cast", {"a": A.key, "out": out.key, "src": src.name, "dst": dst.name, "mode": m.name,
                              "satmode": s.name},
             out, tile_elems=te, ins=(A.key,), outs=(out,),

@@ -25,7 +25,7 @@ class Tensor:
 
     __slots__ = ("key", "_shape", "_dtype", "_name", "_format", "kind", "valid_shape", "_consumed",
                  "_written", "_loops", "_closed", "producer", "param_index", "_read", "_dtype_given", "_loop_read_warned",
-                 "_gm_view", "_bare", "_reshaped", "_dtype_set", "__weakref__")
+                 "_gm_view", "_bare", "_reshaped", "_dtype_set", "_dyn_whole", "__weakref__")
     __hash__ = None  # type: ignore[assignment]  # comparisons build tensors, like the real class
 
     def __init__(self, shape: Any = None, dtype: Any = None, name: str = "", format: Any = None,
@@ -52,6 +52,8 @@ class Tensor:
         (`_ops_core.bare_view`), else -1"""
         self._reshaped = False
         """a reshape of a computed tile, or a ``keepdim=False`` reduction (`_ops_core.check_gm_copy`)"""
+        self._dyn_whole = False
+        """a ``cast`` of a whole kernel argument with a DYNAMIC axis (`_ops_core.check_whole_dynamic`)"""
         self._dtype_given = dtype is not None or bool(shape)
         self._dtype_set = dtype is not None
         """the dtype was written (a ``@pypto.frontend.function`` helper checks only that one: `_check_nested_arg`)"""
@@ -88,6 +90,7 @@ class Tensor:
         t._gm_view = None
         t._bare = -1
         t._reshaped = False
+        t._dyn_whole = False
         t._dtype_given = True
         t._dtype_set = True
         t.key = -1
