@@ -166,8 +166,8 @@ def check_whole_dynamic(tr: Tracer, t: Tensor, opname: str, kind: str, n: int = 
     a fixed-size ``view`` with a symbolic ``valid_shape``, a ``cast`` written out and a whole move compile. Refused
     under ``--compat 0.2.0`` only: the spec says HEAD compiles it (and a warning there would change what the shipped
     traces' agents were shown). A ``cast`` of such an argument carries the mark (``Tensor._dyn_whole``: its result fed
-to a compute op is refused there too); other derived tensors (concat, unsqueeze, gather ...) do not."""
-    if t.kind != "param" and not t._dyn_whole or tr.options.compat != "0.2.0":
+    to a compute op is refused there too); other derived tensors (concat, unsqueeze, gather ...) do not."""
+    if (t.kind != "param" and not t._dyn_whole) or tr.options.compat != "0.2.0":
         return
     dyn = [d for d, x in enumerate(t._shape) if type(x) is SymbolicScalar and x._value is None]
     if not dyn:

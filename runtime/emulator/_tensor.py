@@ -53,7 +53,8 @@ class Tensor:
         self._reshaped = False
         """a reshape of a computed tile, or a ``keepdim=False`` reduction (`_ops_core.check_gm_copy`)"""
         self._dyn_whole = False
-        """a ``cast`` of a whole kernel argument with a DYNAMIC axis (`_ops_core.check_whole_dynamic`)"""
+        """a ``cast`` of a whole kernel argument: `_ops_core.check_whole_dynamic` treats it as the argument (refused
+        under 0.2.0 when its shape has a DYNAMIC axis)"""
         self._dtype_given = dtype is not None or bool(shape)
         self._dtype_set = dtype is not None
         """the dtype was written (a ``@pypto.frontend.function`` helper checks only that one: `_check_nested_arg`)"""

@@ -316,6 +316,11 @@ def _powers(spec: Spec, axis: str, version: int) -> tuple[list[int], int]:
     return [p for p in (1 << j for j in range(low.bit_length() - 1, top.bit_length())) if p not in seen], top
 
 
+def _bytes(spec: Spec, dims: dict[str, int], dtype: str) -> int:
+    """Inputs + outputs of a case of these dims and dtype (what every cap and budget here is counted in)."""
+    return case_bytes(spec, Case(name="probe", dims=dims, dtype=dtype, seed=0, band=BANDS[0]))
+
+
 def _fill(spec: Spec, dims: dict[str, int], axis: str, dtype: str, cap: int, rng: np.random.Generator,
           version: int = UNSEEN_VERSION) -> int:
     """A size for ``axis`` up to the largest one whose case fits ``cap`` bytes (and at most :data:`FILL_FACTOR` x
@@ -325,8 +330,7 @@ def _fill(spec: Spec, dims: dict[str, int], axis: str, dtype: str, cap: int, rng
     top = FILL_FACTOR * max(seen)
 
     def fits(n: int) -> bool:
-        probe = Case(name="probe", dims={**dims, axis: n}, dtype=dtype, seed=0, band=BANDS[0])
-        return case_bytes(spec, probe) <= cap
+        return _bytes(spec, {**dims, axis: n}, dtype) <= cap
 
     if not fits(1):
         return 0
@@ -345,8 +349,7 @@ def _fit(spec: Spec, dims: dict[str, int], axis: str, dtype: str, cap: int) -> d
     size = dims[axis]
     while True:
         trial = {**dims, axis: size}
-        probe = Case(name="probe", dims=trial, dtype=dtype, seed=0, band=BANDS[0])
-        if case_bytes(spec, probe) <= cap:
+        if _bytes(spec, trial, dtype) <= cap:
             return trial
         if size <= 1:
             return None
@@ -399,7 +402,7 @@ def _valued(spec: Spec, shapes: list[dict[str, int]], base: dict[str, int], axis
     for b in [base, *(sh for sh in shapes if sh is not base)]:
         for size in sizes:
             dims = {**b, axis: size}
-            if case_bytes(spec, Case(name="probe", dims=dims, dtype=dtype, seed=0, band=BANDS[0])) <= cap:
+            if _bytes(spec, dims, dtype) <= cap:
                 return dims
     return None
 
@@ -419,7 +422,7 @@ def _ones(spec: Spec, per_axis: list[tuple[int, str, list[tuple[str, int]]]], ba
             for b in axes[i + 1:]:
                 dims = {**base, **{o: tails[o] or 1 for o in axes}, a: 1, b: 1}
                 dtype = dtypes[(offset + i) % len(dtypes)]
-                if case_bytes(spec, Case(name="probe", dims=dims, dtype=dtype, seed=0, band=BANDS[0])) <= cap:
+                if _bytes(spec, dims, dtype) <= cap:
                     out.append(("ones-pair", dims, [dtype]))
     return out
 
@@ -441,7 +444,7 @@ def _joint(spec: Spec, per_axis: list[tuple[int, str, list[tuple[str, int]]]], b
 def _halved_largest(spec: Spec, dims: dict[str, int], axes: list[str], dtype: str, cap: int) -> dict[str, int] | None:
     """``dims`` (changed in place) with the largest of ``axes`` halved, its tail kept (:func:`_halve`), until the case
     holds at most ``cap`` bytes; None when the largest reaches 1 first."""
-    while case_bytes(spec, Case(name="probe", dims=dims, dtype=dtype, seed=0, band=BANDS[0])) > cap:
+    while _bytes(spec, dims, dtype) > cap:
         axis = max(axes, key=lambda a: dims[a])
         if dims[axis] <= 1:
             return None
@@ -487,13 +490,13 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
 
     def fits(dims: dict[str, int], dtype: str, n: int = 1) -> bool:
         """``n`` more cases of this shape stay within the calls and the total byte budget."""
-        size = case_bytes(spec, Case(name="probe", dims=dims, dtype=dtype, seed=0, band=BANDS[0]))
+        size = _bytes(spec, dims, dtype)
         return len(out) + n <= calls and n * size <= budget[0]
 
     def add(dims: dict[str, int], dtype: str, special: bool = False) -> None:
         if not fits(dims, dtype):
             return
-        budget[0] -= case_bytes(spec, Case(name="probe", dims=dims, dtype=dtype, seed=0, band=BANDS[0]))
+        budget[0] -= _bytes(spec, dims, dtype)
         band = BANDS[len(out) % len(BANDS)]
         name = f"{UNSEEN_PREFIX}{len(out) + 1}-{_dims_label(spec, dims)}-{dtype}"
         # (version 7) every other special case has its special vectors along a leading axis, and no tiny rows
@@ -558,7 +561,7 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
     floors = {a: (_powers(spec, a, version)[0] or [0])[0] for a in spec.dynamic_axes} if version >= 9 else {}
 
     def pair(dims: dict[str, int], dtype: str) -> int:
-        return 2 * case_bytes(spec, Case(name="probe", dims=dims, dtype=dtype, seed=0, band=BANDS[0]))
+        return 2 * _bytes(spec, dims, dtype)
 
     for i, ((dims, dtype), (label, axis)) in enumerate(kept):
         if version >= 9 and label in _MUST_V9 and axis and len(out) + 2 <= calls:
@@ -577,8 +580,7 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
             add(dims, dtype, special=True)  # the pair's second value set holds special values (version 2)
     for s_i, base in enumerate(shapes[:2]):  # fresh seeds on the SPEC's own shapes (they have 3 seeds already)
         dtype = dtypes[s_i % len(dtypes)]
-        probe = Case(name="probe", dims=dict(base), dtype=dtype, seed=0, band=BANDS[0])
-        if case_bytes(spec, probe) <= cap:  # a several-GB SPEC case is not run again
+        if _bytes(spec, base, dtype) <= cap:  # a several-GB SPEC case is not run again
             add(dict(base), dtype, special=True)
     groups: dict[tuple, int] = {}
     for c in [*spec_cases, *out]:
