@@ -11,7 +11,8 @@ quoted in MEMORY.md mean the same thing as in the upstream workflow:
   ``.cpu().float()``.
 
 ``compare_outputs`` walks tuple/list/dict outputs leaf by leaf (paths like ``output[1]['m']``) and returns
-JSON-safe :class:`LeafResult` models; container mismatches become failing results with a clear message.
+JSON-safe :class:`LeafResult` models; container mismatches become failing results with a clear message. Unlike
+upstream, it judges a leaf whose two sides hold integers or booleans in float64 (exact up to 2**53), not float32.
 Works on numpy arrays and, when torch is installed, on torch tensors (imported lazily).
 """
 
@@ -124,8 +125,13 @@ def detailed_tensor_compare(
             given twice, label given twice).
     """
     label, opts = _resolve_options(tensor_name, legacy, options, dict(legacy_kw))
-    a = to_float32(tensor1)
-    b = to_float32(tensor2)
+    return _compare(to_float32(tensor1), to_float32(tensor2), label, opts)
+
+
+def _compare(a: np.ndarray, b: np.ndarray, label: str, opts: CompareOptions) -> dict[str, Any]:
+    """`detailed_tensor_compare` on two arrays already in the float type the judgement works in (float32, as
+    upstream; float64 for integer leaves, see :func:`_exact`)."""
+    ft = a.dtype.type
     result: dict[str, Any] = {
         "tensor_name": label,
         "tensor1_shape": tuple(int(d) for d in a.shape),
@@ -158,12 +164,12 @@ def detailed_tensor_compare(
     with np.errstate(invalid="ignore", over="ignore"):
         finite_pair = np.isfinite(a) & np.isfinite(b)
         same_inf = np.isinf(a) & np.isinf(b) & (np.sign(a) == np.sign(b))
-        diff = np.where(finite_pair, np.abs(a - b), np.float32(0.0)).astype(np.float32)
+        diff = np.where(finite_pair, np.abs(a - b), ft(0.0)).astype(ft)
         invalid = ~(finite_pair | same_inf)
-        diff = np.where(invalid, np.float32(np.inf), diff).astype(np.float32)
-        rel = np.where(finite_pair, diff / (np.abs(b) + np.float32(_REL_EPS)), np.float32(0.0))
-        rel = np.where(invalid, np.float32(np.inf), rel).astype(np.float32)
-        threshold = np.float32(opts.atol) + np.float32(opts.rtol) * np.abs(b)
+        diff = np.where(invalid, ft(np.inf), diff).astype(ft)
+        rel = np.where(finite_pair, diff / (np.abs(b) + ft(_REL_EPS)), ft(0.0))
+        rel = np.where(invalid, ft(np.inf), rel).astype(ft)
+        threshold = ft(opts.atol) + ft(opts.rtol) * np.abs(b)
         passed = same_inf | (finite_pair & (diff <= threshold))
     failed = ~passed
     count = int(failed.sum())
@@ -343,14 +349,33 @@ CHUNKED_ABOVE = 1 << 24
 float32/float64 temporaries the size of the leaf (a 1 GiB output made the verifier peak ~8 GiB above its data)."""
 
 
+def _exact(a: Any, b: Any) -> bool:
+    """Both leaves hold integers or booleans: judged in float64, exact up to 2**53 (red team s35: an int32 result
+    computed through one fp32 rounding - ``slot * 2**24 + hid`` - compared equal to the golden's int32 once both were
+    normalised to float32, so every id above 2**24 was judged right whatever its last bits)."""
+    def integral(x: Any) -> bool:
+        if _is_torch(x):
+            return not (x.dtype.is_floating_point or x.dtype.is_complex)
+        return np.asarray(x).dtype.kind in "iub"
+    return integral(a) and integral(b)
+
+
+def _judged_array(x: Any, exact: bool) -> np.ndarray:
+    """``x`` in the float type its judgement works in: float64 for an integer leaf (:func:`_exact`), else float32."""
+    if not exact:
+        return to_float32(x)
+    if _is_torch(x):
+        x = x.detach().cpu().numpy()
+    return np.asarray(x).astype(np.float64)
+
+
 def _leaf_result(path: str, a: Any, b: Any, atol: float, rtol: float, max_outliers: int) -> LeafResult:
     if (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape
             and a.size > CHUNKED_ABOVE):
         return _leaf_result_chunked(path, a, b, atol, rtol, max_outliers, CHUNK_ELEMENTS)
-    r = detailed_tensor_compare(
-        a, b, path, options=CompareOptions(rtol=rtol, atol=atol, verbose=False, max_outliers_display=max_outliers)
-    )
-    af = to_float32(a)
+    exact = _exact(a, b)
+    af, bf = _judged_array(a, exact), _judged_array(b, exact)
+    r = _compare(af, bf, path, CompareOptions(rtol=rtol, atol=atol, verbose=False, max_outliers_display=max_outliers))
     outliers: list[Outlier] = []
     if r["outlier_diffs"] is not None:
         for i in range(len(r["outlier_diffs"])):
@@ -365,7 +390,6 @@ def _leaf_result(path: str, a: Any, b: Any, atol: float, rtol: float, max_outlie
             )
     max_rel = 0.0
     if r["shape_match"] and r["total_elements"]:
-        bf = to_float32(b)
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
             rel = r["diff_tensor"].astype(np.float64) / (np.abs(bf.astype(np.float64)) + _REL_EPS)
         max_rel = float(np.nanmax(rel)) if rel.size else 0.0
@@ -412,9 +436,10 @@ def _leaf_result_chunked(path: str, a: np.ndarray, b: np.ndarray, atol: float, r
     n_seen, mean, m2 = 0, 0.0, 0.0
     oot_sum, oot_inf, diff_inf = 0.0, False, False
     picked: list[tuple[float, int, float, float, float]] = []
+    exact = _exact(a, b)
     for start in range(0, total, chunk):
-        ca, cb = fa[start:start + chunk], fb[start:start + chunk]
-        r = detailed_tensor_compare(ca, cb, path, options=opts)
+        af, bf = _judged_array(fa[start:start + chunk], exact), _judged_array(fb[start:start + chunk], exact)
+        r = _compare(af, bf, path, opts)
         n = int(r["total_elements"])
         count += int(r["out_of_tolerance_count"])
         max_diff = max(max_diff, float(r["max_diff"]))
@@ -439,7 +464,6 @@ def _leaf_result_chunked(path: str, a: np.ndarray, b: np.ndarray, atol: float, r
                         float(r["outlier_values2"][i]), float(r["outlier_relative_diffs"][i]))
                        for i in range(len(idx))]
             picked = sorted(picked, key=lambda t: (-t[0], t[1]))[: max(0, int(max_outliers))]
-        af, bf = to_float32(ca), to_float32(cb)
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
             rel = r["diff_tensor"].astype(np.float64) / (np.abs(bf.astype(np.float64)) + _REL_EPS)
         if rel.size:

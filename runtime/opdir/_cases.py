@@ -62,6 +62,9 @@ class Case(BaseModel):
     edges: bool = False
     """With ``special``: some vectors hold the two ends of the input's range exactly (``p`` = 1.0 in a binary
     cross-entropy; unseen drawing version 8). Never shown either."""
+    attrs: dict[str, float] = {}
+    """SPEC attributes this case passes at other values than the SPEC's, to the golden and to the wrapper alike
+    (:func:`runtime.opdir._unseen.attribute_cases`; unseen drawing version 10). Empty: the SPEC's values."""
 
 
 def _dims_label(spec: Spec, dims: dict[str, int]) -> str:

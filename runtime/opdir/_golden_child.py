@@ -454,7 +454,8 @@ def _run_case(module: types.ModuleType, golden_file: str, req: dict, index: int,
     except (TypeError, ValueError):
         params = {}  # type: ignore[assignment]
     positional = list(params)[:n_inputs]
-    kwargs = {k: v for k, v in req["attrs"].items()
+    attrs = {**req["attrs"], **(case.get("attrs") or {})}  # an attribute case's own values (`Case.attrs`)
+    kwargs = {k: v for k, v in attrs.items()
               if k in params and k not in positional
               and params[k].kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)}
     budget = min(2 * 1024**3, max(64 * 1024**2, 4 * sum(int(a.nbytes) for a in inputs)))

@@ -96,13 +96,14 @@ from __future__ import annotations
 import numpy as np
 
 from runtime.opdir._cases import BANDS, TAIL_MULTIPLE, Case, _dims_label, _has_tail
+from runtime.opdir._inputs import TOP_BAND
 from runtime.opdir._memory import case_bytes
 from runtime.opdir._spec import Spec
 
 __all__ = ["CASE_BYTES_CAP", "FILL_FACTOR", "LEGACY_RUN_SEEDS", "MAX_UNSEEN", "MAX_UNSEEN_V6", "MAX_UNSEEN_V9",
            "TOTAL_BYTES_FLOOR",
-           "UNSEEN_PREFIX", "UNSEEN_VERSION", "call_plan", "case_cap", "draw_seed", "total_cap", "unseen_cases", "unseen_version",
-           "verification_seed"]
+           "UNSEEN_PREFIX", "UNSEEN_VERSION", "attribute_cases", "call_plan", "case_cap", "draw_seed", "total_cap",
+           "unseen_cases", "unseen_version", "varied_attributes", "verification_seed"]
 
 MAX_UNSEEN = 44
 """Most unseen wrapper calls in one verification (same-shape reruns included), drawing version 7: every size class
@@ -154,7 +155,7 @@ CASE_BYTES_CAP = 64 * 1024**2
 """Inputs + outputs of one unseen case stay under this unless the SPEC's own cases are bigger."""
 UNSEEN_PREFIX = "unseen"
 """Unseen case names start with it: ``unseen3-B70_D64-fp32`` (no seed: the seed is never shown to agents)."""
-UNSEEN_VERSION = 9
+UNSEEN_VERSION = 10
 """The drawing of unseen cases. Version 2 (red team s16): a power-of-two size class, the fill size in every dtype and
 above 3x the SPEC's largest, and special values (zero / constant rows, ties) in the second case of every same-shape
 pair and in the fresh-seed reruns of the SPEC's shapes (:func:`runtime.opdir._inputs.apply_special_values`).
@@ -170,7 +171,10 @@ one middle axis against all the others (``Case.middle``: a per-channel one-pass 
 a clamp on NCHW input passed every verification), and the special vectors include ones holding the two ends of the
 range exactly (``Case.edges``: a binary cross-entropy without a clamp on ``log(1 - p)`` passed 85% of them). Version 9
 (red team s34): every class of :data:`_MUST_V9` runs whatever the number of dtypes and axes (the call cap grows,
-:data:`MAX_UNSEEN_V9`), planned in :data:`_ORDER_V9`, and a pair over the remaining byte budget is shrunk to it."""
+:data:`MAX_UNSEEN_V9`), planned in :data:`_ORDER_V9`, and a pair over the remaining byte budget is shrunk to it.
+Version 10 (red team s35): the same cases, then the largest SPEC shape in every dtype with every input at the top of
+its range (:data:`runtime.opdir._inputs.TOP_BAND`), plus :func:`attribute_cases` - the SPEC's float attributes at
+other values (drawn per verification) on a SPEC shape in every dtype."""
 LEGACY_RUN_SEEDS = frozenset({
     8073106555080404082, 1375231499958067986, 4714508118518851981, 8790150582367487093, 5005340479135436709,
     4653713241000648732, 4971532019015743374, 5156450107698526626, 5087138263457286476,
@@ -493,11 +497,11 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
         size = _bytes(spec, dims, dtype)
         return len(out) + n <= calls and n * size <= budget[0]
 
-    def add(dims: dict[str, int], dtype: str, special: bool = False) -> None:
+    def add(dims: dict[str, int], dtype: str, special: bool = False, band: str | None = None) -> None:
         if not fits(dims, dtype):
             return
         budget[0] -= _bytes(spec, dims, dtype)
-        band = BANDS[len(out) % len(BANDS)]
+        band = band or BANDS[len(out) % len(BANDS)]
         name = f"{UNSEEN_PREFIX}{len(out) + 1}-{_dims_label(spec, dims)}-{dtype}"
         # (version 7) every other special case has its special vectors along a leading axis, and no tiny rows
         columns = special and version >= 7 and sum(c.special for c in out) % 2 == 1
@@ -591,6 +595,67 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
         if groups.get(key) == 1 and case_bytes(spec, c) <= cap:
             groups[key] = 2
             add(dict(c.dims), c.dtype)
+    if version >= 10:  # (red team s35) every input at the top of its range, one sign, on the largest SPEC shape
+        calls += len(dtypes)  # room of its own: the classes above keep theirs
+        top = max(shapes, key=lambda sh: _bytes(spec, sh, dtypes[0]))
+        for dtype in dtypes:
+            if _bytes(spec, top, dtype) <= cap:
+                add(dict(top), dtype, band=TOP_BAND)
+    return out
+
+
+ATTR_FACTOR = (0.5, 0.9)
+"""(version 10) An attribute case multiplies each varied attribute by a factor drawn uniformly from this range
+(rounded to three significant digits): below 1, so a probability, a momentum or a slope stays in its range, and
+never the SPEC's own value."""
+
+
+def varied_attributes(spec: Spec, wrapper_attrs: list[str], golden_keywords: list[str]) -> list[str]:
+    """The SPEC attributes an attribute case varies: float values (not ints or bools: a count, an axis or a flag
+    changes what the op is, not a value it computes with), non-zero and finite, that both the wrapper and the golden
+    take as parameters - so both are told the other value. An attribute the wrapper does not take is fixed by the
+    SPEC: the kernel may build it in."""
+    out = []
+    for name in wrapper_attrs:
+        v = spec.attrs.get(name)
+        if name in golden_keywords and type(v) is float and v != 0.0 and np.isfinite(v):
+            out.append(name)
+    return out
+
+
+def attribute_cases(spec: Spec, spec_cases: list[Case], names: list[str], seed: int, first: int,
+                    version: int = UNSEEN_VERSION) -> list[Case]:
+    """(version 10) Cases with the attributes ``names`` (:func:`varied_attributes`) at other values: the first SPEC
+    shape in every dtype, a pair each (the second holding special values) - so a same-shape comparison has its
+    second value set. Red team s35: a softcap kernel dividing by the caller's ``cap`` and multiplying by the SPEC's
+    30.0 passed every verification (every call passed the SPEC's value) and was wrong for Gemma 2's attention cap of
+    50. The values are in the case name (``unseen31-B64_V256-fp32-cap18.9``): the agent fixing a failure needs them;
+    ``first`` numbers the cases after the other unseen ones."""
+    if version < 10 or not names or not spec.p0_shapes:
+        return []
+    rng = np.random.default_rng([int(seed) & ((1 << 63) - 1), _STREAM, 10])
+    attrs = {}
+    for name in names:
+        v = float(spec.attrs[name])
+        w = float(f"{v * rng.uniform(*ATTR_FACTOR):.3g}")
+        attrs[name] = w if w != v else v / 2
+    base = {k: int(v) for k, v in spec.p0_shapes[0].items()}
+    cap = case_cap(spec, spec_cases, version)
+    used = {c.seed for c in spec_cases}
+    label = "-".join(f"{k}{attrs[k]:g}" for k in names)
+    out: list[Case] = []
+    for dtype in spec.supported_dtypes:
+        if _bytes(spec, base, dtype) > cap:
+            continue
+        for special in (False, True):
+            s = int(rng.integers(_SEED_BASE, 1 << 62))
+            while s in used:
+                s = int(rng.integers(_SEED_BASE, 1 << 62))
+            used.add(s)
+            name = f"{UNSEEN_PREFIX}{first + len(out)}-{_dims_label(spec, base)}-{dtype}-{label}"
+            out.append(Case(name=name, dims=dict(base), dtype=dtype, seed=s, band=BANDS[0],
+                            tail=_has_tail(spec, base), unseen=True, special=special, tiny=special,
+                            masks=special, edges=special, attrs=attrs))
     return out
 
 

@@ -217,11 +217,13 @@ def call_wrapper(wrapper: Any, arrays: list[Any], calling: dict[str, Any] | None
     always - a wrapper's own default for one is the vendor's, not the contract's; tests/gym/test_contract.py).
 
     ``run_index`` (the call's index in the plan) selects the call's entry of ``calling["modes"]`` (how a torch wrapper
-    is called, :func:`draw_torch_modes`)."""
+    is called, :func:`draw_torch_modes`) and of ``calling["attrs"]`` (attributes the call's case passes at other
+    values than the SPEC's, ``Case.attrs``)."""
     calling = calling or {}
     torch_io = bool(calling.get("torch"))
     args = to_call_args(arrays, torch_io)
     kwargs = dict(calling.get("kwargs") or {})
+    kwargs.update(_per_call(calling, "attrs", run_index) or {})  # an attribute case's values (`Case.attrs`)
     mode = _per_call(calling, "modes", run_index) if torch_io else None
     if mode not in TORCH_MODES or mode == "plain":
         return wrapper(*args, **kwargs)

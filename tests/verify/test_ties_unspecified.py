@@ -26,13 +26,12 @@ def test_ids_that_pick_equal_values_are_a_tie_and_ids_that_pick_other_values_are
     values = np.array([[0.9, 0.5, 0.5]], dtype=np.float32)
     swapped = np.array([[3, 1, 7]], dtype=np.int32)  # the two tied experts in the other order
     leaves = tie_equivalent(_leaves([swapped, values], [ids, values]), [ids, values], [swapped, values],
-                            atol=1e-3, rtol=1e-3)
+                            rtol=1e-3)
     assert all(leaf.all_close for leaf in leaves) and leaves[0].out_of_tolerance_count == 2
     cut = np.array([[3, 7, 4]], dtype=np.int32)  # expert 4 ties expert 1 at the cut (a value left out)
-    assert tie_equivalent(_leaves([cut, values], [ids, values]), [ids, values], [cut, values], atol=1e-3,
-                          rtol=1e-3)[0].all_close
+    assert tie_equivalent(_leaves([cut, values], [ids, values]), [ids, values], [cut, values], rtol=1e-3)[0].all_close
     wrong = np.array([[0.9, 0.5, 0.2]], dtype=np.float32)  # another id and another value: a wrong pick
-    leaves = tie_equivalent(_leaves([cut, wrong], [ids, values]), [ids, values], [cut, wrong], atol=1e-3, rtol=1e-3)
+    leaves = tie_equivalent(_leaves([cut, wrong], [ids, values]), [ids, values], [cut, wrong], rtol=1e-3)
     assert not leaves[0].all_close and not leaves[1].all_close
 
 
@@ -43,11 +42,10 @@ def test_ids_of_other_values_are_wrong_even_when_the_values_are_right() -> None:
     values = np.array([[0.9, 0.7, 0.4, 0.1], [0.8, 0.6, 0.3, 0.2]], dtype=np.float32)
     smallest = np.array([[0, 9, 2, 5], [2, 0, 3, 1]], dtype=np.int32)
     leaves = tie_equivalent(_leaves([smallest, values], [ids, values]), [ids, values], [smallest, values],
-                            atol=1e-3, rtol=1e-3)
+                            rtol=1e-3)
     assert not leaves[0].all_close
     twice = np.array([[5, 2, 9, 9], [1, 3, 0, 2]], dtype=np.int32)  # the last id repeated: never a tie
-    assert not tie_equivalent(_leaves([twice, values], [ids, values]), [ids, values], [twice, values], atol=1e-3,
-                              rtol=1e-3)[0].all_close
+    assert not tie_equivalent(_leaves([twice, values], [ids, values]), [ids, values], [twice, values], rtol=1e-3)[0].all_close
 
 
 def test_a_spec_without_the_declaration_judges_ties() -> None:

@@ -1,0 +1,103 @@
+"""Unseen drawing version 10 (red team s35): what the author of a kernel can see is not all verify runs.
+
+- every input at the top of its range, one sign, on the largest SPEC shape in every dtype (``TOP_BAND``): an int8
+  GEMM through the fp16 cube is exact while a partial sum stays under 2**24, and independent random operands never
+  get there;
+- the SPEC's float attributes that the wrapper and the golden both take, at other values (``attribute_cases``): a
+  softcap kernel that multiplies by the SPEC's cap instead of the caller's passed every verification.
+
+The candidates run through verify on three seeds in ``tests/redteam/test_round16_s35.py`` (slow tier)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from runtime.opdir import load_op_dir
+from runtime.opdir._cases import Case
+from runtime.opdir._inputs import TOP_BAND, generate_input
+from runtime.opdir._unseen import ATTR_FACTOR, attribute_cases, unseen_cases, varied_attributes
+from runtime.verify._calling import call_wrapper
+from runtime.verify._engine import _golden_keywords
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURE = ROOT / "tests" / "redteam" / "fixture_s35"
+SEEDS = (0, 1, 7, 11, 12345)
+
+
+@pytest.mark.parametrize("op", ["silu", "rms_norm", "layer_norm"])
+def test_version_10_draws_version_9_then_the_top_of_the_range_in_every_dtype(op: str) -> None:
+    o = load_op_dir(ROOT / "workspace" / op)
+    cases = o.cases()
+    for seed in SEEDS:
+        v9 = unseen_cases(o.spec, cases, seed, version=9)
+        v10 = unseen_cases(o.spec, cases, seed, version=10)
+        assert [c.model_dump() for c in v10[:len(v9)]] == [c.model_dump() for c in v9]
+        top = v10[len(v9):]
+        assert [c.dtype for c in top] == list(o.spec.supported_dtypes)
+        assert all(c.band == TOP_BAND and not c.special for c in top)
+
+
+def test_the_int8_gemm_gets_operands_whose_dot_products_pass_two_to_the_24() -> None:
+    o = load_op_dir(FIXTURE / "int8_gemm")
+    top = [c for c in unseen_cases(o.spec, o.cases(), 3) if c.band == TOP_BAND]
+    assert len(top) == 1
+    a, b = (generate_input(t, top[0], i) for i, t in enumerate(o.spec.inputs))
+    assert a.min() >= 127 - 254 // 8 and b.min() >= 127 - 254 // 8
+    assert (a.astype(np.int64) @ b.astype(np.int64)).min() > 2**24
+    # the SPEC's own cases stay far below it: what an fp32 accumulation gets right
+    c0 = o.cases()[0]
+    a, b = (generate_input(t, c0, i) for i, t in enumerate(o.spec.inputs))
+    assert np.abs(a.astype(np.int64) @ b.astype(np.int64)).max() < 2**24
+
+
+def test_top_band_floats_sit_in_the_eighth_of_larger_magnitude() -> None:
+    o = load_op_dir(ROOT / "workspace" / "silu")  # x in [-8, 8]
+    case = Case(name="t", dims={"B": 64, "D": 256}, dtype="fp32", seed=5, band=TOP_BAND)
+    x = generate_input(o.spec.inputs[0], case, 0)
+    assert x.min() >= 6.0 and x.max() <= 8.0
+
+
+def test_varied_attributes_are_floats_both_sides_take() -> None:
+    o = load_op_dir(FIXTURE / "softcap")
+    assert _golden_keywords(o) == ["cap"]
+    assert varied_attributes(o.spec, ["cap"], ["cap"]) == ["cap"]
+    assert varied_attributes(o.spec, ["cap"], []) == []  # the golden builds it in: the SPEC fixes it
+    assert varied_attributes(o.spec, [], ["cap"]) == []  # the wrapper does not take it: the kernel may build it in
+    spec = o.spec.model_copy(update={"attrs": {"cap": 30, "k": 4.0, "flag": True, "z": 0.0}})
+    assert varied_attributes(spec, ["cap", "flag", "z", "k"], ["cap", "flag", "z", "k"]) == ["k"]  # int/bool/0 kept
+
+
+def test_attribute_cases_pass_other_values_in_pairs_and_say_them() -> None:
+    o = load_op_dir(FIXTURE / "softcap")
+    cases = o.cases()
+    assert attribute_cases(o.spec, cases, ["cap"], 5, 30, version=9) == []
+    values = set()
+    for seed in SEEDS:
+        extra = attribute_cases(o.spec, cases, ["cap"], seed, 30)
+        assert [c.dtype for c in extra] == ["fp32", "fp32", "bf16", "bf16"]
+        assert [c.special for c in extra] == [False, True, False, True]
+        cap = extra[0].attrs["cap"]
+        assert all(c.attrs == {"cap": cap} and c.unseen for c in extra)
+        assert ATTR_FACTOR[0] * 30.0 * 0.99 <= cap <= ATTR_FACTOR[1] * 30.0 * 1.01 and cap != 30.0
+        assert extra[0].name == f"unseen30-B64_V256-fp32-cap{cap:g}"
+        assert len({c.seed for c in extra} - {c.seed for c in cases}) == len(extra)
+        values.add(cap)
+    assert len(values) >= 3  # drawn per verification
+
+
+def test_a_call_of_an_attribute_case_passes_its_values() -> None:
+    seen = []
+
+    def wrapper(x, cap=None):
+        seen.append(cap)
+        return x
+
+    x = np.zeros(2, np.float32)
+    calling = {"kwargs": {"cap": 30.0}, "attrs": [{}, {"cap": 18.5}]}
+    call_wrapper(wrapper, [x], calling, 0)
+    call_wrapper(wrapper, [x], calling, 1)
+    call_wrapper(wrapper, [x], {"kwargs": {"cap": 30.0}}, 1)  # no per-call entries: the SPEC's value
+    assert seen == [30.0, 18.5, 30.0]
