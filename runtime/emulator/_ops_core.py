@@ -166,7 +166,8 @@ def check_whole_dynamic(tr: Tracer, t: Tensor, opname: str, kind: str, n: int = 
     a fixed-size ``view`` with a symbolic ``valid_shape``, a ``cast`` written out and a whole move compile. Refused
     under ``--compat 0.2.0`` only: the spec says HEAD compiles it (and a warning there would change what the shipped
     traces' agents were shown). A ``cast`` of such an argument carries the mark (``Tensor._dyn_whole``: its result fed
-    to a compute op is refused there too); other derived tensors (concat, unsqueeze, gather ...) do not."""
+    to a compute op is refused there too), and so do a ``round``, ``clone``, ``reshape``, ``unsqueeze`` and ``where``
+    of it (:func:`carry_whole_dynamic`); a gather, index_select or concat of it does not."""
     if (t.kind != "param" and not t._dyn_whole) or tr.options.compat != "0.2.0":
         return
     dyn = [d for d, x in enumerate(t._shape) if type(x) is SymbolicScalar and x._value is None]
@@ -177,6 +178,25 @@ def check_whole_dynamic(tr: Tracer, t: Tensor, opname: str, kind: str, n: int = 
     hint = (f" ('{t.name or 'argument'}' is read whole with its DYNAMIC axis {dyn[0]}: loop over the axis and "
             "compute on fixed-size views with a valid_shape for the tail)")
     raise tr.error(code, msg + hint, op=opname)
+
+
+def static_dims_020(tr: Tracer, shape: list[Any], opname: str, binding: str) -> None:
+    """0.2.0 binds the shape of ``full``/``zeros``/``ones``/``expand_clone`` as Python ints: a SymbolicScalar dim (a
+    dynamic dim, a loop index, ``x.shape``) is its binding's TypeError (fidelity audit 9, 7 probes); a static shape
+    with a symbolic ``valid_shape`` compiles. HEAD takes them."""
+    if tr.options.compat == "0.2.0" and any(isinstance(d, SymbolicScalar) for d in shape):
+        raise tr.pyerror("TypeError", f"{binding}(): incompatible function arguments: the shape must be Python ints "
+                         f"in pypto 0.2.0 (give {opname} a static shape and the runtime extents as "
+                         "valid_shape=[...])", op=opname)
+
+
+def carry_whole_dynamic(src: Tensor, out: Tensor) -> None:
+    """Mark ``out``, a tensor derived from ``src`` as a whole (a cast, round, clone, reshape, unsqueeze or where), when
+    ``src`` is a kernel argument or carries the mark: :func:`check_whole_dynamic` refuses it fed to a compute op
+    under 0.2.0 as it refuses the argument (fidelity audit 9: ``clone(x)``, ``reshape(x, [n * 2, 32],
+    inplace=True)``, ``unsqueeze(x, 0)`` and ``where(gt(x, .5), x, 0.0)`` of a whole dynamic argument, then ``exp``
+    or ``sum``: FFFFFF / F3FFFF / F21004 on the wheel)."""
+    out._dyn_whole = out._dyn_whole or src._dyn_whole or src.kind == "param"
 
 
 def _unaligned_bytes(tile: Any, dtype: DataType) -> int:
@@ -557,6 +577,7 @@ def reshape(input: Tensor, shape: Any, *, valid_shape: Any = None, inplace: bool
         reshaped_param = (src, f, ln)
     vs = _int_list(tr, valid_shape, "valid_shape", "reshape", allow_sym=True) if valid_shape is not None else None
     out = new_out(tr, shp, src.dtype, "reshape", valid=vs)
+    carry_whole_dynamic(src, out)
     if not inplace:
         gm_view(tr, src, out, "reshape")
         out._reshaped = out._gm_view is None and not _internal
@@ -580,6 +601,7 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
     d = dim if dim >= 0 else dim + r + 1
     shp = src.shape[:d] + [1] + src.shape[d:]
     out = new_out(tr, shp, src.dtype, "unsqueeze")
+    carry_whole_dynamic(src, out)
     gm_view(tr, src, out, "unsqueeze")
     tr.emit("unsqueeze", "unsqueeze", {"src": src.key, "out": out.key, "dim": d,
                                        "copy": Late(lambda: input_mutable(src))},
@@ -594,5 +616,6 @@ def clone(input: Tensor) -> Tensor:
     src = reader(tr, input, "clone")
     te = check_tile(tr, "clone", src.dim)
     out = new_out(tr, src.shape, src.dtype, "clone", valid=src.valid_shape)
+    carry_whole_dynamic(src, out)
     tr.emit("clone", "clone", {"src": src.key, "out": out.key}, out, tile_elems=te, ins=(src.key,), outs=(out,))
     return out

@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 from runtime.emulator._enums import DataType, numpy_dtype_name
-from runtime.emulator._ops_core import _int_list, check_tile, new_out
+from runtime.emulator._ops_core import _int_list, check_tile, new_out, static_dims_020
 from runtime.emulator._registry import op
 from runtime.emulator._scalar import Element
 from runtime.emulator._symbolic import SymbolicScalar
@@ -44,13 +44,15 @@ def full(size: Any, fill_value: Any, dtype: Any, *, valid_shape: Any = None) -> 
     (``TypeError: full() missing 1 required positional argument: 'dtype'``)."""
     tr = require_tracer("full")
     shp = _int_list(tr, size, "size", "full", allow_sym=True)
+    static_dims_020(tr, shp, "full", "Full")
     v = fill_value
     if isinstance(v, Element):
         dt = DataType(dtype) if dtype is not None else v.dtype
         v = v.value
     elif isinstance(v, SymbolicScalar):
         dt = DataType(dtype) if dtype is not None else DataType.DT_INT32
-        if dt != DataType.DT_INT32:
+        if dt != DataType.DT_INT32 and tr.options.compat != "0.2.0":  # the 0.2.0 wheel fills FP32/FP16 with one
+            # (fidelity audit 9: a loop index or a dynamic dim)
             raise tr.pyerror("ValueError", "full: a SymbolicScalar fill value needs dtype DT_INT32", op="full")
     else:
         default = DataType.DT_FP32 if isinstance(v, float) else DataType.DT_INT32
@@ -64,6 +66,7 @@ def zeros(*size: Any, dtype: Any = None) -> Tensor:
     """Zero-filled tensor (dtype keyword-only, default FP32)."""
     tr = require_tracer("zeros")
     shp = _int_list(tr, _size_args(size), "size", "zeros", allow_sym=True)
+    static_dims_020(tr, shp, "zeros", "Full")
     return _fill(tr, "zeros", shp, 0, DataType(dtype) if dtype is not None else DataType.DT_FP32)
 
 
@@ -72,6 +75,7 @@ def ones(*size: Any, dtype: Any = None) -> Tensor:
     """One-filled tensor (dtype keyword-only, default FP32)."""
     tr = require_tracer("ones")
     shp = _int_list(tr, _size_args(size), "size", "ones", allow_sym=True)
+    static_dims_020(tr, shp, "ones", "Full")
     return _fill(tr, "ones", shp, 1, DataType(dtype) if dtype is not None else DataType.DT_FP32)
 
 

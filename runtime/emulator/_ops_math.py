@@ -24,7 +24,14 @@ from runtime.emulator._enums import (
     numpy_dtype,
     numpy_dtype_name,
 )
-from runtime.emulator._ops_core import check_tile, check_whole_dynamic, new_out, one_axis_expand, reader
+from runtime.emulator._ops_core import (
+    carry_whole_dynamic,
+    check_tile,
+    check_whole_dynamic,
+    new_out,
+    one_axis_expand,
+    reader,
+)
 from runtime.emulator._ops_core import reshape as _reshape
 from runtime.emulator._ops_create import full as _full
 from runtime.emulator._registry import op
@@ -156,7 +163,9 @@ def unary(opname: str, a: Any, fn: str, *, dtypes: frozenset | None = None,
     """Record an elementwise unary op (``fn`` names the device function, `device._k_math.UNARY`)."""
     tr = require_tracer(opname)
     A = reader(tr, a, opname)
-    if out_dtype is not _BOOL:  # logical_not of a whole dynamic argument compiles in 0.2.0 (fidelity audit 8)
+    # logical_not of a whole dynamic argument compiles in 0.2.0 (fidelity audit 8), and round as a cast does: written
+    # out it compiles, its result carries the mark (fidelity audit 9)
+    if out_dtype is not _BOOL and opname != "round":
         check_whole_dynamic(tr, A, opname, "elementwise")
     dt = A.dtype
     _wheel_dtypes.check(tr, opname, dt, dtypes)
@@ -169,6 +178,8 @@ def unary(opname: str, a: Any, fn: str, *, dtypes: frozenset | None = None,
         tr.warn("EMU_SIGMOID_VALID", "sigmoid on a tile with a smaller valid_shape failed in the 0.2.0 oracle (its "
                 "internal constant is built at full tile shape); use x / (1 + exp(-x))", op=opname)
     out = new_out(tr, A.shape, odt, opname, valid=A.valid_shape)
+    if opname == "round":
+        carry_whole_dynamic(A, out)
     tr.emit(opname, "unary", {"a": A.key, "out": out.key, "fn": fn, "arg": arg, "compute_float": compute_float,
                               "odt": numpy_dtype_name(odt)}, out, tile_elems=te, ins=(A.key,), outs=(out,))
     return out
@@ -550,6 +561,8 @@ def where(condition: Any, input: Any, other: Any) -> Tensor:
     (ik, iv), (ok_, ov) = operand(input), operand(other)
     te = check_tile(tr, "where", len(shape), dtype=dt)
     out = new_out(tr, shape, dt, "where")
+    for t in tens:
+        carry_whole_dynamic(t, out)
     tr.emit("where", "where", {"c": C.key, "i": ik, "o": ok_, "iv": iv, "ov": ov, "out": out.key,
                                "odt": numpy_dtype_name(dt)},
             out, tile_elems=te, ins=tuple(k for k in (C.key, ik, ok_) if k is not None), outs=(out,))
@@ -593,7 +606,7 @@ def cast(input: Any, dtype: Any, mode: Any = CastMode.CAST_NONE, satmode: Any = 
     m, s = mode, satmode
     te = check_tile(tr, "cast", A.dim, dtype=dst)
     out = new_out(tr, A.shape, dst, "cast", valid=A.valid_shape)
-    out._dyn_whole = A._dyn_whole or A.kind == "param"  # the check looks for a DYNAMIC axis (fidelity audit 8)
+    carry_whole_dynamic(A, out)  # the check looks for a DYNAMIC axis (fidelity audit 8)
     tr.emit("cast", "cast", {"a": A.key, "out": out.key, "src": src.name, "dst": dst.name, "mode": m.name,
                              "satmode": s.name},
             out, tile_elems=te, ins=(A.key,), outs=(out,),

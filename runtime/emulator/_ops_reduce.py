@@ -228,6 +228,13 @@ def rms_norm(input: Any, gamma: Any = None, epsilon: float = 1e-6) -> Tensor:
         # pass there, and the device takes gamma flat, as that reshape
         raise tr.pyerror("RuntimeError", f"rms_norm: Shape size not match: gamma {list(G.shape)} is reshaped to "
                          f"[1, ..., gamma.shape[0]] - pass a 1-D gamma [D]", op="rms_norm")
+    expanded = [d for d in A.shape[:-1] if not (isinstance(d, int) and d == 1)]
+    if G is not None and len(expanded) >= 2 and tr.options.compat == "0.2.0":
+        # the wheel broadcasts gamma [1, ..., D] over every leading axis at once, and its expand takes one (fidelity
+        # audit 9: a [2, 16, 64] input, FC0000; a batch of 1 or a 2-D input compiles)
+        raise tr.error("FC0000", f"Only allow to expand one axis! Actual expanded axes count: {len(expanded)}. "
+                       f"(rms_norm's gamma over the leading axes of {list(A.shape)}: fold them into one)",
+                       op="rms_norm")
     te = check_tile(tr, "rms_norm", A.dim, dtype=A.dtype, align_error=True)
     out = new_out(tr, A.shape, A.dtype, "rms_norm")
     gkey = G.key if G is not None else None
