@@ -6,21 +6,7 @@ project's ``.venv``) is one line saying which environment to use, not a ``Module
 
 import sys
 
-PROJECT_PACKAGES = {"orchestrator", "runtime", "agents", "prompts", "skills"}
-
-
-def missing_dependency_line(exc: ModuleNotFoundError) -> str | None:
-    """The one line for a third-party package this interpreter lacks; None for the project's own modules (a
-    bug: keep the traceback)."""
-    name = (exc.name or "").split(".")[0]
-    if not name or name in PROJECT_PACKAGES:
-        return None
-    if sys.prefix == sys.base_prefix:  # not a virtual environment: most likely the system Python
-        return (f"error: the Python package '{name}' is not installed in {sys.executable}: PTO Forge runs in the "
-                "project's environment; create it with `make venv`, then `source .venv/bin/activate` (or run "
-                "`.venv/bin/python -m orchestrator ...`)")
-    return (f"error: the Python package '{name}' is not installed in this environment ({sys.prefix}); `make venv` "
-            "installs the project's dependencies (optional extras such as '.[torch]' or '.[local]': README)")
+from runtime.missing_deps import missing_dependency_line  # standard library only
 
 
 def _entry() -> int:

@@ -76,9 +76,9 @@ def _config(op_dir: Path, options: dict | None) -> AgentsConfig:
         raise ForgeError(f"model configuration: {config_problem_line(exc)}") from exc
     missing = [role for role, model in config.models.items() if not model]
     if missing:
-        raise ForgeError("no model configured for " + ", ".join(missing) + ": set FORGE_MODEL (or "
-                         "FORGE_MODEL_<ROLE>) or a forge.toml [models] table, or run with "
-                         "--agents scripted:<script.yaml>")
+        raise ForgeError("no model configured for " + ", ".join(missing) + ": give --model (run and resume "
+                         "take it), set FORGE_MODEL (or FORGE_MODEL_<ROLE>) or a forge.toml [models] table, or run "
+                         "with --agents scripted:<script.yaml>")
     problem = local_model_problem(op_dir, options) if config.uses_local else None
     if problem:
         raise ForgeError(f"model configuration: the local model cannot run here: {problem}")

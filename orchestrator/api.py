@@ -388,7 +388,8 @@ def replay(op_dir: Path | str, source: Path | str, options: RunOptions | None = 
     source = Path(source)
     if not source.is_dir():
         opdir_bridge.load(root)
-        raise ForgeError(f"recorded trace not found: {source}")
+        raise ForgeError(f"recorded trace not found: {source} (a run records its own in "
+                         f"{Path(op_dir) / '.forge' / 'run-<id>' / 'trace'}: give one with --trace)")
     if inject.agents is None and not options.agents and _no_model_calls(source):
         opdir_bridge.load(root)
         raise ForgeError(f"{source} was recorded with scripted agents (no model calls in it), so it has no agent "

@@ -6,3 +6,8 @@ protocol and its sandbox), ``opdir`` (the operator-directory contract), ``compar
 """
 
 __all__: list[str] = []
+
+if __import__("sys").argv[:1] == ["-m"]:  # `python -m runtime.<tool>` locating its module: see `missing_deps`
+    from runtime.missing_deps import install_hook
+
+    install_hook()

@@ -14,6 +14,7 @@ from pathlib import Path
 from rich.markup import escape
 
 from orchestrator.cli._common import console, fail, print_result, warn_without_sandbox
+from orchestrator.command import cli_command, shell_path
 
 DEFAULT_OP = "workspace/sdpa"
 
@@ -46,8 +47,8 @@ def _demo(args: argparse.Namespace) -> int:
     api.copy_op_inputs(src, dest)
     console.print(f"[bold]PTO Forge demo[/]: {src} -> {dest} (replaying {api.DEFAULT_TRACE}: recorded agent "
                   "answers and human decisions; the verification tool runs live)")
+    progress = Progress(console)
     try:
-        progress = Progress(console)
         warn_without_sandbox(args.require_sandbox)
         result = api.replay(dest, dest / api.DEFAULT_TRACE, api.RunOptions(require_sandbox=args.require_sandbox),
                             hooks=api.Hooks(on_update=progress, on_start=progress.start))
@@ -55,6 +56,10 @@ def _demo(args: argparse.Namespace) -> int:
         audit = api.audit(dest)
     except ForgeError as exc:
         return fail(exc.message, exc.code)
+    except KeyboardInterrupt:  # UX audit s35: a bare "interrupted", though the replay's run is resumable
+        progress.stop()
+        return fail(f"demo stopped (Ctrl-C); nothing is lost: continue it with `{cli_command()} resume "
+                    f"{shell_path(dest)}`, or start the demo again", 130)
     console.print(f"audit: {'OK' if audit.ok else 'FAILED'} ({audit.checked} check(s))")
     impl = dest / f"{result.final.get('file') or ''}"
     console.print("\n[bold]results[/]")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import shlex
+from pathlib import Path
 
 from rich.markup import escape
 
@@ -58,6 +59,7 @@ def _run(args: argparse.Namespace) -> int:
         console.print(f"[dim]note:[/] {escape(line)}", soft_wrap=True)
     console.print(f"[green]imported[/] {escape(report.op_name)} into {escape(str(args.dest))}: "
                   f"{', '.join(report.written)}", soft_wrap=True)
-    console.print(f"next: {cli_command()} intake {escape(shell_path(str(args.dest)))}; {cli_command()} verify "
-                  f"{escape(str(args.dest))} {escape(str(args.dest))}/{escape(report.op_name)}_impl.py", soft_wrap=True)
+    dest = escape(shell_path(str(args.dest)))
+    console.print(f"next: {cli_command()} intake {dest}; {cli_command()} verify {dest} "
+                  f"{escape(shell_path(str(Path(args.dest) / f'{report.op_name}_impl.py')))}", soft_wrap=True)
     return 0

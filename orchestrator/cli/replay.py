@@ -35,7 +35,8 @@ def _replay_now(args: argparse.Namespace) -> int:
     from orchestrator.ui.progress import Progress
 
     source = args.trace or str(Path(args.op_dir) / api.DEFAULT_TRACE)
-    console.print(f"replaying {source}: recorded agent answers and human decisions, verification live")
+    if Path(source).is_dir():  # else the replay says what is missing, without announcing it first
+        console.print(f"replaying {source}: recorded agent answers and human decisions, verification live")
     progress = Progress(console)
     if args.budget is not None and args.budget < 1:
         return fail("--budget must be at least 1", 2)

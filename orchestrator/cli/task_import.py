@@ -27,6 +27,6 @@ def run_task_import(args: argparse.Namespace) -> int:
     shapes = "; ".join(", ".join(f"{k}={v}" for k, v in p.items()) for p in report.p0_shapes) or "the task's own"
     console.print(f"[green]imported[/] {escape(report.op_name)} into {escape(str(args.dest))}: "
                   f"{', '.join(report.written)} ({report.cases} cases; P0 shapes {escape(shapes)})", soft_wrap=True)
-    console.print(f"next: {cli_command()} intake {escape(shell_path(str(args.dest)))}; {cli_command()} run "
-                  f"{escape(str(args.dest))}", soft_wrap=True)
+    dest = escape(shell_path(str(args.dest)))
+    console.print(f"next: {cli_command()} intake {dest}; {cli_command()} run {dest}", soft_wrap=True)
     return 0

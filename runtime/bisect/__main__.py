@@ -12,6 +12,7 @@ import sys
 
 from runtime.bisect.api import BisectError, bisect
 from runtime.bisect.report import BisectReport
+from runtime.cli_io import run_main
 
 _EXIT = {"NO_DIVERGENCE": 0, "DIVERGENCE_FOUND": 1, "RUNTIME_ERROR": 3, "NOT_LOCALIZED": 4, "ERROR": 4}
 
@@ -63,4 +64,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main))

@@ -39,7 +39,7 @@ from runtime.emulator._device_host import CHILD_ENV, export_child_env, install_d
 from runtime.emulator._errors import EmulatorError
 from runtime.emulator._session import Options, session
 from runtime.emulator.device._pages import no_hugepage_advice
-from runtime.targets import DEFAULT_TARGET, TARGETS
+from runtime.targets import DEFAULT_TARGET, NPUARCHS, TARGETS
 
 __all__ = ["CHILD_ENV", "main", "options_from", "setup", "summary"]
 
@@ -78,7 +78,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="NaN-poison check of uninitialized/padding data written to kernel arguments: on the "
                         "final argument contents (default), on every write-back in every loop iteration "
                         "(strictest), or off")
-    p.add_argument("--npuarch", default="DAV_2201", help="value of pypto.platform.npuarch (default DAV_2201 = A2/A3; "
+    p.add_argument("--npuarch", default="DAV_2201", choices=NPUARCHS, help="value of pypto.platform.npuarch (default DAV_2201 = A2/A3; "
                    "torch.npu.get_soc_version() follows it)")
     p.add_argument("--record", action="store_true", help="keep every traced op output per iteration (bisection)")
     p.add_argument("--no-torch-npu", action="store_true",

@@ -8,6 +8,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from runtime.cli_io import run_main
+
 EXIT_OK = 0
 EXIT_BLOCKING = 2
 EXIT_USAGE = 2
@@ -55,4 +57,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main))

@@ -7,6 +7,7 @@ import argparse
 import logging
 import sys
 
+from runtime.cli_io import run_main
 from runtime.verdicts import Verdict
 
 __all__ = ["build_parser", "main"]
@@ -88,4 +89,4 @@ def _main(argv: list[str] | None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main))
