@@ -128,9 +128,11 @@ def detailed_tensor_compare(
     return _compare(to_float32(tensor1), to_float32(tensor2), label, opts)
 
 
-def _compare(a: np.ndarray, b: np.ndarray, label: str, opts: CompareOptions) -> dict[str, Any]:
+def _compare(a: np.ndarray, b: np.ndarray, label: str, opts: CompareOptions,
+             equal: np.ndarray | None = None) -> dict[str, Any]:
     """`detailed_tensor_compare` on two arrays already in the float type the judgement works in (float32, as
-    upstream; float64 for integer leaves, see :func:`_exact`)."""
+    upstream; float64 for integer leaves, see :func:`_exact`). ``equal``: the elements equal in the leaves' own
+    integers (:func:`_equal_ints`), which alone pass when the tolerance is 0."""
     ft = a.dtype.type
     result: dict[str, Any] = {
         "tensor_name": label,
@@ -171,6 +173,10 @@ def _compare(a: np.ndarray, b: np.ndarray, label: str, opts: CompareOptions) -> 
         rel = np.where(invalid, ft(np.inf), rel).astype(ft)
         threshold = ft(opts.atol) + ft(opts.rtol) * np.abs(b)
         passed = same_inf | (finite_pair & (diff <= threshold))
+        if equal is not None and a.shape == equal.shape:
+            unequal = ~equal & passed
+            passed = passed & equal
+            diff = np.where(unequal & (diff == 0), ft(1.0), diff).astype(ft)  # apart by 1 at least, below float64's step
     failed = ~passed
     count = int(failed.sum())
     if total:
@@ -350,7 +356,8 @@ float32/float64 temporaries the size of the leaf (a 1 GiB output made the verifi
 
 
 def _exact(a: Any, b: Any) -> bool:
-    """Both leaves hold integers or booleans: judged in float64, exact up to 2**53 (red team s35: an int32 result
+    """Both leaves hold integers or booleans: judged in float64 - exact up to 2**53, and as integers beyond with
+    tolerance 0 (:func:`_equal_ints`) - (red team s35: an int32 result
     computed through one fp32 rounding - ``slot * 2**24 + hid`` - compared equal to the golden's int32 once both were
     normalised to float32, so every id above 2**24 was judged right whatever its last bits)."""
     def integral(x: Any) -> bool:
@@ -358,6 +365,20 @@ def _exact(a: Any, b: Any) -> bool:
             return not (x.dtype.is_floating_point or x.dtype.is_complex)
         return np.asarray(x).dtype.kind in "iub"
     return integral(a) and integral(b)
+
+
+def _equal_ints(a: Any, b: Any, atol: float, rtol: float) -> np.ndarray | None:
+    """For an integer leaf judged with tolerance 0: where its two sides are equal as integers, which float64 cannot
+    tell above 2**53 (red team s35b: packed int64 ids near 2**57 one apart compared equal); None otherwise."""
+    if atol or rtol:
+        return None
+    x = a.detach().cpu().numpy() if _is_torch(a) else np.asarray(a)
+    y = b.detach().cpu().numpy() if _is_torch(b) else np.asarray(b)
+    if x.shape != y.shape:
+        return None
+    if {x.dtype.kind, y.dtype.kind} == {"i", "u"} and max(x.dtype.itemsize, y.dtype.itemsize) == 8:
+        return np.asarray(x.astype(object) == y.astype(object), dtype=bool)  # int64 vs uint64 promote to float64
+    return np.asarray(x == y, dtype=bool)
 
 
 def _judged_array(x: Any, exact: bool) -> np.ndarray:
@@ -375,7 +396,8 @@ def _leaf_result(path: str, a: Any, b: Any, atol: float, rtol: float, max_outlie
         return _leaf_result_chunked(path, a, b, atol, rtol, max_outliers, CHUNK_ELEMENTS)
     exact = _exact(a, b)
     af, bf = _judged_array(a, exact), _judged_array(b, exact)
-    r = _compare(af, bf, path, CompareOptions(rtol=rtol, atol=atol, verbose=False, max_outliers_display=max_outliers))
+    r = _compare(af, bf, path, CompareOptions(rtol=rtol, atol=atol, verbose=False, max_outliers_display=max_outliers),
+                 _equal_ints(a, b, atol, rtol) if exact else None)
     outliers: list[Outlier] = []
     if r["outlier_diffs"] is not None:
         for i in range(len(r["outlier_diffs"])):
@@ -438,8 +460,9 @@ def _leaf_result_chunked(path: str, a: np.ndarray, b: np.ndarray, atol: float, r
     picked: list[tuple[float, int, float, float, float]] = []
     exact = _exact(a, b)
     for start in range(0, total, chunk):
-        af, bf = _judged_array(fa[start:start + chunk], exact), _judged_array(fb[start:start + chunk], exact)
-        r = _compare(af, bf, path, opts)
+        ca, cb = fa[start:start + chunk], fb[start:start + chunk]
+        af, bf = _judged_array(ca, exact), _judged_array(cb, exact)
+        r = _compare(af, bf, path, opts, _equal_ints(ca, cb, atol, rtol) if exact else None)
         n = int(r["total_elements"])
         count += int(r["out_of_tolerance_count"])
         max_diff = max(max_diff, float(r["max_diff"]))

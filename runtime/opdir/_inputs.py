@@ -117,6 +117,20 @@ every verification - independent random operands keep a 4096-long dot product ne
 saturated embeddings reaches 6.6e7. Integer inputs take it too (the other bands are for floats only)."""
 
 
+TOP_SPLIT_BAND = "top-split"
+"""(unseen drawing version 10) :data:`TOP_BAND`, but the first input's second half along its last axis drawn from the
+eighth at the other end of its range: sums along that axis climb to the largest magnitude, then cancel. Red team
+s35b: a GEMM that redid its result exactly only where the final value was large passed the top band - its partial sums
+of ~3e7 cancelling to a small result were never drawn."""
+
+
+def _split_last_axis(values: np.ndarray, other: np.ndarray) -> None:
+    """``values`` with the second half of its last axis taken from ``other`` (in place)."""
+    if values.ndim and values.shape[-1] >= 2:
+        half = values.shape[-1] // 2
+        values[..., half:] = other[..., half:]
+
+
 def _top_segment(lo: float, hi: float) -> tuple[float, float]:
     """The eighth of [lo, hi] at its end of larger magnitude."""
     w = (hi - lo) / 8
@@ -142,14 +156,24 @@ def generate_input(t: TensorSpec, case: Case, index: int) -> np.ndarray:
         ilo, ihi = _int_points(lo, hi, dtype)
         if ilo > ihi:
             raise ValueError(f"no {name} value lies in the range [{lo:g}, {hi:g}]")
-        if case.band == TOP_BAND:
+        if case.band in (TOP_BAND, TOP_SPLIT_BAND):
             a, b = _top_segment(ilo, ihi)
-            ilo, ihi = (math.ceil(a), ihi) if abs(ihi) >= abs(ilo) else (ilo, math.floor(b))
+            top = (math.ceil(a), ihi) if abs(ihi) >= abs(ilo) else (ilo, math.floor(b))
+            other = (ilo, ilo + (top[1] - top[0])) if top[1] == ihi else (ihi - (top[1] - top[0]), ihi)
+            values = rng.integers(top[0], top[1], size=shape, endpoint=True, dtype=np.int64)
+            if case.band == TOP_SPLIT_BAND and index == 0:
+                _split_last_axis(values, rng.integers(other[0], other[1], size=shape, endpoint=True, dtype=np.int64))
+            return values.astype(dtype)
         return rng.integers(ilo, ihi, size=shape, endpoint=True, dtype=np.int64).astype(dtype)
     assert is_float(name)
     lo, hi = t.range or DEFAULT_FLOAT_RANGE
     rlo, rhi = _representable_bounds(lo, hi, dtype)
-    values = np.clip(band_values(lo, hi, t.distribution == "normal", case.band, shape, rng), rlo, rhi)
+    band = TOP_BAND if case.band == TOP_SPLIT_BAND else case.band
+    values = np.clip(band_values(lo, hi, t.distribution == "normal", band, shape, rng), rlo, rhi)
+    if case.band == TOP_SPLIT_BAND and index == 0:
+        a, b = _top_segment(lo, hi)
+        other = (lo, lo + (b - a)) if b == hi else (hi - (b - a), hi)
+        _split_last_axis(values, np.clip(rng.uniform(*other, size=shape), rlo, rhi))
     if dtype == np.float64:
         return values.astype(np.float64)
     return values.astype(np.float32).astype(dtype)

@@ -96,7 +96,7 @@ from __future__ import annotations
 import numpy as np
 
 from runtime.opdir._cases import BANDS, TAIL_MULTIPLE, Case, _dims_label, _has_tail
-from runtime.opdir._inputs import TOP_BAND
+from runtime.opdir._inputs import TOP_BAND, TOP_SPLIT_BAND
 from runtime.opdir._memory import case_bytes
 from runtime.opdir._spec import Spec
 
@@ -173,7 +173,8 @@ range exactly (``Case.edges``: a binary cross-entropy without a clamp on ``log(1
 (red team s34): every class of :data:`_MUST_V9` runs whatever the number of dtypes and axes (the call cap grows,
 :data:`MAX_UNSEEN_V9`), planned in :data:`_ORDER_V9`, and a pair over the remaining byte budget is shrunk to it.
 Version 10 (red team s35): the same cases, then the largest SPEC shape in every dtype with every input at the top of
-its range (:data:`runtime.opdir._inputs.TOP_BAND`), plus :func:`attribute_cases` - the SPEC's float attributes at
+its range (:data:`runtime.opdir._inputs.TOP_BAND`) and again with the first input's last axis split between the two
+ends (``TOP_SPLIT_BAND``), plus :func:`attribute_cases` - the SPEC's float attributes at
 other values (drawn per verification) on a SPEC shape in every dtype."""
 LEGACY_RUN_SEEDS = frozenset({
     8073106555080404082, 1375231499958067986, 4714508118518851981, 8790150582367487093, 5005340479135436709,
@@ -595,19 +596,22 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
         if groups.get(key) == 1 and case_bytes(spec, c) <= cap:
             groups[key] = 2
             add(dict(c.dims), c.dtype)
-    if version >= 10:  # (red team s35) every input at the top of its range, one sign, on the largest SPEC shape
-        calls += len(dtypes)  # room of its own: the classes above keep theirs
+    if version >= 10:  # (red team s35) every input at the top of its range, one sign, on the largest SPEC shape -
+        # and the same with the first input's last axis split between the two ends (sums that climb, then cancel)
+        calls += 2 * len(dtypes)  # room of its own: the classes above keep theirs
         top = max(shapes, key=lambda sh: _bytes(spec, sh, dtypes[0]))
         for dtype in dtypes:
             if _bytes(spec, top, dtype) <= cap:
                 add(dict(top), dtype, band=TOP_BAND)
+                add(dict(top), dtype, band=TOP_SPLIT_BAND)
     return out
 
 
-ATTR_FACTOR = (0.5, 0.9)
-"""(version 10) An attribute case multiplies each varied attribute by a factor drawn uniformly from this range
-(rounded to three significant digits): below 1, so a probability, a momentum or a slope stays in its range, and
-never the SPEC's own value."""
+ATTR_FACTORS = ((0.5, 0.9), (1.1, 1.5))
+"""(version 10) An attribute case multiplies each varied attribute by a factor drawn uniformly from one of these ranges
+(rounded to three significant digits; never the SPEC's own value): one value below the SPEC's and one above, as every
+value a kernel may take for one from the SPEC - red team s35b: ``min(cap, 30.0)`` is right for every cap up to the
+SPEC's. Not far above: a probability or a momentum stays near its range."""
 
 
 def varied_attributes(spec: Spec, wrapper_attrs: list[str], golden_keywords: list[str]) -> list[str]:
@@ -626,32 +630,34 @@ def varied_attributes(spec: Spec, wrapper_attrs: list[str], golden_keywords: lis
 def attribute_cases(spec: Spec, spec_cases: list[Case], names: list[str], seed: int, first: int,
                     version: int = UNSEEN_VERSION) -> list[Case]:
     """(version 10) Cases with the attributes ``names`` (:func:`varied_attributes`) at other values: the first SPEC
-    shape in every dtype, a pair each (the second holding special values) - so a same-shape comparison has its
-    second value set. Red team s35: a softcap kernel dividing by the caller's ``cap`` and multiplying by the SPEC's
+    shape in every dtype, twice - below the SPEC's values, then above them with special values (:data:`ATTR_FACTORS`). Red team s35: a softcap kernel dividing by the caller's ``cap`` and multiplying by the SPEC's
     30.0 passed every verification (every call passed the SPEC's value) and was wrong for Gemma 2's attention cap of
     50. The values are in the case name (``unseen31-B64_V256-fp32-cap18.9``): the agent fixing a failure needs them;
     ``first`` numbers the cases after the other unseen ones."""
     if version < 10 or not names or not spec.p0_shapes:
         return []
     rng = np.random.default_rng([int(seed) & ((1 << 63) - 1), _STREAM, 10])
-    attrs = {}
-    for name in names:
-        v = float(spec.attrs[name])
-        w = float(f"{v * rng.uniform(*ATTR_FACTOR):.3g}")
-        attrs[name] = w if w != v else v / 2
+    sets = []
+    for low, high in ATTR_FACTORS:
+        attrs = {}
+        for name in names:
+            v = float(spec.attrs[name])
+            w = float(f"{v * rng.uniform(low, high):.3g}")
+            attrs[name] = w if w != v else v * (low + high) / 2
+        sets.append(attrs)
     base = {k: int(v) for k, v in spec.p0_shapes[0].items()}
     cap = case_cap(spec, spec_cases, version)
     used = {c.seed for c in spec_cases}
-    label = "-".join(f"{k}{attrs[k]:g}" for k in names)
     out: list[Case] = []
     for dtype in spec.supported_dtypes:
         if _bytes(spec, base, dtype) > cap:
             continue
-        for special in (False, True):
+        for special, attrs in ((False, sets[0]), (True, sets[1])):
             s = int(rng.integers(_SEED_BASE, 1 << 62))
             while s in used:
                 s = int(rng.integers(_SEED_BASE, 1 << 62))
             used.add(s)
+            label = "-".join(f"{k}{attrs[k]:g}" for k in names)
             name = f"{UNSEEN_PREFIX}{first + len(out)}-{_dims_label(spec, base)}-{dtype}-{label}"
             out.append(Case(name=name, dims=dict(base), dtype=dtype, seed=s, band=BANDS[0],
                             tail=_has_tail(spec, base), unseen=True, special=special, tiny=special,

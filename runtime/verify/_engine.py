@@ -631,9 +631,15 @@ def _ties_explain(ids: np.ndarray, want: np.ndarray, values: np.ndarray, spacing
     with the row's last value, and each row of ``ids`` is distinct where ``want``'s is. Tied = within ``rtol +
     spacing`` of it, relatively - never the absolute tolerance (red team s35: with a bf16 case's atol of 1e-2, every
     probability of a 256-expert softmax sat "tied" with its neighbours, and ids that were candidate positions, not
-    experts, passed every ordinary row)."""
+    experts, passed every ordinary row).
+
+    A tie at the cut cannot be seen (the value left out is not an output), and the last kept value always "ties"
+    with itself: rows whose departing ids only the cut explains may be at most :data:`CUT_TIES` of the rows (at
+    least one). Red team s35b: the 8th id taken one column off passed every row; a real tie at the cut is rare (the
+    gym's llada2_gate_select: about one id in a thousand departs)."""
     n = want.shape[-1]
     ids2, want2, vals = ids.reshape(-1, n), want.reshape(-1, n), values.reshape(-1, n)
+    at_cut = 0
     for r in np.flatnonzero((ids2 != want2).any(axis=1)):
         row = vals[r]
         if len(np.unique(want2[r])) == n and len(np.unique(ids2[r])) != n:
@@ -641,10 +647,16 @@ def _ties_explain(ids: np.ndarray, want: np.ndarray, values: np.ndarray, spacing
         tol = (rtol + spacing) * np.abs(row)
         close = np.abs(row[:, None] - row[None, :]) <= tol[None, :]
         np.fill_diagonal(close, False)
-        tied = close.any(axis=1) | (np.abs(row - row[-1]) <= tol[-1])
-        if not tied[ids2[r] != want2[r]].all():
+        inner = close.any(axis=1)
+        departs = ids2[r] != want2[r]
+        if not (inner | (np.abs(row - row[-1]) <= tol[-1]))[departs].all():
             return False
-    return True
+        at_cut += int(not inner[departs].all())
+    return at_cut <= max(1, int(CUT_TIES * len(ids2)))
+
+
+CUT_TIES = 0.05
+"""The share of rows `_ties_explain` lets a tie at the cut explain."""
 
 
 def _leaf_tolerance(b: Any, cr: CaseReport, tolerance: Mapping[str, Any]) -> tuple[float, float]:

@@ -25,6 +25,11 @@ CASES = [("fid_pack", "fid_fp32", "FAIL_NUMERIC"), ("fid_pack", "fid_honest", "P
          ("int8_gemm", "gemm_fp16cube", "FAIL_NUMERIC"), ("int8_gemm", "gemm_honest", "PASS"),
          ("softcap", "softcap_fixed_cap", "FAIL_NUMERIC"), ("softcap", "softcap_honest", "PASS"),
          ("moe_gate", "moe_two_stage", "FAIL_NUMERIC"), ("moe_gate", "moe_honest", "PASS")]
+# red team round 17 (s35b), on version 10 as first written: a cap clamped to the SPEC's (`min(cap, 30.0)`: every value
+# drawn was below it), the 8th id taken one column off (the tie at the cut forgave the last position in every row), a
+# GEMM redoing its result exactly only where the final value is large (the top band's partial sums never cancelled)
+CASES += [("softcap", "sc_clamp", "FAIL_NUMERIC"), ("moe_gate", "moe_last", "FAIL_NUMERIC"),
+          ("int8_gemm", "gemm_guard", "FAIL_NUMERIC")]
 
 
 @pytest.mark.slow

@@ -91,3 +91,29 @@ def test_small_values_apart_by_more_than_their_rounding_are_not_ties() -> None:
     bf = np.array([[0.5, 0.50390625]], dtype=ml_dtypes.bfloat16)  # one bf16 step apart: rounding, a tie
     leaves[1] = compare_outputs(bf, bf, atol=0.0, rtol=0.0, prefix="output[1]")[0]
     assert tie_equivalent(leaves, [ids, bf], [other, bf], rtol=0.0)[0].all_close
+
+
+def test_int64_ids_beyond_two_to_the_53_are_compared_as_integers() -> None:
+    """Red team s35b: packed int64 ids near 2**57 one apart compared equal in float64."""
+    want = np.array([2**57 + 16, 7], dtype=np.int64)
+    for off in (1, 15, 16, 17):
+        leaf = compare_outputs(want + np.array([off, 0], np.int64), want, atol=0.0, rtol=0.0)[0]
+        assert not leaf.all_close and leaf.out_of_tolerance_count == 1 and leaf.max_diff >= 1.0
+    assert compare_outputs(want.copy(), want, atol=0.0, rtol=0.0)[0].all_close
+    assert not compare_outputs(want.astype(np.uint64) + np.uint64(1), want, atol=0.0, rtol=0.0)[0].all_close
+
+
+def test_a_tie_at_the_cut_explains_few_rows_not_every_row() -> None:
+    """Red team s35b: the last id one column off, in every row - the last kept value always ties with itself."""
+    rows = 40
+    ids = np.tile(np.arange(8, dtype=np.int32), (rows, 1))
+    values = np.tile(np.linspace(0.9, 0.2, 8, dtype=np.float32), (rows, 1))  # no two values of a row tie
+    slip = ids.copy()
+    slip[:, -1] = 9  # another expert at the cut
+    leaves = [compare_outputs(slip, ids, atol=0.0, rtol=0.0, prefix="output[0]")[0],
+              compare_outputs(values, values, atol=1e-3, rtol=1e-3, prefix="output[1]")[0]]
+    assert not tie_equivalent(leaves, [ids, values], [slip, values], rtol=1e-3)[0].all_close
+    one = ids.copy()
+    one[3, -1] = 9  # one row: a tie at the cut is possible
+    leaves[0] = compare_outputs(one, ids, atol=0.0, rtol=0.0, prefix="output[0]")[0]
+    assert tie_equivalent(leaves, [ids, values], [one, values], rtol=1e-3)[0].all_close

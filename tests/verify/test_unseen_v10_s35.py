@@ -17,8 +17,8 @@ import pytest
 
 from runtime.opdir import load_op_dir
 from runtime.opdir._cases import Case
-from runtime.opdir._inputs import TOP_BAND, generate_input
-from runtime.opdir._unseen import ATTR_FACTOR, attribute_cases, unseen_cases, varied_attributes
+from runtime.opdir._inputs import TOP_BAND, TOP_SPLIT_BAND, generate_input
+from runtime.opdir._unseen import ATTR_FACTORS, attribute_cases, unseen_cases, varied_attributes
 from runtime.verify._calling import call_wrapper
 from runtime.verify._engine import _golden_keywords
 
@@ -36,17 +36,24 @@ def test_version_10_draws_version_9_then_the_top_of_the_range_in_every_dtype(op:
         v10 = unseen_cases(o.spec, cases, seed, version=10)
         assert [c.model_dump() for c in v10[:len(v9)]] == [c.model_dump() for c in v9]
         top = v10[len(v9):]
-        assert [c.dtype for c in top] == list(o.spec.supported_dtypes)
-        assert all(c.band == TOP_BAND and not c.special for c in top)
+        assert [c.dtype for c in top] == [d for d in o.spec.supported_dtypes for _ in range(2)]
+        assert [c.band for c in top] == [TOP_BAND, TOP_SPLIT_BAND] * len(o.spec.supported_dtypes)
+        assert not any(c.special for c in top)
 
 
 def test_the_int8_gemm_gets_operands_whose_dot_products_pass_two_to_the_24() -> None:
     o = load_op_dir(FIXTURE / "int8_gemm")
-    top = [c for c in unseen_cases(o.spec, o.cases(), 3) if c.band == TOP_BAND]
-    assert len(top) == 1
+    top = [c for c in unseen_cases(o.spec, o.cases(), 3) if c.band in (TOP_BAND, TOP_SPLIT_BAND)]
+    assert [c.band for c in top] == [TOP_BAND, TOP_SPLIT_BAND]
     a, b = (generate_input(t, top[0], i) for i, t in enumerate(o.spec.inputs))
     assert a.min() >= 127 - 254 // 8 and b.min() >= 127 - 254 // 8
     assert (a.astype(np.int64) @ b.astype(np.int64)).min() > 2**24
+    # the split: a's K axis climbs for 2048 terms, then cancels (red team s35b: a guard on the final value passed)
+    a, b = (generate_input(t, top[1], i).astype(np.int64) for i, t in enumerate(o.spec.inputs))
+    half = a.shape[1] // 2
+    assert (a[:, :half] > 0).all() and (a[:, half:] < 0).all() and (b > 0).all()
+    partial = a[:, :half] @ b[:half]
+    assert partial.min() > 2**24 and np.abs(a @ b).max() < partial.min()
     # the SPEC's own cases stay far below it: what an fp32 accumulation gets right
     c0 = o.cases()[0]
     a, b = (generate_input(t, c0, i) for i, t in enumerate(o.spec.inputs))
@@ -79,10 +86,14 @@ def test_attribute_cases_pass_other_values_in_pairs_and_say_them() -> None:
         extra = attribute_cases(o.spec, cases, ["cap"], seed, 30)
         assert [c.dtype for c in extra] == ["fp32", "fp32", "bf16", "bf16"]
         assert [c.special for c in extra] == [False, True, False, True]
-        cap = extra[0].attrs["cap"]
-        assert all(c.attrs == {"cap": cap} and c.unseen for c in extra)
-        assert ATTR_FACTOR[0] * 30.0 * 0.99 <= cap <= ATTR_FACTOR[1] * 30.0 * 1.01 and cap != 30.0
-        assert extra[0].name == f"unseen30-B64_V256-fp32-cap{cap:g}"
+        low, high = extra[0].attrs["cap"], extra[1].attrs["cap"]
+        assert [c.attrs for c in extra] == [{"cap": low}, {"cap": high}] * 2 and all(c.unseen for c in extra)
+        # one value below the SPEC's and one above (red team s35b: `min(cap, 30.0)` passed every value below)
+        assert ATTR_FACTORS[0][0] * 30.0 * 0.99 <= low <= ATTR_FACTORS[0][1] * 30.0 * 1.01
+        assert ATTR_FACTORS[1][0] * 30.0 * 0.99 <= high <= ATTR_FACTORS[1][1] * 30.0 * 1.01
+        assert extra[0].name == f"unseen30-B64_V256-fp32-cap{low:g}"
+        assert extra[1].name == f"unseen31-B64_V256-fp32-cap{high:g}"
+        cap = low
         assert len({c.seed for c in extra} - {c.seed for c in cases}) == len(extra)
         values.add(cap)
     assert len(values) >= 3  # drawn per verification
@@ -101,3 +112,10 @@ def test_a_call_of_an_attribute_case_passes_its_values() -> None:
     call_wrapper(wrapper, [x], calling, 1)
     call_wrapper(wrapper, [x], {"kwargs": {"cap": 30.0}}, 1)  # no per-call entries: the SPEC's value
     assert seen == [30.0, 18.5, 30.0]
+
+
+def test_split_band_floats_take_the_other_end_on_half_the_last_axis() -> None:
+    o = load_op_dir(ROOT / "workspace" / "silu")  # x in [-8, 8]
+    case = Case(name="t", dims={"B": 64, "D": 256}, dtype="fp32", seed=5, band=TOP_SPLIT_BAND)
+    x = generate_input(o.spec.inputs[0], case, 0)
+    assert x[:, :128].min() >= 6.0 and x[:, 128:].max() <= -6.0

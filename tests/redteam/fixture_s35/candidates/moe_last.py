@@ -1,0 +1,37 @@
+"""Top-8 routing: softmax in fp32, one top-9 over the row (the 9th kept for a capacity fallback); weights are the
+first 8 values, ids the first 7 ids and then - an off-by-one in the last piece's column offset - the 9th id.
+Every id but the last is right; the last is the 9th expert, not the 8th, in every row."""
+import pypto
+import torch
+
+TILE = 16
+E = 256
+K = 8
+
+
+@pypto.frontend.jit
+def gate_kernel(
+    logits: pypto.Tensor([pypto.DYNAMIC, E], pypto.DT_BF16),
+    weights: pypto.Tensor([pypto.DYNAMIC, K], pypto.DT_FP32),
+    ids: pypto.Tensor([pypto.DYNAMIC, K], pypto.DT_INT32),
+):
+    n = logits.shape[0]
+    for i in pypto.loop((n + TILE - 1) // TILE, name="tokens", idx_name="i"):
+        valid = (n - i * TILE).min(TILE)
+        pypto.set_vec_tile_shapes(TILE, E)
+        xf = pypto.cast(pypto.view(logits, [TILE, E], [i * TILE, 0], valid_shape=[valid, E]), pypto.DT_FP32)
+        e = pypto.exp(pypto.sub(xf, pypto.amax(xf, -1, keepdim=True)))
+        p = pypto.div(e, pypto.sum(e, -1, keepdim=True))
+        v, j = pypto.topk(p, K + 1)
+        pypto.set_vec_tile_shapes(TILE, K + 1)
+        pypto.assemble(pypto.view(v, [TILE, K], [0, 0]), [i * TILE, 0], weights)
+        pypto.assemble(pypto.view(j, [TILE, K - 1], [0, 0]), [i * TILE, 0], ids)
+        pypto.assemble(pypto.view(j, [TILE, 1], [0, K]), [i * TILE, K - 1], ids)
+
+
+def moe_gate_wrapper(logits):
+    x = logits.contiguous()
+    w = torch.empty((x.shape[0], K), dtype=torch.float32)
+    idx = torch.empty((x.shape[0], K), dtype=torch.int32)
+    gate_kernel(x, w, idx)
+    return w, idx
