@@ -155,6 +155,31 @@ LARGE_TENSOR = 1 << 22
 """Elements above which one tensor of a case is called large (the CPU emulator runs every case)."""
 
 
+def _scaled_by(tree: ast.Module, name: str) -> bool:
+    """``golden()`` multiplies, divides or raises by ``name`` (a value it computes with, not a count or an axis)."""
+    fdef = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "golden"), None)
+
+    def mentions(node: ast.AST) -> bool:  # ``cap``, ``np.float32(cap)`` - not an index (``x[:, :k] * 2``)
+        if isinstance(node, ast.Name):
+            return node.id == name
+        if isinstance(node, ast.Subscript):
+            return mentions(node.value)
+        return any(mentions(child) for child in ast.iter_child_nodes(node))
+
+    scaling = (ast.Mult, ast.Div, ast.Pow)
+    return fdef is not None and any(isinstance(n, ast.BinOp) and isinstance(n.op, scaling)
+                                    and (mentions(n.left) or mentions(n.right)) for n in ast.walk(fdef))
+
+
+def _int_attribute_notes(spec: Spec, tree: ast.Module) -> list[str]:
+    """An attribute written as a whole number that golden() computes with: verification varies float attributes only
+    (unseen drawing version 10), and YAML reads ``cap: 30`` as an int (red team s35b: a kernel with the SPEC's cap
+    built in passed every verification of such a SPEC)."""
+    return [f"attribute '{k}' is an int ({v}) that golden() scales by: verification passes other values of float "
+            f"attributes only - if it is a real value, write it as {float(v)!r}"
+            for k, v in spec.attrs.items() if type(v) is int and _scaled_by(tree, k)]
+
+
 def _notes(spec: Spec, cases: list[Case]) -> list[str]:
     notes = []
     if len(cases) > MANY_CASES:
@@ -196,7 +221,7 @@ def intake(op_dir: str | Path, *, timeout: float = GOLDEN_CASE_TIMEOUT_S, run_go
     report.markers = op.module_markers()
     report.problems = op.static_problems()
     report.complexity = complexity(op)
-    report.notes = _notes(op.spec, report.cases)
+    report.notes = _notes(op.spec, report.cases) + _int_attribute_notes(op.spec, op.golden_tree)
     if run_golden:
         try:
             runs = run_golden_cases(op, report.cases, timeout=timeout, intermediates=intermediates)

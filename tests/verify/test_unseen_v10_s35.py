@@ -119,3 +119,21 @@ def test_split_band_floats_take_the_other_end_on_half_the_last_axis() -> None:
     case = Case(name="t", dims={"B": 64, "D": 256}, dtype="fp32", seed=5, band=TOP_SPLIT_BAND)
     x = generate_input(o.spec.inputs[0], case, 0)
     assert x[:, :128].min() >= 6.0 and x[:, 128:].max() <= -6.0
+
+
+def test_intake_says_when_a_value_attribute_is_written_as_an_int(tmp_path: Path) -> None:
+    """Red team s35b: ``cap: 30`` is a YAML int, never varied - a kernel with 30.0 built in passed every verification.
+    Intake says so when golden() scales by it; a count used as an index (a top-k's ``k``) gets no note."""
+    from runtime.opdir import intake
+
+    op = tmp_path / "softcap"
+    op.mkdir()
+    (op / "golden.py").write_text((FIXTURE / "softcap" / "golden.py").read_text())
+    (op / "SPEC.md").write_text((FIXTURE / "softcap" / "SPEC.md").read_text().replace("cap: 30.0", "cap: 30"))
+    assert intake(op, run_golden=False).notes == [
+        "attribute 'cap' is an int (30) that golden() scales by: verification passes other values of float attributes "
+        "only - if it is a real value, write it as 30.0"]
+    assert intake(FIXTURE / "softcap", run_golden=False).notes == []
+    (op / "golden.py").write_text("import numpy as np\n\n\ndef golden(x, cap):\n    k = cap\n"
+                                  "    return np.sort(x, axis=-1)[:, :cap] * 2\n")
+    assert intake(op, run_golden=False).notes == []
