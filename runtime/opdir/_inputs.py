@@ -110,16 +110,17 @@ def band_values(lo: float, hi: float, normal: bool, band: str, shape: tuple[int,
 
 
 TOP_BAND = "top"
-"""(unseen drawing version 10) Every value of every input in the eighth of its range at the end of larger magnitude,
-one sign: products and sums over an axis add up instead of cancelling, so an output reaches the largest magnitude the
-SPEC allows. Red team s35: an int8 GEMM through the fp16 cube (exact while a partial sum stays under 2**24) passed
-every verification - independent random operands keep a 4096-long dot product near 2e6, and ``a @ a.T`` of
-saturated embeddings reaches 6.6e7. Integer inputs take it too (the other bands are for floats only)."""
+"""(unseen drawing version 10) Every value of every integer input in the eighth of its range at the end of larger
+magnitude, one sign: products and sums over an axis add up instead of cancelling, so an integer output reaches the
+largest magnitude the SPEC allows. Red team s35: an int8 GEMM through the fp16 cube (exact while a partial sum stays
+under 2**24) passed every verification - independent random operands keep a 4096-long dot product near 2e6, and
+``a @ a.T`` of saturated embeddings reaches 6.6e7. Float inputs of the case take the "large" band (``generate_input``);
+the band function itself serves any caller asking for it."""
 
 
 TOP_SPLIT_BAND = "top-split"
-"""(unseen drawing version 10) :data:`TOP_BAND`, but the first input's second half along its last axis drawn from the
-eighth at the other end of its range: sums along that axis climb to the largest magnitude, then cancel. Red team
+"""(unseen drawing version 10) :data:`TOP_BAND`, but the first input's (if an integer one) second half along its last
+axis drawn from the eighth at the other end of its range: sums along that axis climb to the largest magnitude, then cancel. Red team
 s35b: a GEMM that redid its result exactly only where the final value was large passed the top band - its partial sums
 of ~3e7 cancelling to a small result were never drawn."""
 
@@ -168,12 +169,11 @@ def generate_input(t: TensorSpec, case: Case, index: int) -> np.ndarray:
     assert is_float(name)
     lo, hi = t.range or DEFAULT_FLOAT_RANGE
     rlo, rhi = _representable_bounds(lo, hi, dtype)
-    band = TOP_BAND if case.band == TOP_SPLIT_BAND else case.band
+    # float inputs of a top case take the "large" band (every SPEC's cases run it too): an honest fp16 kernel is
+    # judged by a tolerance, and the gym's sum_lstm (fp16 LSTM gates) left it on a few elements with every input at
+    # the end of the imported range - the band is for integer results, which must be exact
+    band = "large" if case.band in (TOP_BAND, TOP_SPLIT_BAND) else case.band
     values = np.clip(band_values(lo, hi, t.distribution == "normal", band, shape, rng), rlo, rhi)
-    if case.band == TOP_SPLIT_BAND and index == 0:
-        a, b = _top_segment(lo, hi)
-        other = (lo, lo + (b - a)) if b == hi else (hi - (b - a), hi)
-        _split_last_axis(values, np.clip(rng.uniform(*other, size=shape), rlo, rhi))
     if dtype == np.float64:
         return values.astype(np.float64)
     return values.astype(np.float32).astype(dtype)

@@ -156,7 +156,8 @@ LARGE_TENSOR = 1 << 22
 
 
 def _scaled_by(tree: ast.Module, name: str) -> bool:
-    """``golden()`` multiplies, divides or raises by ``name`` (a value it computes with, not a count or an axis)."""
+    """``golden()`` multiplies or divides by ``name`` (a value it computes with, not a count or an axis; an exponent is
+    left out - ``beta1 ** step`` takes a count)."""
     fdef = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "golden"), None)
 
     def mentions(node: ast.AST) -> bool:  # ``cap``, ``np.float32(cap)`` - not an index (``x[:, :k] * 2``)
@@ -164,9 +165,11 @@ def _scaled_by(tree: ast.Module, name: str) -> bool:
             return node.id == name
         if isinstance(node, ast.Subscript):
             return mentions(node.value)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+            return mentions(node.left)
         return any(mentions(child) for child in ast.iter_child_nodes(node))
 
-    scaling = (ast.Mult, ast.Div, ast.Pow)
+    scaling = (ast.Mult, ast.Div)
     return fdef is not None and any(isinstance(n, ast.BinOp) and isinstance(n.op, scaling)
                                     and (mentions(n.left) or mentions(n.right)) for n in ast.walk(fdef))
 
@@ -175,7 +178,7 @@ def _int_attribute_notes(spec: Spec, tree: ast.Module) -> list[str]:
     """An attribute written as a whole number that golden() computes with: verification varies float attributes only
     (unseen drawing version 10), and YAML reads ``cap: 30`` as an int (red team s35b: a kernel with the SPEC's cap
     built in passed every verification of such a SPEC)."""
-    return [f"attribute '{k}' is an int ({v}) that golden() scales by: verification passes other values of float "
+    return [f"attribute '{k}' is an int ({v}) that golden() multiplies or divides by: verification passes other values of float "
             f"attributes only - if it is a real value, write it as {float(v)!r}"
             for k, v in spec.attrs.items() if type(v) is int and _scaled_by(tree, k)]
 

@@ -172,8 +172,8 @@ a clamp on NCHW input passed every verification), and the special vectors includ
 range exactly (``Case.edges``: a binary cross-entropy without a clamp on ``log(1 - p)`` passed 85% of them). Version 9
 (red team s34): every class of :data:`_MUST_V9` runs whatever the number of dtypes and axes (the call cap grows,
 :data:`MAX_UNSEEN_V9`), planned in :data:`_ORDER_V9`, and a pair over the remaining byte budget is shrunk to it.
-Version 10 (red team s35): the same cases, then the largest SPEC shape in every dtype with every input at the top of
-its range (:data:`runtime.opdir._inputs.TOP_BAND`) and again with the first input's last axis split between the two
+Version 10 (red team s35): the same cases, then the largest SPEC shape in every dtype with every integer input at the
+top of its range (:data:`runtime.opdir._inputs.TOP_BAND`) and again with the first input's last axis split between the two
 ends (``TOP_SPLIT_BAND``), plus :func:`attribute_cases` - the SPEC's float attributes at
 other values (drawn per verification) on a SPEC shape in every dtype."""
 LEGACY_RUN_SEEDS = frozenset({

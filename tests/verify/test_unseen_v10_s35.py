@@ -60,11 +60,15 @@ def test_the_int8_gemm_gets_operands_whose_dot_products_pass_two_to_the_24() -> 
     assert np.abs(a.astype(np.int64) @ b.astype(np.int64)).max() < 2**24
 
 
-def test_top_band_floats_sit_in_the_eighth_of_larger_magnitude() -> None:
+@pytest.mark.parametrize("band", [TOP_BAND, TOP_SPLIT_BAND])
+def test_float_inputs_of_a_top_case_take_the_large_band(band: str) -> None:
+    """An honest fp16 kernel is judged by a tolerance: the gym's sum_lstm (fp16 LSTM gates) left it on a few elements
+    with every input at the end of its imported range. The top bands are for integer results, which must be exact."""
     o = load_op_dir(ROOT / "workspace" / "silu")  # x in [-8, 8]
-    case = Case(name="t", dims={"B": 64, "D": 256}, dtype="fp32", seed=5, band=TOP_BAND)
+    case = Case(name="t", dims={"B": 64, "D": 256}, dtype="fp32", seed=5, band=band)
     x = generate_input(o.spec.inputs[0], case, 0)
-    assert x.min() >= 6.0 and x.max() <= 8.0
+    want = generate_input(o.spec.inputs[0], case.model_copy(update={"band": "large"}), 0)
+    np.testing.assert_array_equal(x, want)
 
 
 def test_varied_attributes_are_floats_both_sides_take() -> None:
@@ -114,12 +118,6 @@ def test_a_call_of_an_attribute_case_passes_its_values() -> None:
     assert seen == [30.0, 18.5, 30.0]
 
 
-def test_split_band_floats_take_the_other_end_on_half_the_last_axis() -> None:
-    o = load_op_dir(ROOT / "workspace" / "silu")  # x in [-8, 8]
-    case = Case(name="t", dims={"B": 64, "D": 256}, dtype="fp32", seed=5, band=TOP_SPLIT_BAND)
-    x = generate_input(o.spec.inputs[0], case, 0)
-    assert x[:, :128].min() >= 6.0 and x[:, 128:].max() <= -6.0
-
 
 def test_intake_says_when_a_value_attribute_is_written_as_an_int(tmp_path: Path) -> None:
     """Red team s35b: ``cap: 30`` is a YAML int, never varied - a kernel with 30.0 built in passed every verification.
@@ -131,9 +129,9 @@ def test_intake_says_when_a_value_attribute_is_written_as_an_int(tmp_path: Path)
     (op / "golden.py").write_text((FIXTURE / "softcap" / "golden.py").read_text())
     (op / "SPEC.md").write_text((FIXTURE / "softcap" / "SPEC.md").read_text().replace("cap: 30.0", "cap: 30"))
     assert intake(op, run_golden=False).notes == [
-        "attribute 'cap' is an int (30) that golden() scales by: verification passes other values of float attributes "
-        "only - if it is a real value, write it as 30.0"]
+        "attribute 'cap' is an int (30) that golden() multiplies or divides by: verification passes other values of "
+        "float attributes only - if it is a real value, write it as 30.0"]
     assert intake(FIXTURE / "softcap", run_golden=False).notes == []
     (op / "golden.py").write_text("import numpy as np\n\n\ndef golden(x, cap):\n    k = cap\n"
-                                  "    return np.sort(x, axis=-1)[:, :cap] * 2\n")
+                                  "    return np.sort(x, axis=-1)[:, :cap] * 2 ** cap\n")
     assert intake(op, run_golden=False).notes == []
