@@ -131,8 +131,8 @@ def detailed_tensor_compare(
 def _compare(a: np.ndarray, b: np.ndarray, label: str, opts: CompareOptions,
              equal: np.ndarray | None = None) -> dict[str, Any]:
     """`detailed_tensor_compare` on two arrays already in the float type the judgement works in (float32, as
-    upstream; float64 for integer leaves, see :func:`_exact`). ``equal``: the elements equal in the leaves' own
-    integers (:func:`_equal_ints`), which alone pass when the tolerance is 0."""
+    upstream; float64 for integer leaves) and ``equal``, the elements equal as integers, which alone pass when given
+    (:func:`_judged_arrays`)."""
     ft = a.dtype.type
     result: dict[str, Any] = {
         "tensor_name": label,
@@ -173,7 +173,7 @@ def _compare(a: np.ndarray, b: np.ndarray, label: str, opts: CompareOptions,
         rel = np.where(invalid, ft(np.inf), rel).astype(ft)
         threshold = ft(opts.atol) + ft(opts.rtol) * np.abs(b)
         passed = same_inf | (finite_pair & (diff <= threshold))
-        if equal is not None and a.shape == equal.shape:
+        if equal is not None:  # built only for leaves of one shape
             unequal = ~equal & passed
             passed = passed & equal
             diff = np.where(unequal & (diff == 0), ft(1.0), diff).astype(ft)  # apart by 1 at least, below float64's step
@@ -355,49 +355,38 @@ CHUNKED_ABOVE = 1 << 24
 float32/float64 temporaries the size of the leaf (a 1 GiB output made the verifier peak ~8 GiB above its data)."""
 
 
-def _exact(a: Any, b: Any) -> bool:
-    """Both leaves hold integers or booleans: judged in float64 - exact up to 2**53, and as integers beyond with
-    tolerance 0 (:func:`_equal_ints`) - (red team s35: an int32 result
-    computed through one fp32 rounding - ``slot * 2**24 + hid`` - compared equal to the golden's int32 once both were
-    normalised to float32, so every id above 2**24 was judged right whatever its last bits)."""
+def _judged_arrays(a: Any, b: Any, atol: float, rtol: float) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Both leaves in the float type their judgement works in, and where they are equal as integers (else None).
+
+    Leaves that both hold integers or booleans are judged in float64, exact up to 2**53 (red team s35: an int32
+    result computed through one fp32 rounding - ``slot * 2**24 + hid`` - compared equal to the golden's int32 once both
+    were normalised to float32, so every id above 2**24 was judged right whatever its last bits), and with tolerance 0
+    as integers, which float64 cannot tell apart above 2**53 (red team s35b: packed int64 ids near 2**57 one apart
+    compared equal). Every other leaf is judged in float32, as upstream."""
     def integral(x: Any) -> bool:
         if _is_torch(x):
             return not (x.dtype.is_floating_point or x.dtype.is_complex)
         return np.asarray(x).dtype.kind in "iub"
-    return integral(a) and integral(b)
 
-
-def _equal_ints(a: Any, b: Any, atol: float, rtol: float) -> np.ndarray | None:
-    """For an integer leaf judged with tolerance 0: where its two sides are equal as integers, which float64 cannot
-    tell above 2**53 (red team s35b: packed int64 ids near 2**57 one apart compared equal); None otherwise."""
-    if atol or rtol:
-        return None
-    x = a.detach().cpu().numpy() if _is_torch(a) else np.asarray(a)
-    y = b.detach().cpu().numpy() if _is_torch(b) else np.asarray(b)
-    if x.shape != y.shape:
-        return None
-    if {x.dtype.kind, y.dtype.kind} == {"i", "u"} and max(x.dtype.itemsize, y.dtype.itemsize) == 8:
-        return np.asarray(x.astype(object) == y.astype(object), dtype=bool)  # int64 vs uint64 promote to float64
-    return np.asarray(x == y, dtype=bool)
-
-
-def _judged_array(x: Any, exact: bool) -> np.ndarray:
-    """``x`` in the float type its judgement works in: float64 for an integer leaf (:func:`_exact`), else float32."""
-    if not exact:
-        return to_float32(x)
-    if _is_torch(x):
-        x = x.detach().cpu().numpy()
-    return np.asarray(x).astype(np.float64)
+    if not (integral(a) and integral(b)):
+        return to_float32(a), to_float32(b), None
+    x, y = (v.detach().cpu().numpy() if _is_torch(v) else np.asarray(v) for v in (a, b))
+    equal = None
+    if not (atol or rtol) and x.shape == y.shape:
+        if {x.dtype.kind, y.dtype.kind} == {"i", "u"} and max(x.dtype.itemsize, y.dtype.itemsize) == 8:
+            equal = np.asarray(x.astype(object) == y.astype(object), dtype=bool)  # int64 vs uint64 promote to float
+        else:
+            equal = np.asarray(x == y, dtype=bool)
+    return x.astype(np.float64), y.astype(np.float64), equal
 
 
 def _leaf_result(path: str, a: Any, b: Any, atol: float, rtol: float, max_outliers: int) -> LeafResult:
     if (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape
             and a.size > CHUNKED_ABOVE):
         return _leaf_result_chunked(path, a, b, atol, rtol, max_outliers, CHUNK_ELEMENTS)
-    exact = _exact(a, b)
-    af, bf = _judged_array(a, exact), _judged_array(b, exact)
+    af, bf, equal = _judged_arrays(a, b, atol, rtol)
     r = _compare(af, bf, path, CompareOptions(rtol=rtol, atol=atol, verbose=False, max_outliers_display=max_outliers),
-                 _equal_ints(a, b, atol, rtol) if exact else None)
+                 equal)
     outliers: list[Outlier] = []
     if r["outlier_diffs"] is not None:
         for i in range(len(r["outlier_diffs"])):
@@ -458,11 +447,9 @@ def _leaf_result_chunked(path: str, a: np.ndarray, b: np.ndarray, atol: float, r
     n_seen, mean, m2 = 0, 0.0, 0.0
     oot_sum, oot_inf, diff_inf = 0.0, False, False
     picked: list[tuple[float, int, float, float, float]] = []
-    exact = _exact(a, b)
     for start in range(0, total, chunk):
-        ca, cb = fa[start:start + chunk], fb[start:start + chunk]
-        af, bf = _judged_array(ca, exact), _judged_array(cb, exact)
-        r = _compare(af, bf, path, opts, _equal_ints(ca, cb, atol, rtol) if exact else None)
+        af, bf, equal = _judged_arrays(fa[start:start + chunk], fb[start:start + chunk], atol, rtol)
+        r = _compare(af, bf, path, opts, equal)
         n = int(r["total_elements"])
         count += int(r["out_of_tolerance_count"])
         max_diff = max(max_diff, float(r["max_diff"]))

@@ -180,14 +180,15 @@ def check_whole_dynamic(tr: Tracer, t: Tensor, opname: str, kind: str, n: int = 
     raise tr.error(code, msg + hint, op=opname)
 
 
-def static_dims_020(tr: Tracer, shape: list[Any], opname: str, binding: str) -> None:
-    """0.2.0 binds the shape of ``full``/``zeros``/``ones``/``expand_clone`` as Python ints: a SymbolicScalar dim (a
-    dynamic dim, a loop index, ``x.shape``) is its binding's TypeError (fidelity audit 9, 7 probes); a static shape
-    with a symbolic ``valid_shape`` compiles. HEAD takes them."""
+def static_dims_020(tr: Tracer, shape: list[Any], opname: str, binding: str, advice: str = "") -> None:
+    """0.2.0 binds the shape of ``reshape``/``full``/``zeros``/``ones``/``expand_clone`` as Python ints: a
+    SymbolicScalar dim (a dynamic dim, a loop index, ``x.shape``) is its binding's TypeError (fidelity audit 9: 7
+    probes of the four creators, one check with reshape's); a static shape with a symbolic ``valid_shape`` compiles.
+    HEAD takes them."""
     if tr.options.compat == "0.2.0" and any(isinstance(d, SymbolicScalar) for d in shape):
-        raise tr.pyerror("TypeError", f"{binding}(): incompatible function arguments: the shape must be Python ints "
-                         f"in pypto 0.2.0 (give {opname} a static shape and the runtime extents as "
-                         "valid_shape=[...])", op=opname)
+        advice = advice or f"give {opname} a static shape and the runtime extents as valid_shape=[...]"
+        raise tr.pyerror("TypeError", f"{binding}(): incompatible function arguments: dstShape must be Python ints "
+                         f"in pypto 0.2.0 ({advice})", op=opname)
 
 
 def carry_whole_dynamic(src: Tensor, out: Tensor) -> None:
@@ -547,12 +548,10 @@ def reshape(input: Tensor, shape: Any, *, valid_shape: Any = None, inplace: bool
     src = reader(tr, input, "reshape")
     shp = _int_list(tr, shape, "shape", "reshape", allow_sym=True)
     sst = static_shape(src.shape)
-    symbolic = [d for d in shp if isinstance(d, SymbolicScalar)]
-    if symbolic and tr.options.compat == "0.2.0" and not inplace:  # inplace=True takes them (fidelity audit 8:
-        # mhc_sinkhorn's `reshape(x, [n, h * h], inplace=True)` compiles in 0.2.0)
-        raise tr.pyerror("TypeError", "Reshape(): incompatible function arguments: dstShape must be Python ints in "
-                         "pypto 0.2.0 (pass runtime extents as valid_shape=[...], or reshape with inplace=True; "
-                         "--compat head accepts SymbolicScalar dims)", op="reshape")
+    if not inplace:  # inplace=True takes them (fidelity audit 8: mhc_sinkhorn's `reshape(x, [n, h * h],
+        # inplace=True)` compiles in 0.2.0)
+        static_dims_020(tr, shp, "reshape", "Reshape", "pass runtime extents as valid_shape=[...], or reshape with "
+                        "inplace=True; --compat head accepts SymbolicScalar dims")
     minus = sum(1 for d in shp if isinstance(d, int) and d == -1)  # never compare a symbol (Not concrete value)
     if minus > 1:
         # the wheel: "CHECK FAILED: capacity == 1 ... Shape size not match" (a RuntimeError)

@@ -57,6 +57,11 @@ class OpDir:
         return f"OpDir({str(self.root)!r}, op_name={self.spec.op_name!r})"
 
     @cached_property
+    def golden_def(self) -> ast.FunctionDef | None:
+        """golden.py's top-level ``def golden``, or None (``golden`` bound some other way)."""
+        return next((n for n in self.golden_tree.body if isinstance(n, ast.FunctionDef) and n.name == "golden"), None)
+
+    @cached_property
     def _cases(self) -> list[Case]:
         return build_cases(self.spec)
 

@@ -188,6 +188,15 @@ _SEED_BASE = 1 << 20
 _STREAM = 0x7E5
 
 
+def _new_seed(rng: np.random.Generator, used: set[int]) -> int:
+    """A case seed drawn from ``rng`` that no case in ``used`` has (added to it)."""
+    while True:
+        s = int(rng.integers(_SEED_BASE, 1 << 62))
+        if s not in used:
+            used.add(s)
+            return s
+
+
 def _fresh_seed() -> int:
     import secrets
 
@@ -487,11 +496,7 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
     calls = MAX_UNSEEN if version >= 7 else MAX_UNSEEN_V6
 
     def new_seed() -> int:
-        while True:
-            s = int(rng.integers(_SEED_BASE, 1 << 62))
-            if s not in used_seeds:
-                used_seeds.add(s)
-                return s
+        return _new_seed(rng, used_seeds)
 
     def fits(dims: dict[str, int], dtype: str, n: int = 1) -> bool:
         """``n`` more cases of this shape stay within the calls and the total byte budget."""
@@ -653,10 +658,7 @@ def attribute_cases(spec: Spec, spec_cases: list[Case], names: list[str], seed: 
         if _bytes(spec, base, dtype) > cap:
             continue
         for special, attrs in ((False, sets[0]), (True, sets[1])):
-            s = int(rng.integers(_SEED_BASE, 1 << 62))
-            while s in used:
-                s = int(rng.integers(_SEED_BASE, 1 << 62))
-            used.add(s)
+            s = _new_seed(rng, used)
             label = "-".join(f"{k}{attrs[k]:g}" for k in names)
             name = f"{UNSEEN_PREFIX}{first + len(out)}-{_dims_label(spec, base)}-{dtype}-{label}"
             out.append(Case(name=name, dims=dict(base), dtype=dtype, seed=s, band=BANDS[0],

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from runtime.agent_view import coarse, coarse_share
@@ -218,6 +219,8 @@ class _Run:
     call_plan: list[str] = field(default_factory=list)
     seed: int = 0
     """The verification's secret seed (the run's seed x the verified file): unseen cases, call order, hash seed."""
+    version: int = 1
+    """The unseen drawing of this run (`runtime.opdir._unseen.unseen_version` of its run seed)."""
     run: CandidateRun | None = None
 
     def fail(self, reason: str, verdict: Verdict = Verdict.ERROR) -> _Stop:
@@ -288,10 +291,9 @@ def _resolve_target(settings: VerifySettings, op_path: Path, spec: Any) -> tuple
 
 def _step_cases(r: _Run, case: str | None) -> None:
     """The cases of SPEC.md (an unknown ``--case`` is a usage error whatever the target holds), then the unseen
-    cases drawn from the run's seed (:mod:`runtime.opdir._unseen`) and the seeded call order."""
+    cases drawn from the run's seed (:mod:`runtime.opdir._unseen`)."""
     from runtime.opdir import OpDirError
-    from runtime.opdir._memory import case_bytes
-    from runtime.opdir._unseen import call_plan, case_cap, unseen_cases, unseen_version, verification_seed
+    from runtime.opdir._unseen import unseen_cases, unseen_version, verification_seed
 
     try:
         spec_cases = r.op.cases(case=case) if case is not None else r.op.cases()
@@ -301,20 +303,14 @@ def _step_cases(r: _Run, case: str | None) -> None:
         raise VerifyUsageError(f"no verification case{' named ' + case if case else ''} in {r.op_path / 'SPEC.md'}")
     assert r.report.unseen_seed is not None
     seed = r.seed = verification_seed(r.report.unseen_seed, r.target.read_bytes())  # the run's seed x the file
-    version = unseen_version(r.report.unseen_seed)  # the shipped traces' seeds keep the drawing they recorded
-    r.cases = list(spec_cases) + unseen_cases(r.spec, list(spec_cases), seed, version)
-    # the report lists SPEC cases first; the wrapper is called in a seeded order with seeded repeats
-    cap = case_cap(r.spec, list(spec_cases), version)
-    r.call_plan = call_plan([c.name for c in r.cases], seed, repeats=2,
-                            repeatable=[c.name for c in r.cases if case_bytes(r.spec, c) <= cap])
+    r.version = unseen_version(r.report.unseen_seed)  # the shipped traces' seeds keep the drawing they recorded
+    r.cases = list(spec_cases) + unseen_cases(r.spec, list(spec_cases), seed, r.version)
 
 
 def _golden_keywords(op: Any) -> list[str]:
     """The parameters ``golden()`` takes by name after its inputs (what the golden child passes SPEC attributes to);
     none when golden is not a plain function."""
-    import ast
-
-    fdef = next((n for n in op.golden_tree.body if isinstance(n, ast.FunctionDef) and n.name == "golden"), None)
+    fdef = op.golden_def
     if fdef is None:
         return []
     a = fdef.args
@@ -324,21 +320,22 @@ def _golden_keywords(op: Any) -> list[str]:
 
 def _step_attribute_cases(r: _Run) -> None:
     """(unseen drawing version 10) The SPEC's float attributes that both the wrapper and the golden take, at other
-    values, on a SPEC shape (:func:`runtime.opdir._unseen.attribute_cases`); the call order is drawn again over every
-    case."""
-    from runtime.opdir._memory import case_bytes
-    from runtime.opdir._unseen import attribute_cases, call_plan, case_cap, unseen_version, varied_attributes
+    values, on a SPEC shape (:func:`runtime.opdir._unseen.attribute_cases`)."""
+    from runtime.opdir._unseen import attribute_cases, varied_attributes
 
     if r.plan is None or not r.plan.attrs:
         return
-    version = unseen_version(r.report.unseen_seed or 0)
     names = varied_attributes(r.spec, r.plan.attrs, _golden_keywords(r.op))
-    spec_cases = [c for c in r.cases if not c.unseen]
-    extra = attribute_cases(r.spec, spec_cases, names, r.seed, sum(c.unseen for c in r.cases) + 1, version)
-    if not extra:
-        return
-    r.cases += extra
-    cap = case_cap(r.spec, spec_cases, version)
+    r.cases += attribute_cases(r.spec, [c for c in r.cases if not c.unseen], names, r.seed,
+                               sum(c.unseen for c in r.cases) + 1, r.version)
+
+
+def _step_call_plan(r: _Run) -> None:
+    """The seeded order of wrapper calls over every case, with seeded repeats (the report lists SPEC cases first)."""
+    from runtime.opdir._memory import case_bytes
+    from runtime.opdir._unseen import call_plan, case_cap
+
+    cap = case_cap(r.spec, [c for c in r.cases if not c.unseen], r.version)
     r.call_plan = call_plan([c.name for c in r.cases], r.seed, repeats=2,
                             repeatable=[c.name for c in r.cases if case_bytes(r.spec, c) <= cap])
 
@@ -621,8 +618,6 @@ def tie_equivalent(leaves: list[LeafResult], golden: list[np.ndarray], outs: lis
 def _spacing(dtype: np.dtype) -> float:
     """Two units of relative rounding of a float dtype (ml_dtypes' bf16/fp8 included): how far apart two golden
     values may be and still be one value rounded twice (the gym's llada2_gate_select: its scores tie in bf16)."""
-    import ml_dtypes
-
     return 2.0 * float(ml_dtypes.finfo(dtype).eps)
 
 
@@ -773,6 +768,7 @@ def verify(
         _step_cases(r, case)
         _step_hashes(r)
         _step_attribute_cases(r)
+        _step_call_plan(r)
         _step_lint(r)
         _step_isolation(r)
         _step_execute(r)
