@@ -23,7 +23,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ParamSpec, TypeVar
+from typing import NoReturn, ParamSpec, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -53,7 +53,12 @@ from orchestrator.core.state import RunCounters
 from orchestrator.core.verifier_bridge import real_verifier, seeded_verifier
 from orchestrator.errors import ForgeError, RunStopped, no_op_dir
 from orchestrator.gates import ApproveMode, GateDecision, GateRequest, RecordedDecision
-from orchestrator.store.artifacts import clear_previous_artifacts, copy_op_inputs, design_hashes
+from orchestrator.store.artifacts import (
+    clear_previous_artifacts,
+    copy_op_inputs,
+    design_hashes,
+    earlier_run_refusal,
+)
 from orchestrator.store.checkpoints import PruneResult, create_checkpoints
 from orchestrator.store.checkpoints import prune as _prune
 from orchestrator.store.gitaudit import AuditRepo, HistoryAudit
@@ -65,8 +70,10 @@ from orchestrator.store.runs import (
     RunMeta,
     latest_run,
     lock_holder,
+    read_decision,
     read_meta,
     record_decision,
+    refuse_if_locked,
     write_meta,
 )
 from runtime.opdir import GOLDEN_CASE_TIMEOUT_S, _unseen, golden_server
@@ -134,6 +141,8 @@ class Hooks:
     """Called with the state after every node."""
     on_start: StartFn | None = None
     """Called when a step starts (live progress)."""
+    on_notice: Callable[[str], None] | None = None
+    """Shows a notice about how the run starts before its first step; None: the notice ends the result message."""
 
 
 @dataclass(frozen=True)
@@ -349,6 +358,7 @@ def run(op_dir: Path | str, options: RunOptions | None = None, *, hooks: Hooks |
     elif inject.agents is None:  # a missing script or an unknown --agents value: said before intake runs golden.py
         opdir_bridge.load(root)
         preflight(options.agents or "", root)
+    _refuse_before_intake(root, options.fresh, keep_user_design=True, what=_RUN_STARTS)
     op_name = check_op_dir(root, on_start=hooks.on_start)
     clock = inject.clock or utc_now
     rid = options.run_id or new_id(clock)
@@ -365,7 +375,7 @@ def run(op_dir: Path | str, options: RunOptions | None = None, *, hooks: Hooks |
 
     spec = options.agents or ("factory" if factory else "injected")
     return _start(root, rid, op_name, spec, options, hooks, inject, clock, parts, keep_user_design=True,
-                  what="a new run starts from SPEC.md + golden.py (and a design you provide)",
+                  what=_RUN_STARTS,
                   # a new run verifies on unseen cases nobody could see in advance
                   unseen_seed=inject.unseen_seed if inject.unseen_seed is not None else _unseen.draw_seed())
 
@@ -396,6 +406,7 @@ def replay(op_dir: Path | str, source: Path | str, options: RunOptions | None = 
                          f"answers to replay: replay it with its script, `{cli_command()} replay {shell_path(op_dir)} --fresh "
                          f"--agents scripted:<script.yaml>`, or run the script again")
     options = _recorded_options(source, options)
+    _refuse_before_intake(root, options.fresh, keep_user_design=False, what=_REPLAY_STARTS)
     op_name = check_op_dir(root, on_start=hooks.on_start)
     clock = inject.clock or recorded_clock(source)
     rid = options.run_id or new_id(clock)
@@ -416,7 +427,7 @@ def replay(op_dir: Path | str, source: Path | str, options: RunOptions | None = 
     # agents built here from the recording count as injected: `resume` rebuilds them from the manifest
     result = _start(root, rid, op_name, options.agents or "injected", options.model_copy(update={"approve": "stop"}),
                     hooks, inject, clock, parts, keep_user_design=False,
-                    what="a replay starts from SPEC.md + golden.py", unseen_seed=_recorded_unseen_seed(source))
+                    what=_REPLAY_STARTS, unseen_seed=_recorded_unseen_seed(source))
     return result.model_copy(update={"message": (result.message + " " if result.message else "")
                                      + f"(replayed {source}; verification ran live)",
                                      "divergences": divergences(root, rid)})
@@ -493,11 +504,42 @@ def _start(root: Path, rid: str, op_name: str, spec: str, options: RunOptions, h
             # the counters go into the first checkpoint: a first node interrupted part-way restarts from them
             first = {"op_dir": str(root), "run_id": rid, "counters": svc.counters()}
             return drive(root, rid, svc, first, prompt=hooks.prompt,
-                         on_update=hooks.on_update, on_start=hooks.on_start, notices=[moved] if moved else None)
+                         on_update=hooks.on_update, on_start=hooks.on_start, notices=_shown([moved], hooks))
         except ReplayMissError as exc:
             raise _replay_left_its_recording(root, rid, op_name, exc) from None
         finally:
             close_agents(svc.agents)  # the local model server, when the run started one
+
+
+_RUN_STARTS = "a new run starts from SPEC.md + golden.py (and a design you provide)"
+_REPLAY_STARTS = "a replay starts from SPEC.md + golden.py"
+
+
+def _refuse_before_intake(root: Path, fresh: bool, *, keep_user_design: bool, what: str) -> None:
+    """The refusals `_start` makes under the run lock (a run in progress; an earlier run's artifacts without
+    ``--fresh``), made once more before intake, reading only: intake runs golden.py on every case first, which
+    takes minutes on a large operator (s35 UX audit: the refusal came after it). `_start` still decides."""
+    refuse_if_locked(root)
+    if fresh:
+        return
+    try:
+        op_name = opdir_bridge.load(root).op_name
+    except ForgeError:
+        return  # intake says what is wrong with the op dir
+    if refusal := earlier_run_refusal(root, op_name, keep_user_design=keep_user_design, what=what,
+                                      why_not_resumable=functools.partial(_why_not_resumable, root)):
+        raise ForgeError(refusal)
+
+
+def _shown(notices: list[str], hooks: Hooks) -> list[str] | None:
+    """The start notices left for the result message: none once ``hooks.on_notice`` has shown them (a notice that
+    golden.py changed while the run was stopped printed after the whole run - s35 UX audit)."""
+    notices = [n for n in notices if n]
+    if notices and hooks.on_notice is not None:
+        for n in notices:
+            hooks.on_notice(n)
+        return None
+    return notices or None
 
 
 def _why_not_resumable(root: Path, rid: str) -> str | None:
@@ -608,6 +650,10 @@ def resume(op_dir: Path | str, *, run_id: str | None = None, approve: ApproveMod
             raise ForgeError(edits.problem)
         if edits.inputs is not None:
             meta = meta.model_copy(update={"inputs": edits.inputs})
+        if agents is None and meta.agents == "factory" and waiting_at is not None and \
+                _ends_at_gate(root, rid, waiting_at, approve or meta.approve):
+            trace = trace or make_trace(root, rid, clock)
+            agents = _agents_if_configured(root, trace, meta.model_options)
         svc = _services(root, rid, meta, approve or meta.approve, agents=agents, verifier=inject.verifier,
                         trace=trace, clock=clock)
         if new_models or edits.inputs is not None:  # later resumes keep them
@@ -618,12 +664,41 @@ def resume(op_dir: Path | str, *, run_id: str | None = None, approve: ApproveMod
             clock=1 if isinstance(clock, LogicalClock) else None, llm={}, tool={})}
         try:
             return drive(root, rid, svc, first, prompt=hooks.prompt, on_update=hooks.on_update,
-                         on_start=hooks.on_start, shown_as=str(op_dir), notices=edits.notes or None)
+                         on_start=hooks.on_start, shown_as=str(op_dir), notices=_shown(edits.notes, hooks))
         except ReplayMissError as exc:
             op_name = str(values.get("op_name") or opdir_bridge.load(root).op_name)
             raise _replay_left_its_recording(root, rid, op_name, exc, resumed_as=str(op_dir)) from None
         finally:
             close_agents(svc.agents)
+
+
+class _NoModelAgents:
+    """The agents of a resume that only ends the run at its gate (an ``abort`` recorded, or ``--approve auto`` at
+    the blocked gate) where no model is configured any more (a run started with ``FORGE_MODEL`` from a shell that
+    is gone - s35 UX audit): ending a run asks no agent, so it must not need one. Any call says what is missing."""
+
+    def __init__(self, problem: ForgeError) -> None:
+        self.problem = problem
+
+    def _refuse(self, *_: object) -> NoReturn:
+        raise self.problem
+
+    design = implement = audit = debug = _refuse
+
+
+def _ends_at_gate(root: Path, rid: str, gate: str, approve: ApproveMode) -> bool:
+    """Does resuming end the run at the gate it waits at (no agent will be asked)?"""
+    recorded = read_decision(root, rid)
+    if recorded is not None:
+        return recorded.decision == "abort"
+    return approve == "auto" and gate == "blocked"
+
+
+def _agents_if_configured(root: Path, trace: Trace, options: dict[str, str]) -> AgentSet:
+    try:
+        return agents_from_spec("factory", root, trace, options)
+    except ForgeError as exc:
+        return _NoModelAgents(exc)
 
 
 # -------------------------------------------------------------------------------------------- decisions
@@ -711,7 +786,7 @@ def audit(op_dir: Path | str) -> HistoryAudit:
 def prune(op_dir: Path | str, *, keep: int = 20) -> PruneResult:
     """Keep only the last ``keep`` checkpoints per thread in every run's checkpoints.sqlite."""
     if keep < 1:
-        raise ForgeError("--keep must be at least 1 (the latest checkpoint is needed to resume)")
+        raise ForgeError("--keep must be at least 1 (the latest checkpoint is needed to resume)", code=2)
     root = Path(op_dir).resolve()
     if not root.is_dir():
         raise ForgeError(no_op_dir(op_dir))

@@ -51,7 +51,8 @@ def _demo(args: argparse.Namespace) -> int:
     try:
         warn_without_sandbox(args.require_sandbox)
         result = api.replay(dest, dest / api.DEFAULT_TRACE, api.RunOptions(require_sandbox=args.require_sandbox),
-                            hooks=api.Hooks(on_update=progress, on_start=progress.start))
+                            hooks=api.Hooks(on_update=progress, on_start=progress.start,
+                                            on_notice=progress.notice))
         code = print_result(result, str(dest))
         audit = api.audit(dest)
     except ForgeError as exc:

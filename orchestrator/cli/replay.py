@@ -44,6 +44,7 @@ def _replay_now(args: argparse.Namespace) -> int:
         return fail(problem, 2)
     options = api.RunOptions(agents=args.agents, fresh=args.fresh, require_sandbox=args.require_sandbox,
                              **given(budget=args.budget, module_gate=False if args.no_module_gate else None))
-    hooks = api.Hooks(on_update=progress, on_start=progress.start)
+    hooks = api.Hooks(on_update=progress, on_start=progress.start,
+                      on_notice=progress.notice)
     warn_without_sandbox(args.require_sandbox)
     return drive(args.op_dir, lambda: api.replay(args.op_dir, source, options, hooks=hooks), progress)

@@ -51,7 +51,8 @@ def _resume(args: argparse.Namespace) -> int:
     if line:
         console.print(escape(line), soft_wrap=True, highlight=False)
     progress = Progress(console)
-    hooks = api.Hooks(prompt=ask(console, args.op_dir, progress), on_update=progress, on_start=progress.start)
+    hooks = api.Hooks(prompt=ask(console, args.op_dir, progress), on_update=progress, on_start=progress.start,
+                      on_notice=progress.notice)
     warn_without_sandbox()
     return drive(args.op_dir, lambda: api.resume(args.op_dir, approve=args.approve, run_id=args.run_id, hooks=hooks,
                                                  model_options=models), progress)

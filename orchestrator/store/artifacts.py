@@ -74,7 +74,7 @@ def produced_artifacts(root: Path, op_name: str | None, *, keep_user_design: boo
 
 def clear_previous_artifacts(root: Path, op_name: str | None, fresh: bool, *, keep_user_design: bool,
                              what: str, why_not_resumable: Callable[[str], str | None] | None = None) -> str:
-    """Refuse an op dir holding an earlier run's artifacts, or with ``fresh`` move them to
+    """Refuse an op dir holding an earlier run's artifacts (`earlier_run_refusal`), or with ``fresh`` move them to
     ``.forge/previous/<time>/`` (nothing is deleted). Call it holding the run lock.
 
     In an op dir no run has used, files a run would write (an imported kernel ``<op>_impl.py``, a README.md)
@@ -86,17 +86,9 @@ def clear_previous_artifacts(root: Path, op_name: str | None, fresh: bool, *, ke
         return ""
     listed = ", ".join(p.name for p in found)
     first_run = not list_runs(root)
-    if not fresh and not first_run:
-        # a run stopped by Ctrl-C, kill -9 or a gate is continued by `resume`: say so before --fresh, which
-        # starts over (a user who re-typed `run` after a crash was only offered the way that drops the progress)
-        latest = list_runs(root)[-1]
-        why = why_not_resumable(latest) if why_not_resumable is not None else None
-        if why:  # a delivered run is not offered to `resume` (which would say "nothing to resume")
-            raise ForgeError(f"{root} holds artifacts of an earlier run ({listed}); {what}. The latest run ({latest}) "
-                             f"{why}: to start over, pass --fresh, which moves them to .forge/previous/ first")
-        raise ForgeError(f"{root} holds artifacts of an earlier run ({listed}); {what}. To continue the latest "
-                         f"run ({latest}) where it stopped: {cli_command()} resume {shell_path(root)}. To start "
-                         "over: pass --fresh, which moves them to .forge/previous/ first")
+    if not fresh and (refusal := earlier_run_refusal(root, op_name, keep_user_design=keep_user_design, what=what,
+                                                     why_not_resumable=why_not_resumable)):
+        raise ForgeError(refusal)
     dest = root / FORGE_DIR / "previous" / _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%S%f")
     dest.mkdir(parents=True)
     for p in found:
@@ -106,6 +98,27 @@ def clear_previous_artifacts(root: Path, op_name: str | None, fresh: bool, *, ke
         return (f"moved {listed} (no run wrote {'it' if len(found) == 1 else 'them'}: imported or your own) to "
                 f"{dest.relative_to(root)}/ so that this run does not overwrite {'it' if len(found) == 1 else 'them'}")
     return ""
+
+
+def earlier_run_refusal(root: Path, op_name: str | None, *, keep_user_design: bool, what: str,
+                        why_not_resumable: Callable[[str], str | None] | None = None) -> str | None:
+    """Why a run without ``--fresh`` is refused here (the op dir holds an earlier run's artifacts), else None.
+    Reads only: a new run asks before intake runs golden.py on every case, and again under the run lock."""
+    found = produced_artifacts(root, op_name, keep_user_design=keep_user_design)
+    runs = list_runs(root)
+    if not found or not runs:
+        return None
+    listed = ", ".join(p.name for p in found)
+    # a run stopped by Ctrl-C, kill -9 or a gate is continued by `resume`: say so before --fresh, which
+    # starts over (a user who re-typed `run` after a crash was only offered the way that drops the progress)
+    latest = runs[-1]
+    why = why_not_resumable(latest) if why_not_resumable is not None else None
+    if why:  # a delivered run is not offered to `resume` (which would say "nothing to resume")
+        return (f"{root} holds artifacts of an earlier run ({listed}); {what}. The latest run ({latest}) "
+                f"{why}: to start over, pass --fresh, which moves them to .forge/previous/ first")
+    return (f"{root} holds artifacts of an earlier run ({listed}); {what}. To continue the latest "
+            f"run ({latest}) where it stopped: {cli_command()} resume {shell_path(root)}. To start "
+            "over: pass --fresh, which moves them to .forge/previous/ first")
 
 
 def snapshot_dir(op_dir: Path, run_id: str) -> Path:

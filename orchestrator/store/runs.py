@@ -141,10 +141,7 @@ class RunLock:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
-            held = _read_holder(self.path) or {}
-            who = f"run {held.get('run_id')}, pid {held.get('pid')}" if held else "another process"
-            raise ForgeError(f"a run is already in progress in {self.path.parent.parent} ({who}); wait for it "
-                             "or stop it first") from None
+            raise ForgeError(_in_progress(self.path.parent.parent, _read_holder(self.path))) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, (json.dumps({"pid": os.getpid(), "run_id": self.run_id}) + "\n").encode(), 0)
         RunLock._held[self.path] = (fd, 1)
@@ -183,6 +180,19 @@ def _locked_elsewhere(path: Path) -> bool:
     finally:
         os.close(fd)
     return False
+
+
+def _in_progress(op_dir: Path, held: dict | None) -> str:
+    who = f"run {held.get('run_id')}, pid {held.get('pid')}" if held else "another process"
+    return f"a run is already in progress in {op_dir} ({who}); wait for it or stop it first"
+
+
+def refuse_if_locked(op_dir: Path) -> None:
+    """Raise what `RunLock` would raise when another process holds the op dir's run lock, without taking it
+    (nothing is written): a new run says so before intake runs golden.py on every case (s35 UX audit)."""
+    path = (Path(op_dir) / LOCK_FILE).resolve()
+    if path not in RunLock._held and _locked_elsewhere(path):
+        raise ForgeError(_in_progress(Path(op_dir).resolve(), _read_holder(path)))
 
 
 def lock_holder(op_dir: Path) -> dict | None:

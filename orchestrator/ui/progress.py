@@ -209,6 +209,12 @@ class Progress:
             self.console.print(f"   {escape(node)}{tail} ({took:.1f} s)", highlight=False, soft_wrap=True)
         self._current = None
 
+    def notice(self, text: str) -> None:
+        """A notice about how the run starts (an input edited while it was stopped, files moved aside): shown
+        before the first step, when it still matters, not in the closing message."""
+        self.stop()
+        self.console.print(f"note: {escape(text)}", highlight=False, soft_wrap=True)
+
     def prompted(self) -> None:
         """The gate now running is asked at this terminal: its screen is its record."""
         self._prompted = True

@@ -90,6 +90,8 @@ def test_golden_fixed_before_any_verdict_is_accepted_and_recorded(sqrecip: Path,
     golden.write_text(golden.read_text(encoding="utf-8") + "\n# reworded\n", encoding="utf-8")
     r = _approve_and_resume(cli, sqrecip, "--approve", "stop")
     assert r.returncode == 0 and "golden.py changed while run" in r.stdout, r.stdout + r.stderr
+    # said before the run goes on (s36: it was the closing message's, after the whole run)
+    assert r.stdout.index("note: golden.py changed while run") < r.stdout.index("->")
     meta = json.loads(next((sqrecip / ".forge").glob("run-*/run.json")).read_text(encoding="utf-8"))
     from orchestrator.store.paths import sha256_file
 
