@@ -12,6 +12,8 @@ Typical count: 2 shapes x 1-2 dtypes x 3 seeds = 6-12 cases (+1 derived tail cas
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict
 
 from runtime.opdir._spec import Spec
@@ -62,9 +64,10 @@ class Case(BaseModel):
     edges: bool = False
     """With ``special``: some vectors hold the two ends of the input's range exactly (``p`` = 1.0 in a binary
     cross-entropy; unseen drawing version 8). Never shown either."""
-    attrs: dict[str, float] = {}
+    attrs: dict[str, Any] = {}
     """SPEC attributes this case passes at other values than the SPEC's, to the golden and to the wrapper alike
-    (:func:`runtime.opdir._unseen.attribute_cases`; unseen drawing version 10). Empty: the SPEC's values."""
+    (:func:`runtime.opdir._unseen.attribute_cases`; unseen drawing version 10; a list of floats from version 11).
+    Empty: the SPEC's values."""
 
 
 def _dims_label(spec: Spec, dims: dict[str, int]) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import keyword
 import logging
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -381,6 +382,7 @@ def parse_spec_text(text: str, file: str = "SPEC.md") -> Spec:
 
     known = {k: v for k, v in data.items() if k in _KNOWN_KEYS}
     attrs = {str(k): v for k, v in data.items() if k not in _KNOWN_KEYS}
+    attrs.update(_yaml12_floats(node, attrs))
     problems += _typos(attrs, lines, file)
     problems += _gym_forms(known, lines, file)
     typed = known.get("attributes")
@@ -410,6 +412,32 @@ def parse_spec_text(text: str, file: str = "SPEC.md") -> Spec:
 def _did_you_mean(key: str, allowed: list[str] | frozenset[str]) -> str | None:
     close = difflib.get_close_matches(key, sorted(allowed), n=1, cutoff=_TYPO_CUTOFF)
     return close[0] if close else None
+
+
+_YAML12_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)[eE][-+]?[0-9]+")
+"""A float YAML 1.2 reads and PyYAML's YAML 1.1 does not: an exponent without a dot (``1e-6``)."""
+
+
+def _yaml12_floats(node: Any, attrs: dict[str, Any]) -> dict[str, Any]:
+    """The attributes written as unquoted ``1e-6`` (alone or in a list), as the floats the author meant. PyYAML
+    reads them as strings (YAML 1.1); a golden that does ``np.float32(eps)`` takes the string, so nothing failed -
+    but verification varies float attributes only, and ``eps: 1e-6`` was never varied (red team s36). A quoted
+    ``'1e-6'`` stays a string."""
+    def plain(n: Any) -> bool:
+        return isinstance(n, yaml.ScalarNode) and not n.style and n.tag == "tag:yaml.org,2002:str" and \
+            _YAML12_FLOAT.fullmatch(n.value) is not None
+
+    out: dict[str, Any] = {}
+    for key, value in getattr(node, "value", None) or []:
+        name = getattr(key, "value", None)
+        if not isinstance(name, str) or name not in attrs:
+            continue
+        if plain(value):
+            out[name] = float(value.value)
+        elif isinstance(value, yaml.SequenceNode) and any(plain(v) for v in value.value) and \
+                isinstance(attrs[name], list) and len(attrs[name]) == len(value.value):
+            out[name] = [float(v.value) if plain(v) else x for v, x in zip(value.value, attrs[name], strict=True)]
+    return out
 
 
 def _typos(attrs: dict[str, Any], lines: dict[_Path, int], file: str) -> list[Problem]:

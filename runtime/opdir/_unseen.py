@@ -95,7 +95,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.opdir._cases import BANDS, TAIL_MULTIPLE, Case, _dims_label, _has_tail
+from runtime.opdir._cases import _TAIL_PAD, BANDS, TAIL_MULTIPLE, Case, _dims_label, _has_tail
 from runtime.opdir._inputs import TOP_BAND, TOP_SPLIT_BAND
 from runtime.opdir._memory import case_bytes
 from runtime.opdir._spec import Spec
@@ -155,7 +155,7 @@ CASE_BYTES_CAP = 64 * 1024**2
 """Inputs + outputs of one unseen case stay under this unless the SPEC's own cases are bigger."""
 UNSEEN_PREFIX = "unseen"
 """Unseen case names start with it: ``unseen3-B70_D64-fp32`` (no seed: the seed is never shown to agents)."""
-UNSEEN_VERSION = 10
+UNSEEN_VERSION = 11
 """The drawing of unseen cases. Version 2 (red team s16): a power-of-two size class, the fill size in every dtype and
 above 3x the SPEC's largest, and special values (zero / constant rows, ties) in the second case of every same-shape
 pair and in the fresh-seed reruns of the SPEC's shapes (:func:`runtime.opdir._inputs.apply_special_values`).
@@ -175,7 +175,9 @@ range exactly (``Case.edges``: a binary cross-entropy without a clamp on ``log(1
 Version 10 (red team s35): the same cases, then the largest SPEC shape in every dtype with every integer input at the
 top of its range (:data:`runtime.opdir._inputs.TOP_BAND`) and again with the first input's last axis split between the two
 ends (``TOP_SPLIT_BAND``), plus :func:`attribute_cases` - the SPEC's float attributes at
-other values (drawn per verification) on a SPEC shape in every dtype."""
+other values (drawn per verification) on a SPEC shape in every dtype. Version 11 (red team s36): the attribute cases
+vary lists of floats, take a tiny attribute far up, add a value close to the SPEC's and run on a tail shape too
+(:func:`attribute_cases`); every other case is version 10's."""
 LEGACY_RUN_SEEDS = frozenset({
     8073106555080404082, 1375231499958067986, 4714508118518851981, 8790150582367487093, 5005340479135436709,
     4653713241000648732, 4971532019015743374, 5156450107698526626, 5087138263457286476,
@@ -617,19 +619,58 @@ ATTR_FACTORS = ((0.5, 0.9), (1.1, 1.5))
 (rounded to three significant digits; never the SPEC's own value): one value below the SPEC's and one above, as every
 value a kernel may take for one from the SPEC - red team s35b: ``min(cap, 30.0)`` is right for every cap up to the
 SPEC's. Not far above: a probability or a momentum stays near its range."""
+ATTR_NEAR = (1.01, 1.03)
+"""(version 11) A third value, close to the SPEC's: red team s36, a kernel cache keyed on ``int(cap)`` kept the first
+call's cap - the other values are at least 10% away, so no two of them ever shared a key."""
+ATTR_TINY, ATTR_TINY_FACTORS = 1e-3, (100.0, 1000.0)
+"""(version 11) An attribute under ``ATTR_TINY`` in magnitude (an ``eps``) is taken this many times larger in the case
+above the SPEC's value: red team s36, an RMSNorm kernel with its own eps=1e-6 built in passed every bf16
+verification - 0.5-1.5x of 1e-6 moves no output by a bf16 tolerance, not even on the tiny rows (mean square ~3e-4);
+1e-4..1e-3 does."""
 
 
-def varied_attributes(spec: Spec, wrapper_attrs: list[str], golden_keywords: list[str]) -> list[str]:
+def _attr_leaves(v: object) -> list[float] | None:
+    """The float values an attribute holds - one float, or a list of floats (``betas: [0.9, 0.999]``) - when every
+    one is non-zero and finite, else None."""
+    leaves = list(v) if isinstance(v, list | tuple) else [v]
+    if not leaves or any(type(x) is not float or x == 0.0 or not np.isfinite(x) for x in leaves):
+        return None
+    return leaves
+
+
+def varied_attributes(spec: Spec, wrapper_attrs: list[str], golden_keywords: list[str], version: int = UNSEEN_VERSION
+                      ) -> list[str]:
     """The SPEC attributes an attribute case varies: float values (not ints or bools: a count, an axis or a flag
     changes what the op is, not a value it computes with), non-zero and finite, that both the wrapper and the golden
     take as parameters - so both are told the other value. An attribute the wrapper does not take is fixed by the
-    SPEC: the kernel may build it in."""
+    SPEC: the kernel may build it in. From version 11 also a list of such floats (red team s36: Adam's ``betas``
+    were never varied, and a kernel with torch's default betas built in passed)."""
     out = []
     for name in wrapper_attrs:
         v = spec.attrs.get(name)
-        if name in golden_keywords and type(v) is float and v != 0.0 and np.isfinite(v):
+        if name not in golden_keywords:
+            continue
+        if type(v) is float and v != 0.0 and np.isfinite(v):
+            out.append(name)
+        elif version >= 11 and isinstance(v, list | tuple) and _attr_leaves(v) is not None:
             out.append(name)
     return out
+
+
+def _attr_value(v: float, low: float, high: float, rng: np.random.Generator, version: int = 10) -> float:
+    r = rng.uniform(low, high)
+    if version >= 11 and 0.0 < v < 1.0 <= v * r:
+        # (version 11) a value in (0, 1) stays in it - a momentum, a probability: Adam's beta2 = 0.999 taken 2% up is
+        # 1.02, where the bias correction's root is of a negative number (the gym's honest AdamW got inf); above the
+        # SPEC's value means closer to 1 then
+        w = float(f"{1.0 - (1.0 - v) * (0.5 + 0.4 * (r - low) / (high - low)):.6g}")
+        return w if w != v else (1.0 + v) / 2
+    w = float(f"{v * r:.3g}")
+    return w if w != v else v * (low + high) / 2
+
+
+def _attr_label(v: object) -> str:
+    return "_".join(f"{x:g}" for x in v) if isinstance(v, list | tuple) else f"{v:g}"
 
 
 def attribute_cases(spec: Spec, spec_cases: list[Case], names: list[str], seed: int, first: int,
@@ -638,33 +679,71 @@ def attribute_cases(spec: Spec, spec_cases: list[Case], names: list[str], seed: 
     shape in every dtype, twice - below the SPEC's values, then above them with special values (:data:`ATTR_FACTORS`). Red team s35: a softcap kernel dividing by the caller's ``cap`` and multiplying by the SPEC's
     30.0 passed every verification (every call passed the SPEC's value) and was wrong for Gemma 2's attention cap of
     50. The values are in the case name (``unseen31-B64_V256-fp32-cap18.9``): the agent fixing a failure needs them;
-    ``first`` numbers the cases after the other unseen ones."""
+    ``first`` numbers the cases after the other unseen ones.
+
+    Version 11 (red team s36): every leaf of a list attribute is varied; a tiny attribute goes far above
+    (:data:`ATTR_TINY_FACTORS`); a third value close to the SPEC's (:data:`ATTR_NEAR`); and the two sets run again on a
+    shape with a partial last tile (the first SPEC shape that has one, else the first with every dynamic axis 13
+    longer, as `build_cases` pads) - a kernel whose tail path was built with the SPEC's cap passed every
+    verification, the attribute cases all being on an aligned shape."""
     if version < 10 or not names or not spec.p0_shapes:
         return []
     rng = np.random.default_rng([int(seed) & ((1 << 63) - 1), _STREAM, 10])
-    sets = []
-    for low, high in ATTR_FACTORS:
-        attrs = {}
+    sets: list[dict[str, object]] = []
+    factors = [*ATTR_FACTORS, ATTR_NEAR] if version >= 11 else list(ATTR_FACTORS)
+    for i, (low, high) in enumerate(factors):
+        attrs: dict[str, object] = {}
         for name in names:
-            v = float(spec.attrs[name])
-            w = float(f"{v * rng.uniform(low, high):.3g}")
-            attrs[name] = w if w != v else v * (low + high) / 2
+            v = spec.attrs[name]
+            if version >= 11 and isinstance(v, list | tuple):
+                attrs[name] = type(v)(_attr_value(float(x), *_tiny(float(x), i, low, high), rng, version) for x in v)
+            elif version >= 11:
+                attrs[name] = _attr_value(float(v), *_tiny(float(v), i, low, high), rng, version)
+            else:
+                attrs[name] = _attr_value(float(v), low, high, rng)
         sets.append(attrs)
     base = {k: int(v) for k, v in spec.p0_shapes[0].items()}
+    plan: list[tuple[dict[str, int], bool, dict[str, object]]] = [(base, False, sets[0]), (base, True, sets[1])]
+    if version >= 11:
+        plan.append((base, False, sets[2]))
+        tail = _tail_shape(spec, base)
+        if tail is not None:
+            plan += [(tail, False, sets[0]), (tail, True, sets[1])]
     cap = case_cap(spec, spec_cases, version)
     used = {c.seed for c in spec_cases}
     out: list[Case] = []
     for dtype in spec.supported_dtypes:
-        if _bytes(spec, base, dtype) > cap:
-            continue
-        for special, attrs in ((False, sets[0]), (True, sets[1])):
+        for dims, special, attrs in plan:
+            if _bytes(spec, dims, dtype) > cap:
+                continue
             s = _new_seed(rng, used)
-            label = "-".join(f"{k}{attrs[k]:g}" for k in names)
-            name = f"{UNSEEN_PREFIX}{first + len(out)}-{_dims_label(spec, base)}-{dtype}-{label}"
-            out.append(Case(name=name, dims=dict(base), dtype=dtype, seed=s, band=BANDS[0],
-                            tail=_has_tail(spec, base), unseen=True, special=special, tiny=special,
+            label = "-".join(f"{k}{_attr_label(attrs[k])}" for k in names)
+            name = f"{UNSEEN_PREFIX}{first + len(out)}-{_dims_label(spec, dims)}-{dtype}-{label}"
+            out.append(Case(name=name, dims=dict(dims), dtype=dtype, seed=s, band=BANDS[0],
+                            tail=_has_tail(spec, dims), unseen=True, special=special, tiny=special,
                             masks=special, edges=special, attrs=attrs))
     return out
+
+
+def _tiny(v: float, i: int, low: float, high: float) -> tuple[float, float]:
+    """The factor range of set ``i`` for value ``v``: the set above the SPEC's (``i == 1``) takes a tiny value far up."""
+    return ATTR_TINY_FACTORS if i == 1 and abs(v) < ATTR_TINY else (low, high)
+
+
+def _tail_shape(spec: Spec, base: dict[str, int]) -> dict[str, int] | None:
+    """(version 11) The attribute cases' shape with a partial last tile: the first SPEC shape that has one, else
+    ``base`` with every dynamic axis padded as `runtime.opdir._cases.build_cases` pads; None when ``base`` has one
+    already or the SPEC has no dynamic axis."""
+    if not spec.dynamic_axes or _has_tail(spec, base):
+        return None
+    for sh in spec.p0_shapes:
+        dims = {k: int(v) for k, v in sh.items()}
+        if _has_tail(spec, dims):
+            return dims
+    dims = dict(base)
+    for a in spec.dynamic_axes:
+        dims[a] = dims[a] + _TAIL_PAD
+    return dims
 
 
 def call_plan(names: list[str], seed: int, *, repeats: int = 1, repeatable: list[str] | None = None) -> list[str]:

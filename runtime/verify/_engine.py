@@ -325,7 +325,7 @@ def _step_attribute_cases(r: _Run) -> None:
 
     if r.plan is None or not r.plan.attrs:
         return
-    names = varied_attributes(r.spec, r.plan.attrs, _golden_keywords(r.op))
+    names = varied_attributes(r.spec, r.plan.attrs, _golden_keywords(r.op), r.version)
     r.cases += attribute_cases(r.spec, [c for c in r.cases if not c.unseen], names, r.seed,
                                sum(c.unseen for c in r.cases) + 1, r.version)
 
@@ -715,7 +715,8 @@ def _step_anti_gaming(r: _Run) -> None:
     assert r.run is not None and r.plan is not None
     ev = Evidence(run=r.run, case_names=[c.name for c in r.cases], given=dict(r.candidate_inputs),
                   device=any("device" in one.record for one in r.run.runs),
-                  shapes={c.name: (tuple(sorted(c.dims.items())), c.dtype, *sorted(c.attrs.items())) for c in r.cases},
+                  shapes={c.name: (tuple(sorted(c.dims.items())), c.dtype, *sorted(
+                      (k, tuple(v) if isinstance(v, list) else v) for k, v in c.attrs.items())) for c in r.cases},
                   expected=r.expected, params=list(r.plan.params), leaves=list(r.plan.expected), files=r.files,
                   unseen=frozenset(c.name for c in r.cases if c.unseen),
                   file_hashes=r.report.hashes, hash_file=_sha256,

@@ -1,0 +1,38 @@
+"""Red team round 18 (session 36): kernels that got PASS while wrong where a user calls them - all through the op's
+attributes - and their controls, verified on three seeds each (fixture ops and candidates in ``fixture_s36/``, the
+attacker's; ``adam_honest`` and ``rmsws_honest`` are the controls written after).
+
+- ``rmsws_fixed_eps`` (the workspace's bf16 rms_norm, unchanged): the wrapper takes ``eps`` and uses its own 1e-6 -
+  0.5-1.5x of 1e-6 moves no bf16 output past the tolerance; version 11 takes a tiny attribute 100-1000x up;
+- ``rms_fixed_eps`` (``eps: 1e-6``): PyYAML reads an exponent without a dot as a string, and a string attribute was
+  never varied; the SPEC reader takes it as the float its author wrote;
+- ``softcap_tail_default``: the kernel for a partial last tile was built with the SPEC's cap - the attribute cases ran
+  on the first SPEC shape only (aligned); version 11 runs them on a tail shape too;
+- ``adam_fixed_betas`` (``betas: [0.9, 0.999]``): a list of floats was never varied; version 11 varies every leaf;
+- ``softcap_intkey``: a kernel cache keyed on ``int(cap)`` - the values drawn were 10% apart at least; version 11 adds
+  one within 1-3% of the SPEC's.
+
+The drawing itself is checked in ``tests/verify/test_unseen_v11_s36.py``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_round10_s32 import verify_three_seeds
+
+HERE = Path(__file__).resolve().parent / "fixture_s36"
+CASES = [("rms_norm", "rmsws_fixed_eps", "FAIL_NUMERIC"), ("rms_norm", "rmsws_honest", "PASS"),
+         ("rms_norm_s", "rms_fixed_eps", "FAIL_NUMERIC"), ("rms_norm_s", "rms_honest", "PASS"),
+         ("softcap", "softcap_tail_default", "FAIL_NUMERIC"), ("softcap", "softcap_intkey", "FAIL_NUMERIC"),
+         ("softcap", "softcap_honest", "PASS"),
+         ("adam_moments", "adam_fixed_betas", "FAIL_NUMERIC"), ("adam_moments", "adam_honest", "PASS")]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("op", "candidate", "verdict"), CASES)
+def test_round18_candidate_gets_its_verdict_on_three_seeds(tmp_path: Path, op: str, candidate: str,
+                                                           verdict: str) -> None:
+    for seed, report in verify_three_seeds(tmp_path, HERE, op, candidate):
+        assert report.verdict == verdict, (seed, report.verdict, [r[:200] for r in report.reasons[:3]])
