@@ -12,7 +12,9 @@ typed), ``-m module`` (pytest included: argv[0] is the module's file, the workin
   (see ``_torch_npu``);
 * child Python processes the script starts (``subprocess.run([sys.executable, ...])``, ``python3 ...``) run
   under the emulator too, with the same options (a ``sitecustomize`` on their ``PYTHONPATH``) and the
-  ``PYTHONPATH`` the script gave them (an empty entry still means the working directory);
+  ``PYTHONPATH`` the script gave them (an empty entry still means the working directory) - also when the script
+  gives them an environment of its own; ``python``/``python3`` on the ``PATH`` is this interpreter (as in the
+  environment a device-host user runs ``python test.py`` from);
 * errors are one line at the user's own source line (the kernel line for kernel errors, the innermost frame
   of the script's code for anything else), never a location inside torch, numpy or the emulator.
 
@@ -35,7 +37,12 @@ from collections.abc import Callable
 from typing import Any
 
 from runtime.emulator import _gcpause
-from runtime.emulator._device_host import CHILD_ENV, export_child_env, install_device_host
+from runtime.emulator._device_host import (
+    CHILD_ENV,
+    export_child_env,
+    install_device_host,
+    interpreter_on_path,
+)
 from runtime.emulator._errors import EmulatorError
 from runtime.emulator._session import Options, session
 from runtime.emulator.device._pages import no_hugepage_advice
@@ -267,6 +274,7 @@ def main(argv: list[str] | None = None) -> int:
     config = _config(ns)
     setup(config)
     export_child_env(config, os.environ.get("PYTHONPATH") or None)
+    interpreter_on_path()
     old_argv, old_path0 = sys.argv, list(sys.path)
     sys.argv = [what]
     rc = 0

@@ -9,7 +9,9 @@ reproduces them:
   ``[PRECISION_PASS]`` through ``logging.info`` prints it. :class:`PyptoFinder` serves the emulator's modules
   through the import system so that the first ``import pypto`` runs the same side effects.
 * ``import torch`` loads ``torch_npu`` by itself (torch's device-backend autoload); see ``_torch_npu``.
-* child processes inherit the user's ``PYTHONPATH`` semantics. The runner must put its own folders on the
+* child processes inherit the user's ``PYTHONPATH`` semantics, and a Python child the script starts with an
+  environment of its own (``env["PYTHONPATH"] = src``, or one built from scratch) still runs under the emulator
+  (:func:`install_child_env_guard`). The runner must put its own folders on the
   children's ``PYTHONPATH`` (that is how they load the emulator), yet a script that builds a child's path as
   ``test_dir + ":" + os.environ.get("PYTHONPATH", "")`` relies on the empty entry (= the working directory)
   it gets when the variable was unset. :func:`export_child_env` records what the user had and what the
@@ -22,19 +24,24 @@ reproduces them:
 
 from __future__ import annotations
 
+import functools
 import importlib.abc
 import importlib.machinery
 import json
 import logging
 import os
+import re
+import subprocess
 import sys
 import types
+from collections.abc import Mapping
 from typing import Any
 
 from runtime.emulator._module import MODULES
 from runtime.emulator._torch_npu import install_autoload, install_finder
 
-__all__ = ["CHILD_ENV", "PyptoFinder", "export_child_env", "install_device_host", "restore_user_path"]
+__all__ = ["CHILD_ENV", "PyptoFinder", "child_env", "export_child_env", "install_child_env_guard", "install_device_host",
+           "interpreter_on_path", "restore_user_path"]
 
 CHILD_ENV = "PTO_FORGE_EMULATOR_CHILD"
 """Environment variable carrying the runner's configuration (JSON) to the Python processes a script starts."""
@@ -84,6 +91,7 @@ def install_device_host(*, torch_npu: bool = True) -> None:
     if torch_npu:
         install_finder()
         install_autoload()
+    install_child_env_guard()
 
 
 # ------------------------------------------------------------------------------------------ child processes
@@ -92,6 +100,23 @@ def install_device_host(*, torch_npu: bool = True) -> None:
 def _entries(value: str, cwd: str) -> list[str]:
     """The ``sys.path`` entries Python makes of a ``PYTHONPATH`` value (an empty entry is the working directory)."""
     return [os.path.abspath(e) if e else cwd for e in value.split(os.pathsep)] if value else []
+
+
+def interpreter_on_path() -> None:
+    """Put this interpreter's folder first on ``PATH`` when ``python``/``python3`` there is another interpreter: a
+    script that starts ``python3 child.py`` (``shell=True``, ``os.system``) on a device host gets the environment it
+    was run with - there ``python test.py`` was typed with that environment active. Run as
+    ``.venv/bin/python -m runtime.emulator`` without activating it, the child was the system's Python, without torch
+    (s36 harness audit)."""
+    import shutil
+
+    bindir = os.path.dirname(sys.executable)
+    if not bindir or not any(os.path.isfile(os.path.join(bindir, n)) for n in ("python", "python3")):
+        return
+    found = [shutil.which(n) for n in ("python", "python3")]
+    if all(f is not None and os.path.dirname(os.path.abspath(f)) == bindir for f in found):
+        return
+    os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
 
 
 def export_child_env(config: dict[str, Any], user: str | None) -> None:
@@ -133,3 +158,62 @@ def restore_user_path(config: dict[str, Any]) -> None:
     if inject and inject[-1] not in sys.path:
         sys.path.append(inject[-1])  # the repository (runtime.*) stays importable, after everything else
     export_child_env({k: v for k, v in config.items() if k != "pythonpath"}, meant or None)
+
+
+def _is_python(exe: Any) -> bool:
+    """Whether a child's program is a Python interpreter (this one, or a ``python``/``python3.11`` by name)."""
+    if not isinstance(exe, str | bytes | os.PathLike):
+        return False
+    path = os.fsdecode(exe)
+    if os.path.basename(path) and re.fullmatch(r"python(\d+(\.\d+)?)?", os.path.basename(path)):
+        return True
+    try:
+        return os.path.realpath(path) == os.path.realpath(sys.executable)
+    except (OSError, ValueError):
+        return False
+
+
+def child_env(env: Mapping[str, str]) -> dict[str, str] | None:
+    """The environment a script gave a Python child, with the emulator put back when the script dropped it, else
+    None (the child finds the emulator as it is).
+
+    Gym tests re-run themselves per case with ``subprocess.run([sys.executable, __file__, case], env=env)``; an
+    ``env`` built as ``env["PYTHONPATH"] = src`` or from scratch (``{"PATH": ..., "TILE_FWK_DEVICE_ID": "0"}``)
+    loses the runner's folders and configuration, and the child ran as plain Python - no ``pypto``, no ``torch_npu``
+    (s36 harness audit). The script's own ``PYTHONPATH`` stays the user's value (:func:`restore_user_path`)."""
+    raw = os.environ.get(CHILD_ENV)
+    if not raw:
+        return None
+    given = env.get("PYTHONPATH", "")
+    entries = given.split(os.pathsep) if given else []
+    if CHILD_ENV in env and CHILD_DIR in entries:
+        return None
+    config = {k: v for k, v in json.loads(raw).items() if k != "pythonpath"}
+    inject = [CHILD_DIR, REPO]
+    user = os.pathsep.join(e for e in entries if e not in inject) if entries else None
+    value = os.pathsep.join(inject) + (os.pathsep + user if user else "")
+    out = dict(env)
+    out["PYTHONPATH"] = value
+    out[CHILD_ENV] = json.dumps({**config, "pythonpath": {"user": user, "env": value, "inject": inject}})
+    return out
+
+
+def install_child_env_guard() -> None:
+    """Give the Python children a script starts with its own ``env=`` the emulator back (:func:`child_env`), through
+    ``subprocess.Popen`` (``run``, ``call``, ``check_output`` ... use it). Idempotent."""
+    init = subprocess.Popen.__init__
+    if getattr(init, "_pto_forge_guard", False):
+        return
+
+    @functools.wraps(init)
+    def guarded(self: Any, args: Any, *a: Any, **kw: Any) -> None:
+        env = kw.get("env")
+        if env is not None and not kw.get("shell"):
+            prog = kw.get("executable") or (args if isinstance(args, str | bytes | os.PathLike) else
+                                            next(iter(args), None) if isinstance(args, list | tuple) else None)
+            if _is_python(prog) and (fixed := child_env(env)) is not None:
+                kw["env"] = fixed
+        init(self, args, *a, **kw)
+
+    guarded._pto_forge_guard = True  # type: ignore[attr-defined]
+    subprocess.Popen.__init__ = guarded  # type: ignore[method-assign]

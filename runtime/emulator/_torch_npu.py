@@ -102,6 +102,7 @@ def _wrap_factory(fn: Callable) -> Callable:
     def call(*args: Any, **kwargs: Any) -> Any:
         if "device" in kwargs:
             kwargs["device"] = map_device(kwargs["device"])
+        kwargs.pop("pin_memory", None)  # `torch.empty(n, pin_memory=True)`: CPU torch refuses it without a device
         return fn(*args, **kwargs)
 
     return call
@@ -116,6 +117,20 @@ def _wrap_to(fn: Callable) -> Callable:
         return fn(self, *args, **kwargs)
 
     return to
+
+
+_TENSOR_FACTORIES = ("new_zeros", "new_ones", "new_empty", "new_full", "new_tensor")
+
+
+def _wrap_load(fn: Callable) -> Callable:
+    """``torch.load(f, map_location="npu:0")``: tensors saved on a device host come back on the CPU."""
+    @functools.wraps(fn)
+    def load(*args: Any, **kwargs: Any) -> Any:
+        if "map_location" in kwargs and _is_npu(kwargs["map_location"]):
+            kwargs["map_location"] = "cpu"
+        return fn(*args, **kwargs)
+
+    return load
 
 
 def soc_version() -> int:
@@ -136,6 +151,9 @@ def _npu_namespace(torch: Any) -> types.ModuleType:
             state["device"] = int(device.index)
 
     class _Stream:
+        npu_stream = 0
+        """the raw stream handle some scripts read (there is none: 0)"""
+
         def __init__(self, *_a: Any, **_k: Any) -> None:
             pass
 
@@ -242,9 +260,18 @@ def patch_torch(torch: Any) -> None:
         if callable(fn):
             setattr(torch, name, _wrap_factory(fn))
     torch.Tensor.to = _wrap_to(torch.Tensor.to)
+    for name in _TENSOR_FACTORIES:  # x.new_zeros(..., device="npu:0")
+        fn = getattr(torch.Tensor, name, None)
+        if callable(fn):
+            setattr(torch.Tensor, name, _wrap_factory(fn))
     torch.Tensor.npu = lambda self, *a, **k: self
+    torch.nn.Module.npu = lambda self, *a, **k: self  # a golden written as an nn.Module, moved with .npu()
+    torch.load = _wrap_load(torch.load)
     torch.Tensor.is_npu = property(lambda self: False)
     npu = _npu_namespace(torch)
+    stream_type, record = npu.Stream, torch.Tensor.record_stream
+    torch.Tensor.record_stream = lambda self, stream: None if isinstance(stream, stream_type) else record(self, stream)
+    torch.Tensor.pin_memory = lambda self, *a, **k: self  # pinned host memory: nothing to pin without a device
     register = getattr(torch, "_register_device_module", None)
     try:
         if register is not None:
@@ -323,7 +350,10 @@ def build_module() -> types.ModuleType:
     sys.modules["torch_npu.profiler"] = prof
     exports: dict[str, Any] = {"npu": npu, "profiler": prof, "Format": Format, "npu_format_cast": npu_format_cast,
                                "npu_format_cast_": npu_format_cast_, "get_npu_format": get_npu_format, **OPS}
-    mod.__dict__.update({"__version__": "0.0+pto-forge-emulator", "_pto_forge_stand_in": True, **exports,
+    # the version of the torch it runs with, as torch_npu's releases follow torch's: a script that checks
+    # `torch_npu.__version__ >= "2.1"` takes the branch it takes on a device host ("0.0+..." took the old one)
+    version = f"{str(torch.__version__).split('+')[0]}+pto.forge.emulator"
+    mod.__dict__.update({"__version__": version, "_pto_forge_stand_in": True, **exports,
                          "__getattr__": _module_getattr(sorted(exports))})
     ops_ns = _NpuOpsNamespace({name: fn for name, fn in exports.items() if name.startswith("npu_")})
     try:
@@ -334,10 +364,14 @@ def build_module() -> types.ModuleType:
 
 
 class NpuFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Provides ``torch_npu`` (``torch_npu.npu`` is ``torch.npu``; other ``torch_npu.*`` are empty packages)."""
+    """Provides ``torch_npu`` (``torch_npu.npu`` and ``torch_npu.npu.utils`` are ``torch.npu``; other ``torch_npu.*``
+    are packages whose every name raises `NotProvidedError` - before, an empty module, and ``from
+    torch_npu.npu.utils import get_soc_version`` failed later as "'module' object is not callable")."""
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
-        if fullname == "torch_npu" or fullname.startswith("torch_npu."):
+        if fullname == "torch_npu" or fullname.startswith("torch_npu.") and not fullname.rsplit(".", 1)[1][:1].isupper():
+            # (a capitalised last part is a class, not a module: `from torch_npu.testing.testcase import TestCase`
+            # then fails as an import of a missing name, not later as "'module' object is not callable")
             return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
         return None
 
@@ -348,8 +382,11 @@ class NpuFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             return vars(sys.modules["torch"])["npu"]  # the parent import patched torch
         elif spec.name in ("torch_npu.npu.config", "torch_npu.npu.amp"):
             return getattr(vars(sys.modules["torch"])["npu"], spec.name.rsplit(".", 1)[1])
-        else:
+        elif spec.name == "torch_npu.npu.utils":  # `from torch_npu.npu.utils import get_soc_version`: torch.npu's
+            return vars(sys.modules["torch"])["npu"]
+        else:  # importable (`import torch_npu.contrib.transfer_to_npu`), and each name it lacks says so
             mod = types.ModuleType(spec.name)
+            mod.__dict__["__getattr__"] = _module_getattr([], spec.name)
         mod.__path__ = []
         return mod
 
