@@ -64,7 +64,13 @@ def _constant(op: str, x: np.ndarray, y: np.ndarray, atol: float, rtol: float) -
     y = np.asarray(y, dtype=np.float64).ravel()
     if x.size == 0 or x.size != y.size or not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
         return None
-    big = np.abs(x) > max(atol, 1e-30)
+    # the elements that carry the constant: above atol, or above a thousandth of the largest when every one is
+    # under atol (Adam's second moment is ~1e-6 against atol 1e-4: none qualified, and a wrapper's bias correction
+    # `beta2 ** (step + 1)` was never traced to its line - s36 sixth corpus); the fit is judged at that scale too
+    scale = float(np.abs(x).max())
+    floor = max(min(atol, 1e-3 * scale), 1e-30)
+    atol = min(atol, max(1e-3 * max(scale, float(np.abs(y).max())), 1e-30))
+    big = np.abs(x) > floor
     if op == "mul":
         if not big.any():
             return None
