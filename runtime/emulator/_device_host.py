@@ -30,7 +30,6 @@ import importlib.machinery
 import json
 import logging
 import os
-import re
 import subprocess
 import sys
 import types
@@ -160,22 +159,9 @@ def restore_user_path(config: dict[str, Any]) -> None:
     export_child_env({k: v for k, v in config.items() if k != "pythonpath"}, meant or None)
 
 
-def _is_python(exe: Any) -> bool:
-    """Whether a child's program is a Python interpreter (this one, or a ``python``/``python3.11`` by name)."""
-    if not isinstance(exe, str | bytes | os.PathLike):
-        return False
-    path = os.fsdecode(exe)
-    if os.path.basename(path) and re.fullmatch(r"python(\d+(\.\d+)?)?", os.path.basename(path)):
-        return True
-    try:
-        return os.path.realpath(path) == os.path.realpath(sys.executable)
-    except (OSError, ValueError):
-        return False
-
-
 def child_env(env: Mapping[str, str]) -> dict[str, str] | None:
-    """The environment a script gave a Python child, with the emulator put back when the script dropped it, else
-    None (the child finds the emulator as it is).
+    """The environment a script gave a child, with the emulator put back when the script dropped it, else None (a
+    Python child, or a grandchild, finds the emulator as it is).
 
     Gym tests re-run themselves per case with ``subprocess.run([sys.executable, __file__, case], env=env)``; an
     ``env`` built as ``env["PYTHONPATH"] = src`` or from scratch (``{"PATH": ..., "TILE_FWK_DEVICE_ID": "0"}``)
@@ -198,22 +184,41 @@ def child_env(env: Mapping[str, str]) -> dict[str, str] | None:
     return out
 
 
+_ENV_AT = 9
+"""``env``'s position among ``subprocess.Popen``'s arguments after ``args``."""
+
+
 def install_child_env_guard() -> None:
-    """Give the Python children a script starts with its own ``env=`` the emulator back (:func:`child_env`), through
-    ``subprocess.Popen`` (``run``, ``call``, ``check_output`` ... use it). Idempotent."""
+    """Give the children a script starts the emulator back where the script's own environment dropped it
+    (:func:`child_env`): every ``subprocess.Popen`` (``run``, ``call``, ``check_output``, asyncio ...) given an
+    ``env`` - also a shell, ``/usr/bin/env python3`` or a ``pytest`` launcher, whose Python grandchild inherits it
+    (the variables are inert for anything else) - and ``os.environ["PYTHONPATH"] = ...`` in the script itself, which
+    every later child (``os.system``, ``multiprocessing``) inherits: a spawned Pool whose workers lost the emulator
+    restarted them forever (s36 harness audit, second round). Idempotent."""
     init = subprocess.Popen.__init__
     if getattr(init, "_pto_forge_guard", False):
         return
 
     @functools.wraps(init)
     def guarded(self: Any, args: Any, *a: Any, **kw: Any) -> None:
-        env = kw.get("env")
-        if env is not None and not kw.get("shell"):
-            prog = kw.get("executable") or (args if isinstance(args, str | bytes | os.PathLike) else
-                                            next(iter(args), None) if isinstance(args, list | tuple) else None)
-            if _is_python(prog) and (fixed := child_env(env)) is not None:
-                kw["env"] = fixed
+        if kw.get("env") is not None and (fixed := child_env(kw["env"])) is not None:
+            kw["env"] = fixed
+        elif len(a) > _ENV_AT and a[_ENV_AT] is not None and (fixed := child_env(a[_ENV_AT])) is not None:
+            a = (*a[:_ENV_AT], fixed, *a[_ENV_AT + 1:])
         init(self, args, *a, **kw)
 
     guarded._pto_forge_guard = True  # type: ignore[attr-defined]
     subprocess.Popen.__init__ = guarded  # type: ignore[method-assign]
+    environ = type(os.environ)
+    setitem = environ.__setitem__
+
+    def guarded_set(self: Any, key: str, value: str) -> None:
+        # the script's PYTHONPATH becomes the user's value behind the runner's folders (as the runner exported it at
+        # start), so that children started later still load the emulator
+        if self is os.environ and key == "PYTHONPATH" and isinstance(value, str) and os.environ.get(CHILD_ENV) \
+                and (fixed := child_env({CHILD_ENV: "", "PYTHONPATH": value})) is not None:
+            setitem(self, CHILD_ENV, fixed[CHILD_ENV])
+            value = fixed["PYTHONPATH"]
+        setitem(self, key, value)
+
+    environ.__setitem__ = guarded_set  # type: ignore[method-assign]

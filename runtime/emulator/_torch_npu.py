@@ -119,15 +119,22 @@ def _wrap_to(fn: Callable) -> Callable:
     return to
 
 
-_TENSOR_FACTORIES = ("new_zeros", "new_ones", "new_empty", "new_full", "new_tensor")
+_TENSOR_FACTORIES = ("new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "new_empty_strided")
 
 
 def _wrap_load(fn: Callable) -> Callable:
     """``torch.load(f, map_location="npu:0")``: tensors saved on a device host come back on the CPU."""
+    def mapped(where: Any) -> Any:
+        if isinstance(where, dict):  # {"cuda:0": "npu:0"}: saved location -> where it goes
+            return {k: map_device(v) for k, v in where.items()}
+        return map_device(where) if isinstance(where, str | int) or type(where).__name__ == "device" else where
+
     @functools.wraps(fn)
     def load(*args: Any, **kwargs: Any) -> Any:
-        if "map_location" in kwargs and _is_npu(kwargs["map_location"]):
-            kwargs["map_location"] = "cpu"
+        if "map_location" in kwargs:
+            kwargs["map_location"] = mapped(kwargs["map_location"])
+        elif len(args) > 1:  # torch.load(f, "npu:0")
+            args = (args[0], mapped(args[1]), *args[2:])
         return fn(*args, **kwargs)
 
     return load
@@ -352,7 +359,8 @@ def build_module() -> types.ModuleType:
                                "npu_format_cast_": npu_format_cast_, "get_npu_format": get_npu_format, **OPS}
     # the version of the torch it runs with, as torch_npu's releases follow torch's: a script that checks
     # `torch_npu.__version__ >= "2.1"` takes the branch it takes on a device host ("0.0+..." took the old one)
-    version = f"{str(torch.__version__).split('+')[0]}+pto.forge.emulator"
+    # (".post0": `[int(p) for p in __version__.split(".")[:3]]` reads three numbers, as of a release of torch_npu)
+    version = f"{str(torch.__version__).split('+')[0]}.post0+pto.forge.emulator"
     mod.__dict__.update({"__version__": version, "_pto_forge_stand_in": True, **exports,
                          "__getattr__": _module_getattr(sorted(exports))})
     ops_ns = _NpuOpsNamespace({name: fn for name, fn in exports.items() if name.startswith("npu_")})

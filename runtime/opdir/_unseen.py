@@ -93,6 +93,8 @@ seed, so the number and order of wrapper calls differ between verifications.
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 
 from runtime.opdir._cases import _TAIL_PAD, BANDS, TAIL_MULTIPLE, Case, _dims_label, _has_tail
@@ -629,11 +631,17 @@ verification - 0.5-1.5x of 1e-6 moves no output by a bf16 tolerance, not even on
 1e-4..1e-3 does."""
 
 
-def _attr_leaves(v: object) -> list[float] | None:
+ATTR_ZERO = ((0.05, 0.2), (0.2, 0.5), (0.01, 0.03))
+"""(version 11) A float attribute at 0.0 (a ``value`` to fill with, a ``label_smoothing``) is taken this far from it,
+per set (below, above, near): red team s36b, a threshold kernel that ignores its ``value: 0.0`` passed - only
+non-zero floats were varied, and a list holding one 0.0 (``bounds: [0.0, 6.0]``) was not varied at all."""
+
+
+def _attr_leaves(v: object, version: int = UNSEEN_VERSION) -> list[float] | None:
     """The float values an attribute holds - one float, or a list of floats (``betas: [0.9, 0.999]``) - when every
-    one is non-zero and finite, else None."""
+    one is finite (and, before version 11, non-zero), else None."""
     leaves = list(v) if isinstance(v, list | tuple) else [v]
-    if not leaves or any(type(x) is not float or x == 0.0 or not np.isfinite(x) for x in leaves):
+    if not leaves or any(type(x) is not float or not np.isfinite(x) or (x == 0.0 and version < 11) for x in leaves):
         return None
     return leaves
 
@@ -644,33 +652,58 @@ def varied_attributes(spec: Spec, wrapper_attrs: list[str], golden_keywords: lis
     changes what the op is, not a value it computes with), non-zero and finite, that both the wrapper and the golden
     take as parameters - so both are told the other value. An attribute the wrapper does not take is fixed by the
     SPEC: the kernel may build it in. From version 11 also a list of such floats (red team s36: Adam's ``betas``
-    were never varied, and a kernel with torch's default betas built in passed)."""
+    were never varied, and a kernel with torch's default betas built in passed), and 0.0 (:data:`ATTR_ZERO`)."""
     out = []
     for name in wrapper_attrs:
         v = spec.attrs.get(name)
         if name not in golden_keywords:
             continue
-        if type(v) is float and v != 0.0 and np.isfinite(v):
-            out.append(name)
-        elif version >= 11 and isinstance(v, list | tuple) and _attr_leaves(v) is not None:
+        if version >= 11:
+            if (type(v) is float or isinstance(v, list | tuple)) and _attr_leaves(v, version) is not None:
+                out.append(name)
+        elif type(v) is float and v != 0.0 and np.isfinite(v):
             out.append(name)
     return out
 
 
-def _attr_value(v: float, low: float, high: float, rng: np.random.Generator, version: int = 10) -> float:
+def _attr_value(v: float, low: float, high: float, rng: np.random.Generator, version: int = 10, i: int = 0) -> float:
+    """Set ``i``'s value for a SPEC value ``v``: ``v`` times a factor from [low, high) (version 10: three significant
+    digits). Version 11: seven significant digits (red team s36b: a kernel using ``round(cap, 2)`` was exact on every
+    three-digit value drawn, and wrong for cap = 100/3), 0.0 moved by :data:`ATTR_ZERO`, a value in (0, 1) kept in it."""
     r = rng.uniform(low, high)
+    if version >= 11 and v == 0.0:
+        lo, hi = ATTR_ZERO[min(i, 2)]
+        return float(f"{lo + (hi - lo) * (r - low) / (high - low):.7g}")
     if version >= 11 and 0.0 < v < 1.0 <= v * r:
         # (version 11) a value in (0, 1) stays in it - a momentum, a probability: Adam's beta2 = 0.999 taken 2% up is
         # 1.02, where the bias correction's root is of a negative number (the gym's honest AdamW got inf); above the
         # SPEC's value means closer to 1 then
-        w = float(f"{1.0 - (1.0 - v) * (0.5 + 0.4 * (r - low) / (high - low)):.6g}")
+        w = float(f"{1.0 - (1.0 - v) * (0.5 + 0.4 * (r - low) / (high - low)):.7g}")
         return w if w != v else (1.0 + v) / 2
-    w = float(f"{v * r:.3g}")
+    w = float(f"{v * r:{'.7g' if version >= 11 else '.3g'}}")
     return w if w != v else v * (low + high) / 2
 
 
 def _attr_label(v: object) -> str:
-    return "_".join(f"{x:g}" for x in v) if isinstance(v, list | tuple) else f"{v:g}"
+    return "_".join(f"{x:.7g}" for x in v) if isinstance(v, list | tuple) else f"{v:.7g}"
+
+
+def _attribute_sets(spec: Spec, names: list[str], rng: np.random.Generator, version: int) -> list[dict[str, object]]:
+    """Below the SPEC's values, above them, and (version 11) close to them - every varied leaf moved in each."""
+    sets: list[dict[str, object]] = []
+    factors = [*ATTR_FACTORS, ATTR_NEAR] if version >= 11 else list(ATTR_FACTORS)
+    for i, (low, high) in enumerate(factors):
+        attrs: dict[str, object] = {}
+        for name in names:
+            v = spec.attrs[name]
+            if version >= 11 and isinstance(v, list | tuple):
+                attrs[name] = type(v)(_attr_value(float(x), *_tiny(float(x), i, low, high), rng, version, i) for x in v)
+            elif version >= 11:
+                attrs[name] = _attr_value(float(v), *_tiny(float(v), i, low, high), rng, version, i)
+            else:
+                attrs[name] = _attr_value(float(v), low, high, rng)
+        sets.append(attrs)
+    return sets
 
 
 def attribute_cases(spec: Spec, spec_cases: list[Case], names: list[str], seed: int, first: int,
@@ -685,23 +718,12 @@ def attribute_cases(spec: Spec, spec_cases: list[Case], names: list[str], seed: 
     (:data:`ATTR_TINY_FACTORS`); a third value close to the SPEC's (:data:`ATTR_NEAR`); and the two sets run again on a
     shape with a partial last tile (the first SPEC shape that has one, else the first with every dynamic axis 13
     longer, as `build_cases` pads) - a kernel whose tail path was built with the SPEC's cap passed every
-    verification, the attribute cases all being on an aligned shape."""
+    verification, the attribute cases all being on an aligned shape. The unseen shape cases take other values too
+    (:func:`vary_unseen_attributes`)."""
     if version < 10 or not names or not spec.p0_shapes:
         return []
     rng = np.random.default_rng([int(seed) & ((1 << 63) - 1), _STREAM, 10])
-    sets: list[dict[str, object]] = []
-    factors = [*ATTR_FACTORS, ATTR_NEAR] if version >= 11 else list(ATTR_FACTORS)
-    for i, (low, high) in enumerate(factors):
-        attrs: dict[str, object] = {}
-        for name in names:
-            v = spec.attrs[name]
-            if version >= 11 and isinstance(v, list | tuple):
-                attrs[name] = type(v)(_attr_value(float(x), *_tiny(float(x), i, low, high), rng, version) for x in v)
-            elif version >= 11:
-                attrs[name] = _attr_value(float(v), *_tiny(float(v), i, low, high), rng, version)
-            else:
-                attrs[name] = _attr_value(float(v), low, high, rng)
-        sets.append(attrs)
+    sets = _attribute_sets(spec, names, rng, version)
     base = {k: int(v) for k, v in spec.p0_shapes[0].items()}
     plan: list[tuple[dict[str, int], bool, dict[str, object]]] = [(base, False, sets[0]), (base, True, sets[1])]
     if version >= 11:
@@ -717,7 +739,7 @@ def attribute_cases(spec: Spec, spec_cases: list[Case], names: list[str], seed: 
             if _bytes(spec, dims, dtype) > cap:
                 continue
             s = _new_seed(rng, used)
-            label = "-".join(f"{k}{_attr_label(attrs[k])}" for k in names)
+            label = _attrs_label(names, attrs, version)
             name = f"{UNSEEN_PREFIX}{first + len(out)}-{_dims_label(spec, dims)}-{dtype}-{label}"
             out.append(Case(name=name, dims=dict(dims), dtype=dtype, seed=s, band=BANDS[0],
                             tail=_has_tail(spec, dims), unseen=True, special=special, tiny=special,
@@ -725,9 +747,56 @@ def attribute_cases(spec: Spec, spec_cases: list[Case], names: list[str], seed: 
     return out
 
 
+def _attrs_label(names: list[str], attrs: dict[str, object], version: int) -> str:
+    if version < 11:
+        return "-".join(f"{k}{attrs[k]:g}" for k in names)
+    return "-".join(f"{k}{_attr_label(attrs[k])}" for k in names if k in attrs)
+
+
+def vary_unseen_attributes(spec: Spec, cases: list[Case], names: list[str], seed: int,
+                           version: int = UNSEEN_VERSION) -> list[Case]:
+    """(version 11) The last unseen case of every shape and dtype (size 1, the tail of 1, the power of two, the fill
+    size ...; of a same-shape pair, the one with special values) with the attributes at other values: the three sets of the attribute cases, and - when two or more values are varied
+    - each value moved alone, close to the SPEC's, the others at theirs, in turn. Red team s36b: a decode path for B
+    == 1 and a path for B > 256 built with the SPEC's cap passed (the attribute cases run on two SPEC shapes), and a
+    kernel cache keyed on ``beta1`` alone passed (every set moved both betas). The values join the case's name."""
+    if version < 11 or not names:
+        return cases
+    rng = np.random.default_rng([int(seed) & ((1 << 63) - 1), _STREAM, 11])
+    sets = _attribute_sets(spec, names, rng, version)
+    leaves = [(n, j) for n in names for j in range(len(spec.attrs[n]) if isinstance(spec.attrs[n], list | tuple)
+                                                     else 1)]
+    if len(leaves) > 1:
+        for name, j in leaves:  # one value moved alone, close to the SPEC's
+            attrs: dict[str, object] = {}
+            v = spec.attrs[name]
+            if isinstance(v, list | tuple):
+                moved = list(v)
+                moved[j] = _attr_value(float(v[j]), *ATTR_NEAR, rng, version, 2)
+                attrs[name] = type(v)(moved)
+            else:
+                attrs[name] = _attr_value(float(v), *ATTR_NEAR, rng, version, 2)
+            sets.append(attrs)
+    def key(c: Case) -> tuple:
+        return tuple(sorted(c.dims.items())), c.dtype
+
+    group = Counter(key(c) for c in cases if c.unseen and not c.attrs)
+    out, seen, k = [], Counter[tuple](), 0
+    for c in cases:
+        if c.unseen and not c.attrs:
+            seen[key(c)] += 1
+            if seen[key(c)] == group[key(c)]:  # the last case of every shape (and dtype): each shape is called so
+                attrs = sets[k % len(sets)]
+                k += 1
+                c = c.model_copy(update={"attrs": dict(attrs),
+                                         "name": f"{c.name}-{_attrs_label(names, attrs, version)}"})
+        out.append(c)
+    return out
+
+
 def _tiny(v: float, i: int, low: float, high: float) -> tuple[float, float]:
     """The factor range of set ``i`` for value ``v``: the set above the SPEC's (``i == 1``) takes a tiny value far up."""
-    return ATTR_TINY_FACTORS if i == 1 and abs(v) < ATTR_TINY else (low, high)
+    return ATTR_TINY_FACTORS if i == 1 and 0.0 < abs(v) < ATTR_TINY else (low, high)
 
 
 def _tail_shape(spec: Spec, base: dict[str, int]) -> dict[str, int] | None:

@@ -321,11 +321,12 @@ def _golden_keywords(op: Any) -> list[str]:
 def _step_attribute_cases(r: _Run) -> None:
     """(unseen drawing version 10) The SPEC's float attributes that both the wrapper and the golden take, at other
     values, on a SPEC shape (:func:`runtime.opdir._unseen.attribute_cases`)."""
-    from runtime.opdir._unseen import attribute_cases, varied_attributes
+    from runtime.opdir._unseen import attribute_cases, varied_attributes, vary_unseen_attributes
 
     if r.plan is None or not r.plan.attrs:
         return
     names = varied_attributes(r.spec, r.plan.attrs, _golden_keywords(r.op), r.version)
+    r.cases = vary_unseen_attributes(r.spec, r.cases, names, r.seed, r.version)  # (version 11) before the new ones
     r.cases += attribute_cases(r.spec, [c for c in r.cases if not c.unseen], names, r.seed,
                                sum(c.unseen for c in r.cases) + 1, r.version)
 

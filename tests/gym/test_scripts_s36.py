@@ -47,6 +47,34 @@ def test_a_child_started_with_its_own_environment_runs_under_the_emulator(tmp_pa
     assert "CHILD 0 runtime.emulator." in proc.stdout and proc.stdout.strip().endswith(" 7"), proc.stdout
 
 
+@pytest.mark.slow  # four children that import torch: ~7 s of CPU
+def test_children_keep_the_emulator_however_the_script_sets_their_environment(tmp_path: Path) -> None:
+    """Second round of the audit: a script that sets ``os.environ["PYTHONPATH"]`` itself (then ``subprocess.run``
+    without ``env``, ``os.system``, a spawned ``multiprocessing`` Pool - whose workers died at import and were
+    restarted forever), ``env`` given positionally, and a shell or ``/usr/bin/env`` between the script and Python."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "mine.py").write_text("X = 7\n")
+    _script(tmp_path, """
+        import os, subprocess, sys
+        src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "src")
+        code = "import pypto, mine; print(pypto.frontend.jit.__module__.split('.')[0], mine.X)"
+        os.environ["PYTHONPATH"] = src
+        outs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip()]
+        env = {"PATH": os.environ["PATH"], "PYTHONPATH": src}
+        outs.append(subprocess.run(f'python3 -c "{code}"', shell=True, env=env, capture_output=True,
+                                   text=True).stdout.strip())
+        outs.append(subprocess.run(["/usr/bin/env", "python3", "-c", code], env=env, capture_output=True,
+                                   text=True).stdout.strip())
+        p = subprocess.Popen([sys.executable, "-c", code], -1, None, None, subprocess.PIPE, None, None, True, False,
+                             None, env, text=True)
+        outs.append(p.communicate()[0].strip())
+        print("OUTS", outs)
+    """)
+    proc = _run(["s.py"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "OUTS ['runtime 7', 'runtime 7', 'runtime 7', 'runtime 7']" in proc.stdout, proc.stdout + proc.stderr
+
+
 def test_python3_through_a_shell_is_this_interpreter(tmp_path: Path) -> None:
     _script(tmp_path, """
         import subprocess, sys
@@ -81,9 +109,14 @@ def test_torch_npu_habits_of_device_host_tests(tmp_path: Path) -> None:
             missing = "imported"
         except ImportError as exc:
             missing = type(exc).__name__
+        y2 = torch.load("x.pt", "npu:0")
+        y3 = torch.load("x.pt", map_location={"cuda:0": "npu:0"})
+        e = x.new_empty_strided((2, 2), (2, 1), device="npu")
+        major, minor, patch = [int(v) for v in torch_npu.__version__.split(".")[:3]]
         print("OK", get_soc_version(), tuple(z.shape), bool(torch.equal(x, y)), tuple(m(x).shape), tuple(p.shape),
-              s.npu_stream, Version(torch_npu.__version__) >= Version("2.1"), missing)
+              s.npu_stream, Version(torch_npu.__version__) >= Version("2.1"), missing,
+              bool(torch.equal(y2, y3)), tuple(e.shape), major >= 2)
     """)
     proc = _run(["s.py"], cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "OK 220 (2, 3) True (4, 8) (4,) 0 True ImportError" in proc.stdout, proc.stdout
+    assert "OK 220 (2, 3) True (4, 8) (4,) 0 True ImportError True (2, 2) True" in proc.stdout, proc.stdout

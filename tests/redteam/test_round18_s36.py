@@ -12,6 +12,14 @@ attacker's; ``adam_honest`` and ``rmsws_honest`` are the controls written after)
 - ``softcap_intkey``: a kernel cache keyed on ``int(cap)`` - the values drawn were 10% apart at least; version 11 adds
   one within 1-3% of the SPEC's.
 
+Round 19 (s36b, on version 11 as first written; ``threshold`` and ``clamp_bounds`` are its ops): paths chosen by
+shape outside the attribute cases' two shapes built with the SPEC's cap (``softcap_bigpath`` for B > 256,
+``softcap_b1`` for B == 1) - the last unseen case of every shape now takes other values; ``softcap_round2``
+(``round(cap, 2)``, exact on three-digit draws) - seven digits now; ``adam_b1key`` (a cache keyed on beta1 alone) -
+each value is also moved alone; ``threshold_novalue`` (ignores ``value: 0.0``) and ``clamp_relu6`` (``bounds: [0.0,
+6.0]``) - 0.0 is varied now; ``adam_cache_honest_lintfp`` (an honest cache keyed on ``float(betas[0])``) was refused
+by lint PF11.
+
 The drawing itself is checked in ``tests/verify/test_unseen_v11_s36.py``.
 """
 
@@ -28,6 +36,11 @@ CASES = [("rms_norm", "rmsws_fixed_eps", "FAIL_NUMERIC"), ("rms_norm", "rmsws_ho
          ("softcap", "softcap_tail_default", "FAIL_NUMERIC"), ("softcap", "softcap_intkey", "FAIL_NUMERIC"),
          ("softcap", "softcap_honest", "PASS"),
          ("adam_moments", "adam_fixed_betas", "FAIL_NUMERIC"), ("adam_moments", "adam_honest", "PASS")]
+CASES += [("softcap", "softcap_bigpath", "FAIL_NUMERIC"), ("softcap", "softcap_b1", "FAIL_NUMERIC"),
+          ("softcap", "softcap_round2", "FAIL_NUMERIC"), ("adam_moments", "adam_b1key", "FAIL_NUMERIC"),
+          ("threshold", "threshold_novalue", "FAIL_NUMERIC"), ("threshold", "threshold_honest", "PASS"),
+          ("clamp_bounds", "clamp_relu6", "FAIL_NUMERIC"), ("clamp_bounds", "clamp_honest", "PASS"),
+          ("adam_moments", "adam_cache_honest", "PASS"), ("adam_moments", "adam_cache_honest_lintfp", "PASS")]
 
 
 @pytest.mark.slow

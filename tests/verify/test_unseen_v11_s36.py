@@ -15,9 +15,11 @@ from runtime.opdir._spec import parse_spec_text
 from runtime.opdir._unseen import (
     ATTR_NEAR,
     ATTR_TINY_FACTORS,
+    ATTR_ZERO,
     attribute_cases,
     unseen_cases,
     varied_attributes,
+    vary_unseen_attributes,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -61,7 +63,7 @@ def test_a_list_of_floats_is_varied_leaf_by_leaf() -> None:
     lows = extra[0].attrs["betas"]
     assert isinstance(lows, list) and len(lows) == 2
     assert 0.9 * 0.5 * 0.99 <= lows[0] <= 0.9 * 0.9 * 1.01 and 0.999 * 0.5 * 0.99 <= lows[1] <= 0.999 * 0.9 * 1.01
-    assert extra[0].name.endswith(f"-betas{lows[0]:g}_{lows[1]:g}")
+    assert extra[0].name.endswith(f"-betas{lows[0]:.7g}_{lows[1]:.7g}")
     for seed in SEEDS:  # above the SPEC's and close to it: still in (0, 1) - the gym's honest AdamW got inf at 1.02
         for c in attribute_cases(o.spec, o.cases(), ["betas"], seed, 30, version=11)[1:3]:
             b1, b2 = c.attrs["betas"]
@@ -86,3 +88,52 @@ def test_an_exponent_without_a_dot_is_the_float_its_author_wrote() -> None:
     assert parse_spec_text(spec).attrs["eps"] == 1e-6  # PyYAML (YAML 1.1) reads '1e-6'
     quoted = spec.replace("eps: 1e-6\n", "eps: '1e-6'\nbetas: [1e-3, 0.5, \"2e-1\"]\nname: 3e2x\n")
     assert parse_spec_text(quoted).attrs == {"eps": "1e-6", "betas": [1e-3, 0.5, "2e-1"], "name": "3e2x"}
+
+
+def test_the_last_unseen_case_of_every_shape_takes_other_values() -> None:
+    """Red team s36b: a B == 1 decode path and a B > 256 path built with the SPEC's cap passed - the attribute cases
+    ran on two SPEC shapes only."""
+    o = load_op_dir(FIXTURE / "softcap")
+    for seed in SEEDS:
+        plain = unseen_cases(o.spec, o.cases(), seed, version=11)
+        varied = vary_unseen_attributes(o.spec, plain, ["cap"], seed, version=11)
+        assert len(varied) == len(plain)
+        shapes = {(tuple(sorted(c.dims.items())), c.dtype) for c in plain}
+        moved = {(tuple(sorted(c.dims.items())), c.dtype) for c in varied if c.attrs}
+        assert moved == shapes  # every shape and dtype is called with another cap
+        for a, b in zip(plain, varied, strict=True):
+            assert b.name == a.name if not b.attrs else b.name.startswith(a.name + "-cap")
+            assert not b.attrs or b.attrs["cap"] != 30.0
+        assert vary_unseen_attributes(o.spec, plain, ["cap"], seed, version=10) == plain
+
+
+def test_each_value_is_also_moved_alone() -> None:
+    """Red team s36b: a cache keyed on beta1 alone passed - every set moved both betas."""
+    o = load_op_dir(FIXTURE / "adam_moments")
+    alone = set()
+    for seed in SEEDS:
+        for c in vary_unseen_attributes(o.spec, unseen_cases(o.spec, o.cases(), seed, version=11), ["betas"], seed,
+                                        version=11):
+            if c.attrs:
+                b1, b2 = c.attrs["betas"]
+                if b1 == 0.9 or b2 == 0.999:
+                    alone.add("b1" if b2 == 0.999 else "b2")
+    assert alone == {"b1", "b2"}
+
+
+def test_values_have_seven_digits_and_zero_is_varied() -> None:
+    """Red team s36b: ``round(cap, 2)`` was exact on every three-digit value; ``value: 0.0`` was never varied."""
+    o = load_op_dir(FIXTURE / "softcap")
+    caps = [c.attrs["cap"] for seed in SEEDS for c in attribute_cases(o.spec, o.cases(), ["cap"], seed, 30)]
+    assert sum(round(v, 2) != v for v in caps) >= len(caps) - 1
+    t = load_op_dir(FIXTURE / "threshold")
+    assert t.spec.attrs["value"] == 0.0 and "value" in varied_attributes(t.spec, ["threshold", "value"],
+                                                                           ["threshold", "value"])
+    for c in attribute_cases(t.spec, t.cases(), ["threshold", "value"], 5, 30)[:3]:
+        i = [ATTR_ZERO[0], ATTR_ZERO[1], ATTR_ZERO[2]][attribute_cases(t.spec, t.cases(), ["threshold", "value"],
+                                                                        5, 30).index(c)]
+        assert i[0] <= c.attrs["value"] <= i[1]
+    b = load_op_dir(FIXTURE / "clamp_bounds")
+    assert b.spec.attrs["bounds"] == [0.0, 6.0]
+    low = attribute_cases(b.spec, b.cases(), ["bounds"], 5, 30)[0].attrs["bounds"]
+    assert low[0] > 0.0 and low[1] < 6.0 and low[0] < low[1]
