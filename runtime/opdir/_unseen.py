@@ -631,17 +631,14 @@ verification - 0.5-1.5x of 1e-6 moves no output by a bf16 tolerance, not even on
 1e-4..1e-3 does."""
 
 
-ATTR_ZERO = ((0.05, 0.2), (0.2, 0.5), (0.01, 0.03))
-"""(version 11) A float attribute at 0.0 (a ``value`` to fill with, a ``label_smoothing``) is taken this far from it,
-per set (below, above, near): red team s36b, a threshold kernel that ignores its ``value: 0.0`` passed - only
-non-zero floats were varied, and a list holding one 0.0 (``bounds: [0.0, 6.0]``) was not varied at all."""
-
-
 def _attr_leaves(v: object, version: int = UNSEEN_VERSION) -> list[float] | None:
-    """The float values an attribute holds - one float, or a list of floats (``betas: [0.9, 0.999]``) - when every
-    one is finite (and, before version 11, non-zero), else None."""
+    """The float values an attribute holds - one float, or (version 11) a list of floats (``betas: [0.9, 0.999]``) -
+    when every one is finite and one at least is non-zero, else None. A 0.0 stays 0.0 (in a list too: ``bounds:
+    [0.0, 6.0]`` varies the 6.0): it may be a switch - ``dropout_p: 0.0`` of an inference-only attention; red team
+    s36c: varied, an honest kernel that refuses p != 0 failed every verification, and a golden that refuses it made
+    every verification an ERROR."""
     leaves = list(v) if isinstance(v, list | tuple) else [v]
-    if not leaves or any(type(x) is not float or not np.isfinite(x) or (x == 0.0 and version < 11) for x in leaves):
+    if not leaves or any(type(x) is not float or not np.isfinite(x) for x in leaves) or all(x == 0.0 for x in leaves):
         return None
     return leaves
 
@@ -651,8 +648,8 @@ def varied_attributes(spec: Spec, wrapper_attrs: list[str], golden_keywords: lis
     """The SPEC attributes an attribute case varies: float values (not ints or bools: a count, an axis or a flag
     changes what the op is, not a value it computes with), non-zero and finite, that both the wrapper and the golden
     take as parameters - so both are told the other value. An attribute the wrapper does not take is fixed by the
-    SPEC: the kernel may build it in. From version 11 also a list of such floats (red team s36: Adam's ``betas``
-    were never varied, and a kernel with torch's default betas built in passed), and 0.0 (:data:`ATTR_ZERO`)."""
+    SPEC: the kernel may build it in. From version 11 also a list of floats (red team s36: Adam's ``betas`` were
+    never varied, and a kernel with torch's default betas built in passed) - its 0.0 leaves stay (`_attr_leaves`)."""
     out = []
     for name in wrapper_attrs:
         v = spec.attrs.get(name)
@@ -669,11 +666,10 @@ def varied_attributes(spec: Spec, wrapper_attrs: list[str], golden_keywords: lis
 def _attr_value(v: float, low: float, high: float, rng: np.random.Generator, version: int = 10, i: int = 0) -> float:
     """Set ``i``'s value for a SPEC value ``v``: ``v`` times a factor from [low, high) (version 10: three significant
     digits). Version 11: seven significant digits (red team s36b: a kernel using ``round(cap, 2)`` was exact on every
-    three-digit value drawn, and wrong for cap = 100/3), 0.0 moved by :data:`ATTR_ZERO`, a value in (0, 1) kept in it."""
+    three-digit value drawn, and wrong for cap = 100/3), 0.0 kept (`_attr_leaves`), a value in (0, 1) kept in it."""
     r = rng.uniform(low, high)
     if version >= 11 and v == 0.0:
-        lo, hi = ATTR_ZERO[min(i, 2)]
-        return float(f"{lo + (hi - lo) * (r - low) / (high - low):.7g}")
+        return 0.0
     if version >= 11 and 0.0 < v < 1.0 <= v * r:
         # (version 11) a value in (0, 1) stays in it - a momentum, a probability: Adam's beta2 = 0.999 taken 2% up is
         # 1.02, where the bias correction's root is of a negative number (the gym's honest AdamW got inf); above the
@@ -682,6 +678,19 @@ def _attr_value(v: float, low: float, high: float, rng: np.random.Generator, ver
         return w if w != v else (1.0 + v) / 2
     w = float(f"{v * r:{'.7g' if version >= 11 else '.3g'}}")
     return w if w != v else v * (low + high) / 2
+
+
+def _in_order(spec: list[float], drawn: list[float]) -> list[float]:
+    """The drawn leaves of a list, reassigned so that they keep the order the SPEC's leaves have (red team s36c: PPO's
+    clip ``bounds: [0.8, 1.2]`` scaled leaf by leaf came out as ``[0.62, 0.61]``, where the golden's ``np.clip``
+    returns the upper bound and an honest ``max(min(x, hi), lo)`` the lower one). Equal SPEC leaves keep their draws."""
+    by_spec = sorted(range(len(spec)), key=lambda k: spec[k])
+    if any(spec[a] == spec[b] for a, b in zip(by_spec, by_spec[1:], strict=False)):
+        return drawn
+    out = list(drawn)
+    for k, value in zip(by_spec, sorted(drawn), strict=True):
+        out[k] = value
+    return out
 
 
 def _attr_label(v: object) -> str:
@@ -697,7 +706,8 @@ def _attribute_sets(spec: Spec, names: list[str], rng: np.random.Generator, vers
         for name in names:
             v = spec.attrs[name]
             if version >= 11 and isinstance(v, list | tuple):
-                attrs[name] = type(v)(_attr_value(float(x), *_tiny(float(x), i, low, high), rng, version, i) for x in v)
+                drawn = [_attr_value(float(x), *_tiny(float(x), i, low, high), rng, version, i) for x in v]
+                attrs[name] = type(v)(_in_order(list(map(float, v)), drawn))
             elif version >= 11:
                 attrs[name] = _attr_value(float(v), *_tiny(float(v), i, low, high), rng, version, i)
             else:

@@ -157,3 +157,15 @@ def test_real_layout_run_folder_mistakes_are_one_line(tmp_path: Path) -> None:
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
     assert proc.stderr.strip().count("\n") == 0 and "nope/there is not a folder of the gym operator" in proc.stderr
     assert not out.exists()
+
+
+def test_an_object_argument_takes_the_wrappers_attribute_parameters() -> None:
+    """s36: the wrapper took ``alpha`` and passed the recorded ``LstmConfig(alpha=0.1, ...)`` to the kernel - a call
+    with another alpha computed with 0.1 (verify, varying the attributes, then failed the gym's own sum_lstm)."""
+    from orchestrator.adapters.gym._observed import _with_attrs
+
+    attrs = {"alpha": 0.1, "eps_cell": 1e-06, "n": 3}
+    assert _with_attrs("LstmConfig(alpha=0.1, eps_cell=1e-06, eps_state=1e-06)", attrs) == \
+        "LstmConfig(alpha=alpha, eps_cell=eps_cell, eps_state=1e-06)"
+    assert _with_attrs("Cfg(alpha=0.2, n=3.0)", attrs) == "Cfg(alpha=0.2, n=3.0)"  # another value or type: kept
+    assert _with_attrs("SOME_CONSTANT", attrs) == "SOME_CONSTANT"

@@ -241,6 +241,26 @@ def _dims(labels: list[str], shapes: list[list[list[int]]]) -> tuple[list[list[A
     return out, list(names.values()), unique
 
 
+def _with_attrs(expr: str, attrs: dict[str, Any]) -> str:
+    """An object's repr (``LstmConfig(alpha=0.1, eps_cell=1e-06)``) with each keyword that is an attribute of the op
+    (same name, same value) taken from the wrapper's parameter of that name. Before, the wrapper took ``alpha`` and
+    passed the recorded 0.1: a call with another alpha computed with 0.1, and verification - once it varied the
+    attributes (s36) - failed the gym's own sum_lstm."""
+    try:
+        node = pyast.parse(expr, mode="eval").body
+    except (SyntaxError, ValueError):
+        return expr
+    if not isinstance(node, ast.Call):
+        return expr
+    changed = False
+    for kw in node.keywords:
+        if kw.arg in attrs and isinstance(kw.value, ast.Constant) and type(kw.value.value) is type(attrs[kw.arg]) \
+                and kw.value.value == attrs[kw.arg]:
+            kw.value = ast.Name(id=kw.arg, ctx=ast.Load())
+            changed = True
+    return ast.unparse(node) if changed else expr
+
+
 def _literal(desc: dict[str, Any]) -> str | None:
     if desc.get("t") == "scalar":
         return repr(desc["v"])
@@ -343,7 +363,7 @@ def map_observation(op: str, streams: list[dict[str, Any]], test_cases: dict[str
         if lit is None:
             raise MappingError(f"the entry's argument {name!r} is a {d.get('type', d.get('t'))} whose repr does not "
                                "evaluate back in the impl module; write the wrapper by hand")
-        return lit
+        return _with_attrs(lit, attrs)
 
     t_bound = _bound(target) if first.kernel is None else [
         (f"arg{i}", d, f"pos:{i}") for i, d in enumerate(target["args"])] + [
