@@ -221,6 +221,8 @@ class _Run:
     """The verification's secret seed (the run's seed x the verified file): unseen cases, call order, hash seed."""
     version: int = 1
     """The unseen drawing of this run (`runtime.opdir._unseen.unseen_version` of its run seed)."""
+    refused: list[dict[str, Any]] = field(default_factory=list)
+    """Diagnostics of attribute values golden.py refused (`_drop_refused_attributes`), for the report."""
     run: CandidateRun | None = None
 
     def fail(self, reason: str, verdict: Verdict = Verdict.ERROR) -> _Stop:
@@ -329,6 +331,51 @@ def _step_attribute_cases(r: _Run) -> None:
     r.cases = vary_unseen_attributes(r.spec, r.cases, names, r.seed, r.version)  # (version 11) before the new ones
     r.cases += attribute_cases(r.spec, [c for c in r.cases if not c.unseen], names, r.seed,
                                sum(c.unseen for c in r.cases) + 1, r.version)
+    if r.version >= 11:
+        _drop_refused_attributes(r)
+
+
+def _attrs_key(c: Any) -> str:
+    import json
+
+    return json.dumps(c.attrs, sort_keys=True)
+
+
+def _drop_refused_attributes(r: _Run) -> None:
+    """(version 11) Attribute values golden.py refuses are not run: a drawn value can leave the op's domain (a zero
+    point that must be an int, a probability the golden checks), and one refusal made the whole verification an ERROR
+    that no kernel could pass (red team s36c). Golden runs each set of values once, on its smallest case - one
+    process for all of them; only when that fails, one per set - and the cases of a refused set are dropped, each
+    with a diagnostic. A golden that fails otherwise (a timeout, a crash) is left to the run itself to report."""
+    from runtime.opdir import GoldenError, run_golden_cases
+    from runtime.opdir._memory import case_bytes
+
+    firsts: dict[str, Any] = {}
+    for c in r.cases:
+        if c.attrs and ((k := _attrs_key(c)) not in firsts or case_bytes(r.spec, c) < case_bytes(r.spec, firsts[k])):
+            firsts[k] = c
+    if not firsts:
+        return
+    try:
+        run_golden_cases(r.op, list(firsts.values()), timeout=r.settings.golden_timeout_s)
+        return
+    except GoldenError as exc:
+        if exc.kind != "exception":
+            return
+    refused: dict[str, str] = {}
+    for k, c in firsts.items():
+        try:
+            run_golden_cases(r.op, [c], timeout=r.settings.golden_timeout_s)
+        except GoldenError as exc:
+            if exc.kind == "exception":
+                refused[k] = str(exc)
+    if not refused:
+        return
+    r.cases = [c for c in r.cases if not c.attrs or _attrs_key(c) not in refused]
+    for k, why in refused.items():
+        r.refused.append({"code": "VERIFY_ATTRIBUTES_REFUSED", "severity": "info",
+                                     "message": f"attribute values {k} were not run: golden.py refused them "
+                                                f"({why[:300]})"})
 
 
 def _step_call_plan(r: _Run) -> None:
@@ -554,7 +601,7 @@ def _step_compare(r: _Run) -> None:
         _compare_case(rep, cr, primary[c.name], r.expected[c.name], r.plan, r.settings, special=c.special,
                       ties_unspecified=r.spec.ties == "unspecified", tolerance=r.spec.tolerance)
     rep.counters = counters
-    rep.diagnostics = [diags[k] for k in sorted(diags, key=lambda t: tuple(str(x) for x in t))]
+    rep.diagnostics = [diags[k] for k in sorted(diags, key=lambda t: tuple(str(x) for x in t))] + r.refused
     for cr in rep.cases:  # the child names the candidate by its file name; report it by its op-dir path
         if cr.error is not None and cr.error.file == r.target.name:
             cr.error.file = r.rel_target

@@ -53,3 +53,18 @@ def test_round18_candidate_gets_its_verdict_on_three_seeds(tmp_path: Path, op: s
                                                            verdict: str) -> None:
     for seed, report in verify_three_seeds(tmp_path, HERE, op, candidate):
         assert report.verdict == verdict, (seed, report.verdict, [r[:200] for r in report.reasons[:3]])
+
+
+@pytest.mark.slow
+def test_attribute_values_the_golden_refuses_are_dropped_not_an_error(tmp_path: Path) -> None:
+    """Round 20: one drawn value outside the op's domain made the whole verification an ERROR that no kernel could
+    pass. ``softcap_domain``'s golden refuses a cap above 35 (the set above the SPEC's 30 draws 33-45)."""
+    dropped = 0
+    for seed, report in verify_three_seeds(tmp_path, HERE, "softcap_domain", "softcap_domain_honest"):
+        assert report.verdict == "PASS", (seed, report.verdict, report.reasons[:3])
+        notes = [d for d in report.diagnostics if d.get("code") == "VERIFY_ATTRIBUTES_REFUSED"]
+        dropped += len(notes)
+        assert all("golden.py refused them" in d["message"] and "cap must be at most 35" in d["message"]
+                   for d in notes)
+        assert not any(c.name.endswith(f"cap{v}") for c in report.cases for v in ("36", "37", "38", "39", "4"))
+    assert dropped >= 1
