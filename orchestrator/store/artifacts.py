@@ -74,7 +74,7 @@ def produced_artifacts(root: Path, op_name: str | None, *, keep_user_design: boo
 
 def clear_previous_artifacts(root: Path, op_name: str | None, fresh: bool, *, keep_user_design: bool,
                              what: str, why_not_resumable: Callable[[str], str | None] | None = None) -> str:
-    """Refuse an op dir holding an earlier run's artifacts (`earlier_run_refusal`), or with ``fresh`` move them to
+    """Refuse an op dir holding an earlier run's artifacts (as `earlier_run_refusal` says), or with ``fresh`` move them to
     ``.forge/previous/<time>/`` (nothing is deleted). Call it holding the run lock.
 
     In an op dir no run has used, files a run would write (an imported kernel ``<op>_impl.py``, a README.md)
@@ -85,10 +85,10 @@ def clear_previous_artifacts(root: Path, op_name: str | None, fresh: bool, *, ke
     if not found:
         return ""
     listed = ", ".join(p.name for p in found)
-    first_run = not list_runs(root)
-    if not fresh and (refusal := earlier_run_refusal(root, op_name, keep_user_design=keep_user_design, what=what,
-                                                     why_not_resumable=why_not_resumable)):
-        raise ForgeError(refusal)
+    runs = list_runs(root)
+    first_run = not runs
+    if not fresh and not first_run:
+        raise ForgeError(_refusal(root, listed, runs[-1], what, why_not_resumable))
     dest = root / FORGE_DIR / "previous" / _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%S%f")
     dest.mkdir(parents=True)
     for p in found:
@@ -108,10 +108,14 @@ def earlier_run_refusal(root: Path, op_name: str | None, *, keep_user_design: bo
     runs = list_runs(root)
     if not found or not runs:
         return None
-    listed = ", ".join(p.name for p in found)
+    return _refusal(root, ", ".join(p.name for p in found), runs[-1], what, why_not_resumable)
+
+
+def _refusal(root: Path, listed: str, latest: str, what: str,
+             why_not_resumable: Callable[[str], str | None] | None) -> str:
+    """The refusal of a new run in an op dir holding ``listed``, artifacts of the runs whose latest is ``latest``."""
     # a run stopped by Ctrl-C, kill -9 or a gate is continued by `resume`: say so before --fresh, which
     # starts over (a user who re-typed `run` after a crash was only offered the way that drops the progress)
-    latest = runs[-1]
     why = why_not_resumable(latest) if why_not_resumable is not None else None
     if why:  # a delivered run is not offered to `resume` (which would say "nothing to resume")
         return (f"{root} holds artifacts of an earlier run ({listed}); {what}. The latest run ({latest}) "

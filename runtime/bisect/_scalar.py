@@ -68,9 +68,8 @@ def _constant(op: str, x: np.ndarray, y: np.ndarray, atol: float, rtol: float) -
     # under atol (Adam's second moment is ~1e-6 against atol 1e-4: none qualified, and a wrapper's bias correction
     # `beta2 ** (step + 1)` was never traced to its line - s36 sixth corpus); the fit is judged at that scale too
     scale = float(np.abs(x).max())
-    floor = max(min(atol, 1e-3 * scale), 1e-30)
-    atol = min(atol, max(1e-3 * max(scale, float(np.abs(y).max())), 1e-30))
-    big = np.abs(x) > floor
+    big = np.abs(x) > max(min(atol, 1e-3 * scale), 1e-30)
+    fit_atol = min(atol, max(1e-3 * max(scale, float(np.abs(y).max())), 1e-30))
     if op == "mul":
         if not big.any():
             return None
@@ -90,7 +89,7 @@ def _constant(op: str, x: np.ndarray, y: np.ndarray, atol: float, rtol: float) -
     else:
         c = float(np.median(x - y))
         fit = x - c
-    return c if np.allclose(fit, y, atol=atol, rtol=rtol) else None
+    return c if np.allclose(fit, y, atol=fit_atol, rtol=rtol) else None
 
 
 def _argument_line(tree: ast.AST, kernel: ast.FunctionDef, param: str) -> int | None:

@@ -124,10 +124,15 @@ def export_child_env(config: dict[str, Any], user: str | None) -> None:
     ``user`` is the ``PYTHONPATH`` the user gave (None: unset); the children get it back through
     :func:`restore_user_path`.
     """
+    os.environ.update(_child_vars(config, user))
+
+
+def _child_vars(config: dict[str, Any], user: str | None) -> dict[str, str]:
+    """``PYTHONPATH`` (the runner's folders, then ``user``) and the configuration a child reads (`CHILD_ENV`)."""
     inject = [CHILD_DIR, REPO]
     value = os.pathsep.join(inject) + (os.pathsep + user if user else "")
-    os.environ["PYTHONPATH"] = value
-    os.environ[CHILD_ENV] = json.dumps({**config, "pythonpath": {"user": user, "env": value, "inject": inject}})
+    return {"PYTHONPATH": value,
+            CHILD_ENV: json.dumps({**config, "pythonpath": {"user": user, "env": value, "inject": inject}})}
 
 
 def restore_user_path(config: dict[str, Any]) -> None:
@@ -175,13 +180,8 @@ def child_env(env: Mapping[str, str]) -> dict[str, str] | None:
     if CHILD_ENV in env and CHILD_DIR in entries:
         return None
     config = {k: v for k, v in json.loads(raw).items() if k != "pythonpath"}
-    inject = [CHILD_DIR, REPO]
-    user = os.pathsep.join(e for e in entries if e not in inject) if entries else None
-    value = os.pathsep.join(inject) + (os.pathsep + user if user else "")
-    out = dict(env)
-    out["PYTHONPATH"] = value
-    out[CHILD_ENV] = json.dumps({**config, "pythonpath": {"user": user, "env": value, "inject": inject}})
-    return out
+    user = os.pathsep.join(e for e in entries if e not in (CHILD_DIR, REPO)) if entries else None
+    return {**env, **_child_vars(config, user)}
 
 
 _ENV_AT = 9
@@ -215,8 +215,8 @@ def install_child_env_guard() -> None:
     def guarded_set(self: Any, key: str, value: str) -> None:
         # the script's PYTHONPATH becomes the user's value behind the runner's folders (as the runner exported it at
         # start), so that children started later still load the emulator
-        if self is os.environ and key == "PYTHONPATH" and isinstance(value, str) and os.environ.get(CHILD_ENV) \
-                and (fixed := child_env({CHILD_ENV: "", "PYTHONPATH": value})) is not None:
+        if self is os.environ and key == "PYTHONPATH" and isinstance(value, str) \
+                and (fixed := child_env({**os.environ, "PYTHONPATH": value})) is not None:
             setitem(self, CHILD_ENV, fixed[CHILD_ENV])
             value = fixed["PYTHONPATH"]
         setitem(self, key, value)

@@ -386,12 +386,10 @@ class NpuFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
         if spec.name == "torch_npu":
             mod = build_module()
-        elif spec.name == "torch_npu.npu":
-            return vars(sys.modules["torch"])["npu"]  # the parent import patched torch
+        elif spec.name in ("torch_npu.npu", "torch_npu.npu.utils"):  # torch.npu (the parent import patched torch)
+            return vars(sys.modules["torch"])["npu"]
         elif spec.name in ("torch_npu.npu.config", "torch_npu.npu.amp"):
             return getattr(vars(sys.modules["torch"])["npu"], spec.name.rsplit(".", 1)[1])
-        elif spec.name == "torch_npu.npu.utils":  # `from torch_npu.npu.utils import get_soc_version`: torch.npu's
-            return vars(sys.modules["torch"])["npu"]
         else:  # importable (`import torch_npu.contrib.transfer_to_npu`), and each name it lacks says so
             mod = types.ModuleType(spec.name)
             mod.__dict__["__getattr__"] = _module_getattr([], spec.name)

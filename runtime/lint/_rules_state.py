@@ -872,9 +872,9 @@ def _argument_in_key(key: ast.AST, fn: ast.AST, pf: ParsedFile, depth: int = 0) 
             if isinstance(parent, ast.Attribute) and parent.attr in _KEY_READS or isinstance(parent, ast.Call) and \
                     n is not parent.func and isinstance(parent.func, ast.Name) and parent.func.id in _KEY_CALLS:
                 continue
-            if isinstance(parent, ast.Subscript) and parent.value is n and isinstance(gp := pf.parents.get(parent),
-                                                                                    ast.Call) \
-                    and parent in gp.args and isinstance(gp.func, ast.Name) and gp.func.id in _KEY_CALLS:
+            gp = pf.parents.get(parent) if isinstance(parent, ast.Subscript) and parent.value is n else None
+            if isinstance(gp, ast.Call) and parent in gp.args and isinstance(gp.func, ast.Name) and \
+                    gp.func.id in _KEY_CALLS:
                 continue  # `float(betas[0])`: a number made of the argument (red team s36b: an honest cache was refused)
             seen.add(n.id)
             if n.id in values:

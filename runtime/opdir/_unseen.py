@@ -631,16 +631,14 @@ verification - 0.5-1.5x of 1e-6 moves no output by a bf16 tolerance, not even on
 1e-4..1e-3 does."""
 
 
-def _attr_leaves(v: object, version: int = UNSEEN_VERSION) -> list[float] | None:
-    """The float values an attribute holds - one float, or (version 11) a list of floats (``betas: [0.9, 0.999]``) -
-    when every one is finite and one at least is non-zero, else None. A 0.0 stays 0.0 (in a list too: ``bounds:
+def _varies(v: object) -> bool:
+    """(version 11) Whether an attribute value is varied: one float, or a list of floats (``betas: [0.9, 0.999]``),
+    every one finite and one at least non-zero. A 0.0 stays 0.0 (in a list too: ``bounds:
     [0.0, 6.0]`` varies the 6.0): it may be a switch - ``dropout_p: 0.0`` of an inference-only attention; red team
     s36c: varied, an honest kernel that refuses p != 0 failed every verification, and a golden that refuses it made
     every verification an ERROR."""
     leaves = list(v) if isinstance(v, list | tuple) else [v]
-    if not leaves or any(type(x) is not float or not np.isfinite(x) for x in leaves) or all(x == 0.0 for x in leaves):
-        return None
-    return leaves
+    return bool(leaves) and all(type(x) is float and np.isfinite(x) for x in leaves) and any(x != 0.0 for x in leaves)
 
 
 def varied_attributes(spec: Spec, wrapper_attrs: list[str], golden_keywords: list[str], version: int = UNSEEN_VERSION
@@ -649,14 +647,14 @@ def varied_attributes(spec: Spec, wrapper_attrs: list[str], golden_keywords: lis
     changes what the op is, not a value it computes with), non-zero and finite, that both the wrapper and the golden
     take as parameters - so both are told the other value. An attribute the wrapper does not take is fixed by the
     SPEC: the kernel may build it in. From version 11 also a list of floats (red team s36: Adam's ``betas`` were
-    never varied, and a kernel with torch's default betas built in passed) - its 0.0 leaves stay (`_attr_leaves`)."""
+    never varied, and a kernel with torch's default betas built in passed) - its 0.0 leaves stay (`_varies`)."""
     out = []
     for name in wrapper_attrs:
         v = spec.attrs.get(name)
         if name not in golden_keywords:
             continue
         if version >= 11:
-            if (type(v) is float or isinstance(v, list | tuple)) and _attr_leaves(v, version) is not None:
+            if _varies(v):
                 out.append(name)
         elif type(v) is float and v != 0.0 and np.isfinite(v):
             out.append(name)
@@ -666,7 +664,7 @@ def varied_attributes(spec: Spec, wrapper_attrs: list[str], golden_keywords: lis
 def _attr_value(v: float, low: float, high: float, rng: np.random.Generator, version: int = 10, i: int = 0) -> float:
     """Set ``i``'s value for a SPEC value ``v``: ``v`` times a factor from [low, high) (version 10: three significant
     digits). Version 11: seven significant digits (red team s36b: a kernel using ``round(cap, 2)`` was exact on every
-    three-digit value drawn, and wrong for cap = 100/3), 0.0 kept (`_attr_leaves`), a value in (0, 1) kept in it."""
+    three-digit value drawn, and wrong for cap = 100/3), 0.0 kept (`_varies`), a value in (0, 1) kept in it."""
     r = rng.uniform(low, high)
     if version >= 11 and v == 0.0:
         return 0.0
@@ -766,8 +764,9 @@ def _attrs_label(names: list[str], attrs: dict[str, object], version: int) -> st
 def vary_unseen_attributes(spec: Spec, cases: list[Case], names: list[str], seed: int,
                            version: int = UNSEEN_VERSION) -> list[Case]:
     """(version 11) The last unseen case of every shape and dtype (size 1, the tail of 1, the power of two, the fill
-    size ...; of a same-shape pair, the one with special values) with the attributes at other values: the three sets of the attribute cases, and - when two or more values are varied
-    - each value moved alone, close to the SPEC's, the others at theirs, in turn. Red team s36b: a decode path for B
+    size ...; of a same-shape pair, the one with special values) with the attributes at other values: the three sets
+    of the attribute cases, and - when two or more values are varied - each value moved alone, close to the SPEC's,
+    the others at theirs, in turn. Red team s36b: a decode path for B
     == 1 and a path for B > 256 built with the SPEC's cap passed (the attribute cases run on two SPEC shapes), and a
     kernel cache keyed on ``beta1`` alone passed (every set moved both betas). The values join the case's name."""
     if version < 11 or not names:
@@ -778,15 +777,14 @@ def vary_unseen_attributes(spec: Spec, cases: list[Case], names: list[str], seed
                                                      else 1)]
     if len(leaves) > 1:
         for name, j in leaves:  # one value moved alone, close to the SPEC's
-            attrs: dict[str, object] = {}
             v = spec.attrs[name]
             if isinstance(v, list | tuple):
                 moved = list(v)
                 moved[j] = _attr_value(float(v[j]), *ATTR_NEAR, rng, version, 2)
-                attrs[name] = type(v)(moved)
+                sets.append({name: type(v)(moved)})
             else:
-                attrs[name] = _attr_value(float(v), *ATTR_NEAR, rng, version, 2)
-            sets.append(attrs)
+                sets.append({name: _attr_value(float(v), *ATTR_NEAR, rng, version, 2)})
+
     def key(c: Case) -> tuple:
         return tuple(sorted(c.dims.items())), c.dtype
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import importlib
+import json
 import logging
 import os
 import threading
@@ -336,8 +337,6 @@ def _step_attribute_cases(r: _Run) -> None:
 
 
 def _attrs_key(c: Any) -> str:
-    import json
-
     return json.dumps(c.attrs, sort_keys=True)
 
 
@@ -374,8 +373,7 @@ def _drop_refused_attributes(r: _Run) -> None:
     r.cases = [c for c in r.cases if not c.attrs or _attrs_key(c) not in refused]
     for k, why in refused.items():
         r.refused.append({"code": "VERIFY_ATTRIBUTES_REFUSED", "severity": "info",
-                                     "message": f"attribute values {k} were not run: golden.py refused them "
-                                                f"({why[:300]})"})
+                          "message": f"attribute values {k} were not run: golden.py refused them ({why[:300]})"})
 
 
 def _step_call_plan(r: _Run) -> None:
