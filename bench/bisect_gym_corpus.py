@@ -16,7 +16,7 @@ which lint PF01 refuses in a kernel file; the corpus is about numerics.
 
 The peak resident memory of this process (bisect replays the kernel in it) is printed with the largest input.
 
-    FORGE_SHARED=/work/shared .venv/bin/python bench/bisect_gym_corpus.py [--corpus {gym,fresh,third,fourth,fifth,sixth,both,all}]
+    FORGE_SHARED=/work/shared .venv/bin/python bench/bisect_gym_corpus.py [--corpus {gym,fresh,third,fourth,fifth,sixth,seventh,both,all}]
         [--only ID ...] [--ops OP ...] [--opdirs DIR] [--no-verify] [--no-ratio] [--no-baseline]
 
 ``--corpus fresh`` scores ``tests/bisect/gym_corpus_fresh.py`` (bugs written against the first corpus' blind spots:
@@ -45,6 +45,7 @@ import gym_corpus as corpus  # noqa: E402
 import gym_corpus_fifth as corpus_fifth  # noqa: E402
 import gym_corpus_fourth as corpus_fourth  # noqa: E402
 import gym_corpus_fresh as corpus_fresh  # noqa: E402
+import gym_corpus_seventh as corpus_seventh  # noqa: E402
 import gym_corpus_sixth as corpus_sixth  # noqa: E402
 import gym_corpus_third as corpus_third  # noqa: E402
 
@@ -92,7 +93,7 @@ def pristine_verdict(op: str, op_dir: Path, memo: dict[str, str]) -> str:
 def score(bug: corpus.GymBug, op_dir: Path, tmp: Path, cache: dict, check_verify: bool, ratio: bool,
           pristine: str = "PASS") -> Row:
     mod = corpus_fresh if bug in corpus_fresh.BUGS or bug in corpus_fourth.BUGS or bug in corpus_fifth.BUGS \
-        or bug in corpus_sixth.BUGS \
+        or bug in corpus_sixth.BUGS or bug in corpus_seventh.BUGS \
         else corpus
     d, stage, span = mod.materialize(bug, op_dir, tmp)
     row = Row(bug.id, bug.op, bug.kind, span)
@@ -142,11 +143,11 @@ def score(bug: corpus.GymBug, op_dir: Path, tmp: Path, cache: dict, check_verify
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--corpus", choices=("gym", "fresh", "third", "fourth", "fifth", "sixth", "both", "all"), default="gym",
+    ap.add_argument("--corpus", choices=("gym", "fresh", "third", "fourth", "fifth", "sixth", "seventh", "both", "all"), default="gym",
                     help="gym: tests/bisect/gym_corpus.py; fresh: tests/bisect/gym_corpus_fresh.py; third: "
                          "tests/bisect/gym_corpus_third.py; fourth: tests/bisect/gym_corpus_fourth.py; fifth: "
-                         "tests/bisect/gym_corpus_fifth.py (blind, s25); sixth: tests/bisect/gym_corpus_sixth.py (blind, s36); both: gym + "
-                         "fresh; all: the five")
+                         "tests/bisect/gym_corpus_fifth.py (blind, s25); sixth: tests/bisect/gym_corpus_sixth.py (blind, s36); seventh: "
+                         "tests/bisect/gym_corpus_seventh.py (blind, s37); both: gym + fresh; all: the seven")
     ap.add_argument("--only", nargs="*", default=[])
     ap.add_argument("--ops", nargs="*", default=[])
     ap.add_argument("--opdirs", default="", help="where imported op dirs are kept (reused; default: a temp dir)")
@@ -163,9 +164,10 @@ def main() -> int:
     opdirs = Path(args.opdirs) if args.opdirs else tmp / "ops"
     opdirs.mkdir(parents=True, exist_ok=True)
     pool = {"gym": corpus.BUGS, "fresh": corpus_fresh.BUGS, "third": corpus_third.BUGS, "fourth": corpus_fourth.BUGS, "fifth": corpus_fifth.BUGS, "sixth": corpus_sixth.BUGS,
+            "seventh": corpus_seventh.BUGS,
             "both": corpus.BUGS + corpus_fresh.BUGS,
             "all": corpus.BUGS + corpus_fresh.BUGS + corpus_third.BUGS + corpus_fourth.BUGS + corpus_fifth.BUGS
-            + corpus_sixth.BUGS}[args.corpus]
+            + corpus_sixth.BUGS + corpus_seventh.BUGS}[args.corpus]
     bugs = [b for b in pool if (not args.only or b.id in args.only) and (not args.ops or b.op in args.ops)]
     cache: dict = {}
     memo: dict[str, str] = {}

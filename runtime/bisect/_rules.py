@@ -1358,6 +1358,68 @@ def static_extent_source(source: str | None, error_line: int | None, message: st
     return None
 
 
+def _feeding(fn: ast.FunctionDef, names: Iterable[str], before: int) -> Iterator[ast.stmt]:
+    """The statements that feed ``names`` read at line ``before``, breadth first: like :func:`_upstream`, plus the
+    in-place writes into a name before that line (``pypto.assemble(v, offs, tmp)`` feeds ``tmp`` with ``v``)."""
+    writes = [(w[0], n) for n in ast.walk(fn) if isinstance(n, ast.stmt) for w in [_written_value(n)] if w is not None]
+    frontier = [(x, before) for x in sorted(names)]
+    seen: set[tuple[str, int]] = set()
+    while frontier:
+        name, line = frontier.pop(0)
+        if (name, line) in seen or len(seen) > 200:
+            continue
+        seen.add((name, line))
+        a = _last_assignment(fn, name, line)
+        if a is not None:
+            yield a
+            frontier.extend((x, a.lineno) for x in sorted(_names(a.value)))
+        for dst, st in writes:
+            if dst == name and st.lineno < line and (a is None or st.lineno > a.lineno):
+                yield st
+                value = _written_value(st)
+                if value is not None:
+                    frontier.extend((x, st.lineno) for x in sorted(_names(value[1])))
+
+
+def static_poison_bound_source(source: str | None, error_line: int | None, message: str) -> tuple[int, str] | None:
+    """For a kernel that raised because a write carried padding into an output ("poisoned element(s): data from
+    outside a valid_shape"): the line computing the one tail bound (``t_valid = (t - t_idx).min(tile_t)``) that
+    every ``valid_shape`` upstream of the written value takes, and why - the valid part was declared smaller than
+    the data the write carries (``(t - t_idx - 1).min(tile_t)``: one row short), the write only carries it on. None
+    when no such bound, or more than one, feeds the write."""
+    if not source or error_line is None or "poisoned element" not in (message or ""):
+        return None
+    got = _failing_statement(source, error_line)
+    if got is None:
+        return None
+    fn, _stmts, start = got
+    w = _written_value(start)
+    if w is None:
+        return None
+    bounds: dict[int, str] = {}
+    for st in _feeding(fn, _names(w[1]), start.lineno):
+        for call in ast.walk(st):
+            if not isinstance(call, ast.Call):
+                continue
+            vs = next((k.value for k in call.keywords if k.arg == "valid_shape"), None)
+            if not isinstance(vs, ast.List | ast.Tuple):
+                continue
+            for elt in vs.elts:
+                if not isinstance(elt, ast.Name):
+                    continue
+                a = _last_assignment(fn, elt.id, call.lineno)
+                if a is not None and isinstance(a.value, ast.Call) and isinstance(a.value.func, ast.Attribute) \
+                        and a.value.func.attr == "min":
+                    bounds[a.lineno] = elt.id
+    if len(bounds) != 1:
+        return None
+    line, name = next(iter(bounds.items()))
+    return line, (f"the kernel raised at line {error_line}: the write carries padding into an output "
+                  f"({message.strip()[:100]}); every valid_shape upstream of the value written takes the tail bound "
+                  f"{name!r}, computed at line {line}: the valid part is declared smaller than the data written "
+                  "(the write only carries it on)")
+
+
 _VALID_EXTENT_RE = re.compile(r"valid extent (\d+) > view shape (\d+) on axis (\d+)")
 
 

@@ -114,11 +114,88 @@ def _argument_line(tree: ast.AST, kernel: ast.FunctionDef, param: str) -> int | 
     return None
 
 
+def _applied_name(fn: ast.FunctionDef, line: int, op: str) -> str | None:
+    """The bare name the one ``op`` on ``line`` of ``fn`` applies as its constant operand: the second argument of
+    ``pypto.add(x, eps)``, or the right operand of ``x + eps`` (``mean_sq + eps``); None when that is not one name."""
+    binop = {"add": ast.Add, "sub": ast.Sub, "mul": ast.Mult, "div": ast.Div}[op]
+    found: list[str | None] = []
+    for n in ast.walk(fn):
+        if getattr(n, "lineno", None) != line:
+            continue
+        if isinstance(n, ast.Call) and ast.unparse(n.func).rsplit(".", 1)[-1] == op and len(n.args) >= 2:
+            found.append(n.args[1].id if isinstance(n.args[1], ast.Name) else None)
+        elif isinstance(n, ast.BinOp) and isinstance(n.op, binop):
+            found.append(n.right.id if isinstance(n.right, ast.Name) else None)
+    return found[0] if len(found) == 1 else None
+
+
+def _call_argument(fn: ast.AST, callee: str, param: str, params: list[str], line: int) -> ast.expr | None:
+    """The expression a call of ``callee`` on ``line`` inside ``fn`` passes for its parameter ``param``."""
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Call) and getattr(n, "lineno", None) == line \
+                and ast.unparse(n.func).rsplit(".", 1)[-1] == callee:
+            for kw in n.keywords:
+                if kw.arg == param:
+                    return kw.value
+            i = params.index(param)
+            return n.args[i] if i < len(n.args) else None
+    return None
+
+
+def _attribute_source(tree: ast.Module, culprit: Rec, kernels: set[str], call_site: int | None,
+                      ) -> tuple[ast.FunctionDef, int, str, str, str] | None:
+    """A constant the culprit op applies that the kernel reads from an attribute of a non-tensor kernel parameter
+    (``eps = config.eps``, passed on to a helper ``rms_norm_core(x_slice, eps, C)`` whose ``mean_sq + eps`` is the
+    culprit): (the kernel, the line of the kernel's ``name = param.attr``, the local, the parameter, the attribute).
+    Followed through one helper call (``call_site``) from the helper's parameter to the kernel's argument."""
+    assert culprit.line is not None
+    fn = next((f for f in ast.walk(tree) if isinstance(f, ast.FunctionDef)
+               and f.lineno <= culprit.line <= (f.end_lineno or 0)
+               and not any(isinstance(g, ast.FunctionDef) and g is not f and g.lineno <= culprit.line
+                           <= (g.end_lineno or 0) for g in ast.walk(f))), None)
+    if fn is None:
+        return None
+    name = _applied_name(fn, culprit.line, culprit.op)
+    if name is None:
+        return None
+    kdef = fn if fn.name in kernels else None
+    if kdef is None:
+        params = [a.arg for a in fn.args.args]
+        if call_site is None or name not in params or any(
+                isinstance(s, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in s.targets)
+                for s in ast.walk(fn)):
+            return None
+        kdef = _kernel_def(tree, call_site, kernels)
+        if kdef is None:
+            return None
+        arg = _call_argument(kdef, fn.name, name, params, call_site)
+        if not isinstance(arg, ast.Name):
+            return None
+        name, line = arg.id, call_site
+    else:
+        line = culprit.line
+    assigned = [s for s in ast.walk(kdef) if isinstance(s, ast.Assign) and s.lineno < line and len(s.targets) == 1
+                and isinstance(s.targets[0], ast.Name) and s.targets[0].id == name]
+    if len(assigned) != 1:
+        return None
+    value = assigned[0].value
+    holders = {a.arg for a in kdef.args.args if not _is_tensor_param(a)}
+    if not (isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id in holders):
+        return None
+    return kdef, assigned[0].lineno, name, value.value.id, value.attr
+
+
 def wrapper_scalar(an: Analyzer, culprit: Rec | None, source: str, kernels: set[str],
                    replayer: Callable[[Callable[[Any, Any, tuple, int], None]], None],
-                   ) -> tuple[int, str] | None:
+                   call_site: int | None = None) -> tuple[int, str] | None:
     """The wrapper line that computes a scalar argument the culprit op applies, when the golden is that op with
-    another constant (see the module docstring); with why. None when the evidence is not there."""
+    another constant (see the module docstring); with why. None when the evidence is not there.
+
+    Also a constant the kernel reads from an attribute of a configuration parameter (``eps = config.eps``; the op
+    may sit in a helper the kernel calls, ``call_site``): when the local is named like the attribute, the object the
+    wrapper built holds the wrong number - the wrapper line building it is named (``RMSNormConfig(x.shape[1], eps)``
+    fills ``eps`` positionally with the channel count); when it is not (``eps = config.num_features``), the kernel
+    read the wrong attribute - that kernel line is named (s37 seventh corpus, s36's ``rms_eps_attr``)."""
     if culprit is None or culprit.op not in _OPS or culprit.line is None or culprit.seq < 0:
         return None
     try:
@@ -126,10 +203,9 @@ def wrapper_scalar(an: Analyzer, culprit: Rec | None, source: str, kernels: set[
     except (SyntaxError, ValueError):
         return None
     kdef = _kernel_def(tree, culprit.line, kernels)
-    if kdef is None:
-        return None
-    param = _scalar_param(kdef, culprit.line, culprit.op)
-    if param is None:
+    param = _scalar_param(kdef, culprit.line, culprit.op) if kdef is not None else None
+    attr = _attribute_source(tree, culprit, kernels, call_site) if param is None else None
+    if param is None and attr is None:
         return None
     ops = [p for p in an.operand_recs(culprit) if p.shape is not None]
     if len(ops) != 1 or an.status.get(ops[0].seq) not in GOOD or ops[0].seq not in an.matched:
@@ -159,6 +235,20 @@ def wrapper_scalar(an: Analyzer, culprit: Rec | None, source: str, kernels: set[
     c_kernel = _constant(culprit.op, x, value, atol, rtol)
     if c_golden is None or c_kernel is None or np.isclose(c_golden, c_kernel, rtol=1e-3, atol=0.0):
         return None
+    if attr is not None:
+        kdef, at, local, holder, field = attr
+        if local != field:
+            return at, (f"{culprit.where()} applies {local!r} = {c_kernel:.6g} to a value that matches golden "
+                        f"{g_in!r}; the golden {ref_out[0]!r} is the same {culprit.op} with {c_golden:.6g}. The "
+                        f"kernel reads {local!r} from {holder}.{field} at line {at}: the wrong attribute")
+        line = _argument_line(tree, kdef, holder)
+        if line is None:
+            return None
+        return line, (f"{culprit.where()} applies {local!r} = {c_kernel:.6g} to a value that matches golden "
+                      f"{g_in!r}; the golden {ref_out[0]!r} is the same {culprit.op} with {c_golden:.6g}. The kernel "
+                      f"reads it from {holder}.{field} (line {at}), which holds the wrong number: the wrapper builds "
+                      f"{holder!r} at line {line}")
+    assert kdef is not None and param is not None
     line = _argument_line(tree, kdef, param)
     if line is None:
         return None

@@ -33,6 +33,7 @@ from runtime.bisect._rules import (
     static_dtype_source,
     static_extent_source,
     static_missing_cast,
+    static_poison_bound_source,
     static_shape_source,
     static_unwritten_source,
     static_valid_bound_source,
@@ -899,7 +900,8 @@ def _one_case(op: Any, stage: Path, case: Any, *, emulator: str, timeout: float,
                 golden = an.g
         # a scalar the wrapper computed wrong: the named op is right, the number it was given is not
         scalar = wrapper_scalar(an, res.culprit, source, {c.kernel for c in run.calls},
-                                lambda hook: replay_hooked(run.calls, inputs, hook)) \
+                                lambda hook: replay_hooked(run.calls, inputs, hook),
+                                res.call_sites.get(res.culprit.seq) if res.culprit is not None else None) \
             if res.culprit is not None and not all(o.all_close for o in outputs) else None
         returned = [c for c in cps if _returned(rep.final.get(c), got)]
         if returned:
@@ -978,7 +980,8 @@ def _one_case(op: Any, stage: Path, case: Any, *, emulator: str, timeout: float,
                 or static_unwritten_source("\n".join(lines), err["line"], msg) \
                 or static_consumed_source("\n".join(lines), err["line"], msg) \
                 or static_extent_source("\n".join(lines), err["line"], msg) \
-                or static_valid_bound_source("\n".join(lines), err["line"], msg)
+                or static_valid_bound_source("\n".join(lines), err["line"], msg) \
+                or static_poison_bound_source("\n".join(lines), err["line"], msg)
             if dtyped is not None:
                 evidence.append(dtyped[1])
                 culprit = OpFinding(file=stage.name, line=dtyped[0], code=lines[dtyped[0] - 1].strip(),
