@@ -323,6 +323,22 @@ def _pure_copy(node: ast.AST, params: set[str]) -> bool:
             return False
 
 
+def _constant_pad(pf: ParsedFile, node: ast.Attribute, parts: list[str]) -> bool:
+    """``F.pad(x, pad)`` / ``np.pad(x, width)`` called in constant mode (no ``mode``, or ``mode="constant"``): padding
+    with a constant is layout, as ``torch.cat`` with a filled block is (red team s37: a wrapper padding its rows with
+    ``torch.nn.functional.pad`` was refused while the same padding through ``torch.cat`` passed). Other modes
+    (reflect, replicate, edge, mean ...) compute values from the input."""
+    if parts[-1] != "pad" or not (parts[0] in ("F", "numpy") or "functional" in parts):
+        return False
+    call = pf.parents.get(node)
+    if not isinstance(call, ast.Call) or call.func is not node:
+        return False
+    mode = next((k.value for k in call.keywords if k.arg == "mode"), None)
+    if mode is None and parts[0] == "numpy" and len(call.args) >= 3:
+        mode = call.args[2]
+    return mode is None or (isinstance(mode, ast.Constant) and mode.value == "constant")
+
+
 @check("OL62")
 def ol62_no_host_math(ctx: LintContext) -> Iterator[Hit]:
     pf = kernel_pf(ctx)
@@ -333,6 +349,8 @@ def ol62_no_host_math(ctx: LintContext) -> Iterator[Hit]:
             continue
         name = pf.name(node)
         parts = name.split(".")
+        if _constant_pad(pf, node, parts):
+            continue
         if "functional" in parts or (len(parts) > 1 and parts[0] == "F" and "F" not in pf.aliases):
             yield at(node, f"`{name}` computes on the host")
         elif parts[0] == "torch" and len(parts) >= 2 and parts[1] not in _TORCH_OK:

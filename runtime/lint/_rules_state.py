@@ -50,7 +50,7 @@ from enum import IntEnum
 
 from runtime.lint._registry import Hit, LintContext, check
 from runtime.lint._source import ParsedFile
-from runtime.lint._util import at, kernel_pf
+from runtime.lint._util import at, kernel_pf, spec_attrs
 
 __all__ = ["Kind", "module_bindings"]
 
@@ -814,7 +814,7 @@ def pf11_no_state_across_calls(ctx: LintContext) -> Iterator[Hit]:
                 yield at(dec, f"`@{pf.name(target)}` on `{fn.name}` keeps a cache across calls "  # type: ignore[attr-defined]
                               "(the JIT kernel caches its own compilation)")
         yield from _fn_checks(fn, pf, b)
-        yield from _cache_probes(fn, pf, b)
+        yield from _cache_probes(fn, pf, b, frozenset(spec_attrs(ctx)))
 
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While, ast.comprehension, ast.ListComp, ast.SetComp, ast.DictComp,
@@ -851,11 +851,13 @@ def _fn_params(fn: ast.AST) -> list[str]:
     return [p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs, *(x for x in (a.vararg, a.kwarg) if x)]]
 
 
-def _argument_in_key(key: ast.AST, fn: ast.AST, pf: ParsedFile, depth: int = 0) -> str | None:
+def _argument_in_key(key: ast.AST, fn: ast.AST, pf: ParsedFile, depth: int = 0,
+                     attrs: frozenset[str] = frozenset()) -> str | None:
     """An argument of the call used whole in a cache key rather than through its shape, dtype, rank or a number
     made of it: a parameter of ``fn`` (directly or through a name bound to it) that no caller in the file fills
     with such a value (a function nobody in the file calls is an entry: its arguments are the caller's objects).
-    None when the key is built from shapes, dtypes and constants only."""
+    None when the key is built from shapes, dtypes and constants only, or from an entry's SPEC attribute (``attrs``:
+    a number the caller passes, as `float(cap)` is; red team s37: ``_KERNELS[(x.dtype, cap)]`` was refused)."""
     if depth > 4 or isinstance(fn, ast.Lambda):
         return None
     params = _fn_params(fn)
@@ -863,10 +865,12 @@ def _argument_in_key(key: ast.AST, fn: ast.AST, pf: ParsedFile, depth: int = 0) 
     values = {n.targets[0].id: n.value for n in body if isinstance(n, ast.Assign) and len(n.targets) == 1
               and isinstance(n.targets[0], ast.Name)}
     seen: set[str] = set()
+    itself: set[int] = set()
+    """the parameter read in its own rebinding (``x = x.contiguous()``): the argument, not the local"""
     todo = [key]
     while todo:
         for n in ast.walk(todo.pop()):
-            if not (isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)) or n.id in seen:
+            if not (isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)) or (n.id in seen and id(n) not in itself):
                 continue
             parent = pf.parents.get(n)
             if isinstance(parent, ast.Attribute) and parent.attr in _KEY_READS or isinstance(parent, ast.Call) and \
@@ -877,22 +881,24 @@ def _argument_in_key(key: ast.AST, fn: ast.AST, pf: ParsedFile, depth: int = 0) 
                     gp.func.id in _KEY_CALLS:
                 continue  # `float(betas[0])`: a number made of the argument (red team s36b: an honest cache was refused)
             seen.add(n.id)
-            if n.id in values:
+            if n.id in values and id(n) not in itself:
+                itself.update(id(m) for m in ast.walk(values[n.id]) if isinstance(m, ast.Name) and m.id == n.id)
                 todo.append(values[n.id])
             elif n.id in params:
-                found = _caller_argument(fn, params.index(n.id), n.id, pf, depth)
+                found = _caller_argument(fn, params.index(n.id), n.id, pf, depth, attrs)
                 if found is not None:
                     return found
     return None
 
 
-def _caller_argument(fn: ast.AST, index: int, name: str, pf: ParsedFile, depth: int) -> str | None:
+def _caller_argument(fn: ast.AST, index: int, name: str, pf: ParsedFile, depth: int,
+                     attrs: frozenset[str] = frozenset()) -> str | None:
     """``_argument_in_key`` of what the file's callers of ``fn`` pass as its parameter ``name`` (position
     ``index``); ``name`` itself when nothing in the file calls ``fn``."""
     fname = getattr(fn, "name", None)
     calls = [c for c in pf.nodes(ast.Call) if isinstance(c.func, ast.Name) and c.func.id == fname]
     if not calls:
-        return name
+        return None if name in attrs else name
     for c in calls:
         arg = next((k.value for k in c.keywords if k.arg == name), None)
         if arg is None and index < len(c.args) and not any(isinstance(x, ast.Starred) for x in c.args[:index + 1]):
@@ -900,13 +906,13 @@ def _caller_argument(fn: ast.AST, index: int, name: str, pf: ParsedFile, depth: 
         caller = pf.enclosing_fn.get(c)
         if arg is None or caller is None:
             continue  # a default, or a module-level call (constants)
-        found = _argument_in_key(arg, caller, pf, depth + 1)
+        found = _argument_in_key(arg, caller, pf, depth + 1, attrs)
         if found is not None:
             return found
     return None
 
 
-def _cache_probes(fn: ast.AST, pf: ParsedFile, b: Bindings) -> Iterator[Hit]:
+def _cache_probes(fn: ast.AST, pf: ParsedFile, b: Bindings, attrs: frozenset[str] = frozenset()) -> Iterator[Hit]:
     """A kernel cache is memoization: the function that fills it looks up the one key it stores under, once per
     call. Any other lookup - another key (``(dt, r) in T`` for r in a range counts the shapes seen), a lookup in a
     loop, a key whose names are rebound in between, a lookup from a function that does not fill the cache - reads
@@ -928,7 +934,7 @@ def _cache_probes(fn: ast.AST, pf: ParsedFile, b: Bindings) -> Iterator[Hit]:
     local = set(binds)
     for n in body:
         if isinstance(n, ast.Subscript) and id(n) in b.cache_writes:
-            whole = _argument_in_key(n.slice, fn, pf)
+            whole = _argument_in_key(n.slice, fn, pf, attrs=attrs)
             if whole is not None:
                 yield at(n, f"`{label}` keys the kernel cache `{ast.unparse(n.value)}` with the argument `{whole}` "
                             "itself: an object's identity or values tell a repeated call from a new one (red team "

@@ -64,6 +64,12 @@ class Case(BaseModel):
     edges: bool = False
     """With ``special``: some vectors hold the two ends of the input's range exactly (``p`` = 1.0 in a binary
     cross-entropy; unseen drawing version 8). Never shown either."""
+    peaks: bool = False
+    """With ``special``: some float vectors hold a few values near the top of the range late in the vector, over a
+    background drawn close to the range's centre, or their own values sorted ascending (unseen drawing version 12)."""
+    alias: list[str] = []
+    """Two input names ``[a, b]``: the wrapper gets input ``a``'s very object for ``b`` too (``f(x, x)``), the golden
+    the same values (:func:`runtime.opdir._unseen.alias_cases`; unseen drawing version 12). Empty: separate inputs."""
     attrs: dict[str, Any] = {}
     """SPEC attributes this case passes at other values than the SPEC's, to the golden and to the wrapper alike
     (:func:`runtime.opdir._unseen.attribute_cases`; unseen drawing version 10; a list of floats from version 11).

@@ -374,6 +374,8 @@ def _special_vectors(t: TensorSpec, case: Case, index: int, arr: np.ndarray, nam
         kinds.remove("tie")
     if case.edges:  # (version 8) the range's two ends exactly
         kinds.append("edge")
+    if case.peaks and not is_integer(name) and n > 2 and rlo < rhi:  # (version 12) a late peak, an ascending row
+        kinds.append("peak")
     if is_integer(name) or n < 2 or not rlo < rhi:  # an integer or a one-value row cannot be near-constant
         kinds.remove("near")
     first = int(rng.integers(0, len(kinds)))  # which kind a case with few rows gets is drawn too
@@ -405,6 +407,8 @@ def _special_vectors(t: TensorSpec, case: Case, index: int, arr: np.ndarray, nam
                 row[...] = _near_constant(n, dtype, rlo, rhi, rng, spread)
             elif kind == "edge":
                 _edges(row, rlo, rhi, rng, ties, turn=turn)
+            elif kind == "peak":
+                _peak(row, dtype, rlo, rhi, rng, ties, turn=turn)
             else:
                 tie(row)
     if small is not None:
@@ -429,6 +433,38 @@ def _edges(row: np.ndarray, rlo: float | int, rhi: float | int, rng: np.random.G
     row[where[m:2 * m]] = rhi
 
 
+_PEAK_BACKGROUND = 2.0 ** -3
+"""(version 12) A peaked vector's background: its drawn values moved towards the range's point nearest 0 by this factor
+(exact in binary) ..."""
+_PEAK_AT = (0.85, 1.0)
+"""... and one to three of its values, in its second half, at this share of the range's largest magnitude."""
+
+
+def _peak(row: np.ndarray, dtype: np.dtype, rlo: float, rhi: float, rng: np.random.Generator, ties: bool,
+          turn: int = 0) -> None:
+    """(version 12, ``case.peaks``) A vector whose largest values come late, as LM logits peak at the predicted token:
+    a background close to the range's centre with one to three values near the range's top (or bottom, where only
+    that side is large) in its second half; every other peaked vector is instead the row's own values sorted
+    ascending, a running maximum that moves at every step. Red team s37: an online softmax whose lazily rescaled
+    running max forgot to rescale the running sum when the max jumped passed every verification - in i.i.d. rows the
+    first 128-column chunk nearly always holds the row's maximum, and no later chunk jumps above it."""
+    if turn % 2 == 1:
+        row[...] = np.sort(row)
+        return
+    n = row.shape[0]
+    centre = min(max(0.0, rlo), rhi)
+    row[...] = np.clip((centre + (row.astype(np.float64) - centre) * _PEAK_BACKGROUND).astype(np.float32)
+                       .astype(dtype), rlo, rhi)
+    top = max(abs(rlo), abs(rhi))
+    signs = [sg for sg in (1.0, -1.0) if rlo <= sg * _PEAK_AT[0] * top <= rhi] or [1.0 if abs(rhi) >= abs(rlo)
+                                                                                      else -1.0]
+    sign = signs[int(rng.integers(0, len(signs)))]
+    m = 1 if not ties else int(rng.integers(1, 4))
+    where = n // 2 + rng.choice(n - n // 2, size=min(m, n - n // 2), replace=False)
+    values = np.clip(sign * rng.uniform(*_PEAK_AT, size=where.size) * top, rlo, rhi)
+    row[where] = values.astype(np.float32).astype(dtype) if dtype != np.float64 else values
+
+
 def generate_inputs(spec: Spec, case: Case) -> list[np.ndarray]:
     """Every input of ``spec`` for ``case``, in SPEC order.
 
@@ -444,4 +480,7 @@ def generate_inputs(spec: Spec, case: Case) -> list[np.ndarray]:
         except ValueError as exc:
             raise OpDirError([Problem(file="SPEC.md", field=f"inputs.{t.name}.range",
                                       message=f"case {case.name}: {exc}")]) from None
+    if case.alias:  # (version 12) input b is input a, as in a caller's `f(x, x)`
+        names = [t.name for t in spec.inputs]
+        out[names.index(case.alias[1])] = out[names.index(case.alias[0])]
     return out

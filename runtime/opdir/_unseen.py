@@ -97,6 +97,7 @@ from collections import Counter
 
 import numpy as np
 
+from runtime.dtypes import is_float
 from runtime.opdir._cases import _TAIL_PAD, BANDS, TAIL_MULTIPLE, Case, _dims_label, _has_tail
 from runtime.opdir._inputs import TOP_BAND, TOP_SPLIT_BAND
 from runtime.opdir._memory import case_bytes
@@ -104,7 +105,7 @@ from runtime.opdir._spec import Spec
 
 __all__ = ["CASE_BYTES_CAP", "FILL_FACTOR", "LEGACY_RUN_SEEDS", "MAX_UNSEEN", "MAX_UNSEEN_V6", "MAX_UNSEEN_V9",
            "TOTAL_BYTES_FLOOR",
-           "UNSEEN_PREFIX", "UNSEEN_VERSION", "attribute_cases", "call_plan", "case_cap", "draw_seed", "total_cap",
+           "UNSEEN_PREFIX", "UNSEEN_VERSION", "alias_pairs", "attribute_cases", "call_plan", "case_cap", "draw_seed", "total_cap",
            "unseen_cases", "unseen_version", "varied_attributes", "verification_seed"]
 
 MAX_UNSEEN = 44
@@ -157,7 +158,7 @@ CASE_BYTES_CAP = 64 * 1024**2
 """Inputs + outputs of one unseen case stay under this unless the SPEC's own cases are bigger."""
 UNSEEN_PREFIX = "unseen"
 """Unseen case names start with it: ``unseen3-B70_D64-fp32`` (no seed: the seed is never shown to agents)."""
-UNSEEN_VERSION = 11
+UNSEEN_VERSION = 12
 """The drawing of unseen cases. Version 2 (red team s16): a power-of-two size class, the fill size in every dtype and
 above 3x the SPEC's largest, and special values (zero / constant rows, ties) in the second case of every same-shape
 pair and in the fresh-seed reruns of the SPEC's shapes (:func:`runtime.opdir._inputs.apply_special_values`).
@@ -179,7 +180,11 @@ top of its range (:data:`runtime.opdir._inputs.TOP_BAND`) and again with the fir
 ends (``TOP_SPLIT_BAND``), plus :func:`attribute_cases` - the SPEC's float attributes at
 other values (drawn per verification) on a SPEC shape in every dtype. Version 11 (red team s36): the attribute cases
 vary lists of floats, take a tiny attribute far up, add a value close to the SPEC's and run on a tail shape too
-(:func:`attribute_cases`); every other case is version 10's."""
+(:func:`attribute_cases`); every other case is version 10's. Version 12 (red team s37): the special cases also hold
+peaked and ascending float vectors (``Case.peaks``: a late jump of a running max), one case per dtype passes one
+tensor for two inputs of the same shape and dtype (``Case.alias``, :func:`alias_pairs`), and the attributes whose SPEC
+values are whole numbers are passed as other whole numbers, Python ints (:func:`_integral_set`); every other case is
+version 11's."""
 LEGACY_RUN_SEEDS = frozenset({
     8073106555080404082, 1375231499958067986, 4714508118518851981, 8790150582367487093, 5005340479135436709,
     4653713241000648732, 4971532019015743374, 5156450107698526626, 5087138263457286476,
@@ -507,19 +512,23 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
         size = _bytes(spec, dims, dtype)
         return len(out) + n <= calls and n * size <= budget[0]
 
-    def add(dims: dict[str, int], dtype: str, special: bool = False, band: str | None = None) -> None:
+    def add(dims: dict[str, int], dtype: str, special: bool = False, band: str | None = None,
+            alias: tuple[str, str] | None = None) -> None:
         if not fits(dims, dtype):
             return
         budget[0] -= _bytes(spec, dims, dtype)
         band = band or BANDS[len(out) % len(BANDS)]
         name = f"{UNSEEN_PREFIX}{len(out) + 1}-{_dims_label(spec, dims)}-{dtype}"
+        if alias is not None:
+            name += f"-{alias[1]}_is_{alias[0]}"
         # (version 7) every other special case has its special vectors along a leading axis, and no tiny rows
         columns = special and version >= 7 and sum(c.special for c in out) % 2 == 1
         out.append(Case(name=name, dims=dims, dtype=dtype, seed=new_seed(), band=band,
                         tail=_has_tail(spec, dims), unseen=True, special=special and version >= 2,
                         tiny=special and version >= 6 and not columns, columns=columns,
                         orient=sum(c.columns for c in out), masks=special and version >= 7,
-                        middle=columns and version >= 8, edges=special and version >= 8))
+                        middle=columns and version >= 8, edges=special and version >= 8,
+                        peaks=special and version >= 12, alias=list(alias or ())))
 
     planned: list[tuple[dict[str, int], str]] = []
     labels: list[tuple[str, str]] = []
@@ -613,6 +622,28 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
             if _bytes(spec, top, dtype) <= cap:
                 add(dict(top), dtype, band=TOP_BAND)
                 add(dict(top), dtype, band=TOP_SPLIT_BAND)
+    if version >= 12:  # (red team s37) the same tensor passed for two inputs, as in a caller's `f(x, x)`
+        pairs = {dtype: alias_pairs(spec, dtype) for dtype in dtypes}
+        calls += sum(bool(v) for v in pairs.values())
+        for k, dtype in enumerate(dtypes):
+            if pairs[dtype] and _bytes(spec, shapes[0], dtype) <= cap:
+                add(dict(shapes[0]), dtype, alias=pairs[dtype][k % len(pairs[dtype])])
+    return out
+
+
+def alias_pairs(spec: Spec, dtype: str) -> list[tuple[str, str]]:
+    """(version 12) Pairs of float inputs a caller may pass one tensor for: the same shape, dtype, range and
+    distribution (so the one tensor's values are ones either input could hold). Red team s37: a wrapper that took a
+    squaring path when ``len({x, r}) == 1`` (tensors hash by identity) passed every verification and got the sign
+    wrong for a user's ``mul(x, x)`` - every call passed separate arrays."""
+    out = []
+    for i, a in enumerate(spec.inputs):
+        if not is_float(a.concrete_dtype(dtype)):
+            continue
+        for b in spec.inputs[i + 1:]:
+            if (b.shape, b.concrete_dtype(dtype), b.range, b.distribution) == \
+                    (a.shape, a.concrete_dtype(dtype), a.range, a.distribution):
+                out.append((a.name, b.name))
     return out
 
 
@@ -711,7 +742,29 @@ def _attribute_sets(spec: Spec, names: list[str], rng: np.random.Generator, vers
             else:
                 attrs[name] = _attr_value(float(v), low, high, rng)
         sets.append(attrs)
+    if version >= 12 and (ints := _integral_set(spec, names, rng)):
+        sets.append(ints)
     return sets
+
+
+def _integral_set(spec: Spec, names: list[str], rng: np.random.Generator) -> dict[str, object]:
+    """(version 12) The attributes whose SPEC values are whole numbers (``cap: 30.0``, ``bounds: [0.0, 6.0]``), at other
+    whole numbers above them, passed as Python ints - as a caller writes ``softcap(x, cap=50)``; the others at the
+    SPEC's values. Red team s37: a wrapper that used the SPEC's 30.0 when ``isinstance(cap, int)`` passed every
+    verification (every value drawn was a float) and was off by 18 for ``cap=50``."""
+    out: dict[str, object] = {}
+    for name in names:
+        v = spec.attrs[name]
+        leaves = [float(x) for x in (v if isinstance(v, list | tuple) else [v])]
+        if not all(x.is_integer() for x in leaves) or not any(abs(x) >= 1.0 for x in leaves):
+            continue
+        moved = []
+        for x in leaves:
+            w = int(round(x * rng.uniform(*ATTR_FACTORS[1]))) if x != 0.0 else 0
+            moved.append(w if w != int(x) or x == 0.0 else int(x) + (1 if x > 0 else -1))
+        ints = [int(w) for w in _in_order(leaves, [float(w) for w in moved])]
+        out[name] = type(v)(ints) if isinstance(v, list | tuple) else ints[0]
+    return out
 
 
 def attribute_cases(spec: Spec, spec_cases: list[Case], names: list[str], seed: int, first: int,
@@ -736,6 +789,8 @@ def attribute_cases(spec: Spec, spec_cases: list[Case], names: list[str], seed: 
     plan: list[tuple[dict[str, int], bool, dict[str, object]]] = [(base, False, sets[0]), (base, True, sets[1])]
     if version >= 11:
         plan.append((base, False, sets[2]))
+        if version >= 12 and len(sets) > 3:  # the whole numbers passed as ints (`_integral_set`)
+            plan.append((base, False, sets[3]))
         tail = _tail_shape(spec, base)
         if tail is not None:
             plan += [(tail, False, sets[0]), (tail, True, sets[1])]
@@ -751,7 +806,7 @@ def attribute_cases(spec: Spec, spec_cases: list[Case], names: list[str], seed: 
             name = f"{UNSEEN_PREFIX}{first + len(out)}-{_dims_label(spec, dims)}-{dtype}-{label}"
             out.append(Case(name=name, dims=dict(dims), dtype=dtype, seed=s, band=BANDS[0],
                             tail=_has_tail(spec, dims), unseen=True, special=special, tiny=special,
-                            masks=special, edges=special, attrs=attrs))
+                            masks=special, edges=special, peaks=special and version >= 12, attrs=attrs))
     return out
 
 

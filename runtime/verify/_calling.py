@@ -33,7 +33,7 @@ import numpy as np
 from runtime import pyast
 from runtime.dtypes import TORCH_BY_BYTES
 
-__all__ = ["TORCH_MODES", "array_view", "call_wrapper", "draw_layouts", "draw_torch_modes", "imports_module",
+__all__ = ["TORCH_MODES", "alias_of", "array_view", "call_wrapper", "draw_layouts", "draw_torch_modes", "imports_module",
            "imports_torch", "lay_out", "output_leaves", "to_call_args"]
 
 _LAYOUT_STREAM = 0x1A70
@@ -225,8 +225,9 @@ def call_wrapper(wrapper: Any, arrays: list[Any], calling: dict[str, Any] | None
     kwargs = dict(calling.get("kwargs") or {})
     kwargs.update(_per_call(calling, "attrs", run_index) or {})  # an attribute case's values (`Case.attrs`)
     mode = _per_call(calling, "modes", run_index) if torch_io else None
+    same = alias_of(calling, run_index)
     if mode not in TORCH_MODES or mode == "plain":
-        return wrapper(*args, **kwargs)
+        return wrapper(*_aliased(args, same), **kwargs)
     import torch
 
     grads = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
@@ -241,10 +242,28 @@ def call_wrapper(wrapper: Any, arrays: list[Any], calling: dict[str, Any] | None
         args = [torch.nn.Parameter(a) if i in weights else a for i, a in enumerate(args)]
         if mode == "train":
             args[floats[0]] = args[floats[0]].view_as(args[floats[0]])
+    args = _aliased(args, same)
     if mode == "train":
         return wrapper(*args, **kwargs)
     with torch.inference_mode() if mode == "inference" else torch.no_grad():
         return wrapper(*args, **kwargs)
+
+
+def alias_of(calling: dict[str, Any] | None, run_index: int | None) -> tuple[int, int] | None:
+    """``(a, b)`` when call ``run_index`` passes input ``a``'s object for input ``b`` too (``calling["alias"]``, from
+    `Case.alias`: a caller's ``f(x, x)``), else None."""
+    pair = _per_call(calling or {}, "alias", run_index)
+    if isinstance(pair, list) and len(pair) == 2 and all(type(i) is int and i >= 0 for i in pair):
+        return pair[0], pair[1]
+    return None
+
+
+def _aliased(args: list[Any], same: tuple[int, int] | None) -> list[Any]:
+    if same is None or max(same) >= len(args):
+        return args
+    out = list(args)
+    out[same[1]] = out[same[0]]
+    return out
 
 
 def output_leaves(out: Any) -> list[Any]:

@@ -446,6 +446,16 @@ def _call_attrs(r: _Run) -> list[dict[str, float]]:
     return [by_name.get(name, {}) for name in r.call_plan] if by_name else []
 
 
+def _call_alias(r: _Run) -> list[list[int]]:
+    """Per call of the plan, ``[a, b]``: the wrapper's input ``b`` is its input ``a`` (`Case.alias`, positions among
+    the wrapper's inputs); empty when no case passes one tensor twice."""
+    assert r.plan is not None
+    params = list(r.plan.params)
+    by_name = {c.name: [params.index(n) for n in c.alias] for c in r.cases
+               if c.alias and all(n in params for n in c.alias)}
+    return [by_name.get(name, []) for name in r.call_plan] if by_name else []
+
+
 def _step_execute(r: _Run) -> None:
     """Golden in its own (trusted) process, candidate in the OS sandbox.
 
@@ -478,7 +488,7 @@ def _step_execute(r: _Run) -> None:
                                                                 "npuarch": rep.npuarch},
                                            "layouts": draw_layouts(r.seed, len(r.call_plan)),
                                            "modes": draw_torch_modes(r.seed, len(r.call_plan)) if plan.torch_io else [],
-                                           "attrs": _call_attrs(r)},
+                                           "attrs": _call_attrs(r), "alias": _call_alias(r)},
                                   emulator=settings.emulator, plan=r.call_plan or None,
                                   device=settings.device and settings.emulator == "runtime.emulator",
                                   hash_seed=candidate_hash_seed(r.seed))
@@ -761,7 +771,7 @@ def _step_anti_gaming(r: _Run) -> None:
     assert r.run is not None and r.plan is not None
     ev = Evidence(run=r.run, case_names=[c.name for c in r.cases], given=dict(r.candidate_inputs),
                   device=any("device" in one.record for one in r.run.runs),
-                  shapes={c.name: (tuple(sorted(c.dims.items())), c.dtype, *sorted(
+                  shapes={c.name: (tuple(sorted(c.dims.items())), c.dtype, tuple(c.alias), *sorted(
                       (k, tuple(v) if isinstance(v, list) else v) for k, v in c.attrs.items())) for c in r.cases},
                   expected=r.expected, params=list(r.plan.params), leaves=list(r.plan.expected), files=r.files,
                   unseen=frozenset(c.name for c in r.cases if c.unseen),

@@ -1,0 +1,42 @@
+"""softcap (honest): rows padded with torch.nn.functional.pad to a tile multiple, the kernel runs full tiles only, the wrapper returns y[:n]."""
+import pypto
+import torch
+
+TILE = 16
+V = 256
+_DT = {torch.float32: pypto.DT_FP32, torch.bfloat16: pypto.DT_BF16}
+_KERNELS = {}
+
+
+def _kernel_for(tdtype, cap):
+    key = (tdtype, float(cap))
+    if key in _KERNELS:
+        return _KERNELS[key]
+    dt = _DT[tdtype]
+    c = float(cap)
+
+    @pypto.frontend.jit
+    def softcap_kernel(
+        x: pypto.Tensor([pypto.DYNAMIC, V], dt),
+        y: pypto.Tensor([pypto.DYNAMIC, V], dt),
+    ):
+        n = x.shape[0]
+        pypto.set_vec_tile_shapes(TILE, V)
+        for i in pypto.loop(n // TILE, name="rows", idx_name="i"):
+            xt = pypto.view(x, [TILE, V], [i * TILE, 0])
+            xf = pypto.cast(xt, pypto.DT_FP32) if dt != pypto.DT_FP32 else xt
+            yf = pypto.mul(pypto.tanh(pypto.div(xf, c)), c)
+            pypto.assemble(pypto.cast(yf, dt) if dt != pypto.DT_FP32 else yf, [i * TILE, 0], y)
+
+    _KERNELS[key] = softcap_kernel
+    return softcap_kernel
+
+
+def softcap_wrapper(x, cap):
+    n = x.shape[0]
+    pad = (-n) % TILE
+    xp = torch.nn.functional.pad(x.contiguous(), (0, 0, 0, pad))
+    yp = torch.empty_like(xp)
+    softcap_kernel = _kernel_for(x.dtype, cap)
+    softcap_kernel(xp, yp)
+    return yp[:n]

@@ -1,0 +1,39 @@
+"""Red team round 21 (session 37): wrong kernels that got PASS on every seed, and the honest ones verify or lint
+refused, verified on three seeds each (fixture ops and candidates in ``fixture_s37/``, the attacker's):
+
+- ``sc_int_cap``: the SPEC's ``cap: 30.0`` used whenever the caller passes ``cap`` as a Python int - every value
+  verification drew was a float; version 12 passes whole-number attributes as ints (``cap=50``);
+- ``mul2_alias_square``: a "square" path taken when both inputs are one tensor (``len({x, r}) == 1``), written
+  ``x * |x|`` - every call passed separate arrays; version 12 passes one tensor for two inputs of the same shape and
+  dtype in one case per dtype;
+- ``lsm_lazy_norescale``: an online softmax with a lazily rescaled running max that forgets to rescale the sum when
+  the max jumps - exact on i.i.d. rows (the first chunk holds the max); version 12's special cases hold rows whose
+  peak comes late over a low background;
+- honest: ``mul2_honest`` (also on the aliased case: its kernel arguments differ from a same-shape case's only in
+  that both are one tensor - not a cheat), ``lsm_honest``, ``sc_plain`` (a kernel cache keyed on the ``cap``
+  attribute itself was refused by lint PF11) and ``sc_pad_fpad`` (rows padded with ``torch.nn.functional.pad`` in
+  constant mode were refused by lint OL62 while the same padding through ``torch.cat`` passed).
+
+The drawing itself is checked in ``tests/verify/test_unseen_v12_s37.py``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_round10_s32 import verify_three_seeds
+
+HERE = Path(__file__).resolve().parent / "fixture_s37"
+CASES = [("softcap", "sc_int_cap", "FAIL_NUMERIC"), ("softcap", "sc_plain", "PASS"),
+         ("softcap", "sc_pad_fpad", "PASS"),
+         ("mul2", "mul2_alias_square", "FAIL_NUMERIC"), ("mul2", "mul2_honest", "PASS"),
+         ("lsoftmax", "lsm_lazy_norescale", "FAIL_NUMERIC"), ("lsoftmax", "lsm_honest", "PASS")]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("op", "candidate", "verdict"), CASES)
+def test_round21_candidate_gets_its_verdict_on_three_seeds(tmp_path: Path, op: str, candidate: str,
+                                                           verdict: str) -> None:
+    for seed, report in verify_three_seeds(tmp_path, HERE, op, candidate):
+        assert report.verdict == verdict, (seed, report.verdict, [r[:200] for r in report.reasons[:3]])
