@@ -862,8 +862,7 @@ def _argument_in_key(key: ast.AST, fn: ast.AST, pf: ParsedFile, depth: int = 0,
         return None
     params = _fn_params(fn)
     body = _body_nodes(fn, pf)
-    values = {n.targets[0].id: n.value for n in body if isinstance(n, ast.Assign) and len(n.targets) == 1
-              and isinstance(n.targets[0], ast.Name)}
+    values = _stored_values(body)
     seen: set[str] = set()
     itself: set[int] = set()
     """the parameter read in its own rebinding (``x = x.contiguous()``): the argument, not the local"""
@@ -882,13 +881,46 @@ def _argument_in_key(key: ast.AST, fn: ast.AST, pf: ParsedFile, depth: int = 0,
                 continue  # `float(betas[0])`: a number made of the argument (red team s36b: an honest cache was refused)
             seen.add(n.id)
             if n.id in values and id(n) not in itself:
-                itself.update(id(m) for m in ast.walk(values[n.id]) if isinstance(m, ast.Name) and m.id == n.id)
-                todo.append(values[n.id])
+                for v in values[n.id]:
+                    itself.update(id(m) for m in ast.walk(v) if isinstance(m, ast.Name) and m.id == n.id)
+                    todo.append(v)
             elif n.id in params:
-                found = _caller_argument(fn, params.index(n.id), n.id, pf, depth, attrs)
+                found = _caller_argument(fn, params.index(n.id), n.id, pf, depth, attrs if n.id not in values
+                                         else frozenset())
                 if found is not None:
                     return found
     return None
+
+
+def _stored_values(body: list[ast.AST]) -> dict[str, list[ast.AST]]:
+    """Every expression a name of a function body is bound from, in any form: ``a = e``, ``a, b = e1, e2`` (each its
+    own; ``a, b = f()``: both from the call), ``a: T = e``, ``a += e``, ``(a := e)``, ``for a in e``, ``with e as a``.
+    Red team s37b: ``cap, c = x, float(cap)`` hid the input tensor in a kernel cache's key - only single-name
+    assignments were followed."""
+    out: dict[str, list[ast.AST]] = {}
+
+    def bind(target: ast.AST, value: ast.AST) -> None:
+        if isinstance(target, ast.Name):
+            out.setdefault(target.id, []).append(value)
+        elif isinstance(target, ast.Starred):
+            bind(target.value, value)
+        elif isinstance(target, ast.Tuple | ast.List):
+            split = isinstance(value, ast.Tuple | ast.List) and len(value.elts) == len(target.elts) and not any(
+                isinstance(e, ast.Starred) for e in [*target.elts, *value.elts])
+            for k, t in enumerate(target.elts):
+                bind(t, value.elts[k] if split else value)  # type: ignore[attr-defined]
+
+    for n in body:
+        if isinstance(n, ast.Assign):
+            for t in n.targets:
+                bind(t, n.value)
+        elif isinstance(n, ast.AnnAssign | ast.AugAssign | ast.NamedExpr) and n.value is not None:
+            bind(n.target, n.value)
+        elif isinstance(n, ast.For | ast.AsyncFor | ast.comprehension):
+            bind(n.target, n.iter)
+        elif isinstance(n, ast.withitem) and n.optional_vars is not None:
+            bind(n.optional_vars, n.context_expr)
+    return out
 
 
 def _caller_argument(fn: ast.AST, index: int, name: str, pf: ParsedFile, depth: int,

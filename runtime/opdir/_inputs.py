@@ -408,7 +408,7 @@ def _special_vectors(t: TensorSpec, case: Case, index: int, arr: np.ndarray, nam
             elif kind == "edge":
                 _edges(row, rlo, rhi, rng, ties, turn=turn)
             elif kind == "peak":
-                _peak(row, dtype, rlo, rhi, rng, ties, turn=turn)
+                _peak(row, dtype, rlo, rhi, rng, ties, turn=turn + case.seed)
             else:
                 tie(row)
     if small is not None:
@@ -444,12 +444,14 @@ def _peak(row: np.ndarray, dtype: np.dtype, rlo: float, rhi: float, rng: np.rand
           turn: int = 0) -> None:
     """(version 12, ``case.peaks``) A vector whose largest values come late, as LM logits peak at the predicted token:
     a background close to the range's centre with one to three values near the range's top (or bottom, where only
-    that side is large) in its second half; every other peaked vector is instead the row's own values sorted
-    ascending, a running maximum that moves at every step. Red team s37: an online softmax whose lazily rescaled
-    running max forgot to rescale the running sum when the max jumped passed every verification - in i.i.d. rows the
-    first 128-column chunk nearly always holds the row's maximum, and no later chunk jumps above it."""
-    if turn % 2 == 1:
-        row[...] = np.sort(row)
+    that side is large) in its second half; in turn (``turn``) also the row's own values sorted ascending (a running
+    maximum that moves at every step), the peak in the first half instead, and the values sorted descending. Red team
+    s37: an online softmax whose lazily rescaled running max forgot to rescale the running sum when the max jumped
+    passed every verification - in i.i.d. rows the first 128-column chunk nearly always holds the row's maximum, and
+    no later chunk jumps above it; s37b: the same kernel walking its chunks back to front passed the late peaks."""
+    variant = turn % 4
+    if variant in (1, 3):
+        row[...] = np.sort(row) if variant == 1 else np.sort(row)[::-1]
         return
     n = row.shape[0]
     centre = min(max(0.0, rlo), rhi)
@@ -460,7 +462,8 @@ def _peak(row: np.ndarray, dtype: np.dtype, rlo: float, rhi: float, rng: np.rand
                                                                                       else -1.0]
     sign = signs[int(rng.integers(0, len(signs)))]
     m = 1 if not ties else int(rng.integers(1, 4))
-    where = n // 2 + rng.choice(n - n // 2, size=min(m, n - n // 2), replace=False)
+    start, stop = (n // 2, n) if variant == 0 else (0, n // 2)
+    where = start + rng.choice(stop - start, size=min(m, stop - start), replace=False)
     values = np.clip(sign * rng.uniform(*_PEAK_AT, size=where.size) * top, rlo, rhi)
     row[where] = values.astype(np.float32).astype(dtype) if dtype != np.float64 else values
 
@@ -473,6 +476,8 @@ def generate_inputs(spec: Spec, case: Case) -> list[np.ndarray]:
     """
     out = []
     for i, t in enumerate(spec.inputs):
+        if case.alias and t.name == case.alias[0]:  # (version 12) drawn where every input of the group may be
+            t = t.model_copy(update={"range": shared_range(spec, case.alias) or t.range})
         try:
             arr = generate_input(t, case, i)
             out.append(apply_special_values(t, case, i, arr, ties=spec.ties == "judged", tiny=case.tiny)
@@ -480,7 +485,17 @@ def generate_inputs(spec: Spec, case: Case) -> list[np.ndarray]:
         except ValueError as exc:
             raise OpDirError([Problem(file="SPEC.md", field=f"inputs.{t.name}.range",
                                       message=f"case {case.name}: {exc}")]) from None
-    if case.alias:  # (version 12) input b is input a, as in a caller's `f(x, x)`
+    if case.alias:  # (version 12) the group's other inputs are its first, as in a caller's `f(x, x)`
         names = [t.name for t in spec.inputs]
-        out[names.index(case.alias[1])] = out[names.index(case.alias[0])]
+        for other in case.alias[1:]:
+            out[names.index(other)] = out[names.index(case.alias[0])]
     return out
+
+
+def shared_range(spec: Spec, names: list[str] | tuple[str, ...]) -> tuple[float, float] | None:
+    """(version 12) The values every float input of ``names`` may hold (their ranges' overlap; ``Case.alias``), None
+    when it is a point or empty."""
+    by = {t.name: t for t in spec.inputs}
+    lo = max((by[n].range or DEFAULT_FLOAT_RANGE)[0] for n in names)
+    hi = min((by[n].range or DEFAULT_FLOAT_RANGE)[1] for n in names)
+    return (float(lo), float(hi)) if lo < hi else None

@@ -99,13 +99,13 @@ import numpy as np
 
 from runtime.dtypes import is_float
 from runtime.opdir._cases import _TAIL_PAD, BANDS, TAIL_MULTIPLE, Case, _dims_label, _has_tail
-from runtime.opdir._inputs import TOP_BAND, TOP_SPLIT_BAND
+from runtime.opdir._inputs import TOP_BAND, TOP_SPLIT_BAND, shared_range
 from runtime.opdir._memory import case_bytes
 from runtime.opdir._spec import Spec
 
 __all__ = ["CASE_BYTES_CAP", "FILL_FACTOR", "LEGACY_RUN_SEEDS", "MAX_UNSEEN", "MAX_UNSEEN_V6", "MAX_UNSEEN_V9",
            "TOTAL_BYTES_FLOOR",
-           "UNSEEN_PREFIX", "UNSEEN_VERSION", "alias_pairs", "attribute_cases", "call_plan", "case_cap", "draw_seed", "total_cap",
+           "UNSEEN_PREFIX", "UNSEEN_VERSION", "alias_groups", "attribute_cases", "call_plan", "case_cap", "draw_seed", "total_cap",
            "unseen_cases", "unseen_version", "varied_attributes", "verification_seed"]
 
 MAX_UNSEEN = 44
@@ -181,10 +181,9 @@ ends (``TOP_SPLIT_BAND``), plus :func:`attribute_cases` - the SPEC's float attri
 other values (drawn per verification) on a SPEC shape in every dtype. Version 11 (red team s36): the attribute cases
 vary lists of floats, take a tiny attribute far up, add a value close to the SPEC's and run on a tail shape too
 (:func:`attribute_cases`); every other case is version 10's. Version 12 (red team s37): the special cases also hold
-peaked and ascending float vectors (``Case.peaks``: a late jump of a running max), one case per dtype passes one
-tensor for two inputs of the same shape and dtype (``Case.alias``, :func:`alias_pairs`), and the attributes whose SPEC
-values are whole numbers are passed as other whole numbers, Python ints (:func:`_integral_set`); every other case is
-version 11's."""
+peaked and ascending float vectors (``Case.peaks``: a late jump of a running max), cases pass one tensor for
+several inputs of the same shape and dtype (``Case.alias``, :func:`alias_groups`), and the attributes whose SPEC
+values are whole numbers are passed as Python ints (:func:`_integral_sets`); every other case is version 11's."""
 LEGACY_RUN_SEEDS = frozenset({
     8073106555080404082, 1375231499958067986, 4714508118518851981, 8790150582367487093, 5005340479135436709,
     4653713241000648732, 4971532019015743374, 5156450107698526626, 5087138263457286476,
@@ -513,14 +512,14 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
         return len(out) + n <= calls and n * size <= budget[0]
 
     def add(dims: dict[str, int], dtype: str, special: bool = False, band: str | None = None,
-            alias: tuple[str, str] | None = None) -> None:
+            alias: list[str] | None = None) -> None:
         if not fits(dims, dtype):
             return
         budget[0] -= _bytes(spec, dims, dtype)
         band = band or BANDS[len(out) % len(BANDS)]
         name = f"{UNSEEN_PREFIX}{len(out) + 1}-{_dims_label(spec, dims)}-{dtype}"
         if alias is not None:
-            name += f"-{alias[1]}_is_{alias[0]}"
+            name += "-" + "_".join(alias[1:]) + f"_is_{alias[0]}"
         # (version 7) every other special case has its special vectors along a leading axis, and no tiny rows
         columns = special and version >= 7 and sum(c.special for c in out) % 2 == 1
         out.append(Case(name=name, dims=dims, dtype=dtype, seed=new_seed(), band=band,
@@ -622,29 +621,49 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
             if _bytes(spec, top, dtype) <= cap:
                 add(dict(top), dtype, band=TOP_BAND)
                 add(dict(top), dtype, band=TOP_SPLIT_BAND)
-    if version >= 12:  # (red team s37) the same tensor passed for two inputs, as in a caller's `f(x, x)`
-        pairs = {dtype: alias_pairs(spec, dtype) for dtype in dtypes}
-        calls += sum(bool(v) for v in pairs.values())
-        for k, dtype in enumerate(dtypes):
-            if pairs[dtype] and _bytes(spec, shapes[0], dtype) <= cap:
-                add(dict(shapes[0]), dtype, alias=pairs[dtype][k % len(pairs[dtype])])
+    if version >= 12:  # (red team s37) one tensor passed for several inputs, as in a caller's `f(x, x)`
+        plan12 = _alias_plan(spec, shapes, dtypes)
+        calls += len(plan12)
+        for dims, dtype, group in plan12:
+            if _bytes(spec, dims, dtype) <= cap:
+                add(dict(dims), dtype, band=BANDS[0], alias=group)  # both signs: an offset band may hold one only
     return out
 
 
-def alias_pairs(spec: Spec, dtype: str) -> list[tuple[str, str]]:
-    """(version 12) Pairs of float inputs a caller may pass one tensor for: the same shape, dtype, range and
-    distribution (so the one tensor's values are ones either input could hold). Red team s37: a wrapper that took a
-    squaring path when ``len({x, r}) == 1`` (tensors hash by identity) passed every verification and got the sign
-    wrong for a user's ``mul(x, x)`` - every call passed separate arrays."""
-    out = []
-    for i, a in enumerate(spec.inputs):
-        if not is_float(a.concrete_dtype(dtype)):
-            continue
-        for b in spec.inputs[i + 1:]:
-            if (b.shape, b.concrete_dtype(dtype), b.range, b.distribution) == \
-                    (a.shape, a.concrete_dtype(dtype), a.range, a.distribution):
-                out.append((a.name, b.name))
+MAX_ALIAS_CASES = 8
+"""(version 12) Most cases that pass one tensor for several inputs (:func:`_alias_plan`)."""
+
+
+def alias_groups(spec: Spec, dtype: str) -> list[tuple[str, ...]]:
+    """(version 12) The groups of float inputs a caller may pass one tensor for: every pair with the same shape and
+    dtype whose ranges overlap (the tensor's values are drawn where they do), then all such inputs at once when there
+    are three or more with a common range. Red team s37: a wrapper that took a squaring path when ``len({x, r}) ==
+    1`` (tensors hash by identity) passed every verification and got the sign wrong for a user's ``mul(x, x)`` -
+    every call passed separate arrays; s37b: ``fma(x, y, y)`` (the second and third of three) and ``mulr(p, p)`` (x
+    in [-1, 1], r in [0, 1]) passed, only the first pair of equal ranges being tried."""
+    floats = [t for t in spec.inputs if is_float(t.concrete_dtype(dtype))]
+    pairs = [(a.name, b.name) for i, a in enumerate(floats) for b in floats[i + 1:]
+             if a.shape == b.shape and a.concrete_dtype(dtype) == b.concrete_dtype(dtype)
+             and shared_range(spec, (a.name, b.name)) is not None]
+    out: list[tuple[str, ...]] = list(pairs)
+    names = [t.name for t in floats if any(t.name in p for p in pairs)]
+    if len(names) >= 3 and len(pairs) == len(names) * (len(names) - 1) // 2 and \
+            shared_range(spec, tuple(names)) is not None:
+        out.append(tuple(names))
     return out
+
+
+def _alias_plan(spec: Spec, shapes: list[dict[str, int]], dtypes: list[str]
+                ) -> list[tuple[dict[str, int], str, list[str]]]:
+    """(version 12) The aliased cases: each group of :func:`alias_groups` once, the SPEC's shapes and dtypes in turn,
+    and the first group in every dtype; at most :data:`MAX_ALIAS_CASES`."""
+    plan: list[tuple[dict[str, int], str, list[str]]] = []
+    groups = {dtype: alias_groups(spec, dtype) for dtype in dtypes}
+    for k, dtype in enumerate(dtypes):
+        for i, group in enumerate(groups[dtype]):
+            if k == 0 or i == 0:
+                plan.append((shapes[(i + k) % len(shapes)], dtype, list(group)))
+    return plan[:MAX_ALIAS_CASES]
 
 
 ATTR_FACTORS = ((0.5, 0.9), (1.1, 1.5))
@@ -742,29 +761,42 @@ def _attribute_sets(spec: Spec, names: list[str], rng: np.random.Generator, vers
             else:
                 attrs[name] = _attr_value(float(v), low, high, rng)
         sets.append(attrs)
-    if version >= 12 and (ints := _integral_set(spec, names, rng)):
-        sets.append(ints)
+    if version >= 12:
+        sets += _integral_sets(spec, names, rng)
     return sets
 
 
-def _integral_set(spec: Spec, names: list[str], rng: np.random.Generator) -> dict[str, object]:
-    """(version 12) The attributes whose SPEC values are whole numbers (``cap: 30.0``, ``bounds: [0.0, 6.0]``), at other
-    whole numbers above them, passed as Python ints - as a caller writes ``softcap(x, cap=50)``; the others at the
-    SPEC's values. Red team s37: a wrapper that used the SPEC's 30.0 when ``isinstance(cap, int)`` passed every
-    verification (every value drawn was a float) and was off by 18 for ``cap=50``."""
-    out: dict[str, object] = {}
+ATTR_INT_FACTORS = (None, (0.5, 0.9), (1.5, 3.0))
+"""(version 12) The whole-number sets (:func:`_integral_sets`): the SPEC's own values, values below them, values far
+above them."""
+
+
+def _integral_sets(spec: Spec, names: list[str], rng: np.random.Generator) -> list[dict[str, object]]:
+    """(version 12) The attributes whose SPEC values are whole numbers (``cap: 30.0``, ``bounds: [0.0, 6.0]``) passed as
+    Python ints - as a caller writes ``softcap(x, cap=50)`` -, in three sets (:data:`ATTR_INT_FACTORS`): the SPEC's
+    own values, other whole numbers below them and far above them; the other attributes at the SPEC's values. None
+    when no attribute has a whole-number value. Red team s37: a wrapper that used the SPEC's 30.0 when
+    ``isinstance(cap, int)`` passed every verification (every value drawn was a float) and was off by 18 for
+    ``cap=50``; s37b: with ints only 10-50% above the SPEC's, a branch for ints >= 48, or <= 30, passed."""
+    whole = []
     for name in names:
         v = spec.attrs[name]
         leaves = [float(x) for x in (v if isinstance(v, list | tuple) else [v])]
-        if not all(x.is_integer() for x in leaves) or not any(abs(x) >= 1.0 for x in leaves):
-            continue
-        moved = []
-        for x in leaves:
-            w = int(round(x * rng.uniform(*ATTR_FACTORS[1]))) if x != 0.0 else 0
-            moved.append(w if w != int(x) or x == 0.0 else int(x) + (1 if x > 0 else -1))
-        ints = [int(w) for w in _in_order(leaves, [float(w) for w in moved])]
-        out[name] = type(v)(ints) if isinstance(v, list | tuple) else ints[0]
-    return out
+        if all(x.is_integer() for x in leaves) and any(abs(x) >= 1.0 for x in leaves):
+            whole.append((name, v, leaves))
+    sets: list[dict[str, object]] = []
+    for factors in ATTR_INT_FACTORS if whole else ():
+        attrs: dict[str, object] = {}
+        for name, v, leaves in whole:
+            moved = []
+            for x in leaves:
+                w = int(x) if factors is None or x == 0.0 else int(round(x * rng.uniform(*factors)))
+                moved.append(w if w != int(x) or factors is None or x == 0.0
+                             else int(x) + (1 if (x > 0) == (factors[0] > 1) else -1))
+            ints = [int(w) for w in _in_order(leaves, [float(w) for w in moved])]
+            attrs[name] = type(v)(ints) if isinstance(v, list | tuple) else ints[0]
+        sets.append(attrs)
+    return sets
 
 
 def attribute_cases(spec: Spec, spec_cases: list[Case], names: list[str], seed: int, first: int,
@@ -789,8 +821,8 @@ def attribute_cases(spec: Spec, spec_cases: list[Case], names: list[str], seed: 
     plan: list[tuple[dict[str, int], bool, dict[str, object]]] = [(base, False, sets[0]), (base, True, sets[1])]
     if version >= 11:
         plan.append((base, False, sets[2]))
-        if version >= 12 and len(sets) > 3:  # the whole numbers passed as ints (`_integral_set`)
-            plan.append((base, False, sets[3]))
+        if version >= 12:  # the whole numbers passed as ints (`_integral_sets`)
+            plan += [(base, False, ints) for ints in sets[3:]]
         tail = _tail_shape(spec, base)
         if tail is not None:
             plan += [(tail, False, sets[0]), (tail, True, sets[1])]

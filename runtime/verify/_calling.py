@@ -249,20 +249,21 @@ def call_wrapper(wrapper: Any, arrays: list[Any], calling: dict[str, Any] | None
         return wrapper(*args, **kwargs)
 
 
-def alias_of(calling: dict[str, Any] | None, run_index: int | None) -> tuple[int, int] | None:
-    """``(a, b)`` when call ``run_index`` passes input ``a``'s object for input ``b`` too (``calling["alias"]``, from
-    `Case.alias`: a caller's ``f(x, x)``), else None."""
-    pair = _per_call(calling or {}, "alias", run_index)
-    if isinstance(pair, list) and len(pair) == 2 and all(type(i) is int and i >= 0 for i in pair):
-        return pair[0], pair[1]
+def alias_of(calling: dict[str, Any] | None, run_index: int | None) -> tuple[int, ...] | None:
+    """``(a, b, ...)`` when call ``run_index`` passes input ``a``'s object for inputs ``b, ...`` too
+    (``calling["alias"]``, from `Case.alias`: a caller's ``f(x, x)``), else None."""
+    group = _per_call(calling or {}, "alias", run_index)
+    if isinstance(group, list) and len(group) >= 2 and all(type(i) is int and i >= 0 for i in group):
+        return tuple(group)
     return None
 
 
-def _aliased(args: list[Any], same: tuple[int, int] | None) -> list[Any]:
+def _aliased(args: list[Any], same: tuple[int, ...] | None) -> list[Any]:
     if same is None or max(same) >= len(args):
         return args
     out = list(args)
-    out[same[1]] = out[same[0]]
+    for i in same[1:]:
+        out[i] = out[same[0]]
     return out
 
 

@@ -447,8 +447,8 @@ def _call_attrs(r: _Run) -> list[dict[str, float]]:
 
 
 def _call_alias(r: _Run) -> list[list[int]]:
-    """Per call of the plan, ``[a, b]``: the wrapper's input ``b`` is its input ``a`` (`Case.alias`, positions among
-    the wrapper's inputs); empty when no case passes one tensor twice."""
+    """Per call of the plan, ``[a, b, ...]``: the wrapper's inputs ``b, ...`` are its input ``a`` (`Case.alias`,
+    positions among the wrapper's inputs); empty when no case passes one tensor for several inputs."""
     assert r.plan is not None
     params = list(r.plan.params)
     by_name = {c.name: [params.index(n) for n in c.alias] for c in r.cases

@@ -14,6 +14,15 @@ refused, verified on three seeds each (fixture ops and candidates in ``fixture_s
   attribute itself was refused by lint PF11) and ``sc_pad_fpad`` (rows padded with ``torch.nn.functional.pad`` in
   constant mode were refused by lint OL62 while the same padding through ``torch.cat`` passed).
 
+Round 22 (s37b, on version 12 as first written): ints only 10-50% above the SPEC's value (``sc_int50``: a branch for
+``cap >= 48``, the value the SPEC's prose names; ``sc_int_low``: one for ints up to 30) - the SPEC's own value, one
+below and one far above are passed now; the aliased case on the first SPEC shape only (``mul2_alias_shape``: B !=
+64) and in an offset band that held one sign only, one pair per dtype (``fma3_bc``: the second and third of three
+inputs) and equal ranges only (``mulr_alias``: ``mulr(p, p)``, x in [-1, 1] and r in [0, 1]) - every group, the SPEC
+shapes in turn, values of both signs where the ranges overlap; late peaks only (``lsm_rev``: the chunks walked back to
+front) - early peaks and descending rows too; ``sc_objkey`` (the input under the attribute's name, ``cap, c = x,
+float(cap)``) - lint follows every form of binding now.
+
 The drawing itself is checked in ``tests/verify/test_unseen_v12_s37.py``.
 """
 
@@ -29,6 +38,10 @@ CASES = [("softcap", "sc_int_cap", "FAIL_NUMERIC"), ("softcap", "sc_plain", "PAS
          ("softcap", "sc_pad_fpad", "PASS"),
          ("mul2", "mul2_alias_square", "FAIL_NUMERIC"), ("mul2", "mul2_honest", "PASS"),
          ("lsoftmax", "lsm_lazy_norescale", "FAIL_NUMERIC"), ("lsoftmax", "lsm_honest", "PASS")]
+CASES += [("softcap", "sc_int50", "FAIL_NUMERIC"), ("softcap", "sc_int_low", "FAIL_NUMERIC"),
+          ("mul2", "mul2_alias_shape", "FAIL_NUMERIC"), ("fma3", "fma3_bc", "FAIL_NUMERIC"),
+          ("fma3", "fma3_honest", "PASS"), ("mulr", "mulr_alias", "FAIL_NUMERIC"), ("mulr", "mulr_honest", "PASS"),
+          ("lsoftmax", "lsm_rev", "FAIL_NUMERIC"), ("softcap", "sc_objkey", "FAIL_LINT")]
 
 
 @pytest.mark.slow

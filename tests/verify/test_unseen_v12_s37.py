@@ -10,7 +10,7 @@ import numpy as np
 from runtime.lint import lint_source
 from runtime.opdir import load_op_dir
 from runtime.opdir._inputs import generate_inputs
-from runtime.opdir._unseen import alias_pairs, attribute_cases, unseen_cases, vary_unseen_attributes
+from runtime.opdir._unseen import alias_groups, attribute_cases, unseen_cases, vary_unseen_attributes
 from runtime.verify._calling import call_wrapper
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,6 +34,8 @@ def test_version_12_keeps_version_11s_cases_and_adds_the_aliased_ones() -> None:
         aliased = v12[len(v11):]
         assert sorted(c.dtype for c in aliased) == sorted(o.spec.supported_dtypes)
         assert all(c.alias == ["x", "r"] and c.name.endswith("-r_is_x") for c in aliased)
+        # s37b: not only the first SPEC shape (a path for B != 64 passed)
+        assert {c.dims["B"] for c in aliased} == {int(sh["B"]) for sh in o.spec.p0_shapes}
 
 
 def test_an_aliased_case_gives_one_array_for_both_inputs() -> None:
@@ -43,13 +45,25 @@ def test_an_aliased_case_gives_one_array_for_both_inputs() -> None:
     assert x is r
 
 
-def test_alias_pairs_need_the_same_shape_dtype_and_range() -> None:
+def test_alias_groups_need_the_same_shape_dtype_and_overlapping_ranges() -> None:
     o = load_op_dir(FIXTURE / "mul2")
-    assert alias_pairs(o.spec, "fp32") == [("x", "r")]
-    other = o.spec.model_copy(update={"inputs": [o.spec.inputs[0], o.spec.inputs[1].model_copy(
-        update={"range": (0.0, 1.0)})]})
-    assert alias_pairs(other, "fp32") == []
-    assert alias_pairs(load_op_dir(FIXTURE / "lsoftmax").spec, "fp32") == []
+    assert alias_groups(o.spec, "fp32") == [("x", "r")]
+    x, r = o.spec.inputs
+    unit = o.spec.model_copy(update={"inputs": [x, r.model_copy(update={"range": (0.0, 1.0)})]})
+    assert alias_groups(unit, "fp32") == [("x", "r")]  # s37b: mulr(p, p), p in [0, 1]
+    c = next(c for c in unseen_cases(unit, o.cases(), 0) if c.alias)
+    a, b = generate_inputs(unit, c)
+    assert a is b and a.min() >= 0.0 and a.max() <= 1.0
+    apart = o.spec.model_copy(update={"inputs": [x, r.model_copy(update={"range": (2.0, 3.0)})]})
+    assert alias_groups(apart, "fp32") == []
+    three = o.spec.model_copy(update={"inputs": [x, r, r.model_copy(update={"name": "s"})]})
+    assert alias_groups(three, "fp32") == [("x", "r"), ("x", "s"), ("r", "s"), ("x", "r", "s")]
+    cases = [c for c in unseen_cases(three, o.cases(), 0) if c.alias]
+    assert ["r", "s"] in [c.alias for c in cases] and ["x", "r", "s"] in [c.alias for c in cases]
+    trio = next(c for c in cases if len(c.alias) == 3)
+    a, b, s = generate_inputs(three, trio)
+    assert a is b is s and trio.name.endswith("-r_s_is_x")
+    assert alias_groups(load_op_dir(FIXTURE / "lsoftmax").spec, "fp32") == []
 
 
 def test_the_wrapper_gets_one_object_for_both_inputs() -> None:
@@ -67,19 +81,27 @@ def test_the_wrapper_gets_one_object_for_both_inputs() -> None:
         call_wrapper(wrapper, [a, b], {"torch": True, "modes": [mode], "alias": [[0, 1]]}, 0)
     assert seen == [True, False] + [True] * 5
 
+    def three(x, r, s):
+        seen.append(x is r is s)
+
+    call_wrapper(three, [a, b, a.copy()], {"alias": [[0, 1, 2]]}, 0)
+    assert seen[-1] is True
+
 
 def test_special_cases_hold_a_late_peak_and_an_ascending_row() -> None:
     o = load_op_dir(FIXTURE / "lsoftmax")
-    peaked = ascending = 0
+    late = early = ascending = descending = 0
     for seed in SEEDS:
         for c in unseen_cases(o.spec, o.cases(), seed):
             if not c.special or c.columns:
                 continue
             (x,) = generate_inputs(o.spec, c)
             half = x.shape[1] // 2
-            peaked += int(np.sum(x[:, half:].max(axis=1) > x[:, :half].max(axis=1) + 16.0))
+            late += int(np.sum(x[:, half:].max(axis=1) > x[:, :half].max(axis=1) + 16.0))
+            early += int(np.sum(x[:, :half].max(axis=1) > x[:, half:].max(axis=1) + 16.0))
             ascending += int(np.sum(np.all(np.diff(x, axis=1) >= 0, axis=1)))
-    assert peaked >= 5 and ascending >= 5
+            descending += int(np.sum(np.all(np.diff(x, axis=1) <= 0, axis=1)))
+    assert min(late, early, ascending, descending) >= 3, (late, early, ascending, descending)
 
 
 def test_version_11_special_cases_have_no_peaks() -> None:
@@ -95,9 +117,10 @@ def test_a_whole_number_attribute_is_passed_as_another_int() -> None:
     o = load_op_dir(FIXTURE / "softcap")
     assert o.spec.attrs["cap"] == 30.0
     for seed in SEEDS:
-        ints = [c.attrs["cap"] for c in attribute_cases(o.spec, o.cases(), ["cap"], seed, 30)
-                if type(c.attrs["cap"]) is int]
-        assert ints and all(v != 30 for v in ints)
+        ints = {c.attrs["cap"] for c in attribute_cases(o.spec, o.cases(), ["cap"], seed, 30)
+                if type(c.attrs["cap"]) is int}
+        # s37b: the SPEC's own value, one below, one far above (a branch for ints >= 48 or <= 30 passed)
+        assert 30 in ints and min(ints) < 30 and max(ints) >= 45, ints
         assert not [c for c in attribute_cases(o.spec, o.cases(), ["cap"], seed, 30, version=11)
                     if type(c.attrs["cap"]) is int]
         shaped = vary_unseen_attributes(o.spec, unseen_cases(o.spec, o.cases(), seed), ["cap"], seed)
@@ -137,6 +160,13 @@ def test_a_kernel_cache_keyed_on_a_spec_attribute() -> None:
     assert other.count("other") == 2 and _rules(other, "PF11")  # not a SPEC attribute: the caller's object
     keyed_on_x = plain.replace("_kernel_for(x.dtype, cap)", "_kernel_for(x.dtype, x)")
     assert "x = x.contiguous()" in keyed_on_x and _rules(keyed_on_x, "PF11")  # the input, rebound to itself
+    hidden = plain.replace("    softcap_kernel = _kernel_for(x.dtype, cap)",
+                           "    cap, c = x, float(cap)\n    softcap_kernel = _kernel_for(x.dtype, cap)")
+    assert hidden != plain and _rules(hidden, "PF11")  # s37b: the input under the attribute's name
+    for honest in ("    cap = float(cap)\n", "    cap, n = float(cap), x.shape[0]\n"):
+        text = plain.replace("    softcap_kernel = _kernel_for(x.dtype, cap)",
+                             honest + "    softcap_kernel = _kernel_for(x.dtype, cap)")
+        assert text != plain and _rules(text, "PF11") == [], honest
 
 
 def test_a_parameter_rebound_from_itself_is_still_the_argument() -> None:
