@@ -42,6 +42,7 @@ from runtime.emulator._device_host import (
     export_child_env,
     install_device_host,
     interpreter_on_path,
+    python_flag,
 )
 from runtime.emulator._errors import EmulatorError
 from runtime.emulator._session import Options, session
@@ -100,22 +101,6 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-_PY_FLAGS = frozenset("bBdEIOqsSuvRP")
-"""The interpreter's own one-letter switches (``python -u script.py``), besides ``-W arg`` and ``-X opt``."""
-
-
-def _python_flag(argv: list[str], i: int) -> int:
-    """How many arguments from ``argv[i]`` are one of the interpreter's own switches (``-u``, ``-OO``, ``-uB``,
-    ``-W ignore``, ``-Wignore``, ``-X faulthandler``), 0 when it is none. Why: a device host's habit is ``python -u
-    test.py | tee log``; the runner refused ``-u`` as an unknown switch of its own (s25 gym sweep)."""
-    a = argv[i]
-    if a in ("-W", "-X"):
-        return 2 if i + 1 < len(argv) else 0
-    if a.startswith(("-W", "-X")) and not a.startswith("--"):
-        return 1
-    return 1 if len(a) > 1 and a[0] == "-" and a[1] != "-" and set(a[1:]) <= _PY_FLAGS else 0
-
-
 def split_python_flags(argv: list[str]) -> tuple[list[str], list[str]]:
     """(the interpreter's switches, the rest) of the arguments before the script / ``-m`` / ``-c``."""
     taken: list[int] = []
@@ -128,7 +113,7 @@ def _split(argv: list[str], python_flags: list[int] | None = None) -> tuple[list
                                                                            list[str]]:
     """(emulator options, ("script"|"-m"|"-c", what) or None, the target's arguments): what follows the first
     script / ``-m module`` / ``-c command`` belongs to it, as with ``python``. With ``python_flags``, the positions of
-    the interpreter's own switches (`_python_flag`) are appended to it instead of being taken as options."""
+    the interpreter's own switches (`python_flag`) are appended to it instead of being taken as options."""
     opts: list[str] = []
     i = 0
     while i < len(argv):
@@ -143,7 +128,7 @@ def _split(argv: list[str], python_flags: list[int] | None = None) -> tuple[list
             return (opts, ("script", argv[i + 1]), argv[i + 2:]) if i + 1 < len(argv) else (opts, None, [])
         if not a.startswith("-") or a == "-":
             return opts, ("script", a), argv[i + 1:]
-        if python_flags is not None and (n := _python_flag(argv, i)):
+        if python_flags is not None and (n := python_flag(argv, i)):
             python_flags.extend(range(i, i + n))
             i += n
             continue
@@ -222,8 +207,9 @@ def _exec_main(code: Any, filename: str) -> None:
             sys.modules["__main__"] = saved
 
 
-def _run(kind: str, what: str, args: list[str]) -> None:
-    """Run the target with ``sys.argv``/``sys.path[0]`` as python sets them (``what``: an absolute script path)."""
+def _run(kind: str, what: str, args: list[str], path0: bool = True) -> None:
+    """Run the target with ``sys.argv``/``sys.path[0]`` as python sets them (``what``: an absolute script path;
+    ``path0=False``: no first entry, as under ``python -P``/``-I``)."""
     if kind == "script":
         with open(what, "rb") as fh:
             source = fh.read()
@@ -232,15 +218,18 @@ def _run(kind: str, what: str, args: list[str]) -> None:
         else:
             code = compile(source, what, "exec", dont_inherit=True)  # not our __future__ flags
         sys.argv = [sys.argv[0], *args]  # argv[0] as typed (set by main)
-        sys.path.insert(0, os.path.dirname(what))
+        if path0:
+            sys.path.insert(0, os.path.dirname(what))
         _exec_main(code, what)
     elif kind == "-c":
         sys.argv = ["-c", *args]
-        sys.path.insert(0, "")
+        if path0:
+            sys.path.insert(0, "")
         _exec_main(compile(what, "<string>", "exec", dont_inherit=True), "<string>")
     else:
         sys.argv = [what, *args]  # runpy sets argv[0] to the module's file, as python -m does
-        sys.path.insert(0, os.getcwd())
+        if path0:
+            sys.path.insert(0, os.getcwd())
         runpy.run_module(what, run_name="__main__", alter_sys=True)
 
 

@@ -40,7 +40,7 @@ from runtime.emulator._module import MODULES
 from runtime.emulator._torch_npu import install_autoload, install_finder
 
 __all__ = ["CHILD_ENV", "PyptoFinder", "child_env", "export_child_env", "install_child_env_guard", "install_device_host",
-           "interpreter_on_path", "restore_user_path"]
+           "interpreter_on_path", "isolated_argv", "python_flag", "restore_user_path"]
 
 CHILD_ENV = "PTO_FORGE_EMULATOR_CHILD"
 """Environment variable carrying the runner's configuration (JSON) to the Python processes a script starts."""
@@ -135,12 +135,13 @@ def _child_vars(config: dict[str, Any], user: str | None) -> dict[str, str]:
             CHILD_ENV: json.dumps({**config, "pythonpath": {"user": user, "env": value, "inject": inject}})}
 
 
-def restore_user_path(config: dict[str, Any]) -> None:
+def restore_user_path(config: dict[str, Any], *, rebuild: bool = True) -> None:
     """In a child: rebuild ``sys.path`` from the ``PYTHONPATH`` the script meant to give it, then re-export.
 
     The script composed the child's variable from what it saw (the runner's folders + the user's value); the
     runner's part is replaced by the user's value (``"t:" + runner`` with the user's unset becomes ``"t:"``,
-    whose empty entry is the working directory, as it would have been without the runner).
+    whose empty entry is the working directory, as it would have been without the runner). ``rebuild=False`` (a
+    ``python -I``/``-E`` child, which ignored ``PYTHONPATH``): only the re-export.
     """
     pp = config.get("pythonpath") or {}
     inject = [str(p) for p in pp.get("inject") or []]
@@ -150,18 +151,23 @@ def restore_user_path(config: dict[str, Any]) -> None:
         meant = actual.replace(ours, user, 1)
     else:  # the script rebuilt the variable itself: drop the runner's folders, keep the rest
         meant = os.pathsep.join(e for e in actual.split(os.pathsep) if e not in inject)
+    if rebuild:
+        _rebuild_path(actual, meant, inject)
+    if inject and inject[-1] not in sys.path:
+        sys.path.append(inject[-1])  # the repository (runtime.*) stays importable, after everything else
+    export_child_env({k: v for k, v in config.items() if k != "pythonpath"}, meant or None)
+
+
+def _rebuild_path(actual: str, meant: str, inject: list[str]) -> None:
+    """Replace the ``sys.path`` entries Python made of ``actual`` by those it would have made of ``meant``."""
     cwd = os.getcwd()
     have, want = _entries(actual, cwd), _entries(meant, cwd)
     for i in range(len(sys.path)):
         if have and sys.path[i:i + len(have)] == have:
             sys.path[i:i + len(have)] = want
-            break
-    else:
-        sys.path[:] = [p for p in sys.path if p not in inject]
-        sys.path[1:1] = [w for w in want if w not in sys.path]
-    if inject and inject[-1] not in sys.path:
-        sys.path.append(inject[-1])  # the repository (runtime.*) stays importable, after everything else
-    export_child_env({k: v for k, v in config.items() if k != "pythonpath"}, meant or None)
+            return
+    sys.path[:] = [p for p in sys.path if p not in inject]
+    sys.path[1:1] = [w for w in want if w not in sys.path]
 
 
 def child_env(env: Mapping[str, str]) -> dict[str, str] | None:
@@ -182,6 +188,61 @@ def child_env(env: Mapping[str, str]) -> dict[str, str] | None:
     config = {k: v for k, v in json.loads(raw).items() if k != "pythonpath"}
     user = os.pathsep.join(e for e in entries if e not in (CHILD_DIR, REPO)) if entries else None
     return {**env, **_child_vars(config, user)}
+
+
+_PY_FLAGS = frozenset("bBdEIOqsSuvRP")
+"""The interpreter's own one-letter switches (``python -u script.py``), besides ``-W arg`` and ``-X opt``."""
+
+
+def python_flag(argv: list[str], i: int) -> int:
+    """How many arguments from ``argv[i]`` are one of the interpreter's own switches (``-u``, ``-OO``, ``-uB``,
+    ``-W ignore``, ``-Wignore``, ``-X faulthandler``), 0 when it is none. Why: a device host's habit is ``python -u
+    test.py | tee log``; the runner refused ``-u`` as an unknown switch of its own (s25 gym sweep)."""
+    a = argv[i]
+    if a in ("-W", "-X"):
+        return 2 if i + 1 < len(argv) else 0
+    if a.startswith(("-W", "-X")) and not a.startswith("--"):
+        return 1
+    return 1 if len(a) > 1 and a[0] == "-" and a[1] != "-" and set(a[1:]) <= _PY_FLAGS else 0
+
+
+_ISOLATING = frozenset("IE")
+"""The interpreter switches that make it ignore ``PYTHONPATH`` (``-I`` isolated mode, ``-E``)."""
+
+
+def _is_python(exe: Any) -> bool:
+    if not isinstance(exe, str | bytes | os.PathLike):
+        return False
+    name = os.path.basename(os.fsdecode(exe))
+    if name.startswith("python") and all(c.isdigit() or c == "." for c in name[len("python"):]):
+        return True
+    return os.path.realpath(os.fsdecode(exe)) == os.path.realpath(sys.executable)
+
+
+def isolated_argv(argv: Any) -> list[str] | None:
+    """The command line that runs a ``python -I``/``-E`` child under the emulator, else None (not such a child, or
+    not started from the runner).
+
+    Such a child ignores ``PYTHONPATH``, so it never loads the runner's ``sitecustomize``: on a device host it still
+    imports the installed ``pypto``/``torch_npu``; under the runner it ran as plain Python (s37). It is started as
+    ``python <its switches> -c <boot> <its target and arguments>``: the switches keep their meaning (``PYTHON*``
+    variables ignored, no user site, no script folder on the path with ``-I``), and the boot
+    (``_child_start.run_isolated_child``) sets the emulator up and runs the target as ``python`` would have."""
+    if CHILD_ENV not in os.environ or not isinstance(argv, list | tuple) or not argv or not _is_python(argv[0]):
+        return None
+    args = [os.fsdecode(a) if isinstance(a, bytes | os.PathLike) else a for a in argv]
+    if not all(isinstance(a, str) for a in args):
+        return None
+    i, isolating = 1, False
+    while i < len(args) and (n := python_flag(args, i)):
+        a = args[i]
+        isolating |= a[:2] not in ("-W", "-X") and bool(_ISOLATING & set(a[1:]))
+        i += n
+    if not isolating or i >= len(args) or args[i] == "-" or args[i].startswith("--"):
+        return None
+    boot = (f"import sys; sys.path.insert(0, {REPO!r}); import runtime.emulator._child_start as c; "
+            f"sys.path.remove({REPO!r}); c.run_isolated_child()")
+    return [*args[:i], "-c", boot, *args[i:]]
 
 
 _ENV_AT = 9
@@ -205,7 +266,7 @@ def install_child_env_guard() -> None:
             kw["env"] = fixed
         elif len(a) > _ENV_AT and a[_ENV_AT] is not None and (fixed := child_env(a[_ENV_AT])) is not None:
             a = (*a[:_ENV_AT], fixed, *a[_ENV_AT + 1:])
-        init(self, args, *a, **kw)
+        init(self, isolated_argv(args) or args, *a, **kw)
 
     guarded._pto_forge_guard = True  # type: ignore[attr-defined]
     subprocess.Popen.__init__ = guarded  # type: ignore[method-assign]
@@ -222,3 +283,27 @@ def install_child_env_guard() -> None:
         setitem(self, key, value)
 
     environ.__setitem__ = guarded_set  # type: ignore[method-assign]
+    _guard_exec()
+
+
+def _guard_exec() -> None:
+    """``os.execv``/``os.execve``/``os.posix_spawn[p]`` - and with them ``os.execl*``/``execvp*`` and ``os.spawn*``,
+    which call them - get the same repairs as ``subprocess.Popen``: the emulator put back in an environment of the
+    script's own (:func:`child_env`) and a ``python -I``/``-E`` command line (:func:`isolated_argv`). Before (s37)
+    such a child ran as plain Python."""
+    execv, execve = os.execv, os.execve
+
+    def guarded_execv(path: Any, argv: Any) -> None:
+        execv(path, isolated_argv(argv) or argv)
+
+    def guarded_execve(path: Any, argv: Any, env: Any) -> None:
+        execve(path, isolated_argv(argv) or argv, child_env(env) or env)
+
+    os.execv, os.execve = guarded_execv, guarded_execve  # type: ignore[assignment]
+    for name in ("posix_spawn", "posix_spawnp"):
+        spawn = getattr(os, name, None)
+        if spawn is not None:
+            def guarded_spawn(path: Any, argv: Any, env: Any, *a: Any, _spawn: Any = spawn, **kw: Any) -> int:
+                return _spawn(path, isolated_argv(argv) or argv, child_env(env) or env, *a, **kw)
+
+            setattr(os, name, guarded_spawn)

@@ -44,7 +44,9 @@ from typing import Any
 
 from runtime.emulator._location import user_location
 from runtime.emulator._session import current_session
+from runtime.emulator._torch_npu_agnostic import patch_device_agnostic
 from runtime.emulator._torch_npu_runtime import no_context, noop, profiler_module, runtime_names
+from runtime.emulator._torch_npu_testing import common_utils_module, testcase_module
 
 __all__ = ["NotProvidedError", "NpuFinder", "build_module", "install_autoload", "install_finder", "map_device"]
 
@@ -100,21 +102,58 @@ def map_device(dev: Any) -> Any:
 def _wrap_factory(fn: Callable) -> Callable:
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
+        on_npu = _is_npu(kwargs.get("device"))
         if "device" in kwargs:
             kwargs["device"] = map_device(kwargs["device"])
         kwargs.pop("pin_memory", None)  # `torch.empty(n, pin_memory=True)`: CPU torch refuses it without a device
-        return fn(*args, **kwargs)
+        result = fn(*args, **kwargs)
+        if on_npu:  # built on the NPU: its `.npu()` is itself, its `.cpu()` a copy (`_moved`)
+            setattr(result, _ON_NPU, True)
+        return result
 
     return call
+
+
+_ON_NPU = "_pto_forge_on_npu"
+"""Set on the tensor a move to the NPU returned (``.npu()``, ``.to("npu")``) and on tensors built on it."""
+
+
+def _is_cpu(dev: Any) -> bool:
+    return dev == "cpu" or type(dev).__name__ == "device" and getattr(dev, "type", None) == "cpu"
+
+
+def _moved(self: Any, result: Any, to_npu: bool) -> Any:
+    """The result of moving ``self`` between the host and the (emulated) NPU, with a device host's copy semantics.
+
+    Both are the CPU here, so torch returned ``self``; a device host copies a host tensor to the NPU and back, and
+    a script relies on it: it runs an in-place kernel on ``y.npu()`` and then computes the golden from ``y``, or
+    keeps ``out.cpu()`` while the next kernel call overwrites ``out`` (s37: the golden read the kernel's output, the
+    comparison failed). So the move copies, unless the tensor is already where it goes (an NPU tensor's ``.npu()``
+    is itself, as on a device host). Tensors an operation computes from NPU tensors are not marked: moving them to
+    the NPU copies once more, which only costs the copy."""
+    on_npu = bool(getattr(self, _ON_NPU, False))
+    if result is self and on_npu != to_npu:
+        result = self.clone()
+        if hasattr(self, _FORMAT_ATTR):
+            setattr(result, _FORMAT_ATTR, getattr(self, _FORMAT_ATTR))
+    if to_npu:
+        setattr(result, _ON_NPU, True)
+    elif result is not self and hasattr(result, _ON_NPU):
+        delattr(result, _ON_NPU)
+    return result
 
 
 def _wrap_to(fn: Callable) -> Callable:
     @functools.wraps(fn)
     def to(self: Any, *args: Any, **kwargs: Any) -> Any:
+        targets = [*args, kwargs.get("device")]
+        to_npu = any(_is_npu(a) for a in targets)
+        to_cpu = not to_npu and any(_is_cpu(a) for a in targets)
         args = tuple(map_device(a) for a in args)
         if "device" in kwargs:
             kwargs["device"] = map_device(kwargs["device"])
-        return fn(self, *args, **kwargs)
+        result = fn(self, *args, **kwargs)
+        return _moved(self, result, to_npu) if to_npu or to_cpu else result
 
     return to
 
@@ -223,7 +262,8 @@ def _npu_namespace(torch: Any) -> types.ModuleType:
         stream=no_context, device=no_context, reset_peak_memory_stats=noop, reset_max_memory_allocated=noop,
         max_memory_allocated=lambda *_a: 0, memory_allocated=lambda *_a: 0, memory_reserved=lambda *_a: 0,
         max_memory_reserved=lambda *_a: 0, _is_in_bad_fork=lambda: False,
-        is_initialized=lambda: True, init=noop, get_soc_version=soc_version, get_device_name=get_device_name,
+        is_initialized=lambda: True, init=noop, default_generators=(torch.default_generator,),
+        get_soc_version=soc_version, get_device_name=get_device_name,
         config=config, Format=Format, **runtime_names(torch, get_device_name),
     )
     provided = sorted(n for n in vars(mod) if not n.startswith("__"))
@@ -271,11 +311,14 @@ def patch_torch(torch: Any) -> None:
         fn = getattr(torch.Tensor, name, None)
         if callable(fn):
             setattr(torch.Tensor, name, _wrap_factory(fn))
-    torch.Tensor.npu = lambda self, *a, **k: self
+    torch.Tensor.npu = lambda self, *a, **k: _moved(self, self, True)
+    cpu = torch.Tensor.cpu
+    torch.Tensor.cpu = functools.wraps(cpu)(lambda self, *a, **k: _moved(self, cpu(self, *a, **k), False))
     torch.nn.Module.npu = lambda self, *a, **k: self  # a golden written as an nn.Module, moved with .npu()
     torch.load = _wrap_load(torch.load)
     torch.Tensor.is_npu = property(lambda self: False)
     npu = _npu_namespace(torch)
+    patch_device_agnostic(torch, npu, map_device)
     stream_type, record = npu.Stream, torch.Tensor.record_stream
     torch.Tensor.record_stream = lambda self, stream: None if isinstance(stream, stream_type) else record(self, stream)
     torch.Tensor.pin_memory = lambda self, *a, **k: self  # pinned host memory: nothing to pin without a device
@@ -390,6 +433,11 @@ class NpuFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             return vars(sys.modules["torch"])["npu"]
         elif spec.name in ("torch_npu.npu.config", "torch_npu.npu.amp"):
             return getattr(vars(sys.modules["torch"])["npu"], spec.name.rsplit(".", 1)[1])
+        elif spec.name == "torch_npu.testing.testcase":  # torch_npu-style unittest tests (_torch_npu_testing)
+            mod = testcase_module(_module_getattr)
+        elif spec.name == "torch_npu.testing.common_utils":
+            npu = vars(sys.modules["torch"])["npu"]
+            mod = common_utils_module(sys.modules["torch"], npu_format_cast, npu.get_device_name, _module_getattr)
         else:  # importable (`import torch_npu.contrib.transfer_to_npu`), and each name it lacks says so
             mod = types.ModuleType(spec.name)
             mod.__dict__["__getattr__"] = _module_getattr([], spec.name)

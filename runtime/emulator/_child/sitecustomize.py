@@ -26,33 +26,13 @@ def _chain_shadowed() -> None:
             return
 
 
-_SESSION = None
-
-
 def _setup() -> None:
     raw = os.environ.get("PTO_FORGE_EMULATOR_CHILD")
     if not raw:
         return
-    config = json.loads(raw)
-    import atexit
+    from runtime.emulator._child_start import start_child
 
-    from runtime.emulator import session
-    from runtime.emulator.__main__ import options_from, setup, summary
-    from runtime.emulator._device_host import restore_user_path
-
-    restore_user_path(config)
-    setup(config)
-    global _SESSION
-    _SESSION = session(options=options_from(config))  # kept referenced: collecting it would exit the session
-    s = _SESSION.__enter__()  # the child's whole life is one session
-    if not config.get("quiet"):
-        atexit.register(summary, s)  # its warnings and cost line on its stderr, as the runner prints its own
-    hook = config.get("child_init")  # a tool observing the run (the gym import) records in the children too
-    if hook:
-        import importlib
-
-        module, _, func = hook.partition(":")
-        getattr(importlib.import_module(module), func)()
+    start_child(json.loads(raw))
 
 
 _setup()
