@@ -44,6 +44,7 @@ from pydantic import BaseModel, Field
 
 from orchestrator.adapters.kernelbench._formula import formula_outputs, formula_tensors, match_params
 from orchestrator.adapters.kernelbench._ops import classify
+from orchestrator.adapters.kernelbench._probe import CPU_ONLY
 
 __all__ = ["TOLERANCE", "TaskImport", "TaskImportError", "import_task", "is_task_file", "task_op_name"]
 
@@ -92,6 +93,9 @@ class TaskImport(BaseModel):
     """Verification cases of the written op dir (intake's count)."""
     unmapped: list[str] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
+    unstructured: list[str] = Field(default_factory=list)
+    """Inputs that get_inputs() builds with a matrix structure (symmetric, triangular, diagonal) the op dir's drawn
+    values do not have (also in SPEC.md's prose: a kernel must not rely on it)."""
 
 
 def is_task_file(path: str | Path) -> bool:
@@ -181,6 +185,10 @@ def _value_spec(label: str, d: dict[str, Any], report: TaskImport) -> dict[str, 
         return {"dtype": "bool", "torch_dtype": d["dtype"]}
     mean, std = float(d.get("mean", 0.0)), float(d.get("std", 0.0))
     lo, hi = float(d.get("min", -1.0)), float(d.get("max", 1.0))
+    if d.get("structure"):
+        report.unstructured.append(f"{label} is {d['structure']} in get_inputs(); the op dir draws it without that "
+                                   "structure, so a kernel must compute the general operation and not rely on it")
+        report.unmapped.append(report.unstructured[-1])
     if std == 0 or hi <= lo:
         c = float(lo)
         lo, hi = (c - 0.5, c + 0.5) if c == 0 else (min(0.5 * c, 1.5 * c), max(0.5 * c, 1.5 * c))
@@ -247,6 +255,8 @@ class _Plan(BaseModel):
     """name, source (forward | param), param (dotted), shape (list of int | dim name), value spec."""
     dims: dict[str, int] = Field(default_factory=dict)
     dynamic: list[str] = Field(default_factory=list)
+    consts: dict[int, Any] = Field(default_factory=dict)
+    """Python values of ``get_inputs()`` (``eps``, ``top_k``) by position: passed to ``forward`` as they are."""
 
 
 def _plan_inputs(desc: dict[str, Any], report: TaskImport) -> _Plan:
@@ -258,14 +268,22 @@ def _plan_inputs(desc: dict[str, Any], report: TaskImport) -> _Plan:
         if len(params) < len(values):
             raise TaskImportError(f"get_inputs() returns {len(values)} values, forward takes {len(params)}")
         names = [p["name"] for p in params[: len(values)]]
-    for n, v in zip(names, values):
-        if v["kind"] != "tensor":
+    plan = _Plan()
+    for pos, (n, v) in enumerate(zip(names, values)):
+        if v["kind"] == "scalar":  # eps, top_k, a dim: part of the op, like an init argument; golden passes it
+            plan.consts[pos] = v["value"]
+        elif v["kind"] != "tensor":
             raise TaskImportError(f"get_inputs() argument {n!r} is a {v.get('type')} ({v.get('repr', v.get('value'))}); "
-                                  "only tensors can be kernel inputs")
+                                  "only tensors (and Python numbers, kept as constants) can be kernel inputs")
+    if plan.consts:
+        report.notes.append("get_inputs() passes Python value(s) " + ", ".join(
+            f"{names[i]} = {json.dumps(c)}" for i, c in plan.consts.items()) + ": constants of the op (golden() passes "
+            "them to forward as the task does), not kernel inputs")
+    positions = [i for i in range(len(values)) if i not in plan.consts]
+    names, values = [names[i] for i in positions], [values[i] for i in positions]
     for d in desc["dropout"]:
         raise TaskImportError(f"module {d['module']} is dropout with p={d['p']:g} in training mode: the output is "
                               "random, so no golden can be compared")
-    plan = _Plan()
     formula = desc.get("formula") or ""
     tensors = formula_tensors(formula)
     axes = match_params(names, [len(v["shape"]) for v in values], tensors)
@@ -281,7 +299,7 @@ def _plan_inputs(desc: dict[str, Any], report: TaskImport) -> _Plan:
                                    f"{scored[0][1]}[{', '.join(i or '?' for i in scored[0][2])}] (same rank, most "
                                    "dynamic indices)")
     taken: set[str] = set()
-    for n, v in zip(names, values):
+    for pos, n, v in zip(positions, names, values):
         idx = axes.get(n, [None] * len(v["shape"]))
         shape: list[int | str] = []
         for ax, size in enumerate(v["shape"]):
@@ -294,7 +312,7 @@ def _plan_inputs(desc: dict[str, Any], report: TaskImport) -> _Plan:
                 dim = None
             shape.append(dim if dim is not None else size)
         plan.inputs.append({"name": _ident(n, taken), "source": "forward", "shape": shape or [1], "desc": v,
-                            "scalar": not shape})
+                            "scalar": not shape, "pos": pos})
     if formula and len(axes) < len(names):
         missing = [n for n in names if n not in axes]
         report.unmapped.append(f"FORMULA names no tensor for input(s) {', '.join(missing)}; their axes are fixed sizes")
@@ -322,6 +340,10 @@ def _plan_inputs(desc: dict[str, Any], report: TaskImport) -> _Plan:
     for p in desc["parameters"]:
         plan.inputs.append({"name": _ident(p["name"], taken), "source": "param", "param": p["name"],
                             "shape": list(p["shape"]) or [1], "desc": p, "scalar": not p["shape"]})
+    sampled = [t["name"] for t in plan.inputs if t["desc"].get("sampled")]
+    if sampled:
+        report.notes.append(f"input(s) {', '.join(sampled)}: too large at the task's sizes to run here; their value "
+                            "ranges are read from get_inputs() run with its tensor factories cut down")
     if any(t["scalar"] for t in plan.inputs):
         report.notes.append("0-d tensor(s) " + ", ".join(t["name"] for t in plan.inputs if t["scalar"]) + " are "
                             "declared with shape [1]; golden() hands the model 0-d tensors")
@@ -362,15 +384,15 @@ def _concrete(shape: list[int | str], dims: dict[str, int]) -> list[int]:
 def _trace_request(task: Path, plan: _Plan, p0: list[dict[str, int]]) -> dict[str, Any]:
     cases = []
     for dims in p0 or [{}]:
-        ins = []
+        ins: dict[int, dict[str, Any]] = {i: {"kind": "scalar", "value": c} for i, c in plan.consts.items()}
         for t in plan.inputs:
             if t["source"] != "forward":
                 continue
             d = dict(t["desc"])
             d["shape"] = [] if t["scalar"] else _concrete(t["shape"], dims)
             d["normal"] = d.get("within_1sd", 0.0) > 0.64
-            ins.append(d)
-        cases.append({"inputs": ins})
+            ins[t["pos"]] = d
+        cases.append({"inputs": [ins[i] for i in sorted(ins)]})
     return {"mode": "trace", "task": str(task), "cases": cases}
 
 
@@ -436,8 +458,10 @@ def _spec_text(task: Path, report: TaskImport, spec: dict[str, Any], desc: dict[
         else:
             out.append(f"{key}: {_flow(value)}")
     out.append("---")
-    shapes = ", ".join(f"{d.get('dtype')}{d.get('shape')}" for d in desc["inputs"])
-    init = ", ".join(json.dumps(v.get("value")) if v["kind"] == "scalar" else v.get("repr", "?") for v in desc["init"])
+    shapes = ", ".join(f"{d.get('dtype')}{d.get('shape')}" if d["kind"] == "tensor" else
+                       f"{d.get('type')} {json.dumps(d.get('value'))} (a constant)" for d in desc["inputs"])
+    init = ", ".join((f"{v['name']}=" if "name" in v else "")
+                     + (json.dumps(v.get("value")) if v["kind"] == "scalar" else v.get("repr", "?")) for v in desc["init"])
     prose = [
         "",
         f"# {report.op_name} (KernelBench task `{report.level + '/' if report.level else ''}{task.name}`)",
@@ -447,7 +471,8 @@ def _spec_text(task: Path, report: TaskImport, spec: dict[str, Any], desc: dict[
         f"- FORMULA: `{desc.get('formula') or '(none)'}`",
         f"- DYNAMIC_AXIS: `{desc.get('dynamic_axis') or []}`",
         f"- get_inputs() shapes in the task: {shapes}",
-        f"- Model(*get_init_inputs()) with get_init_inputs() = [{init}]",
+        (f"- Model(**get_init_inputs()) with get_init_inputs() = dict({init})"
+         if any("name" in v for v in desc["init"]) else f"- Model(*get_init_inputs()) with get_init_inputs() = [{init}]"),
         "- The model's parameters are inputs here (after the forward arguments), so that a kernel can read them.",
         f"- P0 cases shrink the dynamic axes to at most {MAX_DYNAMIC} and add a tail case; see IMPORT.md.",
     ]
@@ -457,6 +482,7 @@ def _spec_text(task: Path, report: TaskImport, spec: dict[str, Any], desc: dict[
                      f"the case seed and keeps {', '.join(kept)} as it gives them (their structure: offsets, block "
                      "ids, lengths or indices consistent with the other inputs' shapes); every float input is drawn "
                      "from the case's value band over its range here. The shapes are the task's own; see IMPORT.md.")
+    prose += [f"- Not the task's structure: {u}." for u in report.unstructured]
     return "\n".join(out) + "\n" + "\n".join(prose) + "\n"
 
 
@@ -502,6 +528,24 @@ def make_inputs(case, rng):
 '''
 
 
+def _with_cpu_only(source: str) -> str:
+    """The task's source with ``_probe.CPU_ONLY`` (``.cuda()`` is the identity) before its first statement, but after
+    its ``from __future__`` imports, which must come first (``#!/usr/bin/env python3`` / docstring / ``from
+    __future__ import annotations`` headers are common in pto_case files)."""
+    import ast
+
+    try:
+        body = ast.parse(source).body
+    except SyntaxError:  # the probe ran it, so it parses; keep the text as it is otherwise
+        return CPU_ONLY + "\n" + source
+    at = 0
+    for node in body:
+        if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+            at = node.end_lineno or node.lineno
+    lines = source.splitlines(keepends=True)
+    return "".join(lines[:at]) + ("\n" if at else "") + CPU_ONLY + "\n" + "".join(lines[at:])
+
+
 def _golden_text(task: Path, source: str, plan: _Plan, rows: list[tuple[str, str]], n_forward: int,
                  make: list[dict[str, Any]] | None = None) -> str:
     digest = hashlib.sha256(source.encode()).hexdigest()[:12]
@@ -518,7 +562,8 @@ def _golden_text(task: Path, source: str, plan: _Plan, rows: list[tuple[str, str
         text = f"_pto_forge_tensor({t['name']}, {casts.get(t['name'])!r})"
         return text + ".reshape(())" if t["scalar"] else text
 
-    args = ", ".join(conv(t) for t in fwd)
+    by_pos = {t["pos"]: conv(t) for t in fwd} | {i: repr(c) for i, c in plan.consts.items()}
+    args = ", ".join(by_pos[i] for i in sorted(by_pos))
     params = ", ".join(f"{t['param']!r}: {conv(t)}" for t in prm)
     adapter = f'''
 
@@ -541,7 +586,8 @@ def _pto_forge_module():
     if _pto_forge_model is None:
         import torch
         torch.manual_seed(0)
-        _pto_forge_model = Model(*get_init_inputs())
+        init = get_init_inputs()
+        _pto_forge_model = Model(**init) if isinstance(init, dict) else Model(*init)
     return _pto_forge_model
 
 
@@ -550,12 +596,12 @@ def golden({", ".join(t["name"] for t in plan.inputs)}):
     from torch.func import functional_call
     model = _pto_forge_module()
     with torch.no_grad():
-        out = functional_call(model, {{{params}}}, ({args}{"," if len(fwd) == 1 else ""}))
+        out = functional_call(model, {{{params}}}, ({args}{"," if len(by_pos) == 1 else ""}))
     return out
 '''
     if make is not None:
         adapter += _MAKE_INPUTS.format(make=make)
-    return "\n".join(head) + source.rstrip() + "\n" + adapter
+    return "\n".join(head) + _with_cpu_only(source).rstrip() + "\n" + adapter
 
 
 def _import_md(task: Path, report: TaskImport) -> str:
@@ -630,6 +676,7 @@ def _random_path(task: Path, source: str, desc: dict[str, Any], plan: _Plan, rep
     """Every input drawn by PTO Forge from its SPEC range; the dynamic axes shrunk and given a tail case."""
     _value_specs(plan, report)
     p0 = _p0(plan)
+    _check_fixed_size(plan, p0, structured=False)
     try:
         traced = _probe(_trace_request(task, plan, p0), timeout)
     except TaskImportError as exc:
@@ -639,6 +686,7 @@ def _random_path(task: Path, source: str, desc: dict[str, Any], plan: _Plan, rep
                                "get_inputs()' sizes and has no tail case")
         plan.dynamic = []
         p0 = _p0(plan)
+        _check_fixed_size(plan, p0, structured=False)
         try:
             traced = _probe(_trace_request(task, plan, p0), timeout)
         except TaskImportError as again:
@@ -662,12 +710,14 @@ def _structured_path(task: Path, source: str, desc: dict[str, Any], plan: _Plan,
     _value_specs(plan, report, kept)
     plan.dynamic = []
     p0 = _p0(plan)
+    _check_fixed_size(plan, p0, structured=True)
     a, b = STRUCTURE_SEEDS
     traced = _probe({"mode": "trace", "task": str(task),
                      "cases": [{"seed": a}, {"seed": b, "run": False}, {"seed": a, "run": False}]}, timeout)
     first, other, again = (c["inputs"] for c in traced["cases"])
     varies = []
-    for i, t in enumerate(fwd):
+    for t in fwd:
+        i = t["pos"]
         want = [1] if t["scalar"] else _concrete(t["shape"], p0[0] if p0 else {})
         for got in (first[i], other[i], again[i]):
             if got.get("kind") != "tensor" or (got["shape"] or [1]) != want:
@@ -708,7 +758,7 @@ def _structured_path(task: Path, source: str, desc: dict[str, Any], plan: _Plan,
     make = []
     for t in plan.inputs:
         v = t["value"]
-        idx = fwd.index(t) if t["name"] in kept else None
+        idx = t["pos"] if t["name"] in kept else None
         entry: dict[str, Any] = {"name": t["name"], "given": idx, "shape": t["shape"], "dtype": v["dtype"]}
         if idx is None and v["dtype"] != "bool":
             entry["range"] = [float(x) for x in v["range"]]
@@ -719,6 +769,70 @@ def _structured_path(task: Path, source: str, desc: dict[str, Any], plan: _Plan,
                   intake_timeout, make)
 
 
+def _output_names(lhs: list[str], returned: list[str | None] | None, report: TaskImport) -> list[str]:
+    """FORMULA's left-hand names as output names, in ``forward``'s return order.
+
+    FORMULA lists its statements in the order they compute (``x = x1 + x2; y = norm(x) * gamma``), which need not
+    be the order ``forward`` returns them (``return y, x``): named in FORMULA's order, SPEC.md swapped the outputs'
+    meaning, and a kernel that returned what each name says failed. The names ``forward``'s ``return`` statement
+    uses (``_probe._return_names``) reorder them; when they share some names but not all and disagree on an order,
+    the outputs get plain names (``out0`` ...) rather than a guess.
+    """
+    if not returned or len(returned) != len(lhs):
+        return lhs
+    if lhs == returned:
+        return lhs
+    if sorted(lhs) == sorted(n for n in returned if n):
+        report.notes.append(f"outputs named after FORMULA ({', '.join(lhs)}) in the order forward returns them "
+                            f"({', '.join(str(n) for n in returned)})")
+        return [str(n) for n in returned]
+    common = [n for n in lhs if n in returned]
+    if any(lhs.index(n) != returned.index(n) for n in common):
+        report.unmapped.append(f"FORMULA names the outputs {', '.join(lhs)}, forward returns "
+                               f"{', '.join(n or '(an expression)' for n in returned)}: the order is not certain, so "
+                               "the outputs are named out0, out1, ...")
+        return []
+    return lhs
+
+
+_CHOOSERS = frozenset({"topk", "sort", "argsort", "argmax", "argmin", "kthvalue", "max", "min", "mode", "median"})
+"""torch calls that return indices picked among values: which of two equal values they pick is torch's choice."""
+
+
+def _picks_among_ties(calls: list[dict[str, Any]], out_dtypes: list[str]) -> bool:
+    """An integer output and a call of :data:`_CHOOSERS` (as the gym import decides ``ties: unspecified``): with
+    ``judged`` ties, verification's tied special cases held a correct kernel to torch's own tie-break."""
+    ints = any(d.startswith(("int", "uint")) for d in out_dtypes)
+    return ints and any(c["op"] in _CHOOSERS for c in calls)
+
+
+def _case_tolerance(primary: str, out_dtypes: list[str], report: TaskImport) -> dict[str, float]:
+    """The case's tolerance: its dtype's (:data:`TOLERANCE`), but never tighter than that of a float output's own
+    dtype. Verification compares every float output at the case's tolerance, and an fp32 case whose output is bf16
+    (a quantised matmul that returns ``.to(torch.bfloat16)``) held a bf16 result to 1e-4: one rounding step of a
+    correct kernel (2^-8 relative) failed it."""
+    tol = dict(TOLERANCE.get(primary, TOLERANCE["fp32"]))
+    loose = [d for d in dict.fromkeys(out_dtypes) if d in TOLERANCE and TOLERANCE[d]["rtol"] > tol["rtol"]]
+    if loose:
+        widest = max(loose, key=lambda d: TOLERANCE[d]["rtol"])
+        tol = dict(TOLERANCE[widest])
+        report.notes.append(f"output(s) in {', '.join(loose)}: the {primary} cases are compared at {widest}'s "
+                            f"tolerance (atol {tol['atol']:g}, rtol {tol['rtol']:g}), the precision of the result")
+    return tol
+
+
+def _check_fixed_size(plan: _Plan, p0: list[dict[str, int]], *, structured: bool) -> None:
+    """Refuse an op dir whose sizes cannot shrink (no dynamic axis) and whose largest input exceeds
+    :data:`MAX_FIXED_ELEMENTS`: before any child builds inputs of those sizes (a 4096 x 393216 float64 draw is
+    12.9 GB), not after."""
+    biggest = max((math.prod(_concrete(t["shape"], p0[0] if p0 else {})) for t in plan.inputs), default=0)
+    if not plan.dynamic and biggest > MAX_FIXED_ELEMENTS:
+        why = ("the structured inputs tie the sizes to get_inputs()' own" if structured else
+               "no dynamic axis could be tied to an input, and get_inputs()' sizes")
+        raise TaskImportError(f"{why} ({biggest:,} elements in one input) are too large to verify every case on the "
+                              "CPU emulator")
+
+
 def _write(task: Path, source: str, desc: dict[str, Any], plan: _Plan, p0: list[dict[str, int]],
            outs: list[list[dict[str, Any]]], calls: list[dict[str, Any]], report: TaskImport, dest: Path,
            existing: list[str], intake_timeout: float, make: list[dict[str, Any]] | None = None) -> TaskImport:
@@ -727,12 +841,7 @@ def _write(task: Path, source: str, desc: dict[str, Any], plan: _Plan, p0: list[
     from runtime.opdir import intake
     from runtime.sandbox import private_dir
 
-    biggest = max((math.prod(_concrete(t["shape"], p0[0] if p0 else {})) for t in plan.inputs), default=0)
-    if not plan.dynamic and biggest > MAX_FIXED_ELEMENTS:
-        why = ("the structured inputs tie the sizes to get_inputs()' own" if make is not None else
-               "no dynamic axis could be tied to an input, and get_inputs()' sizes")
-        raise TaskImportError(f"{why} ({biggest:,} elements in one input) are too large to verify every case on the "
-                              "CPU emulator")
+    _check_fixed_size(plan, p0, structured=make is not None)
     for j, o in enumerate(outs[0]):
         if o["kind"] != "tensor":
             raise TaskImportError(f"forward returns a {o.get('type')} as output {j}; only tensors can be compared")
@@ -743,7 +852,8 @@ def _write(task: Path, source: str, desc: dict[str, Any], plan: _Plan, p0: list[
     primary = float_dtypes[0] if float_dtypes else "fp32"
     lhs = formula_outputs(desc.get("formula") or "")
     taken = {t["name"] for t in plan.inputs}
-    out_names = [n for n in lhs if n not in taken] if len(outs[0]) > 1 else []
+    out_names = _output_names([n for n in lhs if n not in taken], desc.get("returns"), report) \
+        if len(outs[0]) > 1 else []
     if len(out_names) != len(outs[0]):
         out_names = ["out"] if len(outs[0]) == 1 else [f"out{j}" for j in range(len(outs[0]))]
     out_names = [_ident(n, taken) for n in out_names]
@@ -766,8 +876,13 @@ def _write(task: Path, source: str, desc: dict[str, Any], plan: _Plan, p0: list[
     if p0:
         spec["p0_shapes"] = p0
     spec["supported_dtypes"] = [primary]
-    spec["tolerance"] = {primary: TOLERANCE.get(primary, TOLERANCE["fp32"])}
+    spec["tolerance"] = {primary: _case_tolerance(primary, [_dtype(o["dtype"]) for o in outs[0]], report)}
     spec["seeds"] = [0, 1, 2]
+    if _picks_among_ties(calls, [o["dtype"] for o in outs[0]]):
+        spec["ties"] = "unspecified"
+        report.notes.append("SPEC.md declares `ties: unspecified`: forward returns indices chosen by a top-k, sort, "
+                            "argmax or max/min over an axis, whose tie-break the task does not fix (KernelBench draws "
+                            "random floats, which do not tie): verification draws no tied inputs (docs/opdir.md)")
     report.dynamic_axes, report.p0_shapes = list(plan.dynamic), p0
     if len(fwd_in) < len(plan.inputs):
         report.notes.append(f"{len(plan.inputs) - len(fwd_in)} model parameter(s) are inputs after the forward "

@@ -73,6 +73,24 @@ ROUTES: dict[str, str] = {
     "zeros_like": "pypto.zeros", "ones_like": "pypto.ones", "full_like": "pypto.full", "zeros": "pypto.zeros",
     "ones": "pypto.ones", "full": "pypto.full", "arange": "pypto.arange", "new_zeros": "pypto.zeros",
     "dropout": "identity (p = 0 or eval mode)",
+    # compositions of the ops above (KernelBench level1 activations, norms and losses)
+    "hardsigmoid": "pypto.clip(x / 6 + 0.5, 0, 1)", "hardswish": "x * pypto.clip(x / 6 + 0.5, 0, 1)",
+    "relu6": "pypto.clip(x, 0, 6)", "softsign": "x / (1 + pypto.abs(x))", "celu": "pypto.where + pypto.expm1",
+    "logsigmoid": "-(pypto.maximum(-x, 0) + pypto.log1p(pypto.exp(-pypto.abs(x))))", "softmin": "pypto.softmax(-x)",
+    "norm": "p=2 / 'fro': pypto.sqrt(pypto.sum(x * x)); p=1: pypto.sum(pypto.abs(x))",
+    "linalg_vector_norm": "pypto.sqrt(pypto.sum(x * x)) (p=2); pypto.sum(pypto.abs(x)) (p=1)",
+    "frobenius_norm": "pypto.sqrt(pypto.sum(x * x))", "expm1": "pypto.expm1",
+    "logical_and": "pypto.logical_and", "bitwise_and": "pypto.bitwise_and", "bitwise_or": "pypto.bitwise_or",
+    "isnan": "pypto.isnan", "fmod": "pypto.fmod", "outer": "pypto.mul with a broadcast (a[:, None] * b[None, :])",
+    "diag": "vector: pypto.mul with a broadcast (diag(a) @ B = a[:, None] * B); matrix: pypto.gather of the diagonal",
+    "flip": "pypto.index_select with a reversed pypto.arange index",
+    "pairwise_distance": "sub, mul, sum, sqrt",
+    "triplet_margin_loss": "pairwise distances (sub, mul, sum, sqrt), sub, pypto.maximum(., 0), sum / n",
+    "margin_ranking_loss": "sub, mul, pypto.maximum(., 0), sum / n",
+    "hinge_embedding_loss": "pypto.where, pypto.maximum(., 0), sum / n",
+    "soft_margin_loss": "pypto.log1p(pypto.exp(-y * x)), sum / n",
+    "binary_cross_entropy": "log, mul, sub, sum / n",
+    "binary_cross_entropy_with_logits": "sigmoid composition: log1p, exp, mul, sum / n",
 }
 """torch function name -> the PyPTO route a kernel can take (documentation for the designer)."""
 

@@ -34,9 +34,28 @@ from typing import Any
 
 _SEED = 0
 """Seed of torch's generator before ``Model(...)`` and ``get_inputs()`` (the golden uses the same)."""
+DESCRIBE_ELEMENTS = 1 << 27
+"""``describe`` runs ``get_inputs()`` at the task's sizes only when its tensors hold at most this many elements in
+all (counted first on the meta device, which allocates nothing). KernelBench's GPU timing sizes reach 4096 x
+393216 (6.4 GB a tensor): above this, the value statistics come from a run whose large tensor factories are cut
+down (:func:`_reduced_inputs`), and the shapes from the meta run."""
+SAMPLE_ELEMENTS = 1 << 22
+"""A factory call of a reduced run makes at most this many elements (its leading axes are cut first)."""
+STATS_ELEMENTS = 1 << 24
+"""Mean / sigma / shape statistics of a larger tensor are read from an evenly strided sample of this many."""
+_FACTORIES = frozenset({"randn", "rand", "randint", "zeros", "ones", "empty", "full", "normal"})
+
+
+CPU_ONLY = """import torch as _pto_forge_torch  # KernelBench tasks move tensors with .cuda(); here every device is the CPU
+_pto_forge_torch.Tensor.cuda = lambda self, *args, **kwargs: self
+_pto_forge_torch.nn.Module.cuda = lambda self, *args, **kwargs: self
+"""
+"""Run before the task's code (here and at the top of a written golden.py): ``x.cuda()`` / ``model.cuda()`` give
+the object itself, as on a GPU host where the harness already placed it. No other device call is touched."""
 
 
 def _load(path: str) -> Any:
+    exec(CPU_ONLY, {})  # noqa: S102 - a fixed text of this file, not the task's
     folder = os.path.dirname(os.path.abspath(path))
     if folder not in sys.path:
         sys.path.insert(0, folder)
@@ -56,20 +75,69 @@ def _tensor(t: Any, *, stats: bool = True) -> dict[str, Any]:
     if not stats or t.numel() == 0:
         return info
     integer = not (t.is_floating_point() or t.is_complex())
-    f = (t.to(torch.int8) if t.dtype == torch.bool else t).double().flatten()
+    flat = (t.to(torch.int8) if t.dtype == torch.bool else t).flatten()
     info["integer"] = integer
-    info["min"], info["max"] = float(f.min()), float(f.max())
+    info["min"], info["max"] = float(flat.min()), float(flat.max())
+    info["finite"] = bool(torch.isfinite(flat).all())
+    step = -(-flat.numel() // STATS_ELEMENTS)  # a strided sample: a float64 copy of 1e9 elements is 8 GB
+    f = (flat[::step] if step > 1 else flat).double()
     info["mean"] = float(f.mean())
     info["std"] = float(f.std()) if f.numel() > 1 else 0.0
-    info["finite"] = bool(torch.isfinite(f).all())
     if info["std"] > 0:
         info["within_1sd"] = float(((f - info["mean"]).abs() <= info["std"]).double().mean())
+    if not integer and t.dim() >= 2 and t.shape[-1] == t.shape[-2] > 1 and info["std"] > 0:
+        info["structure"] = _structure(t)
     distinct = torch.unique(f[: 1 << 16])
     info["distinct"] = [float(v) for v in distinct[:3]] if distinct.numel() <= 2 else None
     if integer and f.dim() == 1 and f.numel() >= 3:
         diffs = f[1:] - f[:-1]
         info["sorted"] = bool((diffs >= 0).all()) and bool((diffs > 0).any())
     return info
+
+
+def _structure(t: Any) -> str | None:
+    """What every square matrix of ``t`` (its last two axes) is, if anything: ``symmetric``, ``upper triangular``,
+    ``lower triangular`` or ``diagonal`` (KernelBench's ``13_Matmul_for_symmetric_matrices`` and its triangular
+    and diagonal siblings build such inputs in get_inputs())."""
+    import torch
+
+    upper, lower = torch.equal(t, t.triu()), torch.equal(t, t.tril())
+    if upper and lower:
+        return "diagonal"
+    if upper or lower:
+        return "upper triangular" if upper else "lower triangular"
+    return "symmetric" if torch.equal(t, t.mT) else None
+
+
+def _return_names(model: Any) -> list[str | None] | None:
+    """The variable each element of ``forward``'s one ``return`` statement is made of (``return y, x.to(dt)`` ->
+    ``["y", "x"]``; an element that is not a variable or a method chain on one -> None); None when ``forward``
+    has no single return statement or its source cannot be read."""
+    import ast
+    import textwrap
+    import types
+
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(type(model).forward)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    rets = [n for n in ast.walk(tree.body[0]) if isinstance(n, ast.Return) and n.value is not None]
+    if len(rets) != 1:
+        return None
+    value = rets[0].value
+    elts = value.elts if isinstance(value, ast.Tuple | ast.List) else [value]
+
+    def root(e: ast.expr) -> str | None:
+        while isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute):  # x.to(...).float()
+            e = e.func.value
+        while isinstance(e, ast.Attribute) and e.attr in ("T", "mT", "data"):
+            e = e.value
+        if not isinstance(e, ast.Name) or e.id == "self" or isinstance(scope.get(e.id), types.ModuleType):
+            return None  # torch.cat(...), F.silu(...): a module's function, not a variable
+        return e.id
+
+    scope = getattr(type(model).forward, "__globals__", {})
+    return [root(e) for e in elts]
 
 
 def _value(v: Any) -> dict[str, Any]:
@@ -86,11 +154,16 @@ def _value(v: Any) -> dict[str, Any]:
     return {"kind": "other", "type": type(v).__name__, "repr": repr(v)[:120]}
 
 
-def _model(mod: Any) -> tuple[Any, list[Any]]:
+def _model(mod: Any) -> tuple[Any, list[Any] | dict[str, Any]]:
+    """``Model(*get_init_inputs())``, or ``Model(**get_init_inputs())`` when it returns a dict (keyword arguments:
+    unpacked with ``*``, a dict would hand the model its keys). golden.py builds the model the same way."""
     import torch
 
     torch.manual_seed(_SEED)
-    init = list(mod.get_init_inputs()) if hasattr(mod, "get_init_inputs") else []
+    raw = mod.get_init_inputs() if hasattr(mod, "get_init_inputs") else []
+    if isinstance(raw, dict):
+        return mod.Model(**raw), dict(raw)
+    init = list(raw)
     return mod.Model(*init), init
 
 
@@ -104,21 +177,115 @@ def describe(path: str) -> dict[str, Any]:
     model, init = _model(mod)
     sig = inspect.signature(model.forward)
     params = [{"name": p.name, "kind": p.kind.name} for p in sig.parameters.values()]
-    torch.manual_seed(_SEED)
-    inputs = list(mod.get_inputs())
+    described = _describe_inputs(mod)
     dropout = [{"module": n, "p": float(m.p)} for n, m in model.named_modules()
                if isinstance(m, torch.nn.modules.dropout._DropoutNd) and m.p > 0 and m.training]
     return {
         "formula": getattr(mod, "FORMULA", None) if isinstance(getattr(mod, "FORMULA", None), str) else None,
-        "dynamic_axis": [str(a) for a in getattr(mod, "DYNAMIC_AXIS", None) or []],
+        "dynamic_axis": _dynamic_axis(getattr(mod, "DYNAMIC_AXIS", None)),
         "forward_params": params,
-        "init": [_value(v) for v in init],
-        "inputs": [_value(v) for v in inputs],
+        "init": [{**_value(v), "name": str(k)} for k, v in init.items()] if isinstance(init, dict) else
+                [_value(v) for v in init],
+        "inputs": described,
         "parameters": [{"name": n, **_tensor(p)} for n, p in model.named_parameters()],
         "buffers": [{"name": n, **_tensor(b, stats=False)} for n, b in model.named_buffers()],
         "dropout": dropout,
+        "returns": _return_names(model),
         "torch": torch.__version__,
     }
+
+
+def _meta_inputs(mod: Any) -> list[Any] | None:
+    """``get_inputs()`` on the meta device (shapes and dtypes, no memory); None when it cannot run there."""
+    import torch
+
+    try:
+        with torch.device("meta"):
+            return list(mod.get_inputs())
+    except Exception:  # noqa: BLE001 - vendor code that needs real values (.item(), numpy): run it for real
+        return None
+
+
+def _cut(shape: list[int]) -> list[int]:
+    """``shape`` with its leading axes cut until it holds at most :data:`SAMPLE_ELEMENTS` elements."""
+    out = list(shape)
+    for i in range(len(out)):
+        rest = math.prod(out[i + 1:])
+        if math.prod(out) <= SAMPLE_ELEMENTS:
+            break
+        out[i] = max(1, min(out[i], SAMPLE_ELEMENTS // max(rest, 1)))
+    return out
+
+
+def _reduced_inputs(mod: Any) -> list[Any]:
+    """``get_inputs()`` with every large tensor factory call (``randn(B, D)``, ``randint(0, n, (B, D))``,
+    ``ones(shape)`` ...) cut to at most :data:`SAMPLE_ELEMENTS` elements: values with the task's distribution at a
+    size this process can hold. What ``get_inputs()`` computes on them (``* 0.02``, ``.softmax(-1)``) follows."""
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    def is_size(v: Any) -> bool:
+        return isinstance(v, list | tuple | torch.Size) and all(isinstance(x, int) for x in v)
+
+    class Cut(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001 - torch's protocol
+            kwargs = dict(kwargs or {})
+            if getattr(func, "__name__", "") in _FACTORIES:
+                args = list(args)
+                if is_size(kwargs.get("size")):
+                    kwargs["size"] = _cut(list(kwargs["size"]))
+                elif args and all(isinstance(a, int) for a in args) and func.__name__ not in ("randint", "full",
+                                                                                                 "normal"):
+                    args = _cut(args)
+                else:
+                    at = [i for i, a in enumerate(args) if is_size(a)]
+                    if at:
+                        args[at[-1]] = _cut(list(args[at[-1]]))
+            return func(*args, **kwargs)
+
+    with Cut():
+        return list(mod.get_inputs())
+
+
+def _describe_inputs(mod: Any) -> list[dict[str, Any]]:
+    """Every ``get_inputs()`` value described (:func:`_value`); a task whose inputs are too large to hold here
+    (:data:`DESCRIBE_ELEMENTS`) is described from its meta shapes and a reduced run's values (``"sampled"``)."""
+    import torch
+
+    torch.manual_seed(_SEED)
+    meta = _meta_inputs(mod)
+    total = sum(v.numel() for v in meta or [] if isinstance(v, torch.Tensor))
+    if meta is None or total <= DESCRIBE_ELEMENTS:
+        torch.manual_seed(_SEED)
+        return [_value(v) for v in mod.get_inputs()]
+    torch.manual_seed(_SEED)
+    try:
+        small = _reduced_inputs(mod)
+    except Exception as exc:  # noqa: BLE001 - one line for the importer
+        raise RuntimeError(f"get_inputs() builds {total:,} elements, too many to hold here, and fails with its "
+                           f"factory sizes cut down ({type(exc).__name__}: {exc})") from None
+    if len(small) != len(meta) or any(isinstance(m, torch.Tensor) != isinstance(s, torch.Tensor)
+                                      or (isinstance(m, torch.Tensor) and (m.dtype != s.dtype or m.dim() != s.dim()))
+                                      for m, s in zip(meta, small)):
+        raise RuntimeError(f"get_inputs() builds {total:,} elements, too many to hold here, and gives other values "
+                           "with its factory sizes cut down")
+    out = []
+    for m, s in zip(meta, small):
+        d = _value(s)
+        if isinstance(m, torch.Tensor):
+            d.update(shape=list(m.shape), sampled=list(s.shape) != list(m.shape))
+        out.append(d)
+    return out
+
+
+def _dynamic_axis(hint: Any) -> list[str]:
+    """``DYNAMIC_AXIS`` as a list of index names: ``["B", "S"]``, but also ``"B"`` or ``"B, S"`` (one string: its
+    comma- or space-separated names, never its letters: ``"SEQ"`` is one name) or ``("B",)``."""
+    if isinstance(hint, str):
+        return [a for a in hint.replace(",", " ").split() if a]
+    if isinstance(hint, list | tuple | set | frozenset):
+        return [str(a) for a in hint]
+    return []
 
 
 def seed_all(seed: int) -> None:
@@ -160,6 +327,8 @@ def _make(desc: dict[str, Any], gen: Any) -> Any:
     """A tensor of ``desc``'s shape and dtype whose values follow its statistics (normal or uniform)."""
     import torch
 
+    if desc.get("kind") == "scalar":  # a Python value of get_inputs(), passed as it is
+        return desc["value"]
     dtype = getattr(torch, desc["dtype"])
     shape = desc["shape"]
     if desc["dtype"] == "bool":
@@ -243,6 +412,9 @@ def main(argv: list[str]) -> int:
         frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == os.path.abspath(request["task"])]
         where = f" (line {frames[-1].lineno}: {frames[-1].line})" if frames else ""
         text = f"{type(exc).__name__}: {exc}".splitlines()[0][:300] if str(exc) else type(exc).__name__
+        if isinstance(exc, ModuleNotFoundError) and exc.name:
+            text = (f"it imports {exc.name}, which is not installed in the importing Python ({sys.executable}); "
+                    f"install it there to import this task ({text})")
         answer = {"ok": False, "error": text + where}
     channel.write(json.dumps(answer))
     channel.close()
