@@ -1323,21 +1323,30 @@ def static_consumed_source(source: str | None, error_line: int | None, message: 
                          "its source (a copy or a computed value was meant there)")
 
 
+def _failing_write(source: str | None, error_line: int | None, message: str, needle: str
+                   ) -> tuple[ast.FunctionDef, ast.stmt, tuple[str, ast.expr]] | None:
+    """(the enclosing function, the statement, (its destination, the value it writes)) of a kernel that raised with
+    ``needle`` in its message at a statement that writes a value; None otherwise."""
+    if not source or error_line is None or needle not in (message or ""):
+        return None
+    got = _failing_statement(source, error_line)
+    if got is None:
+        return None
+    fn, _stmts, start = got
+    w = _written_value(start)
+    return (fn, start, w) if w is not None else None
+
+
 def static_extent_source(source: str | None, error_line: int | None, message: str) -> tuple[int, str] | None:
     """For a kernel that raised because a write reaches past its destination ("outside the destination extent"):
     the statement upstream of the written value, by name, that declares its tile fully valid - a ``valid_shape=``
     that repeats the tile's own shape expression on some axis (``reshape(t, [16, tile_t], valid_shape=[16,
     tile_t])`` where the tile holds ``t_valid`` rows of data) - and why; None when no such statement feeds it.
     The write only carries that valid shape on."""
-    if not source or error_line is None or "outside the destination extent" not in (message or ""):
-        return None
-    got = _failing_statement(source, error_line)
+    got = _failing_write(source, error_line, message, "outside the destination extent")
     if got is None:
         return None
-    fn, stmts, start = got
-    w = _written_value(start)
-    if w is None:
-        return None
+    fn, start, w = got
     for a in _upstream(fn, _names(w[1]), start.lineno):
         for call in ast.walk(a.value):
             if not isinstance(call, ast.Call):
@@ -1387,15 +1396,10 @@ def static_poison_bound_source(source: str | None, error_line: int | None, messa
     every ``valid_shape`` upstream of the written value takes, and why - the valid part was declared smaller than
     the data the write carries (``(t - t_idx - 1).min(tile_t)``: one row short), the write only carries it on. None
     when no such bound, or more than one, feeds the write."""
-    if not source or error_line is None or "poisoned element" not in (message or ""):
-        return None
-    got = _failing_statement(source, error_line)
+    got = _failing_write(source, error_line, message, "poisoned element")
     if got is None:
         return None
-    fn, _stmts, start = got
-    w = _written_value(start)
-    if w is None:
-        return None
+    fn, start, w = got
     bounds: dict[int, str] = {}
     for st in _feeding(fn, _names(w[1]), start.lineno):
         for call in ast.walk(st):

@@ -235,27 +235,26 @@ def wrapper_scalar(an: Analyzer, culprit: Rec | None, source: str, kernels: set[
     c_kernel = _constant(culprit.op, x, value, atol, rtol)
     if c_golden is None or c_kernel is None or np.isclose(c_golden, c_kernel, rtol=1e-3, atol=0.0):
         return None
+    same = f"to a value that matches golden {g_in!r}; the golden {ref_out[0]!r} is the same {culprit.op} with " \
+             f"{c_golden:.6g}."
     if attr is not None:
         kdef, at, local, holder, field = attr
         if local != field:
-            return at, (f"{culprit.where()} applies {local!r} = {c_kernel:.6g} to a value that matches golden "
-                        f"{g_in!r}; the golden {ref_out[0]!r} is the same {culprit.op} with {c_golden:.6g}. The "
-                        f"kernel reads {local!r} from {holder}.{field} at line {at}: the wrong attribute")
+            return at, (f"{culprit.where()} applies {local!r} = {c_kernel:.6g} {same} The kernel reads {local!r} "
+                        f"from {holder}.{field} at line {at}: the wrong attribute")
         line = _argument_line(tree, kdef, holder)
         if line is None:
             return None
-        return line, (f"{culprit.where()} applies {local!r} = {c_kernel:.6g} to a value that matches golden "
-                      f"{g_in!r}; the golden {ref_out[0]!r} is the same {culprit.op} with {c_golden:.6g}. The kernel "
-                      f"reads it from {holder}.{field} (line {at}), which holds the wrong number: the wrapper builds "
-                      f"{holder!r} at line {line}")
+        return line, (f"{culprit.where()} applies {local!r} = {c_kernel:.6g} {same} The kernel reads it from "
+                      f"{holder}.{field} (line {at}), which holds the wrong number: the wrapper builds {holder!r} at "
+                      f"line {line}")
     assert kdef is not None and param is not None
     line = _argument_line(tree, kdef, param)
     if line is None:
         return None
-    return line, (f"{culprit.where()} applies the kernel's scalar parameter {param!r} = {c_kernel:.6g} to a value "
-                  f"that matches golden {g_in!r}; the golden {ref_out[0]!r} is the same {culprit.op} with "
-                  f"{c_golden:.6g}. Every scalar parameter of the kernel is read, so the number is wrong, not the "
-                  f"kernel line: the wrapper computes {param!r} at line {line}")
+    return line, (f"{culprit.where()} applies the kernel's scalar parameter {param!r} = {c_kernel:.6g} {same} Every "
+                  f"scalar parameter of the kernel is read, so the number is wrong, not the kernel line: the wrapper "
+                  f"computes {param!r} at line {line}")
 
 
 _SWAP_OPS = {"mul": np.multiply, "div": np.divide, "add": np.add, "sub": np.subtract}
