@@ -41,7 +41,7 @@ def mapped_type(base: type, make: Callable[..., Any], extra: tuple[type, ...] = 
         def __call__(cls, *args: Any, **kwargs: Any) -> Any:
             if cls is stand_in:
                 return make(*args, **kwargs)
-            return super().__call__(*args, **kwargs)  # type: ignore[misc]
+            return super().__call__(*args, **kwargs)
 
         def __instancecheck__(cls, obj: Any) -> bool:
             return isinstance(obj, (base, *extra)) if cls is stand_in else type.__instancecheck__(cls, obj)

@@ -80,8 +80,8 @@ class TestCase(unittest.TestCase):
             self.fail(f"result error: {min(bad_abs, bad_rel)} of {a.size} elements beyond {tol} "
                       f"(max abs error {float(diff.max()) if diff.size else 0.0:.6g}){note}")
 
-    def assertEqual(self, x: Any, y: Any, prec: float | None = None, message: str = "",  # noqa: N802 - unittest's
-                    *args: Any, **kwargs: Any) -> None:
+    def assertEqual(  # type: ignore[override]  # noqa: N802 - unittest's name, torch_npu's signature (prec)
+            self, x: Any, y: Any, prec: float | None = None, message: str = "", *args: Any, **kwargs: Any) -> None:
         if isinstance(prec, str):  # unittest's assertEqual(first, second, msg)
             prec, message = None, prec
         message = kwargs.get("msg") or message
@@ -94,7 +94,7 @@ class TestCase(unittest.TestCase):
             super().assertEqual(x, y, message or None)
             return
         a, b = _as_numpy(x), _as_numpy(y)
-        self.assertEqual(a.shape, b.shape, message or "shape mismatch")
+        super().assertEqual(a.shape, b.shape, message or "shape mismatch")
         if a.dtype.kind in "biu" and b.dtype.kind in "biu":
             self.assertTrue(np.array_equal(a, b), message or "values differ")
             return

@@ -30,6 +30,7 @@ imported is one line saying why (:class:`TaskImportError`).
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import math
@@ -45,6 +46,7 @@ from pydantic import BaseModel, Field
 from orchestrator.adapters.kernelbench._formula import formula_outputs, formula_tensors, match_params
 from orchestrator.adapters.kernelbench._ops import classify
 from orchestrator.adapters.kernelbench._probe import CPU_ONLY
+from runtime import pyast
 
 __all__ = ["TOLERANCE", "TaskImport", "TaskImportError", "import_task", "is_task_file", "task_op_name"]
 
@@ -532,10 +534,9 @@ def _with_cpu_only(source: str) -> str:
     """The task's source with ``_probe.CPU_ONLY`` (``.cuda()`` is the identity) before its first statement, but after
     its ``from __future__`` imports, which must come first (``#!/usr/bin/env python3`` / docstring / ``from
     __future__ import annotations`` headers are common in pto_case files)."""
-    import ast
 
     try:
-        body = ast.parse(source).body
+        body = pyast.parse(source).body
     except SyntaxError:  # the probe ran it, so it parses; keep the text as it is otherwise
         return CPU_ONLY + "\n" + source
     at = 0

@@ -118,7 +118,10 @@ def _return_names(model: Any) -> list[str | None] | None:
     import types
 
     try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(type(model).forward)))
+        # this child is one thread and imports nothing from the project: runtime.pyast's lock is not needed here
+        tree = compile(textwrap.dedent(inspect.getsource(type(model).forward)), "<forward>", "exec",
+                       ast.PyCF_ONLY_AST)
+        assert isinstance(tree, ast.Module)
     except (OSError, TypeError, SyntaxError):
         return None
     rets = [n for n in ast.walk(tree.body[0]) if isinstance(n, ast.Return) and n.value is not None]
@@ -127,7 +130,7 @@ def _return_names(model: Any) -> list[str | None] | None:
     value = rets[0].value
     elts = value.elts if isinstance(value, ast.Tuple | ast.List) else [value]
 
-    def root(e: ast.expr) -> str | None:
+    def root(e: ast.expr | None) -> str | None:
         while isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute):  # x.to(...).float()
             e = e.func.value
         while isinstance(e, ast.Attribute) and e.attr in ("T", "mT", "data"):
