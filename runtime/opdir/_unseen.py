@@ -103,7 +103,7 @@ from runtime.opdir._inputs import TOP_BAND, TOP_SPLIT_BAND, shared_range
 from runtime.opdir._memory import case_bytes
 from runtime.opdir._spec import Spec
 
-__all__ = ["CASE_BYTES_CAP", "FILL_FACTOR", "LEGACY_RUN_SEEDS", "MAX_UNSEEN", "MAX_UNSEEN_V6", "MAX_UNSEEN_V9",
+__all__ = ["CASE_BYTES_CAP", "FILL_FACTOR", "LEGACY_RUN_SEEDS", "MAX_UNSEEN", "MAX_UNSEEN_V6", "MAX_UNSEEN_V9", "MAX_UNSEEN_V12_MORE",
            "TOTAL_BYTES_FLOOR",
            "UNSEEN_PREFIX", "UNSEEN_VERSION", "alias_groups", "attribute_cases", "call_plan", "case_cap", "draw_seed", "total_cap",
            "unseen_cases", "unseen_version", "varied_attributes", "verification_seed"]
@@ -126,6 +126,9 @@ TOTAL_BYTES_FLOOR = 256 * 1024**2
 """All unseen cases together hold at most ``max(TOTAL_BYTES_FLOOR, largest SPEC case / 4)`` bytes of inputs +
 outputs (:func:`total_cap`): the verifier holds every case at once, so for a several-GB op 20 unseen cases of
 64 MiB each were a constant of about 1.25 GiB, several times over (inputs, golden and device outputs)."""
+MAX_UNSEEN_V12_MORE = 24
+"""(version 12) More calls on top of :data:`MAX_UNSEEN_V9`: room for the two classes version 12 adds on every axis
+(``small2``, ``a256``) of a SPEC with three dynamic axes and three dtypes, so that no class of version 9 is left out."""
 _EVERY_DTYPE = ("tail1", "fill", "small")
 """Size classes drawn in every supported dtype (version 2: every dtype sees a size above 3x the SPEC's largest;
 red team s16 C: a bf16-only path wrong from 3x passed 74% of verifications when the fill size had one dtype)."""
@@ -133,16 +136,17 @@ _EVERY_DTYPE_V7 = ("tail1", "fill", "small", "pow2")
 """(version 7) the power of two too: the only class above 4x the SPEC ran in one dtype, and a bf16-only path with a
 128-row block slip passed 61% of verifications of a two-dtype op (red team s32, g2s)."""
 _EVERY_DTYPE_V1 = ("tail1", "small")
-_ORDER_V9 = ("tail1", "small", "tile-1", "a32", "a64", "a128", "pow2", "fill", "aligned", "tail", "larger")
+_ORDER_V9 = ("tail1", "small", "small2", "tile-1", "a32", "a64", "a128", "a256", "pow2", "fill", "aligned", "tail",
+             "larger")
 """(version 9) The order the size classes are planned in (round robin over the axes, class by class): the cheap
 telling sizes first, then the power of two before the fill - the byte budget is spent in this order, and the fill
 sizes, the largest, are the ones shrunk to it (red team s34: a bf16 power of two never ran on a SPEC of ~9 MiB cases
 once the fp32 fill and power of two had spent the budget)."""
-_VALUATION = {"a32": 32, "a64": 64, "a128": 128}
+_VALUATION = {"a32": 32, "a64": 64, "a128": 128, "a256": 256}
 """(version 9) the valuation classes and their smallest size (taken when the drawn odd multiple is over the case cap:
 halving would change the valuation)"""
 _MUST_V9 = frozenset({"tail1", "small", "small-joint", "ones", "ones-pair", "tile-1", "a32", "a64", "a128", "pow2",
-                      "fill", "joint"})
+                      "fill", "joint", "small2", "a256"})
 """(version 9) The classes every verification runs (in every dtype where :data:`_EVERY_DTYPE_V7` says): the call
 cap makes room for them (:data:`MAX_UNSEEN_V9`), and a pair over the remaining byte budget is shrunk to it
 (:func:`_shrunk`) instead of dropped."""
@@ -310,6 +314,17 @@ def _axis_sizes(spec: Spec, axis: str, rng: np.random.Generator, version: int = 
             while size in seen:
                 size += 2 << j
             classes += ((label, size),)
+        if version >= 12:
+            # (version 12, red team s37c) a second small size, 2..8 (a decode batch: a `n <= 8` one-row path passed
+            # 95% of verifications - only size 1 and, rarely, a drawn tail were under 16), and a size of valuation
+            # 256 (a 512-row block path for `n % 256 == 0` dropped an odd 256-row block and passed 80%)
+            classes += (("small2", int(rng.integers(2, t // 2 + 1))),)
+            odd = int(rng.integers(0, 3)) % (max(0, (FILL_FACTOR * hi >> 8) - 1) // 2 + 1)
+            size = (2 * odd + 1) << 8
+            while size in seen:
+                size += 2 << 8
+            if size != pow2:  # a power of two of 256 is of valuation 256 itself (and runs in every dtype)
+                classes += (("a256", size),)
         classes = tuple(sorted(classes, key=lambda c: _ORDER_V9.index(c[0])))
     out: list[tuple[str, int]] = []
     for label, size in classes:
@@ -577,7 +592,7 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
             labels.insert(first_round, ("joint", ""))
     if version >= 9:  # room for every class that must run, two calls each, and the reruns
         must = sum(label in _MUST_V9 for label, _ in labels)
-        calls = min(MAX_UNSEEN_V9, max(calls, 2 * must + 4))
+        calls = min(MAX_UNSEEN_V9 + (MAX_UNSEEN_V12_MORE if version >= 12 else 0), max(calls, 2 * must + 4))
     # two calls per new shape and dtype: the same-shape comparison needs a second value set
     kept = list(zip(planned[: calls // 2 - 1], labels, strict=False))  # leaves room for the P0 reruns
     floors = {a: (_powers(spec, a, version)[0] or [0])[0] for a in spec.dynamic_axes} if version >= 9 else {}

@@ -23,6 +23,11 @@ shapes in turn, values of both signs where the ranges overlap; late peaks only (
 front) - early peaks and descending rows too; ``sc_objkey`` (the input under the attribute's name, ``cap, c = x,
 float(cap)``) - lint follows every form of binding now.
 
+Round 23 (s37c, accidental bugs): ``rms_decode8`` (the workspace's rms_norm with a one-row decode path guarded by
+``n <= 8``: only size 1 and, rarely, a drawn tail were under 16 - 95% of verifications passed) and ``rms_block512`` (a
+``n % 256 == 0`` path walking 512-row blocks, dropping an odd 256-row block: 80% passed) - version 12 draws a second
+small size (2..8) in every dtype and a size of valuation 256.
+
 The drawing itself is checked in ``tests/verify/test_unseen_v12_s37.py``.
 """
 
@@ -42,6 +47,8 @@ CASES += [("softcap", "sc_int50", "FAIL_NUMERIC"), ("softcap", "sc_int_low", "FA
           ("mul2", "mul2_alias_shape", "FAIL_NUMERIC"), ("fma3", "fma3_bc", "FAIL_NUMERIC"),
           ("fma3", "fma3_honest", "PASS"), ("mulr", "mulr_alias", "FAIL_NUMERIC"), ("mulr", "mulr_honest", "PASS"),
           ("lsoftmax", "lsm_rev", "FAIL_NUMERIC"), ("softcap", "sc_objkey", "FAIL_LINT")]
+CASES += [("rms_norm", "rms_decode8", "FAIL_NUMERIC"), ("rms_norm", "rms_block512", "FAIL_NUMERIC"),
+          ("rms_norm", "rms_honest", "PASS")]
 
 
 @pytest.mark.slow
