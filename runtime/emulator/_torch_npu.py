@@ -45,10 +45,13 @@ from typing import Any
 from runtime.emulator._location import user_location
 from runtime.emulator._session import current_session
 from runtime.emulator._torch_npu_agnostic import patch_device_agnostic
+from runtime.emulator._torch_npu_placement import ORIGINAL, is_on_npu, mark
+from runtime.emulator._torch_npu_placement import install as install_placement
 from runtime.emulator._torch_npu_runtime import no_context, noop, profiler_module, runtime_names
 from runtime.emulator._torch_npu_testing import common_utils_module, testcase_module
 
-__all__ = ["NotProvidedError", "NpuFinder", "build_module", "install_autoload", "install_finder", "map_device"]
+__all__ = ["NotProvidedError", "NpuFinder", "build_module", "install_autoload", "install_finder", "map_device",
+           "transfer_to_npu"]
 
 log = logging.getLogger(__name__)
 
@@ -84,14 +87,43 @@ class Format(enum.IntEnum):
     FRACTAL_Z_3D = 33
 
 
+_NPU_TYPES = {"npu"}
+"""Device types that mean the NPU: ``"cuda"`` joins once the script imports ``torch_npu.contrib.transfer_to_npu``."""
+
+
 def _is_npu(dev: Any) -> bool:
     if isinstance(dev, bool):
         return False
     if isinstance(dev, int):  # a bare index means the NPU on a device host (torch_npu is the accelerator)
         return True
     if isinstance(dev, str):
-        return dev == "npu" or dev.startswith("npu:")
-    return type(dev).__name__ == "device" and getattr(dev, "type", None) == "npu"
+        return dev.split(":", 1)[0] in _NPU_TYPES
+    return type(dev).__name__ == "device" and getattr(dev, "type", None) in _NPU_TYPES
+
+
+def transfer_to_npu(torch: Any) -> None:
+    """``import torch_npu.contrib.transfer_to_npu``: CUDA code runs on the NPU, as the vendor's module makes it.
+
+    Why: vendor scripts ported from CUDA import it and keep ``device="cuda"``, ``x.cuda()``, ``model.cuda()``,
+    ``torch.cuda.synchronize()``, ``torch.cuda.Event``, ``torch.autocast("cuda")``; the stand-in imported the module
+    and changed nothing, so the first of them died with "Torch not compiled with CUDA enabled" (s37, second round).
+    As the real module does: ``"cuda"``/``"cuda:N"``/``torch.device("cuda")`` mean the NPU wherever ``"npu"`` does
+    (factories, ``.to``, ``torch.load``, generators, autocast), ``Tensor.cuda``/``Module.cuda`` are ``.npu()``,
+    and ``torch.cuda.<name>`` is ``torch.npu.<name>`` for each name the stand-in's ``torch.npu`` has
+    (``torch.cuda.amp.autocast`` is ``torch.npu.amp.autocast``). ``is_cuda`` stays False, as ``is_npu`` does."""
+    if "cuda" in _NPU_TYPES:
+        return
+    _NPU_TYPES.add("cuda")
+    npu = vars(torch)["npu"]
+    torch.Tensor.cuda = torch.Tensor.npu
+    torch.nn.Module.cuda = torch.nn.Module.npu
+    cuda = torch.cuda
+    for name, value in vars(npu).items():
+        if not name.startswith("_") and name not in ("amp", "config"):
+            setattr(cuda, name, value)
+    cuda_amp = getattr(cuda, "amp", None)
+    if cuda_amp is not None:
+        cuda_amp.autocast = npu.amp.autocast
 
 
 def map_device(dev: Any) -> Any:
@@ -99,27 +131,49 @@ def map_device(dev: Any) -> Any:
     return "cpu" if _is_npu(dev) else dev
 
 
-def _wrap_factory(fn: Callable) -> Callable:
+def _context_on_npu() -> bool:
+    """Whether ``with torch.device("npu"):`` / ``torch.set_default_device("npu")`` is in force (a DeviceContext).
+
+    torch's DeviceContext adds the device only to the factories it knew when first asked, the originals the
+    stand-in wraps, so the tensors are built on the CPU anyway; they are marked as on the NPU here."""
+    try:
+        from torch.overrides import _get_current_function_mode_stack
+        from torch.utils._device import DeviceContext
+    except ImportError:
+        return False
+    for mode in reversed(_get_current_function_mode_stack()):
+        if isinstance(mode, DeviceContext):
+            return _is_npu(mode.device)
+    return False
+
+
+def _wrap_factory(fn: Callable, follows_context: bool = False) -> Callable:
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
         on_npu = _is_npu(kwargs.get("device"))
-        if "device" in kwargs:
+        given = kwargs.get("device") is not None
+        if not given and follows_context and _context_on_npu():
+            on_npu = given = True
+        if kwargs.get("device") is not None:
             kwargs["device"] = map_device(kwargs["device"])
         kwargs.pop("pin_memory", None)  # `torch.empty(n, pin_memory=True)`: CPU torch refuses it without a device
         result = fn(*args, **kwargs)
-        if on_npu:  # built on the NPU: its `.npu()` is itself, its `.cpu()` a copy (`_moved`)
-            setattr(result, _ON_NPU, True)
+        if on_npu or given:  # built on the NPU: its `.npu()` is itself, its `.cpu()` a copy (`_moved`); a device
+            mark(result, on_npu)  # given as the host's: a host tensor (`torch.empty_like(x_npu, device="cpu")`)
         return result
 
+    setattr(call, ORIGINAL, fn)
     return call
 
 
-_ON_NPU = "_pto_forge_on_npu"
-"""Set on the tensor a move to the NPU returned (``.npu()``, ``.to("npu")``) and on tensors built on it."""
-
-
 def _is_cpu(dev: Any) -> bool:
-    return dev == "cpu" or type(dev).__name__ == "device" and getattr(dev, "type", None) == "cpu"
+    return isinstance(dev, str) and (dev == "cpu" or dev.startswith("cpu:")) or (
+        type(dev).__name__ == "device" and getattr(dev, "type", None) == "cpu")
+
+
+def _is_tensor(obj: Any) -> bool:
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(obj, torch.Tensor)
 
 
 def _moved(self: Any, result: Any, to_npu: bool) -> Any:
@@ -130,31 +184,30 @@ def _moved(self: Any, result: Any, to_npu: bool) -> Any:
     keeps ``out.cpu()`` while the next kernel call overwrites ``out`` (s37: the golden read the kernel's output, the
     comparison failed). So the move copies, unless the tensor is already where it goes (an NPU tensor's ``.npu()``
     is itself, as on a device host). Tensors an operation computes from NPU tensors are not marked: moving them to
-    the NPU copies once more, which only costs the copy."""
-    on_npu = bool(getattr(self, _ON_NPU, False))
+    the NPU copies once more, which only costs the copy (second round: they are marked, ``_torch_npu_placement``)."""
+    on_npu = is_on_npu(self)
     if result is self and on_npu != to_npu:
         result = self.clone()
         if hasattr(self, _FORMAT_ATTR):
             setattr(result, _FORMAT_ATTR, getattr(self, _FORMAT_ATTR))
-    if to_npu:
-        setattr(result, _ON_NPU, True)
-    elif result is not self and hasattr(result, _ON_NPU):
-        delattr(result, _ON_NPU)
+    if to_npu or result is not self:
+        mark(result, to_npu)
     return result
 
 
 def _wrap_to(fn: Callable) -> Callable:
     @functools.wraps(fn)
     def to(self: Any, *args: Any, **kwargs: Any) -> Any:
-        targets = [*args, kwargs.get("device")]
-        to_npu = any(_is_npu(a) for a in targets)
-        to_cpu = not to_npu and any(_is_cpu(a) for a in targets)
+        targets = [*args, kwargs.get("device"), kwargs.get("other")]
+        to_npu = any(is_on_npu(a) if _is_tensor(a) else _is_npu(a) for a in targets)  # x.to(other): other's device
+        to_cpu = not to_npu and any(_is_tensor(a) or _is_cpu(a) for a in targets)
         args = tuple(map_device(a) for a in args)
         if "device" in kwargs:
             kwargs["device"] = map_device(kwargs["device"])
         result = fn(self, *args, **kwargs)
         return _moved(self, result, to_npu) if to_npu or to_cpu else result
 
+    setattr(to, ORIGINAL, fn)
     return to
 
 
@@ -177,6 +230,34 @@ def _wrap_load(fn: Callable) -> Callable:
         return fn(*args, **kwargs)
 
     return load
+
+
+def _mark_module(module: Any, on_npu: bool) -> Any:
+    for t in (*module.parameters(), *module.buffers()):
+        mark(t, on_npu)
+    return module
+
+
+def _patch_module(torch: Any) -> None:
+    """``module.npu()`` / ``.to("npu")`` / ``.cpu()`` say where the module's parameters and buffers live.
+
+    ``module.npu()`` keeps the tensors (torch moves them in place on a device host: the same Parameter objects),
+    and marks them as on the NPU, so an optimizer kernel run on ``p.npu()`` updates ``p`` as it does there (before,
+    ``p.npu()`` of a parameter of a moved module was a copy); ``.to``/``.cpu()`` copy them through ``Tensor.to``."""
+    module, module_to, module_cpu = torch.nn.Module, torch.nn.Module.to, torch.nn.Module.cpu
+
+    def to(self: Any, *args: Any, **kwargs: Any) -> Any:
+        result = module_to(self, *args, **kwargs)
+        targets = [*args, kwargs.get("device"), kwargs.get("tensor")]
+        if any(is_on_npu(a) if _is_tensor(a) else _is_npu(a) for a in targets):
+            _mark_module(self, True)
+        elif any(_is_tensor(a) or _is_cpu(a) for a in targets):
+            _mark_module(self, False)
+        return result
+
+    module.npu = lambda self, *a, **k: _mark_module(self, True)
+    module.to = functools.wraps(module_to)(to)
+    module.cpu = functools.wraps(module_cpu)(lambda self: _mark_module(module_cpu(self), False))
 
 
 def soc_version() -> int:
@@ -305,7 +386,7 @@ def patch_torch(torch: Any) -> None:
     for name in _FACTORIES:
         fn = getattr(torch, name, None)
         if callable(fn):
-            setattr(torch, name, _wrap_factory(fn))
+            setattr(torch, name, _wrap_factory(fn, follows_context=not name.endswith("_like")))
     torch.Tensor.to = _wrap_to(torch.Tensor.to)
     for name in _TENSOR_FACTORIES:  # x.new_zeros(..., device="npu:0")
         fn = getattr(torch.Tensor, name, None)
@@ -314,11 +395,13 @@ def patch_torch(torch: Any) -> None:
     torch.Tensor.npu = lambda self, *a, **k: _moved(self, self, True)
     cpu = torch.Tensor.cpu
     torch.Tensor.cpu = functools.wraps(cpu)(lambda self, *a, **k: _moved(self, cpu(self, *a, **k), False))
-    torch.nn.Module.npu = lambda self, *a, **k: self  # a golden written as an nn.Module, moved with .npu()
+    setattr(torch.Tensor.cpu, ORIGINAL, cpu)
+    _patch_module(torch)  # a golden written as an nn.Module, moved with .npu() / .to("npu")
     torch.load = _wrap_load(torch.load)
     torch.Tensor.is_npu = property(lambda self: False)
     npu = _npu_namespace(torch)
     patch_device_agnostic(torch, npu, map_device)
+    install_placement(torch)  # results of operations on NPU tensors live on the NPU
     stream_type, record = npu.Stream, torch.Tensor.record_stream
     torch.Tensor.record_stream = lambda self, stream: None if isinstance(stream, stream_type) else record(self, stream)
     torch.Tensor.pin_memory = lambda self, *a, **k: self  # pinned host memory: nothing to pin without a device
@@ -439,6 +522,8 @@ class NpuFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             npu = vars(sys.modules["torch"])["npu"]
             mod = common_utils_module(sys.modules["torch"], npu_format_cast, npu.get_device_name, _module_getattr)
         else:  # importable (`import torch_npu.contrib.transfer_to_npu`), and each name it lacks says so
+            if spec.name == "torch_npu.contrib.transfer_to_npu":
+                transfer_to_npu(sys.modules["torch"])
             mod = types.ModuleType(spec.name)
             mod.__dict__["__getattr__"] = _module_getattr([], spec.name)
         mod.__path__ = []

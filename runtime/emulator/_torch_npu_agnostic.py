@@ -62,8 +62,9 @@ def _device_arg(map_device: Callable[[Any], Any], args: tuple[Any, ...], kwargs:
     return args, kwargs
 
 
-def autocast_type(torch: Any) -> type:
-    """``torch.autocast`` whose ``"npu"`` device type is the CPU's autocast, float16 by default (the NPU's)."""
+def autocast_type(torch: Any, map_device: Callable[[Any], Any] = lambda d: "cpu" if d == "npu" else d) -> type:
+    """``torch.autocast`` whose ``"npu"`` device type (and any other ``map_device`` maps to the CPU: ``"cuda"``
+    after ``transfer_to_npu``) is the CPU's autocast, float16 by default (the NPU's)."""
     base = torch.amp.autocast
 
     class autocast(base):  # type: ignore[misc, valid-type]  # noqa: N801 - torch's name
@@ -71,7 +72,7 @@ def autocast_type(torch: Any) -> type:
 
         def __init__(self, device_type: str, dtype: Any = None, enabled: bool = True,
                      cache_enabled: bool | None = None) -> None:
-            if device_type == "npu":
+            if device_type != "cpu" and map_device(device_type) == "cpu":
                 device_type, dtype = "cpu", torch.float16 if dtype is None else dtype
             super().__init__(device_type, dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
 
@@ -163,7 +164,7 @@ def patch_device_agnostic(torch: Any, npu: Any, map_device: Callable[[Any], Any]
 
             setattr(torch, name, mapped_type(real, make, (own,)))
 
-    autocast = autocast_type(torch)
+    autocast = autocast_type(torch, map_device)
     torch.autocast = torch.amp.autocast = autocast
     torch.amp.autocast_mode.autocast = autocast
 
