@@ -385,6 +385,8 @@ def _special_vectors(t: TensorSpec, case: Case, index: int, arr: np.ndarray, nam
         # one-pass variance fails on (red team s33b: an RGB BatchNorm2d passed 5 of 9 seeds)
         kinds.remove("near")
         kinds.insert(0, "near")
+        if case.peaks:  # (version 12) two near-constant vectors when there is room: a one-pass variance's error on
+            kinds.insert(1, "near")  # one is a rounding draw - 2.3x the atol on one RGB channel where 55x was usual
     # the first row stays ordinary: the sandbox describes a kernel argument by what it equals, and a zero-filled
     # buffer of the wrapper equal to an input's leading block (a zero first row) would be described as a copy of
     # that input in one call and as a zero fill in a same-shape call - a false "host data" finding
