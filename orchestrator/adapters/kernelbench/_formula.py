@@ -39,9 +39,11 @@ def formula_tensors(formula: str) -> dict[str, list[list[str | None]]]:
 
 def formula_outputs(formula: str) -> list[str]:
     """Names on the left of the first ``=`` of each statement (``a, b = ...`` -> [a, b]; ``out[b, n] = ...`` ->
-    [out]), in order; empty when the formula has no assignment form."""
+    [out]), in order; empty when the formula has no assignment form. Statements end at ``;`` or a line end (a
+    triple-quoted FORMULA writes one per line, with ``#`` comments)."""
     names: list[str] = []
-    for stmt in re.split(r";", formula):
+    text = "\n".join(line.split("#", 1)[0] for line in formula.splitlines())  # a multi-line FORMULA's comments
+    for stmt in re.split(r"[;\n]", text):
         if "=" not in stmt:
             continue
         lhs = stmt.split("=", 1)[0]

@@ -75,6 +75,10 @@ class TaskImportError(ValueError):
     """The task cannot be imported (one line saying why; nothing was written)."""
 
 
+class _ModelRefused(TaskImportError):
+    """The model itself cannot have a golden (it keeps state across calls): no retry with other inputs helps."""
+
+
 class _InputsRejected(TaskImportError):
     """The model or its golden failed on independently drawn inputs (a trace or intake failure): a task with
     integer inputs is then retried with inputs from its own ``get_inputs()`` (see :func:`_structured_path`)."""
@@ -141,8 +145,18 @@ def _probe(request: dict[str, Any], timeout: float) -> dict[str, Any]:
         if "No module named 'torch'" in proc.stderr.decode("utf-8", "replace"):
             tail = ["torch is not installed (task files are torch; pip install torch==2.13.0 for a CPU build)"]
         raise TaskImportError(f"the task process died (exit code {proc.returncode}): {tail[0][:300]}") from None
+    return _checked(answer)
+
+
+def _checked(answer: dict[str, Any]) -> dict[str, Any]:
+    """A probe answer, or the one-line refusal it carries (an error of the task, a model that keeps state)."""
     if not answer.get("ok"):
         raise TaskImportError(f"the task fails when run: {answer.get('error')}")
+    if answer.get("state_changed"):
+        names = ", ".join(f"self.{n}" for n in answer["state_changed"])
+        raise _ModelRefused(f"forward changes the model's tensor attribute(s) {names}: the model keeps state between "
+                            "calls, so the same inputs give another output on the next call and no golden can be "
+                            "compared")
     return answer
 
 
@@ -346,6 +360,11 @@ def _plan_inputs(desc: dict[str, Any], report: TaskImport) -> _Plan:
     if sampled:
         report.notes.append(f"input(s) {', '.join(sampled)}: too large at the task's sizes to run here; their value "
                             "ranges are read from get_inputs() run with its tensor factories cut down")
+    varying = [t["name"] for t in plan.inputs if t["desc"].get("size_dependent")]
+    if varying:
+        report.unmapped.append(f"input(s) {', '.join(varying)}: get_inputs() gives other value statistics when its "
+                               "factories are cut further (it computes across a cut axis, e.g. a softmax or a sum "
+                               "over it), so the SPEC ranges are those of the cut run, not of the task's sizes")
     if any(t["scalar"] for t in plan.inputs):
         report.notes.append("0-d tensor(s) " + ", ".join(t["name"] for t in plan.inputs if t["scalar"]) + " are "
                             "declared with shape [1]; golden() hands the model 0-d tensors")
@@ -354,7 +373,16 @@ def _plan_inputs(desc: dict[str, Any], report: TaskImport) -> _Plan:
 
 def _p0(plan: _Plan) -> list[dict[str, int]]:
     """P0 cases: each dynamic dim at min(size, 64), halved (largest first, not below 8) while an input holds more
-    than :data:`MAX_ELEMENTS` (inputs without a dynamic dim do not count); then a tail case with + 13 (+2 per further dim, never a multiple of 16)."""
+    than :data:`MAX_ELEMENTS` (inputs without a dynamic dim do not count), and below 8 (down to 1) while one still
+    holds more; then a tail case with + 13 (+2 per further dim, never a multiple of 16).
+
+    The fixed axes can be large on their own (KernelBench's ``LayerNorm`` over 64 x 256 x 256 per batch row): the
+    tail case's +13 then multiplied a first case that was already at its floor (8 rows of 4.2 M elements, 21 in the
+    tail: 88 M elements, 6-9 GB in intake's golden run; 128 x 4096 x 4095 failed intake with a MemoryError). A tail
+    dim whose case would hold more than :data:`MAX_FIXED_ELEMENTS` in one input is cut back to one more than the
+    first case's (largest first); when even that does not fit, there is no tail case (a first case under 16 rows
+    is itself a partial tile). :func:`_check_fixed_size` refuses a first case over that bound.
+    """
     if not plan.dims:
         return []
     if not plan.dynamic:
@@ -363,19 +391,29 @@ def _p0(plan: _Plan) -> list[dict[str, int]]:
     for d in plan.dynamic:
         first[d] = min(plan.dims[d], MAX_DYNAMIC)
 
-    def largest() -> int:
-        return max((math.prod(_concrete(t["shape"], first)) for t in plan.inputs
+    def largest(dims: dict[str, int]) -> int:
+        return max((math.prod(_concrete(t["shape"], dims)) for t in plan.inputs
                     if any(d in plan.dynamic for d in t["shape"])), default=0)
 
-    while largest() > MAX_ELEMENTS:
-        shrinkable = [d for d in plan.dynamic if first[d] > 8]
-        if not shrinkable:
-            break
-        d = max(shrinkable, key=lambda n: first[n])
-        first[d] = max(8, first[d] // 2)
+    for floor in (8, 1):
+        while largest(first) > MAX_ELEMENTS:
+            shrinkable = [d for d in plan.dynamic if first[d] > floor]
+            if not shrinkable:
+                break
+            d = max(shrinkable, key=lambda n: first[n])
+            first[d] = max(floor, first[d] // 2)
+
+    def untiled(n: int) -> int:
+        return n + 1 if n % 16 == 0 else n
+
     for j, d in enumerate(plan.dynamic):
-        t = first[d] + TAIL + 2 * j
-        tail[d] = t + 1 if t % 16 == 0 else t
+        tail[d] = untiled(first[d] + TAIL + 2 * j)
+    while largest(tail) > MAX_FIXED_ELEMENTS:
+        wide = [d for d in plan.dynamic if tail[d] > untiled(first[d] + 1)]
+        if not wide:
+            return [first]
+        d = max(wide, key=lambda n: tail[n])
+        tail[d] = untiled(first[d] + 1)
     return [first, tail]
 
 
@@ -425,9 +463,11 @@ def _inventory(calls: list[dict[str, Any]], report: TaskImport) -> list[tuple[st
         if kind == "unknown":
             problems.append(f"forward calls torch {c['op']}, for which the importer knows no PyPTO route")
             continue
+        if c.get("p", 0.0) > 0 and c.get("training", True):
+            problems.append(f"forward calls {c['op']} with {'p' if c['op'] == 'dropout' else 'dropout_p'}="
+                            f"{c['p']:g} in training mode: the output is random")
+            continue
         if c["op"] == "dropout":
-            if c.get("p", 0.0) > 0 and c.get("training", True):
-                problems.append(f"forward calls dropout with p={c['p']:g} in training mode: the output is random")
             continue
         shapes = ",".join("[" + ",".join(map(str, s)) + "]" for s in c["in"]) or "scalar"
         outs = ",".join("[" + ",".join(map(str, s)) + "]" for s in c["out"]) or "scalar"
@@ -637,6 +677,11 @@ def import_task(task: str | Path, dest: str | Path, *, force: bool = False, time
         raise TaskImportError(f"{dest} already holds {', '.join(existing)}; import never overwrites (use --force)")
     source = task.read_text(encoding="utf-8")
     desc = _probe({"mode": "describe", "task": str(task)}, timeout)
+    if desc.get("random_attributes"):
+        held = ", ".join(f"self.{n}" for n in desc["random_attributes"])
+        raise TaskImportError(f"the model holds tensor attribute(s) {held} drawn at random in __init__ that are "
+                              "neither parameters nor buffers: a kernel cannot be given them (make them "
+                              "nn.Parameter or forward inputs)")
 
     def fresh() -> tuple[TaskImport, _Plan]:
         report = TaskImport(task=task.name, level=task.parent.name, op_name=task_op_name(task))
@@ -678,15 +723,20 @@ def _random_path(task: Path, source: str, desc: dict[str, Any], plan: _Plan, rep
     _value_specs(plan, report)
     p0 = _p0(plan)
     _check_fixed_size(plan, p0, structured=False)
+    runs = p0
+    if plan.dynamic and len(p0) == 1:  # no room for a tail case: one more run (traced only) names the output axes
+        runs = p0 + [{**p0[0], **{d: p0[0][d] + 1 + j for j, d in enumerate(plan.dynamic)}}]
     try:
-        traced = _probe(_trace_request(task, plan, p0), timeout)
+        traced = _probe(_trace_request(task, plan, runs), timeout)
+    except _ModelRefused:
+        raise
     except TaskImportError as exc:
         if not plan.dynamic:
             raise _InputsRejected(str(exc)) from None
         report.unmapped.append(f"the model did not run with the dynamic axes resized ({exc}); the op dir keeps "
                                "get_inputs()' sizes and has no tail case")
         plan.dynamic = []
-        p0 = _p0(plan)
+        p0 = runs = _p0(plan)
         _check_fixed_size(plan, p0, structured=False)
         try:
             traced = _probe(_trace_request(task, plan, p0), timeout)
@@ -694,7 +744,7 @@ def _random_path(task: Path, source: str, desc: dict[str, Any], plan: _Plan, rep
             raise _InputsRejected(str(again)) from None
     outs = [c["outputs"] for c in traced["cases"]]
     return _write(task, source, desc, plan, p0, outs, traced["cases"][0]["calls"], report, dest, existing,
-                  intake_timeout)
+                  intake_timeout, runs=runs)
 
 
 def _structured_path(task: Path, source: str, desc: dict[str, Any], plan: _Plan, report: TaskImport, dest: Path,
@@ -779,9 +829,15 @@ def _output_names(lhs: list[str], returned: list[str | None] | None, report: Tas
     uses (``_probe._return_names``) reorder them; when they share some names but not all and disagree on an order,
     the outputs get plain names (``out0`` ...) rather than a guess.
     """
-    if not returned or len(returned) != len(lhs):
-        return lhs
     if lhs == returned:
+        return lhs
+    if returned and all(n in lhs for n in returned) and len(set(returned)) == len(returned) < len(lhs):
+        # FORMULA names intermediates too (``probs = softmax(logits); weights, ids = topk(probs)``): the outputs
+        # are the names forward returns
+        report.notes.append(f"outputs named {', '.join(str(n) for n in returned)} (forward returns them; FORMULA "
+                            f"also names {', '.join(n for n in lhs if n not in returned)})")
+        return [str(n) for n in returned]
+    if not returned or len(returned) != len(lhs):
         return lhs
     if sorted(lhs) == sorted(n for n in returned if n):
         report.notes.append(f"outputs named after FORMULA ({', '.join(lhs)}) in the order forward returns them "
@@ -823,12 +879,14 @@ def _case_tolerance(primary: str, out_dtypes: list[str], report: TaskImport) -> 
 
 
 def _check_fixed_size(plan: _Plan, p0: list[dict[str, int]], *, structured: bool) -> None:
-    """Refuse an op dir whose sizes cannot shrink (no dynamic axis) and whose largest input exceeds
-    :data:`MAX_FIXED_ELEMENTS`: before any child builds inputs of those sizes (a 4096 x 393216 float64 draw is
-    12.9 GB), not after."""
-    biggest = max((math.prod(_concrete(t["shape"], p0[0] if p0 else {})) for t in plan.inputs), default=0)
-    if not plan.dynamic and biggest > MAX_FIXED_ELEMENTS:
+    """Refuse an op dir one of whose cases has an input over :data:`MAX_FIXED_ELEMENTS` (no dynamic axis, or fixed
+    axes that are that large on their own): before any child builds inputs of those sizes (a 4096 x 393216 float64
+    draw is 12.9 GB), not after."""
+    biggest = max((math.prod(_concrete(t["shape"], dims)) for dims in p0 or [{}] for t in plan.inputs), default=0)
+    if biggest > MAX_FIXED_ELEMENTS:
+        smallest = ", ".join(f"{d}={p0[0][d]}" for d in plan.dynamic) if plan.dynamic and p0 else ""
         why = ("the structured inputs tie the sizes to get_inputs()' own" if structured else
+               f"even with the dynamic axes at their smallest ({smallest}) the sizes" if smallest else
                "no dynamic axis could be tied to an input, and get_inputs()' sizes")
         raise TaskImportError(f"{why} ({biggest:,} elements in one input) are too large to verify every case on the "
                               "CPU emulator")
@@ -836,9 +894,12 @@ def _check_fixed_size(plan: _Plan, p0: list[dict[str, int]], *, structured: bool
 
 def _write(task: Path, source: str, desc: dict[str, Any], plan: _Plan, p0: list[dict[str, int]],
            outs: list[list[dict[str, Any]]], calls: list[dict[str, Any]], report: TaskImport, dest: Path,
-           existing: list[str], intake_timeout: float, make: list[dict[str, Any]] | None = None) -> TaskImport:
+           existing: list[str], intake_timeout: float, make: list[dict[str, Any]] | None = None,
+           runs: list[dict[str, int]] | None = None) -> TaskImport:
     """SPEC.md, golden.py and IMPORT.md from the plan and the traced run; intake on them in a private directory;
-    then (only if intake passes) into ``dest``."""
+    then (only if intake passes) into ``dest``. ``runs``: the dims of the traced cases (``outs``) when they are not
+    ``p0`` (a first case alone, too large for a tail case, is traced with one more size to name its output axes:
+    a 1-row case's output [1, 1, 4095] was written as a fixed shape, and a correct kernel failed at other sizes)."""
     from runtime.opdir import intake
     from runtime.sandbox import private_dir
 
@@ -847,7 +908,7 @@ def _write(task: Path, source: str, desc: dict[str, Any], plan: _Plan, p0: list[
         if o["kind"] != "tensor":
             raise TaskImportError(f"forward returns a {o.get('type')} as output {j}; only tensors can be compared")
     rows = _inventory(calls, report)
-    out_shapes = _output_shapes(outs, plan, p0)
+    out_shapes = _output_shapes(outs, plan, runs or p0)
     fwd_in = [t for t in plan.inputs if t["source"] == "forward"]
     float_dtypes = [t["value"]["dtype"] for t in plan.inputs if t["value"]["dtype"] in TOLERANCE]
     primary = float_dtypes[0] if float_dtypes else "fp32"

@@ -17,6 +17,7 @@ PLUMBING = frozenset({
     "float", "to", "bfloat16", "half", "type", "detach", "clone", "item", "__getitem__", "__setitem__",
     "__bool__", "__index__", "__int__", "__float__", "__iter__", "__format__", "unbind", "ndim", "requires_grad",
     "data", "_version", "is_floating_point", "element_size", "cpu", "tolist", "long", "int", "double",
+    "is_nested",
 })
 """Calls that move, re-type or inspect tensors without computing (free in a kernel, or a cast/view)."""
 
@@ -60,6 +61,8 @@ ROUTES: dict[str, str] = {
     "cross_entropy": "log_softmax composition + gather + sum / n", "nll_loss": "gather + sum / n",
     "kl_div": "log, sub, mul, sum", "smooth_l1_loss": "sub, abs, where, sum", "huber_loss": "sub, abs, where, sum",
     "cosine_similarity": "mul, sum, sqrt, div", "scaled_dot_product_attention": "matmul, softmax, matmul",
+    "multi_head_attention_forward": "nn.MultiheadAttention: pypto.matmul(b_trans=True) + add for the q/k/v and "
+                                    "output projections, matmul, softmax (+ the mask), matmul",
     # data movement
     "view": "pypto.reshape", "reshape": "pypto.reshape", "flatten": "pypto.reshape", "unsqueeze": "pypto.unsqueeze",
     "squeeze": "pypto.reshape", "transpose": "pypto.transpose", "permute": "pypto.permute", "t": "pypto.transpose",
@@ -108,6 +111,9 @@ NO_EQUIVALENT: dict[str, str] = {
     "interpolate": "resampling: no PyPTO op", "grid_sample": "resampling: no PyPTO op",
     "fft_fft": "FFT: no PyPTO op", "fft_rfft": "FFT: no PyPTO op",
     "lstm": "recurrent cell with its own weights layout: no PyPTO op", "gru": "recurrent cell: no PyPTO op",
+    "rnn_tanh": "recurrent cell (nn.RNN): no PyPTO op", "rnn_relu": "recurrent cell (nn.RNN): no PyPTO op",
+    "lstm_cell": "recurrent cell: no PyPTO op", "gru_cell": "recurrent cell: no PyPTO op",
+    "rnn_tanh_cell": "recurrent cell: no PyPTO op", "rnn_relu_cell": "recurrent cell: no PyPTO op",
     "embedding": "embedding lookup: index_select is the route, but an nn.Embedding table is not imported",
     "multinomial": "random sampling: a golden must be deterministic", "rand": "random values inside forward",
     "randn": "random values inside forward", "rand_like": "random values inside forward",

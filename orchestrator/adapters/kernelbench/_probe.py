@@ -170,6 +170,40 @@ def _model(mod: Any) -> tuple[Any, list[Any] | dict[str, Any]]:
     return mod.Model(*init), init
 
 
+def _tensor_attributes(model: Any) -> dict[str, Any]:
+    """The model's plain tensor attributes (``self.hidden = torch.randn(...)``): neither parameters nor buffers, so
+    ``functional_call`` cannot hand them in and a kernel never sees them (dotted names, submodules included)."""
+    import torch
+
+    return {f"{prefix}{'.' if prefix else ''}{k}": v for prefix, m in model.named_modules()
+            for k, v in vars(m).items() if isinstance(v, torch.Tensor) and not k.startswith("_")}
+
+
+def _fingerprint(t: Any) -> tuple[int, str]:
+    import hashlib
+
+    import torch
+
+    c = t.detach().cpu().contiguous()
+    raw = (c.view(torch.int16) if c.dtype == torch.bfloat16 else c).numpy().tobytes()
+    return id(t), hashlib.sha256(raw).hexdigest()
+
+
+def _random_attributes(mod: Any, model: Any) -> list[str]:
+    """Plain tensor attributes (:func:`_tensor_attributes`) whose values change with the seed ``Model(...)`` is built
+    under: random state the kernel cannot be given (KernelBench's RNN tasks draw ``self.h0 = torch.randn(...)``)."""
+    import torch
+
+    mine = _tensor_attributes(model)
+    if not mine:
+        return []
+    torch.manual_seed(_SEED + 1)
+    raw = mod.get_init_inputs() if hasattr(mod, "get_init_inputs") else []
+    other = _tensor_attributes(mod.Model(**raw) if isinstance(raw, dict) else mod.Model(*raw))
+    return [n for n, t in mine.items() if n in other and (other[n].shape != t.shape or
+                                                          _fingerprint(other[n])[1] != _fingerprint(t)[1])]
+
+
 def describe(path: str) -> dict[str, Any]:
     import torch
 
@@ -184,7 +218,7 @@ def describe(path: str) -> dict[str, Any]:
     dropout = [{"module": n, "p": float(m.p)} for n, m in model.named_modules()
                if isinstance(m, torch.nn.modules.dropout._DropoutNd) and m.p > 0 and m.training]
     return {
-        "formula": getattr(mod, "FORMULA", None) if isinstance(getattr(mod, "FORMULA", None), str) else None,
+        "formula": _formula(getattr(mod, "FORMULA", None)),
         "dynamic_axis": _dynamic_axis(getattr(mod, "DYNAMIC_AXIS", None)),
         "forward_params": params,
         "init": [{**_value(v), "name": str(k)} for k, v in init.items()] if isinstance(init, dict) else
@@ -194,6 +228,7 @@ def describe(path: str) -> dict[str, Any]:
         "buffers": [{"name": n, **_tensor(b, stats=False)} for n, b in model.named_buffers()],
         "dropout": dropout,
         "returns": _return_names(model),
+        "random_attributes": _random_attributes(mod, model),
         "torch": torch.__version__,
     }
 
@@ -209,18 +244,19 @@ def _meta_inputs(mod: Any) -> list[Any] | None:
         return None
 
 
-def _cut(shape: list[int]) -> list[int]:
-    """``shape`` with its leading axes cut until it holds at most :data:`SAMPLE_ELEMENTS` elements."""
+def _cut(shape: list[int], limit: int = 0) -> list[int]:
+    """``shape`` with its leading axes cut until it holds at most ``limit`` (:data:`SAMPLE_ELEMENTS`) elements."""
+    limit = limit or SAMPLE_ELEMENTS
     out = list(shape)
     for i in range(len(out)):
         rest = math.prod(out[i + 1:])
-        if math.prod(out) <= SAMPLE_ELEMENTS:
+        if math.prod(out) <= limit:
             break
-        out[i] = max(1, min(out[i], SAMPLE_ELEMENTS // max(rest, 1)))
+        out[i] = max(1, min(out[i], limit // max(rest, 1)))
     return out
 
 
-def _reduced_inputs(mod: Any) -> list[Any]:
+def _reduced_inputs(mod: Any, limit: int = 0) -> list[Any]:
     """``get_inputs()`` with every large tensor factory call (``randn(B, D)``, ``randint(0, n, (B, D))``,
     ``ones(shape)`` ...) cut to at most :data:`SAMPLE_ELEMENTS` elements: values with the task's distribution at a
     size this process can hold. What ``get_inputs()`` computes on them (``* 0.02``, ``.softmax(-1)``) follows."""
@@ -236,14 +272,14 @@ def _reduced_inputs(mod: Any) -> list[Any]:
             if getattr(func, "__name__", "") in _FACTORIES:
                 args = list(args)
                 if is_size(kwargs.get("size")):
-                    kwargs["size"] = _cut(list(kwargs["size"]))
+                    kwargs["size"] = _cut(list(kwargs["size"]), limit)
                 elif args and all(isinstance(a, int) for a in args) and func.__name__ not in ("randint", "full",
                                                                                                  "normal"):
-                    args = _cut(args)
+                    args = _cut(args, limit)
                 else:
                     at = [i for i, a in enumerate(args) if is_size(a)]
                     if at:
-                        args[at[-1]] = _cut(list(args[at[-1]]))
+                        args[at[-1]] = _cut(list(args[at[-1]]), limit)
             return func(*args, **kwargs)
 
     with Cut():
@@ -272,23 +308,56 @@ def _describe_inputs(mod: Any) -> list[dict[str, Any]]:
                                       for m, s in zip(meta, small)):
         raise RuntimeError(f"get_inputs() builds {total:,} elements, too many to hold here, and gives other values "
                            "with its factory sizes cut down")
+    torch.manual_seed(_SEED)
+    try:  # the same run cut 4x further: values that depend on the cut size are computed across a cut axis
+        smaller = _reduced_inputs(mod, SAMPLE_ELEMENTS // 4)
+    except Exception:  # noqa: BLE001 - the first reduced run stands; only the check is lost
+        smaller = [None] * len(small)
     out = []
-    for m, s in zip(meta, small):
+    for m, s, q in zip(meta, small, smaller):
         d = _value(s)
         if isinstance(m, torch.Tensor):
             d.update(shape=list(m.shape), sampled=list(s.shape) != list(m.shape))
+            if d["sampled"] and isinstance(q, torch.Tensor) and _size_dependent(d, _value(q)):
+                d["size_dependent"] = True
         out.append(d)
     return out
 
 
+def _size_dependent(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Two reduced runs' statistics of one float input (4x apart in size) disagree: ``get_inputs()`` computes across
+    an axis the cut shortens (``torch.randn(N).softmax(0)``: values scale with 1/N), so neither is the task's."""
+    if a.get("integer") is not False or b.get("integer") is not False:
+        return False
+    sa, sb = float(a.get("std", 0.0)), float(b.get("std", 0.0))
+    ma, mb = float(a.get("mean", 0.0)), float(b.get("mean", 0.0))
+    scale = max(sa, sb)
+    if scale == 0:
+        return ma != mb
+    return abs(sa - sb) > 0.25 * scale or abs(ma - mb) > 0.25 * max(scale, abs(ma), abs(mb))
+
+
 def _dynamic_axis(hint: Any) -> list[str]:
     """``DYNAMIC_AXIS`` as a list of index names: ``["B", "S"]``, but also ``"B"`` or ``"B, S"`` (one string: its
-    comma- or space-separated names, never its letters: ``"SEQ"`` is one name) or ``("B",)``."""
+    comma- or space-separated names, never its letters: ``"SEQ"`` is one name), ``("B",)`` or a dict keyed by the
+    names (``{"T": "tokens"}``: read as no hint, it left the op dir without a dynamic axis)."""
     if isinstance(hint, str):
         return [a for a in hint.replace(",", " ").split() if a]
+    if isinstance(hint, dict):
+        return [str(a) for a in hint]
     if isinstance(hint, list | tuple | set | frozenset):
         return [str(a) for a in hint]
     return []
+
+
+def _formula(hint: Any) -> str | None:
+    """``FORMULA`` as one text: a string as it is, a list or tuple of statement strings joined with ``;`` (read as no
+    formula, its tensors got no dim names and its dynamic axes were lost)."""
+    if isinstance(hint, str):
+        return hint
+    if isinstance(hint, list | tuple) and hint and all(isinstance(x, str) for x in hint):
+        return "; ".join(x.strip() for x in hint)
+    return None
 
 
 def seed_all(seed: int) -> None:
@@ -347,6 +416,22 @@ def _make(desc: dict[str, Any], gen: Any) -> Any:
     return (torch.rand(shape, generator=gen, dtype=torch.float64) * (hi - lo) + lo).to(dtype)
 
 
+_RANDOM_P = {"dropout": ("p", 1, 0.5, "training", 2, True),
+             "scaled_dot_product_attention": ("dropout_p", 4, 0.0, "", -1, True),
+             "multi_head_attention_forward": ("dropout_p", 10, 0.0, "training", 13, True)}
+"""Calls with a dropout probability: (keyword, position, default, training keyword, position, default)."""
+
+
+def _dropout_p(op: str, args: list[Any], kwargs: dict[str, Any]) -> tuple[float, bool]:
+    """The dropout probability and training flag a call of :data:`_RANDOM_P` was given (``F.dropout(x, 0.1)``,
+    ``scaled_dot_product_attention(q, k, v, dropout_p=0.1)``, ``nn.MultiheadAttention(dropout=0.1)`` in training
+    mode): with p > 0 in training mode the output is random, so no golden can be compared."""
+    key, at, default, tkey, tat, tdefault = _RANDOM_P[op]
+    p = kwargs[key] if key in kwargs else (args[at] if len(args) > at else default)
+    training = kwargs[tkey] if tkey in kwargs else (args[tat] if 0 <= tat < len(args) else tdefault)
+    return float(p or 0.0), bool(training)
+
+
 def _op_name(func: Any) -> str:
     name = getattr(func, "__name__", None) or repr(func)
     if name in ("__get__", "__set__"):
@@ -375,14 +460,13 @@ def trace(path: str, cases: list[dict[str, Any]]) -> dict[str, Any]:
         def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001 - torch's protocol
             out = func(*args, **(kwargs or {}))
             entry: dict[str, Any] = {"op": _op_name(func), "in": shapes(list(args)), "out": shapes(out)}
-            if entry["op"] == "dropout":
-                p = kwargs.get("p") if kwargs else (args[1] if len(args) > 1 else 0.5)
-                training = kwargs.get("training") if kwargs else (args[2] if len(args) > 2 else True)
-                entry["p"], entry["training"] = float(p or 0.0), bool(training)
+            if entry["op"] in _RANDOM_P:
+                entry["p"], entry["training"] = _dropout_p(entry["op"], list(args), dict(kwargs or {}))
             calls.append(entry)
             return out
 
     results = []
+    state = {n: _fingerprint(t) for n, t in _tensor_attributes(model).items()}
     for k, case in enumerate(cases):
         result: dict[str, Any] = {}
         if "seed" in case:
@@ -399,6 +483,10 @@ def trace(path: str, cases: list[dict[str, Any]]) -> dict[str, Any]:
         with torch.no_grad(), Recorder():
             out = functional_call(model, overrides, tuple(args)) if overrides else model(*args)
         leaves = list(out) if isinstance(out, tuple | list) else [out]
+        now = {n: _fingerprint(t) for n, t in _tensor_attributes(model).items()}
+        changed = sorted(n for n in state.keys() | now.keys() if state.get(n) != now.get(n))
+        if changed:
+            return {"cases": [], "state_changed": changed}
         results.append({**result, "outputs": [_value(o) for o in leaves], "calls": list(calls)})
     return {"cases": results}
 
