@@ -184,10 +184,11 @@ def test_level1_activations_norms_and_losses_have_routes() -> None:
         assert classify(op)[0] == "route", op
 
 
+@needs_torch  # the probe itself needs torch: without it, torch is the package it names
 def test_a_missing_package_is_named_as_such(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A level4 task imports transformers; the line said only ModuleNotFoundError."""
-    task = _task(tmp_path, "import json\nimport not_a_package_s37\nclass Model:\n    pass\n"
-                           "def get_inputs():\n    return []\n")  # no torch: the test runs where torch is missing too
+    task = _task(tmp_path, "import torch\nimport not_a_package_s37\nclass Model:\n    pass\n"
+                           "def get_inputs():\n    return []\n")
     r, w = os.pipe()
     monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps({"mode": "describe", "task": task})))
     _probe.main(["_probe.py", str(w)])
