@@ -176,6 +176,14 @@ def _is_tensor(obj: Any) -> bool:
     return torch is not None and isinstance(obj, torch.Tensor)
 
 
+def _destination(targets: list[Any]) -> bool | None:
+    """Where ``.to(*targets)`` (of a tensor or a module) moves: True the NPU, False the host, None neither (a dtype
+    only). A tensor among them is a device: ``x.to(other)`` goes where ``other`` lives."""
+    if any(is_on_npu(a) if _is_tensor(a) else _is_npu(a) for a in targets):
+        return True
+    return False if any(_is_tensor(a) or _is_cpu(a) for a in targets) else None
+
+
 def _moved(self: Any, result: Any, to_npu: bool) -> Any:
     """The result of moving ``self`` between the host and the (emulated) NPU, with a device host's copy semantics.
 
@@ -183,8 +191,8 @@ def _moved(self: Any, result: Any, to_npu: bool) -> Any:
     a script relies on it: it runs an in-place kernel on ``y.npu()`` and then computes the golden from ``y``, or
     keeps ``out.cpu()`` while the next kernel call overwrites ``out`` (s37: the golden read the kernel's output, the
     comparison failed). So the move copies, unless the tensor is already where it goes (an NPU tensor's ``.npu()``
-    is itself, as on a device host). Tensors an operation computes from NPU tensors are not marked: moving them to
-    the NPU copies once more, which only costs the copy (second round: they are marked, ``_torch_npu_placement``)."""
+    is itself, as on a device host). Tensors an operation computes from NPU tensors are on the NPU too
+    (``_torch_npu_placement`` marks them)."""
     on_npu = is_on_npu(self)
     if result is self and on_npu != to_npu:
         result = self.clone()
@@ -198,14 +206,12 @@ def _moved(self: Any, result: Any, to_npu: bool) -> Any:
 def _wrap_to(fn: Callable) -> Callable:
     @functools.wraps(fn)
     def to(self: Any, *args: Any, **kwargs: Any) -> Any:
-        targets = [*args, kwargs.get("device"), kwargs.get("other")]
-        to_npu = any(is_on_npu(a) if _is_tensor(a) else _is_npu(a) for a in targets)  # x.to(other): other's device
-        to_cpu = not to_npu and any(_is_tensor(a) or _is_cpu(a) for a in targets)
+        where = _destination([*args, kwargs.get("device"), kwargs.get("other")])
         args = tuple(map_device(a) for a in args)
         if "device" in kwargs:
             kwargs["device"] = map_device(kwargs["device"])
         result = fn(self, *args, **kwargs)
-        return _moved(self, result, to_npu) if to_npu or to_cpu else result
+        return result if where is None else _moved(self, result, where)
 
     setattr(to, ORIGINAL, fn)
     return to
@@ -248,11 +254,9 @@ def _patch_module(torch: Any) -> None:
 
     def to(self: Any, *args: Any, **kwargs: Any) -> Any:
         result = module_to(self, *args, **kwargs)
-        targets = [*args, kwargs.get("device"), kwargs.get("tensor")]
-        if any(is_on_npu(a) if _is_tensor(a) else _is_npu(a) for a in targets):
-            _mark_module(self, True)
-        elif any(_is_tensor(a) or _is_cpu(a) for a in targets):
-            _mark_module(self, False)
+        where = _destination([*args, kwargs.get("device"), kwargs.get("tensor")])
+        if where is not None:
+            _mark_module(self, where)
         return result
 
     module.npu = lambda self, *a, **k: _mark_module(self, True)

@@ -216,13 +216,18 @@ def _short(v: float, dtype: np.dtype, rlo: float, rhi: float) -> float:
     return v
 
 
+def _signs(mag: float, rlo: float, rhi: float) -> list[float]:
+    """The signs a value of magnitude ``mag`` may take in [rlo, rhi]; the larger side's when neither fits."""
+    return [sg for sg in (1.0, -1.0) if rlo <= sg * mag <= rhi] or [1.0 if abs(rhi) >= abs(rlo) else -1.0]
+
+
 def _near_constant(n: int, dtype: np.dtype, rlo: float, rhi: float, rng: np.random.Generator,
                    share: float = _NEAR_SPREAD) -> np.ndarray:
     """A row of ``n`` values close to one large value: ``c + u``, ``|c|`` about 0.9 of the range's largest magnitude,
     ``|u|`` at most :data:`_NEAR_SPREAD` of its width (never below two ulps of ``dtype`` at ``c``), in [rlo, rhi]."""
     top = max(abs(rlo), abs(rhi))
     mag = float(rng.uniform(*_NEAR_OFFSET)) * top
-    signs = [sg for sg in (1.0, -1.0) if rlo <= sg * mag <= rhi] or [1.0 if abs(rhi) >= abs(rlo) else -1.0]
+    signs = _signs(mag, rlo, rhi)
     centre = float(np.clip(signs[int(rng.integers(0, len(signs)))] * mag, rlo, rhi))
     centre = float(np.array([centre]).astype(np.float32).astype(dtype).astype(np.float64)[0])
     ulp = abs(_step(centre, dtype, up=True) - centre) if dtype != np.float64 else abs(float(np.spacing(centre)))
@@ -460,8 +465,7 @@ def _peak(row: np.ndarray, dtype: np.dtype, rlo: float, rhi: float, rng: np.rand
     row[...] = np.clip((centre + (row.astype(np.float64) - centre) * _PEAK_BACKGROUND).astype(np.float32)
                        .astype(dtype), rlo, rhi)
     top = max(abs(rlo), abs(rhi))
-    signs = [sg for sg in (1.0, -1.0) if rlo <= sg * _PEAK_AT[0] * top <= rhi] or [1.0 if abs(rhi) >= abs(rlo)
-                                                                                      else -1.0]
+    signs = _signs(_PEAK_AT[0] * top, rlo, rhi)
     sign = signs[int(rng.integers(0, len(signs)))]
     m = 1 if not ties else int(rng.integers(1, 4))
     start, stop = (n // 2, n) if variant == 0 else (0, n // 2)

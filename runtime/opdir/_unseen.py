@@ -103,10 +103,10 @@ from runtime.opdir._inputs import TOP_BAND, TOP_SPLIT_BAND, shared_range
 from runtime.opdir._memory import case_bytes
 from runtime.opdir._spec import Spec
 
-__all__ = ["CASE_BYTES_CAP", "FILL_FACTOR", "LEGACY_RUN_SEEDS", "MAX_UNSEEN", "MAX_UNSEEN_V6", "MAX_UNSEEN_V9", "MAX_UNSEEN_V12_MORE",
-           "TOTAL_BYTES_FLOOR",
-           "UNSEEN_PREFIX", "UNSEEN_VERSION", "alias_groups", "attribute_cases", "call_plan", "case_cap", "draw_seed", "total_cap",
-           "unseen_cases", "unseen_version", "varied_attributes", "verification_seed"]
+__all__ = ["CASE_BYTES_CAP", "FILL_FACTOR", "LEGACY_RUN_SEEDS", "MAX_UNSEEN", "MAX_UNSEEN_V6", "MAX_UNSEEN_V9",
+           "MAX_UNSEEN_V12_MORE", "TOTAL_BYTES_FLOOR", "UNSEEN_PREFIX", "UNSEEN_VERSION", "alias_groups",
+           "attribute_cases", "call_plan", "case_cap", "draw_seed", "total_cap", "unseen_cases", "unseen_version",
+           "varied_attributes", "verification_seed"]
 
 MAX_UNSEEN = 44
 """Most unseen wrapper calls in one verification (same-shape reruns included), drawing version 7: every size class
@@ -308,21 +308,21 @@ def _axis_sizes(spec: Spec, axis: str, rng: np.random.Generator, version: int = 
         # by a multiple of 2**j that assumes 2**(j+1) is wrong exactly there (red team s34b: a `rows % 64` path
         # unrolled by 128 rows passed 99% of verifications - "aligned" is an odd multiple of 16, and the power of two
         # a multiple of every smaller one)
-        for j, label in ((5, "a32"), (6, "a64"), (7, "a128")):
-            odd = int(rng.integers(0, 3)) % (max(0, (FILL_FACTOR * hi >> j) - 1) // 2 + 1)  # within the fill bound
+        def valued(j: int) -> int:  # 2**j times an odd number, within the fill bound, none of the SPEC's
+            odd = int(rng.integers(0, 3)) % (max(0, (FILL_FACTOR * hi >> j) - 1) // 2 + 1)
             size = (2 * odd + 1) << j
             while size in seen:
                 size += 2 << j
-            classes += ((label, size),)
+            return size
+
+        for j, label in ((5, "a32"), (6, "a64"), (7, "a128")):
+            classes += ((label, valued(j)),)
         if version >= 12:
             # (version 12, red team s37c) a second small size, 2..8 (a decode batch: a `n <= 8` one-row path passed
             # 95% of verifications - only size 1 and, rarely, a drawn tail were under 16), and a size of valuation
             # 256 (a 512-row block path for `n % 256 == 0` dropped an odd 256-row block and passed 80%)
             classes += (("small2", int(rng.integers(2, t // 2 + 1))),)
-            odd = int(rng.integers(0, 3)) % (max(0, (FILL_FACTOR * hi >> 8) - 1) // 2 + 1)
-            size = (2 * odd + 1) << 8
-            while size in seen:
-                size += 2 << 8
+            size = valued(8)
             if size != pow2:  # a power of two of 256 is of valuation 256 itself (and runs in every dtype)
                 classes += (("a256", size),)
         classes = tuple(sorted(classes, key=lambda c: _ORDER_V9.index(c[0])))
@@ -789,7 +789,7 @@ above them."""
 def _integral_sets(spec: Spec, names: list[str], rng: np.random.Generator) -> list[dict[str, object]]:
     """(version 12) The attributes whose SPEC values are whole numbers (``cap: 30.0``, ``bounds: [0.0, 6.0]``) passed as
     Python ints - as a caller writes ``softcap(x, cap=50)`` -, in three sets (:data:`ATTR_INT_FACTORS`): the SPEC's
-    own values, other whole numbers below them and far above them; the other attributes at the SPEC's values. None
+    own values, other whole numbers below them and far above them; the other attributes at the SPEC's values. No set
     when no attribute has a whole-number value. Red team s37: a wrapper that used the SPEC's 30.0 when
     ``isinstance(cap, int)`` passed every verification (every value drawn was a float) and was off by 18 for
     ``cap=50``; s37b: with ints only 10-50% above the SPEC's, a branch for ints >= 48, or <= 30, passed."""
@@ -805,9 +805,11 @@ def _integral_sets(spec: Spec, names: list[str], rng: np.random.Generator) -> li
         for name, v, leaves in whole:
             moved = []
             for x in leaves:
-                w = int(x) if factors is None or x == 0.0 else int(round(x * rng.uniform(*factors)))
-                moved.append(w if w != int(x) or factors is None or x == 0.0
-                             else int(x) + (1 if (x > 0) == (factors[0] > 1) else -1))
+                if factors is None or x == 0.0:
+                    moved.append(int(x))
+                    continue
+                w = int(round(x * rng.uniform(*factors)))  # never the SPEC's own value: one step further out
+                moved.append(w if w != int(x) else int(x) + (1 if (x > 0) == (factors[0] > 1) else -1))
             ints = [int(w) for w in _in_order(leaves, [float(w) for w in moved])]
             attrs[name] = type(v)(ints) if isinstance(v, list | tuple) else ints[0]
         sets.append(attrs)

@@ -634,10 +634,8 @@ def main(argv: list[str]) -> int:  # noqa: C901 - one linear protocol, kept in o
         # for a torch wrapper): `fresh` are the numpy arrays sharing the arguments' memory (red team s20)
         layout = layouts[run_index] if run_index < len(layouts) else None
         args, fresh = calling_mod.lay_out(fresh, bool(calling.get("torch")), layout)
-        same = calling_mod.alias_of(calling, run_index)
-        if same is not None and max(same) < len(fresh):  # one tensor for several inputs (`call_wrapper` passes it)
-            for i in same[1:]:
-                fresh[i] = fresh[same[0]]
+        # one tensor for several inputs (`call_wrapper` passes it): the views registered as inputs say so too
+        fresh = calling_mod.aliased(fresh, calling_mod.alias_of(calling, run_index))
         if shared is None:
             klog.reset(fresh, [a.tobytes() for a in inputs[name]])
         entry: dict[str, Any] = {"case": name, "run": run_index, "error": None, "kernel_errors": []}

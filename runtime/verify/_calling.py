@@ -33,8 +33,8 @@ import numpy as np
 from runtime import pyast
 from runtime.dtypes import TORCH_BY_BYTES
 
-__all__ = ["TORCH_MODES", "alias_of", "array_view", "call_wrapper", "draw_layouts", "draw_torch_modes", "imports_module",
-           "imports_torch", "lay_out", "output_leaves", "to_call_args"]
+__all__ = ["TORCH_MODES", "alias_of", "aliased", "array_view", "call_wrapper", "draw_layouts", "draw_torch_modes",
+           "imports_module", "imports_torch", "lay_out", "output_leaves", "to_call_args"]
 
 _LAYOUT_STREAM = 0x1A70
 _MODE_STREAM = 0x1A71
@@ -227,7 +227,7 @@ def call_wrapper(wrapper: Any, arrays: list[Any], calling: dict[str, Any] | None
     mode = _per_call(calling, "modes", run_index) if torch_io else None
     same = alias_of(calling, run_index)
     if mode not in TORCH_MODES or mode == "plain":
-        return wrapper(*_aliased(args, same), **kwargs)
+        return wrapper(*aliased(args, same), **kwargs)
     import torch
 
     grads = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
@@ -242,7 +242,7 @@ def call_wrapper(wrapper: Any, arrays: list[Any], calling: dict[str, Any] | None
         args = [torch.nn.Parameter(a) if i in weights else a for i, a in enumerate(args)]
         if mode == "train":
             args[floats[0]] = args[floats[0]].view_as(args[floats[0]])
-    args = _aliased(args, same)
+    args = aliased(args, same)
     if mode == "train":
         return wrapper(*args, **kwargs)
     with torch.inference_mode() if mode == "inference" else torch.no_grad():
@@ -258,7 +258,8 @@ def alias_of(calling: dict[str, Any] | None, run_index: int | None) -> tuple[int
     return None
 
 
-def _aliased(args: list[Any], same: tuple[int, ...] | None) -> list[Any]:
+def aliased(args: list[Any], same: tuple[int, ...] | None) -> list[Any]:
+    """``args`` with the entries ``same[1:]`` replaced by the object at ``same[0]`` (:func:`alias_of`)."""
     if same is None or max(same) >= len(args):
         return args
     out = list(args)

@@ -440,10 +440,14 @@ def _step_isolation(r: _Run) -> None:
         raise r.fail(problem)
 
 
-def _call_attrs(r: _Run) -> list[dict[str, float]]:
+def _per_call(r: _Run, by_name: dict[str, Any], empty: Any) -> list[Any]:
+    """Per call of the plan, its case's entry of ``by_name`` (``empty`` for the others); [] when no case has one."""
+    return [by_name.get(name, empty) for name in r.call_plan] if by_name else []
+
+
+def _call_attrs(r: _Run) -> list[dict[str, Any]]:
     """Per call of the plan, the attributes its case passes at other values (`Case.attrs`); empty when none does."""
-    by_name = {c.name: dict(c.attrs) for c in r.cases if c.attrs}
-    return [by_name.get(name, {}) for name in r.call_plan] if by_name else []
+    return _per_call(r, {c.name: dict(c.attrs) for c in r.cases if c.attrs}, {})
 
 
 def _call_alias(r: _Run) -> list[list[int]]:
@@ -451,9 +455,8 @@ def _call_alias(r: _Run) -> list[list[int]]:
     positions among the wrapper's inputs); empty when no case passes one tensor for several inputs."""
     assert r.plan is not None
     params = list(r.plan.params)
-    by_name = {c.name: [params.index(n) for n in c.alias] for c in r.cases
-               if c.alias and all(n in params for n in c.alias)}
-    return [by_name.get(name, []) for name in r.call_plan] if by_name else []
+    return _per_call(r, {c.name: [params.index(n) for n in c.alias] for c in r.cases
+                         if c.alias and all(n in params for n in c.alias)}, [])
 
 
 def _step_execute(r: _Run) -> None:
