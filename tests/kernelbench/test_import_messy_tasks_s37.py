@@ -52,15 +52,6 @@ def _task(tmp_path: Path, text: str, name: str = "7_Task.py") -> str:
     return str(path)
 
 
-@pytest.fixture
-def torch_restored(monkeypatch: pytest.MonkeyPatch) -> Any:
-    """The probe's ``.cuda()`` shim patches torch in the process that loads a task: undo it after the test."""
-    torch = pytest.importorskip("torch")
-    monkeypatch.setattr(torch.Tensor, "cuda", torch.Tensor.cuda)
-    monkeypatch.setattr(torch.nn.Module, "cuda", torch.nn.Module.cuda)
-    return torch
-
-
 def test_cut_keeps_trailing_axes_and_bounds_the_elements() -> None:
     assert _probe._cut([4096, 393216]) == [10, 393216]
     assert _probe._cut([2048, 1048576]) == [4, 1048576]

@@ -103,14 +103,6 @@ def get_init_inputs():
 """
 
 
-@pytest.fixture
-def torch_restored(monkeypatch: pytest.MonkeyPatch) -> Any:
-    torch = pytest.importorskip("torch")
-    monkeypatch.setattr(torch.Tensor, "cuda", torch.Tensor.cuda)
-    monkeypatch.setattr(torch.nn.Module, "cuda", torch.nn.Module.cuda)
-    return torch
-
-
 @needs_torch
 def test_a_model_with_random_or_changing_tensor_state_is_refused(tmp_path: Path, torch_restored: Any) -> None:
     """KernelBench's VanillaRNN keeps ``self.hidden = torch.randn(...)`` (not a parameter: a kernel never sees it)
