@@ -55,6 +55,25 @@ def read_runs(gym: Path) -> list[dict[str, str]]:
     return runs
 
 
+# `python -m runtime.emulator` from this checkout although the child's PYTHONPATH is only `<op>/src`: put the
+# checkout first just long enough to import the runner, then start it as `-m` would (argv[0] its file, sys.path[0]
+# the working directory), so the script sees the sys.path a gym user's `python -m runtime.emulator` gives it.
+_BOOT = ("import os, runpy, sys; sys.path.insert(0, {root!r}); import runtime.emulator; "
+         "sys.path.remove({root!r}); sys.path[0] = os.getcwd(); "
+         "runpy.run_module('runtime.emulator', run_name='__main__', alter_sys=True)")
+
+
+def runner_argv(env: dict[str, str]) -> list[str]:
+    """How to start this checkout's runner. Why: the interpreter may import ``runtime`` from another checkout (an
+    editable install of the main one maps ``runtime`` there), and the run drops ``PYTHONPATH`` for the gym's own,
+    so a clone measured with ``python -m runtime.emulator`` ran the other checkout's emulator."""
+    probe = subprocess.run([sys.executable, "-c", "import runtime, os; print(os.path.dirname(runtime.__file__))"],
+                           cwd=tempfile.gettempdir(), env=env, capture_output=True, text=True, check=False)
+    if probe.returncode == 0 and Path(probe.stdout.strip()).resolve() == ROOT / "runtime":
+        return [sys.executable, "-m", "runtime.emulator"]
+    return [sys.executable, "-c", _BOOT.format(root=str(ROOT))]
+
+
 def run_one(gym: Path, run: dict[str, str], work: Path, flags: list[str], installed: bool,
             timeout: float) -> dict[str, object]:
     src = gym / "ops" / run["name"]
@@ -71,7 +90,7 @@ def run_one(gym: Path, run: dict[str, str], work: Path, flags: list[str], instal
     else:
         env["PYTHONPATH"] = str(op / "src")
     rss_file = work / f"{run['name']}.rss"
-    cmd = ["/usr/bin/time", "-f", "%M", "-o", str(rss_file), sys.executable, "-m", "runtime.emulator", *flags, *site,
+    cmd = ["/usr/bin/time", "-f", "%M", "-o", str(rss_file), *runner_argv(env), *flags, *site,
            *shlex.split(run["command"])]
     t0 = time.perf_counter()
     try:

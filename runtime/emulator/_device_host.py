@@ -36,7 +36,7 @@ import types
 from collections.abc import Mapping
 from typing import Any
 
-from runtime.emulator._module import MODULES
+from runtime.emulator._module import MODULES, WHEEL_ALIASES
 from runtime.emulator._torch_npu import install_autoload, install_finder
 
 __all__ = ["CHILD_ENV", "PyptoFinder", "child_env", "export_child_env", "install_child_env_guard", "install_device_host",
@@ -76,6 +76,8 @@ class PyptoFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def exec_module(self, module: types.ModuleType) -> None:
         if module.__name__ == "pypto" and not self._imported:
             self._imported = True
+            for name, mod in WHEEL_ALIASES.items():  # the wheel's submodules, loaded by its __init__
+                sys.modules.setdefault(name, mod)
             _import_side_effects()
 
 

@@ -177,6 +177,41 @@ MODULES = _MODULES
 """The emulated ``pypto`` and its submodules by module name (one set per process)."""
 
 
+def wheel_aliases(mods: dict[str, types.ModuleType]) -> dict[str, types.ModuleType]:
+    """The wheel's own module names that ``import pypto`` leaves in ``sys.modules`` on a device host
+    (``pypto.op.math``, ``pypto.enum``, ``pypto.tensor``, ``pypto.symbolic_scalar`` ...), for the emulator's modules.
+
+    Why: the emulator's submodules already carry those names (``pypto.math.__name__`` is ``pypto.op.math``, as
+    `_wheel_identity.place` names them), yet ``from pypto.op.math import exp`` or ``from pypto.enum import
+    StatusType`` was a ``ModuleNotFoundError``. A module of ``IDENTITY`` that the emulator has no module object for
+    gets one holding the root's objects of the names the wheel defines there. These go into ``sys.modules`` when
+    ``pypto`` is imported (as the wheel's ``__init__`` imports them), never through the import of the name itself,
+    which would set the parent's attribute (``pypto.tensor``, the ``Tensor`` class, is not the module)."""
+    root = mods["pypto"]
+    out: dict[str, types.ModuleType] = {}
+    for attr, (name, _file) in _wheel_identity.MODULE_FILES.items():
+        mod = mods.get(f"pypto.{attr}") if attr else None
+        if mod is not None and name != f"pypto.{attr}":
+            out[name] = mod
+    for name, names in _wheel_identity.IDENTITY.items():
+        if not name.startswith("pypto.") or name in mods or name in out or name == "pypto.pypto_impl":
+            continue
+        mod = types.ModuleType(name, f"{name} of the emulated pypto (the root's objects of these names)")
+        for item in names.split():
+            public = item.partition("=")[0]
+            if "." not in public and public in root.__dict__:
+                mod.__dict__[public] = root.__dict__[public]
+        out[name] = mod
+    op = mods.get("pypto.op")
+    if op is not None and not hasattr(op, "__path__"):
+        op.__path__ = []  # a package, as the wheel's pypto/op/
+    return out
+
+
+WHEEL_ALIASES: dict[str, types.ModuleType] = wheel_aliases(_MODULES)
+"""The wheel's module names for the emulator's modules (`wheel_aliases`)"""
+
+
 def _surface() -> frozenset[str]:
     names = {n for n in _MODULES["pypto"].__dict__ if not n.startswith("_")} | set(_HEAD_NS)
     for sub in _SUBMODULES:
@@ -192,4 +227,6 @@ def install() -> types.ModuleType:
     """Make ``import pypto`` (and its submodules) resolve to the emulator in this process (idempotent)."""
     for name, mod in _MODULES.items():
         sys.modules[name] = mod
+    for name, mod in WHEEL_ALIASES.items():
+        sys.modules.setdefault(name, mod)
     return _MODULES["pypto"]

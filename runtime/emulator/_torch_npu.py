@@ -351,6 +351,7 @@ def _npu_namespace(torch: Any) -> types.ModuleType:
         get_soc_version=soc_version, get_device_name=get_device_name,
         config=config, Format=Format, **runtime_names(torch, get_device_name),
     )
+    mod.__dict__["utils"] = mod  # `torch.npu.utils.get_device_name()`: as `import torch_npu.npu.utils` (NpuFinder)
     provided = sorted(n for n in vars(mod) if not n.startswith("__"))
     mod.__dict__["__getattr__"] = _module_getattr(provided, "torch.npu")
     return mod
@@ -375,6 +376,21 @@ def npu_format_cast_(tensor: Any, acl_format: Any) -> Any:
 def get_npu_format(tensor: Any) -> int:
     """``torch_npu.get_npu_format``: ND (2) unless ``npu_format_cast`` tagged the tensor."""
     return int(getattr(tensor, _FORMAT_ATTR, Format.ND))
+
+
+def _wrap_type(type_fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``x.type("torch.npu.HalfTensor")``: the named NPU type is the CPU one (an NPU tensor is a CPU tensor);
+    torch itself refuses the name ("invalid type")."""
+
+    @functools.wraps(type_fn)
+    def type_(self: Any, dtype: Any = None, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(dtype, str) and dtype.startswith("torch.npu."):
+            dtype = "torch." + dtype[len("torch.npu."):]
+        if dtype is None and not args and not kwargs:
+            return type_fn(self)
+        return type_fn(self, dtype, *args, **kwargs)
+
+    return type_
 
 
 def patch_torch(torch: Any) -> None:
@@ -403,6 +419,7 @@ def patch_torch(torch: Any) -> None:
     _patch_module(torch)  # a golden written as an nn.Module, moved with .npu() / .to("npu")
     torch.load = _wrap_load(torch.load)
     torch.Tensor.is_npu = property(lambda self: False)
+    torch.Tensor.type = _wrap_type(torch.Tensor.type)
     npu = _npu_namespace(torch)
     patch_device_agnostic(torch, npu, map_device)
     install_placement(torch)  # results of operations on NPU tensors live on the NPU

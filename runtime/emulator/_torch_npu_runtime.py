@@ -190,7 +190,16 @@ def runtime_names(torch: Any, get_device_name: Callable[[], str]) -> dict[str, A
         get_mm_bmm_format_nd=lambda: state["mm_bmm_nd"], is_jit_compile_false=lambda: True,
         get_npu_overflow_flag=lambda: False, clear_npu_overflow_flag=noop,
         matmul=_HF32Switch(False), conv=_HF32Switch(True),
+        # A2/A3 and the 950 compute in INF_NAN mode (torch_npu answers True there; False only on the 910A)
+        is_support_inf_nan=lambda: True,
+        # the legacy typed constructors (`torch.npu.FloatTensor(2, 3)`, `x.type(torch.npu.HalfTensor)`): an NPU
+        # tensor is a CPU tensor, so they are torch's CPU ones
+        **{name: getattr(torch, name) for name in LEGACY_TENSOR_TYPES if hasattr(torch, name)},
     )
+
+
+LEGACY_TENSOR_TYPES = ("FloatTensor", "HalfTensor", "BFloat16Tensor", "DoubleTensor", "IntTensor", "LongTensor",
+                       "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor")
 
 
 # ---- torch_npu.profiler ---------------------------------------------------------------------------------------
