@@ -42,9 +42,11 @@ sum's order follows the thread count); ``vdot`` was not on the list."""
 def _jit_calls(pf: ParsedFile, fn: ast.AST) -> list[ast.Call]:
     """Calls of the JIT kernel in ``fn``: by its name or through a factory-made alias."""
     names = pf.kernel_names_in(fn)
+    factories = pf.kernel_factories()
     return [c for c in pf.calls_in.get(fn, [])
             if (isinstance(c.func, ast.Name) and c.func.id in names)
-            or (isinstance(c.func, ast.Subscript) and isinstance(c.func.value, ast.Name) and c.func.value.id in names)]
+            or (isinstance(c.func, ast.Subscript) and isinstance(c.func.value, ast.Name) and c.func.value.id in names)
+            or (isinstance(c.func, ast.Call) and isinstance(c.func.func, ast.Name) and c.func.func.id in factories)]
 
 
 @check("OL16")
@@ -81,7 +83,39 @@ def ol45_jit_called_once(ctx: LintContext) -> Iterator[Hit]:
         if not calls and wrapper.name.endswith("_wrapper"):
             yield at(wrapper, f"`{wrapper.name}` never calls the JIT kernel")
         elif len(calls) > 1:
-            yield at(calls[1], f"`{wrapper.name}` calls the JIT kernel {len(calls)} times; call it exactly once")
+            own = {id(c) for c in calls if pf.enclosing_fn.get(c) is wrapper}
+            count = _calls_on_one_path(wrapper.body, own) + len(calls) - len(own)
+            if count > 1:
+                yield at(calls[1], f"`{wrapper.name}` calls the JIT kernel {count} times; call it exactly once")
+
+
+def _calls_on_one_path(body: list[ast.stmt], calls: set[int]) -> int:
+    """The most kernel calls (``calls``: node ids) one run of ``body`` makes: a call in each branch of an ``if``, or
+    one in a branch that returns and one after it, is one call per run (s38: a decode-path branch calling its own
+    kernel and returning made OL45 count two calls for an honest wrapper)."""
+    def count(node: ast.AST) -> int:
+        return sum(1 for n in ast.walk(node) if id(n) in calls)
+
+    def walk(stmts: list[ast.stmt]) -> tuple[int, int | None]:
+        ret, fall = 0, 0  # most calls on a path that returns inside ``stmts`` / that falls through their end
+        for s in stmts:
+            if fall is None:
+                break
+            if isinstance(s, ast.If):
+                c = fall + count(s.test)
+                rb, fb = walk(s.body)
+                ro, fo = walk(s.orelse)
+                ret = max(ret, c + rb, c + ro)
+                ends = [c + f for f in (fb, fo) if f is not None]
+                fall = max(ends) if ends else None
+            elif isinstance(s, (ast.Return, ast.Raise)):
+                ret, fall = max(ret, fall + count(s)), None
+            else:
+                fall += count(s)
+        return ret, fall
+
+    ret, fall = walk(body)
+    return max(ret, fall or 0)
 
 
 def _enclosing_loop(pf: ParsedFile, node: ast.AST) -> ast.AST | None:
@@ -339,6 +373,27 @@ def _constant_pad(pf: ParsedFile, node: ast.Attribute, parts: list[str]) -> bool
     return mode is None or (isinstance(mode, ast.Constant) and mode.value == "constant")
 
 
+def _is_shape(node: ast.AST) -> bool:
+    """``x.shape``, ``x.shape[1:]``, ``x.shape[:-1]`` or ``x.size()``: a shape, never an array's values."""
+    if isinstance(node, ast.Subscript):
+        node = node.value
+    if isinstance(node, ast.Call) and not node.args and not node.keywords:
+        node = node.func
+        return isinstance(node, ast.Attribute) and node.attr == "size"
+    return isinstance(node, ast.Attribute) and node.attr == "shape"
+
+
+def _shape_product(pf: ParsedFile, node: ast.Attribute, parts: list[str]) -> bool:
+    """``np.prod(x.shape[:-1])``: the number of rows of a tensor, computed from its shape (the host-side habit of
+    flattening leading axes before a kernel call, as ``math.prod`` does; s38: refused as host math). Only a call whose
+    one argument is a shape and that has no other argument."""
+    if parts[0] != "numpy" or parts[-1] != "prod" or len(parts) != 2:
+        return False
+    call = pf.parents.get(node)
+    return (isinstance(call, ast.Call) and call.func is node and len(call.args) == 1 and not call.keywords
+            and _is_shape(call.args[0]))
+
+
 @check("OL62")
 def ol62_no_host_math(ctx: LintContext) -> Iterator[Hit]:
     pf = kernel_pf(ctx)
@@ -349,7 +404,7 @@ def ol62_no_host_math(ctx: LintContext) -> Iterator[Hit]:
             continue
         name = pf.name(node)
         parts = name.split(".")
-        if _constant_pad(pf, node, parts):
+        if _constant_pad(pf, node, parts) or _shape_product(pf, node, parts):
             continue
         if "functional" in parts or (len(parts) > 1 and parts[0] == "F" and "F" not in pf.aliases):
             yield at(node, f"`{name}` computes on the host")

@@ -48,6 +48,8 @@ class _Static(int):
 
 
 STATIC = _Static(1)
+_STATIC_NODE = ast.Constant(value=None)
+"""Stands for a name whose value is a compile-time int the lint does not know (resolves to ``STATIC``)."""
 
 
 _MAX_BITS = 64
@@ -69,6 +71,7 @@ class _Resolver:
         (``a = b + b; b = c + c; ...`` was exponential in the chain length)."""
         self._assigned_memo: dict[tuple[str, int], ast.AST | None] = {}
         self._configs: set[str] | None = None
+        self._table_memo: dict[tuple[str, str], ast.AST | None] = {}
         self._bindings: tuple[dict[str, ast.AST], dict[str, list[tuple[int, ast.AST]]]] | None = None
         self.static_names: set[str] = set()
         for node in pf.nodes_in(fn, ast.For) if fn is not None else []:
@@ -114,6 +117,90 @@ class _Resolver:
         val = self.value(dims[idx], before, depth + 1)
         return val if isinstance(val, int) else None
 
+    def _table_entry(self, node: ast.Subscript, before: int, depth: int) -> int | None:
+        """``_TILES[dtype_name]`` where ``_TILES`` is a module-level dict, list or tuple literal whose every value is a
+        compile-time int and that no code changes (no item assignment, no method call, no rebinding): whatever the
+        key, the entry is a compile-time int (s38: a per-dtype tile table was refused)."""
+        base = node.value
+        if not isinstance(base, ast.Name) or base.id in self.static_names:
+            return None
+        table = self._module_table(base.id)
+        if table is None:
+            return None
+        values = table.values if isinstance(table, ast.Dict) else table.elts
+        vals = [self.value(v, before, depth + 1) for v in values]
+        if not vals or not all(isinstance(v, int) for v in vals):
+            return None
+        return STATIC
+
+    def _module_table(self, name: str) -> ast.Dict | ast.List | ast.Tuple | None:
+        """The literal bound once, at module level, to ``name``, when nothing in the file writes into it, calls a
+        method on it or binds the name again (a table some code fills at run time is not a constant)."""
+        key = ("table", name)
+        if key in self._table_memo:
+            return self._table_memo[key]
+        found: ast.Dict | ast.List | ast.Tuple | None = None
+        binds = 0
+        for stmt in self.pf.tree.body:
+            for bound, val in self._bound(stmt):
+                if bound == name:
+                    binds += 1
+                    found = val if isinstance(val, (ast.Dict, ast.List, ast.Tuple)) else None
+        if binds != 1 or found is None or (isinstance(found, ast.Dict) and None in found.keys):
+            found = None
+        else:
+            for n in self.pf.nodes(ast.Name):
+                if n.id != name:
+                    continue
+                parent = self.pf.parents.get(n)
+                if isinstance(parent, ast.Assign) and n in parent.targets and parent in self.pf.tree.body:
+                    continue  # the module-level binding itself
+                if not isinstance(n.ctx, ast.Load) or isinstance(parent, ast.Attribute) or (
+                        isinstance(parent, ast.Subscript) and not isinstance(parent.ctx, ast.Load)) or (
+                        isinstance(parent, (ast.Global, ast.Nonlocal))):
+                    found = None
+                    break
+                if isinstance(parent, ast.Subscript) and parent.value is n:
+                    continue
+                found = None  # handed to code that may change it (``f(_TILES)``, ``t = _TILES``)
+                break
+            if found is not None and any(name in g.names for g in self.pf.nodes(ast.Global)):
+                found = None
+        self._table_memo[key] = found
+        return found
+
+    def _constant_parameter(self, factory: ast.AST, name: str) -> ast.AST | None:
+        """A literal standing for a factory's parameter when every call of the factory passes a compile-time int for
+        it (``_kernel_for(1)``, ``_kernel_for(TILE)``): the kernel it builds has that tile in every trace (s38). A
+        factory called with anything else (``x.shape[0]``: the first call's size baked in), or used other than by a
+        call (handed around, rebound), gives None."""
+        if not isinstance(factory, ast.FunctionDef) or self.pf.functions.get(factory.name) is not factory:
+            return None
+        a = factory.args
+        if name not in {p.arg for p in a.posonlyargs + a.args + a.kwonlyargs}:
+            return None
+        pos = [p.arg for p in a.posonlyargs + a.args]
+        defaults = dict(zip(pos[len(pos) - len(a.defaults):], a.defaults, strict=True))
+        defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None})
+        uses = [n for n in self.pf.nodes(ast.Name) if n.id == factory.name]
+        if not uses:
+            return None
+        for use in uses:
+            call = self.pf.parents.get(use)
+            if not isinstance(call, ast.Call) or call.func is not use or any(
+                    isinstance(x, (ast.Starred)) for x in call.args) or any(k.arg is None for k in call.keywords):
+                return None
+            i = pos.index(name) if name in pos else None
+            arg = next((k.value for k in call.keywords if k.arg == name), None)
+            if arg is None and i is not None and i < len(call.args):
+                arg = call.args[i]
+            if arg is None:
+                arg = defaults.get(name)
+            caller = self.pf.enclosing_fn.get(call)
+            if arg is None or not isinstance(_Resolver(self.pf, caller).value(arg, call.lineno), int):
+                return None
+        return _STATIC_NODE
+
     def _assigned(self, name: str, before: int) -> ast.AST | None:
         key = (name, before)
         if key not in self._assigned_memo:
@@ -142,7 +229,41 @@ class _Resolver:
         for line, val in local.get(name, ()):
             if best < line < before:
                 found, best = val, line
+        if best < 0 and name not in local:
+            own = self._constant_parameter(self.fn, name) if self.fn is not None else None
+            if own is not None:
+                return own
+            closure = self._enclosing_binding(name)
+            if closure is not None:
+                return closure
         return found
+
+    def _enclosing_binding(self, name: str) -> ast.AST | None:
+        """The value a function around ``self.fn`` binds to ``name`` before ``self.fn`` is defined (a jit kernel made
+        by a factory reads the factory's locals as closure constants: ``t = 2 * TILE`` above the nested def; s38).
+        Only a name bound once in that function, by a plain assignment, outside any nested def; a parameter of the
+        factory or any other binding (a loop, a second assignment) is not a constant."""
+        fn = self.fn
+        outer = self.pf.enclosing_fn.get(fn) if fn is not None else None
+        while outer is not None and fn is not None:
+            a = outer.args
+            params = {p.arg for p in a.posonlyargs + a.args + a.kwonlyargs}
+            params |= {p.arg for p in (a.vararg, a.kwarg) if p is not None}
+            if name in params:
+                return self._constant_parameter(outer, name)
+            direct = [n for n in self.pf.nodes_in(outer, ast.Assign) if self.pf.enclosing_fn.get(n) is outer]
+            binds = [(n, v) for n in direct for bound, v in self._bound(n) if bound == name]
+            others = [n for n in self.pf.nodes_in(outer, ast.Name) if n.id == name and not isinstance(n.ctx, ast.Load)
+                      and self.pf.enclosing_fn.get(n) is outer]
+            if binds:
+                node, val = binds[0]
+                if len(binds) == 1 and len(others) == 1 and node.lineno < fn.lineno:  # type: ignore[attr-defined]
+                    return val
+                return None
+            if others:
+                return None
+            fn, outer = outer, self.pf.enclosing_fn.get(outer)
+        return None
 
     @classmethod
     def _bound(cls, stmt: ast.AST) -> list[tuple[str, ast.AST]]:
@@ -189,6 +310,8 @@ class _Resolver:
         return out
 
     def _value(self, node: ast.AST, before: int, depth: int) -> int | list | None:
+        if node is _STATIC_NODE:
+            return STATIC
         lit = literal_int(node)
         if lit is not None:
             # no tile size has more than 64 bits; arithmetic on a million-digit literal is one quadratic C call
@@ -205,7 +328,15 @@ class _Resolver:
                 return STATIC
             return None
         if isinstance(node, ast.Subscript):
-            return self._static_dim(node, before, depth)
+            dim = self._static_dim(node, before, depth)
+            return dim if dim is not None else self._table_entry(node, before, depth)
+        if isinstance(node, ast.IfExp):
+            # ``32 if dtype_name == "bfloat16" else 16``: either branch is a compile-time int, so the tile is one
+            # on every path the kernel is traced on (s38: a per-dtype tile in a jit factory was refused)
+            a, b = self.value(node.body, before, depth + 1), self.value(node.orelse, before, depth + 1)
+            if isinstance(a, int) and isinstance(b, int):
+                return a if a == b and not isinstance(a, _Static) and not isinstance(b, _Static) else STATIC
+            return None
         if isinstance(node, (ast.List, ast.Tuple)):
             vals = [self.value(e, before, depth + 1) for e in node.elts]
             return None if any(v is None for v in vals) else vals

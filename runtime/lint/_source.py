@@ -141,6 +141,12 @@ class ParsedFile:
         self._memo[key] = names
         return names
 
+    def kernel_factories(self) -> set[str]:
+        """Names whose call returns a JIT kernel: module-level functions with a nested ``@jit`` (and module tables of
+        kernels). ``_kernel_for(x.dtype)(x, y)`` calls the kernel without naming it (s38: OL45 said such a wrapper
+        never called its kernel, and PF10 read no kernel call in it)."""
+        return self._kernel_holders()[0]
+
     def _kernel_holders(self) -> tuple[set[str], set[str]]:
         """(names that hold kernels or kernel factories, names that are kernels or kernel tables), computed once
         per file (it does not depend on the function asking: per function it made many-function files quadratic)."""
