@@ -62,6 +62,7 @@ from runtime.bisect._rules import (
     missing_cast,
     overwritten_state,
     rebound_after_loop,
+    short_valid_source,
     stale_state,
     wrong_axis,
 )
@@ -329,6 +330,10 @@ def analyze(recs: list[Rec] | Analyzer, golden: Golden | None = None, kernel_arg
         elif origin.summ is not None and not origin.summ.nan and origin.summ.inf:
             evidence.append(f"inf first appears at {origin.where()} although every value it reads is finite (an "
                             "overflow: a missing max subtraction or scale?); the NaN downstream is made of it")
+        elif (short := short_valid_source(an, origin)) is not None:
+            evidence.append(short[1])
+            culprit = Rec(seq=-1, node=None, op="valid_shape", file=origin.file, line=short[0],
+                          iteration=dict(origin.iteration))
         else:
             evidence.append(f"NaN first appears at {origin.where()} although its operands hold no NaN "
                             "(poison outside valid_shape or uninitialized memory)")

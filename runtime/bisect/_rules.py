@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -293,6 +294,22 @@ def coverage_gap(an: Analyzer, outputs: dict[str, np.ndarray]) -> tuple[dict[str
                                   iteration=dict(culprit.iteration))
                 return counts, culprit, notes
             loop = _driving_loop(an.source, culprit, axis) if axis is not None else None
+            t_c = tile(culprit)
+            fixed = axis is not None and loop is None and t_c is not None and len(t_c) == g.ndim and len(
+                {w.offsets[axis] for w in ws if w.offsets is not None and len(w.offsets) == g.ndim}) == 1
+            ext_at = _extent_source(an, culprit, axis, int(t_c[axis])) \
+                if fixed and axis is not None and t_c is not None else None
+            if ext_at is not None and axis is not None and t_c is not None:
+                # no loop moves the writes along this axis (every write starts at the same offset there) and the
+                # tile they write ends short of the output: the tile's own extent is too small, and the local the
+                # view's shape takes on that axis is where (``W = 128`` for 256, ``C = 32`` for 64: s37/s38)
+                notes.append(f"every write at line {culprit.line} starts at offset {culprit.offsets[axis]} on axis "
+                             f"{axis} and writes a tile of {t_c[axis]} there, and no loop moves it along that axis: "
+                             f"the tile is too small; its extent on that axis is {ext_at[1]!r}, set at line "
+                             f"{ext_at[0]}")
+                culprit = Rec(seq=-1, node=None, op="extent", file=culprit.file, line=ext_at[0],
+                              iteration=dict(culprit.iteration))
+                return counts, culprit, notes
             if loop is not None and axis is not None and loop.line is not None:
                 w_last = culprit
                 overlap = _short_step(an, w_last, axis, tile(w_last))
@@ -1457,15 +1474,20 @@ def _axis_the_shapes_want(message: str, axis: str | None) -> int | None:
     if a0 is None:
         return None
     shapes = [tuple(int(x) for x in m.split(",")) for m in _SHAPE_RE.findall(message)]
-    if len(shapes) != 2 or len(shapes[0]) != len(shapes[1]):
-        return None
-    n = len(shapes[0])
-    a = a0 % n if -n <= a0 < n else None
-    if a is None:
+    if len(shapes) != 2:
         return None
     for red, other in (shapes, shapes[::-1]):
-        if red[a] != 1 or other[a] == 1:
+        n = len(red)
+        a = a0 % n if -n <= a0 < n else None
+        if a is None or len(other) > n:
             continue
+        # (a shape of lower rank meets the reduction's right-aligned, as broadcasting and a move's extents do:
+        # ``tsum[:] = sum(r, 0, keepdim=True)`` is [1, 64] into [1])
+        other = (1,) * (n - len(other)) + other
+        if red[a] != 1 or (other[a] == 1 and len(shapes[0]) == len(shapes[1])):
+            continue
+        # (ranks differ and both are 1 on the reduced axis: that reduction left an axis of extent 1 where one of the
+        # others was meant - the shape it meets is 1 on the axis the reduction kept)
         want = [b for b in range(n) if b != a and other[b] == 1 and red[b] != 1]
         if len(want) == 1 and all(red[c] == other[c] for c in range(n) if c not in (a, want[0])):
             return want[0]
@@ -1631,3 +1653,52 @@ def static_zero_trip_source(source: str | None, calls: Iterable[tuple[str, dict[
                           f"for this call's shapes ({dims}); line {line} computes it (a floor where a ceiling was "
                           f"meant, or a bound one short?)")
     return None
+
+
+def _is_min_bound(value: ast.AST) -> bool:
+    """``value`` is a clamp of a tail bound: ``(..).min(..)`` or ``pypto.min(..)`` / ``min(..)``."""
+    return isinstance(value, ast.Call) and (
+        (isinstance(value.func, ast.Attribute) and value.func.attr == "min")
+        or (isinstance(value.func, ast.Name) and value.func.id == "min"))
+
+
+def short_valid_source(an: Analyzer, origin: Rec) -> tuple[int, str] | None:
+    """For NaN that first appears at ``origin`` from operands holding none (the poison of a padding read as data):
+    the line computing the tail bound of the one view upstream whose ``valid_shape`` cuts its tile shorter than the
+    data its source tensor holds there, and why; None when no such view, or more than one statement's, feeds it.
+
+    A right tail bound makes the valid extent ``min(tile, extent - offset)``: the padding then lies outside the
+    tensor. A valid extent below that (``s2_end = pypto.min(s2_start + S2_TILE - 1, Skv)``: every tile one row
+    short, gqa_decode_attn in s38) turns real data into poison that a matmul sums into every element. The view's
+    bound is followed back (``s2_valid = s2_end - s2_start``) to the one assignment clamping it with ``min``."""
+    short: dict[tuple[Any, int], Rec] = {}
+    for v in an.lineage_views(origin):
+        full = an.arg_shapes.get(v.source or "")
+        if v.valid_shape is None or v.shape is None or v.offsets is None or full is None \
+                or not (len(v.valid_shape) == len(v.shape) == len(v.offsets) == len(full)):
+            continue
+        for a, (vs, n, o, f) in enumerate(zip(v.valid_shape, v.shape, v.offsets, full, strict=True)):
+            if int(vs) < min(int(n), int(f) - int(o)):
+                short.setdefault((v.node, a), v)
+    if len({(v.line, a) for (_n, a), v in short.items()}) != 1:
+        return None
+    (_node, axis), view = next(iter(short.items()))
+    bound = _bound_line(an.source, view.line, axis)
+    if bound is None:
+        return None
+    line, name = bound
+    found = _function_at(an.source or "", line)
+    if found is not None:
+        _tree, fn = found
+        a = _last_assignment(fn, name, line + 1)
+        if a is not None and not _is_min_bound(a.value):
+            # (``s2_valid = s2_end - s2_start``: the clamp that sets it is one assignment up)
+            clamps = {b.lineno: x for x in sorted(_names(a.value))
+                      for b in [_last_assignment(fn, x, a.lineno)] if b is not None and _is_min_bound(b.value)}
+            if len(clamps) == 1:
+                line, name = next(iter(clamps.items()))
+    return line, (f"NaN first appears at {origin.where()} from operands holding none: the view at line {view.line} "
+                  f"declares {view.valid_shape} valid of its {view.shape} tile at offset {view.offsets} while its "
+                  f"source holds {list(an.arg_shapes.get(view.source or '') or [])} - its valid extent on axis {axis} "
+                  f"is shorter than the data there, so real data is read as padding; the bound {name!r} is computed "
+                  f"at line {line}")

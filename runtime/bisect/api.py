@@ -735,6 +735,114 @@ def _transformed_input(run: CapturedRun, plan: Any, inputs: list[np.ndarray], so
     return None
 
 
+def _golden_sources(source: str, kernel: str, param: str, names: set[str]) -> list[tuple[str, int]]:
+    """``(golden name, line)`` for each host local named like a golden intermediate on the way back from the
+    argument passed as ``param`` to ``kernel`` (assignments followed by name, tuple unpacking included; parsed, never
+    run). The line is where that local is computed: when it is unpacked from a call of a helper defined in the file
+    (``k_reduced, v_reduced = _reduce_kv_heads(..)``), the helper's first assignment of the name its ``return`` puts
+    at that position; else the assignment itself."""
+    import ast
+
+    try:
+        tree = pyast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    funcs = {n.name: n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+
+    def targets(s: ast.Assign) -> list[str | None]:
+        t = s.targets[0] if len(s.targets) == 1 else None
+        if isinstance(t, ast.Name):
+            return [t.id]
+        if isinstance(t, ast.Tuple):
+            return [e.id if isinstance(e, ast.Name) else None for e in t.elts]
+        return []
+
+    def computed_at(d: ast.Assign, nm: str) -> int:
+        tg = targets(d)
+        call = d.value
+        helper = funcs.get(call.func.id) if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) else None
+        if helper is None or nm not in tg:
+            return d.lineno
+        rets = [r for r in ast.walk(helper) if isinstance(r, ast.Return) and r.value is not None]
+        if len(rets) != 1:
+            return d.lineno
+        rv = rets[0].value
+        elts = rv.elts if isinstance(rv, ast.Tuple) else [rv]
+        if len(elts) != len(tg) or not isinstance(inner := elts[tg.index(nm)], ast.Name):
+            return d.lineno
+        first = [s for s in ast.walk(helper) if isinstance(s, ast.Assign) and inner.id in targets(s)]
+        return min(s.lineno for s in first) if first else d.lineno
+
+    out: list[tuple[str, int]] = []
+    for fn, arg, call_line in _host_calls(source, kernel, param):
+        todo: list[tuple[ast.AST, int]] = [(arg, call_line)]
+        seen: set[str] = set()
+        while todo:
+            node, line = todo.pop(0)
+            for nm in sorted({n.id for n in ast.walk(node) if isinstance(n, ast.Name)} - seen):
+                seen.add(nm)
+                defs = [s for s in ast.walk(fn) if isinstance(s, ast.Assign) and s.lineno < line and nm in targets(s)]
+                if not defs:
+                    continue
+                d = max(defs, key=lambda s: s.lineno)
+                if nm in names:
+                    out.append((nm, computed_at(d, nm)))
+                todo.append((d.value, d.lineno))
+    return out
+
+
+def _prepared_argument(run: CapturedRun, inputs: list[np.ndarray], source: str,
+                       golden: Golden) -> tuple[int, str] | None:
+    """The wrapper computed a kernel argument wrong before the call (``v_reduced = (..).float()`` without the
+    ``/ 4.0`` of the head average, s38): the argument is built from a host local named like a golden intermediate
+    (followed back from the call, through a helper's return), the argument does not hold that golden's data, and a
+    replay with the golden's data there makes every output match where the run as made does not. Returns the line
+    computing that local and why (or None).
+
+    The kernel computes the right thing from what it was given; the first op reading the argument departs with
+    operands that "match" (the argument is no golden value), so without this the kernel's op is named."""
+    if not source or not run.calls:
+        return None
+    from runtime.emulator.device import decode
+
+    inter = {n for n, k in golden.kinds.items() if k == "intermediate"}
+    tried = 0
+    for ci, call in enumerate(run.calls):
+        try:
+            names = [p.name for p in decode(call.program).params]
+        except Exception:  # noqa: BLE001
+            continue
+        for ai, (name, src) in enumerate(zip(names, call.args, strict=False)):
+            a = src.array
+            if a is None or src.input is not None or not np.issubdtype(np.asarray(a).dtype, np.number) \
+                    and str(np.asarray(a).dtype) != "bfloat16":
+                continue
+            for gname, line in _golden_sources(source, call.kernel, name, inter):
+                g = np.asarray(golden.arrays[gname])
+                if g.size != np.asarray(a).size or g.size < 2:
+                    continue
+                laid = g.reshape(np.asarray(a).shape).astype(np.asarray(a).dtype)
+                if np.allclose(np.asarray(laid, dtype=np.float64), np.asarray(a, dtype=np.float64),
+                               atol=golden.atol, rtol=golden.rtol, equal_nan=True):
+                    continue  # (the argument holds that golden: prepared right)
+                if tried == 0 and _outputs_match(run.calls, inputs, golden):
+                    return None
+                tried += 1
+                if tried > 4:
+                    return None
+                calls = list(run.calls)
+                new_args = list(call.args)
+                new_args[ai] = ArgSource(shape=src.shape, dtype=src.dtype, array=np.array(laid, copy=True))
+                calls[ci] = CapturedCall(kernel=call.kernel, program=call.program, args=new_args,
+                                         options=call.options, site=call.site)
+                if _outputs_match(calls, inputs, golden):
+                    return line, (f"the kernel parameter {name!r} is built by the wrapper from its local {gname!r}, "
+                                  f"named like a golden intermediate, but does not hold that golden's data; in a "
+                                  f"replay with the golden {gname!r} there every output matches: the wrapper "
+                                  f"computes it wrong, at line {line}")
+    return None
+
+
 def _call_shapes(run: CapturedRun) -> list[tuple[str, dict[str, tuple[int, ...]]]]:
     """(kernel name, {parameter: shape}) of each captured kernel call (its program names the parameters)."""
     from runtime.emulator.device import decode
@@ -1001,7 +1109,8 @@ def _one_case(op: Any, stage: Path, case: Any, *, emulator: str, timeout: float,
            or _padding_repair(run, plan, inputs, source, golden)
            or swapped_scalars(an, source, {c.kernel for c in run.calls},
                               lambda hook: _replay_matches(run.calls, inputs, golden, hook))
-           or scalar or _transformed_input(run, plan, inputs, source, golden)) is not None:
+           or scalar or _transformed_input(run, plan, inputs, source, golden)
+           or _prepared_argument(run, inputs, source, golden)) is not None:
         status = "DIVERGENCE_FOUND"
         line, why = swap
         if culprit is not None:
