@@ -55,17 +55,21 @@ def formula_outputs(formula: str) -> list[str]:
     return names
 
 
-def match_params(params: list[str], ranks: list[int], tensors: dict[str, list[list[str | None]]]) -> dict[str,
-                                                                                                           list[str | None]]:
+def match_params(params: list[str], ranks: list[int], tensors: dict[str, list[list[str | None]]],
+                 outputs: list[str] | None = None) -> dict[str, list[str | None]]:
     """Tie each ``forward`` parameter to a formula tensor of the same rank; parameter -> axis index names.
 
     In order of trust: the same name (case-insensitive); a formula name of 3+ letters that the parameter
     name ends or starts with (``mask`` -> ``atten_mask``); a one-letter formula name that is the first letter
     of exactly one parameter (``Q`` -> ``query``). A formula tensor is used for one parameter at most; a
     parameter with no match is left out (its axes stay unnamed).
+
+    ``outputs``: formula names that are only results (left-hand sides that no parameter is called): the two guessing
+    rules never tie a parameter to them. ``smooth_scale`` ended with the output ``scale[m]`` and took its axis
+    ``M`` (a per-channel vector named after the row axis; when the sizes agree, the wrong axis is made dynamic).
     """
     out: dict[str, list[str | None]] = {}
-    used: set[str] = set()
+    used: set[str] = set(outputs or [])
 
     def take(param: str, rank: int, name: str) -> bool:
         for idx in tensors.get(name, []):

@@ -201,6 +201,13 @@ def _value_spec(label: str, d: dict[str, Any], report: TaskImport) -> dict[str, 
         return {"dtype": "bool", "torch_dtype": d["dtype"]}
     mean, std = float(d.get("mean", 0.0)), float(d.get("std", 0.0))
     lo, hi = float(d.get("min", -1.0)), float(d.get("max", 1.0))
+    if distinct is not None and len(distinct) == 2:  # labels or signs (hinge loss targets: -1 and 1)
+        a, b = distinct
+        report.unstructured.append(f"{label} holds only the values {a:g} and {b:g} in get_inputs() (labels or "
+                                   f"signs); the op dir draws it uniformly from [{a:g}, {b:g}], so a kernel must "
+                                   "compute the general operation and not rely on two values")
+        report.unmapped.append(report.unstructured[-1])
+        return {"dtype": _dtype(d["dtype"]), "range": [a, b]}
     if d.get("structure"):
         report.unstructured.append(f"{label} is {d['structure']} in get_inputs(); the op dir draws it without that "
                                    "structure, so a kernel must compute the general operation and not rely on it")
@@ -228,12 +235,24 @@ def _kept(d: dict[str, Any]) -> bool:
     return bool(d.get("integer")) or d["dtype"] == "bool" or (distinct is not None and sorted(distinct) == [0.0, 1.0])
 
 
+def _distinct_by_design(d: dict[str, Any]) -> bool:
+    """An integer input whose values never repeat in get_inputs() although independent draws from its range would
+    (expected repeats n(n-1)/2R >= 1): ``torch.randperm(n)[:T]`` slots of a KV-cache write. Drawn independently, two
+    tokens wrote one slot, and which of them the golden kept was torch's choice (an index_put with repeated indices),
+    not the task's."""
+    if not d.get("unique") or "max" not in d:
+        return False
+    n, span = math.prod(d["shape"] or [1]), int(d["max"]) - int(d["min"]) + 1
+    return n * (n - 1) / 2 >= span
+
+
 def _structured_reasons(plan: _Plan) -> list[str]:
     """Why independently drawn values cannot stand in for some integer input (one phrase each; empty: they can).
 
-    Two signs, both read from ``get_inputs()``'s own sample: a sorted integer vector (offsets, block tables),
-    or an integer input holding the size of an axis of another input (a length or an offset end such as
-    ``npu_actual_q_len = [T1]``): values drawn from its range would point past that axis.
+    Three signs, all read from ``get_inputs()``'s own sample: a sorted integer vector (offsets, block tables),
+    distinct values that independent draws would repeat (:func:`_distinct_by_design`), or an integer input holding
+    the size of an axis of another input (a length or an offset end such as ``npu_actual_q_len = [T1]``): values
+    drawn from its range would point past that axis.
     """
     fwd = [t for t in plan.inputs if t["source"] == "forward"]
     reasons = []
@@ -243,6 +262,10 @@ def _structured_reasons(plan: _Plan) -> list[str]:
             continue
         if d.get("sorted"):
             reasons.append(f"{t['name']} is a sorted integer vector (offsets, lengths or block ids)")
+            continue
+        if _distinct_by_design(d):
+            reasons.append(f"{t['name']} holds {math.prod(d['shape'])} distinct values (a permutation or unique "
+                           f"slots) where values drawn from [{int(d['min'])}, {int(d['max'])}] would repeat")
             continue
         top = int(d["max"])
         if top < 2 or math.prod(d["shape"] or [1]) > 1024:
@@ -302,7 +325,8 @@ def _plan_inputs(desc: dict[str, Any], report: TaskImport) -> _Plan:
                               "random, so no golden can be compared")
     formula = desc.get("formula") or ""
     tensors = formula_tensors(formula)
-    axes = match_params(names, [len(v["shape"]) for v in values], tensors)
+    outputs_only = [n for n in formula_outputs(formula) if n not in names]
+    axes = match_params(names, [len(v["shape"]) for v in values], tensors, outputs_only)
     dyn_hint = [a.upper() for a in desc.get("dynamic_axis", [])]
     for n, v in zip(names, values):  # no name match: the one same-rank formula tensor with the most dynamic indices
         if n in axes or not dyn_hint:
@@ -353,9 +377,15 @@ def _plan_inputs(desc: dict[str, Any], report: TaskImport) -> _Plan:
                                "dynamic in the op dir")
     if not desc.get("dynamic_axis"):
         report.unmapped.append("no DYNAMIC_AXIS hint: the op dir has no dynamic axis and no tail case")
-    for p in desc["parameters"]:
+    buffers = {b["name"] for b in desc.get("random_buffers", [])}
+    for p in desc["parameters"] + desc.get("random_buffers", []):
         plan.inputs.append({"name": _ident(p["name"], taken), "source": "param", "param": p["name"],
-                            "shape": list(p["shape"]) or [1], "desc": p, "scalar": not p["shape"]})
+                            "shape": list(p["shape"]) or [1], "desc": p, "scalar": not p["shape"],
+                            "buffer": p["name"] in buffers})
+    if desc.get("random_buffers"):
+        report.notes.append("buffer(s) " + ", ".join(b["name"] for b in desc["random_buffers"]) + " are drawn at "
+                            "random in __init__ (not parameters): inputs of the kernel too, handed to forward as the "
+                            "parameters are")
     sampled = [t["name"] for t in plan.inputs if t["desc"].get("sampled")]
     if sampled:
         report.notes.append(f"input(s) {', '.join(sampled)}: too large at the task's sizes to run here; their value "
@@ -525,6 +555,9 @@ def _spec_text(task: Path, report: TaskImport, spec: dict[str, Any], desc: dict[
                      "ids, lengths or indices consistent with the other inputs' shapes); every float input is drawn "
                      "from the case's value band over its range here. The shapes are the task's own; see IMPORT.md.")
     prose += [f"- Not the task's structure: {u}." for u in report.unstructured]
+    prose += [f"- Output {o['name']} does not depend on the input values (forward computes it from the shapes); "
+              "it is marked `constant: true`, and the other outputs carry the check." for o in spec.get("outputs", [])
+              if o.get("constant")]
     return "\n".join(out) + "\n" + "\n".join(prose) + "\n"
 
 
@@ -735,16 +768,55 @@ def _random_path(task: Path, source: str, desc: dict[str, Any], plan: _Plan, rep
             raise _InputsRejected(str(exc)) from None
         report.unmapped.append(f"the model did not run with the dynamic axes resized ({exc}); the op dir keeps "
                                "get_inputs()' sizes and has no tail case")
-        plan.dynamic = []
-        p0 = runs = _p0(plan)
-        _check_fixed_size(plan, p0, structured=False)
-        try:
-            traced = _probe(_trace_request(task, plan, p0), timeout)
-        except TaskImportError as again:
-            raise _InputsRejected(str(again)) from None
+        p0 = runs = _fixed(plan)
+        traced = _trace_fixed(task, plan, p0, timeout)
     outs = [c["outputs"] for c in traced["cases"]]
+    loose = _unnamed_axes(outs, plan, runs)
+    if loose:
+        report.unmapped.append(f"{'; '.join(loose)}, which no dynamic axis follows (a product such as B * S): a SPEC "
+                               "shape names an axis by one dim, so the op dir keeps get_inputs()' sizes and has no "
+                               "tail case")
+        p0 = runs = _fixed(plan)
+        traced = _trace_fixed(task, plan, p0, timeout)
+        outs = [c["outputs"] for c in traced["cases"]]
+    _refuse_zero_outputs(outs)
     return _write(task, source, desc, plan, p0, outs, traced["cases"][0]["calls"], report, dest, existing,
                   intake_timeout, runs=runs)
+
+
+def _fixed(plan: _Plan) -> list[dict[str, int]]:
+    """No dynamic axis: the one P0 case at get_inputs()' sizes (refused here when those are too large)."""
+    plan.dynamic = []
+    p0 = _p0(plan)
+    _check_fixed_size(plan, p0, structured=False)
+    return p0
+
+
+def _trace_fixed(task: Path, plan: _Plan, p0: list[dict[str, int]], timeout: float) -> dict[str, Any]:
+    try:
+        return _probe(_trace_request(task, plan, p0), timeout)
+    except _ModelRefused:
+        raise
+    except TaskImportError as again:
+        raise _InputsRejected(str(again)) from None
+
+
+def _unnamed_axes(outs: list[list[dict[str, Any]]], plan: _Plan, runs: list[dict[str, int]]) -> list[str]:
+    """Output axes whose size changes over the traced cases but follows no dynamic dim (one phrase each).
+
+    MoE init routing returns ``x.index_select(0, order // k)``: T * k rows, 512 at T = 64 and 616 at T = 77. The
+    axis was written with the first case's 512 and intake refused the tail case; a task without integer inputs
+    (which retry through ``make_inputs``) was refused altogether."""
+    if len(runs) < 2 or len(outs) < 2:
+        return []
+    vectors = {tuple(c[d] for c in runs) for d in plan.dynamic}
+    found = []
+    for j, first in enumerate(outs[0]):
+        for ax in range(len(first.get("shape", []))):
+            vec = tuple(case[j]["shape"][ax] for case in outs)
+            if len(set(vec)) > 1 and vec not in vectors:
+                found.append(f"output {j} axis {ax} is {', '.join(map(str, vec))} over the cases")
+    return found
 
 
 def _structured_path(task: Path, source: str, desc: dict[str, Any], plan: _Plan, report: TaskImport, dest: Path,
@@ -852,6 +924,22 @@ def _output_names(lhs: list[str], returned: list[str | None] | None, report: Tas
     return lhs
 
 
+def _returned_names(returned: list[str | None] | None, inputs: set[str], count: int,
+                    report: TaskImport) -> list[str]:
+    """The variables ``forward`` returns as output names, when FORMULA's left-hand sides cannot name every output:
+    all of them plain variables, distinct, and none an input's name (``return y, x.to(dt), rstd`` of an add +
+    RMSNorm whose FORMULA names only x and y: SPEC.md said out0, out1, out2 and a kernel had to guess which is the
+    residual). Empty when they cannot."""
+    if not returned or len(returned) != count or any(n is None for n in returned):
+        return []
+    names = [str(n) for n in returned]
+    if len(set(names)) != count or any(n in inputs for n in names):
+        return []
+    report.notes.append(f"outputs named after the variables forward returns ({', '.join(names)}); FORMULA does not "
+                        "name each of them")
+    return names
+
+
 _CHOOSERS = frozenset({"topk", "sort", "argsort", "argmax", "argmin", "kthvalue", "max", "min", "mode", "median"})
 """torch calls that return indices picked among values: which of two equal values they pick is torch's choice."""
 
@@ -878,18 +966,100 @@ def _case_tolerance(primary: str, out_dtypes: list[str], report: TaskImport) -> 
     return tol
 
 
+_QUANTISED = ("int8", "uint8", "int16")
+"""Integer output dtypes that a quantisation writes (``round(y / scale).to(int8)``); ids and indices are int32/int64."""
+
+
+def _rounded_tolerance(calls: list[dict[str, Any]], out_dtypes: list[str], report: TaskImport) -> dict[str, Any]:
+    """``{int8: {atol: 1, rtol: 0}}`` for a quantised output: forward rounds (``round``) and returns int8 / uint8 /
+    int16. An integer output is compared exactly unless its dtype has a tolerance entry (docs/verification.md), and
+    ``round(y / scale)`` of a y that a kernel computes in another order lands one step away wherever y / scale sits
+    within rounding error of a half: a 64 x 4096 RMSNorm quant has several such elements in every case, so a correct
+    kernel failed. One quantisation step is the contract's resolution."""
+    if not any(c["op"] in ("round", "round_") for c in calls):
+        return {}
+    quantised = [d for d in dict.fromkeys(out_dtypes) if d in _QUANTISED]
+    if quantised:
+        report.notes.append(f"output(s) in {', '.join(quantised)} are rounded quantisations: compared within one step "
+                            "(atol 1), since a kernel's scale can put a value on the other side of a half")
+    return {d: {"atol": 1, "rtol": 0} for d in quantised}
+
+
 def _check_fixed_size(plan: _Plan, p0: list[dict[str, int]], *, structured: bool) -> None:
     """Refuse an op dir one of whose cases has an input over :data:`MAX_FIXED_ELEMENTS` (no dynamic axis, or fixed
     axes that are that large on their own): before any child builds inputs of those sizes (a 4096 x 393216 float64
     draw is 12.9 GB), not after."""
-    biggest = max((math.prod(_concrete(t["shape"], dims)) for dims in p0 or [{}] for t in plan.inputs), default=0)
+    sizes = [(math.prod(_concrete(t["shape"], dims)), t["name"] + (", a buffer drawn at random in __init__, which a "
+                                                                   "kernel must be given" if t.get("buffer") else ""))
+             for dims in p0 or [{}] for t in plan.inputs]
+    biggest, name = max(sizes, default=(0, ""))
     if biggest > MAX_FIXED_ELEMENTS:
         smallest = ", ".join(f"{d}={p0[0][d]}" for d in plan.dynamic) if plan.dynamic and p0 else ""
         why = ("the structured inputs tie the sizes to get_inputs()' own" if structured else
                f"even with the dynamic axes at their smallest ({smallest}) the sizes" if smallest else
                "no dynamic axis could be tied to an input, and get_inputs()' sizes")
         raise TaskImportError(f"{why} ({biggest:,} elements in one input) are too large to verify every case on the "
-                              "CPU emulator")
+                              f"CPU emulator (the largest input: {name})")
+
+
+_INDEPENDENT = (("golden output is all zeros in every case", "all zeros in every case"),
+                ("golden output is constant", "the same value everywhere in every case"),
+                ("it does not depend on the inputs", "the same for two seeds"))
+"""Intake's messages for an output that does not follow the inputs (``runtime.opdir._intake``), and how IMPORT.md
+says it."""
+
+
+def _input_independent(problems: list[Any], outputs: list[dict[str, Any]]) -> dict[str, str] | None:
+    """The outputs intake refused only because they do not depend on the input values, when some other output
+    does: output name -> why. None when another problem is among them, or when every output is such a one.
+
+    MoE gating returns ``row_idx = arange(k) * T + arange(T)[:, None]`` beside its weights and ids: computed from
+    the shapes alone, a real output of the op (the Ascend kernel writes it), and intake refused the whole task as a
+    golden that ignores its inputs. A task whose every output is input-independent (KernelBench's
+    ``Gemm_Max_Subtract_GELU`` subtracts a row's mean from the row's one value: zeros) has nothing a verification
+    could check, and is refused (:func:`_constant_task`)."""
+    found: dict[str, str] = {}
+    for p in problems:
+        field = str(getattr(p, "field", "") or "")
+        why = next((say for text, say in _INDEPENDENT if text in str(getattr(p, "message", ""))), None)
+        if not field.startswith("outputs.") or why is None:
+            return None
+        found.setdefault(field.removeprefix("outputs."), why)
+    names = [o["name"] for o in outputs]
+    if not found or any(n not in names for n in found):
+        return None
+    if len(found) == len(names):
+        raise TaskImportError(_constant_task(found))
+    return found
+
+
+def _constant_task(found: dict[str, str]) -> str:
+    said = "; ".join(f"{n}: {why}" for n, why in found.items())
+    return (f"every output of forward is independent of the input values ({said}): the task computes a constant "
+            "(e.g. a row's mean subtracted from that row's only value), so a kernel that writes the constant would "
+            "pass and verification could not check anything")
+
+
+_TINY = {"float32": 1.1754944e-38, "bfloat16": 1.1754944e-38, "float16": 6.1035156e-05, "float64": 2.2250739e-308}
+"""Smallest normal number per torch float dtype: an output entirely below it is zeros plus underflow remainders."""
+
+
+def _refuse_zero_outputs(outs: list[list[dict[str, Any]]]) -> None:
+    """Refuse a task whose every output is all zeros in every traced case (inputs drawn as get_inputs() draws them).
+
+    KernelBench's ``50_Product_reduction_over_a_dimension`` multiplies 256 ``randn`` values: the product underflows
+    to 0 in float32 for the task's own inputs, and overflows to inf in verification's large band. Intake passed it
+    (not zero in *every* band), and a kernel writing zeros passed the cases drawn like the task's."""
+    def zero(o: dict[str, Any]) -> bool:  # below the dtype's smallest normal number: 0 or an underflow remainder
+        tiny = _TINY.get(str(o.get("dtype")))
+        return (o.get("kind") == "tensor" and tiny is not None and "min" in o and
+                max(abs(float(o["min"])), abs(float(o["max"]))) < tiny)
+
+    if outs and outs[0] and all(zero(o) for case in outs for o in case):
+        raise TaskImportError("every output of forward is all zeros for inputs drawn as get_inputs() draws them, in "
+                              "every traced case (a product of many values that underflows in float32, or a chain "
+                              "that cancels: a row's mean subtracted from the row's only value): a kernel writing "
+                              "zeros would pass, so verification could not check anything")
 
 
 def _write(task: Path, source: str, desc: dict[str, Any], plan: _Plan, p0: list[dict[str, int]],
@@ -914,8 +1084,13 @@ def _write(task: Path, source: str, desc: dict[str, Any], plan: _Plan, p0: list[
     primary = float_dtypes[0] if float_dtypes else "fp32"
     lhs = formula_outputs(desc.get("formula") or "")
     taken = {t["name"] for t in plan.inputs}
+    before = len(report.unmapped)
     out_names = _output_names([n for n in lhs if n not in taken], desc.get("returns"), report) \
         if len(outs[0]) > 1 else []
+    if len(out_names) != len(outs[0]) and len(outs[0]) > 1:
+        out_names = _returned_names(desc.get("returns"), taken, len(outs[0]), report)
+        if out_names:  # named after all: FORMULA's uncertain order no longer matters
+            del report.unmapped[before:]
     if len(out_names) != len(outs[0]):
         out_names = ["out"] if len(outs[0]) == 1 else [f"out{j}" for j in range(len(outs[0]))]
     out_names = [_ident(n, taken) for n in out_names]
@@ -939,6 +1114,7 @@ def _write(task: Path, source: str, desc: dict[str, Any], plan: _Plan, p0: list[
         spec["p0_shapes"] = p0
     spec["supported_dtypes"] = [primary]
     spec["tolerance"] = {primary: _case_tolerance(primary, [_dtype(o["dtype"]) for o in outs[0]], report)}
+    spec["tolerance"].update(_rounded_tolerance(calls, [_dtype(o["dtype"]) for o in outs[0]], report))
     spec["seeds"] = [0, 1, 2]
     if _picks_among_ties(calls, [o["dtype"] for o in outs[0]]):
         spec["ties"] = "unspecified"
@@ -949,19 +1125,30 @@ def _write(task: Path, source: str, desc: dict[str, Any], plan: _Plan, p0: list[
     if len(fwd_in) < len(plan.inputs):
         report.notes.append(f"{len(plan.inputs) - len(fwd_in)} model parameter(s) are inputs after the forward "
                             "arguments: " + ", ".join(t["name"] for t in plan.inputs if t["source"] == "param"))
-    files = {"SPEC.md": _spec_text(task, report, spec, desc, make),
-             "golden.py": _golden_text(task, source, plan, rows, len(fwd_in), make)}
+    golden_text = _golden_text(task, source, plan, rows, len(fwd_in), make)
     with private_dir("forge-task-opdir-") as tmp:
-        for name, text in files.items():
-            (tmp / name).write_text(text, encoding="utf-8")
-        try:
-            checked = intake(tmp, timeout=intake_timeout)
-        except Exception as exc:  # noqa: BLE001 - intake itself failed on the written op dir: say so, write nothing
-            raise TaskImportError(f"intake failed on the written op dir: {type(exc).__name__}: "
-                                  f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
-        if not checked.ok:
-            first = str(checked.problems[0]) if checked.problems else "intake failed"
-            raise _InputsRejected(f"the written op dir fails intake: {first}")
+        for attempt in range(2):
+            files = {"SPEC.md": _spec_text(task, report, spec, desc, make), "golden.py": golden_text}
+            for name, text in files.items():
+                (tmp / name).write_text(text, encoding="utf-8")
+            try:
+                checked = intake(tmp, timeout=intake_timeout)
+            except Exception as exc:  # noqa: BLE001 - intake itself failed on the written op dir: say so, write nothing
+                raise TaskImportError(f"intake failed on the written op dir: {type(exc).__name__}: "
+                                      f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
+            if checked.ok:
+                break
+            fixed = _input_independent(checked.problems, outputs) if attempt == 0 else None
+            if fixed is None:
+                first = str(checked.problems[0]) if checked.problems else "intake failed"
+                raise _InputsRejected(f"the written op dir fails intake: {first}")
+            for o in outputs:
+                if o["name"] in fixed:
+                    o["constant"] = True
+            said = "; ".join(f"{n}: {why}" for n, why in fixed.items())
+            report.unmapped.append(f"output(s) {', '.join(fixed)} do not depend on the input values ({said}); "
+                                   "forward computes them from the shapes alone, so SPEC.md marks them `constant: "
+                                   "true` (a kernel must still write them; the other outputs carry the check)")
         report.cases = len(checked.cases)
         report.notes += [f"intake: {n}" for n in checked.notes]
         files["IMPORT.md"] = _import_md(task, report)

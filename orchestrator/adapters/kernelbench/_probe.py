@@ -92,6 +92,8 @@ def _tensor(t: Any, *, stats: bool = True) -> dict[str, Any]:
     if integer and f.dim() == 1 and f.numel() >= 3:
         diffs = f[1:] - f[:-1]
         info["sorted"] = bool((diffs >= 0).all()) and bool((diffs > 0).any())
+    if integer and 16 <= t.numel() <= 1 << 22:  # a permutation or unique slots (randperm): no value repeats
+        info["unique"] = int(torch.unique(flat).numel()) == t.numel()
     return info
 
 
@@ -189,19 +191,38 @@ def _fingerprint(t: Any) -> tuple[int, str]:
     return id(t), hashlib.sha256(raw).hexdigest()
 
 
-def _random_attributes(mod: Any, model: Any) -> list[str]:
-    """Plain tensor attributes (:func:`_tensor_attributes`) whose values change with the seed ``Model(...)`` is built
-    under: random state the kernel cannot be given (KernelBench's RNN tasks draw ``self.h0 = torch.randn(...)``)."""
+def _rebuilt(mod: Any) -> Any:
+    """``Model(...)`` built again under another seed: what changes with it was drawn at random in ``__init__``."""
     import torch
 
+    torch.manual_seed(_SEED + 1)
+    raw = mod.get_init_inputs() if hasattr(mod, "get_init_inputs") else []
+    return mod.Model(**raw) if isinstance(raw, dict) else mod.Model(*raw)
+
+
+def _changed(mine: dict[str, Any], other: dict[str, Any]) -> list[str]:
+    return [n for n, t in mine.items() if n in other and (other[n].shape != t.shape or
+                                                          _fingerprint(other[n])[1] != _fingerprint(t)[1])]
+
+
+def _random_attributes(mod: Any, model: Any, other: Any = None) -> list[str]:
+    """Plain tensor attributes (:func:`_tensor_attributes`) whose values change with the seed ``Model(...)`` is built
+    under: random state the kernel cannot be given (KernelBench's RNN tasks draw ``self.h0 = torch.randn(...)``)."""
     mine = _tensor_attributes(model)
     if not mine:
         return []
-    torch.manual_seed(_SEED + 1)
-    raw = mod.get_init_inputs() if hasattr(mod, "get_init_inputs") else []
-    other = _tensor_attributes(mod.Model(**raw) if isinstance(raw, dict) else mod.Model(*raw))
-    return [n for n, t in mine.items() if n in other and (other[n].shape != t.shape or
-                                                          _fingerprint(other[n])[1] != _fingerprint(t)[1])]
+    return _changed(mine, _tensor_attributes(other if other is not None else _rebuilt(mod)))
+
+
+def _random_buffers(mod: Any, model: Any, other: Any = None) -> list[str]:
+    """Buffers whose values change with the seed ``Model(...)`` is built under: weights drawn at random and
+    registered as buffers (``11_ds_v32_mla_prolog_quant`` keeps its int8-quantised ``w_dq`` / ``w_uq_qr`` so). They
+    are inputs of the kernel like parameters (a kernel cannot know them otherwise); a causal mask, a RoPE cache or
+    BatchNorm's running statistics are the same under every seed and stay inside the golden."""
+    mine = dict(model.named_buffers())
+    if not mine:
+        return []
+    return _changed(mine, dict((other if other is not None else _rebuilt(mod)).named_buffers()))
 
 
 def describe(path: str) -> dict[str, Any]:
@@ -215,6 +236,7 @@ def describe(path: str) -> dict[str, Any]:
     sig = inspect.signature(model.forward)
     params = [{"name": p.name, "kind": p.kind.name} for p in sig.parameters.values()]
     described = _describe_inputs(mod)
+    other = _rebuilt(mod) if _tensor_attributes(model) or any(True for _ in model.buffers()) else None
     dropout = [{"module": n, "p": float(m.p)} for n, m in model.named_modules()
                if isinstance(m, torch.nn.modules.dropout._DropoutNd) and m.p > 0 and m.training]
     return {
@@ -228,7 +250,9 @@ def describe(path: str) -> dict[str, Any]:
         "buffers": [{"name": n, **_tensor(b, stats=False)} for n, b in model.named_buffers()],
         "dropout": dropout,
         "returns": _return_names(model),
-        "random_attributes": _random_attributes(mod, model),
+        "random_attributes": _random_attributes(mod, model, other),
+        "random_buffers": [{"name": n, **_tensor(b)} for n, b in model.named_buffers()
+                           if n in set(_random_buffers(mod, model, other))],
         "torch": torch.__version__,
     }
 
