@@ -870,6 +870,12 @@ _LAYOUT_MSG = ("reads how the caller laid the input out (verification passes C-c
                "others -, so code for another layout is never judged: red team s30 dropped rows of a Fortran-ordered "
                "input); make it contiguous unconditionally (`np.ascontiguousarray(x)`, `x.contiguous()`) or assert it")
 _NDARRAY_SUBCLASSES = ("memmap", "matrix", "recarray", "chararray", "ma", "MaskedArray", "Parameter")
+_RESTRIDES = frozenset({"as_strided", "as_strided_", "resize_", "resize_as_"})
+"""Calls that lay an input's memory out with strides of their own, ignoring the ones it has: ``x.as_strided(x.shape,
+(D, 1))``, ``torch.as_strided``, ``np.lib.stride_tricks.as_strided``, ``x.detach().resize_(n * D)``. Red team s38: a
+wrapper re-striding its inputs as dense rows is the identity on every input verification passes (C-contiguous) and
+reads the wrong rows of a caller's ``qkv[:, :D]`` or ``w.T``; it passed every verification, unseen by the layout
+reads above because it reads no layout."""
 
 
 def _layout_reads(pf: ParsedFile) -> Iterator[Hit]:
@@ -885,6 +891,12 @@ def _layout_reads(pf: ParsedFile) -> Iterator[Hit]:
         if (node.attr in _LAYOUT_READS or uncalled) and not _in_error_message(pf, node) and \
                 not _in_assert_test(pf, node) and not _contiguity_guard(pf, node):
             yield at(node, f"`{ast.unparse(node)[:40]}` {_LAYOUT_MSG}")
+    for ref in pf.nodes(ast.Attribute) + pf.nodes(ast.Name):
+        last = ref.attr if isinstance(ref, ast.Attribute) else pf.name(ref).split(".")[-1]
+        if last in _RESTRIDES and not (isinstance(ref, ast.Name) and isinstance(ref.ctx, ast.Store)):
+            yield at(ref, f"`{ast.unparse(ref)[:40]}` lays the input's memory out with strides of its own: the "
+                     f"identity on the C-contiguous inputs verification passes, the wrong elements of a caller's slice "
+                     f"or transpose (`qkv[:, :D]`, `w.T`) - use `.contiguous()`, `.reshape()` or `.view()`")
     for call in pf.nodes(ast.Call):
         for k in call.keywords:
             if k.arg == "order" and isinstance(k.value, ast.Constant) and k.value.value in ("K", "A"):

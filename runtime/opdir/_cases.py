@@ -67,6 +67,12 @@ class Case(BaseModel):
     peaks: bool = False
     """With ``special``: some float vectors hold a few values near the top of the range late in the vector, over a
     background drawn close to the range's centre, or their own values sorted ascending (unseen drawing version 12)."""
+    vector: str = ""
+    """(unseen drawing version 13) With ``special``: what every float input that is *one vector* in this case - one
+    axis longer than 1, ``[N]``, ``[1, V]``, ``[N, 1]`` - holds as a whole, one of
+    :data:`runtime.opdir._inputs.VECTOR_KINDS` (:func:`runtime.opdir._inputs.apply_special_values`; the vector cases
+    of a verification take the kinds in turn, :func:`runtime.opdir._unseen.vector_plan`). Empty: such an input gets
+    only ties and the range's two ends, as before version 13. Never shown either."""
     alias: list[str] = []
     """Two input names ``[a, b]``: the wrapper gets input ``a``'s very object for ``b`` too (``f(x, x)``), the golden
     the same values (:func:`runtime.opdir._unseen.alias_cases`; unseen drawing version 12). Empty: separate inputs."""

@@ -21,8 +21,8 @@ from runtime.opdir._cases import Case
 from runtime.opdir._problems import OpDirError, Problem
 from runtime.opdir._spec import Spec, TensorSpec
 
-__all__ = ["DEFAULT_FLOAT_RANGE", "DEFAULT_INT_RANGE", "apply_special_values", "band_values", "generate_input",
-           "generate_inputs", "input_rng"]
+__all__ = ["DEFAULT_FLOAT_RANGE", "DEFAULT_INT_RANGE", "FEW_ROWS", "VECTOR_KINDS", "apply_special_values",
+           "band_values", "few_vectors", "generate_input", "generate_inputs", "input_rng", "one_vector"]
 
 DEFAULT_FLOAT_RANGE = (-1.0, 1.0)
 DEFAULT_INT_RANGE = (0.0, 16.0)
@@ -279,6 +279,11 @@ def apply_special_values(t: TensorSpec, case: Case, index: int, values: np.ndarr
     arr = np.array(values, copy=True, order="C")
     if (name == "bool" and not case.masks) or arr.ndim == 0 or arr.size < 2 or arr.shape[-1] < 1:
         return arr
+    if case.vector and is_float(name) and (one_vector(arr.shape) or few_vectors(arr.shape)):
+        # (version 13) one vector, or a few rows: each whole vector of the input is the case's kind
+        for r, vec in enumerate(arr.reshape(-1, arr.size if one_vector(arr.shape) else arr.shape[-1])):
+            _whole_vector(t, case, index, vec, name, ties=ties, row=r)
+        return arr
     if case.columns and arr.ndim >= 2:
         # (version 7) the same kinds along one leading axis, or (rank 3 and more) over all leading axes together or
         # all trailing axes together: the vectors an op reducing over the batch, the sequence, both (BatchNorm over
@@ -472,6 +477,67 @@ def _peak(row: np.ndarray, dtype: np.dtype, rlo: float, rhi: float, rng: np.rand
     where = start + rng.choice(stop - start, size=min(m, stop - start), replace=False)
     values = np.clip(sign * rng.uniform(*_PEAK_AT, size=where.size) * top, rlo, rhi)
     row[where] = values.astype(np.float32).astype(dtype) if dtype != np.float64 else values
+
+
+VECTOR_KINDS = ("near", "peak", "ascending", "constant", "early", "descending", "tiny")
+"""(unseen drawing version 13) What a float input that is one vector holds as a whole in a vector case
+(``Case.vector``; :func:`runtime.opdir._unseen.vector_plan` runs each once per verification): ``near``-constant
+values, a ``peak`` late over a low background or ``early`` in it, its own values sorted ``ascending`` or
+``descending``, one ``constant`` value, or ``tiny`` values (moved towards 0 by :data:`_TINY_SCALE`). Red team s38:
+the special kinds were given to the rows of an input, and an input with one row - a [V] vector of logits, a [N]
+vector of advantages - got only ties and the range's ends (one with a few rows, :func:`few_vectors`, no peaked row), so an online softmax forgetting to rescale its sum when
+the running max jumps (s37's bug, closed for rows) and a one-pass variance over the vector passed every
+verification. No all-zero vector: the sandbox names a wrapper's zero buffer by what it equals, and a zero input
+would make a zero buffer of the wrapper "a copy of the input" in one call and "a zero fill" in a same-shape call
+(the reason the first row of every input stays ordinary)."""
+_VECTOR_STREAM = 0x7EC7
+
+
+FEW_ROWS = 8
+"""(version 13) An input of at most this many rows (vectors along its last axis) is a few vectors
+(:func:`few_vectors`)."""
+
+
+def one_vector(shape: tuple[int, ...]) -> bool:
+    """(version 13) ``shape`` is one vector of three values or more: exactly one axis longer than 1."""
+    return math.prod(shape) >= 3 and sum(int(d) > 1 for d in shape) == 1
+
+
+def few_vectors(shape: tuple[int, ...]) -> bool:
+    """(version 13) ``shape`` is 2..:data:`FEW_ROWS` rows of three values or more (``[4, V]``: the heads of a
+    multi-token prediction, ``[3, N]`` coordinates). The special kinds go one per row after the first, the
+    near-constant one first (too few rows for every kind, version 8), so such an input met no peaked or sorted row:
+    red team s38's lazily rescaled softmax passed on four rows as on one vector. A vector case makes each of its rows
+    the case's kind."""
+    return len(shape) >= 2 and int(shape[-1]) >= 3 and 2 <= math.prod(shape[:-1]) <= FEW_ROWS
+
+
+def _whole_vector(t: TensorSpec, case: Case, index: int, vec: np.ndarray, name: str, *, ties: bool,
+                  row: int = 0) -> None:
+    """(version 13) ``vec`` (a whole vector of a float input, C-contiguous, changed in place; ``row``: which, when the
+    input has a few) as :data:`VECTOR_KINDS`'s ``case.vector`` - values the ordinary draw could make, inside the range
+    and representable."""
+    dtype = to_numpy(name)
+    lo, hi = t.range or DEFAULT_FLOAT_RANGE
+    rlo, rhi = _representable_bounds(lo, hi, dtype)
+    if not rlo < rhi:
+        return
+    rng = np.random.default_rng([case.seed, index, _VECTOR_STREAM, row])
+    n, kind = vec.shape[0], case.vector
+    if kind == "near":
+        vec[...] = _near_constant(n, dtype, rlo, rhi, rng, _NEAR_SPREAD)
+    elif kind == "constant":
+        vec[...] = _short(float(vec[int(rng.integers(0, n))]), dtype, rlo, rhi)
+    elif kind == "tiny":
+        centre = min(max(0.0, rlo), rhi)
+        moved = centre + (vec.astype(np.float64) - centre) * _TINY_SCALE
+        vec[...] = np.clip(moved.astype(np.float32).astype(dtype), rlo, rhi)
+    elif kind in _PEAK_TURNS:
+        _peak(vec, dtype, rlo, rhi, rng, ties, turn=_PEAK_TURNS[kind])
+
+
+_PEAK_TURNS = {"peak": 0, "ascending": 1, "early": 2, "descending": 3}
+"""(version 13) :func:`_peak`'s variant for each of :data:`VECTOR_KINDS` it makes."""
 
 
 def generate_inputs(spec: Spec, case: Case) -> list[np.ndarray]:

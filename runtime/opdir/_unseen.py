@@ -99,14 +99,21 @@ import numpy as np
 
 from runtime.dtypes import is_float
 from runtime.opdir._cases import _TAIL_PAD, BANDS, TAIL_MULTIPLE, Case, _dims_label, _has_tail
-from runtime.opdir._inputs import TOP_BAND, TOP_SPLIT_BAND, shared_range
+from runtime.opdir._inputs import (
+    TOP_BAND,
+    TOP_SPLIT_BAND,
+    VECTOR_KINDS,
+    few_vectors,
+    one_vector,
+    shared_range,
+)
 from runtime.opdir._memory import case_bytes
 from runtime.opdir._spec import Spec
 
 __all__ = ["CASE_BYTES_CAP", "FILL_FACTOR", "LEGACY_RUN_SEEDS", "MAX_UNSEEN", "MAX_UNSEEN_V6", "MAX_UNSEEN_V9",
-           "MAX_UNSEEN_V12_MORE", "TOTAL_BYTES_FLOOR", "UNSEEN_PREFIX", "UNSEEN_VERSION", "alias_groups",
-           "attribute_cases", "call_plan", "case_cap", "draw_seed", "total_cap", "unseen_cases", "unseen_version",
-           "varied_attributes", "verification_seed"]
+           "MAX_UNSEEN_V12_MORE", "POW2_TAIL_MAX", "TOTAL_BYTES_FLOOR", "UNSEEN_PREFIX", "UNSEEN_VERSION",
+           "alias_groups", "attribute_cases", "call_plan", "case_cap", "draw_seed", "pow2_tail_plan", "total_cap",
+           "unseen_cases", "unseen_version", "varied_attributes", "vector_plan", "verification_seed"]
 
 MAX_UNSEEN = 44
 """Most unseen wrapper calls in one verification (same-shape reruns included), drawing version 7: every size class
@@ -162,7 +169,7 @@ CASE_BYTES_CAP = 64 * 1024**2
 """Inputs + outputs of one unseen case stay under this unless the SPEC's own cases are bigger."""
 UNSEEN_PREFIX = "unseen"
 """Unseen case names start with it: ``unseen3-B70_D64-fp32`` (no seed: the seed is never shown to agents)."""
-UNSEEN_VERSION = 12
+UNSEEN_VERSION = 13
 """The drawing of unseen cases. Version 2 (red team s16): a power-of-two size class, the fill size in every dtype and
 above 3x the SPEC's largest, and special values (zero / constant rows, ties) in the second case of every same-shape
 pair and in the fresh-seed reruns of the SPEC's shapes (:func:`runtime.opdir._inputs.apply_special_values`).
@@ -187,7 +194,11 @@ vary lists of floats, take a tiny attribute far up, add a value close to the SPE
 (:func:`attribute_cases`); every other case is version 10's. Version 12 (red team s37): the special cases also hold
 peaked and ascending float vectors (``Case.peaks``: a late jump of a running max), cases pass one tensor for
 several inputs of the same shape and dtype (``Case.alias``, :func:`alias_groups`), and the attributes whose SPEC
-values are whole numbers are passed as Python ints (:func:`_integral_sets`); every other case is version 11's."""
+values are whole numbers are passed as Python ints (:func:`_integral_sets`); every other case is version 11's.
+Version 13 (red team s38): after every other case, the vector cases (:func:`vector_plan`, ``Case.vector``): a float
+input that is one vector (``[N]``, ``[1, V]``) is near-constant, peaked, sorted, constant or tiny as a whole, one
+kind per case, and then each kept axis's largest power of two plus a tail of 1..15 (:func:`pow2_tail_plan`, the
+accident round of s38); every other case is version 12's."""
 LEGACY_RUN_SEEDS = frozenset({
     8073106555080404082, 1375231499958067986, 4714508118518851981, 8790150582367487093, 5005340479135436709,
     4653713241000648732, 4971532019015743374, 5156450107698526626, 5087138263457286476,
@@ -527,7 +538,7 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
         return len(out) + n <= calls and n * size <= budget[0]
 
     def add(dims: dict[str, int], dtype: str, special: bool = False, band: str | None = None,
-            alias: list[str] | None = None) -> None:
+            alias: list[str] | None = None, vector: str = "") -> None:
         if not fits(dims, dtype):
             return
         budget[0] -= _bytes(spec, dims, dtype)
@@ -536,13 +547,14 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
         if alias is not None:
             name += "-" + "_".join(alias[1:]) + f"_is_{alias[0]}"
         # (version 7) every other special case has its special vectors along a leading axis, and no tiny rows
-        columns = special and version >= 7 and sum(c.special for c in out) % 2 == 1
+        # (version 13) a vector case keeps the rows of its other inputs (its one-vector inputs are whole)
+        columns = special and version >= 7 and sum(c.special for c in out) % 2 == 1 and not vector
         out.append(Case(name=name, dims=dims, dtype=dtype, seed=new_seed(), band=band,
                         tail=_has_tail(spec, dims), unseen=True, special=special and version >= 2,
                         tiny=special and version >= 6 and not columns, columns=columns,
                         orient=sum(c.columns for c in out), masks=special and version >= 7,
                         middle=columns and version >= 8, edges=special and version >= 8,
-                        peaks=special and version >= 12, alias=list(alias or ())))
+                        peaks=special and version >= 12, alias=list(alias or ()), vector=vector))
 
     planned: list[tuple[dict[str, int], str]] = []
     labels: list[tuple[str, str]] = []
@@ -600,6 +612,7 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
     def pair(dims: dict[str, int], dtype: str) -> int:
         return 2 * _bytes(spec, dims, dtype)
 
+    pow2_runs: list[tuple[dict[str, int], str, str]] = []  # (version 13) the powers of two that ran
     for i, ((dims, dtype), (label, axis)) in enumerate(kept):
         if version >= 9 and label in _MUST_V9 and axis and len(out) + 2 <= calls:
             # (red team s34b: the fp32 power of two took the budget at the 64 MiB case cap and bf16's was shrunk
@@ -615,6 +628,8 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
         if fits(dims, dtype, 2):  # a pair or nothing: one call of a shape cannot be compared with another
             add(dims, dtype)
             add(dims, dtype, special=True)  # the pair's second value set holds special values (version 2)
+            if label == "pow2":
+                pow2_runs.append((dict(dims), dtype, axis))
     for s_i, base in enumerate(shapes[:2]):  # fresh seeds on the SPEC's own shapes (they have 3 seeds already)
         dtype = dtypes[s_i % len(dtypes)]
         if _bytes(spec, base, dtype) <= cap:  # a several-GB SPEC case is not run again
@@ -642,7 +657,75 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
         for dims, dtype, group in plan12:
             if _bytes(spec, dims, dtype) <= cap:
                 add(dict(dims), dtype, band=BANDS[0], alias=group)  # both signs: an offset band may hold one only
+    if version >= 13:  # (red team s38) a float input that is one vector, whole: near-constant, peaked, sorted, ...
+        plan13 = [(dims, dtype, kind) for dims, dtype, kind in vector_plan(spec, shapes, dtypes)
+                  if _bytes(spec, dims, dtype) <= cap]
+        calls += len(plan13)  # room of their own, calls and bytes: the classes above keep theirs
+        budget[0] += sum(_bytes(spec, dims, dtype) for dims, dtype, _ in plan13)
+        for dims, dtype, kind in plan13:
+            add(dict(dims), dtype, special=True, band=BANDS[0], vector=kind)
+        tails = pow2_tail_plan(spec, pow2_runs, seed, cap)
+        calls += 2 * len(tails)  # room of their own too
+        budget[0] += sum(2 * _bytes(spec, dims, dtype) for dims, dtype in tails)
+        for dims, dtype in tails:
+            add(dims, dtype)
+            add(dims, dtype, special=True)
     return out
+
+
+_POW2_TAIL_STREAM = 0x7A1
+POW2_TAIL_MAX = TAIL_MULTIPLE - 1
+"""(version 13) The tail added to a kept axis's power of two is drawn from 1 .. this."""
+
+
+def pow2_tail_plan(spec: Spec, pow2_runs: list[tuple[dict[str, int], str, str]], seed: int,
+                   cap: int) -> list[tuple[dict[str, int], str]]:
+    """(version 13) For each axis that every output keeps: the largest power of two its class draws from plus a
+    tail ``r`` drawn from 1..:data:`POW2_TAIL_MAX` (its own random stream: no other draw moves), on the other dims
+    and in the dtype of the largest power of two that ran (the first of them on a tie), halved with its tail kept (:func:`_fit`) until the case fits ``cap`` - a power
+    of two is drawn up to the cap, so its successor often is over it.
+
+    Why (accident round s38, ``rms_prefill64``): above :data:`FILL_FACTOR` x the SPEC's largest size an axis no output
+    reduces over gets only its power of two (up to :data:`_POW2_KEPT`) - every size there a multiple of 64 - so a
+    "prefill" path for ``n >= 1024`` walking 64-row blocks with ``n // 64`` never wrote its tail rows and passed every
+    verification. A reduced axis is left out: its sizes stay under the fill bound, where the fill size's random
+    remainder already draws tails."""
+    rng = np.random.default_rng([int(seed) & ((1 << 63) - 1), _POW2_TAIL_STREAM])
+    out: list[tuple[dict[str, int], str]] = []
+    seen_shapes = [dict(s) for s in spec.p0_shapes]
+    for axis in spec.dynamic_axes:
+        if not spec.outputs or not all(axis in o.shape for o in spec.outputs):
+            continue
+        runs = [(dims, dtype) for dims, dtype, a in pow2_runs if a == axis]
+        r = int(rng.integers(1, POW2_TAIL_MAX + 1))  # drawn for every kept axis, so one axis's draw never moves
+        if not runs:
+            continue
+        dims, dtype = max(runs, key=lambda run: run[0][axis])
+        powers, _ = _powers(spec, axis, 13)
+        size = max([*powers, dims[axis]]) + r  # the largest power of two of the class, whichever one ran
+        trial = _fit(spec, {**dims, axis: size}, axis, dtype, cap)  # halved, its tail kept, to the cap
+        if trial is not None and trial[axis] > TAIL_MULTIPLE and trial not in seen_shapes:
+            out.append((trial, dtype))
+    return out
+
+
+def vector_plan(spec: Spec, shapes: list[dict[str, int]], dtypes: list[str]) -> list[tuple[dict[str, int], str, str]]:
+    """(version 13) The vector cases: each of :data:`runtime.opdir._inputs.VECTOR_KINDS` once, on the SPEC's shapes
+    where some float input is one vector (``[N]``, ``[1, V]``: :func:`runtime.opdir._inputs.one_vector`) or a few
+    (``[4, V]``: :func:`runtime.opdir._inputs.few_vectors`) and the dtypes in turn; none when no input ever is. Red team s38: such an input got only ties and the range's ends - a
+    1-D softmax whose lazily rescaled running max forgot the sum and a one-pass variance of a [N] vector passed every
+    verification (the kinds of :func:`runtime.opdir._inputs.apply_special_values` went to rows, and it has one)."""
+    def vectors(dims: dict[str, int], dtype: str) -> bool:
+        return any(is_float(t.concrete_dtype(dtype)) and (one_vector(shape := tuple(t.concrete_shape(dims)))
+                                                           or few_vectors(shape)) for t in spec.inputs)
+
+    plan: list[tuple[dict[str, int], str, str]] = []
+    for k, kind in enumerate(VECTOR_KINDS):
+        dtype = dtypes[k % len(dtypes)]
+        where = [sh for sh in shapes[k % len(shapes):] + shapes[:k % len(shapes)] if vectors(sh, dtype)]
+        if where:
+            plan.append((where[0], dtype, kind))
+    return plan
 
 
 MAX_ALIAS_CASES = 8
