@@ -664,12 +664,14 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
         budget[0] += sum(_bytes(spec, dims, dtype) for dims, dtype, _ in plan13)
         for dims, dtype, kind in plan13:
             add(dict(dims), dtype, special=True, band=BANDS[0], vector=kind)
-        tails = pow2_tail_plan(spec, pow2_runs, seed, cap)
-        calls += 2 * len(tails)  # room of their own too
-        budget[0] += sum(2 * _bytes(spec, dims, dtype) for dims, dtype in tails)
+        kept_axes = sum(bool(spec.outputs) and all(a in o.shape for o in spec.outputs) for a in spec.dynamic_axes)
+        calls += 2 * kept_axes  # calls of their own; the bytes are what the total cap leaves (the verifier holds
+        # every case at once), each pair halved to its share of it
+        tails = pow2_tail_plan(spec, pow2_runs, seed, min(cap, budget[0] // max(1, 2 * kept_axes)))
         for dims, dtype in tails:
-            add(dims, dtype)
-            add(dims, dtype, special=True)
+            if fits(dims, dtype, 2):
+                add(dims, dtype)
+                add(dims, dtype, special=True)
     return out
 
 
