@@ -591,8 +591,78 @@ def walk_back(an: Analyzer, observed: Rec, start: Rec, window: list[Rec], ceilin
                 f"computed {what}, {observed.where()} matches the golden: its operand order or transpose flags are "
                 f"wrong ({tried + n} replays)")
             return out
+    if tried < _MAX_WALK_REPLAYS:
+        extra = _superfluous(an, observed, order, run, _MAX_WALK_REPLAYS - tried)
+        if extra is not None:
+            r, n = extra
+            out.culprit = r
+            out.replays = tried + n
+            an.status[r.seq] = "mismatch"
+            out.evidence.append(
+                f"walk-back: the values {start.where()} is computed from have no golden counterpart; {r.where()} "
+                f"computes from one operand that matches the golden, and in a replay where it (every execution) "
+                f"passes that operand on unchanged, {observed.where()} matches the golden: the op should not be "
+                f"there (a step applied twice, or one the golden does not take) ({tried + n} replays)")
+            return out
     out.replays = tried
     return out
+
+
+def _superfluous(an: Analyzer, observed: Rec, order: list[Rec],
+                 run: Callable[[Callable[[Any, Any, tuple, int], None]], None], budget: int) -> tuple[Rec, int] | None:
+    """(the op of ``order`` whose removal repairs ``observed``, replays spent), or None.
+
+    An op with one tensor operand that matches the golden and a value of that operand's shape, when a replay in
+    which every execution of it passes its operand on unchanged makes the departing value match: the op is one the
+    golden does not take (``mul(mul(update, lr), lr)``: the learning rate applied twice, s38b). Its golden has no
+    value to set (the golden never computes it), so the walk-back's substitutions cannot show it."""
+    from runtime.bisect._claims import _operands_good  # (no import cycle at module load)
+
+    target = _observed_golden(an, observed)
+    if target is None:
+        return None
+    spent = 0
+    for r in order:
+        if spent >= budget:
+            break
+        if r.is_write or r.op in _MOVES or not _operands_good(an, r):
+            continue
+        execs = [x for x in an.recs if x.node == r.node and x.seq <= observed.seq]
+        feeds: dict[int, int] = {}  # the operand's seq -> the execution's seq
+        for x in execs:
+            ops = [p for p in an.operand_recs(x) if p.shape is not None]
+            if len(ops) != 1 or ops[0].bshape is None or x.bshape is None or tuple(ops[0].bshape) != tuple(x.bshape):
+                feeds = {}
+                break
+            feeds[ops[0].seq] = x.seq
+        if not feeds:
+            continue
+        held: dict[int, np.ndarray] = {}
+        got: list[bool] = []
+
+        def hook(env: Any, node: Any, v: tuple, seq: int, feeds: dict[int, int] = feeds,
+                 held: dict[int, np.ndarray] = held, got: list[bool] = got) -> None:
+            key = node.op.out_key
+            if seq in feeds and key is not None and key in env.buf:
+                held[feeds[seq]] = np.array(env.buf[key][0], copy=True)
+            if seq in held and key is not None and key in env.buf:
+                arr, valid = env.buf[key]
+                if held[seq].shape == np.asarray(arr).shape:
+                    env.buf[key] = (held[seq].astype(np.asarray(arr).dtype), valid)
+            if seq == observed.seq:
+                got.append(_matches(an, env, node, v, observed, target))
+                raise _Stop
+            if seq > observed.seq:
+                raise _Stop
+
+        spent += 1
+        try:
+            run(hook)
+        except _Stop:
+            pass
+        if got and got[0]:
+            return r, spent
+    return None
 
 
 def side_producers(an: Analyzer, recs: list[Rec]) -> list[Rec]:

@@ -1662,6 +1662,15 @@ def _is_min_bound(value: ast.AST) -> bool:
         or (isinstance(value.func, ast.Name) and value.func.id == "min"))
 
 
+def _int_adjusted(value: ast.AST) -> bool:
+    """``value`` adds or subtracts an integer literal (``s2_end - s2_start - 1``): an explicit off-by-one there is
+    the statement's own choice, not something the clamp behind it decided."""
+    return any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Add | ast.Sub)
+               and any(isinstance(x, ast.Constant) and isinstance(x.value, int) and not isinstance(x.value, bool)
+                       and x.value != 0 for x in (n.left, n.right))
+               for n in ast.walk(value))
+
+
 def short_valid_source(an: Analyzer, origin: Rec) -> tuple[int, str] | None:
     """For NaN that first appears at ``origin`` from operands holding none (the poison of a padding read as data):
     the line computing the tail bound of the one view upstream whose ``valid_shape`` cuts its tile shorter than the
@@ -1691,8 +1700,9 @@ def short_valid_source(an: Analyzer, origin: Rec) -> tuple[int, str] | None:
     if found is not None:
         _tree, fn = found
         a = _last_assignment(fn, name, line + 1)
-        if a is not None and not _is_min_bound(a.value):
-            # (``s2_valid = s2_end - s2_start``: the clamp that sets it is one assignment up)
+        if a is not None and not _is_min_bound(a.value) and not _int_adjusted(a.value):
+            # (``s2_valid = s2_end - s2_start``: the clamp that sets it is one assignment up; not when this
+            # assignment trims the bound itself, ``s2_end - s2_start - 1`` after a right clamp: s38b)
             clamps = {b.lineno: x for x in sorted(_names(a.value))
                       for b in [_last_assignment(fn, x, a.lineno)] if b is not None and _is_min_bound(b.value)}
             if len(clamps) == 1:
@@ -1702,3 +1712,71 @@ def short_valid_source(an: Analyzer, origin: Rec) -> tuple[int, str] | None:
                   f"source holds {list(an.arg_shapes.get(view.source or '') or [])} - its valid extent on axis {axis} "
                   f"is shorter than the data there, so real data is read as padding; the bound {name!r} is computed "
                   f"at line {line}")
+
+
+_VIEW_OOB_RE = re.compile(r"offset (-?\d+) on axis (\d+) is outside the tensor extent (\d+)")
+
+
+def static_view_extent_source(source: str | None, error_line: int | None, message: str) -> tuple[int, str] | None:
+    """For a kernel that raised because a view's offset walked past its tensor ("view: offset 64 on axis 1 is
+    outside the tensor extent 64"): the line that reads the loop's extent from *another* axis of that tensor, and
+    why; None when the evidence is not there (kernel source parsed, never run).
+
+    The loop whose index drives the view's offset on axis ``a`` of tensor ``T`` gets its trip count from
+    ``T.shape[b]`` (followed back through the locals its bound reads) with ``b != a`` and never from ``T.shape[a]``
+    (``Skv = k_full.shape[2]`` - the head dim - where ``k_full`` is ``[Nkv, Skv, D]`` and the tiles walk axis 1,
+    s38b): the offset and the view are right, the extent they walk is another axis's. Without this the view that
+    raises is named."""
+    m = _VIEW_OOB_RE.search(message or "")
+    if not source or error_line is None or m is None:
+        return None
+    axis = int(m.group(2))
+    found = _function_at(source, error_line)
+    if found is None:
+        return None
+    _tree, fn = found
+    view = next((n for n in ast.walk(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                 and n.func.attr == "view" and n.lineno <= error_line <= (n.end_lineno or n.lineno)
+                 and len(n.args) >= 3 and isinstance(n.args[0], ast.Name)
+                 and isinstance(n.args[2], ast.List | ast.Tuple) and len(n.args[2].elts) > axis), None)
+    if view is None:
+        return None
+    tensor = view.args[0].id  # type: ignore[union-attr]
+    offsets = view.args[2].elts  # type: ignore[union-attr]
+
+    def closure(names: set[str], before: int) -> tuple[set[str], list[ast.Assign]]:
+        """The names ``names`` are computed from (followed back through local assignments) and those assignments."""
+        seen, todo, assigns = set(names), [(x, before) for x in sorted(names)], []
+        while todo:
+            name, at = todo.pop(0)
+            a = _last_assignment(fn, name, at)
+            if a is None:
+                continue
+            assigns.append(a)
+            for x in sorted(_names(a.value) - seen):
+                seen.add(x)
+                todo.append((x, a.lineno))
+        return seen, assigns
+
+    driven, _ = closure(_names(offsets[axis]), view.lineno)
+    loops = [n for n in ast.walk(fn) if isinstance(n, ast.For) and _loop_index(n) in driven
+             and n.lineno < view.lineno <= (n.end_lineno or n.lineno) and isinstance(n.iter, ast.Call)]
+    if len(loops) != 1:
+        return None
+    loop = loops[0]
+    _, assigns = closure(set().union(*(_names(a) for a in loop.iter.args)) if loop.iter.args else set(),  # type: ignore[union-attr]
+                         loop.lineno)
+    reads: dict[int, int] = {}  # the axis of ``tensor`` read -> the line reading it
+    for a in assigns:
+        for s in ast.walk(a.value):
+            if isinstance(s, ast.Subscript) and isinstance(s.value, ast.Attribute) and s.value.attr == "shape" \
+                    and isinstance(s.value.value, ast.Name) and s.value.value.id == tensor \
+                    and isinstance(s.slice, ast.Constant) and isinstance(s.slice.value, int) and s.slice.value >= 0:
+                reads.setdefault(s.slice.value, a.lineno)
+    if len(reads) != 1 or axis in reads:
+        return None
+    (other, line), = reads.items()
+    return line, (f"the kernel raised at line {error_line}: the view of {tensor!r} walks axis {axis} "
+                  f"({message.strip()[:120]}); the loop at line {loop.lineno} that moves it takes its trip count from "
+                  f"{tensor}.shape[{other}], read at line {line}, never from {tensor}.shape[{axis}]: the extent comes "
+                  f"from the wrong axis")

@@ -96,19 +96,25 @@ def _argument_line(tree: ast.AST, kernel: ast.FunctionDef, param: str) -> int | 
     """The host line that computes the argument a call of ``kernel`` passes for ``param`` (also through a local bound
     to the kernel, and through a ``float(...)`` / ``int(...)`` conversion): the last assignment of the argument's
     name before the call in the calling function, or the call's line when the argument is computed there; None for
-    a parameter of the wrapper passed through (the caller's number, not the wrapper's)."""
+    a parameter of the wrapper passed through (the caller's number, not the wrapper's) - unless the call passes it
+    through ``int(..)`` / ``bool(..)``, which can change the caller's number (``int(beta1)`` is 0 for 0.9, s38b):
+    then the call's line, where that conversion is."""
     for fn in ast.walk(tree):
         if not isinstance(fn, ast.FunctionDef) or fn is kernel:
             continue
         for arg, line in call_arguments(fn, kernel, param):
+            at, truncated = getattr(arg, "lineno", line), False
             while isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name) \
                     and arg.func.id in ("float", "int", "bool") and len(arg.args) == 1:
+                truncated = truncated or arg.func.id in ("int", "bool")
                 arg = arg.args[0]
             if isinstance(arg, ast.Name):
                 defs = [s for s in ast.walk(fn) if isinstance(s, ast.Assign) and s.lineno < line
                         and any(isinstance(t, ast.Name) and t.id == arg.id for t in s.targets)]
                 if defs:
                     return max(defs, key=lambda s: s.lineno).lineno
+                if truncated:
+                    return at  # (the argument's own line of a call spread over several)
                 continue
             return line
     return None

@@ -37,6 +37,7 @@ from runtime.bisect._rules import (
     static_shape_source,
     static_unwritten_source,
     static_valid_bound_source,
+    static_view_extent_source,
     static_zero_trip_source,
 )
 from runtime.bisect._run import DEFAULT_EMULATOR, ArgSource, CapturedCall, CapturedRun, run_captured_cases
@@ -735,12 +736,14 @@ def _transformed_input(run: CapturedRun, plan: Any, inputs: list[np.ndarray], so
     return None
 
 
-def _golden_sources(source: str, kernel: str, param: str, names: set[str]) -> list[tuple[str, int]]:
+def _golden_sources(source: str, kernel: str, param: str, names: set[str],
+                    readers: bool = False) -> list[tuple[str, int]]:
     """``(golden name, line)`` for each host local named like a golden intermediate on the way back from the
     argument passed as ``param`` to ``kernel`` (assignments followed by name, tuple unpacking included; parsed, never
     run). The line is where that local is computed: when it is unpacked from a call of a helper defined in the file
     (``k_reduced, v_reduced = _reduce_kv_heads(..)``), the helper's first assignment of the name its ``return`` puts
-    at that position; else the assignment itself."""
+    at that position; else the assignment itself. With ``readers``, the line is instead the one on the way back that
+    *reads* the local (``v_padded = k_reduced.contiguous()``; the call's line when the argument names it)."""
     import ast
 
     try:
@@ -786,7 +789,7 @@ def _golden_sources(source: str, kernel: str, param: str, names: set[str]) -> li
                     continue
                 d = max(defs, key=lambda s: s.lineno)
                 if nm in names:
-                    out.append((nm, computed_at(d, nm)))
+                    out.append((nm, line if readers else computed_at(d, nm)))
                 todo.append((d.value, d.lineno))
     return out
 
@@ -840,6 +843,80 @@ def _prepared_argument(run: CapturedRun, inputs: list[np.ndarray], source: str,
                                   f"named like a golden intermediate, but does not hold that golden's data; in a "
                                   f"replay with the golden {gname!r} there every output matches: the wrapper "
                                   f"computes it wrong, at line {line}")
+    return _duplicated_argument(run, inputs, source, golden, inter)
+
+
+def _duplicated_argument(run: CapturedRun, inputs: list[np.ndarray], source: str, golden: Golden,
+                         inter: set[str]) -> tuple[int, str] | None:
+    """Two kernel arguments of one call hold the same golden intermediate's data, and another golden intermediate of
+    their size is held by none (``v_padded = k_reduced.contiguous()``: K passed for V, both right on their own, s38b).
+    When a replay with that unheld golden's data in one of the two makes every output match, the host line on that
+    argument's way back that reads the duplicated local is named (or None). At most 4 replays, none when the outputs
+    already match.
+
+    :func:`_prepared_argument` cannot see it: the argument is built from a local named like a golden intermediate
+    that does hold that golden's data - the wrong one of two right values."""
+    from runtime.emulator.device import decode
+
+    def laid(g: np.ndarray, a: np.ndarray) -> np.ndarray:
+        return g.reshape(a.shape).astype(a.dtype)
+
+    def close(x: np.ndarray, y: np.ndarray) -> bool:
+        return bool(np.allclose(np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64),
+                                atol=golden.atol, rtol=golden.rtol, equal_nan=True))
+
+    # (only the golden's named locals: a host local can be named like ``v_reduced``, not like an anonymous op
+    # ``golden.py:78 add@2`` or a dtype variant ``k_reduced#1``, and those would spend the replays)
+    inter = {n for n in inter if n.isidentifier()}
+    tried = 0
+    for ci, call in enumerate(run.calls):
+        try:
+            names = [p.name for p in decode(call.program).params]
+        except Exception:  # noqa: BLE001
+            continue
+        arrays: dict[int, np.ndarray] = {}
+        for ai, src in enumerate(call.args[:len(names)]):
+            a = None if src.array is None or src.input is not None else np.asarray(src.array)
+            if a is not None and a.size >= 2 and (np.issubdtype(a.dtype, np.number) or str(a.dtype) == "bfloat16"):
+                arrays[ai] = a
+        held: dict[int, set[str]] = {ai: set() for ai in arrays}
+        for gname in sorted(inter):
+            g = np.asarray(golden.arrays[gname])
+            for ai, a in arrays.items():
+                if g.size == a.size and close(laid(g, a), a):
+                    held[ai].add(gname)
+        everyone = set().union(*held.values()) if held else set()
+        for gname in sorted(everyone):
+            twins = [ai for ai, hs in held.items() if gname in hs]
+            if len(twins) < 2:
+                continue
+            for ai in twins:
+                a = arrays[ai]
+                reads = [ln for gn, ln in _golden_sources(source, call.kernel, names[ai], inter, readers=True)
+                         if gn == gname]
+                if len(reads) != 1:
+                    continue
+                for other in sorted(inter - everyone):
+                    g = np.asarray(golden.arrays[other])
+                    if g.size != a.size:
+                        continue
+                    if tried == 0 and _outputs_match(run.calls, inputs, golden):
+                        return None
+                    tried += 1
+                    if tried > 4:
+                        return None
+                    calls = list(run.calls)
+                    new_args = list(call.args)
+                    src = call.args[ai]
+                    new_args[ai] = ArgSource(shape=src.shape, dtype=src.dtype, array=np.array(laid(g, a), copy=True))
+                    calls[ci] = CapturedCall(kernel=call.kernel, program=call.program, args=new_args,
+                                             options=call.options, site=call.site)
+                    if _outputs_match(calls, inputs, golden):
+                        return reads[0], (
+                            f"the kernel parameters {', '.join(repr(names[t]) for t in twins)} all hold the golden "
+                            f"{gname!r}, and no argument holds the golden {other!r} of the same size; in a replay "
+                            f"with {other!r} in {names[ai]!r} every output matches: the wrapper passes {gname!r} "
+                            f"where {other!r} belongs, at line {reads[0]}")
     return None
 
 
@@ -1089,7 +1166,8 @@ def _one_case(op: Any, stage: Path, case: Any, *, emulator: str, timeout: float,
                 or static_consumed_source("\n".join(lines), err["line"], msg) \
                 or static_extent_source("\n".join(lines), err["line"], msg) \
                 or static_valid_bound_source("\n".join(lines), err["line"], msg) \
-                or static_poison_bound_source("\n".join(lines), err["line"], msg)
+                or static_poison_bound_source("\n".join(lines), err["line"], msg) \
+                or static_view_extent_source("\n".join(lines), err["line"], msg)
             if dtyped is not None:
                 evidence.append(dtyped[1])
                 culprit = OpFinding(file=stage.name, line=dtyped[0], code=lines[dtyped[0] - 1].strip(),

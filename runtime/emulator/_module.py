@@ -184,24 +184,37 @@ def wheel_aliases(mods: dict[str, types.ModuleType]) -> dict[str, types.ModuleTy
     Why: the emulator's submodules already carry those names (``pypto.math.__name__`` is ``pypto.op.math``, as
     `_wheel_identity.place` names them), yet ``from pypto.op.math import exp`` or ``from pypto.enum import
     StatusType`` was a ``ModuleNotFoundError``. A module of ``IDENTITY`` that the emulator has no module object for
-    gets one holding the root's objects of the names the wheel defines there. These go into ``sys.modules`` when
-    ``pypto`` is imported (as the wheel's ``__init__`` imports them), never through the import of the name itself,
-    which would set the parent's attribute (``pypto.tensor``, the ``Tensor`` class, is not the module)."""
+    gets one holding the root's objects of the names the wheel has there: those it defines (``IDENTITY``) and
+    those it re-exports (``REEXPORTS``: s38's first cut gave ``pypto.enum`` only ``StatusType``, so ``from
+    pypto.enum import DataType, DT_FP32`` failed); a module the emulator has gets the ones it lacks, and a private
+    one (``pypto._utils``) is also the root's attribute, as the wheel's ``import`` of it leaves it. These go into
+    ``sys.modules`` when ``pypto`` is imported (as the wheel's ``__init__`` imports them), never through the import
+    of the name itself, which would set the parent's attribute (``pypto.tensor``, the ``Tensor`` class, is not the
+    module)."""
     root = mods["pypto"]
     out: dict[str, types.ModuleType] = {}
     for attr, (name, _file) in _wheel_identity.MODULE_FILES.items():
         mod = mods.get(f"pypto.{attr}") if attr else None
         if mod is not None and name != f"pypto.{attr}":
             out[name] = mod
-    for name, names in _wheel_identity.IDENTITY.items():
-        if not name.startswith("pypto.") or name in mods or name in out or name == "pypto.pypto_impl":
+    tables = (_wheel_identity.IDENTITY, _wheel_identity.REEXPORTS)
+    for name in sorted({n for table in tables for n in table}):
+        if not name.startswith("pypto.") or name == "pypto.pypto_impl":
             continue
-        mod = types.ModuleType(name, f"{name} of the emulated pypto (the root's objects of these names)")
-        for item in names.split():
-            public = item.partition("=")[0]
-            if "." not in public and public in root.__dict__:
-                mod.__dict__[public] = root.__dict__[public]
-        out[name] = mod
+        mod = mods.get(name) or out.get(name)
+        if mod is None:
+            doc = f"{name} of the emulated pypto (the root's objects of these names)"
+            mod = out[name] = types.ModuleType(name, doc)
+            parent, _, attr = name.rpartition(".")
+            if parent == "pypto" and attr.startswith("_") and attr not in root.__dict__:
+                root.__dict__[attr] = mod  # `pypto._utils.ceildiv`: the wheel's __init__ imports it
+        if not isinstance(mod, types.ModuleType):
+            continue
+        # `tensor=Tensor` is the root's alias of a class the module defines, not one of the module's names
+        for item in " ".join(table.get(name, "") for table in tables).split():
+            obj = root.__dict__.get(item) if "." not in item and "=" not in item else None
+            if obj is not None and item not in mod.__dict__ and not isinstance(obj, types.ModuleType):
+                mod.__dict__[item] = obj
     op = mods.get("pypto.op")
     if op is not None and not hasattr(op, "__path__"):
         op.__path__ = []  # a package, as the wheel's pypto/op/

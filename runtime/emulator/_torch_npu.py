@@ -47,7 +47,13 @@ from runtime.emulator._session import current_session
 from runtime.emulator._torch_npu_agnostic import patch_device_agnostic
 from runtime.emulator._torch_npu_placement import ORIGINAL, is_on_npu, mark
 from runtime.emulator._torch_npu_placement import install as install_placement
-from runtime.emulator._torch_npu_runtime import no_context, noop, profiler_module, runtime_names
+from runtime.emulator._torch_npu_runtime import (
+    NpuTensorType,
+    no_context,
+    noop,
+    profiler_module,
+    runtime_names,
+)
 from runtime.emulator._torch_npu_testing import common_utils_module, testcase_module
 
 __all__ = ["NotProvidedError", "NpuFinder", "build_module", "install_autoload", "install_finder", "map_device",
@@ -110,7 +116,8 @@ def transfer_to_npu(torch: Any) -> None:
     As the real module does: ``"cuda"``/``"cuda:N"``/``torch.device("cuda")`` mean the NPU wherever ``"npu"`` does
     (factories, ``.to``, ``torch.load``, generators, autocast), ``Tensor.cuda``/``Module.cuda`` are ``.npu()``,
     and ``torch.cuda.<name>`` is ``torch.npu.<name>`` for each name the stand-in's ``torch.npu`` has
-    (``torch.cuda.amp.autocast`` is ``torch.npu.amp.autocast``). ``is_cuda`` stays False, as ``is_npu`` does."""
+    (``torch.cuda.amp.autocast`` is ``torch.npu.amp.autocast``). ``is_cuda`` stays False (``device.type`` is
+    "cpu"; ``is_npu`` says where the tensor lives)."""
     if "cuda" in _NPU_TYPES:
         return
     _NPU_TYPES.add("cuda")
@@ -378,19 +385,71 @@ def get_npu_format(tensor: Any) -> int:
     return int(getattr(tensor, _FORMAT_ATTR, Format.ND))
 
 
-def _wrap_type(type_fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``x.type("torch.npu.HalfTensor")``: the named NPU type is the CPU one (an NPU tensor is a CPU tensor);
-    torch itself refuses the name ("invalid type")."""
+def _type_target(torch: Any, dtype: Any) -> tuple[Any, bool | None]:
+    """What ``x.type(dtype)`` casts to, as a ``torch.dtype`` where it names a legacy type, and where the result
+    lives: True the NPU (``torch.npu.HalfTensor``, ``"torch.npu.HalfTensor"``), False the host (``torch.HalfTensor``,
+    ``"torch.HalfTensor"``: a legacy type names its device), None where ``x`` is (a ``torch.dtype``). The cast is
+    given as a dtype so that a call the wrapper makes reaches it again unchanged: a torch function mode of the
+    script's (``with torch.device("npu")``) calls ``Tensor.type`` - this wrapper - once more."""
+    if isinstance(dtype, NpuTensorType):
+        return dtype.dtype, True
+    if isinstance(dtype, str) and dtype.startswith("torch."):
+        to_npu = dtype.startswith("torch.npu.")
+        legacy = getattr(torch, dtype[len("torch.npu." if to_npu else "torch."):], None)
+        return (legacy.dtype, to_npu) if type(legacy).__name__ == "tensortype" else (dtype, None)
+    if type(dtype).__name__ == "tensortype" and not getattr(dtype, "is_cuda", False):  # torch.HalfTensor
+        return dtype.dtype, False
+    return dtype, None
+
+
+def _wrap_type(torch: Any, type_fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``Tensor.type`` as on a device host. Why: torch knows no NPU types; there ``x.type()`` of an NPU tensor is
+    ``"torch.npu.FloatTensor"`` (a script compares it, or passes it on: ``y.type(x.type())``), and a legacy type
+    names a device: ``x.type(torch.npu.HalfTensor)`` of a host tensor is a copy on the NPU, ``x.type(torch.
+    HalfTensor)`` of an NPU tensor a copy on the host (`_moved`). A ``torch.dtype`` keeps the device."""
 
     @functools.wraps(type_fn)
     def type_(self: Any, dtype: Any = None, *args: Any, **kwargs: Any) -> Any:
-        if isinstance(dtype, str) and dtype.startswith("torch.npu."):
-            dtype = "torch." + dtype[len("torch.npu."):]
-        if dtype is None and not args and not kwargs:
-            return type_fn(self)
-        return type_fn(self, dtype, *args, **kwargs)
+        if dtype is None and not args and "dtype" not in kwargs:
+            name = type_fn(self)
+            if is_on_npu(self) and name.startswith("torch.") and not name.startswith(("torch.cuda.", "torch.npu.")):
+                return "torch.npu." + name[len("torch."):]
+            return name
+        if dtype is None:
+            dtype = kwargs.pop("dtype")
+        dtype, to_npu = _type_target(torch, dtype)
+        src = self if to_npu is None else _moved(self, self, to_npu)
+        result = type_fn(src, dtype, *args, **kwargs)
+        if to_npu is not None:
+            mark(result, to_npu)
+        return result
 
+    setattr(type_, ORIGINAL, type_fn)
     return type_
+
+
+def _wrap_set_default_tensor_type(torch: Any, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``torch.set_default_tensor_type(torch.npu.FloatTensor)`` (or ``"torch.npu.FloatTensor"``): new tensors are
+    that dtype on the NPU, as on a device host - the host type's default plus ``torch.set_default_device("npu")``;
+    a host type afterwards makes them host tensors again. Why: torch itself refuses a type it does not know
+    ("invalid type object"), which the NPU types (`NpuTensorType`) are."""
+    state = {"npu": False}
+
+    @functools.wraps(fn)
+    def set_default_tensor_type(t: Any) -> None:
+        if isinstance(t, str) and t.startswith("torch.npu."):
+            t = getattr(torch.npu, t[len("torch.npu."):], t)
+        if isinstance(t, NpuTensorType):
+            fn(t._cpu)
+            torch.set_default_device("npu")
+            state["npu"] = True
+            return
+        fn(t)
+        if state["npu"]:
+            torch.set_default_device(None)
+            state["npu"] = False
+
+    return set_default_tensor_type
 
 
 def patch_torch(torch: Any) -> None:
@@ -418,8 +477,9 @@ def patch_torch(torch: Any) -> None:
     setattr(torch.Tensor.cpu, ORIGINAL, cpu)
     _patch_module(torch)  # a golden written as an nn.Module, moved with .npu() / .to("npu")
     torch.load = _wrap_load(torch.load)
-    torch.Tensor.is_npu = property(lambda self: False)
-    torch.Tensor.type = _wrap_type(torch.Tensor.type)
+    torch.Tensor.is_npu = property(is_on_npu)  # True for a tensor on the (emulated) NPU, as on a device host
+    torch.Tensor.type = _wrap_type(torch, torch.Tensor.type)
+    torch.set_default_tensor_type = _wrap_set_default_tensor_type(torch, torch.set_default_tensor_type)
     npu = _npu_namespace(torch)
     patch_device_agnostic(torch, npu, map_device)
     install_placement(torch)  # results of operations on NPU tensors live on the NPU

@@ -32,7 +32,10 @@ import types
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-__all__ = ["device_properties", "no_context", "noop", "profiler_module", "runtime_names"]
+from runtime.emulator._torch_npu_placement import is_on_npu, mark
+
+__all__ = ["LEGACY_TENSOR_TYPES", "NpuTensorType", "device_properties", "legacy_tensor_types", "no_context", "noop",
+           "profiler_module", "runtime_names"]
 
 log = logging.getLogger(__name__)
 
@@ -192,14 +195,51 @@ def runtime_names(torch: Any, get_device_name: Callable[[], str]) -> dict[str, A
         matmul=_HF32Switch(False), conv=_HF32Switch(True),
         # A2/A3 and the 950 compute in INF_NAN mode (torch_npu answers True there; False only on the 910A)
         is_support_inf_nan=lambda: True,
-        # the legacy typed constructors (`torch.npu.FloatTensor(2, 3)`, `x.type(torch.npu.HalfTensor)`): an NPU
-        # tensor is a CPU tensor, so they are torch's CPU ones
-        **{name: getattr(torch, name) for name in LEGACY_TENSOR_TYPES if hasattr(torch, name)},
+        # the legacy typed constructors (`torch.npu.FloatTensor(2, 3)`, `x.type(torch.npu.HalfTensor)`): NPU
+        # types of their own, as on a device host (`NpuTensorType`)
+        **legacy_tensor_types(torch),
     )
 
 
 LEGACY_TENSOR_TYPES = ("FloatTensor", "HalfTensor", "BFloat16Tensor", "DoubleTensor", "IntTensor", "LongTensor",
                        "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor")
+
+
+class NpuTensorType(type):
+    """The metaclass of ``torch.npu.FloatTensor`` & co.: an NPU tensor type, told apart from the host's
+    ``torch.FloatTensor`` as on a device host.
+
+    Why: s38's first cut made ``torch.npu.HalfTensor`` *be* ``torch.HalfTensor``, so ``x.type(torch.npu.HalfTensor)``
+    of a host tensor returned a host tensor (the same object when the dtype matched: an in-place kernel on it then
+    changed the golden's input, where a device host copies to the NPU), ``torch.npu.FloatTensor(4)`` was a host
+    tensor and ``isinstance(host_x, torch.npu.FloatTensor)`` was True. Calling one builds the host type's tensor and
+    marks it as on the NPU; ``isinstance`` asks for the dtype and the NPU; ``Tensor.type`` (the stand-in's
+    ``_wrap_type``) moves to the NPU for one of these. ``_cpu`` is the host type, ``dtype`` its dtype."""
+
+    _cpu: Any
+    dtype: Any
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        tensor = cls._cpu(*args, **kwargs)
+        mark(tensor, True)
+        return tensor
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return getattr(obj, "dtype", None) == cls.dtype and is_on_npu(obj) and isinstance(obj, cls._torch_tensor)
+
+    def __repr__(cls) -> str:
+        return f"<class 'torch.npu.{cls.__name__}'>"
+
+
+def legacy_tensor_types(torch: Any) -> dict[str, type]:
+    """``torch.npu.<T>Tensor`` for each legacy host type torch has (`NpuTensorType`)."""
+    out: dict[str, type] = {}
+    for name in LEGACY_TENSOR_TYPES:
+        cpu = getattr(torch, name, None)
+        if cpu is not None:
+            out[name] = NpuTensorType(name, (), {"_cpu": cpu, "dtype": cpu.dtype, "_torch_tensor": torch.Tensor,
+                                                 "is_cuda": False, "is_sparse": False, "__module__": "torch.npu"})
+    return out
 
 
 # ---- torch_npu.profiler ---------------------------------------------------------------------------------------

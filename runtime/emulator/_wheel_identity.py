@@ -20,7 +20,7 @@ import types
 from pathlib import Path
 from typing import Any
 
-__all__ = ["IDENTITY", "MODULE_FILES", "apply", "identities", "place"]
+__all__ = ["IDENTITY", "MODULE_FILES", "REEXPORTS", "apply", "identities", "place"]
 
 IDENTITY: dict[str, str] = {
     "dataclasses": "dataclass",
@@ -120,6 +120,98 @@ MODULE_FILES: dict[str, tuple[str, str]] = {
     "runtime": ("pypto.runtime", "runtime.py"),
 }
 """attribute of ``pypto`` ("" for ``pypto`` itself) -> (the wheel module's ``__name__``, its file under ``pypto/``)"""
+
+
+REEXPORTS: dict[str, str] = {
+    "pypto._controller": (
+        "AtomicType CachePolicy CastMode ConvTile CubeTile DT_BF16 DT_BOOL DT_BOTTOM DT_DOUBLE DT_FP16 DT_FP32 "
+        "DT_FP4_E1M2X2 DT_FP4_E2M1X2 DT_FP8 DT_FP8E4M3 DT_FP8E5M2 DT_FP8E8M0 DT_HF4 DT_HF8 DT_INT16 DT_INT32 "
+        "DT_INT4 DT_INT64 DT_INT8 DT_UINT16 DT_UINT32 DT_UINT64 DT_UINT8 DYN DYNAMIC DataType OpType OutType "
+        "ReLuType ReduceMode STATIC SaturationMode ScatterMode StatusType SymbolicScalar Tensor TileOpFormat "
+        "TransMode cond function get_conv_tile_shapes get_cube_tile_shapes get_current_scope get_vec_tile_shapes "
+        "is_loop_begin is_loop_end loop loop_unroll set_conv_tile_shapes set_cube_tile_shapes set_matrix_size "
+        "set_vec_tile_shapes to_sym"
+    ),
+    "pypto._element": "Element",
+    "pypto._op_wrapper": "Element SymbolicScalar Tensor op_wrapper",
+    "pypto._utils": "DataType SymbolicScalar bytes_of ceildiv to_sym to_syms",
+    "pypto.config": (
+        "CompStage ConfigScope ConvTile CubeTile get_codegen_options get_current_scope get_debug_options "
+        "get_global_config get_host_options get_options_tree get_pass_options get_verify_options options "
+        "reset_options set_codegen_options set_debug_options set_global_config set_host_options set_options "
+        "set_pass_options set_print_options set_semantic_label set_verify_options"
+    ),
+    "pypto.converter": "DataType Tensor TileOpFormat from_torch",
+    "pypto.cost_model": "from_torch",
+    "pypto.enum": (
+        "AtomicType CachePolicy CastMode DT_BF16 DT_BOOL DT_BOTTOM DT_DOUBLE DT_FP16 DT_FP32 DT_FP4_E1M2X2 "
+        "DT_FP4_E2M1X2 DT_FP8 DT_FP8E4M3 DT_FP8E5M2 DT_FP8E8M0 DT_HF4 DT_HF8 DT_INT16 DT_INT32 DT_INT4 DT_INT64 "
+        "DT_INT8 DT_UINT16 DT_UINT32 DT_UINT64 DT_UINT8 DYN DYNAMIC DataType OpType OutType ReLuType ReduceMode "
+        "STATIC SaturationMode ScatterMode StatusType TileOpFormat TransMode"
+    ),
+    "pypto.experimental": "AtomicType SymbolicScalar Tensor get_current_scope op_wrapper set_options to_syms",
+    "pypto.functions": "Function get_current_function get_last_function",
+    "pypto.op": (
+        "CastMode ConvParams DataType Element OpType OutType SaturationMode ScatterMode SymbolicScalar Tensor abs "
+        "add amax amin arange argsort bitwise_and bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift "
+        "bitwise_xor cast cbrt ceil ceil_div clip concat conv convert_to_element copysign cumsum div eq exp exp2 "
+        "expand_clone expand_exp_dif expm1 fillpad floor fmod full gather gathermask gcd ge get_scatter_mode "
+        "greater gt hypot index_add index_add_ index_put_ index_select isfinite le log log10 log1p log2 "
+        "logical_and logical_not lrelu lt matmul maximum minimum mrgsort mul ne neg one_hot ones op_wrapper pad "
+        "pass_verify_print pass_verify_save pow prelu prod reciprocal relu remainder round rsqrt scaled_mm "
+        "scatter scatter_ scatter_update sign signbit sort32 sqrt sub sum to_sym to_syms topk transpose tril triu "
+        "trunc var where zeros"
+    ),
+    "pypto.op.comparison": (
+        "Element OpType OutType Tensor argsort eq ge greater gt le lt mrgsort ne op_wrapper sort32 topk"
+    ),
+    "pypto.op.conv": "ConvParams DataType SymbolicScalar Tensor conv op_wrapper",
+    "pypto.op.creation": (
+        "DataType Element SymbolicScalar Tensor arange convert_to_element full ones op_wrapper to_syms zeros"
+    ),
+    "pypto.op.distributed": "AtomicType DataType OpType SymbolicScalar Tensor loop op_wrapper to_syms",
+    "pypto.op.indexing": (
+        "Element ScatterMode Tensor gather gathermask get_scatter_mode index_add index_add_ index_put_ "
+        "index_select op_wrapper scatter scatter_ scatter_update"
+    ),
+    "pypto.op.joining": "Tensor concat op_wrapper",
+    "pypto.op.math": (
+        "DataType Element SymbolicScalar Tensor abs add bitwise_and bitwise_left_shift bitwise_not bitwise_or "
+        "bitwise_right_shift bitwise_xor cbrt ceil ceil_div clip copysign cumsum div exp exp2 expm1 floor fmod "
+        "gcd hypot isfinite log log10 log1p log2 logical_and logical_not lrelu mul neg op_wrapper pow prelu "
+        "reciprocal relu remainder round rsqrt sign signbit sqrt sub tril triu trunc var"
+    ),
+    "pypto.op.matmul": "DataType SymbolicScalar Tensor matmul op_wrapper scaled_mm",
+    "pypto.op.mutating": (
+        "CastMode DataType SaturationMode SymbolicScalar Tensor cast expand_clone op_wrapper transpose"
+    ),
+    "pypto.op.other": "Element Tensor expand_exp_dif fillpad one_hot op_wrapper pad where",
+    "pypto.op.reduction": "Element Tensor amax amin maximum minimum op_wrapper prod sum",
+    "pypto.op.verify": "SymbolicScalar Tensor op_wrapper pass_verify_print pass_verify_save to_sym",
+    "pypto.operation": (
+        "DataType SymbolicScalar Tensor assemble clone max min op_wrapper reshape to_syms unsqueeze view"
+    ),
+    "pypto.operator": "Tensor cos rms_norm sigmoid sin softmax",
+    "pypto.pass_config": (
+        "PassConfigKey PassConfigs get_pass_config get_pass_configs get_pass_default_config set_pass_config "
+        "set_pass_default_config"
+    ),
+    "pypto.platform": "platform",
+    "pypto.runtime": "RunMode from_torch set_verify_golden_data verify",
+    "pypto.symbolic_scalar": "SymbolicScalar",
+    "pypto.tensor": (
+        "AtomicType CachePolicy CastMode DT_BF16 DT_BOOL DT_BOTTOM DT_DOUBLE DT_FP16 DT_FP32 DT_FP4_E1M2X2 "
+        "DT_FP4_E2M1X2 DT_FP8 DT_FP8E4M3 DT_FP8E5M2 DT_FP8E8M0 DT_HF4 DT_HF8 DT_INT16 DT_INT32 DT_INT4 DT_INT64 "
+        "DT_INT8 DT_UINT16 DT_UINT32 DT_UINT64 DT_UINT8 DYN DYNAMIC DataType Element OpType OutType ReLuType "
+        "ReduceMode STATIC SaturationMode ScatterMode StatusType SymbolicScalar Tensor TileOpFormat TransMode "
+        "to_sym to_syms"
+    ),
+}
+"""The wheel's module -> the names it shares with ``pypto`` itself (what it defines and what it re-exports:
+``pypto.enum`` holds ``DataType`` and the ``DT_*`` constants, ``pypto.tensor`` the enums and ``SymbolicScalar``;
+library names such as ``typing.List`` left out). A script may import any of them from that module (``from
+pypto.enum import DataType, DT_FP32``); `_module.wheel_aliases` gives the emulator's modules the root's objects of
+these names. Regenerate: ``python tests/emulator/data/collect_wheel_reexports.py`` with the wheel installed."""
 
 
 def identities() -> dict[str, tuple[str, str]]:

@@ -16,6 +16,8 @@ from runtime.lint._registry import Hit, LintContext, check
 from runtime.lint._source import _HOST_HELPERS, ParsedFile, is_main_test
 from runtime.lint._util import at, kernel_pf, spec_attrs
 
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
 _ALLOC = {"pypto.zeros", "pypto.ones", "pypto.full", "pypto.empty", "pypto.zeros_like", "pypto.ones_like",
           "pypto.full_like", "pypto.empty_like"}
 _OUT_NAME = re.compile(r"^(out|output|out_\w+|\w+_out)$")
@@ -82,19 +84,85 @@ def ol45_jit_called_once(ctx: LintContext) -> Iterator[Hit]:
                          "with `pypto.loop` inside the kernel")
         if not calls and wrapper.name.endswith("_wrapper"):
             yield at(wrapper, f"`{wrapper.name}` never calls the JIT kernel")
-        elif len(calls) > 1:
-            own = {id(c) for c in calls if pf.enclosing_fn.get(c) is wrapper}
-            count = _calls_on_one_path(wrapper.body, own) + len(calls) - len(own)
-            if count > 1:
-                yield at(calls[1], f"`{wrapper.name}` calls the JIT kernel {count} times; call it exactly once")
+            continue
+        per_run = _PerRun(pf, {id(c) for c in calls}, host)
+        count = per_run.of(wrapper) + sum(1 for c in calls if id(c) not in per_run.counted)  # reached otherwise
+        for site in per_run.sites:  # a helper that calls the kernel, called in a host loop (s38)
+            loop = _enclosing_loop(pf, site)
+            if loop is not None and id(loop) not in flagged:
+                flagged.add(id(loop))
+                yield at(site, f"JIT kernel called (through `{ast.unparse(site.func)}`) inside a host loop in "
+                         f"`{wrapper.name}`; loop over tiles with `pypto.loop` inside the kernel")
+        if count > 1:
+            yield at(calls[1] if len(calls) > 1 else calls[0],
+                     f"`{wrapper.name}` calls the JIT kernel {count} times; call it exactly once")
 
 
-def _calls_on_one_path(body: list[ast.stmt], calls: set[int]) -> int:
-    """The most kernel calls (``calls``: node ids) one run of ``body`` makes: a call in each branch of an ``if``, or
-    one in a branch that returns and one after it, is one call per run (s38: a decode-path branch calling its own
-    kernel and returning made OL45 count two calls for an honest wrapper)."""
+class _PerRun:
+    """The most kernel calls one run of a wrapper makes, following the host functions it calls by name.
+
+    A kernel call in a helper counts once per call of the helper on the path (s38 accident2: ``_run(x[:h])`` then
+    ``_run(x[h:])`` - a helper, or a def nested in the wrapper, holding the one kernel call - was one call, and the
+    wrapper tiled on the host). A call inside a ``lambda`` counts as two (a name bound to it can be called any
+    number of times); a function reached again while it is being counted (recursion) counts as two."""
+
+    def __init__(self, pf: ParsedFile, calls: set[int], host: list[ast.FunctionDef]) -> None:
+        self.pf, self.calls = pf, calls
+        self.module = {f.name: f for f in host}
+        self.memo: dict[int, int] = {}
+        self.active: set[int] = set()
+        self.sites: list[ast.Call] = []
+        self.counted: set[int] = set()
+
+    def _callee(self, fn: ast.AST, call: ast.Call) -> ast.AST | None:
+        """The def a bare-name call in ``fn`` runs: a def nested in ``fn``, else a module-level host function."""
+        if not isinstance(call.func, ast.Name):
+            return None
+        nested = [d for d in self.pf.nodes_in(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
+                  if d.name == call.func.id and self.pf.enclosing_fn.get(d) is fn]  # type: ignore[attr-defined]
+        return nested[-1] if nested else self.module.get(call.func.id)
+
+    def _in_lambda(self, node: ast.AST, fn: ast.AST) -> bool:
+        cur = self.pf.parents.get(node)
+        while cur is not None and cur is not fn:
+            if isinstance(cur, ast.Lambda):
+                return True
+            cur = self.pf.parents.get(cur)
+        return False
+
+    def of(self, fn: ast.AST) -> int:
+        """The most kernel calls one run of ``fn`` makes."""
+        key = id(fn)
+        if key in self.memo:
+            return self.memo[key]
+        if key in self.active:
+            return 2
+        self.active.add(key)
+        weights: dict[int, int] = {}
+        for c in self.pf.calls_in.get(fn, []):
+            if self.pf.enclosing_fn.get(c) is not fn:
+                continue
+            if id(c) in self.calls:
+                weights[id(c)] = 2 if self._in_lambda(c, fn) else 1
+                self.counted.add(id(c))
+                continue
+            callee = self._callee(fn, c)
+            w = self.of(callee) if callee is not None else 0
+            if w:
+                weights[id(c)] = w
+                self.sites.append(c)
+        self.active.discard(key)
+        self.memo[key] = _calls_on_one_path(getattr(fn, "body", []), weights)
+        return self.memo[key]
+
+
+def _calls_on_one_path(body: list[ast.stmt], calls: dict[int, int]) -> int:
+    """The most kernel calls one run of ``body`` makes (``calls``: node id -> the kernel calls that node makes): a
+    call in each branch of an ``if``, or one in a branch that returns and one after it, is one call per run (s38: a
+    decode-path branch calling its own kernel and returning made OL45 count two calls for an honest wrapper). Any
+    other statement counts every call in it (a ``try``, ``with``, ``match`` or nested def: at most too many)."""
     def count(node: ast.AST) -> int:
-        return sum(1 for n in ast.walk(node) if id(n) in calls)
+        return sum(calls.get(id(n), 0) for n in ast.walk(node))
 
     def walk(stmts: list[ast.stmt]) -> tuple[int, int | None]:
         ret, fall = 0, 0  # most calls on a path that returns inside ``stmts`` / that falls through their end
@@ -119,11 +187,12 @@ def _calls_on_one_path(body: list[ast.stmt], calls: set[int]) -> int:
 
 
 def _enclosing_loop(pf: ParsedFile, node: ast.AST) -> ast.AST | None:
-    """The outermost ``for``/``while`` around ``node`` inside its function (None when there is none)."""
+    """The outermost ``for``/``while``/comprehension around ``node`` inside its function (None when there is none;
+    s38 accident2: ``[k(a, b) for a, b in parts]`` tiled on the host unseen)."""
     found = None
     cur = pf.parents.get(node)
     while cur is not None and not isinstance(cur, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-        if isinstance(cur, (ast.For, ast.While, ast.AsyncFor)):
+        if isinstance(cur, (ast.For, ast.While, ast.AsyncFor, *_COMPREHENSIONS)):
             found = cur
         cur = pf.parents.get(cur)
     return found

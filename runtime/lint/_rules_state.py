@@ -944,6 +944,46 @@ def _caller_argument(fn: ast.AST, index: int, name: str, pf: ParsedFile, depth: 
     return None
 
 
+def _key_misses_a_parameter(fn: ast.AST, pf: ParsedFile, b: Bindings, body: list[ast.AST],
+                             label: str) -> Iterator[Hit]:
+    """A kernel factory that stores its kernel under a key that leaves out one of its own parameters the kernel is
+    built from hands a later call with another value the first call's kernel (s38 accident2: ``_kernel_for(
+    dtype_name, rows)`` cached under ``dtype_name`` - the one-row decode kernel, made first, served every batch after
+    it; verification's first call was a full batch, so it passed). Every parameter the function reads outside the
+    cache's own lookups must reach the key, directly or through the names the key is built from."""
+    if isinstance(fn, ast.Lambda):
+        return
+    params = set(_fn_params(fn))
+    values = _stored_values(body)
+    keys = [n for n in body if isinstance(n, ast.Subscript) and id(n) in b.cache_writes]
+    if not keys or not params:
+        return
+    lookups = set()
+    for n in body:
+        if isinstance(n, ast.Name) and n.id in b.caches:
+            key = _probe_key(n, pf.parents.get(n), pf)
+            if key is not None:
+                lookups.update(id(m) for m in ast.walk(key))
+    for w in keys:
+        covered: set[str] = set()
+        seen: set[str] = set()
+        todo: list[ast.AST] = [w.slice]  # type: ignore[attr-defined]
+        while todo:
+            for m in ast.walk(todo.pop()):
+                if isinstance(m, ast.Name) and m.id not in seen:
+                    seen.add(m.id)
+                    if m.id in params:
+                        covered.add(m.id)
+                    todo.extend(values.get(m.id, []))
+        read = {m.id for m in pf.fn_nodes.get(fn, []) if isinstance(m, ast.Name) and isinstance(m.ctx, ast.Load)
+                and m.id in params and id(m) not in lookups and pf.parents.get(m) is not w}
+        for name in sorted(read - covered):
+            yield at(w, f"`{label}` stores its kernel in `{ast.unparse(w.value)}` under "  # type: ignore[attr-defined]
+                        f"`{ast.unparse(w.slice)}`, which leaves out its parameter `{name}`: a later call with "  # type: ignore[attr-defined]
+                        f"another `{name}` gets the kernel the first call built; key the cache by every "
+                        "parameter the kernel is built from")
+
+
 def _cache_probes(fn: ast.AST, pf: ParsedFile, b: Bindings, attrs: frozenset[str] = frozenset()) -> Iterator[Hit]:
     """A kernel cache is memoization: the function that fills it looks up the one key it stores under, once per
     call. Any other lookup - another key (``(dt, r) in T`` for r in a range counts the shapes seen), a lookup in a
@@ -972,6 +1012,7 @@ def _cache_probes(fn: ast.AST, pf: ParsedFile, b: Bindings, attrs: frozenset[str
                             "itself: an object's identity or values tell a repeated call from a new one (red team "
                             "s30: a cache keyed on the input tensor never hit in verification and changed the result "
                             "from a caller's second call); key it by shapes, dtypes and constants")
+    yield from _key_misses_a_parameter(fn, pf, b, body, label)
     for n in body:
         if not (isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in b.caches
                 and n.id not in local):

@@ -36,8 +36,10 @@ CASES = [("rms_norm", "rmsws_fixed_eps", "FAIL_NUMERIC"), ("rms_norm", "rmsws_ho
          ("softcap", "softcap_tail_default", "FAIL_NUMERIC"), ("softcap", "softcap_intkey", "FAIL_NUMERIC"),
          ("softcap", "softcap_honest", "PASS"),
          ("adam_moments", "adam_fixed_betas", "FAIL_NUMERIC"), ("adam_moments", "adam_honest", "PASS")]
+# adam_b1key: FAIL_LINT since s38 accident2 (PF11: its cache key leaves out b2); with lint off it still fails
+# numerically (tests/redteam/test_round26_s38.py)
 CASES += [("softcap", "softcap_bigpath", "FAIL_NUMERIC"), ("softcap", "softcap_b1", "FAIL_NUMERIC"),
-          ("softcap", "softcap_round2", "FAIL_NUMERIC"), ("adam_moments", "adam_b1key", "FAIL_NUMERIC"),
+          ("softcap", "softcap_round2", "FAIL_NUMERIC"), ("adam_moments", "adam_b1key", "FAIL_LINT"),
           ("threshold", "threshold_honest", "PASS"),
           ("clamp_bounds", "clamp_relu6", "FAIL_NUMERIC"), ("clamp_bounds", "clamp_honest", "PASS"),
           ("adam_moments", "adam_cache_honest", "PASS"), ("adam_moments", "adam_cache_honest_lintfp", "PASS")]

@@ -47,9 +47,14 @@ def _out_rank(op: Any) -> int | None:
     return int(types[0][1]) if types else None
 
 
-def check_index(env: Any, idx: np.ndarray, n: int, opname: str) -> None:
-    if idx.size and (idx.min() < -n or idx.max() >= n):
-        raise env.error("EMU_INDEX_OOB", f"{opname}: index value out of range [0, {n}) "
+def check_index(env: Any, idx: np.ndarray, n: int, opname: str, negative: bool = False) -> None:
+    """An index out of ``[0, n)`` is an error, as in torch's index_select / gather / scatter / index_add ("index out
+    of range in self"). Only ``index_put_`` (torch's advanced indexing) counts a negative index from the end
+    (``negative``). s38 accident2: numpy's wrap let ``index_select(cache, 0, idx - N)`` - the slot counted from the
+    end, Python's habit - pick the right rows and pass every verification."""
+    low = -n if negative else 0
+    if idx.size and (idx.min() < low or idx.max() >= n):
+        raise env.error("EMU_INDEX_OOB", f"{opname}: index value out of range [{low}, {n}) "
                         f"(min {int(idx.min())}, max {int(idx.max())})")
 
 
@@ -265,7 +270,7 @@ def _index_put_fn(n: int, accumulate: bool) -> Callable[..., None]:
         if idx and idx[0].shape != full and val.shape[:len(full)] == full:  # and the values they index
             val = val[tuple(slice(0, k) for k in idx[0].shape)]
         for d, ix in enumerate(idx):
-            check_index(env, ix, arr.shape[d], "index_put_")
+            check_index(env, ix, arr.shape[d], "index_put_", negative=True)
         if accumulate:
             tmp = compute(arr).astype(np.float32) if arr.dtype.kind != "i" else arr.copy()
             np.add.at(tmp, idx, compute(val))

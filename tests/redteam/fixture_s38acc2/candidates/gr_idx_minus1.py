@@ -1,0 +1,30 @@
+"""gather_rows (wrong): the slot index read as 1-based (idx - 1)."""
+
+import numpy as np
+import pypto
+
+TILE = 16
+N = 256
+D = 64
+
+
+@pypto.frontend.jit
+def gather_kernel(
+    cache: pypto.Tensor([N, D], pypto.DT_FP16),
+    idx: pypto.Tensor([pypto.DYNAMIC], pypto.DT_INT32),
+    out: pypto.Tensor([pypto.DYNAMIC, D], pypto.DT_FP16),
+):
+    t = idx.shape[0]
+    pypto.set_vec_tile_shapes(N, D)
+    for i in pypto.loop((t + TILE - 1) // TILE, name="tok", idx_name="i"):
+        off = i * TILE
+        valid = (t - off).min(TILE)
+        it = pypto.view(idx, [TILE], [off], valid_shape=[valid])
+        rows = pypto.index_select(cache, 0, pypto.sub(it, 1))
+        pypto.assemble(rows, [off, 0], out)
+
+
+def gather_rows_wrapper(cache, idx):
+    out = np.zeros((idx.shape[0], cache.shape[1]), dtype=cache.dtype)
+    gather_kernel(cache, idx, out)
+    return out

@@ -1,0 +1,32 @@
+"""sinkhorn, gym style (mhc_sinkhorn): tiles of 8 matrices over the dynamic B, exp, then `iters` rounds of row and
+column normalisation unrolled with a Python range (the count is a trace-time int), fp32 throughout."""
+
+import numpy as np
+import pypto
+
+B_TILE = 8
+N = 8
+
+
+@pypto.frontend.jit
+def sinkhorn_kernel(
+    x: pypto.Tensor([pypto.DYNAMIC, N, N], pypto.DT_FP32),
+    out: pypto.Tensor([pypto.DYNAMIC, N, N], pypto.DT_FP32),
+    iters: int,
+):
+    b = x.shape[0]
+    pypto.set_vec_tile_shapes(B_TILE, N, N)
+    for i in pypto.loop((b + B_TILE - 1) // B_TILE, name="b_loop", idx_name="i"):
+        off = i * B_TILE
+        valid = (b - off).min(B_TILE)
+        p = pypto.exp(pypto.view(x, [B_TILE, N, N], [off, 0, 0], valid_shape=[valid, N, N]))
+        for _ in range(iters):
+            p = pypto.div(p, pypto.sum(p, -1, keepdim=True))
+            p = pypto.div(p, pypto.sum(p, -2, keepdim=True))
+        pypto.assemble(p, [off, 0, 0], out)
+
+
+def sinkhorn20_wrapper(x, iters=20):
+    out = np.zeros_like(x)
+    sinkhorn_kernel(x, out, int(iters))
+    return out
