@@ -45,7 +45,7 @@ from pydantic import BaseModel, Field
 
 from orchestrator.adapters.kernelbench._formula import formula_outputs, formula_tensors, match_params
 from orchestrator.adapters.kernelbench._ops import classify
-from orchestrator.adapters.kernelbench._probe import CPU_ONLY
+from orchestrator.adapters.kernelbench._probe import CPU_ONLY, SORTED_TOPK
 from runtime import pyast
 
 __all__ = ["TOLERANCE", "TaskImport", "TaskImportError", "import_task", "is_task_file", "task_op_name"]
@@ -102,6 +102,10 @@ class TaskImport(BaseModel):
     unstructured: list[str] = Field(default_factory=list)
     """Inputs that get_inputs() builds with a matrix structure (symmetric, triangular, diagonal) the op dir's drawn
     values do not have (also in SPEC.md's prose: a kernel must not rely on it)."""
+    contract: list[str] = Field(default_factory=list)
+    """Where golden.py fixes what the task leaves open (``topk(sorted=False)``'s order): said in SPEC.md's prose."""
+    constant_outputs: dict[str, str] = Field(default_factory=dict)
+    """Outputs marked ``constant: true`` -> what intake saw (all zeros / one value / the same for two seeds)."""
 
 
 def is_task_file(path: str | Path) -> bool:
@@ -235,15 +239,32 @@ def _kept(d: dict[str, Any]) -> bool:
     return bool(d.get("integer")) or d["dtype"] == "bool" or (distinct is not None and sorted(distinct) == [0.0, 1.0])
 
 
+DISTINCT_BY_CHANCE = 0.05
+"""An integer input counts as distinct by design when values drawn independently from its range would all be
+distinct with at most this probability (:func:`_distinct_by_design`)."""
+
+
 def _distinct_by_design(d: dict[str, Any]) -> bool:
-    """An integer input whose values never repeat in get_inputs() although independent draws from its range would
-    (expected repeats n(n-1)/2R >= 1): ``torch.randperm(n)[:T]`` slots of a KV-cache write. Drawn independently, two
-    tokens wrote one slot, and which of them the golden kept was torch's choice (an index_put with repeated indices),
-    not the task's."""
+    """An integer input whose values never repeat in get_inputs() although independent draws from its range would:
+    ``torch.randperm(n)[:T]`` slots of a KV-cache write. Drawn independently, two tokens wrote one slot, and which
+    of them the golden kept was torch's choice (an index_put with repeated indices), not the task's.
+
+    The test is the chance that n independent uniform draws from a span of R values are all distinct,
+    prod_{i<n} (1 - i/R): at most :data:`DISTINCT_BY_CHANCE`. Round 3 asked only for n(n-1)/2 >= R (one expected
+    repeat), which 20 ``randint`` token ids over 93 values pass by chance one time in nine (and the op dir then lost
+    its dynamic axis for a "permutation" that was none); a full ``randperm(8)`` (8!/8^8 = 0.2%) is distinct by design
+    at any size (the probe marks ``unique`` from 3 values on)."""
     if not d.get("unique") or "max" not in d:
         return False
     n, span = math.prod(d["shape"] or [1]), int(d["max"]) - int(d["min"]) + 1
-    return n * (n - 1) / 2 >= span
+    if n < 3 or n > span:
+        return False
+    chance = 1.0
+    for i in range(1, n):
+        chance *= 1.0 - i / span
+        if chance <= DISTINCT_BY_CHANCE:
+            return True
+    return False
 
 
 def _structured_reasons(plan: _Plan) -> list[str]:
@@ -274,6 +295,13 @@ def _structured_reasons(plan: _Plan) -> list[str]:
                 for ax, size in enumerate(o["desc"]["shape"]) if size == top]
         if hits:
             reasons.append(f"{t['name']} holds {top} = {hits[0]} (a length or offset tied to that shape)")
+    for t in plan.inputs:  # a permutation drawn in __init__ (a buffer: torch.randperm(channels)) is an input too
+        d = t["desc"]
+        if t["source"] == "param" and d.get("integer") and d["dtype"] != "bool" and _distinct_by_design(d):
+            t["distinct"] = True
+            reasons.append(f"{t['name']} (drawn in __init__) holds {math.prod(d['shape'])} distinct values (a "
+                           f"permutation) where values drawn from [{int(d['min'])}, {int(d['max'])}] would repeat; "
+                           "make_inputs draws it as distinct values of that range")
     return reasons
 
 
@@ -479,12 +507,19 @@ def _output_shapes(outs: list[list[dict[str, Any]]], plan: _Plan, p0: list[dict[
     return shapes
 
 
+TILED_POOL = ("pypto.reshape into the windows + pypto.mean / pypto.amax over them (windows that tile the axis: "
+              "stride = kernel, no padding)")
+"""The route of a pooling call whose windows tile its axes; other pooling has none (``_ops.NO_EQUIVALENT``)."""
+
+
 def _inventory(calls: list[dict[str, Any]], report: TaskImport) -> list[tuple[str, str]]:
     rows: list[tuple[str, str]] = []
     counts: dict[tuple[str, str], int] = {}
     problems: list[str] = []
     for c in calls:
         kind, route = classify(c["op"])
+        if c.get("tiled"):  # non-overlapping, unpadded windows (the probe's _tiled): a reshape and a reduction
+            kind, route = "route", TILED_POOL
         if kind == "plumbing":
             continue
         if kind == "none":
@@ -555,9 +590,10 @@ def _spec_text(task: Path, report: TaskImport, spec: dict[str, Any], desc: dict[
                      "ids, lengths or indices consistent with the other inputs' shapes); every float input is drawn "
                      "from the case's value band over its range here. The shapes are the task's own; see IMPORT.md.")
     prose += [f"- Not the task's structure: {u}." for u in report.unstructured]
-    prose += [f"- Output {o['name']} does not depend on the input values (forward computes it from the shapes); "
-              "it is marked `constant: true`, and the other outputs carry the check." for o in spec.get("outputs", [])
-              if o.get("constant")]
+    prose += [f"- Fixed here, open in the task: {c}." for c in report.contract]
+    prose += [f"- Output {o['name']} does not depend on the input values over the declared ranges "
+              f"({report.constant_outputs.get(o['name'], 'the same in every case')}); it is marked `constant: true`, "
+              "and the other outputs carry the check." for o in spec.get("outputs", []) if o.get("constant")]
     return "\n".join(out) + "\n" + "\n".join(prose) + "\n"
 
 
@@ -594,6 +630,10 @@ def make_inputs(case, rng):
             out.append(a != 0 if m["dtype"] == "bool" and a.dtype != torch.bool else a)
         elif m["dtype"] == "bool":
             out.append(rng.random(shape) < 0.5)
+        elif m.get("distinct"):  # a permutation drawn in __init__: distinct values of its range, in random order
+            lo, hi = (int(x) for x in m["range"])
+            count = int(numpy.prod(shape))
+            out.append((rng.permutation(hi - lo + 1)[:count] + lo).reshape(shape).astype(to_numpy(m["dtype"])))
         else:
             dtype = to_numpy(m["dtype"])
             lo, hi = m["range"]
@@ -621,7 +661,7 @@ def _with_cpu_only(source: str) -> str:
 
 
 def _golden_text(task: Path, source: str, plan: _Plan, rows: list[tuple[str, str]], n_forward: int,
-                 make: list[dict[str, Any]] | None = None) -> str:
+                 make: list[dict[str, Any]] | None = None, *, sorted_topk: bool = False) -> str:
     digest = hashlib.sha256(source.encode()).hexdigest()[:12]
     head = ["# Golden function inventory", "# | # | Golden operation | Shape transformation |",
             "# |---|------------------|----------------------|"]
@@ -669,10 +709,12 @@ def golden({", ".join(t["name"] for t in plan.inputs)}):
     import torch
     from torch.func import functional_call
     model = _pto_forge_module()
-    with torch.no_grad():
+    with torch.no_grad(){", _pto_forge_sorted_topk()" if sorted_topk else ""}:
         out = functional_call(model, {{{params}}}, ({args}{"," if len(by_pos) == 1 else ""}))
     return out
 '''
+    if sorted_topk:
+        adapter += "\n" + SORTED_TOPK
     if make is not None:
         adapter += _MAKE_INPUTS.format(make=make)
     return "\n".join(head) + _with_cpu_only(source).rstrip() + "\n" + adapter
@@ -863,19 +905,22 @@ def _structured_path(task: Path, source: str, desc: dict[str, Any], plan: _Plan,
         hi = int(max(first[i]["max"], other[i]["max"]))
         t["value"] = {"dtype": _dtype(t["desc"]["dtype"]), "range": [lo, hi if hi > lo else lo + 1]}
     why = "; ".join(reasons)
-    report.unmapped.append(f"shapes not varied: {why}; make_inputs takes {', '.join(t['name'] for t in fwd if t['name'] in kept)} "
-                           "from the task's own get_inputs(), whose sizes are the task's constants, so the one P0 "
-                           "shape is the task's own")
+    taken = ", ".join(t["name"] for t in fwd if t["name"] in kept)
+    report.unmapped.append(f"shapes not varied: {why}; make_inputs "
+                           + (f"takes {taken} from" if taken else "runs") + " the task's own get_inputs(), whose "
+                           "sizes are the task's constants, so the one P0 shape is the task's own")
     fixed = [t["name"] for t in fwd if t["name"] in kept and t["name"] not in varies]
-    drawn = [t["name"] for t in plan.inputs if t["name"] not in kept]
+    drawn = [t["name"] for t in plan.inputs if t["name"] not in kept and not t.get("distinct")]
+    perms = [t["name"] for t in plan.inputs if t.get("distinct")]
     report.notes.append("make_inputs: get_inputs() runs seeded from the case seed (torch, numpy and random); "
                         + (f"{', '.join(varies)} change with the seed; " if varies else "")
                         + (f"{', '.join(fixed)} are the same for every seed (get_inputs() builds them without "
                            "randomness or reseeds); " if fixed else "")
-                        + (f"float input(s) {', '.join(drawn)} are drawn from the case's value band over their "
+                        + (f"{', '.join(perms)} drawn as distinct values of the range; " if perms else "")
+                        + (f"input(s) {', '.join(drawn)} are drawn from the case's value band over their "
                            "range (normal / small / large / offset), not taken from get_inputs()" if drawn else
                            "no float input to vary: every case has the same inputs"))
-    if not drawn and not varies:
+    if not drawn and not varies and not perms:
         raise TaskImportError("every input is kept from get_inputs() and none changes with the seed: every "
                               "verification case would be the same")
     make = []
@@ -886,6 +931,8 @@ def _structured_path(task: Path, source: str, desc: dict[str, Any], plan: _Plan,
         if idx is None and v["dtype"] != "bool":
             entry["range"] = [float(x) for x in v["range"]]
             entry["normal"] = v.get("distribution") == "normal"
+        if t.get("distinct"):
+            entry["distinct"] = True
         make.append(entry)
     c0 = traced["cases"][0]
     return _write(task, source, desc, plan, p0, [c0["outputs"]], c0["calls"], report, dest, existing,
@@ -925,15 +972,26 @@ def _output_names(lhs: list[str], returned: list[str | None] | None, report: Tas
 
 
 def _returned_names(returned: list[str | None] | None, inputs: set[str], count: int,
-                    report: TaskImport) -> list[str]:
+                    report: TaskImport, formula_names: set[str] | None = None,
+                    reassigned: set[str] | None = None) -> list[str]:
     """The variables ``forward`` returns as output names, when FORMULA's left-hand sides cannot name every output:
     all of them plain variables, distinct, and none an input's name (``return y, x.to(dt), rstd`` of an add +
     RMSNorm whose FORMULA names only x and y: SPEC.md said out0, out1, out2 and a kernel had to guess which is the
-    residual). Empty when they cannot."""
+    residual). Empty when they cannot.
+
+    Nor when a returned variable is assigned more than once in ``forward`` and FORMULA names a tensor so too
+    (``formula_names``, ``reassigned``): ``s = exp(x - m); s = s / t; return s, m, t`` returns the normalised s while
+    FORMULA's ``s`` is the exp, and the SPEC named the softmax output after the wrong formula (round 4)."""
     if not returned or len(returned) != count or any(n is None for n in returned):
         return []
     names = [str(n) for n in returned]
     if len(set(names)) != count or any(n in inputs for n in names):
+        return []
+    clash = [n for n in names if n in (formula_names or set()) and n in (reassigned or set())]
+    if clash:
+        report.unmapped.append(f"forward returns {', '.join(names)}, but {', '.join(clash)} is assigned more than "
+                               "once in forward and FORMULA names a tensor so too (perhaps an earlier value): the "
+                               "outputs are named out0, out1, ...")
         return []
     report.notes.append(f"outputs named after the variables forward returns ({', '.join(names)}); FORMULA does not "
                         "name each of them")
@@ -975,13 +1033,18 @@ def _rounded_tolerance(calls: list[dict[str, Any]], out_dtypes: list[str], repor
     int16. An integer output is compared exactly unless its dtype has a tolerance entry (docs/verification.md), and
     ``round(y / scale)`` of a y that a kernel computes in another order lands one step away wherever y / scale sits
     within rounding error of a half: a 64 x 4096 RMSNorm quant has several such elements in every case, so a correct
-    kernel failed. One quantisation step is the contract's resolution."""
-    if not any(c["op"] in ("round", "round_") for c in calls):
+    kernel failed. One quantisation step is the contract's resolution.
+
+    A quantisation that truncates instead (``(x * 127 / amax).to(torch.int8)``, no ``round``: the probe marks a
+    float -> int8 / uint8 / int16 conversion ``quantises``) flips one step at every integer the same way; round 3
+    compared it exactly (round 4)."""
+    if not any(c["op"] in ("round", "round_") or c.get("quantises") for c in calls):
         return {}
     quantised = [d for d in dict.fromkeys(out_dtypes) if d in _QUANTISED]
     if quantised:
-        report.notes.append(f"output(s) in {', '.join(quantised)} are rounded quantisations: compared within one step "
-                            "(atol 1), since a kernel's scale can put a value on the other side of a half")
+        report.notes.append(f"output(s) in {', '.join(quantised)} are rounded quantisations (or truncating casts): "
+                            "compared within one step (atol 1), since a kernel's scale can put a value on the other "
+                            "side of a step")
     return {d: {"atol": 1, "rtol": 0} for d in quantised}
 
 
@@ -1040,8 +1103,12 @@ def _constant_task(found: dict[str, str]) -> str:
             "pass and verification could not check anything")
 
 
-_TINY = {"float32": 1.1754944e-38, "bfloat16": 1.1754944e-38, "float16": 6.1035156e-05, "float64": 2.2250739e-308}
-"""Smallest normal number per torch float dtype: an output entirely below it is zeros plus underflow remainders."""
+_TINY = {"float32": 1.1754944e-38, "bfloat16": 1.1754944e-38, "float16": 5.9604645e-08, "float64": 2.2250739e-308}
+"""Per torch float dtype, the magnitude below which an output counts as zero: float32 / bfloat16 / float64's smallest
+normal number (below it live only the remainders of a product that underflowed), but float16's smallest subnormal,
+i.e. only an exact zero. float16's subnormals (6e-8 .. 6e-5) hold real results: a softmax over a 32768-long row at a
+temperature of 100 gives probabilities of about 3e-5, and its smallest *normal* (6.1e-5) refused that task as
+"all zeros" (round 4)."""
 
 
 def _refuse_zero_outputs(outs: list[list[dict[str, Any]]]) -> None:
@@ -1088,7 +1155,9 @@ def _write(task: Path, source: str, desc: dict[str, Any], plan: _Plan, p0: list[
     out_names = _output_names([n for n in lhs if n not in taken], desc.get("returns"), report) \
         if len(outs[0]) > 1 else []
     if len(out_names) != len(outs[0]) and len(outs[0]) > 1:
-        out_names = _returned_names(desc.get("returns"), taken, len(outs[0]), report)
+        out_names = _returned_names(desc.get("returns"), taken, len(outs[0]), report,
+                                    set(formula_tensors(desc.get("formula") or "")) | set(lhs),
+                                    set(desc.get("reassigned") or []))
         if out_names:  # named after all: FORMULA's uncertain order no longer matters
             del report.unmapped[before:]
     if len(out_names) != len(outs[0]):
@@ -1125,7 +1194,14 @@ def _write(task: Path, source: str, desc: dict[str, Any], plan: _Plan, p0: list[
     if len(fwd_in) < len(plan.inputs):
         report.notes.append(f"{len(plan.inputs) - len(fwd_in)} model parameter(s) are inputs after the forward "
                             "arguments: " + ", ".join(t["name"] for t in plan.inputs if t["source"] == "param"))
-    golden_text = _golden_text(task, source, plan, rows, len(fwd_in), make)
+    unsorted = any(c.get("unsorted") for c in calls)
+    if unsorted:
+        report.contract.append("forward calls topk(sorted=False), whose order of the k results torch leaves "
+                               "unspecified (its CPU partial sort's, which no kernel can know); golden.py runs it "
+                               "sorted, so each row's k results come in the order topk(sorted=True) gives them (the "
+                               "ranked values descending; ascending with largest=False)")
+        report.notes.append(report.contract[-1])
+    golden_text = _golden_text(task, source, plan, rows, len(fwd_in), make, sorted_topk=unsorted)
     with private_dir("forge-task-opdir-") as tmp:
         for attempt in range(2):
             files = {"SPEC.md": _spec_text(task, report, spec, desc, make), "golden.py": golden_text}
@@ -1145,10 +1221,14 @@ def _write(task: Path, source: str, desc: dict[str, Any], plan: _Plan, p0: list[
             for o in outputs:
                 if o["name"] in fixed:
                     o["constant"] = True
+            report.constant_outputs.update(fixed)
             said = "; ".join(f"{n}: {why}" for n, why in fixed.items())
-            report.unmapped.append(f"output(s) {', '.join(fixed)} do not depend on the input values ({said}); "
-                                   "forward computes them from the shapes alone, so SPEC.md marks them `constant: "
-                                   "true` (a kernel must still write them; the other outputs carry the check)")
+            # why is intake's observation, not a proof: from the shapes alone (MoE row_idx), or fixed by the chain
+            # over the declared ranges (relu(-exp(y)) is 0 for every y) - SPEC.md says what was seen, not a cause
+            report.unmapped.append(f"output(s) {', '.join(fixed)} do not depend on the input values ({said}): "
+                                   "computed from the shapes alone, or fixed by forward over the inputs' declared "
+                                   "ranges, so SPEC.md marks them `constant: true` (a kernel must still write them; "
+                                   "the other outputs carry the check)")
         report.cases = len(checked.cases)
         report.notes += [f"intake: {n}" for n in checked.notes]
         files["IMPORT.md"] = _import_md(task, report)

@@ -92,7 +92,7 @@ def _tensor(t: Any, *, stats: bool = True) -> dict[str, Any]:
     if integer and f.dim() == 1 and f.numel() >= 3:
         diffs = f[1:] - f[:-1]
         info["sorted"] = bool((diffs >= 0).all()) and bool((diffs > 0).any())
-    if integer and 16 <= t.numel() <= 1 << 22:  # a permutation or unique slots (randperm): no value repeats
+    if integer and 3 <= t.numel() <= 1 << 22:  # a permutation or unique slots (randperm): no value repeats
         info["unique"] = int(torch.unique(flat).numel()) == t.numel()
     return info
 
@@ -143,6 +143,41 @@ def _return_names(model: Any) -> list[str | None] | None:
 
     scope = getattr(type(model).forward, "__globals__", {})
     return [root(e) for e in elts]
+
+
+def _reassigned(model: Any) -> list[str]:
+    """Local names ``forward`` assigns more than once (``s = exp(x - m); s = s / t``): a returned one means its last
+    value, while a FORMULA that uses the same name may describe an earlier one (round 4: the outputs were named
+    ``s, m, t`` after ``return s, m, t`` while FORMULA's ``s`` was the unnormalised exp)."""
+    import ast
+    import textwrap
+
+    try:
+        tree = compile(textwrap.dedent(inspect.getsource(type(model).forward)), "<forward>", "exec",
+                       ast.PyCF_ONLY_AST)
+    except (OSError, TypeError, SyntaxError):
+        return []
+    counts: dict[str, int] = {}
+
+    def names(t: ast.expr) -> list[str]:
+        if isinstance(t, ast.Name):
+            return [t.id]
+        if isinstance(t, ast.Tuple | ast.List):
+            return [n for e in t.elts for n in names(e)]
+        if isinstance(t, ast.Starred):
+            return names(t.value)
+        return []
+
+    for node in ast.walk(tree):
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = list(node.targets)
+        elif isinstance(node, ast.AugAssign | ast.AnnAssign) or isinstance(node, ast.For | ast.NamedExpr):
+            targets = [node.target]
+        for t in targets:
+            for n in names(t):
+                counts[n] = counts.get(n, 0) + (2 if isinstance(node, ast.AugAssign | ast.For) else 1)
+    return sorted(n for n, c in counts.items() if c > 1)
 
 
 def _value(v: Any) -> dict[str, Any]:
@@ -250,6 +285,7 @@ def describe(path: str) -> dict[str, Any]:
         "buffers": [{"name": n, **_tensor(b, stats=False)} for n, b in model.named_buffers()],
         "dropout": dropout,
         "returns": _return_names(model),
+        "reassigned": _reassigned(model),
         "random_attributes": _random_attributes(mod, model, other),
         "random_buffers": [{"name": n, **_tensor(b)} for n, b in model.named_buffers()
                            if n in set(_random_buffers(mod, model, other))],
@@ -456,6 +492,71 @@ def _dropout_p(op: str, args: list[Any], kwargs: dict[str, Any]) -> tuple[float,
     return float(p or 0.0), bool(training)
 
 
+_POOLS = frozenset(f"{kind}_pool{n}d{tail}" for kind in ("avg", "max") for n in (1, 2, 3)
+                   for tail in ("", "_with_indices"))
+"""Pooling calls whose windows may tile the pooled axes (:func:`_tiled`)."""
+
+
+def _tiled(op: str, args: list[Any], kwargs: dict[str, Any]) -> bool:
+    """Whether a pooling call's windows tile its axes: stride == kernel (or unset), no padding, no dilation, every
+    pooled size a multiple of the kernel. Such a pool is a reshape into windows and a mean / max over them
+    (KernelBench's ``Matmul_AvgPool_GELU_Scale_Max`` pools the features of a Linear in windows of 4), so it has a
+    route; overlapping or padded windows do not."""
+    n = int(op.split("_pool")[1][0])
+    names = ["input", "kernel_size", "stride", "padding"] + (["dilation"] if op.startswith("max") else [])
+    got = {k: kwargs[k] if k in kwargs else (args[i] if len(args) > i else None) for i, k in enumerate(names)}
+
+    def per_axis(v: Any, default: tuple[int, ...] | None) -> tuple[int, ...] | None:
+        if v is None or (isinstance(v, list | tuple) and not v):
+            return default
+        v = tuple(int(a) for a in v) if isinstance(v, list | tuple) else (int(v),)
+        return v * n if len(v) == 1 else v
+
+    kernel = per_axis(got["kernel_size"], None)
+    x = got["input"]
+    if kernel is None or not hasattr(x, "shape") or x.dim() < n:
+        return False
+    return (per_axis(got["stride"], kernel) == kernel and per_axis(got["padding"], (0,) * n) == (0,) * n
+            and per_axis(got.get("dilation"), (1,) * n) == (1,) * n
+            and all(size % k == 0 for size, k in zip(list(x.shape)[-n:], kernel)))
+
+
+SORTED_TOPK = '''
+
+def _pto_forge_sorted_topk():
+    """torch.topk(sorted=False) returns its k results in an order torch leaves unspecified (CPU: its partial sort's),
+    which no kernel can know: the golden runs every such call sorted (descending, as sorted=True), and SPEC.md says
+    so (written by `python -m orchestrator import`)."""
+    from torch.overrides import TorchFunctionMode
+
+    class SortedTopk(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = dict(kwargs or {})
+            if getattr(func, "__name__", "") == "topk":
+                if kwargs.get("sorted") is False:
+                    kwargs["sorted"] = True
+                elif len(args) > 4 and args[4] is False:
+                    args = (*args[:4], True, *args[5:])
+            return func(*args, **kwargs)
+
+    return SortedTopk()
+'''
+"""Written into golden.py when ``forward`` calls ``topk(sorted=False)``; the probe's trace applies the same (its
+``unsorted`` mark), so the traced outputs are the golden's."""
+
+
+def _unsorted_topk(op: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], bool]:
+    """``topk``'s arguments with ``sorted=False`` made True (as :data:`SORTED_TOPK` does), and whether it was."""
+    if op != "topk":
+        return args, False
+    if kwargs.get("sorted") is False:
+        kwargs["sorted"] = True
+        return args, True
+    if len(args) > 4 and args[4] is False:
+        return (*args[:4], True, *args[5:]), True
+    return args, False
+
+
 def _op_name(func: Any) -> str:
     name = getattr(func, "__name__", None) or repr(func)
     if name in ("__get__", "__set__"):
@@ -482,10 +583,19 @@ def trace(path: str, cases: list[dict[str, Any]]) -> dict[str, Any]:
 
     class Recorder(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001 - torch's protocol
-            out = func(*args, **(kwargs or {}))
+            kwargs = dict(kwargs or {})
+            args, unsorted = _unsorted_topk(_op_name(func), tuple(args), kwargs)
+            out = func(*args, **kwargs)
             entry: dict[str, Any] = {"op": _op_name(func), "in": shapes(list(args)), "out": shapes(out)}
+            if unsorted:
+                entry["unsorted"] = True
             if entry["op"] in _RANDOM_P:
                 entry["p"], entry["training"] = _dropout_p(entry["op"], list(args), dict(kwargs or {}))
+            if entry["op"] in _POOLS:
+                entry["tiled"] = _tiled(entry["op"], list(args), dict(kwargs or {}))
+            if isinstance(out, torch.Tensor) and out.dtype in (torch.int8, torch.uint8, torch.int16) and any(
+                    isinstance(a, torch.Tensor) and a.is_floating_point() for a in args):
+                entry["quantises"] = True  # float -> int8 / uint8 / int16 (``.to(torch.int8)``): a truncation step
             calls.append(entry)
             return out
 
