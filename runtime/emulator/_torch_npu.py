@@ -396,7 +396,9 @@ def _type_target(torch: Any, dtype: Any) -> tuple[Any, bool | None]:
     if isinstance(dtype, str) and dtype.startswith("torch."):
         to_npu = dtype.startswith("torch.npu.")
         legacy = getattr(torch, dtype[len("torch.npu." if to_npu else "torch."):], None)
-        return (legacy.dtype, to_npu) if type(legacy).__name__ == "tensortype" else (dtype, None)
+        if legacy is not None and type(legacy).__name__ == "tensortype":
+            return legacy.dtype, to_npu
+        return dtype, None
     if type(dtype).__name__ == "tensortype" and not getattr(dtype, "is_cuda", False):  # torch.HalfTensor
         return dtype.dtype, False
     return dtype, None

@@ -218,6 +218,7 @@ class NpuTensorType(type):
 
     _cpu: Any
     dtype: Any
+    _torch_tensor: Any
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
         tensor = cls._cpu(*args, **kwargs)

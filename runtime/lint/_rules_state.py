@@ -958,7 +958,7 @@ def _key_misses_a_parameter(fn: ast.AST, pf: ParsedFile, b: Bindings, body: list
     keys = [n for n in body if isinstance(n, ast.Subscript) and id(n) in b.cache_writes]
     if not keys or not params:
         return
-    lookups = set()
+    lookups: set[int] = set()
     for n in body:
         if isinstance(n, ast.Name) and n.id in b.caches:
             key = _probe_key(n, pf.parents.get(n), pf)
@@ -967,7 +967,7 @@ def _key_misses_a_parameter(fn: ast.AST, pf: ParsedFile, b: Bindings, body: list
     for w in keys:
         covered: set[str] = set()
         seen: set[str] = set()
-        todo: list[ast.AST] = [w.slice]  # type: ignore[attr-defined]
+        todo: list[ast.AST] = [w.slice]
         while todo:
             for m in ast.walk(todo.pop()):
                 if isinstance(m, ast.Name) and m.id not in seen:
@@ -978,8 +978,8 @@ def _key_misses_a_parameter(fn: ast.AST, pf: ParsedFile, b: Bindings, body: list
         read = {m.id for m in pf.fn_nodes.get(fn, []) if isinstance(m, ast.Name) and isinstance(m.ctx, ast.Load)
                 and m.id in params and id(m) not in lookups and pf.parents.get(m) is not w}
         for name in sorted(read - covered):
-            yield at(w, f"`{label}` stores its kernel in `{ast.unparse(w.value)}` under "  # type: ignore[attr-defined]
-                        f"`{ast.unparse(w.slice)}`, which leaves out its parameter `{name}`: a later call with "  # type: ignore[attr-defined]
+            yield at(w, f"`{label}` stores its kernel in `{ast.unparse(w.value)}` under "
+                        f"`{ast.unparse(w.slice)}`, which leaves out its parameter `{name}`: a later call with "
                         f"another `{name}` gets the kernel the first call built; key the cache by every "
                         "parameter the kernel is built from")
 

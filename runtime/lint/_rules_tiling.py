@@ -71,7 +71,7 @@ class _Resolver:
         (``a = b + b; b = c + c; ...`` was exponential in the chain length)."""
         self._assigned_memo: dict[tuple[str, int], ast.AST | None] = {}
         self._configs: set[str] | None = None
-        self._table_memo: dict[tuple[str, str], ast.AST | None] = {}
+        self._table_memo: dict[tuple[str, str], ast.Dict | ast.List | ast.Tuple | None] = {}
         self._bindings: tuple[dict[str, ast.AST], dict[str, list[tuple[int, ast.AST]]]] | None = None
         self.static_names: set[str] = set()
         for node in pf.nodes_in(fn, ast.For) if fn is not None else []:
@@ -197,7 +197,8 @@ class _Resolver:
             if arg is None:
                 arg = defaults.get(name)
             caller = self.pf.enclosing_fn.get(call)
-            if arg is None or not isinstance(_Resolver(self.pf, caller).value(arg, call.lineno), int):
+            if arg is None or not isinstance(caller, ast.FunctionDef | None) or not isinstance(
+                    _Resolver(self.pf, caller).value(arg, call.lineno), int):
                 return None
         return _STATIC_NODE
 
@@ -253,8 +254,8 @@ class _Resolver:
                 return self._constant_parameter(outer, name)
             direct = [n for n in self.pf.nodes_in(outer, ast.Assign) if self.pf.enclosing_fn.get(n) is outer]
             binds = [(n, v) for n in direct for bound, v in self._bound(n) if bound == name]
-            others = [n for n in self.pf.nodes_in(outer, ast.Name) if n.id == name and not isinstance(n.ctx, ast.Load)
-                      and self.pf.enclosing_fn.get(n) is outer]
+            others = [n for n in self.pf.nodes_in(outer, ast.Name) if isinstance(n, ast.Name) and n.id == name
+                      and not isinstance(n.ctx, ast.Load) and self.pf.enclosing_fn.get(n) is outer]
             if binds:
                 node, val = binds[0]
                 if len(binds) == 1 and len(others) == 1 and node.lineno < fn.lineno:  # type: ignore[attr-defined]

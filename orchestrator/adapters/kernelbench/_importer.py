@@ -1173,7 +1173,7 @@ def _write(task: Path, source: str, desc: dict[str, Any], plan: _Plan, p0: list[
         if v.get("distribution"):
             entry["distribution"] = v["distribution"]
         inputs.append(entry)
-    outputs = []
+    outputs: list[dict[str, Any]] = []
     for name, shape, o in zip(out_names, out_shapes, outs[0]):
         dt = _dtype(o["dtype"])
         outputs.append({"name": name, "shape": shape, "dtype": "T" if dt == primary else dt})

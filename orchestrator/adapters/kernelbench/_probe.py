@@ -514,7 +514,7 @@ def _tiled(op: str, args: list[Any], kwargs: dict[str, Any]) -> bool:
 
     kernel = per_axis(got["kernel_size"], None)
     x = got["input"]
-    if kernel is None or not hasattr(x, "shape") or x.dim() < n:
+    if kernel is None or x is None or not hasattr(x, "shape") or x.dim() < n:
         return False
     return (per_axis(got["stride"], kernel) == kernel and per_axis(got["padding"], (0,) * n) == (0,) * n
             and per_axis(got.get("dilation"), (1,) * n) == (1,) * n
