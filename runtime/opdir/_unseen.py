@@ -93,6 +93,7 @@ seed, so the number and order of wrapper calls differ between verifications.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 
 import numpy as np
@@ -713,13 +714,18 @@ def pow2_tail_plan(spec: Spec, pow2_runs: list[tuple[dict[str, int], str, str]],
 
 def vector_plan(spec: Spec, shapes: list[dict[str, int]], dtypes: list[str]) -> list[tuple[dict[str, int], str, str]]:
     """(version 13) The vector cases: each of :data:`runtime.opdir._inputs.VECTOR_KINDS` once, on the SPEC's shapes
-    where some float input is one vector (``[N]``, ``[1, V]``: :func:`runtime.opdir._inputs.one_vector`) or a few
+    where every float input is a vector, a few or a scalar and some float input is one vector (``[N]``, ``[1, V]``: :func:`runtime.opdir._inputs.one_vector`) or a few
     (``[4, V]``: :func:`runtime.opdir._inputs.few_vectors`) and the dtypes in turn; none when no input ever is. Red team s38: such an input got only ties and the range's ends - a
     1-D softmax whose lazily rescaled running max forgot the sum and a one-pass variance of a [N] vector passed every
     verification (the kinds of :func:`runtime.opdir._inputs.apply_special_values` went to rows, and it has one)."""
     def vectors(dims: dict[str, int], dtype: str) -> bool:
-        return any(is_float(t.concrete_dtype(dtype)) and (one_vector(shape := tuple(t.concrete_shape(dims)))
-                                                           or few_vectors(shape)) for t in spec.inputs)
+        shapes = [tuple(t.concrete_shape(dims)) for t in spec.inputs if is_float(t.concrete_dtype(dtype))]
+        small = [one_vector(sh) or few_vectors(sh) for sh in shapes]
+        # only where the op's float data is vectors: a weight vector beside a [32, 16384] activation (sum_lstm's
+        # w_state, b_state) made near-constant or sorted together aligned their extremes across every row, and the
+        # vendor's honest fp16 kernel left its tolerance on 3 of 6 seeds (s38) - a magnitude the SPEC's tolerance
+        # was never set for, not a bug the kinds are for (those read the vector as data: a softmax, a variance)
+        return any(small) and all(ok or math.prod(sh) < 3 for ok, sh in zip(small, shapes, strict=True))
 
     plan: list[tuple[dict[str, int], str, str]] = []
     for k, kind in enumerate(VECTOR_KINDS):

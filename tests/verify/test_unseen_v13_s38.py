@@ -72,17 +72,16 @@ def test_a_vector_case_holds_its_kind_as_a_whole(op: str) -> None:
                     assert _kind_holds(c.vector, row.astype(np.float64), lo, hi), (seed, c.vector, row[:8])
 
 
-def test_the_rows_of_other_inputs_stay_and_an_op_without_a_vector_gets_no_vector_case() -> None:
-    rms = load_op_dir(ROOT / "workspace" / "rms_norm")  # x [B, D], gamma [D]: gamma is one vector
-    cases = [c for c in unseen_cases(rms.spec, rms.cases(), 0) if c.vector]
-    assert [c.vector for c in cases] == list(VECTOR_KINDS)
-    near = next(c for c in cases if c.vector == "near")
-    x, gamma = generate_inputs(rms.spec, near)
-    g = gamma.astype(np.float64)
-    assert g.max() - g.min() <= 5 * 2.0 ** -7 and g.min() >= 1.2  # near-constant as a whole: +- 2 bf16 ulps at ~1.3
-    assert np.any(np.all(x == 0, axis=1))  # x keeps its special rows (a zero row among them)
+def test_only_an_op_whose_float_data_is_vectors_gets_vector_cases() -> None:
+    """A weight vector beside a larger activation gets none: sum_lstm's w_state and b_state ([4096] beside [32, 16384])
+    made near-constant or sorted together aligned their extremes in every row, and the vendor's honest fp16 kernel
+    left its tolerance on 3 of 6 seeds (s38); rms_norm's gamma beside x [B, D] is the same shape of op."""
+    rms = load_op_dir(ROOT / "workspace" / "rms_norm")  # x [B, D], gamma [D]
+    assert not any(c.vector for c in unseen_cases(rms.spec, rms.cases(), 0))
     silu = load_op_dir(ROOT / "workspace" / "silu")
     assert not any(c.vector for c in unseen_cases(silu.spec, silu.cases(), 0))
+    hs = load_op_dir(FIXTURE / "hsoftmax")  # x and y [4, V]: a few rows, every float input
+    assert [c.vector for c in unseen_cases(hs.spec, hs.cases(), 0) if c.vector] == list(VECTOR_KINDS)
 
 
 @pytest.mark.parametrize("op", ["rms_norm", "silu", "layer_norm"])
