@@ -597,11 +597,7 @@ def _padding_repair(run: CapturedRun, plan: Any, inputs: list[np.ndarray], sourc
                     continue
                 b = np.array(a, copy=True)
                 b[mask] = v
-                calls = list(run.calls)
-                new_args = list(call.args)
-                new_args[ai] = ArgSource(shape=src.shape, dtype=src.dtype, array=b)
-                calls[ci] = CapturedCall(kernel=call.kernel, program=call.program, args=new_args,
-                                         options=call.options, site=call.site)
+                calls = _with_argument(run.calls, ci, ai, b)
                 if matches(calls):
                     line = _pad_line(source, call.kernel, name) if source else None
                     if line is None:
@@ -723,17 +719,24 @@ def _transformed_input(run: CapturedRun, plan: Any, inputs: list[np.ndarray], so
                 tried += 1
                 if tried > 4:
                     return None
-                calls = list(run.calls)
-                new_args = list(call.args)
-                new_args[ai] = ArgSource(shape=src.shape, dtype=src.dtype, array=np.array(laid, copy=True))
-                calls[ci] = CapturedCall(kernel=call.kernel, program=call.program, args=new_args,
-                                         options=call.options, site=call.site)
+                calls = _with_argument(run.calls, ci, ai, np.array(laid, copy=True))
                 if _outputs_match(calls, inputs, golden):
                     return line, (f"the kernel parameter {name!r} holds as many elements as input {xname!r} but not "
                                   f"its data as laid out in memory; in a replay with {xname!r}'s own data there every "
                                   f"output matches the golden: the wrapper changes the input before the kernel call "
                                   f"(a transpose, a sign, a scale); line {line} builds that argument from {xname!r}")
     return None
+
+
+def _with_argument(calls: list[CapturedCall], ci: int, ai: int, array: np.ndarray) -> list[CapturedCall]:
+    """The captured calls with call ``ci``'s argument ``ai`` holding ``array`` instead (the what-if a repair replays)."""
+    call = calls[ci]
+    src = call.args[ai]
+    args = list(call.args)
+    args[ai] = ArgSource(shape=src.shape, dtype=src.dtype, array=array)
+    out = list(calls)
+    out[ci] = CapturedCall(kernel=call.kernel, program=call.program, args=args, options=call.options, site=call.site)
+    return out
 
 
 def _golden_sources(source: str, kernel: str, param: str, names: set[str],
@@ -833,11 +836,7 @@ def _prepared_argument(run: CapturedRun, inputs: list[np.ndarray], source: str,
                 tried += 1
                 if tried > 4:
                     return None
-                calls = list(run.calls)
-                new_args = list(call.args)
-                new_args[ai] = ArgSource(shape=src.shape, dtype=src.dtype, array=np.array(laid, copy=True))
-                calls[ci] = CapturedCall(kernel=call.kernel, program=call.program, args=new_args,
-                                         options=call.options, site=call.site)
+                calls = _with_argument(run.calls, ci, ai, np.array(laid, copy=True))
                 if _outputs_match(calls, inputs, golden):
                     return line, (f"the kernel parameter {name!r} is built by the wrapper from its local {gname!r}, "
                                   f"named like a golden intermediate, but does not hold that golden's data; in a "
@@ -905,12 +904,7 @@ def _duplicated_argument(run: CapturedRun, inputs: list[np.ndarray], source: str
                     tried += 1
                     if tried > 4:
                         return None
-                    calls = list(run.calls)
-                    new_args = list(call.args)
-                    src = call.args[ai]
-                    new_args[ai] = ArgSource(shape=src.shape, dtype=src.dtype, array=np.array(laid(g, a), copy=True))
-                    calls[ci] = CapturedCall(kernel=call.kernel, program=call.program, args=new_args,
-                                             options=call.options, site=call.site)
+                    calls = _with_argument(run.calls, ci, ai, np.array(laid(g, a), copy=True))
                     if _outputs_match(calls, inputs, golden):
                         return reads[0], (
                             f"the kernel parameters {', '.join(repr(names[t]) for t in twins)} all hold the golden "

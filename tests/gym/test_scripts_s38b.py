@@ -31,39 +31,13 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 from test_scripts import needs_torch
+from test_scripts_s38 import _ok, _run, _write  # the runner as a gym user types it
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _run(args: list[str], cwd: Path, src: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
-    """The runner of this checkout as a gym user types it: ``TILE_FWK_DEVICE_ID=0 PYTHONPATH=<op>/src``."""
-    env = {k: v for k, v in os.environ.items() if k != "PTO_FORGE_EMULATOR_CHILD"}
-    env["PYTHONPATH"] = str(ROOT) + (os.pathsep + str(src) if src else "")
-    env["TILE_FWK_DEVICE_ID"] = "0"
-    return subprocess.run([sys.executable, "-m", "runtime.emulator", "--quiet", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=timeout, check=False)
-
-
-def _write(path: Path, body: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(body).lstrip("\n"))
-    return path
-
-
-def _ok(proc: subprocess.CompletedProcess, *signals: str) -> str:
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 0, out[-4000:]
-    for s in signals:
-        assert s in out, out[-4000:]
-    return out
 
 
 SILU_AUTOGRAD = r"""
