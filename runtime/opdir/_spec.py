@@ -54,9 +54,18 @@ def _dim(value: Any) -> int | str:
     raise ValueError(f"a shape entry must be a positive integer or a dim name like B, got {value!r}")
 
 
+_EXPONENT_FLOAT = re.compile(r"[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?[eE][-+]?[0-9]+")
+"""A float written without a dot before its exponent (``1e-05``): YAML 1.2 and every SPEC author read it as a number,
+PyYAML's YAML 1.1 resolver as a string, so ``range: [1e-05, 1.0]`` was refused as "not two numbers" (the input-range
+property test found it in a fresh environment, s38). Read as a number here rather than in the YAML loader: unquoted
+strings written by ``yaml.safe_dump`` elsewhere (``12e456``, a digest prefix) must stay strings."""
+
+
 def _value_range(value: Any) -> tuple[float, float] | None:
     if value is None:
         return None
+    if isinstance(value, (list, tuple)):
+        value = [float(v) if isinstance(v, str) and _EXPONENT_FLOAT.fullmatch(v) else v for v in value]
     ok = (
         isinstance(value, (list, tuple))
         and len(value) == 2

@@ -45,3 +45,20 @@ def test_a_yaml_syntax_error_is_worded_by_the_python_loader(monkeypatch: pytest.
         _spec.parse_spec_text(bad)
     assert [str(p) for p in fast.value.problems] == [str(p) for p in slow.value.problems]
     assert "YAML syntax error" in str(fast.value.problems[0])
+
+
+
+def test_a_range_bound_without_a_dot_before_its_exponent_is_a_number() -> None:
+    """``1e-05`` is a float to YAML 1.2 and to every SPEC author; PyYAML's 1.1 resolver makes it a string, so
+    ``range: [1e-05, 1.0]`` was refused as "not two numbers" (the input-range property test found it in a fresh
+    environment, s38). The YAML loader itself is left alone: an unquoted ``12e456`` another writer dumped stays text."""
+    from runtime.opdir import parse_spec_text
+
+    assert yamlio.load_yaml("a: 12e456") == {"a": "12e456"}
+    text = (Path(__file__).resolve().parents[2] / "workspace" / "silu" / "SPEC.md").read_text()
+    start = text.index("range: [")
+    end = text.index("]", start)
+    parsed = parse_spec_text(text[:start] + "range: [1e-05, 1.0000102" + text[end:])
+    assert any(t.range == (1e-05, 1.0000102) for t in parsed.inputs)
+    with pytest.raises(Exception, match="two numbers"):
+        parse_spec_text(text[:start] + "range: [low, 1.0" + text[end:])
