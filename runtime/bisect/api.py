@@ -542,7 +542,6 @@ def _padding_repair(run: CapturedRun, plan: Any, inputs: list[np.ndarray], sourc
     leading block of a kernel argument, where the run as made does not. Returns the wrapper line the pad value comes
     from, and why (or None)."""
     from runtime.bisect._replay import _run_calls
-    from runtime.emulator.device import decode
 
     params = list(getattr(plan, "params", []) or [])
     by_name = {t: np.asarray(a) for t, a in zip(params, inputs, strict=False)}
@@ -571,9 +570,8 @@ def _padding_repair(run: CapturedRun, plan: Any, inputs: list[np.ndarray], sourc
         return True
 
     for ci, call in enumerate(run.calls):
-        try:
-            names = [p.name for p in decode(call.program).params]
-        except Exception:  # noqa: BLE001
+        names = _param_names(call)
+        if names is None:
             continue
         for ai, (name, src) in enumerate(zip(names, call.args, strict=False)):
             x = by_name.get(name)
@@ -689,20 +687,17 @@ def _transformed_input(run: CapturedRun, plan: Any, inputs: list[np.ndarray], so
     Evidence the kernel cannot give: it computes the right thing from the argument it got."""
     if not source or not run.calls:
         return None
-    from runtime.emulator.device import decode
 
     params = list(getattr(plan, "params", []) or [])
     by_name = {t: np.asarray(a) for t, a in zip(params, inputs, strict=False)}
     tried = 0
     for ci, call in enumerate(run.calls):
-        try:
-            names = [p.name for p in decode(call.program).params]
-        except Exception:  # noqa: BLE001
+        names = _param_names(call)
+        if names is None:
             continue
         for ai, (name, src) in enumerate(zip(names, call.args, strict=False)):
-            a = src.array
-            if a is None or src.input is not None or not np.issubdtype(np.asarray(a).dtype, np.number) \
-                    and str(np.asarray(a).dtype) != "bfloat16":
+            a = _host_array(src)
+            if a is None:
                 continue
             for xname, x in by_name.items():
                 if x.size != a.size or x.size < 2 or str(x.dtype) != str(a.dtype):
@@ -737,6 +732,24 @@ def _with_argument(calls: list[CapturedCall], ci: int, ai: int, array: np.ndarra
     out = list(calls)
     out[ci] = CapturedCall(kernel=call.kernel, program=call.program, args=args, options=call.options, site=call.site)
     return out
+
+
+def _param_names(call: CapturedCall) -> list[str] | None:
+    """The parameter names of a captured call's kernel program, in order (None: the program does not decode)."""
+    from runtime.emulator.device import decode
+
+    try:
+        return [p.name for p in decode(call.program).params]
+    except Exception:  # noqa: BLE001 - a program that does not decode names nothing
+        return None
+
+
+def _host_array(src: ArgSource) -> np.ndarray | None:
+    """The data of a kernel argument the wrapper built on the host (not one of the case's inputs), when numeric."""
+    if src.array is None or src.input is not None:
+        return None
+    a = np.asarray(src.array)
+    return a if np.issubdtype(a.dtype, np.number) or str(a.dtype) == "bfloat16" else None
 
 
 def _golden_sources(source: str, kernel: str, param: str, names: set[str],
@@ -809,19 +822,16 @@ def _prepared_argument(run: CapturedRun, inputs: list[np.ndarray], source: str,
     operands that "match" (the argument is no golden value), so without this the kernel's op is named."""
     if not source or not run.calls:
         return None
-    from runtime.emulator.device import decode
 
     inter = {n for n, k in golden.kinds.items() if k == "intermediate"}
     tried = 0
     for ci, call in enumerate(run.calls):
-        try:
-            names = [p.name for p in decode(call.program).params]
-        except Exception:  # noqa: BLE001
+        names = _param_names(call)
+        if names is None:
             continue
         for ai, (name, src) in enumerate(zip(names, call.args, strict=False)):
-            a = src.array
-            if a is None or src.input is not None or not np.issubdtype(np.asarray(a).dtype, np.number) \
-                    and str(np.asarray(a).dtype) != "bfloat16":
+            a = _host_array(src)
+            if a is None:
                 continue
             for gname, line in _golden_sources(source, call.kernel, name, inter):
                 g = np.asarray(golden.arrays[gname])
@@ -855,7 +865,6 @@ def _duplicated_argument(run: CapturedRun, inputs: list[np.ndarray], source: str
 
     :func:`_prepared_argument` cannot see it: the argument is built from a local named like a golden intermediate
     that does hold that golden's data - the wrong one of two right values."""
-    from runtime.emulator.device import decode
 
     def laid(g: np.ndarray, a: np.ndarray) -> np.ndarray:
         return g.reshape(a.shape).astype(a.dtype)
@@ -869,14 +878,13 @@ def _duplicated_argument(run: CapturedRun, inputs: list[np.ndarray], source: str
     inter = {n for n in inter if n.isidentifier()}
     tried = 0
     for ci, call in enumerate(run.calls):
-        try:
-            names = [p.name for p in decode(call.program).params]
-        except Exception:  # noqa: BLE001
+        names = _param_names(call)
+        if names is None:
             continue
         arrays: dict[int, np.ndarray] = {}
         for ai, src in enumerate(call.args[:len(names)]):
-            a = None if src.array is None or src.input is not None else np.asarray(src.array)
-            if a is not None and a.size >= 2 and (np.issubdtype(a.dtype, np.number) or str(a.dtype) == "bfloat16"):
+            a = _host_array(src)
+            if a is not None and a.size >= 2:
                 arrays[ai] = a
         held: dict[int, set[str]] = {ai: set() for ai in arrays}
         for gname in sorted(inter):
@@ -916,13 +924,11 @@ def _duplicated_argument(run: CapturedRun, inputs: list[np.ndarray], source: str
 
 def _call_shapes(run: CapturedRun) -> list[tuple[str, dict[str, tuple[int, ...]]]]:
     """(kernel name, {parameter: shape}) of each captured kernel call (its program names the parameters)."""
-    from runtime.emulator.device import decode
 
     out: list[tuple[str, dict[str, tuple[int, ...]]]] = []
     for call in run.calls:
-        try:
-            names = [p.name for p in decode(call.program).params]
-        except Exception:  # noqa: BLE001 - a program that does not decode names nothing
+        names = _param_names(call)
+        if names is None:
             continue
         out.append((call.kernel, {n: tuple(int(d) for d in a.shape) for n, a in zip(names, call.args, strict=False)
                                   if a.shape is not None}))
