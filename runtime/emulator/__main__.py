@@ -44,7 +44,7 @@ from runtime.emulator._device_host import (
     interpreter_on_path,
     python_flag,
 )
-from runtime.emulator._errors import EmulatorError
+from runtime.emulator._errors import EmulatorError, raise_as_python_kinds
 from runtime.emulator._session import Options, session
 from runtime.emulator.device._pages import no_hugepage_advice
 from runtime.targets import DEFAULT_TARGET, NPUARCHS, TARGETS
@@ -180,6 +180,7 @@ def setup(config: dict[str, Any]) -> None:
     no_hugepage_advice()  # a process the emulator owns: no THP compaction stalls on fresh tiles (`device._pages`)
     _gcpause.freeze_at_first_call()  # ... and no collection of its imports' objects in the first kernel call
     install_device_host(torch_npu=config.get("torch_npu", True))
+    raise_as_python_kinds()  # a kernel error is the RuntimeError / ValueError ... the real pypto raises (s39)
     for d in config.get("site_path") or []:  # where site-packages' editable-install entries go: after the rest
         if d not in sys.path:
             sys.path.append(d)

@@ -131,7 +131,7 @@ def accelerator_names(torch: Any, npu: Any) -> dict[str, Any]:
         current_device_index=current_device_index, current_device_idx=current_device_index,
         set_device_index=set_device_index, set_device_idx=set_device_index, device_index=device_index,
         synchronize=synchronize, current_stream=current_stream, set_stream=lambda stream, /: None,
-        get_device_capability=get_device_capability, empty_cache=lambda: None, empty_host_cache=lambda: None,
+        get_device_capability=get_device_capability, empty_cache=lambda: npu.empty_cache(), empty_host_cache=lambda: None,
         get_memory_info=memory_stat("mem_get_info"), memory_stats=memory_stat("memory_stats"),
         memory_allocated=memory_stat("memory_allocated"), max_memory_allocated=memory_stat("max_memory_allocated"),
         memory_reserved=memory_stat("memory_reserved"), max_memory_reserved=memory_stat("max_memory_reserved"),

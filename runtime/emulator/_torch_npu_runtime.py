@@ -13,7 +13,9 @@ The names and defaults follow torch_npu 2.7.1's ``torch_npu/npu/__init__.py`` ``
 * the generator functions act on the CPU generator, the one ``torch.npu.manual_seed`` already seeds (npu
   tensors are CPU tensors here);
 * ``amp.autocast`` is torch's CPU autocast with the dtype asked for (float16 by default, as on the NPU);
-* memory statistics describe an empty device (zeros, an empty dict): the kernel's memory is not an NPU's;
+* memory statistics count the tensors the script keeps on the NPU (`NpuMemory`: each storage once, in 512-byte
+  blocks); the peak is sampled where a script looks (memory calls, ``synchronize``, events), and the kernel's own
+  workspace is not an NPU's, so it is not in them;
 * ``get_device_properties`` answers for the chip ``--npuarch`` emulates (`device_properties`);
 * ``torch_npu.profiler.profile`` is torch's profiler on the CPU activity (an ``NPU`` activity records the CPU,
   where the emulated kernel runs): its traces and tables are real, of the emulator's work, never of a device.
@@ -32,10 +34,10 @@ import types
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from runtime.emulator._torch_npu_placement import is_on_npu, mark
+from runtime.emulator._torch_npu_placement import allocated_bytes, is_on_npu, mark
 
-__all__ = ["LEGACY_TENSOR_TYPES", "NpuTensorType", "device_properties", "legacy_tensor_types", "no_context", "noop",
-           "profiler_module", "runtime_names"]
+__all__ = ["LEGACY_TENSOR_TYPES", "NpuMemory", "NpuTensorType", "device_properties", "legacy_tensor_types",
+           "no_context", "noop", "profiler_module", "runtime_names"]
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +68,60 @@ def device_properties(name: str) -> _NPUDeviceProperties:
                                 L2_cache_size=192 << 20)
 
 
+class NpuMemory:
+    """``torch.npu``'s memory statistics of the tensors a script keeps on the emulated NPU.
+
+    Why: s38 answered every memory call with 0 (an empty device): a script printing ``max_memory_allocated()`` after
+    its kernel, checking it against a budget or asserting it is positive read nonsense. ``allocated`` is what the
+    live NPU tensors hold (`allocated_bytes`); the peak cannot be watched on every allocation for free, so it is
+    taken where a script looks - each memory call, ``synchronize``, a stream's ``synchronize``, an event's
+    ``record`` - which is where a script reads it after a kernel (the tensors it allocated are alive then).
+    ``reserved`` follows the caching allocator: it keeps what was allocated until ``empty_cache``. The kernel's own
+    workspace is not counted (the emulator's buffers are host memory, not an NPU's)."""
+
+    def __init__(self) -> None:
+        self.peak = 0
+        self.reserved = 0
+        self.peak_reserved = 0
+
+    def sample(self, *_a: Any, **_k: Any) -> int:
+        """The bytes allocated now, folded into the peaks."""
+        now = allocated_bytes()
+        self.peak = max(self.peak, now)
+        self.reserved = max(self.reserved, now)
+        self.peak_reserved = max(self.peak_reserved, self.reserved)
+        return now
+
+    def max_allocated(self, *_a: Any, **_k: Any) -> int:
+        self.sample()
+        return self.peak
+
+    def memory_reserved(self, *_a: Any, **_k: Any) -> int:
+        self.sample()
+        return self.reserved
+
+    def max_reserved(self, *_a: Any, **_k: Any) -> int:
+        self.sample()
+        return self.peak_reserved
+
+    def reset_peak(self, *_a: Any, **_k: Any) -> None:
+        now = allocated_bytes()
+        self.peak, self.peak_reserved = now, max(now, self.reserved)
+
+    def empty_cache(self, *_a: Any, **_k: Any) -> None:
+        self.reserved = allocated_bytes()
+
+    def stats(self, *_a: Any, **_k: Any) -> collections.OrderedDict[str, Any]:
+        """``memory_stats()``: the keys torch's allocators report that these numbers fill."""
+        now = self.sample()
+        out: collections.OrderedDict[str, Any] = collections.OrderedDict()
+        for kind, cur, peak in (("allocated_bytes", now, self.peak), ("active_bytes", now, self.peak),
+                                ("reserved_bytes", self.reserved, self.peak_reserved)):
+            for key, value in (("current", cur), ("peak", peak)):
+                out[f"{kind}.all.{key}"] = value
+        return out
+
+
 def noop(*_a: Any, **_k: Any) -> None:
     """A device call with nothing to do on the one emulated device (``synchronize``, ``empty_cache`` ...)."""
     return None
@@ -84,10 +140,11 @@ class _HF32Switch:
         self.allow_hf32 = default
 
 
-def runtime_names(torch: Any, get_device_name: Callable[[], str]) -> dict[str, Any]:
+def runtime_names(torch: Any, get_device_name: Callable[[], str], memory: NpuMemory | None = None) -> dict[str, Any]:
     """The ``torch.npu`` names beyond device selection (module doc). Device arguments are accepted whatever their
     index, as ``set_device`` accepts any (a script sets the ``TILE_FWK_DEVICE_ID`` it was given): every index
     is the one emulated device."""
+    memory = memory if memory is not None else NpuMemory()  # torch.npu's own (its synchronize samples it too)
     options: dict[str, Any] = {}
     state = {"sync_debug_mode": 0, "mm_bmm_nd": True, "autocast": False, "autocast_dtype": torch.float16}
 
@@ -96,7 +153,7 @@ def runtime_names(torch: Any, get_device_name: Callable[[], str]) -> dict[str, A
 
     def mem_get_info(device: Any = None) -> tuple[int, int]:
         total = device_properties(get_device_name()).total_memory
-        return total, total
+        return total - memory.memory_reserved(), total
 
     def get_device_capability(device: Any = None) -> None:
         return None  # torch_npu: "Cann does not have a corresponding concept"; it returns None
@@ -123,11 +180,11 @@ def runtime_names(torch: Any, get_device_name: Callable[[], str]) -> dict[str, A
     def initial_seed() -> int:
         return int(torch.initial_seed())
 
-    def memory_stats(device: Any = None) -> collections.OrderedDict[str, Any]:
-        return collections.OrderedDict()
-
     def memory_summary(device: Any = None, abbreviated: bool = False) -> str:
-        return ("|  emulated NPU (PTO Forge): no device memory is allocated; tensors live in host memory  |\n")
+        s = memory.stats()
+        return (f"|  emulated NPU (PTO Forge): allocated {s['allocated_bytes.all.current']} B "
+                f"(peak {s['allocated_bytes.all.peak']} B), reserved {s['reserved_bytes.all.current']} B; "
+                "tensors live in host memory  |\n")
 
     def set_option(option: dict[str, Any]) -> None:
         if not isinstance(option, dict):
@@ -182,9 +239,13 @@ def runtime_names(torch: Any, get_device_name: Callable[[], str]) -> dict[str, A
         set_autocast_dtype=set_autocast_dtype, amp=amp,
         get_rng_state=get_rng_state, set_rng_state=set_rng_state, get_rng_state_all=get_rng_state_all,
         set_rng_state_all=set_rng_state_all, initial_seed=initial_seed,
-        memory_stats=memory_stats, memory_stats_as_nested_dict=memory_stats, memory_summary=memory_summary,
-        memory_snapshot=lambda: [], memory_cached=lambda *_a: 0, max_memory_cached=lambda *_a: 0,
-        reset_accumulated_memory_stats=noop, reset_max_memory_cached=noop, ipc_collect=noop,
+        memory_stats=memory.stats, memory_stats_as_nested_dict=memory.stats, memory_summary=memory_summary,
+        memory_snapshot=lambda: [], memory_cached=memory.memory_reserved, max_memory_cached=memory.max_reserved,
+        memory_allocated=memory.sample, max_memory_allocated=memory.max_allocated,
+        memory_reserved=memory.memory_reserved, max_memory_reserved=memory.max_reserved,
+        reset_peak_memory_stats=memory.reset_peak, reset_max_memory_allocated=memory.reset_peak,
+        empty_cache=memory.empty_cache,
+        reset_accumulated_memory_stats=noop, reset_max_memory_cached=memory.reset_peak, ipc_collect=noop,
         empty_virt_addr_cache=noop, set_per_process_memory_fraction=noop,
         set_stream=noop, StreamContext=StreamContext, device_of=no_context,
         set_sync_debug_mode=set_sync_debug_mode, get_sync_debug_mode=lambda: state["sync_debug_mode"],
