@@ -607,8 +607,7 @@ def cast(input: Any, dtype: Any, mode: Any = CastMode.CAST_NONE, satmode: Any = 
     te = check_tile(tr, "cast", A.dim, dtype=dst)
     out = new_out(tr, A.shape, dst, "cast", valid=A.valid_shape)
     carry_whole_dynamic(A, out)  # the check looks for a DYNAMIC axis (fidelity audit 8)
-    tr.emit("cast", "cast", {"a": A.key, "out": out.key, "src": src.name, "dst": dst.name, "mode": m.name,
-                             "satmode": s.name},
-            out, tile_elems=te, ins=(A.key,), outs=(out,),
-            attrs={"dtype": dst.name, "mode": m.name, "satmode": s.name})
+    dn, mn, sn = dst.name, m.name, s.name  # an enum's `.name` is a Python property: read once, not twice
+    tr.emit("cast", "cast", {"a": A.key, "out": out.key, "src": src.name, "dst": dn, "mode": mn, "satmode": sn},
+            out, tile_elems=te, ins=(A.key,), outs=(out,), attrs={"dtype": dn, "mode": mn, "satmode": sn})
     return out

@@ -185,7 +185,9 @@ class _Analysis:
                     if self._expr(tgt.slice, defined, tainted):
                         raise _No
                     continue
-                for n in ast.walk(tgt):
+                # a plain name (nearly every target): itself, without `ast.walk`'s generators (60 of them on
+                # attn_softmax's first call); a tuple or list: every name in it, in `ast.walk`'s order
+                for n in ((tgt,) if type(tgt) is ast.Name else ast.walk(tgt)):
                     if isinstance(n, ast.Name):
                         defined.add(n.id)
                         (tainted.add if hot else tainted.discard)(n.id)
@@ -347,26 +349,30 @@ def range_sites(fdef: ast.FunctionDef, params: list[str], cache: dict[Any, Any])
     reads: list[ast.Name] = []
     stack: list[ast.AST] = list(fdef.body)  # one walk (as `_trace_cache.body_reads`): a kernel's first call pays it
     pop, push = stack.pop, stack.append
+    # node classes compared by identity: a parsed tree holds the `ast` classes themselves, never subclasses (five
+    # isinstance calls per node were a fifth of this walk)
+    name_t, attr_t, for_t, arg_t, glob_t, nonl_t = ast.Name, ast.Attribute, ast.For, ast.arg, ast.Global, ast.Nonlocal
     while stack:
-        n = pop()
-        if isinstance(n, ast.Name):
+        n: Any = pop()  # narrowed by class identity below (mypy does not follow `t is name_t`)
+        t = n.__class__
+        if t is name_t:
             if n.id in wanted:
                 reads.append(n)
             elif n.id in _INTROSPECTION:
                 return {}
             continue
-        if isinstance(n, ast.Attribute):
+        if t is attr_t:
             if n.attr in _INTROSPECTION:
                 return {}
-        elif isinstance(n, ast.For):
+        elif t is for_t:
             it = n.iter
             if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range" and \
                     len(it.args) == 1 and not it.keywords and isinstance(a := it.args[0], ast.Name) and a.id in wanted:
                 fors[n] = a.id
                 ok.add(id(a))
-        elif isinstance(n, ast.arg):
+        elif t is arg_t:
             wanted.discard(n.arg)  # a nested function's or lambda's parameter of that name
-        elif isinstance(n, ast.Global | ast.Nonlocal):
+        elif t is glob_t or t is nonl_t:
             wanted.difference_update(n.names)
         push_children(n, push)
     if not fors:

@@ -314,21 +314,25 @@ class _Bound:
         stack = [e]
         pop, push = stack.pop, stack.append
         bare, chains = self.bare, self.chains
+        # node classes compared by identity (a parsed tree holds the `ast` classes themselves, never subclasses):
+        # the isinstance calls were a third of this walk
+        attr_t, name_t, load_t, scopes = ast.Attribute, ast.Name, ast.Load, _SCOPE_TYPES if scoped else ()
         while stack:
-            n = pop()
-            if isinstance(n, ast.Attribute):
+            n: Any = pop()  # narrowed by class identity below
+            t = n.__class__
+            if t is attr_t:
                 cur, parts = attr_chain(n)
-                if isinstance(cur, ast.Name):
+                if cur.__class__ is name_t:
                     if cur.id not in bound:
                         chains.add((cur.id, *parts))
                 else:
                     push(cur)
                 continue
-            if isinstance(n, ast.Name):
-                if type(n.ctx) is ast.Load and n.id not in bound:
+            if t is name_t:
+                if n.ctx.__class__ is load_t and n.id not in bound:
                     bare.add(n.id)
                 continue
-            if scoped and isinstance(n, _SCOPES):
+            if t in scopes:
                 self.every(n)
                 continue
             push_children(n, push)
@@ -356,6 +360,8 @@ class _Frame:
 
 _SCOPES = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.FunctionDef,
            ast.AsyncFunctionDef, ast.ClassDef)
+_SCOPE_TYPES = frozenset(_SCOPES)
+"""`_SCOPES` for a lookup by the node's class (`_Bound.expr`)"""
 
 
 _CODE_GLOBALS: dict[types.CodeType, tuple[str, ...]] = {}

@@ -68,8 +68,9 @@ def walkable(node: ast.expr) -> bool:
     """Whether every node of ``node`` is one `_walk` evaluates as the compiled expression would (and it is not nested
     so deep that walking it would need more Python frames than the compiled code needs)."""
     stack: list[tuple[Any, int]] = [(node, 0)]
+    pop, push = stack.pop, stack.append
     while stack:
-        n, depth = stack.pop()
+        n, depth = pop()
         if depth > _MAX_DEPTH:
             return False
         t = type(n)
@@ -79,10 +80,17 @@ def walkable(node: ast.expr) -> bool:
         if t is ast.Attribute:
             kids = [n.value]
         elif t is ast.Call:
-            if len(n.args) + len(n.keywords) > _MAX_ARGS or any(type(a) is ast.Starred for a in n.args) \
-                    or any(k.arg is None for k in n.keywords):
+            if len(n.args) + len(n.keywords) > _MAX_ARGS:
                 return False
-            kids = [n.func, *n.args, *(k.value for k in n.keywords)]
+            kids = [n.func]
+            for a in n.args:  # loops, not `any(<genexpr>)`: two generators per call node on a first call
+                if type(a) is ast.Starred:
+                    return False
+                kids.append(a)
+            for k in n.keywords:
+                if k.arg is None:
+                    return False
+                kids.append(k.value)
         elif t is ast.List or t is ast.Tuple:
             if any(type(e) is ast.Starred for e in n.elts):
                 return False
@@ -109,7 +117,9 @@ def walkable(node: ast.expr) -> bool:
             kids = [n.test, n.body, n.orelse]
         else:
             return False
-        stack.extend((k, depth + 1) for k in kids)
+        depth += 1
+        for k in kids:
+            push((k, depth))
     return True
 
 
