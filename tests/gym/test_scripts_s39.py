@@ -990,3 +990,34 @@ def test_scripts_are_valid_python() -> None:
 
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+def test_pto_forges_own_code_reads_npu_tensors_through_numpy() -> None:
+    """Found at integration: the gym import's observer (``orchestrator.adapters.gym._observe``) summarises the tensors a
+    script passes with ``.numpy()``; the first version of the device host's refusal let only ``runtime.`` through, and
+    ``orchestrator import`` of llada2_gate_select found no golden. PTO Forge's packages are let through, also past
+    torch's own frames (``np.asarray`` -> ``Tensor.__array__``); a script's line is not."""
+    import sys
+
+    from runtime.emulator._torch_npu import _ours
+
+    def frame_from(*modules: str, file: str = "<test>") -> bool:
+        """``_ours`` of the innermost of a chain of functions, each defined in a module of the given name (the
+        innermost in ``file``)."""
+        fn = None
+        for name in modules:
+            ns: dict[str, object] = {"__name__": name, "sys": sys, "_ours": _ours, "inner": fn}
+            body = "return inner()" if fn is not None else "return _ours(sys._getframe(0))"
+            exec(compile(f"def f():\n    {body}\n", file if fn is None else "<test>", "exec"), ns)  # noqa: S102
+            fn = ns["f"]
+        assert callable(fn)
+        return bool(fn())
+
+    assert frame_from("runtime.emulator._frontend")
+    assert frame_from("orchestrator.adapters.gym._observe")
+    assert frame_from("torch._tensor", "orchestrator.adapters.gym._observe")  # innermost first
+    assert not frame_from("__main__")
+    assert not frame_from("torch._tensor", "__main__")
+    assert not frame_from("numpy.testing", "orchestrator.x")  # only torch's own frames are looked past
+    observer = str(Path(__file__).resolve().parents[2] / "orchestrator" / "adapters" / "gym" / "_observe.py")
+    assert frame_from("__main__", file=observer)  # the observer runs as a script
