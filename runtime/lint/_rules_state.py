@@ -944,6 +944,87 @@ def _caller_argument(fn: ast.AST, index: int, name: str, pf: ParsedFile, depth: 
     return None
 
 
+def _is_cache_lookup(node: ast.AST | None, b: Bindings) -> bool:
+    """``T[k]`` or ``T.get(k, ...)`` of a kernel cache ``T``: what a memoizing function returns on a hit."""
+    if isinstance(node, ast.Subscript):
+        return isinstance(node.value, ast.Name) and node.value.id in b.caches
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
+            and isinstance(node.func.value, ast.Name) and node.func.value.id in b.caches)
+
+
+def _after(stmt: ast.AST, fn: ast.AST, pf: ParsedFile) -> Iterator[ast.AST]:
+    """Every node of ``fn`` (not of its nested functions) that can run after the simple statement ``stmt``: the
+    statements after it in its block, then after each block around it (an ``if``'s other branch is not after it)."""
+    node = stmt
+    while node is not fn and node is not None:
+        parent = pf.parents.get(node)
+        if parent is None:
+            return
+        for field_name in ("body", "orelse", "finalbody", "handlers"):
+            block = getattr(parent, field_name, None)
+            if isinstance(block, list) and any(x is node for x in block):
+                for later in block[[id(x) for x in block].index(id(node)) + 1:]:
+                    yield from _walk_own(later)
+                    if isinstance(later, (ast.Return, ast.Raise)):
+                        return  # the block ends the function here: what follows the blocks around it is not after
+        node = parent
+
+
+def _walk_own(node: ast.AST) -> Iterator[ast.AST]:
+    """``ast.walk`` that does not enter nested functions, lambdas or classes (their code runs elsewhere)."""
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        yield n
+        if n is not node and isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        todo.extend(ast.iter_child_nodes(n))
+
+
+def _cache_returns_what_it_stores(fn: ast.AST, pf: ParsedFile, b: Bindings, body: list[ast.AST],
+                                  label: str) -> Iterator[Hit]:
+    """A kernel cache is memoization only if the function that fills it uses what it stores. Red team s39
+    (``fixture_s39/sc_cache_stores_spec_cap``): on a miss the factory built the kernel for the caller's ``cap`` and
+    returned it, and stored under the key a kernel built with the SPEC's cap - the first call of a (shape, cap) was
+    right and every later one wrong; verification calls a shape with another attribute value once (a random repeat
+    aside), so it passed. After a store ``T[key] = k`` (not in a loop), ``k`` is not bound again, and the function
+    returns or calls no other kernel than ``k`` or the cache's entry."""
+    if isinstance(fn, ast.Lambda):
+        return
+    jit_names = {f.name for f in pf.jit_fns}
+    kernels = set(jit_names)  # names that hold a kernel in this function: @jit defs, factory results
+    for n in body:
+        if isinstance(n, ast.Assign) and _is_kernel_value(n.value, pf, b, jit_names):
+            kernels |= {t.id for t in n.targets if isinstance(t, ast.Name)}
+
+    def other_kernel(node: ast.AST | None, name: str | None) -> bool:
+        if node is None or _is_cache_lookup(node, b):
+            return False
+        if isinstance(node, ast.Name):
+            return node.id != name and node.id in kernels
+        return _is_kernel_value(node, pf, b, jit_names)
+
+    for store in (n for n in body if isinstance(n, ast.Assign) and len(n.targets) == 1
+                  and id(n.targets[0]) in b.cache_writes):
+        name = store.value.id if isinstance(store.value, ast.Name) else None
+        if _in_loop(store, fn, pf):
+            yield at(store, f"`{label}` stores in its kernel cache inside a loop: the kernel it uses may not be the "
+                            "one it stores")
+            continue
+        for n in _after(store, fn, pf):
+            if name is not None and (isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) or (
+                    isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == name)):
+                yield at(n, f"`{label}` binds `{name}` again after storing it in its kernel cache: the kernel it "
+                            "uses may not be the one it stores")
+            elif isinstance(n, ast.Return) and other_kernel(n.value, name) or (
+                    isinstance(n, ast.Call) and other_kernel(n.func, name)):
+                what = ast.unparse(n.value if isinstance(n, ast.Return) else n.func)[:40]  # type: ignore[arg-type]
+                yield at(n, f"`{label}` {'returns' if isinstance(n, ast.Return) else 'calls'} `{what}` after "
+                            f"storing `{ast.unparse(store.value)[:40]}` in its kernel cache: use the kernel it "
+                            "stores (or the cache's entry) - a cache that hands out other than it stores is right "
+                            "on a key's first call only")
+
+
 def _key_misses_a_parameter(fn: ast.AST, pf: ParsedFile, b: Bindings, body: list[ast.AST],
                              label: str) -> Iterator[Hit]:
     """A kernel factory that stores its kernel under a key that leaves out one of its own parameters the kernel is
@@ -1013,6 +1094,7 @@ def _cache_probes(fn: ast.AST, pf: ParsedFile, b: Bindings, attrs: frozenset[str
                             "s30: a cache keyed on the input tensor never hit in verification and changed the result "
                             "from a caller's second call); key it by shapes, dtypes and constants")
     yield from _key_misses_a_parameter(fn, pf, b, body, label)
+    yield from _cache_returns_what_it_stores(fn, pf, b, body, label)
     for n in body:
         if not (isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in b.caches
                 and n.id not in local):
