@@ -81,11 +81,14 @@ def _loop_call(pf: ParsedFile, node: ast.AST) -> ast.Call | None:
 
 @check("OL49")
 def ol49_unroll_innermost(ctx: LintContext) -> Iterator[Hit]:
+    """The upstream trigger is a ``pypto.loop(..., unroll_list=...)`` around another loop. ``pypto.loop_unroll``'s
+    ``unroll_list`` is what that function is - the body handles ``factor`` items per step - and the vendor's own
+    gather_pa_kv_cache unrolls its sequence loop that way around a block loop (red team s39: refused as OL49)."""
     pf = kernel_pf(ctx)
     loops = [n for n in pf.nodes(ast.For) if _loop_call(pf, n) is not None]
     for node in loops:
         call = _loop_call(pf, node)
-        if call is None or _unroll_kw(call) is None:
+        if call is None or _unroll_kw(call) is None or pf.name(call.func) != "pypto.loop":
             continue
         end = node.end_lineno or node.lineno
         inner = [m for m in loops if m is not node and node.lineno < m.lineno <= end and _encloses(pf, node, m)]

@@ -76,13 +76,20 @@ class _Triviality:
 
     def _data_dependent(self, view: ast.Call) -> bool:
         offsets = view.args[2] if len(view.args) > 2 else next((k.value for k in view.keywords if k.arg == "offsets"), None)
-        if offsets is None:
-            return False
-        for n in ast.walk(offsets):
+        return offsets is not None and self._reads_element(offsets, set())
+
+    def _reads_element(self, expr: ast.AST, seen: set[str]) -> bool:
+        """``expr`` depends on a value read from a tensor (``table[b, j]``), directly or through local names bound
+        to expressions that do: the gym's paged gather computes ``cache_offset = physical_block * block_size``
+        from ``physical_block = block_tables[q, j]`` (red team s39: one level of names only, so that honest
+        gather and the vendor's own gather_pa_kv_cache were "only written from a trivial source")."""
+        for n in ast.walk(expr):
             if isinstance(n, ast.Subscript):
                 return True
-            if isinstance(n, ast.Name) and any(isinstance(v, ast.Subscript) for _ln, v in self.assigns.get(n.id, [])):
-                return True
+            if isinstance(n, ast.Name) and n.id not in seen:
+                seen.add(n.id)
+                if any(self._reads_element(v, seen) for _ln, v in self.assigns.get(n.id, [])):
+                    return True
         return False
 
     def trivial(self, expr: ast.AST | None, before: int, depth: int = 0) -> bool:
