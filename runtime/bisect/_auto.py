@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 
@@ -65,6 +66,7 @@ from runtime.bisect._rules import (
     short_valid_source,
     stale_state,
     wrong_axis,
+    wrong_loop_guard,
 )
 
 __all__ = ["AutoResult", "Golden", "analyze", "approximate_links", "feed", "name_from_source"]
@@ -298,6 +300,12 @@ def analyze(recs: list[Rec] | Analyzer, golden: Golden | None = None, kernel_arg
     window: list[Rec] = []
 
     def result(obs: Rec | None, cul: Rec | None, win: list[Rec], suspects: list[Suspect] | None = None) -> AutoResult:
+        # (a culprit in the stage's own source: the guard is read from that source)
+        own = cul is not None and (not stage_name or Path(str(cul.file)).name == Path(stage_name).name)
+        guard = wrong_loop_guard(source, cul.line) if own and cul is not None else None
+        if guard is not None and cul is not None:
+            evidence.append(guard[1])
+            cul = Rec(seq=-1, node=None, op="loop_guard", file=cul.file, line=guard[0], iteration=dict(cul.iteration))
         return AutoResult(an.status, an.matched, an.offs, an.param_map, obs, cul, win, evidence, an.unmapped,
                           coverage, suspects or [], sites, an.expected, an.write_map, an.lids)
 

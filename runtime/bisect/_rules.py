@@ -123,6 +123,74 @@ def _driving_loop(source: str | None, write: Rec, axis: int) -> Rec | None:
     return Rec(seq=-1, node=None, op="loop", file=write.file, line=best.lineno, iteration={})
 
 
+def _count_source(source: str | None, write: Rec, axis: int, loop_line: int) -> tuple[int, str] | None:
+    """For a loop that stops short along ``axis``: the line of its trip count when the count is a local computed
+    for this axis (``s_loops = (S - 1) // S_TILE`` then ``pypto.loop(s_loops)``), and why; None when the loop is
+    the place to look (a literal count, or a count computed for another axis: ``pypto.loop(bs_loop)`` where the
+    writes step by ``TILE_D`` - the loop took the wrong count).
+
+    The count belongs to this axis when its assignment reads a name the write's offset on the axis is computed from
+    besides the loop index (the tile size it steps by). The loop statement only passes the count on; naming it was
+    late when the count's own line rounds down (s38b's sigmoid ``(B - 1) // TILE_B``, s39's rope ``s_loops``)."""
+    found = _offset_chain(source, write, axis)
+    if found is None:
+        return None
+    names, _chain, tree = found
+    loop = next((n for n in ast.walk(tree) if isinstance(n, ast.For) and n.lineno == loop_line), None)
+    if loop is None or not isinstance(loop.iter, ast.Call) or len(loop.iter.args) != 1 \
+            or not isinstance(loop.iter.args[0], ast.Name):
+        return None
+    fn = _enclosing_function(tree, loop_line)
+    count = loop.iter.args[0].id
+    made = _last_assignment(fn, count, loop_line) if fn is not None else None
+    if made is None or len(made.targets) != 1:
+        return None
+    shared = sorted((_names(made.value) & names) - {_loop_index(loop), count})
+    if not shared:
+        return None
+    return made.lineno, (f"the loop at line {loop_line} runs {count!r} trips, computed at line {made.lineno} "
+                         f"({ast.unparse(made.value)}) from {', '.join(map(repr, shared))}, which the offset of the "
+                         "writes steps by: the count is computed for this axis, and too small there")
+
+
+_LOOP_EDGE = ("is_loop_begin", "is_loop_end")
+
+
+def wrong_loop_guard(source: str | None, line: int | None) -> tuple[int, str] | None:
+    """The ``if pypto.is_loop_begin(i)`` (or ``is_loop_end``) around ``line`` when ``i`` is the index of an outer
+    loop, not of the innermost loop holding the ``if``, and why; None otherwise (parsed, never run).
+
+    An accumulator initialised under the first trip of the *outer* loop (``is_loop_begin(s1_idx)`` inside the
+    ``s2_idx`` loop, for ``is_loop_begin(s2_idx)``) is re-initialised on every inner trip of the first outer trip and
+    never on the others: the write under the ``if`` departs, but its line is right; the guard chose when it runs."""
+    if not source or line is None:
+        return None
+    try:
+        tree = parse_source(source)
+    except (SyntaxError, ValueError):
+        return None
+    guards = [n for n in ast.walk(tree) if isinstance(n, ast.If) and n.lineno < line <= (n.end_lineno or n.lineno)
+              and isinstance(n.test, ast.Call) and isinstance(n.test.func, ast.Attribute)
+              and n.test.func.attr in _LOOP_EDGE and len(n.test.args) == 1 and isinstance(n.test.args[0], ast.Name)]
+    loops = [n for n in ast.walk(tree) if isinstance(n, ast.For) and isinstance(n.iter, ast.Call)
+             and ast.unparse(n.iter.func).rsplit(".", 1)[-1] in ("loop", "loop_unroll")]
+    for g in sorted(guards, key=lambda n: -n.lineno):
+        held = [lp for lp in loops if lp.lineno < g.lineno <= (lp.end_lineno or lp.lineno)]
+        if len(held) < 2:
+            continue
+        inner = max(held, key=lambda lp: lp.lineno)
+        var = g.test.args[0].id  # type: ignore[attr-defined]
+        outer = [lp for lp in held if lp is not inner and _loop_index(lp) == var]
+        if _loop_index(inner) != var and outer:
+            edge = g.test.func.attr  # type: ignore[attr-defined]
+            return g.lineno, (f"line {line} runs under `{edge}({var})` at line {g.lineno}, inside the loop over "
+                              f"{_loop_index(inner)!r} (line {inner.lineno}) but testing the index of the outer loop "
+                              f"at line {outer[0].lineno}: it runs on every inner trip of the outer loop's "
+                              f"{'first' if edge == 'is_loop_begin' else 'last'} trip and on no trip of the others; "
+                              "the guard is the line to fix")
+    return None
+
+
 def _loop_index(node: ast.For) -> str | None:
     """The index a ``for`` binds: ``i`` of ``for i in ...`` and of ``for i, n in pypto.loop_unroll(...)``."""
     t = node.target
@@ -328,7 +396,17 @@ def coverage_gap(an: Analyzer, outputs: dict[str, np.ndarray]) -> tuple[dict[str
                 else:
                     notes.append(f"the writes at line {culprit.line} advance along axis {axis} with the loop at line "
                                  f"{loop.line}, which stops before reaching index {first[axis]}")
-                    culprit = loop
+                    same = [tuple(x.offsets) for x in an.recs if x.is_write and x.line == culprit.line
+                            and x.target == culprit.target and x.offsets is not None]
+                    # (two writes at one offset: the offsets are wrong, not the count - s39's head stride)
+                    count = _count_source(an.source, culprit, axis, loop.line) if len(set(same)) == len(same) \
+                        else None
+                    if count is not None:
+                        notes.append(count[1])
+                        culprit = Rec(seq=-1, node=None, op="trip_count", file=loop.file, line=count[0],
+                                      iteration=dict(culprit.iteration))
+                    else:
+                        culprit = loop
         break
     return counts, culprit, notes
 
@@ -1255,6 +1333,46 @@ def static_dtype_source(source: str | None, error_line: int | None, message: str
             return a.lineno, (f"the kernel raised at line {error_line} on mixed dtypes ({message.strip()[:120]}); "
                               f"line {a.lineno} computes with {hit[0]!r}, the copy of {orig!r} rounded at line {line} "
                               f"to be written out, where {orig!r} itself was meant: rounding at the wrong step")
+    return None
+
+
+def static_alias_source(source: str | None, error_line: int | None, message: str) -> tuple[int, str] | None:
+    """For a kernel that raised on mixed dtypes: an operand of the failing statement bound by a bare alias
+    (``states_tile = states_tile_half``) while another operand is computed from a ``cast`` (``z4_tile =
+    pypto.cast(z4_tile_half, DT_FP32)``): the alias is where the cast was dropped, and why; None otherwise (parsed,
+    never run).
+
+    A bare alias renames a value and changes nothing, so in a kernel it is almost always the remains of a cast (or
+    another op) deleted from the line; the statement that raised only meets the two dtypes (s39: sum_lstm)."""
+    if not source or error_line is None or "dtype" not in (message or "").lower():
+        return None
+    found = _function_at(source, error_line)
+    if found is None:
+        return None
+    tree, fn = found
+    stmt = next((n for n in ast.walk(fn) if isinstance(n, ast.Assign | ast.Expr) and n.lineno <= error_line
+                 <= (n.end_lineno or n.lineno)), None)
+    if stmt is None:
+        return None
+    operands = sorted(_names(stmt.value) - {"pypto"})
+
+    def casts_upstream(name: str, depth: int = 3) -> bool:
+        a = _last_assignment(fn, name, error_line)
+        if a is None or depth == 0:
+            return False
+        if any(_is_cast(n) for n in ast.walk(a.value)):
+            return True
+        return any(casts_upstream(n, depth - 1) for n in _names(a.value) - {"pypto", name})
+
+    for n in operands:
+        a = _last_assignment(fn, n, error_line)
+        if a is None or not isinstance(a.value, ast.Name) or len(a.targets) != 1:
+            continue
+        others = [o for o in operands if o != n and casts_upstream(o)]
+        if others:
+            return a.lineno, (f"the kernel raised at line {error_line} on mixed dtypes ({message.strip()[:120]}); "
+                              f"its operand {n!r} is bound at line {a.lineno} to {a.value.id!r} unchanged, while "
+                              f"{others[0]!r} is computed from a cast: the cast of {a.value.id!r} is missing there")
     return None
 
 

@@ -29,6 +29,7 @@ from runtime.bisect._replay import Replay, replay, replay_hooked, value_stats
 from runtime.bisect._rules import (
     call_arguments,
     shape_error_source,
+    static_alias_source,
     static_consumed_source,
     static_dtype_source,
     static_extent_source,
@@ -607,6 +608,96 @@ def _padding_repair(run: CapturedRun, plan: Any, inputs: list[np.ndarray], sourc
     return None
 
 
+def _trailing_pad_repair(run: CapturedRun, inputs: list[np.ndarray], source: str,
+                         golden: Golden) -> tuple[int, str] | None:
+    """A kernel argument the wrapper built with a constant slab at the end of one axis, past an extent some input has
+    on an axis (the mask ``[Nkv, G, Skv_pad]`` of ``attention_mask [.., Skv]`` padded with 0.0 where -1e30 keeps the
+    padded keys out): a replay with the slab set to another pad value (``_PAD_TRIES``) that makes every output match
+    names the host line the pad value comes from. ``_padding_repair`` covers an argument that is an input padded in
+    place; this one an argument built from it (reshaped, broadcast) - s39: gqa_decode_attn's mask pad."""
+    sizes = {int(n) for x in inputs for n in np.shape(x)}
+    tried = 0
+    found: list[tuple[str, int | None, str]] = []
+    for ci, call in enumerate(run.calls):
+        names = _param_names(call)
+        if names is None:
+            continue
+        for ai, (name, src) in enumerate(zip(names, call.args, strict=False)):
+            a = _host_array(src)
+            if a is None or a.ndim == 0 or not np.issubdtype(a.dtype, np.floating):
+                continue
+            for ax in range(a.ndim):
+                n = a.shape[ax]
+                ks = sorted(k for k in sizes if 0 < k < n)
+                for k in ks[-1:]:  # the largest input extent below the argument's: where a pad would start
+                    slab = np.take(a, np.arange(k, n), axis=ax).astype(np.float64)
+                    if slab.size == 0 or not np.all(slab == slab.flat[0]):
+                        continue
+                    before = np.take(a, [k - 1], axis=ax).astype(np.float64)
+                    if np.all(before == slab.flat[0]):
+                        continue  # (constant further back too: not a pad boundary)
+                    if tried == 0 and _outputs_match(run.calls, inputs, golden):
+                        return None
+                    for v in _PAD_TRIES:
+                        if v == slab.flat[0] or tried >= 6:
+                            continue
+                        tried += 1
+                        b = np.array(a, copy=True)
+                        idx = [slice(None)] * a.ndim
+                        idx[ax] = slice(k, n)
+                        b[tuple(idx)] = v
+                        if _outputs_match(_with_argument(run.calls, ci, ai, b), inputs, golden):
+                            line = _fill_line(source, call.kernel, name, float(slab.flat[0]))
+                            found.append((name, line, (
+                                f"the kernel parameter {name!r} ends on axis {ax} with {n - k} entries of "
+                                f"{slab.flat[0]:g} past extent {k}; in a replay with them set to {v:g} every output "
+                                f"matches the golden (and no other argument's padding repairs it): the pad value is "
+                                f"wrong (the kernel reads the padding); line {line} sets it")))
+                            break
+    # (two arguments whose padding each repairs - data padded with 0 that -inf would also hide - say nothing about
+    # which pad is wrong: no claim)
+    at = found[0][1] if len({f[0] for f in found}) == 1 else None
+    return (at, found[0][2]) if at is not None else None
+
+
+def _fill_line(source: str, kernel: str, param: str, value: float) -> int | None:
+    """The host line, on the way back from ``kernel``'s argument for ``param`` through assignments, that fills a
+    tensor with the constant ``value`` (``torch.full((..), 0.0)``; else, for 0, ``np.zeros(..)``); None when none
+    does. An explicit fill is preferred: a ``zeros`` is as often a default in another branch (``mask_base =
+    torch.zeros(Skv)`` when no mask is given) as the pad."""
+    for explicit in (True, False):
+        line = _fill_line_pass(source, kernel, param, value, explicit)
+        if line is not None:
+            return line
+    return None
+
+
+def _fill_line_pass(source: str, kernel: str, param: str, value: float, explicit: bool) -> int | None:
+    """One pass of :func:`_fill_line`: explicit fills only, or ``zeros`` only."""
+    for fn, arg, call_line in _host_calls(source, kernel, param):
+        todo: list[tuple[ast.AST, int]] = [(arg, call_line)]
+        seen: set[str] = set()
+        while todo:
+            node, line = todo.pop(0)
+            for call in (c for c in ast.walk(node) if isinstance(c, ast.Call)):
+                fname = ast.unparse(call.func).rsplit(".", 1)[-1]
+                fill = [a for a in call.args[1:2] if fname in ("full", "full_like")] + \
+                    [k.value for k in call.keywords if k.arg == "fill_value"]
+                consts = [f.value for f in fill if isinstance(f, ast.Constant)] + \
+                    [-f.operand.value for f in fill if isinstance(f, ast.UnaryOp) and isinstance(f.op, ast.USub)
+                     and isinstance(f.operand, ast.Constant) and isinstance(f.operand.value, int | float)]
+                if (explicit and any(isinstance(c, int | float) and float(c) == value for c in consts)) or \
+                        (not explicit and value == 0.0 and fname in ("zeros", "zeros_like")):
+                    return line
+            for nm in sorted({n.id for n in ast.walk(node) if isinstance(n, ast.Name)} - seen):
+                seen.add(nm)
+                defs = [s for s in ast.walk(fn) if isinstance(s, ast.Assign) and s.lineno < line
+                        and any(isinstance(t, ast.Name) and t.id == nm for t in s.targets)]
+                for d in sorted(defs, key=lambda s: -s.lineno):
+                    todo.append((d.value, d.lineno))
+    return None
+
+
 def _returned_wrong(run: CapturedRun, plan: Any, inputs: list[np.ndarray], source: str,
                     golden: Golden) -> tuple[int, str] | None:
     """The kernel left every golden output in its arguments, yet what the wrapper returns departs: the wrapper's
@@ -625,6 +716,9 @@ def _returned_wrong(run: CapturedRun, plan: Any, inputs: list[np.ndarray], sourc
     rets = [n for n in ast.walk(fn) if isinstance(n, ast.Return) and n.value is not None] if fn is not None else []
     if not rets:
         return None
+    alias = _aliased_arguments(source, run)
+    if alias is not None:
+        return alias
     ret = max(rets, key=lambda n: n.lineno)
     line = ret.lineno
     if isinstance(ret.value, ast.Name):  # `return y`: where y was made from the kernel's argument
@@ -635,6 +729,43 @@ def _returned_wrong(run: CapturedRun, plan: Any, inputs: list[np.ndarray], sourc
     return line, (f"a replay of the kernel calls as made leaves every golden output in a kernel argument, but what "
                   f"the wrapper returns departs from it: the kernel is right and the wrapper hands back the wrong "
                   f"part of its result; line {line} makes the returned value")
+
+
+def _aliased_arguments(source: str, run: CapturedRun) -> tuple[int, str] | None:
+    """Two arguments of one kernel call that the wrapper made the same tensor through a bare alias (``dq_flat =
+    q_flat``, then ``kernel(q_flat, .., dq_flat)``): the alias line and why; None otherwise (parsed, never run).
+
+    Called where a replay of the calls as made (each argument its own copy) leaves every golden output in the
+    kernel's arguments while the run itself does not: the run differed from the replay in sharing memory between
+    arguments, so the kernel overwrote what it still had to read (s39: flash_attention_score_grad's dQ written over
+    Q before the dK/dV pass reads Q)."""
+    for call in run.calls:
+        params = _param_names(call)
+        if not params:
+            continue
+        roots: dict[tuple[int, str], tuple[str, int | None]] = {}  # (call line, root name) -> (param, alias line)
+        for param in params:
+            for fn, arg, call_line in _host_calls(source, call.kernel, param):
+                if not isinstance(arg, ast.Name):
+                    continue
+                name, made, line = arg.id, None, call_line
+                for _ in range(8):  # follow bare aliases back: ``a = b``
+                    d = max((s for s in ast.walk(fn) if isinstance(s, ast.Assign) and s.lineno < line
+                             and any(isinstance(t, ast.Name) and t.id == name for t in s.targets)),
+                            key=lambda s: s.lineno, default=None)
+                    if d is None or not isinstance(d.value, ast.Name):
+                        break
+                    made, name, line = made or d.lineno, d.value.id, d.lineno
+                key = (call_line, name)
+                if key in roots and (made or roots[key][1]) is not None:
+                    other, other_made = roots[key]
+                    at = made if made is not None else other_made
+                    assert at is not None
+                    return at, (f"the kernel parameters {other!r} and {param!r} are one tensor: line {at} binds one "
+                                f"argument to the other unchanged, so the kernel writes over data it still reads; a "
+                                f"replay giving each argument its own copy leaves every golden output in them")
+                roots[key] = (param, made)
+    return None
 
 
 def _outputs_match(calls: list[Any], inputs: list[np.ndarray], golden: Golden) -> bool:
@@ -993,6 +1124,15 @@ def _argument_line(source: str, kernel: str, param: str, wrong: str) -> int | No
             node, line = todo.pop(0)
             used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
             if wrong in used:
+                # the input passed on under its own name (``kernel(x, out)``) after the wrapper re-bound that name
+                # (``x = x.t().contiguous()``): the re-binding changed it, not the call (s39: sigmoid's transpose)
+                rebound = [s for s in ast.walk(fn) if isinstance(s, ast.Assign) and s.lineno < line
+                           and any(isinstance(t, ast.Name) and t.id == wrong for t in s.targets)] \
+                    if isinstance(node, ast.Name) and node.id == wrong else []
+                if rebound:
+                    d = max(rebound, key=lambda s: s.lineno)
+                    todo.append((d.value, d.lineno))
+                    continue
                 return line
             for nm in sorted(used - seen):
                 seen.add(nm)
@@ -1162,6 +1302,7 @@ def _one_case(op: Any, stage: Path, case: Any, *, emulator: str, timeout: float,
                                     op="missing_cast", status="error")
             msg = str(err.get("message", ""))
             dtyped = (static_dtype_source("\n".join(lines), err["line"], msg) if cast_line is None else None) \
+                or (static_alias_source("\n".join(lines), err["line"], msg) if cast_line is None else None) \
                 or static_unwritten_source("\n".join(lines), err["line"], msg) \
                 or static_consumed_source("\n".join(lines), err["line"], msg) \
                 or static_extent_source("\n".join(lines), err["line"], msg) \
@@ -1185,6 +1326,7 @@ def _one_case(op: Any, stage: Path, case: Any, *, emulator: str, timeout: float,
         culprit, observed, window = None, None, []
     elif (swap := _swapped_input(run, plan, inputs, source)
            or _padding_repair(run, plan, inputs, source, golden)
+           or _trailing_pad_repair(run, inputs, source, golden)
            or swapped_scalars(an, source, {c.kernel for c in run.calls},
                               lambda hook: _replay_matches(run.calls, inputs, golden, hook))
            or scalar or _transformed_input(run, plan, inputs, source, golden)
@@ -1260,6 +1402,44 @@ def _second_look(an: Analyzer, res: AutoResult, run: CapturedRun, inputs: list[n
 def _with_note(res: AutoResult, note: str) -> AutoResult:
     res.evidence.insert(0, note)
     return res
+
+
+_PROBE_SEED = 39
+"""bisect's own seed for the unseen-style shapes it tries when every SPEC case matches (fixed: a bisect report is
+reproducible; the shapes are drawn by ``runtime.opdir._unseen.unseen_cases``, whose drawing it does not change)."""
+_MAX_PROBES = 3
+
+
+def _unseen_probes(op: Any) -> list[Any]:
+    """Up to :data:`_MAX_PROBES` cases of shapes the SPEC does not list, smallest first, no larger than its largest
+    case: those with a tail (an extent no multiple of the SPEC's sizes' tile) first, each shape once, without
+    verify's special values (ordinary random data: a departure then says the shape, not the values, is the cause).
+    Named ``bisect-<verify's name>``: they are bisect's draw, not a verification's."""
+    from runtime.opdir._unseen import unseen_cases
+
+    spec_cases = op.cases()
+
+    def size(c: Any) -> int:
+        return int(np.prod([int(v) for v in c.dims.values()])) if c.dims else 0
+
+    if not spec_cases or not any(c.dims for c in spec_cases):
+        return []
+    cap = max(size(c) for c in spec_cases)
+    try:
+        drawn = unseen_cases(op.spec, list(spec_cases), _PROBE_SEED)
+    except Exception:  # noqa: BLE001 - a SPEC the drawing cannot handle: no probes, the SPEC cases' report stands
+        return []
+    known = {tuple(sorted(c.dims.items())) for c in spec_cases}
+    out: list[Any] = []
+    for c in sorted(drawn, key=lambda c: (not c.tail, size(c))):
+        key = tuple(sorted(c.dims.items()))
+        if c.special or key in known or size(c) > cap or c.name.count("-") != 2:
+            continue
+        known.add(key)
+        out.append(c.model_copy(update={"name": f"bisect-{c.name}"}))
+        if len(out) == _MAX_PROBES:
+            break
+    return out
 
 
 def order_cases(cases: list[Any]) -> list[Any]:
@@ -1354,6 +1534,25 @@ def bisect(op_dir: str | Path, stage_file: str | Path, *, case: str | None = Non
         if rep.status != "NO_DIVERGENCE":
             break
         clean.append(c.name)
+    if case is None and report is not None and report.status == "NO_DIVERGENCE":
+        # every SPEC case tried matches: the shapes verify draws beyond the SPEC (a length no multiple of the tile)
+        # are where a bug only unseen cases show lives (s39: a pad width right for one tile only)
+        for c in _unseen_probes(op):
+            why = (f"case {c.name}: a shape beyond the SPEC's (drawn as verify draws its unseen cases, from bisect's "
+                   f"fixed seed {_PROBE_SEED}), since {', '.join(clean)} match the golden")
+            try:
+                rep = _one_case(op, stage, c, emulator=emulator, timeout=timeout, lines=lines, started=started,
+                                golden_cache=golden_cache, case_reason=why, run=None)
+            except GoldenError:
+                continue  # (a golden that refuses the drawn shape: the SPEC cases' report stands)
+            f = rep.first_divergence
+            if rep.status == "RUNTIME_ERROR" and f is not None and f.line is not None and 0 < f.line <= len(lines) \
+                    and lines[f.line - 1].strip().startswith(("raise ", "assert ")):
+                continue  # (the stage refuses the shape on purpose - a length no multiple of its tile: not a bug)
+            if rep.status != "NO_DIVERGENCE":
+                report = rep
+                break
+            clean.append(c.name)
     assert report is not None
     report.duration_s = time.perf_counter() - started
     return report
