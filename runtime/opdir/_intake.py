@@ -174,11 +174,12 @@ def _scaled_by(fdef: ast.FunctionDef | None, name: str) -> bool:
 
 
 def _int_attribute_notes(spec: Spec, fdef: ast.FunctionDef | None) -> list[str]:
-    """An attribute written as a whole number that golden() computes with: verification varies float attributes only
-    (unseen drawing version 10), and YAML reads ``cap: 30`` as an int (red team s35b: a kernel with the SPEC's cap
-    built in passed every verification of such a SPEC)."""
-    return [f"attribute '{k}' is an int ({v}) that golden() multiplies or divides by: verification passes other values of float "
-            f"attributes only - if it is a real value, write it as {float(v)!r}"
+    """An attribute written as a whole number that golden() computes with: YAML reads ``cap: 30`` as an int (red team
+    s35b: a kernel with the SPEC's cap built in passed every verification of such a SPEC - float attributes only were
+    varied). Since unseen drawing version 14 such an int is varied too, but through whole numbers only (two of them,
+    :func:`runtime.opdir._unseen.int_values`), where a float gets values of seven digits and one within 1-3%."""
+    return [f"attribute '{k}' is an int ({v}) that golden() multiplies or divides by: verification passes other whole "
+            f"numbers only - if it is a real value, write it as {float(v)!r}"
             for k, v in spec.attrs.items() if type(v) is int and _scaled_by(fdef, k)]
 
 

@@ -214,6 +214,13 @@ class Spec(_Model):
     """The Ascend architecture the kernels are written for (``pypto.platform.npuarch``: ``DAV_2201`` = A2/A3, the
     default; ``DAV_3510`` = Ascend 950, where the FP8 cube exists). Verify runs the candidate and the device on it,
     as ``python -m runtime.emulator --npuarch`` does for a script."""
+    vary_ints: list[str] = Field(default_factory=list)
+    """Int attributes verification runs at other whole values whatever golden()'s use of them looks like (unseen
+    drawing version 14, :func:`runtime.opdir._unseen.varied_ints`): ``vary_ints: [n_rounds]`` for a count golden.py
+    passes to a function the analysis cannot follow. Each one a positive int attribute."""
+    fixed_ints: list[str] = Field(default_factory=list)
+    """Int attributes verification never varies, whatever golden() does with them: a value the op is defined for only
+    (``fixed_ints: [window]``: kernels may build the SPEC's window in). Each one an int attribute."""
     attrs: dict[str, Any] = Field(default_factory=dict)
     """Every other top-level key plus the typed ``attributes``: op attributes, passed to golden() as keywords it
     accepts and to the wrapper as keywords it names."""
@@ -549,6 +556,19 @@ def _cross_checks(spec: Spec, lines: dict[_Path, int], file: str) -> list[Proble
         if dt not in spec.tolerance:
             add(("supported_dtypes", i), f"dtype '{dt}' has no entry in tolerance; add "
                                          f"tolerance: {{{dt}: {{atol: ..., rtol: ...}}}}")
+    for key in ("vary_ints", "fixed_ints"):
+        for i, name in enumerate(getattr(spec, key)):
+            v = spec.attrs.get(name)
+            if name not in spec.attrs:
+                add((key, i), f"'{name}' is not an attribute of this SPEC (attributes: "
+                              f"{', '.join(spec.attrs) or 'none'}); {key} lists int attributes")
+            elif type(v) is not int:
+                add((key, i), f"attribute '{name}' is {v!r}, not an int: {key} lists int attributes (floats are "
+                              f"varied anyway, bools never)")
+            elif key == "vary_ints" and v < 1:
+                add((key, i), f"attribute '{name}' is {v}: only a positive int is varied (0 may be a switch)")
+            elif key == "vary_ints" and name in spec.fixed_ints:
+                add((key, i), f"attribute '{name}' is in both vary_ints and fixed_ints; keep one")
     if len(set(spec.seeds)) != len(spec.seeds) or any(s < 0 for s in spec.seeds):
         add(("seeds",), f"seeds must be distinct non-negative integers, got {spec.seeds}")
     elif len(spec.seeds) < MIN_SEEDS:

@@ -113,8 +113,9 @@ from runtime.opdir._spec import Spec
 
 __all__ = ["CASE_BYTES_CAP", "FILL_FACTOR", "LEGACY_RUN_SEEDS", "MAX_UNSEEN", "MAX_UNSEEN_V6", "MAX_UNSEEN_V9",
            "MAX_UNSEEN_V12_MORE", "POW2_TAIL_MAX", "TOTAL_BYTES_FLOOR", "UNSEEN_PREFIX", "UNSEEN_VERSION",
-           "alias_groups", "attribute_cases", "call_plan", "case_cap", "draw_seed", "pow2_tail_plan", "total_cap",
-           "unseen_cases", "unseen_version", "varied_attributes", "vector_plan", "verification_seed"]
+           "alias_groups", "attribute_cases", "call_plan", "case_cap", "draw_seed", "int_attribute_cases",
+           "int_values", "pow2_tail_plan", "total_cap", "unseen_cases", "unseen_version", "varied_attributes",
+           "varied_ints", "vector_plan", "verification_seed"]
 
 MAX_UNSEEN = 44
 """Most unseen wrapper calls in one verification (same-shape reruns included), drawing version 7: every size class
@@ -170,7 +171,7 @@ CASE_BYTES_CAP = 64 * 1024**2
 """Inputs + outputs of one unseen case stay under this unless the SPEC's own cases are bigger."""
 UNSEEN_PREFIX = "unseen"
 """Unseen case names start with it: ``unseen3-B70_D64-fp32`` (no seed: the seed is never shown to agents)."""
-UNSEEN_VERSION = 13
+UNSEEN_VERSION = 14
 """The drawing of unseen cases. Version 2 (red team s16): a power-of-two size class, the fill size in every dtype and
 above 3x the SPEC's largest, and special values (zero / constant rows, ties) in the second case of every same-shape
 pair and in the fresh-seed reruns of the SPEC's shapes (:func:`runtime.opdir._inputs.apply_special_values`).
@@ -199,7 +200,11 @@ values are whole numbers are passed as Python ints (:func:`_integral_sets`); eve
 Version 13 (red team s38): after every other case, the vector cases (:func:`vector_plan`, ``Case.vector``): a float
 input that is one vector (``[N]``, ``[1, V]``) is near-constant, peaked, sorted, constant or tiny as a whole, one
 kind per case, and then each kept axis's largest power of two plus a tail of 1..15 (:func:`pow2_tail_plan`, the
-accident round of s38); every other case is version 12's."""
+accident round of s38); every other case is version 12's. Version 14 (red team s38 "accident2", session 39): the
+int attributes golden() uses as a count, an exponent, a bound or a scale (:func:`varied_ints`,
+:mod:`runtime.opdir._intattrs`) run at other whole values (:func:`int_values`) in cases of their own
+(:func:`int_attribute_cases`) and on the last unseen case of every shape (:func:`vary_unseen_attributes`); every other
+case is version 13's."""
 LEGACY_RUN_SEEDS = frozenset({
     8073106555080404082, 1375231499958067986, 4714508118518851981, 8790150582367487093, 5005340479135436709,
     4653713241000648732, 4971532019015743374, 5156450107698526626, 5087138263457286476,
@@ -957,43 +962,172 @@ def _attrs_label(names: list[str], attrs: dict[str, object], version: int) -> st
 
 
 def vary_unseen_attributes(spec: Spec, cases: list[Case], names: list[str], seed: int,
-                           version: int = UNSEEN_VERSION) -> list[Case]:
+                           version: int = UNSEEN_VERSION, ints: dict[str, str] | None = None) -> list[Case]:
     """(version 11) The last unseen case of every shape and dtype (size 1, the tail of 1, the power of two, the fill
     size ...; of a same-shape pair, the one with special values) with the attributes at other values: the three sets
     of the attribute cases, and - when two or more values are varied - each value moved alone, close to the SPEC's,
     the others at theirs, in turn. Red team s36b: a decode path for B
     == 1 and a path for B > 256 built with the SPEC's cap passed (the attribute cases run on two SPEC shapes), and a
-    kernel cache keyed on ``beta1`` alone passed (every set moved both betas). The values join the case's name."""
-    if version < 11 or not names:
+    kernel cache keyed on ``beta1`` alone passed (every set moved both betas). The values join the case's name.
+
+    (version 14) ``ints`` (:func:`varied_ints`): the same cases also take the int sets (:func:`_int_sets`) in turn,
+    beside the float values - a kernel whose decode path was built with the SPEC's window is wrong there too."""
+    ints = ints if version >= 14 and ints else {}
+    if version < 11 or not (names or ints):
         return cases
-    rng = np.random.default_rng([int(seed) & ((1 << 63) - 1), _STREAM, 11])
-    sets = _attribute_sets(spec, names, rng, version)
-    leaves = [(n, j) for n in names for j in range(len(spec.attrs[n]) if isinstance(spec.attrs[n], list | tuple)
-                                                     else 1)]
-    if len(leaves) > 1:
-        for name, j in leaves:  # one value moved alone, close to the SPEC's
-            v = spec.attrs[name]
-            if isinstance(v, list | tuple):
-                moved = list(v)
-                moved[j] = _attr_value(float(v[j]), *ATTR_NEAR, rng, version, 2)
-                sets.append({name: type(v)(moved)})
-            else:
-                sets.append({name: _attr_value(float(v), *ATTR_NEAR, rng, version, 2)})
+    sets: list[dict[str, object]] = []
+    if names:
+        rng = np.random.default_rng([int(seed) & ((1 << 63) - 1), _STREAM, 11])
+        sets = _attribute_sets(spec, names, rng, version)
+        leaves = [(n, j) for n in names for j in range(len(spec.attrs[n]) if isinstance(spec.attrs[n], list | tuple)
+                                                         else 1)]
+        if len(leaves) > 1:
+            for name, j in leaves:  # one value moved alone, close to the SPEC's
+                v = spec.attrs[name]
+                if isinstance(v, list | tuple):
+                    moved = list(v)
+                    moved[j] = _attr_value(float(v[j]), *ATTR_NEAR, rng, version, 2)
+                    sets.append({name: type(v)(moved)})
+                else:
+                    sets.append({name: _attr_value(float(v), *ATTR_NEAR, rng, version, 2)})
+    int_sets = _int_sets(spec, ints, np.random.default_rng([int(seed) & ((1 << 63) - 1), _INT_STREAM, 1])) \
+        if ints else []
 
     def key(c: Case) -> tuple:
         return tuple(sorted(c.dims.items())), c.dtype
 
     group = Counter(key(c) for c in cases if c.unseen and not c.attrs)
     out, seen, k = [], Counter[tuple](), 0
+    labelled = [*names, *ints]
     for c in cases:
         if c.unseen and not c.attrs:
             seen[key(c)] += 1
             if seen[key(c)] == group[key(c)]:  # the last case of every shape (and dtype): each shape is called so
-                attrs = sets[k % len(sets)]
+                attrs = dict(sets[k % len(sets)]) if sets else {}
+                if int_sets:
+                    attrs.update(int_sets[k % len(int_sets)])
                 k += 1
-                c = c.model_copy(update={"attrs": dict(attrs),
-                                         "name": f"{c.name}-{_attrs_label(names, attrs, version)}"})
+                c = c.model_copy(update={"attrs": attrs, "name": f"{c.name}-{_attrs_label(labelled, attrs, version)}"})
         out.append(c)
+    return out
+
+
+_INT_STREAM = 0x1A7
+"""(version 14) The random stream of the int values (:func:`_int_sets`) and of the int cases' seeds: no other draw
+moves."""
+INT_TILE = TAIL_MULTIPLE
+"""(version 14) A bound is also drawn wider than a tile of this many positions (:func:`int_values`)."""
+
+
+def varied_ints(spec: Spec, wrapper_attrs: list[str], golden_keywords: list[str], golden_tree: object,
+                version: int = UNSEEN_VERSION) -> dict[str, str]:
+    """(version 14) The int attributes an int case varies, with the role their values are drawn for: a positive int
+    (not a bool, not 0: a switch; not negative) that both the wrapper and golden() take - so both are told the other
+    value - and that golden() uses as a count, an exponent, a bound or a scale and never as an axis, an index, a
+    shape, a dtype, a flag or in a call the analysis does not know (:func:`runtime.opdir._intattrs.int_attribute_roles`;
+    ambiguous stays: a false refusal is worse than a miss). An int equal to one of the SPEC's dim sizes stays too (a
+    layer count a kernel may read from its weight's shape). ``vary_ints`` in the SPEC varies an int whatever the
+    analysis says (its role's values, a scale's when none is found); ``fixed_ints`` never varies one.
+
+    Red team s38 ("accident2"): ``step: 1`` (AdamW's bias corrections with the power forgotten), ``window: 8`` built
+    in and ``iters: 20`` (a Sinkhorn one round short, columns first - both within fp32 tolerance after five rounds)
+    passed every verification: no int was ever varied."""
+    import ast
+
+    from runtime.opdir._intattrs import int_attribute_roles
+
+    if version < 14 or not isinstance(golden_tree, ast.Module):
+        return {}
+    forced, fixed = set(spec.vary_ints), set(spec.fixed_ints)
+    names = [n for n in wrapper_attrs if n in golden_keywords and n not in fixed
+             and type(spec.attrs.get(n)) is int and spec.attrs[n] >= 1]
+    roles = int_attribute_roles(golden_tree, names)
+    dims = {int(v) for sh in spec.p0_shapes for v in sh.values()}
+    out: dict[str, str] = {}
+    for name in names:
+        role = roles[name]
+        if name in forced:
+            out[name] = next((k for k in ("count", "exponent", "bound", "scale") if k in role.kinds), "scale")
+        elif role.kind is not None and not (spec.attrs[name] >= 2 and spec.attrs[name] in dims):
+            out[name] = role.kind
+    return out
+
+
+def int_values(kind: str, v: int, rng: np.random.Generator) -> tuple[int, int]:
+    """(version 14) Two other whole values, both >= 1 and other than ``v``, for an int of this role - below the SPEC's
+    (or small) first, above it second, cheap to run:
+
+    - **count** (``range(n)``): 1..3 (under ``v``), then ``v + 1 .. v + 3``: a Sinkhorn one round short or normalising
+      columns first agrees with ``iters: 20`` to 1e-7 and with 1-3 rounds by no tolerance;
+    - **exponent** (``beta ** step``): 2..5, then ``v + 1 .. v + 3`` - a power forgotten at ``step: 1`` shows at 2;
+    - **bound** (``j > i - window``, a ``tril`` diagonal): 1 .. ``v - 1``, then wider than a tile
+      (:data:`INT_TILE` + 1 .. 2x it - 1; ``v + 1 .. v + 16`` above that) - a window built in as the SPEC's 8 within
+      one 16-column tile differs at 3 and at 24, where the band crosses a tile boundary;
+    - **scale** (an operand with a tensor): 0.5-0.9x and 1.5-3x, rounded (as version 12's whole numbers).
+    For ``v == 1`` the first value is above it too (2-3; a bound 2..16)."""
+    def draw(lo: int, hi: int, avoid: set[int]) -> int:
+        pool = [x for x in range(max(1, lo), max(1, hi) + 1) if x not in avoid]
+        return pool[int(rng.integers(0, len(pool)))] if pool else max(avoid) + 1
+
+    t = INT_TILE
+    if kind == "count":
+        a = draw(1, min(3, v - 1), {v}) if v >= 2 else draw(2, 3, {v})
+        return a, draw(v + 1, v + 3, {v, a})
+    if kind == "exponent":
+        a = draw(2, 5, {v})
+        return a, draw(v + 1, v + 3, {v, a})
+    if kind == "bound":
+        a = draw(1, v - 1, {v}) if v >= 2 else draw(2, t, {v})
+        return a, draw(t + 1, 2 * t - 1, {v, a}) if v <= t else draw(v + 1, v + t, {v, a})
+    low, high = rng.uniform(0.5, 0.9), rng.uniform(1.5, 3.0)
+    a = int(round(v * low)) if v >= 2 else 2
+    a = a if a not in (v, 0) else (v - 1 if v >= 2 else 2)
+    b = int(round(v * high))
+    return a, b if b not in (v, a) else max(v, a) + 1
+
+
+def _int_sets(spec: Spec, ints: dict[str, str], rng: np.random.Generator) -> list[dict[str, object]]:
+    """(version 14) Two sets of values of the varied ints (:func:`int_values`): the first values of every int, then
+    the second ones; with two ints or more, also each int alone at its second value, the others at the SPEC's."""
+    pairs = {name: int_values(kind, int(spec.attrs[name]), rng) for name, kind in ints.items()}
+    sets: list[dict[str, object]] = [{n: a for n, (a, _) in pairs.items()}, {n: b for n, (_, b) in pairs.items()}]
+    if len(pairs) > 1:
+        sets += [{n: b} for n, (_, b) in pairs.items()]
+    return sets
+
+
+def int_attribute_cases(spec: Spec, spec_cases: list[Case], ints: dict[str, str], seed: int, first: int,
+                        version: int = UNSEEN_VERSION) -> list[Case]:
+    """(version 14) Cases with the varied ints (:func:`varied_ints`) at other whole values (:func:`_int_sets`): each
+    set on the first SPEC shape (a static SPEC's one shape) in every dtype, then on the attribute cases' tail shape (a partial last tile, as
+    version 11's float cases) with special values; the floats at the SPEC's values. The values are in the case name
+    (``unseen40-S64-fp32-window3``). A set golden.py refuses is dropped with a diagnostic, as the float sets are
+    (`runtime.verify._engine._drop_refused_attributes`). A wrapper that takes the int and refuses the value fails:
+    an attribute the wrapper takes is one the kernel claims to honour - a kernel for one value leaves the parameter
+    out of its wrapper (the SPEC's value is then fixed), or the SPEC lists it in ``fixed_ints``."""
+    if version < 14 or not ints or not (spec.p0_shapes or not spec.named_dims()):
+        return []
+    rng = np.random.default_rng([int(seed) & ((1 << 63) - 1), _INT_STREAM, 0])
+    sets = _int_sets(spec, ints, np.random.default_rng([int(seed) & ((1 << 63) - 1), _INT_STREAM, 1]))
+    # the first SPEC shape; a SPEC of static shapes (a gym import: mhc_sinkhorn's [8, 4, 4]) has its one shape
+    base = {k: int(v) for k, v in spec.p0_shapes[0].items()} if spec.p0_shapes else {}
+    plan: list[tuple[dict[str, int], bool, dict[str, object]]] = [(base, False, attrs) for attrs in sets]
+    tail = _tail_shape(spec, base)
+    if tail is not None:
+        plan += [(tail, True, attrs) for attrs in sets[:2]]
+    cap = case_cap(spec, spec_cases, version)
+    used = {c.seed for c in spec_cases}
+    out: list[Case] = []
+    for dtype in spec.supported_dtypes:
+        for dims, special, attrs in plan:
+            if _bytes(spec, dims, dtype) > cap:
+                continue
+            s = _new_seed(rng, used)
+            name = f"{UNSEEN_PREFIX}{first + len(out)}-{_dims_label(spec, dims)}-{dtype}-" \
+                   f"{_attrs_label(list(ints), attrs, version)}"
+            out.append(Case(name=name, dims=dict(dims), dtype=dtype, seed=s, band=BANDS[0],
+                            tail=_has_tail(spec, dims), unseen=True, special=special, tiny=special,
+                            masks=special, edges=special, peaks=special, attrs=attrs))
     return out
 
 

@@ -323,15 +323,25 @@ def _golden_keywords(op: Any) -> list[str]:
 
 def _step_attribute_cases(r: _Run) -> None:
     """(unseen drawing version 10) The SPEC's float attributes that both the wrapper and the golden take, at other
-    values, on a SPEC shape (:func:`runtime.opdir._unseen.attribute_cases`)."""
-    from runtime.opdir._unseen import attribute_cases, varied_attributes, vary_unseen_attributes
+    values, on a SPEC shape (:func:`runtime.opdir._unseen.attribute_cases`); (version 14) and the int attributes
+    golden() uses as a count, an exponent, a bound or a scale (:func:`runtime.opdir._unseen.int_attribute_cases`)."""
+    from runtime.opdir._unseen import (
+        attribute_cases,
+        int_attribute_cases,
+        varied_attributes,
+        varied_ints,
+        vary_unseen_attributes,
+    )
 
     if r.plan is None or not r.plan.attrs:
         return
-    names = varied_attributes(r.spec, r.plan.attrs, _golden_keywords(r.op), r.version)
-    r.cases = vary_unseen_attributes(r.spec, r.cases, names, r.seed, r.version)  # (version 11) before the new ones
-    r.cases += attribute_cases(r.spec, [c for c in r.cases if not c.unseen], names, r.seed,
-                               sum(c.unseen for c in r.cases) + 1, r.version)
+    keywords = _golden_keywords(r.op)
+    names = varied_attributes(r.spec, r.plan.attrs, keywords, r.version)
+    ints = varied_ints(r.spec, r.plan.attrs, keywords, r.op.golden_tree, r.version)
+    r.cases = vary_unseen_attributes(r.spec, r.cases, names, r.seed, r.version, ints=ints)  # (v11) before the new ones
+    spec_cases = [c for c in r.cases if not c.unseen]
+    r.cases += attribute_cases(r.spec, spec_cases, names, r.seed, sum(c.unseen for c in r.cases) + 1, r.version)
+    r.cases += int_attribute_cases(r.spec, spec_cases, ints, r.seed, sum(c.unseen for c in r.cases) + 1, r.version)
     if r.version >= 11:
         _drop_refused_attributes(r)
 

@@ -28,9 +28,10 @@ Every one is refused on every seed except the ones below. Fixed here:
   the wrapper calls twice) FAIL_LINT (OL45). ``fixture_s36/adam_b1key`` (a cache keyed on beta1 alone) is refused by
   lint too now; it still fails numerically with lint off (below).
 
-Wrong and still passing - **an int attribute is never varied** (docs/verification.md: "Ints, bools and zero stay"),
-so a kernel right only at the SPEC's int passes every verification. Left as ``xfail(strict=True)`` for the drawing
-(version 13 belongs to another helper):
+Wrong and passing every seed until unseen drawing version 14 (session 39) - **an int attribute was never varied**,
+so a kernel right only at the SPEC's int passed every verification. Refused on every seed now (FAIL_NUMERIC), since
+version 14 varies the ints golden() uses as a count, an exponent, a bound or a scale (docs/verification.md, "Int
+attributes"; ``tests/verify/test_unseen_v14_s39.py``):
 
 - ``ad_bc_no_power`` (bias corrections ``1 - beta``, the power forgotten) and ``ad_bc_step_minus1`` (``beta **
   (step - 1)`` guarded for step 1) with ``step: 1``, the gym's own value;
@@ -39,10 +40,11 @@ so a kernel right only at the SPEC's int passes every verification. Left as ``xf
   five rounds both orders agree to 1e-7, so both are inside fp32 tolerance (they fail at ``iters: 3``).
 
 The draw that catches all five: an int attribute that golden() uses as a count, an exponent or a bound (``beta **
-step``, ``range(iters)``, ``j > i - window``) run at other whole values golden accepts - step 2-5, window 3 and 24
-(one under the SPEC's 8, one wider than a 16-column tile), iters 1-3. A set golden refuses is dropped as for floats. Ints that select an
-axis or a layout would fail honest kernels, so this needs a rule for which ints vary (an opt-in list in the SPEC, or
-intake marking the ints golden uses arithmetically).
+step``, ``range(iters)``, ``j > i - window``) run at other whole values golden accepts - step 2-5, a window under the
+SPEC's 8 and one wider than a 16-column tile (17-31), iters 1-3. A set golden refuses is dropped as for floats. Ints
+that select an axis or a layout would fail honest kernels, so version 14 reads which ints vary from golden()'s syntax
+tree (``runtime/opdir/_intattrs.py``), and the SPEC can opt in and out (``vary_ints``, ``fixed_ints``); the honest
+kernels below still pass.
 
 Inside the contract: ``ir_bf16_products`` (the gym's own bf16 arithmetic, three roundings) passes the bf16 tolerance.
 """
@@ -101,7 +103,6 @@ def test_round26_candidate_gets_its_verdict_on_three_seeds(tmp_path: Path, op: s
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="needs int attributes (counts, exponents, bounds) varied by the drawing (v13)")
 @pytest.mark.parametrize(("op", "candidate"), INT_ATTRIBUTE)
 def test_round26_a_kernel_right_only_at_the_specs_int_attribute_is_refused(tmp_path: Path, op: str,
                                                                              candidate: str) -> None:

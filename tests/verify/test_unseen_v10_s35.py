@@ -130,8 +130,8 @@ def test_intake_says_when_a_value_attribute_is_written_as_an_int(tmp_path: Path)
     (op / "golden.py").write_text((FIXTURE / "softcap" / "golden.py").read_text())
     (op / "SPEC.md").write_text((FIXTURE / "softcap" / "SPEC.md").read_text().replace("cap: 30.0", "cap: 30"))
     assert intake(op, run_golden=False).notes == [
-        "attribute 'cap' is an int (30) that golden() multiplies or divides by: verification passes other values of "
-        "float attributes only - if it is a real value, write it as 30.0"]
+        "attribute 'cap' is an int (30) that golden() multiplies or divides by: verification passes other whole "
+        "numbers only - if it is a real value, write it as 30.0"]
     assert intake(FIXTURE / "softcap", run_golden=False).notes == []
     (op / "golden.py").write_text("import numpy as np\n\n\ndef golden(x, cap):\n    k = cap\n"
                                   "    return np.sort(x, axis=-1)[:, :cap] * 2 ** cap\n")
