@@ -133,16 +133,22 @@ _AS_KIND = {"on": False}
 
 
 def _kind_classes() -> dict[str, type[EmulatorError]]:
-    """``EmulatorError`` subclasses that are also the Python exception of their kind (``RuntimeError`` ...)."""
+    """``EmulatorError`` subclasses that are also the Python exception of their kind (``RuntimeError`` ...).
+
+    Each one's ``__name__`` is its kind's (``type(e).__name__`` is ``"RuntimeError"``, as a script printing
+    ``f"{type(e).__name__}: {e}"`` shows on a device host, and as test_fidelity reads the outcome); its
+    ``__qualname__`` (``EmulatorRuntimeError``, what pickle and tracebacks use) names it in this module. s39's
+    first version named both ``EmulatorRuntimeError``, and the fidelity probes' outcomes read ``EmulatorTypeError``
+    where the real pypto's say ``TypeError`` (test_fidelity's slow tier failed; found in the second look)."""
     import builtins
 
     out: dict[str, type[EmulatorError]] = {}
     for kind in PY_CODES:
         base = getattr(builtins, kind)
-        name = f"Emulator{kind}"
-        cls = type(name, (EmulatorError, base), {"__module__": __name__, "__qualname__": name,
+        qualname = f"Emulator{kind}"
+        cls = type(kind, (EmulatorError, base), {"__module__": __name__, "__qualname__": qualname,
                                                   "__str__": EmulatorError.__str__})
-        globals()[name] = cls  # picklable by reference (errors cross process boundaries)
+        globals()[qualname] = cls  # picklable by reference (errors cross process boundaries)
         out[kind] = cls
     return out
 

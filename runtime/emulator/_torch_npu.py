@@ -37,6 +37,7 @@ import importlib.machinery
 import logging
 import os
 import sys
+import threading
 import time
 import types
 from collections.abc import Callable
@@ -155,7 +156,7 @@ def _context_on_npu() -> bool:
     return False
 
 
-def _wrap_factory(fn: Callable, follows_context: bool = False) -> Callable:
+def _wrap_factory(fn: Callable, follows_context: bool = False, from_data: bool = False) -> Callable:
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
         on_npu = _is_npu(kwargs.get("device"))
@@ -168,6 +169,12 @@ def _wrap_factory(fn: Callable, follows_context: bool = False) -> Callable:
         result = fn(*args, **kwargs)
         if on_npu or given:  # built on the NPU: its `.npu()` is itself, its `.cpu()` a copy (`_moved`); a device
             mark(result, on_npu)  # given as the host's: a host tensor (`torch.empty_like(x_npu, device="cpu")`)
+        elif from_data and _is_tensor(result):
+            # `torch.tensor([a_npu, b_npu])` (0-d NPU tensors, read with `.item()` on a device host): the data is
+            # a list, so the result is on the default device - the host - though the placement mode saw NPU
+            # operands in it; `torch.tensor(x_npu)` / `torch.as_tensor(x_npu)` stay where `x_npu` is (s39b)
+            data = args[0] if args else kwargs.get("data")
+            mark(result, _is_tensor(data) and is_on_npu(data))
         return result
 
     setattr(call, ORIGINAL, fn)
@@ -228,8 +235,43 @@ def _wrap_to(fn: Callable) -> Callable:
 _TENSOR_FACTORIES = ("new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "new_empty_strided")
 
 
+def _load_target(where: Any) -> bool | None:
+    """Where ``torch.load(..., map_location=where)`` puts the tensors: True the NPU, False the host, None where
+    they were saved (no ``map_location``). A function (``lambda storage, loc: storage``) keeps them on the host,
+    as it does on a device host for the usual ``storage``; a dict goes to the NPU if any saved place maps there."""
+    if where is None:
+        return None
+    if isinstance(where, dict):
+        return any(_is_npu(v) for v in where.values())
+    return _is_npu(where)
+
+
+def _mark_loaded(obj: Any, on_npu: bool, depth: int = 0) -> None:
+    """Mark the tensors of a loaded object (a tensor, a state dict, nested lists / tuples / dicts, a module)."""
+    if depth > 6:
+        return
+    if _is_tensor(obj):
+        mark(obj, on_npu)
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            _mark_loaded(v, on_npu, depth + 1)
+    elif isinstance(obj, list | tuple):
+        for v in obj:
+            _mark_loaded(v, on_npu, depth + 1)
+    elif callable(getattr(obj, "parameters", None)) and callable(getattr(obj, "buffers", None)):
+        for t in (*obj.parameters(), *obj.buffers()):
+            mark(t, on_npu)
+
+
 def _wrap_load(fn: Callable) -> Callable:
-    """``torch.load(f, map_location="npu:0")``: tensors saved on a device host come back on the CPU."""
+    """``torch.load(f, map_location="npu:0")``: tensors saved on a device host come back on the CPU, marked as
+    on the NPU; ``map_location="cpu"`` (or a function, or a dict to the host) gives host tensors.
+
+    Why the marks: a tensor pickles its ``__dict__``, the stand-in's NPU mark with it, so a tensor saved from the
+    NPU came back *on the NPU* whatever ``map_location`` said, and the script's ``torch.load(f,
+    map_location="cpu")["out"].numpy()`` - fine on a device host - raised "can't convert npu:0 device type
+    tensor to numpy" (s39, second round). Without ``map_location`` a tensor returns where it was saved, as
+    there."""
     def mapped(where: Any) -> Any:
         if isinstance(where, dict):  # {"cuda:0": "npu:0"}: saved location -> where it goes
             return {k: map_device(v) for k, v in where.items()}
@@ -237,11 +279,18 @@ def _wrap_load(fn: Callable) -> Callable:
 
     @functools.wraps(fn)
     def load(*args: Any, **kwargs: Any) -> Any:
+        where: Any = None
         if "map_location" in kwargs:
-            kwargs["map_location"] = mapped(kwargs["map_location"])
+            where = kwargs["map_location"]
+            kwargs["map_location"] = mapped(where)
         elif len(args) > 1:  # torch.load(f, "npu:0")
-            args = (args[0], mapped(args[1]), *args[2:])
-        return fn(*args, **kwargs)
+            where = args[1]
+            args = (args[0], mapped(where), *args[2:])
+        result = fn(*args, **kwargs)
+        target = _load_target(where)
+        if target is not None:
+            _mark_loaded(result, target)
+        return result
 
     return load
 
@@ -267,6 +316,19 @@ def _patch_module(torch: Any) -> None:
             _mark_module(self, where)
         return result
 
+    parameter = torch.nn.Parameter
+    new_parameter = parameter.__new__
+
+    def new(cls: Any, data: Any = None, requires_grad: bool = True) -> Any:
+        """``nn.Parameter(x_npu)`` lives on the NPU, as on a device host: torch makes a new tensor object of the
+        data (``_make_subclass``) past the placement mode, so the parameter was a host tensor and the in-place
+        kernel a script ran on ``w.npu()`` wrote a copy (s39, second round)."""
+        result = new_parameter(cls, data, requires_grad)
+        if _is_tensor(data) and is_on_npu(data) and result is not data:
+            mark(result, True)
+        return result
+
+    parameter.__new__ = staticmethod(functools.wraps(new_parameter)(new))
     module.npu = lambda self, *a, **k: _mark_module(self, True)
     module.to = functools.wraps(module_to)(to)
     module.cpu = functools.wraps(module_cpu)(lambda self: _mark_module(module_cpu(self), False))
@@ -460,17 +522,28 @@ _OWN_DIRS = tuple(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(o
 ``__main__``) is known by its path"""
 
 
+_PASS_THROUGH = ("runtime.emulator._torch_npu_placement",)
+"""modules of the stand-in whose frames sit between a caller and ``numpy()`` without being the caller: the placement
+mode's ``__torch_function__`` runs every torch call, ``Tensor.__array__`` too"""
+
+
 def _ours(frame: Any) -> bool:
-    """Whether the call comes from PTO Forge's own packages (by module name or file), past torch's own frames
-    (``np.asarray`` -> ``Tensor.__array__``)."""
-    for _ in range(4):
+    """Whether the call comes from PTO Forge's own packages (by module name or file), past torch's own frames and
+    the placement mode's (``np.asarray`` -> ``Tensor.__array__`` -> the mode -> ``handle_torch_function`` ->
+    ``Tensor.__array__``).
+
+    The mode's frame is not the caller: taken for one (s39's first version), it let every ``np.asarray(y_npu)``
+    and ``np.testing.assert_allclose(y_npu, ...)`` of a script through, where a device host raises."""
+    for _ in range(8):
         if frame is None:
             return False
-        top = str(frame.f_globals.get("__name__", "")).split(".", 1)[0]
-        if top in _OWN_PACKAGES or frame.f_code.co_filename.startswith(_OWN_DIRS):
-            return True
-        if top != "torch":
-            return False
+        name = str(frame.f_globals.get("__name__", ""))
+        top = name.split(".", 1)[0]
+        if name not in _PASS_THROUGH:
+            if top in _OWN_PACKAGES or frame.f_code.co_filename.startswith(_OWN_DIRS):
+                return True
+            if top != "torch":
+                return False
         frame = frame.f_back
     return False
 
@@ -478,6 +551,42 @@ def _ours(frame: Any) -> bool:
 def _current_device() -> int:
     npu = vars(sys.modules["torch"]).get("npu")
     return int(npu.current_device()) if npu is not None else 0
+
+
+def _patch_printing(torch: Any) -> None:
+    """``print(y_npu)`` / ``repr`` show ``device='npu:0'``, as on a device host (torch prints the device of a tensor
+    that is not on the default device, the host's CPU there).
+
+    Why: the stand-in's NPU tensors are CPU tensors, so their text lost the device suffix; a script printing its
+    output, or a log compared with a device host's, read a host tensor (s39, second round). torch builds the text
+    in ``_tensor_str._str_intern`` and lays the suffixes out in ``_add_suffixes`` (line breaks at the print width);
+    the device goes first among them there, as torch puts it."""
+    ts = getattr(torch, "_tensor_str", None)
+    str_intern, add_suffixes = getattr(ts, "_str_intern", None), getattr(ts, "_add_suffixes", None)
+    if ts is None or not (callable(str_intern) and callable(add_suffixes)) or hasattr(str_intern, ORIGINAL):
+        return
+    local = threading.local()
+
+    @functools.wraps(str_intern)
+    def _str_intern(inp: Any, *args: Any, **kwargs: Any) -> Any:
+        if not is_on_npu(inp):
+            return str_intern(inp, *args, **kwargs)
+        local.device = f"device='npu:{_current_device()}'"
+        try:
+            return str_intern(inp, *args, **kwargs)
+        finally:
+            local.device = None
+
+    @functools.wraps(add_suffixes)
+    def _add_suffixes(tensor_str: Any, suffixes: list[Any], *args: Any, **kwargs: Any) -> Any:
+        device = getattr(local, "device", None)
+        if device is not None:
+            local.device = None
+            suffixes = [device, *suffixes]
+        return add_suffixes(tensor_str, suffixes, *args, **kwargs)
+
+    setattr(_str_intern, ORIGINAL, str_intern)
+    ts._str_intern, ts._add_suffixes = _str_intern, _add_suffixes
 
 
 def _wrap_set_default_tensor_type(torch: Any, fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -517,7 +626,8 @@ def patch_torch(torch: Any) -> None:
     for name in _FACTORIES:
         fn = getattr(torch, name, None)
         if callable(fn):
-            setattr(torch, name, _wrap_factory(fn, follows_context=not name.endswith("_like")))
+            setattr(torch, name, _wrap_factory(fn, follows_context=not name.endswith("_like"),
+                                               from_data=name in ("tensor", "as_tensor")))
     torch.Tensor.to = _wrap_to(torch.Tensor.to)
     for name in _TENSOR_FACTORIES:  # x.new_zeros(..., device="npu:0")
         fn = getattr(torch.Tensor, name, None)
@@ -532,6 +642,7 @@ def patch_torch(torch: Any) -> None:
     torch.Tensor.is_npu = property(is_on_npu)  # True for a tensor on the (emulated) NPU, as on a device host
     torch.Tensor.type = _wrap_type(torch, torch.Tensor.type)
     torch.Tensor.numpy = _wrap_numpy(torch.Tensor.numpy)
+    _patch_printing(torch)
     torch.set_default_tensor_type = _wrap_set_default_tensor_type(torch, torch.set_default_tensor_type)
     npu = _npu_namespace(torch)
     patch_device_agnostic(torch, npu, map_device)

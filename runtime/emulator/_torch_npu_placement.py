@@ -23,6 +23,9 @@ mark results: they count as host tensors there (``.npu()`` copies, as before s37
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import sys
 import threading
 import weakref
 from typing import Any
@@ -41,53 +44,131 @@ and returned a copy, where a device host returns ``z``)."""
 
 _state: dict[str, Any] = {"mode": None}
 
-_LIVE: list[weakref.ref[Any]] = []
-"""Weak references to the tensors marked as on the NPU: what ``torch.npu.memory_allocated`` counts.
+_NEW: list[weakref.ref[Any]] = []
+"""Weak references to the tensors marked as on the NPU since the memory statistics last looked (`_track_new`).
 
 Why: s38 left ``torch.npu.max_memory_allocated()`` at 0 whatever the script allocated, so a script printing its
-peak or asserting it stays under a budget (or above zero) saw an empty device. A plain weak reference per NPU
-tensor is the cheapest record: a ``WeakValueDictionary`` entry with its death callback, tried first, made a
-script's ``x + 1`` on an NPU tensor measurably slower (21-22 us against 12-17 us without, on a loaded machine), the
-list stays within the noise of that; dead references are dropped when the list doubles (`_remember`) and when a
-script asks (`allocated_bytes`). A ``WeakSet`` would compare its members with ``==``, elementwise for tensors."""
+peak or asserting it stays under a budget (or above zero) saw an empty device. Marking is on every torch call on
+an NPU tensor, so it only appends a plain weak reference (a ``WeakValueDictionary`` entry made a script's ``x + 1``
+measurably slower); the storage of each tensor still alive when the statistics look is read once then, and its
+death is watched from there on (`_TRACKED`). The first version re-read every live NPU tensor's storage at each
+look, and a look is every ``torch.npu.synchronize()``: with 1e5 live NPU tensors one ``synchronize`` took 0.8 s
+(s39, second round). A ``WeakSet`` would compare its members with ``==``, elementwise for tensors."""
 
 _COMPACT = {"at": 4096}
+
+class _Tracked(weakref.ref[Any]):
+    """A weak reference to a tracked NPU tensor with its storage's address and the tensor's id (its death callback,
+    `_release`, takes the storage's bytes off the total)."""
+
+    __slots__ = ("ident", "ptr")
+
+    def __new__(cls, tensor: Any, ptr: int) -> _Tracked:
+        return super().__new__(cls, tensor, _release)
+
+    def __init__(self, tensor: Any, ptr: int) -> None:  # (weakref.ref's own __init__ only re-reads its arguments)
+        self.ptr, self.ident = ptr, id(tensor)
+
+
+_TRACKED: dict[int, _Tracked] = {}
+"""A tracked tensor's id -> its weak reference (to untrack it when it leaves the NPU). Not in the tensor's
+``__dict__``: that is pickled and deep-copied with the tensor, and a weak reference is neither."""
+
+_STORAGES: dict[int, list[int]] = {}
+"""A storage's address -> [how many tracked tensors use it, its bytes in allocator blocks]: views count once."""
+
+_TOTAL = [0]
+"""The bytes of the storages in `_STORAGES`: what ``memory_allocated`` answers, in O(1) after `_track_new`."""
+
+_LOCK = threading.RLock()
+"""Guards the records above (and the prefix of `_NEW` that `_track_new` takes or `_remember` compacts): death
+callbacks run in whichever thread drops a tensor (re-entrant: a collection may run one while `_track_new` holds it)."""
 
 _BLOCK = 512
 """torch_npu's caching allocator hands out blocks in multiples of 512 bytes (its ``kMinBlockSize``)."""
 
 
 def _remember(tensor: Any) -> None:
-    _LIVE.append(weakref.ref(tensor))
-    if len(_LIVE) > _COMPACT["at"]:
-        n = len(_LIVE)  # a prefix replaced in one step: another thread's appends meanwhile land after it
-        _LIVE[:n] = [r for r in _LIVE[:n] if r() is not None]
-        _COMPACT["at"] = max(4096, 2 * len(_LIVE))
+    _NEW.append(weakref.ref(tensor))
+    if len(_NEW) > _COMPACT["at"]:
+        with _LOCK:  # not while another thread's `_track_new` takes the prefix
+            n = len(_NEW)  # a prefix replaced in one step: another thread's appends meanwhile land after it
+            _NEW[:n] = [r for r in _NEW[:n] if r() is not None]
+            _COMPACT["at"] = max(4096, 2 * len(_NEW))
 
 
-def allocated_bytes() -> int:
-    """Bytes held by the live NPU tensors, each storage once (views share it), rounded up to the allocator's blocks."""
-    seen: set[int] = set()
-    total = 0
-    alive = []
-    n = len(_LIVE)
-    for r in _LIVE[:n]:
+def _release(ref: Any) -> None:
+    with _LOCK:
+        tracked = _TRACKED.get(ref.ident)
+        if tracked is None or tracked is not ref:
+            return
+        del _TRACKED[tracked.ident]
+        entry = _STORAGES.get(tracked.ptr)
+        if entry is not None:
+            entry[0] -= 1
+            if entry[0] <= 0:
+                del _STORAGES[tracked.ptr]
+                _TOTAL[0] -= entry[1]
+
+
+def _untrack(tensor: Any) -> None:
+    """``tensor`` left the NPU (`mark` ``False``): its storage no longer counts through it."""
+    with _LOCK:
+        ref = _TRACKED.get(id(tensor))
+        if ref is not None and ref() is tensor:
+            _release(ref)
+
+
+def _track_new() -> None:
+    """Read the storage of each tensor marked since the last look that is still alive and on the NPU, once."""
+    if not _NEW:
+        return
+    torch = sys.modules.get("torch")
+    off = getattr(getattr(torch, "_C", None), "DisableTorchFunction", None)
+    collector = gc.isenabled()
+    gc.disable()  # a weak reference with a callback to a tensor with a __dict__ costs ~15 us under the young-generation
+    try:          # collections it triggers, ~1 us without (measured, 2e4 NPU tensors); nothing here makes cycles
+        with _LOCK, (off() if off is not None else contextlib.nullcontext()):  # storages read past torch's modes
+            _track_pending()
+    finally:
+        if collector:
+            gc.enable()
+
+
+def _track_pending() -> None:
+    """`_track_new`'s work (the caller holds `_LOCK`, torch function modes and the collector off)."""
+    n = len(_NEW)
+    pending = _NEW[:n]
+    del _NEW[:n]
+    for r in pending:
         t = r()
-        if t is None:
+        if t is None or not is_on_npu(t):
             continue
-        alive.append(r)
-        if not is_on_npu(t):
-            continue
+        old = _TRACKED.get(id(t))
+        if old is not None and old() is t:
+            continue  # marked again (`x.npu()` of an NPU tensor): tracked already
         try:
             storage = t.untyped_storage()
             ptr, nbytes = storage.data_ptr(), storage.nbytes()
         except (RuntimeError, NotImplementedError):  # a meta / sparse tensor: nothing allocated on a device host
             continue
-        if nbytes and ptr not in seen:
-            seen.add(ptr)
-            total += -(-nbytes // _BLOCK) * _BLOCK
-    _LIVE[:n] = alive
-    return total
+        if not nbytes:
+            continue
+        _TRACKED[id(t)] = _Tracked(t, ptr)
+        entry = _STORAGES.get(ptr)
+        if entry is None:
+            blocks = -(-nbytes // _BLOCK) * _BLOCK
+            _STORAGES[ptr] = [1, blocks]
+            _TOTAL[0] += blocks
+        else:
+            entry[0] += 1
+
+
+def allocated_bytes() -> int:
+    """Bytes held by the live NPU tensors, each storage once (views share it), rounded up to the allocator's blocks;
+    the work is in the tensors marked since the last call, not in all the live ones (`_NEW`)."""
+    _track_new()
+    return _TOTAL[0]
 
 
 def is_on_npu(tensor: Any) -> bool:
@@ -102,7 +183,8 @@ def mark(tensor: Any, on_npu: bool) -> None:
         tensor.__dict__[ON_NPU] = True
         _remember(tensor)
     else:
-        tensor.__dict__.pop(ON_NPU, None)
+        if tensor.__dict__.pop(ON_NPU, None) and _TRACKED:
+            _untrack(tensor)
 
 
 def _operand_on_npu(args: tuple[Any, ...], kwargs: dict[str, Any], torch: Any) -> tuple[bool, set[int]]:

@@ -119,6 +119,8 @@ class NpuMemory:
                                 ("reserved_bytes", self.reserved, self.peak_reserved)):
             for key, value in (("current", cur), ("peak", peak)):
                 out[f"{kind}.all.{key}"] = value
+        out["num_alloc_retries"] = 0  # the counters a script prints next to the peak (no retries, no OOMs here);
+        out["num_ooms"] = 0           # torch_npu reports them always (s39, second round)
         return out
 
 
