@@ -69,6 +69,9 @@ class Golden:
     rtol: float
     align: dict[str, Aligned] = field(default_factory=dict)
     """golden name -> its place in an iteration family (``Aligned``); goldens not in it align with every value"""
+    host: dict[str, np.ndarray] = field(default_factory=dict)
+    """golden output -> that output in the layout of the kernel buffer the wrapper returns it from, where the
+    wrapper permutes / pads / reshapes between the two (``api._host_layouts``): :meth:`shaped` of that rank"""
 
     def aligned(self, name: str, r: Rec) -> bool:
         """Golden ``name`` may be compared with kernel value ``r``: it belongs to no iteration family, or it is the
@@ -84,6 +87,7 @@ class Golden:
         self._copies: dict[str, bool] = {}
         self._layouts: dict[tuple[str, tuple[int, ...]], list[tuple[str, np.ndarray]]] = {}
         self._tiny: dict[str, bool] = {}
+        self._host_map: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {}
 
     @property
     def names(self) -> list[str]:
@@ -116,14 +120,43 @@ class Golden:
             return False
         return inside(part, self.atol)
 
+    def set_host(self, name: str, laid: np.ndarray, perm: tuple[int, ...], grid: tuple[int, ...]) -> None:
+        """Golden output ``name`` is read, in rank ``laid.ndim``, as ``laid`` (its kernel buffer's layout): the
+        buffer read as ``grid`` holds the output's non-unit axes transposed by ``perm`` at its origin."""
+        self.host[name] = laid
+        self._host_map[name] = (perm, grid)
+        self._shaped.clear()
+        self._layouts.clear()
+
+    def host_view(self, name: str, arr: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """``arr`` (in output ``name``'s own shape: what the wrapper returned) laid out as :attr:`host` lays the
+        golden, and the mask of the buffer elements the output shows (the rest the wrapper dropped); None when
+        ``name`` has no host layout."""
+        m = self._host_map.get(name)
+        if m is None:
+            return None
+        perm, grid = m
+        core = np.asarray(arr).reshape([n for n in np.shape(arr) if n != 1]).transpose(perm)
+        laid = np.zeros(grid, dtype=core.dtype)
+        shown = np.zeros(grid, dtype=bool)
+        part = tuple(slice(0, n) for n in core.shape)
+        laid[part] = core
+        shown[part] = True
+        shape = self.host[name].shape
+        return laid.reshape(shape), shown.reshape(shape)
+
     def shaped(self, name: str, ndim: int) -> np.ndarray | None:
         """Golden ``name`` in a kernel tile's rank: as is, with unit axes dropped or added, or with its leading
-        axes merged (a golden ``[heads, G, S]`` read by a kernel that keeps heads and groups on one row axis)."""
+        axes merged (a golden ``[heads, G, S]`` read by a kernel that keeps heads and groups on one row axis); an
+        output the wrapper permuted from a kernel buffer of that rank, in the buffer's layout (``host``)."""
         key = (name, ndim)
         if key not in self._shaped:
             g = self.arrays[name]
             out: np.ndarray | None = None
-            if g.ndim == ndim:
+            h = self.host.get(name)
+            if h is not None and h.ndim == ndim:
+                out = h
+            elif g.ndim == ndim:
                 out = g
             elif g.ndim > ndim >= 1:
                 sq = [n for n in g.shape if n != 1]

@@ -200,6 +200,8 @@ def online_goldens(an: Analyzer) -> tuple[Golden, str] | None:
                 for dn, da in derived.items():
                     arrays[dn], kinds[dn] = da, "intermediate"
         out = Golden(arrays, kinds, g.atol, g.rtol, align={**g.align, **align})
+        for hn, (perm, grid) in g._host_map.items():  # (outputs laid out as their kernel buffers stay so)
+            out.set_host(hn, g.host[hn], perm, grid)
         note = (f"second look with derived goldens: kernel loop {loop!r} walks the last axis of golden {x!r} "
                 f"({n} columns) in tiles of {t}, and {m!r} is its row maximum (a softmax); the per-tile and running "
                 f"values of an online softmax over those {count} tiles (max, exp, sum"

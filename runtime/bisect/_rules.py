@@ -181,7 +181,7 @@ def wrong_loop_guard(source: str | None, line: int | None) -> tuple[int, str] | 
         inner = max(held, key=lambda lp: lp.lineno)
         var = g.test.args[0].id  # type: ignore[attr-defined]
         outer = [lp for lp in held if lp is not inner and _loop_index(lp) == var]
-        if _loop_index(inner) != var and outer:
+        if _loop_index(inner) != var and outer and not _placed_by(g, inner):
             edge = g.test.func.attr  # type: ignore[attr-defined]
             return g.lineno, (f"line {line} runs under `{edge}({var})` at line {g.lineno}, inside the loop over "
                               f"{_loop_index(inner)!r} (line {inner.lineno}) but testing the index of the outer loop "
@@ -189,6 +189,30 @@ def wrong_loop_guard(source: str | None, line: int | None) -> tuple[int, str] | 
                               f"{'first' if edge == 'is_loop_begin' else 'last'} trip and on no trip of the others; "
                               "the guard is the line to fix")
     return None
+
+
+def _placed_by(guard: ast.If, loop: ast.For) -> bool:
+    """Whether a write under ``guard`` lands at a place the index of ``loop`` chooses (``pypto.assemble(part, [0, j *
+    TC], out)``, ``acc_j = pypto.view(buf, .., [0, j * TC])`` then ``acc_j[:] = ..``): then each inner trip starts
+    its own accumulator, and a guard on the outer loop's first trip is right (a column sum started on the first row
+    tile, s39b) - the guard rule is for one accumulator every inner trip re-initialises."""
+    idx = _loop_index(loop)
+    if idx is None:
+        return False
+    moved = {idx}
+    for _ in range(4):  # names the inner loop computes from its index (a view at ``j * TC``), a few steps deep
+        for a in (n for n in ast.walk(loop) if isinstance(n, ast.Assign) and n.lineno < guard.lineno):
+            if _names(a.value) & moved:
+                moved |= {t.id for t in a.targets if isinstance(t, ast.Name)}
+    for node in (n for stmt in guard.body for n in ast.walk(stmt)):
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                if isinstance(t, ast.Subscript) and _names(t) & moved:
+                    return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "assemble" \
+                and any(_names(a) & moved for a in node.args[1:]):
+            return True
+    return False
 
 
 def _loop_index(node: ast.For) -> str | None:
@@ -292,18 +316,23 @@ def coverage_gap(an: Analyzer, outputs: dict[str, np.ndarray]) -> tuple[dict[str
         if gname is None or gname not in outputs:
             continue
         g = an.g.arrays[gname]
+        got = np.asarray(outputs[gname])
         rank = next((len(w.offsets) for w in ws if w.offsets is not None), g.ndim)
-        if rank != g.ndim:  # the kernel writes the output in another rank (the wrapper reshapes it on the host)
+        hosted = an.g.host_view(gname, got) if gname in an.g.host and an.g.host[gname].ndim == rank else None
+        dropped: np.ndarray | None = None
+        if hosted is not None:  # the wrapper permutes (and crops) the buffer the kernel writes: compared laid out so
+            g, (got, shown) = an.g.host[gname], hosted
+            dropped = ~shown
+        elif rank != g.ndim:  # the kernel writes the output in another rank (the wrapper reshapes it on the host)
             g_k = an.g.shaped(gname, rank)
             if g_k is None or g_k.size != g.size:
                 continue
             g = g_k
-        cover = np.zeros(g.shape, dtype=bool)
+        cover = np.zeros(g.shape, dtype=bool) if dropped is None else dropped.copy()
         for w in ws:
             if w.offsets is None or w.valid_shape is None or len(w.offsets) != g.ndim:
                 continue
             cover[tuple(slice(max(0, o), max(0, o + n)) for o, n in zip(w.offsets, w.valid_shape, strict=True))] = True
-        got = np.asarray(outputs[gname])
         if got.size != g.size:
             continue
         got = got.reshape(g.shape)
@@ -1364,15 +1393,63 @@ def static_alias_source(source: str | None, error_line: int | None, message: str
             return True
         return any(casts_upstream(n, depth - 1) for n in _names(a.value) - {"pypto", name})
 
+    def cast_of(name: str, depth: int = 3) -> ast.Call | None:
+        a = _last_assignment(fn, name, error_line)
+        if a is None or depth == 0:
+            return None
+        c = next((x for x in ast.walk(a.value) if _is_cast(x)), None)
+        if isinstance(c, ast.Call):
+            return c
+        return next((c for x in sorted(_names(a.value) - {"pypto", name}) if (c := cast_of(x, depth - 1))), None)
+
     for n in operands:
         a = _last_assignment(fn, n, error_line)
         if a is None or not isinstance(a.value, ast.Name) or len(a.targets) != 1:
             continue
         others = [o for o in operands if o != n and casts_upstream(o)]
+        cast = cast_of(others[0]) if others else None
+        if cast is not None and cast.args:
+            # the alias' own dtype, where the kernel declares it, against what the other operand was cast from:
+            # an fp32 input passed on bare next to an fp16 one cast to fp16 (``cast(at, DT_FP16)``, meant DT_FP32)
+            # needs no cast - the cast is the wrong line, not the alias (s39b)
+            mine = _declared_dtype(fn, a.value.id, a.lineno)
+            theirs = _declared_dtype(fn, cast.args[0].id, cast.lineno) if isinstance(cast.args[0], ast.Name) \
+                else None
+            if mine is not None and theirs is not None and mine != theirs:
+                to = cast.args[1].attr if len(cast.args) > 1 and isinstance(cast.args[1], ast.Attribute) else None
+                if to == theirs:  # (a cast to the dtype its operand already has changes nothing: that is the slip)
+                    return cast.lineno, (f"the kernel raised at line {error_line} on mixed dtypes "
+                                         f"({message.strip()[:120]}); its operand {n!r} is {mine} as declared (a bare "
+                                         f"alias needs no cast), while {others[0]!r} comes from a cast at line "
+                                         f"{cast.lineno} of a {theirs} value to {to}, which changes nothing: that "
+                                         "cast's target dtype is wrong")
+                continue
         if others:
             return a.lineno, (f"the kernel raised at line {error_line} on mixed dtypes ({message.strip()[:120]}); "
                               f"its operand {n!r} is bound at line {a.lineno} to {a.value.id!r} unchanged, while "
                               f"{others[0]!r} is computed from a cast: the cast of {a.value.id!r} is missing there")
+    return None
+
+
+def _declared_dtype(fn: ast.FunctionDef, name: str, before: int, depth: int = 4) -> str | None:
+    """The ``DT_*`` dtype ``name`` holds where the kernel says it: a parameter's ``pypto.Tensor([..], pypto.DT_X)``
+    annotation, a ``pypto.cast(.., pypto.DT_X)``, followed back through bare aliases and views; None when not said."""
+    for arg in fn.args.args + fn.args.kwonlyargs:
+        if arg.arg == name and arg.annotation is not None:
+            dt = [n.attr for n in ast.walk(arg.annotation) if isinstance(n, ast.Attribute) and n.attr.startswith("DT_")]
+            return dt[0] if len(dt) == 1 else None
+    a = _last_assignment(fn, name, before)
+    if a is None or depth == 0:
+        return None
+    v = a.value
+    if isinstance(v, ast.Name):
+        return _declared_dtype(fn, v.id, a.lineno, depth - 1)
+    if isinstance(v, ast.Call):
+        f = ast.unparse(v.func).rsplit(".", 1)[-1]
+        if f == "cast" and len(v.args) >= 2 and isinstance(v.args[1], ast.Attribute):
+            return v.args[1].attr
+        if f == "view" and v.args and isinstance(v.args[0], ast.Name):
+            return _declared_dtype(fn, v.args[0].id, a.lineno, depth - 1)
     return None
 
 
