@@ -73,6 +73,10 @@ class Case(BaseModel):
     :data:`runtime.opdir._inputs.VECTOR_KINDS` (:func:`runtime.opdir._inputs.apply_special_values`; the vector cases
     of a verification take the kinds in turn, :func:`runtime.opdir._unseen.vector_plan`). Empty: such an input gets
     only ties and the range's two ends, as before version 13. Never shown either."""
+    whole: dict[str, str] = {}
+    """(unseen drawing version 15) Input name -> what that input, one vector in this case, holds as a whole: one of
+    :data:`runtime.opdir._inputs.VECTOR_KINDS` or :data:`runtime.opdir._inputs.END_KINDS` (the other inputs as
+    drawn: :func:`runtime.opdir._unseen.decode_vector_plan`, :func:`runtime.opdir._unseen.end_plan`). Never shown."""
     alias: list[str] = []
     """Two input names ``[a, b]``: the wrapper gets input ``a``'s very object for ``b`` too (``f(x, x)``), the golden
     the same values (:func:`runtime.opdir._unseen.alias_cases`; unseen drawing version 12). Empty: separate inputs."""

@@ -21,7 +21,7 @@ from runtime.opdir._cases import Case
 from runtime.opdir._problems import OpDirError, Problem
 from runtime.opdir._spec import Spec, TensorSpec
 
-__all__ = ["DEFAULT_FLOAT_RANGE", "DEFAULT_INT_RANGE", "FEW_ROWS", "VECTOR_KINDS", "apply_special_values",
+__all__ = ["DEFAULT_FLOAT_RANGE", "DEFAULT_INT_RANGE", "END_KINDS", "FEW_ROWS", "VECTOR_KINDS", "apply_special_values",
            "band_values", "few_vectors", "generate_input", "generate_inputs", "input_rng", "one_vector"]
 
 DEFAULT_FLOAT_RANGE = (-1.0, 1.0)
@@ -513,18 +513,21 @@ def few_vectors(shape: tuple[int, ...]) -> bool:
 
 
 def _whole_vector(t: TensorSpec, case: Case, index: int, vec: np.ndarray, name: str, *, ties: bool,
-                  row: int = 0) -> None:
+                  row: int = 0, kind: str | None = None) -> None:
     """(version 13) ``vec`` (a whole vector of a float input, C-contiguous, changed in place; ``row``: which, when the
     input has a few) as :data:`VECTOR_KINDS`'s ``case.vector`` - values the ordinary draw could make, inside the range
-    and representable."""
+    and representable. (version 15) ``kind``: this input's own kind (``Case.whole``), one of :data:`VECTOR_KINDS` or
+    :data:`END_KINDS`."""
     dtype = to_numpy(name)
     lo, hi = t.range or DEFAULT_FLOAT_RANGE
     rlo, rhi = _representable_bounds(lo, hi, dtype)
     if not rlo < rhi:
         return
-    rng = np.random.default_rng([case.seed, index, _VECTOR_STREAM, row])
-    n, kind = vec.shape[0], case.vector
-    if kind == "near":
+    rng = np.random.default_rng([case.seed, index, _VECTOR_STREAM if kind is None else _WHOLE_STREAM, row])
+    n, kind = vec.shape[0], case.vector if kind is None else kind
+    if kind in END_KINDS:
+        vec[...] = _near_end(n, dtype, rlo, rhi, rng, low=kind == "low")
+    elif kind == "near":
         vec[...] = _near_constant(n, dtype, rlo, rhi, rng, _NEAR_SPREAD)
     elif kind == "constant":
         vec[...] = _short(float(vec[int(rng.integers(0, n))]), dtype, rlo, rhi)
@@ -534,6 +537,31 @@ def _whole_vector(t: TensorSpec, case: Case, index: int, vec: np.ndarray, name: 
         vec[...] = np.clip(moved.astype(np.float32).astype(dtype), rlo, rhi)
     elif kind in _PEAK_TURNS:
         _peak(vec, dtype, rlo, rhi, rng, ties, turn=_PEAK_TURNS[kind])
+
+
+END_KINDS = ("low", "high")
+"""(unseen drawing version 15) A one-vector float input held near-constant at one end of its range as a whole
+(``Case.whole``; :func:`runtime.opdir._unseen.end_plan`), its other inputs drawn as usual. Accident round s39
+(``gg_mask_zero``, a group-limited MoE gate filling dropped groups with 0.0 instead of -inf): wrong only where the
+1-D bias is mostly negative, so that fewer than top-k kept experts score above 0 - a bias drawn across its range, or
+near-constant at 0.9 of its largest magnitude with a random sign (version 13, and only where every float input is a
+vector: ``logits`` is [T, E]), never was."""
+_WHOLE_STREAM = 0xE4D
+_END_OFFSET = (0.03, 0.08)
+"""(version 15) How far inside its range, as a share of the width, an end-kind vector's centre is drawn."""
+_END_SPREAD = 5e-3
+"""(version 15) The spread of an end-kind vector, a share of the range's width (``bias = -0.45 +- 5e-3`` in
+[-0.5, 0.5])."""
+
+
+def _near_end(n: int, dtype: np.dtype, rlo: float, rhi: float, rng: np.random.Generator, *, low: bool) -> np.ndarray:
+    """(version 15) ``n`` values near-constant close to the low (``low``) or the high end of [rlo, rhi]."""
+    width = rhi - rlo
+    off = float(rng.uniform(*_END_OFFSET)) * width
+    centre = rlo + off if low else rhi - off
+    row = np.clip(centre + rng.uniform(-_END_SPREAD * width, _END_SPREAD * width, n), rlo, rhi)
+    cast = row.astype(np.float32).astype(dtype) if dtype != np.float64 else row
+    return np.clip(cast, rlo, rhi).astype(dtype)
 
 
 _PEAK_TURNS = {"peak": 0, "ascending": 1, "early": 2, "descending": 3}
@@ -552,8 +580,14 @@ def generate_inputs(spec: Spec, case: Case) -> list[np.ndarray]:
             t = t.model_copy(update={"range": shared_range(spec, case.alias) or t.range})
         try:
             arr = generate_input(t, case, i)
-            out.append(apply_special_values(t, case, i, arr, ties=spec.ties == "judged", tiny=case.tiny)
-                       if case.special else arr)
+            arr = apply_special_values(t, case, i, arr, ties=spec.ties == "judged", tiny=case.tiny) \
+                if case.special else arr
+            if t.name in case.whole and is_float(t.concrete_dtype(case.dtype)) and one_vector(arr.shape):
+                # (version 15) this input, one vector, holds the case's kind for it as a whole (`Case.whole`)
+                arr = np.array(arr, copy=True, order="C")
+                _whole_vector(t, case, i, arr.reshape(-1), t.concrete_dtype(case.dtype),
+                              ties=spec.ties == "judged", kind=case.whole[t.name])
+            out.append(arr)
         except ValueError as exc:
             raise OpDirError([Problem(file="SPEC.md", field=f"inputs.{t.name}.range",
                                       message=f"case {case.name}: {exc}")]) from None

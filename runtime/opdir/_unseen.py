@@ -113,7 +113,8 @@ from runtime.opdir._spec import Spec
 
 __all__ = ["CASE_BYTES_CAP", "FILL_FACTOR", "LEGACY_RUN_SEEDS", "MAX_UNSEEN", "MAX_UNSEEN_V6", "MAX_UNSEEN_V9",
            "MAX_UNSEEN_V12_MORE", "POW2_TAIL_MAX", "TOTAL_BYTES_FLOOR", "UNSEEN_PREFIX", "UNSEEN_VERSION",
-           "alias_groups", "attribute_cases", "call_plan", "case_cap", "draw_seed", "int_attribute_cases",
+           "alias_groups", "attribute_cases", "attribute_repeat", "call_plan", "case_cap", "decode_vector_plan",
+           "draw_seed", "end_plan", "int_attribute_cases",
            "int_values", "pow2_tail_plan", "total_cap", "unseen_cases", "unseen_version", "varied_attributes",
            "varied_ints", "vector_plan", "verification_seed"]
 
@@ -171,7 +172,7 @@ CASE_BYTES_CAP = 64 * 1024**2
 """Inputs + outputs of one unseen case stay under this unless the SPEC's own cases are bigger."""
 UNSEEN_PREFIX = "unseen"
 """Unseen case names start with it: ``unseen3-B70_D64-fp32`` (no seed: the seed is never shown to agents)."""
-UNSEEN_VERSION = 14
+UNSEEN_VERSION = 15
 """The drawing of unseen cases. Version 2 (red team s16): a power-of-two size class, the fill size in every dtype and
 above 3x the SPEC's largest, and special values (zero / constant rows, ties) in the second case of every same-shape
 pair and in the fresh-seed reruns of the SPEC's shapes (:func:`runtime.opdir._inputs.apply_special_values`).
@@ -204,7 +205,12 @@ accident round of s38); every other case is version 12's. Version 14 (red team s
 int attributes golden() uses as a count, an exponent, a bound or a scale (:func:`varied_ints`,
 :mod:`runtime.opdir._intattrs`) run at other whole values (:func:`int_values`) in cases of their own
 (:func:`int_attribute_cases`) and on the last unseen case of every shape (:func:`vary_unseen_attributes`); every other
-case is version 13's."""
+case is version 13's. Version 15 (red team s39 and its accident round): the size-1 case of every dynamic axis holds
+version 13's whole-vector kinds in its one row (:func:`decode_vector_plan`: a ``B == 1`` decode path with a one-pass
+variance passed), a one-vector float input beside matrices is near-constant at the low or the high end of its range
+(:func:`end_plan`: a MoE gate filling dropped groups with 0.0 passed), varied float attributes keep full float64
+precision (:func:`_attr_value`: a wrapper using the SPEC's value for any value of more than seven significant digits
+passed), and one attribute case is called twice (:func:`attribute_repeat`); every other draw is version 14's."""
 LEGACY_RUN_SEEDS = frozenset({
     8073106555080404082, 1375231499958067986, 4714508118518851981, 8790150582367487093, 5005340479135436709,
     4653713241000648732, 4971532019015743374, 5156450107698526626, 5087138263457286476,
@@ -544,7 +550,8 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
         return len(out) + n <= calls and n * size <= budget[0]
 
     def add(dims: dict[str, int], dtype: str, special: bool = False, band: str | None = None,
-            alias: list[str] | None = None, vector: str = "") -> None:
+            alias: list[str] | None = None, vector: str = "", whole: dict[str, str] | None = None,
+            seeds: np.random.Generator | None = None) -> None:
         if not fits(dims, dtype):
             return
         budget[0] -= _bytes(spec, dims, dtype)
@@ -555,7 +562,8 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
         # (version 7) every other special case has its special vectors along a leading axis, and no tiny rows
         # (version 13) a vector case keeps the rows of its other inputs (its one-vector inputs are whole)
         columns = special and version >= 7 and sum(c.special for c in out) % 2 == 1 and not vector
-        out.append(Case(name=name, dims=dims, dtype=dtype, seed=new_seed(), band=band,
+        out.append(Case(name=name, dims=dims, dtype=dtype, band=band, whole=dict(whole or {}),
+                        seed=new_seed() if seeds is None else _new_seed(seeds, used_seeds),
                         tail=_has_tail(spec, dims), unseen=True, special=special and version >= 2,
                         tiny=special and version >= 6 and not columns, columns=columns,
                         orient=sum(c.columns for c in out), masks=special and version >= 7,
@@ -673,11 +681,27 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
         kept_axes = sum(bool(spec.outputs) and all(a in o.shape for o in spec.outputs) for a in spec.dynamic_axes)
         calls += 2 * kept_axes  # calls of their own; the bytes are what the total cap leaves (the verifier holds
         # every case at once), each pair halved to its share of it
+        plan15: list[tuple[dict[str, int], str, dict[str, str]]] = []
+        reserved = 0
+        if version >= 15:  # (red team s39) bytes out of the total cap, set aside before the tails take what is left
+            plan15 = [(dims, dtype, whole) for dims, dtype, whole in
+                      [*decode_vector_plan(spec, shapes, dtypes), *end_plan(spec, shapes, dtypes)]
+                      if _bytes(spec, dims, dtype) <= cap]
+            for dims, dtype, _whole in plan15:
+                if reserved + _bytes(spec, dims, dtype) <= budget[0]:
+                    reserved += _bytes(spec, dims, dtype)
+            budget[0] -= reserved
         tails = pow2_tail_plan(spec, pow2_runs, seed, min(cap, budget[0] // max(1, 2 * kept_axes)))
         for dims, dtype in tails:
             if fits(dims, dtype, 2):
                 add(dims, dtype)
                 add(dims, dtype, special=True)
+        if plan15:  # after the tails, so that every case before keeps its band (drawn from its position)
+            budget[0] += reserved
+            calls += len(plan15)  # calls of their own; a case over the bytes left is left out
+            seeds15 = np.random.default_rng([int(seed) & ((1 << 63) - 1), _V15_STREAM])
+            for dims, dtype, whole in plan15:
+                add(dict(dims), dtype, band=BANDS[0], whole=whole, seeds=seeds15)
     return out
 
 
@@ -739,6 +763,80 @@ def vector_plan(spec: Spec, shapes: list[dict[str, int]], dtypes: list[str]) -> 
         if where:
             plan.append((where[0], dtype, kind))
     return plan
+
+
+_V15_STREAM = 0x715
+"""(version 15) The random stream of the seeds of :func:`decode_vector_plan`'s and :func:`end_plan`'s cases: no
+other draw moves."""
+DECODE_NEAR_CALLS = 3
+"""(version 15) How many near-constant size-1 cases each dtype gets (:func:`decode_vector_plan`), each its own draw:
+red team s39's one-row one-pass variance (``ln_decode_one_pass``) was outside the tolerance on 30 of 40 such rows
+(fp16, 18 +- 0.04: the rounding of ``E[x^2]`` decides), so one case let a quarter of verifications pass; three, 1 in
+64."""
+MAX_END_CASES = 8
+"""(version 15) Most cases of :func:`end_plan`."""
+
+
+def decode_vector_plan(spec: Spec, shapes: list[dict[str, int]], dtypes: list[str]
+                       ) -> list[tuple[dict[str, int], str, dict[str, str]]]:
+    """(version 15) The size-1 cases of each dynamic axis (and, with two axes or more, of all of them at 1) on the
+    first SPEC shape, where a float input that holds the axis is then one vector (``x`` [1, D] of a ``B == 1``
+    decode step): that row holds each of :data:`runtime.opdir._inputs.VECTOR_KINDS` as a whole - near-constant
+    :data:`DECODE_NEAR_CALLS` times in every dtype, the other kinds with the dtypes in turn -, every other input drawn
+    as usual (``Case.whole``: a
+    weight is not made a kind with it, the s38 caution of :func:`vector_plan`).
+
+    Red team s39 (``ln_decode_one_pass``): a layer norm whose ``B == 1`` path computes the variance in one pass was
+    off by 3x the tolerance on one token near a large constant and passed every verification: the size-1 cases ran
+    with special values, but a single row gets only ties and the range's ends (the first row stays ordinary, the
+    other kinds go to later rows), and version 13's vector cases run on the SPEC's shapes only."""
+    if not shapes or not shapes[0] or not spec.dynamic_axes:
+        return []
+    base = {k: int(v) for k, v in shapes[0].items()}
+    axes_sets = [[a] for a in spec.dynamic_axes]
+    if len(spec.dynamic_axes) >= 2:
+        axes_sets.append(list(spec.dynamic_axes))
+    kinds = [("near", d) for d in dtypes for _ in range(DECODE_NEAR_CALLS)] + \
+        [(k, dtypes[i % len(dtypes)]) for i, k in enumerate(VECTOR_KINDS) if k != "near"]
+    seen = [{k: int(v) for k, v in sh.items()} for sh in shapes]
+    plan: list[tuple[dict[str, int], str, dict[str, str]]] = []
+    for axes in axes_sets:
+        dims = {**base, **{a: 1 for a in axes}}
+        if dims in seen:
+            continue  # a SPEC shape: version 13's vector cases run there
+        seen.append(dims)
+        for kind, dtype in kinds:
+            names = [t.name for t in spec.inputs if is_float(t.concrete_dtype(dtype))
+                     and any(a in t.shape for a in axes) and one_vector(tuple(t.concrete_shape(dims)))]
+            if names:
+                plan.append((dims, dtype, {n: kind for n in names}))
+    return plan
+
+
+def end_plan(spec: Spec, shapes: list[dict[str, int]], dtypes: list[str]
+             ) -> list[tuple[dict[str, int], str, dict[str, str]]]:
+    """(version 15) Each float input that is one vector on a SPEC shape (a bias, a gamma, a per-channel scale) beside
+    an input that is not, near-constant at the low end of its range as a whole in every dtype, then at the high end
+    (the dtypes in turn), the other inputs drawn as usual (:data:`runtime.opdir._inputs.END_KINDS`); at most
+    :data:`MAX_END_CASES`. Where every float input is a vector version 13's near-constant kind runs already.
+
+    Accident round s39 (``gg_mask_zero``): a group-limited MoE gate filling its dropped groups with 0.0 for -inf was
+    right wherever the kept groups held top-k experts with a positive score, i.e. unless the 1-D bias was mostly
+    negative - drawn across [-0.5, 0.5], never; near-constant at -0.45, 24 rows of 64 wrong."""
+    plan: list[tuple[dict[str, int], str, dict[str, str]]] = []
+    for e, end in enumerate(("low", "high")):
+        for i, t in enumerate(spec.inputs):
+            for k, dtype in enumerate(dtypes if end == "low" else [dtypes[i % len(dtypes)]]):
+                if not is_float(t.concrete_dtype(dtype)):
+                    continue
+                for sh in shapes[(i + k + e) % len(shapes):] + shapes[:(i + k + e) % len(shapes)]:
+                    dims = {a: int(v) for a, v in sh.items()}
+                    if one_vector(tuple(t.concrete_shape(dims))) and any(
+                            is_float(o.concrete_dtype(dtype)) and not one_vector(tuple(o.concrete_shape(dims)))
+                            and math.prod(o.concrete_shape(dims)) >= 3 for o in spec.inputs):
+                        plan.append((dims, dtype, {t.name: end}))
+                        break
+    return plan[:MAX_END_CASES]
 
 
 MAX_ALIAS_CASES = 8
@@ -833,10 +931,18 @@ def _attr_value(v: float, low: float, high: float, rng: np.random.Generator, ver
         # (version 11) a value in (0, 1) stays in it - a momentum, a probability: Adam's beta2 = 0.999 taken 2% up is
         # 1.02, where the bias correction's root is of a negative number (the gym's honest AdamW got inf); above the
         # SPEC's value means closer to 1 then
-        w = float(f"{1.0 - (1.0 - v) * (0.5 + 0.4 * (r - low) / (high - low)):.7g}")
+        w = _digits(1.0 - (1.0 - v) * (0.5 + 0.4 * (r - low) / (high - low)), version)
         return w if w != v else (1.0 + v) / 2
-    w = float(f"{v * r:{'.7g' if version >= 11 else '.3g'}}")
+    w = float(f"{v * r:.3g}") if version < 11 else _digits(v * r, version)
     return w if w != v else v * (low + high) / 2
+
+
+def _digits(w: float, version: int) -> float:
+    """A drawn attribute value as passed: seven significant digits (version 11) or (version 15) every digit a float64
+    holds. Red team s39 (``sc_seven_digits``): a wrapper that used the SPEC's cap whenever the caller's had more than
+    seven significant digits (``50 / 3``, ``1 / math.sqrt(d)``: any value a program computes) passed every
+    verification. The case name still shows seven digits; nothing reads a value back from it."""
+    return float(w) if version >= 15 else float(f"{w:.7g}")
 
 
 def _in_order(spec: list[float], drawn: list[float]) -> list[float]:
@@ -1026,7 +1132,10 @@ def varied_ints(spec: Spec, wrapper_attrs: list[str], golden_keywords: list[str]
     value - and that golden() uses as a count, an exponent, a bound or a scale and never as an axis, an index, a
     shape, a dtype, a flag or in a call the analysis does not know (:func:`runtime.opdir._intattrs.int_attribute_roles`;
     ambiguous stays: a false refusal is worse than a miss). An int equal to one of the SPEC's dim sizes stays too (a
-    layer count a kernel may read from its weight's shape). ``vary_ints`` in the SPEC varies an int whatever the
+    layer count a kernel may read from its weight's shape) - version 15: a literal size in a tensor's shape as well
+    as a ``p0_shapes`` value (review s39: ``heads: 8`` beside ``q: [B, 8, D]``, golden looping ``range(heads)``, was
+    varied to 1-3 and 9-11, and an honest kernel reading the head count from ``q`` was refused; a gym import's SPEC
+    has only literal shapes). ``vary_ints`` in the SPEC varies an int whatever the
     analysis says (its role's values, a scale's when none is found); ``fixed_ints`` never varies one.
 
     Red team s38 ("accident2"): ``step: 1`` (AdamW's bias corrections with the power forgotten), ``window: 8`` built
@@ -1043,6 +1152,8 @@ def varied_ints(spec: Spec, wrapper_attrs: list[str], golden_keywords: list[str]
              and type(spec.attrs.get(n)) is int and spec.attrs[n] >= 1]
     roles = int_attribute_roles(golden_tree, names)
     dims = {int(v) for sh in spec.p0_shapes for v in sh.values()}
+    if version >= 15:  # (review s39) a literal dim of a tensor's shape too: ``q: [B, 8, D]`` beside ``heads: 8``
+        dims |= {int(d) for t in [*spec.inputs, *spec.outputs] for d in t.shape if type(d) is int}
     out: dict[str, str] = {}
     for name in names:
         role = roles[name]
@@ -1150,6 +1261,27 @@ def _tail_shape(spec: Spec, base: dict[str, int]) -> dict[str, int] | None:
     for a in spec.dynamic_axes:
         dims[a] = dims[a] + _TAIL_PAD
     return dims
+
+
+_REPEAT_STREAM = 0x2EC
+
+
+def attribute_repeat(order: list[str], attribute_names: list[str], seed: int) -> list[str]:
+    """(version 15) ``order`` (a :func:`call_plan`) with one more call of an attribute case (drawn from
+    ``attribute_names``, its own random stream) at a drawn position after its first call; ``order`` itself when there
+    is none. Red team s39 (``sc_cache_stores_spec_cap``): a kernel cache storing the SPEC-valued kernel under the
+    caller's key was wrong only on a second call with the same shape and value - verification called each attribute
+    case once, and only its two random repeats could land on one (lint PF11 refuses that cache now). One call, not
+    every attribute case again: a cache keyed or stored wrongly for non-SPEC values is wrong on any of them, and the
+    attribute cases are many (3-6 per dtype and shape) where the second calls would double their time."""
+    pool = [n for n in attribute_names if n in order]
+    if not pool:
+        return order
+    rng = np.random.default_rng([int(seed) & ((1 << 63) - 1), _REPEAT_STREAM])
+    name = pool[int(rng.integers(0, len(pool)))]
+    out = list(order)
+    out.insert(int(rng.integers(out.index(name) + 1, len(out) + 1)), name)
+    return out
 
 
 def call_plan(names: list[str], seed: int, *, repeats: int = 1, repeatable: list[str] | None = None) -> list[str]:

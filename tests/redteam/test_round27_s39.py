@@ -25,13 +25,14 @@ are copies of round 16's ``moe_gate``, round 21's ``softcap`` and the workspace'
   drawing belongs to another helper): in the size-1 cases of a dynamic axis (B == 1, every dtype), the special
   case's single row holding version 13's whole-vector kinds (``runtime.opdir._inputs.VECTOR_KINDS``: near-constant,
   peak, ascending, constant, early, descending, tiny) in turn, as ``vector_plan`` gives them to a SPEC shape that is
-  one vector. Left as ``xfail(strict=True)``.
+  one vector. Refused since drawing version 15 (``decode_vector_plan``): FAIL_NUMERIC on every seed.
 - ``sc_seven_digits`` (softcap): a cap with more than seven significant digits (``50 / 3``, ``1 / math.sqrt(d)``:
   any value a program computes) is replaced by the SPEC's 30.0 - every varied attribute value is rounded to seven
   significant digits (``runtime/opdir/_unseen.py``, version 11: against s36b's ``round(cap, 2)``), so
   ``c != float(f"{c:.7g}")`` is never true in verification: PASS on every seed. **Needs a new draw**: varied float
   attributes at full float64 precision (the SPEC value times a drawn factor, unrounded; the case name can keep the
-  seven digits). Lint cannot list every test of a number's digits. ``xfail(strict=True)``.
+  seven digits). Lint cannot list every test of a number's digits. Refused since drawing version 15 (varied float
+  attributes keep every float64 digit): FAIL_NUMERIC on every seed.
 - honest: ``moe_honest`` (round 16's control), ``sc_cache_honest`` (the ``.get`` / build / store / return memo),
   ``ln_decode_honest`` (the same decode branch, two passes in both kernels).
 """
@@ -51,16 +52,9 @@ ROOT = HERE.parents[2]
 CASES = [("moe_gate", "moe_tied_foreign_ids", "FAIL_NUMERIC"), ("moe_gate", "moe_honest", "PASS"),
          ("softcap", "sc_cache_stores_spec_cap", "FAIL_LINT"), ("softcap", "sc_cache_honest", "PASS"),
          ("layer_norm", "ln_decode_honest", "PASS")]
-NEEDS_DRAW = [
-    pytest.param("layer_norm", "ln_decode_one_pass", marks=pytest.mark.xfail(strict=True, reason=(
-        "needs a new draw (the drawing's owner): the size-1 case of a dynamic axis (B == 1, every dtype) holding "
-        "version 13's whole-vector kinds (near-constant first) in its one row; a single row gets only ties and the "
-        "range's ends now"))),
-    pytest.param("softcap", "sc_seven_digits", marks=pytest.mark.xfail(strict=True, reason=(
-        "needs a new draw (the drawing's owner): varied float attributes at full float64 precision - the SPEC value "
-        "times a drawn factor, not rounded to seven significant digits (`_unseen.py`: float(f'{v * r:.7g}')); the "
-        "case name may keep showing them rounded"))),
-]
+NEEDS_DRAW = [("layer_norm", "ln_decode_one_pass"), ("softcap", "sc_seven_digits")]
+"""Refused since unseen drawing version 15 (``runtime/opdir/_unseen.py``): ``decode_vector_plan`` (the size-1 case's
+one row near-constant, ...) and full-precision attribute values (``_digits``)."""
 
 _PROOF = """
 import importlib.util, sys
