@@ -91,13 +91,17 @@ def _normal(shape: list[int], **extra: Any) -> dict[str, Any]:
 
 def test_a_large_fixed_size_task_is_refused_before_any_child_builds_its_inputs(tmp_path: Path,
                                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    """No dynamic axis and 1.6 G elements: the refusal came only after the trace child had drawn them in float64."""
+    """No dynamic axis and 1.6 G elements: the refusal came only after the trace child had drawn them in float64.
+
+    Since session 39 a hintless task whose forward inputs share a leading (batch) axis gets that axis as dynamic
+    (round 5: a single 4096 x 393216 input imports with B shrunk); inputs with different leading sizes (a matmul's
+    M and K) get no guess, and are refused before any child as here."""
     def no_child(*_: Any, **__: Any) -> dict[str, Any]:
         raise AssertionError("a child process was started")
 
     monkeypatch.setattr(_importer, "_probe", no_child)
     report = TaskImport(task="23_Softmax.py", op_name="softmax")
-    desc = _desc([_normal([4096, 393216], sampled=True)], ["x"])
+    desc = _desc([_normal([4096, 393216], sampled=True), _normal([393216, 64])], ["x", "w"])
     plan = _importer._plan_inputs(desc, report)
     with pytest.raises(TaskImportError, match=r"1,610,612,736 elements in one input\) are too large"):
         _importer._random_path(Path(tmp_path / "t.py"), "", desc, plan, report, tmp_path / "out", [], 5.0, 5.0)

@@ -53,6 +53,11 @@ ROUTES: dict[str, str] = {
     "var": "pypto.var", "std": "pypto.sqrt(pypto.var)", "argmax": "pypto.argmax", "argmin": "pypto.argmin",
     "cumsum": "pypto.cumsum", "cumprod": "pypto.cumprod", "topk": "pypto.topk", "sort": "pypto.sort",
     "argsort": "pypto.argsort", "logsumexp": "amax, exp, sum, log",
+    "cummax": "a running maximum: log2(n) steps of pypto.maximum with a shifted copy (pypto.concat of a -inf pad and "
+              "a view), the indices carried with pypto.where",
+    "cummin": "a running minimum: log2(n) steps of pypto.minimum with a shifted copy (pypto.concat of a +inf pad and "
+              "a view), the indices carried with pypto.where",
+    "logcumsumexp": "pypto.cumsum of exp(x - a running max) + log, or log2(n) steps of a log-add with a shifted copy",
     # composites
     "softmax": "pypto.softmax", "log_softmax": "amax, sub, exp, sum, log", "rms_norm": "pypto.rms_norm",
     "layer_norm": "sum/var composition", "group_norm": "reshape + sum/var composition",

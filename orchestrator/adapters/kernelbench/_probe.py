@@ -557,6 +557,19 @@ def _unsorted_topk(op: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tu
     return args, False
 
 
+def _sorted_topk_mode() -> Any:
+    """A mode that runs ``topk(sorted=False)`` sorted (:func:`_unsorted_topk`), for the probe's extra runs."""
+    from torch.overrides import TorchFunctionMode
+
+    class SortedTopk(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001 - torch's protocol
+            kwargs = dict(kwargs or {})
+            args, _ = _unsorted_topk(_op_name(func), tuple(args), kwargs)
+            return func(*args, **kwargs)
+
+    return SortedTopk()
+
+
 def _op_name(func: Any) -> str:
     name = getattr(func, "__name__", None) or repr(func)
     if name in ("__get__", "__set__"):
@@ -581,6 +594,18 @@ def trace(path: str, cases: list[dict[str, Any]]) -> dict[str, Any]:
             return [s for o in obj for s in shapes(o)]
         return []
 
+    stepped: set[int] = set()
+    """ids of the tensors of one forward run that a staircase (a round of a float, :data:`STEP_OPS`) feeds; those
+    tensors stay alive for the run (``keep``), so that no other tensor gets one of their ids."""
+    keep: list[Any] = []
+
+    def tensors(obj: Any) -> list[Any]:
+        if isinstance(obj, torch.Tensor):
+            return [obj]
+        if isinstance(obj, list | tuple):
+            return [t for o in obj for t in tensors(o)]
+        return []
+
     class Recorder(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001 - torch's protocol
             kwargs = dict(kwargs or {})
@@ -591,6 +616,16 @@ def trace(path: str, cases: list[dict[str, Any]]) -> dict[str, Any]:
                 entry["unsorted"] = True
             if entry["op"] in _RANDOM_P:
                 entry["p"], entry["training"] = _dropout_p(entry["op"], list(args), dict(kwargs or {}))
+            if entry["op"] in ("sort", "argsort") and (kwargs.get("stable") is True or (
+                    entry["op"] == "argsort" and len(args) > 3 and args[3] is True)):
+                entry["stable"] = True  # ties keep the input order: the tie-break is the task's contract
+            if entry["op"] in STEP_OPS and any(isinstance(a, torch.Tensor) and a.is_floating_point() for a in args):
+                entry["steps"] = True  # round / floor / ... of a float: a staircase (an int // is exact)
+                stepped.update(id(t) for t in tensors(out))
+                keep.append(out)
+            elif any(id(t) in stepped for t in tensors([list(args), list(kwargs.values())])):
+                stepped.update(id(t) for t in tensors(out))  # computed from a staircase: one too
+                keep.append(out)
             if entry["op"] in _POOLS:
                 entry["tiled"] = _tiled(entry["op"], list(args), dict(kwargs or {}))
             if isinstance(out, torch.Tensor) and out.dtype in (torch.int8, torch.uint8, torch.int16) and any(
@@ -614,6 +649,8 @@ def trace(path: str, cases: list[dict[str, Any]]) -> dict[str, Any]:
             args = [_make(d, gen) for d in case["inputs"]]
             overrides = {n: _make(d, gen) for n, d in case.get("params", {}).items()}
         calls.clear()
+        stepped.clear()
+        keep.clear()
         with torch.no_grad(), Recorder():
             out = functional_call(model, overrides, tuple(args)) if overrides else model(*args)
         leaves = list(out) if isinstance(out, tuple | list) else [out]
@@ -621,8 +658,112 @@ def trace(path: str, cases: list[dict[str, Any]]) -> dict[str, Any]:
         changed = sorted(n for n in state.keys() | now.keys() if state.get(n) != now.get(n))
         if changed:
             return {"cases": [], "state_changed": changed}
-        results.append({**result, "outputs": [_value(o) for o in leaves], "calls": list(calls)})
+        described = [_value(o) for o in leaves]
+        traced = list(calls)
+        stairs = [isinstance(o, torch.Tensor) and o.dtype in (torch.float16, torch.bfloat16) and id(o) in stepped
+                  for o in leaves]
+        keep.clear()
+        if case.get("jitter") and any(stairs):
+            _jumps(model, overrides, args, leaves, described, stairs)
+        if case.get("unread"):
+            result["unread"] = _unread(model, overrides, args, leaves, list(case["unread"]))
+        results.append({**result, "outputs": described, "calls": traced})
     return {"cases": results}
+
+
+STEP_OPS = frozenset({"round", "round_", "floor", "floor_", "ceil", "ceil_", "trunc", "trunc_", "fix",
+                      "floor_divide", "__floordiv__"})
+"""Calls whose result is a staircase of a float input: a case that makes one gets jittered runs (:func:`_jumps`)."""
+
+
+def _call(model: Any, overrides: dict[str, Any], args: list[Any]) -> list[Any]:
+    import torch
+    from torch.func import functional_call
+
+    with torch.no_grad(), _sorted_topk_mode():
+        out = functional_call(model, overrides, tuple(args)) if overrides else model(*args)
+    return list(out) if isinstance(out, tuple | list) else [out]
+
+
+def _nudged(args: list[Any], ulps: int, seed: int) -> list[Any]:
+    """``args`` with half of each float tensor's elements (a seeded random half) moved by ``ulps`` units of their
+    own dtype's rounding, up or down at random (the other elements, ints and Python values as they are)."""
+    import torch
+
+    gen = torch.Generator().manual_seed(seed)
+    out = []
+    for a in args:
+        if isinstance(a, torch.Tensor) and a.is_floating_point() and a.numel():
+            d = a.double()
+            unit = torch.exp2(torch.floor(torch.log2(d.abs().clamp_min(torch.finfo(a.dtype).tiny))))
+            unit = unit * torch.finfo(a.dtype).eps
+            pick = torch.rand(a.shape, generator=gen, dtype=torch.float64) < 0.5
+            sign = torch.where(torch.rand(a.shape, generator=gen, dtype=torch.float64) < 0.5, -1.0, 1.0)
+            out.append(torch.where(pick, d + sign * ulps * unit, d).to(a.dtype))
+        else:
+            out.append(a)
+    return out
+
+
+def _jumps(model: Any, overrides: dict[str, Any], args: list[Any], leaves: list[Any],
+           described: list[dict[str, Any]], stairs: list[bool]) -> None:
+    """Mark each half-precision output that a staircase feeds (``stairs``: ``forward`` rounded a float on its way)
+    with ``jump``: the largest change it makes when half of the float inputs' elements move by one unit of their
+    rounding.
+
+    A fake quantisation (``round(x / s) * s`` returned as a float) is a staircase: a kernel that rounds ``x / s`` in
+    another precision (fp32 inside an fp16 op, the usual kernel) lands on the neighbouring step wherever ``x / s``
+    sits within that rounding of a half - 0.5% of the elements of an fp16 case, 5% in bf16 (session 39, measured) -,
+    and is one whole step off there, far beyond the dtype's tolerance. Moving the inputs by that rounding finds the
+    step without knowing the scale (a per-token scale has one per row). Outputs no rounding feeds are not measured:
+    a continuous bf16 ``x1 + x2`` moves by a unit of each input under the same nudge, which a kernel computing it
+    does not (round 5's first cut loosened an add + RMSNorm's residual output so)."""
+    import torch
+
+    again = _call(model, overrides, _nudged(args, 1, 7))
+    for d, o, o2, stair in zip(described, leaves, again, stairs):
+        if stair and isinstance(o2, torch.Tensor) and o2.shape == o.shape and o.numel():
+            diff = (o2.double() - o.double()).abs()
+            diff = diff[torch.isfinite(diff)]
+            d["jump"] = float(diff.max()) if diff.numel() else 0.0
+
+
+def _unread(model: Any, overrides: dict[str, Any], args: list[Any], leaves: list[Any], names: list[str]) -> list[str]:
+    """The buffers among ``names`` whose values ``forward`` never reads: every output is bit-identical with the
+    buffer redrawn and with it negated and shifted (``torch.zeros_like(self.state)`` reads only its shape). Such a
+    buffer stays inside the golden; as a kernel input it was noise (round 4, still open). A buffer whose other
+    values make forward fail (a permutation redrawn with -1 in it) is read."""
+    import torch
+
+    own = dict(model.named_buffers())
+    gen = torch.Generator().manual_seed(11)
+    unread = []
+    for name in names:
+        b = own.get(name)
+        if not isinstance(b, torch.Tensor) or b.numel() == 0:
+            continue
+        if b.dtype == torch.bool:
+            others = [~b]
+        elif b.is_floating_point():
+            others = [torch.randn(b.shape, generator=gen).to(b.dtype), (-b.double() - 1.5).to(b.dtype)]
+        else:
+            others = [torch.randint(-7, 8, b.shape, generator=gen).to(b.dtype), (b.long() * 3 + 1).to(b.dtype)]
+        same = True
+        for other in others:
+            try:
+                outs = _call(model, {**overrides, name: other}, args)
+            except Exception:  # noqa: BLE001 - other values break forward (indices out of range): they are read
+                same = False
+                break
+            if len(outs) != len(leaves) or not all(
+                    isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor) and x.shape == y.shape
+                    and torch.equal(torch.nan_to_num(x.double(), nan=0.5), torch.nan_to_num(y.double(), nan=0.5))
+                    for x, y in zip(outs, leaves)):
+                same = False
+                break
+        if same:
+            unread.append(name)
+    return unread
 
 
 def main(argv: list[str]) -> int:
