@@ -12,7 +12,7 @@ import ast
 import hashlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -702,42 +702,37 @@ def _trailing_pad_repair(run: CapturedRun, inputs: list[np.ndarray], source: str
     sizes = {int(n) for x in inputs for n in np.shape(x)}
     tried = 0
     found: list[tuple[str, int | None, str]] = []
-    for ci, call in enumerate(run.calls):
-        names = _param_names(call)
-        if names is None:
+    for ci, ai, call, name, a in _host_arguments(run):
+        if a.ndim == 0 or not np.issubdtype(a.dtype, np.floating):
             continue
-        for ai, (name, src) in enumerate(zip(names, call.args, strict=False)):
-            a = _host_array(src)
-            if a is None or a.ndim == 0 or not np.issubdtype(a.dtype, np.floating):
-                continue
-            for ax in range(a.ndim):
-                n = a.shape[ax]
-                ks = sorted(k for k in sizes if 0 < k < n)
-                for k in ks[-1:]:  # the largest input extent below the argument's: where a pad would start
-                    slab = np.take(a, np.arange(k, n), axis=ax).astype(np.float64)
-                    if slab.size == 0 or not np.all(slab == slab.flat[0]):
+        for ax in range(a.ndim):
+            n = a.shape[ax]
+            ks = sorted(k for k in sizes if 0 < k < n)
+            for k in ks[-1:]:  # the largest input extent below the argument's: where a pad would start
+                slab = np.take(a, np.arange(k, n), axis=ax).astype(np.float64)
+                if slab.size == 0 or not np.all(slab == slab.flat[0]):
+                    continue
+                before = np.take(a, [k - 1], axis=ax).astype(np.float64)
+                if np.all(before == slab.flat[0]):
+                    continue  # (constant further back too: not a pad boundary)
+                if tried == 0 and _outputs_match(run.calls, inputs, golden):
+                    return None
+                for v in _PAD_TRIES:
+                    if v == slab.flat[0] or tried >= 6:
                         continue
-                    before = np.take(a, [k - 1], axis=ax).astype(np.float64)
-                    if np.all(before == slab.flat[0]):
-                        continue  # (constant further back too: not a pad boundary)
-                    if tried == 0 and _outputs_match(run.calls, inputs, golden):
-                        return None
-                    for v in _PAD_TRIES:
-                        if v == slab.flat[0] or tried >= 6:
-                            continue
-                        tried += 1
-                        b = np.array(a, copy=True)
-                        idx = [slice(None)] * a.ndim
-                        idx[ax] = slice(k, n)
-                        b[tuple(idx)] = v
-                        if _outputs_match(_with_argument(run.calls, ci, ai, b), inputs, golden):
-                            line = _fill_line(source, call.kernel, name, float(slab.flat[0]))
-                            found.append((name, line, (
-                                f"the kernel parameter {name!r} ends on axis {ax} with {n - k} entries of "
-                                f"{slab.flat[0]:g} past extent {k}; in a replay with them set to {v:g} every output "
-                                f"matches the golden (and no other argument's padding repairs it): the pad value is "
-                                f"wrong (the kernel reads the padding); line {line} sets it")))
-                            break
+                    tried += 1
+                    b = np.array(a, copy=True)
+                    idx = [slice(None)] * a.ndim
+                    idx[ax] = slice(k, n)
+                    b[tuple(idx)] = v
+                    if _outputs_match(_with_argument(run.calls, ci, ai, b), inputs, golden):
+                        line = _fill_line(source, call.kernel, name, float(slab.flat[0]))
+                        found.append((name, line, (
+                            f"the kernel parameter {name!r} ends on axis {ax} with {n - k} entries of "
+                            f"{slab.flat[0]:g} past extent {k}; in a replay with them set to {v:g} every output "
+                            f"matches the golden (and no other argument's padding repairs it): the pad value is "
+                            f"wrong (the kernel reads the padding); line {line} sets it")))
+                        break
     # (two arguments whose padding each repairs - data padded with 0 that -inf would also hide - say nothing about
     # which pad is wrong: no claim)
     at = found[0][1] if len({f[0] for f in found}) == 1 else None
@@ -906,35 +901,28 @@ def _transformed_input(run: CapturedRun, plan: Any, inputs: list[np.ndarray], so
     params = list(getattr(plan, "params", []) or [])
     by_name = {t: np.asarray(a) for t, a in zip(params, inputs, strict=False)}
     tried = 0
-    for ci, call in enumerate(run.calls):
-        names = _param_names(call)
-        if names is None:
-            continue
-        for ai, (name, src) in enumerate(zip(names, call.args, strict=False)):
-            a = _host_array(src)
-            if a is None:
+    for ci, ai, call, name, a in _host_arguments(run):
+        for xname, x in by_name.items():
+            if x.size != a.size or x.size < 2 or str(x.dtype) != str(a.dtype):
                 continue
-            for xname, x in by_name.items():
-                if x.size != a.size or x.size < 2 or str(x.dtype) != str(a.dtype):
-                    continue
-                laid = np.ascontiguousarray(x).reshape(a.shape)
-                if np.array_equal(np.asarray(laid, dtype=np.float64), np.asarray(a, dtype=np.float64),
-                                  equal_nan=True):
-                    continue  # (the input's own data: nothing changed it)
-                line = _argument_line(source, call.kernel, name, xname)
-                if line is None:
-                    continue
-                if tried == 0 and _outputs_match(run.calls, inputs, golden):
-                    return None  # (the run as made already matches: nothing to repair)
-                tried += 1
-                if tried > 4:
-                    return None
-                calls = _with_argument(run.calls, ci, ai, np.array(laid, copy=True))
-                if _outputs_match(calls, inputs, golden):
-                    return line, (f"the kernel parameter {name!r} holds as many elements as input {xname!r} but not "
-                                  f"its data as laid out in memory; in a replay with {xname!r}'s own data there every "
-                                  f"output matches the golden: the wrapper changes the input before the kernel call "
-                                  f"(a transpose, a sign, a scale); line {line} builds that argument from {xname!r}")
+            laid = np.ascontiguousarray(x).reshape(a.shape)
+            if np.array_equal(np.asarray(laid, dtype=np.float64), np.asarray(a, dtype=np.float64),
+                              equal_nan=True):
+                continue  # (the input's own data: nothing changed it)
+            line = _argument_line(source, call.kernel, name, xname)
+            if line is None:
+                continue
+            if tried == 0 and _outputs_match(run.calls, inputs, golden):
+                return None  # (the run as made already matches: nothing to repair)
+            tried += 1
+            if tried > 4:
+                return None
+            calls = _with_argument(run.calls, ci, ai, np.array(laid, copy=True))
+            if _outputs_match(calls, inputs, golden):
+                return line, (f"the kernel parameter {name!r} holds as many elements as input {xname!r} but not "
+                              f"its data as laid out in memory; in a replay with {xname!r}'s own data there every "
+                              f"output matches the golden: the wrapper changes the input before the kernel call "
+                              f"(a transpose, a sign, a scale); line {line} builds that argument from {xname!r}")
     return None
 
 
@@ -957,6 +945,19 @@ def _param_names(call: CapturedCall) -> list[str] | None:
         return [p.name for p in decode(call.program).params]
     except Exception:  # noqa: BLE001 - a program that does not decode names nothing
         return None
+
+
+def _host_arguments(run: CapturedRun) -> Iterator[tuple[int, int, CapturedCall, str, np.ndarray]]:
+    """``(call index, argument index, call, parameter name, data)`` of every numeric kernel argument the wrapper built
+    on the host (`_host_array`), call by call: what the argument what-ifs replay with other data."""
+    for ci, call in enumerate(run.calls):
+        names = _param_names(call)
+        if names is None:
+            continue
+        for ai, (name, src) in enumerate(zip(names, call.args, strict=False)):
+            a = _host_array(src)
+            if a is not None:
+                yield ci, ai, call, name, a
 
 
 def _host_array(src: ArgSource) -> np.ndarray | None:
@@ -1040,33 +1041,26 @@ def _prepared_argument(run: CapturedRun, inputs: list[np.ndarray], source: str,
 
     inter = {n for n, k in golden.kinds.items() if k == "intermediate"}
     tried = 0
-    for ci, call in enumerate(run.calls):
-        names = _param_names(call)
-        if names is None:
-            continue
-        for ai, (name, src) in enumerate(zip(names, call.args, strict=False)):
-            a = _host_array(src)
-            if a is None:
+    for ci, ai, call, name, a in _host_arguments(run):
+        for gname, line in _golden_sources(source, call.kernel, name, inter):
+            g = np.asarray(golden.arrays[gname])
+            if g.size != np.asarray(a).size or g.size < 2:
                 continue
-            for gname, line in _golden_sources(source, call.kernel, name, inter):
-                g = np.asarray(golden.arrays[gname])
-                if g.size != np.asarray(a).size or g.size < 2:
-                    continue
-                laid = g.reshape(np.asarray(a).shape).astype(np.asarray(a).dtype)
-                if np.allclose(np.asarray(laid, dtype=np.float64), np.asarray(a, dtype=np.float64),
-                               atol=golden.atol, rtol=golden.rtol, equal_nan=True):
-                    continue  # (the argument holds that golden: prepared right)
-                if tried == 0 and _outputs_match(run.calls, inputs, golden):
-                    return None
-                tried += 1
-                if tried > 4:
-                    return None
-                calls = _with_argument(run.calls, ci, ai, np.array(laid, copy=True))
-                if _outputs_match(calls, inputs, golden):
-                    return line, (f"the kernel parameter {name!r} is built by the wrapper from its local {gname!r}, "
-                                  f"named like a golden intermediate, but does not hold that golden's data; in a "
-                                  f"replay with the golden {gname!r} there every output matches: the wrapper "
-                                  f"computes it wrong, at line {line}")
+            laid = g.reshape(np.asarray(a).shape).astype(np.asarray(a).dtype)
+            if np.allclose(np.asarray(laid, dtype=np.float64), np.asarray(a, dtype=np.float64),
+                           atol=golden.atol, rtol=golden.rtol, equal_nan=True):
+                continue  # (the argument holds that golden: prepared right)
+            if tried == 0 and _outputs_match(run.calls, inputs, golden):
+                return None
+            tried += 1
+            if tried > 4:
+                return None
+            calls = _with_argument(run.calls, ci, ai, np.array(laid, copy=True))
+            if _outputs_match(calls, inputs, golden):
+                return line, (f"the kernel parameter {name!r} is built by the wrapper from its local {gname!r}, "
+                              f"named like a golden intermediate, but does not hold that golden's data; in a "
+                              f"replay with the golden {gname!r} there every output matches: the wrapper "
+                              f"computes it wrong, at line {line}")
     return _duplicated_argument(run, inputs, source, golden, inter)
 
 
