@@ -16,8 +16,9 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
+
+from planting import plant
 
 from runtime.bisect import bisect
 from runtime.bisect._rules import static_shape_source
@@ -47,14 +48,7 @@ _MOVE = ("`tsum[:] = ...` / move: source shape [1, 64] != destination shape [1] 
 
 
 def _planted(tmp: Path, name: str, old: str, new: str) -> tuple[Path, int]:
-    op_dir = tmp / name
-    shutil.copytree(DATA / name, op_dir)
-    p = op_dir / f"{name}_impl.py"
-    src = p.read_text()
-    assert src.count(old) == 1
-    src = src.replace(old, new)
-    p.write_text(src)
-    return op_dir, next(i for i, ln in enumerate(src.splitlines(), 1) if new in ln)
+    return plant(DATA, tmp, name, old, new)
 
 
 def test_a_reduction_moved_into_a_lower_rank_state_is_named() -> None:

@@ -18,8 +18,9 @@ output, on small kernels (``eleventh_data``; no vendor code).
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
+
+from planting import plant
 
 from runtime.bisect import bisect
 from runtime.bisect._rules import static_alias_source, wrong_loop_guard
@@ -28,14 +29,7 @@ DATA = Path(__file__).parent / "eleventh_data"
 
 
 def _planted(tmp: Path, name: str, old: str, new: str) -> tuple[Path, int]:
-    op_dir = tmp / name
-    shutil.copytree(DATA / name, op_dir)
-    p = op_dir / f"{name}_impl.py"
-    src = p.read_text()
-    assert src.count(old) == 1
-    src = src.replace(old, new)
-    p.write_text(src)
-    return op_dir, next(i for i, ln in enumerate(src.splitlines(), 1) if new in ln)
+    return plant(DATA, tmp, name, old, new)
 
 
 def _line(name: str, text: str) -> int:

@@ -19,11 +19,11 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
+from planting import plant
 
 from runtime.bisect import bisect
 from runtime.bisect._repair import _flipped_selection
@@ -35,14 +35,7 @@ EMA = Path(__file__).parent / "third_data" / "ema"
 
 
 def _planted(tmp: Path, name: str, old: str, new: str, base: Path = DATA) -> tuple[Path, int]:
-    op_dir = tmp / name
-    shutil.copytree(base / name, op_dir)
-    p = op_dir / f"{name}_impl.py"
-    src = p.read_text()
-    assert src.count(old) == 1
-    src = src.replace(old, new)
-    p.write_text(src)
-    return op_dir, next(i for i, ln in enumerate(src.splitlines(), 1) if new in ln)
+    return plant(base, tmp, name, old, new)
 
 
 def test_a_reduction_without_keepdim_broadcast_along_the_other_axis_is_named(tmp_path: Path, golden_cache: dict) -> None:

@@ -17,8 +17,9 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
+
+from planting import plant
 
 from runtime.bisect import bisect
 from runtime.bisect._rules import static_view_extent_source
@@ -27,14 +28,7 @@ DATA = Path(__file__).parent / "ninth_data"
 
 
 def _planted(tmp: Path, name: str, old: str, new: str) -> tuple[Path, int]:
-    op_dir = tmp / name
-    shutil.copytree(DATA / name, op_dir)
-    p = op_dir / f"{name}_impl.py"
-    src = p.read_text()
-    assert src.count(old) == 1
-    src = src.replace(old, new)
-    p.write_text(src)
-    return op_dir, next(i for i, ln in enumerate(src.splitlines(), 1) if new in ln)
+    return plant(DATA, tmp, name, old, new)
 
 
 def test_the_right_kernels_are_named_nothing(golden_cache: dict) -> None:

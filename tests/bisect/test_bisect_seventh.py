@@ -14,8 +14,9 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
+
+from planting import plant
 
 from runtime.bisect import bisect
 from runtime.bisect._rules import static_poison_bound_source
@@ -43,14 +44,7 @@ def k(x: pypto.Tensor([pypto.DYNAMIC, 16], pypto.DT_FP32), out: pypto.Tensor([py
 
 
 def _planted(tmp: Path, name: str, old: str, new: str) -> tuple[Path, int]:
-    op_dir = tmp / name
-    shutil.copytree(DATA / name, op_dir)
-    p = op_dir / f"{name}_impl.py"
-    src = p.read_text()
-    assert src.count(old) == 1
-    src = src.replace(old, new)
-    p.write_text(src)
-    return op_dir, next(i for i, ln in enumerate(src.splitlines(), 1) if new in ln)
+    return plant(DATA, tmp, name, old, new)
 
 
 def test_a_config_built_with_its_fields_in_the_wrong_order_names_the_wrapper_line(tmp_path: Path,

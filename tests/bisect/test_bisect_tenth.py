@@ -21,8 +21,9 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
+
+from planting import plant
 
 from runtime.bisect import bisect
 from runtime.bisect._rules import static_alias_source, wrong_loop_guard
@@ -31,15 +32,7 @@ DATA = Path(__file__).parent / "tenth_data"
 
 
 def _planted(tmp: Path, name: str, old: str, new: str) -> tuple[Path, int]:
-    op_dir = tmp / name
-    shutil.copytree(DATA / name, op_dir)
-    p = op_dir / f"{name}_impl.py"
-    src = p.read_text()
-    assert src.count(old) == 1
-    src = src.replace(old, new)
-    p.write_text(src)
-    key = new.strip().splitlines()[-1]  # (a replacement of several lines: its last)
-    return op_dir, next(i for i, ln in enumerate(src.splitlines(), 1) if key in ln)
+    return plant(DATA, tmp, name, old, new, key=new.strip().splitlines()[-1])  # (several lines: the last)
 
 
 def test_the_right_kernels_are_named_nothing(golden_cache: dict) -> None:
