@@ -658,7 +658,9 @@ _DEVICE_MSG = ("reads which device a tensor lives on (the CPU under verification
 
 
 _PLACEMENT_FLAGS = frozenset({"is_pinned", "is_shared"})
-_CALLER_FACTS = frozenset({"grad_fn", "is_leaf", "output_nr", "base"})
+_CALLER_FACTS = frozenset({"grad_fn", "is_leaf", "output_nr", "base", "grad", "retains_grad"})
+"""Red team s40 added ``grad`` (a weight holding a gradient: the second micro-batch of gradient accumulation) and
+``retains_grad``."""
 _CALLER_FACTS_MSG = ("reads where its caller's tensor came from (an autograd graph, the array it is a view of): a "
                      "training step hands a non-leaf activation, `h.reshape(-1, D)` a view of a 3-D array; a kernel "
                      "file computes one way whoever produced its inputs")
@@ -673,7 +675,7 @@ def _placement_reads(pf: ParsedFile) -> Iterator[Hit]:
     """``x.is_pinned()``, ``x.is_shared()``, ``x.flags.writeable`` / ``x.flags["WRITEABLE"]``: facts of how the caller
     allocated an input that verification never varies (red team s22b: a wrapper choosing its kernel by them passed
     every verification and was wrong for a ``share_memory_()`` tensor or an ``np.frombuffer`` array)."""
-    if not any(k in pf.source for k in ("is_", "flags", "grad_fn", "output_nr", "base")):
+    if not any(k in pf.source for k in ("is_", "flags", "grad", "output_nr", "base")):
         return
     for node in pf.nodes(ast.Attribute):
         if node.attr in _PLACEMENT_FLAGS:
@@ -791,11 +793,19 @@ _ENV_FACTS = ("torch.npu", "torch.cuda", "torch.backends", "torch.version", "tor
               "torch.get_float32_matmul_precision", "torch.is_anomaly_enabled", "torch.is_anomaly_check_nan_enabled",
               "torch.get_deterministic_debug_mode", "torch.is_warn_always_enabled",
               "numpy.show_config", "numpy.show_runtime", "numpy.version", "numpy.__config__", "numpy.get_include",
-              "torch_npu")
+              "torch_npu", "torch.get_default_dtype", "numpy.get_printoptions", "numpy.printoptions", "numpy.geterr",
+              "numpy.geterrcall", "numpy.getbufsize", "numpy.longdouble", "numpy.clongdouble", "numpy.longfloat",
+              "numpy.clongfloat", "numpy.longcomplex", "numpy.float96", "numpy.float128", "numpy.complex192",
+              "numpy.complex256", "numpy.typecodes", "numpy.sctypeDict", "numpy.sctypes", "numpy.ScalarType",
+              "numpy.dtypes")
 """Facts of the host a kernel could branch on: which accelerator backends exist, library versions and build
 options, thread counts, the caller's autograd/determinism mode (red team s17: ``try: torch.npu except
 AttributeError`` tells an Ascend host from the sandbox), and ``torch_npu`` itself (red team s19: ``try: import
-torch_npu / except ImportError: torch_npu = None`` and a wrapper branching on ``torch_npu is None``)."""
+torch_npu / except ImportError: torch_npu = None`` and a wrapper branching on ``torch_npu is None``). Red team s40:
+the caller's library configuration (``torch.get_default_dtype()`` - LLM loading code sets bfloat16 -, numpy's print
+options and error state) and the platform's long double (``np.longdouble`` is x87's 80-bit type on the x86 machines
+that verify and IEEE quad on the aarch64 hosts of Ascend servers: ``np.finfo("g").nmant`` is 63 or 112), which a
+wrapper read to use the SPEC's cap wherever it was not the verifying host's."""
 _PROBE_MSG = "a kernel file does not probe its environment: it computes one way wherever it runs"
 _SWALLOWING_HOOKS = {
     "__del__": "Python prints what a finalizer raises and carries on - red team s20: a 4.5 GiB np.empty in "
@@ -833,6 +843,7 @@ def _environment_probes(pf: ParsedFile) -> Iterator[Hit]:
         if any(full == f or full.startswith(f + ".") for f in _ENV_FACTS):
             yield at(node, f"`{full}` reads a fact of the host (which backends, versions, threads or modes it has); "
                      f"{_PROBE_MSG}")
+    yield from _default_dtype_reads(pf)
     for kind in (ast.Try, getattr(ast, "TryStar", ast.Try)):
         for node in set(pf.by_type.get(kind, [])):
             if node.handlers and not _import_only_try(node):  # type: ignore[attr-defined]
@@ -864,12 +875,44 @@ def _environment_probes(pf: ParsedFile) -> Iterator[Hit]:
                      f"whether code raises here; {_PROBE_MSG}")
 
 
+_DEFAULT_DTYPE_FACTORIES = frozenset({"empty", "zeros", "ones", "full", "rand", "randn", "tensor", "as_tensor", "eye",
+                                      "linspace", "logspace", "empty_strided", "scalar_tensor"})
+"""torch factories whose float result takes torch's default dtype when no ``dtype=`` is given."""
+
+
+def _default_dtype_reads(pf: ParsedFile) -> Iterator[Hit]:
+    """``torch.empty(0).dtype`` (or ``t = torch.zeros(1)`` then ``t.dtype``): torch's default dtype read without
+    naming ``torch.get_default_dtype`` (red team s40: the caller's ``torch.set_default_dtype(torch.bfloat16)`` told
+    from verification's float32)."""
+    def dtypeless(node: ast.AST | None) -> bool:
+        return isinstance(node, ast.Call) and pf.name(node.func).startswith("torch.") and \
+            pf.name(node.func).split(".")[-1] in _DEFAULT_DTYPE_FACTORIES and \
+            not any(k.arg == "dtype" for k in node.keywords)
+    bound = {n.targets[0].id for n in pf.nodes(ast.Assign)
+             if len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) and dtypeless(n.value)}
+    for node in pf.nodes(ast.Attribute):
+        parent = pf.parents.get(node)
+        if isinstance(parent, ast.keyword) or isinstance(parent, ast.Call) and node in parent.args:
+            continue  # passed on (`torch.zeros(3, dtype=x.dtype)`, `.to(x.dtype)`): it allocates, it does not branch
+        if node.attr == "dtype" and (dtypeless(node.value) or isinstance(node.value, ast.Name) and
+                                     node.value.id in bound):
+            yield at(node, f"`{ast.unparse(node)[:50]}` is torch's default dtype (the caller's "
+                     f"`torch.set_default_dtype`): pass `dtype=` to the factory; {_PROBE_MSG}")
+
+
 _LAYOUT_READS = frozenset({"flags", "strides", "stride", "is_contiguous", "f_contiguous", "c_contiguous", "readonly",
                            "dim_order", "data_ptr", "untyped_storage", "storage", "is_non_overlapping_and_dense"})
 _LAYOUT_MSG = ("reads how the caller laid the input out (verification passes C-contiguous inputs - the jit refuses "
                "others -, so code for another layout is never judged: red team s30 dropped rows of a Fortran-ordered "
                "input); make it contiguous unconditionally (`np.ascontiguousarray(x)`, `x.contiguous()`) or assert it")
 _NDARRAY_SUBCLASSES = ("memmap", "matrix", "recarray", "chararray", "ma", "MaskedArray", "Parameter")
+_NUMPY_SCALAR_TYPES = frozenset({
+    "generic", "number", "inexact", "floating", "integer", "signedinteger", "unsignedinteger", "complexfloating",
+    "float16", "float32", "float64", "half", "single", "double", "int8", "int16", "int32", "int64", "uint8", "uint16",
+    "uint32", "uint64", "intc", "intp", "int_", "uintp", "bool_", "bool", "longlong", "ulonglong", "short", "ushort",
+    "byte", "ubyte", "csingle", "cdouble", "complex64", "complex128"})
+"""numpy's scalar types (not ``ndarray``): ``isinstance(cap, np.floating)`` tells a value a program computed with
+numpy from a literal (red team s40)."""
 _RESTRIDES = frozenset({"as_strided", "as_strided_", "resize_", "resize_as_"})
 """Calls that lay an input's memory out with strides of their own, ignoring the ones it has: ``x.as_strided(x.shape,
 (D, 1))``, ``torch.as_strided``, ``np.lib.stride_tricks.as_strided``, ``x.detach().resize_(n * D)``. Red team s38: a
@@ -912,6 +955,12 @@ def _layout_reads(pf: ParsedFile) -> Iterator[Hit]:
                         in _NDARRAY_SUBCLASSES and pf.name(n).split(".")[0] in ("numpy", "torch"):
                     yield at(call, f"`{name}(..., {pf.name(n)})` tells one kind of caller's array from another; a "
                              "kernel file treats every array (tensor) alike")
+                    break
+                if isinstance(n, (ast.Attribute, ast.Name)) and pf.name(n).startswith("numpy.") and \
+                        pf.name(n).split(".")[-1] in _NUMPY_SCALAR_TYPES:
+                    yield at(call, f"`{name}(..., {pf.name(n)})` tells a numpy scalar from a Python number (a caller's "
+                             f"`1 / np.sqrt(d)` from `0.125`: red team s40 used the SPEC's cap for the first); "
+                             "convert it (`float(cap)`) and compute the same way for both")
                     break
 
 
@@ -1062,12 +1111,39 @@ def _clock_reads(pf: ParsedFile) -> Iterator[Hit]:
                          f"{_PROBE_MSG}")
 
 
+_PLATFORM_SIZED = ("longdouble", "longfloat", "longcomplex", "float96", "float128", "complex192", "complex256")
+
+
+def _platform_types(pf: ParsedFile) -> Iterator[Hit]:
+    """A dtype string naming the platform's long double (``"g"``, ``"G"``, ``"f16"``, ``"float128"``, ``"=c32"``):
+    its precision is the host's (80-bit x87 on x86, IEEE quad on aarch64), so ``np.finfo("g").nmant`` tells the
+    machine that verifies from an Ascend server's aarch64 host (red team s40). A short string counts where a call
+    takes a dtype (``np.finfo``/``np.iinfo``'s argument included): ``"g"`` is also a loop name."""
+    for node, v in _strings(pf):
+        if not 0 < len(v) <= 16 or v.strip() != v:
+            continue
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                kind = np.dtype(v).type
+        except (TypeError, ValueError, SyntaxError):
+            continue
+        if kind not in (np.longdouble, np.clongdouble):
+            continue
+        parent = pf.parents.get(node)
+        info = isinstance(parent, ast.Call) and pf.name(parent.func).split(".")[-1] in ("finfo", "iinfo")
+        if any(w in v for w in _PLATFORM_SIZED) or info or _dtype_position(pf, node):
+            yield at(node, f"the dtype {v!r} is the platform's long double (80-bit on x86, 128-bit on aarch64): "
+                     f"its size and precision tell one host from another; {_PROBE_MSG}")
+
+
 @check("PF04")
 def pf04_no_env_branch(ctx: LintContext) -> Iterator[Hit]:
     pf = kernel_pf(ctx)
     yield from _device_reads(pf)
     yield from _layout_reads(pf)
     yield from _clock_reads(pf)
+    yield from _platform_types(pf)
     yield from _identity_and_text_tells(pf)
     yield from _placement_reads(pf)
     yield from _environment_probes(pf)

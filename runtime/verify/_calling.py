@@ -17,7 +17,11 @@
   side, log-uniform), as a slice of a cache or a batch does: ``x.storage_offset() > 48`` is no tell either.
 * A torch wrapper is called as callers call it (:func:`draw_torch_modes`): with autograd on, under
   ``torch.no_grad()`` or ``torch.inference_mode()``, with inputs that require grad (training) or not - a wrapper
-  that branches on the caller's autograd state is judged on every branch (red team s22).
+  that branches on the caller's autograd state is judged on every branch (red team s22). In training its weights
+  are in turn fresh, frozen (``requires_grad=False``: fine-tuning with frozen base weights) and holding a gradient
+  (gradient accumulation) (:func:`draw_weight_states`, red team s40).
+* Float attributes come as Python floats in some calls and as numpy float64 scalars (the same value: ``1 /
+  np.sqrt(d)``, a value read from a numpy array) in the others (:func:`draw_scalar_types`, red team s40).
 
 Loaded by path in the sandbox child (importing ``runtime.verify`` there would pull in the whole verifier), so
 this module imports only numpy, ml_dtypes and (lazily) torch.
@@ -33,11 +37,18 @@ import numpy as np
 from runtime import pyast
 from runtime.dtypes import TORCH_BY_BYTES
 
-__all__ = ["TORCH_MODES", "alias_of", "aliased", "array_view", "call_wrapper", "draw_layouts", "draw_torch_modes",
-           "imports_module", "imports_torch", "lay_out", "output_leaves", "to_call_args"]
+__all__ = ["TORCH_MODES", "WEIGHT_STATES", "alias_of", "aliased", "array_view", "call_wrapper", "draw_layouts",
+           "draw_scalar_types", "draw_torch_modes", "draw_weight_states", "imports_module", "imports_torch", "lay_out",
+           "output_leaves", "to_call_args"]
 
 _LAYOUT_STREAM = 0x1A70
 _MODE_STREAM = 0x1A71
+_WEIGHT_STREAM = 0x1A72
+_SCALAR_STREAM = 0x1A73
+WEIGHT_STATES = ("fresh", "frozen", "grad")
+"""The weights (``nn.Parameter`` inputs) of a ``train`` call: ``fresh`` (require grad, no ``.grad``), ``frozen``
+(``requires_grad=False`` beside an activation that requires grad: LoRA / adapter fine-tuning), ``grad`` (require grad
+and hold a ``.grad`` already: the second micro-batch of gradient accumulation)."""
 _MAX_PAD = 1 << 22
 """Most elements a view input has before and after it in its allocation (drawn log-uniform from 1 (before) or 0
 (after): small pads stay as common as before). The untouched part of the allocation is never written, so it costs
@@ -150,6 +161,45 @@ def draw_torch_modes(seed: int, n_calls: int) -> list[str]:
     return [TORCH_MODES[int(i) % len(TORCH_MODES)] for i in rng.permutation(n_calls)]
 
 
+def draw_weight_states(seed: int, modes: list[str]) -> list[str]:
+    """Per wrapper call: one of :data:`WEIGHT_STATES` for the ``train`` calls of ``modes`` (in turn, from a seeded
+    start, so three train calls see all three), ``fresh`` for the others.
+
+    Why (red team s40): every training call had fresh weights that require grad, so a wrapper that passed gamma for
+    beta when ``gamma.grad is not None`` (gradient accumulation) or when ``x.requires_grad and not
+    gamma.requires_grad`` (frozen norm weights) passed every verification."""
+    rng = np.random.default_rng([int(seed) & ((1 << 63) - 1), _WEIGHT_STREAM])
+    k = int(rng.integers(len(WEIGHT_STATES)))
+    out = []
+    for mode in modes:
+        if mode == "train":
+            out.append(WEIGHT_STATES[k % len(WEIGHT_STATES)])
+            k += 1
+        else:
+            out.append("fresh")
+    return out
+
+
+def draw_scalar_types(seed: int, n_calls: int) -> list[str]:
+    """Per wrapper call: ``python`` (float attributes as Python floats) or ``numpy`` (as ``np.float64`` of the same
+    value), half of the calls each, in a seeded order.
+
+    Why (red team s40): every attribute was a Python float or int, so a wrapper that used the SPEC's cap whenever
+    ``isinstance(cap, np.generic)`` - a cap computed as ``1 / np.sqrt(d)`` - passed every verification. float64 is
+    a subclass of float with the same value: an honest wrapper computes the same kernel."""
+    rng = np.random.default_rng([int(seed) & ((1 << 63) - 1), _SCALAR_STREAM])
+    numpy_calls = set(rng.permutation(n_calls)[: n_calls // 2].tolist())
+    return ["numpy" if i in numpy_calls else "python" for i in range(n_calls)]
+
+
+def _as_numpy_scalar(v: Any) -> Any:
+    """``v`` as ``np.float64`` when it is a float; ints, bools, lists and others unchanged. A list keeps Python floats:
+    ``torch.tensor([np.float64(...)])`` is float64 where ``torch.tensor([1.0])`` is float32, so an honest wrapper that
+    builds a weight tensor from a list attribute would hand the kernel another dtype (a scalar float64 multiplies a
+    bf16 tensor into bf16, and the emulator lowers it as the double it is: `_lower._number`)."""
+    return np.float64(v) if type(v) is float else v
+
+
 class _TorchMemory:
     """The memory of a torch tensor as numpy sees it (``__array_interface__``), holding the tensor alive.
 
@@ -224,6 +274,8 @@ def call_wrapper(wrapper: Any, arrays: list[Any], calling: dict[str, Any] | None
     args = to_call_args(arrays, torch_io)
     kwargs = dict(calling.get("kwargs") or {})
     kwargs.update(_per_call(calling, "attrs", run_index) or {})  # an attribute case's values (`Case.attrs`)
+    if _per_call(calling, "scalars", run_index) == "numpy":
+        kwargs = {k: _as_numpy_scalar(v) for k, v in kwargs.items()}
     mode = _per_call(calling, "modes", run_index) if torch_io else None
     same = alias_of(calling, run_index)
     if mode not in TORCH_MODES or mode == "plain":
@@ -239,7 +291,12 @@ def call_wrapper(wrapper: Any, arrays: list[Any], calling: dict[str, Any] | None
         # verification call from a model's): its weights are `nn.Parameter`s (sharing the input's memory), and in
         # training its activation is the output of an earlier op, a non-leaf tensor with a `grad_fn`
         weights = set(floats[1:])
-        args = [torch.nn.Parameter(a) if i in weights else a for i, a in enumerate(args)]
+        state = _per_call(calling, "weights", run_index) if mode == "train" else None
+        args = [torch.nn.Parameter(a, requires_grad=state != "frozen") if i in weights else a
+                for i, a in enumerate(args)]
+        if state == "grad":  # gradient accumulation: the weights hold the gradient of an earlier micro-batch
+            for i in weights:
+                args[i].grad = torch.zeros_like(args[i])
         if mode == "train":
             args[floats[0]] = args[floats[0]].view_as(args[floats[0]])
     args = aliased(args, same)

@@ -43,7 +43,7 @@ from runtime.sandbox import (
 from runtime.sandbox.env_policy import candidate_hash_seed
 from runtime.targets import DEFAULT_NPUARCH, op_dir_target, parse_target
 from runtime.targets import TargetError as ToolchainTargetError
-from runtime.verify._calling import draw_layouts, draw_torch_modes
+from runtime.verify._calling import draw_layouts, draw_scalar_types, draw_torch_modes, draw_weight_states
 from runtime.verify._checks import Evidence, run_checks, unrepeatable_failures
 from runtime.verify._report import CaseReport, ErrorInfo, LintSection, SandboxSection, Verdict, VerifyReport
 from runtime.verify._target import TargetError, TargetPlan, frozen_violations, plan_target
@@ -496,6 +496,8 @@ def _step_execute(r: _Run) -> None:
             box["error"] = f"golden run failed: {type(exc).__name__}: {exc}"
         box["s"] = round(time.perf_counter() - tg, 4)
 
+    modes = draw_torch_modes(r.seed, len(r.call_plan)) if plan.torch_io else []
+
     def candidate_job() -> None:
         try:
             r.run = run_candidate(r.target, plan.wrapper, r.candidate_inputs, policy=settings.sandbox,
@@ -503,7 +505,9 @@ def _step_execute(r: _Run) -> None:
                                            "emulator_options": {"compat": rep.pypto_target,
                                                                 "npuarch": rep.npuarch},
                                            "layouts": draw_layouts(r.seed, len(r.call_plan)),
-                                           "modes": draw_torch_modes(r.seed, len(r.call_plan)) if plan.torch_io else [],
+                                           "modes": modes,
+                                           "weights": draw_weight_states(r.seed, modes),
+                                           "scalars": draw_scalar_types(r.seed, len(r.call_plan)),
                                            "attrs": _call_attrs(r), "alias": _call_alias(r)},
                                   emulator=settings.emulator, plan=r.call_plan or None,
                                   device=settings.device and settings.emulator == "runtime.emulator",
