@@ -680,8 +680,10 @@ def _placement_reads(pf: ParsedFile) -> Iterator[Hit]:
     for node in pf.nodes(ast.Attribute):
         if node.attr in _PLACEMENT_FLAGS:
             yield at(node, f"`{dotted(node) or '.' + node.attr}` {_PLACEMENT_MSG}")
-        elif node.attr in _CALLER_FACTS and isinstance(node.ctx, ast.Load):
-            # red team s25: `x.grad_fn is not None` (leaf inputs only under verification), `x.base.ndim > 2`
+        elif node.attr in _CALLER_FACTS and isinstance(node.ctx, ast.Load) and \
+                not pf.name(node).startswith(("torch.autograd.", "torch.func.", "functorch.")):
+            # red team s25: `x.grad_fn is not None` (leaf inputs only under verification), `x.base.ndim > 2`; a
+            # module's function (`torch.autograd.grad(...)`, `torch.func.grad`) is no fact of a caller's tensor
             yield at(node, f"`{dotted(node) or '.' + node.attr}` {_CALLER_FACTS_MSG}")
         elif node.attr == "flags" and isinstance(node.ctx, ast.Load):
             # only the contiguity of an array is the wrapper's business (it must make a copy otherwise); the rest

@@ -100,3 +100,12 @@ def test_host_facts_of_round29_are_refused(body: str) -> None:
 def test_honest_wrappers_stay_clean(body: str) -> None:
     """A loop named ``"g"``, float64 dtypes, an ``isinstance`` against Python's number types or ``np.ndarray``."""
     assert _pf04(body) == [], body
+
+
+
+def test_autograd_grad_function_is_not_a_caller_fact() -> None:
+    """``torch.autograd.grad`` / ``torch.func.grad`` are functions of a module, not a tensor's ``.grad`` (review s40);
+    a tensor's ``.grad`` still is one."""
+    assert not [m for m in _pf04("g1 = torch.autograd.grad(x.sum(), x)\ng2 = torch.func.grad(torch.sum)(x)")
+                if "grad" in m]
+    assert [m for m in _pf04("if x.grad is not None:\n    x = x * 2") if "grad" in m]
