@@ -46,6 +46,8 @@ from typing import Any
 from runtime.emulator._location import user_location
 from runtime.emulator._session import current_session
 from runtime.emulator._torch_npu_agnostic import patch_device_agnostic
+from runtime.emulator._torch_npu_device import install as install_device
+from runtime.emulator._torch_npu_device import placed_op
 from runtime.emulator._torch_npu_placement import ORIGINAL, is_on_npu, mark
 from runtime.emulator._torch_npu_placement import install as install_placement
 from runtime.emulator._torch_npu_runtime import (
@@ -119,7 +121,7 @@ def transfer_to_npu(torch: Any) -> None:
     (factories, ``.to``, ``torch.load``, generators, autocast), ``Tensor.cuda``/``Module.cuda`` are ``.npu()``,
     and ``torch.cuda.<name>`` is ``torch.npu.<name>`` for each name the stand-in's ``torch.npu`` has
     (``torch.cuda.amp.autocast`` is ``torch.npu.amp.autocast``). ``is_cuda`` stays False (``device.type`` is
-    "cpu"; ``is_npu`` says where the tensor lives)."""
+    "npu" to the script, as there: ``_torch_npu_device``)."""
     if "cuda" in _NPU_TYPES:
         return
     _NPU_TYPES.add("cuda")
@@ -358,6 +360,19 @@ def _npu_namespace(torch: Any) -> types.ModuleType:
 
         def __init__(self, *_a: Any, **_k: Any) -> None:
             pass
+
+        @property
+        def device(self) -> Any:
+            """the stream's device, as torch's streams have it: ``torch.compile`` reads the current stream's while
+            it sets up tracing (s40: without it every ``torch.compile`` died with "'_Stream' object has no
+            attribute 'device'")"""
+            return torch.device("npu", state["device"])
+
+        @property
+        def device_index(self) -> int:
+            return int(state["device"])
+
+        device_type = "npu"
 
         def synchronize(self) -> None:
             memory.sample()
@@ -647,6 +662,7 @@ def patch_torch(torch: Any) -> None:
     npu = _npu_namespace(torch)
     patch_device_agnostic(torch, npu, map_device)
     install_placement(torch)  # results of operations on NPU tensors live on the NPU
+    install_device(torch)  # x.device says npu:0 to the script; mixing devices raises as on a device host
     stream_type, record = npu.Stream, torch.Tensor.record_stream
     torch.Tensor.record_stream = lambda self, stream: None if isinstance(stream, stream_type) else record(self, stream)
     torch.Tensor.pin_memory = lambda self, *a, **k: self  # pinned host memory: nothing to pin without a device
@@ -727,7 +743,8 @@ def build_module() -> types.ModuleType:
     prof.__path__ = []
     sys.modules["torch_npu.profiler"] = prof
     exports: dict[str, Any] = {"npu": npu, "profiler": prof, "Format": Format, "npu_format_cast": npu_format_cast,
-                               "npu_format_cast_": npu_format_cast_, "get_npu_format": get_npu_format, **OPS}
+                               "npu_format_cast_": npu_format_cast_, "get_npu_format": get_npu_format,
+                               **{name: placed_op(torch, fn) for name, fn in OPS.items()}}
     # the version of the torch it runs with, as torch_npu's releases follow torch's: a script that checks
     # `torch_npu.__version__ >= "2.1"` takes the branch it takes on a device host ("0.0+..." took the old one)
     # (".post0": `[int(p) for p in __version__.split(".")[:3]]` reads three numbers, as of a release of torch_npu)

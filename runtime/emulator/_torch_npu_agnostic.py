@@ -174,6 +174,9 @@ def patch_device_agnostic(torch: Any, npu: Any, map_device: Callable[[Any], Any]
         return npu if device is None else get_module(device)
 
     get_device_module.__doc__ = get_module.__doc__
+    # torch.compile looks the original up through it (`torch.get_device_module.__wrapped__`): s40, every
+    # torch.compile died with "'function' object has no attribute '__wrapped__'"
+    get_device_module.__wrapped__ = getattr(get_module, "__wrapped__", get_module)  # type: ignore[attr-defined]
     torch.get_device_module = get_device_module
     acc = getattr(torch, "accelerator", None)
     if acc is not None:

@@ -30,7 +30,7 @@ import threading
 import weakref
 from typing import Any
 
-__all__ = ["ON_NPU", "ORIGINAL", "allocated_bytes", "install", "is_on_npu", "mark"]
+__all__ = ["ON_NPU", "ORIGINAL", "allocated_bytes", "install", "is_on_npu", "mark", "storage_resized"]
 
 ON_NPU = "_pto_forge_on_npu"
 """Set (True) in the ``__dict__`` of a tensor that lives on the NPU."""
@@ -42,7 +42,7 @@ torch hands a mode the method it finds on ``torch.Tensor`` by name, which is the
 wraps instead, or a wrapper ran twice (``z.to("npu")`` of an NPU tensor saw the mapped ``"cpu"`` the second time
 and returned a copy, where a device host returns ``z``)."""
 
-_state: dict[str, Any] = {"mode": None}
+_state: dict[str, Any] = {"mode": None, "compile": False}
 
 _NEW: list[weakref.ref[Any]] = []
 """Weak references to the tensors marked as on the NPU since the memory statistics last looked (`_track_new`).
@@ -156,12 +156,54 @@ def _track_pending() -> None:
             continue
         _TRACKED[id(t)] = _Tracked(t, ptr)
         entry = _STORAGES.get(ptr)
+        blocks = -(-nbytes // _BLOCK) * _BLOCK
         if entry is None:
-            blocks = -(-nbytes // _BLOCK) * _BLOCK
             _STORAGES[ptr] = [1, blocks]
             _TOTAL[0] += blocks
         else:
             entry[0] += 1
+            if entry[1] != blocks:  # the storage was resized since a view of it was read (`_refresh`)
+                _TOTAL[0] += blocks - entry[1]
+                entry[1] = blocks
+
+
+_RESIZING = frozenset(("resize_", "resize_as_", "set_"))
+"""In-place torch functions that change the storage of the tensor they are called on."""
+
+
+def _refresh(tensor: Any) -> None:
+    """``tensor``'s storage changed size (``x.resize_(n)``, ``set_``): read it again at the next look.
+
+    Why: a storage is read once, at the first look after its tensor was marked (`_track_new`); s39 left one grown or
+    shrunk after that at its old size in ``memory_allocated`` (s39's open item)."""
+    with _LOCK:
+        _untrack(tensor)
+    if is_on_npu(tensor):
+        _remember(tensor)
+
+
+def storage_resized(old_ptr: int, new_ptr: int, nbytes: int) -> None:
+    """A storage the script resized itself (``x.untyped_storage().resize_(0)``, as sharded weights are freed):
+    its tracked bytes (and address, a resize may move it) follow."""
+    with _LOCK:
+        entry = _STORAGES.pop(old_ptr, None)
+        if entry is None:
+            return
+        _TOTAL[0] -= entry[1]
+        for ref in _TRACKED.values():
+            if ref.ptr == old_ptr:
+                ref.ptr = new_ptr
+        if not nbytes:  # nothing held: its tensors are no longer tracked (a later storage-level regrowth of the
+            for ref in [r for r in _TRACKED.values() if r.ptr == new_ptr]:  # same storage is not seen; a tensor's
+                del _TRACKED[ref.ident]                                      # resize_ is: `_refresh`)
+            return
+        blocks = -(-nbytes // _BLOCK) * _BLOCK
+        old = _STORAGES.get(new_ptr)
+        if old is not None:
+            old[0] += entry[0]
+        else:
+            _STORAGES[new_ptr] = [entry[0], blocks]
+            _TOTAL[0] += blocks
 
 
 def allocated_bytes() -> int:
@@ -208,14 +250,24 @@ def install(torch: Any) -> None:
         return
     from torch.overrides import TorchFunctionMode
 
+    compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None) or (lambda: False)
+
     class Placement(TorchFunctionMode):
         """Marks the new tensors an operation on NPU tensors returns as on the NPU (see the module doc)."""
 
         def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (),
                                kwargs: dict[str, Any] | None = None) -> Any:
             kwargs = kwargs or {}
-            result = getattr(func, ORIGINAL, func)(*args, **kwargs)
+            if _state["compile"] and compiling():  # torch.compile traces the modes on the stack, and cannot
+                return func(*args, **kwargs)  # follow a tensor's __dict__ (s40: every torch.compile died in
+                # `is_on_npu`); asked only once the script compiled something (the question costs ~1 us)
             on, ids = _operand_on_npu(args, kwargs, torch)
+            if on and len(ids) > 1 and (check := _state.get("mixed")) is not None \
+                    and (error := check(func, args, kwargs, torch)) is not None:
+                raise RuntimeError(error)
+            result = getattr(func, ORIGINAL, func)(*args, **kwargs)
+            if on and getattr(func, "__name__", "") in _RESIZING and args and isinstance(args[0], torch.Tensor):
+                _refresh(args[0])
             if on:
                 for r in result if isinstance(result, list | tuple) else (result,):
                     if isinstance(r, torch.Tensor) and id(r) not in ids:

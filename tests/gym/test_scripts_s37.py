@@ -65,8 +65,9 @@ def test_generators_accelerator_events_and_autocast_on_the_npu(tmp_path: Path) -
     """)
     proc = _run(["--quiet", "s.py"], cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    # memory_allocated: the blocks of the NPU tensors alive at that line (s39; 0 before, an empty device)
-    assert "OK True True True npu True 1 0 cpu True torch.float16 True 2048 True" in proc.stdout, proc.stdout
+    # memory_allocated: the blocks of the NPU tensors alive at that line (s39; 0 before, an empty device);
+    # x.device.type of `torch.ones(2).to(acc)`: "npu", as on a device host (s40; "cpu" before)
+    assert "OK True True True npu True 1 0 npu True torch.float16 True 2048 True" in proc.stdout, proc.stdout
 
 
 def test_mapped_type_calls_its_maker_and_answers_isinstance_for_the_real_type() -> None:

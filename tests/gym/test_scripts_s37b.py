@@ -85,5 +85,6 @@ def test_transfer_to_npu_runs_cuda_code_on_the_npu(tmp_path: Path) -> None:
     proc = _run(["--quiet", "s.py"], cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "BEFORE False" in proc.stdout, proc.stdout
-    # cuda.memory_allocated is torch.npu's: the blocks of the NPU tensors alive at that line (s39; 0 before)
-    assert "OK True 1 Ascend910B1 cpu torch.float16 torch.float16 0.0 True 2 3584" in proc.stdout, proc.stdout
+    # cuda.memory_allocated is torch.npu's: the blocks of the NPU tensors alive at that line (s39; 0 before);
+    # x.device.type is "npu", as on a device host after transfer_to_npu (s40; "cpu" before)
+    assert "OK True 1 Ascend910B1 npu torch.float16 torch.float16 0.0 True 2 3584" in proc.stdout, proc.stdout

@@ -957,13 +957,13 @@ def test_nn_module_forward_on_npu_parameters(tmp_path: Path) -> None:
     """Failed before: ``assert model.weight.is_npu`` after ``module.npu()`` (``is_npu`` was always False)."""
     _write(tmp_path / "test_rmsnorm_module.py", RMSNORM_MODULE)
     out = _ok(_run(["test_rmsnorm_module.py"], tmp_path), "ALL PASS")
-    assert out.count("PASS (y on cpu, torch.npu.HalfTensor)") == 3
+    assert out.count("PASS (y on npu:0, torch.npu.HalfTensor)") == 3  # `y.device`: "cpu" before s40
 
 
 @needs_torch
 def test_device_count_loop_and_device_checks(tmp_path: Path) -> None:
     """Failed before: ``assert a.is_npu`` of a tensor moved with ``.to(torch.device("npu", i))``. ``device.type``
-    stays ``"cpu"`` (documented), so the script's ``if t.device.type != "npu": t = t.to(dev)`` moves every time."""
+    said ``"cpu"`` before s40, so the script's ``if t.device.type != "npu": t = t.to(dev)`` moved every time."""
     _write(tmp_path / "test_mul_add_devices.py", DEVICES)
     _ok(_run(["test_mul_add_devices.py"], tmp_path), "1 device(s)",
         "device 0 (Ascend910B1, current 0, torch.npu.HalfTensor): PASS")

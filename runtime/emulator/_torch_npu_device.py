@@ -1,0 +1,314 @@
+"""What an NPU tensor says about its device, to the script: ``npu:0``, as on a device host (s40).
+
+Why: the stand-in's NPU tensors are CPU tensors, so ``x.device.type`` said ``"cpu"`` and ``str(x.device)``
+``"cpu"``: a script asserting ``x.device.type == "npu"`` stopped at its ``assert``, and one written as ``if
+t.device.type != "npu": t = t.to(dev)`` took the other branch (s38b, s39 pinned it). On a device host an NPU
+tensor answers ``device(type='npu', index=0)``, ``is_cpu`` False and ``get_device()`` its index.
+
+Whom it answers that way: the *script* - the frame reading the attribute belongs to neither torch (``torch.*``,
+``torch_npu``'s stand-in is PTO Forge's), numpy, the standard library nor PTO Forge's own packages (the emulator's
+argument check reads ``x.device.type != "cpu"``, the gym import's observer summarises tensors, torch's own Python
+code - ``assert_close``, autocast, the optimisers - picks CPU paths by it). Those read the tensor's real device,
+the CPU, which is what they run on. A device the script reads and hands back to torch (``torch.empty(n,
+device=x.device)``, ``y.to(x.device)``, ``with torch.device(x.device)``) goes through the stand-in's device
+mapping like any ``"npu:0"`` (torch knows the type: PrivateUse1 is renamed ``npu``).
+
+Mixing devices in one operation (``host_tensor + npu_tensor``) raises the device host's ``RuntimeError`` in
+the placement mode (`mixed_devices`); ``torch.testing.assert_close`` of an NPU and a host tensor fails its device
+check as there (`wrap_assert_close`). A tensor sent between processes (``multiprocessing`` queues, pools)
+keeps its place (`patch_reductions`): torch's reduction rebuilt it without the NPU mark, so a worker's NPU result
+arrived as a host tensor (s39's open item).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import sysconfig
+from collections.abc import Callable
+from typing import Any
+
+from runtime.emulator._torch_npu_placement import _state as placement_state
+from runtime.emulator._torch_npu_placement import is_on_npu, mark, storage_resized
+
+__all__ = ["caller_is_script", "install", "mixed_devices", "patch_device_attributes", "patch_reductions",
+           "patch_storage_resize", "placed_op", "wrap_assert_close", "wrap_compile"]
+
+_REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_OWN_DIRS = tuple(os.path.join(_REPO, p, "") for p in ("runtime", "orchestrator", "agents"))
+_OWN_TOPS = frozenset(("runtime", "orchestrator", "agents", "numpy"))
+
+
+def _stdlib_dirs() -> tuple[str, ...]:
+    paths = sysconfig.get_paths()
+    out = {os.path.join(os.path.realpath(paths[k]), "") for k in ("stdlib", "platstdlib") if paths.get(k)}
+    return tuple(sorted(out))
+
+
+_STDLIB = _stdlib_dirs()
+
+
+def _library(frame: Any) -> bool:
+    """Whether ``frame`` is torch's, numpy's, the standard library's or PTO Forge's code (not the script's)."""
+    name = str(frame.f_globals.get("__name__", ""))
+    top = name.partition(".")[0]
+    if top.startswith("torch") or top in _OWN_TOPS:
+        return True
+    file = frame.f_code.co_filename
+    if file.startswith(_OWN_DIRS):  # a PTO Forge file run as __main__ (the gym import's observer)
+        return True
+    return file.startswith(_STDLIB) and "-packages" not in file
+
+
+def caller_is_script(frame: Any) -> bool:
+    """Whether the code reading a tensor's device (``frame``) is the script's own (its helpers and third-party
+    libraries included), not a library that runs on the CPU's tensors."""
+    return frame is not None and not _library(frame)
+
+
+def _ours_past_torch(frame: Any) -> bool:
+    """Whether the nearest frame past torch's own (and the placement mode's) is PTO Forge's, or the operation runs
+    in a graph ``torch.compile`` made (its frames' files are ``<eval_with_key>.N``): tensors a compiled graph makes
+    are not marked while it is traced, so a mix there is not the script's (s40)."""
+    for _ in range(16):
+        if frame is None:
+            return False
+        name = str(frame.f_globals.get("__name__", ""))
+        top = name.partition(".")[0]
+        if frame.f_code.co_filename.startswith("<eval_with_key>"):
+            return True
+        if not top.startswith("torch") and name != "runtime.emulator._torch_npu_placement":
+            return top in ("runtime", "orchestrator", "agents") or frame.f_code.co_filename.startswith(_OWN_DIRS)
+        frame = frame.f_back
+    return False
+
+
+_CROSS_DEVICE = frozenset((
+    "copy_", "to", "cpu", "npu", "type", "type_as", "expand_as", "view_as", "reshape_as", "__getitem__",
+    "__setitem__", "index_put_", "index_put", "_index_put_impl_", "new_tensor", "tensor", "as_tensor", "set_",
+    "__deepcopy__", "__reduce_ex__", "__get__", "__set__", "__format__", "__repr__", "__str__", "__array__",
+    "numpy", "tolist", "data_ptr", "_make_subclass", "is_set_to", "broadcast_to", "size", "dim",
+))
+"""Torch functions a device host runs across devices: moves and copies (``x_npu[idx] = host``, ``copy_``),
+indexing with host index tensors, functions of a shape only (``expand_as``), printing and pickling."""
+
+
+def mixed_devices(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], torch: Any) -> str | None:
+    """The device host's error for ``func`` mixing an NPU tensor and a host float tensor that is not 0-d, else None.
+
+    Called by the placement mode only when an operand is on the NPU. A 0-d host tensor is a scalar there (``x_npu *
+    torch.tensor(2.0)`` runs); a 0-d NPU tensor with a host tensor does not (``host * s_npu`` raises). PTO Forge's
+    own code (the fused operators of the stand-in, the observer) is let through: it is not the script's line."""
+    if getattr(func, "__name__", "") in _CROSS_DEVICE:
+        return None
+    def host_data(t: Any) -> bool:
+        # only a host tensor of values: an int/bool host tensor is an index or a mask, and which functions take one
+        # across devices on a device host (`index_select`, `masked_fill`, `take`, ...) is not certain - a stand-in
+        # refusing what the device allows would lose a script that runs there
+        return isinstance(t, torch.Tensor) and not is_on_npu(t) and t.dim() != 0 and \
+            (t.is_floating_point() or t.is_complex())
+
+    host = False
+    for a in (*args, *kwargs.values()):
+        host = host_data(a) or isinstance(a, list | tuple) and any(host_data(b) for b in a)
+        if host:
+            break
+    if not host or _ours_past_torch(sys._getframe(2)):
+        return None
+    return f"Expected all tensors to be on the same device, but found at least two devices, npu:{_index()} and cpu!"
+
+
+def _index() -> int:
+    npu = vars(sys.modules["torch"]).get("npu")
+    return int(npu.current_device()) if npu is not None else 0
+
+
+def patch_device_attributes(torch: Any) -> None:
+    """``x.device`` / ``x.is_cpu`` / ``x.get_device()`` of an NPU tensor answer the script as a device host does
+    (``device(type='npu', index=<current>)``, False, the index); anyone else reads the tensor's real device."""
+    base = torch._C.TensorBase
+    device_get = base.device.__get__
+    is_cpu_get = base.is_cpu.__get__
+    get_device = base.get_device
+    npu_device = torch.device
+
+    def device(self: Any) -> Any:
+        if is_on_npu(self) and caller_is_script(sys._getframe(1)):
+            return npu_device("npu", _index())
+        return device_get(self)
+
+    def is_cpu(self: Any) -> Any:
+        if is_on_npu(self) and caller_is_script(sys._getframe(1)):
+            return False
+        return is_cpu_get(self)
+
+    @functools.wraps(get_device)
+    def get_device_(self: Any) -> int:
+        if is_on_npu(self) and caller_is_script(sys._getframe(1)):
+            return _index()
+        return int(get_device(self))
+
+    torch.Tensor.device = property(device, doc=base.device.__doc__)
+    torch.Tensor.is_cpu = property(is_cpu, doc=base.is_cpu.__doc__)
+    torch.Tensor.get_device = get_device_
+
+
+def wrap_assert_close(torch: Any, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``torch.testing.assert_close(actual, expected)`` of an NPU and a host tensor fails as on a device host ("The
+    values for attribute 'device' do not match: npu:0 != cpu.") unless ``check_device=False`` (then both are
+    compared on the host, as torch does). Before, the stand-in's tensors were all CPU tensors and it passed."""
+
+    @functools.wraps(fn)
+    def assert_close(actual: Any, expected: Any, *args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("check_device", True) and isinstance(actual, torch.Tensor) \
+                and isinstance(expected, torch.Tensor) and is_on_npu(actual) != is_on_npu(expected) \
+                and caller_is_script(sys._getframe(1)):
+            a, e = (f"npu:{_index()}" if is_on_npu(t) else "cpu" for t in (actual, expected))
+            msg = f"The values for attribute 'device' do not match: {a} != {e}."
+            if kwargs.get("msg") is not None:
+                msg = kwargs["msg"] if isinstance(kwargs["msg"], str) else kwargs["msg"](msg)
+            raise AssertionError(msg)
+        return fn(actual, expected, *args, **kwargs)
+
+    return assert_close
+
+
+def _rebuild_on_npu(rebuild: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+    """Rebuild a tensor sent from another process and mark it as on the NPU, where it was sent from."""
+    t = rebuild(*args)
+    mark(t, True)
+    return t
+
+
+def patch_reductions() -> None:
+    """Tensors sent between processes (``multiprocessing`` queues, ``Pool`` results, ``ProcessPoolExecutor``) keep
+    their place: torch's reducer (``torch.multiprocessing.reductions.reduce_tensor``) rebuilds a tensor without its
+    ``__dict__``, so an NPU tensor a worker returned arrived in the parent as a host tensor (s39's open item) - its
+    ``.npu()`` a copy, its ``.numpy()`` allowed. Idempotent."""
+    try:
+        from multiprocessing.reduction import ForkingPickler
+    except ImportError:
+        return
+    reducers = getattr(ForkingPickler, "_extra_reducers", None)
+    if not isinstance(reducers, dict):
+        return
+    for cls, reduce in list(reducers.items()):
+        if getattr(reduce, "__name__", "") != "reduce_tensor" or getattr(reduce, "_pto_forge_npu", False):
+            continue
+
+        def reduce_marked(tensor: Any, _reduce: Callable[..., Any] = reduce) -> Any:
+            rebuild, args = _reduce(tensor)
+            return (_rebuild_on_npu, (rebuild, args)) if is_on_npu(tensor) else (rebuild, args)
+
+        reduce_marked._pto_forge_npu = True  # type: ignore[attr-defined]
+        reduce_marked.__name__ = "reduce_tensor"
+        reducers[cls] = reduce_marked
+
+
+def patch_storage_resize(torch: Any) -> None:
+    """``x.untyped_storage().resize_(n)`` keeps the memory statistics right (`storage_resized`): a storage is read
+    once, and one resized after that kept its old size in ``memory_allocated`` (s39's open item)."""
+    storage = getattr(torch, "UntypedStorage", None)
+    resize = getattr(storage, "resize_", None)
+    if resize is None or getattr(resize, "_pto_forge_npu", False):
+        return
+
+    @functools.wraps(resize)
+    def resize_(self: Any, size: int) -> Any:
+        old = self.data_ptr()
+        result = resize(self, size)
+        storage_resized(old, self.data_ptr(), self.nbytes())
+        return result
+
+    resize_._pto_forge_npu = True  # type: ignore[attr-defined]
+    setattr(storage, "resize_", resize_)  # noqa: B010 - `storage` is an Any | None for mypy
+
+
+def _mark_outputs(inputs: Any, output: Any, torch: Any) -> None:
+    """Mark the tensors ``output`` holds as on the NPU when a tensor of ``inputs`` is (the placement rule)."""
+    def tensors(obj: Any, depth: int = 0) -> list[Any]:
+        if isinstance(obj, torch.Tensor):
+            return [obj]
+        if depth < 3 and isinstance(obj, list | tuple):
+            return [t for o in obj for t in tensors(o, depth + 1)]
+        if depth < 3 and isinstance(obj, dict):
+            return [t for o in obj.values() for t in tensors(o, depth + 1)]
+        return []
+
+    if any(is_on_npu(t) for t in tensors(inputs)):
+        for t in tensors(output):
+            if not is_on_npu(t):
+                mark(t, True)
+
+
+def placed_op(torch: Any, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A fused operator of the stand-in (``torch_npu.npu_rms_norm`` ...) whose results live on the NPU when an input
+    does, as on a device host. Why: an operator that builds its result from new tensors (``torch.zeros`` filled
+    block by block) returned a host tensor, and the script's ``out - ref`` mixed devices (s40)."""
+
+    @functools.wraps(fn)
+    def op(*args: Any, **kwargs: Any) -> Any:
+        out = fn(*args, **kwargs)
+        _mark_outputs((args, kwargs), out, torch)
+        return out
+
+    return op
+
+
+def _skip_stand_in() -> None:
+    """Have torch.compile run the stand-in's wrappers (``Tensor.to``, ``.cpu()``, the factories) as they are instead
+    of tracing into them: they read a tensor's ``__dict__`` (its NPU mark), which Dynamo cannot trace ("'dict'
+    object has no attribute 'node'"); a skipped function is a graph break, run eagerly on the real tensors."""
+    try:
+        from torch._dynamo import trace_rules
+    except ImportError:
+        return
+    add = getattr(trace_rules, "add", None)
+    if callable(add) and not _SKIPPED:
+        try:
+            add("runtime.emulator")
+        except (AssertionError, ImportError, ValueError):
+            return
+        _SKIPPED.append(True)
+
+
+_SKIPPED: list[bool] = []
+
+
+def wrap_compile(torch: Any, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``torch.compile(f)`` / ``torch.compile(module)``: what the compiled code returns from NPU tensors is on the NPU,
+    as ``f``'s result would be. A graph compiled by a backend runs its own kernels, past the placement mode, so the
+    result of a golden compiled for speed was a host tensor and the script's comparison with the NPU output a mixed
+    operation (s40). ``torch.compile`` used as a decorator factory (``@torch.compile(backend=...)``) too."""
+
+    @functools.wraps(fn)
+    def compile_(model: Any = None, *args: Any, **kwargs: Any) -> Any:
+        if model is None:
+            return lambda m: compile_(m, *args, **kwargs)
+        _skip_stand_in()
+        placement_state["compile"] = True
+        compiled = fn(model, *args, **kwargs)
+        if isinstance(compiled, torch.nn.Module):
+            compiled.register_forward_hook(lambda _m, inp, out: _mark_outputs(inp, out, torch))
+            return compiled
+
+        @functools.wraps(model)
+        def run(*a: Any, **k: Any) -> Any:
+            out = compiled(*a, **k)
+            _mark_outputs((a, k), out, torch)
+            return out
+
+        return run
+
+    return compile_
+
+
+def install(torch: Any) -> None:
+    """Everything above, once per process (the stand-in's ``patch_torch``)."""
+    patch_device_attributes(torch)
+    torch.testing.assert_close = wrap_assert_close(torch, torch.testing.assert_close)
+    patch_reductions()
+    patch_storage_resize(torch)
+    torch.compile = wrap_compile(torch, torch.compile)
+    placement_state["mixed"] = mixed_devices
