@@ -46,10 +46,18 @@ err_console = Console(stderr=True)
 # terminal width (the terminal wraps it, and it still copies as one command); panels and tables keep wrapping
 
 
-def fail(message: str, code: int = 1) -> int:
-    """Print one clear error line and return the exit code (never a traceback for user mistakes)."""
+def fail(message: str, code: int = 1, *, json_out: bool = False) -> int:
+    """Print one clear error line and return the exit code (never a traceback for user mistakes).
+
+    ``json_out`` (a command's ``--json``): also print ``{"error": message, "exit_code": code}`` on stdout, so a
+    script reading the command's JSON gets JSON on a failure too (it got an empty stdout and a parse error:
+    ``status missing_dir --json | jq``, UX audit s40); the line on stderr stays for a human."""
     err_console.print(f"[red]error:[/] {escape(message)}", soft_wrap=True, highlight=False)
     sys.stderr.flush()
+    if json_out:
+        import json
+
+        print(json.dumps({"error": message, "exit_code": code}))
     return code
 
 
@@ -243,8 +251,15 @@ def drive(op_dir: str, start, progress=None) -> int:
                     "operator directory")
     except Exception as exc:  # infrastructure failure: the checkpoint keeps the run resumable
         logging.getLogger(__name__).debug("run failed", exc_info=True)
-        return fail(f"internal error: {type(exc).__name__}: {exc} (rerun with -v for details; the run can be "
-                    f"continued with `{cli_command()} resume {shell_path(op_dir)}`)")
+        again = (f"continue it with `{cli_command()} resume {shell_path(op_dir)}`" if _has_run(op_dir) else
+                 f"no run was started: start it again with `{cli_command()} run {shell_path(op_dir)}`")
+        if (full := disk_full(exc)) is not None:
+            return fail(f"the disk is full ({full}): free space where {op_dir} is (`df -h {shell_path(op_dir)}`), "
+                        f"then {again}; nothing written before is lost")
+        if _has_run(op_dir):
+            return fail(f"internal error: {type(exc).__name__}: {exc} (rerun with -v for details; the run can be "
+                        f"continued with `{cli_command()} resume {shell_path(op_dir)}`)")
+        return fail(f"internal error: {type(exc).__name__}: {exc} (rerun with -v for details; {again})")
     finally:
         for sig, handler in saved.items():
             signal.signal(sig, handler)
@@ -254,6 +269,27 @@ def drive(op_dir: str, start, progress=None) -> int:
         return print_result(result, op_dir)
     except BrokenPipeError:
         return detach_stdout()
+
+
+def disk_full(exc: BaseException) -> str | None:
+    """What said the disk is full, when ``exc`` (or what caused it) is a full file system, else None.
+
+    Why: a run on a full disk ended in ``internal error: OperationalError: database or disk is full`` (the
+    checkpoint's SQLite) or an ``OSError`` [Errno 28] - an infrastructure failure the user fixes by freeing space,
+    not a bug to rerun with -v (UX audit s40, a 200 kB tmpfs)."""
+    import errno
+    import sqlite3
+
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if isinstance(cur, OSError) and cur.errno in (errno.ENOSPC, errno.EDQUOT):
+            return f"{cur.strerror or cur}" + (f": {cur.filename}" if cur.filename else "")
+        if isinstance(cur, sqlite3.OperationalError) and "disk is full" in str(cur):
+            return f"the run's checkpoint database: {cur}"
+        cur = cur.__cause__ or cur.__context__
+    return None
 
 
 def _llm_advice(exc: Exception) -> str:

@@ -146,8 +146,12 @@ def _run(args: argparse.Namespace) -> int:
             live.start()
         run_campaign(args.suite, out, config, factory, workers=workers, progress=progress)
     except ForgeError as exc:
+        if live is not None:  # the live line first: the error printed under it ran into it (UX audit s40)
+            live.stop()
         return fail(exc.message, exc.code)
     except (CampaignStopped, KeyboardInterrupt) as exc:
+        if live is not None:
+            live.stop()
         code = 128 + int(exc.args[0]) if isinstance(exc, _Stop) else 130
         return fail(f"campaign stopped; finished samples are recorded in {out}/results.jsonl: re-run the same "
                     "command to continue", code)
@@ -205,7 +209,7 @@ def _report(args: argparse.Namespace) -> int:
     try:
         summary = summarize(args.dir)
     except ForgeError as exc:
-        return fail(exc.message, exc.code)
+        return fail(exc.message, exc.code, json_out=args.json)
     if args.json:
         console.print_json(summary.model_dump_json())
         return 0

@@ -93,7 +93,14 @@ def _unknown_options(parser: argparse.ArgumentParser, command: str, extras: list
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one command; a closed output pipe ends any of them quietly with 141 (``run`` also says so on stderr)."""
+    """Run one command; a closed output pipe ends any of them quietly with 141 (``run`` also says so on stderr).
+
+    Ctrl-C ends any command with one line and 130, also while the parser imports the subcommands (seconds on a
+    loaded machine: it was a ``KeyboardInterrupt`` traceback, UX audit s40). Called as the process's command
+    (``argv`` None: ``python -m orchestrator``, ``pto-forge``), a Ctrl-C after the command has finished - during
+    the interpreter's teardown, ~2 s at load 10 - exits at once with the command's own code (it killed a
+    delivered run's process with SIGINT).
+    """
     try:
         try:
             code = _main(argv)
@@ -101,11 +108,39 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdout.flush()
             raise
         sys.stdout.flush()  # what print() left in the buffer: a closed pipe shows here, not at interpreter exit
-        return code
     except BrokenPipeError:  # the output pipe was closed (`status ... | head`): no traceback, exit 141
         from orchestrator.cli._common import detach_stdout
 
-        return detach_stdout()
+        code = detach_stdout()
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        code = 130
+    if argv is None:
+        ignore_late_interrupts()
+    return code
+
+
+def ignore_late_interrupts() -> None:
+    """From now on a Ctrl-C (SIGINT) is ignored: the command is over and its exit code decided, only the
+    interpreter's teardown is left.
+
+    Why ignored rather than handled: the interpreter resets every Python-level handler to the default as the first
+    step of its teardown (strace: the default SIGINT action then killed the process, exit -2), and leaves only an
+    ignored signal alone. The teardown runs no project code that could hang (atexit handlers have their own
+    timeouts); SIGTERM and SIGQUIT (Ctrl-\\) still end it. Only for the process's own command: never call it where
+    ``main`` runs inside another program.
+    """
+    import signal
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except (ValueError, OSError):  # not the main thread: nothing to guard
+        pass
 
 
 def _main(argv: list[str] | None) -> int:
@@ -126,11 +161,7 @@ def _main(argv: list[str] | None) -> int:
         level=logging.DEBUG if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
-    try:
-        return int(args.func(args) or 0)
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    return int(args.func(args) or 0)  # Ctrl-C: main() says "interrupted" and returns 130
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ def register(sub) -> None:
     p.add_argument("report", nargs="?", default=None, help="report hash or a unique prefix of it")
     p.add_argument("--last", action="store_true", help="the newest report of the op dir (the default)")
     p.add_argument("--gate", action="store_true", help="the screen of the gate the latest run waits at")
-    p.add_argument("--json", action="store_true", help="print the report JSON instead")
+    p.add_argument("--json", action="store_true", help="print the report JSON (with --gate: the gate's view) instead; an error is {\"error\": ...} too")
     p.set_defaults(func=_show)
 
 
@@ -27,18 +27,22 @@ def _show(args: argparse.Namespace) -> int:
             from orchestrator.ui.screens import print_gate
             from orchestrator.ui.views import gate_view_for
 
-            print_gate(console, gate_view_for(args.op_dir))
+            view = gate_view_for(args.op_dir)
+            if args.json:
+                print(view.model_dump_json(indent=2))
+            else:
+                print_gate(console, view)
             return 0
         from orchestrator.store.reports import find_report, parse_report
 
         path = find_report(Path(args.op_dir), args.report)
         report = parse_report(path)
     except ForgeError as exc:
-        return fail(exc.message, exc.code)
+        return fail(exc.message, exc.code, json_out=args.json)
     except BrokenPipeError:  # the gate screen's output pipe closed (`show --gate | head`): main ends quietly
         raise
     except (OSError, ValueError) as exc:
-        return fail(f"cannot read the report: {exc}")
+        return fail(f"cannot read the report: {exc}", json_out=args.json)
     if args.json:
         print(report.to_json())
         return 0

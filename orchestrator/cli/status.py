@@ -25,7 +25,7 @@ def _status(args: argparse.Namespace) -> int:
     try:
         result = api.status(args.op_dir)
     except ForgeError as exc:
-        return fail(exc.message, exc.code)
+        return fail(exc.message, exc.code, json_out=args.json)
     if args.json:
         print(result.model_dump_json(indent=2))
         return 0

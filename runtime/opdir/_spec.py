@@ -174,6 +174,11 @@ class ImportInfo(_Model):
     """The kernels are performance-tuned already: lint allows the performance-stage constructs (OL56)."""
 
 
+MAX_OP_NAME_BYTES = 200
+"""The longest op_name (UTF-8 bytes): the files a run derives from it (``<op>_module123456789_impl.py``, 24 bytes
+more) must fit a file system's 255-byte name limit."""
+
+
 class Spec(_Model):
     """SPEC.md front matter.
 
@@ -230,6 +235,9 @@ class Spec(_Model):
     def _op_name(cls, v: str) -> str:
         if not v.isidentifier():
             raise ValueError(f"op_name must be a Python identifier (it names files), got {v!r}")
+        if len(v.encode("utf-8")) > MAX_OP_NAME_BYTES:  # a run then failed at its first file: Errno 36 (s40)
+            raise ValueError(f"op_name is {len(v.encode('utf-8'))} bytes long; at most {MAX_OP_NAME_BYTES} (it names "
+                             "files such as <op_name>_module123_impl.py, and a file name has at most 255 bytes)")
         return v
 
     @field_validator("pypto_target", mode="before")

@@ -889,7 +889,10 @@ def verify(
     try:
         return _finish(r.report, t0, reports_dir)
     except Exception as exc:  # noqa: BLE001 - writing the report failed: a minimal ERROR report, never a traceback
-        log.exception("verify %s: the report could not be written", rel_target)
+        if isinstance(exc, OSError):  # a full disk, a read-only dir: the user's to fix, not a bug to trace back
+            log.error("verify %s: the report could not be written: %s", rel_target, exc)
+        else:
+            log.exception("verify %s: the report could not be written", rel_target)
         last = VerifyReport(target=rel_target, verdict=Verdict.ERROR, unseen_seed=unseen_seed,
                             reasons=[f"verifier could not run: the report could not be written "
                                      f"({type(exc).__name__}: {str(exc).encode('ascii', 'replace').decode()[:300]})"])
