@@ -15,13 +15,35 @@ from __future__ import annotations
 import inspect
 import linecache
 import os
+import re
 import sys
+import textwrap
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["findsource", "quick_block"]
+__all__ = ["dedent", "findsource", "quick_block"]
 
 _DEF = ("def ", "def\t", "async ")
+
+_WHITESPACE_ONLY = re.compile("^[ \t]+$", re.MULTILINE)
+"""``textwrap``'s pattern of the lines `textwrap.dedent` empties (the same pattern and flags: ``re``'s cache has it)"""
+
+
+def dedent(lines: list[str]) -> str:
+    """``textwrap.dedent("".join(lines))``, without its work when it would return the text unchanged.
+
+    Why: every kernel and helper is parsed once per process from its source block, and ``textwrap.dedent`` scans
+    the block twice with regular expressions, lists every line's indentation and loops over it in Python
+    (~50-100 us for attn_softmax's 58 lines, a tenth of its ``ast.parse``) - for a module-level function, whose
+    first line has no indentation, to give the text back as it was. It does so exactly when the first line starts
+    with a character other than a space, a tab or a newline (its empty indentation makes the common margin empty)
+    and no line is spaces and tabs only (`textwrap.dedent` empties those: inside a string literal that changes
+    the literal); one scan of the text decides it. Anything else is `textwrap.dedent`'s
+    (`tests/emulator/test_first_call_work.py` compares the two)."""
+    text = "".join(lines)
+    if text[:1] not in ("", " ", "\t", "\n") and _WHITESPACE_ONLY.search(text) is None:
+        return text
+    return textwrap.dedent(text)
 
 
 def _indent(line: str) -> int:

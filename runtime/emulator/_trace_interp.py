@@ -15,7 +15,6 @@ import contextvars
 import inspect
 import logging
 import operator
-import textwrap
 import types
 from collections.abc import Callable
 from typing import Any
@@ -29,7 +28,7 @@ from runtime.emulator._errors import EmulatorError, py_error
 from runtime.emulator._executor import ROLLED_PREFIX
 from runtime.emulator._ir import LoopNode, Region
 from runtime.emulator._roll import MIN_TRIPS, Plan, Unroll, fold, plan_of
-from runtime.emulator._source import quick_block
+from runtime.emulator._source import dedent, quick_block
 from runtime.emulator._symbolic import SymbolicScalar, sym_max, sym_min
 from runtime.emulator._tensor import Tensor
 from runtime.emulator._trace import (
@@ -53,6 +52,12 @@ _RETURN_MSG = "Return statements are not allowed. Use an out parameter and out.m
 _RET_ANN_MSG = "Return annotation is not allowed. Use an out parameter and out.move(...) inside the kernel instead."
 _SUPPORTED = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.For, ast.If, ast.Delete, ast.Assert,
               ast.Pass, ast.FunctionDef)
+_STMT_FIELDS: dict[type, tuple[str, ...]] = {
+    ast.If: ("body", "orelse"), ast.For: ("body", "orelse"), ast.FunctionDef: ("body",),
+    ast.Assign: (), ast.AugAssign: (), ast.AnnAssign: (), ast.Expr: (), ast.Delete: (), ast.Assert: (), ast.Pass: (),
+}
+"""supported statement class -> its fields that hold statements (`_Parsed.check_body`): the ASDL grammar's
+``stmt*`` fields of each; the others hold expressions and, a ``def``'s ``args``, nodes without statements"""
 _INTERP: contextvars.ContextVar[_Interp | None] = contextvars.ContextVar("pypto_emulator_interp", default=None)
 
 _BINOPS: dict[type, Callable[[Any, Any], Any]] = {
@@ -95,7 +100,7 @@ class _Parsed:
             raise py_error("RuntimeError", f"cannot read the source of {kind} '{func.__name__}': {exc}") from None
         if tree is None:
             # blank lines in front give every node its line in the file (ast.increment_lineno walks the whole tree)
-            tree = pyast.parse("\n" * (start - 1) + textwrap.dedent("".join(lines)))
+            tree = pyast.parse("\n" * (start - 1) + dedent(lines))
         fdefs = [n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
         if not fdefs:
             raise py_error("TypeError", f"{kind} decorator can only be used on functions")
@@ -123,8 +128,14 @@ class _Parsed:
         # if" when it lies in the body or else branch of an `if`, at any depth. Every check is about a statement,
         # and no statement lies inside an expression (a lambda or comprehension holds expressions only), so the
         # walk does not enter expressions: the statements it meets, and their order, are those of the full walk
-        # (most of a kernel's nodes are expressions: this is ~5x fewer nodes)
-        expr = ast.expr
+        # (most of a kernel's nodes are expressions: this is ~5x fewer nodes). Of the statements that pass
+        # `_check_node`, only ``if``, ``for`` and a nested ``def`` hold statements, all in their ``body`` /
+        # ``orelse`` lists (`_STMT_FIELDS`); what else they hold (an ``arguments`` node, its ``arg`` nodes) holds no
+        # statement and no check looks at it, so those are not queued - leaving out a subtree without statements
+        # keeps every statement's place in the breadth-first order (session 40: the field-by-field scan of every
+        # statement, and a generator per list field, were ~40 us of a kernel's first call). A statement class
+        # not in `_STMT_FIELDS` that passes the checks is scanned field by field, as before.
+        fields_of, if_t = _STMT_FIELDS, ast.If
         for stmt in self.fdef.body:
             queue: list[tuple[ast.AST, bool]] = [(stmt, False)]
             i = 0
@@ -132,14 +143,29 @@ class _Parsed:
                 node, in_if = queue[i]
                 i += 1
                 self._check_node(node, in_if)
-                branches = type(node) is ast.If
-                for f in node._fields:
-                    v = getattr(node, f, None)
-                    inner = in_if or (branches and f in ("body", "orelse"))
-                    if type(v) is list:
-                        queue.extend((x, inner) for x in v if isinstance(x, ast.AST) and not isinstance(x, expr))
-                    elif isinstance(v, ast.AST) and not isinstance(v, expr):
-                        queue.append((v, inner))
+                t = type(node)
+                fields = fields_of.get(t)
+                if fields is None:
+                    self._queue_children(node, in_if, queue)
+                    continue
+                inner = in_if or t is if_t
+                for f in fields:
+                    for x in getattr(node, f):
+                        queue.append((x, inner))
+
+    @staticmethod
+    def _queue_children(node: ast.AST, in_if: bool, queue: list[tuple[ast.AST, bool]]) -> None:
+        """Queue every child of ``node`` that is not an expression (`check_body`'s walk, for a class it has no
+        fields for)."""
+        expr = ast.expr
+        branches = type(node) is ast.If
+        for f in node._fields:
+            v = getattr(node, f, None)
+            inner = in_if or (branches and f in ("body", "orelse"))
+            if type(v) is list:
+                queue.extend((x, inner) for x in v if isinstance(x, ast.AST) and not isinstance(x, expr))
+            elif isinstance(v, ast.AST) and not isinstance(v, expr):
+                queue.append((v, inner))
 
     def _check_node(self, node: ast.AST, in_if: bool) -> None:
         if isinstance(node, ast.Raise) and in_if:
@@ -250,7 +276,7 @@ def _quick_tree(func: Callable) -> ast.Module | None:
         return None
     lines, start = got
     try:
-        tree = pyast.parse("\n" * (start - 1) + textwrap.dedent("".join(lines)))
+        tree = pyast.parse("\n" * (start - 1) + dedent(lines))
     except (SyntaxError, ValueError):
         return None
     body = tree.body

@@ -157,7 +157,10 @@ def _expr_params(kind: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 def _index_dependent(it: Any, lid: int) -> bool:
     """Whether an op's expression parameters (shapes, diagonals, fill values ...) change with loop ``lid``."""
-    one, many = _expr_params(it.kind)
+    got = _EXPR_PARAMS.get(it.kind)
+    one, many = got if got is not None else _expr_params(it.kind)
+    if not one and not many:
+        return False
     params = it.params
     for name in one:
         v = params.get(name)
@@ -211,7 +214,7 @@ def _views_full(plan: BatchPlan, env: Any, key: int, rng: range) -> tuple[int, d
     buf = env.buf
     try:
         mk = (rng.start, rng.stop, rng.step, tuple(env.sym.items()),
-              tuple(None if (b := buf.get(s)) is None else b[0].shape for s in plan.view_srcs))
+              tuple([None if (b := buf.get(s)) is None else b[0].shape for s in plan.view_srcs]))
         got = plan.full.get(mk)
     except TypeError:  # an unhashable symbol value: not remembered
         return _views_full_of(plan, env, key, rng)
@@ -291,8 +294,10 @@ def _views_full_of(plan: BatchPlan, env: Any, key: int, rng: range) -> tuple[int
 
 
 def _strided(arr: np.ndarray, o0: list[int], coef: list[int], step: int, k: int, shape: tuple) -> np.ndarray:
-    base = arr[tuple(slice(o, None) for o in o0)]
-    lead = sum(c * step * s for c, s in zip(coef, arr.strides, strict=True))
+    base = arr[tuple([slice(o, None) for o in o0])]
+    lead = 0
+    for c, s in zip(coef, arr.strides, strict=True):
+        lead += c * step * s
     return as_strided(base, shape=(k, *shape), strides=(lead, *arr.strides), writeable=True)
 
 
@@ -300,9 +305,11 @@ def _account(env: Any, it: Any, k: int, batched: set[int]) -> None:
     """The counters of ``k`` per-iteration runs of ``it``. A result without the iteration axis (an op on loop
     invariants, computed once here) is counted ``k`` times, as the interpreter computes it in every iteration
     (it was counted once: elements too low, and tiles guessed from a leading axis that happened to equal k)."""
-    env.ops[it.name] = env.ops.get(it.name, 0) + k
-    env.count_param_reads(it, k)
-    if it.out_key is None or it.name in ("assemble", "move", "setitem"):
+    ops = env.ops
+    ops[it.name] = ops.get(it.name, 0) + k
+    if it.param_reads:
+        env.count_param_reads(it, k)
+    if it.out_key is None or not it.sized:
         return
     v = env.buf.get(it.out_key)
     if v is None:
@@ -310,8 +317,9 @@ def _account(env: Any, it: Any, k: int, batched: set[int]) -> None:
     n = v[0].size
     per = n // k if it.out_key in batched else n
     env.elements += per * k
-    if it.tile_elems:
-        env.tiles += k * max(1, math.ceil(per / it.tile_elems))
+    te = it.tile_elems
+    if te:
+        env.tiles += k * max(1, (per + te - 1) // te)  # ceil in ints
 
 
 @dataclass
@@ -501,7 +509,7 @@ def _run_op(b: _Batch, it: Any, boxed: bool = False) -> None:
         it.brun(b.env)
     finally:
         b.env.box = None
-    if any(k in b.batched for k in it.ins) and it.out_key is not None:
+    if it.out_key is not None and not b.batched.isdisjoint(it.ins):
         b.batched.add(it.out_key)
     if b.valid is not None and it.out_key is not None:
         b.valid[it.out_key] = valid if valid is not None else b.tile(it.out_key)[0]

@@ -216,12 +216,17 @@ def _prefix(node: XLoop) -> PrefixPlan | None:
             break
         else:
             g = None
-        if any(k not in mine and (k in produced_all or k in writes) for k in it.ins):
-            break  # reads a value of an earlier iteration (carried) or one the body writes
+        carried = False
+        for k in it.ins:
+            if k not in mine and (k in produced_all or k in writes):
+                carried = True  # reads a value of an earlier iteration (carried) or one the body writes
+                break
+        if carried:
+            break
         outs = set(op.outs)
         if it.out_key is not None:
             outs.add(it.out_key)
-        if outs & writes or any(k not in mine and k not in outs for k in it.free):
+        if outs & writes or not (mine | outs).issuperset(it.free):
             break
         if g is not None:
             geo[id(it)] = g
@@ -302,8 +307,9 @@ class Prefixed:
         for name, cnt in ops1.items():
             if cnt != ops0.get(name, 0):
                 env.ops[name] = cnt + (cnt - ops0.get(name, 0)) * (k - 1)
+        m = k - 1
         env.tiles, env.elements, env.bytes_in, env.bytes_out, env.flops = \
-            (now + (now - was) * (k - 1) for now, was in zip(c1, c0, strict=True))
+            [now + (now - was) * m for now, was in zip(c1, c0, strict=True)]
         env.sym[key] = rng[k - 1]
         env.node = f.ops[-1]
         buf = env.buf
@@ -378,14 +384,13 @@ def start(node: XLoop, plan: PrefixPlan, env: Any, rng: range) -> Prefixed | Non
             env.node = it
             if it.kind == "view" and it.params["src"] in bp.produced:
                 _check_inner_view(batch, it)
-            before = (env.tiles, env.elements, env.bytes_in, env.bytes_out, env.flops)
+            t0, e0, i0, o0, f0 = env.tiles, env.elements, env.bytes_in, env.bytes_out, env.flops
             _RULES.get(it.kind, _run_op)(batch, it)
             _account(env, it, kcount, batch.batched)
-            d = [a - b for a, b in zip((env.tiles, env.elements, env.bytes_in, env.bytes_out, env.flops), before,
-                                       strict=True)]
-            if any(x % kcount for x in d):
+            dt, de, di, do, df = env.tiles - t0, env.elements - e0, env.bytes_in - i0, env.bytes_out - o0, env.flops - f0
+            if dt % kcount or de % kcount or di % kcount or do % kcount or df % kcount:
                 raise EmulatorError("EMU_BATCH", "counters not a multiple of the iterations (fall back)")
-            counts.append((it, *(x // kcount for x in d)))
+            counts.append((it, dt // kcount, de // kcount, di // kcount, do // kcount, df // kcount))
             for k in it.free:
                 buf.pop(k, None)
         if len(env.warnings) != nwarn:

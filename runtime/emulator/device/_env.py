@@ -132,6 +132,8 @@ class Env:
 
     # buffer access -------------------------------------------------------------------------------------
     def get(self, key: int) -> tuple[np.ndarray, tuple[int, ...]]:
+        """The buffer under ``key``, or the EMU_UNINIT error. The kinds read ``env.buf.get(k) or env.get(k)`` (an
+        entry is a non-empty tuple): one Python call less per operand, this one only for the error."""
         try:
             return self.buf[key]
         except KeyError:

@@ -21,7 +21,7 @@ from runtime.emulator.device._batch import run_batched
 from runtime.emulator.device._blas import one_blas_thread
 from runtime.emulator.device._carry import PrefixPlan, analyse, counters
 from runtime.emulator.device._carry import start as start_prefix
-from runtime.emulator.device._env import Env
+from runtime.emulator.device._env import SPARE_MIN, Env
 from runtime.emulator.device._kreg import DTYPES
 from runtime.emulator.device._lanes import run_lanes
 from runtime.emulator.device._prepare import Retripped, XGuard, XLoop, XOp, XRegion, prepare
@@ -29,30 +29,6 @@ from runtime.emulator.device._program import KernelProgram
 from runtime.emulator.device._types import ExecError, ExecOptions, ExecResult, ProgramError
 
 __all__ = ["execute", "run_loop", "run_region"]
-
-_WRITES = frozenset({"assemble", "move", "setitem"})
-
-
-def _account(env: Env, node: XOp) -> None:
-    if node.kind == "carry":
-        return  # the tracer's hand-over of a rolled loop's carried value (`_k_core.build_carry`): not a kernel op
-    env.ops[node.name] = env.ops.get(node.name, 0) + 1
-    if node.param_reads:
-        env.count_param_reads(node)
-    if node.out_key is None:
-        return
-    v = env.buf.get(node.out_key)
-    if v is None:
-        return
-    if node.name not in _WRITES:  # writers count the elements they write themselves
-        n = v[0].size
-        env.elements += n
-        te = node.tile_elems
-        if te:
-            env.tiles += (n + te - 1) // te if n else 1
-    if env.record and env.on_record is not None:
-        env.on_record(env, node, v)
-    env.geom = None
 
 
 def run_region(region: XRegion, env: Env, start: int = 0) -> None:
@@ -75,6 +51,8 @@ def _run_region(region: XRegion, env: Env, start: int = 0) -> None:
     i = start
     limited = env.max_steps is not None
     noisy = env.noisy
+    buf = env.buf
+    on_record = env.on_record if env.record else None
     while i < n:
         it = items[i]
         t = type(it)
@@ -85,9 +63,36 @@ def _run_region(region: XRegion, env: Env, start: int = 0) -> None:
             it.run(env)
             if noisy:
                 env.perturb_result(it)
-            _account(env, it)
+            if it.counted:  # `_account`, inline: this loop runs every op of a per-iteration body
+                ops = env.ops  # not hoisted: a batched loop's fallback restores the counters as new objects
+                name = it.name
+                ops[name] = ops.get(name, 0) + 1
+                if it.param_reads:
+                    env.count_param_reads(it)
+                ok = it.out_key
+                if ok is not None:
+                    v = buf.get(ok)
+                    if v is not None:
+                        if it.sized:
+                            ne = v[0].size
+                            env.elements += ne
+                            te = it.tile_elems
+                            if te:
+                                env.tiles += (ne + te - 1) // te if ne else 1
+                        if on_record is not None:
+                            on_record(env, it, v)
+                        env.geom = None
+                    v = None
             if it.free:
-                env.release(it.free)
+                for k in it.free:  # `Env.release`, but a call only for an array it may keep (`SPARE_MIN`)
+                    v = buf.get(k)
+                    if v is not None:
+                        if type(v[0]) is np.ndarray and v[0].nbytes >= SPARE_MIN:
+                            v = None  # release counts the references the buffer alone holds
+                            env.release((k,))
+                        else:
+                            del buf[k]
+                v = None  # no reference left here to a dropped array (`_k_math.scratch` counts them)
         elif t is XGuard:
             val = it.cond(env)
             if bool(val) != it.taken:

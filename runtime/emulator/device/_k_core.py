@@ -49,7 +49,7 @@ def build_view(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
     name, is_param, copy = p["name"], p["param"], p["copy"]
 
     def run(env: Any) -> None:
-        arr, valid = env.get(key)
+        arr, valid = (env.buf.get(key) or env.get(key))
         o = [f(env) for f in offs]
         want = [f(env) for f in vs] if vs is not None else shp_t
         ext = arr.shape
@@ -100,7 +100,7 @@ def build_view_dtype(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
     rnd = bool(p.get("round_bf16"))  # a BF16 value held in FP32 (A2/A3, `_promote`): its BF16 bits
 
     def run(env: Any) -> None:
-        arr, _ = env.get(key)
+        arr, _ = (env.buf.get(key) or env.get(key))
         if rnd:
             arr = to_bf16(arr)
         res = np.ascontiguousarray(arr).view(ndt).copy()
@@ -117,11 +117,11 @@ def build_move(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
     is_param, owned, dname = p["param"], p["owned"], p["name"]
 
     def run(env: Any) -> None:
-        arr, valid = env.get(skey)
+        arr, valid = (env.buf.get(skey) or env.get(skey))
         cur = env.buf.get(dkey)
-        box = tuple(slice(0, v) for v in valid)
+        box = tuple([slice(0, v) for v in valid])
         if cur is None:
-            full = tuple(f(env) for f in dshape)
+            full = tuple([f(env) for f in dshape])
             if tuple(valid) == tuple(full) and arr.shape == full:
                 env.buf[dkey] = (arr.copy(), full)
                 env.elements += arr.size
@@ -179,7 +179,7 @@ def build_assemble(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
     node_id = object()
 
     def run(env: Any) -> None:
-        arr, valid = env.get(skey)
+        arr, valid = (env.buf.get(skey) or env.get(skey))
         o = [f(env) for f in offs]
         cur = env.buf.get(dkey)
         if cur is None:
@@ -242,8 +242,8 @@ def build_reshape(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
     copy, rank = p["copy"], p["rank"]
 
     def run(env: Any) -> None:
-        arr, valid = env.get(key)
-        full = tuple(f(env) for f in shp)
+        arr, valid = (env.buf.get(key) or env.get(key))
+        full = tuple([f(env) for f in shp])
         res = arr.reshape(full)
         if copy:
             res = res.copy()
@@ -269,7 +269,7 @@ def build_unsqueeze(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
     key, okey, d, copy = p["src"], p["out"], p["dim"], p["copy"]
 
     def run(env: Any) -> None:
-        arr, valid = env.get(key)
+        arr, valid = (env.buf.get(key) or env.get(key))
         res = np.expand_dims(arr, d)
         env.buf[okey] = (res.copy() if copy else res, tuple(valid[:d]) + (1,) + tuple(valid[d:]))
 
@@ -281,7 +281,7 @@ def build_clone(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
     key, okey = p["src"], p["out"]
 
     def run(env: Any) -> None:
-        arr, valid = env.get(key)
+        arr, valid = (env.buf.get(key) or env.get(key))
         env.buf[okey] = (arr.copy(), valid)
 
     return run, None
@@ -295,11 +295,11 @@ def build_carry(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
     Sinkhorn steps) is traced once as a device loop (`_roll`); the value one iteration leaves in the name is the
     one the next reads, through ``dst``. Unrolled, the next iteration read the op output itself: ``dst`` is that
     same array (a second reference, so no op writes its result over it while another key still holds it -
-    `_k_math.scratch`), so every op reads the same bits. Not a kernel op: not counted (`_exec._account`)."""
+    `_k_math.scratch`), so every op reads the same bits. Not a kernel op: not counted (`XOp.counted`)."""
     key, dkey = p["src"], p["dst"]
 
     def run(env: Any) -> None:
-        arr, valid = env.get(key)
+        arr, valid = (env.buf.get(key) or env.get(key))
         env.buf[dkey] = (arr, valid)
 
     return run, None

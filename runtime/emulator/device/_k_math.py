@@ -238,11 +238,11 @@ def build_binary(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
 
     def run(env: Any) -> None:
         out = over(env) if ufo is not None else None
-        xa, va = env.get(akey)
+        xa, va = (env.buf.get(akey) or env.get(akey))
         if pad_a:
             xa, va = xa.reshape((1,) * pad_a + xa.shape), (1,) * pad_a + tuple(va)
         if bkey is not None:
-            xb, vb = env.get(bkey)
+            xb, vb = (env.buf.get(bkey) or env.get(bkey))
             if pad_b:
                 xb, vb = xb.reshape((1,) * pad_b + xb.shape), (1,) * pad_b + tuple(vb)
             if env.max_alloc is not None and xa.shape != xb.shape:
@@ -350,7 +350,7 @@ def build_unary(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
         return fn(x)
 
     def run(env: Any) -> None:
-        va = env.get(akey)[1]
+        va = (env.buf.get(akey) or env.get(akey))[1]
         r = apply(env)
         if r.dtype != ond:
             r = r.astype(ond)
@@ -376,15 +376,15 @@ def build_where(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
     ckey, ik, ok_, iv, ov, okey, ond = p["c"], p["i"], p["o"], p["iv"], p["ov"], p["out"], np_dtype(p["odt"])
 
     def run(env: Any) -> None:
-        c, vc = env.get(ckey)
+        c, vc = (env.buf.get(ckey) or env.get(ckey))
         ops = [(c, vc)]
         a = iv
         if ik is not None:
-            a, va = env.get(ik)
+            a, va = (env.buf.get(ik) or env.get(ik))
             ops.append((a, va))
         b = ov
         if ok_ is not None:
-            b, vb = env.get(ok_)
+            b, vb = (env.buf.get(ok_) or env.get(ok_))
             ops.append((b, vb))
         if env.max_alloc is not None:
             shapes = [np.shape(x) for x in (c, a, b)]
@@ -413,7 +413,7 @@ def build_cast(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
     rnd = bool(p.get("round_bf16"))  # a BF16 value held in FP32 (A2/A3, `_promote`) is rounded before the cast
 
     def run(env: Any) -> None:
-        x, v = env.get(akey)
+        x, v = (env.buf.get(akey) or env.get(akey))
         env.buf[okey] = (cast_array(to_bf16(x) if rnd else x, src, dst, m, s), v)
 
     def brun(env: Any) -> None:
@@ -473,7 +473,7 @@ def build_reduce(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
     akey, okey, ond, ax, keepdim, rank = p["a"], p["out"], np_dtype(p["odt"]), p["ax"], p["keepdim"], p["rank"]
 
     def run(env: Any) -> None:
-        x, v = env.get(akey)
+        x, v = (env.buf.get(akey) or env.get(akey))
         n = v[ax]
         if n < x.shape[ax]:
             x = x[(slice(None),) * ax + (slice(0, n),)]
@@ -515,7 +515,7 @@ def build_var(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
         # the reduced axes are cut to their valid part, the others keep the tile's extent and valid part (as
         # `build_reduce`): cut to the valid rows, a tail tile's variance was a smaller array than the traced tile, and
         # every later op on it failed (s32 fidelity: ``t - var(t)`` on a tail block, which the wheel compiles)
-        x, v = env.get(akey)
+        x, v = (env.buf.get(akey) or env.get(akey))
         red = {a % x.ndim for a in axes}
         x = compute(x)[tuple(slice(0, n) if a in red else slice(None) for a, n in enumerate(v))].astype(np.float32)
         with np.errstate(all="ignore"):  # the padding rows: outside the valid part, never read as values
@@ -536,7 +536,7 @@ def build_cumsum(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
     akey, okey, ond, ax = p["a"], p["out"], np_dtype(p["odt"]), p["ax"]
 
     def run(env: Any) -> None:
-        x, v = env.get(akey)
+        x, v = (env.buf.get(akey) or env.get(akey))
         c = compute(x)
         r = np.cumsum(c, axis=ax, dtype=np.float32 if c.dtype.kind == "f" else c.dtype)
         env.buf[okey] = (r.astype(ond, copy=False), v)
@@ -549,7 +549,7 @@ def build_cumprod(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
     akey, okey, ond, ax = p["a"], p["out"], np_dtype(p["odt"]), p["ax"]
 
     def run(env: Any) -> None:
-        x, v = env.get(akey)
+        x, v = (env.buf.get(akey) or env.get(akey))
         env.buf[okey] = (np.cumprod(compute(x), axis=ax).astype(ond, copy=False), v)
 
     return run, None
@@ -561,7 +561,7 @@ def build_softmax(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
     akey, okey, ond, ax, rank = p["a"], p["out"], np_dtype(p["odt"]), p["ax"], p["rank"]
 
     def run(env: Any) -> None:
-        x, v = env.get(akey)
+        x, v = (env.buf.get(akey) or env.get(akey))
         c = compute(x).astype(np.float32, copy=True)
         n = v[ax]
         sl = (slice(None),) * ax + (slice(0, n),)
@@ -589,13 +589,13 @@ def build_rms_norm(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
     akey, gkey, okey, ond, eps = p["a"], p["g"], p["out"], np_dtype(p["odt"]), p["eps"]
 
     def run(env: Any) -> None:
-        x, v = env.get(akey)
+        x, v = (env.buf.get(akey) or env.get(akey))
         xf = compute(x).astype(np.float32)
         n = v[-1]
         ms = np.mean(np.square(xf[..., :n]), axis=-1, keepdims=True, dtype=np.float32)
         r = xf / np.sqrt(ms + eps)
         if gkey is not None:
-            g, _ = env.get(gkey)
+            g, _ = (env.buf.get(gkey) or env.get(gkey))
             r = r * compute(g).astype(np.float32).reshape(-1)  # [D] or [D, 1]: the wheel reshapes it to [1, .., D]
         env.buf[okey] = (r.astype(ond), v)
 
@@ -666,8 +666,8 @@ def build_matmul(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
     ra, rb, rbias = "a" in rnd, "b" in rnd, "bias" in rnd
 
     def run(env: Any) -> None:
-        a, va = env.get(akey)
-        b, vb = env.get(bkey)
+        a, va = (env.buf.get(akey) or env.get(akey))
+        b, vb = (env.buf.get(bkey) or env.get(bkey))
         if ra:
             a = to_bf16(a)
         if rb:
@@ -694,14 +694,14 @@ def build_matmul(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, Any]:
         else:
             r = np.matmul(_operand_f32(env, a0, a_trans), _operand_f32(env, b0, b_trans))
         if bias_key is not None:
-            bias, _ = env.get(bias_key)
+            bias, _ = (env.buf.get(bias_key) or env.get(bias_key))
             if rbias:
                 bias = to_bf16(bias)
             r = r + compute(bias).astype(r.dtype)
         if relu:
             r = np.maximum(r, 0)
         if scale_key is not None:
-            s, _ = env.get(scale_key)
+            s, _ = (env.buf.get(scale_key) or env.get(scale_key))
             r = r * s.astype(np.float64)
         elif scale is not None:
             r = r * np.float32(scale)

@@ -21,12 +21,17 @@ from runtime.emulator.device._types import ProgramError
 
 __all__ = ["XGuard", "XLoop", "XOp", "XPath", "XRegion", "prepare"]
 
+_WRITES = frozenset({"assemble", "move", "setitem"})
+_DIVERGING = frozenset({"reduce", "binary"})
+"""the kinds `divergence_warning` can name"""
+"""op names that write into a destination and count the elements they write themselves"""
+
 
 class XOp:
     """An op ready to run: its data plus ``run`` / ``brun`` built by its kind."""
 
     __slots__ = ("op", "name", "file", "line", "ins", "out_key", "tile_elems", "cls", "gm_write", "params",
-                 "kind", "run", "brun", "free", "param_reads")
+                 "kind", "run", "brun", "free", "param_reads", "counted", "sized")
 
     def __init__(self, op: Op, run: Callable[[Any], None], brun: Callable[[Any], None] | None) -> None:
         self.op = op
@@ -46,6 +51,11 @@ class XOp:
         """storage keys nobody reads after this op (`_liveness`): the executor drops them once it has run"""
         self.param_reads: tuple[int, ...] | None = None
         """kernel arguments this op reads whole (`Env.count_param_reads`); None until `prepare` knows the params"""
+        self.counted = op.kind != "carry"
+        """a kernel op (`_exec._run_region` counts it); the tracer's hand-over of a rolled loop's carried value
+        (`_k_core.build_carry`) is not one"""
+        self.sized = op.name not in _WRITES
+        """its result's elements and tiles are counted after it runs (writers count what they write themselves)"""
 
 
 class XGuard:
@@ -184,7 +194,8 @@ def _op(op: Op, cx: _Ctx) -> XOp:
     params = promote_params(op, cx.declared) if cx.declared is not None else None
     p = params if params is not None else op.params
     run, brun = spec.build(p, op, cx)
-    diverged = divergence_warning(op.kind, op.name, op.params)  # what the kernel asked for, before promotion
+    # what the kernel asked for, before promotion (only these two kinds can diverge: one call less per other op)
+    diverged = divergence_warning(op.kind, op.name, op.params) if op.kind in _DIVERGING else None
     if diverged is not None:  # the device says it too, from the program alone (`_divergence`)
         run = warning_first(run, *diverged, op)
         brun = warning_first(brun, *diverged, op) if brun is not None else None
