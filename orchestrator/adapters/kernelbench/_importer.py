@@ -194,6 +194,11 @@ def _value_spec(label: str, d: dict[str, Any], report: TaskImport) -> dict[str, 
             raise TaskImportError(f"{label}: a sorted integer vector (offsets or lengths, e.g. cu_seqlens): random "
                                   "values in a range cannot express it (it needs a hand-written make_inputs)")
         ilo, ihi = int(d["min"]), int(d["max"])
+        if d.get("bounds") and d["bounds"][1] > d["bounds"][0] and [ilo, ihi] != d["bounds"]:
+            # randint's own range (the sample of 128 ids from randint(0, 512) spanned [9, 510])
+            report.notes.append(f"{label}: range [{d['bounds'][0]}, {d['bounds'][1]}] of get_inputs()' randint "
+                                f"(its sample spans [{ilo}, {ihi}])")
+            ilo, ihi = int(d["bounds"][0]), int(d["bounds"][1])
         if ihi <= ilo:
             report.notes.append(f"{label}: constant {ilo} in get_inputs(); drawn from [{ilo}, {ilo + 1}]")
             ihi = ilo + 1

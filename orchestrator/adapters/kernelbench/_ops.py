@@ -97,6 +97,8 @@ ROUTES: dict[str, str] = {
     "diag": "vector: pypto.mul with a broadcast (diag(a) @ B = a[:, None] * B); matrix: pypto.gather of the diagonal",
     "flip": "pypto.index_select with a reversed pypto.arange index",
     "pairwise_distance": "sub, mul, sum, sqrt",
+    "embedding": "pypto.index_select of the table's rows at the ids (nn.Embedding's weight is a parameter, so an "
+                 "input of the kernel; padding_idx only stops its gradient)",
     "einsum": "a contraction: pypto.matmul after pypto.permute / pypto.reshape (or mul + sum over the summed letters)",
     "bincount": "pypto.scatter(reduce='add') of ones into pypto.zeros(minlength) (ids below minlength)",
     "triplet_margin_loss": "pairwise distances (sub, mul, sum, sqrt), sub, pypto.maximum(., 0), sum / n",
@@ -125,7 +127,6 @@ NO_EQUIVALENT: dict[str, str] = {
     "rnn_tanh": "recurrent cell (nn.RNN): no PyPTO op", "rnn_relu": "recurrent cell (nn.RNN): no PyPTO op",
     "lstm_cell": "recurrent cell: no PyPTO op", "gru_cell": "recurrent cell: no PyPTO op",
     "rnn_tanh_cell": "recurrent cell: no PyPTO op", "rnn_relu_cell": "recurrent cell: no PyPTO op",
-    "embedding": "embedding lookup: index_select is the route, but an nn.Embedding table is not imported",
     "multinomial": "random sampling: a golden must be deterministic", "rand": "random values inside forward",
     "randn": "random values inside forward", "rand_like": "random values inside forward",
     "randn_like": "random values inside forward", "bernoulli": "random values inside forward",
@@ -133,6 +134,8 @@ NO_EQUIVALENT: dict[str, str] = {
     "col2im": "sliding windows (F.fold): no PyPTO op", "im2col": "sliding windows (F.unfold): no PyPTO op",
     "linalg_solve": "linear solve: no PyPTO op", "cholesky": "factorisation: no PyPTO op",
     "det": "determinant: no PyPTO op", "inverse": "matrix inverse: no PyPTO op",
+    "embedding_renorm_": "nn.Embedding(max_norm=...) rescales the table's rows in place on every forward: state "
+                         "kept between calls, no fixed golden",
     "unique": "data-dependent output size: no PyPTO op", "nonzero": "data-dependent output size: no PyPTO op",
     "masked_select": "data-dependent output size: no PyPTO op",
 }

@@ -227,12 +227,35 @@ def _fingerprint(t: Any) -> tuple[int, str]:
 
 
 def _rebuilt(mod: Any) -> Any:
-    """``Model(...)`` built again under another seed: what changes with it was drawn at random in ``__init__``."""
+    """``Model(...)`` built again under another seed: what changes with it was drawn at random in ``__init__``.
+
+    The task's own ``torch.manual_seed(...)`` (and numpy's / ``random``'s seeding) is a no-op during this build: an
+    ``__init__`` that seeds itself and then draws a buffer (a random-features projection, ``torch.manual_seed(0);
+    self.register_buffer("omega", torch.randn(d, m))``) gave the same values under every seed, so the buffer passed
+    for a constant (a causal mask, a RoPE cache) and stayed inside the golden, where no kernel can know it: a kernel
+    cannot reproduce torch's generator. Seeded or not, values drawn at random are the kernel's inputs."""
+    import random
+
     import torch
 
     torch.manual_seed(_SEED + 1)
-    raw = mod.get_init_inputs() if hasattr(mod, "get_init_inputs") else []
-    return mod.Model(**raw) if isinstance(raw, dict) else mod.Model(*raw)
+    patched: list[tuple[Any, str, Any]] = [(torch, "manual_seed", torch.manual_seed),
+                                           (torch.random, "manual_seed", torch.random.manual_seed),
+                                           (random, "seed", random.seed)]
+    try:
+        import numpy
+
+        patched.append((numpy.random, "seed", numpy.random.seed))
+    except ImportError:  # pragma: no cover - numpy comes with torch
+        pass
+    for owner, name, _ in patched:
+        setattr(owner, name, lambda *a, **k: torch.default_generator)
+    try:
+        raw = mod.get_init_inputs() if hasattr(mod, "get_init_inputs") else []
+        return mod.Model(**raw) if isinstance(raw, dict) else mod.Model(*raw)
+    finally:
+        for owner, name, original in patched:
+            setattr(owner, name, original)
 
 
 def _changed(mine: dict[str, Any], other: dict[str, Any]) -> list[str]:
@@ -356,7 +379,15 @@ def _describe_inputs(mod: Any) -> list[dict[str, Any]]:
     total = sum(v.numel() for v in meta or [] if isinstance(v, torch.Tensor))
     if meta is None or total <= DESCRIBE_ELEMENTS:
         torch.manual_seed(_SEED)
-        return [_value(v) for v in mod.get_inputs()]
+        with _RandintBounds() as bounds:
+            values = mod.get_inputs()
+        described = [_value(v) for v in values]
+        for d, v in zip(described, values):
+            if isinstance(v, torch.Tensor) and id(v) in bounds.seen and d.get("integer"):
+                lo, hi = bounds.seen[id(v)]
+                if lo <= d["min"] and d["max"] <= hi:
+                    d["bounds"] = [lo, hi]
+        return described
     torch.manual_seed(_SEED)
     try:
         small = _reduced_inputs(mod)
@@ -382,6 +413,57 @@ def _describe_inputs(mod: Any) -> list[dict[str, Any]]:
                 d["size_dependent"] = True
         out.append(d)
     return out
+
+
+class _RandintBounds:
+    """Records the range each ``torch.randint`` call of ``get_inputs()`` draws from (``seen``: id of the result ->
+    [low, high - 1]). An integer input's range was its sample's min and max: 128 token ids drawn by ``randint(0,
+    512)`` spanned [9, 510], so ids 0-8 and 511 - the table's first and last rows - were never drawn in any case, and
+    a kernel that mishandles a table edge passed. The call's own bounds are the task's contract; an input computed
+    from the draw (``randint(0, 10, ...) * 2``) is another tensor and keeps its sample's range."""
+
+    def __init__(self) -> None:
+        self.seen: dict[int, list[int]] = {}
+        self._keep: list[Any] = []
+        self._mode: Any = None
+
+    def __enter__(self) -> _RandintBounds:
+        from torch.overrides import TorchFunctionMode
+
+        outer = self
+
+        class Mode(TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001 - torch's protocol
+                kwargs = dict(kwargs or {})
+                out = func(*args, **kwargs)
+                if _op_name(func) == "randint":
+                    got = _randint_range(list(args), kwargs)
+                    if got is not None:
+                        outer.seen[id(out)] = got
+                        outer._keep.append(out)  # alive, so that no other tensor takes its id
+                return out
+
+        self._mode = Mode()
+        self._mode.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._mode.__exit__(*exc)
+
+
+def _randint_range(args: list[Any], kwargs: dict[str, Any]) -> list[int] | None:
+    """[low, high - 1] of ``torch.randint(high, size)`` / ``randint(low, high, size)`` (keywords too), or None."""
+    if "high" in kwargs:
+        low, high = kwargs.get("low", args[0] if args and isinstance(args[0], int) else 0), kwargs["high"]
+    elif len(args) >= 2 and isinstance(args[1], int) and not isinstance(args[1], bool):
+        low, high = kwargs.get("low", args[0]), args[1]
+    elif args and isinstance(args[0], int):
+        low, high = kwargs.get("low", 0), args[0]
+    else:
+        return None
+    if not isinstance(low, int) or not isinstance(high, int) or high <= low:
+        return None
+    return [int(low), int(high) - 1]
 
 
 def _size_dependent(a: dict[str, Any], b: dict[str, Any]) -> bool:
@@ -651,6 +733,8 @@ def trace(path: str, cases: list[dict[str, Any]]) -> dict[str, Any]:
         calls.clear()
         stepped.clear()
         keep.clear()
+        pristine = _cloned(args) if k == 0 else []
+        registered = _registered_state(model) if k == 0 else {}
         with torch.no_grad(), Recorder():
             out = functional_call(model, overrides, tuple(args)) if overrides else model(*args)
         leaves = list(out) if isinstance(out, tuple | list) else [out]
@@ -658,6 +742,10 @@ def trace(path: str, cases: list[dict[str, Any]]) -> dict[str, Any]:
         changed = sorted(n for n in state.keys() | now.keys() if state.get(n) != now.get(n))
         if changed:
             return {"cases": [], "state_changed": changed}
+        if k == 0:
+            kept = _kept_state(model, overrides, pristine, leaves, registered)
+            if kept:
+                return {"cases": [], "state_changed": kept}
         described = [_value(o) for o in leaves]
         traced = list(calls)
         stairs = [isinstance(o, torch.Tensor) and o.dtype in (torch.float16, torch.bfloat16) and id(o) in stepped
@@ -674,6 +762,66 @@ def trace(path: str, cases: list[dict[str, Any]]) -> dict[str, Any]:
 STEP_OPS = frozenset({"round", "round_", "floor", "floor_", "ceil", "ceil_", "trunc", "trunc_", "fix",
                       "floor_divide", "__floordiv__"})
 """Calls whose result is a staircase of a float input: a case that makes one gets jittered runs (:func:`_jumps`)."""
+
+
+def _cloned(obj: Any) -> Any:
+    """A deep copy of a forward's arguments (tensors cloned): forward may change its inputs in place (``x *= 2``,
+    ``F.relu(x, inplace=True)``), and a second run must see the values the first one was given."""
+    import torch
+
+    if isinstance(obj, torch.Tensor):
+        return obj.clone()
+    if isinstance(obj, list | tuple):
+        return type(obj)(_cloned(o) for o in obj)
+    if isinstance(obj, dict):
+        return {k: _cloned(v) for k, v in obj.items()}
+    return obj
+
+
+def _registered_state(model: Any) -> dict[str, tuple[int, str]]:
+    """Fingerprints of the model's parameters and buffers (the state ``_tensor_attributes`` does not cover)."""
+    named = dict(model.named_parameters())
+    named.update(dict(model.named_buffers()))
+    return {n: _fingerprint(t) for n, t in named.items()}
+
+
+def _kept_state(model: Any, overrides: dict[str, Any], args: list[Any], first: list[Any],
+                before: dict[str, tuple[int, str]]) -> list[str]:
+    """The parameters / buffers through which ``forward`` keeps state between calls (empty: none).
+
+    A buffer that ``forward`` updates in place (``self.ema.mul_(0.9).add_(0.1 * x.mean(0))`` and then ``x +
+    self.ema``) is not a plain tensor attribute, so the attribute check missed it: the op dir imported, and its
+    golden - one model built per process, as KernelBench runs it - gave each case an output that depended on the
+    cases run before it. BatchNorm's running statistics change on every training-mode call too, but its output does
+    not read them: so a name counts only when a second run on the same (pristine) inputs also gives another output.
+    A second run that differs with no parameter or buffer changed is nondeterminism of the task, not state."""
+    import torch
+
+    changed = sorted(n for n, f in _registered_state(model).items() if before.get(n) != f)
+    if not changed:
+        return []
+    again = _call(model, _cloned(overrides), _cloned(args))
+
+    def flat(obj: Any) -> list[Any]:
+        if isinstance(obj, torch.Tensor):
+            return [obj]
+        if isinstance(obj, list | tuple):
+            return [t for o in obj for t in flat(o)]
+        return []
+
+    for a, b in zip(flat(first), flat(again), strict=False):
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return changed
+        if a.is_floating_point() or a.is_complex():
+            x, y = a.double(), b.double()
+            same_nan = torch.isnan(x) == torch.isnan(y)
+            x, y = torch.nan_to_num(x, nan=0.0), torch.nan_to_num(y, nan=0.0)
+            scale = 1.0 + float(x.abs().max()) if x.numel() else 1.0
+            if not bool(same_nan.all()) or (x.numel() and float((x - y).abs().max()) > 1e-5 * scale):
+                return changed
+        elif not torch.equal(a, b):
+            return changed
+    return []
 
 
 def _call(model: Any, overrides: dict[str, Any], args: list[Any]) -> list[Any]:
