@@ -63,6 +63,7 @@ from runtime.bisect._rules import (
     missing_cast,
     overwritten_state,
     rebound_after_loop,
+    scrambled_reshape,
     short_valid_source,
     stale_state,
     wrong_axis,
@@ -317,6 +318,10 @@ def analyze(recs: list[Rec] | Analyzer, golden: Golden | None = None, kernel_arg
     if not an.linked:
         evidence.append("the emulator records no data-flow links: data flow approximated by program order")
     window = an.window(observed)
+    # 0. a reshape that lays a tile's inner padding among its valid elements (its poison surfaces downstream)
+    culprit = scrambled_reshape(an, observed, evidence)
+    if culprit is not None:
+        return result(observed, culprit, window)
     # 1. NaN origin
     origin = an.nan_origin(window)
     if origin is not None and _departed_upstream(an, origin):

@@ -1170,10 +1170,21 @@ def wrong_selection(an: Analyzer, claimed: list[Rec], run: Callable[[Callable[[A
     culprit = p
     why = "the selection takes the wrong values"
     if root is not None and arg is not None and not _values_within(an.g.arrays[other], an.g.arrays[arg]):
-        # the right values are not in the input the selection reads at all: the view reads the wrong input
-        culprit = root
-        why = (f"the values of {other!r} are not in input {arg!r}, which {root.where()} reads: the view reads the "
-               "wrong input")
+        # the right values are not in the input the selection reads at all: the view reads the wrong input - unless
+        # another selection of that very view is needed as it is downstream (``s_o = gathermask(s_t, 2)`` feeds a
+        # value that matches): then the view is right and ``p`` reads the wrong one (``c_e = gathermask(s_t, 1)``
+        # where ``c_t`` was meant)
+        exclude = {c.seq for c in claimed} | {p.seq}
+        right = next((k for k in an.by_seq.values() if k.seq != p.seq and k.op in _SELECTIONS
+                      and root.seq in {q.seq for q in an.operand_recs(k)} and corroborated(an, k, exclude)), None)
+        if right is None:
+            culprit = root
+            why = (f"the values of {other!r} are not in input {arg!r}, which {root.where()} reads: the view reads the "
+                   "wrong input")
+        else:
+            why = (f"the values of {other!r} are not in input {arg!r}, which {root.where()} reads; but that view is "
+                   f"right for {right.where()}, whose value a matching computation downstream needs: the selection "
+                   "reads the wrong view")
     evidence.append(f"{observed.where()} departs although its operands match the golden; but {p.where()} is a "
                     f"selection of an input matching golden {was!r}, and with it set to golden {other!r} (another golden "
                     f"of the same shape) {observed.where()} matches: {why}")

@@ -440,6 +440,53 @@ def coverage_gap(an: Analyzer, outputs: dict[str, np.ndarray]) -> tuple[dict[str
     return counts, culprit, notes
 
 
+def _reshape_keeps_padding(shape: list[int], valid: list[int], out: list[int]) -> bool:
+    """A reshape of a tile ``shape`` whose valid region is ``valid`` into ``out`` keeps that region a box: the axes from
+    the first partial one on are unchanged (leading axes merged or split: ``[4, 4, 32]`` valid ``[4, 4, 8]`` to ``[16,
+    32]``), or the valid elements are a prefix in memory order (every axis before the partial one of extent 1, every
+    one after it whole)."""
+    n = len(shape)
+    k = next((j for j in range(n) if valid[j] < shape[j]), None)
+    if k is None:
+        return True
+    tail = shape[k:]
+    if len(out) >= len(tail) and list(out[len(out) - len(tail):]) == list(tail):
+        return True
+    return all(shape[j] == 1 for j in range(k)) and all(valid[j] == shape[j] for j in range(k + 1, n))
+
+
+def scrambled_reshape(an: Analyzer, observed: Rec, evidence: list[str]) -> Rec | None:
+    """A ``reshape`` upstream of the first departing value that reads a partly valid tile (padding on an inner axis)
+    and lays it out so that the padding lands among the valid elements (``reshape(t, [32, 16])`` of a ``[16, 32]`` tile
+    valid ``[16, 8]``, where a ``transpose`` was meant): nothing after it can be right, and the emulator's poison in the
+    padding surfaces downstream as NaN or unwritten output rows, where the rules would name the write (s40, twelfth
+    corpus: mhc_sinkhorn's final transpose written as a reshape). The earliest such reshape, or None."""
+    from runtime.bisect._claims import lineage
+
+    for seq in sorted(lineage(an, observed)):
+        r = an.by_seq.get(seq)
+        if r is None or r.op != "reshape" or not r.shape:
+            continue
+        ops = an.operand_recs(r)
+        if len(ops) != 1:
+            continue
+        p = ops[0]
+        if not p.shape or not p.valid_shape or len(p.valid_shape) != len(p.shape):
+            continue
+        shape = [int(x) for x in p.shape]
+        valid = [max(0, min(int(v), int(x))) for v, x in zip(p.valid_shape, p.shape, strict=True)]
+        out = [int(x) for x in r.shape]
+        if int(np.prod(shape)) != int(np.prod(out)) or _reshape_keeps_padding(shape, valid, out):
+            continue
+        evidence.append(f"{r.where()} reshapes a tile {shape} whose valid region is {valid} into {out}: the padding "
+                        f"after the valid elements of each row lands among the valid elements of the result, so "
+                        f"every value computed from it departs (a transpose or a reshape of the valid region was "
+                        f"meant?)")
+        an.status[r.seq] = "mismatch"
+        return r
+    return None
+
+
 def geometry(an: Analyzer, observed: Rec, window: list[Rec], evidence: list[str]) -> Rec | None:
     """Tile offsets that disagree between reads and writes (or between operands)."""
     shifted = False
@@ -1490,6 +1537,50 @@ def static_unwritten_source(source: str | None, error_line: int | None, message:
     return lp.lineno, (f"the kernel raised at line {error_line}: it reads the local tensor {name!r} where nothing "
                        f"wrote it ({message.strip()[:120]}); every write into {name!r} is inside the loop at line "
                        f"{lp.lineno} ({ast.unparse(lp.iter)}): its trip count left it unwritten")
+
+
+_UNINIT_RE = re.compile(r"has no data yet at run time|is missing Alloc|is read (?:but|before it is) (?:never )?written")
+
+
+def static_branch_guard_source(source: str | None, error_line: int | None, message: str) -> tuple[int, str] | None:
+    """For a kernel that raised because it reads a local tensor nothing wrote yet: when the raising statement sits in
+    the ``else`` branch of an ``if`` inside a loop, whose other branch writes that very tensor (``if t == 0:
+    tsum[:] = ts`` / ``else: tsum[:] = add(tsum, ts)``) and whose test reads that loop's index, the ``if``'s line and
+    why - the accumulating branch ran before the initialising one ever did, so the test does not pick the loop's
+    first trip (``t == 1`` for ``t == 0``). None otherwise (the raising line stays named)."""
+    if not source or error_line is None or not _UNINIT_RE.search(message or ""):
+        return None
+    found = _function_at(source, error_line)
+    if found is None:
+        return None
+    fn = found[1]
+    for node in ast.walk(fn):
+        if not isinstance(node, ast.If) or not node.orelse:
+            continue
+        inside = [s for s in node.orelse if s.lineno <= error_line <= (s.end_lineno or s.lineno)]
+        if not inside:
+            continue
+        raised = next((s for s in ast.walk(inside[0]) if isinstance(s, ast.stmt)
+                       and s.lineno <= error_line <= (s.end_lineno or s.lineno) and _written_value(s) is not None),
+                      None)
+        if raised is None:
+            continue
+        dst, value = _written_value(raised)  # type: ignore[misc]
+        if dst not in _names(value):
+            continue  # (the raising write does not read what it writes: no accumulation)
+        init = [s for s in node.body for w in [_written_value(s)] if w is not None and w[0] == dst]
+        if not init:
+            continue
+        loops = [lp for lp in ast.walk(fn) if isinstance(lp, ast.For) and isinstance(lp.target, ast.Name)
+                 and lp.lineno < node.lineno <= (lp.end_lineno or lp.lineno)]
+        idx = {lp.target.id for lp in loops if isinstance(lp.target, ast.Name)}
+        if not idx & _names(node.test):
+            continue
+        return node.lineno, (f"the kernel raised at line {error_line}: it accumulates into the local tensor {dst!r} "
+                             f"before anything wrote it; the branch at line {init[0].lineno} that initialises "
+                             f"{dst!r} is taken when `{ast.unparse(node.test)}` holds, which was not so on the loop's "
+                             f"first trip: the test at line {node.lineno} does not pick the first trip")
+    return None
 
 
 _CONSUMED_RE = re.compile(r"'(\w+)' was consumed by an earlier whole-tensor move")
