@@ -172,7 +172,7 @@ CASE_BYTES_CAP = 64 * 1024**2
 """Inputs + outputs of one unseen case stay under this unless the SPEC's own cases are bigger."""
 UNSEEN_PREFIX = "unseen"
 """Unseen case names start with it: ``unseen3-B70_D64-fp32`` (no seed: the seed is never shown to agents)."""
-UNSEEN_VERSION = 15
+UNSEEN_VERSION = 16
 """The drawing of unseen cases. Version 2 (red team s16): a power-of-two size class, the fill size in every dtype and
 above 3x the SPEC's largest, and special values (zero / constant rows, ties) in the second case of every same-shape
 pair and in the fresh-seed reruns of the SPEC's shapes (:func:`runtime.opdir._inputs.apply_special_values`).
@@ -210,7 +210,10 @@ version 13's whole-vector kinds in its one row (:func:`decode_vector_plan`: a ``
 variance passed), a one-vector float input beside matrices is near-constant at the low or the high end of its range
 (:func:`end_plan`: a MoE gate filling dropped groups with 0.0 passed), varied float attributes keep full float64
 precision (:func:`_attr_value`: a wrapper using the SPEC's value for any value of more than seven significant digits
-passed), and one attribute case is called twice (:func:`attribute_repeat`); every other draw is version 14's."""
+passed), and one attribute case is called twice (:func:`attribute_repeat`); every other draw is version 14's.
+Version 16 (accident round 30, s40): a SPEC of static shapes (a one-case gym import) gets the attribute cases on its
+one shape (:func:`attribute_cases`: before, none - the sum_lstm of the gym with ``eps_state`` for ``eps_cell``
+passed); every other draw is version 15's."""
 LEGACY_RUN_SEEDS = frozenset({
     8073106555080404082, 1375231499958067986, 4714508118518851981, 8790150582367487093, 5005340479135436709,
     4653713241000648732, 4971532019015743374, 5156450107698526626, 5087138263457286476,
@@ -1032,11 +1035,16 @@ def attribute_cases(spec: Spec, spec_cases: list[Case], names: list[str], seed: 
     longer, as `build_cases` pads) - a kernel whose tail path was built with the SPEC's cap passed every
     verification, the attribute cases all being on an aligned shape. The unseen shape cases take other values too
     (:func:`vary_unseen_attributes`)."""
-    if version < 10 or not names or not spec.p0_shapes:
+    static = version >= 16 and not spec.p0_shapes and not spec.named_dims()
+    if version < 10 or not names or not (spec.p0_shapes or static):
         return []
     rng = np.random.default_rng([int(seed) & ((1 << 63) - 1), _STREAM, 10])
     sets = _attribute_sets(spec, names, rng, version)
-    base = {k: int(v) for k, v in spec.p0_shapes[0].items()}
+    # (version 16) a SPEC of static shapes has its one shape: before, it got no attribute case at all - only the
+    # one "below" set on its last unseen case (`vary_unseen_attributes`), never the set far above a tiny ``eps``
+    # with special (tiny) rows (accident round 30, s40: the gym's sum_lstm with ``eps_state`` for ``eps_cell``,
+    # both 1e-6 in the SPEC, passed every seed; the int cases of version 14 already run on the static shape)
+    base = {k: int(v) for k, v in spec.p0_shapes[0].items()} if spec.p0_shapes else {}
     plan: list[tuple[dict[str, int], bool, dict[str, object]]] = [(base, False, sets[0]), (base, True, sets[1])]
     if version >= 11:
         plan.append((base, False, sets[2]))

@@ -88,6 +88,18 @@ def _same(a: np.ndarray, b: np.ndarray) -> bool:
         np.ascontiguousarray(b).reshape(-1).view(np.uint8).tobytes()
 
 
+def _pad_offsets(inner: tuple[int, ...], outer: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """Where a wrapper puts an input inside a constant padding, per axis: at the start (``torch.cat([x, pad])``, the
+    end padded), at the end (``torch.cat([pad, x])``: a left-padded sequence, as decoders pad a batch) or centred
+    (``F.pad(x, (p, p))``, a convolution's "same" padding, either rounding) - end-padding first, as before s40.
+    Before s40 only the first was tried, and a left-padded input was "host data": an honest kernel refused
+    (accident round 30, attn_softmax padded on the left and sliced from the right). At most 3 offsets per axis and
+    64 placements in all."""
+    per_axis = [sorted({0, o - i, (o - i) // 2, (o - i + 1) // 2}) for i, o in zip(inner, outer, strict=True)]
+    placements = [tuple(p) for p in itertools.product(*per_axis)]
+    return placements[:64]
+
+
 def _padded_shapes(shape: tuple[int, ...], size: int) -> Iterator[tuple[int, ...]]:
     """``shape`` with one axis lengthened so that it holds ``size`` elements."""
     for axis, n in enumerate(shape):
@@ -246,26 +258,36 @@ class Provenance:
             if known.ndim != arr.ndim or known.size == 0 or known.shape == arr.shape or not all(
                     k <= a for k, a in zip(known.shape, arr.shape, strict=True)):
                 continue
-            corner = arr[tuple(slice(0, k) for k in known.shape)]
-            src: list[Any] = ref
-            if known.dtype != arr.dtype:
-                try:
-                    if not _same(known.astype(arr.dtype), corner):
-                        continue
-                except (TypeError, ValueError):
-                    continue
-                src = ["cast", ref, dt]
-            elif not _same(known, corner):
-                continue
-            rest = np.ones(arr.shape, dtype=bool)
-            rest[tuple(slice(0, k) for k in known.shape)] = False
-            tail = arr[rest]
-            value = _const_value(tail) if tail.size else np.zeros(1, arr.dtype).view(np.uint8).tobytes().hex()
-            if value is None:
-                continue
-            widths = [[0, a - k] for k, a in zip(known.shape, arr.shape, strict=True)]
-            return ["pad", src, widths, value]
+            for before in _pad_offsets(known.shape, arr.shape):
+                found = self._padded_at(arr, dt, ref, known, before)
+                if found is not None:
+                    return found
         return None
+
+    @staticmethod
+    def _padded_at(arr: np.ndarray, dt: str, ref: list[Any], known: np.ndarray,
+                   before: tuple[int, ...]) -> list[Any] | None:
+        """``["pad", ...]`` when ``arr`` is ``known`` (maybe cast) at offset ``before`` in a constant, else None."""
+        where = tuple(slice(b, b + k) for b, k in zip(before, known.shape, strict=True))
+        block = arr[where]
+        src: list[Any] = ref
+        if known.dtype != arr.dtype:
+            try:
+                if not _same(known.astype(arr.dtype), block):
+                    return None
+            except (TypeError, ValueError):
+                return None
+            src = ["cast", ref, dt]
+        elif not _same(known, block):
+            return None
+        rest = np.ones(arr.shape, dtype=bool)
+        rest[where] = False
+        tail = arr[rest]
+        value = _const_value(tail) if tail.size else np.zeros(1, arr.dtype).view(np.uint8).tobytes().hex()
+        if value is None:
+            return None
+        widths = [[b, a - k - b] for b, k, a in zip(before, known.shape, arr.shape, strict=True)]
+        return ["pad", src, widths, value]
 
     def _relaid(self, arr: np.ndarray, dt: str, *, padded: bool) -> list[Any] | None:
         """``arr`` is a known array with its axes permuted, maybe cast, laid out in another shape - and, when

@@ -9,8 +9,8 @@ and why), then verifies the imported op dir: PASS, or the recorded reason why th
 
 The gym folder is ``$FORGE_SHARED/gym`` or ``<repo>/../shared/gym``; the tests skip, saying so, without it.
 They need torch (the gym is torch). Seven run in the fast tier, i.e. in CI's ``make test``, so CI keeps the real
-operators green (issue #25): the five that import and PASS, and the two whose import refuses. The eight of
-``SLOW_IN_CI`` run in the slow tier since session 21, when CI's 15 minutes ran out (the fifteen took 248 s of test time
+operators green (issue #25): the five that import and verify (four PASS; mhc_sinkhorn FAIL_NUMERIC since s40, see
+its entry), and the two whose import refuses. The eight of ``SLOW_IN_CI`` run in the slow tier since session 21, when CI's 15 minutes ran out (the fifteen took 248 s of test time
 in a fast tier of 1624 s on a 2-core machine).
 """
 
@@ -59,7 +59,12 @@ EXPECT: dict[str, Expect] = {
                          why="no golden function"),
     "apply_adam_w_v2": Expect(verify="", why="the gym's smallest case (7168x2048 fp32, 4 inputs, 3 outputs) "
                               "exceeds the verifier's 1 GiB result cap; measured, not re-run in CI"),
-    "mhc_sinkhorn": Expect(),
+    # (s40, unseen drawing version 16: a static SPEC gets the attribute cases) the kernel's row step is
+    # `h / row_sum + eps`, its golden's `h / (row_sum + eps)`: equal to 1e-6 at the SPEC's eps, 0.028 apart (over half
+    # the elements out of tolerance) at eps = 6.4e-4, which the wrapper takes; the golden's form passes
+    # (tests/redteam/test_round30_s40.py)
+    "mhc_sinkhorn": Expect(verify="FAIL_NUMERIC", why="the kernel adds eps after the row division, its golden "
+                           "inside it: apart beyond tolerance at eps ~1e-3 (version 16's attribute cases)"),
     "interleave_rope": Expect(verify="", why="passes since the A2/A3 bf16 promotion (device/_promote.py); its "
                               "verification exceeds the verifier's 1 GiB result cap"),
     "gather_pa_kv_cache": Expect(verify="", why="related inputs (seq_lens sum to the token count, block_tables "

@@ -42,7 +42,7 @@ def _whole_cases(op_dir: Path, seed: int, version: int = UNSEEN_VERSION) -> list
 
 
 def test_version_is_15() -> None:
-    assert UNSEEN_VERSION == 15
+    assert UNSEEN_VERSION >= 15  # (s40) version 16 moved it on: test_unseen_v16_s40.py
 
 
 # ------------------------------------------------------------------------------------------- the size-1 vector cases

@@ -38,7 +38,14 @@ import types
 import zlib
 from typing import Any
 
-from runtime import pyast
+# the checkout this observer belongs to first on sys.path before the first `runtime` import (as the sandbox runner
+# does, runtime/sandbox/_runner.py): an editable install of another checkout maps `runtime` there, which the
+# sandbox does not mount - a clone run with another checkout's venv failed every gym import with "No module named
+# 'runtime'" (s40), and without the sandbox would have observed with the other checkout's emulator
+if __name__ == "__main__":
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))))
+
+from runtime import pyast  # noqa: E402 - after the checkout is on sys.path
 
 _STATE: dict[str, Any] = {"events": [], "comparisons": [], "kernels": [], "root": "", "seq": 0}
 _LOCAL = threading.local()
