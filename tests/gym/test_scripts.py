@@ -266,7 +266,7 @@ def test_torch_loads_the_stand_in_by_itself(tmp_path: Path) -> None:
     """)
     proc = _run(["s.py"], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert "DEV cpu cpu cpu 0 True" in proc.stdout
+    assert "DEV npu:0 npu:0 npu:0 0 True" in proc.stdout  # as on a device host (s40: it said cpu)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PTO_FORGE_EMULATOR_CHILD")}
     env["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"  # torch's own switch turns the autoload off
     off = subprocess.run([sys.executable, "-m", "runtime.emulator", "s.py"], cwd=tmp_path, env=env,
