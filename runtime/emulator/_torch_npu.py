@@ -69,6 +69,11 @@ _FACTORIES = (
     "tensor", "as_tensor", "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange",
     "linspace", "logspace", "eye", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like",
     "randint_like", "empty_strided", "normal", "tril_indices", "triu_indices",
+    # s40 review: every torch function with a `device` argument - once `x.device` said npu:0 to the script,
+    # `torch.hann_window(n, device=x.device)` reached CPU torch with the NPU's device ("Could not run
+    # 'aten::empty.memory_format' with arguments from the 'npu' backend"), where before it made a host tensor
+    "asarray", "scalar_tensor", "empty_permuted", "hann_window", "hamming_window", "bartlett_window",
+    "blackman_window", "kaiser_window", "sparse_coo_tensor", "sparse_csr_tensor",
 )
 _PATCHED = "_pto_forge_npu_patched"
 _FORMAT_ATTR = "_pto_forge_npu_format"

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 from runtime.emulator._torch_npu_placement import _state as placement_state
-from runtime.emulator._torch_npu_placement import is_on_npu, mark, storage_resized
+from runtime.emulator._torch_npu_placement import is_on_host, is_on_npu, mark, storage_resized
 
 __all__ = ["caller_is_script", "install", "mixed_devices", "patch_device_attributes", "patch_reductions",
            "patch_storage_resize", "placed_op", "wrap_assert_close", "wrap_compile"]
@@ -49,11 +49,17 @@ def _stdlib_dirs() -> tuple[str, ...]:
 _STDLIB = _stdlib_dirs()
 
 
+_TORCH_TOPS = frozenset(("torch", "torch_npu", "functorch", "torchgen"))
+"""torch's own top-level packages (the stand-in's ``torch_npu`` modules included). Not every name that starts with
+"torch": a script's helper module ``torch_utils.py`` (or ``torchvision``, a third-party library) is the script's
+(s40 review: ``startswith("torch")`` told such a helper ``cpu`` for an NPU tensor)."""
+
+
 def _library(frame: Any) -> bool:
     """Whether ``frame`` is torch's, numpy's, the standard library's or PTO Forge's code (not the script's)."""
     name = str(frame.f_globals.get("__name__", ""))
     top = name.partition(".")[0]
-    if top.startswith("torch") or top in _OWN_TOPS:
+    if top in _TORCH_TOPS or top in _OWN_TOPS:
         return True
     file = frame.f_code.co_filename
     if file.startswith(_OWN_DIRS):  # a PTO Forge file run as __main__ (the gym import's observer)
@@ -61,26 +67,69 @@ def _library(frame: Any) -> bool:
     return file.startswith(_STDLIB) and "-packages" not in file
 
 
+_SCRIPT_CODE: dict[int, tuple[Any, bool]] = {}
+"""``id(code)`` -> (the code object, whether it is the script's) for `caller_is_script`: the answer depends only on
+the code's module and file, and ``x.device`` is read in hot loops (``for ...: assert out.device == x.device``),
+where the frame inspection cost about as much again as the read (s40 review). Keyed by identity: code objects
+compare equal across files (two one-line helpers, one in torch and one in the script); the entry holds its code,
+so its id is not reused while it is cached. Cleared past `_SCRIPT_CODE_MAX` entries (``eval`` in a loop)."""
+
+_SCRIPT_CODE_MAX = 4096
+
+
 def caller_is_script(frame: Any) -> bool:
     """Whether the code reading a tensor's device (``frame``) is the script's own (its helpers and third-party
     libraries included), not a library that runs on the CPU's tensors."""
-    return frame is not None and not _library(frame)
+    if frame is None:
+        return False
+    code = frame.f_code
+    known = _SCRIPT_CODE.get(id(code))
+    if known is not None and known[0] is code:
+        return bool(known[1])
+    answer = not _library(frame)
+    if len(_SCRIPT_CODE) >= _SCRIPT_CODE_MAX:
+        _SCRIPT_CODE.clear()
+    _SCRIPT_CODE[id(code)] = (code, answer)
+    return answer
 
 
-def _ours_past_torch(frame: Any) -> bool:
-    """Whether the nearest frame past torch's own (and the placement mode's) is PTO Forge's, or the operation runs
-    in a graph ``torch.compile`` made (its frames' files are ``<eval_with_key>.N``): tensors a compiled graph makes
-    are not marked while it is traced, so a mix there is not the script's (s40)."""
+_SKIPPED_CALLERS = frozenset(("runtime.emulator._torch_npu_placement", "torch.overrides", "torch._tensor"))
+"""Frames between an operation the placement mode sees and the code that asked for it: the mode itself, torch's
+``handle_torch_function`` and the operator wrappers of ``torch.Tensor`` (``__rsub__``, ``__matmul__``, ...)."""
+
+
+def _not_the_scripts_mix(frame: Any) -> bool:
+    """Whether an operation mixing devices was asked for by torch's own Python code or PTO Forge's rather than the
+    script, or runs in a graph ``torch.compile`` made (its frames' files are ``<eval_with_key>.N``): then it is not
+    refused.
+
+    Why torch's: torch's Python code reads an NPU tensor's device as the CPU (`caller_is_script`), so what it
+    allocates "on the same device" is a host tensor and its next operation a mix a device host never sees:
+    ``torch.distributions.Normal(loc_npu, scale_npu).rsample()`` (``eps * self.scale``), ``nn.LSTM`` on an NPU
+    input (its zero initial state), ``module.to_empty(device="npu")`` (s40 review: each raised "Expected all
+    tensors to be on the same device"). A torch function the script calls with mixed operands is still refused: a
+    public function that hands itself to the mode (``F.layer_norm``, ``torch.einsum``) is seen with the script's
+    frame past it; only plain torch code calling operations one by one (module ``forward``s, distributions,
+    optimizers) is let through, as before s40. Why PTO Forge's: the stand-in's fused operators and the observer are
+    not the script's line."""
+    dispatched = False
     for _ in range(16):
         if frame is None:
             return False
-        name = str(frame.f_globals.get("__name__", ""))
-        top = name.partition(".")[0]
         if frame.f_code.co_filename.startswith("<eval_with_key>"):
             return True
-        if not top.startswith("torch") and name != "runtime.emulator._torch_npu_placement":
-            return top in ("runtime", "orchestrator", "agents") or frame.f_code.co_filename.startswith(_OWN_DIRS)
-        frame = frame.f_back
+        name = str(frame.f_globals.get("__name__", ""))
+        if name in _SKIPPED_CALLERS:
+            dispatched = dispatched or name == "torch.overrides"
+            frame = frame.f_back
+            continue
+        top = name.partition(".")[0]
+        if dispatched and top in _TORCH_TOPS:  # the public function that handed itself to the mode: its caller
+            dispatched = False                 # asked for the operation
+            frame = frame.f_back
+            continue
+        return top in _TORCH_TOPS or top in ("runtime", "orchestrator", "agents") or \
+            frame.f_code.co_filename.startswith(_OWN_DIRS)
     return False
 
 
@@ -89,6 +138,7 @@ _CROSS_DEVICE = frozenset((
     "__setitem__", "index_put_", "index_put", "_index_put_impl_", "new_tensor", "tensor", "as_tensor", "set_",
     "__deepcopy__", "__reduce_ex__", "__get__", "__set__", "__format__", "__repr__", "__str__", "__array__",
     "numpy", "tolist", "data_ptr", "_make_subclass", "is_set_to", "broadcast_to", "size", "dim",
+    "_has_compatible_shallow_copy_type", "is_same_size",
 ))
 """Torch functions a device host runs across devices: moves and copies (``x_npu[idx] = host``, ``copy_``),
 indexing with host index tensors, functions of a shape only (``expand_as``), printing and pickling."""
@@ -105,16 +155,17 @@ def mixed_devices(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], torc
     def host_data(t: Any) -> bool:
         # only a host tensor of values: an int/bool host tensor is an index or a mask, and which functions take one
         # across devices on a device host (`index_select`, `masked_fill`, `take`, ...) is not certain - a stand-in
-        # refusing what the device allows would lose a script that runs there
-        return isinstance(t, torch.Tensor) and not is_on_npu(t) and t.dim() != 0 and \
-            (t.is_floating_point() or t.is_complex())
+        # refusing what the device allows would lose a script that runs there; and only one known to be on the
+        # host (`ON_HOST`): a tensor made past the placement mode (vmap, torch.jit, the autograd engine) is not
+        return isinstance(t, torch.Tensor) and is_on_host(t) and t.dim() != 0 and \
+            (t.is_floating_point() or t.is_complex()) and not t.is_meta
 
     host = False
     for a in (*args, *kwargs.values()):
         host = host_data(a) or isinstance(a, list | tuple) and any(host_data(b) for b in a)
         if host:
             break
-    if not host or _ours_past_torch(sys._getframe(2)):
+    if not host or _not_the_scripts_mix(sys._getframe(2)):
         return None
     return f"Expected all tensors to be on the same device, but found at least two devices, npu:{_index()} and cpu!"
 
@@ -132,10 +183,16 @@ def patch_device_attributes(torch: Any) -> None:
     is_cpu_get = base.is_cpu.__get__
     get_device = base.get_device
     npu_device = torch.device
+    devices: dict[int, Any] = {}  # index -> torch.device("npu", index): built once (s40 review: constructing a
+    # torch.device goes through torch's function modes, the placement mode's ~1 us, on each `x.device` read)
 
     def device(self: Any) -> Any:
         if is_on_npu(self) and caller_is_script(sys._getframe(1)):
-            return npu_device("npu", _index())
+            index = _index()
+            made = devices.get(index)
+            if made is None:
+                made = devices[index] = npu_device("npu", index)
+            return made
         return device_get(self)
 
     def is_cpu(self: Any) -> Any:
@@ -162,8 +219,10 @@ def wrap_assert_close(torch: Any, fn: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(fn)
     def assert_close(actual: Any, expected: Any, *args: Any, **kwargs: Any) -> Any:
         if kwargs.get("check_device", True) and isinstance(actual, torch.Tensor) \
-                and isinstance(expected, torch.Tensor) and is_on_npu(actual) != is_on_npu(expected) \
-                and caller_is_script(sys._getframe(1)):
+                and isinstance(expected, torch.Tensor) and caller_is_script(sys._getframe(1)) \
+                and (is_on_npu(actual) and is_on_host(expected) or is_on_host(actual) and is_on_npu(expected)):
+            # one known to be on the host (`ON_HOST`): a tensor made past the placement mode (a vmap or torch.jit
+            # result, a gradient handed to a hook) is on the NPU there when its inputs are (s40 review)
             a, e = (f"npu:{_index()}" if is_on_npu(t) else "cpu" for t in (actual, expected))
             msg = f"The values for attribute 'device' do not match: {a} != {e}."
             if kwargs.get("msg") is not None:

@@ -30,10 +30,22 @@ import threading
 import weakref
 from typing import Any
 
-__all__ = ["ON_NPU", "ORIGINAL", "allocated_bytes", "install", "is_on_npu", "mark", "storage_resized"]
+__all__ = ["ON_HOST", "ON_NPU", "ORIGINAL", "allocated_bytes", "install", "is_on_host", "is_on_npu", "mark",
+           "storage_resized"]
 
 ON_NPU = "_pto_forge_on_npu"
 """Set (True) in the ``__dict__`` of a tensor that lives on the NPU."""
+
+ON_HOST = "_pto_forge_on_host"
+"""Set (True) in the ``__dict__`` of a tensor known to live on the host: built for the host (a factory, ``.cpu()``,
+``.to("cpu")``), or computed by the placement mode from such tensors only (s40 review).
+
+Why: the mixed-device check (``_torch_npu_device.mixed_devices``) must refuse only what a device host refuses, and
+a tensor marked neither way was made past the placement mode - a gradient the autograd engine hands to a hook,
+what ``torch.func.vmap`` / ``torch.func.grad`` / a ``torch.jit`` function returns, ``torch.from_dlpack(x_npu)`` -
+and lives on the NPU on a device host when its inputs do. Taken for host tensors, they made ``vmap(f)(x_npu) +
+x_npu`` raise "Expected all tensors to be on the same device" (the review's probes). Where such a tensor lives is
+not known, so it is never the host side of a refused mix."""
 
 ORIGINAL = "_pto_forge_original"
 """Set on the stand-in's wrappers of ``torch.Tensor`` methods (``to``, ``cpu``, ``new_*``): the method they wrap.
@@ -219,29 +231,52 @@ def is_on_npu(tensor: Any) -> bool:
     return bool(d and d.get(ON_NPU))
 
 
+def is_on_host(tensor: Any) -> bool:
+    """Whether ``tensor`` is known to live on the host (`ON_HOST`; a tensor made past the placement mode is not).
+    The NPU mark wins: a copy (``copy.copy``, unpickling) is rebuilt on the host and then given its original's
+    ``__dict__``, so it can carry both."""
+    d = getattr(tensor, "__dict__", None)
+    return bool(d and d.get(ON_HOST) and not d.get(ON_NPU))
+
+
 def mark(tensor: Any, on_npu: bool) -> None:
     """Record where ``tensor`` lives."""
+    d = tensor.__dict__
     if on_npu:
-        tensor.__dict__[ON_NPU] = True
+        d[ON_NPU] = True
+        d.pop(ON_HOST, None)
         _remember(tensor)
     else:
-        if tensor.__dict__.pop(ON_NPU, None) and _TRACKED:
+        d[ON_HOST] = True
+        if d.pop(ON_NPU, None) and _TRACKED:
             _untrack(tensor)
 
 
-def _operand_on_npu(args: tuple[Any, ...], kwargs: dict[str, Any], torch: Any) -> tuple[bool, set[int]]:
-    """Whether an operand is on the NPU, and the ids of the tensor operands (an op returning one made nothing)."""
-    on, ids = False, set()
+def _operand_on_npu(args: tuple[Any, ...], kwargs: dict[str, Any],
+                    torch: Any) -> tuple[bool, set[int], bool]:
+    """Whether an operand is on the NPU, the ids of the tensor operands (an op returning one made nothing), and
+    whether every tensor operand is known to be on the host (`ON_HOST`; true of a factory, which has none)."""
+    on, ids, host = False, set(), True
     for a in (*args, *kwargs.values()):
         if isinstance(a, torch.Tensor):
             ids.add(id(a))
-            on = on or is_on_npu(a)
+            d = a.__dict__
+            if d:
+                on = on or ON_NPU in d
+                host = host and ON_HOST in d
+            else:
+                host = False
         elif isinstance(a, list | tuple):  # torch.cat([a, b]), torch.stack(...)
             for b in a:
                 if isinstance(b, torch.Tensor):
                     ids.add(id(b))
-                    on = on or is_on_npu(b)
-    return on, ids
+                    d = b.__dict__
+                    if d:
+                        on = on or ON_NPU in d
+                        host = host and ON_HOST in d
+                    else:
+                        host = False
+    return on, ids, host
 
 
 def install(torch: Any) -> None:
@@ -261,7 +296,7 @@ def install(torch: Any) -> None:
             if _state["compile"] and compiling():  # torch.compile traces the modes on the stack, and cannot
                 return func(*args, **kwargs)  # follow a tensor's __dict__ (s40: every torch.compile died in
                 # `is_on_npu`); asked only once the script compiled something (the question costs ~1 us)
-            on, ids = _operand_on_npu(args, kwargs, torch)
+            on, ids, host = _operand_on_npu(args, kwargs, torch)
             if on and len(ids) > 1 and (check := _state.get("mixed")) is not None \
                     and (error := check(func, args, kwargs, torch)) is not None:
                 raise RuntimeError(error)
@@ -271,8 +306,18 @@ def install(torch: Any) -> None:
             if on:
                 for r in result if isinstance(result, list | tuple) else (result,):
                     if isinstance(r, torch.Tensor) and id(r) not in ids:
-                        r.__dict__[ON_NPU] = True
+                        d = r.__dict__
+                        d[ON_NPU] = True
+                        d.pop(ON_HOST, None)
                         _remember(r)
+            elif host:  # made from host tensors only (or a factory): known to be on the host (`ON_HOST`)
+                if isinstance(result, torch.Tensor):
+                    if id(result) not in ids:
+                        result.__dict__[ON_HOST] = True
+                elif isinstance(result, list | tuple):
+                    for r in result:
+                        if isinstance(r, torch.Tensor) and id(r) not in ids:
+                            r.__dict__[ON_HOST] = True
             return result
 
     mode = Placement()

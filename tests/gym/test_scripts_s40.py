@@ -781,6 +781,7 @@ def test_mixed_device_rule_in_process() -> None:
 
     npu, host, scalar = torch.ones(3), torch.ones(3), torch.tensor(2.0)
     mark(npu, True)
+    mark(host, False)  # known to be on the host, as a factory / .cpu() / an op on host tensors leaves it (review s40)
 
     def check(func: object, *args: object) -> str | None:
         return _from_script(mixed_devices, func, args)
