@@ -91,10 +91,10 @@ def test_a_buffer_forward_updates_and_reads_is_state(torch_restored: Any) -> Non
 
     x = torch.randn(4, 8) + 1.0
     for model, want in ((Ema(), ["ema"]), (Norm(), []), (InPlaceInput(), [])):
-        before = _probe._registered_state(model)
+        before, snapshot = _probe._registered_state(model), _probe._state_values(model, {})
         pristine = _probe._cloned([x])
-        first = _probe._call(model, {}, _probe._cloned(pristine))
-        assert _probe._kept_state(model, {}, pristine, first, before) == want, type(model).__name__
+        _probe._call(model, {}, _probe._cloned(pristine))
+        assert _probe._kept_state(model, {}, pristine, before, snapshot) == want, type(model).__name__
 
 
 @needs_torch
