@@ -1003,6 +1003,8 @@ def _swapped_arguments(run: CapturedRun, inputs: list[np.ndarray], source: str,
                 if aj == ai or aj >= len(params) or params[aj].written or b.input is not None \
                         or tuple(b.shape) != tuple(a.shape) or str(b.dtype) != str(a.dtype):
                     continue
+                if not _returned_untouched(run, b, inputs):
+                    continue  # the wrapper returns what the kernel wrote (in place into the input): that order is meant
                 if tried == 0 and _outputs_match(run.calls, inputs, golden):
                     return None  # (the run as made already matches: nothing to repair)
                 tried += 1
@@ -1022,6 +1024,38 @@ def _swapped_arguments(run: CapturedRun, inputs: list[np.ndarray], source: str,
                                   f"the wrapper made; in a replay with the two exchanged every output matches the "
                                   f"golden: the call at line {sites[0]} passes them in each other's place")
     return None
+
+
+def _returned_untouched(run: CapturedRun, b: ArgSource, inputs: list[np.ndarray]) -> bool:
+    """Whether a result the wrapper returned holds buffer ``b``'s data as the wrapper made it: the kernel never wrote
+    the buffer the wrapper hands back (all of it one fill value, or its leading elements unchanged).
+
+    Why (s40 review): a kernel that computes in place into an input's copy, reading a host buffer of the same shape
+    (weights the wrapper builds), fits the exchanged order too when the kernel swaps two operands (``x * w + w`` for
+    ``x * w + x``), and the call was named. A call that passes its output buffer in the input's place returns that
+    buffer untouched; an in-place kernel returns what it wrote."""
+    try:
+        init = np.asarray(b.build(inputs), dtype=np.float64).reshape(-1)
+    except Exception:  # noqa: BLE001 - a buffer that cannot be rebuilt decides nothing: no claim
+        return False
+    if init.size == 0:
+        return False
+    const = bool(np.all(init == init[0]) or np.all(np.isnan(init)))
+    for o in run.outputs:
+        if o is None:
+            continue
+        try:
+            got = np.asarray(o, dtype=np.float64).reshape(-1)
+        except (TypeError, ValueError):
+            continue
+        if got.size == 0 or got.size > init.size:
+            continue
+        if const:
+            if (np.isnan(init[0]) and bool(np.all(np.isnan(got)))) or bool(np.all(got == init[0])):
+                return True
+        elif np.array_equal(got, init[:got.size], equal_nan=True):
+            return True
+    return False
 
 
 def _with_argument(calls: list[CapturedCall], ci: int, ai: int, array: np.ndarray) -> list[CapturedCall]:

@@ -28,7 +28,7 @@ import pytest
 from planting import plant
 
 from runtime.bisect import bisect
-from runtime.bisect._rules import static_branch_guard_source
+from runtime.bisect._rules import _reshape_keeps_padding, static_branch_guard_source
 
 DATA = Path(__file__).parent / "twelfth_data"
 ROPE = Path(__file__).parent / "stuck_data"
@@ -36,7 +36,7 @@ _UNINIT = "read of a tensor that has no data yet at run time (local tensor read 
 
 
 def test_the_right_kernels_are_named_nothing(golden_cache: dict) -> None:
-    for name in ("firsttrip", "argswap", "padreshape", "permin"):
+    for name in ("firsttrip", "argswap", "padreshape", "permin", "inplace", "padsplit", "permpad"):
         rep = bisect(DATA / name, f"{name}_impl.py", golden_cache=golden_cache)
         assert rep.status == "NO_DIVERGENCE", (name, rep.summary)
 
@@ -130,6 +130,105 @@ def test_a_bug_on_an_input_the_wrapper_permutes_is_named(tmp_path: Path, golden_
 def test_a_wrong_constant_before_the_permuted_golden_is_named(tmp_path: Path, golden_cache: dict) -> None:
     op_dir, line = plant(DATA, tmp_path, "permin", "n = pypto.mul(t, 0.25)", "n = pypto.mul(t, 0.3)")
     rep = bisect(op_dir, "permin_impl.py", golden_cache=golden_cache)
+    f = rep.first_divergence
+    assert f is not None and f.line == line, (rep.summary, rep.evidence)
+
+
+# --- second look (s40 review): each new rule on a kernel where it fired at the wrong line ---
+
+_SC_DECL = '    acc = pypto.tensor([8, 1], pypto.DT_FP32, "acc")\n'
+
+
+def test_an_accumulation_reading_another_unwritten_local_does_not_name_the_if(tmp_path: Path,
+                                                                              golden_cache: dict) -> None:
+    # ``sc`` is declared and never written: the else line raises on ``sc``, not on ``acc`` - the first-trip test and
+    # ``acc``'s initialisation are right (the if was named)
+    op_dir, line = plant(DATA, tmp_path, "firsttrip", "            acc[:] = pypto.add(acc, ts)",
+                         "            acc[:] = pypto.add(acc, pypto.mul(ts, sc))")
+    p = op_dir / "firsttrip_impl.py"
+    p.write_text(p.read_text().replace(_SC_DECL, _SC_DECL + '    sc = pypto.tensor([8, 1], pypto.DT_FP32, "sc")\n'))
+    rep = bisect(op_dir, "firsttrip_impl.py", golden_cache=golden_cache)
+    f = rep.first_divergence
+    assert rep.status == "RUNTIME_ERROR" and f is not None and f.line == line + 1, (rep.summary, rep.evidence)
+    assert not any("does not pick the first trip" in e for e in rep.evidence), rep.evidence
+
+
+def test_the_branch_rule_leaves_another_uninitialised_local_alone() -> None:
+    src = (DATA / "firsttrip" / "firsttrip_impl.py").read_text()
+    src = src.replace("acc[:] = pypto.add(acc, ts)", "acc[:] = pypto.add(acc, pypto.mul(ts, sc))").replace(
+        _SC_DECL, _SC_DECL + '    sc = pypto.tensor([8, 1], pypto.DT_FP32, "sc")\n')
+    at = next(i for i, ln in enumerate(src.splitlines(), 1) if "pypto.mul(ts, sc)" in ln)
+    # unnamed (EMU_UNINIT): ``sc`` has no write anywhere before the raising line
+    assert static_branch_guard_source(src, at, _UNINIT) is None
+    # named by the error: another tensor than the accumulated one
+    assert static_branch_guard_source(src, at, "Tensor 'sc' is missing Alloc - a local pypto.tensor is read but "
+                                               "never written") is None
+    # named, and it is the accumulated one: the rule stands
+    plain = (DATA / "firsttrip" / "firsttrip_impl.py").read_text()
+    acc = next(i for i, ln in enumerate(plain.splitlines(), 1) if "acc[:] = pypto.add(acc, ts)" in ln)
+    got = static_branch_guard_source(plain.replace("if t == 0:", "if t == 1:"), acc,
+                                     "Tensor 'acc' is missing Alloc - a local pypto.tensor is read but never written")
+    assert got is not None and got[0] == acc - 3, got
+
+
+def test_a_loop_starting_past_the_tested_trip_names_the_loop(tmp_path: Path, golden_cache: dict) -> None:
+    # ``range(1, n)`` with a right ``if t == 0``: the branch is never taken - the range dropped the first tile
+    op_dir, line = plant(DATA, tmp_path, "firsttrip", "for t in range(64 // TC):", "for t in range(1, 64 // TC):")
+    rep = bisect(op_dir, "firsttrip_impl.py", golden_cache=golden_cache)
+    f = rep.first_divergence
+    assert rep.status == "RUNTIME_ERROR" and f is not None and f.line == line, (rep.summary, rep.evidence)
+
+
+def test_an_in_place_kernel_beside_host_weights_does_not_name_the_call(tmp_path: Path,
+                                                                       golden_cache: dict) -> None:
+    # the kernel writes over the input (the wrapper returns it) and reads host weights of its shape; ``p + u`` for
+    # ``p + t`` is what a replay with the two exchanged also repairs - but the wrapper returns what the kernel wrote
+    op_dir, line = plant(DATA, tmp_path, "inplace", "pypto.add(p, t)", "pypto.add(p, u)")
+    rep = bisect(op_dir, "inplace_impl.py", golden_cache=golden_cache)
+    call = next(i for i, ln in enumerate((op_dir / "inplace_impl.py").read_text().splitlines(), 1)
+                if "inplace_kernel(x, w)" in ln)
+    assert rep.status != "NO_DIVERGENCE"
+    assert not any("each other's place" in e for e in rep.evidence), rep.evidence
+    f = rep.first_divergence
+    assert f is None or f.line == line, (call, rep.summary, rep.evidence)
+
+
+def test_the_reshape_box_check() -> None:
+    assert _reshape_keeps_padding([4, 8], [4, 4], [4, 2, 4])        # the padding is the second lane group
+    assert _reshape_keeps_padding([16, 32], [16, 8], [16, 2, 16])
+    assert _reshape_keeps_padding([4, 8], [3, 4], [4, 2, 4])
+    assert _reshape_keeps_padding([4, 4, 32], [4, 4, 8], [16, 32])    # leading axes merged
+    assert not _reshape_keeps_padding([4, 8], [4, 6], [8, 4])         # the transpose written as a reshape
+    assert not _reshape_keeps_padding([4, 8], [4, 6], [4, 2, 4])      # 6 lanes do not fill whole groups of 4
+    assert not _reshape_keeps_padding([4, 8], [4, 4], [32])           # flattened: padding between the rows
+
+
+def test_an_honest_split_of_a_padded_lane_axis_is_not_named(tmp_path: Path, golden_cache: dict) -> None:
+    op_dir, line = plant(DATA, tmp_path, "padsplit", "b = pypto.add(a, 1.0)", "b = pypto.add(a, 1.5)")
+    rep = bisect(op_dir, "padsplit_impl.py", golden_cache=golden_cache)
+    assert not any("lands among the valid elements" in e for e in rep.evidence), rep.evidence
+    f = rep.first_divergence
+    assert f is None or f.line == line, (rep.summary, rep.evidence)
+
+
+def test_a_permuted_input_whose_golden_pads_with_f_of_zero_still_names_the_line(tmp_path: Path,
+                                                                                 golden_cache: dict) -> None:
+    # the laid-out intermediate ``xn`` is padded with zeros, the golden (and the kernel) with ``f(0) = 1``: the wrong
+    # constant on ``n``'s line is still named there, and a later bug is not claimed on ``n``
+    op_dir, line = plant(DATA, tmp_path, "permpad", "pypto.mul(t, 0.25), 1.0)", "pypto.mul(t, 0.3), 1.0)")
+    rep = bisect(op_dir, "permpad_impl.py", golden_cache=golden_cache)
+    f = rep.first_divergence
+    assert f is not None and f.line == line, (rep.summary, rep.evidence)
+    op_dir, line = plant(DATA, tmp_path / "b", "permpad", "b = pypto.add(a, 1.0)", "b = pypto.add(a, 1.5)")
+    rep = bisect(op_dir, "permpad_impl.py", golden_cache=golden_cache)
+    f = rep.first_divergence
+    assert f is None or f.line == line, (rep.summary, rep.evidence)
+
+
+def test_the_cos_view_reading_sin_is_named_at_the_view(tmp_path: Path, golden_cache: dict) -> None:
+    # both selections of the view are wrong: none is corroborated, the view stays named
+    op_dir, line = plant(ROPE, tmp_path, "rope_heads", "c_t = pypto.view(cos,", "c_t = pypto.view(sin,")
+    rep = bisect(op_dir, "rope_heads_impl.py", golden_cache=golden_cache)
     f = rep.first_divergence
     assert f is not None and f.line == line, (rep.summary, rep.evidence)
 
