@@ -77,6 +77,10 @@ class Case(BaseModel):
     """(unseen drawing version 15) Input name -> what that input, one vector in this case, holds as a whole: one of
     :data:`runtime.opdir._inputs.VECTOR_KINDS` or :data:`runtime.opdir._inputs.END_KINDS` (the other inputs as
     drawn: :func:`runtime.opdir._unseen.decode_vector_plan`, :func:`runtime.opdir._unseen.end_plan`). Never shown."""
+    families: bool = False
+    """(unseen drawing version 17) With ``special``: the special vectors of float inputs also include the value
+    families real data has and no other draw makes - bell-shaped, sparse (30-90% exact zeros), with negative zeros,
+    and whole numbers (:data:`runtime.opdir._inputs.FAMILY_KINDS`). Never shown either."""
     alias: list[str] = []
     """Two input names ``[a, b]``: the wrapper gets input ``a``'s very object for ``b`` too (``f(x, x)``), the golden
     the same values (:func:`runtime.opdir._unseen.alias_cases`; unseen drawing version 12). Empty: separate inputs."""

@@ -21,7 +21,8 @@ from runtime.opdir._cases import Case
 from runtime.opdir._problems import OpDirError, Problem
 from runtime.opdir._spec import Spec, TensorSpec
 
-__all__ = ["DEFAULT_FLOAT_RANGE", "DEFAULT_INT_RANGE", "END_KINDS", "FEW_ROWS", "VECTOR_KINDS", "apply_special_values",
+__all__ = ["DEFAULT_FLOAT_RANGE", "DEFAULT_INT_RANGE", "END_KINDS", "FAMILY_KINDS", "FEW_ROWS", "INIT_KINDS",
+           "VECTOR_KINDS", "apply_special_values",
            "band_values", "few_vectors", "generate_input", "generate_inputs", "input_rng", "one_vector"]
 
 DEFAULT_FLOAT_RANGE = (-1.0, 1.0)
@@ -265,6 +266,9 @@ def apply_special_values(t: TensorSpec, case: Case, index: int, values: np.ndarr
       trailing axes together, the columns cases of a verification in turn (``case.orient``) -, with near-constant columns spread over :data:`_NEAR_SPREAD_COLUMNS`
       of the width, and no tiny rows (red team s32: an op reducing over the batch never met a zero or near-constant
       vector).
+    - **families** (``case.families``, float inputs; unseen drawing version 17): :data:`FAMILY_KINDS` among the kinds
+      of rows and columns - bell-shaped, sparse, with negative zeros, whole numbers (red team s40: a kernel 10% off
+      only on one of them, detected per row on the device, passed every seed of version 16).
     - **masks** (``case.masks``, unseen drawing version 7): boolean inputs get all-False and all-True vectors (rows,
       or columns in a columns case) - a fair coin never leaves a mask row empty (red team s32b).
 
@@ -388,6 +392,8 @@ def _special_vectors(t: TensorSpec, case: Case, index: int, arr: np.ndarray, nam
         kinds.append("peak")
     if is_integer(name) or n < 2 or not rlo < rhi:  # an integer or a one-value row cannot be near-constant
         kinds.remove("near")
+    families = _family_kinds(n, rlo, rhi, ties) if case.families and not is_integer(name) else []
+    kinds += families  # (version 17) the value families real data has
     first = int(rng.integers(0, len(kinds)))  # which kind a case with few rows gets is drawn too
     kinds = kinds[first:] + kinds[:first]
     if case.edges and "near" in kinds and rows.shape[0] - 1 < len(kinds):
@@ -407,6 +413,10 @@ def _special_vectors(t: TensorSpec, case: Case, index: int, arr: np.ndarray, nam
         tiny_rng = np.random.default_rng([case.seed, rows.shape[0], _TINY_STREAM])
         small = (1 + tiny_rng.permutation(rows.shape[0] - 1))[:each]
         order = order[~np.isin(order, small)]
+    family_rng = np.random.default_rng([case.seed, index, _FAMILY_STREAM]) if families else rng
+    if families:
+        # (version 17) four more kinds: every kind keeps a row where the rows allow (64 rows: 5 each, not 8)
+        each = max(1, min(each, order.size // len(kinds)))
     for k_i, kind in enumerate(kinds):
         for turn, r in enumerate(order[k_i * each:(k_i + 1) * each]):
             row = rows[r]
@@ -421,6 +431,8 @@ def _special_vectors(t: TensorSpec, case: Case, index: int, arr: np.ndarray, nam
                 _edges(row, rlo, rhi, rng, ties, turn=turn)
             elif kind == "peak":
                 _peak(row, dtype, rlo, rhi, rng, ties, turn=turn + case.seed)
+            elif kind in FAMILY_KINDS:
+                _family(kind, row, dtype, rlo, rhi, family_rng, ties)
             else:
                 tie(row)
     if small is not None:
@@ -527,6 +539,11 @@ def _whole_vector(t: TensorSpec, case: Case, index: int, vec: np.ndarray, name: 
     n, kind = vec.shape[0], case.vector if kind is None else kind
     if kind in END_KINDS:
         vec[...] = _near_end(n, dtype, rlo, rhi, rng, low=kind == "low")
+    elif kind in FAMILY_KINDS:
+        if kind in _family_kinds(n, rlo, rhi, ties):
+            _family(kind, vec, dtype, rlo, rhi, rng, ties)
+    elif kind in INIT_KINDS:
+        vec[...] = _init_value(kind, float(vec[0]), dtype, rlo, rhi)
     elif kind == "near":
         vec[...] = _near_constant(n, dtype, rlo, rhi, rng, _NEAR_SPREAD)
     elif kind == "constant":
@@ -562,6 +579,103 @@ def _near_end(n: int, dtype: np.dtype, rlo: float, rhi: float, rng: np.random.Ge
     row = np.clip(centre + rng.uniform(-_END_SPREAD * width, _END_SPREAD * width, n), rlo, rhi)
     cast = row.astype(np.float32).astype(dtype) if dtype != np.float64 else row
     return np.clip(cast, rlo, rhi).astype(dtype)
+
+
+FAMILY_KINDS = ("normal", "sparse", "negzero", "integer")
+"""(unseen drawing version 17) Value families real data has and no earlier draw made (red team s40, round 29: a
+kernel checking each row on the device for one of them and 10% off there passed every seed), given to special vectors
+(``Case.families``) and, as a whole, to a one-vector input (:func:`runtime.opdir._unseen.family_plan`):
+
+- ``normal``: bell-shaped values, N(centre, sigma) with the centre within 1/16 of the width of the range's middle and
+  sigma 1/16-1/12 of the width, clipped to the range - real logits and activations; a uniform row's largest deviation
+  is 1.7 sigma, a normal row's about 3;
+- ``sparse`` (0 in range, ties judged): 30-90% of the vector's own values replaced by +0.0 - a ReLU's output, a masked
+  or pruned row (every drawn zero was a whole row, or about one column in eight);
+- ``negzero`` (the range holds 0 and negative values): the same, each zero with the sign of the value it replaces
+  (``x * mask``), about half -0.0 - every drawn zero was +0.0; where ties are not judged one position only;
+- ``integer`` (ties judged, the range spans at least :data:`_INTEGER_SPAN` integers): whole numbers drawn uniformly
+  over the range's integer points, not all equal - counts, positions, int codes cast to float."""
+INIT_KINDS = ("init", "zero")
+"""(unseen drawing version 17) A 1-D weight beside a matrix at its initial value as a whole
+(:func:`runtime.opdir._unseen.family_plan`): ``init`` is 1.0 when the range holds it (a gamma as ``nn.LayerNorm``
+builds it), else 0.0 when it holds that (a beta), else one value of the vector; ``zero`` is 0.0 when the range holds
+it, else as ``init``. Red team s40: a layer norm wrong only where beta is all zeros, or gamma one value everywhere,
+passed every seed - a 1-D input was never all zeros or constant."""
+_FAMILY_STREAM = 0xFA17
+_INTEGER_SPAN = 8
+_NORMAL_SIGMA = (1.0 / 16, 1.0 / 12)
+_SPARSE_SHARE = (0.3, 0.9)
+
+
+def _family_kinds(n: int, rlo: float, rhi: float, ties: bool) -> list[str]:
+    """(version 17) The :data:`FAMILY_KINDS` a float vector of ``n`` values in [rlo, rhi] may take: the sparse and
+    whole-number ones tie values, so not where ties are unspecified (a top-k's pick among equal values is the SPEC's
+    choice); zeros only where 0 is in range, negative zeros only where negative values are too."""
+    if n < 3 or not rlo < rhi:
+        return []
+    kinds = ["normal"]
+    if ties and rlo <= 0.0 <= rhi:
+        kinds.append("sparse")
+    if rlo < 0.0 <= rhi:
+        kinds.append("negzero")
+    if ties and math.floor(rhi) - math.ceil(rlo) >= _INTEGER_SPAN:
+        kinds.append("integer")
+    return kinds
+
+
+def _cast_in(values: np.ndarray, dtype: np.dtype, rlo: float, rhi: float) -> np.ndarray:
+    """float64 ``values`` as ``dtype`` holds them, inside [rlo, rhi] (representable bounds)."""
+    cast = values.astype(np.float32).astype(dtype) if dtype != np.float64 else values
+    return np.clip(cast, rlo, rhi).astype(dtype)
+
+
+def _family(kind: str, row: np.ndarray, dtype: np.dtype, rlo: float, rhi: float, rng: np.random.Generator,
+            ties: bool) -> None:
+    """(version 17) ``row`` (changed in place) as :data:`FAMILY_KINDS`'s ``kind``; every value one the ordinary draw
+    could make (inside the range, representable in ``dtype``; -0.0 equals 0.0)."""
+    n = row.shape[0]
+    width = rhi - rlo
+    if kind == "normal":
+        centre = (rlo + rhi) / 2 + float(rng.uniform(-1.0, 1.0)) * width / 16
+        sigma = float(rng.uniform(*_NORMAL_SIGMA)) * width
+        row[...] = _cast_in(np.clip(rng.normal(centre, sigma, n), rlo, rhi), dtype, rlo, rhi)
+    elif kind in ("sparse", "negzero"):
+        own = row.astype(np.float64)
+        m = int(round(float(rng.uniform(*_SPARSE_SHARE)) * n)) if ties else 1
+        where = rng.choice(n, size=min(max(m, 1), n - 1), replace=False)
+        if kind == "sparse":
+            row[where] = 0.0
+            return
+        if not ties:
+            row[where] = -0.0
+            return
+        signs = np.where(np.signbit(own[where]), -1.0, 1.0)
+        if not (signs < 0).any():  # a row drawn without a negative value still gets one negative zero
+            signs[0] = -1.0
+        row[where] = np.copysign(np.zeros(where.size), signs).astype(row.dtype)
+    elif kind == "integer":
+        ilo, ihi = math.ceil(rlo), math.floor(rhi)
+        ints = rng.integers(ilo, ihi, size=n, endpoint=True).astype(np.float64)
+        cast = _cast_in(ints, dtype, rlo, rhi).astype(np.float64)
+        bad = (cast != np.round(cast)) | (cast < ilo) | (cast > ihi)
+        good = cast[~bad]
+        if good.size == 0:
+            return
+        cast[bad] = good[0]
+        if np.all(cast == cast[0]):  # not constant: a constant row is another kind
+            return
+        row[...] = cast.astype(dtype)
+
+
+def _init_value(kind: str, own: float, dtype: np.dtype, rlo: float, rhi: float) -> float:
+    """(version 17) The value a 1-D weight takes everywhere for :data:`INIT_KINDS`'s ``kind``."""
+    if kind == "init" and rlo <= 1.0 <= rhi:
+        return 1.0
+    if rlo <= 0.0 <= rhi:
+        return 0.0
+    if rlo <= 1.0 <= rhi:
+        return 1.0
+    return _short(own, dtype, rlo, rhi)
 
 
 _PEAK_TURNS = {"peak": 0, "ascending": 1, "early": 2, "descending": 3}

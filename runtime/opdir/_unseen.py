@@ -101,6 +101,8 @@ import numpy as np
 from runtime.dtypes import is_float
 from runtime.opdir._cases import _TAIL_PAD, BANDS, TAIL_MULTIPLE, Case, _dims_label, _has_tail
 from runtime.opdir._inputs import (
+    DEFAULT_FLOAT_RANGE,
+    FAMILY_KINDS,
     TOP_BAND,
     TOP_SPLIT_BAND,
     VECTOR_KINDS,
@@ -111,10 +113,10 @@ from runtime.opdir._inputs import (
 from runtime.opdir._memory import case_bytes
 from runtime.opdir._spec import Spec
 
-__all__ = ["CASE_BYTES_CAP", "FILL_FACTOR", "LEGACY_RUN_SEEDS", "MAX_UNSEEN", "MAX_UNSEEN_V6", "MAX_UNSEEN_V9",
+__all__ = ["CASE_BYTES_CAP", "FILL_FACTOR", "LEGACY_RUN_SEEDS", "MAX_FAMILY_CASES", "MAX_UNSEEN", "MAX_UNSEEN_V6", "MAX_UNSEEN_V9",
            "MAX_UNSEEN_V12_MORE", "POW2_TAIL_MAX", "TOTAL_BYTES_FLOOR", "UNSEEN_PREFIX", "UNSEEN_VERSION",
            "alias_groups", "attribute_cases", "attribute_repeat", "call_plan", "case_cap", "decode_vector_plan",
-           "draw_seed", "end_plan", "int_attribute_cases",
+           "draw_seed", "end_plan", "family_plan", "int_attribute_cases",
            "int_values", "pow2_tail_plan", "total_cap", "unseen_cases", "unseen_version", "varied_attributes",
            "varied_ints", "vector_plan", "verification_seed"]
 
@@ -172,7 +174,7 @@ CASE_BYTES_CAP = 64 * 1024**2
 """Inputs + outputs of one unseen case stay under this unless the SPEC's own cases are bigger."""
 UNSEEN_PREFIX = "unseen"
 """Unseen case names start with it: ``unseen3-B70_D64-fp32`` (no seed: the seed is never shown to agents)."""
-UNSEEN_VERSION = 16
+UNSEEN_VERSION = 17
 """The drawing of unseen cases. Version 2 (red team s16): a power-of-two size class, the fill size in every dtype and
 above 3x the SPEC's largest, and special values (zero / constant rows, ties) in the second case of every same-shape
 pair and in the fresh-seed reruns of the SPEC's shapes (:func:`runtime.opdir._inputs.apply_special_values`).
@@ -213,7 +215,12 @@ precision (:func:`_attr_value`: a wrapper using the SPEC's value for any value o
 passed), and one attribute case is called twice (:func:`attribute_repeat`); every other draw is version 14's.
 Version 16 (accident round 30, s40): a SPEC of static shapes (a one-case gym import) gets the attribute cases on its
 one shape (:func:`attribute_cases`: before, none - the sum_lstm of the gym with ``eps_state`` for ``eps_cell``
-passed); every other draw is version 15's."""
+passed); every other draw is version 15's. Version 17 (red team round 29, s40): the special rows and columns also hold
+the value families real data has and no draw made (``Case.families``, :data:`runtime.opdir._inputs.FAMILY_KINDS`:
+bell-shaped, sparse, with negative zeros, whole numbers), and after every other case :func:`family_plan` gives them
+to whole vectors - a 1-D weight beside a matrix at its initial value (gamma 1.0, beta 0.0), the size-1 decode row,
+the vector cases (eight kernels 10% off on one family each, detected per row on the device, passed every seed);
+every case of version 16 keeps its shape, dtype, seed and band."""
 LEGACY_RUN_SEEDS = frozenset({
     8073106555080404082, 1375231499958067986, 4714508118518851981, 8790150582367487093, 5005340479135436709,
     4653713241000648732, 4971532019015743374, 5156450107698526626, 5087138263457286476,
@@ -571,7 +578,8 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
                         tiny=special and version >= 6 and not columns, columns=columns,
                         orient=sum(c.columns for c in out), masks=special and version >= 7,
                         middle=columns and version >= 8, edges=special and version >= 8,
-                        peaks=special and version >= 12, alias=list(alias or ()), vector=vector))
+                        peaks=special and version >= 12, alias=list(alias or ()), vector=vector,
+                        families=special and version >= 17))
 
     planned: list[tuple[dict[str, int], str]] = []
     labels: list[tuple[str, str]] = []
@@ -685,6 +693,7 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
         calls += 2 * kept_axes  # calls of their own; the bytes are what the total cap leaves (the verifier holds
         # every case at once), each pair halved to its share of it
         plan15: list[tuple[dict[str, int], str, dict[str, str]]] = []
+        plan17: list[tuple[dict[str, int], str, str, dict[str, str]]] = []
         reserved = 0
         if version >= 15:  # (red team s39) bytes out of the total cap, set aside before the tails take what is left
             plan15 = [(dims, dtype, whole) for dims, dtype, whole in
@@ -693,18 +702,31 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
             for dims, dtype, _whole in plan15:
                 if reserved + _bytes(spec, dims, dtype) <= budget[0]:
                     reserved += _bytes(spec, dims, dtype)
+            if version >= 17:  # (red team s40) the same for the value families' whole vectors, within the calls
+                # version 9 allows (every class of version 9 keeps its room: the families' rows run in them anyway)
+                room = MAX_UNSEEN_V9 - (len(out) + 2 * kept_axes + len(plan15))
+                plan17 = [entry for entry in family_plan(spec, shapes, dtypes)
+                          if _bytes(spec, entry[0], entry[1]) <= cap][:max(0, room)]
+                for dims, dtype, _v, _w in plan17:
+                    if reserved + _bytes(spec, dims, dtype) <= budget[0]:
+                        reserved += _bytes(spec, dims, dtype)
             budget[0] -= reserved
         tails = pow2_tail_plan(spec, pow2_runs, seed, min(cap, budget[0] // max(1, 2 * kept_axes)))
         for dims, dtype in tails:
             if fits(dims, dtype, 2):
                 add(dims, dtype)
                 add(dims, dtype, special=True)
+        budget[0] += reserved
         if plan15:  # after the tails, so that every case before keeps its band (drawn from its position)
-            budget[0] += reserved
             calls += len(plan15)  # calls of their own; a case over the bytes left is left out
             seeds15 = np.random.default_rng([int(seed) & ((1 << 63) - 1), _V15_STREAM])
             for dims, dtype, whole in plan15:
                 add(dict(dims), dtype, band=BANDS[0], whole=whole, seeds=seeds15)
+        if plan17:  # (red team s40) after every other case, so that each case of version 16 keeps its seed and band
+            calls += len(plan17)  # calls of their own; a case over the bytes left is left out
+            seeds17 = np.random.default_rng([int(seed) & ((1 << 63) - 1), _V17_STREAM])
+            for dims, dtype, vector, whole in plan17:
+                add(dict(dims), dtype, special=True, band=BANDS[0], vector=vector, whole=whole, seeds=seeds17)
     return out
 
 
@@ -840,6 +862,65 @@ def end_plan(spec: Spec, shapes: list[dict[str, int]], dtypes: list[str]
                         plan.append((dims, dtype, {t.name: end}))
                         break
     return plan[:MAX_END_CASES]
+
+
+_V17_STREAM = 0x717
+"""(version 17) The random stream of the seeds of :func:`family_plan`'s cases: no other draw moves."""
+MAX_FAMILY_CASES = 16
+"""(version 17) Most cases of :func:`family_plan`."""
+
+
+def family_plan(spec: Spec, shapes: list[dict[str, int]], dtypes: list[str]
+                ) -> list[tuple[dict[str, int], str, str, dict[str, str]]]:
+    """(version 17) The cases that give whole vectors the value families of
+    :data:`runtime.opdir._inputs.FAMILY_KINDS` (special rows and columns get them from ``Case.families``), as
+    ``(dims, dtype, vector kind, {input: whole kind})``:
+
+    - a 1-D weight beside a matrix at its initial value (:data:`runtime.opdir._inputs.INIT_KINDS`): every float input
+      that is one vector on a SPEC shape beside one that is not (a gamma, a beta, a per-channel scale) at ``init`` in
+      every dtype - gamma 1.0, beta 0.0, as a freshly built LayerNorm -, then at ``zero`` once where some such input
+      holds both 0 and 1 (a gamma in [-2, 2] is 1.0 at init);
+    - the size-1 row of :func:`decode_vector_plan` (a decode step's one token) holding each family as a whole, the
+      dtypes in turn;
+    - where every float input is a vector (:func:`vector_plan`), each family as version 13's vector kinds.
+
+    Red team s40 (round 29): ``ln_beta_zero`` and ``ln_gamma_constant`` (10% off where beta is all zeros / gamma one
+    value) passed every seed - a 1-D input was never all zeros or constant."""
+    plan: list[tuple[dict[str, int], str, str, dict[str, str]]] = []
+    for sh in shapes:  # the first SPEC shape with a 1-D weight beside a matrix
+        dims = {a: int(v) for a, v in sh.items()}
+        for k, dtype in enumerate(dtypes):
+            # a weight holds no dynamic axis: a per-row statistic ([B] mean and rstd of a backward) is data
+            weights = [t for t in spec.inputs if is_float(t.concrete_dtype(dtype))
+                       and one_vector(tuple(t.concrete_shape(dims))) and not set(t.shape) & set(spec.dynamic_axes)]
+            beside = any(is_float(o.concrete_dtype(dtype)) and not one_vector(tuple(o.concrete_shape(dims)))
+                         and math.prod(o.concrete_shape(dims)) >= 3 for o in spec.inputs)
+            if not weights or not beside:
+                continue
+            plan.append((dims, dtype, "", {t.name: "init" for t in weights}))
+            if k == 0 and any((t.range or DEFAULT_FLOAT_RANGE)[0] <= 0.0 and 1.0 <= (t.range or DEFAULT_FLOAT_RANGE)[1]
+                              for t in weights):
+                plan.append((dims, dtype, "", {t.name: "zero" for t in weights}))
+        if plan:
+            break
+    decode = decode_vector_plan(spec, shapes, dtypes)
+    seen: list[dict[str, int]] = []
+    for dims, _dtype, whole in decode:
+        if dims in seen:
+            continue
+        seen.append(dims)
+        for i, kind in enumerate(FAMILY_KINDS):
+            dtype = dtypes[i % len(dtypes)]
+            names = [n for n in whole if is_float(next(t for t in spec.inputs if t.name == n).concrete_dtype(dtype))]
+            if names:
+                plan.append((dims, dtype, "", {n: kind for n in names}))
+    vectors = {kind: (dims, dtype) for dims, dtype, kind in vector_plan(spec, shapes, dtypes)}
+    if vectors:
+        for i, kind in enumerate(FAMILY_KINDS):
+            dims, _ = next(iter(vectors.values()))
+            dtype = dtypes[i % len(dtypes)]
+            plan.append((dims, dtype, kind, {}))
+    return plan[:MAX_FAMILY_CASES]
 
 
 MAX_ALIAS_CASES = 8

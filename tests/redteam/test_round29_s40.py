@@ -24,8 +24,9 @@ Facts of the caller a wrapper read (fixed; before the fix each got PASS on every
   gradient (``draw_weight_states``): the wrapper's kernel arguments differ between same-shape calls (FAIL_CHEAT) or
   its numbers do; PF04 also refuses reading ``.grad`` (FAIL_LINT).
 
-Value families verification never draws (open: they need a new draw - version 16 of ``runtime/opdir/_unseen.py``,
-which the accidental-bug helper owns this session; ``xfail(strict=True)`` with the draw in the reason). Each detects
+Value families verification never drew (strict ``xfail``s until unseen drawing version 17 of the same session drew
+them: ``runtime/opdir/_inputs.py`` ``FAMILY_KINDS`` / ``INIT_KINDS``, ``tests/verify/test_unseen_v17_s40.py``; now
+FAIL_NUMERIC on every seed). Each detects
 its family per row on the device - no host code reads a value, so lint and the host checks see nothing - and is 10%
 off there:
 
@@ -75,8 +76,7 @@ SPEC's; passing those would refuse honest wrappers that assert ``isinstance(k, i
 RUNTIME_ONLY = [("softcap", "sc_numpy_scalar_cap", ("FAIL_NUMERIC",)),
                 ("layer_norm", "ln_grad_accumulation", ("FAIL_NUMERIC", "FAIL_CHEAT"))]
 """Refused with lint off too: the calls that pass a numpy float64 cap / weights holding a gradient."""
-_DRAW = ("needs unseen drawing version 16 (owned by the accidental-bug helper this session; /tmp/s40/draw16_redteam.md): "
-         "special rows of a float input ")
+_DRAW = "refused since unseen drawing version 17 (session 40): special rows of a float input "
 NEEDS_DRAW = [
     ("softcap", "sc_gauss_rows", "bell-shaped: N(centre, width/12) clipped to the range"),
     ("layer_norm", "ln_gauss_rows", "bell-shaped: N(centre, width/12) clipped to the range"),
@@ -160,11 +160,14 @@ def test_round29_candidates_are_refused_by_the_runtime_alone(tmp_path: Path, op:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("op", "candidate"), [
-    pytest.param(op, c, marks=pytest.mark.xfail(strict=True, reason=_DRAW + why)) for op, c, why in NEEDS_DRAW])
-def test_round29_candidates_that_need_a_new_draw_are_refused(tmp_path: Path, op: str, candidate: str) -> None:
+@pytest.mark.parametrize(("op", "candidate", "why"), NEEDS_DRAW)
+def test_round29_candidates_that_needed_a_new_draw_are_refused(tmp_path: Path, op: str, candidate: str,
+                                                               why: str) -> None:
+    """Refused since unseen drawing version 17 (``runtime/opdir/_inputs.py`` ``FAMILY_KINDS``, ``INIT_KINDS``;
+    ``tests/verify/test_unseen_v17_s40.py``): the special rows and columns hold bell-shaped, sparse, negative-zero
+    and whole-number vectors, and a 1-D weight beside a matrix runs at its initial value."""
     verdicts = [report.verdict for _seed, report in verify_three_seeds(tmp_path, HERE, op, candidate)]
-    assert all(v == "FAIL_NUMERIC" for v in verdicts), verdicts
+    assert all(v == "FAIL_NUMERIC" for v in verdicts), (_DRAW + why, verdicts)
 
 
 @pytest.mark.slow

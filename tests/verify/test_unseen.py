@@ -8,13 +8,14 @@ import pytest
 from verify_helpers import KERNELS, make_op, settings
 
 from runtime.opdir import TAIL_MULTIPLE, load_op_dir
-from runtime.opdir._inputs import VECTOR_KINDS
+from runtime.opdir._inputs import FAMILY_KINDS, INIT_KINDS, VECTOR_KINDS
 from runtime.opdir._memory import case_bytes
 from runtime.opdir._unseen import (
     CASE_BYTES_CAP,
     DECODE_NEAR_CALLS,
     FILL_FACTOR,
     MAX_END_CASES,
+    MAX_FAMILY_CASES,
     MAX_UNSEEN,
     TOTAL_BYTES_FLOOR,
     call_plan,
@@ -74,8 +75,12 @@ def test_generator_tails_bounds_and_pairs() -> None:
     largest = max(case_bytes(op.spec, c) for c in spec_cases)
     tails: set[int] = set()
     for seed in range(40):
-        unseen = unseen_cases(op.spec, spec_cases, seed)
-        assert unseen == unseen_cases(op.spec, spec_cases, seed)  # deterministic in the seed
+        drawn = unseen_cases(op.spec, spec_cases, seed)
+        assert drawn == unseen_cases(op.spec, spec_cases, seed)  # deterministic in the seed
+        # (version 17) the value families' whole-vector cases come last, bounded apart
+        unseen = [c for c in drawn if c.vector not in FAMILY_KINDS
+                  and not set(c.whole.values()) & {*FAMILY_KINDS, *INIT_KINDS}]
+        assert drawn[:len(unseen)] == unseen and len(drawn) - len(unseen) <= MAX_FAMILY_CASES
         assert 0 < len(unseen) <= MAX_UNSEEN
         assert all(c.unseen and c.name.startswith("unseen") and str(c.seed) not in c.name for c in unseen)
         assert not {c.seed for c in unseen} & {c.seed for c in spec_cases}

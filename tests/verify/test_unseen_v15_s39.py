@@ -128,7 +128,8 @@ def test_a_one_vector_input_beside_matrices_goes_to_each_end_of_its_range() -> N
     plan = end_plan(op.spec, [dict(s) for s in op.spec.p0_shapes], list(op.spec.supported_dtypes))
     assert [w for _d, _dt, w in plan] == [{"bias": "low"}, {"bias": "high"}]
     for seed in SEEDS:
-        cases = [c for c in _whole_cases(ACC / "group_gate", seed) if "bias" in c.whole]
+        # (s40) version 17 adds the bias at its initial value (test_unseen_v17_s40.py)
+        cases = [c for c in _whole_cases(ACC / "group_gate", seed) if c.whole.get("bias") in END_KINDS]
         assert [c.whole["bias"] for c in cases] == ["low", "high"]
         for c in cases:
             logits, bias = generate_inputs(op.spec, c)

@@ -58,7 +58,7 @@ def _static_op(tmp_path: Path):
 
 
 def test_version_is_16() -> None:
-    assert UNSEEN_VERSION == 16
+    assert UNSEEN_VERSION >= 16  # (s40) version 17 moved it on: test_unseen_v17_s40.py
 
 
 def test_a_static_spec_gets_the_attribute_cases_on_its_one_shape(tmp_path: Path) -> None:
