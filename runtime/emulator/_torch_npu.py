@@ -46,8 +46,8 @@ from typing import Any
 from runtime.emulator._location import user_location
 from runtime.emulator._session import current_session
 from runtime.emulator._torch_npu_agnostic import patch_device_agnostic
+from runtime.emulator._torch_npu_device import OWN_DIRS, OWN_PACKAGES, current_index, placed_op
 from runtime.emulator._torch_npu_device import install as install_device
-from runtime.emulator._torch_npu_device import placed_op
 from runtime.emulator._torch_npu_placement import ORIGINAL, is_on_npu, mark
 from runtime.emulator._torch_npu_placement import install as install_placement
 from runtime.emulator._torch_npu_runtime import (
@@ -527,19 +527,12 @@ def _wrap_numpy(fn: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(fn)
     def numpy(self: Any, *, force: bool = False) -> Any:
         if is_on_npu(self) and not force and not _ours(sys._getframe(1)):
-            raise TypeError(f"can't convert npu:{_current_device()} device type tensor to numpy. Use "
+            raise TypeError(f"can't convert npu:{current_index()} device type tensor to numpy. Use "
                             "Tensor.cpu() to copy the tensor to host memory first.")
         return fn(self, force=force)
 
     setattr(numpy, ORIGINAL, fn)
     return numpy
-
-
-_OWN_PACKAGES = ("runtime", "orchestrator", "agents")
-_OWN_DIRS = tuple(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), p, "")
-                  for p in _OWN_PACKAGES)
-"""the folders of PTO Forge's packages: a file of theirs run as a script (the gym import's ``_observe.py``, run as
-``__main__``) is known by its path"""
 
 
 _PASS_THROUGH = ("runtime.emulator._torch_npu_placement",)
@@ -560,17 +553,12 @@ def _ours(frame: Any) -> bool:
         name = str(frame.f_globals.get("__name__", ""))
         top = name.split(".", 1)[0]
         if name not in _PASS_THROUGH:
-            if top in _OWN_PACKAGES or frame.f_code.co_filename.startswith(_OWN_DIRS):
+            if top in OWN_PACKAGES or frame.f_code.co_filename.startswith(OWN_DIRS):
                 return True
             if top != "torch":
                 return False
         frame = frame.f_back
     return False
-
-
-def _current_device() -> int:
-    npu = vars(sys.modules["torch"]).get("npu")
-    return int(npu.current_device()) if npu is not None else 0
 
 
 def _patch_printing(torch: Any) -> None:
@@ -591,7 +579,7 @@ def _patch_printing(torch: Any) -> None:
     def _str_intern(inp: Any, *args: Any, **kwargs: Any) -> Any:
         if not is_on_npu(inp):
             return str_intern(inp, *args, **kwargs)
-        local.device = f"device='npu:{_current_device()}'"
+        local.device = f"device='npu:{current_index()}'"
         try:
             return str_intern(inp, *args, **kwargs)
         finally:

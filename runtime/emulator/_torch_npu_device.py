@@ -32,12 +32,17 @@ from typing import Any
 from runtime.emulator._torch_npu_placement import _state as placement_state
 from runtime.emulator._torch_npu_placement import is_on_host, is_on_npu, mark, storage_resized
 
-__all__ = ["caller_is_script", "install", "mixed_devices", "patch_device_attributes", "patch_reductions",
-           "patch_storage_resize", "placed_op", "wrap_assert_close", "wrap_compile"]
+__all__ = ["OWN_DIRS", "OWN_PACKAGES", "caller_is_script", "current_index", "install", "mixed_devices",
+           "patch_device_attributes", "patch_reductions", "patch_storage_resize", "placed_op", "wrap_assert_close",
+           "wrap_compile"]
 
+OWN_PACKAGES = ("runtime", "orchestrator", "agents")
+"""PTO Forge's own top-level packages: their frames are never the script's"""
 _REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-_OWN_DIRS = tuple(os.path.join(_REPO, p, "") for p in ("runtime", "orchestrator", "agents"))
-_OWN_TOPS = frozenset(("runtime", "orchestrator", "agents", "numpy"))
+OWN_DIRS = tuple(os.path.join(_REPO, p, "") for p in OWN_PACKAGES)
+"""the folders of PTO Forge's packages: a file of theirs run as a script (the gym import's ``_observe.py``, run as
+``__main__``) is known by its path"""
+_OWN_TOPS = frozenset((*OWN_PACKAGES, "numpy"))
 
 
 def _stdlib_dirs() -> tuple[str, ...]:
@@ -62,7 +67,7 @@ def _library(frame: Any) -> bool:
     if top in _TORCH_TOPS or top in _OWN_TOPS:
         return True
     file = frame.f_code.co_filename
-    if file.startswith(_OWN_DIRS):  # a PTO Forge file run as __main__ (the gym import's observer)
+    if file.startswith(OWN_DIRS):  # a PTO Forge file run as __main__ (the gym import's observer)
         return True
     return file.startswith(_STDLIB) and "-packages" not in file
 
@@ -128,8 +133,7 @@ def _not_the_scripts_mix(frame: Any) -> bool:
             dispatched = False                 # asked for the operation
             frame = frame.f_back
             continue
-        return top in _TORCH_TOPS or top in ("runtime", "orchestrator", "agents") or \
-            frame.f_code.co_filename.startswith(_OWN_DIRS)
+        return top in _TORCH_TOPS or top in OWN_PACKAGES or frame.f_code.co_filename.startswith(OWN_DIRS)
     return False
 
 
@@ -167,10 +171,11 @@ def mixed_devices(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], torc
             break
     if not host or _not_the_scripts_mix(sys._getframe(2)):
         return None
-    return f"Expected all tensors to be on the same device, but found at least two devices, npu:{_index()} and cpu!"
+    return f"Expected all tensors to be on the same device, but found at least two devices, npu:{current_index()} and cpu!"
 
 
-def _index() -> int:
+def current_index() -> int:
+    """The script's current NPU (``torch.npu.set_device``), 0 before the stand-in's ``torch.npu`` exists."""
     npu = vars(sys.modules["torch"]).get("npu")
     return int(npu.current_device()) if npu is not None else 0
 
@@ -188,7 +193,7 @@ def patch_device_attributes(torch: Any) -> None:
 
     def device(self: Any) -> Any:
         if is_on_npu(self) and caller_is_script(sys._getframe(1)):
-            index = _index()
+            index = current_index()
             made = devices.get(index)
             if made is None:
                 made = devices[index] = npu_device("npu", index)
@@ -203,7 +208,7 @@ def patch_device_attributes(torch: Any) -> None:
     @functools.wraps(get_device)
     def get_device_(self: Any) -> int:
         if is_on_npu(self) and caller_is_script(sys._getframe(1)):
-            return _index()
+            return current_index()
         return int(get_device(self))
 
     torch.Tensor.device = property(device, doc=base.device.__doc__)
@@ -223,7 +228,7 @@ def wrap_assert_close(torch: Any, fn: Callable[..., Any]) -> Callable[..., Any]:
                 and (is_on_npu(actual) and is_on_host(expected) or is_on_host(actual) and is_on_npu(expected)):
             # one known to be on the host (`ON_HOST`): a tensor made past the placement mode (a vmap or torch.jit
             # result, a gradient handed to a hook) is on the NPU there when its inputs are (s40 review)
-            a, e = (f"npu:{_index()}" if is_on_npu(t) else "cpu" for t in (actual, expected))
+            a, e = (f"npu:{current_index()}" if is_on_npu(t) else "cpu" for t in (actual, expected))
             msg = f"The values for attribute 'device' do not match: {a} != {e}."
             if kwargs.get("msg") is not None:
                 msg = kwargs["msg"] if isinstance(kwargs["msg"], str) else kwargs["msg"](msg)

@@ -699,17 +699,13 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
             plan15 = [(dims, dtype, whole) for dims, dtype, whole in
                       [*decode_vector_plan(spec, shapes, dtypes), *end_plan(spec, shapes, dtypes)]
                       if _bytes(spec, dims, dtype) <= cap]
-            for dims, dtype, _whole in plan15:
-                if reserved + _bytes(spec, dims, dtype) <= budget[0]:
-                    reserved += _bytes(spec, dims, dtype)
+            reserved = _reserve(spec, [(dims, dtype) for dims, dtype, _whole in plan15], reserved, budget[0])
             if version >= 17:  # (red team s40) the same for the value families' whole vectors, within the calls
                 # version 9 allows (every class of version 9 keeps its room: the families' rows run in them anyway)
                 room = MAX_UNSEEN_V9 - (len(out) + 2 * kept_axes + len(plan15))
                 plan17 = [entry for entry in family_plan(spec, shapes, dtypes)
                           if _bytes(spec, entry[0], entry[1]) <= cap][:max(0, room)]
-                for dims, dtype, _v, _w in plan17:
-                    if reserved + _bytes(spec, dims, dtype) <= budget[0]:
-                        reserved += _bytes(spec, dims, dtype)
+                reserved = _reserve(spec, [(dims, dtype) for dims, dtype, _v, _w in plan17], reserved, budget[0])
             budget[0] -= reserved
         tails = pow2_tail_plan(spec, pow2_runs, seed, min(cap, budget[0] // max(1, 2 * kept_axes)))
         for dims, dtype in tails:
@@ -864,6 +860,16 @@ def end_plan(spec: Spec, shapes: list[dict[str, int]], dtypes: list[str]
     return plan[:MAX_END_CASES]
 
 
+
+def _reserve(spec: Spec, cases: list[tuple[dict[str, int], str]], reserved: int, budget: int) -> int:
+    """``reserved`` plus the bytes of each of ``cases`` (in order) that still fit ``budget``: what versions 15 and 17
+    set aside out of the total cap for their whole-vector cases before the tails take what is left."""
+    for dims, dtype in cases:
+        size = _bytes(spec, dims, dtype)
+        if reserved + size <= budget:
+            reserved += size
+    return reserved
+
 _V17_STREAM = 0x717
 """(version 17) The random stream of the seeds of :func:`family_plan`'s cases: no other draw moves."""
 MAX_FAMILY_CASES = 16
@@ -916,10 +922,9 @@ def family_plan(spec: Spec, shapes: list[dict[str, int]], dtypes: list[str]
                 plan.append((dims, dtype, "", {n: kind for n in names}))
     vectors = {kind: (dims, dtype) for dims, dtype, kind in vector_plan(spec, shapes, dtypes)}
     if vectors:
+        dims = next(iter(vectors.values()))[0]
         for i, kind in enumerate(FAMILY_KINDS):
-            dims, _ = next(iter(vectors.values()))
-            dtype = dtypes[i % len(dtypes)]
-            plan.append((dims, dtype, kind, {}))
+            plan.append((dims, dtypes[i % len(dtypes)], kind, {}))
     return plan[:MAX_FAMILY_CASES]
 
 
