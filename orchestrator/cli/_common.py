@@ -251,12 +251,13 @@ def drive(op_dir: str, start, progress=None) -> int:
                     "operator directory")
     except Exception as exc:  # infrastructure failure: the checkpoint keeps the run resumable
         logging.getLogger(__name__).debug("run failed", exc_info=True)
-        again = (f"continue it with `{cli_command()} resume {shell_path(op_dir)}`" if _has_run(op_dir) else
+        started = _has_run(op_dir)
+        again = (f"continue it with `{cli_command()} resume {shell_path(op_dir)}`" if started else
                  f"no run was started: start it again with `{cli_command()} run {shell_path(op_dir)}`")
         if (full := disk_full(exc)) is not None:
             return fail(f"the disk is full ({full}): free space where {op_dir} is (`df -h {shell_path(op_dir)}`), "
                         f"then {again}; nothing written before is lost")
-        if _has_run(op_dir):
+        if started:
             return fail(f"internal error: {type(exc).__name__}: {exc} (rerun with -v for details; the run can be "
                         f"continued with `{cli_command()} resume {shell_path(op_dir)}`)")
         return fail(f"internal error: {type(exc).__name__}: {exc} (rerun with -v for details; {again})")
