@@ -272,6 +272,10 @@ def _iter_ops(region):  # noqa: ANN001, ANN202
 def _at_exit(t0: float, w0: float) -> None:
     import resource
 
+    # the golden tracer off before shutdown: it would run while module globals are torn down (to None) and print
+    # "TypeError: argument of type 'NoneType' is not iterable" as the run's last line (seen on attn_softmax, s41)
+    sys.settrace(None)
+
     rec = {"type": "process", "cpu": time.process_time() - t0, "wall": time.perf_counter() - w0,
            "maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, "argv": sys.argv[:3]}
     _emit(rec)
