@@ -270,6 +270,71 @@ def _mark_loaded(obj: Any, on_npu: bool, depth: int = 0) -> None:
             mark(t, on_npu)
 
 
+_LOADS_TO_NPU: list[set[int]] = []
+"""one set per ``torch.load`` running with a function as ``map_location``: the data pointers of the storages that
+function put on the NPU (``storage.npu()``)"""
+
+
+def _storage_npu(self: Any, device: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
+    """``storage.npu()``, which torch_npu gives every storage (``generate_methods_for_privateuse1_backend``):
+    the same host memory here; inside ``torch.load(..., map_location=lambda s, loc: s.npu())`` the tensors built
+    on it are then on the NPU, as on a device host (s41: the lambda died with "'UntypedStorage' object has no
+    attribute 'npu'")."""
+    if _LOADS_TO_NPU:
+        _LOADS_TO_NPU[-1].add(self.data_ptr())
+    return self
+
+
+def _storage_is_npu(self: Any) -> bool:
+    return bool(_LOADS_TO_NPU) and self.data_ptr() in _LOADS_TO_NPU[-1]
+
+
+def _patch_storages(torch: Any) -> None:
+    """``npu()`` / ``is_npu`` on the storage classes, where torch has not got them (`_storage_npu`)."""
+    for name in ("UntypedStorage", "TypedStorage"):
+        cls = getattr(torch, name, None)
+        if cls is None:
+            continue
+        if not hasattr(cls, "npu"):
+            cls.npu = _storage_npu
+        if not hasattr(cls, "is_npu"):
+            cls.is_npu = property(_storage_is_npu)
+
+
+def _tensors(obj: Any, depth: int = 0) -> list[Any]:
+    """The tensors of a loaded object (nested dicts / lists / tuples, a module's parameters and buffers)."""
+    if depth > 6:
+        return []
+    if _is_tensor(obj):
+        return [obj]
+    if isinstance(obj, dict):
+        return [t for v in obj.values() for t in _tensors(v, depth + 1)]
+    if isinstance(obj, list | tuple):
+        return [t for v in obj for t in _tensors(v, depth + 1)]
+    if callable(getattr(obj, "parameters", None)) and callable(getattr(obj, "buffers", None)):
+        return [*obj.parameters(), *obj.buffers()]
+    return []
+
+
+def _load_with_function(fn: Callable, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``torch.load(f, map_location=lambda storage, loc: ...)``: each tensor is where the function put its storage
+    - on the NPU when it returned ``storage.npu()`` / ``storage.npu(0)``, on the host for the usual ``lambda storage,
+    loc: storage``."""
+    to_npu: set[int] = set()
+    _LOADS_TO_NPU.append(to_npu)
+    try:
+        result = fn(*args, **kwargs)
+    finally:
+        _LOADS_TO_NPU.remove(to_npu)
+    for t in _tensors(result):
+        try:
+            on_npu = t.untyped_storage().data_ptr() in to_npu
+        except (RuntimeError, NotImplementedError):  # a tensor without storage (sparse, meta)
+            on_npu = False
+        mark(t, on_npu)
+    return result
+
+
 def _wrap_load(fn: Callable) -> Callable:
     """``torch.load(f, map_location="npu:0")``: tensors saved on a device host come back on the CPU, marked as
     on the NPU; ``map_location="cpu"`` (or a function, or a dict to the host) gives host tensors.
@@ -293,6 +358,8 @@ def _wrap_load(fn: Callable) -> Callable:
         elif len(args) > 1:  # torch.load(f, "npu:0")
             where = args[1]
             args = (args[0], mapped(where), *args[2:])
+        if callable(where) and not isinstance(where, dict):
+            return _load_with_function(fn, args, kwargs)
         result = fn(*args, **kwargs)
         target = _load_target(where)
         if target is not None:
@@ -647,6 +714,7 @@ def patch_torch(torch: Any) -> None:
     setattr(torch.Tensor.cpu, ORIGINAL, cpu)
     _patch_module(torch)  # a golden written as an nn.Module, moved with .npu() / .to("npu")
     torch.load = _wrap_load(torch.load)
+    _patch_storages(torch)  # storage.npu() in a map_location function
     torch.Tensor.is_npu = property(is_on_npu)  # True for a tensor on the (emulated) NPU, as on a device host
     torch.Tensor.type = _wrap_type(torch, torch.Tensor.type)
     torch.Tensor.numpy = _wrap_numpy(torch.Tensor.numpy)

@@ -368,6 +368,100 @@ def wrap_compile(torch: Any, fn: Callable[..., Any]) -> Callable[..., Any]:
     return compile_
 
 
+def wrap_transform(torch: Any, transform: Callable[..., Any]) -> Callable[..., Any]:
+    """``torch.func.vmap(f)`` / ``grad(f)`` / ``jacrev(f)`` ...: what the transformed function returns from NPU
+    tensors is on the NPU, as on a device host. The transforms build their results past the placement mode (a
+    batched result is unwrapped in C++), so ``torch.vmap(golden)(x_npu).device`` said ``cpu`` and a script's check
+    that its golden ran on the NPU failed (s41; s40's review had only stopped such results counting as host
+    tensors in a mixed operation)."""
+    if getattr(transform, "_pto_forge_npu", False):
+        return transform
+
+    @functools.wraps(transform)
+    def transformed(func: Any, *args: Any, **kwargs: Any) -> Any:
+        return placed_op(torch, transform(func, *args, **kwargs))
+
+    transformed._pto_forge_npu = True  # type: ignore[attr-defined]
+    return transformed
+
+
+_TRANSFORMS = ("vmap", "grad", "grad_and_value", "jacrev", "jacfwd", "hessian")
+
+
+def patch_transforms(torch: Any) -> None:
+    """`wrap_transform` on torch's function transforms where scripts reach them: ``torch.vmap``, ``torch.func.*``
+    and the modules ``functorch.*`` (deprecated, still used) calls through (``torch._functorch.apis`` /
+    ``eager_transforms``)."""
+    import importlib
+
+    for module_name in ("torch", "torch.func", "torch._functorch.apis", "torch._functorch.eager_transforms"):
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        for name in _TRANSFORMS:
+            fn = module.__dict__.get(name)
+            if callable(fn):
+                setattr(module, name, wrap_transform(torch, fn))
+
+
+_NPU_KEYS = ("PrivateUse1", "NPU", "npu")
+
+
+def patch_library(torch: Any) -> None:
+    """Custom operators a script or the gym registers for the NPU (``torch.library.impl(lib, "op", "NPU")`` /
+    ``lib.impl("op", fn, "PrivateUse1")``) run on the emulated NPU's tensors, which are CPU tensors to torch's
+    dispatcher: each such operator gets one CPU kernel that calls the NPU implementation when a tensor argument is
+    on the NPU, the operator's own CPU implementation (if it registered one) for host tensors, and otherwise raises
+    the dispatcher's "Could not run '<op>' with arguments from the 'CPU' backend" as a device host does for host
+    tensors. Why: s41, gated_delta_rule's ``gated_delta_rule_pypto`` (its ``torch.ops.pypto`` op, registered for
+    the NPU so torch.compile / aclgraph can capture it) died with that error on NPU tensors."""
+    library = getattr(torch.library, "Library", None)
+    impl = getattr(library, "impl", None)
+    if impl is None or getattr(impl, "_pto_forge_npu", False):
+        return
+    kernels: dict[tuple[int, str], dict[str, Any]] = {}
+
+    def tensors(obj: Any, depth: int = 0) -> list[Any]:
+        if isinstance(obj, torch.Tensor):
+            return [obj]
+        if depth < 2 and isinstance(obj, list | tuple):
+            return [t for o in obj for t in tensors(o, depth + 1)]
+        return []
+
+    @functools.wraps(impl)
+    def impl_(self: Any, op_name: Any, fn: Any, dispatch_key: str = "", *args: Any, **kwargs: Any) -> Any:
+        key = dispatch_key or getattr(self, "dispatch_key", "")
+        if key not in (*_NPU_KEYS, "CPU") or not callable(fn):
+            return impl(self, op_name, fn, dispatch_key, *args, **kwargs)
+        name = self._resolve_op_name(op_name, "impl") if hasattr(self, "_resolve_op_name") else str(op_name)
+        entry = kernels.setdefault((id(self), name), {})
+        first = not entry
+        if key == "CPU":
+            entry["cpu"] = fn
+        else:
+            entry["npu"] = fn
+            impl(self, op_name, fn, "PrivateUse1", *args, **kwargs)
+        if first:
+            qualified = name if "::" in name else f"{self.ns}::{name}"
+
+            def on_cpu(*a: Any, **k: Any) -> Any:
+                npu, cpu = entry.get("npu"), entry.get("cpu")
+                if npu is not None and any(is_on_npu(t) for t in tensors((*a, *k.values()))):
+                    return npu(*a, **k)
+                if cpu is not None:
+                    return cpu(*a, **k)
+                raise NotImplementedError(f"Could not run '{qualified}' with arguments from the 'CPU' backend. "
+                                          f"'{qualified}' is only available for these backends: [PrivateUse1, "
+                                          "...].")
+
+            impl(self, op_name, on_cpu, "CPU", *args, **kwargs)
+        return None
+
+    impl_._pto_forge_npu = True  # type: ignore[attr-defined]
+    setattr(library, "impl", impl_)  # noqa: B010 - `library` is an Any | None for mypy
+
+
 def install(torch: Any) -> None:
     """Everything above, once per process (the stand-in's ``patch_torch``)."""
     patch_device_attributes(torch)
@@ -375,4 +469,6 @@ def install(torch: Any) -> None:
     patch_reductions()
     patch_storage_resize(torch)
     torch.compile = wrap_compile(torch, torch.compile)
+    patch_transforms(torch)
+    patch_library(torch)
     placement_state["mixed"] = mixed_devices
