@@ -420,7 +420,7 @@ def patch_library(torch: Any) -> None:
     impl = getattr(library, "impl", None)
     if impl is None or getattr(impl, "_pto_forge_npu", False):
         return
-    kernels: dict[tuple[int, str], dict[str, Any]] = {}
+    kernels: dict[str, dict[str, Any]] = {}
 
     def tensors(obj: Any, depth: int = 0) -> list[Any]:
         if isinstance(obj, torch.Tensor):
@@ -435,7 +435,8 @@ def patch_library(torch: Any) -> None:
         if key not in (*_NPU_KEYS, "CPU") or not callable(fn):
             return impl(self, op_name, fn, dispatch_key, *args, **kwargs)
         name = self._resolve_op_name(op_name, "impl") if hasattr(self, "_resolve_op_name") else str(op_name)
-        entry = kernels.setdefault((id(self), name), {})
+        qualified = name if "::" in name else f"{self.ns}::{name}"
+        entry = kernels.setdefault(qualified, {})  # (the operator's, whichever library fragment registers)
         first = not entry
         if key == "CPU":
             entry["cpu"] = fn
@@ -443,8 +444,6 @@ def patch_library(torch: Any) -> None:
             entry["npu"] = fn
             impl(self, op_name, fn, "PrivateUse1", *args, **kwargs)
         if first:
-            qualified = name if "::" in name else f"{self.ns}::{name}"
-
             def on_cpu(*a: Any, **k: Any) -> Any:
                 npu, cpu = entry.get("npu"), entry.get("cpu")
                 if npu is not None and any(is_on_npu(t) for t in tensors((*a, *k.values()))):

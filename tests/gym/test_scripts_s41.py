@@ -161,18 +161,30 @@ def _npu(x, a):
 lib.impl("twice", lambda x: x * 2, "PrivateUse1")
 lib.impl("twice", lambda x: x * 2 + 100, "CPU")  # a host implementation of its own
 
+
+@torch.library.custom_op("mygym::cube", mutates_args=(), device_types="npu")
+def cube(x: torch.Tensor) -> torch.Tensor:
+    return x * x * x
+
+
+@cube.register_fake
+def _(x):
+    return torch.empty_like(x)
+
 x = torch.ones(3, device="npu:0")
 y = torch.ops.mygym.scale_add(x, 2.0)
 print("npu call:", y.tolist(), y.device)
 z = torch.compile(lambda t: torch.ops.mygym.scale_add(t, 3.0) * 2, backend="eager", fullgraph=True)(x)
 print("compiled:", z.tolist(), z.device)
 print("twice npu / host:", torch.ops.mygym.twice(x).tolist(), torch.ops.mygym.twice(torch.ones(3)).tolist())
+c = cube(x * 2)
+print("custom_op:", c.tolist(), c.device)
 try:
     torch.ops.mygym.scale_add(torch.ones(3), 2.0)
     print("host call: ran")
 except NotImplementedError as e:
     print("host call:", str(e).split(".")[0])
-ok = y.tolist() == [3.0] * 3 and y.device.type == "npu" and z.tolist() == [8.0] * 3 and z.is_npu
+ok = y.tolist() == [3.0] * 3 and y.device.type == "npu" and z.tolist() == [8.0] * 3 and z.is_npu and c.is_npu
 print("PASS" if ok else "FAIL")
 sys.exit(0 if ok else 1)
 """
@@ -201,7 +213,7 @@ def test_custom_operator_registered_for_the_npu(tmp_path: Path) -> None:
     Host tensors still get that error (a device host's), or the operator's own CPU implementation."""
     _write(tmp_path / "t_custom_op.py", CUSTOM_OP_TEST)
     _ok(_run(["t_custom_op.py"], tmp_path), "npu call: [3.0, 3.0, 3.0] npu:0", "compiled: [8.0, 8.0, 8.0] npu:0",
-        "twice npu / host: [2.0, 2.0, 2.0] [102.0, 102.0, 102.0]",
+        "twice npu / host: [2.0, 2.0, 2.0] [102.0, 102.0, 102.0]", "custom_op: [8.0, 8.0, 8.0] npu:0",
         "host call: Could not run 'mygym::scale_add' with arguments from the 'CPU' backend", "PASS")
 
 
