@@ -903,7 +903,10 @@ def _default_dtype_reads(pf: ParsedFile) -> Iterator[Hit]:
 
 
 _LAYOUT_READS = frozenset({"flags", "strides", "stride", "is_contiguous", "f_contiguous", "c_contiguous", "readonly",
-                           "dim_order", "data_ptr", "untyped_storage", "storage", "is_non_overlapping_and_dense"})
+                           "dim_order", "data_ptr", "untyped_storage", "storage", "is_non_overlapping_and_dense",
+                           "storage_offset"})
+"""Red team round 31 added ``storage_offset``: ``x.storage_offset() % (16 * D) == 0`` (a caller's ``h[k:]``, row-aligned)
+chose the SPEC's cap and passed every verification, whose view offsets were any number of elements."""
 _LAYOUT_MSG = ("reads how the caller laid the input out (verification passes C-contiguous inputs - the jit refuses "
                "others -, so code for another layout is never judged: red team s30 dropped rows of a Fortran-ordered "
                "input); make it contiguous unconditionally (`np.ascontiguousarray(x)`, `x.contiguous()`) or assert it")

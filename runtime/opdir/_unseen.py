@@ -116,7 +116,7 @@ from runtime.opdir._spec import Spec
 __all__ = ["CASE_BYTES_CAP", "FILL_FACTOR", "LEGACY_RUN_SEEDS", "MAX_FAMILY_CASES", "MAX_UNSEEN", "MAX_UNSEEN_V6", "MAX_UNSEEN_V9",
            "MAX_UNSEEN_V12_MORE", "POW2_TAIL_MAX", "TOTAL_BYTES_FLOOR", "UNSEEN_PREFIX", "UNSEEN_VERSION",
            "alias_groups", "attribute_cases", "attribute_repeat", "call_plan", "case_cap", "decode_vector_plan",
-           "draw_seed", "end_plan", "family_plan", "int_attribute_cases",
+           "draw_seed", "end_plan", "family_plan", "flipped_bools", "int_attribute_cases",
            "int_values", "pow2_tail_plan", "total_cap", "unseen_cases", "unseen_version", "varied_attributes",
            "varied_ints", "vector_plan", "verification_seed"]
 
@@ -174,7 +174,7 @@ CASE_BYTES_CAP = 64 * 1024**2
 """Inputs + outputs of one unseen case stay under this unless the SPEC's own cases are bigger."""
 UNSEEN_PREFIX = "unseen"
 """Unseen case names start with it: ``unseen3-B70_D64-fp32`` (no seed: the seed is never shown to agents)."""
-UNSEEN_VERSION = 17
+UNSEEN_VERSION = 18
 """The drawing of unseen cases. Version 2 (red team s16): a power-of-two size class, the fill size in every dtype and
 above 3x the SPEC's largest, and special values (zero / constant rows, ties) in the second case of every same-shape
 pair and in the fresh-seed reruns of the SPEC's shapes (:func:`runtime.opdir._inputs.apply_special_values`).
@@ -220,7 +220,11 @@ the value families real data has and no draw made (``Case.families``, :data:`run
 bell-shaped, sparse, with negative zeros, whole numbers), and after every other case :func:`family_plan` gives them
 to whole vectors - a 1-D weight beside a matrix at its initial value (gamma 1.0, beta 0.0), the size-1 decode row,
 the vector cases (eight kernels 10% off on one family each, detected per row on the device, passed every seed);
-every case of version 16 keeps its shape, dtype, seed and band."""
+every case of version 16 keeps its shape, dtype, seed and band. Version 18 (red team round 31, s41): after the attribute
+cases of version 17, the varied float attributes far from the SPEC's value (:func:`_far_sets`: below 1 for a value of 1
+or more, 4-10x above it; an ``eps`` 100-1000x below) and every bool attribute both the wrapper and golden() take flipped
+(:func:`flipped_bools`) - a ``max(cap, 1.0)`` guard, a cap >= 100 taken as "no cap", an ``eps`` floored at 1e-7 and a
+wrapper that ignored ``unit_offset`` passed every seed of version 17; every case of version 17 is drawn as before."""
 LEGACY_RUN_SEEDS = frozenset({
     8073106555080404082, 1375231499958067986, 4714508118518851981, 8790150582367487093, 5005340479135436709,
     4653713241000648732, 4971532019015743374, 5156450107698526626, 5087138263457286476,
@@ -1009,6 +1013,70 @@ def varied_attributes(spec: Spec, wrapper_attrs: list[str], golden_keywords: lis
     return out
 
 
+def flipped_bools(spec: Spec, wrapper_attrs: list[str], golden_keywords: list[str], version: int = UNSEEN_VERSION
+                  ) -> list[str]:
+    """(version 18) The SPEC's bool attributes that both the wrapper and the golden take as parameters: each runs
+    flipped in cases of its own (:func:`attribute_cases`). Red team round 31 (s41, ``rn_unit_offset_ignored``): an
+    RMSNorm wrapper that took Gemma's ``unit_offset`` and never used it passed every verification - a bool stayed at
+    the SPEC's value in every call. A wrapper that supports one value only does not take the attribute (it is then the
+    SPEC's, fixed); a set whose golden outputs are not of the SPEC's shapes (a ``keepdim``) is not run
+    (``runtime.verify._engine._drop_refused_attributes``)."""
+    if version < 18:
+        return []
+    return [n for n in wrapper_attrs if type(spec.attrs.get(n)) is bool and n in golden_keywords]
+
+
+ATTR_FAR_BELOW_ONE = (0.05, 0.9)
+"""(version 18) A varied attribute of magnitude 1 or more is also run at a magnitude in this range, below 1 (its sign
+kept): red team round 31's ``sc_cap_floor_one`` clamped the cap to at least 1.0 "so the division cannot blow up" and
+passed every seed - no value under 0.5x the SPEC's (15 for a cap of 30) was ever drawn."""
+ATTR_FAR_BELOW = (0.02, 0.1)
+"""(version 18) The factor of the far-below value of an attribute in [1e-3, 1)."""
+ATTR_TINY_FAR_BELOW = (1e-3, 1e-2)
+"""(version 18) The factor of the far-below value of a tiny attribute (an ``eps``): ``rn_eps_floor`` (eps clamped at
+1e-7) passed every seed; 0.5-0.9x of the SPEC's 1e-6 never went under its floor."""
+ATTR_FAR_ABOVE = (4.0, 10.0)
+"""(version 18) The factor of the far-above value (a value in (0, 1) stays in it, :func:`_attr_value`; a tiny one
+keeps its SPEC value: version 11 takes it 100-1000x up already). ``sc_large_cap_linear`` ("a cap of 100 or more never
+bites", y = x there) passed every seed: the largest value drawn was 3x the SPEC's."""
+_V18_STREAM = 0x718
+"""(version 18) The random stream of the far and flipped attribute cases: no draw of version 17 moves."""
+
+
+def _far_value(v: float, below: bool, rng: np.random.Generator, version: int) -> float:
+    """(version 18) ``v`` far below (:data:`ATTR_FAR_BELOW_ONE`, :data:`ATTR_FAR_BELOW`, :data:`ATTR_TINY_FAR_BELOW`)
+    or far above (:data:`ATTR_FAR_ABOVE`) its SPEC value, at full float64 precision; 0.0 stays 0.0."""
+    if v == 0.0:
+        return 0.0
+    mag = abs(v)
+    if below:
+        if mag >= 1.0:
+            return float(np.copysign(rng.uniform(*ATTR_FAR_BELOW_ONE), v))
+        low, high = ATTR_TINY_FAR_BELOW if mag < ATTR_TINY else ATTR_FAR_BELOW
+        return float(v * rng.uniform(low, high))
+    if mag < ATTR_TINY:
+        return v
+    return _attr_value(v, *ATTR_FAR_ABOVE, rng, version, 1)
+
+
+def _far_sets(spec: Spec, names: list[str], rng: np.random.Generator, version: int) -> list[dict[str, object]]:
+    """(version 18) Two sets of the attributes ``names``: every varied leaf far below its SPEC value, then far above
+    (a list keeps the SPEC's order of its leaves); a set that moves nothing is left out."""
+    sets: list[dict[str, object]] = []
+    for below in (True, False):
+        attrs: dict[str, object] = {}
+        for name in names:
+            v = spec.attrs[name]
+            if isinstance(v, list | tuple):
+                drawn = [_far_value(float(x), below, rng, version) for x in v]
+                attrs[name] = type(v)(_in_order(list(map(float, v)), drawn))
+            else:
+                attrs[name] = _far_value(float(v), below, rng, version)
+        if any(attrs[n] != spec.attrs[n] for n in names):
+            sets.append(attrs)
+    return sets
+
+
 def _attr_value(v: float, low: float, high: float, rng: np.random.Generator, version: int = 10, i: int = 0) -> float:
     """Set ``i``'s value for a SPEC value ``v``: ``v`` times a factor from [low, high) (version 10: three significant
     digits). Version 11: seven significant digits (red team s36b: a kernel using ``round(cap, 2)`` was exact on every
@@ -1108,7 +1176,7 @@ def _integral_sets(spec: Spec, names: list[str], rng: np.random.Generator) -> li
 
 
 def attribute_cases(spec: Spec, spec_cases: list[Case], names: list[str], seed: int, first: int,
-                    version: int = UNSEEN_VERSION) -> list[Case]:
+                    version: int = UNSEEN_VERSION, flips: list[str] | None = None) -> list[Case]:
     """(version 10) Cases with the attributes ``names`` (:func:`varied_attributes`) at other values: the first SPEC
     shape in every dtype, twice - below the SPEC's values, then above them with special values (:data:`ATTR_FACTORS`). Red team s35: a softcap kernel dividing by the caller's ``cap`` and multiplying by the SPEC's
     30.0 passed every verification (every call passed the SPEC's value) and was wrong for Gemma 2's attention cap of
@@ -1120,10 +1188,17 @@ def attribute_cases(spec: Spec, spec_cases: list[Case], names: list[str], seed: 
     shape with a partial last tile (the first SPEC shape that has one, else the first with every dynamic axis 13
     longer, as `build_cases` pads) - a kernel whose tail path was built with the SPEC's cap passed every
     verification, the attribute cases all being on an aligned shape. The unseen shape cases take other values too
-    (:func:`vary_unseen_attributes`)."""
+    (:func:`vary_unseen_attributes`).
+
+    Version 18 (red team round 31): then, with a random stream of their own, the far sets (:func:`_far_sets`) and each
+    bool of ``flips`` (:func:`flipped_bools`) flipped, on the first SPEC shape with special values in every dtype
+    (a flipped bool also on the tail shape): :func:`_far_and_flipped_cases`."""
     static = version >= 16 and not spec.p0_shapes and not spec.named_dims()
-    if version < 10 or not names or not (spec.p0_shapes or static):
+    flips = flips if version >= 18 and flips else []
+    if version < 10 or not (names or flips) or not (spec.p0_shapes or static):
         return []
+    if not names:
+        return _far_and_flipped_cases(spec, spec_cases, names, flips, seed, first, version)
     rng = np.random.default_rng([int(seed) & ((1 << 63) - 1), _STREAM, 10])
     sets = _attribute_sets(spec, names, rng, version)
     # (version 16) a SPEC of static shapes has its one shape: before, it got no attribute case at all - only the
@@ -1152,6 +1227,42 @@ def attribute_cases(spec: Spec, spec_cases: list[Case], names: list[str], seed: 
             out.append(Case(name=name, dims=dict(dims), dtype=dtype, seed=s, band=BANDS[0],
                             tail=_has_tail(spec, dims), unseen=True, special=special, tiny=special,
                             masks=special, edges=special, peaks=special and version >= 12, attrs=attrs))
+    if version >= 18:
+        out += _far_and_flipped_cases(spec, spec_cases, names, flips, seed, first + len(out), version,
+                                      {c.seed for c in out})
+    return out
+
+
+def _far_and_flipped_cases(spec: Spec, spec_cases: list[Case], names: list[str], flips: list[str], seed: int,
+                           first: int, version: int, taken: set[int] | None = None) -> list[Case]:
+    """(version 18) The far sets of ``names`` (:func:`_far_sets`) on the first SPEC shape with special values, and
+    each bool of ``flips`` flipped there and on the tail shape (:func:`_tail_shape`), in every dtype; the seeds and
+    values come from a stream of their own, so every case before them is version 17's."""
+    rng = np.random.default_rng([int(seed) & ((1 << 63) - 1), _STREAM, _V18_STREAM])
+    base = {k: int(v) for k, v in spec.p0_shapes[0].items()} if spec.p0_shapes else {}
+    plan: list[tuple[dict[str, int], bool, dict[str, object]]] = []
+    if names:
+        plan += [(base, True, far) for far in _far_sets(spec, names, rng, version)]
+    tail = _tail_shape(spec, base)
+    for name in flips:
+        flipped: dict[str, object] = {name: not spec.attrs[name]}
+        plan.append((base, True, flipped))
+        if tail is not None:
+            plan.append((tail, False, flipped))
+    cap = case_cap(spec, spec_cases, version)
+    used = {c.seed for c in spec_cases} | (taken or set())
+    labelled = [*names, *flips]
+    out: list[Case] = []
+    for dtype in spec.supported_dtypes:
+        for dims, special, attrs in plan:
+            if _bytes(spec, dims, dtype) > cap:
+                continue
+            label = "-".join(f"{k}{attrs[k]}" if isinstance(attrs[k], bool) else f"{k}{_attr_label(attrs[k])}"
+                             for k in labelled if k in attrs)
+            name = f"{UNSEEN_PREFIX}{first + len(out)}-{_dims_label(spec, dims)}-{dtype}-{label}"
+            out.append(Case(name=name, dims=dict(dims), dtype=dtype, seed=_new_seed(rng, used), band=BANDS[0],
+                            tail=_has_tail(spec, dims), unseen=True, special=special, tiny=special,
+                            masks=special, edges=special, peaks=special, attrs=attrs))
     return out
 
 

@@ -14,7 +14,9 @@
   verification's secret seed (:func:`draw_layouts`), so a wrapper that branches on how its input was allocated
   (``x.flags.owndata``, ``x.base``, ``x.untyped_storage().resizable()``, ``x.data_ptr() % 64``) is judged on
   both branches. A view's allocation reaches far around it in some calls (up to :data:`_MAX_PAD` elements each
-  side, log-uniform), as a slice of a cache or a batch does: ``x.storage_offset() > 48`` is no tell either.
+  side, log-uniform), as a slice of a cache or a batch does: ``x.storage_offset() > 48`` is no tell either; and half
+  of the views start on a whole row (``2**j * odd`` rows in), as ``h[k:]`` does (red team round 31: ``storage_offset
+  % (16 * D) == 0`` told a caller's row slice from every verification call).
 * A torch wrapper is called as callers call it (:func:`draw_torch_modes`): with autograd on, under
   ``torch.no_grad()`` or ``torch.inference_mode()``, with inputs that require grad (training) or not - a wrapper
   that branches on the caller's autograd state is judged on every branch (red team s22). In training its weights
@@ -45,6 +47,11 @@ _LAYOUT_STREAM = 0x1A70
 _MODE_STREAM = 0x1A71
 _WEIGHT_STREAM = 0x1A72
 _SCALAR_STREAM = 0x1A73
+_ROWS_STREAM = 0x1A74
+_ROW_VALUATIONS = 9
+"""(red team round 31) Row-aligned view calls start ``2**j * odd`` rows into their allocation, ``j`` uniform in
+``0 .. _ROW_VALUATIONS - 1``: an alignment of up to 256 rows (16 tiles of 16) is drawn in at least one row-aligned call in
+eighteen."""
 WEIGHT_STATES = ("fresh", "frozen", "grad")
 """The weights (``nn.Parameter`` inputs) of a ``train`` call: ``fresh`` (require grad, no ``.grad``), ``frozen``
 (``requires_grad=False`` beside an activation that requires grad: LoRA / adapter fine-tuning), ``grad`` (require grad
@@ -146,7 +153,17 @@ def draw_layouts(seed: int, n_calls: int) -> list[list[int] | None]:
     def pad(low: int) -> int:  # log-uniform in [low, _MAX_PAD]: pads of a few elements and of millions
         return min(_MAX_PAD, max(low, int(np.exp(rng.uniform(np.log(low + 1), top))) - 1))
 
-    return [[pad(1), pad(0)] if i in views else None for i in range(n_calls)]
+    layouts: list[list[int] | None] = [[pad(1), pad(0)] if i in views else None for i in range(n_calls)]
+    # (red team round 31) half of the view calls start on a row, as a caller's `h[k:]` or the second micro-batch of
+    # `h.split(n)` does: `x.storage_offset() % (16 * D) == 0` told such a slice from every verification call (their
+    # offsets were any number of elements); drawn from a stream of its own, so the pads above are as before
+    rows = np.random.default_rng([int(seed) & ((1 << 63) - 1), _ROWS_STREAM])
+    for i in sorted(views):
+        if rows.random() < 0.5:
+            j = int(rows.integers(0, _ROW_VALUATIONS))
+            odd = 2 * int(np.exp(rows.uniform(0.0, np.log(64.0)))) - 1
+            layouts[i] = [*layouts[i], odd << j]
+    return layouts
 
 
 def draw_torch_modes(seed: int, n_calls: int) -> list[str]:
@@ -226,9 +243,11 @@ def lay_out(arrays: list[np.ndarray], torch_io: bool, layout: list[int] | None) 
 
     ``layout`` None: each input owns its memory (a numpy array as is; for torch I/O a tensor torch allocated).
     ``[before, after]``: each input is a C-contiguous view into an allocation with that many more elements before
-    and after it (for torch I/O a tensor view of a torch allocation). The numpy arrays are what the verifier
+    and after it (for torch I/O a tensor view of a torch allocation); ``[before, after, rows]``: ``rows`` whole rows
+    of each input before it instead (red team round 31). The numpy arrays are what the verifier
     registers as the call's inputs (kernel arguments are found in their memory, their digests are taken)."""
-    before, after = layout if layout is not None else (0, 0)
+    pad_before, after = (layout[0], layout[1]) if layout is not None else (0, 0)
+    rows = layout[2] if layout is not None and len(layout) > 2 else 0
     args: list[Any] = []
     views: list[np.ndarray] = []
     for a in arrays:
@@ -236,6 +255,10 @@ def lay_out(arrays: list[np.ndarray], torch_io: bool, layout: list[int] | None) 
             args.append(a)
             views.append(a)
             continue
+        # ``[before, after, rows]``: the view starts ``rows`` rows (of its own row size) into the allocation, at most
+        # _MAX_PAD elements (a slice ``h[k:]`` of a caller's batch), else ``before`` elements
+        row = a.size // a.shape[0] if a.ndim and a.shape[0] else 0
+        before = min(rows, _MAX_PAD // row) * row if rows and row and _MAX_PAD >= row else pad_before
         total = a.size + before + after
         if torch_io:
             t, flat = _torch_alloc(a, total)

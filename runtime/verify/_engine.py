@@ -327,6 +327,7 @@ def _step_attribute_cases(r: _Run) -> None:
     golden() uses as a count, an exponent, a bound or a scale (:func:`runtime.opdir._unseen.int_attribute_cases`)."""
     from runtime.opdir._unseen import (
         attribute_cases,
+        flipped_bools,
         int_attribute_cases,
         varied_attributes,
         varied_ints,
@@ -340,7 +341,9 @@ def _step_attribute_cases(r: _Run) -> None:
     ints = varied_ints(r.spec, r.plan.attrs, keywords, r.op.golden_tree, r.version)
     r.cases = vary_unseen_attributes(r.spec, r.cases, names, r.seed, r.version, ints=ints)  # (v11) before the new ones
     spec_cases = [c for c in r.cases if not c.unseen]
-    r.cases += attribute_cases(r.spec, spec_cases, names, r.seed, sum(c.unseen for c in r.cases) + 1, r.version)
+    flips = flipped_bools(r.spec, r.plan.attrs, keywords, r.version)  # (v18) bools flipped
+    r.cases += attribute_cases(r.spec, spec_cases, names, r.seed, sum(c.unseen for c in r.cases) + 1, r.version,
+                               flips=flips)
     r.cases += int_attribute_cases(r.spec, spec_cases, ints, r.seed, sum(c.unseen for c in r.cases) + 1, r.version)
     if r.version >= 11:
         _drop_refused_attributes(r)
@@ -366,7 +369,9 @@ def _drop_refused_attributes(r: _Run) -> None:
     if not firsts:
         return
     try:
-        run_golden_cases(r.op, list(firsts.values()), timeout=r.settings.golden_timeout_s)
+        runs = run_golden_cases(r.op, list(firsts.values()), timeout=r.settings.golden_timeout_s)
+        if r.version >= 18:
+            _drop_reshaped_attributes(r, firsts, runs)
         return
     except GoldenError as exc:
         if exc.kind != "exception":
@@ -384,6 +389,29 @@ def _drop_refused_attributes(r: _Run) -> None:
     for k, why in refused.items():
         r.refused.append({"code": "VERIFY_ATTRIBUTES_REFUSED", "severity": "info",
                           "message": f"attribute values {k} were not run: golden.py refused them ({why[:300]})"})
+
+
+def _drop_reshaped_attributes(r: _Run, firsts: dict[str, Any], runs: dict[str, Any]) -> None:
+    """(version 18) Attribute values whose golden outputs are not of the SPEC's output shapes are not run: a flipped
+    bool may be a ``keepdim`` (the case would judge every kernel against another shape). Each dropped set gets a
+    ``VERIFY_ATTRIBUTES_REFUSED`` diagnostic, as a set golden.py refuses does."""
+    reshaped: dict[str, str] = {}
+    for k, c in firsts.items():
+        run = runs.get(c.name)
+        if run is None:
+            continue
+        for t in r.spec.outputs:
+            got = run.outputs.get(t.name)
+            want = tuple(t.concrete_shape(c.dims))
+            if got is not None and tuple(np.shape(got)) != want:
+                reshaped[k] = f"golden's {t.name} is {tuple(np.shape(got))}, the SPEC's {want}"
+                break
+    if not reshaped:
+        return
+    r.cases = [c for c in r.cases if not c.attrs or _attrs_key(c) not in reshaped]
+    for k, why in reshaped.items():
+        r.refused.append({"code": "VERIFY_ATTRIBUTES_REFUSED", "severity": "info",
+                          "message": f"attribute values {k} were not run: {why}"})
 
 
 def _step_call_plan(r: _Run) -> None:

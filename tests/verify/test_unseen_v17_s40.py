@@ -32,7 +32,7 @@ SEEDS = (0, 11, 12345)
 
 
 def test_version_is_17() -> None:
-    assert UNSEEN_VERSION == 17
+    assert UNSEEN_VERSION >= 17  # (s41) version 18 moved it on: test_unseen_v18_s41.py
 
 
 # ------------------------------------------------------------------------------------------------ row statistics
