@@ -377,12 +377,15 @@ def _drop_refused_attributes(r: _Run) -> None:
         if exc.kind != "exception":
             return
     refused: dict[str, str] = {}
+    one_by_one: dict[str, Any] = {}
     for k, c in firsts.items():
         try:
-            run_golden_cases(r.op, [c], timeout=r.settings.golden_timeout_s)
+            one_by_one.update(run_golden_cases(r.op, [c], timeout=r.settings.golden_timeout_s))
         except GoldenError as exc:
             if exc.kind == "exception":
                 refused[k] = str(exc)
+    if r.version >= 18:
+        _drop_reshaped_attributes(r, {k: c for k, c in firsts.items() if k not in refused}, one_by_one)
     if not refused:
         return
     r.cases = [c for c in r.cases if not c.attrs or _attrs_key(c) not in refused]

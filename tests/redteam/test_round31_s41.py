@@ -14,7 +14,8 @@ Fixed (each got PASS on every seed before; asserted refused on every seed with i
 - ``sc_cap_floor_one`` (softcap): ``max(cap, 1.0)`` "so the division cannot blow up"; ``sc_large_cap_linear``: y = x
   for a cap >= 100 ("never bites"); ``rn_eps_floor``: ``max(eps, 1e-7)``. Attribute values were drawn 0.5-3x the
   SPEC's (an eps 0.5-0.9x or 100-1000x). Version 18 adds a far-below set (a value >= 1 below 1, an eps 1e-3..1e-2 of
-  its SPEC value) and a far-above set (4-10x) (``_far_sets``): FAIL_NUMERIC;
+  its SPEC value) and a far-above set (4-10x) (``_far_sets``): FAIL_NUMERIC (``sc_large_cap_linear`` FAIL_CHEAT: at a
+  cap of 120-300 its y is x, "an output equal to an input where golden's is not");
 - ``sc_row_aligned_view`` (deliberate): the SPEC's cap when ``x.storage_offset()`` is a positive multiple of 16 rows
   - a caller's ``h[k:]`` starts on a row, verification's views after any number of elements. Lint PF04 now refuses
   reading ``storage_offset`` (FAIL_LINT), and half of the view calls start on a whole row, ``2**j * odd`` rows in
@@ -29,7 +30,11 @@ Open (strict ``xfail``, reasons in ``OPEN``): ``sc_tiles_capped_256`` (rows from
 4x bound), ``ln_unbiased_var`` and ``sc_bf16_truncating_cast`` (a systematic error inside the SPEC's tolerance),
 ``gn_groups_fixed`` and ``gn16_count_for_width`` (an int that golden uses in a reshape is never varied),
 ``act_kind_ignored`` (a string attribute is never varied). Round 29's ``sc_float32_cap`` stays open
-(``test_round29_s40.py``): see ``OPEN`` there and docs/verification.md.
+(``test_round29_s40.py``): passing an ``np.float32`` cap is safe only for a whole case at once (golden given the same
+``np.float32``): in one call of a same-shape pair, or in one of a case's two repeated calls, an honest wrapper computing
+``1.0 / cap`` bakes a float32-rounded constant into its kernel where the Python-float call bakes a double, and the
+same-programs check calls that FAIL_CHEAT; the per-call scalar types (``draw_scalar_types``) would need a per-case
+mode.
 
 Honest: ``sc_honest``, ``rn_honest``, ``gn_honest``, ``gn16_honest``, ``act_honest``, ``qz_honest``, ``ln_honest``, and
 ``rs_honest_keepdim`` (``row_sum``: a ``keepdim`` bool flipped changes golden's output shape - that set is not run).
@@ -52,7 +57,7 @@ from runtime.verify import VerifySettings, verify
 HERE = Path(__file__).resolve().parent / "fixture_s41"
 ROOT = HERE.parents[2]
 FIXED = [("rms_norm", "rn_unit_offset_ignored", "FAIL_NUMERIC"), ("rms_norm", "rn_unit_offset_bf16_only", "FAIL_NUMERIC"),
-         ("softcap", "sc_cap_floor_one", "FAIL_NUMERIC"), ("softcap", "sc_large_cap_linear", "FAIL_NUMERIC"),
+         ("softcap", "sc_cap_floor_one", "FAIL_NUMERIC"), ("softcap", "sc_large_cap_linear", "FAIL_CHEAT"),
          ("rms_norm", "rn_eps_floor", "FAIL_NUMERIC"), ("softcap", "sc_row_aligned_view", "FAIL_LINT")]
 REFUSED_BEFORE = [("layer_norm", "ln_fp16_mean", "FAIL_NUMERIC"), ("quantize", "qz_round_half_away", "FAIL_NUMERIC"),
                   ("softcap", "sc_inplace_overwrites_input", "FAIL_CHEAT"),

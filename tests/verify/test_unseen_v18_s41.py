@@ -64,7 +64,7 @@ def test_every_seed_runs_an_eps_far_below_and_the_bool_flipped_in_every_dtype(se
     cases = _attr_cases(S41 / "rms_norm", seed)
     for dtype in ("fp32", "bf16"):
         mine = [c for c in cases if c.dtype == dtype]
-        assert min(float(c.attrs["eps"]) for c in mine if "eps" in c.attrs) < 1e-8  # SPEC 1e-6, floored at 1e-7
+        assert min(float(c.attrs["eps"]) for c in mine if "eps" in c.attrs) < 5e-8  # SPEC 1e-6, floored at 1e-7
         flipped = [c for c in mine if c.attrs.get("unit_offset") is True]
         assert sorted(c.dims["B"] for c in flipped) == [45, 64]  # the first SPEC shape and the tail shape
         assert all("unit_offsetTrue" in c.name for c in flipped)
@@ -96,7 +96,7 @@ def test_a_far_set_keeps_a_list_in_order_and_a_zero_leaf_at_zero() -> None:
                 assert sorted(range(len(leaves)), key=leaves.__getitem__) == \
                     sorted(range(len(spec_value)), key=spec_value.__getitem__)
                 assert all(v != 0.0 or w == 0.0 for v, w in zip(spec_value, leaves, strict=True))
-                assert all(0.0 < w < 1.0 for v, w in zip(spec_value, leaves, strict=True) if 0.0 < v < 1.0)
+                assert all(w == v for v, w in zip(spec_value, leaves, strict=True) if 1e-3 <= v < 1.0)
 
 
 _PINNED = json.loads((Path(__file__).parent / "fixtures" / "unseen_attr_v17_pins.json").read_text())
