@@ -1037,8 +1037,9 @@ ATTR_FAR_ABOVE = (4.0, 10.0)
 """(version 18) The factor of the far-above value of an attribute of magnitude 1 or more (a tiny one keeps its SPEC
 value: version 11 takes it 100-1000x up already). ``sc_large_cap_linear`` ("a cap of 100 or more never bites", y = x
 there) passed every seed: the largest value drawn was 3x the SPEC's. An attribute in [1e-3, 1) - a momentum, a
-scale, a probability - keeps its SPEC value in both far sets: no guard found lives there, and its domain is often
-bounded."""
+scale, a probability - keeps its SPEC value in both far sets: no guard found lives there, its domain is often
+bounded, and the SPEC's tolerance is set for its value (measured in the first form of version 18: the gym's sum_lstm
+with ``alpha`` 0.1 taken to 0.98 left an honest rewrite's fp16 ``c_new`` 0.066 off on under 1% of its elements)."""
 _V18_STREAM = 0x718
 """(version 18) The random stream of the far and flipped attribute cases: no draw of version 17 moves."""
 
