@@ -198,6 +198,15 @@ class Golden:
             merged = g.reshape((lead, *g.shape[g.ndim - len(tile) + 1:]))
             if merged.shape != base.shape and all(a.shape != merged.shape for _l, a in out):
                 out.append(("merge", merged))
+        t_one = [n for n in tile if n != 1]
+        if not any(_covers(a.shape, tile) for _l, a in out) and len(sq) > 1 and len(t_one) == 1 \
+                and t_one[0] <= int(np.prod(sq)):
+            # a kernel column (or row) of one non-unit axis walking a golden of several, all merged: gated_delta_rule's
+            # ``g_cum_in`` [Nv*S_pad, 1] read as ``[L, 1]`` tiles at ``bn * S_pad + s`` holds the golden's ``g_cum``
+            # [B, Nv, chunks, L] merged into one axis; no other layout puts a ``[L, 1]`` tile inside ``[Nv, L]``
+            flat = _unsqueeze_like(g.reshape(-1), tile)
+            if flat is not None:
+                out.append(("flat", flat))
         if not any(_covers(a.shape, tile) for _l, a in out) and 1 < len(sq) <= 4:
             core = g.reshape(sq)
             t_sq = [n for n in tile if n != 1]

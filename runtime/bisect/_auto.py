@@ -52,6 +52,7 @@ from runtime.bisect._repair import (
     flipped_selection_claim,
     repair_search,
     stuck_loop_read,
+    unread_operand,
     unverified_inputs,
     walk_back,
     wrong_selection,
@@ -439,12 +440,19 @@ def analyze(recs: list[Rec] | Analyzer, golden: Golden | None = None, kernel_arg
                 stuck = stuck_loop_read(an, observed, replayer, evidence)
                 if stuck is not None:
                     return result(observed, stuck, window)
+                unread = unread_operand(an, observed, [rep.culprit, *rep.window], replayer, evidence)
+                if unread is not None:
+                    return result(observed, unread, window)
                 ranked = [rep.culprit, *sorted(rep.window, key=lambda r: -r.seq)]
                 suspects = _window_suspects(ranked)
                 evidence.append(f"{observed.where()} is the first value that departs from the golden; see the suspects")
                 return result(observed, None, window, suspects)
     if culprit is None and replayer is not None:
         culprit = stuck_loop_read(an, observed, replayer, evidence)
+        if culprit is not None:
+            return result(observed, culprit, window)
+    if culprit is None and replayer is not None:
+        culprit = unread_operand(an, observed, [*window, observed], replayer, evidence)
         if culprit is not None:
             return result(observed, culprit, window)
     if culprit is None:

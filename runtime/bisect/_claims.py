@@ -540,19 +540,34 @@ def call_sites(source: str | None, stage_name: str, recs: list[Rec]) -> dict[int
             visit(child, inner)
 
     for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and node.name not in helpers:
+        if isinstance(node, ast.FunctionDef):
+            # (helpers too, s41: a helper called from another helper - sum_lstm's ``gelu_activation_core`` from
+            # ``sum_lstm_compute`` - gets the line of that call, the innermost one, not the outer helper's)
             visit(node, [])
     base = stage_name.rsplit("/", 1)[-1]
     out: dict[int, int] = {}
+    execs: dict[tuple, int] = {}
+
+    def within(loops: list[str], it: dict) -> bool:
+        # a ``loop_unroll`` named L records its iterations as ``L_LoopUnroll<k>``
+        return all(any(k == lp or k.startswith(f"{lp}_") for k in it) for lp in loops)
+
     for r in recs:
         if r.line is None or (r.file and r.file.rsplit("/", 1)[-1] != base):
             continue
-        for h, (lo, hi) in helpers.items():
-            if lo <= r.line <= hi:
-                sites = [(ln, loops) for name, ln, loops in calls if name == h and set(loops) <= set(r.iteration)]
-                if sites:
-                    out[r.seq] = max(sites, key=lambda s: (len(s[1]), s[0]))[0]
-                break
+        key = (r.line, r.op, tuple(sorted(r.iteration.items())))
+        nth = execs.get(key, 0)
+        execs[key] = nth + 1
+        inner = [(h, lo, hi) for h, (lo, hi) in helpers.items() if lo <= r.line <= hi]
+        for h, _lo, _hi in sorted(inner, key=lambda t: t[2] - t[1])[:1]:
+            sites = [(ln, loops) for name, ln, loops in calls if name == h and within(loops, r.iteration)]
+            if not sites:
+                continue
+            deepest = max(len(lp) for _ln, lp in sites)
+            same = sorted(ln for ln, lp in sites if len(lp) == deepest)
+            # several calls in the same loops (two GELUs in one trip): the n-th execution of the op in that iteration
+            # is the n-th call in source order
+            out[r.seq] = same[nth] if len(same) > 1 and nth < len(same) else same[-1]
     return out
 
 

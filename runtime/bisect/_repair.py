@@ -29,14 +29,15 @@ from typing import Any
 import numpy as np
 
 from runtime.bisect._analyzer import _REDUCE, BAD, GOOD, Analyzer, region_slice
-from runtime.bisect._claims import corroborated
+from runtime.bisect._analyzer import CONST as _CONST_OPS
+from runtime.bisect._claims import _children, corroborated
 from runtime.bisect._compare import close
 from runtime.bisect._records import Rec
 from runtime.sandbox import no_fork
 
 __all__ = ["Repair", "confirm_pairings", "dropped_axis", "flipped_selection_claim", "name_reference", "side_producers",
-           "stuck_loop_read", "reference", "repair_search", "unverified_inputs", "walk_back",
-           "wrong_selection"]
+           "stuck_loop_read", "reference", "repair_search", "unread_operand", "unverified_inputs",
+           "walk_back", "wrong_selection"]
 
 log = logging.getLogger(__name__)
 
@@ -1166,6 +1167,15 @@ def wrong_selection(an: Analyzer, claimed: list[Rec], run: Callable[[Callable[[A
         return None  # none repairs, or swaps of two different operands each do: no single selection is shown wrong
     p, other = hits[0]
     was = an.matched[p.seq][0]
+    dead = _unread_holder(an, other, p)
+    if dead is not None:
+        # the kernel made the right values itself and dropped them: the selection feeding ``p`` is right for its
+        # other readers (sum_lstm's ``b_state_b``, read again by the state path), and the claimed op read ``p`` where
+        # that unread value was meant (``add(c_cand_norm, b_state_b)`` for ``b_cell_b``): the claim stands (s41)
+        evidence.append(f"with {p.where()} set to golden {other!r}, {observed.where()} matches; the kernel computes "
+                        f"{other!r} itself at {dead.where()}, and nothing reads that value: {observed.where()} reads "
+                        f"{p.where()} where it was meant, not a wrong selection")
+        return None
     root, arg = _root_view(an, p)
     culprit = p
     why = "the selection takes the wrong values"
@@ -1190,6 +1200,21 @@ def wrong_selection(an: Analyzer, claimed: list[Rec], run: Callable[[Callable[[A
                     f"of the same shape) {observed.where()} matches: {why}")
     an.status[culprit.seq] = "mismatch"
     return culprit
+
+
+def _unread_holder(an: Analyzer, g: str, p: Rec) -> Rec | None:
+    """A kernel value other than ``p`` that matches golden ``g`` in ``p``'s loop iteration and that no op reads (a
+    value computed and dropped), or None."""
+    kids = _children(an)
+    it = dict(p.iteration)
+    for k in an.recs:
+        if k.seq == p.seq or k.is_write or an.status.get(k.seq) not in GOOD or k.seq in kids \
+                or dict(k.iteration) != it:
+            continue
+        m = an.matched.get(k.seq)
+        if m is not None and m[0] == g:
+            return k
+    return None
 
 
 def _root_view(an: Analyzer, p: Rec, depth: int = 6) -> tuple[Rec | None, str | None]:
@@ -1389,3 +1414,147 @@ def stuck_loop_read(an: Analyzer, observed: Rec, run: Callable[[Callable[[Any, A
             f"its loop (the wrong loop variable?)")
         return Rec(seq=-1, node=None, op="offset", file=first.file, line=culprit_line, iteration={})
     return None
+
+
+_MAX_UNREAD_REPLAYS = 8
+"""replays :func:`unread_operand` may spend"""
+_NEAREST = 6
+"""values read elsewhere tried per operand (nearest first), after the unread ones"""
+
+
+def unread_operand(an: Analyzer, observed: Rec, suspects: list[Rec],
+                   run: Callable[[Callable[[Any, Any, tuple, int], None]], None], evidence: list[str]) -> Rec | None:
+    """The op that reads one value where another value the kernel computed was meant, or None.
+
+    Why (s41): a model that copies a neighbouring line or keeps a stale name reads the wrong local
+    (``gelu(c_new_tile)`` for ``gelu(h_temp)``, ``cast(ds_ij)`` for ``cast(p_ij)``, ``view(sm_i_8, ..)`` for
+    ``view(ss_i_8, ..)``). Its operand is right for what it is (it matches the golden), so every op that departs
+    "is computed from matching values"; the ops after the wrong read have no golden of their own (the golden never
+    computes them from that value), and the walk-back ends at a window of suspects. A replay decides: with the
+    operand's buffer holding the other value just before the op runs (that one execution), does the departing value
+    come out right? The operand is followed back through casts / views / moves (``p_bf16 = cast(ds_ij)``: the cast
+    reads the wrong value, not the matmul reading ``p_bf16``), the deepest read tried first. Candidates, of the
+    operand's shape and loop iteration and computed before the read, that do not depart themselves: values nothing
+    reads first (the value left behind: ``h_temp`` of the state path, whose golden may be unknown), then the nearest
+    values that hold another golden than the operand."""
+    target = _observed_golden(an, observed)
+    if target is None:
+        return None
+    kids = _children(an)
+    spent = 0
+    for x in sorted(suspects, key=lambda r: r.seq):
+        if x.is_write or x.seq > observed.seq:
+            continue
+        for o in an.operand_recs(x):
+            pairs = [(x, o)]
+            cur = o
+            while cur.op in _MOVES and an.status.get(cur.seq) in GOOD:
+                ops = an.operand_recs(cur)
+                if len(ops) != 1:
+                    break
+                pairs.append((cur, ops[0]))
+                cur = ops[0]
+            for reader, op in reversed(pairs):
+                if an.status.get(op.seq) not in GOOD or op.bshape is None:
+                    continue
+                for d in _stand_ins(an, reader, op, kids):
+                    if spent >= _MAX_UNREAD_REPLAYS:
+                        return None
+                    spent += 1
+                    if _reads_instead(an, observed, target, reader, op, d, run):
+                        held = f"golden {an.matched[d.seq][0]!r}" if d.seq in an.matched else "a value"
+                        what = "and nothing reads it" if d.seq not in kids else "(read elsewhere)"
+                        was = f" (golden {an.matched[op.seq][0]!r})" if op.seq in an.matched else ""
+                        evidence.append(
+                            f"{d.where()} computes {held} {what}; in a replay where {reader.where()} reads that value "
+                            f"instead of {op.where()}{was}, {observed.where()} matches the golden: {reader.where()} "
+                            "reads the wrong value")
+                        an.status[reader.seq] = "mismatch"
+                        return reader
+    return None
+
+
+def _stand_ins(an: Analyzer, reader: Rec, op: Rec, kids: dict[int, list[Rec]]) -> list[Rec]:
+    """Values ``reader`` may have meant instead of ``op`` (see :func:`unread_operand`): unread ones, then the nearest
+    read ones holding another golden."""
+    it = dict(reader.iteration)
+    og = an.matched.get(op.seq, ("",))[0]
+    same = [k for k in an.recs if k.seq < reader.seq and k.seq != op.seq and not k.is_write
+            and k.op not in _CONST_OPS and an.status.get(k.seq) not in BAD and k.bshape is not None
+            and tuple(k.bshape) == tuple(op.bshape) and dict(k.iteration) == it]
+    dead = [k for k in same if k.seq not in kids and an.matched.get(k.seq, ("",))[0] != og or
+            k.seq not in kids and k.seq not in an.matched]
+    read = [k for k in same if k.seq in kids and k.seq in an.matched and an.matched[k.seq][0] != og]
+    return sorted(dead, key=lambda k: -k.seq) + sorted(read, key=lambda k: -k.seq)[:_NEAREST]
+
+
+def _helper_span(source: str | None, line: int | None) -> tuple[int, int] | None:
+    """The lines of the plain (not jit) function around ``line``, or None (the kernel body, or no source)."""
+    if not source or line is None:
+        return None
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    best: tuple[int, int] | None = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.lineno <= line <= (node.end_lineno or node.lineno):
+            jit = any(ast.unparse(d.func if isinstance(d, ast.Call) else d).endswith("jit") for d in node.decorator_list)
+            if jit or any(isinstance(n, ast.FunctionDef) and n is not node for n in ast.walk(node)):
+                continue  # (a jit kernel, or a factory around one, is no helper)
+            span = (node.lineno, node.end_lineno or node.lineno)
+            if best is None or span[1] - span[0] < best[1] - best[0]:
+                best = span
+    return best
+
+
+def _last_reader(an: Analyzer, x: Rec, o: Rec) -> int:
+    """The last op that reads ``o`` in place of what ``x`` meant: ``x`` itself in the kernel body; in a helper, every
+    read of ``o`` inside that call of the helper (``act(v)`` reads ``v`` twice: ``v * sigmoid(v)``)."""
+    span = _helper_span(an.source, x.line)
+    if span is None:
+        return x.seq
+    last = x.seq
+    seq = x.seq + 1
+    while seq in an.by_seq:
+        r = an.by_seq[seq]
+        if r.line is None or r.file != x.file or not span[0] <= r.line <= span[1]:
+            break
+        if o.seq in {p.seq for p in an.operand_recs(r)}:
+            last = r.seq
+        seq += 1
+    return last
+
+
+def _reads_instead(an: Analyzer, observed: Rec, target: tuple[str, str, tuple[int, ...]], x: Rec, o: Rec, d: Rec,
+                   run: Callable[[Callable[[Any, Any, tuple, int], None]], None]) -> bool:
+    """A replay in which ``o``'s buffer holds ``d``'s value while ``x`` (and, in a helper, the call's other reads of
+    ``o``) runs, and its own value again afterwards: does ``observed`` match?"""
+    held: dict[str, Any] = {}
+    got: list[bool] = []
+    last = _last_reader(an, x, o)
+
+    def hook(env: Any, node: Any, v: tuple, seq: int) -> None:
+        key = node.op.out_key
+        if seq == d.seq and key is not None and key in env.buf:
+            held["d"] = np.array(env.buf[key][0], copy=True)
+        if seq == o.seq and key is not None:
+            held["okey"] = key
+        if seq == x.seq - 1 and "d" in held and held.get("okey") in env.buf:
+            arr, valid = env.buf[held["okey"]]
+            if np.shape(arr) == held["d"].shape:
+                held["orig"] = (arr, valid)
+                env.buf[held["okey"]] = (held["d"].astype(np.asarray(arr).dtype), valid)
+        if seq == last and "orig" in held:
+            env.buf[held["okey"]] = held.pop("orig")
+        if seq == observed.seq:
+            got.append(_matches(an, env, node, v, observed, target))
+            raise _Stop
+        if seq > observed.seq:
+            raise _Stop
+
+    try:
+        run(hook)
+    except _Stop:
+        pass
+    return bool(got and got[0])
