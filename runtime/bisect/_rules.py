@@ -430,14 +430,68 @@ def coverage_gap(an: Analyzer, outputs: dict[str, np.ndarray]) -> tuple[dict[str
                     # (two writes at one offset: the offsets are wrong, not the count - s39's head stride)
                     count = _count_source(an.source, culprit, axis, loop.line) if len(set(same)) == len(same) \
                         else None
+                    repeat = _repeated_offset_source(an.source, culprit, axis, an.recs) \
+                        if len(set(same)) != len(same) else None
                     if count is not None:
                         notes.append(count[1])
                         culprit = Rec(seq=-1, node=None, op="trip_count", file=loop.file, line=count[0],
+                                      iteration=dict(culprit.iteration))
+                    elif repeat is not None:
+                        notes.append(repeat[1])
+                        culprit = Rec(seq=-1, node=None, op="offset", file=culprit.file, line=repeat[0],
                                       iteration=dict(culprit.iteration))
                     else:
                         culprit = loop
         break
     return counts, culprit, notes
+
+
+def _repeated_offset_source(source: str | None, write: Rec, axis: int, recs: list[Rec]) -> tuple[int, str] | None:
+    """Writes on ``write``'s line that land on the same offsets in trips of an outer loop: the line whose offset
+    expression leaves that loop's index out, and why; None when no trips repeat an offset or the index is read.
+
+    Why (s41): ``assemble(dq_final, [s1_idx * S_TILE, 0], dq_2d)`` where ``[s1_off, 0]`` (``bn_base + ...``) was meant
+    writes every head's rows over the first head's; the rows of the other heads stay unwritten, and the loop whose
+    index the offset does read (``s1_idx``, one trip) was named as stopping short. The trips that repeat an offset
+    are those of the loops the offset does not follow: the write's own offset expression (or the local it names
+    directly) is where their index is missing."""
+    found = _offset_chain(source, write, axis)
+    if found is None or write.line is None:
+        return None
+    names, chain, tree = found
+    seen: dict[tuple, dict[str, int]] = {}
+    loops: set[str] = set()
+    for x in recs:
+        if not x.is_write or x.line != write.line or x.target != write.target or x.offsets is None:
+            continue
+        key = tuple(x.offsets)
+        if key in seen:
+            loops |= {k for k, v in x.iteration.items() if seen[key].get(k) != v}
+        else:
+            seen[key] = dict(x.iteration)
+    if not loops:
+        return None
+    indices: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.For) and node.lineno <= write.line <= (node.end_lineno or node.lineno) \
+                and isinstance(node.iter, ast.Call):
+            lname = next((kw.value.value for kw in node.iter.keywords
+                          if kw.arg == "name" and isinstance(kw.value, ast.Constant)), None)
+            idx = _loop_index(node)
+            if lname is not None and idx is not None and any(k == lname or k.startswith(f"{lname}_") for k in loops):
+                indices.append(idx)
+    if not indices or any(i in names for i in indices):
+        return None
+    exprs = _offset_exprs(tree, write.line, axis)
+    line = write.line
+    if len(exprs) == 1 and isinstance(exprs[0], ast.Name):
+        made = next((a for a in chain if any(isinstance(t, ast.Name) and t.id == exprs[0].id for t in a.targets)),
+                    None)
+        if made is not None:
+            line = made.lineno
+    return line, (f"the writes at line {write.line} land on the same offset on axis {axis} in different trips of "
+                  f"the loop(s) over {', '.join(map(repr, sorted(set(indices))))}, whose index the offset never reads: "
+                  f"the offset computed at line {line} leaves them out, and every trip writes over the first one's")
 
 
 def _reshape_keeps_padding(shape: list[int], valid: list[int], out: list[int]) -> bool:
