@@ -1441,7 +1441,7 @@ def unread_operand(an: Analyzer, observed: Rec, suspects: list[Rec],
     if target is None:
         return None
     kids = _children(an)
-    spent = 0
+    tries: list[tuple[Rec, Rec, Rec]] = []
     for x in sorted(suspects, key=lambda r: r.seq):
         if x.is_write or x.seq > observed.seq:
             continue
@@ -1455,22 +1455,21 @@ def unread_operand(an: Analyzer, observed: Rec, suspects: list[Rec],
                 pairs.append((cur, ops[0]))
                 cur = ops[0]
             for reader, op in reversed(pairs):
-                if an.status.get(op.seq) not in GOOD or op.bshape is None:
-                    continue
-                for d in _stand_ins(an, reader, op, kids):
-                    if spent >= _MAX_UNREAD_REPLAYS:
-                        return None
-                    spent += 1
-                    if _reads_instead(an, observed, target, reader, op, d, run):
-                        held = f"golden {an.matched[d.seq][0]!r}" if d.seq in an.matched else "a value"
-                        what = "and nothing reads it" if d.seq not in kids else "(read elsewhere)"
-                        was = f" (golden {an.matched[op.seq][0]!r})" if op.seq in an.matched else ""
-                        evidence.append(
-                            f"{d.where()} computes {held} {what}; in a replay where {reader.where()} reads that value "
-                            f"instead of {op.where()}{was}, {observed.where()} matches the golden: {reader.where()} "
-                            "reads the wrong value")
-                        an.status[reader.seq] = "mismatch"
-                        return reader
+                if an.status.get(op.seq) in GOOD and op.bshape is not None:
+                    tries.extend((reader, op, d) for d in _stand_ins(an, reader, op, kids))
+    # the unread stand-ins first, over every suspect (a value left behind is the likelier slip), then the read ones
+    tries.sort(key=lambda t: t[2].seq in kids)
+    for reader, op, d in tries[:_MAX_UNREAD_REPLAYS]:
+        if _reads_instead(an, observed, target, reader, op, d, run):
+            held = f"golden {an.matched[d.seq][0]!r}" if d.seq in an.matched else "a value"
+            what = "and nothing reads it" if d.seq not in kids else "(read elsewhere)"
+            was = f" (golden {an.matched[op.seq][0]!r})" if op.seq in an.matched else ""
+            evidence.append(
+                f"{d.where()} computes {held} {what}; in a replay where {reader.where()} reads that value "
+                f"instead of {op.where()}{was}, {observed.where()} matches the golden: {reader.where()} "
+                "reads the wrong value")
+            an.status[reader.seq] = "mismatch"
+            return reader
     return None
 
 
