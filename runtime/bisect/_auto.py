@@ -35,7 +35,6 @@ from runtime.bisect._claims import (
     Suspect,
     call_sites,
     departs_within_statement,
-    expect_like_peers,
     line_claim,
     lineage,
     pair_orphans,
@@ -293,7 +292,6 @@ def analyze(recs: list[Rec] | Analyzer, golden: Golden | None = None, kernel_arg
     wrong_shape(an, evidence)
     departs_within_statement(an, evidence)
     pair_orphans(an, evidence)
-    expect_like_peers(an, evidence)
     if replayer is not None and an.paired:
         confirm_pairings(an, replayer, evidence)
     sites = call_sites(source, stage_name, recs) if stage_name else {}

@@ -25,7 +25,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from runtime.bisect._analyzer import BAD, GOOD, Analyzer, region_slice
+from runtime.bisect._analyzer import GOOD, Analyzer, region_slice
 from runtime.bisect._parse import parse_source
 from runtime.bisect._records import Rec
 
@@ -201,79 +201,6 @@ def pair_orphans(an: Analyzer, evidence: list[str]) -> None:
         if peers:
             evidence.append(f"(its statement runs {len(peers) + 1} times in that loop iteration, as many as the "
                             f"golden statement of {g!r}: execution j is compared with the golden's j-th value)")
-
-
-def expect_like_peers(an: Analyzer, evidence: list[str]) -> None:
-    """Compare a statement's executions that matched nothing with the golden its other executions match, at the
-    region their own offsets imply.
-
-    Why (s41, gated_delta_rule): a bug that shows only from the second trip of a loop (``view(g_cum_in, .., [s_idx,
-    0])`` for ``[q_off, 0]``: right for head 0 only) leaves every value of the later trips matching no golden - they
-    were "unknown", nothing paired them (their statement matched in trip 0, so it is no orphan), and the first
-    departure seen was the final write, with twelve suspects. A statement whose trip-0 value sits at its own offsets
-    in golden ``G`` computes ``G`` at the offsets of its other trips too. Only where those offsets differ from the
-    matched ones (a value kept at one place over a loop - running state - is not compared), for one golden, not an
-    input or a golden family member."""
-    nodes: dict[int, list[Rec]] = {}
-    for r in an.recs:
-        if r.node is not None and not r.is_write and r.summ is not None and r.bshape is not None:
-            nodes.setdefault(r.node, []).append(r)
-    local = {t for t in an.writes if an.arg_shapes and t not in an.arg_shapes}
-    stateful: dict[int, bool] = {}
-
-    def reads_state(r: Rec) -> bool:
-        # computed (within a few ops) from a local tensor the kernel writes: running state, whose trips are other
-        # quantities than trip 0's (an online softmax's per-tile values read the running max)
-        if r.seq not in stateful:
-            stateful[r.seq] = False
-            todo, seen = [r], {r.seq}
-            while todo and len(seen) < 64:
-                x = todo.pop()
-                if any(ref.get("kind") == "tensor" and str(ref.get("name")) in local for ref in x.inputs or []) \
-                        or (x.is_write and x.target in local):
-                    stateful[r.seq] = True
-                    break
-                for p in an.operand_recs(x):
-                    if p.seq not in seen:
-                        seen.add(p.seq)
-                        todo.append(p)
-        return stateful[r.seq]
-
-    marked = 0
-    first: Rec | None = None
-    for rs in nodes.values():
-        matched = [r for r in rs if an.status.get(r.seq) == "match" and r.seq in an.matched]
-        unknown = [r for r in rs if an.status.get(r.seq) == "unknown" and an.offs.get(r.seq) is not None]
-        if not matched or not unknown:
-            continue
-        gs = {an.matched[r.seq][0] for r in matched}
-        if len(gs) != 1:
-            continue
-        g = next(iter(gs))
-        if an.g.kinds.get(g) != "intermediate" or g in an.g.align or an.g.is_input_copy(g):
-            continue
-        places = set()
-        for r in matched:
-            fr = an.first_region(r, g)
-            if fr is None or tuple(fr[1]) != tuple(an.matched[r.seq][1]) or fr[0] != an.lids.get(r.seq, ""):
-                places = set()
-                break
-            places.add(tuple(fr[1]))
-        if not places:
-            continue
-        for r in unknown:
-            fr = an.first_region(r, g)
-            if fr is None or tuple(fr[1]) in places or g in r.summ.vacuous or reads_state(r):
-                continue
-            _compare_with(an, r, g, forget_match=False)
-            if an.status.get(r.seq) in BAD:
-                marked += 1
-                if first is None or r.seq < first.seq:
-                    first = r
-    if first is not None:
-        evidence.append(f"{marked} value(s) of later loop trips match no golden while other trips of their statements "
-                        f"match one at their own offsets; compared with that golden at theirs, the first departs at "
-                        f"{first.where()} (vs {an.expected[first.seq][0]!r})")
 
 
 def _compare_with(an: Analyzer, r: Rec, g: str, *, forget_match: bool = True) -> None:
