@@ -440,9 +440,9 @@ def analyze(recs: list[Rec] | Analyzer, golden: Golden | None = None, kernel_arg
                 stuck = stuck_loop_read(an, observed, replayer, evidence)
                 if stuck is not None:
                     return result(observed, stuck, window)
-                unread = unread_operand(an, observed, [rep.culprit, *rep.window], replayer, evidence)
-                if unread is not None:
-                    return result(observed, unread, window)
+                misread = unread_operand(an, observed, [rep.culprit, *rep.window], replayer, evidence)
+                if misread is not None:
+                    return result(observed, misread, window)
                 ranked = [rep.culprit, *sorted(rep.window, key=lambda r: -r.seq)]
                 suspects = _window_suspects(ranked)
                 evidence.append(f"{observed.where()} is the first value that departs from the golden; see the suspects")

@@ -1478,9 +1478,12 @@ def _stand_ins(an: Analyzer, reader: Rec, op: Rec, kids: dict[int, list[Rec]]) -
     read ones holding another golden."""
     it = dict(reader.iteration)
     og = an.matched.get(op.seq, ("",))[0]
+    want = op.bshape
+    if want is None:
+        return []
     same = [k for k in an.recs if k.seq < reader.seq and k.seq != op.seq and not k.is_write
             and k.op not in _CONST_OPS and an.status.get(k.seq) not in BAD and k.bshape is not None
-            and tuple(k.bshape) == tuple(op.bshape) and dict(k.iteration) == it]
+            and tuple(k.bshape) == tuple(want) and dict(k.iteration) == it]
     dead = [k for k in same if k.seq not in kids and an.matched.get(k.seq, ("",))[0] != og or
             k.seq not in kids and k.seq not in an.matched]
     read = [k for k in same if k.seq in kids and k.seq in an.matched and an.matched[k.seq][0] != og]

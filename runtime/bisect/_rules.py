@@ -475,7 +475,7 @@ def _repeated_offset_source(source: str | None, write: Rec, axis: int, recs: lis
     for node in ast.walk(tree):
         if isinstance(node, ast.For) and node.lineno <= write.line <= (node.end_lineno or node.lineno) \
                 and isinstance(node.iter, ast.Call):
-            lname = next((kw.value.value for kw in node.iter.keywords
+            lname = next((str(kw.value.value) for kw in node.iter.keywords
                           if kw.arg == "name" and isinstance(kw.value, ast.Constant)), None)
             idx = _loop_index(node)
             if lname is not None and idx is not None and any(k == lname or k.startswith(f"{lname}_") for k in loops):
