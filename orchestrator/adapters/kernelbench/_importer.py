@@ -45,7 +45,13 @@ from pydantic import BaseModel, Field
 
 from orchestrator.adapters.kernelbench._formula import formula_outputs, formula_tensors, match_params
 from orchestrator.adapters.kernelbench._ops import classify
-from orchestrator.adapters.kernelbench._probe import CPU_ONLY, SORTED_TOPK
+from orchestrator.adapters.kernelbench._probe import (
+    CPU_ONLY,
+    CUDA_DEVICES,
+    FRESH_STATE,
+    SORTED_TOPK,
+    names_cuda,
+)
 from runtime import pyast
 
 __all__ = ["TOLERANCE", "TaskImport", "TaskImportError", "import_task", "is_task_file", "task_op_name"]
@@ -156,6 +162,12 @@ def _checked(answer: dict[str, Any]) -> dict[str, Any]:
     """A probe answer, or the one-line refusal it carries (an error of the task, a model that keeps state)."""
     if not answer.get("ok"):
         raise TaskImportError(f"the task fails when run: {answer.get('error')}")
+    if answer.get("state_changed") and answer.get("carried"):
+        names = ", ".join(f"self.{n}" for n in answer["state_changed"])
+        raise _ModelRefused(f"forward changes {names} and reads it on the next call: the model keeps state between "
+                            "calls (the same inputs, or others, give another output than on a freshly built model), "
+                            "so no golden can be compared; state built once from the shapes (a mask made on the "
+                            "first call) is accepted")
     if answer.get("state_changed"):
         names = ", ".join(f"self.{n}" for n in answer["state_changed"])
         raise _ModelRefused(f"forward changes the model's tensor attribute(s) {names}: the model keeps state between "
@@ -714,24 +726,29 @@ def make_inputs(case, rng):
 
 
 def _with_cpu_only(source: str) -> str:
-    """The task's source with ``_probe.CPU_ONLY`` (``.cuda()`` is the identity) before its first statement, but after
+    """The task's source with ``_probe.CPU_ONLY`` (``.cuda()`` is the identity; and ``_probe.CUDA_DEVICES`` when
+    the task names a CUDA device: ``device="cuda"`` is the CPU) before its first statement, but after
     its ``from __future__`` imports, which must come first (``#!/usr/bin/env python3`` / docstring / ``from
     __future__ import annotations`` headers are common in pto_case files)."""
 
+    shim = CPU_ONLY + ("\n" + CUDA_DEVICES if names_cuda(source) else "")
     try:
         body = pyast.parse(source).body
     except SyntaxError:  # the probe ran it, so it parses; keep the text as it is otherwise
-        return CPU_ONLY + "\n" + source
+        return shim + "\n" + source
     at = 0
     for node in body:
         if isinstance(node, ast.ImportFrom) and node.module == "__future__":
             at = node.end_lineno or node.lineno
     lines = source.splitlines(keepends=True)
-    return "".join(lines[:at]) + ("\n" if at else "") + CPU_ONLY + "\n" + "".join(lines[at:])
+    return "".join(lines[:at]) + ("\n" if at else "") + shim + "\n" + "".join(lines[at:])
 
 
 def _golden_text(task: Path, source: str, plan: _Plan, rows: list[tuple[str, str]], n_forward: int,
-                 make: list[dict[str, Any]] | None = None, *, sorted_topk: bool = False) -> str:
+                 make: list[dict[str, Any]] | None = None, *, sorted_topk: bool = False, fresh: bool = False) -> str:
+    """golden.py: the inventory, the task unchanged, the adapter. ``fresh``: forward builds state on its first call
+    (a lazily made mask, see ``_probe._carried_state``), so each golden() call runs on a copy of the model as built
+    (a mask built at one case's size must not serve the next case)."""
     digest = hashlib.sha256(source.encode()).hexdigest()[:12]
     head = ["# Golden function inventory", "# | # | Golden operation | Shape transformation |",
             "# |---|------------------|----------------------|"]
@@ -749,6 +766,7 @@ def _golden_text(task: Path, source: str, plan: _Plan, rows: list[tuple[str, str
     by_pos = {t["pos"]: conv(t) for t in fwd} | {i: repr(c) for i, c in plan.consts.items()}
     args = ", ".join(by_pos[i] for i in sorted(by_pos))
     params = ", ".join(f"{t['param']!r}: {conv(t)}" for t in prm)
+    fresh_line = "\n    model = _pto_forge_fresh(model)" if fresh else ""
     adapter = f'''
 
 # --- PTO Forge adapter (written by `python -m orchestrator import`) ---
@@ -778,11 +796,27 @@ def _pto_forge_module():
 def golden({", ".join(t["name"] for t in plan.inputs)}):
     import torch
     from torch.func import functional_call
-    model = _pto_forge_module()
+    model = _pto_forge_module(){fresh_line}
     with torch.no_grad(){", _pto_forge_sorted_topk()" if sorted_topk else ""}:
         out = functional_call(model, {{{params}}}, ({args}{"," if len(by_pos) == 1 else ""}))
     return out
 '''
+    if fresh:
+        given = sorted(t["param"] for t in prm)
+        adapter += f'''
+_pto_forge_built = None
+
+
+def _pto_forge_fresh(model):
+    # forward builds state on its first call (a mask or table made from the shapes): every case starts from the
+    # model's state as built, so a value made at one case's size never serves another case (the parameters that
+    # are inputs are not copied: functional_call swaps the case's in)
+    global _pto_forge_built
+    if _pto_forge_built is None:
+        _pto_forge_built = _pto_forge_snapshot(model, {given!r})
+    _pto_forge_restore(_pto_forge_built)
+    return model
+''' + FRESH_STATE
     if sorted_topk:
         adapter += "\n" + SORTED_TOPK
     if make is not None:
@@ -907,7 +941,7 @@ def _random_path(task: Path, source: str, desc: dict[str, Any], plan: _Plan, rep
         report.unmapped.append(f"{'; '.join(permutations)}; make_inputs draws every input at the case's sizes (none "
                                "is taken from get_inputs()), so the dynamic axes and the tail case stay")
     return _write(task, source, desc, plan, p0, outs, traced["cases"][0]["calls"], report, dest, existing,
-                  intake_timeout, make, runs=runs)
+                  intake_timeout, make, runs=runs, lazy=traced.get("lazy"))
 
 
 def _drawn_make(plan: _Plan) -> list[dict[str, Any]]:
@@ -1040,7 +1074,7 @@ def _structured_path(task: Path, source: str, desc: dict[str, Any], plan: _Plan,
         make.append(entry)
     c0 = traced["cases"][0]
     return _write(task, source, desc, plan, p0, [c0["outputs"]], c0["calls"], report, dest, existing,
-                  intake_timeout, make)
+                  intake_timeout, make, lazy=traced.get("lazy"))
 
 
 def _output_names(lhs: list[str], returned: list[str | None] | None, report: TaskImport) -> list[str]:
@@ -1261,7 +1295,7 @@ def _refuse_zero_outputs(outs: list[list[dict[str, Any]]]) -> None:
 def _write(task: Path, source: str, desc: dict[str, Any], plan: _Plan, p0: list[dict[str, int]],
            outs: list[list[dict[str, Any]]], calls: list[dict[str, Any]], report: TaskImport, dest: Path,
            existing: list[str], intake_timeout: float, make: list[dict[str, Any]] | None = None,
-           runs: list[dict[str, int]] | None = None) -> TaskImport:
+           runs: list[dict[str, int]] | None = None, lazy: list[str] | None = None) -> TaskImport:
     """SPEC.md, golden.py and IMPORT.md from the plan and the traced run; intake on them in a private directory;
     then (only if intake passes) into ``dest``. ``runs``: the dims of the traced cases (``outs``) when they are not
     ``p0`` (a first case alone, too large for a tail case, is traced with one more size to name its output axes:
@@ -1332,7 +1366,11 @@ def _write(task: Path, source: str, desc: dict[str, Any], plan: _Plan, p0: list[
                                "sorted, so each row's k results come in the order topk(sorted=True) gives them (the "
                                "ranked values descending; ascending with largest=False)")
         report.notes.append(report.contract[-1])
-    golden_text = _golden_text(task, source, plan, rows, len(fwd_in), make, sorted_topk=unsorted)
+    if lazy:
+        report.notes.append(f"forward builds {', '.join('self.' + n for n in lazy)} on its first call and the next "
+                            "call's outputs do not depend on it (state made from the shapes or constants, as if "
+                            "__init__ had made it): golden.py runs every case on a copy of the model as built")
+    golden_text = _golden_text(task, source, plan, rows, len(fwd_in), make, sorted_topk=unsorted, fresh=bool(lazy))
     with private_dir("forge-task-opdir-") as tmp:
         for attempt in range(2):
             files = {"SPEC.md": _spec_text(task, report, spec, desc, make), "golden.py": golden_text}
