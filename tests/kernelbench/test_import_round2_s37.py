@@ -116,7 +116,7 @@ def test_a_model_with_random_or_changing_tensor_state_is_refused(tmp_path: Path,
     assert _probe.describe(str(zero_task))["random_attributes"] == []
     answer = {"ok": True, **_probe.trace(str(zero_task), [{"seed": 0}])}
     assert answer["state_changed"] == ["hidden"]
-    with pytest.raises(TaskImportError, match=r"forward changes the model's tensor attribute\(s\) self.hidden"):
+    with pytest.raises(TaskImportError, match=r"forward changes self.hidden and reads it on the next call"):
         _importer._checked(answer)
     plain = tmp_path / "35_Plain.py"
     plain.write_text(STATEFUL.replace("self.hidden = torch.tanh", "h = torch.tanh").replace(
