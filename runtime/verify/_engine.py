@@ -386,12 +386,18 @@ def _drop_refused_attributes(r: _Run) -> None:
                 refused[k] = str(exc)
     if r.version >= 18:
         _drop_reshaped_attributes(r, {k: c for k, c in firsts.items() if k not in refused}, one_by_one)
-    if not refused:
+    _not_run(r, {k: f"golden.py refused them ({why[:300]})" for k, why in refused.items()})
+
+
+def _not_run(r: _Run, why: dict[str, str]) -> None:
+    """Drop the cases of the attribute sets in ``why`` (set key -> reason), each with a ``VERIFY_ATTRIBUTES_REFUSED``
+    diagnostic saying why it was not run."""
+    if not why:
         return
-    r.cases = [c for c in r.cases if not c.attrs or _attrs_key(c) not in refused]
-    for k, why in refused.items():
+    r.cases = [c for c in r.cases if not c.attrs or _attrs_key(c) not in why]
+    for k, reason in why.items():
         r.refused.append({"code": "VERIFY_ATTRIBUTES_REFUSED", "severity": "info",
-                          "message": f"attribute values {k} were not run: golden.py refused them ({why[:300]})"})
+                          "message": f"attribute values {k} were not run: {reason}"})
 
 
 def _drop_reshaped_attributes(r: _Run, firsts: dict[str, Any], runs: dict[str, Any]) -> None:
@@ -409,12 +415,7 @@ def _drop_reshaped_attributes(r: _Run, firsts: dict[str, Any], runs: dict[str, A
             if got is not None and tuple(np.shape(got)) != want:
                 reshaped[k] = f"golden's {t.name} is {tuple(np.shape(got))}, the SPEC's {want}"
                 break
-    if not reshaped:
-        return
-    r.cases = [c for c in r.cases if not c.attrs or _attrs_key(c) not in reshaped]
-    for k, why in reshaped.items():
-        r.refused.append({"code": "VERIFY_ATTRIBUTES_REFUSED", "severity": "info",
-                          "message": f"attribute values {k} were not run: {why}"})
+    _not_run(r, reshaped)
 
 
 def _step_call_plan(r: _Run) -> None:
