@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from runtime import pyast
 from runtime.bisect._analyzer import _REDUCE, BAD, GOOD, Analyzer, region_slice
 from runtime.bisect._analyzer import CONST as _CONST_OPS
 from runtime.bisect._claims import _children, corroborated
@@ -1495,7 +1496,7 @@ def _helper_span(source: str | None, line: int | None) -> tuple[int, int] | None
     if not source or line is None:
         return None
     try:
-        tree = ast.parse(source)
+        tree = pyast.parse(source)
     except SyntaxError:
         return None
     best: tuple[int, int] | None = None
