@@ -20,17 +20,11 @@ import numpy as np
 
 from runtime.bisect._analyzer import Golden
 from runtime.bisect._compare import mismatch_mask
-from runtime.bisect._parse import parse_source
+from runtime.bisect._parse import is_jit_def, parse_source
 from runtime.bisect._records import Rec
 from runtime.bisect.report import CheckpointResult, IterationResult, stats_of
 
 __all__ = ["checkpoint_names", "compare_checkpoints", "valid_region"]
-
-
-def _is_jit(dec: ast.expr) -> bool:
-    node = dec.func if isinstance(dec, ast.Call) else dec
-    text = ast.unparse(node)
-    return text.endswith("jit")
 
 
 def checkpoint_names(stage_file: Path, intermediates: list[str], wrapper: str | None = None) -> list[str]:
@@ -49,7 +43,7 @@ def checkpoint_names(stage_file: Path, intermediates: list[str], wrapper: str | 
     for node in wrappers:
         wanted -= {a.arg for a in node.args.posonlyargs + node.args.args}
     out: list[str] = []
-    kernels = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and any(_is_jit(d) for d in n.decorator_list)]
+    kernels = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and is_jit_def(n)]
     # (a name the wrapper fills with input data in one kernel's call is an input in every kernel that has it)
     fed = {p for w in wrappers for k in kernels for p in _fed_by_inputs(w, k)}
     for node in kernels:

@@ -26,7 +26,7 @@ import ast
 from dataclasses import dataclass
 
 from runtime.bisect._analyzer import GOOD, Analyzer, region_slice
-from runtime.bisect._parse import parse_source
+from runtime.bisect._parse import is_jit_def, parse_source
 from runtime.bisect._records import Rec
 
 __all__ = ["Suspect", "call_sites", "corroborated", "departs_within_statement", "line_claim", "pair_orphans", "rank_suspects",
@@ -511,17 +511,14 @@ def call_sites(source: str | None, stage_name: str, recs: list[Rec]) -> dict[int
         tree = parse_source(source)
     except (SyntaxError, ValueError):
         return {}
-    def jit(fn: ast.FunctionDef) -> bool:
-        # (a decorator with options, ``@pypto.frontend.jit(runtime_options=...)``, is a jit kernel too: read as a
-        # helper, the kernel's calls of the real helpers were never visited and no helper op got its call site)
-        return any(ast.unparse(d.func if isinstance(d, ast.Call) else d).endswith("jit") for d in fn.decorator_list)
-
+    # (`is_jit_def` takes a decorator with options, ``@pypto.frontend.jit(runtime_options=...)``, as a jit kernel too:
+    # read as a helper, the kernel's calls of the real helpers were never visited and no helper op got its call site)
     helpers: dict[str, tuple[int, int]] = {}
     for node in tree.body:
         # a factory that defines the jit kernel inside it (sum_lstm's `def sum_lstm(run_mode)`) is not a helper: its
         # kernel's calls are visited (s36 sixth corpus: no helper op of sum_lstm ever got its call site)
-        if isinstance(node, ast.FunctionDef) and not jit(node) and not any(
-                isinstance(n, ast.FunctionDef) and jit(n) for n in ast.walk(node) if n is not node):
+        if isinstance(node, ast.FunctionDef) and not is_jit_def(node) and not any(
+                isinstance(n, ast.FunctionDef) and is_jit_def(n) for n in ast.walk(node) if n is not node):
             helpers[node.name] = (node.lineno, node.end_lineno or node.lineno)
     if not helpers:
         return {}

@@ -12,3 +12,9 @@ def parse_source(source: str) -> ast.Module:
     """Parse ``source`` like ``ast.parse``, serialised across threads (`runtime.pyast`)."""
     tree: ast.Module = pyast.parse(source)
     return tree
+
+
+def is_jit_def(fn: ast.FunctionDef) -> bool:
+    """Whether ``fn`` is decorated as a jit kernel: ``@pypto.frontend.jit``, ``@jit``, or with options
+    (``@pypto.frontend.jit(runtime_options=...)``)."""
+    return any(ast.unparse(d.func if isinstance(d, ast.Call) else d).endswith("jit") for d in fn.decorator_list)

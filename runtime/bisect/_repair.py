@@ -28,11 +28,11 @@ from typing import Any
 
 import numpy as np
 
-from runtime import pyast
 from runtime.bisect._analyzer import _REDUCE, BAD, GOOD, Analyzer, region_slice
 from runtime.bisect._analyzer import CONST as _CONST_OPS
 from runtime.bisect._claims import _children, corroborated
 from runtime.bisect._compare import close
+from runtime.bisect._parse import is_jit_def, parse_source
 from runtime.bisect._records import Rec
 from runtime.sandbox import no_fork
 
@@ -1316,7 +1316,6 @@ def stuck_loop_read(an: Analyzer, observed: Rec, run: Callable[[Callable[[Any, A
     tensor having room to move there) are, in a replay, read at that offset plus ``k`` tiles in the pass's ``k``-th
     execution (every pass, nothing else changed); when the first departing value then matches, the line computing the
     offset the views share (``s2_off = ..``, else the view's own line) is named."""
-    from runtime.bisect._parse import parse_source  # (no import cycle at module load)
     from runtime.bisect._rules import _enclosing_function, _last_assignment
 
     if not an.source:
@@ -1485,8 +1484,7 @@ def _stand_ins(an: Analyzer, reader: Rec, op: Rec, kids: dict[int, list[Rec]]) -
     same = [k for k in an.recs if k.seq < reader.seq and k.seq != op.seq and not k.is_write
             and k.op not in _CONST_OPS and an.status.get(k.seq) not in BAD and k.bshape is not None
             and tuple(k.bshape) == tuple(want) and dict(k.iteration) == it]
-    dead = [k for k in same if k.seq not in kids and an.matched.get(k.seq, ("",))[0] != og or
-            k.seq not in kids and k.seq not in an.matched]
+    dead = [k for k in same if k.seq not in kids and (k.seq not in an.matched or an.matched[k.seq][0] != og)]
     read = [k for k in same if k.seq in kids and k.seq in an.matched and an.matched[k.seq][0] != og]
     return sorted(dead, key=lambda k: -k.seq) + sorted(read, key=lambda k: -k.seq)[:_NEAREST]
 
@@ -1496,14 +1494,13 @@ def _helper_span(source: str | None, line: int | None) -> tuple[int, int] | None
     if not source or line is None:
         return None
     try:
-        tree = pyast.parse(source)
+        tree = parse_source(source)
     except SyntaxError:
         return None
     best: tuple[int, int] | None = None
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef) and node.lineno <= line <= (node.end_lineno or node.lineno):
-            jit = any(ast.unparse(d.func if isinstance(d, ast.Call) else d).endswith("jit") for d in node.decorator_list)
-            if jit or any(isinstance(n, ast.FunctionDef) and n is not node for n in ast.walk(node)):
+            if is_jit_def(node) or any(isinstance(n, ast.FunctionDef) and n is not node for n in ast.walk(node)):
                 continue  # (a jit kernel, or a factory around one, is no helper)
             span = (node.lineno, node.end_lineno or node.lineno)
             if best is None or span[1] - span[0] < best[1] - best[0]:

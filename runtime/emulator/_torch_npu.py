@@ -253,21 +253,10 @@ def _load_target(where: Any) -> bool | None:
     return _is_npu(where)
 
 
-def _mark_loaded(obj: Any, on_npu: bool, depth: int = 0) -> None:
+def _mark_loaded(obj: Any, on_npu: bool) -> None:
     """Mark the tensors of a loaded object (a tensor, a state dict, nested lists / tuples / dicts, a module)."""
-    if depth > 6:
-        return
-    if _is_tensor(obj):
-        mark(obj, on_npu)
-    elif isinstance(obj, dict):
-        for v in obj.values():
-            _mark_loaded(v, on_npu, depth + 1)
-    elif isinstance(obj, list | tuple):
-        for v in obj:
-            _mark_loaded(v, on_npu, depth + 1)
-    elif callable(getattr(obj, "parameters", None)) and callable(getattr(obj, "buffers", None)):
-        for t in (*obj.parameters(), *obj.buffers()):
-            mark(t, on_npu)
+    for t in _tensors(obj):
+        mark(t, on_npu)
 
 
 _LOADS_TO_NPU: list[set[int]] = []

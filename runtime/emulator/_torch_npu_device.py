@@ -289,19 +289,21 @@ def patch_storage_resize(torch: Any) -> None:
     setattr(storage, "resize_", resize_)  # noqa: B010 - `storage` is an Any | None for mypy
 
 
+def _tensors_in(torch: Any, obj: Any, depth: int = 0) -> list[Any]:
+    """The tensors of an operator's arguments or results (nested lists / tuples / dicts, three levels)."""
+    if isinstance(obj, torch.Tensor):
+        return [obj]
+    if depth < 3 and isinstance(obj, list | tuple):
+        return [t for o in obj for t in _tensors_in(torch, o, depth + 1)]
+    if depth < 3 and isinstance(obj, dict):
+        return [t for o in obj.values() for t in _tensors_in(torch, o, depth + 1)]
+    return []
+
+
 def _mark_outputs(inputs: Any, output: Any, torch: Any) -> None:
     """Mark the tensors ``output`` holds as on the NPU when a tensor of ``inputs`` is (the placement rule)."""
-    def tensors(obj: Any, depth: int = 0) -> list[Any]:
-        if isinstance(obj, torch.Tensor):
-            return [obj]
-        if depth < 3 and isinstance(obj, list | tuple):
-            return [t for o in obj for t in tensors(o, depth + 1)]
-        if depth < 3 and isinstance(obj, dict):
-            return [t for o in obj.values() for t in tensors(o, depth + 1)]
-        return []
-
-    if any(is_on_npu(t) for t in tensors(inputs)):
-        for t in tensors(output):
+    if any(is_on_npu(t) for t in _tensors_in(torch, inputs)):
+        for t in _tensors_in(torch, output):
             if not is_on_npu(t):
                 mark(t, True)
 
@@ -422,13 +424,6 @@ def patch_library(torch: Any) -> None:
         return
     kernels: dict[str, dict[str, Any]] = {}
 
-    def tensors(obj: Any, depth: int = 0) -> list[Any]:
-        if isinstance(obj, torch.Tensor):
-            return [obj]
-        if depth < 2 and isinstance(obj, list | tuple):
-            return [t for o in obj for t in tensors(o, depth + 1)]
-        return []
-
     @functools.wraps(impl)
     def impl_(self: Any, op_name: Any, fn: Any, dispatch_key: str = "", *args: Any, **kwargs: Any) -> Any:
         key = dispatch_key or getattr(self, "dispatch_key", "")
@@ -446,7 +441,7 @@ def patch_library(torch: Any) -> None:
         if first:
             def on_cpu(*a: Any, **k: Any) -> Any:
                 npu, cpu = entry.get("npu"), entry.get("cpu")
-                if npu is not None and any(is_on_npu(t) for t in tensors((*a, *k.values()))):
+                if npu is not None and any(is_on_npu(t) for t in _tensors_in(torch, (*a, *k.values()))):
                     return npu(*a, **k)
                 if cpu is not None:
                     return cpu(*a, **k)

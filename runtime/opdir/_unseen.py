@@ -1020,7 +1020,7 @@ def flipped_bools(spec: Spec, wrapper_attrs: list[str], golden_keywords: list[st
     RMSNorm wrapper that took Gemma's ``unit_offset`` and never used it passed every verification - a bool stayed at
     the SPEC's value in every call. A wrapper that supports one value only does not take the attribute (it is then the
     SPEC's, fixed); a set whose golden outputs are not of the SPEC's shapes (a ``keepdim``) is not run
-    (``runtime.verify._engine._drop_refused_attributes``)."""
+    (``runtime.verify._engine._drop_reshaped_attributes``)."""
     if version < 18:
         return []
     return [n for n in wrapper_attrs if type(spec.attrs.get(n)) is bool and n in golden_keywords]

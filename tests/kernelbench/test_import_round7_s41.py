@@ -1115,7 +1115,7 @@ def test_cuda_devices_in_get_inputs_init_and_forward_import(tmp_path: Path, torc
 @needs_torch
 def test_a_mask_made_on_the_first_call_imports_with_dynamic_axes(tmp_path: Path, torch_restored: Any) -> None:
     """The mask is made at the first case's length; the tail case (T + 13) needs its own: every golden() call runs
-    on a copy of the model as built."""
+    from the model's state as built."""
     torch = torch_restored
     F = torch.nn.functional
     dest = tmp_path / "op"

@@ -747,8 +747,9 @@ def _with_cpu_only(source: str) -> str:
 def _golden_text(task: Path, source: str, plan: _Plan, rows: list[tuple[str, str]], n_forward: int,
                  make: list[dict[str, Any]] | None = None, *, sorted_topk: bool = False, fresh: bool = False) -> str:
     """golden.py: the inventory, the task unchanged, the adapter. ``fresh``: forward builds state on its first call
-    (a lazily made mask, see ``_probe._carried_state``), so each golden() call runs on a copy of the model as built
-    (a mask built at one case's size must not serve the next case)."""
+    (a lazily made mask, see ``_probe._carried_state``), so each golden() call starts from the model's state as built,
+    restored in place (a mask built at one case's size must not serve the next case; a copy of the model would keep
+    closures bound to the original's submodules)."""
     digest = hashlib.sha256(source.encode()).hexdigest()[:12]
     head = ["# Golden function inventory", "# | # | Golden operation | Shape transformation |",
             "# |---|------------------|----------------------|"]
@@ -1369,7 +1370,7 @@ def _write(task: Path, source: str, desc: dict[str, Any], plan: _Plan, p0: list[
     if lazy:
         report.notes.append(f"forward builds {', '.join('self.' + n for n in lazy)} on its first call and the next "
                             "call's outputs do not depend on it (state made from the shapes or constants, as if "
-                            "__init__ had made it): golden.py runs every case on a copy of the model as built")
+                            "__init__ had made it): golden.py starts every case from the model's state as built")
     golden_text = _golden_text(task, source, plan, rows, len(fwd_in), make, sorted_topk=unsorted, fresh=bool(lazy))
     with private_dir("forge-task-opdir-") as tmp:
         for attempt in range(2):

@@ -791,12 +791,6 @@ def trace(path: str, cases: list[dict[str, Any]]) -> dict[str, Any]:
     tensors stay alive for the run (``keep``), so that no other tensor gets one of their ids."""
     keep: list[Any] = []
 
-    def tensors(obj: Any) -> list[Any]:
-        if isinstance(obj, torch.Tensor):
-            return [obj]
-        if isinstance(obj, list | tuple):
-            return [t for o in obj for t in tensors(o)]
-        return []
 
     class Recorder(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001 - torch's protocol
@@ -813,10 +807,10 @@ def trace(path: str, cases: list[dict[str, Any]]) -> dict[str, Any]:
                 entry["stable"] = True  # ties keep the input order: the tie-break is the task's contract
             if entry["op"] in STEP_OPS and any(isinstance(a, torch.Tensor) and a.is_floating_point() for a in args):
                 entry["steps"] = True  # round / floor / ... of a float: a staircase (an int // is exact)
-                stepped.update(id(t) for t in tensors(out))
+                stepped.update(id(t) for t in _flat(out))
                 keep.append(out)
-            elif any(id(t) in stepped for t in tensors([list(args), list(kwargs.values())])):
-                stepped.update(id(t) for t in tensors(out))  # computed from a staircase: one too
+            elif any(id(t) in stepped for t in _flat([list(args), list(kwargs.values())])):
+                stepped.update(id(t) for t in _flat(out))  # computed from a staircase: one too
                 keep.append(out)
             if entry["op"] in _POOLS:
                 entry["tiled"] = _tiled(entry["op"], list(args), dict(kwargs or {}))
@@ -958,7 +952,6 @@ def _kept_state(model: Any, overrides: dict[str, Any], args: list[Any], before: 
     (session 40's first cut) blamed BatchNorm's running statistics for any forward that draws at random
     (``F.dropout(x, 0.5, training=True)`` after a BatchNorm was refused as "state kept in self.bn.running_mean",
     not as dropout), and its 1e-5 tolerance let a slow EMA (momentum 0.001) through."""
-    import torch
 
     changed = sorted(n for n, f in _registered_state(model).items() if before.get(n) != f)
     if not changed:
@@ -966,9 +959,7 @@ def _kept_state(model: Any, overrides: dict[str, Any], args: list[Any], before: 
     after = _state_values(model, overrides)
 
     def run(state: dict[str, Any]) -> list[Any]:
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(_STATE_SEED)
-            return _flat(_call(model, {**_cloned(state), **_cloned(overrides)}, _cloned(args)))
+        return _seeded_outputs(model, {**state, **overrides}, args)
 
     first = run(snapshot)
     floor = _gap(first, run(snapshot))
@@ -1136,6 +1127,7 @@ def _other_inputs(mod: Any, case: dict[str, Any], k: int, args: list[Any]) -> li
 
 
 def _flat(obj: Any) -> list[Any]:
+    """The tensors of a forward's output (nested lists / tuples), in order."""
     import torch
 
     if isinstance(obj, torch.Tensor):
@@ -1143,6 +1135,16 @@ def _flat(obj: Any) -> list[Any]:
     if isinstance(obj, list | tuple):
         return [t for o in obj for t in _flat(o)]
     return []
+
+
+def _seeded_outputs(model: Any, overrides: dict[str, Any], inputs: list[Any]) -> list[Any]:
+    """The output tensors of one forward on copies of ``overrides`` / ``inputs``, torch's generator seeded with
+    :data:`_STATE_SEED` (and restored after): the runs the state checks compare draw alike."""
+    import torch
+
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(_STATE_SEED)
+        return _flat(_call(model, _cloned(overrides), _cloned(inputs)))
 
 
 def _gap(xs: list[Any], ys: list[Any]) -> float:
@@ -1190,14 +1192,10 @@ def _carried_state(model: Any, overrides: dict[str, Any], args: list[Any], other
 
     Names: those whose value taken alone from the left state moves an output; all of ``changed`` when none does
     alone."""
-    import torch
-
     shared = set(overrides)
 
     def run(inputs: list[Any]) -> list[Any]:
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(_STATE_SEED)
-            return _flat(_call(model, _cloned(overrides), _cloned(inputs)))
+        return _seeded_outputs(model, overrides, inputs)
 
     _pto_forge_restore(start)
     first = run(args)
