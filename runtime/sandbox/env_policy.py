@@ -10,10 +10,25 @@ What the child gets:
 * a fixed base (``PATH``, C.UTF-8 locale, ``HOME``/``TMPDIR`` = the child's work directory,
   ``PYTHONHASHSEED``, no bytecode, no user site);
 * single-threaded BLAS / OpenMP for every common BLAS (reductions then sum in one fixed order);
-* the *numerics-selection* variables in :data:`NUMERICS_PASSTHROUGH`, copied from the parent unchanged and
-  identically to both sides (a user who pins ``OPENBLAS_CORETYPE`` pins it for golden and candidate alike);
+* one OpenBLAS kernel set for every host, :data:`REFERENCE_BLAS_CORE`, whatever the parent's
+  ``OPENBLAS_CORETYPE`` (:func:`blas_coretype`): a verdict must not depend on the CPU (session 42, below);
+* the other *numerics-selection* variables in :data:`NUMERICS_PASSTHROUGH`, copied from the parent unchanged and
+  identically to both sides;
 * nothing else: no API keys, tokens or other user secrets, and nothing that tells the code it runs in a
   sandbox (a kernel must not be able to behave differently under verification).
+
+The BLAS core (session 42): numpy's OpenBLAS picks its kernel set per CPU at load time, and both sides of a
+comparison move with it - the golden's ``np.matmul`` and the device's (the emulator's matmul is float32 GEMM). On
+an AMD EPYC (Haswell kernels) workspace swiglu_mlp's honest final kernel failed one unseen case that it passed with
+``OPENBLAS_CORETYPE=Sandybridge`` or ``Prescott``: Haswell's FMA kernels sum a dot product in an order that depends on
+the GEMM's M and N (a 16-row tile of a 230-row product differed from the whole product in 24% of its elements), so
+the kernel's tile matmuls and the golden's whole one disagreed by 1.7e-5 where the SPEC allowed 1.06e-5. With the
+Sandybridge (AVX, no FMA) kernels a row or column tile of a GEMM is bit-identical to the whole GEMM (measured for
+K 128-7168), so an honest tiled kernel agrees with a numpy golden where it computes the same sums, on every host.
+Measured in docs/emulator-fidelity.md ("Matmul numerics and the host's BLAS"). Set for every child whose numbers
+the verifier compares (golden, candidate, device) on x86-64 hosts with AVX - every x86-64 CPU since 2011 but some
+Pentium/Celeron/Atom parts, where forcing it would be an illegal instruction: there the parent's
+``OPENBLAS_CORETYPE`` passes through as before, and verdicts at a tolerance edge may follow that host's BLAS.
 
 The hash seed (red team s17, c01): it was ``0`` for every child, so ``hash("some text")`` was one known number
 in every verification and nowhere else (a real host randomizes string hashing): a kernel that compared a string
@@ -25,11 +40,14 @@ the candidate's ``os.environ`` before any candidate code runs (a real host does 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
+import platform
 from collections.abc import Mapping
 
-__all__ = ["NUMERICS_PASSTHROUGH", "THREAD_VARS", "candidate_hash_seed", "child_env"]
+__all__ = ["NUMERICS_PASSTHROUGH", "REFERENCE_BLAS_CORE", "THREAD_VARS", "blas_coretype", "candidate_hash_seed",
+           "child_env"]
 
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
                "NUMEXPR_NUM_THREADS", "BLIS_NUM_THREADS")
@@ -37,7 +55,34 @@ THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VE
 
 NUMERICS_PASSTHROUGH = ("OPENBLAS_CORETYPE", "OPENBLAS_VERBOSE", "MKL_CBWR", "MKL_ENABLE_INSTRUCTIONS",
                         "NPY_DISABLE_CPU_FEATURES", "NPY_ENABLE_CPU_FEATURES")
-"""Variables that select BLAS kernels / SIMD paths; passed through from the parent, the same for both sides."""
+"""Variables that select BLAS kernels / SIMD paths; passed through from the parent, the same for both sides
+(``OPENBLAS_CORETYPE`` only where :func:`blas_coretype` pins none)."""
+
+REFERENCE_BLAS_CORE = "Sandybridge"
+"""The OpenBLAS kernel set of every numbers child on an x86-64 host with AVX (see the module docstring)."""
+
+
+@functools.cache
+def _x86_avx() -> bool:
+    """This is an x86-64 Linux host whose kernel enabled AVX (the ``avx`` flag is cleared without OS support)."""
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return False
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("flags"):
+                    return "avx" in line.split(":", 1)[1].split()
+    except OSError:
+        pass
+    return False
+
+
+def blas_coretype(parent: Mapping[str, str] | None = None) -> str | None:
+    """The ``OPENBLAS_CORETYPE`` of a numbers child: :data:`REFERENCE_BLAS_CORE` on an x86-64 host with AVX, else
+    the parent's (None: unset)."""
+    if _x86_avx():
+        return REFERENCE_BLAS_CORE
+    return (os.environ if parent is None else parent).get("OPENBLAS_CORETYPE")
 
 
 _HASH_SEED_TAG = b"pto-forge/candidate-hash-seed\0"
@@ -59,7 +104,8 @@ def child_env(work: str | os.PathLike[str], *, parent: Mapping[str, str] | None 
 
     Args:
         work: the child's private working directory (becomes ``HOME`` and ``TMPDIR``).
-        parent: the environment to take :data:`NUMERICS_PASSTHROUGH` from (default ``os.environ``).
+        parent: the environment to take :data:`NUMERICS_PASSTHROUGH` from (default ``os.environ``);
+            ``OPENBLAS_CORETYPE`` is :func:`blas_coretype`'s.
         hash_seed: ``PYTHONHASHSEED`` (0 to 2**32 - 1): 0 for trusted children, :func:`candidate_hash_seed` for
             the candidate of a verification.
 
@@ -84,4 +130,7 @@ def child_env(work: str | os.PathLike[str], *, parent: Mapping[str, str] | None 
     for var in NUMERICS_PASSTHROUGH:
         if var in source:
             env[var] = source[var]
+    core = blas_coretype(source)
+    if core is not None:
+        env["OPENBLAS_CORETYPE"] = core
     return env

@@ -69,12 +69,12 @@ def test_the_compiler_child_gets_the_sandbox_allow_list_plus_its_own_tools(tmp_p
     from runtime.toolchain._launch import _env_extra
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
-    monkeypatch.setenv("OPENBLAS_CORETYPE", "Haswell")
+    monkeypatch.setenv("MKL_CBWR", "AVX2")
     base = child_env(tmp_path)
     env = {**base, **_env_extra(tmp_path)}  # as run_process composes them for the vendor profile
     assert {k: v for k, v in env.items() if k in base and k != "PATH"} == {k: v for k, v in base.items() if k != "PATH"}
     assert set(env) - set(base) == {"ASCEND_PROCESS_LOG_PATH", "ASCEND_GLOBAL_LOG_LEVEL"}
-    assert env["PATH"].endswith(base["PATH"]) and env["OPENBLAS_CORETYPE"] == "Haswell"
+    assert env["PATH"].endswith(base["PATH"]) and env["MKL_CBWR"] == "AVX2"
     assert "sk-secret" not in str(env) and env["ASCEND_PROCESS_LOG_PATH"].startswith(str(tmp_path))
 
 

@@ -11,7 +11,7 @@ from verify_helpers import EMULATOR
 
 from runtime.opdir import GoldenError, load_op_dir, run_golden
 from runtime.sandbox import run_candidate
-from runtime.sandbox.env_policy import child_env
+from runtime.sandbox.env_policy import blas_coretype, child_env
 
 SPEC = """\
 ---
@@ -78,6 +78,7 @@ def test_golden_and_candidate_see_the_same_environment(tmp_path: Path, monkeypat
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret")
     monkeypatch.setenv("MY_PRIVATE_THING", "x")
     monkeypatch.setenv("OPENBLAS_CORETYPE", "Haswell")
+    monkeypatch.setenv("MKL_CBWR", "AUTO")
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "8")
     golden, cand = _golden_env(tmp_path), _candidate_env(tmp_path)
     work_dependent = {"HOME", "TMPDIR", "PYTHONHASHSEED"}
@@ -87,7 +88,8 @@ def test_golden_and_candidate_see_the_same_environment(tmp_path: Path, monkeypat
     assert set(golden) == set(cand) | {"PYTHONHASHSEED"} == set(child_env("/w")) and golden["PYTHONHASHSEED"] == "0"
     for env in (golden, cand):
         assert "OPENAI_API_KEY" not in env and "MY_PRIVATE_THING" not in env
-        assert env["OPENBLAS_CORETYPE"] == "Haswell"  # the user's core type reaches both sides alike
+        assert env["MKL_CBWR"] == "AUTO"  # the user's numerics selection reaches both sides alike
+        assert env.get("OPENBLAS_CORETYPE") == blas_coretype()  # the BLAS core: one for every host (session 42)
         assert env["OPENBLAS_NUM_THREADS"] == "1"
         # (the work-directory paths in HOME/TMPDIR are the sandbox runner's to make neutral)
         assert not any(w in (k + v).upper() for k, v in env.items() if k not in work_dependent
@@ -95,7 +97,7 @@ def test_golden_and_candidate_see_the_same_environment(tmp_path: Path, monkeypat
 
 
 def test_child_env_is_an_allow_list() -> None:
-    env = child_env("/w", parent={"AWS_SECRET_ACCESS_KEY": "x", "OPENBLAS_CORETYPE": "Sandybridge", "PATH": "/x"})
+    env = child_env("/w", parent={"AWS_SECRET_ACCESS_KEY": "x", "MKL_CBWR": "AVX2", "PATH": "/x"})
     assert env["PATH"] == "/usr/bin:/bin" and env["HOME"] == env["TMPDIR"] == "/w"
-    assert env["OPENBLAS_CORETYPE"] == "Sandybridge" and "AWS_SECRET_ACCESS_KEY" not in env
-    assert "OPENBLAS_CORETYPE" not in child_env("/w", parent={})
+    assert env["MKL_CBWR"] == "AVX2" and "AWS_SECRET_ACCESS_KEY" not in env
+    assert "MKL_CBWR" not in child_env("/w", parent={})
