@@ -106,6 +106,38 @@ def _torch_view(torch: Any, x: Any, pname: str) -> np.ndarray:
         raise py_error("ValueError", f"Input torch.dtype is not supported. Got {t.dtype}") from exc
 
 
+def _fake_call(name: str, args: tuple, kwargs: dict[str, Any]) -> bool:
+    """True (and a warning) when the kernel is called with FakeTensors: ``torch.compile`` tracing a function that
+    calls it (the gym's ``@allow_in_graph`` wrappers, e.g. ``attn_softmax_wrapper``, which unlike llada2's have no
+    ``isinstance(x, FakeTensor)`` guard) runs it on fake inputs to learn its outputs' shapes. Such tensors have no
+    data (the real 0.2.0 launcher reads ``data_ptr()``: 0 for a FakeTensor, with torch's "Accessing the data
+    pointer of FakeTensor" warning); the call is skipped, the outputs stay fake, and the compiled graph runs the
+    kernel on the real tensors. Before (s41): ".numpy() is not supported for tensor subclasses" and every such
+    ``torch.compile`` died. When the trace records a graph of torch operations (AOTAutograd: a backend other than
+    ``"eager"``), that graph does not contain the kernel, so the compiled function will not run it - said here."""
+    fake_mod = sys.modules.get("torch._subclasses.fake_tensor")
+    is_fake = getattr(fake_mod, "is_fake", None)
+    if is_fake is None:
+        return False
+    values = (*args, *kwargs.values())
+    if not any(_is_torch(v) and is_fake(v) for v in values):
+        return False
+    proxy = getattr(sys.modules.get("torch.fx.experimental.proxy_tensor"), "get_proxy_mode", None)
+    recorded = proxy is not None and proxy() is not None
+    f, ln = user_location()
+    msg = (f"jit kernel '{name}' called with FakeTensors (torch.compile tracing): not run, its outputs keep no "
+           "data; ")
+    if recorded:
+        msg += ("the graph being traced records torch operations only, so the compiled function will not run this "
+                "kernel (the real launcher is given data_ptr() 0 for these); compile with backend='eager', or "
+                "register the kernel as a custom op with a Meta implementation, as gated_delta_rule does")
+    else:
+        msg += "the compiled graph runs it on the real tensors"
+    with active_session() as s:
+        s.warn("EMU_FAKE_TENSOR_CALL", msg, file=f, line=ln)
+    return True
+
+
 def _annotated_axes(ann: Any, ndim: int) -> list | None:
     """The annotation's shape, one entry per axis (``...`` expanded to STATIC axes), or None when the annotation
     gives no shape (every extent is taken from the argument: all static). Its length may differ from ``ndim``
@@ -192,6 +224,8 @@ class JitFunction:
             raise py_error("RuntimeError", f"function nested is not allowed (jit kernel '{self.__name__}' called "
                            "while another kernel is being traced; use @pypto.frontend.function for helpers)",
                            file=f, line=ln)
+        if _fake_call(self.__name__, args, kwargs):
+            return None
         with active_session() as s, _gcpause.paused():  # see _gcpause: a full collection costs ~0.2 s
             try:
                 self._call(s, args, kwargs)

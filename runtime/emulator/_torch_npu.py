@@ -51,10 +51,12 @@ from runtime.emulator._torch_npu_device import install as install_device
 from runtime.emulator._torch_npu_placement import ORIGINAL, is_on_npu, mark
 from runtime.emulator._torch_npu_placement import install as install_placement
 from runtime.emulator._torch_npu_runtime import (
+    PINNED,
     NpuMemory,
     NpuTensorType,
-    no_context,
+    is_pinned,
     noop,
+    pin_memory,
     profiler_module,
     runtime_names,
 )
@@ -140,6 +142,7 @@ def transfer_to_npu(torch: Any) -> None:
     cuda_amp = getattr(cuda, "amp", None)
     if cuda_amp is not None:
         cuda_amp.autocast = npu.amp.autocast
+        cuda_amp.GradScaler = npu.amp.GradScaler
 
 
 def map_device(dev: Any) -> Any:
@@ -172,8 +175,10 @@ def _wrap_factory(fn: Callable, follows_context: bool = False, from_data: bool =
             on_npu = given = True
         if kwargs.get("device") is not None:
             kwargs["device"] = map_device(kwargs["device"])
-        kwargs.pop("pin_memory", None)  # `torch.empty(n, pin_memory=True)`: CPU torch refuses it without a device
-        result = fn(*args, **kwargs)
+        pinned = kwargs.pop("pin_memory", None)  # `torch.empty(n, pin_memory=True)`: CPU torch refuses it without
+        result = fn(*args, **kwargs)  # a device; the result says it is pinned (`is_pinned`) unless built on the NPU
+        if pinned and not on_npu and _is_tensor(result):
+            result.__dict__[PINNED] = True
         if on_npu or given:  # built on the NPU: its `.npu()` is itself, its `.cpu()` a copy (`_moved`); a device
             mark(result, on_npu)  # given as the host's: a host tensor (`torch.empty_like(x_npu, device="cpu")`)
         elif from_data and _is_tensor(result):
@@ -242,26 +247,22 @@ def _wrap_to(fn: Callable) -> Callable:
 _TENSOR_FACTORIES = ("new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "new_empty_strided")
 
 
-def _load_target(where: Any) -> bool | None:
-    """Where ``torch.load(..., map_location=where)`` puts the tensors: True the NPU, False the host, None where
-    they were saved (no ``map_location``). A function (``lambda storage, loc: storage``) keeps them on the host,
-    as it does on a device host for the usual ``storage``; a dict goes to the NPU if any saved place maps there."""
-    if where is None:
-        return None
-    if isinstance(where, dict):
-        return any(_is_npu(v) for v in where.values())
-    return _is_npu(where)
-
-
-def _mark_loaded(obj: Any, on_npu: bool) -> None:
-    """Mark the tensors of a loaded object (a tensor, a state dict, nested lists / tuples / dicts, a module)."""
-    for t in _tensors(obj):
-        mark(t, on_npu)
-
-
 _LOADS_TO_NPU: list[set[int]] = []
-"""one set per ``torch.load`` running with a function as ``map_location``: the data pointers of the storages that
-function put on the NPU (``storage.npu()``)"""
+"""one set per ``torch.load`` running: the storages (`_storage_key`) it put on the NPU - a ``map_location``
+function's ``storage.npu()``, or the stand-in's deserializer of ``"npu..."`` locations (`_npu_deserialize`)"""
+
+_SAVES_FROM_NPU: list[set[int]] = []
+"""one set per ``torch.save`` running: the storages of the NPU tensors it pickled (`_wrap_reduce_ex`)"""
+
+
+def _storage_key(storage: Any) -> int:
+    """A storage's identity, the same for every Python object of it (``_cdata``: the C++ storage's address; an
+    empty storage's data pointer is 0 for all of them)."""
+    key = getattr(storage, "_cdata", None)
+    if isinstance(key, int):
+        return key
+    untyped = getattr(storage, "_untyped_storage", None)  # a TypedStorage
+    return _storage_key(untyped) if untyped is not None else int(storage.data_ptr())
 
 
 def _storage_npu(self: Any, device: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
@@ -270,12 +271,12 @@ def _storage_npu(self: Any, device: Any = None, non_blocking: bool = False, **kw
     on it are then on the NPU, as on a device host (s41: the lambda died with "'UntypedStorage' object has no
     attribute 'npu'")."""
     if _LOADS_TO_NPU:
-        _LOADS_TO_NPU[-1].add(self.data_ptr())
+        _LOADS_TO_NPU[-1].add(_storage_key(self))
     return self
 
 
 def _storage_is_npu(self: Any) -> bool:
-    return bool(_LOADS_TO_NPU) and self.data_ptr() in _LOADS_TO_NPU[-1]
+    return bool(_LOADS_TO_NPU) and _storage_key(self) in _LOADS_TO_NPU[-1]
 
 
 def _patch_storages(torch: Any) -> None:
@@ -288,6 +289,55 @@ def _patch_storages(torch: Any) -> None:
             cls.npu = _storage_npu
         if not hasattr(cls, "is_npu"):
             cls.is_npu = property(_storage_is_npu)
+
+
+def _npu_tag(storage: Any) -> str | None:
+    """`torch.save`'s location tag of a storage an NPU tensor uses: ``"npu:<index>"``, as a device host writes it."""
+    if _SAVES_FROM_NPU and _storage_key(storage) in _SAVES_FROM_NPU[-1]:
+        return f"npu:{current_index()}"
+    return None
+
+
+def _npu_deserialize(storage: Any, location: Any) -> Any:
+    """`torch.load`'s restore of a storage whose location (saved, or given by ``map_location``) is the NPU: the
+    host storage as it is, its tensors marked as on the NPU after the load (`_load_with_function`)."""
+    if not _is_npu(str(location)):
+        return None
+    if _LOADS_TO_NPU:
+        _LOADS_TO_NPU[-1].add(_storage_key(storage))
+    return storage
+
+
+def _wrap_reduce_ex(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``Tensor.__reduce_ex__`` while a ``torch.save`` runs: the storage of an NPU tensor is noted for `_npu_tag`."""
+
+    @functools.wraps(fn)
+    def reduce_ex(self: Any, proto: Any) -> Any:
+        if _SAVES_FROM_NPU and is_on_npu(self):
+            try:
+                _SAVES_FROM_NPU[-1].add(_storage_key(self.untyped_storage()))
+            except (RuntimeError, NotImplementedError):  # a tensor without storage (sparse, meta)
+                pass
+        return fn(self, proto)
+
+    return reduce_ex
+
+
+def _wrap_save(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``torch.save``: the NPU tensors' storages are tagged ``"npu:0"`` in the file, as on a device host (s42:
+    every storage said ``"cpu"``, so a ``map_location`` function reading its ``location`` argument -
+    ``lambda s, loc: s.npu() if loc.startswith("npu") else s`` - and a dict keyed ``{"npu:0": ...}`` saw host
+    tensors only)."""
+
+    @functools.wraps(fn)
+    def save(*args: Any, **kwargs: Any) -> Any:
+        _SAVES_FROM_NPU.append(set())
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _SAVES_FROM_NPU.pop()
+
+    return save
 
 
 def _tensors(obj: Any, depth: int = 0) -> list[Any]:
@@ -306,9 +356,10 @@ def _tensors(obj: Any, depth: int = 0) -> list[Any]:
 
 
 def _load_with_function(fn: Callable, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """``torch.load(f, map_location=lambda storage, loc: ...)``: each tensor is where the function put its storage
-    - on the NPU when it returned ``storage.npu()`` / ``storage.npu(0)``, on the host for the usual ``lambda storage,
-    loc: storage``."""
+    """``torch.load`` run so that each tensor is where its storage went: on the NPU when a ``map_location``
+    function returned ``storage.npu()`` / ``storage.npu(0)``, or the storage's location - saved, or mapped by a
+    ``map_location`` string, device or dict - is the NPU (`_npu_deserialize`); on the host otherwise (the usual
+    ``lambda storage, loc: storage``, ``map_location="cpu"``)."""
     to_npu: set[int] = set()
     _LOADS_TO_NPU.append(to_npu)
     try:
@@ -317,43 +368,45 @@ def _load_with_function(fn: Callable, args: tuple[Any, ...], kwargs: dict[str, A
         _LOADS_TO_NPU.remove(to_npu)
     for t in _tensors(result):
         try:
-            on_npu = t.untyped_storage().data_ptr() in to_npu
+            on_npu = _storage_key(t.untyped_storage()) in to_npu
         except (RuntimeError, NotImplementedError):  # a tensor without storage (sparse, meta)
             on_npu = False
         mark(t, on_npu)
     return result
 
 
-def _wrap_load(fn: Callable) -> Callable:
-    """``torch.load(f, map_location="npu:0")``: tensors saved on a device host come back on the CPU, marked as
-    on the NPU; ``map_location="cpu"`` (or a function, or a dict to the host) gives host tensors.
+def _load_location(where: Any) -> Any:
+    """A ``map_location`` as torch is given it: an NPU device (``"npu"``, ``"npu:1"``, a ``torch.device``, a bare
+    index, ``"cuda"`` after ``transfer_to_npu``) is the string ``"npu:N"`` the stand-in's deserializer restores;
+    in a dict each value so; anything else (``"cpu"``, a function) as it is."""
+    if isinstance(where, dict):  # {"cuda:0": "npu:0"}: saved location -> where it goes
+        return {k: _load_location(v) for k, v in where.items()}
+    if not (isinstance(where, str | int) or type(where).__name__ == "device") or not _is_npu(where):
+        return where
+    if isinstance(where, str):
+        index: Any = where.split(":", 1)[1] if ":" in where else None
+    else:
+        index = where if isinstance(where, int) else getattr(where, "index", None)
+    return f"npu:{current_index() if index is None else index}"
 
-    Why the marks: a tensor pickles its ``__dict__``, the stand-in's NPU mark with it, so a tensor saved from the
+
+def _wrap_load(fn: Callable) -> Callable:
+    """``torch.load``: each tensor comes back where its storage's location puts it - saved ``"npu:0"`` (`_wrap_save`)
+    or mapped there by ``map_location`` (a string, device, dict or function) is on the NPU, else on the host.
+
+    Why per storage: a tensor pickles its ``__dict__``, the stand-in's NPU mark with it, so a tensor saved from the
     NPU came back *on the NPU* whatever ``map_location`` said, and the script's ``torch.load(f,
     map_location="cpu")["out"].numpy()`` - fine on a device host - raised "can't convert npu:0 device type
     tensor to numpy" (s39, second round). Without ``map_location`` a tensor returns where it was saved, as
-    there."""
-    def mapped(where: Any) -> Any:
-        if isinstance(where, dict):  # {"cuda:0": "npu:0"}: saved location -> where it goes
-            return {k: map_device(v) for k, v in where.items()}
-        return map_device(where) if isinstance(where, str | int) or type(where).__name__ == "device" else where
+    there (a file a device host wrote, tagged ``"npu:0"``, loads too)."""
 
     @functools.wraps(fn)
     def load(*args: Any, **kwargs: Any) -> Any:
-        where: Any = None
         if "map_location" in kwargs:
-            where = kwargs["map_location"]
-            kwargs["map_location"] = mapped(where)
+            kwargs["map_location"] = _load_location(kwargs["map_location"])
         elif len(args) > 1:  # torch.load(f, "npu:0")
-            where = args[1]
-            args = (args[0], mapped(where), *args[2:])
-        if callable(where) and not isinstance(where, dict):
-            return _load_with_function(fn, args, kwargs)
-        result = fn(*args, **kwargs)
-        target = _load_target(where)
-        if target is not None:
-            _mark_loaded(result, target)
-        return result
+            args = (args[0], _load_location(args[1]), *args[2:])
+        return _load_with_function(fn, args, kwargs)
 
     return load
 
@@ -415,23 +468,43 @@ def _npu_namespace(torch: Any) -> types.ModuleType:
         elif getattr(device, "index", None) is not None:
             state["device"] = int(device.index)
 
-    class _Stream:
-        npu_stream = 0
-        """the raw stream handle some scripts read (there is none: 0)"""
+    def _index_of(device: Any) -> int:
+        """The device index of a stream / device argument: None, ``"npu"``, ``"npu:1"``, 1, a ``torch.device``."""
+        if isinstance(device, str):
+            return int(device.rsplit(":", 1)[1]) if ":" in device else int(state["device"])
+        index = device if device is None or isinstance(device, int) else getattr(device, "index", None)
+        return int(state["device"]) if index is None else int(index)
 
-        def __init__(self, *_a: Any, **_k: Any) -> None:
-            pass
+    class _Stream:
+        """An NPU stream. One queue runs everything here (each call completes before it returns), so waits and
+        queries have nothing to do; what a script can see is kept as on a device host (s42): the current stream
+        is the default one until ``torch.npu.stream(s)`` / ``set_stream(s)`` makes ``s`` current (per thread),
+        ``current_stream() == default_stream()`` at start, streams compare and hash by identity of the queue. Before,
+        each call made a new object, so a script's ``assert torch.npu.current_stream() == s`` inside
+        ``with torch.npu.stream(s)`` failed."""
+
+        _made = [0]
+
+        def __init__(self, device: Any = None, priority: int = 0, *, _default: bool = False, **_k: Any) -> None:
+            self._index = _index_of(device)
+            self.priority = int(priority)
+            if not _default:
+                self._made[0] += 1
+            self.stream_id = 0 if _default else self._made[0]
+
+        npu_stream = property(lambda self: 0 if self.stream_id <= 0 else 0x10000 + self.stream_id,
+                              doc="the raw stream handle some scripts read (none here: 0 for the default stream)")
 
         @property
         def device(self) -> Any:
             """the stream's device, as torch's streams have it: ``torch.compile`` reads the current stream's while
             it sets up tracing (s40: without it every ``torch.compile`` died with "'_Stream' object has no
             attribute 'device'")"""
-            return torch.device("npu", state["device"])
+            return torch.device("npu", self._index)
 
         @property
         def device_index(self) -> int:
-            return int(state["device"])
+            return self._index
 
         device_type = "npu"
 
@@ -444,8 +517,80 @@ def _npu_namespace(torch: Any) -> types.ModuleType:
         def wait_event(self, *_a: Any) -> None:
             return None
 
+        def record_event(self, event: Any = None) -> Any:
+            event = _Event() if event is None else event
+            event.record(self)
+            return event
+
         def query(self) -> bool:
             return True
+
+        def __eq__(self, other: object) -> bool:
+            return isinstance(other, _Stream) and (other.stream_id, other._index) == (self.stream_id, self._index)
+
+        def __hash__(self) -> int:
+            return hash((self.stream_id, self._index))
+
+        def __repr__(self) -> str:
+            return f"<torch_npu.npu.Stream device=npu:{self._index} npu_stream={self.npu_stream:#x}>"
+
+    defaults: dict[int, _Stream] = {}
+    current = threading.local()
+
+    def default_stream(device: Any = None) -> _Stream:
+        index = _index_of(device)
+        stream = defaults.get(index)
+        if stream is None:
+            stream = defaults.setdefault(index, _Stream(index, _default=True))
+        return stream
+
+    def current_stream(device: Any = None) -> _Stream:
+        index = _index_of(device)
+        streams = getattr(current, "streams", None)
+        stream = streams.get(index) if streams else None
+        return default_stream(index) if stream is None else stream
+
+    def set_stream(stream: Any) -> None:
+        if stream is None:
+            return
+        if not hasattr(current, "streams"):
+            current.streams = {}
+        current.streams[stream.device_index] = stream
+
+    class StreamContext:
+        """``with torch.npu.stream(s)`` / ``StreamContext(s)``: ``s`` is the current stream of its device inside
+        (a ``None`` stream changes nothing)."""
+
+        def __init__(self, stream: Any) -> None:
+            self.stream = stream
+            self._prev: Any = None
+
+        def __enter__(self) -> Any:
+            if self.stream is not None:
+                self._prev = current_stream(self.stream.device_index)
+                set_stream(self.stream)
+            return self.stream
+
+        def __exit__(self, *_exc: Any) -> None:
+            if self._prev is not None:
+                set_stream(self._prev)
+
+    class _DeviceContext:
+        """``with torch.npu.device(i)`` / ``device_of(t)``: ``i`` is the current device inside (-1 or ``None``:
+        unchanged)."""
+
+        def __init__(self, device: Any) -> None:
+            self.index = None if device is None or _is_tensor(device) else _index_of(device)
+            self._prev: int | None = None
+
+        def __enter__(self) -> None:
+            if self.index is not None and self.index >= 0:
+                self._prev = int(state["device"])
+                state["device"] = self.index
+
+        def __exit__(self, *_exc: Any) -> None:
+            if self._prev is not None:
+                state["device"] = self._prev
 
     class _Event:
         """Host-clock timing event (``elapsed_time`` in milliseconds, like the device's)."""
@@ -491,12 +636,13 @@ def _npu_namespace(torch: Any) -> types.ModuleType:
         set_device=set_device, synchronize=memory.sample, current_device=lambda: state["device"],
         device_count=lambda: 1, is_available=lambda: True, manual_seed=manual_seed,
         manual_seed_all=manual_seed, seed=noop, seed_all=noop, set_compile_mode=noop,
-        current_stream=lambda *_a: _Stream(), default_stream=lambda *_a: _Stream(), Stream=_Stream, Event=_Event,
-        stream=no_context, device=no_context, _is_in_bad_fork=lambda: False,
+        current_stream=current_stream, default_stream=default_stream, Stream=_Stream, Event=_Event,
+        stream=StreamContext, device=_DeviceContext, _is_in_bad_fork=lambda: False,
         is_initialized=lambda: True, init=noop, default_generators=(torch.default_generator,),
         get_soc_version=soc_version, get_device_name=get_device_name,
         config=config, Format=Format, **runtime_names(torch, get_device_name, memory),
     )
+    mod.__dict__.update(set_stream=set_stream, StreamContext=StreamContext)
     mod.__dict__["utils"] = mod  # `torch.npu.utils.get_device_name()`: as `import torch_npu.npu.utils` (NpuFinder)
     provided = sorted(n for n in vars(mod) if not n.startswith("__"))
     mod.__dict__["__getattr__"] = _module_getattr(provided, "torch.npu")
@@ -703,6 +849,9 @@ def patch_torch(torch: Any) -> None:
     setattr(torch.Tensor.cpu, ORIGINAL, cpu)
     _patch_module(torch)  # a golden written as an nn.Module, moved with .npu() / .to("npu")
     torch.load = _wrap_load(torch.load)
+    torch.save = _wrap_save(torch.save)
+    torch.Tensor.__reduce_ex__ = _wrap_reduce_ex(torch.Tensor.__reduce_ex__)
+    torch.serialization.register_package(1, _npu_tag, _npu_deserialize)  # before the CPU's (10)
     _patch_storages(torch)  # storage.npu() in a map_location function
     torch.Tensor.is_npu = property(is_on_npu)  # True for a tensor on the (emulated) NPU, as on a device host
     torch.Tensor.type = _wrap_type(torch, torch.Tensor.type)
@@ -715,7 +864,8 @@ def patch_torch(torch: Any) -> None:
     install_device(torch)  # x.device says npu:0 to the script; mixing devices raises as on a device host
     stream_type, record = npu.Stream, torch.Tensor.record_stream
     torch.Tensor.record_stream = lambda self, stream: None if isinstance(stream, stream_type) else record(self, stream)
-    torch.Tensor.pin_memory = lambda self, *a, **k: self  # pinned host memory: nothing to pin without a device
+    torch.Tensor.pin_memory = pin_memory  # a copy that says it is pinned (nothing to pin without a device)
+    torch.Tensor.is_pinned = is_pinned
     register = getattr(torch, "_register_device_module", None)
     try:
         if register is not None:

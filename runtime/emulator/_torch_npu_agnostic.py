@@ -22,7 +22,7 @@ What the stand-in answers (npu tensors are CPU tensors, so every answer is the C
   dtype (float16), as ``torch.npu.amp.autocast`` already was (before, torch accepted the "npu" autocast and then
   cast nothing: a golden meant to run in float16 ran in float32);
 * ``torch.Event(device=<npu or none>)`` / ``torch.Stream(...)`` are ``torch.npu.Event`` / ``torch.npu.Stream``
-  (host-clock timing; one stream).
+  (host-clock timing; one queue runs every stream).
 """
 
 from __future__ import annotations
@@ -62,10 +62,11 @@ def _device_arg(map_device: Callable[[Any], Any], args: tuple[Any, ...], kwargs:
     return args, kwargs
 
 
-def autocast_type(torch: Any, map_device: Callable[[Any], Any] = lambda d: "cpu" if d == "npu" else d) -> type:
-    """``torch.autocast`` whose ``"npu"`` device type (and any other ``map_device`` maps to the CPU: ``"cuda"``
-    after ``transfer_to_npu``) is the CPU's autocast, float16 by default (the NPU's)."""
-    base = torch.amp.autocast
+def autocast_type(torch: Any, map_device: Callable[[Any], Any] = lambda d: "cpu" if d == "npu" else d,
+                  base: type | None = None) -> type:
+    """``torch.autocast`` (or its subclass ``base``) whose ``"npu"`` device type (and any other ``map_device`` maps
+    to the CPU: ``"cuda"`` after ``transfer_to_npu``) is the CPU's autocast, float16 by default (the NPU's)."""
+    base = torch.amp.autocast if base is None else base
 
     class autocast(base):  # type: ignore[misc, valid-type]  # noqa: N801 - torch's name
         __doc__ = base.__doc__
@@ -76,7 +77,7 @@ def autocast_type(torch: Any, map_device: Callable[[Any], Any] = lambda d: "cpu"
                 device_type, dtype = "cpu", torch.float16 if dtype is None else dtype
             super().__init__(device_type, dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
 
-    autocast.__module__, autocast.__qualname__ = base.__module__, "autocast"
+    autocast.__module__, autocast.__qualname__ = base.__module__, base.__qualname__
     return autocast
 
 
@@ -130,7 +131,7 @@ def accelerator_names(torch: Any, npu: Any) -> dict[str, Any]:
     return dict(
         current_device_index=current_device_index, current_device_idx=current_device_index,
         set_device_index=set_device_index, set_device_idx=set_device_index, device_index=device_index,
-        synchronize=synchronize, current_stream=current_stream, set_stream=lambda stream, /: None,
+        synchronize=synchronize, current_stream=current_stream, set_stream=lambda stream, /: npu.set_stream(stream),
         get_device_capability=get_device_capability, empty_cache=lambda: npu.empty_cache(), empty_host_cache=lambda: None,
         get_memory_info=memory_stat("mem_get_info"), memory_stats=memory_stat("memory_stats"),
         memory_allocated=memory_stat("memory_allocated"), max_memory_allocated=memory_stat("max_memory_allocated"),
@@ -167,6 +168,12 @@ def patch_device_agnostic(torch: Any, npu: Any, map_device: Callable[[Any], Any]
     autocast = autocast_type(torch, map_device)
     torch.autocast = torch.amp.autocast = autocast
     torch.amp.autocast_mode.autocast = autocast
+    unmanaged = getattr(torch.amp.autocast_mode, "_UnmanagedAutocast", None)
+    if isinstance(unmanaged, type):
+        # what a graph torch.compile traced enters (`torch.amp._enter_autocast("npu", ...)`: Dynamo records the
+        # script's arguments as they were): s42, `with torch.autocast("npu", torch.bfloat16)` was a no-op in a
+        # compiled function (float32 results where the eager call gave bfloat16)
+        torch.amp.autocast_mode._UnmanagedAutocast = autocast_type(torch, map_device, unmanaged)
 
     get_module = torch.get_device_module
 

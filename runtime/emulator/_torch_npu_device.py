@@ -280,7 +280,12 @@ def patch_storage_resize(torch: Any) -> None:
 
     @functools.wraps(resize)
     def resize_(self: Any, size: int) -> Any:
-        old = self.data_ptr()
+        try:
+            old = self.data_ptr()
+        except RuntimeError:
+            # a FakeTensor's / FunctionalTensor's storage (torch.compile's AOTAutograd resizes them while it traces:
+            # s42, every backend but "eager" died here) has no data and no place in the memory statistics
+            return resize(self, size)
         result = resize(self, size)
         storage_resized(old, self.data_ptr(), self.nbytes())
         return result
@@ -407,6 +412,61 @@ def patch_transforms(torch: Any) -> None:
                 setattr(module, name, wrap_transform(torch, fn))
 
 
+def patch_script(torch: Any) -> None:
+    """What a ``torch.jit.script`` / ``torch.jit.trace`` function or module returns from NPU tensors is on the NPU,
+    as on a device host. TorchScript runs its graph in C++, past the placement mode, so ``gelu_ts(x_npu).device``
+    said ``cpu`` (s41's open item: wrapping the ``ScriptFunction`` would have changed its type, which scripts
+    check and ``torch.jit.save`` needs). The ``__call__`` of torch's ``ScriptFunction`` and ``ScriptMethod`` classes
+    (a scripted or traced module's ``forward``) is wrapped instead: the objects keep their type."""
+    for name in ("ScriptFunction", "ScriptMethod"):
+        cls = getattr(torch._C, name, None)
+        call = vars(cls).get("__call__") if isinstance(cls, type) else None
+        if call is None or getattr(call, "_pto_forge_npu", False):
+            continue
+
+        try:
+            setattr(cls, "__call__", _marking_call(torch, call))  # noqa: B010 - `cls` is an Any | None for mypy
+        except (AttributeError, TypeError):
+            continue
+
+
+def _marking_call(torch: Any, call: Callable[..., Any]) -> Callable[..., Any]:
+    """`patch_script`'s ``__call__``: the C++ one, then the placement rule on its results."""
+
+    def script_call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        out = call(self, *args, **kwargs)
+        _mark_outputs((args, kwargs), out, torch)
+        return out
+
+    script_call._pto_forge_npu = True  # type: ignore[attr-defined]
+    return script_call
+
+
+def patch_optimizer(torch: Any) -> None:
+    """``optimizer.load_state_dict(sd)`` puts each state tensor (``exp_avg`` ...) where its parameter lives, as on a
+    device host. torch casts it with ``value.to(device=param.device)``, and torch's own code reads an NPU
+    parameter's device as the CPU (`caller_is_script`), so the state came back on the host: the script's fused
+    optimizer then mixed devices, or its ``state["exp_avg"].is_npu`` check failed (s42)."""
+    optimizer = getattr(getattr(torch, "optim", None), "Optimizer", None)
+    process = getattr(optimizer, "_process_value_according_to_param_policy", None)
+    if process is None or getattr(process, "_pto_forge_npu", False):
+        return
+
+    @functools.wraps(process)
+    def process_(param: Any, value: Any, *args: Any, **kwargs: Any) -> Any:
+        out = process(param, value, *args, **kwargs)
+        key = args[2] if len(args) > 2 else kwargs.get("key")  # (param_id, param_groups, key): "step" stays put
+        if isinstance(out, torch.Tensor) and isinstance(param, torch.Tensor) and key != "step" \
+                and is_on_npu(out) != is_on_npu(param):
+            if out is value:  # a move between the host and the NPU copies
+                out = value.clone()
+            mark(out, is_on_npu(param))
+        return out
+
+    process_._pto_forge_npu = True  # type: ignore[attr-defined]
+    setattr(optimizer, "_process_value_according_to_param_policy", staticmethod(process_))  # noqa: B010
+
+
 _NPU_KEYS = ("PrivateUse1", "NPU", "npu")
 
 
@@ -465,4 +525,6 @@ def install(torch: Any) -> None:
     torch.compile = wrap_compile(torch, torch.compile)
     patch_transforms(torch)
     patch_library(torch)
+    patch_script(torch)
+    patch_optimizer(torch)
     placement_state["mixed"] = mixed_devices

@@ -36,8 +36,8 @@ from typing import Any
 
 from runtime.emulator._torch_npu_placement import allocated_bytes, is_on_npu, mark
 
-__all__ = ["LEGACY_TENSOR_TYPES", "NpuMemory", "NpuTensorType", "device_properties", "legacy_tensor_types",
-           "no_context", "noop", "profiler_module", "runtime_names"]
+__all__ = ["LEGACY_TENSOR_TYPES", "PINNED", "NpuMemory", "NpuTensorType", "device_properties", "is_pinned",
+           "legacy_tensor_types", "no_context", "noop", "pin_memory", "profiler_module", "runtime_names"]
 
 log = logging.getLogger(__name__)
 
@@ -124,6 +124,34 @@ class NpuMemory:
         return out
 
 
+PINNED = "_pto_forge_pinned"
+"""Set (True) in the ``__dict__`` of a host tensor in pinned (page-locked) memory: ``x.pin_memory()``, a factory
+given ``pin_memory=True``."""
+
+
+def pin_memory(self: Any, device: Any = None) -> Any:
+    """``x.pin_memory()``: a copy in pinned host memory (the tensor itself when it is pinned already), as torch_npu
+    makes it; an NPU tensor is refused as there. Why: it returned the tensor unpinned, so a script's
+    ``assert x.is_pinned()`` before its ``non_blocking`` copy failed (s42)."""
+    if is_on_npu(self):
+        raise RuntimeError(f"cannot pin '{self.type()}' only dense CPU tensors can be pinned")
+    if is_pinned(self):
+        return self
+    copy = self.clone()
+    copy.__dict__[PINNED] = True
+    return copy
+
+
+def is_pinned(self: Any, device: Any = None) -> bool:
+    """``x.is_pinned()``: a tensor made pinned, or a view of one (its memory is the pinned tensor's)."""
+    t = self
+    while t is not None:
+        if t.__dict__.get(PINNED, False):
+            return True
+        t = t._base
+    return False
+
+
 def noop(*_a: Any, **_k: Any) -> None:
     """A device call with nothing to do on the one emulated device (``synchronize``, ``empty_cache`` ...)."""
     return None
@@ -131,7 +159,7 @@ def noop(*_a: Any, **_k: Any) -> None:
 
 @contextlib.contextmanager
 def no_context(*_a: Any, **_k: Any) -> Iterator[None]:
-    """A device or stream context (``torch.npu.device(0)``, ``stream(s)``, ``device_of(t)``): nothing to switch."""
+    """A context with nothing to switch on the one emulated device (``torch.npu.device_of(t)``)."""
     yield
 
 
@@ -211,25 +239,27 @@ def runtime_names(torch: Any, get_device_name: Callable[[], str], memory: NpuMem
     def set_autocast_dtype(dtype: Any) -> None:
         state["autocast_dtype"] = dtype
 
-    class StreamContext:
-        """``torch.npu.StreamContext(stream)``: one stream here, nothing to switch."""
-
-        def __init__(self, stream: Any) -> None:
-            self.stream = stream
-
-        def __enter__(self) -> None:
-            return None
-
-        def __exit__(self, *_exc: Any) -> None:
-            return None
-
     amp = types.ModuleType("torch.npu.amp", "torch.npu.amp of the PTO Forge torch_npu stand-in (CPU autocast)")
 
     def autocast(enabled: bool = True, dtype: Any = torch.float16, cache_enabled: bool = True) -> Any:
         """``torch.npu.amp.autocast``: torch's CPU autocast with that dtype (npu tensors are CPU tensors)."""
         return torch.autocast("cpu", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
 
-    amp.__dict__.update(autocast=autocast, GradScaler=getattr(torch.amp, "GradScaler", None),
+    scaler_base = getattr(torch.amp, "GradScaler", None)
+    grad_scaler: Any = None
+    if isinstance(scaler_base, type):
+        class GradScaler(scaler_base):  # type: ignore[misc, valid-type]
+            """``torch.npu.amp.GradScaler``: torch's scaler for the ``"npu"`` device, as torch_npu's is. Before (s42)
+            it was ``torch.amp.GradScaler`` itself, whose default device is CUDA: disabled here ("CUDA is not
+            available"), ``get_scale()`` 1.0 and the loss unscaled where a device host scales it by 65536."""
+
+            def __init__(self, init_scale: float = 2.0**16, growth_factor: float = 2.0, backoff_factor: float = 0.5,
+                         growth_interval: int = 2000, enabled: bool = True, **_kwargs: Any) -> None:
+                super().__init__("npu", init_scale=init_scale, growth_factor=growth_factor,
+                                 backoff_factor=backoff_factor, growth_interval=growth_interval, enabled=enabled)
+
+        grad_scaler = GradScaler
+    amp.__dict__.update(autocast=autocast, GradScaler=grad_scaler,
                         is_autocast_enabled=is_autocast_enabled, set_autocast_enabled=set_autocast_enabled)
 
     return dict(
@@ -249,7 +279,7 @@ def runtime_names(torch: Any, get_device_name: Callable[[], str], memory: NpuMem
         empty_cache=memory.empty_cache,
         reset_accumulated_memory_stats=noop, reset_max_memory_cached=memory.reset_peak, ipc_collect=noop,
         empty_virt_addr_cache=noop, set_per_process_memory_fraction=noop,
-        set_stream=noop, StreamContext=StreamContext, device_of=no_context,
+        device_of=no_context,
         set_sync_debug_mode=set_sync_debug_mode, get_sync_debug_mode=lambda: state["sync_debug_mode"],
         set_option=set_option, _get_option=get_option, set_aoe=noop, set_dump=noop, init_dump=noop,
         finalize_dump=noop, set_mm_bmm_format_nd=set_mm_bmm_format_nd,
