@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-__all__ = ["INT_KINDS", "IntRole", "int_attribute_roles"]
+__all__ = ["INT_KINDS", "RESHAPES", "IntRole", "int_attribute_roles", "string_attribute_values"]
 
 INT_KINDS = ("count", "exponent", "bound", "scale")
 """The roles that make an int vary, in the order one is picked when golden uses an int in several (a count first:
@@ -59,6 +59,10 @@ _DATA_KW = frozenset({"input", "a", "x", "other", "self", "tensor", "x1", "x2", 
                       "condition", "alpha"})
 _MAX_DEPTH = 4
 """Helper functions of golden.py followed this deep."""
+RESHAPES = frozenset({"reshape", "view"})
+"""(unseen drawing version 19) Calls whose shape arguments an int may reach and still vary (``IntRole.reshape_only``):
+``x.reshape(b, num_groups, d // num_groups)``. ``view`` counts only with two arguments or more (``x.view(torch.int8)``
+is a dtype)."""
 
 
 @dataclass
@@ -67,6 +71,8 @@ class IntRole:
 
     kinds: set[str] = field(default_factory=set)
     stays: list[str] = field(default_factory=list)
+    reshapes: list[str] = field(default_factory=list)
+    """The reasons of ``stays`` that are shape arguments of a reshape (:data:`RESHAPES`)."""
 
     @property
     def kind(self) -> str | None:
@@ -75,9 +81,17 @@ class IntRole:
             return None
         return next((k for k in INT_KINDS if k in self.kinds), None)
 
+    @property
+    def reshape_only(self) -> bool:
+        """(version 19) Every reason it stays is a shape argument of a reshape: ``num_groups`` of a GroupNorm. Such an
+        int runs at other values golden() accepts with outputs of the SPEC's shapes (red team round 31,
+        ``gn_groups_fixed``: a kernel built for the SPEC's 8 groups passed every seed)."""
+        return bool(self.stays) and all(s in self.reshapes for s in self.stays)
+
     def merge(self, other: IntRole) -> None:
         self.kinds |= other.kinds
         self.stays += [s for s in other.stays if s not in self.stays]
+        self.reshapes += [s for s in other.reshapes if s not in self.reshapes]
 
 
 def _last(func: ast.expr) -> str:
@@ -299,6 +313,13 @@ class _Analysis:
         if name in _SHAPE_CTORS:
             self._stay(role, f"a shape or size ({name}())")
             return "stop"
+        if name in RESHAPES and keyword in (None, "shape", "newshape") and (name == "reshape" or len(call.args) >= 2) \
+                and (method or position != 0):
+            why = f"{keyword}= of {name}()" if keyword else f"an argument of {name}()"
+            self._stay(role, why)
+            if why not in role.reshapes:
+                role.reshapes.append(why)
+            return "stop"
         if keyword in _AXIS_KW:
             self._stay(role, f"the {keyword}= of {name}()")
             return "stop"
@@ -337,4 +358,75 @@ def int_attribute_roles(tree: ast.Module, names: list[str]) -> dict[str, IntRole
             out[name] = IntRole(stays=["not a parameter of golden()"])
             continue
         out[name] = _Analysis(tree).function(golden, name)
+    return out
+
+
+def _strings(node: ast.expr) -> list[str] | None:
+    """The str literals of ``node`` (one, or a tuple / list / set of them); None when it is anything else."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, ast.Tuple | ast.List | ast.Set) and node.elts:
+        leaves = [_strings(e) for e in node.elts]
+        if all(x is not None and len(x) == 1 for x in leaves):
+            return [x[0] for x in leaves if x]
+    return None
+
+
+def _string_values(tree: ast.Module, fdef: ast.FunctionDef, name: str, depth: int,
+                   seen: set[tuple[str, str]]) -> list[str]:
+    """The str literals ``fdef`` compares its parameter ``name`` (or a plain alias of it) with, in helpers of golden.py
+    it is passed to too, in source order."""
+    if (fdef.name, name) in seen:
+        return []
+    seen.add((fdef.name, name))
+    helpers = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    tables = {t.id: n.value for n in tree.body if isinstance(n, ast.Assign) and isinstance(n.value, ast.Dict)
+              for t in n.targets if isinstance(t, ast.Name)}
+    tainted = {name}
+    for n in ast.walk(fdef):  # plain aliases: ``k = kind``
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Name) and n.value.id in tainted:
+            tainted |= {t.id for t in n.targets if isinstance(t, ast.Name)}
+
+    def is_tainted(node: ast.AST) -> bool:
+        return isinstance(node, ast.Name) and node.id in tainted
+
+    out: list[str] = []
+    for n in ast.walk(fdef):
+        if isinstance(n, ast.Compare) and all(isinstance(op, ast.Eq | ast.NotEq | ast.In | ast.NotIn) for op in n.ops):
+            operands = [n.left, *n.comparators]
+            if any(is_tainted(o) for o in operands):
+                for o in operands:
+                    out += _strings(o) or []
+        elif isinstance(n, ast.Match) and is_tainted(n.subject):
+            for c in n.cases:
+                pats = c.pattern.patterns if isinstance(c.pattern, ast.MatchOr) else [c.pattern]
+                out += [v for p in pats if isinstance(p, ast.MatchValue) for v in _strings(p.value) or []]
+        elif isinstance(n, ast.Subscript) and is_tainted(n.slice):  # ``{"silu": f, "gelu": g}[kind]``, ``TABLE[kind]``
+            table = n.value if isinstance(n.value, ast.Dict) else tables.get(getattr(n.value, "id", ""))
+            if isinstance(table, ast.Dict):
+                out += [v for k in table.keys if k is not None for v in _strings(k) or []]
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in helpers \
+                and n.func.id != "golden" and depth < _MAX_DEPTH:
+            sub = helpers[n.func.id]
+            params = [a.arg for a in [*sub.args.posonlyargs, *sub.args.args]]
+            passed = [params[i] for i, a in enumerate(n.args) if i < len(params) and is_tainted(a)]
+            passed += [k.arg for k in n.keywords if k.arg and is_tainted(k.value)]
+            for p in passed:
+                out += _string_values(tree, sub, p, depth + 1, seen)
+    return list(dict.fromkeys(out))
+
+
+def string_attribute_values(tree: ast.Module, names: list[str]) -> dict[str, list[str]]:
+    """(unseen drawing version 19) Per str attribute name, the str literals golden() compares it with (``kind ==
+    "silu"``, ``mode in ("a", "b")``, a ``match`` case, the keys of a dict indexed by it), following plain aliases and
+    helper functions of golden.py, in source order. Static: nothing runs. Red team round 31 (``act_kind_ignored``): a
+    wrapper that took ``kind`` and computed silu for every value passed every seed - a string attribute was never
+    varied, verify not knowing its other values. A value golden.py compares with but refuses, or whose outputs are not
+    of the SPEC's shapes, is dropped when the cases run (``runtime.verify._engine._drop_refused_attributes``)."""
+    golden = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "golden"), None)
+    out: dict[str, list[str]] = {}
+    for name in names:
+        params = [] if golden is None else [a.arg for a in [*golden.args.posonlyargs, *golden.args.args,
+                                                              *golden.args.kwonlyargs]]
+        out[name] = _string_values(tree, golden, name, 0, set()) if golden is not None and name in params else []
     return out

@@ -114,11 +114,11 @@ from runtime.opdir._memory import case_bytes
 from runtime.opdir._spec import Spec
 
 __all__ = ["CASE_BYTES_CAP", "FILL_FACTOR", "LEGACY_RUN_SEEDS", "MAX_FAMILY_CASES", "MAX_UNSEEN", "MAX_UNSEEN_V6", "MAX_UNSEEN_V9",
-           "MAX_UNSEEN_V12_MORE", "POW2_TAIL_MAX", "TOTAL_BYTES_FLOOR", "UNSEEN_PREFIX", "UNSEEN_VERSION",
+           "MAX_STRING_VALUES", "MAX_UNSEEN_V12_MORE", "POW2_TAIL_MAX", "TOTAL_BYTES_FLOOR", "UNSEEN_PREFIX", "UNSEEN_VERSION",
            "alias_groups", "attribute_cases", "attribute_repeat", "call_plan", "case_cap", "decode_vector_plan",
            "draw_seed", "end_plan", "family_plan", "flipped_bools", "int_attribute_cases",
-           "int_values", "pow2_tail_plan", "total_cap", "unseen_cases", "unseen_version", "varied_attributes",
-           "varied_ints", "vector_plan", "verification_seed"]
+           "int_values", "pow2_tail_plan", "string_attribute_cases", "total_cap", "unseen_cases", "unseen_version",
+           "varied_attributes", "varied_ints", "varied_strings", "vector_plan", "verification_seed"]
 
 MAX_UNSEEN = 44
 """Most unseen wrapper calls in one verification (same-shape reruns included), drawing version 7: every size class
@@ -174,7 +174,7 @@ CASE_BYTES_CAP = 64 * 1024**2
 """Inputs + outputs of one unseen case stay under this unless the SPEC's own cases are bigger."""
 UNSEEN_PREFIX = "unseen"
 """Unseen case names start with it: ``unseen3-B70_D64-fp32`` (no seed: the seed is never shown to agents)."""
-UNSEEN_VERSION = 18
+UNSEEN_VERSION = 19
 """The drawing of unseen cases. Version 2 (red team s16): a power-of-two size class, the fill size in every dtype and
 above 3x the SPEC's largest, and special values (zero / constant rows, ties) in the second case of every same-shape
 pair and in the fresh-seed reruns of the SPEC's shapes (:func:`runtime.opdir._inputs.apply_special_values`).
@@ -224,7 +224,16 @@ every case of version 16 keeps its shape, dtype, seed and band. Version 18 (red 
 cases of version 17, the varied float attributes far from the SPEC's value (:func:`_far_sets`: below 1 for a value of 1
 or more, and 4-10x above it) and every bool attribute both the wrapper and golden() take flipped
 (:func:`flipped_bools`) - a ``max(cap, 1.0)`` guard, a cap >= 100 taken as "no cap" and a wrapper that ignored ``unit_offset``
-passed every seed of version 17; every case of version 17 is drawn as before."""
+passed every seed of version 17; every case of version 17 is drawn as before. Version 19 (red team round 32, s42):
+an int attribute whose only vetoes are shape arguments of a reshape (a GroupNorm's ``num_groups``) varies through
+values that keep the reshape whole (:func:`int_values`' "shape": half or a quarter, then twice), in the int cases
+only (not on the unseen shapes: a reshape may involve a dynamic axis), and each str attribute both sides take runs
+at the other values golden.py compares it with (:func:`varied_strings`, :func:`string_attribute_cases`) - a GroupNorm
+built for the SPEC's 8 groups, one taking the group count for the group width and an activation wrapper computing
+silu for every ``kind`` passed every seed of version 18. A set golden refuses, or whose outputs differ in shape or
+dtype from golden's at the SPEC's values, is not run (``runtime.verify._engine._drop_refused_attributes``). Every
+case of version 18 is drawn as before, except the int values of an op that has both a reshape int and another
+varied int (their draws share a stream)."""
 LEGACY_RUN_SEEDS = frozenset({
     8073106555080404082, 1375231499958067986, 4714508118518851981, 8790150582367487093, 5005340479135436709,
     4653713241000648732, 4971532019015743374, 5156450107698526626, 5087138263457286476,
@@ -1242,6 +1251,9 @@ def _far_and_flipped_cases(spec: Spec, spec_cases: list[Case], names: list[str],
         plan.append((base, True, flipped))
         if tail is not None:
             plan.append((tail, False, flipped))
+    ones = _ones_shape(spec, base) if version >= 19 else None
+    if ones is not None:  # (version 19) the far sets and the flipped bools on a decode row too
+        plan += [(ones, False, attrs) for dims, _special, attrs in list(plan) if dims == base]
     cap = case_cap(spec, spec_cases, version)
     used = {c.seed for c in spec_cases} | (taken or set())
     labelled = [*names, *flips]
@@ -1355,10 +1367,17 @@ def varied_ints(spec: Spec, wrapper_attrs: list[str], golden_keywords: list[str]
     out: dict[str, str] = {}
     for name in names:
         role = roles[name]
+        # (version 19) an int whose only vetoes are shape arguments of a reshape (a GroupNorm's num_groups) varies
+        # too, through values that keep a reshape whole (`int_values`'s "shape"); a set golden refuses or whose
+        # outputs change shape is dropped when the cases run
+        shape = version >= 19 and role.reshape_only and not role.kinds
         if name in forced:
-            out[name] = next((k for k in ("count", "exponent", "bound", "scale") if k in role.kinds), "scale")
+            out[name] = next((k for k in ("count", "exponent", "bound", "scale") if k in role.kinds),
+                             "shape" if shape else "scale")
         elif role.kind is not None and not (spec.attrs[name] >= 2 and spec.attrs[name] in dims):
             out[name] = role.kind
+        elif shape and not (spec.attrs[name] >= 2 and spec.attrs[name] in dims):
+            out[name] = "shape"
     return out
 
 
@@ -1372,8 +1391,17 @@ def int_values(kind: str, v: int, rng: np.random.Generator) -> tuple[int, int]:
     - **bound** (``j > i - window``, a ``tril`` diagonal): 1 .. ``v - 1``, then wider than a tile
       (:data:`INT_TILE` + 1 .. 2x it - 1; ``v + 1 .. v + 16`` above that) - a window built in as the SPEC's 8 within
       one 16-column tile differs at 3 and at 24, where the band crosses a tile boundary;
-    - **scale** (an operand with a tensor): 0.5-0.9x and 1.5-3x, rounded (as version 12's whole numbers).
-    For ``v == 1`` the first value is above it too (2-3; a bound 2..16)."""
+    - **scale** (an operand with a tensor): 0.5-0.9x and 1.5-3x, rounded (as version 12's whole numbers);
+    - (version 19) **shape** (a shape argument of a reshape only: a group count): half or a quarter of ``v`` (of those
+      whole, drawn; 1 for an odd ``v``), then ``2 v`` - values that keep ``d // v`` whole wherever ``v`` divides a
+      power-of-two ``d`` (red team round 31: a GroupNorm built for 8 groups, and one taking the group count for the
+      group width - the same at 16 groups of 16 channels - are wrong at 4 and 16, 8 and 32).
+    For ``v == 1`` the first value is above it too (2-3; a bound 2..16; a shape 2, then 4)."""
+    if kind == "shape":
+        if v == 1:
+            return 2, 4
+        halves = [v // f for f in (2, 4) if v % f == 0] or [1]
+        return halves[int(rng.integers(0, len(halves)))], 2 * v
     def draw(lo: int, hi: int, avoid: set[int]) -> int:
         pool = [x for x in range(max(1, lo), max(1, hi) + 1) if x not in avoid]
         return pool[int(rng.integers(0, len(pool)))] if pool else max(avoid) + 1
@@ -1402,6 +1430,9 @@ def _int_sets(spec: Spec, ints: dict[str, str], rng: np.random.Generator) -> lis
     sets: list[dict[str, object]] = [{n: a for n, (a, _) in pairs.items()}, {n: b for n, (_, b) in pairs.items()}]
     if len(pairs) > 1:
         sets += [{n: b} for n, (_, b) in pairs.items()]
+    shapes: dict[str, object] = {n: 4 * int(spec.attrs[n]) for n, kind in ints.items() if kind == "shape"}
+    if shapes:  # (version 19) a reshape's int also at 4x, alone: where golden refuses it, the 2x set still runs
+        sets.append(shapes)
     return sets
 
 
@@ -1424,6 +1455,10 @@ def int_attribute_cases(spec: Spec, spec_cases: list[Case], ints: dict[str, str]
     tail = _tail_shape(spec, base)
     if tail is not None:
         plan += [(tail, True, attrs) for attrs in sets[:2]]
+    ones = _ones_shape(spec, base) if version >= 19 else None
+    if ones is not None:  # (version 19) a reshape's int on a decode row too (the other kinds get it from
+        # `vary_unseen_attributes`, which a reshape's int does not take part in)
+        plan += [(ones, False, attrs) for attrs in sets if any(ints.get(n) == "shape" for n in attrs)]
     cap = case_cap(spec, spec_cases, version)
     used = {c.seed for c in spec_cases}
     out: list[Case] = []
@@ -1440,9 +1475,83 @@ def int_attribute_cases(spec: Spec, spec_cases: list[Case], ints: dict[str, str]
     return out
 
 
+MAX_STRING_VALUES = 4
+"""(version 19) Most other values of one str attribute that run (:func:`varied_strings`), in golden.py's source order."""
+_V19_STREAM = 0x719
+"""(version 19) The random stream of the str attribute cases' seeds: no draw of version 18 moves."""
+
+
+def varied_strings(spec: Spec, wrapper_attrs: list[str], golden_keywords: list[str], golden_tree: object,
+                   version: int = UNSEEN_VERSION) -> dict[str, list[str]]:
+    """(version 19) The SPEC's str attributes that both the wrapper and golden() take, each with the other values
+    golden.py compares it with (:func:`runtime.opdir._intattrs.string_attribute_values`: ``kind == "gelu_tanh"``, a
+    ``match`` case, a dict indexed by it), at most :data:`MAX_STRING_VALUES`. Red team round 31
+    (``act_kind_ignored``): a wrapper that took ``kind`` and computed the SPEC's silu for every value passed every seed.
+    As for a bool (:func:`flipped_bools`), a wrapper that supports one value does not take the attribute (it is then
+    the SPEC's, fixed); ``fixed_ints`` has no say here. A value golden refuses (a validation listing the values it
+    rejects) or whose outputs are not of the SPEC's shapes is dropped when the cases run."""
+    import ast
+
+    from runtime.opdir._intattrs import string_attribute_values
+
+    if version < 19 or not isinstance(golden_tree, ast.Module):
+        return {}
+    names = [n for n in wrapper_attrs if n in golden_keywords and type(spec.attrs.get(n)) is str]
+    found = string_attribute_values(golden_tree, names)
+    out: dict[str, list[str]] = {}
+    for name in names:
+        others = [v for v in found[name] if v != spec.attrs[name]][:MAX_STRING_VALUES]
+        if others:
+            out[name] = others
+    return out
+
+
+def string_attribute_cases(spec: Spec, spec_cases: list[Case], strings: dict[str, list[str]], seed: int, first: int,
+                           version: int = UNSEEN_VERSION) -> list[Case]:
+    """(version 19) Each str attribute of ``strings`` (:func:`varied_strings`) at each of its other values, the others
+    at the SPEC's: on the first SPEC shape with special values and on the attribute cases' tail shape
+    (:func:`_tail_shape`), in every dtype; seeds from a stream of their own (every case before is version 18's). The
+    value is in the case name (``unseen52-B64_V256-fp32-kindgelu_tanh``)."""
+    if version < 19 or not strings or not (spec.p0_shapes or not spec.named_dims()):
+        return []
+    rng = np.random.default_rng([int(seed) & ((1 << 63) - 1), _STREAM, _V19_STREAM])
+    base = {k: int(v) for k, v in spec.p0_shapes[0].items()} if spec.p0_shapes else {}
+    tail = _tail_shape(spec, base)
+    plan: list[tuple[dict[str, int], bool, dict[str, object]]] = []
+    ones = _ones_shape(spec, base)
+    for name, values in strings.items():
+        for value in values:
+            plan.append((base, True, {name: value}))
+            plan += [(dims, False, {name: value}) for dims in (tail, ones) if dims is not None]
+    cap = case_cap(spec, spec_cases, version)
+    used = {c.seed for c in spec_cases}
+    out: list[Case] = []
+    for dtype in spec.supported_dtypes:
+        for dims, special, attrs in plan:
+            if _bytes(spec, dims, dtype) > cap:
+                continue
+            label = "-".join(f"{k}{v}" for k, v in attrs.items())
+            name = f"{UNSEEN_PREFIX}{first + len(out)}-{_dims_label(spec, dims)}-{dtype}-{label}"
+            out.append(Case(name=name, dims=dict(dims), dtype=dtype, seed=_new_seed(rng, used), band=BANDS[0],
+                            tail=_has_tail(spec, dims), unseen=True, special=special, tiny=special,
+                            masks=special, edges=special, peaks=special, attrs=attrs))
+    return out
+
+
 def _tiny(v: float, i: int, low: float, high: float) -> tuple[float, float]:
     """The factor range of set ``i`` for value ``v``: the set above the SPEC's (``i == 1``) takes a tiny value far up."""
     return ATTR_TINY_FACTORS if i == 1 and 0.0 < abs(v) < ATTR_TINY else (low, high)
+
+
+def _ones_shape(spec: Spec, base: dict[str, int]) -> dict[str, int] | None:
+    """(version 19) ``base`` with every dynamic axis at 1 - one decode step of one request -, None when that is
+    ``base`` or the SPEC has no dynamic axis. Red team round 32 (s42): a one-row decode path built with the SPEC's group
+    count, ``kind``, a ``max(cap, 1.0)`` guard or without ``unit_offset`` passed every seed of version 18 - the far and
+    flipped sets, the str values and the reshape ints ran on the first SPEC shape and the tail shape only."""
+    if not spec.dynamic_axes:
+        return None
+    dims = {**base, **{a: 1 for a in spec.dynamic_axes}}
+    return None if dims == base else dims
 
 
 def _tail_shape(spec: Spec, base: dict[str, int]) -> dict[str, int] | None:

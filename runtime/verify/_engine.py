@@ -224,6 +224,8 @@ class _Run:
     """The unseen drawing of this run (`runtime.opdir._unseen.unseen_version` of its run seed)."""
     refused: list[dict[str, Any]] = field(default_factory=list)
     """Diagnostics of attribute values golden.py refused (`_drop_refused_attributes`), for the report."""
+    per_shape: set[str] = field(default_factory=set)
+    """(version 19) Attributes whose sets are checked on each shape they run on (`_attrs_key`)."""
     run: CandidateRun | None = None
 
     def fail(self, reason: str, verdict: Verdict = Verdict.ERROR) -> _Stop:
@@ -329,8 +331,10 @@ def _step_attribute_cases(r: _Run) -> None:
         attribute_cases,
         flipped_bools,
         int_attribute_cases,
+        string_attribute_cases,
         varied_attributes,
         varied_ints,
+        varied_strings,
         vary_unseen_attributes,
     )
 
@@ -339,18 +343,29 @@ def _step_attribute_cases(r: _Run) -> None:
     keywords = _golden_keywords(r.op)
     names = varied_attributes(r.spec, r.plan.attrs, keywords, r.version)
     ints = varied_ints(r.spec, r.plan.attrs, keywords, r.op.golden_tree, r.version)
-    r.cases = vary_unseen_attributes(r.spec, r.cases, names, r.seed, r.version, ints=ints)  # (v11) before the new ones
+    # (v19) a reshape's int runs in the int cases only: on an unseen shape the reshape may not divide (an ERROR)
+    unseen_ints = {k: v for k, v in ints.items() if v != "shape"}
+    r.cases = vary_unseen_attributes(r.spec, r.cases, names, r.seed, r.version, ints=unseen_ints)  # (v11) before
     spec_cases = [c for c in r.cases if not c.unseen]
     flips = flipped_bools(r.spec, r.plan.attrs, keywords, r.version)  # (v18) bools flipped
     r.cases += attribute_cases(r.spec, spec_cases, names, r.seed, sum(c.unseen for c in r.cases) + 1, r.version,
                                flips=flips)
     r.cases += int_attribute_cases(r.spec, spec_cases, ints, r.seed, sum(c.unseen for c in r.cases) + 1, r.version)
+    strings = varied_strings(r.spec, r.plan.attrs, keywords, r.op.golden_tree, r.version)  # (v19) str attributes
+    r.cases += string_attribute_cases(r.spec, spec_cases, strings, r.seed, sum(c.unseen for c in r.cases) + 1,
+                                      r.version)
+    r.per_shape = {k for k, v in ints.items() if v == "shape"} | set(strings)
     if r.version >= 11:
         _drop_refused_attributes(r)
 
 
-def _attrs_key(c: Any) -> str:
-    return json.dumps(c.attrs, sort_keys=True)
+def _attrs_key(c: Any, per_shape: set[str] | frozenset[str] = frozenset()) -> str:
+    """The attribute set of case ``c``; (version 19) with its dims when it moves an attribute of ``per_shape`` (a
+    reshape's int, a str attribute): such a set may be refused on one shape and run on another."""
+    key = json.dumps(c.attrs, sort_keys=True)
+    if c.attrs and set(c.attrs) & per_shape:
+        key += " on " + json.dumps(c.dims, sort_keys=True)
+    return key
 
 
 def _drop_refused_attributes(r: _Run) -> None:
@@ -358,34 +373,42 @@ def _drop_refused_attributes(r: _Run) -> None:
     point that must be an int, a probability the golden checks), and one refusal made the whole verification an ERROR
     that no kernel could pass (red team s36c). Golden runs each set of values once, on its smallest case - one
     process for all of them; only when that fails, one per set - and the cases of a refused set are dropped, each
-    with a diagnostic. A golden that fails otherwise (a timeout, a crash) is left to the run itself to report."""
+    with a diagnostic. A golden that fails otherwise (a timeout, a crash) is left to the run itself to report.
+    (version 19) A set that moves a reshape's int or a str attribute is checked on each shape it runs on, and beside
+    each such set golden runs once at the SPEC's values on the same case: a set whose outputs differ from those in
+    dtype is not run either (a str attribute may name an output dtype)."""
     from runtime.opdir import GoldenError, run_golden_cases
     from runtime.opdir._memory import case_bytes
 
+    per_shape = r.per_shape if r.version >= 19 else set()
     firsts: dict[str, Any] = {}
     for c in r.cases:
-        if c.attrs and ((k := _attrs_key(c)) not in firsts or case_bytes(r.spec, c) < case_bytes(r.spec, firsts[k])):
+        if c.attrs and ((k := _attrs_key(c, per_shape)) not in firsts
+                        or case_bytes(r.spec, c) < case_bytes(r.spec, firsts[k])):
             firsts[k] = c
     if not firsts:
         return
+    twins = {k: c.model_copy(update={"name": c.name + "-spec-attrs", "attrs": {}}) for k, c in firsts.items()
+             if set(c.attrs) & per_shape}
     try:
-        runs = run_golden_cases(r.op, list(firsts.values()), timeout=r.settings.golden_timeout_s)
+        runs = run_golden_cases(r.op, [*firsts.values(), *twins.values()], timeout=r.settings.golden_timeout_s)
         if r.version >= 18:
-            _drop_reshaped_attributes(r, firsts, runs)
+            _drop_reshaped_attributes(r, firsts, runs, twins)
         return
     except GoldenError as exc:
         if exc.kind != "exception":
             return
     refused: dict[str, str] = {}
     one_by_one: dict[str, Any] = {}
-    for k, c in firsts.items():
+    keyed: list[tuple[str | None, Any]] = [*firsts.items(), *((None, t) for t in twins.values())]
+    for key, case in keyed:
         try:
-            one_by_one.update(run_golden_cases(r.op, [c], timeout=r.settings.golden_timeout_s))
+            one_by_one.update(run_golden_cases(r.op, [case], timeout=r.settings.golden_timeout_s))
         except GoldenError as exc:
-            if exc.kind == "exception":
-                refused[k] = str(exc)
+            if exc.kind == "exception" and key is not None:
+                refused[key] = str(exc)
     if r.version >= 18:
-        _drop_reshaped_attributes(r, {k: c for k, c in firsts.items() if k not in refused}, one_by_one)
+        _drop_reshaped_attributes(r, {k: c for k, c in firsts.items() if k not in refused}, one_by_one, twins)
     _not_run(r, {k: f"golden.py refused them ({why[:300]})" for k, why in refused.items()})
 
 
@@ -394,26 +417,35 @@ def _not_run(r: _Run, why: dict[str, str]) -> None:
     diagnostic saying why it was not run."""
     if not why:
         return
-    r.cases = [c for c in r.cases if not c.attrs or _attrs_key(c) not in why]
+    per_shape = r.per_shape if r.version >= 19 else set()
+    r.cases = [c for c in r.cases if not c.attrs or _attrs_key(c, per_shape) not in why]
     for k, reason in why.items():
         r.refused.append({"code": "VERIFY_ATTRIBUTES_REFUSED", "severity": "info",
                           "message": f"attribute values {k} were not run: {reason}"})
 
 
-def _drop_reshaped_attributes(r: _Run, firsts: dict[str, Any], runs: dict[str, Any]) -> None:
+def _drop_reshaped_attributes(r: _Run, firsts: dict[str, Any], runs: dict[str, Any],
+                              twins: dict[str, Any] | None = None) -> None:
     """(version 18) Attribute values whose golden outputs are not of the SPEC's output shapes are not run: a flipped
     bool may be a ``keepdim`` (the case would judge every kernel against another shape). Each dropped set gets a
-    ``VERIFY_ATTRIBUTES_REFUSED`` diagnostic, as a set golden.py refuses does."""
+    ``VERIFY_ATTRIBUTES_REFUSED`` diagnostic, as a set golden.py refuses does. (version 19) Nor those whose outputs
+    differ in dtype from golden's at the SPEC's values on the same case (``twins``)."""
     reshaped: dict[str, str] = {}
     for k, c in firsts.items():
         run = runs.get(c.name)
         if run is None:
             continue
+        twin = runs.get(twins[k].name) if twins and k in twins else None
         for t in r.spec.outputs:
             got = run.outputs.get(t.name)
             want = tuple(t.concrete_shape(c.dims))
-            if got is not None and tuple(np.shape(got)) != want:
+            if got is not None and tuple(np.shape(got)) != want and r.version < 19:
                 reshaped[k] = f"golden's {t.name} is {tuple(np.shape(got))}, the SPEC's {want}"
+                break
+            spec_out = None if twin is None else twin.outputs.get(t.name)
+            if got is not None and spec_out is not None and np.asarray(got).dtype != np.asarray(spec_out).dtype:
+                reshaped[k] = f"golden's {t.name} is {np.asarray(got).dtype}, at the SPEC's values " \
+                              f"{np.asarray(spec_out).dtype}"
                 break
     _not_run(r, reshaped)
 

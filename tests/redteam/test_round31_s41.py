@@ -30,7 +30,8 @@ Open (strict ``xfail``, reasons in ``OPEN``): ``rn_eps_floor`` (``max(eps, 1e-7)
 refused an honest rewrite of the gym's sum_lstm in a first form of version 18, so it is not drawn), ``sc_tiles_capped_256`` (rows from 4096 on unwritten: above the drawing's
 4x bound), ``ln_unbiased_var`` and ``sc_bf16_truncating_cast`` (a systematic error inside the SPEC's tolerance),
 ``gn_groups_fixed`` and ``gn16_count_for_width`` (an int that golden uses in a reshape is never varied),
-``act_kind_ignored`` (a string attribute is never varied). Round 29's ``sc_float32_cap`` stays open
+``act_kind_ignored`` (a string attribute is never varied) - these three fixed in round 32 (unseen drawing version 19,
+``test_round32_s42.py``; now in ``FIXED``). Round 29's ``sc_float32_cap`` stays open
 (``test_round29_s40.py``): passing an ``np.float32`` cap is safe only for a whole case at once (golden given the same
 ``np.float32``): in one call of a same-shape pair, or in one of a case's two repeated calls, an honest wrapper computing
 ``1.0 / cap`` bakes a float32-rounded constant into its kernel where the Python-float call bakes a double, and the
@@ -38,7 +39,8 @@ same-programs check calls that FAIL_CHEAT; the per-call scalar types (``draw_sca
 mode.
 
 Honest: ``sc_honest``, ``rn_honest``, ``gn_honest``, ``gn16_honest``, ``act_honest``, ``qz_honest``, ``ln_honest``, and
-``rs_honest_keepdim`` (``row_sum``: a ``keepdim`` bool flipped changes golden's output shape - that set is not run).
+``rs_honest_keepdim`` (``row_sum``: a ``keepdim`` bool flipped changes golden's output shape - that set was not run in
+version 18; version 19 runs it against golden's shape).
 """
 
 from __future__ import annotations
@@ -59,7 +61,10 @@ HERE = Path(__file__).resolve().parent / "fixture_s41"
 ROOT = HERE.parents[2]
 FIXED = [("rms_norm", "rn_unit_offset_ignored", "FAIL_NUMERIC"), ("rms_norm", "rn_unit_offset_bf16_only", "FAIL_NUMERIC"),
          ("softcap", "sc_cap_floor_one", "FAIL_NUMERIC"), ("softcap", "sc_large_cap_linear", "FAIL_CHEAT"),
-         ("softcap", "sc_row_aligned_view", "FAIL_LINT")]
+         ("softcap", "sc_row_aligned_view", "FAIL_LINT"),
+         # (round 32, unseen drawing version 19: tests/redteam/test_round32_s42.py) a reshape's int and a str vary
+         ("group_norm", "gn_groups_fixed", "FAIL_NUMERIC"), ("group_norm16", "gn16_count_for_width", "FAIL_NUMERIC"),
+         ("activation", "act_kind_ignored", "FAIL_NUMERIC")]
 REFUSED_BEFORE = [("layer_norm", "ln_fp16_mean", "FAIL_NUMERIC"), ("quantize", "qz_round_half_away", "FAIL_NUMERIC"),
                   ("softcap", "sc_inplace_overwrites_input", "FAIL_CHEAT"),
                   ("softcap", "sc_subclass_detach", "FAIL_NUMERIC")]
@@ -78,11 +83,6 @@ OPEN = [
                                       "error no per-element tolerance sees (a bias check is a decision)"),
     ("softcap", "sc_bf16_truncating_cast", "bf16 output rounded towards zero: within one bf16 step of the golden, "
                                            "all in one direction (a bias check is a decision)"),
-    ("group_norm", "gn_groups_fixed", "num_groups reaches a reshape in golden(): ints in shapes stay at the SPEC's "
-                                      "value (runtime/opdir/_intattrs.py); `vary_ints` in the SPEC is the remedy"),
-    ("group_norm16", "gn16_count_for_width", "the group count used as the group width: the same number at the "
-                                             "SPEC's 16 x 16 = 256; ints in shapes stay"),
-    ("activation", "act_kind_ignored", "a string attribute is never varied: verify cannot know its other values"),
 ]
 
 _PROOF = """
@@ -143,17 +143,20 @@ def test_round31_candidate_gets_its_verdict_on_three_seeds(tmp_path: Path, op: s
 
 
 @pytest.mark.slow
-def test_a_flipped_bool_that_changes_the_output_shape_is_not_run(tmp_path: Path) -> None:
-    """``keepdim`` flipped makes golden's output [B], not the SPEC's [B, 1]: that set is dropped with a diagnostic (an
-    honest wrapper honouring both values PASSes) instead of judging every kernel against another shape."""
+def test_a_flipped_bool_that_changes_the_output_shape_runs_against_golden_s_shape(tmp_path: Path) -> None:
+    """``keepdim`` flipped makes golden's output [B], not the SPEC's [B, 1]. Version 18 dropped that set with a
+    diagnostic; version 19 (round 32: ``rs_keepdim_ignored``, a wrapper returning [B, 1] for ``keepdim=False``, passed
+    every seed) runs it against golden's shape - the wrapper takes ``keepdim``, so it claims both values. The honest
+    wrapper honouring both PASSes, with no set left out."""
     work = tmp_path / "row_sum"
     shutil.copytree(HERE / "row_sum", work)
     impl = work / "row_sum_impl.py"
     shutil.copyfile(HERE / "candidates" / "rs_honest_keepdim.py", impl)
     report = verify(work, impl, settings=VerifySettings(sandbox=_POLICY), unseen_seed=0)
     assert report.verdict == "PASS", report.reasons[:3]
-    assert any(d["code"] == "VERIFY_ATTRIBUTES_REFUSED" and '"keepdim": false' in d["message"]
-               and "(45,)" in d["message"] for d in report.diagnostics), report.diagnostics
+    assert not any(d["code"] == "VERIFY_ATTRIBUTES_REFUSED" for d in report.diagnostics), report.diagnostics
+    assert any(c.name.endswith("keepdimFalse") and c.status == "pass" for c in report.cases), \
+        [(c.name, c.status) for c in report.cases if "keepdim" in c.name]
 
 
 @pytest.mark.slow
