@@ -48,6 +48,7 @@ from runtime.bisect._parse import parse_source
 from runtime.bisect._records import Rec
 from runtime.bisect._repair import (
     confirm_pairings,
+    dead_successor_read,
     dropped_axis,
     flipped_selection_claim,
     repair_search,
@@ -379,7 +380,8 @@ def analyze(recs: list[Rec] | Analyzer, golden: Golden | None = None, kernel_arg
     if culprit is None:
         n0 = len(evidence)
         culprit = strict_culprit(an, bad, evidence)
-        if culprit is not None and replayer is not None and culprit.op not in ("view", "gathermask"):
+        if culprit is not None and replayer is not None and culprit.op not in ("view", "gathermask") \
+                and culprit.seq >= 0:
             culprit = _unless_wrong_selection(an, culprit, [culprit], replayer, evidence, n0)
     # 8. everything between the last matching values and the departure is on one line
     if culprit is None:
@@ -405,6 +407,10 @@ def analyze(recs: list[Rec] | Analyzer, golden: Golden | None = None, kernel_arg
             lines = {(r.file, r.line) for r in [rep.culprit, *rep.window]}
             evidence.extend(rep.evidence)
             if len(lines) == 1:
+                # (unless a value computed from it that nothing reads matches its golden: the read of it is the slip)
+                later = dead_successor_read(an, observed, [rep.culprit], replayer, evidence)
+                if later is not None:
+                    return result(observed, later, window)
                 # (unless it reads the indices of a top-k that, taking the other end of its input, repairs it)
                 culprit = flipped_selection_claim(an, observed, rep.culprit, [rep.culprit, *rep.window], replayer,
                                                   evidence) or rep.culprit
@@ -414,6 +420,9 @@ def analyze(recs: list[Rec] | Analyzer, golden: Golden | None = None, kernel_arg
                 wb = walk_back(an, observed, rep.culprit, rep.window, an.g.order[rep.ref[0]], replayer)
                 evidence.extend(wb.evidence)
                 if wb.culprit is not None:
+                    later = dead_successor_read(an, observed, [wb.culprit], replayer, evidence)
+                    if later is not None:
+                        return result(observed, later, window)
                     return result(observed, _unless_dropped_axis(an, wb.culprit, observed, replayer, evidence), window)
                 if wb.window:  # the earliest op whose golden alone repairs: the bug is in it or in its inputs
                     rep.culprit = wb.window[0]

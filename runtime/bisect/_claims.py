@@ -25,7 +25,9 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from runtime.bisect._analyzer import GOOD, Analyzer, region_slice
+import numpy as np
+
+from runtime.bisect._analyzer import GOOD, Analyzer, close_all, region_slice
 from runtime.bisect._parse import is_jit_def, parse_source
 from runtime.bisect._records import Rec
 
@@ -409,10 +411,45 @@ def corroborated(an: Analyzer, value: Rec, exclude: set[int]) -> bool:
     return False
 
 
+def missing_factor(an: Analyzer, before: str, after: str) -> float | None:
+    """The constant ``k`` with golden ``after`` = ``k`` x golden ``before`` everywhere (within the golden's
+    tolerance), when ``before`` comes first in the golden's data flow and ``k`` is no 1; else None.
+
+    Why (s42): a copy that writes the golden's previous step is no coincidence when that step and the written
+    golden differ by one constant factor: the kernel dropped the factor (``cast(dk_acc)`` where
+    ``cast(mul(dk_acc, scale))`` was meant, flash_attention_score_grad's dK; a mean's ``1/N``)."""
+    a, b = an.g.arrays.get(before), an.g.arrays.get(after)
+    if a is None or b is None or a.size != b.size or a.size == 0 or an.g.order[before] >= an.g.order[after]:
+        return None
+    try:  # (bfloat16 / float8 goldens are ml_dtypes: kind "V", but they convert)
+        af = np.asarray(a, dtype=np.float64).ravel()
+        bf = np.asarray(b, dtype=np.float64).ravel()
+    except (TypeError, ValueError):
+        return None
+    big = np.isfinite(af) & np.isfinite(bf) & (np.abs(af) > 10 * an.g.atol)
+    if int(big.sum()) < 8:
+        return None
+    k = float(np.median(bf[big] / af[big]))
+    if not np.isfinite(k) or k == 0.0 or abs(k - 1.0) <= 0.05:
+        return None
+    if not close_all(bf, k * af, an.g.atol, an.g.rtol):
+        return None
+    return k
+
+
 def strict_culprit(an: Analyzer, bad: list[Rec], evidence: list[str]) -> Rec | None:
     """The first departing value whose inputs all match (or the misplaced view that feeds it)."""
     for r in bad:
         other = copies_another_golden(an, r)
+        mine = an.expected[r.seq][0] if r.seq in an.expected else (an.target_golden(r) if r.is_write else None)
+        k = missing_factor(an, other, mine) if other is not None and mine is not None else None
+        if k is not None:
+            src = an.operand_recs(r)[0]
+            evidence.append(f"{r.where()} departs while its operand ({src.where()}) matches golden {other!r}, the "
+                            f"golden's step before {mine!r}, which is {k:.6g} x {other!r}: the factor is missing "
+                            f"where the written value is computed (line {src.line})")
+            return Rec(seq=-1, node=None, op="missing_factor", file=src.file, line=src.line,
+                       iteration=dict(src.iteration))
         if other is not None:
             evidence.append(f"{r.where()} departs while its operand matches golden {other!r}: a copy does not "
                             "change values, so that match is a coincidence of a wrong quantity and the copy is "
@@ -523,8 +560,9 @@ def call_sites(source: str | None, stage_name: str, recs: list[Rec]) -> dict[int
     if not helpers:
         return {}
     calls: list[tuple[str, int, list[str]]] = []
+    top: dict[int, str] = {}  # call line -> the top-level function it is in
 
-    def visit(node: ast.AST, loops: list[str]) -> None:
+    def visit(node: ast.AST, loops: list[str], owner: str) -> None:
         for child in ast.iter_child_nodes(node):
             inner = loops
             if isinstance(child, ast.For) and isinstance(child.iter, ast.Call):
@@ -534,14 +572,23 @@ def call_sites(source: str | None, stage_name: str, recs: list[Rec]) -> dict[int
                     inner = [*loops, str(name)]
             if isinstance(child, ast.Call) and isinstance(child.func, ast.Name) and child.func.id in helpers:
                 calls.append((child.func.id, child.lineno, list(loops)))
-            visit(child, inner)
+                top[child.lineno] = owner
+            visit(child, inner, owner)
 
+    spans: list[tuple[str, int, int]] = []
     for node in tree.body:
         if isinstance(node, ast.FunctionDef):
             # (helpers too, s41: a helper called from another helper - sum_lstm's ``gelu_activation_core`` from
             # ``sum_lstm_compute`` - gets the line of that call, the innermost one, not the outer helper's)
-            visit(node, [])
+            visit(node, [], node.name)
+            spans.append((node.name, node.lineno, node.end_lineno or node.lineno))
     base = stage_name.rsplit("/", 1)[-1]
+    # the kernels that ran: the top-level functions holding a recorded op outside every helper (s42: a file with two
+    # jit kernels calling one helper in the same loops - flash_attention_score_grad's profile copy - gave the ops of
+    # the kernel that ran the call site in the one that did not)
+    own = {r.line for r in recs if r.line is not None and (not r.file or r.file.rsplit("/", 1)[-1] == base)}
+    ran = {name for ln in own if not any(lo <= ln <= hi for lo, hi in helpers.values())
+           for name, lo, hi in spans if lo <= ln <= hi}
     out: dict[int, int] = {}
     execs: dict[tuple, int] = {}
 
@@ -558,6 +605,8 @@ def call_sites(source: str | None, stage_name: str, recs: list[Rec]) -> dict[int
         inner = [(h, lo, hi) for h, (lo, hi) in helpers.items() if lo <= r.line <= hi]
         for h, _lo, _hi in sorted(inner, key=lambda t: t[2] - t[1])[:1]:
             sites = [(ln, loops) for name, ln, loops in calls if name == h and within(loops, r.iteration)]
+            if ran and any(top.get(ln) in ran for ln, _lp in sites):
+                sites = [(ln, lp) for ln, lp in sites if top.get(ln) in ran or top.get(ln) in helpers]
             if not sites:
                 continue
             deepest = max(len(lp) for _ln, lp in sites)

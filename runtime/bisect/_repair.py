@@ -1558,3 +1558,43 @@ def _reads_instead(an: Analyzer, observed: Rec, target: tuple[str, str, tuple[in
     except _Stop:
         pass
     return bool(got and got[0])
+
+
+_MAX_DEAD_REPLAYS = 4
+
+
+def dead_successor_read(an: Analyzer, observed: Rec, claimed: list[Rec],
+                        run: Callable[[Callable[[Any, Any, tuple, int], None]], None], evidence: list[str]) -> Rec | None:
+    """The op that reads a value where the value the kernel computed *from* it was meant, or None.
+
+    Why (s42): ``o_final = div(o_ij, l_ij)`` is computed and nothing reads it, and the write casts ``o_ij`` (gqa's
+    one-trip branch); ``o_final`` matches the golden output, ``o_ij`` has no golden, and setting ``o_ij`` to the
+    output's golden repairs the write - so the matmul computing ``o_ij`` was named, a miss. A value computed from
+    the claimed op that nothing reads while it matches a golden says the claimed op's value is what the kernel
+    meant it to be; the slip is the later read of it. A replay decides (as :func:`unread_operand`): with the
+    claimed op's buffer holding the unread value while a reader of it on the way to the departure runs, does the
+    departing value come out right? At most :data:`_MAX_DEAD_REPLAYS` replays."""
+    target = _observed_golden(an, observed)
+    if target is None:
+        return None
+    kids = _children(an)
+    tries: list[tuple[Rec, Rec, Rec]] = []
+    for p in sorted(claimed, key=lambda r: r.seq):
+        if p.seq < 0 or an.status.get(p.seq) in GOOD or p.bshape is None:
+            continue
+        dead = [d for d in kids.get(p.seq, []) if d.seq not in kids and not d.is_write
+                and an.status.get(d.seq) == "match" and d.seq in an.matched and d.bshape is not None
+                and tuple(d.bshape) == tuple(p.bshape) and dict(d.iteration) == dict(p.iteration)]
+        readers = [x for x in kids.get(p.seq, []) if x.seq in kids or x.seq == observed.seq]
+        for d in dead:
+            tries.extend((x, p, d) for x in readers if d.seq < x.seq <= observed.seq and x.seq != d.seq)
+    for reader, op, d in tries[:_MAX_DEAD_REPLAYS]:
+        if _reads_instead(an, observed, target, reader, op, d, run):
+            evidence.append(
+                f"{d.where()} computes golden {an.matched[d.seq][0]!r} from {op.where()} and nothing reads it; in a "
+                f"replay where {reader.where()} reads that value instead of {op.where()}, {observed.where()} matches "
+                f"the golden: {reader.where()} reads the value before its last step, not the value after it")
+            an.status[reader.seq] = "mismatch"
+            return reader
+    return None
+

@@ -94,6 +94,14 @@ def _offset_chain(source: str | None, write: Rec, axis: int) -> tuple[set[str], 
         names |= _names(e)
     fn = _enclosing_function(tree, write.line)
     chain: list[ast.Assign] = []
+    if not names and fn is not None:
+        # the offsets bound to a local list first (``output_offset = [bs_offset, 0]`` then ``assemble(t,
+        # output_offset, out)``, sum_lstm): that list's element on the axis, and its assignment in the chain
+        for lst in _offset_lists(fn, write.line):
+            elts = lst.value.elts  # type: ignore[attr-defined]
+            if len(elts) > axis:
+                names |= _names(elts[axis])
+                chain.append(lst)
     todo, seen = list(names), set(names)
     while todo and fn is not None and len(chain) < 8:
         a = _last_assignment(fn, todo.pop(0), write.line)
@@ -104,6 +112,36 @@ def _offset_chain(source: str | None, write: Rec, axis: int) -> tuple[set[str], 
             seen.add(n)
             todo.append(n)
     return seen, chain, tree
+
+
+def _offset_lists(fn: ast.FunctionDef, line: int) -> list[ast.Assign]:
+    """The assignments of a list / tuple literal to a name the write call on ``line`` passes as an argument (its
+    offsets bound to a local first: ``output_offset = [bs_offset, 0]``), latest before the line."""
+    out: list[ast.Assign] = []
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call) and getattr(node, "lineno", None) == line:
+            for arg in node.args:
+                if isinstance(arg, ast.Name):
+                    a = _last_assignment(fn, arg.id, line)
+                    if a is not None and isinstance(a.value, ast.List | ast.Tuple) and a not in out:
+                        out.append(a)
+    return out
+
+
+def _bound_arg(loop: ast.For) -> ast.expr | None:
+    """The stop argument of ``for .. in pypto.loop(stop, ..)`` / ``pypto.loop(start, stop, step)`` /
+    ``pypto.loop_unroll(start, stop, step, ..)`` (keyword names aside), or None."""
+    it = loop.iter
+    if not isinstance(it, ast.Call) or not it.args:
+        return None
+    return it.args[1] if len(it.args) >= 2 else it.args[0]
+
+
+def _stop_line(loop: ast.For) -> int:
+    """The line of the loop's stop argument (a ``for`` whose call spans lines: ``pypto.loop_unroll(`` on one line,
+    ``0, batch_size - 1, 1,`` on the next - the bound is on the second), else the ``for`` line."""
+    b = _bound_arg(loop)
+    return b.lineno if b is not None else loop.lineno
 
 
 def _driving_loop(source: str | None, write: Rec, axis: int) -> Rec | None:
@@ -120,7 +158,8 @@ def _driving_loop(source: str | None, write: Rec, axis: int) -> Rec | None:
             best = node
     if best is None:
         return None
-    return Rec(seq=-1, node=None, op="loop", file=write.file, line=best.lineno, iteration={})
+    return Rec(seq=-1, node=None, op="loop", file=write.file, line=best.lineno, iteration={},
+               attrs={"stop_line": _stop_line(best)})
 
 
 def _count_source(source: str | None, write: Rec, axis: int, loop_line: int) -> tuple[int, str] | None:
@@ -442,6 +481,11 @@ def coverage_gap(an: Analyzer, outputs: dict[str, np.ndarray]) -> tuple[dict[str
                                       iteration=dict(culprit.iteration))
                     else:
                         culprit = loop
+                        stop = loop.attrs.get("stop_line")
+                        if isinstance(stop, int) and stop != loop.line:
+                            # (a ``for`` whose loop call spans lines: the bound is where it stops short)
+                            notes.append(f"its stop bound is on line {stop}")
+                            culprit = Rec(seq=-1, node=None, op="loop", file=loop.file, line=stop, iteration={})
         break
     return counts, culprit, notes
 
@@ -1434,6 +1478,93 @@ def _failing_statement(source: str, error_line: int) -> tuple[ast.FunctionDef, l
     return fn, stmts, min(failing, key=lambda n: (n.end_lineno or n.lineno) - n.lineno)
 
 
+_DT_RE = re.compile(r"\bDT_[A-Z0-9_]+\b")
+_PASS_ON = ("view", "reshape", "transpose", "clone")
+"""calls whose result keeps their first argument's dtype (followed back to find a tile's dtype)"""
+
+
+def _declared_dtype_of(fn: ast.FunctionDef, tree: ast.Module, name: str, before: int,
+                       depth: int = 0) -> tuple[str, ast.Assign | None] | None:
+    """The dtype the kernel source gives local ``name`` at line ``before`` - (``DT_...``, the cast assignment that
+    chose it or None) - followed back through aliases (``k_2d = k``), views / reshapes of another local, a
+    ``pypto.tensor(.., DT_X, ..)`` declaration and the annotation of a kernel parameter
+    (``k: pypto.Tensor([..], pypto.DT_BF16)``); None where the source does not say (a computed value)."""
+    if depth > 12:
+        return None
+    a = _last_assignment(fn, name, before)
+    if a is None:
+        arg = next((x for x in fn.args.args + fn.args.kwonlyargs if x.arg == name), None)
+        if arg is None or arg.annotation is None:
+            return None
+        found = _DT_RE.findall(ast.unparse(arg.annotation))
+        return (found[-1], None) if len(set(found)) == 1 else None
+    v = a.value
+    if isinstance(v, ast.Name):
+        return _declared_dtype_of(fn, tree, v.id, a.lineno, depth + 1)
+    if not isinstance(v, ast.Call):
+        return None
+    callee = ast.unparse(v.func).rsplit(".", 1)[-1]
+    if callee == "cast" and len(v.args) >= 2:
+        found = _DT_RE.findall(ast.unparse(v.args[1]))
+        return (found[0], a) if len(found) == 1 else None
+    if callee in ("tensor", "Tensor", "full"):
+        found = _DT_RE.findall(ast.unparse(v))
+        return (found[0], None) if len(set(found)) == 1 else None
+    if callee in _PASS_ON and v.args and isinstance(v.args[0], ast.Name):
+        return _declared_dtype_of(fn, tree, v.args[0].id, a.lineno, depth + 1)
+    return None
+
+
+def static_cast_dtype_source(source: str | None, error_line: int | None, message: str) -> tuple[int, str] | None:
+    """For a kernel that raised on operands of different dtypes (``Non-FP8 inputs require identical dtypes`` from a
+    matmul): the cast that gave one operand its dtype, when the source gives every operand of the failing call a
+    dtype and exactly one operand, made by a ``pypto.cast`` to a dtype the kernel uses nowhere else (no parameter, no
+    other cast), disagrees with the others (``ds_bf16 = cast(ds_ij, DT_FP16)`` then ``matmul(ds_bf16, k_j)`` where
+    ``k_j`` is a view of a BF16 parameter: the cast chose the wrong dtype, the matmul only meets it), and why; None
+    otherwise.
+
+    Why (s42): the older missing-cast rule followed the operands' names back through the cast into the helper
+    that computed its input and named a line there (a miss); the dtype the kernel declares is in the source."""
+    if not source or error_line is None or "dtype" not in (message or "").lower():
+        return None
+    got = _failing_statement(source, error_line)
+    if got is None:
+        return None
+    fn, _stmts, start = got
+    tree = parse_source(source)
+    for call in (n for n in ast.walk(start) if isinstance(n, ast.Call)):
+        names = [x.id for x in call.args if isinstance(x, ast.Name)]
+        if len(names) < 2:
+            continue
+        typed = [(nm, _declared_dtype_of(fn, tree, nm, start.lineno)) for nm in names]
+        if any(t is None for _nm, t in typed):
+            continue
+        kinds = {t[0] for _nm, t in typed if t is not None}
+        if len(kinds) != 2:
+            continue
+        odd = [(nm, t) for nm, t in typed if t is not None and t[1] is not None
+               and sum(1 for _x, u in typed if u is not None and u[0] == t[0]) == 1]
+        others = {t[0] for _nm, t in typed if t is not None} - {t[0] for _nm, t in odd}
+        if len(odd) != 1 or len(others) != 1:
+            continue
+        nm, (dt, made) = odd[0]
+        assert made is not None
+        # the cast's dtype must be one the kernel uses nowhere else (no parameter is declared with it, no other cast
+        # makes it): a kernel that computes in FP32 and meets ``af = cast(at, FP32)`` beside a bare alias ``bf = bt``
+        # of an FP16 input lost the other cast (s39's castpair: the alias rule names it), this cast is right
+        used = set(_DT_RE.findall(" ".join(ast.unparse(a.annotation) for a in fn.args.args + fn.args.kwonlyargs
+                                           if a.annotation is not None)))
+        for c in ast.walk(fn):
+            if isinstance(c, ast.Call) and _is_cast(c) and c is not made.value and len(c.args) >= 2:
+                used |= set(_DT_RE.findall(ast.unparse(c.args[1])))
+        if dt in used:
+            continue
+        return made.lineno, (f"the kernel raised at line {error_line} ({message.strip()[:120]}): its operand {nm!r} "
+                             f"was cast to {dt} at line {made.lineno}, the other operand(s) are "
+                             f"{', '.join(sorted(others))} as the source declares them: that cast chose the dtype")
+    return None
+
+
 def static_dtype_source(source: str | None, error_line: int | None, message: str) -> tuple[int, str] | None:
     """For a kernel that raised on mismatched dtypes: the statement, upstream of the failing line, where the odd
     dtype was chosen, and why (kernel source parsed, never run); None when the source does not say.
@@ -2018,6 +2149,15 @@ def _int_value(expr: ast.AST, fn: ast.FunctionDef, tree: ast.Module, shapes: dic
             return None
         module = [n for n in tree.body if isinstance(n, ast.Assign) and any(
             isinstance(t, ast.Name) and t.id == expr.id for t in n.targets)]
+        if not module:
+            # (``N, D, T = 16, 8, 4``: one element of a tuple of constants)
+            for n in tree.body:
+                if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Tuple) \
+                        and isinstance(n.value, ast.Tuple) and len(n.value.elts) == len(n.targets[0].elts):
+                    for t, v in zip(n.targets[0].elts, n.value.elts, strict=True):
+                        if isinstance(t, ast.Name) and t.id == expr.id:
+                            return val(v, n.lineno)
+            return None
         return val(module[-1].value, module[-1].lineno) if len(module) == 1 and len(module[0].targets) == 1 else None
     return None
 
@@ -2037,14 +2177,46 @@ def _writes_into(fn: ast.FunctionDef, params: set[str]) -> list[ast.stmt]:
     return out
 
 
-def static_zero_trip_source(source: str | None, calls: Iterable[tuple[str, dict[str, tuple[int, ...]]]]
-                            ) -> tuple[int, str] | None:
+def _aliases(fn: ast.FunctionDef, params: set[str]) -> dict[str, str]:
+    """Locals of ``fn`` bound by a bare name to one of ``params`` (``dk_2d = dk``), and the parameters themselves:
+    local name -> parameter."""
+    out = {p: p for p in params}
+    for _ in range(4):
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Assign) and isinstance(n.value, ast.Name) and n.value.id in out:
+                for t in n.targets:
+                    if isinstance(t, ast.Name) and t.id not in out:
+                        out[t.id] = out[n.value.id]
+    return out
+
+
+def _trip_count(lp: ast.For, fn: ast.FunctionDef, tree: ast.Module, shapes: dict[str, tuple[int, ...]]) -> int | None:
+    """The trip count of ``for .. in pypto.loop(stop)`` / ``pypto.loop(start, stop[, step])`` /
+    ``pypto.loop_unroll(start, stop, step, ..)`` for one call's shapes (:func:`_int_value`), or None. (Before s42 the
+    first argument was read as the count: a ``loop_unroll(0, n, 1)`` "ran 0 trips" whatever ``n``.)"""
+    args = lp.iter.args  # type: ignore[attr-defined]
+    if len(args) == 1:
+        return _int_value(args[0], fn, tree, shapes, lp.lineno)
+    start, stop = _int_value(args[0], fn, tree, shapes, lp.lineno), _int_value(args[1], fn, tree, shapes, lp.lineno)
+    step = _int_value(args[2], fn, tree, shapes, lp.lineno) if len(args) >= 3 else 1
+    if start is None or stop is None or not step:
+        return None
+    return max(0, -(-(stop - start) // step))
+
+
+def static_zero_trip_source(source: str | None, calls: Iterable[tuple[str, dict[str, tuple[int, ...]]]],
+                            written: set[str] | None = None) -> tuple[int, str] | None:
     """For a run whose kernel calls recorded no write while the outputs differ from the golden: the ``pypto.loop``
     around every write into the kernel's parameters whose trip count, worked out from the call's argument shapes
     and the source (:func:`_int_value`), is 0 - the outermost such loop - and the line that computes that trip
     count (``bs_loop = B // TILE_B``: a floor that is 0 for fewer rows than a tile, where ``(B + TILE_B - 1) //
     TILE_B`` was meant), with why; None when no loop's trip count can be shown to be 0 (then nothing is claimed).
-    ``calls``: (kernel name, its parameters' shapes) per kernel call."""
+    ``calls``: (kernel name, its parameters' shapes) per kernel call.
+
+    ``written`` (s42): the kernel tensors the run did write. A parameter the source writes into (directly or through
+    an alias, ``dk_2d = dk``) that the run never wrote is looked at alone: the loop around its writes that runs no
+    trip (flash_attention_score_grad's dK/dV pass ``pypto.loop(s_loop - 1)`` with one tile, while the dQ pass wrote
+    ``dq``). Without ``written``, every parameter (the run wrote nothing)."""
     if not source:
         return None
     try:
@@ -2056,24 +2228,38 @@ def static_zero_trip_source(source: str | None, calls: Iterable[tuple[str, dict[
         fn = fns.get(kernel)
         if fn is None:
             continue
-        writes = _writes_into(fn, {a.arg for a in fn.args.args + fn.args.kwonlyargs})
+        params = {a.arg for a in fn.args.args + fn.args.kwonlyargs}
+        alias = _aliases(fn, params)
+        groups: list[tuple[str | None, list[ast.stmt]]] = [(None, _writes_into(fn, set(alias)))]
+        if written is not None:
+            targets = sorted({alias[w] for w in written if w in alias} | (written & params))
+            writers = {p: [w for w in _writes_into(fn, {a for a, q in alias.items() if q == p})] for p in params}
+            unwritten = [p for p in sorted(params) if writers[p] and p not in targets]
+            if not unwritten:
+                continue
+            groups = [(p, writers[p]) for p in unwritten] if targets else groups
         loops = sorted((n for n in ast.walk(fn) if isinstance(n, ast.For) and isinstance(n.iter, ast.Call)
                         and ast.unparse(n.iter.func).split(".")[-1] in ("loop", "loop_unroll") and n.iter.args),
                        key=lambda lp: lp.lineno)
-        around = [lp for lp in loops if writes and all(lp.lineno < w.lineno <= (lp.end_lineno or lp.lineno)
-                                                       for w in writes)]
-        for lp in around:  # outermost first
-            bound = lp.iter.args[0]
-            if _int_value(bound, fn, tree, shapes, lp.lineno) != 0:
-                continue
-            line, what = lp.lineno, ast.unparse(bound)
-            if isinstance(bound, ast.Name) and (a := _last_assignment(fn, bound.id, lp.lineno)) is not None:
-                line, what = a.lineno, f"{bound.id} = {ast.unparse(a.value)}"
-            dims = ", ".join(f"{p}{list(s)}" for p, s in shapes.items())
-            return line, (f"kernel {kernel!r} recorded no write while its outputs differ from the golden: every write "
-                          f"into its parameters is inside the loop at line {lp.lineno}, whose trip count ({what}) is 0 "
-                          f"for this call's shapes ({dims}); line {line} computes it (a floor where a ceiling was "
-                          f"meant, or a bound one short?)")
+        for param, writes in groups:
+            around = [lp for lp in loops if writes and all(lp.lineno < w.lineno <= (lp.end_lineno or lp.lineno)
+                                                           for w in writes)]
+            for lp in around:  # outermost first
+                if _trip_count(lp, fn, tree, shapes) != 0:
+                    continue
+                bound = _bound_arg(lp)
+                assert bound is not None
+                line, what = bound.lineno, ast.unparse(bound)
+                if isinstance(bound, ast.Name) and (a := _last_assignment(fn, bound.id, lp.lineno)) is not None:
+                    line, what = a.lineno, f"{bound.id} = {ast.unparse(a.value)}"
+                dims = ", ".join(f"{p}{list(s)}" for p, s in shapes.items())
+                which = (f"kernel {kernel!r} never wrote its parameter {param!r} while its outputs differ from the "
+                         f"golden: every write into {param!r}") if param is not None else (
+                    f"kernel {kernel!r} recorded no write while its outputs differ from the golden: every write into "
+                    "its parameters")
+                return line, (f"{which} is inside the loop at line {lp.lineno}, whose trip count ({what}) is 0 "
+                              f"for this call's shapes ({dims}); line {line} computes it (a floor where a ceiling was "
+                              f"meant, or a bound one short?)")
     return None
 
 

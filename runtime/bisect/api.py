@@ -31,6 +31,7 @@ from runtime.bisect._rules import (
     shape_error_source,
     static_alias_source,
     static_branch_guard_source,
+    static_cast_dtype_source,
     static_consumed_source,
     static_dtype_source,
     static_extent_source,
@@ -1516,8 +1517,13 @@ def _one_case(op: Any, stage: Path, case: Any, *, emulator: str, timeout: float,
                                         op="reduction", status="error")
             if culprit is not None and culprit.line != err["line"]:
                 summary += f"; the odd shape is made at line {culprit.line}: {culprit.code}"
+            cast_src = static_cast_dtype_source("\n".join(lines), err["line"], str(err.get("message", "")))
+            if cast_src is not None:
+                evidence.append(cast_src[1])
+                culprit = OpFinding(file=stage.name, line=cast_src[0], code=lines[cast_src[0] - 1].strip(),
+                                    op="cast", status="error")
             cast_line = static_missing_cast("\n".join(lines), err["line"]) \
-                if "dtype" in str(err.get("message", "")).lower() and not rep.records else None
+                if "dtype" in str(err.get("message", "")).lower() and not rep.records and cast_src is None else None
             if cast_line is not None:
                 evidence.append(f"line {err['line']} was rejected for mixed dtypes before any op ran; line "
                                 f"{cast_line} feeds it a value the kernel casts elsewhere but uses un-cast here "
@@ -1525,7 +1531,8 @@ def _one_case(op: Any, stage: Path, case: Any, *, emulator: str, timeout: float,
                 culprit = OpFinding(file=stage.name, line=cast_line, code=lines[cast_line - 1].strip(),
                                     op="missing_cast", status="error")
             msg = str(err.get("message", ""))
-            dtyped = (static_dtype_source("\n".join(lines), err["line"], msg) if cast_line is None else None) \
+            dtyped = None if cast_src is not None else \
+                (static_dtype_source("\n".join(lines), err["line"], msg) if cast_line is None else None) \
                 or (static_alias_source("\n".join(lines), err["line"], msg) if cast_line is None else None) \
                 or static_branch_guard_source("\n".join(lines), err["line"], msg) \
                 or static_unwritten_source("\n".join(lines), err["line"], msg) \
@@ -1574,9 +1581,12 @@ def _one_case(op: Any, stage: Path, case: Any, *, emulator: str, timeout: float,
         evidence.insert(0, ret[1])
         culprit = OpFinding(file=stage.name, line=ret[0], code=_code(lines, ret[0]), op="wrapper", status="mismatch")
         summary = f"divergence at line {ret[0]} (the wrapper, after the kernel call): {culprit.code}"
-    elif not any(r.op in WRITE_OPS for r in rep.records) and (
-            zero := static_zero_trip_source(source, _call_shapes(run))) is not None:
-        # no write at all (nothing to compare): a loop around every write ran no trip for this case's shapes
+    elif (zero := static_zero_trip_source(source, _call_shapes(run))
+          if not any(r.op in WRITE_OPS for r in rep.records) else
+          static_zero_trip_source(source, _call_shapes(run),
+                                  written={r.target for r in rep.records if r.is_write and r.target})) is not None:
+        # no write at all (nothing to compare), or none into one of the kernel's outputs: a loop around those writes
+        # ran no trip for this case's shapes
         status = "DIVERGENCE_FOUND"
         evidence.append(zero[1])
         culprit = OpFinding(file=stage.name, line=zero[0], code=_code(lines, zero[0]), op="trip_count",
