@@ -94,18 +94,33 @@ def test_a_large_fixed_size_task_is_refused_before_any_child_builds_its_inputs(t
     """No dynamic axis and 1.6 G elements: the refusal came only after the trace child had drawn them in float64.
 
     Since session 39 a hintless task whose forward inputs share a leading (batch) axis gets that axis as dynamic
-    (round 5: a single 4096 x 393216 input imports with B shrunk); inputs with different leading sizes (a matmul's
-    M and K) get no guess, and are refused before any child as here."""
-    def no_child(*_: Any, **__: Any) -> dict[str, Any]:
+    (round 5: a single 4096 x 393216 input imports with B shrunk); since session 42 (round 8) inputs with different
+    leading sizes (a matmul's M and K) get every axis longer than 64 as dynamic, so this pair's first child traces it
+    at 64 / 77, never at its own sizes. A hint that leaves the large axes fixed is refused before any child, as here
+    before."""
+    requests: list[dict[str, Any]] = []
+
+    def no_child(request: dict[str, Any], *_: Any, **__: Any) -> dict[str, Any]:
+        requests.append(request)
         raise AssertionError("a child process was started")
 
     monkeypatch.setattr(_importer, "_probe", no_child)
     report = TaskImport(task="23_Softmax.py", op_name="softmax")
     desc = _desc([_normal([4096, 393216], sampled=True), _normal([393216, 64])], ["x", "w"])
     plan = _importer._plan_inputs(desc, report)
-    with pytest.raises(TaskImportError, match=r"1,610,612,736 elements in one input\) are too large"):
+    assert plan.dynamic == ["D0", "D1"]
+    with pytest.raises(AssertionError, match="a child process was started"):
         _importer._random_path(Path(tmp_path / "t.py"), "", desc, plan, report, tmp_path / "out", [], 5.0, 5.0)
+    shapes = [i["shape"] for case in requests[0]["cases"] for i in case["inputs"]]
+    assert shapes == [[64, 64], [64, 64], [77, 79], [79, 64]]
     assert any("cut down" in n for n in report.notes)  # the sampled statistics are said in IMPORT.md
+    hinted = _desc([_normal([4096, 393216], sampled=True), _normal([393216, 64])], ["x", "w"],
+                   "y[b, n] = x[b, k] @ w[k, n]", ["N"])
+    report = TaskImport(task="23_Softmax.py", op_name="softmax")
+    plan = _importer._plan_inputs(hinted, report)
+    with pytest.raises(TaskImportError, match=r"1,610,612,736 elements in one input\) are too large"):
+        _importer._random_path(Path(tmp_path / "t.py"), "", hinted, plan, report, tmp_path / "out", [], 5.0, 5.0)
+    assert len(requests) == 1
 
 
 def test_python_numbers_in_get_inputs_are_constants_of_the_op() -> None:

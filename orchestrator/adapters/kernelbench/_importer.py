@@ -44,13 +44,15 @@ import yaml
 from pydantic import BaseModel, Field
 
 from orchestrator.adapters.kernelbench._formula import formula_outputs, formula_tensors, match_params
-from orchestrator.adapters.kernelbench._ops import classify
+from orchestrator.adapters.kernelbench._ops import NO_EQUIVALENT, classify
 from orchestrator.adapters.kernelbench._probe import (
     CPU_ONLY,
     CUDA_DEVICES,
     FRESH_STATE,
+    OUTPUT_ELEMENTS,
     SORTED_TOPK,
     names_cuda,
+    too_large,
 )
 from runtime import pyast
 
@@ -140,6 +142,7 @@ def _probe(request: dict[str, Any], timeout: float) -> dict[str, Any]:
     """Run the probe child (the task's code) through the project's one subprocess runner."""
     from runtime.sandbox import Limits, private_dir, run_process
 
+    request = {**request, "stop": sorted(NO_EQUIVALENT)}  # the meta runs stop at a call with no route
     with private_dir("forge-task-") as work:
         limits = Limits(wall_s=timeout, cpu_s=int(timeout) + 30, memory_bytes=16 * 1024**3, max_open_files=1024,
                         max_file_bytes=None, max_processes=None)
@@ -162,6 +165,9 @@ def _checked(answer: dict[str, Any]) -> dict[str, Any]:
     """A probe answer, or the one-line refusal it carries (an error of the task, a model that keeps state)."""
     if not answer.get("ok"):
         raise TaskImportError(f"the task fails when run: {answer.get('error')}")
+    if answer.get("too_large"):
+        raise _ModelRefused(f"forward would build {_built(answer['too_large'])}, too large to run every case here "
+                            "(nothing was built: sizes from a run on the meta device)")
     if answer.get("state_changed") and answer.get("carried"):
         names = ", ".join(f"self.{n}" for n in answer["state_changed"])
         raise _ModelRefused(f"forward changes {names} and reads it on the next call: the model keeps state between "
@@ -174,6 +180,14 @@ def _checked(answer: dict[str, Any]) -> dict[str, Any]:
                             "calls, so the same inputs give another output on the next call and no golden can be "
                             "compared")
     return answer
+
+
+def _built(peak: dict[str, Any]) -> str:
+    """What :func:`_probe.meta_peak` found, in words: the largest output, or the largest tensor and its call."""
+    size, shape = max(((math.prod(s), s) for s in peak["outputs"]), default=(0, []))
+    if size >= peak["elements"] or size > OUTPUT_ELEMENTS:
+        return f"an output of {size:,} elements ({' x '.join(map(str, shape)) or 'a scalar'})"
+    return f"a tensor of {peak['elements']:,} elements (the result of {peak['op']})"
 
 
 # ------------------------------------------------------------------------------------------------ mapping
@@ -345,6 +359,9 @@ class _Plan(BaseModel):
     dynamic: list[str] = Field(default_factory=list)
     consts: dict[int, Any] = Field(default_factory=dict)
     """Python values of ``get_inputs()`` (``eps``, ``top_k``) by position: passed to ``forward`` as they are."""
+    peak: dict[str, Any] | None = None
+    """What ``forward`` builds at the task's own sizes (:func:`_probe.meta_peak`), when it could run on the meta
+    device."""
 
 
 def _plan_inputs(desc: dict[str, Any], report: TaskImport) -> _Plan:
@@ -356,7 +373,7 @@ def _plan_inputs(desc: dict[str, Any], report: TaskImport) -> _Plan:
         if len(params) < len(values):
             raise TaskImportError(f"get_inputs() returns {len(values)} values, forward takes {len(params)}")
         names = [p["name"] for p in params[: len(values)]]
-    plan = _Plan()
+    plan = _Plan(peak=desc.get("peak"))
     for pos, (n, v) in enumerate(zip(names, values)):
         if v["kind"] == "scalar":  # eps, top_k, a dim: part of the op, like an init argument; golden passes it
             plan.consts[pos] = v["value"]
@@ -424,14 +441,23 @@ def _plan_inputs(desc: dict[str, Any], report: TaskImport) -> _Plan:
     if lost:
         report.unmapped.append(f"DYNAMIC_AXIS {', '.join(lost)}: no input axis carries that index in FORMULA; not "
                                "dynamic in the op dir")
-    if not desc.get("dynamic_axis") and not _leading_batch(plan):
-        report.unmapped.append("no DYNAMIC_AXIS hint: the op dir has no dynamic axis and no tail case")
-    elif not desc.get("dynamic_axis"):
-        batch = plan.dynamic[0]
-        report.unmapped.append(f"no DYNAMIC_AXIS hint, and an input of {_largest_input(plan):,} elements is too large "
-                               "to verify at the task's sizes: the leading axis "
-                               f"(size {plan.dims[batch]}) of every tensor input, named {batch}, is taken as dynamic "
-                               "(KernelBench's batch_size convention), checked by running the model resized")
+    if not desc.get("dynamic_axis"):
+        why = (f"an input of {_largest_input(plan):,} elements is too large to verify at the task's sizes"
+               if _largest_input(plan) > MAX_FIXED_ELEMENTS else
+               f"forward would build {_built(plan.peak)} at the task's sizes, too large to verify" if plan.peak
+               else "")
+        if _leading_batch(plan):
+            batch = plan.dynamic[0]
+            report.unmapped.append(f"no DYNAMIC_AXIS hint, and {why}: the leading axis (size {plan.dims[batch]}) of "
+                                   f"every tensor input, named {batch}, is taken as dynamic (KernelBench's batch_size "
+                                   "convention), checked by running the model resized")
+        elif _sized_axes(plan):
+            named = ", ".join(f"{plan.dims[d]} ({d})" for d in plan.dynamic)
+            report.unmapped.append(f"no DYNAMIC_AXIS hint, and {why}, with no common leading axis small enough to "
+                                   f"shrink alone: every input axis longer than {MAX_DYNAMIC} is taken as dynamic, "
+                                   f"one dim per size: {named}, checked by running the model resized")
+        else:
+            report.unmapped.append("no DYNAMIC_AXIS hint: the op dir has no dynamic axis and no tail case")
     buffers = {b["name"] for b in desc.get("random_buffers", [])}
     for p in desc["parameters"] + desc.get("random_buffers", []):
         plan.inputs.append({"name": _ident(p["name"], taken), "source": "param", "param": p["name"],
@@ -470,16 +496,49 @@ def _leading_batch(plan: _Plan) -> bool:
     the traced run at the shrunk sizes checks the model accepts them (else the task's sizes are kept and refused as
     before)."""
     fwd = [t for t in plan.inputs if t["source"] == "forward" and not t.get("scalar")]
-    if plan.dynamic or not fwd or _largest_input(plan) <= MAX_FIXED_ELEMENTS:
+    if plan.dynamic or not fwd or _largest_input(plan) <= MAX_FIXED_ELEMENTS:  # too large a build: _sized_axes
         return False
     leads = {t["shape"][0] for t in fwd}
     if len(leads) != 1 or not isinstance(next(iter(leads)), int) or next(iter(leads)) < 2:
+        return False
+    if _largest_input(plan) // next(iter(leads)) > MAX_FIXED_ELEMENTS:  # one row alone too large: _sized_axes
         return False
     name = next(n for n in ("B", "BATCH", "B0", "B1") if n not in plan.dims)
     for t in fwd:
         t["shape"][0] = name
     plan.dims[name] = int(next(iter(leads)))
     plan.dynamic = [name]
+    return True
+
+
+def _too_large(plan: _Plan) -> bool:
+    """The task's own sizes are too large to verify: an input over :data:`MAX_FIXED_ELEMENTS`, or ``forward`` would
+    build a tensor over :func:`_probe.too_large`'s bounds (a 1 M-element tall-skinny pair into a 1 G-element
+    product)."""
+    return _largest_input(plan) > MAX_FIXED_ELEMENTS or (plan.peak is not None and too_large(plan.peak))
+
+
+def _sized_axes(plan: _Plan) -> bool:
+    """Without a DYNAMIC_AXIS hint, when the task's sizes are too large to verify (:func:`_too_large`) and no common
+    leading axis can be shrunk alone (:func:`_leading_batch`: a matmul's A and B lead with M and K; inputs small
+    enough but a product that is not - a 1 M-element tall-skinny pair into 32768 x 32768, a 16 x 16384 batch's
+    16384 x 16384 Gram matrix; batch rows that alone hold more than an input may), make
+    every forward-input axis longer than :data:`MAX_DYNAMIC` dynamic, one dim per distinct size (the same size on two
+    axes is one dim: a square matrix stays square, a K shared by A and B stays shared). These were refused as too
+    large; the trace at the shrunk sizes and the tail case checks the model accepts them, and a model that does
+    not (a weight sized by one of those axes) is refused as before. True: done."""
+    fwd = [t for t in plan.inputs if t["source"] == "forward" and not t.get("scalar")]
+    if plan.dynamic or not fwd or not _too_large(plan):
+        return False
+    sizes = list(dict.fromkeys(s for t in fwd for s in t["shape"] if isinstance(s, int) and s > MAX_DYNAMIC))
+    if not sizes:
+        return False
+    free = (n for n in (f"D{i}" for i in range(len(plan.dims) + len(sizes) + 1)) if n not in plan.dims)
+    names = {size: next(free) for size in sizes}
+    for t in fwd:
+        t["shape"] = [names.get(s, s) if isinstance(s, int) else s for s in t["shape"]]
+    plan.dims.update({n: size for size, n in names.items()})
+    plan.dynamic = list(names.values())
     return True
 
 
@@ -586,6 +645,20 @@ def _output_shapes(outs: list[list[dict[str, Any]]], plan: _Plan, p0: list[dict[
 TILED_POOL = ("pypto.reshape into the windows + pypto.mean / pypto.amax over them (windows that tile the axis: "
               "stride = kernel, no padding)")
 """The route of a pooling call whose windows tile its axes; other pooling has none (``_ops.NO_EQUIVALENT``)."""
+
+
+def _refuse_no_route(peak: dict[str, Any] | None) -> None:
+    """Refuse, before any case is traced, a task whose forward (run on the meta device at the task's sizes:
+    :func:`_probe.meta_peak`) calls torch functions with no PyPTO route, as :func:`_inventory` words it. A
+    convolution at KernelBench's sizes (``conv_standard_1D_dilated_strided``: 64 x 128 x 174758 out) was refused
+    for its size, or traced for 30-50 s before its convolution was named. Pooling that tiles its axes has a route
+    and is left to the trace (whose sizes decide it)."""
+    if not peak:
+        return
+    problems = [f"forward calls torch {op}: {reason}" for op, tiled in peak.get("ops", {}).items() if not tiled
+                for kind, reason in [classify(op)] if kind == "none"]
+    if problems:
+        raise TaskImportError("; ".join(problems))
 
 
 def _inventory(calls: list[dict[str, Any]], report: TaskImport) -> list[tuple[str, str]]:
@@ -862,6 +935,8 @@ def import_task(task: str | Path, dest: str | Path, *, force: bool = False, time
         raise TaskImportError(f"the model holds tensor attribute(s) {held} drawn at random in __init__ that are "
                               "neither parameters nor buffers: a kernel cannot be given them (make them "
                               "nn.Parameter or forward inputs)")
+
+    _refuse_no_route(desc.get("peak"))
 
     def fresh() -> tuple[TaskImport, _Plan]:
         report = TaskImport(task=task.name, level=task.parent.name, op_name=task_op_name(task))
@@ -1220,6 +1295,9 @@ def _check_fixed_size(plan: _Plan, p0: list[dict[str, int]], *, structured: bool
                                                                    "kernel must be given" if t.get("buffer") else ""))
              for dims in p0 or [{}] for t in plan.inputs]
     biggest, name = max(sizes, default=(0, ""))
+    if not plan.dynamic and plan.peak is not None and too_large(plan.peak):  # the task's own sizes: known already
+        raise TaskImportError(f"forward would build {_built(plan.peak)} at get_inputs()' sizes, too large to run "
+                              "every case here, and no dynamic axis could be tied to an input to shrink it")
     if biggest > MAX_FIXED_ELEMENTS:
         smallest = ", ".join(f"{d}={p0[0][d]}" for d in plan.dynamic) if plan.dynamic and p0 else ""
         why = ("the structured inputs tie the sizes to get_inputs()' own" if structured else
@@ -1234,6 +1312,45 @@ _INDEPENDENT = (("golden output is all zeros in every case", "all zeros in every
                 ("it does not depend on the inputs", "the same for two seeds"))
 """Intake's messages for an output that does not follow the inputs (``runtime.opdir._intake``), and how IMPORT.md
 says it."""
+
+
+NARROWINGS = 3
+"""How many times :func:`_narrow` halves the float inputs' ranges before a NaN golden refuses the task."""
+
+
+def _nan_bands(problems: list[Any]) -> set[str]:
+    """The value bands (``large``, ``offset`` ...) of the cases whose golden output intake found NaN in; empty when
+    another problem is among them."""
+    bands = set()
+    for p in problems:
+        found = re.search(r"case \S+-(\w+): golden output contains NaN", str(p))
+        if not found:
+            return set()
+        bands.add(found.group(1))
+    return bands
+
+
+def _narrow(inputs: list[dict[str, Any]], report: TaskImport, bands: set[str], times: int) -> None:
+    """Halve every float input's range around its centre: ``forward`` gives NaN in a value band that is not the
+    task's own distribution (``normal``), so its domain is narrower than the samples' extremes jointly reach.
+
+    KernelBench's ``Mamba2ReturnFinalState`` takes ``exp`` of a 64-long cumsum of ``A = randn``: randn's walk stays
+    within exp's range, but the ``large`` band puts every value at 2.25 to 3 sigma, the walk reaches 120 and the
+    ``einsum`` adds inf to -inf. It was refused ("the written op dir fails intake: ... golden output contains NaN").
+    The normal band keeps the task's distribution shape over the narrower range; IMPORT.md says by how much."""
+    names = []
+    for t in inputs:
+        if t.get("dtype") == "bool" or "range" not in t or str(t.get("dtype", "")).startswith(("int", "uint")):
+            continue
+        lo, hi = (float(x) for x in t["range"])
+        centre, half = (lo + hi) / 2, (hi - lo) / 4
+        t["range"] = [_sig(centre - half, False), _sig(centre + half, True)]
+        names.append(t["name"])
+    report.unmapped = [u for u in report.unmapped if not u.startswith("golden output contains NaN")]
+    report.unmapped.append(f"golden output contains NaN in the {', '.join(sorted(bands))} band(s) of the declared "
+                           "ranges but not in the normal band (forward's domain is narrower than the samples' "
+                           f"extremes jointly reach): the ranges of {', '.join(names)} are halved around their "
+                           f"centres{f' ({times} times: 1/{2 ** times} of the width)' if times > 1 else ''}")
 
 
 def _input_independent(problems: list[Any], outputs: list[dict[str, Any]]) -> dict[str, str] | None:
@@ -1372,8 +1489,9 @@ def _write(task: Path, source: str, desc: dict[str, Any], plan: _Plan, p0: list[
                             "call's outputs do not depend on it (state made from the shapes or constants, as if "
                             "__init__ had made it): golden.py starts every case from the model's state as built")
     golden_text = _golden_text(task, source, plan, rows, len(fwd_in), make, sorted_topk=unsorted, fresh=bool(lazy))
+    narrowed, constants_tried = 0, False
     with private_dir("forge-task-opdir-") as tmp:
-        for attempt in range(2):
+        while True:
             files = {"SPEC.md": _spec_text(task, report, spec, desc, make), "golden.py": golden_text}
             for name, text in files.items():
                 (tmp / name).write_text(text, encoding="utf-8")
@@ -1384,7 +1502,13 @@ def _write(task: Path, source: str, desc: dict[str, Any], plan: _Plan, p0: list[
                                       f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
             if checked.ok:
                 break
-            fixed = _input_independent(checked.problems, outputs) if attempt == 0 else None
+            bands = _nan_bands(checked.problems)
+            if make is None and bands and "normal" not in bands and narrowed < NARROWINGS:
+                narrowed += 1
+                _narrow(spec["inputs"], report, bands, narrowed)
+                continue
+            fixed = _input_independent(checked.problems, outputs) if not constants_tried else None
+            constants_tried = True
             if fixed is None:
                 first = str(checked.problems[0]) if checked.problems else "intake failed"
                 raise _InputsRejected(f"the written op dir fails intake: {first}")

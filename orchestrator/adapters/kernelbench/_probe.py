@@ -378,6 +378,7 @@ def describe(path: str) -> dict[str, Any]:
         "random_attributes": _random_attributes(mod, model, other),
         "random_buffers": [{"name": n, **_tensor(b)} for n, b in model.named_buffers()
                            if n in set(_random_buffers(mod, model, other))],
+        "peak": meta_peak(mod, described),
         "torch": torch.__version__,
     }
 
@@ -394,6 +395,91 @@ def _meta_inputs(mod: Any) -> list[Any] | None:
             return list(mod.get_inputs())
     except Exception:  # noqa: BLE001 - vendor code that needs real values (.item(), numpy): run it for real
         return None
+
+
+PEAK_ELEMENTS = 1 << 26
+"""``trace`` runs no case whose ``forward`` would build a tensor of more than this many elements (256 MB in fp32):
+a golden that large is minutes of CPU and GBs per verification case, and the case sizes do not shrink it."""
+OUTPUT_ELEMENTS = 1 << 24
+"""The importer also counts the task's own sizes too large to verify with an output of more than this many (the
+bound it puts on one input, ``MAX_FIXED_ELEMENTS``): the emulator verifies every element of it. The trace's guard
+is :data:`PEAK_ELEMENTS` alone: the run that only names the output axes may go over this one (112 x 64 x 512 x
+512's second batch row)."""
+
+
+STOP: set[str] = set()
+"""Calls with no PyPTO route (the request's ``stop``: the importer's ``NO_EQUIVALENT``): :func:`meta_peak` stops at
+the first one (an untiled pooling among them), which refuses the task anyway. torch's meta GRU of KernelBench's
+``GRUBidirectional`` (6 layers x 2 directions x 512 steps, decomposed) ran for 3 minutes."""
+
+
+class _Stopped(Exception):
+    """Raised in :func:`meta_peak`'s mode at a call of :data:`STOP`."""
+
+
+def too_large(peak: dict[str, Any], *, outputs: bool = True) -> bool:
+    """:func:`meta_peak`'s finding is over :data:`PEAK_ELEMENTS` (any tensor) or, with ``outputs``,
+    :data:`OUTPUT_ELEMENTS` (an output)."""
+    return peak["elements"] > PEAK_ELEMENTS or (outputs and any(math.prod(s) > OUTPUT_ELEMENTS
+                                                                for s in peak["outputs"]))
+
+
+def meta_peak(mod: Any, inputs: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """What ``forward`` builds on inputs of these descriptions (shape, dtype; Python values as they are), run on the
+    meta device with a model built there too, so that nothing is allocated and no generator is drawn from: the
+    largest tensor any call returns (``elements``, the call's name ``op``), the outputs' shapes and the names of the
+    calls (``ops``, each with whether it is a tiled pooling; ``stopped`` and no outputs when a call of :data:`STOP`
+    ended the run). None when the task cannot run there (a value read with ``.item()`` or numpy, a call with no
+    meta kernel): the caller then knows no more than before.
+
+    KernelBench's ``Tall_skinny_matrix_multiplication`` multiplies two 1 M-element inputs into a 32768 x 32768
+    output (4 GB): the inputs passed every size check, the trace built the product, and intake's golden run was
+    killed at 11.5 GB. The sizes a run would build are now known before anything is built, and so are the calls
+    with no PyPTO route (a convolution at GPU sizes was refused for its size, not for the convolution)."""
+    import contextlib
+
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    peak: dict[str, Any] = {"elements": 0, "op": ""}
+    ops: dict[str, bool] = {}
+    """Every call's name, and whether it is a pooling whose windows tile its axes (:func:`_tiled`) each time."""
+
+    class Largest(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001 - torch's protocol
+            name = _op_name(func)
+            tiled = name in _POOLS and _tiled(name, list(args), dict(kwargs or {}))
+            ops[name] = ops.get(name, True) and tiled
+            if name in STOP and not tiled:
+                raise _Stopped(name)
+            out = func(*args, **(kwargs or {}))
+            for t in _flat(out):
+                if t.numel() > peak["elements"]:
+                    peak.update(elements=int(t.numel()), op=name)
+            return out
+
+    def meta(d: dict[str, Any]) -> Any:
+        if d.get("kind") != "tensor":
+            return d.get("value")
+        return torch.empty(d["shape"], dtype=getattr(torch, d["dtype"]), device="meta")
+
+    with torch.random.fork_rng(devices=[]), contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(torch.device("meta"))
+            if _DEVICES:  # device="cuda" would leave the meta device: left out
+                stack.enter_context(_DEVICES["_PtoForgeCpuDevices"](drop=True))
+            model, _ = _model(mod)
+            args = [meta(d) for d in inputs]
+            with torch.no_grad(), Largest():
+                out = model(*args)
+        except _Stopped as stop:
+            return {**peak, "outputs": [], "ops": ops, "stopped": str(stop)}
+        except Exception:  # noqa: BLE001 - vendor code that needs real values: nothing is known
+            return None
+    outs = _flat(out)
+    if not outs:
+        return None
+    return {**peak, "outputs": [list(t.shape) for t in outs], "ops": ops}
 
 
 def _cut(shape: list[int], limit: int = 0) -> list[int]:
@@ -828,6 +914,10 @@ def trace(path: str, cases: list[dict[str, Any]]) -> dict[str, Any]:
     case starts from (golden.py does the same)."""
     lazy: list[str] = []
     cleared: set[str] = set()
+    for case in cases:  # before anything is built: what a case would build, from a run on the meta device
+        found = meta_peak(mod, case["inputs"]) if "inputs" in case else None
+        if found and too_large(found, outputs=False):
+            return {"cases": [], "too_large": found}
     for k, case in enumerate(cases):
         result: dict[str, Any] = {}
         if "seed" in case:
@@ -1320,6 +1410,7 @@ def _unread(model: Any, overrides: dict[str, Any], args: list[Any], leaves: list
 def main(argv: list[str]) -> int:
     channel = os.fdopen(int(argv[1]), "w", encoding="utf-8")
     request = json.loads(sys.stdin.read())
+    STOP.update(request.get("stop", ()))
     try:
         if request["mode"] == "describe":
             answer: dict[str, Any] = {"ok": True, **describe(request["task"])}
