@@ -24,33 +24,19 @@ Task texts are our own, inline."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from typing import Any
 
 import pytest
+from kb_tasks import needs_torch, spec_of, write_task
 
 from orchestrator.adapters.kernelbench import _importer, _probe
 from orchestrator.adapters.kernelbench._importer import TaskImport
 from orchestrator.adapters.kernelbench._ops import classify
 
-needs_torch = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
-
 
 def _report() -> TaskImport:
     return TaskImport(task="t.py", op_name="t")
-
-
-def _task(tmp_path: Path, text: str, name: str) -> Path:
-    path = tmp_path / name
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def _spec(dest: Path) -> dict[str, Any]:
-    from runtime.opdir import load_op_dir
-
-    return load_op_dir(dest).spec.model_dump()
 
 
 # ------------------------------------------------------------------------------------------------ fast rules
@@ -159,7 +145,7 @@ def get_init_inputs():
 def test_the_probe_measures_the_step_of_a_rounded_output_only(tmp_path: Path, torch_restored: Any) -> None:
     """The fake-quantised output jumps by one step (0.02, as bf16 writes it) under a one-unit nudge of the inputs;
     the bf16 sum beside it moves too (by a unit of each input) but no rounding feeds it, so it is not measured."""
-    path = _task(tmp_path, STAIR_AND_SUM, "stair.py")
+    path = write_task(tmp_path, STAIR_AND_SUM, "stair.py")
     x = {"kind": "tensor", "shape": [64, 1024], "dtype": "bfloat16", "integer": False, "min": -3.0, "max": 3.0,
          "mean": 0.0, "std": 1.0, "normal": True}
     (case,) = _probe.trace(str(path), [{"inputs": [x, x], "jitter": True}])["cases"]
@@ -193,7 +179,7 @@ def test_the_probe_tells_read_buffers_from_unread_ones(torch_restored: Any) -> N
 
 @needs_torch
 def test_the_probe_marks_stable_sorts(tmp_path: Path, torch_restored: Any) -> None:
-    path = _task(tmp_path, STABLE_SORT, "134_stable_sort_ties.py")
+    path = write_task(tmp_path, STABLE_SORT, "134_stable_sort_ties.py")
     case = {"inputs": [{"kind": "tensor", "shape": [4, 32], "dtype": "int64", "integer": True, "min": 0, "max": 15}]}
     calls = _probe.trace(str(path), [case])["cases"][0]["calls"]
     sorts = [c for c in calls if c["op"] in ("sort", "argsort")]
@@ -307,7 +293,7 @@ def get_init_inputs():
 @needs_torch
 def test_a_stable_sort_imports_with_ties_judged(tmp_path: Path) -> None:
     dest = tmp_path / "op"
-    report = _importer.import_task(_task(tmp_path, STABLE_SORT, "134_stable_sort_ties.py"), dest)
+    report = _importer.import_task(write_task(tmp_path, STABLE_SORT, "134_stable_sort_ties.py"), dest)
     text = (dest / "SPEC.md").read_text(encoding="utf-8")
     assert "ties:" not in text and report.dynamic_axes == ["B"]
 
@@ -316,8 +302,8 @@ def test_a_stable_sort_imports_with_ties_judged(tmp_path: Path) -> None:
 @needs_torch
 def test_an_fp16_fake_quantisation_is_compared_within_one_step(tmp_path: Path) -> None:
     dest = tmp_path / "op"
-    _importer.import_task(_task(tmp_path, FAKE_QUANT_FP16, "133_fake_quant_fp16.py"), dest)
-    tol = _spec(dest)["tolerance"]["fp16"]
+    _importer.import_task(write_task(tmp_path, FAKE_QUANT_FP16, "133_fake_quant_fp16.py"), dest)
+    tol = spec_of(dest)["tolerance"]["fp16"]
     assert 0.0195 <= tol["atol"] <= 0.025 and tol["rtol"] == 0.01
 
 
@@ -325,8 +311,8 @@ def test_an_fp16_fake_quantisation_is_compared_within_one_step(tmp_path: Path) -
 @needs_torch
 def test_an_unread_random_buffer_is_no_kernel_input(tmp_path: Path) -> None:
     dest = tmp_path / "op"
-    _importer.import_task(_task(tmp_path, UNREAD_BUFFER, "68_random_buffer_shape_only.py"), dest)
-    assert [t["name"] for t in _spec(dest)["inputs"]] == ["x", "bias"]
+    _importer.import_task(write_task(tmp_path, UNREAD_BUFFER, "68_random_buffer_shape_only.py"), dest)
+    assert [t["name"] for t in spec_of(dest)["inputs"]] == ["x", "bias"]
     assert "never reads their values" in (dest / "IMPORT.md").read_text(encoding="utf-8")
 
 
@@ -334,9 +320,9 @@ def test_an_unread_random_buffer_is_no_kernel_input(tmp_path: Path) -> None:
 @needs_torch
 def test_a_hintless_gpu_sized_task_shrinks_its_batch(tmp_path: Path) -> None:
     dest = tmp_path / "op"
-    report = _importer.import_task(_task(tmp_path, FROBENIUS, "105_Frobenius_norm.py"), dest)
+    report = _importer.import_task(write_task(tmp_path, FROBENIUS, "105_Frobenius_norm.py"), dest)
     assert report.dynamic_axes == ["B"] and report.p0_shapes[0]["B"] == 1
-    spec = _spec(dest)
+    spec = spec_of(dest)
     assert spec["inputs"][0]["shape"] == ["B", 64, 256, 256] and spec["outputs"][0]["shape"] == ["B", 64, 256, 256]
 
 
@@ -375,7 +361,7 @@ def test_a_permutation_buffer_keeps_the_dynamic_axes(tmp_path: Path, torch_resto
     np = pytest.importorskip("numpy")
     from runtime.opdir import load_op_dir, run_golden
 
-    report = _importer.import_task(_task(tmp_path, CHANNEL_SHUFFLE, "60_channel_shuffle.py"), tmp_path / "op")
+    report = _importer.import_task(write_task(tmp_path, CHANNEL_SHUFFLE, "60_channel_shuffle.py"), tmp_path / "op")
     assert report.dynamic_axes == ["B"] and [d["B"] for d in report.p0_shapes] == [64, 77]
     op = load_op_dir(tmp_path / "op")
     rows, perms = set(), []

@@ -23,31 +23,16 @@ Task texts are our own, inline."""
 
 from __future__ import annotations
 
-import importlib.util
 import types
 from pathlib import Path
 from typing import Any
 
 import pytest
+from kb_tasks import needs_torch, spec_of, write_task
 
 from orchestrator.adapters.kernelbench import _importer, _probe
 from orchestrator.adapters.kernelbench._importer import TaskImportError
 from orchestrator.adapters.kernelbench._ops import classify
-
-needs_torch = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
-
-
-def _task(tmp_path: Path, text: str, name: str) -> Path:
-    path = tmp_path / name
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def _spec(dest: Path) -> dict[str, Any]:
-    from runtime.opdir import load_op_dir
-
-    return load_op_dir(dest).spec.model_dump()
-
 
 # ------------------------------------------------------------------------------------------------ fast rules
 
@@ -300,9 +285,9 @@ def test_an_embedding_lookup_imports_with_its_table_as_an_input(tmp_path: Path, 
     np = pytest.importorskip("numpy")
     from runtime.opdir import load_op_dir, run_golden
 
-    report = _importer.import_task(_task(tmp_path, EMBEDDING, "213_embedding_lookup.py"), tmp_path / "op")
+    report = _importer.import_task(write_task(tmp_path, EMBEDDING, "213_embedding_lookup.py"), tmp_path / "op")
     assert report.dynamic_axes == ["B", "S"]
-    spec = _spec(tmp_path / "op")
+    spec = spec_of(tmp_path / "op")
     ids, table = spec["inputs"]
     assert ids["name"] == "ids" and ids["shape"] == ["B", "S"] and [int(v) for v in ids["range"]] == [0, 999]  # randint(0, 1000)'s own range, not its sample's
     assert table["name"] == "emb_weight" and table["shape"] == [1000, 64]
@@ -318,7 +303,7 @@ def test_an_embedding_lookup_imports_with_its_table_as_an_input(tmp_path: Path, 
 @needs_torch
 def test_a_buffer_kept_between_calls_is_refused_in_one_line(tmp_path: Path) -> None:
     with pytest.raises(TaskImportError) as err:
-        _importer.import_task(_task(tmp_path, EMA_STATE, "242_ema_state.py"), tmp_path / "op")
+        _importer.import_task(write_task(tmp_path, EMA_STATE, "242_ema_state.py"), tmp_path / "op")
     text = str(err.value)
     assert "self.ema" in text and "keeps state between calls" in text and "\n" not in text
     assert not (tmp_path / "op").exists()
@@ -327,8 +312,8 @@ def test_a_buffer_kept_between_calls_is_refused_in_one_line(tmp_path: Path) -> N
 @pytest.mark.slow
 @needs_torch
 def test_a_seeded_random_buffer_is_a_kernel_input(tmp_path: Path) -> None:
-    _importer.import_task(_task(tmp_path, RANDOM_FEATURES, "244_random_features.py"), tmp_path / "op")
-    assert [t["name"] for t in _spec(tmp_path / "op")["inputs"]] == ["x", "omega", "phase"]
+    _importer.import_task(write_task(tmp_path, RANDOM_FEATURES, "244_random_features.py"), tmp_path / "op")
+    assert [t["name"] for t in spec_of(tmp_path / "op")["inputs"]] == ["x", "omega", "phase"]
 
 
 @pytest.mark.slow
@@ -336,9 +321,9 @@ def test_a_seeded_random_buffer_is_a_kernel_input(tmp_path: Path) -> None:
 def test_a_4gb_input_gets_scaled_cases(tmp_path: Path) -> None:
     """65536 x 16384 fp32 (4 GB) is never built: shapes from the meta device, statistics from a cut run, cases at
     B = 64 / 77."""
-    report = _importer.import_task(_task(tmp_path, RELU_4GB, "214_relu_4gb.py"), tmp_path / "op")
+    report = _importer.import_task(write_task(tmp_path, RELU_4GB, "214_relu_4gb.py"), tmp_path / "op")
     assert [d["B"] for d in report.p0_shapes] == [64, 77]
-    assert _spec(tmp_path / "op")["inputs"][0]["shape"] == ["B", "D"]
+    assert spec_of(tmp_path / "op")["inputs"][0]["shape"] == ["B", "D"]
     assert "cut down" in (tmp_path / "op" / "IMPORT.md").read_text(encoding="utf-8")
 
 
@@ -350,5 +335,5 @@ def test_a_4gb_input_gets_scaled_cases(tmp_path: Path) -> None:
 ])
 def test_no_route_tasks_are_refused_in_one_line(tmp_path: Path, text: str, name: str, why: str) -> None:
     with pytest.raises(TaskImportError) as err:
-        _importer.import_task(_task(tmp_path, text, name), tmp_path / "op")
+        _importer.import_task(write_task(tmp_path, text, name), tmp_path / "op")
     assert why in str(err.value) and "\n" not in str(err.value) and "Traceback" not in str(err.value)

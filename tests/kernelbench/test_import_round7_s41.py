@@ -32,30 +32,16 @@ Task texts are our own, inline."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+from kb_tasks import needs_torch, spec_of, write_task
 
 from orchestrator.adapters.kernelbench import _importer, _probe
 from orchestrator.adapters.kernelbench._importer import TaskImportError
-
-needs_torch = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
-
-
-def _task(tmp_path: Path, text: str, name: str) -> Path:
-    path = tmp_path / name
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def _spec(dest: Path) -> dict[str, Any]:
-    from runtime.opdir import load_op_dir
-
-    return load_op_dir(dest).spec.model_dump()
 
 
 def _carried(model: Any, x: Any, other: Any) -> tuple[list[str], list[str]]:
@@ -231,7 +217,7 @@ def test_model_state_and_snapshots_cover_plain_attributes_and_leave_shared_tenso
 @needs_torch
 def test_a_lazy_mask_is_traced_on_a_fresh_model_for_each_case(tmp_path: Path, torch_restored: Any) -> None:
     """The trace's cases at T = 64 and T = 77: the mask made at 64 would break the second case (it did: refused)."""
-    path = _task(tmp_path, LAZY_MASK_DYNAMIC, "325_lazy_mask_dynamic.py")
+    path = write_task(tmp_path, LAZY_MASK_DYNAMIC, "325_lazy_mask_dynamic.py")
     case = {"kind": "tensor", "dtype": "float32", "min": -4.0, "max": 4.0, "normal": True, "mean": 0.0, "std": 1.0}
     got = _probe.trace(str(path), [{"inputs": [{**case, "shape": [2, 64, 16]}]},
                                    {"inputs": [{**case, "shape": [3, 77, 16]}]}])
@@ -1044,7 +1030,7 @@ def _worst_against_a_model_built_per_case(torch: Any, text: str, dest: Path) -> 
 
     golden = (dest / "golden.py").read_text(encoding="utf-8")
     params = re.findall(r"'([\w.]+)': _pto_forge_tensor\((\w+)", golden)
-    names = [t["name"] for t in _spec(dest)["inputs"]]
+    names = [t["name"] for t in spec_of(dest)["inputs"]]
     ns: dict[str, Any] = {}
     exec(text.replace('device="cuda"', "").replace("device='cuda'", ""), ns)  # noqa: S102 - our own task text
     worst = 0.0
@@ -1065,8 +1051,8 @@ def test_sdpa_built_on_a_cuda_device_imports_and_its_golden_is_attention(tmp_pat
     torch = torch_restored
     F = torch.nn.functional
     dest = tmp_path / "op"
-    _importer.import_task(_task(tmp_path, SDPA_FP16_CUDA, "301_sdpa_fp16_cuda.py"), dest)
-    spec = _spec(dest)
+    _importer.import_task(write_task(tmp_path, SDPA_FP16_CUDA, "301_sdpa_fp16_cuda.py"), dest)
+    spec = spec_of(dest)
     assert [(t["name"], t["shape"]) for t in spec["inputs"]] == [(n, [16, 8, 256, 64]) for n in ("Q", "K", "V")]
     assert spec["supported_dtypes"] == ["fp16"]
     assert "_PtoForgeCpuDevices" in (dest / "golden.py").read_text(encoding="utf-8")
@@ -1086,8 +1072,8 @@ def test_cuda_devices_in_get_inputs_init_and_forward_import(tmp_path: Path, torc
     CUDA enabled")."""
     np = pytest.importorskip("numpy")
     gather = tmp_path / "gather"
-    _importer.import_task(_task(tmp_path, GATHER_CUDA, "306_gather_rows_int_index.py"), gather)
-    x, idx = _spec(gather)["inputs"]
+    _importer.import_task(write_task(tmp_path, GATHER_CUDA, "306_gather_rows_int_index.py"), gather)
+    x, idx = spec_of(gather)["inputs"]
     assert idx["name"] == "idx" and idx["dtype"] == "int64" and [int(v) for v in idx["range"]] == [0, 2047]
     for run in _golden_runs(gather):  # x keeps its 256 rows (FORMULA's nested x[b, idx[b, k]] names none of its
         # axes, a limit of the formula reader); gather reads the first B of them
@@ -1095,20 +1081,20 @@ def test_cuda_devices_in_get_inputs_init_and_forward_import(tmp_path: Path, torc
         assert np.array_equal(run.outputs["out"], np.take_along_axis(run.inputs[0][:ids.shape[0]], ids, axis=1))
 
     rnn = tmp_path / "rnn"
-    _importer.import_task(_task(tmp_path, VANILLA_RNN, "324_VanillaRNN_unrolled.py"), rnn)
-    names = [t["name"] for t in _spec(rnn)["inputs"]]
+    _importer.import_task(write_task(tmp_path, VANILLA_RNN, "324_VanillaRNN_unrolled.py"), rnn)
+    names = [t["name"] for t in spec_of(rnn)["inputs"]]
     assert names[:2] == ["x", "h0"] and "i2h_weight" in names
 
     mm = tmp_path / "mm"
-    report = _importer.import_task(_task(tmp_path, TO_DEVICE_KWARGS, "345_to_device_kwargs.py"), mm)
+    report = _importer.import_task(write_task(tmp_path, TO_DEVICE_KWARGS, "345_to_device_kwargs.py"), mm)
     assert report.dynamic_axes == ["B"]
     for run in _golden_runs(mm):
         want = run.inputs[0].astype("float32") @ run.inputs[1]
         assert np.allclose(run.outputs["out"], want, rtol=1e-5, atol=1e-5)
 
     tup = tmp_path / "tuple"
-    _importer.import_task(_task(tmp_path, TUPLE_EVERYTHING, "341_tuple_everything.py"), tup)
-    assert [t["name"] for t in _spec(tup)["inputs"]] == ["x", "y", "fc_weight", "fc_bias"]
+    _importer.import_task(write_task(tmp_path, TUPLE_EVERYTHING, "341_tuple_everything.py"), tup)
+    assert [t["name"] for t in spec_of(tup)["inputs"]] == ["x", "y", "fc_weight", "fc_bias"]
 
 
 @pytest.mark.slow
@@ -1119,7 +1105,7 @@ def test_a_mask_made_on_the_first_call_imports_with_dynamic_axes(tmp_path: Path,
     torch = torch_restored
     F = torch.nn.functional
     dest = tmp_path / "op"
-    report = _importer.import_task(_task(tmp_path, LAZY_MASK_DYNAMIC, "325_lazy_mask_dynamic.py"), dest)
+    report = _importer.import_task(write_task(tmp_path, LAZY_MASK_DYNAMIC, "325_lazy_mask_dynamic.py"), dest)
     assert report.dynamic_axes == ["B", "T"] and len({d["T"] for d in report.p0_shapes}) == 2
     assert any("self.mask on its first call" in n for n in report.notes)
     assert "_pto_forge_fresh(model)" in (dest / "golden.py").read_text(encoding="utf-8")
@@ -1143,9 +1129,9 @@ def test_a_minGPT_block_with_a_buffer_filled_on_the_first_call_imports(tmp_path:
     that ran each case on a deep copy of the model (this round's first cut) ran the MLP with the init weights, not
     the case's (3.5 off); golden.py restores the built state in place instead."""
     dest = tmp_path / "op"
-    report = _importer.import_task(_task(tmp_path, CAUSAL_BLOCK_LAZY, "322_CausalBlock_lazy_mask.py"), dest)
+    report = _importer.import_task(write_task(tmp_path, CAUSAL_BLOCK_LAZY, "322_CausalBlock_lazy_mask.py"), dest)
     assert any("self.attn.bias on its first call" in n for n in report.notes)
-    names = [t["name"] for t in _spec(dest)["inputs"]]
+    names = [t["name"] for t in spec_of(dest)["inputs"]]
     assert names[0] == "x" and "attn_c_attn_weight" in names and "attn_bias" not in names  # the mask stays inside
     assert _worst_against_a_model_built_per_case(torch_restored, CAUSAL_BLOCK_LAZY, dest) < 1e-5
 
@@ -1160,7 +1146,7 @@ def test_a_minGPT_block_with_a_buffer_filled_on_the_first_call_imports(tmp_path:
 ])
 def test_state_and_no_route_tasks_are_refused_in_one_line(tmp_path: Path, text: str, name: str, why: str) -> None:
     with pytest.raises(TaskImportError) as err:
-        _importer.import_task(_task(tmp_path, text, name), tmp_path / "op")
+        _importer.import_task(write_task(tmp_path, text, name), tmp_path / "op")
     message = str(err.value)
     assert why in message and "\n" not in message and "Traceback" not in message
     assert "self.steps" not in message  # RunningNorm's counter changes but is never read
@@ -1198,8 +1184,8 @@ def _io(spec: dict[str, Any]) -> tuple[list[tuple[str, str, list[Any]]], list[tu
 ])
 def test_messy_level1_to_level3_tasks_import_as_a_user_expects(tmp_path: Path, text: str, name: str,
                                                                  want: dict[str, Any]) -> None:
-    _importer.import_task(_task(tmp_path, text, name), tmp_path / "op")
-    spec = _spec(tmp_path / "op")
+    _importer.import_task(write_task(tmp_path, text, name), tmp_path / "op")
+    spec = spec_of(tmp_path / "op")
     inputs, outputs = _io(spec)
     if "inputs" in want:
         assert inputs == want["inputs"]

@@ -42,7 +42,6 @@ poolings and the GRU by name; a product over 256 randn values, all zeros; a 1024
 
 from __future__ import annotations
 
-import importlib.util
 import resource
 import time
 import types
@@ -50,23 +49,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kb_tasks import needs_torch, spec_of, write_task
 
 from orchestrator.adapters.kernelbench import _importer, _probe
 from orchestrator.adapters.kernelbench._importer import TaskImportError
-
-needs_torch = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
-
-
-def _task(tmp_path: Path, text: str, name: str) -> Path:
-    path = tmp_path / name
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def _spec(dest: Path) -> dict[str, Any]:
-    from runtime.opdir import load_op_dir
-
-    return load_op_dir(dest).spec.model_dump()
 
 
 def _module(text: str) -> Any:
@@ -205,7 +191,7 @@ def test_a_golden_nan_only_outside_the_normal_band_narrows_the_float_ranges() ->
 @needs_torch
 def test_the_trace_runs_no_case_that_would_build_too_much(tmp_path: Path, torch_restored: Any) -> None:
     """What the import would have traced for the tall-skinny task before: its own sizes, drawn. Nothing is built."""
-    path = _task(tmp_path, TALL_SKINNY, "401_Tall_skinny_matrix_multiplication_.py")
+    path = write_task(tmp_path, TALL_SKINNY, "401_Tall_skinny_matrix_multiplication_.py")
     case = {"kind": "tensor", "dtype": "float32", "min": 0.0, "max": 1.0}
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     got = _probe.trace(str(path), [{"inputs": [{**case, "shape": [32768, 32]}, {**case, "shape": [32, 32768]}]}])
@@ -681,8 +667,8 @@ def test_products_far_larger_than_their_inputs_import_resized(tmp_path: Path, to
     large; a hinted small-K task (402's FORMULA) imported at 64 / 77 already."""
     torch = torch_restored
     dest = tmp_path / "op"
-    report = _importer.import_task(_task(tmp_path, text, name), dest)
-    spec = _spec(dest)
+    report = _importer.import_task(write_task(tmp_path, text, name), dest)
+    spec = spec_of(dest)
     assert [t["shape"] for t in spec["inputs"]] == shapes and spec["outputs"][0]["shape"] == out
     assert spec["dynamic_axes"] == list(dims[0]) and spec["p0_shapes"] == dims
     assert any("every input axis longer than 64 is taken as dynamic" in u for u in report.unmapped)
@@ -697,8 +683,8 @@ def test_a_gram_matrix_of_a_small_batch_imports_with_its_feature_axis_resized(tm
                                                                               torch_restored: Any) -> None:
     torch = torch_restored
     dest = tmp_path / "op"
-    _importer.import_task(_task(tmp_path, GRAM_NO_HINT, "439_Gram_matrix_no_hint.py"), dest)
-    spec = _spec(dest)
+    _importer.import_task(write_task(tmp_path, GRAM_NO_HINT, "439_Gram_matrix_no_hint.py"), dest)
+    spec = spec_of(dest)
     assert spec["inputs"][0]["shape"] == [16, "D0"] and spec["outputs"][0]["shape"] == ["D0", "D0"]
     for run in _golden_runs(dest):
         x = torch.from_numpy(run.inputs[0].copy())
@@ -718,7 +704,7 @@ def test_calls_with_no_route_are_refused_by_name_at_any_size(tmp_path: Path, tex
     """Before: the 1D and transposed 3D convolutions were refused as too large to verify (their outputs at the task's
     sizes), not for the convolution."""
     with pytest.raises(TaskImportError) as err:
-        _importer.import_task(_task(tmp_path, text, name), tmp_path / "op")
+        _importer.import_task(write_task(tmp_path, text, name), tmp_path / "op")
     message = str(err.value)
     assert why in message and "\n" not in message and "too large" not in message
     assert not (tmp_path / "op").exists()
@@ -731,8 +717,8 @@ def test_a_batch_row_at_the_input_bound_still_imports_on_one_row(tmp_path: Path)
     the output axes (no tail case fits) holds 2^25: the trace's guard counts tensors over 2^26, so it still runs
     (an output bound of 2^24 there refused the task)."""
     dest = tmp_path / "op"
-    _importer.import_task(_task(tmp_path, INSTANCE_NORM_BIG, "416_InstanceNorm.py"), dest)
-    spec = _spec(dest)
+    _importer.import_task(write_task(tmp_path, INSTANCE_NORM_BIG, "416_InstanceNorm.py"), dest)
+    spec = spec_of(dest)
     assert spec["inputs"][0]["shape"] == ["B", 64, 512, 512] and spec["p0_shapes"] == [{"B": 1}]
 
 
@@ -744,9 +730,9 @@ def test_mamba2_final_state_imports_with_its_ranges_narrowed(tmp_path: Path) -> 
     import numpy as np
 
     dest = tmp_path / "op"
-    report = _importer.import_task(_task(tmp_path, MAMBA2_FINAL_STATE, "430_Mamba2ReturnFinalState.py"), dest)
+    report = _importer.import_task(write_task(tmp_path, MAMBA2_FINAL_STATE, "430_Mamba2ReturnFinalState.py"), dest)
     assert any(u.startswith("golden output contains NaN in the large band(s)") for u in report.unmapped)
-    spec = _spec(dest)
+    spec = spec_of(dest)
     assert [t["name"] for t in spec["inputs"]] == ["X", "A", "B", "C"]
     assert all(t["range"][1] < 2.0 for t in spec["inputs"])  # randn's 3 sigma, halved
     assert all(np.isfinite(next(iter(run.outputs.values()))).all() for run in _golden_runs(dest))
