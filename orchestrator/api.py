@@ -643,7 +643,9 @@ def resume(op_dir: Path | str, *, run_id: str | None = None, approve: ApproveMod
     with RunLock(root, rid):
         values, nxt, interrupts = snapshot(root, rid)
         if not nxt and not interrupts and values.get("outcome"):
-            raise ForgeError(f"nothing to resume: run {rid} already finished ({values.get('outcome')})")
+            raise ForgeError(f"nothing to resume: run {rid} already finished ({values.get('outcome')}); to start "
+                             f"over: python -m orchestrator run {op_dir} --fresh (it moves this run's artifacts to "
+                             ".forge/previous/ first)")
         waiting_at = GateRequest.model_validate(interrupts[0]).gate if interrupts else None
         edits = check_edits(root, rid, values, waiting_at, meta.inputs, str(op_dir))
         if edits.problem:

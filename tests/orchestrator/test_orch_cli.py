@@ -57,6 +57,8 @@ def test_stop_mode_run_exits_at_gate_then_approve_and_resume(op_copy, script, cl
     assert (op / "affine_impl.py").is_file() and (op / "README.md").is_file()
     again = cli("resume", str(op))
     assert again.returncode == 1 and "nothing to resume" in again.stderr
+    # s43: it also says what to do instead (the same next step `run` gives on a finished op dir)
+    assert f"python -m orchestrator run {op} --fresh" in again.stderr.replace("\n", " "), again.stderr
 
 
 def test_audit_detects_a_tampered_commit(op_copy, script, cli):
