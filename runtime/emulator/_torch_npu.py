@@ -456,6 +456,10 @@ def soc_version() -> int:
     return _SOC_VERSION.get(s.options.npuarch if s is not None else "DAV_2201", 220)
 
 
+_NO_PRIORITY = ("NPU does not support Stream.{}() currently. (torch_npu's own error, raised on a device host "
+                "too: NPU streams take a priority argument but do not report priorities)")
+
+
 def _npu_namespace(torch: Any) -> types.ModuleType:
     state = {"device": 0}
     memory = NpuMemory()
@@ -487,10 +491,22 @@ def _npu_namespace(torch: Any) -> types.ModuleType:
 
         def __init__(self, device: Any = None, priority: int = 0, *, _default: bool = False, **_k: Any) -> None:
             self._index = _index_of(device)
-            self.priority = int(priority)
+            self._priority = int(priority)  # accepted as torch_npu accepts it, and not readable (`priority`)
             if not _default:
                 self._made[0] += 1
             self.stream_id = 0 if _default else self._made[0]
+
+        @staticmethod
+        def priority_range() -> tuple[int, int]:
+            """torch_npu 2.14.0 raises here on a device host (its C++ ``THNPStream_priority_range``), so does the
+            emulator: s43, it was a raw AttributeError of the stand-in's own class."""
+            raise RuntimeError(_NO_PRIORITY.format("priority_range"))
+
+        @property
+        def priority(self) -> int:
+            """Not readable, as in torch_npu 2.14.0 (``THNPStream_get_priority`` raises); ``Stream(priority=p)``
+            is accepted."""
+            raise RuntimeError(_NO_PRIORITY.format("get_priority"))
 
         npu_stream = property(lambda self: 0 if self.stream_id <= 0 else 0x10000 + self.stream_id,
                               doc="the raw stream handle some scripts read (none here: 0 for the default stream)")

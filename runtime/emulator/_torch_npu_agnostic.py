@@ -10,9 +10,10 @@ answers.
 
 What the stand-in answers (npu tensors are CPU tensors, so every answer is the CPU's work under the NPU's name):
 
-* ``torch.Generator(device=<npu>)`` is a CPU generator (``isinstance(g, torch.Generator)`` still holds for every
-  generator, the C type is unchanged); ``torch.npu.default_generators`` is ``(torch.default_generator,)``, the one
-  ``torch.npu.manual_seed`` seeds;
+* ``torch.Generator(device=<npu>)`` is a CPU generator whose ``device`` the script reads as ``npu:<index>``
+  (``isinstance(g, torch.Generator)`` still holds for every generator, the C type is unchanged: an NPU one is an
+  instance of a Python subclass of it); ``torch.npu.default_generators`` is ``(torch.default_generator,)``, the one
+  ``torch.npu.manual_seed`` seeds, and its ``device`` still says ``cpu`` (it is the CPU's own generator);
 * ``torch.accelerator``: ``current_accelerator()`` stays ``device(type='npu')`` (torch's own answer, what a device
   host says; ``tensor.to(it)`` is the CPU by the stand-in's device mapping), and the calls torch routes to the
   missing C++ hooks go to ``torch.npu`` (device index, ``set_device_index``, ``device_index`` context,
@@ -27,8 +28,11 @@ What the stand-in answers (npu tensors are CPU tensors, so every answer is the C
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
+
+from runtime.emulator._torch_npu_device import NPU_GENERATOR_TYPES, caller_is_script
 
 __all__ = ["accelerator_names", "autocast_type", "mapped_type", "patch_device_agnostic"]
 
@@ -141,13 +145,68 @@ def accelerator_names(torch: Any, npu: Any) -> dict[str, Any]:
     )
 
 
+def _generator_index(device: Any, npu: Any) -> int:
+    """The NPU index a ``torch.Generator(device=...)`` belongs to: the one named (``"npu:1"``, a ``torch.device``
+    with an index, a bare ``1``), else the current device, as torch_npu's ``NPUGeneratorImpl`` takes it."""
+    if isinstance(device, int):
+        return device
+    if isinstance(device, str):
+        return int(device.rsplit(":", 1)[1]) if ":" in device else int(npu.current_device())
+    index = getattr(device, "index", None)
+    return int(npu.current_device()) if index is None else int(index)
+
+
+def _rebuild_npu_generator(index: int) -> Any:
+    """Unpickle an NPU generator (`_npu_generator_type`'s ``__reduce__``): made by the stand-in's
+    ``torch.Generator``, its state then set by pickle."""
+    return sys.modules["torch"].Generator(device=f"npu:{index}")
+
+
+def _npu_generator_type(torch: Any, real_generator: Any) -> type:
+    """The type of ``torch.Generator(device="npu")``: a CPU generator (the npu tensors it fills are CPU tensors)
+    whose ``device`` reads, from the script, as the NPU's (``device(type='npu', index=0)``, what torch_npu's
+    generator says). s43: it said ``cpu``, and a script asserting ``g.device.type == "npu"`` (or choosing where
+    to put a tensor by ``g.device``) failed. torch's own code (Dynamo's rng guards) still reads the CPU, where the
+    numbers are drawn, as it does for NPU tensors."""
+    get_device = real_generator.device.__get__
+    real_reduce = real_generator.__reduce__
+    devices: dict[int, Any] = {}
+
+    class Generator(real_generator):
+        __doc__ = real_generator.__doc__
+        _npu_index = 0
+
+        @property
+        def device(self) -> Any:
+            if caller_is_script(sys._getframe(1)):
+                made = devices.get(self._npu_index)
+                if made is None:
+                    made = devices[self._npu_index] = torch.device("npu", self._npu_index)
+                return made
+            return get_device(self)
+
+        def __reduce__(self) -> tuple[Any, ...]:  # pickle / deepcopy: an NPU generator again, with its state
+            state = real_reduce(self)[2]
+            return _rebuild_npu_generator, (self._npu_index,), state
+
+    Generator.__module__, Generator.__qualname__ = real_generator.__module__, real_generator.__qualname__
+    NPU_GENERATOR_TYPES.append(Generator)
+    return Generator
+
+
 def patch_device_agnostic(torch: Any, npu: Any, map_device: Callable[[Any], Any]) -> None:
     """Install the module doc's answers in ``torch`` (called once, by the stand-in's ``patch_torch``)."""
     real_generator = torch.Generator
+    npu_generator = _npu_generator_type(torch, real_generator)
 
     def generator(*args: Any, **kwargs: Any) -> Any:
+        device = kwargs.get("device", args[0] if args else None)
+        if device is None or map_device(device) == device:
+            return real_generator(*args, **kwargs)
         args, kwargs = _device_arg(map_device, args, kwargs)
-        return real_generator(*args, **kwargs)
+        made = npu_generator(*args, **kwargs)
+        made._npu_index = _generator_index(device, npu)
+        return made
 
     torch.Generator = mapped_type(real_generator, generator)
 

@@ -32,7 +32,8 @@ from typing import Any
 from runtime.emulator._torch_npu_placement import _state as placement_state
 from runtime.emulator._torch_npu_placement import is_on_host, is_on_npu, mark, storage_resized
 
-__all__ = ["OWN_DIRS", "OWN_PACKAGES", "caller_is_script", "current_index", "install", "mixed_devices",
+__all__ = ["NPU_GENERATOR_TYPES", "OWN_DIRS", "OWN_PACKAGES", "caller_is_script", "current_index",
+           "dynamo_sees_npu_generators", "install", "mixed_devices",
            "patch_device_attributes", "patch_reductions", "patch_storage_resize", "placed_op", "wrap_assert_close",
            "wrap_compile"]
 
@@ -347,6 +348,38 @@ def _skip_stand_in() -> None:
 _SKIPPED: list[bool] = []
 
 
+NPU_GENERATOR_TYPES: list[type] = []
+"""The types of the NPU generators (`_torch_npu_agnostic`), for `dynamo_sees_npu_generators`."""
+_DYNAMO_PATCHED: list[bool] = []
+
+
+def dynamo_sees_npu_generators() -> None:
+    """Have Dynamo take an NPU generator as it takes torch's own: it picks its handling by ``type(value) is
+    torch._C.Generator`` (a plain user object, graph breaks around the generator's methods), and any subclass of
+    the registered opaque type as a TorchScript object, whose fake copy the CPU kernels refuse ("GeneratorImpl with
+    nullptr is not supported"). s43: a ``torch.compile``'d function drawing from ``torch.Generator(device="npu")``
+    died there once the NPU generator was a subclass. Called by the stand-in's ``torch.compile`` (once)."""
+    if _DYNAMO_PATCHED or not NPU_GENERATOR_TYPES:
+        return
+    try:
+        from torch._dynamo.variables.builder import VariableBuilder
+    except ImportError:
+        return
+    wrap = getattr(VariableBuilder, "_wrap", None)
+    wrap_user_defined = getattr(VariableBuilder, "wrap_user_defined", None)
+    if not callable(wrap) or not callable(wrap_user_defined):
+        return
+    kinds = tuple(NPU_GENERATOR_TYPES)
+
+    def _wrap(self: Any, value: Any) -> Any:
+        if type(value) in kinds:
+            return self.wrap_user_defined(value)
+        return wrap(self, value)
+
+    VariableBuilder._wrap = _wrap  # type: ignore[method-assign]
+    _DYNAMO_PATCHED.append(True)
+
+
 def wrap_compile(torch: Any, fn: Callable[..., Any]) -> Callable[..., Any]:
     """``torch.compile(f)`` / ``torch.compile(module)``: what the compiled code returns from NPU tensors is on the NPU,
     as ``f``'s result would be. A graph compiled by a backend runs its own kernels, past the placement mode, so the
@@ -358,6 +391,7 @@ def wrap_compile(torch: Any, fn: Callable[..., Any]) -> Callable[..., Any]:
         if model is None:
             return lambda m: compile_(m, *args, **kwargs)
         _skip_stand_in()
+        dynamo_sees_npu_generators()
         placement_state["compile"] = True
         compiled = fn(model, *args, **kwargs)
         if isinstance(compiled, torch.nn.Module):

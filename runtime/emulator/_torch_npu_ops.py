@@ -27,11 +27,11 @@ import torch
 import torch.nn.functional as F
 
 __all__ = [
-    "OPS", "npu_add_rms_norm", "npu_anti_quant", "npu_apply_rotary_pos_emb", "npu_broadcast",
-    "npu_confusion_transpose", "npu_dtype_cast", "npu_dynamic_quant", "npu_fast_gelu",
+    "OPS", "npu_add_rms_norm", "npu_anti_quant", "npu_apply_adam_w", "npu_apply_rotary_pos_emb", "npu_bmmV2",
+    "npu_broadcast", "npu_confusion_transpose", "npu_dtype_cast", "npu_dynamic_quant", "npu_fast_gelu",
     "npu_fused_infer_attention_score", "npu_geglu", "npu_gelu", "npu_gelu_mul", "npu_gemma_rms_norm",
     "npu_grouped_matmul", "npu_incre_flash_attention", "npu_interleave_rope", "npu_layer_norm_eval",
-    "npu_moe_compute_expert_tokens", "npu_moe_finalize_routing", "npu_moe_gating_top_k_softmax",
+    "npu_linear", "npu_moe_compute_expert_tokens", "npu_moe_finalize_routing", "npu_moe_gating_top_k_softmax",
     "npu_moe_init_routing", "npu_prompt_flash_attention", "npu_quant_matmul", "npu_quantize", "npu_rms_norm",
     "npu_rms_norm_backward", "npu_rotary_mul", "npu_scatter_nd_update", "npu_scatter_nd_update_",
     "npu_scatter_pa_kv_cache", "npu_silu", "npu_sort_v2", "npu_swiglu", "npu_top_k_top_p", "npu_transpose",
@@ -1367,13 +1367,86 @@ def npu_top_k_top_p(logits: torch.Tensor, p: torch.Tensor | None = None,
     return out.to(logits.dtype)
 
 
+# ---- matrix products and the fused AdamW step (s43) -----------------------------------------------------------
+
+_FLOATS = (torch.float16, torch.bfloat16, torch.float32)
+
+
+def npu_bmmV2(self: torch.Tensor, mat2: torch.Tensor, output_sizes: Sequence[int] = ()) -> torch.Tensor:  # noqa: N802
+    """``npu_bmmV2(self, mat2, output_sizes)``: the (batched) product ``self @ mat2`` (the doc; ``output_sizes`` is
+    only for the backward, and unused here). Float inputs multiply in float32 and cast to their dtype once (the cube
+    unit accumulates in float32), int32 exactly in int64 then back to int32."""
+    op = "npu_bmmV2"
+    if self.dim() < 2 or mat2.dim() < 2:
+        raise ValueError(f"torch_npu.{op}: both operands must be 2D or more, not {tuple(self.shape)} and "
+                         f"{tuple(mat2.shape)}")
+    if self.dtype != mat2.dtype:
+        raise ValueError(f"torch_npu.{op}: the operands' dtypes differ ({self.dtype} and {mat2.dtype})")
+    if self.dtype in _FLOATS:
+        return torch.matmul(self.float(), mat2.float()).to(self.dtype)
+    if self.dtype == torch.int32:
+        return torch.matmul(self.long(), mat2.long()).to(torch.int32)
+    raise _unsupported(op, "self.dtype", self.dtype, "float16, bfloat16, float32, int32")
+
+
+def npu_linear(input: torch.Tensor, weight: torch.Tensor,  # noqa: A002 - vendor name
+               bias: torch.Tensor | None = None) -> torch.Tensor:
+    """``npu_linear(input, weight, bias=None)``: ``input @ weight.T + bias`` of a 2D ``input`` [m, k] and ``weight``
+    [n, k] (the doc, meta: [m, n] in input's dtype); float32 math, cast once. The integer forms the doc lists are
+    not implemented (their accumulation and output dtype are not documented)."""
+    op = "npu_linear"
+    if input.dim() != 2 or weight.dim() != 2:
+        raise ValueError(f"torch_npu.{op}: input and weight must be 2D, not {tuple(input.shape)} and "
+                         f"{tuple(weight.shape)}")
+    if input.dtype not in (torch.float16, torch.float32):
+        raise _unsupported(op, "input.dtype", input.dtype, "float16, float32")
+    out = F.linear(input.float(), weight.float(), None if bias is None else bias.float())
+    return out.to(input.dtype)
+
+
+def npu_apply_adam_w(beta1_power: float, beta2_power: float, lr: float, weight_decay: float, beta1: float,
+                     beta2: float, epsilon: float, grad: torch.Tensor, max_grad_norm: torch.Tensor | None = None,
+                     amsgrad: bool | None = None, maximize: bool | None = None, *,
+                     out: Sequence[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``npu_apply_adam_w(beta1_power, beta2_power, lr, weight_decay, beta1, beta2, epsilon, grad, max_grad_norm,
+    amsgrad, maximize, *, out=(var, m, v))``: one AdamW step in place on ``out`` (returned), the doc's formula with
+    ``beta1_power = beta1^(t-1)``: g = -grad if maximize; m = b1*m + (1-b1)*g; v = b2*v + (1-b2)*g*g;
+    v = max(max_grad_norm, v) if amsgrad; var = var - lr / (sqrt(v / (1 - b2^t)) + eps) * m / (1 - b1^t)
+    - lr * weight_decay * var. Float32 math, each output cast to its dtype once."""
+    op = "npu_apply_adam_w"
+    var, m, v = out
+    for name, t in (("grad", grad), ("m", m), ("v", v)) + ((("max_grad_norm", max_grad_norm),) if amsgrad else ()):
+        if t is None:
+            raise ValueError(f"torch_npu.{op}: amsgrad=True needs max_grad_norm")
+        if tuple(t.shape) != tuple(var.shape) or t.dtype != var.dtype:
+            raise ValueError(f"torch_npu.{op}: {name} must have var's shape and dtype {tuple(var.shape)} "
+                             f"{var.dtype}, not {tuple(t.shape)} {t.dtype}")
+    if var.dtype not in _FLOATS:
+        raise _unsupported(op, "var.dtype", var.dtype, "float16, bfloat16, float32")
+    g = -grad.float() if maximize else grad.float()
+    m32 = beta1 * m.float() + (1 - beta1) * g
+    v32 = beta2 * v.float() + (1 - beta2) * g * g
+    if amsgrad:
+        assert max_grad_norm is not None  # checked above
+        v32 = torch.maximum(max_grad_norm.float(), v32)
+    m_hat = m32 / (1 - beta1_power * beta1)
+    v_hat = v32 / (1 - beta2_power * beta2)
+    theta = var.float()
+    new = theta - lr / (v_hat.sqrt() + epsilon) * m_hat - lr * weight_decay * theta
+    var.copy_(new)
+    m.copy_(m32)
+    v.copy_(v32)
+    return var, m, v
+
+
 OPS: dict[str, Any] = {f.__name__: f for f in (
-    npu_add_rms_norm, npu_anti_quant, npu_apply_rotary_pos_emb, npu_broadcast, npu_confusion_transpose,
-    npu_dtype_cast, npu_dynamic_quant, npu_fast_gelu, npu_fused_infer_attention_score, npu_geglu, npu_gelu,
-    npu_gelu_mul, npu_gemma_rms_norm, npu_grouped_matmul, npu_incre_flash_attention, npu_interleave_rope,
-    npu_layer_norm_eval, npu_moe_compute_expert_tokens, npu_moe_finalize_routing, npu_moe_gating_top_k_softmax,
-    npu_moe_init_routing, npu_prompt_flash_attention, npu_quant_matmul, npu_quantize, npu_rms_norm,
-    npu_rms_norm_backward, npu_rotary_mul, npu_scatter_nd_update, npu_scatter_nd_update_, npu_scatter_pa_kv_cache,
-    npu_silu, npu_sort_v2, npu_swiglu, npu_top_k_top_p, npu_transpose, npu_weight_quant_batchmatmul,
+    npu_add_rms_norm, npu_anti_quant, npu_apply_adam_w, npu_apply_rotary_pos_emb, npu_bmmV2, npu_broadcast,
+    npu_confusion_transpose, npu_dtype_cast, npu_dynamic_quant, npu_fast_gelu, npu_fused_infer_attention_score,
+    npu_geglu, npu_gelu, npu_gelu_mul, npu_gemma_rms_norm, npu_grouped_matmul, npu_incre_flash_attention,
+    npu_interleave_rope, npu_layer_norm_eval, npu_linear, npu_moe_compute_expert_tokens, npu_moe_finalize_routing,
+    npu_moe_gating_top_k_softmax, npu_moe_init_routing, npu_prompt_flash_attention, npu_quant_matmul, npu_quantize,
+    npu_rms_norm, npu_rms_norm_backward, npu_rotary_mul, npu_scatter_nd_update, npu_scatter_nd_update_,
+    npu_scatter_pa_kv_cache, npu_silu, npu_sort_v2, npu_swiglu, npu_top_k_top_p, npu_transpose,
+    npu_weight_quant_batchmatmul,
 )}
 """The operators the stand-in exports, by their torch_npu name."""

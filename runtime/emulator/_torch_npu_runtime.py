@@ -20,7 +20,8 @@ The names and defaults follow torch_npu 2.7.1's ``torch_npu/npu/__init__.py`` ``
 * ``torch_npu.profiler.profile`` is torch's profiler on the CPU activity (an ``NPU`` activity records the CPU,
   where the emulated kernel runs): its traces and tables are real, of the emulator's work, never of a device.
 
-Any other ``torch.npu`` name raises the stand-in's ``NotProvidedError`` (an ``AttributeError``) naming what is
+The graph API (``NPUGraph``, ``graph``, ``make_graphed_callables`` ...) is there and each use raises
+``EMU_UNSUPPORTED`` (`graph_names`). Any other ``torch.npu`` name raises the stand-in's ``NotProvidedError`` (an ``AttributeError``) naming what is
 provided, as for ``torch_npu.<name>``.
 """
 
@@ -34,9 +35,11 @@ import types
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from runtime.emulator._errors import EmulatorUnsupported
+from runtime.emulator._location import user_location
 from runtime.emulator._torch_npu_placement import allocated_bytes, is_on_npu, mark
 
-__all__ = ["LEGACY_TENSOR_TYPES", "PINNED", "NpuMemory", "NpuTensorType", "device_properties", "is_pinned",
+__all__ = ["GRAPH_NAMES", "LEGACY_TENSOR_TYPES", "PINNED", "NpuMemory", "NpuTensorType", "device_properties", "graph_names", "is_pinned",
            "legacy_tensor_types", "no_context", "noop", "pin_memory", "profiler_module", "runtime_names"]
 
 log = logging.getLogger(__name__)
@@ -291,7 +294,55 @@ def runtime_names(torch: Any, get_device_name: Callable[[], str], memory: NpuMem
         # the legacy typed constructors (`torch.npu.FloatTensor(2, 3)`, `x.type(torch.npu.HalfTensor)`): NPU
         # types of their own, as on a device host (`NpuTensorType`)
         **legacy_tensor_types(torch),
+        **graph_names(),
     )
+
+
+GRAPH_NAMES = ("NPUGraph", "graph", "make_graphed_callables", "graph_pool_handle", "graph_task_group_begin",
+               "graph_task_group_end", "graph_task_update_begin", "graph_task_update_end")
+"""torch_npu 2.14.0's graph API (``torch_npu/npu/graphs.py`` ``__all__``) but ``is_current_stream_capturing``."""
+
+
+def _graph_unsupported(name: str) -> Any:
+    file, line = user_location()
+    return EmulatorUnsupported(
+        "EMU_UNSUPPORTED", f"torch.npu.{name}: NPU graph capture and replay (aclgraph) is not emulated. The "
+        "emulator runs each call when the script makes it and records no device graph, so a replay would run "
+        "nothing of what was captured; run the captured code eagerly instead (torch.npu."
+        "is_current_stream_capturing() is False here)", file=file, line=line, op=name)
+
+
+def graph_names() -> dict[str, Any]:
+    """``torch.npu.NPUGraph`` / ``graph`` / ``make_graphed_callables`` & co.: present, as on a device host, and
+    each use raises one ``EMU_UNSUPPORTED`` naming the call (s43: a script capturing a graph died with the
+    stand-in's ``NotProvidedError`` listing every provided name). Not an emulation: replaying what ran at capture
+    would need every kernel launch and tensor operation of the capture recorded and re-run against the same
+    tensors, which the emulator does not do, and a replay that silently re-ran nothing would leave the static
+    outputs holding the capture's values, a pass that says nothing. ``is_current_stream_capturing()`` is answered:
+    nothing is ever capturing."""
+
+    def unsupported(name: str) -> Any:
+        def call(*_a: Any, **_k: Any) -> Any:
+            raise _graph_unsupported(name)
+
+        call.__name__ = call.__qualname__ = name
+        return call
+
+    class NPUGraph:
+        """torch_npu's NPU graph: not emulated (`graph_names`)."""
+
+        def __new__(cls, *_a: Any, **_k: Any) -> Any:
+            raise _graph_unsupported("NPUGraph")
+
+    class graph:  # noqa: N801 - torch_npu's name
+        """``with torch.npu.graph(g)``: not emulated (`graph_names`)."""
+
+        def __init__(self, *_a: Any, **_k: Any) -> None:
+            raise _graph_unsupported("graph")
+
+    names: dict[str, Any] = {name: unsupported(name) for name in GRAPH_NAMES}
+    names.update(NPUGraph=NPUGraph, graph=graph, is_current_stream_capturing=lambda: False)
+    return names
 
 
 LEGACY_TENSOR_TYPES = ("FloatTensor", "HalfTensor", "BFloat16Tensor", "DoubleTensor", "IntTensor", "LongTensor",

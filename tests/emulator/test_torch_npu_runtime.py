@@ -101,7 +101,7 @@ def test_a_precision_scripts_set_up_lines_run_and_an_unknown_name_stops_at_its_l
             with torch.npu.amp.autocast():
                 y = torch.randn(4, 4, device="npu:3") @ torch.randn(4, 4, device="npu:3")
         print("AMP", y.dtype, type(prof).__name__)
-        g = torch.npu.NPUGraph()
+        alloc = torch.npu.NPUPluggableAllocator("alloc.so", "my_malloc", "my_free")
     """))
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PTO_FORGE_EMULATOR_CHILD")}
     env["PYTHONPATH"] = str(ROOT)
@@ -110,5 +110,5 @@ def test_a_precision_scripts_set_up_lines_run_and_an_unknown_name_stops_at_its_l
     assert "DEV Ascend910B1 True" in proc.stdout and "AMP torch.float16 profile" in proc.stdout, proc.stderr
     assert proc.returncode == 3, proc.stderr
     err = [ln for ln in proc.stderr.splitlines() if ln.startswith("ERROR")]
-    assert len(err) == 1 and err[0].startswith(f"ERROR {tmp_path / 's.py'}:11: NotProvidedError: torch.npu.NPUGraph "
-                                               "is not provided by the emulator's torch_npu stand-in"), proc.stderr
+    assert len(err) == 1 and err[0].startswith(f"ERROR {tmp_path / 's.py'}:11: NotProvidedError: torch.npu."
+                                               "NPUPluggableAllocator is not provided by the emulator's torch_npu stand-in"), proc.stderr
