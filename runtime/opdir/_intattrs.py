@@ -63,6 +63,10 @@ RESHAPES = frozenset({"reshape", "view"})
 """(unseen drawing version 19) Calls whose shape arguments an int may reach and still vary (``IntRole.reshape_only``):
 ``x.reshape(b, num_groups, d // num_groups)``. ``view`` counts only with two arguments or more (``x.view(torch.int8)``
 is a dtype)."""
+EXPANDS = frozenset({"expand", "broadcast_to"})
+"""(unseen drawing version 20) Calls whose size arguments an int may reach and still vary like a reshape's
+(``IntRole.shape_only``): ``m.unsqueeze(-1).expand(n, num_expert_group, e // num_expert_group)`` - llada2_gate_select's
+group mask, a group mean broadcast back over its group. With several arguments, or the ``size`` / ``shape`` one."""
 
 
 @dataclass
@@ -73,6 +77,8 @@ class IntRole:
     stays: list[str] = field(default_factory=list)
     reshapes: list[str] = field(default_factory=list)
     """The reasons of ``stays`` that are shape arguments of a reshape (:data:`RESHAPES`)."""
+    expands: list[str] = field(default_factory=list)
+    """(version 20) The reasons of ``stays`` that are size arguments of an expand (:data:`EXPANDS`)."""
 
     @property
     def kind(self) -> str | None:
@@ -88,10 +94,18 @@ class IntRole:
         ``gn_groups_fixed``: a kernel built for the SPEC's 8 groups passed every seed)."""
         return bool(self.stays) and all(s in self.reshapes for s in self.stays)
 
+    @property
+    def shape_only(self) -> bool:
+        """(version 20) Every reason it stays is a shape argument of a reshape or a size argument of an expand
+        (:data:`EXPANDS`): llada2_gate_select's ``num_expert_group``, which sizes both the view into groups and the
+        group mask expanded back over them. Such an int is a shape int as :attr:`reshape_only`'s is."""
+        return bool(self.stays) and all(s in self.reshapes or s in self.expands for s in self.stays)
+
     def merge(self, other: IntRole) -> None:
         self.kinds |= other.kinds
         self.stays += [s for s in other.stays if s not in self.stays]
         self.reshapes += [s for s in other.reshapes if s not in self.reshapes]
+        self.expands += [s for s in other.expands if s not in self.expands]
 
 
 def _last(func: ast.expr) -> str:
@@ -320,6 +334,13 @@ class _Analysis:
             if why not in role.reshapes:
                 role.reshapes.append(why)
             return "stop"
+        if name in EXPANDS and (keyword in ("size", "shape") or (keyword is None and (method and len(call.args) >= 2
+                                                                                     or not method and position == 1))):
+            why = f"{keyword}= of {name}()" if keyword else f"an argument of {name}()"
+            self._stay(role, why)
+            if why not in role.expands:
+                role.expands.append(why)
+            return "stop"
         if keyword in _AXIS_KW:
             self._stay(role, f"the {keyword}= of {name}()")
             return "stop"
@@ -372,16 +393,101 @@ def _strings(node: ast.expr) -> list[str] | None:
     return None
 
 
+_SEQ_CALLS = frozenset({"tuple", "list", "set", "frozenset", "sorted"})
+
+
+def _named(tree: ast.Module, fdef: ast.FunctionDef) -> dict[str, ast.expr]:
+    """(version 20) The values bound to plain names at module level of golden.py and in ``fdef`` (``fdef``'s own
+    shadow the module's): where a table or a tuple of modes named by a constant is looked up."""
+    out: dict[str, ast.expr] = {}
+    for body in (tree.body, [n for n in ast.walk(fdef) if n is not fdef]):
+        for n in body:
+            if isinstance(n, ast.Assign):
+                out.update({t.id: n.value for t in n.targets if isinstance(t, ast.Name)})
+            elif isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name) and n.value is not None:
+                out[n.target.id] = n.value
+    return out
+
+
+def _elements(node: ast.expr, named: dict[str, ast.expr], depth: int = 0) -> list[ast.expr] | None:
+    """(version 20) The element nodes a constant collection yields when iterated or tested with ``in``: the items of a
+    tuple / list / set, the keys of a dict (a literal or ``dict(silu=..., gelu=...)``, ``dict([("a", f), ...])``),
+    through a name bound to one, ``tuple(...)`` / ``frozenset(...)`` / ``sorted(...)`` and ``.keys()``; None when it
+    is anything else."""
+    if depth > _MAX_DEPTH:
+        return None
+    if isinstance(node, ast.Name) and node.id in named:
+        return _elements(named[node.id], named, depth + 1)
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return list(node.elts)
+    if isinstance(node, ast.Dict):
+        return [k for k in node.keys if k is not None]
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        if node.func.id == "dict":
+            keys: list[ast.expr] = [ast.Constant(k.arg) for k in node.keywords if k.arg]
+            for a in node.args:
+                pairs = _elements(a, named, depth + 1) or []
+                keys += [p.elts[0] for p in pairs if isinstance(p, ast.Tuple | ast.List) and p.elts]
+            return keys
+        if node.func.id in _SEQ_CALLS and len(node.args) == 1:
+            return _elements(node.args[0], named, depth + 1)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "keys" \
+            and not node.args:
+        return _elements(node.func.value, named, depth + 1)
+    return None
+
+
+def _collection_strings(node: ast.expr, named: dict[str, ast.expr]) -> list[str]:
+    """(version 20) The str literals among :func:`_elements` of ``node``, or its value when it names one str."""
+    value = named.get(node.id) if isinstance(node, ast.Name) else None
+    if isinstance(value, ast.Constant) and isinstance(value.value, str):
+        return [value.value]
+    return [e.value for e in _elements(node, named) or [] if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+
+
+def _loop_bindings(fdef: ast.FunctionDef, named: dict[str, ast.expr]) -> dict[str, list[str]]:
+    """(version 20) Per name a ``for`` loop or a comprehension of ``fdef`` binds from a constant collection, the str
+    values it takes: ``for m in MODES``, ``for name, fn in ((\"sum\", np.sum), ...)``, ``for k, f in TABLE.items()``
+    (the keys) - so ``if name == mode`` names the modes."""
+    out: dict[str, list[str]] = {}
+    loops = [(n.target, n.iter) for n in ast.walk(fdef) if isinstance(n, ast.For | ast.AsyncFor)]
+    loops += [(g.target, g.iter) for n in ast.walk(fdef) if isinstance(n, ast.comprehension) for g in [n]]
+    for target, it in loops:
+        items = it.func.value if isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) \
+            and it.func.attr == "items" and not it.args else None
+        if items is not None and isinstance(target, ast.Tuple) and target.elts \
+                and isinstance(target.elts[0], ast.Name):
+            out.setdefault(target.elts[0].id, []).extend(_collection_strings(items, named))
+            continue
+        elements = _elements(it, named)
+        if elements is None:
+            continue
+        if isinstance(target, ast.Name):
+            out.setdefault(target.id, []).extend(v for e in elements for v in _strings(e) or []
+                                                 if isinstance(e, ast.Constant))
+        elif isinstance(target, ast.Tuple):
+            for i, t in enumerate(target.elts):
+                if isinstance(t, ast.Name):
+                    out.setdefault(t.id, []).extend(
+                        v for e in elements if isinstance(e, ast.Tuple | ast.List) and len(e.elts) == len(target.elts)
+                        for v in _strings(e.elts[i]) or [] if isinstance(e.elts[i], ast.Constant))
+    return {k: list(dict.fromkeys(v)) for k, v in out.items() if v}
+
+
 def _string_values(tree: ast.Module, fdef: ast.FunctionDef, name: str, depth: int,
-                   seen: set[tuple[str, str]]) -> list[str]:
+                   seen: set[tuple[str, str]], wide: bool = False) -> list[str]:
     """The str literals ``fdef`` compares its parameter ``name`` (or a plain alias of it) with, in helpers of golden.py
-    it is passed to too, in source order."""
+    it is passed to too, in source order. ``wide`` (version 20): also the values of a constant it is compared with or
+    tested ``in`` (``MODES = ("sum", "mean")``), of a name a loop binds from one (``for m, fn in TABLE: if m ==
+    mode``), and the keys of a table built by ``dict(...)`` or looked up with ``.get(kind)``."""
     if (fdef.name, name) in seen:
         return []
     seen.add((fdef.name, name))
     helpers = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
     tables = {t.id: n.value for n in tree.body if isinstance(n, ast.Assign) and isinstance(n.value, ast.Dict)
               for t in n.targets if isinstance(t, ast.Name)}
+    named = _named(tree, fdef) if wide else {}
+    bound = _loop_bindings(fdef, named) if wide else {}
     tainted = {name}
     for n in ast.walk(fdef):  # plain aliases: ``k = kind``
         if isinstance(n, ast.Assign) and isinstance(n.value, ast.Name) and n.value.id in tainted:
@@ -397,6 +503,9 @@ def _string_values(tree: ast.Module, fdef: ast.FunctionDef, name: str, depth: in
             if any(is_tainted(o) for o in operands):
                 for o in operands:
                     out += _strings(o) or []
+                    if wide and _strings(o) is None and not is_tainted(o):
+                        out += bound.get(o.id, []) if isinstance(o, ast.Name) and o.id in bound \
+                            else _collection_strings(o, named)
         elif isinstance(n, ast.Match) and is_tainted(n.subject):
             for c in n.cases:
                 pats = c.pattern.patterns if isinstance(c.pattern, ast.MatchOr) else [c.pattern]
@@ -405,6 +514,11 @@ def _string_values(tree: ast.Module, fdef: ast.FunctionDef, name: str, depth: in
             table = n.value if isinstance(n.value, ast.Dict) else tables.get(getattr(n.value, "id", ""))
             if isinstance(table, ast.Dict):
                 out += [v for k in table.keys if k is not None for v in _strings(k) or []]
+            elif wide and not isinstance(n.value, ast.Tuple | ast.List):
+                out += _collection_strings(n.value, named)
+        elif wide and isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "get" \
+                and n.args and is_tainted(n.args[0]):  # ``ACTIVATIONS.get(kind)``
+            out += _collection_strings(n.func.value, named)
         elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in helpers \
                 and n.func.id != "golden" and depth < _MAX_DEPTH:
             sub = helpers[n.func.id]
@@ -412,21 +526,30 @@ def _string_values(tree: ast.Module, fdef: ast.FunctionDef, name: str, depth: in
             passed = [params[i] for i, a in enumerate(n.args) if i < len(params) and is_tainted(a)]
             passed += [k.arg for k in n.keywords if k.arg and is_tainted(k.value)]
             for p in passed:
-                out += _string_values(tree, sub, p, depth + 1, seen)
+                out += _string_values(tree, sub, p, depth + 1, seen, wide)
     return list(dict.fromkeys(out))
 
 
-def string_attribute_values(tree: ast.Module, names: list[str]) -> dict[str, list[str]]:
+def string_attribute_values(tree: ast.Module, names: list[str], version: int = 19) -> dict[str, list[str]]:
     """(unseen drawing version 19) Per str attribute name, the str literals golden() compares it with (``kind ==
     "silu"``, ``mode in ("a", "b")``, a ``match`` case, the keys of a dict indexed by it), following plain aliases and
     helper functions of golden.py, in source order. Static: nothing runs. Red team round 31 (``act_kind_ignored``): a
     wrapper that took ``kind`` and computed silu for every value passed every seed - a string attribute was never
     varied, verify not knowing its other values. A value golden.py compares with but refuses, or whose outputs are not
-    of the SPEC's shapes, is dropped when the cases run (``runtime.verify._engine._drop_refused_attributes``)."""
+    of the SPEC's shapes, is dropped when the cases run (``runtime.verify._engine._drop_refused_attributes``).
+    From ``version`` 20 (red team round 33, s43) also the values golden.py never writes beside the parameter: a
+    constant of modes it is tested ``in``, a ``dict(silu=..., gelu_tanh=...)`` table looked up with ``.get(kind)``, a
+    loop over ``(name, fn)`` pairs compared with it (``_string_values``' ``wide``) - a wrapper ignoring ``kind``
+    passed every seed of version 19 there. Version 19's values are found as before (its draws do not move)."""
     golden = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "golden"), None)
     out: dict[str, list[str]] = {}
     for name in names:
         params = [] if golden is None else [a.arg for a in [*golden.args.posonlyargs, *golden.args.args,
                                                               *golden.args.kwonlyargs]]
-        out[name] = _string_values(tree, golden, name, 0, set()) if golden is not None and name in params else []
+        if golden is None or name not in params:
+            out[name] = []
+            continue
+        out[name] = _string_values(tree, golden, name, 0, set())
+        if version >= 20:  # version 19's values first, in their order: the first MAX_STRING_VALUES of them stay
+            out[name] += [v for v in _string_values(tree, golden, name, 0, set(), True) if v not in out[name]]
     return out

@@ -174,7 +174,7 @@ CASE_BYTES_CAP = 64 * 1024**2
 """Inputs + outputs of one unseen case stay under this unless the SPEC's own cases are bigger."""
 UNSEEN_PREFIX = "unseen"
 """Unseen case names start with it: ``unseen3-B70_D64-fp32`` (no seed: the seed is never shown to agents)."""
-UNSEEN_VERSION = 19
+UNSEEN_VERSION = 20
 """The drawing of unseen cases. Version 2 (red team s16): a power-of-two size class, the fill size in every dtype and
 above 3x the SPEC's largest, and special values (zero / constant rows, ties) in the second case of every same-shape
 pair and in the fresh-seed reruns of the SPEC's shapes (:func:`runtime.opdir._inputs.apply_special_values`).
@@ -233,7 +233,11 @@ built for the SPEC's 8 groups, one taking the group count for the group width an
 silu for every ``kind`` passed every seed of version 18. A set golden refuses, or whose outputs differ in shape or
 dtype from golden's at the SPEC's values, is not run (``runtime.verify._engine._drop_refused_attributes``). Every
 case of version 18 is drawn as before, except the int values of an op that has both a reshape int and another
-varied int (their draws share a stream)."""
+varied int (their draws share a stream). Version 20 (red team round 33, s43): a str attribute also runs at the values
+golden.py names without writing them beside the parameter (:func:`runtime.opdir._intattrs.string_attribute_values`:
+``kind in MODES``, a ``dict(silu=..., gelu_tanh=...)`` table read with ``.get(kind)``, ``for name, fn in TABLE: if
+name == mode``) - a wrapper taking ``kind`` or ``mode`` and ignoring it passed every seed of version 19 there. Every
+case of version 19 is drawn as before; the new values come after version 19's, from the same stream."""
 LEGACY_RUN_SEEDS = frozenset({
     8073106555080404082, 1375231499958067986, 4714508118518851981, 8790150582367487093, 5005340479135436709,
     4653713241000648732, 4971532019015743374, 5156450107698526626, 5087138263457286476,
@@ -1364,19 +1368,23 @@ def varied_ints(spec: Spec, wrapper_attrs: list[str], golden_keywords: list[str]
     dims = {int(v) for sh in spec.p0_shapes for v in sh.values()}
     if version >= 15:  # (review s39) a literal dim of a tensor's shape too: ``q: [B, 8, D]`` beside ``heads: 8``
         dims |= {int(d) for t in [*spec.inputs, *spec.outputs] for d in t.shape if type(d) is int}
+    # (version 20) a shape int is kept by an input's literal dim only: a kernel may read a group count from a weight
+    # of [G] (golden then refuses another value), not from a dynamic axis's SPEC size or an output's top-k width
+    input_dims = {int(d) for t in spec.inputs for d in t.shape if type(d) is int}
     out: dict[str, str] = {}
     for name in names:
         role = roles[name]
         # (version 19) an int whose only vetoes are shape arguments of a reshape (a GroupNorm's num_groups) varies
         # too, through values that keep a reshape whole (`int_values`'s "shape"); a set golden refuses or whose
-        # outputs change shape is dropped when the cases run
-        shape = version >= 19 and role.reshape_only and not role.kinds
+        # outputs change shape is dropped when the cases run. (version 20) an expand's sizes count as a reshape's
+        shape = version >= 19 and (role.shape_only if version >= 20 else role.reshape_only) and not role.kinds
+        shape_dims = input_dims if version >= 20 else dims
         if name in forced:
             out[name] = next((k for k in ("count", "exponent", "bound", "scale") if k in role.kinds),
                              "shape" if shape else "scale")
         elif role.kind is not None and not (spec.attrs[name] >= 2 and spec.attrs[name] in dims):
             out[name] = role.kind
-        elif shape and not (spec.attrs[name] >= 2 and spec.attrs[name] in dims):
+        elif shape and not (spec.attrs[name] >= 2 and spec.attrs[name] in shape_dims):
             out[name] = "shape"
     return out
 
@@ -1497,7 +1505,7 @@ def varied_strings(spec: Spec, wrapper_attrs: list[str], golden_keywords: list[s
     if version < 19 or not isinstance(golden_tree, ast.Module):
         return {}
     names = [n for n in wrapper_attrs if n in golden_keywords and type(spec.attrs.get(n)) is str]
-    found = string_attribute_values(golden_tree, names)
+    found = string_attribute_values(golden_tree, names, version)  # (v20) constants, tables, loops too
     out: dict[str, list[str]] = {}
     for name in names:
         others = [v for v in found[name] if v != spec.attrs[name]][:MAX_STRING_VALUES]
