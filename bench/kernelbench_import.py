@@ -1,6 +1,6 @@
 """Import every KernelBench task file of ../shared/kernelbench and print the table of docs/kernelbench.md.
 
-    python bench/kernelbench_import.py [--shared DIR] [--json OUT] [FILTER ...]
+    python bench/kernelbench_import.py [--shared DIR] [--json OUT] [--keep DIR] [FILTER ...]
 
 For each task: imported or not (and why, in one line), the dynamic axes, the P0 shapes, the number of
 verification cases, what was guessed, and the seconds the import took (three child processes that load torch,
@@ -29,6 +29,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("filters", nargs="*", help="only files whose path contains one of these")
     ap.add_argument("--shared", default=os.environ.get("FORGE_SHARED") or str(REPO.parent / "shared"))
     ap.add_argument("--json", default=None, help="also write the rows as JSON")
+    ap.add_argument("--keep", default=None, help="also copy each imported SPEC.md to KEEP/<level>_<file>.md "
+                    "(to compare two runs' SPECs: a change of the importer must say which SPEC it changes)")
     args = ap.parse_args(argv)
     root = Path(args.shared) / "kernelbench"
     files = sorted(root.glob("*/*.py"), key=lambda p: (p.parent.name, int(p.name.split("_")[0]) if p.name[0].isdigit() else 0))
@@ -42,6 +44,10 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory() as tmp:
             try:
                 rep = import_task(f, Path(tmp) / "op")
+                if args.keep:
+                    Path(args.keep).mkdir(parents=True, exist_ok=True)
+                    spec = (Path(tmp) / "op" / "SPEC.md").read_text(encoding="utf-8")
+                    (Path(args.keep) / f"{f.parent.name}_{f.stem}.md").write_text(spec, encoding="utf-8")
                 row = {"task": f"{f.parent.name}/{f.name}", "ok": True, "dynamic": rep.dynamic_axes,
                        "p0": rep.p0_shapes, "cases": rep.cases, "why": "; ".join(rep.unmapped)}
             except TaskImportError as exc:

@@ -567,7 +567,7 @@ def _p0(plan: _Plan) -> list[dict[str, int]]:
                     if any(d in plan.dynamic for d in t["shape"])), default=0)
 
     for floor in (8, 1):
-        while largest(first) > MAX_ELEMENTS:
+        while largest(first) > MAX_ELEMENTS or _builds_too_much(plan, first):
             shrinkable = [d for d in plan.dynamic if first[d] > floor]
             if not shrinkable:
                 break
@@ -579,13 +579,33 @@ def _p0(plan: _Plan) -> list[dict[str, int]]:
 
     for j, d in enumerate(plan.dynamic):
         tail[d] = untiled(first[d] + TAIL + 2 * j)
-    while largest(tail) > MAX_FIXED_ELEMENTS:
+    while largest(tail) > MAX_FIXED_ELEMENTS or _builds_too_much(plan, tail):
         wide = [d for d in plan.dynamic if tail[d] > untiled(first[d] + 1)]
         if not wide:
             return [first]
         d = max(wide, key=lambda n: tail[n])
         tail[d] = untiled(first[d] + 1)
     return [first, tail]
+
+
+def _builds_too_much(plan: _Plan, dims: dict[str, int]) -> bool:
+    """``forward`` would build too much (:func:`_probe.too_large`) at ``dims``, by what it builds at the task's own
+    sizes (``plan.peak``) scaled by how much smaller the dynamic axes are, linearly: exact for a tensor linear in
+    them, low for one with a fixed part, high for one over two dynamic axes (attention's T x T: such a case may be
+    cut more than it needed). A case past the task's own sizes is not estimated; the trace's meta run still checks
+    every case exactly.
+
+    An outer product ``x[B, 4096] -> y[B, 4096, 4096]`` has small inputs and 16.7 M output elements per row: its
+    first case (B = 64, chosen by the inputs alone) would build 1 G elements, and the trace refused the task
+    although one row fits (round 9)."""
+    if plan.peak is None or not plan.dynamic:
+        return False
+    scale = math.prod(dims[d] / plan.dims[d] for d in plan.dynamic if plan.dims.get(d))
+    if scale > 1.0:  # a tail case past the task's own sizes: no estimate here, the trace's meta run decides
+        return False
+    scaled = {"elements": plan.peak["elements"] * scale,
+              "outputs": [[math.prod(o) * scale] for o in plan.peak.get("outputs", [])]}
+    return too_large(scaled)
 
 
 def _concrete(shape: list[int | str], dims: dict[str, int]) -> list[int]:
@@ -1290,21 +1310,51 @@ def _step_tolerance(tol: dict[str, Any], outs: list[list[dict[str, Any]]], repor
 def _check_fixed_size(plan: _Plan, p0: list[dict[str, int]], *, structured: bool) -> None:
     """Refuse an op dir one of whose cases has an input over :data:`MAX_FIXED_ELEMENTS` (no dynamic axis, or fixed
     axes that are that large on their own): before any child builds inputs of those sizes (a 4096 x 393216 float64
-    draw is 12.9 GB), not after."""
-    sizes = [(math.prod(_concrete(t["shape"], dims)), t["name"] + (", a buffer drawn at random in __init__, which a "
-                                                                   "kernel must be given" if t.get("buffer") else ""))
-             for dims in p0 or [{}] for t in plan.inputs]
-    biggest, name = max(sizes, default=(0, ""))
+    draw is 12.9 GB), not after.
+
+    When the largest input has no dynamic axis at all (a 1024 x 8192 -> 8192 Gemm chain's 8192 x 8192 weight), the
+    dynamic axes are not why: the message said "even with the dynamic axes at their smallest (B=64)", which sent the
+    user to DYNAMIC_AXIS. It names that input, its axes and sizes, the budget, and what the user can change
+    (:func:`_fixed_input_too_large`)."""
+    sizes = [(math.prod(_concrete(t["shape"], dims)), j, dims) for dims in p0 or [{}] for j, t in enumerate(plan.inputs)]
+    biggest, j, dims = max(sizes, key=lambda s: s[0], default=(0, -1, {}))
     if not plan.dynamic and plan.peak is not None and too_large(plan.peak):  # the task's own sizes: known already
         raise TaskImportError(f"forward would build {_built(plan.peak)} at get_inputs()' sizes, too large to run "
                               "every case here, and no dynamic axis could be tied to an input to shrink it")
-    if biggest > MAX_FIXED_ELEMENTS:
-        smallest = ", ".join(f"{d}={p0[0][d]}" for d in plan.dynamic) if plan.dynamic and p0 else ""
-        why = ("the structured inputs tie the sizes to get_inputs()' own" if structured else
-               f"even with the dynamic axes at their smallest ({smallest}) the sizes" if smallest else
-               "no dynamic axis could be tied to an input, and get_inputs()' sizes")
-        raise TaskImportError(f"{why} ({biggest:,} elements in one input) are too large to verify every case on the "
-                              f"CPU emulator (the largest input: {name})")
+    if biggest <= MAX_FIXED_ELEMENTS:
+        return
+    t = plan.inputs[j]
+    name = t["name"] + (", a buffer drawn at random in __init__, which a kernel must be given" if t.get("buffer")
+                        else "")
+    if plan.dynamic and not structured and not any(d in plan.dynamic for d in t["shape"]):
+        raise TaskImportError(_fixed_input_too_large(t, dims, biggest, plan.dynamic))
+    smallest = ", ".join(f"{d}={p0[0][d]}" for d in plan.dynamic) if plan.dynamic and p0 else ""
+    why = ("the structured inputs tie the sizes to get_inputs()' own" if structured else
+           f"even with the dynamic axes at their smallest ({smallest}) the sizes" if smallest else
+           "no dynamic axis could be tied to an input, and get_inputs()' sizes")
+    raise TaskImportError(f"{why} ({biggest:,} elements in one input) are too large to verify every case on the "
+                          f"CPU emulator (the largest input: {name}; the budget is {MAX_FIXED_ELEMENTS:,} elements, "
+                          f"2^{MAX_FIXED_ELEMENTS.bit_length() - 1}, in one input: give the task smaller sizes"
+                          f"{', or name another of its axes in DYNAMIC_AXIS' if smallest else ''})")
+
+
+def _fixed_input_too_large(t: dict[str, Any], dims: dict[str, int], elements: int, dynamic: list[str]) -> str:
+    """One line: input ``t``, none of whose axes is dynamic, holds ``elements`` (over the budget) in every case."""
+    sizes = _concrete(t["shape"], dims)
+    axes = " x ".join(f"{d}={n}" if isinstance(d, str) else str(n) for d, n in zip(t["shape"], sizes))
+    if t["source"] == "param":
+        what = (f"{t['name']}, a buffer the model draws at random in __init__ (a kernel must be given it)"
+                if t.get("buffer") else f"{t['name']}, the model's parameter {t.get('param') or t['name']} (a "
+                "kernel must be given it as an input)")
+        fix = "build the model with smaller sizes (get_init_inputs() / the module constants it reads)"
+    else:
+        what = f"{t['name']}, an input of forward none of whose axes is in DYNAMIC_AXIS"
+        fix = "give get_inputs() smaller sizes, or name one of its axes in DYNAMIC_AXIS"
+    side = int(math.isqrt(MAX_FIXED_ELEMENTS))
+    return (f"{what} holds {elements:,} elements ({axes}) in every case, over the {MAX_FIXED_ELEMENTS:,}-element "
+            f"(2^{MAX_FIXED_ELEMENTS.bit_length() - 1}) budget for one input of a case verified on the CPU emulator; "
+            f"the dynamic axes ({', '.join(dynamic)}) do not shrink it (its axes are fixed sizes): to import the task, {fix} so that it holds "
+            f"at most {MAX_FIXED_ELEMENTS:,} elements (a {side} x {side} matrix)")
 
 
 _INDEPENDENT = (("golden output is all zeros in every case", "all zeros in every case"),
@@ -1330,27 +1380,59 @@ def _nan_bands(problems: list[Any]) -> set[str]:
     return bands
 
 
-def _narrow(inputs: list[dict[str, Any]], report: TaskImport, bands: set[str], times: int) -> None:
-    """Halve every float input's range around its centre: ``forward`` gives NaN in a value band that is not the
+def _narrowable(t: dict[str, Any]) -> bool:
+    """A float input with a range: what :func:`_narrow` may narrow."""
+    return not (t.get("dtype") == "bool" or "range" not in t or str(t.get("dtype", "")).startswith(("int", "uint")))
+
+
+MAX_SINGLE_NARROWINGS = 8
+"""With more float inputs than this, :func:`_narrow_attempts` does not try them one at a time (an intake run each)."""
+
+
+def _narrow_attempts(names: list[str]) -> list[list[str]]:
+    """The sets of inputs :func:`_write` narrows in turn at one narrowing, until intake passes: each input alone,
+    then all of them.
+
+    Round 8 halved every float input's range at once. The range is also the normal band's (sigma = width / 6), so
+    an input whose values cannot make ``forward`` leave its domain (Mamba2's ``X``, ``B`` and ``C``: only ``exp`` of
+    the cumsum of ``A`` overflows) lost half of the task's own spread in every case. One input alone that keeps
+    every case finite is narrowed alone; only when none does are all narrowed, as before."""
+    singles = [[n] for n in names] if 1 < len(names) <= MAX_SINGLE_NARROWINGS else []
+    return [*singles, list(names)]
+
+
+def _narrow(inputs: list[dict[str, Any]], report: TaskImport, bands: set[str], times: int,
+            only: list[str] | None = None, base: dict[str, list[float]] | None = None) -> None:
+    """Halve float inputs' ranges around their centres: ``forward`` gives NaN in a value band that is not the
     task's own distribution (``normal``), so its domain is narrower than the samples' extremes jointly reach.
+    ``only``: just these inputs (the others keep their ranges); ``base``: the ranges as first written, which the
+    narrowed ones get ``times`` halvings of (without it, the current ranges are halved once).
 
     KernelBench's ``Mamba2ReturnFinalState`` takes ``exp`` of a 64-long cumsum of ``A = randn``: randn's walk stays
     within exp's range, but the ``large`` band puts every value at 2.25 to 3 sigma, the walk reaches 120 and the
     ``einsum`` adds inf to -inf. It was refused ("the written op dir fails intake: ... golden output contains NaN").
-    The normal band keeps the task's distribution shape over the narrower range; IMPORT.md says by how much."""
-    names = []
+    The normal band keeps the task's distribution shape over the narrower range; IMPORT.md says by how much, and
+    which inputs keep theirs."""
+    names, kept = [], []
     for t in inputs:
-        if t.get("dtype") == "bool" or "range" not in t or str(t.get("dtype", "")).startswith(("int", "uint")):
+        if not _narrowable(t):
+            continue
+        if base is not None and t["name"] in base:
+            t["range"] = list(base[t["name"]])
+        if only is not None and t["name"] not in only:
+            kept.append(t["name"])
             continue
         lo, hi = (float(x) for x in t["range"])
-        centre, half = (lo + hi) / 2, (hi - lo) / 4
+        centre, half = (lo + hi) / 2, (hi - lo) / (2 ** (times + 1) if base is not None else 4)
         t["range"] = [_sig(centre - half, False), _sig(centre + half, True)]
         names.append(t["name"])
     report.unmapped = [u for u in report.unmapped if not u.startswith("golden output contains NaN")]
     report.unmapped.append(f"golden output contains NaN in the {', '.join(sorted(bands))} band(s) of the declared "
                            "ranges but not in the normal band (forward's domain is narrower than the samples' "
                            f"extremes jointly reach): the ranges of {', '.join(names)} are halved around their "
-                           f"centres{f' ({times} times: 1/{2 ** times} of the width)' if times > 1 else ''}")
+                           f"centres{f' ({times} times: 1/{2 ** times} of the width)' if times > 1 else ''}"
+                           + (f"; {', '.join(kept)} keep theirs (every case is finite with only "
+                              f"{'this one' if len(names) == 1 else 'these'} narrowed)" if kept else ""))
 
 
 def _input_independent(problems: list[Any], outputs: list[dict[str, Any]]) -> dict[str, str] | None:
@@ -1490,6 +1572,8 @@ def _write(task: Path, source: str, desc: dict[str, Any], plan: _Plan, p0: list[
                             "__init__ had made it): golden.py starts every case from the model's state as built")
     golden_text = _golden_text(task, source, plan, rows, len(fwd_in), make, sorted_topk=unsorted, fresh=bool(lazy))
     narrowed, constants_tried = 0, False
+    attempts: list[list[str]] = []  # at the current narrowing: the sets of inputs still to try narrowing alone
+    base = {t["name"]: list(t["range"]) for t in spec["inputs"] if _narrowable(t)}
     with private_dir("forge-task-opdir-") as tmp:
         while True:
             files = {"SPEC.md": _spec_text(task, report, spec, desc, make), "golden.py": golden_text}
@@ -1503,9 +1587,11 @@ def _write(task: Path, source: str, desc: dict[str, Any], plan: _Plan, p0: list[
             if checked.ok:
                 break
             bands = _nan_bands(checked.problems)
-            if make is None and bands and "normal" not in bands and narrowed < NARROWINGS:
-                narrowed += 1
-                _narrow(spec["inputs"], report, bands, narrowed)
+            if make is None and bands and "normal" not in bands and (attempts or narrowed < NARROWINGS):
+                if not attempts:
+                    narrowed += 1
+                    attempts = _narrow_attempts(list(base))
+                _narrow(spec["inputs"], report, bands, narrowed, only=attempts.pop(0), base=base)
                 continue
             fixed = _input_independent(checked.problems, outputs) if not constants_tried else None
             constants_tried = True

@@ -384,7 +384,21 @@ def describe(path: str) -> dict[str, Any]:
 
 
 def _meta_inputs(mod: Any) -> list[Any] | None:
-    """``get_inputs()`` on the meta device (shapes and dtypes, no memory); None when it cannot run there."""
+    """``get_inputs()`` on the meta device (shapes and dtypes, no memory); None when it cannot run there. With
+    ``torch._dynamo``'s import deferred (:class:`_DynamoDeferred`: ``get_inputs()``' own ``* 0.02`` on the meta
+    device loaded it), and again without when that was not enough."""
+    import torch
+
+    with _DynamoDeferred() as deferred:
+        state = torch.random.get_rng_state()
+        found = _meta_inputs_run(mod)
+    if not deferred.needed:
+        return found
+    torch.random.set_rng_state(state)
+    return _meta_inputs_run(mod)
+
+
+def _meta_inputs_run(mod: Any) -> list[Any] | None:
     import torch
 
     try:
@@ -424,7 +438,73 @@ def too_large(peak: dict[str, Any], *, outputs: bool = True) -> bool:
                                                                 for s in peak["outputs"]))
 
 
+class _DynamoDeferred:
+    """While entered, ``import torch._dynamo`` gives a stand-in whose ``disable(fn)`` is ``fn``; on exit torch is as
+    it was (the stand-in gone, the ``__dynamo_disable`` caches it filled removed). ``needed``: something asked the
+    stand-in for anything else.
+
+    torch's meta kernels for elementwise ops are Python references (``torch._refs``) wrapped in
+    ``torch._disable_dynamo``, which imports ``torch._dynamo`` (800 modules, sympy and mpmath among them) on the
+    first call: 1.7 s of CPU of every import's ``describe``, and again in the trace's child (round 9). Outside
+    ``torch.compile``, ``dynamo.disable(fn)`` calls ``fn`` and nothing else, so the meta run computes the same."""
+
+    def __init__(self) -> None:
+        self.needed = False
+        self.cached: list[Any] = []
+        self._stub: Any = None
+        self._attr: Any = None
+
+    def __enter__(self) -> _DynamoDeferred:
+        import types
+
+        import torch
+
+        if "torch._dynamo" in sys.modules:  # loaded already: nothing to save
+            return self
+        owner = self
+
+        class Stub(types.ModuleType):
+            def __getattr__(self, name: str) -> Any:
+                owner.needed = True
+                raise AttributeError(f"torch._dynamo.{name} (deferred during the meta run)")
+
+        def disable(fn: Any, recursive: bool = True, wrapping: bool = True) -> Any:  # noqa: ARG001 - torch's call
+            owner.cached.append(fn)
+            return fn
+
+        self._stub = Stub("torch._dynamo")
+        self._stub.disable = disable
+        self._attr = torch.__dict__.get("_dynamo")
+        sys.modules["torch._dynamo"] = self._stub
+        torch.__dict__["_dynamo"] = self._stub
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import torch
+
+        if self._stub is None:
+            return
+        if sys.modules.get("torch._dynamo") is self._stub:
+            del sys.modules["torch._dynamo"]
+        if torch.__dict__.get("_dynamo") is self._stub:
+            if self._attr is None:
+                del torch.__dict__["_dynamo"]
+            else:
+                torch.__dict__["_dynamo"] = self._attr
+        for fn in self.cached:
+            if fn.__dict__.get("__dynamo_disable") is fn:
+                del fn.__dict__["__dynamo_disable"]
+
+
 def meta_peak(mod: Any, inputs: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """:func:`_meta_peak` with ``torch._dynamo``'s import deferred (:class:`_DynamoDeferred`); run again with it
+    loaded when the run asked the stand-in for more than ``disable``, so the finding is the same either way."""
+    with _DynamoDeferred() as deferred:
+        found = _meta_peak(mod, inputs)
+    return _meta_peak(mod, inputs) if deferred.needed else found
+
+
+def _meta_peak(mod: Any, inputs: list[dict[str, Any]]) -> dict[str, Any] | None:
     """What ``forward`` builds on inputs of these descriptions (shape, dtype; Python values as they are), run on the
     meta device with a model built there too, so that nothing is allocated and no generator is drawn from: the
     largest tensor any call returns (``elements``, the call's name ``op``), the outputs' shapes and the names of the
