@@ -1342,19 +1342,20 @@ def _fixed_input_too_large(t: dict[str, Any], dims: dict[str, int], elements: in
     """One line: input ``t``, none of whose axes is dynamic, holds ``elements`` (over the budget) in every case."""
     sizes = _concrete(t["shape"], dims)
     axes = " x ".join(f"{d}={n}" if isinstance(d, str) else str(n) for d, n in zip(t["shape"], sizes))
+    side = int(math.isqrt(MAX_FIXED_ELEMENTS))
+    bound = f"at most {MAX_FIXED_ELEMENTS:,} elements in it, {side} x {side}"
     if t["source"] == "param":
         what = (f"{t['name']}, a buffer the model draws at random in __init__ (a kernel must be given it)"
                 if t.get("buffer") else f"{t['name']}, the model's parameter {t.get('param') or t['name']} (a "
                 "kernel must be given it as an input)")
-        fix = "build the model with smaller sizes (get_init_inputs() / the module constants it reads)"
+        fix = f"build the model with smaller sizes ({bound}) in get_init_inputs() or the module constants it reads"
     else:
         what = f"{t['name']}, an input of forward none of whose axes is in DYNAMIC_AXIS"
-        fix = "give get_inputs() smaller sizes, or name one of its axes in DYNAMIC_AXIS"
-    side = int(math.isqrt(MAX_FIXED_ELEMENTS))
+        fix = f"give get_inputs() smaller sizes ({bound}) or name one of its axes in DYNAMIC_AXIS"
     return (f"{what} holds {elements:,} elements ({axes}) in every case, over the {MAX_FIXED_ELEMENTS:,}-element "
             f"(2^{MAX_FIXED_ELEMENTS.bit_length() - 1}) budget for one input of a case verified on the CPU emulator; "
-            f"the dynamic axes ({', '.join(dynamic)}) do not shrink it (its axes are fixed sizes): to import the task, {fix} so that it holds "
-            f"at most {MAX_FIXED_ELEMENTS:,} elements (a {side} x {side} matrix)")
+            f"the dynamic axes ({', '.join(dynamic)}) do not shrink it (its axes are fixed sizes): to import the "
+            f"task, {fix}")
 
 
 _INDEPENDENT = (("golden output is all zeros in every case", "all zeros in every case"),
