@@ -33,6 +33,7 @@ import numpy as np
 from runtime.bisect._analyzer import BAD, CONST, GOOD, Analyzer, AutoResult, Golden
 from runtime.bisect._claims import (
     Suspect,
+    bare_alias,
     call_sites,
     departs_within_statement,
     line_claim,
@@ -305,6 +306,9 @@ def analyze(recs: list[Rec] | Analyzer, golden: Golden | None = None, kernel_arg
     def result(obs: Rec | None, cul: Rec | None, win: list[Rec], suspects: list[Suspect] | None = None) -> AutoResult:
         # (a culprit in the stage's own source: the guard is read from that source)
         own = cul is not None and (not stage_name or Path(str(cul.file)).name == Path(stage_name).name)
+        alias = bare_alias(an, cul, evidence) if own and cul is not None else None
+        if alias is not None and cul is not None:
+            cul = Rec(seq=-1, node=None, op="alias", file=cul.file, line=alias[0], iteration=dict(cul.iteration))
         guard = wrong_loop_guard(source, cul.line) if own and cul is not None else None
         if guard is not None and cul is not None:
             evidence.append(guard[1])

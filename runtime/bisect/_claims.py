@@ -31,7 +31,7 @@ from runtime.bisect._analyzer import GOOD, Analyzer, close_all, region_slice
 from runtime.bisect._parse import is_jit_def, parse_source
 from runtime.bisect._records import Rec
 
-__all__ = ["Suspect", "call_sites", "corroborated", "departs_within_statement", "line_claim", "pair_orphans", "rank_suspects",
+__all__ = ["Suspect", "bare_alias", "call_sites", "corroborated", "departs_within_statement", "line_claim", "pair_orphans", "rank_suspects",
            "lineage", "sibling_view", "strict_culprit", "wrong_input", "wrong_shape"]
 
 _TRANSPARENT = frozenset({"view", "cast", "move", "assemble", "transpose", "reshape", "clone", "read", "setitem"})
@@ -784,4 +784,78 @@ def wrong_input(an: Analyzer, bad: list[Rec], evidence: list[str]) -> Rec | None
         an.status[w.seq] = "misplaced"
         an.expected[w.seq] = (an.param_map.get(q, q), offs)
         return w
+    return None
+
+
+def _bare_aliases(source: str, line: int) -> list[tuple[int, str, str]]:
+    """``(line, target, value)`` of every ``target = value`` between two plain names in the function holding
+    ``line`` (the innermost ``def`` around it), in source order."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    fns = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+           and n.lineno <= line <= (n.end_lineno or n.lineno)]
+    if not fns:
+        return []
+    fn = max(fns, key=lambda n: n.lineno)
+    out = []
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
+                and isinstance(n.value, ast.Name):
+            out.append((n.lineno, n.targets[0].id, n.value.id))
+    return sorted(out)
+
+
+def bare_alias(an: Analyzer, culprit: Rec, evidence: list[str]) -> tuple[int, str] | None:
+    """The line of a bare alias ``name = other`` that binds, unchanged, a value the golden names ``name`` with
+    another value, when the named op ``culprit`` is where that shows; or None.
+
+    Why (session 43): no op runs on ``mean_sq = s`` (``s / num_features`` meant) or ``q_s = q_n`` (``q_n * scale``
+    meant), so the first departing op was named - the ``sum`` making ``s``, compared with golden ``mean_sq`` by its
+    place in the data flow, or the ``matmul`` reading ``q_s``. Two shapes, both by name against the golden's own:
+
+    - the culprit's statement binds ``t`` and a later ``G = t`` binds it to the name of the golden ``G`` the culprit
+      was compared with (and departs from): the value named ``G`` skipped the step between them;
+    - the culprit reads ``a``, bound by ``a = b``, its operand's value matches a golden other than ``a`` while the
+      golden holds an ``a`` of the same shape that differs: the alias passed ``b`` on where ``a`` was meant."""
+    src = an.source
+    if not src or culprit.seq < 0 or culprit.line is None or culprit.is_write:
+        return None
+    aliases = _bare_aliases(src, culprit.line)
+    if not aliases:
+        return None
+    exp = an.expected.get(culprit.seq)
+    tgt = culprit.name
+    if exp is not None and tgt:
+        for ln, a, b in aliases:
+            if ln > culprit.line and b == tgt and a == exp[0]:
+                evidence.append(f"{culprit.where()} makes {tgt!r}, which departs from golden {a!r}; line {ln} binds "
+                                f"it unchanged to {a!r} ({a} = {b}): no op runs on that line, the step from {b!r} to "
+                                f"{a!r} is missing there")
+                return ln, a
+    lines = src.splitlines()
+    text = lines[culprit.line - 1] if 0 < culprit.line <= len(lines) else ""
+    try:
+        read = {n.id for n in ast.walk(ast.parse(text.strip().split("=", 1)[-1].strip() or "0"))
+                if isinstance(n, ast.Name)}
+    except SyntaxError:
+        return None
+    for ln, a, b in reversed(aliases):
+        if ln >= culprit.line or a not in read or a not in an.g.arrays or an.g.kinds.get(a) == "input":
+            continue
+        if any(ln2 > ln and ln2 < culprit.line and a2 == a for ln2, a2, _b in aliases):
+            continue
+        for p in an.operand_recs(culprit):
+            m = an.matched.get(p.seq)
+            # (the record may carry either name: bisect names a value after its last binding)
+            if p.name not in (a, b) or m is None or an.status.get(p.seq) != "match" or m[0] == a:
+                continue
+            if an.g.arrays[a].shape != an.g.arrays[m[0]].shape \
+                    or np.allclose(an.g.arrays[a], an.g.arrays[m[0]], atol=an.g.atol, rtol=an.g.rtol):
+                continue
+            evidence.append(f"{culprit.where()} reads {a!r}, bound on line {ln} unchanged to {b!r} ({a} = {b}); "
+                            f"that value matches golden {m[0]!r}, not golden {a!r}: no op runs on line {ln}, the "
+                            f"step from {b!r} to {a!r} is missing there")
+            return ln, a
     return None

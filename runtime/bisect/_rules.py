@@ -20,7 +20,7 @@ from runtime.bisect._records import Rec
 
 __all__ = ["contraction_offsets", "coverage_gap", "geometry", "missing_cast", "overwritten_state",
            "rebound_after_loop", "shape_error_source", "stale_state", "static_consumed_source",
-           "static_zero_trip_source", "wrong_axis"]
+           "static_wrapper_pad_source", "static_zero_trip_source", "wrong_axis"]
 
 
 def _enclosing_function(tree: ast.AST, line: int) -> ast.FunctionDef | None:
@@ -1047,6 +1047,17 @@ def static_missing_cast(source: str | None, error_line: int | None) -> int | Non
 _REDUCERS = {"sum": np.sum, "amax": np.max, "amin": np.min, "mean": np.mean}
 
 
+def _scalar_scaled(an: Analyzer, p: Rec) -> Rec | None:
+    """The operand of ``p`` when ``p`` only applies a scalar constant to it (``mul`` / ``div`` with one recorded
+    operand, no tensor read) and that operand matches a golden (the value ``p`` scales), else None."""
+    if p.op not in ("mul", "div") or any(ref.get("kind") == "tensor" for ref in p.inputs or []):
+        return None
+    qs = an.operand_recs(p)
+    if len(qs) != 1 or an.status.get(qs[0].seq) != "match" or qs[0].bshape != p.bshape:
+        return None
+    return qs[0]
+
+
 def wrong_axis(an: Analyzer, window: list[Rec], evidence: list[str]) -> Rec | None:
     """A reduction over the wrong axis, shown by values: its operand matches golden ``X`` (plain layout), the
     kernel reduces axis ``a``, and reducing the same golden slice of ``X`` over another axis ``a'`` gives a golden
@@ -1060,9 +1071,18 @@ def wrong_axis(an: Analyzer, window: list[Rec], evidence: list[str]) -> Rec | No
         if r.op not in _REDUCERS or an.status.get(r.seq) in GOOD:
             continue
         ops = an.operand_recs(r)
-        if len(ops) != 1 or an.status.get(ops[0].seq) != "match":
+        if len(ops) != 1:
             continue
         p = ops[0]
+        scaled = ""
+        if an.status.get(p.seq) != "match":
+            # (``sum(mul(sq, 1 / H), 0)``: the operand is a matching value times a scalar, which has no golden of its
+            # own - the RMSNorm's mean taken as a scaled sum; its reduction over the right axis is then a constant
+            # multiple of the golden's, which the fit below accepts)
+            q = _scalar_scaled(an, p)
+            if q is None:
+                continue
+            scaled, p = f" (through {p.where()}, a scalar factor)", q
         xname, reg = an.matched[p.seq]
         pbs = p.bshape
         if pbs is None:
@@ -1101,7 +1121,7 @@ def wrong_axis(an: Analyzer, window: list[Rec], evidence: list[str]) -> Rec | No
                 if not same and (k is None or corr < 0.999):
                     continue
                 how = "equals" if same else f"is {k:.4g} times"
-                evidence.append(f"{r.where()} reduces axis {a} of a value that matches golden {xname!r}; reducing "
+                evidence.append(f"{r.where()} reduces axis {a} of a value that matches golden {xname!r}{scaled}; reducing "
                                 f"that golden over axis {a2} instead gives a value golden {gname!r} {how} "
                                 f"(the kernel's own result matches no golden tensor): the reduction takes the "
                                 "wrong axis")
@@ -2388,3 +2408,84 @@ def static_view_extent_source(source: str | None, error_line: int | None, messag
                   f"({message.strip()[:120]}); the loop at line {loop.lineno} that moves it takes its trip count from "
                   f"{tensor}.shape[{other}], read at line {line}, never from {tensor}.shape[{axis}]: the extent comes "
                   f"from the wrong axis")
+
+
+_VIEW_RUNS_PAST_RE = re.compile(r"view of '(\w+)': window \[(-?\d+), (-?\d+)\) on axis (\d+) runs past the tensor "
+                                r"extent (\d+)")
+
+
+def _const_int(expr: ast.AST, tree: ast.Module) -> int | None:
+    """An integer literal, or a module-level ``NAME = <int literal>`` (``S_TILE = 64``), else None."""
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, int) and not isinstance(expr.value, bool):
+        return expr.value
+    if isinstance(expr, ast.Name):
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                    and node.targets[0].id == expr.id:
+                return _const_int(node.value, tree) if isinstance(node.value, ast.Constant) else None
+    return None
+
+
+def static_wrapper_pad_source(source: str | None, error_line: int | None, message: str) -> tuple[int, str] | None:
+    """For a kernel whose view ran past its tensor (``window [0, 64) on axis 1 runs past the tensor extent 16``),
+    the wrapper line that sized that argument to a multiple of a smaller number than the kernel's tile, and why;
+    None when the source does not show it (parsed, never run).
+
+    Why (session 43): a wrapper padding to a tile multiple wrongly (``padded_S = (S + 15) // 16 * 16`` where the
+    kernel walks 64-wide tiles; ``pad = (L - S % 16) % L``) made the kernel's view overrun, and the view was named:
+    the view is right, the extent it was handed is not. The claim needs all of: the extent is no multiple of the
+    tile the view takes; the argument the wrapper passes at that parameter's position is computed (through its
+    assignments, every branch) from exactly one statement rounding by a constant ``c`` (``// c``, ``% c``) with
+    ``c`` below the tile, dividing it, and dividing the extent."""
+    m = _VIEW_RUNS_PAST_RE.search(message or "")
+    if not source or error_line is None or m is None:
+        return None
+    tensor, lo, hi, ext = m.group(1), int(m.group(2)), int(m.group(3)), int(m.group(5))
+    tile = hi - lo
+    if tile <= 0 or ext <= 0 or ext % tile == 0:
+        return None
+    found = _function_at(source, error_line)
+    if found is None:
+        return None
+    tree, kern = found
+    params = [a.arg for a in kern.args.args]
+    if tensor not in params or not any(
+            isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "view" and n.args
+            and isinstance(n.args[0], ast.Name) and n.args[0].id == tensor
+            and n.lineno <= error_line <= (n.end_lineno or n.lineno) for n in ast.walk(kern)):
+        return None  # (the error line is no view of that parameter: the message is about something else)
+    pos = params.index(tensor)
+    hits: set[tuple[int, int]] = set()
+    for caller in ast.walk(tree):
+        if not isinstance(caller, ast.FunctionDef) or caller is kern:
+            continue
+        for call in ast.walk(caller):
+            if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == kern.name):
+                continue
+            arg = next((k.value for k in call.keywords if k.arg == tensor), None)
+            if arg is None and pos < len(call.args):
+                arg = call.args[pos]
+            if arg is None:
+                continue
+            seen, todo = set(_names(arg)), sorted(_names(arg))
+            while todo:
+                name = todo.pop(0)
+                for node in ast.walk(caller):
+                    if not (isinstance(node, ast.Assign) and node.lineno < call.lineno
+                            and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)):
+                        continue
+                    for b in ast.walk(node.value):
+                        if isinstance(b, ast.BinOp) and isinstance(b.op, ast.FloorDiv | ast.Mod):
+                            c = _const_int(b.right, tree)
+                            if c is not None and 1 < c < tile and tile % c == 0 and ext % c == 0:
+                                hits.add((node.lineno, c))
+                    for x in sorted(_names(node.value) - seen):
+                        seen.add(x)
+                        todo.append(x)
+    if len({ln for ln, _c in hits}) != 1:
+        return None
+    ln, c = sorted(hits)[0]
+    return ln, (f"the kernel's view of {tensor!r} takes {tile}-wide tiles on axis {m.group(4)} but the wrapper "
+                f"hands it an extent of {ext}, no multiple of {tile}; line {ln} of the wrapper computes that "
+                f"argument's size rounding by {c} (a multiple of {c}, not of the kernel's tile {tile}): the pad is "
+                "short there, not the view")

@@ -41,6 +41,7 @@ from runtime.bisect._rules import (
     static_unwritten_source,
     static_valid_bound_source,
     static_view_extent_source,
+    static_wrapper_pad_source,
     static_zero_trip_source,
 )
 from runtime.bisect._run import DEFAULT_EMULATOR, ArgSource, CapturedCall, CapturedRun, run_captured_cases
@@ -1540,7 +1541,8 @@ def _one_case(op: Any, stage: Path, case: Any, *, emulator: str, timeout: float,
                 or static_extent_source("\n".join(lines), err["line"], msg) \
                 or static_valid_bound_source("\n".join(lines), err["line"], msg) \
                 or static_poison_bound_source("\n".join(lines), err["line"], msg) \
-                or static_view_extent_source("\n".join(lines), err["line"], msg)
+                or static_view_extent_source("\n".join(lines), err["line"], msg) \
+                or static_wrapper_pad_source("\n".join(lines), err["line"], msg)
             if dtyped is not None:
                 evidence.append(dtyped[1])
                 culprit = OpFinding(file=stage.name, line=dtyped[0], code=lines[dtyped[0] - 1].strip(),
