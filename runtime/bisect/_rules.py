@@ -2436,13 +2436,20 @@ def static_wrapper_pad_source(source: str | None, error_line: int | None, messag
     the view is right, the extent it was handed is not. The claim needs all of: the extent is no multiple of the
     tile the view takes; the argument the wrapper passes at that parameter's position is computed (through its
     assignments, every branch) from exactly one statement rounding by a constant ``c`` (``// c``, ``% c``) with
-    ``c`` below the tile, dividing it, and dividing the extent."""
+    ``c`` below the tile, dividing it, the extent and the window's start.
+
+    The extent need not be short of a tile multiple itself: gated_delta_rule's wrapper stacks 32 heads of ``S_pad``
+    rows (``pad = (L - S % 16) % L``: ``S_pad = 16``), so 512 rows are a multiple of 128 while the kernel's views,
+    ``S_pad`` apart, fall off the tile grid (``[400, 528)``)."""
     m = _VIEW_RUNS_PAST_RE.search(message or "")
     if not source or error_line is None or m is None:
         return None
     tensor, lo, hi, ext = m.group(1), int(m.group(2)), int(m.group(3)), int(m.group(5))
     tile = hi - lo
-    if tile <= 0 or ext <= 0 or ext % tile == 0:
+    if tile <= 0 or ext <= 0 or (ext % tile == 0 and lo % tile == 0):
+        # (the extent a tile multiple and the window on the tile grid: the walk runs one tile too far, the size is
+        # right; a window off the grid - [400, 528) of 512, the heads stacked S_pad = 16 rows apart - is the short
+        # size seen through a stack of them)
         return None
     found = _function_at(source, error_line)
     if found is None:
@@ -2477,7 +2484,7 @@ def static_wrapper_pad_source(source: str | None, error_line: int | None, messag
                     for b in ast.walk(node.value):
                         if isinstance(b, ast.BinOp) and isinstance(b.op, ast.FloorDiv | ast.Mod):
                             c = _const_int(b.right, tree)
-                            if c is not None and 1 < c < tile and tile % c == 0 and ext % c == 0:
+                            if c is not None and 1 < c < tile and tile % c == 0 and ext % c == 0 and lo % c == 0:
                                 hits.add((node.lineno, c))
                     for x in sorted(_names(node.value) - seen):
                         seen.add(x)

@@ -122,6 +122,9 @@ def test_no_wrapper_pad_claim_without_the_evidence() -> None:
     assert static_wrapper_pad_source(right, 10, OVERRUN) is None
     # an extent that is a multiple of the tile, another tensor, another error: nothing to say
     assert static_wrapper_pad_source(WRAPPED, 10, OVERRUN.replace("extent 16", "extent 128")) is None
+    # (an extent of whole tiles with the window off the grid - stacked rows of a short size - still shows it)
+    stacked = OVERRUN.replace("[0, 64)", "[16, 80)").replace("extent 16", "extent 64")
+    assert (static_wrapper_pad_source(WRAPPED, 10, stacked) or (0, ""))[0] == 17
     assert static_wrapper_pad_source(WRAPPED, 10, OVERRUN.replace("'scores'", "'out'")) is None
     assert static_wrapper_pad_source(WRAPPED, 10, "view of 'scores': offset 64 on axis 1 is outside the tensor "
                                                   "extent 64") is None
