@@ -29,12 +29,16 @@ time) is still not run - verify cannot know it.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 from test_round10_s32 import verify_three_seeds
 
 HERE = Path(__file__).resolve().parent / "fixture_s43"
+REUSED = {"gn_groups_fixed": HERE.parent / "fixture_s41" / "candidates",
+          "gn_honest": HERE.parent / "fixture_s42" / "candidates"}
+"""candidates of earlier rounds run here unchanged, against this round's group_norm golden"""
 FIXED = [("act_table", "at_silu_only", "FAIL_NUMERIC", "kindgelu_tanh"),
          ("row_reduce", "rr_sum_only", "FAIL_NUMERIC", "modemean"),
          ("group_norm", "gn_groups_fixed", "FAIL_NUMERIC", "num_groups")]
@@ -46,8 +50,19 @@ HONEST = [("act_table", "at_honest", "PASS", "kindgelu_tanh"), ("row_reduce", "r
 @pytest.mark.parametrize(("op", "candidate", "verdict", "where"), FIXED + HONEST)
 def test_round33_candidate_gets_its_verdict_on_three_seeds(tmp_path: Path, op: str, candidate: str, verdict: str,
                                                            where: str) -> None:
-    for seed, report in verify_three_seeds(tmp_path, HERE, op, candidate):
+    for seed, report in verify_three_seeds(tmp_path, _fixture(tmp_path, op, candidate), op, candidate):
         assert report.verdict == verdict, (seed, report.verdict, [r[:200] for r in report.reasons[:3]])
         # a case at a value version 20 added: failed (the hostile kernel is caught there), or ran and passed
         assert any(where in c.name and (c.status != "pass") == (verdict != "PASS") for c in report.cases), \
             (seed, [r[:200] for r in report.reasons[:3]])
+
+
+def _fixture(tmp_path: Path, op: str, candidate: str) -> Path:
+    """This round's fixture, or a copy of its op beside an earlier round's candidate (`REUSED`)."""
+    if candidate not in REUSED:
+        return HERE
+    fixture = tmp_path / "fixture"
+    shutil.copytree(HERE / op, fixture / op)
+    (fixture / "candidates").mkdir()
+    shutil.copyfile(REUSED[candidate] / f"{candidate}.py", fixture / "candidates" / f"{candidate}.py")
+    return fixture
