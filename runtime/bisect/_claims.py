@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from runtime import pyast
 from runtime.bisect._analyzer import GOOD, Analyzer, close_all, region_slice
 from runtime.bisect._parse import is_jit_def, parse_source
 from runtime.bisect._records import Rec
@@ -791,7 +792,7 @@ def _bare_aliases(source: str, line: int) -> list[tuple[int, str, str]]:
     """``(line, target, value)`` of every ``target = value`` between two plain names in the function holding
     ``line`` (the innermost ``def`` around it), in source order."""
     try:
-        tree = ast.parse(source)
+        tree = pyast.parse(source)
     except SyntaxError:
         return []
     fns = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
@@ -837,7 +838,7 @@ def bare_alias(an: Analyzer, culprit: Rec, evidence: list[str]) -> tuple[int, st
     lines = src.splitlines()
     text = lines[culprit.line - 1] if 0 < culprit.line <= len(lines) else ""
     try:
-        read = {n.id for n in ast.walk(ast.parse(text.strip().split("=", 1)[-1].strip() or "0"))
+        read = {n.id for n in ast.walk(pyast.parse(text.strip().split("=", 1)[-1].strip() or "0"))
                 if isinstance(n, ast.Name)}
     except SyntaxError:
         return None
