@@ -95,6 +95,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Callable
 
 import numpy as np
 
@@ -257,6 +258,25 @@ def _new_seed(rng: np.random.Generator, used: set[int]) -> int:
         if s not in used:
             used.add(s)
             return s
+
+
+def _planned_cases(spec: Spec, plan: list[tuple[dict[str, int], bool, dict[str, object]]], cap: int, used: set[int],
+                   rng: np.random.Generator, first: int, label: Callable[[dict[str, object]], str], *,
+                   peaks: bool = True) -> list[Case]:
+    """The attribute cases of ``plan`` - ``(dims, special values, attributes)`` - in every dtype, in that order, each
+    under ``cap`` bytes; named ``unseen<first + i>-<dims>-<dtype>-<label(attrs)>``, seeded from ``rng`` one draw per
+    case in this order (a recorded verification's cases depend on it: every version's attribute, int, str, far and
+    flipped cases are built here). ``peaks``: special values include peaks (versions before 12 had none)."""
+    out: list[Case] = []
+    for dtype in spec.supported_dtypes:
+        for dims, special, attrs in plan:
+            if _bytes(spec, dims, dtype) > cap:
+                continue
+            name = f"{UNSEEN_PREFIX}{first + len(out)}-{_dims_label(spec, dims)}-{dtype}-{label(attrs)}"
+            out.append(Case(name=name, dims=dict(dims), dtype=dtype, seed=_new_seed(rng, used), band=BANDS[0],
+                            tail=_has_tail(spec, dims), unseen=True, special=special, tiny=special,
+                            masks=special, edges=special, peaks=special and peaks, attrs=attrs))
+    return out
 
 
 def _fresh_seed() -> int:
@@ -1220,19 +1240,8 @@ def attribute_cases(spec: Spec, spec_cases: list[Case], names: list[str], seed: 
         tail = _tail_shape(spec, base)
         if tail is not None:
             plan += [(tail, False, sets[0]), (tail, True, sets[1])]
-    cap = case_cap(spec, spec_cases, version)
-    used = {c.seed for c in spec_cases}
-    out: list[Case] = []
-    for dtype in spec.supported_dtypes:
-        for dims, special, attrs in plan:
-            if _bytes(spec, dims, dtype) > cap:
-                continue
-            s = _new_seed(rng, used)
-            label = _attrs_label(names, attrs, version)
-            name = f"{UNSEEN_PREFIX}{first + len(out)}-{_dims_label(spec, dims)}-{dtype}-{label}"
-            out.append(Case(name=name, dims=dict(dims), dtype=dtype, seed=s, band=BANDS[0],
-                            tail=_has_tail(spec, dims), unseen=True, special=special, tiny=special,
-                            masks=special, edges=special, peaks=special and version >= 12, attrs=attrs))
+    out = _planned_cases(spec, plan, case_cap(spec, spec_cases, version), {c.seed for c in spec_cases}, rng, first,
+                         lambda attrs: _attrs_label(names, attrs, version), peaks=version >= 12)
     if version >= 18:
         out += _far_and_flipped_cases(spec, spec_cases, names, flips, seed, first + len(out), version,
                                       {c.seed for c in out})
@@ -1258,21 +1267,14 @@ def _far_and_flipped_cases(spec: Spec, spec_cases: list[Case], names: list[str],
     ones = _ones_shape(spec, base) if version >= 19 else None
     if ones is not None:  # (version 19) the far sets and the flipped bools on a decode row too
         plan += [(ones, False, attrs) for dims, _special, attrs in list(plan) if dims == base]
-    cap = case_cap(spec, spec_cases, version)
-    used = {c.seed for c in spec_cases} | (taken or set())
     labelled = [*names, *flips]
-    out: list[Case] = []
-    for dtype in spec.supported_dtypes:
-        for dims, special, attrs in plan:
-            if _bytes(spec, dims, dtype) > cap:
-                continue
-            label = "-".join(f"{k}{attrs[k]}" if isinstance(attrs[k], bool) else f"{k}{_attr_label(attrs[k])}"
-                             for k in labelled if k in attrs)
-            name = f"{UNSEEN_PREFIX}{first + len(out)}-{_dims_label(spec, dims)}-{dtype}-{label}"
-            out.append(Case(name=name, dims=dict(dims), dtype=dtype, seed=_new_seed(rng, used), band=BANDS[0],
-                            tail=_has_tail(spec, dims), unseen=True, special=special, tiny=special,
-                            masks=special, edges=special, peaks=special, attrs=attrs))
-    return out
+
+    def label(attrs: dict[str, object]) -> str:
+        return "-".join(f"{k}{attrs[k]}" if isinstance(attrs[k], bool) else f"{k}{_attr_label(attrs[k])}"
+                        for k in labelled if k in attrs)
+
+    return _planned_cases(spec, plan, case_cap(spec, spec_cases, version),
+                          {c.seed for c in spec_cases} | (taken or set()), rng, first, label)
 
 
 def _attrs_label(names: list[str], attrs: dict[str, object], version: int) -> str:
@@ -1467,20 +1469,8 @@ def int_attribute_cases(spec: Spec, spec_cases: list[Case], ints: dict[str, str]
     if ones is not None:  # (version 19) a reshape's int on a decode row too (the other kinds get it from
         # `vary_unseen_attributes`, which a reshape's int does not take part in)
         plan += [(ones, False, attrs) for attrs in sets if any(ints.get(n) == "shape" for n in attrs)]
-    cap = case_cap(spec, spec_cases, version)
-    used = {c.seed for c in spec_cases}
-    out: list[Case] = []
-    for dtype in spec.supported_dtypes:
-        for dims, special, attrs in plan:
-            if _bytes(spec, dims, dtype) > cap:
-                continue
-            s = _new_seed(rng, used)
-            name = f"{UNSEEN_PREFIX}{first + len(out)}-{_dims_label(spec, dims)}-{dtype}-" \
-                   f"{_attrs_label(list(ints), attrs, version)}"
-            out.append(Case(name=name, dims=dict(dims), dtype=dtype, seed=s, band=BANDS[0],
-                            tail=_has_tail(spec, dims), unseen=True, special=special, tiny=special,
-                            masks=special, edges=special, peaks=special, attrs=attrs))
-    return out
+    return _planned_cases(spec, plan, case_cap(spec, spec_cases, version), {c.seed for c in spec_cases}, rng, first,
+                          lambda attrs: _attrs_label(list(ints), attrs, version))
 
 
 MAX_STRING_VALUES = 4
@@ -1531,19 +1521,8 @@ def string_attribute_cases(spec: Spec, spec_cases: list[Case], strings: dict[str
         for value in values:
             plan.append((base, True, {name: value}))
             plan += [(dims, False, {name: value}) for dims in (tail, ones) if dims is not None]
-    cap = case_cap(spec, spec_cases, version)
-    used = {c.seed for c in spec_cases}
-    out: list[Case] = []
-    for dtype in spec.supported_dtypes:
-        for dims, special, attrs in plan:
-            if _bytes(spec, dims, dtype) > cap:
-                continue
-            label = "-".join(f"{k}{v}" for k, v in attrs.items())
-            name = f"{UNSEEN_PREFIX}{first + len(out)}-{_dims_label(spec, dims)}-{dtype}-{label}"
-            out.append(Case(name=name, dims=dict(dims), dtype=dtype, seed=_new_seed(rng, used), band=BANDS[0],
-                            tail=_has_tail(spec, dims), unseen=True, special=special, tiny=special,
-                            masks=special, edges=special, peaks=special, attrs=attrs))
-    return out
+    return _planned_cases(spec, plan, case_cap(spec, spec_cases, version), {c.seed for c in spec_cases}, rng, first,
+                          lambda attrs: "-".join(f"{k}{v}" for k, v in attrs.items()))
 
 
 def _tiny(v: float, i: int, low: float, high: float) -> tuple[float, float]:
