@@ -1486,16 +1486,32 @@ def _upstream(fn: ast.FunctionDef, names: Iterable[str], before: int) -> Iterato
 def _failing_statement(source: str, error_line: int) -> tuple[ast.FunctionDef, list[ast.stmt], ast.stmt] | None:
     """(the function enclosing ``error_line``, its simple statements, the innermost one spanning that line) of a
     kernel source that raised, or None when the source does not parse or no statement spans the line."""
+    got = _failing_in_module(source, error_line)
+    return None if got is None else got[1:]
+
+
+def _failing_in_module(source: str, error_line: int
+                       ) -> tuple[ast.Module, ast.FunctionDef, list[ast.stmt], ast.stmt] | None:
+    """`_failing_statement` with the parsed module first (a rule that also reads the module parses once)."""
     found = _function_at(source, error_line)
     if found is None:
         return None
-    fn = found[1]
+    tree, fn = found
     stmts = [n for n in ast.walk(fn) if isinstance(n, ast.stmt) and not isinstance(
         n, ast.FunctionDef | ast.For | ast.If | ast.While | ast.With)]
     failing = [n for n in stmts if n.lineno <= error_line <= (n.end_lineno or n.lineno)]
     if not failing:
         return None
-    return fn, stmts, min(failing, key=lambda n: (n.end_lineno or n.lineno) - n.lineno)
+    return tree, fn, stmts, min(failing, key=lambda n: (n.end_lineno or n.lineno) - n.lineno)
+
+
+def _dtype_failure(source: str | None, error_line: int | None, message: str
+                   ) -> tuple[ast.Module, ast.FunctionDef, list[ast.stmt], ast.stmt] | None:
+    """`_failing_in_module` of a kernel that raised on dtypes (``dtype`` in its message): the shared start of the
+    dtype rules; None for any other failure or a source that does not say."""
+    if not source or error_line is None or "dtype" not in (message or "").lower():
+        return None
+    return _failing_in_module(source, error_line)
 
 
 _DT_RE = re.compile(r"\bDT_[A-Z0-9_]+\b")
@@ -1545,13 +1561,10 @@ def static_cast_dtype_source(source: str | None, error_line: int | None, message
 
     Why (s42): the older missing-cast rule followed the operands' names back through the cast into the helper
     that computed its input and named a line there (a miss); the dtype the kernel declares is in the source."""
-    if not source or error_line is None or "dtype" not in (message or "").lower():
-        return None
-    got = _failing_statement(source, error_line)
+    got = _dtype_failure(source, error_line, message)
     if got is None:
         return None
-    fn, _stmts, start = got
-    tree = parse_source(source)
+    tree, fn, _stmts, start = got
     for call in (n for n in ast.walk(start) if isinstance(n, ast.Call)):
         names = [x.id for x in call.args if isinstance(x, ast.Name)]
         if len(names) < 2:
@@ -1597,12 +1610,10 @@ def static_dtype_source(source: str | None, error_line: int | None, message: str
       then ``assemble(c_out_t, .., c_out)``) while the value itself is at hand (``rms_norm(c_out_t)`` for
       ``rms_norm(c)``): rounding at the wrong step; the statement reading the copy is named.
     """
-    if not source or error_line is None or "dtype" not in (message or "").lower():
-        return None
-    got = _failing_statement(source, error_line)
+    got = _dtype_failure(source, error_line, message)
     if got is None:
         return None
-    fn, stmts, start = got
+    _tree, fn, stmts, start = got
     writes = [(n, w) for n in stmts if (w := _written_value(n)) is not None]
     params = {a.arg for a in fn.args.args}
     dest = _written_value(start)
