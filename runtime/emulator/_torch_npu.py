@@ -48,7 +48,8 @@ from runtime.emulator._session import current_session
 from runtime.emulator._torch_npu_agnostic import patch_device_agnostic
 from runtime.emulator._torch_npu_device import OWN_DIRS, OWN_PACKAGES, current_index, placed_op
 from runtime.emulator._torch_npu_device import install as install_device
-from runtime.emulator._torch_npu_placement import ORIGINAL, is_on_npu, mark
+from runtime.emulator._torch_npu_dist import register_hccl
+from runtime.emulator._torch_npu_placement import ORIGINAL, is_on_npu, mark, npu_index
 from runtime.emulator._torch_npu_placement import install as install_placement
 from runtime.emulator._torch_npu_runtime import (
     PINNED,
@@ -118,6 +119,28 @@ def _is_npu(dev: Any) -> bool:
     return type(dev).__name__ == "device" and getattr(dev, "type", None) in _NPU_TYPES
 
 
+def _npu_index(dev: Any) -> int | None:
+    """The NPU index a device argument names (``"npu:1"``, ``torch.device("npu", 1)``, ``1``; the current device for
+    ``"npu"`` / ``torch.device("npu")``), None for one that is not the NPU (s44: the index is kept per tensor)."""
+    if not _is_npu(dev):
+        return None
+    if isinstance(dev, int):
+        index: Any = dev
+    elif isinstance(dev, str):
+        index = dev.split(":", 1)[1] if ":" in dev else None
+    else:
+        index = getattr(dev, "index", None)
+    if index is None:
+        return current_index()
+    try:
+        index = int(index)
+    except ValueError:
+        raise RuntimeError(f"Invalid device string: '{dev}'") from None
+    if index < 0:
+        raise RuntimeError(f"Device index must not be negative (got {index})")
+    return index
+
+
 def transfer_to_npu(torch: Any) -> None:
     """``import torch_npu.contrib.transfer_to_npu``: CUDA code runs on the NPU, as the vendor's module makes it.
 
@@ -150,29 +173,32 @@ def map_device(dev: Any) -> Any:
     return "cpu" if _is_npu(dev) else dev
 
 
-def _context_on_npu() -> bool:
+def _context_on_npu() -> int | None:
     """Whether ``with torch.device("npu"):`` / ``torch.set_default_device("npu")`` is in force (a DeviceContext).
 
     torch's DeviceContext adds the device only to the factories it knew when first asked, the originals the
-    stand-in wraps, so the tensors are built on the CPU anyway; they are marked as on the NPU here."""
+    stand-in wraps, so the tensors are built on the CPU anyway; they are marked as on the NPU here. The NPU index it
+    names (the current device for ``"npu"``), None when no NPU context is in force."""
     try:
         from torch.overrides import _get_current_function_mode_stack
         from torch.utils._device import DeviceContext
     except ImportError:
-        return False
+        return None
     for mode in reversed(_get_current_function_mode_stack()):
         if isinstance(mode, DeviceContext):
-            return _is_npu(mode.device)
-    return False
+            return _npu_index(mode.device)
+    return None
 
 
 def _wrap_factory(fn: Callable, follows_context: bool = False, from_data: bool = False) -> Callable:
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
-        on_npu = _is_npu(kwargs.get("device"))
+        index = _npu_index(kwargs.get("device"))
         given = kwargs.get("device") is not None
-        if not given and follows_context and _context_on_npu():
-            on_npu = given = True
+        if not given and follows_context:
+            index = _context_on_npu()
+            given = index is not None
+        on_npu = index is not None
         if kwargs.get("device") is not None:
             kwargs["device"] = map_device(kwargs["device"])
         pinned = kwargs.pop("pin_memory", None)  # `torch.empty(n, pin_memory=True)`: CPU torch refuses it without
@@ -180,13 +206,13 @@ def _wrap_factory(fn: Callable, follows_context: bool = False, from_data: bool =
         if pinned and not on_npu and _is_tensor(result):
             result.__dict__[PINNED] = True
         if on_npu or given:  # built on the NPU: its `.npu()` is itself, its `.cpu()` a copy (`_moved`); a device
-            mark(result, on_npu)  # given as the host's: a host tensor (`torch.empty_like(x_npu, device="cpu")`)
+            mark(result, on_npu, index)  # given as the host's: a host tensor (`torch.empty_like(x_npu, device="cpu")`)
         elif from_data and _is_tensor(result):
             # `torch.tensor([a_npu, b_npu])` (0-d NPU tensors, read with `.item()` on a device host): the data is
             # a list, so the result is on the default device - the host - though the placement mode saw NPU
             # operands in it; `torch.tensor(x_npu)` / `torch.as_tensor(x_npu)` stay where `x_npu` is (s39b)
             data = args[0] if args else kwargs.get("data")
-            mark(result, _is_tensor(data) and is_on_npu(data))
+            mark(result, _is_tensor(data) and is_on_npu(data), npu_index(data) if _is_tensor(data) else None)
         return result
 
     setattr(call, ORIGINAL, fn)
@@ -203,30 +229,37 @@ def _is_tensor(obj: Any) -> bool:
     return torch is not None and isinstance(obj, torch.Tensor)
 
 
-def _destination(targets: list[Any]) -> bool | None:
-    """Where ``.to(*targets)`` (of a tensor or a module) moves: True the NPU, False the host, None neither (a dtype
+_HOST = -1
+"""`_destination`'s answer for the host"""
+
+
+def _destination(targets: list[Any]) -> int | None:
+    """Where ``.to(*targets)`` (of a tensor or a module) moves: the NPU index, `_HOST`, or None for neither (a dtype
     only). A tensor among them is a device: ``x.to(other)`` goes where ``other`` lives."""
-    if any(is_on_npu(a) if _is_tensor(a) else _is_npu(a) for a in targets):
-        return True
-    return False if any(_is_tensor(a) or _is_cpu(a) for a in targets) else None
+    for a in targets:
+        index = npu_index(a) if _is_tensor(a) else _npu_index(a)
+        if index is not None:
+            return index
+    return _HOST if any(_is_tensor(a) or _is_cpu(a) for a in targets) else None
 
 
-def _moved(self: Any, result: Any, to_npu: bool) -> Any:
-    """The result of moving ``self`` between the host and the (emulated) NPU, with a device host's copy semantics.
+def _moved(self: Any, result: Any, to_npu: bool, index: int | None = None) -> Any:
+    """The result of moving ``self`` between the host and the (emulated) NPU ``index`` (None: the current device),
+    with a device host's copy semantics.
 
     Both are the CPU here, so torch returned ``self``; a device host copies a host tensor to the NPU and back, and
     a script relies on it: it runs an in-place kernel on ``y.npu()`` and then computes the golden from ``y``, or
     keeps ``out.cpu()`` while the next kernel call overwrites ``out`` (s37: the golden read the kernel's output, the
     comparison failed). So the move copies, unless the tensor is already where it goes (an NPU tensor's ``.npu()``
     is itself, as on a device host). Tensors an operation computes from NPU tensors are on the NPU too
-    (``_torch_npu_placement`` marks them)."""
-    on_npu = is_on_npu(self)
-    if result is self and on_npu != to_npu:
+    (``_torch_npu_placement`` marks them). Moving between two NPUs (``x1.to("npu:0")``) copies as well (s44)."""
+    there = (current_index() if index is None else index) if to_npu else None
+    if result is self and npu_index(self) != there:
         result = self.clone()
         if hasattr(self, _FORMAT_ATTR):
             setattr(result, _FORMAT_ATTR, getattr(self, _FORMAT_ATTR))
     if to_npu or result is not self:
-        mark(result, to_npu)
+        mark(result, to_npu, there)
     return result
 
 
@@ -238,7 +271,7 @@ def _wrap_to(fn: Callable) -> Callable:
         if "device" in kwargs:
             kwargs["device"] = map_device(kwargs["device"])
         result = fn(self, *args, **kwargs)
-        return result if where is None else _moved(self, result, where)
+        return result if where is None else _moved(self, result, where != _HOST, None if where == _HOST else where)
 
     setattr(to, ORIGINAL, fn)
     return to
@@ -247,12 +280,14 @@ def _wrap_to(fn: Callable) -> Callable:
 _TENSOR_FACTORIES = ("new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "new_empty_strided")
 
 
-_LOADS_TO_NPU: list[set[int]] = []
+_LOADS_TO_NPU: list[dict[int, int]] = []
 """one set per ``torch.load`` running: the storages (`_storage_key`) it put on the NPU - a ``map_location``
-function's ``storage.npu()``, or the stand-in's deserializer of ``"npu..."`` locations (`_npu_deserialize`)"""
+function's ``storage.npu()``, or the stand-in's deserializer of ``"npu..."`` locations (`_npu_deserialize`), each
+with the NPU index it went to"""
 
-_SAVES_FROM_NPU: list[set[int]] = []
-"""one set per ``torch.save`` running: the storages of the NPU tensors it pickled (`_wrap_reduce_ex`)"""
+_SAVES_FROM_NPU: list[dict[int, int]] = []
+"""one dict per ``torch.save`` running: the storages of the NPU tensors it pickled, with their NPU index
+(`_wrap_reduce_ex`)"""
 
 
 def _storage_key(storage: Any) -> int:
@@ -271,7 +306,7 @@ def _storage_npu(self: Any, device: Any = None, non_blocking: bool = False, **kw
     on it are then on the NPU, as on a device host (s41: the lambda died with "'UntypedStorage' object has no
     attribute 'npu'")."""
     if _LOADS_TO_NPU:
-        _LOADS_TO_NPU[-1].add(_storage_key(self))
+        _LOADS_TO_NPU[-1][_storage_key(self)] = (None if device is None else _npu_index(device)) or current_index()
     return self
 
 
@@ -294,7 +329,7 @@ def _patch_storages(torch: Any) -> None:
 def _npu_tag(storage: Any) -> str | None:
     """`torch.save`'s location tag of a storage an NPU tensor uses: ``"npu:<index>"``, as a device host writes it."""
     if _SAVES_FROM_NPU and _storage_key(storage) in _SAVES_FROM_NPU[-1]:
-        return f"npu:{current_index()}"
+        return f"npu:{_SAVES_FROM_NPU[-1][_storage_key(storage)]}"
     return None
 
 
@@ -304,7 +339,7 @@ def _npu_deserialize(storage: Any, location: Any) -> Any:
     if not _is_npu(str(location)):
         return None
     if _LOADS_TO_NPU:
-        _LOADS_TO_NPU[-1].add(_storage_key(storage))
+        _LOADS_TO_NPU[-1][_storage_key(storage)] = _npu_index(str(location)) or 0
     return storage
 
 
@@ -315,7 +350,7 @@ def _wrap_reduce_ex(fn: Callable[..., Any]) -> Callable[..., Any]:
     def reduce_ex(self: Any, proto: Any) -> Any:
         if _SAVES_FROM_NPU and is_on_npu(self):
             try:
-                _SAVES_FROM_NPU[-1].add(_storage_key(self.untyped_storage()))
+                _SAVES_FROM_NPU[-1][_storage_key(self.untyped_storage())] = npu_index(self) or 0
             except (RuntimeError, NotImplementedError):  # a tensor without storage (sparse, meta)
                 pass
         return fn(self, proto)
@@ -324,14 +359,14 @@ def _wrap_reduce_ex(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _wrap_save(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``torch.save``: the NPU tensors' storages are tagged ``"npu:0"`` in the file, as on a device host (s42:
+    """``torch.save``: the NPU tensors' storages are tagged ``"npu:<index>"`` in the file, as on a device host (s42:
     every storage said ``"cpu"``, so a ``map_location`` function reading its ``location`` argument -
     ``lambda s, loc: s.npu() if loc.startswith("npu") else s`` - and a dict keyed ``{"npu:0": ...}`` saw host
     tensors only)."""
 
     @functools.wraps(fn)
     def save(*args: Any, **kwargs: Any) -> Any:
-        _SAVES_FROM_NPU.append(set())
+        _SAVES_FROM_NPU.append({})
         try:
             return fn(*args, **kwargs)
         finally:
@@ -360,18 +395,18 @@ def _load_with_function(fn: Callable, args: tuple[Any, ...], kwargs: dict[str, A
     function returned ``storage.npu()`` / ``storage.npu(0)``, or the storage's location - saved, or mapped by a
     ``map_location`` string, device or dict - is the NPU (`_npu_deserialize`); on the host otherwise (the usual
     ``lambda storage, loc: storage``, ``map_location="cpu"``)."""
-    to_npu: set[int] = set()
+    to_npu: dict[int, int] = {}
     _LOADS_TO_NPU.append(to_npu)
     try:
         result = fn(*args, **kwargs)
     finally:
-        _LOADS_TO_NPU.remove(to_npu)
+        del _LOADS_TO_NPU[next(i for i, d in enumerate(_LOADS_TO_NPU) if d is to_npu)]
     for t in _tensors(result):
         try:
-            on_npu = _storage_key(t.untyped_storage()) in to_npu
+            index = to_npu.get(_storage_key(t.untyped_storage()))
         except (RuntimeError, NotImplementedError):  # a tensor without storage (sparse, meta)
-            on_npu = False
-        mark(t, on_npu)
+            index = None
+        mark(t, index is not None, index)
     return result
 
 
@@ -411,10 +446,17 @@ def _wrap_load(fn: Callable) -> Callable:
     return load
 
 
-def _mark_module(module: Any, on_npu: bool) -> Any:
+def _mark_module(module: Any, on_npu: bool, index: int | None = None) -> Any:
     for t in (*module.parameters(), *module.buffers()):
-        mark(t, on_npu)
+        mark(t, on_npu, index)
     return module
+
+
+def _npu_arg(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
+    """The NPU index ``x.npu(device)`` / ``module.npu(device)`` names (``1``, ``"npu:1"``, a ``torch.device``), None
+    (the current device) when none is given."""
+    device = args[0] if args else kwargs.get("device")
+    return None if device is None else _npu_index(device if _is_npu(device) else f"npu:{int(device)}")
 
 
 def _patch_module(torch: Any) -> None:
@@ -429,7 +471,7 @@ def _patch_module(torch: Any) -> None:
         result = module_to(self, *args, **kwargs)
         where = _destination([*args, kwargs.get("device"), kwargs.get("tensor")])
         if where is not None:
-            _mark_module(self, where)
+            _mark_module(self, where != _HOST, None if where == _HOST else where)
         return result
 
     parameter = torch.nn.Parameter
@@ -441,13 +483,20 @@ def _patch_module(torch: Any) -> None:
         kernel a script ran on ``w.npu()`` wrote a copy (s39, second round)."""
         result = new_parameter(cls, data, requires_grad)
         if _is_tensor(data) and is_on_npu(data) and result is not data:
-            mark(result, True)
+            mark(result, True, npu_index(data))
         return result
 
     parameter.__new__ = staticmethod(functools.wraps(new_parameter)(new))
-    module.npu = lambda self, *a, **k: _mark_module(self, True)
+    module.npu = lambda self, *a, **k: _mark_module(self, True, _npu_arg(a, k))
     module.to = functools.wraps(module_to)(to)
     module.cpu = functools.wraps(module_cpu)(lambda self: _mark_module(module_cpu(self), False))
+
+
+def device_count() -> int:
+    """``torch.npu.device_count()``: the devices ``ASCEND_RT_VISIBLE_DEVICES`` lists (as torch_npu counts them), else
+    one. Tensors may still name any index (``"npu:3"``): each is the CPU here."""
+    visible = [d for d in os.environ.get("ASCEND_RT_VISIBLE_DEVICES", "").split(",") if d.strip()]
+    return max(1, len(visible))
 
 
 def soc_version() -> int:
@@ -465,12 +514,21 @@ def _npu_namespace(torch: Any) -> types.ModuleType:
     memory = NpuMemory()
 
     def set_device(device: Any) -> None:
-        if isinstance(device, int):
-            state["device"] = device
-        elif isinstance(device, str) and ":" in device:
-            state["device"] = int(device.rsplit(":", 1)[1])
-        elif getattr(device, "index", None) is not None:
-            state["device"] = int(device.index)
+        """``torch.npu.set_device(1)`` / ``("npu:1")`` / ``(torch.device("npu", 1))``: later ``"npu"`` tensors go there.
+        A negative index or a device that is not the NPU raises as torch_npu does; an index past ``device_count()``
+        is accepted (a script written for an eight-device host runs; each device is the CPU here)."""
+        if isinstance(device, str) and device.strip().isdigit():
+            device = int(device)
+        if isinstance(device, bool) or not (isinstance(device, int) or _is_npu(device)):
+            raise RuntimeError(f"Expected a npu device, but got: {device}")
+        if isinstance(device, int) and device < 0:
+            raise RuntimeError(f"Device index must not be negative (got {device})")
+        if isinstance(device, str) and ":" not in device or \
+                not isinstance(device, int | str) and getattr(device, "index", None) is None:
+            return  # "npu" / torch.device("npu"): the current device stays
+        index = _npu_index(device)
+        if index is not None:
+            state["device"] = index
 
     def _index_of(device: Any) -> int:
         """The device index of a stream / device argument: None, ``"npu"``, ``"npu:1"``, 1, a ``torch.device``."""
@@ -596,7 +654,7 @@ def _npu_namespace(torch: Any) -> types.ModuleType:
         unchanged)."""
 
         def __init__(self, device: Any) -> None:
-            self.index = None if device is None or _is_tensor(device) else _index_of(device)
+            self.index = None if device is None else npu_index(device) if _is_tensor(device) else _index_of(device)
             self._prev: int | None = None
 
         def __enter__(self) -> None:
@@ -650,7 +708,7 @@ def _npu_namespace(torch: Any) -> types.ModuleType:
     mod = types.ModuleType("torch.npu", "torch.npu of the PTO Forge torch_npu stand-in (device calls are no-ops)")
     mod.__dict__.update(
         set_device=set_device, synchronize=memory.sample, current_device=lambda: state["device"],
-        device_count=lambda: 1, is_available=lambda: True, manual_seed=manual_seed,
+        device_count=device_count, is_available=lambda: True, manual_seed=manual_seed,
         manual_seed_all=manual_seed, seed=noop, seed_all=noop, set_compile_mode=noop,
         current_stream=current_stream, default_stream=default_stream, Stream=_Stream, Event=_Event,
         stream=StreamContext, device=_DeviceContext, _is_in_bad_fork=lambda: False,
@@ -659,6 +717,7 @@ def _npu_namespace(torch: Any) -> types.ModuleType:
         config=config, Format=Format, **runtime_names(torch, get_device_name, memory),
     )
     mod.__dict__.update(set_stream=set_stream, StreamContext=StreamContext)
+    mod.__dict__["device_of"] = _DeviceContext  # `with torch.npu.device_of(x1)`: x1's device is current inside (s44)
     mod.__dict__["utils"] = mod  # `torch.npu.utils.get_device_name()`: as `import torch_npu.npu.utils` (NpuFinder)
     provided = sorted(n for n in vars(mod) if not n.startswith("__"))
     mod.__dict__["__getattr__"] = _module_getattr(provided, "torch.npu")
@@ -745,7 +804,7 @@ def _wrap_numpy(fn: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(fn)
     def numpy(self: Any, *, force: bool = False) -> Any:
         if is_on_npu(self) and not force and not _ours(sys._getframe(1)):
-            raise TypeError(f"can't convert npu:{current_index()} device type tensor to numpy. Use "
+            raise TypeError(f"can't convert npu:{npu_index(self)} device type tensor to numpy. Use "
                             "Tensor.cpu() to copy the tensor to host memory first.")
         return fn(self, force=force)
 
@@ -797,7 +856,7 @@ def _patch_printing(torch: Any) -> None:
     def _str_intern(inp: Any, *args: Any, **kwargs: Any) -> Any:
         if not is_on_npu(inp):
             return str_intern(inp, *args, **kwargs)
-        local.device = f"device='npu:{current_index()}'"
+        local.device = f"device='npu:{npu_index(inp)}'"
         try:
             return str_intern(inp, *args, **kwargs)
         finally:
@@ -859,7 +918,7 @@ def patch_torch(torch: Any) -> None:
         fn = getattr(torch.Tensor, name, None)
         if callable(fn):
             setattr(torch.Tensor, name, _wrap_factory(fn))
-    torch.Tensor.npu = lambda self, *a, **k: _moved(self, self, True)
+    torch.Tensor.npu = lambda self, *a, **k: _moved(self, self, True, _npu_arg(a, k))
     cpu = torch.Tensor.cpu
     torch.Tensor.cpu = functools.wraps(cpu)(lambda self, *a, **k: _moved(self, cpu(self, *a, **k), False))
     setattr(torch.Tensor.cpu, ORIGINAL, cpu)
@@ -877,7 +936,7 @@ def patch_torch(torch: Any) -> None:
     npu = _npu_namespace(torch)
     patch_device_agnostic(torch, npu, map_device)
     install_placement(torch)  # results of operations on NPU tensors live on the NPU
-    install_device(torch)  # x.device says npu:0 to the script; mixing devices raises as on a device host
+    install_device(torch)  # x.device says npu:<index> to the script; mixing devices raises as on a device host
     stream_type, record = npu.Stream, torch.Tensor.record_stream
     torch.Tensor.record_stream = lambda self, stream: None if isinstance(stream, stream_type) else record(self, stream)
     torch.Tensor.pin_memory = pin_memory  # a copy that says it is pinned (nothing to pin without a device)
@@ -890,6 +949,7 @@ def patch_torch(torch: Any) -> None:
         log.debug("_register_device_module: %s", exc)
     torch.npu = npu
     sys.modules.setdefault("torch.npu", npu)
+    register_hccl(torch)  # dist.init_process_group("hccl"): gloo's collectives on the emulated NPUs (s44)
     setattr(torch, _PATCHED, True)
 
 
@@ -951,6 +1011,7 @@ def build_module() -> types.ModuleType:
     import torch
 
     from runtime.emulator._torch_npu_ops import OPS  # imports torch: only here, never at stand-in import
+    from runtime.emulator._torch_npu_ops_fa import OPS as FA_OPS
 
     patch_torch(torch)
     npu = vars(torch)["npu"]  # set by patch_torch (torch has no static `npu` attribute for mypy)
@@ -960,7 +1021,7 @@ def build_module() -> types.ModuleType:
     sys.modules["torch_npu.profiler"] = prof
     exports: dict[str, Any] = {"npu": npu, "profiler": prof, "Format": Format, "npu_format_cast": npu_format_cast,
                                "npu_format_cast_": npu_format_cast_, "get_npu_format": get_npu_format,
-                               **{name: placed_op(torch, fn) for name, fn in OPS.items()}}
+                               **{name: placed_op(torch, fn) for name, fn in (OPS | FA_OPS).items()}}
     # the version of the torch it runs with, as torch_npu's releases follow torch's: a script that checks
     # `torch_npu.__version__ >= "2.1"` takes the branch it takes on a device host ("0.0+..." took the old one)
     # (".post0": `[int(p) for p in __version__.split(".")[:3]]` reads three numbers, as of a release of torch_npu)

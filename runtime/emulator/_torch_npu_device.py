@@ -1,4 +1,5 @@
-"""What an NPU tensor says about its device, to the script: ``npu:0``, as on a device host (s40).
+"""What an NPU tensor says about its device, to the script: ``npu:<its index>``, as on a device host (s40; the
+index is the tensor's own since s44 - `_torch_npu_placement.npu_index` - where it was the current device's).
 
 Why: the stand-in's NPU tensors are CPU tensors, so ``x.device.type`` said ``"cpu"`` and ``str(x.device)``
 ``"cpu"``: a script asserting ``x.device.type == "npu"`` stopped at its ``assert``, and one written as ``if
@@ -30,7 +31,14 @@ from collections.abc import Callable
 from typing import Any
 
 from runtime.emulator._torch_npu_placement import _state as placement_state
-from runtime.emulator._torch_npu_placement import is_on_host, is_on_npu, mark, storage_resized
+from runtime.emulator._torch_npu_placement import (
+    current_index,
+    is_on_host,
+    is_on_npu,
+    mark,
+    npu_index,
+    storage_resized,
+)
 
 __all__ = ["NPU_GENERATOR_TYPES", "OWN_DIRS", "OWN_PACKAGES", "caller_is_script", "current_index",
            "dynamo_sees_npu_generators", "install", "mixed_devices",
@@ -149,14 +157,29 @@ _CROSS_DEVICE = frozenset((
 indexing with host index tensors, functions of a shape only (``expand_as``), printing and pickling."""
 
 
-def mixed_devices(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], torch: Any) -> str | None:
-    """The device host's error for ``func`` mixing an NPU tensor and a host float tensor that is not 0-d, else None.
+def mixed_devices(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], torch: Any,
+                  several: bool = True) -> str | None:
+    """The device host's error for ``func`` mixing an NPU tensor and a host float tensor that is not 0-d, or float
+    tensors of two NPUs (``several``: the placement mode saw two NPU indices among the operands; s44), else None.
 
     Called by the placement mode only when an operand is on the NPU. A 0-d host tensor is a scalar there (``x_npu *
     torch.tensor(2.0)`` runs); a 0-d NPU tensor with a host tensor does not (``host * s_npu`` raises). PTO Forge's
     own code (the fused operators of the stand-in, the observer) is let through: it is not the script's line."""
     if getattr(func, "__name__", "") in _CROSS_DEVICE:
         return None
+
+    def data(t: Any) -> bool:  # a tensor of values (an int/bool one may be an index: see `host_data`); a 0-d one
+        # counts, as on a device host, where only a *host* 0-d tensor is taken as a scalar
+        return isinstance(t, torch.Tensor) and (t.is_floating_point() or t.is_complex()) and not t.is_meta
+
+    if several:
+        operands = [t for a in (*args, *kwargs.values()) for t in (a if isinstance(a, list | tuple) else (a,))]
+        indices = {i for t in operands if data(t) and (i := npu_index(t)) is not None}
+        if len(indices) > 1 and not _not_the_scripts_mix(sys._getframe(2)):  # npu:0 with npu:1 (s44)
+            first, second = sorted(indices)[:2]
+            return (f"Expected all tensors to be on the same device, but found at least two devices, npu:{first} "
+                    f"and npu:{second}!")
+
     def host_data(t: Any) -> bool:
         # only a host tensor of values: an int/bool host tensor is an index or a mask, and which functions take one
         # across devices on a device host (`index_select`, `masked_fill`, `take`, ...) is not certain - a stand-in
@@ -172,18 +195,15 @@ def mixed_devices(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], torc
             break
     if not host or _not_the_scripts_mix(sys._getframe(2)):
         return None
-    return f"Expected all tensors to be on the same device, but found at least two devices, npu:{current_index()} and cpu!"
-
-
-def current_index() -> int:
-    """The script's current NPU (``torch.npu.set_device``), 0 before the stand-in's ``torch.npu`` exists."""
-    npu = vars(sys.modules["torch"]).get("npu")
-    return int(npu.current_device()) if npu is not None else 0
+    on = next((npu_index(t) for a in (*args, *kwargs.values()) for t in (a if isinstance(a, list | tuple) else (a,))
+               if is_on_npu(t)), None)
+    return f"Expected all tensors to be on the same device, but found at least two devices, npu:{on or 0} and cpu!"
 
 
 def patch_device_attributes(torch: Any) -> None:
     """``x.device`` / ``x.is_cpu`` / ``x.get_device()`` of an NPU tensor answer the script as a device host does
-    (``device(type='npu', index=<current>)``, False, the index); anyone else reads the tensor's real device."""
+    (``device(type='npu', index=<its index>)``, False, the index: s44, the tensor's own device, where before it was
+    the current one); anyone else reads the tensor's real device."""
     base = torch._C.TensorBase
     device_get = base.device.__get__
     is_cpu_get = base.is_cpu.__get__
@@ -193,8 +213,8 @@ def patch_device_attributes(torch: Any) -> None:
     # torch.device goes through torch's function modes, the placement mode's ~1 us, on each `x.device` read)
 
     def device(self: Any) -> Any:
-        if is_on_npu(self) and caller_is_script(sys._getframe(1)):
-            index = current_index()
+        index = npu_index(self)
+        if index is not None and caller_is_script(sys._getframe(1)):
             made = devices.get(index)
             if made is None:
                 made = devices[index] = npu_device("npu", index)
@@ -208,8 +228,9 @@ def patch_device_attributes(torch: Any) -> None:
 
     @functools.wraps(get_device)
     def get_device_(self: Any) -> int:
-        if is_on_npu(self) and caller_is_script(sys._getframe(1)):
-            return current_index()
+        index = npu_index(self)
+        if index is not None and caller_is_script(sys._getframe(1)):
+            return index
         return int(get_device(self))
 
     torch.Tensor.device = property(device, doc=base.device.__doc__)
@@ -229,7 +250,7 @@ def wrap_assert_close(torch: Any, fn: Callable[..., Any]) -> Callable[..., Any]:
                 and (is_on_npu(actual) and is_on_host(expected) or is_on_host(actual) and is_on_npu(expected)):
             # one known to be on the host (`ON_HOST`): a tensor made past the placement mode (a vmap or torch.jit
             # result, a gradient handed to a hook) is on the NPU there when its inputs are (s40 review)
-            a, e = (f"npu:{current_index()}" if is_on_npu(t) else "cpu" for t in (actual, expected))
+            a, e = (f"npu:{npu_index(t)}" if is_on_npu(t) else "cpu" for t in (actual, expected))
             msg = f"The values for attribute 'device' do not match: {a} != {e}."
             if kwargs.get("msg") is not None:
                 msg = kwargs["msg"] if isinstance(kwargs["msg"], str) else kwargs["msg"](msg)
@@ -239,10 +260,10 @@ def wrap_assert_close(torch: Any, fn: Callable[..., Any]) -> Callable[..., Any]:
     return assert_close
 
 
-def _rebuild_on_npu(rebuild: Callable[..., Any], args: tuple[Any, ...]) -> Any:
-    """Rebuild a tensor sent from another process and mark it as on the NPU, where it was sent from."""
+def _rebuild_on_npu(rebuild: Callable[..., Any], args: tuple[Any, ...], index: int | None = None) -> Any:
+    """Rebuild a tensor sent from another process and mark it as on the NPU it was sent from."""
     t = rebuild(*args)
-    mark(t, True)
+    mark(t, True, index)
     return t
 
 
@@ -264,7 +285,8 @@ def patch_reductions() -> None:
 
         def reduce_marked(tensor: Any, _reduce: Callable[..., Any] = reduce) -> Any:
             rebuild, args = _reduce(tensor)
-            return (_rebuild_on_npu, (rebuild, args)) if is_on_npu(tensor) else (rebuild, args)
+            index = npu_index(tensor)
+            return (_rebuild_on_npu, (rebuild, args, index)) if index is not None else (rebuild, args)
 
         reduce_marked._pto_forge_npu = True  # type: ignore[attr-defined]
         reduce_marked.__name__ = "reduce_tensor"
@@ -307,11 +329,13 @@ def _tensors_in(torch: Any, obj: Any, depth: int = 0) -> list[Any]:
 
 
 def _mark_outputs(inputs: Any, output: Any, torch: Any) -> None:
-    """Mark the tensors ``output`` holds as on the NPU when a tensor of ``inputs`` is (the placement rule)."""
-    if any(is_on_npu(t) for t in _tensors_in(torch, inputs)):
+    """Mark the tensors ``output`` holds as on the NPU when a tensor of ``inputs`` is (the placement rule), on the
+    first such input's device."""
+    index = next((i for i in map(npu_index, _tensors_in(torch, inputs)) if i is not None), None)
+    if index is not None:
         for t in _tensors_in(torch, output):
             if not is_on_npu(t):
-                mark(t, True)
+                mark(t, True, index)
 
 
 def placed_op(torch: Any, fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -494,7 +518,7 @@ def patch_optimizer(torch: Any) -> None:
                 and is_on_npu(out) != is_on_npu(param):
             if out is value:  # a move between the host and the NPU copies
                 out = value.clone()
-            mark(out, is_on_npu(param))
+            mark(out, is_on_npu(param), npu_index(param))
         return out
 
     process_._pto_forge_npu = True  # type: ignore[attr-defined]

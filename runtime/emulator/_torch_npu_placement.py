@@ -30,11 +30,16 @@ import threading
 import weakref
 from typing import Any
 
-__all__ = ["ON_HOST", "ON_NPU", "ORIGINAL", "allocated_bytes", "install", "is_on_host", "is_on_npu", "mark",
-           "storage_resized"]
+__all__ = ["ON_HOST", "ON_NPU", "ORIGINAL", "allocated_bytes", "current_index", "install", "is_on_host", "is_on_npu",
+           "mark", "npu_index", "storage_resized"]
 
 ON_NPU = "_pto_forge_on_npu"
-"""Set (True) in the ``__dict__`` of a tensor that lives on the NPU."""
+"""Set in the ``__dict__`` of a tensor that lives on the NPU: its device index plus one (always truthy; ``True``,
+which earlier rounds stored and a pickled tensor may still carry, is 1: ``npu:0``).
+
+Why the index (s44): a tensor made on ``"npu:1"`` (``.npu(1)``, ``torch.device("npu", 1)``) said the *current*
+device, ``npu:0``, so a script checking ``y.device == x.device`` or printing where its output lives read another
+device than a device host shows; operations keep their operands' index (the placement mode copies the value)."""
 
 ON_HOST = "_pto_forge_on_host"
 """Set (True) in the ``__dict__`` of a tensor known to live on the host: built for the host (a factory, ``.cpu()``,
@@ -239,11 +244,25 @@ def is_on_host(tensor: Any) -> bool:
     return bool(d and d.get(ON_HOST) and not d.get(ON_NPU))
 
 
-def mark(tensor: Any, on_npu: bool) -> None:
-    """Record where ``tensor`` lives."""
+def current_index() -> int:
+    """The script's current NPU (``torch.npu.set_device``), 0 before the stand-in's ``torch.npu`` exists."""
+    torch = sys.modules.get("torch")
+    npu = vars(torch).get("npu") if torch is not None else None
+    return int(npu.current_device()) if npu is not None else 0
+
+
+def npu_index(tensor: Any) -> int | None:
+    """The index of the NPU ``tensor`` lives on (`ON_NPU`), None for a tensor that is not on the NPU."""
+    d = getattr(tensor, "__dict__", None)
+    value = d.get(ON_NPU) if d else None
+    return int(value) - 1 if value else None
+
+
+def mark(tensor: Any, on_npu: bool, index: int | None = None) -> None:
+    """Record where ``tensor`` lives: the host, or NPU ``index`` (None: the current device)."""
     d = tensor.__dict__
     if on_npu:
-        d[ON_NPU] = True
+        d[ON_NPU] = (current_index() if index is None else int(index)) + 1
         d.pop(ON_HOST, None)
         _remember(tensor)
     else:
@@ -253,16 +272,21 @@ def mark(tensor: Any, on_npu: bool) -> None:
 
 
 def _operand_on_npu(args: tuple[Any, ...], kwargs: dict[str, Any],
-                    torch: Any) -> tuple[bool, set[int], bool]:
-    """Whether an operand is on the NPU, the ids of the tensor operands (an op returning one made nothing), and
-    whether every tensor operand is known to be on the host (`ON_HOST`; true of a factory, which has none)."""
-    on, ids, host = False, set(), True
+                    torch: Any) -> tuple[Any, set[int], bool, bool]:
+    """The `ON_NPU` value of the first operand on the NPU (False: none is), the ids of the tensor operands (an op
+    returning one made nothing), whether every tensor operand is known to be on the host (`ON_HOST`; true of a
+    factory, which has none), and whether operands sit on two different NPUs (the mixed-device check's question,
+    answered here from the dict reads the mode makes anyway: s44)."""
+    on, ids, host, several = False, set(), True, False
     for a in (*args, *kwargs.values()):
         if isinstance(a, torch.Tensor):
             ids.add(id(a))
             d = a.__dict__
             if d:
-                on = on or ON_NPU in d
+                v = d.get(ON_NPU, False)
+                if v:
+                    several = several or bool(on) and v != on
+                    on = on or v
                 host = host and ON_HOST in d
             else:
                 host = False
@@ -272,11 +296,14 @@ def _operand_on_npu(args: tuple[Any, ...], kwargs: dict[str, Any],
                     ids.add(id(b))
                     d = b.__dict__
                     if d:
-                        on = on or ON_NPU in d
+                        v = d.get(ON_NPU, False)
+                        if v:
+                            several = several or bool(on) and v != on
+                            on = on or v
                         host = host and ON_HOST in d
                     else:
                         host = False
-    return on, ids, host
+    return on, ids, host, several
 
 
 def install(torch: Any) -> None:
@@ -296,9 +323,9 @@ def install(torch: Any) -> None:
             if _state["compile"] and compiling():  # torch.compile traces the modes on the stack, and cannot
                 return func(*args, **kwargs)  # follow a tensor's __dict__ (s40: every torch.compile died in
                 # `is_on_npu`); asked only once the script compiled something (the question costs ~1 us)
-            on, ids, host = _operand_on_npu(args, kwargs, torch)
+            on, ids, host, several = _operand_on_npu(args, kwargs, torch)
             if on and len(ids) > 1 and (check := _state.get("mixed")) is not None \
-                    and (error := check(func, args, kwargs, torch)) is not None:
+                    and (error := check(func, args, kwargs, torch, several)) is not None:
                 raise RuntimeError(error)
             result = getattr(func, ORIGINAL, func)(*args, **kwargs)
             if on and getattr(func, "__name__", "") in _RESIZING and args and isinstance(args[0], torch.Tensor):
@@ -307,7 +334,7 @@ def install(torch: Any) -> None:
                 for r in result if isinstance(result, list | tuple) else (result,):
                     if isinstance(r, torch.Tensor) and id(r) not in ids:
                         d = r.__dict__
-                        d[ON_NPU] = True
+                        d[ON_NPU] = on  # where its operands live (the first NPU one's device)
                         d.pop(ON_HOST, None)
                         _remember(r)
             elif host:  # made from host tensors only (or a factory): known to be on the host (`ON_HOST`)

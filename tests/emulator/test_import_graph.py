@@ -24,6 +24,9 @@ ALLOWED_LOCAL: frozenset[str] = frozenset({
     # script runner, torch or not, and builds the module (importing them) only when a script imports torch_npu.
     # No cycle: _torch_npu_ops imports nothing of the emulator (test_torch_npu_ops_imports_no_sibling).
     "runtime.emulator._torch_npu -> runtime.emulator._torch_npu_ops",
+    # s44: the training-attention / masked-softmax operators, imported with the others for the same reason; they
+    # import _torch_npu_ops, _errors and _location, none of which imports the stand-in (no cycle)
+    "runtime.emulator._torch_npu -> runtime.emulator._torch_npu_ops_fa",
 })
 
 

@@ -25,6 +25,7 @@ torch = pytest.importorskip("torch", reason="the torch_npu stand-in's operators 
 
 from runtime.emulator import _torch_npu as stand_in  # noqa: E402
 from runtime.emulator import _torch_npu_ops as ops  # noqa: E402
+from runtime.emulator import _torch_npu_ops_fa as fa_ops  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -963,4 +964,4 @@ def test_a_script_calls_the_ops_and_stops_at_its_own_line_on_an_unknown_one(tmp_
     assert lines == [f"ERROR {tmp_path / 's.py'}:7: NotProvidedError: torch_npu.npu_fused_infer_attention_score_v9 "
                      "is not provided by the emulator's torch_npu stand-in (provided: "
                      + ", ".join(sorted(["npu", "profiler", "Format", "npu_format_cast", "npu_format_cast_",
-                                         "get_npu_format", *ops.OPS])) + ")"], proc.stderr
+                                         "get_npu_format", *ops.OPS, *fa_ops.OPS])) + ")"], proc.stderr
