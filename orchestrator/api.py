@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agents import local_model_line
 from agents.config import LOCAL_MODEL, ConfigError, load_config
 from agents.contracts import AgentSet
-from agents.trace import ReplayMissError, Trace, TraceError
+from agents.trace import ReplayMissError, Trace, TraceError, validate_trace
 from orchestrator.agent_factory import (
     agents_from_spec,
     close_agents,
@@ -400,6 +400,12 @@ def replay(op_dir: Path | str, source: Path | str, options: RunOptions | None = 
         opdir_bridge.load(root)
         raise ForgeError(f"recorded trace not found: {source} (a run records its own in "
                          f"{Path(op_dir) / '.forge' / 'run-<id>' / 'trace'}: give one with --trace)")
+    if problems := _damaged_recording(source):
+        opdir_bridge.load(root)
+        raise ForgeError(f"cannot replay {source}: the recording is damaged ({len(problems)} problem(s)):\n  "
+                         + "\n  ".join(problems[:10]) + f"\nnothing was run: restore an intact copy of {source} (a "
+                         f"shipped trace: `git checkout -- {shell_path(source)}`), or run the operator on a model "
+                         f"(`{cli_command()} run {shell_path(op_dir)} --model M`)")
     if inject.agents is None and not options.agents and _no_model_calls(source):
         opdir_bridge.load(root)
         raise ForgeError(f"{source} was recorded with scripted agents (no model calls in it), so it has no agent "
@@ -431,6 +437,16 @@ def replay(op_dir: Path | str, source: Path | str, options: RunOptions | None = 
     return result.model_copy(update={"message": (result.message + " " if result.message else "")
                                      + f"(replayed {source}; verification ran live)",
                                      "divergences": divergences(root, rid)})
+
+
+def _damaged_recording(source: Path) -> list[str]:
+    """Every problem of the recording (a torn or edited ``events.jsonl`` line, a missing or altered blob), found
+    before anything runs. Why: a missing blob surfaced minutes into the replay as ``internal error: TraceError``
+    with the advice to ``resume`` (which fails the same way), and a torn line only after the intake (UX audit
+    s44). A recording with no ``manifest.json`` is left to the replay's own message."""
+    if not (source / "manifest.json").is_file() and not (source / "trace" / "manifest.json").is_file():
+        return []
+    return list(dict.fromkeys(validate_trace(source)))  # a blob two fields share is one problem
 
 
 def _no_model_calls(source: Path) -> bool:
@@ -621,7 +637,9 @@ def resume(op_dir: Path | str, *, run_id: str | None = None, approve: ApproveMod
     try:
         rid = run_id or latest_run(root)
     except ForgeError as exc:
-        raise ForgeError(f"nothing to resume: {exc.message}") from exc
+        # UX audit s44: after a Ctrl-C during intake (which writes nothing) this said no more than that
+        raise ForgeError(f"nothing to resume: {exc.message}; start a run with "
+                         f"`{cli_command()} run {shell_path(op_dir)}`") from exc
     meta = read_meta(root, rid)
     if (run_dir(root, rid) / "replay-miss.txt").is_file():
         raise ForgeError(f"nothing to resume: run {rid} is a replay that left its recording (see "

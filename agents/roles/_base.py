@@ -227,15 +227,29 @@ def run_role(env: RoleEnv, call: RoleCall[A, R]) -> R:
         env.trace.emit("error", node=node, agent=call.role, module=call.module, attempt=call.attempt,
                        message=f"answer rejected: {problem}", rejected_call=call_seq)
         if repeated is not None:
-            raise AgentError(call.role, f"{repeated} ({repairs} tries): {problem}", attempts=repairs, stop=True,
-                             model_calls=calls)
+            raise AgentError(call.role, f"{repeated} ({repairs} tries): {problem}{_last_answer(response)}",
+                             attempts=repairs, stop=True, model_calls=calls)
         if repairs > cfg.max_repairs:
-            raise AgentError(call.role, f"no valid answer after {repairs} tries; last problem: {problem}",
-                             attempts=repairs, model_calls=calls)
+            raise AgentError(call.role, f"no valid answer after {repairs} tries; last problem: {problem}"
+                                        f"{_last_answer(response)}", attempts=repairs, model_calls=calls)
         messages = [*messages,
                     {"role": "assistant", "content": _history_text(response.text)},
                     {"role": "user", "content": f"Your answer was rejected: {problem}\n"
                                                 "Reply again with the complete corrected JSON object only."}]
+
+
+def _last_answer(response: ChatResponse, limit: int = 100) -> str:
+    """`` (its last answer: "...")``: the start of the answer that ended the dispatch, on one line.
+
+    Why: a model that refused ("I'm sorry, but I can't help with that."), sent nothing, or wrote prose was shown
+    at the blocked gate only as "the answer contains no JSON object" - the human deciding had to dig the answer
+    out of the trace's blobs (UX audit s44)."""
+    if response.tool_calls and not response.text:
+        return f" (its last answer: a call of {response.tool_calls[0].name})"
+    text = " ".join((response.text or "").split())
+    if not text:  # the problem says so already ("the answer was empty")
+        return ""
+    return f' (its last answer: "{text if len(text) <= limit else text[: limit - 3] + "..."}")'
 
 
 def _history_text(text: str | None) -> str:

@@ -142,7 +142,7 @@ def read_events(path: Path, *, torn_ok: bool = False) -> tuple[list[Any], list[s
                 continue
             first = exc.errors()[0]
             loc = ".".join(str(x) for x in first.get("loc", ()))
-            problems.append(f"events.jsonl:{lineno}: {loc}: {first.get('msg')}")
+            problems.append(f"events.jsonl:{lineno}: " + (f"{loc}: " if loc else "") + f"{first.get('msg')}")
     return events, problems
 
 

@@ -106,7 +106,11 @@ def warn_without_sandbox(required: bool = False) -> None:
 
 
 def print_result(result, op_dir: str) -> int:
-    """Summary table plus what to do next; exit 0 delivered/waiting, 1 aborted/stopped/interrupted."""
+    """Summary table plus what to do next; exit 0 delivered/waiting, 1 aborted/stopped/interrupted.
+
+    The run's message is printed soft-wrapped, like every hint: it can name a command (``still waiting at gate
+    ... record a decision with `python -m orchestrator approve sq1` ...`` was broken after ``python -m`` in a
+    piped resume, UX audit s44)."""
     from orchestrator.ui.progress import summary_table
 
     console.print(summary_table(result))
@@ -118,7 +122,7 @@ def print_result(result, op_dir: str) -> int:
     if result.status == "waiting" and result.gate is not None:
         g = result.gate
         if result.message:
-            console.print(escape(result.message))
+            console.print(escape(result.message), soft_wrap=True)  # it may name a command: never broken
         label = f" #{g.seq}" if g.seq else ""
         console.print(f"[yellow]waiting at gate '{g.gate}'{label}[/]: {escape(g.title)}")
         console.print(f"  see what it shows with `{cli_command()} show {shell_path(op_dir)} --gate`", soft_wrap=True)
@@ -136,18 +140,18 @@ def print_result(result, op_dir: str) -> int:
         for line in _toolchain_lines(result.final):
             console.print(line)
         if result.message:
-            console.print(escape(result.message))
+            console.print(escape(result.message), soft_wrap=True)
         return 0
     if result.status == "stopped":
         console.print(f"[red]stopped[/]: {escape(result.cause)}")
         console.print(f"  this is not the kernel's failure, so no agent was asked to fix it; fix the cause, then "
                       f"`{cli_command()} resume {shell_path(op_dir)}`", soft_wrap=True)
         if result.message:
-            console.print(escape(result.message))
+            console.print(escape(result.message), soft_wrap=True)
         return 1
     cause = getattr(result, "cause", "")
     console.print(f"[red]{result.status}[/]" + (f": {escape(cause)}" if cause else "")
-                  + (f" {escape(result.message)}" if result.message else ""))
+                  + (f" {escape(result.message)}" if result.message else ""), soft_wrap=bool(result.message))
     return 1
 
 
@@ -213,6 +217,7 @@ def drive(op_dir: str, start, progress=None) -> int:
     import signal
 
     from agents.llm import LLMError
+    from agents.trace import TraceError
     from orchestrator.errors import ForgeError
 
     saved = {}
@@ -243,9 +248,20 @@ def drive(op_dir: str, start, progress=None) -> int:
         if getattr(exc, "status", None) in (401, 403):  # the key, not the endpoint
             return fail(f"model call failed: {exc}; the endpoint refused the API key: set OPENAI_API_KEY to a valid "
                         f"key for it, then continue with `{cli_command()} resume {shell_path(op_dir)}` (nothing is lost)")
+        where = getattr(exc, "endpoint", None) or "the endpoint"
+        if getattr(exc, "status", None) == 404 and "model" in str(exc).replace(where, "").lower():  # UX audit s44:
+            # a model name the server lacks was told to "fix the endpoint"; the name is the fix
+            return fail(f"model call failed: {exc}; the endpoint does not serve that model: continue with one it "
+                        f"serves, `{cli_command()} resume {shell_path(op_dir)} --model M` (`curl {where}/models` lists "
+                        "them; nothing is lost)")
         return fail(f"model call failed: {exc}; nothing is lost: {_llm_advice(exc)}, then continue with "
                     f"`{cli_command()} resume {shell_path(op_dir)}` (or continue on another one: `{cli_command()} resume "
                     f"{shell_path(op_dir)} --base-url URL [--model M]`)")
+    except TraceError as exc:  # UX audit s44: a blob of the replayed recording deleted was "internal error"
+        again = (f"`{cli_command()} resume {shell_path(op_dir)}`" if _has_run(op_dir)
+                 else f"`{cli_command()} run {shell_path(op_dir)}`")
+        return fail(f"a recorded trace is damaged: {exc}; restore an intact copy of it (a shipped trace: `git checkout "
+                    f"-- traces/`), then continue with {again} (nothing is lost)")
     except PermissionError as exc:
         return fail(f"cannot write in {op_dir}: {exc.strerror or exc} ({exc.filename}); a run needs a writable "
                     "operator directory")
@@ -301,6 +317,9 @@ def _llm_advice(exc: Exception) -> str:
     if getattr(exc, "status", None) == 400 and "context" in text:
         return ("the prompt is larger than the model's context window: declare it in forge.toml (`[context]` "
                 "`\"<model>\" = <tokens>`, docs/agents.md) so prompts are fitted to it")
+    if getattr(exc, "status", None) == 404:  # no such path: a model name the server lacks is handled by drive()
+        return ("the endpoint has no chat-completions API at that URL: an OpenAI-compatible base URL usually ends "
+                "in /v1 (`--base-url http://HOST:PORT/v1`)")
     if getattr(exc, "status", None) is None and ("timed out" in text or "timeout" in text):
         return ("every try timed out: a slow endpoint needs a larger `[llm] timeout_s` and a smaller `max_tokens` "
                 "in forge.toml (docs/agents.md)")

@@ -31,6 +31,9 @@ def _approve(args: argparse.Namespace) -> int:
 
     if args.choice == "hint" and not args.note.strip():
         return fail("--choice hint needs --note \"...\" (the hint the agents read)", 2)
+    if args.budget is not None and args.choice != "raise_budget":  # UX audit s44: it was dropped without a word
+        return fail("--budget is the number of extra attempts of `--choice raise_budget` (at the blocked gate); "
+                    "nothing was recorded", 2)
     try:
         req = api.approve(args.op_dir, gate=args.gate, note=args.note, choice=args.choice, budget=args.budget)
     except ForgeError as exc:

@@ -47,6 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="PTO Forge: develop PyPTO operator kernels module by module, verified on a CPU emulator.",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    # UX audit s44: `--version` (what a bug report asks for first) was "the following arguments are required"
+    parser.add_argument("-V", "--version", action="version", version=f"PTO Forge {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     seen: set[str] = set()
@@ -57,6 +59,16 @@ def build_parser() -> argparse.ArgumentParser:
         module = importlib.import_module(f"orchestrator.cli.{module_name}")
         module.register(sub)
     return parser
+
+
+def _version() -> str:
+    """The installed distribution's version (pyproject.toml's when run from a checkout without an install)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("pto-forge")
+    except metadata.PackageNotFoundError:
+        return "(not installed: run from a checkout)"
 
 
 # subcommands that are the same command as a runtime CLI: their arguments pass through untouched
@@ -78,11 +90,21 @@ def _unknown_command(argv: list[str]) -> str | None:
             f"commands: {', '.join(SUBCOMMANDS)} (--help for each)")
 
 
-def _unknown_options(parser: argparse.ArgumentParser, command: str, extras: list[str]) -> str:
+def _unknown_options(parser: argparse.ArgumentParser, args: argparse.Namespace, extras: list[str]) -> str:
     """The message for arguments the subcommand does not take, naming the closest option of that subcommand
-    for a mistyped one (argparse prints the top-level usage and no suggestion)."""
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    options = [o for a in sub.choices[command]._actions for o in a.option_strings if o.startswith("--")]
+    for a mistyped one (argparse prints the top-level usage and no suggestion). A nested command (``campaign
+    run``) is followed down: ``campaign run ... --gatse auto`` named ``campaign`` and suggested nothing, as
+    ``--gates`` is an option of ``campaign run`` (UX audit s44)."""
+    names: list[str] = []
+    chosen = parser
+    while (sub := next((a for a in chosen._actions if isinstance(a, argparse._SubParsersAction)), None)) is not None:
+        name = getattr(args, sub.dest, None)
+        if name not in sub.choices:
+            break
+        names.append(name)
+        chosen = sub.choices[name]
+    command = " ".join(names)
+    options = [o for a in chosen._actions for o in a.option_strings if o.startswith("--")]
     first = next((e for e in extras if e.startswith("-")), extras[0])
     name = first.split("=", 1)[0]
     close = difflib.get_close_matches(name, options, n=1, cutoff=0.6) if name.startswith("-") else []
@@ -155,7 +177,7 @@ def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     args, extras = parser.parse_known_args(argv)
     if extras:
-        print(_unknown_options(parser, args.command, extras), file=sys.stderr)
+        print(_unknown_options(parser, args, extras), file=sys.stderr)
         return EXIT_USAGE
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,

@@ -22,5 +22,8 @@ def _prune(args: argparse.Namespace) -> int:
         result = api.prune(args.op_dir, keep=args.keep)
     except ForgeError as exc:
         return fail(exc.message, exc.code)
+    if result.runs == 0:  # UX audit s44: "pruned 0 checkpoint(s) in 0 run(s)" for a folder that never ran, or a typo
+        console.print(f"nothing to prune: no run under {args.op_dir}/.forge", soft_wrap=True, highlight=False)
+        return 0
     console.print(f"pruned {result.deleted} checkpoint(s) in {result.runs} run(s); kept {result.kept}")
     return 0

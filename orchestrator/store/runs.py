@@ -184,7 +184,9 @@ def _locked_elsewhere(path: Path) -> bool:
 
 def _in_progress(op_dir: Path, held: dict | None) -> str:
     who = f"run {held.get('run_id')}, pid {held.get('pid')}" if held else "another process"
-    return f"a run is already in progress in {op_dir} ({who}); wait for it or stop it first"
+    # UX audit s44: "stop it first" did not say how, nor that stopping loses nothing
+    how = f" (Ctrl-C in its terminal, or `kill {held.get('pid')}`: it stays resumable)" if held else ""
+    return f"a run is already in progress in {op_dir} ({who}); wait for it or stop it first{how}"
 
 
 def refuse_if_locked(op_dir: Path) -> None:

@@ -333,6 +333,8 @@ def ask(console: Console, op_dir: str | None = None, progress: Progress | None =
                     return GateDecision(decision="abort", note=note(False, "why (optional, Enter for none)"))
                 console.print("not aborted; choose again")
         except _Closed:  # nobody to ask: leave the run waiting, like --approve stop
+            # on a line of its own: the run's summary was printed after the prompt, on its line (UX audit s44)
+            console.print("\n[yellow]end of input[/]: no decision recorded; the run waits at this gate")
             return None
 
     return prompt
