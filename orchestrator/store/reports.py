@@ -13,6 +13,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from orchestrator.command import cli_command, shell_path
 from orchestrator.errors import ForgeError, no_op_dir
 from orchestrator.store.paths import FORGE_DIR, reports_dir
 
@@ -75,7 +76,10 @@ def find_report(op_dir: Path, prefix: str | None) -> Path:
     if not op_dir.is_dir():
         raise ForgeError(no_op_dir(op_dir))
     found = sorted((op_dir / FORGE_DIR).glob("run-*/reports/*.json"), key=lambda p: p.stat().st_mtime)
-    if not found:
+    if not found:  # UX audit s44: "run it first" to a run waiting at its design gate (nothing verified yet)
+        if any((op_dir / FORGE_DIR).glob("run-*")):
+            raise ForgeError(f"no stored verify report under {op_dir / FORGE_DIR}: its run has verified nothing yet "
+                             f"(`{cli_command()} status {shell_path(op_dir)}` shows where it is)")
         raise ForgeError(f"no stored verify report under {op_dir / FORGE_DIR}; run it first")
     if not prefix:
         return found[-1]

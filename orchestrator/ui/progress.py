@@ -229,11 +229,39 @@ LAST_FAILURE_CHARS = 60
 """The summary table's last-failure cell: one short line (``status`` and the report give the whole reason)."""
 
 
-def summary_table(result: RunResult) -> Table:
+class _NarrowAware:
+    """A table that becomes one line per row where it cannot fit without splitting words.
+
+    Why: at ``COLUMNS=40`` rich squeezed the summary's six columns by cutting words (``modu|le``, ``rec|ipr|oca|l``,
+    ``0/1|0``; UX audit s44). The table is kept whenever its narrowest rendering (every column as wide as its
+    longest word) fits; below that each row is ``M1 square: pending, 0/10 attempts, ...``, wrapped at spaces."""
+
+    def __init__(self, table: Table, lines: list[str], rows: list[list[str]]) -> None:
+        self.table, self.lines = table, lines
+        headers = [str(c.header) for c in table.columns]
+        words = [max((len(w) for cell in [h, *(r[i] for r in rows)] for w in cell.split()), default=1)
+                 for i, h in enumerate(headers)]
+        # a word-long column each, one space of padding on either side, a border between and around columns
+        self.needed = sum(words) + 2 * len(words) + len(words) + 1
+
+    def __rich_console__(self, console: Console, options):  # noqa: ANN201 - rich's RenderResult protocol
+        if self.needed <= options.max_width:
+            yield self.table
+            return
+        yield Text(str(self.table.title), style="italic")
+        from rich.padding import Padding
+
+        for line in self.lines:
+            yield Padding(Text(line), (0, 0, 0, 2))  # wrapped lines keep the indent
+
+
+def summary_table(result: RunResult) -> _NarrowAware:
     """Modules of the run; the "last failure" column only when a module is not verified (there it is what a user
     acts on; a verified module's earlier failures are in ``status`` and the report), so a delivered run's table
-    fits 80 columns."""
+    fits 80 columns. On a terminal too narrow for the table, one line per module (:class:`_NarrowAware`)."""
     table = Table(title=f"run {result.run_id}: {result.status}")
+    lines: list[str] = []
+    rows: list[list[str]] = []
     failing = [m for m in result.modules if m.status != "verified" and m.last_failure]
     for col in ("module", "name", "status", "attempts", "verdict", "report") + (("last failure",) if failing else ()):
         table.add_column(col, overflow="fold")
@@ -242,10 +270,17 @@ def summary_table(result: RunResult) -> Table:
         if failing:
             row.append(escape(clip(m.last_failure, LAST_FAILURE_CHARS)) if m in failing else "-")
         table.add_row(*row)
+        rows.append(row)
+        lines.append(f"M{m.id} {m.name}: {m.status}, {m.attempts}/{m.budget} attempts"
+                     + (f", {m.verdict}" if m.verdict else "") + (f" {row[5]}" if m.report_hash else "")
+                     + (f"; last failure: {clip(m.last_failure, LAST_FAILURE_CHARS)}" if m in failing else ""))
     if result.final.get("verdict"):
-        table.add_row("final", str(result.final.get("file", "")), "", "", str(result.final.get("verdict")),
-                      str(result.final.get("report_hash") or "-")[:12], *([""] if failing else []))
-    return table
+        rows.append(["final", str(result.final.get("file", "")), "", "", str(result.final.get("verdict")),
+                     str(result.final.get("report_hash") or "-")[:12], *([""] if failing else [])])
+        table.add_row(*rows[-1])
+        lines.append(f"final {result.final.get('file', '')}: {result.final.get('verdict')} "
+                     f"{str(result.final.get('report_hash') or '-')[:12]}")
+    return _NarrowAware(table, lines, rows)
 
 
 def calls_line(result: RunResult) -> str:
@@ -294,6 +329,9 @@ def ask(console: Console, op_dir: str | None = None, progress: Progress | None =
             return console.input(label)
         except EOFError:
             raise _Closed from None
+        except KeyboardInterrupt:  # the "run stopped (Ctrl-C)" line went on the prompt's line (UX audit s44)
+            console.print()
+            raise
 
     def note(required: bool, what: str) -> str:
         while True:

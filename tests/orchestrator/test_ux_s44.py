@@ -237,3 +237,56 @@ def test_a_budget_without_raise_budget_is_refused_not_dropped(tmp_path, cli) -> 
     """``approve op --budget 3`` at the design gate recorded a plain approval and said nothing of the 3."""
     out = cli("approve", str(tmp_path), "--budget", "3")
     assert out.returncode == 2 and "--choice raise_budget" in out.stderr and "nothing was recorded" in out.stderr
+
+
+def test_ctrl_c_at_the_gate_prompt_ends_the_prompts_line() -> None:
+    """The run still stops resumably (the interrupt goes on); what is printed next starts on a line of its own."""
+    import io
+
+    from rich.console import Console
+
+    from orchestrator.gates import GateRequest
+    from orchestrator.ui.progress import ask
+
+    buf = io.StringIO()
+    console = Console(file=buf, width=80, force_terminal=False)
+
+    def interrupted(*_a, **_k):
+        console.file.write("decision (a = approve, r = reject) > ")
+        raise KeyboardInterrupt
+
+    console.input = interrupted  # type: ignore[method-assign]
+    with pytest.raises(KeyboardInterrupt):
+        ask(console)(GateRequest(gate="design", title="Approve the design?"))
+    assert buf.getvalue().endswith("> \n")
+
+
+def test_show_before_anything_was_verified_points_at_status(op_copy, script, cli) -> None:
+    """``show op`` while the run waits at its design gate said "run it first"."""
+    op = op_copy("affine")
+    assert cli("run", str(op), "--approve", "stop", "--agents",
+               f"scripted:{script('affine', implement={1: ['impl.py']})}").returncode == 0
+    out = cli("show", str(op), "--last")
+    assert out.returncode == 1 and "run it first" not in out.stderr
+    assert "its run has verified nothing yet" in out.stderr and f"status {op}" in out.stderr
+
+
+def test_a_narrow_terminal_gets_the_summary_as_lines_not_chopped_words(op_copy, script, cli) -> None:
+    """``COLUMNS=40 status op``: the six-column table cut ``module`` into ``modu|le`` and ``0/10`` into ``0/1|0``;
+    at 80 columns the table is unchanged."""
+    import io
+
+    from rich.console import Console
+
+    from orchestrator import api
+    from orchestrator.ui.progress import summary_table
+
+    op = op_copy("affine")
+    assert cli("run", str(op), "--approve", "stop", "--agents",
+               f"scripted:{script('affine', implement={1: ['impl.py']})}").returncode == 0
+    result = api.status(op)
+    narrow, wide = io.StringIO(), io.StringIO()
+    Console(file=narrow, width=40).print(summary_table(result))
+    Console(file=wide, width=80).print(summary_table(result))
+    assert [x.rstrip() for x in narrow.getvalue().splitlines()[1:]] == ["  M1 affine: pending, 0/10 attempts"]
+    assert "┃ module ┃" in wide.getvalue() and "0/10" in wide.getvalue()
