@@ -7,6 +7,7 @@ prints its figures and writes ``DIR/report.html``. See docs/campaign.md.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 from pathlib import Path
@@ -164,7 +165,27 @@ def _run(args: argparse.Namespace) -> int:
     _print_summary(summary)
     page = write_html(summary, out / "report.html")
     console.print(f"report: {escape(str(page))}  (again with `{cli_command()} campaign report {escape(str(out))}`)", soft_wrap=True)
+    if summary.finished and summary.categories.get("no_agent") == summary.finished:
+        console.print(f"[yellow]no sample could run[/]: {escape(_first_message(out, 'no_agent'))}; give the agents "
+                      f"(`--model M`, FORGE_MODEL or forge.toml, or `--agents scripted:<file>`) and a new --out "
+                      f"({escape(str(out))} keeps the options it was started with)", soft_wrap=True)
     return 0
+
+
+def _first_message(out: Path, category: str) -> str:
+    """The message of the first sample that failed with ``category`` (what to fix, in the sample's words).
+
+    Why: a campaign started with no model configured ended with ``failures: no agent 1`` and exit 0; the reason
+    was only in results.jsonl, and re-running the command into the same --out cannot change its agents (UX audit
+    s44)."""
+    try:
+        for line in (out / "results.jsonl").read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            if row.get("category") == category and row.get("message"):
+                return str(row["message"])
+    except (OSError, ValueError, AttributeError):
+        pass
+    return "no model configured and no shipped trace"
 
 
 def _pct(v: float | None) -> str:
