@@ -14,6 +14,7 @@ from collections.abc import Iterator
 
 from rich.console import Console
 from rich.markup import escape
+from rich.padding import Padding
 from rich.status import Status
 from rich.table import Table
 from rich.text import Text
@@ -249,8 +250,6 @@ class _NarrowAware:
             yield self.table
             return
         yield Text(str(self.table.title), style="italic")
-        from rich.padding import Padding
-
         for line in self.lines:
             yield Padding(Text(line), (0, 0, 0, 2))  # wrapped lines keep the indent
 

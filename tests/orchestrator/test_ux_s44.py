@@ -302,3 +302,11 @@ def test_a_campaign_where_no_sample_could_run_says_why_and_what_next(tmp_path, c
     text = " ".join(out.stdout.split())
     assert out.returncode == 0 and "failures: no agent 1" in text, out.stdout + out.stderr
     assert "no sample could run: no model configured" in text and "--model M" in text and "a new --out" in text
+
+
+def test_a_mistyped_op_dir_names_the_closest_folder(tmp_path, cli) -> None:
+    (tmp_path / "silu").mkdir()
+    out = cli("status", str(tmp_path / "slu"))
+    assert out.returncode == 1 and f"did you mean '{tmp_path / 'silu'}'?" in out.stderr
+    out = cli("status", str(tmp_path / "zzzz"))
+    assert out.returncode == 1 and "did you mean" not in out.stderr
