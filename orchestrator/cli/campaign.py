@@ -169,6 +169,7 @@ def _run(args: argparse.Namespace) -> int:
         console.print(f"[yellow]no sample could run[/]: {escape(_first_message(out, 'no_agent'))}; give the agents "
                       f"(`--model M`, FORGE_MODEL or forge.toml, or `--agents scripted:<file>`) and a new --out "
                       f"({escape(str(out))} keeps the options it was started with)", soft_wrap=True)
+        return 1  # nothing was measured: a script checking the exit status must not take it for a campaign result
     return 0
 
 

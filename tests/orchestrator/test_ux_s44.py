@@ -294,13 +294,14 @@ def test_a_narrow_terminal_gets_the_summary_as_lines_not_chopped_words(op_copy, 
 
 def test_a_campaign_where_no_sample_could_run_says_why_and_what_next(tmp_path, cli) -> None:
     """``campaign run SUITE --out D`` with no model configured: ``failures: no agent 1``, exit 0, the reason only
-    in results.jsonl - and the same command with ``--model`` into D is refused (D keeps its options)."""
+    in results.jsonl - and the same command with ``--model`` into D is refused (D keeps its options). Now it says
+    why and what next, and exits 1 (nothing was measured)."""
     suite = tmp_path / "suite"
     suite.mkdir()
     shutil.copytree(FIX / "ops" / "affine", suite / "affine")
     out = cli("campaign", "run", str(suite), "--out", str(tmp_path / "c"), "--samples", "1", "--sequential")
     text = " ".join(out.stdout.split())
-    assert out.returncode == 0 and "failures: no agent 1" in text, out.stdout + out.stderr
+    assert out.returncode == 1 and "failures: no agent 1" in text, out.stdout + out.stderr
     assert "no sample could run: no model configured" in text and "--model M" in text and "a new --out" in text
 
 
