@@ -36,18 +36,8 @@ def no_op_dir(op_dir: object) -> str:
     path = Path(str(op_dir))
     if path.is_file():
         return f"{op_dir} is a file, not an operator directory (give the directory holding SPEC.md and golden.py)"
-    return f"operator directory not found: {op_dir}" + _close_dir(path)
+    # imported here: runtime.opdir loads numpy, and this module loads with every --help
+    from runtime.opdir import closest_dir_hint
 
+    return f"operator directory not found: {op_dir}" + closest_dir_hint(path)
 
-def _close_dir(path: Path) -> str:
-    """``; did you mean 'workspace/silu'?`` for a mistyped last component whose parent exists (UX audit s44:
-    ``run workspace/slu`` said only "not found"), else ""."""
-    import difflib
-
-    parent = path.parent
-    try:
-        names = [p.name for p in parent.iterdir() if p.is_dir() and not p.name.startswith(".")]
-    except OSError:
-        return ""
-    close = difflib.get_close_matches(path.name, names, n=1, cutoff=0.6)
-    return f"; did you mean '{parent / close[0] if str(parent) != '.' else close[0]}'?" if close else ""

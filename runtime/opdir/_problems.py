@@ -6,9 +6,27 @@ field in plain words, so the CLI can print a list instead of a traceback and age
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["GoldenError", "OpDirError", "Problem"]
+__all__ = ["GoldenError", "OpDirError", "Problem", "closest_dir_hint"]
+
+
+def closest_dir_hint(path: Path) -> str:
+    """``; did you mean 'workspace/silu'?`` for a mistyped last component whose parent exists, else "".
+
+    Why: ``run workspace/slu`` and ``intake workspace/slu`` said only "not found" / "is not a directory" (UX audit
+    s44); both messages end with this."""
+    import difflib
+
+    parent = path.parent
+    try:
+        names = [p.name for p in parent.iterdir() if p.is_dir() and not p.name.startswith(".")]
+    except OSError:
+        return ""
+    close = difflib.get_close_matches(path.name, names, n=1, cutoff=0.6)
+    return f"; did you mean '{parent / close[0] if str(parent) != '.' else close[0]}'?" if close else ""
 
 
 class Problem(BaseModel):

@@ -311,3 +311,7 @@ def test_a_mistyped_op_dir_names_the_closest_folder(tmp_path, cli) -> None:
     assert out.returncode == 1 and f"did you mean '{tmp_path / 'silu'}'?" in out.stderr
     out = cli("status", str(tmp_path / "zzzz"))
     assert out.returncode == 1 and "did you mean" not in out.stderr
+    out = cli("intake", str(tmp_path / "slu"), "--no-golden")  # intake's message comes from runtime.opdir
+    assert out.returncode == 1 and f"did you mean '{tmp_path / 'silu'}'?" in " ".join(out.stderr.split()), out.stderr
+    out = cli("intake", str(tmp_path / "silu"), "--no-golden")  # exists, but no SPEC.md: no suggestion
+    assert out.returncode == 1 and "did you mean" not in out.stdout + out.stderr
