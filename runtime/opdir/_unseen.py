@@ -118,7 +118,7 @@ __all__ = ["CASE_BYTES_CAP", "FILL_FACTOR", "LEGACY_RUN_SEEDS", "MAX_FAMILY_CASE
            "MAX_STRING_VALUES", "MAX_UNSEEN_V12_MORE", "POW2_TAIL_MAX", "TOTAL_BYTES_FLOOR", "UNSEEN_PREFIX", "UNSEEN_VERSION",
            "alias_groups", "attribute_cases", "attribute_repeat", "call_plan", "case_cap", "decode_vector_plan",
            "draw_seed", "end_plan", "family_plan", "flipped_bools", "int_attribute_cases",
-           "int_values", "pow2_tail_plan", "string_attribute_cases", "total_cap", "unseen_cases", "unseen_version",
+           "int_values", "pow2_tail_plan", "string_attribute_cases", "sweep_plan", "total_cap", "unseen_cases", "unseen_version",
            "varied_attributes", "varied_ints", "varied_strings", "vector_plan", "verification_seed"]
 
 MAX_UNSEEN = 44
@@ -175,7 +175,7 @@ CASE_BYTES_CAP = 64 * 1024**2
 """Inputs + outputs of one unseen case stay under this unless the SPEC's own cases are bigger."""
 UNSEEN_PREFIX = "unseen"
 """Unseen case names start with it: ``unseen3-B70_D64-fp32`` (no seed: the seed is never shown to agents)."""
-UNSEEN_VERSION = 20
+UNSEEN_VERSION = 21
 """The drawing of unseen cases. Version 2 (red team s16): a power-of-two size class, the fill size in every dtype and
 above 3x the SPEC's largest, and special values (zero / constant rows, ties) in the second case of every same-shape
 pair and in the fresh-seed reruns of the SPEC's shapes (:func:`runtime.opdir._inputs.apply_special_values`).
@@ -238,7 +238,10 @@ varied int (their draws share a stream). Version 20 (red team round 33, s43): a 
 golden.py names without writing them beside the parameter (:func:`runtime.opdir._intattrs.string_attribute_values`:
 ``kind in MODES``, a ``dict(silu=..., gelu_tanh=...)`` table read with ``.get(kind)``, ``for name, fn in TABLE: if
 name == mode``) - a wrapper taking ``kind`` or ``mode`` and ignoring it passed every seed of version 19 there. Every
-case of version 19 is drawn as before; the new values come after version 19's, from the same stream."""
+case of version 19 is drawn as before; the new values come after version 19's, from the same stream. Version 21 (red
+team round 34, s44): after every other case, one call of each one-dtype size class in every other dtype, a partial
+single tile (9..15) and a tile plus a partial one (18..30) on every axis in every dtype, and odd multiples of 256 and
+512 above 4x on a kept axis (:func:`sweep_plan`); every case of version 20 is drawn as before."""
 LEGACY_RUN_SEEDS = frozenset({
     8073106555080404082, 1375231499958067986, 4714508118518851981, 8790150582367487093, 5005340479135436709,
     4653713241000648732, 4971532019015743374, 5156450107698526626, 5087138263457286476,
@@ -675,6 +678,7 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
         return 2 * _bytes(spec, dims, dtype)
 
     pow2_runs: list[tuple[dict[str, int], str, str]] = []  # (version 13) the powers of two that ran
+    ran: list[tuple[dict[str, int], str, str, str]] = []  # (version 21) the pairs that ran: dims, dtype, class, axis
     for i, ((dims, dtype), (label, axis)) in enumerate(kept):
         if version >= 9 and label in _MUST_V9 and axis and len(out) + 2 <= calls:
             # (red team s34b: the fp32 power of two took the budget at the 64 MiB case cap and bf16's was shrunk
@@ -692,6 +696,7 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
             add(dims, dtype, special=True)  # the pair's second value set holds special values (version 2)
             if label == "pow2":
                 pow2_runs.append((dict(dims), dtype, axis))
+            ran.append((dict(dims), dtype, label, axis))
     for s_i, base in enumerate(shapes[:2]):  # fresh seeds on the SPEC's own shapes (they have 3 seeds already)
         dtype = dtypes[s_i % len(dtypes)]
         if _bytes(spec, base, dtype) <= cap:  # a several-GB SPEC case is not run again
@@ -760,7 +765,113 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
             seeds17 = np.random.default_rng([int(seed) & ((1 << 63) - 1), _V17_STREAM])
             for dims, dtype, vector, whole in plan17:
                 add(dict(dims), dtype, special=True, band=BANDS[0], vector=vector, whole=whole, seeds=seeds17)
+    if version >= 21:  # (red team s44) after every other case, so that each case of version 20 keeps its draw
+        plan21 = sweep_plan(spec, shapes, dtypes, ran, every_dtype, seed, cap)
+        calls += len(plan21)  # calls of their own; a case over the bytes left is left out
+        seeds21 = np.random.default_rng([int(seed) & ((1 << 63) - 1), _V21_STREAM])
+        for dims, dtype in plan21:
+            add(dims, dtype, seeds=seeds21)
     return out
+
+
+_V21_STREAM = 0x721
+PARTIAL_SIZES = (9, 15)
+"""(version 21) One partial tile of more than half a tile: a size drawn from these bounds on every dynamic axis."""
+TWO_TILE_SIZES = (18, 30)
+"""(version 21) A full tile and a partial one of 2..14 rows: a size drawn from these bounds on every dynamic axis."""
+MAX_SWEEP_PER_DTYPE = 16
+"""(version 21) At most this many sweep calls per supported dtype (:func:`sweep_plan`): all of them for one axis (the
+silu2 fixture: about 20 in two dtypes); for several axes the copies of the large one-dtype classes are the first left
+out, then the valuations above 4x."""
+_V21_FIRST_COPIES = frozenset({"tile-1", "small2", "a32", "a64", "aligned"})
+"""(version 21) the one-dtype classes copied to the other dtypes before the new sizes past two tiles: small sizes"""
+_V21_VALUATIONS = (8, 9)
+"""(version 21) On an axis every output keeps: an odd multiple (3 or more) of 256 and of 512 rows."""
+
+
+def sweep_plan(spec: Spec, shapes: list[dict[str, int]], dtypes: list[str],
+               ran: list[tuple[dict[str, int], str, str, str]], every_dtype: tuple[str, ...], seed: int, cap: int
+               ) -> list[tuple[dict[str, int], str]]:
+    """(version 21, red team s44) One call each, after every other case, from a stream of their own:
+
+    - every size class that ran in one drawn dtype (one less than a tile multiple, the 2-adic valuations, the small
+      decode batch, the aligned, uniform-tail and larger sizes) once more in each other supported dtype: a
+      dtype-specific path wrong on one class passed half the verifications of a two-dtype op (a bf16 path with a
+      64-row step for odd multiples of 32, a bf16 tile count dropping a tail of 15, a decode path for 2..8 rows);
+    - on every dynamic axis, in every dtype, a size with **one partial tile over half a tile** (9..15 rows: a decode
+      path written for at most 8 rows passed 90% of verifications - version 20 drew 9..14 in under 3% of runs) and one
+      of **a full tile and a partial one** (18..30: a second tile's valid rows off by one passed 77%);
+    - on every dynamic axis, in every dtype, a size past two tiles (up to 4x the SPEC's largest) with a tail (2..14) no
+      other size of the run has, while there is one (a bf16 path above 2x with a `(n + 3) // 16` tile count passed 28%), and an odd multiple of the tile past one tile (version 20's aligned size is the tile itself
+      one run in five: a fp32 path walking 32-row steps for multiples of 16 passed 58%);
+    - on an axis every output keeps, an **odd multiple of 256 and of 512 above the SPEC's 4x** (up to the power-of-two
+      bound, :data:`_POW2_KEPT`): a path for ``n % 512 == 256`` walking 512-row blocks passed every verification of a
+      77-row SPEC, whose 2-adic sizes stop at 4x (308: the odd multiple of 256 is 256 itself, the power of two).
+
+    Each case is halved (its tail kept) to the case cap; a valuation case over it is left out (halving would change
+    its valuation). Sizes of the SPEC's own shapes are not run again. At most :data:`MAX_SWEEP_PER_DTYPE` calls per
+    dtype, in the order of the tiers below (the first left out last).
+
+    The fresh-tail size takes the other dynamic axes at unseen sizes of the run (a kernel's batched path for ``B > 4``
+    wrong on a tail of ``S`` passed 63% of the runs of a [B, S, D] op: every size of ``S`` ran beside a SPEC ``B``)."""
+    rng = np.random.default_rng([int(seed) & ((1 << 63) - 1), _V21_STREAM, 1])
+    tiers: list[list[tuple[dict[str, int] | None, str]]] = [[], [], [], [], []]
+    """most telling and cheapest first: partial tiles; copies of the small classes; a fresh tail and an odd multiple;
+    the valuations above 4x; the other copies"""
+    for dims, dtype, label, axis in ran:
+        if label in every_dtype or not axis:
+            continue
+        tier = tiers[1] if label in _V21_FIRST_COPIES else tiers[4]
+        tier.extend((dict(dims), other) for other in dtypes if other != dtype)
+    t = TAIL_MULTIPLE
+    for a_i, axis in enumerate(spec.dynamic_axes):
+        base = shapes[a_i % len(shapes)]
+        spec_sizes = {int(sh.get(axis, -1)) for sh in shapes}
+        for lo, hi in (PARTIAL_SIZES, TWO_TILE_SIZES):
+            size = int(rng.integers(lo, hi + 1))
+            if size in spec_sizes:
+                size = lo + (size - lo + 1) % (hi - lo + 1)
+            tiers[0].extend((_fit(spec, {**base, axis: size}, axis, dtype, cap), dtype) for dtype in dtypes)
+        span = max(3, 2 * max(spec_sizes) // t + 2)
+        far = max(3, FILL_FACTOR * max(spec_sizes) // t)  # up to the SPEC's 4x
+        drawn = {int(d[axis]) % t for d, _t, _lb, a in ran if a == axis} | {s % t for s in spec_sizes}
+        fresh = [r for r in range(2, t - 1) if r not in drawn] or list(range(2, t - 1))
+        others = {a: sorted({int(d[a]) for d, _t, _lb, _a in ran if a in d and int(d[a]) % t}
+                            - {int(sh.get(a, -1)) for sh in shapes})
+                  for a in spec.dynamic_axes if a != axis}
+        for dtype in dtypes:  # a tail no size of the run has (while there is one), in every dtype, past two tiles,
+            # the other axes at unseen sizes of the run with a partial tile, as the joint shape (a batched path wrong
+            # on the tail of another axis; the corner tile partial on every axis)
+            r = fresh.pop(int(rng.integers(0, len(fresh)))) if len(fresh) > 1 else fresh[0]
+            joint = {a: sizes[int(rng.integers(0, len(sizes)))] for a, sizes in others.items() if sizes}
+            tiers[2].append((_fit(spec, {**base, **joint, axis: int(rng.integers(2, far)) * t + r}, axis, dtype, cap)
+                             or _fit(spec, {**base, axis: int(rng.integers(2, far)) * t + r}, axis, dtype, cap),
+                             dtype))
+            odd = 2 * int(rng.integers(1, max(2, span // 2))) + 1  # an odd multiple of a tile past one (16 is one)
+            tiers[2].append((_fit(spec, {**base, axis: odd * t}, axis, dtype, cap), dtype))
+        kept = bool(spec.outputs) and all(axis in o.shape for o in spec.outputs)
+        if not kept:
+            continue
+        for j in _V21_VALUATIONS:
+            odds = list(range(3, (_POW2_KEPT >> j) + 1, 2))
+            if not odds:
+                continue
+            size = odds[int(rng.integers(0, len(odds)))] << j
+            for dtype in dtypes:
+                dims = {**base, axis: size}
+                while _bytes(spec, dims, dtype) > cap and dims[axis] > (3 << j):
+                    dims = {**base, axis: max(3, (dims[axis] >> j) // 2 | 1) << j}
+                tiers[3].append((dims if _bytes(spec, dims, dtype) <= cap else None, dtype))
+    plan: list[tuple[dict[str, int], str]] = []
+    seen = {(tuple(sorted(d.items())), dt) for d, dt, _lb, _a in ran}
+    for entry, dtype in (e for tier in tiers for e in tier):
+        if entry is None or entry in shapes:
+            continue
+        key = (tuple(sorted(entry.items())), dtype)
+        if key not in seen:
+            seen.add(key)
+            plan.append((entry, dtype))
+    return plan[:MAX_SWEEP_PER_DTYPE * len(dtypes)]
 
 
 _POW2_TAIL_STREAM = 0x7A1

@@ -72,7 +72,8 @@ def test_c_every_dtype_sees_a_size_above_3x_the_spec_in_every_run() -> None:
     spec, cases = _silu()
     top = max(int(s["B"]) for s in spec.p0_shapes)
     for seed in SEEDS:
-        unseen = unseen_cases(spec, cases, seed)
+        # (version 21) the sweep after every other case is bounded apart (tests/verify/test_unseen_v21_s44.py)
+        unseen = unseen_cases(spec, cases, seed)[:len(unseen_cases(spec, cases, seed, 20))]
         # (version 15) the one-row vector-kind cases have calls of their own, bounded apart
         whole = [c for c in unseen if c.whole]
         unseen = [c for c in unseen if not c.whole]  # the size classes below are asserted without them
@@ -104,7 +105,7 @@ def test_the_shipped_traces_keep_the_drawing_they_were_recorded_with() -> None:
                 for p in WORKSPACE.iterdir() if (p / "traces" / "default" / "manifest.json").is_file()}
     assert recorded and recorded <= LEGACY_RUN_SEEDS
     assert all(unseen_version(s) == 1 for s in recorded)
-    assert unseen_version(0) == unseen_version(12345) == UNSEEN_VERSION == 20
+    assert unseen_version(0) == unseen_version(12345) == UNSEEN_VERSION == 21
     spec, cases = _silu()
     old = unseen_cases(spec, cases, 5, version=1)
     assert not any(c.special for c in old)
