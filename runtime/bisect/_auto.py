@@ -51,6 +51,7 @@ from runtime.bisect._repair import (
     confirm_pairings,
     dead_successor_read,
     dropped_axis,
+    dropped_scale_alias,
     flipped_selection_claim,
     repair_search,
     stuck_loop_read,
@@ -307,6 +308,9 @@ def analyze(recs: list[Rec] | Analyzer, golden: Golden | None = None, kernel_arg
         # (a culprit in the stage's own source: the guard is read from that source)
         own = cul is not None and (not stage_name or Path(str(cul.file)).name == Path(stage_name).name)
         alias = bare_alias(an, cul, evidence) if own and cul is not None else None
+        if alias is None and own and cul is not None and obs is not None and replayer is not None:
+            # (no golden by the alias' name: the departure one constant times its golden, s44)
+            alias = dropped_scale_alias(an, cul, obs, replayer, evidence)
         if alias is not None and cul is not None:
             cul = Rec(seq=-1, node=None, op="alias", file=cul.file, line=alias[0], iteration=dict(cul.iteration))
         guard = wrong_loop_guard(source, cul.line) if own and cul is not None else None

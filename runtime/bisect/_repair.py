@@ -28,15 +28,16 @@ from typing import Any
 
 import numpy as np
 
+from runtime import pyast
 from runtime.bisect._analyzer import _REDUCE, BAD, GOOD, Analyzer, region_slice
 from runtime.bisect._analyzer import CONST as _CONST_OPS
-from runtime.bisect._claims import _children, corroborated
+from runtime.bisect._claims import _bare_aliases, _children, _operands_good, corroborated, missing_factor
 from runtime.bisect._compare import close
 from runtime.bisect._parse import is_jit_def, parse_source
 from runtime.bisect._records import Rec
 from runtime.sandbox import no_fork
 
-__all__ = ["Repair", "confirm_pairings", "dropped_axis", "flipped_selection_claim", "name_reference", "side_producers",
+__all__ = ["Repair", "confirm_pairings", "dropped_axis", "dropped_scale_alias", "flipped_selection_claim", "name_reference", "side_producers",
            "stuck_loop_read", "reference", "repair_search", "unread_operand", "unverified_inputs",
            "walk_back", "wrong_selection"]
 
@@ -1033,10 +1034,17 @@ def confirm_pairings(an: Analyzer, run: Callable[[Callable[[Any, Any, tuple, int
     out right. A golden ``inv_rms = rsqrt(ms)`` paired with a kernel's ``sqrt(ms)`` (the kernel divides later)
     fails it - the reciprocal makes everything after it worse - and the pairing is dropped (the op goes back to
     having no golden counterpart). A pairing nothing downstream can test is kept, as before."""
+    untestable: set[int] = set()
     for _ in range(limit):
+        # every departing paired op, not only the first departure: a later pass' op paired with a golden of an
+        # earlier one (twopass: golden ``a = 3x`` paired with the second pass' ``exp`` after ``a = t`` dropped the
+        # scale) is named by the strict rule when the first departure's own inputs are unknown
+        # (one whose operands depart is only tested as the first departure, as before: no rule names it otherwise)
         bad = [r for r in an.recs if an.status.get(r.seq) in BAD]
+        bad = [r for i, r in enumerate(bad) if r.node is not None and an.paired.get(r.node) is not None
+               and r.node not in untestable and (i == 0 or _operands_good(an, r))]
         r = bad[0] if bad else None
-        if r is None or r.node is None or an.paired.get(r.node) is None:
+        if r is None or r.node is None:
             return
         g = an.paired[r.node]
         kids: dict[int, list[Rec]] = {}
@@ -1062,7 +1070,8 @@ def confirm_pairings(an: Analyzer, run: Callable[[Callable[[Any, Any, tuple, int
         if not down and not right:
             evidence.append(f"(the pairing of {r.where()} with golden {g!r} could not be tested: nothing downstream "
                             "of it is compared with a golden of its own)")
-            return
+            untestable |= group
+            continue
         if not down:
             # every write computed from it holds the golden's values: the paired op computes what the kernel needs
             # (``sqrt`` that the kernel divides by, paired with the golden's ``rsqrt``); its "departure" is the
@@ -1168,6 +1177,15 @@ def wrong_selection(an: Analyzer, claimed: list[Rec], run: Callable[[Callable[[A
         return None  # none repairs, or swaps of two different operands each do: no single selection is shown wrong
     p, other = hits[0]
     was = an.matched[p.seq][0]
+    alias = _alias_named_like(an, p, other)
+    if alias is not None:
+        # the kernel itself binds the selection's value, unchanged, to the very name of the golden that repairs
+        # (``a = t`` where ``a = mul(t, 3.0)`` was meant; golden ``a = xf * 3``): the selection is right, the step
+        # between the two names is missing on the alias line (s44: twopass named the view)
+        evidence.append(f"with {p.where()} set to golden {other!r}, {observed.where()} matches; the kernel binds that "
+                        f"value unchanged to {other!r} on line {alias}: no op runs on that line, the step to {other!r} is "
+                        "missing there")
+        return Rec(seq=-1, node=None, op="alias", file=p.file, line=alias, iteration=dict(p.iteration))
     dead = _unread_holder(an, other, p)
     if dead is not None:
         # the kernel made the right values itself and dropped them: the selection feeding ``p`` is right for its
@@ -1201,6 +1219,18 @@ def wrong_selection(an: Analyzer, claimed: list[Rec], run: Callable[[Callable[[A
                     f"of the same shape) {observed.where()} matches: {why}")
     an.status[culprit.seq] = "mismatch"
     return culprit
+
+
+def _alias_named_like(an: Analyzer, p: Rec, g: str) -> int | None:
+    """The line of a bare alias ``g = <p's name>`` after ``p`` in the function holding it (the kernel names ``p``'s
+    value like golden ``g`` without computing anything), or None."""
+    if not an.source or p.line is None:
+        return None
+    lines = an.source.splitlines()
+    text = lines[p.line - 1].strip() if 0 < p.line <= len(lines) else ""
+    # (the record may carry the name of the value's last binding: the alias' target; the line binds the other)
+    bound = {p.name, text.split("=", 1)[0].strip() if "=" in text else None} - {None, ""}
+    return next((ln for ln, a, b in _bare_aliases(an.source, p.line) if ln > p.line and a == g and b in bound), None)
 
 
 def _unread_holder(an: Analyzer, g: str, p: Rec) -> Rec | None:
@@ -1598,3 +1628,115 @@ def dead_successor_read(an: Analyzer, observed: Rec, claimed: list[Rec],
             return reader
     return None
 
+
+
+def _numeric_literal(text: str) -> bool:
+    """The statement text holds a number (a scale the op itself applies, which may be the wrong one)."""
+    try:
+        tree = pyast.parse(text.strip())
+    except SyntaxError:
+        return True
+    return any(isinstance(n, ast.Constant) and isinstance(n.value, int | float) and not isinstance(n.value, bool)
+               for n in ast.walk(tree))
+
+
+def _scale_node(env: Any, node: Any, k: float) -> None:
+    """Multiply the op's value in the replay by ``k`` (the value every later op reads)."""
+    key = node.op.out_key
+    cur = env.buf.get(key) if key is not None else None
+    if cur is None:
+        return
+    arr, valid = cur
+    env.buf[key] = ((np.asarray(arr) * k).astype(np.asarray(arr).dtype), valid)
+
+
+_MAX_SCALE_REPLAYS = 3
+"""factors ``dropped_scale_alias`` tries at most (one replay each)"""
+
+
+def dropped_scale_alias(an: Analyzer, culprit: Rec, observed: Rec,
+                        run: Callable[[Callable[[Any, Any, tuple, int], None]], None],
+                        evidence: list[str]) -> tuple[int, str] | None:
+    """The line of a bare alias ``a = b`` the named op reads, when the value it passes on matches a golden ``G1``, a
+    later golden is one constant ``k`` times ``G1``, and with that value scaled by ``k`` the last departing write
+    downstream comes out right; or None.
+
+    Why (s44, f14_gdr_q_noscale): ``q_s = q_n`` where ``q_s = mul(q_n, inv_sqrt_D)`` was meant runs no op, so the
+    matmul reading ``q_s`` (its operands match: ``q_n`` is right) was named. The by-name alias rule
+    (``_claims.bare_alias``) has nothing to compare ``q_s`` with when the golden re-binds the scaled value under the
+    old name (``query = query * scale``). The op named applies no constant of its own (a matmul of two matching
+    values); the golden holds the value it reads through the alias and, later, that value times a constant: the step
+    between is the one the alias skipped - shown by a replay with the step put back (one per factor, at most 3)."""
+    src = an.source
+    if not src or culprit.seq < 0 or culprit.line is None or culprit.op not in ("matmul", "mul", "div"):
+        return None
+    lines = src.splitlines()
+    if not 0 < culprit.line <= len(lines):
+        return None
+    text = lines[culprit.line - 1]
+    rhs = text.split("=", 1)[-1] if "=" in text.split("(", 1)[0] else text
+    if _numeric_literal(rhs):
+        return None
+    try:
+        read = {n.id for n in ast.walk(pyast.parse(rhs.strip())) if isinstance(n, ast.Name)}
+    except SyntaxError:
+        return None
+    every = _bare_aliases(src, culprit.line)
+    aliases = [(ln, a, b) for ln, a, b in every if ln < culprit.line and a in read
+               and not any(ln < ln2 < culprit.line and a2 == a for ln2, a2, _ in every)]
+    ops = an.operand_recs(culprit)
+    if len(aliases) != 1 or not ops or any(an.status.get(p.seq) not in GOOD for p in ops):
+        return None
+    ln, a, b = aliases[0]
+    p = next((x for x in ops if x.name in (a, b) and x.seq in an.matched and x.node is not None), None)
+    if p is None:
+        return None
+    g1 = an.matched[p.seq][0]
+    ks: list[tuple[float, str]] = []
+    for g2 in an.g.names:
+        if g2 == g1 or an.g.kinds.get(g2) == "input" or an.g.order.get(g2, -1) <= an.g.order.get(g1, -1):
+            continue
+        k = missing_factor(an, g1, g2)
+        if k is not None and not any(abs(k - k0) <= 1e-3 * abs(k0) for k0, _ in ks):
+            ks.append((k, g2))
+    if not ks or len(ks) > _MAX_SCALE_REPLAYS:
+        return None
+    kids = _children(an)
+    execs = [x for x in an.recs if x.node == culprit.node]
+    seen, stack, writes = {x.seq for x in execs}, list(execs), []
+    while stack and len(seen) < 20000:
+        for c in kids.get(stack.pop().seq, []):
+            if c.seq not in seen:
+                seen.add(c.seq)
+                stack.append(c)
+                if c.is_write and an.status.get(c.seq) in BAD and _observed_golden(an, c) is not None:
+                    writes.append(c)
+    if not writes:
+        return None
+    d = max(writes, key=lambda c: c.seq)
+    target = _observed_golden(an, d)
+    assert target is not None
+    for k, g2 in ks:
+        got: list[bool] = []
+
+        def hook(env: Any, node: Any, v: tuple, seq: int, k: float = k, got: list[bool] = got) -> None:
+            r = an.by_seq.get(seq)
+            if r is not None and r.node == p.node:
+                _scale_node(env, node, k)
+            elif seq == d.seq:
+                got.append(_matches(an, env, node, v, d, target))
+                raise _Stop
+            elif seq > d.seq:
+                raise _Stop
+
+        try:
+            run(hook)
+        except _Stop:
+            pass
+        if got and got[0]:
+            evidence.append(f"{culprit.where()} applies no constant and reads only matching values; it reads {a!r}, "
+                            f"bound on line {ln} unchanged to {b!r} ({a} = {b}), whose value matches golden {g1!r}; "
+                            f"golden {g2!r} is {k:.6g} x {g1!r}, and with that value scaled by {k:.6g} "
+                            f"{d.where()} matches the golden: no op runs on line {ln}, a scaling step is missing there")
+            return ln, a
+    return None

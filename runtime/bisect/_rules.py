@@ -20,7 +20,8 @@ from runtime.bisect._records import Rec
 
 __all__ = ["contraction_offsets", "coverage_gap", "geometry", "missing_cast", "overwritten_state",
            "rebound_after_loop", "shape_error_source", "stale_state", "static_consumed_source",
-           "static_wrapper_pad_source", "static_zero_trip_source", "wrong_axis"]
+           "static_reshape_dim_source", "static_wrapper_pad_source", "static_zero_trip_source",
+           "wrong_axis"]
 
 
 def _enclosing_function(tree: ast.AST, line: int) -> ast.FunctionDef | None:
@@ -1284,7 +1285,7 @@ def shape_error_source(recs: list[Rec], message: str, error_line: int | None) ->
     with ``keepdim`` would have given a shape that broadcasts with the other operand - i.e. the reduction's own
     choice of axis or ``keepdim`` is what does not fit.
     """
-    if not message or "shape" not in message.lower():
+    if not message or ("shape" not in message.lower() and "expand" not in message.lower()):
         return None
     shapes = [tuple(int(x) for x in m.split(",")) for m in _SHAPE_RE.findall(message)]
     if len(shapes) < 2:
@@ -1296,6 +1297,11 @@ def shape_error_source(recs: list[Rec], message: str, error_line: int | None) ->
             continue
         src = next((r for r in reversed(recs) if r.shape is not None and not r.is_write
                     and _strip_ones(tuple(r.shape)) == _strip_ones(odd)), None)
+        if src is not None and src.op == "unsqueeze" and src.line is not None and src.line != error_line:
+            got = _unsqueeze_axis(src, by_seq, shapes, others)
+            if got is not None:
+                return src, got
+            continue
         if src is None or src.op not in _REDUCERS or src.line is None or src.line == error_line:
             continue
         ops = [by_seq.get(int(x.get("seq", -1))) for x in src.inputs or [] if x.get("kind") == "record"]
@@ -1318,6 +1324,30 @@ def shape_error_source(recs: list[Rec], message: str, error_line: int | None) ->
                "the bug, not the line that raised")
         return src, why
     return None
+
+
+def _unsqueeze_axis(src: Rec, by_seq: dict[int, Rec], shapes: list[tuple[int, ...]],
+                    others: list[tuple[int, ...]]) -> str | None:
+    """Why the ``unsqueeze`` ``src`` made the operand that does not broadcast (or expand) - the new axis inserted at
+    exactly one other place gives a shape of the same rank that does - or None.
+
+    Why (s44, f16_ll_mask_broadcast): LLaDA2's group mask ``unsqueeze(group_mask, 1)`` for ``-1`` makes
+    ``[B, 1, G]``; the ``expand_clone`` to ``[B, G, U]`` on the next line raised and was named, one line late. The
+    reduction rule above reads an odd shape back to the op that made it; an inserted axis is the same slip."""
+    ops = [by_seq.get(int(x.get("seq", -1))) for x in src.inputs or [] if x.get("kind") == "record"]
+    operand = next((o for o in ops if o is not None and o.shape is not None), None)
+    if operand is None or operand.shape is None or src.shape is None:
+        return None
+    s_in, made = tuple(operand.shape), tuple(src.shape)
+    fits = [a for a in range(len(s_in) + 1)
+            if (k := s_in[:a] + (1,) + s_in[a:]) != made
+            and all(len(k) == len(o) and _broadcasts(k, o) for o in others)]
+    if len(fits) != 1:
+        return None
+    a = fits[0]
+    return (f"the kernel raised on shapes {[list(x) for x in shapes]}; the operand of shape {list(made)} is made at "
+            f"{src.where()} by an unsqueeze of a {list(s_in)} value; the new axis at {a} "
+            f"({list(s_in[:a] + (1,) + s_in[a:])}) fits: the unsqueeze's axis is the bug, not the line that raised")
 
 
 _REDUCE_CALLS = ("sum", "amax", "amin", "mean", "max", "min")
@@ -2507,3 +2537,55 @@ def static_wrapper_pad_source(source: str | None, error_line: int | None, messag
                 f"hands it an extent of {ext}, no multiple of {tile}; line {ln} of the wrapper computes that "
                 f"argument's size rounding by {c} (a multiple of {c}, not of the kernel's tile {tile}): the pad is "
                 "short there, not the view")
+
+
+_RESHAPE_SIZE_RE = re.compile(r"element count of \[([\d,\s]+)\] != \[([\d,\s]+)\]")
+
+
+def static_reshape_dim_source(source: str | None, error_line: int | None, message: str) -> tuple[int, str] | None:
+    """For a kernel that raised because a ``reshape`` target does not hold its operand's elements: the one local the
+    target's dims are computed in (``group_unit = ne // topk_group``), when that dim alone, at the value the element
+    count asks for, would make the reshape hold - and why; None otherwise.
+
+    Why (s44, f16_ll_group_unit): the reshape ``[tile_batch, num_expert_group, group_unit]`` raised and was named; its
+    dims are a loop's tile, a kernel parameter and a local computed from two others - a dim the kernel is given is no
+    slip of this statement, the computed one is (``ne // topk_group`` for ``ne // num_expert_group``). Named only
+    when exactly one dim is such a computed local, the count it needs is a whole number other than its value, and
+    the other dims are plain names or constants (parameters, loop variables)."""
+    m = _RESHAPE_SIZE_RE.search(message or "")
+    if not source or error_line is None or m is None or "reshape" not in message:
+        return None
+    have = [int(x) for x in m.group(1).split(",")]
+    want = [int(x) for x in m.group(2).split(",")]
+    got = _function_at(source, error_line)
+    if got is None:
+        return None
+    _tree, fn = got
+    calls = [c for c in ast.walk(fn) if isinstance(c, ast.Call) and getattr(c, "lineno", 0) <= error_line
+             <= (getattr(c, "end_lineno", 0) or 0) and isinstance(c.func, ast.Attribute) and c.func.attr == "reshape"
+             and len(c.args) >= 2 and isinstance(c.args[1], ast.List | ast.Tuple)]
+    dims = calls[0].args[1] if len(calls) == 1 else None
+    if not isinstance(dims, ast.List | ast.Tuple) or len(dims.elts) != len(want):
+        return None
+    elts = dims.elts
+    computed = []
+    for i, e in enumerate(elts):
+        if isinstance(e, ast.Constant):
+            continue
+        if not isinstance(e, ast.Name):
+            return None
+        a = _last_assignment(fn, e.id, error_line)
+        if a is not None and isinstance(a.value, ast.BinOp):
+            computed.append((i, e.id, a))
+    if len(computed) != 1:
+        return None
+    i, name, a = computed[0]
+    rest = int(np.prod([w for j, w in enumerate(want) if j != i]))
+    total = int(np.prod(have))
+    if rest <= 0 or total % rest or total // rest == want[i]:
+        return None
+    need = total // rest
+    return a.lineno, (f"the kernel raised at line {error_line}: the reshape to {want} cannot hold the {have} value; "
+                      f"its dims are given to the kernel except {name!r}, computed on line {a.lineno} "
+                      f"({ast.unparse(a.value)} = {want[i]}), which the element count needs to be {need}: that "
+                      "computation is the bug, not the reshape")

@@ -37,6 +37,7 @@ from runtime.bisect._rules import (
     static_extent_source,
     static_missing_cast,
     static_poison_bound_source,
+    static_reshape_dim_source,
     static_shape_source,
     static_unwritten_source,
     static_valid_bound_source,
@@ -1542,7 +1543,8 @@ def _one_case(op: Any, stage: Path, case: Any, *, emulator: str, timeout: float,
                 or static_valid_bound_source("\n".join(lines), err["line"], msg) \
                 or static_poison_bound_source("\n".join(lines), err["line"], msg) \
                 or static_view_extent_source("\n".join(lines), err["line"], msg) \
-                or static_wrapper_pad_source("\n".join(lines), err["line"], msg)
+                or static_wrapper_pad_source("\n".join(lines), err["line"], msg) \
+                or static_reshape_dim_source("\n".join(lines), err["line"], msg)
             if dtyped is not None:
                 evidence.append(dtyped[1])
                 culprit = OpFinding(file=stage.name, line=dtyped[0], code=lines[dtyped[0] - 1].strip(),

@@ -191,3 +191,15 @@ def materialize(bug: GymBug, op_dir: Path, tmp: Path) -> tuple[Path, str, tuple[
     src = "".join(lines)
     (dest / stage).write_text(src, encoding="utf-8")
     return dest, stage, statement_lines(src, bug.line)
+
+
+def bisect_row(bugs: list[GymBug], materialize_fn, bug_id: str, op_root: Path, tmp: Path,  # noqa: ANN001
+               golden_cache: dict, *, timeout: float = 1800.0):  # noqa: ANN201 - (BisectReport, line span)
+    """Bisect the corpus row ``bug_id`` of ``bugs`` on its real operator: imported under ``op_root`` (once per
+    module: the ``op_root`` fixture), planted by the corpus' own ``materialize_fn`` into ``tmp``. Returns the report
+    and the bugged statement's line span - what every corpus' slow test scores (one helper, not a copy per corpus)."""
+    from runtime.bisect import bisect
+
+    bug = next(b for b in bugs if b.id == bug_id)
+    d, stage, span = materialize_fn(bug, import_op(bug.op, op_root), tmp)
+    return bisect(d, stage, golden_cache=golden_cache, timeout=timeout), span

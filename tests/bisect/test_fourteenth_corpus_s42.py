@@ -55,14 +55,10 @@ def test_every_row_is_accounted_for() -> None:
 
 
 def _bisect_row(bug_id: str, op_root: Path, tmp_path: Path, golden_cache: dict):  # noqa: ANN202 - (report, span)
-    from gym_corpus import import_op
+    from gym_corpus import bisect_row
     from gym_corpus_fourteenth import materialize
 
-    from runtime.bisect import bisect
-
-    bug = next(b for b in BUGS if b.id == bug_id)
-    d, stage, span = materialize(bug, import_op(bug.op, op_root), tmp_path)
-    return bisect(d, stage, golden_cache=golden_cache, timeout=1800.0), span
+    return bisect_row(BUGS, materialize, bug_id, op_root, tmp_path, golden_cache)
 
 
 @pytest.mark.slow
