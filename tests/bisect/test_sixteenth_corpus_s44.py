@@ -17,9 +17,10 @@ The two open items of s43, each a general fix:
   kernel binds by a bare alias of the selection (``a = t``, golden ``a``) names the alias line, not the view.
 * ``f14_gdr_q_noscale`` (``q_s = q_n``): the golden re-binds the scaled query under its old name, so the by-name alias
   rule had nothing to compare ``q_s`` with and the matmul reading it was named. Now (``_repair.dropped_scale_alias``)
-  when the departing value is one constant times its golden, the named op is a linear op whose statement applies no
-  constant and reads only matching values, one of them through a bare alias: the alias line is named (one replay).
-  Here on ``sixteenth_data/scaled`` (the gym row is in ``test_fourteenth_corpus_s42.py``).
+  when the named op is a linear op whose statement applies no constant and reads only matching values, one of them
+  through a bare alias, the golden holds that value's golden times a constant later, and a replay with the value
+  scaled by it makes the last departing write match: the alias line is named. Here on ``sixteenth_data/scaled``
+  (the gym row is in ``test_fourteenth_corpus_s42.py``).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 from gym_corpus_sixteenth import BUGS
 from planting import plant
@@ -87,6 +89,19 @@ def test_a_wrong_scale_before_a_right_alias_is_named_at_the_scale(tmp_path: Path
     f = rep.first_divergence
     assert f is not None and f.line == line, (rep.summary, rep.evidence)
     assert not any("a scaling step is missing" in e for e in rep.evidence), rep.evidence
+
+
+def test_a_constant_multiple_is_exact_relative_to_the_values() -> None:
+    from runtime.bisect._repair import _constant_multiple
+
+    rng = np.random.default_rng(0)
+    q = (rng.standard_normal((4, 128)) * 0.09).astype(np.float32)  # all of it below a 0.05 atol's tenfold
+    k = _constant_multiple(q, q * np.float32(1 / 128 ** 0.5))
+    assert k is not None and abs(k - 128 ** -0.5) < 1e-6, k
+    assert _constant_multiple(q, q) is None                      # (a factor of 1 is no step)
+    assert _constant_multiple(q, q * q) is None                  # not one constant
+    assert _constant_multiple(q, np.zeros_like(q)) is None
+    assert _constant_multiple(q[:2], q * 2) is None              # sizes differ
 
 
 def _recs(axis_shape: tuple[int, ...]) -> list[Rec]:
