@@ -293,7 +293,9 @@ def test_pooling_whose_windows_tile_the_axis_has_a_route(torch_restored: Any) ->
     assert _probe._tiled("avg_pool1d", [x1, (4,), (4,), (0,)], {})
     assert not _probe._tiled("avg_pool1d", [x1, 4], {"stride": 2})
     assert not _probe._tiled("avg_pool1d", [x1, 4, 4, 1], {})
-    assert not _probe._tiled("avg_pool1d", [torch.zeros(2, 1, 10), 4], {})  # 10 is no multiple of 4
+    # 10 is no multiple of 4: with ceil_mode the last window runs past the end (no route); without it (round 10,
+    # test_import_round10_s44.py) torch drops the last 2 elements and the windows still tile the first 8
+    assert not _probe._tiled("avg_pool1d", [torch.zeros(2, 1, 10), 4], {"ceil_mode": True})
     assert _probe._tiled("max_pool2d", [x2, 2], {"stride": 2})
     assert not _probe._tiled("max_pool2d", [x2, 2], {"dilation": 2})
     calls = [{"op": "avg_pool1d", "in": [[2, 1, 256]], "out": [[2, 1, 64]], "tiled": True}]

@@ -663,7 +663,7 @@ def _output_shapes(outs: list[list[dict[str, Any]]], plan: _Plan, p0: list[dict[
 
 
 TILED_POOL = ("pypto.reshape into the windows + pypto.mean / pypto.amax over them (windows that tile the axis: "
-              "stride = kernel, no padding)")
+              "stride = kernel, no padding; a remainder shorter than the kernel is dropped, a pypto.view first)")
 """The route of a pooling call whose windows tile its axes; other pooling has none (``_ops.NO_EQUIVALENT``)."""
 
 

@@ -96,6 +96,8 @@ ROUTES: dict[str, str] = {
     "isnan": "pypto.isnan", "fmod": "pypto.fmod", "outer": "pypto.mul with a broadcast (a[:, None] * b[None, :])",
     "diag": "vector: pypto.mul with a broadcast (diag(a) @ B = a[:, None] * B); matrix: pypto.gather of the diagonal",
     "flip": "pypto.index_select with a reversed pypto.arange index",
+    "roll": "pypto.concat of two pypto.view slices per rolled axis (the last shift elements first; Swin's cyclic "
+            "window shift)",
     "pairwise_distance": "sub, mul, sum, sqrt",
     "embedding": "pypto.index_select of the table's rows at the ids (nn.Embedding's weight is a parameter, so an "
                  "input of the kernel; padding_idx only stops its gradient)",

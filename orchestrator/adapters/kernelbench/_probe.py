@@ -857,11 +857,15 @@ _POOLS = frozenset(f"{kind}_pool{n}d{tail}" for kind in ("avg", "max") for n in 
 
 def _tiled(op: str, args: list[Any], kwargs: dict[str, Any]) -> bool:
     """Whether a pooling call's windows tile its axes: stride == kernel (or unset), no padding, no dilation, every
-    pooled size a multiple of the kernel. Such a pool is a reshape into windows and a mean / max over them
-    (KernelBench's ``Matmul_AvgPool_GELU_Scale_Max`` pools the features of a Linear in windows of 4), so it has a
-    route; overlapping or padded windows do not."""
+    pooled size a multiple of the kernel - or, with ``ceil_mode`` off (the default), at least one kernel long, its
+    last ``size % kernel`` elements in no window (torch drops them). Such a pool is a narrow to the windows, a
+    reshape into them and a mean / max over them (KernelBench's ``Matmul_AvgPool_GELU_Scale_Max`` pools the
+    features of a Linear in windows of 4, ``Matmul_MaxPool_Sum_Scale`` its 5 features in windows of 2: 2 windows,
+    the fifth feature dropped), so it has a route; overlapping or padded windows, and a ``ceil_mode`` window that
+    runs past the end, do not."""
     n = int(op.split("_pool")[1][0])
-    names = ["input", "kernel_size", "stride", "padding"] + (["dilation"] if op.startswith("max") else [])
+    names = ["input", "kernel_size", "stride", "padding"] + (["dilation"] if op.startswith("max") else []) + [
+        "ceil_mode"]
     got = {k: kwargs[k] if k in kwargs else (args[i] if len(args) > i else None) for i, k in enumerate(names)}
 
     def per_axis(v: Any, default: tuple[int, ...] | None) -> tuple[int, ...] | None:
@@ -874,9 +878,10 @@ def _tiled(op: str, args: list[Any], kwargs: dict[str, Any]) -> bool:
     x = got["input"]
     if kernel is None or x is None or not hasattr(x, "shape") or x.dim() < n:
         return False
+    ceil = bool(got["ceil_mode"])
     return (per_axis(got["stride"], kernel) == kernel and per_axis(got["padding"], (0,) * n) == (0,) * n
             and per_axis(got.get("dilation"), (1,) * n) == (1,) * n
-            and all(size % k == 0 for size, k in zip(list(x.shape)[-n:], kernel)))
+            and all(size % k == 0 or (not ceil and size >= k) for size, k in zip(list(x.shape)[-n:], kernel)))
 
 
 SORTED_TOPK = '''
