@@ -19,7 +19,6 @@ from rich.status import Status
 from rich.table import Table
 from rich.text import Text
 
-from orchestrator.core.graph import MODULE_STEPS
 from orchestrator.gates import DEFAULT_RAISE, GateDecision, GateRequest, answer_hint, interpret_answer
 from orchestrator.store.results import RunResult
 from orchestrator.ui.screens import print_gate
@@ -97,6 +96,10 @@ SHOWN_AS = {"check_op_dir": "intake", "intake": "start"}
 
 def step_text(name: str, values: dict) -> str:
     """What is running now, e.g. ``implement  M2/3  attempt 4/10``."""
+    # imported here: the graph module loads LangGraph (~2 s of CPU), which `intake` and `status` - users of this
+    # module's other helpers - never need; a step line is only drawn while a graph runs, when it is loaded anyway
+    from orchestrator.core.graph import MODULE_STEPS
+
     parts = [SHOWN_AS.get(name, name)]
     mods = values.get("modules", []) or []
     k = int(values.get("active", 0) or 0)

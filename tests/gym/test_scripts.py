@@ -128,9 +128,15 @@ def test_kernel_error_points_at_the_kernel_line(tmp_path: Path) -> None:
     assert "s.py:7:" in proc.stderr and "F21004" in proc.stderr
 
 
-def test_help_lists_the_strictness_switches() -> None:
-    proc = subprocess.run([sys.executable, "-m", "runtime.emulator", "--help"], capture_output=True, text=True,
+@pytest.fixture(scope="module")
+def emulator_help() -> subprocess.CompletedProcess:
+    """One ``python -m runtime.emulator --help`` process for the tests that read its text (~0.5 s of CPU each)."""
+    return subprocess.run([sys.executable, "-m", "runtime.emulator", "--help"], capture_output=True, text=True,
                           timeout=60, check=False)
+
+
+def test_help_lists_the_strictness_switches(emulator_help: subprocess.CompletedProcess) -> None:
+    proc = emulator_help
     assert proc.returncode == 0
     for flag in ("--compat", "--out-of-bounds", "--poison-check", "--npuarch", "--record", "--no-torch-npu"):
         assert flag in proc.stdout
@@ -297,9 +303,8 @@ def test_stand_in_covers_the_torch_npu_calls_of_the_gym(tmp_path: Path) -> None:
     assert "RMS True (4, 1)" in proc.stdout and "FMT 2 29 29 True" in proc.stdout
 
 
-def test_help_names_head_as_the_default_target() -> None:
-    proc = subprocess.run([sys.executable, "-m", "runtime.emulator", "--help"], capture_output=True, text=True,
-                          timeout=60, check=False)
+def test_help_names_head_as_the_default_target(emulator_help: subprocess.CompletedProcess) -> None:
+    proc = emulator_help
     assert "default head" in proc.stdout and "-m module" in proc.stdout and "-c command" in proc.stdout
 
 
