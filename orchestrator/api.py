@@ -264,6 +264,17 @@ def describe_agents(op_dir: Path | str, model_options: dict | None = None) -> tu
 
 # ------------------------------------------------------------------------------------------ before a run
 
+def op_dir_loads(op_dir: Path | str) -> bool:
+    """Whether SPEC.md and golden.py of ``op_dir`` are valid (parsed, not run; kept per content, so the run that
+    follows does not parse them again). Why: ``run`` announced which agents it would use before saying that SPEC.md
+    was invalid (UX audit s44) - the announcement belongs to a run that can start."""
+    try:
+        opdir_bridge.load(Path(op_dir))
+    except ForgeError:
+        return False
+    return True
+
+
 def check_op_dir(root: Path, *, on_start: StartFn | None = None) -> str:
     """Refuse what ``intake`` refuses, before any agent runs and before anything is written.
 

@@ -73,7 +73,7 @@ def _run_now(args: argparse.Namespace) -> int:
     models = {k: v for k, v in (("model", args.model), ("base_url", args.base_url)) if v}
     if not args.agents and (problem := local_model_missing(args.op_dir, models)):
         return fail(problem)
-    if not args.agents and (Path(args.op_dir) / "SPEC.md").is_file():  # else api.run says what is wrong
+    if not args.agents and api.op_dir_loads(args.op_dir):  # else api.run says what is wrong, and nothing else
         kind, why = api.describe_agents(args.op_dir, models)
         if kind in ("replay", "local", "model"):
             console.print(f"[bold]{escape(why)}[/]")

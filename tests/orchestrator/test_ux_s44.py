@@ -315,3 +315,13 @@ def test_a_mistyped_op_dir_names_the_closest_folder(tmp_path, cli) -> None:
     assert out.returncode == 1 and f"did you mean '{tmp_path / 'silu'}'?" in " ".join(out.stderr.split()), out.stderr
     out = cli("intake", str(tmp_path / "silu"), "--no-golden")  # exists, but no SPEC.md: no suggestion
     assert out.returncode == 1 and "did you mean" not in out.stdout + out.stderr
+
+
+def test_run_of_an_invalid_op_dir_does_not_announce_its_agents_first(op_copy, cli) -> None:
+    """``run badyaml/`` (a model configured) printed ``agents: model fake-model at ...`` and then that SPEC.md was
+    invalid: the announcement belongs to a run that can start."""
+    op = _model_op(op_copy, "http://127.0.0.1:9/v1")
+    (op / "SPEC.md").write_text("---\nop_name: [unclosed\n---\n", encoding="utf-8")
+    out = cli("run", str(op), "--approve", "stop")
+    assert out.returncode == 1 and "SPEC.md" in out.stderr, out.stdout + out.stderr
+    assert "agents:" not in out.stdout + out.stderr
