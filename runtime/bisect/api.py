@@ -1646,8 +1646,12 @@ def _with_note(res: AutoResult, note: str) -> AutoResult:
 
 _PROBE_SEED = 39
 """bisect's own seed for the unseen-style shapes it tries when every SPEC case matches (fixed: a bisect report is
-reproducible; the shapes are drawn by ``runtime.opdir._unseen.unseen_cases``, whose drawing it does not change)."""
+reproducible; the shapes are drawn by ``runtime.opdir._unseen.unseen_cases`` at :data:`_PROBE_VERSION`)."""
 _MAX_PROBES = 3
+_PROBE_VERSION = 20
+"""the unseen drawing bisect's probes are taken from, pinned (a bisect report stays the same when verify's drawing
+moves on). Not 21: version 21 appends one-call sweep cases of 9..30 rows (red team s44), which sort first by size
+and filled all three probes of the tenth corpus' padwidth with lengths under one tile, where its pad bug is silent."""
 
 
 def _unseen_probes(op: Any) -> list[Any]:
@@ -1666,7 +1670,7 @@ def _unseen_probes(op: Any) -> list[Any]:
         return []
     cap = max(size(c) for c in spec_cases)
     try:
-        drawn = unseen_cases(op.spec, list(spec_cases), _PROBE_SEED)
+        drawn = unseen_cases(op.spec, list(spec_cases), _PROBE_SEED, _PROBE_VERSION)
     except Exception:  # noqa: BLE001 - a SPEC the drawing cannot handle: no probes, the SPEC cases' report stands
         return []
     known = {tuple(sorted(c.dims.items())) for c in spec_cases}
