@@ -203,3 +203,13 @@ def bisect_row(bugs: list[GymBug], materialize_fn, bug_id: str, op_root: Path, t
     bug = next(b for b in bugs if b.id == bug_id)
     d, stage, span = materialize_fn(bug, import_op(bug.op, op_root), tmp)
     return bisect(d, stage, golden_cache=golden_cache, timeout=timeout), span
+
+
+def assert_named_at_line(bug_id: str, rep, span: tuple[int, int]) -> None:  # noqa: ANN001 - a BisectReport
+    """The score of a corpus' named row: the first divergence is an op (not a matching value, an input or a
+    constant) on the bugged statement's lines (or called from them)."""
+    lo, hi = span
+    f = rep.first_divergence
+    assert f is not None and any(lo <= (x or 0) <= hi for x in (f.line, f.call_site)), \
+        (bug_id, rep.summary, rep.evidence)
+    assert f.status not in ("match", "input", "const"), rep.to_json()

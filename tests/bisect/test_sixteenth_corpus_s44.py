@@ -165,8 +165,6 @@ def _bisect_row(bug_id: str, op_root: Path, tmp_path: Path, golden_cache: dict):
 @pytest.mark.parametrize("bug_id", NAMED)
 def test_sixteenth_gym_bug_is_named_at_its_line(op_root: Path, tmp_path: Path, bug_id: str,
                                                 golden_cache: dict) -> None:
-    rep, (lo, hi) = _bisect_row(bug_id, op_root, tmp_path, golden_cache)
-    f = rep.first_divergence
-    assert f is not None and any(lo <= (x or 0) <= hi for x in (f.line, f.call_site)), \
-        (bug_id, rep.summary, rep.evidence)
-    assert f.status not in ("match", "input", "const"), rep.to_json()
+    from gym_corpus import assert_named_at_line
+
+    assert_named_at_line(bug_id, *_bisect_row(bug_id, op_root, tmp_path, golden_cache))
