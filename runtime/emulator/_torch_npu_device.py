@@ -400,7 +400,7 @@ def dynamo_sees_npu_generators() -> None:
             return self.wrap_user_defined(value)
         return wrap(self, value)
 
-    VariableBuilder._wrap = _wrap  # type: ignore[method-assign, unused-ignore]  # (without torch: Any)
+    VariableBuilder._wrap = _wrap
     _DYNAMO_PATCHED.append(True)
 
 
