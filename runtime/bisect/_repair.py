@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import ast
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -131,6 +131,19 @@ def _cone(an: Analyzer, observed: Rec) -> list[Rec]:
                 seen[p.seq] = p
                 stack.append(p)
     return sorted(seen.values(), key=lambda r: r.seq)
+
+
+def _downstream(kids: dict[int, list[Rec]], starts: list[Rec], limit: int = 20000) -> Iterator[Rec]:
+    """Every record computed from ``starts`` through ``kids`` (parent seq -> readers), each once, depth first, the
+    ``starts`` themselves excluded; the walk stops once ``limit`` records are seen (a pairing test and the dropped-scale
+    rule both look downstream of every execution of one op)."""
+    seen, stack = {x.seq for x in starts}, list(starts)
+    while stack and len(seen) < limit:
+        for c in kids.get(stack.pop().seq, []):
+            if c.seq not in seen:
+                seen.add(c.seq)
+                stack.append(c)
+                yield c
 
 
 def _golden_slice(an: Analyzer, ref: tuple[str, str, tuple[int, ...]], bs: tuple[int, ...]) -> np.ndarray | None:
@@ -1055,18 +1068,13 @@ def confirm_pairings(an: Analyzer, run: Callable[[Callable[[Any, Any, tuple, int
         # kernel that rewrites a whole output per tile holds all tiles' values only in its last write)
         group = set(an.peers.get(r.node, [r.node]))  # (an unrolled statement paired with a golden family: all of it)
         execs = [x for x in an.recs if x.node in group]
-        seen, stack, down, right = {x.seq for x in execs}, list(execs), [], []
-        while stack and len(seen) < 20000:
-            for c in kids.get(stack.pop().seq, []):
-                if c.seq not in seen:
-                    seen.add(c.seq)
-                    stack.append(c)
-                    if an.status.get(c.seq) in BAD and an.paired.get(c.node) is None \
-                            and _observed_golden(an, c) is not None:
-                        down.append(c)
-                    elif c.is_write and an.status.get(c.seq) in GOOD and (c.node is None or c.node not in an.paired) \
-                            and c.seq in an.matched and an.target_golden(c) is not None:
-                        right.append(c)
+        down, right = [], []
+        for c in _downstream(kids, execs):
+            if an.status.get(c.seq) in BAD and an.paired.get(c.node) is None and _observed_golden(an, c) is not None:
+                down.append(c)
+            elif c.is_write and an.status.get(c.seq) in GOOD and (c.node is None or c.node not in an.paired) \
+                    and c.seq in an.matched and an.target_golden(c) is not None:
+                right.append(c)
         if not down and not right:
             evidence.append(f"(the pairing of {r.where()} with golden {g!r} could not be tested: nothing downstream "
                             "of it is compared with a golden of its own)")
@@ -1728,14 +1736,8 @@ def dropped_scale_alias(an: Analyzer, culprit: Rec, observed: Rec,
         return None
     kids = _children(an)
     execs = [x for x in an.recs if x.node == culprit.node]
-    seen, stack, writes = {x.seq for x in execs}, list(execs), []
-    while stack and len(seen) < 20000:
-        for c in kids.get(stack.pop().seq, []):
-            if c.seq not in seen:
-                seen.add(c.seq)
-                stack.append(c)
-                if c.is_write and an.status.get(c.seq) in BAD and _observed_golden(an, c) is not None:
-                    writes.append(c)
+    writes = [c for c in _downstream(kids, execs)
+              if c.is_write and an.status.get(c.seq) in BAD and _observed_golden(an, c) is not None]
     if not writes:
         return None
     d = max(writes, key=lambda c: c.seq)
