@@ -9,6 +9,7 @@ from typing import Any
 from runtime.emulator import _enums, _options, _wheel_api, _wheel_identity
 from runtime.emulator import _ops_core as _core  # noqa: F401 - registers ops
 from runtime.emulator import _ops_create as _create  # noqa: F401 - registers ops
+from runtime.emulator import _ops_head as _head  # noqa: F401 - registers ops
 from runtime.emulator import _ops_index as _index  # noqa: F401 - registers ops
 from runtime.emulator import _ops_math as _math  # noqa: F401 - registers ops
 from runtime.emulator import _ops_matmul as _mm  # noqa: F401 - registers ops
@@ -55,7 +56,7 @@ def _platform_getattr(name: str) -> Any:
 # raise AttributeError as the wheel does; under head (the default) they resolve.
 HEAD_ONLY: frozenset[str] = frozenset({
     "PrecisionType", "TopKAlgo", "acos", "acosh", "argmax", "argmin", "asin", "asinh", "atan", "atan2", "atanh",
-    "atomic_add", "cosh", "cumprod", "deinterleave", "dequantize", "erf", "erfc", "floor_div", "gather_in_l1",
+    "atomic_add", "axpy_", "cosh", "cumprod", "deinterleave", "dequantize", "erf", "erfc", "floor_div", "gather_in_l1",
     "gather_in_ub", "get_runtime_options", "interleave", "isnan", "jit", "move", "online_softmax",
     "online_softmax_update", "permute", "quant_mx", "quantize", "set_runtime_options", "sinh", "sort", "tan",
     "tanh",

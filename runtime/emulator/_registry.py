@@ -41,7 +41,6 @@ UNSUPPORTED: dict[str, str] = {
     "online_softmax_update": "HEAD experimental fused op",
     "gather_in_ub": "HEAD experimental paged-attention block gather",
     "gather_in_l1": "HEAD experimental paged-attention block gather",
-    "atomic_add": "HEAD atomic write (use assemble)",
     "function": "legacy `with pypto.function(...)` tracing style (pre-2026-03) is not emulated; use "
                 "@pypto.frontend.jit",
     "jit_legacy": "legacy runtime _JIT",
