@@ -27,7 +27,7 @@ import torch
 import torch.nn.functional as F
 
 __all__ = [
-    "OPS", "npu_add_rms_norm", "npu_anti_quant", "npu_apply_adam_w", "npu_apply_rotary_pos_emb", "npu_bmmV2",
+    "OPS", "npu_add_layer_norm", "npu_add_rms_norm", "npu_anti_quant", "npu_apply_adam_w", "npu_apply_rotary_pos_emb", "npu_bmmV2",
     "npu_broadcast", "npu_confusion_transpose", "npu_dtype_cast", "npu_dynamic_quant", "npu_fast_gelu",
     "npu_fused_infer_attention_score", "npu_geglu", "npu_gelu", "npu_gelu_mul", "npu_gemma_rms_norm",
     "npu_grouped_matmul", "npu_incre_flash_attention", "npu_interleave_rope", "npu_layer_norm_eval",
@@ -1056,6 +1056,29 @@ def npu_layer_norm_eval(input: torch.Tensor, normalized_shape: Sequence[int],  #
     return out.to(input.dtype)
 
 
+def npu_add_layer_norm(x1: torch.Tensor, x2: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor,
+                       epsilon: float = 1e-5,
+                       additional_output: bool = False) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``npu_add_layer_norm(x1, x2, gamma, beta, epsilon=1e-05, additional_output=False) -> (y, mean, rstd, x)``
+    (s45): LayerNorm of the residual sum ``x = x1 + x2`` over gamma's trailing dims, ``y = (x - mean) * rstd *
+    gamma + beta`` with the biased variance, as ``npu_add_rms_norm`` is RmsNorm of the sum. ``y`` and ``x`` in x1's
+    dtype, ``mean`` / ``rstd`` FP32 with gamma's dims as size 1 (op-plugin's schema and meta registration as the
+    author knows them; torch_npu is not installed here to check). The sum is normalised at FP32 precision, as
+    ``npu_add_rms_norm``. ``x`` is returned whatever ``additional_output`` says (the flag only asks the device to
+    write it; a script reads it only when it set the flag)."""
+    op = "npu_add_layer_norm"
+    if x1.shape != x2.shape:
+        raise ValueError(f"torch_npu.{op}: x1 {tuple(x1.shape)} and x2 {tuple(x2.shape)} must have the same shape")
+    if tuple(beta.shape) != tuple(gamma.shape):
+        raise ValueError(f"torch_npu.{op}: beta {tuple(beta.shape)} must have gamma's shape {tuple(gamma.shape)}")
+    x = x1.float() + x2.float()
+    dims = _rstd_dims(op, x, gamma)
+    mean = x.mean(dim=dims, keepdim=True)
+    rstd = torch.rsqrt((x - mean).pow(2).mean(dim=dims, keepdim=True) + epsilon)
+    y = (x - mean) * rstd * gamma.float() + beta.float()
+    return y.to(x1.dtype), mean, rstd, x.to(x1.dtype)
+
+
 _GEGLU_APPROXIMATE = {0: "none", 1: "tanh"}
 
 
@@ -1440,7 +1463,7 @@ def npu_apply_adam_w(beta1_power: float, beta2_power: float, lr: float, weight_d
 
 
 OPS: dict[str, Any] = {f.__name__: f for f in (
-    npu_add_rms_norm, npu_anti_quant, npu_apply_adam_w, npu_apply_rotary_pos_emb, npu_bmmV2, npu_broadcast,
+    npu_add_layer_norm, npu_add_rms_norm, npu_anti_quant, npu_apply_adam_w, npu_apply_rotary_pos_emb, npu_bmmV2, npu_broadcast,
     npu_confusion_transpose, npu_dtype_cast, npu_dynamic_quant, npu_fast_gelu, npu_fused_infer_attention_score,
     npu_geglu, npu_gelu, npu_gelu_mul, npu_gemma_rms_norm, npu_grouped_matmul, npu_incre_flash_attention,
     npu_interleave_rope, npu_layer_norm_eval, npu_linear, npu_moe_compute_expert_tokens, npu_moe_finalize_routing,

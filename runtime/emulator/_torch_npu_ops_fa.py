@@ -38,7 +38,7 @@ from runtime.emulator._errors import EmulatorUnsupported
 from runtime.emulator._location import user_location
 from runtime.emulator._torch_npu_ops import _INT_MAX, _unsupported
 
-__all__ = ["OPS", "npu_fusion_attention", "npu_scaled_masked_softmax"]
+__all__ = ["OPS", "npu_fusion_attention", "npu_fusion_attention_grad", "npu_scaled_masked_softmax"]
 
 _MASKED_SOFTMAX_FILL = -10000.0
 """What ``npu_scaled_masked_softmax`` writes at a masked score (the module doc says where it comes from)."""
@@ -276,5 +276,47 @@ def npu_scaled_masked_softmax(x: torch.Tensor, mask: torch.Tensor, scale: float 
     return torch.softmax(y, dim=-1).to(x.dtype)
 
 
-OPS: dict[str, Any] = {f.__name__: f for f in (npu_fusion_attention, npu_scaled_masked_softmax)}
+def npu_fusion_attention_grad(
+        query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, dy: torch.Tensor, head_num: int,
+        input_layout: str, *, pse: torch.Tensor | None = None, padding_mask: torch.Tensor | None = None,
+        atten_mask: torch.Tensor | None = None, softmax_max: torch.Tensor | None = None,
+        softmax_sum: torch.Tensor | None = None, softmax_in: torch.Tensor | None = None,
+        attention_in: torch.Tensor | None = None, scale_value: float = 1.0, keep_prob: float = 1.0,
+        pre_tockens: int = _INT_MAX, next_tockens: int = _INT_MAX, inner_precise: int = 0, seed: int = 0,
+        offset: int = 0, numels: int = 0, prefix: Any = None, actual_seq_qlen: Any = None,
+        actual_seq_kvlen: Any = None, sparse_mode: int = 0, gen_mask_parallel: bool = True, sync: bool = False,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``(dq, dk, dv, dpse)`` of :func:`npu_fusion_attention`'s output for the upstream gradient ``dy`` (s45).
+
+    Interface: op-plugin's ``npu_fusion_attention_grad`` schema (everything after ``input_layout`` keyword-only;
+    ``scale_value`` where the forward says ``scale``). The gradients are of the forward this module computes (same
+    layouts, GQA, masks and sparse modes, same refusals), taken by torch autograd in float32 and cast once to
+    query's dtype - the exact-math gradient the device's backward approximates. The device recomputes the
+    probabilities from the forward's ``softmax_max`` / ``softmax_sum`` and ``attention_in``; here they are accepted
+    and not read (recomputed from q, k, v in float32), so a caller passing the device forward's rounded statistics
+    gets the gradient of the unrounded forward (differences at the dtype's rounding). ``dpse`` is an empty tensor of
+    query's dtype (``pse`` is not implemented, as in the forward). Dropout (``keep_prob < 1``) raises one
+    ``EMU_UNSUPPORTED`` as in the forward: its mask is the device's Philox stream."""
+    op = "npu_fusion_attention_grad"
+    if float(keep_prob) != 1.0:
+        raise _dropout_unsupported(op, keep_prob)
+    if dy.shape != query.shape[:-1] + value.shape[-1:] and dy.shape != query.shape:
+        raise ValueError(f"torch_npu.{op}: dy {tuple(dy.shape)} must have the attention output's shape (query "
+                         f"{tuple(query.shape)} with value's last dim)")
+    with torch.enable_grad():
+        q, k, v = (t.detach().float().requires_grad_(True) for t in (query, key, value))
+        out = npu_fusion_attention(q, k, v, head_num, input_layout, pse=pse, padding_mask=padding_mask,
+                                   atten_mask=atten_mask, scale=scale_value, keep_prob=1.0, pre_tockens=pre_tockens,
+                                   next_tockens=next_tockens, inner_precise=inner_precise, prefix=prefix,
+                                   actual_seq_qlen=actual_seq_qlen, actual_seq_kvlen=actual_seq_kvlen,
+                                   sparse_mode=sparse_mode)[0]
+        dq, dk, dv = torch.autograd.grad(out, (q, k, v), dy.detach().float().reshape(out.shape), allow_unused=True)
+    grads = tuple(torch.zeros_like(t, dtype=torch.float32) if g is None else g for g, t in
+                  ((dq, query), (dk, key), (dv, value)))
+    return (grads[0].to(query.dtype), grads[1].to(query.dtype), grads[2].to(query.dtype),
+            torch.empty(0, dtype=query.dtype))
+
+
+OPS: dict[str, Any] = {f.__name__: f for f in (npu_fusion_attention, npu_fusion_attention_grad,
+                                                npu_scaled_masked_softmax)}
 """This module's operators, by their torch_npu name (merged into the stand-in's by ``_torch_npu.build_module``)."""

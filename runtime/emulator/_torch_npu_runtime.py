@@ -266,6 +266,7 @@ def runtime_names(torch: Any, get_device_name: Callable[[], str], memory: NpuMem
                         is_autocast_enabled=is_autocast_enabled, set_autocast_enabled=set_autocast_enabled)
 
     return dict(
+        mstx=mstx_module(), _lazy_init=noop,
         get_device_properties=get_device_properties, mem_get_info=mem_get_info,
         get_device_capability=get_device_capability, utilization=utilization,
         can_device_access_peer=can_device_access_peer, is_bf16_supported=lambda: True,
@@ -388,6 +389,29 @@ def legacy_tensor_types(torch: Any) -> dict[str, type]:
 
 
 # ---- torch_npu.profiler ---------------------------------------------------------------------------------------
+
+def mstx_module() -> types.SimpleNamespace:
+    """``torch.npu.mstx`` (torch_npu's MindStudio Tools Extension markers, s45): ``mark(message)``,
+    ``range_start(message) -> id``, ``range_end(id)`` and the ``mstx_range`` decorator annotate a device timeline
+    for msprof. Here there is no device timeline: each call is accepted and does nothing (``range_start`` returns a
+    fresh id, as the real one does), so a performance script that marks its phases runs. Before, the first marker
+    stopped the script with ``NotProvidedError``."""
+    ids = iter(range(1, 1 << 62))
+
+    def mark(message: str = "", stream: Any = None, domain: str = "default") -> None:
+        return None
+
+    def range_start(message: str = "", stream: Any = None, domain: str = "default") -> int:
+        return next(ids)
+
+    def range_end(range_id: int, domain: str = "default") -> None:
+        return None
+
+    def mstx_range(message: str = "", stream: Any = None, domain: str = "default") -> Callable[[Any], Any]:
+        return lambda fn: fn
+
+    return types.SimpleNamespace(mark=mark, range_start=range_start, range_end=range_end, mstx_range=mstx_range)
+
 
 def profiler_module(torch: Any) -> types.ModuleType:
     """``torch_npu.profiler``: torch's profiler on the CPU activity, with torch_npu's names and signatures."""
