@@ -329,6 +329,9 @@ def loop_unroll_iter(tr: Tracer, args: tuple, name: str | None, idx_name: str | 
     """``pypto.loop_unroll``: the 0.2.0 algorithm, overlap quirk included (spec §3.2)."""
     start, stop, step = _loop_args(args, tr)
     factors = sorted(set(int(p) for p in (unroll_list or [1])), reverse=True)
+    if factors[-1] <= 0:  # s45 audit: a 0 factor divided by zero inside this loop (`% nstep`), a raw traceback
+        raise tr.pyerror("ValueError", f"loop_unroll: unroll_list factors must be positive ints, got {factors}",
+                         op="loop_unroll")
     if 1 not in factors:
         factors.append(1)
     for a, b in zip(factors, factors[1:], strict=False):

@@ -33,13 +33,14 @@ def audit() -> ModuleType:
 
 
 def test_every_audited_form_gives_the_spec_outcome_and_none_crashes(audit, caplog):
-    """The whole audit: 209 probes, each as the spec says (before s45: atomic_add and axpy_ did not run)."""
+    """The whole audit: 286 probes, each as the spec says (before s45: atomic_add and axpy_ did not run, and
+    `loop_unroll(..., unroll_list=[0])` was a ZeroDivisionError from inside the emulator)."""
     caplog.set_level(logging.ERROR)
-    assert len(audit.PROBES) >= 209
+    assert len(audit.PROBES) >= 286
     wrong = {}
     for p in audit.PROBES:
         verdict, detail = audit.classify(p)
-        ok = verdict.startswith("ok") if p.expect == "ok" else verdict in ("error", "unsupported")
+        ok = {"ok": verdict.startswith("ok"), "error": verdict in ("error", "unsupported")}.get(p.expect, True)
         if not ok or verdict == "CRASH":
             wrong[p.name] = (p.expect, verdict, detail)
     assert not wrong, wrong
@@ -127,3 +128,15 @@ def test_head_writes_are_absent_from_0_2_0_and_atomic_add_needs_a_tile(tmp_path,
     with pytest.raises(emu.EmulatorError) as info:
         _run(_file_kernel(tmp_path, tile, form), _rand(8, 16), _rand(8, 16), compat=compat)
     assert info.value.code == code and text in info.value.message and info.value.line == 6, info.value
+
+
+@pytest.mark.parametrize("factors", ["[0]", "[4, 0]", "[-2, 1]"])
+def test_loop_unroll_refuses_a_factor_that_is_not_positive(tmp_path, factors):
+    """A 0 factor divided by zero inside the emulator's unroll algorithm (a raw ZeroDivisionError); now a ValueError
+    naming loop_unroll at the kernel's line."""
+    body = (f"for i, u in pypto.loop_unroll(0, 8, 1, unroll_list={factors}):\n"
+            "        out[i:i + u, :] = x[i:i + u, :]")
+    with pytest.raises(emu.EmulatorError) as info:
+        _run(_file_kernel(tmp_path, "pypto.set_vec_tile_shapes(8, 16)", body), _rand(8, 16), _rand(8, 16))
+    assert info.value.kind == "ValueError" and "unroll_list factors must be positive" in info.value.message
+    assert info.value.line == 6 and not isinstance(info.value.__cause__, ZeroDivisionError)
