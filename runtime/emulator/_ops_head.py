@@ -1,6 +1,6 @@
 """HEAD-only in-place writes: ``pypto.atomic_add`` and ``pypto.axpy_`` (spec §4.3), composed from recorded ops.
 
-Why: the s45 API audit (bench/api_audit_s45.py) found both named in the spec's in-place family and not emulated -
+Why: the s45 API audit (bench/api_audit.py) found both named in the spec's in-place family and not emulated -
 ``atomic_add`` raised ``EMU_UNSUPPORTED`` and ``axpy_`` was an ``AttributeError`` of the module - so a HEAD operator
 that accumulates partial results into a global output (split-K, MoE combine, gradient accumulation) stopped at its
 first call. Semantics, from the spec (HEAD docs; no wheel has them, so nothing here is checked against a real run):

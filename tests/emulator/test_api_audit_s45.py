@@ -1,4 +1,4 @@
-"""Session-45 API audit (bench/api_audit_s45.py; table in docs/emulator-fidelity.md, "API audit, session 45").
+"""Session-45 API audit (bench/api_audit.py; table in docs/emulator-fidelity.md, "API audit, session 45").
 
 Every API / statement form of shared/spec/pypto-api.md §1-§6 and §8 has a probe kernel there; each must give the
 spec's outcome (the numpy reference, or a clear error where the spec says the toolchain raises) and never a raw
@@ -19,13 +19,13 @@ import runtime.emulator as emu
 
 pypto = emu.install()
 F32 = pypto.DT_FP32
-AUDIT = Path(__file__).resolve().parents[2] / "bench" / "api_audit_s45.py"
+AUDIT = Path(__file__).resolve().parents[2] / "bench" / "api_audit.py"
 RNG = np.random.default_rng(4545)
 
 
 @pytest.fixture(scope="module")
 def audit() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("api_audit_s45", AUDIT)
+    spec = importlib.util.spec_from_file_location("api_audit", AUDIT)
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

@@ -12,16 +12,19 @@ emulator *does*, and only a run says that. Classes:
 * ``CRASH`` - a Python exception raised from inside ``runtime/emulator`` that is not a deliberate error (an
   ``AttributeError`` / ``KeyError`` / numpy error ...): a traceback from the emulator, never acceptable.
 
-Run: ``PYTHONPATH=. python bench/api_audit_s45.py [--markdown] [--only NAME]``.
+Run: ``PYTHONPATH=. python bench/api_audit.py [--markdown] [--only NAME]``.
 """
 
 
 
 import argparse
+import atexit
 import dataclasses
 import math
 import os
+import shutil
 import sys
+import tempfile
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -333,11 +336,23 @@ def p_rebind_writes_nothing():
     return o, np.full((8, 8), 5.0, np.float32)
 
 
+_DIR: list[str] = []
+
+
+def _probe_dir() -> str:
+    """One temporary folder per process for the text-compiled probe kernels (the emulator reads a kernel's source
+    from its file), removed at exit."""
+    if not _DIR:
+        _DIR.append(tempfile.mkdtemp(prefix="pto-api-audit-"))
+        atexit.register(shutil.rmtree, _DIR[0], True)
+    return _DIR[0]
+
+
 def _stmt_kernel(body: str, expect_msg: str | None = None):
     """A kernel whose body is ``body`` (compiled from text: Python itself refuses `break` outside a loop)."""
     src = ("def k(x: pypto.Tensor([8, 8], F32), out: pypto.Tensor([8, 8], F32)):\n"
            "    pypto.set_vec_tile_shapes(8, 8)\n" + "".join("    " + ln + "\n" for ln in body.splitlines()))
-    path = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"api_audit_{abs(hash(body))}.py")
+    path = os.path.join(_probe_dir(), f"k{abs(hash(body))}.py")
     with open(path, "w") as f:
         f.write("import pypto\nF32 = pypto.DT_FP32\n" + "@pypto.frontend.jit\n" + src)
     ns: dict[str, Any] = {"__file__": path}
