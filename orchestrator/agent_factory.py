@@ -117,6 +117,54 @@ def preflight(spec: str, op_dir: Path, options: dict | None = None) -> None:
         raise ForgeError(f"unknown --agents value {spec!r}: use scripted:<script.yaml> or leave it out", code=2)
 
 
+PROBE_TIMEOUT_S = 5.0
+"""How long the endpoint check before a run waits for an answer (the run's own calls wait ``[llm] timeout_s``)."""
+
+
+def endpoint_problem(op_dir: Path, options: dict | None = None, *, api_key: str | None = None) -> str | None:
+    """One line when the configured endpoint cannot serve the run, found before anything is written; else None.
+
+    Why (UX audit s45): ``run op --model gpt-typo`` ran intake (golden.py on every case), saved the name in
+    ``run.json`` and only then failed at the first model call; an endpoint whose host does not resolve did the
+    same after ~15 s of retries. Two checks, each only where the answer is certain:
+
+    - the endpoint cannot be reached at all (the host name does not resolve, nothing listens on the port);
+    - the model is not served: the endpoint lists its models (``GET /models``) without the name, *and* a 1-token
+      request for it is refused with 404. The second request is why a server that lists one model but answers
+      to any name (llama.cpp's) or resolves aliases (``llama3`` for ``llama3:latest``) is not refused.
+
+    Anything else (no listing, a 401, a timeout, garbage) says nothing: the run starts as before, and its first
+    call reports what the endpoint answers. The embedded local model is not checked (its server starts with the
+    run).
+    """
+    import os
+
+    from agents.llm import LLMError, model_refused, served_models
+
+    try:
+        config = load_config(op_dir, overrides=dict(options or {}))
+    except ConfigError:
+        return None  # said by the callers' configuration checks
+    models = sorted({m for m in config.models.values() if m})
+    if not models or config.uses_local:
+        return None
+    key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
+    try:
+        served = served_models(config.base_url, key, PROBE_TIMEOUT_S)
+    except LLMError as exc:
+        return (f"{exc}; nothing was run (the endpoint comes from --base-url, OPENAI_BASE_URL or forge.toml's "
+                "[llm] base_url)")
+    for model in models:
+        if served is None or model in served:
+            continue
+        refusal = model_refused(config.base_url, key, model, PROBE_TIMEOUT_S)
+        if refusal is not None:
+            listed = ", ".join(served[:8]) + (f" and {len(served) - 8} more" if len(served) > 8 else "")
+            return (f"{config.base_url} does not serve model '{model}' ({refusal}); it lists: {listed}; give one "
+                    "of them with --model (or FORGE_MODEL); nothing was run")
+    return None
+
+
 def model_configured(op_dir: Path, options: dict | None = None) -> bool:
     """Whether every role has a model (options, ``FORGE_MODEL*`` or forge.toml)."""
     try:

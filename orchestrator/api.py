@@ -36,6 +36,7 @@ from orchestrator.agent_factory import (
     close_agents,
     config_problem,
     endpoint_configured,
+    endpoint_problem,
     model_agents,
     model_configured,
     preflight,
@@ -53,6 +54,7 @@ from orchestrator.core.state import RunCounters
 from orchestrator.core.verifier_bridge import real_verifier, seeded_verifier
 from orchestrator.errors import ForgeError, RunStopped, no_op_dir
 from orchestrator.gates import ApproveMode, GateDecision, GateRequest, RecordedDecision
+from orchestrator.readonly import status
 from orchestrator.store.artifacts import (
     clear_previous_artifacts,
     copy_op_inputs,
@@ -64,7 +66,7 @@ from orchestrator.store.checkpoints import prune as _prune
 from orchestrator.store.gitaudit import AuditRepo, HistoryAudit
 from orchestrator.store.gitaudit import audit as _audit
 from orchestrator.store.paths import FORGE_DIR, checkpoint_db, list_runs, run_dir, trace_dir
-from orchestrator.store.results import ModuleSummary, RunResult, divergences, run_status, verified_transitions
+from orchestrator.store.results import ModuleSummary, RunResult, divergences, verified_transitions
 from orchestrator.store.runs import (
     RunLock,
     RunMeta,
@@ -366,6 +368,8 @@ def run(op_dir: Path | str, options: RunOptions | None = None, *, hooks: Hooks |
             options = options.model_copy(update={"model_options": {**options.model_options, "model": LOCAL_MODEL}})
         if kind == "none":
             raise ForgeError(why)
+        if kind == "model" and (problem := endpoint_problem(root, options.model_options)):
+            raise ForgeError(problem)  # before intake and before run.json keeps a model or endpoint that cannot work
     elif inject.agents is None:  # a missing script or an unknown --agents value: said before intake runs golden.py
         opdir_bridge.load(root)
         preflight(options.agents or "", root)
@@ -663,6 +667,8 @@ def resume(op_dir: Path | str, *, run_id: str | None = None, approve: ApproveMod
                          code=2)
     if new_models:
         meta = meta.model_copy(update={"model_options": {**meta.model_options, **new_models}})
+        if inject.agents is None and (problem := endpoint_problem(root, meta.model_options)):
+            raise ForgeError(problem)  # the run keeps what it had: `resume --model X` with a typo saves nothing
     clock = inject.clock or utc_now
     if meta.clock_origin and inject.clock is None:  # continue the run's logical clock where it stopped
         clock = LogicalClock.resume(meta.clock_origin, run_dir(root, rid) / CLOCK_FILE)
@@ -793,16 +799,6 @@ def reject(op_dir: Path | str, *, note: str, gate: str | None = None, run_id: st
 
 
 # ---------------------------------------------------------------------------------------------- queries
-
-def status(op_dir: Path | str, *, run_id: str | None = None) -> RunResult:
-    """Summary of the latest run: modules, attempts, verdicts, costs, where it waits, pending decisions."""
-    root = Path(op_dir).resolve()
-    if not root.is_dir():
-        raise ForgeError(no_op_dir(op_dir))
-    rid = run_id or latest_run(root)
-    read_meta(root, rid)  # a damaged run.json is said at once, not found by the resume it would break
-    return run_status(root, rid, *snapshot(root, rid), shown_as=str(op_dir))
-
 
 def audit(op_dir: Path | str) -> HistoryAudit:
     """Check every verified transition in the op dir's audit history against its stored PASS report."""

@@ -7,7 +7,7 @@ Every call a role makes goes through the recorder in :mod:`agents.trace`, never 
 
 from typing import Protocol
 
-from agents.llm._openai import OpenAIProvider, parse_completion
+from agents.llm._openai import OpenAIProvider, model_refused, parse_completion, served_models
 from agents.llm._pricing import Price, PriceTable
 from agents.llm._retry import RetryPolicy, is_retryable_status
 from agents.llm._scripted import ScriptedProvider, text_response, tool_response
@@ -27,7 +27,9 @@ __all__ = [
     "ToolCall",
     "Usage",
     "is_retryable_status",
+    "model_refused",
     "parse_completion",
+    "served_models",
     "text_response",
     "tool_response",
 ]

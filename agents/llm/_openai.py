@@ -14,7 +14,7 @@ from agents.llm._pricing import PriceTable
 from agents.llm._retry import DEFAULT_SLEEP, RetryPolicy, Sleep, is_retryable_status
 from agents.llm._types import CallOutcome, ChatRequest, ChatResponse, LLMError, ToolCall, Usage
 
-__all__ = ["OpenAIProvider"]
+__all__ = ["OpenAIProvider", "model_refused", "served_models", "unreachable_reason"]
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +111,11 @@ class OpenAIProvider:
                 break
             except (oa.APIConnectionError, oa.APIStatusError) as exc:
                 status = getattr(exc, "status_code", None)
+                if isinstance(exc, oa.APIConnectionError) and (why := unreachable_reason(exc)) is not None:
+                    # UX audit s45: a host that does not resolve took 4 retries (~15 s of backoff) to say
+                    # "Connection error."; waiting does not make a name resolve or a port listen
+                    raise LLMError(f"cannot reach {self.endpoint}: {why}", retries=retries,
+                                   endpoint=self.endpoint) from exc
                 transient = isinstance(exc, oa.APIConnectionError) or is_retryable_status(status)
                 if not transient or retries >= self._retry.max_retries:
                     raise LLMError(_failure(exc, status, self.endpoint, retries), status=status,
@@ -139,6 +144,90 @@ class OpenAIProvider:
             cost_usd=self._prices.cost(request.model, response.usage),
             raw=raw,
         )
+
+
+REFUSED = "nothing listens there (connection refused; is the model server running, on that port?)"
+
+
+def unreachable_reason(exc: BaseException) -> str | None:
+    """Why a connection could not even be opened, when waiting would not change it; None otherwise.
+
+    Retries are for what passes (429, 5xx, a timeout, a reset connection). A host name that does not resolve
+    (DNS) and a port where nothing listens (connection refused) are the configuration's mistake: they are
+    named at once. Read from the exception chain the SDK wraps (``APIConnectionError`` <- ``httpx.ConnectError``
+    <- ``socket.gaierror`` / ``ConnectionRefusedError``).
+    """
+    import socket
+
+    chain: list[BaseException] = []
+    cur: BaseException | None = exc
+    while cur is not None and all(cur is not c for c in chain):
+        chain.append(cur)
+        cur = cur.__cause__ or cur.__context__
+    for cur in chain:  # the OS's own error first: the wrappers' texts repeat it with decorations
+        if isinstance(cur, socket.gaierror):
+            if cur.errno == socket.EAI_AGAIN:  # "temporary failure in name resolution": the DNS server, not the name
+                return None
+            return f"the host name does not resolve ({cur.strerror or cur}); check the URL's host"
+        if isinstance(cur, ConnectionRefusedError):
+            return REFUSED
+    for cur in chain:
+        text = str(cur)
+        if any(s in text for s in ("Name or service not known", "nodename nor servname", "No address associated")):
+            return f"the host name does not resolve ({_short(text, 120)}); check the URL's host"
+        if "Connection refused" in text:
+            return REFUSED
+    return None
+
+
+def served_models(base_url: str, api_key: str | None, timeout_s: float = 5.0) -> list[str] | None:
+    """The model ids the endpoint lists (``GET {base_url}/models``), or None when it cannot tell.
+
+    Why: a run given a model the server does not serve found out at its first model call, after intake had run
+    golden.py on every case and the bad name was saved in ``run.json`` (UX audit s45). Not every compatible server
+    lists its models (404, 401 without a key, a proxy): anything but a list is None, and the run goes on as before.
+
+    Raises:
+        LLMError: the endpoint cannot be reached at all (:func:`unreachable_reason`).
+    """
+    import openai
+
+    client = openai.OpenAI(base_url=base_url, api_key=api_key or "not-needed", timeout=timeout_s, max_retries=0)
+    try:
+        page = client.models.list()
+        return sorted({str(m.id) for m in page.data if getattr(m, "id", None)}) or None
+    except openai.APIConnectionError as exc:
+        why = unreachable_reason(exc)
+        if why is not None:
+            raise LLMError(f"cannot reach {_endpoint(str(client.base_url))}: {why}",
+                           endpoint=_endpoint(str(client.base_url))) from exc
+        return None
+    except Exception:  # noqa: BLE001 - a server that does not list models (or answers garbage) cannot tell
+        log.debug("GET %s/models told nothing", base_url, exc_info=True)
+        return None
+    finally:
+        client.close()
+
+
+def model_refused(base_url: str, api_key: str | None, model: str, timeout_s: float = 5.0) -> str | None:
+    """What the endpoint says when it refuses ``model`` (HTTP 404 to a 1-token request), else None.
+
+    Used only after :func:`served_models` did not list the name: servers that list one model and answer to any
+    name (llama.cpp) or resolve aliases must not be refused on their listing alone.
+    """
+    import openai
+
+    client = openai.OpenAI(base_url=base_url, api_key=api_key or "not-needed", timeout=timeout_s, max_retries=0)
+    try:
+        client.chat.completions.create(model=model, messages=[{"role": "user", "content": "ping"}], max_tokens=1)
+    except openai.NotFoundError as exc:
+        body = getattr(getattr(exc, "response", None), "text", "") or str(exc)
+        return f"HTTP 404: {_short(body, 160)}"
+    except Exception:  # noqa: BLE001 - anything but a 404 does not say the model is missing
+        log.debug("probe of model %s at %s told nothing", model, base_url, exc_info=True)
+    finally:
+        client.close()
+    return None
 
 
 def _endpoint(base_url: str) -> str:

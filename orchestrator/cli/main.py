@@ -170,6 +170,9 @@ def _main(argv: list[str] | None) -> int:
     if argv and argv[0] in PASS_THROUGH:
         module = importlib.import_module(PASS_THROUGH[argv[0]])
         return int(module.main(argv[1:]) or 0)
+    if argv in (["--version"], ["-V"]):  # what a bug report asks first: no parser (it imports every subcommand)
+        print(f"PTO Forge {_version()}")
+        raise SystemExit(0)  # as argparse's version action ends
     unknown = _unknown_command(argv)
     if unknown:
         print(unknown, file=sys.stderr)

@@ -18,12 +18,12 @@ def register(sub) -> None:
 
 
 def _status(args: argparse.Namespace) -> int:
-    from orchestrator import api
+    from orchestrator import readonly  # not orchestrator.api: that loads the pipeline (~2 s, UX audit s45)
     from orchestrator.errors import ForgeError
-    from orchestrator.ui.progress import attempt_lines, calls_line, summary_table
+    from orchestrator.ui.summary import attempt_lines, calls_line, summary_table
 
     try:
-        result = api.status(args.op_dir)
+        result = readonly.status(args.op_dir)
     except ForgeError as exc:
         return fail(exc.message, exc.code, json_out=args.json)
     if args.json:

@@ -24,6 +24,7 @@ from langgraph.types import Command
 from orchestrator.command import cli_command, shell_path
 from orchestrator.core.graph import compile_graph
 from orchestrator.core.services import Services
+from orchestrator.core.snapshot import snapshot
 from orchestrator.errors import RunStopped
 from orchestrator.gates import (
     AnswerSource,
@@ -44,6 +45,7 @@ from orchestrator.store.runs import (
     write_json_atomic,
     write_pending,
 )
+from orchestrator.store.status_cache import remember
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +71,7 @@ def drive(op_dir: Path, run_id: str, svc: Services, first_input: object, *, prom
         result = _drive_graph(op_dir, run_id, svc, first_input, prompt=prompt, on_update=on_update,
                               on_start=on_start, notices=list(notices or []), shown_as=shown_as or str(op_dir))
         clean = True
+        _keep_status(op_dir, run_id)
         return result
     finally:
         if not clean:
@@ -81,6 +84,15 @@ def drive(op_dir: Path, run_id: str, svc: Services, first_input: object, *, prom
             os.environ["TMPDIR"] = saved_env
         _join_helpers()
         shutil.rmtree(private_tmp, ignore_errors=True)
+
+
+def _keep_status(op_dir: Path, run_id: str) -> None:
+    """A copy of the stopped run's state for ``status`` (orchestrator.store.status_cache: it reads it without
+    loading LangGraph). Never fails the run: without the copy, ``status`` reads the checkpoints."""
+    try:
+        remember(op_dir, run_id, lambda: snapshot(op_dir, run_id))
+    except Exception:  # noqa: BLE001 - e.g. a checkpoint made unreadable meanwhile: status says so itself
+        log.debug("no status copy for run %s", run_id, exc_info=True)
 
 
 def answer_gate(op_dir: Path, run_id: str, req: GateRequest, approve: ApproveMode,

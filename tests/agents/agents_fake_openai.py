@@ -45,9 +45,12 @@ def error(status: int, message: str = "try later", headers: dict[str, str] | Non
 
 class FakeOpenAIServer:
     """Serves POST /v1/chat/completions from a script: a list of :class:`Reply` (consumed in order) or a
-    function of the request body."""
+    function of the request body. ``models``: what ``GET /v1/models`` lists (None: 404, as servers that do not
+    list their models answer)."""
 
-    def __init__(self, script: list[Reply] | Callable[[dict[str, Any]], Reply]) -> None:
+    def __init__(self, script: list[Reply] | Callable[[dict[str, Any]], Reply], *,
+                 models: list[str] | None = None) -> None:
+        self.models = models
         self.answer = script if callable(script) else None
         self.script = [] if callable(script) else list(script)
         self.requests: list[dict[str, Any]] = []
@@ -73,6 +76,19 @@ class FakeOpenAIServer:
                 self.send_header("content-length", str(len(data)))
                 for k, v in reply.headers.items():
                     self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:  # noqa: N802
+                if server.models is None or not self.path.rstrip("/").endswith("/models"):
+                    status, body = 404, json.dumps({"error": {"message": "Not Found"}})
+                else:
+                    status, body = 200, json.dumps({"object": "list", "data": [
+                        {"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in server.models]})
+                data = body.encode("utf-8")
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
 

@@ -99,33 +99,45 @@ def test_intake_and_status_into_a_closed_pipe_exit_141_without_a_traceback(op_co
 # ------------------------------------------------------------------------ 2. resume takes the endpoint options
 
 def test_resume_fixes_a_bad_endpoint_given_to_run(op_copy, cli, monkeypatch, script):
-    """`run --model gpt-x --base-url <dead>` failed with "fix the endpoint, then continue with resume", but resume
-    had no --model/--base-url and called the recorded endpoint again, whatever OPENAI_BASE_URL said."""
+    """`run --model gpt-x --base-url <failing>` failed with "fix the endpoint, then continue with resume", but resume
+    had no --model/--base-url and called the recorded endpoint again, whatever OPENAI_BASE_URL said. Since s45 an
+    endpoint that cannot be reached at all is refused before anything is written (by run, and by a resume that
+    would have saved it): the endpoints here answer HTTP 500."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "agents"))
+    from agents_fake_openai import FakeOpenAIServer, error
+
     _model_env(monkeypatch)
     op = op_copy("affine")
     (op / "forge.toml").write_text("[llm]\nmax_retries = 0\ntimeout_s = 5\n", encoding="utf-8")
-    first, second, ambient = _dead_url(), _dead_url(), _dead_url()
-    r = cli("run", str(op), "--approve", "auto", "--model", "gpt-x", "--base-url", first)
-    assert r.returncode == 1 and f"no answer from {first}" in r.stderr, r.stderr
-    assert f"resume {op} --base-url URL" in r.stderr  # the error names the way out
-    st = cli("status", str(op))
-    assert f"continue it with `python -m orchestrator resume {op}`" in st.stdout, st.stdout  # finding 5a
+    with FakeOpenAIServer(lambda body: error(500, "down")) as one, \
+            FakeOpenAIServer(lambda body: error(500, "down")) as two:
+        first, second, ambient = one.base_url, two.base_url, _dead_url()
+        r = cli("run", str(op), "--approve", "auto", "--model", "gpt-x", "--base-url", first)
+        assert r.returncode == 1 and f"HTTP 500 from {first}" in r.stderr, r.stderr
+        assert f"resume {op} --base-url URL" in r.stderr  # the error names the way out
+        st = cli("status", str(op))
+        assert f"continue it with `python -m orchestrator resume {op}`" in st.stdout, st.stdout  # finding 5a
+        (run_json,) = (op / ".forge").glob("run-*/run.json")
 
-    monkeypatch.setenv("OPENAI_BASE_URL", ambient)
-    r = cli("resume", str(op), "--base-url", second)
-    assert f"at {second} (model from the run's --model; base url from --base-url)" in r.stdout, r.stdout
-    assert r.returncode == 1 and f"no answer from {second}" in r.stderr and first not in r.stderr, r.stderr
-    (run_json,) = (op / ".forge").glob("run-*/run.json")
-    assert json.loads(run_json.read_text())["model_options"] == {"model": "gpt-x", "base_url": second}
+        dead = _dead_url()  # s45: not saved, so the run keeps an endpoint that answers
+        r = cli("resume", str(op), "--base-url", dead)
+        assert r.returncode == 1 and f"cannot reach {dead}" in r.stderr and "nothing was run" in r.stderr, r.stderr
+        assert json.loads(run_json.read_text())["model_options"] == {"model": "gpt-x", "base_url": first}
 
-    # a later resume keeps the endpoint given to the last one; the environment does not silently replace it
-    r = cli("resume", str(op))
-    assert f"at {second} (model from the run's --model; base url from the run's --base-url)" in r.stdout
-    assert f"OPENAI_BASE_URL={ambient} is not used" in r.stdout and "pass --base-url to change it" in r.stdout
-    assert f"no answer from {second}" in r.stderr, r.stderr
+        monkeypatch.setenv("OPENAI_BASE_URL", ambient)
+        r = cli("resume", str(op), "--base-url", second)
+        assert f"at {second} (model from the run's --model; base url from --base-url)" in r.stdout, r.stdout
+        assert r.returncode == 1 and f"HTTP 500 from {second}" in r.stderr and first not in r.stderr, r.stderr
+        assert json.loads(run_json.read_text())["model_options"] == {"model": "gpt-x", "base_url": second}
 
-    r = cli("resume", str(op), "--model", "gpt-y")
-    assert f"model gpt-y at {second} (model from --model;" in r.stdout, r.stdout
+        # a later resume keeps the endpoint given to the last one; the environment does not silently replace it
+        r = cli("resume", str(op))
+        assert f"at {second} (model from the run's --model; base url from the run's --base-url)" in r.stdout
+        assert f"OPENAI_BASE_URL={ambient} is not used" in r.stdout and "pass --base-url to change it" in r.stdout
+        assert f"HTTP 500 from {second}" in r.stderr, r.stderr
+
+        r = cli("resume", str(op), "--model", "gpt-y")
+        assert f"model gpt-y at {second} (model from --model;" in r.stdout, r.stdout
 
     bad = cli("resume", str(op), "--base-url", "notaurl")
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "'notaurl' is not an http(s) URL" in bad.stderr
