@@ -11,7 +11,9 @@ import argparse
 import difflib
 import importlib
 import logging
+import re
 import sys
+from typing import NoReturn
 
 from orchestrator.command import cli_command
 
@@ -41,8 +43,26 @@ EXIT_FAIL = 1
 EXIT_USAGE = 2
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, naming the closest choice for a mistyped one (UX audit s45: ``approve op --gate desing``
+    and ``campaign rnu`` listed the choices and suggested none, unlike a mistyped command or option). Every
+    subcommand's parser is one of these (argparse gives subparsers their parent's class)."""
+
+    def error(self, message: str) -> NoReturn:  # type: ignore[override]
+        found = _INVALID_CHOICE.search(message)
+        if found:
+            choices = [c.strip().strip("'") for c in found.group("choices").split(",")]
+            close = difflib.get_close_matches(found.group("value"), choices, n=1, cutoff=0.6)
+            if close:
+                message = f"{message}; did you mean '{close[0]}'?"
+        super().error(message)
+
+
+_INVALID_CHOICE = re.compile(r"invalid choice: '(?P<value>[^']*)' \(choose from (?P<choices>[^)]*)\)")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog=cli_command(),
         description="PTO Forge: develop PyPTO operator kernels module by module, verified on a CPU emulator.",
     )

@@ -421,8 +421,12 @@ def build_report(op_dir: Path | str, *, run_id: str | None = None, out: Path | s
     doc = ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>PTO Forge run "
            f"{_e(rid)}: {_e(op)}</title><style>{CSS}</style></head><body>" + "\n".join(parts) + "</body></html>\n")
     dest = Path(out) if out else run_dir(root, rid) / "report.html"
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    dest.write_text(doc, encoding="utf-8")
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text(doc, encoding="utf-8")
+    except OSError as exc:  # UX audit s45: a read-only op dir (a mounted result) ended in an OSError traceback
+        where = "" if out else " (give another file with --out FILE)"
+        raise ForgeError(f"cannot write the report to {dest}: {exc.strerror or exc}{where}") from None
     return ReportResult(path=str(dest), run_id=rid, seconds=round(time.perf_counter() - t0, 3), plots=plots.count,
                         size_bytes=len(doc.encode()))
 

@@ -103,7 +103,9 @@ def attempt_lines(result: RunResult) -> list[str]:
         calls = r.get("model_calls")
         n = f" ({calls} model call{'s' if calls != 1 else ''})" if calls else ""
         reason = str(r.get("reason") or "")
-        if reason.startswith(f"{r.get('verdict')}: "):
-            reason = reason[len(str(r.get("verdict"))) + 2:]
+        for prefix in (f"{r.get('verdict')}: ", f"{r.get('verdict')} "):  # "FAIL_NUMERIC: FAIL_NUMERIC file" (s45)
+            if reason.startswith(prefix):
+                reason = reason[len(prefix):]
+                break
         out.append(f"M{r.get('module')} attempt {r.get('attempt')} {r.get('verdict')}{n}: {reason}")
     return out

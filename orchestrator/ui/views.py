@@ -4,6 +4,10 @@ Shown to humans only (terminal screens, ``show``, the HTML report); nothing here
 request. Built from files the run already keeps: stage files, stored verify reports, module_interfaces.yaml,
 DESIGN.md, and the design snapshots the driver takes when a design gate opens (for the diff against the
 design the human rejected).
+
+The run's state (LangGraph) and the nodes' helpers are imported where a gate view needs them: ``show REPORT``
+renders a stored report through :mod:`orchestrator.ui.screens`, which imports this module, and took ~2 s of CPU
+loading the graph it never used (UX audit s45).
 """
 
 from __future__ import annotations
@@ -16,11 +20,8 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from pydantic import BaseModel, Field
 
-from orchestrator.core.nodes.audit import rows_in_scope
-from orchestrator.core.nodes.perf_gates import baseline_row
 from orchestrator.core.perf import PerfSummary
 from orchestrator.core.second_opinion import from_state as second_opinion
-from orchestrator.core.snapshot import snapshot
 from orchestrator.errors import ForgeError
 from orchestrator.gates import GateRequest
 from orchestrator.store.artifacts import attempts_dir, previous_design
@@ -193,6 +194,8 @@ def module_view(op_dir: Path, run_id: str, values: dict, k: int) -> GateView:
         view.code_diff_label = f"new file {m.get('stage_file')}"
     view.diagnosis = _latest_diagnosis(m)
     cov = values.get("coverage", {})
+    from orchestrator.core.nodes.audit import rows_in_scope  # the nodes: only for a gate screen
+
     scope = set(rows_in_scope(values, k))  # type: ignore[arg-type]
     for r in values.get("inventory", []):
         if int(r.get("index", 0)) not in scope:
@@ -236,6 +239,8 @@ def perf_view(values: dict, gate: str) -> GateView:
     """The perf stage's gates: baseline before, the table of verified variants after (orchestrator.core.perf)."""
     p = PerfSummary.model_validate(values.get("perf") or {})
     if p.baseline is None and values.get("op_dir"):  # at the start gate: the baseline as the gate scores it
+        from orchestrator.core.nodes.perf_gates import baseline_row
+
         p.baseline, p.scorer = baseline_row(values)  # type: ignore[assignment]
     view = GateView(gate=gate, title="performance stage")
     view.facts = [("scored by", p.unit()), ("budget", f"{p.budget} variant(s)")]
@@ -303,6 +308,8 @@ def gate_view_for(op_dir: Path | str, req: GateRequest | None = None, *, run_id:
     holder = lock_holder(root)
     rid = run_id or (holder.get("run_id") if holder and int(holder.get("pid", 0)) == os.getpid() else None) \
         or latest_run(root)
+    from orchestrator.core.snapshot import snapshot  # LangGraph; `show REPORT` and `status` need none of it
+
     values, _, interrupts = snapshot(root, rid)
     if req is None:
         if not interrupts:

@@ -7,7 +7,11 @@ Each test is a surprise the audit met, with the command that showed it:
 - ``run op --base-url http://no-such-host.invalid/v1`` (or a port where nothing listens) retried 4 times
   (~15 s of backoff, 26 s in all) to say ``Connection error.``;
 - ``status op`` took ~2.3 s of CPU before printing anything: it imported LangGraph, the nodes, the agents and
-  the verifier to read one checkpoint; ``--version`` built the whole parser.
+  the verifier to read one checkpoint; ``show op --last`` loaded the same to render a stored report;
+  ``--version`` built the whole parser;
+- ``approve op --gate desing``, ``run op --approve atuo``, ``campaign rnu``: the choices listed, none suggested;
+- ``report op`` on a read-only op dir: an ``OSError`` traceback;
+- ``status op``: ``M1 attempt 1 FAIL_NUMERIC: FAIL_NUMERIC modules/...`` (the verdict twice).
 """
 
 from __future__ import annotations
@@ -170,6 +174,7 @@ def test_status_reads_the_runs_copy_without_loading_langgraph(op_copy, script, c
     op = _at_design_gate(op_copy, script, cli)
     (copy,) = (op / ".forge").glob("run-*/status.json")
     code = ("import sys\nfrom orchestrator.cli.main import main\nassert main(['status', sys.argv[1]]) == 0\n"
+            "import orchestrator.ui.screens  # what `show REPORT` renders with\n"
             "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('langgraph', 'langchain_core', 'openai'))\n"
             "assert not heavy, heavy[:5]\n"
             "try:\n    main(['--version'])\nexcept SystemExit as exc:\n    assert exc.code == 0\n")
@@ -208,3 +213,43 @@ def test_a_copy_of_another_checkpoint_is_never_used(op_copy, script, cli) -> Non
     assert read_cached(op, rid) == (json.loads(json.dumps(values, default=str)), nxt,
                                     json.loads(json.dumps(interrupts, default=str)))
     assert readonly.status(op).gate.gate == "final"
+
+
+# ------------------------------------------------------------------------------------------- the command line
+
+
+def test_a_mistyped_choice_names_the_closest(capsys) -> None:
+    from orchestrator.cli.main import main
+
+    for argv, expected in ((["approve", "op", "--gate", "desing"], "did you mean 'design'?"),
+                           (["run", "op", "--approve", "atuo"], "did you mean 'auto'?"),
+                           (["campaign", "rnu", "x"], "did you mean 'run'?")):
+        with pytest.raises(SystemExit) as info:
+            main(argv)
+        err = capsys.readouterr().err
+        assert info.value.code == 2 and "invalid choice" in err and err.rstrip().endswith(expected), err
+    with pytest.raises(SystemExit):
+        main(["run", "op", "--approve", "zzz"])
+    assert "did you mean" not in capsys.readouterr().err
+
+
+def test_a_report_that_cannot_be_written_is_one_line(op_copy, script, cli, tmp_path) -> None:
+    op = _at_design_gate(op_copy, script, cli)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    out = cli("report", str(op), "--out", str(blocker / "report.html"))
+    assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
+    assert out.stderr.startswith(f"error: cannot write the report to {blocker / 'report.html'}: "), out.stderr
+
+
+def test_a_failed_attempt_names_its_verdict_once() -> None:
+    from orchestrator.store.results import RunResult
+    from orchestrator.ui.summary import attempt_lines
+
+    result = RunResult.model_construct(attempts=[
+        {"module": 1, "attempt": 1, "verdict": "FAIL_NUMERIC", "reason": "FAIL_NUMERIC m1.py (0/56 cases pass)"},
+        {"module": 2, "attempt": 1, "verdict": "FAIL_LINT", "reason": "FAIL_LINT: PF05 line 22"},
+        {"module": 2, "attempt": 2, "verdict": "AGENT_ERROR", "reason": "the model sent nothing", "model_calls": 2}])
+    assert attempt_lines(result) == ["M1 attempt 1 FAIL_NUMERIC: m1.py (0/56 cases pass)",
+                                     "M2 attempt 1 FAIL_LINT: PF05 line 22",
+                                     "M2 attempt 2 AGENT_ERROR (2 model calls): the model sent nothing"]
