@@ -6,6 +6,7 @@ sleep) so that tests and traces see exactly which attempts happened. The API key
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from typing import Any
@@ -127,7 +128,8 @@ class OpenAIProvider:
                 retries += 1
             except (oa.OpenAIError, ValueError) as exc:  # e.g. a 200 whose body is not JSON / not a completion
                 raise LLMError(f"{self.endpoint} answered something that is not a chat completion: "
-                               f"{_short(str(exc))}", retries=retries, endpoint=self.endpoint) from exc
+                               f"{_not_json(exc) or _short(str(exc))}", retries=retries,
+                               endpoint=self.endpoint) from exc
         latency = time.monotonic() - start
         if not hasattr(completion, "model_dump"):
             raise LLMError(f"{self.endpoint} answered something that is not a chat completion: "
@@ -228,6 +230,22 @@ def model_refused(base_url: str, api_key: str | None, model: str, timeout_s: flo
     finally:
         client.close()
     return None
+
+
+def _not_json(exc: BaseException) -> str | None:
+    """``the body is not JSON; it starts '...'`` when the SDK could not decode the body, else None.
+
+    Why: a 200 of bytes that are not UTF-8 said ``'utf-16-be' codec can't decode byte 0x7b in position 12`` (the
+    JSON decoder's guess at an encoding, UX audit s45): what the endpoint sent is what a user can act on."""
+    body: str | None = None
+    if isinstance(exc, json.JSONDecodeError):
+        body = exc.doc
+    elif isinstance(exc, UnicodeDecodeError):
+        body = bytes(exc.object).decode("utf-8", "replace")
+    if body is None:
+        return None
+    start = body.strip()[:80]
+    return f"the body is not JSON; it starts {start!r}" if start else "the body is empty"
 
 
 def _endpoint(base_url: str) -> str:

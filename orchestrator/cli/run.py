@@ -76,7 +76,7 @@ def _run_now(args: argparse.Namespace) -> int:
     if not args.agents and api.op_dir_loads(args.op_dir):  # else api.run says what is wrong, and nothing else
         kind, why = api.describe_agents(args.op_dir, models)
         if kind in ("replay", "local", "model"):
-            console.print(f"[bold]{escape(why)}[/]")
+            console.print(f"[bold]{escape(why)}[/]", soft_wrap=True)  # a URL or a path: never broken
         if kind == "replay" and args.approve is not None:  # docs/running.md said `--approve stop` exits at a gate
             console.print(f"note: --approve {args.approve} does not apply to a replay: its gates are answered by the "
                           "recorded human decisions (a gate the recording never decided stops the run there)",

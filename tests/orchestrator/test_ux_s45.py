@@ -121,6 +121,20 @@ def test_a_name_that_does_not_resolve_is_not_retried() -> None:
     assert str(info.value).startswith("cannot reach http://no-such-host.invalid/v1: the host name does not resolve")
 
 
+def test_a_body_that_is_not_json_is_quoted_not_decoded() -> None:
+    """A 200 of bytes that are not UTF-8 said ``'utf-16-be' codec can't decode byte 0x7b in position 12``."""
+    from agents.llm import OpenAIProvider, RetryPolicy
+    from agents.llm._types import ChatRequest, LLMError
+
+    for body, expected in (("\x00\xffgarbage{{{", "the body is not JSON; it starts '\\x00ÿgarbage{{{'"),
+                           ("<html>Bad Gateway</html>", "the body is not JSON; it starts '<html>Bad Gateway</html>'")):
+        with FakeOpenAIServer([Reply(200, body)]) as server:
+            provider = OpenAIProvider(base_url=server.base_url, api_key=None, retry=RetryPolicy(max_retries=0))
+            with pytest.raises(LLMError) as info:
+                provider.complete(ChatRequest(model="m", messages=[{"role": "user", "content": "hi"}]))
+        assert str(info.value) == f"{server.base_url} answered something that is not a chat completion: {expected}"
+
+
 # ---------------------------------------------------------------------------------------------- the model
 
 
