@@ -650,11 +650,10 @@ def resume(op_dir: Path | str, *, run_id: str | None = None, approve: ApproveMod
     if not root.is_dir():
         raise ForgeError(no_op_dir(op_dir))
     try:
-        rid = run_id or latest_run(root)
+        rid = run_id or latest_run(root, str(op_dir))
     except ForgeError as exc:
         # UX audit s44: after a Ctrl-C during intake (which writes nothing) this said no more than that
-        raise ForgeError(f"nothing to resume: {exc.message}; start a run with "
-                         f"`{cli_command()} run {shell_path(op_dir)}`") from exc
+        raise ForgeError(f"nothing to resume: {exc.message}") from exc
     meta = read_meta(root, rid)
     if (run_dir(root, rid) / "replay-miss.txt").is_file():
         raise ForgeError(f"nothing to resume: run {rid} is a replay that left its recording (see "
@@ -744,7 +743,7 @@ def _decide(op_dir: Path | str, decision: GateDecision, gate: str | None, run_id
     root = Path(op_dir).resolve()
     if not root.is_dir():
         raise ForgeError(no_op_dir(op_dir))
-    rid = run_id or latest_run(root)
+    rid = run_id or latest_run(root, str(op_dir))
     read_meta(root, rid)  # a damaged run.json: the run cannot be resumed, so a decision for it is refused
     holder = lock_holder(root)
     _, _, interrupts = snapshot(root, rid)

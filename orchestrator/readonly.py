@@ -22,7 +22,7 @@ def status(op_dir: Path | str, *, run_id: str | None = None) -> RunResult:
     root = Path(op_dir).resolve()
     if not root.is_dir():
         raise ForgeError(no_op_dir(op_dir))
-    rid = run_id or latest_run(root)
+    rid = run_id or latest_run(root, str(op_dir))
     read_meta(root, rid)  # a damaged run.json is said at once, not found by the resume it would break
     state = read_cached(root, rid)
     if state is None:

@@ -102,10 +102,13 @@ def _meta_problem(exc: Exception) -> str:
     return f"damaged ({str(exc).splitlines()[0]})"
 
 
-def latest_run(op_dir: Path) -> str:
+def latest_run(op_dir: Path, shown_as: str | None = None) -> str:
+    """The id of the op dir's latest run; with none, the error says how to start one (``status``, ``approve``
+    and ``resume`` of a folder that never ran said only "no run found", UX audit s44/s45)."""
     runs = [r for r in list_runs(op_dir) if (run_dir(op_dir, r) / "run.json").is_file()]
     if not runs:
-        raise ForgeError(f"no run found under {op_dir / FORGE_DIR}")
+        raise ForgeError(f"no run found under {op_dir / FORGE_DIR}; start a run with "
+                         f"`{cli_command()} run {shell_path(shown_as if shown_as is not None else op_dir)}`")
     return runs[-1]
 
 

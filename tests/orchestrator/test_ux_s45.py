@@ -11,7 +11,8 @@ Each test is a surprise the audit met, with the command that showed it:
   ``--version`` built the whole parser;
 - ``approve op --gate desing``, ``run op --approve atuo``, ``campaign rnu``: the choices listed, none suggested;
 - ``report op`` on a read-only op dir: an ``OSError`` traceback;
-- ``status op``: ``M1 attempt 1 FAIL_NUMERIC: FAIL_NUMERIC modules/...`` (the verdict twice).
+- ``status op``: ``M1 attempt 1 FAIL_NUMERIC: FAIL_NUMERIC modules/...`` (the verdict twice); ``status``/``approve``
+  of a folder that never ran said only "no run found".
 """
 
 from __future__ import annotations
@@ -267,3 +268,10 @@ def test_a_failed_attempt_names_its_verdict_once() -> None:
     assert attempt_lines(result) == ["M1 attempt 1 FAIL_NUMERIC: m1.py (0/56 cases pass)",
                                      "M2 attempt 1 FAIL_LINT: PF05 line 22",
                                      "M2 attempt 2 AGENT_ERROR (2 model calls): the model sent nothing"]
+
+
+def test_status_and_approve_of_a_folder_that_never_ran_say_how_to_start(tmp_path, cli) -> None:
+    for command in ("status", "approve"):
+        out = cli(command, str(tmp_path))
+        assert out.returncode == 1 and out.stderr.strip().endswith(
+            f"; start a run with `python -m orchestrator run {tmp_path}`"), out.stderr
