@@ -70,6 +70,12 @@ MAX_ELEMENTS = 1 << 20
 """The first P0 case keeps every input at or under this many elements where halving dynamic axes can."""
 MAX_FIXED_ELEMENTS = 1 << 24
 """A task whose sizes cannot be shrunk (no dynamic axis) is refused above this many elements in one input."""
+MAX_MACS = 1 << 32
+"""Without a DYNAMIC_AXIS hint, a task whose ``forward`` is more multiply-adds than this at its own sizes (by the
+meta run's count, ``peak["macs"]``) is too large to verify as it is (:func:`_too_large`), like one over the
+element bounds: a 4096 x 4096 x 4096 product (6.9e10, 2^36) builds no tensor over them, and every case of its op
+dir would have cost the emulator that many. 2^32 is a 1024-row GEMM with a 2048 x 2048 weight; a 1024^3 product
+(2^30) stays at its size."""
 TAIL = 13
 """Added to a dynamic axis for the tail case (a partial 16-row tile)."""
 
@@ -362,9 +368,14 @@ class _Plan(BaseModel):
     peak: dict[str, Any] | None = None
     """What ``forward`` builds at the task's own sizes (:func:`_probe.meta_peak`), when it could run on the meta
     device."""
+    guess: str = ""
+    """``leading`` when the dynamic axis is round 5's leading-axis guess (no hint): a model that does not run so
+    resized is planned again without it (:func:`_sized_axes`) before the task's own sizes are kept."""
 
 
-def _plan_inputs(desc: dict[str, Any], report: TaskImport) -> _Plan:
+def _plan_inputs(desc: dict[str, Any], report: TaskImport, *, leading: bool = True) -> _Plan:
+    """The SPEC's inputs, dims and dynamic axes from ``describe``'s finding; ``leading=False`` leaves round 5's
+    leading-axis guess out (the second plan of :func:`_random_path`)."""
     params = [p for p in desc["forward_params"] if p["kind"] in ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD")]
     values = desc["inputs"]
     if any(p["kind"] == "VAR_POSITIONAL" for p in desc["forward_params"]):
@@ -439,14 +450,20 @@ def _plan_inputs(desc: dict[str, Any], report: TaskImport) -> _Plan:
                                "(KernelBench's convention), checked by running the model resized")
         lost = []
     if lost:
+        lost = _lost_axes(plan, lost, desc.get("constants") or {}, report)
+    if lost:
         report.unmapped.append(f"DYNAMIC_AXIS {', '.join(lost)}: no input axis carries that index in FORMULA; not "
                                "dynamic in the op dir")
     if not desc.get("dynamic_axis"):
         why = (f"an input of {_largest_input(plan):,} elements is too large to verify at the task's sizes"
                if _largest_input(plan) > MAX_FIXED_ELEMENTS else
+               f"forward would build {_built(plan.peak)} at the task's sizes, too large to verify"
+               if plan.peak and too_large(plan.peak) else
+               f"forward is {int(plan.peak['macs']):,} multiply-adds at the task's sizes (over {MAX_MACS:,} = 2^32), "
+               "too many to verify every case" if plan.peak and _computes_too_much(plan) else
                f"forward would build {_built(plan.peak)} at the task's sizes, too large to verify" if plan.peak
                else "")
-        if _leading_batch(plan):
+        if leading and _leading_batch(plan):
             batch = plan.dynamic[0]
             report.unmapped.append(f"no DYNAMIC_AXIS hint, and {why}: the leading axis (size {plan.dims[batch]}) of "
                                    f"every tensor input, named {batch}, is taken as dynamic (KernelBench's batch_size "
@@ -482,6 +499,88 @@ def _plan_inputs(desc: dict[str, Any], report: TaskImport) -> _Plan:
     return plan
 
 
+def _lost_axes(plan: _Plan, lost: list[str], constants: dict[str, int], report: TaskImport) -> list[str]:
+    """Give ``DYNAMIC_AXIS`` letters that FORMULA does not use an axis (returned: the letters still without one).
+
+    ``15_Matmul_for_lower_triangular_matrices`` says ``DYNAMIC_AXIS = ["N"]`` beside ``C[i, j] = sum_k A[i, k] *
+    B[k, j]``: the hint was dropped and the 4096 x 4096 x 4096 product ran at its own size in every case (130 s to
+    import, 6.9e10 multiply-adds a case for the emulator). The hint says an axis is dynamic; which one is read,
+    in order, from
+
+    1. a module constant of the letter's name (case aside: ``N = 4096``): every forward-input axis of that size
+       is the one dynamic dim ``N`` (FORMULA's ``I``, ``K``, ``J`` of that size included: the task's square
+       matrices stay square);
+    2. when no hinted letter found an axis at all, the forward-input axes longer than :data:`MAX_DYNAMIC`, one dim
+       per distinct size, as :func:`_sized_axes` does without a hint (the letter names the dim when there is one
+       size, a FORMULA letter keeps its name when it alone has that size, else ``D0``, ``D1`` ...).
+
+    Each guess is in IMPORT.md and checked by running the model resized (which keeps the task's sizes when the
+    model does not run so). The leading-axis convention (:func:`_plan_inputs`) is tried before this."""
+    fwd = [t for t in plan.inputs if t["source"] == "forward" and not t.get("scalar")]
+
+    def size(s: int | str) -> int:
+        return s if isinstance(s, int) else plan.dims[s]
+
+    def rename(by_size: dict[int, str]) -> list[str]:
+        """Every forward-input axis (not already dynamic) of a size in ``by_size`` gets that dim; returns the
+        FORMULA letters replaced."""
+        replaced: list[str] = []
+        for t in fwd:
+            for ax, s in enumerate(t["shape"]):
+                if s in plan.dynamic or size(s) not in by_size:
+                    continue
+                if isinstance(s, str) and s != by_size[size(s)] and s not in replaced:
+                    replaced.append(s)
+                t["shape"][ax] = by_size[size(s)]
+        for old in replaced:
+            if old not in by_size.values():
+                plan.dims.pop(old, None)
+        plan.dims.update({n: sz for sz, n in by_size.items()})
+        plan.dynamic += [n for n in by_size.values() if n not in plan.dynamic]
+        return replaced
+
+    def where(dim: str) -> str:
+        return ", ".join(t["name"] for t in fwd if dim in t["shape"])
+
+    upper: dict[str, list[tuple[str, Any]]] = {}
+    for name, number in constants.items():
+        upper.setdefault(name.upper(), []).append((name, number))
+    left = []
+    for letter in lost:
+        found = upper.get(letter, [])
+        value = found[0][1] if len(found) == 1 else None
+        if (not isinstance(value, int) or isinstance(value, bool) or value < 2
+                or not any(size(s) == value and s not in plan.dynamic for t in fwd for s in t["shape"])):
+            left.append(letter)
+            continue
+        replaced = rename({value: letter})
+        report.unmapped.append(
+            f"DYNAMIC_AXIS {letter}: FORMULA does not use it; the task's constant {found[0][0]} = {value} sizes the "
+            f"axes of that size of {where(letter)}" + (f" (FORMULA's {', '.join(replaced)})" if replaced else "")
+            + f", taken as the one dynamic axis {letter}, checked by running the model resized")
+    if not left or plan.dynamic:
+        return left
+    sizes = list(dict.fromkeys(size(s) for t in fwd for s in t["shape"] if size(s) > MAX_DYNAMIC))
+    if not sizes:
+        return left
+    letters = {sz: list(dict.fromkeys(s for t in fwd for s in t["shape"] if size(s) == sz)) for sz in sizes}
+    free = (n for n in (f"D{i}" for i in range(len(plan.dims) + len(sizes) + 1)) if n not in plan.dims)
+    by_size = {}
+    for sz in sizes:
+        own = letters[sz]
+        by_size[sz] = (left[0] if len(sizes) == 1 and len(left) == 1 else
+                       own[0] if len(own) == 1 and isinstance(own[0], str) else next(free))
+    replaced = rename(by_size)
+    named = ", ".join(f"{sz} ({n}, in {where(n)})" for sz, n in by_size.items())
+    report.unmapped.append(
+        f"DYNAMIC_AXIS {', '.join(left)}: FORMULA does not use {'it' if len(left) == 1 else 'them'} and no module "
+        f"constant of {'that name' if len(left) == 1 else 'those names'} sizes an input axis; every input axis "
+        f"longer than {MAX_DYNAMIC} is taken as dynamic, one dim per size: {named}"
+        + (f" (FORMULA's {', '.join(replaced)} renamed)" if replaced else "")
+        + ", checked by running the model resized")
+    return []
+
+
 def _largest_input(plan: _Plan) -> int:
     return max((math.prod(t["desc"]["shape"]) for t in plan.inputs if t["source"] == "forward"
                 and not t.get("scalar")), default=0)
@@ -493,11 +592,13 @@ def _leading_batch(plan: _Plan) -> bool:
     timing (``Frobenius_norm``: 16 x 64 x 256 x 256, 67 M elements): they were refused as too large, where the
     benchmark's own convention - ``batch_size`` first - gives an axis to shrink. Only when every tensor input of
     ``forward`` has that same leading size, which no FORMULA index names (a matmul's M and K differ: no guess);
-    the traced run at the shrunk sizes checks the model accepts them (else the task's sizes are kept and refused as
-    before)."""
+    the traced run at the shrunk sizes checks the model accepts them (else :func:`_second_plan`, then the task's
+    sizes). Since round 11 also when the inputs fit but ``forward`` is more multiply-adds than :data:`MAX_MACS`
+    without building too much (a 1024-row GEMM with a 4096 x 4096 weight: the batch is the axis to shrink)."""
     fwd = [t for t in plan.inputs if t["source"] == "forward" and not t.get("scalar")]
-    if plan.dynamic or not fwd or _largest_input(plan) <= MAX_FIXED_ELEMENTS:  # too large a build: _sized_axes
-        return False
+    builds = plan.peak is not None and too_large(plan.peak)
+    if plan.dynamic or not fwd or (_largest_input(plan) <= MAX_FIXED_ELEMENTS and (builds or not _computes_too_much(plan))):
+        return False  # too large a build: _sized_axes
     leads = {t["shape"][0] for t in fwd}
     if len(leads) != 1 or not isinstance(next(iter(leads)), int) or next(iter(leads)) < 2:
         return False
@@ -508,6 +609,7 @@ def _leading_batch(plan: _Plan) -> bool:
         t["shape"][0] = name
     plan.dims[name] = int(next(iter(leads)))
     plan.dynamic = [name]
+    plan.guess = "leading"
     return True
 
 
@@ -515,7 +617,13 @@ def _too_large(plan: _Plan) -> bool:
     """The task's own sizes are too large to verify: an input over :data:`MAX_FIXED_ELEMENTS`, or ``forward`` would
     build a tensor over :func:`_probe.too_large`'s bounds (a 1 M-element tall-skinny pair into a 1 G-element
     product)."""
-    return _largest_input(plan) > MAX_FIXED_ELEMENTS or (plan.peak is not None and too_large(plan.peak))
+    return (_largest_input(plan) > MAX_FIXED_ELEMENTS or (plan.peak is not None and too_large(plan.peak))
+            or _computes_too_much(plan))
+
+
+def _computes_too_much(plan: _Plan) -> bool:
+    """More multiply-adds at the task's own sizes than :data:`MAX_MACS` (round 11; unknown: no)."""
+    return plan.peak is not None and int(plan.peak.get("macs") or 0) > MAX_MACS
 
 
 def _sized_axes(plan: _Plan) -> bool:
@@ -1017,10 +1125,14 @@ def _random_path(task: Path, source: str, desc: dict[str, Any], plan: _Plan, rep
     except TaskImportError as exc:
         if not plan.dynamic:
             raise _InputsRejected(str(exc)) from None
-        report.unmapped.append(f"the model did not run with the dynamic axes resized ({exc}); the op dir keeps "
-                               "get_inputs()' sizes and has no tail case")
-        p0 = runs = _fixed(plan)
-        traced = _trace_fixed(task, plan, p0, timeout)
+        second = _second_plan(task, desc, plan, report, timeout, str(exc))
+        if second is None:
+            report.unmapped.append(f"the model did not run with the dynamic axes resized ({exc}); the op dir keeps "
+                                   "get_inputs()' sizes and has no tail case")
+            p0 = runs = _fixed(plan)
+            traced = _trace_fixed(task, plan, p0, timeout)
+        else:
+            report, plan, p0, runs, traced = second
     _drop_unread(plan, traced["cases"][0], report)
     outs = [c["outputs"] for c in traced["cases"]]
     loose = _unnamed_axes(outs, plan, runs)
@@ -1038,6 +1150,43 @@ def _random_path(task: Path, source: str, desc: dict[str, Any], plan: _Plan, rep
                                "is taken from get_inputs()), so the dynamic axes and the tail case stay")
     return _write(task, source, desc, plan, p0, outs, traced["cases"][0]["calls"], report, dest, existing,
                   intake_timeout, make, runs=runs, lazy=traced.get("lazy"))
+
+
+def _second_plan(task: Path, desc: dict[str, Any], plan: _Plan, report: TaskImport, timeout: float,
+                 failed: str) -> tuple[TaskImport, _Plan, list[dict[str, int]], list[dict[str, int]],
+                                       dict[str, Any]] | None:
+    """When the model did not run with round 5's leading-axis guess resized, the plan without it (every input axis
+    longer than :data:`MAX_DYNAMIC` dynamic, one dim per size: :func:`_sized_axes`), traced; None when there is
+    no such plan or it did not run either (the caller keeps the task's own sizes).
+
+    KernelBench's ``HingeLoss`` multiplies predictions ``[32768, 32768]`` by targets ``[32768]`` (broadcast over
+    the last axis): the leading guess gave ``[B, 32768] * [B]``, which does not run, and the task was refused at
+    its own sizes; one dim for the size 32768 runs. A square 4096 x 4096 product without a hint (too many
+    multiply-adds, :data:`MAX_MACS`) leads with the same size on A and B too; its A ``[B, 4096]`` @ B ``[B, 4096]``
+    does not run."""
+    if plan.guess != "leading":
+        return None
+    again = TaskImport(task=report.task, level=report.level, op_name=report.op_name)
+    other = _plan_inputs(desc, again, leading=False)
+    if not other.dynamic:
+        return None
+    again.unmapped.insert(0, f"the leading-axis guess did not run resized ({failed}); planned without it")
+    _value_specs(other, again)
+    p0 = _p0(other)
+    try:
+        _check_fixed_size(other, p0, structured=False)
+    except TaskImportError:
+        return None
+    runs = p0
+    if len(p0) == 1:
+        runs = p0 + [{**p0[0], **{d: p0[0][d] + 1 + j for j, d in enumerate(other.dynamic)}}]
+    try:
+        traced = _probe(_trace_request(task, other, runs), timeout)
+    except _ModelRefused:
+        raise
+    except TaskImportError:
+        return None
+    return again, other, p0, runs, traced
 
 
 def _drawn_make(plan: _Plan) -> list[dict[str, Any]]:

@@ -366,6 +366,7 @@ def describe(path: str) -> dict[str, Any]:
     return {
         "formula": _formula(getattr(mod, "FORMULA", None)),
         "dynamic_axis": _dynamic_axis(getattr(mod, "DYNAMIC_AXIS", None)),
+        "constants": {k: v for k, v in vars(mod).items() if type(v) is int and not k.startswith("_")},
         "forward_params": params,
         "init": [{**_value(v), "name": str(k)} for k, v in init.items()] if isinstance(init, dict) else
                 [_value(v) for v in init],
@@ -496,6 +497,30 @@ class _DynamoDeferred:
                 del fn.__dict__["__dynamo_disable"]
 
 
+def _MultiplyAdds() -> Any:  # noqa: N802 - a class built on first use: torch is imported lazily in this file
+    """A ``TorchDispatchMode`` that adds up torch's flop formulas (``torch.utils.flop_counter.flop_registry``: mm,
+    bmm, addmm, baddbmm, convolutions, attention) over the calls it sees, in ``flops``. torch's own
+    ``FlopCounterMode`` does the same but also tracks modules with hooks that read ``requires_grad`` inside the
+    meta run's function mode: a call the inventory would have named."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils.flop_counter import flop_registry
+
+    class Count(TorchDispatchMode):
+        def __init__(self) -> None:
+            super().__init__()
+            self.flops = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001 - torch's protocol
+            kwargs = kwargs or {}
+            out = func(*args, **kwargs)
+            formula = flop_registry.get(func._overloadpacket)
+            if formula is not None:
+                self.flops += int(formula(*args, **kwargs, out_val=out))
+            return out
+
+    return Count()
+
+
 def meta_peak(mod: Any, inputs: list[dict[str, Any]]) -> dict[str, Any] | None:
     """:func:`_meta_peak` with ``torch._dynamo``'s import deferred (:class:`_DynamoDeferred`); run again with it
     loaded when the run asked the stand-in for more than ``disable``, so the finding is the same either way."""
@@ -504,7 +529,7 @@ def meta_peak(mod: Any, inputs: list[dict[str, Any]]) -> dict[str, Any] | None:
     return _meta_peak(mod, inputs) if deferred.needed else found
 
 
-def _meta_peak(mod: Any, inputs: list[dict[str, Any]]) -> dict[str, Any] | None:
+def _meta_peak(mod: Any, inputs: list[dict[str, Any]], *, count: bool = True) -> dict[str, Any] | None:
     """What ``forward`` builds on inputs of these descriptions (shape, dtype; Python values as they are), run on the
     meta device with a model built there too, so that nothing is allocated and no generator is drawn from: the
     largest tensor any call returns (``elements``, the call's name ``op``), the outputs' shapes and the names of the
@@ -515,7 +540,11 @@ def _meta_peak(mod: Any, inputs: list[dict[str, Any]]) -> dict[str, Any] | None:
     KernelBench's ``Tall_skinny_matrix_multiplication`` multiplies two 1 M-element inputs into a 32768 x 32768
     output (4 GB): the inputs passed every size check, the trace built the product, and intake's golden run was
     killed at 11.5 GB. The sizes a run would build are now known before anything is built, and so are the calls
-    with no PyPTO route (a convolution at GPU sizes was refused for its size, not for the convolution)."""
+    with no PyPTO route (a convolution at GPU sizes was refused for its size, not for the convolution).
+
+    ``macs`` (round 11): the multiply-adds of the run, by torch's flop formulas (:func:`_MultiplyAdds`, half the flops), where
+    it ran (a run that fails with the counter is run again without it: no ``macs`` then). A 4096 x 4096 x 4096
+    product builds nothing over the element bounds and is 6.9e10 multiply-adds a case."""
     import contextlib
 
     import torch
@@ -543,6 +572,7 @@ def _meta_peak(mod: Any, inputs: list[dict[str, Any]]) -> dict[str, Any] | None:
             return d.get("value")
         return torch.empty(d["shape"], dtype=getattr(torch, d["dtype"]), device="meta")
 
+    counter: Any = _MultiplyAdds() if count else contextlib.nullcontext()
     with torch.random.fork_rng(devices=[]), contextlib.ExitStack() as stack:
         try:
             stack.enter_context(torch.device("meta"))
@@ -550,16 +580,21 @@ def _meta_peak(mod: Any, inputs: list[dict[str, Any]]) -> dict[str, Any] | None:
                 stack.enter_context(_DEVICES["_PtoForgeCpuDevices"](drop=True))
             model, _ = _model(mod)
             args = [meta(d) for d in inputs]
-            with torch.no_grad(), Largest():
+            with torch.no_grad(), Largest(), counter:
                 out = model(*args)
         except _Stopped as stop:
             return {**peak, "outputs": [], "ops": ops, "stopped": str(stop)}
         except Exception:  # noqa: BLE001 - vendor code that needs real values: nothing is known
-            return None
+            failed = True
+        else:
+            failed = False
+    if failed:  # the counter must not cost a finding: the run again without it
+        return _meta_peak(mod, inputs, count=False) if count else None
     outs = _flat(out)
     if not outs:
         return None
-    return {**peak, "outputs": [list(t.shape) for t in outs], "ops": ops}
+    macs = {"macs": counter.flops // 2} if count else {}
+    return {**peak, "outputs": [list(t.shape) for t in outs], "ops": ops, **macs}
 
 
 def _cut(shape: list[int], limit: int = 0) -> list[int]:

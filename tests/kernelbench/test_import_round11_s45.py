@@ -1,0 +1,210 @@
+"""KernelBench task import, eleventh round (session 45): the hint letter FORMULA does not use, a compute budget, and
+a second plan when the leading-axis guess does not run.
+
+- **A DYNAMIC_AXIS letter that FORMULA does not use was dropped.** ``DYNAMIC_AXIS = ["N"]`` beside ``C[i, j] = sum_k
+  A[i, k] * B[k, j]`` (lower / upper triangular and symmetric products): the import kept 4096 x 4096 x 4096 in
+  every case (130 s to import, 6.9e10 multiply-adds a case for the emulator). Such a letter is now read as a module
+  constant of its name (``N = 4096``: every forward-input axis of that size is the dim ``N``) or, when no hinted
+  letter found an axis, as every input axis longer than 64, one dim per size (``_importer._lost_axes``).
+- **No compute budget.** Without a hint, a task was "too large" only by elements; a 4096^3 product builds nothing
+  over the bounds. ``_probe.meta_peak`` now counts the multiply-adds (torch's ``FlopCounterMode`` on the meta run)
+  and more than ``MAX_MACS`` (2^32) is too large too (``_importer._too_large``).
+- **The leading-axis guess had no fallback.** KernelBench's ``HingeLoss`` multiplies ``[32768, 32768]`` by
+  ``[32768]`` (broadcast over the last axis): ``[B, 32768] * [B]`` does not run and the task was refused; the square
+  hintless product ``A[B, 4096] @ B[B, 4096]`` neither. ``_importer._second_plan`` plans again without the guess
+  (one dim per size, ``_sized_axes``) before keeping the task's own sizes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kb_tasks import needs_torch, spec_of, write_task
+
+from orchestrator.adapters.kernelbench import TaskImport, TaskImportError, _importer, _probe, import_task
+
+
+def _desc(inputs: list[list[int]], params: list[str], formula: str | None = None, dynamic: list[str] | None = None,
+          constants: dict[str, int] | None = None, peak: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"formula": formula, "dynamic_axis": dynamic or [], "forward_params": [
+        {"name": n, "kind": "POSITIONAL_OR_KEYWORD"} for n in params], "init": [],
+        "inputs": [{"kind": "tensor", "shape": s, "dtype": "float32", "integer": False, "min": -3.0, "max": 3.0,
+                    "mean": 0.0, "std": 1.0, "finite": True, "within_1sd": 0.68, "distinct": None} for s in inputs],
+        "parameters": [], "buffers": [], "dropout": [], "constants": constants or {}, "peak": peak}
+
+
+def _report() -> TaskImport:
+    return TaskImport(task="t.py", op_name="t")
+
+
+TRIANGULAR = "C[i, j] = sum_k A[i, k] * B[k, j] for i >= j, else 0"
+
+
+def test_a_hint_letter_named_by_a_module_constant_is_every_axis_of_its_size() -> None:
+    report = _report()
+    plan = _importer._plan_inputs(_desc([[4096, 4096], [4096, 4096]], ["A", "B"], TRIANGULAR, ["N"], {"N": 4096}),
+                                  report)
+    assert plan.dynamic == ["N"] and plan.dims == {"N": 4096}
+    assert [t["shape"] for t in plan.inputs] == [["N", "N"], ["N", "N"]]
+    assert "constant N = 4096" in report.unmapped[0] and "FORMULA's I, K, J" in report.unmapped[0]
+    assert _importer._p0(plan) == [{"N": 64}, {"N": 77}]
+    # lower case in the hint, another size beside it: only the axes of the constant's size follow it
+    report = _report()
+    plan = _importer._plan_inputs(_desc([[2048, 8192], [8192, 4096]], ["A", "B"], "C[m, n] = A[m, k] @ B[k, n]",
+                                        ["n2"], {"N2": 4096, "M": 2048}), report)
+    assert plan.dynamic == ["N2"] and [t["shape"] for t in plan.inputs] == [["M", "K"], ["K", "N2"]]
+    assert plan.dims == {"M": 2048, "K": 8192, "N2": 4096}
+
+
+def test_a_hint_letter_without_a_constant_makes_every_long_axis_dynamic() -> None:
+    """The 15_Matmul_for_lower_triangular_matrices of session 44: ``M = 4096`` in the file, ``N`` in the hint."""
+    report = _report()
+    plan = _importer._plan_inputs(_desc([[4096, 4096], [4096, 4096]], ["A", "B"], TRIANGULAR, ["N"], {"M": 4096}),
+                                  report)
+    assert plan.dynamic == ["N"] and [t["shape"] for t in plan.inputs] == [["N", "N"], ["N", "N"]]
+    assert "no module constant of that name" in report.unmapped[0]
+    assert not any("not dynamic in the op dir" in u for u in report.unmapped)
+    # two sizes: a FORMULA letter alone on its size keeps its name, the hint letter names none of them
+    report = _report()
+    plan = _importer._plan_inputs(_desc([[2048, 8192], [8192, 4096]], ["A", "B"], "C[i, j] = A[i, k] @ B[k, j]",
+                                        ["N"]), report)
+    assert plan.dynamic == ["I", "K", "J"] and [t["shape"] for t in plan.inputs] == [["I", "K"], ["K", "J"]]
+
+
+def test_a_lost_letter_beside_a_found_one_stays_dropped_and_small_axes_stay_fixed() -> None:
+    report = _report()
+    plan = _importer._plan_inputs(_desc([[4096, 4096], [4096, 4096]], ["A", "B"], "C[m, n] = A[m, k] @ B[k, n]",
+                                        ["M", "Q"]), report)
+    assert plan.dynamic == ["M"] and any("DYNAMIC_AXIS Q" in u and "not dynamic" in u for u in report.unmapped)
+    report = _report()
+    plan = _importer._plan_inputs(_desc([[32, 48], [48, 16]], ["A", "B"], TRIANGULAR, ["N"]), report)
+    assert plan.dynamic == [] and "not dynamic in the op dir" in report.unmapped[-1]
+
+
+def test_too_many_multiply_adds_is_too_large_without_a_hint() -> None:
+    square = {"elements": 1 << 24, "op": "matmul", "outputs": [[4096, 4096]], "ops": {}, "macs": 1 << 36}
+    report = _report()
+    plan = _importer._plan_inputs(_desc([[4096, 4096], [4096, 4096]], ["A", "B"], peak=square), report)
+    assert plan.guess == "leading" and plan.dynamic == ["B"]  # tried first; _second_plan when it does not run
+    assert "68,719,476,736 multiply-adds" in report.unmapped[-1]
+    second = _importer._plan_inputs(_desc([[4096, 4096], [4096, 4096]], ["A", "B"], peak=square), _report(),
+                                    leading=False)
+    assert second.dynamic == ["D0"] and [t["shape"] for t in second.inputs] == [["D0", "D0"], ["D0", "D0"]]
+    small = {**square, "macs": 1 << 30}  # a 1024^3 product stays at its size
+    plan = _importer._plan_inputs(_desc([[1024, 1024], [1024, 1024]], ["A", "B"], peak=small), _report())
+    assert plan.dynamic == []
+    # too large a build (a Gram matrix) keeps round 8's one dim per size, whatever the count
+    gram = {"elements": 1 << 28, "op": "matmul", "outputs": [[16384, 16384]], "ops": {}, "macs": (1 << 32) + 1}
+    plan = _importer._plan_inputs(_desc([[16, 16384]], ["x"], peak=gram), _report())
+    assert plan.guess == "" and plan.dynamic == ["D0"]
+
+
+def test_the_leading_guess_that_does_not_run_is_planned_again_without_it(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """HingeLoss: predictions [32768, 32768] times targets [32768], no hint. No child process runs here."""
+    requests: list[dict[str, Any]] = []
+
+    def child(request: dict[str, Any], *_: Any, **__: Any) -> dict[str, Any]:
+        requests.append(request)
+        if len(requests) == 1:
+            raise TaskImportError("the task fails when run: RuntimeError: The size of tensor a (32768) must match")
+        raise AssertionError("second trace")
+
+    monkeypatch.setattr(_importer, "_probe", child)
+    desc = _desc([[32768, 32768], [32768]], ["predictions", "targets"])
+    report = _report()
+    plan = _importer._plan_inputs(desc, report)
+    assert plan.guess == "leading"
+    with pytest.raises(AssertionError, match="second trace"):
+        _importer._random_path(tmp_path / "t.py", "", desc, plan, report, tmp_path / "out", [], 5.0, 5.0)
+    shapes = [[i["shape"] for i in case["inputs"]] for case in requests[1]["cases"]]
+    assert shapes == [[[64, 64], [64]], [[77, 77], [77]]]
+
+
+@needs_torch
+def test_the_meta_run_counts_multiply_adds(torch_restored: Any, tmp_path: Path) -> None:
+    del torch_restored
+    task = write_task(tmp_path, "import torch\n\nclass Model(torch.nn.Module):\n    def forward(self, a, b):\n"
+                      "        return torch.relu(a @ b)\n", "mm.py")
+    mod = _probe._load(str(task))
+    shapes = [{"kind": "tensor", "shape": [512, 256], "dtype": "float32"},
+              {"kind": "tensor", "shape": [256, 128], "dtype": "float32"}]
+    peak = _probe.meta_peak(mod, shapes)
+    assert peak is not None and peak["macs"] == 512 * 256 * 128 and peak["outputs"] == [[512, 128]]
+
+
+# ------------------------------------------------------------------------------------------------ end to end
+
+LOWER_TRIANGULAR = '''import torch
+import torch.nn as nn
+
+FORMULA = "C[i, j] = sum_k A[i, k] * B[k, j] for i >= j, else 0"
+DYNAMIC_AXIS = ["N"]
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super(Model, self).__init__()
+
+    def forward(self, A, B):
+        return torch.tril(torch.matmul(A, B))
+
+
+M = 4096
+
+
+def get_inputs():
+    A = torch.tril(torch.randn(M, M))
+    B = torch.tril(torch.randn(M, M))
+    return [A, B]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+@pytest.mark.slow
+@needs_torch
+def test_lower_triangular_product_imports_with_its_hint_letter(tmp_path: Path) -> None:
+    dest = tmp_path / "op"
+    rep = import_task(write_task(tmp_path, LOWER_TRIANGULAR, "15_Matmul_for_lower_triangular_matrices.py"), dest)
+    assert rep.dynamic_axes == ["N"] and rep.p0_shapes == [{"N": 64}, {"N": 77}]
+    spec = spec_of(dest)
+    assert [i["shape"] for i in spec["inputs"]] == [["N", "N"], ["N", "N"]]
+    assert spec["outputs"][0]["shape"] == ["N", "N"]
+
+
+SQUARE_NO_HINT = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super(Model, self).__init__()
+
+    def forward(self, A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+        return torch.matmul(A, B)
+
+N = 2048 * 2
+
+def get_inputs():
+    A = torch.rand(N, N)
+    B = torch.rand(N, N)
+    return [A, B]
+
+def get_init_inputs():
+    return []
+'''
+
+
+@pytest.mark.slow
+@needs_torch
+def test_hintless_square_product_is_shrunk_by_its_multiply_adds(tmp_path: Path) -> None:
+    dest = tmp_path / "op"
+    rep = import_task(write_task(tmp_path, SQUARE_NO_HINT, "1_Square_matrix_multiplication_.py"), dest)
+    assert rep.dynamic_axes == ["D0"] and rep.p0_shapes == [{"D0": 64}, {"D0": 77}]
+    assert any("planned without it" in u for u in rep.unmapped)
+    assert [i["shape"] for i in spec_of(dest)["inputs"]] == [["D0", "D0"], ["D0", "D0"]]
