@@ -13,6 +13,10 @@ a second plan when the leading-axis guess does not run.
   ``[32768]`` (broadcast over the last axis): ``[B, 32768] * [B]`` does not run and the task was refused; the square
   hintless product ``A[B, 4096] @ B[B, 4096]`` neither. ``_importer._second_plan`` plans again without the guess
   (one dim per size, ``_sized_axes``) before keeping the task's own sizes.
+- **Convolutions and ``unfold`` whose windows tile the input had no route.** A 1 x 1 convolution
+  (``conv_pointwise_2D``) is a matmul over the channels, a stride = kernel one (a patch embedding) a reshape and a
+  matmul, ViT's ``img.unfold(2, p, p).unfold(3, p, p)`` a view; like pooling since round 4, they have a route when
+  their windows tile the input (``_probe._windowed``); overlapping, padded, dilated or grouped ones still do not.
 """
 
 from __future__ import annotations
@@ -135,6 +139,36 @@ def test_the_meta_run_counts_multiply_adds(torch_restored: Any, tmp_path: Path) 
     assert peak is not None and peak["macs"] == 512 * 256 * 128 and peak["outputs"] == [[512, 128]]
 
 
+@needs_torch
+def test_windows_that_tile_the_input_have_a_route(torch_restored: Any) -> None:
+    torch = torch_restored
+    nn, functional = torch.nn, torch.nn.functional
+    x = torch.zeros(2, 64, 30, 32, device="meta")
+
+    def conv(m: Any, inp: Any = x) -> bool:
+        return _probe._windowed("conv2d", functional.conv2d, [inp, m.weight, m.bias, m.stride, m.padding,
+                                                              m.dilation, m.groups], {})
+
+    with torch.device("meta"):
+        assert conv(nn.Conv2d(64, 128, 1)) and conv(nn.Conv2d(64, 8, 1, padding="same"))
+        assert conv(nn.Conv2d(64, 8, 4, stride=4))  # 30 rows: 7 windows, the last 2 rows in none (torch drops them)
+        assert not conv(nn.Conv2d(64, 8, 3)) and not conv(nn.Conv2d(64, 8, 4, stride=4, padding=1))
+        assert not conv(nn.Conv2d(64, 64, 1, groups=64)) and not conv(nn.Conv2d(64, 8, 1, dilation=2, stride=2))
+        assert not conv(nn.Conv2d(64, 8, 40, stride=40))  # a kernel longer than the axis
+        assert _probe._windowed("conv1d", functional.conv1d, [torch.zeros(2, 4, 9), torch.zeros(3, 4, 1)], {})
+    assert _probe._windowed("unfold", torch.Tensor.unfold, [x, 2, 5, 5], {})
+    assert not _probe._windowed("unfold", torch.Tensor.unfold, [x, 2, 5, 2], {})
+    assert _probe._windowed("unfold", functional.unfold, [x, 2], {"stride": 2})
+    assert not _probe._windowed("unfold", functional.unfold, [x, 2], {})
+    assert not _probe._windowed("unfold", functional.unfold, [x, 2], {"stride": 2, "padding": 1})
+    calls = [{"op": "conv2d", "in": [[2, 64, 8, 8]], "out": [[2, 128, 8, 8]], "tiled": True},
+             {"op": "unfold", "in": [[2, 3, 8, 8]], "out": [[2, 3, 2, 8, 4]], "tiled": True}]
+    rows = _importer._inventory(calls, _report())
+    assert "matmul over the channels" in rows[0][0] and "step = size" in rows[1][0]
+    with pytest.raises(TaskImportError, match="conv2d: convolution"):
+        _importer._inventory([{**calls[0], "tiled": False}], _report())
+
+
 # ------------------------------------------------------------------------------------------------ end to end
 
 LOWER_TRIANGULAR = '''import torch
@@ -208,3 +242,39 @@ def test_hintless_square_product_is_shrunk_by_its_multiply_adds(tmp_path: Path) 
     assert rep.dynamic_axes == ["D0"] and rep.p0_shapes == [{"D0": 64}, {"D0": 77}]
     assert any("planned without it" in u for u in rep.unmapped)
     assert [i["shape"] for i in spec_of(dest)["inputs"]] == [["D0", "D0"], ["D0", "D0"]]
+
+
+POINTWISE = """import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, in_channels: int, out_channels: int, bias: bool = False):
+        super(Model, self).__init__()
+        self.conv1d = nn.Conv2d(in_channels, out_channels, kernel_size=1, stride=1, padding=0, bias=bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.conv1d(x)
+
+batch_size = 16
+in_channels = 64
+out_channels = 128
+width = 1024
+height = 1024
+
+def get_inputs():
+    x = torch.rand(batch_size, in_channels, height, width)
+    return [x]
+
+def get_init_inputs():
+    return [in_channels, out_channels]
+"""
+
+
+@pytest.mark.slow
+@needs_torch
+def test_pointwise_convolution_imports(tmp_path: Path) -> None:
+    dest = tmp_path / "op"
+    rep = import_task(write_task(tmp_path, POINTWISE, "87_conv_pointwise_2D.py"), dest)
+    assert rep.dynamic_axes == ["D0"]
+    assert "matmul over the channels" in (dest / "golden.py").read_text(encoding="utf-8")

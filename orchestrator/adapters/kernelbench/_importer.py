@@ -773,6 +773,11 @@ def _output_shapes(outs: list[list[dict[str, Any]]], plan: _Plan, p0: list[dict[
 TILED_POOL = ("pypto.reshape into the windows + pypto.mean / pypto.amax over them (windows that tile the axis: "
               "stride = kernel, no padding; a remainder shorter than the kernel is dropped, a pypto.view first)")
 """The route of a pooling call whose windows tile its axes; other pooling has none (``_ops.NO_EQUIVALENT``)."""
+TILED_CONV = ("pypto.reshape of the input into its windows + pypto.matmul with the weight viewed [C_out, C_in * "
+              "kernel] (+ add for the bias); windows that tile the input: stride = kernel, no padding or dilation, "
+              "one group - a 1 x 1 convolution is a matmul over the channels")
+TILED_UNFOLD = "pypto.reshape / pypto.transpose into the windows (they tile the axis: step = size, a view)"
+"""Round 11: convolutions and ``unfold`` whose windows tile the input (``_probe._windowed``); others have none."""
 
 
 def _refuse_no_route(peak: dict[str, Any] | None) -> None:
@@ -796,7 +801,8 @@ def _inventory(calls: list[dict[str, Any]], report: TaskImport) -> list[tuple[st
     for c in calls:
         kind, route = classify(c["op"])
         if c.get("tiled"):  # non-overlapping, unpadded windows (the probe's _tiled): a reshape and a reduction
-            kind, route = "route", TILED_POOL
+            kind, route = "route", (TILED_CONV if c["op"].startswith("conv") else TILED_UNFOLD
+                                    if c["op"] == "unfold" else TILED_POOL)
         if kind == "plumbing":
             continue
         if kind == "none":

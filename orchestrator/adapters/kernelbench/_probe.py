@@ -557,7 +557,7 @@ def _meta_peak(mod: Any, inputs: list[dict[str, Any]], *, count: bool = True) ->
     class Largest(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001 - torch's protocol
             name = _op_name(func)
-            tiled = name in _POOLS and _tiled(name, list(args), dict(kwargs or {}))
+            tiled = name in _WINDOWED and _windowed(name, func, list(args), dict(kwargs or {}))
             ops[name] = ops.get(name, True) and tiled
             if name in STOP and not tiled:
                 raise _Stopped(name)
@@ -888,6 +888,70 @@ def _dropout_p(op: str, args: list[Any], kwargs: dict[str, Any]) -> tuple[float,
 _POOLS = frozenset(f"{kind}_pool{n}d{tail}" for kind in ("avg", "max") for n in (1, 2, 3)
                    for tail in ("", "_with_indices"))
 """Pooling calls whose windows may tile the pooled axes (:func:`_tiled`)."""
+_CONVS = frozenset({"conv1d", "conv2d", "conv3d"})
+_WINDOWED = _POOLS | _CONVS | {"unfold"}
+"""Calls over windows, which have a route when the windows tile the input (:func:`_windowed`)."""
+
+
+def _windowed(op: str, func: Any, args: list[Any], kwargs: dict[str, Any]) -> bool:
+    """Whether a call over windows (a pooling, a convolution, ``unfold``) has windows that tile its axes - then it
+    is a view, a reshape into the windows and a reduction or a matmul (round 11: convolutions and ``unfold``)."""
+    if op in _POOLS:
+        return _tiled(op, args, kwargs)
+    if op in _CONVS:
+        return _tiled_conv(op, args, kwargs)
+    return _tiled_unfold(func, args, kwargs)
+
+
+def _per_axis(v: Any, n: int, default: tuple[int, ...] | None) -> tuple[int, ...] | None:
+    if v is None or (isinstance(v, list | tuple) and not v):
+        return default
+    v = tuple(int(a) for a in v) if isinstance(v, list | tuple) else (int(v),)
+    return v * n if len(v) == 1 else v
+
+
+def _tiled_conv(op: str, args: list[Any], kwargs: dict[str, Any]) -> bool:
+    """A convolution whose windows tile the input: one group, stride = kernel, no padding, no dilation, every
+    spatial size at least one kernel (torch drops a shorter remainder). It is a reshape of the input into its
+    windows and a matmul with the weight viewed ``[C_out, C_in * kernel]``: a 1 x 1 (pointwise) convolution is a
+    matmul over the channels (KernelBench's ``conv_pointwise_2D``), a stride = kernel one a patch embedding (ViT).
+    Overlapping, padded, dilated or grouped convolutions still have no route (``_ops.NO_EQUIVALENT``)."""
+    n = int(op[4])
+    names = ["input", "weight", "bias", "stride", "padding", "dilation", "groups"]
+    got: dict[str, Any] = {k: kwargs[k] if k in kwargs else (args[i] if len(args) > i else None) for i, k in enumerate(names)}
+    x, w = got["input"], got["weight"]
+    if not hasattr(x, "shape") or not hasattr(w, "shape") or w.dim() != n + 2 or x.dim() < n + 1:
+        return False
+    kernel = tuple(int(k) for k in w.shape[2:])
+    pad = got["padding"]
+    if isinstance(pad, str):
+        pad = 0 if pad == "valid" or all(k == 1 for k in kernel) else None
+    return (int(got["groups"] or 1) == 1 and _per_axis(got["stride"], n, (1,) * n) == kernel
+            and _per_axis(pad, n, (0,) * n) == (0,) * n and _per_axis(got["dilation"], n, (1,) * n) == (1,) * n
+            and all(size >= k for size, k in zip(list(x.shape)[-n:], kernel)))
+
+
+def _tiled_unfold(func: Any, args: list[Any], kwargs: dict[str, Any]) -> bool:
+    """``Tensor.unfold(dim, size, step)`` with step = size (ViT's ``img.unfold(2, p, p).unfold(3, p, p)``: the
+    patches, a view), or ``F.unfold`` (im2col) with stride = kernel, no padding, no dilation; overlapping windows
+    have no route."""
+    import torch
+
+    if func is torch.nn.functional.unfold:
+        names = ["input", "kernel_size", "dilation", "padding", "stride"]
+        got: dict[str, Any] = {k: kwargs[k] if k in kwargs else (args[i] if len(args) > i else None) for i, k in enumerate(names)}
+        kernel = _per_axis(got["kernel_size"], 2, None)
+        x = got["input"]
+        return (kernel is not None and hasattr(x, "shape") and x.dim() >= 3
+                and _per_axis(got["stride"], 2, (1, 1)) == kernel and _per_axis(got["padding"], 2, (0, 0)) == (0, 0)
+                and _per_axis(got["dilation"], 2, (1, 1)) == (1, 1)
+                and all(size >= k for size, k in zip(list(x.shape)[-2:], kernel)))
+    names = ["self", "dimension", "size", "step"]
+    got = {k: kwargs[k] if k in kwargs else (args[i] if len(args) > i else None) for i, k in enumerate(names)}
+    x, size, step = got["self"], got["size"], got["step"]
+    if not hasattr(x, "shape") or not isinstance(size, int) or not isinstance(got["dimension"], int):
+        return False
+    return size >= 1 and step == size and x.dim() > 0 and int(x.shape[got["dimension"]]) >= size
 
 
 def _tiled(op: str, args: list[Any], kwargs: dict[str, Any]) -> bool:
@@ -1018,8 +1082,8 @@ def trace(path: str, cases: list[dict[str, Any]]) -> dict[str, Any]:
             elif any(id(t) in stepped for t in _flat([list(args), list(kwargs.values())])):
                 stepped.update(id(t) for t in _flat(out))  # computed from a staircase: one too
                 keep.append(out)
-            if entry["op"] in _POOLS:
-                entry["tiled"] = _tiled(entry["op"], list(args), dict(kwargs or {}))
+            if entry["op"] in _WINDOWED:
+                entry["tiled"] = _windowed(entry["op"], func, list(args), dict(kwargs or {}))
             if isinstance(out, torch.Tensor) and out.dtype in (torch.int8, torch.uint8, torch.int16) and any(
                     isinstance(a, torch.Tensor) and a.is_floating_point() for a in args):
                 entry["quantises"] = True  # float -> int8 / uint8 / int16 (``.to(torch.int8)``): a truncation step
