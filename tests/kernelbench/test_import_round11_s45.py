@@ -17,6 +17,10 @@ a second plan when the leading-axis guess does not run.
   (``conv_pointwise_2D``) is a matmul over the channels, a stride = kernel one (a patch embedding) a reshape and a
   matmul, ViT's ``img.unfold(2, p, p).unfold(3, p, p)`` a view; like pooling since round 4, they have a route when
   their windows tile the input (``_probe._windowed``); overlapping, padded, dilated or grouped ones still do not.
+- **A huge parameter was built before anything was checked.** A VGG-style classifier (``nn.Linear(128 * 56 * 56,
+  4096)``, 1.6 G elements) was allocated in ``describe``; on the loaded machine that failed after 196 s with "can't
+  allocate memory". ``describe`` first builds the model on the meta device (``_probe._huge_parameter``) and the
+  import refuses, in one line that names the parameter, one over 2^26 elements (the input budget is 2^24).
 """
 
 from __future__ import annotations
@@ -167,6 +171,45 @@ def test_windows_that_tile_the_input_have_a_route(torch_restored: Any) -> None:
     assert "matmul over the channels" in rows[0][0] and "step = size" in rows[1][0]
     with pytest.raises(TaskImportError, match="conv2d: convolution"):
         _importer._inventory([{**calls[0], "tiled": False}], _report())
+
+
+HUGE_CLASSIFIER = """import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, num_classes=1000):
+        super(Model, self).__init__()
+        self.features = nn.Sequential(nn.Flatten(1))
+        self.classifier = nn.Sequential(nn.Linear(128 * 56 * 56, 4096), nn.ReLU(inplace=True),
+                                        nn.Linear(4096, num_classes))
+
+    def forward(self, x):
+        return self.classifier(self.features(x))
+
+
+def get_inputs():
+    return [torch.rand(10, 128, 56, 56)]
+
+
+def get_init_inputs():
+    return [1000]
+"""
+
+
+@needs_torch
+def test_a_huge_parameter_is_named_before_the_model_is_built(torch_restored: Any, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    del torch_restored
+    mod = _probe._load(str(write_task(tmp_path, HUGE_CLASSIFIER, "11_VGG16.py")))
+    found = _probe._huge_parameter(mod)
+    assert found == {"name": "classifier.0.weight", "shape": [4096, 401408], "elements": 4096 * 401408}
+    small = _probe._load(str(write_task(tmp_path, HUGE_CLASSIFIER.replace("128 * 56 * 56", "128"), "small.py")))
+    assert _probe._huge_parameter(small) is None
+    monkeypatch.setattr(_importer, "_probe", lambda request, *_: {"huge_parameter": found})
+    with pytest.raises(TaskImportError, match=r"^the model's parameter classifier.0.weight \(a kernel must be given "
+                                              r"it as an input\) holds 1,644,167,168 elements \(4096 x 401408\)"):
+        import_task(tmp_path / "11_VGG16.py", tmp_path / "op")
 
 
 # ------------------------------------------------------------------------------------------------ end to end

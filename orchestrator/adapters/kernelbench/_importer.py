@@ -1064,6 +1064,13 @@ def import_task(task: str | Path, dest: str | Path, *, force: bool = False, time
         raise TaskImportError(f"{dest} already holds {', '.join(existing)}; import never overwrites (use --force)")
     source = task.read_text(encoding="utf-8")
     desc = _probe({"mode": "describe", "task": str(task)}, timeout)
+    if desc.get("huge_parameter"):
+        huge = desc["huge_parameter"]
+        raise TaskImportError(
+            f"the model's parameter {huge['name']} (a kernel must be given it as an input) holds {huge['elements']:,} "
+            f"elements ({' x '.join(map(str, huge['shape']))}), over the {MAX_FIXED_ELEMENTS:,}-element (2^24) budget "
+            "for one input of a case verified on the CPU emulator (the model was not built: sizes from the meta "
+            "device); smaller get_init_inputs() sizes would fit")
     if desc.get("random_attributes"):
         held = ", ".join(f"self.{n}" for n in desc["random_attributes"])
         raise TaskImportError(f"the model holds tensor attribute(s) {held} drawn at random in __init__ that are "

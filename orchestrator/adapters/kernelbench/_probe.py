@@ -356,6 +356,9 @@ def describe(path: str) -> dict[str, Any]:
     for name in ("Model", "get_inputs"):
         if not hasattr(mod, name):
             raise AttributeError(f"the task file defines no {name}")
+    huge = _huge_parameter(mod)
+    if huge:
+        return {"huge_parameter": huge}
     model, init = _model(mod)
     sig = inspect.signature(model.forward)
     params = [{"name": p.name, "kind": p.kind.name} for p in sig.parameters.values()]
@@ -382,6 +385,36 @@ def describe(path: str) -> dict[str, Any]:
         "peak": meta_peak(mod, described),
         "torch": torch.__version__,
     }
+
+
+STATE_ELEMENTS = 1 << 26
+"""``describe`` does not build a model with a parameter of more than this many elements (256 MB in fp32)."""
+
+
+def _huge_parameter(mod: Any) -> dict[str, Any] | None:
+    """The first parameter of more than :data:`STATE_ELEMENTS` elements of the model built on the meta device
+    (nothing allocated, torch's generator untouched), or None (also when the model cannot be built there).
+
+    A VGG-style classifier (``nn.Linear(128 * 56 * 56, 4096)``, 1.6 G elements) was built for real in ``describe``:
+    and on the loaded machine the allocation failed after 196 s ("the task fails when run: ...
+    DefaultCPUAllocator: can't allocate memory"). A parameter is a kernel input, whose budget is 2^24 elements
+    a case: the importer refuses such a task in one line that names it, before anything is built."""
+    import contextlib
+
+    import torch
+
+    try:
+        with _DynamoDeferred(), torch.random.fork_rng(devices=[]), contextlib.ExitStack() as stack:
+            stack.enter_context(torch.device("meta"))
+            if _DEVICES:
+                stack.enter_context(_DEVICES["_PtoForgeCpuDevices"](drop=True))
+            model, _ = _model(mod)
+            for name, p in model.named_parameters():
+                if p.numel() > STATE_ELEMENTS:
+                    return {"name": name, "shape": list(p.shape), "elements": int(p.numel())}
+    except Exception:  # noqa: BLE001 - vendor code that cannot build on the meta device: built for real as before
+        return None
+    return None
 
 
 def _meta_inputs(mod: Any) -> list[Any] | None:
