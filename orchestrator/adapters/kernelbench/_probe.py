@@ -395,7 +395,7 @@ def _huge_parameter(mod: Any) -> dict[str, Any] | None:
     """The first parameter of more than :data:`STATE_ELEMENTS` elements of the model built on the meta device
     (nothing allocated, torch's generator untouched), or None (also when the model cannot be built there).
 
-    A VGG-style classifier (``nn.Linear(128 * 56 * 56, 4096)``, 1.6 G elements) was built for real in ``describe``:
+    A VGG-style classifier (``nn.Linear(128 * 56 * 56, 4096)``, 1.6 G elements) was built for real in ``describe``,
     and on the loaded machine the allocation failed after 196 s ("the task fails when run: ...
     DefaultCPUAllocator: can't allocate memory"). A parameter is a kernel input, whose budget is 2^24 elements
     a case: the importer refuses such a task in one line that names it, before anything is built."""
