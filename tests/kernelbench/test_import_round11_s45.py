@@ -131,6 +131,23 @@ def test_the_leading_guess_that_does_not_run_is_planned_again_without_it(tmp_pat
     assert shapes == [[[64, 64], [64]], [[77, 77], [77]]]
 
 
+def test_one_dim_per_size_leaves_out_the_sizes_of_the_weights() -> None:
+    """KernelBench's ReLUSelfAttention without a hint: x 16 x 1024 x 768 and a 201 M-element score tensor. 768 is the
+    embedding every weight is built for: only the sequence is dynamic (before, 768 was too and the model did not
+    run resized, so the task was refused at its own sizes)."""
+    scores = {"elements": 16 * 12 * 1024 * 1024, "op": "matmul", "outputs": [[16, 1024, 768]], "ops": {},
+              "macs": 1 << 35}
+    desc = _desc([[16, 1024, 768]], ["x"], peak=scores)
+    desc["parameters"] = [{"name": "c_attn.weight", "shape": [2304, 768], "dtype": "float32"},
+                          {"name": "c_attn.bias", "shape": [2304], "dtype": "float32"}]
+    report = _report()
+    plan = _importer._plan_inputs(desc, report)
+    assert plan.dynamic == ["D0"] and plan.inputs[0]["shape"] == [16, "D0", 768]
+    alone = _desc([[16, 768, 768]], ["x"], peak=scores)  # every long axis has a weight's size: all of them, as before
+    alone["parameters"] = desc["parameters"]
+    assert _importer._plan_inputs(alone, _report()).inputs[0]["shape"] == [16, "D0", "D0"]
+
+
 @needs_torch
 def test_the_meta_run_counts_multiply_adds(torch_restored: Any, tmp_path: Path) -> None:
     del torch_restored

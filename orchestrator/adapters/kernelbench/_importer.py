@@ -450,7 +450,7 @@ def _plan_inputs(desc: dict[str, Any], report: TaskImport, *, leading: bool = Tr
                                "(KernelBench's convention), checked by running the model resized")
         lost = []
     if lost:
-        lost = _lost_axes(plan, lost, desc.get("constants") or {}, report)
+        lost = _lost_axes(plan, lost, desc.get("constants") or {}, report, _weight_sizes(desc))
     if lost:
         report.unmapped.append(f"DYNAMIC_AXIS {', '.join(lost)}: no input axis carries that index in FORMULA; not "
                                "dynamic in the op dir")
@@ -468,7 +468,7 @@ def _plan_inputs(desc: dict[str, Any], report: TaskImport, *, leading: bool = Tr
             report.unmapped.append(f"no DYNAMIC_AXIS hint, and {why}: the leading axis (size {plan.dims[batch]}) of "
                                    f"every tensor input, named {batch}, is taken as dynamic (KernelBench's batch_size "
                                    "convention), checked by running the model resized")
-        elif _sized_axes(plan):
+        elif _sized_axes(plan, _weight_sizes(desc)):
             named = ", ".join(f"{plan.dims[d]} ({d})" for d in plan.dynamic)
             report.unmapped.append(f"no DYNAMIC_AXIS hint, and {why}, with no common leading axis small enough to "
                                    f"shrink alone: every input axis longer than {MAX_DYNAMIC} is taken as dynamic, "
@@ -499,7 +499,8 @@ def _plan_inputs(desc: dict[str, Any], report: TaskImport, *, leading: bool = Tr
     return plan
 
 
-def _lost_axes(plan: _Plan, lost: list[str], constants: dict[str, int], report: TaskImport) -> list[str]:
+def _lost_axes(plan: _Plan, lost: list[str], constants: dict[str, int], report: TaskImport,
+               weights: frozenset[int] = frozenset()) -> list[str]:
     """Give ``DYNAMIC_AXIS`` letters that FORMULA does not use an axis (returned: the letters still without one).
 
     ``15_Matmul_for_lower_triangular_matrices`` says ``DYNAMIC_AXIS = ["N"]`` beside ``C[i, j] = sum_k A[i, k] *
@@ -561,6 +562,7 @@ def _lost_axes(plan: _Plan, lost: list[str], constants: dict[str, int], report: 
     if not left or plan.dynamic:
         return left
     sizes = list(dict.fromkeys(size(s) for t in fwd for s in t["shape"] if size(s) > MAX_DYNAMIC))
+    sizes = [s for s in sizes if s not in weights] or sizes  # as _sized_axes: a weight fixes its sizes
     if not sizes:
         return left
     letters = {sz: list(dict.fromkeys(s for t in fwd for s in t["shape"] if size(s) == sz)) for sz in sizes}
@@ -579,6 +581,15 @@ def _lost_axes(plan: _Plan, lost: list[str], constants: dict[str, int], report: 
         + (f" (FORMULA's {', '.join(replaced)} renamed)" if replaced else "")
         + ", checked by running the model resized")
     return []
+
+
+def _weight_sizes(desc: dict[str, Any]) -> frozenset[int]:
+    """The axis sizes of the model's parameters: an input axis of such a size is most likely the one a weight is
+    built for (a Linear's in_features, an attention's embedding), which resizing breaks. KernelBench's
+    ``ReLUSelfAttention`` without a hint (x: 16 x 1024 x 768, a 201 M-element score tensor at its sizes) was refused
+    after ``_sized_axes`` made 768 dynamic too; the sequence (1024) alone runs resized (round 11). When every long
+    axis has a weight's size, all of them are still tried."""
+    return frozenset(int(n) for p in desc.get("parameters", []) for n in p["shape"])
 
 
 def _largest_input(plan: _Plan) -> int:
@@ -626,7 +637,7 @@ def _computes_too_much(plan: _Plan) -> bool:
     return plan.peak is not None and int(plan.peak.get("macs") or 0) > MAX_MACS
 
 
-def _sized_axes(plan: _Plan) -> bool:
+def _sized_axes(plan: _Plan, weights: frozenset[int] = frozenset()) -> bool:
     """Without a DYNAMIC_AXIS hint, when the task's sizes are too large to verify (:func:`_too_large`) and no common
     leading axis can be shrunk alone (:func:`_leading_batch`: a matmul's A and B lead with M and K; inputs small
     enough but a product that is not - a 1 M-element tall-skinny pair into 32768 x 32768, a 16 x 16384 batch's
@@ -639,6 +650,7 @@ def _sized_axes(plan: _Plan) -> bool:
     if plan.dynamic or not fwd or not _too_large(plan):
         return False
     sizes = list(dict.fromkeys(s for t in fwd for s in t["shape"] if isinstance(s, int) and s > MAX_DYNAMIC))
+    sizes = [s for s in sizes if s not in weights] or sizes  # round 11: the model's weights fix those sizes
     if not sizes:
         return False
     free = (n for n in (f"D{i}" for i in range(len(plan.dims) + len(sizes) + 1)) if n not in plan.dims)
