@@ -48,6 +48,8 @@ def _report() -> TaskImport:
 
 
 TRIANGULAR = "C[i, j] = sum_k A[i, k] * B[k, j] for i >= j, else 0"
+PRODUCT = {"elements": 1 << 24, "op": "matmul", "outputs": [[4096, 4096]], "ops": {}, "macs": 1 << 36}
+"""What the meta run finds for a 4096^3 product: nothing over the element bounds, 6.9e10 multiply-adds."""
 
 
 def test_a_hint_letter_named_by_a_module_constant_is_every_axis_of_its_size() -> None:
@@ -67,18 +69,26 @@ def test_a_hint_letter_named_by_a_module_constant_is_every_axis_of_its_size() ->
 
 
 def test_a_hint_letter_without_a_constant_makes_every_long_axis_dynamic() -> None:
-    """The 15_Matmul_for_lower_triangular_matrices of session 44: ``M = 4096`` in the file, ``N`` in the hint."""
+    """The 15_Matmul_for_lower_triangular_matrices of session 44: ``M = 4096`` in the file, ``N`` in the hint; too
+    many multiply-adds to verify as it is. A task that fits keeps its sizes (the real ``22_scatter_nd_sub``: hint
+    ``K``, FORMULA's ``I``, a 10000 x 16 target)."""
     report = _report()
-    plan = _importer._plan_inputs(_desc([[4096, 4096], [4096, 4096]], ["A", "B"], TRIANGULAR, ["N"], {"M": 4096}),
-                                  report)
+    plan = _importer._plan_inputs(_desc([[4096, 4096], [4096, 4096]], ["A", "B"], TRIANGULAR, ["N"], {"M": 4096},
+                                        PRODUCT), report)
     assert plan.dynamic == ["N"] and [t["shape"] for t in plan.inputs] == [["N", "N"], ["N", "N"]]
     assert "no module constant of that name" in report.unmapped[0]
     assert not any("not dynamic in the op dir" in u for u in report.unmapped)
     # two sizes: a FORMULA letter alone on its size keeps its name, the hint letter names none of them
     report = _report()
     plan = _importer._plan_inputs(_desc([[2048, 8192], [8192, 4096]], ["A", "B"], "C[i, j] = A[i, k] @ B[k, j]",
-                                        ["N"]), report)
+                                        ["N"], peak=PRODUCT), report)
     assert plan.dynamic == ["I", "K", "J"] and [t["shape"] for t in plan.inputs] == [["I", "K"], ["K", "J"]]
+    small = {"elements": 256 * 16, "op": "sub", "outputs": [[10000, 16]], "ops": {}, "macs": 0}
+    report = _report()
+    plan = _importer._plan_inputs(_desc([[10000, 16], [256, 1], [256, 16]], ["target", "indices", "updates"],
+                                        "out = scatter_nd_sub(target, indices, updates[i, d])", ["K"], peak=small),
+                                  report)
+    assert plan.dynamic == [] and any("DYNAMIC_AXIS K" in u and "not dynamic" in u for u in report.unmapped)
 
 
 def test_a_lost_letter_beside_a_found_one_stays_dropped_and_small_axes_stay_fixed() -> None:

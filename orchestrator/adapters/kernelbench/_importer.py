@@ -511,9 +511,12 @@ def _lost_axes(plan: _Plan, lost: list[str], constants: dict[str, int], report: 
     1. a module constant of the letter's name (case aside: ``N = 4096``): every forward-input axis of that size
        is the one dynamic dim ``N`` (FORMULA's ``I``, ``K``, ``J`` of that size included: the task's square
        matrices stay square);
-    2. when no hinted letter found an axis at all, the forward-input axes longer than :data:`MAX_DYNAMIC`, one dim
-       per distinct size, as :func:`_sized_axes` does without a hint (the letter names the dim when there is one
-       size, a FORMULA letter keeps its name when it alone has that size, else ``D0``, ``D1`` ...).
+    2. when no hinted letter found an axis at all and the task is too large to verify as it is (:func:`_too_large`:
+       elements, what forward builds, or :data:`MAX_MACS` multiply-adds), the forward-input axes longer than
+       :data:`MAX_DYNAMIC`, one dim per distinct size, as :func:`_sized_axes` does without a hint (the letter names
+       the dim when there is one size, a FORMULA letter keeps its name when it alone has that size, else ``D0``,
+       ``D1`` ...). A task that fits stays at its sizes, as before: the real ``22_scatter_nd_sub`` (hint ``K``,
+       10000 x 16 target) and the structured attention tasks, whose shapes are the task's own anyway.
 
     Each guess is in IMPORT.md and checked by running the model resized (which keeps the task's sizes when the
     model does not run so). The leading-axis convention (:func:`_plan_inputs`) is tried before this."""
@@ -559,7 +562,7 @@ def _lost_axes(plan: _Plan, lost: list[str], constants: dict[str, int], report: 
             f"DYNAMIC_AXIS {letter}: FORMULA does not use it; the task's constant {found[0][0]} = {value} sizes the "
             f"axes of that size of {where(letter)}" + (f" (FORMULA's {', '.join(replaced)})" if replaced else "")
             + f", taken as the one dynamic axis {letter}, checked by running the model resized")
-    if not left or plan.dynamic:
+    if not left or plan.dynamic or not _too_large(plan):
         return left
     sizes = list(dict.fromkeys(size(s) for t in fwd for s in t["shape"] if size(s) > MAX_DYNAMIC))
     sizes = [s for s in sizes if s not in weights] or sizes  # as _sized_axes: a weight fixes its sizes
