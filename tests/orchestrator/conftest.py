@@ -17,6 +17,16 @@ from orch_support import FIX, fixed_clock, make_verifier, write_script  # noqa: 
 
 
 @pytest.fixture
+def local_endpoint_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No endpoint, key or model from the environment, and no proxy between a test and its fake server on
+    127.0.0.1 (a proxy variable on the machine would route the test's requests away from it)."""
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "FORGE_MODEL", "HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
+                 "https_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+
+
+@pytest.fixture
 def clock():
     return fixed_clock
 

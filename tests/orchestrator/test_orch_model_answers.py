@@ -108,9 +108,4 @@ def test_an_endpoint_that_keeps_failing_says_what_happened(op_copy, cli) -> None
     assert "the model is loading" in err and "internal error" not in err and "resume" in err
 
 
-@pytest.fixture(autouse=True)
-def _no_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "FORGE_MODEL", "HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
-                 "https_proxy", "ALL_PROXY", "all_proxy"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+pytestmark = pytest.mark.usefixtures("local_endpoint_env")

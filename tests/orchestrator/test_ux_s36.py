@@ -67,12 +67,7 @@ def test_a_pypto_python_that_is_not_an_executable_is_refused_before_the_run(op_c
     assert not (op / ".forge").exists()  # before anything was written (it used to be dropped with a log line)
 
 
-@pytest.fixture(autouse=True)
-def _no_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "FORGE_MODEL", "HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
-                 "https_proxy", "ALL_PROXY", "all_proxy"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+pytestmark = pytest.mark.usefixtures("local_endpoint_env")
 
 
 def test_an_earlier_runs_artifacts_are_refused_before_intake_runs_golden(op_copy, script, cli, monkeypatch) -> None:

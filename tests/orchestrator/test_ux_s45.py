@@ -34,12 +34,7 @@ from orch_support import FIX  # noqa: E402
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(autouse=True)
-def _no_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "FORGE_MODEL", "HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
-                 "https_proxy", "ALL_PROXY", "all_proxy"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+pytestmark = pytest.mark.usefixtures("local_endpoint_env")
 
 
 def _dead_url() -> str:
