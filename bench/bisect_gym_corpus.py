@@ -16,7 +16,7 @@ which lint PF01 refuses in a kernel file; the corpus is about numerics.
 
 The peak resident memory of this process (bisect replays the kernel in it) is printed with the largest input.
 
-    FORGE_SHARED=/work/shared .venv/bin/python bench/bisect_gym_corpus.py [--corpus {gym,fresh,third,fourth,fifth,sixth,seventh,eighth,ninth,tenth,twelfth,thirteenth,fourteenth,fifteenth,sixteenth,both,all}]
+    FORGE_SHARED=/work/shared .venv/bin/python bench/bisect_gym_corpus.py [--corpus {gym,fresh,third,fourth,fifth,sixth,seventh,eighth,ninth,tenth,twelfth,thirteenth,fourteenth,fifteenth,sixteenth,seventeenth,both,all}]
         [--only ID ...] [--ops OP ...] [--opdirs DIR] [--no-verify] [--no-ratio] [--no-baseline]
 
 ``--corpus fresh`` scores ``tests/bisect/gym_corpus_fresh.py`` (bugs written against the first corpus' blind spots:
@@ -25,7 +25,8 @@ loop branches, last-tile and unroll-variant bugs, valid shapes, dtypes, wrapper 
 ``tests/bisect/gym_corpus_fourth.py`` (written against the three: matmul operand order / transpose flags, wrong loop
 variables, min/max swaps, 2-D keepdim, wrong broadcast operands, host layout and argument bugs); ``fifth`` .. ``tenth`` and ``twelfth`` the blind corpora of sessions 25, 36, 37, 38, 38b, 39 and 40, ``thirteenth``
 session 41's, ``fourteenth`` session 42's, ``fifteenth`` session 43's (one row per open item of the fourteenth),
-``sixteenth`` session 44's (the runnable operators the fourteenth and fifteenth do not use);
+``sixteenth`` session 44's (the runnable operators the fourteenth and fifteenth do not use), ``seventeenth``
+session 45's (the harder operators, bugs of the kinds a model writes);
 ``gym`` (default) the first corpus.
 """
 
@@ -51,6 +52,7 @@ import gym_corpus_fourteenth as corpus_fourteenth  # noqa: E402
 import gym_corpus_fourth as corpus_fourth  # noqa: E402
 import gym_corpus_fresh as corpus_fresh  # noqa: E402
 import gym_corpus_ninth as corpus_ninth  # noqa: E402
+import gym_corpus_seventeenth as corpus_seventeenth  # noqa: E402
 import gym_corpus_seventh as corpus_seventh  # noqa: E402
 import gym_corpus_sixteenth as corpus_sixteenth  # noqa: E402
 import gym_corpus_sixth as corpus_sixth  # noqa: E402
@@ -153,7 +155,7 @@ def score(bug: corpus.GymBug, op_dir: Path, tmp: Path, cache: dict, check_verify
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--corpus", choices=("gym", "fresh", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth", "both", "all"), default="gym",
+    ap.add_argument("--corpus", choices=("gym", "fresh", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth", "both", "all"), default="gym",
                     help="gym: tests/bisect/gym_corpus.py; fresh: tests/bisect/gym_corpus_fresh.py; third: "
                          "tests/bisect/gym_corpus_third.py; fourth: tests/bisect/gym_corpus_fourth.py; fifth: "
                          "tests/bisect/gym_corpus_fifth.py (blind, s25); sixth: tests/bisect/gym_corpus_sixth.py (blind, s36); seventh: "
@@ -162,7 +164,7 @@ def main() -> int:
                          "tenth: tests/bisect/gym_corpus_tenth.py (blind, s39); twelfth: tests/bisect/gym_corpus_twelfth.py (blind, s40); "
                          "thirteenth: tests/bisect/gym_corpus_thirteenth.py (s41); fourteenth: "
                          "tests/bisect/gym_corpus_fourteenth.py (s42); fifteenth: tests/bisect/gym_corpus_fifteenth.py (s43); "
-                         "sixteenth: tests/bisect/gym_corpus_sixteenth.py (s44); both: gym + fresh; all: every one")
+                         "sixteenth: tests/bisect/gym_corpus_sixteenth.py (s44); seventeenth: tests/bisect/gym_corpus_seventeenth.py (s45); both: gym + fresh; all: every one")
     ap.add_argument("--only", nargs="*", default=[])
     ap.add_argument("--ops", nargs="*", default=[])
     ap.add_argument("--opdirs", default="", help="where imported op dirs are kept (reused; default: a temp dir)")
@@ -182,11 +184,12 @@ def main() -> int:
             "seventh": corpus_seventh.BUGS, "eighth": corpus_eighth.BUGS, "ninth": corpus_ninth.BUGS, "tenth": corpus_tenth.BUGS, "twelfth": corpus_twelfth.BUGS,
             "thirteenth": corpus_thirteenth.BUGS, "fourteenth": corpus_fourteenth.BUGS,
             "fifteenth": corpus_fifteenth.BUGS, "sixteenth": corpus_sixteenth.BUGS,
+            "seventeenth": corpus_seventeenth.BUGS,
             "both": corpus.BUGS + corpus_fresh.BUGS,
             "all": corpus.BUGS + corpus_fresh.BUGS + corpus_third.BUGS + corpus_fourth.BUGS + corpus_fifth.BUGS
             + corpus_sixth.BUGS + corpus_seventh.BUGS + corpus_eighth.BUGS + corpus_ninth.BUGS
             + corpus_tenth.BUGS + corpus_twelfth.BUGS + corpus_thirteenth.BUGS
-            + corpus_fourteenth.BUGS + corpus_fifteenth.BUGS + corpus_sixteenth.BUGS}[args.corpus]
+            + corpus_fourteenth.BUGS + corpus_fifteenth.BUGS + corpus_sixteenth.BUGS + corpus_seventeenth.BUGS}[args.corpus]
     bugs = [b for b in pool if (not args.only or b.id in args.only) and (not args.ops or b.op in args.ops)]
     cache: dict = {}
     memo: dict[str, str] = {}

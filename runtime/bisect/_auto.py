@@ -53,6 +53,7 @@ from runtime.bisect._repair import (
     dropped_axis,
     dropped_scale_alias,
     flipped_selection_claim,
+    permuted_relayout,
     repair_search,
     stuck_loop_read,
     unread_operand,
@@ -268,6 +269,42 @@ def _unless_dropped_axis(an: Analyzer, culprit: Rec, observed: Rec, replayer: Ca
     return culprit if red is None else red
 
 
+_CONTRACTING = frozenset({"matmul", "sum", "amax", "amin", "prod", "mean", "var"})
+"""ops that combine the elements along an axis: a valid extent cut short there drops data without any NaN"""
+
+
+def _short_valid_claim(an: Analyzer, observed: Rec, readers: list[Rec], evidence: list[str]) -> Rec | None:
+    """The line computing a tail bound cut too short, when one of ``readers`` (the op a rule would name, or the
+    suspects of a departure left not localized) contracts or reduces values read through views whose
+    ``valid_shape`` is shorter than the data their source holds there, all bounded by one line
+    (``_rules.short_valid_source``: the NaN rule's evidence without the NaN, session 45). The emulator contracts a
+    padding as nothing, so every value compared on its valid region matches and the matmul "departs while its
+    operands match" (flash_attention_score_grad's ``actual_s2 = (s - s2_idx * S_TILE - 1).min(S_TILE)``)."""
+    for r in readers:
+        if r.op not in _CONTRACTING or r.seq < 0:
+            continue
+        short = short_valid_source(an, r, nan=False)
+        if short is None:
+            continue
+        evidence.append(short[1].replace(f"{r.where()} departs and no op before it can be shown to be the cause",
+                                         f"{observed.where()} departs; {r.where()} combines values along an axis"))
+        return Rec(seq=-1, node=None, op="valid_shape", file=r.file, line=short[0], iteration=dict(r.iteration))
+    return None
+
+
+def _dropped_scale_suspect(an: Analyzer, observed: Rec, suspects: list[Rec], replayer: Callable,
+                           evidence: list[str]) -> Rec | None:
+    """The bare alias that drops a scale (``_repair.dropped_scale_alias``), tried for each suspect of a departure left
+    not localized (at most three) as it is for a named op: when the pairing that named the op reading the alias is
+    dropped as not separating it from its reader (gated_delta_rule's ``qkt`` after ``q_s = q_n``, s45), the alias is
+    still shown by the same replay."""
+    for r in [x for x in suspects if x.seq >= 0][:3]:
+        alias = dropped_scale_alias(an, r, observed, replayer, evidence)
+        if alias is not None:
+            return Rec(seq=-1, node=None, op="alias", file=r.file, line=alias[0], iteration=dict(r.iteration))
+    return None
+
+
 def analyze(recs: list[Rec] | Analyzer, golden: Golden | None = None, kernel_args: list[dict] | None = None,
             outputs: dict[str, np.ndarray] | None = None, source: str | None = None,
             stage_name: str = "", replayer: Callable[[Callable[..., None]], None] | None = None) -> AutoResult:
@@ -388,6 +425,9 @@ def analyze(recs: list[Rec] | Analyzer, golden: Golden | None = None, kernel_arg
     if culprit is None:
         n0 = len(evidence)
         culprit = strict_culprit(an, bad, evidence)
+        if culprit is not None and culprit.seq >= 0:
+            # (a contraction "departing while its operands match" on their valid regions: the views' bound)
+            culprit = _short_valid_claim(an, observed, [culprit], evidence) or culprit
         if culprit is not None and replayer is not None and culprit.op not in ("view", "gathermask") \
                 and culprit.seq >= 0:
             culprit = _unless_wrong_selection(an, culprit, [culprit], replayer, evidence, n0)
@@ -395,7 +435,9 @@ def analyze(recs: list[Rec] | Analyzer, golden: Golden | None = None, kernel_arg
     if culprit is None:
         n0 = len(evidence)
         culprit = line_claim(an, observed, window, evidence)
-        if culprit is not None and replayer is not None:
+        if culprit is not None and culprit.seq >= 0:
+            culprit = _short_valid_claim(an, observed, [culprit], evidence) or culprit
+        if culprit is not None and replayer is not None and culprit.seq >= 0:
             on_line = [r for r in [culprit, *window] if (r.file, r.line) == (culprit.file, culprit.line)]
             culprit = _unless_wrong_selection(an, culprit, [observed, *on_line], replayer, evidence, n0)
     # 9. two views of same-shaped inputs that disagree where the values depart
@@ -460,6 +502,15 @@ def analyze(recs: list[Rec] | Analyzer, golden: Golden | None = None, kernel_arg
                 misread = unread_operand(an, observed, [rep.culprit, *rep.window], replayer, evidence)
                 if misread is not None:
                     return result(observed, misread, window)
+                bound = _short_valid_claim(an, observed, [rep.culprit, *rep.window], evidence)
+                if bound is not None:
+                    return result(observed, bound, window)
+                relaid = permuted_relayout(an, observed, [rep.culprit, *rep.window], replayer, evidence)
+                if relaid is not None:
+                    return result(observed, relaid, window)
+                aliased = _dropped_scale_suspect(an, observed, [rep.culprit, *rep.window], replayer, evidence)
+                if aliased is not None:
+                    return result(observed, aliased, window)
                 ranked = [rep.culprit, *sorted(rep.window, key=lambda r: -r.seq)]
                 suspects = _window_suspects(ranked)
                 evidence.append(f"{observed.where()} is the first value that departs from the golden; see the suspects")
@@ -470,6 +521,10 @@ def analyze(recs: list[Rec] | Analyzer, golden: Golden | None = None, kernel_arg
             return result(observed, culprit, window)
     if culprit is None and replayer is not None:
         culprit = unread_operand(an, observed, [*window, observed], replayer, evidence)
+        if culprit is not None:
+            return result(observed, culprit, window)
+    if culprit is None:
+        culprit = _short_valid_claim(an, observed, [observed, *window], evidence)
         if culprit is not None:
             return result(observed, culprit, window)
     if culprit is None:

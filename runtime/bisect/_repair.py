@@ -579,6 +579,20 @@ def walk_back(an: Analyzer, observed: Rec, start: Rec, window: list[Rec], ceilin
                                         f"repairs {observed.where()}, but its operands are not shown right")
                     out.replays = tried
                     return out
+                kids: dict[int, list[Rec]] = {}
+                for x in an.recs:
+                    for p in an.parents(x):
+                        kids.setdefault(p.seq, []).append(x)
+                reader = _consumer_repairs_too(an, r, {r.node}, observed, subs, kids, run)
+                if reader is not None:
+                    # (the same golden set at the op reading it repairs as well: which of the two computes it is
+                    # not shown - both are suspects, the reader first; s45)
+                    out.window = [reader]
+                    out.evidence.append(f"repair test: setting {r.where()} (every execution) to golden {g!r} "
+                                        f"repairs {observed.where()}, and so does setting {reader.where()}, which reads "
+                                        "it, instead: which of the two computes it is not shown")
+                    out.replays = tried + 1
+                    return out
                 out.culprit = r
                 out.replays = tried
                 an.status[r.seq] = "mismatch"  # shown by the repair: its golden value removes the departure
@@ -1094,12 +1108,54 @@ def confirm_pairings(an: Analyzer, run: Callable[[Callable[[Any, Any, tuple, int
                 for x in an.recs if x.node in group and x.seq < d.seq and x.seq in an.expected
                 and an.status.get(x.seq) in BAD}
         if _repairs(an, d, subs, run):
+            reader = _consumer_repairs_too(an, r, group, d, subs, kids, run)
+            if reader is not None:
+                # the golden is as good a value for the op reading this one: the downstream test cannot tell which
+                # of the two computes it (``attn = q k^T * decay`` set at ``qkt`` or at ``qkt * mask``: the mask of
+                # a masked golden changes nothing) - the pairing is no evidence that this op departs
+                _drop_pairing(an, group, g)
+                untestable |= group
+                evidence.append(f"repair test: with {r.where()} set to golden {g!r} (the value it was paired with), "
+                                f"{d.where()} matches the golden - but so it does with {reader.where()}, which reads it, "
+                                f"set to {g!r} instead: the test does not tell which of the two computes {g!r}, and "
+                                "the pairing is dropped")
+                continue
             evidence.append(f"repair test: with {r.where()} set to golden {g!r} (the value it was paired with), "
                             f"{d.where()} matches the golden: the pairing holds")
             return
         _drop_pairing(an, group, g)
         evidence.append(f"the pairing of {r.where()} with golden {g!r} is dropped: with it set to that golden, "
                         f"{d.where()} still departs (not the same quantity)")
+
+
+def _consumer_repairs_too(an: Analyzer, r: Rec, group: set, d: Rec,
+                          subs: dict[int, tuple[str, str, tuple[int, ...]]], kids: dict[int, list[Rec]],
+                          run: Callable[[Callable[[Any, Any, tuple, int], None]], None]) -> Rec | None:
+    """The op reading the paired op ``r`` (its statement ``group``) that repairs the departure ``d`` as well when it,
+    not ``r``, is set to the golden ``subs`` gave ``r`` (``r`` left as computed), or None.
+
+    Why (session 45): the pairing test sets ``r`` to the golden and looks downstream. When the op reading ``r``
+    is idempotent on that golden - a mask multiplying a golden that is already masked, a cast, a move - the
+    downstream comes out right whether ``r`` or that reader is the one that departs: gated_delta_rule's ``qkt``
+    paired with ``attn = (q k^T * decay).tril()`` "held" with ``attn_chunk = qkt * lower`` (the decay dropped) as
+    with a right one, and ``qkt`` - right - was named. One replay per reader (at most two): a reader on another
+    line, with no golden of its own, that departs or is unknown and has ``r``'s shape."""
+    readers: list[Rec] = []
+    for x in an.recs:
+        if x.node not in group or x.seq not in subs:
+            continue
+        for c in kids.get(x.seq, []):
+            if c.seq >= d.seq or c.node in group or c.node is None or an.paired.get(c.node) is not None \
+                    or c.is_write or c.line == r.line or an.status.get(c.seq) in GOOD or c.bshape != x.bshape \
+                    or any(c.node == y.node for y in readers):
+                continue
+            readers.append(c)
+    for c in readers[:2]:
+        moved = {y.seq: subs[x.seq] for x in an.recs if x.seq in subs
+                 for y in kids.get(x.seq, []) if y.node == c.node and y.seq < d.seq and y.bshape == x.bshape}
+        if moved and _repairs(an, d, moved, run):
+            return c
+    return None
 
 
 def _drop_pairing(an: Analyzer, group: set, g: str) -> None:
@@ -1766,4 +1822,63 @@ def dropped_scale_alias(an: Analyzer, culprit: Rec, observed: Rec,
                             f"golden {g2!r} is {k:.6g} x {g1!r}, and with that value scaled by {k:.6g} "
                             f"{d.where()} matches the golden: no op runs on line {ln}, a scaling step is missing there")
             return ln, a
+    return None
+
+
+_MAX_RELAYOUT_REPLAYS = 3
+"""transposes ``permuted_relayout`` tries at most (one replay each)"""
+
+
+def permuted_relayout(an: Analyzer, observed: Rec, suspects: list[Rec],
+                      run: Callable[[Callable[[Any, Any, tuple, int], None]], None],
+                      evidence: list[str]) -> Rec | None:
+    """A ``transpose`` among ``suspects`` (the ops a departure left not localized could be in) whose operand holds
+    the golden's values, that should have kept them in memory order, or None.
+
+    Why: a re-layout of right values has no golden of its own when it permutes them in a way the golden never does
+    - GQA's query heads grouped ``transpose(reshape(q, [GROUPS, Nkv, D]), 0, 1)`` (interleaved) where the golden
+    groups them ``reshape(q, [Nkv, GROUPS, D])`` (contiguous, s45): the golden's split layout of the query does not
+    match it, so nothing downstream is compared with anything until the output, and no golden can be set. The replay
+    decides: every execution of the transpose is set to its operand's values laid out in its own shape in memory
+    order (what the statement makes without the permutation); when the first departing value then matches, the
+    transpose is named. An honest transpose (one the computation needs) repairs nothing that way."""
+    tried = 0
+    seen: set[Any] = set()
+    for t in suspects:
+        if t.op != "transpose" or t.seq < 0 or t.node is None or t.node in seen or an.status.get(t.seq) in GOOD:
+            continue
+        ops = an.operand_recs(t)
+        if len(ops) != 1 or an.status.get(ops[0].seq) not in GOOD:
+            continue
+        if t.valid_shape is not None and t.shape is not None and list(t.valid_shape) != list(t.shape):
+            continue  # (a padded tile: the memory order of its valid part is not the buffer's)
+        seen.add(t.node)
+        if tried >= _MAX_RELAYOUT_REPLAYS:
+            break
+        tried += 1
+        d0, d1 = int(t.attrs.get("dim0", -2)), int(t.attrs.get("dim1", -1))
+
+        def alter(env: Any, node: Any, v: tuple, seq: int, _node: Any = t.node, _d: tuple = (d0, d1)) -> None:
+            rec = an.by_seq.get(seq)
+            if rec is None or rec.node != _node:
+                return None
+            key = node.op.out_key
+            cur = env.buf.get(key) if key is not None else None
+            if cur is None:
+                raise _Stop
+            arr, valid = cur
+            a = np.asarray(arr)
+            if valid is not None and [int(n) for n in valid] != list(a.shape):
+                raise _Stop
+            back = np.swapaxes(a, _d[0], _d[1])  # the operand, as the transpose read it
+            env.buf[key] = (np.ascontiguousarray(back).reshape(a.shape).astype(a.dtype), valid)
+            return None
+
+        if _replay_judged(an, observed, run, alter):
+            evidence.append(f"{observed.where()} departs and nothing between it and {t.where()} has a golden value; "
+                            f"{t.where()} permutes values that match the golden, and with every execution of it set "
+                            f"to those values in memory order (laid out in its shape without the permutation) "
+                            f"{observed.where()} matches: the transpose arranges the axes differently from the golden")
+            an.status[t.seq] = "mismatch"
+            return t
     return None

@@ -2340,15 +2340,22 @@ def _int_adjusted(value: ast.AST) -> bool:
                for n in ast.walk(value))
 
 
-def short_valid_source(an: Analyzer, origin: Rec) -> tuple[int, str] | None:
+def short_valid_source(an: Analyzer, origin: Rec, *, nan: bool = True) -> tuple[int, str] | None:
     """For NaN that first appears at ``origin`` from operands holding none (the poison of a padding read as data):
-    the line computing the tail bound of the one view upstream whose ``valid_shape`` cuts its tile shorter than the
-    data its source tensor holds there, and why; None when no such view, or more than one statement's, feeds it.
+    the line computing the tail bound of the views upstream whose ``valid_shape`` cuts their tile shorter than the
+    data their source tensor holds there, and why; None when no such view, or views bounded by more than one line,
+    feed it.
 
     A right tail bound makes the valid extent ``min(tile, extent - offset)``: the padding then lies outside the
     tensor. A valid extent below that (``s2_end = pypto.min(s2_start + S2_TILE - 1, Skv)``: every tile one row
     short, gqa_decode_attn in s38) turns real data into poison that a matmul sums into every element. The view's
-    bound is followed back (``s2_valid = s2_end - s2_start``) to the one assignment clamping it with ``min``."""
+    bound is followed back (``s2_valid = s2_end - s2_start``) to the one assignment clamping it with ``min``.
+
+    ``nan=False`` (session 45): the same evidence for a departure without NaN that nothing else could name (the
+    emulator contracted the padding as nothing: flash_attention_score_grad's ``actual_s2 = (s - s2_idx * S_TILE -
+    1).min(S_TILE)`` - ``k_j`` and ``v_j``, two views on two lines, share that one bound, and every value compared on
+    its valid region matches until the ``dq`` written). Several short views are one piece of evidence when they all
+    take their bound from the same line."""
     short: dict[tuple[Any, int], Rec] = {}
     for v in an.lineage_views(origin):
         full = an.arg_shapes.get(v.source or "")
@@ -2358,10 +2365,14 @@ def short_valid_source(an: Analyzer, origin: Rec) -> tuple[int, str] | None:
         for a, (vs, n, o, f) in enumerate(zip(v.valid_shape, v.shape, v.offsets, full, strict=True)):
             if int(vs) < min(int(n), int(f) - int(o)):
                 short.setdefault((v.node, a), v)
-    if len({(v.line, a) for (_n, a), v in short.items()}) != 1:
+    if not short:
+        return None
+    bounds = {(_node, axis): _bound_line(an.source, view.line, axis) for (_node, axis), view in short.items()}
+    if len({(v.line, a) for (_n, a), v in short.items()}) != 1 and \
+            (None in bounds.values() or len(set(bounds.values())) != 1):
         return None
     (_node, axis), view = next(iter(short.items()))
-    bound = _bound_line(an.source, view.line, axis)
+    bound = bounds[(_node, axis)]
     if bound is None:
         return None
     line, name = bound
@@ -2376,11 +2387,15 @@ def short_valid_source(an: Analyzer, origin: Rec) -> tuple[int, str] | None:
                       for b in [_last_assignment(fn, x, a.lineno)] if b is not None and _is_min_bound(b.value)}
             if len(clamps) == 1:
                 line, name = next(iter(clamps.items()))
-    return line, (f"NaN first appears at {origin.where()} from operands holding none: the view at line {view.line} "
+    views = sorted({v.line for v in short.values() if v.line is not None})
+    head = (f"NaN first appears at {origin.where()} from operands holding none: " if nan else
+            f"{origin.where()} departs and no op before it can be shown to be the cause, while ")
+    return line, (f"{head}the view at line {view.line} "
                   f"declares {view.valid_shape} valid of its {view.shape} tile at offset {view.offsets} while its "
                   f"source holds {list(an.arg_shapes.get(view.source or '') or [])} - its valid extent on axis {axis} "
-                  f"is shorter than the data there, so real data is read as padding; the bound {name!r} is computed "
-                  f"at line {line}")
+                  f"is shorter than the data there, so real data is read as padding"
+                  + (f" (so do the views at lines {views}, bounded by the same line)" if len(views) > 1 else "")
+                  + f"; the bound {name!r} is computed at line {line}")
 
 
 _VIEW_OOB_RE = re.compile(r"offset (-?\d+) on axis (\d+) is outside the tensor extent (\d+)")
