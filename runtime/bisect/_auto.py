@@ -56,6 +56,7 @@ from runtime.bisect._repair import (
     permuted_relayout,
     repair_search,
     stuck_loop_read,
+    suspect_matmul_variant,
     unread_operand,
     unverified_inputs,
     walk_back,
@@ -511,6 +512,9 @@ def analyze(recs: list[Rec] | Analyzer, golden: Golden | None = None, kernel_arg
                 aliased = _dropped_scale_suspect(an, observed, [rep.culprit, *rep.window], replayer, evidence)
                 if aliased is not None:
                     return result(observed, aliased, window)
+                flipped = suspect_matmul_variant(an, observed, [rep.culprit, *rep.window], replayer, evidence)
+                if flipped is not None:
+                    return result(observed, flipped, window)
                 ranked = [rep.culprit, *sorted(rep.window, key=lambda r: -r.seq)]
                 suspects = _window_suspects(ranked)
                 evidence.append(f"{observed.where()} is the first value that departs from the golden; see the suspects")

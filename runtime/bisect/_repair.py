@@ -586,7 +586,22 @@ def walk_back(an: Analyzer, observed: Rec, start: Rec, window: list[Rec], ceilin
                 reader = _consumer_repairs_too(an, r, {r.node}, observed, subs, kids, run)
                 if reader is not None:
                     # (the same golden set at the op reading it repairs as well: which of the two computes it is
-                    # not shown - both are suspects, the reader first; s45)
+                    # not shown - both are suspects, the reader first; s45) - unless the op is a matmul that,
+                    # computed another way, repairs alone: that separates them (``k q^T`` for ``q k^T``)
+                    variant = _matmul_variant(an, observed, [r], run, _MAX_WALK_REPLAYS - tried) \
+                        if r.op == "matmul" else None
+                    if variant is not None:
+                        vr, what, n = variant
+                        out.culprit = vr
+                        out.replays = tried + 1 + n
+                        an.status[vr.seq] = "mismatch"
+                        out.evidence.append(
+                            f"walk-back: with {r.where()} or {reader.where()}, which reads it, set to golden {g!r}, "
+                            f"{observed.where()} matches - the golden does not tell them apart; but {vr.where()} "
+                            f"multiplies operands that match the golden, and in a replay where only it (every "
+                            f"execution) is computed {what}, {observed.where()} matches the golden: its operand order "
+                            f"or transpose flags are wrong")
+                        return out
                     out.window = [reader]
                     out.evidence.append(f"repair test: setting {r.where()} (every execution) to golden {g!r} "
                                         f"repairs {observed.where()}, and so does setting {reader.where()}, which reads "
@@ -1882,3 +1897,26 @@ def permuted_relayout(an: Analyzer, observed: Rec, suspects: list[Rec],
             an.status[t.seq] = "mismatch"
             return t
     return None
+
+
+def suspect_matmul_variant(an: Analyzer, observed: Rec, suspects: list[Rec],
+                           run: Callable[[Callable[[Any, Any, tuple, int], None]], None],
+                           evidence: list[str]) -> Rec | None:
+    """A ``matmul`` among the suspects of a departure left not localized that, computed another way (its other
+    transpose flags, its operands swapped: ``_matmul_variant``), alone repairs the departure, or None.
+
+    Why (session 45): the walk-back tries the variants only when no golden repairs. A golden that repairs at the op
+    *reading* the matmul (gated_delta_rule's ``attn`` at ``attn_chunk = qkt * decay``) left ``qkt = k q^T`` (meant
+    ``q k^T``) a suspect behind its reader; the variant replay separates them. At most eight replays."""
+    mm = [r for r in suspects if r.op == "matmul" and r.seq >= 0]
+    if not mm:
+        return None
+    variant = _matmul_variant(an, observed, mm, run, 8)
+    if variant is None:
+        return None
+    r, what, _n = variant
+    an.status[r.seq] = "mismatch"
+    evidence.append(f"{r.where()} multiplies operands that match the golden, and in a replay where only it (every "
+                    f"execution) is computed {what}, {observed.where()} matches the golden: its operand order or "
+                    "transpose flags are wrong")
+    return r
