@@ -586,22 +586,8 @@ def walk_back(an: Analyzer, observed: Rec, start: Rec, window: list[Rec], ceilin
                 reader = _consumer_repairs_too(an, r, {r.node}, observed, subs, kids, run)
                 if reader is not None:
                     # (the same golden set at the op reading it repairs as well: which of the two computes it is
-                    # not shown - both are suspects, the reader first; s45) - unless the op is a matmul that,
-                    # computed another way, repairs alone: that separates them (``k q^T`` for ``q k^T``)
-                    variant = _matmul_variant(an, observed, [r], run, _MAX_WALK_REPLAYS - tried) \
-                        if r.op == "matmul" else None
-                    if variant is not None:
-                        vr, what, n = variant
-                        out.culprit = vr
-                        out.replays = tried + 1 + n
-                        an.status[vr.seq] = "mismatch"
-                        out.evidence.append(
-                            f"walk-back: with {r.where()} or {reader.where()}, which reads it, set to golden {g!r}, "
-                            f"{observed.where()} matches - the golden does not tell them apart; but {vr.where()} "
-                            f"multiplies operands that match the golden, and in a replay where only it (every "
-                            f"execution) is computed {what}, {observed.where()} matches the golden: its operand order "
-                            f"or transpose flags are wrong")
-                        return out
+                    # not shown - both are suspects, the reader first; s45 - the suspects' own replays, a dropped
+                    # scale alias or a matmul variant, may still separate them: ``_auto``)
                     out.window = [reader]
                     out.evidence.append(f"repair test: setting {r.where()} (every execution) to golden {g!r} "
                                         f"repairs {observed.where()}, and so does setting {reader.where()}, which reads "
