@@ -1140,14 +1140,15 @@ def _consumer_repairs_too(an: Analyzer, r: Rec, group: set, d: Rec,
     downstream comes out right whether ``r`` or that reader is the one that departs: gated_delta_rule's ``qkt``
     paired with ``attn = (q k^T * decay).tril()`` "held" with ``attn_chunk = qkt * lower`` (the decay dropped) as
     with a right one, and ``qkt`` - right - was named. One replay per reader (at most two): a reader on another
-    line, with no golden of its own, that departs or is unknown and has ``r``'s shape."""
+    line, with no golden of its own, that departs or is unknown and has ``r``'s shape - and computes (a cast or a
+    move of the golden is the golden: setting it tells nothing, and the pairing stands as before)."""
     readers: list[Rec] = []
     for x in an.recs:
         if x.node not in group or x.seq not in subs:
             continue
         for c in kids.get(x.seq, []):
             if c.seq >= d.seq or c.node in group or c.node is None or an.paired.get(c.node) is not None \
-                    or c.is_write or c.line == r.line or an.status.get(c.seq) in GOOD or c.bshape != x.bshape \
+                    or c.is_write or c.op in _MOVES or c.line == r.line or an.status.get(c.seq) in GOOD or c.bshape != x.bshape \
                     or any(c.node == y.node for y in readers):
                 continue
             readers.append(c)
