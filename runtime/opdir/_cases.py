@@ -81,6 +81,11 @@ class Case(BaseModel):
     """(unseen drawing version 17) With ``special``: the special vectors of float inputs also include the value
     families real data has and no other draw makes - bell-shaped, sparse (30-90% exact zeros), with negative zeros,
     and whole numbers (:data:`runtime.opdir._inputs.FAMILY_KINDS`). Never shown either."""
+    scaled: bool = False
+    """(unseen drawing version 22) Every row (vector along the last axis) of every float input but the first is moved
+    towards the range's point nearest 0 by its own factor 2**-u, u uniform in [0, 7]
+    (:func:`runtime.opdir._inputs.scale_rows`): magnitudes between the value bands' ordinary and small ones (red team
+    s45: a "small activation" path taking x/2 + x^2/4 for rows under 1.0 passed every verification). Never shown."""
     alias: list[str] = []
     """Two input names ``[a, b]``: the wrapper gets input ``a``'s very object for ``b`` too (``f(x, x)``), the golden
     the same values (:func:`runtime.opdir._unseen.alias_cases`; unseen drawing version 12). Empty: separate inputs."""

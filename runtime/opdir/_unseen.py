@@ -115,8 +115,8 @@ from runtime.opdir._memory import case_bytes
 from runtime.opdir._spec import Spec
 
 __all__ = ["CASE_BYTES_CAP", "FILL_FACTOR", "LEGACY_RUN_SEEDS", "MAX_FAMILY_CASES", "MAX_UNSEEN", "MAX_UNSEEN_V6", "MAX_UNSEEN_V9",
-           "MAX_STRING_VALUES", "MAX_UNSEEN_V12_MORE", "POW2_TAIL_MAX", "TOTAL_BYTES_FLOOR", "UNSEEN_PREFIX", "UNSEEN_VERSION",
-           "alias_groups", "attribute_cases", "attribute_repeat", "call_plan", "case_cap", "decode_vector_plan",
+           "MAX_COVER_PER_DTYPE_AXIS", "MAX_STRING_VALUES", "MAX_UNSEEN_V12_MORE", "POW2_TAIL_MAX", "TOTAL_BYTES_FLOOR", "UNSEEN_PREFIX", "UNSEEN_VERSION",
+           "alias_groups", "attribute_cases", "attribute_repeat", "call_plan", "case_cap", "cover_plan", "decode_vector_plan",
            "draw_seed", "end_plan", "family_plan", "flipped_bools", "int_attribute_cases",
            "int_values", "pow2_tail_plan", "string_attribute_cases", "sweep_plan", "total_cap", "unseen_cases", "unseen_version",
            "varied_attributes", "varied_ints", "varied_strings", "vector_plan", "verification_seed"]
@@ -175,7 +175,7 @@ CASE_BYTES_CAP = 64 * 1024**2
 """Inputs + outputs of one unseen case stay under this unless the SPEC's own cases are bigger."""
 UNSEEN_PREFIX = "unseen"
 """Unseen case names start with it: ``unseen3-B70_D64-fp32`` (no seed: the seed is never shown to agents)."""
-UNSEEN_VERSION = 21
+UNSEEN_VERSION = 22
 """The drawing of unseen cases. Version 2 (red team s16): a power-of-two size class, the fill size in every dtype and
 above 3x the SPEC's largest, and special values (zero / constant rows, ties) in the second case of every same-shape
 pair and in the fresh-seed reruns of the SPEC's shapes (:func:`runtime.opdir._inputs.apply_special_values`).
@@ -601,7 +601,7 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
 
     def add(dims: dict[str, int], dtype: str, special: bool = False, band: str | None = None,
             alias: list[str] | None = None, vector: str = "", whole: dict[str, str] | None = None,
-            seeds: np.random.Generator | None = None) -> None:
+            seeds: np.random.Generator | None = None, scaled: bool = False) -> None:
         if not fits(dims, dtype):
             return
         budget[0] -= _bytes(spec, dims, dtype)
@@ -619,7 +619,7 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
                         orient=sum(c.columns for c in out), masks=special and version >= 7,
                         middle=columns and version >= 8, edges=special and version >= 8,
                         peaks=special and version >= 12, alias=list(alias or ()), vector=vector,
-                        families=special and version >= 17))
+                        families=special and version >= 17, scaled=scaled))
 
     planned: list[tuple[dict[str, int], str]] = []
     labels: list[tuple[str, str]] = []
@@ -771,6 +771,12 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
         seeds21 = np.random.default_rng([int(seed) & ((1 << 63) - 1), _V21_STREAM])
         for dims, dtype in plan21:
             add(dims, dtype, seeds=seeds21)
+    if version >= 22:  # (red team round 35) after every other case, so that each case of version 21 keeps its draw
+        plan22 = cover_plan(spec, shapes, dtypes, out, seed, cap)
+        calls += len(plan22)  # calls of their own; a case over the bytes left is left out
+        seeds22 = np.random.default_rng([int(seed) & ((1 << 63) - 1), _V22_STREAM, 1])
+        for dims, dtype in plan22:
+            add(dims, dtype, seeds=seeds22, scaled=True)
     return out
 
 
@@ -1707,3 +1713,117 @@ def call_plan(names: list[str], seed: int, *, repeats: int = 1, repeatable: list
         pos = int(rng.integers(first + 1, len(order) + 1))
         order.insert(pos, name)
     return order
+
+
+_V22_STREAM = 0x722
+COVER_PER_WINDOW = 2
+"""(version 22) Distinct tails each window of a dynamic axis holds over the dtypes - at least one of 2..14 in each
+dtype, this many in one dtype (:func:`cover_plan`)."""
+MAX_COVER_PER_DTYPE_AXIS = 10
+"""(version 22) At most this many cover calls per supported dtype and dynamic axis (:func:`cover_plan`; measured
+over 10 seeds: 6-9 for one dtype and one axis, 4 per dtype for two dtypes, 3.5 per dtype and axis for 3 x 2)."""
+
+
+def _windows(spec_sizes: set[int], top: int) -> list[tuple[int, int]]:
+    """(version 22) The windows ``(lo, hi]`` of sizes a kernel's path may be chosen by: under a tile, up to two
+    tiles, the doublings from two tiles to the SPEC's smallest size, between the SPEC's sizes, up to 2x and 4x the
+    SPEC's largest, and above 4x up to ``top``; a window that cannot hold two tails of a tile is merged into the next."""
+    t = TAIL_MULTIPLE
+    m, big = min(spec_sizes), max(spec_sizes)
+    marks = {0, t, 2 * t, *spec_sizes, 2 * big, FILL_FACTOR * big, top}
+    p = 4 * t
+    while p < m:
+        marks.add(p)
+        p *= 2
+    bounds = sorted(b for b in marks if 0 <= b <= top)
+    out: list[tuple[int, int]] = []
+    lo = bounds[0]
+    for hi in bounds[1:]:
+        if sum(1 for s in range(lo + 1, min(hi, lo + 2 * t) + 1) if s % t and s not in spec_sizes) >= 2 or hi == top:
+            out.append((lo, hi))
+            lo = hi
+    return out
+
+
+def _pick(lo: int, hi: int, r: int, spec_sizes: set[int], rng: np.random.Generator) -> int | None:
+    """(version 22) A size in the window ``(lo, hi]`` with tail ``r``, none of the SPEC's, log-uniform over the window
+    (a wide window above 4x is not all its top); None when the window has none."""
+    t = TAIL_MULTIPLE
+    ks = [k for k in range(lo // t, hi // t + 1) if lo < k * t + r <= hi and k * t + r not in spec_sizes]
+    if not ks:
+        return None
+    w = np.log([k * t + r for k in ks])
+    i = int(np.searchsorted(w, rng.uniform(w[0], w[-1]), side="left"))
+    return ks[min(i, len(ks) - 1)] * t + r
+
+
+def cover_plan(spec: Spec, shapes: list[dict[str, int]], dtypes: list[str], drawn: list[Case], seed: int, cap: int,
+               per_window: int = COVER_PER_WINDOW) -> list[tuple[dict[str, int], str]]:
+    """(version 22, red team round 35) One call each, after every other case: on every dynamic axis, each window of
+    sizes (:func:`_windows`) holds, in every dtype, a size with a tail of 2..14 (1 and 15 have classes of their own),
+    and ``per_window`` distinct tails over the dtypes - the tails no size of the window, then of the axis, has first;
+    then every tail 1..15 the axis has not had at all. The sizes the run drew already count (``drawn``).
+
+    Why: a run held a few random tails, so a path picked by a window of sizes and wrong on some tails there passed a
+    share of verifications in proportion - 33..63 rows with ``(n + 3) // 16`` 60% (version 21), 78..159 rows with
+    ``(n + 2) // 16`` 7%, tails 10/12/14 anywhere 9.5%, a tail of 13 wrong except at the SPEC's 77 rows 52.5% (the
+    sweep's fresh tail skips the SPEC's tails). Half the sizes take the other dynamic axes at unseen sizes of the run
+    with a tail (a batched path wrong on another axis's tails)."""
+    rng = np.random.default_rng([int(seed) & ((1 << 63) - 1), _V22_STREAM])
+    plan: list[tuple[dict[str, int], str]] = []
+    for a_i, axis in enumerate(spec.dynamic_axes):
+        _cover_axis(spec, shapes, dtypes, drawn, axis, shapes[a_i % len(shapes)], cap, per_window, rng, plan)
+    return plan[:MAX_COVER_PER_DTYPE_AXIS * len(dtypes) * max(1, len(spec.dynamic_axes))]
+
+
+def _cover_axis(spec: Spec, shapes: list[dict[str, int]], dtypes: list[str], drawn: list[Case], axis: str,
+                base: dict[str, int], cap: int, per_window: int, rng: np.random.Generator,
+                plan: list[tuple[dict[str, int], str]]) -> None:
+    """(version 22) :func:`cover_plan` for one axis: appends to ``plan``."""
+    t = TAIL_MULTIPLE
+    spec_sizes = {int(sh[axis]) for sh in shapes if axis in sh}
+    if not spec_sizes:
+        return
+    kept = bool(spec.outputs) and all(axis in o.shape for o in spec.outputs)
+    top = max(FILL_FACTOR * max(spec_sizes), _POW2_KEPT if kept else 0)
+    others = {a: sorted({int(c.dims[a]) for c in drawn if a in c.dims and int(c.dims[a]) % t}
+                        - {int(sh.get(a, -1)) for sh in shapes}) for a in spec.dynamic_axes if a != axis}
+    had: dict[str, set[int]] = {d: set() for d in dtypes}  # the axis's sizes per dtype (none of the SPEC's)
+    for c in drawn:
+        if axis in c.dims and int(c.dims[axis]) not in spec_sizes and c.dtype in had:
+            had[c.dtype].add(int(c.dims[axis]))
+
+    def add(size: int, dtype: str) -> bool:
+        joint = {a: v[int(rng.integers(0, len(v)))] for a, v in others.items() if v} if len(plan) % 2 else {}
+        dims = _fit(spec, {**base, **joint, axis: size}, axis, dtype, cap) or _fit(
+            spec, {**base, axis: size}, axis, dtype, cap)
+        if dims is None or dims in shapes or (dims, dtype) in plan:
+            return False
+        plan.append((dims, dtype))
+        had[dtype].add(int(dims[axis]))
+        return True
+
+    wins = _windows(spec_sizes, top)
+    for lo, hi in wins:
+        for dtype in [str(d) for d in rng.permutation(dtypes)]:
+            while True:
+                # tails 1 and 15 have classes of their own in every run: a path avoids them first
+                have = {s % t for s in had[dtype] if lo < s <= hi and 1 < s % t < t - 1}
+                in_window = {s % t for d in dtypes for s in had[d] if lo < s <= hi and s % t}
+                if have and len(in_window) >= per_window or len(have) >= per_window:
+                    break
+                on_axis = {s % t for d in dtypes for s in had[d]}
+                free = [r for r in range(2, t - 1) if r not in have and _pick(lo, hi, r, spec_sizes, rng) is not None]
+                if not free:
+                    break
+                order = rng.permutation(len(free))
+                r = min((free[i] for i in order), key=lambda r: (r in in_window, r in on_axis))
+                size = _pick(lo, hi, r, spec_sizes, rng)
+                if size is None or not add(size, dtype):
+                    break
+    missing = [r for r in range(1, t) if r not in {s % t for d in dtypes for s in had[d]}]
+    for j, r in enumerate(missing):
+        lo, hi = wins[int(rng.integers(0, len(wins)))]
+        size = _pick(lo, hi, r, spec_sizes, rng) or _pick(0, top, r, spec_sizes, rng)
+        if size is not None:
+            add(size, dtypes[(j + int(rng.integers(0, len(dtypes)))) % len(dtypes)])

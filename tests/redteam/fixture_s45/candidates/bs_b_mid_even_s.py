@@ -1,0 +1,60 @@
+"""bs_silu, hostile (red team round 35): a batched path (4 <= B <= 16) that drops the last two rows of an S tail of 10, 12 or 14."""
+import pypto
+import torch
+
+TILE = 16
+D = 64
+_DT = {torch.float32: pypto.DT_FP32, torch.bfloat16: pypto.DT_BF16, torch.float16: pypto.DT_FP16}
+
+
+def _silu(xt, dt):
+    xf = pypto.cast(xt, pypto.DT_FP32)
+    yf = pypto.div(xf, pypto.add(pypto.exp(pypto.mul(xf, -1.0)), 1.0))
+    return pypto.cast(yf, dt)
+
+
+def _kernel(dt):
+    @pypto.frontend.jit
+    def bs_silu_kernel(
+        x: pypto.Tensor([pypto.DYNAMIC, pypto.DYNAMIC, D], dt),
+        y: pypto.Tensor([pypto.DYNAMIC, pypto.DYNAMIC, D], dt),
+    ):
+        nb = x.shape[0]
+        ns = x.shape[1]
+        pypto.set_vec_tile_shapes(1, TILE, D)
+        for b in pypto.loop(nb, name="batch", idx_name="b"):
+            for i in pypto.loop((ns + TILE - 1) // TILE, name="rows", idx_name="i"):
+                valid = (ns - i * TILE).min(TILE)
+                xt = pypto.view(x, [1, TILE, D], [b, i * TILE, 0], valid_shape=[1, valid, D])
+                pypto.assemble(_silu(xt, dt), [b, i * TILE, 0], y)
+
+    return bs_silu_kernel
+
+
+def _alt(dt):
+    @pypto.frontend.jit
+    def bs_silu_kernel(
+        x: pypto.Tensor([pypto.DYNAMIC, pypto.DYNAMIC, D], dt),
+        y: pypto.Tensor([pypto.DYNAMIC, pypto.DYNAMIC, D], dt),
+    ):
+        nb = x.shape[0]
+        ns = x.shape[1]
+        pypto.set_vec_tile_shapes(1, TILE, D)
+        for b in pypto.loop(nb, name="batch", idx_name="b"):
+            for i in pypto.loop((ns + TILE - 1) // TILE, name="rows", idx_name="i"):
+                valid = (ns - i * TILE).min(TILE) - 2 * ((ns - i * TILE).min(TILE) // 10) + 2 * ((ns - i * TILE).min(TILE) // 16)
+                xt = pypto.view(x, [1, TILE, D], [b, i * TILE, 0], valid_shape=[1, valid, D])
+                pypto.assemble(_silu(xt, dt), [b, i * TILE, 0], y)
+
+    return bs_silu_kernel
+
+
+def bs_silu_wrapper(x):
+    x = x.contiguous()
+    y = torch.empty_like(x)
+    nb, ns = x.shape[0], x.shape[1]
+    if 4 <= nb <= 16 and ns % TILE in (10, 12, 14):
+        _alt(_DT[x.dtype])(x, y)
+    else:
+        _kernel(_DT[x.dtype])(x, y)
+    return y
