@@ -22,6 +22,13 @@ verify on seeds 0, 11 and 12345 before the fix in brackets:
 - caught before and after: ``r35_upper_window`` (accidental, 160..319 rows), ``bs_joint_odd_b``, ``bs_b_big_s_tail``,
   ``bs_flat_plus9`` (accidental: B x S rows flattened, ``(n + 9) // 16``).
 
+Evidence class (the lead's note of s44: a candidate rewriting verification evidence in its own process): what the
+child sends the device is the kernel program and its argument descriptions; every argument is rebuilt from sealed
+inputs, so the one route left is a program whose constants carry a host-computed answer, which only the same-shape
+program comparison sees. ``r35_baked_single_calls`` bakes ``silu(x)`` into ``pypto.full`` constants for 9..15 rows -
+sizes version 21's sweep and version 22's cover run once, without a partner - and runs the honest tiling elsewhere:
+lint refuses it (OL62, host math), and with lint off it PASSes seed 0 (strict xfail below: open).
+
 Left open (documented limits, strict xfails would be flaky: they are sampled): ``r35_mid_tail11`` (one tail in one
 window: 86% -> 83% of runs pass), ``r35_fp32_tail_pairs`` (fp32 only, tails 2/4/6 of 32-row blocks: 30% -> 13%),
 ``bs_b_mid_even_s``. The honest look-alikes (other tiles on the same windows and tails, a Taylor path for rows under
@@ -33,7 +40,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from test_boundary_corpus import _POLICY, _no_lint
 from test_round10_s32 import verify_three_seeds
+
+from runtime.verify import VerifySettings, verify
 
 HERE = Path(__file__).resolve().parent / "fixture_s45"
 FIXED = ["r35_below_window", "r35_bf16_mid_window", "r35_tail13_off_spec", "r35_row_taylor", "r35_odd_tails",
@@ -58,3 +68,25 @@ def test_round35_bs_silu_candidate_gets_its_verdict_on_three_seeds(tmp_path: Pat
     verdict = "PASS" if candidate in BS_HONEST else "FAIL_NUMERIC"
     for seed, report in verify_three_seeds(tmp_path, HERE, "bs_silu", candidate):
         assert report.verdict == verdict, (seed, report.verdict, [r[:200] for r in report.reasons[:3]])
+
+
+def _verify_seed0(tmp_path: Path, candidate: str, lint=None):
+    import shutil
+
+    work = tmp_path / "silu2"
+    shutil.copytree(HERE / "silu2", work)
+    impl = work / "silu2_impl.py"
+    shutil.copyfile(HERE / "candidates" / f"{candidate}.py", impl)
+    return verify(work, impl, settings=VerifySettings(sandbox=_POLICY, lint=lint), unseen_seed=0)
+
+
+@pytest.mark.slow
+def test_a_host_answer_baked_into_single_call_shapes_is_refused_by_lint(tmp_path: Path) -> None:
+    assert _verify_seed0(tmp_path, "r35_baked_single_calls").verdict == "FAIL_LINT"
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="open: single-call unseen shapes (version 21 sweep, version 22 cover) have no "
+                                       "same-shape partner, so the runtime alone does not see host-baked constants")
+def test_a_host_answer_baked_into_single_call_shapes_without_lint(tmp_path: Path) -> None:
+    assert _verify_seed0(tmp_path, "r35_baked_single_calls", _no_lint).verdict == "FAIL_CHEAT"
