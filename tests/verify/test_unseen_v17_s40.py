@@ -267,6 +267,7 @@ def _digest(op_dir: Path) -> str:
             for c in u:
                 d = c.model_dump()
                 d.pop("families")
+                d.pop("scaled")  # (version 22) a field added later, False in every case before it
                 h.update(json.dumps(d, sort_keys=True, default=str).encode())
             if seed == 0 and version >= 12:
                 for c in u[:12]:
