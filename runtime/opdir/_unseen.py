@@ -1745,16 +1745,29 @@ def _windows(spec_sizes: set[int], top: int) -> list[tuple[int, int]]:
     return out
 
 
-def _pick(lo: int, hi: int, r: int, spec_sizes: set[int], rng: np.random.Generator) -> int | None:
-    """(version 22) A size in the window ``(lo, hi]`` with tail ``r``, none of the SPEC's, log-uniform over the window
-    (a wide window above 4x is not all its top); None when the window has none."""
+def _tail_span(lo: int, hi: int, r: int) -> tuple[int, int]:
+    """(version 22) The least and the largest ``k`` with ``lo < k * 16 + r <= hi`` (empty when the first is larger)."""
     t = TAIL_MULTIPLE
-    ks = [k for k in range(lo // t, hi // t + 1) if lo < k * t + r <= hi and k * t + r not in spec_sizes]
+    return max(0, (lo - r) // t + 1), (hi - r) // t
+
+
+def _pick(lo: int, hi: int, r: int, spec_sizes: set[int], rng: np.random.Generator | None) -> int | None:
+    """(version 22) A size in the window ``(lo, hi]`` with tail ``r``, none of the SPEC's, log-uniform over the window
+    (a wide window above 4x is not all its top); None when the window has none. ``rng`` None: only whether it has one
+    (draws nothing). Constant time: a several-GB SPEC's windows span millions of tiles."""
+    t = TAIL_MULTIPLE
+    k0, k1 = _tail_span(lo, hi, r)
+    ks = [k for k in (k0, k0 + 1, k1 - 1, k1) if k0 <= k <= k1 and k * t + r not in spec_sizes]
     if not ks:
         return None
-    w = np.log([k * t + r for k in ks])
-    i = int(np.searchsorted(w, rng.uniform(w[0], w[-1]), side="left"))
-    return ks[min(i, len(ks) - 1)] * t + r
+    if rng is None:
+        return ks[0] * t + r
+    v = float(np.exp(rng.uniform(np.log(k0 * t + r), np.log(k1 * t + r)))) if k1 > k0 else float(k0 * t + r)
+    k = min(max(k0, round((v - r) / t)), k1)
+    for cand in (k, k + 1, k - 1, *ks):
+        if k0 <= cand <= k1 and cand * t + r not in spec_sizes:
+            return cand * t + r
+    return None
 
 
 def cover_plan(spec: Spec, shapes: list[dict[str, int]], dtypes: list[str], drawn: list[Case], seed: int, cap: int,
@@ -1806,6 +1819,8 @@ def _cover_axis(spec: Spec, shapes: list[dict[str, int]], dtypes: list[str], dra
     wins = _windows(spec_sizes, top)
     for lo, hi in wins:
         for dtype in [str(d) for d in rng.permutation(dtypes)]:
+            if _bytes(spec, {**base, axis: lo + 1}, dtype) > cap:  # the window is over the case cap: halving would
+                continue  # land below it (a several-GB SPEC's windows above its own size)
             while True:
                 # tails 1 and 15 have classes of their own in every run: a path avoids them first
                 have = {s % t for s in had[dtype] if lo < s <= hi and 1 < s % t < t - 1}
@@ -1813,13 +1828,13 @@ def _cover_axis(spec: Spec, shapes: list[dict[str, int]], dtypes: list[str], dra
                 if have and len(in_window) >= per_window or len(have) >= per_window:
                     break
                 on_axis = {s % t for d in dtypes for s in had[d]}
-                free = [r for r in range(2, t - 1) if r not in have and _pick(lo, hi, r, spec_sizes, rng) is not None]
+                free = [r for r in range(2, t - 1) if r not in have and _pick(lo, hi, r, spec_sizes, None) is not None]
                 if not free:
                     break
                 order = rng.permutation(len(free))
                 r = min((free[i] for i in order), key=lambda r: (r in in_window, r in on_axis))
                 size = _pick(lo, hi, r, spec_sizes, rng)
-                if size is None or not add(size, dtype):
+                if size is None or not add(size, dtype) or not lo < int(plan[-1][0][axis]) <= hi:
                     break
     missing = [r for r in range(1, t) if r not in {s % t for d in dtypes for s in had[d]}]
     for j, r in enumerate(missing):
