@@ -1032,16 +1032,26 @@ def _member(an: Analyzer, g: str, x: Rec) -> str | None:
 
 def _repairs(an: Analyzer, observed: Rec, subs: dict[int, tuple[str, str, tuple[int, ...]]],
              run: Callable[[Callable[[Any, Any, tuple, int], None]], None]) -> bool:
+    return _replay_observed(an, observed, subs, run)[0]
+
+
+def _replay_observed(an: Analyzer, observed: Rec, subs: dict[int, tuple[str, str, tuple[int, ...]]],
+                     run: Callable[[Callable[[Any, Any, tuple, int], None]], None], *,
+                     error: bool = False) -> tuple[bool, float | None]:
+    """One replay with ``subs`` set, stopped at ``observed``: whether it then matches its golden and, with
+    ``error``, the largest difference from it (None when it cannot be compared) - `_repairs` judges, the reader
+    test (`_consumer_repairs_too`) also measures, from the same replay."""
     target = _observed_golden(an, observed)
     if target is None:
-        return False
-    got: list[bool] = []
+        return False, None
+    got: list[tuple[bool, float | None]] = []
 
     def hook(env: Any, node: Any, v: tuple, seq: int) -> None:
         if seq in subs:
             _substitute(an, env, node, subs[seq], an.by_seq[seq].bshape)
         elif seq == observed.seq:
-            got.append(_matches(an, env, node, v, observed, target))
+            got.append((_matches(an, env, node, v, observed, target),
+                        _error_of(an, _value_of(env, node, v), target) if error else None))
             raise _Stop
         elif seq > observed.seq:
             raise _Stop
@@ -1050,7 +1060,20 @@ def _repairs(an: Analyzer, observed: Rec, subs: dict[int, tuple[str, str, tuple[
         run(hook)
     except _Stop:
         pass
-    return bool(got and got[0])
+    return got[0] if got else (False, None)
+
+
+def _error_of(an: Analyzer, val: np.ndarray, target: tuple[str, str, tuple[int, ...]]) -> float | None:
+    """The largest difference of ``val`` from its golden region (0.0 when every difference is NaN), or None when
+    the golden has no region of that shape."""
+    g, lid, reg = target
+    garr = an.g.layout(g, tuple(val.shape), lid)
+    sl = region_slice(garr, reg, tuple(val.shape)) if garr is not None else None
+    if sl is None:
+        return None
+    with np.errstate(invalid="ignore"):
+        diff = np.abs(np.asarray(val, dtype=np.float64) - np.asarray(sl, dtype=np.float64))
+    return float(np.nanmax(diff)) if diff.size and not np.isnan(diff).all() else 0.0
 
 
 def confirm_pairings(an: Analyzer, run: Callable[[Callable[[Any, Any, tuple, int], None]], None],
@@ -1154,50 +1177,20 @@ def _consumer_repairs_too(an: Analyzer, r: Rec, group: set, d: Rec,
             readers.append(c)
     if not readers:
         return None
-    own = _repair_error(an, d, subs, run)
+    own = _replay_observed(an, d, subs, run, error=True)[1]
     for c in readers[:2]:
         moved = {y.seq: subs[x.seq] for x in an.recs if x.seq in subs
                  for y in kids.get(x.seq, []) if y.node == c.node and y.seq < d.seq and y.bshape == x.bshape}
-        if not moved or not _repairs(an, d, moved, run):
+        if not moved:
             continue
-        alt = _repair_error(an, d, moved, run)
+        repaired, alt = _replay_observed(an, d, moved, run, error=True)
+        if not repaired:
+            continue
         # (only a reader that repairs at least as closely: one whose own step the golden set there drops - an
         # ``eps`` added inside tolerance, rms_norm's ``mean_sq + eps`` - repairs a little worse, and the pairing stands)
         if own is not None and alt is not None and alt <= own * (1 + 1e-3) + 1e-12:
             return c
     return None
-
-
-def _repair_error(an: Analyzer, observed: Rec, subs: dict[int, tuple[str, str, tuple[int, ...]]],
-                  run: Callable[[Callable[[Any, Any, tuple, int], None]], None]) -> float | None:
-    """The largest difference from its golden that ``observed`` has in a replay with ``subs`` set (``_repairs``'
-    replay, measured rather than judged), or None when it cannot be compared."""
-    target = _observed_golden(an, observed)
-    if target is None:
-        return None
-    got: list[float] = []
-
-    def hook(env: Any, node: Any, v: tuple, seq: int) -> None:
-        if seq in subs:
-            _substitute(an, env, node, subs[seq], an.by_seq[seq].bshape)
-        elif seq == observed.seq:
-            val = _value_of(env, node, v)
-            g, lid, reg = target
-            garr = an.g.layout(g, tuple(val.shape), lid)
-            sl = region_slice(garr, reg, tuple(val.shape)) if garr is not None else None
-            if sl is not None:
-                with np.errstate(invalid="ignore"):
-                    diff = np.abs(np.asarray(val, dtype=np.float64) - np.asarray(sl, dtype=np.float64))
-                got.append(float(np.nanmax(diff)) if diff.size and not np.isnan(diff).all() else 0.0)
-            raise _Stop
-        elif seq > observed.seq:
-            raise _Stop
-
-    try:
-        run(hook)
-    except _Stop:
-        pass
-    return got[0] if got else None
 
 
 def _drop_pairing(an: Analyzer, group: set, g: str) -> None:
