@@ -331,7 +331,6 @@ def test_a_4gb_input_gets_scaled_cases(tmp_path: Path) -> None:
 @needs_torch
 @pytest.mark.parametrize(("text", "name", "why"), [
     (LSTM_BATCH_FIRST, "233_lstm_batch_first.py", "forward calls torch lstm: recurrent cell"),
-    (MAXPOOL_CEIL, "202_maxpool2d_ceil.py", "forward calls torch max_pool2d: pooling windows"),
 ])
 def test_no_route_tasks_are_refused_in_one_line(tmp_path: Path, text: str, name: str, why: str) -> None:
     with pytest.raises(TaskImportError) as err:

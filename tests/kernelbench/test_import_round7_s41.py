@@ -1142,7 +1142,6 @@ def test_a_minGPT_block_with_a_buffer_filled_on_the_first_call_imports(tmp_path:
     (RUNNING_NORM, "331_RunningNorm_python_state.py", "forward changes self.running and reads it"),
     (CALIBRATED_QUANT, "333_Gemm_Calibrated_Quant.py", "forward changes self.calibrated and reads it"),
     (FIRST_CALL_FLAG, "334_FirstCallFlag.py", "forward changes self.warm and reads it"),
-    (CONV_GELU_POOL, "332_Conv2d_GELU_GlobalAvgPool.py", "forward calls torch conv2d: convolution"),
 ])
 def test_state_and_no_route_tasks_are_refused_in_one_line(tmp_path: Path, text: str, name: str, why: str) -> None:
     with pytest.raises(TaskImportError) as err:

@@ -370,12 +370,15 @@ class _Plan(BaseModel):
     device."""
     guess: str = ""
     """``leading`` when the dynamic axis is round 5's leading-axis guess (no hint): a model that does not run so
-    resized is planned again without it (:func:`_sized_axes`) before the task's own sizes are kept."""
+    resized is planned again without it (:func:`_sized_axes`) before the task's own sizes are kept; ``sized`` when the
+    dynamic axes are :func:`_sized_axes`' one dim per size (no hint): planned again with the leading axis alone when
+    that does not run or its outputs' axes follow no dim (round 12, :func:`_second_plan`)."""
 
 
-def _plan_inputs(desc: dict[str, Any], report: TaskImport, *, leading: bool = True) -> _Plan:
+def _plan_inputs(desc: dict[str, Any], report: TaskImport, *, leading: bool = True, batch_only: bool = False) -> _Plan:
     """The SPEC's inputs, dims and dynamic axes from ``describe``'s finding; ``leading=False`` leaves round 5's
-    leading-axis guess out (the second plan of :func:`_random_path`)."""
+    leading-axis guess out, ``batch_only=True`` takes it also where only what forward builds is too large and leaves one
+    dim per size out (the second plans of :func:`_random_path`)."""
     params = [p for p in desc["forward_params"] if p["kind"] in ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD")]
     values = desc["inputs"]
     if any(p["kind"] == "VAR_POSITIONAL" for p in desc["forward_params"]):
@@ -463,12 +466,15 @@ def _plan_inputs(desc: dict[str, Any], report: TaskImport, *, leading: bool = Tr
                "too many to verify every case" if plan.peak and _computes_too_much(plan) else
                f"forward would build {_built(plan.peak)} at the task's sizes, too large to verify" if plan.peak
                else "")
-        if leading and _leading_batch(plan):
+        sized = False
+        if (leading and _leading_batch(plan, batch=batch_only)) or (
+                not batch_only and not (sized := _sized_axes(plan, _weight_sizes(desc)))
+                and leading and _leading_batch(plan, batch=True)):  # round 12: no axis over 64, a batch to shrink
             batch = plan.dynamic[0]
             report.unmapped.append(f"no DYNAMIC_AXIS hint, and {why}: the leading axis (size {plan.dims[batch]}) of "
                                    f"every tensor input, named {batch}, is taken as dynamic (KernelBench's batch_size "
                                    "convention), checked by running the model resized")
-        elif _sized_axes(plan, _weight_sizes(desc)):
+        elif sized:
             named = ", ".join(f"{plan.dims[d]} ({d})" for d in plan.dynamic)
             report.unmapped.append(f"no DYNAMIC_AXIS hint, and {why}, with no common leading axis small enough to "
                                    f"shrink alone: every input axis longer than {MAX_DYNAMIC} is taken as dynamic, "
@@ -600,7 +606,7 @@ def _largest_input(plan: _Plan) -> int:
                 and not t.get("scalar")), default=0)
 
 
-def _leading_batch(plan: _Plan) -> bool:
+def _leading_batch(plan: _Plan, *, batch: bool = False) -> bool:
     """Without a DYNAMIC_AXIS hint, make the forward inputs' common leading axis dynamic when they are too large to
     verify at the task's own sizes (True: done). KernelBench's level1 files mostly carry no hint and are sized for GPU
     timing (``Frobenius_norm``: 16 x 64 x 256 x 256, 67 M elements): they were refused as too large, where the
@@ -608,10 +614,15 @@ def _leading_batch(plan: _Plan) -> bool:
     ``forward`` has that same leading size, which no FORMULA index names (a matmul's M and K differ: no guess);
     the traced run at the shrunk sizes checks the model accepts them (else :func:`_second_plan`, then the task's
     sizes). Since round 11 also when the inputs fit but ``forward`` is more multiply-adds than :data:`MAX_MACS`
-    without building too much (a 1024-row GEMM with a 4096 x 4096 weight: the batch is the axis to shrink)."""
+    without building too much (a 1024-row GEMM with a 4096 x 4096 weight: the batch is the axis to shrink).
+
+    ``batch`` (round 12): also when the inputs fit and only what ``forward`` builds is too large - the second plan
+    after one dim per size (:func:`_sized_axes`) gave output axes that follow no dim: a convolution without padding,
+    a strided pooling (``conv_standard_3D``: 16 x 3 x 64^3 in, 16 x 64 x 62^3 out; 62 is no dim of a SPEC)."""
     fwd = [t for t in plan.inputs if t["source"] == "forward" and not t.get("scalar")]
     builds = plan.peak is not None and too_large(plan.peak)
-    if plan.dynamic or not fwd or (_largest_input(plan) <= MAX_FIXED_ELEMENTS and (builds or not _computes_too_much(plan))):
+    if plan.dynamic or not fwd or (_largest_input(plan) <= MAX_FIXED_ELEMENTS and not (batch and builds)
+                                   and (builds or not _computes_too_much(plan))):
         return False  # too large a build: _sized_axes
     leads = {t["shape"][0] for t in fwd}
     if len(leads) != 1 or not isinstance(next(iter(leads)), int) or next(iter(leads)) < 2:
@@ -662,6 +673,7 @@ def _sized_axes(plan: _Plan, weights: frozenset[int] = frozenset()) -> bool:
         t["shape"] = [names.get(s, s) if isinstance(s, int) else s for s in t["shape"]]
     plan.dims.update({n: size for size, n in names.items()})
     plan.dynamic = list(names.values())
+    plan.guess = "sized"
     return True
 
 
@@ -787,12 +799,13 @@ def _output_shapes(outs: list[list[dict[str, Any]]], plan: _Plan, p0: list[dict[
 
 TILED_POOL = ("pypto.reshape into the windows + pypto.mean / pypto.amax over them (windows that tile the axis: "
               "stride = kernel, no padding; a remainder shorter than the kernel is dropped, a pypto.view first)")
-"""The route of a pooling call whose windows tile its axes; other pooling has none (``_ops.NO_EQUIVALENT``)."""
+"""The route of a pooling call whose windows tile its axes; other pooling has the taps' route (``_ops.WINDOW_ROUTES``)."""
 TILED_CONV = ("pypto.reshape of the input into its windows + pypto.matmul with the weight viewed [C_out, C_in * "
               "kernel] (+ add for the bias); windows that tile the input: stride = kernel, no padding or dilation, "
               "one group - a 1 x 1 convolution is a matmul over the channels")
 TILED_UNFOLD = "pypto.reshape / pypto.transpose into the windows (they tile the axis: step = size, a view)"
-"""Round 11: convolutions and ``unfold`` whose windows tile the input (``_probe._windowed``); others have none."""
+"""Round 11: convolutions and ``unfold`` whose windows tile the input (``_probe._windowed``); others have the
+longer route over the taps since round 12 (``_ops.WINDOW_ROUTES``)."""
 
 
 def _refuse_no_route(peak: dict[str, Any] | None) -> None:
@@ -1146,6 +1159,7 @@ def _random_path(task: Path, source: str, desc: dict[str, Any], plan: _Plan, rep
     runs = p0
     if plan.dynamic and len(p0) == 1:  # no room for a tail case: one more run (traced only) names the output axes
         runs = p0 + [{**p0[0], **{d: p0[0][d] + 1 + j for j, d in enumerate(plan.dynamic)}}]
+    replanned = False
     try:
         traced = _probe(_trace_request(task, plan, runs), timeout)
     except _ModelRefused:
@@ -1157,18 +1171,35 @@ def _random_path(task: Path, source: str, desc: dict[str, Any], plan: _Plan, rep
         if second is None:
             report.unmapped.append(f"the model did not run with the dynamic axes resized ({exc}); the op dir keeps "
                                    "get_inputs()' sizes and has no tail case")
-            p0 = runs = _fixed(plan)
+            named = ", ".join(f"{d}={runs[0][d]}" for d in plan.dynamic if runs and d in runs[0])
+            try:
+                p0 = runs = _fixed(plan)
+            except TaskImportError as fixed:  # round 12: say why the dynamic axes were given up
+                raise TaskImportError(f"{fixed} (resized to {named or 'other sizes'}, the model did not run: "
+                                      f"{exc})") from None
             traced = _trace_fixed(task, plan, p0, timeout)
         else:
             report, plan, p0, runs, traced = second
-    _drop_unread(plan, traced["cases"][0], report)
+            replanned = True
     outs = [c["outputs"] for c in traced["cases"]]
     loose = _unnamed_axes(outs, plan, runs)
+    if loose and plan.guess == "sized" and not replanned:  # round 12: a window's output size (L - k + 1, L // 2) follows no dim
+        second = _second_plan(task, desc, plan, report, timeout, f"gave {'; '.join(loose)}, which no dim follows")
+        if second is not None and not _unnamed_axes([c["outputs"] for c in second[4]["cases"]], second[1],
+                                                     second[3]):
+            report, plan, p0, runs, traced = second
+            outs = [c["outputs"] for c in traced["cases"]]
+            loose = []
+    _drop_unread(plan, traced["cases"][0], report)
     if loose:
         report.unmapped.append(f"{'; '.join(loose)}, which no dynamic axis follows (a product such as B * S): a SPEC "
                                "shape names an axis by one dim, so the op dir keeps get_inputs()' sizes and has no "
                                "tail case")
-        p0 = runs = _fixed(plan)
+        try:
+            p0 = runs = _fixed(plan)
+        except TaskImportError as exc:  # round 12: say why the dynamic axes were given up
+            raise TaskImportError(f"{exc} (resized, {'; '.join(loose)}, which no dynamic axis follows: a SPEC "
+                                  "shape names an axis by one dim)") from None
         traced = _trace_fixed(task, plan, p0, timeout)
         outs = [c["outputs"] for c in traced["cases"]]
     _refuse_zero_outputs(outs)
@@ -1191,14 +1222,29 @@ def _second_plan(task: Path, desc: dict[str, Any], plan: _Plan, report: TaskImpo
     the last axis): the leading guess gave ``[B, 32768] * [B]``, which does not run, and the task was refused at
     its own sizes; one dim for the size 32768 runs. A square 4096 x 4096 product without a hint (too many
     multiply-adds, :data:`MAX_MACS`) leads with the same size on A and B too; its A ``[B, 4096]`` @ B ``[B, 4096]``
-    does not run."""
-    if plan.guess != "leading":
+    does not run.
+
+    Round 12: the other way round too. One dim per size (``plan.guess == "sized"``) whose model does not run resized,
+    or whose outputs' axes follow no dim (``failed`` then says which), is planned again with round 5's leading axis
+    alone, also where only what forward builds is too large (``_leading_batch(batch=True)``): a convolution without
+    padding over 16 x 3 x 64^3 builds 16 x 64 x 62^3 - one dim for 64 leaves 62 unnamed, a batch row fits."""
+    if plan.guess not in ("leading", "sized"):
         return None
     again = TaskImport(task=report.task, level=report.level, op_name=report.op_name)
-    other = _plan_inputs(desc, again, leading=False)
+    if plan.guess == "leading":
+        other = _plan_inputs(desc, again, leading=False)
+        why = f"the leading-axis guess did not run resized ({failed}); planned without it"
+    else:
+        other = _plan_inputs(desc, again, batch_only=True)
+        why = (f"one dim per size ({', '.join(plan.dynamic)}) {failed}; planned with the leading axis alone"
+               if failed.startswith("gave ") else
+               f"one dim per size ({', '.join(plan.dynamic)}) did not run resized ({failed}); planned with the "
+               "leading axis alone")
+        if other.guess != "leading":
+            return None
     if not other.dynamic:
         return None
-    again.unmapped.insert(0, f"the leading-axis guess did not run resized ({failed}); planned without it")
+    again.unmapped.insert(0, why)
     _value_specs(other, again)
     p0 = _p0(other)
     try:

@@ -10,7 +10,7 @@ unknown (the import still fails: it cannot tell whether PyPTO can express it). S
 
 from __future__ import annotations
 
-__all__ = ["NO_EQUIVALENT", "PLUMBING", "ROUTES", "classify"]
+__all__ = ["NO_EQUIVALENT", "PLUMBING", "ROUTES", "WINDOW_ROUTES", "classify"]
 
 PLUMBING = frozenset({
     "size", "dim", "shape", "T", "mT", "dtype", "device", "is_contiguous", "contiguous", "numel", "__len__",
@@ -20,6 +20,37 @@ PLUMBING = frozenset({
     "is_nested",
 })
 """Calls that move, re-type or inspect tensors without computing (free in a kernel, or a cast/view)."""
+
+_TAP = ("a pypto.view of the input at the tap's offset (a stride: pypto.reshape of the view into [n, stride] + "
+        "pypto.view of column 0; dilation: the offset times it; padding: pypto.concat with {pad} on both sides)")
+WINDOW_ROUTES: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("conv1d", "conv2d", "conv3d"),
+     "a sum over the kernel's taps: per tap " + _TAP.format(pad="zeros") + ", pypto.permute / pypto.reshape to "
+     "[positions, C_in / groups] and pypto.matmul with the weight's tap [C_in / groups, C_out / groups], per group "
+     "(depthwise: a pypto.mul by the tap's per-channel weight), accumulated with pypto.add (+ the bias) - pypto.conv "
+     "itself is experimental and not emulated"),
+    (("conv_transpose1d", "conv_transpose2d", "conv_transpose3d"),
+     "a sum over the kernel's taps: per tap pypto.matmul of the input [positions, C_in / groups] with the weight's "
+     "tap [C_in / groups, C_out / groups], spread to every stride-th output position (pypto.concat with zeros + "
+     "pypto.reshape) and added at the tap's offset (pypto.pad / pypto.concat with zeros; padding crops with "
+     "pypto.view, output_padding pads), + the bias"),
+    (tuple(f"max_pool{n}d{tail}" for n in (1, 2, 3) for tail in ("", "_with_indices")),
+     "a running pypto.maximum over the window's taps: per tap " + _TAP.format(pad="-inf") + " (the indices, when "
+     "returned, carried with pypto.where; ceil_mode: the last window padded with -inf)"),
+    (("avg_pool1d", "avg_pool2d", "avg_pool3d"),
+     "a pypto.add over the window's taps: per tap " + _TAP.format(pad="zeros") + ", divided by the kernel's size "
+     "(count_include_pad=False or ceil_mode: by the taps inside the input, a constant tensor of the shapes)"),
+    (tuple(f"adaptive_{kind}_pool{n}d" for kind in ("avg", "max") for n in (1, 2, 3)),
+     "per output position a pypto.view of its window (start floor(i * L / out), end ceil((i + 1) * L / out)) and "
+     "pypto.sum / n or pypto.amax over it, pypto.concat of the results (output size 1: a mean / max over the axes)"),
+    (("unfold", "im2col"),
+     "pypto.concat of the windows' taps: per tap " + _TAP.format(pad="zeros") + " (Tensor.unfold: step through "
+     "pypto.reshape + pypto.view)"),
+)
+"""Round 12 (session 46): calls over sliding windows - convolutions, transposed convolutions, pooling and ``unfold``
+with any stride, padding, dilation or groups - as a sum / maximum over the window's taps, each tap a view of the
+input at an offset. Windows that tile the input (stride = kernel, no padding) have a shorter route too, a reshape
+into the windows (the importer's ``TILED_*``, round 4 and 11)."""
 
 ROUTES: dict[str, str] = {
     # matmul family
@@ -109,20 +140,11 @@ ROUTES: dict[str, str] = {
     "soft_margin_loss": "pypto.log1p(pypto.exp(-y * x)), sum / n",
     "binary_cross_entropy": "log, mul, sub, sum / n",
     "binary_cross_entropy_with_logits": "sigmoid composition: log1p, exp, mul, sum / n",
+    **{op: route for ops, route in WINDOW_ROUTES for op in ops},
 }
 """torch function name -> the PyPTO route a kernel can take (documentation for the designer)."""
 
 NO_EQUIVALENT: dict[str, str] = {
-    "conv1d": "convolution: pypto.conv is experimental and not emulated, so no verdict is possible",
-    "conv2d": "convolution: pypto.conv is experimental and not emulated, so no verdict is possible",
-    "conv3d": "convolution: pypto.conv is experimental and not emulated, so no verdict is possible",
-    "conv_transpose1d": "transposed convolution: no PyPTO op",
-    "conv_transpose2d": "transposed convolution: no PyPTO op",
-    "conv_transpose3d": "transposed convolution: no PyPTO op",
-    "max_pool1d": "pooling windows: no PyPTO op", "max_pool2d": "pooling windows: no PyPTO op",
-    "max_pool3d": "pooling windows: no PyPTO op", "avg_pool1d": "pooling windows: no PyPTO op",
-    "avg_pool2d": "pooling windows: no PyPTO op", "avg_pool3d": "pooling windows: no PyPTO op",
-    "adaptive_avg_pool2d": "pooling windows: no PyPTO op", "adaptive_max_pool2d": "pooling windows: no PyPTO op",
     "interpolate": "resampling: no PyPTO op", "grid_sample": "resampling: no PyPTO op",
     "fft_fft": "FFT: no PyPTO op", "fft_rfft": "FFT: no PyPTO op",
     "lstm": "recurrent cell with its own weights layout: no PyPTO op", "gru": "recurrent cell: no PyPTO op",
@@ -132,8 +154,7 @@ NO_EQUIVALENT: dict[str, str] = {
     "multinomial": "random sampling: a golden must be deterministic", "rand": "random values inside forward",
     "randn": "random values inside forward", "rand_like": "random values inside forward",
     "randn_like": "random values inside forward", "bernoulli": "random values inside forward",
-    "unfold": "sliding windows (Tensor.unfold / F.unfold, im2col): no PyPTO op",
-    "col2im": "sliding windows (F.fold): no PyPTO op", "im2col": "sliding windows (F.unfold): no PyPTO op",
+    "col2im": "sliding windows (F.fold): no PyPTO op",
     "linalg_solve": "linear solve: no PyPTO op", "cholesky": "factorisation: no PyPTO op",
     "det": "determinant: no PyPTO op", "inverse": "matrix inverse: no PyPTO op",
     "embedding_renorm_": "nn.Embedding(max_norm=...) rescales the table's rows in place on every forward: state "

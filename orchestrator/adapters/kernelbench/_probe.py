@@ -457,7 +457,7 @@ is :data:`PEAK_ELEMENTS` alone: the run that only names the output axes may go o
 
 STOP: set[str] = set()
 """Calls with no PyPTO route (the request's ``stop``: the importer's ``NO_EQUIVALENT``): :func:`meta_peak` stops at
-the first one (an untiled pooling among them), which refuses the task anyway. torch's meta GRU of KernelBench's
+the first one, which refuses the task anyway. torch's meta GRU of KernelBench's
 ``GRUBidirectional`` (6 layers x 2 directions x 512 steps, decomposed) ran for 3 minutes."""
 
 
@@ -948,7 +948,8 @@ def _tiled_conv(op: str, args: list[Any], kwargs: dict[str, Any]) -> bool:
     spatial size at least one kernel (torch drops a shorter remainder). It is a reshape of the input into its
     windows and a matmul with the weight viewed ``[C_out, C_in * kernel]``: a 1 x 1 (pointwise) convolution is a
     matmul over the channels (KernelBench's ``conv_pointwise_2D``), a stride = kernel one a patch embedding (ViT).
-    Overlapping, padded, dilated or grouped convolutions still have no route (``_ops.NO_EQUIVALENT``)."""
+    Overlapping, padded, dilated or grouped convolutions have the longer route over the kernel's taps since round
+    12 (``_ops.WINDOW_ROUTES``)."""
     n = int(op[4])
     names = ["input", "weight", "bias", "stride", "padding", "dilation", "groups"]
     got: dict[str, Any] = {k: kwargs[k] if k in kwargs else (args[i] if len(args) > i else None) for i, k in enumerate(names)}
@@ -967,7 +968,7 @@ def _tiled_conv(op: str, args: list[Any], kwargs: dict[str, Any]) -> bool:
 def _tiled_unfold(func: Any, args: list[Any], kwargs: dict[str, Any]) -> bool:
     """``Tensor.unfold(dim, size, step)`` with step = size (ViT's ``img.unfold(2, p, p).unfold(3, p, p)``: the
     patches, a view), or ``F.unfold`` (im2col) with stride = kernel, no padding, no dilation; overlapping windows
-    have no route."""
+    have the longer route over the taps (round 12)."""
     import torch
 
     if func is torch.nn.functional.unfold:
@@ -993,8 +994,8 @@ def _tiled(op: str, args: list[Any], kwargs: dict[str, Any]) -> bool:
     last ``size % kernel`` elements in no window (torch drops them). Such a pool is a narrow to the windows, a
     reshape into them and a mean / max over them (KernelBench's ``Matmul_AvgPool_GELU_Scale_Max`` pools the
     features of a Linear in windows of 4, ``Matmul_MaxPool_Sum_Scale`` its 5 features in windows of 2: 2 windows,
-    the fifth feature dropped), so it has a route; overlapping or padded windows, and a ``ceil_mode`` window that
-    runs past the end, do not."""
+    the fifth feature dropped), so it has this short route; overlapping or padded windows, and a ``ceil_mode``
+    window that runs past the end, have the longer one over the window's taps (round 12, ``_ops.WINDOW_ROUTES``)."""
     n = int(op.split("_pool")[1][0])
     names = ["input", "kernel_size", "stride", "padding"] + (["dilation"] if op.startswith("max") else []) + [
         "ceil_mode"]
