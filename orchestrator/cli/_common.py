@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
 from rich.markup import escape
 
 from orchestrator.command import cli_command, shell_path
@@ -30,20 +31,57 @@ def detach_stdout() -> int:
     return EXIT_PIPE
 
 
+PIPED_WIDTH = 1000
+"""The width output is laid out for when it goes to a pipe or a file (``status op | grep M2``, ``show op --gate >
+screen.txt``, ``... | less -S``): wide enough that a table row, a path or a message stays one line."""
+
+
 class _Console(Console):
-    """rich's Console, except that a closed stdout (``status ... | head``) raises BrokenPipeError instead of
-    rich's SystemExit(1): :func:`drive` ends a run cleanly and says so on stderr, and
-    :func:`orchestrator.cli.main.main` ends every other command quietly with 141."""
+    """rich's Console, with two differences.
+
+    A closed stdout (``status ... | head``) raises BrokenPipeError instead of rich's SystemExit(1): :func:`drive`
+    ends a run cleanly and says so on stderr, and :func:`orchestrator.cli.main.main` ends every other command
+    quietly with 141.
+
+    Output that is not a terminal is not wrapped (UX audit s46). rich lays out for the width of whichever of
+    stdin/stdout/stderr is a terminal, else 80 columns: ``status op | less`` got the summary table folded and
+    lines broken mid-path at the terminal's width, ``status op > f`` from cron at 80, and a ``grep`` of a module
+    found half of its row. Piped, a console is :data:`PIPED_WIDTH` wide and prints plain text unwrapped (tables
+    are as wide as their content, panels fit theirs: :class:`orchestrator.ui.screens.FitPanel`). ``COLUMNS`` in
+    the environment still sets the width, a terminal or not.
+    """
+
+    def _piped(self) -> bool:
+        columns = self._environ.get("COLUMNS")
+        return self._width is None and not (columns and columns.isdigit()) and not self.is_terminal
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        size = Console.size.fget(self)  # type: ignore[attr-defined]
+        return ConsoleDimensions(PIPED_WIDTH, size.height) if self._piped() else size
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        Console.size.fset(self, new_size)  # type: ignore[attr-defined]
+
+    def print(self, *objects: Any, soft_wrap: bool | None = None, **kwargs: Any) -> None:  # type: ignore[override]
+        if soft_wrap is None and self._piped():
+            soft_wrap = True
+        super().print(*objects, soft_wrap=soft_wrap, **kwargs)
 
     def on_broken_pipe(self) -> None:
+        if self.stderr:  # as rich does (stderr gone: the command cannot say anything more)
+            Console.on_broken_pipe(self)
+            return
         detach_stdout()
         raise BrokenPipeError("stdout closed")
 
 
 console = _Console()
-err_console = Console(stderr=True)
+err_console = _Console(stderr=True)
 # a line that names a command is printed with soft_wrap=True (``hint``): rich then never breaks the command at the
-# terminal width (the terminal wraps it, and it still copies as one command); panels and tables keep wrapping
+# terminal width (the terminal wraps it, and it still copies as one command); panels and tables keep wrapping on a
+# terminal, and nothing is wrapped in a pipe or a file (_Console)
 
 
 def fail(message: str, code: int = 1, *, json_out: bool = False) -> int:

@@ -16,11 +16,11 @@ def register(sub) -> None:
 
 
 def _audit(args: argparse.Namespace) -> int:
-    from orchestrator import api
+    from orchestrator import readonly  # not orchestrator.api: that loads the pipeline (~2.5 s, UX audit s46)
     from orchestrator.errors import ForgeError
 
     try:
-        result = api.audit(args.op_dir)
+        result = readonly.audit(args.op_dir)
     except ForgeError as exc:
         return fail(exc.message, exc.code)
     if result.ok:

@@ -26,7 +26,7 @@ def register(sub) -> None:
 
 
 def _approve(args: argparse.Namespace) -> int:
-    from orchestrator import api
+    from orchestrator import decisions as api  # not orchestrator.api: the pipeline (~2.5 s, UX audit s46)
     from orchestrator.errors import ForgeError
 
     if args.choice == "hint" and not args.note.strip():
@@ -45,7 +45,7 @@ def _approve(args: argparse.Namespace) -> int:
 
 
 def _reject(args: argparse.Namespace) -> int:
-    from orchestrator import api
+    from orchestrator import decisions as api  # not orchestrator.api: the pipeline (~2.5 s, UX audit s46)
     from orchestrator.errors import ForgeError
 
     if not args.note.strip():  # misuse (exit 2), like any missing required option

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import copy
 import math
 from typing import TYPE_CHECKING
 
-from rich.console import Console, Group
+from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.markup import escape
 from rich.panel import Panel
 from rich.syntax import Syntax
@@ -19,6 +20,22 @@ from runtime.verdicts import Verdict
 
 if TYPE_CHECKING:
     from runtime.verify import VerifyReport
+
+
+class FitPanel(Panel):
+    """A panel as wide as the terminal, or as its content where the output is not a terminal.
+
+    Why: piped, the console is laid out very wide so that nothing is wrapped (orchestrator.cli._common._Console);
+    a panel that fills the width would draw a border of a thousand columns. Piped, it fits its content instead
+    (its longest line), and a long line stays one line."""
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if options.is_terminal or not self.expand:
+            yield from super().__rich_console__(console, options)
+            return
+        fitted = copy.copy(self)
+        fitted.expand = False
+        yield from Panel.__rich_console__(fitted, console, options)
 
 
 def _fmt(x: float | None) -> str:
@@ -56,7 +73,7 @@ def diff_block(lines: list[str], title: str) -> Panel:
     more = len(lines) - len(shown)
     body = "\n".join(shown) + (f"\n... {more} more diff line(s) (`{cli_command()} report` shows all)"
                                 if more > 0 else "")
-    return Panel(Syntax(body or "(no change)", "diff", theme="ansi_dark", word_wrap=True), title=escape(title),
+    return FitPanel(Syntax(body or "(no change)", "diff", theme="ansi_dark", word_wrap=True), title=escape(title),
                  title_align="left", expand=True)
 
 
@@ -76,14 +93,14 @@ def gate_renderables(view: GateView, req: GateRequest | None = None) -> list:
             facts.add_row(escape(k), escape(v))
         out.append(facts)
     if view.cause:
-        out.append(Panel("\n".join(escape(c) for c in view.cause), title=f"cause ({view.cause_source})",
+        out.append(FitPanel("\n".join(escape(c) for c in view.cause), title=f"cause ({view.cause_source})",
                          title_align="left", border_style="red"))
     if view.decomposition:
         out.append(_dict_table(view.decomposition, "decomposition"))
     if view.interfaces:
         out.append(_dict_table(view.interfaces, "interfaces (module_interfaces.yaml)"))
     if view.rationale:
-        out.append(Panel(escape(view.rationale), title="rationale (DESIGN.md)", title_align="left"))
+        out.append(FitPanel(escape(view.rationale), title="rationale (DESIGN.md)", title_align="left"))
     if view.design_diff:
         out.append(diff_block(view.design_diff, f"diff against {view.design_diff_against}"))
     if view.cases:
@@ -91,7 +108,7 @@ def gate_renderables(view: GateView, req: GateRequest | None = None) -> list:
     if view.code_diff:
         out.append(diff_block(view.code_diff, f"code: {view.code_diff_label}"))
     if view.diagnosis:
-        out.append(Panel(escape(view.diagnosis), title="debugger's diagnosis", title_align="left"))
+        out.append(FitPanel(escape(view.diagnosis), title="debugger's diagnosis", title_align="left"))
     if view.coverage:
         out.append(_dict_table(view.coverage, "golden coverage audit"))
     elif view.coverage_note:
@@ -104,7 +121,7 @@ def gate_renderables(view: GateView, req: GateRequest | None = None) -> list:
             c.add_row(escape(k), f"{v:,}" if isinstance(v, int) else f"{v:,.4g}")
         out.append(c)
     if view.notes:
-        out.append(Panel("\n".join(escape(n) for n in view.notes), title="more", title_align="left"))
+        out.append(FitPanel("\n".join(escape(n) for n in view.notes), title="more", title_align="left"))
     if req is not None:
         if req.gate == "blocked":
             out.append(Text("choices: hint (a note for the agents, retry) · raise_budget (N more attempts) · "
@@ -128,7 +145,7 @@ def report_renderable(report: VerifyReport) -> Group:
                                   + (f" M{report.module}" if report.module else "") + ")  report "
                                   + escape(report.report_hash[:16])))
     if report.reasons:
-        parts.append(Panel("\n".join(escape(str(r)) for r in report.reasons[:12]), title="reasons",
+        parts.append(FitPanel("\n".join(escape(str(r)) for r in report.reasons[:12]), title="reasons",
                            title_align="left", border_style=color))
     rows = case_rows(report)
     if rows:

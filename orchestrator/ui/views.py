@@ -308,9 +308,14 @@ def gate_view_for(op_dir: Path | str, req: GateRequest | None = None, *, run_id:
     holder = lock_holder(root)
     rid = run_id or (holder.get("run_id") if holder and int(holder.get("pid", 0)) == os.getpid() else None) \
         or latest_run(root)
-    from orchestrator.core.snapshot import snapshot  # LangGraph; `show REPORT` and `status` need none of it
+    if req is None:  # `show --gate`: the run's copy of its checkpoint while it is the latest (no LangGraph)
+        from orchestrator.readonly import run_state
 
-    values, _, interrupts = snapshot(root, rid)
+        values, _, interrupts = run_state(root, rid)
+    else:  # the live run's own screen: its graph is loaded, and its checkpoint moves on
+        from orchestrator.core.snapshot import snapshot
+
+        values, _, interrupts = snapshot(root, rid)
     if req is None:
         if not interrupts:
             raise ForgeError(f"run {rid} is not waiting at a gate")
