@@ -599,7 +599,7 @@ def _replay_left_its_recording(root: Path, rid: str, op_name: str, exc: ReplayMi
     path = run_dir(root, rid) / "replay-miss.txt"
     path.write_text(exc.report + "\n", encoding="utf-8")
     clear_previous_artifacts(root, op_name, True, keep_user_design=False, what="")
-    first = exc.report.splitlines()[0] if exc.report else "no recorded answer"
+    first = (exc.report.splitlines()[0] if exc.report else "no recorded answer") + _inputs_changed(root, rid)
     if resumed_as is not None:
         return ForgeError(f"the resumed replay left its recording: {first} (full report: {path}); its files were "
                           f"moved to .forge/previous/ and this run cannot be resumed again: start the replay "
@@ -608,6 +608,26 @@ def _replay_left_its_recording(root: Path, rid: str, op_name: str, exc: ReplayMi
     return ForgeError(f"the replay left its recording: {first} (full report: {path}); its files were moved to "
                       ".forge/previous/; a replay cannot be resumed: fix the cause (or pass the recorded run's "
                       "options) and replay again")
+
+
+def _inputs_changed(root: Path, rid: str) -> str:
+    """``; SPEC.md or golden.py is not ...`` when the op dir's inputs differ from those the replayed recording was
+    made with (its manifest's ``op_dir_hash``), else "".
+
+    Why: an edited golden.py (or SPEC.md) changes the prompts that quote it, so a replay misses at the first of
+    them; the one-line error named only the request ("no recorded model call matches this request (agent=
+    designer ...)"), and the cause was in the full report's diff (UX audit s46)."""
+    from agents.trace._store import hash_op_dir
+
+    try:
+        source = json.loads((trace_dir(root, rid) / "manifest.json").read_text(encoding="utf-8")).get("replay_of")
+        recorded = json.loads((Path(source) / "manifest.json").read_text(encoding="utf-8")).get("op_dir_hash")
+    except (OSError, ValueError, TypeError, AttributeError):
+        return ""
+    if not recorded or recorded == hash_op_dir(root):
+        return ""
+    return ("; SPEC.md or golden.py is not what the recording was made with (restore it to replay the recording; an "
+            "edited operator needs a new run on a model)")
 
 
 def _replay_agents(root: Path, rid: str) -> tuple[AgentSet, Trace]:

@@ -38,6 +38,30 @@ SUBCOMMANDS: dict[str, str] = {
     "campaign": "campaign",
 }
 
+EXAMPLES: dict[str, tuple[str, ...]] = {
+    "run": ("run my_op/", "run my_op/ --approve stop", "run my_op/ --model local",
+            "run my_op/ --agents scripted:script.yaml --approve auto"),
+    "resume": ("resume my_op/", "resume my_op/ --base-url http://127.0.0.1:8000/v1 --model qwen"),
+    "approve": ("approve my_op/", "approve my_op/ --gate design --note \"keep the tail rows in M1\"",
+                "approve my_op/ --choice raise_budget --budget 5"),
+    "reject": ("reject my_op/ --note \"split at probs: verify the softmax on its own\"",),
+    "status": ("status my_op/", "status my_op/ --json"),
+    "show": ("show my_op/ --gate", "show my_op/ --last", "show my_op/ 3e2ba2f6"),
+    "report": ("report my_op/", "report my_op/ --out run.html"),
+    "audit": ("audit my_op/",),
+    "prune": ("prune my_op/ --keep 5",),
+    "replay": ("replay my_op/ --fresh", "replay my_op/ --fresh --trace other/traces/default"),
+    "demo": ("demo", "demo workspace/rms_norm"),
+    "author": ("author workspace/my_op",),
+    "intake": ("intake my_op/", "intake my_op/ --json"),
+    "import": ("import ../gym/ops/rms_norm my_op/", "import level1/19_ReLU.py relu/"),
+    "campaign": ("campaign run workspace/ --out runs/ -k 3", "campaign report runs/"),
+    "campaign run": ("campaign run workspace/ --out runs/ -k 3", "campaign run suite.yaml --out runs/ --gates stop"),
+    "campaign report": ("campaign report runs/", "campaign report runs/ --json"),
+}
+"""Command lines every subcommand's ``--help`` ends with (UX audit s46: 12 of the 15 said neither what the command
+does beyond its one-line summary nor how it is typed; tests/orchestrator/test_ux_s46.py parses each one)."""
+
 EXIT_OK = 0
 EXIT_FAIL = 1
 EXIT_USAGE = 2
@@ -78,7 +102,43 @@ def build_parser() -> argparse.ArgumentParser:
         seen.add(module_name)
         module = importlib.import_module(f"orchestrator.cli.{module_name}")
         module.register(sub)
+    _document(sub, "")
     return parser
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """argparse's formatter, except that a line of the description or epilog indented by spaces (a command line
+    of the examples) is kept as it is, not reflowed into the paragraph around it."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        out: list[str] = []
+        for line in text.splitlines() or [""]:
+            out.append(indent + line if line.startswith(" ") or not line else super()._fill_text(line, width, indent))
+        return "\n".join(out)
+
+
+def _document(sub: argparse._SubParsersAction, prefix: str) -> None:
+    """Give every subcommand (nested ones too) a description - its summary where it has none -, its examples
+    and ``-v/--verbose`` (UX audit s46: ``status op -v`` was "unrecognized option '-v'", as the option was the
+    top-level parser's only, to be typed before the command)."""
+    helps = {a.dest: a.help for a in sub._choices_actions}
+    for name, parser in sub.choices.items():
+        if name in PASS_THROUGH:  # its own parser (runtime.verify / runtime.lint) documents it
+            continue
+        full = f"{prefix}{name}"
+        parser.formatter_class = _HelpFormatter
+        if not parser.description and helps.get(name):
+            summary = str(helps[name])
+            parser.description = summary[:1].upper() + summary[1:] + "."
+        examples = EXAMPLES.get(full, ())
+        if examples:
+            parser.epilog = "examples:\n" + "\n".join(f"  {cli_command()} {e}" for e in examples)
+        if not any("--verbose" in a.option_strings for a in parser._actions):
+            parser.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
+                                help="debug logging (also before the command)")
+        nested = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+        if nested is not None:
+            _document(nested, f"{full} ")
 
 
 def _version() -> str:

@@ -22,6 +22,11 @@ def register(sub) -> None:
 def _show(args: argparse.Namespace) -> int:
     from orchestrator.errors import ForgeError
 
+    chosen = [what for what, given in (("a report hash", args.report is not None), ("--last", args.last),
+                                       ("--gate", args.gate)) if given]
+    if len(chosen) > 1:  # UX audit s46: `show op --last --gate` showed the gate and ignored --last without a word
+        return fail(f"show one thing: {' and '.join(chosen)} were both given (a report: its hash or --last; the "
+                    "waiting gate: --gate)", 2, json_out=args.json)
     try:
         if args.gate:
             from orchestrator.ui.screens import print_gate

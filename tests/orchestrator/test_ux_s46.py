@@ -161,3 +161,78 @@ def test_output_to_a_pipe_or_a_file_is_not_wrapped(monkeypatch) -> None:
     con._force_terminal = True
     con.print(FitPanel("short"))
     assert buf.getvalue().splitlines()[0].endswith("─" * 50 + "╮")
+
+
+# ------------------------------------------------------------------------------------------- the command line
+
+
+def _subparsers(parser, prefix=""):
+    import argparse
+
+    sub = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+    for name, child in (sub.choices.items() if sub is not None else ()):
+        yield f"{prefix}{name}", child
+        yield from _subparsers(child, f"{prefix}{name} ")
+
+
+def test_every_command_says_what_it_does_with_examples_that_parse() -> None:
+    """``--help`` of every subcommand (nested ones too) has a description and ends with examples; each example is
+    a command line the parser takes as it is (no unknown option, no missing argument)."""
+    import shlex
+
+    from orchestrator.cli.main import EXAMPLES, PASS_THROUGH, build_parser
+
+    parser = build_parser()
+    seen = []
+    for name, sub in _subparsers(parser):
+        if name in PASS_THROUGH:
+            continue
+        seen.append(name)
+        text = sub.format_help()
+        assert sub.description and "\nexamples:\n  python -m orchestrator " in text, name
+        for example in EXAMPLES[name]:
+            args, extras = parser.parse_known_args(shlex.split(example))
+            assert not extras and args.func is not None, example
+    assert set(seen) == set(EXAMPLES)
+
+
+def test_verbose_after_the_command_and_show_given_two_things(tmp_path, capsys) -> None:
+    from orchestrator.cli.main import build_parser, main
+
+    parser = build_parser()
+    assert parser.parse_args(["status", "op", "-v"]).verbose is True
+    assert parser.parse_args(["-v", "status", "op"]).verbose is True
+    assert parser.parse_args(["status", "op"]).verbose is False
+    assert parser.parse_args(["campaign", "run", "s", "--out", "o", "--verbose"]).verbose is True
+
+    assert main(["show", str(tmp_path), "--last", "--gate"]) == 2
+    assert capsys.readouterr().err.startswith("error: show one thing: --last and --gate were both given")
+    assert main(["show", str(tmp_path), "abc123", "--gate", "--json"]) == 2
+    assert json.loads(capsys.readouterr().out)["exit_code"] == 2
+
+
+def test_a_replay_of_edited_inputs_says_so(tmp_path) -> None:
+    """The one-line error of a replay miss says when SPEC.md or golden.py is not what the recording was made with;
+    every shipped workspace trace names the inputs of its own op dir (so the phrase is never said of them)."""
+    from agents.trace._store import hash_op_dir
+    from orchestrator.api import _inputs_changed
+    from orchestrator.store.paths import trace_dir
+
+    for op in sorted((ROOT / "workspace").glob("*/traces/default")):
+        recorded = json.loads((op / "manifest.json").read_text())["op_dir_hash"]
+        assert recorded == hash_op_dir(op.parents[1]), op
+
+    source = tmp_path / "recording"
+    source.mkdir()
+    root = tmp_path / "op"
+    (root / "golden.py").parent.mkdir()
+    (root / "SPEC.md").write_text("---\nop_name: x\n---\n")
+    (root / "golden.py").write_text("def golden(x):\n    return x\n")
+    (source / "manifest.json").write_text(json.dumps({"op_dir_hash": hash_op_dir(root)}))
+    run_trace = trace_dir(root, "r1")
+    run_trace.mkdir(parents=True)
+    (run_trace / "manifest.json").write_text(json.dumps({"replay_of": str(source)}))
+    assert _inputs_changed(root, "r1") == ""
+    (root / "golden.py").write_text("def golden(x):\n    return x + 0\n")
+    assert _inputs_changed(root, "r1").startswith("; SPEC.md or golden.py is not what the recording was made with")
+    assert _inputs_changed(root, "no-such-run") == ""
