@@ -13,7 +13,7 @@ def register(sub) -> None:
     p = sub.add_parser("report", help="write an HTML report of a run (timeline, attempts, diffs, plots, model calls)")
     p.add_argument("op_dir", help="operator directory")
     p.add_argument("--run", dest="run_id", default=None, help="a specific run id (default: the latest)")
-    p.add_argument("--out", default=None, help="output file (default .forge/run-<id>/report.html)")
+    p.add_argument("--out", default=None, help="output file, or a folder to write <op>-run-<id>.html in (default .forge/run-<id>/report.html)")
     p.set_defaults(func=_report)
 
 

@@ -429,6 +429,8 @@ def build_report(op_dir: Path | str, *, run_id: str | None = None, out: Path | s
     doc = ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>PTO Forge run "
            f"{_e(rid)}: {_e(op)}</title><style>{CSS}</style></head><body>" + "\n".join(parts) + "</body></html>\n")
     dest = Path(out) if out else run_dir(root, rid) / "report.html"
+    if out and dest.is_dir():  # `--out reports/` as `cp` takes a folder (UX audit s46: "Is a directory")
+        dest = dest / f"{op}-run-{rid}.html"
     try:
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_text(doc, encoding="utf-8")

@@ -236,3 +236,13 @@ def test_a_replay_of_edited_inputs_says_so(tmp_path) -> None:
     (root / "golden.py").write_text("def golden(x):\n    return x + 0\n")
     assert _inputs_changed(root, "r1").startswith("; SPEC.md or golden.py is not what the recording was made with")
     assert _inputs_changed(root, "no-such-run") == ""
+
+
+def test_report_out_a_folder_writes_the_report_in_it(op_copy, script, cli, tmp_path) -> None:
+    op = _at_design_gate(op_copy, script, cli)
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    out = cli("report", str(op), "--out", str(folder))
+    (written,) = folder.iterdir()
+    assert out.returncode == 0 and written.name.startswith("affine-run-") and written.suffix == ".html", out.stderr
+    assert f"wrote {written}" in out.stdout
