@@ -317,8 +317,14 @@ def gate_view_for(op_dir: Path | str, req: GateRequest | None = None, *, run_id:
 
         values, _, interrupts = snapshot(root, rid)
     if req is None:
-        if not interrupts:
-            raise ForgeError(f"run {rid} is not waiting at a gate")
+        if not interrupts:  # UX audit s46: it said only that, of a delivered run too
+            from orchestrator.command import cli_command, shell_path
+
+            outcome = values.get("outcome")
+            then = (f"it has finished ({outcome}); `{cli_command()} show {shell_path(op_dir)} --last` shows its last "
+                    "verify report" if outcome else
+                    f"`{cli_command()} status {shell_path(op_dir)}` shows where it is")
+            raise ForgeError(f"run {rid} is not waiting at a gate: {then}")
         req = GateRequest.model_validate(interrupts[0])
     view = gate_view(root, rid, values, req.gate, req.module, req.seq)
     view.title = req.title

@@ -246,3 +246,14 @@ def test_report_out_a_folder_writes_the_report_in_it(op_copy, script, cli, tmp_p
     (written,) = folder.iterdir()
     assert out.returncode == 0 and written.name.startswith("affine-run-") and written.suffix == ".html", out.stderr
     assert f"wrote {written}" in out.stdout
+
+    # `show --gate` of a run that waits at no gate says what to look at instead (the copy, edited: it is what
+    # answers while it names the latest checkpoint)
+    (copy,) = (op / ".forge").glob("run-*/status.json")
+    data = json.loads(copy.read_text())
+    data["values"]["outcome"], data["interrupts"] = "delivered", []
+    copy.write_text(json.dumps(data))
+    out = cli("show", str(op), "--gate")
+    assert out.returncode == 1 and out.stderr.rstrip().endswith(
+        f"is not waiting at a gate: it has finished (delivered); `python -m orchestrator show {op} --last` shows its "
+        "last verify report"), out.stderr
