@@ -89,6 +89,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog=cli_command(),
         description="PTO Forge: develop PyPTO operator kernels module by module, verified on a CPU emulator.",
+        formatter_class=_HelpFormatter,
+        epilog="a first session (`COMMAND --help` for each command, with examples):\n" + "\n".join(
+            f"  {cli_command()} {line}" for line in (
+                "demo                          # replay workspace/sdpa end to end, offline",
+                "intake my_op/                 # check SPEC.md + golden.py (writes nothing)",
+                "run my_op/ --approve stop     # develop it; stop at each gate",
+                "show my_op/ --gate            # what the gate shows",
+                "approve my_op/                # or: reject my_op/ --note \"...\"",
+                "resume my_op/                 # continue (also after Ctrl-C or a crash)",
+                "report my_op/                 # one HTML page of the run")),
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     # UX audit s44: `--version` (what a bug report asks for first) was "the following arguments are required"

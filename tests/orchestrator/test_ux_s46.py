@@ -194,6 +194,11 @@ def test_every_command_says_what_it_does_with_examples_that_parse() -> None:
             args, extras = parser.parse_known_args(shlex.split(example))
             assert not extras and args.func is not None, example
     assert set(seen) == set(EXAMPLES)
+    first = parser.format_help().split("a first session", 1)[1].splitlines()[1:]
+    for line in first:  # the top-level help's first session parses too
+        args, extras = parser.parse_known_args(shlex.split(line.split("#")[0])[3:])
+        assert not extras and args.func is not None, line
+    assert len(first) == 7
 
 
 def test_verbose_after_the_command_and_show_given_two_things(tmp_path, capsys) -> None:
