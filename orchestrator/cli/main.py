@@ -13,7 +13,7 @@ import importlib
 import logging
 import re
 import sys
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from orchestrator.command import cli_command
 
@@ -70,7 +70,16 @@ EXIT_USAGE = 2
 class _Parser(argparse.ArgumentParser):
     """argparse's parser, naming the closest choice for a mistyped one (UX audit s45: ``approve op --gate desing``
     and ``campaign rnu`` listed the choices and suggested none, unlike a mistyped command or option). Every
-    subcommand's parser is one of these (argparse gives subparsers their parent's class)."""
+    subcommand's parser is one of these (argparse gives subparsers their parent's class).
+
+    No abbreviated long options (``allow_abbrev=False``): argparse takes any unique prefix of an option, so a typo
+    that happens to be one is silently the option - UX audit s46: ``approve op --not hi`` recorded a decision with
+    the note "hi" (``--note``). A command that records a decision must do what was typed or refuse; the mistyped
+    option now gets the unknown-option line with its suggestion."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:  # type: ignore[override]
         found = _INVALID_CHOICE.search(message)

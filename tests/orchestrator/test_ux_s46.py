@@ -262,3 +262,16 @@ def test_report_out_a_folder_writes_the_report_in_it(op_copy, script, cli, tmp_p
     assert out.returncode == 1 and out.stderr.rstrip().endswith(
         f"is not waiting at a gate: it has finished (delivered); `python -m orchestrator show {op} --last` shows its "
         "last verify report"), out.stderr
+
+
+def test_a_prefix_of_an_option_is_not_taken_for_it(tmp_path, capsys) -> None:
+    """``approve op --not hi`` recorded a decision with the note "hi": argparse took the unique prefix ``--not`` for
+    ``--note``. Options are spelled out; the prefix is an unknown option with its suggestion, and nothing is done."""
+    from orchestrator.cli.main import main
+
+    for argv, wanted in ((["approve", str(tmp_path), "--not", "hi"], "--note"),
+                         (["status", str(tmp_path), "--verb"], "--verbose")):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert "unrecognized option" in err and f"did you mean '{wanted}'" in err, err
+    assert not (tmp_path / ".forge").exists()  # no decision, no run state
