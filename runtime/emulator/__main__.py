@@ -33,11 +33,13 @@ import sys
 import sysconfig
 import traceback
 import types
+import zipfile
 from collections.abc import Callable
 from typing import Any
 
 from runtime.emulator import _gcpause
 from runtime.emulator._device_host import (
+    _PY_FLAGS,
     CHILD_ENV,
     export_child_env,
     install_device_host,
@@ -101,8 +103,41 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _unbundle(argv: list[str]) -> list[str]:
+    """The arguments with a bundle of the interpreter's one-letter switches that ends in one taking a value split
+    in two, as python's own option parser reads it: ``-um pytest`` is ``-u -m pytest``, ``-Bc "..."`` is ``-B -c
+    "..."``, ``-uWerror`` is ``-u -Werror`` (s46: ``-um pytest`` was taken as an unknown switch of the runner's)."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "--" or not a.startswith("-") or a == "-" or a in ("-m", "-c"):
+            return out + argv[i:]  # the target and what follows it are not the interpreter's
+        if a.startswith("--"):
+            out.append(a)
+            if a in _VALUED and i + 1 < len(argv):
+                out.append(argv[i + 1])
+                i += 1
+        elif a in ("-W", "-X"):
+            out.extend(argv[i:i + 2])
+            i += 1
+        else:
+            k = 1
+            while k < len(a) and a[k] in _PY_FLAGS:
+                k += 1
+            if 1 < k < len(a) and a[k] in "mcWX":
+                out += ["-" + a[1:k], "-" + a[k:]]
+                if a[k] in "mc":
+                    return out + argv[i + 1:]
+            else:
+                out.append(a)
+        i += 1
+    return out
+
+
 def split_python_flags(argv: list[str]) -> tuple[list[str], list[str]]:
     """(the interpreter's switches, the rest) of the arguments before the script / ``-m`` / ``-c``."""
+    argv = _unbundle(argv)
     taken: list[int] = []
     _split(argv, taken)
     at = set(taken)
@@ -211,7 +246,17 @@ def _exec_main(code: Any, filename: str) -> None:
 def _run(kind: str, what: str, args: list[str], path0: bool = True) -> None:
     """Run the target with ``sys.argv``/``sys.path[0]`` as python sets them (``what``: an absolute script path;
     ``path0=False``: no first entry, as under ``python -P``/``-I``)."""
-    if kind == "script":
+    if kind == "script" and what == "-":  # `python - < test.py`: the program on stdin, argv[0] "-", path0 ""
+        sys.argv = ["-", *args]
+        if path0:
+            sys.path.insert(0, "")
+        _exec_main(compile(sys.stdin.read(), "<stdin>", "exec", dont_inherit=True), "<stdin>")
+    elif kind == "script" and _has_main(what):  # `python pkgdir` / `python app.zip`: its __main__.py, as python
+        sys.argv = [sys.argv[0], *args]  # runs it (argv[0] as typed, the folder or archive first on sys.path)
+        if path0:
+            sys.path.insert(0, what)
+        runpy._run_module_as_main("__main__", alter_argv=False)  # type: ignore[attr-defined]  # python's own path
+    elif kind == "script":
         with open(what, "rb") as fh:
             source = fh.read()
         if SOURCE_HOOK is not None:
@@ -234,6 +279,16 @@ def _run(kind: str, what: str, args: list[str], path0: bool = True) -> None:
         runpy.run_module(what, run_name="__main__", alter_sys=True)
 
 
+def _has_main(path: str) -> bool:
+    """A folder or zip archive holding ``__main__.py``: what ``python <path>`` runs (s46: a folder was refused)."""
+    if os.path.isdir(path):
+        return os.path.isfile(os.path.join(path, "__main__.py"))
+    if os.path.isfile(path) and zipfile.is_zipfile(path):
+        with zipfile.ZipFile(path) as zf:
+            return "__main__.py" in zf.namelist()
+    return False
+
+
 def _usage_error(message: str) -> int:
     print(f"runtime.emulator: {message}", file=sys.stderr)
     return 2
@@ -252,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
     if target is None:
         return _usage_error("give the script to run, -m module or -c command (see --help)")
     kind, what = target
-    if kind == "script":
+    if kind == "script" and what != "-" and not _has_main(what):
         if os.path.isdir(what):
             tests = sorted(n for n in os.listdir(what) if n.startswith("test_") and n.endswith(".py"))
             hint = f" (e.g. {os.path.join(what, tests[0])})" if tests else ""
@@ -270,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
     rc = 0
     with session(options=options_from(config)) as s:
         try:
-            _run(kind, os.path.abspath(what) if kind == "script" else what, args)
+            _run(kind, os.path.abspath(what) if kind == "script" and what != "-" else what, args)
         except EmulatorError as e:
             if e.file is None:
                 loc = user_frame(e.__traceback__)

@@ -138,7 +138,7 @@ def build_modules() -> dict[str, types.ModuleType]:
     root.__path__ = []  # a package, so `import pypto.frontend` works
 
     frontend = types.ModuleType("pypto.frontend")
-    frontend.__dict__.update({"jit": jit, "function": function, "dynamic": dynamic,
+    frontend.__dict__.update({"jit": jit, "function": _wheel_api.bare_or_called(function), "dynamic": dynamic,
                               "SymbolicScalar": SymbolicScalar, "parser": _wheel_api.unemulated_module("frontend.parser")})
     experimental = types.ModuleType("pypto.experimental")
     experimental.__dict__.update({

@@ -106,6 +106,10 @@ class Format(enum.IntEnum):
 
 
 _NPU_TYPES = {"npu"}
+NPU_SUBMODULES = ("memory", "streams", "random", "graphs")
+"""Modules of torch_npu's ``torch_npu/npu/`` package a script reaches as ``torch.npu.<name>.<fn>`` or imports from
+(``from torch_npu.npu.memory import memory_allocated``): the stand-in's ``torch.npu`` itself, as ``utils`` is (s46;
+before, ``NotProvidedError`` although the function they name is provided)."""
 """Device types that mean the NPU: ``"cuda"`` joins once the script imports ``torch_npu.contrib.transfer_to_npu``."""
 
 
@@ -160,7 +164,7 @@ def transfer_to_npu(torch: Any) -> None:
     torch.nn.Module.cuda = torch.nn.Module.npu
     cuda = torch.cuda
     for name, value in vars(npu).items():
-        if not name.startswith("_") and name not in ("amp", "config"):
+        if not name.startswith("_") and name not in ("amp", "config", *NPU_SUBMODULES):  # torch.cuda has its own
             setattr(cuda, name, value)
     cuda_amp = getattr(cuda, "amp", None)
     if cuda_amp is not None:
@@ -719,6 +723,8 @@ def _npu_namespace(torch: Any) -> types.ModuleType:
     mod.__dict__.update(set_stream=set_stream, StreamContext=StreamContext)
     mod.__dict__["device_of"] = _DeviceContext  # `with torch.npu.device_of(x1)`: x1's device is current inside (s44)
     mod.__dict__["utils"] = mod  # `torch.npu.utils.get_device_name()`: as `import torch_npu.npu.utils` (NpuFinder)
+    for sub in NPU_SUBMODULES:  # `torch.npu.memory.memory_allocated()`, `from torch_npu.npu.streams import Event`
+        mod.__dict__[sub] = mod
     provided = sorted(n for n in vars(mod) if not n.startswith("__"))
     mod.__dict__["__getattr__"] = _module_getattr(provided, "torch.npu")
     return mod
@@ -1026,6 +1032,12 @@ def build_module() -> types.ModuleType:
     # `torch_npu.__version__ >= "2.1"` takes the branch it takes on a device host ("0.0+..." took the old one)
     # (".post0": `[int(p) for p in __version__.split(".")[:3]]` reads three numbers, as of a release of torch_npu)
     version = f"{str(torch.__version__).split('+')[0]}.post0+pto.forge.emulator"
+    # torch_npu/version.py: `from torch_npu.version import __version__`, `torch_npu.version.git_version`
+    ver = types.ModuleType("torch_npu.version", "torch_npu.version of the stand-in")
+    ver.__dict__.update(__version__=version, git_version="unknown",
+                        __getattr__=_module_getattr(["__version__", "git_version"], "torch_npu.version"))
+    sys.modules["torch_npu.version"] = ver
+    exports["version"] = ver
     mod.__dict__.update({"__version__": version, "_pto_forge_stand_in": True, **exports,
                          "__getattr__": _module_getattr(sorted(exports))})
     ops_ns = _NpuOpsNamespace({name: fn for name, fn in exports.items() if name.startswith("npu_")})
@@ -1058,7 +1070,8 @@ class NpuFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
         if spec.name == "torch_npu":
             mod = build_module()
-        elif spec.name in ("torch_npu.npu", "torch_npu.npu.utils"):  # torch.npu (the parent import patched torch)
+        elif spec.name in ("torch_npu.npu", "torch_npu.npu.utils", *(f"torch_npu.npu.{n}" for n in NPU_SUBMODULES)):
+            # torch.npu (the parent import patched torch)
             return vars(sys.modules["torch"])["npu"]
         elif spec.name in ("torch_npu.npu.config", "torch_npu.npu.amp"):
             return getattr(vars(sys.modules["torch"])["npu"], spec.name.rsplit(".", 1)[1])

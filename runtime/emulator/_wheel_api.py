@@ -169,6 +169,17 @@ _NOT_EMULATED_MODULES: dict[str, str] = {
 }
 
 
+def bare_or_called(decorator: Any) -> Any:
+    """``@deco`` and ``@deco()`` both: the wheel's ``pypto.frontend.function(func=None)`` "allows both @function and
+    @function() syntax" (its docstring; s46: ``@pypto.frontend.function()`` was a TypeError here, missing 'func')."""
+
+    @functools.wraps(decorator)
+    def wrapper(func: Any = None) -> Any:
+        return decorator if func is None else decorator(func)
+
+    return wrapper
+
+
 def not_emulated(name: str) -> Any:
     """A callable for ``pypto.<name>`` that raises `EmulatorUnsupported` naming it and the reason."""
     return unsupported_stub(name, NOT_EMULATED[name])
