@@ -352,11 +352,14 @@ def _sort_common(tr: Tracer, opname: str, A: Tensor, k: int | None, largest: boo
 
 
 @op("topk")
-def topk(input: Any, k: int, dim: int = -1, largest: bool = True, algo: Any = None) -> tuple[Tensor, Tensor]:
-    """(values, INT32 indices) of the k largest/smallest along the last axis (stable order)."""
+def topk(input: Any, k: int, dim: int | None = None, largest: bool = True, algo: Any = None) -> tuple[Tensor, Tensor]:
+    """(values, INT32 indices) of the k largest/smallest along the last axis (stable order). ``dim=None`` is the
+    last axis, the wheel's default (s46: an explicit ``dim=None`` was a raw TypeError here)."""
     tr = require_tracer("topk")
     A = reader(tr, input, "topk")
     check_whole_dynamic(tr, A, "topk", "reduce")
+    if dim is None:
+        dim = -1
     if dim % A.dim != A.dim - 1:
         raise tr.error("FC0002", "topk: only the last axis is supported", op="topk")
     last = A.shape[-1]

@@ -7,7 +7,8 @@ imported through ``pypto_gym.*``, ``-m`` of an impl module, spawned and forkserv
 docs/gym.md, "Habits of real gym test scripts (session 46)"). What failed there, each pinned here:
 
 - ``@pypto.frontend.function()`` (the decorator called with no argument, which the wheel's ``function(func=None)``
-  "allows": its docstring) was ``TypeError: function() missing 1 required positional argument: 'func'``;
+  "allows": its docstring) was ``TypeError: function() missing 1 required positional argument: 'func'``, and
+  ``pypto.topk(x, k, None)`` (the wheel's default ``dim=None``, the last axis) a raw ``TypeError`` of the emulator;
 - torch_npu's ``torch_npu/npu/`` submodules a script reaches through ``torch.npu`` (``torch.npu.memory.
   memory_allocated()``, ``torch.npu.streams.Stream``, ``torch.npu.random.manual_seed``, ``from torch_npu.npu.memory
   import ...``) and ``torch_npu.version`` (``from torch_npu.version import __version__``) were ``NotProvidedError``
@@ -79,6 +80,22 @@ x = torch.randn(16, 16, device="npu:0")
 y = torch.empty_like(x)
 kernel(x, y)
 check("frontend.function() inlined", torch.equal(y.cpu(), x.cpu() * 2 + x.cpu()))
+
+
+@pypto.frontend.jit
+def top4(x: pypto.Tensor([16, 16], pypto.DT_FP32), v: pypto.Tensor([16, 4], pypto.DT_FP32),
+         i: pypto.Tensor([16, 4], pypto.DT_INT32)):
+    pypto.set_vec_tile_shapes(16, 16)
+    values, indices = pypto.topk(x, 4, None)  # the wheel's default dim=None: the last axis
+    v[:] = values
+    i[:] = indices
+
+
+v = torch.empty(16, 4, device="npu")
+i = torch.empty(16, 4, dtype=torch.int32, device="npu")
+top4(x, v, i)
+ref = torch.topk(x.cpu(), 4)
+check("topk dim=None", torch.equal(v.cpu(), ref.values) and torch.equal(i.cpu().long(), ref.indices))
 print("ALL PASS" if not failures else f"FAILED: {failures}")
 """
 
@@ -86,10 +103,10 @@ print("ALL PASS" if not failures else f"FAILED: {failures}")
 @needs_torch
 def test_torch_npu_submodules_version_and_the_function_decorator_called(tmp_path: Path) -> None:
     """Each check failed before s46: the submodules and ``torch_npu.version`` were NotProvidedError at the import,
-    and ``@pypto.frontend.function()`` a TypeError at its line."""
+    ``@pypto.frontend.function()`` a TypeError at its line, ``topk(x, 4, None)`` a TypeError inside the emulator."""
     _write(tmp_path / "test_habits.py", SUBMODULES_AND_FUNCTION)
     out = _ok(_run(["test_habits.py"], tmp_path), "ALL PASS", "[PASS] frontend.function() inlined",
-              "[PASS] torch.npu.memory", "[PASS] torch_npu.version")
+              "[PASS] torch.npu.memory", "[PASS] torch_npu.version", "[PASS] topk dim=None")
     assert "[FAIL]" not in out, out
 
 
