@@ -115,10 +115,10 @@ from runtime.opdir._memory import case_bytes
 from runtime.opdir._spec import Spec
 
 __all__ = ["CASE_BYTES_CAP", "FILL_FACTOR", "LEGACY_RUN_SEEDS", "MAX_FAMILY_CASES", "MAX_UNSEEN", "MAX_UNSEEN_V6", "MAX_UNSEEN_V9",
-           "MAX_COVER_PER_DTYPE_AXIS", "MAX_STRING_VALUES", "MAX_UNSEEN_V12_MORE", "POW2_TAIL_MAX", "TOTAL_BYTES_FLOOR", "UNSEEN_PREFIX", "UNSEEN_VERSION",
-           "alias_groups", "attribute_cases", "attribute_repeat", "call_plan", "case_cap", "cover_plan", "decode_vector_plan",
-           "draw_seed", "end_plan", "family_plan", "flipped_bools", "int_attribute_cases",
-           "int_values", "pow2_tail_plan", "string_attribute_cases", "sweep_plan", "total_cap", "unseen_cases", "unseen_version",
+           "MAX_BLOCK_PER_DTYPE_AXIS", "MAX_COVER_PER_DTYPE_AXIS", "MAX_HINT_PER_DTYPE_AXIS", "MAX_STRING_VALUES", "MAX_UNSEEN_V12_MORE", "PAIR_BYTES", "POW2_TAIL_MAX", "TOTAL_BYTES_FLOOR", "UNSEEN_PREFIX", "UNSEEN_VERSION",
+           "alias_groups", "attribute_cases", "attribute_repeat", "block_plan", "call_plan", "case_cap", "cover_plan", "decode_vector_plan",
+           "draw_seed", "end_plan", "family_plan", "flipped_bools", "hint_plan", "int_attribute_cases",
+           "int_values", "pow2_tail_plan", "single_partners", "string_attribute_cases", "sweep_plan", "total_cap", "unseen_cases", "unseen_version",
            "varied_attributes", "varied_ints", "varied_strings", "vector_plan", "verification_seed"]
 
 MAX_UNSEEN = 44
@@ -175,7 +175,7 @@ CASE_BYTES_CAP = 64 * 1024**2
 """Inputs + outputs of one unseen case stay under this unless the SPEC's own cases are bigger."""
 UNSEEN_PREFIX = "unseen"
 """Unseen case names start with it: ``unseen3-B70_D64-fp32`` (no seed: the seed is never shown to agents)."""
-UNSEEN_VERSION = 22
+UNSEEN_VERSION = 23
 """The drawing of unseen cases. Version 2 (red team s16): a power-of-two size class, the fill size in every dtype and
 above 3x the SPEC's largest, and special values (zero / constant rows, ties) in the second case of every same-shape
 pair and in the fresh-seed reruns of the SPEC's shapes (:func:`runtime.opdir._inputs.apply_special_values`).
@@ -241,7 +241,13 @@ name == mode``) - a wrapper taking ``kind`` or ``mode`` and ignoring it passed e
 case of version 19 is drawn as before; the new values come after version 19's, from the same stream. Version 21 (red
 team round 34, s44): after every other case, one call of each one-dtype size class in every other dtype, a partial
 single tile (9..15) and a tile plus a partial one (18..30) on every axis in every dtype, and odd multiples of 256 and
-512 above 4x on a kept axis (:func:`sweep_plan`); every case of version 20 is drawn as before."""
+512 above 4x on a kept axis (:func:`sweep_plan`); every case of version 20 is drawn as before. Version 22 (red team
+round 35): after every other case, tails of 2..14 in every window of sizes in every dtype (:func:`cover_plan`), rows at
+their own scales. Version 23 (red team round 36): after every other case, a size one past whole blocks of 32..1536
+rows in every window above two tiles and the other axes at fresh tails in every window up to 4x (:func:`block_plan`),
+the sizes the verified file names itself - its bounds, compared residues and blocks - when the verifier passes
+``hints`` (:func:`hint_plan`, :mod:`runtime.verify._hints`), and a same-shape partner for every single call of
+versions 21-23 up to :data:`PAIR_BYTES` (:func:`single_partners`); every case of version 22 is drawn as before."""
 LEGACY_RUN_SEEDS = frozenset({
     8073106555080404082, 1375231499958067986, 4714508118518851981, 8790150582367487093, 5005340479135436709,
     4653713241000648732, 4971532019015743374, 5156450107698526626, 5087138263457286476,
@@ -578,10 +584,12 @@ def total_cap(spec: Spec, spec_cases: list[Case], version: int = UNSEEN_VERSION)
     return max(TOTAL_BYTES_FLOOR * (2 if version >= 9 else 1), largest // 4)
 
 
-def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = UNSEEN_VERSION) -> list[Case]:
+def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = UNSEEN_VERSION,
+                 hints: object = None) -> list[Case]:
     """The unseen cases of one verification (deterministic in ``seed`` and ``version``; see the module docstring).
 
-    ``version`` 1 is the drawing the shipped traces were recorded with (:func:`unseen_version`)."""
+    ``version`` 1 is the drawing the shipped traces were recorded with (:func:`unseen_version`). ``hints`` (version 23:
+    a :class:`runtime.verify._hints.SizeHints` of the verified file) adds :func:`hint_plan`'s sizes."""
     rng = np.random.default_rng([int(seed) & ((1 << 63) - 1), _STREAM])
     shapes = [dict(s) for s in spec.p0_shapes] or [{}]
     dtypes = list(spec.supported_dtypes)
@@ -765,6 +773,7 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
             seeds17 = np.random.default_rng([int(seed) & ((1 << 63) - 1), _V17_STREAM])
             for dims, dtype, vector, whole in plan17:
                 add(dict(dims), dtype, special=True, band=BANDS[0], vector=vector, whole=whole, seeds=seeds17)
+    singles_from = len(out)  # (version 23) the single calls of the sweep, the cover and the block plan follow
     if version >= 21:  # (red team s44) after every other case, so that each case of version 20 keeps its draw
         plan21 = sweep_plan(spec, shapes, dtypes, ran, every_dtype, seed, cap)
         calls += len(plan21)  # calls of their own; a case over the bytes left is left out
@@ -777,6 +786,25 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
         seeds22 = np.random.default_rng([int(seed) & ((1 << 63) - 1), _V22_STREAM, 1])
         for dims, dtype in plan22:
             add(dims, dtype, seeds=seeds22, scaled=True)
+    if version >= 23:  # (red team round 36) after every other case, so that each case of version 22 keeps its draw
+        plan23 = block_plan(spec, shapes, dtypes, out, seed, cap)
+        calls += len(plan23)  # calls of their own; a case over the bytes left is left out
+        seeds23 = np.random.default_rng([int(seed) & ((1 << 63) - 1), _V23_STREAM, 1])
+        for dims, dtype in plan23:
+            add(dims, dtype, seeds=seeds23, scaled=True)
+        if hints:  # the sizes the verified file names itself (its bounds, residues and blocks)
+            plan_h = hint_plan(spec, shapes, dtypes, out, hints, seed, cap)
+            calls += len(plan_h)
+            seeds_h = np.random.default_rng([int(seed) & ((1 << 63) - 1), _V23_HINT_STREAM, 1])
+            for dims, dtype in plan_h:
+                add(dims, dtype, seeds=seeds_h, scaled=True)
+        # a same-shape partner for every single call of the sweep, the cover and the block plan up to PAIR_BYTES
+        # (red team round 35's `r35_baked_single_calls`: a host answer baked into the program for sizes that ran once)
+        partners = single_partners(spec, spec_cases, out, singles_from)
+        calls += len(partners)
+        seeds_pair = np.random.default_rng([int(seed) & ((1 << 63) - 1), _V23_STREAM, 2])
+        for dims, dtype in partners:
+            add(dims, dtype, special=True, seeds=seeds_pair)
     return out
 
 
@@ -1842,3 +1870,230 @@ def _cover_axis(spec: Spec, shapes: list[dict[str, int]], dtypes: list[str], dra
         size = _pick(lo, hi, r, spec_sizes, rng) or _pick(0, top, r, spec_sizes, rng)
         if size is not None:
             add(size, dtypes[(j + int(rng.integers(0, len(dtypes)))) % len(dtypes)])
+
+
+_V23_STREAM = 0x723
+BLOCK_PERIODS = (1536, 768, 512, 384, 256, 192, 128, 96, 64, 48, 32)
+"""(version 23) The periods a "one past a block" size is taken from, most blocks first: ``n = m * L + 1`` is one row
+past a whole number of blocks for every block size dividing ``L`` (1536: 32, 48, 64, 96, 128, 192, 256, 384, 512 and
+768 at once)."""
+BLOCK_SIZES = (32, 48, 64, 96, 128, 192, 256, 384, 512, 768)
+"""(version 23) The block sizes (two to 48 tiles of 16) a kernel's path may walk; a window's one-past sizes are chosen
+so that every block size up to the window's size is one of their periods' divisors."""
+CROSS_WINDOW_TOP = FILL_FACTOR
+"""(version 23) The cross-axis cover (:func:`block_plan`) takes the windows of an axis up to this many times the SPEC's
+largest size (the windows a batched or prefill path is picked by; above it the sizes are large and the paths few)."""
+MAX_BLOCK_PER_DTYPE_AXIS = 12
+"""(version 23) At most this many block and cross-axis calls per supported dtype and dynamic axis (:func:`block_plan`)."""
+
+
+def _one_past(lo: int, hi: int, spec_sizes: set[int], rng: np.random.Generator, skip: set[int]
+              ) -> tuple[int, int] | None:
+    """(version 23) ``(size, period)``: a size ``m * L + 1`` in the window ``(lo, hi]``, ``m >= 2`` (past two
+    blocks), of the first period ``L`` of :data:`BLOCK_PERIODS` the window holds one of that covers a block size
+    none of the periods in ``skip`` covers; None when there is none. ``m`` is drawn (constant time)."""
+    for period in BLOCK_PERIODS:
+        if skip and all(any(q % b == 0 for q in skip) for b in BLOCK_SIZES if period % b == 0):
+            continue
+        m0, m1 = max(2, (lo - 1) // period + 1), (hi - 1) // period
+        ms = [m for m in (m0, m1) if m0 <= m <= m1 and m * period + 1 not in spec_sizes]
+        if not ms:
+            continue
+        m = int(rng.integers(m0, m1 + 1))
+        if m * period + 1 in spec_sizes:
+            m = ms[0]
+        return m * period + 1, period
+    return None
+
+
+def block_plan(spec: Spec, shapes: list[dict[str, int]], dtypes: list[str], drawn: list[Case], seed: int, cap: int
+               ) -> list[tuple[dict[str, int], str]]:
+    """(version 23, red team round 36) One call each, after every other case, from a stream of their own:
+
+    - **one row past whole blocks**: on every dynamic axis, in each window of sizes (:func:`_windows`) above two
+      tiles, in every dtype, a size ``m * L + 1`` (``m >= 2``) with ``L`` the period of :data:`BLOCK_PERIODS` whose
+      divisors hold the most block sizes (and a second, in one dtype, for the block sizes the first misses). A path
+      walking blocks of 32, 48, 64, 128 or 256 rows with a block count ``(n + c) // block`` drops rows exactly when
+      ``n mod block`` is small: round 36's accidental prefill path with ``(n + 60) // 64`` passed 49% of version 22's
+      runs, a 48-row path with ``(n + 40) // 48`` 18.5% - version 22's tails are remainders of 16 only;
+    - **tails of another axis in every window** (two or more dynamic axes): for each window of an axis up to
+      :data:`CROSS_WINDOW_TOP` x the SPEC's largest, in every dtype, a size of the window with every other dynamic
+      axis at a size with a tail (2..14) that no earlier call of this plan gave it in that window. A batched path
+      picked by a window of one axis and wrong on some tails of another passed 29% (``4 <= B <= 16`` with S tails
+      10/12/14) and 78% (S between the SPEC's largest and 2x with B tails 3/5) of version 22's runs: its cover sizes
+      took the other axes at the run's unseen sizes, half of the time.
+
+    Sizes of the SPEC's shapes are not run again; each case is halved (its tail kept) to the case cap; at most
+    :data:`MAX_BLOCK_PER_DTYPE_AXIS` calls per dtype and axis, the one-past sizes first."""
+    rng = np.random.default_rng([int(seed) & ((1 << 63) - 1), _V23_STREAM])
+    t = TAIL_MULTIPLE
+    ones: list[tuple[dict[str, int] | None, str]] = []
+    cross: list[tuple[dict[str, int] | None, str]] = []
+    axes = list(spec.dynamic_axes)
+    for a_i, axis in enumerate(axes):
+        base = shapes[a_i % len(shapes)]
+        spec_sizes = {int(sh[axis]) for sh in shapes if axis in sh}
+        if not spec_sizes:
+            continue
+        kept = bool(spec.outputs) and all(axis in o.shape for o in spec.outputs)
+        top = max(FILL_FACTOR * max(spec_sizes), _POW2_KEPT if kept else 0)
+        wins = _windows(spec_sizes, top)
+        for w_i, (lo, hi) in enumerate(wins):
+            if hi <= 2 * t:
+                continue
+            first = _one_past(lo, hi, spec_sizes, rng, set())
+            if first is None:
+                continue
+            size, period = first
+            ones.extend((_fit(spec, {**base, axis: size}, axis, dtype, cap), dtype) for dtype in dtypes)
+            second = _one_past(lo, hi, spec_sizes, rng, {period})
+            if second is not None:
+                ones.append((_fit(spec, {**base, axis: second[0]}, axis, dtypes[w_i % len(dtypes)], cap),
+                             dtypes[w_i % len(dtypes)]))
+        if len(axes) < 2:
+            continue
+        other_sizes = {a: {int(sh[a]) for sh in shapes if a in sh} for a in axes if a != axis}
+        for lo, hi in wins:
+            if lo >= CROSS_WINDOW_TOP * max(spec_sizes):
+                continue
+            used: dict[str, set[int]] = {a: set() for a in other_sizes}
+            for dtype in [str(d) for d in rng.permutation(dtypes)]:
+                size = int(rng.integers(lo + 1, hi + 1))
+                if size in spec_sizes:
+                    size = lo + 1 if lo + 1 not in spec_sizes else hi
+                if size in spec_sizes:
+                    continue
+                dims = dict(base)
+                dims[axis] = size
+                for a, sizes in other_sizes.items():
+                    free = [r for r in range(2, t - 1) if r not in used[a]] or list(range(2, t - 1))
+                    r = free[int(rng.integers(0, len(free)))]
+                    used[a].add(r)
+                    k = int(rng.integers(1, max(2, 2 * max(sizes) // t + 2)))  # past one tile, up to 2x the SPEC
+                    dims[a] = k * t + r
+                cross.append((_fit(spec, dims, axis, dtype, cap), dtype))
+    plan: list[tuple[dict[str, int], str]] = []
+    seen = {(tuple(sorted(c.dims.items())), c.dtype) for c in drawn}
+    for entry, dtype in [*ones, *cross]:
+        if entry is None or entry in shapes:
+            continue
+        key = (tuple(sorted(entry.items())), dtype)
+        if key not in seen:
+            seen.add(key)
+            plan.append((entry, dtype))
+    return plan[:MAX_BLOCK_PER_DTYPE_AXIS * len(dtypes) * max(1, len(axes))]
+
+
+PAIR_BYTES = 256 * 1024
+"""(version 23) A single call of the sweep, the cover or the block plan whose case holds at most this many bytes
+(inputs + outputs) gets a same-shape partner (:func:`single_partners`)."""
+
+
+def single_partners(spec: Spec, spec_cases: list[Case], out: list[Case], first: int) -> list[tuple[dict[str, int], str]]:
+    """(version 23, red team round 36) ``(dims, dtype)`` of a second call, other input values (special ones), for every
+    case of ``out[first:]`` whose shape and dtype no other case of the run has and which holds at most
+    :data:`PAIR_BYTES`, in order.
+
+    Why: the device's same-shape program comparison (``runtime.verify._checks.same_program_for_same_shapes``) is what
+    sees a host-computed answer baked into a program's constants or scalar arguments, and it compares calls of one
+    shape and dtype. Versions 21 and 22 ran their sweep and cover sizes once: round 35's ``r35_baked_single_calls``
+    baked ``silu(x)`` into ``pypto.full`` constants for 9..15 rows and passed with lint off. Baking costs the kernel a
+    constant per output element, so the small single calls are the ones it can bake; above the byte bound a run's
+    time goes to the partner's data rather than to a check a baked program could still pass (it would not finish)."""
+    counts = Counter((tuple(sorted(c.dims.items())), c.dtype) for c in [*spec_cases, *out])
+    plan: list[tuple[dict[str, int], str]] = []
+    for c in out[first:]:
+        key = (tuple(sorted(c.dims.items())), c.dtype)
+        if counts[key] == 1 and _bytes(spec, c.dims, c.dtype) <= PAIR_BYTES:
+            counts[key] += 1
+            plan.append((dict(c.dims), c.dtype))
+    return plan
+
+
+_V23_HINT_STREAM = 0x724
+MAX_HINT_PER_DTYPE_AXIS = 12
+"""(version 23) At most this many sizes of :func:`hint_plan` per dynamic axis, each in every dtype."""
+
+
+def _size_with(lo: int, hi: int, m: int, r: int, spec_sizes: set[int], rng: np.random.Generator) -> int | None:
+    """(version 23) A size ``k * m + r`` in ``(lo, hi]``, at least 1, none of the SPEC's, ``k`` drawn; None if none."""
+    k0, k1 = max((lo - r) // m + 1, 0 if r else 1), (hi - r) // m
+    if k0 > k1:
+        return None
+    for k in (int(rng.integers(k0, k1 + 1)), k0, k1):
+        if k * m + r not in spec_sizes:
+            return k * m + r
+    return None
+
+
+def hint_plan(spec: Spec, shapes: list[dict[str, int]], dtypes: list[str], drawn: list[Case], hints: object,
+              seed: int, cap: int) -> list[tuple[dict[str, int], str]]:
+    """(version 23, red team round 36) Sizes the verified file names itself (``hints``, a
+    :class:`runtime.verify._hints.SizeHints`), on every dynamic axis, each in every dtype, one call each:
+
+    - every **residue it compares** a remainder with (``n % 16 == 11``, ``n % 32 in (2, 4, 6)``, ``if n % 64:``, the
+      short remainders of a ``(n + c) // m`` that is not a ceiling) in every interval between the windows of sizes
+      (:func:`_windows`) and the integers it compares with;
+    - **each side of every integer it compares with** (``c - 1``, ``c``, ``c + 1``: a ``n <= 8`` decode path, a
+      ``77 < n < 160`` window);
+    - **one past whole blocks** of every divisor it uses other than the tile (``m * k + 1``, ``k >= 2``).
+
+    The three lists are taken in turn, at most :data:`MAX_HINT_PER_DTYPE_AXIS` sizes per axis, up to the axis's
+    bound (4x the SPEC's largest; :data:`_POW2_KEPT` on an axis every output keeps), none of the SPEC's sizes, each
+    halved (its tail kept) to the case cap. Why: round 35's ``r35_mid_tail11`` (``if 77 < n < 160 and n % TILE ==
+    11``) passed 85% of version 22's runs and round 36's ``(n + 60) // 64`` from 128 rows 49%: a run samples a few
+    tails in each window, while the file says which window and which tail its path is for."""
+    bounds = [int(b) for b in getattr(hints, "bounds", ())]
+    moduli = [int(m) for m in getattr(hints, "moduli", ())]
+    residues = [(int(m), int(r)) for m, r in getattr(hints, "residues", ())]
+    rng = np.random.default_rng([int(seed) & ((1 << 63) - 1), _V23_HINT_STREAM])
+    t = TAIL_MULTIPLE
+    plan: list[tuple[dict[str, int], str]] = []
+    seen = {(tuple(sorted(c.dims.items())), c.dtype) for c in drawn}
+    chosen: dict[str, list[int]] = {}
+    for axis in spec.dynamic_axes:
+        spec_sizes = {int(sh[axis]) for sh in shapes if axis in sh}
+        if not spec_sizes:
+            continue
+        kept = bool(spec.outputs) and all(axis in o.shape for o in spec.outputs)
+        top = max(FILL_FACTOR * max(spec_sizes), _POW2_KEPT if kept else 0)
+        cuts = sorted({0, top, *(b for b in bounds if b < top),
+                       *(e for w in _windows(spec_sizes, top) for e in w)})
+        intervals = list(zip(cuts, cuts[1:], strict=False))
+        per_residue: list[list[int]] = []
+        marks = set(bounds)
+        for m, r in residues:
+            if m > top:
+                continue
+            # the intervals the file's own bounds close first (its window), the others after, each part drawn
+            order = sorted((intervals[int(i)] for i in rng.permutation(len(intervals))),
+                           key=lambda w: not (w[0] in marks or w[1] in marks))
+            per_residue.append([s for s in (_size_with(lo, hi, m, r, spec_sizes, rng) for lo, hi in order)
+                                if s is not None])
+        res = [sizes[j] for j in range(max((len(x) for x in per_residue), default=0)) for sizes in per_residue
+               if j < len(sizes)]
+        near = [s for b in bounds for s in (b - 1, b, b + 1) if 1 <= s <= top and s not in spec_sizes]
+        blocks = [s for m in moduli if m != t and 2 * m + 1 <= top
+                  for s in [_size_with(2 * m, top, m, 1, spec_sizes, rng)] if s is not None]
+        sizes: list[int] = []
+        for j in range(max(len(res), len(near), len(blocks))):
+            for lst in (res, near, blocks):
+                if j < len(lst) and lst[j] not in sizes:
+                    sizes.append(lst[j])
+        chosen[axis] = sizes[:MAX_HINT_PER_DTYPE_AXIS]
+    for a_i, axis in enumerate(spec.dynamic_axes):
+        base = shapes[a_i % len(shapes)]
+        for j, size in enumerate(chosen.get(axis, [])):
+            # every other size takes the other axes at hint sizes of theirs: a path picked by one axis's window and
+            # another axis's tail (the sizes of one axis beside a SPEC shape the others)
+            joint = {a: v[int(rng.integers(0, len(v)))] for a, v in chosen.items() if a != axis and v} if j % 2 else {}
+            for dtype in dtypes:
+                dims = _fit(spec, {**base, **joint, axis: size}, axis, dtype, cap) or _fit(
+                    spec, {**base, axis: size}, axis, dtype, cap)
+                if dims is None or dims in shapes:
+                    continue
+                key = (tuple(sorted(dims.items())), dtype)
+                if key not in seen:
+                    seen.add(key)
+                    plan.append((dims, dtype))
+    return plan

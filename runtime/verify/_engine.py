@@ -299,6 +299,7 @@ def _step_cases(r: _Run, case: str | None) -> None:
     cases drawn from the run's seed (:mod:`runtime.opdir._unseen`)."""
     from runtime.opdir import OpDirError
     from runtime.opdir._unseen import unseen_cases, unseen_version, verification_seed
+    from runtime.verify._hints import source_hints
 
     try:
         spec_cases = r.op.cases(case=case) if case is not None else r.op.cases()
@@ -309,7 +310,9 @@ def _step_cases(r: _Run, case: str | None) -> None:
     assert r.report.unseen_seed is not None
     seed = r.seed = verification_seed(r.report.unseen_seed, r.target.read_bytes())  # the run's seed x the file
     r.version = unseen_version(r.report.unseen_seed)  # the shipped traces' seeds keep the drawing they recorded
-    r.cases = list(spec_cases) + unseen_cases(r.spec, list(spec_cases), seed, r.version)
+    # (version 23) the sizes the verified file names itself: its bounds, compared residues and blocks
+    hints = source_hints(r.target.read_text(encoding="utf-8", errors="replace")) if r.version >= 23 else None
+    r.cases = list(spec_cases) + unseen_cases(r.spec, list(spec_cases), seed, r.version, hints=hints)
 
 
 def _golden_keywords(op: Any) -> list[str]:

@@ -109,8 +109,9 @@ def test_the_sweep_cases_are_ordinary_unseen_cases(op: Path) -> None:
     od = load_op_dir(op)
     cap = case_cap(od.spec, od.cases())
     for seed in (0, 5, 99):
-        drawn = unseen_cases(od.spec, od.cases(), seed)
-        assert drawn == unseen_cases(od.spec, od.cases(), seed)
+        # version 22: version 23's partners of single calls after them hold special values (test_unseen_v23_s46.py)
+        drawn = unseen_cases(od.spec, od.cases(), seed, 22)
+        assert drawn == unseen_cases(od.spec, od.cases(), seed, 22)
         added = drawn[len(unseen_cases(od.spec, od.cases(), seed, 20)):]
         assert added
         seeds = [c.seed for c in drawn]

@@ -19,6 +19,7 @@ from runtime.opdir._memory import case_bytes
 from runtime.opdir._spec import Spec, TensorSpec
 from runtime.opdir._unseen import (
     _POW2_MIN,
+    MAX_BLOCK_PER_DTYPE_AXIS,
     MAX_COVER_PER_DTYPE_AXIS,
     MAX_SWEEP_PER_DTYPE,
     MAX_UNSEEN,
@@ -62,9 +63,10 @@ def test_every_axis_gets_one_and_a_tile_less_one_in_every_verification(n_dtypes:
         unseen = unseen_cases(spec, cases, seed)
         # (version 21) the sweep after every other case is bounded apart (tests/verify/test_unseen_v21_s44.py)
         v20 = len(unseen_cases(spec, cases, seed, 20))
-        # (version 22) and so is the cover (tests/verify/test_unseen_v22_s45.py)
-        assert v20 <= MAX_UNSEEN_V9 and len(unseen) - v20 <= (MAX_SWEEP_PER_DTYPE + MAX_COVER_PER_DTYPE_AXIS * n_axes
-                                                              ) * n_dtypes
+        # (version 22) and so is the cover (tests/verify/test_unseen_v22_s45.py), (version 23) and the block plan
+        # (tests/verify/test_unseen_v23_s46.py)
+        assert v20 <= MAX_UNSEEN_V9 and len(unseen) - v20 <= (
+            MAX_SWEEP_PER_DTYPE + (MAX_COVER_PER_DTYPE_AXIS + MAX_BLOCK_PER_DTYPE_AXIS) * n_axes) * n_dtypes
         if n_axes >= 2:  # every axis at 1 at once, in every dtype (one decode step of one request)
             for dtype in spec.supported_dtypes:
                 assert any(c.dtype == dtype and all(c.dims[a] == 1 for a in spec.dynamic_axes) for c in unseen), seed
