@@ -5,7 +5,9 @@ Inside the orchestrator (docs/architecture.md has the picture): the leaves ``err
 nothing of it; ``store`` imports only the leaves; ``core`` imports the leaves and ``store`` (never ``ui``,
 ``cli``, ``adapters`` or the facade) and has no function-local imports of orchestrator modules; ``ui``
 adds ``core``; the facade (``api``, ``agent_factory``, ``studio``) and ``adapters`` never import ``ui`` or
-``cli``. And no import cycle anywhere in the project, counting function-local imports (that is how a cycle
+``cli``. ``orchestrator.readonly`` (what the read-only commands and screens read without loading the pipeline:
+the run's copies, LangGraph only as their fallback) imports only the leaves, ``store`` and ``core``, so ``ui``, the
+facade and ``cli`` may all use it (s46: ``show --gate`` and ``report`` read it from ``ui``). And no import cycle anywhere in the project, counting function-local imports (that is how a cycle
 hides).
 """
 
@@ -25,10 +27,11 @@ ALLOWED: dict[str, set[str]] = {
     "leaf": {"leaf"},
     "store": {"leaf", "store"},
     "core": {"leaf", "store", "core"},
-    "ui": {"leaf", "store", "core", "ui"},
-    "facade": {"leaf", "store", "core", "adapters", "facade"},
-    "adapters": {"leaf", "store", "core", "adapters", "facade"},
-    "cli": {"leaf", "store", "core", "ui", "adapters", "facade", "cli"},
+    "readonly": {"leaf", "store", "core"},
+    "ui": {"leaf", "store", "core", "readonly", "ui"},
+    "facade": {"leaf", "store", "core", "readonly", "adapters", "facade"},
+    "adapters": {"leaf", "store", "core", "readonly", "adapters", "facade"},
+    "cli": {"leaf", "store", "core", "readonly", "ui", "adapters", "facade", "cli"},
 }
 
 
@@ -39,6 +42,8 @@ def layer(module: str) -> str | None:
         return None
     if module in LEAVES:
         return "leaf"
+    if module == "orchestrator.readonly":
+        return "readonly"
     if module == "orchestrator.__main__":  # ``python -m orchestrator`` is the CLI's entry point
         return "cli"
     if len(parts) > 1 and parts[1] in LAYERS:

@@ -81,3 +81,12 @@ def test_hint_cases_come_after_version_22s_and_keep_its_draws() -> None:
         assert [(c.name, c.dims, c.dtype, c.seed) for c in new[:len(old)]] == \
             [(c.name, c.dims, c.dtype, c.seed) for c in old]
         assert len({c.seed for c in new}) == len(new)
+
+
+def test_a_file_built_to_break_the_reader_gets_no_hints_not_an_error() -> None:
+    """A chain of 1,500 ``+`` parses, and the recursive fold over it raised RecursionError out of verification
+    (review, s46): the candidate's file must never be able to crash its own verification's reader."""
+    for k in (1500, 2900, 20000):
+        src = "N = " + "+".join(["1"] * k) + "\nif n < N:\n    pass\n"
+        assert source_hints(src) == SizeHints()
+    assert source_hints("N = " + "+".join(["1"] * 900) + "\nif n < N:\n    pass\n").bounds == (900,)
