@@ -49,6 +49,7 @@ from runtime.bisect._parse import parse_source
 from runtime.bisect._records import Rec
 from runtime.bisect._repair import (
     confirm_pairings,
+    copied_other_quantity,
     dead_successor_read,
     dropped_axis,
     dropped_scale_alias,
@@ -63,9 +64,11 @@ from runtime.bisect._repair import (
     wrong_selection,
 )
 from runtime.bisect._rules import (
+    _ancestors,
     contraction_offsets,
     coverage_gap,
     geometry,
+    misordered_reshape,
     missing_cast,
     overwritten_state,
     rebound_after_loop,
@@ -306,6 +309,24 @@ def _dropped_scale_suspect(an: Analyzer, observed: Rec, suspects: list[Rec], rep
     return None
 
 
+def _misordered_reshape_suspect(an: Analyzer, observed: Rec, suspects: list[Rec], evidence: list[str]) -> Rec | None:
+    """A reshape among the suspects of a departure left not localized whose target lists its operand's axes out of
+    order (``_rules.misordered_reshape``: ``reshape(x, [n, h * w, c])`` with ``n, c, h, w = x.shape``, s46); the
+    values it makes have no golden (no golden holds that layout), so no replay can set them - the source says it."""
+    for r in suspects:
+        if r.op != "reshape" or r.seq < 0:
+            continue
+        found = misordered_reshape(an.source, r.line)
+        if found is not None:
+            evidence.append(f"{observed.where()} departs, and nothing between it and {r.where()} has a golden value; "
+                            + found[1])
+            an.status[r.seq] = "mismatch"
+            if found[0] != r.line:
+                return Rec(seq=-1, node=None, op="alias", file=r.file, line=found[0], iteration=dict(r.iteration))
+            return r
+    return None
+
+
 def analyze(recs: list[Rec] | Analyzer, golden: Golden | None = None, kernel_args: list[dict] | None = None,
             outputs: dict[str, np.ndarray] | None = None, source: str | None = None,
             stage_name: str = "", replayer: Callable[[Callable[..., None]], None] | None = None) -> AutoResult:
@@ -415,6 +436,12 @@ def analyze(recs: list[Rec] | Analyzer, golden: Golden | None = None, kernel_arg
     # 4b. a matmul contracting operands taken from different tiles of the contracted axis (one stuck, one walking)
     if culprit is None:
         culprit = contraction_offsets(an, [observed, *window], evidence)
+    # 4c. a reshape whose target lists its operand's axes out of order (a transpose written as a reshape, or dropped
+    # before it): its values have no golden, and the padding it moves shows up as elements nobody wrote (s46)
+    if culprit is None:
+        culprit = _misordered_reshape_suspect(
+            an, observed, [r for r in [observed, *window, *reversed(_ancestors(an, observed))]
+                           if r.op == "reshape" and an.status.get(r.seq) not in GOOD], evidence)
     # 5. coverage (elements nobody wrote)
     if culprit is None and cov_culprit is not None and observed.is_write:
         culprit = cov_culprit
@@ -429,6 +456,9 @@ def analyze(recs: list[Rec] | Analyzer, golden: Golden | None = None, kernel_arg
         if culprit is not None and culprit.seq >= 0:
             # (a contraction "departing while its operands match" on their valid regions: the views' bound)
             culprit = _short_valid_claim(an, observed, [culprit], evidence) or culprit
+        if culprit is not None and replayer is not None and culprit.seq >= 0:
+            # (a copy whose operand holds another golden's value: the read upstream that took it, s46)
+            culprit = copied_other_quantity(an, culprit, observed, replayer, evidence) or culprit
         if culprit is not None and replayer is not None and culprit.op not in ("view", "gathermask") \
                 and culprit.seq >= 0:
             culprit = _unless_wrong_selection(an, culprit, [culprit], replayer, evidence, n0)
@@ -515,6 +545,9 @@ def analyze(recs: list[Rec] | Analyzer, golden: Golden | None = None, kernel_arg
                 flipped = suspect_matmul_variant(an, observed, [rep.culprit, *rep.window], replayer, evidence)
                 if flipped is not None:
                     return result(observed, flipped, window)
+                reordered = _misordered_reshape_suspect(an, observed, [rep.culprit, *rep.window], evidence)
+                if reordered is not None:
+                    return result(observed, reordered, window)
                 ranked = [rep.culprit, *sorted(rep.window, key=lambda r: -r.seq)]
                 suspects = _window_suspects(ranked)
                 evidence.append(f"{observed.where()} is the first value that departs from the golden; see the suspects")
@@ -529,6 +562,10 @@ def analyze(recs: list[Rec] | Analyzer, golden: Golden | None = None, kernel_arg
             return result(observed, culprit, window)
     if culprit is None:
         culprit = _short_valid_claim(an, observed, [observed, *window], evidence)
+        if culprit is not None:
+            return result(observed, culprit, window)
+    if culprit is None:
+        culprit = _misordered_reshape_suspect(an, observed, [observed, *window], evidence)
         if culprit is not None:
             return result(observed, culprit, window)
     if culprit is None:

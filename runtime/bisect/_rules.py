@@ -1285,13 +1285,19 @@ def shape_error_source(recs: list[Rec], message: str, error_line: int | None) ->
     with ``keepdim`` would have given a shape that broadcasts with the other operand - i.e. the reduction's own
     choice of axis or ``keepdim`` is what does not fit.
     """
-    if not message or ("shape" not in message.lower() and "expand" not in message.lower()):
+    # (a reshape's "element count of [400, 1] != [1, 8, 1, 1]": the first shape is the value reshaped, the second
+    # the shape asked for; the reduction fits when over another axis it gives the element count asked for - s46,
+    # bn_training_reduce's ``sum(v3_sq, dim=1, keepdim=True)`` for ``dim=0``, raised at the reshape of its result)
+    count = "element count of" in (message or "")
+    if not message or ("shape" not in message.lower() and "expand" not in message.lower() and not count):
         return None
     shapes = [tuple(int(x) for x in m.split(",")) for m in _SHAPE_RE.findall(message)]
     if len(shapes) < 2:
         return None
     by_seq = {r.seq: r for r in recs}
     for i, odd in enumerate(shapes):
+        if count and i != 0:
+            break
         others = [s for j, s in enumerate(shapes) if j != i and s != odd]
         if not others:
             continue
@@ -1310,7 +1316,8 @@ def shape_error_source(recs: list[Rec], message: str, error_line: int | None) ->
             continue
         s_in = tuple(operand.shape)
         fits = [a for a in range(len(s_in))
-                if (k := s_in[:a] + (1,) + s_in[a + 1:]) != tuple(src.shape) and all(_broadcasts(k, o) for o in others)]
+                if (k := s_in[:a] + (1,) + s_in[a + 1:]) != tuple(src.shape)
+                and all((int(np.prod(k)) == int(np.prod(o))) if count else _broadcasts(k, o) for o in others)]
         # (keepdim dropped: the axis it reduced first - the one whose removal gives the recorded shape)
         fits.sort(key=lambda a: s_in[:a] + s_in[a + 1:] != tuple(src.shape))
         if not fits:
@@ -1411,7 +1418,8 @@ def static_shape_source(source: str | None, error_line: int | None, message: str
     of the same operand elsewhere in the file uses another axis (``sum(dy_ao, 0, ...)`` where three other
     statements have ``sum(dy_ao, -1, ...)``).
     """
-    if not source or error_line is None or "shape" not in (message or "").lower():
+    if not source or error_line is None or ("shape" not in (message or "").lower()
+                                             and "element count of" not in (message or "")):
         return None
     try:
         tree = parse_source(source)
@@ -1465,6 +1473,12 @@ def static_shape_source(source: str | None, error_line: int | None, message: str
                                   f"({message.strip()[:120]}); the operand comes from line {line}, a {kind} of "
                                   f"{operand} over axis {axis}, where every other {kind} of {operand} in the file "
                                   f"reduces over axis {others[0]}")
+                twin = _twin_reduction(tree, start, assigns, reductions, line, red)
+                if twin is not None:
+                    return line, (f"the kernel raised at line {error_line} ({message.strip()[:120]}); the value it "
+                                  f"reshapes or combines comes from line {line}, a {kind} of {operand} over axis "
+                                  f"{axis}; the same statement on line {twin[1]} ran on the {kind} of line {twin[0]}, "
+                                  f"which reduces over axis {twin[2]}: the axis of line {line} is the bug")
                 other_axis = _axis_the_shapes_want(message, axis) if keep else None
                 if other_axis is not None:
                     return line, (f"the kernel raised at line {error_line} on shapes that do not fit "
@@ -1476,6 +1490,125 @@ def static_shape_source(source: str | None, error_line: int | None, message: str
         if fn is not None:
             for arg, at_line in call_arguments(tree, fn, name):
                 frontier.extend((n, at_line) for n in sorted(reads(arg)))
+    return None
+
+
+def misordered_reshape(source: str | None, line: int | None) -> tuple[int, str] | None:
+    """The line to name and why, when the ``reshape`` on ``line`` lists its operand's own axes out of order; None
+    otherwise (parsed, never run). The line is the reshape's, or - when its operand reaches it through a bare alias
+    (``c = c``: what is left of a dropped ``c = transpose(c, 1, 0)``) - the alias'.
+
+    A reshape keeps memory order: ``reshape(x, [n, h * w, c])`` where ``n, c, h, w = x.shape`` does not move the
+    channels last, it reads the same memory under other extents - a permute (transpose) written as a reshape, or a
+    layout misread (NHWC for NCHW). Named only from the source: every dim of the target that names one of the
+    operand's axes (through ``a, b = x.shape`` or ``a = x.shape[k]`` in the same function) is read in order, and two
+    of them go backwards (s46: bn_training_reduce)."""
+    if not source or line is None:
+        return None
+    try:
+        tree = parse_source(source)
+    except (SyntaxError, ValueError):
+        return None
+    fn = _enclosing_function(tree, line)
+    if fn is None:
+        return None
+    calls = [n for n in ast.walk(fn) if isinstance(n, ast.Call) and n.lineno <= line <= (n.end_lineno or n.lineno)
+             and isinstance(n.func, ast.Attribute) and n.func.attr == "reshape" and len(n.args) >= 2
+             and isinstance(n.args[0], ast.Name) and isinstance(n.args[1], ast.List | ast.Tuple)]
+    for call in calls:
+        arg0, dims = call.args[0], call.args[1]
+        assert isinstance(arg0, ast.Name) and isinstance(dims, ast.List | ast.Tuple)
+        src = arg0.id
+        axes: dict[str, int] = {}
+        alias: int | None = None
+        for a in ast.walk(fn):
+            if not isinstance(a, ast.Assign) or a.lineno >= call.lineno or len(a.targets) != 1:
+                continue
+            t, v = a.targets[0], a.value
+            if isinstance(t, ast.Tuple) and isinstance(v, ast.Attribute) and v.attr == "shape" \
+                    and isinstance(v.value, ast.Name) and v.value.id == src:
+                axes.update({e.id: k for k, e in enumerate(t.elts) if isinstance(e, ast.Name)})
+            elif isinstance(t, ast.Name) and isinstance(v, ast.Subscript) and isinstance(v.value, ast.Attribute) \
+                    and v.value.attr == "shape" and isinstance(v.value.value, ast.Name) and v.value.value.id == src \
+                    and isinstance(v.slice, ast.Constant) and isinstance(v.slice.value, int):
+                axes[t.id] = v.slice.value
+        if not axes:
+            # (or the extents the operand was made with: ``c = view(x, [tile_t, hc * hc], ..)`` then
+            # ``reshape(c, [hc, hc, tile_t])`` - the transpose between them dropped; mhc_sinkhorn, s46)
+            made = _last_assignment(fn, src, call.lineno)
+            for _ in range(3):  # (through bare aliases: ``c = c`` is what is left of a dropped ``transpose(c, 1, 0)``)
+                if made is None or not isinstance(made.value, ast.Name):
+                    break
+                alias = alias or made.lineno
+                made = _last_assignment(fn, made.value.id, made.lineno)
+            if made is not None and isinstance(made.value, ast.Call) and isinstance(made.value.func, ast.Attribute) \
+                    and made.value.func.attr in ("view", "reshape") and len(made.value.args) >= 2 \
+                    and isinstance(made.value.args[1], ast.List | ast.Tuple):
+                for k, e in enumerate(made.value.args[1].elts):
+                    for x in ast.walk(e):
+                        if isinstance(x, ast.Name) and x.id not in axes:
+                            axes[x.id] = k
+            if len(set(axes.values())) < 2:
+                continue
+        order = [axes[n.id] for e in dims.elts for n in sorted(
+            (x for x in ast.walk(e) if isinstance(x, ast.Name) and x.id in axes), key=lambda x: x.col_offset)]
+        back = next((i for i in range(len(order) - 1) if order[i] > order[i + 1]), None)
+        if back is not None:
+            names = {k: n for n, k in axes.items()}
+            why = (f"line {line} reshapes {src} to {ast.unparse(dims)}, listing {src}'s axes "
+                   f"{names[order[back]]!r} (axis {order[back]}) before {names[order[back + 1]]!r} (axis "
+                   f"{order[back + 1]}): a reshape keeps memory order and moves no axis - a transpose written as a "
+                   "reshape, or the layout misread")
+            if alias is not None:
+                return alias, why + (f"; its operand reaches it through the bare alias on line {alias}, what is left "
+                                     "of the re-layout that was meant there")
+            return line, why
+    return None
+
+
+def _shape_of_statement(node: ast.AST) -> str:
+    """``node``'s syntax with every name and constant blanked (two statements that differ only in the values they
+    name have the same form)."""
+    class _Blank(ast.NodeTransformer):
+        def visit_Name(self, n: ast.Name) -> ast.AST:
+            return ast.copy_location(ast.Name(id="_", ctx=n.ctx), n)
+
+        def visit_Attribute(self, n: ast.Attribute) -> ast.AST:
+            self.generic_visit(n)
+            return n
+
+    import copy
+
+    return ast.dump(_Blank().visit(copy.deepcopy(node)), annotate_fields=False)
+
+
+def _twin_reduction(tree: ast.AST, failing: ast.stmt, assigns: list[tuple[int, str, ast.expr]],
+                    reductions: list[tuple[int, tuple[str, str, str | None, bool | None]]], line: int,
+                    red: tuple[str, str, str | None, bool | None]) -> tuple[int, int, str] | None:
+    """(line, twin statement's line, axis) of the one other reduction of the same kind and ``keepdim`` over another
+    axis whose result feeds an earlier statement of the same form as the ``failing`` one, or None.
+
+    Why (s46): bn_training_reduce reduces the values (line 105) and their squares (line 106) the same way and
+    reshapes both results the same way (lines 109, 110); with line 106 over ``dim=1`` the reshape of line 110 raised
+    while its twin on line 109 had run: the statement is right (it ran on the twin), the value's reduction is not."""
+    kind, _operand, axis, keep = red
+    fn = _enclosing_function(tree, line)
+    if fn is None:
+        return None
+    twins = [(ln, r2) for ln, r2 in reductions if ln != line and r2[0] == kind and r2[3] == keep
+             and r2[2] is not None and r2[2] != axis and fn.lineno <= ln <= (fn.end_lineno or fn.lineno)]
+    if len(twins) != 1:
+        return None
+    tl, (_k, _o, taxis, _kp) = twins[0]
+    tname = next((t for ln, t, _v in assigns if ln == tl), None)
+    if tname is None:
+        return None
+    form = _shape_of_statement(failing)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt) and type(node) is type(failing) and node.lineno < failing.lineno \
+                and tname in {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} \
+                and _shape_of_statement(node) == form:
+            return tl, node.lineno, str(taxis)
     return None
 
 
@@ -1750,6 +1883,15 @@ def static_alias_source(source: str | None, error_line: int | None, message: str
             return a.lineno, (f"the kernel raised at line {error_line} on mixed dtypes ({message.strip()[:120]}); "
                               f"its operand {n!r} is bound at line {a.lineno} to {a.value.id!r} unchanged, while "
                               f"{others[0]!r} is computed from a cast: the cast of {a.value.id!r} is missing there")
+        # (s46) the other operand is declared in another dtype (a kernel parameter, not a cast): llada2_gate_select's
+        # ``tile_x_fp32 = tile_x`` (BF16) meeting ``gate_weight`` (DT_FP32) in the router matmul
+        mine = _declared_dtype(fn, a.value.id, a.lineno)
+        declared = [(o, d) for o in operands if o != n and (d := _declared_dtype(fn, o, error_line)) is not None]
+        if mine is not None and declared and all(d != mine for _o, d in declared):
+            o, d = declared[0]
+            return a.lineno, (f"the kernel raised at line {error_line} on mixed dtypes ({message.strip()[:120]}); "
+                              f"its operand {n!r} is bound at line {a.lineno} to {a.value.id!r} ({mine} as declared) "
+                              f"unchanged, while {o!r} is {d}: the cast of {a.value.id!r} to {d} is missing there")
     return None
 
 
@@ -1766,6 +1908,8 @@ def _declared_dtype(fn: ast.FunctionDef, name: str, before: int, depth: int = 4)
     v = a.value
     if isinstance(v, ast.Name):
         return _declared_dtype(fn, v.id, a.lineno, depth - 1)
+    if isinstance(v, ast.Subscript) and isinstance(v.value, ast.Name):  # (a slice keeps its tensor's dtype)
+        return _declared_dtype(fn, v.value.id, a.lineno, depth - 1)
     if isinstance(v, ast.Call):
         f = ast.unparse(v.func).rsplit(".", 1)[-1]
         if f == "cast" and len(v.args) >= 2 and isinstance(v.args[1], ast.Attribute):

@@ -202,6 +202,22 @@ def _returned(arr: np.ndarray | None, outputs: dict[str, np.ndarray]) -> bool:
     return _returned_as(arr, outputs) is not None
 
 
+def _last_bit_rtol(a: np.ndarray, b: np.ndarray) -> float:
+    """The relative tolerance of "the same data" element by element: two units in the last place when both are the
+    same narrow float dtype (a kernel buffer and the output it was returned as, rounded by two runs), else 1e-5 (an
+    fp32 buffer is not the bf16 output it rounds to: the wrapper returned something else)."""
+    name = str(a.dtype)
+    if name != str(b.dtype):
+        return 1e-5
+    if name == "bfloat16":
+        return 2.0 ** -7
+    if name == "float16":
+        return 2.0 ** -10
+    if name.startswith("float8"):
+        return 2.0 ** -3
+    return 1e-5
+
+
 def _returned_as(arr: np.ndarray | None, outputs: dict[str, np.ndarray], prefer: str | None = None,
                  sorted_cache: dict[str, np.ndarray] | None = None) -> str | None:
     """The output the wrapper returned that holds ``arr``'s data (any layout: the wrapper may reshape or transpose
@@ -228,7 +244,11 @@ def _returned_as(arr: np.ndarray | None, outputs: dict[str, np.ndarray], prefer:
             oext = _extremes(o)
             if sorted_cache is not None:
                 sorted_cache[name + "\0e"] = oext
-        if ext is not None and oext is not None and not np.allclose(ext, oext, rtol=1e-5, atol=1e-7):
+        # (a 2-byte float's last bit is ~0.4 % (bf16): the sandbox's run and the replay may round it differently
+        # - flash_attention_score_grad's dq and dk, accumulated over tiles, were never recognised as returned, and
+        # their writes were compared with whatever intermediate they matched, s46)
+        rtol = _last_bit_rtol(arr, o)
+        if ext is not None and oext is not None and not np.allclose(ext, oext, rtol=rtol, atol=1e-7):
             continue
         if arr.dtype == o.dtype and np.array_equal(arr.reshape(-1), o.reshape(-1), equal_nan=_nan_ok(arr)):
             # (bit-equal data needs no float64 pass: allclose holds for it; AdamW: 1.6 s of converting and
@@ -240,7 +260,7 @@ def _returned_as(arr: np.ndarray | None, outputs: dict[str, np.ndarray], prefer:
         if flat is None:
             flat = np.asarray(arr, dtype=np.float64).ravel()
         of = o.astype(np.float64).ravel()
-        if np.allclose(flat, of, rtol=1e-5, atol=1e-7, equal_nan=True):
+        if np.allclose(flat, of, rtol=rtol, atol=1e-7, equal_nan=True):
             # the same data in the same order (the wrapper returned the argument as it is, or reshaped): no sort.
             # (AdamW: sorting 14M-element arguments and outputs, for every argument, was 39 s of a 141 s bisect)
             if prefer is None or name == prefer:
