@@ -52,8 +52,9 @@ NAMED: list[str] = [
 OPEN: dict[str, str] = {
     "g17_gdr_qkt_transposed": "blind hit; not re-scored after the rule changes (a gated_delta_rule row took 20-30 min "
                               "at load 15); see bench/bisect_gym_corpus.md",
-    "g17_gdr_mask_sign": "a miss blind and after (named 131, the query's sum: its pairing with the golden's unnamed "
-                         "sum cannot be tested and is kept); see bench/bisect_gym_corpus.md",
+    "g17_gdr_mask_sign": "a miss blind and after (s45: named 131, the query's sum, through an untestable pairing; "
+                         "s46 drops such pairings and names 178, `v_new = v_out - v_prime`, from a replay whose "
+                         "repair of the final state stays inside bf16's atol 0.05); see bench/bisect_gym_corpus.md",
     "g17_gdr_kdecay_kb": "not localized blind and after (no recorded op maps to the departing last_state_data)",
 }
 """rows not held by a slow test, and why"""
