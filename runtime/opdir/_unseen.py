@@ -774,37 +774,28 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
             for dims, dtype, vector, whole in plan17:
                 add(dict(dims), dtype, special=True, band=BANDS[0], vector=vector, whole=whole, seeds=seeds17)
     singles_from = len(out)  # (version 23) the single calls of the sweep, the cover and the block plan follow
+
+    def own(plan: list[tuple[dict[str, int], str]], *stream: int, **kind: bool) -> None:
+        """A plan after every other case, with calls and a seed stream of its own (``stream``: the key after the
+        verification's seed), so that each case of the versions before keeps its draw; a case over the bytes left
+        is left out (`add`)."""
+        nonlocal calls
+        calls += len(plan)
+        seeds = np.random.default_rng([int(seed) & ((1 << 63) - 1), *stream])
+        for dims, dtype in plan:
+            add(dims, dtype, seeds=seeds, **kind)
+
     if version >= 21:  # (red team s44) after every other case, so that each case of version 20 keeps its draw
-        plan21 = sweep_plan(spec, shapes, dtypes, ran, every_dtype, seed, cap)
-        calls += len(plan21)  # calls of their own; a case over the bytes left is left out
-        seeds21 = np.random.default_rng([int(seed) & ((1 << 63) - 1), _V21_STREAM])
-        for dims, dtype in plan21:
-            add(dims, dtype, seeds=seeds21)
-    if version >= 22:  # (red team round 35) after every other case, so that each case of version 21 keeps its draw
-        plan22 = cover_plan(spec, shapes, dtypes, out, seed, cap)
-        calls += len(plan22)  # calls of their own; a case over the bytes left is left out
-        seeds22 = np.random.default_rng([int(seed) & ((1 << 63) - 1), _V22_STREAM, 1])
-        for dims, dtype in plan22:
-            add(dims, dtype, seeds=seeds22, scaled=True)
-    if version >= 23:  # (red team round 36) after every other case, so that each case of version 22 keeps its draw
-        plan23 = block_plan(spec, shapes, dtypes, out, seed, cap)
-        calls += len(plan23)  # calls of their own; a case over the bytes left is left out
-        seeds23 = np.random.default_rng([int(seed) & ((1 << 63) - 1), _V23_STREAM, 1])
-        for dims, dtype in plan23:
-            add(dims, dtype, seeds=seeds23, scaled=True)
+        own(sweep_plan(spec, shapes, dtypes, ran, every_dtype, seed, cap), _V21_STREAM)
+    if version >= 22:  # (red team round 35)
+        own(cover_plan(spec, shapes, dtypes, out, seed, cap), _V22_STREAM, 1, scaled=True)
+    if version >= 23:  # (red team round 36)
+        own(block_plan(spec, shapes, dtypes, out, seed, cap), _V23_STREAM, 1, scaled=True)
         if hints:  # the sizes the verified file names itself (its bounds, residues and blocks)
-            plan_h = hint_plan(spec, shapes, dtypes, out, hints, seed, cap)
-            calls += len(plan_h)
-            seeds_h = np.random.default_rng([int(seed) & ((1 << 63) - 1), _V23_HINT_STREAM, 1])
-            for dims, dtype in plan_h:
-                add(dims, dtype, seeds=seeds_h, scaled=True)
+            own(hint_plan(spec, shapes, dtypes, out, hints, seed, cap), _V23_HINT_STREAM, 1, scaled=True)
         # a same-shape partner for every single call of the sweep, the cover and the block plan up to PAIR_BYTES
         # (red team round 35's `r35_baked_single_calls`: a host answer baked into the program for sizes that ran once)
-        partners = single_partners(spec, spec_cases, out, singles_from)
-        calls += len(partners)
-        seeds_pair = np.random.default_rng([int(seed) & ((1 << 63) - 1), _V23_STREAM, 2])
-        for dims, dtype in partners:
-            add(dims, dtype, special=True, seeds=seeds_pair)
+        own(single_partners(spec, spec_cases, out, singles_from), _V23_STREAM, 2, special=True)
     return out
 
 
