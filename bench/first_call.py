@@ -34,16 +34,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 GYM = (Path(os.environ.get("FORGE_SHARED") or ROOT.parent / "shared") / "gym").resolve()
 
-# each: the module to reload, sys.path entries (relative to the gym's ops/<op>), and the calls of its vendor test
+# each: the module to reload, sys.path entries (relative to the gym's ops/<op>), and the calls of its vendor test (one
+# function per call in CALLS: `--bytecodes` counts them apart)
 SCRIPTS = {
     "attn_softmax": '''
 import sys, torch
 sys.path.insert(0, OPS + "/attn_softmax/src/pypto_gym/ops/pypto_tile/gemma4_31b_it")
 import attn_softmax.attn_softmax_impl as M
 xs = [torch.randn([1, s], dtype=torch.bfloat16) for s in (1, 128, 512, 1024)]
+CALLS = [lambda x=x: M.attn_softmax_wrapper(x, scale=0.0625) for x in xs]
 def calls():
-    for x in xs:
-        M.attn_softmax_wrapper(x, scale=0.0625)
+    for one in CALLS:
+        one()
 ''',
     "llada2_gate_select": '''
 import sys, torch
@@ -52,9 +54,11 @@ import pypto_gym.ops.pypto_tile.llada2_moe.llada2_gate_select_impl as M
 torch.manual_seed(0)
 cases = [(torch.randn(bs, 2048, dtype=torch.bfloat16) * 0.02, torch.randn(256, 2048) * 0.05, torch.randn(256) * 0.01,
           torch.empty(bs, 8), torch.empty(bs, 8, dtype=torch.int32)) for bs in (1, 8, 16, 32, 32)]
+CALLS = [lambda c=c: M.llada2_gate_select(*c, top_k=8, topk_group=4, num_expert_group=8, routed_scaling_factor=2.5)
+         for c in cases]
 def calls():
-    for c in cases:
-        M.llada2_gate_select(*c, top_k=8, topk_group=4, num_expert_group=8, routed_scaling_factor=2.5)
+    for one in CALLS:
+        one()
 ''',
 }
 _LOOP = '''
@@ -91,18 +95,14 @@ def _tr(frame, event, arg):
         C[frame.f_code] += 1
     return _tr
 per_call = []
-_calls = calls
-def calls():  # noqa: F811 - the vendor's calls one by one, each counted apart
-    global C
-    for one in _ONE_BY_ONE:
-        before = sum(C.values())
-        sys.settrace(_tr)
-        try:
-            one()
-        finally:
-            sys.settrace(None)
-        per_call.append(sum(C.values()) - before)
-calls()
+for one in CALLS:  # the vendor's calls one by one, each counted apart
+    before = sum(C.values())
+    sys.settrace(_tr)
+    try:
+        one()
+    finally:
+        sys.settrace(None)
+    per_call.append(sum(C.values()) - before)
 root = os.getcwd() + os.sep
 files, funcs = collections.Counter(), collections.Counter()
 for code, n in C.items():
@@ -111,18 +111,12 @@ for code, n in C.items():
     funcs[f"{f}:{code.co_firstlineno}({code.co_name})"] += n
 print(json.dumps({"per_call": per_call, "files": files.most_common(), "funcs": funcs.most_common(TOP)}))
 '''
-"""counts bytecodes per call (the scripts' ``calls`` split into one function per call: `_ONE_BY_ONE`)"""
-
-_ONE_BY_ONE = {
-    "attn_softmax": "_ONE_BY_ONE = [lambda x=x: M.attn_softmax_wrapper(x, scale=0.0625) for x in xs]\n",
-    "llada2_gate_select": "_ONE_BY_ONE = [lambda c=c: M.llada2_gate_select(*c, top_k=8, topk_group=4, num_expert_group=8, "
-                          "routed_scaling_factor=2.5) for c in cases]\n",
-}
+"""counts bytecodes per call (each of the script's ``CALLS``)"""
 
 
 def bytecodes(op: str, top: int, env: dict[str, str]) -> dict:
     """One fresh process's bytecode counts inside the vendor's calls of ``op`` (see ``--bytecodes``)."""
-    code = f"OPS = {str(GYM / 'ops')!r}\nTOP = {top}\n" + SCRIPTS[op] + _ONE_BY_ONE[op] + _COUNT
+    code = f"OPS = {str(GYM / 'ops')!r}\nTOP = {top}\n" + SCRIPTS[op] + _COUNT
     r = subprocess.run([sys.executable, "-m", "runtime.emulator", "--quiet", "-c", code], cwd=ROOT,
                        env=dict(env, PYTHONHASHSEED="0"), capture_output=True, text=True, timeout=600, check=False)
     for line in reversed(r.stdout.splitlines()):
