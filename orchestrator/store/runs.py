@@ -221,11 +221,16 @@ def stopped_path(op_dir: Path, run_id: str) -> Path:
     return run_dir(op_dir, run_id) / "stopped.json"
 
 
-def write_json_atomic(path: Path, data: object) -> None:
-    """Write JSON so that a reader never sees half a file (temp file + rename)."""
+def write_json_atomic(path: Path, data: object, *, indent: int | None = 2) -> None:
+    """Write JSON so that a reader never sees half a file (temp file + rename; the temp file is removed when the
+    write fails). ``indent=None``: compact (the run's copies of its checkpoints, read by programs only)."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    try:
+        tmp.write_text(json.dumps(data, indent=indent) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def read_json(path: Path) -> dict | None:

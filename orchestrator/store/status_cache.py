@@ -20,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ from typing import Any
 from pydantic_core import to_jsonable_python
 
 from orchestrator.store.paths import checkpoint_db, run_dir
+from orchestrator.store.runs import read_json, write_json_atomic
 
 log = logging.getLogger(__name__)
 
@@ -141,21 +141,15 @@ def remember_history(op_dir: Path, run_id: str, read: Any) -> list[dict]:
 
 
 def _load(path: Path) -> dict | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(data, dict) or data.get("version") != VERSION or not data.get("key"):
+    data = read_json(path)
+    if data is None or data.get("version") != VERSION or not data.get("key"):
         return None
     return data
 
 
 def _store(path: Path, payload: dict) -> None:
     """Write ``payload`` atomically (best effort: a read-only op dir keeps no copy)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        tmp.write_text(json.dumps(payload), encoding="utf-8")
-        tmp.replace(path)
+        write_json_atomic(path, payload, indent=None)
     except (OSError, ValueError, TypeError) as exc:
         log.debug("no copy %s: %s", path, exc)
-        tmp.unlink(missing_ok=True)
