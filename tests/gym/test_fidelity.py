@@ -332,3 +332,47 @@ def test_crosscheck_takes_a_relative_probes_folder(tmp_path: Path) -> None:
                            sys.executable, "--probes", "probes"], cwd=tmp_path, capture_output=True, text=True,
                           timeout=120, check=False, env=env)
     assert "1/1 probes agree" in proc.stdout, proc.stdout + proc.stderr
+
+
+RESHAPED_KERNEL = """import pypto
+
+
+@pypto.frontend.jit
+def k(x: pypto.Tensor([4, 32], pypto.DT_FP32), b: pypto.Tensor([8], pypto.DT_FP32),
+      out: pypto.Tensor([16, 8], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(1, 8)
+    x2 = pypto.reshape(x, [16, 8], inplace=True)
+    b2 = pypto.unsqueeze(b, 0)
+    for i in pypto.loop(16, name="r", idx_name="i"):
+        row = pypto.view(x2, [1, 8], [i, 0])
+        pypto.assemble(pypto.add(row, b2), [i, 0], out)
+"""
+
+
+def test_reads_through_a_reshape_of_an_argument_count_as_bytes_in(tmp_path: Path) -> None:
+    """Session 47: bn_training_reduce reads its input through ``reshape(x, ..., inplace=True)`` and views of the
+    result, and its cost line said ``bytes in 0`` (the counter, and the perf stage's estimate built on it, only
+    knew the argument's own storage): an agent could lower its estimate by reading through a reshape. Views of a
+    reshape, and whole reads of an ``unsqueeze``, of an argument now count as reads of it, batched or not."""
+    import importlib.util
+
+    import numpy as np
+
+    import runtime.emulator as emu
+
+    emu.install()
+    (tmp_path / "reshaped_kernel.py").write_text(RESHAPED_KERNEL)
+    spec = importlib.util.spec_from_file_location("reshaped_kernel", tmp_path / "reshaped_kernel.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    x = np.random.default_rng(0).random((4, 32), dtype=np.float32)
+    bias = np.arange(8, dtype=np.float32)
+    got = []
+    for record in (False, True):  # record=True disables the batched path
+        out = np.zeros((16, 8), np.float32)
+        with emu.session(emu.Options(record=record)) as s:
+            mod.k(x, bias, out)
+        np.testing.assert_array_equal(out, x.reshape(16, 8) + bias)
+        got.append(s.counters.bytes_in)
+    assert got == [16 * 32 + 16 * 32] * 2  # 16 row views of x + 16 whole reads of b

@@ -174,7 +174,7 @@ class _Ctx:
     def __init__(self, declared: dict[int, str] | None = None, params: frozenset[int] = frozenset()) -> None:
         self.memo: dict[int, Callable[[Any], Any]] = {}
         self.params = params
-        """storage keys of the kernel arguments"""
+        """storage keys of the kernel arguments and of meta ops' results on them (`_param_aliases`)"""
         self.declared = declared
         """storage key -> declared dtype when BF16 intermediates are promoted (A2/A3), else None"""
         self.free: dict[tuple[int, int], tuple[int, ...]] = {}
@@ -193,6 +193,8 @@ def _op(op: Op, cx: _Ctx) -> XOp:
         raise ProgramError(f"unknown op kind {op.kind!r}")
     params = promote_params(op, cx.declared) if cx.declared is not None else None
     p = params if params is not None else op.params
+    if op.kind == "view" and not p["param"] and p["src"] in cx.params:  # a window of a reshape of an argument
+        p = params = dict(p, param=True)
     run, brun = spec.build(p, op, cx)
     # what the kernel asked for, before promotion (only these two kinds can diverge: one call less per other op)
     diverged = divergence_warning(op.kind, op.name, op.params) if op.kind in _DIVERGING else None
@@ -212,6 +214,26 @@ def _param_reads(op: Op, params: frozenset[int]) -> tuple[int, ...]:
         return ()
     ins = op.ins[1:] if op.gm_write and op.name not in ("move", "assemble") else op.ins
     return tuple(k for k in ins if k in params)
+
+
+def _param_aliases(program: KernelProgram, keys: frozenset[int]) -> frozenset[int]:
+    """The kernel arguments' storage keys and those of every meta op's result on one (a ``reshape`` or
+    ``unsqueeze`` of an argument, of such a result, ...): reading one reads the argument's bytes.
+
+    Why: the bytes-in counter (and the perf stage's estimate built on it) saw a kernel that reads its input through
+    ``pypto.reshape(x, ..., inplace=True)`` and views of the result - bn_training_reduce - as reading nothing,
+    and an agent could lower its estimate that way. Repeated to a fixed point: `KernelProgram.ops` visits loop
+    bodies after their region, not strictly in program order."""
+    out = set(keys)
+    metas = [op for op in program.ops() if op.cls == "meta" and op.ins and op.out_key is not None]
+    grew = True
+    while grew:
+        grew = False
+        for op in metas:
+            if op.ins[0] in out and op.out_key not in out:
+                out.add(op.out_key)
+                grew = True
+    return frozenset(out)
 
 
 def _region(r: Region, cx: _Ctx) -> XRegion:
@@ -246,7 +268,7 @@ def prepare(program: KernelProgram, npuarch: str = "DAV_2201") -> XRegion:
     on A2/A3 BF16 intermediates are kept in FP32, `_promote`). Loop bodies are prepared when they first run
     (`XLoop.body`); which values each item drops (`_liveness`) is decided here, on the whole program."""
     keys = frozenset(p.key for p in program.params)
-    cx = _Ctx(declared_dtypes(program) if bf16_promoted(npuarch) else None, keys)
+    cx = _Ctx(declared_dtypes(program) if bf16_promoted(npuarch) else None, _param_aliases(program, keys))
     cx.free = _liveness(program.body, set(keys))
     body = _region(program.body, cx)
     body.npuarch = npuarch
