@@ -193,6 +193,9 @@ def build_assemble(p: dict[str, Any], op: Any, cx: Any) -> tuple[Any, None]:
         ext = darr.shape
         sl = []
         for d in range(len(o)):
+            if valid[d] > ext[d]:  # the data written alone exceed the destination (whatever the offset)
+                raise env.error("EMU_ASSEMBLE_SIZE", f"assemble into '{dname}': source valid shape {tuple(valid)} is "
+                                f"larger than the destination shape {tuple(ext)} on axis {d}")
             if o[d] < 0 or o[d] + valid[d] > ext[d]:
                 raise env.error("EMU_ASSEMBLE_OOB", f"assemble into '{dname}': region [{o[d]}, {o[d] + valid[d]}) "
                                 f"on axis {d} is outside the destination extent {ext[d]} (the device/oracle "
