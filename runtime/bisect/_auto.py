@@ -58,6 +58,7 @@ from runtime.bisect._repair import (
     repair_search,
     stuck_loop_read,
     suspect_matmul_variant,
+    suspect_swapped_operands,
     unread_operand,
     unverified_inputs,
     walk_back,
@@ -67,6 +68,7 @@ from runtime.bisect._rules import (
     _ancestors,
     contraction_offsets,
     coverage_gap,
+    discarded_combination,
     geometry,
     misordered_reshape,
     missing_cast,
@@ -327,6 +329,26 @@ def _misordered_reshape_suspect(an: Analyzer, observed: Rec, suspects: list[Rec]
     return None
 
 
+def _discarded_combination_suspect(an: Analyzer, observed: Rec, suspects: list[Rec],
+                                   evidence: list[str]) -> Rec | None:
+    """A write among the suspects of a departure left not localized that stores a part into a running state while
+    its block computes, and discards, the state's combination with that part (``_rules.discarded_combination``:
+    ``mi[:] = m_ij`` where ``mi[:] = mi_new`` was meant, s47). The golden names only the reduction's end result, so
+    no replay can set the state - the source says it."""
+    seen: set[int | None] = set()
+    for r in suspects:
+        if r.seq < 0 or r.line in seen:
+            continue
+        seen.add(r.line)
+        found = discarded_combination(an.source, r.line)
+        if found is not None:
+            evidence.append(f"{observed.where()} departs, and nothing between it and {r.where()} has a golden value; "
+                            + found[1])
+            an.status[r.seq] = "mismatch"
+            return r
+    return None
+
+
 def analyze(recs: list[Rec] | Analyzer, golden: Golden | None = None, kernel_args: list[dict] | None = None,
             outputs: dict[str, np.ndarray] | None = None, source: str | None = None,
             stage_name: str = "", replayer: Callable[[Callable[..., None]], None] | None = None) -> AutoResult:
@@ -548,6 +570,12 @@ def analyze(recs: list[Rec] | Analyzer, golden: Golden | None = None, kernel_arg
                 reordered = _misordered_reshape_suspect(an, observed, [rep.culprit, *rep.window], evidence)
                 if reordered is not None:
                     return result(observed, reordered, window)
+                discarded = _discarded_combination_suspect(an, observed, [rep.culprit, *rep.window], evidence)
+                if discarded is not None:
+                    return result(observed, discarded, window)
+                swapped = suspect_swapped_operands(an, observed, [rep.culprit, *rep.window], replayer, evidence)
+                if swapped is not None:
+                    return result(observed, swapped, window)
                 ranked = [rep.culprit, *sorted(rep.window, key=lambda r: -r.seq)]
                 suspects = _window_suspects(ranked)
                 evidence.append(f"{observed.where()} is the first value that departs from the golden; see the suspects")
@@ -566,6 +594,10 @@ def analyze(recs: list[Rec] | Analyzer, golden: Golden | None = None, kernel_arg
             return result(observed, culprit, window)
     if culprit is None:
         culprit = _misordered_reshape_suspect(an, observed, [observed, *window], evidence)
+        if culprit is not None:
+            return result(observed, culprit, window)
+    if culprit is None:
+        culprit = _discarded_combination_suspect(an, observed, [observed, *window], evidence)
         if culprit is not None:
             return result(observed, culprit, window)
     if culprit is None:

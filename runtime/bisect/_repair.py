@@ -1962,6 +1962,71 @@ def permuted_relayout(an: Analyzer, observed: Rec, suspects: list[Rec],
     return None
 
 
+_SWAPPABLE = {"div": np.divide, "sub": np.subtract}
+"""the non-commutative elementwise ops whose operands a model swaps by accident (``div(y, x)`` for ``div(x, y)``)"""
+
+
+def suspect_swapped_operands(an: Analyzer, observed: Rec, suspects: list[Rec],
+                             run: Callable[[Callable[[Any, Any, tuple, int], None]], None],
+                             evidence: list[str]) -> Rec | None:
+    """A ``div`` / ``sub`` of two tensors among the suspects of a departure left not localized that, computed with
+    its operands swapped (every execution, nothing else changed), alone repairs the departure, or None.
+
+    Why (session 47): sum_lstm's RMSNorm helper ``div(y, x_fp32)`` for ``div(x_fp32, y)``: the golden takes
+    ``x * rsqrt(..)``, so nothing names the quotient nor the ``sqrt`` it divides by; the repair test stopped at "the
+    bug is on line 65 or 63". Like the matmul variant, the swap is computed from the op's own operands (as the replay
+    holds them); an order that is not what the kernel should compute repairs nothing. At most four replays."""
+    spent = 0
+    for r in suspects:
+        if r.op not in _SWAPPABLE or r.seq < 0 or spent >= 4:
+            continue
+        # every execution of the statement: a helper's op, called from two sites, is two nodes of one line
+        execs = {x.seq for x in an.recs if x.op == r.op and x.file == r.file and x.line == r.line
+                 and x.seq <= observed.seq}
+        made: list[bool] = []
+
+        def alter(env: Any, node: Any, v: tuple, seq: int, execs: set[int] = execs, made: list[bool] = made,
+                  fn: Any = _SWAPPABLE[r.op]) -> bool | None:
+            if seq in execs:
+                p = node.op.params
+                if p.get("b") is None or p.get("alpha") not in (None, 1, 1.0):
+                    raise _Stop
+                try:
+                    a, va = env.get(p["a"])
+                    b, vb = env.get(p["b"])
+                except Exception:  # noqa: BLE001 - an operand no longer held: the swap cannot be made
+                    raise _Stop from None
+                a = np.asarray(a)[tuple(slice(0, int(n)) for n in va)]
+                b = np.asarray(b)[tuple(slice(0, int(n)) for n in vb)]
+                key = node.op.out_key
+                cur = env.buf.get(key) if key is not None else None
+                if cur is None:
+                    raise _Stop
+                arr, valid = cur
+                box = tuple(slice(0, int(n)) for n in (valid if valid is not None else arr.shape))
+                with np.errstate(all="ignore"):
+                    got = fn(b.astype(np.float32), a.astype(np.float32))
+                if tuple(got.shape) != tuple(int(x.stop) for x in box):
+                    raise _Stop
+                new = np.array(arr, copy=True)
+                new[box] = got.astype(new.dtype)
+                env.buf[key] = (new, valid)
+                made.append(True)
+            return None
+
+        judged = _replay_judged(an, observed, run, alter)
+        if not made:
+            continue
+        spent += 1
+        if judged:
+            an.status[r.seq] = "mismatch"
+            evidence.append(f"in a replay where only {r.where()} (every execution of its line) is computed with its "
+                            f"two operands swapped, {observed.where()} matches the golden: its operands are in the wrong order "
+                            f"({r.op} is not commutative)")
+            return r
+    return None
+
+
 def suspect_matmul_variant(an: Analyzer, observed: Rec, suspects: list[Rec],
                            run: Callable[[Callable[[Any, Any, tuple, int], None]], None],
                            evidence: list[str]) -> Rec | None:

@@ -18,7 +18,7 @@ from runtime.bisect._compare import mismatch_mask
 from runtime.bisect._parse import parse_source
 from runtime.bisect._records import Rec
 
-__all__ = ["contraction_offsets", "coverage_gap", "geometry", "missing_cast", "overwritten_state",
+__all__ = ["contraction_offsets", "coverage_gap", "discarded_combination", "geometry", "missing_cast", "overwritten_state",
            "rebound_after_loop", "shape_error_source", "stale_state", "static_consumed_source",
            "static_reshape_dim_source", "static_wrapper_pad_source", "static_zero_trip_source",
            "wrong_axis"]
@@ -1493,6 +1493,61 @@ def static_shape_source(source: str | None, error_line: int | None, message: str
     return None
 
 
+def _block_of(fn: ast.FunctionDef, stmt: ast.stmt) -> list[ast.stmt] | None:
+    """The statement list (a body, an ``else``) of ``fn`` that holds ``stmt`` itself."""
+    for n in ast.walk(fn):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(n, field, None)
+            if isinstance(block, list) and any(x is stmt for x in block):
+                return block
+    return None
+
+
+def discarded_combination(source: str | None, line: int | None) -> tuple[int, str] | None:
+    """A running-state update that stores the tile's own value where the combination of state and tile was meant:
+    ``mi[:] = m_ij`` after ``mi_new = maximum(mi, m_ij)`` in the same block, ``mi_new`` never stored into ``mi``
+    (gqa_decode_attn, session 47). Returns (that line, why) or None.
+
+    Why: an online reduction's golden names only its end result (softmax over all keys), so no replay can set the
+    state's values and the departure is left among every op of the loop body. The source says it: the block
+    computes a value from the state and the stored value together - the state's next value - and then discards it
+    for one of its parts; the state degenerates to the last tile's own value. Honest updates store that combined
+    value (``mi[:] = mi_new``), and a first-trip initialisation (``mi[:] = m_ij`` in the ``is_loop_begin`` branch)
+    computes nothing from the state before it."""
+    if not source or line is None:
+        return None
+    found = _function_at(source, line)
+    if found is None:
+        return None
+    fn = found[1]
+    write = next((n for n in ast.walk(fn) if isinstance(n, ast.stmt) and n.lineno == line
+                  and _written_value(n) is not None), None)
+    w = _written_value(write) if write is not None else None
+    if write is None or w is None or not isinstance(w[1], ast.Name):
+        return None
+    state, part = w[0], w[1].id
+    block = _block_of(fn, write)
+    if block is None or state == part:
+        return None
+    feeds = _last_assignment(fn, part, line)
+    if feeds is not None and state in _operand_names(feeds.value):
+        return None  # the stored value already combines the state (``mi[:] = mi_new``)
+    stored = _names_stored_into(fn, state, "")
+    for st in block:
+        if st is write:
+            break
+        if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)):
+            continue
+        combined = st.targets[0].id
+        if combined in (state, part) or combined in stored or not {state, part} <= _operand_names(st.value):
+            continue
+        return line, (f"line {line} stores {part!r} into the running state {state!r}, while line {st.lineno} of the "
+                      f"same block computes {combined!r} from {state!r} and {part!r} together and nothing stores it "
+                      f"into {state!r}: the state's update was meant to store {combined!r} (the state now holds the "
+                      "last tile's own value)")
+    return None
+
+
 def misordered_reshape(source: str | None, line: int | None) -> tuple[int, str] | None:
     """The line to name and why, when the ``reshape`` on ``line`` lists its operand's own axes out of order; None
     otherwise (parsed, never run). The line is the reshape's, or - when its operand reaches it through a bare alias
@@ -2073,6 +2128,53 @@ def _is_whole_move(node: ast.stmt, name: str) -> bool:
                isinstance(p, ast.Constant) and p.value is Ellipsis for p in parts)
 
 
+def _names_stored_into(fn: ast.FunctionDef, dest: str, skip: str) -> set[str]:
+    """The names the writes into ``dest`` in ``fn`` read, other than writes of the bare ``skip``, each followed one
+    assignment back (``mi[:] = mi_new`` with ``mi_new = maximum(mi, m_ij)``: ``{mi_new, mi, m_ij}``)."""
+    assigned: dict[str, list[ast.expr]] = {}
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+            assigned.setdefault(n.targets[0].id, []).append(n.value)
+    out: set[str] = set()
+    for n in ast.walk(fn):
+        w = _written_value(n) if isinstance(n, ast.stmt) else None
+        if w is None or w[0] != dest or isinstance(w[1], ast.Name) and w[1].id == skip:
+            continue
+        for x in _operand_names(w[1]):
+            out.add(x)
+            for v in assigned.get(x, []):
+                out.update(_operand_names(v))
+    return out
+
+
+def _operand_names(expr: ast.expr) -> set[str]:
+    """The names an expression reads as values (not ``pypto`` of ``pypto.maximum``, not a called function)."""
+    skip = {id(n.value) for n in ast.walk(expr) if isinstance(n, ast.Attribute)} \
+        | {id(n.func) for n in ast.walk(expr) if isinstance(n, ast.Call)}
+    return {n.id for n in ast.walk(expr) if isinstance(n, ast.Name) and id(n) not in skip}
+
+
+def _misdirected_second_move(fn: ast.FunctionDef, name: str, move: ast.stmt, error_line: int) -> str | None:
+    """Why the *raising* move is the one to name, when both moves of ``name`` are whole moves into two destinations:
+    the first destination's other writes store values computed from ``name`` and the second's never do (gqa's
+    ``li[:] = l_ij`` then ``mi[:] = l_ij``, where ``mi`` is elsewhere written ``maximum(mi, m_ij)``: the copy-paste is
+    the second line, session 47). The opposite case (``li[:] = m_ij`` then ``mi[:] = m_ij``, fifth corpus) keeps the
+    first move: ``li``'s other writes never read ``m_ij``. None when the source does not decide it."""
+    raising = next((n for n in ast.walk(fn) if isinstance(n, ast.stmt) and n.lineno == error_line
+                    and _is_whole_move(n, name)), None)
+    first, second = _written_value(move), _written_value(raising) if raising is not None else None
+    if first is None or second is None or first[0] == second[0]:
+        return None
+    reads_first = _names_stored_into(fn, first[0], name)
+    reads_second = _names_stored_into(fn, second[0], name)
+    if name not in reads_first or name in reads_second or not reads_second:
+        return None
+    return (f"the kernel raised at line {error_line}: it moves {name!r} into {second[0]!r} after line {move.lineno} "
+            f"moved it into {first[0]!r}; every other write into {first[0]!r} stores a value computed from {name!r}, "
+            f"none into {second[0]!r} does (they read {', '.join(sorted(reads_second))}): line {error_line} reads "
+            f"the wrong value (copied from line {move.lineno}?)")
+
+
 def static_consumed_source(source: str | None, error_line: int | None, message: str) -> tuple[int, str] | None:
     """For a kernel that raised because it reads a tensor an earlier whole-tensor move consumed (``tsum[:] = gmax``
     where ``tsum[:] = ...gmax...`` or a copy was meant): the move's line. The line that raised only reads the tensor
@@ -2093,6 +2195,9 @@ def static_consumed_source(source: str | None, error_line: int | None, message: 
         return None
     before = [n for n in moves if n.lineno < error_line]
     move = before[-1] if before else moves[-1]
+    second = _misdirected_second_move(found[1], name, move, error_line)
+    if second is not None:
+        return error_line, second
     return move.lineno, (f"the kernel raised at line {error_line}: it reads {name!r}, which the whole-tensor move at "
                          f"line {move.lineno} ({ast.unparse(move)[:60]}) consumed before; a move is the last use of "
                          "its source (a copy or a computed value was meant there)")
