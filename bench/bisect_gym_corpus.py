@@ -51,6 +51,7 @@ import gym_corpus_fifth as corpus_fifth  # noqa: E402
 import gym_corpus_fourteenth as corpus_fourteenth  # noqa: E402
 import gym_corpus_fourth as corpus_fourth  # noqa: E402
 import gym_corpus_fresh as corpus_fresh  # noqa: E402
+import gym_corpus_nineteenth as corpus_nineteenth  # noqa: E402
 import gym_corpus_ninth as corpus_ninth  # noqa: E402
 import gym_corpus_seventeenth as corpus_seventeenth  # noqa: E402
 import gym_corpus_seventh as corpus_seventh  # noqa: E402
@@ -155,7 +156,7 @@ def score(bug: corpus.GymBug, op_dir: Path, tmp: Path, cache: dict, check_verify
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--corpus", choices=("gym", "fresh", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth", "both", "all"), default="gym",
+    ap.add_argument("--corpus", choices=("gym", "fresh", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth", "nineteenth", "both", "all"), default="gym",
                     help="gym: tests/bisect/gym_corpus.py; fresh: tests/bisect/gym_corpus_fresh.py; third: "
                          "tests/bisect/gym_corpus_third.py; fourth: tests/bisect/gym_corpus_fourth.py; fifth: "
                          "tests/bisect/gym_corpus_fifth.py (blind, s25); sixth: tests/bisect/gym_corpus_sixth.py (blind, s36); seventh: "
@@ -164,7 +165,8 @@ def main() -> int:
                          "tenth: tests/bisect/gym_corpus_tenth.py (blind, s39); twelfth: tests/bisect/gym_corpus_twelfth.py (blind, s40); "
                          "thirteenth: tests/bisect/gym_corpus_thirteenth.py (s41); fourteenth: "
                          "tests/bisect/gym_corpus_fourteenth.py (s42); fifteenth: tests/bisect/gym_corpus_fifteenth.py (s43); "
-                         "sixteenth: tests/bisect/gym_corpus_sixteenth.py (s44); seventeenth: tests/bisect/gym_corpus_seventeenth.py (s45); both: gym + fresh; all: every one")
+                         "sixteenth: tests/bisect/gym_corpus_sixteenth.py (s44); seventeenth: tests/bisect/gym_corpus_seventeenth.py (s45); "
+                         "nineteenth: tests/bisect/gym_corpus_nineteenth.py (s47); both: gym + fresh; all: every one")
     ap.add_argument("--only", nargs="*", default=[])
     ap.add_argument("--ops", nargs="*", default=[])
     ap.add_argument("--opdirs", default="", help="where imported op dirs are kept (reused; default: a temp dir)")
@@ -184,12 +186,13 @@ def main() -> int:
             "seventh": corpus_seventh.BUGS, "eighth": corpus_eighth.BUGS, "ninth": corpus_ninth.BUGS, "tenth": corpus_tenth.BUGS, "twelfth": corpus_twelfth.BUGS,
             "thirteenth": corpus_thirteenth.BUGS, "fourteenth": corpus_fourteenth.BUGS,
             "fifteenth": corpus_fifteenth.BUGS, "sixteenth": corpus_sixteenth.BUGS,
-            "seventeenth": corpus_seventeenth.BUGS,
+            "seventeenth": corpus_seventeenth.BUGS, "nineteenth": corpus_nineteenth.BUGS,
             "both": corpus.BUGS + corpus_fresh.BUGS,
             "all": corpus.BUGS + corpus_fresh.BUGS + corpus_third.BUGS + corpus_fourth.BUGS + corpus_fifth.BUGS
             + corpus_sixth.BUGS + corpus_seventh.BUGS + corpus_eighth.BUGS + corpus_ninth.BUGS
             + corpus_tenth.BUGS + corpus_twelfth.BUGS + corpus_thirteenth.BUGS
-            + corpus_fourteenth.BUGS + corpus_fifteenth.BUGS + corpus_sixteenth.BUGS + corpus_seventeenth.BUGS}[args.corpus]
+            + corpus_fourteenth.BUGS + corpus_fifteenth.BUGS + corpus_sixteenth.BUGS + corpus_seventeenth.BUGS
+            + corpus_nineteenth.BUGS}[args.corpus]
     bugs = [b for b in pool if (not args.only or b.id in args.only) and (not args.ops or b.op in args.ops)]
     cache: dict = {}
     memo: dict[str, str] = {}
