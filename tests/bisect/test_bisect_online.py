@@ -50,17 +50,24 @@ def test_a_bug_inside_the_running_state_is_named(tmp_path: Path, golden_cache: d
     assert rep.status == "DIVERGENCE_FOUND" and f is not None, rep.summary
     assert f.line == line, f"named {f.line}, bug on {line}: {rep.evidence}"
     assert f.status not in ("match", "input", "const")
+    if bug_id == "gqa_alpha" and any("operands are in the wrong order" in e for e in rep.evidence):
+        # (session 47: ``exp(m_new - m)`` for ``exp(m - m_new)`` is a swapped ``sub``; the first analysis' swap replay
+        # names it before a second look is needed)
+        return
     assert any(e.startswith("second look with derived goldens") for e in rep.evidence), rep.evidence
     assert any("online(" in e and "repairs" in e for e in rep.evidence), rep.evidence
 
 
 def test_no_claim_when_the_derived_goldens_name_nothing(tmp_path: Path, golden_cache: dict) -> None:
-    """``mx[:] = cmax`` for ``mx[:] = m_new``: the second look finds no line it can show; the first analysis's
-    report stands (not localized, its suspects) - a narrower second window that leaves the bug out is not taken."""
+    """``mx[:] = cmax`` for ``mx[:] = m_new``: the second look finds no line it can show, and a narrower second
+    window that leaves the bug out is not taken. Since session 47 the first analysis names the line from the source
+    (``_rules.discarded_combination``: ``m_new``, computed from ``mx`` and ``cmax`` in the same block, is never stored
+    into ``mx``), so no second look is taken at all."""
     op_dir, stage, line = _heldout("sm2_mx_update", tmp_path)
     rep = bisect(op_dir, stage, golden_cache=golden_cache)
-    assert rep.status == "NOT_LOCALIZED" and rep.first_divergence is None, rep.summary
-    assert line in [s.line for s in rep.suspects]
+    f = rep.first_divergence
+    assert rep.status == "DIVERGENCE_FOUND" and f is not None and f.line == line, (rep.summary, rep.evidence)
+    assert any("the state's update was meant to store" in e for e in rep.evidence), rep.evidence
     assert not any(e.startswith("second look") for e in rep.evidence)
 
 
