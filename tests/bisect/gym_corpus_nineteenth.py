@@ -16,7 +16,8 @@ Not in it (unchanged since session 46): swiglu_mlp (its pristine kernel calls ``
 quant_batch_matmul (imports ``torch_npu``), gather_pa_kv_cache (720 MB inputs, a golden that refuses independent
 inputs).
 
-Scored by ``tests/bisect/test_bisect_nineteenth_s47.py`` (slow tier).
+Scored by ``bench/bisect_gym_corpus.py --corpus nineteenth`` and ``tests/bisect/test_bisect_nineteenth_s47.py`` (slow
+tier; ``EXCLUDED`` there: the rows verify does not fail).
 """
 
 from __future__ import annotations
