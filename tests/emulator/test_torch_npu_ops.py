@@ -963,5 +963,5 @@ def test_a_script_calls_the_ops_and_stops_at_its_own_line_on_an_unknown_one(tmp_
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
     assert lines == [f"ERROR {tmp_path / 's.py'}:7: NotProvidedError: torch_npu.npu_fused_infer_attention_score_v9 "
                      "is not provided by the emulator's torch_npu stand-in (provided: "
-                     + ", ".join(sorted(["npu", "profiler", "Format", "npu_format_cast", "npu_format_cast_",
+                     + ", ".join(sorted(["npu", "profiler", "version", "Format", "npu_format_cast", "npu_format_cast_",
                                          "get_npu_format", *ops.OPS, *fa_ops.OPS])) + ")"], proc.stderr
