@@ -30,7 +30,7 @@ from runtime.emulator._ir import Region
 from runtime.emulator._location import user_location
 from runtime.emulator._lower import lower
 from runtime.emulator._ops_core import new_param
-from runtime.emulator._options import check_runtime_options
+from runtime.emulator._options import check_jit_options
 from runtime.emulator._roll import range_sites
 from runtime.emulator._session import Session, active_session
 from runtime.emulator._symbolic import SymbolicScalar
@@ -391,7 +391,7 @@ class JitFunction:
         """The call's checks before tracing: (parsed body, tensor params, argument arrays, other values)."""
         p = self._parse()
         tparams, others = p.split_params()
-        check_runtime_options(self.options.get("runtime_options"), s.options.compat)
+        check_jit_options(self.options, s.options.compat)
         n = len(tparams)
         if len(args) < n:
             raise py_error("RuntimeError", f"Expected at least {n} tensor argument(s), got {len(args)}.",

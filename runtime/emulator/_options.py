@@ -84,19 +84,110 @@ def check_runtime_options(opts: dict[str, Any] | None, compat: str) -> None:
             raise py_error("RuntimeError", "Invalid run mode, run mode must be RunMode.NPU or RunMode.SIM.")
 
 
+# ---- option values as the 0.2.0 wheel types them ------------------------------------------------------------
+# Observed on the installed pypto 0.2.0 (session 47, tests/emulator/test_option_types_s47.py): the C++ side keeps
+# one map per value type. Through `set_options` - and so through every `set_<group>_options` setter and a jit's
+# option kwargs - an int for a key that is not int-typed (a bool flag: ``compile_monitor_enable=1``) and a dict
+# for a key that is not dict-typed are ``IndexError: map::at``; through any path (a `pypto.options` scope too)
+# a dict that is not ``Dict[int, int]`` (``{"DEFAULT": 2}``, the HEAD form of ``vec_nbuffer_setting``) cannot
+# be cast (RuntimeError), and a list of lists is a TypeError. Floats, strings, bools and flat lists were taken for
+# every key, and unknown keys outside the runtime group too (``enable_slice``): not checked here. The setters
+# take only their own keywords (``TypeError: ... unexpected keyword argument``). HEAD is not checked: it takes
+# string-keyed merge settings, and its types were not observed.
+_KEY_TYPES_020: dict[str, dict[str, str]] = {
+    "pass": {"pg_skip_partition": "bool", "pg_upper_bound": "int", "vec_nbuffer_setting": "dict",
+             "cube_l1_reuse_setting": "dict", "cube_nbuffer_setting": "dict", "sg_set_scope": "int"},
+    "host": {"compile_stage": "int", "compile_monitor_enable": "bool", "compile_timeout": "int",
+             "compile_timeout_stage": "int", "compile_monitor_print_interval": "int"},
+    "codegen": {"support_dynamic_aligned": "bool"},
+    "verify": {"enable_pass_verify": "bool", "pass_verify_save_tensor": "bool", "pass_verify_save_tensor_dir": "str",
+               "pass_verify_pass_filter": "list", "pass_verify_error_tol": "list"},
+    "debug": {"compile_debug_mode": "int", "runtime_debug_mode": "int"},
+    "runtime": {**{k: "int" for k in _RUNTIME_KEYS}, "triple_stream_sched": "bool", "ready_on_host_tensors": "list"},
+}
+"""group -> the 0.2.0 wheel's keys (its setters' keywords; the runtime group's known keys) and their value types"""
+
+_PLAIN = {"IndexError": IndexError, "RuntimeError": RuntimeError, "TypeError": TypeError}
+
+
+def _fail(kind: str, message: str, in_kernel: bool) -> Exception:
+    """The wheel's exception: a kernel error with its location inside a kernel (or from a jit's option kwargs),
+    the plain Python exception on the host (a script's ``except IndexError`` still catches it)."""
+    return py_error(kind, message) if in_kernel else _PLAIN[kind](message)
+
+
+def check_option_types(group: str, opts: dict[str, Any] | None, compat: str, *, strict: bool,
+                       in_kernel: bool = False) -> None:
+    """Refuse, under ``--compat 0.2.0``, the option values the 0.2.0 wheel refuses (see `_KEY_TYPES_020`).
+    ``strict``: the `set_options` path (setters, jit kwargs), which also checks a known key's type; a `pypto.options`
+    scope only casts values."""
+    if compat != "0.2.0" or not opts:
+        return
+    types = _KEY_TYPES_020.get(group, {})
+    for k, v in opts.items():
+        if type(v) is dict and not all(isinstance(a, int) and isinstance(b, int) for a, b in v.items()):
+            raise _fail("RuntimeError", "Unable to cast Python instance of type <class 'dict'> to C++ type '?' "
+                        f"({group} option '{k}' is a Dict[int, int] in pypto 0.2.0; string keys such as 'DEFAULT' "
+                        "are a HEAD form: --compat head)", in_kernel)
+        if type(v) is list and any(type(x) is list for x in v):
+            raise _fail("TypeError", f"Unsupported list element type for key: {group}.{k}", in_kernel)
+        want = types.get(k)
+        if not strict or want is None:
+            continue
+        if type(v) is int and want != "int" or type(v) is dict and v and want != "dict":
+            got = "an int" if type(v) is int else "a dict"
+            raise _fail("IndexError", f"map::at ({group} option '{k}' takes a {want} in pypto 0.2.0, not {got}: "
+                        f"{v!r})", in_kernel)
+
+
+def check_jit_options(opts: dict[str, Any], compat: str) -> None:
+    """A jit's option kwargs as the 0.2.0 wheel applies them at each call (``_set_config_option``: each group through
+    its ``set_<group>_options(**d)`` setter, the runtime group through ``set_options(runtime_options=...)``)."""
+    for group in ("codegen", "host", "pass", "verify", "debug"):
+        d = opts.get(f"{group}_options")
+        if not d:
+            continue
+        if compat == "0.2.0":
+            unknown = next((k for k in d if k not in _KEY_TYPES_020[group]), None)
+            if unknown is not None:
+                raise py_error("TypeError", f"set_{group}_options() got an unexpected keyword argument '{unknown}' "
+                               f"(the jit's {group}_options)")
+        check_option_types(group, d, compat, strict=True, in_kernel=True)
+    ro = opts.get("runtime_options")
+    check_option_types("runtime", ro, compat, strict=True, in_kernel=True)
+    check_runtime_options(ro, compat)
+
+
+def _compat() -> str:
+    tr = current_tracer()
+    s = current_session()
+    return tr.options.compat if tr else (s.options.compat if s else DEFAULT_COMPAT)
+
+
 def _setter(group: str) -> Callable[..., None]:
     def set_group(*args: Any, **kw: Any) -> None:
         if args and isinstance(args[0], dict):
             kw = {**args[0], **kw}
-        if group == "runtime":
-            tr = current_tracer()
-            s = current_session()
-            check_runtime_options(kw, tr.options.compat if tr else (s.options.compat if s else DEFAULT_COMPAT))
-        current_scope()[group].update(kw)
+        compat = _compat()
+        if not args and compat == "0.2.0" and group in _KEY_TYPES_020 and group != "runtime":
+            unknown = next((k for k in kw if k not in _KEY_TYPES_020[group]), None)
+            if unknown is not None:
+                raise _fail("TypeError", f"set_{group}_options() got an unexpected keyword argument '{unknown}'",
+                            current_tracer() is not None)
+        _apply(group, kw, compat, strict=True)
 
     set_group.__name__ = f"set_{group}_options"
     set_group.__doc__ = f"Record {group} options in the current scope (numerically transparent)."
     return set_group
+
+
+def _apply(group: str, kw: dict[str, Any], compat: str, *, strict: bool) -> None:
+    """Check and record one group's options in the current scope (``strict``: the `set_options` path)."""
+    in_kernel = current_tracer() is not None
+    check_option_types(group, kw, compat, strict=strict, in_kernel=in_kernel)
+    if group == "runtime" and strict:
+        check_runtime_options(kw, compat)
+    current_scope()[group].update(kw)
 
 
 def _getter(group: str) -> Callable[[], dict]:
@@ -128,11 +219,17 @@ def set_options(codegen_options: Any = None, host_options: Any = None, pass_opti
                 operation_options: Any = None, vec_tile_shapes: Any = None, cube_tile_shapes: Any = None,
                 conv_tile_shapes: Any = None, matrix_size: Any = None) -> None:
     """Replace option values in the current scope (parameters in the 0.2.0 wheel's order: positional works too)."""
-    for group, d in (("codegen", codegen_options), ("host", host_options), ("pass", pass_options),
-                     ("runtime", runtime_options), ("verify", verify_options), ("operation", operation_options),
-                     ("debug", debug_options)):
-        if d:
-            _setter(group)(**d)
+    _set_all(codegen_options, host_options, pass_options, runtime_options, verify_options, debug_options,
+             operation_options, vec_tile_shapes, cube_tile_shapes, conv_tile_shapes, matrix_size, strict=True)
+
+
+def _set_all(codegen_options: Any = None, host_options: Any = None, pass_options: Any = None,
+             runtime_options: Any = None, verify_options: Any = None, debug_options: Any = None,
+             operation_options: Any = None, vec_tile_shapes: Any = None, cube_tile_shapes: Any = None,
+             conv_tile_shapes: Any = None, matrix_size: Any = None, *, strict: bool) -> None:
+    """`set_options` (``strict``) and a `pypto.options` scope's entry (option keys and types not checked there)."""
+    _set_groups(codegen_options, host_options, pass_options, runtime_options, verify_options, operation_options,
+                debug_options, strict=strict)
     if vec_tile_shapes is not None:
         set_vec_tile_shapes(*vec_tile_shapes)
     if cube_tile_shapes is not None:
@@ -141,6 +238,14 @@ def set_options(codegen_options: Any = None, host_options: Any = None, pass_opti
         current_scope()["conv_tile"] = conv_tile_shapes
     if matrix_size is not None:
         current_scope()["matrix_size"] = matrix_size
+
+
+def _set_groups(*dicts: Any, strict: bool) -> None:
+    """The option dicts of `set_options` / a `pypto.options` scope (in `set_options`' order), checked and recorded."""
+    compat = _compat()
+    for group, d in zip(("codegen", "host", "pass", "runtime", "verify", "operation", "debug"), dicts, strict=True):
+        if d:
+            _apply(group, dict(d), compat, strict=strict)
 
 
 class options:  # noqa: N801 - public pypto name
@@ -157,7 +262,7 @@ class options:  # noqa: N801 - public pypto name
     def __enter__(self) -> options:
         st = self._stack()
         st.append(new_scope(st[-1]))
-        set_options(**self.kw)
+        _set_all(**self.kw, strict=False)
         return self
 
     def __exit__(self, *exc: Any) -> None:
