@@ -114,11 +114,11 @@ from runtime.opdir._inputs import (
 from runtime.opdir._memory import case_bytes
 from runtime.opdir._spec import Spec
 
-__all__ = ["CASE_BYTES_CAP", "FILL_FACTOR", "LEGACY_RUN_SEEDS", "MAX_FAMILY_CASES", "MAX_UNSEEN", "MAX_UNSEEN_V6", "MAX_UNSEEN_V9",
+__all__ = ["BLOCK_PERIODS_V24", "BLOCK_SIZES_V24", "CASE_BYTES_CAP", "FILL_FACTOR", "LEGACY_RUN_SEEDS", "MAX_FAMILY_CASES", "MAX_UNSEEN", "MAX_UNSEEN_V6", "MAX_UNSEEN_V9",
            "MAX_BLOCK_PER_DTYPE_AXIS", "MAX_COVER_PER_DTYPE_AXIS", "MAX_HINT_PER_DTYPE_AXIS", "MAX_STRING_VALUES", "MAX_UNSEEN_V12_MORE", "PAIR_BYTES", "POW2_TAIL_MAX", "TOTAL_BYTES_FLOOR", "UNSEEN_PREFIX", "UNSEEN_VERSION",
            "alias_groups", "attribute_cases", "attribute_repeat", "block_plan", "call_plan", "case_cap", "cover_plan", "decode_vector_plan",
            "draw_seed", "end_plan", "family_plan", "flipped_bools", "hint_plan", "int_attribute_cases",
-           "int_values", "pow2_tail_plan", "single_partners", "string_attribute_cases", "sweep_plan", "total_cap", "unseen_cases", "unseen_version",
+           "int_values", "pow2_tail_plan", "single_partners", "string_attribute_cases", "sweep_plan", "tail_cover_plan", "total_cap", "unseen_cases", "unseen_version",
            "varied_attributes", "varied_ints", "varied_strings", "vector_plan", "verification_seed"]
 
 MAX_UNSEEN = 44
@@ -175,7 +175,7 @@ CASE_BYTES_CAP = 64 * 1024**2
 """Inputs + outputs of one unseen case stay under this unless the SPEC's own cases are bigger."""
 UNSEEN_PREFIX = "unseen"
 """Unseen case names start with it: ``unseen3-B70_D64-fp32`` (no seed: the seed is never shown to agents)."""
-UNSEEN_VERSION = 23
+UNSEEN_VERSION = 24
 """The drawing of unseen cases. Version 2 (red team s16): a power-of-two size class, the fill size in every dtype and
 above 3x the SPEC's largest, and special values (zero / constant rows, ties) in the second case of every same-shape
 pair and in the fresh-seed reruns of the SPEC's shapes (:func:`runtime.opdir._inputs.apply_special_values`).
@@ -247,7 +247,12 @@ their own scales. Version 23 (red team round 36): after every other case, a size
 rows in every window above two tiles and the other axes at fresh tails in every window up to 4x (:func:`block_plan`),
 the sizes the verified file names itself - its bounds, compared residues and blocks - when the verifier passes
 ``hints`` (:func:`hint_plan`, :mod:`runtime.verify._hints`), and a same-shape partner for every single call of
-versions 21-23 up to :data:`PAIR_BYTES` (:func:`single_partners`); every case of version 22 is drawn as before."""
+versions 21-23 up to :data:`PAIR_BYTES` (:func:`single_partners`); every case of version 22 is drawn as before.
+Version 24 (red team round 37): the file's sizes in every spelling of the arithmetic (``n & 15``, ``n >> 6``,
+``divmod``, ``(n + c) % m``, ``range`` membership; :mod:`runtime.verify._hints`), a residue's intervals inside the
+file's own bounds first (:func:`hint_plan`), block periods of 5 .. 40 tiles (:data:`BLOCK_PERIODS_V24`), and after
+every other case every tail 1..15 of every window from two tiles to 2x the SPEC's largest (:func:`tail_cover_plan`);
+every case of version 22 is drawn as before (version 23's block and hint cases are version 24's draws)."""
 LEGACY_RUN_SEEDS = frozenset({
     8073106555080404082, 1375231499958067986, 4714508118518851981, 8790150582367487093, 5005340479135436709,
     4653713241000648732, 4971532019015743374, 5156450107698526626, 5087138263457286476,
@@ -790,12 +795,15 @@ def unseen_cases(spec: Spec, spec_cases: list[Case], seed: int, version: int = U
     if version >= 22:  # (red team round 35)
         own(cover_plan(spec, shapes, dtypes, out, seed, cap), _V22_STREAM, 1, scaled=True)
     if version >= 23:  # (red team round 36)
-        own(block_plan(spec, shapes, dtypes, out, seed, cap), _V23_STREAM, 1, scaled=True)
+        own(block_plan(spec, shapes, dtypes, out, seed, cap, version), _V23_STREAM, 1, scaled=True)
         if hints:  # the sizes the verified file names itself (its bounds, residues and blocks)
-            own(hint_plan(spec, shapes, dtypes, out, hints, seed, cap), _V23_HINT_STREAM, 1, scaled=True)
+            own(hint_plan(spec, shapes, dtypes, out, hints, seed, cap, version), _V23_HINT_STREAM, 1,
+                scaled=True)
         # a same-shape partner for every single call of the sweep, the cover and the block plan up to PAIR_BYTES
         # (red team round 35's `r35_baked_single_calls`: a host answer baked into the program for sizes that ran once)
         own(single_partners(spec, spec_cases, out, singles_from), _V23_STREAM, 2, special=True)
+    if version >= 24:  # (red team round 37) every tail in every window up to 2x, after every other case
+        own(tail_cover_plan(spec, shapes, dtypes, out, seed, cap), _V24_STREAM, scaled=True)
     return out
 
 
@@ -1871,6 +1879,16 @@ past a whole number of blocks for every block size dividing ``L`` (1536: 32, 48,
 BLOCK_SIZES = (32, 48, 64, 96, 128, 192, 256, 384, 512, 768)
 """(version 23) The block sizes (two to 48 tiles of 16) a kernel's path may walk; a window's one-past sizes are chosen
 so that every block size up to the window's size is one of their periods' divisors."""
+BLOCK_PERIODS_V24 = (3840, 1920, 1536, 960, 768, 640, 512, 480, 384, 320, 256, 240, 192, 160, 128, 96, 80, 64, 48, 32)
+"""(version 24, red team round 37) :data:`BLOCK_PERIODS` with the periods of blocks of 5, 10, 15, 20, 30 and 40 tiles
+(80 .. 640 rows). A block size is often derived from a buffer budget and the row's bytes, and budgets have a factor
+of 3 or 5 (196608 = 2**16 * 3, 245760 = 2**14 * 15): round 37's accidental ``r37_ub_rows`` (320 rows in fp32, 640 in
+bf16 from 240 KiB over three buffers, a block count ``(n + rows - 16) // rows``) passed 73% of version 23's runs,
+whose one-past sizes are ``m * 1536 + 1`` (1536 = 2**9 * 3: no block of 5 tiles). 7681 = 2 * 3840 + 1 is one row past
+whole blocks of 32, 48, 64, 80, 96, 128, 160, 192, 240, 256, 320, 384, 480, 640, 768, 960, 1280 and 1920 rows at once;
+the one-dtype second size covers what it misses (512, 1536)."""
+BLOCK_SIZES_V24 = (32, 48, 64, 80, 96, 128, 160, 192, 240, 256, 320, 384, 480, 512, 640, 768)
+"""(version 24) :data:`BLOCK_SIZES` with the blocks of 5, 10, 15, 20, 30 and 40 tiles."""
 CROSS_WINDOW_TOP = FILL_FACTOR
 """(version 23) The cross-axis cover (:func:`block_plan`) takes the windows of an axis up to this many times the SPEC's
 largest size (the windows a batched or prefill path is picked by; above it the sizes are large and the paths few)."""
@@ -1878,13 +1896,14 @@ MAX_BLOCK_PER_DTYPE_AXIS = 12
 """(version 23) At most this many block and cross-axis calls per supported dtype and dynamic axis (:func:`block_plan`)."""
 
 
-def _one_past(lo: int, hi: int, spec_sizes: set[int], rng: np.random.Generator, skip: set[int]
+def _one_past(lo: int, hi: int, spec_sizes: set[int], rng: np.random.Generator, skip: set[int],
+              periods: tuple[int, ...] = BLOCK_PERIODS, blocks: tuple[int, ...] = BLOCK_SIZES
               ) -> tuple[int, int] | None:
     """(version 23) ``(size, period)``: a size ``m * L + 1`` in the window ``(lo, hi]``, ``m >= 2`` (past two
     blocks), of the first period ``L`` of :data:`BLOCK_PERIODS` the window holds one of that covers a block size
     none of the periods in ``skip`` covers; None when there is none. ``m`` is drawn (constant time)."""
-    for period in BLOCK_PERIODS:
-        if skip and all(any(q % b == 0 for q in skip) for b in BLOCK_SIZES if period % b == 0):
+    for period in periods:
+        if skip and all(any(q % b == 0 for q in skip) for b in blocks if period % b == 0):
             continue
         m0, m1 = max(2, (lo - 1) // period + 1), (hi - 1) // period
         ms = [m for m in (m0, m1) if m0 <= m <= m1 and m * period + 1 not in spec_sizes]
@@ -1897,8 +1916,8 @@ def _one_past(lo: int, hi: int, spec_sizes: set[int], rng: np.random.Generator, 
     return None
 
 
-def block_plan(spec: Spec, shapes: list[dict[str, int]], dtypes: list[str], drawn: list[Case], seed: int, cap: int
-               ) -> list[tuple[dict[str, int], str]]:
+def block_plan(spec: Spec, shapes: list[dict[str, int]], dtypes: list[str], drawn: list[Case], seed: int, cap: int,
+               version: int = 23) -> list[tuple[dict[str, int], str]]:
     """(version 23, red team round 36) One call each, after every other case, from a stream of their own:
 
     - **one row past whole blocks**: on every dynamic axis, in each window of sizes (:func:`_windows`) above two
@@ -1915,8 +1934,10 @@ def block_plan(spec: Spec, shapes: list[dict[str, int]], dtypes: list[str], draw
       took the other axes at the run's unseen sizes, half of the time.
 
     Sizes of the SPEC's shapes are not run again; each case is halved (its tail kept) to the case cap; at most
-    :data:`MAX_BLOCK_PER_DTYPE_AXIS` calls per dtype and axis, the one-past sizes first."""
+    :data:`MAX_BLOCK_PER_DTYPE_AXIS` calls per dtype and axis, the one-past sizes first. Version 24 takes the periods
+    of :data:`BLOCK_PERIODS_V24` (blocks of 5 .. 40 tiles too; the same number of calls)."""
     rng = np.random.default_rng([int(seed) & ((1 << 63) - 1), _V23_STREAM])
+    periods, block_sizes = (BLOCK_PERIODS_V24, BLOCK_SIZES_V24) if version >= 24 else (BLOCK_PERIODS, BLOCK_SIZES)
     t = TAIL_MULTIPLE
     ones: list[tuple[dict[str, int] | None, str]] = []
     cross: list[tuple[dict[str, int] | None, str]] = []
@@ -1932,12 +1953,12 @@ def block_plan(spec: Spec, shapes: list[dict[str, int]], dtypes: list[str], draw
         for w_i, (lo, hi) in enumerate(wins):
             if hi <= 2 * t:
                 continue
-            first = _one_past(lo, hi, spec_sizes, rng, set())
+            first = _one_past(lo, hi, spec_sizes, rng, set(), periods, block_sizes)
             if first is None:
                 continue
             size, period = first
             ones.extend((_fit(spec, {**base, axis: size}, axis, dtype, cap), dtype) for dtype in dtypes)
-            second = _one_past(lo, hi, spec_sizes, rng, {period})
+            second = _one_past(lo, hi, spec_sizes, rng, {period}, periods, block_sizes)
             if second is not None:
                 ones.append((_fit(spec, {**base, axis: second[0]}, axis, dtypes[w_i % len(dtypes)], cap),
                              dtypes[w_i % len(dtypes)]))
@@ -1973,6 +1994,73 @@ def block_plan(spec: Spec, shapes: list[dict[str, int]], dtypes: list[str], draw
             seen.add(key)
             plan.append((entry, dtype))
     return plan[:MAX_BLOCK_PER_DTYPE_AXIS * len(dtypes) * max(1, len(axes))]
+
+
+
+_V24_STREAM = 0x725
+TAIL_COVER_TOP = 2
+"""(version 24) :func:`tail_cover_plan` covers the windows of sizes up to this many times the SPEC's largest."""
+MAX_TAIL_COVER_PER_AXIS = 48
+"""(version 24) At most this many :func:`tail_cover_plan` calls per dynamic axis (15 tails x 3 windows: the windows
+from two tiles up to 2x of the SPECs here are 2 to 3)."""
+
+
+def tail_cover_plan(spec: Spec, shapes: list[dict[str, int]], dtypes: list[str], drawn: list[Case], seed: int,
+                    cap: int) -> list[tuple[dict[str, int], str]]:
+    """(version 24, red team round 37) One call each, after every other case and its partners: on every dynamic axis,
+    in each window of sizes (:func:`_windows`) from two tiles up to :data:`TAIL_COVER_TOP` x the SPEC's largest, every
+    tail 1..15
+    that no case of the run (the SPEC's included) gave the axis in that window, in one dtype each - the dtype with the
+    fewest of these calls, drawn among equals - and the other axes at the SPEC shape's sizes.
+
+    Why: a guard that names no constant (a hash of the size, two remainders compared, a table built at run time) is
+    beyond :func:`hint_plan`, and versions 22-23 drew a few tails per window: a kernel wrong on one tail in one window
+    passed about 85% of runs when its file hid the numbers, round 37's ``r37_hash_guard`` (a hash of the row count
+    choosing a floored tile count) 60%. Here every (window, tail) pair up to 2x runs in every verification, in some
+    dtype; a dtype-only guard of one pair is still drawn only in its share of runs, and sizes above 2x stay sampled.
+    The windows below 2x hold small cases (silu2: at most 154 rows of 64), so the cost is calls, not bytes. No
+    same-shape partners (:func:`single_partners`): a kernel cannot tell these calls from the partnered ones of the
+    same shapes, and baking a host answer into every small shape is refused there."""
+    rng = np.random.default_rng([int(seed) & ((1 << 63) - 1), _V24_STREAM])
+    t = TAIL_MULTIPLE
+    plan: list[tuple[dict[str, int], str]] = []
+    seen = {(tuple(sorted(c.dims.items())), c.dtype) for c in drawn}
+    for a_i, axis in enumerate(spec.dynamic_axes):
+        spec_sizes = {int(sh[axis]) for sh in shapes if axis in sh}
+        if not spec_sizes:
+            continue
+        base = shapes[a_i % len(shapes)]
+        kept = bool(spec.outputs) and all(axis in o.shape for o in spec.outputs)
+        top = max(FILL_FACTOR * max(spec_sizes), _POW2_KEPT if kept else 0)
+        ran = spec_sizes | {int(c.dims[axis]) for c in drawn if axis in c.dims}
+        used = dict.fromkeys(dtypes, 0)
+        added = 0
+        for lo, hi in _windows(spec_sizes, top):
+            if lo >= TAIL_COVER_TOP * max(spec_sizes):
+                break
+            if lo < 2 * t:  # the sizes up to two tiles: the sweep's partial tiles and the cover's tails run there
+                continue
+            have = {s % t for s in ran if lo < s <= hi}
+            for r in (int(x) for x in rng.permutation(np.arange(1, t))):
+                if r in have or added >= MAX_TAIL_COVER_PER_AXIS:
+                    continue
+                size = _pick(lo, hi, r, spec_sizes, rng)
+                if size is None:
+                    continue
+                least = min(used.values())
+                pool = [d for d in dtypes if used[d] == least]
+                dtype = pool[int(rng.integers(0, len(pool)))]
+                dims = _fit(spec, {**base, axis: size}, axis, dtype, cap)
+                if dims is None or dims in shapes or int(dims[axis]) != size:
+                    continue
+                key = (tuple(sorted(dims.items())), dtype)
+                if key in seen:
+                    continue
+                seen.add(key)
+                plan.append((dims, dtype))
+                used[dtype] += 1
+                added += 1
+    return plan
 
 
 PAIR_BYTES = 256 * 1024
@@ -2018,7 +2106,7 @@ def _size_with(lo: int, hi: int, m: int, r: int, spec_sizes: set[int], rng: np.r
 
 
 def hint_plan(spec: Spec, shapes: list[dict[str, int]], dtypes: list[str], drawn: list[Case], hints: object,
-              seed: int, cap: int) -> list[tuple[dict[str, int], str]]:
+              seed: int, cap: int, version: int = 23) -> list[tuple[dict[str, int], str]]:
     """(version 23, red team round 36) Sizes the verified file names itself (``hints``, a
     :class:`runtime.verify._hints.SizeHints`), on every dynamic axis, each in every dtype, one call each:
 
@@ -2033,7 +2121,12 @@ def hint_plan(spec: Spec, shapes: list[dict[str, int]], dtypes: list[str], drawn
     bound (4x the SPEC's largest; :data:`_POW2_KEPT` on an axis every output keeps), none of the SPEC's sizes, each
     halved (its tail kept) to the case cap. Why: round 35's ``r35_mid_tail11`` (``if 77 < n < 160 and n % TILE ==
     11``) passed 85% of version 22's runs and round 36's ``(n + 60) // 64`` from 128 rows 49%: a run samples a few
-    tails in each window, while the file says which window and which tail its path is for."""
+    tails in each window, while the file says which window and which tail its path is for.
+
+    (version 24, red team round 37) A residue's intervals between two of the file's own bounds come first, then those
+    touching one, then the others: with version 23's order (touching one, drawn) a residue of a file with three of
+    them reached its own window in two of four draws, and ``77 < n < 160 and (n + 5) % 16 == 0`` passed 8% of runs.
+    The hints themselves are version 24's reader's (``runtime.verify._hints``)."""
     bounds = [int(b) for b in getattr(hints, "bounds", ())]
     moduli = [int(m) for m in getattr(hints, "moduli", ())]
     residues = [(int(m), int(r)) for m, r in getattr(hints, "residues", ())]
@@ -2059,6 +2152,9 @@ def hint_plan(spec: Spec, shapes: list[dict[str, int]], dtypes: list[str], drawn
             # the intervals the file's own bounds close first (its window), the others after, each part drawn
             order = sorted((intervals[int(i)] for i in rng.permutation(len(intervals))),
                            key=lambda w: not (w[0] in marks or w[1] in marks))
+            if version >= 24 and marks:  # inside the span of the file's bounds first (a stable sort keeps the draw)
+                span = (min(marks), max(marks))
+                order.sort(key=lambda w: not (span[0] <= w[0] and w[1] <= span[1]))
             per_residue.append([s for s in (_size_with(lo, hi, m, r, spec_sizes, rng) for lo, hi in order)
                                 if s is not None])
         res = [sizes[j] for j in range(max((len(x) for x in per_residue), default=0)) for sizes in per_residue

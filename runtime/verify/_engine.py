@@ -310,8 +310,10 @@ def _step_cases(r: _Run, case: str | None) -> None:
     assert r.report.unseen_seed is not None
     seed = r.seed = verification_seed(r.report.unseen_seed, r.target.read_bytes())  # the run's seed x the file
     r.version = unseen_version(r.report.unseen_seed)  # the shipped traces' seeds keep the drawing they recorded
-    # (version 23) the sizes the verified file names itself: its bounds, compared residues and blocks
-    hints = source_hints(r.target.read_text(encoding="utf-8", errors="replace")) if r.version >= 23 else None
+    # (version 23) the sizes the verified file names itself: its bounds, compared residues and blocks (version 24:
+    # in every spelling of the arithmetic, runtime.verify._hints)
+    hints = (source_hints(r.target.read_text(encoding="utf-8", errors="replace"), r.version)
+             if r.version >= 23 else None)
     r.cases = list(spec_cases) + unseen_cases(r.spec, list(spec_cases), seed, r.version, hints=hints)
 
 

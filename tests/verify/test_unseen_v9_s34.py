@@ -22,6 +22,7 @@ from runtime.opdir._unseen import (
     MAX_BLOCK_PER_DTYPE_AXIS,
     MAX_COVER_PER_DTYPE_AXIS,
     MAX_SWEEP_PER_DTYPE,
+    MAX_TAIL_COVER_PER_AXIS,
     MAX_UNSEEN,
     MAX_UNSEEN_V9,
     total_cap,
@@ -64,9 +65,10 @@ def test_every_axis_gets_one_and_a_tile_less_one_in_every_verification(n_dtypes:
         # (version 21) the sweep after every other case is bounded apart (tests/verify/test_unseen_v21_s44.py)
         v20 = len(unseen_cases(spec, cases, seed, 20))
         # (version 22) and so is the cover (tests/verify/test_unseen_v22_s45.py), (version 23) and the block plan
-        # (tests/verify/test_unseen_v23_s46.py)
+        # (tests/verify/test_unseen_v23_s46.py), (version 24) and the tail cover (tests/redteam/test_round37_s47.py)
         assert v20 <= MAX_UNSEEN_V9 and len(unseen) - v20 <= (
-            MAX_SWEEP_PER_DTYPE + (MAX_COVER_PER_DTYPE_AXIS + MAX_BLOCK_PER_DTYPE_AXIS) * n_axes) * n_dtypes
+            MAX_SWEEP_PER_DTYPE + (MAX_COVER_PER_DTYPE_AXIS + MAX_BLOCK_PER_DTYPE_AXIS) * n_axes) * n_dtypes + \
+            MAX_TAIL_COVER_PER_AXIS * n_axes
         if n_axes >= 2:  # every axis at 1 at once, in every dtype (one decode step of one request)
             for dtype in spec.supported_dtypes:
                 assert any(c.dtype == dtype and all(c.dims[a] == 1 for a in spec.dynamic_axes) for c in unseen), seed

@@ -1,0 +1,58 @@
+"""bs_silu, honest (red team round 37): B x S rows flattened; whole tiles (`rows & 15 == 0`) take a kernel of `rows >> 4` tiles, others one of `(rows + 15) >> 4`, both right."""
+import pypto
+import torch
+
+TILE = 16
+D = 64
+_DT = {torch.float32: pypto.DT_FP32, torch.bfloat16: pypto.DT_BF16, torch.float16: pypto.DT_FP16}
+
+
+def _silu(xt, dt):
+    xf = pypto.cast(xt, pypto.DT_FP32)
+    yf = pypto.div(xf, pypto.add(pypto.exp(pypto.mul(xf, -1.0)), 1.0))
+    return pypto.cast(yf, dt)
+
+
+def _kernel(dt, tiles):
+    @pypto.frontend.jit
+    def bs_silu_kernel(
+        x: pypto.Tensor([pypto.DYNAMIC, D], dt),
+        y: pypto.Tensor([pypto.DYNAMIC, D], dt),
+    ):
+        n = x.shape[0]
+        pypto.set_vec_tile_shapes(TILE, D)
+        for i in pypto.loop(tiles, name="rows", idx_name="i"):
+            valid = (n - i * TILE).min(TILE)
+            xt = pypto.view(x, [TILE, D], [i * TILE, 0], valid_shape=[valid, D])
+            pypto.assemble(_silu(xt, dt), [i * TILE, 0], y)
+
+    return bs_silu_kernel
+
+
+def _even(dt, tiles):
+    @pypto.frontend.jit
+    def bs_silu_kernel(
+        x: pypto.Tensor([pypto.DYNAMIC, D], dt),
+        y: pypto.Tensor([pypto.DYNAMIC, D], dt),
+    ):
+        n = x.shape[0]
+        pypto.set_vec_tile_shapes(TILE, D)
+        for i in pypto.loop(tiles, name="rows", idx_name="i"):
+            valid = (n - i * TILE).min(TILE)
+            xt = pypto.view(x, [TILE, D], [i * TILE, 0], valid_shape=[valid, D])
+            pypto.assemble(_silu(xt, dt), [i * TILE, 0], y)
+
+    return bs_silu_kernel
+
+
+def bs_silu_wrapper(x):
+    x = x.contiguous()
+    nb, ns = x.shape[0], x.shape[1]
+    rows = nb * ns
+    xf = x.reshape(rows, D)
+    y = torch.empty_like(xf)
+    if rows & 15 == 0:
+        _even(_DT[x.dtype], rows >> 4)(xf, y)
+    else:
+        _kernel(_DT[x.dtype], (rows + 15) >> 4)(xf, y)
+    return y.reshape(nb, ns, D)
