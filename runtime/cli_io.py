@@ -8,11 +8,14 @@ for SIGPIPE.
 
 from __future__ import annotations
 
+import argparse
+import difflib
 import os
 import sys
 from collections.abc import Callable
+from typing import Any, NoReturn
 
-__all__ = ["CLOSED_STDOUT_EXIT", "run_main"]
+__all__ = ["CLOSED_STDOUT_EXIT", "PIPED_WIDTH", "HelpFormatter", "Parser", "output_console", "piped", "run_main"]
 
 CLOSED_STDOUT_EXIT = 141
 """128 + SIGPIPE: what a shell reports for a writer whose reader went away."""
@@ -26,3 +29,81 @@ def run_main(main: Callable[[], int]) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return CLOSED_STDOUT_EXIT
+
+
+PIPED_WIDTH = 1000
+"""The width output is laid out for when it goes to a pipe or a file, as the orchestrator's commands do (docs/cli.md,
+Terminal): wide enough that a table row, a case name or a usage line stays one line for ``grep`` or ``less -S``."""
+
+
+def piped(stream: Any = None) -> bool:
+    """True when ``stream`` (stdout) is not a terminal and ``COLUMNS`` does not set a width: lay output out unwrapped.
+
+    Why: rich and argparse lay out for 80 columns when stdout is a pipe or a file, so ``runtime.verify ... > f``
+    broke case names mid-word (``B16_D32-fp32-s0-no`` / ``rmal``) and ``verify --help | less`` folded every option
+    (UX audit s47)."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit():
+        return False
+    stream = sys.stdout if stream is None else stream
+    try:
+        return not stream.isatty()
+    except (AttributeError, ValueError):
+        return True
+
+
+def output_console() -> Any:
+    """A rich Console for stdout: the terminal's width on a terminal, :data:`PIPED_WIDTH` and no colours piped."""
+    from rich.console import Console
+
+    return Console(width=PIPED_WIDTH) if piped() else Console()
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's formatter, not wrapping ``--help`` in a pipe or a file (:func:`piped`); a terminal's width and
+    ``COLUMNS`` are kept as argparse uses them."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        if width is None and piped():
+            width = PIPED_WIDTH
+        super().__init__(prog, indent_increment, max_help_position, width)
+
+
+def closest_option(parser: argparse.ArgumentParser, message: str) -> str:
+    """``message`` (an argparse error) with ``; did you mean '--json'?`` for a mistyped option or choice."""
+    import re
+
+    found = re.search(r"unrecognized arguments: (\S+)", message)
+    if found and found.group(1).startswith("-"):
+        word = found.group(1).split("=", 1)[0]
+        options = [o for a in parser._actions for o in a.option_strings if o.startswith("--")]
+    else:
+        found = re.search(r"invalid choice: '([^']*)' \(choose from ([^)]*)\)", message)
+        if not found:
+            return message
+        word = found.group(1)
+        options = [c.strip().strip("'") for c in found.group(2).split(",")]
+    close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
+    return f"{message}; did you mean '{close[0]}'?" if close else message
+
+
+class Parser(argparse.ArgumentParser):
+    """The parser of a ``python -m runtime.<tool>`` command: one error line naming the closest option or choice,
+    exit 2; no abbreviated options (argparse would take ``--req`` for ``--require-sandbox``: a typo must not be
+    another option, as the orchestrator's commands refuse it since s46); ``--help`` unwrapped in a pipe.
+
+    ``name`` (default: the prog) starts the error line; ``usage_on_error`` also prints the usage first."""
+
+    def __init__(self, *args: Any, name: str | None = None, usage_on_error: bool = False, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
+        self.name = name or self.prog
+        self.usage_on_error = usage_on_error
+
+    def error(self, message: str) -> NoReturn:
+        if self.usage_on_error:
+            self.print_usage(sys.stderr)
+        print(f"{self.name}: {closest_option(self, message)} (see --help)", file=sys.stderr)
+        raise SystemExit(2)

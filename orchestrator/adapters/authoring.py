@@ -40,7 +40,7 @@ from agents.trace import TraceReader, read_events
 from orchestrator.adapters.scripted import is_perf_dispatch, pick_attempt
 from orchestrator.core.logical_clock import LogicalClock
 from orchestrator.core.second_opinion import known_answers as known_toolchain_answers
-from orchestrator.errors import ForgeError
+from orchestrator.errors import ForgeError, no_op_dir
 from orchestrator.gates import GateDecision, GateRequest
 from runtime.yamlio import load_yaml
 
@@ -189,9 +189,21 @@ class _SteeredAgents:
 
 
 def load_script(path: Path) -> dict[str, Any]:
+    """The authoring script at ``path``; a missing one, a folder or an unreadable file is one sentence saying what
+    to give (UX audit s47: ``author /tmp/file`` printed ``[Errno 20] Not a directory``)."""
+    if not path.is_file():
+        what = "is a folder" if path.is_dir() else "does not exist"
+        raise ForgeError(f"no authoring script: {path} {what}; `author` re-records a trace from an op's hand-written "
+                         "answers (authoring/script.yaml, docs/workspace.md): give its op dir, or the file with "
+                         "--script FILE")
     try:
         script = load_yaml(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
+    except UnicodeDecodeError as exc:
+        raise ForgeError(f"cannot read authoring script {path}: not UTF-8 text ({exc.reason} at byte "
+                         f"{exc.start})") from None
+    except OSError as exc:
+        raise ForgeError(f"cannot read authoring script {path}: {exc.strerror or exc}") from None
+    except yaml.YAMLError as exc:
         raise ForgeError(f"cannot read authoring script {path}: {exc}") from None
     if not isinstance(script, dict) or not script.get("design") or not script.get("implement"):
         raise ForgeError(f"authoring script {path}: needs at least 'design' and 'implement' entries")
@@ -208,15 +220,20 @@ def author_trace(op_dir: Path | str, *, script: Path | str | None = None, name: 
     (:func:`orchestrator.adapters.portability.check_trace`: ulp noise, no user namespaces, another BLAS core type).
     Raises ForgeError when the run does not end delivered, the script is out of step, or the check fails.
     """
+    if not Path(op_dir).is_dir():
+        raise ForgeError(no_op_dir(op_dir))
+    if name in ("", ".", "..") or Path(name).name != name:  # `--name ../../x` wrote the trace outside traces/
+        raise ForgeError(f"--name {name!r} is not a trace name: give one folder name (the trace goes to "
+                         f"<op_dir>/traces/<name>/)", code=2)
+    root = Path(op_dir).resolve()
+    script_path = Path(script).resolve() if script else root / "authoring" / "script.yaml"
+    data = load_script(script_path)  # before the pipeline loads (seconds): a mistake is said at once
     from agents.llm import ScriptedProvider
     from agents.roles import LLMAgents
     from agents.trace import Trace
     from orchestrator import api
     from orchestrator.store.paths import trace_dir
 
-    root = Path(op_dir).resolve()
-    script_path = Path(script).resolve() if script else root / "authoring" / "script.yaml"
-    data = load_script(script_path)
     answers = _Answers(script=data, base=script_path.parent, decisions=list(data.get("decisions") or []))
     with tempfile.TemporaryDirectory(prefix="forge-author-") as tmp:
         work = api.copy_op_inputs(root, Path(tmp) / root.name, traces=False)

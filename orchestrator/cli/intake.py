@@ -8,7 +8,7 @@ complexity decision and what golden.py produced (shapes only) -- or the list of 
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 from rich.table import Table
@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 
 EXIT_OK = 0
 EXIT_PROBLEMS = 1
+SAME_FIELD_SHOWN = 3
+"""Problems shown of one file, line and field (the rest are counted; ``--json`` has them all)."""
 
 
 def register(sub) -> None:
@@ -67,10 +69,19 @@ def _render_problems(report: IntakeReport) -> None:
     n = len(report.problems)
     err_console.print(f"[red]intake failed:[/] {escape(report.op_dir)}: {n} problem{'s' if n != 1 else ''}",
                       soft_wrap=True)
+    groups: dict[tuple[str, int | None, str | None], list[Any]] = {}
     for p in report.problems:
-        where = p.file if p.line is None else f"{p.file}:{p.line}"
-        field = f" [bold]{escape(p.field)}[/]:" if p.field else ""
-        err_console.print(f"  {escape(where)}:{field} {escape(p.message)}", highlight=False, soft_wrap=True)
+        groups.setdefault((p.file, p.line, p.field), []).append(p)
+    for (file, line, field_name), same in groups.items():
+        where = file if line is None else f"{file}:{line}"
+        field = f" [bold]{escape(field_name)}[/]:" if field_name else ""
+        # one mistake of golden() is refused once per case: 12 identical lines for a 12-case SPEC (UX audit s47)
+        shown = same if len(same) <= SAME_FIELD_SHOWN + 1 else same[:SAME_FIELD_SHOWN]
+        for p in shown:
+            err_console.print(f"  {escape(where)}:{field} {escape(p.message)}", highlight=False, soft_wrap=True)
+        if len(shown) < len(same):
+            err_console.print(f"  {escape(where)}:{field} ... and {len(same) - len(shown)} more like these "
+                              "(`--json` lists every one)", highlight=False, soft_wrap=True)
 
 
 def render(report: IntakeReport) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from orchestrator.command import cli_command
+
 
 def register(sub) -> None:
     p = sub.add_parser("lint", help="lint kernel/design files (= python -m runtime.lint)", add_help=False)
@@ -14,4 +16,4 @@ def register(sub) -> None:
 def _run(args: argparse.Namespace) -> int:
     from runtime.lint.__main__ import main
 
-    return main(args.rest)
+    return main(args.rest, prog=f"{cli_command()} lint")  # usage and messages name the command typed

@@ -16,6 +16,7 @@ import sys
 from typing import Any, NoReturn
 
 from orchestrator.command import cli_command
+from runtime.cli_io import HelpFormatter
 
 # subcommand name -> module under orchestrator.cli
 SUBCOMMANDS: dict[str, str] = {
@@ -125,9 +126,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-class _HelpFormatter(argparse.HelpFormatter):
+class _HelpFormatter(HelpFormatter):
     """argparse's formatter, except that a line of the description or epilog indented by spaces (a command line
-    of the examples) is kept as it is, not reflowed into the paragraph around it."""
+    of the examples) is kept as it is, not reflowed into the paragraph around it; in a pipe or a file ``--help``
+    is not wrapped (UX audit s47: it was folded at 80 columns, unlike every other output of the commands)."""
 
     def _fill_text(self, text: str, width: int, indent: str) -> str:
         out: list[str] = []
@@ -268,7 +270,8 @@ def _main(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in PASS_THROUGH:
         module = importlib.import_module(PASS_THROUGH[argv[0]])
-        return int(module.main(argv[1:]) or 0)
+        # usage and messages name the command typed (UX audit s47: `verify --help` said `python -m runtime.verify`)
+        return int(module.main(argv[1:], prog=f"{cli_command()} {argv[0]}") or 0)
     if argv in (["--version"], ["-V"]):  # what a bug report asks first: no parser (it imports every subcommand)
         print(f"PTO Forge {_version()}")
         raise SystemExit(0)  # as argparse's version action ends

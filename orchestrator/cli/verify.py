@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from orchestrator.command import cli_command
+
 
 def register(sub) -> None:
     p = sub.add_parser("verify", help="verify a stage file or the final kernel (= python -m runtime.verify)",
@@ -15,4 +17,4 @@ def register(sub) -> None:
 def _run(args: argparse.Namespace) -> int:
     from runtime.verify.__main__ import main
 
-    return main(args.rest)
+    return main(args.rest, prog=f"{cli_command()} verify")  # usage and messages name the command typed

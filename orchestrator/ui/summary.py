@@ -30,6 +30,10 @@ LAST_FAILURE_CHARS = 60
 """The summary table's last-failure cell: one short line (``status`` and the report give the whole reason)."""
 
 
+NO_MODULES = "no modules yet: no design has passed its check"
+"""The summary of a run without a checked design (blocked or stopped at the design step)."""
+
+
 class _NarrowAware:
     """A table that becomes one line per row where it cannot fit without splitting words.
 
@@ -38,7 +42,7 @@ class _NarrowAware:
     longest word) fits; below that each row is ``M1 square: pending, 0/10 attempts, ...``, wrapped at spaces."""
 
     def __init__(self, table: Table, lines: list[str], rows: list[list[str]]) -> None:
-        self.table, self.lines = table, lines
+        self.table, self.lines, self.empty = table, lines, not rows
         headers = [str(c.header) for c in table.columns]
         words = [max((len(w) for cell in [h, *(r[i] for r in rows)] for w in cell.split()), default=1)
                  for i, h in enumerate(headers)]
@@ -46,6 +50,10 @@ class _NarrowAware:
         self.needed = sum(words) + 2 * len(words) + len(words) + 1
 
     def __rich_console__(self, console: Console, options):  # noqa: ANN201 - rich's RenderResult protocol
+        if self.empty:  # a run blocked at its design drew a table of headers and no row (UX audit s47)
+            yield Text(str(self.table.title), style="italic")
+            yield Text(f"  {NO_MODULES}")
+            return
         if self.needed <= options.max_width:
             yield self.table
             return

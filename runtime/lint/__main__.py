@@ -8,21 +8,19 @@ from __future__ import annotations
 import argparse
 import sys
 
-from runtime.cli_io import run_main
+from runtime.cli_io import Parser, run_main
 
 EXIT_OK = 0
 EXIT_BLOCKING = 2
 EXIT_USAGE = 2
 
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one clear line, exit 2 (argparse's default is usage + exit 2)
-        print(f"runtime.lint: {message} (see --help)", file=sys.stderr)
-        raise SystemExit(EXIT_USAGE)
+NAME = "runtime.lint"
+"""How messages name the command; ``python -m orchestrator lint`` passes its own (:func:`main`'s ``prog``)."""
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="python -m runtime.lint",
+def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
+    """The command line (one error line naming the closest option, exit 2); ``prog``: the command the user typed."""
+    p = Parser(prog=prog or f"python -m {NAME}", name=prog or NAME,
                 description="Lint PyPTO kernel stage files, final kernels and design documents (OLxx/PFxx rules).")
     p.add_argument("paths", nargs="*", help="files, or op directories (= the files of --stage inside them)")
     p.add_argument("--stage", default="auto", choices=["auto", "design", "module", "final", "performance"],
@@ -35,22 +33,24 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def main(argv: list[str] | None = None, *, prog: str | None = None) -> int:
+    """Lint, print the findings, return the exit code; ``prog`` is the command's name in usage and messages."""
+    who = prog or NAME
+    args = build_parser(prog).parse_args(argv)
     from runtime.lint import LintUsageError, blocking, lint_paths, render_json, render_skill, render_text
 
     if args.list_rules:
         sys.stdout.write(render_skill())
         return EXIT_OK
     if not args.paths:
-        print("runtime.lint: no paths given (see --help)", file=sys.stderr)
+        print(f"{who}: no paths given (see --help)", file=sys.stderr)
         return EXIT_USAGE
     stage = "module" if args.stage == "auto" else args.stage
     try:
         findings = lint_paths(args.paths, stage=stage, op_dir=args.op_dir, previous_stage=args.previous_stage,
                               include_passes=args.all, auto_stage=args.stage == "auto")
     except LintUsageError as exc:
-        print(f"runtime.lint: {exc}", file=sys.stderr)
+        print(f"{who}: {exc}", file=sys.stderr)
         return EXIT_USAGE
     print(render_json(findings) if args.json else render_text(findings))
     return EXIT_BLOCKING if blocking(findings) else EXIT_OK

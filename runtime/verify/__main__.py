@@ -7,17 +7,13 @@ import argparse
 import logging
 import sys
 
-from runtime.cli_io import run_main
+from runtime.cli_io import Parser, output_console, run_main
 from runtime.verdicts import Verdict
 
 __all__ = ["build_parser", "main"]
 
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one clear line, exit 2
-        self.print_usage(sys.stderr)
-        print(f"runtime.verify: {message}", file=sys.stderr)
-        raise SystemExit(2)
+NAME = "runtime.verify"
+"""How messages name the command; ``python -m orchestrator verify`` passes its own (:func:`main`'s ``prog``)."""
 
 
 def _seed(text: str) -> int:
@@ -30,8 +26,11 @@ def _seed(text: str) -> int:
     return value
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="python -m runtime.verify",
+def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
+    """The command line; ``prog``: the command the user typed (``python -m orchestrator verify``), else this
+    module's. Usage and the error line name it (UX audit s47: ``orchestrator verify --help`` said
+    ``python -m runtime.verify``)."""
+    p = Parser(prog=prog or f"python -m {NAME}", name=prog or NAME, usage_on_error=True,
                 description="Verify a stage file or <op>_impl.py of an operator directory (the only authority "
                             "that can advance a module). Exit 0 PASS, 1 failing verdict, 2 misuse.")
     p.add_argument("op_dir", help="operator directory (SPEC.md, golden.py, ...)")
@@ -50,16 +49,18 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, prog: str | None = None) -> int:
+    """Verify, print the report, return the exit code; ``prog`` is the command's name in usage and messages."""
+    who = prog or NAME
     try:
-        return _main(argv)
+        return _main(argv, prog, who)
     except KeyboardInterrupt:  # Ctrl-C: one line, as the orchestrator and the emulator say it (newcomer audit s30)
-        print("runtime.verify: interrupted (no verdict; the candidate's processes were stopped)", file=sys.stderr)
+        print(f"{who}: interrupted (no verdict; the candidate's processes were stopped)", file=sys.stderr)
         return 130
 
 
-def _main(argv: list[str] | None) -> int:
-    args = build_parser().parse_args(argv)
+def _main(argv: list[str] | None, prog: str | None, who: str) -> int:
+    args = build_parser(prog).parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
                         format="%(levelname)s %(name)s: %(message)s")
     from runtime.verify import VerifyUsageError, verify
@@ -69,22 +70,21 @@ def _main(argv: list[str] | None) -> int:
                         require_sandbox=args.require_sandbox, reports_dir=args.reports_dir,
                         unseen_seed=args.unseen_seed)
     except VerifyUsageError as exc:
-        print(f"runtime.verify: {exc}", file=sys.stderr)
+        print(f"{who}: {exc}", file=sys.stderr)
         return 2
     except Exception as exc:  # noqa: BLE001 - e.g. the reports dir cannot be written: one line, never a traceback
-        print(f"runtime.verify: ERROR: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(f"{who}: ERROR: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 3
     if report.sandbox.isolation == "process-only":  # the one line that says the OS sandbox was not used
-        print(f"runtime.verify: candidate isolation is process-only ({report.sandbox.isolation_note}); "
+        print(f"{who}: candidate isolation is process-only ({report.sandbox.isolation_note}); "
               f"--require-sandbox refuses this", file=sys.stderr)
     if args.json:
         sys.stdout.write(report.to_json() + "\n")
     else:
-        from rich.console import Console
-
         from runtime.verify._render import render_report
 
-        Console().print(render_report(report))
+        console = output_console()  # piped: unwrapped, the panel as wide as its content (UX audit s47)
+        console.print(render_report(report, fit=not console.is_terminal))
     return 0 if report.verdict == Verdict.PASS else 1
 
 

@@ -27,8 +27,9 @@ def _shown(text: Any, *, one_line: bool = False) -> Text:
     return Text(safe_text(str(text), one_line=one_line).replace("\n", "\n      "))
 
 
-def render_report(report: VerifyReport) -> Any:
-    """Verdict banner, reasons, sandbox layers, and one table row per case and leaf."""
+def render_report(report: VerifyReport, *, fit: bool = False) -> Any:
+    """Verdict banner, reasons, sandbox layers, and one table row per case and leaf; ``fit``: the panel as wide as
+    its content (output to a pipe or a file, laid out unwrapped), not the console's width."""
     style = _STYLE.get(report.verdict, "bold red")
     head = Text.assemble((report.verdict, style), f"  {safe_text(report.target, one_line=True)}",
                          f"  ({report.kind}{'' if report.module is None else f' M{report.module}'})")
@@ -65,4 +66,4 @@ def render_report(report: VerifyReport) -> Any:
                               f"{leaf.atol:g}/{leaf.rtol:g}")
         parts.append(table)
     parts.append(Text(f"report hash {report.report_hash}", style="dim"))
-    return Panel(Group(*parts), title="verification report", border_style=style)
+    return Panel(Group(*parts), title="verification report", border_style=style, expand=not fit)

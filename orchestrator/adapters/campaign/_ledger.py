@@ -118,6 +118,12 @@ class Ledger:
         self.config_path = self.root / "campaign.json"
 
     def config(self) -> CampaignConfig | None:
+        """What the campaign was asked (None: no campaign here yet); a file given as the campaign directory is
+        refused in one sentence (UX audit s47: ``campaign run ... --out FILE`` and ``campaign report FILE`` said
+        ``[Errno 20] Not a directory``)."""
+        if self.root.exists() and not self.root.is_dir():
+            raise ForgeError(f"{self.root} is a file, not a campaign directory (give the folder `campaign run --out` "
+                             "writes and `campaign report` reads)")
         try:
             return CampaignConfig.model_validate_json(self.config_path.read_text(encoding="utf-8"))
         except FileNotFoundError:
