@@ -22,6 +22,28 @@ class ScriptProblem(ValueError):
     """What is wrong with the script, one line (without the file name)."""
 
 
+ANSWER_KEYS = ("design", "implement", "perf", "debug", "audit", "pause")
+"""The top-level keys the scripted adapter answers from."""
+
+OTHER_KEYS = ("decisions", "producer", "verdicts")
+"""Top-level keys of an authoring script (workspace/*/authoring/script.yaml) the adapter ignores."""
+
+
+def _misspelled_key(data: dict) -> str | None:
+    """A top-level key that is none of the known ones but close to one (``desing:``): the adapter would ignore it,
+    and the run start, call the designer and block at its gate with "the script has no design entries" (UX audit
+    s47). Only keys close to a known one are refused: other keys stay free for the script's own notes."""
+    import difflib
+
+    known = ANSWER_KEYS + OTHER_KEYS
+    for key in data:
+        if isinstance(key, str) and key not in known:
+            close = difflib.get_close_matches(key, known, n=1, cutoff=0.75)
+            if close:
+                return f"unknown key '{key}'; did you mean '{close[0]}'?"
+    return None
+
+
 def script_problem(spec: str) -> str | None:
     """One line naming the script file and what is wrong with it, or None when the file does not exist (the run
     says "agent script not found", exit 1 like any missing path, before intake) or the script is usable. An
@@ -55,6 +77,8 @@ def check_data(data: Any, base: Path) -> None:
         data = {}
     if not isinstance(data, dict):
         raise ScriptProblem(f"expected a mapping (design:, implement:, ...) at the top level, got {_kind(data)}")
+    if (misspelled := _misspelled_key(data)) is not None:
+        raise ScriptProblem(misspelled)
     design = data.get("design")
     if design is not None:
         for i, entry in enumerate(_list(design, "design"), start=1):

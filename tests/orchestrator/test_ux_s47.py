@@ -200,3 +200,26 @@ def test_docs_say_what_the_commands_do(tmp_path) -> None:
     """docs/cli.md states the rules these tests hold the commands to."""
     text = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text(encoding="utf-8")
     assert "`verify` and `lint` name themselves as typed" in text and "`--help` too" in text
+
+
+# ---------------------------------------------------------------------------------------------- agent scripts
+
+
+def test_a_misspelled_key_of_an_agent_script_is_refused_before_the_run(tmp_path, capsys) -> None:
+    """``desing:`` was ignored: the run started, called the designer twice and blocked at its gate ("the script
+    has no design entries"). Now refused with the key meant, nothing written; unknown keys far from every known
+    one (a script's own notes) and an authoring script's keys stay accepted."""
+    from orchestrator.adapters.script_check import script_problem
+
+    op = tmp_path / "op"
+    op.mkdir()
+    for name, text, said in (("a.yaml", "desing: []\n", "'desing'; did you mean 'design'?"),
+                             ("b.yaml", "design: []\nimplements: {}\n", "did you mean 'implement'?")):
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        assert said in (script_problem(f"scripted:{path}") or "")
+        assert main(["run", str(op), "--agents", f"scripted:{path}"]) == 2
+        assert said in capsys.readouterr().err and not any(op.iterdir())
+    mine = tmp_path / "notes.yaml"
+    mine.write_text("design: []\nmy_notes: keep\nproducer: me\nverdicts: {}\ndecisions: []\n", encoding="utf-8")
+    assert script_problem(f"scripted:{mine}") is None
