@@ -146,6 +146,16 @@ def interpret_answer(text: str, gate: str) -> str | None:
     return table.get(text.strip().lower())
 
 
+def closest_answer(text: str, gate: str) -> str | None:
+    """The decision a mistyped answer most likely meant (``aprove`` -> ``approve``), or None; only ever suggested,
+    never taken: a gate decision is recorded as typed (UX audit s47: ``'aprove' is not an answer`` named none)."""
+    import difflib
+
+    words = sorted({w for w in (BLOCKED_ANSWERS if gate == "blocked" else APPROVAL_ANSWERS) if len(w) > 2})
+    close = difflib.get_close_matches(text.strip().lower(), words, n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
 def answer_hint(gate: str) -> str:
     """The one-line list of accepted answers shown at the prompt."""
     if gate == "blocked":

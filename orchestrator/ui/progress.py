@@ -17,7 +17,14 @@ from rich.markup import escape
 from rich.status import Status
 from rich.text import Text
 
-from orchestrator.gates import DEFAULT_RAISE, GateDecision, GateRequest, answer_hint, interpret_answer
+from orchestrator.gates import (
+    DEFAULT_RAISE,
+    GateDecision,
+    GateRequest,
+    answer_hint,
+    closest_answer,
+    interpret_answer,
+)
 from orchestrator.ui.screens import print_gate
 from orchestrator.ui.summary import LAST_FAILURE_CHARS, attempt_lines, calls_line, clip, summary_table
 from orchestrator.ui.views import gate_view_for
@@ -263,8 +270,10 @@ def ask(console: Console, op_dir: str | None = None, progress: Progress | None =
                 raw = read(f"[bold]decision[/] ({answer_hint(req.gate)}) > ")
                 choice = interpret_answer(raw, req.gate)
                 if choice is None:
+                    meant = closest_answer(raw, req.gate)
                     console.print(f"[yellow]{escape(repr(raw.strip()))} is not an answer at this gate[/]; "
-                                  f"type one of: {answer_hint(req.gate)}")
+                                  + (f"did you mean '{meant}'? " if meant else "")
+                                  + f"type one of: {answer_hint(req.gate)}")
                     continue
                 if choice == "approve":
                     return GateDecision(decision="approve")

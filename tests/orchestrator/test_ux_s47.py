@@ -223,3 +223,35 @@ def test_a_misspelled_key_of_an_agent_script_is_refused_before_the_run(tmp_path,
     mine = tmp_path / "notes.yaml"
     mine.write_text("design: []\nmy_notes: keep\nproducer: me\nverdicts: {}\ndecisions: []\n", encoding="utf-8")
     assert script_problem(f"scripted:{mine}") is None
+
+
+# ------------------------------------------------------------------------------------------ the gate prompt
+
+
+@pytest.mark.parametrize(("gate", "typed", "meant", "then", "decision"), [
+    ("design", "aprove", "approve", "a", "approve"),
+    ("module", "REJCT", "reject", "r", "reject"),
+    ("blocked", "rollbak", "rollback", "3", "rollback"),
+    ("blocked", "abrt", "abort", "2", "raise_budget"),
+])
+def test_a_mistyped_gate_answer_names_the_one_meant_and_is_not_taken(gate, typed, meant, then, decision) -> None:
+    """``'aprove' is not an answer at this gate`` named none; now it says ``did you mean 'approve'?`` and asks
+    again: a decision is recorded only as typed."""
+    from rich.console import Console
+
+    from orchestrator.gates import GateRequest
+    from orchestrator.ui.progress import ask
+
+    answers = iter([typed, then, *(["a note"] if decision == "reject" else ["", ""])])
+
+    class Typed(Console):
+        def input(self, prompt: object = "", **kwargs: object) -> str:  # type: ignore[override]
+            self.print(prompt, end="")
+            return next(answers)
+
+    out = io.StringIO()
+    prompt = ask(Typed(file=out, width=200, color_system=None))
+    got = prompt(GateRequest(gate=gate, title="t"))
+    text = out.getvalue()
+    assert got is not None and got.decision == decision, text
+    assert f"'{typed}' is not an answer at this gate; did you mean '{meant}'? type one of: " in text
