@@ -37,9 +37,29 @@ def register(sub) -> None:
     p.set_defaults(func=_run)
 
 
+def _missing_source(source: str) -> str | None:
+    """One line for a source that does not exist, naming the closest file or folder next to it (``rms_nrm``:
+    ``did you mean '.../rms_norm'?``), or None. Why: it said only "does not exist (give a gym op folder or its
+    test_<op>.py)", also for a mistyped KernelBench task file (UX audit s47)."""
+    import difflib
+
+    path = Path(source)
+    if path.exists():
+        return None
+    try:
+        names = [p.name for p in path.parent.iterdir() if not p.name.startswith(".")]
+    except OSError:
+        names = []
+    close = difflib.get_close_matches(path.name, names, n=1, cutoff=0.6)
+    hint = f"; did you mean '{path.parent / close[0] if str(path.parent) != '.' else close[0]}'?" if close else ""
+    return f"{source} does not exist (give a gym op folder, its test_<op>.py or a KernelBench task .py){hint}"
+
+
 def _run(args: argparse.Namespace) -> int:
     from orchestrator.adapters.kernelbench import is_task_file
 
+    if (missing := _missing_source(args.source)) is not None:
+        return fail(missing)
     if is_task_file(args.source):  # a KernelBench-format task file (class Model + get_inputs): docs/kernelbench.md
         from orchestrator.cli.task_import import run_task_import
 

@@ -255,3 +255,19 @@ def test_a_mistyped_gate_answer_names_the_one_meant_and_is_not_taken(gate, typed
     text = out.getvalue()
     assert got is not None and got.decision == decision, text
     assert f"'{typed}' is not an answer at this gate; did you mean '{meant}'? type one of: " in text
+
+
+# ---------------------------------------------------------------------------------------------------- import
+
+
+def test_import_of_a_mistyped_source_names_the_closest_file_or_folder(tmp_path, capsys) -> None:
+    """``import level1/19_ReL.py relu/`` said "give a gym op folder or its test_<op>.py" of a KernelBench task file
+    and suggested nothing; now the closest entry next to it, file or folder, and nothing is written."""
+    (tmp_path / "19_ReLU.py").write_text("# a task file\n")
+    (tmp_path / "rms_norm").mkdir()
+    for typed, meant in (("19_ReL.py", "19_ReLU.py"), ("rms_nrm", "rms_norm")):
+        assert main(["import", str(tmp_path / typed), str(tmp_path / "out")]) == 1
+        err = capsys.readouterr().err
+        assert f"{tmp_path / typed} does not exist (give a gym op folder, its test_<op>.py or a KernelBench task " \
+               f".py); did you mean '{tmp_path / meant}'?" in err, err
+    assert not (tmp_path / "out").exists()
