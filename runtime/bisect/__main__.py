@@ -12,7 +12,7 @@ import sys
 
 from runtime.bisect.api import BisectError, bisect
 from runtime.bisect.report import BisectReport
-from runtime.cli_io import run_main
+from runtime.cli_io import Parser, run_main
 
 _EXIT = {"NO_DIVERGENCE": 0, "DIVERGENCE_FOUND": 1, "RUNTIME_ERROR": 3, "NOT_LOCALIZED": 4, "ERROR": 4}
 
@@ -46,7 +46,9 @@ def _text(r: BisectReport) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m runtime.bisect", description="Localize the first diverging op.")
+    # the runtime commands' parser: the closest option named, no prefix taken for an option, --help unwrapped piped
+    p = Parser(prog="python -m runtime.bisect", name="runtime.bisect", usage_on_error=True,
+               description="Localize the first diverging op.")
     p.add_argument("op_dir")
     p.add_argument("stage_file")
     p.add_argument("--case", default=None, help="case name (default: try cases until one diverges)")

@@ -271,3 +271,15 @@ def test_import_of_a_mistyped_source_names_the_closest_file_or_folder(tmp_path, 
         assert f"{tmp_path / typed} does not exist (give a gym op folder, its test_<op>.py or a KernelBench task " \
                f".py); did you mean '{tmp_path / meant}'?" in err, err
     assert not (tmp_path / "out").exists()
+
+
+def test_bisect_names_the_closest_option_and_takes_no_prefix(capsys) -> None:
+    from runtime.bisect.__main__ import main as bisect_main
+
+    with pytest.raises(SystemExit) as ended:
+        bisect_main(["--jsno", "op", "k.py"])
+    assert ended.value.code == 2
+    assert "runtime.bisect: unrecognized arguments: --jsno; did you mean '--json'?" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        bisect_main(["--ca", "c1", "op", "k.py"])  # argparse took it for --case
+    assert "unrecognized arguments: --ca" in capsys.readouterr().err
