@@ -134,7 +134,9 @@ def _storable(arr: np.ndarray) -> bool:
 
 
 def _load_module(path: Path) -> types.ModuleType:
-    source = path.read_text(encoding="utf-8")
+    # utf-8-sig: a byte-order mark (an editor's UTF-8 "with signature") is dropped, as Python drops it from a source
+    # file; it was "syntax error: invalid non-printable character U+FEFF" (UX audit s47)
+    source = path.read_text(encoding="utf-8-sig")
     try:
         code = compile(source, str(path), "exec")
     except SyntaxError as exc:

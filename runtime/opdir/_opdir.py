@@ -170,7 +170,7 @@ def load_op_dir(path: str | Path) -> OpDir:
         problems.append(Problem(file=GOLDEN_FILE, message=_not_there(root / GOLDEN_FILE)))
     else:
         try:
-            source = (root / GOLDEN_FILE).read_text(encoding="utf-8")
+            source = (root / GOLDEN_FILE).read_text(encoding="utf-8-sig")  # a byte-order mark dropped, as Python does
         except (OSError, UnicodeDecodeError) as exc:
             problems.append(Problem(file=GOLDEN_FILE, message=f"cannot read: {exc}"))
         else:

@@ -283,3 +283,23 @@ def test_bisect_names_the_closest_option_and_takes_no_prefix(capsys) -> None:
     with pytest.raises(SystemExit):
         bisect_main(["--ca", "c1", "op", "k.py"])  # argparse took it for --case
     assert "unrecognized arguments: --ca" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------------- a golden.py with a BOM
+
+
+def test_a_golden_saved_with_a_byte_order_mark_runs_as_python_runs_it(tmp_path) -> None:
+    """An editor's "UTF-8 with signature" golden.py was refused ("syntax error: invalid non-printable character
+    U+FEFF") while ``python golden.py`` runs it; SPEC.md, kernels and lint already dropped the mark. Checked with
+    golden run (its own process) and the contract read statically; the same file without the mark is unchanged."""
+    import shutil
+
+    from runtime.opdir import intake, load_op_dir
+
+    op = tmp_path / "sqrecip"
+    shutil.copytree(Path(__file__).resolve().parent / "fixtures" / "ops" / "sqrecip", op)
+    plain = (op / "golden.py").read_bytes()
+    (op / "golden.py").write_bytes(b"\xef\xbb\xbf" + plain)
+    report = intake(op, intermediates=False)
+    assert report.ok, report.problems
+    assert load_op_dir(op).golden_source == plain.decode("utf-8")
