@@ -225,13 +225,13 @@ def _param_aliases(program: KernelProgram, keys: frozenset[int]) -> frozenset[in
     and an agent could lower its estimate that way. Repeated to a fixed point: `KernelProgram.ops` visits loop
     bodies after their region, not strictly in program order."""
     out = set(keys)
-    metas = [op for op in program.ops() if op.cls == "meta" and op.ins and op.out_key is not None]
+    metas = [(op.ins[0], op.out_key) for op in program.ops() if op.cls == "meta" and op.ins and op.out_key is not None]
     grew = True
     while grew:
         grew = False
-        for op in metas:
-            if op.ins[0] in out and op.out_key not in out:
-                out.add(op.out_key)
+        for src, key in metas:
+            if src in out and key not in out:
+                out.add(key)
                 grew = True
     return frozenset(out)
 
