@@ -986,19 +986,7 @@ def _matmul_variant(an: Analyzer, observed: Rec, order: list[Rec],
                       chosen: list[str] = chosen) -> bool | None:
                 if seq in execs:
                     p = node.op.params
-                    try:
-                        a, va = env.get(p["a"])
-                        b, vb = env.get(p["b"])
-                    except Exception:  # noqa: BLE001 - an operand no longer held: the variant cannot be made
-                        raise _Stop from None
-                    a = np.asarray(a)[tuple(slice(0, int(n)) for n in va)]
-                    b = np.asarray(b)[tuple(slice(0, int(n)) for n in vb)]
-                    key = node.op.out_key
-                    cur = env.buf.get(key) if key is not None else None
-                    if cur is None:
-                        raise _Stop
-                    arr, valid = cur
-                    box = tuple(slice(0, int(n)) for n in (valid if valid is not None else arr.shape))
+                    a, b, arr, valid, box = _held_operands(env, node)
                     shape = tuple(int(s.stop) for s in box)
                     vs = _matmul_variants(a, b, bool(p.get("a_trans")), bool(p.get("b_trans")), shape)
                     if k >= len(vs):
@@ -1006,7 +994,7 @@ def _matmul_variant(an: Analyzer, observed: Rec, order: list[Rec],
                     chosen.append(vs[k][0])
                     new = np.array(arr, copy=True)
                     new[box] = vs[k][1].astype(new.dtype)
-                    env.buf[key] = (new, valid)
+                    env.buf[node.op.out_key] = (new, valid)
                 return None
 
             judged = _replay_judged(an, observed, run, alter)
@@ -1962,6 +1950,27 @@ def permuted_relayout(an: Analyzer, observed: Rec, suspects: list[Rec],
     return None
 
 
+def _held_operands(env: Any, node: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, Any, tuple[slice, ...]]:
+    """In a replay's ``alter``: a binary op's two operands as the replay holds them (their valid boxes), its result
+    buffer, the result's valid extents and box; `_Stop` when an operand or the result is not held (the altered
+    computation cannot be made)."""
+    p = node.op.params
+    try:
+        a, va = env.get(p["a"])
+        b, vb = env.get(p["b"])
+    except Exception:  # noqa: BLE001 - an operand no longer held
+        raise _Stop from None
+    a = np.asarray(a)[tuple(slice(0, int(n)) for n in va)]
+    b = np.asarray(b)[tuple(slice(0, int(n)) for n in vb)]
+    key = node.op.out_key
+    cur = env.buf.get(key) if key is not None else None
+    if cur is None:
+        raise _Stop
+    arr, valid = cur
+    box = tuple(slice(0, int(n)) for n in (valid if valid is not None else arr.shape))
+    return a, b, arr, valid, box
+
+
 _SWAPPABLE = {"div": np.divide, "sub": np.subtract}
 """the non-commutative elementwise ops whose operands a model swaps by accident (``div(y, x)`` for ``div(x, y)``)"""
 
@@ -1991,26 +2000,14 @@ def suspect_swapped_operands(an: Analyzer, observed: Rec, suspects: list[Rec],
                 p = node.op.params
                 if p.get("b") is None or p.get("alpha") not in (None, 1, 1.0):
                     raise _Stop
-                try:
-                    a, va = env.get(p["a"])
-                    b, vb = env.get(p["b"])
-                except Exception:  # noqa: BLE001 - an operand no longer held: the swap cannot be made
-                    raise _Stop from None
-                a = np.asarray(a)[tuple(slice(0, int(n)) for n in va)]
-                b = np.asarray(b)[tuple(slice(0, int(n)) for n in vb)]
-                key = node.op.out_key
-                cur = env.buf.get(key) if key is not None else None
-                if cur is None:
-                    raise _Stop
-                arr, valid = cur
-                box = tuple(slice(0, int(n)) for n in (valid if valid is not None else arr.shape))
+                a, b, arr, valid, box = _held_operands(env, node)
                 with np.errstate(all="ignore"):
                     got = fn(b.astype(np.float32), a.astype(np.float32))
                 if tuple(got.shape) != tuple(int(x.stop) for x in box):
                     raise _Stop
                 new = np.array(arr, copy=True)
                 new[box] = got.astype(new.dtype)
-                env.buf[key] = (new, valid)
+                env.buf[node.op.out_key] = (new, valid)
                 made.append(True)
             return None
 

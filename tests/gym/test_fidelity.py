@@ -26,6 +26,7 @@ import subprocess
 import sys
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -194,6 +195,19 @@ def test_whole_parameter_reads_count_as_bytes_in() -> None:
     assert "bytes in 1024," in line and "bytes out 512," in line, line
 
 
+def _kernel_module(tmp_path: Path, name: str, source: str) -> Any:
+    """``source`` written to ``tmp_path/<name>.py`` and imported under the emulated ``pypto``."""
+    import runtime.emulator as emu
+
+    emu.install()
+    (tmp_path / f"{name}.py").write_text(source)
+    spec = importlib.util.spec_from_file_location(name, tmp_path / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 BIAS_KERNEL = """import pypto
 
 
@@ -209,18 +223,11 @@ def k(x: pypto.Tensor([16, 8], pypto.DT_FP32), b: pypto.Tensor([1, 8], pypto.DT_
 
 def test_bytes_in_are_the_same_batched_and_per_iteration(tmp_path: Path) -> None:
     """Whole-parameter reads inside a loop count once per iteration, on the batched fast path as well."""
-    import importlib.util
-
     import numpy as np
 
     import runtime.emulator as emu
 
-    emu.install()
-    (tmp_path / "bias_kernel.py").write_text(BIAS_KERNEL)
-    spec = importlib.util.spec_from_file_location("bias_kernel", tmp_path / "bias_kernel.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = _kernel_module(tmp_path, "bias_kernel", BIAS_KERNEL)
     x = np.random.default_rng(0).random((16, 8), dtype=np.float32)
     bias = np.ones((1, 8), np.float32)
     got = []
@@ -354,18 +361,11 @@ def test_reads_through_a_reshape_of_an_argument_count_as_bytes_in(tmp_path: Path
     result, and its cost line said ``bytes in 0`` (the counter, and the perf stage's estimate built on it, only
     knew the argument's own storage): an agent could lower its estimate by reading through a reshape. Views of a
     reshape, and whole reads of an ``unsqueeze``, of an argument now count as reads of it, batched or not."""
-    import importlib.util
-
     import numpy as np
 
     import runtime.emulator as emu
 
-    emu.install()
-    (tmp_path / "reshaped_kernel.py").write_text(RESHAPED_KERNEL)
-    spec = importlib.util.spec_from_file_location("reshaped_kernel", tmp_path / "reshaped_kernel.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = _kernel_module(tmp_path, "reshaped_kernel", RESHAPED_KERNEL)
     x = np.random.default_rng(0).random((4, 32), dtype=np.float32)
     bias = np.arange(8, dtype=np.float32)
     got = []
