@@ -140,6 +140,17 @@ def check_option_types(group: str, opts: dict[str, Any] | None, compat: str, *, 
                         f"{v!r})", in_kernel)
 
 
+def _check_keywords(group: str, kw: dict[str, Any], compat: str, in_kernel: bool, note: str = "") -> None:
+    """A 0.2.0 ``set_<group>_options`` setter takes only its own keywords (there is no runtime setter in 0.2.0: the
+    runtime group goes through ``set_options``, which takes any key of it `check_runtime_options` knows)."""
+    if compat != "0.2.0" or group == "runtime" or group not in _KEY_TYPES_020:
+        return
+    unknown = next((k for k in kw if k not in _KEY_TYPES_020[group]), None)
+    if unknown is not None:
+        raise _fail("TypeError", f"set_{group}_options() got an unexpected keyword argument '{unknown}'{note}",
+                    in_kernel)
+
+
 def check_jit_options(opts: dict[str, Any], compat: str) -> None:
     """A jit's option kwargs as the 0.2.0 wheel applies them at each call (``_set_config_option``: each group through
     its ``set_<group>_options(**d)`` setter, the runtime group through ``set_options(runtime_options=...)``)."""
@@ -147,11 +158,7 @@ def check_jit_options(opts: dict[str, Any], compat: str) -> None:
         d = opts.get(f"{group}_options")
         if not d:
             continue
-        if compat == "0.2.0":
-            unknown = next((k for k in d if k not in _KEY_TYPES_020[group]), None)
-            if unknown is not None:
-                raise py_error("TypeError", f"set_{group}_options() got an unexpected keyword argument '{unknown}' "
-                               f"(the jit's {group}_options)")
+        _check_keywords(group, d, compat, True, f" (the jit's {group}_options)")
         check_option_types(group, d, compat, strict=True, in_kernel=True)
     ro = opts.get("runtime_options")
     check_option_types("runtime", ro, compat, strict=True, in_kernel=True)
@@ -169,11 +176,8 @@ def _setter(group: str) -> Callable[..., None]:
         if args and isinstance(args[0], dict):
             kw = {**args[0], **kw}
         compat = _compat()
-        if not args and compat == "0.2.0" and group in _KEY_TYPES_020 and group != "runtime":
-            unknown = next((k for k in kw if k not in _KEY_TYPES_020[group]), None)
-            if unknown is not None:
-                raise _fail("TypeError", f"set_{group}_options() got an unexpected keyword argument '{unknown}'",
-                            current_tracer() is not None)
+        if not args:
+            _check_keywords(group, kw, compat, current_tracer() is not None)
         _apply(group, kw, compat, strict=True)
 
     set_group.__name__ = f"set_{group}_options"
