@@ -10,6 +10,7 @@ from rich.console import Console, ConsoleDimensions
 from rich.markup import escape
 
 from orchestrator.command import cli_command, shell_path
+from runtime.cli_io import PIPED_WIDTH
 
 EXIT_PIPE = 141
 """128 + SIGPIPE: the exit code of every command whose output pipe was closed (``... | head``)."""
@@ -31,9 +32,6 @@ def detach_stdout() -> int:
     return EXIT_PIPE
 
 
-PIPED_WIDTH = 1000
-"""The width output is laid out for when it goes to a pipe or a file (``status op | grep M2``, ``show op --gate >
-screen.txt``, ``... | less -S``): wide enough that a table row, a path or a message stays one line."""
 
 
 class _Console(Console):

@@ -41,18 +41,13 @@ def _missing_source(source: str) -> str | None:
     """One line for a source that does not exist, naming the closest file or folder next to it (``rms_nrm``:
     ``did you mean '.../rms_norm'?``), or None. Why: it said only "does not exist (give a gym op folder or its
     test_<op>.py)", also for a mistyped KernelBench task file (UX audit s47)."""
-    import difflib
+    from runtime.opdir import closest_dir_hint
 
     path = Path(source)
     if path.exists():
         return None
-    try:
-        names = [p.name for p in path.parent.iterdir() if not p.name.startswith(".")]
-    except OSError:
-        names = []
-    close = difflib.get_close_matches(path.name, names, n=1, cutoff=0.6)
-    hint = f"; did you mean '{path.parent / close[0] if str(path.parent) != '.' else close[0]}'?" if close else ""
-    return f"{source} does not exist (give a gym op folder, its test_<op>.py or a KernelBench task .py){hint}"
+    return (f"{source} does not exist (give a gym op folder, its test_<op>.py or a KernelBench task .py)"
+            + closest_dir_hint(path, dirs_only=False))
 
 
 def _run(args: argparse.Namespace) -> int:

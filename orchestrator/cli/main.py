@@ -11,12 +11,11 @@ import argparse
 import difflib
 import importlib
 import logging
-import re
 import sys
 from typing import Any, NoReturn
 
 from orchestrator.command import cli_command
-from runtime.cli_io import HelpFormatter
+from runtime.cli_io import HelpFormatter, closest_option
 
 # subcommand name -> module under orchestrator.cli
 SUBCOMMANDS: dict[str, str] = {
@@ -83,16 +82,7 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:  # type: ignore[override]
-        found = _INVALID_CHOICE.search(message)
-        if found:
-            choices = [c.strip().strip("'") for c in found.group("choices").split(",")]
-            close = difflib.get_close_matches(found.group("value"), choices, n=1, cutoff=0.6)
-            if close:
-                message = f"{message}; did you mean '{close[0]}'?"
-        super().error(message)
-
-
-_INVALID_CHOICE = re.compile(r"invalid choice: '(?P<value>[^']*)' \(choose from (?P<choices>[^)]*)\)")
+        super().error(closest_option(self, message))
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -13,8 +13,9 @@ from pydantic import BaseModel, ConfigDict
 __all__ = ["GoldenError", "OpDirError", "Problem", "closest_dir_hint"]
 
 
-def closest_dir_hint(path: Path) -> str:
-    """``; did you mean 'workspace/silu'?`` for a mistyped last component whose parent exists, else "".
+def closest_dir_hint(path: Path, *, dirs_only: bool = True) -> str:
+    """``; did you mean 'workspace/silu'?`` for a mistyped last component whose parent exists, else "" (``dirs_only``
+    False: files next to it are candidates too - ``import``'s source is a folder or a file).
 
     Why: ``run workspace/slu`` and ``intake workspace/slu`` said only "not found" / "is not a directory" (UX audit
     s44); both messages end with this."""
@@ -22,7 +23,7 @@ def closest_dir_hint(path: Path) -> str:
 
     parent = path.parent
     try:
-        names = [p.name for p in parent.iterdir() if p.is_dir() and not p.name.startswith(".")]
+        names = [p.name for p in parent.iterdir() if (p.is_dir() or not dirs_only) and not p.name.startswith(".")]
     except OSError:
         return ""
     close = difflib.get_close_matches(path.name, names, n=1, cutoff=0.6)
