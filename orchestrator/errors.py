@@ -34,10 +34,11 @@ def no_op_dir(op_dir: object) -> str:
     """The message for an operator directory argument that is not one (UX audit s33: `run /etc/passwd` said "not
     found" of a file that exists)."""
     path = Path(str(op_dir))
-    if path.is_file():
-        return f"{op_dir} is a file, not an operator directory (give the directory holding SPEC.md and golden.py)"
     # imported here: runtime.opdir loads numpy, and this module loads with every --help
-    from runtime.opdir import closest_dir_hint
+    from runtime.opdir import closest_dir_hint, enclosing_op_dir_hint
 
+    if path.is_file():
+        return (f"{op_dir} is a file, not an operator directory (give the directory holding SPEC.md and golden.py)"
+                + enclosing_op_dir_hint(path))
     return f"operator directory not found: {op_dir}" + closest_dir_hint(path)
 

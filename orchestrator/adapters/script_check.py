@@ -68,6 +68,23 @@ def _check(path: Path) -> None:
     except yaml.YAMLError as exc:
         raise ScriptProblem(f"not valid YAML: {' '.join(str(exc).split())}") from None
     check_data(data, path.resolve().parent)
+    _answers_something(data)
+
+
+def _answers_something(data: Any) -> None:
+    """Refuse a script that gives no agent any answer: no ``design``, ``implement`` or ``perf`` entry.
+
+    Why: an empty file (or only comments, ``{}``, ``design: []``) started a run, wrote ``.forge/run-<id>/``
+    and the audit repository, called the designer twice and stopped at the blocked gate with "the script has
+    no design entries" (s47 open item). Every run implements at least one module, so such a script cannot
+    take a run anywhere; a design-only script (to look at the design gate) stays accepted.
+    Only the CLI applies this (:func:`script_problem`); the adapter itself accepts a partial script."""
+    if not data:
+        raise ScriptProblem("it is empty: it gives the agents no answers (expected design:, implement:, ...; "
+                            "format: docs/running.md)")
+    if not any(data.get(key) for key in ("design", "implement", "perf")):
+        raise ScriptProblem("it has no design:, implement: or perf: entries (each is missing or empty), so no agent "
+                            "that writes a file has an answer; format: docs/running.md")
 
 
 def check_data(data: Any, base: Path) -> None:

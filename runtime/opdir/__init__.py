@@ -18,7 +18,7 @@ from runtime.opdir._inputs import band_values
 from runtime.opdir._intake import GoldenSummary, IntakeReport, intake
 from runtime.opdir._inventory import InventoryRow, ModuleMarker
 from runtime.opdir._opdir import OpDir, load_op_dir
-from runtime.opdir._problems import GoldenError, OpDirError, Problem, closest_dir_hint
+from runtime.opdir._problems import GoldenError, OpDirError, Problem, closest_dir_hint, enclosing_op_dir_hint
 from runtime.opdir._spec import CASE_DTYPE, Spec, TensorSpec, Tolerance, parse_spec_text
 
 __all__ = [
@@ -43,6 +43,7 @@ __all__ = [
     "Tolerance",
     "band_values",
     "closest_dir_hint",
+    "enclosing_op_dir_hint",
     "complexity",
     "complexity_from_signals",
     "golden_server",

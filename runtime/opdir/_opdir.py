@@ -21,7 +21,7 @@ from runtime.opdir._cases import Case, build_cases
 from runtime.opdir._golden_runner import run_golden
 from runtime.opdir._inputs import generate_inputs
 from runtime.opdir._inventory import InventoryRow, ModuleMarker, parse_inventory, parse_module_markers
-from runtime.opdir._problems import OpDirError, Problem, closest_dir_hint
+from runtime.opdir._problems import OpDirError, Problem, closest_dir_hint, enclosing_op_dir_hint
 from runtime.opdir._spec import Spec, load_spec
 
 __all__ = ["GOLDEN_FILE", "SPEC_FILE", "OpDir", "load_op_dir"]
@@ -152,9 +152,11 @@ def load_op_dir(path: str | Path) -> OpDir:
     """
     root = Path(path)
     if not root.is_dir():
-        raise OpDirError([Problem(file=str(path), message="is not a directory (expected an operator directory "
-                                                          "holding SPEC.md and golden.py)"
-                                  + ("" if root.exists() else closest_dir_hint(root)))])
+        # a missing folder said "is not a directory", which reads as "it is a file" (s47 open item): say which
+        raise OpDirError([Problem(file=str(path), message=(
+            "is a file, not a directory" if root.exists() else "does not exist")
+            + " (expected an operator directory holding SPEC.md and golden.py)"
+            + (enclosing_op_dir_hint(root) if root.exists() else closest_dir_hint(root)))])
     problems: list[Problem] = []
     spec: Spec | None = None
     if not (root / SPEC_FILE).is_file():

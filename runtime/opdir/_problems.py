@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["GoldenError", "OpDirError", "Problem", "closest_dir_hint"]
+__all__ = ["GoldenError", "OpDirError", "Problem", "closest_dir_hint", "enclosing_op_dir_hint"]
 
 
 def closest_dir_hint(path: Path, *, dirs_only: bool = True) -> str:
@@ -28,6 +28,17 @@ def closest_dir_hint(path: Path, *, dirs_only: bool = True) -> str:
         return ""
     close = difflib.get_close_matches(path.name, names, n=1, cutoff=0.6)
     return f"; did you mean '{parent / close[0] if str(parent) != '.' else close[0]}'?" if close else ""
+
+
+def enclosing_op_dir_hint(path: Path) -> str:
+    """``; did you mean 'silu'?`` for a file given where its operator directory was meant (``intake silu/SPEC.md``,
+    ``run silu/golden.py``: tab completion stops at a file), else "".
+
+    Why: the message said only that the path is a file (UX audit s48)."""
+    parent = path.parent
+    if not path.is_file() or not any((parent / name).is_file() for name in ("SPEC.md", "golden.py")):
+        return ""
+    return f"; did you mean '{parent}'?"
 
 
 class Problem(BaseModel):

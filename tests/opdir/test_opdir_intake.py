@@ -140,7 +140,7 @@ def test_cli_broken_dir_exit_1_with_problem_list(tmp_path: Path) -> None:
 
 def test_cli_missing_dir_and_json(tmp_path: Path) -> None:
     proc = cli(str(tmp_path / "nowhere"))
-    assert proc.returncode == 1 and "is not a directory" in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.returncode == 1 and "nowhere: does not exist" in proc.stderr and "Traceback" not in proc.stderr
     proc = cli("--json", "--no-golden", "workspace/silu")
     assert proc.returncode == 0
     data = json.loads(proc.stdout)

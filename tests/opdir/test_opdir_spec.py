@@ -159,7 +159,7 @@ def test_load_op_dir_reports_missing_files(tmp_path: Path) -> None:
     assert {p.file for p in info.value.problems} == {"SPEC.md", "golden.py"}
     with pytest.raises(OpDirError) as info:
         load_op_dir(tmp_path / "nope")
-    assert "is not a directory" in str(info.value)
+    assert "nope: does not exist (expected an operator directory" in str(info.value)
 
 
 def test_problem_str_is_one_line() -> None:

@@ -221,7 +221,8 @@ def test_a_misspelled_key_of_an_agent_script_is_refused_before_the_run(tmp_path,
         assert main(["run", str(op), "--agents", f"scripted:{path}"]) == 2
         assert said in capsys.readouterr().err and not any(op.iterdir())
     mine = tmp_path / "notes.yaml"
-    mine.write_text("design: []\nmy_notes: keep\nproducer: me\nverdicts: {}\ndecisions: []\n", encoding="utf-8")
+    (tmp_path / "k.py").write_text("x = 1\n", encoding="utf-8")
+    mine.write_text("implement: {1: [k.py]}\nmy_notes: keep\nproducer: me\nverdicts: {}\ndecisions: []\n", encoding="utf-8")
     assert script_problem(f"scripted:{mine}") is None
 
 
