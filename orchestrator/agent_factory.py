@@ -153,7 +153,7 @@ def endpoint_problem(op_dir: Path, options: dict | None = None, *, api_key: str 
         served = served_models(config.base_url, key, PROBE_TIMEOUT_S)
     except LLMError as exc:
         return (f"{exc}; nothing was run (the endpoint comes from --base-url, OPENAI_BASE_URL or forge.toml's "
-                "[llm] base_url)")
+                "[llm] base_url)" + _local_meant(models))
     for model in models:
         if served is None or model in served:
             continue
@@ -161,8 +161,22 @@ def endpoint_problem(op_dir: Path, options: dict | None = None, *, api_key: str 
         if refusal is not None:
             listed = ", ".join(served[:8]) + (f" and {len(served) - 8} more" if len(served) > 8 else "")
             return (f"{config.base_url} does not serve model '{model}' ({refusal}); it lists: {listed}; give one "
-                    "of them with --model (or FORGE_MODEL); nothing was run")
+                    "of them with --model (or FORGE_MODEL); nothing was run" + _local_meant([model]))
     return None
+
+
+def _local_meant(models: list[str]) -> str:
+    """``; did you mean --model local ...?`` when a model name is a slip of ``local`` (``lcoal``, ``Local``).
+
+    Why (UX audit s48): ``run op --model lcoal`` went to api.openai.com and said its host does not resolve; the
+    user meant the embedded model, and nothing in the message pointed there."""
+    import difflib
+
+    from agents.config import LOCAL_MODEL
+
+    slips = [m for m in models if m != LOCAL_MODEL and difflib.get_close_matches(m.lower(), [LOCAL_MODEL], n=1,
+                                                                                    cutoff=0.6)]
+    return f"; did you mean --model {LOCAL_MODEL} (the embedded local model) for '{slips[0]}'?" if slips else ""
 
 
 def model_configured(op_dir: Path, options: dict | None = None) -> bool:

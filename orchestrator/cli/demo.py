@@ -50,9 +50,12 @@ def _demo(args: argparse.Namespace) -> int:
     progress = Progress(console)
     try:
         warn_without_sandbox(args.require_sandbox)
-        result = api.replay(dest, dest / api.DEFAULT_TRACE, api.RunOptions(require_sandbox=args.require_sandbox),
-                            hooks=api.Hooks(on_update=progress, on_start=progress.start,
-                                            on_notice=progress.notice))
+        try:
+            result = api.replay(dest, dest / api.DEFAULT_TRACE, api.RunOptions(require_sandbox=args.require_sandbox),
+                                hooks=api.Hooks(on_update=progress, on_start=progress.start,
+                                                on_notice=progress.notice))
+        finally:  # UX audit s48: the last step's spinner stayed live under the results, and on the shell's line
+            progress.stop()
         code = print_result(result, str(dest))
         audit = api.audit(dest)
     except ForgeError as exc:

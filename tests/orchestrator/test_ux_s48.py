@@ -5,7 +5,13 @@ Each test is a surprise the audit met, with the command that showed it:
 - ``intake sliu/`` said ``is not a directory`` of a folder that does not exist (s47 open item);
 - ``intake silu/SPEC.md`` / ``run silu/golden.py`` (tab completion stops at a file) did not name the op dir meant;
 - ``run op --agents scripted:empty.yaml`` (an empty script, ``{}``, only comments, ``design: []``) started a run,
-  wrote ``.forge/`` and the audit repository and blocked at the design (s47 open item).
+  wrote ``.forge/`` and the audit repository and blocked at the design (s47 open item);
+- ``run workspace/silu --base-url URL`` (no model) replayed the shipped trace and never used the endpoint;
+  ``run op --agents scripted:s.yaml --model M --base-url URL`` dropped both flags without a word;
+- ``run op --model lcoal`` went to api.openai.com ("the host name does not resolve") with no word of ``local``;
+- ``make demo`` left the last step's spinner live under its results and on the shell prompt's line;
+- ``report`` of a run whose attempts compared nothing (lint failures) drew an empty plot and printed two
+  matplotlib ``UserWarning`` tracebacks-in-miniature on stderr.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from orchestrator.cli.main import main
 
 def _op(tmp_path: Path, name: str = "silu") -> Path:
     op = tmp_path / name
-    op.mkdir()
+    op.mkdir(parents=True)
     (op / "SPEC.md").write_text("---\nop_name: x\n---\n", encoding="utf-8")
     (op / "golden.py").write_text("def golden(x):\n    return x\n", encoding="utf-8")
     return op
@@ -38,14 +44,16 @@ def test_intake_of_a_missing_folder_says_it_does_not_exist_and_names_the_closest
     assert "is not a directory" not in err
 
 
-@pytest.mark.parametrize("command", ["intake", "run"])
-def test_a_file_of_the_op_dir_names_the_op_dir(tmp_path, capsys, command):
+def test_a_file_of_the_op_dir_names_the_op_dir(tmp_path, capsys):
+    # what run, status, resume, ... say (run itself loads LangGraph)
+    from orchestrator.errors import no_op_dir
+
     op = _op(tmp_path)
-    argv = [command, str(op / "SPEC.md")] + (["--no-golden"] if command == "intake" else [])
-    assert main(argv) == 1
+    assert main(["intake", str(op / "SPEC.md"), "--no-golden"]) == 1
     err = capsys.readouterr().err
-    assert "is a file, not" in err and f"did you mean '{op}'?" in err, err
-    assert not (op / ".forge").exists()
+    assert "SPEC.md: is a file, not a directory" in err and f"did you mean '{op}'?" in err, err
+    said = no_op_dir(op / "golden.py")
+    assert "golden.py is a file, not an operator directory" in said and said.endswith(f"did you mean '{op}'?")
 
 
 def test_a_file_elsewhere_is_not_given_an_op_dir_hint(tmp_path, capsys):
@@ -70,7 +78,7 @@ def test_a_script_that_answers_nothing_is_refused_before_any_state(tmp_path, cap
     op = _op(tmp_path)
     script = tmp_path / "s.yaml"
     script.write_text(text, encoding="utf-8")
-    for command in ("run", "replay"):
+    for command in ("run", "replay") if said == "it is empty" and not text else ("run",):
         assert main([command, str(op), "--agents", f"scripted:{script}"]) == 2
         err = capsys.readouterr().err
         assert err.startswith(f"error: agent script {script}: ") and said in err, err
@@ -86,3 +94,108 @@ def test_a_design_only_script_is_still_accepted(tmp_path):
     script = tmp_path / "s.yaml"
     script.write_text("design:\n  - {design_md: D.md, module_interfaces_yaml: i.yaml}\n", encoding="utf-8")
     assert script_problem(f"scripted:{script}") is None
+
+
+# ------------------------------------------------------------------------------------------ flags that do nothing
+
+
+def test_a_base_url_without_a_model_is_refused_not_replayed(tmp_path, monkeypatch, capsys):
+    for var in ("FORGE_MODEL", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.chdir(tmp_path)
+    op = _op(tmp_path)
+    (op / "traces" / "default").mkdir(parents=True)
+    (op / "traces" / "default" / "manifest.json").write_text("{}", encoding="utf-8")
+    assert main(["run", str(op), "--base-url", "http://127.0.0.1:9/v1"]) == 2
+    err = capsys.readouterr().err
+    assert "--base-url http://127.0.0.1:9/v1 names an endpoint but no model is set: add --model M" in err, err
+    assert not (op / ".forge").exists()
+
+
+@pytest.mark.parametrize(("flags", "said"), [
+    (["--model", "m"], "--model does not apply"),
+    (["--model", "m", "--base-url", "http://127.0.0.1:9/v1"], "--model and --base-url do not apply"),
+])
+def test_model_flags_with_a_script_are_refused(tmp_path, capsys, flags, said):
+    op = _op(tmp_path)
+    (tmp_path / "k.py").write_text("x = 1\n", encoding="utf-8")
+    script = tmp_path / "s.yaml"
+    script.write_text("implement: {1: [k.py]}\n", encoding="utf-8")
+    assert main(["run", str(op), "--agents", f"scripted:{script}", *flags]) == 2
+    err = capsys.readouterr().err
+    assert said in err and "the script answers for every agent" in err, err
+    assert not (op / ".forge").exists()
+
+
+def test_a_slip_of_local_names_the_local_model(tmp_path, monkeypatch):
+    """An endpoint nothing listens on is refused at once; the message names ``--model local`` for ``lcoal``."""
+    import socket
+
+    from orchestrator.agent_factory import endpoint_problem
+
+    monkeypatch.chdir(tmp_path)
+    with socket.socket() as s:  # a port that was free a moment ago: nothing listens there
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/v1"
+    for model, hinted in (("lcoal", True), ("Local", True), ("gpt-4o", False)):
+        said = endpoint_problem(tmp_path, {"model": model, "base_url": url}) or ""
+        assert said.startswith(f"cannot reach {url}"), said
+        assert ("did you mean --model local" in said) == hinted, (model, said)
+
+
+# ------------------------------------------------------------------------------------------ terminal output
+
+
+def test_the_demo_stops_its_status_line_before_the_results(tmp_path, monkeypatch):
+    """The demo printed its results (and the shell its prompt) under a live status line that never stopped."""
+    from orchestrator import api
+    from orchestrator.cli import demo
+    from orchestrator.ui import progress as progress_mod
+
+    live: list[bool] = []
+    """Whether the status line was live when the results were printed."""
+
+    class Recorder(progress_mod.Progress):
+        def __init__(self, console):
+            super().__init__(console, live=False)
+            self.running = False
+
+        def start(self, name, values):
+            self.running = True
+
+        def stop(self):
+            self.running = False
+
+    made: list[Recorder] = []
+    monkeypatch.setattr(progress_mod, "Progress", lambda console: made.append(Recorder(console)) or made[-1])
+
+    def replay(dest, trace, options, hooks):
+        hooks.on_start("report", {})  # the graph ends inside its last step: no "done" for it
+        return object()
+
+    def print_result(*_a):
+        live.append(made[-1].running)
+        raise api.ForgeError("stop here")
+
+    monkeypatch.setattr(api, "replay", replay)
+    monkeypatch.setattr(demo, "print_result", print_result)
+    src = tmp_path / "ws" / "op"
+    _op(tmp_path / "ws", "op")
+    (src / api.DEFAULT_TRACE).mkdir(parents=True)
+    (src / api.DEFAULT_TRACE / "manifest.json").write_text("{}", encoding="utf-8")
+    assert main(["demo", str(src), "--out", str(tmp_path / "out")]) == 1
+    assert live == [False]
+
+
+def test_a_report_plot_of_attempts_that_compared_nothing_is_left_out_quietly():
+    import warnings
+
+    from orchestrator.ui.run_report import _Plots
+
+    plots = _Plots()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert plots.attempts({"M1": [(1, None, "FAIL_LINT"), (2, None, "FAIL_LINT")]}) == ""
+        assert plots.attempts({"M1": [(1, 0.5, "FAIL_NUMERIC"), (2, None, "FAIL_LINT")],
+                               "M2": [(1, None, "FAIL_LINT")]}).startswith("<img")
