@@ -27,12 +27,14 @@ def _decide(op_dir: Path | str, decision: GateDecision, gate: str | None, run_id
     holder = lock_holder(root)
     _, _, interrupts = run_state(root, rid)  # the run's copy of its latest checkpoint while it is that one
     if holder and holder.get("run_id") == rid and int(holder.get("pid", 0)) != os.getpid():
-        where = ""
-        if interrupts:
-            req = GateRequest.model_validate(interrupts[0])
-            where = f" waiting at gate {req.gate_id(rid).label()}"
-        raise ForgeError(f"run {rid} is in progress{where} in another terminal (pid {holder.get('pid')}): "
-                         "answer at its prompt there; a decision recorded here could land on a later gate")
+        if not interrupts:  # UX audit s48: "answer at its prompt there" of a run working (or in --approve auto)
+            raise ForgeError(f"run {rid} is in progress (pid {holder.get('pid')}) and not waiting at a gate: nothing "
+                             f"to {decision.decision} now; its next gate is asked at its terminal, or stops it "
+                             "(--approve stop) for a decision here")
+        req = GateRequest.model_validate(interrupts[0])
+        raise ForgeError(f"run {rid} is in progress waiting at gate {req.gate_id(rid).label()} in another terminal "
+                         f"(pid {holder.get('pid')}): answer at its prompt there; a decision recorded here could land "
+                         "on a later gate")
     if not interrupts:
         raise ForgeError(f"run {rid} is not waiting at a gate; nothing to {decision.decision}")
     req = GateRequest.model_validate(interrupts[0])

@@ -199,3 +199,51 @@ def test_a_report_plot_of_attempts_that_compared_nothing_is_left_out_quietly():
         assert plots.attempts({"M1": [(1, None, "FAIL_LINT"), (2, None, "FAIL_LINT")]}) == ""
         assert plots.attempts({"M1": [(1, 0.5, "FAIL_NUMERIC"), (2, None, "FAIL_LINT")],
                                "M2": [(1, None, "FAIL_LINT")]}).startswith("<img")
+
+
+# ------------------------------------------------------------------------------------------ deciding elsewhere
+
+
+@pytest.mark.parametrize(("interrupts", "said"), [
+    ([], "is in progress (pid 4242) and not waiting at a gate: nothing to approve now"),
+    ([{"gate": "design", "title": "t", "seq": 1}], "waiting at gate design #1 in another terminal (pid 4242): answer "
+                                                   "at its prompt there"),
+])
+def test_approve_while_a_run_works_elsewhere_says_what_it_is_doing(tmp_path, monkeypatch, interrupts, said):
+    """``approve op`` while ``run op --approve auto`` worked said "answer at its prompt there" of no prompt."""
+    from orchestrator import decisions
+    from orchestrator.errors import ForgeError
+
+    monkeypatch.setattr(decisions, "latest_run", lambda root, shown: "R1")
+    monkeypatch.setattr(decisions, "read_meta", lambda root, rid: {})
+    monkeypatch.setattr(decisions, "lock_holder", lambda root: {"pid": 4242, "run_id": "R1"})
+    monkeypatch.setattr(decisions, "run_state", lambda root, rid: ({}, "", interrupts))
+    with pytest.raises(ForgeError) as info:
+        decisions.approve(tmp_path)
+    assert said in info.value.message, info.value.message
+
+
+# ------------------------------------------------------------------------------------------ log lines
+
+
+def test_a_warning_goes_to_the_stderr_of_the_moment_in_plain_words(monkeypatch, capsys):
+    """``WARNING agents.llm._openai: model call failed (500); retry 1 in 1.0s`` was glued to the end of the live
+    status line (the handler kept the start-up stderr, which rich's live display cannot redirect)."""
+    import io
+    import logging
+
+    from orchestrator.cli.main import log_handler
+
+    log = logging.getLogger("ux_s48_probe")
+    log.propagate = False
+    for verbose, said in ((False, "warning: model call failed (500); retry 1 in 1.0s\n"),
+                          (True, "WARNING ux_s48_probe: model call failed (500); retry 1 in 1.0s\n")):
+        handler = log_handler(verbose=verbose)
+        log.addHandler(handler)
+        try:
+            swapped = io.StringIO()  # what a live status line puts in place of sys.stderr
+            monkeypatch.setattr("sys.stderr", swapped)
+            log.warning("model call failed (%s); retry %d in %.1fs", 500, 1, 1.0)
+            assert swapped.getvalue() == said
+        finally:
+            log.removeHandler(handler)
