@@ -122,8 +122,8 @@ class OpenAIProvider:
                     raise LLMError(_failure(exc, status, self.endpoint, retries), status=status,
                                    retries=retries, endpoint=self.endpoint) from exc
                 wait = self._retry.delay(retries, _retry_after(exc))
-                log.warning("model call failed (%s); retry %d in %.1fs", status or type(exc).__name__,
-                            retries + 1, wait)
+                log.warning("model call to %s failed (%s); retry %d of %d in %.1f s", self.endpoint,
+                            _why_retried(exc, status, oa), retries + 1, self._retry.max_retries, wait)
                 self._sleep(wait)
                 retries += 1
             except (oa.OpenAIError, ValueError) as exc:  # e.g. a 200 whose body is not JSON / not a completion
@@ -260,7 +260,7 @@ def _failure(exc: Exception, status: int | None, endpoint: str, retries: int) ->
     """One line: what failed, where, after how many retries, and what the endpoint said."""
     tries = f"after {retries} {'retry' if retries == 1 else 'retries'}"
     if status is None:
-        return f"no answer from {endpoint} {tries}: {_short(str(exc)) or type(exc).__name__}"
+        return f"no answer from {endpoint} {tries}: {_short(str(exc)).rstrip('.') or type(exc).__name__}"
     response = getattr(exc, "response", None)
     body = ""
     try:
@@ -268,6 +268,18 @@ def _failure(exc: Exception, status: int | None, endpoint: str, retries: int) ->
     except Exception:  # a streamed/closed body: fall back to the SDK's message
         body = ""
     return f"HTTP {status} from {endpoint} {tries}: {_short(body or str(exc), 200) or '(empty body)'}"
+
+
+def _why_retried(exc: Exception, status: int | None, oa: Any) -> str:
+    """What a retried call met, in words: ``HTTP 500``, ``no answer within the timeout``, ``connection failed``.
+
+    Why (UX audit s48): the warning said ``(APITimeoutError)``, a class name, and ``(500)`` without saying it is
+    an HTTP status."""
+    if status is not None:
+        return f"HTTP {status}"
+    if isinstance(exc, oa.APITimeoutError):
+        return "no answer within [llm] timeout_s"
+    return f"connection failed: {_short(str(exc), 120).rstrip('.')}" if str(exc) else "connection failed"
 
 
 def _short(text: str, limit: int = 300) -> str:
