@@ -170,8 +170,12 @@ def _drive_graph(op_dir: Path, run_id: str, svc: Services, first_input: object, 
             if decision is None:
                 write_pending(op_dir, run_id, req, interactive=False)
                 if resumed_at_gate:
+                    # UX audit s48: at the blocked gate this named `approve op` / `reject`, both refused there
+                    how = (f"`{cli_command()} approve {shell_path(shown_as)} --choice hint|raise_budget|rollback|abort`"
+                           if req.gate == "blocked" else
+                           f"`{cli_command()} approve {shell_path(shown_as)}` or `reject ... --note`")
                     notices.append(f"still waiting at gate '{req.gate}' ({req.gate_id(run_id).label()}): record a "
-                                   f"decision with `{cli_command()} approve {shell_path(shown_as)}` or `reject ... --note`")
+                                   f"decision with {how}")
                 return build_result(op_dir, run_id, values, req, svc.timers, transitions, message=_join(notices))
             pending.unlink(missing_ok=True)
             resumed_at_gate = False

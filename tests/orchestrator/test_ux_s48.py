@@ -10,6 +10,8 @@ Each test is a surprise the audit met, with the command that showed it:
   ``run op --agents scripted:s.yaml --model M --base-url URL`` dropped both flags without a word;
 - ``run op --model lcoal`` went to api.openai.com ("the host name does not resolve") with no word of ``local``;
 - ``make demo`` left the last step's spinner live under its results and on the shell prompt's line;
+- ``resume op`` of a run waiting at the blocked gate said "record a decision with `approve op` or `reject ...`",
+  both refused at that gate;
 - ``report`` of a run whose attempts compared nothing (lint failures) drew an empty plot and printed two
   matplotlib ``UserWarning`` tracebacks-in-miniature on stderr.
 """
@@ -247,3 +249,18 @@ def test_a_warning_goes_to_the_stderr_of_the_moment_in_plain_words(monkeypatch, 
             assert swapped.getvalue() == said
         finally:
             log.removeHandler(handler)
+
+
+@pytest.mark.slow  # three runs of the pipeline in-process (~5 s of CPU)
+def test_resume_at_the_blocked_gate_names_the_decision_it_takes(op_copy, script, cli):
+    op = op_copy("affine")
+    agents = f"scripted:{script('affine', implement={1: ['impl_numeric.py']})}"
+    assert cli("run", str(op), "--approve", "stop", "--budget", "1", "--agents", agents).returncode == 0
+    assert cli("approve", str(op)).returncode == 0
+    first = cli("resume", str(op), "--approve", "stop")
+    assert first.returncode == 0 and "waiting at gate 'blocked'" in first.stdout, first.stdout + first.stderr
+    out = cli("resume", str(op), "--approve", "stop")
+    assert out.returncode == 0, out.stderr
+    line = next(x for x in out.stdout.splitlines() if x.startswith("still waiting at gate"))
+    assert line.endswith(f"approve {op} --choice hint|raise_budget|rollback|abort`"), line
+    assert "reject" not in line
