@@ -53,7 +53,23 @@ def _user_message(ctx: DesignContext) -> str:
     return assemble(_parts(ctx), max_chars=USER_BUDGET_CHARS)
 
 
+_FILE_NAME = re.compile(r"\S+\.(?:md|ya?ml|txt)")
+
+
+def _names_a_file(field: str, text: str) -> None:
+    """Refuse a field that holds a file name instead of the file's text.
+
+    Why (UX audit s48): SmolLM2 answered ``"module_interfaces_yaml": "module_interfaces.yaml"`` and
+    ``"design_md": "silu.md"``; the repair said "module_interfaces.yaml is not a YAML mapping", which a small model
+    does not read as "send the contents", and it sent the same answer again (the dispatch stopped)."""
+    if _FILE_NAME.fullmatch(text.strip()):
+        raise AnswerError(f"{field} holds {text.strip()!r}, a file name: put the file's full text in {field}, "
+                          "not its name")
+
+
 def check_design(answer: DesignAnswer, ctx: DesignContext) -> DesignResult:
+    _names_a_file("module_interfaces_yaml", answer.module_interfaces_yaml)
+    _names_a_file("design_md", answer.design_md)
     model, problems = parse_interfaces(answer.module_interfaces_yaml)  # the one model (runtime.interfaces)
     if model is None:
         raise AnswerError("; ".join(problems))

@@ -1,4 +1,4 @@
-"""What a retried model call says while it waits (UX audit s48).
+"""What a retried model call says while it waits, and a design answer that names its files (UX audit s48).
 
 The warning said ``model call failed (APITimeoutError); retry 1 in 1.0s`` (a class name) and ``(500)`` (a bare
 number); the final error ended in ``Request timed out.;``. Now: the endpoint, ``HTTP 500`` / ``no answer within
@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+import pytest
 from agents_fake_openai import FakeOpenAIServer, error
 from agents_fixtures import _isolated_env  # noqa: F401  (autouse)
 from test_agents_roles import _impl_ctx
@@ -56,3 +57,21 @@ def test_a_timeout_or_a_lost_connection_is_said_in_words() -> None:
     assert _why_retried(lost, None, openai) == "connection failed: Connection error"
     assert _failure(timeout, None, "http://127.0.0.1:9/v1", 1) == \
         "no answer from http://127.0.0.1:9/v1 after 1 retry: Request timed out"
+
+
+@pytest.mark.parametrize(("design_md", "interfaces", "said"), [
+    ("silu.md", "module_interfaces.yaml", "module_interfaces_yaml holds 'module_interfaces.yaml', a file name"),
+    ("DESIGN.md", "modules: []", "design_md holds 'DESIGN.md', a file name: put the file's full text"),
+])
+def test_a_design_answer_naming_its_files_is_told_to_send_their_text(design_md, interfaces, said) -> None:
+    """SmolLM2's design answer named the files (``"module_interfaces_yaml": "module_interfaces.yaml"``); the repair
+    said "is not a YAML mapping" and the model sent the same answer again."""
+    from test_agents_roles import _design_ctx
+
+    from agents.roles._base import AnswerError
+    from agents.roles.designer import DesignAnswer, check_design
+
+    answer = DesignAnswer(design_md=design_md, module_interfaces_yaml=interfaces)
+    with pytest.raises(AnswerError) as info:
+        check_design(answer, _design_ctx())
+    assert said in str(info.value), str(info.value)
