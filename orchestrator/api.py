@@ -411,8 +411,12 @@ def replay(op_dir: Path | str, source: Path | str, options: RunOptions | None = 
     source = Path(source)
     if not source.is_dir():
         opdir_bridge.load(root)
-        raise ForgeError(f"recorded trace not found: {source} (a run records its own in "
-                         f"{Path(op_dir) / '.forge' / 'run-<id>' / 'trace'}: give one with --trace)")
+        from runtime.opdir import closest_dir_hint  # UX audit s48: `--trace traces/defalt` named nothing
+
+        what = "is a file, not a trace directory" if source.exists() else "not found"
+        raise ForgeError(f"recorded trace {what}: {source}{'' if source.exists() else closest_dir_hint(source)} "
+                         f"(a run records its own in {Path(op_dir) / '.forge' / 'run-<id>' / 'trace'}: give one "
+                         "with --trace)")
     if problems := _damaged_recording(source):
         opdir_bridge.load(root)
         raise ForgeError(f"cannot replay {source}: the recording is damaged ({len(problems)} problem(s)):\n  "

@@ -37,10 +37,14 @@ def _demo(args: argparse.Namespace) -> int:
     if not src.exists() and src.parent.name == "workspace" and (shipped := api.example_op_dir(src.name)) is not None:
         src = shipped  # run from anywhere (an installed wheel): the example that ships with the package
     if not (src / "SPEC.md").is_file() or not (src / api.DEFAULT_TRACE / "manifest.json").is_file():
+        import difflib
+
         names = api.example_names()
+        meant = difflib.get_close_matches(src.name, names, n=1, cutoff=0.6)  # UX audit s48: `demo workspace/slu`
         return fail(f"{src} is not a workspace operator with a shipped trace "
                     f"(needs SPEC.md, golden.py and {api.DEFAULT_TRACE}/)"
-                    + (f"; the examples: {', '.join('workspace/' + n for n in names)}" if names else ""))
+                    + (f"; the examples: {', '.join('workspace/' + n for n in names)}" if names else "")
+                    + (f"; did you mean 'workspace/{meant[0]}'?" if meant else ""))
     dest = Path(args.out) / src.resolve().name
     if dest.exists():
         shutil.rmtree(dest)

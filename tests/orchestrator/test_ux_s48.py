@@ -12,6 +12,7 @@ Each test is a surprise the audit met, with the command that showed it:
 - ``make demo`` left the last step's spinner live under its results and on the shell prompt's line;
 - ``resume op`` of a run waiting at the blocked gate said "record a decision with `approve op` or `reject ...`",
   both refused at that gate;
+- ``replay op --trace op/traces/defalt`` and ``demo workspace/slu`` named no closest name;
 - ``report`` of a run whose attempts compared nothing (lint failures) drew an empty plot and printed two
   matplotlib ``UserWarning`` tracebacks-in-miniature on stderr.
 """
@@ -264,3 +265,26 @@ def test_resume_at_the_blocked_gate_names_the_decision_it_takes(op_copy, script,
     line = next(x for x in out.stdout.splitlines() if x.startswith("still waiting at gate"))
     assert line.endswith(f"approve {op} --choice hint|raise_budget|rollback|abort`"), line
     assert "reject" not in line
+
+
+# ------------------------------------------------------------------------------------------ closest names
+
+
+@pytest.mark.slow  # replay and demo load LangGraph (~3.4 s of CPU when first in a worker)
+def test_a_mistyped_trace_or_demo_names_the_closest(tmp_path, capsys):
+    import shutil
+
+    op = tmp_path / "silu"
+    op.mkdir()
+    for name in ("SPEC.md", "golden.py"):  # a valid op dir: replay checks it before the trace
+        shutil.copy(Path(__file__).resolve().parents[2] / "workspace" / "silu" / name, op / name)
+    (op / "traces" / "default").mkdir(parents=True)
+    assert main(["replay", str(op), "--trace", str(op / "traces" / "defalt")]) == 1
+    err = capsys.readouterr().err
+    assert f"recorded trace not found: {op}/traces/defalt; did you mean '{op}/traces/default'?" in err, err
+    assert main(["replay", str(op), "--trace", str(op / "SPEC.md")]) == 1
+    assert "recorded trace is a file, not a trace directory" in capsys.readouterr().err
+    assert main(["demo", "workspace/slu"]) == 1
+    err = capsys.readouterr().err
+    assert err.rstrip().endswith("did you mean 'workspace/silu'?"), err
+    assert not (op / ".forge").exists()
