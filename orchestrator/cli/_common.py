@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,9 @@ def detach_stdout() -> int:
     return EXIT_PIPE
 
 
+
+
+_TRAILING = re.compile(r"[ \t]+\n")
 
 
 class _Console(Console):
@@ -66,6 +70,12 @@ class _Console(Console):
         if soft_wrap is None and self._piped():
             soft_wrap = True
         super().print(*objects, soft_wrap=soft_wrap, **kwargs)
+
+    def _render_buffer(self, buffer: Any) -> str:
+        """Piped, no line ends in spaces: a table pads every cell to its column's width, and a short row of the
+        gate screen's facts ended in ~200 spaces in ``show op --gate > f`` (UX audit s48)."""
+        text = super()._render_buffer(buffer)
+        return _TRAILING.sub("\n", text) if self._piped() else text
 
     def on_broken_pipe(self) -> None:
         if self.stderr:  # as rich does (stderr gone: the command cannot say anything more)

@@ -13,6 +13,7 @@ Each test is a surprise the audit met, with the command that showed it:
 - ``resume op`` of a run waiting at the blocked gate said "record a decision with `approve op` or `reject ...`",
   both refused at that gate;
 - ``replay op --trace op/traces/defalt`` and ``demo workspace/slu`` named no closest name;
+- ``show op --gate > f``: a short row of the gate's facts ended in ~200 spaces (every table row ended in one);
 - ``report`` of a run whose attempts compared nothing (lint failures) drew an empty plot and printed two
   matplotlib ``UserWarning`` tracebacks-in-miniature on stderr.
 """
@@ -288,3 +289,22 @@ def test_a_mistyped_trace_or_demo_names_the_closest(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.rstrip().endswith("did you mean 'workspace/silu'?"), err
     assert not (op / ".forge").exists()
+
+
+def test_piped_output_has_no_trailing_spaces(monkeypatch):
+    import io
+
+    from rich.table import Table
+
+    from orchestrator.cli._common import _Console
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    out = io.StringIO()  # not a terminal: what `show op --gate > f` writes to
+    con = _Console(file=out)
+    grid = Table.grid(padding=(0, 2))
+    grid.add_row("reason", "x" * 300)
+    grid.add_row("last verdict", "none")
+    con.print(grid)
+    con.print("a line  ")
+    lines = out.getvalue().splitlines()
+    assert lines == ["reason        " + "x" * 300, "last verdict  none", "a line"], lines
