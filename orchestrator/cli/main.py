@@ -291,6 +291,19 @@ def _lower_level(record: logging.LogRecord) -> bool:
     return True
 
 
+def _empty_path(args: argparse.Namespace) -> str | None:
+    """One line when a path argument is the empty string, else None.
+
+    Why (UX audit s48): ``run "$OP"`` with ``OP`` unset ran in the current directory (``Path("")`` is ``.``), and
+    ``intake ""`` said ``intake failed: : 2 problems``."""
+    for name in ("op_dir", "source", "dest", "suite", "trace", "out"):
+        if getattr(args, name, None) == "":
+            positional = name in ("op_dir", "source", "dest", "suite")
+            return (f"{cli_command()} {getattr(args, 'command', '') or ''}: {name if positional else '--' + name} "
+                    "is empty (an unset shell variable?)" + ("; give . for the current directory" if positional else ""))
+    return None
+
+
 def _main(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in PASS_THROUGH:
@@ -308,6 +321,9 @@ def _main(argv: list[str] | None) -> int:
     args, extras = parser.parse_known_args(argv)
     if extras:
         print(_unknown_options(parser, args, extras), file=sys.stderr)
+        return EXIT_USAGE
+    if (empty := _empty_path(args)) is not None:
+        print(empty, file=sys.stderr)
         return EXIT_USAGE
     configure_logging(verbose=bool(args.verbose))
     return int(args.func(args) or 0)  # Ctrl-C: main() says "interrupted" and returns 130

@@ -3,6 +3,7 @@
 Each test is a surprise the audit met, with the command that showed it:
 
 - ``intake sliu/`` said ``is not a directory`` of a folder that does not exist (s47 open item);
+- ``run "$OP"`` with ``OP`` unset ran in the current directory, ``intake ""`` said ``intake failed: : 2 problems``;
 - ``intake silu/SPEC.md`` / ``run silu/golden.py`` (tab completion stops at a file) did not name the op dir meant;
 - ``run op --agents scripted:empty.yaml`` (an empty script, ``{}``, only comments, ``design: []``) started a run,
   wrote ``.forge/`` and the audit repository and blocked at the design (s47 open item);
@@ -65,6 +66,21 @@ def test_a_file_elsewhere_is_not_given_an_op_dir_hint(tmp_path, capsys):
     assert main(["intake", str(tmp_path / "notes.txt"), "--no-golden"]) == 1
     err = capsys.readouterr().err
     assert "is a file, not a directory" in err and "did you mean" not in err, err
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["intake", ""], "intake: op_dir is empty (an unset shell variable?); give . for the current directory"),
+    (["run", ""], "run: op_dir is empty"),
+    (["status", "", "--json"], "status: op_dir is empty"),
+    (["report", "x", "--out", ""], "report: --out is empty (an unset shell variable?)\n"),
+])
+def test_an_empty_path_argument_is_refused(tmp_path, monkeypatch, capsys, argv, said):
+    _op(tmp_path, ".op")
+    monkeypatch.chdir(tmp_path / ".op")  # a valid op dir as the current directory: `run ""` ran there
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert said in err, err
+    assert not (tmp_path / ".op" / ".forge").exists()
 
 
 # ------------------------------------------------------------------------------------------ agent scripts
