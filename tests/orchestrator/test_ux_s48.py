@@ -15,6 +15,7 @@ Each test is a surprise the audit met, with the command that showed it:
   both refused at that gate;
 - ``replay op --trace op/traces/defalt`` and ``demo workspace/slu`` named no closest name;
 - ``show op --gate > f``: a short row of the gate's facts ended in ~200 spaces (every table row ended in one);
+- the HTML report of a run blocked at its design showed an empty Modules section;
 - ``report`` of a run whose attempts compared nothing (lint failures) drew an empty plot and printed two
   matplotlib ``UserWarning`` tracebacks-in-miniature on stderr.
 """
@@ -324,3 +325,21 @@ def test_piped_output_has_no_trailing_spaces(monkeypatch):
     con.print("a line  ")
     lines = out.getvalue().splitlines()
     assert lines == ["reason        " + "x" * 300, "last verdict  none", "a line"], lines
+
+
+@pytest.mark.slow  # a run of the pipeline in-process (~3 s of CPU with LangGraph's import)
+def test_the_report_of_a_run_without_modules_says_so(op_copy, tmp_path, cli):
+    """The Modules section of the HTML report was an empty heading for a run blocked at its design (the terminal
+    says "no modules yet")."""
+    from orchestrator.ui.run_report import build_report
+
+    op = op_copy("affine")
+    (tmp_path / "D.md").write_text("no decision line here\n", encoding="utf-8")
+    (tmp_path / "i.yaml").write_text("modules: []\n", encoding="utf-8")
+    script = tmp_path / "s.yaml"
+    script.write_text("design:\n  - {design_md: D.md, module_interfaces_yaml: i.yaml}\n", encoding="utf-8")
+    out = cli("run", str(op), "--approve", "stop", "--agents", f"scripted:{script}")
+    assert out.returncode == 0 and "no modules yet" in out.stdout, out.stdout + out.stderr
+    html = Path(build_report(op).path).read_text(encoding="utf-8")
+    modules = html.split('<h2 id="modules">Modules</h2>', 1)[1].split("<h2", 1)[0]
+    assert "no modules yet: no design has passed its check" in modules, modules
