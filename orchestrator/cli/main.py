@@ -306,6 +306,8 @@ def _empty_path(args: argparse.Namespace) -> str | None:
 
 def _main(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["help"] and len(argv) <= 2:  # UX audit s48: `help` / `help run` was "unknown command 'help'"
+        argv = [*argv[1:], "--help"]
     if argv and argv[0] in PASS_THROUGH:
         module = importlib.import_module(PASS_THROUGH[argv[0]])
         # usage and messages name the command typed (UX audit s47: `verify --help` said `python -m runtime.verify`)

@@ -3,6 +3,7 @@
 Each test is a surprise the audit met, with the command that showed it:
 
 - ``intake sliu/`` said ``is not a directory`` of a folder that does not exist (s47 open item);
+- ``python -m orchestrator help`` (and ``help run``) was "unknown command 'help'";
 - ``run "$OP"`` with ``OP`` unset ran in the current directory, ``intake ""`` said ``intake failed: : 2 problems``;
 - ``intake silu/SPEC.md`` / ``run silu/golden.py`` (tab completion stops at a file) did not name the op dir meant;
 - ``run op --agents scripted:empty.yaml`` (an empty script, ``{}``, only comments, ``design: []``) started a run,
@@ -82,6 +83,17 @@ def test_an_empty_path_argument_is_refused(tmp_path, monkeypatch, capsys, argv, 
     err = capsys.readouterr().err
     assert said in err, err
     assert not (tmp_path / ".op" / ".forge").exists()
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["help"], "usage: python -m orchestrator [-h]"),
+    (["help", "run"], "usage: python -m orchestrator run [-h]"),
+    (["help", "verify"], "usage: python -m orchestrator verify [-h]"),
+])
+def test_help_is_a_command(capsys, argv, said):
+    with pytest.raises(SystemExit) as ended:
+        main(argv)
+    assert ended.value.code == 0 and capsys.readouterr().out.startswith(said)
 
 
 # ------------------------------------------------------------------------------------------ agent scripts
