@@ -265,7 +265,7 @@ def test_a_warning_goes_to_the_stderr_of_the_moment_in_plain_words(monkeypatch, 
     import io
     import logging
 
-    from orchestrator.cli.main import log_handler
+    from orchestrator.cli._logging import log_handler
 
     log = logging.getLogger("ux_s48_probe")
     log.propagate = False
