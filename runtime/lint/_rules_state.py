@@ -123,6 +123,9 @@ class Bindings:
     ``k in T``."""
     cache_writes: set[int] = field(default_factory=set)
     hits: list[Hit] = field(default_factory=list)
+    kernel_flow: tuple[set[str], dict[str, set[str]]] | None = None
+    """(red team s48) The functions that return a JIT kernel object and, per function, the parameters some call of
+    it passes one to (:func:`_kernel_flow`, computed once per file)."""
 
 
 def _targets(stmt: ast.stmt) -> list[ast.expr]:
@@ -563,6 +566,7 @@ def _fn_checks(fn: ast.AST, pf: ParsedFile, b: Bindings) -> Iterator[Hit]:
     held, imports = _held_names(fn, pf, local) if not isinstance(fn, ast.Lambda) else (set(), set())
     if not isinstance(fn, ast.Lambda):
         yield from _attribute_writes(fn, pf, label)
+        yield from _jit_object_attributes(fn, pf, b, label)
 
     def free_root(node: ast.AST) -> str | None:
         """The name at the root of a chain when the function does not bind it, or binds it to something that
@@ -626,6 +630,104 @@ def _fn_checks(fn: ast.AST, pf: ParsedFile, b: Bindings) -> Iterator[Hit]:
                   and n.id not in b.factories):
                 yield at(n, f"`{label}` reads attribute `{n.id}.{parent.attr}` of a function (function attributes "
                             "and the JIT object's internals are state)")
+
+
+def _kernel_flow(pf: ParsedFile, b: Bindings) -> tuple[set[str], dict[str, set[str]]]:
+    """``(makers, params)``: the module-level functions that return a JIT kernel object (a ``@pypto.frontend.jit``
+    function they define, a kernel cache's value, another maker's result or a local bound to one of those - not a
+    wrapper that defines a kernel, calls it and returns its outputs), and per module-level function the parameters
+    some call of it in the file passes a kernel object to (``_note(kernel)``). Once per file (lint's walks stay
+    linear)."""
+    if b.kernel_flow is not None:
+        return b.kernel_flow
+    fns = {f.name: f for f in pf.tree.body if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)}
+    makers: set[str] = set()
+    params: dict[str, set[str]] = {}
+    local: dict[str, set[str]] = {name: {j.name for j in pf.jit_fns if j is not f and pf._within(j, f)}
+                                  for name, f in fns.items()}
+    nodes = {name: list(ast.walk(f)) for name, f in fns.items()}
+
+    def kernel_value(e: ast.AST | None, inner: set[str]) -> bool:
+        if isinstance(e, ast.Name):
+            return e.id in inner
+        if isinstance(e, ast.Subscript):
+            return isinstance(e.value, ast.Name) and e.value.id in b.caches
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Name):
+            return e.func.id in makers
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "get":
+            return isinstance(e.func.value, ast.Name) and e.func.value.id in b.caches
+        if isinstance(e, ast.IfExp | ast.NamedExpr):
+            parts = [e.body, e.orelse] if isinstance(e, ast.IfExp) else [e.value]
+            return any(kernel_value(x, inner) for x in parts)
+        return False
+
+    for _ in range(6):
+        before = (len(makers), sum(len(v) for v in local.values()))
+        for name in fns:
+            inner = local[name]
+            for n in nodes[name]:
+                if isinstance(n, ast.Assign) and kernel_value(n.value, inner):
+                    inner |= {t.id for t in n.targets if isinstance(t, ast.Name)}
+                elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in fns:
+                    callee = fns[n.func.id].args
+                    positional = [*callee.posonlyargs, *callee.args]
+                    for a, arg in zip(n.args, positional, strict=False):
+                        if kernel_value(a, inner):
+                            local[n.func.id].add(arg.arg)
+                            params.setdefault(n.func.id, set()).add(arg.arg)
+                    for kw in n.keywords:
+                        if kw.arg is not None and kernel_value(kw.value, inner):
+                            local[n.func.id].add(kw.arg)
+                            params.setdefault(n.func.id, set()).add(kw.arg)
+            if any(isinstance(r, ast.Return) and kernel_value(r.value, inner) for r in nodes[name]):
+                makers.add(name)
+        if (len(makers), sum(len(v) for v in local.values())) == before:
+            break
+    b.kernel_flow = (makers, params)
+    return b.kernel_flow
+
+
+def _jit_object_attributes(fn: ast.AST, pf: ParsedFile, b: Bindings, label: str) -> Iterator[Hit]:
+    """Any attribute of a JIT kernel object reached other than through a module-level name: a factory's result
+    (``_kernel_for(dt).options``), a kernel cache's value (``_KERNELS[k].options``, ``.get(k)``), a local bound to
+    one of those, or a ``@pypto.frontend.jit`` function defined in this function. The kernel object is kept (in the
+    cache) across calls, and its attributes are the caller's to change: red team s48 kept a list of the calls served
+    in a cached kernel's public ``options`` dict and took a wrong path from the 1001st call of a dtype - verification
+    calls a dtype about a hundred times. A kernel object is called, never looked into (the module-level name rule
+    above already says so for a kernel defined at module level)."""
+    jit_here = {f.name for f in pf.jit_fns if f is not fn and pf._within(f, fn)}
+    makers, params = _kernel_flow(pf, b)
+    jit_here |= params.get(getattr(fn, "name", ""), set())
+
+    def is_kernel(e: ast.AST, kernels: set[str]) -> bool:
+        if isinstance(e, ast.Name):
+            return e.id in kernels or e.id in jit_here
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Name):
+            return e.func.id in makers
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "get":
+            return isinstance(e.func.value, ast.Name) and e.func.value.id in b.caches
+        if isinstance(e, ast.Subscript):
+            return isinstance(e.value, ast.Name) and e.value.id in b.caches
+        if isinstance(e, ast.IfExp):
+            return is_kernel(e.body, kernels) or is_kernel(e.orelse, kernels)
+        return isinstance(e, ast.NamedExpr) and is_kernel(e.value, kernels)
+
+    body = list(_body_nodes(fn, pf))
+    kernels: set[str] = set()
+    for _ in range(4):  # aliases of aliases
+        before = len(kernels)
+        for n in body:
+            if isinstance(n, ast.Assign | ast.AnnAssign | ast.NamedExpr) and n.value is not None \
+                    and is_kernel(n.value, kernels):
+                for t in n.targets if isinstance(n, ast.Assign) else [n.target]:
+                    names = t.elts if isinstance(t, ast.Tuple | ast.List) else [t]  # not `T[k] = ...`'s T
+                    kernels |= {x.id for x in names if isinstance(x, ast.Name)}
+        if len(kernels) == before:
+            break
+    for n in body:
+        if isinstance(n, ast.Attribute) and is_kernel(n.value, kernels):
+            yield at(n, f"`{label}` reads attribute `{ast.unparse(n)[:60]}` of a JIT kernel object (a kernel kept "
+                        "in a cache or made by a factory outlives the call; its attributes are state): call it only")
 
 
 def _lambda_parent(lam: ast.Lambda, node: ast.AST) -> ast.AST | None:
