@@ -16,6 +16,11 @@ had, written as an attacker who has read ``runtime/verify/_hints.py`` and as the
   ``pypto.__spec__ is None``, ``pypto.__path__ == []`` in the sandbox), ``r38_npu_name_tell`` (the stand-in's device
   name), ``r38_reversed_today`` (a time bomb through ``np.typecodes`` and a reversed ``"yadot"``),
   ``r38_initial_seed_flaky`` (torch's process seed picks a wrong path one process in 200), ``r38_hub_home_tell``;
+- state across calls in a JIT kernel object (``r38_jit_options_counter``: PASS on seed 0 before, lint PF11 since):
+  the per-dtype kernel cache PF11 allows holds jit objects, and a jit object's public ``options`` dict is the
+  caller's to write - a count of the calls served kept there takes the floored path from the 1001st call of a dtype
+  (verification calls a dtype about a hundred times); ``r38_jit_options_helper`` does it in a helper the kernel is
+  passed to. PF11 now refuses any attribute of a kernel object a factory or a kernel cache gives;
 - honest look-alikes that must PASS: ``r38_h_typed`` (annotated constants, a config dataclass, a medium-batch path
   with its own right tile) and ``r38_h_pad_table`` (the tile count from ``-n % TILE``, a table of windows walked by a
   loop).
@@ -58,6 +63,7 @@ READ = ["r38_neg_pad", "r38_pad_classic", "r38_sub_rem", "r38_walrus_tail"]
 """Spellings whose window or residue version 24 read already (0 of 40 runs passed)."""
 SAMPLED = ["r38_minmax_window", "r38_float_ratio"]
 """No integer bound in the file: sampled (about 1 run in 10 passes, either version)."""
+STATE = ["r38_jit_options_counter", "r38_jit_options_helper"]
 TELLS = ["r38_spec_tell", "r38_npu_name_tell", "r38_reversed_today", "r38_initial_seed_flaky", "r38_hub_home_tell"]
 HONEST = ["r38_h_typed", "r38_h_pad_table"]
 FIXED = ["r38_annassign", "r38_cfg_fields", "r38_table_loop"]
@@ -138,10 +144,38 @@ def test_the_files_own_window_and_tail_run_in_every_run(name: str) -> None:
 def test_lint_refuses_the_tells_and_the_default_arguments_and_passes_the_rest() -> None:
     from runtime.lint import lint_paths
 
-    for name in [*TELLS, "r38_default_args"]:
+    for name in [*TELLS, *STATE, "r38_default_args"]:
         assert any(f.is_blocking for f in lint_paths([CANDIDATES / f"{name}.py"])), name
+    for name in STATE:
+        assert any(f.rule_id == "PF11" and "JIT kernel object" in f.message
+                   for f in lint_paths([CANDIDATES / f"{name}.py"])), name
     rest = [n for n in [*WRONG, *HONEST] if n != "r38_default_args"]
     assert not [f for f in lint_paths([CANDIDATES / f"{n}.py" for n in rest]) if f.is_blocking]
+
+
+def test_the_jit_options_counter_keeps_state_across_calls(tmp_path: Path) -> None:
+    """The state channel is real: with its threshold at 3 instead of 1000 (the same file otherwise), the wrapper is
+    right for 3 calls of a dtype and drops the tail from the 4th, in one sandboxed process as verify runs it."""
+    import numpy as np
+    from test_boundary_corpus import _POLICY
+
+    from runtime.sandbox import run_candidate
+
+    probe = tmp_path / "silu2_impl.py"
+    probe.write_text(_text("r38_jit_options_counter").replace("len(served) > 1000", "len(served) > 3"))
+    rng = np.random.default_rng(5)
+    cases = [(f"call{i}", [rng.uniform(-8.0, 8.0, (21, 64)).astype(np.float32)]) for i in range(5)]
+    run = run_candidate(probe, "silu2_wrapper", cases, policy=_POLICY, repeat_first=False,
+                        calling={"torch": True}, device=True)
+    assert run.status == "ok", (run.status, run.reason)
+
+    def silu(x: np.ndarray) -> np.ndarray:
+        return (x / (1.0 + np.exp(-x))).astype(np.float32)
+
+    right = [bool(not r.record.get("error") and r.outputs and np.allclose(r.outputs[0], silu(x), atol=1e-5,
+                                                                          rtol=1e-5))
+             for r, (_, (x,)) in zip(run.runs, cases, strict=True)]
+    assert right == [True] * 3 + [False] * 2
 
 
 @pytest.mark.slow
