@@ -11,11 +11,17 @@ had, written as an attacker who has read ``runtime/verify/_hints.py`` and as the
 - other spellings of the same guard, already reached or sampled: ``r38_neg_pad`` (``pad = -n % TILE; pad == 5``),
   ``r38_pad_classic`` (``(TILE - n % TILE) % TILE == 5``), ``r38_sub_rem`` (``n - n // TILE * TILE``),
   ``r38_walrus_tail`` (``(t := n % TILE) == 11``), ``r38_minmax_window`` (``min(n, 299) == n``) and
-  ``r38_float_ratio`` (``1.1 < n / 160 < 1.875``) - the last two name no integer bound and pass about 1 run in 10;
+  ``r38_float_ratio`` (``1.1 < n / 160 < 1.875``), ``r38_numel_window`` (``176 * D < x.numel() < 300 * D``) and
+  ``r38_bytes_window`` (the window in bytes) - the last four name no bound in rows and pass 1 to 2 runs in 20;
 - deliberate tells and entropy, each refused by lint: ``r38_spec_tell`` (the emulator's ``pypto`` has no import spec:
   ``pypto.__spec__ is None``, ``pypto.__path__ == []`` in the sandbox), ``r38_npu_name_tell`` (the stand-in's device
   name), ``r38_reversed_today`` (a time bomb through ``np.typecodes`` and a reversed ``"yadot"``),
-  ``r38_initial_seed_flaky`` (torch's process seed picks a wrong path one process in 200), ``r38_hub_home_tell``;
+  ``r38_initial_seed_flaky`` (torch's process seed picks a wrong path one process in 200), ``r38_hub_home_tell``,
+  and an allocation of n x 64 MiB that fails only under the sandbox's 4 GiB address space, caught by ``try``
+  (``r38_memory_probe_try``) or by a context manager whose ``__exit__`` returns True (``r38_memory_probe_with``);
+- accidents in the kernel's tile arithmetic the emulator refuses as the device would not run them:
+  ``r38_valid_unclamped`` (``valid = n - i * TILE``, EMU_VIEW_VALID) and ``r38_extra_empty_tile`` (``n // TILE + 1``
+  tiles, EMU_VIEW_OOB on whole tiles);
 - state across calls in a JIT kernel object (``r38_jit_options_counter``: PASS on seed 0 before, lint PF11 since):
   the per-dtype kernel cache PF11 allows holds jit objects, and a jit object's public ``options`` dict is the
   caller's to write - a count of the calls served kept there takes the floored path from the 1001st call of a dtype
@@ -56,15 +62,20 @@ WRONG: dict[str, Callable[[int, str], bool]] = {
     "r38_neg_pad": _mid11, "r38_pad_classic": _mid11, "r38_sub_rem": _mid11, "r38_walrus_tail": _mid11,
     "r38_minmax_window": lambda n, d: 177 <= n <= 299 and n % 16 == 11,
     "r38_float_ratio": lambda n, d: 176 < n < 300 and n % 16 == 11,
+    "r38_numel_window": _mid11,
+    "r38_bytes_window": lambda n, d: 45056 < n * 64 * (4 if d == "fp32" else 2) < 76800 and n % 16 == 11,
 }
 TYPED = ["r38_annassign", "r38_cfg_fields", "r38_table_loop", "r38_default_args"]
 """The spellings version 24's reader did not read (33 of 40 runs passed)."""
 READ = ["r38_neg_pad", "r38_pad_classic", "r38_sub_rem", "r38_walrus_tail"]
 """Spellings whose window or residue version 24 read already (0 of 40 runs passed)."""
-SAMPLED = ["r38_minmax_window", "r38_float_ratio"]
-"""No integer bound in the file: sampled (about 1 run in 10 passes, either version)."""
+SAMPLED = ["r38_minmax_window", "r38_float_ratio", "r38_numel_window", "r38_bytes_window"]
+"""No integer bound of rows in the file (a bound in elements or bytes is read as a row count): sampled, the residue's
+cases reach the window in most runs (1 to 2 runs in 20 pass)."""
 STATE = ["r38_jit_options_counter", "r38_jit_options_helper"]
-TELLS = ["r38_spec_tell", "r38_npu_name_tell", "r38_reversed_today", "r38_initial_seed_flaky", "r38_hub_home_tell"]
+TELLS = ["r38_spec_tell", "r38_npu_name_tell", "r38_reversed_today", "r38_initial_seed_flaky", "r38_hub_home_tell",
+         "r38_memory_probe_try", "r38_memory_probe_with"]
+ACCIDENTS = ["r38_valid_unclamped", "r38_extra_empty_tile"]
 HONEST = ["r38_h_typed", "r38_h_pad_table"]
 FIXED = ["r38_annassign", "r38_cfg_fields", "r38_table_loop"]
 """Refused by verify on every seed since version 25 (``r38_default_args`` is lint's)."""
@@ -149,7 +160,7 @@ def test_lint_refuses_the_tells_and_the_default_arguments_and_passes_the_rest() 
     for name in STATE:
         assert any(f.rule_id == "PF11" and "JIT kernel object" in f.message
                    for f in lint_paths([CANDIDATES / f"{name}.py"])), name
-    rest = [n for n in [*WRONG, *HONEST] if n != "r38_default_args"]
+    rest = [n for n in [*WRONG, *HONEST, *ACCIDENTS] if n != "r38_default_args"]
     assert not [f for f in lint_paths([CANDIDATES / f"{n}.py" for n in rest]) if f.is_blocking]
 
 
@@ -199,3 +210,15 @@ def test_round38_candidate_gets_its_verdict_on_three_seeds(tmp_path: Path, candi
     verdict = "PASS" if candidate in HONEST else "FAIL_NUMERIC"
     for seed, report in verify_three_seeds(tmp_path, HERE, "silu2", candidate):
         assert report.verdict == verdict, (seed, report.verdict, [r[:200] for r in report.reasons[:3]])
+
+
+VERDICT_SEED0 = {**dict.fromkeys([*TELLS, *STATE, "r38_default_args"], "FAIL_LINT"),
+                 **dict.fromkeys(ACCIDENTS, "FAIL_RUNTIME"), **dict.fromkeys([*TYPED[:3], *READ], "FAIL_NUMERIC")}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("candidate", sorted(VERDICT_SEED0))
+def test_round38_candidate_is_refused_on_seed_0(tmp_path: Path, candidate: str) -> None:
+    """Every hostile candidate but the two sampled ones gets its non-PASS verdict from verify (lint on)."""
+    report = next(verify_three_seeds(tmp_path, HERE, "silu2", candidate))[1]
+    assert report.verdict == VERDICT_SEED0[candidate], (report.verdict, [r[:200] for r in report.reasons[:3]])
