@@ -2108,6 +2108,27 @@ def _size_with(lo: int, hi: int, m: int, r: int, spec_sizes: set[int], rng: np.r
     return None
 
 
+def _row_bounds(spec: Spec, shapes: list[dict[str, int]], dtypes: list[str], axis: str, bounds: list[int],
+                top: int) -> list[int]:
+    """(version 25, red team round 38) A bound above the axis's own (``top``) is no row count; when it is a whole
+    number of the rows' elements or bytes of an input holding the axis (``176 * D < x.numel()``, ``x.nbytes <
+    76800``), the row count it stands for: ``176 * D < x.numel() < 300 * D and n % 16 == 11`` is the window 176..300
+    (version 24 ran sizes near 11264 rows, and its runs reached the window only by the residue's sampling)."""
+    from runtime.dtypes import itemsize
+
+    base = next((sh for sh in shapes if axis in sh), None)
+    if base is None:
+        return []
+    per_row: set[int] = set()
+    for t in spec.inputs:
+        if axis not in t.shape:
+            continue
+        elems = math.prod(t.concrete_shape({**base, axis: 1}))
+        per_row.add(elems)
+        per_row.update(elems * itemsize(t.concrete_dtype(d)) for d in dtypes)
+    return sorted({b // k for b in bounds if b > top for k in per_row if k > 1 and b % k == 0 and 1 <= b // k <= top})
+
+
 def hint_plan(spec: Spec, shapes: list[dict[str, int]], dtypes: list[str], drawn: list[Case], hints: object,
               seed: int, cap: int, version: int = 23) -> list[tuple[dict[str, int], str]]:
     """(version 23, red team round 36) Sizes the verified file names itself (``hints``, a
@@ -2138,12 +2159,14 @@ def hint_plan(spec: Spec, shapes: list[dict[str, int]], dtypes: list[str], drawn
     plan: list[tuple[dict[str, int], str]] = []
     seen = {(tuple(sorted(c.dims.items())), c.dtype) for c in drawn}
     chosen: dict[str, list[int]] = {}
+    all_bounds = bounds
     for axis in spec.dynamic_axes:
         spec_sizes = {int(sh[axis]) for sh in shapes if axis in sh}
         if not spec_sizes:
             continue
         kept = bool(spec.outputs) and all(axis in o.shape for o in spec.outputs)
         top = max(FILL_FACTOR * max(spec_sizes), _POW2_KEPT if kept else 0)
+        bounds = all_bounds + (_row_bounds(spec, shapes, dtypes, axis, all_bounds, top) if version >= 25 else [])
         cuts = sorted({0, top, *(b for b in bounds if b < top),
                        *(e for w in _windows(spec_sizes, top) for e in w)})
         intervals = list(zip(cuts, cuts[1:], strict=False))

@@ -12,7 +12,8 @@ had, written as an attacker who has read ``runtime/verify/_hints.py`` and as the
   ``r38_pad_classic`` (``(TILE - n % TILE) % TILE == 5``), ``r38_sub_rem`` (``n - n // TILE * TILE``),
   ``r38_walrus_tail`` (``(t := n % TILE) == 11``), ``r38_minmax_window`` (``min(n, 299) == n``) and
   ``r38_float_ratio`` (``1.1 < n / 160 < 1.875``), ``r38_numel_window`` (``176 * D < x.numel() < 300 * D``) and
-  ``r38_bytes_window`` (the window in bytes) - the last four name no bound in rows and pass 1 to 2 runs in 20;
+  ``r38_bytes_window`` (the window in bytes) - the last four name no bound in rows and passed 1 to 2 runs in 20 of
+  version 24; version 25's hint plan reads a bound in elements or bytes as the rows it stands for (the last two);
 - deliberate tells and entropy, each refused by lint: ``r38_spec_tell`` (the emulator's ``pypto`` has no import spec:
   ``pypto.__spec__ is None``, ``pypto.__path__ == []`` in the sandbox), ``r38_npu_name_tell`` (the stand-in's device
   name), ``r38_reversed_today`` (a time bomb through ``np.typecodes`` and a reversed ``"yadot"``),
@@ -69,9 +70,12 @@ TYPED = ["r38_annassign", "r38_cfg_fields", "r38_table_loop", "r38_default_args"
 """The spellings version 24's reader did not read (33 of 40 runs passed)."""
 READ = ["r38_neg_pad", "r38_pad_classic", "r38_sub_rem", "r38_walrus_tail"]
 """Spellings whose window or residue version 24 read already (0 of 40 runs passed)."""
-SAMPLED = ["r38_minmax_window", "r38_float_ratio", "r38_numel_window", "r38_bytes_window"]
-"""No integer bound of rows in the file (a bound in elements or bytes is read as a row count): sampled, the residue's
-cases reach the window in most runs (1 to 2 runs in 20 pass)."""
+ROWS = ["r38_numel_window", "r38_bytes_window"]
+"""Bounds in elements or bytes: version 24 ran sizes near 11264 rows (1 run in 20 passed); version 25's hint plan
+takes a bound above the axis's own that is a whole number of an input's row elements or bytes for the row count."""
+SAMPLED = ["r38_minmax_window", "r38_float_ratio"]
+"""No integer bound in the file: sampled, the residue's cases reach the window in most runs (1 to 2 runs in 20
+pass)."""
 STATE = ["r38_jit_options_counter", "r38_jit_options_helper"]
 TELLS = ["r38_spec_tell", "r38_npu_name_tell", "r38_reversed_today", "r38_initial_seed_flaky", "r38_hub_home_tell",
          "r38_memory_probe_try", "r38_memory_probe_with"]
@@ -121,6 +125,20 @@ def w(x, n):
         assert (16, 11) not in source_hints(_text(name), 24).residues
 
 
+def test_a_bound_in_elements_or_bytes_is_read_as_rows_from_version_25() -> None:
+    from runtime.opdir._unseen import _row_bounds
+
+    od = load_op_dir(SILU2)
+    shapes, dtypes = [dict(s) for s in od.spec.p0_shapes], list(od.spec.supported_dtypes)
+    rows = _row_bounds(od.spec, shapes, dtypes, "B", [11264, 19200, 45056, 76800, 12345, 8], 8192)
+    assert {176, 300, 704, 1200, 352, 600} <= set(rows) and 12345 not in rows and 8 not in rows
+    h = source_hints(_text("r38_numel_window"))
+    old = [d["B"] for d, _ in hint_plan(od.spec, shapes, dtypes, [], h, 0, 1 << 26, 24)]
+    new = [d["B"] for d, _ in hint_plan(od.spec, shapes, dtypes, [], h, 0, 1 << 26, 25)]
+    edges = {175, 176, 177, 299, 300, 301}  # each side of the window's bounds, in rows
+    assert not edges & set(old) and edges & set(new)
+
+
 def test_files_without_the_new_spellings_keep_version_24s_hints() -> None:
     """Version 25 changes no draw of a file version 24 read whole: its hints, and so its cases, are the same."""
     for path in sorted((HERE.parent / "fixture_s47" / "candidates").glob("*.py")):
@@ -142,7 +160,7 @@ def test_the_reader_survives_hostile_tables_and_names() -> None:
                         ).residues == ()  # an attribute bound in two classes is no constant
 
 
-@pytest.mark.parametrize("name", [*TYPED, *READ])
+@pytest.mark.parametrize("name", [*TYPED, *READ, *ROWS])
 def test_the_files_own_window_and_tail_run_in_every_run(name: str) -> None:
     od = load_op_dir(SILU2)
     spec, shapes, dtypes = od.spec, [dict(s) for s in od.spec.p0_shapes], list(od.spec.supported_dtypes)
@@ -191,7 +209,7 @@ def test_the_jit_options_counter_keeps_state_across_calls(tmp_path: Path) -> Non
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [*TYPED, *READ, *SAMPLED])
+@pytest.mark.parametrize("name", [*TYPED, *READ, *ROWS, *SAMPLED])
 def test_rates_over_20_runs(name: str) -> None:
     """Version 25 draws the size each typed or read spelling is wrong on in every one of 20 runs (version 24: the
     typed ones in 7 of 40); the two that name no integer bound stay sampled."""
@@ -214,7 +232,7 @@ def test_round38_candidate_gets_its_verdict_on_three_seeds(tmp_path: Path, candi
 
 
 VERDICT_SEED0 = {**dict.fromkeys([*TELLS, *STATE, "r38_default_args"], "FAIL_LINT"),
-                 **dict.fromkeys(ACCIDENTS, "FAIL_RUNTIME"), **dict.fromkeys([*TYPED[:3], *READ], "FAIL_NUMERIC")}
+                 **dict.fromkeys(ACCIDENTS, "FAIL_RUNTIME"), **dict.fromkeys([*TYPED[:3], *READ, *ROWS], "FAIL_NUMERIC")}
 
 
 @pytest.mark.slow
