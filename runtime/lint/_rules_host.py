@@ -12,6 +12,7 @@ import ast
 import re
 from collections.abc import Iterator
 
+from runtime.lint._host_scalars import scalar_names, scalar_params
 from runtime.lint._registry import Hit, LintContext, check
 from runtime.lint._source import _HOST_HELPERS, ParsedFile, is_main_test
 from runtime.lint._util import at, kernel_pf, spec_attrs
@@ -500,7 +501,8 @@ def ol62_no_host_math(ctx: LintContext) -> Iterator[Hit]:
                 continue  # module-level statements have no array parameters (constants like TILE = 16 * 4)
             params: set[str] = set()
             for scope in scopes:  # a lambda's or an inner def's parameters are arrays as much as the wrapper's
-                params |= _array_params(scope, attrs)  # type: ignore[arg-type]
+                # ... except a helper's parameters that every call passes a size (`ceil_div(x.shape[0], TILE)`)
+                params |= _array_params(scope, attrs) - scalar_params(pf, scope)  # type: ignore[arg-type]
             params = aliases_of(pf, scopes[-1], params)
             top = top if top is not None else scopes[-1]
             if isinstance(node, ast.BinOp) and isinstance(node.op, _ARITH):
@@ -510,6 +512,9 @@ def ol62_no_host_math(ctx: LintContext) -> Iterator[Hit]:
             elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and _array_ref(node.operand, params):
                 yield at(node, f"arithmetic on input `{_array_ref(node.operand, params)}` in host code")
             elif isinstance(node, ast.AugAssign) and isinstance(node.target, (ast.Name, ast.Subscript)):
+                if isinstance(node.target, ast.Name) and node.target.id in scalar_names(
+                        pf, scopes[0], scalar_params(pf, scopes[0])):
+                    continue  # a size counted up (`t += 1` for a tail tile): every binding of it is a size
                 yield at(node, "in-place arithmetic on an array in host code; compute inside the kernel")
             elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Subscript) for t in node.targets):
                 first_call = min((c.lineno for c in _jit_calls(pf, top)), default=None)
