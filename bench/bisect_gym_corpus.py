@@ -16,7 +16,7 @@ which lint PF01 refuses in a kernel file; the corpus is about numerics.
 
 The peak resident memory of this process (bisect replays the kernel in it) is printed with the largest input.
 
-    FORGE_SHARED=/work/shared .venv/bin/python bench/bisect_gym_corpus.py [--corpus {gym,fresh,third,fourth,fifth,sixth,seventh,eighth,ninth,tenth,twelfth,thirteenth,fourteenth,fifteenth,sixteenth,seventeenth,both,all}]
+    FORGE_SHARED=/work/shared .venv/bin/python bench/bisect_gym_corpus.py [--corpus {gym,fresh,third,fourth,fifth,sixth,seventh,eighth,ninth,tenth,twelfth,thirteenth,fourteenth,fifteenth,sixteenth,seventeenth,eighteenth,nineteenth,twentieth,both,all}]
         [--only ID ...] [--ops OP ...] [--opdirs DIR] [--no-verify] [--no-ratio] [--no-baseline]
 
 ``--corpus fresh`` scores ``tests/bisect/gym_corpus_fresh.py`` (bugs written against the first corpus' blind spots:
@@ -26,7 +26,9 @@ loop branches, last-tile and unroll-variant bugs, valid shapes, dtypes, wrapper 
 variables, min/max swaps, 2-D keepdim, wrong broadcast operands, host layout and argument bugs); ``fifth`` .. ``tenth`` and ``twelfth`` the blind corpora of sessions 25, 36, 37, 38, 38b, 39 and 40, ``thirteenth``
 session 41's, ``fourteenth`` session 42's, ``fifteenth`` session 43's (one row per open item of the fourteenth),
 ``sixteenth`` session 44's (the runnable operators the fourteenth and fifteenth do not use), ``seventeenth``
-session 45's (the harder operators, bugs of the kinds a model writes);
+session 45's (the harder operators, bugs of the kinds a model writes), ``eighteenth`` session 46's (bn_training_reduce's
+operator directory written by the corpus), ``nineteenth`` session 47's, ``twentieth`` session 48's (swiglu_mlp's
+operator directory written by the corpus);
 ``gym`` (default) the first corpus.
 """
 
@@ -45,6 +47,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "bisect"))
 
 import gym_corpus as corpus  # noqa: E402
+import gym_corpus_eighteenth as corpus_eighteenth  # noqa: E402
 import gym_corpus_eighth as corpus_eighth  # noqa: E402
 import gym_corpus_fifteenth as corpus_fifteenth  # noqa: E402
 import gym_corpus_fifth as corpus_fifth  # noqa: E402
@@ -61,6 +64,7 @@ import gym_corpus_tenth as corpus_tenth  # noqa: E402
 import gym_corpus_third as corpus_third  # noqa: E402
 import gym_corpus_thirteenth as corpus_thirteenth  # noqa: E402
 import gym_corpus_twelfth as corpus_twelfth  # noqa: E402
+import gym_corpus_twentieth as corpus_twentieth  # noqa: E402
 
 from runtime.bisect import bisect  # noqa: E402
 from runtime.verify import VerifySettings, verify  # noqa: E402
@@ -92,6 +96,18 @@ class Row:
     summary: str = ""
 
 
+HANDMADE = (corpus_eighteenth, corpus_twentieth)
+"""corpora that write the directory of an operator the importer cannot (no golden function in its gym test:
+bn_training_reduce, swiglu_mlp) with their own ``prepare(op, op_root)``, and plant with their own ``materialize``"""
+
+
+def operator_dir(bug: corpus.GymBug, opdirs: Path) -> Path:
+    """The operator directory ``bug`` is planted in: prepared by its corpus when that corpus writes its own
+    (:data:`HANDMADE`), else imported as ``runs.tsv`` runs it."""
+    own = next((m for m in HANDMADE if bug in m.BUGS), None)
+    return own.prepare(bug.op, opdirs) if own is not None else corpus.import_op(bug.op, opdirs)
+
+
 def pristine_verdict(op: str, op_dir: Path, memo: dict[str, str]) -> str:
     """verify's verdict on the operator as imported (no bug planted), once per operator."""
     if op not in memo:
@@ -105,9 +121,11 @@ def pristine_verdict(op: str, op_dir: Path, memo: dict[str, str]) -> str:
 
 def score(bug: corpus.GymBug, op_dir: Path, tmp: Path, cache: dict, check_verify: bool, ratio: bool,
           pristine: str = "PASS") -> Row:
-    # (the first and third corpora plant with gym_corpus.materialize; every other through gym_corpus_fresh's, which
-    # prepares flash_attention_score_grad's correlated inputs)
-    mod = corpus if bug in corpus.BUGS or bug in corpus_third.BUGS else corpus_fresh
+    # (the first and third corpora plant with gym_corpus.materialize; a corpus that writes operator directories of
+    # its own (HANDMADE) with its own; every other through gym_corpus_fresh's, which prepares
+    # flash_attention_score_grad's correlated inputs)
+    own = next((m for m in HANDMADE if bug in m.BUGS), None)
+    mod = own or (corpus if bug in corpus.BUGS or bug in corpus_third.BUGS else corpus_fresh)
     d, stage, span = mod.materialize(bug, op_dir, tmp)
     row = Row(bug.id, bug.op, bug.kind, span)
     lo, hi = span
@@ -156,7 +174,7 @@ def score(bug: corpus.GymBug, op_dir: Path, tmp: Path, cache: dict, check_verify
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--corpus", choices=("gym", "fresh", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth", "nineteenth", "both", "all"), default="gym",
+    ap.add_argument("--corpus", choices=("gym", "fresh", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth", "eighteenth", "nineteenth", "twentieth", "both", "all"), default="gym",
                     help="gym: tests/bisect/gym_corpus.py; fresh: tests/bisect/gym_corpus_fresh.py; third: "
                          "tests/bisect/gym_corpus_third.py; fourth: tests/bisect/gym_corpus_fourth.py; fifth: "
                          "tests/bisect/gym_corpus_fifth.py (blind, s25); sixth: tests/bisect/gym_corpus_sixth.py (blind, s36); seventh: "
@@ -166,7 +184,9 @@ def main() -> int:
                          "thirteenth: tests/bisect/gym_corpus_thirteenth.py (s41); fourteenth: "
                          "tests/bisect/gym_corpus_fourteenth.py (s42); fifteenth: tests/bisect/gym_corpus_fifteenth.py (s43); "
                          "sixteenth: tests/bisect/gym_corpus_sixteenth.py (s44); seventeenth: tests/bisect/gym_corpus_seventeenth.py (s45); "
-                         "nineteenth: tests/bisect/gym_corpus_nineteenth.py (s47); both: gym + fresh; all: every one")
+                         "eighteenth: tests/bisect/gym_corpus_eighteenth.py (s46); "
+                         "nineteenth: tests/bisect/gym_corpus_nineteenth.py (s47); twentieth: "
+                         "tests/bisect/gym_corpus_twentieth.py (s48); both: gym + fresh; all: every one")
     ap.add_argument("--only", nargs="*", default=[])
     ap.add_argument("--ops", nargs="*", default=[])
     ap.add_argument("--opdirs", default="", help="where imported op dirs are kept (reused; default: a temp dir)")
@@ -186,20 +206,21 @@ def main() -> int:
             "seventh": corpus_seventh.BUGS, "eighth": corpus_eighth.BUGS, "ninth": corpus_ninth.BUGS, "tenth": corpus_tenth.BUGS, "twelfth": corpus_twelfth.BUGS,
             "thirteenth": corpus_thirteenth.BUGS, "fourteenth": corpus_fourteenth.BUGS,
             "fifteenth": corpus_fifteenth.BUGS, "sixteenth": corpus_sixteenth.BUGS,
-            "seventeenth": corpus_seventeenth.BUGS, "nineteenth": corpus_nineteenth.BUGS,
+            "seventeenth": corpus_seventeenth.BUGS, "eighteenth": corpus_eighteenth.BUGS,
+            "nineteenth": corpus_nineteenth.BUGS, "twentieth": corpus_twentieth.BUGS,
             "both": corpus.BUGS + corpus_fresh.BUGS,
             "all": corpus.BUGS + corpus_fresh.BUGS + corpus_third.BUGS + corpus_fourth.BUGS + corpus_fifth.BUGS
             + corpus_sixth.BUGS + corpus_seventh.BUGS + corpus_eighth.BUGS + corpus_ninth.BUGS
             + corpus_tenth.BUGS + corpus_twelfth.BUGS + corpus_thirteenth.BUGS
             + corpus_fourteenth.BUGS + corpus_fifteenth.BUGS + corpus_sixteenth.BUGS + corpus_seventeenth.BUGS
-            + corpus_nineteenth.BUGS}[args.corpus]
+            + corpus_eighteenth.BUGS + corpus_nineteenth.BUGS + corpus_twentieth.BUGS}[args.corpus]
     bugs = [b for b in pool if (not args.only or b.id in args.only) and (not args.ops or b.op in args.ops)]
     cache: dict = {}
     memo: dict[str, str] = {}
     rows: list[Row] = []
     for b in bugs:
-        op_dir = corpus.import_op(b.op, opdirs)
         try:
+            op_dir = operator_dir(b, opdirs)
             base = "PASS" if args.no_baseline else pristine_verdict(b.op, op_dir, memo)
             r = score(b, op_dir, tmp, cache, not args.no_verify, not args.no_ratio, base)
         except Exception as exc:  # noqa: BLE001 - a bisect that raises is scored "error", the others still run
