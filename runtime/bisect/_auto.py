@@ -45,6 +45,8 @@ from runtime.bisect._claims import (
     wrong_input,
     wrong_shape,
 )
+from runtime.bisect._kinds import suspect_reduction_kind
+from runtime.bisect._leaked import bypassed_dead_value, leaked_loop_name
 from runtime.bisect._parse import parse_source
 from runtime.bisect._records import Rec
 from runtime.bisect._repair import (
@@ -349,6 +351,27 @@ def _discarded_combination_suspect(an: Analyzer, observed: Rec, suspects: list[R
     return None
 
 
+def _leaked_name_suspect(an: Analyzer, observed: Rec, suspects: list[Rec], evidence: list[str]) -> Rec | None:
+    """A suspect of a departure left not localized whose line, inside a Python loop, reads a local only an earlier,
+    finished loop binds (``_leaked.leaked_loop_name``: ``div(r, ts)`` in the normalise pass where ``tsum`` was
+    meant, s48), or reads a local while the value computed from it right before is never read
+    (``_leaked.bypassed_dead_value``: ``reshape(v1, ..)`` after ``v2 = transpose(v1, ..)``, s48). Neither the value
+    read nor what it makes has a golden (and a dead value is not even recorded), so no replay separates the read from
+    the line that made its operand - the source does."""
+    seen: set[int | None] = set()
+    for r in suspects:
+        if r.seq < 0 or r.line in seen:
+            continue
+        seen.add(r.line)
+        found = leaked_loop_name(an.source, r.line) or bypassed_dead_value(an.source, r.line)
+        if found is not None:
+            evidence.append(f"{observed.where()} departs, and nothing between it and {r.where()} has a golden value; "
+                            + found[1])
+            an.status[r.seq] = "mismatch"
+            return r
+    return None
+
+
 def analyze(recs: list[Rec] | Analyzer, golden: Golden | None = None, kernel_args: list[dict] | None = None,
             outputs: dict[str, np.ndarray] | None = None, source: str | None = None,
             stage_name: str = "", replayer: Callable[[Callable[..., None]], None] | None = None) -> AutoResult:
@@ -576,6 +599,12 @@ def analyze(recs: list[Rec] | Analyzer, golden: Golden | None = None, kernel_arg
                 swapped = suspect_swapped_operands(an, observed, [rep.culprit, *rep.window], replayer, evidence)
                 if swapped is not None:
                     return result(observed, swapped, window)
+                leaked = _leaked_name_suspect(an, observed, [rep.culprit, *rep.window], evidence)
+                if leaked is not None:
+                    return result(observed, leaked, window)
+                kind = suspect_reduction_kind(an, observed, [rep.culprit, *rep.window], replayer, evidence)
+                if kind is not None:
+                    return result(observed, kind, window)
                 ranked = [rep.culprit, *sorted(rep.window, key=lambda r: -r.seq)]
                 suspects = _window_suspects(ranked)
                 evidence.append(f"{observed.where()} is the first value that departs from the golden; see the suspects")

@@ -20,6 +20,7 @@ import numpy as np
 import yaml
 
 from runtime import pyast
+from runtime.bisect._alloc import static_output_alloc_source
 from runtime.bisect._analyzer import UPDATED, Aligned, Analyzer
 from runtime.bisect._auto import AutoResult, Golden, analyze, name_from_source
 from runtime.bisect._checkpoint import checkpoint_names, compare_checkpoints
@@ -47,6 +48,7 @@ from runtime.bisect._rules import (
 )
 from runtime.bisect._run import DEFAULT_EMULATOR, ArgSource, CapturedCall, CapturedRun, run_captured_cases
 from runtime.bisect._scalar import swapped_scalars, wrapper_scalar
+from runtime.bisect._tripcount import static_trip_count_source
 from runtime.bisect.report import BisectReport, OpFinding, OutputResult, Stats, Suspect, UnmappedOp, stats_of
 from runtime.stages import parse_stage_name, wrapper_for
 from runtime.yamlio import load_yaml
@@ -1563,6 +1565,8 @@ def _one_case(op: Any, stage: Path, case: Any, *, emulator: str, timeout: float,
                 or static_valid_bound_source("\n".join(lines), err["line"], msg) \
                 or static_poison_bound_source("\n".join(lines), err["line"], msg) \
                 or static_view_extent_source("\n".join(lines), err["line"], msg) \
+                or static_trip_count_source("\n".join(lines), err["line"], msg) \
+                or static_output_alloc_source("\n".join(lines), err["line"], msg) \
                 or static_wrapper_pad_source("\n".join(lines), err["line"], msg) \
                 or static_reshape_dim_source("\n".join(lines), err["line"], msg)
             if dtyped is not None:
