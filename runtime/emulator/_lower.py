@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime.emulator._enums import numpy_dtype_name
+from runtime.emulator._enums import DataType, numpy_dtype_name
 from runtime.emulator._errors import py_error
 from runtime.emulator._ir import Guard, Late, LoopNode, OpNode, Region
 from runtime.emulator._symbolic import SymbolicScalar
@@ -96,18 +96,30 @@ class _Lowering:
     # graph -------------------------------------------------------------------------------------------
     def op(self, n: OpNode) -> prog.Op:
         self.node = n
-        get = n.params.get
-        params = {}
-        sc = _SCHEMAS.get(n.impl)
-        for name, plain, conv, nullable in sc if sc is not None else _schema(n.impl):
-            v = get(name)
-            # plain None: never `type(v)`; None where the schema allows it is what the converter returns for it
-            params[name] = v if type(v) is plain or (v is None and nullable) else conv(self, v, name)
+        names, kplan = _KPLANS.get(n.impl) or _kplan(n.impl)
+        vals = tuple(map(n.params.get, names))  # the schema's parameters in order (None when absent)
+        sig = tuple(map(type, vals))
+        todo = kplan.get(sig)
+        if todo is None:
+            todo = _todo(n.impl, kplan, sig)
+        params = dict(zip(names, vals))
+        # only the parameters whose type is not the plain one their converter returns unchanged (few: the lists
+        # of expressions, dtypes, numbers) are converted, in schema order as before
+        for i, name, conv in todo:
+            params[name] = conv(self, vals[i], name)
+        ins, outs, writes = n.ins, n.outs, n.writes
+        # tuples of plain ints (almost always) are taken as they are: the types read in C, one test per op
+        if not ((type(ins), type(outs), type(writes)) == _TUPLES
+                and _INT_ONLY.issuperset(map(type, (*ins, *outs, *writes)))):
+            ins, outs, writes = _keys(ins), _keys(outs), _keys(writes)
         types = n.types
-        return prog.Op(n.impl, n.name, params, _keys(n.ins), _keys(n.outs), _keys(n.writes), n.out_key, n.kind,
+        try:
+            ts = _TYPES.get(types)
+        except TypeError:  # an unhashable entry: converted below (and refused there if it is not a dtype / rank)
+            ts = None
+        return prog.Op(n.impl, n.name, params, ins, outs, writes, n.out_key, n.kind,
                        int(n.tile_elems), bool(n.gm_write), n.file, n.line,
-                       ((_dtype_name(types[0][0]), int(types[0][1])),) if len(types) == 1 else
-                       tuple([(_dtype_name(d), int(r)) for d, r in types]),
+                       ts if ts is not None else _types(types),
                        n.nid, n.target, n.out.name if n.out is not None else None,
                        dict(n.names) if n.names else None, n.source, dict(n.attrs) if n.attrs else None)
 
@@ -236,7 +248,39 @@ def _keys(t: tuple) -> tuple[int, ...]:
 _PLAIN: dict[str, type] = {"key": int, "int": int, "expr": int, "key?": int, "int?": int, "expr?": int, "str": str,
                            "dt": str, "bool": bool}
 _SCHEMAS: dict[str, tuple[tuple[str, type | None, Conv, bool], ...]] = {}
+_INT_ONLY = frozenset({int})
+_NONE = type(None)
 
+Todo = tuple[tuple[int, str, Conv], ...]
+_KPLANS: dict[str, tuple[tuple[str, ...], dict[tuple[type, ...], Todo]]] = {}
+"""kind -> (its parameter names in schema order, {the types of an op's values -> the parameters to convert})
+
+Why: whether a value is taken as is depends on its type alone (`_PLAIN`, None where allowed), so the choice is made
+once per kind and tuple of value types - the values' types are read in C (``map(type, ...)``) - instead of a Python
+test per parameter of every op (~60% of lowering's bytecodes on attn_softmax)."""
+_PLAN_TYPES = frozenset({int, str, bool, float, _NONE, tuple, list, dict, Late, SymbolicScalar, np.float64,
+                         np.float32, np.ndarray})
+"""value types whose signatures are remembered (a signature with any other type - a candidate's class - is decided
+for that op alone: the table must not keep a candidate's class alive nor grow with them)"""
+_PLAN_LIMIT = 256
+
+
+def _kplan(kind: str) -> tuple[tuple[str, ...], dict[tuple[type, ...], Todo]]:
+    got = _KPLANS.get(kind)
+    if got is None:
+        got = _KPLANS[kind] = (tuple(name for name, _, _, _ in _schema(kind)), {})
+    return got
+
+
+def _todo(kind: str, kplan: dict[tuple[type, ...], Todo], sig: tuple[type, ...]) -> Todo:
+    """The parameters of an op of ``kind`` with value types ``sig`` that go through their converter (a value of the
+    plain type, or None where the schema allows it, is taken as is: exactly the test `_schema` describes)."""
+    todo = tuple((i, name, conv) for i, ((name, plain, conv, nullable), t) in enumerate(zip(_schema(kind), sig,
+                                                                                            strict=True))
+                 if not (t is plain or (t is _NONE and nullable)))
+    if len(kplan) < _PLAN_LIMIT and _PLAN_TYPES.issuperset(sig):
+        kplan[sig] = todo
+    return todo
 
 def _schema(kind: str) -> tuple[tuple[str, type | None, Conv, bool], ...]:
     """(name, plain type or None, converter, None allowed) per parameter of ``kind``, in schema order (an optional
@@ -248,6 +292,21 @@ def _schema(kind: str) -> tuple[tuple[str, type | None, Conv, bool], ...]:
              t.endswith("?"))
             for name, t in KINDS[kind].schema.items())
     return sc
+
+
+_TUPLES = (tuple, tuple, tuple)
+_TYPES: dict[tuple, tuple[tuple[str, int], ...]] = {}
+"""an op's (DataType, rank) outputs -> their (numpy dtype name, rank) (`_types`)"""
+
+
+def _types(types: Any) -> tuple[tuple[str, int], ...]:
+    """(numpy dtype name or "?", rank) of each output, remembered for a tuple of (DataType, int) pairs (a few
+    distinct ones per kernel; their names never change)."""
+    out = tuple([(_dtype_name(t[0]), int(t[1])) for t in types])
+    if (type(types) is tuple and len(_TYPES) < 1024
+            and all(type(t) is tuple and type(t[0]) is DataType and type(t[1]) is int for t in types)):
+        _TYPES[types] = out
+    return out
 
 
 _DT_NAMES: dict[Any, str] = {}
