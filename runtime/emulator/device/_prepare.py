@@ -341,74 +341,71 @@ class _Live:
         first, last, producer, multi = self.first, self.last, self.producer, self.multi
         fields = _FIELDS
         rid = id(r)
+        n = self.counter  # a local, stored back around a nested walk and at the end
         for p in r.paths:
             for i, it in enumerate(p.items):
-                n = self.counter = self.counter + 1
+                n += 1
                 if single:
                     starts.append(n)
                 if isinstance(it, Op):
-                    # the keys the op uses in any way (repeats do no harm here)
+                    # the keys the op uses in any way, as one set (C-level updates: the per-key Python of this walk
+                    # was most of preparation's bytecodes)
                     f = fields.get(it.kind)
                     key_f, keys_f, expr_f, exprs_f, prod_f = f if f is not None else _fields(it.kind)
                     params = it.params
                     outs = it.outs
-                    ks = [*it.ins, *outs, *it.writes]
-                    if it.out_key is not None:
-                        ks.append(it.out_key)
-                    for name in key_f:
-                        v = params.get(name)
-                        if v is not None:
-                            ks.append(v)
+                    ks = {*it.ins, *outs, *it.writes, it.out_key, *map(params.get, key_f)}
                     for name in keys_f:
                         v = params.get(name)
                         if v is not None:
-                            ks.extend(v)
+                            ks.update(v)
                     if expr_f or exprs_f:
-                        ex: set[int] = set()
                         for name in expr_f:
                             v = params.get(name)
                             if type(v) is tuple:
-                                _expr_keys(v, ex)
+                                _expr_keys(v, ks)
                         for name in exprs_f:
                             v = params.get(name)
                             if v is not None:
                                 for x in v:
                                     if type(x) is tuple:
-                                        _expr_keys(x, ex)
-                        ks.extend(ex)
+                                        _expr_keys(x, ks)
+                    ks.discard(None)
                     if it.writes:
                         self.written.update(it.writes)
-                    for k in ks:
-                        if k not in first:
-                            first[k] = n
-                        last[k] = n
+                    first.update(dict.fromkeys(ks.difference(first), n))
+                    last.update(dict.fromkeys(ks, n))
                     # the keys it produces, each once
                     if prod_f:
-                        got = set(outs)
-                        for name in prod_f:
-                            v = params.get(name)
-                            if v is not None:
-                                got.add(v)
+                        got = {*outs, *map(params.get, prod_f)}
+                        got.discard(None)
                         produced: Any = got
                     else:
-                        produced = outs if len(outs) <= 1 else set(outs)
-                    for k in produced:
-                        if k in producer:
-                            multi.add(k)
-                        else:
-                            producer[k] = (n, rid, i)
+                        produced = outs
+                    if len(produced) == 1:
+                        for k in produced:
+                            if k in producer:
+                                multi.add(k)
+                            else:
+                                producer[k] = (n, rid, i)
+                    elif produced:
+                        produced = set(produced)
+                        multi.update(produced.intersection(producer))
+                        producer.update(dict.fromkeys(produced.difference(producer), (n, rid, i)))
                 elif isinstance(it, Loop):
                     ek: set[int] = set()
                     for e in (it.start, it.stop, it.step):
                         _expr_keys(e, ek)
                     self.use(ek, n)
-                    self.walk(it.body)
+                    self.counter = n
+                    n = self.walk(it.body)
                 elif isinstance(it, Guard):
                     ek = set()
                     _expr_keys(it.cond, ek)
                     self.use(ek, n)
-        self.regions[id(r)] = (r, starts, self.counter)
-        return self.counter
+        self.counter = n
+        self.regions[rid] = (r, starts, n)
+        return n
 
 
 def _liveness(body: Region, params: set[int]) -> dict[tuple[int, int], tuple[int, ...]]:
