@@ -9,6 +9,9 @@ type its op kind declares (`device._kreg.KINDS` schemas), so a candidate object 
 
 from __future__ import annotations
 
+from functools import cache
+from itertools import compress
+from operator import is_, itemgetter, not_, or_
 from typing import Any
 
 import numpy as np
@@ -96,21 +99,21 @@ class _Lowering:
     # graph -------------------------------------------------------------------------------------------
     def op(self, n: OpNode) -> prog.Op:
         self.node = n
-        names, kplan = _KPLANS.get(n.impl) or _kplan(n.impl)
-        vals = tuple(map(n.params.get, names))  # the schema's parameters in order (None when absent)
-        sig = tuple(map(type, vals))
-        todo = kplan.get(sig)
+        kp = _KPLANS.get(n.impl) or _kplan(n.impl)
+        vals = tuple(map(n.params.get, kp.names))  # the schema's parameters in order (None when absent)
+        sig = tuple(map(id, map(type, vals)))  # by identity: a class cannot pass for another by its __eq__
+        todo = kp.todos.get(sig)
         if todo is None:
-            todo = _todo(n.impl, kplan, sig)
-        params = dict(zip(names, vals))
+            todo = kp.todo(vals, sig)
+        params = dict(zip(kp.names, vals))
         # only the parameters whose type is not the plain one their converter returns unchanged (few: the lists
         # of expressions, dtypes, numbers) are converted, in schema order as before
         for i, name, conv in todo:
             params[name] = conv(self, vals[i], name)
         ins, outs, writes = n.ins, n.outs, n.writes
         # tuples of plain ints (almost always) are taken as they are: the types read in C, one test per op
-        if not ((type(ins), type(outs), type(writes)) == _TUPLES
-                and _INT_ONLY.issuperset(map(type, (*ins, *outs, *writes)))):
+        if not (_TUPLE_ONLY.issuperset(map(id, map(type, (ins, outs, writes))))
+                and _INT_ONLY.issuperset(map(id, map(type, (*ins, *outs, *writes))))):
             ins, outs, writes = _keys(ins), _keys(outs), _keys(writes)
         types = n.types
         try:
@@ -247,54 +250,72 @@ def _keys(t: tuple) -> tuple[int, ...]:
 # saved on a small kernel.
 _PLAIN: dict[str, type] = {"key": int, "int": int, "expr": int, "key?": int, "int?": int, "expr?": int, "str": str,
                            "dt": str, "bool": bool}
-_SCHEMAS: dict[str, tuple[tuple[str, type | None, Conv, bool], ...]] = {}
-_INT_ONLY = frozenset({int})
+_INT_ONLY = frozenset({id(int)})
+_TUPLE_ONLY = frozenset({id(tuple)})
 _NONE = type(None)
 
 Todo = tuple[tuple[int, str, Conv], ...]
-_KPLANS: dict[str, tuple[tuple[str, ...], dict[tuple[type, ...], Todo]]] = {}
-"""kind -> (its parameter names in schema order, {the types of an op's values -> the parameters to convert})
-
-Why: whether a value is taken as is depends on its type alone (`_PLAIN`, None where allowed), so the choice is made
-once per kind and tuple of value types - the values' types are read in C (``map(type, ...)``) - instead of a Python
-test per parameter of every op (~60% of lowering's bytecodes on attn_softmax)."""
-_PLAN_TYPES = frozenset({int, str, bool, float, _NONE, tuple, list, dict, Late, SymbolicScalar, np.float64,
-                         np.float32, np.ndarray})
-"""value types whose signatures are remembered (a signature with any other type - a candidate's class - is decided
-for that op alone: the table must not keep a candidate's class alive nor grow with them)"""
+_PLAN_TYPES = frozenset(map(id, (int, str, bool, float, _NONE, tuple, list, dict, Late, SymbolicScalar, np.float64,
+                                 np.float32, np.ndarray)))
+"""value types (ids: these types live as long as the process) whose signatures `_KPlan.todos` remembers (a signature
+with any other type - a candidate's class - is decided for that op alone: the table must not grow with them, and an
+id of a class that dies can be reused)"""
 _PLAN_LIMIT = 256
 
 
-def _kplan(kind: str) -> tuple[tuple[str, ...], dict[tuple[type, ...], Todo]]:
+class _KPlan:
+    """How the ops of one kind are lowered: its parameter names in schema order, and which of them go through their
+    converter, by the types of an op's values.
+
+    Why: whether a value is taken as is depends on its type alone (`_PLAIN`, None where the schema allows it), so
+    the choice is made once per kind and tuple of value types - the types read in C (``map(type, ...)``) - instead
+    of a Python test per parameter of every op (~60% of lowering's bytecodes on attn_softmax)."""
+
+    __slots__ = ("entries", "names", "nones", "plains", "todos")
+
+    def __init__(self, kind: str) -> None:
+        schema = KINDS[kind].schema
+        self.names = tuple(schema)
+        infos = tuple(map(_tinfo, schema.values()))
+        self.plains = tuple(map(itemgetter(0), infos))
+        """the plain type of each parameter (a value of it is taken as is), else None"""
+        self.nones = tuple(map(itemgetter(1), infos))
+        """NoneType where the parameter may be None (then None is taken as is), else None"""
+        self.entries = tuple(zip(range(len(infos)), self.names, map(itemgetter(2), infos), strict=True))
+        """(index, name, converter) of each parameter"""
+        self.todos: dict[tuple[int, ...], Todo] = {}
+        """ids of the values' types -> the parameters to convert"""
+
+    def todo(self, vals: tuple, sig: tuple[int, ...]) -> Todo:
+        """The parameters to convert for values ``vals`` (types' ids ``sig``): those whose type is neither the plain
+        one nor None where allowed - by identity, in C."""
+        types = tuple(map(type, vals))
+        keep = map(or_, map(is_, types, self.plains), map(is_, types, self.nones))
+        todo = tuple(compress(self.entries, map(not_, keep)))
+        if len(self.todos) < _PLAN_LIMIT and _PLAN_TYPES.issuperset(sig):
+            self.todos[sig] = todo
+        return todo
+
+
+_KPLANS: dict[str, _KPlan] = {}
+
+
+def _kplan(kind: str) -> _KPlan:
     got = _KPLANS.get(kind)
     if got is None:
-        got = _KPLANS[kind] = (tuple(name for name, _, _, _ in _schema(kind)), {})
+        got = _KPLANS[kind] = _KPlan(kind)
     return got
 
 
-def _todo(kind: str, kplan: dict[tuple[type, ...], Todo], sig: tuple[type, ...]) -> Todo:
-    """The parameters of an op of ``kind`` with value types ``sig`` that go through their converter (a value of the
-    plain type, or None where the schema allows it, is taken as is: exactly the test `_schema` describes)."""
-    todo = tuple((i, name, conv) for i, ((name, plain, conv, nullable), t) in enumerate(zip(_schema(kind), sig,
-                                                                                            strict=True))
-                 if not (t is plain or (t is _NONE and nullable)))
-    if len(kplan) < _PLAN_LIMIT and _PLAN_TYPES.issuperset(sig):
-        kplan[sig] = todo
-    return todo
-
-def _schema(kind: str) -> tuple[tuple[str, type | None, Conv, bool], ...]:
-    """(name, plain type or None, converter, None allowed) per parameter of ``kind``, in schema order (an optional
-    parameter's converter maps None to None: most optional parameters of most ops are None, and are taken as is)."""
-    sc = _SCHEMAS.get(kind)
-    if sc is None:
-        sc = _SCHEMAS[kind] = tuple(
-            (name, _PLAIN.get(t) or (str if t.startswith("enum:") and not t.endswith("?") else None), _converter(t),
-             t.endswith("?"))
-            for name, t in KINDS[kind].schema.items())
-    return sc
+@cache
+def _tinfo(t: str) -> tuple[type | None, type | None, Conv]:
+    """(plain type or None, NoneType when None is allowed, converter) of a schema type (an optional parameter's
+    converter maps None to None: most optional parameters of most ops are None, and are taken as is); cached in C
+    (schema types are a closed set of strings)."""
+    plain = _PLAIN.get(t) or (str if t.startswith("enum:") and not t.endswith("?") else None)
+    return plain, _NONE if t.endswith("?") else None, _converter(t)
 
 
-_TUPLES = (tuple, tuple, tuple)
 _TYPES: dict[tuple, tuple[tuple[str, int], ...]] = {}
 """an op's (DataType, rank) outputs -> their (numpy dtype name, rank) (`_types`)"""
 

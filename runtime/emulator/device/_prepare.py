@@ -16,7 +16,7 @@ from runtime.emulator.device._divergence import divergence_warning, warning_firs
 from runtime.emulator.device._expr import compile_expr
 from runtime.emulator.device._kreg import KINDS
 from runtime.emulator.device._program import Guard, KernelProgram, Loop, Op, Region
-from runtime.emulator.device._promote import bf16_promoted, declared_dtypes, promote_params
+from runtime.emulator.device._promote import bf16_promoted, promote_params
 from runtime.emulator.device._types import ProgramError
 
 __all__ = ["XGuard", "XLoop", "XOp", "XPath", "XRegion", "prepare"]
@@ -216,16 +216,15 @@ def _param_reads(op: Op, params: frozenset[int]) -> tuple[int, ...]:
     return tuple(k for k in ins if k in params)
 
 
-def _param_aliases(program: KernelProgram, keys: frozenset[int]) -> frozenset[int]:
+def _param_aliases(metas: list[tuple[int, int]], keys: frozenset[int]) -> frozenset[int]:
     """The kernel arguments' storage keys and those of every meta op's result on one (a ``reshape`` or
     ``unsqueeze`` of an argument, of such a result, ...): reading one reads the argument's bytes.
 
     Why: the bytes-in counter (and the perf stage's estimate built on it) saw a kernel that reads its input through
     ``pypto.reshape(x, ..., inplace=True)`` and views of the result - bn_training_reduce - as reading nothing,
-    and an agent could lower its estimate that way. Repeated to a fixed point: `KernelProgram.ops` visits loop
-    bodies after their region, not strictly in program order."""
+    and an agent could lower its estimate that way. ``metas``: (first input, result) of every meta op with both
+    (`_Live.walk` collects them); repeated to a fixed point, so their order does not matter."""
     out = set(keys)
-    metas = [(op.ins[0], op.out_key) for op in program.ops() if op.cls == "meta" and op.ins and op.out_key is not None]
     grew = True
     while grew:
         grew = False
@@ -268,11 +267,15 @@ def prepare(program: KernelProgram, npuarch: str = "DAV_2201") -> XRegion:
     on A2/A3 BF16 intermediates are kept in FP32, `_promote`). Loop bodies are prepared when they first run
     (`XLoop.body`); which values each item drops (`_liveness`) is decided here, on the whole program."""
     keys = frozenset(p.key for p in program.params)
-    cx = _Ctx(declared_dtypes(program) if bf16_promoted(npuarch) else None, _param_aliases(program, keys))
-    cx.free = _liveness(program.body, set(keys))
+    # one walk of the program for the liveness facts, the declared dtypes (`_promote.declared_dtypes`, in the same
+    # order: arguments first, then program order), the meta ops and whether it has a matmul (four walks before)
+    lv = _Live({p.key: p.dtype for p in program.params} if bf16_promoted(npuarch) else None)
+    lv.walk(program.body)
+    cx = _Ctx(lv.declared, _param_aliases(lv.metas, keys))
+    cx.free = lv.drops(set(keys))
     body = _region(program.body, cx)
     body.npuarch = npuarch
-    body.blas = any(op.kind == "matmul" for op in program.ops())
+    body.blas = lv.matmul
     return body
 
 
@@ -312,9 +315,10 @@ class _Live:
     and everything it holds - a list per storage key - was left to the cyclic collector, whose young collection
     when a kernel call ends cost ~2 ms on attn_softmax's 16-tile call)."""
 
-    __slots__ = ("counter", "first", "last", "multi", "producer", "regions", "written")
+    __slots__ = ("counter", "declared", "first", "last", "matmul", "metas", "multi", "producer", "regions",
+                 "written")
 
-    def __init__(self) -> None:
+    def __init__(self, declared: dict[int, str] | None = None) -> None:
         self.first: dict[int, int] = {}
         """key -> walk number of the first item using it"""
         self.last: dict[int, int] = {}
@@ -324,9 +328,17 @@ class _Live:
         self.multi: set[int] = set()
         """keys produced by more than one op (never dropped)"""
         self.written: set[int] = set()
-        self.regions: dict[int, tuple[Region, list[int], int]] = {}
-        """region id -> (region, walk numbers of its first path's items, last walk number inside it)"""
+        self.regions: dict[int, tuple[bool, list[int], int]] = {}
+        """region id -> (whether it has a single path, walk numbers of its first path's items, last walk number
+        inside it)"""
         self.counter = 0
+        self.declared = declared
+        """when given (seeded with the arguments' dtypes): storage key -> the dtype the kernel declared for it, the
+        first one in program order (`_promote.declared_dtypes`)"""
+        self.metas: list[tuple[int, int]] = []
+        """(first input, result) of each meta op (`_param_aliases`)"""
+        self.matmul = False
+        """the program has a matmul (`XRegion.blas`)"""
 
     def use(self, keys: Any, n: int) -> None:
         first, last = self.first, self.last
@@ -339,6 +351,7 @@ class _Live:
         starts: list[int] = []
         single = len(r.paths) == 1
         first, last, producer, multi = self.first, self.last, self.producer, self.multi
+        declared = self.declared
         fields = _FIELDS
         rid = id(r)
         n = self.counter  # a local, stored back around a nested walk and at the end
@@ -373,6 +386,16 @@ class _Live:
                     ks.discard(None)
                     if it.writes:
                         self.written.update(it.writes)
+                    kind = it.kind
+                    if declared is not None:
+                        for k, (dt, _) in zip(outs, it.types, strict=False):
+                            declared.setdefault(k, dt)
+                        if kind == "assemble":
+                            declared.setdefault(params["dst"], params["ddtype"])
+                    if it.cls == "meta" and it.ins and it.out_key is not None:
+                        self.metas.append((it.ins[0], it.out_key))
+                    elif kind == "matmul":
+                        self.matmul = True
                     first.update(dict.fromkeys(ks.difference(first), n))
                     last.update(dict.fromkeys(ks, n))
                     # the keys it produces, each once
@@ -404,8 +427,24 @@ class _Live:
                     _expr_keys(it.cond, ek)
                     self.use(ek, n)
         self.counter = n
-        self.regions[rid] = (r, starts, n)
+        self.regions[rid] = (single, starts, n)
         return n
+
+    def drops(self, params: set[int]) -> dict[tuple[int, int], tuple[int, ...]]:
+        """`_liveness`'s result from the facts of the walk."""
+        first, last, producer, regions = self.first, self.last, self.producer, self.regions
+        drops: dict[tuple[int, int], list[int]] = {}
+        for k in producer.keys() - self.multi - params - self.written:
+            n0, rid, pos = producer[k]
+            single, starts, end = regions[rid]
+            if not single:
+                continue
+            lu = last.get(k)
+            if lu is not None and (first[k] < n0 or lu > end):
+                continue  # read before it is produced (carried over from the previous iteration) or outside the region
+            lst = bisect_right(starts, lu) - 1 if lu is not None else pos
+            drops.setdefault((rid, max(lst, pos)), []).append(k)
+        return {ri: tuple(sorted(keys)) for ri, keys in drops.items()}
 
 
 def _liveness(body: Region, params: set[int]) -> dict[tuple[int, int], tuple[int, ...]]:
@@ -427,17 +466,4 @@ def _liveness(body: Region, params: set[int]) -> dict[tuple[int, int], tuple[int
     """
     lv = _Live()
     lv.walk(body)
-    first, last, producer, multi, written, regions = lv.first, lv.last, lv.producer, lv.multi, lv.written, lv.regions
-    drops: dict[tuple[int, int], list[int]] = {}
-    for k, (n0, rid, pos) in producer.items():
-        if k in multi or k in params or k in written:
-            continue
-        r, starts, end = regions[rid]
-        if len(r.paths) != 1:
-            continue
-        lu = last.get(k)
-        if lu is not None and (first[k] < n0 or lu > end):
-            continue  # read before it is produced (carried over from the previous iteration) or outside the region
-        lst = bisect_right(starts, lu) - 1 if lu is not None else pos
-        drops.setdefault((rid, max(lst, pos)), []).append(k)
-    return {ri: tuple(sorted(keys)) for ri, keys in drops.items()}
+    return lv.drops(params)
