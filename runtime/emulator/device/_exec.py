@@ -53,10 +53,10 @@ def _run_region(region: XRegion, env: Env, start: int = 0) -> None:
     noisy = env.noisy
     buf = env.buf
     on_record = env.on_record if env.record else None
+    a: Any = None
     while i < n:
         it = items[i]
-        t = type(it)
-        if t is XOp:
+        if type(it) is XOp:
             env.node = it
             if limited:
                 env.step()
@@ -81,19 +81,20 @@ def _run_region(region: XRegion, env: Env, start: int = 0) -> None:
                                 env.tiles += (ne + te - 1) // te if ne else 1
                         if on_record is not None:
                             on_record(env, it, v)
-                        env.geom = None
-                    v = None
+                            env.geom = None  # only ever set when recording (the kinds' ``if env.record``)
+                        v = None
             if it.free:
                 for k in it.free:  # `Env.release`, but a call only for an array it may keep (`SPARE_MIN`)
                     v = buf.get(k)
                     if v is not None:
-                        if type(v[0]) is np.ndarray and v[0].nbytes >= SPARE_MIN:
-                            v = None  # release counts the references the buffer alone holds
+                        a = v[0]
+                        if type(a) is np.ndarray and a.nbytes >= SPARE_MIN:
+                            v = a = None  # release counts the references the buffer alone holds
                             env.release((k,))
                         else:
                             del buf[k]
-                v = None  # no reference left here to a dropped array (`_k_math.scratch` counts them)
-        elif t is XGuard:
+                v = a = None  # no reference left here to a dropped array (`_k_math.scratch` counts them)
+        elif type(it) is XGuard:
             val = it.cond(env)
             if bool(val) != it.taken:
                 path = region.branch(path, it)
