@@ -16,7 +16,7 @@ from runtime.emulator.device._divergence import divergence_warning, warning_firs
 from runtime.emulator.device._expr import compile_expr
 from runtime.emulator.device._kreg import KINDS
 from runtime.emulator.device._program import Guard, KernelProgram, Loop, Op, Region
-from runtime.emulator.device._promote import bf16_promoted, promote_params
+from runtime.emulator.device._promote import PROMOTING, bf16_promoted, promote_params
 from runtime.emulator.device._types import ProgramError
 
 __all__ = ["XGuard", "XLoop", "XOp", "XPath", "XRegion", "prepare"]
@@ -30,19 +30,15 @@ _DIVERGING = frozenset({"reduce", "binary"})
 class XOp:
     """An op ready to run: its data plus ``run`` / ``brun`` built by its kind."""
 
-    __slots__ = ("op", "name", "file", "line", "ins", "out_key", "tile_elems", "cls", "gm_write", "params",
-                 "kind", "run", "brun", "free", "param_reads", "counted", "sized")
+    __slots__ = ("op", "name", "ins", "out_key", "tile_elems", "params", "kind", "run", "brun", "free", "param_reads",
+                 "counted", "sized")
 
     def __init__(self, op: Op, run: Callable[[Any], None], brun: Callable[[Any], None] | None) -> None:
         self.op = op
         self.name = op.name
-        self.file = op.file
-        self.line = op.line
         self.ins = op.ins
         self.out_key = op.out_key
         self.tile_elems = op.tile_elems
-        self.cls = op.cls
-        self.gm_write = op.gm_write
         self.params = op.params
         self.kind = op.kind
         self.run = run
@@ -56,6 +52,23 @@ class XOp:
         (`_k_core.build_carry`) is not one"""
         self.sized = op.name not in _WRITES
         """its result's elements and tiles are counted after it runs (writers count what they write themselves)"""
+
+    # read where an error or a warning is made, never per op: the program's own fields (one copy less per op)
+    @property
+    def file(self) -> str | None:
+        return self.op.file
+
+    @property
+    def line(self) -> int | None:
+        return self.op.line
+
+    @property
+    def cls(self) -> str:
+        return self.op.cls
+
+    @property
+    def gm_write(self) -> bool:
+        return self.op.gm_write
 
 
 class XGuard:
@@ -191,7 +204,7 @@ def _op(op: Op, cx: _Ctx) -> XOp:
     spec = KINDS.get(op.kind)
     if spec is None:
         raise ProgramError(f"unknown op kind {op.kind!r}")
-    params = promote_params(op, cx.declared) if cx.declared is not None else None
+    params = promote_params(op, cx.declared) if cx.declared is not None and op.kind in PROMOTING else None
     p = params if params is not None else op.params
     if op.kind == "view" and not p["param"] and p["src"] in cx.params:  # a window of a reshape of an argument
         p = params = dict(p, param=True)

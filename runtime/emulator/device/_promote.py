@@ -24,7 +24,7 @@ from typing import Any
 
 from runtime.emulator.device._program import KernelProgram, Loop, Op, Region
 
-__all__ = ["BF16", "PROMOTED_KINDS", "bf16_promoted", "declared_dtypes", "promote_params"]
+__all__ = ["BF16", "PROMOTED_KINDS", "PROMOTING", "bf16_promoted", "declared_dtypes", "promote_params"]
 
 BF16 = "bfloat16"
 F32 = "float32"
@@ -35,6 +35,10 @@ PROMOTED_KINDS = frozenset({"binary", "unary", "where", "reduce", "var", "cumsum
 
 _ROUNDED_INPUTS = {"matmul": ("a", "b", "bias"), "view_dtype": ("src",)}
 """kinds that see their BF16 operands as BF16 bits (cube operands go through GM; a bit view reads the bits)"""
+
+
+PROMOTING = PROMOTED_KINDS | frozenset(_ROUNDED_INPUTS) | {"cast", "assemble"}
+"""the kinds `promote_params` may change (every other op runs with the program's parameters: not asked)"""
 
 
 def bf16_promoted(npuarch: str) -> bool:
