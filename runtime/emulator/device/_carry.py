@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from operator import floordiv, mod, sub
 from typing import Any
 
 import numpy as np
@@ -304,9 +305,8 @@ class Prefixed:
         acc[...] = f.ufunc.accumulate(z, axis=0)[-1].reshape(acc.shape)  # the move writes the carried array
         ops0, *c0 = before
         ops1, *c1 = counters(env)
-        for name, cnt in ops1.items():
-            if cnt != ops0.get(name, 0):
-                env.ops[name] = cnt + (cnt - ops0.get(name, 0)) * (k - 1)
+        for name, cnt in ops1.items() - ops0.items():  # the names the first iteration counted (a set difference in C)
+            env.ops[name] = cnt + (cnt - ops0.get(name, 0)) * (k - 1)
         m = k - 1
         env.tiles, env.elements, env.bytes_in, env.bytes_out, env.flops = \
             [now + (now - was) * m for now, was in zip(c1, c0, strict=True)]
@@ -380,17 +380,18 @@ def start(node: XLoop, plan: PrefixPlan, env: Any, rng: range) -> Prefixed | Non
     batch = _Batch(bp, env, rng.step, kcount, wins=wins, valid={} if partial else None)
     counts: list[tuple[Any, int, int, int, int, int]] = []
     try:
+        ks = (kcount,) * 5
         for it in bp.items:
             env.node = it
             if it.kind == "view" and it.params["src"] in bp.produced:
                 _check_inner_view(batch, it)
-            t0, e0, i0, o0, f0 = env.tiles, env.elements, env.bytes_in, env.bytes_out, env.flops
+            c0 = (env.tiles, env.elements, env.bytes_in, env.bytes_out, env.flops)
             _RULES.get(it.kind, _run_op)(batch, it)
             _account(env, it, kcount, batch.batched)
-            dt, de, di, do, df = env.tiles - t0, env.elements - e0, env.bytes_in - i0, env.bytes_out - o0, env.flops - f0
-            if dt % kcount or de % kcount or di % kcount or do % kcount or df % kcount:
+            d = tuple(map(sub, (env.tiles, env.elements, env.bytes_in, env.bytes_out, env.flops), c0))
+            if any(map(mod, d, ks)):
                 raise EmulatorError("EMU_BATCH", "counters not a multiple of the iterations (fall back)")
-            counts.append((it, dt // kcount, de // kcount, di // kcount, do // kcount, df // kcount))
+            counts.append((it, *map(floordiv, d, ks)))
             for k in it.free:
                 buf.pop(k, None)
         if len(env.warnings) != nwarn:
