@@ -84,6 +84,9 @@ def _analyse(node: Any) -> BatchPlan | bool:
     items = body.paths[0].items
     if not items or any(type(it) is not XOp for it in items):
         return False
+    for it in items:  # an op without a batched form (a loop's carried `move`): refused before any other work
+        if it.brun is None and it.kind != "view" and it.kind != "assemble":
+            return False
     produced: set[int] = set()
     reads: set[int] = set()
     written: set[int] = set()
@@ -268,7 +271,10 @@ def _views_full_of(plan: BatchPlan, env: Any, key: int, rng: range) -> tuple[int
                 else:
                     w = f(env)
                 wants.append(w)
-                if not (holds(w == (w[0] if isinstance(w, np.ndarray) else w)) and holds(w <= shp[d])):
+                if isinstance(w, np.ndarray):
+                    if not (holds(w == w[0]) and holds(w <= shp[d])):
+                        return 0, wins
+                elif not (w == w and w <= shp[d]):  # `holds` of a non-array is its truth
                     return 0, wins
             if not wants:
                 wants = list(shp)
@@ -278,6 +284,14 @@ def _views_full_of(plan: BatchPlan, env: Any, key: int, rng: range) -> tuple[int
                 geo = plan.geo[id(it)]
                 for d, f in enumerate(geo.fns):
                     o = f(env)
+                    if not geo.coef[d] and not isinstance(wants[d], np.ndarray):
+                        # an axis that does not move with the loop: the checks below on scalars, where `holds` is
+                        # the truth of each condition (and the extent equals its own first value)
+                        e = min(o + shp[d], ext[d]) - o
+                        if not (o >= 0 and o < ext[d] and o + wants[d] <= ext[d] and e == e):
+                            return 0, wins
+                        exts[d] = e
+                        continue
                     ov = o + geo.coef[d] * steps if geo.coef[d] else o
                     e = np.minimum(ov + shp[d], ext[d]) - ov if geo.coef[d] else min(o + shp[d], ext[d]) - o
                     e0 = int(e[0]) if isinstance(e, np.ndarray) else e
