@@ -10,6 +10,7 @@ exception an op raises on concrete values becomes one ``EMU_RUNTIME`` error at t
 
 from __future__ import annotations
 
+from itertools import islice
 from typing import Any
 
 import numpy as np
@@ -44,68 +45,70 @@ def run_region(region: XRegion, env: Env, start: int = 0) -> None:
         raise env.error("EMU_RUNTIME", f"{type(exc).__name__}: {exc}") from exc
 
 
-def _run_region(region: XRegion, env: Env, start: int = 0) -> None:
+def _run_region(region: XRegion, env: Env, start: int = 0) -> None:  # noqa: C901 - the per-op loop, inline
     path = region.paths[0]
     items = path.items
-    n = len(items)
     i = start
     limited = env.max_steps is not None
     noisy = env.noisy
     buf = env.buf
     on_record = env.on_record if env.record else None
     a: Any = None
-    while i < n:
-        it = items[i]
-        if type(it) is XOp:
-            env.node = it
-            if limited:
-                env.step()
-            it.run(env)
-            if noisy:
-                env.perturb_result(it)
-            if it.counted:  # `_account`, inline: this loop runs every op of a per-iteration body
-                ops = env.ops  # not hoisted: a batched loop's fallback restores the counters as new objects
-                name = it.name
-                ops[name] = ops.get(name, 0) + 1
-                if it.param_reads:
-                    env.count_param_reads(it)
-                ok = it.out_key
-                if ok is not None:
-                    v = buf.get(ok)
-                    if v is not None:
-                        if it.sized:
-                            ne = v[0].size
-                            env.elements += ne
-                            te = it.tile_elems
-                            if te:
-                                env.tiles += (ne + te - 1) // te if ne else 1
-                        if on_record is not None:
-                            on_record(env, it, v)
-                            env.geom = None  # only ever set when recording (the kinds' ``if env.record``)
-                        v = None
-            if it.free:
-                for k in it.free:  # `Env.release`, but a call only for an array it may keep (`SPARE_MIN`)
-                    v = buf.get(k)
-                    if v is not None:
-                        a = v[0]
-                        if type(a) is np.ndarray and a.nbytes >= SPARE_MIN:
-                            v = a = None  # release counts the references the buffer alone holds
-                            env.release((k,))
-                        else:
-                            del buf[k]
-                v = a = None  # no reference left here to a dropped array (`_k_math.scratch` counts them)
-        elif type(it) is XGuard:
-            val = it.cond(env)
-            if bool(val) != it.taken:
-                path = region.branch(path, it)
-                items = path.items
-                n = len(items)
-                i = path.guard_pos[it.index]
+    while True:
+        # a for loop over the path's items (no index arithmetic per item); a guard that goes the other way
+        # switches to the path that took that branch and continues right after the guard there
+        for it in (items if i == 0 else islice(items, i, None)):
+            if type(it) is XOp:
+                env.node = it
+                if limited:
+                    env.step()
+                it.run(env)
+                if noisy:
+                    env.perturb_result(it)
+                if it.counted:  # `_account`, inline: this loop runs every op of a per-iteration body
+                    ops = env.ops  # not hoisted: a batched loop's fallback restores the counters as new objects
+                    name = it.name
+                    ops[name] = ops.get(name, 0) + 1
+                    if it.param_reads:
+                        env.count_param_reads(it)
+                    ok = it.out_key
+                    if ok is not None:
+                        v = buf.get(ok)
+                        if v is not None:
+                            if it.sized:
+                                ne = v[0].size
+                                env.elements += ne
+                                te = it.tile_elems
+                                if te:
+                                    env.tiles += (ne + te - 1) // te if ne else 1
+                            if on_record is not None:
+                                on_record(env, it, v)
+                                env.geom = None  # only ever set when recording (the kinds' ``if env.record``)
+                            v = None
+                if it.free:
+                    for k in it.free:  # `Env.release`, but a call only for an array it may keep (`SPARE_MIN`)
+                        v = buf.get(k)
+                        if v is not None:
+                            a = v[0]
+                            if type(a) is np.ndarray and a.nbytes >= SPARE_MIN:
+                                v = a = None  # release counts the references the buffer alone holds
+                                env.release((k,))
+                            else:
+                                del buf[k]
+                    v = a = None  # no reference left here to a dropped array (`_k_math.scratch` counts them)
+            elif type(it) is XGuard:
+                val = it.cond(env)
+                if bool(val) != it.taken:
+                    path = region.branch(path, it)
+                    items = path.items
+                    i = path.guard_pos[it.index] + 1
+                    break
+            else:
+                run_loop(it, env)
+                if it.free:
+                    env.release(it.free)
         else:
-            run_loop(it, env)
-            if it.free:
-                env.release(it.free)
-        i += 1
+            return
 
 
 def run_loop(node: XLoop, env: Env) -> None:
