@@ -226,7 +226,7 @@ def _param_reads(op: Op, params: frozenset[int]) -> tuple[int, ...]:
     if op.name == "view" or op.cls == "meta":
         return ()
     ins = op.ins[1:] if op.gm_write and op.name not in ("move", "assemble") else op.ins
-    return tuple(k for k in ins if k in params)
+    return tuple(filter(params.__contains__, ins))
 
 
 def _param_aliases(metas: list[tuple[int, int]], keys: frozenset[int]) -> frozenset[int]:
