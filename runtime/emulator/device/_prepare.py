@@ -380,7 +380,7 @@ class _Live:
                     key_f, keys_f, expr_f, exprs_f, prod_f = f if f is not None else _fields(it.kind)
                     params = it.params
                     outs = it.outs
-                    ks = {*it.ins, *outs, *it.writes, it.out_key, *map(params.get, key_f)}
+                    ks: set[Any] = {*it.ins, *outs, *it.writes, it.out_key, *map(params.get, key_f)}
                     for name in keys_f:
                         v = params.get(name)
                         if v is not None:
