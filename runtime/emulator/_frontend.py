@@ -335,7 +335,7 @@ class JitFunction:
                 return {}  # decided on the first call with an int argument (nothing allocated before that)
             others = [o.name for o in p.split_params()[1]]
             try:
-                p.range_sites = range_sites(p.fdef, others, p.codes) if _mentions_range(p, others) else {}
+                p.range_sites = range_sites(p.fdef, others, p.codes, p.source) if _mentions_range(p, others) else {}
             except Exception:  # noqa: BLE001 - an odd body: no derived programs, traced as before
                 log.debug("range sites of %s", self.__name__, exc_info=True)
                 p.range_sites = {}

@@ -329,7 +329,8 @@ _INTROSPECTION = frozenset({"locals", "vars", "globals", "eval", "exec", "compil
 """names (or attributes) through which Python code reads a variable without naming it"""
 
 
-def range_sites(fdef: ast.FunctionDef, params: list[str], cache: dict[Any, Any]) -> dict[ast.For, str]:
+def range_sites(fdef: ast.FunctionDef, params: list[str], cache: dict[Any, Any],
+                source: str | None = None) -> dict[ast.For, str]:
     """The ``for`` statements of a kernel whose iterator is ``range(p)`` for a non-tensor parameter ``p`` that the
     body reads nowhere else, by statement -> ``p``.
 
@@ -340,10 +341,15 @@ def range_sites(fdef: ast.FunctionDef, params: list[str], cache: dict[Any, Any])
     Conservative: a parameter that is assigned, deleted, declared ``global`` / ``nonlocal``, read in any other
     position (an expression, a comprehension's ``range(p)``, a helper's argument, ``range(p, ...)``, a loop that
     cannot roll), or a body that could read it without naming it (``locals()``, ``eval``, frame introspection)
-    gives no site. ``cache``: the parsed kernel's (`plan_of`)."""
+    gives no site. ``cache``: the parsed kernel's (`plan_of`); ``source``: the text ``fdef`` was parsed from, when
+    known (`_by_text` may then answer without the walk)."""
     wanted = set(params)
     if not wanted:
         return {}
+    if source is not None:
+        got = _by_text(fdef, wanted, cache, source)
+        if got is not None:
+            return got
     fors: dict[ast.For, str] = {}
     ok: set[int] = set()
     reads: list[ast.Name] = []
@@ -380,6 +386,60 @@ def range_sites(fdef: ast.FunctionDef, params: list[str], cache: dict[Any, Any])
     for r in reads:
         if id(r) not in ok:
             wanted.discard(r.id)  # read (or written) anywhere else
+    for f, p in fors.items():
+        if p in wanted and plan_of(f, cache) is None:
+            wanted.discard(p)  # a loop over range(p) that does not roll: its trace depends on p
+    return {f: p for f, p in fors.items() if p in wanted}
+
+
+_FLAT_STMTS = frozenset({ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Pass, ast.Delete, ast.Assert})
+"""statements that hold no statement (and none of them is a ``for``, ``global`` or ``nonlocal``)"""
+
+
+def _by_text(fdef: ast.FunctionDef, wanted: set[str], cache: dict[Any, Any], source: str) -> dict[ast.For, str] | None:
+    """`range_sites`' answer found from the statements and the source text, or None: only the walk can tell.
+
+    Why: the walk visits every node of the body (~22 K of attn_softmax's ~262 K bytecodes in its first call, session
+    48), to prove that each ``p`` is read nowhere but in its ``range(p)`` loops. The text proves it at C speed: every
+    ``Name`` / ``arg`` / ``global`` of ``p`` in the tree is the characters of ``p`` in ``source`` (an ASCII source: no
+    NFKC normalisation of identifiers), and ``str.count`` finds each of those (tokens do not overlap), so when ``p``
+    occurs in the text only as often as it has ``range(p)`` loops, plus once for the parameter in the signature, the
+    loops' bounds are its only reads in the body. Likewise a source without any `_INTROSPECTION` name as a substring
+    has none in the tree. Whenever a ``p`` with a loop occurs more often (a comment or a longer name is enough), an
+    introspection name appears anywhere, the source is not ASCII, or a statement other than the plain ones, ``if``
+    and ``for`` is met (a nested ``def``, ``global``): None, and the walk decides - so an answer here is the walk's."""
+    if not source.isascii():
+        return None
+    for name in _INTROSPECTION:
+        if name in source:
+            return None
+    fors: dict[ast.For, str] = {}
+    stack: list[Any] = list(fdef.body)
+    pop, extend, flat, for_t, if_t = stack.pop, stack.extend, _FLAT_STMTS, ast.For, ast.If
+    while stack:
+        n = pop()
+        t = n.__class__
+        if t in flat:
+            continue
+        if t is for_t:
+            it = n.iter
+            if it.__class__ is ast.Call and it.func.__class__ is ast.Name and it.func.id == "range" and \
+                    len(it.args) == 1 and not it.keywords and (a := it.args[0]).__class__ is ast.Name and a.id in wanted:
+                fors[n] = a.id
+        elif t is not if_t:
+            return None
+        extend(n.body)
+        extend(n.orelse)
+    if not fors:
+        return {}
+    sig = fdef.args
+    declared = {x.arg for x in (*sig.posonlyargs, *sig.args, *sig.kwonlyargs)}
+    loops: dict[str, int] = {}
+    for p in fors.values():
+        loops[p] = loops.get(p, 0) + 1
+    for p, n in loops.items():
+        if source.count(p) != n + (p in declared):
+            return None  # read elsewhere, or merely mentioned: the walk says which
     for f, p in fors.items():
         if p in wanted and plan_of(f, cache) is None:
             wanted.discard(p)  # a loop over range(p) that does not roll: its trace depends on p

@@ -91,20 +91,25 @@ class _Parsed:
     def __init__(self, func: Callable, kind: str) -> None:
         self.func = func
         self.name = func.__name__
-        tree = _quick_tree(func)
+        got = _quick_parse(func)
         try:
             self.file = inspect.getsourcefile(func) or func.__code__.co_filename
-            if tree is None:
+            if got is None:
                 lines, start = inspect.getsourcelines(func)
         except (OSError, TypeError) as exc:
             raise py_error("RuntimeError", f"cannot read the source of {kind} '{func.__name__}': {exc}") from None
-        if tree is None:
+        if got is None:
             # blank lines in front give every node its line in the file (ast.increment_lineno walks the whole tree)
             tree = pyast.parse("\n" * (start - 1) + dedent(lines))
+            text = "".join(lines)
+        else:
+            tree, text = got
         fdefs = [n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
         if not fdefs:
             raise py_error("TypeError", f"{kind} decorator can only be used on functions")
         self.fdef: ast.FunctionDef = fdefs[0]  # type: ignore[assignment]
+        self.source = text
+        """the text parsed (the function's block, its identifiers as in the tree: `_roll.range_sites` counts them)"""
         self.kind = kind
         self.codes: dict[Any, Any] = {}
         self.no_roll: set[ast.For] = set()
@@ -271,6 +276,12 @@ def _name_chain(node: ast.expr) -> tuple[str, tuple[str, ...]] | None:
 def _quick_tree(func: Callable) -> ast.Module | None:
     """The parsed source of ``func`` from `_source.quick_block` when it parses to exactly that one function (the
     tree ``inspect.getsourcelines`` would give), else None (the caller then asks inspect)."""
+    got = _quick_parse(func)
+    return None if got is None else got[0]
+
+
+def _quick_parse(func: Callable) -> tuple[ast.Module, str] | None:
+    """`_quick_tree`, and the block's text."""
     got = quick_block(func)
     if got is None:
         return None
@@ -283,7 +294,7 @@ def _quick_tree(func: Callable) -> ast.Module | None:
     if len(body) != 1 or not isinstance(body[0], ast.FunctionDef | ast.AsyncFunctionDef) \
             or body[0].name != func.__name__:
         return None
-    return tree
+    return tree, "".join(lines)
 
 
 def _names_of(func: Callable, captured: dict[str, Any]) -> dict[str, Any]:
