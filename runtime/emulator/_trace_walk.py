@@ -64,9 +64,79 @@ _CMP: dict[type, Callable[[Any, Any], Any]] = {
 _UNSET = object()
 
 
+_LEAF = frozenset({ast.Name, ast.Constant})
+
+
 def walkable(node: ast.expr) -> bool:
     """Whether every node of ``node`` is one `_walk` evaluates as the compiled expression would (and it is not nested
-    so deep that walking it would need more Python frames than the compiled code needs)."""
+    so deep that walking it would need more Python frames than the compiled code needs).
+
+    Why two walks: `_exact` tracks each node's depth (a tuple per node); an expression of at most ``_MAX_DEPTH + 1``
+    nodes cannot be nested deeper than ``_MAX_DEPTH``, so this walk counts nodes instead and hands a larger one to
+    `_exact` (session 48: ~310 bytecodes an expression of attn_softmax's first call, half of them the depths). The
+    other rules are the same, in any order (the answer is whether all nodes pass): a ``*x`` is a `Starred` node,
+    refused wherever it is."""
+    stack: list[Any] = [node]
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    leaf, call_t, attr_t, list_t, tuple_t = _LEAF, ast.Call, ast.Attribute, ast.List, ast.Tuple
+    left = _MAX_DEPTH + 1  # nodes this walk may still meet before only `_exact` can say
+    while stack:
+        n = pop()
+        left -= 1
+        if left < 0:
+            return _exact(node)
+        t = n.__class__
+        if t in leaf:
+            continue
+        if t is call_t:
+            args, kws = n.args, n.keywords
+            if len(args) + len(kws) > _MAX_ARGS:
+                return False
+            push(n.func)
+            extend(args)
+            for k in kws:
+                if k.arg is None:
+                    return False
+                push(k.value)
+        elif t is attr_t:
+            push(n.value)
+        elif t is list_t or t is tuple_t:
+            extend(n.elts)
+        elif t is ast.BinOp:
+            if type(n.op) not in _BIN:
+                return False
+            push(n.left)
+            push(n.right)
+        elif t is ast.Subscript:
+            push(n.value)
+            push(n.slice)
+        elif t is ast.Slice:
+            for x in (n.lower, n.upper, n.step):
+                if x is not None:
+                    push(x)
+        elif t is ast.UnaryOp:
+            push(n.operand)
+        elif t is ast.Compare:
+            push(n.left)
+            extend(n.comparators)
+        elif t is ast.BoolOp:
+            extend(n.values)
+        elif t is ast.IfExp:
+            push(n.test)
+            push(n.body)
+            push(n.orelse)
+        elif t is ast.Dict:
+            if None in n.keys:
+                return False
+            extend(n.keys)
+            extend(n.values)
+        else:
+            return False
+    return True
+
+
+def _exact(node: ast.expr) -> bool:
+    """`walkable`, each node's depth checked against `_MAX_DEPTH`."""
     stack: list[tuple[Any, int]] = [(node, 0)]
     pop, push = stack.pop, stack.append
     while stack:
