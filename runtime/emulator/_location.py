@@ -25,6 +25,11 @@ _KINDS: dict[int, tuple[CodeType, int]] = {}
 expression walker's ``_walk``). Every traced op asks for its location (a walk of ~6 frames): two string prefix tests
 per frame were a third of it. The entry holds the code object, so its id is not reused while the entry exists."""
 _KINDS_LIMIT = 8192
+_INNER_CODES: dict[int, CodeType] = {}
+"""id(code) -> code, for the code objects of `_KINDS` that are emulator (or frozen) code: most frames of a walk are
+(an op's ``emit``, the op, its checks), and `user_location` passes over them with one lookup instead of the kind
+dispatch (session 48: 179 bytecodes a traced op -> ~100). Cleared with `_KINDS`; its entries hold their code objects
+too."""
 
 
 def _kind(code: CodeType) -> int:
@@ -42,16 +47,22 @@ def _kind(code: CodeType) -> int:
         k = _INNER
     if len(_KINDS) >= _KINDS_LIMIT:
         _KINDS.clear()
+        _INNER_CODES.clear()
     _KINDS[id(code)] = (code, k)
+    if k == _INNER:
+        _INNER_CODES[id(code)] = code
     return k
 
 
 def user_location() -> tuple[str | None, int | None]:
     """File and line of the innermost frame outside the emulator package (the kernel statement)."""
     f: FrameType | None = sys._getframe(1)
-    kinds = _KINDS
+    kinds, inner = _KINDS, _INNER_CODES
     while f is not None:
         code = f.f_code
+        if inner.get(id(code)) is code:  # an emulator frame seen before: the next one
+            f = f.f_back
+            continue
         hit = kinds.get(id(code))
         k = hit[1] if hit is not None and hit[0] is code else _kind(code)
         if k == _WALK:
