@@ -312,14 +312,28 @@ class _Bound:
         """The loads of ``e``: a name (or the root of an attribute chain) not in ``bound`` is read from the
         environment; own scopes count every load (`every`: ``scoped`` off)."""
         stack = [e]
-        pop, push = stack.pop, stack.append
+        pop, push, extend = stack.pop, stack.append, stack.extend
         bare, chains = self.bare, self.chains
         # node classes compared by identity (a parsed tree holds the `ast` classes themselves, never subclasses):
         # the isinstance calls were a third of this walk
         attr_t, name_t, load_t, scopes = ast.Attribute, ast.Name, ast.Load, _SCOPE_TYPES if scoped else ()
+        call_t, const_t, list_t, tuple_t = ast.Call, ast.Constant, ast.List, ast.Tuple
         while stack:
             n: Any = pop()  # narrowed by class identity below
             t = n.__class__
+            # the commonest classes' children pushed here - what `push_children` pushes for them (a keyword's only
+            # child is its value); its call per node was ~40% of this walk (session 48)
+            if t is call_t:
+                push(n.func)
+                extend(n.args)
+                for k in n.keywords:
+                    push(k.value)
+                continue
+            if t is const_t:
+                continue
+            if t is list_t or t is tuple_t:
+                extend(n.elts)
+                continue
             if t is attr_t:
                 cur, parts = attr_chain(n)
                 if cur.__class__ is name_t:
