@@ -360,8 +360,10 @@ class JitFunction:
                 names = frozenset(n for n, _ in tparams) | frozenset(o.name for o in p.split_params()[1])
                 # what the body binds itself is not read from the environment - unless a helper shares its
                 # namespace (`_trace_cache.bound_reads`; `_program` switches once a trace calls one)
-                analyse = _trace_cache.body_reads if self._helpers else _trace_cache.bound_reads
-                self._reads = analyse(p.fdef, names)
+                if self._helpers:
+                    self._reads = _trace_cache.body_reads(p.fdef, names)
+                else:  # and the `walkable` answers of the expressions it walks, for the trace (`bound_reads`)
+                    self._reads = _trace_cache.bound_reads(p.fdef, names, p.walks)
             return (tuple((_trace_cache._Id(ann), a.dtype, traced_extents(ann, a)) for (_, ann), a in
                           zip(tparams, arrays, strict=True)),
                     _trace_cache.freeze(values), _trace_cache.freeze(self.options), s.options,

@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from runtime.emulator import _trace_walk
 from runtime.emulator._astutil import attr_chain, push_children
 from runtime.emulator._roll import fold
 from runtime.emulator._symbolic import SymbolicScalar
@@ -171,7 +172,7 @@ def body_reads(fdef: ast.FunctionDef, params: frozenset[str]) -> Reads:
     return Reads(tuple(sorted(bare - skip)), tuple(sorted(c for c in chains if c[0] not in skip)))
 
 
-def bound_reads(fdef: ast.FunctionDef, params: frozenset[str]) -> Reads:
+def bound_reads(fdef: ast.FunctionDef, params: frozenset[str], walks: dict[Any, int] | None = None) -> Reads:
     """`body_reads` without the names the body binds itself before it reads them: what a trace can read from the
     environment when no ``@pypto.frontend.function`` helper runs in the body's namespace (the caller switches to
     `body_reads` once one does: a helper shares the namespace and may unbind a name, `JitFunction._program`).
@@ -180,8 +181,12 @@ def bound_reads(fdef: ast.FunctionDef, params: frozenset[str]) -> Reads:
     then finds the environment's value). So a kernel whose loop variable ``i`` is also a module-level variable that
     changes between calls - ``for i in range(5): add(x, out)`` in a script or a notebook, over a kernel with ``for i
     in pypto.loop(...)`` - was traced again on every call. Here a load counts only when the name may be unbound
-    there (`_Bound`): the stores, and the loads after a binding on every path, are not environment reads."""
-    b = _Bound(params)
+    there (`_Bound`): the stores, and the loads after a binding on every path, are not environment reads.
+
+    ``walks``: the parsed body's `_trace_interp._Parsed.walks`; each expression this walk meets whole gets its
+    `_trace_walk.walkable` answer there (0 or -1) unless it has one, so that the trace does not walk it again for
+    that (session 48: ~9 K bytecodes of attn_softmax's first call)."""
+    b = _Bound(params, walks)
     b.run(fdef.body)
     return Reads(tuple(sorted(b.bare)), tuple(sorted(b.chains)))
 
@@ -202,8 +207,9 @@ class _Bound:
     nested loops assign is noted (`_Frame`); only when that meets a name bound before the loop is the body walked
     again without those names (the reads of the first walk are a subset of the second's)."""
 
-    def __init__(self, params: frozenset[str]) -> None:
+    def __init__(self, params: frozenset[str], walks: dict[Any, int] | None = None) -> None:
         self.params = params
+        self.walks = walks
         self.bare: set[str] = set()
         self.chains: set[tuple[str, ...]] = set()
         self.frames: list[_Frame] = []
@@ -318,15 +324,24 @@ class _Bound:
         # the isinstance calls were a third of this walk
         attr_t, name_t, load_t, scopes = ast.Attribute, ast.Name, ast.Load, _SCOPE_TYPES if scoped else ()
         call_t, const_t, list_t, tuple_t = ast.Call, ast.Constant, ast.List, ast.Tuple
+        # `_trace_walk.walkable` of ``e``, decided on the way (every node it visits is visited here): ``ok`` while
+        # each node met is one it takes, ``seen`` nodes so far (at most `MAX_NODES`: not nested too deep)
+        ok, seen = True, 0
         while stack:
             n: Any = pop()  # narrowed by class identity below
+            seen += 1
             t = n.__class__
             # the commonest classes' children pushed here - what `push_children` pushes for them (a keyword's only
             # child is its value); its call per node was ~40% of this walk (session 48)
             if t is call_t:
+                args, kws = n.args, n.keywords
+                if len(args) + len(kws) > _trace_walk.MAX_ARGS:
+                    ok = False
                 push(n.func)
-                extend(n.args)
-                for k in n.keywords:
+                extend(args)
+                for k in kws:
+                    if k.arg is None:
+                        ok = False
                     push(k.value)
                 continue
             if t is const_t:
@@ -337,9 +352,11 @@ class _Bound:
             if t is attr_t:
                 cur, parts = attr_chain(n)
                 if cur.__class__ is name_t:
+                    seen += len(parts)  # the chain's other attributes, and its root
                     if cur.id not in bound:
                         chains.add((cur.id, *parts))
                 else:
+                    seen += len(parts) - 1
                     push(cur)
                 continue
             if t is name_t:
@@ -347,9 +364,16 @@ class _Bound:
                     bare.add(n.id)
                 continue
             if t in scopes:
+                ok = False
                 self.every(n)
                 continue
+            if ok and (t not in _trace_walk.CLASSES or t is ast.Dict and None in n.keys or
+                       t is ast.BinOp and n.op.__class__ not in _trace_walk.BIN):
+                ok = False
             push_children(n, push)
+        walks = self.walks
+        if walks is not None and scoped and (not ok or seen <= _trace_walk.MAX_NODES) and e not in walks:
+            walks[e] = 0 if ok else -1
 
     def every(self, node: ast.AST) -> None:
         """Every load under ``node`` counts (as `body_reads` counts it, stores aside)."""

@@ -33,7 +33,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["ENABLED", "WALKS", "walk", "walkable"]
+__all__ = ["BIN", "CLASSES", "ENABLED", "MAX_ARGS", "MAX_NODES", "WALKS", "walk", "walkable"]
 
 ENABLED = sys.version_info[:2] == (3, 11) and os.environ.get("PTO_FORGE_WALK") != "0"
 """the instruction locations `_walk` reproduces are CPython 3.11's; ``PTO_FORGE_WALK=0`` compiles every expression"""
@@ -43,7 +43,7 @@ WALKS = 2
 an expression evaluated more often is compiled on its third evaluation)"""
 _MAX_DEPTH = 40
 """a more deeply nested expression is compiled (each level of the walk is a Python frame)"""
-_MAX_ARGS = 24
+_MAX_ARGS = MAX_ARGS = 24
 """a call with more arguments is compiled: CPython stops treating ``obj.meth(...)`` as a method call (and moves its
 location) from 30 stack items on"""
 
@@ -65,6 +65,13 @@ _UNSET = object()
 
 
 _LEAF = frozenset({ast.Name, ast.Constant})
+CLASSES = frozenset({ast.Name, ast.Constant, ast.Attribute, ast.Call, ast.List, ast.Tuple, ast.Dict, ast.Subscript,
+                     ast.Slice, ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp, ast.IfExp})
+"""the node classes `walkable` takes (a `Call` of at most `_MAX_ARGS` arguments without ``**``, a `Dict` without ``**``,
+a `BinOp` of a `_BIN` operator); `_trace_cache._Bound.expr` decides `walkable` with them while it walks an expression"""
+MAX_NODES = _MAX_DEPTH + 1
+"""an expression of at most this many nodes is nested at most `_MAX_DEPTH` deep"""
+BIN = _BIN
 
 
 def walkable(node: ast.expr) -> bool:
@@ -79,7 +86,7 @@ def walkable(node: ast.expr) -> bool:
     stack: list[Any] = [node]
     pop, push, extend = stack.pop, stack.append, stack.extend
     leaf, call_t, attr_t, list_t, tuple_t = _LEAF, ast.Call, ast.Attribute, ast.List, ast.Tuple
-    left = _MAX_DEPTH + 1  # nodes this walk may still meet before only `_exact` can say
+    left = MAX_NODES  # nodes this walk may still meet before only `_exact` can say
     while stack:
         n = pop()
         left -= 1

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import textwrap
 from pathlib import Path
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from runtime import pyast
-from runtime.emulator import _location, _roll, _trace_walk
+from runtime.emulator import _location, _roll, _trace_cache, _trace_walk
 
 ROOT = Path(__file__).resolve().parents[2]
 GYM = (Path(os.environ.get("FORGE_SHARED") or ROOT.parent / "shared") / "gym").resolve()
@@ -37,6 +38,7 @@ def _gym_sources() -> list[Path]:
     return sorted(p for p in (GYM / "ops").rglob("*.py") if "pypto" in p.read_text(encoding="utf-8"))
 
 
+@functools.cache
 def _blocks(path: Path) -> list[tuple[ast.FunctionDef, str]]:
     """Each function of ``path`` parsed from its own block (decorators included), with that block's text - what
     `_trace_interp._Parsed` hands `range_sites`."""
@@ -165,3 +167,36 @@ def test_the_inner_frame_memo_holds_only_emulator_code() -> None:
     assert where() == (__file__, where.__code__.co_firstlineno + 1)  # the memo's path
     assert all(_location._KINDS.get(k, (None, -1))[0] is code and _location._KINDS[k][1] == _location._INNER
                for k, code in _location._INNER_CODES.items())
+
+
+def test_bound_reads_records_the_walkable_answer_of_each_expression_it_walks() -> None:
+    """`_trace_cache.bound_reads` decides `walkable` for each expression it walks whole (the trace then does not):
+    every answer it records is `walkable`'s, on every function of our sources and the gym, and it answers for most
+    of their expressions."""
+    recorded = 0
+    for path in _our_sources() + _gym_sources():
+        for fdef, _ in _blocks(path):
+            walks: dict = {}
+            _trace_cache.bound_reads(fdef, frozenset(a.arg for a in fdef.args.args), walks)
+            for node, v in walks.items():
+                assert v in (0, -1)
+                assert (v == 0) == _trace_walk.walkable(node), f"{path}:{node.lineno}: {ast.unparse(node)[:120]}"
+            recorded += len(walks)
+    assert recorded > 5_000, recorded
+
+
+@pytest.mark.parametrize("src", [
+    "f(*a)", "f(**k)", "{**d, 'a': 1}", "[i for i in a]", "f(lambda: 1)", "f(" + ", ".join(["a"] * 25) + ")",
+    " + ".join(["a"] * 20), " + ".join(["a"] * 21), " + ".join(["a"] * 22), "a.b.c.d(e.f, g)[h]", "(x + 1).y.z",
+    "-" * 41 + "a", "f'{a}'", "a if b else c",
+])
+def test_bound_reads_walkable_edge_cases(src: str) -> None:
+    fdef = ast.parse(f"def k(x):\n    y = {src}\n").body[0]
+    assert isinstance(fdef, ast.FunctionDef)
+    walks: dict = {}
+    _trace_cache.bound_reads(fdef, frozenset({"x"}), walks)
+    value = fdef.body[0].value  # type: ignore[attr-defined]
+    if value in walks:
+        assert (walks[value] == 0) == _trace_walk.walkable(value)
+    else:  # only a large expression that walkable may refuse for its depth is left to walkable
+        assert len([n for n in ast.walk(value) if isinstance(n, ast.expr)]) > _trace_walk.MAX_NODES
