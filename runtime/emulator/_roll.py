@@ -309,6 +309,10 @@ def fold(test: Any, loop: Any, values: range) -> bool | None:
     attn_softmax's ``if t == 0: acc[:] = x else: acc[:] = max(acc, x)``: the first iteration is traced unrolled,
     so in the rolled ones ``t == 0`` is always false - the rolled body is one path, which each unrolled iteration
     also took, instead of two paths and a guard per iteration."""
+    if values:
+        got = _fold_closed(test, loop, values)
+        if got is not _OPEN:
+            return got
     try:
         first = None
         for v in values:
@@ -322,6 +326,54 @@ def fold(test: Any, loop: Any, values: range) -> bool | None:
     except (ArithmeticError, ValueError, TypeError):
         return None  # e.g. a division by zero in some iteration: the device reports it
     return first
+
+
+_OPEN: Any = object()
+_FLIP = {"==": "==", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+"""``c OP i`` is ``i FLIP[OP] c``"""
+
+
+def _int_of(x: Any) -> Any:
+    """``x``'s value when `_value_at` takes it as the same int in every iteration, else None."""
+    if type(x) is SymbolicScalar:
+        v = x._value
+        return v if type(v) is int else None
+    return int(x) if type(x) is int or type(x) is bool else None
+
+
+def _fold_closed(test: Any, loop: Any, values: range) -> Any:
+    """`fold` of ``i OP c`` (or ``c OP i``) - the loop's index against an int, ``OP`` a comparison - over a non-empty
+    ``values``, from the range's ends and membership; `_OPEN` for any other test (`fold` evaluates it per iteration).
+
+    Why: a program derived for another trip count re-decides each folded ``if`` over all its rolled iterations
+    (`_trace_cache.retrip`); attn_softmax's ``t == 0`` in a 16-tile call was 15 evaluations of the expression, ~1.5 K
+    bytecodes, twice. Each answer is what evaluating ``bool(BIN_FUNCS[OP](i, c))`` at every value gives."""
+    if type(test) is not SymbolicScalar or test._value is not None or test._kind != "bin":
+        return _OPEN
+    op = str(test._op)
+    if op not in _FLIP:
+        return _OPEN
+    a, b = test._a, test._b
+    if type(a) is SymbolicScalar and a._value is None and a._kind == "idx" and a._loop is loop:
+        c = _int_of(b)
+    elif type(b) is SymbolicScalar and b._value is None and b._kind == "idx" and b._loop is loop:
+        c, op = _int_of(a), _FLIP[op]
+    else:
+        return _OPEN
+    if c is None:
+        return _OPEN
+    lo, hi = (values[0], values[-1]) if values.step > 0 else (values[-1], values[0])
+    if op == "==" or op == "!=":
+        if c not in values:
+            return op == "!="
+        return (op == "==") if len(values) == 1 else None
+    if op == "<":
+        return True if hi < c else False if lo >= c else None
+    if op == "<=":
+        return True if hi <= c else False if lo > c else None
+    if op == ">":
+        return True if lo > c else False if hi <= c else None
+    return True if lo >= c else False if hi < c else None  # >=
 
 
 _INTROSPECTION = frozenset({"locals", "vars", "globals", "eval", "exec", "compile", "__import__", "getattr", "dir",

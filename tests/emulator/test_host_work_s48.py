@@ -20,6 +20,8 @@ import pytest
 
 from runtime import pyast
 from runtime.emulator import _location, _roll, _trace_cache, _trace_walk
+from runtime.emulator._symbolic import SymbolicScalar
+from runtime.emulator._trace import LoopInfo
 
 ROOT = Path(__file__).resolve().parents[2]
 GYM = (Path(os.environ.get("FORGE_SHARED") or ROOT.parent / "shared") / "gym").resolve()
@@ -200,3 +202,31 @@ def test_bound_reads_walkable_edge_cases(src: str) -> None:
         assert (walks[value] == 0) == _trace_walk.walkable(value)
     else:  # only a large expression that walkable may refuse for its depth is left to walkable
         assert len([n for n in ast.walk(value) if isinstance(n, ast.expr)]) > _trace_walk.MAX_NODES
+
+
+def _reference_fold(test: object, loop: object, values: range) -> bool | None:
+    """`_roll.fold` evaluated at every value (its general path)."""
+    seen = {bool(_roll._value_at(test, loop, v)) for v in values}
+    return seen.pop() if len(seen) == 1 else None
+
+
+def test_a_comparison_of_the_index_folds_in_closed_form_as_evaluated() -> None:
+    info, other = LoopInfo("<rolled t>", "t"), LoopInfo("<rolled u>", "u")
+    i = info.index
+    ranges = [range(1, 2), range(1, 3), range(1, 16), range(0, 10, 3), range(9, -1, -2), range(5, 6), range(-4, 4)]
+    n = 0
+    for c in (-5, -1, 0, 1, 2, 3, 5, 9, 15, 16, 40):
+        for op in ("==", "!=", "<", "<=", ">", ">="):
+            for test in (i._bin(op, c), i._bin(op, c, True), i._bin(op, SymbolicScalar(c))):  # i OP c, c OP i
+                for r in ranges:
+                    got = _roll._fold_closed(test, info, r)
+                    assert got is not _roll._OPEN, (repr(test), r)
+                    assert got == _reference_fold(test, info, r), (repr(test), r)
+                    assert _roll.fold(test, info, r) == got
+                    n += 1
+                assert _roll._fold_closed(test, other, ranges[2]) is _roll._OPEN  # another loop's index
+    assert n > 1000
+    assert _roll._fold_closed(i + 1 == 3, info, range(1, 4)) is _roll._OPEN  # not the bare index: evaluated
+    assert _roll.fold(i + 1 == 3, info, range(1, 4)) is None
+    assert _roll.fold(i == 0, info, range(1, 1)) is None  # no iteration
+
