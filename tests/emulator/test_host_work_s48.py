@@ -230,3 +230,12 @@ def test_a_comparison_of_the_index_folds_in_closed_form_as_evaluated() -> None:
     assert _roll.fold(i + 1 == 3, info, range(1, 4)) is None
     assert _roll.fold(i == 0, info, range(1, 1)) is None  # no iteration
 
+
+
+def test_an_identity_part_is_equal_only_for_the_same_object() -> None:
+    a, b = [1, 2], [1, 2]  # equal, unhashable, two objects
+    assert _trace_cache._Id(a) == _trace_cache._Id(a) and hash(_trace_cache._Id(a)) == hash(_trace_cache._Id(a))
+    assert _trace_cache._Id(a) != _trace_cache._Id(b)
+    assert _trace_cache._Id(a) != (id(a),) and _trace_cache._Id(a) != ("missing",)
+    assert _trace_cache._Id(a).obj is a
+    assert {(_trace_cache._Id(a), 1): "k"}.get((_trace_cache._Id(a), 1)) == "k"
