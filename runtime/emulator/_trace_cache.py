@@ -304,7 +304,8 @@ class _Bound:
         """An assignment target, bound in order (`_Interp.assign`): names bind, subscripts read their value and key."""
         if isinstance(tgt, ast.Name):
             bound.add(tgt.id)
-            self._note(stored=(tgt.id,))
+            for f in self.frames:  # `_note(stored=(tgt.id,))`, without its two empty updates per frame
+                f.stored.add(tgt.id)
         elif isinstance(tgt, ast.Tuple | ast.List):
             for e in tgt.elts:
                 self.target(e, bound)

@@ -58,6 +58,10 @@ _STMT_FIELDS: dict[type, tuple[str, ...]] = {
 }
 """supported statement class -> its fields that hold statements (`_Parsed.check_body`): the ASDL grammar's
 ``stmt*`` fields of each; the others hold expressions and, a ``def``'s ``args``, nodes without statements"""
+_PLAIN_STMTS = frozenset({ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Delete, ast.Assert, ast.Pass})
+"""supported statements `_check_node` has nothing to say about (it checks raise, return, unsupported statements,
+for-else, a nested def's return annotation and an assigned lambda) and that hold no statement: `check_body` passes
+over them, and over an assignment of anything but a lambda (session 48)"""
 _INTERP: contextvars.ContextVar[_Interp | None] = contextvars.ContextVar("pypto_emulator_interp", default=None)
 
 _BINOPS: dict[type, Callable[[Any, Any], Any]] = {
@@ -140,15 +144,17 @@ class _Parsed:
         # keeps every statement's place in the breadth-first order (session 40: the field-by-field scan of every
         # statement, and a generator per list field, were ~40 us of a kernel's first call). A statement class
         # not in `_STMT_FIELDS` that passes the checks is scanned field by field, as before.
-        fields_of, if_t = _STMT_FIELDS, ast.If
+        fields_of, if_t, plain, assign_t, lambda_t = _STMT_FIELDS, ast.If, _PLAIN_STMTS, ast.Assign, ast.Lambda
         for stmt in self.fdef.body:
             queue: list[tuple[ast.AST, bool]] = [(stmt, False)]
             i = 0
             while i < len(queue):
                 node, in_if = queue[i]
                 i += 1
-                self._check_node(node, in_if)
                 t = type(node)
+                if t in plain or t is assign_t and type(node.value) is not lambda_t:  # type: ignore[attr-defined]
+                    continue  # no check is about it, and it holds no statement
+                self._check_node(node, in_if)
                 fields = fields_of.get(t)
                 if fields is None:
                     self._queue_children(node, in_if, queue)
