@@ -335,6 +335,20 @@ class _Bound:
             n: Any = pop()  # narrowed by class identity below
             seen += 1
             t = n.__class__
+            if t is name_t:  # the commonest class first
+                if n.ctx.__class__ is load_t and n.id not in bound:
+                    bare.add(n.id)
+                continue
+            if t is attr_t:
+                cur, parts = attr_chain(n)
+                if cur.__class__ is name_t:
+                    seen += len(parts)  # the chain's other attributes, and its root
+                    if cur.id not in bound:
+                        chains.add((cur.id, *parts))
+                else:
+                    seen += len(parts) - 1
+                    push(cur)
+                continue
             # the commonest classes' children pushed here - what `push_children` pushes for them (a keyword's only
             # child is its value); its call per node was ~40% of this walk (session 48)
             if t is call_t:
@@ -352,20 +366,6 @@ class _Bound:
                 continue
             if t is list_t or t is tuple_t:
                 extend(n.elts)
-                continue
-            if t is attr_t:
-                cur, parts = attr_chain(n)
-                if cur.__class__ is name_t:
-                    seen += len(parts)  # the chain's other attributes, and its root
-                    if cur.id not in bound:
-                        chains.add((cur.id, *parts))
-                else:
-                    seen += len(parts) - 1
-                    push(cur)
-                continue
-            if t is name_t:
-                if n.ctx.__class__ is load_t and n.id not in bound:
-                    bare.add(n.id)
                 continue
             if t in scopes:
                 ok = False
@@ -487,6 +487,8 @@ class _Fp:
         hit = _ID_MEMO.get(id(v))
         if hit is not None and hit[0] is v:
             return hit[1]
+        if t is types.FunctionType:  # a function is none of the kinds tested before it below
+            return self.function(v)
         if t is dict:
             items: list[Any] = []
             add = items.append
