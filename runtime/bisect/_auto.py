@@ -337,12 +337,19 @@ def _discarded_combination_suspect(an: Analyzer, observed: Rec, suspects: list[R
     its block computes, and discards, the state's combination with that part (``_rules.discarded_combination``:
     ``mi[:] = m_ij`` where ``mi[:] = mi_new`` was meant, s47). The golden names only the reduction's end result, so
     no replay can set the state - the source says it."""
+    return _source_rule_suspect(an, observed, suspects, evidence, discarded_combination)
+
+
+def _source_rule_suspect(an: Analyzer, observed: Rec, suspects: list[Rec], evidence: list[str],
+                         *rules: Callable[[str | None, int | None], tuple[int, str] | None]) -> Rec | None:
+    """The first suspect (by line, each line once) that one of the source ``rules`` explains: marked a mismatch,
+    with the rule's reason in ``evidence``; None when no rule explains any."""
     seen: set[int | None] = set()
     for r in suspects:
         if r.seq < 0 or r.line in seen:
             continue
         seen.add(r.line)
-        found = discarded_combination(an.source, r.line)
+        found = next((got for rule in rules if (got := rule(an.source, r.line)) is not None), None)
         if found is not None:
             evidence.append(f"{observed.where()} departs, and nothing between it and {r.where()} has a golden value; "
                             + found[1])
@@ -358,18 +365,7 @@ def _leaked_name_suspect(an: Analyzer, observed: Rec, suspects: list[Rec], evide
     (``_leaked.bypassed_dead_value``: ``reshape(v1, ..)`` after ``v2 = transpose(v1, ..)``, s48). Neither the value
     read nor what it makes has a golden (and a dead value is not even recorded), so no replay separates the read from
     the line that made its operand - the source does."""
-    seen: set[int | None] = set()
-    for r in suspects:
-        if r.seq < 0 or r.line in seen:
-            continue
-        seen.add(r.line)
-        found = leaked_loop_name(an.source, r.line) or bypassed_dead_value(an.source, r.line)
-        if found is not None:
-            evidence.append(f"{observed.where()} departs, and nothing between it and {r.where()} has a golden value; "
-                            + found[1])
-            an.status[r.seq] = "mismatch"
-            return r
-    return None
+    return _source_rule_suspect(an, observed, suspects, evidence, leaked_loop_name, bypassed_dead_value)
 
 
 def analyze(recs: list[Rec] | Analyzer, golden: Golden | None = None, kernel_args: list[dict] | None = None,

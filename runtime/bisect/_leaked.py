@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 
-from runtime.bisect._parse import parse_source
+from runtime.bisect._rules import _function_at
 
 __all__ = ["bypassed_dead_value", "leaked_loop_name"]
 
@@ -62,17 +62,9 @@ def leaked_loop_name(source: str | None, line: int | None) -> tuple[int, str] | 
     pass, ``ts`` being the sum pass' per-tile share (``tsum`` was meant). A value meant to cross loops is carried in a
     tensor (``tsum[:] = ...``, a subscript write, not a binding) or bound outside both loops, so neither fires this;
     nor does a read after the loop outside any loop (a loop's last value is sometimes wanted there)."""
-    if not source or line is None:
+    if not source or line is None or (found := _function_at(source, line)) is None:
         return None
-    try:
-        tree = parse_source(source)
-    except (SyntaxError, ValueError):
-        return None
-    fns = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)
-           and n.lineno <= line <= (n.end_lineno or n.lineno)]
-    if not fns:
-        return None
-    fn = max(fns, key=lambda f: f.lineno)
+    fn = found[1]
     stmts = [n for n in ast.walk(fn) if isinstance(n, ast.stmt) and n.lineno <= line <= (n.end_lineno or n.lineno)
              and not isinstance(n, ast.FunctionDef | ast.For | ast.While | ast.If | ast.With)]
     loops = [n for n in ast.walk(fn) if isinstance(n, ast.For)]
@@ -117,17 +109,9 @@ def bypassed_dead_value(source: str | None, line: int | None) -> tuple[int, str]
     (bn_training_reduce). The emulator drops the dead transpose, so no replay can offer its value; a re-layout of the
     input has no golden, and the departure is left among the reduction and the reshape. A value computed and never
     read is what was meant for the next reader of its source: the read that took the source instead is the slip."""
-    if not source or line is None:
+    if not source or line is None or (found := _function_at(source, line)) is None:
         return None
-    try:
-        tree = parse_source(source)
-    except (SyntaxError, ValueError):
-        return None
-    fns = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)
-           and n.lineno <= line <= (n.end_lineno or n.lineno)]
-    if not fns:
-        return None
-    fn = max(fns, key=lambda f: f.lineno)
+    fn = found[1]
     stmt = next((n for n in ast.walk(fn) if isinstance(n, ast.Assign) and n.lineno == line), None)
     if stmt is None:
         return None

@@ -2650,6 +2650,15 @@ def short_valid_source(an: Analyzer, origin: Rec, *, nan: bool = True) -> tuple[
 _VIEW_OOB_RE = re.compile(r"offset (-?\d+) on axis (\d+) is outside the tensor extent (\d+)")
 
 
+def _view_at(fn: ast.AST, line: int, axis: int) -> ast.Call | None:
+    """The ``pypto.view(t, shape, offsets, ...)`` call on ``line`` whose offsets are a literal list reaching
+    ``axis`` (the view a "view: offset ... on axis ..." error was raised at), or None."""
+    return next((n for n in ast.walk(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                 and n.func.attr == "view" and n.lineno <= line <= (n.end_lineno or n.lineno)
+                 and len(n.args) >= 3 and isinstance(n.args[2], ast.List | ast.Tuple) and len(n.args[2].elts) > axis),
+                None)
+
+
 def static_view_extent_source(source: str | None, error_line: int | None, message: str) -> tuple[int, str] | None:
     """For a kernel that raised because a view's offset walked past its tensor ("view: offset 64 on axis 1 is
     outside the tensor extent 64"): the line that reads the loop's extent from *another* axis of that tensor, and
@@ -2668,11 +2677,8 @@ def static_view_extent_source(source: str | None, error_line: int | None, messag
     if found is None:
         return None
     _tree, fn = found
-    view = next((n for n in ast.walk(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-                 and n.func.attr == "view" and n.lineno <= error_line <= (n.end_lineno or n.lineno)
-                 and len(n.args) >= 3 and isinstance(n.args[0], ast.Name)
-                 and isinstance(n.args[2], ast.List | ast.Tuple) and len(n.args[2].elts) > axis), None)
-    if view is None:
+    view = _view_at(fn, error_line, axis)
+    if view is None or not isinstance(view.args[0], ast.Name):
         return None
     tensor = view.args[0].id  # type: ignore[union-attr]
     offsets = view.args[2].elts  # type: ignore[union-attr]

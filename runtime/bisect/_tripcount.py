@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 
-from runtime.bisect._rules import _VIEW_OOB_RE, _function_at, _last_assignment, _loop_index, _names
+from runtime.bisect._rules import _VIEW_OOB_RE, _function_at, _last_assignment, _loop_index, _names, _view_at
 
 __all__ = ["static_trip_count_source"]
 
@@ -29,10 +29,7 @@ def static_trip_count_source(source: str | None, error_line: int | None, message
     if found is None:
         return None
     _tree, fn = found
-    view = next((n for n in ast.walk(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-                 and n.func.attr == "view" and n.lineno <= error_line <= (n.end_lineno or n.lineno)
-                 and len(n.args) >= 3 and isinstance(n.args[2], ast.List | ast.Tuple) and len(n.args[2].elts) > axis),
-                None)
+    view = _view_at(fn, error_line, axis)
     if view is None:
         return None
     off: ast.expr = view.args[2].elts[axis]  # type: ignore[union-attr]
