@@ -252,8 +252,8 @@ def _view(node: ast.AST, env: dict[str, int], held: dict[str, tuple[str, int, in
     return None
 
 
-def _held(tree: ast.AST, env: dict[str, int]) -> dict[str, tuple[str, int, int]]:
-    """Names bound once to a remainder or a quotient (``t = n & 15``, ``q, r = divmod(n, 16)``)."""
+def _assign_counts(tree: ast.AST) -> dict[str, int]:
+    """How many times each name is a target of a plain ``=`` in ``tree`` (a name bound once holds one value)."""
     count: dict[str, int] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign):
@@ -261,6 +261,12 @@ def _held(tree: ast.AST, env: dict[str, int]) -> dict[str, tuple[str, int, int]]
                 for name in ast.walk(target):
                     if isinstance(name, ast.Name):
                         count[name.id] = count.get(name.id, 0) + 1
+    return count
+
+
+def _held(tree: ast.AST, env: dict[str, int]) -> dict[str, tuple[str, int, int]]:
+    """Names bound once to a remainder or a quotient (``t = n & 15``, ``q, r = divmod(n, 16)``)."""
+    count = _assign_counts(tree)
     held: dict[str, tuple[str, int, int]] = {}
     for node in ast.walk(tree):
         if not isinstance(node, ast.Assign) or len(node.targets) != 1:
@@ -528,13 +534,7 @@ def _neg_remainder(node: ast.AST, env: dict[str, int], held: dict[str, int]) -> 
 def _padding_hints(tree: ast.AST, env: dict[str, int]) -> set[tuple[int, int]]:
     """(version 25) The residues a padding (:func:`_neg_remainder`) compared with an integer, or tested as a truth
     value, stands for."""
-    count: dict[str, int] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign):
-            for target in node.targets:
-                for name in ast.walk(target):
-                    if isinstance(name, ast.Name):
-                        count[name.id] = count.get(name.id, 0) + 1
+    count = _assign_counts(tree)
     held: dict[str, int] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
