@@ -503,7 +503,7 @@ def _unrolled_tables(tree: ast.AST, env: dict[str, int]) -> list[ast.Module]:
                 continue
             values = {n.id: v for n, v in zip(names, row, strict=True) if isinstance(n, ast.Name)}
             known = {**env, **values}
-            body = ast.Module(body=[_Substitute(known, {}, env).visit(ast.parse(ast.unparse(s)))
+            body = ast.Module(body=[_Substitute(known, {}, env).visit(pyast.parse(ast.unparse(s)))
                                     for s in node.body], type_ignores=[])
             modules.append(body)
     return modules
@@ -591,7 +591,7 @@ def _more_v25(tree: ast.AST) -> list[SizeHints]:
     substituted = tree
     if consts or attrs or defaults:  # else the rewrite is the file itself: version 24's hints already
         substituted = _Substitute({k: v for k, v in env.items() if k in consts}, attrs, env).visit(
-            ast.parse(ast.unparse(tree)))
+            pyast.parse(ast.unparse(tree)))
         parts.append(_hints_of_v24(substituted))
     names = env if substituted is tree else _names_v24(substituted)
     parts += [_hints_of_v24(m) for m in _unrolled_tables(substituted, names)]
