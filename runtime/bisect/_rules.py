@@ -2222,8 +2222,12 @@ def static_extent_source(source: str | None, error_line: int | None, message: st
     the statement upstream of the written value, by name, that declares its tile fully valid - a ``valid_shape=``
     that repeats the tile's own shape expression on some axis (``reshape(t, [16, tile_t], valid_shape=[16,
     tile_t])`` where the tile holds ``t_valid`` rows of data) - and why; None when no such statement feeds it.
-    The write only carries that valid shape on."""
-    got = _failing_write(source, error_line, message, "outside the destination extent")
+    The write only carries that valid shape on. The emulator says so in two ways: the region lands outside the
+    destination ("outside the destination extent 8"), or - checked first since s47 - the valid data alone are
+    larger than the destination ("source valid shape (32, 16) is larger than the destination shape (8, 16)"):
+    both are a valid extent too large, made where the valid shape is declared."""
+    got = _failing_write(source, error_line, message, "outside the destination extent") \
+        or _failing_write(source, error_line, message, "is larger than the destination shape")
     if got is None:
         return None
     fn, start, w = got

@@ -178,6 +178,20 @@ def test_a_write_past_its_destination_names_the_valid_shape_that_declared_the_ti
     assert static_extent_source(right, _line(right, "pypto.assemble"), msg) is None
 
 
+def test_valid_data_larger_than_the_destination_names_the_valid_shape_that_declared_the_tile_whole() -> None:
+    # (the emulator's run-time size check, s47, fires before the region check: same cause, same line)
+    msg = ("assemble into 'tmp': source valid shape (32, 16) is larger than the destination shape (8, 16) on axis 0 "
+           "(iteration i=0)")
+    got = static_extent_source(EXTENT, _line(EXTENT, "pypto.assemble"), msg)
+    assert got is not None and got[0] == _line(EXTENT, "pypto.reshape")
+    right = EXTENT.replace("valid_shape=[16, tile_t]", "valid_shape=[16, t_valid]")
+    assert static_extent_source(right, _line(right, "pypto.assemble"), msg) is None
+    # the trace-time whole-tensor check ("source shape ... larger than destination shape") is not this message
+    assert static_extent_source(EXTENT, _line(EXTENT, "pypto.assemble"),
+                                "assemble: source shape (32, 16) is larger than destination shape (8, 16) on axis 0") \
+        is None
+
+
 def _planted(tmp: Path, base: Path, stage: str, old: str, new: str, mark: str) -> tuple[Path, int]:
     op_dir = tmp / base.name
     shutil.copytree(base, op_dir)
