@@ -1087,10 +1087,7 @@ def confirm_pairings(an: Analyzer, run: Callable[[Callable[[Any, Any, tuple, int
         if r is None or r.node is None:
             return
         g = an.paired[r.node]
-        kids: dict[int, list[Rec]] = {}
-        for x in an.recs:
-            for p in an.parents(x):
-                kids.setdefault(p.seq, []).append(x)
+        kids = _kids_with_side_reads(an)
         # downstream of every execution of the op; the last departing value anchored by value is tested (a
         # kernel that rewrites a whole output per tile holds all tiles' values only in its last write)
         group = set(an.peers.get(r.node, [r.node]))  # (an unrolled statement paired with a golden family: all of it)
@@ -1144,6 +1141,27 @@ def confirm_pairings(an: Analyzer, run: Callable[[Callable[[Any, Any, tuple, int
         _drop_pairing(an, group, g)
         evidence.append(f"the pairing of {r.where()} with golden {g!r} is dropped: with it set to that golden, "
                         f"{d.where()} still departs (not the same quantity)")
+
+
+def _kids_with_side_reads(an: Analyzer) -> dict[int, list[Rec]]:
+    """Parent seq -> the records reading it, the reads of a multi-output op's other outputs included (the indices
+    of a ``topk``, marked ``"of": seq`` by ``_replay.link_other_outputs``).
+
+    Why (s48): the pairing test asks whether anything downstream of a paired op is compared with a golden. The
+    data-flow links stop at a ``topk`` (its record's value is the top values, not the indices a ``scatter_`` or a
+    ``gather`` reads), so llada2's group ``amin`` paired with golden ``group_scores`` had nothing downstream, its
+    pairing was dropped as untestable and the ``gather`` of the picks was named. The pairing test replays, so
+    following the indices too makes no claim by itself: the replay of the outputs decides."""
+    kids: dict[int, list[Rec]] = {}
+    for x in an.recs:
+        for p in an.parents(x):
+            kids.setdefault(p.seq, []).append(x)
+        for ref in x.inputs or []:
+            src = ref.get("of")
+            if ref.get("kind") == "tensor" and isinstance(src, int) and src in an.by_seq \
+                    and x not in kids.get(src, []):
+                kids.setdefault(src, []).append(x)
+    return kids
 
 
 def _consumer_repairs_too(an: Analyzer, r: Rec, group: set, d: Rec,
