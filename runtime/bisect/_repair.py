@@ -583,7 +583,7 @@ def walk_back(an: Analyzer, observed: Rec, start: Rec, window: list[Rec], ceilin
                 for x in an.recs:
                     for p in an.parents(x):
                         kids.setdefault(p.seq, []).append(x)
-                reader = _consumer_repairs_too(an, r, {r.node}, observed, subs, kids, run)
+                reader = _consumer_repairs_too(an, r, {r.node}, observed, subs, kids, run, out.evidence)
                 if reader is not None:
                     # (the same golden set at the op reading it repairs as well: which of the two computes it is
                     # not shown - both are suspects, the reader first; s45 - the suspects' own replays, a dropped
@@ -1123,7 +1123,7 @@ def confirm_pairings(an: Analyzer, run: Callable[[Callable[[Any, Any, tuple, int
                 for x in an.recs if x.node in group and x.seq < d.seq and x.seq in an.expected
                 and an.status.get(x.seq) in BAD}
         if _repairs(an, d, subs, run):
-            reader = _consumer_repairs_too(an, r, group, d, subs, kids, run)
+            reader = _consumer_repairs_too(an, r, group, d, subs, kids, run, evidence)
             if reader is not None:
                 # the golden is as good a value for the op reading this one: the downstream test cannot tell which
                 # of the two computes it (``attn = q k^T * decay`` set at ``qkt`` or at ``qkt * mask``: the mask of
@@ -1166,7 +1166,8 @@ def _kids_with_side_reads(an: Analyzer) -> dict[int, list[Rec]]:
 
 def _consumer_repairs_too(an: Analyzer, r: Rec, group: set, d: Rec,
                           subs: dict[int, tuple[str, str, tuple[int, ...]]], kids: dict[int, list[Rec]],
-                          run: Callable[[Callable[[Any, Any, tuple, int], None]], None]) -> Rec | None:
+                          run: Callable[[Callable[[Any, Any, tuple, int], None]], None],
+                          notes: list[str] | None = None) -> Rec | None:
     """The op reading the paired op ``r`` (its statement ``group``) that repairs the departure ``d`` as well when it,
     not ``r``, is set to the golden ``subs`` gave ``r`` (``r`` left as computed), or None.
 
@@ -1201,7 +1202,68 @@ def _consumer_repairs_too(an: Analyzer, r: Rec, group: set, d: Rec,
         # (only a reader that repairs at least as closely: one whose own step the golden set there drops - an
         # ``eps`` added inside tolerance, rms_norm's ``mean_sq + eps`` - repairs a little worse, and the pairing stands)
         if own is not None and alt is not None and alt <= own * (1 + 1e-3) + 1e-12:
-            return c
+            other = _reader_computes_other_golden(an, subs, c, run)
+            if other is None:
+                return c
+            if notes is not None:
+                notes.append(f"{c.where()}, which reads {r.where()}, repairs {d.where()} too when set to the same "
+                             f"golden - but fed that golden it computes golden {other!r}: it is the next step, not a "
+                             "second candidate for the value")
+    return None
+
+
+def _reader_computes_other_golden(an: Analyzer, subs: dict[int, tuple[str, str, tuple[int, ...]]], c: Rec,
+                                  run: Callable[[Callable[[Any, Any, tuple, int], None]], None]) -> str | None:
+    """The golden, other than the one ``subs`` set the paired op to, that the reader ``c`` computes from it (its
+    first execution after the substitution, same layout and region), or None.
+
+    Why (s48): the downstream test cannot tell the paired op from its reader when what follows is blind to the
+    step between them - mhc_sinkhorn's Sinkhorn iterations give the same result for ``exp`` as for
+    ``exp / rowsum`` (row scaling), so ``exp2`` (line 78, paired with golden ``softmax.exp``) and the division
+    reading it (81) both "repaired" and the pairing was dropped. When the reader, fed the golden, computes
+    *another* golden's value (the division makes golden ``softmax``), it is the next step of the golden's
+    computation, not a second candidate for the same value: the pairing stands. A golden holding the same values as
+    the one set is no such evidence (a mask, a cast, a copy of it: gated_delta_rule's ``qkt * lower``, s45). One
+    replay."""
+    first = min((x for x in an.recs if x.node == c.node and any(p.seq in subs for p in an.parents(x))),
+                key=lambda x: x.seq, default=None)
+    if first is None:
+        return None
+    src = next(subs[p.seq] for p in an.parents(first) if p.seq in subs)
+    g, lid, reg = src
+    garr = an.g.arrays.get(g)
+    if garr is None:
+        return None
+    got: list[np.ndarray] = []
+
+    def hook(env: Any, node: Any, v: tuple, seq: int) -> None:
+        if seq in subs:
+            _substitute(an, env, node, subs[seq], an.by_seq[seq].bshape)
+        elif seq == first.seq:
+            val = _value_of(env, node, v)
+            vs = first.valid_shape
+            if vs is not None and len(vs) == val.ndim:  # (the record's valid part: a tail tile's padding has no golden)
+                val = val[tuple(slice(0, int(n)) for n in vs)]
+            got.append(np.array(val, copy=True))
+            raise _Stop
+        elif seq > first.seq:
+            raise _Stop
+
+    try:
+        run(hook)
+    except _Stop:
+        pass
+    if not got:
+        return None
+    gv = np.asarray(garr, dtype=np.float64)
+    for name, arr in an.g.arrays.items():
+        if name == g or np.shape(arr) != np.shape(garr) or an.g.is_input_copy(name):
+            continue
+        with np.errstate(invalid="ignore"):
+            if np.allclose(np.asarray(arr, dtype=np.float64), gv, rtol=an.g.rtol, atol=an.g.atol, equal_nan=True):
+                continue  # (the same values under another name: no step between them)
+        if _value_matches(an, got[0], (name, lid, reg)):
+            return name
     return None
 
 
