@@ -632,6 +632,22 @@ def _fn_checks(fn: ast.AST, pf: ParsedFile, b: Bindings) -> Iterator[Hit]:
                             "and the JIT object's internals are state)")
 
 
+def _kernel_expr(e: ast.AST | None, names: set[str], makers: set[str], caches: set[str]) -> bool:
+    """``e`` evaluates to a JIT kernel object: one of ``names``, a kernel cache's value (``T[k]``, ``T.get(k)``), a
+    maker's result (``_kernel_for(dt)``), or either side of a conditional / the value of a walrus holding one."""
+    if isinstance(e, ast.Name):
+        return e.id in names
+    if isinstance(e, ast.Subscript):
+        return isinstance(e.value, ast.Name) and e.value.id in caches
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Name):
+        return e.func.id in makers
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "get":
+        return isinstance(e.func.value, ast.Name) and e.func.value.id in caches
+    if isinstance(e, ast.IfExp):
+        return _kernel_expr(e.body, names, makers, caches) or _kernel_expr(e.orelse, names, makers, caches)
+    return isinstance(e, ast.NamedExpr) and _kernel_expr(e.value, names, makers, caches)
+
+
 def _kernel_flow(pf: ParsedFile, b: Bindings) -> tuple[set[str], dict[str, set[str]]]:
     """``(makers, params)``: the module-level functions that return a JIT kernel object (a ``@pypto.frontend.jit``
     function they define, a kernel cache's value, another maker's result or a local bound to one of those - not a
@@ -647,39 +663,25 @@ def _kernel_flow(pf: ParsedFile, b: Bindings) -> tuple[set[str], dict[str, set[s
                                   for name, f in fns.items()}
     nodes = {name: list(ast.walk(f)) for name, f in fns.items()}
 
-    def kernel_value(e: ast.AST | None, inner: set[str]) -> bool:
-        if isinstance(e, ast.Name):
-            return e.id in inner
-        if isinstance(e, ast.Subscript):
-            return isinstance(e.value, ast.Name) and e.value.id in b.caches
-        if isinstance(e, ast.Call) and isinstance(e.func, ast.Name):
-            return e.func.id in makers
-        if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "get":
-            return isinstance(e.func.value, ast.Name) and e.func.value.id in b.caches
-        if isinstance(e, ast.IfExp | ast.NamedExpr):
-            parts = [e.body, e.orelse] if isinstance(e, ast.IfExp) else [e.value]
-            return any(kernel_value(x, inner) for x in parts)
-        return False
-
     for _ in range(6):
         before = (len(makers), sum(len(v) for v in local.values()))
         for name in fns:
             inner = local[name]
             for n in nodes[name]:
-                if isinstance(n, ast.Assign) and kernel_value(n.value, inner):
+                if isinstance(n, ast.Assign) and _kernel_expr(n.value, inner, makers, b.caches):
                     inner |= {t.id for t in n.targets if isinstance(t, ast.Name)}
                 elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in fns:
                     callee = fns[n.func.id].args
                     positional = [*callee.posonlyargs, *callee.args]
                     for a, arg in zip(n.args, positional, strict=False):
-                        if kernel_value(a, inner):
+                        if _kernel_expr(a, inner, makers, b.caches):
                             local[n.func.id].add(arg.arg)
                             params.setdefault(n.func.id, set()).add(arg.arg)
                     for kw in n.keywords:
-                        if kw.arg is not None and kernel_value(kw.value, inner):
+                        if kw.arg is not None and _kernel_expr(kw.value, inner, makers, b.caches):
                             local[n.func.id].add(kw.arg)
                             params.setdefault(n.func.id, set()).add(kw.arg)
-            if any(isinstance(r, ast.Return) and kernel_value(r.value, inner) for r in nodes[name]):
+            if any(isinstance(r, ast.Return) and _kernel_expr(r.value, inner, makers, b.caches) for r in nodes[name]):
                 makers.add(name)
         if (len(makers), sum(len(v) for v in local.values())) == before:
             break
@@ -699,33 +701,20 @@ def _jit_object_attributes(fn: ast.AST, pf: ParsedFile, b: Bindings, label: str)
     makers, params = _kernel_flow(pf, b)
     jit_here |= params.get(getattr(fn, "name", ""), set())
 
-    def is_kernel(e: ast.AST, kernels: set[str]) -> bool:
-        if isinstance(e, ast.Name):
-            return e.id in kernels or e.id in jit_here
-        if isinstance(e, ast.Call) and isinstance(e.func, ast.Name):
-            return e.func.id in makers
-        if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "get":
-            return isinstance(e.func.value, ast.Name) and e.func.value.id in b.caches
-        if isinstance(e, ast.Subscript):
-            return isinstance(e.value, ast.Name) and e.value.id in b.caches
-        if isinstance(e, ast.IfExp):
-            return is_kernel(e.body, kernels) or is_kernel(e.orelse, kernels)
-        return isinstance(e, ast.NamedExpr) and is_kernel(e.value, kernels)
-
     body = list(_body_nodes(fn, pf))
-    kernels: set[str] = set()
+    kernels = set(jit_here)  # grows by the locals bound to a kernel
     for _ in range(4):  # aliases of aliases
         before = len(kernels)
         for n in body:
             if isinstance(n, ast.Assign | ast.AnnAssign | ast.NamedExpr) and n.value is not None \
-                    and is_kernel(n.value, kernels):
+                    and _kernel_expr(n.value, kernels, makers, b.caches):
                 for t in n.targets if isinstance(n, ast.Assign) else [n.target]:
                     names = t.elts if isinstance(t, ast.Tuple | ast.List) else [t]  # not `T[k] = ...`'s T
                     kernels |= {x.id for x in names if isinstance(x, ast.Name)}
         if len(kernels) == before:
             break
     for n in body:
-        if isinstance(n, ast.Attribute) and is_kernel(n.value, kernels):
+        if isinstance(n, ast.Attribute) and _kernel_expr(n.value, kernels, makers, b.caches):
             yield at(n, f"`{label}` reads attribute `{ast.unparse(n)[:60]}` of a JIT kernel object (a kernel kept "
                         "in a cache or made by a factory outlives the call; its attributes are state): call it only")
 
