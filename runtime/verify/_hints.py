@@ -590,7 +590,7 @@ def _more_v25(tree: ast.AST) -> list[SizeHints]:
     parts: list[SizeHints] = []
     substituted = tree
     if consts or attrs or defaults:  # else the rewrite is the file itself: version 24's hints already
-        substituted = _Substitute({k: v for k, v in env.items() if k in consts}, attrs, env).visit(
+        substituted = _Substitute(dict(consts), attrs, env).visit(
             pyast.parse(ast.unparse(tree)))
         parts.append(_hints_of_v24(substituted))
     names = env if substituted is tree else _names_v24(substituted)
