@@ -16,7 +16,7 @@ which lint PF01 refuses in a kernel file; the corpus is about numerics.
 
 The peak resident memory of this process (bisect replays the kernel in it) is printed with the largest input.
 
-    FORGE_SHARED=/work/shared .venv/bin/python bench/bisect_gym_corpus.py [--corpus {gym,fresh,third,fourth,fifth,sixth,seventh,eighth,ninth,tenth,twelfth,thirteenth,fourteenth,fifteenth,sixteenth,seventeenth,eighteenth,nineteenth,twentieth,both,all}]
+    FORGE_SHARED=/work/shared .venv/bin/python bench/bisect_gym_corpus.py [--corpus {gym,fresh,third,fourth,fifth,sixth,seventh,eighth,ninth,tenth,twelfth,thirteenth,fourteenth,fifteenth,sixteenth,seventeenth,eighteenth,nineteenth,twentieth,twentyfirst,both,all}]
         [--only ID ...] [--ops OP ...] [--opdirs DIR] [--no-verify] [--no-ratio] [--no-baseline]
 
 ``--corpus fresh`` scores ``tests/bisect/gym_corpus_fresh.py`` (bugs written against the first corpus' blind spots:
@@ -28,7 +28,8 @@ session 41's, ``fourteenth`` session 42's, ``fifteenth`` session 43's (one row p
 ``sixteenth`` session 44's (the runnable operators the fourteenth and fifteenth do not use), ``seventeenth``
 session 45's (the harder operators, bugs of the kinds a model writes), ``eighteenth`` session 46's (bn_training_reduce's
 operator directory written by the corpus), ``nineteenth`` session 47's, ``twentieth`` session 48's (swiglu_mlp's
-operator directory written by the corpus);
+operator directory written by the corpus), ``twentyfirst`` session 49's (gather_pa_kv_cache's operator directory written
+by the corpus);
 ``gym`` (default) the first corpus.
 """
 
@@ -65,6 +66,7 @@ import gym_corpus_third as corpus_third  # noqa: E402
 import gym_corpus_thirteenth as corpus_thirteenth  # noqa: E402
 import gym_corpus_twelfth as corpus_twelfth  # noqa: E402
 import gym_corpus_twentieth as corpus_twentieth  # noqa: E402
+import gym_corpus_twentyfirst as corpus_twentyfirst  # noqa: E402
 
 from runtime.bisect import bisect  # noqa: E402
 from runtime.verify import VerifySettings, verify  # noqa: E402
@@ -96,9 +98,9 @@ class Row:
     summary: str = ""
 
 
-HANDMADE = (corpus_eighteenth, corpus_twentieth)
+HANDMADE = (corpus_eighteenth, corpus_twentieth, corpus_twentyfirst)
 """corpora that write the directory of an operator the importer cannot (no golden function in its gym test:
-bn_training_reduce, swiglu_mlp) with their own ``prepare(op, op_root)``, and plant with their own ``materialize``"""
+bn_training_reduce, swiglu_mlp; gather_pa_kv_cache, whose imported SPEC draws inputs its golden refuses) with their own ``prepare(op, op_root)``, and plant with their own ``materialize``"""
 
 
 def operator_dir(bug: corpus.GymBug, opdirs: Path) -> Path:
@@ -174,7 +176,7 @@ def score(bug: corpus.GymBug, op_dir: Path, tmp: Path, cache: dict, check_verify
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--corpus", choices=("gym", "fresh", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth", "eighteenth", "nineteenth", "twentieth", "both", "all"), default="gym",
+    ap.add_argument("--corpus", choices=("gym", "fresh", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth", "eighteenth", "nineteenth", "twentieth", "twentyfirst", "both", "all"), default="gym",
                     help="gym: tests/bisect/gym_corpus.py; fresh: tests/bisect/gym_corpus_fresh.py; third: "
                          "tests/bisect/gym_corpus_third.py; fourth: tests/bisect/gym_corpus_fourth.py; fifth: "
                          "tests/bisect/gym_corpus_fifth.py (blind, s25); sixth: tests/bisect/gym_corpus_sixth.py (blind, s36); seventh: "
@@ -186,7 +188,7 @@ def main() -> int:
                          "sixteenth: tests/bisect/gym_corpus_sixteenth.py (s44); seventeenth: tests/bisect/gym_corpus_seventeenth.py (s45); "
                          "eighteenth: tests/bisect/gym_corpus_eighteenth.py (s46); "
                          "nineteenth: tests/bisect/gym_corpus_nineteenth.py (s47); twentieth: "
-                         "tests/bisect/gym_corpus_twentieth.py (s48); both: gym + fresh; all: every one")
+                         "tests/bisect/gym_corpus_twentieth.py (s48); twentyfirst: tests/bisect/gym_corpus_twentyfirst.py (s49); both: gym + fresh; all: every one")
     ap.add_argument("--only", nargs="*", default=[])
     ap.add_argument("--ops", nargs="*", default=[])
     ap.add_argument("--opdirs", default="", help="where imported op dirs are kept (reused; default: a temp dir)")
@@ -208,12 +210,14 @@ def main() -> int:
             "fifteenth": corpus_fifteenth.BUGS, "sixteenth": corpus_sixteenth.BUGS,
             "seventeenth": corpus_seventeenth.BUGS, "eighteenth": corpus_eighteenth.BUGS,
             "nineteenth": corpus_nineteenth.BUGS, "twentieth": corpus_twentieth.BUGS,
+            "twentyfirst": corpus_twentyfirst.BUGS,
             "both": corpus.BUGS + corpus_fresh.BUGS,
             "all": corpus.BUGS + corpus_fresh.BUGS + corpus_third.BUGS + corpus_fourth.BUGS + corpus_fifth.BUGS
             + corpus_sixth.BUGS + corpus_seventh.BUGS + corpus_eighth.BUGS + corpus_ninth.BUGS
             + corpus_tenth.BUGS + corpus_twelfth.BUGS + corpus_thirteenth.BUGS
             + corpus_fourteenth.BUGS + corpus_fifteenth.BUGS + corpus_sixteenth.BUGS + corpus_seventeenth.BUGS
-            + corpus_eighteenth.BUGS + corpus_nineteenth.BUGS + corpus_twentieth.BUGS}[args.corpus]
+            + corpus_eighteenth.BUGS + corpus_nineteenth.BUGS + corpus_twentieth.BUGS
+            + corpus_twentyfirst.BUGS}[args.corpus]
     bugs = [b for b in pool if (not args.only or b.id in args.only) and (not args.ops or b.op in args.ops)]
     cache: dict = {}
     memo: dict[str, str] = {}
