@@ -3,8 +3,9 @@
 For every bug: the operator is imported once as its gym user runs it (``runs.tsv``, real shapes and dtypes), the
 bug is planted in a copy, then
 
-1. verify (all cases) must say FAIL_NUMERIC or FAIL_RUNTIME, else the bug is excluded (it changes nothing the
-   vendor's tolerance sees, e.g. a shift a softmax cancels);
+1. verify (all cases) must say FAIL_NUMERIC or FAIL_RUNTIME (or a SPEC case must fail on numbers or raise, whatever
+   the verdict), else the bug is excluded (it changes nothing the vendor's tolerance sees, e.g. a shift a softmax
+   cancels);
 2. bisect (no case given: it picks one and says why); scored: **hit** = the named culprit (or its call site) is on
    the bugged statement; **late** / **miss** = another line after / before it; **not localized** = no culprit
    (then: is the bugged line among the ranked suspects, first, inside a window of <= 5 lines?); a culprit whose
@@ -132,8 +133,12 @@ def score(bug: corpus.GymBug, op_dir: Path, tmp: Path, cache: dict, check_verify
     row = Row(bug.id, bug.op, bug.kind, span)
     lo, hi = span
     if check_verify:
-        row.verdict = verify(d, stage, settings=NO_LINT).verdict
-        if row.verdict not in ("FAIL_NUMERIC", "FAIL_RUNTIME"):
+        vr = verify(d, stage, settings=NO_LINT)
+        row.verdict = vr.verdict
+        # (a verdict that outranks the numbers - FAIL_CHEAT: a gather whose kernel program depends on the data it
+        # indexes with - still scores the row when a SPEC case fails on numbers or raises: the bug is seen, s49)
+        seen = any(c.status in ("fail_numeric", "fail_runtime") for c in vr.cases if not c.unseen)
+        if row.verdict not in ("FAIL_NUMERIC", "FAIL_RUNTIME") and not seen:
             row.score = "excluded"
             return row
     t0 = time.perf_counter()
