@@ -425,6 +425,7 @@ class Analyzer:
     def __init__(self, golden: Golden, kernel_args: list[dict] | None = None, *,
                  fit_executions: int = 2) -> None:
         self.recs: list[Rec] = []
+        self._kids: dict[bool, tuple[int, dict[int, list[Rec]]]] = {}
         self.g = golden
         self.by_seq: dict[int, Rec] = {}
         self.linked = False
@@ -1045,6 +1046,24 @@ class Analyzer:
                     continue
                 out.extend(self.resolve_tensor(nm, r.seq))
         return out
+
+    def kids(self, *, through_tensors: bool = False) -> dict[int, list[Rec]]:
+        """Record seq -> the records reading it, in record order: the inverse of :meth:`operand_recs` (the values an
+        op takes directly), or with ``through_tensors`` of :meth:`parents` (also the writes into a local tensor that
+        a read of it sees). Shared, do not mutate.
+
+        Why (s49): the same plain map was built in four places (claims, the pairing test, the running-state guard),
+        each walking every record again; it is built once per kind here, and again only if records were added."""
+        n = len(self.recs)
+        cached = self._kids.get(through_tensors)
+        if cached is not None and cached[0] == n:
+            return cached[1]
+        kids: dict[int, list[Rec]] = {}
+        for r in self.recs:
+            for p in (self.parents(r) if through_tensors else self.operand_recs(r)):
+                kids.setdefault(p.seq, []).append(r)
+        self._kids[through_tensors] = (n, kids)
+        return kids
 
     def uninitialized_reads(self, r: Rec) -> list[str]:
         bad = []

@@ -46,11 +46,7 @@ class Suspect:
 
 
 def _children(an: Analyzer) -> dict[int, list[Rec]]:
-    kids: dict[int, list[Rec]] = {}
-    for r in an.recs:
-        for p in an.operand_recs(r):
-            kids.setdefault(p.seq, []).append(r)
-    return kids
+    return an.kids()
 
 
 def _anchor_order(an: Analyzer, r: Rec) -> int | None:

@@ -473,11 +473,7 @@ def feeds_local_state(an: Analyzer, r: Rec, depth: int = 6) -> bool:
     by design - one chunk's share of a golden total."""
     if not an.arg_shapes:
         return False
-    kids: dict[int, list[Rec]] = {}
-    for x in an.recs:
-        if x.seq > r.seq:
-            for p in an.operand_recs(x):
-                kids.setdefault(p.seq, []).append(x)
+    kids = an.kids()  # (every reader of a value comes after it: the records from ``r`` on are the ones walked)
     frontier, seen = [r], {r.seq}
     for _ in range(depth):
         nxt = []
@@ -579,11 +575,8 @@ def walk_back(an: Analyzer, observed: Rec, start: Rec, window: list[Rec], ceilin
                                         f"repairs {observed.where()}, but its operands are not shown right")
                     out.replays = tried
                     return out
-                kids: dict[int, list[Rec]] = {}
-                for x in an.recs:
-                    for p in an.parents(x):
-                        kids.setdefault(p.seq, []).append(x)
-                reader = _consumer_repairs_too(an, r, {r.node}, observed, subs, kids, run, out.evidence)
+                reader = _consumer_repairs_too(an, r, {r.node}, observed, subs, an.kids(through_tensors=True), run,
+                                               out.evidence)
                 if reader is not None:
                     # (the same golden set at the op reading it repairs as well: which of the two computes it is
                     # not shown - both are suspects, the reader first; s45 - the suspects' own replays, a dropped
@@ -1152,15 +1145,14 @@ def _kids_with_side_reads(an: Analyzer) -> dict[int, list[Rec]]:
     ``gather`` reads), so llada2's group ``amin`` paired with golden ``group_scores`` had nothing downstream, its
     pairing was dropped as untestable and the ``gather`` of the picks was named. The pairing test replays, so
     following the indices too makes no claim by itself: the replay of the outputs decides."""
-    kids: dict[int, list[Rec]] = {}
+    kids = dict(an.kids(through_tensors=True))
     for x in an.recs:
-        for p in an.parents(x):
-            kids.setdefault(p.seq, []).append(x)
         for ref in x.inputs or []:
             src = ref.get("of")
             if ref.get("kind") == "tensor" and isinstance(src, int) and src in an.by_seq \
                     and x not in kids.get(src, []):
-                kids.setdefault(src, []).append(x)
+                # (a copy, in record order as every list of the map: the shared map is not changed)
+                kids[src] = sorted([*kids.get(src, []), x], key=lambda y: y.seq)
     return kids
 
 
