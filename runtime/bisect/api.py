@@ -24,6 +24,13 @@ from runtime.bisect._alloc import static_output_alloc_source
 from runtime.bisect._analyzer import UPDATED, Aligned, Analyzer
 from runtime.bisect._auto import AutoResult, Golden, analyze, name_from_source
 from runtime.bisect._checkpoint import checkpoint_names, compare_checkpoints
+from runtime.bisect._extents import (
+    static_offsets_length_source,
+    static_scalar_index_source,
+    static_sibling_extent_source,
+    static_unpack_order_source,
+    static_write_stride_source,
+)
 from runtime.bisect._online import online_goldens
 from runtime.bisect._records import WRITE_OPS, Rec
 from runtime.bisect._replay import Replay, replay, replay_hooked, value_stats
@@ -49,6 +56,7 @@ from runtime.bisect._rules import (
 from runtime.bisect._run import DEFAULT_EMULATOR, ArgSource, CapturedCall, CapturedRun, run_captured_cases
 from runtime.bisect._scalar import swapped_scalars, wrapper_scalar
 from runtime.bisect._tripcount import static_trip_count_source
+from runtime.bisect._twin import twin_difference
 from runtime.bisect.report import BisectReport, OpFinding, OutputResult, Stats, Suspect, UnmappedOp, stats_of
 from runtime.stages import parse_stage_name, wrapper_for
 from runtime.yamlio import load_yaml
@@ -1515,6 +1523,16 @@ def _one_case(op: Any, stage: Path, case: Any, *, emulator: str, timeout: float,
         evidence.append(f"first diverging checkpoint in data-flow order: {first_cp!r}"
                         + (f", drift onset at iteration {c.drift_onset}" if c.drift_onset else ""))
     err = _error_info(run.error or rep.error, stage) if run.status == "error" or rep.error else None
+    if not err and (culprit is None or culprit.status == "match") and not all(o.all_close for o in outputs):
+        # no line shown, or one whose own value matches (a claim that cannot stand): the statement where this kernel
+        # departs from its twin in the same file, upstream of the departure (s49, ``_twin``)
+        anchor = next((x for x in (culprit.line if culprit is not None else None, *(s.line for s in suspects),
+                                   observed.line if observed is not None else None) if x), None)
+        twin = twin_difference(source, anchor)
+        if twin is not None:
+            evidence.append(twin[1])
+            culprit = OpFinding(file=stage.name, line=twin[0], code=_code(lines, twin[0]), op="source",
+                                status="mismatch")
     if err:
         status = "RUNTIME_ERROR"
         where = f" at line {err['line']}" if err.get("line") else ""
@@ -1561,6 +1579,8 @@ def _one_case(op: Any, stage: Path, case: Any, *, emulator: str, timeout: float,
                 or static_branch_guard_source("\n".join(lines), err["line"], msg) \
                 or static_unwritten_source("\n".join(lines), err["line"], msg) \
                 or static_consumed_source("\n".join(lines), err["line"], msg) \
+                or static_write_stride_source("\n".join(lines), err["line"], msg) \
+                or static_offsets_length_source("\n".join(lines), err["line"], msg) \
                 or static_extent_source("\n".join(lines), err["line"], msg) \
                 or static_valid_bound_source("\n".join(lines), err["line"], msg) \
                 or static_poison_bound_source("\n".join(lines), err["line"], msg) \
@@ -1568,7 +1588,11 @@ def _one_case(op: Any, stage: Path, case: Any, *, emulator: str, timeout: float,
                 or static_trip_count_source("\n".join(lines), err["line"], msg) \
                 or static_output_alloc_source("\n".join(lines), err["line"], msg) \
                 or static_wrapper_pad_source("\n".join(lines), err["line"], msg) \
-                or static_reshape_dim_source("\n".join(lines), err["line"], msg)
+                or static_reshape_dim_source("\n".join(lines), err["line"], msg) \
+                or static_sibling_extent_source("\n".join(lines), err["line"], msg) \
+                or static_scalar_index_source("\n".join(lines), err["line"], msg) \
+                or static_unpack_order_source("\n".join(lines), err["line"], msg,
+                                              {k: v for _kn, d in _call_shapes(run) for k, v in d.items()})
             if dtyped is not None:
                 evidence.append(dtyped[1])
                 culprit = OpFinding(file=stage.name, line=dtyped[0], code=lines[dtyped[0] - 1].strip(),
