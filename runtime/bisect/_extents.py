@@ -330,7 +330,7 @@ def static_unpack_order_source(source: str | None, error_line: int | None, messa
     """(line, why) for a kernel that raised because a write's source shape differs from its destination's on one
     axis, when the written value is a reshape whose dim there is a name bound by unpacking a kernel argument's shape
     (``n, h, c, w = x.shape`` where ``n, c, h, w`` was meant) and exactly one other position of that argument's shape
-    (``shapes``: the call's) holds the extent the destination wants: the unpacking's line; None otherwise."""
+    (``shapes``: the captured call's, else the wrapper's inputs by name) holds the extent the destination wants: the unpacking's line; None otherwise."""
     m = _MOVE_SHAPES_RE.search(message or "")
     if not source or error_line is None or m is None:
         return None

@@ -1309,6 +1309,13 @@ def _call_shapes(run: CapturedRun) -> list[tuple[str, dict[str, tuple[int, ...]]
     return out
 
 
+def _argument_shapes(run: CapturedRun, plan: Any, inputs: list[np.ndarray]) -> dict[str, tuple[int, ...]]:
+    """Parameter -> shape of the kernel calls the run captured; when it captured none (the kernel raised while it was
+    traced), the wrapper's inputs by name - a kernel parameter named like one is, as a rule, that input passed on."""
+    shapes = {k: v for _kn, d in _call_shapes(run) for k, v in d.items()}
+    return shapes or {p: tuple(int(d) for d in np.shape(a)) for p, a in zip(plan.params, inputs, strict=False)}
+
+
 def _host_calls(source: str, kernel: str, param: str) -> list[tuple[Any, Any, int]]:
     """``(calling function, argument, line)`` for each call of ``kernel`` from another function of ``source`` and its
     argument for the parameter ``param`` (positional or keyword; parsed, never run)."""
@@ -1591,8 +1598,7 @@ def _one_case(op: Any, stage: Path, case: Any, *, emulator: str, timeout: float,
                 or static_reshape_dim_source("\n".join(lines), err["line"], msg) \
                 or static_sibling_extent_source("\n".join(lines), err["line"], msg) \
                 or static_scalar_index_source("\n".join(lines), err["line"], msg) \
-                or static_unpack_order_source("\n".join(lines), err["line"], msg,
-                                              {k: v for _kn, d in _call_shapes(run) for k, v in d.items()})
+                or static_unpack_order_source("\n".join(lines), err["line"], msg, _argument_shapes(run, plan, inputs))
             if dtyped is not None:
                 evidence.append(dtyped[1])
                 culprit = OpFinding(file=stage.name, line=dtyped[0], code=lines[dtyped[0] - 1].strip(),
