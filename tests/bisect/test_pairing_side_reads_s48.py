@@ -32,10 +32,20 @@ def test_a_read_of_a_topk_index_is_downstream_of_the_topk_and_a_plain_link_stays
     def parents(r: Rec) -> list[Rec]:
         return [by_seq[int(i["seq"])] for i in r.inputs or [] if i.get("kind") == "record"]
 
-    an = SimpleNamespace(recs=recs, by_seq=by_seq, parents=parents)
+    def plain_kids(*, through_tensors: bool = False) -> dict[int, list[Rec]]:
+        # (the analyzer's reader map, ``Analyzer.kids`` since s49: the side-read map extends a copy of it)
+        out: dict[int, list[Rec]] = {}
+        for r in recs:
+            for p in parents(r):
+                out.setdefault(p.seq, []).append(r)
+        return out
+
+    shared = plain_kids()
+    an = SimpleNamespace(recs=recs, by_seq=by_seq, parents=parents, kids=lambda **_kw: shared)
     kids = _kids_with_side_reads(an)  # type: ignore[arg-type]
     assert [k.seq for k in kids[1]] == [3]  # the scatter reads the topk's indices
     assert [k.seq for k in kids[0]] == [1]
     assert [k.seq for k in kids[2]] == [3]  # (the scatter is its data-flow parent's kid once)
     assert 4 not in {k.seq for ks in kids.values() for k in ks}
     assert 99 not in kids
+    assert 1 not in shared  # (the shared map is not changed: the side read is added to a copy)
