@@ -12,6 +12,7 @@ culprit or with one whose own value matches the golden (a claim that cannot stan
 from __future__ import annotations
 
 import ast
+import copy
 
 from runtime.bisect._parse import parse_source
 from runtime.bisect._rules import _enclosing_function
@@ -37,8 +38,8 @@ def _header(stmt: ast.stmt) -> str:
         parts = list(stmt.items)
     else:
         parts = [stmt]
-    return "|".join(ast.dump(_NoConstants().visit(ast.parse(ast.unparse(p)) if not isinstance(p, ast.withitem)
-                                                  else p)) for p in parts)
+    # a copy is blanked: the visitor rewrites the tree it is given, and this one is the analyzer's
+    return "|".join(ast.dump(_NoConstants().visit(copy.deepcopy(p))) for p in parts)
 
 
 def _statements(fn: ast.FunctionDef) -> list[ast.stmt]:
