@@ -175,7 +175,7 @@ CASE_BYTES_CAP = 64 * 1024**2
 """Inputs + outputs of one unseen case stay under this unless the SPEC's own cases are bigger."""
 UNSEEN_PREFIX = "unseen"
 """Unseen case names start with it: ``unseen3-B70_D64-fp32`` (no seed: the seed is never shown to agents)."""
-UNSEEN_VERSION = 25
+UNSEEN_VERSION = 26
 """The drawing of unseen cases. Version 2 (red team s16): a power-of-two size class, the fill size in every dtype and
 above 3x the SPEC's largest, and special values (zero / constant rows, ties) in the second case of every same-shape
 pair and in the fresh-seed reruns of the SPEC's shapes (:func:`runtime.opdir._inputs.apply_special_values`).
@@ -255,7 +255,10 @@ every other case every tail 1..15 of every window from two tiles to 2x the SPEC'
 every case of version 22 is drawn as before (version 23's block and hint cases are version 24's draws).
 Version 25 (red team round 38) draws what version 24 does from the hints it is given; the verified file's hints are
 read by version 25's reader (:func:`runtime.verify._hints.source_hints`: annotated constants, config-class fields,
-default arguments, constant tables a loop walks, paddings), so only a file using those spellings gets other cases."""
+default arguments, constant tables a loop walks, paddings), so only a file using those spellings gets other cases.
+Version 26 (red team round 39) likewise draws what version 25 does from its hints; version 26's reader also takes the
+sizes where a test of one size flips (``7.5 < math.log2(n) < 8.2``: 182 and 295; :mod:`runtime.verify._scan`) for
+bounds, so only a file with a window that names no integer gets other cases."""
 LEGACY_RUN_SEEDS = frozenset({
     8073106555080404082, 1375231499958067986, 4714508118518851981, 8790150582367487093, 5005340479135436709,
     4653713241000648732, 4971532019015743374, 5156450107698526626, 5087138263457286476,

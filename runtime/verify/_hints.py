@@ -27,6 +27,13 @@ _mid(n, lo=176, hi=300)``), the rows of a constant table a loop walks (``for lo,
 as if written out) and the padding spelling of a remainder (``(-n) % 16 == 5`` and ``(16 - n % 16) % 16 == 5`` are
 the tail 11). Round 38's kernels wrong on one tail in one window above 2x the SPEC, the file naming both in those
 spellings, passed 75% of version 24's runs.
+
+Version 26 (red team round 39) also reads windows that name no integer: every comparison (or truth test) of one
+size is evaluated on every size and the sizes where its answer flips are bounds (:mod:`runtime.verify._scan`:
+``7.5 < math.log2(n) < 8.2``, ``n.bit_length() == 8``, ``13 < math.isqrt(n) < 17``, ``31000 < n * n < 90000``,
+``11.0 < n * 0.0625 < 18.7``). Round 39's kernels wrong on one tail in such a window passed 23 of 160 runs of
+version 25's drawing. A flip beside a bound already read adds nothing, so a file of integer comparisons keeps its
+hints.
 """
 
 from __future__ import annotations
@@ -136,7 +143,7 @@ def _modulus(node: ast.AST, env: dict[str, int]) -> int | None:
     return None
 
 
-HINT_VERSION = 25
+HINT_VERSION = 26
 """The drawing version whose reader :func:`source_hints` is by default (versions 23 and before read less)."""
 MAX_RANGE_MEMBERS = 64
 """(version 24) A ``range`` in a membership test of at most this many members gives each member; a longer one its
@@ -154,7 +161,9 @@ def source_hints(text: str, version: int = HINT_VERSION) -> SizeHints:
         tree = pyast.parse(text)
         if version < 24:
             return _hints_of(tree)
-        return _hints_of_v24(tree) if version < 25 else _hints_of_v25(tree)
+        if version < 26:
+            return _hints_of_v24(tree) if version < 25 else _hints_of_v25(tree)
+        return _hints_of_v26(tree)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return SizeHints()
 
@@ -563,19 +572,30 @@ def _padding_hints(tree: ast.AST, env: dict[str, int]) -> set[tuple[int, int]]:
     return residues
 
 
-def _hints_of_v25(tree: ast.AST) -> SizeHints:
+def _hints_of_v25(tree: ast.AST, sub: tuple[ast.AST, dict[str, int]] | None = None) -> SizeHints:
     """(version 25) Version 24's hints of the file, of the file with its annotated constants, config-class fields
     and default arguments written out as literals, and of every row of the constant tables its loops walk, plus the
     residues its paddings compare (module docstring). A file too deep for the rewrite keeps version 24's hints."""
     base = _hints_of_v24(tree)
     try:
-        return _merge([base, *_more_v25(tree)])
+        return _merge([base, *_more_v25(tree, sub)])
     except (RecursionError, ValueError, SyntaxError):
         return base
 
 
-def _more_v25(tree: ast.AST) -> list[SizeHints]:
-    """The hints version 25 adds to version 24's (:func:`_hints_of_v25`)."""
+def _more_v25(tree: ast.AST, sub: tuple[ast.AST, dict[str, int]] | None = None) -> list[SizeHints]:
+    """The hints version 25 adds to version 24's (:func:`_hints_of_v25`); ``sub``: :func:`_substituted_v25` of
+    ``tree`` when the caller has it."""
+    substituted, names = sub if sub is not None else _substituted_v25(tree)
+    parts: list[SizeHints] = [] if substituted is tree else [_hints_of_v24(substituted)]
+    parts += [_hints_of_v24(m) for m in _unrolled_tables(substituted, names)]
+    padding = _padding_hints(substituted, names)
+    return [*parts, SizeHints((), tuple(sorted({m for m, _ in padding})), tuple(sorted(padding)))]
+
+
+def _substituted_v25(tree: ast.AST) -> tuple[ast.AST, dict[str, int]]:
+    """(version 25) The file with its annotated constants, config-class fields and default arguments written out as
+    literals (``tree`` itself when it has none), and the integer names of that file."""
     env = _names_v24(tree)
     consts, attrs = _const_names_v25(tree, env)
     env = {**env, **consts}
@@ -587,16 +607,11 @@ def _more_v25(tree: ast.AST) -> list[SizeHints]:
         env = {**env, **more}
     defaults = any(isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and (n.args.defaults or n.args.kw_defaults)
                    for n in ast.walk(tree))
-    parts: list[SizeHints] = []
     substituted = tree
     if consts or attrs or defaults:  # else the rewrite is the file itself: version 24's hints already
         substituted = _Substitute(dict(consts), attrs, env).visit(
             pyast.parse(ast.unparse(tree)))
-        parts.append(_hints_of_v24(substituted))
-    names = env if substituted is tree else _names_v24(substituted)
-    parts += [_hints_of_v24(m) for m in _unrolled_tables(substituted, names)]
-    padding = _padding_hints(substituted, names)
-    return [*parts, SizeHints((), tuple(sorted({m for m, _ in padding})), tuple(sorted(padding)))]
+    return substituted, (env if substituted is tree else _names_v24(substituted))
 
 
 def _merge(parts: list[SizeHints]) -> SizeHints:
@@ -604,3 +619,29 @@ def _merge(parts: list[SizeHints]) -> SizeHints:
     return SizeHints(tuple(sorted({b for h in parts for b in h.bounds})),
                      tuple(sorted({m for h in parts for m in h.moduli})),
                      tuple(sorted({r for h in parts for r in h.residues})))
+
+
+def _hints_of_v26(tree: ast.AST) -> SizeHints:
+    """(version 26, red team round 39) Version 25's hints plus what the tests of one size that compute beyond integer
+    arithmetic say when evaluated on every size (:func:`runtime.verify._scan.read_tests`): the sizes where one
+    changes its answer, each read as a bound (``7.5 < math.log2(n) < 8.2`` flips at 182 and 295) - but not one beside
+    a bound already read -, and the residues of a periodic one (``math.fmod(n, 16) == 11.0``: ``(16, 11)``). A file
+    whose tests are integer arithmetic keeps version 25's hints, and so its cases."""
+    from runtime.verify._scan import read_tests
+
+    try:
+        sub = _substituted_v25(tree)
+    except (RecursionError, ValueError, SyntaxError):
+        return _hints_of_v25(tree)
+    base = _hints_of_v25(tree, sub)
+    try:
+        found, periodic = read_tests(*sub)
+    except (RecursionError, MemoryError):
+        return base
+    known = set(base.bounds)
+    new = {s for s in found if s not in known and s - 1 not in known and 1 <= s <= MAX_HINT_INT}
+    residues = set(periodic) - set(base.residues)
+    if not new and not residues:
+        return base
+    return SizeHints(tuple(sorted(known | new)), tuple(sorted({*base.moduli, *(m for m, _ in residues)})),
+                     tuple(sorted({*base.residues, *residues})))

@@ -105,7 +105,7 @@ def test_the_shipped_traces_keep_the_drawing_they_were_recorded_with() -> None:
                 for p in WORKSPACE.iterdir() if (p / "traces" / "default" / "manifest.json").is_file()}
     assert recorded and recorded <= LEGACY_RUN_SEEDS
     assert all(unseen_version(s) == 1 for s in recorded)
-    assert unseen_version(0) == unseen_version(12345) == UNSEEN_VERSION == 25
+    assert unseen_version(0) == unseen_version(12345) == UNSEEN_VERSION == 26
     spec, cases = _silu()
     old = unseen_cases(spec, cases, 5, version=1)
     assert not any(c.special for c in old)
