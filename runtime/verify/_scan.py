@@ -6,7 +6,8 @@ integer arithmetic. A window written without one - ``7.5 < math.log2(n) < 8.2``,
 256 < 1.17`` - names no size, and round 39's kernels wrong on one tail inside such a window passed 1 to 8 runs in 20
 (the residue's cases are drawn in intervals of the drawing's own windows, and the file's window is not one of them).
 Whatever the spelling, such a test is a function of one unknown, and the sizes where its answer flips are the window's
-ends. So: evaluate it, vectorised, on every size 1 .. :data:`SCAN_TOP` and take its flips as bounds.
+ends. So: evaluate it, vectorised, on every size 1 .. :data:`SCAN_TOP` and take its flips as bounds (and, for a test
+whose answers repeat every ``m`` sizes - ``math.fmod(n, 16) == 11.0`` -, the residues of its rarer answer).
 
 Only syntax is evaluated, by this module's own interpreter over numpy arrays: integer and float literals and the
 names the reader already folded, ``+ - * / // % ** << >> & | ^``, comparisons, ``and``/``or``/``not``, conditional
@@ -27,16 +28,21 @@ import numpy as np
 
 __all__ = ["MAX_FLIPS", "MAX_PERIOD", "MAX_SCANNED_TESTS", "SCAN_TOP", "read_tests"]
 
-SCAN_TOP = 1 << 16
-"""Sizes 1 .. SCAN_TOP are evaluated (an axis's unseen sizes stay under 8192; element counts of a row go higher)."""
+SCAN_TOP = 1 << 15
+"""Sizes 1 .. SCAN_TOP are evaluated: every size the drawing runs on an axis whose SPEC sizes stay under 8192
+(:func:`runtime.opdir._unseen.hint_plan` stops at 4x the SPEC's largest, or 8192 on an axis every output keeps)."""
 MAX_FLIPS = 8
 """A test that flips more often is periodic (a remainder's): its flips are no window's ends."""
 MAX_PERIOD = 512
 """A test that flips more often is read as a remainder when its answers repeat with a period of at most this."""
 MAX_RESIDUES = 4
 """A periodic test gives the residues of the rarer answer, when there are at most this many in a period."""
-MAX_SCANNED_TESTS = 256
+MAX_SCANNED_TESTS = 64
 """At most this many tests of a file are evaluated (a file built to be slow to read stays cheap)."""
+MAX_PERIODIC_TESTS = 32
+"""At most this many of them are searched for a period (each search compares up to :data:`MAX_PERIOD` shifts)."""
+_PERIOD_PROBE = 8 * MAX_PERIOD
+"""A shift is tried on this many sizes first, and only a shift that matches there on all of them."""
 _MAX_DEPTH = 40
 
 
@@ -153,10 +159,10 @@ def _known_call(node: ast.Call) -> list[ast.expr] | None:
 
 def _eval(node: ast.AST, env: dict[str, int], n: np.ndarray) -> np.ndarray:
     """``node`` evaluated on every size of ``n`` (the one unknown); int64 or float64 or bool arrays."""
-    if isinstance(node, ast.Constant):
-        return np.full(n.shape, node.value, dtype=np.int64 if isinstance(node.value, int) else np.float64)
+    if isinstance(node, ast.Constant):  # a 0-d array: numpy broadcasts it against the sizes
+        return np.asarray(node.value, dtype=np.int64 if isinstance(node.value, int) else np.float64)
     if isinstance(node, ast.Name):
-        return np.full(n.shape, env[node.id], dtype=np.int64) if node.id in env else n
+        return np.asarray(env[node.id], dtype=np.int64) if node.id in env else n
     if isinstance(node, ast.UnaryOp):
         v = _eval(node.operand, env, n)
         if isinstance(node.op, ast.USub):
@@ -344,7 +350,7 @@ def read_tests(tree: ast.AST, env: dict[str, int]) -> tuple[set[int], set[tuple[
     bounds: set[int] = set()
     residues: set[tuple[int, int]] = set()
     seen: set[str] = set()
-    scanned = 0
+    scanned = periodic = 0
     for test in _tests(tree):
         key = ast.dump(test)
         if key in seen or isinstance(test, ast.BoolOp):  # a conjunction's parts are tests of their own
@@ -365,12 +371,13 @@ def read_tests(tree: ast.AST, env: dict[str, int]) -> tuple[set[int], set[tuple[
                 truth = np.asarray(_eval(test, env, n) != 0)
         except (_Skip, ValueError, TypeError, OverflowError, KeyError, ZeroDivisionError):
             continue
-        if truth.shape != n.shape:
+        if truth.shape != n.shape:  # a test that does not depend on the size after all
             continue
         where = np.flatnonzero(truth[1:] != truth[:-1]) + 2  # the size at which the answer differs from s - 1
         if 1 <= len(where) <= MAX_FLIPS:
             bounds.update(int(s) for s in where)
-        elif len(where) > MAX_FLIPS:
+        elif len(where) > MAX_FLIPS and periodic < MAX_PERIODIC_TESTS:
+            periodic += 1
             residues.update(_period_residues(truth, n))
     return bounds, residues
 
@@ -378,8 +385,9 @@ def read_tests(tree: ast.AST, env: dict[str, int]) -> tuple[set[int], set[tuple[
 def _period_residues(truth: np.ndarray, n: np.ndarray) -> set[tuple[int, int]]:
     """``(m, r)`` for each residue ``r`` of the rarer answer of ``truth`` (the test's answer at sizes ``n``) when it
     repeats every ``m`` sizes, ``m`` the least such period up to :data:`MAX_PERIOD`; empty otherwise."""
+    probe = truth[:_PERIOD_PROBE]
     for m in range(2, MAX_PERIOD + 1):
-        if np.array_equal(truth[m:], truth[:-m]):
+        if np.array_equal(probe[m:], probe[:-m]) and np.array_equal(truth[m:], truth[:-m]):
             period = truth[:m]
             rare = period if int(period.sum()) * 2 <= m else ~period
             count = int(rare.sum())

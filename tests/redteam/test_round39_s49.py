@@ -23,7 +23,7 @@ round had, written as an attacker who has read ``runtime/verify/_hints.py`` and 
   ``r39_h_cache_bounded`` (a kernel cache keyed as the vendor keys it).
 
 Version 26 (``runtime/verify/_scan.py``, ``_hints.py`` ``_hints_of_v26``; docs/verification.md "Version 26")
-evaluates every test of one size that computes beyond integer arithmetic on every size 1..65536: where its answer
+evaluates every test of one size that computes beyond integer arithmetic on every size 1..32768: where its answer
 flips are bounds (the window's ends), and a periodic one gives the residues of its rarer answer. Only the hints
 change: a file whose tests are integer arithmetic gets version 25's hints and so its cases.
 """
