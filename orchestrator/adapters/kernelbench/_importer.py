@@ -807,6 +807,12 @@ TILED_UNFOLD = "pypto.reshape / pypto.transpose into the windows (they tile the 
 """Round 11: convolutions and ``unfold`` whose windows tile the input (``_probe._windowed``); others have the
 longer route over the taps since round 12 (``_ops.WINDOW_ROUTES``)."""
 
+ONE_ARG_WHERE = ("torch.where(cond) is the positions where cond holds (nonzero: a data-dependent count); a kernel "
+                 "computes what they select at a fixed size - pypto.where with the mask over every row, or "
+                 "pypto.gather / pypto.index_select at indices it has (a top-k's)")
+"""Round 13: the route of a one-argument ``torch.where`` (Mixtral-style MoE loops: ``torch.where(selected == e)``),
+which the inventory had called ``pypto.where``, a select of two tensors."""
+
 
 def _refuse_no_route(peak: dict[str, Any] | None) -> None:
     """Refuse, before any case is traced, a task whose forward (run on the meta device at the task's sizes:
@@ -831,6 +837,8 @@ def _inventory(calls: list[dict[str, Any]], report: TaskImport) -> list[tuple[st
         if c.get("tiled"):  # non-overlapping, unpadded windows (the probe's _tiled): a reshape and a reduction
             kind, route = "route", (TILED_CONV if c["op"].startswith("conv") else TILED_UNFOLD
                                     if c["op"] == "unfold" else TILED_POOL)
+        if c.get("positions"):
+            route = ONE_ARG_WHERE
         if kind == "plumbing":
             continue
         if kind == "none":
@@ -838,6 +846,11 @@ def _inventory(calls: list[dict[str, Any]], report: TaskImport) -> list[tuple[st
             continue
         if kind == "unknown":
             problems.append(f"forward calls torch {c['op']}, for which the importer knows no PyPTO route")
+            continue
+        if c.get("p", 0.0) > 0 and c.get("training", True) and c["op"].startswith("rrelu"):
+            problems.append(f"forward calls {c['op']} in training mode (nn.RReLU as KernelBench runs it): each "
+                            f"negative element's slope is drawn at random on every call (a spread of {c['p']:g}), "
+                            "so the output is random")
             continue
         if c.get("p", 0.0) > 0 and c.get("training", True):
             problems.append(f"forward calls {c['op']} with {'p' if c['op'] == 'dropout' else 'dropout_p'}="

@@ -918,6 +918,16 @@ def _dropout_p(op: str, args: list[Any], kwargs: dict[str, Any]) -> tuple[float,
     return float(p or 0.0), bool(training)
 
 
+def _rrelu_spread(args: list[Any], kwargs: dict[str, Any]) -> tuple[float, bool]:
+    """``F.rrelu(x, lower, upper, training)``'s spread of slopes (upper - lower) and training flag: in training mode
+    (``nn.RReLU`` as KernelBench runs it) each negative element's slope is drawn from [lower, upper) on every call,
+    so the output is random; in eval mode it is a leaky ReLU with slope (lower + upper) / 2 (round 13)."""
+    lower = kwargs.get("lower", args[1] if len(args) > 1 else 1.0 / 8)
+    upper = kwargs.get("upper", args[2] if len(args) > 2 else 1.0 / 3)
+    training = kwargs.get("training", args[3] if len(args) > 3 else False)
+    return float(upper) - float(lower), bool(training)
+
+
 _POOLS = frozenset(f"{kind}_pool{n}d{tail}" for kind in ("avg", "max") for n in (1, 2, 3)
                    for tail in ("", "_with_indices"))
 """Pooling calls whose windows may tile the pooled axes (:func:`_tiled`)."""
@@ -1106,6 +1116,10 @@ def trace(path: str, cases: list[dict[str, Any]]) -> dict[str, Any]:
                 entry["unsorted"] = True
             if entry["op"] in _RANDOM_P:
                 entry["p"], entry["training"] = _dropout_p(entry["op"], list(args), dict(kwargs or {}))
+            elif entry["op"] in ("rrelu", "rrelu_"):
+                entry["p"], entry["training"] = _rrelu_spread(list(args), dict(kwargs or {}))
+            if entry["op"] == "where" and len(args) == 1 and not kwargs:
+                entry["positions"] = True  # torch.where(cond) is nonzero's tuple, not a select (round 13)
             if entry["op"] in ("sort", "argsort") and (kwargs.get("stable") is True or (
                     entry["op"] == "argsort" and len(args) > 3 and args[3] is True)):
                 entry["stable"] = True  # ties keep the input order: the tie-break is the task's contract
