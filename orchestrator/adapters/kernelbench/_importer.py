@@ -1672,7 +1672,8 @@ def _narrow(inputs: list[dict[str, Any]], report: TaskImport, bands: set[str], t
                               f"{'this one' if len(names) == 1 else 'these'} narrowed)" if kept else ""))
 
 
-def _input_independent(problems: list[Any], outputs: list[dict[str, Any]]) -> dict[str, str] | None:
+def _input_independent(problems: list[Any], outputs: list[dict[str, Any]], *,
+                       refuse_all: bool = True) -> dict[str, str] | None:
     """The outputs intake refused only because they do not depend on the input values, when some other output
     does: output name -> why. None when another problem is among them, or when every output is such a one.
 
@@ -1691,9 +1692,48 @@ def _input_independent(problems: list[Any], outputs: list[dict[str, Any]]) -> di
     names = [o["name"] for o in outputs]
     if not found or any(n not in names for n in found):
         return None
-    if len(found) == len(names):
+    if len(found) == len(names) and refuse_all:  # round 13: the caller may first widen the inputs' tails
         raise TaskImportError(_constant_task(found))
     return found
+
+
+def _varies_when_traced(fixed: dict[str, str], outputs: list[dict[str, Any]],
+                        outs: list[list[dict[str, Any]]]) -> list[str]:
+    """The outputs intake found input-independent (``fixed``) whose traced values - inputs drawn as ``get_inputs()``
+    draws them, a ``randn`` unclipped - were not one value (round 13). ``(x > 3.5).any(dim=1)`` over 8192 ``randn``
+    values per row is True in 85% of the rows, and always False over a SPEC range clipped at 3 sigma: the op dir
+    had marked it ``constant: true``, so a kernel writing False passed."""
+    names = [o["name"] for o in outputs]
+    varied = []
+    for name in fixed:
+        j = names.index(name) if name in names else -1
+        seen = [(o.get("min"), o.get("max")) for case in outs if 0 <= j < len(case) for o in [case[j]]]
+        if any(lo is not None and lo != hi for lo, hi in seen) or len(set(seen)) > 1:
+            varied.append(name)
+    return varied
+
+
+def _widened_note(outputs: list[str], wide: list[str]) -> str:
+    return (f"output(s) {', '.join(outputs)} are the same in every case for inputs drawn within 3 sigma (the SPEC's "
+            "normal ranges) but not for inputs drawn as get_inputs() draws them, whose tails reach past it: "
+            f"{'; '.join(wide)} (a wider normal, sigma = range / 6), so that a kernel writing the constant fails")
+
+
+def _widen_tails(inputs: list[dict[str, Any]], plan: _Plan) -> list[str]:
+    """Widen each SPEC input drawn as a normal within 3 sigma (:func:`_value_spec`) to its ``get_inputs()`` sample's
+    extremes, where they reach past it; what was widened, as ``name [lo, hi]`` (round 13: see
+    :func:`_varies_when_traced`)."""
+    described = {t["name"]: t.get("desc") or {} for t in plan.inputs}
+    said = []
+    for t in inputs:
+        d = described.get(t["name"], {})
+        if t.get("distribution") != "normal" or "min" not in d or "max" not in d:
+            continue
+        lo, hi = _sig(min(float(d["min"]), t["range"][0]), False), _sig(max(float(d["max"]), t["range"][1]), True)
+        if [lo, hi] != list(t["range"]):
+            t["range"] = [lo, hi]
+            said.append(f"input {t['name']} drawn over [{lo:g}, {hi:g}]")
+    return said
 
 
 def _constant_task(found: dict[str, str]) -> str:
@@ -1808,7 +1848,10 @@ def _write(task: Path, source: str, desc: dict[str, Any], plan: _Plan, p0: list[
                             "call's outputs do not depend on it (state made from the shapes or constants, as if "
                             "__init__ had made it): golden.py starts every case from the model's state as built")
     golden_text = _golden_text(task, source, plan, rows, len(fwd_in), make, sorted_topk=unsorted, fresh=bool(lazy))
-    narrowed, constants_tried = 0, False
+    narrowed, constants_tried, widened = 0, False, False
+    wide: list[str] = []
+    undo: tuple[dict[str, list[Any]], dict[str, str], str] | None = None
+    """After widening (round 13): the ranges before, what intake found constant then, and the note said."""
     attempts: list[list[str]] = []  # at the current narrowing: the sets of inputs still to try narrowing alone
     base = {t["name"]: list(t["range"]) for t in spec["inputs"] if _narrowable(t)}
     with private_dir("forge-task-opdir-") as tmp:
@@ -1830,11 +1873,32 @@ def _write(task: Path, source: str, desc: dict[str, Any], plan: _Plan, p0: list[
                     attempts = _narrow_attempts(list(base))
                 _narrow(spec["inputs"], report, bands, narrowed, only=attempts.pop(0), base=base)
                 continue
-            fixed = _input_independent(checked.problems, outputs) if not constants_tried else None
+            fixed = (_input_independent(checked.problems, outputs, refuse_all=False) if not constants_tried
+                     else None)
             constants_tried = True
+            if undo is not None:  # after widening: keep it where an output now varies, else put the ranges back
+                helped = [n for n in undo[1] if fixed is not None and n not in fixed]
+                at = report.unmapped.index(undo[2])
+                if helped:
+                    report.unmapped[at] = _widened_note(helped, wide)
+                else:
+                    for t in spec["inputs"]:
+                        t["range"] = undo[0].get(t["name"], t.get("range"))
+                    del report.unmapped[at]
+                    fixed = undo[1]
+                undo = None
             if fixed is None:
                 first = str(checked.problems[0]) if checked.problems else "intake failed"
                 raise _InputsRejected(f"the written op dir fails intake: {first}")
+            varied = [] if widened else _varies_when_traced(fixed, outputs, outs)
+            clipped = {t["name"]: list(t["range"]) for t in spec["inputs"] if "range" in t}
+            if varied and (wide := _widen_tails(spec["inputs"], plan)):
+                widened, constants_tried = True, False  # intake again over the samples' own extremes
+                report.unmapped.append(_widened_note(varied, wide))
+                undo = (clipped, fixed, report.unmapped[-1])
+                continue
+            if len(fixed) == len(outputs):
+                raise TaskImportError(_constant_task(fixed))
             for o in outputs:
                 if o["name"] in fixed:
                     o["constant"] = True
