@@ -76,8 +76,9 @@ def _task(tmp_path: Path, name: str, body: str, inputs: str, init: str = "[]") -
 @pytest.mark.parametrize(("body", "inputs", "init", "why"), [
     ("    def __init__(self):\n        super().__init__()\n        self.d = nn.Dropout(0.5)\n"
      "    def forward(self, x):\n        return self.d(x)", "[torch.randn(32, 16)]", "[]", "dropout with p=0.5"),
-    ("    def __init__(self):\n        super().__init__()\n        self.c = nn.Conv2d(3, 4, 3)\n"
-     "    def forward(self, x):\n        return self.c(x)", "[torch.randn(2, 3, 8, 8)]", "[]", "conv2d: convolution"),
+    # a convolution has a route since round 12; a recurrence over a sequence still has none
+    ("    def __init__(self):\n        super().__init__()\n        self.g = nn.GRU(16, 8)\n"
+     "    def forward(self, x):\n        return self.g(x)[0]", "[torch.randn(5, 32, 16)]", "[]", "gru: recurrent cell"),
     # a sorted offsets vector is imported with a make_inputs now (test_kernelbench_structured.py); one whose
     # get_inputs() ignores every seed and has no float input would make every verification case the same
     ("    def forward(self, offsets):\n        return offsets[1:] - offsets[:-1]", "[torch.arange(0, 32, 8)]", "[]",
