@@ -27,16 +27,18 @@ from __future__ import annotations
 import functools
 import importlib.abc
 import importlib.machinery
+import importlib.metadata
 import json
 import logging
 import os
 import subprocess
 import sys
 import types
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from runtime.emulator._module import MODULES, WHEEL_ALIASES
+from runtime.emulator._module_specs import distributions_for, give_specs, spec_for
 from runtime.emulator._torch_npu import install_autoload, install_finder
 
 __all__ = ["CHILD_ENV", "PyptoFinder", "child_env", "export_child_env", "install_child_env_guard", "install_device_host",
@@ -66,19 +68,29 @@ class PyptoFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         self._imported = False
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
-        if fullname in MODULES:
-            return importlib.machinery.ModuleSpec(fullname, self, is_package=fullname == "pypto")
+        if fullname in MODULES or isinstance(WHEEL_ALIASES.get(fullname), types.ModuleType):
+            # the wheel's module names too, so `importlib.reload(pypto.enum)` finds its module again (s49); located
+            # at the module's wheel path, so its repr is the wheel's
+            mod = MODULES[fullname] if fullname in MODULES else WHEEL_ALIASES[fullname]
+            return spec_for(fullname, mod, self, fullname == "pypto")
         return None
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
-        return MODULES[spec.name]
+        return MODULES[spec.name] if spec.name in MODULES else WHEEL_ALIASES[spec.name]
 
     def exec_module(self, module: types.ModuleType) -> None:
         if module.__name__ == "pypto" and not self._imported:
             self._imported = True
             for name, mod in WHEEL_ALIASES.items():  # the wheel's submodules, loaded by its __init__
                 sys.modules.setdefault(name, mod)
+            # `find_spec("pypto.enum")` raised "pypto.enum.__spec__ is None" (s49)
+            give_specs({name: sys.modules[name] for name in WHEEL_ALIASES})  # no loader: repr names none
             _import_side_effects()
+
+    def find_distributions(self, context: Any = None) -> Iterator[importlib.metadata.Distribution]:
+        """``importlib.metadata.version("pypto")`` is the emulated version, as the installed wheel answers on a
+        device host (s49: ``PackageNotFoundError`` unless the real wheel was installed beside the emulator)."""
+        return distributions_for(context, {"pypto": ("pypto", lambda: MODULES["pypto"].__dict__["__version__"])})
 
 
 def install_device_host(*, torch_npu: bool = True) -> None:

@@ -16,6 +16,7 @@ from runtime.emulator import _ops_matmul as _mm  # noqa: F401 - registers ops
 from runtime.emulator import _ops_reduce as _reduce  # noqa: F401 - registers ops
 from runtime.emulator._frontend import dynamic, function, jit
 from runtime.emulator._methods import install_methods
+from runtime.emulator._module_specs import give_specs
 from runtime.emulator._registry import OPS, UNSUPPORTED, unsupported_stub
 from runtime.emulator._scalar import Element
 from runtime.emulator._session import DEFAULT_COMPAT, current_session
@@ -243,4 +244,6 @@ def install() -> types.ModuleType:
         sys.modules[name] = mod
     for name, mod in WHEEL_ALIASES.items():
         sys.modules.setdefault(name, mod)
+    # `importlib.util.find_spec("pypto")` raised "pypto.__spec__ is None" (s49, _module_specs)
+    give_specs({name: sys.modules[name] for name in (*_MODULES, *WHEEL_ALIASES)})
     return _MODULES["pypto"]

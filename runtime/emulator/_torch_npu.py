@@ -44,6 +44,7 @@ from collections.abc import Callable
 from typing import Any
 
 from runtime.emulator._location import user_location
+from runtime.emulator._module_specs import distributions_for
 from runtime.emulator._session import current_session
 from runtime.emulator._torch_npu_agnostic import patch_device_agnostic
 from runtime.emulator._torch_npu_device import OWN_DIRS, OWN_PACKAGES, current_index, placed_op
@@ -1031,7 +1032,7 @@ def build_module() -> types.ModuleType:
     # the version of the torch it runs with, as torch_npu's releases follow torch's: a script that checks
     # `torch_npu.__version__ >= "2.1"` takes the branch it takes on a device host ("0.0+..." took the old one)
     # (".post0": `[int(p) for p in __version__.split(".")[:3]]` reads three numbers, as of a release of torch_npu)
-    version = f"{str(torch.__version__).split('+')[0]}.post0+pto.forge.emulator"
+    version = stand_in_version(str(torch.__version__))
     # torch_npu/version.py: `from torch_npu.version import __version__`, `torch_npu.version.git_version`
     ver = types.ModuleType("torch_npu.version", "torch_npu.version of the stand-in")
     ver.__dict__.update(__version__=version, git_version="unknown",
@@ -1090,6 +1091,26 @@ class NpuFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def exec_module(self, module: types.ModuleType) -> None:
         return None
+
+    def find_distributions(self, context: Any = None) -> Any:
+        """``importlib.metadata.version("torch_npu")`` (or ``"torch-npu"``) is the stand-in's ``__version__``, as the
+        installed wheel answers on a device host (s49: ``PackageNotFoundError``)."""
+        return distributions_for(context, {"torch_npu": ("torch_npu", _installed_version)})
+
+
+def stand_in_version(torch_version: str) -> str:
+    """The stand-in's version: the version of the torch it runs with, as torch_npu's releases follow torch's."""
+    return f"{torch_version.split('+')[0]}.post0+pto.forge.emulator"
+
+
+def _installed_version() -> str:
+    """The stand-in's version without importing torch (the metadata may be asked while torch imports)."""
+    torch = sys.modules.get("torch")
+    if torch is not None and hasattr(torch, "__version__"):
+        return stand_in_version(str(torch.__version__))
+    import importlib.metadata
+
+    return stand_in_version(importlib.metadata.version("torch"))
 
 
 class _AfterTorch(importlib.abc.Loader):
