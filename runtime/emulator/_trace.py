@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from runtime.emulator._errors import EmulatorError, py_error
+from runtime.emulator._group_cycle import track as track_group
 from runtime.emulator._ir import Guard, LoopNode, OpNode, Path, Region
 from runtime.emulator._location import user_location
 from runtime.emulator._session import Session
@@ -122,6 +123,8 @@ class Tracer:
         self._binding = False
         """True while an op creates its output Tensor (so the constructor does not register a local)."""
         self._token: contextvars.Token | None = None
+        self.group_reads: dict[int, tuple[Any, frozenset[int]]] = {}
+        """tensor key -> (group, the arguments it was read from through views there): `_group_cycle`, F21007"""
 
     # context ---------------------------------------------------------------------------------------
     def __enter__(self) -> Tracer:
@@ -192,6 +195,7 @@ class Tracer:
         self.node_count += 1
         if type(ins) is not tuple:
             ins = tuple(ins)
+        track_group(self, impl, params, ins, outs, writes if type(writes) is tuple else tuple(writes), gm_write)
         names = None
         source = None
         if self.options.record:
