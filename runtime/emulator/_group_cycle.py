@@ -41,8 +41,9 @@ def _group(tr: Any) -> tuple[tuple[int, ...], int, int]:
 
 
 def track(tr: Any, impl: str, params: dict[str, Any], ins: tuple, outs: tuple, writes: tuple, gm_write: bool) -> None:
-    """Record which arguments each new value was read from in this group, and refuse (or warn about) an assemble
-    that writes an argument its source was read from (see the module doc). Called by ``Tracer.emit``."""
+    """Record which arguments each new value was read from in this group, and refuse an assemble that writes an
+    argument its source was read from (see the module doc). Called by ``Tracer.emit`` under ``--compat 0.2.0`` only
+    (``Tracer.group_cycles``)."""
     reads: dict[int, tuple[Any, frozenset[int]]] = tr.group_reads
     group = None
     deps = _EMPTY
@@ -69,8 +70,7 @@ def track(tr: Any, impl: str, params: dict[str, Any], ins: tuple, outs: tuple, w
             message = (f"Operation already in a group: '{name}' is read through a view and the result is assembled "
                        f"back into '{name}' in the same group (the wheel refuses this graph; write another output, "
                        "or update the whole argument with `x[:] = ...`)")
-            if tr.options.compat == "0.2.0":
-                raise tr.error("F21007", message, op="assemble")
+            raise tr.error("F21007", message, op="assemble")
         entry = reads.get(dst)
         old = entry[1] if entry is not None and entry[0] == group else _EMPTY
         reads[dst] = (group, old | deps)

@@ -125,6 +125,9 @@ class Tracer:
         self._token: contextvars.Token | None = None
         self.group_reads: dict[int, tuple[Any, frozenset[int]]] = {}
         """tensor key -> (group, the arguments it was read from through views there): `_group_cycle`, F21007"""
+        self.group_cycles = session.options.compat == "0.2.0"
+        """F21007 is the 0.2.0 wheel's error and nothing under HEAD (`_group_cycle`): tracked only where it can fire,
+        so HEAD's traces (the gym's default) pay nothing per op for it (issue #31)"""
 
     # context ---------------------------------------------------------------------------------------
     def __enter__(self) -> Tracer:
@@ -195,7 +198,8 @@ class Tracer:
         self.node_count += 1
         if type(ins) is not tuple:
             ins = tuple(ins)
-        track_group(self, impl, params, ins, outs, writes if type(writes) is tuple else tuple(writes), gm_write)
+        if self.group_cycles:
+            track_group(self, impl, params, ins, outs, writes if type(writes) is tuple else tuple(writes), gm_write)
         names = None
         source = None
         if self.options.record:
