@@ -466,6 +466,13 @@ def _shape_product(pf: ParsedFile, node: ast.Attribute, parts: list[str]) -> boo
 
 @check("OL62")
 def ol62_no_host_math(ctx: LintContext) -> Iterator[Hit]:
+    """numpy/torch math, operators and math methods on a wrapper's inputs in host code.
+
+    ``torch.library`` (``Library``, ``impl``, ``define``, ``custom_op``) is not math: it registers the wrapper as a
+    torch operator (the gym's ``gated_delta_rule_impl.py`` does, for graph capture), and OL62 said it "computes on
+    the host" (UX audit s49). Whether a kernel file may hold that registration is PF11's question (a module-level
+    ``Library`` is state that outlives a call) and PF02's (``torch.ops``), each with its own reason; the functions
+    registered are host code like any other, so math inside them is still OL62's."""
     pf = kernel_pf(ctx)
     attrs = spec_attrs(ctx)
     host_names = {f.name for f in pf.host_functions()}
@@ -478,7 +485,7 @@ def ol62_no_host_math(ctx: LintContext) -> Iterator[Hit]:
             continue
         if "functional" in parts or (len(parts) > 1 and parts[0] == "F" and "F" not in pf.aliases):
             yield at(node, f"`{name}` computes on the host")
-        elif parts[0] == "torch" and len(parts) >= 2 and parts[1] not in _TORCH_OK:
+        elif parts[0] == "torch" and len(parts) >= 2 and parts[1] not in _TORCH_OK and parts[1] != "library":
             yield at(node, f"`{name}` computes on the host; only allocation/layout torch functions are allowed")
         elif parts[0] == "numpy" and len(parts) >= 2 and parts[1] not in _NUMPY_OK:
             yield at(node, f"`{name}` computes on the host; only allocation/layout numpy functions are allowed")
