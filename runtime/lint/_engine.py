@@ -30,6 +30,7 @@ from runtime.lint import (  # noqa: F401  (import registers the checks)
     _rules_tiling,
     _rules_writeback,
 )
+from runtime.lint._encoding import bytes_problem, nul_problem
 from runtime.lint._model import STAGES, Finding, LintUsageError
 from runtime.lint._opdir import OpContext, parse_stage_name
 from runtime.lint._registry import CHECKS, FileKind, Hit, LintContext, Skip
@@ -213,7 +214,11 @@ def lint_source(source: str, filename: str, *, stage: str = "module", op_dir: Pa
     if kind in ("kernel", "golden"):
         bad = encoding_problem(source)
         if bad:
-            return [_finding("PF00", Hit(bad, 1), filename)]
+            return [_finding("PF00", Hit(bad, 1, fix="delete the coding declaration and save the file as UTF-8"),
+                             filename)]
+        nul = nul_problem(source)  # UTF-16 without a byte-order mark was "syntax error: ... null bytes" (UX s49)
+        if nul is not None:
+            return [_finding("PF00", nul, filename)]
         if source.startswith("\ufeff"):  # Python drops a UTF-8 byte-order mark before parsing; so does lint
             source = source[1:]
             ctx.source = source
@@ -321,14 +326,11 @@ def lint_paths(paths: Sequence[Path | str] | Path | str, *, stage: str = "module
             file_stage = infer_stage(str(file)) if auto_stage else stage
             try:
                 raw = file.read_bytes()
-                if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
-                    findings.append(_finding("PF00", Hit("UTF-16/32 byte-order mark: kernel files must be UTF-8"),
-                                             str(file)))
+                undecodable = bytes_problem(raw)  # the encoding the file is in and how to re-save it (UX s49)
+                if undecodable is not None:
+                    findings.append(_finding("PF00", undecodable, str(file)))
                     continue
                 source = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                findings.append(_finding("PF00", Hit(f"not UTF-8 text: {exc.reason} at byte {exc.start}"), str(file)))
-                continue
             except OSError as exc:
                 raise LintUsageError(f"{file}: cannot read ({exc.strerror})") from None
             findings += lint_source(source, str(file), stage=file_stage, op_dir=this_op,

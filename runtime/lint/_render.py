@@ -39,7 +39,8 @@ def _source_line(path: str, line: int, cache: dict[str, list[str]], sources: dic
                 text = ""
         cache[path] = text.splitlines()
     lines = cache[path]
-    return lines[line - 1] if line <= len(lines) else ""
+    # a NUL would reach the terminal raw (PF00 names it, UX s49): show it as the one-column symbol for NUL
+    return lines[line - 1].replace("\x00", "\u2400") if line <= len(lines) else ""
 
 
 def render_text(findings: list[Finding], *, sources: dict[str, str] | None = None) -> str:
