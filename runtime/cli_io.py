@@ -13,9 +13,11 @@ import difflib
 import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, NoReturn
 
-__all__ = ["CLOSED_STDOUT_EXIT", "PIPED_WIDTH", "HelpFormatter", "Parser", "output_console", "piped", "run_main"]
+__all__ = ["CLOSED_STDOUT_EXIT", "PIPED_WIDTH", "HelpFormatter", "Parser", "kernel_path_problem", "output_console",
+           "piped", "run_main"]
 
 CLOSED_STDOUT_EXIT = 141
 """128 + SIGPIPE: what a shell reports for a writer whose reader went away."""
@@ -107,3 +109,63 @@ class Parser(argparse.ArgumentParser):
             self.print_usage(sys.stderr)
         print(f"{self.name}: {closest_option(self, message)} (see --help)", file=sys.stderr)
         raise SystemExit(2)
+
+
+def _kernel_files(folder: Path) -> list[Path]:
+    """The kernel files a user may mean in ``folder``: its ``.py`` files and those of its ``modules/``, sorted."""
+    found: list[Path] = []
+    for where in (folder, folder / "modules"):
+        try:
+            found += sorted(p for p in where.iterdir() if p.suffix == ".py" and p.is_file())
+        except OSError:
+            continue
+    return found
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    try:
+        path.resolve().relative_to(folder.resolve())
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def _closest_kernel(target: str, op_dir: Path) -> str:
+    """``; did you mean 'silu/modules/silu_module1_impl.py'?`` for a mistyped kernel file: the closest ``.py`` name
+    next to where it was looked for (the folder it names, in the op dir or the current one), else ""."""
+    given = Path(target)
+    names: dict[str, Path] = {}
+    for place in (op_dir / given.parent, given.parent, op_dir):
+        for path in _kernel_files(place):
+            if _inside(path, op_dir):  # a file next to the op dir would be refused as outside it
+                names.setdefault(path.name, path)
+    close = difflib.get_close_matches(given.name, list(names), n=1, cutoff=0.6)
+    return f"; did you mean '{os.path.normpath(names[close[0]])}'?" if close else ""
+
+
+def kernel_path_problem(op_dir: str, target: str, *, what: str = "target") -> str | None:
+    """One sentence for an op dir or kernel file that is not there (with the closest name), else None.
+
+    ``target`` is taken as the tools take it: as given when it is a file, else relative to ``op_dir``. Why: ``python
+    -m runtime.verify slu k.py`` said only "does not exist", ``runtime.bisect nodir k.py`` named the folder twice
+    ("invalid op directory nodir: nodir: does not exist") and ``runtime.bisect silu silu`` called a directory "stage
+    file not found" (UX audit s48/s49); the orchestrator's commands name the closest folder since s44."""
+    from runtime.opdir import closest_dir_hint, enclosing_op_dir_hint
+
+    op = Path(op_dir)
+    if op.is_file():
+        return f"operator directory {op_dir} is a file, not a directory{enclosing_op_dir_hint(op)}"
+    if not op.is_dir():
+        return f"operator directory {op_dir} does not exist{closest_dir_hint(op)}"
+    given = Path(target)
+    path = given if given.is_file() or given.is_absolute() or not (op / given).exists() else op / given
+    if path.is_dir():
+        # the delivered <op>_impl.py when the folder has one, else its last (longest) stage file
+        kernels = [p for p in _kernel_files(path) if p.name.endswith("_impl.py") and _inside(p, op)]
+        finals = [p for p in kernels if p.parent == path]
+        hint = f"; did you mean '{(finals or kernels)[-1 if not finals else 0]}'?" if kernels else ""
+        return (f"{what} {target} is a directory: give the kernel's .py file (a stage file or <op>_impl.py inside "
+                f"{op_dir}){hint}")
+    if not path.exists():
+        return f"{what} {target} does not exist (give a path inside {op_dir}){_closest_kernel(target, op)}"
+    return None

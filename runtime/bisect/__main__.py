@@ -12,7 +12,7 @@ import sys
 
 from runtime.bisect.api import BisectError, bisect
 from runtime.bisect.report import BisectReport
-from runtime.cli_io import Parser, run_main
+from runtime.cli_io import Parser, kernel_path_problem, run_main
 
 _EXIT = {"NO_DIVERGENCE": 0, "DIVERGENCE_FOUND": 1, "RUNTIME_ERROR": 3, "NOT_LOCALIZED": 4, "ERROR": 4}
 
@@ -56,6 +56,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--emulator", default="runtime.emulator", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
+    problem = kernel_path_problem(args.op_dir, args.stage_file, what="stage file")  # the closest name (UX s49)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     try:
         report = bisect(args.op_dir, args.stage_file, case=args.case, emulator=args.emulator)
     except BisectError as exc:

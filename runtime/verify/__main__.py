@@ -7,7 +7,7 @@ import argparse
 import logging
 import sys
 
-from runtime.cli_io import Parser, output_console, run_main
+from runtime.cli_io import Parser, kernel_path_problem, output_console, run_main
 from runtime.verdicts import Verdict
 
 __all__ = ["build_parser", "main"]
@@ -65,6 +65,10 @@ def _main(argv: list[str] | None, prog: str | None, who: str) -> int:
                         format="%(levelname)s %(name)s: %(message)s")
     from runtime.verify import VerifyUsageError, verify
 
+    problem = kernel_path_problem(args.op_dir, args.target)  # as verify says it, with the closest name (UX s49)
+    if problem:
+        print(f"{who}: {problem}", file=sys.stderr)
+        return 2
     try:
         report = verify(args.op_dir, args.target, previous_stage=args.previous_stage, case=args.case,
                         require_sandbox=args.require_sandbox, reports_dir=args.reports_dir,
