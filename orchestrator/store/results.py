@@ -129,7 +129,12 @@ def run_status(op_dir: Path, rid: str, values: dict, nxt: tuple, interrupts: lis
     elif res.status == "stopped":
         res.message = f"fix the cause, then continue with `{cli_command()} resume {shell_path(where)}`"
     elif res.status == "interrupted":
-        res.message = f"run {rid} stopped before {', '.join(nxt)}; continue it with `{cli_command()} resume {shell_path(where)}`"
+        # "stopped before design" after a Ctrl-C during the designer's model call read as if design never began
+        # (UX audit s48/s49): the checkpoint cannot tell, so say what resume does with a step cut short
+        steps = ", ".join(nxt)
+        res.message = (f"run {rid} was interrupted during or just before {steps} (resume runs it again from its "
+                       f"start; a model call cut short is made again); continue it with "
+                       f"`{cli_command()} resume {shell_path(where)}`")
     return res
 
 
