@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 from typing import Any
 
@@ -260,7 +261,7 @@ def _failure(exc: Exception, status: int | None, endpoint: str, retries: int) ->
     """One line: what failed, where, after how many retries, and what the endpoint said."""
     tries = f"after {retries} {'retry' if retries == 1 else 'retries'}"
     if status is None:
-        return f"no answer from {endpoint} {tries}: {_short(str(exc)).rstrip('.') or type(exc).__name__}"
+        return f"no answer from {endpoint} {tries}: {_detail(exc) or type(exc).__name__}"
     response = getattr(exc, "response", None)
     body = ""
     try:
@@ -279,7 +280,27 @@ def _why_retried(exc: Exception, status: int | None, oa: Any) -> str:
         return f"HTTP {status}"
     if isinstance(exc, oa.APITimeoutError):
         return "no answer within [llm] timeout_s"
-    return f"connection failed: {_short(str(exc), 120).rstrip('.')}" if str(exc) else "connection failed"
+    return f"connection failed: {_detail(exc, 160)}" if str(exc) else "connection failed"
+
+
+def _detail(exc: BaseException, limit: int = 300) -> str:
+    """The SDK's message, and the transport's reason under it when the SDK says only ``Connection error.``.
+
+    Why (UX audit s49): an endpoint that closed the connection in the middle of its answer (a proxy's timeout, a
+    server restarting) was reported as ``no answer from URL after 4 retries: Connection error``, though an answer
+    had begun; httpx says how much of it came (``received 31 bytes, expected 253``)."""
+    text = _short(str(exc), limit).rstrip(".")
+    cause, depth = exc.__cause__, 0
+    while cause is not None and depth < 8 and (not str(cause) or str(cause).rstrip(".") == text):
+        cause, depth = cause.__cause__, depth + 1
+    if cause is None or depth >= 8:
+        return text
+    inner = str(cause)
+    if "complete message body" in inner:
+        got = re.search(r"received (\d+) bytes, expected (\d+)", inner)
+        cut = f" ({got.group(1)} of {got.group(2)} bytes came)" if got else ""
+        return f"{text}: the endpoint closed the connection in the middle of its answer{cut}"
+    return f"{text}: {_short(inner, limit)}".rstrip(".")
 
 
 def _short(text: str, limit: int = 300) -> str:
