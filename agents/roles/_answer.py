@@ -226,7 +226,7 @@ def pick(text: str | None, model: type[A], check: Callable[[A], R], *, truncated
         try:
             return check(answer)
         except AnswerError as exc:
-            check_error = check_error or exc
+            check_error = check_error or _placeholders(obj) or exc
     if truncated:
         raise _truncated(max_tokens, generated)
     if check_error is not None:
@@ -237,6 +237,26 @@ def pick(text: str | None, model: type[A], check: Callable[[A], R], *, truncated
         raise AnswerError(f"the answer is not valid JSON ({syntax}); reply with exactly one JSON object and "
                           "nothing else", key=f"the answer is not valid JSON ({syntax.split(' at line ')[0]})")
     raise AnswerError("the answer contains no JSON object; reply with exactly one JSON object and nothing else")
+
+
+_PLACEHOLDER = re.compile(r"<[^<>\n]{1,80}>")
+
+
+def _placeholders(obj: Any) -> AnswerError | None:
+    """An answer that copied the format's placeholders (``"design_md": "<full DESIGN.md>"``), said as such.
+
+    Why (UX audit s49): SmolLM2 sent the prompt's answer format back verbatim, and was told "module_interfaces.yaml
+    is not a YAML mapping" - true, but a small model does not read it as "put the real text where the placeholder
+    is"; it sent the same answer again and the design stopped. Only for an answer that fails its checks: a passing
+    answer with ``"notes": "<short>"`` is taken as it is."""
+    if not isinstance(obj, dict):
+        return None
+    fields = [k for k, v in obj.items() if isinstance(v, str) and _PLACEHOLDER.fullmatch(v.strip())]
+    if not fields:
+        return None
+    said = ", ".join(f"{k} holds {obj[k].strip()!r}" for k in fields)
+    return AnswerError(f"{said}: a placeholder copied from the answer format; put the real content in its place "
+                       f"(the placeholder says what belongs there)", key=f"placeholders {sorted(fields)}")
 
 
 def _truncated(max_tokens: int | None, generated: int = 0) -> AnswerError:
