@@ -263,7 +263,7 @@ def build_report(op_dir: Path | str, *, run_id: str | None = None, out: Path | s
     root = Path(op_dir).resolve()
     if not root.is_dir():
         raise ForgeError(no_op_dir(op_dir))
-    rid = run_id or latest_run(root)
+    rid = run_id or latest_run(root, shown_as=str(op_dir))  # the hint names the op dir as typed (UX s49)
     if not run_dir(root, rid).is_dir():
         raise ForgeError(f"no run {rid} in {root / '.forge'}")
     meta = read_meta(root, rid)

@@ -307,7 +307,7 @@ def gate_view_for(op_dir: Path | str, req: GateRequest | None = None, *, run_id:
     root = Path(op_dir).resolve()
     holder = lock_holder(root)
     rid = run_id or (holder.get("run_id") if holder and int(holder.get("pid", 0)) == os.getpid() else None) \
-        or latest_run(root)
+        or latest_run(root, shown_as=str(op_dir))  # the hint names the op dir as typed (UX s49)
     if req is None:  # `show --gate`: the run's copy of its checkpoint while it is the latest (no LangGraph)
         from orchestrator.readonly import run_state
 
