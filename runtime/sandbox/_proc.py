@@ -179,7 +179,7 @@ def _bwrap_works() -> tuple[bool, str]:
     exe = bwrap_path()
     if exe is None:
         return False, "bubblewrap (bwrap) is not installed"
-    argv = [exe, *_bwrap_base_args(_ro_roots(()), "/tmp/pto-probe"), "--", sys.executable, "-c", "pass"]
+    argv = [exe, *_bwrap_base_args(_ro_roots(()), "/tmp/pto-probe"), "--", inside_path(sys.executable), "-c", "pass"]
     try:
         proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=30, check=False,
                               env=child_env("/tmp"))
@@ -210,6 +210,18 @@ def isolation_level(requested: str = "auto") -> tuple[Isolation, str]:
     if bpf is None:
         return "bwrap", why
     return "bwrap+seccomp", ""
+
+
+def inside_path(exe: str) -> str:
+    """``exe`` as the sandbox can reach it: its directory resolved (``..``, symlinked folders), its own name kept.
+
+    Why: the sandbox mounts the interpreter's folders by their real paths (`_ro_roots`), so an interpreter started
+    as ``../repo/.venv/bin/python`` or through a symlinked folder was not found inside it, and verify fell back to
+    process-only isolation (session 49). The last component stays as it is: a venv's ``python`` is a symlink to the
+    base interpreter, and resolving it would lose the venv (its ``pyvenv.cfg`` is found next to the path run)."""
+    if not os.path.isabs(exe) and os.sep not in exe:
+        return exe
+    return os.path.join(os.path.realpath(os.path.dirname(os.path.abspath(exe))), os.path.basename(exe))
 
 
 def _ro_roots(extra: Sequence[str]) -> list[str]:
@@ -606,7 +618,7 @@ def start_process(
             inherit.append(srd)
             close_after.append(srd)
             bargs += ["--seccomp", str(srd)]
-        cmd = [*bargs, "--", *cmd]
+        cmd = [*bargs, "--", inside_path(cmd[0]), *cmd[1:]]
     elif profile == "untrusted":
         from runtime.sandbox._seccomp import seccomp_program
 
