@@ -235,8 +235,20 @@ class _Run:
 
 
 def _resolve(op_path: Path, path: str | Path) -> Path:
+    """``path`` as given, or inside the op dir: relative paths name the op dir's file when it has one and the
+    working directory's file of that name is not in the op dir (session 49: ``verify silu silu_impl.py`` next to a
+    stray ``silu_impl.py`` refused it as outside the operator directory instead of verifying ``silu/silu_impl.py``)."""
     p = Path(path)
-    return op_path / p if not p.is_file() and (op_path / p).is_file() else p
+    inside = op_path / p
+    if p.is_absolute() or not inside.is_file():
+        return p
+    if not p.is_file():
+        return inside
+    try:
+        p.resolve().relative_to(op_path.resolve())
+    except ValueError:
+        return inside
+    return p
 
 
 def _step_paths(op_dir: str | Path, target: str | Path, previous_stage: str | Path | None) -> tuple[Path, Path, Path | None]:
