@@ -14,8 +14,7 @@ from __future__ import annotations
 import ast
 import copy
 
-from runtime.bisect._parse import parse_source
-from runtime.bisect._rules import _enclosing_function
+from runtime.bisect._rules import _function_at
 
 __all__ = ["twin_difference"]
 
@@ -61,15 +60,9 @@ def twin_difference(source: str | None, line: int | None) -> tuple[int, str] | N
     """(line, why) of the one statement of the function holding ``line`` that differs - other than in constants -
     from the same place of another function of ``source`` whose statements otherwise all match (at least
     :data:`_MIN_STATEMENTS`), when that statement comes before ``line``; None otherwise."""
-    if not source or line is None:
+    if not source or line is None or (found_fn := _function_at(source, line)) is None:
         return None
-    try:
-        tree = parse_source(source)
-    except (SyntaxError, ValueError):
-        return None
-    fn = _enclosing_function(tree, line)
-    if fn is None:
-        return None
+    tree, fn = found_fn
     mine = _statements(fn)
     if len(mine) < _MIN_STATEMENTS:
         return None
