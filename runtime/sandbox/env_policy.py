@@ -98,6 +98,10 @@ def candidate_hash_seed(secret: int) -> int:
     return 1 + int.from_bytes(digest[:8], "little") % 0xFFFFFFFF
 
 
+MALLOC_PERTURB = "165"
+"""glibc's ``MALLOC_PERTURB_`` for every child (:func:`child_env`): new blocks hold 0x5A bytes, freed ones 0xA5"""
+
+
 def child_env(work: str | os.PathLike[str], *, parent: Mapping[str, str] | None = None,
               hash_seed: int = 0) -> dict[str, str]:
     """The complete environment of a golden or candidate child process.
@@ -125,6 +129,12 @@ def child_env(work: str | os.PathLike[str], *, parent: Mapping[str, str] | None 
         "PYTHONHASHSEED": str(int(hash_seed)),
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONNOUSERSITE": "1",
+        # glibc fills every malloc'd block with this byte's complement (calloc's zeros stay zeros): memory from
+        # `np.empty` / `torch.empty_like` is never zero by chance. Why (session 49): a write-only output the wrapper
+        # took from `torch.empty` is described to the device as a zero fill when its pages happen to be zero and as
+        # uninitialised memory otherwise, so a kernel leaving part of it unwritten passed or failed - FAIL_CHEAT on
+        # one run, FAIL_NUMERIC on another - with the allocator's luck. A device's fresh memory holds old bytes.
+        "MALLOC_PERTURB_": MALLOC_PERTURB,
     }
     env.update(dict.fromkeys(THREAD_VARS, "1"))
     for var in NUMERICS_PASSTHROUGH:
