@@ -72,8 +72,9 @@ def test_corpus_spans_enough_operators_and_kinds() -> None:
 
 
 
-_OPEN = {"gqa_scale": "open since session 48: the corpus draws the mask in [0, 0.001], so the add it feeds is an "
-                      "identity at the bug's precision and bisection names a later line (docs/bisect.md)"}
+_OPEN = {"gqa_scale": "open since session 48: the mask is drawn in [0, 0.001], so the add it feeds is an identity at "
+                      "the bug's precision; both lines repair the departure and bisection leaves two suspects "
+                      "(docs/bisect.md)"}
 
 
 @pytest.mark.parametrize("bug_id", [pytest.param(b, marks=pytest.mark.xfail(reason=_OPEN[b], strict=True))
