@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from runtime.lint._registry import Hit
 
-__all__ = ["RESAVE", "bytes_problem", "nul_problem"]
+__all__ = ["RESAVE", "bytes_problem", "not_utf8", "nul_problem"]
 
 RESAVE = "re-save the file as UTF-8 (in an editor: save with encoding UTF-8; in a shell: `iconv -f {enc} -t UTF-8`)"
 """The fix of every encoding finding; ``{enc}`` is the encoding the file is in, as iconv names it."""
@@ -30,14 +30,15 @@ def _line_col(raw: bytes, offset: int) -> tuple[int, int]:
     return raw.count(b"\n", 0, offset) + 1, offset - line_start + 1
 
 
-def bytes_problem(raw: bytes) -> Hit | None:
-    """A PF00 hit for bytes that are not UTF-8 text (a UTF-16/32 byte-order mark, an undecodable byte), else None."""
+def bytes_problem(raw: bytes, what: str = "kernel files") -> Hit | None:
+    """A PF00 hit for bytes that are not UTF-8 text (a UTF-16/32 byte-order mark, an undecodable byte), else None.
+    ``what``: the files that must be UTF-8, as the message names them."""
     for bom, iconv_name, words in _BOMS:
         if raw.startswith(bom):
             return Hit(f"the file is {words} text (it starts with the byte-order mark {bom.hex(' ').upper()}): "
-                       f"kernel files must be UTF-8", 1, 1, fix=RESAVE.format(enc=iconv_name))
+                       f"{what} must be UTF-8", 1, 1, fix=RESAVE.format(enc=iconv_name))
     if raw.count(b"\x00") * 3 >= len(raw) > 0:  # decodable or not (an accented letter is not UTF-8 there)
-        return _utf16_without_mark(raw.startswith(b"\x00"))
+        return _utf16_without_mark(raw.startswith(b"\x00"), what)
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -50,10 +51,18 @@ def bytes_problem(raw: bytes) -> Hit | None:
     return None
 
 
-def _utf16_without_mark(big_endian: bool) -> Hit:
+def _utf16_without_mark(big_endian: bool, what: str = "kernel files") -> Hit:
     order = "BE" if big_endian else "LE"
     return Hit(f"the file looks like UTF-16{order} text without a byte-order mark (every other byte is NUL): "
-               f"kernel files must be UTF-8", 1, 1, fix=RESAVE.format(enc=f"UTF-16{order}"))
+               f"{what} must be UTF-8", 1, 1, fix=RESAVE.format(enc=f"UTF-16{order}"))
+
+
+def not_utf8(raw: bytes, what: str) -> str | None:
+    """One line for a file that is not UTF-8 text, for the tools that read one outside lint (intake of SPEC.md,
+    verify of a kernel): which encoding it is in, where, and how to re-save it; None when it is UTF-8. Why: they
+    said only "is not UTF-8 text" / "cannot be read as UTF-8" (session 49 user walk)."""
+    hit = bytes_problem(raw, what)
+    return None if hit is None else f"{hit.message}; {hit.fix}"
 
 
 def nul_problem(source: str) -> Hit | None:

@@ -592,5 +592,8 @@ def load_spec(path: Path) -> Spec:
     except OSError as exc:
         raise OpDirError([Problem(file=path.name, message=f"cannot read: {exc.strerror or exc}")]) from None
     except UnicodeDecodeError:
-        raise OpDirError([Problem(file=path.name, message="is not UTF-8 text")]) from None
+        from runtime.lint._encoding import not_utf8
+
+        why = not_utf8(path.read_bytes(), "SPEC.md files")
+        raise OpDirError([Problem(file=path.name, message=why or "is not UTF-8 text")]) from None
     return parse_spec_text(text, path.name)

@@ -108,8 +108,18 @@ def plan_target(op_dir: Path, target: Path, op_name: str, input_names: list[str]
     name = target.name
     try:
         source = target.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
+        from runtime.lint._encoding import not_utf8
+
+        raise TargetError(f"{name}: {not_utf8(target.read_bytes(), 'kernel files') or exc}") from None
+    except OSError as exc:
         raise TargetError(f"{name}: cannot be read as UTF-8 Python source ({exc})") from None
+    if "\x00" in source:  # UTF-16 without a byte-order mark decodes as UTF-8 (was "line None: syntax error")
+        from runtime.lint._encoding import nul_problem
+
+        hit = nul_problem(source)
+        assert hit is not None
+        raise TargetError(f"{name}: {hit.message}; {hit.fix}")
     interfaces = find_interfaces(op_dir)
     stage = parse_stage_name(name, op_name)
     if name == final_file(op_name):
