@@ -19,7 +19,7 @@ from __future__ import annotations
 import ast
 import re
 
-from runtime.bisect._rules import _function_at, _last_assignment
+from runtime.bisect._rules import _function_at, _last_assignment, _reshapes_at, _shape_read
 
 __all__ = ["static_offsets_length_source", "static_scalar_index_source", "static_sibling_extent_source",
            "static_unpack_order_source",
@@ -32,15 +32,6 @@ _SCALAR_OOB_RE = re.compile(r"scalar read (\w+)\[([\d,\s-]+)\] outside shape \[(
 
 def _ints(text: str) -> list[int]:
     return [int(x) for x in text.replace(" ", "").split(",") if x]
-
-
-def _shape_read(value: ast.expr) -> tuple[str, int] | None:
-    """``(tensor, axis)`` when ``value`` is ``tensor.shape[axis]`` (a constant axis), else None."""
-    if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Attribute) and value.value.attr == "shape" \
-            and isinstance(value.value.value, ast.Name) and isinstance(value.slice, ast.Constant) \
-            and isinstance(value.slice.value, int):
-        return value.value.value.id, value.slice.value
-    return None
 
 
 def static_sibling_extent_source(source: str | None, error_line: int | None, message: str) -> tuple[int, str] | None:
@@ -65,9 +56,7 @@ def static_sibling_extent_source(source: str | None, error_line: int | None, mes
     if found is None:
         return None
     _tree, fn = found
-    calls = [c for c in ast.walk(fn) if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)
-             and c.func.attr == "reshape" and c.lineno <= error_line <= (c.end_lineno or c.lineno)
-             and len(c.args) >= 2 and isinstance(c.args[0], ast.Name) and isinstance(c.args[1], ast.List | ast.Tuple)]
+    calls = [c for c in _reshapes_at(fn, error_line) if isinstance(c.args[0], ast.Name)]
     if len(calls) != 1:
         return None
     call = calls[0]
@@ -343,10 +332,7 @@ def static_unpack_order_source(source: str | None, error_line: int | None, messa
     if found is None:
         return None
     _tree, fn = found
-    reshapes = [c for c in ast.walk(fn) if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)
-                and c.func.attr == "reshape" and c.lineno <= error_line <= (c.end_lineno or c.lineno)
-                and len(c.args) >= 2 and isinstance(c.args[1], ast.List | ast.Tuple)
-                and len(c.args[1].elts) == len(dst)]
+    reshapes = [c for c in _reshapes_at(fn, error_line) if len(c.args[1].elts) == len(dst)]  # type: ignore[attr-defined]
     if len(reshapes) != 1:
         return None
     dim = reshapes[0].args[1].elts[axis]  # type: ignore[attr-defined]

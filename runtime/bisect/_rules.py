@@ -45,6 +45,23 @@ def _function_at(source: str, line: int) -> tuple[ast.Module, ast.FunctionDef] |
     return None if fn is None else (tree, fn)
 
 
+def _shape_read(value: ast.AST) -> tuple[str, int] | None:
+    """``(tensor, axis)`` when ``value`` is ``tensor.shape[axis]`` with a constant int axis, else None."""
+    if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Attribute) and value.value.attr == "shape" \
+            and isinstance(value.value.value, ast.Name) and isinstance(value.slice, ast.Constant) \
+            and isinstance(value.slice.value, int):
+        return value.value.value.id, value.slice.value
+    return None
+
+
+def _reshapes_at(fn: ast.AST, line: int) -> list[ast.Call]:
+    """The ``x.reshape(y, [dims])`` / ``pypto.reshape(y, [dims])`` calls of ``fn`` that span ``line`` and list their
+    target's dims."""
+    return [c for c in ast.walk(fn) if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)
+            and c.func.attr == "reshape" and c.lineno <= line <= (c.end_lineno or c.lineno) and len(c.args) >= 2
+            and isinstance(c.args[1], ast.List | ast.Tuple)]
+
+
 def _last_assignment(fn: ast.AST, name: str, before: int) -> ast.Assign | None:
     """The last plain assignment ``name = ...`` in ``fn`` on a line before ``before`` (the value a use reads; a
     kernel binds its tile offsets and valid shapes as locals: ``s_off = s_blk * S_TILE`` then ``[b, 0, s_off, 0]``)."""
@@ -1558,18 +1575,10 @@ def misordered_reshape(source: str | None, line: int | None) -> tuple[int, str] 
     layout misread (NHWC for NCHW). Named only from the source: every dim of the target that names one of the
     operand's axes (through ``a, b = x.shape`` or ``a = x.shape[k]`` in the same function) is read in order, and two
     of them go backwards (s46: bn_training_reduce)."""
-    if not source or line is None:
+    if not source or line is None or (found := _function_at(source, line)) is None:
         return None
-    try:
-        tree = parse_source(source)
-    except (SyntaxError, ValueError):
-        return None
-    fn = _enclosing_function(tree, line)
-    if fn is None:
-        return None
-    calls = [n for n in ast.walk(fn) if isinstance(n, ast.Call) and n.lineno <= line <= (n.end_lineno or n.lineno)
-             and isinstance(n.func, ast.Attribute) and n.func.attr == "reshape" and len(n.args) >= 2
-             and isinstance(n.args[0], ast.Name) and isinstance(n.args[1], ast.List | ast.Tuple)]
+    _tree, fn = found
+    calls = [n for n in _reshapes_at(fn, line) if isinstance(n.args[0], ast.Name)]
     for call in calls:
         arg0, dims = call.args[0], call.args[1]
         assert isinstance(arg0, ast.Name) and isinstance(dims, ast.List | ast.Tuple)
@@ -1583,10 +1592,8 @@ def misordered_reshape(source: str | None, line: int | None) -> tuple[int, str] 
             if isinstance(t, ast.Tuple) and isinstance(v, ast.Attribute) and v.attr == "shape" \
                     and isinstance(v.value, ast.Name) and v.value.id == src:
                 axes.update({e.id: k for k, e in enumerate(t.elts) if isinstance(e, ast.Name)})
-            elif isinstance(t, ast.Name) and isinstance(v, ast.Subscript) and isinstance(v.value, ast.Attribute) \
-                    and v.value.attr == "shape" and isinstance(v.value.value, ast.Name) and v.value.value.id == src \
-                    and isinstance(v.slice, ast.Constant) and isinstance(v.slice.value, int):
-                axes[t.id] = v.slice.value
+            elif isinstance(t, ast.Name) and (read := _shape_read(v)) is not None and read[0] == src:
+                axes[t.id] = read[1]
         if not axes:
             # (or the extents the operand was made with: ``c = view(x, [tile_t, hc * hc], ..)`` then
             # ``reshape(c, [hc, hc, tile_t])`` - the transpose between them dropped; mhc_sinkhorn, s46)
@@ -2712,10 +2719,8 @@ def static_view_extent_source(source: str | None, error_line: int | None, messag
     reads: dict[int, int] = {}  # the axis of ``tensor`` read -> the line reading it
     for a in assigns:
         for s in ast.walk(a.value):
-            if isinstance(s, ast.Subscript) and isinstance(s.value, ast.Attribute) and s.value.attr == "shape" \
-                    and isinstance(s.value.value, ast.Name) and s.value.value.id == tensor \
-                    and isinstance(s.slice, ast.Constant) and isinstance(s.slice.value, int) and s.slice.value >= 0:
-                reads.setdefault(s.slice.value, a.lineno)
+            if (read := _shape_read(s)) is not None and read[0] == tensor and read[1] >= 0:
+                reads.setdefault(read[1], a.lineno)
     if len(reads) != 1 or axis in reads:
         return None
     (other, line), = reads.items()
