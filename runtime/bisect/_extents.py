@@ -198,12 +198,18 @@ def _through_locals(fn: ast.AST, expr: ast.expr, before: int, depth: int = 3) ->
     return out
 
 
+def _bound_value(fn: ast.AST, value: ast.expr, before: int) -> ast.expr:
+    """``value``, or - a bare local - the value it was last assigned before line ``before`` (followed one level)."""
+    if isinstance(value, ast.Name):
+        a = _last_assignment(fn, value.id, before)
+        return a.value if a is not None else value
+    return value
+
+
 def _tile_extent(fn: ast.AST, value: ast.expr, before: int, axis: int) -> ast.expr | None:
     """The extent on ``axis`` of the tile a write carries: the shape argument of the ``view`` (or the call with a
     shape list) its value is bound to, followed through one local."""
-    if isinstance(value, ast.Name):
-        a = _last_assignment(fn, value.id, before)
-        value = a.value if a is not None else value
+    value = _bound_value(fn, value, before)
     if isinstance(value, ast.Call):
         shape = next((x for x in value.args[1:2] if isinstance(x, ast.List | ast.Tuple)), None)
         if shape is not None and axis < len(shape.elts):
@@ -236,10 +242,7 @@ def static_write_stride_source(source: str | None, error_line: int | None, messa
         step = next((s for s in sides if not (isinstance(s, ast.Name) and s.id == idx)), None)
         if idx is None or not isinstance(step, ast.Name) or step.id == tile.id:
             continue
-        count = loops[idx].iter.args[0]  # type: ignore[attr-defined]
-        if isinstance(count, ast.Name):
-            a = _last_assignment(fn, count.id, loops[idx].lineno)
-            count = a.value if a is not None else count
+        count = _bound_value(fn, loops[idx].iter.args[0], loops[idx].lineno)  # type: ignore[attr-defined]
         divides = any((isinstance(c, ast.BinOp) and isinstance(c.op, ast.FloorDiv) and ast.unparse(c.right) == tile.id)
                       or (isinstance(c, ast.Call) and ast.unparse(c.func).rsplit(".", 1)[-1] == "ceildiv"
                           and len(c.args) == 2 and ast.unparse(c.args[1]) == tile.id) for c in ast.walk(count))
@@ -264,14 +267,11 @@ def static_offsets_length_source(source: str | None, error_line: int | None, mes
     if got is None:
         return None
     fn, call, axis, _m = got
-    starts: dict[str, tuple[str, str]] = {}  # local -> (array, index text)
+    starts: dict[str, str] = {}  # offsets array -> the text of the index the start reads it at
     for term, _line in _through_locals(fn, call.args[1].elts[axis], call.lineno):  # type: ignore[attr-defined]
         if isinstance(term, ast.Subscript) and isinstance(term.value, ast.Name):
-            starts[term.value.id] = (term.value.id, ast.unparse(term.slice))
-    value = call.args[0]
-    if isinstance(value, ast.Name):
-        a = _last_assignment(fn, value.id, call.lineno)
-        value = a.value if a is not None else value
+            starts[term.value.id] = ast.unparse(term.slice)
+    value = _bound_value(fn, call.args[0], call.lineno)
     vs = next((k.value for k in value.keywords if k.arg == "valid_shape"), None) \
         if isinstance(value, ast.Call) else None
     if not isinstance(vs, ast.List | ast.Tuple) or axis >= len(vs.elts) or not starts:
@@ -283,7 +283,7 @@ def static_offsets_length_source(source: str | None, error_line: int | None, mes
                 and st.value.value.id in starts and st.lineno < call.lineno):
             continue
         index = st.value.slice
-        base = starts[st.value.value.id][1]
+        base = starts[st.value.value.id]
         if not (isinstance(index, ast.BinOp) and isinstance(index.op, ast.Add) and ast.unparse(index.left) == base
                 and isinstance(index.right, ast.Constant) and index.right.value == 1):
             continue
