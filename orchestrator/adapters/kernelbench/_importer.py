@@ -847,13 +847,11 @@ def _inventory(calls: list[dict[str, Any]], report: TaskImport) -> list[tuple[st
         if kind == "unknown":
             problems.append(f"forward calls torch {c['op']}, for which the importer knows no PyPTO route")
             continue
-        if c.get("p", 0.0) > 0 and c.get("training", True) and c["op"].startswith("rrelu"):
+        if c.get("p", 0.0) > 0 and c.get("training", True):  # dropout's p, RReLU's spread of slopes
             problems.append(f"forward calls {c['op']} in training mode (nn.RReLU as KernelBench runs it): each "
                             f"negative element's slope is drawn at random on every call (a spread of {c['p']:g}), "
-                            "so the output is random")
-            continue
-        if c.get("p", 0.0) > 0 and c.get("training", True):
-            problems.append(f"forward calls {c['op']} with {'p' if c['op'] == 'dropout' else 'dropout_p'}="
+                            "so the output is random" if c["op"].startswith("rrelu") else
+                            f"forward calls {c['op']} with {'p' if c['op'] == 'dropout' else 'dropout_p'}="
                             f"{c['p']:g} in training mode: the output is random")
             continue
         if c["op"] == "dropout":
